@@ -1,0 +1,171 @@
+//! Where each CUDA library is looked for, in order:
+//!
+//! 1. the library's environment variable (`CUDA_DRIVER_LIBRARY`, ...), a path
+//!    to the file; when it is set, nothing else is tried;
+//! 2. the platform loader's default name (`libcuda.so.1`, ...);
+//! 3. `lib64`/`lib` under `CUDA_HOME`, `CUDA_PATH` and `/usr/local/cuda`;
+//! 4. Python wheels' `nvidia/cu13/lib` under each `site-packages` folder found
+//!    through `VIRTUAL_ENV`, `CONDA_PREFIX`, `PYTHONPATH` and the usual
+//!    system and user prefixes.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// One of the libraries this crate loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LibraryKind {
+    /// The CUDA driver, `libcuda`.
+    Driver,
+    /// The CUDA runtime, `libcudart`.
+    Runtime,
+    /// The runtime compiler, `libnvrtc`.
+    Nvrtc,
+    /// The JIT linker, `libnvJitLink`.
+    NvJitLink,
+}
+
+impl LibraryKind {
+    /// The environment variable that names this library's file explicitly.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            Self::Driver => "CUDA_DRIVER_LIBRARY",
+            Self::Runtime => "CUDA_RUNTIME_LIBRARY",
+            Self::Nvrtc => "CUDA_NVRTC_LIBRARY",
+            Self::NvJitLink => "CUDA_NVJITLINK_LIBRARY",
+        }
+    }
+
+    /// The file name the platform loader is asked for.
+    pub fn loader_name(self) -> &'static str {
+        if cfg!(windows) {
+            match self {
+                Self::Driver => "nvcuda.dll",
+                Self::Runtime => "cudart64_13.dll",
+                Self::Nvrtc => "nvrtc64_130_0.dll",
+                Self::NvJitLink => "nvJitLink_130_0.dll",
+            }
+        } else {
+            match self {
+                Self::Driver => "libcuda.so.1",
+                Self::Runtime => "libcudart.so.13",
+                Self::Nvrtc => "libnvrtc.so.13",
+                Self::NvJitLink => "libnvJitLink.so.13",
+            }
+        }
+    }
+
+    /// A description for error messages.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Driver => "the CUDA driver (libcuda)",
+            Self::Runtime => "the CUDA runtime (libcudart)",
+            Self::Nvrtc => "NVRTC (libnvrtc)",
+            Self::NvJitLink => "nvJitLink (libnvJitLink)",
+        }
+    }
+}
+
+/// A place to try: a name for the platform loader's own search, or a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Candidate {
+    /// Passed to the loader as is, so its search path applies.
+    LoaderName(&'static str),
+    /// A file path, opened directly.
+    File(PathBuf),
+}
+
+impl Candidate {
+    /// The candidate as a path, for listing in errors.
+    pub fn as_path(&self) -> &Path {
+        match self {
+            Self::LoaderName(name) => Path::new(name),
+            Self::File(path) => path,
+        }
+    }
+}
+
+/// The candidates for `kind`, in search order, reading the environment
+/// through `env` (so the order can be tested without touching the process).
+pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> Vec<Candidate> {
+    if let Some(explicit) = env(kind.env_var()).filter(|v| !v.is_empty()) {
+        return vec![Candidate::File(PathBuf::from(explicit))];
+    }
+    let mut found = vec![Candidate::LoaderName(kind.loader_name())];
+    let mut folders: Vec<PathBuf> = Vec::new();
+    let roots = ["CUDA_HOME", "CUDA_PATH"].into_iter().filter_map(&env).map(PathBuf::from);
+    for root in roots.chain([PathBuf::from("/usr/local/cuda")]) {
+        folders.push(root.join("lib64"));
+        folders.push(root.join("lib"));
+    }
+    for site_packages in site_packages_folders(&env) {
+        folders.push(site_packages.join("nvidia/cu13/lib"));
+    }
+    for folder in folders {
+        let file = Candidate::File(folder.join(kind.loader_name()));
+        if !found.contains(&file) {
+            found.push(file);
+        }
+    }
+    found
+}
+
+/// Python `site-packages` (and Debian `dist-packages`) folders that exist.
+fn site_packages_folders(env: &impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"].into_iter().filter_map(env).map(PathBuf::from).collect();
+    prefixes.extend(["/usr/local", "/usr"].map(PathBuf::from));
+    if let Some(home) = env("HOME") {
+        prefixes.push(PathBuf::from(home).join(".local"));
+    }
+    let mut folders: Vec<PathBuf> = env("PYTHONPATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    for prefix in prefixes {
+        let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else { continue };
+        let mut pythons: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .map(|e| e.path())
+            .collect();
+        pythons.sort();
+        for python in pythons {
+            folders.push(python.join("site-packages"));
+            folders.push(python.join("dist-packages"));
+        }
+    }
+    folders.retain(|f| f.is_dir());
+    folders
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
+    }
+
+    #[test]
+    fn explicit_variable_is_the_only_candidate() {
+        let found = candidates(LibraryKind::Nvrtc, env_of(&[("CUDA_NVRTC_LIBRARY", "/opt/x/libnvrtc.so.13")]));
+        assert_eq!(found, vec![Candidate::File("/opt/x/libnvrtc.so.13".into())]);
+    }
+
+    #[test]
+    fn loader_name_then_cuda_home_then_default_prefix() {
+        let found = candidates(LibraryKind::Runtime, env_of(&[("CUDA_HOME", "/opt/cuda-13")]));
+        assert_eq!(found[0], Candidate::LoaderName("libcudart.so.13"));
+        assert_eq!(found[1], Candidate::File("/opt/cuda-13/lib64/libcudart.so.13".into()));
+        assert_eq!(found[2], Candidate::File("/opt/cuda-13/lib/libcudart.so.13".into()));
+        assert_eq!(found[3], Candidate::File("/usr/local/cuda/lib64/libcudart.so.13".into()));
+    }
+
+    #[test]
+    fn wheel_folders_come_from_python_prefixes() {
+        let venv = std::env::temp_dir().join(format!("cuda-sys-venv-{}", std::process::id()));
+        let site = venv.join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(&site).unwrap();
+        let venv_str: &'static str = Box::leak(venv.to_string_lossy().into_owned().into_boxed_str());
+        let pairs: &'static [(&str, &str)] = Box::leak(Box::new([("VIRTUAL_ENV", venv_str)]));
+        let found = candidates(LibraryKind::Nvrtc, env_of(pairs));
+        assert!(found.contains(&Candidate::File(site.join("nvidia/cu13/lib/libnvrtc.so.13"))), "{found:?}");
+        std::fs::remove_dir_all(&venv).unwrap();
+    }
+}

@@ -1,0 +1,133 @@
+//! A loaded library and its lazily resolved function addresses.
+//!
+//! Each declared function has one slot. A slot starts unresolved; the first
+//! call of its accessor looks the symbol up (for the driver through
+//! `cuGetProcAddress` with the headers' CUDA version, then by exported name)
+//! and stores the address, or marks it missing so the error is cheap to
+//! repeat. Nothing is looked up at load time, so a library older than the
+//! headers loads and serves every function it has.
+
+use std::ffi::{c_void, CString};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use crate::{FunctionName, SymbolError};
+
+const UNRESOLVED: usize = 0;
+const MISSING: usize = 1;
+
+/// `cuGetProcAddress_v2` as `cuda.h` declares it.
+pub(crate) type GetProcAddress =
+    unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut crate::driver::CUdriverProcAddressQueryResult) -> crate::driver::CUresult;
+
+/// Asks the opened library for its version (for error messages).
+pub(crate) type VersionQuery = fn(&libloading::Library) -> Option<i32>;
+
+pub(crate) struct SymbolTable {
+    /// Kept open for the table's life; the addresses in `slots` point into it.
+    library: libloading::Library,
+    /// A library that had to be loaded first and must stay loaded (NVRTC's builtins).
+    _companion: Option<libloading::Library>,
+    path: PathBuf,
+    names: &'static [FunctionName],
+    slots: Box<[AtomicUsize]>,
+    proc_address: Option<(GetProcAddress, i32)>,
+    version_query: VersionQuery,
+    version: OnceLock<Option<i32>>,
+}
+
+impl SymbolTable {
+    pub(crate) fn new(
+        library: libloading::Library,
+        companion: Option<libloading::Library>,
+        path: PathBuf,
+        names: &'static [FunctionName],
+        use_proc_address: Option<i32>,
+        version_query: VersionQuery,
+    ) -> Self {
+        let proc_address = use_proc_address.and_then(|cuda_version| {
+            // SAFETY: `cuGetProcAddress_v2` has had this signature since CUDA 12.0;
+            // the type above is the header's declaration.
+            let symbol = unsafe { library.get::<GetProcAddress>(b"cuGetProcAddress_v2\0") };
+            symbol.ok().map(|f| (*f, cuda_version))
+        });
+        Self {
+            library,
+            _companion: companion,
+            path,
+            names,
+            slots: names.iter().map(|_| AtomicUsize::new(UNRESOLVED)).collect(),
+            proc_address,
+            version_query,
+            version: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    pub(crate) fn library_version(&self) -> Option<i32> {
+        *self.version.get_or_init(|| (self.version_query)(&self.library))
+    }
+
+    /// The address of function `index`, resolving it on first use.
+    #[inline]
+    pub(crate) fn address(&self, index: usize) -> Result<*mut c_void, SymbolError> {
+        match self.slots[index].load(Ordering::Acquire) {
+            UNRESOLVED => self.resolve(index),
+            MISSING => Err(self.missing(index)),
+            address => Ok(address as *mut c_void),
+        }
+    }
+
+    #[cold]
+    fn resolve(&self, index: usize) -> Result<*mut c_void, SymbolError> {
+        let name = &self.names[index];
+        let address = self.by_proc_address(name).or_else(|| self.by_export(name.symbol));
+        match address {
+            Some(address) => {
+                self.slots[index].store(address as usize, Ordering::Release);
+                Ok(address)
+            }
+            None => {
+                self.slots[index].store(MISSING, Ordering::Release);
+                Err(self.missing(index))
+            }
+        }
+    }
+
+    fn by_proc_address(&self, name: &FunctionName) -> Option<*mut c_void> {
+        let (get_proc_address, cuda_version) = self.proc_address?;
+        let proc_name = CString::new(name.proc_name).ok()?;
+        let mut address = std::ptr::null_mut();
+        let mut status = crate::driver::CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+        // SAFETY: the name is NUL-terminated and both out-pointers are valid
+        // locals; flags 0 is CU_GET_PROC_ADDRESS_DEFAULT. The driver writes the
+        // newest ABI of `proc_name` not newer than the headers' version, which
+        // is the one the headers declare.
+        let result = unsafe { get_proc_address(proc_name.as_ptr(), &mut address, cuda_version, 0, &mut status) };
+        let found = result == crate::driver::CUresult::CUDA_SUCCESS
+            && status == crate::driver::CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+        (found && !address.is_null()).then_some(address)
+    }
+
+    fn by_export(&self, symbol: &str) -> Option<*mut c_void> {
+        let name = CString::new(symbol).ok()?;
+        // SAFETY: the address is only read here as an opaque pointer; it is
+        // turned into a typed function pointer by the generated accessor,
+        // which knows the header's signature for this symbol.
+        let found = unsafe { self.library.get::<*mut c_void>(name.as_bytes_with_nul()) };
+        found.ok().map(|s| *s).filter(|p| !p.is_null())
+    }
+
+    fn missing(&self, index: usize) -> SymbolError {
+        SymbolError { symbol: self.names[index].symbol, library: self.path.clone(), library_version: self.library_version() }
+    }
+
+    /// The declared functions the library does not provide (resolving every slot).
+    pub(crate) fn missing_symbols(&self) -> Vec<&'static str> {
+        (0..self.names.len()).filter(|&i| self.address(i).is_err()).map(|i| self.names[i].symbol).collect()
+    }
+}

@@ -1,0 +1,244 @@
+//! `cargo xtask bindgen`: turns the pinned CUDA headers into
+//! `cuda-sys/src/generated/*.rs`.
+//!
+//! bindgen writes the types; its function declarations are then rewritten
+//! into one accessor method per function on the library's table type
+//! (`crate::Driver`, ...), which resolves the symbol lazily on first use.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::wheels;
+
+/// One header and how its functions become a table.
+struct Api {
+    /// Output file stem under `cuda-sys/src/generated/`.
+    module: &'static str,
+    /// The wheel that ships the header.
+    wheel: &'static str,
+    header: &'static str,
+    /// The table type the accessors are generated on.
+    table: &'static str,
+    functions: &'static str,
+    types: &'static str,
+    vars: &'static str,
+    defines: &'static [&'static str],
+}
+
+const APIS: &[Api] = &[
+    Api {
+        module: "driver",
+        wheel: "nvidia-cuda-runtime",
+        header: "cuda.h",
+        table: "Driver",
+        functions: "^cu[A-Z].*",
+        types: "^(CU|cu[A-Z]).*",
+        vars: "^(CU_|CUDA_VERSION).*",
+        defines: &[],
+    },
+    Api {
+        module: "runtime",
+        wheel: "nvidia-cuda-runtime",
+        header: "cuda_runtime_api.h",
+        table: "Runtime",
+        functions: "^cuda[A-Z].*",
+        types: "^(cuda|CUDART).*",
+        vars: "^(cuda|CUDART_VERSION).*",
+        defines: &[],
+    },
+    Api {
+        module: "nvrtc",
+        wheel: "nvidia-cuda-nvrtc",
+        header: "nvrtc.h",
+        table: "Nvrtc",
+        functions: "^nvrtc[A-Z].*",
+        types: "^nvrtc.*",
+        vars: "^NVRTC.*",
+        defines: &[],
+    },
+    Api {
+        module: "nvjitlink",
+        wheel: "nvidia-nvjitlink",
+        header: "nvJitLink.h",
+        table: "NvJitLink",
+        functions: "^(__)?nvJitLink[A-Z].*",
+        types: "^nvJitLink.*",
+        vars: "^NVJITLINK.*",
+        defines: &["NVJITLINK_NO_INLINE"],
+    },
+];
+
+pub fn run(root: &Path) -> Result<(), String> {
+    let pins = wheels::pins(root)?;
+    let mut includes = Vec::new();
+    for name in ["nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-cuda-nvrtc", "nvidia-nvjitlink"] {
+        includes.push(wheels::ensure(root, wheels::pin(&pins, name)?)?.join("include"));
+    }
+    let out_dir = root.join("cuda-sys/src/generated");
+    for api in APIS {
+        let pin = wheels::pin(&pins, api.wheel)?;
+        let header = includes
+            .iter()
+            .map(|dir| dir.join(api.header))
+            .find(|path| path.exists())
+            .ok_or_else(|| format!("{} is in none of the wheels' include folders", api.header))?;
+        let code = generate(api, pin, &header, &includes)?;
+        let path = out_dir.join(format!("{}.rs", api.module));
+        std::fs::write(&path, code).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("xtask: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -> Result<String, String> {
+    let source = std::fs::read(header).map_err(|e| format!("{}: {e}", header.display()))?;
+    let mut builder = bindgen::Builder::default()
+        .header(header.to_string_lossy())
+        .allowlist_function(api.functions)
+        .allowlist_type(api.types)
+        .allowlist_var(api.vars)
+        .default_enum_style(bindgen::EnumVariation::NewType { is_bitfield: false, is_global: false })
+        .derive_default(true)
+        .derive_eq(true)
+        .derive_hash(true)
+        .generate_comments(false)
+        .layout_tests(false)
+        .merge_extern_blocks(true)
+        .sort_semantically(true);
+    for dir in includes {
+        builder = builder.clang_arg(format!("-I{}", dir.display()));
+    }
+    for define in api.defines {
+        builder = builder.clang_arg(format!("-D{define}"));
+    }
+    let bindings = builder.generate().map_err(|e| format!("bindgen on {}: {e}", api.header))?;
+    let file = syn::parse_file(&bindings.to_string()).map_err(|e| format!("parsing bindgen output: {e}"))?;
+
+    let aliases = macro_aliases(&String::from_utf8_lossy(&source));
+    let mut kept = Vec::new();
+    let mut functions = Vec::new();
+    for item in file.items {
+        match item {
+            syn::Item::ForeignMod(block) => {
+                for foreign in block.items {
+                    if let syn::ForeignItem::Fn(function) = foreign {
+                        functions.push(function);
+                    }
+                }
+            }
+            other => kept.push(other),
+        }
+    }
+    functions.sort_by_key(|f| f.sig.ident.to_string());
+
+    let table = format_ident!("{}", api.table);
+    let mut names = Vec::new();
+    let mut accessors = Vec::new();
+    for (index, function) in functions.iter().enumerate() {
+        let symbol = function.sig.ident.to_string();
+        let method_name = method_name(&symbol);
+        let proc_name = aliases.get(&symbol).cloned().unwrap_or_else(|| method_name.clone());
+        names.push(quote! { crate::FunctionName { symbol: #symbol, proc_name: #proc_name } });
+        accessors.push(accessor(index, &symbol, &method_name, &function.sig));
+    }
+    let count = functions.len();
+    let table_doc = format!(" Every function `{}` declares, in the order of the table's symbol slots.", api.header);
+    let header_name = api.header;
+    let wheel = &pin.name;
+    let version = &pin.version;
+    let hash = fnv1a64(&source);
+    let generated = quote! {
+        #(#kept)*
+
+        /// The header these bindings were generated from.
+        pub const HEADER: crate::HeaderStamp = crate::HeaderStamp {
+            wheel: #wheel,
+            version: #version,
+            header: #header_name,
+            fnv1a64: #hash,
+        };
+
+        #[doc = #table_doc]
+        pub static FUNCTIONS: [crate::FunctionName; #count] = [#(#names),*];
+
+        impl crate::#table {
+            #(#accessors)*
+        }
+    };
+    let file: syn::File = syn::parse2(generated).map_err(|e| format!("re-parsing generated code: {e}"))?;
+    // The SAFETY notes travel through the token stream as doc attributes;
+    // in the written file they are plain comments.
+    let body = prettyplease::unparse(&file).replace("/// SAFETY: slot", "// SAFETY: slot");
+    Ok(format!(
+        "// @generated by `cargo xtask bindgen` from {header_name} in {wheel}=={version}. Do not edit.\n\
+         #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]\n\
+         #![allow(unpredictable_function_pointer_comparisons, clippy::all)]\n\n{body}"
+    ))
+}
+
+/// One accessor: resolves the symbol in slot `index` and returns it as the
+/// function pointer type the header declares.
+fn accessor(index: usize, symbol: &str, method: &str, sig: &syn::Signature) -> TokenStream {
+    let method = format_ident!("{}", method);
+    let inputs = &sig.inputs;
+    let output = &sig.output;
+    let doc = format!(" `{symbol}`, resolved on first use.");
+    let safety = format!(
+        " SAFETY: slot {index} only ever holds the address of `{symbol}`, which the pinned header declares with this signature."
+    );
+    quote! {
+        #[doc = #doc]
+        #[inline]
+        pub fn #method(&self) -> ::core::result::Result<unsafe extern "C" fn(#inputs) #output, crate::SymbolError> {
+            let address = self.symbols.address(#index)?;
+            #[doc = #safety]
+            let function = unsafe {
+                ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(#inputs) #output>(address)
+            };
+            Ok(function)
+        }
+    }
+}
+
+/// The public method name of a symbol: nvJitLink's `__nvJitLinkCreate_13_0`
+/// becomes `nvJitLinkCreate`; every other symbol keeps its exported name.
+fn method_name(symbol: &str) -> String {
+    match symbol.strip_prefix("__") {
+        Some(rest) => match rest.rfind("_13_") {
+            Some(at) => rest[..at].to_string(),
+            None => rest.to_string(),
+        },
+        None => symbol.to_string(),
+    }
+}
+
+/// `#define cuMemAlloc cuMemAlloc_v2` (also through `__CUDA_API_PTSZ(...)`)
+/// read backwards: exported symbol -> the name `cuGetProcAddress` knows it by.
+fn macro_aliases(header: &str) -> BTreeMap<String, String> {
+    let mut aliases = BTreeMap::new();
+    for line in header.lines() {
+        let mut words = line.trim().split_whitespace();
+        if words.next() != Some("#define") {
+            continue;
+        }
+        let (Some(name), Some(target)) = (words.next(), words.next()) else { continue };
+        let target = target
+            .strip_prefix("__CUDA_API_PTDS(")
+            .or_else(|| target.strip_prefix("__CUDA_API_PTSZ("))
+            .map(|t| t.trim_end_matches(')'))
+            .unwrap_or(target);
+        let is_identifier = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if name != target && name.starts_with("cu") && is_identifier(name) && is_identifier(target) && target.starts_with(name) {
+            aliases.entry(target.to_string()).or_insert_with(|| name.to_string());
+        }
+    }
+    aliases
+}
+
+/// FNV-1a, 64 bit: the header fingerprint stamped into the generated files.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}

@@ -1,0 +1,61 @@
+//! The pinned CUDA wheels from PyPI (`cuda-sys/cuda-wheels.txt`), each
+//! installed with pip into its own folder under `target/cuda-wheels/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One pinned wheel: its PyPI name and exact version.
+pub struct Pin {
+    pub name: String,
+    pub version: String,
+}
+
+/// Reads the pins file.
+pub fn pins(root: &Path) -> Result<Vec<Pin>, String> {
+    let path = root.join("cuda-sys/cuda-wheels.txt");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let (name, version) = line
+                .split_once("==")
+                .ok_or_else(|| format!("{}: `{line}` is not NAME==VERSION", path.display()))?;
+            Ok(Pin { name: name.to_string(), version: version.to_string() })
+        })
+        .collect()
+}
+
+/// The pin for a wheel name.
+pub fn pin<'a>(pins: &'a [Pin], name: &str) -> Result<&'a Pin, String> {
+    pins.iter().find(|p| p.name == name).ok_or_else(|| format!("no pin for {name} in cuda-sys/cuda-wheels.txt"))
+}
+
+/// Installs the pinned wheel (once) and returns its `nvidia/cu13` folder.
+pub fn ensure(root: &Path, pin: &Pin) -> Result<PathBuf, String> {
+    let folder = root.join("target/cuda-wheels").join(format!("{}-{}", pin.name, pin.version));
+    let done = folder.join(".installed");
+    let cu13 = folder.join("nvidia/cu13");
+    if done.exists() {
+        return Ok(cu13);
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    eprintln!("xtask: fetching {}=={} from PyPI", pin.name, pin.version);
+    let status = Command::new(python())
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--only-binary=:all:"])
+        .arg("--target")
+        .arg(&folder)
+        .arg(format!("{}=={}", pin.name, pin.version))
+        .status()
+        .map_err(|e| format!("running pip: {e}"))?;
+    if !status.success() {
+        return Err(format!("pip could not install {}=={} ({status})", pin.name, pin.version));
+    }
+    std::fs::write(&done, b"").map_err(|e| format!("{}: {e}", done.display()))?;
+    Ok(cu13)
+}
+
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
