@@ -44,8 +44,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 pub use error::{LoadError, SymbolError};
-pub use search::LibraryKind;
 use search::Candidate;
+pub use search::LibraryKind;
 use symbols::SymbolTable;
 
 /// A declared function: the symbol the library exports, and the name
@@ -162,7 +162,10 @@ fn open_first(
             Err(reason) => tried.push((candidate.as_path().to_path_buf(), reason)),
         }
     }
-    Err(LoadError { library: kind.description(), tried })
+    Err(LoadError {
+        library: kind.description(),
+        tried,
+    })
 }
 
 fn open_library(name: &OsStr) -> Result<libloading::Library, String> {
@@ -179,7 +182,10 @@ fn nvrtc_builtins_beside(nvrtc: &Path) -> Option<libloading::Library> {
         .ok()?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libnvrtc-builtins.so.")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libnvrtc-builtins.so."))
+        })
         .collect();
     builtins.sort();
     builtins.iter().find_map(|p| open_library(p.as_os_str()).ok())
@@ -196,27 +202,39 @@ mod version {
     }
 
     pub(crate) fn driver(library: &libloading::Library) -> Option<i32> {
-        call(library, b"cuDriverGetVersion\0", |f: unsafe extern "C" fn(*mut c_int) -> c_int| {
-            let mut version = 0;
-            // SAFETY: `version` is a valid out-pointer; the call needs no initialisation.
-            (unsafe { f(&mut version) } == 0).then_some(version)
-        })
+        call(
+            library,
+            b"cuDriverGetVersion\0",
+            |f: unsafe extern "C" fn(*mut c_int) -> c_int| {
+                let mut version = 0;
+                // SAFETY: `version` is a valid out-pointer; the call needs no initialisation.
+                (unsafe { f(&mut version) } == 0).then_some(version)
+            },
+        )
     }
 
     pub(crate) fn runtime(library: &libloading::Library) -> Option<i32> {
-        call(library, b"cudaRuntimeGetVersion\0", |f: unsafe extern "C" fn(*mut c_int) -> c_int| {
-            let mut version = 0;
-            // SAFETY: `version` is a valid out-pointer; the call needs no device.
-            (unsafe { f(&mut version) } == 0).then_some(version)
-        })
+        call(
+            library,
+            b"cudaRuntimeGetVersion\0",
+            |f: unsafe extern "C" fn(*mut c_int) -> c_int| {
+                let mut version = 0;
+                // SAFETY: `version` is a valid out-pointer; the call needs no device.
+                (unsafe { f(&mut version) } == 0).then_some(version)
+            },
+        )
     }
 
     fn major_minor(library: &libloading::Library, symbol: &[u8]) -> Option<i32> {
-        call(library, symbol, |f: unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int| {
-            let (mut major, mut minor) = (0, 0);
-            // SAFETY: both out-pointers are valid locals.
-            (unsafe { f(&mut major, &mut minor) } == 0).then_some(major * 1000 + minor * 10)
-        })
+        call(
+            library,
+            symbol,
+            |f: unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int| {
+                let (mut major, mut minor) = (0, 0);
+                // SAFETY: both out-pointers are valid locals.
+                (unsafe { f(&mut major, &mut minor) } == 0).then_some(major * 1000 + minor * 10)
+            },
+        )
     }
 
     pub(crate) fn nvrtc(library: &libloading::Library) -> Option<i32> {

@@ -92,7 +92,10 @@ pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> 
     }
     let mut found = vec![Candidate::LoaderName(kind.loader_name())];
     let mut folders: Vec<PathBuf> = Vec::new();
-    let roots = ["CUDA_HOME", "CUDA_PATH"].into_iter().filter_map(&env).map(PathBuf::from);
+    let roots = ["CUDA_HOME", "CUDA_PATH"]
+        .into_iter()
+        .filter_map(&env)
+        .map(PathBuf::from);
     for root in roots.chain([PathBuf::from("/usr/local/cuda")]) {
         folders.push(root.join("lib64"));
         folders.push(root.join("lib"));
@@ -111,14 +114,22 @@ pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> 
 
 /// Python `site-packages` (and Debian `dist-packages`) folders that exist.
 fn site_packages_folders(env: &impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"].into_iter().filter_map(env).map(PathBuf::from).collect();
+    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
+        .into_iter()
+        .filter_map(env)
+        .map(PathBuf::from)
+        .collect();
     prefixes.extend(["/usr/local", "/usr"].map(PathBuf::from));
     if let Some(home) = env("HOME") {
         prefixes.push(PathBuf::from(home).join(".local"));
     }
-    let mut folders: Vec<PathBuf> = env("PYTHONPATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let mut folders: Vec<PathBuf> = env("PYTHONPATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
     for prefix in prefixes {
-        let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else { continue };
+        let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+            continue;
+        };
         let mut pythons: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
@@ -144,7 +155,10 @@ mod tests {
 
     #[test]
     fn explicit_variable_is_the_only_candidate() {
-        let found = candidates(LibraryKind::Nvrtc, env_of(&[("CUDA_NVRTC_LIBRARY", "/opt/x/libnvrtc.so.13")]));
+        let found = candidates(
+            LibraryKind::Nvrtc,
+            env_of(&[("CUDA_NVRTC_LIBRARY", "/opt/x/libnvrtc.so.13")]),
+        );
         assert_eq!(found, vec![Candidate::File("/opt/x/libnvrtc.so.13".into())]);
     }
 
@@ -154,7 +168,10 @@ mod tests {
         assert_eq!(found[0], Candidate::LoaderName("libcudart.so.13"));
         assert_eq!(found[1], Candidate::File("/opt/cuda-13/lib64/libcudart.so.13".into()));
         assert_eq!(found[2], Candidate::File("/opt/cuda-13/lib/libcudart.so.13".into()));
-        assert_eq!(found[3], Candidate::File("/usr/local/cuda/lib64/libcudart.so.13".into()));
+        assert_eq!(
+            found[3],
+            Candidate::File("/usr/local/cuda/lib64/libcudart.so.13".into())
+        );
     }
 
     #[test]
@@ -165,7 +182,10 @@ mod tests {
         let venv_str: &'static str = Box::leak(venv.to_string_lossy().into_owned().into_boxed_str());
         let pairs: &'static [(&str, &str)] = Box::leak(Box::new([("VIRTUAL_ENV", venv_str)]));
         let found = candidates(LibraryKind::Nvrtc, env_of(pairs));
-        assert!(found.contains(&Candidate::File(site.join("nvidia/cu13/lib/libnvrtc.so.13"))), "{found:?}");
+        assert!(
+            found.contains(&Candidate::File(site.join("nvidia/cu13/lib/libnvrtc.so.13"))),
+            "{found:?}"
+        );
         std::fs::remove_dir_all(&venv).unwrap();
     }
 }

@@ -18,8 +18,13 @@ const UNRESOLVED: usize = 0;
 const MISSING: usize = 1;
 
 /// `cuGetProcAddress_v2` as `cuda.h` declares it.
-pub(crate) type GetProcAddress =
-    unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut crate::driver::CUdriverProcAddressQueryResult) -> crate::driver::CUresult;
+pub(crate) type GetProcAddress = unsafe extern "C" fn(
+    *const std::ffi::c_char,
+    *mut *mut c_void,
+    i32,
+    u64,
+    *mut crate::driver::CUdriverProcAddressQueryResult,
+) -> crate::driver::CUresult;
 
 /// Asks the opened library for its version (for error messages).
 pub(crate) type VersionQuery = fn(&libloading::Library) -> Option<i32>;
@@ -123,11 +128,18 @@ impl SymbolTable {
     }
 
     fn missing(&self, index: usize) -> SymbolError {
-        SymbolError { symbol: self.names[index].symbol, library: self.path.clone(), library_version: self.library_version() }
+        SymbolError {
+            symbol: self.names[index].symbol,
+            library: self.path.clone(),
+            library_version: self.library_version(),
+        }
     }
 
     /// The declared functions the library does not provide (resolving every slot).
     pub(crate) fn missing_symbols(&self) -> Vec<&'static str> {
-        (0..self.names.len()).filter(|&i| self.address(i).is_err()).map(|i| self.names[i].symbol).collect()
+        (0..self.names.len())
+            .filter(|&i| self.address(i).is_err())
+            .map(|i| self.names[i].symbol)
+            .collect()
     }
 }

@@ -4,7 +4,11 @@
 
 fn report(name: &str, declared: usize, missing: Vec<&'static str>) {
     println!("{name}: {declared} declared, {} callable", declared - missing.len());
-    assert!(missing.is_empty(), "{name} lacks {} declared functions: {missing:?}", missing.len());
+    assert!(
+        missing.is_empty(),
+        "{name} lacks {} declared functions: {missing:?}",
+        missing.len()
+    );
 }
 
 fn require(name: &str, variable: &str, error: cuda_sys::LoadError) {

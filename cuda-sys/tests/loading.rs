@@ -5,7 +5,9 @@ use cuda_sys::{Driver, LibraryKind, Nvrtc};
 
 #[test]
 fn missing_file_is_a_load_error_naming_it() {
-    let error = Driver::open("/nonexistent/libcuda.so.1").err().expect("a missing file must not load");
+    let error = Driver::open("/nonexistent/libcuda.so.1")
+        .err()
+        .expect("a missing file must not load");
     assert_eq!(error.library, LibraryKind::Driver.description());
     assert_eq!(error.tried.len(), 1);
     assert_eq!(error.tried[0].0, std::path::Path::new("/nonexistent/libcuda.so.1"));
@@ -27,8 +29,15 @@ fn no_driver_lists_every_place_tried() {
     match cuda_sys::driver() {
         Ok(driver) => println!("skipped: a CUDA driver is present here ({})", driver.path().display()),
         Err(error) => {
-            let tried: Vec<_> = error.tried.iter().map(|(p, _)| p.to_string_lossy().into_owned()).collect();
-            assert!(tried.iter().any(|p| p == LibraryKind::Driver.loader_name()), "{tried:?}");
+            let tried: Vec<_> = error
+                .tried
+                .iter()
+                .map(|(p, _)| p.to_string_lossy().into_owned())
+                .collect();
+            assert!(
+                tried.iter().any(|p| p == LibraryKind::Driver.loader_name()),
+                "{tried:?}"
+            );
             assert!(tried.iter().any(|p| p.starts_with("/usr/local/cuda/")), "{tried:?}");
             assert!(error.to_string().contains("could not load the CUDA driver"), "{error}");
             // The same error again, not a panic or a different answer.
@@ -40,10 +49,19 @@ fn no_driver_lists_every_place_tried() {
 #[test]
 fn generated_bindings_match_the_pinned_headers() {
     let pins = include_str!("../cuda-wheels.txt");
-    let stamps = [cuda_sys::driver::HEADER, cuda_sys::runtime::HEADER, cuda_sys::nvrtc::HEADER, cuda_sys::nvjitlink::HEADER];
+    let stamps = [
+        cuda_sys::driver::HEADER,
+        cuda_sys::runtime::HEADER,
+        cuda_sys::nvrtc::HEADER,
+        cuda_sys::nvjitlink::HEADER,
+    ];
     for stamp in stamps {
         let pin = format!("{}=={}", stamp.wheel, stamp.version);
-        assert!(pins.lines().any(|l| l.trim() == pin), "{} was generated from {pin}, which is not pinned", stamp.header);
+        assert!(
+            pins.lines().any(|l| l.trim() == pin),
+            "{} was generated from {pin}, which is not pinned",
+            stamp.header
+        );
     }
     let Some(folders) = std::env::var_os("CUDA_SYS_HEADERS") else {
         println!("skipped header fingerprints: CUDA_SYS_HEADERS is not set (`cargo xtask test` sets it)");
@@ -55,8 +73,15 @@ fn generated_bindings_match_the_pinned_headers() {
             .find(|p| p.exists())
             .unwrap_or_else(|| panic!("{} is in none of CUDA_SYS_HEADERS", stamp.header));
         let bytes = std::fs::read(&header).unwrap();
-        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-        assert_eq!(hash, stamp.fnv1a64, "{} changed since `cargo xtask bindgen`", header.display());
+        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        assert_eq!(
+            hash,
+            stamp.fnv1a64,
+            "{} changed since `cargo xtask bindgen`",
+            header.display()
+        );
     }
 }
 
@@ -67,6 +92,9 @@ fn function_counts_match_the_headers() {
     assert_eq!(cuda_sys::runtime::FUNCTIONS.len(), 310);
     assert_eq!(cuda_sys::nvrtc::FUNCTIONS.len(), 24);
     assert_eq!(cuda_sys::nvjitlink::FUNCTIONS.len(), 14);
-    let versioned = cuda_sys::driver::FUNCTIONS.iter().find(|f| f.symbol == "cuMemAlloc_v2").unwrap();
+    let versioned = cuda_sys::driver::FUNCTIONS
+        .iter()
+        .find(|f| f.symbol == "cuMemAlloc_v2")
+        .unwrap();
     assert_eq!(versioned.proc_name, "cuMemAlloc");
 }

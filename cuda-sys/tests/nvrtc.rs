@@ -20,10 +20,12 @@ fn reports_its_version() {
 
 #[test]
 fn compiles_a_kernel_to_ptx() {
-    let (result, _, ptx) = compile(r#"extern "C" __global__ void scale(float* x, float a, unsigned n) {
+    let (result, _, ptx) = compile(
+        r#"extern "C" __global__ void scale(float* x, float a, unsigned n) {
         unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) x[i] *= a;
-    }"#);
+    }"#,
+    );
     assert_eq!(result, nvrtcResult::NVRTC_SUCCESS);
     let ptx = ptx.unwrap();
     assert!(ptx.contains(".visible .entry scale("), "{ptx}");
@@ -42,6 +44,10 @@ fn a_broken_kernel_gives_the_compile_log() {
 #[test]
 fn error_strings_come_from_the_library() {
     // SAFETY: nvrtcGetErrorString returns a static string for any code.
-    let text = unsafe { CStr::from_ptr(nvrtc().nvrtcGetErrorString().unwrap()(nvrtcResult::NVRTC_ERROR_COMPILATION)) };
+    let text = unsafe {
+        CStr::from_ptr(nvrtc().nvrtcGetErrorString().unwrap()(
+            nvrtcResult::NVRTC_ERROR_COMPILATION,
+        ))
+    };
     assert_eq!(text.to_str().unwrap(), "NVRTC_ERROR_COMPILATION");
 }

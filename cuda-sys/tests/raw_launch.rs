@@ -39,12 +39,18 @@ fn raw_launch_of_an_nvrtc_kernel() {
         let mut device: CUdevice = 0;
         check(cuda.cuDeviceGet().unwrap()(&mut device, 0), "cuDeviceGet");
         let mut name = [0i8; 256];
-        check(cuda.cuDeviceGetName().unwrap()(name.as_mut_ptr(), 256, device), "cuDeviceGetName");
+        check(
+            cuda.cuDeviceGetName().unwrap()(name.as_mut_ptr(), 256, device),
+            "cuDeviceGetName",
+        );
         let name = CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
         println!("driver {version}, {count} device(s), device 0: {name}");
 
         let mut context: CUcontext = ptr::null_mut();
-        check(cuda.cuDevicePrimaryCtxRetain().unwrap()(&mut context, device), "cuDevicePrimaryCtxRetain");
+        check(
+            cuda.cuDevicePrimaryCtxRetain().unwrap()(&mut context, device),
+            "cuDevicePrimaryCtxRetain",
+        );
         check(cuda.cuCtxSetCurrent().unwrap()(context), "cuCtxSetCurrent");
 
         let (result, log, ptx) = common::compile(
@@ -56,9 +62,15 @@ fn raw_launch_of_an_nvrtc_kernel() {
         assert_eq!(result, cuda_sys::nvrtc::nvrtcResult::NVRTC_SUCCESS, "{log}");
         let ptx = CString::new(ptx.unwrap()).unwrap();
         let mut module: CUmodule = ptr::null_mut();
-        check(cuda.cuModuleLoadData().unwrap()(&mut module, ptx.as_ptr().cast()), "cuModuleLoadData");
+        check(
+            cuda.cuModuleLoadData().unwrap()(&mut module, ptx.as_ptr().cast()),
+            "cuModuleLoadData",
+        );
         let mut function: CUfunction = ptr::null_mut();
-        check(cuda.cuModuleGetFunction().unwrap()(&mut function, module, c"affine".as_ptr()), "cuModuleGetFunction");
+        check(
+            cuda.cuModuleGetFunction().unwrap()(&mut function, module, c"affine".as_ptr()),
+            "cuModuleGetFunction",
+        );
 
         let n: u32 = 1 << 20;
         let bytes = n as usize * 4;
@@ -67,7 +79,10 @@ fn raw_launch_of_an_nvrtc_kernel() {
         let (mut x, mut y): (CUdeviceptr, CUdeviceptr) = (0, 0);
         check(cuda.cuMemAlloc_v2().unwrap()(&mut x, bytes), "cuMemAlloc x");
         check(cuda.cuMemAlloc_v2().unwrap()(&mut y, bytes), "cuMemAlloc y");
-        check(cuda.cuMemcpyHtoD_v2().unwrap()(x, host_x.as_ptr().cast(), bytes), "cuMemcpyHtoD");
+        check(
+            cuda.cuMemcpyHtoD_v2().unwrap()(x, host_x.as_ptr().cast(), bytes),
+            "cuMemcpyHtoD",
+        );
 
         let (mut a, mut b, mut len) = (2.0f32, 1.0f32, n);
         let mut params: [*mut c_void; 5] = [
@@ -78,9 +93,27 @@ fn raw_launch_of_an_nvrtc_kernel() {
             (&mut len as *mut u32).cast(),
         ];
         let launch = cuda.cuLaunchKernel().unwrap();
-        check(launch(function, n / 256, 1, 1, 256, 1, 1, 0, ptr::null_mut(), params.as_mut_ptr(), ptr::null_mut()), "cuLaunchKernel");
+        check(
+            launch(
+                function,
+                n / 256,
+                1,
+                1,
+                256,
+                1,
+                1,
+                0,
+                ptr::null_mut(),
+                params.as_mut_ptr(),
+                ptr::null_mut(),
+            ),
+            "cuLaunchKernel",
+        );
         check(cuda.cuCtxSynchronize().unwrap()(), "cuCtxSynchronize");
-        check(cuda.cuMemcpyDtoH_v2().unwrap()(host_y.as_mut_ptr().cast(), y, bytes), "cuMemcpyDtoH");
+        check(
+            cuda.cuMemcpyDtoH_v2().unwrap()(host_y.as_mut_ptr().cast(), y, bytes),
+            "cuMemcpyDtoH",
+        );
         for (i, value) in host_y.iter().enumerate() {
             assert_eq!(*value, 2.0 * i as f32 + 1.0, "y[{i}]");
         }
@@ -89,6 +122,9 @@ fn raw_launch_of_an_nvrtc_kernel() {
         check(cuda.cuMemFree_v2().unwrap()(x), "cuMemFree x");
         check(cuda.cuMemFree_v2().unwrap()(y), "cuMemFree y");
         check(cuda.cuModuleUnload().unwrap()(module), "cuModuleUnload");
-        check(cuda.cuDevicePrimaryCtxRelease_v2().unwrap()(device), "cuDevicePrimaryCtxRelease");
+        check(
+            cuda.cuDevicePrimaryCtxRelease_v2().unwrap()(device),
+            "cuDevicePrimaryCtxRelease",
+        );
     }
 }

@@ -74,7 +74,12 @@ const APIS: &[Api] = &[
 pub fn run(root: &Path) -> Result<(), String> {
     let pins = wheels::pins(root)?;
     let mut includes = Vec::new();
-    for name in ["nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-cuda-nvrtc", "nvidia-nvjitlink"] {
+    for name in [
+        "nvidia-cuda-runtime",
+        "nvidia-cuda-crt",
+        "nvidia-cuda-nvrtc",
+        "nvidia-nvjitlink",
+    ] {
         includes.push(wheels::ensure(root, wheels::pin(&pins, name)?)?.join("include"));
     }
     let out_dir = root.join("cuda-sys/src/generated");
@@ -100,7 +105,10 @@ fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -
         .allowlist_function(api.functions)
         .allowlist_type(api.types)
         .allowlist_var(api.vars)
-        .default_enum_style(bindgen::EnumVariation::NewType { is_bitfield: false, is_global: false })
+        .default_enum_style(bindgen::EnumVariation::NewType {
+            is_bitfield: false,
+            is_global: false,
+        })
         .derive_default(true)
         .derive_eq(true)
         .derive_hash(true)
@@ -114,7 +122,9 @@ fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -
     for define in api.defines {
         builder = builder.clang_arg(format!("-D{define}"));
     }
-    let bindings = builder.generate().map_err(|e| format!("bindgen on {}: {e}", api.header))?;
+    let bindings = builder
+        .generate()
+        .map_err(|e| format!("bindgen on {}: {e}", api.header))?;
     let file = syn::parse_file(&bindings.to_string()).map_err(|e| format!("parsing bindgen output: {e}"))?;
 
     let aliases = macro_aliases(&String::from_utf8_lossy(&source));
@@ -145,7 +155,10 @@ fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -
         accessors.push(accessor(index, &symbol, &method_name, &function.sig));
     }
     let count = functions.len();
-    let table_doc = format!(" Every function `{}` declares, in the order of the table's symbol slots.", api.header);
+    let table_doc = format!(
+        " Every function `{}` declares, in the order of the table's symbol slots.",
+        api.header
+    );
     let header_name = api.header;
     let wheel = &pin.name;
     let version = &pin.version;
@@ -224,14 +237,21 @@ fn macro_aliases(header: &str) -> BTreeMap<String, String> {
         if words.next() != Some("#define") {
             continue;
         }
-        let (Some(name), Some(target)) = (words.next(), words.next()) else { continue };
+        let (Some(name), Some(target)) = (words.next(), words.next()) else {
+            continue;
+        };
         let target = target
             .strip_prefix("__CUDA_API_PTDS(")
             .or_else(|| target.strip_prefix("__CUDA_API_PTSZ("))
             .map(|t| t.trim_end_matches(')'))
             .unwrap_or(target);
         let is_identifier = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if name != target && name.starts_with("cu") && is_identifier(name) && is_identifier(target) && target.starts_with(name) {
+        if name != target
+            && name.starts_with("cu")
+            && is_identifier(name)
+            && is_identifier(target)
+            && target.starts_with(name)
+        {
             aliases.entry(target.to_string()).or_insert_with(|| name.to_string());
         }
     }
@@ -240,5 +260,7 @@ fn macro_aliases(header: &str) -> BTreeMap<String, String> {
 
 /// FNV-1a, 64 bit: the header fingerprint stamped into the generated files.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

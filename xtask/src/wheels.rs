@@ -21,19 +21,26 @@ pub fn pins(root: &Path) -> Result<Vec<Pin>, String> {
             let (name, version) = line
                 .split_once("==")
                 .ok_or_else(|| format!("{}: `{line}` is not NAME==VERSION", path.display()))?;
-            Ok(Pin { name: name.to_string(), version: version.to_string() })
+            Ok(Pin {
+                name: name.to_string(),
+                version: version.to_string(),
+            })
         })
         .collect()
 }
 
 /// The pin for a wheel name.
 pub fn pin<'a>(pins: &'a [Pin], name: &str) -> Result<&'a Pin, String> {
-    pins.iter().find(|p| p.name == name).ok_or_else(|| format!("no pin for {name} in cuda-sys/cuda-wheels.txt"))
+    pins.iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| format!("no pin for {name} in cuda-sys/cuda-wheels.txt"))
 }
 
 /// Installs the pinned wheel (once) and returns its `nvidia/cu13` folder.
 pub fn ensure(root: &Path, pin: &Pin) -> Result<PathBuf, String> {
-    let folder = root.join("target/cuda-wheels").join(format!("{}-{}", pin.name, pin.version));
+    let folder = root
+        .join("target/cuda-wheels")
+        .join(format!("{}-{}", pin.name, pin.version));
     let done = folder.join(".installed");
     let cu13 = folder.join("nvidia/cu13");
     if done.exists() {
@@ -43,14 +50,25 @@ pub fn ensure(root: &Path, pin: &Pin) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
     eprintln!("xtask: fetching {}=={} from PyPI", pin.name, pin.version);
     let status = Command::new(python())
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--only-binary=:all:"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--only-binary=:all:",
+        ])
         .arg("--target")
         .arg(&folder)
         .arg(format!("{}=={}", pin.name, pin.version))
         .status()
         .map_err(|e| format!("running pip: {e}"))?;
     if !status.success() {
-        return Err(format!("pip could not install {}=={} ({status})", pin.name, pin.version));
+        return Err(format!(
+            "pip could not install {}=={} ({status})",
+            pin.name, pin.version
+        ));
     }
     std::fs::write(&done, b"").map_err(|e| format!("{}: {e}", done.display()))?;
     Ok(cu13)

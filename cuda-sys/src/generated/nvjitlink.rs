@@ -26,12 +26,8 @@ impl nvJitLinkResult {
     pub const NVJITLINK_ERROR_UNRECOGNIZED_INPUT: nvJitLinkResult = nvJitLinkResult(8);
     pub const NVJITLINK_ERROR_FINALIZE: nvJitLinkResult = nvJitLinkResult(9);
     pub const NVJITLINK_ERROR_NULL_INPUT: nvJitLinkResult = nvJitLinkResult(10);
-    pub const NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: nvJitLinkResult = nvJitLinkResult(
-        11,
-    );
-    pub const NVJITLINK_ERROR_INCORRECT_INPUT_TYPE: nvJitLinkResult = nvJitLinkResult(
-        12,
-    );
+    pub const NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: nvJitLinkResult = nvJitLinkResult(11);
+    pub const NVJITLINK_ERROR_INCORRECT_INPUT_TYPE: nvJitLinkResult = nvJitLinkResult(12);
     pub const NVJITLINK_ERROR_ARCH_MISMATCH: nvJitLinkResult = nvJitLinkResult(13);
     pub const NVJITLINK_ERROR_OUTDATED_LIBRARY: nvJitLinkResult = nvJitLinkResult(14);
     pub const NVJITLINK_ERROR_MISSING_FATBIN: nvJitLinkResult = nvJitLinkResult(15);
@@ -177,10 +173,8 @@ impl crate::NvJitLink {
     #[inline]
     pub fn nvJitLinkComplete(
         &self,
-    ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle) -> nvJitLinkResult,
-        crate::SymbolError,
-    > {
+    ) -> ::core::result::Result<unsafe extern "C" fn(handle: nvJitLinkHandle) -> nvJitLinkResult, crate::SymbolError>
+    {
         let address = self.symbols.address(2usize)?;
         // SAFETY: slot 2 only ever holds the address of `__nvJitLinkComplete_13_0`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -221,10 +215,8 @@ impl crate::NvJitLink {
     #[inline]
     pub fn nvJitLinkDestroy(
         &self,
-    ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: *mut nvJitLinkHandle) -> nvJitLinkResult,
-        crate::SymbolError,
-    > {
+    ) -> ::core::result::Result<unsafe extern "C" fn(handle: *mut nvJitLinkHandle) -> nvJitLinkResult, crate::SymbolError>
+    {
         let address = self.symbols.address(4usize)?;
         // SAFETY: slot 4 only ever holds the address of `__nvJitLinkDestroy_13_0`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -240,10 +232,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetErrorLogSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            size: *mut usize,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(5usize)?;
@@ -251,10 +240,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    size: *mut usize,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -264,10 +250,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetErrorLog(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            log: *mut ::std::os::raw::c_char,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(6usize)?;
@@ -275,10 +258,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    log: *mut ::std::os::raw::c_char,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -288,10 +268,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetInfoLogSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            size: *mut usize,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(7usize)?;
@@ -299,10 +276,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    size: *mut usize,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -312,10 +286,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetInfoLog(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            log: *mut ::std::os::raw::c_char,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(8usize)?;
@@ -323,10 +294,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    log: *mut ::std::os::raw::c_char,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -336,10 +304,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedCubinSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            size: *mut usize,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(9usize)?;
@@ -347,10 +312,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    size: *mut usize,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -360,10 +322,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedCubin(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            cubin: *mut ::std::os::raw::c_void,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, cubin: *mut ::std::os::raw::c_void) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(10usize)?;
@@ -371,10 +330,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    cubin: *mut ::std::os::raw::c_void,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, cubin: *mut ::std::os::raw::c_void) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -384,10 +340,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedPtxSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            size: *mut usize,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(11usize)?;
@@ -395,10 +348,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    size: *mut usize,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -408,10 +358,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedPtx(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            handle: nvJitLinkHandle,
-            ptx: *mut ::std::os::raw::c_char,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(handle: nvJitLinkHandle, ptx: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(12usize)?;
@@ -419,10 +366,7 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(
-                    handle: nvJitLinkHandle,
-                    ptx: *mut ::std::os::raw::c_char,
-                ) -> nvJitLinkResult,
+                unsafe extern "C" fn(handle: nvJitLinkHandle, ptx: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -432,10 +376,7 @@ impl crate::NvJitLink {
     pub fn nvJitLinkVersion(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(
-            major: *mut ::std::os::raw::c_uint,
-            minor: *mut ::std::os::raw::c_uint,
-        ) -> nvJitLinkResult,
+        unsafe extern "C" fn(major: *mut ::std::os::raw::c_uint, minor: *mut ::std::os::raw::c_uint) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(13usize)?;

@@ -16,7 +16,14 @@ pub fn compile(source: &str) -> (nvrtcResult, String, Option<String>) {
     let mut program: nvrtcProgram = ptr::null_mut();
     // SAFETY: all pointers are valid for the call; no headers are passed.
     let created = unsafe {
-        lib.nvrtcCreateProgram().unwrap()(&mut program, source.as_ptr(), name.as_ptr(), 0, ptr::null(), ptr::null())
+        lib.nvrtcCreateProgram().unwrap()(
+            &mut program,
+            source.as_ptr(),
+            name.as_ptr(),
+            0,
+            ptr::null(),
+            ptr::null(),
+        )
     };
     assert_eq!(created, nvrtcResult::NVRTC_SUCCESS);
     let arch = CString::new("--gpu-architecture=compute_90").unwrap();
@@ -26,25 +33,39 @@ pub fn compile(source: &str) -> (nvrtcResult, String, Option<String>) {
 
     let mut log_size = 0;
     // SAFETY: `program` is live and `log_size` a valid out-pointer.
-    assert_eq!(unsafe { lib.nvrtcGetProgramLogSize().unwrap()(program, &mut log_size) }, nvrtcResult::NVRTC_SUCCESS);
+    assert_eq!(
+        unsafe { lib.nvrtcGetProgramLogSize().unwrap()(program, &mut log_size) },
+        nvrtcResult::NVRTC_SUCCESS
+    );
     let mut log = vec![0 as c_char; log_size];
     // SAFETY: `log` has the size NVRTC asked for.
-    assert_eq!(unsafe { lib.nvrtcGetProgramLog().unwrap()(program, log.as_mut_ptr()) }, nvrtcResult::NVRTC_SUCCESS);
+    assert_eq!(
+        unsafe { lib.nvrtcGetProgramLog().unwrap()(program, log.as_mut_ptr()) },
+        nvrtcResult::NVRTC_SUCCESS
+    );
     // SAFETY: NVRTC writes a NUL-terminated log of `log_size` bytes.
     let log = unsafe { CStr::from_ptr(log.as_ptr()) }.to_string_lossy().into_owned();
 
     let ptx = (result == nvrtcResult::NVRTC_SUCCESS).then(|| {
         let mut size = 0;
         // SAFETY: as above.
-        assert_eq!(unsafe { lib.nvrtcGetPTXSize().unwrap()(program, &mut size) }, nvrtcResult::NVRTC_SUCCESS);
+        assert_eq!(
+            unsafe { lib.nvrtcGetPTXSize().unwrap()(program, &mut size) },
+            nvrtcResult::NVRTC_SUCCESS
+        );
         let mut ptx = vec![0 as c_char; size];
         // SAFETY: `ptx` has the size NVRTC asked for.
-        assert_eq!(unsafe { lib.nvrtcGetPTX().unwrap()(program, ptx.as_mut_ptr()) }, nvrtcResult::NVRTC_SUCCESS);
+        assert_eq!(
+            unsafe { lib.nvrtcGetPTX().unwrap()(program, ptx.as_mut_ptr()) },
+            nvrtcResult::NVRTC_SUCCESS
+        );
         // SAFETY: the PTX is NUL-terminated.
         unsafe { CStr::from_ptr(ptx.as_ptr()) }.to_string_lossy().into_owned()
     });
     // SAFETY: `program` is live and destroyed once.
-    assert_eq!(unsafe { lib.nvrtcDestroyProgram().unwrap()(&mut program) }, nvrtcResult::NVRTC_SUCCESS);
+    assert_eq!(
+        unsafe { lib.nvrtcDestroyProgram().unwrap()(&mut program) },
+        nvrtcResult::NVRTC_SUCCESS
+    );
     (result, log, ptx)
 }
-
