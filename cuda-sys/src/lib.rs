@@ -30,12 +30,16 @@ mod error;
 pub mod search;
 mod symbols;
 
+#[rustfmt::skip]
 #[path = "generated/driver.rs"]
 pub mod driver;
+#[rustfmt::skip]
 #[path = "generated/nvjitlink.rs"]
 pub mod nvjitlink;
+#[rustfmt::skip]
 #[path = "generated/nvrtc.rs"]
 pub mod nvrtc;
+#[rustfmt::skip]
 #[path = "generated/runtime.rs"]
 pub mod runtime;
 

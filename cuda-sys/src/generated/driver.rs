@@ -58,7 +58,9 @@ pub type CUasyncCallback = ::std::option::Option<
 pub type CUdevprop_v1 = CUdevprop_st;
 pub type CUdevprop = CUdevprop_v1;
 pub type CUlinkState = *mut CUlinkState_st;
-pub type CUhostFn = ::std::option::Option<unsafe extern "C" fn(userData: *mut ::std::os::raw::c_void)>;
+pub type CUhostFn = ::std::option::Option<
+    unsafe extern "C" fn(userData: *mut ::std::os::raw::c_void),
+>;
 pub type CUaccessPolicyWindow_v1 = CUaccessPolicyWindow_st;
 pub type CUaccessPolicyWindow = CUaccessPolicyWindow_v1;
 pub type CUDA_KERNEL_NODE_PARAMS_v1 = CUDA_KERNEL_NODE_PARAMS_st;
@@ -89,9 +91,15 @@ pub type CUctxCigParam = CUctxCigParam_st;
 pub type CUctxCreateParams = CUctxCreateParams_st;
 pub type CUlibraryHostUniversalFunctionAndDataTable = CUlibraryHostUniversalFunctionAndDataTable_st;
 pub type CUstreamCallback = ::std::option::Option<
-    unsafe extern "C" fn(hStream: CUstream, status: CUresult, userData: *mut ::std::os::raw::c_void),
+    unsafe extern "C" fn(
+        hStream: CUstream,
+        status: CUresult,
+        userData: *mut ::std::os::raw::c_void,
+    ),
 >;
-pub type CUoccupancyB2DSize = ::std::option::Option<unsafe extern "C" fn(blockSize: ::std::os::raw::c_int) -> usize>;
+pub type CUoccupancyB2DSize = ::std::option::Option<
+    unsafe extern "C" fn(blockSize: ::std::os::raw::c_int) -> usize,
+>;
 pub type CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D_st;
 pub type CUDA_MEMCPY2D = CUDA_MEMCPY2D_v2;
 pub type CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D_st;
@@ -1716,7 +1724,9 @@ impl Default for CUipcMemHandle_st {
     }
 }
 impl CUipcMem_flags_enum {
-    pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: CUipcMem_flags_enum = CUipcMem_flags_enum(1);
+    pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: CUipcMem_flags_enum = CUipcMem_flags_enum(
+        1,
+    );
 }
 impl CUmemAttach_flags_enum {
     pub const CU_MEM_ATTACH_GLOBAL: CUmemAttach_flags_enum = CUmemAttach_flags_enum(1);
@@ -1738,10 +1748,18 @@ impl CUctx_flags_enum {
     pub const CU_CTX_FLAGS_MASK: CUctx_flags_enum = CUctx_flags_enum(255);
 }
 impl CUevent_sched_flags_enum {
-    pub const CU_EVENT_SCHED_AUTO: CUevent_sched_flags_enum = CUevent_sched_flags_enum(0);
-    pub const CU_EVENT_SCHED_SPIN: CUevent_sched_flags_enum = CUevent_sched_flags_enum(1);
-    pub const CU_EVENT_SCHED_YIELD: CUevent_sched_flags_enum = CUevent_sched_flags_enum(2);
-    pub const CU_EVENT_SCHED_BLOCKING_SYNC: CUevent_sched_flags_enum = CUevent_sched_flags_enum(4);
+    pub const CU_EVENT_SCHED_AUTO: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
+        0,
+    );
+    pub const CU_EVENT_SCHED_SPIN: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
+        1,
+    );
+    pub const CU_EVENT_SCHED_YIELD: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
+        2,
+    );
+    pub const CU_EVENT_SCHED_BLOCKING_SYNC: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
+        4,
+    );
 }
 impl CUstream_flags_enum {
     pub const CU_STREAM_DEFAULT: CUstream_flags_enum = CUstream_flags_enum(0);
@@ -1754,37 +1772,76 @@ impl CUevent_flags_enum {
     pub const CU_EVENT_INTERPROCESS: CUevent_flags_enum = CUevent_flags_enum(4);
 }
 impl CUevent_record_flags_enum {
-    pub const CU_EVENT_RECORD_DEFAULT: CUevent_record_flags_enum = CUevent_record_flags_enum(0);
-    pub const CU_EVENT_RECORD_EXTERNAL: CUevent_record_flags_enum = CUevent_record_flags_enum(1);
+    pub const CU_EVENT_RECORD_DEFAULT: CUevent_record_flags_enum = CUevent_record_flags_enum(
+        0,
+    );
+    pub const CU_EVENT_RECORD_EXTERNAL: CUevent_record_flags_enum = CUevent_record_flags_enum(
+        1,
+    );
 }
 impl CUevent_wait_flags_enum {
-    pub const CU_EVENT_WAIT_DEFAULT: CUevent_wait_flags_enum = CUevent_wait_flags_enum(0);
-    pub const CU_EVENT_WAIT_EXTERNAL: CUevent_wait_flags_enum = CUevent_wait_flags_enum(1);
+    pub const CU_EVENT_WAIT_DEFAULT: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
+        0,
+    );
+    pub const CU_EVENT_WAIT_EXTERNAL: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
+        1,
+    );
 }
 impl CUstreamWaitValue_flags_enum {
-    pub const CU_STREAM_WAIT_VALUE_GEQ: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(0);
-    pub const CU_STREAM_WAIT_VALUE_EQ: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(1);
-    pub const CU_STREAM_WAIT_VALUE_AND: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(2);
-    pub const CU_STREAM_WAIT_VALUE_NOR: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(3);
-    pub const CU_STREAM_WAIT_VALUE_FLUSH: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(1073741824);
+    pub const CU_STREAM_WAIT_VALUE_GEQ: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
+        0,
+    );
+    pub const CU_STREAM_WAIT_VALUE_EQ: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
+        1,
+    );
+    pub const CU_STREAM_WAIT_VALUE_AND: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
+        2,
+    );
+    pub const CU_STREAM_WAIT_VALUE_NOR: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
+        3,
+    );
+    pub const CU_STREAM_WAIT_VALUE_FLUSH: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
+        1073741824,
+    );
 }
 impl CUstreamWriteValue_flags_enum {
-    pub const CU_STREAM_WRITE_VALUE_DEFAULT: CUstreamWriteValue_flags_enum = CUstreamWriteValue_flags_enum(0);
-    pub const CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: CUstreamWriteValue_flags_enum = CUstreamWriteValue_flags_enum(1);
+    pub const CU_STREAM_WRITE_VALUE_DEFAULT: CUstreamWriteValue_flags_enum = CUstreamWriteValue_flags_enum(
+        0,
+    );
+    pub const CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: CUstreamWriteValue_flags_enum = CUstreamWriteValue_flags_enum(
+        1,
+    );
 }
 impl CUstreamBatchMemOpType_enum {
-    pub const CU_STREAM_MEM_OP_WAIT_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(1);
-    pub const CU_STREAM_MEM_OP_WRITE_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(2);
-    pub const CU_STREAM_MEM_OP_WAIT_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(4);
-    pub const CU_STREAM_MEM_OP_WRITE_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(5);
-    pub const CU_STREAM_MEM_OP_BARRIER: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(6);
-    pub const CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(3);
+    pub const CU_STREAM_MEM_OP_WAIT_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
+        1,
+    );
+    pub const CU_STREAM_MEM_OP_WRITE_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
+        2,
+    );
+    pub const CU_STREAM_MEM_OP_WAIT_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
+        4,
+    );
+    pub const CU_STREAM_MEM_OP_WRITE_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
+        5,
+    );
+    pub const CU_STREAM_MEM_OP_BARRIER: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
+        6,
+    );
+    pub const CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
+        3,
+    );
 }
 impl CUstreamMemoryBarrier_flags_enum {
-    pub const CU_STREAM_MEMORY_BARRIER_TYPE_SYS: CUstreamMemoryBarrier_flags_enum = CUstreamMemoryBarrier_flags_enum(0);
-    pub const CU_STREAM_MEMORY_BARRIER_TYPE_GPU: CUstreamMemoryBarrier_flags_enum = CUstreamMemoryBarrier_flags_enum(1);
+    pub const CU_STREAM_MEMORY_BARRIER_TYPE_SYS: CUstreamMemoryBarrier_flags_enum = CUstreamMemoryBarrier_flags_enum(
+        0,
+    );
+    pub const CU_STREAM_MEMORY_BARRIER_TYPE_GPU: CUstreamMemoryBarrier_flags_enum = CUstreamMemoryBarrier_flags_enum(
+        1,
+    );
 }
-impl Default for CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1 {
+impl Default
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1 {
     fn default() -> Self {
         let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
         unsafe {
@@ -1802,7 +1859,8 @@ impl Default for CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st 
         }
     }
 }
-impl Default for CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1 {
+impl Default
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1 {
     fn default() -> Self {
         let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
         unsafe {
@@ -1867,16 +1925,22 @@ impl Default for CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
 }
 impl CUoccupancy_flags_enum {
     pub const CU_OCCUPANCY_DEFAULT: CUoccupancy_flags_enum = CUoccupancy_flags_enum(0);
-    pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: CUoccupancy_flags_enum = CUoccupancy_flags_enum(1);
+    pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: CUoccupancy_flags_enum = CUoccupancy_flags_enum(
+        1,
+    );
 }
 impl CUstreamUpdateCaptureDependencies_flags_enum {
-    pub const CU_STREAM_ADD_CAPTURE_DEPENDENCIES: CUstreamUpdateCaptureDependencies_flags_enum =
-        CUstreamUpdateCaptureDependencies_flags_enum(0);
-    pub const CU_STREAM_SET_CAPTURE_DEPENDENCIES: CUstreamUpdateCaptureDependencies_flags_enum =
-        CUstreamUpdateCaptureDependencies_flags_enum(1);
+    pub const CU_STREAM_ADD_CAPTURE_DEPENDENCIES: CUstreamUpdateCaptureDependencies_flags_enum = CUstreamUpdateCaptureDependencies_flags_enum(
+        0,
+    );
+    pub const CU_STREAM_SET_CAPTURE_DEPENDENCIES: CUstreamUpdateCaptureDependencies_flags_enum = CUstreamUpdateCaptureDependencies_flags_enum(
+        1,
+    );
 }
 impl CUasyncNotificationType_enum {
-    pub const CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET: CUasyncNotificationType_enum = CUasyncNotificationType_enum(1);
+    pub const CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET: CUasyncNotificationType_enum = CUasyncNotificationType_enum(
+        1,
+    );
 }
 impl Default for CUasyncNotificationInfo_st__bindgen_ty_1 {
     fn default() -> Self {
@@ -1919,11 +1983,17 @@ impl CUarray_format_enum {
     pub const CU_AD_FORMAT_SNORM_INT16X2: CUarray_format_enum = CUarray_format_enum(202);
     pub const CU_AD_FORMAT_SNORM_INT16X4: CUarray_format_enum = CUarray_format_enum(203);
     pub const CU_AD_FORMAT_BC1_UNORM: CUarray_format_enum = CUarray_format_enum(145);
-    pub const CU_AD_FORMAT_BC1_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(146);
+    pub const CU_AD_FORMAT_BC1_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
+        146,
+    );
     pub const CU_AD_FORMAT_BC2_UNORM: CUarray_format_enum = CUarray_format_enum(147);
-    pub const CU_AD_FORMAT_BC2_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(148);
+    pub const CU_AD_FORMAT_BC2_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
+        148,
+    );
     pub const CU_AD_FORMAT_BC3_UNORM: CUarray_format_enum = CUarray_format_enum(149);
-    pub const CU_AD_FORMAT_BC3_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(150);
+    pub const CU_AD_FORMAT_BC3_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
+        150,
+    );
     pub const CU_AD_FORMAT_BC4_UNORM: CUarray_format_enum = CUarray_format_enum(151);
     pub const CU_AD_FORMAT_BC4_SNORM: CUarray_format_enum = CUarray_format_enum(152);
     pub const CU_AD_FORMAT_BC5_UNORM: CUarray_format_enum = CUarray_format_enum(153);
@@ -1931,7 +2001,9 @@ impl CUarray_format_enum {
     pub const CU_AD_FORMAT_BC6H_UF16: CUarray_format_enum = CUarray_format_enum(155);
     pub const CU_AD_FORMAT_BC6H_SF16: CUarray_format_enum = CUarray_format_enum(156);
     pub const CU_AD_FORMAT_BC7_UNORM: CUarray_format_enum = CUarray_format_enum(157);
-    pub const CU_AD_FORMAT_BC7_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(158);
+    pub const CU_AD_FORMAT_BC7_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
+        158,
+    );
     pub const CU_AD_FORMAT_P010: CUarray_format_enum = CUarray_format_enum(159);
     pub const CU_AD_FORMAT_P016: CUarray_format_enum = CUarray_format_enum(161);
     pub const CU_AD_FORMAT_NV16: CUarray_format_enum = CUarray_format_enum(162);
@@ -1945,9 +2017,15 @@ impl CUarray_format_enum {
     pub const CU_AD_FORMAT_Y416: CUarray_format_enum = CUarray_format_enum(177);
     pub const CU_AD_FORMAT_Y444_PLANAR8: CUarray_format_enum = CUarray_format_enum(178);
     pub const CU_AD_FORMAT_Y444_PLANAR10: CUarray_format_enum = CUarray_format_enum(179);
-    pub const CU_AD_FORMAT_YUV444_8bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum(180);
-    pub const CU_AD_FORMAT_YUV444_16bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum(181);
-    pub const CU_AD_FORMAT_UNORM_INT_101010_2: CUarray_format_enum = CUarray_format_enum(80);
+    pub const CU_AD_FORMAT_YUV444_8bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum(
+        180,
+    );
+    pub const CU_AD_FORMAT_YUV444_16bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum(
+        181,
+    );
+    pub const CU_AD_FORMAT_UNORM_INT_101010_2: CUarray_format_enum = CUarray_format_enum(
+        80,
+    );
     pub const CU_AD_FORMAT_MAX: CUarray_format_enum = CUarray_format_enum(2147483647);
 }
 impl CUaddress_mode_enum {
@@ -1961,256 +2039,586 @@ impl CUfilter_mode_enum {
     pub const CU_TR_FILTER_MODE_LINEAR: CUfilter_mode_enum = CUfilter_mode_enum(1);
 }
 impl CUdevice_attribute_enum {
-    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(1);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(2);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(3);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(4);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(5);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(6);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(7);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(8);
-    pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(8);
-    pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(9);
-    pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(10);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(11);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(12);
-    pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(12);
-    pub const CU_DEVICE_ATTRIBUTE_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(13);
-    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(14);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum = CUdevice_attribute_enum(15);
-    pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(16);
-    pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum = CUdevice_attribute_enum(17);
-    pub const CU_DEVICE_ATTRIBUTE_INTEGRATED: CUdevice_attribute_enum = CUdevice_attribute_enum(18);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(19);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum = CUdevice_attribute_enum(20);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(21);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(22);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(23);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(24);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(25);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(26);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(27);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(28);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(29);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(27);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(28);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(29);
-    pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(30);
-    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum = CUdevice_attribute_enum(31);
-    pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(32);
-    pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(33);
-    pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(34);
-    pub const CU_DEVICE_ATTRIBUTE_TCC_DRIVER: CUdevice_attribute_enum = CUdevice_attribute_enum(35);
-    pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(36);
-    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(37);
-    pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(38);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(39);
-    pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(40);
-    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum = CUdevice_attribute_enum(41);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(42);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(43);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum = CUdevice_attribute_enum(44);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(45);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(46);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(47);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(48);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(49);
-    pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(50);
-    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(51);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(52);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(53);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(54);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(55);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(56);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(57);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(58);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(59);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(60);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(61);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(62);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(63);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(64);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(65);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(66);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(67);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(68);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(69);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(70);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(71);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(72);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(73);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(74);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum = CUdevice_attribute_enum(75);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum = CUdevice_attribute_enum(76);
-    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(77);
-    pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(78);
-    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(79);
-    pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(80);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(81);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(82);
-    pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(83);
-    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum = CUdevice_attribute_enum(84);
-    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(85);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(86);
-    pub const CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(87);
-    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(88);
-    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(89);
-    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(90);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(91);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(92);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(93);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(94);
-    pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(95);
-    pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(96);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(97);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum = CUdevice_attribute_enum(98);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(99);
-    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(100);
-    pub const CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(101);
-    pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(102);
-    pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(102);
-    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(103);
-    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(104);
-    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(105);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(106);
-    pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(107);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(108);
-    pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(109);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(110);
-    pub const CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(111);
-    pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(112);
-    pub const CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(113);
-    pub const CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(114);
-    pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(115);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(116);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(117);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(118);
-    pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(119);
-    pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(120);
-    pub const CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(121);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum = CUdevice_attribute_enum(122);
-    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum = CUdevice_attribute_enum(123);
-    pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(124);
-    pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(125);
-    pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(126);
-    pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(127);
-    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(128);
-    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum = CUdevice_attribute_enum(129);
-    pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum = CUdevice_attribute_enum(130);
-    pub const CU_DEVICE_ATTRIBUTE_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(131);
-    pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(132);
-    pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(133);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(134);
-    pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(135);
-    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum = CUdevice_attribute_enum(136);
-    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum = CUdevice_attribute_enum(137);
-    pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(138);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(139);
-    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(140);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(141);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(142);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(143);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(144);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(145);
-    pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(146);
-    pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum =
-        CUdevice_attribute_enum(147);
-    pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum(148);
+    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        1,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        2,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        3,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        4,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        5,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        6,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        7,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        8,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        8,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        9,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        10,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        11,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        12,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        12,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        13,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        14,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        15,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        16,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        17,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_INTEGRATED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        18,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        19,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        20,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        21,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        22,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        23,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        24,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        25,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        26,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        27,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        28,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        29,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        27,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        28,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        29,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        30,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        31,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        32,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        33,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        34,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_TCC_DRIVER: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        35,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        36,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        37,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        38,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        39,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        40,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        41,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        42,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        43,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        44,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        45,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        46,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        47,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        48,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        49,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        50,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        51,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        52,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        53,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        54,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        55,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        56,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        57,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        58,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        59,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        60,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        61,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        62,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        63,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        64,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        65,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        66,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        67,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        68,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        69,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        70,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        71,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        72,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        73,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        74,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        75,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        76,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        77,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        78,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        79,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        80,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        81,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        82,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        83,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        84,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        85,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        86,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        87,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        88,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        89,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        90,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        91,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        92,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        93,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        94,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        95,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        96,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        97,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        98,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        99,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        100,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        101,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        102,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        102,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        103,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        104,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        105,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        106,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        107,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        108,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        109,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        110,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        111,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        112,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        113,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        114,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        115,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        116,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        117,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        118,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        119,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        120,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        121,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        122,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        123,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        124,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        125,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        126,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        127,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        128,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        129,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        130,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        131,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        132,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        133,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        134,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        135,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        136,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        137,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        138,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        139,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        140,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        141,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        142,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        143,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        144,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        145,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        146,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        147,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        148,
+    );
 }
 impl CUpointer_attribute_enum {
-    pub const CU_POINTER_ATTRIBUTE_CONTEXT: CUpointer_attribute_enum = CUpointer_attribute_enum(1);
-    pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CUpointer_attribute_enum = CUpointer_attribute_enum(2);
-    pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum(3);
-    pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum(4);
-    pub const CU_POINTER_ATTRIBUTE_P2P_TOKENS: CUpointer_attribute_enum = CUpointer_attribute_enum(5);
-    pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: CUpointer_attribute_enum = CUpointer_attribute_enum(6);
-    pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: CUpointer_attribute_enum = CUpointer_attribute_enum(7);
-    pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: CUpointer_attribute_enum = CUpointer_attribute_enum(8);
-    pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum(9);
-    pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(10);
-    pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum(11);
-    pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum(12);
-    pub const CU_POINTER_ATTRIBUTE_MAPPED: CUpointer_attribute_enum = CUpointer_attribute_enum(13);
-    pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: CUpointer_attribute_enum = CUpointer_attribute_enum(14);
-    pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(15);
-    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: CUpointer_attribute_enum = CUpointer_attribute_enum(16);
-    pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUpointer_attribute_enum = CUpointer_attribute_enum(17);
-    pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum(18);
-    pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum(19);
-    pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: CUpointer_attribute_enum = CUpointer_attribute_enum(20);
-    pub const CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(21);
+    pub const CU_POINTER_ATTRIBUTE_CONTEXT: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        1,
+    );
+    pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        2,
+    );
+    pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        3,
+    );
+    pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        4,
+    );
+    pub const CU_POINTER_ATTRIBUTE_P2P_TOKENS: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        5,
+    );
+    pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        6,
+    );
+    pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        7,
+    );
+    pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        8,
+    );
+    pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        9,
+    );
+    pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        10,
+    );
+    pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        11,
+    );
+    pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        12,
+    );
+    pub const CU_POINTER_ATTRIBUTE_MAPPED: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        13,
+    );
+    pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        14,
+    );
+    pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        15,
+    );
+    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        16,
+    );
+    pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        17,
+    );
+    pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        18,
+    );
+    pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        19,
+    );
+    pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        20,
+    );
+    pub const CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
+        21,
+    );
 }
 impl CUfunction_attribute_enum {
-    pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum = CUfunction_attribute_enum(0);
-    pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(1);
-    pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(2);
-    pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(3);
-    pub const CU_FUNC_ATTRIBUTE_NUM_REGS: CUfunction_attribute_enum = CUfunction_attribute_enum(4);
-    pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(5);
-    pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(6);
-    pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunction_attribute_enum(7);
-    pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(8);
-    pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(9);
-    pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum = CUfunction_attribute_enum(10);
-    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = CUfunction_attribute_enum(11);
-    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum = CUfunction_attribute_enum(12);
-    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = CUfunction_attribute_enum(13);
-    pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(14);
-    pub const CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUfunction_attribute_enum =
-        CUfunction_attribute_enum(15);
-    pub const CU_FUNC_ATTRIBUTE_MAX: CUfunction_attribute_enum = CUfunction_attribute_enum(16);
+    pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        0,
+    );
+    pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        1,
+    );
+    pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        2,
+    );
+    pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        3,
+    );
+    pub const CU_FUNC_ATTRIBUTE_NUM_REGS: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        4,
+    );
+    pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        5,
+    );
+    pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        6,
+    );
+    pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        7,
+    );
+    pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        8,
+    );
+    pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        9,
+    );
+    pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        10,
+    );
+    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        11,
+    );
+    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        12,
+    );
+    pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        13,
+    );
+    pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        14,
+    );
+    pub const CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        15,
+    );
+    pub const CU_FUNC_ATTRIBUTE_MAX: CUfunction_attribute_enum = CUfunction_attribute_enum(
+        16,
+    );
 }
 impl CUfunc_cache_enum {
     pub const CU_FUNC_CACHE_PREFER_NONE: CUfunc_cache_enum = CUfunc_cache_enum(0);
@@ -2219,14 +2627,26 @@ impl CUfunc_cache_enum {
     pub const CU_FUNC_CACHE_PREFER_EQUAL: CUfunc_cache_enum = CUfunc_cache_enum(3);
 }
 impl CUsharedconfig_enum {
-    pub const CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(0);
-    pub const CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(1);
-    pub const CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(2);
+    pub const CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(
+        0,
+    );
+    pub const CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(
+        1,
+    );
+    pub const CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(
+        2,
+    );
 }
 impl CUshared_carveout_enum {
-    pub const CU_SHAREDMEM_CARVEOUT_DEFAULT: CUshared_carveout_enum = CUshared_carveout_enum(-1);
-    pub const CU_SHAREDMEM_CARVEOUT_MAX_SHARED: CUshared_carveout_enum = CUshared_carveout_enum(100);
-    pub const CU_SHAREDMEM_CARVEOUT_MAX_L1: CUshared_carveout_enum = CUshared_carveout_enum(0);
+    pub const CU_SHAREDMEM_CARVEOUT_DEFAULT: CUshared_carveout_enum = CUshared_carveout_enum(
+        -1,
+    );
+    pub const CU_SHAREDMEM_CARVEOUT_MAX_SHARED: CUshared_carveout_enum = CUshared_carveout_enum(
+        100,
+    );
+    pub const CU_SHAREDMEM_CARVEOUT_MAX_L1: CUshared_carveout_enum = CUshared_carveout_enum(
+        0,
+    );
 }
 impl CUmemorytype_enum {
     pub const CU_MEMORYTYPE_HOST: CUmemorytype_enum = CUmemorytype_enum(1);
@@ -2237,37 +2657,60 @@ impl CUmemorytype_enum {
 impl CUcomputemode_enum {
     pub const CU_COMPUTEMODE_DEFAULT: CUcomputemode_enum = CUcomputemode_enum(0);
     pub const CU_COMPUTEMODE_PROHIBITED: CUcomputemode_enum = CUcomputemode_enum(2);
-    pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: CUcomputemode_enum = CUcomputemode_enum(3);
+    pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: CUcomputemode_enum = CUcomputemode_enum(
+        3,
+    );
 }
 impl CUmem_advise_enum {
     pub const CU_MEM_ADVISE_SET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum(1);
     pub const CU_MEM_ADVISE_UNSET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum(2);
-    pub const CU_MEM_ADVISE_SET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum(3);
-    pub const CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum(4);
+    pub const CU_MEM_ADVISE_SET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum(
+        3,
+    );
+    pub const CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum(
+        4,
+    );
     pub const CU_MEM_ADVISE_SET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum(5);
     pub const CU_MEM_ADVISE_UNSET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum(6);
 }
 impl CUmem_range_attribute_enum {
-    pub const CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: CUmem_range_attribute_enum = CUmem_range_attribute_enum(1);
-    pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum(2);
-    pub const CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: CUmem_range_attribute_enum = CUmem_range_attribute_enum(3);
-    pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum(4);
-    pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: CUmem_range_attribute_enum =
-        CUmem_range_attribute_enum(5);
-    pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum(6);
-    pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: CUmem_range_attribute_enum =
-        CUmem_range_attribute_enum(7);
-    pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: CUmem_range_attribute_enum =
-        CUmem_range_attribute_enum(8);
+    pub const CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        1,
+    );
+    pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        2,
+    );
+    pub const CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        3,
+    );
+    pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        4,
+    );
+    pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        5,
+    );
+    pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        6,
+    );
+    pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        7,
+    );
+    pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
+        8,
+    );
 }
 impl CUjit_option_enum {
     pub const CU_JIT_MAX_REGISTERS: CUjit_option_enum = CUjit_option_enum(0);
     pub const CU_JIT_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum(1);
     pub const CU_JIT_WALL_TIME: CUjit_option_enum = CUjit_option_enum(2);
     pub const CU_JIT_INFO_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum(3);
-    pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum(4);
+    pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum(
+        4,
+    );
     pub const CU_JIT_ERROR_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum(5);
-    pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum(6);
+    pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum(
+        6,
+    );
     pub const CU_JIT_OPTIMIZATION_LEVEL: CUjit_option_enum = CUjit_option_enum(7);
     pub const CU_JIT_TARGET_FROM_CUCONTEXT: CUjit_option_enum = CUjit_option_enum(8);
     pub const CU_JIT_TARGET: CUjit_option_enum = CUjit_option_enum(9);
@@ -2288,13 +2731,23 @@ impl CUjit_option_enum {
     pub const CU_JIT_FMA: CUjit_option_enum = CUjit_option_enum(24);
     pub const CU_JIT_REFERENCED_KERNEL_NAMES: CUjit_option_enum = CUjit_option_enum(25);
     pub const CU_JIT_REFERENCED_KERNEL_COUNT: CUjit_option_enum = CUjit_option_enum(26);
-    pub const CU_JIT_REFERENCED_VARIABLE_NAMES: CUjit_option_enum = CUjit_option_enum(27);
-    pub const CU_JIT_REFERENCED_VARIABLE_COUNT: CUjit_option_enum = CUjit_option_enum(28);
-    pub const CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: CUjit_option_enum = CUjit_option_enum(29);
-    pub const CU_JIT_POSITION_INDEPENDENT_CODE: CUjit_option_enum = CUjit_option_enum(30);
+    pub const CU_JIT_REFERENCED_VARIABLE_NAMES: CUjit_option_enum = CUjit_option_enum(
+        27,
+    );
+    pub const CU_JIT_REFERENCED_VARIABLE_COUNT: CUjit_option_enum = CUjit_option_enum(
+        28,
+    );
+    pub const CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: CUjit_option_enum = CUjit_option_enum(
+        29,
+    );
+    pub const CU_JIT_POSITION_INDEPENDENT_CODE: CUjit_option_enum = CUjit_option_enum(
+        30,
+    );
     pub const CU_JIT_MIN_CTA_PER_SM: CUjit_option_enum = CUjit_option_enum(31);
     pub const CU_JIT_MAX_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum(32);
-    pub const CU_JIT_OVERRIDE_DIRECTIVE_VALUES: CUjit_option_enum = CUjit_option_enum(33);
+    pub const CU_JIT_OVERRIDE_DIRECTIVE_VALUES: CUjit_option_enum = CUjit_option_enum(
+        33,
+    );
     pub const CU_JIT_SPLIT_COMPILE: CUjit_option_enum = CUjit_option_enum(34);
     pub const CU_JIT_NUM_OPTIONS: CUjit_option_enum = CUjit_option_enum(35);
 }
@@ -2353,26 +2806,52 @@ impl CUjitInputType_enum {
     pub const CU_JIT_NUM_INPUT_TYPES: CUjitInputType_enum = CUjitInputType_enum(6);
 }
 impl CUgraphicsRegisterFlags_enum {
-    pub const CU_GRAPHICS_REGISTER_FLAGS_NONE: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(0);
-    pub const CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(1);
-    pub const CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(2);
-    pub const CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(4);
-    pub const CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(8);
+    pub const CU_GRAPHICS_REGISTER_FLAGS_NONE: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(
+        0,
+    );
+    pub const CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(
+        1,
+    );
+    pub const CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(
+        2,
+    );
+    pub const CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(
+        4,
+    );
+    pub const CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER: CUgraphicsRegisterFlags_enum = CUgraphicsRegisterFlags_enum(
+        8,
+    );
 }
 impl CUgraphicsMapResourceFlags_enum {
-    pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE: CUgraphicsMapResourceFlags_enum = CUgraphicsMapResourceFlags_enum(0);
-    pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY: CUgraphicsMapResourceFlags_enum =
-        CUgraphicsMapResourceFlags_enum(1);
-    pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD: CUgraphicsMapResourceFlags_enum =
-        CUgraphicsMapResourceFlags_enum(2);
+    pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE: CUgraphicsMapResourceFlags_enum = CUgraphicsMapResourceFlags_enum(
+        0,
+    );
+    pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY: CUgraphicsMapResourceFlags_enum = CUgraphicsMapResourceFlags_enum(
+        1,
+    );
+    pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD: CUgraphicsMapResourceFlags_enum = CUgraphicsMapResourceFlags_enum(
+        2,
+    );
 }
 impl CUarray_cubemap_face_enum {
-    pub const CU_CUBEMAP_FACE_POSITIVE_X: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(0);
-    pub const CU_CUBEMAP_FACE_NEGATIVE_X: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(1);
-    pub const CU_CUBEMAP_FACE_POSITIVE_Y: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(2);
-    pub const CU_CUBEMAP_FACE_NEGATIVE_Y: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(3);
-    pub const CU_CUBEMAP_FACE_POSITIVE_Z: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(4);
-    pub const CU_CUBEMAP_FACE_NEGATIVE_Z: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(5);
+    pub const CU_CUBEMAP_FACE_POSITIVE_X: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
+        0,
+    );
+    pub const CU_CUBEMAP_FACE_NEGATIVE_X: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
+        1,
+    );
+    pub const CU_CUBEMAP_FACE_POSITIVE_Y: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
+        2,
+    );
+    pub const CU_CUBEMAP_FACE_NEGATIVE_Y: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
+        3,
+    );
+    pub const CU_CUBEMAP_FACE_POSITIVE_Z: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
+        4,
+    );
+    pub const CU_CUBEMAP_FACE_NEGATIVE_Z: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
+        5,
+    );
 }
 impl CUlimit_enum {
     pub const CU_LIMIT_STACK_SIZE: CUlimit_enum = CUlimit_enum(0);
@@ -2389,14 +2868,22 @@ impl CUlimit_enum {
 }
 impl CUresourcetype_enum {
     pub const CU_RESOURCE_TYPE_ARRAY: CUresourcetype_enum = CUresourcetype_enum(0);
-    pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: CUresourcetype_enum = CUresourcetype_enum(1);
+    pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: CUresourcetype_enum = CUresourcetype_enum(
+        1,
+    );
     pub const CU_RESOURCE_TYPE_LINEAR: CUresourcetype_enum = CUresourcetype_enum(2);
     pub const CU_RESOURCE_TYPE_PITCH2D: CUresourcetype_enum = CUresourcetype_enum(3);
 }
 impl CUaccessProperty_enum {
-    pub const CU_ACCESS_PROPERTY_NORMAL: CUaccessProperty_enum = CUaccessProperty_enum(0);
-    pub const CU_ACCESS_PROPERTY_STREAMING: CUaccessProperty_enum = CUaccessProperty_enum(1);
-    pub const CU_ACCESS_PROPERTY_PERSISTING: CUaccessProperty_enum = CUaccessProperty_enum(2);
+    pub const CU_ACCESS_PROPERTY_NORMAL: CUaccessProperty_enum = CUaccessProperty_enum(
+        0,
+    );
+    pub const CU_ACCESS_PROPERTY_STREAMING: CUaccessProperty_enum = CUaccessProperty_enum(
+        1,
+    );
+    pub const CU_ACCESS_PROPERTY_PERSISTING: CUaccessProperty_enum = CUaccessProperty_enum(
+        2,
+    );
 }
 impl Default for CUaccessPolicyWindow_st {
     fn default() -> Self {
@@ -2462,9 +2949,15 @@ impl Default for CUDA_HOST_NODE_PARAMS_v2_st {
     }
 }
 impl CUgraphConditionalNodeType_enum {
-    pub const CU_GRAPH_COND_TYPE_IF: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(0);
-    pub const CU_GRAPH_COND_TYPE_WHILE: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(1);
-    pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(2);
+    pub const CU_GRAPH_COND_TYPE_IF: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(
+        0,
+    );
+    pub const CU_GRAPH_COND_TYPE_WHILE: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(
+        1,
+    );
+    pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(
+        2,
+    );
 }
 impl Default for CUDA_CONDITIONAL_NODE_PARAMS {
     fn default() -> Self {
@@ -2482,30 +2975,58 @@ impl CUgraphNodeType_enum {
     pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType_enum = CUgraphNodeType_enum(3);
     pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType_enum = CUgraphNodeType_enum(4);
     pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType_enum = CUgraphNodeType_enum(5);
-    pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType_enum = CUgraphNodeType_enum(6);
-    pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType_enum = CUgraphNodeType_enum(7);
-    pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: CUgraphNodeType_enum = CUgraphNodeType_enum(8);
-    pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: CUgraphNodeType_enum = CUgraphNodeType_enum(9);
-    pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType_enum = CUgraphNodeType_enum(10);
-    pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType_enum = CUgraphNodeType_enum(11);
-    pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeType_enum(12);
-    pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType_enum = CUgraphNodeType_enum(13);
+    pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        6,
+    );
+    pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        7,
+    );
+    pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        8,
+    );
+    pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        9,
+    );
+    pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        10,
+    );
+    pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        11,
+    );
+    pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        12,
+    );
+    pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType_enum = CUgraphNodeType_enum(
+        13,
+    );
 }
 impl CUgraphDependencyType_enum {
-    pub const CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: CUgraphDependencyType_enum = CUgraphDependencyType_enum(0);
-    pub const CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: CUgraphDependencyType_enum = CUgraphDependencyType_enum(1);
+    pub const CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: CUgraphDependencyType_enum = CUgraphDependencyType_enum(
+        0,
+    );
+    pub const CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: CUgraphDependencyType_enum = CUgraphDependencyType_enum(
+        1,
+    );
 }
 impl CUgraphInstantiateResult_enum {
-    pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(0);
-    pub const CUDA_GRAPH_INSTANTIATE_ERROR: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(1);
-    pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: CUgraphInstantiateResult_enum =
-        CUgraphInstantiateResult_enum(2);
-    pub const CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED: CUgraphInstantiateResult_enum =
-        CUgraphInstantiateResult_enum(3);
-    pub const CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED: CUgraphInstantiateResult_enum =
-        CUgraphInstantiateResult_enum(4);
-    pub const CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED: CUgraphInstantiateResult_enum =
-        CUgraphInstantiateResult_enum(5);
+    pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
+        0,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_ERROR: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
+        1,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
+        2,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
+        3,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
+        4,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
+        5,
+    );
 }
 impl Default for CUDA_GRAPH_INSTANTIATE_PARAMS_st {
     fn default() -> Self {
@@ -2517,42 +3038,87 @@ impl Default for CUDA_GRAPH_INSTANTIATE_PARAMS_st {
     }
 }
 impl CUsynchronizationPolicy_enum {
-    pub const CU_SYNC_POLICY_AUTO: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(1);
-    pub const CU_SYNC_POLICY_SPIN: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(2);
-    pub const CU_SYNC_POLICY_YIELD: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(3);
-    pub const CU_SYNC_POLICY_BLOCKING_SYNC: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(4);
+    pub const CU_SYNC_POLICY_AUTO: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(
+        1,
+    );
+    pub const CU_SYNC_POLICY_SPIN: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(
+        2,
+    );
+    pub const CU_SYNC_POLICY_YIELD: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(
+        3,
+    );
+    pub const CU_SYNC_POLICY_BLOCKING_SYNC: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(
+        4,
+    );
 }
 impl CUclusterSchedulingPolicy_enum {
-    pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(0);
-    pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(1);
-    pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy_enum =
-        CUclusterSchedulingPolicy_enum(2);
+    pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(
+        0,
+    );
+    pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(
+        1,
+    );
+    pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(
+        2,
+    );
 }
 impl CUlaunchMemSyncDomain_enum {
-    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(0);
-    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(1);
+    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(
+        0,
+    );
+    pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(
+        1,
+    );
 }
 impl CUlaunchAttributeID_enum {
-    pub const CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(0);
-    pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(1);
-    pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(2);
-    pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(3);
-    pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(4);
-    pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(5);
-    pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(6);
-    pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(7);
-    pub const CU_LAUNCH_ATTRIBUTE_PRIORITY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(8);
-    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(9);
-    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(10);
-    pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(11);
-    pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(12);
-    pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(13);
-    pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(14);
-    pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum =
-        CUlaunchAttributeID_enum(16);
+    pub const CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        0,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        1,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        2,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        3,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        4,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        5,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        6,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        7,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_PRIORITY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        8,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        9,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        10,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        11,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        12,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        13,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        14,
+    );
+    pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        16,
+    );
 }
 impl Default for CUlaunchAttributeValue_union__bindgen_ty_2 {
     fn default() -> Self {
@@ -2609,31 +3175,56 @@ impl Default for CUlaunchConfig_st {
     }
 }
 impl CUstreamCaptureStatus_enum {
-    pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(0);
-    pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(1);
-    pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(2);
+    pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
+        0,
+    );
+    pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
+        1,
+    );
+    pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
+        2,
+    );
 }
 impl CUstreamCaptureMode_enum {
-    pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(0);
-    pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(1);
-    pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(2);
+    pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(
+        0,
+    );
+    pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(
+        1,
+    );
+    pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(
+        2,
+    );
 }
 impl CUdriverProcAddress_flags_enum {
-    pub const CU_GET_PROC_ADDRESS_DEFAULT: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(0);
-    pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(1);
-    pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: CUdriverProcAddress_flags_enum =
-        CUdriverProcAddress_flags_enum(2);
+    pub const CU_GET_PROC_ADDRESS_DEFAULT: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(
+        0,
+    );
+    pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(
+        1,
+    );
+    pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(
+        2,
+    );
 }
 impl CUdriverProcAddressQueryResult_enum {
-    pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(0);
-    pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: CUdriverProcAddressQueryResult_enum =
-        CUdriverProcAddressQueryResult_enum(1);
-    pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: CUdriverProcAddressQueryResult_enum =
-        CUdriverProcAddressQueryResult_enum(2);
+    pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(
+        0,
+    );
+    pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(
+        1,
+    );
+    pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(
+        2,
+    );
 }
 impl CUexecAffinityType_enum {
-    pub const CU_EXEC_AFFINITY_TYPE_SM_COUNT: CUexecAffinityType_enum = CUexecAffinityType_enum(0);
-    pub const CU_EXEC_AFFINITY_TYPE_MAX: CUexecAffinityType_enum = CUexecAffinityType_enum(1);
+    pub const CU_EXEC_AFFINITY_TYPE_SM_COUNT: CUexecAffinityType_enum = CUexecAffinityType_enum(
+        0,
+    );
+    pub const CU_EXEC_AFFINITY_TYPE_MAX: CUexecAffinityType_enum = CUexecAffinityType_enum(
+        1,
+    );
 }
 impl Default for CUexecAffinityParam_st__bindgen_ty_1 {
     fn default() -> Self {
@@ -2654,7 +3245,9 @@ impl Default for CUexecAffinityParam_st {
     }
 }
 impl CUcigDataType_enum {
-    pub const CIG_DATA_TYPE_D3D12_COMMAND_QUEUE: CUcigDataType_enum = CUcigDataType_enum(1);
+    pub const CIG_DATA_TYPE_D3D12_COMMAND_QUEUE: CUcigDataType_enum = CUcigDataType_enum(
+        1,
+    );
     pub const CIG_DATA_TYPE_NV_BLOB: CUcigDataType_enum = CUcigDataType_enum(2);
 }
 impl Default for CUctxCigParam_st {
@@ -2676,8 +3269,12 @@ impl Default for CUctxCreateParams_st {
     }
 }
 impl CUlibraryOption_enum {
-    pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum = CUlibraryOption_enum(0);
-    pub const CU_LIBRARY_BINARY_IS_PRESERVED: CUlibraryOption_enum = CUlibraryOption_enum(1);
+    pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum = CUlibraryOption_enum(
+        0,
+    );
+    pub const CU_LIBRARY_BINARY_IS_PRESERVED: CUlibraryOption_enum = CUlibraryOption_enum(
+        1,
+    );
     pub const CU_LIBRARY_NUM_OPTIONS: CUlibraryOption_enum = CUlibraryOption_enum(2);
 }
 impl Default for CUlibraryHostUniversalFunctionAndDataTable_st {
@@ -2732,7 +3329,9 @@ impl cudaError_enum {
     pub const CUDA_ERROR_CONTAINED: cudaError_enum = cudaError_enum(226);
     pub const CUDA_ERROR_INVALID_SOURCE: cudaError_enum = cudaError_enum(300);
     pub const CUDA_ERROR_FILE_NOT_FOUND: cudaError_enum = cudaError_enum(301);
-    pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: cudaError_enum = cudaError_enum(302);
+    pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: cudaError_enum = cudaError_enum(
+        302,
+    );
     pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: cudaError_enum = cudaError_enum(303);
     pub const CUDA_ERROR_OPERATING_SYSTEM: cudaError_enum = cudaError_enum(304);
     pub const CUDA_ERROR_INVALID_HANDLE: cudaError_enum = cudaError_enum(400);
@@ -2743,91 +3342,161 @@ impl cudaError_enum {
     pub const CUDA_ERROR_ILLEGAL_ADDRESS: cudaError_enum = cudaError_enum(700);
     pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: cudaError_enum = cudaError_enum(701);
     pub const CUDA_ERROR_LAUNCH_TIMEOUT: cudaError_enum = cudaError_enum(702);
-    pub const CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: cudaError_enum = cudaError_enum(703);
-    pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: cudaError_enum = cudaError_enum(704);
+    pub const CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: cudaError_enum = cudaError_enum(
+        703,
+    );
+    pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: cudaError_enum = cudaError_enum(
+        704,
+    );
     pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: cudaError_enum = cudaError_enum(705);
     pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: cudaError_enum = cudaError_enum(708);
     pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: cudaError_enum = cudaError_enum(709);
     pub const CUDA_ERROR_ASSERT: cudaError_enum = cudaError_enum(710);
     pub const CUDA_ERROR_TOO_MANY_PEERS: cudaError_enum = cudaError_enum(711);
-    pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: cudaError_enum = cudaError_enum(712);
-    pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: cudaError_enum = cudaError_enum(713);
+    pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: cudaError_enum = cudaError_enum(
+        712,
+    );
+    pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: cudaError_enum = cudaError_enum(
+        713,
+    );
     pub const CUDA_ERROR_HARDWARE_STACK_ERROR: cudaError_enum = cudaError_enum(714);
     pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: cudaError_enum = cudaError_enum(715);
     pub const CUDA_ERROR_MISALIGNED_ADDRESS: cudaError_enum = cudaError_enum(716);
     pub const CUDA_ERROR_INVALID_ADDRESS_SPACE: cudaError_enum = cudaError_enum(717);
     pub const CUDA_ERROR_INVALID_PC: cudaError_enum = cudaError_enum(718);
     pub const CUDA_ERROR_LAUNCH_FAILED: cudaError_enum = cudaError_enum(719);
-    pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cudaError_enum = cudaError_enum(720);
+    pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cudaError_enum = cudaError_enum(
+        720,
+    );
     pub const CUDA_ERROR_TENSOR_MEMORY_LEAK: cudaError_enum = cudaError_enum(721);
     pub const CUDA_ERROR_NOT_PERMITTED: cudaError_enum = cudaError_enum(800);
     pub const CUDA_ERROR_NOT_SUPPORTED: cudaError_enum = cudaError_enum(801);
     pub const CUDA_ERROR_SYSTEM_NOT_READY: cudaError_enum = cudaError_enum(802);
     pub const CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: cudaError_enum = cudaError_enum(803);
-    pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: cudaError_enum = cudaError_enum(804);
+    pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: cudaError_enum = cudaError_enum(
+        804,
+    );
     pub const CUDA_ERROR_MPS_CONNECTION_FAILED: cudaError_enum = cudaError_enum(805);
     pub const CUDA_ERROR_MPS_RPC_FAILURE: cudaError_enum = cudaError_enum(806);
     pub const CUDA_ERROR_MPS_SERVER_NOT_READY: cudaError_enum = cudaError_enum(807);
     pub const CUDA_ERROR_MPS_MAX_CLIENTS_REACHED: cudaError_enum = cudaError_enum(808);
-    pub const CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED: cudaError_enum = cudaError_enum(809);
+    pub const CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED: cudaError_enum = cudaError_enum(
+        809,
+    );
     pub const CUDA_ERROR_MPS_CLIENT_TERMINATED: cudaError_enum = cudaError_enum(810);
     pub const CUDA_ERROR_CDP_NOT_SUPPORTED: cudaError_enum = cudaError_enum(811);
     pub const CUDA_ERROR_CDP_VERSION_MISMATCH: cudaError_enum = cudaError_enum(812);
-    pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: cudaError_enum = cudaError_enum(900);
-    pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: cudaError_enum = cudaError_enum(901);
+    pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: cudaError_enum = cudaError_enum(
+        900,
+    );
+    pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: cudaError_enum = cudaError_enum(
+        901,
+    );
     pub const CUDA_ERROR_STREAM_CAPTURE_MERGE: cudaError_enum = cudaError_enum(902);
     pub const CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: cudaError_enum = cudaError_enum(903);
     pub const CUDA_ERROR_STREAM_CAPTURE_UNJOINED: cudaError_enum = cudaError_enum(904);
     pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: cudaError_enum = cudaError_enum(905);
     pub const CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: cudaError_enum = cudaError_enum(906);
     pub const CUDA_ERROR_CAPTURED_EVENT: cudaError_enum = cudaError_enum(907);
-    pub const CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: cudaError_enum = cudaError_enum(908);
+    pub const CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: cudaError_enum = cudaError_enum(
+        908,
+    );
     pub const CUDA_ERROR_TIMEOUT: cudaError_enum = cudaError_enum(909);
     pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: cudaError_enum = cudaError_enum(910);
     pub const CUDA_ERROR_EXTERNAL_DEVICE: cudaError_enum = cudaError_enum(911);
     pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: cudaError_enum = cudaError_enum(912);
     pub const CUDA_ERROR_FUNCTION_NOT_LOADED: cudaError_enum = cudaError_enum(913);
     pub const CUDA_ERROR_INVALID_RESOURCE_TYPE: cudaError_enum = cudaError_enum(914);
-    pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: cudaError_enum = cudaError_enum(915);
+    pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: cudaError_enum = cudaError_enum(
+        915,
+    );
     pub const CUDA_ERROR_KEY_ROTATION: cudaError_enum = cudaError_enum(916);
     pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum(999);
 }
 impl CUdevice_P2PAttribute_enum {
-    pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(1);
-    pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(2);
-    pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum =
-        CUdevice_P2PAttribute_enum(3);
-    pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum =
-        CUdevice_P2PAttribute_enum(4);
-    pub const CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum =
-        CUdevice_P2PAttribute_enum(4);
-    pub const CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum =
-        CUdevice_P2PAttribute_enum(5);
+    pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
+        1,
+    );
+    pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
+        2,
+    );
+    pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
+        3,
+    );
+    pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
+        4,
+    );
+    pub const CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
+        4,
+    );
+    pub const CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
+        5,
+    );
 }
 impl CUatomicOperation_enum {
-    pub const CU_ATOMIC_OPERATION_INTEGER_ADD: CUatomicOperation_enum = CUatomicOperation_enum(0);
-    pub const CU_ATOMIC_OPERATION_INTEGER_MIN: CUatomicOperation_enum = CUatomicOperation_enum(1);
-    pub const CU_ATOMIC_OPERATION_INTEGER_MAX: CUatomicOperation_enum = CUatomicOperation_enum(2);
-    pub const CU_ATOMIC_OPERATION_INTEGER_INCREMENT: CUatomicOperation_enum = CUatomicOperation_enum(3);
-    pub const CU_ATOMIC_OPERATION_INTEGER_DECREMENT: CUatomicOperation_enum = CUatomicOperation_enum(4);
-    pub const CU_ATOMIC_OPERATION_AND: CUatomicOperation_enum = CUatomicOperation_enum(5);
+    pub const CU_ATOMIC_OPERATION_INTEGER_ADD: CUatomicOperation_enum = CUatomicOperation_enum(
+        0,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_MIN: CUatomicOperation_enum = CUatomicOperation_enum(
+        1,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_MAX: CUatomicOperation_enum = CUatomicOperation_enum(
+        2,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_INCREMENT: CUatomicOperation_enum = CUatomicOperation_enum(
+        3,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_DECREMENT: CUatomicOperation_enum = CUatomicOperation_enum(
+        4,
+    );
+    pub const CU_ATOMIC_OPERATION_AND: CUatomicOperation_enum = CUatomicOperation_enum(
+        5,
+    );
     pub const CU_ATOMIC_OPERATION_OR: CUatomicOperation_enum = CUatomicOperation_enum(6);
-    pub const CU_ATOMIC_OPERATION_XOR: CUatomicOperation_enum = CUatomicOperation_enum(7);
-    pub const CU_ATOMIC_OPERATION_EXCHANGE: CUatomicOperation_enum = CUatomicOperation_enum(8);
-    pub const CU_ATOMIC_OPERATION_CAS: CUatomicOperation_enum = CUatomicOperation_enum(9);
-    pub const CU_ATOMIC_OPERATION_FLOAT_ADD: CUatomicOperation_enum = CUatomicOperation_enum(10);
-    pub const CU_ATOMIC_OPERATION_FLOAT_MIN: CUatomicOperation_enum = CUatomicOperation_enum(11);
-    pub const CU_ATOMIC_OPERATION_FLOAT_MAX: CUatomicOperation_enum = CUatomicOperation_enum(12);
-    pub const CU_ATOMIC_OPERATION_MAX: CUatomicOperation_enum = CUatomicOperation_enum(13);
+    pub const CU_ATOMIC_OPERATION_XOR: CUatomicOperation_enum = CUatomicOperation_enum(
+        7,
+    );
+    pub const CU_ATOMIC_OPERATION_EXCHANGE: CUatomicOperation_enum = CUatomicOperation_enum(
+        8,
+    );
+    pub const CU_ATOMIC_OPERATION_CAS: CUatomicOperation_enum = CUatomicOperation_enum(
+        9,
+    );
+    pub const CU_ATOMIC_OPERATION_FLOAT_ADD: CUatomicOperation_enum = CUatomicOperation_enum(
+        10,
+    );
+    pub const CU_ATOMIC_OPERATION_FLOAT_MIN: CUatomicOperation_enum = CUatomicOperation_enum(
+        11,
+    );
+    pub const CU_ATOMIC_OPERATION_FLOAT_MAX: CUatomicOperation_enum = CUatomicOperation_enum(
+        12,
+    );
+    pub const CU_ATOMIC_OPERATION_MAX: CUatomicOperation_enum = CUatomicOperation_enum(
+        13,
+    );
 }
 impl CUatomicOperationCapability_enum {
-    pub const CU_ATOMIC_CAPABILITY_SIGNED: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(1);
-    pub const CU_ATOMIC_CAPABILITY_UNSIGNED: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(2);
-    pub const CU_ATOMIC_CAPABILITY_REDUCTION: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(4);
-    pub const CU_ATOMIC_CAPABILITY_SCALAR_32: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(8);
-    pub const CU_ATOMIC_CAPABILITY_SCALAR_64: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(16);
-    pub const CU_ATOMIC_CAPABILITY_SCALAR_128: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(32);
-    pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(64);
+    pub const CU_ATOMIC_CAPABILITY_SIGNED: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        1,
+    );
+    pub const CU_ATOMIC_CAPABILITY_UNSIGNED: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        2,
+    );
+    pub const CU_ATOMIC_CAPABILITY_REDUCTION: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        4,
+    );
+    pub const CU_ATOMIC_CAPABILITY_SCALAR_32: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        8,
+    );
+    pub const CU_ATOMIC_CAPABILITY_SCALAR_64: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        16,
+    );
+    pub const CU_ATOMIC_CAPABILITY_SCALAR_128: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        32,
+    );
+    pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        64,
+    );
 }
 impl Default for CUDA_MEMCPY2D_st {
     fn default() -> Self {
@@ -2947,41 +3616,111 @@ impl Default for CUDA_TEXTURE_DESC_st {
     }
 }
 impl CUresourceViewFormat_enum {
-    pub const CU_RES_VIEW_FORMAT_NONE: CUresourceViewFormat_enum = CUresourceViewFormat_enum(0);
-    pub const CU_RES_VIEW_FORMAT_UINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(1);
-    pub const CU_RES_VIEW_FORMAT_UINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(2);
-    pub const CU_RES_VIEW_FORMAT_UINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(3);
-    pub const CU_RES_VIEW_FORMAT_SINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(4);
-    pub const CU_RES_VIEW_FORMAT_SINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(5);
-    pub const CU_RES_VIEW_FORMAT_SINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(6);
-    pub const CU_RES_VIEW_FORMAT_UINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(7);
-    pub const CU_RES_VIEW_FORMAT_UINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(8);
-    pub const CU_RES_VIEW_FORMAT_UINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(9);
-    pub const CU_RES_VIEW_FORMAT_SINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(10);
-    pub const CU_RES_VIEW_FORMAT_SINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(11);
-    pub const CU_RES_VIEW_FORMAT_SINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(12);
-    pub const CU_RES_VIEW_FORMAT_UINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(13);
-    pub const CU_RES_VIEW_FORMAT_UINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(14);
-    pub const CU_RES_VIEW_FORMAT_UINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(15);
-    pub const CU_RES_VIEW_FORMAT_SINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(16);
-    pub const CU_RES_VIEW_FORMAT_SINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(17);
-    pub const CU_RES_VIEW_FORMAT_SINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(18);
-    pub const CU_RES_VIEW_FORMAT_FLOAT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(19);
-    pub const CU_RES_VIEW_FORMAT_FLOAT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(20);
-    pub const CU_RES_VIEW_FORMAT_FLOAT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(21);
-    pub const CU_RES_VIEW_FORMAT_FLOAT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(22);
-    pub const CU_RES_VIEW_FORMAT_FLOAT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(23);
-    pub const CU_RES_VIEW_FORMAT_FLOAT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(24);
-    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC1: CUresourceViewFormat_enum = CUresourceViewFormat_enum(25);
-    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC2: CUresourceViewFormat_enum = CUresourceViewFormat_enum(26);
-    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC3: CUresourceViewFormat_enum = CUresourceViewFormat_enum(27);
-    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum(28);
-    pub const CU_RES_VIEW_FORMAT_SIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum(29);
-    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum(30);
-    pub const CU_RES_VIEW_FORMAT_SIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum(31);
-    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum(32);
-    pub const CU_RES_VIEW_FORMAT_SIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum(33);
-    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC7: CUresourceViewFormat_enum = CUresourceViewFormat_enum(34);
+    pub const CU_RES_VIEW_FORMAT_NONE: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        0,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        1,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        2,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        3,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        4,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        5,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        6,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        7,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        8,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        9,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        10,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        11,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        12,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        13,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        14,
+    );
+    pub const CU_RES_VIEW_FORMAT_UINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        15,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        16,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        17,
+    );
+    pub const CU_RES_VIEW_FORMAT_SINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        18,
+    );
+    pub const CU_RES_VIEW_FORMAT_FLOAT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        19,
+    );
+    pub const CU_RES_VIEW_FORMAT_FLOAT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        20,
+    );
+    pub const CU_RES_VIEW_FORMAT_FLOAT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        21,
+    );
+    pub const CU_RES_VIEW_FORMAT_FLOAT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        22,
+    );
+    pub const CU_RES_VIEW_FORMAT_FLOAT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        23,
+    );
+    pub const CU_RES_VIEW_FORMAT_FLOAT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        24,
+    );
+    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC1: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        25,
+    );
+    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC2: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        26,
+    );
+    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC3: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        27,
+    );
+    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        28,
+    );
+    pub const CU_RES_VIEW_FORMAT_SIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        29,
+    );
+    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        30,
+    );
+    pub const CU_RES_VIEW_FORMAT_SIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        31,
+    );
+    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        32,
+    );
+    pub const CU_RES_VIEW_FORMAT_SIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        33,
+    );
+    pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC7: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
+        34,
+    );
 }
 impl Default for CUDA_RESOURCE_VIEW_DESC_st {
     fn default() -> Self {
@@ -3002,59 +3741,129 @@ impl Default for CUtensorMap_st {
     }
 }
 impl CUtensorMapDataType_enum {
-    pub const CU_TENSOR_MAP_DATA_TYPE_UINT8: CUtensorMapDataType_enum = CUtensorMapDataType_enum(0);
-    pub const CU_TENSOR_MAP_DATA_TYPE_UINT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum(1);
-    pub const CU_TENSOR_MAP_DATA_TYPE_UINT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(2);
-    pub const CU_TENSOR_MAP_DATA_TYPE_INT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(3);
-    pub const CU_TENSOR_MAP_DATA_TYPE_UINT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum(4);
-    pub const CU_TENSOR_MAP_DATA_TYPE_INT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum(5);
-    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum(6);
-    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(7);
-    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum(8);
-    pub const CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum(9);
-    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum(10);
-    pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(11);
-    pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum(12);
-    pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: CUtensorMapDataType_enum = CUtensorMapDataType_enum(13);
-    pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum(14);
-    pub const CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum(15);
+    pub const CU_TENSOR_MAP_DATA_TYPE_UINT8: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        0,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_UINT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        1,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_UINT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        2,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_INT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        3,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_UINT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        4,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_INT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        5,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        6,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        7,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        8,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        9,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        10,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        11,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        12,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        13,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        14,
+    );
+    pub const CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
+        15,
+    );
 }
 impl CUtensorMapInterleave_enum {
-    pub const CU_TENSOR_MAP_INTERLEAVE_NONE: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum(0);
-    pub const CU_TENSOR_MAP_INTERLEAVE_16B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum(1);
-    pub const CU_TENSOR_MAP_INTERLEAVE_32B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum(2);
+    pub const CU_TENSOR_MAP_INTERLEAVE_NONE: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum(
+        0,
+    );
+    pub const CU_TENSOR_MAP_INTERLEAVE_16B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum(
+        1,
+    );
+    pub const CU_TENSOR_MAP_INTERLEAVE_32B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum(
+        2,
+    );
 }
 impl CUtensorMapSwizzle_enum {
-    pub const CU_TENSOR_MAP_SWIZZLE_NONE: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(0);
-    pub const CU_TENSOR_MAP_SWIZZLE_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(1);
-    pub const CU_TENSOR_MAP_SWIZZLE_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(2);
-    pub const CU_TENSOR_MAP_SWIZZLE_128B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(3);
-    pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(4);
-    pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(5);
-    pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(6);
+    pub const CU_TENSOR_MAP_SWIZZLE_NONE: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
+        0,
+    );
+    pub const CU_TENSOR_MAP_SWIZZLE_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
+        1,
+    );
+    pub const CU_TENSOR_MAP_SWIZZLE_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
+        2,
+    );
+    pub const CU_TENSOR_MAP_SWIZZLE_128B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
+        3,
+    );
+    pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
+        4,
+    );
+    pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
+        5,
+    );
+    pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
+        6,
+    );
 }
 impl CUtensorMapL2promotion_enum {
-    pub const CU_TENSOR_MAP_L2_PROMOTION_NONE: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(0);
-    pub const CU_TENSOR_MAP_L2_PROMOTION_L2_64B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(1);
-    pub const CU_TENSOR_MAP_L2_PROMOTION_L2_128B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(2);
-    pub const CU_TENSOR_MAP_L2_PROMOTION_L2_256B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(3);
+    pub const CU_TENSOR_MAP_L2_PROMOTION_NONE: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(
+        0,
+    );
+    pub const CU_TENSOR_MAP_L2_PROMOTION_L2_64B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(
+        1,
+    );
+    pub const CU_TENSOR_MAP_L2_PROMOTION_L2_128B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(
+        2,
+    );
+    pub const CU_TENSOR_MAP_L2_PROMOTION_L2_256B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(
+        3,
+    );
 }
 impl CUtensorMapFloatOOBfill_enum {
-    pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum(0);
-    pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA: CUtensorMapFloatOOBfill_enum =
-        CUtensorMapFloatOOBfill_enum(1);
+    pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum(
+        0,
+    );
+    pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum(
+        1,
+    );
 }
 impl CUtensorMapIm2ColWideMode_enum {
-    pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum(0);
-    pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum(1);
+    pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum(
+        0,
+    );
+    pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum(
+        1,
+    );
 }
 impl CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {
-    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum =
-        CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(0);
-    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum =
-        CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(1);
-    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum =
-        CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(3);
+    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(
+        0,
+    );
+    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(
+        1,
+    );
+    pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(
+        3,
+    );
 }
 impl Default for CUDA_LAUNCH_PARAMS_st {
     fn default() -> Self {
@@ -3066,24 +3875,33 @@ impl Default for CUDA_LAUNCH_PARAMS_st {
     }
 }
 impl CUexternalMemoryHandleType_enum {
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(1);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(2);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(3);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(4);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(5);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(6);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(7);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(8);
-    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType_enum =
-        CUexternalMemoryHandleType_enum(9);
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        1,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        2,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        3,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        4,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        5,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        6,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        7,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        8,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        9,
+    );
 }
 impl Default for CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -3122,26 +3940,36 @@ impl Default for CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
     }
 }
 impl CUexternalSemaphoreHandleType_enum {
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(1);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(2);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(3);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(4);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(5);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(6);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(7);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(8);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(9);
-    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32: CUexternalSemaphoreHandleType_enum =
-        CUexternalSemaphoreHandleType_enum(10);
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        1,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        2,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        3,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        4,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        5,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        6,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        7,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        8,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        9,
+    );
+    pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
+        10,
+    );
 }
 impl Default for CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -3261,57 +4089,112 @@ impl Default for CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
     }
 }
 impl CUmemAllocationHandleType_enum {
-    pub const CU_MEM_HANDLE_TYPE_NONE: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(0);
-    pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: CUmemAllocationHandleType_enum =
-        CUmemAllocationHandleType_enum(1);
-    pub const CU_MEM_HANDLE_TYPE_WIN32: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(2);
-    pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(4);
-    pub const CU_MEM_HANDLE_TYPE_FABRIC: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(8);
-    pub const CU_MEM_HANDLE_TYPE_MAX: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(2147483647);
+    pub const CU_MEM_HANDLE_TYPE_NONE: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
+        0,
+    );
+    pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
+        1,
+    );
+    pub const CU_MEM_HANDLE_TYPE_WIN32: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
+        2,
+    );
+    pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
+        4,
+    );
+    pub const CU_MEM_HANDLE_TYPE_FABRIC: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
+        8,
+    );
+    pub const CU_MEM_HANDLE_TYPE_MAX: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
+        2147483647,
+    );
 }
 impl CUmemAccess_flags_enum {
-    pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(0);
-    pub const CU_MEM_ACCESS_FLAGS_PROT_READ: CUmemAccess_flags_enum = CUmemAccess_flags_enum(1);
-    pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(3);
-    pub const CU_MEM_ACCESS_FLAGS_PROT_MAX: CUmemAccess_flags_enum = CUmemAccess_flags_enum(2147483647);
+    pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
+        0,
+    );
+    pub const CU_MEM_ACCESS_FLAGS_PROT_READ: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
+        1,
+    );
+    pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
+        3,
+    );
+    pub const CU_MEM_ACCESS_FLAGS_PROT_MAX: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
+        2147483647,
+    );
 }
 impl CUmemLocationType_enum {
-    pub const CU_MEM_LOCATION_TYPE_INVALID: CUmemLocationType_enum = CUmemLocationType_enum(0);
-    pub const CU_MEM_LOCATION_TYPE_NONE: CUmemLocationType_enum = CUmemLocationType_enum(0);
-    pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum(1);
-    pub const CU_MEM_LOCATION_TYPE_HOST: CUmemLocationType_enum = CUmemLocationType_enum(2);
-    pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: CUmemLocationType_enum = CUmemLocationType_enum(3);
-    pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: CUmemLocationType_enum = CUmemLocationType_enum(4);
-    pub const CU_MEM_LOCATION_TYPE_MAX: CUmemLocationType_enum = CUmemLocationType_enum(2147483647);
+    pub const CU_MEM_LOCATION_TYPE_INVALID: CUmemLocationType_enum = CUmemLocationType_enum(
+        0,
+    );
+    pub const CU_MEM_LOCATION_TYPE_NONE: CUmemLocationType_enum = CUmemLocationType_enum(
+        0,
+    );
+    pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum(
+        1,
+    );
+    pub const CU_MEM_LOCATION_TYPE_HOST: CUmemLocationType_enum = CUmemLocationType_enum(
+        2,
+    );
+    pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: CUmemLocationType_enum = CUmemLocationType_enum(
+        3,
+    );
+    pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: CUmemLocationType_enum = CUmemLocationType_enum(
+        4,
+    );
+    pub const CU_MEM_LOCATION_TYPE_MAX: CUmemLocationType_enum = CUmemLocationType_enum(
+        2147483647,
+    );
 }
 impl CUmemAllocationType_enum {
-    pub const CU_MEM_ALLOCATION_TYPE_INVALID: CUmemAllocationType_enum = CUmemAllocationType_enum(0);
-    pub const CU_MEM_ALLOCATION_TYPE_PINNED: CUmemAllocationType_enum = CUmemAllocationType_enum(1);
-    pub const CU_MEM_ALLOCATION_TYPE_MANAGED: CUmemAllocationType_enum = CUmemAllocationType_enum(2);
-    pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum(2147483647);
+    pub const CU_MEM_ALLOCATION_TYPE_INVALID: CUmemAllocationType_enum = CUmemAllocationType_enum(
+        0,
+    );
+    pub const CU_MEM_ALLOCATION_TYPE_PINNED: CUmemAllocationType_enum = CUmemAllocationType_enum(
+        1,
+    );
+    pub const CU_MEM_ALLOCATION_TYPE_MANAGED: CUmemAllocationType_enum = CUmemAllocationType_enum(
+        2,
+    );
+    pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum(
+        2147483647,
+    );
 }
 impl CUmemAllocationGranularity_flags_enum {
-    pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags_enum =
-        CUmemAllocationGranularity_flags_enum(0);
-    pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags_enum =
-        CUmemAllocationGranularity_flags_enum(1);
+    pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum(
+        0,
+    );
+    pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum(
+        1,
+    );
 }
 impl CUmemRangeHandleType_enum {
-    pub const CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum(1);
-    pub const CU_MEM_RANGE_HANDLE_TYPE_MAX: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum(2147483647);
+    pub const CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum(
+        1,
+    );
+    pub const CU_MEM_RANGE_HANDLE_TYPE_MAX: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum(
+        2147483647,
+    );
 }
 impl CUmemRangeFlags_enum {
-    pub const CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE: CUmemRangeFlags_enum = CUmemRangeFlags_enum(1);
+    pub const CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE: CUmemRangeFlags_enum = CUmemRangeFlags_enum(
+        1,
+    );
 }
 impl CUarraySparseSubresourceType_enum {
-    pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL: CUarraySparseSubresourceType_enum =
-        CUarraySparseSubresourceType_enum(0);
-    pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL: CUarraySparseSubresourceType_enum =
-        CUarraySparseSubresourceType_enum(1);
+    pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL: CUarraySparseSubresourceType_enum = CUarraySparseSubresourceType_enum(
+        0,
+    );
+    pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL: CUarraySparseSubresourceType_enum = CUarraySparseSubresourceType_enum(
+        1,
+    );
 }
 impl CUmemOperationType_enum {
-    pub const CU_MEM_OPERATION_TYPE_MAP: CUmemOperationType_enum = CUmemOperationType_enum(1);
-    pub const CU_MEM_OPERATION_TYPE_UNMAP: CUmemOperationType_enum = CUmemOperationType_enum(2);
+    pub const CU_MEM_OPERATION_TYPE_MAP: CUmemOperationType_enum = CUmemOperationType_enum(
+        1,
+    );
+    pub const CU_MEM_OPERATION_TYPE_UNMAP: CUmemOperationType_enum = CUmemOperationType_enum(
+        2,
+    );
 }
 impl CUmemHandleType_enum {
     pub const CU_MEM_HANDLE_TYPE_GENERIC: CUmemHandleType_enum = CUmemHandleType_enum(0);
@@ -3362,8 +4245,12 @@ impl Default for CUmemLocation_st {
     }
 }
 impl CUmemAllocationCompType_enum {
-    pub const CU_MEM_ALLOCATION_COMP_NONE: CUmemAllocationCompType_enum = CUmemAllocationCompType_enum(0);
-    pub const CU_MEM_ALLOCATION_COMP_GENERIC: CUmemAllocationCompType_enum = CUmemAllocationCompType_enum(1);
+    pub const CU_MEM_ALLOCATION_COMP_NONE: CUmemAllocationCompType_enum = CUmemAllocationCompType_enum(
+        0,
+    );
+    pub const CU_MEM_ALLOCATION_COMP_GENERIC: CUmemAllocationCompType_enum = CUmemAllocationCompType_enum(
+        1,
+    );
 }
 impl Default for CUmemAllocationProp_st {
     fn default() -> Self {
@@ -3375,10 +4262,12 @@ impl Default for CUmemAllocationProp_st {
     }
 }
 impl CUmulticastGranularity_flags_enum {
-    pub const CU_MULTICAST_GRANULARITY_MINIMUM: CUmulticastGranularity_flags_enum =
-        CUmulticastGranularity_flags_enum(0);
-    pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: CUmulticastGranularity_flags_enum =
-        CUmulticastGranularity_flags_enum(1);
+    pub const CU_MULTICAST_GRANULARITY_MINIMUM: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum(
+        0,
+    );
+    pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum(
+        1,
+    );
 }
 impl Default for CUmemAccessDesc_st {
     fn default() -> Self {
@@ -3390,21 +4279,33 @@ impl Default for CUmemAccessDesc_st {
     }
 }
 impl CUgraphExecUpdateResult_enum {
-    pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(0);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(1);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: CUgraphExecUpdateResult_enum =
-        CUgraphExecUpdateResult_enum(2);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: CUgraphExecUpdateResult_enum =
-        CUgraphExecUpdateResult_enum(3);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: CUgraphExecUpdateResult_enum =
-        CUgraphExecUpdateResult_enum(4);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: CUgraphExecUpdateResult_enum =
-        CUgraphExecUpdateResult_enum(5);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(6);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: CUgraphExecUpdateResult_enum =
-        CUgraphExecUpdateResult_enum(7);
-    pub const CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: CUgraphExecUpdateResult_enum =
-        CUgraphExecUpdateResult_enum(8);
+    pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        0,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        1,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        2,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        3,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        4,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        5,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        6,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        7,
+    );
+    pub const CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
+        8,
+    );
 }
 impl Default for CUgraphExecUpdateResultInfo_st {
     fn default() -> Self {
@@ -3416,14 +4317,30 @@ impl Default for CUgraphExecUpdateResultInfo_st {
     }
 }
 impl CUmemPool_attribute_enum {
-    pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(1);
-    pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: CUmemPool_attribute_enum = CUmemPool_attribute_enum(2);
-    pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(3);
-    pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: CUmemPool_attribute_enum = CUmemPool_attribute_enum(4);
-    pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(5);
-    pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(6);
-    pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(7);
-    pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(8);
+    pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        1,
+    );
+    pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        2,
+    );
+    pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        3,
+    );
+    pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        4,
+    );
+    pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        5,
+    );
+    pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        6,
+    );
+    pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        7,
+    );
+    pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
+        8,
+    );
 }
 impl Default for CUmemPoolProps_st {
     fn default() -> Self {
@@ -3445,14 +4362,26 @@ impl Default for CUmemPoolPtrExportData_st {
 }
 impl CUmemcpyFlags_enum {
     pub const CU_MEMCPY_FLAG_DEFAULT: CUmemcpyFlags_enum = CUmemcpyFlags_enum(0);
-    pub const CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: CUmemcpyFlags_enum = CUmemcpyFlags_enum(1);
+    pub const CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: CUmemcpyFlags_enum = CUmemcpyFlags_enum(
+        1,
+    );
 }
 impl CUmemcpySrcAccessOrder_enum {
-    pub const CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(0);
-    pub const CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(1);
-    pub const CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(2);
-    pub const CU_MEMCPY_SRC_ACCESS_ORDER_ANY: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(3);
-    pub const CU_MEMCPY_SRC_ACCESS_ORDER_MAX: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(2147483647);
+    pub const CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
+        0,
+    );
+    pub const CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
+        1,
+    );
+    pub const CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
+        2,
+    );
+    pub const CU_MEMCPY_SRC_ACCESS_ORDER_ANY: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
+        3,
+    );
+    pub const CU_MEMCPY_SRC_ACCESS_ORDER_MAX: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
+        2147483647,
+    );
 }
 impl Default for CUmemcpyAttributes_st {
     fn default() -> Self {
@@ -3464,9 +4393,15 @@ impl Default for CUmemcpyAttributes_st {
     }
 }
 impl CUmemcpy3DOperandType_enum {
-    pub const CU_MEMCPY_OPERAND_TYPE_POINTER: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(1);
-    pub const CU_MEMCPY_OPERAND_TYPE_ARRAY: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(2);
-    pub const CU_MEMCPY_OPERAND_TYPE_MAX: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(2147483647);
+    pub const CU_MEMCPY_OPERAND_TYPE_POINTER: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(
+        1,
+    );
+    pub const CU_MEMCPY_OPERAND_TYPE_ARRAY: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(
+        2,
+    );
+    pub const CU_MEMCPY_OPERAND_TYPE_MAX: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(
+        2147483647,
+    );
 }
 impl Default for CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -3532,16 +4467,26 @@ impl Default for CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
     }
 }
 impl CUgraphMem_attribute_enum {
-    pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(0);
-    pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(1);
-    pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(2);
-    pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(3);
+    pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        0,
+    );
+    pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        1,
+    );
+    pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        2,
+    );
+    pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
+        3,
+    );
 }
 impl CUgraphChildGraphNodeOwnership_enum {
-    pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: CUgraphChildGraphNodeOwnership_enum =
-        CUgraphChildGraphNodeOwnership_enum(0);
-    pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: CUgraphChildGraphNodeOwnership_enum =
-        CUgraphChildGraphNodeOwnership_enum(1);
+    pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum(
+        0,
+    );
+    pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum(
+        1,
+    );
 }
 impl Default for CUDA_CHILD_GRAPH_NODE_PARAMS_st {
     fn default() -> Self {
@@ -3589,77 +4534,125 @@ impl Default for CUgraphNodeParams_st {
     }
 }
 impl CUflushGPUDirectRDMAWritesOptions_enum {
-    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: CUflushGPUDirectRDMAWritesOptions_enum =
-        CUflushGPUDirectRDMAWritesOptions_enum(1);
-    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: CUflushGPUDirectRDMAWritesOptions_enum =
-        CUflushGPUDirectRDMAWritesOptions_enum(2);
+    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: CUflushGPUDirectRDMAWritesOptions_enum = CUflushGPUDirectRDMAWritesOptions_enum(
+        1,
+    );
+    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: CUflushGPUDirectRDMAWritesOptions_enum = CUflushGPUDirectRDMAWritesOptions_enum(
+        2,
+    );
 }
 impl CUGPUDirectRDMAWritesOrdering_enum {
-    pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: CUGPUDirectRDMAWritesOrdering_enum =
-        CUGPUDirectRDMAWritesOrdering_enum(0);
-    pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: CUGPUDirectRDMAWritesOrdering_enum =
-        CUGPUDirectRDMAWritesOrdering_enum(100);
-    pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: CUGPUDirectRDMAWritesOrdering_enum =
-        CUGPUDirectRDMAWritesOrdering_enum(200);
+    pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: CUGPUDirectRDMAWritesOrdering_enum = CUGPUDirectRDMAWritesOrdering_enum(
+        0,
+    );
+    pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: CUGPUDirectRDMAWritesOrdering_enum = CUGPUDirectRDMAWritesOrdering_enum(
+        100,
+    );
+    pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: CUGPUDirectRDMAWritesOrdering_enum = CUGPUDirectRDMAWritesOrdering_enum(
+        200,
+    );
 }
 impl CUflushGPUDirectRDMAWritesScope_enum {
-    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: CUflushGPUDirectRDMAWritesScope_enum =
-        CUflushGPUDirectRDMAWritesScope_enum(100);
-    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES: CUflushGPUDirectRDMAWritesScope_enum =
-        CUflushGPUDirectRDMAWritesScope_enum(200);
+    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum(
+        100,
+    );
+    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum(
+        200,
+    );
 }
 impl CUflushGPUDirectRDMAWritesTarget_enum {
-    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: CUflushGPUDirectRDMAWritesTarget_enum =
-        CUflushGPUDirectRDMAWritesTarget_enum(0);
+    pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: CUflushGPUDirectRDMAWritesTarget_enum = CUflushGPUDirectRDMAWritesTarget_enum(
+        0,
+    );
 }
 impl CUgraphDebugDot_flags_enum {
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(1);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(2);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(4);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(8);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(16);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(32);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(64);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS: CUgraphDebugDot_flags_enum =
-        CUgraphDebugDot_flags_enum(128);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS: CUgraphDebugDot_flags_enum =
-        CUgraphDebugDot_flags_enum(256);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES: CUgraphDebugDot_flags_enum =
-        CUgraphDebugDot_flags_enum(512);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(1024);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS: CUgraphDebugDot_flags_enum =
-        CUgraphDebugDot_flags_enum(2048);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS: CUgraphDebugDot_flags_enum =
-        CUgraphDebugDot_flags_enum(4096);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS: CUgraphDebugDot_flags_enum =
-        CUgraphDebugDot_flags_enum(8192);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(16384);
-    pub const CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: CUgraphDebugDot_flags_enum =
-        CUgraphDebugDot_flags_enum(32768);
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        1,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        2,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        4,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        8,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        16,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        32,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        64,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        128,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        256,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        512,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        1024,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        2048,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        4096,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        8192,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        16384,
+    );
+    pub const CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
+        32768,
+    );
 }
 impl CUuserObject_flags_enum {
-    pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: CUuserObject_flags_enum = CUuserObject_flags_enum(1);
+    pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: CUuserObject_flags_enum = CUuserObject_flags_enum(
+        1,
+    );
 }
 impl CUuserObjectRetain_flags_enum {
-    pub const CU_GRAPH_USER_OBJECT_MOVE: CUuserObjectRetain_flags_enum = CUuserObjectRetain_flags_enum(1);
+    pub const CU_GRAPH_USER_OBJECT_MOVE: CUuserObjectRetain_flags_enum = CUuserObjectRetain_flags_enum(
+        1,
+    );
 }
 impl CUgraphInstantiate_flags_enum {
-    pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: CUgraphInstantiate_flags_enum =
-        CUgraphInstantiate_flags_enum(1);
-    pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(2);
-    pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: CUgraphInstantiate_flags_enum =
-        CUgraphInstantiate_flags_enum(4);
-    pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: CUgraphInstantiate_flags_enum =
-        CUgraphInstantiate_flags_enum(8);
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        1,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        2,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        4,
+    );
+    pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
+        8,
+    );
 }
 impl CUdeviceNumaConfig_enum {
-    pub const CU_DEVICE_NUMA_CONFIG_NONE: CUdeviceNumaConfig_enum = CUdeviceNumaConfig_enum(0);
-    pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: CUdeviceNumaConfig_enum = CUdeviceNumaConfig_enum(1);
+    pub const CU_DEVICE_NUMA_CONFIG_NONE: CUdeviceNumaConfig_enum = CUdeviceNumaConfig_enum(
+        0,
+    );
+    pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: CUdeviceNumaConfig_enum = CUdeviceNumaConfig_enum(
+        1,
+    );
 }
 impl CUprocessState_enum {
     pub const CU_PROCESS_STATE_RUNNING: CUprocessState_enum = CUprocessState_enum(0);
     pub const CU_PROCESS_STATE_LOCKED: CUprocessState_enum = CUprocessState_enum(1);
-    pub const CU_PROCESS_STATE_CHECKPOINTED: CUprocessState_enum = CUprocessState_enum(2);
+    pub const CU_PROCESS_STATE_CHECKPOINTED: CUprocessState_enum = CUprocessState_enum(
+        2,
+    );
     pub const CU_PROCESS_STATE_FAILED: CUprocessState_enum = CUprocessState_enum(3);
 }
 impl Default for CUcheckpointRestoreArgs_st {
@@ -3672,14 +4665,26 @@ impl Default for CUcheckpointRestoreArgs_st {
     }
 }
 impl CUmoduleLoadingMode_enum {
-    pub const CU_MODULE_EAGER_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum(1);
-    pub const CU_MODULE_LAZY_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum(2);
+    pub const CU_MODULE_EAGER_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum(
+        1,
+    );
+    pub const CU_MODULE_LAZY_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum(
+        2,
+    );
 }
 impl CUmemDecompressAlgorithm_enum {
-    pub const CU_MEM_DECOMPRESS_UNSUPPORTED: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(0);
-    pub const CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(1);
-    pub const CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(2);
-    pub const CU_MEM_DECOMPRESS_ALGORITHM_LZ4: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(4);
+    pub const CU_MEM_DECOMPRESS_UNSUPPORTED: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
+        0,
+    );
+    pub const CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
+        1,
+    );
+    pub const CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
+        2,
+    );
+    pub const CU_MEM_DECOMPRESS_ALGORITHM_LZ4: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
+        4,
+    );
 }
 impl Default for CUmemDecompressParams_st {
     fn default() -> Self {
@@ -3691,38 +4696,74 @@ impl Default for CUmemDecompressParams_st {
     }
 }
 impl CUfunctionLoadingState_enum {
-    pub const CU_FUNCTION_LOADING_STATE_UNLOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(0);
-    pub const CU_FUNCTION_LOADING_STATE_LOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(1);
-    pub const CU_FUNCTION_LOADING_STATE_MAX: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(2);
+    pub const CU_FUNCTION_LOADING_STATE_UNLOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(
+        0,
+    );
+    pub const CU_FUNCTION_LOADING_STATE_LOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(
+        1,
+    );
+    pub const CU_FUNCTION_LOADING_STATE_MAX: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum(
+        2,
+    );
 }
 impl CUcoredumpSettings_enum {
-    pub const CU_COREDUMP_ENABLE_ON_EXCEPTION: CUcoredumpSettings_enum = CUcoredumpSettings_enum(1);
-    pub const CU_COREDUMP_TRIGGER_HOST: CUcoredumpSettings_enum = CUcoredumpSettings_enum(2);
-    pub const CU_COREDUMP_LIGHTWEIGHT: CUcoredumpSettings_enum = CUcoredumpSettings_enum(3);
-    pub const CU_COREDUMP_ENABLE_USER_TRIGGER: CUcoredumpSettings_enum = CUcoredumpSettings_enum(4);
+    pub const CU_COREDUMP_ENABLE_ON_EXCEPTION: CUcoredumpSettings_enum = CUcoredumpSettings_enum(
+        1,
+    );
+    pub const CU_COREDUMP_TRIGGER_HOST: CUcoredumpSettings_enum = CUcoredumpSettings_enum(
+        2,
+    );
+    pub const CU_COREDUMP_LIGHTWEIGHT: CUcoredumpSettings_enum = CUcoredumpSettings_enum(
+        3,
+    );
+    pub const CU_COREDUMP_ENABLE_USER_TRIGGER: CUcoredumpSettings_enum = CUcoredumpSettings_enum(
+        4,
+    );
     pub const CU_COREDUMP_FILE: CUcoredumpSettings_enum = CUcoredumpSettings_enum(5);
     pub const CU_COREDUMP_PIPE: CUcoredumpSettings_enum = CUcoredumpSettings_enum(6);
-    pub const CU_COREDUMP_GENERATION_FLAGS: CUcoredumpSettings_enum = CUcoredumpSettings_enum(7);
+    pub const CU_COREDUMP_GENERATION_FLAGS: CUcoredumpSettings_enum = CUcoredumpSettings_enum(
+        7,
+    );
     pub const CU_COREDUMP_MAX: CUcoredumpSettings_enum = CUcoredumpSettings_enum(8);
 }
 impl CUCoredumpGenerationFlags {
-    pub const CU_COREDUMP_DEFAULT_FLAGS: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(0);
-    pub const CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(1);
-    pub const CU_COREDUMP_SKIP_GLOBAL_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(2);
-    pub const CU_COREDUMP_SKIP_SHARED_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(4);
-    pub const CU_COREDUMP_SKIP_LOCAL_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(8);
-    pub const CU_COREDUMP_SKIP_ABORT: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(16);
-    pub const CU_COREDUMP_SKIP_CONSTBANK_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(32);
-    pub const CU_COREDUMP_LIGHTWEIGHT_FLAGS: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(47);
+    pub const CU_COREDUMP_DEFAULT_FLAGS: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        0,
+    );
+    pub const CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        1,
+    );
+    pub const CU_COREDUMP_SKIP_GLOBAL_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        2,
+    );
+    pub const CU_COREDUMP_SKIP_SHARED_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        4,
+    );
+    pub const CU_COREDUMP_SKIP_LOCAL_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        8,
+    );
+    pub const CU_COREDUMP_SKIP_ABORT: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        16,
+    );
+    pub const CU_COREDUMP_SKIP_CONSTBANK_MEMORY: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        32,
+    );
+    pub const CU_COREDUMP_LIGHTWEIGHT_FLAGS: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
+        47,
+    );
 }
 impl CUgreenCtxCreate_flags {
-    pub const CU_GREEN_CTX_DEFAULT_STREAM: CUgreenCtxCreate_flags = CUgreenCtxCreate_flags(1);
+    pub const CU_GREEN_CTX_DEFAULT_STREAM: CUgreenCtxCreate_flags = CUgreenCtxCreate_flags(
+        1,
+    );
 }
 impl CUdevSmResourceSplit_flags {
-    pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: CUdevSmResourceSplit_flags =
-        CUdevSmResourceSplit_flags(1);
-    pub const CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: CUdevSmResourceSplit_flags =
-        CUdevSmResourceSplit_flags(2);
+    pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: CUdevSmResourceSplit_flags = CUdevSmResourceSplit_flags(
+        1,
+    );
+    pub const CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: CUdevSmResourceSplit_flags = CUdevSmResourceSplit_flags(
+        2,
+    );
 }
 impl CUdevResourceType {
     pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = CUdevResourceType(0);
@@ -5666,7 +6707,10 @@ impl crate::Driver {
     pub fn cuArray3DCreate_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR) -> CUresult,
+        unsafe extern "C" fn(
+            pHandle: *mut CUarray,
+            pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(0usize)?;
@@ -5674,7 +6718,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR) -> CUresult,
+                unsafe extern "C" fn(
+                    pHandle: *mut CUarray,
+                    pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5684,7 +6731,10 @@ impl crate::Driver {
     pub fn cuArray3DGetDescriptor_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR, hArray: CUarray) -> CUresult,
+        unsafe extern "C" fn(
+            pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR,
+            hArray: CUarray,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(1usize)?;
@@ -5692,7 +6742,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR, hArray: CUarray) -> CUresult,
+                unsafe extern "C" fn(
+                    pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR,
+                    hArray: CUarray,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5702,7 +6755,10 @@ impl crate::Driver {
     pub fn cuArrayCreate_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR) -> CUresult,
+        unsafe extern "C" fn(
+            pHandle: *mut CUarray,
+            pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(2usize)?;
@@ -5710,7 +6766,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR) -> CUresult,
+                unsafe extern "C" fn(
+                    pHandle: *mut CUarray,
+                    pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5719,13 +6778,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuArrayDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hArray: CUarray) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hArray: CUarray) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(3usize)?;
         // SAFETY: slot 3 only ever holds the address of `cuArrayDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hArray: CUarray) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hArray: CUarray) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -5734,7 +6797,10 @@ impl crate::Driver {
     pub fn cuArrayGetDescriptor_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR, hArray: CUarray) -> CUresult,
+        unsafe extern "C" fn(
+            pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR,
+            hArray: CUarray,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(4usize)?;
@@ -5742,7 +6808,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR, hArray: CUarray) -> CUresult,
+                unsafe extern "C" fn(
+                    pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR,
+                    hArray: CUarray,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5778,7 +6847,11 @@ impl crate::Driver {
     pub fn cuArrayGetPlane(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            pPlaneArray: *mut CUarray,
+            hArray: CUarray,
+            planeIdx: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(6usize)?;
@@ -5800,7 +6873,10 @@ impl crate::Driver {
     pub fn cuArrayGetSparseProperties(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES, array: CUarray) -> CUresult,
+        unsafe extern "C" fn(
+            sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES,
+            array: CUarray,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(7usize)?;
@@ -5808,7 +6884,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES, array: CUarray) -> CUresult,
+                unsafe extern "C" fn(
+                    sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES,
+                    array: CUarray,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5818,7 +6897,10 @@ impl crate::Driver {
     pub fn cuCheckpointProcessCheckpoint(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult,
+        unsafe extern "C" fn(
+            pid: ::std::os::raw::c_int,
+            args: *mut CUcheckpointCheckpointArgs,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(8usize)?;
@@ -5826,7 +6908,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult,
+                unsafe extern "C" fn(
+                    pid: ::std::os::raw::c_int,
+                    args: *mut CUcheckpointCheckpointArgs,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5836,7 +6921,10 @@ impl crate::Driver {
     pub fn cuCheckpointProcessGetRestoreThreadId(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pid: ::std::os::raw::c_int, tid: *mut ::std::os::raw::c_int) -> CUresult,
+        unsafe extern "C" fn(
+            pid: ::std::os::raw::c_int,
+            tid: *mut ::std::os::raw::c_int,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(9usize)?;
@@ -5844,7 +6932,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pid: ::std::os::raw::c_int, tid: *mut ::std::os::raw::c_int) -> CUresult,
+                unsafe extern "C" fn(
+                    pid: ::std::os::raw::c_int,
+                    tid: *mut ::std::os::raw::c_int,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5854,7 +6945,10 @@ impl crate::Driver {
     pub fn cuCheckpointProcessGetState(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult,
+        unsafe extern "C" fn(
+            pid: ::std::os::raw::c_int,
+            state: *mut CUprocessState,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(10usize)?;
@@ -5862,7 +6956,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult,
+                unsafe extern "C" fn(
+                    pid: ::std::os::raw::c_int,
+                    state: *mut CUprocessState,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5872,7 +6969,10 @@ impl crate::Driver {
     pub fn cuCheckpointProcessLock(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult,
+        unsafe extern "C" fn(
+            pid: ::std::os::raw::c_int,
+            args: *mut CUcheckpointLockArgs,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(11usize)?;
@@ -5880,7 +6980,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult,
+                unsafe extern "C" fn(
+                    pid: ::std::os::raw::c_int,
+                    args: *mut CUcheckpointLockArgs,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5890,7 +6993,10 @@ impl crate::Driver {
     pub fn cuCheckpointProcessRestore(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult,
+        unsafe extern "C" fn(
+            pid: ::std::os::raw::c_int,
+            args: *mut CUcheckpointRestoreArgs,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(12usize)?;
@@ -5898,7 +7004,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult,
+                unsafe extern "C" fn(
+                    pid: ::std::os::raw::c_int,
+                    args: *mut CUcheckpointRestoreArgs,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -5908,7 +7017,10 @@ impl crate::Driver {
     pub fn cuCheckpointProcessUnlock(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult,
+        unsafe extern "C" fn(
+            pid: ::std::os::raw::c_int,
+            args: *mut CUcheckpointUnlockArgs,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(13usize)?;
@@ -5916,7 +7028,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult,
+                unsafe extern "C" fn(
+                    pid: ::std::os::raw::c_int,
+                    args: *mut CUcheckpointUnlockArgs,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6030,7 +7145,10 @@ impl crate::Driver {
     pub fn cuCtxAttach(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            pctx: *mut CUcontext,
+            flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(18usize)?;
@@ -6038,7 +7156,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    pctx: *mut CUcontext,
+                    flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6075,13 +7196,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxDestroy_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ctx: CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(20usize)?;
         // SAFETY: slot 20 only ever holds the address of `cuCtxDestroy_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(ctx: CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6089,13 +7214,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxDetach(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ctx: CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(21usize)?;
         // SAFETY: slot 21 only ever holds the address of `cuCtxDetach`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(ctx: CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6103,13 +7232,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxDisablePeerAccess(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(peerContext: CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(peerContext: CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(22usize)?;
         // SAFETY: slot 22 only ever holds the address of `cuCtxDisablePeerAccess`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(peerContext: CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(peerContext: CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6118,7 +7251,10 @@ impl crate::Driver {
     pub fn cuCtxEnablePeerAccess(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(peerContext: CUcontext, Flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            peerContext: CUcontext,
+            Flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(23usize)?;
@@ -6126,7 +7262,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(peerContext: CUcontext, Flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    peerContext: CUcontext,
+                    Flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6144,7 +7283,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult,
+                unsafe extern "C" fn(
+                    pContext: *mut CUcontext,
+                    hCtx: CUgreenCtx,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6154,7 +7296,10 @@ impl crate::Driver {
     pub fn cuCtxGetApiVersion(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(ctx: CUcontext, version: *mut ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            ctx: CUcontext,
+            version: *mut ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(25usize)?;
@@ -6162,7 +7307,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(ctx: CUcontext, version: *mut ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    ctx: CUcontext,
+                    version: *mut ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6171,7 +7319,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxGetCacheConfig(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pconfig: *mut CUfunc_cache) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pconfig: *mut CUfunc_cache) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(26usize)?;
         // SAFETY: slot 26 only ever holds the address of `cuCtxGetCacheConfig`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6186,13 +7337,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxGetCurrent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(27usize)?;
         // SAFETY: slot 27 only ever holds the address of `cuCtxGetCurrent`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6201,7 +7356,11 @@ impl crate::Driver {
     pub fn cuCtxGetDevResource(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hCtx: CUcontext, resource: *mut CUdevResource, type_: CUdevResourceType) -> CUresult,
+        unsafe extern "C" fn(
+            hCtx: CUcontext,
+            resource: *mut CUdevResource,
+            type_: CUdevResourceType,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(28usize)?;
@@ -6222,13 +7381,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxGetDevice(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(device: *mut CUdevice) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(device: *mut CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(29usize)?;
         // SAFETY: slot 29 only ever holds the address of `cuCtxGetDevice`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(device: *mut CUdevice) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(device: *mut CUdevice) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6255,7 +7418,10 @@ impl crate::Driver {
     pub fn cuCtxGetExecAffinity(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult,
+        unsafe extern "C" fn(
+            pExecAffinity: *mut CUexecAffinityParam,
+            type_: CUexecAffinityType,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(31usize)?;
@@ -6263,7 +7429,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult,
+                unsafe extern "C" fn(
+                    pExecAffinity: *mut CUexecAffinityParam,
+                    type_: CUexecAffinityType,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6272,8 +7441,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxGetFlags(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(flags: *mut ::std::os::raw::c_uint) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(flags: *mut ::std::os::raw::c_uint) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(32usize)?;
         // SAFETY: slot 32 only ever holds the address of `cuCtxGetFlags`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6289,7 +7460,10 @@ impl crate::Driver {
     pub fn cuCtxGetId(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(ctx: CUcontext, ctxId: *mut ::std::os::raw::c_ulonglong) -> CUresult,
+        unsafe extern "C" fn(
+            ctx: CUcontext,
+            ctxId: *mut ::std::os::raw::c_ulonglong,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(33usize)?;
@@ -6297,7 +7471,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(ctx: CUcontext, ctxId: *mut ::std::os::raw::c_ulonglong) -> CUresult,
+                unsafe extern "C" fn(
+                    ctx: CUcontext,
+                    ctxId: *mut ::std::os::raw::c_ulonglong,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6306,8 +7483,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxGetLimit(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pvalue: *mut usize, limit: CUlimit) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pvalue: *mut usize, limit: CUlimit) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(34usize)?;
         // SAFETY: slot 34 only ever holds the address of `cuCtxGetLimit`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6322,8 +7501,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxGetSharedMemConfig(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pConfig: *mut CUsharedconfig) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pConfig: *mut CUsharedconfig) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(35usize)?;
         // SAFETY: slot 35 only ever holds the address of `cuCtxGetSharedMemConfig`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6362,13 +7543,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxPopCurrent_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(37usize)?;
         // SAFETY: slot 37 only ever holds the address of `cuCtxPopCurrent_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(pctx: *mut CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6376,13 +7561,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxPushCurrent_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ctx: CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(38usize)?;
         // SAFETY: slot 38 only ever holds the address of `cuCtxPushCurrent_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(ctx: CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6390,8 +7579,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxRecordEvent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(39usize)?;
         // SAFETY: slot 39 only ever holds the address of `cuCtxRecordEvent`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6409,21 +7600,29 @@ impl crate::Driver {
     ) -> ::core::result::Result<unsafe extern "C" fn() -> CUresult, crate::SymbolError> {
         let address = self.symbols.address(40usize)?;
         // SAFETY: slot 40 only ever holds the address of `cuCtxResetPersistingL2Cache`, which the pinned header declares with this signature.
-        let function =
-            unsafe { ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn() -> CUresult>(address) };
+        let function = unsafe {
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn() -> CUresult,
+            >(address)
+        };
         Ok(function)
     }
     /// `cuCtxSetCacheConfig`, resolved on first use.
     #[inline]
     pub fn cuCtxSetCacheConfig(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(config: CUfunc_cache) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(config: CUfunc_cache) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(41usize)?;
         // SAFETY: slot 41 only ever holds the address of `cuCtxSetCacheConfig`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(config: CUfunc_cache) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(config: CUfunc_cache) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6431,13 +7630,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxSetCurrent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ctx: CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(42usize)?;
         // SAFETY: slot 42 only ever holds the address of `cuCtxSetCurrent`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(ctx: CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6445,8 +7648,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxSetFlags(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(flags: ::std::os::raw::c_uint) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(flags: ::std::os::raw::c_uint) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(43usize)?;
         // SAFETY: slot 43 only ever holds the address of `cuCtxSetFlags`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6461,8 +7666,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxSetLimit(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(limit: CUlimit, value: usize) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(limit: CUlimit, value: usize) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(44usize)?;
         // SAFETY: slot 44 only ever holds the address of `cuCtxSetLimit`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6477,36 +7684,50 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxSetSharedMemConfig(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(config: CUsharedconfig) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(config: CUsharedconfig) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(45usize)?;
         // SAFETY: slot 45 only ever holds the address of `cuCtxSetSharedMemConfig`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(config: CUsharedconfig) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(config: CUsharedconfig) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
     /// `cuCtxSynchronize`, resolved on first use.
     #[inline]
-    pub fn cuCtxSynchronize(&self) -> ::core::result::Result<unsafe extern "C" fn() -> CUresult, crate::SymbolError> {
+    pub fn cuCtxSynchronize(
+        &self,
+    ) -> ::core::result::Result<unsafe extern "C" fn() -> CUresult, crate::SymbolError> {
         let address = self.symbols.address(46usize)?;
         // SAFETY: slot 46 only ever holds the address of `cuCtxSynchronize`, which the pinned header declares with this signature.
-        let function =
-            unsafe { ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn() -> CUresult>(address) };
+        let function = unsafe {
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn() -> CUresult,
+            >(address)
+        };
         Ok(function)
     }
     /// `cuCtxSynchronize_v2`, resolved on first use.
     #[inline]
     pub fn cuCtxSynchronize_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ctx: CUcontext) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(47usize)?;
         // SAFETY: slot 47 only ever holds the address of `cuCtxSynchronize_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(ctx: CUcontext) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(ctx: CUcontext) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6514,8 +7735,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuCtxWaitEvent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(48usize)?;
         // SAFETY: slot 48 only ever holds the address of `cuCtxWaitEvent`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6530,13 +7753,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuDestroyExternalMemory(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(extMem: CUexternalMemory) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(extMem: CUexternalMemory) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(49usize)?;
         // SAFETY: slot 49 only ever holds the address of `cuDestroyExternalMemory`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(extMem: CUexternalMemory) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(extMem: CUexternalMemory) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -6544,7 +7771,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuDestroyExternalSemaphore(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(extSem: CUexternalSemaphore) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(extSem: CUexternalSemaphore) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(50usize)?;
         // SAFETY: slot 50 only ever holds the address of `cuDestroyExternalSemaphore`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6618,7 +7848,11 @@ impl crate::Driver {
     pub fn cuDeviceCanAccessPeer(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(canAccessPeer: *mut ::std::os::raw::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult,
+        unsafe extern "C" fn(
+            canAccessPeer: *mut ::std::os::raw::c_int,
+            dev: CUdevice,
+            peerDev: CUdevice,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(53usize)?;
@@ -6666,7 +7900,10 @@ impl crate::Driver {
     pub fn cuDeviceGet(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(device: *mut CUdevice, ordinal: ::std::os::raw::c_int) -> CUresult,
+        unsafe extern "C" fn(
+            device: *mut CUdevice,
+            ordinal: ::std::os::raw::c_int,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(55usize)?;
@@ -6674,7 +7911,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(device: *mut CUdevice, ordinal: ::std::os::raw::c_int) -> CUresult,
+                unsafe extern "C" fn(
+                    device: *mut CUdevice,
+                    ordinal: ::std::os::raw::c_int,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6684,7 +7924,11 @@ impl crate::Driver {
     pub fn cuDeviceGetAttribute(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pi: *mut ::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult,
+        unsafe extern "C" fn(
+            pi: *mut ::std::os::raw::c_int,
+            attrib: CUdevice_attribute,
+            dev: CUdevice,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(56usize)?;
@@ -6706,7 +7950,10 @@ impl crate::Driver {
     pub fn cuDeviceGetByPCIBusId(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dev: *mut CUdevice, pciBusId: *const ::std::os::raw::c_char) -> CUresult,
+        unsafe extern "C" fn(
+            dev: *mut CUdevice,
+            pciBusId: *const ::std::os::raw::c_char,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(57usize)?;
@@ -6714,7 +7961,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dev: *mut CUdevice, pciBusId: *const ::std::os::raw::c_char) -> CUresult,
+                unsafe extern "C" fn(
+                    dev: *mut CUdevice,
+                    pciBusId: *const ::std::os::raw::c_char,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6723,8 +7973,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuDeviceGetCount(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(count: *mut ::std::os::raw::c_int) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(count: *mut ::std::os::raw::c_int) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(58usize)?;
         // SAFETY: slot 58 only ever holds the address of `cuDeviceGetCount`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6748,7 +8000,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult,
+                unsafe extern "C" fn(
+                    pool_out: *mut CUmemoryPool,
+                    dev: CUdevice,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -6758,7 +8013,11 @@ impl crate::Driver {
     pub fn cuDeviceGetDevResource(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(device: CUdevice, resource: *mut CUdevResource, type_: CUdevResourceType) -> CUresult,
+        unsafe extern "C" fn(
+            device: CUdevice,
+            resource: *mut CUdevResource,
+            type_: CUdevResourceType,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(60usize)?;
@@ -6780,7 +8039,11 @@ impl crate::Driver {
     pub fn cuDeviceGetExecAffinitySupport(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pi: *mut ::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult,
+        unsafe extern "C" fn(
+            pi: *mut ::std::os::raw::c_int,
+            type_: CUexecAffinityType,
+            dev: CUdevice,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(61usize)?;
@@ -6900,7 +8163,11 @@ impl crate::Driver {
     pub fn cuDeviceGetName(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(name: *mut ::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult,
+        unsafe extern "C" fn(
+            name: *mut ::std::os::raw::c_char,
+            len: ::std::os::raw::c_int,
+            dev: CUdevice,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(66usize)?;
@@ -7031,8 +8298,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuDeviceGetProperties(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(prop: *mut CUdevprop, dev: CUdevice) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(prop: *mut CUdevprop, dev: CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(71usize)?;
         // SAFETY: slot 71 only ever holds the address of `cuDeviceGetProperties`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -7075,8 +8344,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuDeviceGetUuid_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(uuid: *mut CUuuid, dev: CUdevice) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(uuid: *mut CUuuid, dev: CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(73usize)?;
         // SAFETY: slot 73 only ever holds the address of `cuDeviceGetUuid_v2`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -7091,13 +8362,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuDeviceGraphMemTrim(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(device: CUdevice) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(device: CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(74usize)?;
         // SAFETY: slot 74 only ever holds the address of `cuDeviceGraphMemTrim`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(device: CUdevice) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(device: CUdevice) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -7131,11 +8406,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuDevicePrimaryCtxRelease_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(dev: CUdevice) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(dev: CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(76usize)?;
         // SAFETY: slot 76 only ever holds the address of `cuDevicePrimaryCtxRelease_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(dev: CUdevice) -> CUresult>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(dev: CUdevice) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -7143,11 +8424,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuDevicePrimaryCtxReset_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(dev: CUdevice) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(dev: CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(77usize)?;
         // SAFETY: slot 77 only ever holds the address of `cuDevicePrimaryCtxReset_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(dev: CUdevice) -> CUresult>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(dev: CUdevice) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -7155,8 +8442,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuDevicePrimaryCtxRetain(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pctx: *mut CUcontext, dev: CUdevice) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pctx: *mut CUcontext, dev: CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(78usize)?;
         // SAFETY: slot 78 only ever holds the address of `cuDevicePrimaryCtxRetain`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -7180,7 +8469,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    dev: CUdevice,
+                    flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7243,8 +8535,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuDeviceSetMemPool(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(dev: CUdevice, pool: CUmemoryPool) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(dev: CUdevice, pool: CUmemoryPool) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(82usize)?;
         // SAFETY: slot 82 only ever holds the address of `cuDeviceSetMemPool`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -7259,8 +8553,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuDeviceTotalMem_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(bytes: *mut usize, dev: CUdevice) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(bytes: *mut usize, dev: CUdevice) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(83usize)?;
         // SAFETY: slot 83 only ever holds the address of `cuDeviceTotalMem_v2`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -7276,7 +8572,10 @@ impl crate::Driver {
     pub fn cuDeviceUnregisterAsyncNotification(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult,
+        unsafe extern "C" fn(
+            device: CUdevice,
+            callback: CUasyncCallbackHandle,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(84usize)?;
@@ -7284,7 +8583,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult,
+                unsafe extern "C" fn(
+                    device: CUdevice,
+                    callback: CUasyncCallbackHandle,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7302,7 +8604,9 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(driverVersion: *mut ::std::os::raw::c_int) -> CUresult,
+                unsafe extern "C" fn(
+                    driverVersion: *mut ::std::os::raw::c_int,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7312,7 +8616,10 @@ impl crate::Driver {
     pub fn cuEventCreate(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            phEvent: *mut CUevent,
+            Flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(86usize)?;
@@ -7320,7 +8627,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    phEvent: *mut CUevent,
+                    Flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7329,13 +8639,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuEventDestroy_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hEvent: CUevent) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hEvent: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(87usize)?;
         // SAFETY: slot 87 only ever holds the address of `cuEventDestroy_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hEvent: CUevent) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hEvent: CUevent) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -7344,7 +8658,11 @@ impl crate::Driver {
     pub fn cuEventElapsedTime_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult,
+        unsafe extern "C" fn(
+            pMilliseconds: *mut f32,
+            hStart: CUevent,
+            hEnd: CUevent,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(88usize)?;
@@ -7352,7 +8670,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult,
+                unsafe extern "C" fn(
+                    pMilliseconds: *mut f32,
+                    hStart: CUevent,
+                    hEnd: CUevent,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7361,13 +8683,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuEventQuery(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hEvent: CUevent) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hEvent: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(89usize)?;
         // SAFETY: slot 89 only ever holds the address of `cuEventQuery`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hEvent: CUevent) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hEvent: CUevent) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -7375,8 +8701,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuEventRecord(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(90usize)?;
         // SAFETY: slot 90 only ever holds the address of `cuEventRecord`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -7392,7 +8720,11 @@ impl crate::Driver {
     pub fn cuEventRecordWithFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hEvent: CUevent,
+            hStream: CUstream,
+            flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(91usize)?;
@@ -7400,7 +8732,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hEvent: CUevent,
+                    hStream: CUstream,
+                    flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7409,13 +8745,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuEventSynchronize(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hEvent: CUevent) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hEvent: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(92usize)?;
         // SAFETY: slot 92 only ever holds the address of `cuEventSynchronize`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hEvent: CUevent) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hEvent: CUevent) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -7544,7 +8884,10 @@ impl crate::Driver {
     pub fn cuFuncGetName(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(name: *mut *const ::std::os::raw::c_char, hfunc: CUfunction) -> CUresult,
+        unsafe extern "C" fn(
+            name: *mut *const ::std::os::raw::c_char,
+            hfunc: CUfunction,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(98usize)?;
@@ -7552,7 +8895,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(name: *mut *const ::std::os::raw::c_char, hfunc: CUfunction) -> CUresult,
+                unsafe extern "C" fn(
+                    name: *mut *const ::std::os::raw::c_char,
+                    hfunc: CUfunction,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7590,7 +8936,10 @@ impl crate::Driver {
     pub fn cuFuncIsLoaded(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(state: *mut CUfunctionLoadingState, function: CUfunction) -> CUresult,
+        unsafe extern "C" fn(
+            state: *mut CUfunctionLoadingState,
+            function: CUfunction,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(100usize)?;
@@ -7598,7 +8947,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(state: *mut CUfunctionLoadingState, function: CUfunction) -> CUresult,
+                unsafe extern "C" fn(
+                    state: *mut CUfunctionLoadingState,
+                    function: CUfunction,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7607,13 +8959,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuFuncLoad(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(function: CUfunction) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(function: CUfunction) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(101usize)?;
         // SAFETY: slot 101 only ever holds the address of `cuFuncLoad`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(function: CUfunction) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(function: CUfunction) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -7622,7 +8978,11 @@ impl crate::Driver {
     pub fn cuFuncSetAttribute(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hfunc: CUfunction, attrib: CUfunction_attribute, value: ::std::os::raw::c_int) -> CUresult,
+        unsafe extern "C" fn(
+            hfunc: CUfunction,
+            attrib: CUfunction_attribute,
+            value: ::std::os::raw::c_int,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(102usize)?;
@@ -7698,7 +9058,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hfunc: CUfunction, config: CUsharedconfig) -> CUresult,
+                unsafe extern "C" fn(
+                    hfunc: CUfunction,
+                    config: CUsharedconfig,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7708,7 +9071,10 @@ impl crate::Driver {
     pub fn cuFuncSetSharedSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hfunc: CUfunction, bytes: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hfunc: CUfunction,
+            bytes: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(106usize)?;
@@ -7716,7 +9082,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hfunc: CUfunction, bytes: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hfunc: CUfunction,
+                    bytes: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7726,7 +9095,10 @@ impl crate::Driver {
     pub fn cuGetErrorName(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::std::os::raw::c_char) -> CUresult,
+        unsafe extern "C" fn(
+            error: CUresult,
+            pStr: *mut *const ::std::os::raw::c_char,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(107usize)?;
@@ -7734,7 +9106,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::std::os::raw::c_char) -> CUresult,
+                unsafe extern "C" fn(
+                    error: CUresult,
+                    pStr: *mut *const ::std::os::raw::c_char,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -7744,7 +9119,10 @@ impl crate::Driver {
     pub fn cuGetErrorString(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::std::os::raw::c_char) -> CUresult,
+        unsafe extern "C" fn(
+            error: CUresult,
+            pStr: *mut *const ::std::os::raw::c_char,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(108usize)?;
@@ -7752,7 +9130,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(error: CUresult, pStr: *mut *const ::std::os::raw::c_char) -> CUresult,
+                unsafe extern "C" fn(
+                    error: CUresult,
+                    pStr: *mut *const ::std::os::raw::c_char,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8270,7 +9651,10 @@ impl crate::Driver {
     pub fn cuGraphBatchMemOpNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(126usize)?;
@@ -8291,7 +9675,10 @@ impl crate::Driver {
     pub fn cuGraphBatchMemOpNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(127usize)?;
@@ -8299,7 +9686,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8317,7 +9707,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    phGraph: *mut CUgraph,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8327,7 +9720,10 @@ impl crate::Driver {
     pub fn cuGraphClone(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult,
+        unsafe extern "C" fn(
+            phGraphClone: *mut CUgraph,
+            originalGraph: CUgraph,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(129usize)?;
@@ -8335,7 +9731,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult,
+                unsafe extern "C" fn(
+                    phGraphClone: *mut CUgraph,
+                    originalGraph: CUgraph,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8375,7 +9774,10 @@ impl crate::Driver {
     pub fn cuGraphCreate(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            phGraph: *mut CUgraph,
+            flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(131usize)?;
@@ -8383,7 +9785,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    phGraph: *mut CUgraph,
+                    flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8418,13 +9823,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuGraphDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hGraph: CUgraph) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hGraph: CUgraph) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(133usize)?;
         // SAFETY: slot 133 only ever holds the address of `cuGraphDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hGraph: CUgraph) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hGraph: CUgraph) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -8432,13 +9841,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuGraphDestroyNode(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hNode: CUgraphNode) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hNode: CUgraphNode) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(134usize)?;
         // SAFETY: slot 134 only ever holds the address of `cuGraphDestroyNode`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hNode: CUgraphNode) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hNode: CUgraphNode) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -8455,7 +9868,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    event_out: *mut CUevent,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8464,8 +9880,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuGraphEventRecordNodeSetEvent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hNode: CUgraphNode, event: CUevent) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hNode: CUgraphNode, event: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(136usize)?;
         // SAFETY: slot 136 only ever holds the address of `cuGraphEventRecordNodeSetEvent`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -8489,7 +9907,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    event_out: *mut CUevent,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8498,8 +9919,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuGraphEventWaitNodeSetEvent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hNode: CUgraphNode, event: CUevent) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hNode: CUgraphNode, event: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(138usize)?;
         // SAFETY: slot 138 only ever holds the address of `cuGraphEventWaitNodeSetEvent`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -8541,7 +9964,11 @@ impl crate::Driver {
     pub fn cuGraphExecChildGraphNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult,
+        unsafe extern "C" fn(
+            hGraphExec: CUgraphExec,
+            hNode: CUgraphNode,
+            childGraph: CUgraph,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(140usize)?;
@@ -8549,7 +9976,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult,
+                unsafe extern "C" fn(
+                    hGraphExec: CUgraphExec,
+                    hNode: CUgraphNode,
+                    childGraph: CUgraph,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8558,13 +9989,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuGraphExecDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(141usize)?;
         // SAFETY: slot 141 only ever holds the address of `cuGraphExecDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hGraphExec: CUgraphExec) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -8573,7 +10008,11 @@ impl crate::Driver {
     pub fn cuGraphExecEventRecordNodeSetEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult,
+        unsafe extern "C" fn(
+            hGraphExec: CUgraphExec,
+            hNode: CUgraphNode,
+            event: CUevent,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(142usize)?;
@@ -8581,7 +10020,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult,
+                unsafe extern "C" fn(
+                    hGraphExec: CUgraphExec,
+                    hNode: CUgraphNode,
+                    event: CUevent,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8591,7 +10034,11 @@ impl crate::Driver {
     pub fn cuGraphExecEventWaitNodeSetEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult,
+        unsafe extern "C" fn(
+            hGraphExec: CUgraphExec,
+            hNode: CUgraphNode,
+            event: CUevent,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(143usize)?;
@@ -8599,7 +10046,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult,
+                unsafe extern "C" fn(
+                    hGraphExec: CUgraphExec,
+                    hNode: CUgraphNode,
+                    event: CUevent,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8661,7 +10112,10 @@ impl crate::Driver {
     pub fn cuGraphExecGetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult,
+        unsafe extern "C" fn(
+            hGraphExec: CUgraphExec,
+            flags: *mut cuuint64_t,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(146usize)?;
@@ -8669,7 +10123,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult,
+                unsafe extern "C" fn(
+                    hGraphExec: CUgraphExec,
+                    flags: *mut cuuint64_t,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8839,7 +10296,10 @@ impl crate::Driver {
     pub fn cuGraphExternalSemaphoresSignalNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(153usize)?;
@@ -8847,7 +10307,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8857,7 +10320,10 @@ impl crate::Driver {
     pub fn cuGraphExternalSemaphoresSignalNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(154usize)?;
@@ -8878,7 +10344,10 @@ impl crate::Driver {
     pub fn cuGraphExternalSemaphoresWaitNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(155usize)?;
@@ -8886,7 +10355,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8896,7 +10368,10 @@ impl crate::Driver {
     pub fn cuGraphExternalSemaphoresWaitNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(156usize)?;
@@ -8904,7 +10379,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8944,7 +10422,11 @@ impl crate::Driver {
     pub fn cuGraphGetNodes(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult,
+        unsafe extern "C" fn(
+            hGraph: CUgraph,
+            nodes: *mut CUgraphNode,
+            numNodes: *mut usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(158usize)?;
@@ -8952,7 +10434,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult,
+                unsafe extern "C" fn(
+                    hGraph: CUgraph,
+                    nodes: *mut CUgraphNode,
+                    numNodes: *mut usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -8962,7 +10448,11 @@ impl crate::Driver {
     pub fn cuGraphGetRootNodes(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraph: CUgraph, rootNodes: *mut CUgraphNode, numRootNodes: *mut usize) -> CUresult,
+        unsafe extern "C" fn(
+            hGraph: CUgraph,
+            rootNodes: *mut CUgraphNode,
+            numRootNodes: *mut usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(159usize)?;
@@ -8984,7 +10474,10 @@ impl crate::Driver {
     pub fn cuGraphHostNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *mut CUDA_HOST_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(160usize)?;
@@ -8992,7 +10485,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *mut CUDA_HOST_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9002,7 +10498,10 @@ impl crate::Driver {
     pub fn cuGraphHostNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *const CUDA_HOST_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(161usize)?;
@@ -9010,7 +10509,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *const CUDA_HOST_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9071,8 +10573,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuGraphKernelNodeCopyAttributes(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(dst: CUgraphNode, src: CUgraphNode) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(dst: CUgraphNode, src: CUgraphNode) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(164usize)?;
         // SAFETY: slot 164 only ever holds the address of `cuGraphKernelNodeCopyAttributes`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9114,7 +10618,10 @@ impl crate::Driver {
     pub fn cuGraphKernelNodeGetParams_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *mut CUDA_KERNEL_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(166usize)?;
@@ -9122,7 +10629,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *mut CUDA_KERNEL_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9158,7 +10668,10 @@ impl crate::Driver {
     pub fn cuGraphKernelNodeSetParams_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *const CUDA_KERNEL_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(168usize)?;
@@ -9166,7 +10679,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *const CUDA_KERNEL_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9184,7 +10700,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult,
+                unsafe extern "C" fn(
+                    hGraphExec: CUgraphExec,
+                    hStream: CUstream,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9194,7 +10713,10 @@ impl crate::Driver {
     pub fn cuGraphMemAllocNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(170usize)?;
@@ -9202,7 +10724,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9220,7 +10745,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    dptr_out: *mut CUdeviceptr,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9230,7 +10758,10 @@ impl crate::Driver {
     pub fn cuGraphMemcpyNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *mut CUDA_MEMCPY3D,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(172usize)?;
@@ -9238,7 +10769,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *mut CUDA_MEMCPY3D,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9248,7 +10782,10 @@ impl crate::Driver {
     pub fn cuGraphMemcpyNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *const CUDA_MEMCPY3D,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(173usize)?;
@@ -9256,7 +10793,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *const CUDA_MEMCPY3D,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9266,7 +10806,10 @@ impl crate::Driver {
     pub fn cuGraphMemsetNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *mut CUDA_MEMSET_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(174usize)?;
@@ -9274,7 +10817,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *mut CUDA_MEMSET_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9284,7 +10830,10 @@ impl crate::Driver {
     pub fn cuGraphMemsetNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *const CUDA_MEMSET_NODE_PARAMS,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(175usize)?;
@@ -9292,7 +10841,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *const CUDA_MEMSET_NODE_PARAMS,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9302,7 +10854,11 @@ impl crate::Driver {
     pub fn cuGraphNodeFindInClone(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult,
+        unsafe extern "C" fn(
+            phNode: *mut CUgraphNode,
+            hOriginalNode: CUgraphNode,
+            hClonedGraph: CUgraph,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(176usize)?;
@@ -9406,7 +10962,10 @@ impl crate::Driver {
     pub fn cuGraphNodeGetType(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            type_: *mut CUgraphNodeType,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(180usize)?;
@@ -9414,7 +10973,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    type_: *mut CUgraphNodeType,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9450,7 +11012,10 @@ impl crate::Driver {
     pub fn cuGraphNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult,
+        unsafe extern "C" fn(
+            hNode: CUgraphNode,
+            nodeParams: *mut CUgraphNodeParams,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(182usize)?;
@@ -9458,7 +11023,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult,
+                unsafe extern "C" fn(
+                    hNode: CUgraphNode,
+                    nodeParams: *mut CUgraphNodeParams,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9468,7 +11036,11 @@ impl crate::Driver {
     pub fn cuGraphReleaseUserObject(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            graph: CUgraph,
+            object: CUuserObject,
+            count: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(183usize)?;
@@ -9476,7 +11048,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    graph: CUgraph,
+                    object: CUuserObject,
+                    count: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9552,7 +11128,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult,
+                unsafe extern "C" fn(
+                    hGraphExec: CUgraphExec,
+                    hStream: CUstream,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9588,7 +11167,10 @@ impl crate::Driver {
     pub fn cuGraphicsResourceGetMappedMipmappedArray(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult,
+        unsafe extern "C" fn(
+            pMipmappedArray: *mut CUmipmappedArray,
+            resource: CUgraphicsResource,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(188usize)?;
@@ -9596,7 +11178,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult,
+                unsafe extern "C" fn(
+                    pMipmappedArray: *mut CUmipmappedArray,
+                    resource: CUgraphicsResource,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9606,7 +11191,11 @@ impl crate::Driver {
     pub fn cuGraphicsResourceGetMappedPointer_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pDevPtr: *mut CUdeviceptr, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult,
+        unsafe extern "C" fn(
+            pDevPtr: *mut CUdeviceptr,
+            pSize: *mut usize,
+            resource: CUgraphicsResource,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(189usize)?;
@@ -9628,7 +11217,10 @@ impl crate::Driver {
     pub fn cuGraphicsResourceSetMapFlags_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            resource: CUgraphicsResource,
+            flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(190usize)?;
@@ -9636,7 +11228,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    resource: CUgraphicsResource,
+                    flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9699,8 +11294,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuGraphicsUnregisterResource(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(resource: CUgraphicsResource) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(resource: CUgraphicsResource) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(193usize)?;
         // SAFETY: slot 193 only ever holds the address of `cuGraphicsUnregisterResource`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9743,13 +11340,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuGreenCtxDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hCtx: CUgreenCtx) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hCtx: CUgreenCtx) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(195usize)?;
         // SAFETY: slot 195 only ever holds the address of `cuGreenCtxDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hCtx: CUgreenCtx) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hCtx: CUgreenCtx) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -9758,7 +11359,11 @@ impl crate::Driver {
     pub fn cuGreenCtxGetDevResource(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hCtx: CUgreenCtx, resource: *mut CUdevResource, type_: CUdevResourceType) -> CUresult,
+        unsafe extern "C" fn(
+            hCtx: CUgreenCtx,
+            resource: *mut CUdevResource,
+            type_: CUdevResourceType,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(196usize)?;
@@ -9780,7 +11385,10 @@ impl crate::Driver {
     pub fn cuGreenCtxGetId(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(greenCtx: CUgreenCtx, greenCtxId: *mut ::std::os::raw::c_ulonglong) -> CUresult,
+        unsafe extern "C" fn(
+            greenCtx: CUgreenCtx,
+            greenCtxId: *mut ::std::os::raw::c_ulonglong,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(197usize)?;
@@ -9788,7 +11396,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(greenCtx: CUgreenCtx, greenCtxId: *mut ::std::os::raw::c_ulonglong) -> CUresult,
+                unsafe extern "C" fn(
+                    greenCtx: CUgreenCtx,
+                    greenCtxId: *mut ::std::os::raw::c_ulonglong,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9797,8 +11408,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuGreenCtxRecordEvent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(198usize)?;
         // SAFETY: slot 198 only ever holds the address of `cuGreenCtxRecordEvent`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9841,8 +11454,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuGreenCtxWaitEvent(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(200usize)?;
         // SAFETY: slot 200 only ever holds the address of `cuGreenCtxWaitEvent`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9905,8 +11520,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuInit(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(Flags: ::std::os::raw::c_uint) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(Flags: ::std::os::raw::c_uint) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(203usize)?;
         // SAFETY: slot 203 only ever holds the address of `cuInit`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9921,13 +11538,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuIpcCloseMemHandle(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(204usize)?;
         // SAFETY: slot 204 only ever holds the address of `cuIpcCloseMemHandle`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -9944,7 +11565,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult,
+                unsafe extern "C" fn(
+                    pHandle: *mut CUipcEventHandle,
+                    event: CUevent,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9954,7 +11578,10 @@ impl crate::Driver {
     pub fn cuIpcGetMemHandle(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pHandle: *mut CUipcMemHandle, dptr: CUdeviceptr) -> CUresult,
+        unsafe extern "C" fn(
+            pHandle: *mut CUipcMemHandle,
+            dptr: CUdeviceptr,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(206usize)?;
@@ -9962,7 +11589,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pHandle: *mut CUipcMemHandle, dptr: CUdeviceptr) -> CUresult,
+                unsafe extern "C" fn(
+                    pHandle: *mut CUipcMemHandle,
+                    dptr: CUdeviceptr,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -9972,7 +11602,10 @@ impl crate::Driver {
     pub fn cuIpcOpenEventHandle(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult,
+        unsafe extern "C" fn(
+            phEvent: *mut CUevent,
+            handle: CUipcEventHandle,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(207usize)?;
@@ -9980,7 +11613,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult,
+                unsafe extern "C" fn(
+                    phEvent: *mut CUevent,
+                    handle: CUipcEventHandle,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -10052,7 +11688,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult,
+                unsafe extern "C" fn(
+                    pFunc: *mut CUfunction,
+                    kernel: CUkernel,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -10080,7 +11719,10 @@ impl crate::Driver {
     pub fn cuKernelGetName(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(name: *mut *const ::std::os::raw::c_char, hfunc: CUkernel) -> CUresult,
+        unsafe extern "C" fn(
+            name: *mut *const ::std::os::raw::c_char,
+            hfunc: CUkernel,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(212usize)?;
@@ -10088,7 +11730,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(name: *mut *const ::std::os::raw::c_char, hfunc: CUkernel) -> CUresult,
+                unsafe extern "C" fn(
+                    name: *mut *const ::std::os::raw::c_char,
+                    hfunc: CUkernel,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -10154,7 +11799,11 @@ impl crate::Driver {
     pub fn cuKernelSetCacheConfig(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult,
+        unsafe extern "C" fn(
+            kernel: CUkernel,
+            config: CUfunc_cache,
+            dev: CUdevice,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(215usize)?;
@@ -10162,7 +11811,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult,
+                unsafe extern "C" fn(
+                    kernel: CUkernel,
+                    config: CUfunc_cache,
+                    dev: CUdevice,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -10171,11 +11824,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuLaunch(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(f: CUfunction) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(f: CUfunction) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(216usize)?;
         // SAFETY: slot 216 only ever holds the address of `cuLaunch`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(f: CUfunction) -> CUresult>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(f: CUfunction) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -10304,7 +11963,11 @@ impl crate::Driver {
     pub fn cuLaunchHostFunc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, fn_: CUhostFn, userData: *mut ::std::os::raw::c_void) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            fn_: CUhostFn,
+            userData: *mut ::std::os::raw::c_void,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(221usize)?;
@@ -10396,7 +12059,11 @@ impl crate::Driver {
     pub fn cuLibraryEnumerateKernels(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(kernels: *mut CUkernel, numKernels: ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult,
+        unsafe extern "C" fn(
+            kernels: *mut CUkernel,
+            numKernels: ::std::os::raw::c_uint,
+            lib: CUlibrary,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(224usize)?;
@@ -10472,7 +12139,10 @@ impl crate::Driver {
     pub fn cuLibraryGetKernelCount(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult,
+        unsafe extern "C" fn(
+            count: *mut ::std::os::raw::c_uint,
+            lib: CUlibrary,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(227usize)?;
@@ -10480,7 +12150,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult,
+                unsafe extern "C" fn(
+                    count: *mut ::std::os::raw::c_uint,
+                    lib: CUlibrary,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -10633,13 +12306,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuLibraryUnload(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(library: CUlibrary) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(library: CUlibrary) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(233usize)?;
         // SAFETY: slot 233 only ever holds the address of `cuLibraryUnload`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(library: CUlibrary) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(library: CUlibrary) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -10769,13 +12446,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuLinkDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(state: CUlinkState) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(state: CUlinkState) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(238usize)?;
         // SAFETY: slot 238 only ever holds the address of `cuLinkDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(state: CUlinkState) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(state: CUlinkState) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -10784,7 +12465,10 @@ impl crate::Driver {
     pub fn cuLogsCurrent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(iterator_out: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            iterator_out: *mut CUlogIterator,
+            flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(239usize)?;
@@ -10792,7 +12476,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(iterator_out: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    iterator_out: *mut CUlogIterator,
+                    flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -10881,8 +12568,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuLogsUnregisterCallback(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(callback: CUlogsCallbackHandle) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(callback: CUlogsCallbackHandle) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(243usize)?;
         // SAFETY: slot 243 only ever holds the address of `cuLogsUnregisterCallback`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -10897,8 +12586,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemAddressFree(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ptr: CUdeviceptr, size: usize) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ptr: CUdeviceptr, size: usize) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(244usize)?;
         // SAFETY: slot 244 only ever holds the address of `cuMemAddressFree`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -10972,7 +12663,11 @@ impl crate::Driver {
     pub fn cuMemAllocAsync(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult,
+        unsafe extern "C" fn(
+            dptr: *mut CUdeviceptr,
+            bytesize: usize,
+            hStream: CUstream,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(247usize)?;
@@ -10980,7 +12675,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult,
+                unsafe extern "C" fn(
+                    dptr: *mut CUdeviceptr,
+                    bytesize: usize,
+                    hStream: CUstream,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11018,7 +12717,10 @@ impl crate::Driver {
     pub fn cuMemAllocHost_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pp: *mut *mut ::std::os::raw::c_void, bytesize: usize) -> CUresult,
+        unsafe extern "C" fn(
+            pp: *mut *mut ::std::os::raw::c_void,
+            bytesize: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(249usize)?;
@@ -11026,7 +12728,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pp: *mut *mut ::std::os::raw::c_void, bytesize: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    pp: *mut *mut ::std::os::raw::c_void,
+                    bytesize: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11036,7 +12741,11 @@ impl crate::Driver {
     pub fn cuMemAllocManaged(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dptr: *mut CUdeviceptr, bytesize: usize, flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            dptr: *mut CUdeviceptr,
+            bytesize: usize,
+            flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(250usize)?;
@@ -11275,8 +12984,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemFreeHost(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(p: *mut ::std::os::raw::c_void) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(p: *mut ::std::os::raw::c_void) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(259usize)?;
         // SAFETY: slot 259 only ever holds the address of `cuMemFreeHost`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -11291,13 +13002,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemFree_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(260usize)?;
         // SAFETY: slot 260 only ever holds the address of `cuMemFree_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(dptr: CUdeviceptr) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -11332,7 +13047,11 @@ impl crate::Driver {
     pub fn cuMemGetAddressRange_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) -> CUresult,
+        unsafe extern "C" fn(
+            pbase: *mut CUdeviceptr,
+            psize: *mut usize,
+            dptr: CUdeviceptr,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(262usize)?;
@@ -11340,7 +13059,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) -> CUresult,
+                unsafe extern "C" fn(
+                    pbase: *mut CUdeviceptr,
+                    psize: *mut usize,
+                    dptr: CUdeviceptr,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11376,7 +13099,10 @@ impl crate::Driver {
     pub fn cuMemGetAllocationPropertiesFromHandle(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prop: *mut CUmemAllocationProp, handle: CUmemGenericAllocationHandle) -> CUresult,
+        unsafe extern "C" fn(
+            prop: *mut CUmemAllocationProp,
+            handle: CUmemGenericAllocationHandle,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(264usize)?;
@@ -11384,7 +13110,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prop: *mut CUmemAllocationProp, handle: CUmemGenericAllocationHandle) -> CUresult,
+                unsafe extern "C" fn(
+                    prop: *mut CUmemAllocationProp,
+                    handle: CUmemGenericAllocationHandle,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11449,8 +13178,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemGetInfo_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(free: *mut usize, total: *mut usize) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(free: *mut usize, total: *mut usize) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(267usize)?;
         // SAFETY: slot 267 only ever holds the address of `cuMemGetInfo_v2`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -11544,7 +13275,10 @@ impl crate::Driver {
     pub fn cuMemHostGetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pFlags: *mut ::std::os::raw::c_uint, p: *mut ::std::os::raw::c_void) -> CUresult,
+        unsafe extern "C" fn(
+            pFlags: *mut ::std::os::raw::c_uint,
+            p: *mut ::std::os::raw::c_void,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(271usize)?;
@@ -11552,7 +13286,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pFlags: *mut ::std::os::raw::c_uint, p: *mut ::std::os::raw::c_void) -> CUresult,
+                unsafe extern "C" fn(
+                    pFlags: *mut ::std::os::raw::c_uint,
+                    p: *mut ::std::os::raw::c_void,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11587,8 +13324,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemHostUnregister(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(p: *mut ::std::os::raw::c_void) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(p: *mut ::std::os::raw::c_void) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(273usize)?;
         // SAFETY: slot 273 only ever holds the address of `cuMemHostUnregister`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -11686,7 +13425,10 @@ impl crate::Driver {
     pub fn cuMemPoolCreate(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult,
+        unsafe extern "C" fn(
+            pool: *mut CUmemoryPool,
+            poolProps: *const CUmemPoolProps,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(277usize)?;
@@ -11694,7 +13436,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult,
+                unsafe extern "C" fn(
+                    pool: *mut CUmemoryPool,
+                    poolProps: *const CUmemPoolProps,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11703,13 +13448,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemPoolDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pool: CUmemoryPool) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pool: CUmemoryPool) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(278usize)?;
         // SAFETY: slot 278 only ever holds the address of `cuMemPoolDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(pool: CUmemoryPool) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(pool: CUmemoryPool) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -11718,7 +13467,10 @@ impl crate::Driver {
     pub fn cuMemPoolExportPointer(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult,
+        unsafe extern "C" fn(
+            shareData_out: *mut CUmemPoolPtrExportData,
+            ptr: CUdeviceptr,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(279usize)?;
@@ -11726,7 +13478,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult,
+                unsafe extern "C" fn(
+                    shareData_out: *mut CUmemPoolPtrExportData,
+                    ptr: CUdeviceptr,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11870,7 +13625,11 @@ impl crate::Driver {
     pub fn cuMemPoolSetAccess(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult,
+        unsafe extern "C" fn(
+            pool: CUmemoryPool,
+            map: *const CUmemAccessDesc,
+            count: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(285usize)?;
@@ -11878,7 +13637,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    pool: CUmemoryPool,
+                    map: *const CUmemAccessDesc,
+                    count: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -11922,7 +13685,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    pool: CUmemoryPool,
+                    minBytesToKeep: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -12078,7 +13844,10 @@ impl crate::Driver {
     pub fn cuMemRetainAllocationHandle(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: *mut CUmemGenericAllocationHandle, addr: *mut ::std::os::raw::c_void) -> CUresult,
+        unsafe extern "C" fn(
+            handle: *mut CUmemGenericAllocationHandle,
+            addr: *mut ::std::os::raw::c_void,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(293usize)?;
@@ -12099,7 +13868,12 @@ impl crate::Driver {
     pub fn cuMemSetAccess(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(ptr: CUdeviceptr, size: usize, desc: *const CUmemAccessDesc, count: usize) -> CUresult,
+        unsafe extern "C" fn(
+            ptr: CUdeviceptr,
+            size: usize,
+            desc: *const CUmemAccessDesc,
+            count: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(294usize)?;
@@ -12122,7 +13896,11 @@ impl crate::Driver {
     pub fn cuMemSetMemPool(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult,
+        unsafe extern "C" fn(
+            location: *mut CUmemLocation,
+            type_: CUmemAllocationType,
+            pool: CUmemoryPool,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(295usize)?;
@@ -12143,8 +13921,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemUnmap(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ptr: CUdeviceptr, size: usize) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ptr: CUdeviceptr, size: usize) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(296usize)?;
         // SAFETY: slot 296 only ever holds the address of `cuMemUnmap`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -12160,7 +13940,11 @@ impl crate::Driver {
     pub fn cuMemcpy(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult,
+        unsafe extern "C" fn(
+            dst: CUdeviceptr,
+            src: CUdeviceptr,
+            ByteCount: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(297usize)?;
@@ -12168,7 +13952,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    dst: CUdeviceptr,
+                    src: CUdeviceptr,
+                    ByteCount: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -12186,7 +13974,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY2D, hStream: CUstream) -> CUresult,
+                unsafe extern "C" fn(
+                    pCopy: *const CUDA_MEMCPY2D,
+                    hStream: CUstream,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -12195,7 +13986,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemcpy2DUnaligned_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY2D) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY2D) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(299usize)?;
         // SAFETY: slot 299 only ever holds the address of `cuMemcpy2DUnaligned_v2`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -12210,7 +14004,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemcpy2D_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY2D) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY2D) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(300usize)?;
         // SAFETY: slot 300 only ever holds the address of `cuMemcpy2D_v2`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -12234,7 +14031,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D, hStream: CUstream) -> CUresult,
+                unsafe extern "C" fn(
+                    pCopy: *const CUDA_MEMCPY3D,
+                    hStream: CUstream,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -12271,8 +14071,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemcpy3DPeer(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D_PEER) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D_PEER) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(303usize)?;
         // SAFETY: slot 303 only ever holds the address of `cuMemcpy3DPeer`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -12288,7 +14090,10 @@ impl crate::Driver {
     pub fn cuMemcpy3DPeerAsync(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D_PEER, hStream: CUstream) -> CUresult,
+        unsafe extern "C" fn(
+            pCopy: *const CUDA_MEMCPY3D_PEER,
+            hStream: CUstream,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(304usize)?;
@@ -12296,7 +14101,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D_PEER, hStream: CUstream) -> CUresult,
+                unsafe extern "C" fn(
+                    pCopy: *const CUDA_MEMCPY3D_PEER,
+                    hStream: CUstream,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -12305,7 +14113,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMemcpy3D_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pCopy: *const CUDA_MEMCPY3D) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(305usize)?;
         // SAFETY: slot 305 only ever holds the address of `cuMemcpy3D_v2`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -12321,7 +14132,12 @@ impl crate::Driver {
     pub fn cuMemcpyAsync(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult,
+        unsafe extern "C" fn(
+            dst: CUdeviceptr,
+            src: CUdeviceptr,
+            ByteCount: usize,
+            hStream: CUstream,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(306usize)?;
@@ -12374,7 +14190,12 @@ impl crate::Driver {
     pub fn cuMemcpyAtoD_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dstDevice: CUdeviceptr, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult,
+        unsafe extern "C" fn(
+            dstDevice: CUdeviceptr,
+            srcArray: CUarray,
+            srcOffset: usize,
+            ByteCount: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(308usize)?;
@@ -12491,7 +14312,12 @@ impl crate::Driver {
     pub fn cuMemcpyDtoA_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult,
+        unsafe extern "C" fn(
+            dstArray: CUarray,
+            dstOffset: usize,
+            srcDevice: CUdeviceptr,
+            ByteCount: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(312usize)?;
@@ -12542,7 +14368,11 @@ impl crate::Driver {
     pub fn cuMemcpyDtoD_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult,
+        unsafe extern "C" fn(
+            dstDevice: CUdeviceptr,
+            srcDevice: CUdeviceptr,
+            ByteCount: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(314usize)?;
@@ -12550,7 +14380,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    dstDevice: CUdeviceptr,
+                    srcDevice: CUdeviceptr,
+                    ByteCount: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -12816,7 +14650,11 @@ impl crate::Driver {
     pub fn cuMemsetD16_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dstDevice: CUdeviceptr, us: ::std::os::raw::c_ushort, N: usize) -> CUresult,
+        unsafe extern "C" fn(
+            dstDevice: CUdeviceptr,
+            us: ::std::os::raw::c_ushort,
+            N: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(324usize)?;
@@ -12824,7 +14662,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dstDevice: CUdeviceptr, us: ::std::os::raw::c_ushort, N: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    dstDevice: CUdeviceptr,
+                    us: ::std::os::raw::c_ushort,
+                    N: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13048,7 +14890,11 @@ impl crate::Driver {
     pub fn cuMemsetD32_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dstDevice: CUdeviceptr, ui: ::std::os::raw::c_uint, N: usize) -> CUresult,
+        unsafe extern "C" fn(
+            dstDevice: CUdeviceptr,
+            ui: ::std::os::raw::c_uint,
+            N: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(332usize)?;
@@ -13056,7 +14902,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dstDevice: CUdeviceptr, ui: ::std::os::raw::c_uint, N: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    dstDevice: CUdeviceptr,
+                    ui: ::std::os::raw::c_uint,
+                    N: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13094,7 +14944,11 @@ impl crate::Driver {
     pub fn cuMemsetD8_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(dstDevice: CUdeviceptr, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult,
+        unsafe extern "C" fn(
+            dstDevice: CUdeviceptr,
+            uc: ::std::os::raw::c_uchar,
+            N: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(334usize)?;
@@ -13102,7 +14956,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(dstDevice: CUdeviceptr, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult,
+                unsafe extern "C" fn(
+                    dstDevice: CUdeviceptr,
+                    uc: ::std::os::raw::c_uchar,
+                    N: usize,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13137,8 +14995,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuMipmappedArrayDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hMipmappedArray: CUmipmappedArray) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hMipmappedArray: CUmipmappedArray) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(336usize)?;
         // SAFETY: slot 336 only ever holds the address of `cuMipmappedArrayDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -13206,7 +15066,10 @@ impl crate::Driver {
     pub fn cuMipmappedArrayGetSparseProperties(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES, mipmap: CUmipmappedArray) -> CUresult,
+        unsafe extern "C" fn(
+            sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES,
+            mipmap: CUmipmappedArray,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(339usize)?;
@@ -13253,7 +15116,11 @@ impl crate::Driver {
     pub fn cuModuleGetFunction(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hfunc: *mut CUfunction, hmod: CUmodule, name: *const ::std::os::raw::c_char) -> CUresult,
+        unsafe extern "C" fn(
+            hfunc: *mut CUfunction,
+            hmod: CUmodule,
+            name: *const ::std::os::raw::c_char,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(341usize)?;
@@ -13275,7 +15142,10 @@ impl crate::Driver {
     pub fn cuModuleGetFunctionCount(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult,
+        unsafe extern "C" fn(
+            count: *mut ::std::os::raw::c_uint,
+            mod_: CUmodule,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(342usize)?;
@@ -13283,7 +15153,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult,
+                unsafe extern "C" fn(
+                    count: *mut ::std::os::raw::c_uint,
+                    mod_: CUmodule,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13320,8 +15193,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuModuleGetLoadingMode(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(mode: *mut CUmoduleLoadingMode) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(mode: *mut CUmoduleLoadingMode) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(344usize)?;
         // SAFETY: slot 344 only ever holds the address of `cuModuleGetLoadingMode`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -13337,7 +15212,11 @@ impl crate::Driver {
     pub fn cuModuleGetSurfRef(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pSurfRef: *mut CUsurfref, hmod: CUmodule, name: *const ::std::os::raw::c_char) -> CUresult,
+        unsafe extern "C" fn(
+            pSurfRef: *mut CUsurfref,
+            hmod: CUmodule,
+            name: *const ::std::os::raw::c_char,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(345usize)?;
@@ -13359,7 +15238,11 @@ impl crate::Driver {
     pub fn cuModuleGetTexRef(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pTexRef: *mut CUtexref, hmod: CUmodule, name: *const ::std::os::raw::c_char) -> CUresult,
+        unsafe extern "C" fn(
+            pTexRef: *mut CUtexref,
+            hmod: CUmodule,
+            name: *const ::std::os::raw::c_char,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(346usize)?;
@@ -13381,7 +15264,10 @@ impl crate::Driver {
     pub fn cuModuleLoad(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(module: *mut CUmodule, fname: *const ::std::os::raw::c_char) -> CUresult,
+        unsafe extern "C" fn(
+            module: *mut CUmodule,
+            fname: *const ::std::os::raw::c_char,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(347usize)?;
@@ -13389,7 +15275,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(module: *mut CUmodule, fname: *const ::std::os::raw::c_char) -> CUresult,
+                unsafe extern "C" fn(
+                    module: *mut CUmodule,
+                    fname: *const ::std::os::raw::c_char,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13399,7 +15288,10 @@ impl crate::Driver {
     pub fn cuModuleLoadData(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(module: *mut CUmodule, image: *const ::std::os::raw::c_void) -> CUresult,
+        unsafe extern "C" fn(
+            module: *mut CUmodule,
+            image: *const ::std::os::raw::c_void,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(348usize)?;
@@ -13407,7 +15299,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(module: *mut CUmodule, image: *const ::std::os::raw::c_void) -> CUresult,
+                unsafe extern "C" fn(
+                    module: *mut CUmodule,
+                    image: *const ::std::os::raw::c_void,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13447,7 +15342,10 @@ impl crate::Driver {
     pub fn cuModuleLoadFatBinary(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(module: *mut CUmodule, fatCubin: *const ::std::os::raw::c_void) -> CUresult,
+        unsafe extern "C" fn(
+            module: *mut CUmodule,
+            fatCubin: *const ::std::os::raw::c_void,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(350usize)?;
@@ -13455,7 +15353,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(module: *mut CUmodule, fatCubin: *const ::std::os::raw::c_void) -> CUresult,
+                unsafe extern "C" fn(
+                    module: *mut CUmodule,
+                    fatCubin: *const ::std::os::raw::c_void,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13464,13 +15365,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuModuleUnload(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hmod: CUmodule) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hmod: CUmodule) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(351usize)?;
         // SAFETY: slot 351 only ever holds the address of `cuModuleUnload`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hmod: CUmodule) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hmod: CUmodule) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -13479,7 +15384,10 @@ impl crate::Driver {
     pub fn cuMulticastAddDevice(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult,
+        unsafe extern "C" fn(
+            mcHandle: CUmemGenericAllocationHandle,
+            dev: CUdevice,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(352usize)?;
@@ -13487,7 +15395,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult,
+                unsafe extern "C" fn(
+                    mcHandle: CUmemGenericAllocationHandle,
+                    dev: CUdevice,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13841,7 +15752,10 @@ impl crate::Driver {
     pub fn cuParamSetSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hfunc: CUfunction, numbytes: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hfunc: CUfunction,
+            numbytes: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(365usize)?;
@@ -13849,7 +15763,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hfunc: CUfunction, numbytes: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hfunc: CUfunction,
+                    numbytes: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13859,7 +15776,11 @@ impl crate::Driver {
     pub fn cuParamSetTexRef(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hfunc: CUfunction, texunit: ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult,
+        unsafe extern "C" fn(
+            hfunc: CUfunction,
+            texunit: ::std::os::raw::c_int,
+            hTexRef: CUtexref,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(366usize)?;
@@ -13867,7 +15788,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hfunc: CUfunction, texunit: ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    hfunc: CUfunction,
+                    texunit: ::std::os::raw::c_int,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -13877,7 +15802,11 @@ impl crate::Driver {
     pub fn cuParamSetf(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hfunc: CUfunction, offset: ::std::os::raw::c_int, value: f32) -> CUresult,
+        unsafe extern "C" fn(
+            hfunc: CUfunction,
+            offset: ::std::os::raw::c_int,
+            value: f32,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(367usize)?;
@@ -13885,7 +15814,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hfunc: CUfunction, offset: ::std::os::raw::c_int, value: f32) -> CUresult,
+                unsafe extern "C" fn(
+                    hfunc: CUfunction,
+                    offset: ::std::os::raw::c_int,
+                    value: f32,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14181,7 +16114,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    mode: CUstreamCaptureMode,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14190,8 +16126,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuStreamCopyAttributes(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(dst: CUstream, src: CUstream) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(dst: CUstream, src: CUstream) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(379usize)?;
         // SAFETY: slot 379 only ever holds the address of `cuStreamCopyAttributes`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -14207,7 +16145,10 @@ impl crate::Driver {
     pub fn cuStreamCreate(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            phStream: *mut CUstream,
+            Flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(380usize)?;
@@ -14215,7 +16156,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    phStream: *mut CUstream,
+                    Flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14250,13 +16194,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuStreamDestroy_v2(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hStream: CUstream) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hStream: CUstream) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(382usize)?;
         // SAFETY: slot 382 only ever holds the address of `cuStreamDestroy_v2`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hStream: CUstream) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hStream: CUstream) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -14273,7 +16221,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    phGraph: *mut CUgraph,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14283,7 +16234,11 @@ impl crate::Driver {
     pub fn cuStreamGetAttribute(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            attr: CUstreamAttrID,
+            value_out: *mut CUstreamAttrValue,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(384usize)?;
@@ -14357,7 +16312,11 @@ impl crate::Driver {
     pub fn cuStreamGetCtx_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, pCtx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            pCtx: *mut CUcontext,
+            pGreenCtx: *mut CUgreenCtx,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(387usize)?;
@@ -14365,7 +16324,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, pCtx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    pCtx: *mut CUcontext,
+                    pGreenCtx: *mut CUgreenCtx,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14383,7 +16346,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, device: *mut CUdevice) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    device: *mut CUdevice,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14393,7 +16359,10 @@ impl crate::Driver {
     pub fn cuStreamGetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, flags: *mut ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            flags: *mut ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(389usize)?;
@@ -14401,7 +16370,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, flags: *mut ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    flags: *mut ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14419,7 +16391,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, phCtx: *mut CUgreenCtx) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    phCtx: *mut CUgreenCtx,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14429,7 +16404,10 @@ impl crate::Driver {
     pub fn cuStreamGetId(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, streamId: *mut ::std::os::raw::c_ulonglong) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            streamId: *mut ::std::os::raw::c_ulonglong,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(391usize)?;
@@ -14437,7 +16415,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, streamId: *mut ::std::os::raw::c_ulonglong) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    streamId: *mut ::std::os::raw::c_ulonglong,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14447,7 +16428,10 @@ impl crate::Driver {
     pub fn cuStreamGetPriority(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, priority: *mut ::std::os::raw::c_int) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            priority: *mut ::std::os::raw::c_int,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(392usize)?;
@@ -14455,7 +16439,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, priority: *mut ::std::os::raw::c_int) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    priority: *mut ::std::os::raw::c_int,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14465,7 +16452,10 @@ impl crate::Driver {
     pub fn cuStreamIsCapturing(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            captureStatus: *mut CUstreamCaptureStatus,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(393usize)?;
@@ -14473,7 +16463,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    captureStatus: *mut CUstreamCaptureStatus,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14482,13 +16475,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuStreamQuery(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hStream: CUstream) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hStream: CUstream) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(394usize)?;
         // SAFETY: slot 394 only ever holds the address of `cuStreamQuery`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hStream: CUstream) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hStream: CUstream) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -14497,7 +16494,11 @@ impl crate::Driver {
     pub fn cuStreamSetAttribute(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            attr: CUstreamAttrID,
+            value: *const CUstreamAttrValue,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(395usize)?;
@@ -14518,13 +16519,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuStreamSynchronize(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hStream: CUstream) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hStream: CUstream) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(396usize)?;
         // SAFETY: slot 396 only ever holds the address of `cuStreamSynchronize`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hStream: CUstream) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hStream: CUstream) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -14563,7 +16568,11 @@ impl crate::Driver {
     pub fn cuStreamWaitEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hStream: CUstream,
+            hEvent: CUevent,
+            Flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(398usize)?;
@@ -14571,7 +16580,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hStream: CUstream,
+                    hEvent: CUevent,
+                    Flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14693,7 +16706,10 @@ impl crate::Driver {
     pub fn cuSurfObjectCreate(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pSurfObject: *mut CUsurfObject, pResDesc: *const CUDA_RESOURCE_DESC) -> CUresult,
+        unsafe extern "C" fn(
+            pSurfObject: *mut CUsurfObject,
+            pResDesc: *const CUDA_RESOURCE_DESC,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(403usize)?;
@@ -14701,7 +16717,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pSurfObject: *mut CUsurfObject, pResDesc: *const CUDA_RESOURCE_DESC) -> CUresult,
+                unsafe extern "C" fn(
+                    pSurfObject: *mut CUsurfObject,
+                    pResDesc: *const CUDA_RESOURCE_DESC,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14710,13 +16729,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuSurfObjectDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(surfObject: CUsurfObject) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(surfObject: CUsurfObject) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(404usize)?;
         // SAFETY: slot 404 only ever holds the address of `cuSurfObjectDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(surfObject: CUsurfObject) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(surfObject: CUsurfObject) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -14725,7 +16748,10 @@ impl crate::Driver {
     pub fn cuSurfObjectGetResourceDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pResDesc: *mut CUDA_RESOURCE_DESC, surfObject: CUsurfObject) -> CUresult,
+        unsafe extern "C" fn(
+            pResDesc: *mut CUDA_RESOURCE_DESC,
+            surfObject: CUsurfObject,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(405usize)?;
@@ -14733,7 +16759,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pResDesc: *mut CUDA_RESOURCE_DESC, surfObject: CUsurfObject) -> CUresult,
+                unsafe extern "C" fn(
+                    pResDesc: *mut CUDA_RESOURCE_DESC,
+                    surfObject: CUsurfObject,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14751,7 +16780,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult,
+                unsafe extern "C" fn(
+                    phArray: *mut CUarray,
+                    hSurfRef: CUsurfref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14761,7 +16793,11 @@ impl crate::Driver {
     pub fn cuSurfRefSetArray(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hSurfRef: CUsurfref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hSurfRef: CUsurfref,
+            hArray: CUarray,
+            Flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(407usize)?;
@@ -14769,7 +16805,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hSurfRef: CUsurfref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hSurfRef: CUsurfref,
+                    hArray: CUarray,
+                    Flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -14925,7 +16965,10 @@ impl crate::Driver {
     pub fn cuTensorMapReplaceAddress(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(tensorMap: *mut CUtensorMap, globalAddress: *mut ::std::os::raw::c_void) -> CUresult,
+        unsafe extern "C" fn(
+            tensorMap: *mut CUtensorMap,
+            globalAddress: *mut ::std::os::raw::c_void,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(411usize)?;
@@ -14973,13 +17016,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuTexObjectDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(texObject: CUtexObject) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(texObject: CUtexObject) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(413usize)?;
         // SAFETY: slot 413 only ever holds the address of `cuTexObjectDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(texObject: CUtexObject) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(texObject: CUtexObject) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -14988,7 +17035,10 @@ impl crate::Driver {
     pub fn cuTexObjectGetResourceDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pResDesc: *mut CUDA_RESOURCE_DESC, texObject: CUtexObject) -> CUresult,
+        unsafe extern "C" fn(
+            pResDesc: *mut CUDA_RESOURCE_DESC,
+            texObject: CUtexObject,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(414usize)?;
@@ -14996,7 +17046,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pResDesc: *mut CUDA_RESOURCE_DESC, texObject: CUtexObject) -> CUresult,
+                unsafe extern "C" fn(
+                    pResDesc: *mut CUDA_RESOURCE_DESC,
+                    texObject: CUtexObject,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15006,7 +17059,10 @@ impl crate::Driver {
     pub fn cuTexObjectGetResourceViewDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC, texObject: CUtexObject) -> CUresult,
+        unsafe extern "C" fn(
+            pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC,
+            texObject: CUtexObject,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(415usize)?;
@@ -15014,7 +17070,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC, texObject: CUtexObject) -> CUresult,
+                unsafe extern "C" fn(
+                    pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC,
+                    texObject: CUtexObject,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15024,7 +17083,10 @@ impl crate::Driver {
     pub fn cuTexObjectGetTextureDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pTexDesc: *mut CUDA_TEXTURE_DESC, texObject: CUtexObject) -> CUresult,
+        unsafe extern "C" fn(
+            pTexDesc: *mut CUDA_TEXTURE_DESC,
+            texObject: CUtexObject,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(416usize)?;
@@ -15032,7 +17094,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pTexDesc: *mut CUDA_TEXTURE_DESC, texObject: CUtexObject) -> CUresult,
+                unsafe extern "C" fn(
+                    pTexDesc: *mut CUDA_TEXTURE_DESC,
+                    texObject: CUtexObject,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15041,13 +17106,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuTexRefCreate(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pTexRef: *mut CUtexref) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pTexRef: *mut CUtexref) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(417usize)?;
         // SAFETY: slot 417 only ever holds the address of `cuTexRefCreate`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(pTexRef: *mut CUtexref) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(pTexRef: *mut CUtexref) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -15055,13 +17124,17 @@ impl crate::Driver {
     #[inline]
     pub fn cuTexRefDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hTexRef: CUtexref) -> CUresult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hTexRef: CUtexref) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(418usize)?;
         // SAFETY: slot 418 only ever holds the address of `cuTexRefDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(hTexRef: CUtexref) -> CUresult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(hTexRef: CUtexref) -> CUresult,
+            >(address)
         };
         Ok(function)
     }
@@ -15070,7 +17143,11 @@ impl crate::Driver {
     pub fn cuTexRefGetAddressMode(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: ::std::os::raw::c_int) -> CUresult,
+        unsafe extern "C" fn(
+            pam: *mut CUaddress_mode,
+            hTexRef: CUtexref,
+            dim: ::std::os::raw::c_int,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(419usize)?;
@@ -15100,7 +17177,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pdptr: *mut CUdeviceptr, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    pdptr: *mut CUdeviceptr,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15118,7 +17198,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    phArray: *mut CUarray,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15136,7 +17219,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    pBorderColor: *mut f32,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15154,7 +17240,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    pfm: *mut CUfilter_mode,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15164,7 +17253,10 @@ impl crate::Driver {
     pub fn cuTexRefGetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pFlags: *mut ::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult,
+        unsafe extern "C" fn(
+            pFlags: *mut ::std::os::raw::c_uint,
+            hTexRef: CUtexref,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(424usize)?;
@@ -15172,7 +17264,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pFlags: *mut ::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    pFlags: *mut ::std::os::raw::c_uint,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15208,7 +17303,10 @@ impl crate::Driver {
     pub fn cuTexRefGetMaxAnisotropy(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pmaxAniso: *mut ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult,
+        unsafe extern "C" fn(
+            pmaxAniso: *mut ::std::os::raw::c_int,
+            hTexRef: CUtexref,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(426usize)?;
@@ -15216,7 +17314,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pmaxAniso: *mut ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    pmaxAniso: *mut ::std::os::raw::c_int,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15234,7 +17335,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    pfm: *mut CUfilter_mode,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15243,8 +17347,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuTexRefGetMipmapLevelBias(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pbias: *mut f32, hTexRef: CUtexref) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pbias: *mut f32, hTexRef: CUtexref) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(428usize)?;
         // SAFETY: slot 428 only ever holds the address of `cuTexRefGetMipmapLevelBias`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -15286,7 +17392,10 @@ impl crate::Driver {
     pub fn cuTexRefGetMipmappedArray(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult,
+        unsafe extern "C" fn(
+            phMipmappedArray: *mut CUmipmappedArray,
+            hTexRef: CUtexref,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(430usize)?;
@@ -15294,7 +17403,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult,
+                unsafe extern "C" fn(
+                    phMipmappedArray: *mut CUmipmappedArray,
+                    hTexRef: CUtexref,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15332,7 +17444,11 @@ impl crate::Driver {
     pub fn cuTexRefSetAddressMode(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hTexRef: CUtexref, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> CUresult,
+        unsafe extern "C" fn(
+            hTexRef: CUtexref,
+            dim: ::std::os::raw::c_int,
+            am: CUaddress_mode,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(432usize)?;
@@ -15340,7 +17456,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hTexRef: CUtexref, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> CUresult,
+                unsafe extern "C" fn(
+                    hTexRef: CUtexref,
+                    dim: ::std::os::raw::c_int,
+                    am: CUaddress_mode,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15350,7 +17470,12 @@ impl crate::Driver {
     pub fn cuTexRefSetAddress_v2(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr, bytes: usize) -> CUresult,
+        unsafe extern "C" fn(
+            ByteOffset: *mut usize,
+            hTexRef: CUtexref,
+            dptr: CUdeviceptr,
+            bytes: usize,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(433usize)?;
@@ -15373,7 +17498,11 @@ impl crate::Driver {
     pub fn cuTexRefSetArray(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hTexRef: CUtexref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hTexRef: CUtexref,
+            hArray: CUarray,
+            Flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(434usize)?;
@@ -15381,7 +17510,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hTexRef: CUtexref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hTexRef: CUtexref,
+                    hArray: CUarray,
+                    Flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15399,7 +17532,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hTexRef: CUtexref, pBorderColor: *mut f32) -> CUresult,
+                unsafe extern "C" fn(
+                    hTexRef: CUtexref,
+                    pBorderColor: *mut f32,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15427,7 +17563,10 @@ impl crate::Driver {
     pub fn cuTexRefSetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hTexRef: CUtexref, Flags: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hTexRef: CUtexref,
+            Flags: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(437usize)?;
@@ -15435,7 +17574,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hTexRef: CUtexref, Flags: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hTexRef: CUtexref,
+                    Flags: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15471,7 +17613,10 @@ impl crate::Driver {
     pub fn cuTexRefSetMaxAnisotropy(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hTexRef: CUtexref, maxAniso: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            hTexRef: CUtexref,
+            maxAniso: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(439usize)?;
@@ -15479,7 +17624,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hTexRef: CUtexref, maxAniso: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    hTexRef: CUtexref,
+                    maxAniso: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15506,8 +17654,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuTexRefSetMipmapLevelBias(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(hTexRef: CUtexref, bias: f32) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(hTexRef: CUtexref, bias: f32) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(441usize)?;
         // SAFETY: slot 441 only ever holds the address of `cuTexRefSetMipmapLevelBias`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -15523,7 +17673,11 @@ impl crate::Driver {
     pub fn cuTexRefSetMipmapLevelClamp(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult,
+        unsafe extern "C" fn(
+            hTexRef: CUtexref,
+            minMipmapLevelClamp: f32,
+            maxMipmapLevelClamp: f32,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(442usize)?;
@@ -15531,7 +17685,11 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult,
+                unsafe extern "C" fn(
+                    hTexRef: CUtexref,
+                    minMipmapLevelClamp: f32,
+                    maxMipmapLevelClamp: f32,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15566,8 +17724,10 @@ impl crate::Driver {
     #[inline]
     pub fn cuThreadExchangeStreamCaptureMode(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(mode: *mut CUstreamCaptureMode) -> CUresult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(mode: *mut CUstreamCaptureMode) -> CUresult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(444usize)?;
         // SAFETY: slot 444 only ever holds the address of `cuThreadExchangeStreamCaptureMode`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -15613,7 +17773,10 @@ impl crate::Driver {
     pub fn cuUserObjectRelease(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            object: CUuserObject,
+            count: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(446usize)?;
@@ -15621,7 +17784,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    object: CUuserObject,
+                    count: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)
@@ -15631,7 +17797,10 @@ impl crate::Driver {
     pub fn cuUserObjectRetain(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult,
+        unsafe extern "C" fn(
+            object: CUuserObject,
+            count: ::std::os::raw::c_uint,
+        ) -> CUresult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(447usize)?;
@@ -15639,7 +17808,10 @@ impl crate::Driver {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult,
+                unsafe extern "C" fn(
+                    object: CUuserObject,
+                    count: ::std::os::raw::c_uint,
+                ) -> CUresult,
             >(address)
         };
         Ok(function)

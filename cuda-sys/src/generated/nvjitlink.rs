@@ -26,8 +26,12 @@ impl nvJitLinkResult {
     pub const NVJITLINK_ERROR_UNRECOGNIZED_INPUT: nvJitLinkResult = nvJitLinkResult(8);
     pub const NVJITLINK_ERROR_FINALIZE: nvJitLinkResult = nvJitLinkResult(9);
     pub const NVJITLINK_ERROR_NULL_INPUT: nvJitLinkResult = nvJitLinkResult(10);
-    pub const NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: nvJitLinkResult = nvJitLinkResult(11);
-    pub const NVJITLINK_ERROR_INCORRECT_INPUT_TYPE: nvJitLinkResult = nvJitLinkResult(12);
+    pub const NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: nvJitLinkResult = nvJitLinkResult(
+        11,
+    );
+    pub const NVJITLINK_ERROR_INCORRECT_INPUT_TYPE: nvJitLinkResult = nvJitLinkResult(
+        12,
+    );
     pub const NVJITLINK_ERROR_ARCH_MISMATCH: nvJitLinkResult = nvJitLinkResult(13);
     pub const NVJITLINK_ERROR_OUTDATED_LIBRARY: nvJitLinkResult = nvJitLinkResult(14);
     pub const NVJITLINK_ERROR_MISSING_FATBIN: nvJitLinkResult = nvJitLinkResult(15);
@@ -173,8 +177,10 @@ impl crate::NvJitLink {
     #[inline]
     pub fn nvJitLinkComplete(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(handle: nvJitLinkHandle) -> nvJitLinkResult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(handle: nvJitLinkHandle) -> nvJitLinkResult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(2usize)?;
         // SAFETY: slot 2 only ever holds the address of `__nvJitLinkComplete_13_0`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -215,8 +221,10 @@ impl crate::NvJitLink {
     #[inline]
     pub fn nvJitLinkDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(handle: *mut nvJitLinkHandle) -> nvJitLinkResult, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(handle: *mut nvJitLinkHandle) -> nvJitLinkResult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(4usize)?;
         // SAFETY: slot 4 only ever holds the address of `__nvJitLinkDestroy_13_0`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -232,7 +240,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetErrorLogSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            size: *mut usize,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(5usize)?;
@@ -240,7 +251,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    size: *mut usize,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -250,7 +264,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetErrorLog(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            log: *mut ::std::os::raw::c_char,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(6usize)?;
@@ -258,7 +275,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    log: *mut ::std::os::raw::c_char,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -268,7 +288,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetInfoLogSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            size: *mut usize,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(7usize)?;
@@ -276,7 +299,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    size: *mut usize,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -286,7 +312,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetInfoLog(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            log: *mut ::std::os::raw::c_char,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(8usize)?;
@@ -294,7 +323,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, log: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    log: *mut ::std::os::raw::c_char,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -304,7 +336,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedCubinSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            size: *mut usize,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(9usize)?;
@@ -312,7 +347,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    size: *mut usize,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -322,7 +360,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedCubin(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, cubin: *mut ::std::os::raw::c_void) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            cubin: *mut ::std::os::raw::c_void,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(10usize)?;
@@ -330,7 +371,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, cubin: *mut ::std::os::raw::c_void) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    cubin: *mut ::std::os::raw::c_void,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -340,7 +384,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedPtxSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            size: *mut usize,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(11usize)?;
@@ -348,7 +395,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, size: *mut usize) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    size: *mut usize,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -358,7 +408,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkGetLinkedPtx(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: nvJitLinkHandle, ptx: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            handle: nvJitLinkHandle,
+            ptx: *mut ::std::os::raw::c_char,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(12usize)?;
@@ -366,7 +419,10 @@ impl crate::NvJitLink {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: nvJitLinkHandle, ptx: *mut ::std::os::raw::c_char) -> nvJitLinkResult,
+                unsafe extern "C" fn(
+                    handle: nvJitLinkHandle,
+                    ptx: *mut ::std::os::raw::c_char,
+                ) -> nvJitLinkResult,
             >(address)
         };
         Ok(function)
@@ -376,7 +432,10 @@ impl crate::NvJitLink {
     pub fn nvJitLinkVersion(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(major: *mut ::std::os::raw::c_uint, minor: *mut ::std::os::raw::c_uint) -> nvJitLinkResult,
+        unsafe extern "C" fn(
+            major: *mut ::std::os::raw::c_uint,
+            minor: *mut ::std::os::raw::c_uint,
+        ) -> nvJitLinkResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(13usize)?;

@@ -20,8 +20,12 @@ impl nvrtcResult {
     pub const NVRTC_ERROR_INVALID_OPTION: nvrtcResult = nvrtcResult(5);
     pub const NVRTC_ERROR_COMPILATION: nvrtcResult = nvrtcResult(6);
     pub const NVRTC_ERROR_BUILTIN_OPERATION_FAILURE: nvrtcResult = nvrtcResult(7);
-    pub const NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION: nvrtcResult = nvrtcResult(8);
-    pub const NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION: nvrtcResult = nvrtcResult(9);
+    pub const NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION: nvrtcResult = nvrtcResult(
+        8,
+    );
+    pub const NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION: nvrtcResult = nvrtcResult(
+        9,
+    );
     pub const NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID: nvrtcResult = nvrtcResult(10);
     pub const NVRTC_ERROR_INTERNAL_ERROR: nvrtcResult = nvrtcResult(11);
     pub const NVRTC_ERROR_TIME_FILE_WRITE_FAILED: nvrtcResult = nvrtcResult(12);
@@ -143,7 +147,10 @@ impl crate::Nvrtc {
     pub fn nvrtcAddNameExpression(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, name_expression: *const ::std::os::raw::c_char) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            name_expression: *const ::std::os::raw::c_char,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(0usize)?;
@@ -151,7 +158,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, name_expression: *const ::std::os::raw::c_char) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    name_expression: *const ::std::os::raw::c_char,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -218,7 +228,10 @@ impl crate::Nvrtc {
     #[inline]
     pub fn nvrtcDestroyProgram(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(prog: *mut nvrtcProgram) -> nvrtcResult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(prog: *mut nvrtcProgram) -> nvrtcResult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(3usize)?;
         // SAFETY: slot 3 only ever holds the address of `nvrtcDestroyProgram`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -234,7 +247,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetCUBIN(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, cubin: *mut ::std::os::raw::c_char) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            cubin: *mut ::std::os::raw::c_char,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(4usize)?;
@@ -242,7 +258,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, cubin: *mut ::std::os::raw::c_char) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    cubin: *mut ::std::os::raw::c_char,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -252,7 +271,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetCUBINSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, cubinSizeRet: *mut usize) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            cubinSizeRet: *mut usize,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(5usize)?;
@@ -260,7 +282,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, cubinSizeRet: *mut usize) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    cubinSizeRet: *mut usize,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -278,7 +303,9 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(result: nvrtcResult) -> *const ::std::os::raw::c_char,
+                unsafe extern "C" fn(
+                    result: nvrtcResult,
+                ) -> *const ::std::os::raw::c_char,
             >(address)
         };
         Ok(function)
@@ -288,7 +315,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetLTOIR(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, LTOIR: *mut ::std::os::raw::c_char) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            LTOIR: *mut ::std::os::raw::c_char,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(7usize)?;
@@ -296,7 +326,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, LTOIR: *mut ::std::os::raw::c_char) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    LTOIR: *mut ::std::os::raw::c_char,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -306,7 +339,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetLTOIRSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, LTOIRSizeRet: *mut usize) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            LTOIRSizeRet: *mut usize,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(8usize)?;
@@ -314,7 +350,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, LTOIRSizeRet: *mut usize) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    LTOIRSizeRet: *mut usize,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -368,7 +407,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetOptiXIR(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, optixir: *mut ::std::os::raw::c_char) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            optixir: *mut ::std::os::raw::c_char,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(11usize)?;
@@ -376,7 +418,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, optixir: *mut ::std::os::raw::c_char) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    optixir: *mut ::std::os::raw::c_char,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -386,7 +431,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetOptiXIRSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, optixirSizeRet: *mut usize) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            optixirSizeRet: *mut usize,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(12usize)?;
@@ -394,7 +442,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, optixirSizeRet: *mut usize) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    optixirSizeRet: *mut usize,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -403,13 +454,17 @@ impl crate::Nvrtc {
     #[inline]
     pub fn nvrtcGetPCHCreateStatus(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(prog: nvrtcProgram) -> nvrtcResult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(prog: nvrtcProgram) -> nvrtcResult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(13usize)?;
         // SAFETY: slot 13 only ever holds the address of `nvrtcGetPCHCreateStatus`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(prog: nvrtcProgram) -> nvrtcResult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(prog: nvrtcProgram) -> nvrtcResult,
+            >(address)
         };
         Ok(function)
     }
@@ -417,13 +472,17 @@ impl crate::Nvrtc {
     #[inline]
     pub fn nvrtcGetPCHHeapSize(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ret: *mut usize) -> nvrtcResult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ret: *mut usize) -> nvrtcResult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(14usize)?;
         // SAFETY: slot 14 only ever holds the address of `nvrtcGetPCHHeapSize`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(ret: *mut usize) -> nvrtcResult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(ret: *mut usize) -> nvrtcResult,
+            >(address)
         };
         Ok(function)
     }
@@ -450,7 +509,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetPTX(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, ptx: *mut ::std::os::raw::c_char) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            ptx: *mut ::std::os::raw::c_char,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(16usize)?;
@@ -458,7 +520,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, ptx: *mut ::std::os::raw::c_char) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    ptx: *mut ::std::os::raw::c_char,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -476,7 +541,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, ptxSizeRet: *mut usize) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    ptxSizeRet: *mut usize,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -486,7 +554,10 @@ impl crate::Nvrtc {
     pub fn nvrtcGetProgramLog(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prog: nvrtcProgram, log: *mut ::std::os::raw::c_char) -> nvrtcResult,
+        unsafe extern "C" fn(
+            prog: nvrtcProgram,
+            log: *mut ::std::os::raw::c_char,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(18usize)?;
@@ -494,7 +565,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, log: *mut ::std::os::raw::c_char) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    log: *mut ::std::os::raw::c_char,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -512,7 +586,10 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prog: nvrtcProgram, logSizeRet: *mut usize) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    prog: nvrtcProgram,
+                    logSizeRet: *mut usize,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -530,7 +607,9 @@ impl crate::Nvrtc {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(supportedArchs: *mut ::std::os::raw::c_int) -> nvrtcResult,
+                unsafe extern "C" fn(
+                    supportedArchs: *mut ::std::os::raw::c_int,
+                ) -> nvrtcResult,
             >(address)
         };
         Ok(function)
@@ -575,13 +654,17 @@ impl crate::Nvrtc {
     #[inline]
     pub fn nvrtcSetPCHHeapSize(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(size: usize) -> nvrtcResult, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(size: usize) -> nvrtcResult,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(22usize)?;
         // SAFETY: slot 22 only ever holds the address of `nvrtcSetPCHHeapSize`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(size: usize) -> nvrtcResult>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(size: usize) -> nvrtcResult,
+            >(address)
         };
         Ok(function)
     }
@@ -590,7 +673,10 @@ impl crate::Nvrtc {
     pub fn nvrtcVersion(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(major: *mut ::std::os::raw::c_int, minor: *mut ::std::os::raw::c_int) -> nvrtcResult,
+        unsafe extern "C" fn(
+            major: *mut ::std::os::raw::c_int,
+            minor: *mut ::std::os::raw::c_int,
+        ) -> nvrtcResult,
         crate::SymbolError,
     > {
         let address = self.symbols.address(23usize)?;

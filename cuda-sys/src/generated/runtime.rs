@@ -6,7 +6,9 @@ pub type cudaArray_t = *mut cudaArray;
 pub type cudaArray_const_t = *const cudaArray;
 pub type cudaMipmappedArray_t = *mut cudaMipmappedArray;
 pub type cudaMipmappedArray_const_t = *const cudaMipmappedArray;
-pub type cudaHostFn_t = ::std::option::Option<unsafe extern "C" fn(userData: *mut ::std::os::raw::c_void)>;
+pub type cudaHostFn_t = ::std::option::Option<
+    unsafe extern "C" fn(userData: *mut ::std::os::raw::c_void),
+>;
 pub type cudaUUID_t = CUuuid_st;
 pub type cudaIpcEventHandle_t = cudaIpcEventHandle_st;
 pub type cudaIpcMemHandle_t = cudaIpcMemHandle_st;
@@ -46,7 +48,11 @@ pub type cudaLogIterator = ::std::os::raw::c_uint;
 pub type cudaSurfaceObject_t = ::std::os::raw::c_ulonglong;
 pub type cudaTextureObject_t = ::std::os::raw::c_ulonglong;
 pub type cudaStreamCallback_t = ::std::option::Option<
-    unsafe extern "C" fn(stream: cudaStream_t, status: cudaError_t, userData: *mut ::std::os::raw::c_void),
+    unsafe extern "C" fn(
+        stream: cudaStream_t,
+        status: cudaError_t,
+        userData: *mut ::std::os::raw::c_void,
+    ),
 >;
 pub type cudaLogsCallback_t = ::std::option::Option<
     unsafe extern "C" fn(
@@ -1399,38 +1405,102 @@ impl cudaError {
     pub const cudaErrorApiFailureBase: cudaError = cudaError(10000);
 }
 impl cudaChannelFormatKind {
-    pub const cudaChannelFormatKindSigned: cudaChannelFormatKind = cudaChannelFormatKind(0);
-    pub const cudaChannelFormatKindUnsigned: cudaChannelFormatKind = cudaChannelFormatKind(1);
-    pub const cudaChannelFormatKindFloat: cudaChannelFormatKind = cudaChannelFormatKind(2);
-    pub const cudaChannelFormatKindNone: cudaChannelFormatKind = cudaChannelFormatKind(3);
-    pub const cudaChannelFormatKindNV12: cudaChannelFormatKind = cudaChannelFormatKind(4);
-    pub const cudaChannelFormatKindUnsignedNormalized8X1: cudaChannelFormatKind = cudaChannelFormatKind(5);
-    pub const cudaChannelFormatKindUnsignedNormalized8X2: cudaChannelFormatKind = cudaChannelFormatKind(6);
-    pub const cudaChannelFormatKindUnsignedNormalized8X4: cudaChannelFormatKind = cudaChannelFormatKind(7);
-    pub const cudaChannelFormatKindUnsignedNormalized16X1: cudaChannelFormatKind = cudaChannelFormatKind(8);
-    pub const cudaChannelFormatKindUnsignedNormalized16X2: cudaChannelFormatKind = cudaChannelFormatKind(9);
-    pub const cudaChannelFormatKindUnsignedNormalized16X4: cudaChannelFormatKind = cudaChannelFormatKind(10);
-    pub const cudaChannelFormatKindSignedNormalized8X1: cudaChannelFormatKind = cudaChannelFormatKind(11);
-    pub const cudaChannelFormatKindSignedNormalized8X2: cudaChannelFormatKind = cudaChannelFormatKind(12);
-    pub const cudaChannelFormatKindSignedNormalized8X4: cudaChannelFormatKind = cudaChannelFormatKind(13);
-    pub const cudaChannelFormatKindSignedNormalized16X1: cudaChannelFormatKind = cudaChannelFormatKind(14);
-    pub const cudaChannelFormatKindSignedNormalized16X2: cudaChannelFormatKind = cudaChannelFormatKind(15);
-    pub const cudaChannelFormatKindSignedNormalized16X4: cudaChannelFormatKind = cudaChannelFormatKind(16);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed1: cudaChannelFormatKind = cudaChannelFormatKind(17);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed1SRGB: cudaChannelFormatKind = cudaChannelFormatKind(18);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed2: cudaChannelFormatKind = cudaChannelFormatKind(19);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed2SRGB: cudaChannelFormatKind = cudaChannelFormatKind(20);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed3: cudaChannelFormatKind = cudaChannelFormatKind(21);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed3SRGB: cudaChannelFormatKind = cudaChannelFormatKind(22);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed4: cudaChannelFormatKind = cudaChannelFormatKind(23);
-    pub const cudaChannelFormatKindSignedBlockCompressed4: cudaChannelFormatKind = cudaChannelFormatKind(24);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed5: cudaChannelFormatKind = cudaChannelFormatKind(25);
-    pub const cudaChannelFormatKindSignedBlockCompressed5: cudaChannelFormatKind = cudaChannelFormatKind(26);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed6H: cudaChannelFormatKind = cudaChannelFormatKind(27);
-    pub const cudaChannelFormatKindSignedBlockCompressed6H: cudaChannelFormatKind = cudaChannelFormatKind(28);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed7: cudaChannelFormatKind = cudaChannelFormatKind(29);
-    pub const cudaChannelFormatKindUnsignedBlockCompressed7SRGB: cudaChannelFormatKind = cudaChannelFormatKind(30);
-    pub const cudaChannelFormatKindUnsignedNormalized1010102: cudaChannelFormatKind = cudaChannelFormatKind(31);
+    pub const cudaChannelFormatKindSigned: cudaChannelFormatKind = cudaChannelFormatKind(
+        0,
+    );
+    pub const cudaChannelFormatKindUnsigned: cudaChannelFormatKind = cudaChannelFormatKind(
+        1,
+    );
+    pub const cudaChannelFormatKindFloat: cudaChannelFormatKind = cudaChannelFormatKind(
+        2,
+    );
+    pub const cudaChannelFormatKindNone: cudaChannelFormatKind = cudaChannelFormatKind(
+        3,
+    );
+    pub const cudaChannelFormatKindNV12: cudaChannelFormatKind = cudaChannelFormatKind(
+        4,
+    );
+    pub const cudaChannelFormatKindUnsignedNormalized8X1: cudaChannelFormatKind = cudaChannelFormatKind(
+        5,
+    );
+    pub const cudaChannelFormatKindUnsignedNormalized8X2: cudaChannelFormatKind = cudaChannelFormatKind(
+        6,
+    );
+    pub const cudaChannelFormatKindUnsignedNormalized8X4: cudaChannelFormatKind = cudaChannelFormatKind(
+        7,
+    );
+    pub const cudaChannelFormatKindUnsignedNormalized16X1: cudaChannelFormatKind = cudaChannelFormatKind(
+        8,
+    );
+    pub const cudaChannelFormatKindUnsignedNormalized16X2: cudaChannelFormatKind = cudaChannelFormatKind(
+        9,
+    );
+    pub const cudaChannelFormatKindUnsignedNormalized16X4: cudaChannelFormatKind = cudaChannelFormatKind(
+        10,
+    );
+    pub const cudaChannelFormatKindSignedNormalized8X1: cudaChannelFormatKind = cudaChannelFormatKind(
+        11,
+    );
+    pub const cudaChannelFormatKindSignedNormalized8X2: cudaChannelFormatKind = cudaChannelFormatKind(
+        12,
+    );
+    pub const cudaChannelFormatKindSignedNormalized8X4: cudaChannelFormatKind = cudaChannelFormatKind(
+        13,
+    );
+    pub const cudaChannelFormatKindSignedNormalized16X1: cudaChannelFormatKind = cudaChannelFormatKind(
+        14,
+    );
+    pub const cudaChannelFormatKindSignedNormalized16X2: cudaChannelFormatKind = cudaChannelFormatKind(
+        15,
+    );
+    pub const cudaChannelFormatKindSignedNormalized16X4: cudaChannelFormatKind = cudaChannelFormatKind(
+        16,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed1: cudaChannelFormatKind = cudaChannelFormatKind(
+        17,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed1SRGB: cudaChannelFormatKind = cudaChannelFormatKind(
+        18,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed2: cudaChannelFormatKind = cudaChannelFormatKind(
+        19,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed2SRGB: cudaChannelFormatKind = cudaChannelFormatKind(
+        20,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed3: cudaChannelFormatKind = cudaChannelFormatKind(
+        21,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed3SRGB: cudaChannelFormatKind = cudaChannelFormatKind(
+        22,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed4: cudaChannelFormatKind = cudaChannelFormatKind(
+        23,
+    );
+    pub const cudaChannelFormatKindSignedBlockCompressed4: cudaChannelFormatKind = cudaChannelFormatKind(
+        24,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed5: cudaChannelFormatKind = cudaChannelFormatKind(
+        25,
+    );
+    pub const cudaChannelFormatKindSignedBlockCompressed5: cudaChannelFormatKind = cudaChannelFormatKind(
+        26,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed6H: cudaChannelFormatKind = cudaChannelFormatKind(
+        27,
+    );
+    pub const cudaChannelFormatKindSignedBlockCompressed6H: cudaChannelFormatKind = cudaChannelFormatKind(
+        28,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed7: cudaChannelFormatKind = cudaChannelFormatKind(
+        29,
+    );
+    pub const cudaChannelFormatKindUnsignedBlockCompressed7SRGB: cudaChannelFormatKind = cudaChannelFormatKind(
+        30,
+    );
+    pub const cudaChannelFormatKindUnsignedNormalized1010102: cudaChannelFormatKind = cudaChannelFormatKind(
+        31,
+    );
 }
 impl Default for cudaChannelFormatDesc {
     fn default() -> Self {
@@ -1541,57 +1611,115 @@ impl Default for cudaHostNodeParamsV2 {
     }
 }
 impl cudaStreamCaptureStatus {
-    pub const cudaStreamCaptureStatusNone: cudaStreamCaptureStatus = cudaStreamCaptureStatus(0);
-    pub const cudaStreamCaptureStatusActive: cudaStreamCaptureStatus = cudaStreamCaptureStatus(1);
-    pub const cudaStreamCaptureStatusInvalidated: cudaStreamCaptureStatus = cudaStreamCaptureStatus(2);
+    pub const cudaStreamCaptureStatusNone: cudaStreamCaptureStatus = cudaStreamCaptureStatus(
+        0,
+    );
+    pub const cudaStreamCaptureStatusActive: cudaStreamCaptureStatus = cudaStreamCaptureStatus(
+        1,
+    );
+    pub const cudaStreamCaptureStatusInvalidated: cudaStreamCaptureStatus = cudaStreamCaptureStatus(
+        2,
+    );
 }
 impl cudaStreamCaptureMode {
-    pub const cudaStreamCaptureModeGlobal: cudaStreamCaptureMode = cudaStreamCaptureMode(0);
-    pub const cudaStreamCaptureModeThreadLocal: cudaStreamCaptureMode = cudaStreamCaptureMode(1);
-    pub const cudaStreamCaptureModeRelaxed: cudaStreamCaptureMode = cudaStreamCaptureMode(2);
+    pub const cudaStreamCaptureModeGlobal: cudaStreamCaptureMode = cudaStreamCaptureMode(
+        0,
+    );
+    pub const cudaStreamCaptureModeThreadLocal: cudaStreamCaptureMode = cudaStreamCaptureMode(
+        1,
+    );
+    pub const cudaStreamCaptureModeRelaxed: cudaStreamCaptureMode = cudaStreamCaptureMode(
+        2,
+    );
 }
 impl cudaSynchronizationPolicy {
-    pub const cudaSyncPolicyAuto: cudaSynchronizationPolicy = cudaSynchronizationPolicy(1);
-    pub const cudaSyncPolicySpin: cudaSynchronizationPolicy = cudaSynchronizationPolicy(2);
-    pub const cudaSyncPolicyYield: cudaSynchronizationPolicy = cudaSynchronizationPolicy(3);
-    pub const cudaSyncPolicyBlockingSync: cudaSynchronizationPolicy = cudaSynchronizationPolicy(4);
+    pub const cudaSyncPolicyAuto: cudaSynchronizationPolicy = cudaSynchronizationPolicy(
+        1,
+    );
+    pub const cudaSyncPolicySpin: cudaSynchronizationPolicy = cudaSynchronizationPolicy(
+        2,
+    );
+    pub const cudaSyncPolicyYield: cudaSynchronizationPolicy = cudaSynchronizationPolicy(
+        3,
+    );
+    pub const cudaSyncPolicyBlockingSync: cudaSynchronizationPolicy = cudaSynchronizationPolicy(
+        4,
+    );
 }
 impl cudaClusterSchedulingPolicy {
-    pub const cudaClusterSchedulingPolicyDefault: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(0);
-    pub const cudaClusterSchedulingPolicySpread: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(1);
-    pub const cudaClusterSchedulingPolicyLoadBalancing: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(2);
+    pub const cudaClusterSchedulingPolicyDefault: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(
+        0,
+    );
+    pub const cudaClusterSchedulingPolicySpread: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(
+        1,
+    );
+    pub const cudaClusterSchedulingPolicyLoadBalancing: cudaClusterSchedulingPolicy = cudaClusterSchedulingPolicy(
+        2,
+    );
 }
 impl cudaStreamUpdateCaptureDependenciesFlags {
-    pub const cudaStreamAddCaptureDependencies: cudaStreamUpdateCaptureDependenciesFlags =
-        cudaStreamUpdateCaptureDependenciesFlags(0);
-    pub const cudaStreamSetCaptureDependencies: cudaStreamUpdateCaptureDependenciesFlags =
-        cudaStreamUpdateCaptureDependenciesFlags(1);
+    pub const cudaStreamAddCaptureDependencies: cudaStreamUpdateCaptureDependenciesFlags = cudaStreamUpdateCaptureDependenciesFlags(
+        0,
+    );
+    pub const cudaStreamSetCaptureDependencies: cudaStreamUpdateCaptureDependenciesFlags = cudaStreamUpdateCaptureDependenciesFlags(
+        1,
+    );
 }
 impl cudaUserObjectFlags {
-    pub const cudaUserObjectNoDestructorSync: cudaUserObjectFlags = cudaUserObjectFlags(1);
+    pub const cudaUserObjectNoDestructorSync: cudaUserObjectFlags = cudaUserObjectFlags(
+        1,
+    );
 }
 impl cudaUserObjectRetainFlags {
-    pub const cudaGraphUserObjectMove: cudaUserObjectRetainFlags = cudaUserObjectRetainFlags(1);
+    pub const cudaGraphUserObjectMove: cudaUserObjectRetainFlags = cudaUserObjectRetainFlags(
+        1,
+    );
 }
 impl cudaGraphicsRegisterFlags {
-    pub const cudaGraphicsRegisterFlagsNone: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(0);
-    pub const cudaGraphicsRegisterFlagsReadOnly: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(1);
-    pub const cudaGraphicsRegisterFlagsWriteDiscard: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(2);
-    pub const cudaGraphicsRegisterFlagsSurfaceLoadStore: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(4);
-    pub const cudaGraphicsRegisterFlagsTextureGather: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(8);
+    pub const cudaGraphicsRegisterFlagsNone: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(
+        0,
+    );
+    pub const cudaGraphicsRegisterFlagsReadOnly: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(
+        1,
+    );
+    pub const cudaGraphicsRegisterFlagsWriteDiscard: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(
+        2,
+    );
+    pub const cudaGraphicsRegisterFlagsSurfaceLoadStore: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(
+        4,
+    );
+    pub const cudaGraphicsRegisterFlagsTextureGather: cudaGraphicsRegisterFlags = cudaGraphicsRegisterFlags(
+        8,
+    );
 }
 impl cudaGraphicsMapFlags {
     pub const cudaGraphicsMapFlagsNone: cudaGraphicsMapFlags = cudaGraphicsMapFlags(0);
-    pub const cudaGraphicsMapFlagsReadOnly: cudaGraphicsMapFlags = cudaGraphicsMapFlags(1);
-    pub const cudaGraphicsMapFlagsWriteDiscard: cudaGraphicsMapFlags = cudaGraphicsMapFlags(2);
+    pub const cudaGraphicsMapFlagsReadOnly: cudaGraphicsMapFlags = cudaGraphicsMapFlags(
+        1,
+    );
+    pub const cudaGraphicsMapFlagsWriteDiscard: cudaGraphicsMapFlags = cudaGraphicsMapFlags(
+        2,
+    );
 }
 impl cudaGraphicsCubeFace {
-    pub const cudaGraphicsCubeFacePositiveX: cudaGraphicsCubeFace = cudaGraphicsCubeFace(0);
-    pub const cudaGraphicsCubeFaceNegativeX: cudaGraphicsCubeFace = cudaGraphicsCubeFace(1);
-    pub const cudaGraphicsCubeFacePositiveY: cudaGraphicsCubeFace = cudaGraphicsCubeFace(2);
-    pub const cudaGraphicsCubeFaceNegativeY: cudaGraphicsCubeFace = cudaGraphicsCubeFace(3);
-    pub const cudaGraphicsCubeFacePositiveZ: cudaGraphicsCubeFace = cudaGraphicsCubeFace(4);
-    pub const cudaGraphicsCubeFaceNegativeZ: cudaGraphicsCubeFace = cudaGraphicsCubeFace(5);
+    pub const cudaGraphicsCubeFacePositiveX: cudaGraphicsCubeFace = cudaGraphicsCubeFace(
+        0,
+    );
+    pub const cudaGraphicsCubeFaceNegativeX: cudaGraphicsCubeFace = cudaGraphicsCubeFace(
+        1,
+    );
+    pub const cudaGraphicsCubeFacePositiveY: cudaGraphicsCubeFace = cudaGraphicsCubeFace(
+        2,
+    );
+    pub const cudaGraphicsCubeFaceNegativeY: cudaGraphicsCubeFace = cudaGraphicsCubeFace(
+        3,
+    );
+    pub const cudaGraphicsCubeFacePositiveZ: cudaGraphicsCubeFace = cudaGraphicsCubeFace(
+        4,
+    );
+    pub const cudaGraphicsCubeFaceNegativeZ: cudaGraphicsCubeFace = cudaGraphicsCubeFace(
+        5,
+    );
 }
 impl cudaResourceType {
     pub const cudaResourceTypeArray: cudaResourceType = cudaResourceType(0);
@@ -1601,40 +1729,108 @@ impl cudaResourceType {
 }
 impl cudaResourceViewFormat {
     pub const cudaResViewFormatNone: cudaResourceViewFormat = cudaResourceViewFormat(0);
-    pub const cudaResViewFormatUnsignedChar1: cudaResourceViewFormat = cudaResourceViewFormat(1);
-    pub const cudaResViewFormatUnsignedChar2: cudaResourceViewFormat = cudaResourceViewFormat(2);
-    pub const cudaResViewFormatUnsignedChar4: cudaResourceViewFormat = cudaResourceViewFormat(3);
-    pub const cudaResViewFormatSignedChar1: cudaResourceViewFormat = cudaResourceViewFormat(4);
-    pub const cudaResViewFormatSignedChar2: cudaResourceViewFormat = cudaResourceViewFormat(5);
-    pub const cudaResViewFormatSignedChar4: cudaResourceViewFormat = cudaResourceViewFormat(6);
-    pub const cudaResViewFormatUnsignedShort1: cudaResourceViewFormat = cudaResourceViewFormat(7);
-    pub const cudaResViewFormatUnsignedShort2: cudaResourceViewFormat = cudaResourceViewFormat(8);
-    pub const cudaResViewFormatUnsignedShort4: cudaResourceViewFormat = cudaResourceViewFormat(9);
-    pub const cudaResViewFormatSignedShort1: cudaResourceViewFormat = cudaResourceViewFormat(10);
-    pub const cudaResViewFormatSignedShort2: cudaResourceViewFormat = cudaResourceViewFormat(11);
-    pub const cudaResViewFormatSignedShort4: cudaResourceViewFormat = cudaResourceViewFormat(12);
-    pub const cudaResViewFormatUnsignedInt1: cudaResourceViewFormat = cudaResourceViewFormat(13);
-    pub const cudaResViewFormatUnsignedInt2: cudaResourceViewFormat = cudaResourceViewFormat(14);
-    pub const cudaResViewFormatUnsignedInt4: cudaResourceViewFormat = cudaResourceViewFormat(15);
-    pub const cudaResViewFormatSignedInt1: cudaResourceViewFormat = cudaResourceViewFormat(16);
-    pub const cudaResViewFormatSignedInt2: cudaResourceViewFormat = cudaResourceViewFormat(17);
-    pub const cudaResViewFormatSignedInt4: cudaResourceViewFormat = cudaResourceViewFormat(18);
-    pub const cudaResViewFormatHalf1: cudaResourceViewFormat = cudaResourceViewFormat(19);
-    pub const cudaResViewFormatHalf2: cudaResourceViewFormat = cudaResourceViewFormat(20);
-    pub const cudaResViewFormatHalf4: cudaResourceViewFormat = cudaResourceViewFormat(21);
-    pub const cudaResViewFormatFloat1: cudaResourceViewFormat = cudaResourceViewFormat(22);
-    pub const cudaResViewFormatFloat2: cudaResourceViewFormat = cudaResourceViewFormat(23);
-    pub const cudaResViewFormatFloat4: cudaResourceViewFormat = cudaResourceViewFormat(24);
-    pub const cudaResViewFormatUnsignedBlockCompressed1: cudaResourceViewFormat = cudaResourceViewFormat(25);
-    pub const cudaResViewFormatUnsignedBlockCompressed2: cudaResourceViewFormat = cudaResourceViewFormat(26);
-    pub const cudaResViewFormatUnsignedBlockCompressed3: cudaResourceViewFormat = cudaResourceViewFormat(27);
-    pub const cudaResViewFormatUnsignedBlockCompressed4: cudaResourceViewFormat = cudaResourceViewFormat(28);
-    pub const cudaResViewFormatSignedBlockCompressed4: cudaResourceViewFormat = cudaResourceViewFormat(29);
-    pub const cudaResViewFormatUnsignedBlockCompressed5: cudaResourceViewFormat = cudaResourceViewFormat(30);
-    pub const cudaResViewFormatSignedBlockCompressed5: cudaResourceViewFormat = cudaResourceViewFormat(31);
-    pub const cudaResViewFormatUnsignedBlockCompressed6H: cudaResourceViewFormat = cudaResourceViewFormat(32);
-    pub const cudaResViewFormatSignedBlockCompressed6H: cudaResourceViewFormat = cudaResourceViewFormat(33);
-    pub const cudaResViewFormatUnsignedBlockCompressed7: cudaResourceViewFormat = cudaResourceViewFormat(34);
+    pub const cudaResViewFormatUnsignedChar1: cudaResourceViewFormat = cudaResourceViewFormat(
+        1,
+    );
+    pub const cudaResViewFormatUnsignedChar2: cudaResourceViewFormat = cudaResourceViewFormat(
+        2,
+    );
+    pub const cudaResViewFormatUnsignedChar4: cudaResourceViewFormat = cudaResourceViewFormat(
+        3,
+    );
+    pub const cudaResViewFormatSignedChar1: cudaResourceViewFormat = cudaResourceViewFormat(
+        4,
+    );
+    pub const cudaResViewFormatSignedChar2: cudaResourceViewFormat = cudaResourceViewFormat(
+        5,
+    );
+    pub const cudaResViewFormatSignedChar4: cudaResourceViewFormat = cudaResourceViewFormat(
+        6,
+    );
+    pub const cudaResViewFormatUnsignedShort1: cudaResourceViewFormat = cudaResourceViewFormat(
+        7,
+    );
+    pub const cudaResViewFormatUnsignedShort2: cudaResourceViewFormat = cudaResourceViewFormat(
+        8,
+    );
+    pub const cudaResViewFormatUnsignedShort4: cudaResourceViewFormat = cudaResourceViewFormat(
+        9,
+    );
+    pub const cudaResViewFormatSignedShort1: cudaResourceViewFormat = cudaResourceViewFormat(
+        10,
+    );
+    pub const cudaResViewFormatSignedShort2: cudaResourceViewFormat = cudaResourceViewFormat(
+        11,
+    );
+    pub const cudaResViewFormatSignedShort4: cudaResourceViewFormat = cudaResourceViewFormat(
+        12,
+    );
+    pub const cudaResViewFormatUnsignedInt1: cudaResourceViewFormat = cudaResourceViewFormat(
+        13,
+    );
+    pub const cudaResViewFormatUnsignedInt2: cudaResourceViewFormat = cudaResourceViewFormat(
+        14,
+    );
+    pub const cudaResViewFormatUnsignedInt4: cudaResourceViewFormat = cudaResourceViewFormat(
+        15,
+    );
+    pub const cudaResViewFormatSignedInt1: cudaResourceViewFormat = cudaResourceViewFormat(
+        16,
+    );
+    pub const cudaResViewFormatSignedInt2: cudaResourceViewFormat = cudaResourceViewFormat(
+        17,
+    );
+    pub const cudaResViewFormatSignedInt4: cudaResourceViewFormat = cudaResourceViewFormat(
+        18,
+    );
+    pub const cudaResViewFormatHalf1: cudaResourceViewFormat = cudaResourceViewFormat(
+        19,
+    );
+    pub const cudaResViewFormatHalf2: cudaResourceViewFormat = cudaResourceViewFormat(
+        20,
+    );
+    pub const cudaResViewFormatHalf4: cudaResourceViewFormat = cudaResourceViewFormat(
+        21,
+    );
+    pub const cudaResViewFormatFloat1: cudaResourceViewFormat = cudaResourceViewFormat(
+        22,
+    );
+    pub const cudaResViewFormatFloat2: cudaResourceViewFormat = cudaResourceViewFormat(
+        23,
+    );
+    pub const cudaResViewFormatFloat4: cudaResourceViewFormat = cudaResourceViewFormat(
+        24,
+    );
+    pub const cudaResViewFormatUnsignedBlockCompressed1: cudaResourceViewFormat = cudaResourceViewFormat(
+        25,
+    );
+    pub const cudaResViewFormatUnsignedBlockCompressed2: cudaResourceViewFormat = cudaResourceViewFormat(
+        26,
+    );
+    pub const cudaResViewFormatUnsignedBlockCompressed3: cudaResourceViewFormat = cudaResourceViewFormat(
+        27,
+    );
+    pub const cudaResViewFormatUnsignedBlockCompressed4: cudaResourceViewFormat = cudaResourceViewFormat(
+        28,
+    );
+    pub const cudaResViewFormatSignedBlockCompressed4: cudaResourceViewFormat = cudaResourceViewFormat(
+        29,
+    );
+    pub const cudaResViewFormatUnsignedBlockCompressed5: cudaResourceViewFormat = cudaResourceViewFormat(
+        30,
+    );
+    pub const cudaResViewFormatSignedBlockCompressed5: cudaResourceViewFormat = cudaResourceViewFormat(
+        31,
+    );
+    pub const cudaResViewFormatUnsignedBlockCompressed6H: cudaResourceViewFormat = cudaResourceViewFormat(
+        32,
+    );
+    pub const cudaResViewFormatSignedBlockCompressed6H: cudaResourceViewFormat = cudaResourceViewFormat(
+        33,
+    );
+    pub const cudaResViewFormatUnsignedBlockCompressed7: cudaResourceViewFormat = cudaResourceViewFormat(
+        34,
+    );
 }
 impl Default for cudaResourceDesc__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -1709,14 +1905,30 @@ impl Default for cudaPointerAttributes {
     }
 }
 impl cudaFuncAttribute {
-    pub const cudaFuncAttributeMaxDynamicSharedMemorySize: cudaFuncAttribute = cudaFuncAttribute(8);
-    pub const cudaFuncAttributePreferredSharedMemoryCarveout: cudaFuncAttribute = cudaFuncAttribute(9);
-    pub const cudaFuncAttributeClusterDimMustBeSet: cudaFuncAttribute = cudaFuncAttribute(10);
-    pub const cudaFuncAttributeRequiredClusterWidth: cudaFuncAttribute = cudaFuncAttribute(11);
-    pub const cudaFuncAttributeRequiredClusterHeight: cudaFuncAttribute = cudaFuncAttribute(12);
-    pub const cudaFuncAttributeRequiredClusterDepth: cudaFuncAttribute = cudaFuncAttribute(13);
-    pub const cudaFuncAttributeNonPortableClusterSizeAllowed: cudaFuncAttribute = cudaFuncAttribute(14);
-    pub const cudaFuncAttributeClusterSchedulingPolicyPreference: cudaFuncAttribute = cudaFuncAttribute(15);
+    pub const cudaFuncAttributeMaxDynamicSharedMemorySize: cudaFuncAttribute = cudaFuncAttribute(
+        8,
+    );
+    pub const cudaFuncAttributePreferredSharedMemoryCarveout: cudaFuncAttribute = cudaFuncAttribute(
+        9,
+    );
+    pub const cudaFuncAttributeClusterDimMustBeSet: cudaFuncAttribute = cudaFuncAttribute(
+        10,
+    );
+    pub const cudaFuncAttributeRequiredClusterWidth: cudaFuncAttribute = cudaFuncAttribute(
+        11,
+    );
+    pub const cudaFuncAttributeRequiredClusterHeight: cudaFuncAttribute = cudaFuncAttribute(
+        12,
+    );
+    pub const cudaFuncAttributeRequiredClusterDepth: cudaFuncAttribute = cudaFuncAttribute(
+        13,
+    );
+    pub const cudaFuncAttributeNonPortableClusterSizeAllowed: cudaFuncAttribute = cudaFuncAttribute(
+        14,
+    );
+    pub const cudaFuncAttributeClusterSchedulingPolicyPreference: cudaFuncAttribute = cudaFuncAttribute(
+        15,
+    );
     pub const cudaFuncAttributeMax: cudaFuncAttribute = cudaFuncAttribute(16);
 }
 impl cudaFuncCache {
@@ -1727,12 +1939,18 @@ impl cudaFuncCache {
 }
 impl cudaSharedMemConfig {
     pub const cudaSharedMemBankSizeDefault: cudaSharedMemConfig = cudaSharedMemConfig(0);
-    pub const cudaSharedMemBankSizeFourByte: cudaSharedMemConfig = cudaSharedMemConfig(1);
-    pub const cudaSharedMemBankSizeEightByte: cudaSharedMemConfig = cudaSharedMemConfig(2);
+    pub const cudaSharedMemBankSizeFourByte: cudaSharedMemConfig = cudaSharedMemConfig(
+        1,
+    );
+    pub const cudaSharedMemBankSizeEightByte: cudaSharedMemConfig = cudaSharedMemConfig(
+        2,
+    );
 }
 impl cudaSharedCarveout {
     pub const cudaSharedmemCarveoutDefault: cudaSharedCarveout = cudaSharedCarveout(-1);
-    pub const cudaSharedmemCarveoutMaxShared: cudaSharedCarveout = cudaSharedCarveout(100);
+    pub const cudaSharedmemCarveoutMaxShared: cudaSharedCarveout = cudaSharedCarveout(
+        100,
+    );
     pub const cudaSharedmemCarveoutMaxL1: cudaSharedCarveout = cudaSharedCarveout(0);
 }
 impl cudaComputeMode {
@@ -1754,42 +1972,69 @@ impl cudaMemoryAdvise {
     pub const cudaMemAdviseSetReadMostly: cudaMemoryAdvise = cudaMemoryAdvise(1);
     pub const cudaMemAdviseUnsetReadMostly: cudaMemoryAdvise = cudaMemoryAdvise(2);
     pub const cudaMemAdviseSetPreferredLocation: cudaMemoryAdvise = cudaMemoryAdvise(3);
-    pub const cudaMemAdviseUnsetPreferredLocation: cudaMemoryAdvise = cudaMemoryAdvise(4);
+    pub const cudaMemAdviseUnsetPreferredLocation: cudaMemoryAdvise = cudaMemoryAdvise(
+        4,
+    );
     pub const cudaMemAdviseSetAccessedBy: cudaMemoryAdvise = cudaMemoryAdvise(5);
     pub const cudaMemAdviseUnsetAccessedBy: cudaMemoryAdvise = cudaMemoryAdvise(6);
 }
 impl cudaMemRangeAttribute {
-    pub const cudaMemRangeAttributeReadMostly: cudaMemRangeAttribute = cudaMemRangeAttribute(1);
-    pub const cudaMemRangeAttributePreferredLocation: cudaMemRangeAttribute = cudaMemRangeAttribute(2);
-    pub const cudaMemRangeAttributeAccessedBy: cudaMemRangeAttribute = cudaMemRangeAttribute(3);
-    pub const cudaMemRangeAttributeLastPrefetchLocation: cudaMemRangeAttribute = cudaMemRangeAttribute(4);
-    pub const cudaMemRangeAttributePreferredLocationType: cudaMemRangeAttribute = cudaMemRangeAttribute(5);
-    pub const cudaMemRangeAttributePreferredLocationId: cudaMemRangeAttribute = cudaMemRangeAttribute(6);
-    pub const cudaMemRangeAttributeLastPrefetchLocationType: cudaMemRangeAttribute = cudaMemRangeAttribute(7);
-    pub const cudaMemRangeAttributeLastPrefetchLocationId: cudaMemRangeAttribute = cudaMemRangeAttribute(8);
+    pub const cudaMemRangeAttributeReadMostly: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        1,
+    );
+    pub const cudaMemRangeAttributePreferredLocation: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        2,
+    );
+    pub const cudaMemRangeAttributeAccessedBy: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        3,
+    );
+    pub const cudaMemRangeAttributeLastPrefetchLocation: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        4,
+    );
+    pub const cudaMemRangeAttributePreferredLocationType: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        5,
+    );
+    pub const cudaMemRangeAttributePreferredLocationId: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        6,
+    );
+    pub const cudaMemRangeAttributeLastPrefetchLocationType: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        7,
+    );
+    pub const cudaMemRangeAttributeLastPrefetchLocationId: cudaMemRangeAttribute = cudaMemRangeAttribute(
+        8,
+    );
 }
 impl cudaFlushGPUDirectRDMAWritesOptions {
-    pub const cudaFlushGPUDirectRDMAWritesOptionHost: cudaFlushGPUDirectRDMAWritesOptions =
-        cudaFlushGPUDirectRDMAWritesOptions(1);
-    pub const cudaFlushGPUDirectRDMAWritesOptionMemOps: cudaFlushGPUDirectRDMAWritesOptions =
-        cudaFlushGPUDirectRDMAWritesOptions(2);
+    pub const cudaFlushGPUDirectRDMAWritesOptionHost: cudaFlushGPUDirectRDMAWritesOptions = cudaFlushGPUDirectRDMAWritesOptions(
+        1,
+    );
+    pub const cudaFlushGPUDirectRDMAWritesOptionMemOps: cudaFlushGPUDirectRDMAWritesOptions = cudaFlushGPUDirectRDMAWritesOptions(
+        2,
+    );
 }
 impl cudaGPUDirectRDMAWritesOrdering {
-    pub const cudaGPUDirectRDMAWritesOrderingNone: cudaGPUDirectRDMAWritesOrdering = cudaGPUDirectRDMAWritesOrdering(0);
-    pub const cudaGPUDirectRDMAWritesOrderingOwner: cudaGPUDirectRDMAWritesOrdering =
-        cudaGPUDirectRDMAWritesOrdering(100);
-    pub const cudaGPUDirectRDMAWritesOrderingAllDevices: cudaGPUDirectRDMAWritesOrdering =
-        cudaGPUDirectRDMAWritesOrdering(200);
+    pub const cudaGPUDirectRDMAWritesOrderingNone: cudaGPUDirectRDMAWritesOrdering = cudaGPUDirectRDMAWritesOrdering(
+        0,
+    );
+    pub const cudaGPUDirectRDMAWritesOrderingOwner: cudaGPUDirectRDMAWritesOrdering = cudaGPUDirectRDMAWritesOrdering(
+        100,
+    );
+    pub const cudaGPUDirectRDMAWritesOrderingAllDevices: cudaGPUDirectRDMAWritesOrdering = cudaGPUDirectRDMAWritesOrdering(
+        200,
+    );
 }
 impl cudaFlushGPUDirectRDMAWritesScope {
-    pub const cudaFlushGPUDirectRDMAWritesToOwner: cudaFlushGPUDirectRDMAWritesScope =
-        cudaFlushGPUDirectRDMAWritesScope(100);
-    pub const cudaFlushGPUDirectRDMAWritesToAllDevices: cudaFlushGPUDirectRDMAWritesScope =
-        cudaFlushGPUDirectRDMAWritesScope(200);
+    pub const cudaFlushGPUDirectRDMAWritesToOwner: cudaFlushGPUDirectRDMAWritesScope = cudaFlushGPUDirectRDMAWritesScope(
+        100,
+    );
+    pub const cudaFlushGPUDirectRDMAWritesToAllDevices: cudaFlushGPUDirectRDMAWritesScope = cudaFlushGPUDirectRDMAWritesScope(
+        200,
+    );
 }
 impl cudaFlushGPUDirectRDMAWritesTarget {
-    pub const cudaFlushGPUDirectRDMAWritesTargetCurrentDevice: cudaFlushGPUDirectRDMAWritesTarget =
-        cudaFlushGPUDirectRDMAWritesTarget(0);
+    pub const cudaFlushGPUDirectRDMAWritesTargetCurrentDevice: cudaFlushGPUDirectRDMAWritesTarget = cudaFlushGPUDirectRDMAWritesTarget(
+        0,
+    );
 }
 impl cudaDeviceAttr {
     pub const cudaDevAttrMaxThreadsPerBlock: cudaDeviceAttr = cudaDeviceAttr(1);
@@ -1830,7 +2075,9 @@ impl cudaDeviceAttr {
     pub const cudaDevAttrMemoryClockRate: cudaDeviceAttr = cudaDeviceAttr(36);
     pub const cudaDevAttrGlobalMemoryBusWidth: cudaDeviceAttr = cudaDeviceAttr(37);
     pub const cudaDevAttrL2CacheSize: cudaDeviceAttr = cudaDeviceAttr(38);
-    pub const cudaDevAttrMaxThreadsPerMultiProcessor: cudaDeviceAttr = cudaDeviceAttr(39);
+    pub const cudaDevAttrMaxThreadsPerMultiProcessor: cudaDeviceAttr = cudaDeviceAttr(
+        39,
+    );
     pub const cudaDevAttrAsyncEngineCount: cudaDeviceAttr = cudaDeviceAttr(40);
     pub const cudaDevAttrUnifiedAddressing: cudaDeviceAttr = cudaDeviceAttr(41);
     pub const cudaDevAttrMaxTexture1DLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(42);
@@ -1843,8 +2090,12 @@ impl cudaDeviceAttr {
     pub const cudaDevAttrPciDomainId: cudaDeviceAttr = cudaDeviceAttr(50);
     pub const cudaDevAttrTexturePitchAlignment: cudaDeviceAttr = cudaDeviceAttr(51);
     pub const cudaDevAttrMaxTextureCubemapWidth: cudaDeviceAttr = cudaDeviceAttr(52);
-    pub const cudaDevAttrMaxTextureCubemapLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(53);
-    pub const cudaDevAttrMaxTextureCubemapLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(54);
+    pub const cudaDevAttrMaxTextureCubemapLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(
+        53,
+    );
+    pub const cudaDevAttrMaxTextureCubemapLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(
+        54,
+    );
     pub const cudaDevAttrMaxSurface1DWidth: cudaDeviceAttr = cudaDeviceAttr(55);
     pub const cudaDevAttrMaxSurface2DWidth: cudaDeviceAttr = cudaDeviceAttr(56);
     pub const cudaDevAttrMaxSurface2DHeight: cudaDeviceAttr = cudaDeviceAttr(57);
@@ -1857,55 +2108,91 @@ impl cudaDeviceAttr {
     pub const cudaDevAttrMaxSurface2DLayeredHeight: cudaDeviceAttr = cudaDeviceAttr(64);
     pub const cudaDevAttrMaxSurface2DLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(65);
     pub const cudaDevAttrMaxSurfaceCubemapWidth: cudaDeviceAttr = cudaDeviceAttr(66);
-    pub const cudaDevAttrMaxSurfaceCubemapLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(67);
-    pub const cudaDevAttrMaxSurfaceCubemapLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(68);
+    pub const cudaDevAttrMaxSurfaceCubemapLayeredWidth: cudaDeviceAttr = cudaDeviceAttr(
+        67,
+    );
+    pub const cudaDevAttrMaxSurfaceCubemapLayeredLayers: cudaDeviceAttr = cudaDeviceAttr(
+        68,
+    );
     pub const cudaDevAttrMaxTexture1DLinearWidth: cudaDeviceAttr = cudaDeviceAttr(69);
     pub const cudaDevAttrMaxTexture2DLinearWidth: cudaDeviceAttr = cudaDeviceAttr(70);
     pub const cudaDevAttrMaxTexture2DLinearHeight: cudaDeviceAttr = cudaDeviceAttr(71);
     pub const cudaDevAttrMaxTexture2DLinearPitch: cudaDeviceAttr = cudaDeviceAttr(72);
     pub const cudaDevAttrMaxTexture2DMipmappedWidth: cudaDeviceAttr = cudaDeviceAttr(73);
-    pub const cudaDevAttrMaxTexture2DMipmappedHeight: cudaDeviceAttr = cudaDeviceAttr(74);
+    pub const cudaDevAttrMaxTexture2DMipmappedHeight: cudaDeviceAttr = cudaDeviceAttr(
+        74,
+    );
     pub const cudaDevAttrComputeCapabilityMajor: cudaDeviceAttr = cudaDeviceAttr(75);
     pub const cudaDevAttrComputeCapabilityMinor: cudaDeviceAttr = cudaDeviceAttr(76);
     pub const cudaDevAttrMaxTexture1DMipmappedWidth: cudaDeviceAttr = cudaDeviceAttr(77);
     pub const cudaDevAttrStreamPrioritiesSupported: cudaDeviceAttr = cudaDeviceAttr(78);
     pub const cudaDevAttrGlobalL1CacheSupported: cudaDeviceAttr = cudaDeviceAttr(79);
     pub const cudaDevAttrLocalL1CacheSupported: cudaDeviceAttr = cudaDeviceAttr(80);
-    pub const cudaDevAttrMaxSharedMemoryPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(81);
-    pub const cudaDevAttrMaxRegistersPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(82);
+    pub const cudaDevAttrMaxSharedMemoryPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(
+        81,
+    );
+    pub const cudaDevAttrMaxRegistersPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(
+        82,
+    );
     pub const cudaDevAttrManagedMemory: cudaDeviceAttr = cudaDeviceAttr(83);
     pub const cudaDevAttrIsMultiGpuBoard: cudaDeviceAttr = cudaDeviceAttr(84);
     pub const cudaDevAttrMultiGpuBoardGroupID: cudaDeviceAttr = cudaDeviceAttr(85);
     pub const cudaDevAttrHostNativeAtomicSupported: cudaDeviceAttr = cudaDeviceAttr(86);
-    pub const cudaDevAttrSingleToDoublePrecisionPerfRatio: cudaDeviceAttr = cudaDeviceAttr(87);
+    pub const cudaDevAttrSingleToDoublePrecisionPerfRatio: cudaDeviceAttr = cudaDeviceAttr(
+        87,
+    );
     pub const cudaDevAttrPageableMemoryAccess: cudaDeviceAttr = cudaDeviceAttr(88);
     pub const cudaDevAttrConcurrentManagedAccess: cudaDeviceAttr = cudaDeviceAttr(89);
     pub const cudaDevAttrComputePreemptionSupported: cudaDeviceAttr = cudaDeviceAttr(90);
-    pub const cudaDevAttrCanUseHostPointerForRegisteredMem: cudaDeviceAttr = cudaDeviceAttr(91);
+    pub const cudaDevAttrCanUseHostPointerForRegisteredMem: cudaDeviceAttr = cudaDeviceAttr(
+        91,
+    );
     pub const cudaDevAttrReserved92: cudaDeviceAttr = cudaDeviceAttr(92);
     pub const cudaDevAttrReserved93: cudaDeviceAttr = cudaDeviceAttr(93);
     pub const cudaDevAttrReserved94: cudaDeviceAttr = cudaDeviceAttr(94);
     pub const cudaDevAttrCooperativeLaunch: cudaDeviceAttr = cudaDeviceAttr(95);
     pub const cudaDevAttrReserved96: cudaDeviceAttr = cudaDeviceAttr(96);
-    pub const cudaDevAttrMaxSharedMemoryPerBlockOptin: cudaDeviceAttr = cudaDeviceAttr(97);
+    pub const cudaDevAttrMaxSharedMemoryPerBlockOptin: cudaDeviceAttr = cudaDeviceAttr(
+        97,
+    );
     pub const cudaDevAttrCanFlushRemoteWrites: cudaDeviceAttr = cudaDeviceAttr(98);
     pub const cudaDevAttrHostRegisterSupported: cudaDeviceAttr = cudaDeviceAttr(99);
-    pub const cudaDevAttrPageableMemoryAccessUsesHostPageTables: cudaDeviceAttr = cudaDeviceAttr(100);
-    pub const cudaDevAttrDirectManagedMemAccessFromHost: cudaDeviceAttr = cudaDeviceAttr(101);
-    pub const cudaDevAttrMaxBlocksPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(106);
+    pub const cudaDevAttrPageableMemoryAccessUsesHostPageTables: cudaDeviceAttr = cudaDeviceAttr(
+        100,
+    );
+    pub const cudaDevAttrDirectManagedMemAccessFromHost: cudaDeviceAttr = cudaDeviceAttr(
+        101,
+    );
+    pub const cudaDevAttrMaxBlocksPerMultiprocessor: cudaDeviceAttr = cudaDeviceAttr(
+        106,
+    );
     pub const cudaDevAttrMaxPersistingL2CacheSize: cudaDeviceAttr = cudaDeviceAttr(108);
     pub const cudaDevAttrMaxAccessPolicyWindowSize: cudaDeviceAttr = cudaDeviceAttr(109);
-    pub const cudaDevAttrReservedSharedMemoryPerBlock: cudaDeviceAttr = cudaDeviceAttr(111);
+    pub const cudaDevAttrReservedSharedMemoryPerBlock: cudaDeviceAttr = cudaDeviceAttr(
+        111,
+    );
     pub const cudaDevAttrSparseCudaArraySupported: cudaDeviceAttr = cudaDeviceAttr(112);
-    pub const cudaDevAttrHostRegisterReadOnlySupported: cudaDeviceAttr = cudaDeviceAttr(113);
-    pub const cudaDevAttrTimelineSemaphoreInteropSupported: cudaDeviceAttr = cudaDeviceAttr(114);
+    pub const cudaDevAttrHostRegisterReadOnlySupported: cudaDeviceAttr = cudaDeviceAttr(
+        113,
+    );
+    pub const cudaDevAttrTimelineSemaphoreInteropSupported: cudaDeviceAttr = cudaDeviceAttr(
+        114,
+    );
     pub const cudaDevAttrMemoryPoolsSupported: cudaDeviceAttr = cudaDeviceAttr(115);
     pub const cudaDevAttrGPUDirectRDMASupported: cudaDeviceAttr = cudaDeviceAttr(116);
-    pub const cudaDevAttrGPUDirectRDMAFlushWritesOptions: cudaDeviceAttr = cudaDeviceAttr(117);
-    pub const cudaDevAttrGPUDirectRDMAWritesOrdering: cudaDeviceAttr = cudaDeviceAttr(118);
-    pub const cudaDevAttrMemoryPoolSupportedHandleTypes: cudaDeviceAttr = cudaDeviceAttr(119);
+    pub const cudaDevAttrGPUDirectRDMAFlushWritesOptions: cudaDeviceAttr = cudaDeviceAttr(
+        117,
+    );
+    pub const cudaDevAttrGPUDirectRDMAWritesOrdering: cudaDeviceAttr = cudaDeviceAttr(
+        118,
+    );
+    pub const cudaDevAttrMemoryPoolSupportedHandleTypes: cudaDeviceAttr = cudaDeviceAttr(
+        119,
+    );
     pub const cudaDevAttrClusterLaunch: cudaDeviceAttr = cudaDeviceAttr(120);
-    pub const cudaDevAttrDeferredMappingCudaArraySupported: cudaDeviceAttr = cudaDeviceAttr(121);
+    pub const cudaDevAttrDeferredMappingCudaArraySupported: cudaDeviceAttr = cudaDeviceAttr(
+        121,
+    );
     pub const cudaDevAttrReserved122: cudaDeviceAttr = cudaDeviceAttr(122);
     pub const cudaDevAttrReserved123: cudaDeviceAttr = cudaDeviceAttr(123);
     pub const cudaDevAttrReserved124: cudaDeviceAttr = cudaDeviceAttr(124);
@@ -1924,17 +2211,27 @@ impl cudaDeviceAttr {
     pub const cudaDevAttrGpuPciDeviceId: cudaDeviceAttr = cudaDeviceAttr(139);
     pub const cudaDevAttrGpuPciSubsystemId: cudaDeviceAttr = cudaDeviceAttr(140);
     pub const cudaDevAttrReserved141: cudaDeviceAttr = cudaDeviceAttr(141);
-    pub const cudaDevAttrHostNumaMemoryPoolsSupported: cudaDeviceAttr = cudaDeviceAttr(142);
-    pub const cudaDevAttrHostNumaMultinodeIpcSupported: cudaDeviceAttr = cudaDeviceAttr(143);
+    pub const cudaDevAttrHostNumaMemoryPoolsSupported: cudaDeviceAttr = cudaDeviceAttr(
+        142,
+    );
+    pub const cudaDevAttrHostNumaMultinodeIpcSupported: cudaDeviceAttr = cudaDeviceAttr(
+        143,
+    );
     pub const cudaDevAttrHostMemoryPoolsSupported: cudaDeviceAttr = cudaDeviceAttr(144);
     pub const cudaDevAttrReserved145: cudaDeviceAttr = cudaDeviceAttr(145);
-    pub const cudaDevAttrOnlyPartialHostNativeAtomicSupported: cudaDeviceAttr = cudaDeviceAttr(147);
+    pub const cudaDevAttrOnlyPartialHostNativeAtomicSupported: cudaDeviceAttr = cudaDeviceAttr(
+        147,
+    );
     pub const cudaDevAttrMax: cudaDeviceAttr = cudaDeviceAttr(148);
 }
 impl cudaMemPoolAttr {
-    pub const cudaMemPoolReuseFollowEventDependencies: cudaMemPoolAttr = cudaMemPoolAttr(1);
+    pub const cudaMemPoolReuseFollowEventDependencies: cudaMemPoolAttr = cudaMemPoolAttr(
+        1,
+    );
     pub const cudaMemPoolReuseAllowOpportunistic: cudaMemPoolAttr = cudaMemPoolAttr(2);
-    pub const cudaMemPoolReuseAllowInternalDependencies: cudaMemPoolAttr = cudaMemPoolAttr(3);
+    pub const cudaMemPoolReuseAllowInternalDependencies: cudaMemPoolAttr = cudaMemPoolAttr(
+        3,
+    );
     pub const cudaMemPoolAttrReleaseThreshold: cudaMemPoolAttr = cudaMemPoolAttr(4);
     pub const cudaMemPoolAttrReservedMemCurrent: cudaMemPoolAttr = cudaMemPoolAttr(5);
     pub const cudaMemPoolAttrReservedMemHigh: cudaMemPoolAttr = cudaMemPoolAttr(6);
@@ -1947,7 +2244,9 @@ impl cudaMemLocationType {
     pub const cudaMemLocationTypeDevice: cudaMemLocationType = cudaMemLocationType(1);
     pub const cudaMemLocationTypeHost: cudaMemLocationType = cudaMemLocationType(2);
     pub const cudaMemLocationTypeHostNuma: cudaMemLocationType = cudaMemLocationType(3);
-    pub const cudaMemLocationTypeHostNumaCurrent: cudaMemLocationType = cudaMemLocationType(4);
+    pub const cudaMemLocationTypeHostNumaCurrent: cudaMemLocationType = cudaMemLocationType(
+        4,
+    );
 }
 impl Default for cudaMemLocation {
     fn default() -> Self {
@@ -1961,7 +2260,9 @@ impl Default for cudaMemLocation {
 impl cudaMemAccessFlags {
     pub const cudaMemAccessFlagsProtNone: cudaMemAccessFlags = cudaMemAccessFlags(0);
     pub const cudaMemAccessFlagsProtRead: cudaMemAccessFlags = cudaMemAccessFlags(1);
-    pub const cudaMemAccessFlagsProtReadWrite: cudaMemAccessFlags = cudaMemAccessFlags(3);
+    pub const cudaMemAccessFlagsProtReadWrite: cudaMemAccessFlags = cudaMemAccessFlags(
+        3,
+    );
 }
 impl Default for cudaMemAccessDesc {
     fn default() -> Self {
@@ -1973,17 +2274,35 @@ impl Default for cudaMemAccessDesc {
     }
 }
 impl cudaMemAllocationType {
-    pub const cudaMemAllocationTypeInvalid: cudaMemAllocationType = cudaMemAllocationType(0);
-    pub const cudaMemAllocationTypePinned: cudaMemAllocationType = cudaMemAllocationType(1);
-    pub const cudaMemAllocationTypeManaged: cudaMemAllocationType = cudaMemAllocationType(2);
-    pub const cudaMemAllocationTypeMax: cudaMemAllocationType = cudaMemAllocationType(2147483647);
+    pub const cudaMemAllocationTypeInvalid: cudaMemAllocationType = cudaMemAllocationType(
+        0,
+    );
+    pub const cudaMemAllocationTypePinned: cudaMemAllocationType = cudaMemAllocationType(
+        1,
+    );
+    pub const cudaMemAllocationTypeManaged: cudaMemAllocationType = cudaMemAllocationType(
+        2,
+    );
+    pub const cudaMemAllocationTypeMax: cudaMemAllocationType = cudaMemAllocationType(
+        2147483647,
+    );
 }
 impl cudaMemAllocationHandleType {
-    pub const cudaMemHandleTypeNone: cudaMemAllocationHandleType = cudaMemAllocationHandleType(0);
-    pub const cudaMemHandleTypePosixFileDescriptor: cudaMemAllocationHandleType = cudaMemAllocationHandleType(1);
-    pub const cudaMemHandleTypeWin32: cudaMemAllocationHandleType = cudaMemAllocationHandleType(2);
-    pub const cudaMemHandleTypeWin32Kmt: cudaMemAllocationHandleType = cudaMemAllocationHandleType(4);
-    pub const cudaMemHandleTypeFabric: cudaMemAllocationHandleType = cudaMemAllocationHandleType(8);
+    pub const cudaMemHandleTypeNone: cudaMemAllocationHandleType = cudaMemAllocationHandleType(
+        0,
+    );
+    pub const cudaMemHandleTypePosixFileDescriptor: cudaMemAllocationHandleType = cudaMemAllocationHandleType(
+        1,
+    );
+    pub const cudaMemHandleTypeWin32: cudaMemAllocationHandleType = cudaMemAllocationHandleType(
+        2,
+    );
+    pub const cudaMemHandleTypeWin32Kmt: cudaMemAllocationHandleType = cudaMemAllocationHandleType(
+        4,
+    );
+    pub const cudaMemHandleTypeFabric: cudaMemAllocationHandleType = cudaMemAllocationHandleType(
+        8,
+    );
 }
 impl Default for cudaMemPoolProps {
     fn default() -> Self {
@@ -2031,21 +2350,41 @@ impl Default for cudaMemFreeNodeParams {
     }
 }
 impl cudaGraphMemAttributeType {
-    pub const cudaGraphMemAttrUsedMemCurrent: cudaGraphMemAttributeType = cudaGraphMemAttributeType(0);
-    pub const cudaGraphMemAttrUsedMemHigh: cudaGraphMemAttributeType = cudaGraphMemAttributeType(1);
-    pub const cudaGraphMemAttrReservedMemCurrent: cudaGraphMemAttributeType = cudaGraphMemAttributeType(2);
-    pub const cudaGraphMemAttrReservedMemHigh: cudaGraphMemAttributeType = cudaGraphMemAttributeType(3);
+    pub const cudaGraphMemAttrUsedMemCurrent: cudaGraphMemAttributeType = cudaGraphMemAttributeType(
+        0,
+    );
+    pub const cudaGraphMemAttrUsedMemHigh: cudaGraphMemAttributeType = cudaGraphMemAttributeType(
+        1,
+    );
+    pub const cudaGraphMemAttrReservedMemCurrent: cudaGraphMemAttributeType = cudaGraphMemAttributeType(
+        2,
+    );
+    pub const cudaGraphMemAttrReservedMemHigh: cudaGraphMemAttributeType = cudaGraphMemAttributeType(
+        3,
+    );
 }
 impl cudaMemcpyFlags {
     pub const cudaMemcpyFlagDefault: cudaMemcpyFlags = cudaMemcpyFlags(0);
-    pub const cudaMemcpyFlagPreferOverlapWithCompute: cudaMemcpyFlags = cudaMemcpyFlags(1);
+    pub const cudaMemcpyFlagPreferOverlapWithCompute: cudaMemcpyFlags = cudaMemcpyFlags(
+        1,
+    );
 }
 impl cudaMemcpySrcAccessOrder {
-    pub const cudaMemcpySrcAccessOrderInvalid: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(0);
-    pub const cudaMemcpySrcAccessOrderStream: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(1);
-    pub const cudaMemcpySrcAccessOrderDuringApiCall: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(2);
-    pub const cudaMemcpySrcAccessOrderAny: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(3);
-    pub const cudaMemcpySrcAccessOrderMax: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(2147483647);
+    pub const cudaMemcpySrcAccessOrderInvalid: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(
+        0,
+    );
+    pub const cudaMemcpySrcAccessOrderStream: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(
+        1,
+    );
+    pub const cudaMemcpySrcAccessOrderDuringApiCall: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(
+        2,
+    );
+    pub const cudaMemcpySrcAccessOrderAny: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(
+        3,
+    );
+    pub const cudaMemcpySrcAccessOrderMax: cudaMemcpySrcAccessOrder = cudaMemcpySrcAccessOrder(
+        2147483647,
+    );
 }
 impl Default for cudaMemcpyAttributes {
     fn default() -> Self {
@@ -2057,9 +2396,15 @@ impl Default for cudaMemcpyAttributes {
     }
 }
 impl cudaMemcpy3DOperandType {
-    pub const cudaMemcpyOperandTypePointer: cudaMemcpy3DOperandType = cudaMemcpy3DOperandType(1);
-    pub const cudaMemcpyOperandTypeArray: cudaMemcpy3DOperandType = cudaMemcpy3DOperandType(2);
-    pub const cudaMemcpyOperandTypeMax: cudaMemcpy3DOperandType = cudaMemcpy3DOperandType(2147483647);
+    pub const cudaMemcpyOperandTypePointer: cudaMemcpy3DOperandType = cudaMemcpy3DOperandType(
+        1,
+    );
+    pub const cudaMemcpyOperandTypeArray: cudaMemcpy3DOperandType = cudaMemcpy3DOperandType(
+        2,
+    );
+    pub const cudaMemcpyOperandTypeMax: cudaMemcpy3DOperandType = cudaMemcpy3DOperandType(
+        2147483647,
+    );
 }
 impl Default for cudaMemcpy3DOperand__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -2109,16 +2454,32 @@ impl Default for cudaMemcpy3DBatchOp {
 impl cudaDeviceP2PAttr {
     pub const cudaDevP2PAttrPerformanceRank: cudaDeviceP2PAttr = cudaDeviceP2PAttr(1);
     pub const cudaDevP2PAttrAccessSupported: cudaDeviceP2PAttr = cudaDeviceP2PAttr(2);
-    pub const cudaDevP2PAttrNativeAtomicSupported: cudaDeviceP2PAttr = cudaDeviceP2PAttr(3);
-    pub const cudaDevP2PAttrCudaArrayAccessSupported: cudaDeviceP2PAttr = cudaDeviceP2PAttr(4);
-    pub const cudaDevP2PAttrOnlyPartialNativeAtomicSupported: cudaDeviceP2PAttr = cudaDeviceP2PAttr(5);
+    pub const cudaDevP2PAttrNativeAtomicSupported: cudaDeviceP2PAttr = cudaDeviceP2PAttr(
+        3,
+    );
+    pub const cudaDevP2PAttrCudaArrayAccessSupported: cudaDeviceP2PAttr = cudaDeviceP2PAttr(
+        4,
+    );
+    pub const cudaDevP2PAttrOnlyPartialNativeAtomicSupported: cudaDeviceP2PAttr = cudaDeviceP2PAttr(
+        5,
+    );
 }
 impl cudaAtomicOperation {
-    pub const cudaAtomicOperationIntegerAdd: cudaAtomicOperation = cudaAtomicOperation(0);
-    pub const cudaAtomicOperationIntegerMin: cudaAtomicOperation = cudaAtomicOperation(1);
-    pub const cudaAtomicOperationIntegerMax: cudaAtomicOperation = cudaAtomicOperation(2);
-    pub const cudaAtomicOperationIntegerIncrement: cudaAtomicOperation = cudaAtomicOperation(3);
-    pub const cudaAtomicOperationIntegerDecrement: cudaAtomicOperation = cudaAtomicOperation(4);
+    pub const cudaAtomicOperationIntegerAdd: cudaAtomicOperation = cudaAtomicOperation(
+        0,
+    );
+    pub const cudaAtomicOperationIntegerMin: cudaAtomicOperation = cudaAtomicOperation(
+        1,
+    );
+    pub const cudaAtomicOperationIntegerMax: cudaAtomicOperation = cudaAtomicOperation(
+        2,
+    );
+    pub const cudaAtomicOperationIntegerIncrement: cudaAtomicOperation = cudaAtomicOperation(
+        3,
+    );
+    pub const cudaAtomicOperationIntegerDecrement: cudaAtomicOperation = cudaAtomicOperation(
+        4,
+    );
     pub const cudaAtomicOperationAnd: cudaAtomicOperation = cudaAtomicOperation(5);
     pub const cudaAtomicOperationOr: cudaAtomicOperation = cudaAtomicOperation(6);
     pub const cudaAtomicOperationXOR: cudaAtomicOperation = cudaAtomicOperation(7);
@@ -2129,13 +2490,27 @@ impl cudaAtomicOperation {
     pub const cudaAtomicOperationFloatMax: cudaAtomicOperation = cudaAtomicOperation(12);
 }
 impl cudaAtomicOperationCapability {
-    pub const cudaAtomicCapabilitySigned: cudaAtomicOperationCapability = cudaAtomicOperationCapability(1);
-    pub const cudaAtomicCapabilityUnsigned: cudaAtomicOperationCapability = cudaAtomicOperationCapability(2);
-    pub const cudaAtomicCapabilityReduction: cudaAtomicOperationCapability = cudaAtomicOperationCapability(4);
-    pub const cudaAtomicCapabilityScalar32: cudaAtomicOperationCapability = cudaAtomicOperationCapability(8);
-    pub const cudaAtomicCapabilityScalar64: cudaAtomicOperationCapability = cudaAtomicOperationCapability(16);
-    pub const cudaAtomicCapabilityScalar128: cudaAtomicOperationCapability = cudaAtomicOperationCapability(32);
-    pub const cudaAtomicCapabilityVector32x4: cudaAtomicOperationCapability = cudaAtomicOperationCapability(64);
+    pub const cudaAtomicCapabilitySigned: cudaAtomicOperationCapability = cudaAtomicOperationCapability(
+        1,
+    );
+    pub const cudaAtomicCapabilityUnsigned: cudaAtomicOperationCapability = cudaAtomicOperationCapability(
+        2,
+    );
+    pub const cudaAtomicCapabilityReduction: cudaAtomicOperationCapability = cudaAtomicOperationCapability(
+        4,
+    );
+    pub const cudaAtomicCapabilityScalar32: cudaAtomicOperationCapability = cudaAtomicOperationCapability(
+        8,
+    );
+    pub const cudaAtomicCapabilityScalar64: cudaAtomicOperationCapability = cudaAtomicOperationCapability(
+        16,
+    );
+    pub const cudaAtomicCapabilityScalar128: cudaAtomicOperationCapability = cudaAtomicOperationCapability(
+        32,
+    );
+    pub const cudaAtomicCapabilityVector32x4: cudaAtomicOperationCapability = cudaAtomicOperationCapability(
+        64,
+    );
 }
 impl Default for cudaDeviceProp {
     fn default() -> Self {
@@ -2174,16 +2549,30 @@ impl Default for cudaMemFabricHandle_st {
     }
 }
 impl cudaExternalMemoryHandleType {
-    pub const cudaExternalMemoryHandleTypeOpaqueFd: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(1);
-    pub const cudaExternalMemoryHandleTypeOpaqueWin32: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(2);
-    pub const cudaExternalMemoryHandleTypeOpaqueWin32Kmt: cudaExternalMemoryHandleType =
-        cudaExternalMemoryHandleType(3);
-    pub const cudaExternalMemoryHandleTypeD3D12Heap: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(4);
-    pub const cudaExternalMemoryHandleTypeD3D12Resource: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(5);
-    pub const cudaExternalMemoryHandleTypeD3D11Resource: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(6);
-    pub const cudaExternalMemoryHandleTypeD3D11ResourceKmt: cudaExternalMemoryHandleType =
-        cudaExternalMemoryHandleType(7);
-    pub const cudaExternalMemoryHandleTypeNvSciBuf: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(8);
+    pub const cudaExternalMemoryHandleTypeOpaqueFd: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        1,
+    );
+    pub const cudaExternalMemoryHandleTypeOpaqueWin32: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        2,
+    );
+    pub const cudaExternalMemoryHandleTypeOpaqueWin32Kmt: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        3,
+    );
+    pub const cudaExternalMemoryHandleTypeD3D12Heap: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        4,
+    );
+    pub const cudaExternalMemoryHandleTypeD3D12Resource: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        5,
+    );
+    pub const cudaExternalMemoryHandleTypeD3D11Resource: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        6,
+    );
+    pub const cudaExternalMemoryHandleTypeD3D11ResourceKmt: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        7,
+    );
+    pub const cudaExternalMemoryHandleTypeNvSciBuf: cudaExternalMemoryHandleType = cudaExternalMemoryHandleType(
+        8,
+    );
 }
 impl Default for cudaExternalMemoryHandleDesc__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -2222,26 +2611,36 @@ impl Default for cudaExternalMemoryMipmappedArrayDesc {
     }
 }
 impl cudaExternalSemaphoreHandleType {
-    pub const cudaExternalSemaphoreHandleTypeOpaqueFd: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(1);
-    pub const cudaExternalSemaphoreHandleTypeOpaqueWin32: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(2);
-    pub const cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(3);
-    pub const cudaExternalSemaphoreHandleTypeD3D12Fence: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(4);
-    pub const cudaExternalSemaphoreHandleTypeD3D11Fence: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(5);
-    pub const cudaExternalSemaphoreHandleTypeNvSciSync: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(6);
-    pub const cudaExternalSemaphoreHandleTypeKeyedMutex: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(7);
-    pub const cudaExternalSemaphoreHandleTypeKeyedMutexKmt: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(8);
-    pub const cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(9);
-    pub const cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32: cudaExternalSemaphoreHandleType =
-        cudaExternalSemaphoreHandleType(10);
+    pub const cudaExternalSemaphoreHandleTypeOpaqueFd: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        1,
+    );
+    pub const cudaExternalSemaphoreHandleTypeOpaqueWin32: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        2,
+    );
+    pub const cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        3,
+    );
+    pub const cudaExternalSemaphoreHandleTypeD3D12Fence: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        4,
+    );
+    pub const cudaExternalSemaphoreHandleTypeD3D11Fence: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        5,
+    );
+    pub const cudaExternalSemaphoreHandleTypeNvSciSync: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        6,
+    );
+    pub const cudaExternalSemaphoreHandleTypeKeyedMutex: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        7,
+    );
+    pub const cudaExternalSemaphoreHandleTypeKeyedMutexKmt: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        8,
+    );
+    pub const cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        9,
+    );
+    pub const cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32: cudaExternalSemaphoreHandleType = cudaExternalSemaphoreHandleType(
+        10,
+    );
 }
 impl Default for cudaExternalSemaphoreHandleDesc__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -2344,7 +2743,9 @@ impl cudaJitOption {
     pub const cudaJitOverrideDirectiveValues: cudaJitOption = cudaJitOption(33);
 }
 impl cudaLibraryOption {
-    pub const cudaLibraryHostUniversalFunctionAndDataTable: cudaLibraryOption = cudaLibraryOption(0);
+    pub const cudaLibraryHostUniversalFunctionAndDataTable: cudaLibraryOption = cudaLibraryOption(
+        0,
+    );
     pub const cudaLibraryBinaryIsPreserved: cudaLibraryOption = cudaLibraryOption(1);
 }
 impl Default for cudalibraryHostUniversalFunctionAndDataTable {
@@ -2425,12 +2826,20 @@ impl Default for cudaExternalSemaphoreWaitNodeParamsV2 {
     }
 }
 impl cudaGraphConditionalHandleFlags {
-    pub const cudaGraphCondAssignDefault: cudaGraphConditionalHandleFlags = cudaGraphConditionalHandleFlags(1);
+    pub const cudaGraphCondAssignDefault: cudaGraphConditionalHandleFlags = cudaGraphConditionalHandleFlags(
+        1,
+    );
 }
 impl cudaGraphConditionalNodeType {
-    pub const cudaGraphCondTypeIf: cudaGraphConditionalNodeType = cudaGraphConditionalNodeType(0);
-    pub const cudaGraphCondTypeWhile: cudaGraphConditionalNodeType = cudaGraphConditionalNodeType(1);
-    pub const cudaGraphCondTypeSwitch: cudaGraphConditionalNodeType = cudaGraphConditionalNodeType(2);
+    pub const cudaGraphCondTypeIf: cudaGraphConditionalNodeType = cudaGraphConditionalNodeType(
+        0,
+    );
+    pub const cudaGraphCondTypeWhile: cudaGraphConditionalNodeType = cudaGraphConditionalNodeType(
+        1,
+    );
+    pub const cudaGraphCondTypeSwitch: cudaGraphConditionalNodeType = cudaGraphConditionalNodeType(
+        2,
+    );
 }
 impl Default for cudaConditionalNodeParams {
     fn default() -> Self {
@@ -2450,16 +2859,24 @@ impl cudaGraphNodeType {
     pub const cudaGraphNodeTypeEmpty: cudaGraphNodeType = cudaGraphNodeType(5);
     pub const cudaGraphNodeTypeWaitEvent: cudaGraphNodeType = cudaGraphNodeType(6);
     pub const cudaGraphNodeTypeEventRecord: cudaGraphNodeType = cudaGraphNodeType(7);
-    pub const cudaGraphNodeTypeExtSemaphoreSignal: cudaGraphNodeType = cudaGraphNodeType(8);
-    pub const cudaGraphNodeTypeExtSemaphoreWait: cudaGraphNodeType = cudaGraphNodeType(9);
+    pub const cudaGraphNodeTypeExtSemaphoreSignal: cudaGraphNodeType = cudaGraphNodeType(
+        8,
+    );
+    pub const cudaGraphNodeTypeExtSemaphoreWait: cudaGraphNodeType = cudaGraphNodeType(
+        9,
+    );
     pub const cudaGraphNodeTypeMemAlloc: cudaGraphNodeType = cudaGraphNodeType(10);
     pub const cudaGraphNodeTypeMemFree: cudaGraphNodeType = cudaGraphNodeType(11);
     pub const cudaGraphNodeTypeConditional: cudaGraphNodeType = cudaGraphNodeType(13);
     pub const cudaGraphNodeTypeCount: cudaGraphNodeType = cudaGraphNodeType(14);
 }
 impl cudaGraphChildGraphNodeOwnership {
-    pub const cudaGraphChildGraphOwnershipClone: cudaGraphChildGraphNodeOwnership = cudaGraphChildGraphNodeOwnership(0);
-    pub const cudaGraphChildGraphOwnershipMove: cudaGraphChildGraphNodeOwnership = cudaGraphChildGraphNodeOwnership(1);
+    pub const cudaGraphChildGraphOwnershipClone: cudaGraphChildGraphNodeOwnership = cudaGraphChildGraphNodeOwnership(
+        0,
+    );
+    pub const cudaGraphChildGraphOwnershipMove: cudaGraphChildGraphNodeOwnership = cudaGraphChildGraphNodeOwnership(
+        1,
+    );
 }
 impl Default for cudaChildGraphNodeParams {
     fn default() -> Self {
@@ -2507,29 +2924,61 @@ impl Default for cudaGraphNodeParams {
     }
 }
 impl cudaGraphDependencyType_enum {
-    pub const cudaGraphDependencyTypeDefault: cudaGraphDependencyType_enum = cudaGraphDependencyType_enum(0);
-    pub const cudaGraphDependencyTypeProgrammatic: cudaGraphDependencyType_enum = cudaGraphDependencyType_enum(1);
+    pub const cudaGraphDependencyTypeDefault: cudaGraphDependencyType_enum = cudaGraphDependencyType_enum(
+        0,
+    );
+    pub const cudaGraphDependencyTypeProgrammatic: cudaGraphDependencyType_enum = cudaGraphDependencyType_enum(
+        1,
+    );
 }
 impl cudaGraphExecUpdateResult {
-    pub const cudaGraphExecUpdateSuccess: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(0);
-    pub const cudaGraphExecUpdateError: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(1);
-    pub const cudaGraphExecUpdateErrorTopologyChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(2);
-    pub const cudaGraphExecUpdateErrorNodeTypeChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(3);
-    pub const cudaGraphExecUpdateErrorFunctionChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(4);
-    pub const cudaGraphExecUpdateErrorParametersChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(5);
-    pub const cudaGraphExecUpdateErrorNotSupported: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(6);
-    pub const cudaGraphExecUpdateErrorUnsupportedFunctionChange: cudaGraphExecUpdateResult =
-        cudaGraphExecUpdateResult(7);
-    pub const cudaGraphExecUpdateErrorAttributesChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(8);
+    pub const cudaGraphExecUpdateSuccess: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        0,
+    );
+    pub const cudaGraphExecUpdateError: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        1,
+    );
+    pub const cudaGraphExecUpdateErrorTopologyChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        2,
+    );
+    pub const cudaGraphExecUpdateErrorNodeTypeChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        3,
+    );
+    pub const cudaGraphExecUpdateErrorFunctionChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        4,
+    );
+    pub const cudaGraphExecUpdateErrorParametersChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        5,
+    );
+    pub const cudaGraphExecUpdateErrorNotSupported: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        6,
+    );
+    pub const cudaGraphExecUpdateErrorUnsupportedFunctionChange: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        7,
+    );
+    pub const cudaGraphExecUpdateErrorAttributesChanged: cudaGraphExecUpdateResult = cudaGraphExecUpdateResult(
+        8,
+    );
 }
 impl cudaGraphInstantiateResult {
-    pub const cudaGraphInstantiateSuccess: cudaGraphInstantiateResult = cudaGraphInstantiateResult(0);
-    pub const cudaGraphInstantiateError: cudaGraphInstantiateResult = cudaGraphInstantiateResult(1);
-    pub const cudaGraphInstantiateInvalidStructure: cudaGraphInstantiateResult = cudaGraphInstantiateResult(2);
-    pub const cudaGraphInstantiateNodeOperationNotSupported: cudaGraphInstantiateResult = cudaGraphInstantiateResult(3);
-    pub const cudaGraphInstantiateMultipleDevicesNotSupported: cudaGraphInstantiateResult =
-        cudaGraphInstantiateResult(4);
-    pub const cudaGraphInstantiateConditionalHandleUnused: cudaGraphInstantiateResult = cudaGraphInstantiateResult(5);
+    pub const cudaGraphInstantiateSuccess: cudaGraphInstantiateResult = cudaGraphInstantiateResult(
+        0,
+    );
+    pub const cudaGraphInstantiateError: cudaGraphInstantiateResult = cudaGraphInstantiateResult(
+        1,
+    );
+    pub const cudaGraphInstantiateInvalidStructure: cudaGraphInstantiateResult = cudaGraphInstantiateResult(
+        2,
+    );
+    pub const cudaGraphInstantiateNodeOperationNotSupported: cudaGraphInstantiateResult = cudaGraphInstantiateResult(
+        3,
+    );
+    pub const cudaGraphInstantiateMultipleDevicesNotSupported: cudaGraphInstantiateResult = cudaGraphInstantiateResult(
+        4,
+    );
+    pub const cudaGraphInstantiateConditionalHandleUnused: cudaGraphInstantiateResult = cudaGraphInstantiateResult(
+        5,
+    );
 }
 impl Default for cudaGraphInstantiateParams_st {
     fn default() -> Self {
@@ -2550,10 +2999,18 @@ impl Default for cudaGraphExecUpdateResultInfo_st {
     }
 }
 impl cudaGraphKernelNodeField {
-    pub const cudaGraphKernelNodeFieldInvalid: cudaGraphKernelNodeField = cudaGraphKernelNodeField(0);
-    pub const cudaGraphKernelNodeFieldGridDim: cudaGraphKernelNodeField = cudaGraphKernelNodeField(1);
-    pub const cudaGraphKernelNodeFieldParam: cudaGraphKernelNodeField = cudaGraphKernelNodeField(2);
-    pub const cudaGraphKernelNodeFieldEnabled: cudaGraphKernelNodeField = cudaGraphKernelNodeField(3);
+    pub const cudaGraphKernelNodeFieldInvalid: cudaGraphKernelNodeField = cudaGraphKernelNodeField(
+        0,
+    );
+    pub const cudaGraphKernelNodeFieldGridDim: cudaGraphKernelNodeField = cudaGraphKernelNodeField(
+        1,
+    );
+    pub const cudaGraphKernelNodeFieldParam: cudaGraphKernelNodeField = cudaGraphKernelNodeField(
+        2,
+    );
+    pub const cudaGraphKernelNodeFieldEnabled: cudaGraphKernelNodeField = cudaGraphKernelNodeField(
+        3,
+    );
 }
 impl Default for cudaGraphKernelNodeUpdate__bindgen_ty_1__bindgen_ty_1 {
     fn default() -> Self {
@@ -2583,56 +3040,133 @@ impl Default for cudaGraphKernelNodeUpdate {
     }
 }
 impl cudaGetDriverEntryPointFlags {
-    pub const cudaEnableDefault: cudaGetDriverEntryPointFlags = cudaGetDriverEntryPointFlags(0);
-    pub const cudaEnableLegacyStream: cudaGetDriverEntryPointFlags = cudaGetDriverEntryPointFlags(1);
-    pub const cudaEnablePerThreadDefaultStream: cudaGetDriverEntryPointFlags = cudaGetDriverEntryPointFlags(2);
+    pub const cudaEnableDefault: cudaGetDriverEntryPointFlags = cudaGetDriverEntryPointFlags(
+        0,
+    );
+    pub const cudaEnableLegacyStream: cudaGetDriverEntryPointFlags = cudaGetDriverEntryPointFlags(
+        1,
+    );
+    pub const cudaEnablePerThreadDefaultStream: cudaGetDriverEntryPointFlags = cudaGetDriverEntryPointFlags(
+        2,
+    );
 }
 impl cudaDriverEntryPointQueryResult {
-    pub const cudaDriverEntryPointSuccess: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(0);
-    pub const cudaDriverEntryPointSymbolNotFound: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(1);
-    pub const cudaDriverEntryPointVersionNotSufficent: cudaDriverEntryPointQueryResult =
-        cudaDriverEntryPointQueryResult(2);
+    pub const cudaDriverEntryPointSuccess: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(
+        0,
+    );
+    pub const cudaDriverEntryPointSymbolNotFound: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(
+        1,
+    );
+    pub const cudaDriverEntryPointVersionNotSufficent: cudaDriverEntryPointQueryResult = cudaDriverEntryPointQueryResult(
+        2,
+    );
 }
 impl cudaGraphDebugDotFlags {
-    pub const cudaGraphDebugDotFlagsVerbose: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(1);
-    pub const cudaGraphDebugDotFlagsKernelNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(4);
-    pub const cudaGraphDebugDotFlagsMemcpyNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(8);
-    pub const cudaGraphDebugDotFlagsMemsetNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(16);
-    pub const cudaGraphDebugDotFlagsHostNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(32);
-    pub const cudaGraphDebugDotFlagsEventNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(64);
-    pub const cudaGraphDebugDotFlagsExtSemasSignalNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(128);
-    pub const cudaGraphDebugDotFlagsExtSemasWaitNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(256);
-    pub const cudaGraphDebugDotFlagsKernelNodeAttributes: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(512);
-    pub const cudaGraphDebugDotFlagsHandles: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(1024);
-    pub const cudaGraphDebugDotFlagsConditionalNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(32768);
+    pub const cudaGraphDebugDotFlagsVerbose: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        1,
+    );
+    pub const cudaGraphDebugDotFlagsKernelNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        4,
+    );
+    pub const cudaGraphDebugDotFlagsMemcpyNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        8,
+    );
+    pub const cudaGraphDebugDotFlagsMemsetNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        16,
+    );
+    pub const cudaGraphDebugDotFlagsHostNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        32,
+    );
+    pub const cudaGraphDebugDotFlagsEventNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        64,
+    );
+    pub const cudaGraphDebugDotFlagsExtSemasSignalNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        128,
+    );
+    pub const cudaGraphDebugDotFlagsExtSemasWaitNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        256,
+    );
+    pub const cudaGraphDebugDotFlagsKernelNodeAttributes: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        512,
+    );
+    pub const cudaGraphDebugDotFlagsHandles: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        1024,
+    );
+    pub const cudaGraphDebugDotFlagsConditionalNodeParams: cudaGraphDebugDotFlags = cudaGraphDebugDotFlags(
+        32768,
+    );
 }
 impl cudaGraphInstantiateFlags {
-    pub const cudaGraphInstantiateFlagAutoFreeOnLaunch: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(1);
-    pub const cudaGraphInstantiateFlagUpload: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(2);
-    pub const cudaGraphInstantiateFlagDeviceLaunch: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(4);
-    pub const cudaGraphInstantiateFlagUseNodePriority: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(8);
+    pub const cudaGraphInstantiateFlagAutoFreeOnLaunch: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(
+        1,
+    );
+    pub const cudaGraphInstantiateFlagUpload: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(
+        2,
+    );
+    pub const cudaGraphInstantiateFlagDeviceLaunch: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(
+        4,
+    );
+    pub const cudaGraphInstantiateFlagUseNodePriority: cudaGraphInstantiateFlags = cudaGraphInstantiateFlags(
+        8,
+    );
 }
 impl cudaLaunchMemSyncDomain {
-    pub const cudaLaunchMemSyncDomainDefault: cudaLaunchMemSyncDomain = cudaLaunchMemSyncDomain(0);
-    pub const cudaLaunchMemSyncDomainRemote: cudaLaunchMemSyncDomain = cudaLaunchMemSyncDomain(1);
+    pub const cudaLaunchMemSyncDomainDefault: cudaLaunchMemSyncDomain = cudaLaunchMemSyncDomain(
+        0,
+    );
+    pub const cudaLaunchMemSyncDomainRemote: cudaLaunchMemSyncDomain = cudaLaunchMemSyncDomain(
+        1,
+    );
 }
 impl cudaLaunchAttributeID {
-    pub const cudaLaunchAttributeIgnore: cudaLaunchAttributeID = cudaLaunchAttributeID(0);
-    pub const cudaLaunchAttributeAccessPolicyWindow: cudaLaunchAttributeID = cudaLaunchAttributeID(1);
-    pub const cudaLaunchAttributeCooperative: cudaLaunchAttributeID = cudaLaunchAttributeID(2);
-    pub const cudaLaunchAttributeSynchronizationPolicy: cudaLaunchAttributeID = cudaLaunchAttributeID(3);
-    pub const cudaLaunchAttributeClusterDimension: cudaLaunchAttributeID = cudaLaunchAttributeID(4);
-    pub const cudaLaunchAttributeClusterSchedulingPolicyPreference: cudaLaunchAttributeID = cudaLaunchAttributeID(5);
-    pub const cudaLaunchAttributeProgrammaticStreamSerialization: cudaLaunchAttributeID = cudaLaunchAttributeID(6);
-    pub const cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeID = cudaLaunchAttributeID(7);
-    pub const cudaLaunchAttributePriority: cudaLaunchAttributeID = cudaLaunchAttributeID(8);
-    pub const cudaLaunchAttributeMemSyncDomainMap: cudaLaunchAttributeID = cudaLaunchAttributeID(9);
-    pub const cudaLaunchAttributeMemSyncDomain: cudaLaunchAttributeID = cudaLaunchAttributeID(10);
-    pub const cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeID = cudaLaunchAttributeID(11);
-    pub const cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeID = cudaLaunchAttributeID(12);
-    pub const cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeID = cudaLaunchAttributeID(13);
-    pub const cudaLaunchAttributePreferredSharedMemoryCarveout: cudaLaunchAttributeID = cudaLaunchAttributeID(14);
-    pub const cudaLaunchAttributeNvlinkUtilCentricScheduling: cudaLaunchAttributeID = cudaLaunchAttributeID(16);
+    pub const cudaLaunchAttributeIgnore: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        0,
+    );
+    pub const cudaLaunchAttributeAccessPolicyWindow: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        1,
+    );
+    pub const cudaLaunchAttributeCooperative: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        2,
+    );
+    pub const cudaLaunchAttributeSynchronizationPolicy: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        3,
+    );
+    pub const cudaLaunchAttributeClusterDimension: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        4,
+    );
+    pub const cudaLaunchAttributeClusterSchedulingPolicyPreference: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        5,
+    );
+    pub const cudaLaunchAttributeProgrammaticStreamSerialization: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        6,
+    );
+    pub const cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        7,
+    );
+    pub const cudaLaunchAttributePriority: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        8,
+    );
+    pub const cudaLaunchAttributeMemSyncDomainMap: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        9,
+    );
+    pub const cudaLaunchAttributeMemSyncDomain: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        10,
+    );
+    pub const cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        11,
+    );
+    pub const cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        12,
+    );
+    pub const cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        13,
+    );
+    pub const cudaLaunchAttributePreferredSharedMemoryCarveout: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        14,
+    );
+    pub const cudaLaunchAttributeNvlinkUtilCentricScheduling: cudaLaunchAttributeID = cudaLaunchAttributeID(
+        16,
+    );
 }
 impl Default for cudaLaunchAttributeValue__bindgen_ty_2 {
     fn default() -> Self {
@@ -2690,10 +3224,14 @@ impl Default for cudaLaunchConfig_st {
 }
 impl cudaDeviceNumaConfig {
     pub const cudaDeviceNumaConfigNone: cudaDeviceNumaConfig = cudaDeviceNumaConfig(0);
-    pub const cudaDeviceNumaConfigNumaNode: cudaDeviceNumaConfig = cudaDeviceNumaConfig(1);
+    pub const cudaDeviceNumaConfigNumaNode: cudaDeviceNumaConfig = cudaDeviceNumaConfig(
+        1,
+    );
 }
 impl cudaAsyncNotificationType_enum {
-    pub const cudaAsyncNotificationTypeOverBudget: cudaAsyncNotificationType_enum = cudaAsyncNotificationType_enum(1);
+    pub const cudaAsyncNotificationTypeOverBudget: cudaAsyncNotificationType_enum = cudaAsyncNotificationType_enum(
+        1,
+    );
 }
 impl Default for cudaAsyncNotificationInfo__bindgen_ty_1 {
     fn default() -> Self {
@@ -2719,7 +3257,9 @@ impl CUDAlogLevel_enum {
 }
 impl cudaSurfaceBoundaryMode {
     pub const cudaBoundaryModeZero: cudaSurfaceBoundaryMode = cudaSurfaceBoundaryMode(0);
-    pub const cudaBoundaryModeClamp: cudaSurfaceBoundaryMode = cudaSurfaceBoundaryMode(1);
+    pub const cudaBoundaryModeClamp: cudaSurfaceBoundaryMode = cudaSurfaceBoundaryMode(
+        1,
+    );
     pub const cudaBoundaryModeTrap: cudaSurfaceBoundaryMode = cudaSurfaceBoundaryMode(2);
 }
 impl cudaSurfaceFormatMode {
@@ -4089,7 +4629,10 @@ impl crate::Runtime {
     pub fn cudaArrayGetSparseProperties(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(sparseProperties: *mut cudaArraySparseProperties, array: cudaArray_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            sparseProperties: *mut cudaArraySparseProperties,
+            array: cudaArray_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(3usize)?;
@@ -4110,7 +4653,10 @@ impl crate::Runtime {
     pub fn cudaChooseDevice(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(device: *mut ::std::os::raw::c_int, prop: *const cudaDeviceProp) -> cudaError_t,
+        unsafe extern "C" fn(
+            device: *mut ::std::os::raw::c_int,
+            prop: *const cudaDeviceProp,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(4usize)?;
@@ -4118,7 +4664,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(device: *mut ::std::os::raw::c_int, prop: *const cudaDeviceProp) -> cudaError_t,
+                unsafe extern "C" fn(
+                    device: *mut ::std::os::raw::c_int,
+                    prop: *const cudaDeviceProp,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4158,7 +4707,10 @@ impl crate::Runtime {
     pub fn cudaCreateSurfaceObject(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pSurfObject: *mut cudaSurfaceObject_t, pResDesc: *const cudaResourceDesc) -> cudaError_t,
+        unsafe extern "C" fn(
+            pSurfObject: *mut cudaSurfaceObject_t,
+            pResDesc: *const cudaResourceDesc,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(6usize)?;
@@ -4206,11 +4758,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaCtxResetPersistingL2Cache(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn() -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn() -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(8usize)?;
         // SAFETY: slot 8 only ever holds the address of `cudaCtxResetPersistingL2Cache`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn() -> cudaError_t>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn() -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -4218,8 +4776,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDestroyExternalMemory(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(extMem: cudaExternalMemory_t) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(extMem: cudaExternalMemory_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(9usize)?;
         // SAFETY: slot 9 only ever holds the address of `cudaDestroyExternalMemory`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4234,8 +4794,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDestroyExternalSemaphore(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(extSem: cudaExternalSemaphore_t) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(extSem: cudaExternalSemaphore_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(10usize)?;
         // SAFETY: slot 10 only ever holds the address of `cudaDestroyExternalSemaphore`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4250,8 +4812,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDestroySurfaceObject(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(surfObject: cudaSurfaceObject_t) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(surfObject: cudaSurfaceObject_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(11usize)?;
         // SAFETY: slot 11 only ever holds the address of `cudaDestroySurfaceObject`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4266,8 +4830,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDestroyTextureObject(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(texObject: cudaTextureObject_t) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(texObject: cudaTextureObject_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(12usize)?;
         // SAFETY: slot 12 only ever holds the address of `cudaDestroyTextureObject`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4327,7 +4893,10 @@ impl crate::Runtime {
     pub fn cudaDeviceEnablePeerAccess(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(peerDevice: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            peerDevice: ::std::os::raw::c_int,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(15usize)?;
@@ -4335,7 +4904,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(peerDevice: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    peerDevice: ::std::os::raw::c_int,
+                    flags: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4418,8 +4990,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDeviceGetCacheConfig(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pCacheConfig: *mut cudaFuncCache) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pCacheConfig: *mut cudaFuncCache) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(19usize)?;
         // SAFETY: slot 19 only ever holds the address of `cudaDeviceGetCacheConfig`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4435,7 +5009,10 @@ impl crate::Runtime {
     pub fn cudaDeviceGetDefaultMemPool(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(memPool: *mut cudaMemPool_t, device: ::std::os::raw::c_int) -> cudaError_t,
+        unsafe extern "C" fn(
+            memPool: *mut cudaMemPool_t,
+            device: ::std::os::raw::c_int,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(20usize)?;
@@ -4443,7 +5020,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(memPool: *mut cudaMemPool_t, device: ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    memPool: *mut cudaMemPool_t,
+                    device: ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4525,7 +5105,10 @@ impl crate::Runtime {
     pub fn cudaDeviceGetMemPool(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(memPool: *mut cudaMemPool_t, device: ::std::os::raw::c_int) -> cudaError_t,
+        unsafe extern "C" fn(
+            memPool: *mut cudaMemPool_t,
+            device: ::std::os::raw::c_int,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(24usize)?;
@@ -4533,7 +5116,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(memPool: *mut cudaMemPool_t, device: ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    memPool: *mut cudaMemPool_t,
+                    device: ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4720,8 +5306,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDeviceGraphMemTrim(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(device: ::std::os::raw::c_int) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(device: ::std::os::raw::c_int) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(32usize)?;
         // SAFETY: slot 32 only ever holds the address of `cudaDeviceGraphMemTrim`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4762,11 +5350,19 @@ impl crate::Runtime {
     }
     /// `cudaDeviceReset`, resolved on first use.
     #[inline]
-    pub fn cudaDeviceReset(&self) -> ::core::result::Result<unsafe extern "C" fn() -> cudaError_t, crate::SymbolError> {
+    pub fn cudaDeviceReset(
+        &self,
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn() -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(34usize)?;
         // SAFETY: slot 34 only ever holds the address of `cudaDeviceReset`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn() -> cudaError_t>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn() -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -4774,8 +5370,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDeviceSetCacheConfig(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(cacheConfig: cudaFuncCache) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(cacheConfig: cudaFuncCache) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(35usize)?;
         // SAFETY: slot 35 only ever holds the address of `cudaDeviceSetCacheConfig`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4816,8 +5414,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDeviceSetLimit(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(limit: cudaLimit, value: usize) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(limit: cudaLimit, value: usize) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(37usize)?;
         // SAFETY: slot 37 only ever holds the address of `cudaDeviceSetLimit`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4833,7 +5433,10 @@ impl crate::Runtime {
     pub fn cudaDeviceSetMemPool(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(device: ::std::os::raw::c_int, memPool: cudaMemPool_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            device: ::std::os::raw::c_int,
+            memPool: cudaMemPool_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(38usize)?;
@@ -4841,7 +5444,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(device: ::std::os::raw::c_int, memPool: cudaMemPool_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    device: ::std::os::raw::c_int,
+                    memPool: cudaMemPool_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4850,8 +5456,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDeviceSetSharedMemConfig(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(config: cudaSharedMemConfig) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(config: cudaSharedMemConfig) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(39usize)?;
         // SAFETY: slot 39 only ever holds the address of `cudaDeviceSetSharedMemConfig`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4866,11 +5474,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaDeviceSynchronize(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn() -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn() -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(40usize)?;
         // SAFETY: slot 40 only ever holds the address of `cudaDeviceSynchronize`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn() -> cudaError_t>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn() -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -4879,7 +5493,10 @@ impl crate::Runtime {
     pub fn cudaDeviceUnregisterAsyncNotification(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(device: ::std::os::raw::c_int, callback: cudaAsyncCallbackHandle_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            device: ::std::os::raw::c_int,
+            callback: cudaAsyncCallbackHandle_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(41usize)?;
@@ -4887,7 +5504,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(device: ::std::os::raw::c_int, callback: cudaAsyncCallbackHandle_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    device: ::std::os::raw::c_int,
+                    callback: cudaAsyncCallbackHandle_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4905,7 +5525,9 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(driverVersion: *mut ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    driverVersion: *mut ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4914,7 +5536,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaEventCreate(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(event: *mut cudaEvent_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(event: *mut cudaEvent_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(43usize)?;
         // SAFETY: slot 43 only ever holds the address of `cudaEventCreate`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -4930,7 +5555,10 @@ impl crate::Runtime {
     pub fn cudaEventCreateWithFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(event: *mut cudaEvent_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            event: *mut cudaEvent_t,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(44usize)?;
@@ -4938,7 +5566,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(event: *mut cudaEvent_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    event: *mut cudaEvent_t,
+                    flags: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4947,13 +5578,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaEventDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(45usize)?;
         // SAFETY: slot 45 only ever holds the address of `cudaEventDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -4962,7 +5597,11 @@ impl crate::Runtime {
     pub fn cudaEventElapsedTime(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(ms: *mut f32, start: cudaEvent_t, end: cudaEvent_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            ms: *mut f32,
+            start: cudaEvent_t,
+            end: cudaEvent_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(46usize)?;
@@ -4970,7 +5609,11 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(ms: *mut f32, start: cudaEvent_t, end: cudaEvent_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    ms: *mut f32,
+                    start: cudaEvent_t,
+                    end: cudaEvent_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -4979,13 +5622,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaEventQuery(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(47usize)?;
         // SAFETY: slot 47 only ever holds the address of `cudaEventQuery`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -5002,7 +5649,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(event: cudaEvent_t, stream: cudaStream_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    event: cudaEvent_t,
+                    stream: cudaStream_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5012,7 +5662,11 @@ impl crate::Runtime {
     pub fn cudaEventRecordWithFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(event: cudaEvent_t, stream: cudaStream_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            event: cudaEvent_t,
+            stream: cudaStream_t,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(49usize)?;
@@ -5033,13 +5687,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaEventSynchronize(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(50usize)?;
         // SAFETY: slot 50 only ever holds the address of `cudaEventSynchronize`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(event: cudaEvent_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -5117,13 +5775,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaFreeArray(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(array: cudaArray_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(array: cudaArray_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(54usize)?;
         // SAFETY: slot 54 only ever holds the address of `cudaFreeArray`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(array: cudaArray_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(array: cudaArray_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -5132,7 +5794,10 @@ impl crate::Runtime {
     pub fn cudaFreeAsync(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(devPtr: *mut ::std::os::raw::c_void, hStream: cudaStream_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            devPtr: *mut ::std::os::raw::c_void,
+            hStream: cudaStream_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(55usize)?;
@@ -5140,7 +5805,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(devPtr: *mut ::std::os::raw::c_void, hStream: cudaStream_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    devPtr: *mut ::std::os::raw::c_void,
+                    hStream: cudaStream_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5149,8 +5817,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaFreeHost(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(56usize)?;
         // SAFETY: slot 56 only ever holds the address of `cudaFreeHost`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -5184,7 +5854,10 @@ impl crate::Runtime {
     pub fn cudaFuncGetAttributes(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(attr: *mut cudaFuncAttributes, func: *const ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            attr: *mut cudaFuncAttributes,
+            func: *const ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(58usize)?;
@@ -5192,7 +5865,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(attr: *mut cudaFuncAttributes, func: *const ::std::os::raw::c_void) -> cudaError_t,
+                unsafe extern "C" fn(
+                    attr: *mut cudaFuncAttributes,
+                    func: *const ::std::os::raw::c_void,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5280,7 +5956,10 @@ impl crate::Runtime {
     pub fn cudaFuncSetCacheConfig(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(func: *const ::std::os::raw::c_void, cacheConfig: cudaFuncCache) -> cudaError_t,
+        unsafe extern "C" fn(
+            func: *const ::std::os::raw::c_void,
+            cacheConfig: cudaFuncCache,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(62usize)?;
@@ -5288,7 +5967,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(func: *const ::std::os::raw::c_void, cacheConfig: cudaFuncCache) -> cudaError_t,
+                unsafe extern "C" fn(
+                    func: *const ::std::os::raw::c_void,
+                    cacheConfig: cudaFuncCache,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5298,7 +5980,10 @@ impl crate::Runtime {
     pub fn cudaFuncSetSharedMemConfig(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(func: *const ::std::os::raw::c_void, config: cudaSharedMemConfig) -> cudaError_t,
+        unsafe extern "C" fn(
+            func: *const ::std::os::raw::c_void,
+            config: cudaSharedMemConfig,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(63usize)?;
@@ -5306,7 +5991,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(func: *const ::std::os::raw::c_void, config: cudaSharedMemConfig) -> cudaError_t,
+                unsafe extern "C" fn(
+                    func: *const ::std::os::raw::c_void,
+                    config: cudaSharedMemConfig,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5316,7 +6004,10 @@ impl crate::Runtime {
     pub fn cudaGetChannelDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(desc: *mut cudaChannelFormatDesc, array: cudaArray_const_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            desc: *mut cudaChannelFormatDesc,
+            array: cudaArray_const_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(64usize)?;
@@ -5324,7 +6015,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(desc: *mut cudaChannelFormatDesc, array: cudaArray_const_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    desc: *mut cudaChannelFormatDesc,
+                    array: cudaArray_const_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5388,7 +6082,10 @@ impl crate::Runtime {
     pub fn cudaGetDeviceProperties(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(prop: *mut cudaDeviceProp, device: ::std::os::raw::c_int) -> cudaError_t,
+        unsafe extern "C" fn(
+            prop: *mut cudaDeviceProp,
+            device: ::std::os::raw::c_int,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(68usize)?;
@@ -5396,7 +6093,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(prop: *mut cudaDeviceProp, device: ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    prop: *mut cudaDeviceProp,
+                    device: ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5524,7 +6224,10 @@ impl crate::Runtime {
     pub fn cudaGetFuncBySymbol(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(functionPtr: *mut cudaFunction_t, symbolPtr: *const ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            functionPtr: *mut cudaFunction_t,
+            symbolPtr: *const ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(74usize)?;
@@ -5545,7 +6248,10 @@ impl crate::Runtime {
     pub fn cudaGetKernel(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(kernelPtr: *mut cudaKernel_t, entryFuncAddr: *const ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            kernelPtr: *mut cudaKernel_t,
+            entryFuncAddr: *const ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(75usize)?;
@@ -5565,11 +6271,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaGetLastError(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn() -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn() -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(76usize)?;
         // SAFETY: slot 76 only ever holds the address of `cudaGetLastError`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn() -> cudaError_t>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn() -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -5604,7 +6316,10 @@ impl crate::Runtime {
     pub fn cudaGetSurfaceObjectResourceDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pResDesc: *mut cudaResourceDesc, surfObject: cudaSurfaceObject_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            pResDesc: *mut cudaResourceDesc,
+            surfObject: cudaSurfaceObject_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(78usize)?;
@@ -5612,7 +6327,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pResDesc: *mut cudaResourceDesc, surfObject: cudaSurfaceObject_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    pResDesc: *mut cudaResourceDesc,
+                    surfObject: cudaSurfaceObject_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5646,7 +6364,10 @@ impl crate::Runtime {
     pub fn cudaGetSymbolSize(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(size: *mut usize, symbol: *const ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            size: *mut usize,
+            symbol: *const ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(80usize)?;
@@ -5654,7 +6375,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(size: *mut usize, symbol: *const ::std::os::raw::c_void) -> cudaError_t,
+                unsafe extern "C" fn(
+                    size: *mut usize,
+                    symbol: *const ::std::os::raw::c_void,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5664,7 +6388,10 @@ impl crate::Runtime {
     pub fn cudaGetTextureObjectResourceDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pResDesc: *mut cudaResourceDesc, texObject: cudaTextureObject_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            pResDesc: *mut cudaResourceDesc,
+            texObject: cudaTextureObject_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(81usize)?;
@@ -5672,7 +6399,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pResDesc: *mut cudaResourceDesc, texObject: cudaTextureObject_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    pResDesc: *mut cudaResourceDesc,
+                    texObject: cudaTextureObject_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -5682,7 +6412,10 @@ impl crate::Runtime {
     pub fn cudaGetTextureObjectResourceViewDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pResViewDesc: *mut cudaResourceViewDesc, texObject: cudaTextureObject_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            pResViewDesc: *mut cudaResourceViewDesc,
+            texObject: cudaTextureObject_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(82usize)?;
@@ -5703,7 +6436,10 @@ impl crate::Runtime {
     pub fn cudaGetTextureObjectTextureDesc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pTexDesc: *mut cudaTextureDesc, texObject: cudaTextureObject_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            pTexDesc: *mut cudaTextureDesc,
+            texObject: cudaTextureObject_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(83usize)?;
@@ -5711,7 +6447,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pTexDesc: *mut cudaTextureDesc, texObject: cudaTextureObject_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    pTexDesc: *mut cudaTextureDesc,
+                    texObject: cudaTextureObject_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6253,7 +6992,10 @@ impl crate::Runtime {
     pub fn cudaGraphChildGraphNodeGetGraph(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pGraph: *mut cudaGraph_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pGraph: *mut cudaGraph_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(101usize)?;
@@ -6261,7 +7003,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pGraph: *mut cudaGraph_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pGraph: *mut cudaGraph_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6271,7 +7016,10 @@ impl crate::Runtime {
     pub fn cudaGraphClone(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pGraphClone: *mut cudaGraph_t, originalGraph: cudaGraph_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            pGraphClone: *mut cudaGraph_t,
+            originalGraph: cudaGraph_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(102usize)?;
@@ -6279,7 +7027,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pGraphClone: *mut cudaGraph_t, originalGraph: cudaGraph_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    pGraphClone: *mut cudaGraph_t,
+                    originalGraph: cudaGraph_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6317,7 +7068,10 @@ impl crate::Runtime {
     pub fn cudaGraphCreate(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pGraph: *mut cudaGraph_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            pGraph: *mut cudaGraph_t,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(104usize)?;
@@ -6325,7 +7079,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pGraph: *mut cudaGraph_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    pGraph: *mut cudaGraph_t,
+                    flags: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6360,13 +7117,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaGraphDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(graph: cudaGraph_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(graph: cudaGraph_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(106usize)?;
         // SAFETY: slot 106 only ever holds the address of `cudaGraphDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(graph: cudaGraph_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(graph: cudaGraph_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -6374,13 +7135,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaGraphDestroyNode(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(node: cudaGraphNode_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(node: cudaGraphNode_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(107usize)?;
         // SAFETY: slot 107 only ever holds the address of `cudaGraphDestroyNode`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(node: cudaGraphNode_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(node: cudaGraphNode_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -6389,7 +7154,10 @@ impl crate::Runtime {
     pub fn cudaGraphEventRecordNodeGetEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, event_out: *mut cudaEvent_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            event_out: *mut cudaEvent_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(108usize)?;
@@ -6397,7 +7165,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, event_out: *mut cudaEvent_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    event_out: *mut cudaEvent_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6415,7 +7186,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, event: cudaEvent_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    event: cudaEvent_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6425,7 +7199,10 @@ impl crate::Runtime {
     pub fn cudaGraphEventWaitNodeGetEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, event_out: *mut cudaEvent_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            event_out: *mut cudaEvent_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(110usize)?;
@@ -6433,7 +7210,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, event_out: *mut cudaEvent_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    event_out: *mut cudaEvent_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6451,7 +7231,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, event: cudaEvent_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    event: cudaEvent_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -6486,8 +7269,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaGraphExecDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(graphExec: cudaGraphExec_t) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(graphExec: cudaGraphExec_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(113usize)?;
         // SAFETY: slot 113 only ever holds the address of `cudaGraphExecDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -6503,7 +7288,11 @@ impl crate::Runtime {
     pub fn cudaGraphExecEventRecordNodeSetEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraphExec: cudaGraphExec_t, hNode: cudaGraphNode_t, event: cudaEvent_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            hGraphExec: cudaGraphExec_t,
+            hNode: cudaGraphNode_t,
+            event: cudaEvent_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(114usize)?;
@@ -6525,7 +7314,11 @@ impl crate::Runtime {
     pub fn cudaGraphExecEventWaitNodeSetEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hGraphExec: cudaGraphExec_t, hNode: cudaGraphNode_t, event: cudaEvent_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            hGraphExec: cudaGraphExec_t,
+            hNode: cudaGraphNode_t,
+            event: cudaEvent_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(115usize)?;
@@ -6599,7 +7392,10 @@ impl crate::Runtime {
     pub fn cudaGraphExecGetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(graphExec: cudaGraphExec_t, flags: *mut ::std::os::raw::c_ulonglong) -> cudaError_t,
+        unsafe extern "C" fn(
+            graphExec: cudaGraphExec_t,
+            flags: *mut ::std::os::raw::c_ulonglong,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(118usize)?;
@@ -7002,7 +7798,11 @@ impl crate::Runtime {
     pub fn cudaGraphGetNodes(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(graph: cudaGraph_t, nodes: *mut cudaGraphNode_t, numNodes: *mut usize) -> cudaError_t,
+        unsafe extern "C" fn(
+            graph: cudaGraph_t,
+            nodes: *mut cudaGraphNode_t,
+            numNodes: *mut usize,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(133usize)?;
@@ -7050,7 +7850,10 @@ impl crate::Runtime {
     pub fn cudaGraphHostNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaHostNodeParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *mut cudaHostNodeParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(135usize)?;
@@ -7058,7 +7861,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaHostNodeParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *mut cudaHostNodeParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7068,7 +7874,10 @@ impl crate::Runtime {
     pub fn cudaGraphHostNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaHostNodeParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *const cudaHostNodeParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(136usize)?;
@@ -7076,7 +7885,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaHostNodeParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *const cudaHostNodeParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7164,7 +7976,10 @@ impl crate::Runtime {
     pub fn cudaGraphKernelNodeCopyAttributes(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hDst: cudaGraphNode_t, hSrc: cudaGraphNode_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            hDst: cudaGraphNode_t,
+            hSrc: cudaGraphNode_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(140usize)?;
@@ -7172,7 +7987,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hDst: cudaGraphNode_t, hSrc: cudaGraphNode_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    hDst: cudaGraphNode_t,
+                    hSrc: cudaGraphNode_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7208,7 +8026,10 @@ impl crate::Runtime {
     pub fn cudaGraphKernelNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaKernelNodeParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *mut cudaKernelNodeParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(142usize)?;
@@ -7216,7 +8037,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaKernelNodeParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *mut cudaKernelNodeParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7252,7 +8076,10 @@ impl crate::Runtime {
     pub fn cudaGraphKernelNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaKernelNodeParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *const cudaKernelNodeParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(144usize)?;
@@ -7260,7 +8087,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaKernelNodeParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *const cudaKernelNodeParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7270,7 +8100,10 @@ impl crate::Runtime {
     pub fn cudaGraphLaunch(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(graphExec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            graphExec: cudaGraphExec_t,
+            stream: cudaStream_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(145usize)?;
@@ -7278,7 +8111,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(graphExec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    graphExec: cudaGraphExec_t,
+                    stream: cudaStream_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7288,7 +8124,10 @@ impl crate::Runtime {
     pub fn cudaGraphMemAllocNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, params_out: *mut cudaMemAllocNodeParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            params_out: *mut cudaMemAllocNodeParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(146usize)?;
@@ -7296,7 +8135,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, params_out: *mut cudaMemAllocNodeParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    params_out: *mut cudaMemAllocNodeParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7306,7 +8148,10 @@ impl crate::Runtime {
     pub fn cudaGraphMemFreeNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, dptr_out: *mut ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            dptr_out: *mut ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(147usize)?;
@@ -7314,7 +8159,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, dptr_out: *mut ::std::os::raw::c_void) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    dptr_out: *mut ::std::os::raw::c_void,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7324,7 +8172,10 @@ impl crate::Runtime {
     pub fn cudaGraphMemcpyNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaMemcpy3DParms) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *mut cudaMemcpy3DParms,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(148usize)?;
@@ -7332,7 +8183,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaMemcpy3DParms) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *mut cudaMemcpy3DParms,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7342,7 +8196,10 @@ impl crate::Runtime {
     pub fn cudaGraphMemcpyNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaMemcpy3DParms) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *const cudaMemcpy3DParms,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(149usize)?;
@@ -7350,7 +8207,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaMemcpy3DParms) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *const cudaMemcpy3DParms,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7454,7 +8314,10 @@ impl crate::Runtime {
     pub fn cudaGraphMemsetNodeGetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaMemsetParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *mut cudaMemsetParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(153usize)?;
@@ -7462,7 +8325,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *mut cudaMemsetParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *mut cudaMemsetParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7472,7 +8338,10 @@ impl crate::Runtime {
     pub fn cudaGraphMemsetNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaMemsetParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pNodeParams: *const cudaMemsetParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(154usize)?;
@@ -7480,7 +8349,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pNodeParams: *const cudaMemsetParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pNodeParams: *const cudaMemsetParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7598,7 +8470,10 @@ impl crate::Runtime {
     pub fn cudaGraphNodeGetType(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, pType: *mut cudaGraphNodeType) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            pType: *mut cudaGraphNodeType,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(159usize)?;
@@ -7606,7 +8481,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, pType: *mut cudaGraphNodeType) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    pType: *mut cudaGraphNodeType,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7642,7 +8520,10 @@ impl crate::Runtime {
     pub fn cudaGraphNodeSetParams(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(node: cudaGraphNode_t, nodeParams: *mut cudaGraphNodeParams) -> cudaError_t,
+        unsafe extern "C" fn(
+            node: cudaGraphNode_t,
+            nodeParams: *mut cudaGraphNodeParams,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(161usize)?;
@@ -7650,7 +8531,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(node: cudaGraphNode_t, nodeParams: *mut cudaGraphNodeParams) -> cudaError_t,
+                unsafe extern "C" fn(
+                    node: cudaGraphNode_t,
+                    nodeParams: *mut cudaGraphNodeParams,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7744,7 +8628,10 @@ impl crate::Runtime {
     pub fn cudaGraphUpload(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(graphExec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            graphExec: cudaGraphExec_t,
+            stream: cudaStream_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(165usize)?;
@@ -7752,7 +8639,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(graphExec: cudaGraphExec_t, stream: cudaStream_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    graphExec: cudaGraphExec_t,
+                    stream: cudaStream_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7838,7 +8728,10 @@ impl crate::Runtime {
     pub fn cudaGraphicsResourceSetMapFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(resource: cudaGraphicsResource_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            resource: cudaGraphicsResource_t,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(169usize)?;
@@ -7846,7 +8739,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(resource: cudaGraphicsResource_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    resource: cudaGraphicsResource_t,
+                    flags: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -7909,8 +8805,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaGraphicsUnregisterResource(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(resource: cudaGraphicsResource_t) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(resource: cudaGraphicsResource_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(172usize)?;
         // SAFETY: slot 172 only ever holds the address of `cudaGraphicsUnregisterResource`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -7978,7 +8876,10 @@ impl crate::Runtime {
     pub fn cudaHostGetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pFlags: *mut ::std::os::raw::c_uint, pHost: *mut ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            pFlags: *mut ::std::os::raw::c_uint,
+            pHost: *mut ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(175usize)?;
@@ -8024,8 +8925,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaHostUnregister(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(ptr: *mut ::std::os::raw::c_void) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(177usize)?;
         // SAFETY: slot 177 only ever holds the address of `cudaHostUnregister`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -8133,7 +9036,10 @@ impl crate::Runtime {
     pub fn cudaIpcGetEventHandle(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: *mut cudaIpcEventHandle_t, event: cudaEvent_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            handle: *mut cudaIpcEventHandle_t,
+            event: cudaEvent_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(182usize)?;
@@ -8141,7 +9047,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(handle: *mut cudaIpcEventHandle_t, event: cudaEvent_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    handle: *mut cudaIpcEventHandle_t,
+                    event: cudaEvent_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -8151,7 +9060,10 @@ impl crate::Runtime {
     pub fn cudaIpcGetMemHandle(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(handle: *mut cudaIpcMemHandle_t, devPtr: *mut ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            handle: *mut cudaIpcMemHandle_t,
+            devPtr: *mut ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(183usize)?;
@@ -8172,7 +9084,10 @@ impl crate::Runtime {
     pub fn cudaIpcOpenEventHandle(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(event: *mut cudaEvent_t, handle: cudaIpcEventHandle_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            event: *mut cudaEvent_t,
+            handle: cudaIpcEventHandle_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(184usize)?;
@@ -8180,7 +9095,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(event: *mut cudaEvent_t, handle: cudaIpcEventHandle_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    event: *mut cudaEvent_t,
+                    handle: cudaIpcEventHandle_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -8440,7 +9358,10 @@ impl crate::Runtime {
     pub fn cudaLibraryGetKernelCount(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, lib: cudaLibrary_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            count: *mut ::std::os::raw::c_uint,
+            lib: cudaLibrary_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(194usize)?;
@@ -8448,7 +9369,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(count: *mut ::std::os::raw::c_uint, lib: cudaLibrary_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    count: *mut ::std::os::raw::c_uint,
+                    lib: cudaLibrary_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -8583,7 +9507,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaLibraryUnload(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(library: cudaLibrary_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(library: cudaLibrary_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(199usize)?;
         // SAFETY: slot 199 only ever holds the address of `cudaLibraryUnload`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -8599,7 +9526,10 @@ impl crate::Runtime {
     pub fn cudaLogsCurrent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(iterator_out: *mut cudaLogIterator, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            iterator_out: *mut cudaLogIterator,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(200usize)?;
@@ -8607,7 +9537,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(iterator_out: *mut cudaLogIterator, flags: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    iterator_out: *mut cudaLogIterator,
+                    flags: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -8696,8 +9629,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaLogsUnregisterCallback(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(callback: cudaLogsCallbackHandle) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(callback: cudaLogsCallbackHandle) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(204usize)?;
         // SAFETY: slot 204 only ever holds the address of `cudaLogsUnregisterCallback`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -8713,7 +9648,10 @@ impl crate::Runtime {
     pub fn cudaMalloc(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(devPtr: *mut *mut ::std::os::raw::c_void, size: usize) -> cudaError_t,
+        unsafe extern "C" fn(
+            devPtr: *mut *mut ::std::os::raw::c_void,
+            size: usize,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(205usize)?;
@@ -8721,7 +9659,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(devPtr: *mut *mut ::std::os::raw::c_void, size: usize) -> cudaError_t,
+                unsafe extern "C" fn(
+                    devPtr: *mut *mut ::std::os::raw::c_void,
+                    size: usize,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -8731,7 +9672,10 @@ impl crate::Runtime {
     pub fn cudaMalloc3D(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pitchedDevPtr: *mut cudaPitchedPtr, extent: cudaExtent) -> cudaError_t,
+        unsafe extern "C" fn(
+            pitchedDevPtr: *mut cudaPitchedPtr,
+            extent: cudaExtent,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(206usize)?;
@@ -8739,7 +9683,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pitchedDevPtr: *mut cudaPitchedPtr, extent: cudaExtent) -> cudaError_t,
+                unsafe extern "C" fn(
+                    pitchedDevPtr: *mut cudaPitchedPtr,
+                    extent: cudaExtent,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -8861,7 +9808,10 @@ impl crate::Runtime {
     pub fn cudaMallocHost(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(ptr: *mut *mut ::std::os::raw::c_void, size: usize) -> cudaError_t,
+        unsafe extern "C" fn(
+            ptr: *mut *mut ::std::os::raw::c_void,
+            size: usize,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(211usize)?;
@@ -8869,7 +9819,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(ptr: *mut *mut ::std::os::raw::c_void, size: usize) -> cudaError_t,
+                unsafe extern "C" fn(
+                    ptr: *mut *mut ::std::os::raw::c_void,
+                    size: usize,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -9127,7 +10080,10 @@ impl crate::Runtime {
     pub fn cudaMemPoolCreate(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(memPool: *mut cudaMemPool_t, poolProps: *const cudaMemPoolProps) -> cudaError_t,
+        unsafe extern "C" fn(
+            memPool: *mut cudaMemPool_t,
+            poolProps: *const cudaMemPoolProps,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(221usize)?;
@@ -9135,7 +10091,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(memPool: *mut cudaMemPool_t, poolProps: *const cudaMemPoolProps) -> cudaError_t,
+                unsafe extern "C" fn(
+                    memPool: *mut cudaMemPool_t,
+                    poolProps: *const cudaMemPoolProps,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -9144,7 +10103,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaMemPoolDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(memPool: cudaMemPool_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(memPool: cudaMemPool_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(222usize)?;
         // SAFETY: slot 222 only ever holds the address of `cudaMemPoolDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9318,7 +10280,11 @@ impl crate::Runtime {
     pub fn cudaMemPoolSetAccess(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(memPool: cudaMemPool_t, descList: *const cudaMemAccessDesc, count: usize) -> cudaError_t,
+        unsafe extern "C" fn(
+            memPool: cudaMemPool_t,
+            descList: *const cudaMemAccessDesc,
+            count: usize,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(229usize)?;
@@ -9366,7 +10332,10 @@ impl crate::Runtime {
     pub fn cudaMemPoolTrimTo(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(memPool: cudaMemPool_t, minBytesToKeep: usize) -> cudaError_t,
+        unsafe extern "C" fn(
+            memPool: cudaMemPool_t,
+            minBytesToKeep: usize,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(231usize)?;
@@ -9374,7 +10343,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(memPool: cudaMemPool_t, minBytesToKeep: usize) -> cudaError_t,
+                unsafe extern "C" fn(
+                    memPool: cudaMemPool_t,
+                    minBytesToKeep: usize,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -9821,8 +10793,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaMemcpy3D(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(p: *const cudaMemcpy3DParms) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(p: *const cudaMemcpy3DParms) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(245usize)?;
         // SAFETY: slot 245 only ever holds the address of `cudaMemcpy3D`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9838,7 +10812,10 @@ impl crate::Runtime {
     pub fn cudaMemcpy3DAsync(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(p: *const cudaMemcpy3DParms, stream: cudaStream_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            p: *const cudaMemcpy3DParms,
+            stream: cudaStream_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(246usize)?;
@@ -9846,7 +10823,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(p: *const cudaMemcpy3DParms, stream: cudaStream_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    p: *const cudaMemcpy3DParms,
+                    stream: cudaStream_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -9883,8 +10863,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaMemcpy3DPeer(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(p: *const cudaMemcpy3DPeerParms) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(p: *const cudaMemcpy3DPeerParms) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(248usize)?;
         // SAFETY: slot 248 only ever holds the address of `cudaMemcpy3DPeer`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -9900,7 +10882,10 @@ impl crate::Runtime {
     pub fn cudaMemcpy3DPeerAsync(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(p: *const cudaMemcpy3DPeerParms, stream: cudaStream_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            p: *const cudaMemcpy3DPeerParms,
+            stream: cudaStream_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(249usize)?;
@@ -9908,7 +10893,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(p: *const cudaMemcpy3DPeerParms, stream: cudaStream_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    p: *const cudaMemcpy3DPeerParms,
+                    stream: cudaStream_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -10695,11 +11683,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaPeekAtLastError(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn() -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn() -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(276usize)?;
         // SAFETY: slot 276 only ever holds the address of `cudaPeekAtLastError`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn() -> cudaError_t>(address)
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn() -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -10708,7 +11702,10 @@ impl crate::Runtime {
     pub fn cudaPointerGetAttributes(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(attributes: *mut cudaPointerAttributes, ptr: *const ::std::os::raw::c_void) -> cudaError_t,
+        unsafe extern "C" fn(
+            attributes: *mut cudaPointerAttributes,
+            ptr: *const ::std::os::raw::c_void,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(277usize)?;
@@ -10737,7 +11734,9 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(runtimeVersion: *mut ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    runtimeVersion: *mut ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -10746,8 +11745,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaSetDevice(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(device: ::std::os::raw::c_int) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(device: ::std::os::raw::c_int) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(279usize)?;
         // SAFETY: slot 279 only ever holds the address of `cudaSetDevice`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -10762,8 +11763,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaSetDeviceFlags(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(flags: ::std::os::raw::c_uint) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(flags: ::std::os::raw::c_uint) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(280usize)?;
         // SAFETY: slot 280 only ever holds the address of `cudaSetDeviceFlags`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -10779,7 +11782,10 @@ impl crate::Runtime {
     pub fn cudaSetValidDevices(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(device_arr: *mut ::std::os::raw::c_int, len: ::std::os::raw::c_int) -> cudaError_t,
+        unsafe extern "C" fn(
+            device_arr: *mut ::std::os::raw::c_int,
+            len: ::std::os::raw::c_int,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(281usize)?;
@@ -10787,7 +11793,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(device_arr: *mut ::std::os::raw::c_int, len: ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    device_arr: *mut ::std::os::raw::c_int,
+                    len: ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -10881,7 +11890,10 @@ impl crate::Runtime {
     pub fn cudaStreamBeginCapture(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(stream: cudaStream_t, mode: cudaStreamCaptureMode) -> cudaError_t,
+        unsafe extern "C" fn(
+            stream: cudaStream_t,
+            mode: cudaStreamCaptureMode,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(285usize)?;
@@ -10889,7 +11901,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(stream: cudaStream_t, mode: cudaStreamCaptureMode) -> cudaError_t,
+                unsafe extern "C" fn(
+                    stream: cudaStream_t,
+                    mode: cudaStreamCaptureMode,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -10948,8 +11963,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaStreamCreate(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(pStream: *mut cudaStream_t) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(pStream: *mut cudaStream_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(288usize)?;
         // SAFETY: slot 288 only ever holds the address of `cudaStreamCreate`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -10965,7 +11982,10 @@ impl crate::Runtime {
     pub fn cudaStreamCreateWithFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(pStream: *mut cudaStream_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            pStream: *mut cudaStream_t,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(289usize)?;
@@ -10973,7 +11993,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(pStream: *mut cudaStream_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    pStream: *mut cudaStream_t,
+                    flags: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11008,13 +12031,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaStreamDestroy(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(291usize)?;
         // SAFETY: slot 291 only ever holds the address of `cudaStreamDestroy`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -11023,7 +12050,10 @@ impl crate::Runtime {
     pub fn cudaStreamEndCapture(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(stream: cudaStream_t, pGraph: *mut cudaGraph_t) -> cudaError_t,
+        unsafe extern "C" fn(
+            stream: cudaStream_t,
+            pGraph: *mut cudaGraph_t,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(292usize)?;
@@ -11031,7 +12061,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(stream: cudaStream_t, pGraph: *mut cudaGraph_t) -> cudaError_t,
+                unsafe extern "C" fn(
+                    stream: cudaStream_t,
+                    pGraph: *mut cudaGraph_t,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11101,7 +12134,10 @@ impl crate::Runtime {
     pub fn cudaStreamGetDevice(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: cudaStream_t, device: *mut ::std::os::raw::c_int) -> cudaError_t,
+        unsafe extern "C" fn(
+            hStream: cudaStream_t,
+            device: *mut ::std::os::raw::c_int,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(295usize)?;
@@ -11109,7 +12145,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: cudaStream_t, device: *mut ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    hStream: cudaStream_t,
+                    device: *mut ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11119,7 +12158,10 @@ impl crate::Runtime {
     pub fn cudaStreamGetFlags(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: cudaStream_t, flags: *mut ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            hStream: cudaStream_t,
+            flags: *mut ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(296usize)?;
@@ -11127,7 +12169,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: cudaStream_t, flags: *mut ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    hStream: cudaStream_t,
+                    flags: *mut ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11137,7 +12182,10 @@ impl crate::Runtime {
     pub fn cudaStreamGetId(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: cudaStream_t, streamId: *mut ::std::os::raw::c_ulonglong) -> cudaError_t,
+        unsafe extern "C" fn(
+            hStream: cudaStream_t,
+            streamId: *mut ::std::os::raw::c_ulonglong,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(297usize)?;
@@ -11145,7 +12193,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: cudaStream_t, streamId: *mut ::std::os::raw::c_ulonglong) -> cudaError_t,
+                unsafe extern "C" fn(
+                    hStream: cudaStream_t,
+                    streamId: *mut ::std::os::raw::c_ulonglong,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11155,7 +12206,10 @@ impl crate::Runtime {
     pub fn cudaStreamGetPriority(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(hStream: cudaStream_t, priority: *mut ::std::os::raw::c_int) -> cudaError_t,
+        unsafe extern "C" fn(
+            hStream: cudaStream_t,
+            priority: *mut ::std::os::raw::c_int,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(298usize)?;
@@ -11163,7 +12217,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(hStream: cudaStream_t, priority: *mut ::std::os::raw::c_int) -> cudaError_t,
+                unsafe extern "C" fn(
+                    hStream: cudaStream_t,
+                    priority: *mut ::std::os::raw::c_int,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11173,7 +12230,10 @@ impl crate::Runtime {
     pub fn cudaStreamIsCapturing(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(stream: cudaStream_t, pCaptureStatus: *mut cudaStreamCaptureStatus) -> cudaError_t,
+        unsafe extern "C" fn(
+            stream: cudaStream_t,
+            pCaptureStatus: *mut cudaStreamCaptureStatus,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(299usize)?;
@@ -11181,7 +12241,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(stream: cudaStream_t, pCaptureStatus: *mut cudaStreamCaptureStatus) -> cudaError_t,
+                unsafe extern "C" fn(
+                    stream: cudaStream_t,
+                    pCaptureStatus: *mut cudaStreamCaptureStatus,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11190,13 +12253,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaStreamQuery(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(300usize)?;
         // SAFETY: slot 300 only ever holds the address of `cudaStreamQuery`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -11230,13 +12297,17 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaStreamSynchronize(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t, crate::SymbolError> {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(302usize)?;
         // SAFETY: slot 302 only ever holds the address of `cudaStreamSynchronize`, which the pinned header declares with this signature.
         let function = unsafe {
-            ::core::mem::transmute::<*mut ::core::ffi::c_void, unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t>(
-                address,
-            )
+            ::core::mem::transmute::<
+                *mut ::core::ffi::c_void,
+                unsafe extern "C" fn(stream: cudaStream_t) -> cudaError_t,
+            >(address)
         };
         Ok(function)
     }
@@ -11275,7 +12346,11 @@ impl crate::Runtime {
     pub fn cudaStreamWaitEvent(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(stream: cudaStream_t, event: cudaEvent_t, flags: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            stream: cudaStream_t,
+            event: cudaEvent_t,
+            flags: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(304usize)?;
@@ -11296,8 +12371,10 @@ impl crate::Runtime {
     #[inline]
     pub fn cudaThreadExchangeStreamCaptureMode(
         &self,
-    ) -> ::core::result::Result<unsafe extern "C" fn(mode: *mut cudaStreamCaptureMode) -> cudaError_t, crate::SymbolError>
-    {
+    ) -> ::core::result::Result<
+        unsafe extern "C" fn(mode: *mut cudaStreamCaptureMode) -> cudaError_t,
+        crate::SymbolError,
+    > {
         let address = self.symbols.address(305usize)?;
         // SAFETY: slot 305 only ever holds the address of `cudaThreadExchangeStreamCaptureMode`, which the pinned header declares with this signature.
         let function = unsafe {
@@ -11343,7 +12420,10 @@ impl crate::Runtime {
     pub fn cudaUserObjectRelease(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(object: cudaUserObject_t, count: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            object: cudaUserObject_t,
+            count: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(307usize)?;
@@ -11351,7 +12431,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(object: cudaUserObject_t, count: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    object: cudaUserObject_t,
+                    count: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
@@ -11361,7 +12444,10 @@ impl crate::Runtime {
     pub fn cudaUserObjectRetain(
         &self,
     ) -> ::core::result::Result<
-        unsafe extern "C" fn(object: cudaUserObject_t, count: ::std::os::raw::c_uint) -> cudaError_t,
+        unsafe extern "C" fn(
+            object: cudaUserObject_t,
+            count: ::std::os::raw::c_uint,
+        ) -> cudaError_t,
         crate::SymbolError,
     > {
         let address = self.symbols.address(308usize)?;
@@ -11369,7 +12455,10 @@ impl crate::Runtime {
         let function = unsafe {
             ::core::mem::transmute::<
                 *mut ::core::ffi::c_void,
-                unsafe extern "C" fn(object: cudaUserObject_t, count: ::std::os::raw::c_uint) -> cudaError_t,
+                unsafe extern "C" fn(
+                    object: cudaUserObject_t,
+                    count: ::std::os::raw::c_uint,
+                ) -> cudaError_t,
             >(address)
         };
         Ok(function)
