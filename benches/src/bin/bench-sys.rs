@@ -1,0 +1,256 @@
+//! Benchmarks through cuda-sys alone (raw driver and NVRTC calls): launch
+//! cost, allocation, device-to-device copy bandwidth and cold NVRTC compile.
+//! Prints `ROW {json}` lines (see the `benches` crate docs).
+
+use std::ffi::c_void;
+use std::ptr;
+
+use benches::raw::{check, compile_cubin, Gpu};
+use benches::*;
+use cuda_sys::driver::{CUdeviceptr, CUevent, CUfunction, CUmemPool_attribute, CUmemoryPool};
+
+const LAUNCH: &str = "cuda-sys cuLaunchKernel";
+const ALLOC_SYNC: &str = "cuda-sys cuMemAlloc+cuMemFree";
+const ALLOC_ASYNC: &str = "cuda-sys cuMemAllocAsync+cuMemFreeAsync";
+const COPY: &str = "cuda-sys cuMemcpyDtoDAsync";
+const NVRTC: &str = "cuda-sys NVRTC";
+
+fn main() {
+    let gpu = Gpu::open();
+    match &gpu {
+        Ok(gpu) => println!("device: {}", gpu.describe()),
+        Err(why) => println!("no GPU: {why}"),
+    }
+    // NVRTC needs no GPU: compile for the device's architecture, or sm_90 without one.
+    let arch = gpu.as_ref().map(Gpu::arch).unwrap_or_else(|_| "sm_90".into());
+    Row::measured("nvrtc", "cold compile", NVRTC, "ms", nvrtc_cold(&arch)).emit();
+
+    let gpu = match gpu {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            for case in ["empty", "axpy"] {
+                Row::unavailable("launch", case, LAUNCH, "us/launch", &why).emit();
+            }
+            for (case, _) in ALLOC_SIZES {
+                Row::unavailable("alloc", case, ALLOC_SYNC, "us/pair", &why).emit();
+                Row::unavailable("alloc", case, ALLOC_ASYNC, "us/pair", &why).emit();
+            }
+            Row::unavailable("bandwidth", "D2D copy", COPY, "GB/s", &why).emit();
+            return;
+        }
+    };
+    let kernels = compile_cubin(KERNELS, &gpu.arch())
+        .and_then(|cubin| gpu.load_module(&cubin))
+        .and_then(|module| Ok((gpu.function(module, c"empty")?, gpu.function(module, c"axpy")?)));
+    match kernels {
+        Ok((empty, axpy)) => {
+            Row::measured("launch", "empty", LAUNCH, "us/launch", launch_empty(&gpu, empty)).emit();
+            Row::measured("launch", "axpy", LAUNCH, "us/launch", launch_axpy(&gpu, axpy)).emit();
+        }
+        Err(why) => {
+            for case in ["empty", "axpy"] {
+                Row::failed("launch", case, LAUNCH, "us/launch", &why).emit();
+            }
+        }
+    }
+    for (case, bytes) in ALLOC_SIZES {
+        Row::measured("alloc", case, ALLOC_SYNC, "us/pair", alloc_sync(&gpu, bytes)).emit();
+    }
+    for (case, bytes) in ALLOC_SIZES {
+        Row::measured("alloc", case, ALLOC_ASYNC, "us/pair", alloc_async(&gpu, bytes)).emit();
+    }
+    match copy_bandwidth(&gpu) {
+        Ok(row) => row.emit(),
+        Err(why) => Row::failed("bandwidth", "D2D copy", COPY, "GB/s", &why).emit(),
+    }
+}
+
+fn nvrtc_cold(arch: &str) -> Result<Stats, String> {
+    compile_cubin(KERNELS, arch)?; // warm-up: loads NVRTC's builtins
+    let mut samples = Vec::with_capacity(NVRTC_REPS);
+    for _ in 0..NVRTC_REPS {
+        let start = std::time::Instant::now();
+        compile_cubin(KERNELS, arch)?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Stats::from_samples(samples, 1)
+}
+
+/// Enqueues `function` with the given parameter array, in batches of [`LAUNCH_BATCH`].
+fn time_launches(gpu: &Gpu, function: CUfunction, grid: u32, block: u32, params: &mut [*mut c_void]) -> Result<Stats, String> {
+    let launch = gpu.cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
+    let params = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
+    time_batches(
+        LAUNCH_WARMUP_BATCHES,
+        LAUNCH_BATCHES,
+        LAUNCH_BATCH,
+        || gpu.sync(),
+        || {
+            // SAFETY: `function` is live; `params` is null (no parameters) or points at one pointer per kernel
+            // parameter, each at a live value of the parameter's type; the stream is live.
+            let result = unsafe { launch(function, grid, 1, 1, block, 1, 1, 0, gpu.stream, params, ptr::null_mut()) };
+            check(gpu.cuda, result, "cuLaunchKernel")
+        },
+    )
+}
+
+fn launch_empty(gpu: &Gpu, empty: CUfunction) -> Result<Stats, String> {
+    time_launches(gpu, empty, 1, 1, &mut [])
+}
+
+fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<Stats, String> {
+    let n = AXPY_N as usize;
+    let bytes = n * 4;
+    let host_x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
+    let host_y: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
+    let mut x = gpu.alloc(bytes)?;
+    let mut y = gpu.alloc(bytes).inspect_err(|_| drop(gpu.free(x)))?;
+    let result = (|| -> Result<_, String> {
+        let to_device = gpu.cuda.cuMemcpyHtoD_v2().map_err(|e| e.to_string())?;
+        let to_host = gpu.cuda.cuMemcpyDtoH_v2().map_err(|e| e.to_string())?;
+        // SAFETY: both device buffers hold `bytes` bytes, as do the host vectors.
+        unsafe {
+            check(gpu.cuda, to_device(x, host_x.as_ptr().cast(), bytes), "cuMemcpyHtoD x")?;
+            check(gpu.cuda, to_device(y, host_y.as_ptr().cast(), bytes), "cuMemcpyHtoD y")?;
+        }
+        let (mut a, mut len) = (2.0f32, AXPY_N);
+        let mut params: [*mut c_void; 4] = [
+            (&raw mut a).cast(),
+            (&raw mut x).cast(),
+            (&raw mut y).cast(),
+            (&raw mut len).cast(),
+        ];
+        let grid = AXPY_N.div_ceil(u64::from(AXPY_BLOCK)) as u32;
+        // One launch checked on the host before timing.
+        let launch = gpu.cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
+        // SAFETY: `params` points at a float, two device pointers of `n` floats and the length `n`, as `axpy` takes.
+        let launched = unsafe {
+            launch(axpy, grid, 1, 1, AXPY_BLOCK, 1, 1, 0, gpu.stream, params.as_mut_ptr(), ptr::null_mut())
+        };
+        check(gpu.cuda, launched, "cuLaunchKernel axpy")?;
+        gpu.sync()?;
+        let mut result = vec![0f32; n];
+        // SAFETY: `result` holds `bytes` bytes; `y` is a device buffer of as many; the stream is idle.
+        check(gpu.cuda, unsafe { to_host(result.as_mut_ptr().cast(), y, bytes) }, "cuMemcpyDtoH")?;
+        if let Some(i) = (0..n).find(|&i| result[i] != 2.0 * host_x[i] + host_y[i]) {
+            return Err(format!("axpy is wrong at {i}: {} != 2*{}+{}", result[i], host_x[i], host_y[i]));
+        }
+        time_launches(gpu, axpy, grid, AXPY_BLOCK, &mut params)
+    })();
+    let freed = gpu.free(x).and(gpu.free(y));
+    let stats = result?;
+    freed.map(|()| stats)
+}
+
+fn alloc_sync(gpu: &Gpu, bytes: usize) -> Result<Stats, String> {
+    let alloc = gpu.cuda.cuMemAlloc_v2().map_err(|e| e.to_string())?;
+    let free = gpu.cuda.cuMemFree_v2().map_err(|e| e.to_string())?;
+    let batch = alloc_batch(bytes);
+    time_batches(3, 50, batch, || gpu.sync(), || {
+        let mut pointer: CUdeviceptr = 0;
+        // SAFETY: `pointer` is a valid out-pointer; the allocation is freed right after, once, unused.
+        unsafe {
+            check(gpu.cuda, alloc(&mut pointer, bytes), "cuMemAlloc")?;
+            check(gpu.cuda, free(pointer), "cuMemFree")
+        }
+    })
+}
+
+fn alloc_async(gpu: &Gpu, bytes: usize) -> Result<Stats, String> {
+    let cuda = gpu.cuda;
+    let sym = |e: cuda_sys::SymbolError| e.to_string();
+    // Keep freed memory in the device's default pool across synchronisations, as a pooled allocator would.
+    let mut pool: CUmemoryPool = ptr::null_mut();
+    // SAFETY: `pool` is a valid out-pointer; the device is live.
+    check(cuda, unsafe { cuda.cuDeviceGetDefaultMemPool().map_err(sym)?(&mut pool, gpu.device) }, "default pool")?;
+    let mut threshold = u64::MAX;
+    let attribute = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+    // SAFETY: the release threshold attribute takes a pointer to a u64.
+    let set = unsafe { cuda.cuMemPoolSetAttribute().map_err(sym)?(pool, attribute, (&raw mut threshold).cast()) };
+    check(cuda, set, "cuMemPoolSetAttribute")?;
+    let alloc = cuda.cuMemAllocAsync().map_err(sym)?;
+    let free = cuda.cuMemFreeAsync().map_err(sym)?;
+    time_batches(3, 100, alloc_batch(bytes) * 4, || gpu.sync(), || {
+        let mut pointer: CUdeviceptr = 0;
+        // SAFETY: `pointer` is a valid out-pointer; the allocation is freed once, stream-ordered, unused.
+        unsafe {
+            check(cuda, alloc(&mut pointer, bytes, gpu.stream), "cuMemAllocAsync")?;
+            check(cuda, free(pointer, gpu.stream), "cuMemFreeAsync")
+        }
+    })
+}
+
+fn copy_bandwidth(gpu: &Gpu) -> Result<Row, String> {
+    let cuda = gpu.cuda;
+    let sym = |e: cuda_sys::SymbolError| e.to_string();
+    let bytes = BANDWIDTH_ELEMS * 4;
+    let x = gpu.alloc(bytes)?;
+    let y = gpu.alloc(bytes).inspect_err(|_| drop(gpu.free(x)))?;
+    let mut events: [CUevent; 2] = [ptr::null_mut(); 2];
+    let result = (|| -> Result<_, String> {
+        for event in &mut events {
+            // SAFETY: `event` is a valid out-pointer; flags 0 is the default (timing) event.
+            check(cuda, unsafe { cuda.cuEventCreate().map_err(sym)?(event, 0) }, "cuEventCreate")?;
+        }
+        let memset = cuda.cuMemsetD32_v2().map_err(sym)?;
+        // SAFETY: both buffers hold BANDWIDTH_ELEMS 32-bit words.
+        unsafe {
+            check(cuda, memset(x, 1.5f32.to_bits(), BANDWIDTH_ELEMS), "cuMemsetD32 x")?;
+            check(cuda, memset(y, 0.25f32.to_bits(), BANDWIDTH_ELEMS), "cuMemsetD32 y")?;
+        }
+        let copy = cuda.cuMemcpyDtoDAsync_v2().map_err(sym)?;
+        let record = cuda.cuEventRecord().map_err(sym)?;
+        let wait = cuda.cuEventSynchronize().map_err(sym)?;
+        let elapsed = cuda.cuEventElapsedTime_v2().map_err(sym)?;
+        let mut samples = Vec::new();
+        for rep in 0..3 + BANDWIDTH_REPS {
+            let mut ms = 0f32;
+            // SAFETY: events, stream and both buffers are live; the copy stays inside both buffers.
+            unsafe {
+                check(cuda, record(events[0], gpu.stream), "cuEventRecord")?;
+                check(cuda, copy(y, x, bytes, gpu.stream), "cuMemcpyDtoDAsync")?;
+                check(cuda, record(events[1], gpu.stream), "cuEventRecord")?;
+                check(cuda, wait(events[1]), "cuEventSynchronize")?;
+                check(cuda, elapsed(&mut ms, events[0], events[1]), "cuEventElapsedTime")?;
+            }
+            if rep >= 3 {
+                samples.push(f64::from(ms));
+            }
+        }
+        let mut tail = vec![0f32; 1024];
+        let to_host = cuda.cuMemcpyDtoH_v2().map_err(sym)?;
+        let last = y + (bytes - tail.len() * 4) as CUdeviceptr;
+        // SAFETY: `tail` holds 4 KiB, read from the last 4 KiB of `y`; the stream is idle.
+        check(cuda, unsafe { to_host(tail.as_mut_ptr().cast(), last, tail.len() * 4) }, "cuMemcpyDtoH")?;
+        if tail.iter().any(|&v| v != 1.5) {
+            return Err("the copy did not reach the end of the buffer".into());
+        }
+        let stats = Stats::from_samples(samples, 1)?;
+        let gbps = |ms: f64| 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
+        Ok(Row::value(
+            "bandwidth",
+            "D2D copy",
+            COPY,
+            "GB/s",
+            gbps(stats.median),
+            format!(
+                "2^28 f32, read+written bytes over the median of {} event-timed copies ({:.3} ms); p10..p90 {:.0}..{:.0} GB/s",
+                stats.samples,
+                stats.median,
+                gbps(stats.p90),
+                gbps(stats.p10)
+            ),
+        ))
+    })();
+    // SAFETY: the events were created above (null ones are skipped) and are destroyed once.
+    unsafe {
+        if let Ok(destroy) = cuda.cuEventDestroy_v2() {
+            for event in events.into_iter().filter(|e| !e.is_null()) {
+                destroy(event);
+            }
+        }
+    }
+    let freed = gpu.free(x).and(gpu.free(y));
+    let row = result?;
+    freed.map(|()| row)
+}

@@ -1,0 +1,282 @@
+//! The benchmark harness shared by the Rust benchmark binaries (`src/bin/`):
+//! the one kernel source, the sizes, the timing method and the row format
+//! that `run.sh` collects from every implementation (Rust, C++, Python).
+//!
+//! ```no_run
+//! use benches::{time_batches, Row, LAUNCH_BATCH};
+//!
+//! let stats = time_batches(2, 10, LAUNCH_BATCH, || Ok(()), || Ok(()));
+//! Row::measured("launch", "empty", "example", "us/launch", stats).emit();
+//! ```
+//!
+//! Every implementation prints one line per figure, `ROW {json}`, with the
+//! keys `bench`, `case`, `impl`, `value` (a number or null), `unit`,
+//! `status` (`ok`, `not available: why`, `not built yet`, `failed: why`) and
+//! `detail`; `benches/python/report.py` turns them into the table.
+
+pub mod raw;
+
+use std::time::Instant;
+
+/// The kernels every implementation compiles: `empty()` and
+/// `axpy(float a, const float* x, float* y, unsigned long long n)`.
+pub const KERNELS: &str = include_str!("../kernels/bench.cu");
+
+/// Launches per timed batch; the stream is synchronised between batches,
+/// outside the timed part, so the figure is the host's enqueue cost.
+pub const LAUNCH_BATCH: usize = 256;
+/// Batches run and thrown away before timing.
+pub const LAUNCH_WARMUP_BATCHES: usize = 20;
+/// Timed batches; the figure is the median batch divided by its launches.
+pub const LAUNCH_BATCHES: usize = 200;
+/// Elements of the `axpy` launches (grid `AXPY_N / AXPY_BLOCK`, one element a thread).
+pub const AXPY_N: u64 = 1 << 16;
+/// Threads per block of the `axpy` launches.
+pub const AXPY_BLOCK: u32 = 256;
+/// Allocation sizes: label and bytes.
+pub const ALLOC_SIZES: [(&str, usize); 3] = [("1 KiB", 1 << 10), ("1 MiB", 1 << 20), ("256 MiB", 256 << 20)];
+/// Elements (f32) of the bandwidth buffers: 2^28, 1 GiB each.
+pub const BANDWIDTH_ELEMS: usize = 1 << 28;
+/// Timed repetitions of each bandwidth operation (after warm-up).
+pub const BANDWIDTH_REPS: usize = 20;
+/// Timed cold NVRTC compiles (after one warm-up compile).
+pub const NVRTC_REPS: usize = 10;
+
+/// Alloc+free pairs per timed batch for a size: fewer for the slow large sizes.
+pub fn alloc_batch(bytes: usize) -> usize {
+    if bytes >= 64 << 20 {
+        8
+    } else {
+        64
+    }
+}
+
+/// The median and spread of per-operation times, in microseconds.
+#[derive(Clone, Copy, Debug)]
+pub struct Stats {
+    pub median: f64,
+    pub p10: f64,
+    pub p90: f64,
+    /// Number of samples (batches) behind the median.
+    pub samples: usize,
+    /// Operations per sample.
+    pub per_sample: usize,
+}
+
+impl Stats {
+    /// Summarises samples that are each the time of one operation (already divided by the batch size).
+    pub fn from_samples(mut samples: Vec<f64>, per_sample: usize) -> Result<Stats, String> {
+        if samples.is_empty() {
+            return Err("no samples".into());
+        }
+        samples.sort_by(f64::total_cmp);
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Ok(Stats {
+            median: at(0.5),
+            p10: at(0.1),
+            p90: at(0.9),
+            samples: samples.len(),
+            per_sample,
+        })
+    }
+
+    fn detail(&self) -> String {
+        format!(
+            "median of {} samples of {} op(s); p10 {:.4}, p90 {:.4}",
+            self.samples, self.per_sample, self.p10, self.p90
+        )
+    }
+}
+
+/// Times `batches` batches of `per_batch` calls of `body`, after `warmup`
+/// batches; `sync` runs before every batch, outside the timed part.
+/// Returns microseconds per call.
+pub fn time_batches(
+    warmup: usize,
+    batches: usize,
+    per_batch: usize,
+    mut sync: impl FnMut() -> Result<(), String>,
+    mut body: impl FnMut() -> Result<(), String>,
+) -> Result<Stats, String> {
+    let mut samples = Vec::with_capacity(batches);
+    for batch in 0..warmup + batches {
+        sync()?;
+        let start = Instant::now();
+        for _ in 0..per_batch {
+            body()?;
+        }
+        let elapsed = start.elapsed();
+        if batch >= warmup {
+            samples.push(elapsed.as_secs_f64() * 1e6 / per_batch as f64);
+        }
+    }
+    sync()?;
+    Stats::from_samples(samples, per_batch)
+}
+
+/// One figure of the table.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub bench: String,
+    pub case: String,
+    pub implementation: String,
+    pub value: Option<f64>,
+    pub unit: String,
+    pub status: String,
+    pub detail: String,
+}
+
+impl Row {
+    fn new(bench: &str, case: &str, implementation: &str, unit: &str) -> Row {
+        Row {
+            bench: bench.into(),
+            case: case.into(),
+            implementation: implementation.into(),
+            value: None,
+            unit: unit.into(),
+            status: String::new(),
+            detail: String::new(),
+        }
+    }
+
+    /// A timed figure (microseconds per operation, or the unit given), or the reason there is none.
+    pub fn measured(bench: &str, case: &str, implementation: &str, unit: &str, stats: Result<Stats, String>) -> Row {
+        let mut row = Row::new(bench, case, implementation, unit);
+        match stats {
+            Ok(stats) => {
+                row.value = Some(stats.median);
+                row.status = "ok".into();
+                row.detail = stats.detail();
+            }
+            Err(why) => row.status = format!("failed: {why}"),
+        }
+        row
+    }
+
+    /// A figure computed by the caller (a bandwidth, say), with its own detail.
+    pub fn value(bench: &str, case: &str, implementation: &str, unit: &str, value: f64, detail: String) -> Row {
+        let mut row = Row::new(bench, case, implementation, unit);
+        row.value = Some(value);
+        row.status = "ok".into();
+        row.detail = detail;
+        row
+    }
+
+    /// A row that could not be measured here, and why.
+    pub fn unavailable(bench: &str, case: &str, implementation: &str, unit: &str, why: &str) -> Row {
+        let mut row = Row::new(bench, case, implementation, unit);
+        row.status = format!("not available: {why}");
+        row
+    }
+
+    /// A row that failed while measuring, and why.
+    pub fn failed(bench: &str, case: &str, implementation: &str, unit: &str, why: &str) -> Row {
+        let mut row = Row::new(bench, case, implementation, unit);
+        row.status = format!("failed: {why}");
+        row
+    }
+
+    /// A row whose implementation does not exist yet in this workspace.
+    pub fn not_built(bench: &str, case: &str, implementation: &str, unit: &str) -> Row {
+        let mut row = Row::new(bench, case, implementation, unit);
+        row.status = "not built yet".into();
+        row
+    }
+
+    /// The row as one JSON object.
+    pub fn to_json(&self) -> String {
+        let value = match self.value {
+            Some(v) if v.is_finite() => format!("{v}"),
+            _ => "null".into(),
+        };
+        format!(
+            "{{\"bench\":{},\"case\":{},\"impl\":{},\"value\":{value},\"unit\":{},\"status\":{},\"detail\":{}}}",
+            json_string(&self.bench),
+            json_string(&self.case),
+            json_string(&self.implementation),
+            json_string(&self.unit),
+            json_string(&self.status),
+            json_string(&self.detail),
+        )
+    }
+
+    /// Prints the row as `ROW {json}` on stdout, the line `run.sh` collects.
+    pub fn emit(&self) {
+        println!("ROW {}", self.to_json());
+    }
+}
+
+/// A JSON string literal for `text`.
+fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_take_the_median_and_spread() {
+        let stats = Stats::from_samples((1..=11).rev().map(f64::from).collect(), 4).unwrap();
+        assert_eq!(stats.median, 6.0);
+        assert_eq!(stats.p10, 2.0);
+        assert_eq!(stats.p90, 10.0);
+        assert_eq!(stats.samples, 11);
+        assert!(Stats::from_samples(Vec::new(), 1).is_err());
+    }
+
+    #[test]
+    fn time_batches_calls_the_body_per_batch_and_syncs_between() {
+        let (mut syncs, mut calls) = (0, 0);
+        let stats = time_batches(
+            2,
+            3,
+            5,
+            || {
+                syncs += 1;
+                Ok(())
+            },
+            || {
+                calls += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(calls, 25);
+        assert_eq!(syncs, 6);
+        assert_eq!(stats.samples, 3);
+        let failing = time_batches(0, 1, 1, || Ok(()), || Err("boom".to_string()));
+        assert_eq!(failing.unwrap_err(), "boom");
+    }
+
+    #[test]
+    fn rows_are_json_with_escapes_and_null_values() {
+        let row = Row::unavailable("launch", "a \"b\"\n", "x\\y", "us", "no driver");
+        assert_eq!(
+            row.to_json(),
+            r#"{"bench":"launch","case":"a \"b\"\n","impl":"x\\y","value":null,"unit":"us","status":"not available: no driver","detail":""}"#
+        );
+        let row = Row::value("bandwidth", "copy", "raw", "GB/s", 4160.5, "d".into());
+        assert!(row.to_json().contains(r#""value":4160.5"#), "{}", row.to_json());
+    }
+
+    #[test]
+    fn the_kernel_source_declares_both_kernels() {
+        assert!(KERNELS.contains("void empty()"));
+        assert!(KERNELS.contains("void axpy(float a, const float* x, float* y, unsigned long long n)"));
+    }
+}
