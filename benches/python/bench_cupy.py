@@ -1,0 +1,178 @@
+"""CuPy references: RawKernel launch cost, the memory pool, copy / 2x+y /
+sum bandwidth and NVRTC compile, with the method of benches/src/lib.rs.
+Usage: python3 bench_cupy.py KERNELS.cu"""
+
+import os
+import tempfile
+import time
+
+from common import (ALLOC_SIZES, AXPY_BLOCK, AXPY_N, BANDWIDTH_ELEMS, BANDWIDTH_REPS, LAUNCH_BATCH,
+                    LAUNCH_BATCHES, LAUNCH_WARMUP_BATCHES, NVRTC_REPS, alloc_batch, emit, measure,
+                    read_kernels, summarise, time_batches)
+
+LAUNCH = "CuPy RawKernel"
+POOL = "CuPy pool"
+
+
+def unavailable(why):
+    for case in ("empty", "axpy"):
+        emit("launch", case, LAUNCH, "us/launch", status="not available: " + why)
+    for case, _ in ALLOC_SIZES:
+        emit("alloc", case, POOL, "us/pair", status="not available: " + why)
+    for case, impl in (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
+                       ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum")):
+        emit("bandwidth", case, impl, "GB/s", status="not available: " + why)
+    emit("nvrtc", "cold compile", "CuPy RawModule", "ms", status="not available: " + why)
+
+
+def main():
+    source = read_kernels()
+    # A private kernel cache, so 'cold' compiles are cold and nothing is left behind.
+    os.environ.setdefault("CUPY_CACHE_DIR", tempfile.mkdtemp(prefix="cupy-cache-"))
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:
+        unavailable("%s: %s" % (type(error).__name__, error))
+        return
+    print("cupy", cupy.__version__, "CUDA runtime", cupy.cuda.runtime.runtimeGetVersion(), flush=True)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        launch_rows(cupy, source, stream)
+        alloc_rows(cupy, stream)
+        bandwidth_rows(cupy, stream)
+    nvrtc_rows(cupy, source)
+
+
+def launch_rows(cupy, source, stream):
+    try:
+        module = cupy.RawModule(code=source, backend="nvrtc")
+        empty = module.get_function("empty")
+        axpy = module.get_function("axpy")
+    except Exception as error:
+        for case in ("empty", "axpy"):
+            emit("launch", case, LAUNCH, "us/launch", status="failed: %s" % error)
+        return
+
+    def run_empty():
+        return time_batches(LAUNCH_WARMUP_BATCHES, LAUNCH_BATCHES, LAUNCH_BATCH, stream.synchronize,
+                            lambda: empty((1,), (1,), ()))
+
+    def run_axpy():
+        n = AXPY_N
+        i = cupy.arange(n, dtype=cupy.uint64)
+        x = ((i % 7).astype(cupy.float32) * cupy.float32(0.5))
+        y = (i % 13).astype(cupy.float32)
+        expected = (2 * x + y).get()
+        grid = ((n + AXPY_BLOCK - 1) // AXPY_BLOCK,)
+        block = (AXPY_BLOCK,)
+        args = (cupy.float32(2.0), x, y, cupy.uint64(n))
+        axpy(grid, block, args)
+        stream.synchronize()
+        got = y.get()
+        if not (got == expected).all():
+            raise AssertionError("axpy is wrong at %d" % int((got != expected).argmax()))
+        return time_batches(LAUNCH_WARMUP_BATCHES, LAUNCH_BATCHES, LAUNCH_BATCH, stream.synchronize,
+                            lambda: axpy(grid, block, args))
+
+    measure("launch", "empty", LAUNCH, "us/launch", run_empty)
+    measure("launch", "axpy", LAUNCH, "us/launch", run_axpy)
+
+
+def alloc_rows(cupy, stream):
+    pool = cupy.get_default_memory_pool()
+    for case, nbytes in ALLOC_SIZES:
+        # The pointer returned by malloc is dropped at once, which returns the block to the pool.
+        measure("alloc", case, POOL, "us/pair",
+                lambda nbytes=nbytes: time_batches(3, 100, alloc_batch(nbytes) * 4, stream.synchronize,
+                                                   lambda: pool.malloc(nbytes)))
+
+
+def event_time(cupy, stream, op, reps=BANDWIDTH_REPS, warmup=3):
+    """(median ms, p10 ms, p90 ms) of `op` over `reps` event-timed runs on `stream`."""
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    samples = []
+    for rep in range(warmup + reps):
+        start.record(stream)
+        op()
+        end.record(stream)
+        end.synchronize()
+        if rep >= warmup:
+            samples.append(cupy.cuda.get_elapsed_time(start, end))
+    samples.sort()
+    at = lambda q: samples[round((len(samples) - 1) * q)]
+    return at(0.5), at(0.1), at(0.9)
+
+
+def bandwidth_rows(cupy, stream):
+    n = BANDWIDTH_ELEMS
+    try:
+        x = cupy.full(n, 1.5, dtype=cupy.float32)
+        y = cupy.full(n, 0.25, dtype=cupy.float32)
+        z = cupy.empty(n, dtype=cupy.float32)
+    except Exception as error:
+        for case, impl in (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
+                           ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum")):
+            emit("bandwidth", case, impl, "GB/s", status="failed: %s" % error)
+        return
+
+    def figure(op, bytes_moved, check):
+        def run():
+            median, p10, p90 = event_time(cupy, stream, op)
+            check()
+            gbps = lambda ms: bytes_moved / (ms * 1e-3) / 1e9
+            return gbps(median), ("2^28 f32, %d bytes per op over the median of %d event-timed runs "
+                                  "(%.3f ms); p10..p90 %.0f..%.0f GB/s"
+                                  % (bytes_moved, BANDWIDTH_REPS, median, gbps(p90), gbps(p10)))
+        return run
+
+    def expect(array, value):
+        def check():
+            ends = cupy.concatenate([array[:1024], array[-1024:]]).get()
+            if not (ends == value).all():
+                raise AssertionError("expected %r at both ends, found %r" % (value, ends[ends != value][:4]))
+        return check
+
+    nbytes = n * 4
+    measure("bandwidth", "D2D copy", "CuPy copyto", "GB/s",
+            figure(lambda: cupy.copyto(z, x), 2 * nbytes, expect(z, 1.5)))
+    axpy = cupy.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = 2.0f * x + y", "bench_axpy")
+    measure("bandwidth", "2.0*x+y", "CuPy ElementwiseKernel", "GB/s",
+            figure(lambda: axpy(x, y, z), 3 * nbytes, expect(z, 3.25)))
+    holder = {}
+
+    def expression():
+        holder["out"] = 2.0 * x + y
+
+    measure("bandwidth", "2.0*x+y", "CuPy expression", "GB/s",
+            figure(expression, 3 * nbytes, lambda: expect(holder["out"], 3.25)()))
+    holder.clear()
+
+    def total():
+        holder["sum"] = cupy.sum(x)
+
+    def check_sum():
+        got = float(holder["sum"].get())
+        if abs(got - 1.5 * n) > 1e-5 * 1.5 * n:
+            raise AssertionError("sum is %r, expected %r" % (got, 1.5 * n))
+
+    measure("bandwidth", "sum", "CuPy sum", "GB/s", figure(total, nbytes, check_sum))
+
+
+def nvrtc_rows(cupy, source):
+    def cold():
+        # A unique comment per compile defeats CuPy's memory and disk caches.
+        cupy.RawModule(code=source + "\n// warm-up\n", backend="nvrtc").compile()
+        samples = []
+        for i in range(NVRTC_REPS):
+            module = cupy.RawModule(code=source + "\n// cold %d %d\n" % (os.getpid(), i), backend="nvrtc")
+            start = time.perf_counter()
+            module.compile()
+            samples.append((time.perf_counter() - start) * 1e3)
+        return summarise(samples, 1)
+
+    measure("nvrtc", "cold compile", "CuPy RawModule", "ms", cold)
+
+
+if __name__ == "__main__":
+    main()

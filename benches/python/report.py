@@ -1,0 +1,164 @@
+"""Collects the `ROW {json}` lines of every benchmark log into one table with
+ratios to each benchmark's reference, prints it, and writes it as JSON and
+Markdown.
+
+Usage: python3 report.py --json OUT.json --markdown OUT.md [--meta KEY=VALUE ...] LOG...
+
+Ratios: for times (us, ms) value / reference, so 1.05 is 5 % slower than the
+reference; for bandwidth value / reference, the fraction of the copy's GB/s."""
+
+import argparse
+import json
+import sys
+
+# The table's rows in order: (bench, case, implementation). Rows a log adds beyond these are appended.
+LAUNCH_IMPLS = ["C++ cuLaunchKernel", "cuda-sys cuLaunchKernel", "cuda-driver Stream::launch", "cuda-core launch",
+                "CuPy RawKernel", "cuda.core launch (Python)"]
+ALLOC_IMPLS = ["C++ cuMemAlloc+cuMemFree", "C++ cuMemAllocAsync+cuMemFreeAsync", "cuda-sys cuMemAlloc+cuMemFree",
+               "cuda-sys cuMemAllocAsync+cuMemFreeAsync", "cuda-core pool", "CuPy pool",
+               "cuda.core Device.allocate (Python)"]
+EXPECTED = (
+    [("launch", case, impl) for case in ("empty", "axpy") for impl in LAUNCH_IMPLS]
+    + [("alloc", case, impl) for case in ("1 KiB", "1 MiB", "256 MiB") for impl in ALLOC_IMPLS]
+    + [("bandwidth", "D2D copy", impl) for impl in ("C++ cuMemcpyDtoDAsync", "cuda-sys cuMemcpyDtoDAsync",
+                                                    "CuPy copyto")]
+    + [("bandwidth", "2.0*x+y", impl) for impl in ("cuda-core elementwise", "CuPy ElementwiseKernel",
+                                                   "CuPy expression")]
+    + [("bandwidth", "sum", impl) for impl in ("cuda-core reduction", "CuPy sum")]
+    + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",
+                                                    "cuda.core Program (Python)", "CuPy RawModule")]
+    + [("nvrtc", case, "cuda-core Program") for case in ("disk cache hit", "memory cache hit")]
+)
+UNITS = {"launch": "us/launch", "alloc": "us/pair", "bandwidth": "GB/s", "nvrtc": "ms"}
+BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc"]
+
+
+def reference(bench, case):
+    """(case, [implementations, first present wins]) of the reference a row is divided by."""
+    if bench == "launch":
+        return case, ["C++ cuLaunchKernel", "cuda-sys cuLaunchKernel"]
+    if bench == "alloc":
+        return case, ["C++ cuMemAllocAsync+cuMemFreeAsync", "cuda-sys cuMemAllocAsync+cuMemFreeAsync"]
+    if bench == "bandwidth":
+        return "D2D copy", ["cuda-sys cuMemcpyDtoDAsync", "C++ cuMemcpyDtoDAsync"]
+    return "cold compile", ["C++ NVRTC", "cuda-sys NVRTC"]
+
+
+def read_rows(paths):
+    rows, notes = [], []
+    for path in paths:
+        try:
+            with open(path, errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    line = line.strip()
+                    if line.startswith("ROW "):
+                        try:
+                            row = json.loads(line[4:])
+                            row["log"] = path
+                            rows.append(row)
+                        except ValueError as error:
+                            notes.append("%s:%d: bad ROW line (%s)" % (path, number, error))
+                    elif line.startswith("device: "):
+                        notes.append("%s: %s" % (path, line))
+        except OSError as error:
+            notes.append("%s: %s" % (path, error))
+    return rows, notes
+
+
+def build_table(rows):
+    found = {}
+    for row in rows:
+        found[(row["bench"], row["case"], row["impl"])] = row  # a later run of the same row wins
+    impls_seen = {row["impl"] for row in rows}
+    table = []
+    keys = list(EXPECTED) + [k for k in found if k not in EXPECTED]
+    case_order = {}
+    for bench, case, _ in keys:
+        case_order.setdefault((bench, case), len(case_order))
+    keys.sort(key=lambda k: (BENCH_ORDER.index(k[0]) if k[0] in BENCH_ORDER else 99, case_order[(k[0], k[1])]))
+    for key in keys:
+        bench, case, impl = key
+        row = dict(found.get(key) or {})
+        if not row:
+            crate_row = impl.startswith(("cuda-core ", "cuda-driver "))
+            status = "not built yet" if crate_row and impl not in impls_seen else "no result (see the logs)"
+            row = {"bench": bench, "case": case, "impl": impl, "value": None, "unit": UNITS.get(bench, ""),
+                   "status": status, "detail": ""}
+        ref_case, candidates = reference(bench, case)
+        ref = next((found[(bench, ref_case, c)] for c in candidates
+                    if (bench, ref_case, c) in found and found[(bench, ref_case, c)].get("value")), None)
+        row["reference"] = "%s / %s" % (ref_case, ref["impl"]) if ref else None
+        value = row.get("value")
+        row["ratio"] = value / ref["value"] if ref and isinstance(value, (int, float)) else None
+        row["is_reference"] = bool(ref) and ref["impl"] == impl and ref_case == case
+        table.append(row)
+    return table
+
+
+def fmt_value(value):
+    if not isinstance(value, (int, float)):
+        return "-"
+    if value >= 100:
+        return "%.0f" % value
+    if value >= 10:
+        return "%.1f" % value
+    return "%.3f" % value
+
+
+def fmt_ratio(row):
+    if row["is_reference"]:
+        return "1 (ref)"
+    return "%.2f" % row["ratio"] if isinstance(row["ratio"], (int, float)) else "-"
+
+
+def text_table(table):
+    header = ("bench", "case", "implementation", "value", "unit", "ratio", "status")
+    lines = [header] + [(r["bench"], r["case"], r["impl"], fmt_value(r.get("value")), r.get("unit", ""),
+                         fmt_ratio(r), r.get("status", "")[:90].replace("\n", " ")) for r in table]
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(header) - 1)]
+    out = []
+    for n, line in enumerate(lines):
+        out.append("  ".join(str(c).ljust(w) for c, w in zip(line, widths)) + "  " + line[-1])
+        if n == 0:
+            out.append("-" * (sum(widths) + 2 * len(widths) + 6))
+    return "\n".join(out)
+
+
+def markdown_table(table):
+    out = ["| bench | case | implementation | value | unit | ratio | status |", "|---|---|---|---:|---|---:|---|"]
+    for r in table:
+        status = r.get("status", "").replace("|", "/").replace("\n", " ")[:120]
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (r["bench"], r["case"], r["impl"],
+                                                              fmt_value(r.get("value")), r.get("unit", ""),
+                                                              fmt_ratio(r), status))
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--markdown", required=True)
+    parser.add_argument("--meta", action="append", default=[], help="KEY=VALUE added to the JSON's meta")
+    parser.add_argument("logs", nargs="*")
+    args = parser.parse_args()
+    rows, notes = read_rows(args.logs)
+    table = build_table(rows)
+    meta = dict(item.split("=", 1) for item in args.meta if "=" in item)
+    meta["notes"] = notes
+    meta["ratio"] = ("times: value / reference (lower is better); bandwidth: value / D2D copy GB/s "
+                     "(the fraction of the copy)")
+    with open(args.json, "w") as f:
+        json.dump({"meta": meta, "rows": table}, f, indent=1)
+    with open(args.markdown, "w") as f:
+        f.write(markdown_table(table) + "\n")
+    print(text_table(table))
+    print("ratio: " + meta["ratio"])
+    for note in notes:
+        print("note: " + note)
+    ok = sum(1 for r in table if r.get("status") == "ok")
+    print("benchmark rows: %d ok, %d without a figure" % (ok, len(table) - ok))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
