@@ -52,14 +52,19 @@ use search::Candidate;
 pub use search::LibraryKind;
 use symbols::SymbolTable;
 
-/// A declared function: the symbol the library exports, and the name
-/// `cuGetProcAddress` knows it by (`cuMemAlloc_v2` is `cuMemAlloc`).
+/// A declared function: the symbol the library exports, and the name and
+/// version `cuGetProcAddress` knows it by (`cuMemAlloc_v2` is `cuMemAlloc`
+/// at version 3020).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FunctionName {
     /// The exported symbol.
     pub symbol: &'static str,
     /// The unversioned name, as the header's `#define` maps it.
     pub proc_name: &'static str,
+    /// The `cuGetProcAddress` version whose ABI is the declared one (from
+    /// `cudaTypedefs.h`); 0 where there is none, and the symbol is resolved
+    /// by its exported name only.
+    pub proc_version: i32,
 }
 
 /// Which header a generated module came from, stamped by `cargo xtask bindgen`.
@@ -76,7 +81,7 @@ pub struct HeaderStamp {
 }
 
 macro_rules! library_table {
-    ($(#[$doc:meta])* $table:ident, $kind:expr, $functions:path, $getter:ident, $proc_address:expr, $version:path) => {
+    ($(#[$doc:meta])* $table:ident, $kind:expr, $functions:path, $getter:ident, $proc_address:literal, $version:path) => {
         $(#[$doc])*
         pub struct $table {
             symbols: SymbolTable,
@@ -128,20 +133,20 @@ macro_rules! library_table {
 
 library_table!(
     /// The CUDA driver API (`libcuda`). Entry points come from `cuGetProcAddress`
-    /// at the headers' `CUDA_VERSION`, falling back to the exported name.
-    Driver, LibraryKind::Driver, driver::FUNCTIONS, driver, Some(driver::CUDA_VERSION as i32), version::driver
+    /// at the version whose ABI the header declares, falling back to the exported name.
+    Driver, LibraryKind::Driver, driver::FUNCTIONS, driver, true, version::driver
 );
 library_table!(
     /// The CUDA runtime API (`libcudart`).
-    Runtime, LibraryKind::Runtime, runtime::FUNCTIONS, runtime, None, version::runtime
+    Runtime, LibraryKind::Runtime, runtime::FUNCTIONS, runtime, false, version::runtime
 );
 library_table!(
     /// NVRTC, the runtime compiler (`libnvrtc`).
-    Nvrtc, LibraryKind::Nvrtc, nvrtc::FUNCTIONS, nvrtc, None, version::nvrtc
+    Nvrtc, LibraryKind::Nvrtc, nvrtc::FUNCTIONS, nvrtc, false, version::nvrtc
 );
 library_table!(
     /// nvJitLink, the JIT linker (`libnvJitLink`).
-    NvJitLink, LibraryKind::NvJitLink, nvjitlink::FUNCTIONS, nvjitlink, None, version::nvjitlink
+    NvJitLink, LibraryKind::NvJitLink, nvjitlink::FUNCTIONS, nvjitlink, false, version::nvjitlink
 );
 
 /// Opens the first candidate that loads; lists all failures otherwise.

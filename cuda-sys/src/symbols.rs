@@ -2,7 +2,7 @@
 //!
 //! Each declared function has one slot. A slot starts unresolved; the first
 //! call of its accessor looks the symbol up (for the driver through
-//! `cuGetProcAddress` with the headers' CUDA version, then by exported name)
+//! `cuGetProcAddress` at the version of the declared ABI, then by exported name)
 //! and stores the address, or marks it missing so the error is cheap to
 //! repeat. Nothing is looked up at load time, so a library older than the
 //! headers loads and serves every function it has.
@@ -37,7 +37,7 @@ pub(crate) struct SymbolTable {
     path: PathBuf,
     names: &'static [FunctionName],
     slots: Box<[AtomicUsize]>,
-    proc_address: Option<(GetProcAddress, i32)>,
+    proc_address: Option<GetProcAddress>,
     version_query: VersionQuery,
     version: OnceLock<Option<i32>>,
 }
@@ -48,15 +48,16 @@ impl SymbolTable {
         companion: Option<libloading::Library>,
         path: PathBuf,
         names: &'static [FunctionName],
-        use_proc_address: Option<i32>,
+        use_proc_address: bool,
         version_query: VersionQuery,
     ) -> Self {
-        let proc_address = use_proc_address.and_then(|cuda_version| {
+        let proc_address = use_proc_address.then(|| {
             // SAFETY: `cuGetProcAddress_v2` has had this signature since CUDA 12.0;
             // the type above is the header's declaration.
             let symbol = unsafe { library.get::<GetProcAddress>(b"cuGetProcAddress_v2\0") };
-            symbol.ok().map(|f| (*f, cuda_version))
+            symbol.ok().map(|f| *f)
         });
+        let proc_address = proc_address.flatten();
         Self {
             library,
             _companion: companion,
@@ -104,15 +105,17 @@ impl SymbolTable {
     }
 
     fn by_proc_address(&self, name: &FunctionName) -> Option<*mut c_void> {
-        let (get_proc_address, cuda_version) = self.proc_address?;
+        let get_proc_address = self.proc_address?;
+        if name.proc_version == 0 {
+            return None;
+        }
         let proc_name = CString::new(name.proc_name).ok()?;
         let mut address = std::ptr::null_mut();
         let mut status = crate::driver::CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
         // SAFETY: the name is NUL-terminated and both out-pointers are valid
         // locals; flags 0 is CU_GET_PROC_ADDRESS_DEFAULT. The driver writes the
-        // newest ABI of `proc_name` not newer than the headers' version, which
-        // is the one the headers declare.
-        let result = unsafe { get_proc_address(proc_name.as_ptr(), &mut address, cuda_version, 0, &mut status) };
+        // ABI of `proc_name` at `proc_version`, which is the one the header declares.
+        let result = unsafe { get_proc_address(proc_name.as_ptr(), &mut address, name.proc_version, 0, &mut status) };
         let found = result == crate::driver::CUresult::CUDA_SUCCESS
             && status == crate::driver::CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
         (found && !address.is_null()).then_some(address)

@@ -26,6 +26,8 @@ struct Api {
     types: &'static str,
     vars: &'static str,
     defines: &'static [&'static str],
+    /// Whether entry points come through `cuGetProcAddress` (the driver only).
+    proc_address: bool,
 }
 
 const APIS: &[Api] = &[
@@ -38,6 +40,7 @@ const APIS: &[Api] = &[
         types: "^(CU|cu[A-Z]).*",
         vars: "^(CU_|CUDA_VERSION).*",
         defines: &[],
+        proc_address: true,
     },
     Api {
         module: "runtime",
@@ -48,6 +51,7 @@ const APIS: &[Api] = &[
         types: "^(cuda|CUDART).*",
         vars: "^(cuda|CUDART_VERSION).*",
         defines: &[],
+        proc_address: false,
     },
     Api {
         module: "nvrtc",
@@ -58,6 +62,7 @@ const APIS: &[Api] = &[
         types: "^nvrtc.*",
         vars: "^NVRTC.*",
         defines: &[],
+        proc_address: false,
     },
     Api {
         module: "nvjitlink",
@@ -68,6 +73,7 @@ const APIS: &[Api] = &[
         types: "^nvJitLink.*",
         vars: "^NVJITLINK.*",
         defines: &["NVJITLINK_NO_INLINE"],
+        proc_address: false,
     },
 ];
 
@@ -143,6 +149,12 @@ fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -
         }
     }
     functions.sort_by_key(|f| f.sig.ident.to_string());
+    let proc_versions = if api.proc_address {
+        let typedefs = header.with_file_name("cudaTypedefs.h");
+        proc_versions(&typedefs, includes, &kept, &functions, &aliases)?
+    } else {
+        BTreeMap::new()
+    };
 
     let table = format_ident!("{}", api.table);
     let mut names = Vec::new();
@@ -151,7 +163,10 @@ fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -
         let symbol = function.sig.ident.to_string();
         let method_name = method_name(&symbol);
         let proc_name = aliases.get(&symbol).cloned().unwrap_or_else(|| method_name.clone());
-        names.push(quote! { crate::FunctionName { symbol: #symbol, proc_name: #proc_name } });
+        let proc_version = proc_versions.get(&symbol).copied().unwrap_or(0);
+        names.push(
+            quote! { crate::FunctionName { symbol: #symbol, proc_name: #proc_name, proc_version: #proc_version } },
+        );
         accessors.push(accessor(index, &symbol, &method_name, &function.sig));
     }
     let count = functions.len();
@@ -230,6 +245,8 @@ fn method_name(symbol: &str) -> String {
 
 /// `#define cuMemAlloc cuMemAlloc_v2` (also through `__CUDA_API_PTSZ(...)`)
 /// read backwards: exported symbol -> the name `cuGetProcAddress` knows it by.
+/// Only version suffixes count: `cuGraphInstantiate` -> `cuGraphInstantiateWithFlags`
+/// names another function, which `cuGetProcAddress` knows by its own name.
 fn macro_aliases(header: &str) -> BTreeMap<String, String> {
     let mut aliases = BTreeMap::new();
     for line in header.lines() {
@@ -245,13 +262,11 @@ fn macro_aliases(header: &str) -> BTreeMap<String, String> {
             .or_else(|| target.strip_prefix("__CUDA_API_PTSZ("))
             .map(|t| t.trim_end_matches(')'))
             .unwrap_or(target);
-        let is_identifier = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if name != target
-            && name.starts_with("cu")
-            && is_identifier(name)
-            && is_identifier(target)
-            && target.starts_with(name)
-        {
+        let is_version_of_name = target
+            .strip_prefix(name)
+            .and_then(|suffix| suffix.strip_prefix("_v"))
+            .is_some_and(|digits| !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()));
+        if name.starts_with("cu") && is_version_of_name {
             aliases.entry(target.to_string()).or_insert_with(|| name.to_string());
         }
     }
@@ -263,4 +278,144 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+fn builder(header: &Path, includes: &[PathBuf], defines: &[&str]) -> bindgen::Builder {
+    let mut builder = bindgen::Builder::default()
+        .header(header.to_string_lossy())
+        .default_enum_style(bindgen::EnumVariation::NewType {
+            is_bitfield: false,
+            is_global: false,
+        })
+        .derive_default(true)
+        .derive_eq(true)
+        .derive_hash(true)
+        .generate_comments(false)
+        .layout_tests(false)
+        .merge_extern_blocks(true)
+        .sort_semantically(true);
+    for dir in includes {
+        builder = builder.clang_arg(format!("-I{}", dir.display()));
+    }
+    for define in defines {
+        builder = builder.clang_arg(format!("-D{define}"));
+    }
+    builder
+}
+
+fn run_bindgen(builder: bindgen::Builder, what: &str) -> Result<syn::File, String> {
+    let bindings = builder.generate().map_err(|e| format!("bindgen on {what}: {e}"))?;
+    syn::parse_file(&bindings.to_string()).map_err(|e| format!("parsing bindgen output for {what}: {e}"))
+}
+
+/// The `cuGetProcAddress` version of each driver function: the newest
+/// `PFN_<name>_v<version>` in `cudaTypedefs.h` whose signature is the one
+/// `cuda.h` declares. The headers' `CUDA_VERSION` is not enough: `cuda.h`
+/// 13.0 declares `cuCtxSynchronize(void)` (version 2000) while asking for
+/// version 13000 returns `cuCtxSynchronize(CUcontext)`.
+fn proc_versions(
+    typedefs: &Path,
+    includes: &[PathBuf],
+    driver_items: &[syn::Item],
+    functions: &[syn::ForeignItemFn],
+    aliases: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, i32>, String> {
+    let file = run_bindgen(
+        builder(typedefs, includes, &[]).allowlist_type("^PFN_cu.*"),
+        "cudaTypedefs.h",
+    )?;
+    let mut type_aliases = BTreeMap::new();
+    for item in driver_items.iter().chain(&file.items) {
+        if let syn::Item::Type(alias) = item {
+            type_aliases.insert(alias.ident.to_string(), (*alias.ty).clone());
+        }
+    }
+    // (name, canonical signature) -> newest version
+    let mut versions: BTreeMap<(String, String), i32> = BTreeMap::new();
+    for item in &file.items {
+        let syn::Item::Type(alias) = item else { continue };
+        let name = alias.ident.to_string();
+        let Some(rest) = name.strip_prefix("PFN_") else {
+            continue;
+        };
+        let Some((base, version)) = rest.rsplit_once("_v") else {
+            continue;
+        };
+        let Ok(version) = version.parse::<i32>() else { continue }; // `_ptsz`/`_ptds` variants end otherwise
+        let Some(function) = bare_fn_in(&alias.ty) else {
+            continue;
+        };
+        let key = (
+            base.to_string(),
+            signature(function.inputs.iter().map(|a| &a.ty), &function.output, &type_aliases),
+        );
+        let newest = versions.entry(key).or_insert(version);
+        *newest = (*newest).max(version);
+    }
+    let mut found = BTreeMap::new();
+    for function in functions {
+        let symbol = function.sig.ident.to_string();
+        let base = aliases.get(&symbol).cloned().unwrap_or_else(|| symbol.clone());
+        let inputs = function.sig.inputs.iter().filter_map(|a| match a {
+            syn::FnArg::Typed(typed) => Some(&*typed.ty),
+            syn::FnArg::Receiver(_) => None,
+        });
+        let key = (base, signature(inputs, &function.sig.output, &type_aliases));
+        if let Some(version) = versions.get(&key) {
+            found.insert(symbol, *version);
+        }
+    }
+    Ok(found)
+}
+
+/// `Option<unsafe extern "C" fn(..)>` -> the `fn(..)`.
+fn bare_fn_in(ty: &syn::Type) -> Option<&syn::TypeBareFn> {
+    let syn::Type::Path(path) = ty else { return None };
+    let segment = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(syn::Type::BareFn(function)) => Some(function),
+        _ => None,
+    }
+}
+
+/// A signature with every type alias expanded, as text, for comparison.
+fn signature<'a>(
+    inputs: impl Iterator<Item = &'a syn::Type>,
+    output: &syn::ReturnType,
+    type_aliases: &BTreeMap<String, syn::Type>,
+) -> String {
+    let mut text = String::new();
+    for input in inputs {
+        text.push_str(&canonical(input, type_aliases, 0));
+        text.push(',');
+    }
+    if let syn::ReturnType::Type(_, ty) = output {
+        text.push_str("->");
+        text.push_str(&canonical(ty, type_aliases, 0));
+    }
+    text
+}
+
+fn canonical(ty: &syn::Type, type_aliases: &BTreeMap<String, syn::Type>, depth: usize) -> String {
+    match ty {
+        syn::Type::Ptr(pointer) => {
+            let mutability = if pointer.mutability.is_some() {
+                "*mut "
+            } else {
+                "*const "
+            };
+            format!("{mutability}{}", canonical(&pointer.elem, type_aliases, depth))
+        }
+        syn::Type::Path(path) if path.qself.is_none() && path.path.segments.len() == 1 && depth < 16 => {
+            let name = path.path.segments[0].ident.to_string();
+            match type_aliases.get(&name) {
+                Some(target) => canonical(target, type_aliases, depth + 1),
+                None => name,
+            }
+        }
+        other => quote!(#other).to_string(),
+    }
 }

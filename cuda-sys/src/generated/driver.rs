@@ -4907,1798 +4907,2247 @@ pub static FUNCTIONS: [crate::FunctionName; 449usize] = [
     crate::FunctionName {
         symbol: "cuArray3DCreate_v2",
         proc_name: "cuArray3DCreate",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuArray3DGetDescriptor_v2",
         proc_name: "cuArray3DGetDescriptor",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuArrayCreate_v2",
         proc_name: "cuArrayCreate",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuArrayDestroy",
         proc_name: "cuArrayDestroy",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuArrayGetDescriptor_v2",
         proc_name: "cuArrayGetDescriptor",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuArrayGetMemoryRequirements",
         proc_name: "cuArrayGetMemoryRequirements",
+        proc_version: 11060i32,
     },
     crate::FunctionName {
         symbol: "cuArrayGetPlane",
         proc_name: "cuArrayGetPlane",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuArrayGetSparseProperties",
         proc_name: "cuArrayGetSparseProperties",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuCheckpointProcessCheckpoint",
         proc_name: "cuCheckpointProcessCheckpoint",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuCheckpointProcessGetRestoreThreadId",
         proc_name: "cuCheckpointProcessGetRestoreThreadId",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuCheckpointProcessGetState",
         proc_name: "cuCheckpointProcessGetState",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuCheckpointProcessLock",
         proc_name: "cuCheckpointProcessLock",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuCheckpointProcessRestore",
         proc_name: "cuCheckpointProcessRestore",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuCheckpointProcessUnlock",
         proc_name: "cuCheckpointProcessUnlock",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuCoredumpGetAttribute",
         proc_name: "cuCoredumpGetAttribute",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuCoredumpGetAttributeGlobal",
         proc_name: "cuCoredumpGetAttributeGlobal",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuCoredumpSetAttribute",
         proc_name: "cuCoredumpSetAttribute",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuCoredumpSetAttributeGlobal",
         proc_name: "cuCoredumpSetAttributeGlobal",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuCtxAttach",
         proc_name: "cuCtxAttach",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxCreate_v4",
         proc_name: "cuCtxCreate",
+        proc_version: 12050i32,
     },
     crate::FunctionName {
         symbol: "cuCtxDestroy_v2",
         proc_name: "cuCtxDestroy",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxDetach",
         proc_name: "cuCtxDetach",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxDisablePeerAccess",
         proc_name: "cuCtxDisablePeerAccess",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxEnablePeerAccess",
         proc_name: "cuCtxEnablePeerAccess",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxFromGreenCtx",
         proc_name: "cuCtxFromGreenCtx",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetApiVersion",
         proc_name: "cuCtxGetApiVersion",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetCacheConfig",
         proc_name: "cuCtxGetCacheConfig",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetCurrent",
         proc_name: "cuCtxGetCurrent",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetDevResource",
         proc_name: "cuCtxGetDevResource",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetDevice",
         proc_name: "cuCtxGetDevice",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetDevice_v2",
         proc_name: "cuCtxGetDevice_v2",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetExecAffinity",
         proc_name: "cuCtxGetExecAffinity",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetFlags",
         proc_name: "cuCtxGetFlags",
+        proc_version: 7000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetId",
         proc_name: "cuCtxGetId",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetLimit",
         proc_name: "cuCtxGetLimit",
+        proc_version: 3010i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetSharedMemConfig",
         proc_name: "cuCtxGetSharedMemConfig",
+        proc_version: 4020i32,
     },
     crate::FunctionName {
         symbol: "cuCtxGetStreamPriorityRange",
         proc_name: "cuCtxGetStreamPriorityRange",
+        proc_version: 5050i32,
     },
     crate::FunctionName {
         symbol: "cuCtxPopCurrent_v2",
         proc_name: "cuCtxPopCurrent",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxPushCurrent_v2",
         proc_name: "cuCtxPushCurrent",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxRecordEvent",
         proc_name: "cuCtxRecordEvent",
+        proc_version: 12050i32,
     },
     crate::FunctionName {
         symbol: "cuCtxResetPersistingL2Cache",
         proc_name: "cuCtxResetPersistingL2Cache",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxSetCacheConfig",
         proc_name: "cuCtxSetCacheConfig",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuCtxSetCurrent",
         proc_name: "cuCtxSetCurrent",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxSetFlags",
         proc_name: "cuCtxSetFlags",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuCtxSetLimit",
         proc_name: "cuCtxSetLimit",
+        proc_version: 3010i32,
     },
     crate::FunctionName {
         symbol: "cuCtxSetSharedMemConfig",
         proc_name: "cuCtxSetSharedMemConfig",
+        proc_version: 4020i32,
     },
     crate::FunctionName {
         symbol: "cuCtxSynchronize",
         proc_name: "cuCtxSynchronize",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuCtxSynchronize_v2",
         proc_name: "cuCtxSynchronize_v2",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cuCtxWaitEvent",
         proc_name: "cuCtxWaitEvent",
+        proc_version: 12050i32,
     },
     crate::FunctionName {
         symbol: "cuDestroyExternalMemory",
         proc_name: "cuDestroyExternalMemory",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuDestroyExternalSemaphore",
         proc_name: "cuDestroyExternalSemaphore",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuDevResourceGenerateDesc",
         proc_name: "cuDevResourceGenerateDesc",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuDevSmResourceSplitByCount",
         proc_name: "cuDevSmResourceSplitByCount",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceCanAccessPeer",
         proc_name: "cuDeviceCanAccessPeer",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceComputeCapability",
         proc_name: "cuDeviceComputeCapability",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGet",
         proc_name: "cuDeviceGet",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetAttribute",
         proc_name: "cuDeviceGetAttribute",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetByPCIBusId",
         proc_name: "cuDeviceGetByPCIBusId",
+        proc_version: 4010i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetCount",
         proc_name: "cuDeviceGetCount",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetDefaultMemPool",
         proc_name: "cuDeviceGetDefaultMemPool",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetDevResource",
         proc_name: "cuDeviceGetDevResource",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetExecAffinitySupport",
         proc_name: "cuDeviceGetExecAffinitySupport",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetGraphMemAttribute",
         proc_name: "cuDeviceGetGraphMemAttribute",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetHostAtomicCapabilities",
         proc_name: "cuDeviceGetHostAtomicCapabilities",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetLuid",
         proc_name: "cuDeviceGetLuid",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetMemPool",
         proc_name: "cuDeviceGetMemPool",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetName",
         proc_name: "cuDeviceGetName",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetNvSciSyncAttributes",
         proc_name: "cuDeviceGetNvSciSyncAttributes",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetP2PAtomicCapabilities",
         proc_name: "cuDeviceGetP2PAtomicCapabilities",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetP2PAttribute",
         proc_name: "cuDeviceGetP2PAttribute",
+        proc_version: 8000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetPCIBusId",
         proc_name: "cuDeviceGetPCIBusId",
+        proc_version: 4010i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetProperties",
         proc_name: "cuDeviceGetProperties",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetTexture1DLinearMaxWidth",
         proc_name: "cuDeviceGetTexture1DLinearMaxWidth",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGetUuid_v2",
         proc_name: "cuDeviceGetUuid",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceGraphMemTrim",
         proc_name: "cuDeviceGraphMemTrim",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuDevicePrimaryCtxGetState",
         proc_name: "cuDevicePrimaryCtxGetState",
+        proc_version: 7000i32,
     },
     crate::FunctionName {
         symbol: "cuDevicePrimaryCtxRelease_v2",
         proc_name: "cuDevicePrimaryCtxRelease",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuDevicePrimaryCtxReset_v2",
         proc_name: "cuDevicePrimaryCtxReset",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuDevicePrimaryCtxRetain",
         proc_name: "cuDevicePrimaryCtxRetain",
+        proc_version: 7000i32,
     },
     crate::FunctionName {
         symbol: "cuDevicePrimaryCtxSetFlags_v2",
         proc_name: "cuDevicePrimaryCtxSetFlags",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceRegisterAsyncNotification",
         proc_name: "cuDeviceRegisterAsyncNotification",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceSetGraphMemAttribute",
         proc_name: "cuDeviceSetGraphMemAttribute",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceSetMemPool",
         proc_name: "cuDeviceSetMemPool",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceTotalMem_v2",
         proc_name: "cuDeviceTotalMem",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuDeviceUnregisterAsyncNotification",
         proc_name: "cuDeviceUnregisterAsyncNotification",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuDriverGetVersion",
         proc_name: "cuDriverGetVersion",
+        proc_version: 2020i32,
     },
     crate::FunctionName {
         symbol: "cuEventCreate",
         proc_name: "cuEventCreate",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuEventDestroy_v2",
         proc_name: "cuEventDestroy",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuEventElapsedTime_v2",
         proc_name: "cuEventElapsedTime",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuEventQuery",
         proc_name: "cuEventQuery",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuEventRecord",
         proc_name: "cuEventRecord",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuEventRecordWithFlags",
         proc_name: "cuEventRecordWithFlags",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuEventSynchronize",
         proc_name: "cuEventSynchronize",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuExternalMemoryGetMappedBuffer",
         proc_name: "cuExternalMemoryGetMappedBuffer",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuExternalMemoryGetMappedMipmappedArray",
         proc_name: "cuExternalMemoryGetMappedMipmappedArray",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuFlushGPUDirectRDMAWrites",
         proc_name: "cuFlushGPUDirectRDMAWrites",
+        proc_version: 11030i32,
     },
     crate::FunctionName {
         symbol: "cuFuncGetAttribute",
         proc_name: "cuFuncGetAttribute",
+        proc_version: 2020i32,
     },
     crate::FunctionName {
         symbol: "cuFuncGetModule",
         proc_name: "cuFuncGetModule",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuFuncGetName",
         proc_name: "cuFuncGetName",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuFuncGetParamInfo",
         proc_name: "cuFuncGetParamInfo",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuFuncIsLoaded",
         proc_name: "cuFuncIsLoaded",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuFuncLoad",
         proc_name: "cuFuncLoad",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuFuncSetAttribute",
         proc_name: "cuFuncSetAttribute",
+        proc_version: 9000i32,
     },
     crate::FunctionName {
         symbol: "cuFuncSetBlockShape",
         proc_name: "cuFuncSetBlockShape",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuFuncSetCacheConfig",
         proc_name: "cuFuncSetCacheConfig",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuFuncSetSharedMemConfig",
         proc_name: "cuFuncSetSharedMemConfig",
+        proc_version: 4020i32,
     },
     crate::FunctionName {
         symbol: "cuFuncSetSharedSize",
         proc_name: "cuFuncSetSharedSize",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuGetErrorName",
         proc_name: "cuGetErrorName",
+        proc_version: 6000i32,
     },
     crate::FunctionName {
         symbol: "cuGetErrorString",
         proc_name: "cuGetErrorString",
+        proc_version: 6000i32,
     },
     crate::FunctionName {
         symbol: "cuGetExportTable",
         proc_name: "cuGetExportTable",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuGetProcAddress_v2",
         proc_name: "cuGetProcAddress",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddBatchMemOpNode",
         proc_name: "cuGraphAddBatchMemOpNode",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddChildGraphNode",
         proc_name: "cuGraphAddChildGraphNode",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddDependencies_v2",
         proc_name: "cuGraphAddDependencies",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddEmptyNode",
         proc_name: "cuGraphAddEmptyNode",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddEventRecordNode",
         proc_name: "cuGraphAddEventRecordNode",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddEventWaitNode",
         proc_name: "cuGraphAddEventWaitNode",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddExternalSemaphoresSignalNode",
         proc_name: "cuGraphAddExternalSemaphoresSignalNode",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddExternalSemaphoresWaitNode",
         proc_name: "cuGraphAddExternalSemaphoresWaitNode",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddHostNode",
         proc_name: "cuGraphAddHostNode",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddKernelNode_v2",
         proc_name: "cuGraphAddKernelNode",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddMemAllocNode",
         proc_name: "cuGraphAddMemAllocNode",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddMemFreeNode",
         proc_name: "cuGraphAddMemFreeNode",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddMemcpyNode",
         proc_name: "cuGraphAddMemcpyNode",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddMemsetNode",
         proc_name: "cuGraphAddMemsetNode",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphAddNode_v2",
         proc_name: "cuGraphAddNode",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphBatchMemOpNodeGetParams",
         proc_name: "cuGraphBatchMemOpNodeGetParams",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuGraphBatchMemOpNodeSetParams",
         proc_name: "cuGraphBatchMemOpNodeSetParams",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuGraphChildGraphNodeGetGraph",
         proc_name: "cuGraphChildGraphNodeGetGraph",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphClone",
         proc_name: "cuGraphClone",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphConditionalHandleCreate",
         proc_name: "cuGraphConditionalHandleCreate",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphCreate",
         proc_name: "cuGraphCreate",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphDebugDotPrint",
         proc_name: "cuGraphDebugDotPrint",
+        proc_version: 11030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphDestroy",
         proc_name: "cuGraphDestroy",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphDestroyNode",
         proc_name: "cuGraphDestroyNode",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphEventRecordNodeGetEvent",
         proc_name: "cuGraphEventRecordNodeGetEvent",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphEventRecordNodeSetEvent",
         proc_name: "cuGraphEventRecordNodeSetEvent",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphEventWaitNodeGetEvent",
         proc_name: "cuGraphEventWaitNodeGetEvent",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphEventWaitNodeSetEvent",
         proc_name: "cuGraphEventWaitNodeSetEvent",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecBatchMemOpNodeSetParams",
         proc_name: "cuGraphExecBatchMemOpNodeSetParams",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecChildGraphNodeSetParams",
         proc_name: "cuGraphExecChildGraphNodeSetParams",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecDestroy",
         proc_name: "cuGraphExecDestroy",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecEventRecordNodeSetEvent",
         proc_name: "cuGraphExecEventRecordNodeSetEvent",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecEventWaitNodeSetEvent",
         proc_name: "cuGraphExecEventWaitNodeSetEvent",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecExternalSemaphoresSignalNodeSetParams",
         proc_name: "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecExternalSemaphoresWaitNodeSetParams",
         proc_name: "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecGetFlags",
         proc_name: "cuGraphExecGetFlags",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecHostNodeSetParams",
         proc_name: "cuGraphExecHostNodeSetParams",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecKernelNodeSetParams_v2",
         proc_name: "cuGraphExecKernelNodeSetParams",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecMemcpyNodeSetParams",
         proc_name: "cuGraphExecMemcpyNodeSetParams",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecMemsetNodeSetParams",
         proc_name: "cuGraphExecMemsetNodeSetParams",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecNodeSetParams",
         proc_name: "cuGraphExecNodeSetParams",
+        proc_version: 12020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExecUpdate_v2",
         proc_name: "cuGraphExecUpdate",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExternalSemaphoresSignalNodeGetParams",
         proc_name: "cuGraphExternalSemaphoresSignalNodeGetParams",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExternalSemaphoresSignalNodeSetParams",
         proc_name: "cuGraphExternalSemaphoresSignalNodeSetParams",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExternalSemaphoresWaitNodeGetParams",
         proc_name: "cuGraphExternalSemaphoresWaitNodeGetParams",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphExternalSemaphoresWaitNodeSetParams",
         proc_name: "cuGraphExternalSemaphoresWaitNodeSetParams",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphGetEdges_v2",
         proc_name: "cuGraphGetEdges",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphGetNodes",
         proc_name: "cuGraphGetNodes",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphGetRootNodes",
         proc_name: "cuGraphGetRootNodes",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphHostNodeGetParams",
         proc_name: "cuGraphHostNodeGetParams",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphHostNodeSetParams",
         proc_name: "cuGraphHostNodeSetParams",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphInstantiateWithFlags",
-        proc_name: "cuGraphInstantiate",
+        proc_name: "cuGraphInstantiateWithFlags",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuGraphInstantiateWithParams",
         proc_name: "cuGraphInstantiateWithParams",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphKernelNodeCopyAttributes",
         proc_name: "cuGraphKernelNodeCopyAttributes",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphKernelNodeGetAttribute",
         proc_name: "cuGraphKernelNodeGetAttribute",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphKernelNodeGetParams_v2",
         proc_name: "cuGraphKernelNodeGetParams",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphKernelNodeSetAttribute",
         proc_name: "cuGraphKernelNodeSetAttribute",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphKernelNodeSetParams_v2",
         proc_name: "cuGraphKernelNodeSetParams",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphLaunch",
         proc_name: "cuGraphLaunch",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphMemAllocNodeGetParams",
         proc_name: "cuGraphMemAllocNodeGetParams",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuGraphMemFreeNodeGetParams",
         proc_name: "cuGraphMemFreeNodeGetParams",
+        proc_version: 11040i32,
     },
     crate::FunctionName {
         symbol: "cuGraphMemcpyNodeGetParams",
         proc_name: "cuGraphMemcpyNodeGetParams",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphMemcpyNodeSetParams",
         proc_name: "cuGraphMemcpyNodeSetParams",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphMemsetNodeGetParams",
         proc_name: "cuGraphMemsetNodeGetParams",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphMemsetNodeSetParams",
         proc_name: "cuGraphMemsetNodeSetParams",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphNodeFindInClone",
         proc_name: "cuGraphNodeFindInClone",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphNodeGetDependencies_v2",
         proc_name: "cuGraphNodeGetDependencies",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphNodeGetDependentNodes_v2",
         proc_name: "cuGraphNodeGetDependentNodes",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphNodeGetEnabled",
         proc_name: "cuGraphNodeGetEnabled",
+        proc_version: 11060i32,
     },
     crate::FunctionName {
         symbol: "cuGraphNodeGetType",
         proc_name: "cuGraphNodeGetType",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphNodeSetEnabled",
         proc_name: "cuGraphNodeSetEnabled",
+        proc_version: 11060i32,
     },
     crate::FunctionName {
         symbol: "cuGraphNodeSetParams",
         proc_name: "cuGraphNodeSetParams",
+        proc_version: 12020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphReleaseUserObject",
         proc_name: "cuGraphReleaseUserObject",
+        proc_version: 11030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphRemoveDependencies_v2",
         proc_name: "cuGraphRemoveDependencies",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphRetainUserObject",
         proc_name: "cuGraphRetainUserObject",
+        proc_version: 11030i32,
     },
     crate::FunctionName {
         symbol: "cuGraphUpload",
         proc_name: "cuGraphUpload",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuGraphicsMapResources",
         proc_name: "cuGraphicsMapResources",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphicsResourceGetMappedMipmappedArray",
         proc_name: "cuGraphicsResourceGetMappedMipmappedArray",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphicsResourceGetMappedPointer_v2",
         proc_name: "cuGraphicsResourceGetMappedPointer",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuGraphicsResourceSetMapFlags_v2",
         proc_name: "cuGraphicsResourceSetMapFlags",
+        proc_version: 6050i32,
     },
     crate::FunctionName {
         symbol: "cuGraphicsSubResourceGetMappedArray",
         proc_name: "cuGraphicsSubResourceGetMappedArray",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphicsUnmapResources",
         proc_name: "cuGraphicsUnmapResources",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuGraphicsUnregisterResource",
         proc_name: "cuGraphicsUnregisterResource",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuGreenCtxCreate",
         proc_name: "cuGreenCtxCreate",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuGreenCtxDestroy",
         proc_name: "cuGreenCtxDestroy",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuGreenCtxGetDevResource",
         proc_name: "cuGreenCtxGetDevResource",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuGreenCtxGetId",
         proc_name: "cuGreenCtxGetId",
+        proc_version: 12090i32,
     },
     crate::FunctionName {
         symbol: "cuGreenCtxRecordEvent",
         proc_name: "cuGreenCtxRecordEvent",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuGreenCtxStreamCreate",
         proc_name: "cuGreenCtxStreamCreate",
+        proc_version: 12050i32,
     },
     crate::FunctionName {
         symbol: "cuGreenCtxWaitEvent",
         proc_name: "cuGreenCtxWaitEvent",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuImportExternalMemory",
         proc_name: "cuImportExternalMemory",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuImportExternalSemaphore",
         proc_name: "cuImportExternalSemaphore",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuInit",
         proc_name: "cuInit",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuIpcCloseMemHandle",
         proc_name: "cuIpcCloseMemHandle",
+        proc_version: 4010i32,
     },
     crate::FunctionName {
         symbol: "cuIpcGetEventHandle",
         proc_name: "cuIpcGetEventHandle",
+        proc_version: 4010i32,
     },
     crate::FunctionName {
         symbol: "cuIpcGetMemHandle",
         proc_name: "cuIpcGetMemHandle",
+        proc_version: 4010i32,
     },
     crate::FunctionName {
         symbol: "cuIpcOpenEventHandle",
         proc_name: "cuIpcOpenEventHandle",
+        proc_version: 4010i32,
     },
     crate::FunctionName {
         symbol: "cuIpcOpenMemHandle_v2",
         proc_name: "cuIpcOpenMemHandle",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuKernelGetAttribute",
         proc_name: "cuKernelGetAttribute",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuKernelGetFunction",
         proc_name: "cuKernelGetFunction",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuKernelGetLibrary",
         proc_name: "cuKernelGetLibrary",
+        proc_version: 12050i32,
     },
     crate::FunctionName {
         symbol: "cuKernelGetName",
         proc_name: "cuKernelGetName",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuKernelGetParamInfo",
         proc_name: "cuKernelGetParamInfo",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuKernelSetAttribute",
         proc_name: "cuKernelSetAttribute",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuKernelSetCacheConfig",
         proc_name: "cuKernelSetCacheConfig",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunch",
         proc_name: "cuLaunch",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunchCooperativeKernel",
         proc_name: "cuLaunchCooperativeKernel",
+        proc_version: 9000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunchCooperativeKernelMultiDevice",
         proc_name: "cuLaunchCooperativeKernelMultiDevice",
+        proc_version: 9000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunchGrid",
         proc_name: "cuLaunchGrid",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunchGridAsync",
         proc_name: "cuLaunchGridAsync",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunchHostFunc",
         proc_name: "cuLaunchHostFunc",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunchKernel",
         proc_name: "cuLaunchKernel",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuLaunchKernelEx",
         proc_name: "cuLaunchKernelEx",
+        proc_version: 11060i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryEnumerateKernels",
         proc_name: "cuLibraryEnumerateKernels",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryGetGlobal",
         proc_name: "cuLibraryGetGlobal",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryGetKernel",
         proc_name: "cuLibraryGetKernel",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryGetKernelCount",
         proc_name: "cuLibraryGetKernelCount",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryGetManaged",
         proc_name: "cuLibraryGetManaged",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryGetModule",
         proc_name: "cuLibraryGetModule",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryGetUnifiedFunction",
         proc_name: "cuLibraryGetUnifiedFunction",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryLoadData",
         proc_name: "cuLibraryLoadData",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryLoadFromFile",
         proc_name: "cuLibraryLoadFromFile",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLibraryUnload",
         proc_name: "cuLibraryUnload",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuLinkAddData_v2",
         proc_name: "cuLinkAddData",
+        proc_version: 6050i32,
     },
     crate::FunctionName {
         symbol: "cuLinkAddFile_v2",
         proc_name: "cuLinkAddFile",
+        proc_version: 6050i32,
     },
     crate::FunctionName {
         symbol: "cuLinkComplete",
         proc_name: "cuLinkComplete",
+        proc_version: 5050i32,
     },
     crate::FunctionName {
         symbol: "cuLinkCreate_v2",
         proc_name: "cuLinkCreate",
+        proc_version: 6050i32,
     },
     crate::FunctionName {
         symbol: "cuLinkDestroy",
         proc_name: "cuLinkDestroy",
+        proc_version: 5050i32,
     },
     crate::FunctionName {
         symbol: "cuLogsCurrent",
         proc_name: "cuLogsCurrent",
+        proc_version: 12090i32,
     },
     crate::FunctionName {
         symbol: "cuLogsDumpToFile",
         proc_name: "cuLogsDumpToFile",
+        proc_version: 12090i32,
     },
     crate::FunctionName {
         symbol: "cuLogsDumpToMemory",
         proc_name: "cuLogsDumpToMemory",
+        proc_version: 12090i32,
     },
     crate::FunctionName {
         symbol: "cuLogsRegisterCallback",
         proc_name: "cuLogsRegisterCallback",
+        proc_version: 12090i32,
     },
     crate::FunctionName {
         symbol: "cuLogsUnregisterCallback",
         proc_name: "cuLogsUnregisterCallback",
+        proc_version: 12090i32,
     },
     crate::FunctionName {
         symbol: "cuMemAddressFree",
         proc_name: "cuMemAddressFree",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemAddressReserve",
         proc_name: "cuMemAddressReserve",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemAdvise_v2",
         proc_name: "cuMemAdvise",
+        proc_version: 12020i32,
     },
     crate::FunctionName {
         symbol: "cuMemAllocAsync",
         proc_name: "cuMemAllocAsync",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemAllocFromPoolAsync",
         proc_name: "cuMemAllocFromPoolAsync",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemAllocHost_v2",
         proc_name: "cuMemAllocHost",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemAllocManaged",
         proc_name: "cuMemAllocManaged",
+        proc_version: 6000i32,
     },
     crate::FunctionName {
         symbol: "cuMemAllocPitch_v2",
         proc_name: "cuMemAllocPitch",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemAlloc_v2",
         proc_name: "cuMemAlloc",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemBatchDecompressAsync",
         proc_name: "cuMemBatchDecompressAsync",
+        proc_version: 12060i32,
     },
     crate::FunctionName {
         symbol: "cuMemCreate",
         proc_name: "cuMemCreate",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemDiscardAndPrefetchBatchAsync",
         proc_name: "cuMemDiscardAndPrefetchBatchAsync",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemDiscardBatchAsync",
         proc_name: "cuMemDiscardBatchAsync",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemExportToShareableHandle",
         proc_name: "cuMemExportToShareableHandle",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemFreeAsync",
         proc_name: "cuMemFreeAsync",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemFreeHost",
         proc_name: "cuMemFreeHost",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuMemFree_v2",
         proc_name: "cuMemFree",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetAccess",
         proc_name: "cuMemGetAccess",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetAddressRange_v2",
         proc_name: "cuMemGetAddressRange",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetAllocationGranularity",
         proc_name: "cuMemGetAllocationGranularity",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetAllocationPropertiesFromHandle",
         proc_name: "cuMemGetAllocationPropertiesFromHandle",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetDefaultMemPool",
         proc_name: "cuMemGetDefaultMemPool",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetHandleForAddressRange",
         proc_name: "cuMemGetHandleForAddressRange",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetInfo_v2",
         proc_name: "cuMemGetInfo",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemGetMemPool",
         proc_name: "cuMemGetMemPool",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemHostAlloc",
         proc_name: "cuMemHostAlloc",
+        proc_version: 2020i32,
     },
     crate::FunctionName {
         symbol: "cuMemHostGetDevicePointer_v2",
         proc_name: "cuMemHostGetDevicePointer",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemHostGetFlags",
         proc_name: "cuMemHostGetFlags",
+        proc_version: 2030i32,
     },
     crate::FunctionName {
         symbol: "cuMemHostRegister_v2",
         proc_name: "cuMemHostRegister",
+        proc_version: 6050i32,
     },
     crate::FunctionName {
         symbol: "cuMemHostUnregister",
         proc_name: "cuMemHostUnregister",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuMemImportFromShareableHandle",
         proc_name: "cuMemImportFromShareableHandle",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemMap",
         proc_name: "cuMemMap",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemMapArrayAsync",
         proc_name: "cuMemMapArrayAsync",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolCreate",
         proc_name: "cuMemPoolCreate",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolDestroy",
         proc_name: "cuMemPoolDestroy",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolExportPointer",
         proc_name: "cuMemPoolExportPointer",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolExportToShareableHandle",
         proc_name: "cuMemPoolExportToShareableHandle",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolGetAccess",
         proc_name: "cuMemPoolGetAccess",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolGetAttribute",
         proc_name: "cuMemPoolGetAttribute",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolImportFromShareableHandle",
         proc_name: "cuMemPoolImportFromShareableHandle",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolImportPointer",
         proc_name: "cuMemPoolImportPointer",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolSetAccess",
         proc_name: "cuMemPoolSetAccess",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolSetAttribute",
         proc_name: "cuMemPoolSetAttribute",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPoolTrimTo",
         proc_name: "cuMemPoolTrimTo",
+        proc_version: 11020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPrefetchAsync_v2",
         proc_name: "cuMemPrefetchAsync",
+        proc_version: 12020i32,
     },
     crate::FunctionName {
         symbol: "cuMemPrefetchBatchAsync",
         proc_name: "cuMemPrefetchBatchAsync",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemRangeGetAttribute",
         proc_name: "cuMemRangeGetAttribute",
+        proc_version: 8000i32,
     },
     crate::FunctionName {
         symbol: "cuMemRangeGetAttributes",
         proc_name: "cuMemRangeGetAttributes",
+        proc_version: 8000i32,
     },
     crate::FunctionName {
         symbol: "cuMemRelease",
         proc_name: "cuMemRelease",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemRetainAllocationHandle",
         proc_name: "cuMemRetainAllocationHandle",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuMemSetAccess",
         proc_name: "cuMemSetAccess",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemSetMemPool",
         proc_name: "cuMemSetMemPool",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemUnmap",
         proc_name: "cuMemUnmap",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy",
         proc_name: "cuMemcpy",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy2DAsync_v2",
         proc_name: "cuMemcpy2DAsync",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy2DUnaligned_v2",
         proc_name: "cuMemcpy2DUnaligned",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy2D_v2",
         proc_name: "cuMemcpy2D",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy3DAsync_v2",
         proc_name: "cuMemcpy3DAsync",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy3DBatchAsync_v2",
         proc_name: "cuMemcpy3DBatchAsync",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy3DPeer",
         proc_name: "cuMemcpy3DPeer",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy3DPeerAsync",
         proc_name: "cuMemcpy3DPeerAsync",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpy3D_v2",
         proc_name: "cuMemcpy3D",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyAsync",
         proc_name: "cuMemcpyAsync",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyAtoA_v2",
         proc_name: "cuMemcpyAtoA",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyAtoD_v2",
         proc_name: "cuMemcpyAtoD",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyAtoHAsync_v2",
         proc_name: "cuMemcpyAtoHAsync",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyAtoH_v2",
         proc_name: "cuMemcpyAtoH",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyBatchAsync_v2",
         proc_name: "cuMemcpyBatchAsync",
+        proc_version: 13000i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyDtoA_v2",
         proc_name: "cuMemcpyDtoA",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyDtoDAsync_v2",
         proc_name: "cuMemcpyDtoDAsync",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyDtoD_v2",
         proc_name: "cuMemcpyDtoD",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyDtoHAsync_v2",
         proc_name: "cuMemcpyDtoHAsync",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyDtoH_v2",
         proc_name: "cuMemcpyDtoH",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyHtoAAsync_v2",
         proc_name: "cuMemcpyHtoAAsync",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyHtoA_v2",
         proc_name: "cuMemcpyHtoA",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyHtoDAsync_v2",
         proc_name: "cuMemcpyHtoDAsync",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyHtoD_v2",
         proc_name: "cuMemcpyHtoD",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyPeer",
         proc_name: "cuMemcpyPeer",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuMemcpyPeerAsync",
         proc_name: "cuMemcpyPeerAsync",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD16Async",
         proc_name: "cuMemsetD16Async",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD16_v2",
         proc_name: "cuMemsetD16",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD2D16Async",
         proc_name: "cuMemsetD2D16Async",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD2D16_v2",
         proc_name: "cuMemsetD2D16",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD2D32Async",
         proc_name: "cuMemsetD2D32Async",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD2D32_v2",
         proc_name: "cuMemsetD2D32",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD2D8Async",
         proc_name: "cuMemsetD2D8Async",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD2D8_v2",
         proc_name: "cuMemsetD2D8",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD32Async",
         proc_name: "cuMemsetD32Async",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD32_v2",
         proc_name: "cuMemsetD32",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD8Async",
         proc_name: "cuMemsetD8Async",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMemsetD8_v2",
         proc_name: "cuMemsetD8",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuMipmappedArrayCreate",
         proc_name: "cuMipmappedArrayCreate",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuMipmappedArrayDestroy",
         proc_name: "cuMipmappedArrayDestroy",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuMipmappedArrayGetLevel",
         proc_name: "cuMipmappedArrayGetLevel",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuMipmappedArrayGetMemoryRequirements",
         proc_name: "cuMipmappedArrayGetMemoryRequirements",
+        proc_version: 11060i32,
     },
     crate::FunctionName {
         symbol: "cuMipmappedArrayGetSparseProperties",
         proc_name: "cuMipmappedArrayGetSparseProperties",
+        proc_version: 11010i32,
     },
     crate::FunctionName {
         symbol: "cuModuleEnumerateFunctions",
         proc_name: "cuModuleEnumerateFunctions",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuModuleGetFunction",
         proc_name: "cuModuleGetFunction",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuModuleGetFunctionCount",
         proc_name: "cuModuleGetFunctionCount",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuModuleGetGlobal_v2",
         proc_name: "cuModuleGetGlobal",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuModuleGetLoadingMode",
         proc_name: "cuModuleGetLoadingMode",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuModuleGetSurfRef",
         proc_name: "cuModuleGetSurfRef",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuModuleGetTexRef",
         proc_name: "cuModuleGetTexRef",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuModuleLoad",
         proc_name: "cuModuleLoad",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuModuleLoadData",
         proc_name: "cuModuleLoadData",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuModuleLoadDataEx",
         proc_name: "cuModuleLoadDataEx",
+        proc_version: 2010i32,
     },
     crate::FunctionName {
         symbol: "cuModuleLoadFatBinary",
         proc_name: "cuModuleLoadFatBinary",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuModuleUnload",
         proc_name: "cuModuleUnload",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuMulticastAddDevice",
         proc_name: "cuMulticastAddDevice",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuMulticastBindAddr",
         proc_name: "cuMulticastBindAddr",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuMulticastBindMem",
         proc_name: "cuMulticastBindMem",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuMulticastCreate",
         proc_name: "cuMulticastCreate",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuMulticastGetGranularity",
         proc_name: "cuMulticastGetGranularity",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuMulticastUnbind",
         proc_name: "cuMulticastUnbind",
+        proc_version: 12010i32,
     },
     crate::FunctionName {
         symbol: "cuOccupancyAvailableDynamicSMemPerBlock",
         proc_name: "cuOccupancyAvailableDynamicSMemPerBlock",
+        proc_version: 10020i32,
     },
     crate::FunctionName {
         symbol: "cuOccupancyMaxActiveBlocksPerMultiprocessor",
         proc_name: "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        proc_version: 6050i32,
     },
     crate::FunctionName {
         symbol: "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
         proc_name: "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        proc_version: 7000i32,
     },
     crate::FunctionName {
         symbol: "cuOccupancyMaxActiveClusters",
         proc_name: "cuOccupancyMaxActiveClusters",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuOccupancyMaxPotentialBlockSize",
         proc_name: "cuOccupancyMaxPotentialBlockSize",
+        proc_version: 6050i32,
     },
     crate::FunctionName {
         symbol: "cuOccupancyMaxPotentialBlockSizeWithFlags",
         proc_name: "cuOccupancyMaxPotentialBlockSizeWithFlags",
+        proc_version: 7000i32,
     },
     crate::FunctionName {
         symbol: "cuOccupancyMaxPotentialClusterSize",
         proc_name: "cuOccupancyMaxPotentialClusterSize",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuParamSetSize",
         proc_name: "cuParamSetSize",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuParamSetTexRef",
         proc_name: "cuParamSetTexRef",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuParamSetf",
         proc_name: "cuParamSetf",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuParamSeti",
         proc_name: "cuParamSeti",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuParamSetv",
         proc_name: "cuParamSetv",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuPointerGetAttribute",
         proc_name: "cuPointerGetAttribute",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuPointerGetAttributes",
         proc_name: "cuPointerGetAttributes",
+        proc_version: 7000i32,
     },
     crate::FunctionName {
         symbol: "cuPointerSetAttribute",
         proc_name: "cuPointerSetAttribute",
+        proc_version: 6000i32,
     },
     crate::FunctionName {
         symbol: "cuSignalExternalSemaphoresAsync",
         proc_name: "cuSignalExternalSemaphoresAsync",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamAddCallback",
         proc_name: "cuStreamAddCallback",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamAttachMemAsync",
         proc_name: "cuStreamAttachMemAsync",
+        proc_version: 6000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamBatchMemOp_v2",
         proc_name: "cuStreamBatchMemOp",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuStreamBeginCaptureToGraph",
         proc_name: "cuStreamBeginCaptureToGraph",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuStreamBeginCapture_v2",
         proc_name: "cuStreamBeginCapture",
+        proc_version: 10010i32,
     },
     crate::FunctionName {
         symbol: "cuStreamCopyAttributes",
         proc_name: "cuStreamCopyAttributes",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamCreate",
         proc_name: "cuStreamCreate",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamCreateWithPriority",
         proc_name: "cuStreamCreateWithPriority",
+        proc_version: 5050i32,
     },
     crate::FunctionName {
         symbol: "cuStreamDestroy_v2",
         proc_name: "cuStreamDestroy",
+        proc_version: 4000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamEndCapture",
         proc_name: "cuStreamEndCapture",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetAttribute",
         proc_name: "cuStreamGetAttribute",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetCaptureInfo_v3",
         proc_name: "cuStreamGetCaptureInfo",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetCtx",
         proc_name: "cuStreamGetCtx",
+        proc_version: 9020i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetCtx_v2",
         proc_name: "cuStreamGetCtx_v2",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetDevice",
         proc_name: "cuStreamGetDevice",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetFlags",
         proc_name: "cuStreamGetFlags",
+        proc_version: 5050i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetGreenCtx",
         proc_name: "cuStreamGetGreenCtx",
+        proc_version: 12040i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetId",
         proc_name: "cuStreamGetId",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamGetPriority",
         proc_name: "cuStreamGetPriority",
+        proc_version: 5050i32,
     },
     crate::FunctionName {
         symbol: "cuStreamIsCapturing",
         proc_name: "cuStreamIsCapturing",
+        proc_version: 10000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamQuery",
         proc_name: "cuStreamQuery",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamSetAttribute",
         proc_name: "cuStreamSetAttribute",
+        proc_version: 11000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamSynchronize",
         proc_name: "cuStreamSynchronize",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuStreamUpdateCaptureDependencies_v2",
         proc_name: "cuStreamUpdateCaptureDependencies",
+        proc_version: 12030i32,
     },
     crate::FunctionName {
         symbol: "cuStreamWaitEvent",
         proc_name: "cuStreamWaitEvent",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuStreamWaitValue32_v2",
         proc_name: "cuStreamWaitValue32",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuStreamWaitValue64_v2",
         proc_name: "cuStreamWaitValue64",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuStreamWriteValue32_v2",
         proc_name: "cuStreamWriteValue32",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuStreamWriteValue64_v2",
         proc_name: "cuStreamWriteValue64",
+        proc_version: 11070i32,
     },
     crate::FunctionName {
         symbol: "cuSurfObjectCreate",
         proc_name: "cuSurfObjectCreate",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuSurfObjectDestroy",
         proc_name: "cuSurfObjectDestroy",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuSurfObjectGetResourceDesc",
         proc_name: "cuSurfObjectGetResourceDesc",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuSurfRefGetArray",
         proc_name: "cuSurfRefGetArray",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuSurfRefSetArray",
         proc_name: "cuSurfRefSetArray",
+        proc_version: 3000i32,
     },
     crate::FunctionName {
         symbol: "cuTensorMapEncodeIm2col",
         proc_name: "cuTensorMapEncodeIm2col",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuTensorMapEncodeIm2colWide",
         proc_name: "cuTensorMapEncodeIm2colWide",
+        proc_version: 12080i32,
     },
     crate::FunctionName {
         symbol: "cuTensorMapEncodeTiled",
         proc_name: "cuTensorMapEncodeTiled",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuTensorMapReplaceAddress",
         proc_name: "cuTensorMapReplaceAddress",
+        proc_version: 12000i32,
     },
     crate::FunctionName {
         symbol: "cuTexObjectCreate",
         proc_name: "cuTexObjectCreate",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexObjectDestroy",
         proc_name: "cuTexObjectDestroy",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexObjectGetResourceDesc",
         proc_name: "cuTexObjectGetResourceDesc",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexObjectGetResourceViewDesc",
         proc_name: "cuTexObjectGetResourceViewDesc",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexObjectGetTextureDesc",
         proc_name: "cuTexObjectGetTextureDesc",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefCreate",
         proc_name: "cuTexRefCreate",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefDestroy",
         proc_name: "cuTexRefDestroy",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetAddressMode",
         proc_name: "cuTexRefGetAddressMode",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetAddress_v2",
         proc_name: "cuTexRefGetAddress",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetArray",
         proc_name: "cuTexRefGetArray",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetBorderColor",
         proc_name: "cuTexRefGetBorderColor",
+        proc_version: 8000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetFilterMode",
         proc_name: "cuTexRefGetFilterMode",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetFlags",
         proc_name: "cuTexRefGetFlags",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetFormat",
         proc_name: "cuTexRefGetFormat",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetMaxAnisotropy",
         proc_name: "cuTexRefGetMaxAnisotropy",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetMipmapFilterMode",
         proc_name: "cuTexRefGetMipmapFilterMode",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetMipmapLevelBias",
         proc_name: "cuTexRefGetMipmapLevelBias",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetMipmapLevelClamp",
         proc_name: "cuTexRefGetMipmapLevelClamp",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefGetMipmappedArray",
         proc_name: "cuTexRefGetMipmappedArray",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetAddress2D_v3",
         proc_name: "cuTexRefSetAddress2D",
+        proc_version: 4010i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetAddressMode",
         proc_name: "cuTexRefSetAddressMode",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetAddress_v2",
         proc_name: "cuTexRefSetAddress",
+        proc_version: 3020i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetArray",
         proc_name: "cuTexRefSetArray",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetBorderColor",
         proc_name: "cuTexRefSetBorderColor",
+        proc_version: 8000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetFilterMode",
         proc_name: "cuTexRefSetFilterMode",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetFlags",
         proc_name: "cuTexRefSetFlags",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetFormat",
         proc_name: "cuTexRefSetFormat",
+        proc_version: 2000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetMaxAnisotropy",
         proc_name: "cuTexRefSetMaxAnisotropy",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetMipmapFilterMode",
         proc_name: "cuTexRefSetMipmapFilterMode",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetMipmapLevelBias",
         proc_name: "cuTexRefSetMipmapLevelBias",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetMipmapLevelClamp",
         proc_name: "cuTexRefSetMipmapLevelClamp",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuTexRefSetMipmappedArray",
         proc_name: "cuTexRefSetMipmappedArray",
+        proc_version: 5000i32,
     },
     crate::FunctionName {
         symbol: "cuThreadExchangeStreamCaptureMode",
         proc_name: "cuThreadExchangeStreamCaptureMode",
+        proc_version: 10010i32,
     },
     crate::FunctionName {
         symbol: "cuUserObjectCreate",
         proc_name: "cuUserObjectCreate",
+        proc_version: 11030i32,
     },
     crate::FunctionName {
         symbol: "cuUserObjectRelease",
         proc_name: "cuUserObjectRelease",
+        proc_version: 11030i32,
     },
     crate::FunctionName {
         symbol: "cuUserObjectRetain",
         proc_name: "cuUserObjectRetain",
+        proc_version: 11030i32,
     },
     crate::FunctionName {
         symbol: "cuWaitExternalSemaphoresAsync",
         proc_name: "cuWaitExternalSemaphoresAsync",
+        proc_version: 10000i32,
     },
 ];
 impl crate::Driver {

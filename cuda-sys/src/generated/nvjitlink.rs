@@ -62,58 +62,72 @@ pub static FUNCTIONS: [crate::FunctionName; 14usize] = [
     crate::FunctionName {
         symbol: "__nvJitLinkAddData_13_0",
         proc_name: "nvJitLinkAddData",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkAddFile_13_0",
         proc_name: "nvJitLinkAddFile",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkComplete_13_0",
         proc_name: "nvJitLinkComplete",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkCreate_13_0",
         proc_name: "nvJitLinkCreate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkDestroy_13_0",
         proc_name: "nvJitLinkDestroy",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetErrorLogSize_13_0",
         proc_name: "nvJitLinkGetErrorLogSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetErrorLog_13_0",
         proc_name: "nvJitLinkGetErrorLog",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetInfoLogSize_13_0",
         proc_name: "nvJitLinkGetInfoLogSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetInfoLog_13_0",
         proc_name: "nvJitLinkGetInfoLog",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetLinkedCubinSize_13_0",
         proc_name: "nvJitLinkGetLinkedCubinSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetLinkedCubin_13_0",
         proc_name: "nvJitLinkGetLinkedCubin",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetLinkedPtxSize_13_0",
         proc_name: "nvJitLinkGetLinkedPtxSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "__nvJitLinkGetLinkedPtx_13_0",
         proc_name: "nvJitLinkGetLinkedPtx",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvJitLinkVersion",
         proc_name: "nvJitLinkVersion",
+        proc_version: 0i32,
     },
 ];
 impl crate::NvJitLink {

@@ -47,98 +47,122 @@ pub static FUNCTIONS: [crate::FunctionName; 24usize] = [
     crate::FunctionName {
         symbol: "nvrtcAddNameExpression",
         proc_name: "nvrtcAddNameExpression",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcCompileProgram",
         proc_name: "nvrtcCompileProgram",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcCreateProgram",
         proc_name: "nvrtcCreateProgram",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcDestroyProgram",
         proc_name: "nvrtcDestroyProgram",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetCUBIN",
         proc_name: "nvrtcGetCUBIN",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetCUBINSize",
         proc_name: "nvrtcGetCUBINSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetErrorString",
         proc_name: "nvrtcGetErrorString",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetLTOIR",
         proc_name: "nvrtcGetLTOIR",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetLTOIRSize",
         proc_name: "nvrtcGetLTOIRSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetLoweredName",
         proc_name: "nvrtcGetLoweredName",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetNumSupportedArchs",
         proc_name: "nvrtcGetNumSupportedArchs",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetOptiXIR",
         proc_name: "nvrtcGetOptiXIR",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetOptiXIRSize",
         proc_name: "nvrtcGetOptiXIRSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetPCHCreateStatus",
         proc_name: "nvrtcGetPCHCreateStatus",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetPCHHeapSize",
         proc_name: "nvrtcGetPCHHeapSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetPCHHeapSizeRequired",
         proc_name: "nvrtcGetPCHHeapSizeRequired",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetPTX",
         proc_name: "nvrtcGetPTX",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetPTXSize",
         proc_name: "nvrtcGetPTXSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetProgramLog",
         proc_name: "nvrtcGetProgramLog",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetProgramLogSize",
         proc_name: "nvrtcGetProgramLogSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcGetSupportedArchs",
         proc_name: "nvrtcGetSupportedArchs",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcSetFlowCallback",
         proc_name: "nvrtcSetFlowCallback",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcSetPCHHeapSize",
         proc_name: "nvrtcSetPCHHeapSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "nvrtcVersion",
         proc_name: "nvrtcVersion",
+        proc_version: 0i32,
     },
 ];
 impl crate::Nvrtc {

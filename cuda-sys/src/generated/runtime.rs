@@ -3305,1242 +3305,1552 @@ pub static FUNCTIONS: [crate::FunctionName; 310usize] = [
     crate::FunctionName {
         symbol: "cudaArrayGetInfo",
         proc_name: "cudaArrayGetInfo",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaArrayGetMemoryRequirements",
         proc_name: "cudaArrayGetMemoryRequirements",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaArrayGetPlane",
         proc_name: "cudaArrayGetPlane",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaArrayGetSparseProperties",
         proc_name: "cudaArrayGetSparseProperties",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaChooseDevice",
         proc_name: "cudaChooseDevice",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaCreateChannelDesc",
         proc_name: "cudaCreateChannelDesc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaCreateSurfaceObject",
         proc_name: "cudaCreateSurfaceObject",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaCreateTextureObject",
         proc_name: "cudaCreateTextureObject",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaCtxResetPersistingL2Cache",
         proc_name: "cudaCtxResetPersistingL2Cache",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDestroyExternalMemory",
         proc_name: "cudaDestroyExternalMemory",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDestroyExternalSemaphore",
         proc_name: "cudaDestroyExternalSemaphore",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDestroySurfaceObject",
         proc_name: "cudaDestroySurfaceObject",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDestroyTextureObject",
         proc_name: "cudaDestroyTextureObject",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceCanAccessPeer",
         proc_name: "cudaDeviceCanAccessPeer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceDisablePeerAccess",
         proc_name: "cudaDeviceDisablePeerAccess",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceEnablePeerAccess",
         proc_name: "cudaDeviceEnablePeerAccess",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceFlushGPUDirectRDMAWrites",
         proc_name: "cudaDeviceFlushGPUDirectRDMAWrites",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetAttribute",
         proc_name: "cudaDeviceGetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetByPCIBusId",
         proc_name: "cudaDeviceGetByPCIBusId",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetCacheConfig",
         proc_name: "cudaDeviceGetCacheConfig",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetDefaultMemPool",
         proc_name: "cudaDeviceGetDefaultMemPool",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetGraphMemAttribute",
         proc_name: "cudaDeviceGetGraphMemAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetHostAtomicCapabilities",
         proc_name: "cudaDeviceGetHostAtomicCapabilities",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetLimit",
         proc_name: "cudaDeviceGetLimit",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetMemPool",
         proc_name: "cudaDeviceGetMemPool",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetNvSciSyncAttributes",
         proc_name: "cudaDeviceGetNvSciSyncAttributes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetP2PAtomicCapabilities",
         proc_name: "cudaDeviceGetP2PAtomicCapabilities",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetP2PAttribute",
         proc_name: "cudaDeviceGetP2PAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetPCIBusId",
         proc_name: "cudaDeviceGetPCIBusId",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetSharedMemConfig",
         proc_name: "cudaDeviceGetSharedMemConfig",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetStreamPriorityRange",
         proc_name: "cudaDeviceGetStreamPriorityRange",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGetTexture1DLinearMaxWidth",
         proc_name: "cudaDeviceGetTexture1DLinearMaxWidth",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceGraphMemTrim",
         proc_name: "cudaDeviceGraphMemTrim",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceRegisterAsyncNotification",
         proc_name: "cudaDeviceRegisterAsyncNotification",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceReset",
         proc_name: "cudaDeviceReset",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceSetCacheConfig",
         proc_name: "cudaDeviceSetCacheConfig",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceSetGraphMemAttribute",
         proc_name: "cudaDeviceSetGraphMemAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceSetLimit",
         proc_name: "cudaDeviceSetLimit",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceSetMemPool",
         proc_name: "cudaDeviceSetMemPool",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceSetSharedMemConfig",
         proc_name: "cudaDeviceSetSharedMemConfig",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceSynchronize",
         proc_name: "cudaDeviceSynchronize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDeviceUnregisterAsyncNotification",
         proc_name: "cudaDeviceUnregisterAsyncNotification",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaDriverGetVersion",
         proc_name: "cudaDriverGetVersion",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventCreate",
         proc_name: "cudaEventCreate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventCreateWithFlags",
         proc_name: "cudaEventCreateWithFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventDestroy",
         proc_name: "cudaEventDestroy",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventElapsedTime",
         proc_name: "cudaEventElapsedTime",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventQuery",
         proc_name: "cudaEventQuery",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventRecord",
         proc_name: "cudaEventRecord",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventRecordWithFlags",
         proc_name: "cudaEventRecordWithFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaEventSynchronize",
         proc_name: "cudaEventSynchronize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaExternalMemoryGetMappedBuffer",
         proc_name: "cudaExternalMemoryGetMappedBuffer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaExternalMemoryGetMappedMipmappedArray",
         proc_name: "cudaExternalMemoryGetMappedMipmappedArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFree",
         proc_name: "cudaFree",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFreeArray",
         proc_name: "cudaFreeArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFreeAsync",
         proc_name: "cudaFreeAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFreeHost",
         proc_name: "cudaFreeHost",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFreeMipmappedArray",
         proc_name: "cudaFreeMipmappedArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFuncGetAttributes",
         proc_name: "cudaFuncGetAttributes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFuncGetName",
         proc_name: "cudaFuncGetName",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFuncGetParamInfo",
         proc_name: "cudaFuncGetParamInfo",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFuncSetAttribute",
         proc_name: "cudaFuncSetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFuncSetCacheConfig",
         proc_name: "cudaFuncSetCacheConfig",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaFuncSetSharedMemConfig",
         proc_name: "cudaFuncSetSharedMemConfig",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetChannelDesc",
         proc_name: "cudaGetChannelDesc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetDevice",
         proc_name: "cudaGetDevice",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetDeviceCount",
         proc_name: "cudaGetDeviceCount",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetDeviceFlags",
         proc_name: "cudaGetDeviceFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetDeviceProperties",
         proc_name: "cudaGetDeviceProperties",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetDriverEntryPoint",
         proc_name: "cudaGetDriverEntryPoint",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetDriverEntryPointByVersion",
         proc_name: "cudaGetDriverEntryPointByVersion",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetErrorName",
         proc_name: "cudaGetErrorName",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetErrorString",
         proc_name: "cudaGetErrorString",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetExportTable",
         proc_name: "cudaGetExportTable",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetFuncBySymbol",
         proc_name: "cudaGetFuncBySymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetKernel",
         proc_name: "cudaGetKernel",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetLastError",
         proc_name: "cudaGetLastError",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetMipmappedArrayLevel",
         proc_name: "cudaGetMipmappedArrayLevel",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetSurfaceObjectResourceDesc",
         proc_name: "cudaGetSurfaceObjectResourceDesc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetSymbolAddress",
         proc_name: "cudaGetSymbolAddress",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetSymbolSize",
         proc_name: "cudaGetSymbolSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetTextureObjectResourceDesc",
         proc_name: "cudaGetTextureObjectResourceDesc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetTextureObjectResourceViewDesc",
         proc_name: "cudaGetTextureObjectResourceViewDesc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGetTextureObjectTextureDesc",
         proc_name: "cudaGetTextureObjectTextureDesc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddChildGraphNode",
         proc_name: "cudaGraphAddChildGraphNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddDependencies",
         proc_name: "cudaGraphAddDependencies",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddEmptyNode",
         proc_name: "cudaGraphAddEmptyNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddEventRecordNode",
         proc_name: "cudaGraphAddEventRecordNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddEventWaitNode",
         proc_name: "cudaGraphAddEventWaitNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddExternalSemaphoresSignalNode",
         proc_name: "cudaGraphAddExternalSemaphoresSignalNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddExternalSemaphoresWaitNode",
         proc_name: "cudaGraphAddExternalSemaphoresWaitNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddHostNode",
         proc_name: "cudaGraphAddHostNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddKernelNode",
         proc_name: "cudaGraphAddKernelNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddMemAllocNode",
         proc_name: "cudaGraphAddMemAllocNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddMemFreeNode",
         proc_name: "cudaGraphAddMemFreeNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddMemcpyNode",
         proc_name: "cudaGraphAddMemcpyNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddMemcpyNode1D",
         proc_name: "cudaGraphAddMemcpyNode1D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddMemcpyNodeFromSymbol",
         proc_name: "cudaGraphAddMemcpyNodeFromSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddMemcpyNodeToSymbol",
         proc_name: "cudaGraphAddMemcpyNodeToSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddMemsetNode",
         proc_name: "cudaGraphAddMemsetNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphAddNode",
         proc_name: "cudaGraphAddNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphChildGraphNodeGetGraph",
         proc_name: "cudaGraphChildGraphNodeGetGraph",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphClone",
         proc_name: "cudaGraphClone",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphConditionalHandleCreate",
         proc_name: "cudaGraphConditionalHandleCreate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphCreate",
         proc_name: "cudaGraphCreate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphDebugDotPrint",
         proc_name: "cudaGraphDebugDotPrint",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphDestroy",
         proc_name: "cudaGraphDestroy",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphDestroyNode",
         proc_name: "cudaGraphDestroyNode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphEventRecordNodeGetEvent",
         proc_name: "cudaGraphEventRecordNodeGetEvent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphEventRecordNodeSetEvent",
         proc_name: "cudaGraphEventRecordNodeSetEvent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphEventWaitNodeGetEvent",
         proc_name: "cudaGraphEventWaitNodeGetEvent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphEventWaitNodeSetEvent",
         proc_name: "cudaGraphEventWaitNodeSetEvent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecChildGraphNodeSetParams",
         proc_name: "cudaGraphExecChildGraphNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecDestroy",
         proc_name: "cudaGraphExecDestroy",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecEventRecordNodeSetEvent",
         proc_name: "cudaGraphExecEventRecordNodeSetEvent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecEventWaitNodeSetEvent",
         proc_name: "cudaGraphExecEventWaitNodeSetEvent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
         proc_name: "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
         proc_name: "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecGetFlags",
         proc_name: "cudaGraphExecGetFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecHostNodeSetParams",
         proc_name: "cudaGraphExecHostNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecKernelNodeSetParams",
         proc_name: "cudaGraphExecKernelNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecMemcpyNodeSetParams",
         proc_name: "cudaGraphExecMemcpyNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecMemcpyNodeSetParams1D",
         proc_name: "cudaGraphExecMemcpyNodeSetParams1D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
         proc_name: "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecMemcpyNodeSetParamsToSymbol",
         proc_name: "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecMemsetNodeSetParams",
         proc_name: "cudaGraphExecMemsetNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecNodeSetParams",
         proc_name: "cudaGraphExecNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExecUpdate",
         proc_name: "cudaGraphExecUpdate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExternalSemaphoresSignalNodeGetParams",
         proc_name: "cudaGraphExternalSemaphoresSignalNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExternalSemaphoresSignalNodeSetParams",
         proc_name: "cudaGraphExternalSemaphoresSignalNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExternalSemaphoresWaitNodeGetParams",
         proc_name: "cudaGraphExternalSemaphoresWaitNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphExternalSemaphoresWaitNodeSetParams",
         proc_name: "cudaGraphExternalSemaphoresWaitNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphGetEdges",
         proc_name: "cudaGraphGetEdges",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphGetNodes",
         proc_name: "cudaGraphGetNodes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphGetRootNodes",
         proc_name: "cudaGraphGetRootNodes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphHostNodeGetParams",
         proc_name: "cudaGraphHostNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphHostNodeSetParams",
         proc_name: "cudaGraphHostNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphInstantiate",
         proc_name: "cudaGraphInstantiate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphInstantiateWithFlags",
         proc_name: "cudaGraphInstantiateWithFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphInstantiateWithParams",
         proc_name: "cudaGraphInstantiateWithParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphKernelNodeCopyAttributes",
         proc_name: "cudaGraphKernelNodeCopyAttributes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphKernelNodeGetAttribute",
         proc_name: "cudaGraphKernelNodeGetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphKernelNodeGetParams",
         proc_name: "cudaGraphKernelNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphKernelNodeSetAttribute",
         proc_name: "cudaGraphKernelNodeSetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphKernelNodeSetParams",
         proc_name: "cudaGraphKernelNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphLaunch",
         proc_name: "cudaGraphLaunch",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemAllocNodeGetParams",
         proc_name: "cudaGraphMemAllocNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemFreeNodeGetParams",
         proc_name: "cudaGraphMemFreeNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemcpyNodeGetParams",
         proc_name: "cudaGraphMemcpyNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemcpyNodeSetParams",
         proc_name: "cudaGraphMemcpyNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemcpyNodeSetParams1D",
         proc_name: "cudaGraphMemcpyNodeSetParams1D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemcpyNodeSetParamsFromSymbol",
         proc_name: "cudaGraphMemcpyNodeSetParamsFromSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemcpyNodeSetParamsToSymbol",
         proc_name: "cudaGraphMemcpyNodeSetParamsToSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemsetNodeGetParams",
         proc_name: "cudaGraphMemsetNodeGetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphMemsetNodeSetParams",
         proc_name: "cudaGraphMemsetNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphNodeFindInClone",
         proc_name: "cudaGraphNodeFindInClone",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphNodeGetDependencies",
         proc_name: "cudaGraphNodeGetDependencies",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphNodeGetDependentNodes",
         proc_name: "cudaGraphNodeGetDependentNodes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphNodeGetEnabled",
         proc_name: "cudaGraphNodeGetEnabled",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphNodeGetType",
         proc_name: "cudaGraphNodeGetType",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphNodeSetEnabled",
         proc_name: "cudaGraphNodeSetEnabled",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphNodeSetParams",
         proc_name: "cudaGraphNodeSetParams",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphReleaseUserObject",
         proc_name: "cudaGraphReleaseUserObject",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphRemoveDependencies",
         proc_name: "cudaGraphRemoveDependencies",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphRetainUserObject",
         proc_name: "cudaGraphRetainUserObject",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphUpload",
         proc_name: "cudaGraphUpload",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphicsMapResources",
         proc_name: "cudaGraphicsMapResources",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphicsResourceGetMappedMipmappedArray",
         proc_name: "cudaGraphicsResourceGetMappedMipmappedArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphicsResourceGetMappedPointer",
         proc_name: "cudaGraphicsResourceGetMappedPointer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphicsResourceSetMapFlags",
         proc_name: "cudaGraphicsResourceSetMapFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphicsSubResourceGetMappedArray",
         proc_name: "cudaGraphicsSubResourceGetMappedArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphicsUnmapResources",
         proc_name: "cudaGraphicsUnmapResources",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaGraphicsUnregisterResource",
         proc_name: "cudaGraphicsUnregisterResource",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaHostAlloc",
         proc_name: "cudaHostAlloc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaHostGetDevicePointer",
         proc_name: "cudaHostGetDevicePointer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaHostGetFlags",
         proc_name: "cudaHostGetFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaHostRegister",
         proc_name: "cudaHostRegister",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaHostUnregister",
         proc_name: "cudaHostUnregister",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaImportExternalMemory",
         proc_name: "cudaImportExternalMemory",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaImportExternalSemaphore",
         proc_name: "cudaImportExternalSemaphore",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaInitDevice",
         proc_name: "cudaInitDevice",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaIpcCloseMemHandle",
         proc_name: "cudaIpcCloseMemHandle",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaIpcGetEventHandle",
         proc_name: "cudaIpcGetEventHandle",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaIpcGetMemHandle",
         proc_name: "cudaIpcGetMemHandle",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaIpcOpenEventHandle",
         proc_name: "cudaIpcOpenEventHandle",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaIpcOpenMemHandle",
         proc_name: "cudaIpcOpenMemHandle",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaKernelSetAttributeForDevice",
         proc_name: "cudaKernelSetAttributeForDevice",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLaunchCooperativeKernel",
         proc_name: "cudaLaunchCooperativeKernel",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLaunchHostFunc",
         proc_name: "cudaLaunchHostFunc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLaunchKernel",
         proc_name: "cudaLaunchKernel",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLaunchKernelExC",
         proc_name: "cudaLaunchKernelExC",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryEnumerateKernels",
         proc_name: "cudaLibraryEnumerateKernels",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryGetGlobal",
         proc_name: "cudaLibraryGetGlobal",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryGetKernel",
         proc_name: "cudaLibraryGetKernel",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryGetKernelCount",
         proc_name: "cudaLibraryGetKernelCount",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryGetManaged",
         proc_name: "cudaLibraryGetManaged",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryGetUnifiedFunction",
         proc_name: "cudaLibraryGetUnifiedFunction",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryLoadData",
         proc_name: "cudaLibraryLoadData",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryLoadFromFile",
         proc_name: "cudaLibraryLoadFromFile",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLibraryUnload",
         proc_name: "cudaLibraryUnload",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLogsCurrent",
         proc_name: "cudaLogsCurrent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLogsDumpToFile",
         proc_name: "cudaLogsDumpToFile",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLogsDumpToMemory",
         proc_name: "cudaLogsDumpToMemory",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLogsRegisterCallback",
         proc_name: "cudaLogsRegisterCallback",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaLogsUnregisterCallback",
         proc_name: "cudaLogsUnregisterCallback",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMalloc",
         proc_name: "cudaMalloc",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMalloc3D",
         proc_name: "cudaMalloc3D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMalloc3DArray",
         proc_name: "cudaMalloc3DArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMallocArray",
         proc_name: "cudaMallocArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMallocAsync",
         proc_name: "cudaMallocAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMallocFromPoolAsync",
         proc_name: "cudaMallocFromPoolAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMallocHost",
         proc_name: "cudaMallocHost",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMallocManaged",
         proc_name: "cudaMallocManaged",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMallocMipmappedArray",
         proc_name: "cudaMallocMipmappedArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMallocPitch",
         proc_name: "cudaMallocPitch",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemAdvise",
         proc_name: "cudaMemAdvise",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemDiscardAndPrefetchBatchAsync",
         proc_name: "cudaMemDiscardAndPrefetchBatchAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemDiscardBatchAsync",
         proc_name: "cudaMemDiscardBatchAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemGetDefaultMemPool",
         proc_name: "cudaMemGetDefaultMemPool",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemGetInfo",
         proc_name: "cudaMemGetInfo",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemGetMemPool",
         proc_name: "cudaMemGetMemPool",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolCreate",
         proc_name: "cudaMemPoolCreate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolDestroy",
         proc_name: "cudaMemPoolDestroy",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolExportPointer",
         proc_name: "cudaMemPoolExportPointer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolExportToShareableHandle",
         proc_name: "cudaMemPoolExportToShareableHandle",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolGetAccess",
         proc_name: "cudaMemPoolGetAccess",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolGetAttribute",
         proc_name: "cudaMemPoolGetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolImportFromShareableHandle",
         proc_name: "cudaMemPoolImportFromShareableHandle",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolImportPointer",
         proc_name: "cudaMemPoolImportPointer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolSetAccess",
         proc_name: "cudaMemPoolSetAccess",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolSetAttribute",
         proc_name: "cudaMemPoolSetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPoolTrimTo",
         proc_name: "cudaMemPoolTrimTo",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPrefetchAsync",
         proc_name: "cudaMemPrefetchAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemPrefetchBatchAsync",
         proc_name: "cudaMemPrefetchBatchAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemRangeGetAttribute",
         proc_name: "cudaMemRangeGetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemRangeGetAttributes",
         proc_name: "cudaMemRangeGetAttributes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemSetMemPool",
         proc_name: "cudaMemSetMemPool",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy",
         proc_name: "cudaMemcpy",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy2D",
         proc_name: "cudaMemcpy2D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy2DArrayToArray",
         proc_name: "cudaMemcpy2DArrayToArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy2DAsync",
         proc_name: "cudaMemcpy2DAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy2DFromArray",
         proc_name: "cudaMemcpy2DFromArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy2DFromArrayAsync",
         proc_name: "cudaMemcpy2DFromArrayAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy2DToArray",
         proc_name: "cudaMemcpy2DToArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy2DToArrayAsync",
         proc_name: "cudaMemcpy2DToArrayAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy3D",
         proc_name: "cudaMemcpy3D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy3DAsync",
         proc_name: "cudaMemcpy3DAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy3DBatchAsync",
         proc_name: "cudaMemcpy3DBatchAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy3DPeer",
         proc_name: "cudaMemcpy3DPeer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpy3DPeerAsync",
         proc_name: "cudaMemcpy3DPeerAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyArrayToArray",
         proc_name: "cudaMemcpyArrayToArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyAsync",
         proc_name: "cudaMemcpyAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyBatchAsync",
         proc_name: "cudaMemcpyBatchAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyFromArray",
         proc_name: "cudaMemcpyFromArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyFromArrayAsync",
         proc_name: "cudaMemcpyFromArrayAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyFromSymbol",
         proc_name: "cudaMemcpyFromSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyFromSymbolAsync",
         proc_name: "cudaMemcpyFromSymbolAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyPeer",
         proc_name: "cudaMemcpyPeer",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyPeerAsync",
         proc_name: "cudaMemcpyPeerAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyToArray",
         proc_name: "cudaMemcpyToArray",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyToArrayAsync",
         proc_name: "cudaMemcpyToArrayAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyToSymbol",
         proc_name: "cudaMemcpyToSymbol",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemcpyToSymbolAsync",
         proc_name: "cudaMemcpyToSymbolAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemset",
         proc_name: "cudaMemset",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemset2D",
         proc_name: "cudaMemset2D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemset2DAsync",
         proc_name: "cudaMemset2DAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemset3D",
         proc_name: "cudaMemset3D",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemset3DAsync",
         proc_name: "cudaMemset3DAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMemsetAsync",
         proc_name: "cudaMemsetAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMipmappedArrayGetMemoryRequirements",
         proc_name: "cudaMipmappedArrayGetMemoryRequirements",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaMipmappedArrayGetSparseProperties",
         proc_name: "cudaMipmappedArrayGetSparseProperties",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaOccupancyAvailableDynamicSMemPerBlock",
         proc_name: "cudaOccupancyAvailableDynamicSMemPerBlock",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
         proc_name: "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
         proc_name: "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaOccupancyMaxActiveClusters",
         proc_name: "cudaOccupancyMaxActiveClusters",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaOccupancyMaxPotentialClusterSize",
         proc_name: "cudaOccupancyMaxPotentialClusterSize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaPeekAtLastError",
         proc_name: "cudaPeekAtLastError",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaPointerGetAttributes",
         proc_name: "cudaPointerGetAttributes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaRuntimeGetVersion",
         proc_name: "cudaRuntimeGetVersion",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaSetDevice",
         proc_name: "cudaSetDevice",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaSetDeviceFlags",
         proc_name: "cudaSetDeviceFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaSetValidDevices",
         proc_name: "cudaSetValidDevices",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaSignalExternalSemaphoresAsync",
         proc_name: "cudaSignalExternalSemaphoresAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamAddCallback",
         proc_name: "cudaStreamAddCallback",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamAttachMemAsync",
         proc_name: "cudaStreamAttachMemAsync",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamBeginCapture",
         proc_name: "cudaStreamBeginCapture",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamBeginCaptureToGraph",
         proc_name: "cudaStreamBeginCaptureToGraph",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamCopyAttributes",
         proc_name: "cudaStreamCopyAttributes",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamCreate",
         proc_name: "cudaStreamCreate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamCreateWithFlags",
         proc_name: "cudaStreamCreateWithFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamCreateWithPriority",
         proc_name: "cudaStreamCreateWithPriority",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamDestroy",
         proc_name: "cudaStreamDestroy",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamEndCapture",
         proc_name: "cudaStreamEndCapture",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamGetAttribute",
         proc_name: "cudaStreamGetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamGetCaptureInfo",
         proc_name: "cudaStreamGetCaptureInfo",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamGetDevice",
         proc_name: "cudaStreamGetDevice",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamGetFlags",
         proc_name: "cudaStreamGetFlags",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamGetId",
         proc_name: "cudaStreamGetId",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamGetPriority",
         proc_name: "cudaStreamGetPriority",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamIsCapturing",
         proc_name: "cudaStreamIsCapturing",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamQuery",
         proc_name: "cudaStreamQuery",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamSetAttribute",
         proc_name: "cudaStreamSetAttribute",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamSynchronize",
         proc_name: "cudaStreamSynchronize",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamUpdateCaptureDependencies",
         proc_name: "cudaStreamUpdateCaptureDependencies",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaStreamWaitEvent",
         proc_name: "cudaStreamWaitEvent",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaThreadExchangeStreamCaptureMode",
         proc_name: "cudaThreadExchangeStreamCaptureMode",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaUserObjectCreate",
         proc_name: "cudaUserObjectCreate",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaUserObjectRelease",
         proc_name: "cudaUserObjectRelease",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaUserObjectRetain",
         proc_name: "cudaUserObjectRetain",
+        proc_version: 0i32,
     },
     crate::FunctionName {
         symbol: "cudaWaitExternalSemaphoresAsync",
         proc_name: "cudaWaitExternalSemaphoresAsync",
+        proc_version: 0i32,
     },
 ];
 impl crate::Runtime {
