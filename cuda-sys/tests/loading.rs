@@ -92,9 +92,32 @@ fn function_counts_match_the_headers() {
     assert_eq!(cuda_sys::runtime::FUNCTIONS.len(), 310);
     assert_eq!(cuda_sys::nvrtc::FUNCTIONS.len(), 24);
     assert_eq!(cuda_sys::nvjitlink::FUNCTIONS.len(), 14);
-    let versioned = cuda_sys::driver::FUNCTIONS
-        .iter()
-        .find(|f| f.symbol == "cuMemAlloc_v2")
-        .unwrap();
-    assert_eq!(versioned.proc_name, "cuMemAlloc");
+}
+
+#[test]
+fn driver_entry_points_ask_for_the_declared_abi() {
+    let find = |symbol: &str| *cuda_sys::driver::FUNCTIONS.iter().find(|f| f.symbol == symbol).unwrap();
+    let expect = [
+        // (exported symbol, cuGetProcAddress name, version whose ABI cuda.h declares)
+        ("cuMemAlloc_v2", "cuMemAlloc", 3020),
+        ("cuCtxCreate_v4", "cuCtxCreate", 12050),
+        ("cuStreamGetCaptureInfo_v3", "cuStreamGetCaptureInfo", 12030),
+        // cuda.h declares cuCtxSynchronize(void); version 13000 would be cuCtxSynchronize(CUcontext).
+        ("cuCtxSynchronize", "cuCtxSynchronize", 2000),
+        ("cuLaunchKernel", "cuLaunchKernel", 4000),
+        ("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", 11040),
+        // Declared with no matching typedef: resolved by exported name only.
+        ("cuCtxSynchronize_v2", "cuCtxSynchronize_v2", 0),
+    ];
+    for (symbol, proc_name, proc_version) in expect {
+        assert_eq!(
+            find(symbol),
+            cuda_sys::FunctionName {
+                symbol,
+                proc_name,
+                proc_version
+            },
+            "{symbol}"
+        );
+    }
 }
