@@ -1,1 +1,127 @@
-//! placeholder
+//! Safe, RAII types over the CUDA runtime API (`libcudart`), which is found
+//! and loaded at run time by `cuda-sys`: the Rust counterpart of
+//! `cuda.bindings.runtime`.
+//!
+//! ```no_run
+//! use cuda_runtime::{Device, DeviceMemory, Event, EventFlags, LaunchConfig, Library, Stream};
+//!
+//! # fn main() -> Result<(), cuda_runtime::Error> {
+//! let device = Device::get(0)?;
+//! let properties = device.properties()?;
+//! println!("{} (sm_{}{})", properties.name, properties.major, properties.minor);
+//!
+//! // PTX from NVRTC or a file; CUBIN and fatbin images load the same way.
+//! # let ptx = "";
+//! let library = Library::load(ptx.as_bytes())?;
+//! let scale = library.kernel("scale")?;
+//!
+//! let stream = Stream::new(device)?;
+//! let input: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+//! let mut data = DeviceMemory::from_slice(device, &input)?;
+//! let (start, end) = (Event::new(device, EventFlags::empty())?, Event::new(device, EventFlags::empty())?);
+//! start.record(&stream)?;
+//! // SAFETY: `scale(float* data, float factor, unsigned n)` writes data[0..n].
+//! unsafe { stream.launch(&scale, &LaunchConfig::for_num_elems(1024), (&mut data, 2.0f32, 1024u32))? };
+//! end.record(&stream)?;
+//! stream.synchronize()?;
+//! println!("{:.3} ms", start.elapsed_ms(&end)?);
+//! assert_eq!(data.to_vec()?[3], 6.0);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Devices and threads
+//! There is no hidden current device deciding where work goes: every
+//! [`DeviceMemory`], [`Stream`], [`Event`] and [`PinnedHostMemory`] records
+//! the device it was made on and makes that device current
+//! (`cudaGetDevice`, then `cudaSetDevice` only if it differs) before each
+//! call that needs it, so all of them work from any thread. Objects of
+//! different devices used together are an [`Error::WrongDevice`].
+//!
+//! # Sharing the primary context with cuda-driver
+//! The runtime works in each device's primary context, the same context
+//! cuda-driver's `Context::primary` retains; so memory, streams, events and
+//! kernels are shared between the two crates. A `cudaStream_t` is a driver
+//! `CUstream` (the same pointer; `cuda-sys` gives them two Rust types, so
+//! convert with `.cast()`): see [`Stream::from_raw`] and [`Stream::as_raw`].
+//! A device pointer from [`DeviceMemory::as_raw`] is a `CUdeviceptr` after
+//! `as u64`. When a thread has a non-primary driver context current, the
+//! runtime uses that context for the device instead, as libcudart does.
+//!
+//! # Errors
+//! Runtime failures are [`RuntimeError`]s with the `cudaError_t` code and
+//! the runtime's name and description for it; a missing libcudart is an
+//! [`Error::Load`] listing every path tried; bad input caught on the host
+//! (lengths, launch shapes, malformed images) never reaches the runtime.
+
+mod copy;
+mod device;
+mod error;
+mod event;
+mod launch;
+mod library;
+mod memory;
+mod pinned;
+mod stream;
+
+pub use copy::{memcpy, memcpy_async, memset_async, CopyKind};
+pub use device::{
+    current_device, device_count, device_reset, device_synchronize, set_device, Device, DeviceAttribute,
+    DeviceProperties,
+};
+pub use error::{get_last_error, peek_at_last_error, Error, Result, RuntimeError};
+pub use event::{Event, EventFlags};
+pub use launch::{launch_raw, KernelArg, KernelArgs, LaunchConfig};
+pub use library::{Kernel, Library, ParamInfo};
+pub use memory::{DeviceCopy, DeviceMemory};
+pub use pinned::{HostAllocFlags, PinnedHostMemory};
+pub use stream::{Stream, StreamFlags};
+
+/// The process-wide libcudart table (loaded on first use by `cuda-sys`).
+pub(crate) fn runtime() -> Result<&'static cuda_sys::Runtime> {
+    Ok(cuda_sys::runtime()?)
+}
+
+/// A CUDA version as `major.minor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    /// Major version, e.g. 13.
+    pub major: u32,
+    /// Minor version, e.g. 0.
+    pub minor: u32,
+}
+
+impl Version {
+    fn from_raw(raw: i32) -> Version {
+        let raw = u32::try_from(raw).unwrap_or(0);
+        Version {
+            major: raw / 1000,
+            minor: raw % 1000 / 10,
+        }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The loaded libcudart's version (`cudaRuntimeGetVersion`); needs no driver.
+pub fn runtime_version() -> Result<Version> {
+    let runtime = runtime()?;
+    let mut raw = 0;
+    // SAFETY: `raw` is a valid out-pointer.
+    error::check(runtime, unsafe { runtime.cudaRuntimeGetVersion()?(&mut raw) })?;
+    Ok(Version::from_raw(raw))
+}
+
+/// The newest CUDA version the installed driver supports
+/// (`cudaDriverGetVersion`); `0.0` when there is no driver.
+pub fn driver_version() -> Result<Version> {
+    let runtime = runtime()?;
+    let mut raw = 0;
+    // SAFETY: `raw` is a valid out-pointer.
+    error::check(runtime, unsafe { runtime.cudaDriverGetVersion()?(&mut raw) })?;
+    Ok(Version::from_raw(raw))
+}

@@ -1,0 +1,146 @@
+//! The crate's error type and the runtime's per-thread "last error".
+
+use std::ffi::{c_char, CStr};
+
+use cuda_sys::runtime::cudaError_t;
+use cuda_sys::{LoadError, SymbolError};
+
+/// `Result<T, cuda_runtime::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed runtime call: the `cudaError_t` code with the runtime's own name
+/// and description for it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{name} ({}): {description}", code.0)]
+pub struct RuntimeError {
+    /// The code the runtime returned.
+    pub code: cudaError_t,
+    /// `cudaGetErrorName`, e.g. `"cudaErrorInvalidValue"`.
+    pub name: String,
+    /// `cudaGetErrorString`, e.g. `"invalid argument"`.
+    pub description: String,
+}
+
+impl RuntimeError {
+    /// Builds the error for `code`, asking `runtime` for its name and description.
+    pub fn new(runtime: &cuda_sys::Runtime, code: cudaError_t) -> Self {
+        let name = describe(runtime.cudaGetErrorName().ok(), code);
+        let description = describe(runtime.cudaGetErrorString().ok(), code);
+        Self {
+            code,
+            name,
+            description,
+        }
+    }
+}
+
+fn describe(lookup: Option<unsafe extern "C" fn(cudaError_t) -> *const c_char>, code: cudaError_t) -> String {
+    let text = lookup.map(|f| {
+        // SAFETY: both lookups accept any code and return a pointer to a static
+        // NUL-terminated string ("unrecognized error code" for unknown codes).
+        unsafe { f(code) }
+    });
+    match text {
+        // SAFETY: the pointer is non-null, NUL-terminated and static (see above).
+        Some(p) if !p.is_null() => unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned(),
+        _ => format!("cudaError_t({})", code.0),
+    }
+}
+
+/// Everything that can go wrong in this crate.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A runtime call failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// libcudart could not be loaded (the message lists every path tried).
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The loaded libcudart lacks a function (older than the headers).
+    #[error(transparent)]
+    Symbol(#[from] SymbolError),
+    /// Bad input caught on the host before any call: zero or overflowing
+    /// sizes, malformed images, interior NUL bytes, launch limits, ...
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+    /// Two buffers (or a buffer and a slice) of different lengths.
+    #[error("length mismatch: expected {expected} elements, got {found}")]
+    LengthMismatch {
+        /// The length the operation needs.
+        expected: usize,
+        /// The length it was given.
+        found: usize,
+    },
+    /// An object of one device used with an object or operation of another.
+    #[error("device mismatch: {what} belongs to device {found}, the operation runs on device {expected}")]
+    WrongDevice {
+        /// What was passed, e.g. `"event"`, `"kernel argument 2"`.
+        what: String,
+        /// The device the operation runs on.
+        expected: i32,
+        /// The device the object belongs to.
+        found: i32,
+    },
+    /// Kernel arguments that do not match the kernel's parameter list.
+    #[error("kernel `{kernel}` takes {expected} parameters, {found} were given")]
+    ArgumentCount {
+        /// The kernel's name.
+        kernel: String,
+        /// Its parameter count (`cudaFuncGetParamInfo`).
+        expected: usize,
+        /// The number of arguments passed.
+        found: usize,
+    },
+    /// A kernel argument whose size differs from the parameter's.
+    #[error("kernel `{kernel}` parameter {index} is {expected} bytes, the argument is {found} bytes")]
+    ArgumentSize {
+        /// The kernel's name.
+        kernel: String,
+        /// The parameter's position, from 0.
+        index: usize,
+        /// The parameter's size in bytes.
+        expected: usize,
+        /// The argument's size in bytes.
+        found: usize,
+    },
+}
+
+impl Error {
+    /// The runtime's code, when the error came from a runtime call.
+    pub fn code(&self) -> Option<cudaError_t> {
+        match self {
+            Error::Runtime(e) => Some(e.code),
+            _ => None,
+        }
+    }
+}
+
+/// Turns a runtime return code into a `Result`.
+#[inline]
+pub(crate) fn check(runtime: &cuda_sys::Runtime, code: cudaError_t) -> Result<()> {
+    if code == cudaError_t::cudaSuccess {
+        Ok(())
+    } else {
+        Err(RuntimeError::new(runtime, code).into())
+    }
+}
+
+/// Returns and clears the calling thread's last runtime error
+/// (`cudaGetLastError`). `Ok(())` when there is none. Sticky errors (a kernel
+/// fault, an insufficient driver) are returned again by later calls.
+pub fn get_last_error() -> Result<()> {
+    let runtime = crate::runtime()?;
+    // SAFETY: takes no arguments; reads thread-local runtime state.
+    let code = unsafe { runtime.cudaGetLastError()?() };
+    check(runtime, code)
+}
+
+/// Returns the calling thread's last runtime error without clearing it
+/// (`cudaPeekAtLastError`). `Ok(())` when there is none.
+pub fn peek_at_last_error() -> Result<()> {
+    let runtime = crate::runtime()?;
+    // SAFETY: takes no arguments; reads thread-local runtime state.
+    let code = unsafe { runtime.cudaPeekAtLastError()?() };
+    check(runtime, code)
+}
