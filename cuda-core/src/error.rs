@@ -1,0 +1,169 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+use cuda_sys::nvjitlink::nvJitLinkResult;
+use cuda_sys::nvrtc::nvrtcResult;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in `cuda-core`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// NVRTC could not be loaded.
+    #[error("NVRTC is not available: {0}")]
+    NvrtcUnavailable(#[source] cuda_sys::LoadError),
+    /// nvJitLink could not be loaded, and the inputs need it (LTO-IR, or no driver to fall back to).
+    #[error("nvJitLink is not available{}: {source}", if *.lto_inputs { " and LTO-IR inputs need it" } else { "" })]
+    NvJitLinkUnavailable {
+        /// Why loading failed: every path tried.
+        #[source]
+        source: cuda_sys::LoadError,
+        /// Whether some input was LTO-IR, which only nvJitLink can link.
+        lto_inputs: bool,
+    },
+    /// A library lacks a function this crate needs.
+    #[error(transparent)]
+    Symbol(#[from] cuda_sys::SymbolError),
+    /// An NVRTC call failed. For a failed compilation `log` holds the whole program log.
+    #[error("{}", nvrtc_message(.call, .name, .description, .log))]
+    Nvrtc {
+        /// The NVRTC function that failed.
+        call: &'static str,
+        /// The result code, for matching.
+        code: nvrtcResult,
+        /// The code's name, e.g. `NVRTC_ERROR_COMPILATION`.
+        name: &'static str,
+        /// NVRTC's description of the code (`nvrtcGetErrorString`).
+        description: String,
+        /// The whole program log (compiler errors and warnings); empty when the call produced none.
+        log: String,
+    },
+    /// An nvJitLink call failed; `error_log` and `info_log` are the linker's whole logs.
+    #[error("{call} failed with {name} ({})\n{error_log}", .code.0)]
+    NvJitLink {
+        /// The nvJitLink function that failed.
+        call: &'static str,
+        /// The result code, for matching.
+        code: nvJitLinkResult,
+        /// The code's name, e.g. `NVJITLINK_ERROR_PTX_COMPILE`.
+        name: &'static str,
+        /// The linker's error log.
+        error_log: String,
+        /// The linker's info log.
+        info_log: String,
+    },
+    /// The kernel cache's folder could not be used.
+    #[error("kernel cache at {}: {source}", .path.display())]
+    Cache {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file of code could not be read.
+    #[error("reading {}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Bad input caught on the host, before any library call.
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+}
+
+impl Error {
+    /// The NVRTC code, when NVRTC failed.
+    pub fn nvrtc_code(&self) -> Option<nvrtcResult> {
+        match self {
+            Error::Nvrtc { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The nvJitLink code, when nvJitLink failed.
+    pub fn nvjitlink_code(&self) -> Option<nvJitLinkResult> {
+        match self {
+            Error::NvJitLink { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The compiler's or linker's log carried by this error, if any.
+    pub fn log(&self) -> Option<&str> {
+        match self {
+            Error::Nvrtc { log, .. } if !log.is_empty() => Some(log),
+            Error::NvJitLink { error_log, .. } if !error_log.is_empty() => Some(error_log),
+            _ => None,
+        }
+    }
+}
+
+fn nvrtc_message(call: &str, name: &str, description: &str, log: &str) -> String {
+    if log.is_empty() {
+        format!("{call} failed with {name}: {description}")
+    } else {
+        format!("{call} failed with {name}: {description}\n{log}")
+    }
+}
+
+/// The name of an NVRTC result code.
+pub(crate) fn nvrtc_code_name(code: nvrtcResult) -> &'static str {
+    match code {
+        nvrtcResult::NVRTC_SUCCESS => "NVRTC_SUCCESS",
+        nvrtcResult::NVRTC_ERROR_OUT_OF_MEMORY => "NVRTC_ERROR_OUT_OF_MEMORY",
+        nvrtcResult::NVRTC_ERROR_PROGRAM_CREATION_FAILURE => "NVRTC_ERROR_PROGRAM_CREATION_FAILURE",
+        nvrtcResult::NVRTC_ERROR_INVALID_INPUT => "NVRTC_ERROR_INVALID_INPUT",
+        nvrtcResult::NVRTC_ERROR_INVALID_PROGRAM => "NVRTC_ERROR_INVALID_PROGRAM",
+        nvrtcResult::NVRTC_ERROR_INVALID_OPTION => "NVRTC_ERROR_INVALID_OPTION",
+        nvrtcResult::NVRTC_ERROR_COMPILATION => "NVRTC_ERROR_COMPILATION",
+        nvrtcResult::NVRTC_ERROR_BUILTIN_OPERATION_FAILURE => "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE",
+        nvrtcResult::NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION => {
+            "NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION"
+        }
+        nvrtcResult::NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION => {
+            "NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION"
+        }
+        nvrtcResult::NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID => "NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
+        nvrtcResult::NVRTC_ERROR_INTERNAL_ERROR => "NVRTC_ERROR_INTERNAL_ERROR",
+        nvrtcResult::NVRTC_ERROR_TIME_FILE_WRITE_FAILED => "NVRTC_ERROR_TIME_FILE_WRITE_FAILED",
+        nvrtcResult::NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED => "NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED",
+        nvrtcResult::NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED => "NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED",
+        nvrtcResult::NVRTC_ERROR_PCH_CREATE => "NVRTC_ERROR_PCH_CREATE",
+        nvrtcResult::NVRTC_ERROR_CANCELLED => "NVRTC_ERROR_CANCELLED",
+        nvrtcResult::NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED => "NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED",
+        _ => "NVRTC_ERROR_UNKNOWN",
+    }
+}
+
+/// The name of an nvJitLink result code.
+pub(crate) fn nvjitlink_code_name(code: nvJitLinkResult) -> &'static str {
+    match code {
+        nvJitLinkResult::NVJITLINK_SUCCESS => "NVJITLINK_SUCCESS",
+        nvJitLinkResult::NVJITLINK_ERROR_UNRECOGNIZED_OPTION => "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+        nvJitLinkResult::NVJITLINK_ERROR_MISSING_ARCH => "NVJITLINK_ERROR_MISSING_ARCH",
+        nvJitLinkResult::NVJITLINK_ERROR_INVALID_INPUT => "NVJITLINK_ERROR_INVALID_INPUT",
+        nvJitLinkResult::NVJITLINK_ERROR_PTX_COMPILE => "NVJITLINK_ERROR_PTX_COMPILE",
+        nvJitLinkResult::NVJITLINK_ERROR_NVVM_COMPILE => "NVJITLINK_ERROR_NVVM_COMPILE",
+        nvJitLinkResult::NVJITLINK_ERROR_INTERNAL => "NVJITLINK_ERROR_INTERNAL",
+        nvJitLinkResult::NVJITLINK_ERROR_THREADPOOL => "NVJITLINK_ERROR_THREADPOOL",
+        nvJitLinkResult::NVJITLINK_ERROR_UNRECOGNIZED_INPUT => "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+        nvJitLinkResult::NVJITLINK_ERROR_FINALIZE => "NVJITLINK_ERROR_FINALIZE",
+        nvJitLinkResult::NVJITLINK_ERROR_NULL_INPUT => "NVJITLINK_ERROR_NULL_INPUT",
+        nvJitLinkResult::NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS => "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+        nvJitLinkResult::NVJITLINK_ERROR_INCORRECT_INPUT_TYPE => "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
+        nvJitLinkResult::NVJITLINK_ERROR_ARCH_MISMATCH => "NVJITLINK_ERROR_ARCH_MISMATCH",
+        nvJitLinkResult::NVJITLINK_ERROR_OUTDATED_LIBRARY => "NVJITLINK_ERROR_OUTDATED_LIBRARY",
+        nvJitLinkResult::NVJITLINK_ERROR_MISSING_FATBIN => "NVJITLINK_ERROR_MISSING_FATBIN",
+        nvJitLinkResult::NVJITLINK_ERROR_UNRECOGNIZED_ARCH => "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
+        nvJitLinkResult::NVJITLINK_ERROR_UNSUPPORTED_ARCH => "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+        nvJitLinkResult::NVJITLINK_ERROR_LTO_NOT_ENABLED => "NVJITLINK_ERROR_LTO_NOT_ENABLED",
+        _ => "NVJITLINK_ERROR_UNKNOWN",
+    }
+}
