@@ -67,9 +67,9 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     /// before any read back to the host.
     pub unsafe fn uninit(device: Device, len: usize) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
-        let runtime = runtime()?;
         let mut ptr = std::ptr::null_mut();
         if bytes > 0 {
+            let runtime = runtime()?;
             make_current(runtime, device.raw_ordinal())?;
             // SAFETY: `ptr` is a valid out-pointer.
             check(runtime, unsafe { runtime.cudaMalloc()?(&mut ptr, bytes) })?;
@@ -410,5 +410,43 @@ impl<T: DeviceCopy> Drop for DeviceMemory<T> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Host-side checks need no device: device 0 is never touched below.
+    fn device() -> Device {
+        Device::from_runtime(0)
+    }
+
+    #[test]
+    fn overflowing_sizes_are_invalid_values() {
+        match DeviceMemory::<u64>::zeroed(device(), usize::MAX / 4) {
+            Err(Error::InvalidValue(why)) => assert!(why.contains("overflow"), "{why}"),
+            other => panic!("expected InvalidValue, got {other:?}"),
+        }
+        let pinned = crate::PinnedHostMemory::<u32>::zeroed(device(), usize::MAX, crate::HostAllocFlags::empty());
+        assert!(matches!(pinned, Err(Error::InvalidValue(_))), "{pinned:?}");
+    }
+
+    #[test]
+    fn empty_buffers_need_no_runtime_call_and_check_lengths() {
+        let mut empty = DeviceMemory::<f32>::zeroed(device(), 0).unwrap();
+        assert!(empty.is_empty() && empty.size_bytes() == 0);
+        assert_eq!(empty.to_vec().unwrap(), Vec::<f32>::new());
+        empty.copy_from_host(&[]).unwrap();
+        assert_eq!(
+            empty.copy_from_host(&[1.0, 2.0]),
+            Err(Error::LengthMismatch { expected: 0, found: 2 })
+        );
+        assert_eq!(
+            empty.copy_to_host(&mut [0.0]),
+            Err(Error::LengthMismatch { expected: 0, found: 1 })
+        );
+        let pinned = crate::PinnedHostMemory::<u8>::from_slice(device(), &[], crate::HostAllocFlags::empty()).unwrap();
+        assert!(pinned.is_empty());
     }
 }
