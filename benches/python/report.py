@@ -114,7 +114,7 @@ def fmt_ratio(row):
 def text_table(table):
     header = ("bench", "case", "implementation", "value", "unit", "ratio", "status")
     lines = [header] + [(r["bench"], r["case"], r["impl"], fmt_value(r.get("value")), r.get("unit", ""),
-                         fmt_ratio(r), r.get("status", "")[:90].replace("\n", " ")) for r in table]
+                         fmt_ratio(r), r.get("status", "").replace("\n", " ")[:60]) for r in table]
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(header) - 1)]
     out = []
     for n, line in enumerate(lines):

@@ -41,7 +41,13 @@ impl Gpu {
     /// Loads the driver, initialises it and sets up device 0; `Err` says why not (no driver, no device).
     pub fn open() -> Result<Gpu, String> {
         let cuda = cuda_sys::driver().map_err(|e| {
-            let first = e.to_string().lines().next().unwrap_or_default().trim_end_matches(';').to_string();
+            let first = e
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_end_matches(';')
+                .to_string();
             format!("no CUDA driver ({first})")
         })?;
         let sym = |e: cuda_sys::SymbolError| e.to_string();
@@ -49,7 +55,11 @@ impl Gpu {
         check(cuda, unsafe { cuda.cuInit().map_err(sym)?(0) }, "cuInit")?;
         let mut device: CUdevice = 0;
         // SAFETY: `device` is a valid out-pointer; ordinal 0 exists when cuInit succeeded (checked by the result).
-        check(cuda, unsafe { cuda.cuDeviceGet().map_err(sym)?(&mut device, 0) }, "cuDeviceGet")?;
+        check(
+            cuda,
+            unsafe { cuda.cuDeviceGet().map_err(sym)?(&mut device, 0) },
+            "cuDeviceGet",
+        )?;
         let attribute = |attribute: CUdevice_attribute| -> Result<i32, String> {
             let mut value: c_int = 0;
             // SAFETY: `value` is a valid out-pointer and `device` a device the driver handed out.
@@ -72,7 +82,11 @@ impl Gpu {
             compute_capability,
         };
         // SAFETY: `context` was just retained and is live.
-        check(cuda, unsafe { cuda.cuCtxSetCurrent().map_err(sym)?(context) }, "cuCtxSetCurrent")?;
+        check(
+            cuda,
+            unsafe { cuda.cuCtxSetCurrent().map_err(sym)?(context) },
+            "cuCtxSetCurrent",
+        )?;
         let flags = CUstream_flags::CU_STREAM_NON_BLOCKING.0 as c_uint;
         // SAFETY: `gpu.stream` is a valid out-pointer; the context is current.
         let created = unsafe { cuda.cuStreamCreate().map_err(sym)?(&mut gpu.stream, flags) };
@@ -121,7 +135,11 @@ impl Gpu {
         let mut module: CUmodule = ptr::null_mut();
         let load = self.cuda.cuModuleLoadData().map_err(|e| e.to_string())?;
         // SAFETY: `image` is a complete CUBIN from NVRTC that outlives the call; `module` is a valid out-pointer.
-        check(self.cuda, unsafe { load(&mut module, image.as_ptr().cast()) }, "cuModuleLoadData")?;
+        check(
+            self.cuda,
+            unsafe { load(&mut module, image.as_ptr().cast()) },
+            "cuModuleLoadData",
+        )?;
         Ok(module)
     }
 
@@ -130,7 +148,11 @@ impl Gpu {
         let mut function: CUfunction = ptr::null_mut();
         let get = self.cuda.cuModuleGetFunction().map_err(|e| e.to_string())?;
         // SAFETY: `module` is live (the caller loaded it and has not unloaded it); `name` is NUL-terminated.
-        check(self.cuda, unsafe { get(&mut function, module, name.as_ptr()) }, "cuModuleGetFunction")?;
+        check(
+            self.cuda,
+            unsafe { get(&mut function, module, name.as_ptr()) },
+            "cuModuleGetFunction",
+        )?;
         Ok(function)
     }
 
@@ -213,10 +235,16 @@ pub fn compile_cubin(source: &str, arch: &str) -> Result<Vec<u8>, String> {
         }
         let mut size = 0;
         // SAFETY: `program` is live and compiled; `size` is a valid out-pointer.
-        ok(unsafe { nvrtc.nvrtcGetCUBINSize().map_err(sym)?(program, &mut size) }, "nvrtcGetCUBINSize")?;
+        ok(
+            unsafe { nvrtc.nvrtcGetCUBINSize().map_err(sym)?(program, &mut size) },
+            "nvrtcGetCUBINSize",
+        )?;
         let mut cubin = vec![0u8; size];
         // SAFETY: `cubin` has the size NVRTC reported.
-        ok(unsafe { nvrtc.nvrtcGetCUBIN().map_err(sym)?(program, cubin.as_mut_ptr().cast()) }, "nvrtcGetCUBIN")?;
+        ok(
+            unsafe { nvrtc.nvrtcGetCUBIN().map_err(sym)?(program, cubin.as_mut_ptr().cast()) },
+            "nvrtcGetCUBIN",
+        )?;
         Ok(cubin)
     })();
     // SAFETY: `program` is live and destroyed once.

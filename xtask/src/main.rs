@@ -2,8 +2,14 @@
 //!
 //! - `bindgen`: regenerate `cuda-sys/src/generated/` from the pinned CUDA headers.
 //! - `test`: fetch the pinned NVRTC/cudart/nvJitLink wheels if needed and run the workspace tests.
+//! - `gpu-bundle [--keep-going]`: build every test binary, example and benchmark in release into
+//!   `target/gpu-bundle/` with the `run.sh` that runs them on a GPU machine without Rust.
+//! - `bench [LOGDIR]`: build the bundle and run only its benchmarks (on a machine with a GPU).
 
+mod bench;
 mod bindgen;
+mod gpu_bundle;
+mod json;
 mod test;
 mod wheels;
 
@@ -16,8 +22,12 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("bindgen") => bindgen::run(&root),
         Some("test") => test::run(&root, &args[1..]),
+        Some("gpu-bundle") => gpu_bundle::run(&root, &args[1..]),
+        Some("bench") => bench::run(&root, &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <bindgen | test [cargo test args]>");
+            eprintln!(
+                "usage: cargo xtask <bindgen | test [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR]>"
+            );
             return ExitCode::from(2);
         }
     };

@@ -77,9 +77,19 @@ fn nvrtc_cold(arch: &str) -> Result<Stats, String> {
 }
 
 /// Enqueues `function` with the given parameter array, in batches of [`LAUNCH_BATCH`].
-fn time_launches(gpu: &Gpu, function: CUfunction, grid: u32, block: u32, params: &mut [*mut c_void]) -> Result<Stats, String> {
+fn time_launches(
+    gpu: &Gpu,
+    function: CUfunction,
+    grid: u32,
+    block: u32,
+    params: &mut [*mut c_void],
+) -> Result<Stats, String> {
     let launch = gpu.cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
-    let params = if params.is_empty() { ptr::null_mut() } else { params.as_mut_ptr() };
+    let params = if params.is_empty() {
+        ptr::null_mut()
+    } else {
+        params.as_mut_ptr()
+    };
     time_batches(
         LAUNCH_WARMUP_BATCHES,
         LAUNCH_BATCHES,
@@ -88,7 +98,21 @@ fn time_launches(gpu: &Gpu, function: CUfunction, grid: u32, block: u32, params:
         || {
             // SAFETY: `function` is live; `params` is null (no parameters) or points at one pointer per kernel
             // parameter, each at a live value of the parameter's type; the stream is live.
-            let result = unsafe { launch(function, grid, 1, 1, block, 1, 1, 0, gpu.stream, params, ptr::null_mut()) };
+            let result = unsafe {
+                launch(
+                    function,
+                    grid,
+                    1,
+                    1,
+                    block,
+                    1,
+                    1,
+                    0,
+                    gpu.stream,
+                    params,
+                    ptr::null_mut(),
+                )
+            };
             check(gpu.cuda, result, "cuLaunchKernel")
         },
     )
@@ -125,15 +149,34 @@ fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<Stats, String> {
         let launch = gpu.cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
         // SAFETY: `params` points at a float, two device pointers of `n` floats and the length `n`, as `axpy` takes.
         let launched = unsafe {
-            launch(axpy, grid, 1, 1, AXPY_BLOCK, 1, 1, 0, gpu.stream, params.as_mut_ptr(), ptr::null_mut())
+            launch(
+                axpy,
+                grid,
+                1,
+                1,
+                AXPY_BLOCK,
+                1,
+                1,
+                0,
+                gpu.stream,
+                params.as_mut_ptr(),
+                ptr::null_mut(),
+            )
         };
         check(gpu.cuda, launched, "cuLaunchKernel axpy")?;
         gpu.sync()?;
         let mut result = vec![0f32; n];
         // SAFETY: `result` holds `bytes` bytes; `y` is a device buffer of as many; the stream is idle.
-        check(gpu.cuda, unsafe { to_host(result.as_mut_ptr().cast(), y, bytes) }, "cuMemcpyDtoH")?;
+        check(
+            gpu.cuda,
+            unsafe { to_host(result.as_mut_ptr().cast(), y, bytes) },
+            "cuMemcpyDtoH",
+        )?;
         if let Some(i) = (0..n).find(|&i| result[i] != 2.0 * host_x[i] + host_y[i]) {
-            return Err(format!("axpy is wrong at {i}: {} != 2*{}+{}", result[i], host_x[i], host_y[i]));
+            return Err(format!(
+                "axpy is wrong at {i}: {} != 2*{}+{}",
+                result[i], host_x[i], host_y[i]
+            ));
         }
         time_launches(gpu, axpy, grid, AXPY_BLOCK, &mut params)
     })();
@@ -146,14 +189,20 @@ fn alloc_sync(gpu: &Gpu, bytes: usize) -> Result<Stats, String> {
     let alloc = gpu.cuda.cuMemAlloc_v2().map_err(|e| e.to_string())?;
     let free = gpu.cuda.cuMemFree_v2().map_err(|e| e.to_string())?;
     let batch = alloc_batch(bytes);
-    time_batches(3, 50, batch, || gpu.sync(), || {
-        let mut pointer: CUdeviceptr = 0;
-        // SAFETY: `pointer` is a valid out-pointer; the allocation is freed right after, once, unused.
-        unsafe {
-            check(gpu.cuda, alloc(&mut pointer, bytes), "cuMemAlloc")?;
-            check(gpu.cuda, free(pointer), "cuMemFree")
-        }
-    })
+    time_batches(
+        3,
+        50,
+        batch,
+        || gpu.sync(),
+        || {
+            let mut pointer: CUdeviceptr = 0;
+            // SAFETY: `pointer` is a valid out-pointer; the allocation is freed right after, once, unused.
+            unsafe {
+                check(gpu.cuda, alloc(&mut pointer, bytes), "cuMemAlloc")?;
+                check(gpu.cuda, free(pointer), "cuMemFree")
+            }
+        },
+    )
 }
 
 fn alloc_async(gpu: &Gpu, bytes: usize) -> Result<Stats, String> {
@@ -162,7 +211,11 @@ fn alloc_async(gpu: &Gpu, bytes: usize) -> Result<Stats, String> {
     // Keep freed memory in the device's default pool across synchronisations, as a pooled allocator would.
     let mut pool: CUmemoryPool = ptr::null_mut();
     // SAFETY: `pool` is a valid out-pointer; the device is live.
-    check(cuda, unsafe { cuda.cuDeviceGetDefaultMemPool().map_err(sym)?(&mut pool, gpu.device) }, "default pool")?;
+    check(
+        cuda,
+        unsafe { cuda.cuDeviceGetDefaultMemPool().map_err(sym)?(&mut pool, gpu.device) },
+        "default pool",
+    )?;
     let mut threshold = u64::MAX;
     let attribute = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
     // SAFETY: the release threshold attribute takes a pointer to a u64.
@@ -170,14 +223,20 @@ fn alloc_async(gpu: &Gpu, bytes: usize) -> Result<Stats, String> {
     check(cuda, set, "cuMemPoolSetAttribute")?;
     let alloc = cuda.cuMemAllocAsync().map_err(sym)?;
     let free = cuda.cuMemFreeAsync().map_err(sym)?;
-    time_batches(3, 100, alloc_batch(bytes) * 4, || gpu.sync(), || {
-        let mut pointer: CUdeviceptr = 0;
-        // SAFETY: `pointer` is a valid out-pointer; the allocation is freed once, stream-ordered, unused.
-        unsafe {
-            check(cuda, alloc(&mut pointer, bytes, gpu.stream), "cuMemAllocAsync")?;
-            check(cuda, free(pointer, gpu.stream), "cuMemFreeAsync")
-        }
-    })
+    time_batches(
+        3,
+        100,
+        alloc_batch(bytes) * 4,
+        || gpu.sync(),
+        || {
+            let mut pointer: CUdeviceptr = 0;
+            // SAFETY: `pointer` is a valid out-pointer; the allocation is freed once, stream-ordered, unused.
+            unsafe {
+                check(cuda, alloc(&mut pointer, bytes, gpu.stream), "cuMemAllocAsync")?;
+                check(cuda, free(pointer, gpu.stream), "cuMemFreeAsync")
+            }
+        },
+    )
 }
 
 fn copy_bandwidth(gpu: &Gpu) -> Result<Row, String> {
@@ -190,7 +249,11 @@ fn copy_bandwidth(gpu: &Gpu) -> Result<Row, String> {
     let result = (|| -> Result<_, String> {
         for event in &mut events {
             // SAFETY: `event` is a valid out-pointer; flags 0 is the default (timing) event.
-            check(cuda, unsafe { cuda.cuEventCreate().map_err(sym)?(event, 0) }, "cuEventCreate")?;
+            check(
+                cuda,
+                unsafe { cuda.cuEventCreate().map_err(sym)?(event, 0) },
+                "cuEventCreate",
+            )?;
         }
         let memset = cuda.cuMemsetD32_v2().map_err(sym)?;
         // SAFETY: both buffers hold BANDWIDTH_ELEMS 32-bit words.
@@ -221,7 +284,11 @@ fn copy_bandwidth(gpu: &Gpu) -> Result<Row, String> {
         let to_host = cuda.cuMemcpyDtoH_v2().map_err(sym)?;
         let last = y + (bytes - tail.len() * 4) as CUdeviceptr;
         // SAFETY: `tail` holds 4 KiB, read from the last 4 KiB of `y`; the stream is idle.
-        check(cuda, unsafe { to_host(tail.as_mut_ptr().cast(), last, tail.len() * 4) }, "cuMemcpyDtoH")?;
+        check(
+            cuda,
+            unsafe { to_host(tail.as_mut_ptr().cast(), last, tail.len() * 4) },
+            "cuMemcpyDtoH",
+        )?;
         if tail.iter().any(|&v| v != 1.5) {
             return Err("the copy did not reach the end of the buffer".into());
         }

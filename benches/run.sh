@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# Runs the GPU bundle built by `cargo xtask gpu-bundle` on a machine with a GPU
+# and no Rust toolchain: every test binary (GPU tests required, not skipped),
+# every example, then the benchmarks (Rust, C++ built here with g++, Python),
+# and prints a summary and one table.
+#
+# Usage: run.sh LOGDIR [all|tests|bench]
+#
+# LOGDIR gets few files (so a tool that fetches a handful of files gets them all):
+#   run.log        everything this script printed
+#   summary.txt    N passed, N failed, failing tests, skipped GPU tests, examples
+#   failures.log   the full output of every failing test binary and example
+#   bench.json     the benchmark table (rows with value, unit, ratio, reference, status)
+#   bench.md       the same table in Markdown, for docs/BENCHMARKS.md
+#   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log
+#
+# Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary),
+# TEST_THREADS (libtest --test-threads; default libtest's), CUDA_HOME (default /usr/local/cuda).
+
+set -uo pipefail
+
+BUNDLE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ $# -lt 1 ]; then
+    echo "usage: $0 LOGDIR [all|tests|bench]" >&2
+    exit 2
+fi
+MODE="${2:-all}"
+case "$MODE" in all | tests | bench) ;; *) echo "run.sh: unknown mode '$MODE' (all, tests or bench)" >&2; exit 2 ;; esac
+mkdir -p "$1" || exit 2
+LOGDIR="$(cd "$1" && pwd)"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu-bundle-run.XXXXXX")"
+mkdir -p "$WORK/tests" "$WORK/examples" "$WORK/bench"
+exec > >(tee "$LOGDIR/run.log") 2>&1
+
+TEST_TIMEOUT="${TEST_TIMEOUT:-300}"
+EXAMPLE_TIMEOUT="${EXAMPLE_TIMEOUT:-120}"
+BENCH_TIMEOUT="${BENCH_TIMEOUT:-240}"
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+START_SECONDS=$SECONDS
+have() { command -v "$1" >/dev/null 2>&1; }
+with_timeout() { # seconds command...
+    local seconds=$1
+    shift
+    if have timeout; then timeout --kill-after=10 "$seconds" "$@"; else "$@"; fi
+}
+
+# ---------------------------------------------------------------- environment
+export CUDA_REQUIRE_GPU=1
+export PYTHONUNBUFFERED=1
+# The libraries the tests load: the toolkit's, where it has them (else the loader's search decides).
+pick_library() { # variable, file names...
+    local variable=$1
+    shift
+    if [ -n "${!variable:-}" ]; then
+        echo "  $variable=${!variable} (already set)"
+        return
+    fi
+    local name
+    for name in "$@"; do
+        if [ -f "$CUDA_HOME/lib64/$name" ]; then
+            export "$variable=$CUDA_HOME/lib64/$name"
+            echo "  $variable=$CUDA_HOME/lib64/$name"
+            return
+        fi
+    done
+    echo "  $variable not set: none of $* in $CUDA_HOME/lib64 (the loader's search decides)"
+}
+echo "== environment"
+pick_library CUDA_NVRTC_LIBRARY libnvrtc.so.13 libnvrtc.so
+pick_library CUDA_RUNTIME_LIBRARY libcudart.so.13 libcudart.so
+pick_library CUDA_NVJITLINK_LIBRARY libnvJitLink.so.13 libnvJitLink.so
+for folder in /usr/local/nvidia/lib64 "$CUDA_HOME/lib64"; do
+    if [ -d "$folder" ]; then
+        export LD_LIBRARY_PATH="$folder${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    fi
+done
+# The pinned headers the bindings were generated from, for cuda-sys's fingerprint test.
+if [ -z "${CUDA_SYS_HEADERS:-}" ] && [ -f "$BUNDLE/headers/cuda.h" ]; then
+    export CUDA_SYS_HEADERS="$BUNDLE/headers"
+fi
+echo "  CUDA_REQUIRE_GPU=1 CUDA_SYS_HEADERS=${CUDA_SYS_HEADERS:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+
+# Tests may name files of the source tree by the absolute path they were built in (env!("CARGO_MANIFEST_DIR")).
+# Where this bundle sits in a copy of the repository (REPO/target/gpu-bundle) and that path is missing, link it.
+BUILD_ROOT="$(head -n1 "$BUNDLE/build-root" 2>/dev/null || true)"
+REPO=""
+if [ -f "$BUNDLE/../../Cargo.toml" ]; then
+    REPO="$(cd "$BUNDLE/../.." && pwd)"
+fi
+if [ -n "$BUILD_ROOT" ] && [ -n "$REPO" ] && [ ! -e "$BUILD_ROOT" ]; then
+    if mkdir -p "$(dirname "$BUILD_ROOT")" 2>/dev/null && ln -s "$REPO" "$BUILD_ROOT" 2>/dev/null; then
+        echo "  linked the build root $BUILD_ROOT -> $REPO"
+    else
+        echo "  note: the build root $BUILD_ROOT is missing and could not be linked to $REPO"
+    fi
+fi
+SOURCE_ROOT="${REPO:-$BUILD_ROOT}"
+
+echo "== device"
+if have nvidia-smi; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader 2>&1 \
+        || echo "nvidia-smi failed"
+    DEVICE="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)"
+    DRIVER="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1)"
+else
+    echo "nvidia-smi: not available (no NVIDIA driver here?)"
+fi
+DEVICE="${DEVICE:-unknown}"
+DRIVER="${DRIVER:-unknown}"
+DATE="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "date: $DATE"
+
+manifest() { # kind -> "name<TAB>package folder" lines
+    awk -F'\t' -v kind="$1" '$1 == kind { print $2 "\t" $3 }' "$BUNDLE/manifest.tsv"
+}
+: >"$LOGDIR/failures.log"
+append_failure() { # title, log file
+    {
+        echo "=================== $1"
+        cat "$2"
+        echo
+    } >>"$LOGDIR/failures.log"
+}
+
+# ---------------------------------------------------------------- tests
+PASSED=0
+FAILED=0
+IGNORED=0
+FAILED_NAMES=()
+SKIPPED_LINES=()
+run_tests() {
+    echo "== tests (CUDA_REQUIRE_GPU=1, ${TEST_TIMEOUT}s per binary)"
+    local name dir log rc passed failed ignored args
+    args=(--show-output)
+    if [ -n "${TEST_THREADS:-}" ]; then args+=("--test-threads=$TEST_THREADS"); fi
+    while IFS=$'\t' read -r name dir; do
+        [ -n "$name" ] || continue
+        log="$WORK/tests/$name.log"
+        local cwd="$BUNDLE"
+        if [ -n "$SOURCE_ROOT" ] && [ -d "$SOURCE_ROOT/$dir" ]; then cwd="$SOURCE_ROOT/$dir"; fi
+        (cd "$cwd" && CARGO_MANIFEST_DIR="$cwd" with_timeout "$TEST_TIMEOUT" "$BUNDLE/tests/$name" "${args[@]}") \
+            >"$log" 2>&1 </dev/null
+        rc=$?
+        passed=$(grep -cE '^test .* \.\.\. ok$' "$log")
+        failed=$(grep -cE '^test .* \.\.\. FAILED$' "$log")
+        ignored=$(grep -cE '^test .* \.\.\. ignored' "$log")
+        PASSED=$((PASSED + passed))
+        FAILED=$((FAILED + failed))
+        IGNORED=$((IGNORED + ignored))
+        while read -r test; do
+            [ -n "$test" ] && FAILED_NAMES+=("$name::$test")
+        done < <(sed -nE 's/^test (.*) \.\.\. FAILED$/\1/p' "$log")
+        if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+            # No failing test line: the binary crashed, timed out or failed to start.
+            FAILED=$((FAILED + 1))
+            local why="exit $rc"
+            if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why="timed out after ${TEST_TIMEOUT}s"; fi
+            FAILED_NAMES+=("$name (whole binary: $why; last line: $(tail -n1 "$log" | cut -c1-160))")
+        fi
+        # Lines saying 'skipped' in a test's output, with the test's name (from --show-output's headers).
+        while IFS= read -r line; do
+            SKIPPED_LINES+=("$name::$line")
+        done < <(awk '/^---- .* stdout ----$/ { test = $2; next }
+                      /^(successes|failures):$/ { test = "" }
+                      tolower($0) ~ /skipped/ && $0 !~ /^test / { print (test == "" ? "?" : test) ": " $0 }' "$log")
+        printf '  %-45s %4d passed %3d failed %3d ignored  (exit %d)\n' "$name" "$passed" "$failed" "$ignored" "$rc"
+        if [ "$rc" -ne 0 ]; then append_failure "test binary $name (exit $rc)" "$log"; fi
+    done < <(manifest test)
+}
+
+# ---------------------------------------------------------------- examples
+EX_PASSED=0
+EX_FAILED=0
+EX_FAILED_NAMES=()
+run_examples() {
+    echo "== examples (${EXAMPLE_TIMEOUT}s each)"
+    local name dir log rc
+    while IFS=$'\t' read -r name dir; do
+        [ -n "$name" ] || continue
+        log="$WORK/examples/$name.log"
+        (cd "$BUNDLE" && with_timeout "$EXAMPLE_TIMEOUT" "$BUNDLE/examples/$name") >"$log" 2>&1 </dev/null
+        rc=$?
+        if [ "$rc" -eq 0 ]; then
+            EX_PASSED=$((EX_PASSED + 1))
+        else
+            EX_FAILED=$((EX_FAILED + 1))
+            EX_FAILED_NAMES+=("$name (exit $rc)")
+            append_failure "example $name (exit $rc)" "$log"
+        fi
+        printf '  %-45s exit %d  %s\n' "$name" "$rc" "$(tail -n1 "$log" | cut -c1-100)"
+    done < <(manifest example)
+    if [ -z "$(manifest example)" ]; then echo "  (no examples in this bundle)"; fi
+}
+
+# ---------------------------------------------------------------- benchmarks
+run_benchmarks() {
+    echo "== benchmarks (${BENCH_TIMEOUT}s each)"
+    local name dir rc kernels="$BUNDLE/kernels/bench.cu"
+    while IFS=$'\t' read -r name dir; do
+        [ -n "$name" ] || continue
+        (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$BUNDLE/bench/$name") >"$WORK/bench/$name.log" 2>&1 </dev/null
+        rc=$?
+        echo "  $name: exit $rc, $(grep -c '^ROW ' "$WORK/bench/$name.log") rows"
+    done < <(manifest bench)
+    if [ -s "$BUNDLE/not-built.txt" ]; then
+        sed 's/^/  not built here: /' "$BUNDLE/not-built.txt"
+    fi
+
+    # C++ floor, built here against the machine's cuda.h and driver.
+    local cpp_log="$WORK/bench/bench-cpp.log" build_log="$WORK/bench/bench-cpp-build.log"
+    local include="$CUDA_HOME/include" flags=(-O2 -std=c++17)
+    if ! have g++; then
+        echo "  bench-cpp: not available: no g++ here"
+        echo "bench-cpp: not available: no g++" >"$cpp_log"
+    elif [ ! -f "$include/cuda.h" ] || [ ! -f "$include/nvrtc.h" ]; then
+        echo "  bench-cpp: not available: no cuda.h/nvrtc.h in $include"
+        echo "bench-cpp: not available: no cuda.h/nvrtc.h in $include" >"$cpp_log"
+    else
+        local links=() folder
+        for folder in "$CUDA_HOME/lib64" /usr/local/nvidia/lib64 "$CUDA_HOME/lib64/stubs"; do
+            if [ -d "$folder" ]; then links+=("-L$folder"); fi
+        done
+        if g++ "${flags[@]}" "-I$include" "$BUNDLE/cpp/bench.cpp" -o "$WORK/bench-cpp" "${links[@]}" \
+            -Wl,-rpath,"$CUDA_HOME/lib64" -lnvrtc -lcuda >"$build_log" 2>&1; then
+            (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$WORK/bench-cpp" "$kernels") >"$cpp_log" 2>&1 </dev/null
+            rc=$?
+            echo "  bench-cpp: exit $rc, $(grep -c '^ROW ' "$cpp_log") rows"
+        else
+            echo "  bench-cpp: g++ failed (see bench/bench-cpp-build.log):"
+            tail -n 5 "$build_log" | sed 's/^/    /'
+        fi
+    fi
+
+    # Python references.
+    local script
+    for script in bench_cupy bench_cuda_core; do
+        if have python3; then
+            (cd "$BUNDLE/python" && with_timeout "$BENCH_TIMEOUT" python3 "$script.py" "$kernels") \
+                >"$WORK/bench/$script.log" 2>&1 </dev/null
+            rc=$?
+            echo "  $script: exit $rc, $(grep -c '^ROW ' "$WORK/bench/$script.log") rows"
+        else
+            echo "  $script: not available: no python3"
+        fi
+    done
+
+    echo "== benchmark table (device $DEVICE, driver $DRIVER, $DATE)"
+    if have python3; then
+        python3 "$BUNDLE/python/report.py" --json "$LOGDIR/bench.json" --markdown "$LOGDIR/bench.md" \
+            --meta "device=$DEVICE" --meta "driver=$DRIVER" --meta "date=$DATE" "$WORK"/bench/*.log
+    else
+        echo "no python3: raw rows follow"
+        grep -h '^ROW ' "$WORK"/bench/*.log
+    fi
+}
+
+case "$MODE" in
+all)
+    run_tests
+    run_examples
+    run_benchmarks
+    ;;
+tests)
+    run_tests
+    run_examples
+    ;;
+bench) run_benchmarks ;;
+esac
+
+# ---------------------------------------------------------------- summary
+{
+    echo "== summary (device $DEVICE, driver $DRIVER, $DATE, $((SECONDS - START_SECONDS))s)"
+    if [ "$MODE" != bench ]; then
+        echo "tests: $PASSED passed, $FAILED failed, $IGNORED ignored"
+        for n in "${FAILED_NAMES[@]+"${FAILED_NAMES[@]}"}"; do echo "  FAILED $n"; done
+        echo "skipped lines in test output: ${#SKIPPED_LINES[@]} (the goal with a GPU is 0)"
+        for n in "${SKIPPED_LINES[@]+"${SKIPPED_LINES[@]}"}"; do echo "  SKIPPED $n"; done
+        echo "examples: $EX_PASSED passed, $EX_FAILED failed"
+        for n in "${EX_FAILED_NAMES[@]+"${EX_FAILED_NAMES[@]}"}"; do echo "  FAILED example $n"; done
+        if [ -s "$BUNDLE/not-built.txt" ]; then
+            echo "not in the bundle (did not compile):"
+            sed 's/^/  /' "$BUNDLE/not-built.txt"
+        fi
+        echo "$((PASSED + EX_PASSED)) passed, $((FAILED + EX_FAILED)) failed"
+    fi
+} | tee "$LOGDIR/summary.txt"
+
+tar -czf "$LOGDIR/logs.tar.gz" -C "$WORK" . 2>/dev/null || echo "could not write logs.tar.gz"
+rm -rf "$WORK"
+if [ "$MODE" != bench ] && [ $((FAILED + EX_FAILED)) -ne 0 ]; then
+    exit 1
+fi
+exit 0

@@ -1,0 +1,481 @@
+//! `cargo xtask gpu-bundle`: everything the GPU machine (no Rust toolchain)
+//! needs, built here in release: every test binary of the workspace, the
+//! examples and the benchmark binaries, stripped, plus `run.sh`, the C++ and
+//! Python benchmarks and the kernel source, in `target/gpu-bundle/`.
+//!
+//! `manifest.tsv` lists what is in it: `kind<TAB>name<TAB>package folder`
+//! (kind `test`, `example` or `bench`), and `build-root` the folder it was
+//! built in. A target that does not compile is left out and named in
+//! `not-built.txt`; the command then fails unless `--keep-going` is given.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::json::Json;
+
+/// The bundle's size limit (what the GPU machine's working-tree transfer takes).
+const SIZE_LIMIT: u64 = 64 << 20;
+/// Above this, warn: the repository's own files travel in the same transfer.
+const SIZE_WARNING: u64 = 48 << 20;
+
+/// One binary to copy: its kind, bundle name, package folder (relative to the root) and built file.
+struct Binary {
+    kind: &'static str,
+    name: String,
+    package_dir: String,
+    path: PathBuf,
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let keep_going = args.iter().any(|a| a == "--keep-going");
+    if let Some(other) = args.iter().find(|a| *a != "--keep-going") {
+        return Err(format!("gpu-bundle: unknown argument `{other}` (only --keep-going)"));
+    }
+    let bundle = build(root)?;
+    if bundle.broken.is_empty() {
+        return Ok(());
+    }
+    let message = format!(
+        "{} target(s) did not build and are not in the bundle: {}",
+        bundle.broken.len(),
+        bundle.broken.join("; ")
+    );
+    if keep_going {
+        eprintln!("xtask: warning: {message}");
+        Ok(())
+    } else {
+        Err(format!(
+            "{message} (the rest is in {}; --keep-going accepts this)",
+            bundle.dir.display()
+        ))
+    }
+}
+
+/// What [`build`] produced.
+pub struct Bundle {
+    pub dir: PathBuf,
+    /// `what: why` for each target that failed to build.
+    pub broken: Vec<String>,
+}
+
+/// Builds and writes the bundle; targets that fail to compile are listed in `broken`.
+pub fn build(root: &Path) -> Result<Bundle, String> {
+    let dir = root.join("target/gpu-bundle");
+    let mut broken = Vec::new();
+    let mut binaries = Vec::new();
+
+    eprintln!("xtask: building the workspace's test binaries (release)");
+    match cargo_artifacts(
+        root,
+        &["test", "--workspace", "--exclude", "xtask", "--release", "--no-run"],
+    ) {
+        Ok(artifacts) => binaries.extend(tests(&artifacts)),
+        Err(why) => {
+            eprintln!("xtask: the workspace's tests did not all build; building them package by package");
+            for package in workspace_packages(root)? {
+                if package == "xtask" {
+                    continue;
+                }
+                match cargo_artifacts(root, &["test", "-p", &package, "--release", "--no-run"]) {
+                    Ok(artifacts) => binaries.extend(tests(&artifacts)),
+                    Err(why) => broken.push(format!("tests of {package}: {why}")),
+                }
+            }
+            if broken.is_empty() {
+                broken.push(format!("workspace tests: {why}"));
+            }
+        }
+    }
+
+    eprintln!("xtask: building the examples (release)");
+    match cargo_artifacts(
+        root,
+        &[
+            "build",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--exclude",
+            "benches",
+            "--release",
+            "--examples",
+            "--bins",
+        ],
+    ) {
+        Ok(artifacts) => binaries.extend(examples(&artifacts)),
+        Err(why) => broken.push(format!("examples: {why}")),
+    }
+
+    eprintln!("xtask: building the benchmark binaries (release)");
+    for bench in bench_names(root)? {
+        match cargo_artifacts(root, &["build", "-p", "benches", "--release", "--bin", &bench]) {
+            Ok(artifacts) => binaries.extend(
+                artifacts
+                    .iter()
+                    .filter(|a| a.kinds.iter().any(|k| k == "bin") && a.target == bench)
+                    .map(|a| Binary {
+                        kind: "bench",
+                        name: bench.clone(),
+                        package_dir: "benches".into(),
+                        path: a.executable.clone(),
+                    }),
+            ),
+            Err(why) => broken.push(format!("bench {bench}: {why}")),
+        }
+    }
+
+    write_bundle(root, &dir, &binaries, &broken)?;
+    Ok(Bundle { dir, broken })
+}
+
+/// One executable cargo reported.
+struct Artifact {
+    package: String,
+    package_dir: String,
+    target: String,
+    kinds: Vec<String>,
+    test: bool,
+    executable: PathBuf,
+}
+
+/// Runs cargo with `--message-format=json` and returns the executables it built; on a
+/// compile error, the error lines.
+fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(&cargo)
+        .current_dir(root)
+        .args(args)
+        .arg("--message-format=json-render-diagnostics")
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("running {cargo}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut artifacts = Vec::new();
+    for line in stdout.lines().filter(|l| l.starts_with('{')) {
+        let message = Json::parse(line).map_err(|e| format!("cargo printed a line that is not JSON ({e}): {line}"))?;
+        if message.get("reason").as_str() != Some("compiler-artifact") {
+            continue;
+        }
+        let Some(executable) = message.get("executable").as_str() else {
+            continue;
+        };
+        let manifest = PathBuf::from(message.get("manifest_path").as_str().unwrap_or_default());
+        let package_dir = manifest
+            .parent()
+            .and_then(|p| p.strip_prefix(root).ok())
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        artifacts.push(Artifact {
+            package: package_name(message.get("package_id").as_str().unwrap_or_default(), &manifest),
+            package_dir,
+            target: message
+                .get("target")
+                .get("name")
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            kinds: message
+                .get("target")
+                .get("kind")
+                .strings()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            test: message.get("profile").get("test").as_bool() == Some(true),
+            executable: PathBuf::from(executable),
+        });
+    }
+    if output.status.success() {
+        Ok(artifacts)
+    } else {
+        Err(format!(
+            "cargo {} failed ({}): see the errors above",
+            args.join(" "),
+            output.status
+        ))
+    }
+}
+
+/// The package name from a package id (`path+file:///x/cuda-sys#0.1.0` or `...#name@0.1.0`).
+fn package_name(id: &str, manifest: &Path) -> String {
+    if let Some((url, fragment)) = id.rsplit_once('#') {
+        if let Some((name, _version)) = fragment.split_once('@') {
+            return name.to_string();
+        }
+        if let Some(last) = url.rsplit('/').next() {
+            return last.to_string();
+        }
+    }
+    manifest
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Test executables, named `package-target` (`cuda_sys-raw_launch`; a library's unit tests `cuda_sys-lib`).
+fn tests(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
+    artifacts.iter().filter(|a| a.test).map(|a| {
+        let package = a.package.replace('-', "_");
+        let target = a.target.replace('-', "_");
+        let name = if a.kinds.iter().any(|k| k == "lib") {
+            format!("{package}-lib")
+        } else if a.kinds.iter().any(|k| k == "bin") {
+            format!("{package}-bin_{target}")
+        } else if a.kinds.iter().any(|k| k == "example") {
+            format!("{package}-example_{target}")
+        } else {
+            format!("{package}-{target}")
+        };
+        Binary {
+            kind: "test",
+            name,
+            package_dir: a.package_dir.clone(),
+            path: a.executable.clone(),
+        }
+    })
+}
+
+/// Examples (`--examples` targets, and the binaries of the `examples` package).
+fn examples(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
+    artifacts
+        .iter()
+        .filter(|a| !a.test)
+        .filter(|a| {
+            a.kinds.iter().any(|k| k == "example") || (a.package == "examples" && a.kinds.iter().any(|k| k == "bin"))
+        })
+        .map(|a| Binary {
+            kind: "example",
+            name: a.target.clone(),
+            package_dir: a.package_dir.clone(),
+            path: a.executable.clone(),
+        })
+}
+
+/// The workspace members' package names (`cargo metadata`).
+fn workspace_packages(root: &Path) -> Result<Vec<String>, String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["metadata", "--no-deps", "--format-version=1"])
+        .output()
+        .map_err(|e| format!("running cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata = Json::parse(&String::from_utf8_lossy(&output.stdout))?;
+    match metadata.get("packages") {
+        Json::Array(packages) => Ok(packages
+            .iter()
+            .filter_map(|p| p.get("name").as_str().map(String::from))
+            .collect()),
+        _ => Err("cargo metadata has no packages".into()),
+    }
+}
+
+/// The benchmark binaries: `benches/src/bin/*.rs`.
+fn bench_names(root: &Path) -> Result<Vec<String>, String> {
+    let folder = root.join("benches/src/bin");
+    let mut names: Vec<String> = fs::read_dir(&folder)
+        .map_err(|e| format!("{}: {e}", folder.display()))?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let path = e.path();
+            if path.extension()? != "rs" {
+                return None;
+            }
+            Some(path.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String]) -> Result<(), String> {
+    let io = |what: &Path| {
+        let what = what.display().to_string();
+        move |e: std::io::Error| format!("{what}: {e}")
+    };
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(io(dir))?;
+    }
+    for sub in ["tests", "examples", "bench", "python", "cpp", "kernels"] {
+        fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
+    }
+    let strip = Command::new("strip")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok();
+    if !strip {
+        eprintln!("xtask: `strip` not found; binaries are copied unstripped");
+    }
+    let mut manifest = String::from("# kind\tname\tpackage folder (relative to the workspace root)\n");
+    let mut seen = BTreeMap::new();
+    let mut empty = Vec::new();
+    let mut written = Vec::new();
+    for binary in binaries {
+        let folder = match binary.kind {
+            "test" => "tests",
+            "example" => "examples",
+            _ => "bench",
+        };
+        // Two artifacts with one name (a package built twice) would overwrite each other: keep the first.
+        if seen.insert((folder, binary.name.clone()), ()).is_some() {
+            continue;
+        }
+        if binary.kind == "test" && test_count(&binary.path) == Some(0) {
+            empty.push(binary.name.as_str());
+            continue;
+        }
+        let target = dir.join(folder).join(&binary.name);
+        fs::copy(&binary.path, &target).map_err(io(&binary.path))?;
+        if strip {
+            let status = Command::new("strip")
+                .arg("--strip-all")
+                .arg(&target)
+                .status()
+                .map_err(|e| format!("strip: {e}"))?;
+            if !status.success() {
+                return Err(format!("strip {} failed ({status})", target.display()));
+            }
+        }
+        manifest.push_str(&format!("{}\t{}\t{}\n", binary.kind, binary.name, binary.package_dir));
+        written.push(binary.kind);
+    }
+    let copies = [
+        ("benches/run.sh", "run.sh"),
+        ("benches/kernels/bench.cu", "kernels/bench.cu"),
+        ("benches/cpp/bench.cpp", "cpp/bench.cpp"),
+        ("benches/python/common.py", "python/common.py"),
+        ("benches/python/bench_cupy.py", "python/bench_cupy.py"),
+        ("benches/python/bench_cuda_core.py", "python/bench_cuda_core.py"),
+        ("benches/python/report.py", "python/report.py"),
+    ];
+    for (from, to) in copies {
+        fs::copy(root.join(from), dir.join(to)).map_err(io(&root.join(from)))?;
+    }
+    set_executable(&dir.join("run.sh"))?;
+    copy_pinned_headers(root, &dir.join("headers"))?;
+    if !empty.is_empty() {
+        eprintln!(
+            "xtask: left out {} test binaries that hold no tests: {}",
+            empty.len(),
+            empty.join(", ")
+        );
+    }
+    fs::write(dir.join("manifest.tsv"), manifest).map_err(io(&dir.join("manifest.tsv")))?;
+    fs::write(dir.join("build-root"), format!("{}\n", root.display())).map_err(io(&dir.join("build-root")))?;
+    let not_built: String = broken.iter().map(|b| format!("{}\n", b.replace('\n', " "))).collect();
+    fs::write(dir.join("not-built.txt"), not_built).map_err(io(&dir.join("not-built.txt")))?;
+
+    let size = folder_size(dir)?;
+    let count = |kind: &str| written.iter().filter(|k| **k == kind).count();
+    eprintln!(
+        "xtask: {}: {} test binaries, {} examples, {} benchmarks; {:.1} MiB (limit {} MiB)",
+        dir.display(),
+        count("test"),
+        count("example"),
+        count("bench"),
+        size as f64 / (1 << 20) as f64,
+        SIZE_LIMIT >> 20
+    );
+    if size > SIZE_WARNING && size <= SIZE_LIMIT {
+        eprintln!(
+            "xtask: warning: the bundle is over {} MiB; with the repository it may not fit one transfer",
+            SIZE_WARNING >> 20
+        );
+    }
+    if size > SIZE_LIMIT {
+        return Err(format!(
+            "the bundle is {:.1} MiB, over the {} MiB the GPU machine takes",
+            size as f64 / (1 << 20) as f64,
+            SIZE_LIMIT >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `binary --list` (which runs no test) and counts the tests; `None` if it cannot be listed here.
+fn test_count(binary: &Path) -> Option<usize> {
+    let output = Command::new(binary).arg("--list").stderr(Stdio::null()).output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter(|l| l.ends_with(": test"))
+            .count(),
+    )
+}
+
+/// The headers the bindings were generated from (fetched by `cargo xtask test` into `target/cuda-wheels/`),
+/// so cuda-sys's fingerprint test runs on the GPU machine too (`run.sh` sets `CUDA_SYS_HEADERS`).
+fn copy_pinned_headers(root: &Path, to: &Path) -> Result<(), String> {
+    let wheels = root.join("target/cuda-wheels");
+    let Ok(entries) = fs::read_dir(&wheels) else {
+        eprintln!(
+            "xtask: no {} (run `cargo xtask test` once): the bundle has no pinned headers",
+            wheels.display()
+        );
+        return Ok(());
+    };
+    let folders: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("nvidia/cu13/include"))
+        .collect();
+    fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    for header in ["cuda.h", "cuda_runtime_api.h", "nvrtc.h", "nvJitLink.h"] {
+        match folders.iter().map(|f| f.join(header)).find(|p| p.is_file()) {
+            Some(found) => {
+                fs::copy(&found, to.join(header)).map_err(|e| format!("{}: {e}", found.display()))?;
+            }
+            None => eprintln!(
+                "xtask: {header} is in no wheel under {}: left out of the bundle",
+                wheels.display()
+            ),
+        }
+    }
+    Ok(())
+}
+
+fn set_executable(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn folder_size(dir: &Path) -> Result<u64, String> {
+    let mut total = 0;
+    for entry in fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let meta = entry.metadata().map_err(|e| e.to_string())?;
+        total += if meta.is_dir() {
+            folder_size(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_name;
+    use std::path::Path;
+
+    #[test]
+    fn package_names_from_both_id_forms() {
+        let manifest = Path::new("/w/cuda-sys/Cargo.toml");
+        assert_eq!(package_name("path+file:///w/cuda-sys#0.1.0", manifest), "cuda-sys");
+        assert_eq!(
+            package_name("path+file:///w/dir#cuda-core@0.1.0", manifest),
+            "cuda-core"
+        );
+        assert_eq!(package_name("", manifest), "cuda-sys");
+    }
+}
