@@ -306,8 +306,11 @@ impl Stream {
     ///
     /// # Safety
     /// The kernel's code is not checked: it must only access the buffers
-    /// within their lengths, treat each argument as the type it is, and the
-    /// buffers must outlive its run (synchronise before dropping them).
+    /// within their lengths and treat each argument as the type it is. The
+    /// launch does not wait: the buffers must outlive the kernel's run, and
+    /// their blocking methods only wait for their own stream, so synchronise
+    /// this stream (or wait on an event) before reading results or dropping
+    /// the buffers.
     pub unsafe fn launch<A: KernelArgs>(&self, kernel: &Kernel, config: &LaunchConfig, args: A) -> Result<()> {
         // SAFETY: forwarded to the caller.
         unsafe { args.launch(kernel, config, self) }

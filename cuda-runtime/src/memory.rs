@@ -11,7 +11,9 @@ use crate::error::check;
 use crate::stream::LEGACY;
 use crate::{runtime, Device, Error, Result, Stream};
 
-/// Plain data that may be copied to and from a device bit for bit.
+/// Plain data that may be copied to and from a device bit for bit, and
+/// passed to kernels by value. (cuda-driver has its own trait with the same
+/// contract; a type used with both crates implements both.)
 ///
 /// # Safety
 /// Implementors must be `#[repr(C)]` (or primitive) data with no pointers to

@@ -51,11 +51,11 @@ impl<T: DeviceCopy> PinnedHostMemory<T> {
             check(runtime, unsafe {
                 runtime.cudaHostAlloc()?(&mut raw, bytes, flags.bits())
             })?;
-            // SAFETY: success returns a non-null host allocation of `bytes` bytes,
-            // page aligned (so aligned for `T`); zero is a valid `T`.
-            unsafe { std::ptr::write_bytes(raw.cast::<u8>(), 0, bytes) };
             ptr = NonNull::new(raw.cast())
                 .ok_or_else(|| crate::Error::InvalidValue("cudaHostAlloc returned null".into()))?;
+            // SAFETY: a host allocation of `bytes` bytes, page aligned (so
+            // aligned for `T`), owned by us; zero is a valid `T`.
+            unsafe { std::ptr::write_bytes(ptr.as_ptr().cast::<u8>(), 0, bytes) };
         }
         Ok(Self {
             ptr,

@@ -1,6 +1,6 @@
 //! Streams: ordered queues of work on one device.
 
-use std::ffi::{c_int, c_uint};
+use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
 use cuda_sys::runtime::{cudaError_t, cudaStream_t};
@@ -165,6 +165,26 @@ impl Stream {
         })
     }
 
+    /// Queues `callback` to run on a runtime thread once the work queued
+    /// before it has finished (`cudaLaunchHostFunc`); later work waits for
+    /// it. The callback must not call CUDA. A panic in it is caught (and
+    /// printed), never unwound into the runtime.
+    pub fn launch_host_func(&self, callback: impl FnOnce() + Send + 'static) -> Result<()> {
+        let runtime = self.enter()?;
+        let launch = runtime.cudaLaunchHostFunc()?;
+        let boxed: Box<Box<dyn FnOnce() + Send>> = Box::new(Box::new(callback));
+        let user_data = Box::into_raw(boxed).cast::<c_void>();
+        // SAFETY: `trampoline` takes back the box exactly once when the runtime
+        // runs it; the stream is valid while `self` lives.
+        let code = unsafe { launch(self.raw(), Some(host_func_trampoline), user_data) };
+        if code != cudaError_t::cudaSuccess {
+            // SAFETY: the runtime refused the call, so it will never run the
+            // trampoline; the box is still ours.
+            drop(unsafe { Box::from_raw(user_data.cast::<Box<dyn FnOnce() + Send>>()) });
+        }
+        check(runtime, code)
+    }
+
     /// The stream's priority (`cudaStreamGetPriority`).
     pub fn priority(&self) -> Result<i32> {
         let runtime = self.enter()?;
@@ -198,6 +218,16 @@ impl Stream {
                 found: device.raw_ordinal(),
             })
         }
+    }
+}
+
+/// Runs a boxed callback queued by [`Stream::launch_host_func`].
+unsafe extern "C" fn host_func_trampoline(user_data: *mut c_void) {
+    // SAFETY: `user_data` came from `Box::into_raw` in `launch_host_func` and
+    // the runtime calls this once per successful launch.
+    let callback = unsafe { Box::from_raw(user_data.cast::<Box<dyn FnOnce() + Send>>()) };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(callback)).is_err() {
+        eprintln!("cuda-runtime: a host function queued on a stream panicked");
     }
 }
 

@@ -194,6 +194,16 @@ fn stream_ordered_memory_and_pinned_async_copies() {
     stream.synchronize().unwrap();
     assert_eq!(&back[..], &data[..]);
     assert!(stream.query().unwrap());
+    // A host callback runs after the work before it, in order.
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let first = sender.clone();
+    stream.launch_host_func(move || first.send(1).unwrap()).unwrap();
+    stream
+        .launch_host_func(|| panic!("caught, not unwound into the runtime"))
+        .unwrap();
+    stream.launch_host_func(move || sender.send(2).unwrap()).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(receiver.try_iter().collect::<Vec<_>>(), [1, 2]);
     // Freed stream-ordered (cudaFreeAsync on `stream`), then the stream goes.
     drop(staged);
     drop(zeros);
