@@ -1,1 +1,113 @@
-//! placeholder
+//! Safe, RAII wrappers over the CUDA driver API, loaded at run time through
+//! [`cuda_sys`].
+//!
+//! ```no_run
+//! use cuda_driver::{Context, Device, DeviceBuffer, LaunchConfig, Module, Stream};
+//!
+//! const PTX: &str = r#"
+//! .version 8.0
+//! .target sm_90
+//! .address_size 64
+//!
+//! .visible .entry scale(.param .u64 data, .param .f32 factor, .param .u32 n)
+//! {
+//!     .reg .pred %p;
+//!     .reg .b32 %r<5>;
+//!     .reg .f32 %f<3>;
+//!     .reg .b64 %rd<4>;
+//!     ld.param.u64 %rd1, [data];
+//!     ld.param.f32 %f1, [factor];
+//!     ld.param.u32 %r1, [n];
+//!     mov.u32 %r2, %ctaid.x;
+//!     mov.u32 %r3, %ntid.x;
+//!     mov.u32 %r4, %tid.x;
+//!     mad.lo.s32 %r2, %r2, %r3, %r4;
+//!     setp.ge.u32 %p, %r2, %r1;
+//!     @%p bra DONE;
+//!     cvta.to.global.u64 %rd2, %rd1;
+//!     mul.wide.u32 %rd3, %r2, 4;
+//!     add.s64 %rd2, %rd2, %rd3;
+//!     ld.global.f32 %f2, [%rd2];
+//!     mul.f32 %f2, %f2, %f1;
+//!     st.global.f32 [%rd2], %f2;
+//! DONE:
+//!     ret;
+//! }
+//! "#;
+//!
+//! # fn main() -> cuda_driver::Result<()> {
+//! let device = Device::get(0)?;
+//! let context = device.primary_context()?;
+//! let module = Module::from_ptx(&context, PTX)?;
+//! let scale = module.function("scale")?;
+//! let stream = Stream::new(&context)?;
+//!
+//! let mut data = DeviceBuffer::from_slice(&context, &[1.0f32, 2.0, 3.0])?;
+//! // SAFETY: `scale` reads and writes `n` floats of `data`, which holds 3.
+//! unsafe { stream.launch(&scale, &LaunchConfig::for_num_elems(3), (&mut data, 2.0f32, 3u32))? };
+//! stream.synchronize()?;
+//! assert_eq!(data.to_vec()?, [2.0, 4.0, 6.0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What the safe layer guarantees
+//! - Every handle has one owner and is freed on drop; `Drop` never panics.
+//!   Errors in destructors are logged and kept on the [`Context`], and the
+//!   next [`Context::synchronize`] (or stream/event synchronize, or
+//!   [`Context::check_deferred`]) returns them.
+//! - Objects carry their context and make it current themselves, so they
+//!   work from any thread. Mixing objects of different contexts is
+//!   [`Error::WrongContext`].
+//! - Device memory is never freed while queued work may use it:
+//!   stream-ordered buffers are freed with `cuMemFreeAsync` on their stream,
+//!   others after the context has finished the work that used them.
+//! - A launch checks argument count and sizes (`cuFuncGetParamInfo`), grid,
+//!   block and shared-memory limits on the host and returns
+//!   [`Error::Launch`] instead of launching. Launching stays `unsafe`,
+//!   because the kernel's device code cannot be checked.
+//! - Structs pass to kernels by value through the [`DeviceCopy`] marker trait.
+//! - Without a driver library every call returns [`Error::Load`]; nothing panics.
+
+mod context;
+mod device;
+mod device_copy;
+mod error;
+mod event;
+mod flags;
+mod function;
+mod graph;
+mod host;
+mod init;
+mod launch;
+mod memory;
+mod module;
+mod pool;
+mod stream;
+
+pub use context::Context;
+pub use device::{Device, DeviceAttribute};
+pub use device_copy::DeviceCopy;
+pub use error::{DriverError, Error, LaunchError, Result};
+pub use event::Event;
+pub use flags::{CaptureMode, ContextFlags, EventFlags, HostAllocFlags, StreamFlags};
+pub use function::{Function, FunctionAttribute, ParamInfo};
+pub use graph::{Graph, GraphExec};
+pub use host::HostBuffer;
+pub use launch::{launch_raw, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig};
+pub use memory::{DeviceBuffer, DeviceSlice, DeviceSliceMut};
+pub use module::Module;
+pub use pool::MemPool;
+pub use stream::Stream;
+
+/// The raw bindings this crate is built on.
+pub use cuda_sys as sys;
+
+/// The driver's version as `major * 1000 + minor * 10` (e.g. 13000 for 13.0).
+pub fn driver_version() -> Result<i32> {
+    let driver = cuda_sys::driver()?;
+    let mut version = 0;
+    // SAFETY: `version` is a valid out-pointer; the call needs no initialisation.
+    error::check(unsafe { driver.cuDriverGetVersion()?(&mut version) })?;
+    Ok(version)
+}

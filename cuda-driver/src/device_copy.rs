@@ -1,0 +1,45 @@
+//! The marker trait for plain data that may live in device memory and be
+//! passed to kernels by value.
+
+/// Plain data that can be copied between host and device byte for byte and
+/// passed to a kernel by value.
+///
+/// # Safety
+/// Implement it only for types that are:
+/// - `#[repr(C)]` (or `#[repr(transparent)]` over a `DeviceCopy` type) with
+///   the same size, alignment and field layout as the kernel's C declaration;
+/// - valid for **every** bit pattern (the device may write any bytes, which
+///   then come back to the host as this type), so no `bool`, `char`, enums,
+///   references or `NonZero*`;
+/// - free of pointers into host memory and of anything with a destructor
+///   (device pointers as plain integers, like `CUdeviceptr`, are fine).
+///
+/// ```
+/// #[derive(Clone, Copy)]
+/// #[repr(C)]
+/// struct Params {
+///     scale: f32,
+///     offset: f32,
+///     count: u32,
+/// }
+/// // SAFETY: repr(C), only numeric fields, any bit pattern is a valid value.
+/// unsafe impl cuda_driver::DeviceCopy for Params {}
+/// ```
+pub unsafe trait DeviceCopy: Copy + 'static {}
+
+macro_rules! device_copy {
+    ($($ty:ty),*) => {
+        $(
+            // SAFETY: a primitive number: fixed layout, every bit pattern valid.
+            unsafe impl DeviceCopy for $ty {}
+        )*
+    };
+}
+
+device_copy!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
+
+// SAFETY: an array of DeviceCopy values has C array layout and no invalid bit patterns.
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+
+// SAFETY: `Wrapping<T>` is `repr(transparent)` over `T`.
+unsafe impl<T: DeviceCopy> DeviceCopy for std::num::Wrapping<T> {}

@@ -1,0 +1,225 @@
+//! The crate's error type: driver result codes, loading failures, and bad
+//! input caught on the host before the driver is called.
+
+use std::ffi::CStr;
+use std::fmt;
+
+use cuda_sys::driver::CUresult;
+use cuda_sys::{LoadError, SymbolError};
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed driver call: the `CUresult` code with its name and description
+/// as the driver reports them (`cuGetErrorName`, `cuGetErrorString`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriverError {
+    /// The code the driver returned.
+    pub code: CUresult,
+    /// The code's name, e.g. `CUDA_ERROR_INVALID_VALUE`.
+    pub name: String,
+    /// The driver's description, e.g. `invalid argument`.
+    pub description: String,
+}
+
+impl DriverError {
+    /// Describes `code`, asking the driver for its name and description. If
+    /// the driver cannot be asked (not loaded, or it does not know the code),
+    /// the name is `CUresult(<code>)` and the description says so.
+    pub fn new(code: CUresult) -> Self {
+        let (name, description) = match cuda_sys::driver() {
+            Ok(driver) => (describe(driver, code, true), describe(driver, code, false)),
+            Err(_) => (None, None),
+        };
+        Self {
+            code,
+            name: name.unwrap_or_else(|| format!("CUresult({})", code.0)),
+            description: description.unwrap_or_else(|| "no description available".to_string()),
+        }
+    }
+}
+
+fn describe(driver: &cuda_sys::Driver, code: CUresult, name: bool) -> Option<String> {
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    let result = if name {
+        // SAFETY: `text` is a valid out-pointer; the driver stores a pointer to a static string.
+        unsafe { driver.cuGetErrorName().ok()?(code, &mut text) }
+    } else {
+        // SAFETY: as above.
+        unsafe { driver.cuGetErrorString().ok()?(code, &mut text) }
+    };
+    if result != CUresult::CUDA_SUCCESS || text.is_null() {
+        return None;
+    }
+    // SAFETY: on success the driver returned a NUL-terminated static string.
+    Some(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.name, self.code.0, self.description)
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+/// A launch refused on the host, before the driver was asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// The kernel takes a different number of parameters.
+    #[error("kernel `{kernel}` takes {expected} parameters, {given} were given")]
+    ArgumentCount {
+        /// The kernel's name.
+        kernel: String,
+        /// Parameters the kernel declares.
+        expected: usize,
+        /// Arguments passed.
+        given: usize,
+    },
+    /// An argument's size differs from the parameter's.
+    #[error("argument {index} of kernel `{kernel}` is {given} bytes, the parameter is {expected} bytes")]
+    ArgumentSize {
+        /// The kernel's name.
+        kernel: String,
+        /// Position of the argument, from 0.
+        index: usize,
+        /// Size of the parameter in the kernel.
+        expected: usize,
+        /// Size of the argument passed.
+        given: usize,
+    },
+    /// A grid or block dimension is zero.
+    #[error("grid {grid:?} and block {block:?} must have no zero dimension")]
+    ZeroDimension {
+        /// The grid asked for.
+        grid: (u32, u32, u32),
+        /// The block asked for.
+        block: (u32, u32, u32),
+    },
+    /// A block dimension exceeds the device's limit on that axis.
+    #[error("block dimension {axis} is {requested}, the device allows at most {max}")]
+    BlockDimension {
+        /// `'x'`, `'y'` or `'z'`.
+        axis: char,
+        /// The dimension asked for.
+        requested: u32,
+        /// The device's limit.
+        max: u32,
+    },
+    /// The block has more threads than the kernel can run per block.
+    #[error("block of {requested} threads exceeds the {max} threads per block kernel `{kernel}` allows")]
+    TooManyThreads {
+        /// The kernel's name.
+        kernel: String,
+        /// Threads per block asked for.
+        requested: u64,
+        /// The kernel's limit (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+        max: u32,
+    },
+    /// A grid dimension exceeds the device's limit on that axis.
+    #[error("grid dimension {axis} is {requested}, the device allows at most {max}")]
+    GridDimension {
+        /// `'x'`, `'y'` or `'z'`.
+        axis: char,
+        /// The dimension asked for.
+        requested: u32,
+        /// The device's limit.
+        max: u32,
+    },
+    /// More dynamic shared memory than the kernel allows.
+    #[error(
+        "{requested} bytes of dynamic shared memory exceed the {max} bytes kernel `{kernel}` allows \
+         (raise it with Function::set_max_dynamic_shared_memory)"
+    )]
+    SharedMemory {
+        /// The kernel's name.
+        kernel: String,
+        /// Bytes asked for.
+        requested: u32,
+        /// The kernel's limit (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+        max: u32,
+    },
+}
+
+/// Everything that can go wrong in this crate.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The driver returned an error code.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    /// The driver library could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The loaded driver lacks a function.
+    #[error(transparent)]
+    Symbol(#[from] SymbolError),
+    /// An object of one context was used with an object of another.
+    #[error("{object} belongs to a different context than the {used_with} it was used with")]
+    WrongContext {
+        /// What belonged to the other context (`"buffer"`, `"stream"`, ...).
+        object: &'static str,
+        /// What it was used with (`"function"`, `"stream"`, ...).
+        used_with: &'static str,
+    },
+    /// Bad input caught on the host: zero, huge or overflowing lengths,
+    /// mismatched lengths, interior NUL bytes, out-of-range slices.
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+    /// A launch refused on the host.
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// Loading a module failed; `log` is the JIT compiler's error log.
+    #[error("{error}\n{log}")]
+    ModuleLoad {
+        /// The driver's error.
+        error: DriverError,
+        /// The JIT error log (may be empty).
+        log: String,
+    },
+    /// Destructors (`Drop`) of objects of this context failed earlier; they
+    /// could not return their errors, so the next checked call does.
+    #[error("{}", deferred_message(.0))]
+    Deferred(Vec<DriverError>),
+}
+
+impl Error {
+    /// The driver's code, for errors that carry one.
+    pub fn code(&self) -> Option<CUresult> {
+        match self {
+            Error::Driver(e) | Error::ModuleLoad { error: e, .. } => Some(e.code),
+            Error::Deferred(errors) => errors.first().map(|e| e.code),
+            _ => None,
+        }
+    }
+}
+
+fn deferred_message(errors: &[DriverError]) -> String {
+    match errors {
+        [] => "an earlier destructor call failed".to_string(),
+        [only] => format!("an earlier destructor call failed: {only}"),
+        [first, ..] => format!("{} earlier destructor calls failed; first: {first}", errors.len()),
+    }
+}
+
+/// Turns a driver result into a `Result`.
+#[inline]
+pub(crate) fn check(result: CUresult) -> Result<()> {
+    if result == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Driver(DriverError::new(result)))
+    }
+}
+
+/// Like [`check`], but for destructors: the error is returned as a plain
+/// `DriverError` for recording.
+#[inline]
+pub(crate) fn check_drop(result: CUresult) -> std::result::Result<(), DriverError> {
+    if result == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(DriverError::new(result))
+    }
+}

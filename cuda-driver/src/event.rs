@@ -1,0 +1,110 @@
+//! Events: markers in a stream, for ordering and timing.
+
+use std::ptr;
+
+use cuda_sys::driver::{CUevent, CUresult};
+
+use crate::error::{check, Result};
+use crate::flags::EventFlags;
+use crate::{Context, Stream};
+
+/// An event of a context (`CUevent`), destroyed on drop.
+pub struct Event {
+    raw: CUevent,
+    context: Context,
+}
+
+// SAFETY: CUevent handles may be recorded, queried and waited on from any
+// thread; every use makes the event's context current first.
+unsafe impl Send for Event {}
+// SAFETY: as above; the driver synchronises concurrent use of one event.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// A new event with `flags`.
+    pub fn new(context: &Context, flags: EventFlags) -> Result<Event> {
+        let driver = context.bind()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the context is current.
+        check(unsafe { driver.cuEventCreate()?(&mut raw, flags.bits()) })?;
+        Ok(Event {
+            raw,
+            context: context.clone(),
+        })
+    }
+
+    /// Records the event at the current end of `stream` (same context).
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        self.context.expect_same(stream.context(), "stream", "event")?;
+        let driver = self.context.bind()?;
+        // SAFETY: event and stream are alive and of the current context.
+        check(unsafe { driver.cuEventRecord()?(self.raw, stream.raw()) })
+    }
+
+    /// Waits until the work before the last `record` completes, then
+    /// returns errors kept from destructors (see [`Context::check_deferred`]).
+    pub fn synchronize(&self) -> Result<()> {
+        let driver = self.context.bind()?;
+        // SAFETY: the event is alive.
+        let result = check(unsafe { driver.cuEventSynchronize()?(self.raw) });
+        self.context.check_deferred()?;
+        result
+    }
+
+    /// Whether the work before the last `record` has completed.
+    pub fn query(&self) -> Result<bool> {
+        let driver = self.context.bind()?;
+        // SAFETY: the event is alive.
+        let result = unsafe { driver.cuEventQuery()?(self.raw) };
+        if result == CUresult::CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        check(result).map(|()| true)
+    }
+
+    /// Milliseconds between this event and `end` (both recorded, completed,
+    /// and created without [`EventFlags::DISABLE_TIMING`]).
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
+        self.context.expect_same(&end.context, "end event", "start event")?;
+        let driver = self.context.bind()?;
+        let mut ms = 0.0f32;
+        // SAFETY: `ms` is a valid out-pointer; both events are alive.
+        check(unsafe { driver.cuEventElapsedTime_v2()?(&mut ms, self.raw, end.raw) })?;
+        Ok(ms)
+    }
+
+    /// The context the event belongs to.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The driver's handle.
+    ///
+    /// # Safety
+    /// Valid only while this event is alive; the caller must not destroy it.
+    pub unsafe fn as_raw(&self) -> CUevent {
+        self.raw
+    }
+
+    pub(crate) fn raw(&self) -> CUevent {
+        self.raw
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        let result = self.context.bind().and_then(|driver| {
+            // SAFETY: this is the only owner of the event.
+            check(unsafe { driver.cuEventDestroy_v2()?(self.raw) })
+        });
+        if let Err(error) = result {
+            self.context.record_drop_error("cuEventDestroy", error);
+        }
+    }
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event").field("raw", &self.raw).finish()
+    }
+}

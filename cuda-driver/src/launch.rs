@@ -1,0 +1,608 @@
+//! Kernel launches: typed arguments checked against the kernel's parameter
+//! layout, launch configuration checked against device and kernel limits,
+//! `cuLaunchKernelEx` attributes, and the raw escape hatch.
+
+use std::ffi::c_void;
+use std::mem::size_of;
+use std::ptr;
+
+use cuda_sys::driver::{CUdeviceptr, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
+
+use crate::context::DeviceLimits;
+use crate::error::{check, LaunchError, Result};
+use crate::memory::Allocation;
+use crate::{Context, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, Function, ParamInfo, Stream};
+
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    /// Blocks in the grid, `(x, y, z)`.
+    pub grid: (u32, u32, u32),
+    /// Threads in a block, `(x, y, z)`.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// Threads per block that [`LaunchConfig::for_num_elems`] uses.
+    pub const DEFAULT_BLOCK: u32 = 256;
+
+    /// A one-dimensional launch with at least one thread per element:
+    /// blocks of 256 threads, enough blocks to cover `n`. `n == 0` gives an
+    /// empty grid, which a launch refuses.
+    pub const fn for_num_elems(n: u32) -> Self {
+        LaunchConfig {
+            grid: (n.div_ceil(Self::DEFAULT_BLOCK), 1, 1),
+            block: (Self::DEFAULT_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// A launch of `grid` blocks of `block` threads, without dynamic shared memory.
+    pub const fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> Self {
+        LaunchConfig {
+            grid,
+            block,
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory per block.
+    pub const fn with_shared_mem(self, bytes: u32) -> Self {
+        LaunchConfig {
+            shared_mem_bytes: bytes,
+            ..self
+        }
+    }
+}
+
+/// Extra launch attributes for [`Stream::launch_ex`] (`cuLaunchKernelEx`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchAttributes {
+    /// Thread block cluster dimensions `(x, y, z)` (compute capability 9.0+);
+    /// each grid dimension must be a multiple.
+    pub cluster_dim: Option<(u32, u32, u32)>,
+    /// Launch cooperatively: all blocks are resident at once and may synchronise grid-wide.
+    pub cooperative: bool,
+    /// Priority of this launch (see [`Context::stream_priority_range`]).
+    pub priority: Option<i32>,
+}
+
+/// One kernel argument: its bytes as the kernel receives them.
+///
+/// Implemented for every [`DeviceCopy`] value (passed by value: scalars,
+/// arrays, `#[repr(C)]` structs) and for references to device buffers and
+/// views (passed as the device pointer).
+///
+/// # Safety
+/// `param_ptr` must point to `param_size` readable bytes that stay valid
+/// while `self` is borrowed, and `check_use` must fail for memory the launch
+/// must not touch (another context's).
+pub unsafe trait KernelArg {
+    /// Address of the argument's bytes.
+    fn param_ptr(&self) -> *mut c_void;
+    /// Size of the argument in bytes.
+    fn param_size(&self) -> usize;
+    /// Checks the argument may be used by a launch on `stream` of `context`
+    /// and notes the use (device memory stays alive until the work is done).
+    #[inline]
+    fn check_use(&self, context: &Context, stream: &Stream) -> Result<()> {
+        let _ = (context, stream);
+        Ok(())
+    }
+}
+
+// SAFETY: points at the value itself, which lives as long as the borrow.
+unsafe impl<T: DeviceCopy> KernelArg for T {
+    #[inline]
+    fn param_ptr(&self) -> *mut c_void {
+        (self as *const T).cast_mut().cast()
+    }
+
+    #[inline]
+    fn param_size(&self) -> usize {
+        size_of::<T>()
+    }
+}
+
+#[inline]
+fn check_memory_use(allocation: &Allocation, context: &Context, stream: &Stream) -> Result<()> {
+    allocation.context().expect_same(context, "buffer", "function")?;
+    allocation.note_stream_use(stream)
+}
+
+macro_rules! pointer_args {
+    ($($ty:ty),*) => {
+        $(
+            // SAFETY: points at the view's or buffer's device address, which lives as long as the
+            // borrow; `check_use` refuses other contexts' memory and notes the stream's use.
+            unsafe impl<T: DeviceCopy> KernelArg for $ty {
+                #[inline]
+                fn param_ptr(&self) -> *mut c_void {
+                    (self.ptr_ref() as *const CUdeviceptr).cast_mut().cast()
+                }
+
+                #[inline]
+                fn param_size(&self) -> usize {
+                    size_of::<CUdeviceptr>()
+                }
+
+                #[inline]
+                fn check_use(&self, context: &Context, stream: &Stream) -> Result<()> {
+                    check_memory_use(self.allocation(), context, stream)
+                }
+            }
+        )*
+    };
+}
+
+pointer_args!(
+    &DeviceBuffer<T>,
+    &mut DeviceBuffer<T>,
+    DeviceSlice<'_, T>,
+    &DeviceSlice<'_, T>,
+    &DeviceSliceMut<'_, T>,
+    &mut DeviceSliceMut<'_, T>
+);
+
+/// A whole argument list: implemented for tuples of up to 12 [`KernelArg`]s.
+///
+/// # Safety
+/// `with_params` must pass one pointer per argument, each valid as
+/// [`KernelArg::param_ptr`] says, for the duration of the call.
+pub unsafe trait KernelArgs {
+    /// Number of arguments.
+    const COUNT: usize;
+    /// Checks the count and sizes against `params` (when known) and each
+    /// argument's context and stream use.
+    fn check(&self, function: &Function, params: Option<&[ParamInfo]>, stream: &Stream) -> Result<()>;
+    /// Calls `f` with the argument pointer array (built on the stack).
+    fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+}
+
+macro_rules! kernel_args {
+    ($count:expr; $($arg:ident),*) => {
+        // SAFETY: the pointer array holds one pointer per element of the borrowed tuple.
+        unsafe impl<$($arg: KernelArg),*> KernelArgs for ($($arg,)*) {
+            const COUNT: usize = $count;
+
+            #[inline]
+            #[allow(non_snake_case)]
+            fn check(&self, function: &Function, params: Option<&[ParamInfo]>, stream: &Stream) -> Result<()> {
+                let ($($arg,)*) = self;
+                if let Some(params) = params {
+                    let sizes: [usize; $count] = [$($arg.param_size()),*];
+                    check_args(function.name(), params, &sizes)?;
+                }
+                let _context = function.context();
+                $($arg.check_use(_context, stream)?;)*
+                let _ = stream;
+                Ok(())
+            }
+
+            #[inline]
+            #[allow(non_snake_case)]
+            fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
+                let ($($arg,)*) = self;
+                let mut pointers: [*mut c_void; $count] = [$($arg.param_ptr()),*];
+                f(&mut pointers)
+            }
+        }
+    };
+}
+
+kernel_args!(0;);
+kernel_args!(1; A);
+kernel_args!(2; A, B);
+kernel_args!(3; A, B, C);
+kernel_args!(4; A, B, C, D);
+kernel_args!(5; A, B, C, D, E);
+kernel_args!(6; A, B, C, D, E, F);
+kernel_args!(7; A, B, C, D, E, F, G);
+kernel_args!(8; A, B, C, D, E, F, G, H);
+kernel_args!(9; A, B, C, D, E, F, G, H, I);
+kernel_args!(10; A, B, C, D, E, F, G, H, I, J);
+kernel_args!(11; A, B, C, D, E, F, G, H, I, J, K);
+kernel_args!(12; A, B, C, D, E, F, G, H, I, J, K, L);
+
+/// Argument count and sizes against the kernel's parameters.
+pub(crate) fn check_args(kernel: &str, params: &[ParamInfo], sizes: &[usize]) -> Result<(), LaunchError> {
+    if params.len() != sizes.len() {
+        return Err(LaunchError::ArgumentCount {
+            kernel: kernel.to_string(),
+            expected: params.len(),
+            given: sizes.len(),
+        });
+    }
+    for (index, (param, &given)) in params.iter().zip(sizes).enumerate() {
+        if param.size != given {
+            return Err(LaunchError::ArgumentSize {
+                kernel: kernel.to_string(),
+                index,
+                expected: param.size,
+                given,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Kernel limits a configuration is checked against.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KernelLimits {
+    pub(crate) max_threads: u32,
+    pub(crate) max_dynamic_shared: u32,
+}
+
+/// Grid, block and shared memory against device and kernel limits.
+pub(crate) fn check_config(
+    kernel: &str,
+    config: &LaunchConfig,
+    device: &DeviceLimits,
+    limits: &KernelLimits,
+) -> Result<(), LaunchError> {
+    let (grid, block) = (config.grid, config.block);
+    if [grid.0, grid.1, grid.2, block.0, block.1, block.2].contains(&0) {
+        return Err(LaunchError::ZeroDimension { grid, block });
+    }
+    let axes = ['x', 'y', 'z'];
+    let block_max = [device.max_block.0, device.max_block.1, device.max_block.2];
+    for ((axis, requested), max) in axes.iter().zip([block.0, block.1, block.2]).zip(block_max) {
+        if requested > max {
+            return Err(LaunchError::BlockDimension {
+                axis: *axis,
+                requested,
+                max,
+            });
+        }
+    }
+    let threads = u64::from(block.0) * u64::from(block.1) * u64::from(block.2);
+    if threads > u64::from(limits.max_threads) {
+        return Err(LaunchError::TooManyThreads {
+            kernel: kernel.to_string(),
+            requested: threads,
+            max: limits.max_threads,
+        });
+    }
+    let grid_max = [device.max_grid.0, device.max_grid.1, device.max_grid.2];
+    for ((axis, requested), max) in axes.iter().zip([grid.0, grid.1, grid.2]).zip(grid_max) {
+        if requested > max {
+            return Err(LaunchError::GridDimension {
+                axis: *axis,
+                requested,
+                max,
+            });
+        }
+    }
+    if config.shared_mem_bytes > limits.max_dynamic_shared {
+        return Err(LaunchError::SharedMemory {
+            kernel: kernel.to_string(),
+            requested: config.shared_mem_bytes,
+            max: limits.max_dynamic_shared,
+        });
+    }
+    Ok(())
+}
+
+impl Stream {
+    /// Checks the stream against the function and the configuration against
+    /// the limits, then makes the context current.
+    #[inline]
+    fn prepare_launch(&self, function: &Function, config: &LaunchConfig) -> Result<&'static cuda_sys::Driver> {
+        self.context().expect_same(function.context(), "stream", "function")?;
+        let limits = KernelLimits {
+            max_threads: function.max_threads_per_block()?,
+            max_dynamic_shared: function.max_dynamic_shared_memory()?,
+        };
+        check_config(function.name(), config, &self.context().limits()?, &limits)?;
+        self.context().bind()
+    }
+
+    /// Launches `function` on this stream with typed `args`.
+    ///
+    /// Checked on the host first, returning `Err` without launching: the
+    /// stream, function and every buffer argument share one context
+    /// ([`Error::WrongContext`](crate::Error::WrongContext)); argument count
+    /// and sizes match the kernel's parameters (when the driver reports
+    /// them); grid, block and dynamic shared memory are within the device's
+    /// and the kernel's limits ([`Error::Launch`](crate::Error::Launch)).
+    /// No heap allocation.
+    ///
+    /// # Safety
+    /// The kernel's device code is not checked: it must match the argument
+    /// types (a pointer argument used as the element type it is), stay inside
+    /// the buffers' bounds for this grid, and not race with other work on
+    /// the same memory (host copies into a buffer while this kernel reads
+    /// it, kernels on other streams without ordering).
+    #[inline]
+    pub unsafe fn launch<A: KernelArgs>(&self, function: &Function, config: &LaunchConfig, args: A) -> Result<()> {
+        let driver = self.prepare_launch(function, config)?;
+        args.check(function, function.params_if_known()?, self)?;
+        let launch = driver.cuLaunchKernel()?;
+        let (grid, block) = (config.grid, config.block);
+        args.with_params(|params| {
+            // SAFETY: the function and stream are alive and of the current context; `params` holds
+            // one valid pointer per kernel parameter (count and sizes checked above when known);
+            // the device code's own correctness is the caller's obligation.
+            check(unsafe {
+                launch(
+                    function.raw(),
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    config.shared_mem_bytes,
+                    self.raw(),
+                    params.as_mut_ptr(),
+                    ptr::null_mut(),
+                )
+            })
+        })
+    }
+
+    /// Like [`Stream::launch`], with extra [`LaunchAttributes`] (cluster
+    /// dimensions, cooperative launch, priority) through `cuLaunchKernelEx`.
+    ///
+    /// # Safety
+    /// As for [`Stream::launch`]; a cooperative kernel that synchronises the
+    /// grid must also fit on the device all at once.
+    pub unsafe fn launch_ex<A: KernelArgs>(
+        &self,
+        function: &Function,
+        config: &LaunchConfig,
+        attributes: &LaunchAttributes,
+        args: A,
+    ) -> Result<()> {
+        let driver = self.prepare_launch(function, config)?;
+        args.check(function, function.params_if_known()?, self)?;
+        let mut attrs = [CUlaunchAttribute::default(); 3];
+        let mut count = 0;
+        if let Some((x, y, z)) = attributes.cluster_dim {
+            attrs[count].id = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attrs[count].value.clusterDim.x = x;
+            attrs[count].value.clusterDim.y = y;
+            attrs[count].value.clusterDim.z = z;
+            count += 1;
+        }
+        if attributes.cooperative {
+            attrs[count].id = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attrs[count].value.cooperative = 1;
+            count += 1;
+        }
+        if let Some(priority) = attributes.priority {
+            attrs[count].id = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            attrs[count].value.priority = priority;
+            count += 1;
+        }
+        let launch_config = CUlaunchConfig {
+            gridDimX: config.grid.0,
+            gridDimY: config.grid.1,
+            gridDimZ: config.grid.2,
+            blockDimX: config.block.0,
+            blockDimY: config.block.1,
+            blockDimZ: config.block.2,
+            sharedMemBytes: config.shared_mem_bytes,
+            hStream: self.raw(),
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: count as u32,
+        };
+        let launch = driver.cuLaunchKernelEx()?;
+        args.with_params(|params| {
+            // SAFETY: as in `launch`; `launch_config` and `attrs` outlive the call and `numAttrs`
+            // counts the initialised attributes.
+            check(unsafe { launch(&launch_config, function.raw(), params.as_mut_ptr(), ptr::null_mut()) })
+        })
+    }
+}
+
+/// Launches `function` with a raw parameter array, as `cuLaunchKernel` takes
+/// it. The stream/function context, the grid, block and shared memory
+/// limits and the parameter count (when the driver reports it) are still
+/// checked.
+///
+/// # Safety
+/// Each element of `params` must point to a value of exactly the size and
+/// type of the corresponding kernel parameter, valid for the call; the
+/// device code's obligations are as for [`Stream::launch`]; device memory
+/// the kernel uses must stay allocated until it has run.
+pub unsafe fn launch_raw(
+    function: &Function,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared_mem: u32,
+    stream: &Stream,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    let config = LaunchConfig {
+        grid,
+        block,
+        shared_mem_bytes: shared_mem,
+    };
+    let driver = stream.prepare_launch(function, &config)?;
+    if let Some(info) = function.params_if_known()? {
+        if info.len() != params.len() {
+            return Err(LaunchError::ArgumentCount {
+                kernel: function.name().to_string(),
+                expected: info.len(),
+                given: params.len(),
+            }
+            .into());
+        }
+    }
+    // SAFETY: function and stream are alive and of the current context; the parameter pointers
+    // are the caller's obligation (see above).
+    check(unsafe {
+        driver.cuLaunchKernel()?(
+            function.raw(),
+            grid.0,
+            grid.1,
+            grid.2,
+            block.0,
+            block.1,
+            block.2,
+            shared_mem,
+            stream.raw(),
+            params.as_mut_ptr(),
+            ptr::null_mut(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H200: DeviceLimits = DeviceLimits {
+        max_block: (1024, 1024, 64),
+        max_grid: (2_147_483_647, 65535, 65535),
+    };
+    const KERNEL: KernelLimits = KernelLimits {
+        max_threads: 1024,
+        max_dynamic_shared: 48 * 1024,
+    };
+
+    #[test]
+    fn for_num_elems_covers_every_element() {
+        assert_eq!(LaunchConfig::for_num_elems(1).grid, (1, 1, 1));
+        assert_eq!(LaunchConfig::for_num_elems(256).grid, (1, 1, 1));
+        assert_eq!(LaunchConfig::for_num_elems(257).grid, (2, 1, 1));
+        assert_eq!(LaunchConfig::for_num_elems(u32::MAX).grid.0, u32::MAX.div_ceil(256));
+        assert_eq!(LaunchConfig::for_num_elems(0).grid, (0, 1, 1));
+    }
+
+    #[test]
+    fn config_within_limits_passes() {
+        let config = LaunchConfig::new((4096, 2, 1), (32, 32, 1)).with_shared_mem(1024);
+        assert_eq!(check_config("k", &config, &H200, &KERNEL), Ok(()));
+    }
+
+    #[test]
+    fn zero_dimensions_are_refused() {
+        let config = LaunchConfig::for_num_elems(0);
+        assert!(matches!(
+            check_config("k", &config, &H200, &KERNEL),
+            Err(LaunchError::ZeroDimension { .. })
+        ));
+        let config = LaunchConfig::new((1, 1, 1), (32, 0, 1));
+        assert!(matches!(
+            check_config("k", &config, &H200, &KERNEL),
+            Err(LaunchError::ZeroDimension { .. })
+        ));
+    }
+
+    #[test]
+    fn too_many_threads_are_refused() {
+        let config = LaunchConfig::new((1, 1, 1), (1024, 2, 1));
+        let error = check_config("k", &config, &H200, &KERNEL).unwrap_err();
+        assert_eq!(
+            error,
+            LaunchError::TooManyThreads {
+                kernel: "k".into(),
+                requested: 2048,
+                max: 1024
+            }
+        );
+        let limited = KernelLimits {
+            max_threads: 640,
+            ..KERNEL
+        };
+        let config = LaunchConfig::new((1, 1, 1), (768, 1, 1));
+        assert!(matches!(
+            check_config("k", &config, &H200, &limited),
+            Err(LaunchError::TooManyThreads { max: 640, .. })
+        ));
+    }
+
+    #[test]
+    fn block_and_grid_axes_are_checked() {
+        let config = LaunchConfig::new((1, 1, 1), (1, 1, 65));
+        assert_eq!(
+            check_config("k", &config, &H200, &KERNEL),
+            Err(LaunchError::BlockDimension {
+                axis: 'z',
+                requested: 65,
+                max: 64
+            })
+        );
+        let config = LaunchConfig::new((1, 65536, 1), (1, 1, 1));
+        assert_eq!(
+            check_config("k", &config, &H200, &KERNEL),
+            Err(LaunchError::GridDimension {
+                axis: 'y',
+                requested: 65536,
+                max: 65535
+            })
+        );
+    }
+
+    #[test]
+    fn dynamic_shared_memory_is_checked() {
+        let config = LaunchConfig::new((1, 1, 1), (32, 1, 1)).with_shared_mem(48 * 1024 + 1);
+        assert!(matches!(
+            check_config("k", &config, &H200, &KERNEL),
+            Err(LaunchError::SharedMemory {
+                requested: 49153,
+                max: 49152,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn argument_count_and_sizes_are_checked() {
+        let params = [ParamInfo { offset: 0, size: 8 }, ParamInfo { offset: 8, size: 4 }];
+        assert_eq!(check_args("k", &params, &[8, 4]), Ok(()));
+        assert_eq!(
+            check_args("k", &params, &[8]),
+            Err(LaunchError::ArgumentCount {
+                kernel: "k".into(),
+                expected: 2,
+                given: 1
+            })
+        );
+        assert_eq!(
+            check_args("k", &params, &[8, 8]),
+            Err(LaunchError::ArgumentSize {
+                kernel: "k".into(),
+                index: 1,
+                expected: 4,
+                given: 8
+            })
+        );
+    }
+
+    #[test]
+    fn tuple_arguments_point_at_their_values() {
+        #[derive(Clone, Copy)]
+        #[repr(C)]
+        struct Pair {
+            a: f32,
+            b: u64,
+        }
+        // SAFETY: repr(C) plain numbers.
+        unsafe impl DeviceCopy for Pair {}
+        let args = (1.5f32, 7u64, Pair { a: 2.0, b: 3 }, [1u8; 3]);
+        assert_eq!(<(f32, u64, Pair, [u8; 3]) as KernelArgs>::COUNT, 4);
+        let sizes = [
+            args.0.param_size(),
+            args.1.param_size(),
+            args.2.param_size(),
+            args.3.param_size(),
+        ];
+        assert_eq!(sizes, [4, 8, 16, 3]);
+        args.with_params(|params| {
+            assert_eq!(params.len(), 4);
+            // SAFETY: each pointer points at the matching tuple element, alive for this closure.
+            unsafe {
+                assert_eq!(*params[0].cast::<f32>(), 1.5);
+                assert_eq!(*params[1].cast::<u64>(), 7);
+                assert_eq!((*params[2].cast::<Pair>()).b, 3);
+                assert_eq!(*params[3].cast::<[u8; 3]>(), [1, 1, 1]);
+            }
+        });
+        ().with_params(|params| assert!(params.is_empty()));
+    }
+}

@@ -1,0 +1,762 @@
+//! Device memory: owned buffers ([`DeviceBuffer`]) and borrowed views of
+//! them ([`DeviceSlice`], [`DeviceSliceMut`]), with synchronous and
+//! stream-ordered copies.
+
+use std::marker::PhantomData;
+use std::mem::size_of;
+use std::ops::{Bound, Deref, RangeBounds};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use cuda_sys::driver::{CUdeviceptr, CUstream};
+
+use crate::error::{check, Error, Result};
+use crate::{Context, DeviceCopy, HostBuffer, MemPool, Stream};
+
+/// Byte size of `len` elements of `T`; zero lengths, zero-sized types and
+/// overflow are errors.
+pub(crate) fn byte_len<T>(len: usize) -> Result<usize> {
+    if size_of::<T>() == 0 {
+        return Err(Error::InvalidValue("zero-sized element types cannot be stored".into()));
+    }
+    if len == 0 {
+        return Err(Error::InvalidValue("a buffer must hold at least one element".into()));
+    }
+    len.checked_mul(size_of::<T>())
+        .ok_or_else(|| Error::InvalidValue(format!("{len} elements of {} bytes overflow usize", size_of::<T>())))
+}
+
+fn same_len(what: &str, destination: usize, source: usize) -> Result<()> {
+    if destination == source {
+        Ok(())
+    } else {
+        Err(Error::InvalidValue(format!(
+            "{what}: destination holds {destination} elements, source {source}"
+        )))
+    }
+}
+
+/// One device allocation and what is known about its use by streams, so
+/// that it is never freed while queued work may still touch it.
+pub(crate) struct Allocation {
+    pub(crate) ptr: CUdeviceptr,
+    context: Context,
+    /// For stream-ordered allocations: the stream it was allocated on and is freed on.
+    owner: Option<Stream>,
+    /// Keeps a non-default pool alive while memory from it exists.
+    _pool: Option<MemPool>,
+    /// Work on some stream used this memory: synchronise before a plain free.
+    used_by_stream: AtomicBool,
+    /// A stream-ordered allocation was used on a stream other than its owner.
+    used_off_owner: AtomicBool,
+    /// Contexts (peers) whose streams used this memory.
+    peer_users: Mutex<Vec<Context>>,
+}
+
+impl Allocation {
+    /// Notes that work queued on `stream` uses this memory. The first time a
+    /// stream-ordered allocation is used on another stream, waits for its
+    /// owner stream so the allocation is complete before that stream uses it.
+    #[inline]
+    pub(crate) fn note_stream_use(&self, stream: &Stream) -> Result<()> {
+        if !self.used_by_stream.load(Ordering::Relaxed) {
+            self.used_by_stream.store(true, Ordering::Relaxed);
+        }
+        if let Some(owner) = &self.owner {
+            if owner.raw() != stream.raw() && !self.used_off_owner.load(Ordering::Relaxed) {
+                self.first_use_off_owner(owner)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn first_use_off_owner(&self, owner: &Stream) -> Result<()> {
+        owner.synchronize_quiet()?;
+        self.used_off_owner.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Notes that a stream of another context (a peer copy) uses this memory.
+    fn note_peer_use(&self, stream: &Stream) -> Result<()> {
+        if let Some(owner) = &self.owner {
+            if !self.used_off_owner.load(Ordering::Relaxed) {
+                self.first_use_off_owner(owner)?;
+            }
+        }
+        let mut peers = self.peer_users.lock().unwrap_or_else(|e| e.into_inner());
+        if !peers.iter().any(|c| c == stream.context()) {
+            peers.push(stream.context().clone());
+        }
+        Ok(())
+    }
+
+    /// Before a synchronous operation: a stream-ordered allocation waits for
+    /// its stream (so the allocation and queued work on it are done).
+    fn settle(&self) -> Result<()> {
+        match &self.owner {
+            Some(owner) => owner.synchronize_quiet(),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn context(&self) -> &Context {
+        &self.context
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        let peers = std::mem::take(self.peer_users.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for peer in peers {
+            let result = peer.bind().and_then(|driver| {
+                // SAFETY: the peer context is current; synchronising has no preconditions.
+                check(unsafe { driver.cuCtxSynchronize()?() })
+            });
+            if let Err(error) = result {
+                peer.record_drop_error("cuCtxSynchronize before freeing peer-used memory", error);
+            }
+        }
+        let result = self.context.bind().and_then(|driver| {
+            let must_wait = match &self.owner {
+                None => self.used_by_stream.load(Ordering::Relaxed),
+                Some(_) => self.used_off_owner.load(Ordering::Relaxed),
+            };
+            if must_wait {
+                // SAFETY: the context is current. Waiting here means no queued work still uses the memory.
+                check(unsafe { driver.cuCtxSynchronize()?() })?;
+            }
+            match &self.owner {
+                // SAFETY: this allocation owns `ptr`; freeing it in its stream's order runs after all
+                // work queued on that stream, and other streams' work was waited for above.
+                Some(owner) => check(unsafe { driver.cuMemFreeAsync()?(self.ptr, owner.raw()) }),
+                // SAFETY: this allocation owns `ptr`; work that used it was waited for above.
+                None => check(unsafe { driver.cuMemFree_v2()?(self.ptr) }),
+            }
+        });
+        if let Err(error) = result {
+            self.context.record_drop_error("freeing device memory", error);
+        }
+    }
+}
+
+/// An owned array of `len` values of `T` in device memory of one context.
+///
+/// Freed on drop without ever cutting short queued work: memory allocated
+/// with [`DeviceBuffer::alloc_async`] is freed in its stream's order
+/// (`cuMemFreeAsync`); other memory is freed after the context has finished
+/// the work that used it.
+pub struct DeviceBuffer<T: DeviceCopy> {
+    alloc: Allocation,
+    len: usize,
+    _marker: PhantomData<T>,
+}
+
+/// A borrowed, read-only view of part of a [`DeviceBuffer`].
+pub struct DeviceSlice<'a, T: DeviceCopy> {
+    alloc: &'a Allocation,
+    ptr: CUdeviceptr,
+    len: usize,
+    _marker: PhantomData<&'a [T]>,
+}
+
+/// A borrowed, writable view of part of a [`DeviceBuffer`]. Dereferences to
+/// a [`DeviceSlice`] for the read-only operations.
+pub struct DeviceSliceMut<'a, T: DeviceCopy> {
+    view: DeviceSlice<'a, T>,
+    _marker: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: the buffer owns its device memory like a `Vec<T>` owns its heap
+// memory; the handles inside may be used from any thread (every operation
+// makes the context current), and the usage flags are atomics or a mutex.
+unsafe impl<T: DeviceCopy + Send> Send for DeviceBuffer<T> {}
+// SAFETY: shared access only reads through `&self` methods; concurrent device
+// access is ordered by the streams the caller chooses, as for any launch.
+unsafe impl<T: DeviceCopy + Sync> Sync for DeviceBuffer<T> {}
+// SAFETY: a view is a shared borrow of a `DeviceBuffer`; see above.
+unsafe impl<T: DeviceCopy + Sync> Send for DeviceSlice<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: DeviceCopy + Sync> Sync for DeviceSlice<'_, T> {}
+// SAFETY: a writable view is an exclusive borrow of a `DeviceBuffer`.
+unsafe impl<T: DeviceCopy + Send> Send for DeviceSliceMut<'_, T> {}
+// SAFETY: shared access to a writable view allows only the read-only operations.
+unsafe impl<T: DeviceCopy + Sync> Sync for DeviceSliceMut<'_, T> {}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Allocates `len` elements (`cuMemAlloc`) without initialising them: the
+    /// contents are unspecified until written (any bit pattern is a valid
+    /// `T`, see [`DeviceCopy`]). Zero `len` is an error.
+    pub fn alloc(context: &Context, len: usize) -> Result<Self> {
+        let bytes = byte_len::<T>(len)?;
+        let driver = context.bind()?;
+        let mut ptr = 0;
+        // SAFETY: `ptr` is a valid out-pointer; the context is current.
+        check(unsafe { driver.cuMemAlloc_v2()?(&mut ptr, bytes) })?;
+        Ok(Self::from_allocation(ptr, len, context.clone(), None, None))
+    }
+
+    /// Allocates `len` zeroed elements.
+    pub fn zeroed(context: &Context, len: usize) -> Result<Self> {
+        let mut buffer = Self::alloc(context, len)?;
+        buffer.memset_zero()?;
+        Ok(buffer)
+    }
+
+    /// Allocates a buffer holding a copy of `data` (not empty).
+    pub fn from_slice(context: &Context, data: &[T]) -> Result<Self> {
+        let mut buffer = Self::alloc(context, data.len())?;
+        buffer.copy_from_host(data)?;
+        Ok(buffer)
+    }
+
+    /// Allocates `len` elements in `stream`'s order from the device's current
+    /// memory pool (`cuMemAllocAsync`), contents unspecified. Freed in
+    /// `stream`'s order (`cuMemFreeAsync`) on drop. Using the buffer on
+    /// another stream first waits (once) for `stream` so the allocation is
+    /// complete.
+    pub fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
+        let bytes = byte_len::<T>(len)?;
+        let driver = stream.context().bind()?;
+        let mut ptr = 0;
+        // SAFETY: `ptr` is a valid out-pointer; the stream is alive and of the current context.
+        check(unsafe { driver.cuMemAllocAsync()?(&mut ptr, bytes, stream.raw()) })?;
+        Ok(Self::from_allocation(
+            ptr,
+            len,
+            stream.context().clone(),
+            Some(stream.clone()),
+            None,
+        ))
+    }
+
+    /// Like [`DeviceBuffer::alloc_async`], from `pool` (of the stream's device).
+    pub fn alloc_from_pool_async(pool: &MemPool, stream: &Stream, len: usize) -> Result<Self> {
+        if pool.device() != stream.context().device() {
+            return Err(Error::WrongContext {
+                object: "memory pool",
+                used_with: "stream",
+            });
+        }
+        let bytes = byte_len::<T>(len)?;
+        let driver = stream.context().bind()?;
+        let mut ptr = 0;
+        // SAFETY: `ptr` is a valid out-pointer; pool and stream are alive and of the same device.
+        check(unsafe { driver.cuMemAllocFromPoolAsync()?(&mut ptr, bytes, pool.raw(), stream.raw()) })?;
+        let pool = Some(pool.clone());
+        Ok(Self::from_allocation(
+            ptr,
+            len,
+            stream.context().clone(),
+            Some(stream.clone()),
+            pool,
+        ))
+    }
+
+    fn from_allocation(
+        ptr: CUdeviceptr,
+        len: usize,
+        context: Context,
+        owner: Option<Stream>,
+        pool: Option<MemPool>,
+    ) -> Self {
+        DeviceBuffer {
+            alloc: Allocation {
+                ptr,
+                context,
+                owner,
+                _pool: pool,
+                used_by_stream: AtomicBool::new(false),
+                used_off_owner: AtomicBool::new(false),
+                peer_users: Mutex::new(Vec::new()),
+            },
+            len,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: buffers hold at least one element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Context {
+        &self.alloc.context
+    }
+
+    /// The stream a stream-ordered buffer was allocated on and is freed on.
+    pub fn stream(&self) -> Option<&Stream> {
+        self.alloc.owner.as_ref()
+    }
+
+    /// A view of the whole buffer.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice {
+            alloc: &self.alloc,
+            ptr: self.alloc.ptr,
+            len: self.len,
+            _marker: PhantomData,
+        }
+    }
+
+    /// A writable view of the whole buffer.
+    pub fn as_slice_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut {
+            view: self.as_slice(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// A view of `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds, like slice indexing; use
+    /// [`DeviceBuffer::try_slice`] for an error instead.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> DeviceSlice<'_, T> {
+        self.as_slice().slice(range)
+    }
+
+    /// A view of `range`, or `Error::InvalidValue` if it is out of bounds.
+    pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>> {
+        self.as_slice().try_slice(range)
+    }
+
+    /// A writable view of `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds; use [`DeviceBuffer::try_slice_mut`] for an error instead.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'_, T> {
+        self.as_slice_mut().into_slice_mut(range)
+    }
+
+    /// A writable view of `range`, or `Error::InvalidValue` if it is out of bounds.
+    pub fn try_slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        self.as_slice_mut().try_into_slice_mut(range)
+    }
+
+    /// Copies `source` (same length) into the buffer, waiting until done.
+    pub fn copy_from_host(&mut self, source: &[T]) -> Result<()> {
+        self.as_slice_mut().copy_from_host(source)
+    }
+
+    /// Copies the buffer into `destination` (same length), waiting until done.
+    pub fn copy_to_host(&self, destination: &mut [T]) -> Result<()> {
+        self.as_slice().copy_to_host(destination)
+    }
+
+    /// The buffer's contents in a new `Vec`.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.as_slice().to_vec()
+    }
+
+    /// Copies `source` (same context and length) into the buffer, waiting until done.
+    pub fn copy_from_device(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+        self.as_slice_mut().copy_from_device(source)
+    }
+
+    /// Copies a buffer of another context (another device) into this one
+    /// (`cuMemcpyPeer`; works without peer access, faster with it).
+    pub fn copy_from_peer(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+        self.as_slice_mut().copy_from_peer(source)
+    }
+
+    /// Sets every byte to zero, waiting until done.
+    pub fn memset_zero(&mut self) -> Result<()> {
+        self.as_slice_mut().memset_zero()
+    }
+
+    /// Queues a copy from pinned `source` on `stream`. Accessing `source`
+    /// from the host afterwards first waits for `stream`.
+    pub fn copy_from_host_async(&mut self, source: &HostBuffer<T>, stream: &Stream) -> Result<()> {
+        self.as_slice_mut().copy_from_host_async(source, stream)
+    }
+
+    /// Queues a copy into pinned `destination` on `stream`. Accessing
+    /// `destination` from the host afterwards first waits for `stream`.
+    pub fn copy_to_host_async(&self, destination: &mut HostBuffer<T>, stream: &Stream) -> Result<()> {
+        self.as_slice().copy_to_host_async(destination, stream)
+    }
+
+    /// Queues a device-to-device copy on `stream` (all of one context).
+    pub fn copy_from_device_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+        self.as_slice_mut().copy_from_device_async(source, stream)
+    }
+
+    /// Queues a copy from a buffer of another context on `stream` (of this
+    /// buffer's context) with `cuMemcpyPeerAsync`.
+    pub fn copy_from_peer_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+        self.as_slice_mut().copy_from_peer_async(source, stream)
+    }
+
+    /// Queues zeroing every byte on `stream`.
+    pub fn memset_zero_async(&mut self, stream: &Stream) -> Result<()> {
+        self.as_slice_mut().memset_zero_async(stream)
+    }
+
+    /// The device address.
+    ///
+    /// # Safety
+    /// The address is valid only while the buffer lives; work using it must
+    /// be ordered before the buffer's drop.
+    pub unsafe fn as_raw(&self) -> CUdeviceptr {
+        self.alloc.ptr
+    }
+
+    pub(crate) fn allocation(&self) -> &Allocation {
+        &self.alloc
+    }
+
+    pub(crate) fn ptr_ref(&self) -> &CUdeviceptr {
+        &self.alloc.ptr
+    }
+}
+
+impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBuffer")
+            .field("ptr", &format_args!("{:#x}", self.alloc.ptr))
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end)),
+        _ => Err(Error::InvalidValue(format!(
+            "range {:?}..{:?} is out of bounds for {len} elements",
+            range.start_bound(),
+            range.end_bound()
+        ))),
+    }
+}
+
+impl<T: DeviceCopy> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: DeviceCopy> Copy for DeviceSlice<'_, T> {}
+
+impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &'a Context {
+        &self.alloc.context
+    }
+
+    /// A sub-view of `range`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds; use [`DeviceSlice::try_slice`] for an error instead.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> DeviceSlice<'a, T> {
+        match self.try_slice(range) {
+            Ok(view) => view,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    /// A sub-view of `range`, or `Error::InvalidValue` if it is out of bounds.
+    pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
+        let (start, end) = bounds(range, self.len)?;
+        Ok(DeviceSlice {
+            alloc: self.alloc,
+            ptr: self.ptr + (start * size_of::<T>()) as CUdeviceptr,
+            len: end - start,
+            _marker: PhantomData,
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// Copies the view into `destination` (same length), waiting until done.
+    pub fn copy_to_host(&self, destination: &mut [T]) -> Result<()> {
+        same_len("copy_to_host", destination.len(), self.len)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.settle()?;
+        let driver = self.alloc.context.bind()?;
+        // SAFETY: `destination` holds exactly `bytes` writable bytes; the device range lies inside
+        // the live allocation; any bytes are a valid `T` (DeviceCopy).
+        check(unsafe { driver.cuMemcpyDtoH_v2()?(destination.as_mut_ptr().cast(), self.ptr, self.bytes()) })
+    }
+
+    /// The view's contents in a new `Vec`.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = Vec::<T>::with_capacity(self.len);
+        if self.len == 0 {
+            return Ok(out);
+        }
+        self.alloc.settle()?;
+        let driver = self.alloc.context.bind()?;
+        // SAFETY: `out` has capacity for `len` elements (`bytes` bytes); the device range lies
+        // inside the live allocation.
+        check(unsafe { driver.cuMemcpyDtoH_v2()?(out.as_mut_ptr().cast(), self.ptr, self.bytes()) })?;
+        // SAFETY: the copy wrote all `len` elements, and any bytes are a valid `T` (DeviceCopy).
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
+    /// Queues a copy into pinned `destination` on `stream`. Accessing
+    /// `destination` from the host afterwards first waits for `stream`.
+    pub fn copy_to_host_async(&self, destination: &mut HostBuffer<T>, stream: &Stream) -> Result<()> {
+        same_len("copy_to_host_async", destination.len(), self.len)?;
+        self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
+        destination.check_stream(stream)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.note_stream_use(stream)?;
+        destination.prepare_async(stream, true)?;
+        let driver = self.alloc.context.bind()?;
+        let host = destination.as_mut_ptr_no_wait();
+        // SAFETY: the pinned destination holds `bytes` bytes and is not freed or accessed by the
+        // host until `stream` has run the copy (HostBuffer waits for noted streams); the device
+        // memory is kept alive until work using it finishes (see `Allocation`).
+        check(unsafe { driver.cuMemcpyDtoHAsync_v2()?(host.cast(), self.ptr, self.bytes(), stream.raw()) })?;
+        destination.note_pending(stream, true)
+    }
+
+    /// The device address of the view's first element.
+    ///
+    /// # Safety
+    /// As [`DeviceBuffer::as_raw`].
+    pub unsafe fn as_raw(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    pub(crate) fn allocation(&self) -> &'a Allocation {
+        self.alloc
+    }
+
+    pub(crate) fn ptr_ref(&self) -> &CUdeviceptr {
+        &self.ptr
+    }
+}
+
+impl<'a, T: DeviceCopy> Deref for DeviceSliceMut<'a, T> {
+    type Target = DeviceSlice<'a, T>;
+
+    fn deref(&self) -> &DeviceSlice<'a, T> {
+        &self.view
+    }
+}
+
+impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
+    /// A writable sub-view of `range`, borrowing this one.
+    ///
+    /// # Panics
+    /// If the range is out of bounds; use [`DeviceSliceMut::try_slice_mut`] for an error instead.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'_, T> {
+        match self.try_slice_mut(range) {
+            Ok(view) => view,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    /// A writable sub-view of `range`, or `Error::InvalidValue` if it is out of bounds.
+    pub fn try_slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        let view = self.view.try_slice(range)?;
+        Ok(DeviceSliceMut {
+            view,
+            _marker: PhantomData,
+        })
+    }
+
+    fn into_slice_mut(self, range: impl RangeBounds<usize>) -> DeviceSliceMut<'a, T> {
+        match self.try_into_slice_mut(range) {
+            Ok(view) => view,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    fn try_into_slice_mut(self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'a, T>> {
+        let view = self.view.try_slice(range)?;
+        Ok(DeviceSliceMut {
+            view,
+            _marker: PhantomData,
+        })
+    }
+
+    /// Copies `source` (same length) into the view, waiting until done.
+    pub fn copy_from_host(&mut self, source: &[T]) -> Result<()> {
+        same_len("copy_from_host", self.len, source.len())?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.settle()?;
+        let driver = self.alloc.context.bind()?;
+        // SAFETY: `source` holds exactly `bytes` readable bytes; the device range lies inside the
+        // live allocation, which this exclusive view may write.
+        check(unsafe { driver.cuMemcpyHtoD_v2()?(self.ptr, source.as_ptr().cast(), self.bytes()) })
+    }
+
+    /// Copies `source` (same context and length) into the view, waiting until done.
+    pub fn copy_from_device(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+        same_len("copy_from_device", self.len, source.len)?;
+        self.alloc
+            .context
+            .expect_same(&source.alloc.context, "source buffer", "destination buffer")?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.settle()?;
+        source.alloc.settle()?;
+        let driver = self.alloc.context.bind()?;
+        // SAFETY: both ranges lie inside live allocations of the current context; they cannot
+        // overlap because this view borrows its buffer exclusively.
+        check(unsafe { driver.cuMemcpyDtoD_v2()?(self.ptr, source.ptr, self.bytes()) })?;
+        wait_legacy_stream(driver)
+    }
+
+    /// Copies from a view of another context (another device), waiting until
+    /// done (`cuMemcpyPeer`; works without peer access, faster with it). A
+    /// source of the same context is copied as [`copy_from_device`](Self::copy_from_device).
+    pub fn copy_from_peer(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+        if self.alloc.context == source.alloc.context {
+            return self.copy_from_device(source);
+        }
+        same_len("copy_from_peer", self.len, source.len)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.settle()?;
+        source.alloc.settle()?;
+        let driver = self.alloc.context.bind()?;
+        let (dst_ctx, src_ctx) = (self.alloc.context.raw(), source.alloc.context.raw());
+        // SAFETY: both ranges lie inside live allocations of the contexts given with them.
+        check(unsafe { driver.cuMemcpyPeer()?(self.ptr, dst_ctx, source.ptr, src_ctx, self.bytes()) })?;
+        for context in [&source.alloc.context, &self.alloc.context] {
+            let driver = context.bind()?;
+            // SAFETY: the context is current; this waits for the copy in either context's queue.
+            check(unsafe { driver.cuCtxSynchronize()?() })?;
+        }
+        Ok(())
+    }
+
+    /// Sets every byte to zero, waiting until done.
+    pub fn memset_zero(&mut self) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.settle()?;
+        let driver = self.alloc.context.bind()?;
+        // SAFETY: the range lies inside the live allocation, which this exclusive view may write.
+        check(unsafe { driver.cuMemsetD8_v2()?(self.ptr, 0, self.bytes()) })?;
+        wait_legacy_stream(driver)
+    }
+
+    /// Queues a copy from pinned `source` on `stream`. Accessing `source`
+    /// from the host afterwards first waits for `stream`.
+    pub fn copy_from_host_async(&mut self, source: &HostBuffer<T>, stream: &Stream) -> Result<()> {
+        same_len("copy_from_host_async", self.len, source.len())?;
+        self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
+        source.check_stream(stream)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.note_stream_use(stream)?;
+        source.prepare_async(stream, false)?;
+        let driver = self.alloc.context.bind()?;
+        let host = source.as_ptr_no_wait();
+        // SAFETY: the pinned source holds `bytes` bytes and is not freed or written by the host
+        // until `stream` has run the copy (HostBuffer waits for noted streams); the device memory
+        // stays alive until work using it finishes (see `Allocation`).
+        check(unsafe { driver.cuMemcpyHtoDAsync_v2()?(self.ptr, host.cast(), self.bytes(), stream.raw()) })?;
+        source.note_pending(stream, false)
+    }
+
+    /// Queues a device-to-device copy on `stream` (all of one context).
+    pub fn copy_from_device_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+        same_len("copy_from_device_async", self.len, source.len)?;
+        self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
+        self.alloc
+            .context
+            .expect_same(&source.alloc.context, "source buffer", "destination buffer")?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.note_stream_use(stream)?;
+        source.alloc.note_stream_use(stream)?;
+        let driver = self.alloc.context.bind()?;
+        // SAFETY: both ranges lie inside live allocations kept alive until the copy has run.
+        check(unsafe { driver.cuMemcpyDtoDAsync_v2()?(self.ptr, source.ptr, self.bytes(), stream.raw()) })
+    }
+
+    /// Queues a copy from a view of another context on `stream` (of this
+    /// view's context) with `cuMemcpyPeerAsync`.
+    pub fn copy_from_peer_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+        if self.alloc.context == source.alloc.context {
+            return self.copy_from_device_async(source, stream);
+        }
+        same_len("copy_from_peer_async", self.len, source.len)?;
+        self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.note_stream_use(stream)?;
+        source.alloc.note_peer_use(stream)?;
+        let driver = self.alloc.context.bind()?;
+        let (dst_ctx, src_ctx) = (self.alloc.context.raw(), source.alloc.context.raw());
+        // SAFETY: both ranges lie inside live allocations of the contexts given with them, kept
+        // alive until the copy has run (the source waits for this context before it is freed).
+        check(unsafe {
+            driver.cuMemcpyPeerAsync()?(self.ptr, dst_ctx, source.ptr, src_ctx, self.bytes(), stream.raw())
+        })
+    }
+
+    /// Queues zeroing every byte on `stream`.
+    pub fn memset_zero_async(&mut self, stream: &Stream) -> Result<()> {
+        self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.alloc.note_stream_use(stream)?;
+        let driver = self.alloc.context.bind()?;
+        // SAFETY: the range lies inside the live allocation, kept alive until the memset has run.
+        check(unsafe { driver.cuMemsetD8Async()?(self.ptr, 0, self.bytes(), stream.raw()) })
+    }
+}
+
+/// Waits for the current context's legacy default stream, where the
+/// "synchronous" device-to-device copies and memsets run without blocking the host.
+fn wait_legacy_stream(driver: &cuda_sys::Driver) -> Result<()> {
+    let legacy: CUstream = ptr::null_mut();
+    // SAFETY: the null stream is the current context's legacy default stream.
+    check(unsafe { driver.cuStreamSynchronize()?(legacy) })
+}

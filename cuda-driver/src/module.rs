@@ -1,0 +1,146 @@
+//! Modules: device code (PTX, CUBIN or fatbin) loaded into a context.
+
+use std::ffi::{c_void, CString};
+use std::path::Path;
+use std::ptr;
+use std::sync::Arc;
+
+use cuda_sys::driver::{CUjit_option, CUmodule};
+
+use crate::error::{check, Error, Result};
+use crate::{Context, Function};
+
+/// Device code loaded into a context (`CUmodule`), unloaded when the last
+/// clone and the last [`Function`] taken from it are dropped.
+#[derive(Clone)]
+pub struct Module {
+    pub(crate) inner: Arc<ModuleInner>,
+}
+
+pub(crate) struct ModuleInner {
+    raw: CUmodule,
+    context: Context,
+}
+
+// SAFETY: a CUmodule handle may be used from any thread; every use makes
+// the module's context current first.
+unsafe impl Send for ModuleInner {}
+// SAFETY: as above; shared access only reads the handle.
+unsafe impl Sync for ModuleInner {}
+
+/// Size of the buffer the JIT compiler writes its error log into.
+const JIT_LOG_BYTES: usize = 16 * 1024;
+
+impl Module {
+    /// Loads PTX text (JIT-compiled by the driver for the context's device).
+    /// A compile failure is [`Error::ModuleLoad`] with the JIT log.
+    pub fn from_ptx(context: &Context, ptx: &str) -> Result<Module> {
+        let text = CString::new(ptx).map_err(|_| Error::InvalidValue("PTX contains a NUL byte".into()))?;
+        Self::load(context, text.as_ptr().cast())
+    }
+
+    /// Loads a CUBIN, a fatbin, or PTX text given as bytes (a missing
+    /// trailing NUL is added for PTX).
+    pub fn from_image(context: &Context, image: &[u8]) -> Result<Module> {
+        if image.is_empty() {
+            return Err(Error::InvalidValue("module image is empty".into()));
+        }
+        const ELF_MAGIC: &[u8] = b"\x7fELF";
+        const FATBIN_MAGIC: &[u8] = &0xBA55_ED50u32.to_le_bytes();
+        let binary = image.starts_with(ELF_MAGIC) || image.starts_with(FATBIN_MAGIC);
+        if !binary && image.last() != Some(&0) {
+            let mut text = image.to_vec();
+            text.push(0);
+            return Self::load(context, text.as_ptr().cast());
+        }
+        // The driver reads binary images through their headers; give it an 8-byte-aligned copy.
+        let mut aligned = vec![0u64; image.len().div_ceil(8)];
+        // SAFETY: `aligned` holds at least `image.len()` bytes and does not overlap `image`.
+        unsafe { ptr::copy_nonoverlapping(image.as_ptr(), aligned.as_mut_ptr().cast::<u8>(), image.len()) };
+        Self::load(context, aligned.as_ptr().cast())
+    }
+
+    /// Reads a PTX, CUBIN or fatbin file and loads it (see [`Module::from_image`]).
+    pub fn from_file(context: &Context, path: impl AsRef<Path>) -> Result<Module> {
+        let path = path.as_ref();
+        let image = std::fs::read(path)
+            .map_err(|e| Error::InvalidValue(format!("cannot read module file {}: {e}", path.display())))?;
+        Self::from_image(context, &image)
+    }
+
+    fn load(context: &Context, image: *const c_void) -> Result<Module> {
+        let driver = context.bind()?;
+        let mut log = vec![0u8; JIT_LOG_BYTES];
+        let mut options = [
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
+        let mut raw = ptr::null_mut();
+        // SAFETY: `image` points to a NUL-terminated PTX text or a complete binary image that
+        // outlives the call; the option arrays have equal length; the log buffer holds the size given.
+        let result = unsafe {
+            driver.cuModuleLoadDataEx()?(
+                &mut raw,
+                image,
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        if let Err(Error::Driver(error)) = check(result) {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let log = String::from_utf8_lossy(&log[..end]).trim_end().to_string();
+            return Err(Error::ModuleLoad { error, log });
+        }
+        Ok(Module {
+            inner: Arc::new(ModuleInner {
+                raw,
+                context: context.clone(),
+            }),
+        })
+    }
+
+    /// The kernel named `name` (its symbol name: use `extern "C"` kernels or
+    /// the mangled name).
+    pub fn function(&self, name: &str) -> Result<Function> {
+        let symbol = CString::new(name).map_err(|_| Error::InvalidValue("function name contains a NUL byte".into()))?;
+        let driver = self.inner.context.bind()?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer, the name is NUL-terminated, the module is alive.
+        check(unsafe { driver.cuModuleGetFunction()?(&mut raw, self.inner.raw, symbol.as_ptr()) })?;
+        Ok(Function::new(raw, self.clone(), name.to_string()))
+    }
+
+    /// The context the module was loaded into.
+    pub fn context(&self) -> &Context {
+        &self.inner.context
+    }
+
+    /// The driver's handle.
+    ///
+    /// # Safety
+    /// Valid only while this module (or a clone, or one of its functions) is
+    /// alive; the caller must not unload it.
+    pub unsafe fn as_raw(&self) -> CUmodule {
+        self.inner.raw
+    }
+}
+
+impl Drop for ModuleInner {
+    fn drop(&mut self) {
+        let result = self.context.bind().and_then(|driver| {
+            // SAFETY: this is the only owner of the module handle and no function of it remains.
+            check(unsafe { driver.cuModuleUnload()?(self.raw) })
+        });
+        if let Err(error) = result {
+            self.context.record_drop_error("cuModuleUnload", error);
+        }
+    }
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module").field("raw", &self.inner.raw).finish()
+    }
+}
