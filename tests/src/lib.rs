@@ -1,1 +1,12 @@
-//! Integration tests live in tests/tests/.
+//! Integration tests of the workspace, and their support code.
+//!
+//! The tests themselves are in `tests/tests/`. This library holds what they
+//! share: [`fake`], the fault-injecting stand-in driver (a test double that
+//! only tests load).
+//!
+//! ```no_run
+//! let fake = tests::fake::session(); // loads the stand-in as the CUDA driver
+//! assert!(fake.counts().is_clean());
+//! ```
+
+pub mod fake;

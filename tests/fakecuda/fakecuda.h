@@ -1,0 +1,254 @@
+/*
+ * fakecuda: a TEST DOUBLE for the CUDA driver (libcuda), used only by the
+ * `tests` package of this workspace. It exports the driver entry points the
+ * safe layers call, with the signatures of cuda.h (CUDA 13.0), over host
+ * memory, plus a control API (fakecuda_*) that injects failures and counts
+ * live handles. No user-facing code path loads it.
+ *
+ * This header declares the ABI types the library needs. It is self-contained
+ * on purpose, so the library builds without the CUDA headers.
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- cuda.h ABI subset ---------------------------------------------------- */
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef void (*CUhostFn)(void *user_data);
+typedef struct {
+    char bytes[16];
+} CUuuid;
+
+typedef struct {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    struct CUlaunchAttribute_st *attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+
+typedef struct CUlaunchAttribute_st {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int cooperative;
+        struct {
+            unsigned int x, y, z;
+        } clusterDim;
+        int priority;
+    } value;
+} CUlaunchAttribute;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_IMAGE = 200,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_INVALID_PTX = 218,
+    CUDA_ERROR_FILE_NOT_FOUND = 301,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_ILLEGAL_STATE = 401,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
+    CUDA_ERROR_LAUNCH_FAILED = 719,
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+    CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
+    CUDA_ERROR_UNKNOWN = 999,
+};
+
+/* ---- the fake's object model ---------------------------------------------- */
+
+/* Every handle the fake gives out is one of these kinds. The numbering is part
+ * of the control API (fakecuda_live(kind)). */
+enum fake_kind {
+    KIND_CONTEXT = 1,     /* explicit contexts (cuCtxCreate) */
+    KIND_PRIMARY = 2,     /* primary-context retains (counted per retain) */
+    KIND_DEVICE_MEMORY = 3,
+    KIND_HOST_MEMORY = 4, /* pinned host memory */
+    KIND_STREAM = 5,
+    KIND_EVENT = 6,
+    KIND_MODULE = 7,
+    KIND_GRAPH = 8,
+    KIND_GRAPH_EXEC = 9,
+    KIND_FUNCTION = 10, /* owned by a module: not counted as live */
+    KIND_POOL = 11,     /* device default pools: not counted as live */
+    KIND_COUNT = 12,
+};
+
+#define FAKE_DEVICES 2
+#define FAKE_MAX_PARAMS 32
+
+struct fake_function;
+
+/* One launch as the host kernels see it. */
+struct fake_launch {
+    unsigned int grid[3];
+    unsigned int block[3];
+    unsigned int shared_mem;
+    void **params; /* params[i] points at the i-th argument's bytes */
+};
+
+typedef CUresult (*fake_kernel_body)(const struct fake_launch *launch);
+
+/* A host implementation of a kernel, matched by name and parameter sizes. */
+struct fake_kernel {
+    const char *name;
+    int param_count;
+    size_t param_sizes[FAKE_MAX_PARAMS];
+    fake_kernel_body run;
+};
+
+struct fake_object {
+    int kind;
+    int live;
+    uint64_t index;              /* position in the registry; the handle encodes it */
+    struct fake_object *context; /* owning context (NULL for contexts, host memory, pools) */
+    union {
+        struct {
+            int device;
+            unsigned int flags;
+            int primary;
+            int retains;         /* primary only */
+            unsigned int peers;  /* bit d: peer access to device d's contexts enabled */
+        } ctx;
+        struct {
+            CUdeviceptr address;
+            size_t size;
+            unsigned char *bytes;
+            int from_pool;
+        } mem;
+        struct {
+            void *pointer;
+            size_t size;
+            unsigned int flags;
+            int registered; /* cuMemHostRegister: the memory is the caller's */
+        } host;
+        struct {
+            unsigned int flags;
+            int priority;
+            int capture_mode;
+            int capture_status; /* 0 none, 1 active, 2 invalidated */
+            pthread_t capture_thread;
+            struct fake_graph *capture;
+        } stream;
+        struct {
+            unsigned int flags;
+            int recorded;
+            double time_ms;
+        } event;
+        struct {
+            struct fake_object **functions;
+            int function_count;
+        } module;
+        struct {
+            struct fake_object *module;
+            char *name;
+            int param_count;
+            size_t param_offsets[FAKE_MAX_PARAMS];
+            size_t param_sizes[FAKE_MAX_PARAMS];
+            const struct fake_kernel *kernel; /* NULL: no host implementation */
+            int max_dynamic_shared;
+        } func;
+        struct {
+            struct fake_graph *graph;
+        } graph;
+        struct {
+            int device;
+            uint64_t release_threshold;
+            uint64_t reserved_high;
+            uint64_t used_high;
+            int reuse[3];
+        } pool;
+    } u;
+};
+
+/* Where a copy's address points: fake device memory (or pinned host memory),
+ * any host memory, or either (unified addressing, as cuMemcpy). */
+enum fake_space { SPACE_DEVICE, SPACE_HOST, SPACE_UNIFIED };
+
+/* Work on a stream: run at once, or recorded while the stream is capturing. */
+enum fake_node_kind { NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST };
+
+struct fake_node {
+    int kind;
+    union {
+        struct {
+            struct fake_object *function;
+            struct fake_launch launch;
+            unsigned char *arg_bytes; /* copies of the arguments */
+            void *arg_pointers[FAKE_MAX_PARAMS];
+        } kernel;
+        struct {
+            CUdeviceptr dst, src;
+            int dst_space, src_space; /* enum fake_space */
+            size_t bytes;
+        } copy;
+        struct {
+            CUdeviceptr dst;
+            unsigned int value;
+            size_t element_size, count;
+        } memset;
+        struct {
+            CUhostFn fn;
+            void *data;
+        } host;
+    } u;
+};
+
+struct fake_graph {
+    struct fake_node *nodes;
+    size_t count, capacity;
+};
+
+/* ---- shared between the library's files ---------------------------------- */
+
+/* Device memory: bytes [address, address + bytes) inside one live allocation
+ * (or pinned host allocation); NULL if not. The registry lock must be held. */
+unsigned char *fake_device_bytes(CUdeviceptr address, size_t bytes);
+
+/* The host kernels, searched by name (kernels.c). */
+const struct fake_kernel *fake_find_kernel(const char *name, int param_count, const size_t *param_sizes);
+
+/* PTX-like module text: the entries it declares and their parameters (module.c). */
+struct fake_entry {
+    char *name;
+    int param_count;
+    size_t param_offsets[FAKE_MAX_PARAMS];
+    size_t param_sizes[FAKE_MAX_PARAMS];
+};
+/* Parses `text`; on success returns the entries (caller frees with
+ * fake_free_entries) and their count; on failure returns a driver error and
+ * writes a message into `log` (NUL-terminated, at most log_size bytes). */
+CUresult fake_parse_module(const char *text, struct fake_entry **entries, int *count, char *log, size_t log_size);
+void fake_free_entries(struct fake_entry *entries, int count);
+
+#endif

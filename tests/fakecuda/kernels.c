@@ -1,0 +1,97 @@
+/*
+ * fakecuda (test double): the "kernels". A module entry whose name and
+ * parameter sizes match one of these runs this host function on launch, over
+ * the fake's device memory. Every thread index that CUDA would compute as
+ * `blockIdx.x * blockDim.x + threadIdx.x` is visited once. A device pointer
+ * outside any live allocation makes the launch fail with
+ * CUDA_ERROR_ILLEGAL_ADDRESS, as an out-of-bounds access would on a GPU.
+ *
+ *   vector_add(const float *a, const float *b, float *c, unsigned n)  c[i] = a[i] + b[i]
+ *   fill(float *out, float value, unsigned n)                         out[i] = value
+ *   saxpy(float a, const float *x, float *y, unsigned n)              y[i] = a * x[i] + y[i]
+ *   affine(struct { float scale, offset; } f, float *data, unsigned n) data[i] = scale * data[i] + offset
+ *   noop()                                                            nothing
+ */
+#include <string.h>
+
+#include "fakecuda.h"
+
+static size_t thread_count(const struct fake_launch *launch, unsigned int n) {
+    size_t threads = (size_t)launch->grid[0] * launch->block[0];
+    return threads < n ? threads : n;
+}
+
+#define ARG(launch, i, type) (*(const type *)(launch)->params[i])
+
+static float *floats(CUdeviceptr address, size_t count) {
+    return (float *)fake_device_bytes(address, count * sizeof(float));
+}
+
+static CUresult vector_add(const struct fake_launch *launch) {
+    size_t n = thread_count(launch, ARG(launch, 3, unsigned int));
+    if (n == 0) return CUDA_SUCCESS;
+    const float *a = floats(ARG(launch, 0, CUdeviceptr), n);
+    const float *b = floats(ARG(launch, 1, CUdeviceptr), n);
+    float *c = floats(ARG(launch, 2, CUdeviceptr), n);
+    if (!a || !b || !c) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (size_t i = 0; i < n; i++) c[i] = a[i] + b[i];
+    return CUDA_SUCCESS;
+}
+
+static CUresult fill(const struct fake_launch *launch) {
+    size_t n = thread_count(launch, ARG(launch, 2, unsigned int));
+    if (n == 0) return CUDA_SUCCESS;
+    float *out = floats(ARG(launch, 0, CUdeviceptr), n);
+    float value = ARG(launch, 1, float);
+    if (!out) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (size_t i = 0; i < n; i++) out[i] = value;
+    return CUDA_SUCCESS;
+}
+
+static CUresult saxpy(const struct fake_launch *launch) {
+    size_t n = thread_count(launch, ARG(launch, 3, unsigned int));
+    if (n == 0) return CUDA_SUCCESS;
+    float a = ARG(launch, 0, float);
+    const float *x = floats(ARG(launch, 1, CUdeviceptr), n);
+    float *y = floats(ARG(launch, 2, CUdeviceptr), n);
+    if (!x || !y) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (size_t i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+    return CUDA_SUCCESS;
+}
+
+struct affine_params {
+    float scale, offset;
+};
+
+static CUresult affine(const struct fake_launch *launch) {
+    size_t n = thread_count(launch, ARG(launch, 2, unsigned int));
+    if (n == 0) return CUDA_SUCCESS;
+    struct affine_params f;
+    memcpy(&f, launch->params[0], sizeof f);
+    float *data = floats(ARG(launch, 1, CUdeviceptr), n);
+    if (!data) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (size_t i = 0; i < n; i++) data[i] = f.scale * data[i] + f.offset;
+    return CUDA_SUCCESS;
+}
+
+static CUresult noop(const struct fake_launch *launch) {
+    (void)launch;
+    return CUDA_SUCCESS;
+}
+
+static const struct fake_kernel kernels[] = {
+    {"vector_add", 4, {8, 8, 8, 4}, vector_add},
+    {"fill", 3, {8, 4, 4}, fill},
+    {"saxpy", 4, {4, 8, 8, 4}, saxpy},
+    {"affine", 3, {8, 8, 4}, affine},
+    {"noop", 0, {0}, noop},
+};
+
+const struct fake_kernel *fake_find_kernel(const char *name, int param_count, const size_t *param_sizes) {
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        const struct fake_kernel *kernel = &kernels[k];
+        if (strcmp(kernel->name, name) != 0 || kernel->param_count != param_count) continue;
+        if (memcmp(kernel->param_sizes, param_sizes, sizeof(size_t) * (size_t)param_count) == 0) return kernel;
+    }
+    return NULL;
+}

@@ -1,0 +1,324 @@
+/*
+ * fakecuda (test double): device memory (host-backed, at fake device
+ * addresses that are never reused, so a stale pointer is recognised), pinned
+ * host memory, copies, memsets, stream-ordered allocation and the default
+ * memory pools. New device and pinned memory is filled with a pattern (0xA5,
+ * 0x5A) so reading it before writing shows garbage, as on a GPU.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+
+#define HOST_ALLOC_FLAGS 0xfu   /* PORTABLE | DEVICEMAP | WRITECOMBINED | (13.0) NUMA */
+#define HOST_REGISTER_FLAGS 0xfu /* PORTABLE | DEVICEMAP | IOMEMORY | READ_ONLY */
+
+CUresult fake_allocate(struct fake_object *context, size_t bytes, int from_pool, CUdeviceptr *address) {
+    if (!address || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (bytes > FAKE_BACKING_LIMIT) return CUDA_ERROR_OUT_OF_MEMORY;
+    unsigned char *backing = malloc(bytes);
+    if (!backing) return CUDA_ERROR_OUT_OF_MEMORY;
+    struct fake_object *memory = fake_new(KIND_DEVICE_MEMORY, context);
+    if (!memory) {
+        free(backing);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memset(backing, 0xa5, bytes);
+    memory->u.mem.bytes = backing;
+    memory->u.mem.size = bytes;
+    memory->u.mem.address = fake_reserve_address(bytes);
+    memory->u.mem.from_pool = from_pool;
+    if (from_pool) {
+        struct fake_object *pool = fake_pool(context->u.ctx.device);
+        uint64_t used = fake_memory_used(context->u.ctx.device, 1);
+        if (pool && used > pool->u.pool.used_high) pool->u.pool.used_high = used;
+        if (pool && used > pool->u.pool.reserved_high) pool->u.pool.reserved_high = used;
+    }
+    *address = memory->u.mem.address;
+    return CUDA_SUCCESS;
+}
+
+CUresult fake_free(CUdeviceptr address) {
+    if (address == 0) return CUDA_ERROR_INVALID_VALUE;
+    int was_freed;
+    struct fake_object *memory = fake_memory_at_base(address, KIND_DEVICE_MEMORY, &was_freed);
+    if (!memory) {
+        if (was_freed) {
+            fake_record_double_free();
+        } else {
+            fake_record_invalid();
+        }
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return fake_destroy(memory);
+}
+
+static CUresult mem_alloc(CUdeviceptr *address, size_t bytes) {
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    return fake_allocate(context, bytes, 0, address);
+}
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) FAKE_API(cuMemAlloc_v2, mem_alloc(dptr, bytesize))
+EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) FAKE_API(cuMemFree_v2, fake_free(dptr))
+
+static CUresult mem_info(size_t *free_bytes, size_t *total_bytes) {
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    if (!free_bytes || !total_bytes) return CUDA_ERROR_INVALID_VALUE;
+    *total_bytes = FAKE_TOTAL_MEMORY;
+    *free_bytes = FAKE_TOTAL_MEMORY - fake_memory_used(context->u.ctx.device, 0);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total) FAKE_API(cuMemGetInfo_v2, mem_info(free, total))
+
+/* ---- pinned host memory -------------------------------------------------------- */
+
+static CUresult host_alloc(void **pointer, size_t bytes, unsigned int flags) {
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    if (!pointer || bytes == 0 || (flags & ~HOST_ALLOC_FLAGS)) return CUDA_ERROR_INVALID_VALUE;
+    if (bytes > FAKE_BACKING_LIMIT) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *backing;
+    if (posix_memalign(&backing, 4096, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    struct fake_object *host = fake_new(KIND_HOST_MEMORY, context);
+    if (!host) {
+        free(backing);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memset(backing, 0x5a, bytes);
+    host->u.host.pointer = backing;
+    host->u.host.size = bytes;
+    host->u.host.flags = flags;
+    *pointer = backing;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize) FAKE_API(cuMemAllocHost_v2, host_alloc(pp, bytesize, 0))
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+    FAKE_API(cuMemHostAlloc, host_alloc(pp, bytesize, Flags))
+
+static CUresult host_free(void *pointer, int registered) {
+    if (!pointer) return CUDA_ERROR_INVALID_VALUE;
+    int was_freed;
+    struct fake_object *host = fake_memory_at_base((CUdeviceptr)(uintptr_t)pointer, KIND_HOST_MEMORY, &was_freed);
+    if (!host || host->u.host.registered != registered) {
+        if (was_freed) {
+            fake_record_double_free();
+        } else {
+            fake_record_invalid();
+        }
+        return registered ? 713 /* HOST_MEMORY_NOT_REGISTERED */ : CUDA_ERROR_INVALID_VALUE;
+    }
+    return fake_destroy(host);
+}
+EXPORT CUresult cuMemFreeHost(void *p) FAKE_API(cuMemFreeHost, host_free(p, 0))
+
+static CUresult host_register(void *pointer, size_t bytes, unsigned int flags) {
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    if (!pointer || bytes == 0 || (flags & ~HOST_REGISTER_FLAGS)) return CUDA_ERROR_INVALID_VALUE;
+    if (fake_memory_containing((CUdeviceptr)(uintptr_t)pointer, 1)) return 712; /* HOST_MEMORY_ALREADY_REGISTERED */
+    struct fake_object *host = fake_new(KIND_HOST_MEMORY, context);
+    if (!host) return CUDA_ERROR_OUT_OF_MEMORY;
+    host->u.host.pointer = pointer;
+    host->u.host.size = bytes;
+    host->u.host.flags = flags;
+    host->u.host.registered = 1;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+    FAKE_API(cuMemHostRegister_v2, host_register(p, bytesize, Flags))
+EXPORT CUresult cuMemHostUnregister(void *p) FAKE_API(cuMemHostUnregister, host_free(p, 1))
+
+static CUresult host_device_pointer(CUdeviceptr *address, void *pointer, unsigned int flags) {
+    if (!address || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *host = fake_memory_containing((CUdeviceptr)(uintptr_t)pointer, 0);
+    if (!host || host->kind != KIND_HOST_MEMORY) return CUDA_ERROR_INVALID_VALUE;
+    *address = (CUdeviceptr)(uintptr_t)pointer; /* unified addressing: the same address */
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+    FAKE_API(cuMemHostGetDevicePointer_v2, host_device_pointer(pdptr, p, Flags))
+
+/* ---- copies and memsets --------------------------------------------------------- */
+
+static CUresult copy(CUdeviceptr dst, int dst_space, CUdeviceptr src, int src_space, size_t bytes, CUstream handle,
+                     int synchronous) {
+    struct fake_object *context, *stream;
+    CUresult result = synchronous ? fake_current_context(&context) : fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (synchronous) stream = NULL;
+    struct fake_node node = {.kind = NODE_COPY};
+    node.u.copy.dst = dst;
+    node.u.copy.src = src;
+    node.u.copy.dst_space = dst_space;
+    node.u.copy.src_space = src_space;
+    node.u.copy.bytes = bytes;
+    return fake_submit(stream, &node);
+}
+
+#define HOST(p) ((CUdeviceptr)(uintptr_t)(p))
+
+EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+    FAKE_API(cuMemcpy, copy(dst, SPACE_UNIFIED, src, SPACE_UNIFIED, ByteCount, NULL, 1))
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+    FAKE_API(cuMemcpyAsync, copy(dst, SPACE_UNIFIED, src, SPACE_UNIFIED, ByteCount, hStream, 0))
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+    FAKE_API(cuMemcpyHtoD_v2, copy(dstDevice, SPACE_DEVICE, HOST(srcHost), SPACE_HOST, ByteCount, NULL, 1))
+EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+    FAKE_API(cuMemcpyDtoH_v2, copy(HOST(dstHost), SPACE_HOST, srcDevice, SPACE_DEVICE, ByteCount, NULL, 1))
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+    FAKE_API(cuMemcpyDtoD_v2, copy(dstDevice, SPACE_DEVICE, srcDevice, SPACE_DEVICE, ByteCount, NULL, 1))
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+    FAKE_API(cuMemcpyHtoDAsync_v2, copy(dstDevice, SPACE_DEVICE, HOST(srcHost), SPACE_HOST, ByteCount, hStream, 0))
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+    FAKE_API(cuMemcpyDtoHAsync_v2, copy(HOST(dstHost), SPACE_HOST, srcDevice, SPACE_DEVICE, ByteCount, hStream, 0))
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+    FAKE_API(cuMemcpyDtoDAsync_v2, copy(dstDevice, SPACE_DEVICE, srcDevice, SPACE_DEVICE, ByteCount, hStream, 0))
+
+static CUresult copy_peer(CUdeviceptr dst, CUcontext dst_context, CUdeviceptr src, CUcontext src_context,
+                          size_t bytes, CUstream handle, int synchronous) {
+    if (!fake_lookup_context(dst_context) || !fake_lookup_context(src_context)) return CUDA_ERROR_INVALID_CONTEXT;
+    return copy(dst, SPACE_DEVICE, src, SPACE_DEVICE, bytes, handle, synchronous);
+}
+EXPORT CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                             CUcontext srcContext, size_t ByteCount)
+    FAKE_API(cuMemcpyPeer, copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 1))
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                  CUcontext srcContext, size_t ByteCount, CUstream hStream)
+    FAKE_API(cuMemcpyPeerAsync, copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 0))
+
+static CUresult memset_elements(CUdeviceptr dst, unsigned int value, size_t element_size, size_t count,
+                                CUstream handle, int synchronous) {
+    struct fake_object *context, *stream;
+    CUresult result = synchronous ? fake_current_context(&context) : fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (synchronous) stream = NULL;
+    if (dst % element_size != 0) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_node node = {.kind = NODE_MEMSET};
+    node.u.memset.dst = dst;
+    node.u.memset.value = value;
+    node.u.memset.element_size = element_size;
+    node.u.memset.count = count;
+    return fake_submit(stream, &node);
+}
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+    FAKE_API(cuMemsetD8_v2, memset_elements(dstDevice, uc, 1, N, NULL, 1))
+EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
+    FAKE_API(cuMemsetD16_v2, memset_elements(dstDevice, us, 2, N, NULL, 1))
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+    FAKE_API(cuMemsetD32_v2, memset_elements(dstDevice, ui, 4, N, NULL, 1))
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+    FAKE_API(cuMemsetD8Async, memset_elements(dstDevice, uc, 1, N, hStream, 0))
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
+    FAKE_API(cuMemsetD16Async, memset_elements(dstDevice, us, 2, N, hStream, 0))
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+    FAKE_API(cuMemsetD32Async, memset_elements(dstDevice, ui, 4, N, hStream, 0))
+
+/* ---- stream-ordered allocation and pools ------------------------------------------ */
+
+static CUresult alloc_async(CUdeviceptr *address, size_t bytes, CUmemoryPool pool_handle, CUstream handle) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (pool_handle) {
+        struct fake_object *pool = fake_lookup(pool_handle, KIND_POOL);
+        if (!pool) return CUDA_ERROR_INVALID_VALUE;
+        if (pool->u.pool.device != context->u.ctx.device) return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return fake_allocate(context, bytes, 1, address);
+}
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+    FAKE_API(cuMemAllocAsync, alloc_async(dptr, bytesize, NULL, hStream))
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+    FAKE_API(cuMemAllocFromPoolAsync, alloc_async(dptr, bytesize, pool, hStream))
+
+static CUresult free_async(CUdeviceptr address, CUstream handle) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return fake_free(address);
+}
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) FAKE_API(cuMemFreeAsync, free_async(dptr, hStream))
+
+static CUresult default_pool(CUmemoryPool *out, CUdevice device) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (device < 0 || device >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+    struct fake_object *pool = fake_pool(device);
+    if (!pool) return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = fake_handle(pool);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+    FAKE_API(cuDeviceGetDefaultMemPool, default_pool(pool_out, dev))
+EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev) FAKE_API(cuDeviceGetMemPool, default_pool(pool, dev))
+
+enum {
+    POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1,
+    POOL_REUSE_ALLOW_OPPORTUNISTIC,
+    POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+    POOL_RELEASE_THRESHOLD,
+    POOL_RESERVED_MEM_CURRENT,
+    POOL_RESERVED_MEM_HIGH,
+    POOL_USED_MEM_CURRENT,
+    POOL_USED_MEM_HIGH,
+};
+
+static CUresult pool_attribute(CUmemoryPool handle, int attribute, void *value, int set) {
+    struct fake_object *pool = fake_lookup(handle, KIND_POOL);
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t used = fake_memory_used(pool->u.pool.device, 1);
+    switch (attribute) {
+    case POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case POOL_REUSE_ALLOW_OPPORTUNISTIC:
+    case POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        if (set) {
+            pool->u.pool.reuse[attribute - 1] = *(int *)value != 0;
+        } else {
+            *(int *)value = pool->u.pool.reuse[attribute - 1];
+        }
+        return CUDA_SUCCESS;
+    case POOL_RELEASE_THRESHOLD:
+        if (set) {
+            pool->u.pool.release_threshold = *(uint64_t *)value;
+        } else {
+            *(uint64_t *)value = pool->u.pool.release_threshold;
+        }
+        return CUDA_SUCCESS;
+    case POOL_RESERVED_MEM_HIGH:
+    case POOL_USED_MEM_HIGH: {
+        uint64_t *high = attribute == POOL_USED_MEM_HIGH ? &pool->u.pool.used_high : &pool->u.pool.reserved_high;
+        if (set) {
+            if (*(uint64_t *)value != 0) return CUDA_ERROR_INVALID_VALUE;
+            *high = used;
+        } else {
+            *(uint64_t *)value = *high;
+        }
+        return CUDA_SUCCESS;
+    }
+    case POOL_RESERVED_MEM_CURRENT:
+    case POOL_USED_MEM_CURRENT:
+        if (set) return CUDA_ERROR_INVALID_VALUE;
+        *(uint64_t *)value = used;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value)
+    FAKE_API(cuMemPoolGetAttribute, pool_attribute(pool, attr, value, 0))
+EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value)
+    FAKE_API(cuMemPoolSetAttribute, pool_attribute(pool, attr, value, 1))
+
+static CUresult pool_trim(CUmemoryPool handle, size_t keep) {
+    (void)keep;
+    return fake_lookup(handle, KIND_POOL) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+    FAKE_API(cuMemPoolTrimTo, pool_trim(pool, minBytesToKeep))

@@ -1,0 +1,403 @@
+/*
+ * fakecuda (test double): streams, events, stream capture and graphs. Work
+ * runs on the host at once, in submission order (so every stream is always
+ * idle); a capturing stream records it into a graph instead, and launching
+ * the instantiated graph runs the recorded work again.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "driver.h"
+
+#define STREAM_LEGACY ((CUstream)(uintptr_t)1)
+#define STREAM_PER_THREAD ((CUstream)(uintptr_t)2)
+
+enum { CAPTURE_NONE, CAPTURE_ACTIVE, CAPTURE_INVALIDATED };
+enum { CAPTURE_MODE_GLOBAL, CAPTURE_MODE_THREAD_LOCAL, CAPTURE_MODE_RELAXED };
+
+CUresult fake_resolve_stream(CUstream handle, struct fake_object **context, struct fake_object **stream) {
+    *stream = NULL;
+    if (handle == NULL || handle == STREAM_LEGACY || handle == STREAM_PER_THREAD) return fake_current_context(context);
+    *stream = fake_lookup(handle, KIND_STREAM);
+    if (!*stream) return CUDA_ERROR_INVALID_HANDLE;
+    *context = (*stream)->context;
+    return CUDA_SUCCESS;
+}
+
+int fake_refuse_in_capture(struct fake_object *stream) {
+    if (!stream || stream->u.stream.capture_status == CAPTURE_NONE) return 0;
+    stream->u.stream.capture_status = CAPTURE_INVALIDATED;
+    return 1;
+}
+
+/* ---- running work ---------------------------------------------------------------- */
+
+static unsigned char *bytes_at(CUdeviceptr address, int space, size_t bytes) {
+    unsigned char *found = fake_device_bytes(address, bytes);
+    if (found || space == SPACE_DEVICE) return found;
+    /* a host address: anything outside the fake device range (never a stale device pointer) */
+    if (address == 0 || fake_is_device_address(address)) return NULL;
+    return (unsigned char *)(uintptr_t)address;
+}
+
+CUresult fake_run_node(const struct fake_node *node) {
+    switch (node->kind) {
+    case NODE_COPY: {
+        size_t bytes = node->u.copy.bytes;
+        if (bytes == 0) return CUDA_SUCCESS;
+        unsigned char *dst = bytes_at(node->u.copy.dst, node->u.copy.dst_space, bytes);
+        unsigned char *src = bytes_at(node->u.copy.src, node->u.copy.src_space, bytes);
+        if (!dst || !src) {
+            fake_record_invalid();
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        memmove(dst, src, bytes);
+        return CUDA_SUCCESS;
+    }
+    case NODE_MEMSET: {
+        size_t size = node->u.memset.element_size, count = node->u.memset.count;
+        if (count == 0) return CUDA_SUCCESS;
+        if (count > SIZE_MAX / size) return CUDA_ERROR_INVALID_VALUE;
+        unsigned char *dst = fake_device_bytes(node->u.memset.dst, size * count);
+        if (!dst) {
+            fake_record_invalid();
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        unsigned int value = node->u.memset.value;
+        for (size_t i = 0; i < count; i++) memcpy(dst + i * size, &value, size); /* little-endian */
+        return CUDA_SUCCESS;
+    }
+    case NODE_KERNEL: {
+        struct fake_object *function = node->u.kernel.function;
+        if (!function->live) {
+            fake_record_invalid();
+            return CUDA_ERROR_INVALID_HANDLE;
+        }
+        if (!function->u.func.kernel) return CUDA_ERROR_NOT_SUPPORTED; /* no host implementation */
+        struct fake_launch launch = node->u.kernel.launch;
+        launch.params = (void **)node->u.kernel.arg_pointers;
+        return function->u.func.kernel->run(&launch);
+    }
+    case NODE_HOST:
+        node->u.host.fn(node->u.host.data);
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_UNKNOWN;
+    }
+}
+
+static CUresult append(struct fake_graph *graph, const struct fake_node *node) {
+    if (graph->count == graph->capacity) {
+        size_t capacity = graph->capacity ? graph->capacity * 2 : 8;
+        struct fake_node *grown = realloc(graph->nodes, capacity * sizeof *grown);
+        if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
+        graph->nodes = grown;
+        graph->capacity = capacity;
+    }
+    graph->nodes[graph->count++] = *node;
+    return CUDA_SUCCESS;
+}
+
+/* Points a kernel node's argument pointers into its own argument copy. */
+static void aim_arguments(struct fake_node *node) {
+    const struct fake_object *function = node->u.kernel.function;
+    for (int i = 0; i < function->u.func.param_count; i++) {
+        node->u.kernel.arg_pointers[i] = node->u.kernel.arg_bytes + function->u.func.param_offsets[i];
+    }
+}
+
+CUresult fake_submit(struct fake_object *stream, struct fake_node *node) {
+    if (stream && stream->u.stream.capture_status == CAPTURE_INVALIDATED) {
+        if (node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    if (node->kind == NODE_KERNEL) aim_arguments(node); /* into the heap copy: stays valid when the node is copied */
+    if (stream && stream->u.stream.capture_status == CAPTURE_ACTIVE) {
+        CUresult result = append(stream->u.stream.capture, node);
+        if (result != CUDA_SUCCESS && node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
+        return result;
+    }
+    CUresult result = fake_run_node(node);
+    if (node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
+    return result;
+}
+
+/* ---- streams ------------------------------------------------------------------------ */
+
+static CUresult stream_create(CUstream *out, unsigned int flags, int priority) {
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    if (!out || (flags & ~1u)) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *stream = fake_new(KIND_STREAM, context);
+    if (!stream) return CUDA_ERROR_OUT_OF_MEMORY;
+    stream->u.stream.flags = flags;
+    stream->u.stream.priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+    *out = fake_handle(stream);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+    FAKE_API(cuStreamCreate, stream_create(phStream, Flags, 0))
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+    FAKE_API(cuStreamCreateWithPriority, stream_create(phStream, flags, priority))
+
+static CUresult stream_destroy(CUstream handle) {
+    struct fake_object *stream = fake_lookup_for_destroy(handle, KIND_STREAM);
+    return stream ? fake_destroy(stream) : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) FAKE_API(cuStreamDestroy_v2, stream_destroy(hStream))
+
+static CUresult stream_wait(CUstream handle) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    return fake_refuse_in_capture(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamSynchronize(CUstream hStream) FAKE_API(cuStreamSynchronize, stream_wait(hStream))
+EXPORT CUresult cuStreamQuery(CUstream hStream) FAKE_API(cuStreamQuery, stream_wait(hStream))
+
+static CUresult stream_wait_event(CUstream handle, CUevent event, unsigned int flags) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (!fake_lookup(event, KIND_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+    return flags & ~1u ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+    FAKE_API(cuStreamWaitEvent, stream_wait_event(hStream, hEvent, Flags))
+
+static CUresult stream_context(CUstream handle, CUcontext *out) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result == CUDA_SUCCESS) *out = fake_handle(context);
+    return result;
+}
+EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) FAKE_API(cuStreamGetCtx, stream_context(hStream, pctx))
+
+static CUresult stream_property(CUstream handle, int *priority, unsigned int *flags) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (priority) *priority = stream ? stream->u.stream.priority : 0;
+    if (flags) *flags = stream ? stream->u.stream.flags : 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamGetPriority(CUstream hStream, int *priority)
+    FAKE_API(cuStreamGetPriority, priority ? stream_property(hStream, priority, NULL) : CUDA_ERROR_INVALID_VALUE)
+EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+    FAKE_API(cuStreamGetFlags, flags ? stream_property(hStream, NULL, flags) : CUDA_ERROR_INVALID_VALUE)
+
+static CUresult launch_host_func(CUstream handle, CUhostFn fn, void *data) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (!fn) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_node node = {.kind = NODE_HOST};
+    node.u.host.fn = fn;
+    node.u.host.data = data;
+    return fake_submit(stream, &node);
+}
+EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+    FAKE_API(cuLaunchHostFunc, launch_host_func(hStream, fn, userData))
+
+/* ---- events ------------------------------------------------------------------------- */
+
+#define EVENT_DISABLE_TIMING 2u
+#define EVENT_INTERPROCESS 4u
+
+static double now_ms(void) {
+    struct timespec time;
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return (double)time.tv_sec * 1e3 + (double)time.tv_nsec / 1e6;
+}
+
+static CUresult event_create(CUevent *out, unsigned int flags) {
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    if (!out || (flags & ~7u)) return CUDA_ERROR_INVALID_VALUE;
+    if ((flags & EVENT_INTERPROCESS) && !(flags & EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *event = fake_new(KIND_EVENT, context);
+    if (!event) return CUDA_ERROR_OUT_OF_MEMORY;
+    event->u.event.flags = flags;
+    *out = fake_handle(event);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) FAKE_API(cuEventCreate, event_create(phEvent, Flags))
+
+static CUresult event_destroy(CUevent handle) {
+    struct fake_object *event = fake_lookup_for_destroy(handle, KIND_EVENT);
+    return event ? fake_destroy(event) : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) FAKE_API(cuEventDestroy_v2, event_destroy(hEvent))
+
+static CUresult event_record(CUevent handle, CUstream stream_handle, unsigned int flags) {
+    struct fake_object *event = fake_lookup(handle, KIND_EVENT);
+    if (!event) return CUDA_ERROR_INVALID_HANDLE;
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(stream_handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
+    if (context != event->context) return CUDA_ERROR_INVALID_HANDLE;
+    if (stream && stream->u.stream.capture_status != CAPTURE_NONE) return CUDA_SUCCESS; /* a join point only */
+    event->u.event.recorded = 1;
+    event->u.event.time_ms = now_ms();
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) FAKE_API(cuEventRecord, event_record(hEvent, hStream, 0))
+EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+    FAKE_API(cuEventRecordWithFlags, event_record(hEvent, hStream, flags))
+
+static CUresult event_check(CUevent handle) {
+    return fake_lookup(handle, KIND_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuEventSynchronize(CUevent hEvent) FAKE_API(cuEventSynchronize, event_check(hEvent))
+EXPORT CUresult cuEventQuery(CUevent hEvent) FAKE_API(cuEventQuery, event_check(hEvent))
+
+static CUresult event_elapsed(float *ms, CUevent start_handle, CUevent end_handle) {
+    if (!ms) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *start = fake_lookup(start_handle, KIND_EVENT);
+    struct fake_object *end = fake_lookup(end_handle, KIND_EVENT);
+    if (!start || !end) return CUDA_ERROR_INVALID_HANDLE;
+    if (!start->u.event.recorded || !end->u.event.recorded) return CUDA_ERROR_INVALID_HANDLE;
+    if ((start->u.event.flags | end->u.event.flags) & EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+    *ms = (float)(end->u.event.time_ms - start->u.event.time_ms);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+    FAKE_API(cuEventElapsedTime_v2, event_elapsed(pMilliseconds, hStart, hEnd))
+
+/* ---- capture ------------------------------------------------------------------------- */
+
+static CUresult begin_capture(CUstream handle, int mode) {
+    if (handle == NULL || handle == STREAM_LEGACY || handle == STREAM_PER_THREAD) {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    struct fake_object *stream = fake_lookup(handle, KIND_STREAM);
+    if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+    if (mode < CAPTURE_MODE_GLOBAL || mode > CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    if (stream->u.stream.capture_status != CAPTURE_NONE) return CUDA_ERROR_ILLEGAL_STATE;
+    struct fake_graph *graph = calloc(1, sizeof *graph);
+    if (!graph) return CUDA_ERROR_OUT_OF_MEMORY;
+    stream->u.stream.capture = graph;
+    stream->u.stream.capture_status = CAPTURE_ACTIVE;
+    stream->u.stream.capture_mode = mode;
+    stream->u.stream.capture_thread = pthread_self();
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, int mode)
+    FAKE_API(cuStreamBeginCapture_v2, begin_capture(hStream, mode))
+
+static void release_capture(struct fake_object *stream) {
+    struct fake_object dropped = {.kind = KIND_STREAM};
+    dropped.u.stream.capture = stream->u.stream.capture;
+    fake_release_memory(&dropped); /* frees the recorded graph */
+    stream->u.stream.capture = NULL;
+    stream->u.stream.capture_status = CAPTURE_NONE;
+}
+
+static CUresult end_capture(CUstream handle, CUgraph *out) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *stream = fake_lookup(handle, KIND_STREAM);
+    if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+    if (stream->u.stream.capture_status == CAPTURE_NONE) return CUDA_ERROR_ILLEGAL_STATE;
+    if (stream->u.stream.capture_mode != CAPTURE_MODE_RELAXED &&
+        !pthread_equal(stream->u.stream.capture_thread, pthread_self())) {
+        return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    }
+    *out = NULL;
+    if (stream->u.stream.capture_status == CAPTURE_INVALIDATED) {
+        release_capture(stream);
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    struct fake_object *graph = fake_new(KIND_GRAPH, stream->context);
+    if (!graph) {
+        release_capture(stream);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    graph->u.graph.graph = stream->u.stream.capture;
+    stream->u.stream.capture = NULL;
+    stream->u.stream.capture_status = CAPTURE_NONE;
+    *out = fake_handle(graph);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+    FAKE_API(cuStreamEndCapture, end_capture(hStream, phGraph))
+
+static CUresult is_capturing(CUstream handle, int *status) {
+    if (!status) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result == CUDA_SUCCESS) *status = stream ? stream->u.stream.capture_status : CAPTURE_NONE;
+    return result;
+}
+EXPORT CUresult cuStreamIsCapturing(CUstream hStream, int *captureStatus)
+    FAKE_API(cuStreamIsCapturing, is_capturing(hStream, captureStatus))
+
+/* ---- graphs ---------------------------------------------------------------------------- */
+
+static CUresult instantiate(CUgraphExec *out, CUgraph handle, unsigned long long flags) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *graph = fake_lookup(handle, KIND_GRAPH);
+    if (!graph) return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~0xfull) return CUDA_ERROR_INVALID_VALUE;
+    const struct fake_graph *source = graph->u.graph.graph;
+    struct fake_graph *copy = calloc(1, sizeof *copy);
+    if (!copy) return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < source->count; i++) {
+        struct fake_node node = source->nodes[i];
+        if (node.kind == NODE_KERNEL) {
+            size_t size = fake_argument_bytes(node.u.kernel.function);
+            node.u.kernel.arg_bytes = malloc(size ? size : 1);
+            if (node.u.kernel.arg_bytes) memcpy(node.u.kernel.arg_bytes, source->nodes[i].u.kernel.arg_bytes, size);
+        }
+        if ((node.kind == NODE_KERNEL && !node.u.kernel.arg_bytes) || append(copy, &node) != CUDA_SUCCESS) {
+            if (node.kind == NODE_KERNEL) free(node.u.kernel.arg_bytes);
+            struct fake_object dropped = {.kind = KIND_GRAPH_EXEC};
+            dropped.u.graph.graph = copy;
+            fake_release_memory(&dropped);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        if (node.kind == NODE_KERNEL) aim_arguments(&copy->nodes[copy->count - 1]);
+    }
+    struct fake_object *exec = fake_new(KIND_GRAPH_EXEC, graph->context);
+    if (!exec) {
+        struct fake_object dropped = {.kind = KIND_GRAPH_EXEC};
+        dropped.u.graph.graph = copy;
+        fake_release_memory(&dropped);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    exec->u.graph.graph = copy;
+    *out = fake_handle(exec);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+    FAKE_API(cuGraphInstantiateWithFlags, instantiate(phGraphExec, hGraph, flags))
+
+static CUresult graph_launch(CUgraphExec handle, CUstream stream_handle) {
+    struct fake_object *exec = fake_lookup(handle, KIND_GRAPH_EXEC);
+    if (!exec) return CUDA_ERROR_INVALID_HANDLE;
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(stream_handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (context != exec->context) return CUDA_ERROR_INVALID_HANDLE;
+    if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    const struct fake_graph *graph = exec->u.graph.graph;
+    for (size_t i = 0; i < graph->count; i++) {
+        result = fake_run_node(&graph->nodes[i]);
+        if (result != CUDA_SUCCESS) return result;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+    FAKE_API(cuGraphLaunch, graph_launch(hGraphExec, hStream))
+
+static CUresult graph_destroy(void *handle, int kind) {
+    struct fake_object *graph = fake_lookup_for_destroy(handle, kind);
+    return graph ? fake_destroy(graph) : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+    FAKE_API(cuGraphExecDestroy, graph_destroy(hGraphExec, KIND_GRAPH_EXEC))
+EXPORT CUresult cuGraphDestroy(CUgraph hGraph) FAKE_API(cuGraphDestroy, graph_destroy(hGraph, KIND_GRAPH))

@@ -1,0 +1,286 @@
+//! `fakecuda`: a **test double** for the CUDA driver.
+//!
+//! `libfakecuda.so` (C, in `tests/fakecuda/`, built by this package's build
+//! script) exports the driver entry points the safe layers call, with
+//! `cuda.h`'s signatures, over host memory: two H200-like devices, contexts,
+//! memory, streams and events (run at once, in order, on the host), modules
+//! whose kernels are host functions (see `tests/fakecuda/kernels.c`), stream
+//! capture and graphs. It counts live handles, refuses use after free and
+//! double free (and counts them), and can make the Nth driver call, or every
+//! call of one name, fail with a chosen error.
+//!
+//! Only tests load it: [`install`] points `cuda_sys::driver()` at it through
+//! `CUDA_DRIVER_LIBRARY`. No user-facing code path knows about it.
+//!
+//! ```no_run
+//! let fake = tests::fake::session();
+//! fake.fail_nth(1, tests::fake::OUT_OF_MEMORY);
+//! // ... the next driver call fails with CUDA_ERROR_OUT_OF_MEMORY ...
+//! assert_eq!(fake.counts().live_handles(), 0);
+//! ```
+
+use std::ffi::{c_char, c_int, CString};
+use std::fmt;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, Once, OnceLock};
+
+/// Where the build script put `libfakecuda.so`.
+pub const LIBRARY_PATH: &str = env!("FAKECUDA_PATH");
+
+/// `CUDA_ERROR_OUT_OF_MEMORY`.
+pub const OUT_OF_MEMORY: i32 = 2;
+/// `CUDA_ERROR_NOT_INITIALIZED`.
+pub const NOT_INITIALIZED: i32 = 3;
+/// `CUDA_ERROR_LAUNCH_FAILED`.
+pub const LAUNCH_FAILED: i32 = 719;
+/// `CUDA_ERROR_UNKNOWN`.
+pub const UNKNOWN: i32 = 999;
+/// The errors the fault-injection suites inject at every failure point.
+pub const INJECTED_ERRORS: [i32; 4] = [OUT_OF_MEMORY, LAUNCH_FAILED, NOT_INITIALIZED, UNKNOWN];
+
+/// The kinds of handle the fake counts (`enum fake_kind` in `fakecuda.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Explicit contexts (`cuCtxCreate`).
+    Context = 1,
+    /// Primary-context retains (each retain counts once).
+    PrimaryRetain = 2,
+    /// Device memory (`cuMemAlloc`, `cuMemAllocAsync`).
+    DeviceMemory = 3,
+    /// Pinned or registered host memory.
+    HostMemory = 4,
+    /// Streams.
+    Stream = 5,
+    /// Events.
+    Event = 6,
+    /// Modules.
+    Module = 7,
+    /// Graphs (from stream capture).
+    Graph = 8,
+    /// Instantiated graphs.
+    GraphExec = 9,
+}
+
+impl Kind {
+    /// Every kind a program must release.
+    pub const ALL: [Kind; 9] = [
+        Kind::Context,
+        Kind::PrimaryRetain,
+        Kind::DeviceMemory,
+        Kind::HostMemory,
+        Kind::Stream,
+        Kind::Event,
+        Kind::Module,
+        Kind::Graph,
+        Kind::GraphExec,
+    ];
+}
+
+/// Points the driver loader at the fake. Every test in a binary that uses the
+/// fake must call this (directly or through [`session`]) before anything
+/// touches the driver: `cuda_sys::driver()` reads `CUDA_DRIVER_LIBRARY` once
+/// per process.
+///
+/// # Panics
+/// If the driver was already loaded from another library.
+pub fn install() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // Soundness: setting the environment races with any other thread
+        // reading it at the same moment. This runs once, inside `Once`, and
+        // every test of a binary that uses the fake calls `install` before it
+        // does anything else, so the other test threads are blocked here
+        // rather than reading the environment.
+        std::env::set_var("CUDA_DRIVER_LIBRARY", LIBRARY_PATH);
+    });
+    let driver = cuda_sys::driver().unwrap_or_else(|e| panic!("fakecuda did not load: {e}"));
+    assert_eq!(
+        driver.path(),
+        Path::new(LIBRARY_PATH),
+        "the driver was loaded before fake::install(); call it first in every test of this binary"
+    );
+}
+
+/// The fake's control functions (`fakecuda_*` in `tests/fakecuda/registry.c`).
+struct Controls {
+    reset: unsafe extern "C" fn(),
+    fail_nth: unsafe extern "C" fn(u64, c_int),
+    fail_named: unsafe extern "C" fn(*const c_char, c_int),
+    clear_faults: unsafe extern "C" fn(),
+    calls: unsafe extern "C" fn() -> u64,
+    injected: unsafe extern "C" fn() -> u64,
+    live: unsafe extern "C" fn(c_int) -> i64,
+    double_frees: unsafe extern "C" fn() -> u64,
+    invalid_handles: unsafe extern "C" fn() -> u64,
+    orphaned: unsafe extern "C" fn() -> u64,
+    trace: unsafe extern "C" fn(*mut c_char, usize) -> usize,
+    /// Keeps the library (already loaded by cuda-sys; this is a second reference) open.
+    _library: libloading::Library,
+}
+
+fn controls() -> &'static Controls {
+    static CONTROLS: OnceLock<Controls> = OnceLock::new();
+    CONTROLS.get_or_init(|| {
+        // SAFETY: the fake's initialisers only set up static data.
+        let library = unsafe { libloading::Library::new(LIBRARY_PATH) }
+            .unwrap_or_else(|e| panic!("cannot open {LIBRARY_PATH}: {e}"));
+        macro_rules! get {
+            ($name:literal) => {
+                // SAFETY: each field's type is the C declaration of the named
+                // function in registry.c; the library outlives the pointer
+                // because `Controls` owns it.
+                *unsafe { library.get(concat!($name, "\0").as_bytes()) }
+                    .unwrap_or_else(|e| panic!("{} is missing from {LIBRARY_PATH}: {e}", $name))
+            };
+        }
+        Controls {
+            reset: get!("fakecuda_reset"),
+            fail_nth: get!("fakecuda_fail_nth"),
+            fail_named: get!("fakecuda_fail_named"),
+            clear_faults: get!("fakecuda_clear_faults"),
+            calls: get!("fakecuda_calls"),
+            injected: get!("fakecuda_injected"),
+            live: get!("fakecuda_live"),
+            double_frees: get!("fakecuda_double_frees"),
+            invalid_handles: get!("fakecuda_invalid_handles"),
+            orphaned: get!("fakecuda_orphaned"),
+            trace: get!("fakecuda_trace"),
+            _library: library,
+        }
+    })
+}
+
+/// Exclusive use of the fake: its counters and injected faults are process
+/// wide, so tests that read or arm them run one at a time.
+pub struct Session {
+    _exclusive: MutexGuard<'static, ()>,
+}
+
+/// Installs the fake, waits for other sessions to end, and clears the
+/// fake's counters and faults (live handles are kept, and still counted).
+pub fn session() -> Session {
+    static EXCLUSIVE: Mutex<()> = Mutex::new(());
+    install();
+    // A test that panicked while holding the lock has been reported already;
+    // the fake's state is reset below either way.
+    let guard = EXCLUSIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let session = Session { _exclusive: guard };
+    session.reset();
+    session
+}
+
+impl Session {
+    /// Clears faults, the call counter, the trace and the misuse counters.
+    pub fn reset(&self) {
+        // SAFETY: the control functions take no pointers and only touch the fake's state under its lock.
+        unsafe { (controls().reset)() }
+    }
+
+    /// The `n`-th counted driver call from now (1: the next) returns `code`, once.
+    pub fn fail_nth(&self, n: u64, code: i32) {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().fail_nth)(n, code) }
+    }
+
+    /// Every call of driver function `name` (an exported name such as
+    /// `cuMemAlloc_v2`) returns `code`; `code` 0 stops it.
+    pub fn fail_named(&self, name: &str, code: i32) {
+        let name = CString::new(name).expect("a driver function name has no NUL");
+        // SAFETY: `name` is NUL-terminated and outlives the call, which copies it.
+        unsafe { (controls().fail_named)(name.as_ptr(), code) }
+    }
+
+    /// Disarms every injected fault (counters are kept).
+    pub fn clear_faults(&self) {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().clear_faults)() }
+    }
+
+    /// Counted driver calls since the last reset.
+    pub fn calls(&self) -> u64 {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().calls)() }
+    }
+
+    /// Faults that fired since the last reset.
+    pub fn injected(&self) -> u64 {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().injected)() }
+    }
+
+    /// Live handles of one kind.
+    pub fn live(&self, kind: Kind) -> i64 {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().live)(kind as c_int) }
+    }
+
+    /// Live handles by kind and the misuse counters.
+    pub fn counts(&self) -> Counts {
+        let c = controls();
+        // SAFETY: as in `reset`.
+        unsafe {
+            Counts {
+                live: Kind::ALL.map(|kind| (c.live)(kind as c_int)),
+                double_frees: (c.double_frees)(),
+                invalid_handles: (c.invalid_handles)(),
+                orphaned: (c.orphaned)(),
+            }
+        }
+    }
+
+    /// The names of the driver calls since the last reset (the last 1024).
+    pub fn trace(&self) -> String {
+        let c = controls();
+        // SAFETY: a null buffer of size 0 asks for the length only.
+        let length = unsafe { (c.trace)(std::ptr::null_mut(), 0) };
+        let mut buffer = vec![0u8; length + 1];
+        // SAFETY: `buffer` has room for `length` bytes and the NUL.
+        unsafe { (c.trace)(buffer.as_mut_ptr().cast(), buffer.len()) };
+        buffer.truncate(length);
+        String::from_utf8_lossy(&buffer).into_owned()
+    }
+}
+
+/// A snapshot of the fake's bookkeeping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    /// Live handles, in the order of [`Kind::ALL`].
+    pub live: [i64; 9],
+    /// Frees of handles or pointers already freed.
+    pub double_frees: u64,
+    /// Uses of unknown or already destroyed handles and pointers.
+    pub invalid_handles: u64,
+    /// Objects destroyed because their context went away first.
+    pub orphaned: u64,
+}
+
+impl Counts {
+    /// All live handles.
+    pub fn live_handles(&self) -> i64 {
+        self.live.iter().sum()
+    }
+
+    /// Nothing live, nothing misused.
+    pub fn is_clean(&self) -> bool {
+        self.live_handles() == 0 && self.double_frees == 0 && self.invalid_handles == 0 && self.orphaned == 0
+    }
+}
+
+impl fmt::Display for Counts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "live:")?;
+        for (kind, count) in Kind::ALL.iter().zip(self.live) {
+            if count != 0 {
+                write!(f, " {kind:?}={count}")?;
+            }
+        }
+        write!(
+            f,
+            " (total {}); double frees: {}; invalid handles: {}; orphaned: {}",
+            self.live_handles(),
+            self.double_frees,
+            self.invalid_handles,
+            self.orphaned
+        )
+    }
+}
