@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs the FFI-facing test binaries of the `tests` package (everything that
+# calls the driver, through the fakecuda test double) under valgrind memcheck.
+# Fails on any invalid read or write, use of uninitialised memory, or leak
+# (definite or possible) in the Rust code, the safe layers or the fake.
+#
+# Usage: tests/leakcheck.sh   (from anywhere; installs valgrind if missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v valgrind >/dev/null; then
+    echo "leakcheck: installing valgrind" >&2
+    if [ "$(id -u)" = 0 ]; then apt-get install -y valgrind; else sudo apt-get install -y valgrind; fi
+fi
+
+# Build the test binaries and collect their paths from cargo's JSON messages.
+mapfile -t binaries < <(
+    cargo test -p tests --no-run --message-format=json 2>/dev/null |
+        grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/'
+)
+if [ "${#binaries[@]}" -eq 0 ]; then
+    echo "leakcheck: no test binaries were built" >&2
+    exit 1
+fi
+
+status=0
+for binary in "${binaries[@]}"; do
+    echo "leakcheck: $(basename "$binary")"
+    if ! valgrind --quiet --error-exitcode=1 --leak-check=full \
+        --show-leak-kinds=definite,possible --errors-for-leak-kinds=definite,possible \
+        --suppressions=tests/valgrind.supp "$binary" --test-threads=4 >"${TMPDIR:-/tmp}/leakcheck.log" 2>&1; then
+        cat "${TMPDIR:-/tmp}/leakcheck.log"
+        echo "leakcheck: FAILED: $binary" >&2
+        status=1
+    else
+        grep -E "^test result|failure points" "${TMPDIR:-/tmp}/leakcheck.log" || true
+    fi
+done
+[ "$status" = 0 ] && echo "leakcheck: clean (${#binaries[@]} binaries)"
+exit "$status"
