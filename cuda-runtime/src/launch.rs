@@ -7,7 +7,9 @@ use std::sync::Mutex;
 use cuda_sys::runtime::dim3;
 
 use crate::error::check;
-use crate::{Device, DeviceAttribute, DeviceCopy, DeviceMemory, Error, Kernel, Result, Stream};
+use crate::{
+    Device, DeviceAttribute, DeviceCopy, DeviceMemory, DeviceSlice, DeviceSliceMut, Error, Kernel, Result, Stream,
+};
 
 /// Grid, block and dynamic shared memory of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -186,8 +188,9 @@ unsafe fn launch_checked_args(
 /// One kernel argument: what is passed and how big it is.
 ///
 /// Implemented for every [`DeviceCopy`] value (passed by value) and for
-/// `&DeviceMemory<T>` / `&mut DeviceMemory<T>` (passed as the device
-/// pointer; it must be on the launch stream's device).
+/// `&DeviceMemory<T>`, `&mut DeviceMemory<T>`, [`DeviceSlice`] and
+/// [`DeviceSliceMut`] (by value or reference; passed as the device pointer
+/// of the first element, which must be on the launch stream's device).
 pub trait KernelArg {
     /// The value placed in the parameter buffer.
     type Param: Copy;
@@ -204,31 +207,39 @@ impl<T: DeviceCopy> KernelArg for T {
     }
 }
 
-fn memory_param<T: DeviceCopy>(memory: &DeviceMemory<T>, device: Device, index: usize) -> Result<*mut c_void> {
-    if memory.device() != device {
+fn pointer_param(ptr: *mut c_void, owner: Device, device: Device, index: usize) -> Result<*mut c_void> {
+    if owner != device {
         return Err(Error::WrongDevice {
             what: format!("kernel argument {index}"),
             expected: device.raw_ordinal(),
-            found: memory.device().raw_ordinal(),
+            found: owner.raw_ordinal(),
         });
     }
-    Ok(memory.raw_ptr())
+    Ok(ptr)
 }
 
-impl<T: DeviceCopy> KernelArg for &DeviceMemory<T> {
-    type Param = *mut c_void;
+macro_rules! pointer_arg {
+    ($($(#[$doc:meta])* $arg:ty => |$this:ident| $view:expr;)*) => { $(
+        $(#[$doc])*
+        impl<T: DeviceCopy> KernelArg for $arg {
+            type Param = *mut c_void;
 
-    fn param(&self, device: Device, index: usize) -> Result<*mut c_void> {
-        memory_param(self, device, index)
-    }
+            fn param(&self, device: Device, index: usize) -> Result<*mut c_void> {
+                let $this = self;
+                let view = $view;
+                pointer_param(view.ptr, view.device, device, index)
+            }
+        }
+    )* };
 }
 
-impl<T: DeviceCopy> KernelArg for &mut DeviceMemory<T> {
-    type Param = *mut c_void;
-
-    fn param(&self, device: Device, index: usize) -> Result<*mut c_void> {
-        memory_param(self, device, index)
-    }
+pointer_arg! {
+    &DeviceMemory<T> => |m| m.view();
+    &mut DeviceMemory<T> => |m| m.view();
+    DeviceSlice<'_, T> => |s| *s.view();
+    &DeviceSlice<'_, T> => |s| *s.view();
+    DeviceSliceMut<'_, T> => |s| *s.view();
+    &mut DeviceSliceMut<'_, T> => |s| *s.view();
 }
 
 /// A tuple of [`KernelArg`]s (up to 12), checked against the kernel's
@@ -314,5 +325,25 @@ impl Stream {
     pub unsafe fn launch<A: KernelArgs>(&self, kernel: &Kernel, config: &LaunchConfig, args: A) -> Result<()> {
         // SAFETY: forwarded to the caller.
         unsafe { args.launch(kernel, config, self) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_of_another_device_are_rejected_as_arguments() {
+        let (zero, one) = (Device::from_runtime(0), Device::from_runtime(1));
+        let ptr = 0x1000 as *mut c_void;
+        assert_eq!(pointer_param(ptr, zero, zero, 0), Ok(ptr));
+        match pointer_param(ptr, one, zero, 3) {
+            Err(Error::WrongDevice {
+                what,
+                expected: 0,
+                found: 1,
+            }) => assert_eq!(what, "kernel argument 3"),
+            other => panic!("expected WrongDevice, got {other:?}"),
+        }
     }
 }

@@ -62,6 +62,7 @@ mod launch;
 mod library;
 mod memory;
 mod pinned;
+mod slice;
 mod stream;
 
 pub use copy::{memcpy, memcpy_async, memset_async, CopyKind};
@@ -75,6 +76,7 @@ pub use launch::{launch_raw, KernelArg, KernelArgs, LaunchConfig};
 pub use library::{Kernel, Library, ParamInfo};
 pub use memory::{DeviceCopy, DeviceMemory};
 pub use pinned::{HostAllocFlags, PinnedHostMemory};
+pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use stream::{Stream, StreamFlags};
 
 /// The process-wide libcudart table (loaded on first use by `cuda-sys`).

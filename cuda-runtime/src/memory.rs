@@ -4,12 +4,15 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::size_of;
 
-use cuda_sys::runtime::{cudaMemcpyKind, cudaStream_t};
+use std::ops::RangeBounds;
+
+use cuda_sys::runtime::cudaStream_t;
 
 use crate::device::make_current;
 use crate::error::check;
+use crate::slice::View;
 use crate::stream::LEGACY;
-use crate::{runtime, Device, Error, Result, Stream};
+use crate::{runtime, Device, DeviceSlice, DeviceSliceMut, Error, Result, Stream};
 
 /// Plain data that may be copied to and from a device bit for bit, and
 /// passed to kernels by value. (cuda-driver has its own trait with the same
@@ -179,122 +182,66 @@ impl<T: DeviceCopy> DeviceMemory<T> {
         self.ptr.cast()
     }
 
-    pub(crate) fn raw_ptr(&self) -> *mut c_void {
-        self.ptr
-    }
-
-    /// The stream blocking operations run on: the allocation stream, or the
-    /// device's legacy default stream.
-    fn order_stream(&self) -> cudaStream_t {
-        match &self.stream {
-            Some(stream) => stream.raw(),
-            None => LEGACY as cudaStream_t,
+    pub(crate) fn view(&self) -> View {
+        View {
+            ptr: self.ptr,
+            len: self.len,
+            device: self.device,
+            order: match &self.stream {
+                Some(stream) => stream.raw(),
+                None => LEGACY as cudaStream_t,
+            },
         }
     }
 
-    /// Runs `op` on this buffer's order stream with its device current, then
-    /// waits for that stream. `other` (a second buffer's stream) is waited
-    /// for first if it differs, so its pending work is complete.
-    fn blocking(
-        &self,
-        other: Option<cudaStream_t>,
-        op: impl FnOnce(&cuda_sys::Runtime, cudaStream_t) -> Result<()>,
-    ) -> Result<()> {
-        let runtime = runtime()?;
-        make_current(runtime, self.device.raw_ordinal())?;
-        let stream = self.order_stream();
-        if let Some(other) = other.filter(|&s| s != stream) {
-            // SAFETY: `other` belongs to a live buffer borrowed by the caller.
-            check(runtime, unsafe { runtime.cudaStreamSynchronize()?(other) })?;
-        }
-        op(runtime, stream)?;
-        // SAFETY: `stream` is valid while `self` lives (or is the legacy handle).
-        check(runtime, unsafe { runtime.cudaStreamSynchronize()?(stream) })
+    /// A shared view of all elements.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        // SAFETY: borrows `self` shared; the contents are initialised.
+        unsafe { DeviceSlice::new(self.view()) }
     }
 
-    fn expect_len(&self, found: usize) -> Result<()> {
-        if found == self.len {
-            Ok(())
-        } else {
-            Err(Error::LengthMismatch {
-                expected: self.len,
-                found,
-            })
-        }
+    /// An exclusive view of all elements.
+    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
+        // SAFETY: borrows `self` exclusively; the contents are initialised.
+        unsafe { DeviceSliceMut::new(self.view()) }
+    }
+
+    /// A shared view of `range`; an error if out of bounds.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>> {
+        self.as_slice().slice(range)
+    }
+
+    /// An exclusive view of `range`; an error if out of bounds.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        let view = self.view().sub::<T>(range)?;
+        // SAFETY: a sub-range, borrowing `self` exclusively.
+        Ok(unsafe { DeviceSliceMut::new(view) })
     }
 
     /// Copies `src` into this buffer and waits; `src.len()` must equal `self.len()`.
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
-        self.expect_len(src.len())?;
-        if self.size_bytes() == 0 {
-            return Ok(());
-        }
-        let (dst, bytes) = (self.ptr, self.size_bytes());
-        self.blocking(None, |runtime, stream| {
-            let kind = cudaMemcpyKind::cudaMemcpyHostToDevice;
-            // SAFETY: `dst` is this allocation and `src` a host slice, both `bytes`
-            // long; the call below waits for the copy before `src` is released.
-            check(runtime, unsafe {
-                runtime.cudaMemcpyAsync()?(dst, src.as_ptr().cast(), bytes, kind, stream)
-            })
-        })
+        self.view().copy_from_host(src)
     }
 
     /// Copies this buffer into `dst` and waits; `dst.len()` must equal `self.len()`.
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        self.expect_len(dst.len())?;
-        if self.size_bytes() == 0 {
-            return Ok(());
-        }
-        let (src, bytes) = (self.ptr, self.size_bytes());
-        self.blocking(None, |runtime, stream| {
-            let kind = cudaMemcpyKind::cudaMemcpyDeviceToHost;
-            // SAFETY: as in `copy_from_host`, with the roles swapped; every `T`
-            // was initialised (zeroed, copied, or promised by an `unsafe` constructor).
-            check(runtime, unsafe {
-                runtime.cudaMemcpyAsync()?(dst.as_mut_ptr().cast(), src, bytes, kind, stream)
-            })
-        })
+        self.view().copy_to_host(dst)
     }
 
     /// The contents as a `Vec`.
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut host: Vec<T> = Vec::with_capacity(self.len);
-        let (src, bytes) = (self.ptr, self.size_bytes());
-        if bytes > 0 {
-            self.blocking(None, |runtime, stream| {
-                let kind = cudaMemcpyKind::cudaMemcpyDeviceToHost;
-                // SAFETY: `host` has capacity for `len` elements (`bytes` bytes).
-                check(runtime, unsafe {
-                    runtime.cudaMemcpyAsync()?(host.as_mut_ptr().cast(), src, bytes, kind, stream)
-                })
-            })?;
-        }
-        // SAFETY: the copy above wrote all `len` elements (or `T` is zero-sized / len is 0).
-        unsafe { host.set_len(self.len) };
-        Ok(host)
+        self.view().read_vec()
     }
 
     /// Copies `src` (of any device) into this buffer and waits.
     pub fn copy_from_device(&mut self, src: &DeviceMemory<T>) -> Result<()> {
-        self.expect_len(src.len())?;
-        if self.size_bytes() == 0 {
-            return Ok(());
-        }
-        let (dst, from, bytes) = (self.ptr, src.ptr, self.size_bytes());
-        self.blocking(Some(src.order_stream()), |runtime, stream| {
-            let kind = cudaMemcpyKind::cudaMemcpyDefault;
-            // SAFETY: two distinct live allocations (`&mut self` and `&src`) of `bytes` bytes.
-            check(runtime, unsafe {
-                runtime.cudaMemcpyAsync()?(dst, from, bytes, kind, stream)
-            })
-        })
+        self.view().copy_from_device::<T>(&src.view())
     }
 
     /// Sets every byte to zero and waits (`cudaMemsetAsync` + synchronise).
     pub fn set_zero(&mut self) -> Result<()> {
         // SAFETY: zero is a valid `T` (DeviceCopy's contract).
-        unsafe { self.set_bytes(0) }
+        unsafe { self.view().set_bytes::<T>(0) }
     }
 
     /// Sets every byte to `value` and waits.
@@ -303,16 +250,8 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     /// A `T` made of `value` bytes must be a valid `T` (any value for integers
     /// and floats; only 0 and 1 for `bool`).
     pub unsafe fn set_bytes(&mut self, value: u8) -> Result<()> {
-        let (dst, bytes) = (self.ptr, self.size_bytes());
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.blocking(None, |runtime, stream| {
-            // SAFETY: the range is this allocation.
-            check(runtime, unsafe {
-                runtime.cudaMemsetAsync()?(dst, value.into(), bytes, stream)
-            })
-        })
+        // SAFETY: forwarded to the caller.
+        unsafe { self.view().set_bytes::<T>(value) }
     }
 
     /// Queues a copy from `src` into this buffer on `stream`; does not wait.
@@ -323,18 +262,8 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     /// after it). Work on other streams using `self` must be ordered with
     /// events.
     pub unsafe fn copy_from_host_async(&mut self, src: &[T], stream: &Stream) -> Result<()> {
-        self.expect_len(src.len())?;
-        stream.expect_device("destination buffer", self.device)?;
-        // SAFETY: same lengths; the caller keeps both alive until the copy ends.
-        unsafe {
-            crate::memcpy_async(
-                self.ptr,
-                src.as_ptr().cast(),
-                self.size_bytes(),
-                crate::CopyKind::HostToDevice,
-                stream,
-            )
-        }
+        // SAFETY: forwarded to the caller.
+        unsafe { self.view().copy_from_host_async(src, stream) }
     }
 
     /// Queues a copy from this buffer into `dst` on `stream`; does not wait.
@@ -343,18 +272,8 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     /// `dst` must stay alive and unread by the host, and `self` alive and
     /// fully written, until `stream` has finished the copy.
     pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<()> {
-        self.expect_len(dst.len())?;
-        stream.expect_device("source buffer", self.device)?;
-        // SAFETY: same lengths; the caller keeps both alive until the copy ends.
-        unsafe {
-            crate::memcpy_async(
-                dst.as_mut_ptr().cast(),
-                self.ptr,
-                self.size_bytes(),
-                crate::CopyKind::DeviceToHost,
-                stream,
-            )
-        }
+        // SAFETY: forwarded to the caller.
+        unsafe { self.view().copy_to_host_async(dst, stream) }
     }
 
     /// Queues a copy from `src` into this buffer on `stream`; does not wait.
@@ -363,17 +282,8 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     /// Both buffers must stay alive until `stream` has finished the copy, and
     /// pending work on other streams touching either must be ordered before it.
     pub unsafe fn copy_from_device_async(&mut self, src: &DeviceMemory<T>, stream: &Stream) -> Result<()> {
-        self.expect_len(src.len())?;
-        // SAFETY: two distinct live allocations of equal size; the caller orders their lifetimes.
-        unsafe {
-            crate::memcpy_async(
-                self.ptr,
-                src.ptr,
-                self.size_bytes(),
-                crate::CopyKind::DeviceToDevice,
-                stream,
-            )
-        }
+        // SAFETY: forwarded to the caller.
+        unsafe { self.view().copy_from_device_async::<T>(&src.view(), stream) }
     }
 
     /// Queues a zero fill on `stream`; does not wait.
@@ -381,9 +291,8 @@ impl<T: DeviceCopy> DeviceMemory<T> {
     /// # Safety
     /// `self` must stay alive until `stream` has finished the fill.
     pub unsafe fn set_zero_async(&mut self, stream: &Stream) -> Result<()> {
-        stream.expect_device("buffer", self.device)?;
-        // SAFETY: the range is this allocation; the caller keeps it alive.
-        unsafe { crate::memset_async(self.ptr, 0, self.size_bytes(), stream) }
+        // SAFETY: forwarded to the caller.
+        unsafe { self.view().set_zero_async::<T>(stream) }
     }
 }
 

@@ -145,6 +145,21 @@ fn memory_round_trips_fills_and_rejects_mismatched_lengths() {
     mismatch(b.copy_from_device(&small), data.len(), 5);
     assert_eq!(a.to_vec().unwrap(), data, "failed copies changed nothing");
 
+    // Sub-ranges: copies land at the right offset, bounds are checked.
+    let mut c = DeviceMemory::<u32>::zeroed(device, 10).unwrap();
+    c.slice_mut(2..5).unwrap().copy_from_host(&[7, 8, 9]).unwrap();
+    c.slice_mut(7..)
+        .unwrap()
+        .copy_from_device(a.slice(..3).unwrap())
+        .unwrap();
+    assert_eq!(c.to_vec().unwrap(), [0, 0, 7, 8, 9, 0, 0, 0, 1, 2]);
+    assert_eq!(c.slice(3..5).unwrap().to_vec().unwrap(), [8, 9]);
+    // SAFETY: any byte pattern is a valid u32.
+    unsafe { c.slice_mut(..2).unwrap().set_bytes(1).unwrap() };
+    assert_eq!(c.slice(..3).unwrap().to_vec().unwrap(), [0x0101_0101, 0x0101_0101, 7]);
+    assert!(matches!(c.slice(5..11), Err(Error::InvalidValue(_))));
+    mismatch(c.slice_mut(0..2).unwrap().copy_from_host(&[1, 2, 3]), 2, 3);
+
     let empty = DeviceMemory::<f64>::zeroed(device, 0).unwrap();
     assert!(empty.is_empty() && empty.to_vec().unwrap().is_empty());
 
@@ -412,7 +427,26 @@ fn nvrtc_ptx_kernel_launches_from_another_thread() {
             .join()
             .unwrap();
     });
-    assert_eq!(d.to_vec().unwrap(), expected_scale_add(&data, &offset, 3.0));
+    let once = expected_scale_add(&data, &offset, 3.0);
+    assert_eq!(d.to_vec().unwrap(), once);
+    // Slices as arguments: only the second half changes.
+    let half = n / 2;
+    let config = LaunchConfig::for_num_elems(half);
+    let (tail, tail_offset) = (
+        d.slice_mut(half as usize..).unwrap(),
+        off.slice(half as usize..).unwrap(),
+    );
+    // SAFETY: scale_add touches [0, half) of two slices of `half` elements.
+    unsafe {
+        stream
+            .launch(&kernel, &config, (tail, tail_offset, 10.0f32, half))
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    let h = half as usize;
+    let mut expected = once.clone();
+    expected[h..].copy_from_slice(&expected_scale_add(&once[h..], &offset[h..], 10.0));
+    assert_eq!(d.to_vec().unwrap(), expected);
     let on_other_thread = std::thread::scope(|scope| scope.spawn(|| off.to_vec().unwrap()).join().unwrap());
     assert_eq!(on_other_thread, offset);
     cuda_runtime::device_synchronize().unwrap();
