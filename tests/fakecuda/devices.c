@@ -164,6 +164,15 @@ static CUresult device_uuid(CUuuid *uuid, CUdevice device) {
 EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) FAKE_API(cuDeviceGetUuid, device_uuid(uuid, dev))
 EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) FAKE_API(cuDeviceGetUuid_v2, device_uuid(uuid, dev))
 
+static CUresult pci_bus_id(char *id, int length, CUdevice device) {
+    if (!id || length <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
+    snprintf(id, (size_t)length, "0000:%02x:00.0", fake_device_attribute(device, 33));
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+    FAKE_API(cuDeviceGetPCIBusId, pci_bus_id(pciBusId, len, dev))
+
 static CUresult total_memory(size_t *bytes, CUdevice device) {
     if (!bytes) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;

@@ -48,7 +48,10 @@ int fake_refuse_in_capture(struct fake_object *stream);
 size_t fake_argument_bytes(const struct fake_object *function);
 
 /* memory.c (lock held) */
-CUresult fake_allocate(struct fake_object *context, size_t bytes, int from_pool, CUdeviceptr *address);
+/* Device memory of `context`; `pool` is the pool of a stream-ordered allocation (or NULL). */
+CUresult fake_allocate(struct fake_object *context, size_t bytes, struct fake_object *pool, CUdeviceptr *address);
+/* A live default or created pool. */
+struct fake_object *fake_lookup_pool(CUmemoryPool handle);
 CUresult fake_free(CUdeviceptr address);
 
 #endif

@@ -99,9 +99,10 @@ enum fake_kind {
     KIND_MODULE = 7,
     KIND_GRAPH = 8,
     KIND_GRAPH_EXEC = 9,
-    KIND_FUNCTION = 10, /* owned by a module: not counted as live */
-    KIND_POOL = 11,     /* device default pools: not counted as live */
-    KIND_COUNT = 12,
+    KIND_MEMORY_POOL = 10,   /* cuMemPoolCreate */
+    KIND_FUNCTION = 11,      /* owned by a module: not counted as live */
+    KIND_DEFAULT_POOL = 12,  /* the devices' default pools: not counted as live */
+    KIND_COUNT = 13,
 };
 
 #define FAKE_DEVICES 2
@@ -144,7 +145,7 @@ struct fake_object {
             CUdeviceptr address;
             size_t size;
             unsigned char *bytes;
-            int from_pool;
+            struct fake_object *pool; /* stream-ordered allocations: their pool */
         } mem;
         struct {
             void *pointer;

@@ -13,7 +13,7 @@
 #define HOST_ALLOC_FLAGS 0xfu   /* PORTABLE | DEVICEMAP | WRITECOMBINED | (13.0) NUMA */
 #define HOST_REGISTER_FLAGS 0xfu /* PORTABLE | DEVICEMAP | IOMEMORY | READ_ONLY */
 
-CUresult fake_allocate(struct fake_object *context, size_t bytes, int from_pool, CUdeviceptr *address) {
+CUresult fake_allocate(struct fake_object *context, size_t bytes, struct fake_object *pool, CUdeviceptr *address) {
     if (!address || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
     if (bytes > FAKE_BACKING_LIMIT) return CUDA_ERROR_OUT_OF_MEMORY;
     unsigned char *backing = malloc(bytes);
@@ -27,12 +27,11 @@ CUresult fake_allocate(struct fake_object *context, size_t bytes, int from_pool,
     memory->u.mem.bytes = backing;
     memory->u.mem.size = bytes;
     memory->u.mem.address = fake_reserve_address(bytes);
-    memory->u.mem.from_pool = from_pool;
-    if (from_pool) {
-        struct fake_object *pool = fake_pool(context->u.ctx.device);
-        uint64_t used = fake_memory_used(context->u.ctx.device, 1);
-        if (pool && used > pool->u.pool.used_high) pool->u.pool.used_high = used;
-        if (pool && used > pool->u.pool.reserved_high) pool->u.pool.reserved_high = used;
+    memory->u.mem.pool = pool;
+    if (pool) {
+        uint64_t used = fake_memory_used(0, pool);
+        if (used > pool->u.pool.used_high) pool->u.pool.used_high = used;
+        if (used > pool->u.pool.reserved_high) pool->u.pool.reserved_high = used;
     }
     *address = memory->u.mem.address;
     return CUDA_SUCCESS;
@@ -57,7 +56,7 @@ static CUresult mem_alloc(CUdeviceptr *address, size_t bytes) {
     struct fake_object *context;
     CUresult result = fake_current_context(&context);
     if (result != CUDA_SUCCESS) return result;
-    return fake_allocate(context, bytes, 0, address);
+    return fake_allocate(context, bytes, NULL, address);
 }
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) FAKE_API(cuMemAlloc_v2, mem_alloc(dptr, bytesize))
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) FAKE_API(cuMemFree_v2, fake_free(dptr))
@@ -68,7 +67,7 @@ static CUresult mem_info(size_t *free_bytes, size_t *total_bytes) {
     if (result != CUDA_SUCCESS) return result;
     if (!free_bytes || !total_bytes) return CUDA_ERROR_INVALID_VALUE;
     *total_bytes = FAKE_TOTAL_MEMORY;
-    *free_bytes = FAKE_TOTAL_MEMORY - fake_memory_used(context->u.ctx.device, 0);
+    *free_bytes = FAKE_TOTAL_MEMORY - fake_memory_used(context->u.ctx.device, NULL);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total) FAKE_API(cuMemGetInfo_v2, mem_info(free, total))
@@ -220,17 +219,20 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t 
 
 /* ---- stream-ordered allocation and pools ------------------------------------------ */
 
+struct fake_object *fake_lookup_pool(CUmemoryPool handle) {
+    struct fake_object *pool = fake_lookup_quiet(handle, KIND_MEMORY_POOL);
+    return pool ? pool : fake_lookup(handle, KIND_DEFAULT_POOL);
+}
+
 static CUresult alloc_async(CUdeviceptr *address, size_t bytes, CUmemoryPool pool_handle, CUstream handle) {
     struct fake_object *context, *stream;
     CUresult result = fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
-    if (pool_handle) {
-        struct fake_object *pool = fake_lookup(pool_handle, KIND_POOL);
-        if (!pool) return CUDA_ERROR_INVALID_VALUE;
-        if (pool->u.pool.device != context->u.ctx.device) return CUDA_ERROR_INVALID_VALUE;
-    }
+    struct fake_object *pool = pool_handle ? fake_lookup_pool(pool_handle) : fake_pool(context->u.ctx.device);
+    if (!pool) return pool_handle ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
+    if (pool->u.pool.device != context->u.ctx.device) return CUDA_ERROR_INVALID_VALUE;
     if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    return fake_allocate(context, bytes, 1, address);
+    return fake_allocate(context, bytes, pool, address);
 }
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
     FAKE_API(cuMemAllocAsync, alloc_async(dptr, bytesize, NULL, hStream))
@@ -270,10 +272,9 @@ enum {
 };
 
 static CUresult pool_attribute(CUmemoryPool handle, int attribute, void *value, int set) {
-    struct fake_object *pool = fake_lookup(handle, KIND_POOL);
-    if (!pool) return CUDA_ERROR_INVALID_VALUE;
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
-    uint64_t used = fake_memory_used(pool->u.pool.device, 1);
+    struct fake_object *pool = fake_lookup_pool(handle);
+    if (!pool || !value) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t used = fake_memory_used(0, pool);
     switch (attribute) {
     case POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES:
     case POOL_REUSE_ALLOW_OPPORTUNISTIC:
@@ -318,7 +319,81 @@ EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value)
 
 static CUresult pool_trim(CUmemoryPool handle, size_t keep) {
     (void)keep;
-    return fake_lookup(handle, KIND_POOL) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return fake_lookup_pool(handle) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
     FAKE_API(cuMemPoolTrimTo, pool_trim(pool, minBytesToKeep))
+
+struct pool_props {
+    int alloc_type;   /* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+    int handle_types;
+    int location_type; /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+    int location_id;
+    void *win32_security_attributes;
+    size_t max_size;
+    unsigned short usage;
+    unsigned char reserved[54];
+};
+
+static CUresult pool_create(CUmemoryPool *out, const struct pool_props *props) {
+    if (!out || !props) return CUDA_ERROR_INVALID_VALUE;
+    if (props->alloc_type != 1 || props->location_type != 1) return CUDA_ERROR_INVALID_VALUE;
+    if (props->location_id < 0 || props->location_id >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+    struct fake_object *pool = fake_new(KIND_MEMORY_POOL, NULL);
+    if (!pool) return CUDA_ERROR_OUT_OF_MEMORY;
+    pool->u.pool.device = props->location_id;
+    *out = fake_handle(pool);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const void *poolProps)
+    FAKE_API(cuMemPoolCreate, pool_create(pool, poolProps))
+
+/* Memory still allocated from the pool stays valid; the driver releases the
+ * pool's resources once it is freed. */
+static CUresult pool_destroy(CUmemoryPool handle) {
+    struct fake_object *pool = fake_lookup_for_destroy(handle, KIND_MEMORY_POOL);
+    return pool ? fake_destroy(pool) : CUDA_ERROR_INVALID_VALUE;
+}
+EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) FAKE_API(cuMemPoolDestroy, pool_destroy(pool))
+
+/* ---- pointer attributes -------------------------------------------------------------------- */
+
+enum {
+    POINTER_CONTEXT = 1,
+    POINTER_MEMORY_TYPE = 2,
+    POINTER_DEVICE_POINTER = 3,
+    POINTER_HOST_POINTER = 4,
+    POINTER_IS_MANAGED = 8,
+    POINTER_DEVICE_ORDINAL = 9,
+    POINTER_RANGE_START_ADDR = 11,
+    POINTER_RANGE_SIZE = 12,
+    POINTER_MAPPED = 13,
+};
+
+static CUresult pointer_attribute(void *data, int attribute, CUdeviceptr address) {
+    if (!data) return CUDA_ERROR_INVALID_VALUE;
+    /* pageable host memory (and anything else unknown) is not the driver's: invalid value */
+    struct fake_object *memory = fake_memory_containing(address, 0);
+    if (!memory) return CUDA_ERROR_INVALID_VALUE;
+    int device_memory = memory->kind == KIND_DEVICE_MEMORY;
+    CUdeviceptr base = device_memory ? memory->u.mem.address : (CUdeviceptr)(uintptr_t)memory->u.host.pointer;
+    size_t size = device_memory ? memory->u.mem.size : memory->u.host.size;
+    switch (attribute) {
+    case POINTER_CONTEXT: *(CUcontext *)data = fake_handle(memory->context); break;
+    case POINTER_MEMORY_TYPE: *(unsigned int *)data = device_memory ? 2 : 1; break;
+    case POINTER_DEVICE_POINTER: *(CUdeviceptr *)data = address; break;
+    case POINTER_HOST_POINTER:
+        if (device_memory) return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = (void *)(uintptr_t)address;
+        break;
+    case POINTER_IS_MANAGED: *(int *)data = 0; break;
+    case POINTER_DEVICE_ORDINAL: *(int *)data = memory->context ? memory->context->u.ctx.device : 0; break;
+    case POINTER_RANGE_START_ADDR: *(CUdeviceptr *)data = base; break;
+    case POINTER_RANGE_SIZE: *(size_t *)data = size; break;
+    case POINTER_MAPPED: *(int *)data = 1; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr)
+    FAKE_API(cuPointerGetAttribute, pointer_attribute(data, attribute, ptr))

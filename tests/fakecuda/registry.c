@@ -141,12 +141,14 @@ static struct fake_object *decode(const void *handle) {
     return index < object_count ? objects[index] : NULL;
 }
 
-struct fake_object *fake_lookup(const void *handle, int kind) {
+struct fake_object *fake_lookup_quiet(const void *handle, int kind) {
     struct fake_object *object = decode(handle);
-    if (!object || object->kind != kind || !object->live) {
-        fake_record_invalid();
-        return NULL;
-    }
+    return object && object->kind == kind && object->live ? object : NULL;
+}
+
+struct fake_object *fake_lookup(const void *handle, int kind) {
+    struct fake_object *object = fake_lookup_quiet(handle, kind);
+    if (!object) fake_record_invalid();
     return object;
 }
 
@@ -286,20 +288,18 @@ void fake_set_primary(int device, struct fake_object *context) { primaries[devic
 
 struct fake_object *fake_pool(int device) {
     if (!pools[device]) {
-        pools[device] = fake_new(KIND_POOL, NULL);
+        pools[device] = fake_new(KIND_DEFAULT_POOL, NULL);
         if (pools[device]) pools[device]->u.pool.device = device;
     }
     return pools[device];
 }
 
-uint64_t fake_memory_used(int device, int pool_only) {
+uint64_t fake_memory_used(int device, const struct fake_object *pool) {
     uint64_t used = 0;
     for (size_t i = 0; i < object_count; i++) {
         struct fake_object *object = objects[i];
-        if (object->live && object->kind == KIND_DEVICE_MEMORY && (object->u.mem.from_pool || !pool_only) &&
-            object->context->u.ctx.device == device) {
-            used += object->u.mem.size;
-        }
+        if (!object->live || object->kind != KIND_DEVICE_MEMORY) continue;
+        if (pool ? object->u.mem.pool == pool : object->context->u.ctx.device == device) used += object->u.mem.size;
     }
     return used;
 }
@@ -375,11 +375,11 @@ EXPORT int64_t fakecuda_live(int kind) {
     return result;
 }
 
-/* All live handles a program must release: every kind but functions and pools. */
+/* All live handles a program must release: every kind but functions and default pools. */
 EXPORT int64_t fakecuda_live_handles(void) {
     fake_lock();
     int64_t total = 0;
-    for (int kind = KIND_CONTEXT; kind <= KIND_GRAPH_EXEC; kind++) total += live[kind];
+    for (int kind = KIND_CONTEXT; kind <= KIND_MEMORY_POOL; kind++) total += live[kind];
     fake_unlock();
     return total;
 }

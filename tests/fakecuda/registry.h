@@ -24,6 +24,8 @@ void *fake_handle(const struct fake_object *object);
 /* The live object of `kind` behind `handle`; NULL (and an invalid-handle record)
  * if the handle is unknown, of another kind, or already destroyed. */
 struct fake_object *fake_lookup(const void *handle, int kind);
+/* fake_lookup without the record, for handles that may be of another kind. */
+struct fake_object *fake_lookup_quiet(const void *handle, int kind);
 /* A live explicit or (retained) primary context. */
 struct fake_object *fake_lookup_context(const void *handle);
 /* Marks `object` destroyed; returns CUDA_ERROR_INVALID_HANDLE (and records a
@@ -54,7 +56,7 @@ void fake_record_invalid(void);
 void fake_record_double_free(void);
 void fake_record_orphan(void);
 int64_t fake_live(int kind);
-/* Bytes of live device memory on `device` (only stream-ordered ones if pool_only). */
-uint64_t fake_memory_used(int device, int pool_only);
+/* Bytes of live device memory allocated from `pool`, or (pool NULL) on `device`. */
+uint64_t fake_memory_used(int device, const struct fake_object *pool);
 
 #endif

@@ -394,6 +394,34 @@ static CUresult graph_launch(CUgraphExec handle, CUstream stream_handle) {
 EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     FAKE_API(cuGraphLaunch, graph_launch(hGraphExec, hStream))
 
+/* Node handles are positions (1-based), enough for counting and identity. */
+static CUresult graph_nodes(CUgraph handle, CUgraphNode *nodes, size_t *count) {
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *graph = fake_lookup(handle, KIND_GRAPH);
+    if (!graph) return CUDA_ERROR_INVALID_HANDLE;
+    size_t total = graph->u.graph.graph->count;
+    if (nodes) {
+        for (size_t i = 0; i < *count; i++) nodes[i] = i < total ? (CUgraphNode)(uintptr_t)(i + 1) : NULL;
+        if (*count > total) *count = total;
+    } else {
+        *count = total;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+    FAKE_API(cuGraphGetNodes, graph_nodes(hGraph, nodes, numNodes))
+
+static CUresult graph_upload(CUgraphExec handle, CUstream stream_handle) {
+    struct fake_object *exec = fake_lookup(handle, KIND_GRAPH_EXEC);
+    if (!exec) return CUDA_ERROR_INVALID_HANDLE;
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(stream_handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    return context == exec->context ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+    FAKE_API(cuGraphUpload, graph_upload(hGraphExec, hStream))
+
 static CUresult graph_destroy(void *handle, int kind) {
     struct fake_object *graph = fake_lookup_for_destroy(handle, kind);
     return graph ? fake_destroy(graph) : CUDA_ERROR_INVALID_HANDLE;

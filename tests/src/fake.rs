@@ -59,11 +59,13 @@ pub enum Kind {
     Graph = 8,
     /// Instantiated graphs.
     GraphExec = 9,
+    /// Memory pools made with `cuMemPoolCreate` (not the devices' default pools).
+    MemoryPool = 10,
 }
 
 impl Kind {
     /// Every kind a program must release.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Context,
         Kind::PrimaryRetain,
         Kind::DeviceMemory,
@@ -73,6 +75,7 @@ impl Kind {
         Kind::Module,
         Kind::Graph,
         Kind::GraphExec,
+        Kind::MemoryPool,
     ];
 }
 
@@ -245,7 +248,7 @@ impl Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counts {
     /// Live handles, in the order of [`Kind::ALL`].
-    pub live: [i64; 9],
+    pub live: [i64; 10],
     /// Frees of handles or pointers already freed.
     pub double_frees: u64,
     /// Uses of unknown or already destroyed handles and pointers.
