@@ -37,7 +37,15 @@ fn properties_match_the_driver_attributes() {
         return;
     };
     let props = device.properties().unwrap();
-    println!("{props:#?}");
+    println!(
+        "{} sm_{}{}: {} SMs, {} MiB, uuid {:02x?}",
+        props.name,
+        props.major,
+        props.minor,
+        props.multiprocessor_count,
+        props.total_global_mem >> 20,
+        props.uuid
+    );
     let driver = cuda_sys::driver().unwrap();
     let dev = driver_device(device);
     let attribute = |a: CUdevice_attribute| {

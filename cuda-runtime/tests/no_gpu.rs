@@ -20,6 +20,11 @@ fn libcudart_loads_and_reports_its_version() {
         version.major >= 12,
         "runtime {version} is older than the 12.x headers need"
     );
+    let driver = cuda_runtime::driver_version().expect("cudaDriverGetVersion succeeds without a driver");
+    println!("driver supports CUDA {driver}");
+    if !driver_present() {
+        assert_eq!(driver, cuda_runtime::Version { major: 0, minor: 0 });
+    }
 }
 
 #[test]
