@@ -220,8 +220,17 @@ run_benchmarks() {
         for folder in "$CUDA_HOME/lib64" /usr/local/nvidia/lib64 "$CUDA_HOME/lib64/stubs"; do
             if [ -d "$folder" ]; then links+=("-L$folder"); fi
         done
+        # First by library name; else by the files the loader would open (libnvrtc.so.13, libcuda.so.1).
+        local nvrtc_file="${CUDA_NVRTC_LIBRARY:-}" cuda_file=""
+        for folder in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
+            if [ -f "$folder/libcuda.so.1" ]; then cuda_file="$folder/libcuda.so.1" && break; fi
+        done
         if g++ "${flags[@]}" "-I$include" "$BUNDLE/cpp/bench.cpp" -o "$WORK/bench-cpp" "${links[@]}" \
-            -Wl,-rpath,"$CUDA_HOME/lib64" -lnvrtc -lcuda >"$build_log" 2>&1; then
+            -Wl,-rpath,"$CUDA_HOME/lib64" -lnvrtc -lcuda >"$build_log" 2>&1 \
+            || { [ -n "$nvrtc_file" ] && [ -n "$cuda_file" ] \
+                && echo "retrying with $nvrtc_file $cuda_file" >>"$build_log" \
+                && g++ "${flags[@]}" "-I$include" "$BUNDLE/cpp/bench.cpp" -o "$WORK/bench-cpp" \
+                    -Wl,-rpath,"$(dirname "$nvrtc_file")" "$nvrtc_file" "$cuda_file" >>"$build_log" 2>&1; }; then
             (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$WORK/bench-cpp" "$kernels") >"$cpp_log" 2>&1 </dev/null
             rc=$?
             echo "  bench-cpp: exit $rc, $(grep -c '^ROW ' "$cpp_log") rows"

@@ -15,13 +15,14 @@ import sys
 LAUNCH_IMPLS = ["C++ cuLaunchKernel", "cuda-sys cuLaunchKernel", "cuda-driver Stream::launch", "cuda-core launch",
                 "CuPy RawKernel", "cuda.core launch (Python)"]
 ALLOC_IMPLS = ["C++ cuMemAlloc+cuMemFree", "C++ cuMemAllocAsync+cuMemFreeAsync", "cuda-sys cuMemAlloc+cuMemFree",
-               "cuda-sys cuMemAllocAsync+cuMemFreeAsync", "cuda-core pool", "CuPy pool",
+               "cuda-sys cuMemAllocAsync+cuMemFreeAsync", "cuda-driver DeviceBuffer::alloc+drop",
+               "cuda-driver DeviceBuffer::alloc_async+drop", "cuda-core pool", "CuPy pool",
                "cuda.core Device.allocate (Python)"]
 EXPECTED = (
     [("launch", case, impl) for case in ("empty", "axpy") for impl in LAUNCH_IMPLS]
     + [("alloc", case, impl) for case in ("1 KiB", "1 MiB", "256 MiB") for impl in ALLOC_IMPLS]
     + [("bandwidth", "D2D copy", impl) for impl in ("C++ cuMemcpyDtoDAsync", "cuda-sys cuMemcpyDtoDAsync",
-                                                    "CuPy copyto")]
+                                                    "cuda-driver copy_from_device_async", "CuPy copyto")]
     + [("bandwidth", "2.0*x+y", impl) for impl in ("cuda-core elementwise", "CuPy ElementwiseKernel",
                                                    "CuPy expression")]
     + [("bandwidth", "sum", impl) for impl in ("cuda-core reduction", "CuPy sum")]
@@ -108,7 +109,7 @@ def fmt_value(value):
 def fmt_ratio(row):
     if row["is_reference"]:
         return "1 (ref)"
-    return "%.2f" % row["ratio"] if isinstance(row["ratio"], (int, float)) else "-"
+    return "%.3g" % row["ratio"] if isinstance(row["ratio"], (int, float)) else "-"
 
 
 def text_table(table):

@@ -6,7 +6,9 @@
 //! `manifest.tsv` lists what is in it: `kind<TAB>name<TAB>package folder`
 //! (kind `test`, `example` or `bench`), and `build-root` the folder it was
 //! built in. A target that does not compile is left out and named in
-//! `not-built.txt`; the command then fails unless `--keep-going` is given.
+//! `not-built.txt`; for tests and examples the command then fails unless
+//! `--keep-going` is given, for a benchmark it warns (each layer's benchmark
+//! is a feature of the `benches` package and joins when its crate builds).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -56,7 +58,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
 /// What [`build`] produced.
 pub struct Bundle {
     pub dir: PathBuf,
-    /// `what: why` for each target that failed to build.
+    /// `what: why` for each test or example target that failed to build (benchmarks only warn).
     pub broken: Vec<String>,
 }
 
@@ -64,7 +66,9 @@ pub struct Bundle {
 pub fn build(root: &Path) -> Result<Bundle, String> {
     let dir = root.join("target/gpu-bundle");
     let mut broken = Vec::new();
+    let mut optional = Vec::new();
     let mut binaries = Vec::new();
+    let metadata = metadata(root)?;
 
     eprintln!("xtask: building the workspace's test binaries (release)");
     match cargo_artifacts(
@@ -74,7 +78,7 @@ pub fn build(root: &Path) -> Result<Bundle, String> {
         Ok(artifacts) => binaries.extend(tests(&artifacts)),
         Err(why) => {
             eprintln!("xtask: the workspace's tests did not all build; building them package by package");
-            for package in workspace_packages(root)? {
+            for package in workspace_packages(&metadata) {
                 if package == "xtask" {
                     continue;
                 }
@@ -109,8 +113,13 @@ pub fn build(root: &Path) -> Result<Bundle, String> {
     }
 
     eprintln!("xtask: building the benchmark binaries (release)");
+    let features = bench_features(&metadata);
     for bench in bench_names(root)? {
-        match cargo_artifacts(root, &["build", "-p", "benches", "--release", "--bin", &bench]) {
+        let mut args = vec!["build", "-p", "benches", "--release", "--bin", &bench];
+        if let Some(feature) = bench.strip_prefix("bench-").filter(|f| features.iter().any(|x| x == f)) {
+            args.extend(["--features", feature]);
+        }
+        match cargo_artifacts(root, &args) {
             Ok(artifacts) => binaries.extend(
                 artifacts
                     .iter()
@@ -122,11 +131,16 @@ pub fn build(root: &Path) -> Result<Bundle, String> {
                         path: a.executable.clone(),
                     }),
             ),
-            Err(why) => broken.push(format!("bench {bench}: {why}")),
+            // A layer's benchmark that does not build yet leaves a warning, not a failed bundle.
+            Err(why) => optional.push(format!("bench {bench}: {why}")),
         }
     }
 
-    write_bundle(root, &dir, &binaries, &broken)?;
+    let not_built: Vec<String> = broken.iter().chain(&optional).cloned().collect();
+    write_bundle(root, &dir, &binaries, &not_built)?;
+    for why in &optional {
+        eprintln!("xtask: warning: not in the bundle: {why}");
+    }
     Ok(Bundle { dir, broken })
 }
 
@@ -254,8 +268,8 @@ fn examples(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
         })
 }
 
-/// The workspace members' package names (`cargo metadata`).
-fn workspace_packages(root: &Path) -> Result<Vec<String>, String> {
+/// `cargo metadata --no-deps` of the workspace.
+fn metadata(root: &Path) -> Result<Json, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
         .args(["metadata", "--no-deps", "--format-version=1"])
@@ -267,13 +281,32 @@ fn workspace_packages(root: &Path) -> Result<Vec<String>, String> {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let metadata = Json::parse(&String::from_utf8_lossy(&output.stdout))?;
+    Json::parse(&String::from_utf8_lossy(&output.stdout))
+}
+
+fn packages(metadata: &Json) -> &[Json] {
     match metadata.get("packages") {
-        Json::Array(packages) => Ok(packages
-            .iter()
-            .filter_map(|p| p.get("name").as_str().map(String::from))
-            .collect()),
-        _ => Err("cargo metadata has no packages".into()),
+        Json::Array(packages) => packages,
+        _ => &[],
+    }
+}
+
+/// The workspace members' package names.
+fn workspace_packages(metadata: &Json) -> Vec<String> {
+    packages(metadata)
+        .iter()
+        .filter_map(|p| p.get("name").as_str().map(String::from))
+        .collect()
+}
+
+/// The features of the `benches` package: `bench-NAME` is built with `--features NAME` when it is one.
+fn bench_features(metadata: &Json) -> Vec<String> {
+    let benches = packages(metadata)
+        .iter()
+        .find(|p| p.get("name").as_str() == Some("benches"));
+    match benches.map(|p| p.get("features")) {
+        Some(Json::Object(features)) => features.keys().cloned().collect(),
+        _ => Vec::new(),
     }
 }
 
