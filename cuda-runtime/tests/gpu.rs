@@ -3,37 +3,18 @@
 
 mod common;
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::c_void;
 
+use cuda_driver::DeviceAttribute as A;
 use cuda_runtime::{
-    launch_raw, Device, DeviceAttribute, DeviceMemory, Error, Event, EventFlags, HostAllocFlags, LaunchConfig, Library,
+    launch_raw, DeviceAttribute, DeviceMemory, Error, Event, EventFlags, HostAllocFlags, LaunchConfig, Library,
     PinnedHostMemory, Stream, StreamFlags,
 };
-use cuda_sys::driver::{CUcontext, CUdevice, CUdevice_attribute, CUresult, CUstream, CUuuid};
 use cuda_sys::runtime::cudaError_t;
 
-fn cu(result: CUresult, what: &str) {
-    assert_eq!(result, CUresult::CUDA_SUCCESS, "{what}");
-}
-
-/// The driver's handle for `device`, after `cuInit`.
-fn driver_device(device: Device) -> CUdevice {
-    let driver = cuda_sys::driver().expect("libcuda loads where the runtime sees a GPU");
-    let mut handle: CUdevice = 0;
-    // SAFETY: plain out-pointers; cuInit may be called any number of times.
-    unsafe {
-        cu(driver.cuInit().unwrap()(0), "cuInit");
-        cu(
-            driver.cuDeviceGet().unwrap()(&mut handle, device.ordinal() as c_int),
-            "cuDeviceGet",
-        );
-    }
-    handle
-}
-
 #[test]
-fn properties_match_the_driver_attributes() {
-    let Some(device) = common::gpu("properties_match_the_driver_attributes") else {
+fn properties_match_the_driver_crate() {
+    let Some(device) = common::gpu("properties_match_the_driver_crate") else {
         return;
     };
     let props = device.properties().unwrap();
@@ -46,61 +27,37 @@ fn properties_match_the_driver_attributes() {
         props.total_global_mem >> 20,
         props.uuid
     );
-    let driver = cuda_sys::driver().unwrap();
-    let dev = driver_device(device);
-    let attribute = |a: CUdevice_attribute| {
-        let mut value: c_int = 0;
-        // SAFETY: `value` is a valid out-pointer.
-        cu(
-            unsafe { driver.cuDeviceGetAttribute().unwrap()(&mut value, a, dev) },
-            "cuDeviceGetAttribute",
-        );
-        value
-    };
-    let mut name = [0 as c_char; 256];
-    let mut total: usize = 0;
-    let mut uuid = CUuuid { bytes: [0; 16] };
-    // SAFETY: buffers of the sizes passed; valid out-pointers.
-    unsafe {
-        cu(
-            driver.cuDeviceGetName().unwrap()(name.as_mut_ptr(), 256, dev),
-            "cuDeviceGetName",
-        );
-        cu(
-            driver.cuDeviceTotalMem_v2().unwrap()(&mut total, dev),
-            "cuDeviceTotalMem",
-        );
-        cu(driver.cuDeviceGetUuid_v2().unwrap()(&mut uuid, dev), "cuDeviceGetUuid");
-    }
-    // SAFETY: the driver wrote a NUL-terminated name into the buffer.
-    let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_str().unwrap();
-    use CUdevice_attribute as A;
-    let u = |a| attribute(a) as u32;
-    assert_eq!(props.name, name);
-    assert_eq!(props.total_global_mem, total);
-    assert_eq!(props.uuid, uuid.bytes.map(|b| b as u8));
-    assert_eq!(props.major, u(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
-    assert_eq!(props.minor, u(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    let driver = cuda_driver::Device::get(device.ordinal()).unwrap();
+    let attribute = |a: A| driver.attribute(a).unwrap() as u32;
+    assert_eq!(props.name, driver.name().unwrap());
+    assert_eq!(props.total_global_mem, driver.total_memory().unwrap());
+    assert_eq!(props.uuid, driver.uuid().unwrap());
+    assert_eq!(props.compute_capability(), driver.compute_capability().unwrap());
     assert_eq!(
         props.multiprocessor_count,
-        u(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
     );
     assert_eq!(
         props.max_threads_per_block,
-        u(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        attribute(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
     );
-    assert_eq!(props.warp_size, u(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE));
+    assert_eq!(props.warp_size, attribute(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE));
     assert_eq!(
         props.shared_mem_per_block,
-        u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as usize
+        attribute(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as usize
     );
-    assert_eq!(props.l2_cache_size, u(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) as usize);
-    assert_eq!(props.pci_bus_id, u(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID));
-    assert_eq!(props.pci_device_id, u(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
-    assert_eq!(props.pci_domain_id, u(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID));
+    assert_eq!(
+        props.l2_cache_size,
+        attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) as usize
+    );
+    assert_eq!(props.pci_bus_id, attribute(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID));
+    assert_eq!(props.pci_device_id, attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
+    assert_eq!(props.pci_domain_id, attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID));
+    let (x, y, z) = driver.max_grid_dim().unwrap();
+    assert_eq!(props.max_grid_size, [x, y, z]);
     // Clocks are attributes since CUDA 13; where the runtime reports one it must agree.
     if let Some(khz) = props.clock_rate_khz {
-        assert_eq!(khz, u(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
+        assert_eq!(khz, attribute(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
     }
     assert!(
         props.warp_size == 32 && props.max_threads_per_block >= 1024,
@@ -268,37 +225,6 @@ fn events_time_work_and_order_streams() {
     let _ = cuda_runtime::get_last_error();
 }
 
-/// Creates a stream with the driver API in device's primary context and
-/// runs `body` with it; destroys it afterwards.
-fn with_driver_stream(device: Device, body: impl FnOnce(CUstream)) {
-    let driver = cuda_sys::driver().unwrap();
-    let dev = driver_device(device);
-    let mut context: CUcontext = std::ptr::null_mut();
-    let mut stream: CUstream = std::ptr::null_mut();
-    // SAFETY: valid out-pointers; the primary context is retained until released below.
-    unsafe {
-        cu(
-            driver.cuDevicePrimaryCtxRetain().unwrap()(&mut context, dev),
-            "cuDevicePrimaryCtxRetain",
-        );
-        cu(driver.cuCtxSetCurrent().unwrap()(context), "cuCtxSetCurrent");
-        cu(
-            driver.cuStreamCreate().unwrap()(&mut stream, 1),
-            "cuStreamCreate(CU_STREAM_NON_BLOCKING)",
-        );
-    }
-    body(stream);
-    // SAFETY: the stream is ours and idle after the body synchronised it.
-    unsafe {
-        cu(driver.cuStreamSynchronize().unwrap()(stream), "cuStreamSynchronize");
-        cu(driver.cuStreamDestroy_v2().unwrap()(stream), "cuStreamDestroy");
-        cu(
-            driver.cuDevicePrimaryCtxRelease_v2().unwrap()(dev),
-            "cuDevicePrimaryCtxRelease",
-        );
-    }
-}
-
 fn expected_scale_add(data: &[f32], offset: &[f32], factor: f32) -> Vec<f32> {
     data.iter().zip(offset).map(|(d, o)| d * factor + o).collect()
 }
@@ -321,12 +247,18 @@ fn nvrtc_cubin_kernel_launches_through_the_runtime_on_a_driver_stream() {
     }
     let _ = cuda_runtime::get_last_error();
 
-    with_driver_stream(device, |raw| {
-        // SAFETY: the driver stream outlives `stream` (destroyed after `body`).
+    // A stream made by cuda-driver in the primary context, which the runtime shares.
+    let context = cuda_driver::Context::primary(&cuda_driver::Device::get(device.ordinal()).unwrap()).unwrap();
+    let driver_stream = cuda_driver::Stream::with_options(&context, cuda_driver::StreamFlags::NON_BLOCKING, 0).unwrap();
+    {
+        // SAFETY: `driver_stream` outlives `stream` (this block).
+        let raw = unsafe { driver_stream.as_raw() };
+        // SAFETY: as above.
         let stream = unsafe { Stream::from_raw(raw.cast()) }.unwrap();
         assert_eq!(stream.device(), device);
         // SAFETY: only compared.
         assert_eq!(unsafe { stream.as_raw() }, raw.cast());
+        assert!(stream.flags().unwrap().contains(StreamFlags::NON_BLOCKING));
 
         let n = 100_003u32;
         let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -403,7 +335,22 @@ fn nvrtc_cubin_kernel_launches_through_the_runtime_on_a_driver_stream() {
         stream.synchronize().unwrap();
         let once = expected_scale_add(&data, &offset, 2.0);
         assert_eq!(d.to_vec().unwrap(), expected_scale_add(&once, &offset, 0.5));
-    });
+    }
+    // Dropping the borrowed runtime view left the driver's stream alive.
+    driver_stream.synchronize().unwrap();
+    assert!(driver_stream.query().unwrap());
+
+    // The other way: cuda-driver borrows a runtime stream.
+    let runtime_stream = Stream::new(device).unwrap();
+    let mut filled = DeviceMemory::<u32>::zeroed(device, 1 << 20).unwrap();
+    // SAFETY: `filled` outlives the synchronisation below.
+    unsafe { filled.set_zero_async(&runtime_stream).unwrap() };
+    // SAFETY: `runtime_stream` outlives `borrowed`.
+    let borrowed = unsafe { cuda_driver::Stream::from_raw(&context, runtime_stream.as_raw().cast()) };
+    borrowed.synchronize().unwrap();
+    assert!(runtime_stream.query().unwrap());
+    drop(borrowed);
+    runtime_stream.synchronize().unwrap();
     cuda_runtime::get_last_error().unwrap();
 }
 
