@@ -15,6 +15,8 @@
 #   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log
 #
 # Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary),
+# TEST_BUDGET, RUN_BUDGET (seconds after which tests/examples, benchmarks not yet started are
+# skipped: defaults 300 and 480),
 # TEST_THREADS (libtest --test-threads; default libtest's), CUDA_HOME (default /usr/local/cuda).
 
 set -uo pipefail
@@ -31,13 +33,34 @@ LOGDIR="$(cd "$1" && pwd)"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu-bundle-run.XXXXXX")"
 mkdir -p "$WORK/tests" "$WORK/examples" "$WORK/bench"
 exec > >(tee "$LOGDIR/run.log") 2>&1
+TEE_PID=$!
+# Ends the script after tee has written everything (a caller that kills leftover processes loses nothing).
+finish() {
+    exec 1>&- 2>&-
+    wait "$TEE_PID" 2>/dev/null
+    exit "$1"
+}
 
-TEST_TIMEOUT="${TEST_TIMEOUT:-300}"
-EXAMPLE_TIMEOUT="${EXAMPLE_TIMEOUT:-120}"
-BENCH_TIMEOUT="${BENCH_TIMEOUT:-240}"
+TEST_TIMEOUT="${TEST_TIMEOUT:-120}"
+EXAMPLE_TIMEOUT="${EXAMPLE_TIMEOUT:-60}"
+BENCH_TIMEOUT="${BENCH_TIMEOUT:-180}"
+# Past these many seconds, binaries not yet started are skipped (and reported), so one run fits a
+# 10-minute call: tests and examples stop starting at TEST_BUDGET, benchmarks at RUN_BUDGET.
+TEST_BUDGET="${TEST_BUDGET:-300}"
+RUN_BUDGET="${RUN_BUDGET:-480}"
 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 START_SECONDS=$SECONDS
 have() { command -v "$1" >/dev/null 2>&1; }
+OVER_BUDGET=()
+over_budget() { # what [budget seconds] -> true (and noted) when that budget is spent
+    local budget="${2:-$RUN_BUDGET}"
+    if [ $((SECONDS - START_SECONDS)) -ge "$budget" ]; then
+        OVER_BUDGET+=("$1")
+        echo "  $1: not run, the budget of ${budget}s is spent"
+        return 0
+    fi
+    return 1
+}
 with_timeout() { # seconds command...
     local seconds=$1
     shift
@@ -135,6 +158,7 @@ run_tests() {
     if [ -n "${TEST_THREADS:-}" ]; then args+=("--test-threads=$TEST_THREADS"); fi
     while IFS=$'\t' read -r name dir; do
         [ -n "$name" ] || continue
+        over_budget "test binary $name" "$TEST_BUDGET" && continue
         log="$WORK/tests/$name.log"
         local cwd="$BUNDLE"
         if [ -n "$SOURCE_ROOT" ] && [ -d "$SOURCE_ROOT/$dir" ]; then cwd="$SOURCE_ROOT/$dir"; fi
@@ -177,6 +201,7 @@ run_examples() {
     local name dir log rc
     while IFS=$'\t' read -r name dir; do
         [ -n "$name" ] || continue
+        over_budget "example $name" "$TEST_BUDGET" && continue
         log="$WORK/examples/$name.log"
         (cd "$BUNDLE" && with_timeout "$EXAMPLE_TIMEOUT" "$BUNDLE/examples/$name") >"$log" 2>&1 </dev/null
         rc=$?
@@ -198,6 +223,7 @@ run_benchmarks() {
     local name dir rc kernels="$BUNDLE/kernels/bench.cu"
     while IFS=$'\t' read -r name dir; do
         [ -n "$name" ] || continue
+        over_budget "benchmark $name" && continue
         (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$BUNDLE/bench/$name") >"$WORK/bench/$name.log" 2>&1 </dev/null
         rc=$?
         echo "  $name: exit $rc, $(grep -c '^ROW ' "$WORK/bench/$name.log") rows"
@@ -212,6 +238,8 @@ run_benchmarks() {
     if ! have g++; then
         echo "  bench-cpp: not available: no g++ here"
         echo "bench-cpp: not available: no g++" >"$cpp_log"
+    elif over_budget "benchmark bench-cpp"; then
+        :
     elif [ ! -f "$include/cuda.h" ] || [ ! -f "$include/nvrtc.h" ]; then
         echo "  bench-cpp: not available: no cuda.h/nvrtc.h in $include"
         echo "bench-cpp: not available: no cuda.h/nvrtc.h in $include" >"$cpp_log"
@@ -243,7 +271,9 @@ run_benchmarks() {
     # Python references.
     local script
     for script in bench_cupy bench_cuda_core; do
-        if have python3; then
+        if over_budget "benchmark $script"; then
+            continue
+        elif have python3; then
             (cd "$BUNDLE/python" && with_timeout "$BENCH_TIMEOUT" python3 "$script.py" "$kernels") \
                 >"$WORK/bench/$script.log" 2>&1 </dev/null
             rc=$?
@@ -256,7 +286,7 @@ run_benchmarks() {
     echo "== benchmark table (device $DEVICE, driver $DRIVER, $DATE)"
     if have python3; then
         python3 "$BUNDLE/python/report.py" --json "$LOGDIR/bench.json" --markdown "$LOGDIR/bench.md" \
-            --meta "device=$DEVICE" --meta "driver=$DRIVER" --meta "date=$DATE" "$WORK"/bench/*.log
+            --meta "device=$DEVICE" --meta "driver=$DRIVER" --meta "date=$DATE" $(ls "$WORK"/bench/*.log 2>/dev/null)
     else
         echo "no python3: raw rows follow"
         grep -h '^ROW ' "$WORK"/bench/*.log
@@ -292,11 +322,14 @@ esac
         fi
         echo "$((PASSED + EX_PASSED)) passed, $((FAILED + EX_FAILED)) failed"
     fi
+    if [ ${#OVER_BUDGET[@]} -ne 0 ]; then
+        echo "NOT RUN (time budget spent): ${OVER_BUDGET[*]}"
+    fi
 } | tee "$LOGDIR/summary.txt"
 
 tar -czf "$LOGDIR/logs.tar.gz" -C "$WORK" . 2>/dev/null || echo "could not write logs.tar.gz"
 rm -rf "$WORK"
-if [ "$MODE" != bench ] && [ $((FAILED + EX_FAILED)) -ne 0 ]; then
-    exit 1
+if [ "$MODE" != bench ] && [ $((FAILED + EX_FAILED + ${#OVER_BUDGET[@]})) -ne 0 ]; then
+    finish 1
 fi
-exit 0
+finish 0
