@@ -2,8 +2,12 @@
 
 use std::path::PathBuf;
 
+use cuda_sys::driver::CUresult;
 use cuda_sys::nvjitlink::nvJitLinkResult;
 use cuda_sys::nvrtc::nvrtcResult;
+
+use crate::object_code::CodeKind;
+use crate::options::Arch;
 
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -12,6 +16,22 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// A CUDA driver call failed, or `cuda-driver` refused bad input (loading code, launching,
+    /// streams, memory); [`Error::driver_code`] gives the `CUresult`.
+    #[error(transparent)]
+    Driver(#[from] cuda_driver::Error),
+    /// Code built for an architecture the device cannot run.
+    #[error("{kind} built for {code_arch} cannot run on device {device}, which is {device_arch}")]
+    WrongArch {
+        /// The kind of code.
+        kind: CodeKind,
+        /// What it was built for.
+        code_arch: Arch,
+        /// The device's architecture.
+        device_arch: Arch,
+        /// The device's ordinal.
+        device: u32,
+    },
     /// NVRTC could not be loaded.
     #[error("NVRTC is not available: {0}")]
     NvrtcUnavailable(#[source] cuda_sys::LoadError),
@@ -55,6 +75,18 @@ pub enum Error {
         /// The linker's info log.
         info_log: String,
     },
+    /// The driver's linker (`cuLink*`, used when nvJitLink is missing) failed.
+    #[error("{call} failed with {error}\n{error_log}")]
+    DriverLink {
+        /// The driver function that failed.
+        call: &'static str,
+        /// The driver's error.
+        error: cuda_driver::DriverError,
+        /// The JIT linker's error log.
+        error_log: String,
+        /// The JIT linker's info log.
+        info_log: String,
+    },
     /// The kernel cache's folder could not be used.
     #[error("kernel cache at {}: {source}", .path.display())]
     Cache {
@@ -79,6 +111,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// The driver's code, for driver errors that carry one.
+    pub fn driver_code(&self) -> Option<CUresult> {
+        match self {
+            Error::Driver(error) => error.code(),
+            Error::DriverLink { error, .. } => Some(error.code),
+            _ => None,
+        }
+    }
+
     /// The NVRTC code, when NVRTC failed.
     pub fn nvrtc_code(&self) -> Option<nvrtcResult> {
         match self {
@@ -99,7 +140,9 @@ impl Error {
     pub fn log(&self) -> Option<&str> {
         match self {
             Error::Nvrtc { log, .. } if !log.is_empty() => Some(log),
-            Error::NvJitLink { error_log, .. } if !error_log.is_empty() => Some(error_log),
+            Error::NvJitLink { error_log, .. } | Error::DriverLink { error_log, .. } if !error_log.is_empty() => {
+                Some(error_log)
+            }
             _ => None,
         }
     }

@@ -23,8 +23,12 @@
 //! nothing here needs a GPU until code is loaded onto one.
 
 mod cache;
+mod cuda_headers;
 mod device;
+mod driver_link;
 mod error;
+mod kernel;
+mod launch;
 mod linker;
 mod nvrtc;
 mod object_code;
@@ -33,7 +37,11 @@ mod program;
 mod sha256;
 
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
+pub use cuda_headers::find_cuda_include_dirs;
+pub use device::{Device, DeviceProperties};
 pub use error::{Error, Result};
+pub use kernel::{Kernel, KernelAttributes};
+pub use launch::{launch, LaunchConfig};
 pub use linker::{LinkTarget, Linker, LinkerOptions};
 pub use object_code::{CodeKind, ObjectCode};
 pub use options::{Arch, CompileTarget, ProgramOptions, Std};

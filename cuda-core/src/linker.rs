@@ -96,7 +96,9 @@ impl Linker {
 
     /// Links the inputs. The result's [`log`](ObjectCode::log) is the linker's info log, and
     /// its lowered names are those of all inputs. Uses nvJitLink; when nvJitLink cannot be
-    /// loaded this is [`Error::NvJitLinkUnavailable`].
+    /// loaded, inputs without LTO-IR are linked by the driver's `cuLink*` in the primary
+    /// context of [`Device::current`](crate::Device::current); LTO-IR inputs (or no driver either)
+    /// give [`Error::NvJitLinkUnavailable`].
     pub fn link(&self, target: LinkTarget) -> Result<ObjectCode> {
         if self.inputs.is_empty() {
             return Err(Error::InvalidValue("the linker has no inputs".into()));
@@ -121,12 +123,7 @@ impl Linker {
                     lto_inputs: true,
                 })
             }
-            Err(source) => {
-                return Err(Error::NvJitLinkUnavailable {
-                    source,
-                    lto_inputs: false,
-                })
-            }
+            Err(source) => return crate::driver_link::link(&self.inputs, arch, source),
         };
         let mut options = vec![format!("-arch={arch}")];
         if lto {

@@ -2,9 +2,13 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use cuda_driver::Module;
+
+use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::options::Arch;
 
 /// What kind of code an [`ObjectCode`] holds.
@@ -80,6 +84,8 @@ pub(crate) struct ObjectInner {
     pub(crate) image: Vec<u8>,
     pub(crate) lowered_names: Vec<(String, String)>,
     pub(crate) log: String,
+    /// The module loaded from this code, one per context it was loaded into.
+    modules: Mutex<Vec<Module>>,
 }
 
 const ELF_MAGIC: &[u8] = b"\x7fELF";
@@ -106,6 +112,7 @@ impl ObjectCode {
                 image: code,
                 lowered_names,
                 log,
+                modules: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -259,6 +266,40 @@ impl ObjectCode {
         &self.inner.log
     }
 
+    /// The kernel `name` on [`Device::current`]; see [`get_kernel_on`](Self::get_kernel_on).
+    pub fn get_kernel(&self, name: &str) -> Result<Kernel> {
+        self.get_kernel_on(&Device::current()?, name)
+    }
+
+    /// The kernel `name` (an `extern "C"` name, a mangled name, or one of the program's name
+    /// expressions such as `"add<float>"`) on `device`. The code is loaded into the device's
+    /// context on first use and kept loaded while this `ObjectCode` (or a clone) lives.
+    ///
+    /// Code the device cannot run is [`Error::WrongArch`]: a CUBIN for another SM major or a
+    /// newer minor, PTX for a newer architecture. LTO-IR must be [linked](crate::Linker) first.
+    pub fn get_kernel_on(&self, device: &Device, name: &str) -> Result<Kernel> {
+        let module = self.module_for(device)?;
+        let symbol = self
+            .inner
+            .lowered_names
+            .iter()
+            .find(|(e, _)| e == name)
+            .map_or(name, |(_, l)| l.as_str());
+        Ok(Kernel::new(module.function(symbol)?, name))
+    }
+
+    fn module_for(&self, device: &Device) -> Result<Module> {
+        // The list only ever holds loaded modules, so it is consistent even after a panic elsewhere.
+        let mut modules = self.inner.modules.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(module) = modules.iter().find(|m| m.context() == device.context()) {
+            return Ok(module.clone());
+        }
+        check_runs_on(self.inner.kind, self.inner.arch, device.arch()?, device.ordinal())?;
+        let module = Module::from_image(device.context(), &self.inner.image)?;
+        modules.push(module.clone());
+        Ok(module)
+    }
+
     /// Writes the code to a file.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
@@ -277,6 +318,35 @@ impl fmt::Debug for ObjectCode {
             .field("bytes", &self.code().len())
             .field("lowered_names", &self.inner.lowered_names)
             .finish()
+    }
+}
+
+/// Whether code of `kind` built for `code_arch` can run on a device of `device_arch`.
+fn check_runs_on(kind: CodeKind, code_arch: Option<Arch>, device_arch: Arch, device: u32) -> Result<()> {
+    let device_cc = device_arch.compute_capability();
+    let runs = match (kind, code_arch) {
+        (CodeKind::LtoIr, _) => {
+            return Err(Error::InvalidValue(
+                "LTO-IR cannot be loaded; link it into a CUBIN with Linker first".into(),
+            ))
+        }
+        // SASS runs on the same major version with an equal or newer minor.
+        (CodeKind::Cubin, Some(arch)) => {
+            let (major, minor) = arch.compute_capability();
+            major == device_cc.0 && minor <= device_cc.1
+        }
+        // PTX is JIT-compiled for the device, which must be at least as new as its target.
+        (CodeKind::Ptx, Some(arch)) => arch.compute_capability() <= device_cc,
+        _ => true,
+    };
+    match (runs, code_arch) {
+        (false, Some(code_arch)) => Err(Error::WrongArch {
+            kind,
+            code_arch,
+            device_arch,
+            device,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -344,6 +414,42 @@ mod tests {
         assert!(matches!(
             ObjectCode::from_file("/nonexistent/kernel.ptx"),
             Err(Error::Io { .. })
+        ));
+    }
+
+    #[test]
+    fn code_runs_only_where_the_architecture_allows() {
+        let runs = |kind, arch, device| check_runs_on(kind, Some(arch), device, 0).is_ok();
+        assert!(runs(CodeKind::Cubin, Arch::Sm(90), Arch::Sm(90)));
+        assert!(
+            runs(CodeKind::Cubin, Arch::Sm(80), Arch::Sm(86)),
+            "same major, newer minor"
+        );
+        assert!(
+            !runs(CodeKind::Cubin, Arch::Sm(86), Arch::Sm(80)),
+            "newer minor than the device"
+        );
+        assert!(!runs(CodeKind::Cubin, Arch::Sm(80), Arch::Sm(90)), "another major");
+        assert!(!runs(CodeKind::Cubin, Arch::Sm(100), Arch::Sm(90)), "newer major");
+        assert!(runs(CodeKind::Ptx, Arch::Compute(80), Arch::Sm(90)), "PTX JITs forward");
+        assert!(runs(CodeKind::Ptx, Arch::Sm(90), Arch::Sm(90)));
+        assert!(
+            !runs(CodeKind::Ptx, Arch::Compute(100), Arch::Sm(90)),
+            "PTX for a newer device"
+        );
+        assert!(
+            runs(CodeKind::Fatbin, Arch::Sm(100), Arch::Sm(90)),
+            "fatbins are left to the driver"
+        );
+        let error = check_runs_on(CodeKind::Cubin, Some(Arch::Sm(100)), Arch::Sm(90), 3).unwrap_err();
+        assert!(matches!(error, Error::WrongArch { device: 3, .. }), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "CUBIN built for sm_100 cannot run on device 3, which is sm_90"
+        );
+        assert!(matches!(
+            check_runs_on(CodeKind::LtoIr, None, Arch::Sm(90), 0),
+            Err(Error::InvalidValue(_))
         ));
     }
 

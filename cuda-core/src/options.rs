@@ -54,6 +54,13 @@ impl Arch {
     }
 }
 
+impl PartialEq<&str> for Arch {
+    /// `Arch::Sm(90) == "sm_90"`.
+    fn eq(&self, other: &&str) -> bool {
+        other.parse::<Arch>().is_ok_and(|arch| arch == *self)
+    }
+}
+
 impl fmt::Display for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -137,9 +144,9 @@ pub enum CompileTarget {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ProgramOptions {
-    /// The architecture (`-arch`). `None` means the current device's `sm_XY`: the device of the
-    /// context current on this thread, else device 0. With no driver or no device, compiling
-    /// without an explicit arch is an [`Error::InvalidValue`] rather than a guess.
+    /// The architecture (`-arch`). `None` means the `sm_XY` of [`Device::current`](crate::Device::current)
+    /// (the device last made current on this thread, else device 0). With no driver or no device,
+    /// compiling without an explicit arch is an [`Error::InvalidValue`] rather than a guess.
     pub arch: Option<Arch>,
     /// The C++ dialect; `None` leaves NVRTC's default (C++17).
     pub std: Option<Std>,
@@ -152,6 +159,11 @@ pub struct ProgramOptions {
     /// Folders searched for `#include` (`-I`). Their files are not part of the cache key: put headers
     /// whose changes must invalidate cached kernels in [`headers`](Self::headers), or turn the cache off.
     pub include_paths: Vec<PathBuf>,
+    /// Add the CUDA toolkit's header folders ([`find_cuda_include_dirs`](crate::find_cuda_include_dirs))
+    /// to the include path, for `cooperative_groups.h`, `cuda_fp16.h` and the like; compiling is
+    /// an [`Error::InvalidValue`] when none is found. The folders' paths are part of the cache
+    /// key, their files are not.
+    pub cuda_headers: bool,
     /// In-memory headers as `(include name, contents)`, found by `#include "name"`.
     pub headers: Vec<(String, String)>,
     /// Fast, less precise math (`--use_fast_math`).
@@ -176,6 +188,7 @@ impl Default for ProgramOptions {
             lineinfo: false,
             defines: Vec::new(),
             include_paths: Vec::new(),
+            cuda_headers: false,
             headers: Vec::new(),
             fast_math: false,
             relocatable_device_code: false,
@@ -239,6 +252,8 @@ mod tests {
         assert_eq!("sm_90".parse::<Arch>().unwrap(), Arch::Sm(90));
         assert_eq!("compute_120".parse::<Arch>().unwrap(), Arch::Compute(120));
         assert_eq!(Arch::Sm(90).to_string(), "sm_90");
+        assert_eq!(Arch::Sm(90), "sm_90");
+        assert_ne!(Arch::Sm(90), "compute_90");
         assert_eq!(Arch::Compute(86).compute_capability(), (8, 6));
         assert_eq!(Arch::from_compute_capability(10, 0), Arch::Sm(100));
         for bad in ["sm90", "sm_", "sm_9x", "compute_+90", "sm_5", ""] {

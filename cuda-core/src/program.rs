@@ -111,7 +111,7 @@ impl Program {
         field(b"cuda-rs kernel cache key v1");
         field(&nvrtc::version()?.to_le_bytes());
         field(&[code_kind(target).tag()]);
-        let options = self.options.to_nvrtc_options(arch, target);
+        let options = self.nvrtc_options(arch, target)?;
         field(&(options.len() as u64).to_le_bytes());
         for option in &options {
             field(option.as_bytes());
@@ -128,6 +128,21 @@ impl Program {
         }
         field(self.source.as_bytes());
         Ok(CacheKey(hasher.finish()))
+    }
+
+    /// The options' command line, with the CUDA header folder when asked for.
+    fn nvrtc_options(&self, arch: Arch, target: CompileTarget) -> Result<Vec<String>> {
+        let mut options = self.options.to_nvrtc_options(arch, target);
+        if self.options.cuda_headers {
+            let dirs = crate::cuda_headers::find_cuda_include_dirs();
+            if dirs.is_empty() {
+                return Err(Error::InvalidValue(
+                    "ProgramOptions::cuda_headers is set but no CUDA headers were found (set CUDA_HOME)".into(),
+                ));
+            }
+            options.extend(dirs.iter().map(|dir| format!("-I{}", dir.display())));
+        }
+        Ok(options)
     }
 
     fn program_name(&self) -> &str {
@@ -152,7 +167,7 @@ impl Program {
     }
 
     fn compile_for(&self, arch: Arch, target: CompileTarget) -> Result<ObjectCode> {
-        let options = self.options.to_nvrtc_options(arch, target);
+        let options = self.nvrtc_options(arch, target)?;
         let compiled = nvrtc::compile(&nvrtc::Inputs {
             source: &self.source,
             name: self.program_name(),

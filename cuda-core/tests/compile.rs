@@ -138,7 +138,10 @@ extern "C" __global__ void k(float *x) { x[0] = SCALE * OFFSET; }
     let ptx = program.compile(CompileTarget::Ptx).unwrap();
     let text = ptx.ptx().unwrap();
     let six = 6.0f32.to_bits().to_string();
-    assert!(text.contains(&six), "SCALE * OFFSET = 6.0 stored as the constant {six}:\n{text}");
+    assert!(
+        text.contains(&six),
+        "SCALE * OFFSET = 6.0 stored as the constant {six}:\n{text}"
+    );
     assert!(text.contains(".loc"), "lineinfo gives .loc directives:\n{text}");
     let error = Program::new(
         source,
@@ -198,4 +201,56 @@ fn code_round_trips_through_files() {
     assert_eq!(loaded.code(), cubin.code());
     assert_eq!(loaded.arch(), Some(Arch::Sm(90)));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn gpu_test_kernels_compile_for_sm_90() {
+    for (name, source) in [("grid sync", common::GRID_SYNC), ("cluster", common::CLUSTER)] {
+        let cubin = Program::new(source, options()).compile(CompileTarget::Cubin);
+        assert!(cubin.is_ok(), "{name}: {}", cubin.unwrap_err());
+    }
+}
+
+#[test]
+fn cuda_headers_option_finds_the_toolkit_headers() {
+    let source =
+        "#include <cuComplex.h>\nextern \"C\" __global__ void k(cuFloatComplex *z) { z[0] = cuCmulf(z[0], z[0]); }";
+    let without = Program::new(source, options()).compile(CompileTarget::Ptx);
+    assert!(without.is_err(), "NVRTC alone has no cuComplex.h");
+    let dirs = cuda_core::find_cuda_include_dirs();
+    let with = Program::new(
+        source,
+        ProgramOptions {
+            cuda_headers: true,
+            ..options()
+        },
+    )
+    .compile(CompileTarget::Ptx);
+    if dirs.is_empty() {
+        assert!(matches!(with, Err(Error::InvalidValue(_))), "{with:?}");
+        println!("skipped: no CUDA headers on this machine (set CUDA_HOME or CUDA_RUNTIME_LIBRARY)");
+    } else {
+        assert!(with.is_ok(), "with {dirs:?}: {}", with.unwrap_err());
+    }
+}
+
+#[test]
+fn default_arch_is_the_devices_or_a_clear_error() {
+    let program = Program::new(
+        common::MY_ADD,
+        ProgramOptions {
+            cache: false,
+            ..ProgramOptions::default()
+        },
+    );
+    let compiled = program.compile(CompileTarget::Cubin);
+    match cuda_core::Device::new(0) {
+        Ok(device) => assert_eq!(compiled.unwrap().arch(), Some(device.arch().unwrap())),
+        Err(no_device) => {
+            let error = compiled.unwrap_err();
+            assert!(matches!(error, Error::InvalidValue(_)), "{error}");
+            assert!(error.to_string().contains("ProgramOptions::arch is not set"), "{error}");
+            println!("without a device ({no_device}): {error}");
+        }
+    }
 }

@@ -1,1 +1,15 @@
-//! Runnable examples live in examples/examples/.
+//! Runnable examples live in `examples/examples/`; run one with
+//! `cargo run --release --example vector_add`. This library holds what they share.
+
+use std::process::ExitCode;
+
+/// Runs an example's body; prints its error (without a backtrace) and exits non-zero on failure.
+pub fn run(name: &str, body: impl FnOnce() -> Result<(), Box<dyn std::error::Error>>) -> ExitCode {
+    match body() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{name}: error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -21,6 +21,44 @@ __global__ void add(const T *x, const T *y, T *out, unsigned n) {
 }
 "#;
 
+/// A cooperative kernel: phase one fills `data`, a grid-wide barrier (safe only when every
+/// block is resident, which a cooperative launch guarantees), then each thread reads an element
+/// written by a thread of another block.
+pub const GRID_SYNC: &str = r#"
+extern "C" __global__ void reverse_after_grid_sync(unsigned *data, unsigned *out, unsigned *arrived, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] = 3 * i + 1;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicAdd(arrived, 1u);
+        while (atomicAdd(arrived, 0u) < gridDim.x) {}
+    }
+    __syncthreads();
+    if (i < n) out[i] = __ldcg(&data[n - 1 - i]);
+}
+"#;
+
+/// A kernel run in clusters of two blocks: each block reports its rank in the cluster and the
+/// cluster's size, and reads its partner block's shared memory (distributed shared memory).
+pub const CLUSTER: &str = r#"
+extern "C" __global__ void cluster_ranks(unsigned *rank, unsigned *size, unsigned *partner_value) {
+    __shared__ unsigned mine;
+    if (threadIdx.x == 0) mine = 1000 + blockIdx.x;
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+    if (threadIdx.x == 0) {
+        unsigned me = __clusterRelativeBlockRank();
+        unsigned *remote = (unsigned *)__cluster_map_shared_rank((void *)&mine, me ^ 1);
+        rank[blockIdx.x] = me;
+        size[blockIdx.x] = __clusterSizeInBlocks();
+        partner_value[blockIdx.x] = *remote;
+    }
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+}
+"#;
+
 /// An empty folder under the system temp dir, unique to this process and `name`.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cuda-core-test-{}-{name}", std::process::id()));
