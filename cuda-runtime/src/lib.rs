@@ -58,6 +58,7 @@ mod copy;
 mod device;
 mod error;
 mod event;
+mod graph;
 mod launch;
 mod library;
 mod memory;
@@ -73,8 +74,9 @@ pub use device::{
 };
 pub use error::{get_last_error, peek_at_last_error, Error, Result, RuntimeError};
 pub use event::{Event, EventFlags};
+pub use graph::{CaptureMode, Graph, GraphExec};
 pub use launch::{launch_raw, KernelArg, KernelArgs, LaunchConfig};
-pub use library::{Kernel, Library, ParamInfo};
+pub use library::{Kernel, KernelAttributes, Library, ParamInfo};
 pub use memory::{DeviceCopy, DeviceMemory};
 pub use pinned::{HostAllocFlags, PinnedHostMemory};
 pub use slice::{DeviceSlice, DeviceSliceMut};

@@ -1,10 +1,13 @@
 //! Device code loaded with `cudaLibraryLoadData`, and its kernels.
 
 use std::borrow::Cow;
-use std::ffi::{c_uint, c_void, CString};
+use std::ffi::{c_int, c_uint, c_void, CString};
+use std::mem::MaybeUninit;
 use std::sync::{Arc, OnceLock};
 
-use cuda_sys::runtime::{cudaError_t, cudaFuncAttribute, cudaKernel_t, cudaLibrary_t};
+use cuda_sys::runtime::{cudaError_t, cudaFuncAttribute, cudaFuncAttributes, cudaKernel_t, cudaLibrary_t};
+
+use crate::device::make_current;
 
 use crate::error::check;
 use crate::{runtime, Device, Error, Result};
@@ -218,6 +221,28 @@ pub struct ParamInfo {
     pub size: usize,
 }
 
+/// What a kernel's compiled code needs per launch, on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KernelAttributes {
+    /// Largest block this kernel can be launched with.
+    pub max_threads_per_block: u32,
+    /// Registers per thread.
+    pub num_regs: u32,
+    /// Static shared memory per block, in bytes.
+    pub shared_size_bytes: usize,
+    /// Constant memory, in bytes.
+    pub const_size_bytes: usize,
+    /// Local memory per thread, in bytes.
+    pub local_size_bytes: usize,
+    /// Largest dynamic shared memory a launch may ask for, in bytes.
+    pub max_dynamic_shared_size_bytes: u32,
+    /// PTX virtual architecture it was compiled for (e.g. 90).
+    pub ptx_version: u32,
+    /// Binary architecture of the loaded code (e.g. 90).
+    pub binary_version: u32,
+}
+
 /// A kernel of a [`Library`] (`cudaKernel_t`). Keeps its library loaded.
 /// Cloning is cheap.
 #[derive(Clone, Debug)]
@@ -269,7 +294,7 @@ impl Kernel {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: the kernel handle is valid while `self` lives (it holds the
             // library); both out-pointers are valid locals.
-            let code = unsafe { get(self.raw.cast_const().cast(), params.len(), &mut offset, &mut size) };
+            let code = unsafe { get(self.function(), params.len(), &mut offset, &mut size) };
             if code == cudaError_t::cudaErrorInvalidValue {
                 break;
             }
@@ -303,6 +328,58 @@ impl Kernel {
         let code =
             unsafe { runtime.cudaKernelSetAttributeForDevice()?(self.raw, attribute, value, device.raw_ordinal()) };
         check(runtime, code)
+    }
+
+    /// What the kernel's code needs on `device` (`cudaFuncGetAttributes`
+    /// with `device` current; loads the kernel there if needed).
+    pub fn attributes(&self, device: Device) -> Result<KernelAttributes> {
+        let runtime = runtime()?;
+        make_current(runtime, device.raw_ordinal())?;
+        let mut raw = MaybeUninit::<cudaFuncAttributes>::zeroed();
+        // SAFETY: the runtime accepts a `cudaKernel_t` as the function (CUDA 12+);
+        // `raw` is a writable struct of the headers' layout.
+        check(runtime, unsafe {
+            runtime.cudaFuncGetAttributes()?(raw.as_mut_ptr(), self.function())
+        })?;
+        // SAFETY: all fields are integers (zero is valid) and the call filled them.
+        let raw = unsafe { raw.assume_init() };
+        let count = |v: c_int| u32::try_from(v).unwrap_or(0);
+        Ok(KernelAttributes {
+            max_threads_per_block: count(raw.maxThreadsPerBlock),
+            num_regs: count(raw.numRegs),
+            shared_size_bytes: raw.sharedSizeBytes,
+            const_size_bytes: raw.constSizeBytes,
+            local_size_bytes: raw.localSizeBytes,
+            max_dynamic_shared_size_bytes: count(raw.maxDynamicSharedSizeBytes),
+            ptx_version: count(raw.ptxVersion),
+            binary_version: count(raw.binaryVersion),
+        })
+    }
+
+    /// How many blocks of `block_size` threads using `dynamic_shared_mem`
+    /// bytes fit on one multiprocessor of `device`
+    /// (`cudaOccupancyMaxActiveBlocksPerMultiprocessor`).
+    pub fn max_active_blocks_per_multiprocessor(
+        &self,
+        device: Device,
+        block_size: u32,
+        dynamic_shared_mem: usize,
+    ) -> Result<u32> {
+        let block = c_int::try_from(block_size).map_err(|_| Error::InvalidValue(format!("block size {block_size}")))?;
+        let runtime = runtime()?;
+        make_current(runtime, device.raw_ordinal())?;
+        let occupancy = runtime.cudaOccupancyMaxActiveBlocksPerMultiprocessor()?;
+        let mut blocks: c_int = 0;
+        // SAFETY: the kernel handle is accepted as the function; `blocks` is a valid out-pointer.
+        check(runtime, unsafe {
+            occupancy(&mut blocks, self.function(), block, dynamic_shared_mem)
+        })?;
+        Ok(u32::try_from(blocks).unwrap_or(0))
+    }
+
+    /// The handle as the `const void*` function the `cudaFunc*` calls take.
+    fn function(&self) -> *const c_void {
+        self.raw.cast_const().cast()
     }
 
     pub(crate) fn raw(&self) -> cudaKernel_t {

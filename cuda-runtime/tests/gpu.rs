@@ -408,3 +408,51 @@ fn nvrtc_ptx_kernel_launches_from_another_thread() {
     device.synchronize().unwrap();
     assert_eq!(cuda_runtime::current_device().unwrap(), device);
 }
+
+#[test]
+fn captured_graph_replays_a_kernel_and_kernel_attributes_are_reported() {
+    let Some(device) = common::gpu("captured_graph_replays_a_kernel_and_kernel_attributes_are_reported") else {
+        return;
+    };
+    let props = device.properties().unwrap();
+    let arch = format!("sm_{}{}", props.major, props.minor);
+    let library = Library::load(&common::compile(common::SCALE_ADD, common::Output::Cubin(arch))).unwrap();
+    let kernel = library.kernel("scale_add").unwrap();
+    let attributes = kernel.attributes(device).unwrap();
+    println!("{attributes:?}");
+    assert!(
+        attributes.max_threads_per_block >= 256 && attributes.num_regs > 0,
+        "{attributes:?}"
+    );
+    assert_eq!(attributes.binary_version, props.major * 10 + props.minor);
+    let blocks = kernel.max_active_blocks_per_multiprocessor(device, 256, 0).unwrap();
+    assert!(blocks >= 1, "{blocks} blocks of 256 threads per SM");
+    assert_eq!(kernel.param_info().unwrap().len(), 4);
+
+    let n = 1 << 16;
+    let mut data = DeviceMemory::from_slice(device, &vec![1.0f32; n as usize]).unwrap();
+    let zeros = DeviceMemory::<f32>::zeroed(device, n as usize).unwrap();
+    let stream = Stream::with_options(device, StreamFlags::NON_BLOCKING, 0).unwrap();
+    let config = LaunchConfig::for_num_elems(n);
+    // SAFETY: nothing is allocated on the stream during the capture; the
+    // buffers outlive every replay (synchronised below).
+    unsafe {
+        stream.begin_capture(cuda_runtime::CaptureMode::ThreadLocal).unwrap();
+        assert!(stream.is_capturing().unwrap());
+        stream.launch(&kernel, &config, (&mut data, &zeros, 2.0f32, n)).unwrap();
+    }
+    let graph = stream.end_capture().unwrap();
+    assert!(!stream.is_capturing().unwrap());
+    assert_eq!(graph.node_count().unwrap(), 1);
+    let exec = graph.instantiate().unwrap();
+    drop(graph);
+    exec.upload(&stream).unwrap();
+    assert_eq!(data.to_vec().unwrap(), vec![1.0; n as usize], "capturing ran nothing");
+    for _ in 0..3 {
+        // SAFETY: as above.
+        unsafe { exec.launch(&stream).unwrap() };
+    }
+    stream.synchronize().unwrap();
+    assert_eq!(data.to_vec().unwrap(), vec![8.0; n as usize]);
+    cuda_runtime::get_last_error().unwrap();
+}
