@@ -342,6 +342,30 @@ EXPORT void fakecuda_fail_named(const char *name, int code) {
     fake_unlock();
 }
 
+/* Destroys every live object as if the program had released it (not counted
+ * as misuse) and drops every primary-context retain, so that a test can start
+ * again from nothing after a run that leaked. Returns how many were live. */
+EXPORT int64_t fakecuda_destroy_all(void) {
+    fake_lock();
+    int64_t destroyed = 0;
+    for (size_t i = 0; i < object_count; i++) {
+        struct fake_object *object = objects[i];
+        if (!object->live || object->kind == KIND_FUNCTION || object->kind == KIND_DEFAULT_POOL) continue;
+        if (object->kind == KIND_PRIMARY) {
+            destroyed += object->u.ctx.retains;
+            fake_count_live(KIND_PRIMARY, -object->u.ctx.retains);
+            object->u.ctx.retains = 0;
+            object->u.ctx.peers = 0;
+            object->live = 0;
+            continue;
+        }
+        destroyed++;
+        fake_destroy(object);
+    }
+    fake_unlock();
+    return destroyed;
+}
+
 /* Disarms every injected fault; counters are kept. */
 EXPORT void fakecuda_clear_faults(void) {
     fake_lock();

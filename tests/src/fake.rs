@@ -27,6 +27,23 @@ use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 /// Where the build script put `libfakecuda.so`.
 pub const LIBRARY_PATH: &str = env!("FAKECUDA_PATH");
 
+/// A module image the stand-in understands (PTX entry declarations; the
+/// bodies run on the host, see `tests/fakecuda/kernels.c`):
+/// `vector_add(const float *a, const float *b, float *c, unsigned n)`,
+/// `fill(float *out, float value, unsigned n)`,
+/// `saxpy(float a, const float *x, float *y, unsigned n)`,
+/// `affine(struct { float scale, offset; }, float *data, unsigned n)` and `noop()`.
+pub const KERNELS: &str = "\
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry vector_add(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 n)
+.visible .entry fill(.param .u64 out, .param .f32 value, .param .u32 n)
+.visible .entry saxpy(.param .f32 a, .param .u64 x, .param .u64 y, .param .u32 n)
+.visible .entry affine(.param .align 4 .b8 f[8], .param .u64 data, .param .u32 n)
+.visible .entry noop()
+";
+
 /// `CUDA_ERROR_OUT_OF_MEMORY`.
 pub const OUT_OF_MEMORY: i32 = 2;
 /// `CUDA_ERROR_NOT_INITIALIZED`.
@@ -110,6 +127,7 @@ struct Controls {
     fail_nth: unsafe extern "C" fn(u64, c_int),
     fail_named: unsafe extern "C" fn(*const c_char, c_int),
     clear_faults: unsafe extern "C" fn(),
+    destroy_all: unsafe extern "C" fn() -> i64,
     calls: unsafe extern "C" fn() -> u64,
     injected: unsafe extern "C" fn() -> u64,
     live: unsafe extern "C" fn(c_int) -> i64,
@@ -141,6 +159,7 @@ fn controls() -> &'static Controls {
             fail_nth: get!("fakecuda_fail_nth"),
             fail_named: get!("fakecuda_fail_named"),
             clear_faults: get!("fakecuda_clear_faults"),
+            destroy_all: get!("fakecuda_destroy_all"),
             calls: get!("fakecuda_calls"),
             injected: get!("fakecuda_injected"),
             live: get!("fakecuda_live"),
@@ -197,6 +216,15 @@ impl Session {
     pub fn clear_faults(&self) {
         // SAFETY: as in `reset`.
         unsafe { (controls().clear_faults)() }
+    }
+
+    /// Destroys every live object (memory, streams, ..., primary-context
+    /// retains) as if released, so a test can start from nothing after a run
+    /// that leaked. Returns how many handles were live. Objects the safe
+    /// layer still owns must not be used afterwards.
+    pub fn destroy_all(&self) -> i64 {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().destroy_all)() }
     }
 
     /// Counted driver calls since the last reset.

@@ -2,7 +2,8 @@
 //!
 //! The tests themselves are in `tests/tests/`. This library holds what they
 //! share: [`fake`], the fault-injecting stand-in driver (a test double that
-//! only tests load).
+//! only tests load), and [`faults`], which runs a sequence of safe calls
+//! once per driver call with that call failing.
 //!
 //! ```no_run
 //! let fake = tests::fake::session(); // loads the stand-in as the CUDA driver
@@ -10,3 +11,4 @@
 //! ```
 
 pub mod fake;
+pub mod faults;
