@@ -210,3 +210,68 @@ impl<T: DeviceCopy + std::fmt::Debug> std::fmt::Debug for HostBuffer<T> {
             .finish()
     }
 }
+
+/// Host memory a device buffer can be copied from: a [`HostBuffer`]
+/// (pinned; truly asynchronous copies), a slice, an array or a `Vec`.
+pub trait HostSlice<T: DeviceCopy> {
+    /// Start, length, and the pinned buffer behind it if there is one.
+    #[doc(hidden)]
+    fn host_parts(&self) -> (*const T, usize, Option<&HostBuffer<T>>);
+}
+
+/// Host memory a device buffer can be copied into: a [`HostBuffer`], a
+/// mutable slice, an array or a `Vec`.
+pub trait HostSliceMut<T: DeviceCopy> {
+    /// Start, length, and the pinned buffer behind it if there is one.
+    #[doc(hidden)]
+    fn host_parts_mut(&mut self) -> (*mut T, usize, Option<&HostBuffer<T>>);
+}
+
+impl<T: DeviceCopy> HostSlice<T> for HostBuffer<T> {
+    fn host_parts(&self) -> (*const T, usize, Option<&HostBuffer<T>>) {
+        (self.as_ptr_no_wait(), self.len, Some(self))
+    }
+}
+
+impl<T: DeviceCopy> HostSliceMut<T> for HostBuffer<T> {
+    fn host_parts_mut(&mut self) -> (*mut T, usize, Option<&HostBuffer<T>>) {
+        let ptr = self.as_mut_ptr_no_wait();
+        (ptr, self.len, Some(self))
+    }
+}
+
+impl<T: DeviceCopy> HostSlice<T> for [T] {
+    fn host_parts(&self) -> (*const T, usize, Option<&HostBuffer<T>>) {
+        (self.as_ptr(), self.len(), None)
+    }
+}
+
+impl<T: DeviceCopy> HostSliceMut<T> for [T] {
+    fn host_parts_mut(&mut self) -> (*mut T, usize, Option<&HostBuffer<T>>) {
+        (self.as_mut_ptr(), self.len(), None)
+    }
+}
+
+impl<T: DeviceCopy> HostSlice<T> for Vec<T> {
+    fn host_parts(&self) -> (*const T, usize, Option<&HostBuffer<T>>) {
+        self.as_slice().host_parts()
+    }
+}
+
+impl<T: DeviceCopy> HostSliceMut<T> for Vec<T> {
+    fn host_parts_mut(&mut self) -> (*mut T, usize, Option<&HostBuffer<T>>) {
+        self.as_mut_slice().host_parts_mut()
+    }
+}
+
+impl<T: DeviceCopy, const N: usize> HostSlice<T> for [T; N] {
+    fn host_parts(&self) -> (*const T, usize, Option<&HostBuffer<T>>) {
+        self.as_slice().host_parts()
+    }
+}
+
+impl<T: DeviceCopy, const N: usize> HostSliceMut<T> for [T; N] {
+    fn host_parts_mut(&mut self) -> (*mut T, usize, Option<&HostBuffer<T>>) {
+        self.as_mut_slice().host_parts_mut()
+    }
+}

@@ -9,10 +9,11 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use cuda_sys::driver::{CUdeviceptr, CUstream};
+use cuda_sys::driver::{CUdeviceptr, CUpointer_attribute, CUresult, CUstream};
 
 use crate::error::{check, Error, Result};
-use crate::{Context, DeviceCopy, HostBuffer, MemPool, Stream};
+use crate::host::{HostSlice, HostSliceMut};
+use crate::{Context, DeviceCopy, MemPool, Stream};
 
 /// Byte size of `len` elements of `T`; zero lengths, zero-sized types and
 /// overflow are errors.
@@ -138,6 +139,30 @@ impl Drop for Allocation {
         if let Err(error) = result {
             self.context.record_drop_error("freeing device memory", error);
         }
+    }
+}
+
+/// Anything that can be viewed as a [`DeviceSlice`]: buffers and views.
+pub trait AsDeviceSlice<T: DeviceCopy> {
+    /// The whole of `self` as a read-only view.
+    fn as_device_slice(&self) -> DeviceSlice<'_, T>;
+}
+
+impl<T: DeviceCopy> AsDeviceSlice<T> for DeviceBuffer<T> {
+    fn as_device_slice(&self) -> DeviceSlice<'_, T> {
+        self.as_slice()
+    }
+}
+
+impl<T: DeviceCopy> AsDeviceSlice<T> for DeviceSlice<'_, T> {
+    fn as_device_slice(&self) -> DeviceSlice<'_, T> {
+        *self
+    }
+}
+
+impl<T: DeviceCopy> AsDeviceSlice<T> for DeviceSliceMut<'_, T> {
+    fn as_device_slice(&self) -> DeviceSlice<'_, T> {
+        self.view
     }
 }
 
@@ -362,13 +387,13 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 
     /// Copies `source` (same context and length) into the buffer, waiting until done.
-    pub fn copy_from_device(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+    pub fn copy_from_device<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S) -> Result<()> {
         self.as_slice_mut().copy_from_device(source)
     }
 
     /// Copies a buffer of another context (another device) into this one
     /// (`cuMemcpyPeer`; works without peer access, faster with it).
-    pub fn copy_from_peer(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+    pub fn copy_from_peer<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S) -> Result<()> {
         self.as_slice_mut().copy_from_peer(source)
     }
 
@@ -377,26 +402,26 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.as_slice_mut().memset_zero()
     }
 
-    /// Queues a copy from pinned `source` on `stream`. Accessing `source`
-    /// from the host afterwards first waits for `stream`.
-    pub fn copy_from_host_async(&mut self, source: &HostBuffer<T>, stream: &Stream) -> Result<()> {
+    /// Queues a copy from `source` on `stream` (see
+    /// [`DeviceSliceMut::copy_from_host_async`] for when `source` is free again).
+    pub fn copy_from_host_async<S: HostSlice<T> + ?Sized>(&mut self, source: &S, stream: &Stream) -> Result<()> {
         self.as_slice_mut().copy_from_host_async(source, stream)
     }
 
-    /// Queues a copy into pinned `destination` on `stream`. Accessing
-    /// `destination` from the host afterwards first waits for `stream`.
-    pub fn copy_to_host_async(&self, destination: &mut HostBuffer<T>, stream: &Stream) -> Result<()> {
+    /// Queues a copy into `destination` on `stream` (see
+    /// [`DeviceSlice::copy_to_host_async`] for when it may be read).
+    pub fn copy_to_host_async<D: HostSliceMut<T> + ?Sized>(&self, destination: &mut D, stream: &Stream) -> Result<()> {
         self.as_slice().copy_to_host_async(destination, stream)
     }
 
     /// Queues a device-to-device copy on `stream` (all of one context).
-    pub fn copy_from_device_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+    pub fn copy_from_device_async<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S, stream: &Stream) -> Result<()> {
         self.as_slice_mut().copy_from_device_async(source, stream)
     }
 
     /// Queues a copy from a buffer of another context on `stream` (of this
     /// buffer's context) with `cuMemcpyPeerAsync`.
-    pub fn copy_from_peer_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+    pub fn copy_from_peer_async<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S, stream: &Stream) -> Result<()> {
         self.as_slice_mut().copy_from_peer_async(source, stream)
     }
 
@@ -532,24 +557,38 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
         Ok(out)
     }
 
-    /// Queues a copy into pinned `destination` on `stream`. Accessing
-    /// `destination` from the host afterwards first waits for `stream`.
-    pub fn copy_to_host_async(&self, destination: &mut HostBuffer<T>, stream: &Stream) -> Result<()> {
-        same_len("copy_to_host_async", destination.len(), self.len)?;
+    /// Queues a copy into `destination` on `stream`. Into a [`HostBuffer`]
+    /// the copy is truly asynchronous and host access to the buffer first
+    /// waits for `stream`; into other memory the call returns once the copy
+    /// is done (pageable memory: the driver's behaviour; registered memory:
+    /// this call waits for `stream`).
+    pub fn copy_to_host_async<D: HostSliceMut<T> + ?Sized>(&self, destination: &mut D, stream: &Stream) -> Result<()> {
+        let (host, len, pinned) = destination.host_parts_mut();
+        same_len("copy_to_host_async", len, self.len)?;
         self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
-        destination.check_stream(stream)?;
+        if let Some(pinned) = pinned {
+            pinned.check_stream(stream)?;
+        }
         if self.len == 0 {
             return Ok(());
         }
         self.alloc.note_stream_use(stream)?;
-        destination.prepare_async(stream, true)?;
+        if let Some(pinned) = pinned {
+            pinned.prepare_async(stream, true)?;
+        }
         let driver = self.alloc.context.bind()?;
-        let host = destination.as_mut_ptr_no_wait();
-        // SAFETY: the pinned destination holds `bytes` bytes and is not freed or accessed by the
-        // host until `stream` has run the copy (HostBuffer waits for noted streams); the device
-        // memory is kept alive until work using it finishes (see `Allocation`).
+        let registered = pinned.is_none() && is_registered_host_memory(driver, host.cast_const().cast());
+        // SAFETY: the destination holds `bytes` writable bytes. A HostBuffer is not freed or
+        // accessed by the host until `stream` has run the copy (it waits for noted streams);
+        // other memory is not accessed before this call returns, which is after the copy (the
+        // driver's rule for pageable memory, an explicit wait for registered memory). The device
+        // memory stays alive until work using it finishes (see `Allocation`).
         check(unsafe { driver.cuMemcpyDtoHAsync_v2()?(host.cast(), self.ptr, self.bytes(), stream.raw()) })?;
-        destination.note_pending(stream, true)
+        match pinned {
+            Some(pinned) => pinned.note_pending(stream, true),
+            None if registered => stream.synchronize_quiet(),
+            None => Ok(()),
+        }
     }
 
     /// The device address of the view's first element.
@@ -627,7 +666,8 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
     }
 
     /// Copies `source` (same context and length) into the view, waiting until done.
-    pub fn copy_from_device(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+    pub fn copy_from_device<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S) -> Result<()> {
+        let source = &source.as_device_slice();
         same_len("copy_from_device", self.len, source.len)?;
         self.alloc
             .context
@@ -647,7 +687,8 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
     /// Copies from a view of another context (another device), waiting until
     /// done (`cuMemcpyPeer`; works without peer access, faster with it). A
     /// source of the same context is copied as [`copy_from_device`](Self::copy_from_device).
-    pub fn copy_from_peer(&mut self, source: &DeviceSlice<'_, T>) -> Result<()> {
+    pub fn copy_from_peer<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S) -> Result<()> {
+        let source = &source.as_device_slice();
         if self.alloc.context == source.alloc.context {
             return self.copy_from_device(source);
         }
@@ -681,28 +722,46 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         wait_legacy_stream(driver)
     }
 
-    /// Queues a copy from pinned `source` on `stream`. Accessing `source`
-    /// from the host afterwards first waits for `stream`.
-    pub fn copy_from_host_async(&mut self, source: &HostBuffer<T>, stream: &Stream) -> Result<()> {
-        same_len("copy_from_host_async", self.len, source.len())?;
+    /// Queues a copy from `source` on `stream`. From a [`HostBuffer`] the
+    /// copy is truly asynchronous and host writes to the buffer first wait
+    /// for `stream`; from other memory the source may be reused as soon as
+    /// the call returns (pageable memory is staged by the driver before it
+    /// returns; for registered memory this call waits for `stream`).
+    pub fn copy_from_host_async<S: HostSlice<T> + ?Sized>(&mut self, source: &S, stream: &Stream) -> Result<()> {
+        let (host, len, pinned) = source.host_parts();
+        same_len("copy_from_host_async", self.len, len)?;
         self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
-        source.check_stream(stream)?;
+        if let Some(pinned) = pinned {
+            pinned.check_stream(stream)?;
+        }
         if self.len == 0 {
             return Ok(());
         }
         self.alloc.note_stream_use(stream)?;
-        source.prepare_async(stream, false)?;
+        if let Some(pinned) = pinned {
+            pinned.prepare_async(stream, false)?;
+        }
         let driver = self.alloc.context.bind()?;
-        let host = source.as_ptr_no_wait();
-        // SAFETY: the pinned source holds `bytes` bytes and is not freed or written by the host
-        // until `stream` has run the copy (HostBuffer waits for noted streams); the device memory
+        let registered = pinned.is_none() && is_registered_host_memory(driver, host.cast());
+        // SAFETY: the source holds `bytes` readable bytes. A HostBuffer is not freed or written by
+        // the host until `stream` has run the copy (it waits for noted streams); other memory is
+        // staged before this call returns (pageable) or waited for (registered). The device memory
         // stays alive until work using it finishes (see `Allocation`).
         check(unsafe { driver.cuMemcpyHtoDAsync_v2()?(self.ptr, host.cast(), self.bytes(), stream.raw()) })?;
-        source.note_pending(stream, false)
+        match pinned {
+            Some(pinned) => pinned.note_pending(stream, false),
+            None if registered => stream.synchronize_quiet(),
+            None => Ok(()),
+        }
     }
 
     /// Queues a device-to-device copy on `stream` (all of one context).
-    pub fn copy_from_device_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+    pub fn copy_from_device_async<S: AsDeviceSlice<T> + ?Sized>(
+        &mut self,
+        source: &S,
+        stream: &Stream,
+    ) -> Result<()> {
+        let source = &source.as_device_slice();
         same_len("copy_from_device_async", self.len, source.len)?;
         self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
         self.alloc
@@ -720,7 +779,12 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
 
     /// Queues a copy from a view of another context on `stream` (of this
     /// view's context) with `cuMemcpyPeerAsync`.
-    pub fn copy_from_peer_async(&mut self, source: &DeviceSlice<'_, T>, stream: &Stream) -> Result<()> {
+    pub fn copy_from_peer_async<S: AsDeviceSlice<T> + ?Sized>(
+        &mut self,
+        source: &S,
+        stream: &Stream,
+    ) -> Result<()> {
+        let source = &source.as_device_slice();
         if self.alloc.context == source.alloc.context {
             return self.copy_from_device_async(source, stream);
         }
@@ -751,6 +815,24 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         // SAFETY: the range lies inside the live allocation, kept alive until the memset has run.
         check(unsafe { driver.cuMemsetD8Async()?(self.ptr, 0, self.bytes(), stream.raw()) })
     }
+}
+
+/// Whether the driver knows `host` (pinned, registered or managed memory),
+/// as opposed to pageable memory. Unknown answers count as known, which
+/// makes the caller wait.
+fn is_registered_host_memory(driver: &cuda_sys::Driver, host: *const u8) -> bool {
+    let mut memory_type = 0u32;
+    let Ok(get) = driver.cuPointerGetAttribute() else { return true };
+    // SAFETY: the memory-type attribute is a 32-bit value written to a valid local; the pointer is
+    // only looked up, not dereferenced.
+    let result = unsafe {
+        get(
+            (&mut memory_type as *mut u32).cast(),
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            host as CUdeviceptr,
+        )
+    };
+    result != CUresult::CUDA_ERROR_INVALID_VALUE
 }
 
 /// Waits for the current context's legacy default stream, where the

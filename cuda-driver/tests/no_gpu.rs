@@ -1,0 +1,128 @@
+//! Tests that need no GPU: error values and messages, flag values, the
+//! no-driver path, and the NVRTC helper the GPU tests compile kernels with.
+
+mod common;
+
+use cuda_driver::sys::driver::CUresult;
+use cuda_driver::{
+    ContextFlags, Device, DeviceBuffer, DriverError, Error, EventFlags, HostAllocFlags, KernelArgs, LaunchConfig,
+    LaunchError, StreamFlags,
+};
+
+#[test]
+fn driver_error_carries_code_name_and_description() {
+    let error = DriverError::new(CUresult::CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(error.code, CUresult::CUDA_ERROR_INVALID_VALUE);
+    if cuda_sys::driver().is_ok() {
+        assert_eq!(error.name, "CUDA_ERROR_INVALID_VALUE");
+    } else {
+        assert_eq!(error.name, "CUresult(1)");
+    }
+    assert!(!error.description.is_empty());
+    let text = Error::from(error.clone()).to_string();
+    assert!(text.contains(&error.name) && text.contains("(1)"), "{text}");
+    assert_eq!(Error::from(error).code(), Some(CUresult::CUDA_ERROR_INVALID_VALUE));
+}
+
+#[test]
+fn host_side_errors_have_no_code_and_say_what_is_wrong() {
+    let wrong = Error::WrongContext {
+        object: "buffer",
+        used_with: "function",
+    };
+    assert_eq!(wrong.code(), None);
+    assert_eq!(
+        wrong.to_string(),
+        "buffer belongs to a different context than the function it was used with"
+    );
+    let launch = Error::from(LaunchError::ArgumentSize {
+        kernel: "saxpy".into(),
+        index: 3,
+        expected: 4,
+        given: 8,
+    });
+    assert_eq!(launch.code(), None);
+    assert_eq!(
+        launch.to_string(),
+        "argument 3 of kernel `saxpy` is 8 bytes, the parameter is 4 bytes"
+    );
+    let threads = LaunchError::TooManyThreads {
+        kernel: "k".into(),
+        requested: 2048,
+        max: 1024,
+    };
+    assert!(threads.to_string().contains("2048") && threads.to_string().contains("1024"));
+}
+
+#[test]
+fn deferred_errors_report_the_first_code() {
+    let errors = vec![
+        DriverError::new(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
+        DriverError::new(CUresult::CUDA_ERROR_INVALID_HANDLE),
+    ];
+    let error = Error::Deferred(errors);
+    assert_eq!(error.code(), Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
+    assert!(error.to_string().starts_with("2 earlier destructor calls failed"), "{error}");
+    let empty = Error::Deferred(Vec::new());
+    assert_eq!(empty.code(), None);
+    assert_eq!(empty.to_string(), "an earlier destructor call failed");
+}
+
+#[test]
+fn flags_match_the_header_values() {
+    assert_eq!(ContextFlags::SCHED_AUTO.bits(), 0);
+    assert_eq!(ContextFlags::SCHED_SPIN.bits(), 1);
+    assert_eq!(ContextFlags::SCHED_YIELD.bits(), 2);
+    assert_eq!(ContextFlags::SCHED_BLOCKING_SYNC.bits(), 4);
+    assert_eq!(ContextFlags::MAP_HOST.bits(), 8);
+    assert_eq!(ContextFlags::LMEM_RESIZE_TO_MAX.bits(), 0x10);
+    assert_eq!(StreamFlags::DEFAULT.bits(), 0);
+    assert_eq!(StreamFlags::NON_BLOCKING.bits(), 1);
+    assert_eq!(EventFlags::BLOCKING_SYNC.bits(), 1);
+    assert_eq!(EventFlags::DISABLE_TIMING.bits(), 2);
+    assert_eq!(EventFlags::INTERPROCESS.bits(), 4);
+    assert_eq!(
+        (HostAllocFlags::PORTABLE | HostAllocFlags::DEVICEMAP | HostAllocFlags::WRITECOMBINED).bits(),
+        7
+    );
+}
+
+#[test]
+fn argument_tuples_count_their_elements() {
+    assert_eq!(<() as KernelArgs>::COUNT, 0);
+    assert_eq!(<(f32,) as KernelArgs>::COUNT, 1);
+    assert_eq!(<(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>, u32) as KernelArgs>::COUNT, 3);
+    assert_eq!(
+        <(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, [u8; 3], usize) as KernelArgs>::COUNT,
+        12
+    );
+    assert_eq!(LaunchConfig::for_num_elems(1000).grid, (4, 1, 1));
+}
+
+#[test]
+fn without_a_driver_every_entry_point_is_a_load_error() {
+    if cuda_sys::driver().is_ok() {
+        println!("skipped: a CUDA driver is present, so the no-driver path cannot be tested");
+        assert!(Device::count().is_ok());
+        return;
+    }
+    assert!(matches!(Device::count(), Err(Error::Load(_))), "{:?}", Device::count());
+    assert!(matches!(Device::get(0), Err(Error::Load(_))));
+    assert!(matches!(cuda_driver::driver_version(), Err(Error::Load(_))));
+    let message = Device::count().unwrap_err().to_string();
+    assert!(message.contains("libcuda"), "{message}");
+}
+
+#[test]
+fn nvrtc_compiles_the_test_kernels() {
+    if cuda_sys::nvrtc().is_err() {
+        common::skip::<()>("NVRTC is not available (set CUDA_NVRTC_LIBRARY)");
+        return;
+    }
+    let ptx = common::compile(common::KERNELS, (9, 0)).unwrap_or_else(|log| panic!("{log}"));
+    for name in ["vector_add", "saxpy", "affine", "mixed", "transpose", "add_one", "spin", "limited"] {
+        assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing from the PTX");
+    }
+    let log = common::compile("extern \"C\" __global__ void broken() { undeclared(); }", (9, 0)).unwrap_err();
+    assert!(log.contains("undeclared"), "{log}");
+}
