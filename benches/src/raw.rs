@@ -130,8 +130,9 @@ impl Gpu {
         check(self.cuda, unsafe { sync(self.stream) }, "cuStreamSynchronize")
     }
 
-    /// Loads a CUBIN/PTX image into the current context.
-    pub fn load_module(&self, image: &[u8]) -> Result<CUmodule, String> {
+    /// Loads a CUBIN into the current context and returns the named kernels. The module stays
+    /// loaded for the life of the process (the benchmarks use its kernels until they exit).
+    pub fn load_functions(&self, image: &[u8], names: &[&CStr]) -> Result<Vec<CUfunction>, String> {
         let mut module: CUmodule = ptr::null_mut();
         let load = self.cuda.cuModuleLoadData().map_err(|e| e.to_string())?;
         // SAFETY: `image` is a complete CUBIN from NVRTC that outlives the call; `module` is a valid out-pointer.
@@ -140,20 +141,16 @@ impl Gpu {
             unsafe { load(&mut module, image.as_ptr().cast()) },
             "cuModuleLoadData",
         )?;
-        Ok(module)
-    }
-
-    /// A kernel of a loaded module.
-    pub fn function(&self, module: CUmodule, name: &CStr) -> Result<CUfunction, String> {
-        let mut function: CUfunction = ptr::null_mut();
         let get = self.cuda.cuModuleGetFunction().map_err(|e| e.to_string())?;
-        // SAFETY: `module` is live (the caller loaded it and has not unloaded it); `name` is NUL-terminated.
-        check(
-            self.cuda,
-            unsafe { get(&mut function, module, name.as_ptr()) },
-            "cuModuleGetFunction",
-        )?;
-        Ok(function)
+        names
+            .iter()
+            .map(|name| {
+                let mut function: CUfunction = ptr::null_mut();
+                // SAFETY: `module` was loaded above and is never unloaded; `name` is NUL-terminated.
+                let result = unsafe { get(&mut function, module, name.as_ptr()) };
+                check(self.cuda, result, "cuModuleGetFunction").map(|()| function)
+            })
+            .collect()
     }
 
     /// `cuMemAlloc` of `bytes`.

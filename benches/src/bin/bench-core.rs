@@ -1,33 +1,49 @@
-//! Benchmarks through cuda-core: NVRTC compile through its kernel cache
-//! (cold: compiled and stored; disk hit; memory hit). Prints `ROW {json}`
-//! lines (see the `benches` crate docs). Built with `--features core`.
+//! Benchmarks through cuda-core: `launch` of the two kernels, and NVRTC
+//! compile through its kernel cache (cold: compiled and stored; disk hit;
+//! memory hit). Prints `ROW {json}` lines (see the `benches` crate docs).
+//! Built with `--features core`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use benches::raw::Gpu;
 use benches::*;
-use cuda_core::{Arch, CacheOutcome, CompileTarget, KernelCache, Program, ProgramOptions};
+use cuda_core::{
+    launch, Arch, CacheOutcome, CompileTarget, Device, Kernel, KernelCache, LaunchConfig, Program, ProgramOptions,
+};
+use cuda_driver::{DeviceBuffer, Stream};
 
 const PROGRAM: &str = "cuda-core Program";
+const LAUNCH: &str = "cuda-core launch";
 /// Timed memory-cache hits per batch, and batches.
 const MEMORY_HIT_BATCH: usize = 100;
 const MEMORY_HIT_BATCHES: usize = 50;
 
 fn main() {
     // NVRTC needs no GPU: the device's architecture where there is one, else sm_90.
-    let arch = match Gpu::open() {
-        Ok(gpu) => {
-            println!("device: {}", gpu.describe());
-            let (major, minor) = gpu.compute_capability;
-            Arch::from_compute_capability(major as u32, minor as u32)
-        }
+    let device = Device::new(0).and_then(|device| {
+        let arch = device.arch()?;
+        println!("device: {} ({arch})", device.name()?);
+        Ok((device, arch))
+    });
+    let arch = match &device {
+        Ok((_, arch)) => *arch,
         Err(why) => {
-            println!("no GPU ({why}): compiling for sm_90");
+            let why = why.to_string();
+            println!("no GPU ({}): compiling for sm_90", why.lines().next().unwrap_or_default());
             Arch::Sm(90)
         }
     };
     let program = Program::new(KERNELS, ProgramOptions::for_arch(arch));
+    match &device {
+        Ok((device, _)) => launch_rows(device, &program),
+        Err(why) => {
+            let why = why.to_string();
+            let why = why.lines().next().unwrap_or_default();
+            for case in ["empty", "axpy"] {
+                Row::unavailable("launch", case, LAUNCH, "us/launch", why).emit();
+            }
+        }
+    }
     let scratch = std::env::temp_dir().join(format!("bench-core-cache-{}", std::process::id()));
     let rows = nvrtc_rows(&program, &scratch);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -39,6 +55,86 @@ fn main() {
             }
         }
     }
+}
+
+/// The launch rows: `empty` and a checked `axpy`, with the method every implementation uses.
+fn launch_rows(device: &Device, program: &Program) {
+    let setup = (|| -> Result<_, String> {
+        let text = |e: cuda_core::Error| e.to_string();
+        let code = program.compile_uncached(CompileTarget::Cubin).map_err(text)?;
+        let empty = code.get_kernel_on(device, "empty").map_err(text)?;
+        let axpy = code.get_kernel_on(device, "axpy").map_err(text)?;
+        let stream = device.create_stream().map_err(text)?;
+        Ok((empty, axpy, stream))
+    })();
+    match setup {
+        Ok((empty, axpy, stream)) => {
+            Row::measured("launch", "empty", LAUNCH, "us/launch", launch_empty(&stream, &empty)).emit();
+            Row::measured(
+                "launch",
+                "axpy",
+                LAUNCH,
+                "us/launch",
+                launch_axpy(device, &stream, &axpy),
+            )
+            .emit();
+        }
+        Err(why) => {
+            for case in ["empty", "axpy"] {
+                Row::failed("launch", case, LAUNCH, "us/launch", &why).emit();
+            }
+        }
+    }
+}
+
+fn sync(stream: &Stream) -> Result<(), String> {
+    stream.synchronize().map_err(|e| e.to_string())
+}
+
+fn launch_empty(stream: &Stream, empty: &Kernel) -> Result<Stats, String> {
+    let config = LaunchConfig::new((1, 1, 1), (1, 1, 1));
+    time_batches(
+        LAUNCH_WARMUP_BATCHES,
+        LAUNCH_BATCHES,
+        LAUNCH_BATCH,
+        || sync(stream),
+        || {
+            // SAFETY: `empty` takes no parameters and touches no memory.
+            unsafe { launch(stream, &config, empty, ()) }.map_err(|e| e.to_string())
+        },
+    )
+}
+
+fn launch_axpy(device: &Device, stream: &Stream, axpy: &Kernel) -> Result<Stats, String> {
+    let driver = |e: cuda_driver::Error| e.to_string();
+    let n = AXPY_N as usize;
+    let host_x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
+    let host_y: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
+    let x = DeviceBuffer::from_slice(device.context(), &host_x).map_err(driver)?;
+    let mut y = DeviceBuffer::from_slice(device.context(), &host_y).map_err(driver)?;
+    let grid = AXPY_N.div_ceil(u64::from(AXPY_BLOCK)) as u32;
+    let config = LaunchConfig::new((grid, 1, 1), (AXPY_BLOCK, 1, 1));
+    // SAFETY: `axpy(float a, const float* x, float* y, unsigned long long n)` reads `n` floats of `x`
+    // and updates `n` of `y`; both buffers hold `n`; one thread per element, guarded by `i < n`.
+    unsafe { launch(stream, &config, axpy, (2.0f32, &x, &mut y, AXPY_N)) }.map_err(|e| e.to_string())?;
+    sync(stream)?;
+    let result = y.to_vec().map_err(driver)?;
+    if let Some(i) = (0..n).find(|&i| result[i] != 2.0 * host_x[i] + host_y[i]) {
+        return Err(format!(
+            "axpy is wrong at {i}: {} != 2*{}+{}",
+            result[i], host_x[i], host_y[i]
+        ));
+    }
+    time_batches(
+        LAUNCH_WARMUP_BATCHES,
+        LAUNCH_BATCHES,
+        LAUNCH_BATCH,
+        || sync(stream),
+        || {
+            // SAFETY: as for the checked launch above.
+            unsafe { launch(stream, &config, axpy, (2.0f32, &x, &mut y, AXPY_N)) }.map_err(|e| e.to_string())
+        },
+    )
 }
 
 /// Compiles through `cache`, checking that the cache answered as `expected`.

@@ -39,15 +39,18 @@ fn main() {
             return;
         }
     };
-    let kernels = compile_cubin(KERNELS, &gpu.arch())
-        .and_then(|cubin| gpu.load_module(&cubin))
-        .and_then(|module| Ok((gpu.function(module, c"empty")?, gpu.function(module, c"axpy")?)));
-    match kernels {
-        Ok((empty, axpy)) => {
+    let kernels =
+        compile_cubin(KERNELS, &gpu.arch()).and_then(|cubin| gpu.load_functions(&cubin, &[c"empty", c"axpy"]));
+    match kernels.as_deref() {
+        Ok(&[empty, axpy]) => {
             Row::measured("launch", "empty", LAUNCH, "us/launch", launch_empty(&gpu, empty)).emit();
             Row::measured("launch", "axpy", LAUNCH, "us/launch", launch_axpy(&gpu, axpy)).emit();
         }
-        Err(why) => {
+        other => {
+            let why = match other {
+                Err(why) => why.clone(),
+                Ok(functions) => format!("expected 2 kernels, loaded {}", functions.len()),
+            };
             for case in ["empty", "axpy"] {
                 Row::failed("launch", case, LAUNCH, "us/launch", &why).emit();
             }
