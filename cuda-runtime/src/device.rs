@@ -175,6 +175,23 @@ impl Device {
         Ok((least, greatest))
     }
 
+    /// Lets kernels and copies on this device address `peer`'s memory
+    /// (`cudaDeviceEnablePeerAccess` with this device current). Enabling it
+    /// twice is not an error.
+    pub fn enable_peer_access(self, peer: Device) -> Result<()> {
+        let runtime = runtime()?;
+        make_current(runtime, self.0)?;
+        // SAFETY: the call takes no pointers; flags must be 0.
+        let code = unsafe { runtime.cudaDeviceEnablePeerAccess()?(peer.0, 0) };
+        if code == cuda_sys::runtime::cudaError_t::cudaErrorPeerAccessAlreadyEnabled {
+            // That code is also recorded as the thread's last error; clear it.
+            // SAFETY: takes no arguments.
+            let _ = unsafe { runtime.cudaGetLastError()?() };
+            return Ok(());
+        }
+        check(runtime, code)
+    }
+
     /// Whether this device can address `peer`'s memory (`cudaDeviceCanAccessPeer`).
     pub fn can_access_peer(self, peer: Device) -> Result<bool> {
         let runtime = runtime()?;

@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use cuda_driver::DeviceAttribute as A;
 use cuda_runtime::{
     launch_raw, DeviceAttribute, DeviceMemory, Error, Event, EventFlags, HostAllocFlags, LaunchConfig, Library,
-    PinnedHostMemory, Stream, StreamFlags,
+    MemPool, PinnedHostMemory, Stream, StreamFlags,
 };
 use cuda_sys::runtime::cudaError_t;
 
@@ -152,9 +152,17 @@ fn stream_ordered_memory_and_pinned_async_copies() {
     assert_eq!(urgent.priority().unwrap(), greatest);
     assert!(greatest <= least);
 
+    let pool = MemPool::device_default(device).unwrap();
+    pool.set_release_threshold(u64::MAX).unwrap();
+    assert_eq!(pool.release_threshold().unwrap(), u64::MAX);
+    let used_before = pool.used_bytes().unwrap();
+
     let n = 1 << 20;
     let zeros = DeviceMemory::<f32>::zeroed_async(&stream, n).unwrap();
     assert!(zeros.stream().is_some());
+    let used = pool.used_bytes().unwrap();
+    assert!(used >= used_before + 4 * n as u64, "{used_before} -> {used}");
+    assert!(pool.reserved_bytes().unwrap() >= used);
     assert!(
         zeros.to_vec().unwrap().iter().all(|&x| x == 0.0),
         "blocking read waits for the async fill"
@@ -188,6 +196,12 @@ fn stream_ordered_memory_and_pinned_async_copies() {
     drop(staged);
     drop(zeros);
     stream.synchronize().unwrap();
+    assert!(
+        pool.used_bytes().unwrap() < used,
+        "freed stream-ordered memory went back to the pool"
+    );
+    pool.trim_to(0).unwrap();
+    pool.set_release_threshold(0).unwrap();
     drop(stream);
     cuda_runtime::get_last_error().unwrap();
 }
