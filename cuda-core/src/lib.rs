@@ -1,9 +1,11 @@
 //! The `cuda.core` counterpart for Rust: compile CUDA C++ at run time with NVRTC ([`Program`]),
-//! hold and link device code ([`ObjectCode`], [`Linker`] over nvJitLink), and keep compiled
-//! kernels in a memory and disk [`KernelCache`].
+//! hold and link device code ([`ObjectCode`], [`Linker`] over nvJitLink), keep compiled code in
+//! a memory and disk [`KernelCache`], and load and launch kernels ([`Device`], [`Kernel`],
+//! [`LaunchConfig`], [`launch`]) on top of `cuda-driver`.
 //!
 //! ```no_run
-//! use cuda_core::{Arch, CompileTarget, Program, ProgramOptions};
+//! use cuda_core::{launch, CompileTarget, Device, LaunchConfig, Program, ProgramOptions};
+//! use cuda_driver::DeviceBuffer;
 //!
 //! # fn main() -> cuda_core::Result<()> {
 //! let source = r#"
@@ -12,15 +14,35 @@
 //!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 //!     if (i < n) out[i] = x[i] + y[i];
 //! }"#;
-//! let program = Program::new(source, ProgramOptions::for_arch(Arch::Sm(90))).with_name_expressions(["add<float>"]);
-//! let (cubin, outcome) = program.compile_with_outcome(CompileTarget::Cubin)?;
-//! println!("{outcome:?}: {} bytes, kernel symbol {}", cubin.code().len(), cubin.lowered_name("add<float>")?);
+//! let device = Device::new(0)?;
+//! device.set_current()?;
+//! // No arch given: compiled for the current device's (sm_90 on an H100/H200).
+//! let program = Program::new(source, ProgramOptions::default()).with_name_expressions(["add<float>"]);
+//! let code = program.compile(CompileTarget::Cubin)?; // cached in memory and on disk
+//! let kernel = code.get_kernel("add<float>")?;
+//!
+//! let x = DeviceBuffer::from_slice(device.context(), &[1.0f32, 2.0, 3.0])?;
+//! let y = DeviceBuffer::from_slice(device.context(), &[10.0f32, 20.0, 30.0])?;
+//! let mut out = DeviceBuffer::<f32>::zeroed(device.context(), 3)?;
+//! let stream = device.create_stream()?;
+//! // SAFETY: add<float> reads 3 floats of x and y and writes 3 to out.
+//! unsafe { launch(&stream, &LaunchConfig::for_num_elems(3), &kernel, (&x, &y, &mut out, 3u32))? };
+//! stream.synchronize()?;
+//! assert_eq!(out.to_vec()?, [11.0, 22.0, 33.0]);
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! Libraries are found at run time by `cuda-sys` (`CUDA_NVRTC_LIBRARY`, `CUDA_NVJITLINK_LIBRARY`, ...);
-//! nothing here needs a GPU until code is loaded onto one.
+//! Compiling and linking need no GPU: NVRTC and nvJitLink are found at run time by `cuda-sys`
+//! (`CUDA_NVRTC_LIBRARY`, `CUDA_NVJITLINK_LIBRARY`, `CUDA_HOME`, Python wheels, ...).
+//!
+//! # The kernel cache
+//! [`Program::compile`] goes through [`KernelCache::global`]: in memory, and on disk in
+//! `$CUDA_RS_CACHE_DIR`, else `$XDG_CACHE_HOME/cuda-rs/kernels`, else `$HOME/.cache/cuda-rs/kernels`;
+//! `CUDA_RS_CACHE=0` or [`ProgramOptions::cache`] `= false` turns it off. Entries are keyed on a
+//! SHA-256 of the source, headers, options, architecture, target, name expressions and NVRTC
+//! version, written atomically, checksummed, and carry the lowered names. The memory side
+//! keeps every entry (and the modules loaded from it) for the life of the process.
 
 mod cache;
 mod cuda_headers;
@@ -46,3 +68,18 @@ pub use linker::{LinkTarget, Linker, LinkerOptions};
 pub use object_code::{CodeKind, ObjectCode};
 pub use options::{Arch, CompileTarget, ProgramOptions, Std};
 pub use program::Program;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn handles_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::Program>();
+        send_sync::<crate::ObjectCode>();
+        send_sync::<crate::KernelCache>();
+        send_sync::<crate::Linker>();
+        send_sync::<crate::Kernel>();
+        send_sync::<crate::Device>();
+        send_sync::<crate::Error>();
+    }
+}

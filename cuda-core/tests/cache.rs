@@ -355,3 +355,93 @@ fn race_child() {
         println!("race: pid {} round {round}: {outcome:?}", std::process::id());
     }
 }
+
+const GLOBAL_CHILD: &str = "CUDA_CORE_TEST_GLOBAL_CACHE";
+
+/// Runs [`global_cache_child`] under one environment and returns its output.
+fn global_cache_with(env: &[(&str, &std::path::Path)], remove: &[&str], expect: &str) -> String {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["global_cache_child", "--exact", "--ignored", "--nocapture"])
+        .env(GLOBAL_CHILD, expect);
+    for name in ["CUDA_RS_CACHE", "CUDA_RS_CACHE_DIR", "XDG_CACHE_HOME"]
+        .iter()
+        .chain(remove)
+    {
+        command.env_remove(name);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("global-cache: checked"), "{stdout}");
+    stdout
+}
+
+/// `KernelCache::global` follows `CUDA_RS_CACHE_DIR`, `XDG_CACHE_HOME`, `HOME` and `CUDA_RS_CACHE=0`.
+#[test]
+fn global_cache_follows_the_environment() {
+    let dir = common::temp_dir("global");
+    let explicit = dir.join("explicit");
+    global_cache_with(
+        &[("CUDA_RS_CACHE_DIR", &explicit), ("XDG_CACHE_HOME", &dir.join("xdg"))],
+        &[],
+        "cached",
+    );
+    assert!(
+        std::fs::read_dir(&explicit).unwrap().count() == 1,
+        "one entry in CUDA_RS_CACHE_DIR"
+    );
+    assert!(!dir.join("xdg").exists(), "CUDA_RS_CACHE_DIR wins over XDG_CACHE_HOME");
+
+    global_cache_with(&[("XDG_CACHE_HOME", &dir.join("xdg"))], &[], "cached");
+    assert_eq!(std::fs::read_dir(dir.join("xdg/cuda-rs/kernels")).unwrap().count(), 1);
+
+    global_cache_with(&[("HOME", &dir.join("home"))], &[], "cached");
+    assert_eq!(
+        std::fs::read_dir(dir.join("home/.cache/cuda-rs/kernels"))
+            .unwrap()
+            .count(),
+        1
+    );
+
+    let off = dir.join("off");
+    global_cache_with(
+        &[
+            ("CUDA_RS_CACHE_DIR", &off),
+            ("CUDA_RS_CACHE", std::path::Path::new("0")),
+        ],
+        &[],
+        "off",
+    );
+    assert!(!off.exists(), "CUDA_RS_CACHE=0 writes nothing");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+#[ignore = "run by global_cache_follows_the_environment"]
+fn global_cache_child() {
+    let Ok(expect) = std::env::var(GLOBAL_CHILD) else {
+        println!("global_cache_child only runs as a child of global_cache_follows_the_environment");
+        return;
+    };
+    let (_, first) = program().compile_with_outcome(CompileTarget::Ptx).unwrap();
+    let (_, second) = program().compile_with_outcome(CompileTarget::Ptx).unwrap();
+    match expect.as_str() {
+        "cached" => {
+            assert!(KernelCache::global().is_enabled());
+            assert_eq!((first, second), (CacheOutcome::Compiled, CacheOutcome::MemoryHit));
+        }
+        _ => {
+            assert!(!KernelCache::global().is_enabled());
+            assert_eq!((first, second), (CacheOutcome::Bypassed, CacheOutcome::Bypassed));
+        }
+    }
+    println!("global-cache: checked");
+}
