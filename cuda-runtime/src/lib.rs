@@ -30,6 +30,33 @@
 //! # }
 //! ```
 //!
+//! # What is here
+//! - Devices: [`device_count`], [`Device`] (typed [`DeviceProperties`],
+//!   attributes, memory info, peer access), [`set_device`],
+//!   [`device_synchronize`], `unsafe` [`device_reset`]; [`runtime_version`],
+//!   [`driver_version`].
+//! - Memory: [`DeviceMemory`] (`cudaMalloc`, or stream-ordered
+//!   `cudaMallocAsync` freed with `cudaFreeAsync` on its stream), bounds-checked
+//!   [`DeviceSlice`] / [`DeviceSliceMut`] views, pinned [`PinnedHostMemory`],
+//!   the default [`MemPool`], and raw [`memcpy`] / [`memcpy_async`] /
+//!   [`memset_async`] with a typed [`CopyKind`].
+//! - Work: [`Stream`] (flags, priority, query, event waits, host callbacks,
+//!   capture into a [`Graph`] / [`GraphExec`]), [`Event`] (timing).
+//! - Kernels: [`Library`] (`cudaLibraryLoadData` of PTX, CUBIN or fatbin,
+//!   checked on the host), [`Kernel`] (`cudaLibraryGetKernel`, parameter
+//!   info, attributes, occupancy), launches through `cudaLaunchKernel` with
+//!   typed arguments ([`Stream::launch`]) or raw ([`launch_raw`]), both
+//!   checked against `cudaFuncGetParamInfo` and the device's limits.
+//! - Errors: [`get_last_error`], [`peek_at_last_error`], [`Error`].
+//!
+//! # Asynchronous work and memory
+//! Blocking methods ([`DeviceMemory::to_vec`], [`DeviceMemory::copy_from_host`],
+//! ...) run on the memory's own stream (its allocation stream, else the
+//! legacy default stream) and wait for it, so they never read early or free
+//! late. What the host cannot check is `unsafe`: `*_async` copies and fills
+//! (the host buffers and the memory must outlive the queued work), kernel
+//! launches (the kernel's code), graph replays and capture.
+//!
 //! # Devices and threads
 //! There is no hidden current device deciding where work goes: every
 //! [`DeviceMemory`], [`Stream`], [`Event`] and [`PinnedHostMemory`] records
@@ -40,8 +67,8 @@
 //!
 //! # Sharing the primary context with cuda-driver
 //! The runtime works in each device's primary context, the same context
-//! cuda-driver's `Context::primary` retains; so memory, streams, events and
-//! kernels are shared between the two crates. A `cudaStream_t` is a driver
+//! cuda-driver's `Context::primary` retains; so memory, streams and events
+//! made by either crate are valid for the other. A `cudaStream_t` is a driver
 //! `CUstream` (the same pointer; `cuda-sys` gives them two Rust types, so
 //! convert with `.cast()`): see [`Stream::from_raw`] and [`Stream::as_raw`].
 //! A device pointer from [`DeviceMemory::as_raw`] is a `CUdeviceptr` after
