@@ -57,12 +57,8 @@ fn my_add_5x5() {
     let x2_device = DeviceBuffer::from_slice(context, &x2).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed(context, 25).unwrap();
     let stream = device.create_stream().unwrap();
-    let config = LaunchConfig::new((1, 1, 1), (5, 5, 1));
-    // The kernel indexes linearly with blockDim.x only, so run 25 threads in x.
-    let config = LaunchConfig {
-        block: (25, 1, 1),
-        ..config
-    };
+    // The 5x5 matrix is 25 contiguous floats; my_add indexes linearly, so one block of 25 threads.
+    let config = LaunchConfig::new((1, 1, 1), (25, 1, 1));
     // SAFETY: my_add reads 25 floats from x1 and x2 and writes 25 to out; all hold 25.
     unsafe { launch(&stream, &config, &kernel, (&x1_device, &x2_device, &mut out, 25u32)).unwrap() };
     stream.synchronize().unwrap();
