@@ -3,12 +3,12 @@
 use std::borrow::Cow;
 use std::ffi::{c_int, c_uint, c_void, CString};
 use std::mem::MaybeUninit;
+use std::ptr::null_mut;
 use std::sync::{Arc, OnceLock};
 
 use cuda_sys::runtime::{cudaError_t, cudaFuncAttribute, cudaFuncAttributes, cudaKernel_t, cudaLibrary_t};
 
 use crate::device::make_current;
-
 use crate::error::check;
 use crate::{runtime, Device, Error, Result};
 
@@ -56,7 +56,6 @@ impl Library {
         let mut raw: cudaLibrary_t = std::ptr::null_mut();
         let load = runtime.cudaLibraryLoadData()?;
         let code_ptr = code.as_ptr().cast::<c_void>();
-        use std::ptr::null_mut;
         // SAFETY: `code` is a checked binary image or NUL-terminated text that
         // outlives the call; no options are passed (null arrays, count 0).
         let result = unsafe { load(&mut raw, code_ptr, null_mut(), null_mut(), 0, null_mut(), null_mut(), 0) };
