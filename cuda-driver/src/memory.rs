@@ -756,11 +756,7 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
     }
 
     /// Queues a device-to-device copy on `stream` (all of one context).
-    pub fn copy_from_device_async<S: AsDeviceSlice<T> + ?Sized>(
-        &mut self,
-        source: &S,
-        stream: &Stream,
-    ) -> Result<()> {
+    pub fn copy_from_device_async<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S, stream: &Stream) -> Result<()> {
         let source = &source.as_device_slice();
         same_len("copy_from_device_async", self.len, source.len)?;
         self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
@@ -779,11 +775,7 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
 
     /// Queues a copy from a view of another context on `stream` (of this
     /// view's context) with `cuMemcpyPeerAsync`.
-    pub fn copy_from_peer_async<S: AsDeviceSlice<T> + ?Sized>(
-        &mut self,
-        source: &S,
-        stream: &Stream,
-    ) -> Result<()> {
+    pub fn copy_from_peer_async<S: AsDeviceSlice<T> + ?Sized>(&mut self, source: &S, stream: &Stream) -> Result<()> {
         let source = &source.as_device_slice();
         if self.alloc.context == source.alloc.context {
             return self.copy_from_device_async(source, stream);
@@ -822,7 +814,9 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
 /// makes the caller wait.
 fn is_registered_host_memory(driver: &cuda_sys::Driver, host: *const u8) -> bool {
     let mut memory_type = 0u32;
-    let Ok(get) = driver.cuPointerGetAttribute() else { return true };
+    let Ok(get) = driver.cuPointerGetAttribute() else {
+        return true;
+    };
     // SAFETY: the memory-type attribute is a 32-bit value written to a valid local; the pointer is
     // only looked up, not dereferenced.
     let result = unsafe {

@@ -115,9 +115,10 @@ impl Stream {
     }
 
     /// Runs `f` on a driver thread once all work queued before it is done;
-    /// work queued after it waits for it. `f` must not call CUDA. A panic in
-    /// `f` is caught and logged. Not allowed while the stream is capturing
-    /// (a graph could run `f` more than once).
+    /// work queued after it waits for it. `f` must not call CUDA (nor read a
+    /// [`HostBuffer`](crate::HostBuffer) with copies pending, which waits on a
+    /// stream). A panic in `f` is caught and logged. Not allowed while the
+    /// stream is capturing (a graph could run `f` more than once).
     pub fn launch_host_func<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<()> {
         if self.is_capturing()? {
             return Err(Error::InvalidValue(
@@ -204,7 +205,7 @@ unsafe extern "C" fn run_host_func(data: *mut c_void) {
     // SAFETY: `data` came from `Box::into_raw` in `launch_host_func`, and the driver calls this
     // exactly once per successful `cuLaunchHostFunc` (capturing streams are refused).
     let callback = unsafe { Box::from_raw(data.cast::<Box<dyn FnOnce() + Send>>()) };
-    if std::panic::catch_unwind(AssertUnwindSafe(move || callback())).is_err() {
+    if std::panic::catch_unwind(AssertUnwindSafe(callback)).is_err() {
         eprintln!("cuda-driver: a stream host function panicked; the panic was caught");
     }
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use cuda_driver::{
-    Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer, LaunchConfig, Module, Stream,
+    Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer, LaunchConfig, Stream,
 };
 
 fn wrong_context(result: Result<(), Error>) -> bool {
@@ -77,10 +77,14 @@ fn mixing_contexts_is_refused() {
 
     // A buffer of B passed to a kernel of A.
     // SAFETY: refused on the host before launching.
-    assert!(wrong_context(unsafe { stream_a.launch(&fill_a, &config, (&mut buffer_b, 1.0f32, 64u32)) }));
+    assert!(wrong_context(unsafe {
+        stream_a.launch(&fill_a, &config, (&mut buffer_b, 1.0f32, 64u32))
+    }));
     // A stream of B with a function of A.
     // SAFETY: refused on the host before launching.
-    assert!(wrong_context(unsafe { stream_b.launch(&fill_a, &config, (&mut buffer_a, 1.0f32, 64u32)) }));
+    assert!(wrong_context(unsafe {
+        stream_b.launch(&fill_a, &config, (&mut buffer_a, 1.0f32, 64u32))
+    }));
     // An event of A recorded on or waited by a stream of B.
     let event_a = Event::new(&a, EventFlags::DEFAULT).unwrap();
     assert!(wrong_context(event_a.record(&stream_b)));
@@ -115,10 +119,12 @@ fn mixing_contexts_is_refused() {
 fn objects_of_several_contexts_drop_in_any_order_on_any_thread() {
     let Some(primary) = common::context() else { return };
     let device = primary.device();
-    let contexts: Vec<Context> = (0..3).map(|_| Context::new(&device, ContextFlags::empty()).unwrap()).collect();
+    let contexts: Vec<Context> = (0..3)
+        .map(|_| Context::new(&device, ContextFlags::empty()).unwrap())
+        .collect();
     let mut objects = Vec::new();
     for context in &contexts {
-        let module = Module::from_ptx(context, &common::compile(common::KERNELS, (9, 0)).unwrap()).ok();
+        let module = common::kernels(context);
         let buffer = DeviceBuffer::from_slice(context, &[1u32, 2, 3]).unwrap();
         let stream = Stream::new(context).unwrap();
         let event = Event::new(context, EventFlags::DEFAULT).unwrap();

@@ -21,8 +21,14 @@ fn vector_add() {
     let mut dc = DeviceBuffer::<f32>::zeroed(&context, n).unwrap();
     let stream = Stream::new(&context).unwrap();
     // SAFETY: vector_add reads a, b and writes c, n elements each; all hold n.
-    unsafe { stream.launch(&function, &LaunchConfig::for_num_elems(n as u32), (&da, &db, &mut dc, n as u32)) }
-        .unwrap();
+    unsafe {
+        stream.launch(
+            &function,
+            &LaunchConfig::for_num_elems(n as u32),
+            (&da, &db, &mut dc, n as u32),
+        )
+    }
+    .unwrap();
     stream.synchronize().unwrap();
     let c = dc.to_vec().unwrap();
     assert!(c.iter().enumerate().all(|(i, &v)| v == (3 * i) as f32));
@@ -40,8 +46,14 @@ fn saxpy() {
     let mut dy = DeviceBuffer::from_slice(&context, &y).unwrap();
     let stream = Stream::new(&context).unwrap();
     // SAFETY: saxpy reads x and updates y, n elements each.
-    unsafe { stream.launch(&function, &LaunchConfig::for_num_elems(n as u32), (3.0f32, &dx, &mut dy, n as u32)) }
-        .unwrap();
+    unsafe {
+        stream.launch(
+            &function,
+            &LaunchConfig::for_num_elems(n as u32),
+            (3.0f32, &dx, &mut dy, n as u32),
+        )
+    }
+    .unwrap();
     stream.synchronize().unwrap();
     let out = dy.to_vec().unwrap();
     for i in 0..n {
@@ -65,7 +77,11 @@ fn two_dimensional_transpose() {
     let out = dout.to_vec().unwrap();
     for y in 0..height {
         for x in 0..width {
-            assert_eq!(out[(x * height + y) as usize], input[(y * width + x) as usize], "({x}, {y})");
+            assert_eq!(
+                out[(x * height + y) as usize],
+                input[(y * width + x) as usize],
+                "({x}, {y})"
+            );
         }
     }
 }
@@ -109,11 +125,7 @@ fn structs_pass_by_value() {
     let mixed = module.function("mixed").unwrap();
     assert_eq!(mixed.param_info().unwrap()[0].size, std::mem::size_of::<Mixed>());
     let mut out = DeviceBuffer::<f64>::zeroed(&context, 3).unwrap();
-    let m = Mixed {
-        d: 1.25,
-        i: -7,
-        c: 100,
-    };
+    let m = Mixed { d: 1.25, i: -7, c: 100 };
     // SAFETY: mixed writes 3 doubles of `out`.
     unsafe { stream.launch(&mixed, &LaunchConfig::for_num_elems(1), (m, &mut out)) }.unwrap();
     stream.synchronize().unwrap();
@@ -144,7 +156,14 @@ fn wrong_argument_count_and_size_are_refused() {
     // SAFETY: refused on the host before launching.
     let error = unsafe { stream.launch(&function, &config, (&a, &a, &mut c)) }.unwrap_err();
     assert!(
-        matches!(error, Error::Launch(LaunchError::ArgumentCount { expected: 4, given: 3, .. })),
+        matches!(
+            error,
+            Error::Launch(LaunchError::ArgumentCount {
+                expected: 4,
+                given: 3,
+                ..
+            })
+        ),
         "{error}"
     );
     // SAFETY: refused on the host before launching.
@@ -178,23 +197,39 @@ fn bad_launch_is_an_error_and_the_context_stays_usable() {
     let config = LaunchConfig::new((1, 1, 1), (32, 32, 2));
     // SAFETY: refused on the host before launching.
     let error = unsafe { stream.launch(&fill, &config, (&mut out, 1.0f32, 4096u32)) }.unwrap_err();
-    assert!(matches!(error, Error::Launch(LaunchError::TooManyThreads { requested: 2048, .. })), "{error}");
+    assert!(
+        matches!(
+            error,
+            Error::Launch(LaunchError::TooManyThreads { requested: 2048, .. })
+        ),
+        "{error}"
+    );
 
     // A kernel compiled with __launch_bounds__(128) refuses 256 threads.
     let limited = module.function("limited").unwrap();
     assert_eq!(limited.max_threads_per_block().unwrap(), 128);
     // SAFETY: refused on the host before launching.
-    let error = unsafe { stream.launch(&limited, &LaunchConfig::new((1, 1, 1), (256, 1, 1)), (&mut out,)) }.unwrap_err();
-    assert!(matches!(error, Error::Launch(LaunchError::TooManyThreads { max: 128, .. })), "{error}");
+    let error =
+        unsafe { stream.launch(&limited, &LaunchConfig::new((1, 1, 1), (256, 1, 1)), (&mut out,)) }.unwrap_err();
+    assert!(
+        matches!(error, Error::Launch(LaunchError::TooManyThreads { max: 128, .. })),
+        "{error}"
+    );
 
     // Zero-sized grid, and too much dynamic shared memory.
     // SAFETY: refused on the host before launching.
     let error = unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(0), (&mut out, 1.0f32, 0u32)) }.unwrap_err();
-    assert!(matches!(error, Error::Launch(LaunchError::ZeroDimension { .. })), "{error}");
+    assert!(
+        matches!(error, Error::Launch(LaunchError::ZeroDimension { .. })),
+        "{error}"
+    );
     let config = LaunchConfig::for_num_elems(32).with_shared_mem(1 << 20);
     // SAFETY: refused on the host before launching.
     let error = unsafe { stream.launch(&fill, &config, (&mut out, 1.0f32, 32u32)) }.unwrap_err();
-    assert!(matches!(error, Error::Launch(LaunchError::SharedMemory { .. })), "{error}");
+    assert!(
+        matches!(error, Error::Launch(LaunchError::SharedMemory { .. })),
+        "{error}"
+    );
 
     // The driver itself refuses the same bad launch when our checks are bypassed.
     let mut ptr = unsafe { out.as_raw() };
@@ -224,7 +259,10 @@ fn bad_launch_is_an_error_and_the_context_stays_usable() {
         )
     };
     assert_ne!(result, CUresult::CUDA_SUCCESS);
-    println!("driver's answer to 2048 threads per block: {}", cuda_driver::DriverError::new(result));
+    println!(
+        "driver's answer to 2048 threads per block: {}",
+        cuda_driver::DriverError::new(result)
+    );
 
     // The context is still usable: a good launch through the raw escape hatch works.
     // SAFETY: the parameters match fill(float*, float, unsigned) and n = 4096 fits `out`.
@@ -236,7 +274,17 @@ fn bad_launch_is_an_error_and_the_context_stays_usable() {
     // launch_raw still checks the parameter count.
     // SAFETY: refused on the host before launching.
     let error = unsafe { launch_raw(&fill, (1, 1, 1), (32, 1, 1), 0, &stream, &mut params[..2]) }.unwrap_err();
-    assert!(matches!(error, Error::Launch(LaunchError::ArgumentCount { expected: 3, given: 2, .. })), "{error}");
+    assert!(
+        matches!(
+            error,
+            Error::Launch(LaunchError::ArgumentCount {
+                expected: 3,
+                given: 2,
+                ..
+            })
+        ),
+        "{error}"
+    );
 }
 
 #[test]
@@ -251,7 +299,10 @@ fn slices_are_kernel_arguments() {
         unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(4), (&mut middle, 9.0f32, 4u32)) }.unwrap();
     }
     stream.synchronize().unwrap();
-    assert_eq!(data.to_vec().unwrap(), [0.0, 0.0, 0.0, 9.0, 9.0, 9.0, 9.0, 0.0, 0.0, 0.0]);
+    assert_eq!(
+        data.to_vec().unwrap(),
+        [0.0, 0.0, 0.0, 9.0, 9.0, 9.0, 9.0, 0.0, 0.0, 0.0]
+    );
     assert_eq!(data.slice(3..5).to_vec().unwrap(), [9.0, 9.0]);
 }
 
@@ -268,8 +319,15 @@ fn launch_ex_with_attributes() {
         priority: Some(0),
     };
     // SAFETY: fill writes n = 512 floats of `out`, which holds 512.
-    unsafe { stream.launch_ex(&fill, &LaunchConfig::for_num_elems(512), &attributes, (&mut out, 5.0f32, 512u32)) }
-        .unwrap();
+    unsafe {
+        stream.launch_ex(
+            &fill,
+            &LaunchConfig::for_num_elems(512),
+            &attributes,
+            (&mut out, 5.0f32, 512u32),
+        )
+    }
+    .unwrap();
     stream.synchronize().unwrap();
     assert!(out.to_vec().unwrap().iter().all(|&v| v == 5.0));
     println!("launch_ex with clusters: {cluster}");
@@ -284,6 +342,12 @@ fn bad_ptx_returns_the_jit_log() {
         other => panic!("expected ModuleLoad, got {other:?}"),
     }
     assert!(error.code().is_some());
-    assert!(matches!(cuda_driver::Module::from_image(&context, &[]), Err(Error::InvalidValue(_))));
-    assert!(matches!(cuda_driver::Module::from_ptx(&context, "a\0b"), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        cuda_driver::Module::from_image(&context, &[]),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        cuda_driver::Module::from_ptx(&context, "a\0b"),
+        Err(Error::InvalidValue(_))
+    ));
 }

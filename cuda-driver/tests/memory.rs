@@ -8,13 +8,31 @@ use cuda_driver::{DeviceBuffer, Error, HostAllocFlags, HostBuffer, Stream};
 #[test]
 fn zero_length_and_overflowing_buffers_are_refused() {
     let Some(context) = common::context() else { return };
-    assert!(matches!(DeviceBuffer::<f32>::alloc(&context, 0), Err(Error::InvalidValue(_))));
-    assert!(matches!(DeviceBuffer::<f32>::zeroed(&context, 0), Err(Error::InvalidValue(_))));
-    assert!(matches!(DeviceBuffer::<f32>::from_slice(&context, &[]), Err(Error::InvalidValue(_))));
-    assert!(matches!(HostBuffer::<f32>::new(&context, 0), Err(Error::InvalidValue(_))));
-    assert!(matches!(DeviceBuffer::<u64>::alloc(&context, usize::MAX), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        DeviceBuffer::<f32>::alloc(&context, 0),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        DeviceBuffer::<f32>::zeroed(&context, 0),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        DeviceBuffer::<f32>::from_slice(&context, &[]),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        HostBuffer::<f32>::new(&context, 0),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        DeviceBuffer::<u64>::alloc(&context, usize::MAX),
+        Err(Error::InvalidValue(_))
+    ));
     let stream = Stream::new(&context).unwrap();
-    assert!(matches!(DeviceBuffer::<f32>::alloc_async(&stream, 0), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        DeviceBuffer::<f32>::alloc_async(&stream, 0),
+        Err(Error::InvalidValue(_))
+    ));
     // Representable but far more than the device has: the driver's out-of-memory error.
     let error = DeviceBuffer::<u8>::alloc(&context, 1 << 50).unwrap_err();
     assert_eq!(error.code(), Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY), "{error}");
@@ -31,9 +49,13 @@ fn copy_length_mismatches_are_refused() {
     assert!(matches!(buffer.copy_from_device(&other), Err(Error::InvalidValue(_))));
     let stream = Stream::new(&context).unwrap();
     let host = HostBuffer::<i32>::new(&context, 11).unwrap();
-    assert!(matches!(buffer.copy_from_host_async(&host, &stream), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        buffer.copy_from_host_async(&host, &stream),
+        Err(Error::InvalidValue(_))
+    ));
     assert!(matches!(buffer.try_slice(5..11), Err(Error::InvalidValue(_))));
-    assert!(matches!(buffer.try_slice(7..3), Err(Error::InvalidValue(_))));
+    let (start, end) = (7, 3);
+    assert!(matches!(buffer.try_slice(start..end), Err(Error::InvalidValue(_))));
     // Nothing was written.
     assert_eq!(buffer.to_vec().unwrap(), [0; 10]);
 }
@@ -128,7 +150,10 @@ fn buffers_cross_threads() {
         for t in 0..8u32 {
             let shared = &shared;
             scope.spawn(move || {
-                let part = shared.slice((t * 128) as usize..((t + 1) * 128) as usize).to_vec().unwrap();
+                let part = shared
+                    .slice((t * 128) as usize..((t + 1) * 128) as usize)
+                    .to_vec()
+                    .unwrap();
                 assert_eq!(part, (t * 128..(t + 1) * 128).collect::<Vec<u32>>());
             });
         }

@@ -62,7 +62,10 @@ fn deferred_errors_report_the_first_code() {
     ];
     let error = Error::Deferred(errors);
     assert_eq!(error.code(), Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
-    assert!(error.to_string().starts_with("2 earlier destructor calls failed"), "{error}");
+    assert!(
+        error.to_string().starts_with("2 earlier destructor calls failed"),
+        "{error}"
+    );
     let empty = Error::Deferred(Vec::new());
     assert_eq!(empty.code(), None);
     assert_eq!(empty.to_string(), "an earlier destructor call failed");
@@ -91,7 +94,10 @@ fn flags_match_the_header_values() {
 fn argument_tuples_count_their_elements() {
     assert_eq!(<() as KernelArgs>::COUNT, 0);
     assert_eq!(<(f32,) as KernelArgs>::COUNT, 1);
-    assert_eq!(<(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>, u32) as KernelArgs>::COUNT, 3);
+    assert_eq!(
+        <(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>, u32) as KernelArgs>::COUNT,
+        3
+    );
     assert_eq!(
         <(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, [u8; 3], usize) as KernelArgs>::COUNT,
         12
@@ -120,7 +126,16 @@ fn nvrtc_compiles_the_test_kernels() {
         return;
     }
     let ptx = common::compile(common::KERNELS, (9, 0)).unwrap_or_else(|log| panic!("{log}"));
-    for name in ["vector_add", "saxpy", "affine", "mixed", "transpose", "add_one", "spin", "limited"] {
+    for name in [
+        "vector_add",
+        "saxpy",
+        "affine",
+        "mixed",
+        "transpose",
+        "add_one",
+        "spin",
+        "limited",
+    ] {
         assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing from the PTX");
     }
     let log = common::compile("extern \"C\" __global__ void broken() { undeclared(); }", (9, 0)).unwrap_err();

@@ -38,10 +38,14 @@ fn async_copies_on_two_streams_overlap_and_are_timed() {
         devices[s].copy_from_host_async(&hosts[s], stream).unwrap();
         // SAFETY: spin writes done[0] (one block); saxpy updates n floats of devices[s] in place.
         unsafe {
-            stream.launch(&spin, &LaunchConfig::new((1, 1, 1), (32, 1, 1)), (cycles, &mut done[s])).unwrap();
+            stream
+                .launch(&spin, &LaunchConfig::new((1, 1, 1), (32, 1, 1)), (cycles, &mut done[s]))
+                .unwrap();
             let x = &devices[s];
             let y = x.as_slice();
-            stream.launch(&saxpy, &LaunchConfig::for_num_elems(n as u32), (1.0f32, x, y, n as u32)).unwrap();
+            stream
+                .launch(&saxpy, &LaunchConfig::for_num_elems(n as u32), (1.0f32, x, y, n as u32))
+                .unwrap();
         }
         devices[s].copy_to_host_async(&mut hosts[s], stream).unwrap();
         events[s].1.record(stream).unwrap();
@@ -52,14 +56,25 @@ fn async_copies_on_two_streams_overlap_and_are_timed() {
     }
     let wall = start.elapsed().as_secs_f32() * 1000.0;
     let times: Vec<f32> = events.iter().map(|(a, b)| a.elapsed_ms(b).unwrap()).collect();
-    let span = events[0].0.elapsed_ms(&events[1].1).unwrap().max(events[1].0.elapsed_ms(&events[0].1).unwrap());
+    let span = events[0]
+        .0
+        .elapsed_ms(&events[1].1)
+        .unwrap()
+        .max(events[1].0.elapsed_ms(&events[0].1).unwrap());
     println!("stream times {:?} ms, both {span:.2} ms, wall {wall:.2} ms", times);
     for (s, host) in hosts.iter().enumerate() {
         let expected = 2.0 * (s as f32 + 1.0);
         assert!(host.iter().all(|&v| v == expected), "stream {s}");
-        assert!(times[s] >= 40.0, "stream {s} took {} ms, less than its 50 ms spin", times[s]);
+        assert!(
+            times[s] >= 40.0,
+            "stream {s} took {} ms, less than its 50 ms spin",
+            times[s]
+        );
     }
-    assert!(span < 0.9 * (times[0] + times[1]), "streams did not overlap: {times:?}, together {span}");
+    assert!(
+        span < 0.9 * (times[0] + times[1]),
+        "streams did not overlap: {times:?}, together {span}"
+    );
 }
 
 #[test]
@@ -79,9 +94,13 @@ fn host_callbacks_run_in_stream_order() {
         let order = Arc::clone(&order);
         stream.launch_host_func(move || order.lock().unwrap().push(i)).unwrap();
     }
-    stream.launch_host_func(|| panic!("a panicking callback is caught")).unwrap();
+    stream
+        .launch_host_func(|| panic!("a panicking callback is caught"))
+        .unwrap();
     let order2 = Arc::clone(&order);
-    stream.launch_host_func(move || order2.lock().unwrap().push(99)).unwrap();
+    stream
+        .launch_host_func(move || order2.lock().unwrap().push(99))
+        .unwrap();
     stream.synchronize().unwrap();
     let mut expected: Vec<i32> = (0..10).collect();
     expected.push(99);
@@ -137,7 +156,10 @@ fn captured_graph_replays_1000_times() {
     assert!(stream.is_capturing().unwrap());
     // SAFETY: as above; captured, not run.
     unsafe { stream.launch(&add_one, &config, (&mut data, n)) }.unwrap();
-    assert!(stream.launch_host_func(|| {}).is_err(), "host functions are refused while capturing");
+    assert!(
+        stream.launch_host_func(|| {}).is_err(),
+        "host functions are refused while capturing"
+    );
     let graph = stream.end_capture().unwrap();
     assert!(!stream.is_capturing().unwrap());
     assert_eq!(graph.node_count().unwrap(), 1);
@@ -167,10 +189,11 @@ fn pool_allocations_are_stream_ordered() {
     let n = 1 << 20;
     let used_before = pool.used_memory().unwrap();
     let mut data = DeviceBuffer::<i32>::alloc_async(&stream, n).unwrap();
-    assert!(pool.used_memory().unwrap() >= used_before + (n * 4) as u64);
     data.memset_zero_async(&stream).unwrap();
     // SAFETY: add_one updates n ints of `data`.
     unsafe { stream.launch(&add_one, &LaunchConfig::for_num_elems(n as u32), (&mut data, n as u32)) }.unwrap();
+    stream.synchronize().unwrap();
+    assert!(pool.used_memory().unwrap() >= used_before + (n * 4) as u64);
     let mut host = HostBuffer::<i32>::new(&context, n).unwrap();
     data.copy_to_host_async(&mut host, &stream).unwrap();
     drop(data); // freed in stream order, after the copy

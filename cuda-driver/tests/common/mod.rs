@@ -83,7 +83,8 @@ pub fn skip<T>(why: &str) -> Option<T> {
 pub fn context() -> Option<Context> {
     static CONTEXT: OnceLock<Result<Context, String>> = OnceLock::new();
     let found = CONTEXT.get_or_init(|| {
-        let count = Device::count().map_err(|e| format!("no CUDA driver ({e})"))?;
+        let count =
+            Device::count().map_err(|e| format!("no CUDA driver ({})", e.to_string().lines().next().unwrap_or("")))?;
         if count == 0 {
             return Err("no CUDA device".to_string());
         }
@@ -130,15 +131,19 @@ pub fn compile(source: &str, arch: (u32, u32)) -> Result<String, String> {
         )
     };
     nvrtc_check(created, "nvrtcCreateProgram")?;
-    let options: Vec<CString> = [format!("--gpu-architecture=compute_{}{}", arch.0, arch.1), "--std=c++17".into()]
-        .into_iter()
-        .map(|o| CString::new(o).unwrap())
-        .collect();
+    let options: Vec<CString> = [
+        format!("--gpu-architecture=compute_{}{}", arch.0, arch.1),
+        "--std=c++17".into(),
+    ]
+    .into_iter()
+    .map(|o| CString::new(o).unwrap())
+    .collect();
     let pointers: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
     let result = (|| {
         // SAFETY: the program is alive; `pointers` holds `len` NUL-terminated options.
-        let compiled =
-            unsafe { nvrtc.nvrtcCompileProgram().map_err(|e| e.to_string())?(program, pointers.len() as i32, pointers.as_ptr()) };
+        let compiled = unsafe {
+            nvrtc.nvrtcCompileProgram().map_err(|e| e.to_string())?(program, pointers.len() as i32, pointers.as_ptr())
+        };
         if compiled != nvrtcResult::NVRTC_SUCCESS {
             let mut size = 0;
             // SAFETY: valid program and out-pointer.
@@ -150,10 +155,16 @@ pub fn compile(source: &str, arch: (u32, u32)) -> Result<String, String> {
         }
         let mut size = 0;
         // SAFETY: valid program and out-pointer.
-        nvrtc_check(unsafe { nvrtc.nvrtcGetPTXSize().map_err(|e| e.to_string())?(program, &mut size) }, "nvrtcGetPTXSize")?;
+        nvrtc_check(
+            unsafe { nvrtc.nvrtcGetPTXSize().map_err(|e| e.to_string())?(program, &mut size) },
+            "nvrtcGetPTXSize",
+        )?;
         let mut ptx = vec![0u8; size];
         // SAFETY: `ptx` holds `size` bytes, the size NVRTC reported.
-        nvrtc_check(unsafe { nvrtc.nvrtcGetPTX().map_err(|e| e.to_string())?(program, ptx.as_mut_ptr().cast()) }, "nvrtcGetPTX")?;
+        nvrtc_check(
+            unsafe { nvrtc.nvrtcGetPTX().map_err(|e| e.to_string())?(program, ptx.as_mut_ptr().cast()) },
+            "nvrtcGetPTX",
+        )?;
         Ok(String::from_utf8_lossy(&ptx).trim_end_matches('\0').to_string())
     })();
     // SAFETY: the program was created above and is destroyed once.
