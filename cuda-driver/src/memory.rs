@@ -557,7 +557,7 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
         Ok(out)
     }
 
-    /// Queues a copy into `destination` on `stream`. Into a [`HostBuffer`]
+    /// Queues a copy into `destination` on `stream`. Into a [`HostBuffer`](crate::HostBuffer)
     /// the copy is truly asynchronous and host access to the buffer first
     /// waits for `stream`; into other memory the call returns once the copy
     /// is done (pageable memory: the driver's behaviour; registered memory:
@@ -722,7 +722,7 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         wait_legacy_stream(driver)
     }
 
-    /// Queues a copy from `source` on `stream`. From a [`HostBuffer`] the
+    /// Queues a copy from `source` on `stream`. From a [`HostBuffer`](crate::HostBuffer) the
     /// copy is truly asynchronous and host writes to the buffer first wait
     /// for `stream`; from other memory the source may be reused as soon as
     /// the call returns (pageable memory is staged by the driver before it
