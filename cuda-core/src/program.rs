@@ -1,5 +1,7 @@
 //! [`Program`]: CUDA C++ source compiled by NVRTC, through the kernel cache.
 
+use std::sync::OnceLock;
+
 use crate::cache::{CacheKey, CacheOutcome, KernelCache};
 use crate::error::{Error, Result};
 use crate::nvrtc;
@@ -26,6 +28,9 @@ pub struct Program {
     source: String,
     options: ProgramOptions,
     name_expressions: Vec<String>,
+    /// The last cache key computed per target, with the architecture it was for, so compiling
+    /// the same program again costs no hashing.
+    keys: [OnceLock<(Arch, CacheKey)>; 3],
 }
 
 impl Program {
@@ -35,6 +40,7 @@ impl Program {
             source: source.into(),
             options,
             name_expressions: Vec::new(),
+            keys: Default::default(),
         }
     }
 
@@ -46,6 +52,7 @@ impl Program {
         S: Into<String>,
     {
         self.name_expressions.extend(expressions.into_iter().map(Into::into));
+        self.keys = Default::default();
         self
     }
 
@@ -103,6 +110,19 @@ impl Program {
     }
 
     fn key_for(&self, arch: Arch, target: CompileTarget) -> Result<CacheKey> {
+        let slot = &self.keys[target as usize];
+        if let Some(&(known_arch, key)) = slot.get() {
+            if known_arch == arch {
+                return Ok(key);
+            }
+        }
+        let key = self.hash_key(arch, target)?;
+        // A slot already set (for another arch) keeps its value; this key is still returned.
+        let _ = slot.set((arch, key));
+        Ok(key)
+    }
+
+    fn hash_key(&self, arch: Arch, target: CompileTarget) -> Result<CacheKey> {
         let mut hasher = Sha256::new();
         let mut field = |bytes: &[u8]| {
             hasher.update(&(bytes.len() as u64).to_le_bytes());

@@ -185,6 +185,15 @@ fn key_changes_with_every_input() {
             }),
         ),
     ];
+    let grown = Program::new(base.source(), o.clone());
+    let before = key(&grown, CompileTarget::Ptx);
+    let grown = grown.with_name_expressions(["add<float>"]);
+    assert_ne!(
+        key(&grown, CompileTarget::Ptx),
+        before,
+        "adding name expressions after a key was computed"
+    );
+    assert_eq!(key(&grown, CompileTarget::Ptx), reference);
     let mut seen = std::collections::HashSet::from([reference]);
     for (what, variant) in &variants {
         assert!(
