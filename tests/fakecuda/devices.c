@@ -351,7 +351,9 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) FAKE_API(cuCtxPopCurrent_v2,
 
 static CUresult context_synchronize(void) {
     struct fake_object *context;
-    return fake_current_context(&context);
+    CUresult result = fake_current_context(&context);
+    if (result == CUDA_SUCCESS && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return result;
 }
 EXPORT CUresult cuCtxSynchronize(void) FAKE_API(cuCtxSynchronize, context_synchronize())
 

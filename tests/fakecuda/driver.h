@@ -47,6 +47,13 @@ int fake_refuse_in_capture(struct fake_object *stream);
 /* functions.c: the size of a function's argument block (offset + size of the last parameter). */
 size_t fake_argument_bytes(const struct fake_object *function);
 
+/* Whether the calling thread may not make a "potentially unsafe" call (a
+ * synchronous allocation, free, copy or synchronisation) because a stream
+ * capture forbids it: its own capture (unless relaxed) or another thread's
+ * global-mode capture. If so, those captures are invalidated, as the driver
+ * does, and the call must fail with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED. */
+int fake_capture_forbids(void);
+
 /* memory.c (lock held) */
 /* Device memory of `context`; `pool` is the pool of a stream-ordered allocation (or NULL). */
 CUresult fake_allocate(struct fake_object *context, size_t bytes, struct fake_object *pool, CUdeviceptr *address);

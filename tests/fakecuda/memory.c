@@ -56,10 +56,14 @@ static CUresult mem_alloc(CUdeviceptr *address, size_t bytes) {
     struct fake_object *context;
     CUresult result = fake_current_context(&context);
     if (result != CUDA_SUCCESS) return result;
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return fake_allocate(context, bytes, NULL, address);
 }
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) FAKE_API(cuMemAlloc_v2, mem_alloc(dptr, bytesize))
-EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) FAKE_API(cuMemFree_v2, fake_free(dptr))
+static CUresult mem_free(CUdeviceptr address) {
+    return fake_capture_forbids() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : fake_free(address);
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) FAKE_API(cuMemFree_v2, mem_free(dptr))
 
 static CUresult mem_info(size_t *free_bytes, size_t *total_bytes) {
     struct fake_object *context;
@@ -79,6 +83,7 @@ static CUresult host_alloc(void **pointer, size_t bytes, unsigned int flags) {
     CUresult result = fake_current_context(&context);
     if (result != CUDA_SUCCESS) return result;
     if (!pointer || bytes == 0 || (flags & ~HOST_ALLOC_FLAGS)) return CUDA_ERROR_INVALID_VALUE;
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (bytes > FAKE_BACKING_LIMIT) return CUDA_ERROR_OUT_OF_MEMORY;
     void *backing;
     if (posix_memalign(&backing, 4096, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -100,6 +105,7 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 
 static CUresult host_free(void *pointer, int registered) {
     if (!pointer) return CUDA_ERROR_INVALID_VALUE;
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     int was_freed;
     struct fake_object *host = fake_memory_at_base((CUdeviceptr)(uintptr_t)pointer, KIND_HOST_MEMORY, &was_freed);
     if (!host || host->u.host.registered != registered) {
@@ -150,6 +156,7 @@ static CUresult copy(CUdeviceptr dst, int dst_space, CUdeviceptr src, int src_sp
     CUresult result = synchronous ? fake_current_context(&context) : fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
     if (synchronous) stream = NULL;
+    if (synchronous && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     struct fake_node node = {.kind = NODE_COPY};
     node.u.copy.dst = dst;
     node.u.copy.src = src;
@@ -197,6 +204,7 @@ static CUresult memset_elements(CUdeviceptr dst, unsigned int value, size_t elem
     if (result != CUDA_SUCCESS) return result;
     if (synchronous) stream = NULL;
     if (dst % element_size != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (synchronous && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     struct fake_node node = {.kind = NODE_MEMSET};
     node.u.memset.dst = dst;
     node.u.memset.value = value;

@@ -233,6 +233,9 @@ void fake_teardown_context(struct fake_object *context) {
     }
 }
 
+size_t fake_object_count(void) { return object_count; }
+struct fake_object *fake_object_at(size_t index) { return objects[index]; }
+
 /* ---- memory ---------------------------------------------------------------- */
 
 CUdeviceptr fake_reserve_address(size_t bytes) {

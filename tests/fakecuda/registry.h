@@ -35,6 +35,9 @@ CUresult fake_destroy(struct fake_object *object);
  * counts as a double free rather than a use after free. */
 struct fake_object *fake_lookup_for_destroy(const void *handle, int kind);
 void fake_release_memory(struct fake_object *object);
+/* Every object ever made, dead ones included, in creation order (lock held). */
+size_t fake_object_count(void);
+struct fake_object *fake_object_at(size_t index);
 /* Destroys everything owned by `context` (counted as orphaned). */
 void fake_teardown_context(struct fake_object *context);
 

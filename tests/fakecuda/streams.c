@@ -31,6 +31,21 @@ int fake_refuse_in_capture(struct fake_object *stream) {
     return 1;
 }
 
+int fake_capture_forbids(void) {
+    int forbidden = 0;
+    for (size_t i = 0; i < fake_object_count(); i++) {
+        struct fake_object *stream = fake_object_at(i);
+        if (stream->kind != KIND_STREAM || !stream->live || stream->u.stream.capture_status != CAPTURE_ACTIVE) continue;
+        int own_thread = pthread_equal(stream->u.stream.capture_thread, pthread_self());
+        int mode = stream->u.stream.capture_mode;
+        if ((own_thread && mode != CAPTURE_MODE_RELAXED) || (!own_thread && mode == CAPTURE_MODE_GLOBAL)) {
+            stream->u.stream.capture_status = CAPTURE_INVALIDATED;
+            forbidden = 1;
+        }
+    }
+    return forbidden;
+}
+
 /* ---- running work ---------------------------------------------------------------- */
 
 static unsigned char *bytes_at(CUdeviceptr address, int space, size_t bytes) {
@@ -152,6 +167,7 @@ static CUresult stream_wait(CUstream handle) {
     struct fake_object *context, *stream;
     CUresult result = fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
+    if (!stream && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream */
     return fake_refuse_in_capture(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamSynchronize(CUstream hStream) FAKE_API(cuStreamSynchronize, stream_wait(hStream))
@@ -323,8 +339,28 @@ static CUresult end_capture(CUstream handle, CUgraph *out) {
     *out = fake_handle(graph);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
-    FAKE_API(cuStreamEndCapture, end_capture(hStream, phGraph))
+/* Ends a capture that an injected failure of cuStreamEndCapture cut short:
+ * the driver leaves capture mode whatever cuStreamEndCapture returns. */
+static CUresult abandon_capture(CUstream handle) {
+    struct fake_object *stream = fake_lookup_quiet(handle, KIND_STREAM);
+    if (stream && stream->u.stream.capture_status != CAPTURE_NONE) release_capture(stream);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) {
+    CUresult injected = fake_enter("cuStreamEndCapture", 1);
+    if (injected != CUDA_SUCCESS) {
+        fake_lock();
+        abandon_capture(hStream);
+        fake_unlock();
+        return injected;
+    }
+    if (!fake_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    fake_lock();
+    CUresult result = end_capture(hStream, phGraph);
+    fake_unlock();
+    return result;
+}
 
 static CUresult is_capturing(CUstream handle, int *status) {
     if (!status) return CUDA_ERROR_INVALID_VALUE;
