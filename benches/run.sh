@@ -133,6 +133,18 @@ DRIVER="${DRIVER:-unknown}"
 DATE="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "date: $DATE"
 
+# The binaries: packed by `cargo xtask gpu-bundle` into binaries.tar.xz (unpacked here, into the work folder).
+BIN="$BUNDLE"
+if [ -f "$BUNDLE/binaries.tar.xz" ]; then
+    BIN="$WORK/bin"
+    mkdir -p "$BIN"
+    if ! tar -xJf "$BUNDLE/binaries.tar.xz" -C "$BIN" 2>"$WORK/unpack.log"; then
+        echo "tar -xJf failed ($(head -c 200 "$WORK/unpack.log")); unpacking with python3"
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            "$BUNDLE/binaries.tar.xz" "$BIN" || echo "could not unpack binaries.tar.xz: nothing will run"
+    fi
+fi
+
 manifest() { # kind -> "name<TAB>package folder" lines
     awk -F'\t' -v kind="$1" '$1 == kind { print $2 "\t" $3 }' "$BUNDLE/manifest.tsv"
 }
@@ -162,7 +174,7 @@ run_tests() {
         log="$WORK/tests/$name.log"
         local cwd="$BUNDLE"
         if [ -n "$SOURCE_ROOT" ] && [ -d "$SOURCE_ROOT/$dir" ]; then cwd="$SOURCE_ROOT/$dir"; fi
-        (cd "$cwd" && CARGO_MANIFEST_DIR="$cwd" with_timeout "$TEST_TIMEOUT" "$BUNDLE/tests/$name" "${args[@]}") \
+        (cd "$cwd" && CARGO_MANIFEST_DIR="$cwd" with_timeout "$TEST_TIMEOUT" "$BIN/tests/$name" "${args[@]}") \
             >"$log" 2>&1 </dev/null
         rc=$?
         passed=$(grep -cE '^test .* \.\.\. ok$' "$log")
@@ -186,7 +198,7 @@ run_tests() {
             SKIPPED_LINES+=("$name::$line")
         done < <(awk '/^---- .* stdout ----$/ { test = $2; next }
                       /^(successes|failures):$/ { test = "" }
-                      tolower($0) ~ /skipped/ && $0 !~ /^test / { print (test == "" ? "?" : test) ": " $0 }' "$log")
+                      tolower($0) ~ /^[[:space:]]*skipped/ { print (test == "" ? "?" : test) ": " $0 }' "$log")
         printf '  %-45s %4d passed %3d failed %3d ignored  (exit %d)\n' "$name" "$passed" "$failed" "$ignored" "$rc"
         if [ "$rc" -ne 0 ]; then append_failure "test binary $name (exit $rc)" "$log"; fi
     done < <(manifest test)
@@ -203,7 +215,7 @@ run_examples() {
         [ -n "$name" ] || continue
         over_budget "example $name" "$TEST_BUDGET" && continue
         log="$WORK/examples/$name.log"
-        (cd "$BUNDLE" && with_timeout "$EXAMPLE_TIMEOUT" "$BUNDLE/examples/$name") >"$log" 2>&1 </dev/null
+        (cd "$BUNDLE" && with_timeout "$EXAMPLE_TIMEOUT" "$BIN/examples/$name") >"$log" 2>&1 </dev/null
         rc=$?
         if [ "$rc" -eq 0 ]; then
             EX_PASSED=$((EX_PASSED + 1))
@@ -224,7 +236,7 @@ run_benchmarks() {
     while IFS=$'\t' read -r name dir; do
         [ -n "$name" ] || continue
         over_budget "benchmark $name" && continue
-        (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$BUNDLE/bench/$name") >"$WORK/bench/$name.log" 2>&1 </dev/null
+        (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$BIN/bench/$name") >"$WORK/bench/$name.log" 2>&1 </dev/null
         rc=$?
         echo "  $name: exit $rc, $(grep -c '^ROW ' "$WORK/bench/$name.log") rows"
     done < <(manifest bench)

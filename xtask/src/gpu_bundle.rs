@@ -3,6 +3,7 @@
 //! examples and the benchmark binaries, stripped, plus `run.sh`, the C++ and
 //! Python benchmarks and the kernel source, in `target/gpu-bundle/`.
 //!
+//! The binaries travel packed in `binaries.tar.xz` (`run.sh` unpacks them).
 //! `manifest.tsv` lists what is in it: `kind<TAB>name<TAB>package folder`
 //! (kind `test`, `example` or `bench`), and `build-root` the folder it was
 //! built in. A target that does not compile is left out and named in
@@ -406,6 +407,7 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
     let not_built: String = broken.iter().map(|b| format!("{}\n", b.replace('\n', " "))).collect();
     fs::write(dir.join("not-built.txt"), not_built).map_err(io(&dir.join("not-built.txt")))?;
 
+    pack_binaries(dir);
     let size = folder_size(dir)?;
     let count = |kind: &str| written.iter().filter(|k| **k == kind).count();
     eprintln!(
@@ -431,6 +433,30 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
         ));
     }
     Ok(())
+}
+
+/// Packs `tests/`, `examples/` and `bench/` into `binaries.tar.xz` (about a tenth of their size, which
+/// matters because the bundle and the repository travel to the GPU machine in one 64 MiB transfer);
+/// `run.sh` unpacks it. Without `tar`/`xz` here the folders stay as they are.
+fn pack_binaries(dir: &Path) {
+    let packed = Command::new("tar")
+        .current_dir(dir)
+        .env("XZ_OPT", "-6 -T0")
+        .args(["-cJf", "binaries.tar.xz", "tests", "examples", "bench"])
+        .status();
+    match packed {
+        Ok(status) if status.success() => {
+            for sub in ["tests", "examples", "bench"] {
+                if let Err(e) = fs::remove_dir_all(dir.join(sub)) {
+                    eprintln!("xtask: warning: could not remove {sub}/ after packing it: {e}");
+                }
+            }
+        }
+        other => {
+            let _ = fs::remove_file(dir.join("binaries.tar.xz"));
+            eprintln!("xtask: warning: tar -cJf failed ({other:?}); the binaries stay unpacked");
+        }
+    }
 }
 
 /// Runs `binary --list` (which runs no test) and counts the tests; `None` if it cannot be listed here.
