@@ -256,7 +256,9 @@ int main(int argc, char** argv) {
         });
     }
 
-    for (auto [label, bytes] : sizes) {
+    for (const auto& size : sizes) {
+        const char* label = size.first;
+        const size_t bytes = size.second;
         const int batch = bytes >= (64u << 20) ? 8 : 64;
         row("alloc", label, sync_impl, "us/pair", [&] {
             return time_batches(3, 50, batch, sync, [&] {
@@ -272,7 +274,9 @@ int main(int argc, char** argv) {
         cuuint64_t threshold = UINT64_MAX;  // keep freed memory in the pool across synchronisations
         pool_ok = cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) == CUDA_SUCCESS;
     }
-    for (auto [label, bytes] : sizes) {
+    for (const auto& size : sizes) {
+        const char* label = size.first;
+        const size_t bytes = size.second;
         const int batch = (bytes >= (64u << 20) ? 8 : 64) * 4;
         row("alloc", label, async_impl, "us/pair", [&] {
             if (!pool_ok) throw Failure{"the default memory pool is not available"};
