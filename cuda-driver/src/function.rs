@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use cuda_sys::driver::{CUfunction, CUresult};
 
 use crate::error::{check, Error, Result};
-use crate::{Context, Module};
+use crate::{Context, Library, Module};
 
 /// A function attribute (`CUfunction_attribute`), for [`Function::attribute`].
 pub use cuda_sys::driver::CUfunction_attribute as FunctionAttribute;
@@ -29,7 +29,8 @@ pub struct Function {
 
 pub(crate) struct FunctionInner {
     raw: CUfunction,
-    module: Module,
+    owner: Owner,
+    context: Context,
     name: String,
     params: OnceLock<Result<Box<[ParamInfo]>>>,
     max_threads: OnceLock<u32>,
@@ -39,6 +40,12 @@ pub(crate) struct FunctionInner {
 
 const UNKNOWN: u32 = u32::MAX;
 
+/// What keeps a function's code loaded.
+pub(crate) enum Owner {
+    Module(Module),
+    Library(Library),
+}
+
 // SAFETY: a CUfunction may be launched and queried from any thread
 // (`cuLaunchKernel` is thread-safe); every use makes its context current.
 unsafe impl Send for FunctionInner {}
@@ -46,11 +53,12 @@ unsafe impl Send for FunctionInner {}
 unsafe impl Sync for FunctionInner {}
 
 impl Function {
-    pub(crate) fn new(raw: CUfunction, module: Module, name: String) -> Function {
+    pub(crate) fn new(raw: CUfunction, owner: Owner, context: Context, name: String) -> Function {
         Function {
             inner: Arc::new(FunctionInner {
                 raw,
-                module,
+                owner,
+                context,
                 name,
                 params: OnceLock::new(),
                 max_threads: OnceLock::new(),
@@ -64,14 +72,25 @@ impl Function {
         &self.inner.name
     }
 
-    /// The context of the kernel's module.
+    /// The context the kernel was loaded into.
     pub fn context(&self) -> &Context {
-        self.inner.module.context()
+        &self.inner.context
     }
 
-    /// The module the kernel came from.
-    pub fn module(&self) -> &Module {
-        &self.inner.module
+    /// The module the kernel came from, if it came from a [`Module`].
+    pub fn module(&self) -> Option<&Module> {
+        match &self.inner.owner {
+            Owner::Module(module) => Some(module),
+            Owner::Library(_) => None,
+        }
+    }
+
+    /// The library the kernel came from, if it came from a [`Library`].
+    pub fn library(&self) -> Option<&Library> {
+        match &self.inner.owner {
+            Owner::Library(library) => Some(library),
+            Owner::Module(_) => None,
+        }
     }
 
     /// Offset and size of every parameter (`cuFuncGetParamInfo`), read once

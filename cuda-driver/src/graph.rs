@@ -19,18 +19,13 @@ pub struct GraphExec {
     context: Context,
 }
 
-// SAFETY: graph handles may be used from any thread as long as calls on one
-// graph are not concurrent; `Graph` only exposes `&self` methods that the
-// driver documents as thread-safe reads (instantiate, node count), and
-// every use makes the context current.
+// SAFETY: a graph handle may be used from any thread; every use makes its
+// context current. Graph objects are not internally synchronised, so they
+// are not `Sync`: calls on one graph are serialised by `&self` on one thread.
 unsafe impl Send for Graph {}
-// SAFETY: as above.
-unsafe impl Sync for Graph {}
-// SAFETY: an executable graph may be launched from any thread; launches of one
-// executable graph are serialised by the driver.
+// SAFETY: as for `Graph`; an executable graph must not be launched from two
+// threads at once, so it is `Send` but not `Sync`.
 unsafe impl Send for GraphExec {}
-// SAFETY: as above.
-unsafe impl Sync for GraphExec {}
 
 impl Graph {
     /// Takes ownership of a graph handle of `context`.

@@ -72,8 +72,8 @@ pub struct LaunchAttributes {
 /// One kernel argument: its bytes as the kernel receives them.
 ///
 /// Implemented for every [`DeviceCopy`] value (passed by value: scalars,
-/// arrays, `#[repr(C)]` structs) and for references to device buffers and
-/// views (passed as the device pointer).
+/// arrays, `#[repr(C)]` structs) and for device buffers (by reference) and
+/// views (by value or reference), which pass their device address.
 ///
 /// # Safety
 /// `param_ptr` must point to `param_size` readable bytes that stay valid
@@ -142,6 +142,7 @@ pointer_args!(
     &mut DeviceBuffer<T>,
     DeviceSlice<'_, T>,
     &DeviceSlice<'_, T>,
+    DeviceSliceMut<'_, T>,
     &DeviceSliceMut<'_, T>,
     &mut DeviceSliceMut<'_, T>
 );

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use cuda_sys::driver::{CUjit_option, CUmodule};
 
 use crate::error::{check, Error, Result};
+use crate::function::Owner;
 use crate::{Context, Function};
 
 /// Device code loaded into a context (`CUmodule`), unloaded when the last
@@ -42,22 +43,8 @@ impl Module {
     /// Loads a CUBIN, a fatbin, or PTX text given as bytes (a missing
     /// trailing NUL is added for PTX).
     pub fn from_image(context: &Context, image: &[u8]) -> Result<Module> {
-        if image.is_empty() {
-            return Err(Error::InvalidValue("module image is empty".into()));
-        }
-        const ELF_MAGIC: &[u8] = b"\x7fELF";
-        const FATBIN_MAGIC: &[u8] = &0xBA55_ED50u32.to_le_bytes();
-        let binary = image.starts_with(ELF_MAGIC) || image.starts_with(FATBIN_MAGIC);
-        if !binary && image.last() != Some(&0) {
-            let mut text = image.to_vec();
-            text.push(0);
-            return Self::load(context, text.as_ptr().cast());
-        }
-        // The driver reads binary images through their headers; give it an 8-byte-aligned copy.
-        let mut aligned = vec![0u64; image.len().div_ceil(8)];
-        // SAFETY: `aligned` holds at least `image.len()` bytes and does not overlap `image`.
-        unsafe { ptr::copy_nonoverlapping(image.as_ptr(), aligned.as_mut_ptr().cast::<u8>(), image.len()) };
-        Self::load(context, aligned.as_ptr().cast())
+        let image = prepared_image(image)?;
+        Self::load(context, image.as_ptr().cast())
     }
 
     /// Reads a PTX, CUBIN or fatbin file and loads it (see [`Module::from_image`]).
@@ -70,29 +57,20 @@ impl Module {
 
     fn load(context: &Context, image: *const c_void) -> Result<Module> {
         let driver = context.bind()?;
-        let mut log = vec![0u8; JIT_LOG_BYTES];
-        let mut options = [
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        ];
-        let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
         let mut raw = ptr::null_mut();
-        // SAFETY: `image` points to a NUL-terminated PTX text or a complete binary image that
-        // outlives the call; the option arrays have equal length; the log buffer holds the size given.
-        let result = unsafe {
-            driver.cuModuleLoadDataEx()?(
-                &mut raw,
-                image,
-                options.len() as u32,
-                options.as_mut_ptr(),
-                values.as_mut_ptr(),
-            )
-        };
-        if let Err(Error::Driver(error)) = check(result) {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            let log = String::from_utf8_lossy(&log[..end]).trim_end().to_string();
-            return Err(Error::ModuleLoad { error, log });
-        }
+        with_jit_log(|options, values| {
+            // SAFETY: `image` points to a NUL-terminated PTX text or a complete binary image that
+            // outlives the call; the option arrays have equal length and name a live log buffer.
+            Ok(unsafe {
+                driver.cuModuleLoadDataEx()?(
+                    &mut raw,
+                    image,
+                    options.len() as u32,
+                    options.as_mut_ptr(),
+                    values.as_mut_ptr(),
+                )
+            })
+        })?;
         Ok(Module {
             inner: Arc::new(ModuleInner {
                 raw,
@@ -109,7 +87,12 @@ impl Module {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer, the name is NUL-terminated, the module is alive.
         check(unsafe { driver.cuModuleGetFunction()?(&mut raw, self.inner.raw, symbol.as_ptr()) })?;
-        Ok(Function::new(raw, self.clone(), name.to_string()))
+        Ok(Function::new(
+            raw,
+            Owner::Module(self.clone()),
+            self.inner.context.clone(),
+            name.to_string(),
+        ))
     }
 
     /// The context the module was loaded into.
@@ -124,6 +107,41 @@ impl Module {
     /// alive; the caller must not unload it.
     pub unsafe fn as_raw(&self) -> CUmodule {
         self.inner.raw
+    }
+}
+
+/// Copies an image into 8-byte-aligned memory with at least one NUL byte
+/// after it, which serves PTX text (NUL-terminated) and binary images
+/// (read through their headers, aligned) alike.
+pub(crate) fn prepared_image(image: &[u8]) -> Result<Vec<u64>> {
+    if image.is_empty() {
+        return Err(Error::InvalidValue("module image is empty".into()));
+    }
+    let mut aligned = vec![0u64; (image.len() + 1).div_ceil(8)];
+    // SAFETY: `aligned` holds more than `image.len()` bytes and does not overlap `image`.
+    unsafe { ptr::copy_nonoverlapping(image.as_ptr(), aligned.as_mut_ptr().cast::<u8>(), image.len()) };
+    Ok(aligned)
+}
+
+/// Runs a loading call with JIT options that capture the error log, and
+/// turns a failure into [`Error::ModuleLoad`] with that log.
+pub(crate) fn with_jit_log(
+    load: impl FnOnce(&mut [CUjit_option], &mut [*mut c_void]) -> Result<cuda_sys::driver::CUresult>,
+) -> Result<()> {
+    let mut log = vec![0u8; JIT_LOG_BYTES];
+    let mut options = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
+    let result = load(&mut options, &mut values)?;
+    match check(result) {
+        Err(Error::Driver(error)) => {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let log = String::from_utf8_lossy(&log[..end]).trim_end().to_string();
+            Err(Error::ModuleLoad { error, log })
+        }
+        other => other,
     }
 }
 

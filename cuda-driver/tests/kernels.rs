@@ -351,3 +351,24 @@ fn bad_ptx_returns_the_jit_log() {
         Err(Error::InvalidValue(_))
     ));
 }
+
+#[test]
+fn library_kernels_load_into_a_context() {
+    let Some(context) = common::context() else { return };
+    let arch = context.device().compute_capability().unwrap();
+    let ptx = common::compile(common::KERNELS, arch).unwrap();
+    let library = cuda_driver::Library::from_ptx(&ptx).unwrap();
+    let names = library.kernel_names().unwrap();
+    assert!(names.iter().any(|n| n == "fill"), "{names:?}");
+    let fill = library.function(&context, "fill").unwrap();
+    assert!(fill.library().is_some() && fill.module().is_none());
+    drop(library); // the function keeps it loaded
+    let mut out = DeviceBuffer::<f32>::zeroed(&context, 300).unwrap();
+    let stream = Stream::new(&context).unwrap();
+    // SAFETY: fill writes n = 300 floats of `out`.
+    unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(300), (&mut out, 6.0f32, 300u32)) }.unwrap();
+    stream.synchronize().unwrap();
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 6.0));
+    let error = cuda_driver::Library::from_ptx("not ptx at all").unwrap_err();
+    assert!(matches!(error, Error::ModuleLoad { .. }), "{error}");
+}
