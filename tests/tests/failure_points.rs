@@ -340,3 +340,45 @@ fn destructors_release_even_after_an_earlier_failure() {
         .collect();
     assert!(problems.is_empty(), "leaks: {}", first_few(&problems));
 }
+
+/// The checks can fail: planted bugs of each kind are reported.
+#[test]
+fn the_checks_catch_planted_bugs() {
+    let fake = fake::session();
+    let double_free = faults::exercise(&fake, "planted double free", &|| {
+        let buffer = DeviceBuffer::<u8>::alloc(&primary()?, 16)?;
+        // SAFETY: deliberately breaks `as_raw`'s contract (the buffer frees the pointer again on drop);
+        // the stand-in refuses the second free instead of touching freed memory.
+        unsafe { cuda_driver::sys::driver()?.cuMemFree_v2()?(buffer.as_raw()) };
+        Ok(())
+    });
+    assert!(double_free.failures.iter().any(|f| f.contains("1 double frees")), "{:?}", double_free.failures);
+
+    let leak = faults::exercise(&fake, "planted leak", &|| {
+        let context = primary()?;
+        context.set_current()?;
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: `stream` is a valid out-pointer and a context is current; the stream is never
+        // destroyed, on purpose.
+        let result = unsafe { cuda_driver::sys::driver()?.cuStreamCreate()?(&mut stream, 0) };
+        expect("cuStreamCreate", result, cuda_driver::sys::driver::CUresult::CUDA_SUCCESS)
+    });
+    assert!(leak.failures.iter().any(|f| f.contains("1 objects destroyed with their context")), "{:?}", leak.failures);
+    fake.destroy_all();
+
+    let wrong_error = faults::exercise(&fake, "planted wrong error", &|| {
+        let context = primary()?;
+        DeviceBuffer::<u8>::alloc(&context, 16).map_err(|_| Error::InvalidValue("lost the code".into()))?;
+        Ok(())
+    });
+    assert!(wrong_error.failures.iter().any(|f| f.contains("wrong error")), "{:?}", wrong_error.failures);
+
+    let panic = faults::exercise(&fake, "planted panic", &|| {
+        let context = primary()?;
+        DeviceBuffer::<u8>::alloc(&context, 16).expect("planted");
+        Ok(())
+    });
+    assert!(panic.failures.iter().any(|f| f.contains("panicked: planted")), "{:?}", panic.failures);
+    faults::clear_current_contexts();
+    fake.destroy_all();
+}
