@@ -5,8 +5,9 @@
 //!
 //! The binaries travel packed in `binaries.tar.xz` (`run.sh` unpacks them).
 //! `manifest.tsv` lists what is in it: `kind<TAB>name<TAB>package folder`
-//! (kind `test`, `example` or `bench`), and `build-root` the folder it was
-//! built in. A target that does not compile is left out and named in
+//! (kind `test`, `example` or `bench`; kind `file` for a build-script output
+//! that tests name by absolute path, with that path in the third column), and
+//! `build-root` the folder it was built in. A target that does not compile is left out and named in
 //! `not-built.txt`; for tests and examples the command then fails unless
 //! `--keep-going` is given, for a benchmark it warns (each layer's benchmark
 //! is a feature of the `benches` package and joins when its crate builds).
@@ -76,7 +77,7 @@ pub fn build(root: &Path) -> Result<Bundle, String> {
         root,
         &["test", "--workspace", "--exclude", "xtask", "--release", "--no-run"],
     ) {
-        Ok(artifacts) => binaries.extend(tests(&artifacts)),
+        Ok(artifacts) => binaries.extend(tests(&artifacts).chain(build_files(&artifacts))),
         Err(why) => {
             eprintln!("xtask: the workspace's tests did not all build; building them package by package");
             for package in workspace_packages(&metadata) {
@@ -84,7 +85,7 @@ pub fn build(root: &Path) -> Result<Bundle, String> {
                     continue;
                 }
                 match cargo_artifacts(root, &["test", "-p", &package, "--release", "--no-run"]) {
-                    Ok(artifacts) => binaries.extend(tests(&artifacts)),
+                    Ok(artifacts) => binaries.extend(tests(&artifacts).chain(build_files(&artifacts))),
                     Err(why) => broken.push(format!("tests of {package}: {why}")),
                 }
             }
@@ -170,6 +171,10 @@ fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>, String> 
     let mut artifacts = Vec::new();
     for line in stdout.lines().filter(|l| l.starts_with('{')) {
         let message = Json::parse(line).map_err(|e| format!("cargo printed a line that is not JSON ({e}): {line}"))?;
+        if message.get("reason").as_str() == Some("build-script-executed") {
+            artifacts.extend(build_script_files(root, &message));
+            continue;
+        }
         if message.get("reason").as_str() != Some("compiler-artifact") {
             continue;
         }
@@ -213,6 +218,48 @@ fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>, String> 
     }
 }
 
+/// Files a build script made in its `OUT_DIR` and handed to the code by path (`cargo:rustc-env=KEY=PATH`,
+/// like the tests' `FAKECUDA_PATH`): compiled-in absolute paths that must exist where the tests run.
+/// `run.sh` puts each back at its path when it is missing there.
+fn build_script_files(root: &Path, message: &Json) -> Vec<Artifact> {
+    let Some(out_dir) = message.get("out_dir").as_str() else {
+        return Vec::new();
+    };
+    let Json::Array(pairs) = message.get("env") else {
+        return Vec::new();
+    };
+    let manifest_dir = package_dir_from_id(message.get("package_id").as_str().unwrap_or_default());
+    pairs
+        .iter()
+        .filter_map(|pair| match pair {
+            Json::Array(kv) if kv.len() == 2 => Some((kv[0].as_str()?, kv[1].as_str()?)),
+            _ => None,
+        })
+        .filter(|(_, value)| Path::new(value).starts_with(out_dir) && Path::new(value).is_file())
+        .map(|(key, value)| Artifact {
+            package: String::new(),
+            package_dir: manifest_dir
+                .as_deref()
+                .and_then(|d| d.strip_prefix(root).ok())
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            target: key.to_string(),
+            kinds: vec![BUILD_FILE.to_string()],
+            test: false,
+            executable: PathBuf::from(value),
+        })
+        .collect()
+}
+
+/// The kind given to [`build_script_files`]' artifacts.
+const BUILD_FILE: &str = "build-file";
+
+/// The package folder of a `path+file:///...#...` package id.
+fn package_dir_from_id(id: &str) -> Option<PathBuf> {
+    let url = id.split('#').next()?;
+    url.strip_prefix("path+file://").map(PathBuf::from)
+}
+
 /// The package name from a package id (`path+file:///x/cuda-sys#0.1.0` or `...#name@0.1.0`).
 fn package_name(id: &str, manifest: &Path) -> String {
     if let Some((url, fragment)) = id.rsplit_once('#') {
@@ -251,6 +298,23 @@ fn tests(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
             path: a.executable.clone(),
         }
     })
+}
+
+/// Build-script files the tests name by absolute path; the manifest's third column is that path.
+fn build_files(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
+    artifacts
+        .iter()
+        .filter(|a| a.kinds.iter().any(|k| k == BUILD_FILE))
+        .map(|a| Binary {
+            kind: "file",
+            name: format!(
+                "{}-{}",
+                a.target,
+                a.executable.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            package_dir: a.executable.display().to_string(),
+            path: a.executable.clone(),
+        })
 }
 
 /// Examples (`--examples` targets, and the binaries of the `examples` package).
@@ -337,7 +401,7 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
     if dir.exists() {
         fs::remove_dir_all(dir).map_err(io(dir))?;
     }
-    for sub in ["tests", "examples", "bench", "python", "cpp", "kernels"] {
+    for sub in ["tests", "examples", "bench", "files", "python", "cpp", "kernels"] {
         fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
     }
     let strip = Command::new("strip")
@@ -348,7 +412,8 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
     if !strip {
         eprintln!("xtask: `strip` not found; binaries are copied unstripped");
     }
-    let mut manifest = String::from("# kind\tname\tpackage folder (relative to the workspace root)\n");
+    let mut manifest =
+        String::from("# kind\tname\tpackage folder (relative to the workspace root; for a file, its build path)\n");
     let mut seen = BTreeMap::new();
     let mut empty = Vec::new();
     let mut written = Vec::new();
@@ -356,6 +421,7 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
         let folder = match binary.kind {
             "test" => "tests",
             "example" => "examples",
+            "file" => "files",
             _ => "bench",
         };
         // Two artifacts with one name (a package built twice) would overwrite each other: keep the first.
@@ -368,7 +434,7 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
         }
         let target = dir.join(folder).join(&binary.name);
         fs::copy(&binary.path, &target).map_err(io(&binary.path))?;
-        if strip {
+        if strip && binary.kind != "file" {
             let status = Command::new("strip")
                 .arg("--strip-all")
                 .arg(&target)
@@ -435,18 +501,18 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
     Ok(())
 }
 
-/// Packs `tests/`, `examples/` and `bench/` into `binaries.tar.xz` (about a tenth of their size, which
+/// Packs `tests/`, `examples/`, `bench/` and `files/` into `binaries.tar.xz` (about a tenth of their size, which
 /// matters because the bundle and the repository travel to the GPU machine in one 64 MiB transfer);
 /// `run.sh` unpacks it. Without `tar`/`xz` here the folders stay as they are.
 fn pack_binaries(dir: &Path) {
     let packed = Command::new("tar")
         .current_dir(dir)
         .env("XZ_OPT", "-6 -T0")
-        .args(["-cJf", "binaries.tar.xz", "tests", "examples", "bench"])
+        .args(["-cJf", "binaries.tar.xz", "tests", "examples", "bench", "files"])
         .status();
     match packed {
         Ok(status) if status.success() => {
-            for sub in ["tests", "examples", "bench"] {
+            for sub in ["tests", "examples", "bench", "files"] {
                 if let Err(e) = fs::remove_dir_all(dir.join(sub)) {
                     eprintln!("xtask: warning: could not remove {sub}/ after packing it: {e}");
                 }
