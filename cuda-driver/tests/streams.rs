@@ -80,16 +80,17 @@ fn async_copies_on_two_streams_overlap_and_are_timed() {
 #[test]
 fn host_callbacks_run_in_stream_order() {
     let Some(context) = common::context() else { return };
-    let module = common::kernels(&context);
-    let spin = module.function("spin").unwrap();
+    let saxpy = common::kernels(&context).function("saxpy").unwrap();
     let stream = Stream::new(&context).unwrap();
     let order = Arc::new(Mutex::new(Vec::new()));
-    let mut done = DeviceBuffer::<i32>::zeroed(&context, 1).unwrap();
-    let cycles = u64::from(context.device().clock_rate_khz().unwrap()) * 2;
+    let n = 1 << 20;
+    let x = DeviceBuffer::from_slice(&context, &vec![1.0f32; n]).unwrap();
+    let mut y = DeviceBuffer::<f32>::zeroed(&context, n).unwrap();
+    let config = LaunchConfig::for_num_elems(n as u32);
     for i in 0..10 {
         if i % 3 == 0 {
-            // SAFETY: spin writes done[0].
-            unsafe { stream.launch(&spin, &LaunchConfig::new((1, 1, 1), (1, 1, 1)), (cycles, &mut done)) }.unwrap();
+            // SAFETY: saxpy reads x and updates y, n floats each.
+            unsafe { stream.launch(&saxpy, &config, (1.0f32, &x, &mut y, n as u32)) }.unwrap();
         }
         let order = Arc::clone(&order);
         stream.launch_host_func(move || order.lock().unwrap().push(i)).unwrap();
@@ -105,6 +106,7 @@ fn host_callbacks_run_in_stream_order() {
     let mut expected: Vec<i32> = (0..10).collect();
     expected.push(99);
     assert_eq!(*order.lock().unwrap(), expected);
+    assert!(y.to_vec().unwrap().iter().all(|&v| v == 4.0));
 }
 
 #[test]
@@ -145,17 +147,19 @@ fn pinned_and_pageable_copies() {
 #[test]
 fn captured_graph_replays_1000_times() {
     let Some(context) = common::context() else { return };
-    let add_one = common::kernels(&context).function("add_one").unwrap();
+    let saxpy = common::kernels(&context).function("saxpy").unwrap();
     let n = 4096u32;
-    let mut data = DeviceBuffer::<i32>::zeroed(&context, n as usize).unwrap();
+    let ones = DeviceBuffer::from_slice(&context, &vec![1.0f32; n as usize]).unwrap();
+    let mut data = DeviceBuffer::<f32>::zeroed(&context, n as usize).unwrap();
     let stream = Stream::with_options(&context, StreamFlags::NON_BLOCKING, 0).unwrap();
     let config = LaunchConfig::for_num_elems(n);
-    // SAFETY: add_one updates n ints of `data`.
-    unsafe { stream.launch(&add_one, &config, (&mut data, n)) }.unwrap(); // also warms up the checks
+    // data += 1 (saxpy with a = 1, x = ones), once outside the graph, which also warms up the checks.
+    // SAFETY: saxpy reads `ones` and updates `data`, n floats each.
+    unsafe { stream.launch(&saxpy, &config, (1.0f32, &ones, &mut data, n)) }.unwrap();
     stream.begin_capture(CaptureMode::ThreadLocal).unwrap();
     assert!(stream.is_capturing().unwrap());
     // SAFETY: as above; captured, not run.
-    unsafe { stream.launch(&add_one, &config, (&mut data, n)) }.unwrap();
+    unsafe { stream.launch(&saxpy, &config, (1.0f32, &ones, &mut data, n)) }.unwrap();
     assert!(
         stream.launch_host_func(|| {}).is_err(),
         "host functions are refused while capturing"
@@ -166,11 +170,11 @@ fn captured_graph_replays_1000_times() {
     let exec = graph.instantiate().unwrap();
     exec.upload(&stream).unwrap();
     for _ in 0..1000 {
-        // SAFETY: `data`, the only memory the graph uses, outlives every replay.
+        // SAFETY: `ones` and `data`, the only memory the graph uses, outlive every replay.
         unsafe { exec.launch(&stream) }.unwrap();
     }
     stream.synchronize().unwrap();
-    assert!(data.to_vec().unwrap().iter().all(|&v| v == 1001));
+    assert!(data.to_vec().unwrap().iter().all(|&v| v == 1001.0));
 }
 
 #[test]
@@ -184,32 +188,33 @@ fn pool_allocations_are_stream_ordered() {
     let pool = MemPool::device_default(&device).unwrap();
     pool.set_release_threshold(64 << 20).unwrap();
     assert_eq!(pool.release_threshold().unwrap(), 64 << 20);
-    let add_one = common::kernels(&context).function("add_one").unwrap();
+    let fill = common::kernels(&context).function("fill").unwrap();
     let stream = Stream::new(&context).unwrap();
     let n = 1 << 20;
+    let config = LaunchConfig::for_num_elems(n as u32);
     let used_before = pool.used_memory().unwrap();
-    let mut data = DeviceBuffer::<i32>::alloc_async(&stream, n).unwrap();
+    let mut data = DeviceBuffer::<f32>::alloc_async(&stream, n).unwrap();
     data.memset_zero_async(&stream).unwrap();
-    // SAFETY: add_one updates n ints of `data`.
-    unsafe { stream.launch(&add_one, &LaunchConfig::for_num_elems(n as u32), (&mut data, n as u32)) }.unwrap();
+    // SAFETY: fill writes n floats of `data`.
+    unsafe { stream.launch(&fill, &config, (&mut data, 1.0f32, n as u32)) }.unwrap();
     stream.synchronize().unwrap();
     assert!(pool.used_memory().unwrap() >= used_before + (n * 4) as u64);
-    let mut host = HostBuffer::<i32>::new(&context, n).unwrap();
+    let mut host = HostBuffer::<f32>::new(&context, n).unwrap();
     data.copy_to_host_async(&mut host, &stream).unwrap();
     drop(data); // freed in stream order, after the copy
     stream.synchronize().unwrap();
-    assert!(host.iter().all(|&v| v == 1));
+    assert!(host.iter().all(|&v| v == 1.0));
     assert_eq!(pool.used_memory().unwrap(), used_before);
 
     // A buffer from an explicit pool, used on a second stream.
     let own = MemPool::new(&device).unwrap();
     let other = Stream::new(&context).unwrap();
-    let mut data = DeviceBuffer::<i32>::alloc_from_pool_async(&own, &stream, n).unwrap();
+    let mut data = DeviceBuffer::<f32>::alloc_from_pool_async(&own, &stream, n).unwrap();
     data.memset_zero_async(&stream).unwrap();
-    // SAFETY: add_one updates n ints; the first use on `other` waits for the allocation's stream.
-    unsafe { other.launch(&add_one, &LaunchConfig::for_num_elems(n as u32), (&mut data, n as u32)) }.unwrap();
+    // SAFETY: fill writes n floats; the first use on `other` waits for the allocation's stream.
+    unsafe { other.launch(&fill, &config, (&mut data, 2.0f32, n as u32)) }.unwrap();
     other.synchronize().unwrap();
-    assert!(data.to_vec().unwrap().iter().all(|&v| v == 1));
+    assert!(data.to_vec().unwrap().iter().all(|&v| v == 2.0));
     assert!(own.used_memory().unwrap() >= (n * 4) as u64);
     drop(data);
     stream.synchronize().unwrap();
