@@ -101,9 +101,7 @@ def fmt_value(value):
         return "-"
     if value >= 100:
         return "%.0f" % value
-    if value >= 10:
-        return "%.1f" % value
-    return "%.3f" % value
+    return "%.4g" % value
 
 
 def fmt_ratio(row):
