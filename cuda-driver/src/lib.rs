@@ -69,6 +69,8 @@
 //! - Structs pass to kernels by value through the [`DeviceCopy`] marker trait.
 //! - Without a driver library every call returns [`Error::Load`]; nothing panics.
 
+#![warn(missing_docs)]
+
 mod context;
 mod device;
 mod device_copy;

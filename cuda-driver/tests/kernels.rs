@@ -372,3 +372,18 @@ fn library_kernels_load_into_a_context() {
     let error = cuda_driver::Library::from_ptx("not ptx at all").unwrap_err();
     assert!(matches!(error, Error::ModuleLoad { .. }), "{error}");
 }
+
+#[test]
+fn handwritten_ptx_of_the_docs_runs() {
+    let Some(context) = common::context() else { return };
+    let scale = cuda_driver::Module::from_ptx(&context, common::SCALE_PTX)
+        .unwrap()
+        .function("scale")
+        .unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let mut data = DeviceBuffer::from_slice(&context, &[1.0f32, 2.0, 3.0]).unwrap();
+    // SAFETY: scale reads and writes n = 3 floats of `data`.
+    unsafe { stream.launch(&scale, &LaunchConfig::for_num_elems(3), (&mut data, 2.0f32, 3u32)) }.unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(data.to_vec().unwrap(), [2.0, 4.0, 6.0]);
+}

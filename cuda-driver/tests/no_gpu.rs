@@ -141,3 +141,28 @@ fn nvrtc_compiles_the_test_kernels() {
     let log = common::compile("extern \"C\" __global__ void broken() { undeclared(); }", (9, 0)).unwrap_err();
     assert!(log.contains("undeclared"), "{log}");
 }
+
+#[test]
+fn handwritten_ptx_of_the_docs_assembles() {
+    if cuda_sys::nvjitlink().is_err() {
+        common::skip::<()>("nvJitLink is not available (set CUDA_NVJITLINK_LIBRARY)");
+        return;
+    }
+    common::assemble(common::SCALE_PTX).unwrap_or_else(|log| panic!("the example PTX does not assemble:\n{log}"));
+    let lib_rs = include_str!("../src/lib.rs");
+    let doc_ptx: String = lib_rs
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .skip_while(|line| !line.contains("const PTX"))
+        .skip(1)
+        .take_while(|line| !line.contains("\"#;"))
+        .map(|line| format!("{}\n", line.strip_prefix(' ').unwrap_or(line)))
+        .collect();
+    assert_eq!(
+        doc_ptx.trim(),
+        common::SCALE_PTX.trim(),
+        "the crate example and the tested PTX differ"
+    );
+    let broken = common::SCALE_PTX.replace("mul.f32", "mul.bogus");
+    assert!(common::assemble(&broken).is_err());
+}

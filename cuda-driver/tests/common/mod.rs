@@ -69,6 +69,91 @@ extern "C" __global__ void __launch_bounds__(128) limited(float *out) {
 extern "C" __global__ void noop() {}
 "#;
 
+/// The hand-written PTX of the crate documentation's example:
+/// `scale(float *data, float factor, unsigned n)` multiplies `n` floats in place.
+pub const SCALE_PTX: &str = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry scale(.param .u64 data, .param .f32 factor, .param .u32 n)
+{
+    .reg .pred %p;
+    .reg .b32 %r<5>;
+    .reg .f32 %f<3>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [data];
+    ld.param.f32 %f1, [factor];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r2, %r2, %r3, %r4;
+    setp.ge.u32 %p, %r2, %r1;
+    @%p bra DONE;
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r2, 4;
+    add.s64 %rd2, %rd2, %rd3;
+    ld.global.f32 %f2, [%rd2];
+    mul.f32 %f2, %f2, %f1;
+    st.global.f32 [%rd2], %f2;
+DONE:
+    ret;
+}
+"#;
+
+/// Assembles PTX for `sm_90` with nvJitLink, returning its error log on failure.
+pub fn assemble(ptx: &str) -> Result<(), String> {
+    use cuda_sys::nvjitlink::{nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult};
+    let link = cuda_sys::nvjitlink().map_err(|e| e.to_string())?;
+    let arch = CString::new("-arch=sm_90").unwrap();
+    let options = [arch.as_ptr()];
+    let mut handle: nvJitLinkHandle = std::ptr::null_mut();
+    // SAFETY: valid out-pointer and one NUL-terminated option.
+    let created = unsafe { link.nvJitLinkCreate().map_err(|e| e.to_string())?(&mut handle, 1, options.as_ptr()) };
+    if created != nvJitLinkResult::NVJITLINK_SUCCESS {
+        return Err(format!("nvJitLinkCreate failed with {}", created.0));
+    }
+    let name = CString::new("handwritten.ptx").unwrap();
+    let ptx = CString::new(ptx.trim_start()).map_err(|e| e.to_string())?;
+    let ptx = ptx.as_bytes_with_nul();
+    let result = (|| {
+        // SAFETY: the handle is live; `ptx` holds `len` bytes; the name is NUL-terminated.
+        let added = unsafe {
+            link.nvJitLinkAddData().map_err(|e| e.to_string())?(
+                handle,
+                nvJitLinkInputType::NVJITLINK_INPUT_PTX,
+                ptx.as_ptr().cast(),
+                ptx.len(),
+                name.as_ptr(),
+            )
+        };
+        // SAFETY: the handle is live.
+        let completed = if added == nvJitLinkResult::NVJITLINK_SUCCESS {
+            unsafe { link.nvJitLinkComplete().map_err(|e| e.to_string())?(handle) }
+        } else {
+            added
+        };
+        if completed == nvJitLinkResult::NVJITLINK_SUCCESS {
+            return Ok(());
+        }
+        let mut size = 0;
+        // SAFETY: the handle is live; valid out-pointer.
+        unsafe { link.nvJitLinkGetErrorLogSize().map_err(|e| e.to_string())?(handle, &mut size) };
+        let mut log = vec![0u8; size.max(1)];
+        // SAFETY: `log` holds `size` bytes.
+        unsafe { link.nvJitLinkGetErrorLog().map_err(|e| e.to_string())?(handle, log.as_mut_ptr().cast()) };
+        Err(String::from_utf8_lossy(&log).trim_end_matches('\0').to_string())
+    })();
+    // SAFETY: the handle was created above and is destroyed once.
+    unsafe {
+        if let Ok(destroy) = link.nvJitLinkDestroy() {
+            destroy(&mut handle);
+        }
+    }
+    result
+}
+
 /// Skips (prints `skipped: <why>` and returns `None`) or, under
 /// `CUDA_REQUIRE_GPU=1`, fails.
 pub fn skip<T>(why: &str) -> Option<T> {
