@@ -14,6 +14,9 @@ use crate::flags::ContextFlags;
 use crate::init::api;
 use crate::Device;
 
+/// A context resource limit (`CUlimit`), for [`Context::limit`].
+pub use cuda_sys::driver::CUlimit as ContextLimit;
+
 /// A CUDA context. Cheap to clone: clones share one handle, which is
 /// released (primary) or destroyed (explicit) when the last clone and the
 /// last object made in it are gone.
@@ -152,6 +155,23 @@ impl Context {
         // SAFETY: both are valid out-pointers; the context is current.
         check(unsafe { driver.cuCtxGetStreamPriorityRange()?(&mut least, &mut greatest) })?;
         Ok((least, greatest))
+    }
+
+    /// A resource limit of this context (`cuCtxGetLimit`), e.g. the
+    /// per-thread stack size or the `printf` buffer size.
+    pub fn limit(&self, limit: ContextLimit) -> Result<usize> {
+        let driver = self.bind()?;
+        let mut value = 0;
+        // SAFETY: valid out-pointer; the context is current.
+        check(unsafe { driver.cuCtxGetLimit()?(&mut value, limit) })?;
+        Ok(value)
+    }
+
+    /// Sets a resource limit of this context (`cuCtxSetLimit`).
+    pub fn set_limit(&self, limit: ContextLimit, value: usize) -> Result<()> {
+        let driver = self.bind()?;
+        // SAFETY: the context is current; a bad limit or value is an error code.
+        check(unsafe { driver.cuCtxSetLimit()?(limit, value) })
     }
 
     /// Lets kernels and copies of this context access memory of `peer`'s

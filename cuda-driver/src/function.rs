@@ -103,10 +103,12 @@ impl Function {
     }
 
     fn query_params(&self) -> Result<Box<[ParamInfo]>> {
+        // Kernel parameters take at most 32764 bytes, so at most that many exist.
+        const MAX_PARAMS: usize = 32764;
         let driver = self.context().bind()?;
         let get = driver.cuFuncGetParamInfo()?;
         let mut params = Vec::new();
-        loop {
+        while params.len() <= MAX_PARAMS {
             let (mut offset, mut size) = (0, 0);
             // SAFETY: both out-pointers are valid locals; the function handle is alive.
             let result = unsafe { get(self.inner.raw, params.len(), &mut offset, &mut size) };
@@ -117,6 +119,10 @@ impl Function {
             check(result)?;
             params.push(ParamInfo { offset, size });
         }
+        Err(Error::InvalidValue(format!(
+            "the driver reports more than {MAX_PARAMS} parameters for `{}`",
+            self.inner.name
+        )))
     }
 
     /// The parameter layout if the driver can report it; `None` (skip the
@@ -212,6 +218,45 @@ impl Function {
     pub fn binary_version(&self) -> Result<u32> {
         self.attribute(FunctionAttribute::CU_FUNC_ATTRIBUTE_BINARY_VERSION)
             .map(|v| v as u32)
+    }
+
+    /// How many blocks of `block_size` threads, each with `dynamic_shared_bytes`
+    /// of dynamic shared memory, fit on one multiprocessor at once.
+    pub fn max_active_blocks_per_multiprocessor(&self, block_size: u32, dynamic_shared_bytes: usize) -> Result<u32> {
+        let block = i32::try_from(block_size)
+            .map_err(|_| Error::InvalidValue(format!("block size {block_size} is too large")))?;
+        let driver = self.context().bind()?;
+        let mut blocks = 0;
+        // SAFETY: valid out-pointer; the function handle is alive.
+        check(unsafe {
+            driver.cuOccupancyMaxActiveBlocksPerMultiprocessor()?(
+                &mut blocks,
+                self.inner.raw,
+                block,
+                dynamic_shared_bytes,
+            )
+        })?;
+        Ok(blocks.max(0) as u32)
+    }
+
+    /// `(min_grid_size, block_size)`: the block size that maximises occupancy
+    /// with `dynamic_shared_bytes` per block, and the smallest grid that
+    /// fills the device with it.
+    pub fn max_potential_block_size(&self, dynamic_shared_bytes: usize) -> Result<(u32, u32)> {
+        let driver = self.context().bind()?;
+        let (mut grid, mut block) = (0, 0);
+        // SAFETY: valid out-pointers; no per-block-size callback; 0 means no block size limit.
+        check(unsafe {
+            driver.cuOccupancyMaxPotentialBlockSize()?(
+                &mut grid,
+                &mut block,
+                self.inner.raw,
+                None,
+                dynamic_shared_bytes,
+                0,
+            )
+        })?;
+        Ok((grid.max(0) as u32, block.max(0) as u32))
     }
 
     /// The driver's handle.

@@ -88,7 +88,7 @@ mod module;
 mod pool;
 mod stream;
 
-pub use context::Context;
+pub use context::{Context, ContextLimit};
 pub use device::{Device, DeviceAttribute};
 pub use device_copy::DeviceCopy;
 pub use error::{DriverError, Error, LaunchError, Result};

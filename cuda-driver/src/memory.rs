@@ -172,6 +172,12 @@ impl<T: DeviceCopy> AsDeviceSlice<T> for DeviceSliceMut<'_, T> {
 /// with [`DeviceBuffer::alloc_async`] is freed in its stream's order
 /// (`cuMemFreeAsync`); other memory is freed after the context has finished
 /// the work that used it.
+///
+/// Synchronous methods (`copy_from_host`, `to_vec`, `memset_zero`, ...) run
+/// in order with the legacy default stream, so after work queued on
+/// blocking streams; a stream-ordered buffer first waits for its own stream.
+/// Work the caller queued on non-blocking streams must be synchronised
+/// first, as in any CUDA program.
 pub struct DeviceBuffer<T: DeviceCopy> {
     alloc: Allocation,
     len: usize,

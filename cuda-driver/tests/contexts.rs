@@ -4,7 +4,8 @@
 mod common;
 
 use cuda_driver::{
-    Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer, LaunchConfig, Stream,
+    Context, ContextFlags, ContextLimit, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer, LaunchConfig,
+    Stream,
 };
 
 fn wrong_context(result: Result<(), Error>) -> bool {
@@ -36,6 +37,12 @@ fn device_queries() {
     assert!(Device::get(Device::count().unwrap()).is_err());
     let (free, total_seen) = context.memory_info().unwrap();
     assert!(free <= total_seen && total_seen > 0);
+    let stack = context.limit(ContextLimit::CU_LIMIT_STACK_SIZE).unwrap();
+    context
+        .set_limit(ContextLimit::CU_LIMIT_STACK_SIZE, stack + 1024)
+        .unwrap();
+    assert!(context.limit(ContextLimit::CU_LIMIT_STACK_SIZE).unwrap() >= stack + 1024);
+    context.set_limit(ContextLimit::CU_LIMIT_STACK_SIZE, stack).unwrap();
     // Primary contexts of one device are one context.
     assert_eq!(Context::primary(&device).unwrap(), context);
     assert!(context.is_primary());

@@ -141,6 +141,10 @@ fn param_info_reports_the_layout() {
     let expected = [(0, 8), (8, 8), (16, 8), (24, 4)].map(|(offset, size)| ParamInfo { offset, size });
     assert_eq!(params, expected);
     assert!(module.function("noop").unwrap().param_info().unwrap().is_empty());
+    let (min_grid, block) = vector_add.max_potential_block_size(0).unwrap();
+    assert!(min_grid >= 1 && (32..=1024).contains(&block), "{min_grid} x {block}");
+    assert!(vector_add.max_active_blocks_per_multiprocessor(256, 0).unwrap() >= 1);
+    assert!(vector_add.num_registers().unwrap() > 0);
     let missing = module.function("no_such_kernel").unwrap_err();
     assert_eq!(missing.code(), Some(CUresult::CUDA_ERROR_NOT_FOUND), "{missing}");
 }
