@@ -2,8 +2,9 @@
 //!
 //! The tests themselves are in `tests/tests/`. This library holds what they
 //! share: [`fake`], the fault-injecting stand-in driver (a test double that
-//! only tests load), and [`faults`], which runs a sequence of safe calls
-//! once per driver call with that call failing.
+//! only tests load); [`faults`], which runs a sequence of safe calls once per
+//! driver call with that call failing; [`sequences`], the sequences it runs
+//! (which also run on a GPU); and [`kernels`], the test kernels as CUDA C.
 //!
 //! ```no_run
 //! let fake = tests::fake::session(); // loads the stand-in as the CUDA driver
@@ -12,3 +13,5 @@
 
 pub mod fake;
 pub mod faults;
+pub mod kernels;
+pub mod sequences;

@@ -1,296 +1,26 @@
-//! Every driver call of every sequence below fails once, with each injected
-//! error in turn (see `tests::faults`). The sequences cover the public safe
-//! operations of cuda-driver and a few real programs: allocate, copy, launch,
-//! synchronise, drop; stream-ordered pool churn; graph capture and replay;
-//! peers and explicit contexts; host functions and events; kernel attributes
-//! and extended launches; module loading.
+//! Every driver call of every sequence of `tests::sequences` fails once, with
+//! each injected error in turn (see `tests::faults`), against the stand-in
+//! driver. The sequences also run once each, unfailed, on NVRTC-compiled PTX
+//! here and on a GPU (`real_driver.rs`).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
-use cuda_driver::{
-    launch_raw, CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer,
-    LaunchAttributes, LaunchConfig, MemPool, Module, Result, Stream, StreamFlags,
-};
-use tests::{fake, faults};
-
-fn primary() -> Result<Context> {
-    Context::primary(&Device::get(0)?)
-}
-
-fn expect<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<()> {
-    if got == want {
-        Ok(())
-    } else {
-        Err(Error::InvalidValue(format!("{what}: got {got:?}, want {want:?}")))
-    }
-}
-
-fn device_queries() -> Result<()> {
-    expect("device count", Device::count()?, 2)?;
-    for device in Device::all()? {
-        device.name()?;
-        device.uuid()?;
-        device.total_memory()?;
-        device.pci_bus_id()?;
-        expect("compute capability", device.compute_capability()?, (9, 0))?;
-        device.max_block_dim()?;
-        device.max_grid_dim()?;
-    }
-    expect("peer access", Device::get(0)?.can_access_peer(&Device::get(1)?)?, true)
-}
-
-fn allocate_copy_launch_synchronize_drop() -> Result<()> {
-    let context = primary()?;
-    let module = Module::from_ptx(&context, fake::KERNELS)?;
-    let vector_add = module.function("vector_add")?;
-    let stream = Stream::new(&context)?;
-    let n = 1000usize;
-    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let a = DeviceBuffer::from_slice(&context, &x)?;
-    let b = DeviceBuffer::from_slice(&context, &x)?;
-    let mut c = DeviceBuffer::<f32>::zeroed(&context, n)?;
-    // SAFETY: vector_add reads n floats of a and b and writes n of c, all n long.
-    unsafe { stream.launch(&vector_add, &LaunchConfig::for_num_elems(n as u32), (&a, &b, &mut c, n as u32))? };
-    stream.synchronize()?;
-    let sums = c.to_vec()?;
-    expect("sums", sums[n - 1], 2.0 * (n - 1) as f32)?;
-    let mut copy = DeviceBuffer::<f32>::alloc(&context, n)?;
-    copy.copy_from_device(&c)?;
-    let mut back = vec![0f32; n];
-    copy.slice(..).copy_to_host(&mut back)?;
-    expect("copy", back, sums)?;
-    context.synchronize()
-}
-
-fn async_copies_events_and_pinned_memory() -> Result<()> {
-    let context = primary()?;
-    let stream = Stream::with_options(&context, StreamFlags::NON_BLOCKING, -1)?;
-    let n = 512usize;
-    let data: Vec<u32> = (0..n as u32).collect();
-    let host = HostBuffer::from_slice(&context, &data)?;
-    let mut back = HostBuffer::<u32>::new(&context, n)?;
-    let start = Event::new(&context, EventFlags::DEFAULT)?;
-    let end = Event::new(&context, EventFlags::DEFAULT)?;
-    start.record(&stream)?;
-    let mut device = DeviceBuffer::<u32>::alloc_async(&stream, n)?;
-    device.copy_from_host_async(&host, &stream)?;
-    device.copy_to_host_async(&mut back, &stream)?;
-    end.record(&stream)?;
-    end.synchronize()?;
-    start.elapsed_ms(&end)?;
-    expect("pinned round trip", back.to_vec(), data.clone())?;
-    let mut pageable = vec![0u32; n];
-    device.memset_zero_async(&stream)?;
-    device.copy_from_host_async(&data, &stream)?;
-    device.copy_to_host_async(&mut pageable, &stream)?;
-    stream.synchronize()?;
-    expect("pageable round trip", pageable, data)
-}
-
-fn pool_churn() -> Result<()> {
-    let context = primary()?;
-    let device = context.device();
-    let pool = MemPool::device_default(&device)?;
-    pool.set_release_threshold(u64::MAX)?;
-    expect("release threshold", pool.release_threshold()?, u64::MAX)?;
-    let stream = Stream::new(&context)?;
-    let module = Module::from_ptx(&context, fake::KERNELS)?;
-    let fill = module.function("fill")?;
-    for round in 0..4u32 {
-        let len = 64usize << round;
-        let mut buffer = DeviceBuffer::<f32>::alloc_async(&stream, len)?;
-        // SAFETY: fill writes len floats of a buffer of len.
-        unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(len as u32), (&mut buffer, round as f32, len as u32))? };
-        expect("filled", buffer.to_vec()?[len - 1], round as f32)?;
-    }
-    let own = MemPool::new(&device)?;
-    let from_own = DeviceBuffer::<u8>::alloc_from_pool_async(&own, &stream, 4096)?;
-    expect("pool use", own.used_memory()?, 4096)?;
-    drop(from_own);
-    stream.synchronize()?;
-    pool.reserved_memory()?;
-    pool.trim_to(0)
-}
-
-/// Graph capture as it must be written with this API: the capture is ended
-/// on every path, so nothing is dropped while the stream is capturing.
-fn graph_capture_and_replay() -> Result<()> {
-    let context = primary()?;
-    let stream = Stream::new(&context)?;
-    let module = Module::from_ptx(&context, fake::KERNELS)?;
-    let fill = module.function("fill")?;
-    let saxpy = module.function("saxpy")?;
-    let mut x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
-    let mut y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
-    stream.begin_capture(CaptureMode::Global)?;
-    let config = LaunchConfig::for_num_elems(256);
-    // SAFETY: both kernels touch 256 floats of buffers of 256.
-    let captured = unsafe {
-        stream
-            .launch(&fill, &config, (&mut x, 1.0f32, 256u32))
-            .and_then(|()| stream.launch(&saxpy, &config, (2.0f32, &x, &mut y, 256u32)))
-    };
-    let graph = stream.end_capture();
-    captured?;
-    let graph = graph?;
-    replay(&graph, &stream)?;
-    expect("replayed twice", y.to_vec()?[255], 4.0)
-}
-
-fn replay(graph: &cuda_driver::Graph, stream: &Stream) -> Result<()> {
-    expect("graph nodes", graph.node_count()?, 2)?;
-    let exec = graph.instantiate()?;
-    exec.upload(stream)?;
-    // SAFETY: the buffers the captured kernels use outlive the replays.
-    unsafe {
-        exec.launch(stream)?;
-        exec.launch(stream)?;
-    }
-    stream.synchronize()
-}
-
-/// Graph capture written the natural way, leaving the capture region with
-/// `?` on the first error: the buffers are dropped while the stream still
-/// captures, when the driver forbids the synchronisation and free their
-/// destructors need.
-fn graph_capture_left_early_on_error() -> Result<()> {
-    let context = primary()?;
-    let stream = Stream::new(&context)?;
-    let module = Module::from_ptx(&context, fake::KERNELS)?;
-    let fill = module.function("fill")?;
-    let saxpy = module.function("saxpy")?;
-    let mut x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
-    let mut y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
-    stream.begin_capture(CaptureMode::Global)?;
-    let config = LaunchConfig::for_num_elems(256);
-    // SAFETY: both kernels touch 256 floats of buffers of 256.
-    unsafe {
-        stream.launch(&fill, &config, (&mut x, 1.0f32, 256u32))?;
-        stream.launch(&saxpy, &config, (2.0f32, &x, &mut y, 256u32))?;
-    }
-    let graph = stream.end_capture()?;
-    replay(&graph, &stream)?;
-    expect("replayed twice", y.to_vec()?[255], 4.0)
-}
-
-fn peers_and_explicit_contexts() -> Result<()> {
-    let (d0, d1) = (Device::get(0)?, Device::get(1)?);
-    let own = Context::new(&d0, ContextFlags::SCHED_AUTO)?;
-    let c0 = Context::primary(&d0)?;
-    let c1 = Context::primary(&d1)?;
-    c0.enable_peer_access(&c1)?;
-    let data: Vec<u64> = (0..100).collect();
-    let source = DeviceBuffer::from_slice(&c1, &data)?;
-    let mut target = DeviceBuffer::<u64>::zeroed(&c0, data.len())?;
-    target.copy_from_peer(&source)?;
-    let stream = Stream::new(&c0)?;
-    target.copy_from_peer_async(&source, &stream)?;
-    stream.synchronize()?;
-    let mut in_own = DeviceBuffer::<u64>::zeroed(&own, data.len())?;
-    in_own.copy_from_peer(&target)?;
-    expect("peer copies", in_own.to_vec()?, data)?;
-    c0.disable_peer_access(&c1)?;
-    own.synchronize()
-}
-
-fn host_functions_and_stream_order() -> Result<()> {
-    let context = primary()?;
-    let first = Stream::new(&context)?;
-    let second = Stream::with_options(&context, StreamFlags::DEFAULT, 0)?;
-    let ran = Arc::new(AtomicBool::new(false));
-    let flag = ran.clone();
-    first.launch_host_func(move || flag.store(true, Ordering::SeqCst))?;
-    let event = Event::new(&context, EventFlags::DISABLE_TIMING)?;
-    event.record(&first)?;
-    second.wait_event(&event)?;
-    second.synchronize()?;
-    expect("host function ran", ran.load(Ordering::SeqCst), true)?;
-    expect("first idle", first.query()?, true)?;
-    expect("event done", event.query()?, true)?;
-    second.priority()?;
-    second.flags()?;
-    context.stream_priority_range()?;
-    context.memory_info()?;
-    Ok(())
-}
-
-fn kernel_attributes_and_launch_variants() -> Result<()> {
-    let context = primary()?;
-    let module = Module::from_ptx(&context, fake::KERNELS)?;
-    let fill = module.function("fill")?;
-    expect("fill parameters", fill.param_info()?.len(), 3)?;
-    fill.max_threads_per_block()?;
-    fill.num_registers()?;
-    fill.shared_memory_bytes()?;
-    fill.local_memory_bytes()?;
-    fill.ptx_version()?;
-    fill.binary_version()?;
-    fill.set_max_dynamic_shared_memory(64 * 1024)?;
-    expect("dynamic shared memory", fill.max_dynamic_shared_memory()?, 64 * 1024)?;
-    let stream = Stream::new(&context)?;
-    let mut data = DeviceBuffer::<f32>::zeroed(&context, 1024)?;
-    let config = LaunchConfig::new((4, 1, 1), (256, 1, 1)).with_shared_mem(64 * 1024);
-    let attributes = LaunchAttributes {
-        cluster_dim: Some((2, 1, 1)),
-        ..LaunchAttributes::default()
-    };
-    // SAFETY: fill writes 1024 floats of a buffer of 1024.
-    unsafe { stream.launch_ex(&fill, &config, &attributes, (&mut data, 5.0f32, 1024u32))? };
-    let affine = module.function("affine")?;
-    let (mut pointer, mut scale, mut n) = (unsafe { data.as_raw() }, [2.0f32, 1.0], 1024u32);
-    let mut params = [
-        (&mut scale as *mut [f32; 2]).cast(),
-        (&mut pointer as *mut u64).cast(),
-        (&mut n as *mut u32).cast(),
-    ];
-    // SAFETY: the parameters point at a [f32; 2], a device pointer to 1024 floats and their count.
-    unsafe { launch_raw(&affine, (4, 1, 1), (256, 1, 1), 0, &stream, &mut params)? };
-    stream.synchronize()?;
-    expect("fill then affine", data.to_vec()?[1023], 11.0)
-}
-
-fn module_loading() -> Result<()> {
-    let context = primary()?;
-    let from_image = Module::from_image(&context, fake::KERNELS.as_bytes())?;
-    from_image.function("noop")?;
-    let path = std::env::temp_dir().join(format!("fakecuda-kernels-{}.ptx", std::process::id()));
-    std::fs::write(&path, fake::KERNELS).map_err(|e| Error::InvalidValue(e.to_string()))?;
-    let from_file = Module::from_file(&context, &path);
-    let _ = std::fs::remove_file(&path);
-    let noop = from_file?.function("noop")?;
-    let stream = Stream::new(&context)?;
-    // SAFETY: noop takes no parameters and does nothing.
-    unsafe { stream.launch(&noop, &LaunchConfig::new((1, 1, 1), (1, 1, 1)), ())? };
-    stream.synchronize()
-}
-
-type Sequence = fn() -> Result<()>;
-
-const SEQUENCES: [(&str, Sequence); 9] = [
-    ("device queries", device_queries),
-    ("allocate, copy, launch, synchronize, drop", allocate_copy_launch_synchronize_drop),
-    ("async copies, events, pinned memory", async_copies_events_and_pinned_memory),
-    ("pool churn", pool_churn),
-    ("graph capture and replay", graph_capture_and_replay),
-    ("peers and explicit contexts", peers_and_explicit_contexts),
-    ("host functions and stream order", host_functions_and_stream_order),
-    ("kernel attributes and launch variants", kernel_attributes_and_launch_variants),
-    ("module loading", module_loading),
-];
+use cuda_driver::{DeviceBuffer, Error};
+use tests::sequences::{expect, primary, Sequence, SEQUENCES};
+use tests::{fake, faults, sequences};
 
 /// Sequences that show a cuda-driver defect (see the ignored test).
-const DEFECT_SEQUENCES: [(&str, Sequence); 1] = [("graph capture left early on error", graph_capture_left_early_on_error)];
+const DEFECT_SEQUENCES: [(&str, Sequence); 1] =
+    [("graph capture left early on error", sequences::graph_capture_left_early_on_error)];
 
 /// Runs every sequence once per failure point; prints the counts.
-fn exercise_all(sequences: &[(&str, Sequence)]) -> Vec<faults::Report> {
+fn exercise_all(list: &[(&str, Sequence)]) -> Vec<faults::Report> {
     let fake = fake::session();
     // Written to stdout directly, so the summary shows even when the test passes.
     let mut out = std::io::stdout();
     let mut reports = Vec::new();
-    for (name, sequence) in sequences {
-        let report = faults::exercise(&fake, name, sequence);
+    for (name, sequence) in list {
+        let report = faults::exercise(&fake, name, &|| sequence(fake::KERNELS));
         let _ = writeln!(
             out,
             "failure points: {name}: {} driver calls x {} errors = {} runs; {} broken, \
@@ -381,4 +111,29 @@ fn the_checks_catch_planted_bugs() {
     assert!(panic.failures.iter().any(|f| f.contains("panicked: planted")), "{:?}", panic.failures);
     faults::clear_current_contexts();
     fake.destroy_all();
+}
+
+/// The sequences run on the PTX NVRTC makes of the CUDA C test kernels (the
+/// stand-in reads its entry points and runs its host kernels), so the kernel
+/// sources compile and their layouts match before they run on a GPU.
+#[test]
+fn sequences_run_on_nvrtc_ptx() {
+    let fake = fake::session();
+    let ptx = match tests::kernels::compile_ptx() {
+        Ok(ptx) => ptx,
+        Err(why) if std::env::var_os("CUDA_NVRTC_LIBRARY").is_none() => {
+            let _ = writeln!(std::io::stdout(), "skipped: NVRTC not available ({why})");
+            return;
+        }
+        Err(why) => panic!("NVRTC is configured but failed: {why}"),
+    };
+    assert!(ptx.contains(".entry vector_add"), "{ptx}");
+    for (name, sequence) in SEQUENCES {
+        faults::clear_current_contexts();
+        if let Err(error) = sequence(&ptx) {
+            panic!("{name} failed on NVRTC's PTX: {error}");
+        }
+        let counts = fake.counts();
+        assert!(counts.is_clean(), "{name}: {counts}");
+    }
 }

@@ -1,0 +1,297 @@
+//! Sequences of cuda-driver's safe operations that the failure-point suite
+//! runs against the stand-in driver and that run unchanged on a real GPU:
+//! allocate, copy, launch, synchronise, drop; stream-ordered pool churn;
+//! graph capture and replay; peers and explicit contexts; host functions and
+//! events; kernel attributes and extended launches; module loading. Each
+//! checks its results, so a run that "succeeds" wrongly is an error.
+//!
+//! A sequence takes the PTX of the test kernels: [`crate::fake::KERNELS`]
+//! for the stand-in, [`crate::kernels::compile_ptx`] for a GPU.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use cuda_driver::{
+    launch_raw, CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer,
+    LaunchAttributes, LaunchConfig, MemPool, Module, Result, Stream, StreamFlags,
+};
+
+/// Device 0's primary context.
+pub fn primary() -> Result<Context> {
+    Context::primary(&Device::get(0)?)
+}
+
+/// `Ok` if `got == want`, else an `InvalidValue` naming `what`.
+pub fn expect<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::InvalidValue(format!("{what}: got {got:?}, want {want:?}")))
+    }
+}
+
+fn device_queries(_ptx: &str) -> Result<()> {
+    let devices = Device::all()?;
+    expect("device count", devices.len() as u32, Device::count()?)?;
+    for device in &devices {
+        device.name()?;
+        device.uuid()?;
+        device.total_memory()?;
+        device.pci_bus_id()?;
+        device.compute_capability()?;
+        device.max_block_dim()?;
+        device.max_grid_dim()?;
+        expect("a device is not its own peer", device.can_access_peer(device)?, false)?;
+    }
+    Ok(())
+}
+
+fn allocate_copy_launch_synchronize_drop(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let module = Module::from_ptx(&context, ptx)?;
+    let vector_add = module.function("vector_add")?;
+    let stream = Stream::new(&context)?;
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let a = DeviceBuffer::from_slice(&context, &x)?;
+    let b = DeviceBuffer::from_slice(&context, &x)?;
+    let mut c = DeviceBuffer::<f32>::zeroed(&context, n)?;
+    // SAFETY: vector_add reads n floats of a and b and writes n of c, all n long.
+    unsafe { stream.launch(&vector_add, &LaunchConfig::for_num_elems(n as u32), (&a, &b, &mut c, n as u32))? };
+    stream.synchronize()?;
+    let sums = c.to_vec()?;
+    expect("sums", sums[n - 1], 2.0 * (n - 1) as f32)?;
+    let mut copy = DeviceBuffer::<f32>::alloc(&context, n)?;
+    copy.copy_from_device(&c)?;
+    let mut back = vec![0f32; n];
+    copy.slice(..).copy_to_host(&mut back)?;
+    expect("copy", back, sums)?;
+    context.synchronize()
+}
+
+fn async_copies_events_and_pinned_memory(_ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::with_options(&context, StreamFlags::NON_BLOCKING, -1)?;
+    let n = 512usize;
+    let data: Vec<u32> = (0..n as u32).collect();
+    let host = HostBuffer::from_slice(&context, &data)?;
+    let mut back = HostBuffer::<u32>::new(&context, n)?;
+    let start = Event::new(&context, EventFlags::DEFAULT)?;
+    let end = Event::new(&context, EventFlags::DEFAULT)?;
+    start.record(&stream)?;
+    let mut device = DeviceBuffer::<u32>::alloc_async(&stream, n)?;
+    device.copy_from_host_async(&host, &stream)?;
+    device.copy_to_host_async(&mut back, &stream)?;
+    end.record(&stream)?;
+    end.synchronize()?;
+    start.elapsed_ms(&end)?;
+    expect("pinned round trip", back.to_vec(), data.clone())?;
+    let mut pageable = vec![0u32; n];
+    device.memset_zero_async(&stream)?;
+    device.copy_from_host_async(&data, &stream)?;
+    device.copy_to_host_async(&mut pageable, &stream)?;
+    stream.synchronize()?;
+    expect("pageable round trip", pageable, data)
+}
+
+fn pool_churn(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let device = context.device();
+    let pool = MemPool::device_default(&device)?;
+    pool.set_release_threshold(u64::MAX)?;
+    expect("release threshold", pool.release_threshold()?, u64::MAX)?;
+    let stream = Stream::new(&context)?;
+    let module = Module::from_ptx(&context, ptx)?;
+    let fill = module.function("fill")?;
+    for round in 0..4u32 {
+        let len = 64usize << round;
+        let mut buffer = DeviceBuffer::<f32>::alloc_async(&stream, len)?;
+        // SAFETY: fill writes len floats of a buffer of len.
+        unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(len as u32), (&mut buffer, round as f32, len as u32))? };
+        expect("filled", buffer.to_vec()?[len - 1], round as f32)?;
+    }
+    let own = MemPool::new(&device)?;
+    let from_own = DeviceBuffer::<u8>::alloc_from_pool_async(&own, &stream, 4096)?;
+    expect("pool use", own.used_memory()?, 4096)?;
+    drop(from_own);
+    stream.synchronize()?;
+    pool.reserved_memory()?;
+    pool.trim_to(0)
+}
+
+/// Graph capture as it must be written with this API: the capture is ended
+/// on every path, so nothing is dropped while the stream is capturing.
+fn graph_capture_and_replay(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let module = Module::from_ptx(&context, ptx)?;
+    let fill = module.function("fill")?;
+    let saxpy = module.function("saxpy")?;
+    let mut x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    let mut y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    stream.begin_capture(CaptureMode::Global)?;
+    let config = LaunchConfig::for_num_elems(256);
+    // SAFETY: both kernels touch 256 floats of buffers of 256.
+    let captured = unsafe {
+        stream
+            .launch(&fill, &config, (&mut x, 1.0f32, 256u32))
+            .and_then(|()| stream.launch(&saxpy, &config, (2.0f32, &x, &mut y, 256u32)))
+    };
+    let graph = stream.end_capture();
+    captured?;
+    let graph = graph?;
+    replay(&graph, &stream)?;
+    expect("replayed twice", y.to_vec()?[255], 4.0)
+}
+
+fn replay(graph: &cuda_driver::Graph, stream: &Stream) -> Result<()> {
+    expect("graph nodes", graph.node_count()?, 2)?;
+    let exec = graph.instantiate()?;
+    exec.upload(stream)?;
+    // SAFETY: the buffers the captured kernels use outlive the replays.
+    unsafe {
+        exec.launch(stream)?;
+        exec.launch(stream)?;
+    }
+    stream.synchronize()
+}
+
+/// Graph capture written the natural way, leaving the capture region with
+/// `?` on the first error: the buffers are dropped while the stream still
+/// captures, when the driver forbids the synchronisation and free their
+/// destructors need.
+pub fn graph_capture_left_early_on_error(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let module = Module::from_ptx(&context, ptx)?;
+    let fill = module.function("fill")?;
+    let saxpy = module.function("saxpy")?;
+    let mut x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    let mut y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    stream.begin_capture(CaptureMode::Global)?;
+    let config = LaunchConfig::for_num_elems(256);
+    // SAFETY: both kernels touch 256 floats of buffers of 256.
+    unsafe {
+        stream.launch(&fill, &config, (&mut x, 1.0f32, 256u32))?;
+        stream.launch(&saxpy, &config, (2.0f32, &x, &mut y, 256u32))?;
+    }
+    let graph = stream.end_capture()?;
+    replay(&graph, &stream)?;
+    expect("replayed twice", y.to_vec()?[255], 4.0)
+}
+
+/// Copies between contexts: an explicit one, and the primary contexts of
+/// two devices with peer access (of one device twice, on a single GPU).
+fn peers_and_explicit_contexts(_ptx: &str) -> Result<()> {
+    let d0 = Device::get(0)?;
+    let own = Context::new(&d0, ContextFlags::SCHED_AUTO)?;
+    let c0 = Context::primary(&d0)?;
+    let peer = if Device::count()? > 1 {
+        let c1 = Context::primary(&Device::get(1)?)?;
+        c0.enable_peer_access(&c1)?;
+        Some(c1)
+    } else {
+        None
+    };
+    let data: Vec<u64> = (0..100).collect();
+    let source = DeviceBuffer::from_slice(peer.as_ref().unwrap_or(&own), &data)?;
+    let mut target = DeviceBuffer::<u64>::zeroed(&c0, data.len())?;
+    target.copy_from_peer(&source)?;
+    let stream = Stream::new(&c0)?;
+    target.copy_from_peer_async(&source, &stream)?;
+    stream.synchronize()?;
+    let mut in_own = DeviceBuffer::<u64>::zeroed(&own, data.len())?;
+    in_own.copy_from_peer(&target)?;
+    expect("peer copies", in_own.to_vec()?, data)?;
+    if let Some(c1) = &peer {
+        c0.disable_peer_access(c1)?;
+    }
+    own.synchronize()
+}
+
+fn host_functions_and_stream_order(_ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let first = Stream::new(&context)?;
+    let second = Stream::with_options(&context, StreamFlags::DEFAULT, 0)?;
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = ran.clone();
+    first.launch_host_func(move || flag.store(true, Ordering::SeqCst))?;
+    let event = Event::new(&context, EventFlags::DISABLE_TIMING)?;
+    event.record(&first)?;
+    second.wait_event(&event)?;
+    second.synchronize()?;
+    expect("host function ran", ran.load(Ordering::SeqCst), true)?;
+    expect("first idle", first.query()?, true)?;
+    expect("event done", event.query()?, true)?;
+    second.priority()?;
+    second.flags()?;
+    context.stream_priority_range()?;
+    context.memory_info()?;
+    Ok(())
+}
+
+fn kernel_attributes_and_launch_variants(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let module = Module::from_ptx(&context, ptx)?;
+    let fill = module.function("fill")?;
+    expect("fill parameters", fill.param_info()?.len(), 3)?;
+    fill.max_threads_per_block()?;
+    fill.num_registers()?;
+    fill.shared_memory_bytes()?;
+    fill.local_memory_bytes()?;
+    fill.ptx_version()?;
+    fill.binary_version()?;
+    fill.set_max_dynamic_shared_memory(64 * 1024)?;
+    expect("dynamic shared memory", fill.max_dynamic_shared_memory()?, 64 * 1024)?;
+    let stream = Stream::new(&context)?;
+    let mut data = DeviceBuffer::<f32>::zeroed(&context, 1024)?;
+    let config = LaunchConfig::new((4, 1, 1), (256, 1, 1)).with_shared_mem(64 * 1024);
+    let attributes = LaunchAttributes {
+        cluster_dim: Some((2, 1, 1)),
+        ..LaunchAttributes::default()
+    };
+    // SAFETY: fill writes 1024 floats of a buffer of 1024.
+    unsafe { stream.launch_ex(&fill, &config, &attributes, (&mut data, 5.0f32, 1024u32))? };
+    let affine = module.function("affine")?;
+    let (mut pointer, mut scale, mut n) = (unsafe { data.as_raw() }, [2.0f32, 1.0], 1024u32);
+    let mut params = [
+        (&mut scale as *mut [f32; 2]).cast(),
+        (&mut pointer as *mut u64).cast(),
+        (&mut n as *mut u32).cast(),
+    ];
+    // SAFETY: the parameters point at a [f32; 2], a device pointer to 1024 floats and their count.
+    unsafe { launch_raw(&affine, (4, 1, 1), (256, 1, 1), 0, &stream, &mut params)? };
+    stream.synchronize()?;
+    expect("fill then affine", data.to_vec()?[1023], 11.0)
+}
+
+fn module_loading(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let from_image = Module::from_image(&context, ptx.as_bytes())?;
+    from_image.function("noop")?;
+    let path = std::env::temp_dir().join(format!("fakecuda-kernels-{}.ptx", std::process::id()));
+    std::fs::write(&path, ptx).map_err(|e| Error::InvalidValue(e.to_string()))?;
+    let from_file = Module::from_file(&context, &path);
+    let _ = std::fs::remove_file(&path);
+    let noop = from_file?.function("noop")?;
+    let stream = Stream::new(&context)?;
+    // SAFETY: noop takes no parameters and does nothing.
+    unsafe { stream.launch(&noop, &LaunchConfig::new((1, 1, 1), (1, 1, 1)), ())? };
+    stream.synchronize()
+}
+
+/// A sequence of safe calls, given the PTX of the test kernels.
+pub type Sequence = fn(&str) -> Result<()>;
+
+/// The sequences the failure-point suite runs, by name.
+pub const SEQUENCES: [(&str, Sequence); 9] = [
+    ("device queries", device_queries),
+    ("allocate, copy, launch, synchronize, drop", allocate_copy_launch_synchronize_drop),
+    ("async copies, events, pinned memory", async_copies_events_and_pinned_memory),
+    ("pool churn", pool_churn),
+    ("graph capture and replay", graph_capture_and_replay),
+    ("peers and explicit contexts", peers_and_explicit_contexts),
+    ("host functions and stream order", host_functions_and_stream_order),
+    ("kernel attributes and launch variants", kernel_attributes_and_launch_variants),
+    ("module loading", module_loading),
+];
