@@ -29,8 +29,7 @@ pub struct Function {
 
 pub(crate) struct FunctionInner {
     raw: CUfunction,
-    owner: Owner,
-    context: Context,
+    module: Module,
     name: String,
     params: OnceLock<Result<Box<[ParamInfo]>>>,
     max_threads: OnceLock<u32>,
@@ -40,12 +39,6 @@ pub(crate) struct FunctionInner {
 
 const UNKNOWN: u32 = u32::MAX;
 
-/// What keeps a function's code loaded.
-pub(crate) enum Owner {
-    Module(Module),
-    Library(Library),
-}
-
 // SAFETY: a CUfunction may be launched and queried from any thread
 // (`cuLaunchKernel` is thread-safe); every use makes its context current.
 unsafe impl Send for FunctionInner {}
@@ -53,12 +46,11 @@ unsafe impl Send for FunctionInner {}
 unsafe impl Sync for FunctionInner {}
 
 impl Function {
-    pub(crate) fn new(raw: CUfunction, owner: Owner, context: Context, name: String) -> Function {
+    pub(crate) fn new(raw: CUfunction, module: Module, name: String) -> Function {
         Function {
             inner: Arc::new(FunctionInner {
                 raw,
-                owner,
-                context,
+                module,
                 name,
                 params: OnceLock::new(),
                 max_threads: OnceLock::new(),
@@ -74,23 +66,18 @@ impl Function {
 
     /// The context the kernel was loaded into.
     pub fn context(&self) -> &Context {
-        &self.inner.context
+        self.inner.module.context()
     }
 
-    /// The module the kernel came from, if it came from a [`Module`].
-    pub fn module(&self) -> Option<&Module> {
-        match &self.inner.owner {
-            Owner::Module(module) => Some(module),
-            Owner::Library(_) => None,
-        }
+    /// The module the kernel came from (for a kernel of a [`Library`], the
+    /// library's module in this context).
+    pub fn module(&self) -> &Module {
+        &self.inner.module
     }
 
     /// The library the kernel came from, if it came from a [`Library`].
     pub fn library(&self) -> Option<&Library> {
-        match &self.inner.owner {
-            Owner::Library(library) => Some(library),
-            Owner::Module(_) => None,
-        }
+        self.inner.module.library()
     }
 
     /// Offset and size of every parameter (`cuFuncGetParamInfo`), read once

@@ -9,10 +9,9 @@ use std::sync::Arc;
 use cuda_sys::driver::CUlibrary;
 
 use crate::error::{check, Error, Result};
-use crate::function::Owner;
 use crate::init::api;
 use crate::module::{prepared_image, with_jit_log};
-use crate::{Context, Function};
+use crate::{Context, Function, Module};
 
 /// Device code (PTX, CUBIN or fatbin) loaded independently of any context
 /// (`CUlibrary`). [`Library::function`] gives the kernel in a context of
@@ -82,12 +81,11 @@ impl Library {
         let mut raw = ptr::null_mut();
         // SAFETY: valid out-pointer and kernel; the function is for the current context (`context`).
         check(unsafe { driver.cuKernelGetFunction()?(&mut raw, kernel) })?;
-        Ok(Function::new(
-            raw,
-            Owner::Library(self.clone()),
-            context.clone(),
-            name.to_string(),
-        ))
+        let mut module = ptr::null_mut();
+        // SAFETY: valid out-pointer and library; the module is the library's in the current context.
+        check(unsafe { driver.cuLibraryGetModule()?(&mut module, self.inner.raw) })?;
+        let module = Module::of_library(module, context, self.clone());
+        Ok(Function::new(raw, module, name.to_string()))
     }
 
     /// The names of the kernels in the library.

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use cuda_sys::driver::{CUjit_option, CUmodule};
 
 use crate::error::{check, Error, Result};
-use crate::function::Owner;
-use crate::{Context, Function};
+use crate::{Context, Function, Library};
 
 /// Device code loaded into a context (`CUmodule`), unloaded when the last
 /// clone and the last [`Function`] taken from it are dropped.
@@ -21,6 +20,9 @@ pub struct Module {
 pub(crate) struct ModuleInner {
     raw: CUmodule,
     context: Context,
+    /// For a library's module in a context: the library, which owns the
+    /// module (it is not unloaded on its own).
+    library: Option<Library>,
 }
 
 // SAFETY: a CUmodule handle may be used from any thread; every use makes
@@ -75,6 +77,7 @@ impl Module {
             inner: Arc::new(ModuleInner {
                 raw,
                 context: context.clone(),
+                library: None,
             }),
         })
     }
@@ -87,17 +90,28 @@ impl Module {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer, the name is NUL-terminated, the module is alive.
         check(unsafe { driver.cuModuleGetFunction()?(&mut raw, self.inner.raw, symbol.as_ptr()) })?;
-        Ok(Function::new(
-            raw,
-            Owner::Module(self.clone()),
-            self.inner.context.clone(),
-            name.to_string(),
-        ))
+        Ok(Function::new(raw, self.clone(), name.to_string()))
     }
 
     /// The context the module was loaded into.
     pub fn context(&self) -> &Context {
         &self.inner.context
+    }
+
+    /// The library this module belongs to, if it is a [`Library`]'s module in a context.
+    pub fn library(&self) -> Option<&Library> {
+        self.inner.library.as_ref()
+    }
+
+    /// Wraps the module a library has in `context`; the library owns it.
+    pub(crate) fn of_library(raw: CUmodule, context: &Context, library: Library) -> Module {
+        Module {
+            inner: Arc::new(ModuleInner {
+                raw,
+                context: context.clone(),
+                library: Some(library),
+            }),
+        }
     }
 
     /// The driver's handle.
@@ -147,6 +161,10 @@ pub(crate) fn with_jit_log(
 
 impl Drop for ModuleInner {
     fn drop(&mut self) {
+        if self.library.is_some() {
+            // The library owns its modules; unloading the library unloads them.
+            return;
+        }
         let result = self.context.bind().and_then(|driver| {
             // SAFETY: this is the only owner of the module handle and no function of it remains.
             check(unsafe { driver.cuModuleUnload()?(self.raw) })
