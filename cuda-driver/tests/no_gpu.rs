@@ -166,3 +166,22 @@ fn handwritten_ptx_of_the_docs_assembles() {
     let broken = common::SCALE_PTX.replace("mul.f32", "mul.bogus");
     assert!(common::assemble(&broken).is_err());
 }
+
+#[test]
+fn handles_are_send_and_sync_where_documented() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Error>();
+    send_sync::<cuda_driver::Context>();
+    send_sync::<cuda_driver::Module>();
+    send_sync::<cuda_driver::Library>();
+    send_sync::<cuda_driver::Function>();
+    send_sync::<cuda_driver::Stream>();
+    send_sync::<cuda_driver::Event>();
+    send_sync::<cuda_driver::MemPool>();
+    send_sync::<DeviceBuffer<f32>>();
+    send_sync::<cuda_driver::DeviceSlice<'static, f32>>();
+    send_sync::<cuda_driver::HostBuffer<u8>>();
+    send::<cuda_driver::Graph>();
+    send::<cuda_driver::GraphExec>();
+}
