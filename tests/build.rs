@@ -13,6 +13,7 @@ const SOURCES: &[&str] = &[
     "module.c",
     "registry.c",
     "streams.c",
+    "work.c",
 ];
 
 fn main() {

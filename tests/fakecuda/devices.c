@@ -232,7 +232,11 @@ static CUresult primary_release(CUdevice device) {
     primary->u.ctx.retains--;
     fake_count_live(KIND_PRIMARY, -1);
     if (primary->u.ctx.retains == 0) {
+        fake_flush_context(primary); /* queued work completes first */
         fake_teardown_context(primary);
+        fake_free_graph(primary->u.ctx.legacy_queue);
+        primary->u.ctx.legacy_queue = NULL;
+        primary->u.ctx.async_error = CUDA_SUCCESS;
         primary->u.ctx.peers = 0;
         primary->live = 0;
     }
@@ -265,7 +269,10 @@ EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 static CUresult primary_reset(CUdevice device) {
     if (!valid_device(device)) return CUDA_ERROR_INVALID_DEVICE;
     struct fake_object *primary = fake_primary(device);
-    if (primary) fake_teardown_context(primary);
+    if (primary && primary->live) {
+        fake_flush_context(primary);
+        fake_teardown_context(primary);
+    }
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) FAKE_API(cuDevicePrimaryCtxReset_v2, primary_reset(dev))
@@ -307,6 +314,7 @@ static CUresult context_destroy(CUcontext handle) {
         /* a primary context cannot be destroyed, only released */
         return CUDA_ERROR_INVALID_CONTEXT;
     }
+    fake_flush_context(context); /* queued work completes first */
     fake_teardown_context(context);
     fake_destroy(context);
     if (context_depth > 0 && context_stack[context_depth - 1] == context) context_depth--;
@@ -352,8 +360,10 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) FAKE_API(cuCtxPopCurrent_v2,
 static CUresult context_synchronize(void) {
     struct fake_object *context;
     CUresult result = fake_current_context(&context);
-    if (result == CUDA_SUCCESS && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    return result;
+    if (result != CUDA_SUCCESS) return result;
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    fake_flush_context(context);
+    return fake_take_async_error(context);
 }
 EXPORT CUresult cuCtxSynchronize(void) FAKE_API(cuCtxSynchronize, context_synchronize())
 

@@ -32,21 +32,17 @@ int fake_device_attribute(int device, int attribute);
 /* The calling thread's current context, or CUDA_ERROR_INVALID_CONTEXT. */
 CUresult fake_current_context(struct fake_object **context);
 
+/* Stream capture states and modes (cuda.h's CUstreamCaptureStatus, CUstreamCaptureMode). */
+enum { CAPTURE_NONE, CAPTURE_ACTIVE, CAPTURE_INVALIDATED };
+enum { CAPTURE_MODE_GLOBAL, CAPTURE_MODE_THREAD_LOCAL, CAPTURE_MODE_RELAXED };
+
 /* streams.c (lock held) */
 /* A stream handle (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or a created
  * stream) and its context; *stream is NULL for the default streams. */
 CUresult fake_resolve_stream(CUstream handle, struct fake_object **context, struct fake_object **stream);
-/* Runs `node` now, or appends it to the stream's capture. Takes the node's
- * argument copy. */
-CUresult fake_submit(struct fake_object *stream, struct fake_node *node);
-CUresult fake_run_node(const struct fake_node *node);
 /* Whether `stream` is capturing; if so the capture is invalidated (for calls
  * that are not allowed during capture). */
 int fake_refuse_in_capture(struct fake_object *stream);
-
-/* functions.c: the size of a function's argument block (offset + size of the last parameter). */
-size_t fake_argument_bytes(const struct fake_object *function);
-
 /* Whether the calling thread may not make a "potentially unsafe" call (a
  * synchronous allocation, free, copy or synchronisation) because a stream
  * capture forbids it: its own capture (unless relaxed) or another thread's
@@ -54,11 +50,35 @@ size_t fake_argument_bytes(const struct fake_object *function);
  * does, and the call must fail with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED. */
 int fake_capture_forbids(void);
 
+/* work.c (lock held): running work, at once or deferred (see work.c) */
+/* Work for `stream` (NULL: the context's legacy default stream): recorded if
+ * the stream captures, else run or queued. Takes what the node owns. */
+CUresult fake_submit(struct fake_object *context, struct fake_object *stream, struct fake_node *node);
+/* A synchronous copy or memset (cuMemcpyHtoD, cuMemsetD8, ...). */
+CUresult fake_submit_synchronous(struct fake_object *context, struct fake_node *node);
+CUresult fake_run_node(const struct fake_node *node);
+CUresult fake_append(struct fake_graph *graph, const struct fake_node *node);
+/* Points a kernel node's argument pointers into its own argument copy. */
+void fake_aim_arguments(struct fake_node *node);
+/* Runs pending work: of one stream (NULL: the legacy stream, after the
+ * context's blocking streams), of a context, of everything. */
+void fake_flush(struct fake_object *context, struct fake_object *stream);
+void fake_flush_context(struct fake_object *context);
+void fake_flush_all(void);
+int fake_has_pending(struct fake_object *context, struct fake_object *stream);
+/* The first failure of pending work since the last call, cleared. */
+CUresult fake_take_async_error(struct fake_object *context);
+double fake_now_ms(void);
+
+/* functions.c: the size of a function's argument block (offset + size of the last parameter). */
+size_t fake_argument_bytes(const struct fake_object *function);
+
 /* memory.c (lock held) */
 /* Device memory of `context`; `pool` is the pool of a stream-ordered allocation (or NULL). */
 CUresult fake_allocate(struct fake_object *context, size_t bytes, struct fake_object *pool, CUdeviceptr *address);
 /* A live default or created pool. */
 struct fake_object *fake_lookup_pool(CUmemoryPool handle);
+/* Frees device memory at once (cuMemFree, and stream-ordered frees when they run). */
 CUresult fake_free(CUdeviceptr address);
 
 #endif

@@ -140,6 +140,8 @@ struct fake_object {
             int primary;
             int retains;         /* primary only */
             unsigned int peers;  /* bit d: peer access to device d's contexts enabled */
+            struct fake_graph *legacy_queue; /* deferred mode: pending work of the legacy stream */
+            CUresult async_error;            /* deferred mode: first failure of pending work */
         } ctx;
         struct {
             CUdeviceptr address;
@@ -160,11 +162,14 @@ struct fake_object {
             int capture_status; /* 0 none, 1 active, 2 invalidated */
             pthread_t capture_thread;
             struct fake_graph *capture;
+            struct fake_graph *queue; /* deferred mode: pending work */
         } stream;
         struct {
             unsigned int flags;
             int recorded;
             double time_ms;
+            int pending;                   /* deferred mode: records queued, not yet run */
+            struct fake_object *record_stream; /* where the last record was queued (NULL: legacy) */
         } event;
         struct {
             struct fake_object **functions;
@@ -197,7 +202,7 @@ struct fake_object {
 enum fake_space { SPACE_DEVICE, SPACE_HOST, SPACE_UNIFIED };
 
 /* Work on a stream: run at once, or recorded while the stream is capturing. */
-enum fake_node_kind { NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST };
+enum fake_node_kind { NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_RECORD, NODE_FREE };
 
 struct fake_node {
     int kind;
@@ -212,6 +217,7 @@ struct fake_node {
             CUdeviceptr dst, src;
             int dst_space, src_space; /* enum fake_space */
             size_t bytes;
+            unsigned char *snapshot; /* deferred copies from pageable memory: the bytes at submission */
         } copy;
         struct {
             CUdeviceptr dst;
@@ -222,6 +228,8 @@ struct fake_node {
             CUhostFn fn;
             void *data;
         } host;
+        struct fake_object *event; /* NODE_RECORD */
+        CUdeviceptr free_address;  /* NODE_FREE (cuMemFreeAsync) */
     } u;
 };
 

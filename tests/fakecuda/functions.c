@@ -147,7 +147,9 @@ EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname) FAKE_API(cuMod
 
 static CUresult unload(CUmodule handle) {
     struct fake_object *module = fake_lookup_for_destroy(handle, KIND_MODULE);
-    return module ? fake_destroy(module) : CUDA_ERROR_INVALID_HANDLE;
+    if (!module) return CUDA_ERROR_INVALID_HANDLE;
+    fake_flush_context(module->context); /* queued launches of its kernels run first */
+    return fake_destroy(module);
 }
 EXPORT CUresult cuModuleUnload(CUmodule hmod) FAKE_API(cuModuleUnload, unload(hmod))
 
@@ -389,7 +391,7 @@ static CUresult launch(const struct launch_request *request) {
     memcpy(node.u.kernel.launch.grid, grid, sizeof node.u.kernel.launch.grid);
     memcpy(node.u.kernel.launch.block, block, sizeof node.u.kernel.launch.block);
     node.u.kernel.launch.shared_mem = request->shared;
-    return fake_submit(stream, &node);
+    return fake_submit(context, stream, &node);
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,

@@ -60,8 +60,11 @@ static CUresult mem_alloc(CUdeviceptr *address, size_t bytes) {
     return fake_allocate(context, bytes, NULL, address);
 }
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) FAKE_API(cuMemAlloc_v2, mem_alloc(dptr, bytesize))
+/* cuMemFree waits for the device's work first, as the driver does. */
 static CUresult mem_free(CUdeviceptr address) {
-    return fake_capture_forbids() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : fake_free(address);
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    fake_flush_all();
+    return fake_free(address);
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) FAKE_API(cuMemFree_v2, mem_free(dptr))
 
@@ -106,6 +109,7 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 static CUresult host_free(void *pointer, int registered) {
     if (!pointer) return CUDA_ERROR_INVALID_VALUE;
     if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    fake_flush_all(); /* freeing pinned memory waits for the work that may use it */
     int was_freed;
     struct fake_object *host = fake_memory_at_base((CUdeviceptr)(uintptr_t)pointer, KIND_HOST_MEMORY, &was_freed);
     if (!host || host->u.host.registered != registered) {
@@ -152,10 +156,9 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsign
 
 static CUresult copy(CUdeviceptr dst, int dst_space, CUdeviceptr src, int src_space, size_t bytes, CUstream handle,
                      int synchronous) {
-    struct fake_object *context, *stream;
+    struct fake_object *context, *stream = NULL;
     CUresult result = synchronous ? fake_current_context(&context) : fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
-    if (synchronous) stream = NULL;
     if (synchronous && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     struct fake_node node = {.kind = NODE_COPY};
     node.u.copy.dst = dst;
@@ -163,7 +166,7 @@ static CUresult copy(CUdeviceptr dst, int dst_space, CUdeviceptr src, int src_sp
     node.u.copy.dst_space = dst_space;
     node.u.copy.src_space = src_space;
     node.u.copy.bytes = bytes;
-    return fake_submit(stream, &node);
+    return synchronous ? fake_submit_synchronous(context, &node) : fake_submit(context, stream, &node);
 }
 
 #define HOST(p) ((CUdeviceptr)(uintptr_t)(p))
@@ -199,10 +202,9 @@ EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, C
 
 static CUresult memset_elements(CUdeviceptr dst, unsigned int value, size_t element_size, size_t count,
                                 CUstream handle, int synchronous) {
-    struct fake_object *context, *stream;
+    struct fake_object *context, *stream = NULL;
     CUresult result = synchronous ? fake_current_context(&context) : fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
-    if (synchronous) stream = NULL;
     if (dst % element_size != 0) return CUDA_ERROR_INVALID_VALUE;
     if (synchronous && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     struct fake_node node = {.kind = NODE_MEMSET};
@@ -210,7 +212,7 @@ static CUresult memset_elements(CUdeviceptr dst, unsigned int value, size_t elem
     node.u.memset.value = value;
     node.u.memset.element_size = element_size;
     node.u.memset.count = count;
-    return fake_submit(stream, &node);
+    return synchronous ? fake_submit_synchronous(context, &node) : fake_submit(context, stream, &node);
 }
 EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     FAKE_API(cuMemsetD8_v2, memset_elements(dstDevice, uc, 1, N, NULL, 1))
@@ -252,7 +254,11 @@ static CUresult free_async(CUdeviceptr address, CUstream handle) {
     CUresult result = fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
     if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    return fake_free(address);
+    int was_freed;
+    if (!fake_memory_at_base(address, KIND_DEVICE_MEMORY, &was_freed)) return fake_free(address); /* the error */
+    struct fake_node node = {.kind = NODE_FREE};
+    node.u.free_address = address;
+    return fake_submit(context, stream, &node); /* freed in stream order */
 }
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) FAKE_API(cuMemFreeAsync, free_async(dptr, hStream))
 

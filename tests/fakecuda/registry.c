@@ -170,11 +170,14 @@ struct fake_object *fake_lookup_for_destroy(const void *handle, int kind) {
     return fake_lookup(handle, kind);
 }
 
-static void free_graph(struct fake_graph *graph) {
+void fake_free_node(struct fake_node *node) {
+    if (node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
+    if (node->kind == NODE_COPY) free(node->u.copy.snapshot);
+}
+
+void fake_free_graph(struct fake_graph *graph) {
     if (!graph) return;
-    for (size_t i = 0; i < graph->count; i++) {
-        if (graph->nodes[i].kind == NODE_KERNEL) free(graph->nodes[i].u.kernel.arg_bytes);
-    }
+    for (size_t i = 0; i < graph->count; i++) fake_free_node(&graph->nodes[i]);
     free(graph->nodes);
     free(graph);
 }
@@ -198,12 +201,19 @@ void fake_release_memory(struct fake_object *object) {
         break;
     case KIND_GRAPH:
     case KIND_GRAPH_EXEC:
-        free_graph(object->u.graph.graph);
+        fake_free_graph(object->u.graph.graph);
         object->u.graph.graph = NULL;
         break;
     case KIND_STREAM:
-        free_graph(object->u.stream.capture);
+        fake_free_graph(object->u.stream.capture);
         object->u.stream.capture = NULL;
+        fake_free_graph(object->u.stream.queue);
+        object->u.stream.queue = NULL;
+        break;
+    case KIND_CONTEXT:
+    case KIND_PRIMARY:
+        fake_free_graph(object->u.ctx.legacy_queue);
+        object->u.ctx.legacy_queue = NULL;
         break;
     default:
         break;

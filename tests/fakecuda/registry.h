@@ -35,6 +35,9 @@ CUresult fake_destroy(struct fake_object *object);
  * counts as a double free rather than a use after free. */
 struct fake_object *fake_lookup_for_destroy(const void *handle, int kind);
 void fake_release_memory(struct fake_object *object);
+/* Frees what a recorded node owns (argument copies, snapshots), or a whole graph of them. */
+void fake_free_node(struct fake_node *node);
+void fake_free_graph(struct fake_graph *graph);
 /* Every object ever made, dead ones included, in creation order (lock held). */
 size_t fake_object_count(void);
 struct fake_object *fake_object_at(size_t index);

@@ -1,20 +1,17 @@
 /*
  * fakecuda (test double): streams, events, stream capture and graphs. Work
- * runs on the host at once, in submission order (so every stream is always
- * idle); a capturing stream records it into a graph instead, and launching
- * the instantiated graph runs the recorded work again.
+ * runs on the host in submission order, at once or deferred (work.c); a
+ * capturing stream records it into a graph instead, and launching the
+ * instantiated graph submits the recorded work again.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "driver.h"
 
 #define STREAM_LEGACY ((CUstream)(uintptr_t)1)
 #define STREAM_PER_THREAD ((CUstream)(uintptr_t)2)
 
-enum { CAPTURE_NONE, CAPTURE_ACTIVE, CAPTURE_INVALIDATED };
-enum { CAPTURE_MODE_GLOBAL, CAPTURE_MODE_THREAD_LOCAL, CAPTURE_MODE_RELAXED };
 
 CUresult fake_resolve_stream(CUstream handle, struct fake_object **context, struct fake_object **stream) {
     *stream = NULL;
@@ -46,98 +43,6 @@ int fake_capture_forbids(void) {
     return forbidden;
 }
 
-/* ---- running work ---------------------------------------------------------------- */
-
-static unsigned char *bytes_at(CUdeviceptr address, int space, size_t bytes) {
-    unsigned char *found = fake_device_bytes(address, bytes);
-    if (found || space == SPACE_DEVICE) return found;
-    /* a host address: anything outside the fake device range (never a stale device pointer) */
-    if (address == 0 || fake_is_device_address(address)) return NULL;
-    return (unsigned char *)(uintptr_t)address;
-}
-
-CUresult fake_run_node(const struct fake_node *node) {
-    switch (node->kind) {
-    case NODE_COPY: {
-        size_t bytes = node->u.copy.bytes;
-        if (bytes == 0) return CUDA_SUCCESS;
-        unsigned char *dst = bytes_at(node->u.copy.dst, node->u.copy.dst_space, bytes);
-        unsigned char *src = bytes_at(node->u.copy.src, node->u.copy.src_space, bytes);
-        if (!dst || !src) {
-            fake_record_invalid();
-            return CUDA_ERROR_INVALID_VALUE;
-        }
-        memmove(dst, src, bytes);
-        return CUDA_SUCCESS;
-    }
-    case NODE_MEMSET: {
-        size_t size = node->u.memset.element_size, count = node->u.memset.count;
-        if (count == 0) return CUDA_SUCCESS;
-        if (count > SIZE_MAX / size) return CUDA_ERROR_INVALID_VALUE;
-        unsigned char *dst = fake_device_bytes(node->u.memset.dst, size * count);
-        if (!dst) {
-            fake_record_invalid();
-            return CUDA_ERROR_INVALID_VALUE;
-        }
-        unsigned int value = node->u.memset.value;
-        for (size_t i = 0; i < count; i++) memcpy(dst + i * size, &value, size); /* little-endian */
-        return CUDA_SUCCESS;
-    }
-    case NODE_KERNEL: {
-        struct fake_object *function = node->u.kernel.function;
-        if (!function->live) {
-            fake_record_invalid();
-            return CUDA_ERROR_INVALID_HANDLE;
-        }
-        if (!function->u.func.kernel) return CUDA_ERROR_NOT_SUPPORTED; /* no host implementation */
-        struct fake_launch launch = node->u.kernel.launch;
-        launch.params = (void **)node->u.kernel.arg_pointers;
-        return function->u.func.kernel->run(&launch);
-    }
-    case NODE_HOST:
-        node->u.host.fn(node->u.host.data);
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_UNKNOWN;
-    }
-}
-
-static CUresult append(struct fake_graph *graph, const struct fake_node *node) {
-    if (graph->count == graph->capacity) {
-        size_t capacity = graph->capacity ? graph->capacity * 2 : 8;
-        struct fake_node *grown = realloc(graph->nodes, capacity * sizeof *grown);
-        if (!grown) return CUDA_ERROR_OUT_OF_MEMORY;
-        graph->nodes = grown;
-        graph->capacity = capacity;
-    }
-    graph->nodes[graph->count++] = *node;
-    return CUDA_SUCCESS;
-}
-
-/* Points a kernel node's argument pointers into its own argument copy. */
-static void aim_arguments(struct fake_node *node) {
-    const struct fake_object *function = node->u.kernel.function;
-    for (int i = 0; i < function->u.func.param_count; i++) {
-        node->u.kernel.arg_pointers[i] = node->u.kernel.arg_bytes + function->u.func.param_offsets[i];
-    }
-}
-
-CUresult fake_submit(struct fake_object *stream, struct fake_node *node) {
-    if (stream && stream->u.stream.capture_status == CAPTURE_INVALIDATED) {
-        if (node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
-        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    }
-    if (node->kind == NODE_KERNEL) aim_arguments(node); /* into the heap copy: stays valid when the node is copied */
-    if (stream && stream->u.stream.capture_status == CAPTURE_ACTIVE) {
-        CUresult result = append(stream->u.stream.capture, node);
-        if (result != CUDA_SUCCESS && node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
-        return result;
-    }
-    CUresult result = fake_run_node(node);
-    if (node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
-    return result;
-}
-
 /* ---- streams ------------------------------------------------------------------------ */
 
 static CUresult stream_create(CUstream *out, unsigned int flags, int priority) {
@@ -159,26 +64,44 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
 
 static CUresult stream_destroy(CUstream handle) {
     struct fake_object *stream = fake_lookup_for_destroy(handle, KIND_STREAM);
-    return stream ? fake_destroy(stream) : CUDA_ERROR_INVALID_HANDLE;
+    if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+    fake_flush(stream->context, stream); /* queued work still completes */
+    return fake_destroy(stream);
 }
 EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) FAKE_API(cuStreamDestroy_v2, stream_destroy(hStream))
 
-static CUresult stream_wait(CUstream handle) {
+static CUresult stream_synchronize(CUstream handle) {
     struct fake_object *context, *stream;
     CUresult result = fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
     if (!stream && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream */
-    return fake_refuse_in_capture(stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    fake_flush(context, stream);
+    return fake_take_async_error(context);
 }
-EXPORT CUresult cuStreamSynchronize(CUstream hStream) FAKE_API(cuStreamSynchronize, stream_wait(hStream))
-EXPORT CUresult cuStreamQuery(CUstream hStream) FAKE_API(cuStreamQuery, stream_wait(hStream))
+EXPORT CUresult cuStreamSynchronize(CUstream hStream) FAKE_API(cuStreamSynchronize, stream_synchronize(hStream))
+
+static CUresult stream_query(CUstream handle) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (!fake_has_pending(context, stream)) return CUDA_SUCCESS;
+    fake_flush(context, stream); /* busy now, done by the next query */
+    return CUDA_ERROR_NOT_READY;
+}
+EXPORT CUresult cuStreamQuery(CUstream hStream) FAKE_API(cuStreamQuery, stream_query(hStream))
 
 static CUresult stream_wait_event(CUstream handle, CUevent event, unsigned int flags) {
     struct fake_object *context, *stream;
     CUresult result = fake_resolve_stream(handle, &context, &stream);
     if (result != CUDA_SUCCESS) return result;
-    if (!fake_lookup(event, KIND_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
-    return flags & ~1u ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    struct fake_object *awaited = fake_lookup(event, KIND_EVENT);
+    if (!awaited) return CUDA_ERROR_INVALID_HANDLE;
+    if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
+    /* later work of the stream waits for the event: run what it marks now */
+    if (awaited->u.event.pending) fake_flush(awaited->context, awaited->u.event.record_stream);
+    return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
     FAKE_API(cuStreamWaitEvent, stream_wait_event(hStream, hEvent, Flags))
@@ -213,7 +136,7 @@ static CUresult launch_host_func(CUstream handle, CUhostFn fn, void *data) {
     struct fake_node node = {.kind = NODE_HOST};
     node.u.host.fn = fn;
     node.u.host.data = data;
-    return fake_submit(stream, &node);
+    return fake_submit(context, stream, &node);
 }
 EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
     FAKE_API(cuLaunchHostFunc, launch_host_func(hStream, fn, userData))
@@ -222,12 +145,6 @@ EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 
 #define EVENT_DISABLE_TIMING 2u
 #define EVENT_INTERPROCESS 4u
-
-static double now_ms(void) {
-    struct timespec time;
-    clock_gettime(CLOCK_MONOTONIC, &time);
-    return (double)time.tv_sec * 1e3 + (double)time.tv_nsec / 1e6;
-}
 
 static CUresult event_create(CUevent *out, unsigned int flags) {
     struct fake_object *context;
@@ -258,25 +175,41 @@ static CUresult event_record(CUevent handle, CUstream stream_handle, unsigned in
     if (flags & ~1u) return CUDA_ERROR_INVALID_VALUE;
     if (context != event->context) return CUDA_ERROR_INVALID_HANDLE;
     if (stream && stream->u.stream.capture_status != CAPTURE_NONE) return CUDA_SUCCESS; /* a join point only */
-    event->u.event.recorded = 1;
-    event->u.event.time_ms = now_ms();
-    return CUDA_SUCCESS;
+    struct fake_node node = {.kind = NODE_RECORD};
+    node.u.event = event;
+    event->u.event.pending++;
+    event->u.event.record_stream = stream;
+    result = fake_submit(context, stream, &node);
+    if (result != CUDA_SUCCESS) event->u.event.pending--;
+    return result;
 }
 EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) FAKE_API(cuEventRecord, event_record(hEvent, hStream, 0))
 EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
     FAKE_API(cuEventRecordWithFlags, event_record(hEvent, hStream, flags))
 
-static CUresult event_check(CUevent handle) {
-    return fake_lookup(handle, KIND_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+static CUresult event_synchronize(CUevent handle) {
+    struct fake_object *event = fake_lookup(handle, KIND_EVENT);
+    if (!event) return CUDA_ERROR_INVALID_HANDLE;
+    if (event->u.event.pending) fake_flush(event->context, event->u.event.record_stream);
+    return fake_take_async_error(event->context);
 }
-EXPORT CUresult cuEventSynchronize(CUevent hEvent) FAKE_API(cuEventSynchronize, event_check(hEvent))
-EXPORT CUresult cuEventQuery(CUevent hEvent) FAKE_API(cuEventQuery, event_check(hEvent))
+EXPORT CUresult cuEventSynchronize(CUevent hEvent) FAKE_API(cuEventSynchronize, event_synchronize(hEvent))
+
+static CUresult event_query(CUevent handle) {
+    struct fake_object *event = fake_lookup(handle, KIND_EVENT);
+    if (!event) return CUDA_ERROR_INVALID_HANDLE;
+    if (!event->u.event.pending) return CUDA_SUCCESS;
+    fake_flush(event->context, event->u.event.record_stream); /* busy now, done by the next query */
+    return CUDA_ERROR_NOT_READY;
+}
+EXPORT CUresult cuEventQuery(CUevent hEvent) FAKE_API(cuEventQuery, event_query(hEvent))
 
 static CUresult event_elapsed(float *ms, CUevent start_handle, CUevent end_handle) {
     if (!ms) return CUDA_ERROR_INVALID_VALUE;
     struct fake_object *start = fake_lookup(start_handle, KIND_EVENT);
     struct fake_object *end = fake_lookup(end_handle, KIND_EVENT);
     if (!start || !end) return CUDA_ERROR_INVALID_HANDLE;
+    if (start->u.event.pending || end->u.event.pending) return CUDA_ERROR_NOT_READY;
     if (!start->u.event.recorded || !end->u.event.recorded) return CUDA_ERROR_INVALID_HANDLE;
     if ((start->u.event.flags | end->u.event.flags) & EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
     *ms = (float)(end->u.event.time_ms - start->u.event.time_ms);
@@ -389,14 +322,14 @@ static CUresult instantiate(CUgraphExec *out, CUgraph handle, unsigned long long
             node.u.kernel.arg_bytes = malloc(size ? size : 1);
             if (node.u.kernel.arg_bytes) memcpy(node.u.kernel.arg_bytes, source->nodes[i].u.kernel.arg_bytes, size);
         }
-        if ((node.kind == NODE_KERNEL && !node.u.kernel.arg_bytes) || append(copy, &node) != CUDA_SUCCESS) {
+        if ((node.kind == NODE_KERNEL && !node.u.kernel.arg_bytes) || fake_append(copy, &node) != CUDA_SUCCESS) {
             if (node.kind == NODE_KERNEL) free(node.u.kernel.arg_bytes);
             struct fake_object dropped = {.kind = KIND_GRAPH_EXEC};
             dropped.u.graph.graph = copy;
             fake_release_memory(&dropped);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        if (node.kind == NODE_KERNEL) aim_arguments(&copy->nodes[copy->count - 1]);
+        if (node.kind == NODE_KERNEL) fake_aim_arguments(&copy->nodes[copy->count - 1]);
     }
     struct fake_object *exec = fake_new(KIND_GRAPH_EXEC, graph->context);
     if (!exec) {
@@ -422,7 +355,14 @@ static CUresult graph_launch(CUgraphExec handle, CUstream stream_handle) {
     if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     const struct fake_graph *graph = exec->u.graph.graph;
     for (size_t i = 0; i < graph->count; i++) {
-        result = fake_run_node(&graph->nodes[i]);
+        struct fake_node node = graph->nodes[i];
+        if (node.kind == NODE_KERNEL) {
+            size_t size = fake_argument_bytes(node.u.kernel.function);
+            node.u.kernel.arg_bytes = malloc(size ? size : 1);
+            if (!node.u.kernel.arg_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+            memcpy(node.u.kernel.arg_bytes, graph->nodes[i].u.kernel.arg_bytes, size);
+        }
+        result = fake_submit(context, stream, &node);
         if (result != CUDA_SUCCESS) return result;
     }
     return CUDA_SUCCESS;

@@ -3,7 +3,8 @@
 //! `libfakecuda.so` (C, in `tests/fakecuda/`, built by this package's build
 //! script) exports the driver entry points the safe layers call, with
 //! `cuda.h`'s signatures, over host memory: two H200-like devices, contexts,
-//! memory, streams and events (run at once, in order, on the host), modules
+//! memory, streams and events (run on the host in order, at once or, in
+//! deferred mode, when waited for), modules
 //! whose kernels are host functions (see `tests/fakecuda/kernels.c`), stream
 //! capture and graphs. It counts live handles, refuses use after free and
 //! double free (and counts them), and can make the Nth driver call, or every
@@ -128,6 +129,7 @@ struct Controls {
     fail_named: unsafe extern "C" fn(*const c_char, c_int),
     clear_faults: unsafe extern "C" fn(),
     destroy_all: unsafe extern "C" fn() -> i64,
+    set_deferred: unsafe extern "C" fn(c_int),
     calls: unsafe extern "C" fn() -> u64,
     injected: unsafe extern "C" fn() -> u64,
     live: unsafe extern "C" fn(c_int) -> i64,
@@ -160,6 +162,7 @@ fn controls() -> &'static Controls {
             fail_named: get!("fakecuda_fail_named"),
             clear_faults: get!("fakecuda_clear_faults"),
             destroy_all: get!("fakecuda_destroy_all"),
+            set_deferred: get!("fakecuda_set_deferred"),
             calls: get!("fakecuda_calls"),
             injected: get!("fakecuda_injected"),
             live: get!("fakecuda_live"),
@@ -188,6 +191,7 @@ pub fn session() -> Session {
     let guard = EXCLUSIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let session = Session { _exclusive: guard };
     session.reset();
+    session.set_deferred(false);
     session
 }
 
@@ -225,6 +229,15 @@ impl Session {
     pub fn destroy_all(&self) -> i64 {
         // SAFETY: as in `reset`.
         unsafe { (controls().destroy_all)() }
+    }
+
+    /// Deferred mode: submitted work waits in its stream's queue until
+    /// something waits for it (synchronising, querying, events, synchronous
+    /// copies, frees), as on a GPU; off (the default), it runs at once.
+    /// Switching it off runs everything pending.
+    pub fn set_deferred(&self, on: bool) {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().set_deferred)(c_int::from(on)) }
     }
 
     /// Counted driver calls since the last reset.
