@@ -44,6 +44,7 @@
 //! version, written atomically, checksummed, and carry the lowered names. The memory side
 //! keeps every entry (and the modules loaded from it) for the life of the process.
 
+mod array;
 mod cache;
 mod cuda_headers;
 mod device;
@@ -58,6 +59,10 @@ mod options;
 mod program;
 mod sha256;
 
+pub use array::{
+    size_class, sum, Arg, ArgType, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLTensor, DType,
+    DeviceArray, Element, ElementwiseKernel, IntoShape, MemoryPool, PoolStats, PooledBlock, ReductionKernel,
+};
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};

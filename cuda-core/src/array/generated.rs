@@ -1,0 +1,374 @@
+//! What [`ElementwiseKernel`](crate::ElementwiseKernel) and [`ReductionKernel`](crate::ReductionKernel)
+//! share: call arguments ([`Arg`]), their type signature ([`ArgType`]), checking them against
+//! the declared parameters, and compiling and loading generated code once per signature and context.
+
+use std::ffi::c_void;
+use std::sync::{Mutex, PoisonError};
+
+use cuda_driver::{Context, DeviceAttribute, Function, Module, Stream};
+use cuda_sys::driver::CUdeviceptr;
+
+use super::device_array::DeviceArray;
+use super::dtype::{DType, Element};
+use super::params::{Bindings, Param};
+use crate::error::{Error, Result};
+use crate::options::{Arch, CompileTarget, ProgramOptions};
+use crate::program::Program;
+
+/// The type-erased view of a [`DeviceArray`] an [`Arg`] holds.
+pub(crate) trait ErasedArray {
+    fn ptr_ref(&self) -> &CUdeviceptr;
+    fn dtype(&self) -> DType;
+    fn shape(&self) -> &[usize];
+    fn len(&self) -> usize;
+    fn context(&self) -> &Context;
+    fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()>;
+}
+
+impl<T: Element> ErasedArray for DeviceArray<T> {
+    fn ptr_ref(&self) -> &CUdeviceptr {
+        DeviceArray::ptr_ref(self)
+    }
+    fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+    fn shape(&self) -> &[usize] {
+        DeviceArray::shape(self)
+    }
+    fn len(&self) -> usize {
+        DeviceArray::len(self)
+    }
+    fn context(&self) -> &Context {
+        DeviceArray::context(self)
+    }
+    fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()> {
+        DeviceArray::note_use(self, stream)
+    }
+}
+
+/// A scalar's bytes, aligned for any element type.
+#[derive(Clone, Copy)]
+#[repr(C, align(8))]
+struct ScalarBytes([u8; 8]);
+
+/// One argument of a generated kernel: an array read (`&array`), an array written
+/// (`&mut array`), or a scalar ([`Arg::scalar`]).
+pub struct Arg<'a>(ArgKind<'a>);
+
+enum ArgKind<'a> {
+    Array(&'a dyn ErasedArray),
+    ArrayMut(&'a dyn ErasedArray),
+    Scalar(DType, ScalarBytes),
+}
+
+impl Arg<'static> {
+    /// A scalar argument (passed by value).
+    pub fn scalar<T: Element>(value: T) -> Arg<'static> {
+        let mut bytes = ScalarBytes([0; 8]);
+        // SAFETY: `T` is plain data of at most 8 bytes (every `Element` is); the copy fills
+        // the start of the 8-byte buffer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (&value as *const T).cast::<u8>(),
+                bytes.0.as_mut_ptr(),
+                std::mem::size_of::<T>(),
+            )
+        };
+        Arg(ArgKind::Scalar(T::DTYPE, bytes))
+    }
+}
+
+impl<'a, T: Element> From<&'a DeviceArray<T>> for Arg<'a> {
+    fn from(array: &'a DeviceArray<T>) -> Self {
+        Arg(ArgKind::Array(array))
+    }
+}
+
+impl<'a, T: Element> From<&'a mut DeviceArray<T>> for Arg<'a> {
+    fn from(array: &'a mut DeviceArray<T>) -> Self {
+        Arg(ArgKind::ArrayMut(array))
+    }
+}
+
+macro_rules! scalar_args {
+    ($($ty:ty),*) => {
+        $(
+            impl From<$ty> for Arg<'static> {
+                fn from(value: $ty) -> Self {
+                    Arg::scalar(value)
+                }
+            }
+        )*
+    };
+}
+
+scalar_args!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+impl Arg<'_> {
+    /// The argument's kind and type.
+    pub fn arg_type(&self) -> ArgType {
+        match &self.0 {
+            ArgKind::Array(a) | ArgKind::ArrayMut(a) => ArgType::Array(a.dtype()),
+            ArgKind::Scalar(dtype, _) => ArgType::Scalar(*dtype),
+        }
+    }
+
+    fn array(&self) -> Option<&dyn ErasedArray> {
+        match &self.0 {
+            ArgKind::Array(a) | ArgKind::ArrayMut(a) => Some(*a),
+            ArgKind::Scalar(..) => None,
+        }
+    }
+
+    /// Pointer to the argument's bytes as the kernel parameter takes them.
+    fn param_ptr(&self) -> *mut c_void {
+        match &self.0 {
+            ArgKind::Array(a) | ArgKind::ArrayMut(a) => (a.ptr_ref() as *const CUdeviceptr).cast_mut().cast(),
+            ArgKind::Scalar(_, bytes) => (bytes as *const ScalarBytes).cast_mut().cast(),
+        }
+    }
+}
+
+/// The kind and element type of an argument: what generated code is specialised on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgType {
+    /// An array of this element type.
+    Array(DType),
+    /// A scalar of this type.
+    Scalar(DType),
+}
+
+impl ArgType {
+    /// The element or scalar type.
+    pub fn dtype(self) -> DType {
+        match self {
+            ArgType::Array(d) | ArgType::Scalar(d) => d,
+        }
+    }
+
+    /// Whether it is an array.
+    pub fn is_array(self) -> bool {
+        matches!(self, ArgType::Array(_))
+    }
+}
+
+/// Checks a signature against inputs and outputs (outputs must be arrays) and binds the
+/// placeholders; every placeholder used must end up bound.
+pub(crate) fn bind_signature(
+    kernel: &str,
+    inputs: &[Param],
+    outputs: &[Param],
+    signature: &[ArgType],
+) -> Result<Bindings> {
+    let expected = inputs.len() + outputs.len();
+    if signature.len() != expected {
+        return Err(Error::InvalidValue(format!(
+            "kernel `{kernel}` takes {expected} arguments ({} inputs, {} outputs), {} were given",
+            inputs.len(),
+            outputs.len(),
+            signature.len()
+        )));
+    }
+    let mut bindings = Bindings::default();
+    for (param, arg) in inputs.iter().chain(outputs).zip(signature) {
+        bindings.bind(kernel, param, arg.dtype())?;
+    }
+    for (param, arg) in outputs.iter().zip(&signature[inputs.len()..]) {
+        if !arg.is_array() {
+            return Err(Error::InvalidValue(format!(
+                "kernel `{kernel}`: output `{}` must be an array (`&mut array`)",
+                param.name
+            )));
+        }
+    }
+    Ok(bindings)
+}
+
+/// Checks call arguments: outputs written through `&mut`, one context (the stream's), and the
+/// array shapes. Returns the common shape's element count: that of every array, which must all
+/// have one shape, or of `inputs` only when `inputs_only` (reductions, whose output differs).
+pub(crate) fn check_args(
+    kernel: &str,
+    stream: &Stream,
+    args: &[Arg<'_>],
+    inputs: usize,
+    inputs_only: bool,
+) -> Result<usize> {
+    for (index, arg) in args.iter().enumerate().skip(inputs) {
+        if !matches!(arg.0, ArgKind::ArrayMut(_)) {
+            return Err(Error::InvalidValue(format!(
+                "kernel `{kernel}`: argument {index} is an output and must be passed as `&mut array`"
+            )));
+        }
+    }
+    let mut shape: Option<&[usize]> = None;
+    let mut len = None;
+    let considered = if inputs_only { &args[..inputs] } else { args };
+    for array in considered.iter().filter_map(Arg::array) {
+        match shape {
+            None => {
+                shape = Some(array.shape());
+                len = Some(array.len());
+            }
+            Some(s) if s != array.shape() => {
+                return Err(Error::InvalidValue(format!(
+                    "kernel `{kernel}`: arrays of shapes {s:?} and {:?} cannot be combined",
+                    array.shape()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    for array in args.iter().filter_map(Arg::array) {
+        if array.context() != stream.context() {
+            return Err(cuda_driver::Error::WrongContext {
+                object: "array",
+                used_with: "stream",
+            }
+            .into());
+        }
+    }
+    len.ok_or_else(|| Error::InvalidValue(format!("kernel `{kernel}`: no array gives the size")))
+}
+
+/// Orders `stream` after each array's own stream (see [`DeviceArray`]'s docs) and collects the
+/// parameter pointers, followed by `extra` ones.
+pub(crate) fn note_uses_and_params(stream: &Stream, args: &[Arg<'_>]) -> Result<Vec<*mut c_void>> {
+    let mut params = Vec::with_capacity(args.len() + 2);
+    for arg in args {
+        if let Some(array) = arg.array() {
+            array.note_use(stream)?;
+        }
+        params.push(arg.param_ptr());
+    }
+    Ok(params)
+}
+
+/// Whether every array argument's address is aligned to `bytes`.
+pub(crate) fn arrays_aligned(args: &[Arg<'_>], bytes: usize) -> bool {
+    args.iter()
+        .filter_map(Arg::array)
+        .all(|a| *a.ptr_ref() % bytes as CUdeviceptr == 0)
+}
+
+/// The C++ type text of a parameter as declared (a placeholder stays a placeholder).
+pub(crate) fn declared_type(param: &Param) -> String {
+    match &param.ty {
+        super::params::ParamType::Concrete(d) => d.c_name().to_string(),
+        super::params::ParamType::Placeholder(p) => p.clone(),
+    }
+}
+
+/// Functions of generated code loaded in one context for one signature.
+pub(crate) struct Loaded {
+    context: Context,
+    signature: Vec<ArgType>,
+    pub(crate) functions: Vec<Function>,
+    /// Streaming multiprocessors of the device.
+    pub(crate) sm_count: u32,
+}
+
+/// The per-kernel table of loaded code.
+#[derive(Default)]
+pub(crate) struct LoadedTable {
+    entries: Mutex<Vec<std::sync::Arc<Loaded>>>,
+}
+
+impl LoadedTable {
+    /// The functions `names` of the code `source(signature)` gives, compiled (through the
+    /// kernel cache) and loaded into `context` on first use.
+    pub(crate) fn get_or_load(
+        &self,
+        context: &Context,
+        signature: &[ArgType],
+        names: &[String],
+        source: impl FnOnce() -> Result<String>,
+    ) -> Result<std::sync::Arc<Loaded>> {
+        let find = |entries: &Vec<std::sync::Arc<Loaded>>| {
+            entries
+                .iter()
+                .find(|e| &e.context == context && e.signature == signature)
+                .cloned()
+        };
+        if let Some(found) = find(&self.entries.lock().unwrap_or_else(PoisonError::into_inner)) {
+            return Ok(found);
+        }
+        let device = context.device();
+        let (major, minor) = device.compute_capability()?;
+        let program = Program::new(source()?, ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)));
+        let code = program.compile(CompileTarget::Cubin)?;
+        let module = Module::from_image(context, code.code())?;
+        let functions = names
+            .iter()
+            .map(|name| module.function(name))
+            .collect::<cuda_driver::Result<Vec<_>>>()?;
+        let sm_count = u32::try_from(device.attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?)
+            .unwrap_or(1)
+            .max(1);
+        let loaded = std::sync::Arc::new(Loaded {
+            context: context.clone(),
+            signature: signature.to_vec(),
+            functions,
+            sm_count,
+        });
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = find(&entries) {
+            return Ok(found);
+        }
+        entries.push(loaded.clone());
+        Ok(loaded)
+    }
+}
+
+/// Blocks of `BLOCK` threads for `units` units of work, at most `per_sm` blocks per SM.
+pub(crate) fn grid_for(units: u64, block: u32, sm_count: u32, per_sm: u32) -> u32 {
+    let needed = units.div_ceil(u64::from(block)).max(1);
+    needed.min(u64::from(sm_count) * u64::from(per_sm)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::params::parse_params;
+
+    #[test]
+    fn signatures_are_checked_against_parameters() {
+        let inputs = parse_params("T x, T y, float a", "input").unwrap();
+        let outputs = parse_params("T z", "output").unwrap();
+        let good = [
+            ArgType::Array(DType::F64),
+            ArgType::Array(DType::F64),
+            ArgType::Scalar(DType::F32),
+            ArgType::Array(DType::F64),
+        ];
+        let bindings = bind_signature("k", &inputs, &outputs, &good).unwrap();
+        assert_eq!(bindings.get("T"), Some(DType::F64));
+        let error = bind_signature("k", &inputs, &outputs, &good[..3]).unwrap_err();
+        assert!(error.to_string().contains("takes 4 arguments"), "{error}");
+        let mut wrong_type = good;
+        wrong_type[1] = ArgType::Array(DType::F32);
+        assert!(matches!(bind_signature("k", &inputs, &outputs, &wrong_type), Err(Error::InvalidValue(_))));
+        let mut scalar_out = good;
+        scalar_out[3] = ArgType::Scalar(DType::F64);
+        let error = bind_signature("k", &inputs, &outputs, &scalar_out).unwrap_err();
+        assert!(error.to_string().contains("must be an array"), "{error}");
+    }
+
+    #[test]
+    fn scalars_keep_their_bytes_and_type() {
+        let arg = Arg::scalar(-2.5f64);
+        assert_eq!(arg.arg_type(), ArgType::Scalar(DType::F64));
+        // SAFETY: the pointer is to the 8 bytes of the scalar just stored.
+        assert_eq!(unsafe { *arg.param_ptr().cast::<f64>() }, -2.5);
+        let arg = Arg::from(7u16);
+        // SAFETY: as above, 2 bytes.
+        assert_eq!(unsafe { *arg.param_ptr().cast::<u16>() }, 7);
+    }
+
+    #[test]
+    fn grids_cover_the_work_up_to_a_per_sm_limit() {
+        assert_eq!(grid_for(0, 256, 132, 8), 1);
+        assert_eq!(grid_for(1000, 256, 132, 8), 4);
+        assert_eq!(grid_for(1 << 28, 256, 132, 8), 1056);
+    }
+}

@@ -1,0 +1,20 @@
+//! The CuPy-style pooled array layer: a stream-ordered caching [`MemoryPool`], [`DeviceArray`],
+//! generated [`ElementwiseKernel`]s and [`ReductionKernel`]s, and DLPack exchange.
+
+mod device_array;
+mod dlpack;
+mod dtype;
+mod elementwise;
+mod generated;
+mod params;
+mod pool;
+mod raw;
+mod reduction;
+
+pub use device_array::{DeviceArray, IntoShape};
+pub use dlpack::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLTensor};
+pub use dtype::{DType, Element};
+pub use elementwise::ElementwiseKernel;
+pub use generated::{Arg, ArgType};
+pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
+pub use reduction::{sum, ReductionKernel};

@@ -1,0 +1,573 @@
+//! [`MemoryPool`]: a stream-ordered caching allocator of device memory, CuPy's pool for Rust.
+//!
+//! Sizes are rounded to a size class ([`size_class`]): multiples of 512 bytes up to 1 MiB,
+//! then eight classes per power of two (less than 12.5 % slack). Each stream has its own
+//! free lists, one per class. A block freed on stream S goes back to S's list and is handed
+//! out again for S at once, since S runs its work in order. A block cached for another stream
+//! is taken only after an event recorded on that stream is made to wait on (`cuStreamWaitEvent`).
+//! Blocks are neither split nor merged: a miss allocates a new block of the class with
+//! `cuMemAllocAsync` (the device's stream-ordered pool), so the cache keeps whole blocks.
+//! On out-of-memory the pool frees its cached blocks, waits for the context and retries once.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cuda_driver::{Context, Event, EventFlags, Stream};
+use cuda_sys::driver::{CUdeviceptr, CUresult};
+
+use super::raw::{bind, check};
+use crate::error::{Error, Result};
+
+/// Sizes up to this are rounded to [`SMALL_STEP`].
+const SMALL_LIMIT: usize = 1 << 20;
+/// Granularity of the small classes.
+const SMALL_STEP: usize = 512;
+/// Classes per power of two above [`SMALL_LIMIT`].
+const LARGE_CLASSES_PER_DOUBLING: usize = 8;
+
+/// The size class (bytes actually reserved) of a request of `bytes`: a multiple of 512 up to
+/// 1 MiB, then the next of eight steps per power of two. `None` for zero or when rounding
+/// overflows.
+pub fn size_class(bytes: usize) -> Option<usize> {
+    if bytes == 0 {
+        return None;
+    }
+    let step = if bytes <= SMALL_LIMIT {
+        SMALL_STEP
+    } else {
+        let floor_log2 = usize::BITS - 1 - (bytes - 1).leading_zeros();
+        1usize << (floor_log2 - LARGE_CLASSES_PER_DOUBLING.trailing_zeros())
+    };
+    bytes.checked_next_multiple_of(step)
+}
+
+/// Bytes the pool has in use and holds (`held - used` is cached, ready for reuse).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Bytes of blocks handed out and not yet returned (size classes, not requests).
+    pub used_bytes: usize,
+    /// Bytes of all blocks the pool got from the driver and has not given back.
+    pub held_bytes: usize,
+    /// Blocks cached in free lists.
+    pub cached_blocks: usize,
+    /// Allocations answered from a free list.
+    pub hits: u64,
+    /// Allocations that went to the driver.
+    pub misses: u64,
+}
+
+/// The free lists of one stream.
+struct StreamBins<S> {
+    key: usize,
+    stream: S,
+    free: BTreeMap<usize, Vec<CUdeviceptr>>,
+}
+
+/// The pool's bookkeeping, free of driver calls: per-stream free lists and the statistics.
+/// `S` is what keeps a stream alive (a [`Stream`]; `()` in tests).
+pub(crate) struct Bins<S> {
+    streams: Vec<StreamBins<S>>,
+    stats: PoolStats,
+}
+
+impl<S: Clone> Bins<S> {
+    pub(crate) const fn new() -> Self {
+        Bins {
+            streams: Vec::new(),
+            stats: PoolStats {
+                used_bytes: 0,
+                held_bytes: 0,
+                cached_blocks: 0,
+                hits: 0,
+                misses: 0,
+            },
+        }
+    }
+
+    /// A cached block of `class` for stream `key`, ready to use there.
+    #[inline]
+    pub(crate) fn take(&mut self, key: usize, class: usize) -> Option<CUdeviceptr> {
+        let bins = self.streams.iter_mut().find(|b| b.key == key)?;
+        let ptr = bins.free.get_mut(&class)?.pop()?;
+        self.stats.used_bytes += class;
+        self.stats.cached_blocks -= 1;
+        self.stats.hits += 1;
+        Some(ptr)
+    }
+
+    /// A cached block of `class` from another stream than `key`, with that stream (which the
+    /// caller must order before using the block).
+    pub(crate) fn take_from_other(&mut self, key: usize, class: usize) -> Option<(CUdeviceptr, S)> {
+        let bins = self
+            .streams
+            .iter_mut()
+            .find(|b| b.key != key && b.free.get(&class).is_some_and(|list| !list.is_empty()))?;
+        let ptr = bins.free.get_mut(&class)?.pop()?;
+        self.stats.used_bytes += class;
+        self.stats.cached_blocks -= 1;
+        self.stats.hits += 1;
+        Some((ptr, bins.stream.clone()))
+    }
+
+    /// Counts a block of `class` just obtained from the driver, handed out.
+    pub(crate) fn note_new_block(&mut self, class: usize) {
+        self.stats.held_bytes += class;
+        self.stats.used_bytes += class;
+        self.stats.misses += 1;
+    }
+
+    /// Returns a block of `class` to stream `key`'s free list.
+    #[inline]
+    pub(crate) fn give_back(&mut self, key: usize, stream: &S, class: usize, ptr: CUdeviceptr) {
+        let index = match self.streams.iter().position(|b| b.key == key) {
+            Some(index) => index,
+            None => {
+                self.streams.push(StreamBins {
+                    key,
+                    stream: stream.clone(),
+                    free: BTreeMap::new(),
+                });
+                self.streams.len() - 1
+            }
+        };
+        self.streams[index].free.entry(class).or_default().push(ptr);
+        self.stats.used_bytes -= class;
+        self.stats.cached_blocks += 1;
+    }
+
+    /// Counts a handed-out block of `class` that is lost (never returned to a list).
+    pub(crate) fn forget(&mut self, class: usize) {
+        self.stats.used_bytes -= class;
+        self.stats.held_bytes -= class;
+    }
+
+    /// Takes every cached block out, with the stream it is ordered on, for freeing; streams
+    /// left without blocks are dropped from the table.
+    pub(crate) fn drain(&mut self) -> Vec<(S, usize, CUdeviceptr)> {
+        let mut blocks = Vec::new();
+        for bins in self.streams.drain(..) {
+            for (class, list) in bins.free {
+                blocks.extend(list.into_iter().map(|ptr| (bins.stream.clone(), class, ptr)));
+            }
+        }
+        for (_, class, _) in &blocks {
+            self.stats.held_bytes -= class;
+        }
+        self.stats.cached_blocks = 0;
+        blocks
+    }
+
+    pub(crate) fn stats(&self) -> PoolStats {
+        self.stats
+    }
+}
+
+/// A stream-ordered caching allocator of one context's device memory. Cheap to clone.
+///
+/// ```no_run
+/// use cuda_core::{Device, MemoryPool};
+///
+/// # fn main() -> cuda_core::Result<()> {
+/// let device = Device::new(0)?;
+/// let stream = device.create_stream()?;
+/// let pool = MemoryPool::for_context(device.context());
+/// let block = pool.alloc(&stream, 1 << 20)?; // from the driver the first time
+/// drop(block); // back to the stream's free list, in stream order
+/// let again = pool.alloc(&stream, 1 << 20)?; // a cache hit: no driver call
+/// assert_eq!(pool.stats().hits, 1);
+/// # drop(again);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// The pool for a context ([`MemoryPool::for_context`], used by [`DeviceArray`](crate::DeviceArray))
+/// lives for the whole process and keeps its context alive, like CuPy's default pool; call
+/// [`free_all_blocks`](Self::free_all_blocks) to give cached memory back. A pool from
+/// [`MemoryPool::new`] frees its cache when its last clone and last block are gone.
+#[derive(Clone)]
+pub struct MemoryPool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    context: Context,
+    bins: Mutex<Bins<Stream>>,
+}
+
+/// The pools [`MemoryPool::for_context`] hands out, one per context.
+static CONTEXT_POOLS: Mutex<Vec<MemoryPool>> = Mutex::new(Vec::new());
+
+/// The key of a stream's free lists: its handle. The lists hold a clone of the stream, so a
+/// handle cannot be reused by a new stream while it has lists.
+#[inline]
+fn stream_key(stream: &Stream) -> usize {
+    // SAFETY: the handle is only used as a number.
+    unsafe { stream.as_raw() as usize }
+}
+
+impl MemoryPool {
+    /// A new, empty pool for `context`'s device memory.
+    pub fn new(context: &Context) -> MemoryPool {
+        MemoryPool {
+            inner: Arc::new(PoolInner {
+                context: context.clone(),
+                bins: Mutex::new(Bins::new()),
+            }),
+        }
+    }
+
+    /// The process-wide pool of `context` (made on first use, kept for the life of the process).
+    pub fn for_context(context: &Context) -> MemoryPool {
+        let mut pools = CONTEXT_POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pool) = pools.iter().find(|p| &p.inner.context == context) {
+            return pool.clone();
+        }
+        let pool = MemoryPool::new(context);
+        pools.push(pool.clone());
+        pool
+    }
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Context {
+        &self.inner.context
+    }
+
+    fn bins(&self) -> MutexGuard<'_, Bins<Stream>> {
+        // The bins are consistent after every statement, so a panic elsewhere leaves them usable.
+        self.inner.bins.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Used and held bytes, cached blocks, hits and misses.
+    pub fn stats(&self) -> PoolStats {
+        self.bins().stats()
+    }
+
+    /// A block of at least `bytes` for work on `stream` (of the pool's context). A block cached
+    /// for `stream` costs no driver call; one cached for another stream is ordered after that
+    /// stream's work first; otherwise the driver allocates (`cuMemAllocAsync` on `stream`), and
+    /// if it is out of memory the pool frees its cache, waits for the context and tries again
+    /// once. The block goes back to the pool, in `stream`'s order, when dropped.
+    #[inline]
+    pub fn alloc(&self, stream: &Stream, bytes: usize) -> Result<PooledBlock> {
+        let class = size_class(bytes).ok_or_else(|| {
+            Error::InvalidValue(format!("cannot allocate {bytes} bytes from the pool (zero or too large)"))
+        })?;
+        if stream.context() != &self.inner.context {
+            return Err(cuda_driver::Error::WrongContext {
+                object: "stream",
+                used_with: "memory pool",
+            }
+            .into());
+        }
+        let key = stream_key(stream);
+        let cached = self.bins().take(key, class);
+        let ptr = match cached {
+            Some(ptr) => ptr,
+            None => self.alloc_slow(stream, key, class)?,
+        };
+        Ok(PooledBlock {
+            pool: self.clone(),
+            ptr,
+            bytes,
+            class,
+            uses: StreamUses::new(stream.clone()),
+        })
+    }
+
+    #[cold]
+    fn alloc_slow(&self, stream: &Stream, key: usize, class: usize) -> Result<CUdeviceptr> {
+        let stolen = self.bins().take_from_other(key, class);
+        if let Some((ptr, other)) = stolen {
+            match order_after(&other, stream) {
+                Ok(()) => return Ok(ptr),
+                Err(error) => {
+                    // The block cannot be ordered: put it back where it was and report.
+                    self.bins().give_back(stream_key(&other), &other, class, ptr);
+                    return Err(error.into());
+                }
+            }
+        }
+        let ptr = match self.driver_alloc(stream, class) {
+            Err(error) if error.code() == Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY) => {
+                self.free_all_blocks()?;
+                let driver = bind(&self.inner.context)?;
+                // SAFETY: the context is current; synchronising has no preconditions.
+                check(unsafe { driver.cuCtxSynchronize()?() })?;
+                self.driver_alloc(stream, class)?
+            }
+            other => other?,
+        };
+        self.bins().note_new_block(class);
+        Ok(ptr)
+    }
+
+    fn driver_alloc(&self, stream: &Stream, class: usize) -> cuda_driver::Result<CUdeviceptr> {
+        let driver = bind(&self.inner.context)?;
+        let mut ptr = 0;
+        // SAFETY: `ptr` is a valid out-pointer; the stream is alive and of the current context.
+        check(unsafe { driver.cuMemAllocAsync()?(&mut ptr, class, stream.as_raw()) })?;
+        Ok(ptr)
+    }
+
+    /// Gives every cached block back to the driver (`cuMemFreeAsync` on the stream it is
+    /// ordered on). Blocks in use are not affected. Stops at the first driver error, after
+    /// trying every block.
+    pub fn free_all_blocks(&self) -> Result<()> {
+        let blocks = self.bins().drain();
+        let mut first_error = None;
+        for (stream, _, ptr) in blocks {
+            let result = bind(&self.inner.context).and_then(|driver| {
+                // SAFETY: the pool owns `ptr` (cached, no longer handed out); freeing it in the
+                // order of the stream it was returned on runs after every use of it.
+                check(unsafe { driver.cuMemFreeAsync()?(ptr, stream.as_raw()) })
+            });
+            if let Err(error) = result {
+                first_error.get_or_insert(error);
+            }
+        }
+        match first_error {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Returns a block to `stream`'s lists.
+    #[inline]
+    fn give_back(&self, stream: &Stream, class: usize, ptr: CUdeviceptr) {
+        self.bins().give_back(stream_key(stream), stream, class, ptr);
+    }
+}
+
+impl Drop for PoolInner {
+    fn drop(&mut self) {
+        let blocks = self.bins.get_mut().unwrap_or_else(PoisonError::into_inner).drain();
+        for (stream, _, ptr) in blocks {
+            let result = bind(&self.context).and_then(|driver| {
+                // SAFETY: as in `free_all_blocks`; nothing else refers to cached blocks.
+                check(unsafe { driver.cuMemFreeAsync()?(ptr, stream.as_raw()) })
+            });
+            if let Err(error) = result {
+                eprintln!("cuda-core: freeing a cached pool block failed while dropping the pool: {error}");
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for MemoryPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryPool")
+            .field("context", &self.inner.context)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// Makes `later` wait (on the device) for the work queued so far on `earlier`.
+fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
+    if earlier == later {
+        return Ok(());
+    }
+    let event = Event::new(earlier.context(), EventFlags::DISABLE_TIMING)?;
+    event.record(earlier)?;
+    later.wait_event(&event)
+    // Destroying a recorded event is allowed: the wait keeps what it needs.
+}
+
+/// The stream memory is ordered on, and the other streams that used it.
+pub(crate) struct StreamUses {
+    owner: Stream,
+    others: Mutex<Vec<Stream>>,
+}
+
+impl StreamUses {
+    pub(crate) fn new(owner: Stream) -> Self {
+        StreamUses {
+            owner,
+            others: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn owner(&self) -> &Stream {
+        &self.owner
+    }
+
+    /// Notes that work queued on `stream` uses the memory. The first time a stream other than
+    /// the owner uses it, that stream is made to wait for the owner's work so far.
+    #[inline]
+    pub(crate) fn note(&self, stream: &Stream) -> cuda_driver::Result<()> {
+        if stream_key(stream) == stream_key(&self.owner) {
+            return Ok(());
+        }
+        self.note_other(stream)
+    }
+
+    #[cold]
+    fn note_other(&self, stream: &Stream) -> cuda_driver::Result<()> {
+        let mut others = self.others.lock().unwrap_or_else(PoisonError::into_inner);
+        if others.iter().any(|s| s == stream) {
+            return Ok(());
+        }
+        order_after(&self.owner, stream)?;
+        others.push(stream.clone());
+        Ok(())
+    }
+
+    /// Orders the owner stream after every other stream that used the memory, so that freeing
+    /// in the owner's order is safe. On failure, waits for those streams on the host instead;
+    /// `false` if even that failed (the memory must not be reused).
+    pub(crate) fn join_others(&mut self) -> bool {
+        let others = std::mem::take(self.others.get_mut().unwrap_or_else(PoisonError::into_inner));
+        let mut safe = true;
+        for other in others {
+            if let Err(error) = order_after(&other, &self.owner) {
+                eprintln!("cuda-core: ordering a free after another stream's use failed ({error}); waiting instead");
+                if let Err(error) = other.synchronize() {
+                    eprintln!("cuda-core: waiting for a stream before a free failed: {error}");
+                    safe = false;
+                }
+            }
+        }
+        safe
+    }
+}
+
+/// A block of device memory from a [`MemoryPool`], returned to the pool (in its stream's order)
+/// on drop.
+pub struct PooledBlock {
+    pool: MemoryPool,
+    ptr: CUdeviceptr,
+    bytes: usize,
+    class: usize,
+    uses: StreamUses,
+}
+
+impl PooledBlock {
+    /// The device address.
+    ///
+    /// # Safety
+    /// Valid only while the block lives; work using it must be queued on the block's stream
+    /// (or ordered before its drop by the caller).
+    pub unsafe fn as_raw(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    pub(crate) fn ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// Bytes asked for.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Bytes reserved (the size class).
+    pub fn reserved_bytes(&self) -> usize {
+        self.class
+    }
+
+    /// The stream the block is ordered on (and returned on).
+    pub fn stream(&self) -> &Stream {
+        self.uses.owner()
+    }
+
+    /// The pool it came from.
+    pub fn pool(&self) -> &MemoryPool {
+        &self.pool
+    }
+
+    pub(crate) fn uses(&self) -> &StreamUses {
+        &self.uses
+    }
+}
+
+impl Drop for PooledBlock {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.uses.others.get_mut().unwrap_or_else(PoisonError::into_inner).is_empty() && !self.uses.join_others() {
+            eprintln!("cuda-core: a pool block could not be ordered after its last use and is leaked");
+            self.pool.bins().forget(self.class);
+            return;
+        }
+        self.pool.give_back(&self.uses.owner, self.class, self.ptr);
+    }
+}
+
+impl std::fmt::Debug for PooledBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PooledBlock")
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("bytes", &self.bytes)
+            .field("reserved_bytes", &self.class)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_round_to_512_then_eight_classes_per_doubling() {
+        assert_eq!(size_class(0), None);
+        assert_eq!(size_class(1), Some(512));
+        assert_eq!(size_class(512), Some(512));
+        assert_eq!(size_class(513), Some(1024));
+        assert_eq!(size_class(1000 * 1000), Some(1000 * 1000usize.div_ceil(512) * 512));
+        assert_eq!(size_class(1 << 20), Some(1 << 20));
+        assert_eq!(size_class((1 << 20) + 1), Some((1 << 20) + (1 << 17)));
+        assert_eq!(size_class(256 << 20), Some(256 << 20));
+        assert_eq!(size_class((256 << 20) + 1), Some((256 << 20) + (32 << 20)));
+        assert_eq!(size_class(usize::MAX), None);
+        for bytes in [1usize, 700, 4097, 1 << 21, 3 << 22, (5 << 28) + 77, 1 << 40] {
+            let class = size_class(bytes).unwrap();
+            assert!(class >= bytes && class % 512 == 0, "{bytes} -> {class}");
+            assert!((class - bytes) as f64 <= (bytes as f64 / 8.0).max(511.0), "{bytes} -> {class}");
+        }
+    }
+
+    #[test]
+    fn a_freed_block_is_reused_only_by_its_class_and_stream() {
+        let mut bins = Bins::<&str>::new();
+        assert_eq!(bins.take(1, 512), None);
+        bins.note_new_block(1024);
+        bins.give_back(1, &"s1", 1024, 0x1000);
+        assert_eq!(bins.take(1, 512), None, "another class");
+        assert_eq!(bins.take(2, 1024), None, "another stream");
+        assert_eq!(bins.take(1, 1024), Some(0x1000));
+        assert_eq!(bins.take(1, 1024), None, "handed out once");
+        let stats = bins.stats();
+        assert_eq!((stats.used_bytes, stats.held_bytes, stats.cached_blocks), (1024, 1024, 0));
+        assert_eq!((stats.hits, stats.misses), (1, 1));
+    }
+
+    #[test]
+    fn another_streams_block_comes_with_that_stream() {
+        let mut bins = Bins::<&str>::new();
+        bins.note_new_block(512);
+        bins.give_back(1, &"s1", 512, 0xa00);
+        assert_eq!(bins.take_from_other(1, 512), None, "its own stream is not another");
+        assert_eq!(bins.take_from_other(2, 1024), None);
+        assert_eq!(bins.take_from_other(2, 512), Some((0xa00, "s1")));
+        assert_eq!(bins.stats().used_bytes, 512);
+    }
+
+    #[test]
+    fn stats_follow_blocks_and_drain_empties_the_cache() {
+        let mut bins = Bins::<&str>::new();
+        for (i, class) in [512usize, 512, 4096].into_iter().enumerate() {
+            bins.note_new_block(class);
+            bins.give_back(i % 2, &"s", class, 0x1000 * (i as u64 + 1));
+        }
+        bins.note_new_block(2048); // in use
+        let stats = bins.stats();
+        assert_eq!((stats.used_bytes, stats.held_bytes, stats.cached_blocks), (2048, 512 + 512 + 4096 + 2048, 3));
+        let mut drained: Vec<_> = bins.drain().into_iter().map(|(_, class, ptr)| (class, ptr)).collect();
+        drained.sort();
+        assert_eq!(drained, [(512, 0x1000), (512, 0x2000), (4096, 0x3000)]);
+        let stats = bins.stats();
+        assert_eq!((stats.used_bytes, stats.held_bytes, stats.cached_blocks), (2048, 2048, 0));
+        assert_eq!(bins.take(0, 512), None);
+        bins.forget(2048);
+        assert_eq!(bins.stats().held_bytes, 0);
+    }
+}

@@ -1,0 +1,425 @@
+//! [`ReductionKernel`]: CuPy-style reductions of whole arrays to one value, and [`sum`].
+
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+use cuda_driver::{launch_raw, Stream};
+use cuda_sys::driver::CUdeviceptr;
+
+use super::device_array::DeviceArray;
+use super::dtype::{DType, Element};
+use super::generated::{
+    arrays_aligned, bind_signature, check_args, declared_type, grid_for, note_uses_and_params, Arg, ArgType,
+    LoadedTable,
+};
+use super::params::{check_unique, is_identifier, parse_params, Bindings, Param, ParamType};
+use super::pool::MemoryPool;
+use crate::error::{Error, Result};
+
+/// Threads per block of the first pass.
+const BLOCK: u32 = 256;
+/// Resident blocks per SM the first pass is sized to.
+const BLOCKS_PER_SM: u32 = 8;
+/// Threads of the single block of the second pass.
+const FINAL_BLOCK: u32 = 1024;
+/// Vector loads each thread has in flight per array in the first pass's main loop.
+const UNROLL: usize = 4;
+
+/// A reduction of every element of its input arrays to one value, like CuPy's
+/// `ReductionKernel` without axes: `map_expr` turns an element (inputs as in
+/// [`ElementwiseKernel`](crate::ElementwiseKernel), plus `i` and `n`) into a value of
+/// `reduce_type`, `reduce_expr` combines two values `a` and `b`, `identity` is the neutral
+/// value, and `post_map_expr` writes the result `a` to the output (a one-element array).
+///
+/// ```no_run
+/// use cuda_core::{Arg, Device, DeviceArray, ReductionKernel};
+///
+/// # fn main() -> cuda_core::Result<()> {
+/// let l2 = ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm", None)?;
+/// let stream = Device::new(0)?.create_stream()?;
+/// let x = DeviceArray::from_slice(&stream, &[3.0f64, 4.0])?;
+/// let mut y = DeviceArray::<f64>::empty(&stream, 1)?;
+/// l2.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)])?;
+/// assert_eq!(y.to_vec()?, [5.0]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Two passes: a grid-stride pass sized to the device's SMs (16-byte vector loads when aligned,
+/// warp shuffles, one partial per block into pooled memory), then one block reduces the partials
+/// and applies `post_map_expr`. The order of combination is not specified, so floating-point
+/// results may differ from a sequential sum in the last bits.
+pub struct ReductionKernel {
+    name: String,
+    inputs: Vec<Param>,
+    output: Param,
+    map_expr: String,
+    reduce_expr: String,
+    post_map_expr: String,
+    identity: String,
+    reduce_type: ParamType,
+    loaded: LoadedTable,
+}
+
+impl ReductionKernel {
+    /// A reduction: input parameters (`"T x"`), one output parameter (`"T y"`), the map, reduce
+    /// and post-map expressions, the identity, a name (a C identifier), and the type values are
+    /// reduced in (`None`: the output's type).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        in_params: &str,
+        out_params: &str,
+        map_expr: &str,
+        reduce_expr: &str,
+        post_map_expr: &str,
+        identity: &str,
+        name: &str,
+        reduce_type: Option<&str>,
+    ) -> Result<Self> {
+        let inputs = parse_params(in_params, "input")?;
+        let mut outputs = parse_params(out_params, "output")?;
+        check_unique(&[&inputs, &outputs])?;
+        if outputs.len() != 1 {
+            return Err(Error::InvalidValue(format!(
+                "reduction `{name}` needs exactly one output, {} declared",
+                outputs.len()
+            )));
+        }
+        if !inputs.iter().any(|p| p.name == "a" || p.name == "b") && is_identifier(name) {
+            let output = outputs.remove(0);
+            if output.name == "a" || output.name == "b" {
+                return Err(Error::InvalidValue(format!(
+                    "reduction `{name}`: `a` and `b` name the values being combined, not parameters"
+                )));
+            }
+            let reduce_type = match reduce_type {
+                None => output.ty.clone(),
+                Some(text) => match DType::from_c_name(text) {
+                    Some(dtype) => ParamType::Concrete(dtype),
+                    None if is_identifier(text.trim()) => ParamType::Placeholder(text.trim().to_string()),
+                    None => return Err(Error::InvalidValue(format!("reduce type `{text}` is not a known type"))),
+                },
+            };
+            return Ok(ReductionKernel {
+                name: name.to_string(),
+                inputs,
+                output,
+                map_expr: map_expr.to_string(),
+                reduce_expr: reduce_expr.to_string(),
+                post_map_expr: post_map_expr.to_string(),
+                identity: identity.to_string(),
+                reduce_type,
+                loaded: LoadedTable::default(),
+            });
+        }
+        Err(Error::InvalidValue(format!(
+            "reduction `{name}`: the name must be a C identifier and no input may be called `a` or `b`"
+        )))
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn bind(&self, signature: &[ArgType]) -> Result<(Bindings, DType)> {
+        let bindings = bind_signature(&self.name, &self.inputs, std::slice::from_ref(&self.output), signature)?;
+        let reduce = bindings.resolve(&self.reduce_type).ok_or_else(|| {
+            Error::InvalidValue(format!("reduction `{}`: the reduce type is a placeholder no argument binds", self.name))
+        })?;
+        Ok((bindings, reduce))
+    }
+
+    /// The CUDA C++ generated for arguments of `signature` (inputs then the output).
+    pub fn source_for(&self, signature: &[ArgType]) -> Result<String> {
+        let (bindings, reduce) = self.bind(signature)?;
+        let name = &self.name;
+        let inputs: Vec<(&Param, ArgType)> = self.inputs.iter().zip(signature.iter().copied()).collect();
+        let width = vector_width(&inputs);
+        let mut s = String::new();
+        let _ = writeln!(s, "// generated by cuda-core: ReductionKernel `{name}`");
+        s.push_str(&bindings.typedefs());
+        let _ = writeln!(s, "typedef {} _type_reduce;", reduce.c_name());
+        s.push_str("template <typename _E, int _V> struct alignas(sizeof(_E) * _V) _Pack { _E v[_V]; };\n");
+        let scalars: Vec<&Param> = inputs.iter().filter(|(_, a)| !a.is_array()).map(|(p, _)| *p).collect();
+        let scalar_decls: Vec<String> = scalars
+            .iter()
+            .map(|p| format!("const {} {}", declared_type(p), p.name))
+            .collect();
+        let scalar_names: Vec<String> = scalars.iter().map(|p| p.name.clone()).collect();
+        let map_params: Vec<String> = inputs
+            .iter()
+            .map(|(p, a)| match a.is_array() {
+                true => format!("const {} &{}", declared_type(p), p.name),
+                false => format!("const {} {}", declared_type(p), p.name),
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "__device__ __forceinline__ _type_reduce _{name}_identity() {{ return _type_reduce({}); }}\n\
+             __device__ __forceinline__ _type_reduce _{name}_reduce(const _type_reduce a, const _type_reduce b) {{ return ({}); }}\n\
+             __device__ __forceinline__ _type_reduce _{name}_map({}, const unsigned long long i, const unsigned long long n) {{ return _type_reduce({}); }}",
+            self.identity,
+            self.reduce_expr,
+            map_params.join(", "),
+            self.map_expr
+        );
+        let mut post_params = vec![
+            "const _type_reduce a".to_string(),
+            format!("{} &{}", declared_type(&self.output), self.output.name),
+        ];
+        post_params.extend(scalar_decls.iter().cloned());
+        let _ = writeln!(
+            s,
+            "__device__ __forceinline__ void _{name}_post({}) {{\n{};\n}}",
+            post_params.join(", "),
+            self.post_map_expr
+        );
+        // Warp shuffle of any value, 32 bits at a time; then a block reduction whose result
+        // thread 0 holds.
+        let _ = write!(
+            s,
+            "__device__ __forceinline__ _type_reduce _{name}_shfl_down(const _type_reduce v, const int d) {{\n\
+             \x20   unsigned _u[(sizeof(_type_reduce) + 3) / 4] = {{}};\n\
+             \x20   memcpy(_u, &v, sizeof(v));\n\
+             \x20   #pragma unroll\n\
+             \x20   for (int _w = 0; _w < (int)((sizeof(_type_reduce) + 3) / 4); ++_w) _u[_w] = __shfl_down_sync(0xffffffffu, _u[_w], d);\n\
+             \x20   _type_reduce r;\n\
+             \x20   memcpy(&r, _u, sizeof(r));\n\
+             \x20   return r;\n\
+             }}\n\
+             __device__ __forceinline__ _type_reduce _{name}_block(_type_reduce acc) {{\n\
+             \x20   __shared__ _type_reduce _warps[32];\n\
+             \x20   #pragma unroll\n\
+             \x20   for (int d = 16; d > 0; d >>= 1) acc = _{name}_reduce(acc, _{name}_shfl_down(acc, d));\n\
+             \x20   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;\n\
+             \x20   if (lane == 0) _warps[warp] = acc;\n\
+             \x20   __syncthreads();\n\
+             \x20   if (warp == 0) {{\n\
+             \x20       acc = lane < (blockDim.x + 31u) / 32u ? _warps[lane] : _{name}_identity();\n\
+             \x20       #pragma unroll\n\
+             \x20       for (int d = 16; d > 0; d >>= 1) acc = _{name}_reduce(acc, _{name}_shfl_down(acc, d));\n\
+             \x20   }}\n\
+             \x20   return acc;\n\
+             }}\n"
+        );
+        // First pass.
+        let kernel_params: Vec<String> = inputs
+            .iter()
+            .map(|(p, a)| match a.is_array() {
+                true => format!("const {} *__restrict__ _p_{}", declared_type(p), p.name),
+                false => format!("const {} {}", declared_type(p), p.name),
+            })
+            .collect();
+        let first_params = format!(
+            "{}, {} *__restrict__ _p_{}, _type_reduce *__restrict__ _partials, const unsigned long long n",
+            kernel_params.join(", "),
+            declared_type(&self.output),
+            self.output.name
+        );
+        let element = |index: &str| -> String {
+            inputs
+                .iter()
+                .map(|(p, a)| match a.is_array() {
+                    true => format!("_p_{}[{index}]", p.name),
+                    false => p.name.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = write!(
+            s,
+            "extern \"C\" __global__ void {name}_partial({first_params}) {{\n\
+             \x20   _type_reduce _acc = _{name}_identity();\n\
+             \x20   const unsigned long long _stride = (unsigned long long)gridDim.x * blockDim.x;\n\
+             \x20   for (unsigned long long _e = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; _e < n; _e += _stride)\n\
+             \x20       _acc = _{name}_reduce(_acc, _{name}_map({}, _e, n));\n\
+             \x20   _acc = _{name}_block(_acc);\n\
+             \x20   if (threadIdx.x == 0) _partials[blockIdx.x] = _acc;\n\
+             }}\n",
+            element("_e")
+        );
+        if width > 1 {
+            let arrays: Vec<&Param> = inputs.iter().filter(|(_, a)| a.is_array()).map(|(p, _)| *p).collect();
+            let pack = |p: &Param| format!("_Pack<{}, {width}>", declared_type(p));
+            let mut loads = String::new();
+            for p in &arrays {
+                let _ = writeln!(loads, "        {} _{}[{UNROLL}];", pack(p), p.name);
+                let _ = writeln!(
+                    loads,
+                    "        #pragma unroll\n        for (int _u = 0; _u < {UNROLL}; ++_u) _{}[_u] = reinterpret_cast<const {} *>(_p_{})[_k + _u * _stride];",
+                    p.name,
+                    pack(p),
+                    p.name
+                );
+            }
+            let packed = |u: &str| -> String {
+                inputs
+                    .iter()
+                    .map(|(p, a)| match a.is_array() {
+                        true => format!("_{}[{u}].v[_j]", p.name),
+                        false => p.name.clone(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let single: Vec<String> = arrays
+                .iter()
+                .map(|p| {
+                    format!(
+                        "        {} _{}[1] = {{reinterpret_cast<const {} *>(_p_{})[_k]}};",
+                        pack(p),
+                        p.name,
+                        pack(p),
+                        p.name
+                    )
+                })
+                .collect();
+            let _ = write!(
+                s,
+                "extern \"C\" __global__ void {name}_partial_vec({first_params}) {{\n\
+                 \x20   _type_reduce _acc = _{name}_identity();\n\
+                 \x20   const unsigned long long _packs = n / {width};\n\
+                 \x20   const unsigned long long _stride = (unsigned long long)gridDim.x * blockDim.x;\n\
+                 \x20   const unsigned long long _tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
+                 \x20   unsigned long long _k = _tid;\n\
+                 \x20   for (; _k + {last} * _stride < _packs; _k += {UNROLL} * _stride) {{\n\
+                 {loads}\
+                 \x20       #pragma unroll\n\
+                 \x20       for (int _u = 0; _u < {UNROLL}; ++_u)\n\
+                 \x20           #pragma unroll\n\
+                 \x20           for (int _j = 0; _j < {width}; ++_j)\n\
+                 \x20               _acc = _{name}_reduce(_acc, _{name}_map({}, (_k + _u * _stride) * {width} + _j, n));\n\
+                 \x20   }}\n\
+                 \x20   for (; _k < _packs; _k += _stride) {{\n\
+                 {}\n\
+                 \x20       #pragma unroll\n\
+                 \x20       for (int _j = 0; _j < {width}; ++_j) _acc = _{name}_reduce(_acc, _{name}_map({}, _k * {width} + _j, n));\n\
+                 \x20   }}\n\
+                 \x20   const unsigned long long _t = _packs * {width} + _tid;\n\
+                 \x20   if (_t < n) _acc = _{name}_reduce(_acc, _{name}_map({}, _t, n));\n\
+                 \x20   _acc = _{name}_block(_acc);\n\
+                 \x20   if (threadIdx.x == 0) _partials[blockIdx.x] = _acc;\n\
+                 }}\n",
+                packed("_u"),
+                single.join("\n"),
+                packed("0"),
+                element("_t"),
+                last = UNROLL - 1,
+            );
+        }
+        // Second pass.
+        let mut final_params = vec![
+            "const _type_reduce *__restrict__ _partials".to_string(),
+            "const unsigned long long _count".to_string(),
+            format!("{} *__restrict__ _p_{}", declared_type(&self.output), self.output.name),
+        ];
+        final_params.extend(scalar_decls);
+        let mut post_args = vec!["_acc".to_string(), format!("_p_{}[0]", self.output.name)];
+        post_args.extend(scalar_names);
+        let _ = write!(
+            s,
+            "extern \"C\" __global__ void {name}_final({}) {{\n\
+             \x20   _type_reduce _acc = _{name}_identity();\n\
+             \x20   for (unsigned long long _e = threadIdx.x; _e < _count; _e += blockDim.x) _acc = _{name}_reduce(_acc, _partials[_e]);\n\
+             \x20   _acc = _{name}_block(_acc);\n\
+             \x20   if (threadIdx.x == 0) _{name}_post({});\n\
+             }}\n",
+            final_params.join(", "),
+            post_args.join(", ")
+        );
+        Ok(s)
+    }
+
+    /// Reduces every element of the inputs into the output (a one-element array) on `stream`.
+    /// `args` are the inputs then the output, as for
+    /// [`ElementwiseKernel::launch`](crate::ElementwiseKernel::launch); input arrays must share
+    /// one shape.
+    pub fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
+        let signature: Vec<ArgType> = args.iter().map(Arg::arg_type).collect();
+        let (_, reduce) = self.bind(&signature)?;
+        let n = check_args(&self.name, stream, args, self.inputs.len(), true)?;
+        let inputs: Vec<(&Param, ArgType)> = self.inputs.iter().zip(signature.iter().copied()).collect();
+        let width = vector_width(&inputs);
+        let mut names = vec![format!("{}_partial", self.name), format!("{}_final", self.name)];
+        if width > 1 {
+            names.push(format!("{}_partial_vec", self.name));
+        }
+        let loaded = self
+            .loaded
+            .get_or_load(stream.context(), &signature, &names, || self.source_for(&signature))?;
+        let widest = inputs.iter().filter(|(_, a)| a.is_array()).map(|(_, a)| a.dtype().size()).max().unwrap_or(1);
+        let vectorised = width > 1 && arrays_aligned(&args[..self.inputs.len()], width * widest);
+        let (first, units) = match vectorised {
+            true => (&loaded.functions[2], (n / width) as u64),
+            false => (&loaded.functions[0], n as u64),
+        };
+        let grid = grid_for(units, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
+        let partials = MemoryPool::for_context(stream.context()).alloc(stream, grid as usize * reduce.size())?;
+        let mut partials_ptr: CUdeviceptr = partials.ptr();
+        let mut n_param = n as u64;
+        let mut count = u64::from(grid);
+        let all = note_uses_and_params(stream, args)?;
+        let (input_params, output_param) = all.split_at(self.inputs.len());
+        let mut params = input_params.to_vec();
+        params.push(output_param[0]);
+        params.push((&mut partials_ptr as *mut CUdeviceptr).cast());
+        params.push((&mut n_param as *mut u64).cast());
+        // SAFETY: the first pass takes the inputs (device addresses and scalars of the bound
+        // types), the output's address (unused there), the partials' address and `n`, in this
+        // order; inputs hold `n` elements (shapes checked) and it reads below `n` only; it writes
+        // one partial per block into `grid` values of the reduce type. Arrays and partials are
+        // ordered on `stream`.
+        unsafe { launch_raw(first, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params)? };
+        let mut final_params = vec![
+            (&mut partials_ptr as *mut CUdeviceptr).cast(),
+            (&mut count as *mut u64).cast(),
+            output_param[0],
+        ];
+        final_params.extend(
+            input_params
+                .iter()
+                .zip(&signature)
+                .filter(|(_, a)| !a.is_array())
+                .map(|(p, _)| *p),
+        );
+        // SAFETY: the second pass takes the partials' address and count, the output's address and
+        // the scalars, in this order; it reads `count` partials written by the first pass on the
+        // same stream and writes element 0 of the output, which holds at least one (checked).
+        unsafe { launch_raw(&loaded.functions[1], (1, 1, 1), (FINAL_BLOCK, 1, 1), 0, stream, &mut final_params)? };
+        // The partials go back to the pool in `stream`'s order, after both passes.
+        drop(partials);
+        Ok(())
+    }
+}
+
+/// Elements per vector load: 16 bytes of the widest input array type (1: no vector pass).
+fn vector_width(inputs: &[(&Param, ArgType)]) -> usize {
+    match inputs.iter().filter(|(_, a)| a.is_array()).map(|(_, a)| a.dtype().size()).max() {
+        Some(widest) => (16 / widest).max(1),
+        None => 1,
+    }
+}
+
+impl std::fmt::Debug for ReductionKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReductionKernel").field("name", &self.name).finish()
+    }
+}
+
+/// The sum of every element of `array`, as a one-element array on the array's stream (the
+/// reduction runs in `T`, like CuPy's `sum` for floating-point types).
+pub fn sum<T: Element>(array: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+    static SUM: OnceLock<ReductionKernel> = OnceLock::new();
+    let kernel = match SUM.get() {
+        Some(kernel) => kernel,
+        None => {
+            let kernel = ReductionKernel::new("T x", "T y", "x", "a + b", "y = a", "0", "cuda_core_sum", None)?;
+            SUM.get_or_init(|| kernel)
+        }
+    };
+    let stream = array.stream().clone();
+    let mut out = DeviceArray::<T>::empty(&stream, 1)?;
+    kernel.launch(&stream, &[Arg::from(array), Arg::from(&mut out)])?;
+    Ok(out)
+}
