@@ -132,6 +132,7 @@ struct fake_object {
     int kind;
     int live;
     uint64_t index;              /* position in the registry; the handle encodes it */
+    size_t present_slot;         /* position among the objects not destroyed (registry.c) */
     struct fake_object *context; /* owning context (NULL for contexts, host memory, pools) */
     union {
         struct {

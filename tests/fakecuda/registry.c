@@ -27,6 +27,10 @@ static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 
 static struct fake_object **objects;
 static size_t object_count, object_capacity;
+/* The objects not destroyed yet (primary contexts stay, live or not), in no
+ * order: what lookups by address and walks over streams go through. */
+static struct fake_object **present;
+static size_t present_count, present_capacity;
 static struct fake_object *primaries[FAKE_DEVICES];
 static struct fake_object *pools[FAKE_DEVICES];
 static CUdeviceptr next_address = DEVICE_ADDRESS_BASE;
@@ -111,14 +115,19 @@ void fake_set_initialized(void) { initialized = 1; }
 
 /* ---- registry ------------------------------------------------------------- */
 
+static int reserve(struct fake_object ***array, size_t count, size_t *capacity) {
+    if (count < *capacity) return 1;
+    size_t grown_capacity = *capacity ? *capacity * 2 : 256;
+    struct fake_object **grown = realloc(*array, grown_capacity * sizeof *grown);
+    if (!grown) return 0;
+    *array = grown;
+    *capacity = grown_capacity;
+    return 1;
+}
+
 struct fake_object *fake_new(int kind, struct fake_object *context) {
-    if (object_count == object_capacity) {
-        size_t capacity = object_capacity ? object_capacity * 2 : 256;
-        struct fake_object **grown = realloc(objects, capacity * sizeof *objects);
-        if (!grown) return NULL;
-        objects = grown;
-        object_capacity = capacity;
-    }
+    if (!reserve(&objects, object_count, &object_capacity)) return NULL;
+    if (!reserve(&present, present_count, &present_capacity)) return NULL;
     struct fake_object *object = calloc(1, sizeof *object);
     if (!object) return NULL;
     object->kind = kind;
@@ -126,6 +135,8 @@ struct fake_object *fake_new(int kind, struct fake_object *context) {
     object->index = object_count;
     object->context = context;
     objects[object_count++] = object;
+    object->present_slot = present_count;
+    present[present_count++] = object;
     fake_count_live(kind, 1);
     return object;
 }
@@ -231,20 +242,24 @@ CUresult fake_destroy(struct fake_object *object) {
     fake_release_memory(object);
     object->live = 0;
     fake_count_live(object->kind, -1);
+    present[object->present_slot] = present[--present_count];
+    present[object->present_slot]->present_slot = object->present_slot;
     return CUDA_SUCCESS;
 }
 
 void fake_teardown_context(struct fake_object *context) {
-    for (size_t i = 0; i < object_count; i++) {
-        struct fake_object *object = objects[i];
+    /* backwards: destroying moves the last object into the freed slot, already visited */
+    for (size_t i = present_count; i-- > 0;) {
+        if (i >= present_count) continue;
+        struct fake_object *object = present[i];
         if (!object->live || object->context != context || object->kind == KIND_FUNCTION) continue;
         fake_record_orphan();
         fake_destroy(object);
     }
 }
 
-size_t fake_object_count(void) { return object_count; }
-struct fake_object *fake_object_at(size_t index) { return objects[index]; }
+size_t fake_present_count(void) { return present_count; }
+struct fake_object *fake_present_at(size_t index) { return present[index]; }
 
 /* ---- memory ---------------------------------------------------------------- */
 
@@ -278,8 +293,8 @@ struct fake_object *fake_memory_at_base(CUdeviceptr address, int kind, int *was_
 }
 
 struct fake_object *fake_memory_containing(CUdeviceptr address, size_t bytes) {
-    for (size_t i = object_count; i-- > 0;) {
-        struct fake_object *object = objects[i];
+    for (size_t i = 0; i < present_count; i++) {
+        struct fake_object *object = present[i];
         if (!object->live || (object->kind != KIND_DEVICE_MEMORY && object->kind != KIND_HOST_MEMORY)) continue;
         CUdeviceptr base = base_of(object);
         if (address >= base && address - base <= size_of(object) && bytes <= size_of(object) - (address - base)) {
@@ -309,8 +324,8 @@ struct fake_object *fake_pool(int device) {
 
 uint64_t fake_memory_used(int device, const struct fake_object *pool) {
     uint64_t used = 0;
-    for (size_t i = 0; i < object_count; i++) {
-        struct fake_object *object = objects[i];
+    for (size_t i = 0; i < present_count; i++) {
+        struct fake_object *object = present[i];
         if (!object->live || object->kind != KIND_DEVICE_MEMORY) continue;
         if (pool ? object->u.mem.pool == pool : object->context->u.ctx.device == device) used += object->u.mem.size;
     }
@@ -361,8 +376,9 @@ EXPORT void fakecuda_fail_named(const char *name, int code) {
 EXPORT int64_t fakecuda_destroy_all(void) {
     fake_lock();
     int64_t destroyed = 0;
-    for (size_t i = 0; i < object_count; i++) {
-        struct fake_object *object = objects[i];
+    for (size_t i = present_count; i-- > 0;) {
+        if (i >= present_count) continue;
+        struct fake_object *object = present[i];
         if (!object->live || object->kind == KIND_FUNCTION || object->kind == KIND_DEFAULT_POOL) continue;
         if (object->kind == KIND_PRIMARY) {
             destroyed += object->u.ctx.retains;

@@ -38,9 +38,9 @@ void fake_release_memory(struct fake_object *object);
 /* Frees what a recorded node owns (argument copies, snapshots), or a whole graph of them. */
 void fake_free_node(struct fake_node *node);
 void fake_free_graph(struct fake_graph *graph);
-/* Every object ever made, dead ones included, in creation order (lock held). */
-size_t fake_object_count(void);
-struct fake_object *fake_object_at(size_t index);
+/* The objects not destroyed yet, in no order (lock held). */
+size_t fake_present_count(void);
+struct fake_object *fake_present_at(size_t index);
 /* Destroys everything owned by `context` (counted as orphaned). */
 void fake_teardown_context(struct fake_object *context);
 

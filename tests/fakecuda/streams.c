@@ -30,8 +30,8 @@ int fake_refuse_in_capture(struct fake_object *stream) {
 
 int fake_capture_forbids(void) {
     int forbidden = 0;
-    for (size_t i = 0; i < fake_object_count(); i++) {
-        struct fake_object *stream = fake_object_at(i);
+    for (size_t i = 0; i < fake_present_count(); i++) {
+        struct fake_object *stream = fake_present_at(i);
         if (stream->kind != KIND_STREAM || !stream->live || stream->u.stream.capture_status != CAPTURE_ACTIVE) continue;
         int own_thread = pthread_equal(stream->u.stream.capture_thread, pthread_self());
         int mode = stream->u.stream.capture_mode;

@@ -148,13 +148,29 @@ static void run_queue(struct fake_object *context, struct fake_graph **queue) {
     fake_free_graph(pending);
 }
 
-static void run_streams(struct fake_object *context, int blocking_only) {
-    for (size_t i = 0; i < fake_object_count(); i++) {
-        struct fake_object *stream = fake_object_at(i);
-        if (stream->kind != KIND_STREAM || !stream->live || stream->context != context) continue;
-        if (blocking_only && !is_blocking(stream)) continue;
-        run_queue(context, &stream->u.stream.queue);
+/* The objects of `kind` (and `context`, unless NULL) present now: running work
+ * may destroy objects (stream-ordered frees), which reorders the registry. */
+static struct fake_object **collect(int kind, const struct fake_object *context, size_t *count) {
+    struct fake_object **found = malloc((fake_present_count() + 1) * sizeof *found);
+    *count = 0;
+    for (size_t i = 0; found && i < fake_present_count(); i++) {
+        struct fake_object *object = fake_present_at(i);
+        if (object->live && (object->kind == kind || (kind == KIND_CONTEXT && object->kind == KIND_PRIMARY)) &&
+            (!context || object->context == context)) {
+            found[(*count)++] = object;
+        }
     }
+    return found;
+}
+
+static void run_streams(struct fake_object *context, int blocking_only) {
+    size_t count;
+    struct fake_object **streams = collect(KIND_STREAM, context, &count);
+    for (size_t i = 0; i < count; i++) {
+        if (!streams[i]->live || (blocking_only && !is_blocking(streams[i]))) continue;
+        run_queue(context, &streams[i]->u.stream.queue);
+    }
+    free(streams);
 }
 
 void fake_flush(struct fake_object *context, struct fake_object *stream) {
@@ -174,12 +190,12 @@ void fake_flush_context(struct fake_object *context) {
 }
 
 void fake_flush_all(void) {
-    for (size_t i = 0; i < fake_object_count(); i++) {
-        struct fake_object *context = fake_object_at(i);
-        if ((context->kind == KIND_CONTEXT || context->kind == KIND_PRIMARY) && context->live) {
-            fake_flush_context(context);
-        }
+    size_t count;
+    struct fake_object **contexts = collect(KIND_CONTEXT, NULL, &count);
+    for (size_t i = 0; i < count; i++) {
+        if (contexts[i]->live) fake_flush_context(contexts[i]);
     }
+    free(contexts);
 }
 
 CUresult fake_take_async_error(struct fake_object *context) {

@@ -13,9 +13,12 @@ use tests::{fake, faults, sequences};
 const DEFECT_SEQUENCES: [(&str, Sequence); 1] =
     [("graph capture left early on error", sequences::graph_capture_left_early_on_error)];
 
-/// Runs every sequence once per failure point; prints the counts.
-fn exercise_all(list: &[(&str, Sequence)]) -> Vec<faults::Report> {
+/// Runs every sequence once per failure point; prints the counts. In
+/// deferred mode the stand-in runs stream work only when it is waited for.
+fn exercise_all(list: &[(&str, Sequence)], deferred: bool) -> Vec<faults::Report> {
     let fake = fake::session();
+    fake.set_deferred(deferred);
+    let mode = if deferred { " (deferred work)" } else { "" };
     // Written to stdout directly, so the summary shows even when the test passes.
     let mut out = std::io::stdout();
     let mut reports = Vec::new();
@@ -23,7 +26,7 @@ fn exercise_all(list: &[(&str, Sequence)]) -> Vec<faults::Report> {
         let report = faults::exercise(&fake, name, &|| sequence(fake::KERNELS));
         let _ = writeln!(
             out,
-            "failure points: {name}: {} driver calls x {} errors = {} runs; {} broken, \
+            "failure points{mode}: {name}: {} driver calls x {} errors = {} runs; {} broken, \
              {} releases refused by the driver, {} releases skipped by a destructor",
             report.calls,
             fake::INJECTED_ERRORS.len(),
@@ -35,7 +38,8 @@ fn exercise_all(list: &[(&str, Sequence)]) -> Vec<faults::Report> {
         reports.push(report);
     }
     let total: usize = reports.iter().map(|r| r.points).sum();
-    let _ = writeln!(out, "failure points exercised: {total}");
+    let _ = writeln!(out, "failure points exercised{mode}: {total}");
+    fake.set_deferred(false);
     reports
 }
 
@@ -49,8 +53,17 @@ fn first_few(problems: &[String]) -> String {
 /// and leaves the driver usable.
 #[test]
 fn every_failure_point_fails_cleanly() {
-    let reports = exercise_all(&SEQUENCES);
+    let reports = exercise_all(&SEQUENCES, false);
     assert!(reports.iter().map(|r| r.points).sum::<usize>() > 1000);
+    let failures: Vec<String> = reports.into_iter().flat_map(|r| r.failures).collect();
+    assert!(failures.is_empty(), "broken promises: {}", first_few(&failures));
+}
+
+/// The same with stream work deferred until waited for, as on a GPU: no
+/// operation reads results or frees memory before the work is done.
+#[test]
+fn every_failure_point_fails_cleanly_with_deferred_work() {
+    let reports = exercise_all(&SEQUENCES, true);
     let failures: Vec<String> = reports.into_iter().flat_map(|r| r.failures).collect();
     assert!(failures.is_empty(), "broken promises: {}", first_few(&failures));
 }
@@ -64,7 +77,7 @@ fn every_failure_point_fails_cleanly() {
             their stream captures cannot be freed; run with --ignored"]
 fn destructors_release_even_after_an_earlier_failure() {
     let all: Vec<(&str, Sequence)> = SEQUENCES.iter().chain(&DEFECT_SEQUENCES).copied().collect();
-    let problems: Vec<String> = exercise_all(&all)
+    let problems: Vec<String> = exercise_all(&all, false)
         .into_iter()
         .flat_map(|r| r.skipped_releases.into_iter().chain(r.failures))
         .collect();

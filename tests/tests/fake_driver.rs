@@ -476,3 +476,74 @@ fn many_threads_balance() {
     assert_clean(&fake);
     assert!(fake.calls() > 8 * 200 * 4);
 }
+
+#[test]
+fn deferred_work_waits_until_waited_for() {
+    let fake = fake::session();
+    fake.set_deferred(true);
+    primary(&fake, 0);
+    let module = load(KERNELS);
+    let fill = function(module, c"fill");
+    let mut stream = ptr::null_mut();
+    assert_eq!(cu!(cuStreamCreate(&mut stream, 1)), SUCCESS); // non-blocking
+    let mut memory = 0;
+    assert_eq!(cu!(cuMemAlloc_v2(&mut memory, 64)), SUCCESS);
+    assert_eq!(cu!(cuMemsetD32_v2(memory, 0, 16)), SUCCESS); // device work: queued on the legacy stream
+    let (mut value, mut n) = (5f32, 16u32);
+    let mut params = [
+        (&mut memory as *mut CUdeviceptr).cast::<c_void>(),
+        (&mut value as *mut f32).cast(),
+        (&mut n as *mut u32).cast(),
+    ];
+    assert_eq!(cu!(cuStreamSynchronize(ptr::null_mut())), SUCCESS);
+    let result = cu!(cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, stream, params.as_mut_ptr(), ptr::null_mut()));
+    assert_eq!(result, SUCCESS);
+    let mut pinned = ptr::null_mut();
+    assert_eq!(cu!(cuMemHostAlloc(&mut pinned, 64, 0)), SUCCESS);
+    // SAFETY: 64 writable bytes from the fake.
+    unsafe { ptr::write_bytes(pinned.cast::<u8>(), 0, 64) };
+    assert_eq!(cu!(cuMemcpyDtoHAsync_v2(pinned, memory, 64, stream)), SUCCESS);
+    let mut event = ptr::null_mut();
+    assert_eq!(cu!(cuEventCreate(&mut event, 0)), SUCCESS);
+    assert_eq!(cu!(cuEventRecord(event, stream)), SUCCESS);
+    // SAFETY: the fake's pinned memory, 16 floats; nothing runs concurrently (the fake is single-threaded here).
+    let read = || unsafe { std::slice::from_raw_parts(pinned.cast::<f32>(), 16).to_vec() };
+    assert_eq!(read(), [0.0; 16], "nothing ran yet");
+    assert_eq!(cu!(cuEventQuery(event)), 600, "CUDA_ERROR_NOT_READY while pending");
+    assert_eq!(cu!(cuEventSynchronize(event)), SUCCESS);
+    assert_eq!(read(), [5.0; 16]);
+    assert_eq!(cu!(cuStreamQuery(stream)), SUCCESS);
+
+    // pageable sources are taken at submission, pageable destinations filled before return
+    let mut source = vec![1f32; 16];
+    assert_eq!(cu!(cuMemcpyHtoDAsync_v2(memory, source.as_ptr().cast(), 64, stream)), SUCCESS);
+    source.fill(2.0);
+    let mut back = vec![0f32; 16];
+    assert_eq!(cu!(cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), memory, 64, stream)), SUCCESS);
+    assert_eq!(back, [1.0; 16]);
+
+    // a failure of queued work is reported by the next wait
+    let mut dangling = memory + (1 << 20);
+    params[0] = (&mut dangling as *mut CUdeviceptr).cast();
+    let result = cu!(cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, stream, params.as_mut_ptr(), ptr::null_mut()));
+    assert_eq!(result, SUCCESS, "queued, not yet run");
+    assert_eq!(cu!(cuStreamSynchronize(stream)), 700, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    assert_eq!(cu!(cuStreamSynchronize(stream)), SUCCESS, "reported once");
+
+    // stream-ordered frees happen in stream order
+    let mut ordered = 0;
+    assert_eq!(cu!(cuMemAllocAsync(&mut ordered, 64, stream)), SUCCESS);
+    assert_eq!(cu!(cuMemFreeAsync(ordered, stream)), SUCCESS);
+    assert_eq!(fake.live(Kind::DeviceMemory), 2, "the free is queued");
+    assert_eq!(cu!(cuStreamSynchronize(stream)), SUCCESS);
+    assert_eq!(fake.live(Kind::DeviceMemory), 1);
+
+    assert_eq!(cu!(cuEventDestroy_v2(event)), SUCCESS);
+    assert_eq!(cu!(cuMemFreeHost(pinned)), SUCCESS);
+    assert_eq!(cu!(cuMemFree_v2(memory)), SUCCESS);
+    assert_eq!(cu!(cuStreamDestroy_v2(stream)), SUCCESS);
+    assert_eq!(cu!(cuModuleUnload(module)), SUCCESS);
+    release(0);
+    fake.set_deferred(false);
+    assert_clean(&fake);
+}

@@ -14,6 +14,7 @@ const ROUNDS: usize = 50;
 #[test]
 fn threads_share_contexts_modules_and_buffers() {
     let fake = fake::session();
+    fake.set_deferred(true); // stream work runs when waited for, from whichever thread waits
     let contexts = [
         Context::primary(&Device::get(0).unwrap()).unwrap(),
         Context::primary(&Device::get(1).unwrap()).unwrap(),
@@ -63,6 +64,7 @@ fn threads_share_contexts_modules_and_buffers() {
         worker.join().expect("a worker thread panicked");
     }
     drop((shared, modules, contexts));
+    fake.set_deferred(false);
     let counts = fake.counts();
     assert!(counts.is_clean(), "{counts}");
     assert!(fake.calls() > (THREADS * ROUNDS * 8) as u64, "{} calls", fake.calls());
