@@ -282,17 +282,19 @@ impl<T: Element> DeviceArray<T> {
     /// Copies the array into `destination` (as many elements), waiting for the array's stream.
     pub fn copy_to_host(&self, destination: &mut [T]) -> Result<()> {
         self.same_len("copy to host", destination.len())?;
+        // SAFETY: `destination` holds `len` writable elements.
+        unsafe { self.copy_to_host_raw(destination.as_mut_ptr()) }
+    }
+
+    /// # Safety
+    /// `destination` must be valid for writes of `len` elements.
+    unsafe fn copy_to_host_raw(&self, destination: *mut T) -> Result<()> {
         let stream = self.stream();
         let driver = bind(stream.context())?;
-        // SAFETY: `destination` holds `size_bytes` writable bytes and stays borrowed until the
-        // stream is synchronised below; `T` is valid for any bytes the device holds.
+        // SAFETY: `destination` holds `size_bytes` writable bytes (the caller's promise) and the
+        // stream is synchronised below, before it is used; `T` is valid for any bytes.
         check(unsafe {
-            driver.cuMemcpyDtoHAsync_v2()?(
-                destination.as_mut_ptr().cast::<c_void>(),
-                self.ptr,
-                self.size_bytes(),
-                stream.as_raw(),
-            )
+            driver.cuMemcpyDtoHAsync_v2()?(destination.cast::<c_void>(), self.ptr, self.size_bytes(), stream.as_raw())
         })?;
         Ok(stream.synchronize()?)
     }
@@ -300,12 +302,12 @@ impl<T: Element> DeviceArray<T> {
     /// The contents in a new `Vec` (waits for the array's stream).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = Vec::with_capacity(self.len);
-        // SAFETY: the capacity is `len`; every element is written by the copy before `set_len`
-        // is observable (on error the vector is dropped with length 0).
-        let spare = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr(), self.len) };
-        self.copy_to_host(spare)?;
-        // SAFETY: the copy wrote all `len` elements.
-        unsafe { out.set_len(self.len) };
+        // SAFETY: the vector has room for `len` elements.
+        unsafe {
+            self.copy_to_host_raw(out.as_mut_ptr())?;
+            // The copy wrote all `len` elements.
+            out.set_len(self.len);
+        }
         Ok(out)
     }
 

@@ -512,7 +512,7 @@ mod tests {
         assert_eq!(size_class(1), Some(512));
         assert_eq!(size_class(512), Some(512));
         assert_eq!(size_class(513), Some(1024));
-        assert_eq!(size_class(1000 * 1000), Some(1000 * 1000usize.div_ceil(512) * 512));
+        assert_eq!(size_class(1000 * 1000), Some((1000 * 1000usize).div_ceil(512) * 512));
         assert_eq!(size_class(1 << 20), Some(1 << 20));
         assert_eq!(size_class((1 << 20) + 1), Some((1 << 20) + (1 << 17)));
         assert_eq!(size_class(256 << 20), Some(256 << 20));
