@@ -9,6 +9,7 @@ const SOURCES: &[&str] = &[
     "errors.c",
     "functions.c",
     "kernels.c",
+    "library.c",
     "memory.c",
     "module.c",
     "registry.c",

@@ -396,6 +396,49 @@ static CUresult api_version(CUcontext handle, unsigned int *version) {
 EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
     FAKE_API(cuCtxGetApiVersion, api_version(ctx, version))
 
+/* ---- limits --------------------------------------------------------------------------- */
+
+enum { LIMIT_STACK_SIZE, LIMIT_PRINTF_FIFO_SIZE, LIMIT_MALLOC_HEAP_SIZE, LIMIT_SYNC_DEPTH, LIMIT_PENDING_LAUNCHES,
+       LIMIT_SHMEM_SIZE = 7, LIMIT_END = 10 };
+#define CUDA_ERROR_UNSUPPORTED_LIMIT 215
+
+static size_t default_limit(int limit) {
+    switch (limit) {
+    case LIMIT_STACK_SIZE: return 1024;
+    case LIMIT_PRINTF_FIFO_SIZE: return 1 << 20;
+    case LIMIT_MALLOC_HEAP_SIZE: return 8 << 20;
+    case LIMIT_SYNC_DEPTH: return 2;
+    case LIMIT_PENDING_LAUNCHES: return 2048;
+    case LIMIT_SHMEM_SIZE: return FAKE_MAX_SHARED_OPTIN;
+    default: return 0;
+    }
+}
+
+static int known_limit(int limit) { return limit >= 0 && limit < LIMIT_END && limit != 5 && limit != 6; }
+
+static CUresult get_limit(size_t *value, int limit) {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    if (!known_limit(limit)) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    size_t set = context->u.ctx.limits[limit];
+    *value = set ? set : default_limit(limit);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxGetLimit(size_t *pvalue, int limit) FAKE_API(cuCtxGetLimit, get_limit(pvalue, limit))
+
+static CUresult set_limit(int limit, size_t value) {
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    if (!known_limit(limit)) return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    if (limit == LIMIT_SHMEM_SIZE && value > FAKE_MAX_SHARED_OPTIN) return CUDA_ERROR_INVALID_VALUE;
+    context->u.ctx.limits[limit] = value ? value : default_limit(limit);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxSetLimit(int limit, size_t value) FAKE_API(cuCtxSetLimit, set_limit(limit, value))
+
 static CUresult priority_range(int *least, int *greatest) {
     if (least) *least = 0;
     if (greatest) *greatest = -5;

@@ -72,6 +72,18 @@ double fake_now_ms(void);
 
 /* functions.c: the size of a function's argument block (offset + size of the last parameter). */
 size_t fake_argument_bytes(const struct fake_object *function);
+/* JIT log buffers named by cuModuleLoadDataEx / cuLibraryLoadData options. */
+struct fake_jit_logs {
+    char *info, *error;
+    size_t info_size, error_size;
+    void **info_size_slot, **error_size_slot;
+};
+CUresult fake_read_jit_options(struct fake_jit_logs *logs, unsigned int count, int *options, void **values);
+/* Parses a module image, writing the JIT logs; the caller frees the entries. */
+CUresult fake_parse_image(const void *image, const struct fake_jit_logs *logs, struct fake_entry **entries, int *count);
+/* A module of `context` with a function per entry (a library's if `library`). */
+struct fake_object *fake_make_module(struct fake_object *context, const struct fake_entry *entries, int count,
+                                     struct fake_object *library);
 
 /* memory.c (lock held) */
 /* Device memory of `context`; `pool` is the pool of a stream-ordered allocation (or NULL). */

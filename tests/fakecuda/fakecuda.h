@@ -100,15 +100,24 @@ enum fake_kind {
     KIND_GRAPH = 8,
     KIND_GRAPH_EXEC = 9,
     KIND_MEMORY_POOL = 10,   /* cuMemPoolCreate */
-    KIND_FUNCTION = 11,      /* owned by a module: not counted as live */
-    KIND_DEFAULT_POOL = 12,  /* the devices' default pools: not counted as live */
-    KIND_COUNT = 13,
+    KIND_LIBRARY = 11,       /* cuLibraryLoadData */
+    KIND_FUNCTION = 12,      /* owned by a module: not counted as live */
+    KIND_DEFAULT_POOL = 13,  /* the devices' default pools: not counted as live */
+    KIND_KERNEL = 14,        /* owned by a library: not counted as live */
+    KIND_LIBRARY_MODULE = 15, /* a library's module in one context, owned by the library: not counted */
+    KIND_COUNT = 16,
 };
 
 #define FAKE_DEVICES 2
 #define FAKE_MAX_PARAMS 32
 
-struct fake_function;
+/* A kernel a module image declares, with its parameter layout (module.c). */
+struct fake_entry {
+    char *name;
+    int param_count;
+    size_t param_offsets[FAKE_MAX_PARAMS];
+    size_t param_sizes[FAKE_MAX_PARAMS];
+};
 
 /* One launch as the host kernels see it. */
 struct fake_launch {
@@ -140,6 +149,7 @@ struct fake_object {
             unsigned int flags;
             int primary;
             int retains;         /* primary only */
+            size_t limits[10];   /* cuCtxSetLimit values, by CUlimit */
             unsigned int peers;  /* bit d: peer access to device d's contexts enabled */
             struct fake_graph *legacy_queue; /* deferred mode: pending work of the legacy stream */
             CUresult async_error;            /* deferred mode: first failure of pending work */
@@ -175,7 +185,19 @@ struct fake_object {
         struct {
             struct fake_object **functions;
             int function_count;
+            struct fake_object *library; /* KIND_LIBRARY_MODULE: the library it belongs to */
         } module;
+        struct {
+            struct fake_entry *entries;
+            int entry_count;
+            struct fake_object **kernels;  /* one per entry */
+            struct fake_object **modules;  /* one per context that asked */
+            int module_count;
+        } library;
+        struct {
+            struct fake_object *library;
+            int entry;
+        } kernel;
         struct {
             struct fake_object *module;
             char *name;
@@ -248,14 +270,7 @@ unsigned char *fake_device_bytes(CUdeviceptr address, size_t bytes);
 /* The host kernels, searched by name (kernels.c). */
 const struct fake_kernel *fake_find_kernel(const char *name, int param_count, const size_t *param_sizes);
 
-/* PTX-like module text: the entries it declares and their parameters (module.c). */
-struct fake_entry {
-    char *name;
-    int param_count;
-    size_t param_offsets[FAKE_MAX_PARAMS];
-    size_t param_sizes[FAKE_MAX_PARAMS];
-};
-/* Parses `text`; on success returns the entries (caller frees with
+/* PTX-like module text: parses `text`; on success returns the entries (caller frees with
  * fake_free_entries) and their count; on failure returns a driver error and
  * writes a message into `log` (NUL-terminated, at most log_size bytes). */
 CUresult fake_parse_module(const char *text, struct fake_entry **entries, int *count, char *log, size_t log_size);

@@ -24,11 +24,36 @@ size_t fake_argument_bytes(const struct fake_object *function) {
 
 /* ---- modules ------------------------------------------------------------------------ */
 
-struct jit_logs {
-    char *info, *error;
-    size_t info_size, error_size;
-    void **info_size_slot, **error_size_slot;
-};
+struct fake_object *fake_make_module(struct fake_object *context, const struct fake_entry *entries, int count,
+                                     struct fake_object *library) {
+    struct fake_object *module = fake_new(library ? KIND_LIBRARY_MODULE : KIND_MODULE, context);
+    if (!module) return NULL;
+    module->u.module.library = library;
+    module->u.module.functions = calloc((size_t)count + 1, sizeof *module->u.module.functions);
+    if (!module->u.module.functions) {
+        fake_destroy(module);
+        return NULL;
+    }
+    for (int i = 0; i < count; i++) {
+        struct fake_object *function = fake_new(KIND_FUNCTION, context);
+        char *name = strdup(entries[i].name);
+        if (!function || !name) {
+            if (function) fake_destroy(function);
+            free(name);
+            fake_destroy(module);
+            return NULL;
+        }
+        function->u.func.module = module;
+        function->u.func.name = name;
+        function->u.func.param_count = entries[i].param_count;
+        memcpy(function->u.func.param_offsets, entries[i].param_offsets, sizeof entries[i].param_offsets);
+        memcpy(function->u.func.param_sizes, entries[i].param_sizes, sizeof entries[i].param_sizes);
+        function->u.func.kernel = fake_find_kernel(name, entries[i].param_count, entries[i].param_sizes);
+        function->u.func.max_dynamic_shared = DEFAULT_DYNAMIC_SHARED;
+        module->u.module.functions[module->u.module.function_count++] = function;
+    }
+    return module;
+}
 
 static void write_log(char *buffer, size_t size, void **size_slot, const char *text) {
     if (!buffer || size == 0) return;
@@ -36,51 +61,58 @@ static void write_log(char *buffer, size_t size, void **size_slot, const char *t
     if (size_slot) *size_slot = (void *)(uintptr_t)(strlen(buffer) + 1);
 }
 
-static CUresult load(CUmodule *out, const char *image, const struct jit_logs *logs) {
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    struct fake_object *context;
-    CUresult result = fake_current_context(&context);
-    if (result != CUDA_SUCCESS) return result;
+CUresult fake_read_jit_options(struct fake_jit_logs *logs, unsigned int count, int *options, void **values) {
+    memset(logs, 0, sizeof *logs);
+    if (count && (!options || !values)) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned int i = 0; i < count; i++) {
+        switch (options[i]) {
+        case JIT_INFO_LOG_BUFFER:
+            logs->info = values[i];
+            break;
+        case JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+            logs->info_size = (size_t)(uintptr_t)values[i];
+            logs->info_size_slot = &values[i];
+            break;
+        case JIT_ERROR_LOG_BUFFER:
+            logs->error = values[i];
+            break;
+        case JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+            logs->error_size = (size_t)(uintptr_t)values[i];
+            logs->error_size_slot = &values[i];
+            break;
+        default:
+            if (options[i] < 0 || options[i] > 34) return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult fake_parse_image(const void *image, const struct fake_jit_logs *logs, struct fake_entry **entries, int *count) {
     char message[256] = "";
-    struct fake_entry *entries;
-    int count;
-    result = fake_parse_module(image, &entries, &count, message, sizeof message);
+    CUresult result = fake_parse_module(image, entries, count, message, sizeof message);
     if (result != CUDA_SUCCESS) {
         if (logs) write_log(logs->error, logs->error_size, logs->error_size_slot, message);
         return result;
     }
-    struct fake_object *module = fake_new(KIND_MODULE, context);
-    struct fake_object **functions = calloc((size_t)count + 1, sizeof *functions);
-    if (!module || !functions) {
-        if (module) fake_destroy(module);
-        free(functions);
-        fake_free_entries(entries, count);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    module->u.module.functions = functions;
-    for (int i = 0; i < count; i++) {
-        struct fake_object *function = fake_new(KIND_FUNCTION, context);
-        if (!function) {
-            fake_destroy(module);
-            fake_free_entries(entries, count);
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        function->u.func.module = module;
-        function->u.func.name = entries[i].name;
-        entries[i].name = NULL;
-        function->u.func.param_count = entries[i].param_count;
-        memcpy(function->u.func.param_offsets, entries[i].param_offsets, sizeof entries[i].param_offsets);
-        memcpy(function->u.func.param_sizes, entries[i].param_sizes, sizeof entries[i].param_sizes);
-        function->u.func.kernel =
-            fake_find_kernel(function->u.func.name, entries[i].param_count, entries[i].param_sizes);
-        function->u.func.max_dynamic_shared = DEFAULT_DYNAMIC_SHARED;
-        functions[module->u.module.function_count++] = function;
-    }
-    fake_free_entries(entries, count);
     if (logs) {
-        snprintf(message, sizeof message, "fakecuda: loaded %d entries", count);
+        snprintf(message, sizeof message, "fakecuda: loaded %d entries", *count);
         write_log(logs->info, logs->info_size, logs->info_size_slot, message);
     }
+    return CUDA_SUCCESS;
+}
+
+static CUresult load(CUmodule *out, const char *image, const struct fake_jit_logs *logs) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *context;
+    CUresult result = fake_current_context(&context);
+    if (result != CUDA_SUCCESS) return result;
+    struct fake_entry *entries;
+    int count;
+    result = fake_parse_image(image, logs, &entries, &count);
+    if (result != CUDA_SUCCESS) return result;
+    struct fake_object *module = fake_make_module(context, entries, count, NULL);
+    fake_free_entries(entries, count);
+    if (!module) return CUDA_ERROR_OUT_OF_MEMORY;
     *out = fake_handle(module);
     return CUDA_SUCCESS;
 }
@@ -88,29 +120,9 @@ static CUresult load(CUmodule *out, const char *image, const struct jit_logs *lo
 EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) FAKE_API(cuModuleLoadData, load(module, image, NULL))
 
 static CUresult load_ex(CUmodule *out, const void *image, unsigned int count, int *options, void **values) {
-    struct jit_logs logs = {0};
-    if (count && (!options || !values)) return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned int i = 0; i < count; i++) {
-        switch (options[i]) {
-        case JIT_INFO_LOG_BUFFER:
-            logs.info = values[i];
-            break;
-        case JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-            logs.info_size = (size_t)(uintptr_t)values[i];
-            logs.info_size_slot = &values[i];
-            break;
-        case JIT_ERROR_LOG_BUFFER:
-            logs.error = values[i];
-            break;
-        case JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
-            logs.error_size = (size_t)(uintptr_t)values[i];
-            logs.error_size_slot = &values[i];
-            break;
-        default:
-            if (options[i] < 0 || options[i] > 34) return CUDA_ERROR_INVALID_VALUE;
-        }
-    }
-    return load(out, image, &logs);
+    struct fake_jit_logs logs;
+    CUresult result = fake_read_jit_options(&logs, count, options, values);
+    return result != CUDA_SUCCESS ? result : load(out, image, &logs);
 }
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, int *options,
                                    void **optionValues)
@@ -155,7 +167,8 @@ EXPORT CUresult cuModuleUnload(CUmodule hmod) FAKE_API(cuModuleUnload, unload(hm
 
 static CUresult get_function(CUfunction *out, CUmodule handle, const char *name) {
     if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
-    struct fake_object *module = fake_lookup(handle, KIND_MODULE);
+    struct fake_object *module = fake_lookup_quiet(handle, KIND_LIBRARY_MODULE);
+    if (!module) module = fake_lookup(handle, KIND_MODULE);
     if (!module) return CUDA_ERROR_INVALID_HANDLE;
     for (int i = 0; i < module->u.module.function_count; i++) {
         if (strcmp(module->u.module.functions[i]->u.func.name, name) == 0) {

@@ -203,8 +203,17 @@ void fake_release_memory(struct fake_object *object) {
         if (!object->u.host.registered) free(object->u.host.pointer);
         break;
     case KIND_MODULE:
+    case KIND_LIBRARY_MODULE:
         free(object->u.module.functions);
         object->u.module.functions = NULL;
+        break;
+    case KIND_LIBRARY:
+        fake_free_entries(object->u.library.entries, object->u.library.entry_count);
+        object->u.library.entries = NULL;
+        free(object->u.library.kernels);
+        object->u.library.kernels = NULL;
+        free(object->u.library.modules);
+        object->u.library.modules = NULL;
         break;
     case KIND_FUNCTION:
         free(object->u.func.name);
@@ -236,8 +245,18 @@ CUresult fake_destroy(struct fake_object *object) {
         fake_record_double_free();
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    if (object->kind == KIND_MODULE) {
-        for (int i = 0; i < object->u.module.function_count; i++) fake_destroy(object->u.module.functions[i]);
+    if (object->kind == KIND_MODULE || object->kind == KIND_LIBRARY_MODULE) {
+        for (int i = 0; i < object->u.module.function_count; i++) {
+            if (object->u.module.functions[i]->live) fake_destroy(object->u.module.functions[i]);
+        }
+    }
+    if (object->kind == KIND_LIBRARY) {
+        for (int i = 0; i < object->u.library.entry_count; i++) {
+            if (object->u.library.kernels[i]) fake_destroy(object->u.library.kernels[i]);
+        }
+        for (int i = 0; i < object->u.library.module_count; i++) {
+            if (object->u.library.modules[i]->live) fake_destroy(object->u.library.modules[i]);
+        }
     }
     fake_release_memory(object);
     object->live = 0;
@@ -253,7 +272,8 @@ void fake_teardown_context(struct fake_object *context) {
         if (i >= present_count) continue;
         struct fake_object *object = present[i];
         if (!object->live || object->context != context || object->kind == KIND_FUNCTION) continue;
-        fake_record_orphan();
+        /* a library's module in this context goes with it, as in the driver; anything else was orphaned */
+        if (object->kind != KIND_LIBRARY_MODULE) fake_record_orphan();
         fake_destroy(object);
     }
 }
@@ -379,7 +399,7 @@ EXPORT int64_t fakecuda_destroy_all(void) {
     for (size_t i = present_count; i-- > 0;) {
         if (i >= present_count) continue;
         struct fake_object *object = present[i];
-        if (!object->live || object->kind == KIND_FUNCTION || object->kind == KIND_DEFAULT_POOL) continue;
+        if (!object->live || object->kind >= KIND_FUNCTION) continue; /* owned by others, or not counted */
         if (object->kind == KIND_PRIMARY) {
             destroyed += object->u.ctx.retains;
             fake_count_live(KIND_PRIMARY, -object->u.ctx.retains);
@@ -432,7 +452,7 @@ EXPORT int64_t fakecuda_live(int kind) {
 EXPORT int64_t fakecuda_live_handles(void) {
     fake_lock();
     int64_t total = 0;
-    for (int kind = KIND_CONTEXT; kind <= KIND_MEMORY_POOL; kind++) total += live[kind];
+    for (int kind = KIND_CONTEXT; kind <= KIND_LIBRARY; kind++) total += live[kind];
     fake_unlock();
     return total;
 }

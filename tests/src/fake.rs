@@ -79,11 +79,13 @@ pub enum Kind {
     GraphExec = 9,
     /// Memory pools made with `cuMemPoolCreate` (not the devices' default pools).
     MemoryPool = 10,
+    /// Context-independent libraries (`cuLibraryLoadData`).
+    Library = 11,
 }
 
 impl Kind {
     /// Every kind a program must release.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Context,
         Kind::PrimaryRetain,
         Kind::DeviceMemory,
@@ -94,6 +96,7 @@ impl Kind {
         Kind::Graph,
         Kind::GraphExec,
         Kind::MemoryPool,
+        Kind::Library,
     ];
 }
 
@@ -289,7 +292,7 @@ impl Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counts {
     /// Live handles, in the order of [`Kind::ALL`].
-    pub live: [i64; 10],
+    pub live: [i64; 11],
     /// Frees of handles or pointers already freed.
     pub double_frees: u64,
     /// Uses of unknown or already destroyed handles and pointers.
