@@ -46,7 +46,7 @@ pub struct Report {
 }
 
 /// Driver calls that release a handle: when one fails, its handle stays.
-const RELEASE_CALLS: [&str; 11] = [
+const RELEASE_CALLS: [&str; 12] = [
     "cuMemFree_v2",
     "cuMemFreeAsync",
     "cuMemFreeHost",
@@ -56,6 +56,7 @@ const RELEASE_CALLS: [&str; 11] = [
     "cuGraphDestroy",
     "cuGraphExecDestroy",
     "cuMemPoolDestroy",
+    "cuLibraryUnload",
     "cuCtxDestroy_v2",
     "cuDevicePrimaryCtxRelease_v2",
 ];

@@ -2,7 +2,8 @@
 //! runs against the stand-in driver and that run unchanged on a real GPU:
 //! allocate, copy, launch, synchronise, drop; stream-ordered pool churn;
 //! graph capture and replay; peers and explicit contexts; host functions and
-//! events; kernel attributes and extended launches; module loading. Each
+//! events; kernel attributes and extended launches; module loading;
+//! context-independent libraries, context limits and occupancy. Each
 //! checks its results, so a run that "succeeds" wrongly is an error.
 //!
 //! A sequence takes the PTX of the test kernels: [`crate::fake::KERNELS`]
@@ -12,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use cuda_driver::{
-    launch_raw, CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer,
-    LaunchAttributes, LaunchConfig, MemPool, Module, Result, Stream, StreamFlags,
+    launch_raw, CaptureMode, Context, ContextFlags, ContextLimit, Device, DeviceBuffer, Error, Event, EventFlags,
+    HostBuffer, LaunchAttributes, LaunchConfig, Library, MemPool, Module, Result, Stream, StreamFlags,
 };
 
 /// Device 0's primary context.
@@ -280,11 +281,31 @@ fn module_loading(ptx: &str) -> Result<()> {
     stream.synchronize()
 }
 
+fn libraries_limits_and_occupancy(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let library = Library::from_ptx(ptx)?;
+    let names = library.kernel_names()?;
+    expect("library kernels", names.iter().any(|name| name == "fill"), true)?;
+    let fill = library.function(&context, "fill")?;
+    let stream = Stream::new(&context)?;
+    let mut data = DeviceBuffer::<f32>::zeroed(&context, 64)?;
+    // SAFETY: fill writes 64 floats of a buffer of 64.
+    unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(64), (&mut data, 6.0f32, 64u32))? };
+    stream.synchronize()?;
+    expect("filled through a library", data.to_vec()?[63], 6.0)?;
+    expect("resident blocks", fill.max_active_blocks_per_multiprocessor(256, 0)? > 0, true)?;
+    let (grid, block) = fill.max_potential_block_size(0)?;
+    expect("occupancy", grid > 0 && block > 0, true)?;
+    let stack = context.limit(ContextLimit::CU_LIMIT_STACK_SIZE)?;
+    context.set_limit(ContextLimit::CU_LIMIT_STACK_SIZE, stack.max(1024))?;
+    expect("stack size", context.limit(ContextLimit::CU_LIMIT_STACK_SIZE)?, stack.max(1024))
+}
+
 /// A sequence of safe calls, given the PTX of the test kernels.
 pub type Sequence = fn(&str) -> Result<()>;
 
 /// The sequences the failure-point suite runs, by name.
-pub const SEQUENCES: [(&str, Sequence); 9] = [
+pub const SEQUENCES: [(&str, Sequence); 10] = [
     ("device queries", device_queries),
     ("allocate, copy, launch, synchronize, drop", allocate_copy_launch_synchronize_drop),
     ("async copies, events, pinned memory", async_copies_events_and_pinned_memory),
@@ -294,4 +315,5 @@ pub const SEQUENCES: [(&str, Sequence); 9] = [
     ("host functions and stream order", host_functions_and_stream_order),
     ("kernel attributes and launch variants", kernel_attributes_and_launch_variants),
     ("module loading", module_loading),
+    ("libraries, limits and occupancy", libraries_limits_and_occupancy),
 ];
