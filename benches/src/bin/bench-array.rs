@@ -1,0 +1,177 @@
+//! Benchmarks of cuda-core's pooled array layer: `MemoryPool` alloc+free (1 KiB, 1 MiB,
+//! 256 MiB, and through `DeviceArray::empty`), and on 2^28 f32 the device-to-device copy,
+//! `2.0 * x + y` (`ElementwiseKernel`) and `sum` (`ReductionKernel`) as GB/s of read plus
+//! written bytes, each also as a fraction of the copy measured here. Prints `ROW {json}` lines
+//! (see the `benches` crate docs). Built with `--features array`.
+
+use benches::*;
+use cuda_core::{sum, Arg, Device, DeviceArray, ElementwiseKernel, MemoryPool};
+use cuda_driver::{Event, EventFlags, Stream};
+
+const POOL: &str = "cuda-core pool";
+const ARRAY_EMPTY: &str = "cuda-core DeviceArray::empty+drop";
+const COPY: &str = "cuda-core DeviceArray::copy_from";
+const ELEMENTWISE: &str = "cuda-core elementwise";
+const REDUCTION: &str = "cuda-core reduction";
+/// Alloc+free pairs per timed batch (cache hits are tens of nanoseconds).
+const POOL_BATCH: usize = 1000;
+const POOL_WARMUP_BATCHES: usize = 20;
+const POOL_BATCHES: usize = 200;
+/// Untimed runs of each bandwidth operation before timing.
+const BANDWIDTH_WARMUP: usize = 3;
+
+fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn main() {
+    let setup = Device::new(0).and_then(|device| {
+        println!("device: {} ({})", device.name()?, device.arch()?);
+        let stream = device.create_stream()?;
+        Ok((device, stream))
+    });
+    let (device, stream) = match setup {
+        Ok(setup) => setup,
+        Err(why) => {
+            let why = why.to_string();
+            let why = why.lines().next().unwrap_or_default();
+            println!("no GPU: {why}");
+            for (case, _) in ALLOC_SIZES {
+                Row::unavailable("alloc", case, POOL, "us/pair", why).emit();
+                Row::unavailable("alloc", case, ARRAY_EMPTY, "us/pair", why).emit();
+            }
+            Row::unavailable("bandwidth", "D2D copy", COPY, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "sum", REDUCTION, "GB/s", why).emit();
+            return;
+        }
+    };
+    let pool = MemoryPool::for_context(device.context());
+    for (case, bytes) in ALLOC_SIZES {
+        Row::measured("alloc", case, POOL, "us/pair", pool_pairs(&pool, &stream, bytes)).emit();
+        Row::measured("alloc", case, ARRAY_EMPTY, "us/pair", array_pairs(&stream, bytes)).emit();
+    }
+    if let Err(why) = pool.free_all_blocks() {
+        println!("free_all_blocks: {why}");
+    }
+    match bandwidth_rows(&stream) {
+        Ok(rows) => rows.iter().for_each(Row::emit),
+        Err(why) => {
+            Row::failed("bandwidth", "D2D copy", COPY, "GB/s", &why).emit();
+            Row::failed("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", &why).emit();
+            Row::failed("bandwidth", "sum", REDUCTION, "GB/s", &why).emit();
+        }
+    }
+}
+
+fn pool_pairs(pool: &MemoryPool, stream: &Stream, bytes: usize) -> Result<Stats, String> {
+    time_batches(
+        POOL_WARMUP_BATCHES,
+        POOL_BATCHES,
+        POOL_BATCH,
+        || stream.synchronize().map_err(text),
+        || {
+            let block = pool.alloc(stream, bytes).map_err(text)?;
+            drop(block); // back to the stream's free list
+            Ok(())
+        },
+    )
+}
+
+fn array_pairs(stream: &Stream, bytes: usize) -> Result<Stats, String> {
+    time_batches(
+        POOL_WARMUP_BATCHES,
+        POOL_BATCHES,
+        POOL_BATCH,
+        || stream.synchronize().map_err(text),
+        || {
+            let array = DeviceArray::<u8>::empty(stream, bytes).map_err(text)?;
+            drop(array);
+            Ok(())
+        },
+    )
+}
+
+/// Median milliseconds of `op` timed with events on `stream`, after warm-up.
+fn time_on_stream(stream: &Stream, mut op: impl FnMut() -> Result<(), String>) -> Result<Stats, String> {
+    let start = Event::new(stream.context(), EventFlags::DEFAULT).map_err(text)?;
+    let end = Event::new(stream.context(), EventFlags::DEFAULT).map_err(text)?;
+    let mut samples = Vec::with_capacity(BANDWIDTH_REPS);
+    for rep in 0..BANDWIDTH_WARMUP + BANDWIDTH_REPS {
+        start.record(stream).map_err(text)?;
+        op()?;
+        end.record(stream).map_err(text)?;
+        end.synchronize().map_err(text)?;
+        if rep >= BANDWIDTH_WARMUP {
+            samples.push(f64::from(start.elapsed_ms(&end).map_err(text)?));
+        }
+    }
+    Stats::from_samples(samples, 1)
+}
+
+fn gbps(bytes: usize, ms: f64) -> f64 {
+    bytes as f64 / (ms * 1e-3) / 1e9
+}
+
+fn bandwidth_row(case: &str, implementation: &str, bytes: usize, stats: &Stats, copy_gbps: Option<f64>) -> Row {
+    let value = gbps(bytes, stats.median);
+    let versus_copy = match copy_gbps {
+        Some(copy) => format!("; {:.3} of the D2D copy measured in this run ({copy:.0} GB/s)", value / copy),
+        None => String::new(),
+    };
+    Row::value(
+        "bandwidth",
+        case,
+        implementation,
+        "GB/s",
+        value,
+        format!(
+            "2^28 f32, {:.2} GiB read+written over the median of {} event-timed runs ({:.3} ms); p10..p90 {:.0}..{:.0} GB/s{versus_copy}",
+            bytes as f64 / (1u64 << 30) as f64,
+            stats.samples,
+            stats.median,
+            gbps(bytes, stats.p90),
+            gbps(bytes, stats.p10)
+        ),
+    )
+}
+
+fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
+    let n = BANDWIDTH_ELEMS;
+    let elem = std::mem::size_of::<f32>();
+    let mut x = DeviceArray::<f32>::empty(stream, n).map_err(text)?;
+    let mut y = DeviceArray::<f32>::empty(stream, n).map_err(text)?;
+    let mut z = DeviceArray::<f32>::empty(stream, n).map_err(text)?;
+    x.fill(1.5).map_err(text)?;
+    y.fill(0.25).map_err(text)?;
+
+    // The device-to-device copy (cuMemcpyDtoDAsync) this binary compares against.
+    let copy = time_on_stream(stream, || z.copy_from(&x).map_err(text))?;
+    let copy_gbps = gbps(2 * n * elem, copy.median);
+    let mut rows = vec![bandwidth_row("D2D copy", COPY, 2 * n * elem, &copy, None)];
+
+    let axpy = ElementwiseKernel::new("T a, T x, T y", "T z", "z = a * x + y", "bench_axpy").map_err(text)?;
+    let elementwise = time_on_stream(stream, || {
+        axpy.launch(stream, &[Arg::scalar(2.0f32), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])
+            .map_err(text)
+    })?;
+    let result = z.to_vec().map_err(text)?;
+    if let Some(i) = result.iter().position(|&v| v != 3.25) {
+        return Err(format!("2.0*x+y is wrong at {i}: {} != 3.25", result[i]));
+    }
+    drop(result);
+    rows.push(bandwidth_row("2.0*x+y", ELEMENTWISE, 3 * n * elem, &elementwise, Some(copy_gbps)));
+
+    let mut total = None;
+    let reduction = time_on_stream(stream, || {
+        total = Some(sum(&x).map_err(text)?);
+        Ok(())
+    })?;
+    let total = total.ok_or("no sum")?.to_vec().map_err(text)?[0];
+    let expected = 1.5 * n as f64;
+    if ((f64::from(total) - expected) / expected).abs() > 1e-5 {
+        return Err(format!("sum is wrong: {total} != {expected}"));
+    }
+    rows.push(bandwidth_row("sum", REDUCTION, n * elem, &reduction, Some(copy_gbps)));
+    Ok(rows)
+}
