@@ -18,7 +18,8 @@ const SOURCES: &[&str] = &[
 ];
 
 fn main() {
-    let folder = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("fakecuda");
+    let folder =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("fakecuda");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let library = out.join("libfakecuda.so");
 
@@ -27,12 +28,21 @@ fn main() {
     let compiler = cc::Build::new().opt_level(1).debug(true).get_compiler();
     let mut command = compiler.to_command();
     command
-        .args(["-std=gnu11", "-shared", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra"])
+        .args([
+            "-std=gnu11",
+            "-shared",
+            "-fPIC",
+            "-fvisibility=hidden",
+            "-Wall",
+            "-Wextra",
+        ])
         .arg("-o")
         .arg(&library)
         .args(SOURCES.iter().map(|source| folder.join(source)))
         .arg("-lpthread");
-    let output = command.output().unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
     let diagnostics = String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
         panic!("building libfakecuda.so failed ({command:?}):\n{diagnostics}");

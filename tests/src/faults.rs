@@ -62,7 +62,12 @@ const RELEASE_CALLS: [&str; 12] = [
 ];
 
 /// Calls a destructor makes before it releases: binding its context, waiting.
-const PREPARATION_CALLS: [&str; 4] = ["cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxSynchronize", "cuStreamSynchronize"];
+const PREPARATION_CALLS: [&str; 4] = [
+    "cuCtxGetCurrent",
+    "cuCtxSetCurrent",
+    "cuCtxSynchronize",
+    "cuStreamSynchronize",
+];
 
 /// Runs `sequence` clean, then once per failure point. See the module docs.
 pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::Result<()>) -> Report {
@@ -71,7 +76,9 @@ pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::
         ..Report::default()
     };
     if let Err(error) = Device::count() {
-        report.failures.push(format!("the stand-in driver does not initialise: {error}"));
+        report
+            .failures
+            .push(format!("the stand-in driver does not initialise: {error}"));
         return report;
     }
 
@@ -79,12 +86,16 @@ pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::
     match catch_unwind(AssertUnwindSafe(sequence)) {
         Ok(Ok(())) => {}
         Ok(Err(error)) => report.failures.push(format!("fails without injected faults: {error}")),
-        Err(panic) => report.failures.push(format!("panics without injected faults: {}", panic_text(&panic))),
+        Err(panic) => report
+            .failures
+            .push(format!("panics without injected faults: {}", panic_text(&panic))),
     }
     report.calls = fake.calls();
     let trace = fake.trace();
     if let Some(problem) = leftovers(&before, &fake.counts()) {
-        report.failures.push(format!("clean run: {problem}\n    calls: {trace}"));
+        report
+            .failures
+            .push(format!("clean run: {problem}\n    calls: {trace}"));
     }
     if !report.failures.is_empty() {
         return report;
@@ -98,7 +109,11 @@ pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::
             fake.clear_faults();
             report.points += 1;
             let trace = fake.trace();
-            let failed_call = trace.split(' ').nth(n as usize - 1).unwrap_or("(not reached)").to_string();
+            let failed_call = trace
+                .split(' ')
+                .nth(n as usize - 1)
+                .unwrap_or("(not reached)")
+                .to_string();
             if fake.injected() == 0 {
                 report.not_reached += 1;
             }
@@ -107,7 +122,9 @@ pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::
                 Ok(Ok(())) => {}
                 Ok(Err(error)) if error.code() == Some(CUresult(code as u32)) => {}
                 Ok(Err(error)) => report.failures.push(format!("{point}: wrong error: {error:?}")),
-                Err(panic) => report.failures.push(format!("{point}: panicked: {}", panic_text(&panic))),
+                Err(panic) => report
+                    .failures
+                    .push(format!("{point}: panicked: {}", panic_text(&panic))),
             }
             let after = fake.counts();
             if let Some(problem) = leftovers(&before, &after) {
@@ -116,7 +133,9 @@ pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::
                 if !misused && leaked == 1 && RELEASE_CALLS.contains(&failed_call.as_str()) {
                     report.refused_releases += 1;
                 } else if !misused && PREPARATION_CALLS.contains(&failed_call.as_str()) {
-                    report.skipped_releases.push(format!("{point}: {problem}\n    calls: {trace}"));
+                    report
+                        .skipped_releases
+                        .push(format!("{point}: {problem}\n    calls: {trace}"));
                 } else {
                     report.failures.push(format!("{point}: {problem}\n    calls: {trace}"));
                 }
@@ -126,10 +145,14 @@ pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::
             }
             let before = start_run(fake);
             if let Err(error) = catch_unwind(usable).unwrap_or_else(|p| Err(Error::InvalidValue(panic_text(&p)))) {
-                report.failures.push(format!("{point}: the driver is not usable afterwards: {error}"));
+                report
+                    .failures
+                    .push(format!("{point}: the driver is not usable afterwards: {error}"));
             }
             if let Some(problem) = leftovers(&before, &fake.counts()) {
-                report.failures.push(format!("{point}: the usability check left {problem}"));
+                report
+                    .failures
+                    .push(format!("{point}: the usability check left {problem}"));
                 clear_current_contexts();
                 fake.destroy_all();
             }

@@ -58,7 +58,13 @@ fn allocate_copy_launch_synchronize_drop(ptx: &str) -> Result<()> {
     let b = DeviceBuffer::from_slice(&context, &x)?;
     let mut c = DeviceBuffer::<f32>::zeroed(&context, n)?;
     // SAFETY: vector_add reads n floats of a and b and writes n of c, all n long.
-    unsafe { stream.launch(&vector_add, &LaunchConfig::for_num_elems(n as u32), (&a, &b, &mut c, n as u32))? };
+    unsafe {
+        stream.launch(
+            &vector_add,
+            &LaunchConfig::for_num_elems(n as u32),
+            (&a, &b, &mut c, n as u32),
+        )?
+    };
     stream.synchronize()?;
     let sums = c.to_vec()?;
     expect("sums", sums[n - 1], 2.0 * (n - 1) as f32)?;
@@ -108,7 +114,13 @@ fn pool_churn(ptx: &str) -> Result<()> {
         let len = 64usize << round;
         let mut buffer = DeviceBuffer::<f32>::alloc_async(&stream, len)?;
         // SAFETY: fill writes len floats of a buffer of len.
-        unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(len as u32), (&mut buffer, round as f32, len as u32))? };
+        unsafe {
+            stream.launch(
+                &fill,
+                &LaunchConfig::for_num_elems(len as u32),
+                (&mut buffer, round as f32, len as u32),
+            )?
+        };
         expect("filled", buffer.to_vec()?[len - 1], round as f32)?;
     }
     let own = MemPool::new(&device)?;
@@ -293,12 +305,20 @@ fn libraries_limits_and_occupancy(ptx: &str) -> Result<()> {
     unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(64), (&mut data, 6.0f32, 64u32))? };
     stream.synchronize()?;
     expect("filled through a library", data.to_vec()?[63], 6.0)?;
-    expect("resident blocks", fill.max_active_blocks_per_multiprocessor(256, 0)? > 0, true)?;
+    expect(
+        "resident blocks",
+        fill.max_active_blocks_per_multiprocessor(256, 0)? > 0,
+        true,
+    )?;
     let (grid, block) = fill.max_potential_block_size(0)?;
     expect("occupancy", grid > 0 && block > 0, true)?;
     let stack = context.limit(ContextLimit::CU_LIMIT_STACK_SIZE)?;
     context.set_limit(ContextLimit::CU_LIMIT_STACK_SIZE, stack.max(1024))?;
-    expect("stack size", context.limit(ContextLimit::CU_LIMIT_STACK_SIZE)?, stack.max(1024))
+    expect(
+        "stack size",
+        context.limit(ContextLimit::CU_LIMIT_STACK_SIZE)?,
+        stack.max(1024),
+    )
 }
 
 /// A sequence of safe calls, given the PTX of the test kernels.
@@ -307,13 +327,22 @@ pub type Sequence = fn(&str) -> Result<()>;
 /// The sequences the failure-point suite runs, by name.
 pub const SEQUENCES: [(&str, Sequence); 10] = [
     ("device queries", device_queries),
-    ("allocate, copy, launch, synchronize, drop", allocate_copy_launch_synchronize_drop),
-    ("async copies, events, pinned memory", async_copies_events_and_pinned_memory),
+    (
+        "allocate, copy, launch, synchronize, drop",
+        allocate_copy_launch_synchronize_drop,
+    ),
+    (
+        "async copies, events, pinned memory",
+        async_copies_events_and_pinned_memory,
+    ),
     ("pool churn", pool_churn),
     ("graph capture and replay", graph_capture_and_replay),
     ("peers and explicit contexts", peers_and_explicit_contexts),
     ("host functions and stream order", host_functions_and_stream_order),
-    ("kernel attributes and launch variants", kernel_attributes_and_launch_variants),
+    (
+        "kernel attributes and launch variants",
+        kernel_attributes_and_launch_variants,
+    ),
     ("module loading", module_loading),
     ("libraries, limits and occupancy", libraries_limits_and_occupancy),
 ];

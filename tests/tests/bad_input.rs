@@ -54,7 +54,10 @@ fn buffer_lengths_zero_huge_overflowing_and_mismatched() {
     assert_invalid(HostBuffer::<f64>::new(&context, usize::MAX / 4), "overflow");
     assert_eq!(fake.calls(), calls, "refused before any driver call");
     // huge but representable: the driver's own error, typed
-    assert_code(DeviceBuffer::<u8>::alloc(&context, 1 << 50), CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+    assert_code(
+        DeviceBuffer::<u8>::alloc(&context, 1 << 50),
+        CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+    );
 
     let mut buffer = DeviceBuffer::<u32>::zeroed(&context, 8).unwrap();
     assert_invalid(buffer.copy_from_host(&[1, 2, 3]), "copy_from_host");
@@ -63,7 +66,10 @@ fn buffer_lengths_zero_huge_overflowing_and_mismatched() {
     assert_invalid(buffer.copy_from_device(&other), "copy_from_device");
     assert_invalid(buffer.try_slice(4..9).map(|_| ()), "");
     assert_invalid(buffer.try_slice_mut(9..).map(|_| ()), "");
-    assert!(buffer.try_slice(8..8).is_ok_and(|s| s.is_empty()), "an empty view at the end is fine");
+    assert!(
+        buffer.try_slice(8..8).is_ok_and(|s| s.is_empty()),
+        "an empty view at the end is fine"
+    );
     buffer.slice_mut(2..4).copy_from_host(&[7, 7]).unwrap();
     assert_eq!(buffer.to_vec().unwrap(), [0, 0, 7, 7, 0, 0, 0, 0]);
     drop((buffer, other, context));
@@ -96,7 +102,11 @@ fn objects_of_another_context_are_refused() {
     let pinned = HostBuffer::<f32>::new(&own, 64).unwrap();
     assert_wrong_context(mine.copy_from_host_async(&pinned, &stream));
     let other_device_pool = MemPool::device_default(&Device::get(1).unwrap()).unwrap();
-    assert_wrong_context(DeviceBuffer::<u8>::alloc_from_pool_async(&other_device_pool, &stream, 16));
+    assert_wrong_context(DeviceBuffer::<u8>::alloc_from_pool_async(
+        &other_device_pool,
+        &stream,
+        16,
+    ));
 
     // a peer copy between the two contexts is allowed and works
     let source = DeviceBuffer::from_slice(&own, &[3.0f32; 64]).unwrap();
@@ -104,7 +114,20 @@ fn objects_of_another_context_are_refused() {
     assert_eq!(mine.to_vec().unwrap(), [3.0; 64]);
     assert_invalid(context.enable_peer_access(&context.clone()), "own peer");
 
-    drop((source, pinned, event, mine_event, mine, theirs, stream, other_stream, fill, module, own, context));
+    drop((
+        source,
+        pinned,
+        event,
+        mine_event,
+        mine,
+        theirs,
+        stream,
+        other_stream,
+        fill,
+        module,
+        own,
+        context,
+    ));
     drop(other_device_pool);
     assert_clean(&fake);
 }
@@ -126,38 +149,95 @@ fn launches_with_wrong_arguments_or_shapes() {
     // SAFETY (all launches below): each is refused on the host; none reaches the kernel.
     unsafe {
         let result = stream.launch(&fill, &ok, (&mut data, 1.0f32));
-        assert!(matches!(result, Err(Error::Launch(LaunchError::ArgumentCount { expected: 3, given: 2, .. }))), "{result:?}");
+        assert!(
+            matches!(
+                result,
+                Err(Error::Launch(LaunchError::ArgumentCount {
+                    expected: 3,
+                    given: 2,
+                    ..
+                }))
+            ),
+            "{result:?}"
+        );
         let result = stream.launch(&fill, &ok, (&mut data, 1.0f32, 256u32, 0u8));
-        assert!(matches!(result, Err(Error::Launch(LaunchError::ArgumentCount { given: 4, .. }))), "{result:?}");
+        assert!(
+            matches!(result, Err(Error::Launch(LaunchError::ArgumentCount { given: 4, .. }))),
+            "{result:?}"
+        );
         let result = stream.launch(&fill, &ok, (&mut data, 1.0f64, 256u32));
-        let expected = LaunchError::ArgumentSize { kernel: "fill".into(), index: 1, expected: 4, given: 8 };
+        let expected = LaunchError::ArgumentSize {
+            kernel: "fill".into(),
+            index: 1,
+            expected: 4,
+            given: 8,
+        };
         assert!(matches!(&result, Err(Error::Launch(e)) if *e == expected), "{result:?}");
         let result = stream.launch(&fill, &ok, (1.0f32, &mut data, 256u32));
-        assert!(matches!(result, Err(Error::Launch(LaunchError::ArgumentSize { index: 0, .. }))), "{result:?}");
+        assert!(
+            matches!(result, Err(Error::Launch(LaunchError::ArgumentSize { index: 0, .. }))),
+            "{result:?}"
+        );
 
         for (config, what) in [
             (LaunchConfig::for_num_elems(0), "empty grid"),
             (LaunchConfig::new((1, 1, 1), (0, 1, 1)), "empty block"),
         ] {
             let result = stream.launch(&fill, &config, (&mut data, 1.0f32, 256u32));
-            assert!(matches!(result, Err(Error::Launch(LaunchError::ZeroDimension { .. }))), "{what}: {result:?}");
+            assert!(
+                matches!(result, Err(Error::Launch(LaunchError::ZeroDimension { .. }))),
+                "{what}: {result:?}"
+            );
         }
-        let result = stream.launch(&fill, &LaunchConfig::new((1, 1, 1), (2048, 1, 1)), (&mut data, 1.0f32, 256u32));
-        assert!(matches!(result, Err(Error::Launch(LaunchError::BlockDimension { axis: 'x', .. }))), "{result:?}");
-        let result = stream.launch(&fill, &LaunchConfig::new((1, 1, 1), (64, 64, 1)), (&mut data, 1.0f32, 256u32));
-        assert!(matches!(result, Err(Error::Launch(LaunchError::TooManyThreads { .. }))), "{result:?}");
-        let result = stream.launch(&fill, &LaunchConfig::new((1, 65536, 1), (1, 1, 1)), (&mut data, 1.0f32, 256u32));
-        assert!(matches!(result, Err(Error::Launch(LaunchError::GridDimension { axis: 'y', .. }))), "{result:?}");
+        let result = stream.launch(
+            &fill,
+            &LaunchConfig::new((1, 1, 1), (2048, 1, 1)),
+            (&mut data, 1.0f32, 256u32),
+        );
+        assert!(
+            matches!(
+                result,
+                Err(Error::Launch(LaunchError::BlockDimension { axis: 'x', .. }))
+            ),
+            "{result:?}"
+        );
+        let result = stream.launch(
+            &fill,
+            &LaunchConfig::new((1, 1, 1), (64, 64, 1)),
+            (&mut data, 1.0f32, 256u32),
+        );
+        assert!(
+            matches!(result, Err(Error::Launch(LaunchError::TooManyThreads { .. }))),
+            "{result:?}"
+        );
+        let result = stream.launch(
+            &fill,
+            &LaunchConfig::new((1, 65536, 1), (1, 1, 1)),
+            (&mut data, 1.0f32, 256u32),
+        );
+        assert!(
+            matches!(result, Err(Error::Launch(LaunchError::GridDimension { axis: 'y', .. }))),
+            "{result:?}"
+        );
         let big_shared = ok.with_shared_mem(64 * 1024);
         let result = stream.launch(&fill, &big_shared, (&mut data, 1.0f32, 256u32));
-        assert!(matches!(result, Err(Error::Launch(LaunchError::SharedMemory { .. }))), "{result:?}");
+        assert!(
+            matches!(result, Err(Error::Launch(LaunchError::SharedMemory { .. }))),
+            "{result:?}"
+        );
         let mut params = [std::ptr::null_mut(); 2];
         let result = launch_raw(&fill, (1, 1, 1), (256, 1, 1), 0, &stream, &mut params);
-        assert!(matches!(result, Err(Error::Launch(LaunchError::ArgumentCount { given: 2, .. }))), "{result:?}");
+        assert!(
+            matches!(result, Err(Error::Launch(LaunchError::ArgumentCount { given: 2, .. }))),
+            "{result:?}"
+        );
     }
     assert_eq!(launch_calls(&fake), 0, "nothing reached cuLaunchKernel");
     assert_invalid(fill.set_max_dynamic_shared_memory(u32::MAX), "too large");
-    assert_code(fill.set_max_dynamic_shared_memory(300 * 1024), CUresult::CUDA_ERROR_INVALID_VALUE);
+    assert_code(
+        fill.set_max_dynamic_shared_memory(300 * 1024),
+        CUresult::CUDA_ERROR_INVALID_VALUE,
+    );
 
     // and the right call works
     // SAFETY: fill writes 256 floats of a buffer of 256.
@@ -180,7 +260,10 @@ fn modules_with_bad_images_and_names() {
         }
         other => panic!("expected ModuleLoad, got {other:?}"),
     }
-    assert_code(Module::from_image(&context, b"\x7fELF\x02\x01\x01"), CUresult::CUDA_ERROR_INVALID_IMAGE);
+    assert_code(
+        Module::from_image(&context, b"\x7fELF\x02\x01\x01"),
+        CUresult::CUDA_ERROR_INVALID_IMAGE,
+    );
     let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
     assert_code(module.function("missing"), CUresult::CUDA_ERROR_NOT_FOUND);
     assert_invalid(module.function("fi\0ll"), "NUL");
@@ -204,7 +287,10 @@ fn devices_events_streams_and_graphs_misused() {
     // captured streams refuse host functions (a graph could run them twice)
     stream.begin_capture(CaptureMode::Global).unwrap();
     assert_invalid(stream.launch_host_func(|| ()), "capturing");
-    assert_code(stream.begin_capture(CaptureMode::Global), CUresult::CUDA_ERROR_ILLEGAL_STATE);
+    assert_code(
+        stream.begin_capture(CaptureMode::Global),
+        CUresult::CUDA_ERROR_ILLEGAL_STATE,
+    );
     let graph = stream.end_capture().unwrap();
     assert_eq!(graph.node_count().unwrap(), 0);
     assert_code(stream.end_capture().map(|_| ()), CUresult::CUDA_ERROR_ILLEGAL_STATE);
@@ -221,11 +307,27 @@ fn devices_events_streams_and_graphs_misused() {
     let fill = module.function("fill").unwrap();
     let mut data = DeviceBuffer::<f32>::zeroed(&context, 32).unwrap();
     // SAFETY: fill writes 32 floats of a buffer of 32.
-    unsafe { legacy.launch(&fill, &LaunchConfig::for_num_elems(32), (&mut data, 4.0f32, 32u32)).unwrap() };
+    unsafe {
+        legacy
+            .launch(&fill, &LaunchConfig::for_num_elems(32), (&mut data, 4.0f32, 32u32))
+            .unwrap()
+    };
     legacy.synchronize().unwrap();
     assert_eq!(data.to_vec().unwrap(), [4.0; 32]);
     drop(legacy);
-    drop((data, fill, module, exec, graph, other_stream, own, start, end, stream, context));
+    drop((
+        data,
+        fill,
+        module,
+        exec,
+        graph,
+        other_stream,
+        own,
+        start,
+        end,
+        stream,
+        context,
+    ));
     assert_clean(&fake);
 }
 
@@ -244,7 +346,11 @@ fn graphs_keep_the_modules_of_captured_kernels_loaded() {
         let fill = module.function("fill").unwrap();
         stream.begin_capture(CaptureMode::Global).unwrap();
         // SAFETY: fill writes 16 floats of a buffer of 16.
-        unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(16), (&mut data, 1.0f32, 16u32)).unwrap() };
+        unsafe {
+            stream
+                .launch(&fill, &LaunchConfig::for_num_elems(16), (&mut data, 1.0f32, 16u32))
+                .unwrap()
+        };
         stream.end_capture().unwrap()
     }; // module and function dropped here: the module is unloaded
     let exec = graph.instantiate().unwrap();

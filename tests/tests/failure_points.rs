@@ -10,8 +10,10 @@ use tests::sequences::{expect, primary, Sequence, SEQUENCES};
 use tests::{fake, faults, sequences};
 
 /// Sequences that show a cuda-driver defect (see the ignored test).
-const DEFECT_SEQUENCES: [(&str, Sequence); 1] =
-    [("graph capture left early on error", sequences::graph_capture_left_early_on_error)];
+const DEFECT_SEQUENCES: [(&str, Sequence); 1] = [(
+    "graph capture left early on error",
+    sequences::graph_capture_left_early_on_error,
+)];
 
 /// Runs every sequence once per failure point; prints the counts. In
 /// deferred mode the stand-in runs stream work only when it is waited for.
@@ -45,7 +47,12 @@ fn exercise_all(list: &[(&str, Sequence)], deferred: bool) -> Vec<faults::Report
 
 fn first_few(problems: &[String]) -> String {
     let shown: Vec<&str> = problems.iter().take(40).map(String::as_str).collect();
-    format!("{} in all; the first {}:\n{}", problems.len(), shown.len(), shown.join("\n"))
+    format!(
+        "{} in all; the first {}:\n{}",
+        problems.len(),
+        shown.len(),
+        shown.join("\n")
+    )
 }
 
 /// Each run returns Ok or the injected error, never panics, double-frees or
@@ -95,7 +102,11 @@ fn the_checks_catch_planted_bugs() {
         unsafe { cuda_driver::sys::driver()?.cuMemFree_v2()?(buffer.as_raw()) };
         Ok(())
     });
-    assert!(double_free.failures.iter().any(|f| f.contains("1 double frees")), "{:?}", double_free.failures);
+    assert!(
+        double_free.failures.iter().any(|f| f.contains("1 double frees")),
+        "{:?}",
+        double_free.failures
+    );
 
     let leak = faults::exercise(&fake, "planted leak", &|| {
         let context = primary()?;
@@ -104,9 +115,19 @@ fn the_checks_catch_planted_bugs() {
         // SAFETY: `stream` is a valid out-pointer and a context is current; the stream is never
         // destroyed, on purpose.
         let result = unsafe { cuda_driver::sys::driver()?.cuStreamCreate()?(&mut stream, 0) };
-        expect("cuStreamCreate", result, cuda_driver::sys::driver::CUresult::CUDA_SUCCESS)
+        expect(
+            "cuStreamCreate",
+            result,
+            cuda_driver::sys::driver::CUresult::CUDA_SUCCESS,
+        )
     });
-    assert!(leak.failures.iter().any(|f| f.contains("1 objects destroyed with their context")), "{:?}", leak.failures);
+    assert!(
+        leak.failures
+            .iter()
+            .any(|f| f.contains("1 objects destroyed with their context")),
+        "{:?}",
+        leak.failures
+    );
     fake.destroy_all();
 
     let wrong_error = faults::exercise(&fake, "planted wrong error", &|| {
@@ -114,14 +135,22 @@ fn the_checks_catch_planted_bugs() {
         DeviceBuffer::<u8>::alloc(&context, 16).map_err(|_| Error::InvalidValue("lost the code".into()))?;
         Ok(())
     });
-    assert!(wrong_error.failures.iter().any(|f| f.contains("wrong error")), "{:?}", wrong_error.failures);
+    assert!(
+        wrong_error.failures.iter().any(|f| f.contains("wrong error")),
+        "{:?}",
+        wrong_error.failures
+    );
 
     let panic = faults::exercise(&fake, "planted panic", &|| {
         let context = primary()?;
         DeviceBuffer::<u8>::alloc(&context, 16).expect("planted");
         Ok(())
     });
-    assert!(panic.failures.iter().any(|f| f.contains("panicked: planted")), "{:?}", panic.failures);
+    assert!(
+        panic.failures.iter().any(|f| f.contains("panicked: planted")),
+        "{:?}",
+        panic.failures
+    );
     faults::clear_current_contexts();
     fake.destroy_all();
 }

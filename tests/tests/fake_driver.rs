@@ -81,12 +81,27 @@ fn devices_look_like_h200s() {
         assert_eq!(cu!(cuDeviceGetAttribute(&mut value, attribute, 0)), SUCCESS);
         value
     };
-    assert_eq!(attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), 9);
-    assert_eq!(attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), 132);
-    assert_eq!(attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 1024);
-    assert_eq!(attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), 232448);
+    assert_eq!(
+        attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+        9
+    );
+    assert_eq!(
+        attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+        132
+    );
+    assert_eq!(
+        attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        1024
+    );
+    assert_eq!(
+        attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+        232448
+    );
     let mut value = 0;
-    assert_eq!(cu!(cuDeviceGetAttribute(&mut value, CUdevice_attribute(0), 0)), INVALID_VALUE);
+    assert_eq!(
+        cu!(cuDeviceGetAttribute(&mut value, CUdevice_attribute(0), 0)),
+        INVALID_VALUE
+    );
     assert_eq!(cu!(cuDeviceGetAttribute(&mut value, CUdevice_attribute(1), 2)), 101); // invalid device
     let mut total = 0;
     assert_eq!(cu!(cuDeviceTotalMem_v2(&mut total, 0)), SUCCESS);
@@ -125,19 +140,39 @@ fn alloc_copy_launch_free_balances_and_computes() {
         (&mut n_arg as *mut c_uint).cast(),
     ];
     let launch = |grid: u32, block: u32, params: *mut *mut c_void| {
-        cu!(cuLaunchKernel(vector_add, grid, 1, 1, block, 1, 1, 0, stream, params, ptr::null_mut()))
+        cu!(cuLaunchKernel(
+            vector_add,
+            grid,
+            1,
+            1,
+            block,
+            1,
+            1,
+            0,
+            stream,
+            params,
+            ptr::null_mut()
+        ))
     };
     assert_eq!(launch(n.div_ceil(256), 256, params.as_mut_ptr()), SUCCESS);
     assert_eq!(cu!(cuStreamSynchronize(stream)), SUCCESS);
     let mut out = vec![0f32; n as usize];
     assert_eq!(cu!(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), c, bytes)), SUCCESS);
-    assert!(out.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f32), "{:?}", &out[..8]);
+    assert!(
+        out.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f32),
+        "{:?}",
+        &out[..8]
+    );
 
     // what the driver would refuse
     assert_eq!(launch(0, 256, params.as_mut_ptr()), INVALID_VALUE, "empty grid");
     assert_eq!(launch(1, 2048, params.as_mut_ptr()), INVALID_VALUE, "block too large");
     assert_eq!(launch(1, 256, ptr::null_mut()), INVALID_VALUE, "no arguments");
-    assert_eq!(cu!(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), c + 8, bytes)), INVALID_VALUE, "past the end");
+    assert_eq!(
+        cu!(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), c + 8, bytes)),
+        INVALID_VALUE,
+        "past the end"
+    );
 
     assert_eq!(cu!(cuStreamDestroy_v2(stream)), SUCCESS);
     assert_eq!(cu!(cuModuleUnload(module)), SUCCESS);
@@ -147,8 +182,15 @@ fn alloc_copy_launch_free_balances_and_computes() {
     let _ = context;
     release(0);
     let counts = fake.counts();
-    assert_eq!(counts.invalid_handles, 1, "the out-of-bounds copy is recorded: {counts}");
-    assert_eq!((counts.live_handles(), counts.double_frees, counts.orphaned), (0, 0, 0), "{counts}");
+    assert_eq!(
+        counts.invalid_handles, 1,
+        "the out-of-bounds copy is recorded: {counts}"
+    );
+    assert_eq!(
+        (counts.live_handles(), counts.double_frees, counts.orphaned),
+        (0, 0, 0),
+        "{counts}"
+    );
 }
 
 #[test]
@@ -185,8 +227,14 @@ fn double_free_and_use_after_free_are_refused_and_counted() {
     assert_eq!(cu!(cuDevicePrimaryCtxRelease_v2(0)), 201, "released once too often");
 
     let counts = fake.counts();
-    assert_eq!(counts.double_frees, 5, "memory, stream, event, host memory, primary context: {counts}");
-    assert_eq!(counts.invalid_handles, 3, "stale copy, stale stream, forged stream: {counts}");
+    assert_eq!(
+        counts.double_frees, 5,
+        "memory, stream, event, host memory, primary context: {counts}"
+    );
+    assert_eq!(
+        counts.invalid_handles, 3,
+        "stale copy, stale stream, forged stream: {counts}"
+    );
     assert_eq!(counts.live_handles(), 0, "{counts}");
 }
 
@@ -245,7 +293,10 @@ fn kernels_read_parameters_by_layout() {
     let mut data = 0;
     assert_eq!(cu!(cuMemAlloc_v2(&mut data, n as usize * 4)), SUCCESS);
     let ones = vec![1f32; n as usize];
-    assert_eq!(cu!(cuMemcpyHtoD_v2(data, ones.as_ptr().cast(), n as usize * 4)), SUCCESS);
+    assert_eq!(
+        cu!(cuMemcpyHtoD_v2(data, ones.as_ptr().cast(), n as usize * 4)),
+        SUCCESS
+    );
     // the argument block through `extra`: {scale, offset} at 0, data at 8, n at 16
     let mut block = [0u8; 24];
     block[0..4].copy_from_slice(&3f32.to_ne_bytes());
@@ -254,27 +305,61 @@ fn kernels_read_parameters_by_layout() {
     block[16..20].copy_from_slice(&n.to_ne_bytes());
     let mut size = block.len();
     let mut extra = [
-        1usize as *mut c_void, // CU_LAUNCH_PARAM_BUFFER_POINTER
+        ptr::without_provenance_mut(1), // CU_LAUNCH_PARAM_BUFFER_POINTER (a tag, not an address)
         block.as_mut_ptr().cast(),
-        2usize as *mut c_void, // CU_LAUNCH_PARAM_BUFFER_SIZE
+        ptr::without_provenance_mut(2), // CU_LAUNCH_PARAM_BUFFER_SIZE
         (&mut size as *mut usize).cast(),
         ptr::null_mut(),
     ];
-    let launch = cu!(cuLaunchKernel(affine, 1, 1, 1, 128, 1, 1, 0, ptr::null_mut(), ptr::null_mut(), extra.as_mut_ptr()));
+    let launch = cu!(cuLaunchKernel(
+        affine,
+        1,
+        1,
+        1,
+        128,
+        1,
+        1,
+        0,
+        ptr::null_mut(),
+        ptr::null_mut(),
+        extra.as_mut_ptr()
+    ));
     assert_eq!(launch, SUCCESS);
     let mut out = vec![0f32; n as usize];
-    assert_eq!(cu!(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), data, n as usize * 4)), SUCCESS);
+    assert_eq!(
+        cu!(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), data, n as usize * 4)),
+        SUCCESS
+    );
     assert!(out.iter().all(|&v| v == 3.5), "{:?}", &out[..4]);
 
     // an entry without a host implementation cannot run
     let unimplemented = function(module, c"unimplemented");
     let mut params = [(&mut data as *mut CUdeviceptr).cast::<c_void>()];
-    let result = cu!(cuLaunchKernel(unimplemented, 1, 1, 1, 1, 1, 1, 0, ptr::null_mut(), params.as_mut_ptr(), ptr::null_mut()));
+    let result = cu!(cuLaunchKernel(
+        unimplemented,
+        1,
+        1,
+        1,
+        1,
+        1,
+        1,
+        0,
+        ptr::null_mut(),
+        params.as_mut_ptr(),
+        ptr::null_mut()
+    ));
     assert_eq!(result, 801);
-    assert_eq!(cu!(cuModuleGetFunction(&mut ptr::null_mut(), module, c"missing".as_ptr())), 500);
+    assert_eq!(
+        cu!(cuModuleGetFunction(&mut ptr::null_mut(), module, c"missing".as_ptr())),
+        500
+    );
     assert_eq!(cu!(cuMemFree_v2(data)), SUCCESS);
     assert_eq!(cu!(cuModuleUnload(module)), SUCCESS);
-    assert_eq!(cu!(cuFuncGetParamInfo(affine, 0, &mut 0, &mut 0)), INVALID_HANDLE, "functions die with their module");
+    assert_eq!(
+        cu!(cuFuncGetParamInfo(affine, 0, &mut 0, &mut 0)),
+        INVALID_HANDLE,
+        "functions die with their module"
+    );
     release(0);
     assert_eq!(fake.counts().live_handles(), 0);
 }
@@ -284,7 +369,10 @@ fn bad_ptx_fails_with_a_log() {
     let fake = fake::session();
     primary(&fake, 0);
     let mut log = [0u8; 256];
-    let mut options = [CUjit_option::CU_JIT_ERROR_LOG_BUFFER, CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+    let mut options = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
     let mut values = [log.as_mut_ptr().cast::<c_void>(), 256usize as *mut c_void];
     let mut module = ptr::null_mut();
     let result = cu!(cuModuleLoadDataEx(
@@ -320,9 +408,25 @@ fn kernels_of_another_context_are_refused() {
         (&mut value as *mut f32).cast(),
         (&mut n as *mut u32).cast(),
     ];
-    let result = cu!(cuLaunchKernel(fill, 1, 1, 1, 4, 1, 1, 0, stream, params.as_mut_ptr(), ptr::null_mut()));
+    let result = cu!(cuLaunchKernel(
+        fill,
+        1,
+        1,
+        1,
+        4,
+        1,
+        1,
+        0,
+        stream,
+        params.as_mut_ptr(),
+        ptr::null_mut()
+    ));
     assert_eq!(result, INVALID_HANDLE);
-    assert_eq!(cu!(cuCtxDestroy_v2(other)), SUCCESS, "destroying the context takes its stream and memory");
+    assert_eq!(
+        cu!(cuCtxDestroy_v2(other)),
+        SUCCESS,
+        "destroying the context takes its stream and memory"
+    );
     assert_eq!(fake.counts().orphaned, 2);
     assert_eq!(cu!(cuMemFree_v2(memory)), INVALID_VALUE, "freed with its context");
     assert_eq!(cu!(cuModuleUnload(module)), SUCCESS);
@@ -342,7 +446,13 @@ fn capture_records_and_graphs_replay() {
     assert_eq!(cu!(cuMemAlloc_v2(&mut memory, 64)), SUCCESS);
     assert_eq!(cu!(cuMemsetD32_v2(memory, 0, 16)), SUCCESS);
 
-    assert_eq!(cu!(cuStreamBeginCapture_v2(stream, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)), SUCCESS);
+    assert_eq!(
+        cu!(cuStreamBeginCapture_v2(
+            stream,
+            CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
+        )),
+        SUCCESS
+    );
     let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
     assert_eq!(cu!(cuStreamIsCapturing(stream, &mut status)), SUCCESS);
     assert_eq!(status, CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE);
@@ -352,7 +462,19 @@ fn capture_records_and_graphs_replay() {
         (&mut value as *mut f32).cast(),
         (&mut n as *mut u32).cast(),
     ];
-    let result = cu!(cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, stream, params.as_mut_ptr(), ptr::null_mut()));
+    let result = cu!(cuLaunchKernel(
+        fill,
+        1,
+        1,
+        1,
+        16,
+        1,
+        1,
+        0,
+        stream,
+        params.as_mut_ptr(),
+        ptr::null_mut()
+    ));
     assert_eq!(result, SUCCESS);
     // SAFETY: params[1] points at `value`, still alive; the launch copied the arguments it read.
     unsafe { *params[1].cast::<f32>() = 1.0 };
@@ -371,7 +493,13 @@ fn capture_records_and_graphs_replay() {
     assert_eq!((fake.live(Kind::Graph), fake.live(Kind::GraphExec)), (0, 1));
 
     // synchronising a capturing stream is refused and invalidates the capture
-    assert_eq!(cu!(cuStreamBeginCapture_v2(stream, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)), SUCCESS);
+    assert_eq!(
+        cu!(cuStreamBeginCapture_v2(
+            stream,
+            CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
+        )),
+        SUCCESS
+    );
     assert_eq!(cu!(cuStreamSynchronize(stream)), 900);
     assert_eq!(cu!(cuStreamEndCapture(stream, &mut graph)), 901);
     assert!(graph.is_null());
@@ -395,19 +523,33 @@ fn events_pools_and_pinned_memory() {
     assert_eq!(cu!(cuEventCreate(&mut end, 0)), SUCCESS);
     assert_eq!(cu!(cuEventCreate(&mut untimed, 2)), SUCCESS);
     let mut ms = -1f32;
-    assert_eq!(cu!(cuEventElapsedTime_v2(&mut ms, start, end)), INVALID_HANDLE, "not recorded yet");
+    assert_eq!(
+        cu!(cuEventElapsedTime_v2(&mut ms, start, end)),
+        INVALID_HANDLE,
+        "not recorded yet"
+    );
     assert_eq!(cu!(cuEventRecord(start, stream)), SUCCESS);
 
     let mut pool = ptr::null_mut();
     assert_eq!(cu!(cuDeviceGetDefaultMemPool(&mut pool, 1)), SUCCESS);
     let mut threshold = 1u64 << 30;
     let attribute = CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
-    assert_eq!(cu!(cuMemPoolSetAttribute(pool, attribute, (&mut threshold as *mut u64).cast())), SUCCESS);
+    assert_eq!(
+        cu!(cuMemPoolSetAttribute(
+            pool,
+            attribute,
+            (&mut threshold as *mut u64).cast()
+        )),
+        SUCCESS
+    );
     let mut memory = 0;
     assert_eq!(cu!(cuMemAllocAsync(&mut memory, 4096, stream)), SUCCESS);
     let mut used = 0u64;
     let attribute = CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
-    assert_eq!(cu!(cuMemPoolGetAttribute(pool, attribute, (&mut used as *mut u64).cast())), SUCCESS);
+    assert_eq!(
+        cu!(cuMemPoolGetAttribute(pool, attribute, (&mut used as *mut u64).cast())),
+        SUCCESS
+    );
     assert_eq!(used, 4096);
 
     let mut pinned = ptr::null_mut();
@@ -417,14 +559,21 @@ fn events_pools_and_pinned_memory() {
     assert_eq!(cu!(cuMemcpyHtoDAsync_v2(memory, pinned, 4096, stream)), SUCCESS);
     assert_eq!(cu!(cuMemsetD8Async(memory, 1, 16, stream)), SUCCESS);
     let mut back = vec![0u8; 4096];
-    assert_eq!(cu!(cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), memory, 4096, stream)), SUCCESS);
+    assert_eq!(
+        cu!(cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), memory, 4096, stream)),
+        SUCCESS
+    );
     assert_eq!(cu!(cuEventRecord(end, stream)), SUCCESS);
     assert_eq!(cu!(cuEventSynchronize(end)), SUCCESS);
     assert!(back[..16].iter().all(|&b| b == 1) && back[16..].iter().all(|&b| b == 9));
     assert_eq!(cu!(cuEventElapsedTime_v2(&mut ms, start, end)), SUCCESS);
     assert!(ms >= 0.0);
     assert_eq!(cu!(cuEventRecord(untimed, stream)), SUCCESS);
-    assert_eq!(cu!(cuEventElapsedTime_v2(&mut ms, start, untimed)), INVALID_HANDLE, "timing disabled");
+    assert_eq!(
+        cu!(cuEventElapsedTime_v2(&mut ms, start, untimed)),
+        INVALID_HANDLE,
+        "timing disabled"
+    );
 
     assert_eq!(cu!(cuMemFreeAsync(memory, stream)), SUCCESS);
     assert_eq!(cu!(cuMemFreeHost(pinned)), SUCCESS);
@@ -457,7 +606,19 @@ fn many_threads_balance() {
                         (&mut value as *mut f32).cast(),
                         (&mut n as *mut u32).cast(),
                     ];
-                    let launch = cu!(cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, ptr::null_mut(), params.as_mut_ptr(), ptr::null_mut()));
+                    let launch = cu!(cuLaunchKernel(
+                        fill,
+                        1,
+                        1,
+                        1,
+                        64,
+                        1,
+                        1,
+                        0,
+                        ptr::null_mut(),
+                        params.as_mut_ptr(),
+                        ptr::null_mut()
+                    ));
                     assert_eq!(launch, SUCCESS);
                     let mut out = [0f32; 64];
                     assert_eq!(cu!(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), memory, 256)), SUCCESS);
@@ -496,7 +657,19 @@ fn deferred_work_waits_until_waited_for() {
         (&mut n as *mut u32).cast(),
     ];
     assert_eq!(cu!(cuStreamSynchronize(ptr::null_mut())), SUCCESS);
-    let result = cu!(cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, stream, params.as_mut_ptr(), ptr::null_mut()));
+    let result = cu!(cuLaunchKernel(
+        fill,
+        1,
+        1,
+        1,
+        16,
+        1,
+        1,
+        0,
+        stream,
+        params.as_mut_ptr(),
+        ptr::null_mut()
+    ));
     assert_eq!(result, SUCCESS);
     let mut pinned = ptr::null_mut();
     assert_eq!(cu!(cuMemHostAlloc(&mut pinned, 64, 0)), SUCCESS);
@@ -515,17 +688,35 @@ fn deferred_work_waits_until_waited_for() {
     assert_eq!(cu!(cuStreamQuery(stream)), SUCCESS);
 
     // pageable sources are taken at submission, pageable destinations filled before return
-    let mut source = vec![1f32; 16];
-    assert_eq!(cu!(cuMemcpyHtoDAsync_v2(memory, source.as_ptr().cast(), 64, stream)), SUCCESS);
+    let mut source = [1f32; 16];
+    assert_eq!(
+        cu!(cuMemcpyHtoDAsync_v2(memory, source.as_ptr().cast(), 64, stream)),
+        SUCCESS
+    );
     source.fill(2.0);
     let mut back = vec![0f32; 16];
-    assert_eq!(cu!(cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), memory, 64, stream)), SUCCESS);
+    assert_eq!(
+        cu!(cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), memory, 64, stream)),
+        SUCCESS
+    );
     assert_eq!(back, [1.0; 16]);
 
     // a failure of queued work is reported by the next wait
     let mut dangling = memory + (1 << 20);
     params[0] = (&mut dangling as *mut CUdeviceptr).cast();
-    let result = cu!(cuLaunchKernel(fill, 1, 1, 1, 16, 1, 1, 0, stream, params.as_mut_ptr(), ptr::null_mut()));
+    let result = cu!(cuLaunchKernel(
+        fill,
+        1,
+        1,
+        1,
+        16,
+        1,
+        1,
+        0,
+        stream,
+        params.as_mut_ptr(),
+        ptr::null_mut()
+    ));
     assert_eq!(result, SUCCESS, "queued, not yet run");
     assert_eq!(cu!(cuStreamSynchronize(stream)), 700, "CUDA_ERROR_ILLEGAL_ADDRESS");
     assert_eq!(cu!(cuStreamSynchronize(stream)), SUCCESS, "reported once");

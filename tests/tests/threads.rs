@@ -19,7 +19,9 @@ fn threads_share_contexts_modules_and_buffers() {
         Context::primary(&Device::get(0).unwrap()).unwrap(),
         Context::primary(&Device::get(1).unwrap()).unwrap(),
     ];
-    let modules = contexts.clone().map(|context| Module::from_ptx(&context, fake::KERNELS).unwrap());
+    let modules = contexts
+        .clone()
+        .map(|context| Module::from_ptx(&context, fake::KERNELS).unwrap());
     // one buffer every thread of device 0 reads from (shared `&DeviceBuffer`)
     let shared = Arc::new(DeviceBuffer::from_slice(&contexts[0], &[1.0f32; 1024]).unwrap());
     let start = Arc::new(Barrier::new(THREADS));
@@ -47,14 +49,22 @@ fn threads_share_contexts_modules_and_buffers() {
                     unsafe { stream.launch(&fill, &config, (&mut y, value, n as u32)).unwrap() };
                     if t % 2 == 0 {
                         // SAFETY: as above; `shared` is only read.
-                        unsafe { stream.launch(&saxpy, &config, (2.0f32, &*shared, &mut y, n as u32)).unwrap() };
+                        unsafe {
+                            stream
+                                .launch(&saxpy, &config, (2.0f32, &*shared, &mut y, n as u32))
+                                .unwrap()
+                        };
                     }
                     let done = Event::new(&context, EventFlags::DISABLE_TIMING).unwrap();
                     done.record(&stream).unwrap();
                     done.synchronize().unwrap();
                     let expected = if t % 2 == 0 { value + 2.0 } else { value };
                     let got = y.to_vec().unwrap();
-                    assert!(got.iter().all(|&v| v == expected), "thread {t} round {round}: {}", got[0]);
+                    assert!(
+                        got.iter().all(|&v| v == expected),
+                        "thread {t} round {round}: {}",
+                        got[0]
+                    );
                 }
                 stream.synchronize().unwrap();
             })
