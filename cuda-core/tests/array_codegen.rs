@@ -30,9 +30,13 @@ fn axpy_compiles_for_f32_and_f64_with_vector_loads() {
         let source = kernel.source_for(&signature).unwrap();
         assert!(source.contains(&format!("typedef {} T;", dtype.c_name())), "{source}");
         let ptx = compile(&source);
-        assert!(ptx.contains(".entry axpy(") && ptx.contains(".entry axpy_vec("), "{ptx}");
         assert!(
-            ptx.lines().any(|l| l.trim_start().starts_with("ld.global") && l.contains(vector)),
+            ptx.contains(".entry axpy(") && ptx.contains(".entry axpy_vec("),
+            "{ptx}"
+        );
+        assert!(
+            ptx.lines()
+                .any(|l| l.trim_start().starts_with("ld.global") && l.contains(vector)),
             "no {vector} vector load in the vector kernel:\n{ptx}"
         );
         assert!(ptx.contains("st.global.v"), "vector stores expected:\n{ptx}");
@@ -86,8 +90,14 @@ fn reductions_compile_for_every_element_type() {
         }
         assert!(ptx.contains("shfl.sync.down"), "{dtype}: warp shuffles expected");
     }
-    let f32_ptx = compile(&sum.source_for(&[ArgType::Array(DType::F32), ArgType::Array(DType::F32)]).unwrap());
-    assert!(f32_ptx.contains("ld.global.nc.v4.f32") || f32_ptx.contains("ld.global.v4.f32"), "{f32_ptx}");
+    let f32_ptx = compile(
+        &sum.source_for(&[ArgType::Array(DType::F32), ArgType::Array(DType::F32)])
+            .unwrap(),
+    );
+    assert!(
+        f32_ptx.contains("ld.global.nc.v4.f32") || f32_ptx.contains("ld.global.v4.f32"),
+        "{f32_ptx}"
+    );
 }
 
 #[test]
@@ -117,7 +127,9 @@ fn reduction_with_scalars_reduce_type_and_post_map_compiles() {
 #[test]
 fn a_bad_operation_is_a_compile_error_with_the_log() {
     let kernel = ElementwiseKernel::new("T x", "T z", "z = x +* undefined_name", "broken").unwrap();
-    let source = kernel.source_for(&[ArgType::Array(DType::F32), ArgType::Array(DType::F32)]).unwrap();
+    let source = kernel
+        .source_for(&[ArgType::Array(DType::F32), ArgType::Array(DType::F32)])
+        .unwrap();
     let options = ProgramOptions {
         cache: false,
         ..ProgramOptions::for_arch(Arch::Sm(90))
@@ -156,5 +168,8 @@ fn bad_definitions_and_signatures_are_typed_errors() {
     let scalar_output = kernel
         .source_for(&[f32_array, ArgType::Scalar(DType::F32), ArgType::Scalar(DType::F32)])
         .unwrap_err();
-    assert!(scalar_output.to_string().contains("must be an array"), "{scalar_output}");
+    assert!(
+        scalar_output.to_string().contains("must be an array"),
+        "{scalar_output}"
+    );
 }

@@ -42,7 +42,10 @@ fn pool_reuses_a_freed_block_on_its_stream_without_the_driver() {
     assert_eq!(first.reserved_bytes(), 1 << 20);
     drop(first);
     let stats = pool.stats();
-    assert_eq!((stats.used_bytes, stats.held_bytes, stats.cached_blocks), (0, 1 << 20, 1));
+    assert_eq!(
+        (stats.used_bytes, stats.held_bytes, stats.cached_blocks),
+        (0, 1 << 20, 1)
+    );
     let second = pool.alloc(&stream, (1 << 20) - 100).unwrap();
     // SAFETY: as above.
     assert_eq!(unsafe { second.as_raw() }, address, "the cached block comes back");
@@ -98,16 +101,25 @@ fn arrays_round_trip_fill_copy_and_reshape() {
     assert_eq!(x.to_vec().unwrap(), data);
     let x = x.reshape([10, 100]).unwrap();
     assert_eq!((x.shape(), x.strides()), (&[10, 100][..], vec![100, 1]));
-    assert!(matches!(x.try_clone().unwrap().reshape([3, 3]), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        x.try_clone().unwrap().reshape([3, 3]),
+        Err(Error::InvalidValue(_))
+    ));
     let mut y = DeviceArray::<f64>::zeros(&stream, [10, 100]).unwrap();
     assert!(y.to_vec().unwrap().iter().all(|&v| v == 0.0));
     y.copy_from(&x).unwrap();
     assert_eq!(y.to_vec().unwrap(), data);
     let mut wrong = DeviceArray::<f64>::zeros(&stream, 1000).unwrap();
-    assert!(matches!(wrong.copy_from(&x), Err(Error::InvalidValue(_))), "shapes differ");
+    assert!(
+        matches!(wrong.copy_from(&x), Err(Error::InvalidValue(_))),
+        "shapes differ"
+    );
     assert!(matches!(wrong.copy_from_host(&data[..10]), Err(Error::InvalidValue(_))));
     y.fill(-3.25).unwrap();
-    assert!(y.to_vec().unwrap().iter().all(|&v| v == -3.25), "8-byte fill (generated kernel)");
+    assert!(
+        y.to_vec().unwrap().iter().all(|&v| v == -3.25),
+        "8-byte fill (generated kernel)"
+    );
     let mut bytes = DeviceArray::<u8>::empty(&stream, 77).unwrap();
     bytes.fill(0xab).unwrap();
     assert_eq!(bytes.to_vec().unwrap(), vec![0xab; 77]);
@@ -117,8 +129,14 @@ fn arrays_round_trip_fill_copy_and_reshape() {
     let mut ints = DeviceArray::<u32>::empty(&stream, 5).unwrap();
     ints.fill(0xdead_beef).unwrap();
     assert_eq!(ints.to_vec().unwrap(), vec![0xdead_beef; 5]);
-    assert!(matches!(DeviceArray::<f32>::empty(&stream, [4, 0]), Err(Error::InvalidValue(_))));
-    assert!(matches!(DeviceArray::<f32>::from_slice(&stream, &[]), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        DeviceArray::<f32>::empty(&stream, [4, 0]),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        DeviceArray::<f32>::from_slice(&stream, &[]),
+        Err(Error::InvalidValue(_))
+    ));
 }
 
 fn axpy_checked<T>(device: &Device, n: usize, a: T, x_of: impl Fn(usize) -> T, y_of: impl Fn(usize) -> T)
@@ -132,7 +150,10 @@ where
     let y = DeviceArray::from_slice(&stream, &hy).unwrap();
     let mut z = DeviceArray::<T>::empty(&stream, n).unwrap();
     kernel
-        .launch(&stream, &[Arg::scalar(a), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])
+        .launch(
+            &stream,
+            &[Arg::scalar(a), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)],
+        )
         .unwrap();
     let result = z.to_vec().unwrap();
     for i in 0..n {
@@ -168,12 +189,16 @@ fn elementwise_reads_outputs_uses_the_index_and_checks_arguments() {
         assert_eq!(v, i as i32 + 2 * (i as i32 % 3), "element {i}");
     }
     let short = DeviceArray::<i32>::zeros(&stream, n - 1).unwrap();
-    let error = accumulate.launch(&stream, &[Arg::from(&short), Arg::from(&mut z)]).unwrap_err();
+    let error = accumulate
+        .launch(&stream, &[Arg::from(&short), Arg::from(&mut z)])
+        .unwrap_err();
     assert!(error.to_string().contains("cannot be combined"), "{error}");
     let error = accumulate.launch(&stream, &[Arg::from(&x), Arg::from(&z)]).unwrap_err();
     assert!(error.to_string().contains("&mut array"), "{error}");
     let floats = DeviceArray::<f32>::zeros(&stream, n).unwrap();
-    let error = accumulate.launch(&stream, &[Arg::from(&floats), Arg::from(&mut z)]).unwrap_err();
+    let error = accumulate
+        .launch(&stream, &[Arg::from(&floats), Arg::from(&mut z)])
+        .unwrap_err();
     assert!(error.to_string().contains("already float"), "{error}");
     let error = accumulate.launch(&stream, &[Arg::from(&x)]).unwrap_err();
     assert!(error.to_string().contains("takes 2 arguments"), "{error}");
@@ -193,7 +218,10 @@ fn elementwise_on_another_stream_is_ordered_after_the_arrays_stream() {
     let mut z = DeviceArray::<f32>::empty(&s2, n).unwrap();
     let double = ElementwiseKernel::new("T x", "T z", "z = x + x", "double_test").unwrap();
     double.launch(&s2, &[Arg::from(&x), Arg::from(&mut z)]).unwrap();
-    assert!(z.to_vec().unwrap().iter().all(|&v| v == 6.0), "s2 waited for s1's fills");
+    assert!(
+        z.to_vec().unwrap().iter().all(|&v| v == 6.0),
+        "s2 waited for s1's fills"
+    );
     drop(x); // freed on s1 after s2's use
     s1.synchronize().unwrap();
 }
@@ -229,7 +257,9 @@ fn unaligned_arrays_use_the_scalar_kernel() {
     let shifted = unsafe { DeviceArray::<f32>::from_dlpack(&mut view, &stream) }.unwrap();
     let mut out = DeviceArray::<f32>::empty(&stream, n).unwrap();
     let kernel = ElementwiseKernel::new("T x", "T z", "z = x * 2", "scale_unaligned_test").unwrap();
-    kernel.launch(&stream, &[Arg::from(&shifted), Arg::from(&mut out)]).unwrap();
+    kernel
+        .launch(&stream, &[Arg::from(&shifted), Arg::from(&mut out)])
+        .unwrap();
     let expected: Vec<f32> = (1..=n).map(|i| i as f32 * 2.0).collect();
     assert_eq!(out.to_vec().unwrap(), expected);
     drop(shifted);
@@ -248,12 +278,18 @@ fn sum_f32_and_f64_match_the_host() {
         let total = sum(&x).unwrap().to_vec().unwrap()[0];
         let expected: f64 = h32.iter().map(|&v| f64::from(v)).sum();
         let tolerance = 1e-5 * expected.abs().max(1.0);
-        assert!((f64::from(total) - expected).abs() <= tolerance, "f32 n={n}: {total} vs {expected}");
+        assert!(
+            (f64::from(total) - expected).abs() <= tolerance,
+            "f32 n={n}: {total} vs {expected}"
+        );
         let h64: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
         let x = DeviceArray::from_slice(&stream, &h64).unwrap();
         let total = sum(&x).unwrap().to_vec().unwrap()[0];
         let expected: f64 = h64.iter().sum();
-        assert!((total - expected).abs() <= 1e-9 * (n as f64).max(1.0), "f64 n={n}: {total} vs {expected}");
+        assert!(
+            (total - expected).abs() <= 1e-9 * (n as f64).max(1.0),
+            "f64 n={n}: {total} vs {expected}"
+        );
     }
 }
 
@@ -268,12 +304,22 @@ fn custom_reductions_with_post_map_and_scalars() {
     let mut y = DeviceArray::<f64>::empty(&stream, 1).unwrap();
     norm.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)]).unwrap();
     assert_eq!(y.to_vec().unwrap(), [13.0]);
-    let max = ReductionKernel::new("T x, T bias", "T y", "x + bias", "max(a, b)", "y = a", "-2147483647 - 1", "max_test", None)
-        .unwrap();
+    let max = ReductionKernel::new(
+        "T x, T bias",
+        "T y",
+        "x + bias",
+        "max(a, b)",
+        "y = a",
+        "-2147483647 - 1",
+        "max_test",
+        None,
+    )
+    .unwrap();
     let values: Vec<i32> = (0..100_000).map(|i| (i * 7919) % 100_003 - 50_000).collect();
     let x = DeviceArray::from_slice(&stream, &values).unwrap();
     let mut y = DeviceArray::<i32>::empty(&stream, 1).unwrap();
-    max.launch(&stream, &[Arg::from(&x), Arg::scalar(10i32), Arg::from(&mut y)]).unwrap();
+    max.launch(&stream, &[Arg::from(&x), Arg::scalar(10i32), Arg::from(&mut y)])
+        .unwrap();
     assert_eq!(y.to_vec().unwrap()[0], values.iter().max().unwrap() + 10);
 }
 
@@ -293,13 +339,19 @@ fn dlpack_export_and_import_round_trip() {
     // SAFETY: `tensor` was just exported and is valid until its deleter runs.
     unsafe {
         let t = &(*tensor).dl_tensor;
-        assert_eq!((t.ndim, t.device.device_type, t.byte_offset), (2, DLDeviceType::CUDA, 0));
+        assert_eq!(
+            (t.ndim, t.device.device_type, t.byte_offset),
+            (2, DLDeviceType::CUDA, 0)
+        );
         assert_eq!(std::slice::from_raw_parts(t.shape, 2), [20, 30]);
         assert_eq!(std::slice::from_raw_parts(t.strides, 2), [30, 1]);
         assert_eq!(t.dtype, DLDataType::from(DType::I64));
     }
     // SAFETY: the tensor is ours; importing it with the wrong type fails and leaves it to us.
-    assert!(matches!(unsafe { DeviceArray::<f64>::from_dlpack(tensor, &stream) }, Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        unsafe { DeviceArray::<f64>::from_dlpack(tensor, &stream) },
+        Err(Error::InvalidValue(_))
+    ));
     // SAFETY: as above, with the right type: the array takes the tensor over.
     let y = unsafe { DeviceArray::<i64>::from_dlpack(tensor, &stream) }.unwrap();
     assert_eq!(y.shape(), [20, 30]);

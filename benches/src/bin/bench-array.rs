@@ -116,7 +116,10 @@ fn gbps(bytes: usize, ms: f64) -> f64 {
 fn bandwidth_row(case: &str, implementation: &str, bytes: usize, stats: &Stats, copy_gbps: Option<f64>) -> Row {
     let value = gbps(bytes, stats.median);
     let versus_copy = match copy_gbps {
-        Some(copy) => format!("; {:.3} of the D2D copy measured in this run ({copy:.0} GB/s)", value / copy),
+        Some(copy) => format!(
+            "; {:.3} of the D2D copy measured in this run ({copy:.0} GB/s)",
+            value / copy
+        ),
         None => String::new(),
     };
     Row::value(
@@ -152,15 +155,24 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
 
     let axpy = ElementwiseKernel::new("T a, T x, T y", "T z", "z = a * x + y", "bench_axpy").map_err(text)?;
     let elementwise = time_on_stream(stream, || {
-        axpy.launch(stream, &[Arg::scalar(2.0f32), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])
-            .map_err(text)
+        axpy.launch(
+            stream,
+            &[Arg::scalar(2.0f32), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)],
+        )
+        .map_err(text)
     })?;
     let result = z.to_vec().map_err(text)?;
     if let Some(i) = result.iter().position(|&v| v != 3.25) {
         return Err(format!("2.0*x+y is wrong at {i}: {} != 3.25", result[i]));
     }
     drop(result);
-    rows.push(bandwidth_row("2.0*x+y", ELEMENTWISE, 3 * n * elem, &elementwise, Some(copy_gbps)));
+    rows.push(bandwidth_row(
+        "2.0*x+y",
+        ELEMENTWISE,
+        3 * n * elem,
+        &elementwise,
+        Some(copy_gbps),
+    ));
 
     let mut total = None;
     let reduction = time_on_stream(stream, || {

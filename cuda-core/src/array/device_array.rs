@@ -294,7 +294,12 @@ impl<T: Element> DeviceArray<T> {
         // SAFETY: `destination` holds `size_bytes` writable bytes (the caller's promise) and the
         // stream is synchronised below, before it is used; `T` is valid for any bytes.
         check(unsafe {
-            driver.cuMemcpyDtoHAsync_v2()?(destination.cast::<c_void>(), self.ptr, self.size_bytes(), stream.as_raw())
+            driver.cuMemcpyDtoHAsync_v2()?(
+                destination.cast::<c_void>(),
+                self.ptr,
+                self.size_bytes(),
+                stream.as_raw(),
+            )
         })?;
         Ok(stream.synchronize()?)
     }
@@ -346,7 +351,9 @@ impl<T: Element> DeviceArray<T> {
         // SAFETY (all three): the array holds `len` elements of the memset's width; queued on its stream.
         match *bytes {
             [b] => check(unsafe { driver.cuMemsetD8Async()?(ptr, b, len, stream.as_raw()) })?,
-            [a, b] => check(unsafe { driver.cuMemsetD16Async()?(ptr, u16::from_ne_bytes([a, b]), len, stream.as_raw()) })?,
+            [a, b] => {
+                check(unsafe { driver.cuMemsetD16Async()?(ptr, u16::from_ne_bytes([a, b]), len, stream.as_raw()) })?
+            }
             [a, b, c, d] => check(unsafe {
                 driver.cuMemsetD32Async()?(ptr, u32::from_ne_bytes([a, b, c, d]), len, stream.as_raw())
             })?,

@@ -318,7 +318,10 @@ mod tests {
     #[test]
     fn element_types_map_to_dlpack_codes() {
         let f32_type: DLDataType = DType::F32.into();
-        assert_eq!((f32_type.code, f32_type.bits, f32_type.lanes), (DLDataTypeCode::FLOAT, 32, 1));
+        assert_eq!(
+            (f32_type.code, f32_type.bits, f32_type.lanes),
+            (DLDataTypeCode::FLOAT, 32, 1)
+        );
         let i64_type: DLDataType = DType::I64.into();
         assert_eq!((i64_type.code, i64_type.bits), (DLDataTypeCode::INT, 64));
         let u8_type: DLDataType = DType::U8.into();

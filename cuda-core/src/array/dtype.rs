@@ -141,7 +141,11 @@ mod tests {
         }
         assert_eq!(DType::from_c_name("unsigned   long long"), Some(DType::U64));
         assert_eq!(DType::from_c_name("T"), None);
-        assert_eq!(DType::from_c_name("long"), None, "long is 32 or 64 bits depending on the platform");
+        assert_eq!(
+            DType::from_c_name("long"),
+            None,
+            "long is 32 or 64 bits depending on the platform"
+        );
         assert_eq!(f64::DTYPE.size(), std::mem::size_of::<f64>());
         assert_eq!(u16::DTYPE.size(), std::mem::size_of::<u16>());
         assert_eq!(i8::DTYPE, DType::I8);

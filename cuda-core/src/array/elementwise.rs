@@ -59,10 +59,14 @@ impl ElementwiseKernel {
         let outputs = parse_params(out_params, "output")?;
         check_unique(&[&inputs, &outputs])?;
         if outputs.is_empty() {
-            return Err(Error::InvalidValue(format!("elementwise kernel `{name}` needs at least one output")));
+            return Err(Error::InvalidValue(format!(
+                "elementwise kernel `{name}` needs at least one output"
+            )));
         }
         if !is_identifier(name) {
-            return Err(Error::InvalidValue(format!("kernel name `{name}` is not a C identifier")));
+            return Err(Error::InvalidValue(format!(
+                "kernel name `{name}` is not a C identifier"
+            )));
         }
         Ok(ElementwiseKernel {
             name: name.to_string(),
@@ -170,7 +174,11 @@ impl ElementwiseKernel {
             for (p, arg, out) in params.iter().filter(|(_, arg, _)| arg.is_array()) {
                 let _ = arg;
                 for u in 0..unroll {
-                    let index = if u == 0 { "_k".to_string() } else { "_k + _stride".to_string() };
+                    let index = if u == 0 {
+                        "_k".to_string()
+                    } else {
+                        "_k + _stride".to_string()
+                    };
                     if *out && write_only(&self.operation, &p.name) {
                         let _ = writeln!(body, "        {} _{}{u};", pack(p), p.name);
                     } else {
@@ -187,7 +195,10 @@ impl ElementwiseKernel {
             }
         };
         let apply = |body: &mut String, unroll: usize| {
-            let _ = writeln!(body, "        #pragma unroll\n        for (int _j = 0; _j < {width}; ++_j) {{");
+            let _ = writeln!(
+                body,
+                "        #pragma unroll\n        for (int _j = 0; _j < {width}; ++_j) {{"
+            );
             for u in 0..unroll {
                 let args: Vec<String> = params
                     .iter()
@@ -253,7 +264,12 @@ impl ElementwiseKernel {
         let loaded = self
             .loaded
             .get_or_load(stream.context(), &signature, &names, || self.source_for(&signature))?;
-        let element_bytes = signature.iter().filter(|a| a.is_array()).map(|a| a.dtype().size()).max().unwrap_or(1);
+        let element_bytes = signature
+            .iter()
+            .filter(|a| a.is_array())
+            .map(|a| a.dtype().size())
+            .max()
+            .unwrap_or(1);
         let vectorised = width > 1 && arrays_aligned(args, width * element_bytes);
         let (function, units) = match vectorised {
             true => (&loaded.functions[1], (n / width) as u64),
@@ -325,8 +341,17 @@ mod tests {
     #[test]
     fn construction_checks_names_and_outputs() {
         assert!(ElementwiseKernel::new("T x", "T z", "z = x", "copy").is_ok());
-        assert!(matches!(ElementwiseKernel::new("T x", "", "z = x", "copy"), Err(Error::InvalidValue(_))));
-        assert!(matches!(ElementwiseKernel::new("T x", "T z", "z = x", "not-c"), Err(Error::InvalidValue(_))));
-        assert!(matches!(ElementwiseKernel::new("T x", "T x", "x = x", "dup"), Err(Error::InvalidValue(_))));
+        assert!(matches!(
+            ElementwiseKernel::new("T x", "", "z = x", "copy"),
+            Err(Error::InvalidValue(_))
+        ));
+        assert!(matches!(
+            ElementwiseKernel::new("T x", "T z", "z = x", "not-c"),
+            Err(Error::InvalidValue(_))
+        ));
+        assert!(matches!(
+            ElementwiseKernel::new("T x", "T x", "x = x", "dup"),
+            Err(Error::InvalidValue(_))
+        ));
     }
 }

@@ -295,7 +295,10 @@ impl LoadedTable {
         }
         let device = context.device();
         let (major, minor) = device.compute_capability()?;
-        let program = Program::new(source()?, ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)));
+        let program = Program::new(
+            source()?,
+            ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)),
+        );
         let code = program.compile(CompileTarget::Cubin)?;
         let module = Module::from_image(context, code.code())?;
         let functions = names
@@ -347,7 +350,10 @@ mod tests {
         assert!(error.to_string().contains("takes 4 arguments"), "{error}");
         let mut wrong_type = good;
         wrong_type[1] = ArgType::Array(DType::F32);
-        assert!(matches!(bind_signature("k", &inputs, &outputs, &wrong_type), Err(Error::InvalidValue(_))));
+        assert!(matches!(
+            bind_signature("k", &inputs, &outputs, &wrong_type),
+            Err(Error::InvalidValue(_))
+        ));
         let mut scalar_out = good;
         scalar_out[3] = ArgType::Scalar(DType::F64);
         let error = bind_signature("k", &inputs, &outputs, &scalar_out).unwrap_err();

@@ -46,7 +46,9 @@ pub(crate) fn parse_params(list: &str, what: &str) -> Result<Vec<Param>> {
             return Err(bad("`raw` parameters are not supported"));
         }
         if !is_identifier(name) || name.starts_with('_') || RESERVED.contains(&name) {
-            return Err(bad("the name must be an identifier, not start with `_`, and not be `i` or `n`"));
+            return Err(bad(
+                "the name must be an identifier, not start with `_`, and not be `i` or `n`",
+            ));
         }
         let type_text = type_words.join(" ");
         let ty = match DType::from_c_name(&type_text) {
@@ -69,7 +71,10 @@ pub(crate) fn check_unique(lists: &[&[Param]]) -> Result<()> {
     let mut seen: Vec<&str> = Vec::new();
     for param in lists.iter().flat_map(|l| l.iter()) {
         if seen.contains(&param.name.as_str()) {
-            return Err(Error::InvalidValue(format!("parameter `{}` is declared twice", param.name)));
+            return Err(Error::InvalidValue(format!(
+                "parameter `{}` is declared twice",
+                param.name
+            )));
         }
         seen.push(&param.name);
     }
@@ -159,7 +164,10 @@ mod tests {
     #[test]
     fn bad_parameters_are_errors() {
         for bad in ["x", "T x,", "T 1x", "T _x", "T i", "raw T x", "my type x", "T x-y"] {
-            assert!(matches!(parse_params(bad, "input"), Err(Error::InvalidValue(_))), "{bad}");
+            assert!(
+                matches!(parse_params(bad, "input"), Err(Error::InvalidValue(_))),
+                "{bad}"
+            );
         }
         let a = parse_params("T x", "input").unwrap();
         let b = parse_params("T x", "output").unwrap();

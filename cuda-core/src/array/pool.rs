@@ -250,7 +250,9 @@ impl MemoryPool {
     #[inline]
     pub fn alloc(&self, stream: &Stream, bytes: usize) -> Result<PooledBlock> {
         let class = size_class(bytes).ok_or_else(|| {
-            Error::InvalidValue(format!("cannot allocate {bytes} bytes from the pool (zero or too large)"))
+            Error::InvalidValue(format!(
+                "cannot allocate {bytes} bytes from the pool (zero or too large)"
+            ))
         })?;
         if stream.context() != &self.inner.context {
             return Err(cuda_driver::Error::WrongContext {
@@ -483,7 +485,14 @@ impl PooledBlock {
 impl Drop for PooledBlock {
     #[inline]
     fn drop(&mut self) {
-        if !self.uses.others.get_mut().unwrap_or_else(PoisonError::into_inner).is_empty() && !self.uses.join_others() {
+        if !self
+            .uses
+            .others
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+            && !self.uses.join_others()
+        {
             eprintln!("cuda-core: a pool block could not be ordered after its last use and is leaked");
             self.pool.bins().forget(self.class);
             return;
@@ -521,7 +530,10 @@ mod tests {
         for bytes in [1usize, 700, 4097, 1 << 21, 3 << 22, (5 << 28) + 77, 1 << 40] {
             let class = size_class(bytes).unwrap();
             assert!(class >= bytes && class % 512 == 0, "{bytes} -> {class}");
-            assert!((class - bytes) as f64 <= (bytes as f64 / 8.0).max(511.0), "{bytes} -> {class}");
+            assert!(
+                (class - bytes) as f64 <= (bytes as f64 / 8.0).max(511.0),
+                "{bytes} -> {class}"
+            );
         }
     }
 
@@ -536,7 +548,10 @@ mod tests {
         assert_eq!(bins.take(1, 1024), Some(0x1000));
         assert_eq!(bins.take(1, 1024), None, "handed out once");
         let stats = bins.stats();
-        assert_eq!((stats.used_bytes, stats.held_bytes, stats.cached_blocks), (1024, 1024, 0));
+        assert_eq!(
+            (stats.used_bytes, stats.held_bytes, stats.cached_blocks),
+            (1024, 1024, 0)
+        );
         assert_eq!((stats.hits, stats.misses), (1, 1));
     }
 
@@ -560,12 +575,18 @@ mod tests {
         }
         bins.note_new_block(2048); // in use
         let stats = bins.stats();
-        assert_eq!((stats.used_bytes, stats.held_bytes, stats.cached_blocks), (2048, 512 + 512 + 4096 + 2048, 3));
+        assert_eq!(
+            (stats.used_bytes, stats.held_bytes, stats.cached_blocks),
+            (2048, 512 + 512 + 4096 + 2048, 3)
+        );
         let mut drained: Vec<_> = bins.drain().into_iter().map(|(_, class, ptr)| (class, ptr)).collect();
         drained.sort();
         assert_eq!(drained, [(512, 0x1000), (512, 0x2000), (4096, 0x3000)]);
         let stats = bins.stats();
-        assert_eq!((stats.used_bytes, stats.held_bytes, stats.cached_blocks), (2048, 2048, 0));
+        assert_eq!(
+            (stats.used_bytes, stats.held_bytes, stats.cached_blocks),
+            (2048, 2048, 0)
+        );
         assert_eq!(bins.take(0, 512), None);
         bins.forget(2048);
         assert_eq!(bins.stats().held_bytes, 0);

@@ -125,7 +125,10 @@ impl ReductionKernel {
     fn bind(&self, signature: &[ArgType]) -> Result<(Bindings, DType)> {
         let bindings = bind_signature(&self.name, &self.inputs, std::slice::from_ref(&self.output), signature)?;
         let reduce = bindings.resolve(&self.reduce_type).ok_or_else(|| {
-            Error::InvalidValue(format!("reduction `{}`: the reduce type is a placeholder no argument binds", self.name))
+            Error::InvalidValue(format!(
+                "reduction `{}`: the reduce type is a placeholder no argument binds",
+                self.name
+            ))
         })?;
         Ok((bindings, reduce))
     }
@@ -348,7 +351,12 @@ impl ReductionKernel {
         let loaded = self
             .loaded
             .get_or_load(stream.context(), &signature, &names, || self.source_for(&signature))?;
-        let widest = inputs.iter().filter(|(_, a)| a.is_array()).map(|(_, a)| a.dtype().size()).max().unwrap_or(1);
+        let widest = inputs
+            .iter()
+            .filter(|(_, a)| a.is_array())
+            .map(|(_, a)| a.dtype().size())
+            .max()
+            .unwrap_or(1);
         let vectorised = width > 1 && arrays_aligned(&args[..self.inputs.len()], width * widest);
         let (first, units) = match vectorised {
             true => (&loaded.functions[2], (n / width) as u64),
@@ -386,7 +394,16 @@ impl ReductionKernel {
         // SAFETY: the second pass takes the partials' address and count, the output's address and
         // the scalars, in this order; it reads `count` partials written by the first pass on the
         // same stream and writes element 0 of the output, which holds at least one (checked).
-        unsafe { launch_raw(&loaded.functions[1], (1, 1, 1), (FINAL_BLOCK, 1, 1), 0, stream, &mut final_params)? };
+        unsafe {
+            launch_raw(
+                &loaded.functions[1],
+                (1, 1, 1),
+                (FINAL_BLOCK, 1, 1),
+                0,
+                stream,
+                &mut final_params,
+            )?
+        };
         // The partials go back to the pool in `stream`'s order, after both passes.
         drop(partials);
         Ok(())
@@ -395,7 +412,12 @@ impl ReductionKernel {
 
 /// Elements per vector load: 16 bytes of the widest input array type (1: no vector pass).
 fn vector_width(inputs: &[(&Param, ArgType)]) -> usize {
-    match inputs.iter().filter(|(_, a)| a.is_array()).map(|(_, a)| a.dtype().size()).max() {
+    match inputs
+        .iter()
+        .filter(|(_, a)| a.is_array())
+        .map(|(_, a)| a.dtype().size())
+        .max()
+    {
         Some(widest) => (16 / widest).max(1),
         None => 1,
     }
