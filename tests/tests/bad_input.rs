@@ -5,7 +5,7 @@
 use cuda_driver::sys::driver::CUresult;
 use cuda_driver::{
     launch_raw, CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer,
-    LaunchConfig, LaunchError, MemPool, Module, Stream,
+    LaunchConfig, LaunchError, Library, MemPool, Module, Stream,
 };
 use tests::fake::{self, Session};
 
@@ -359,4 +359,32 @@ fn graphs_keep_the_modules_of_captured_kernels_loaded() {
     stream.synchronize().unwrap();
     assert_eq!(data.to_vec().unwrap(), [1.0; 16]);
     assert_eq!(fake.counts().invalid_handles, 0, "the replay used an unloaded kernel");
+}
+
+#[test]
+fn libraries_with_bad_images_and_names() {
+    let (fake, context) = setup();
+    assert_invalid(Library::from_image(&[]), "empty");
+    assert_invalid(Library::from_file("/nonexistent/kernels.ptx"), "cannot read");
+    match Library::from_ptx("this is not PTX") {
+        Err(Error::ModuleLoad { error, log }) => {
+            assert_eq!(error.code, CUresult::CUDA_ERROR_INVALID_PTX);
+            assert!(log.contains("not PTX"), "the JIT log is kept: {log:?}");
+        }
+        other => panic!("expected ModuleLoad, got {other:?}"),
+    }
+    let library = Library::from_ptx(fake::KERNELS).unwrap();
+    assert_code(library.function(&context, "missing"), CUresult::CUDA_ERROR_NOT_FOUND);
+    assert_invalid(library.function(&context, "fi\0ll"), "NUL");
+    // a library's kernel is loaded per context: one from another context is refused for this one's stream
+    let own = Context::new(&Device::get(0).unwrap(), ContextFlags::empty()).unwrap();
+    let theirs = library.function(&own, "fill").unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let mut data = DeviceBuffer::<f32>::zeroed(&context, 16).unwrap();
+    // SAFETY: refused on the host (the function is of another context).
+    assert_wrong_context(unsafe {
+        stream.launch(&theirs, &LaunchConfig::for_num_elems(16), (&mut data, 1.0f32, 16u32))
+    });
+    drop((data, stream, theirs, own, library, context));
+    assert_clean(&fake);
 }
