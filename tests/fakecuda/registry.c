@@ -38,7 +38,8 @@ static int initialized;
 
 static int64_t live[KIND_COUNT];
 static uint64_t calls, injected, double_frees, invalid_handles, orphaned;
-static uint64_t fail_at; /* absolute call number to fail; 0: none */
+static uint64_t fail_at;    /* absolute call number to fail; 0: none */
+static uint64_t fail_every; /* fail every fail_every-th call; 0: none */
 static CUresult fail_code;
 static struct {
     char name[64];
@@ -96,6 +97,9 @@ CUresult fake_enter(const char *name, int counted) {
         calls++;
         if (fail_at != 0 && calls == fail_at) {
             fail_at = 0;
+            injected++;
+            result = fail_code;
+        } else if (fail_every != 0 && calls % fail_every == 0) {
             injected++;
             result = fail_code;
         }
@@ -368,7 +372,7 @@ EXPORT void fakecuda_reset(void) {
     fake_lock();
     environment_read = 1;
     calls = injected = double_frees = invalid_handles = orphaned = 0;
-    fail_at = 0;
+    fail_at = fail_every = 0;
     memset(named_faults, 0, sizeof named_faults);
     memset(trace, 0, sizeof trace);
     fake_unlock();
@@ -379,6 +383,15 @@ EXPORT void fakecuda_reset(void) {
 EXPORT void fakecuda_fail_nth(uint64_t n, int code) {
     fake_lock();
     fail_at = n ? calls + n : 0;
+    fail_code = code;
+    fake_unlock();
+}
+
+/* Every k-th counted call from now on returns `code` (k = 0 stops): with
+ * several threads, which calls fail is up to the scheduler. */
+EXPORT void fakecuda_fail_every(uint64_t k, int code) {
+    fake_lock();
+    fail_every = k;
     fail_code = code;
     fake_unlock();
 }
@@ -418,7 +431,7 @@ EXPORT int64_t fakecuda_destroy_all(void) {
 /* Disarms every injected fault; counters are kept. */
 EXPORT void fakecuda_clear_faults(void) {
     fake_lock();
-    fail_at = 0;
+    fail_at = fail_every = 0;
     memset(named_faults, 0, sizeof named_faults);
     fake_unlock();
 }

@@ -131,6 +131,7 @@ struct Controls {
     fail_nth: unsafe extern "C" fn(u64, c_int),
     fail_named: unsafe extern "C" fn(*const c_char, c_int),
     clear_faults: unsafe extern "C" fn(),
+    fail_every: unsafe extern "C" fn(u64, c_int),
     destroy_all: unsafe extern "C" fn() -> i64,
     set_deferred: unsafe extern "C" fn(c_int),
     calls: unsafe extern "C" fn() -> u64,
@@ -164,6 +165,7 @@ fn controls() -> &'static Controls {
             fail_nth: get!("fakecuda_fail_nth"),
             fail_named: get!("fakecuda_fail_named"),
             clear_faults: get!("fakecuda_clear_faults"),
+            fail_every: get!("fakecuda_fail_every"),
             destroy_all: get!("fakecuda_destroy_all"),
             set_deferred: get!("fakecuda_set_deferred"),
             calls: get!("fakecuda_calls"),
@@ -209,6 +211,13 @@ impl Session {
     pub fn fail_nth(&self, n: u64, code: i32) {
         // SAFETY: as in `reset`.
         unsafe { (controls().fail_nth)(n, code) }
+    }
+
+    /// Every `k`-th counted call from now on returns `code` (0 stops); with
+    /// several threads, which calls fail is up to the scheduler.
+    pub fn fail_every(&self, k: u64, code: i32) {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().fail_every)(k, code) }
     }
 
     /// Every call of driver function `name` (an exported name such as

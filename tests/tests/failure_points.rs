@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use cuda_driver::{DeviceBuffer, Error};
+use cuda_driver::{DeviceBuffer, Error, Stream};
 use tests::sequences::{expect, primary, Sequence, SEQUENCES};
 use tests::{fake, faults, sequences};
 
@@ -178,4 +178,34 @@ fn sequences_run_on_nvrtc_ptx() {
         let counts = fake.counts();
         assert!(counts.is_clean(), "{name}: {counts}");
     }
+}
+
+/// A destructor cannot return its error: it is kept on the context and the
+/// next synchronisation returns it, once, as `Error::Deferred`.
+#[test]
+fn destructor_errors_are_reported_by_the_next_synchronize() {
+    let fake = fake::session();
+    faults::clear_current_contexts();
+    let context = primary().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let event = cuda_driver::Event::new(&context, cuda_driver::EventFlags::DEFAULT).unwrap();
+    fake.fail_named("cuEventDestroy_v2", fake::UNKNOWN);
+    drop(event);
+    fake.clear_faults();
+    match stream.synchronize() {
+        Err(Error::Deferred(errors)) => {
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].code.0, fake::UNKNOWN as u32);
+        }
+        other => panic!("expected the destructor's error, got {other:?}"),
+    }
+    context.synchronize().expect("reported once");
+    drop((stream, context));
+    let counts = fake.counts();
+    assert_eq!(
+        counts.live_handles() + counts.orphaned as i64,
+        1,
+        "only the event the driver refused to destroy: {counts}"
+    );
+    fake.destroy_all();
 }

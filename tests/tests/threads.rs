@@ -114,3 +114,61 @@ fn threads_create_and_drop_their_own_contexts() {
     let counts = fake.counts();
     assert!(counts.is_clean(), "{counts}");
 }
+
+/// Threads working while every 7th driver call fails: every error is the
+/// injected one, nothing panics, nothing is freed twice or used after free.
+/// (Handles whose release the driver refused stay allocated, by design.)
+#[test]
+fn threads_meet_failures_at_random_points() {
+    let fake = fake::session();
+    fake.set_deferred(true);
+    let failures = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    fake.fail_every(7, fake::OUT_OF_MEMORY);
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let failures = failures.clone();
+            thread::spawn(move || {
+                for round in 0..ROUNDS {
+                    match work(t, round) {
+                        Ok(()) => {}
+                        Err(error) => {
+                            assert_eq!(error.code().map(|c| c.0), Some(fake::OUT_OF_MEMORY as u32), "{error}");
+                            failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().expect("a worker thread panicked");
+    }
+    fake.clear_faults();
+    fake.set_deferred(false);
+    let counts = fake.counts();
+    assert!(failures.load(std::sync::atomic::Ordering::Relaxed) > 0, "faults fired");
+    assert_eq!((counts.double_frees, counts.invalid_handles), (0, 0), "{counts}");
+    tests::faults::clear_current_contexts();
+    fake.destroy_all();
+}
+
+/// One round of a worker: its own context kind, module, buffers, stream.
+fn work(t: usize, round: usize) -> cuda_driver::Result<()> {
+    let device = Device::get((t % 2) as u32)?;
+    let context = if round % 3 == 0 {
+        Context::new(&device, Default::default())?
+    } else {
+        Context::primary(&device)?
+    };
+    let module = Module::from_ptx(&context, fake::KERNELS)?;
+    let fill = module.function("fill")?;
+    let stream = Stream::new(&context)?;
+    let mut data = DeviceBuffer::<f32>::alloc_async(&stream, 256)?;
+    // SAFETY: fill writes 256 floats of a buffer of 256.
+    unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(256), (&mut data, t as f32, 256u32))? };
+    let back = data.to_vec()?;
+    if back.iter().any(|&v| v != t as f32) {
+        return Err(cuda_driver::Error::InvalidValue(format!("thread {t}: wrong result")));
+    }
+    Ok(())
+}
