@@ -17,8 +17,11 @@ const REDUCTION: &str = "cuda-core reduction";
 const POOL_BATCH: usize = 1000;
 const POOL_WARMUP_BATCHES: usize = 20;
 const POOL_BATCHES: usize = 200;
-/// Untimed runs of each bandwidth operation before timing.
-const BANDWIDTH_WARMUP: usize = 3;
+/// Untimed samples of each bandwidth operation before timing.
+const BANDWIDTH_WARMUP: usize = 2;
+/// Operations queued back to back per event-timed sample, so the host's launch time before the
+/// first one is spread out.
+const OPS_PER_SAMPLE: usize = 5;
 
 fn text(e: impl std::fmt::Display) -> String {
     e.to_string()
@@ -92,21 +95,24 @@ fn array_pairs(stream: &Stream, bytes: usize) -> Result<Stats, String> {
     )
 }
 
-/// Median milliseconds of `op` timed with events on `stream`, after warm-up.
+/// Milliseconds per `op` (median over samples of [`OPS_PER_SAMPLE`] ops) timed with events on
+/// `stream`, after warm-up.
 fn time_on_stream(stream: &Stream, mut op: impl FnMut() -> Result<(), String>) -> Result<Stats, String> {
     let start = Event::new(stream.context(), EventFlags::DEFAULT).map_err(text)?;
     let end = Event::new(stream.context(), EventFlags::DEFAULT).map_err(text)?;
     let mut samples = Vec::with_capacity(BANDWIDTH_REPS);
     for rep in 0..BANDWIDTH_WARMUP + BANDWIDTH_REPS {
         start.record(stream).map_err(text)?;
-        op()?;
+        for _ in 0..OPS_PER_SAMPLE {
+            op()?;
+        }
         end.record(stream).map_err(text)?;
         end.synchronize().map_err(text)?;
         if rep >= BANDWIDTH_WARMUP {
-            samples.push(f64::from(start.elapsed_ms(&end).map_err(text)?));
+            samples.push(f64::from(start.elapsed_ms(&end).map_err(text)?) / OPS_PER_SAMPLE as f64);
         }
     }
-    Stats::from_samples(samples, 1)
+    Stats::from_samples(samples, OPS_PER_SAMPLE)
 }
 
 fn gbps(bytes: usize, ms: f64) -> f64 {
@@ -129,9 +135,10 @@ fn bandwidth_row(case: &str, implementation: &str, bytes: usize, stats: &Stats, 
         "GB/s",
         value,
         format!(
-            "2^28 f32, {:.2} GiB read+written over the median of {} event-timed runs ({:.3} ms); p10..p90 {:.0}..{:.0} GB/s{versus_copy}",
+            "2^28 f32, {:.2} GiB read+written per op; median of {} event-timed samples of {} ops ({:.3} ms/op); p10..p90 {:.0}..{:.0} GB/s{versus_copy}",
             bytes as f64 / (1u64 << 30) as f64,
             stats.samples,
+            stats.per_sample,
             stats.median,
             gbps(bytes, stats.p90),
             gbps(bytes, stats.p10)
@@ -153,37 +160,42 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
     let copy_gbps = gbps(2 * n * elem, copy.median);
     let mut rows = vec![bandwidth_row("D2D copy", COPY, 2 * n * elem, &copy, None)];
 
-    let axpy = ElementwiseKernel::new("T a, T x, T y", "T z", "z = a * x + y", "bench_axpy").map_err(text)?;
-    let elementwise = time_on_stream(stream, || {
-        axpy.launch(
-            stream,
-            &[Arg::scalar(2.0f32), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)],
-        )
-        .map_err(text)
-    })?;
-    let result = z.to_vec().map_err(text)?;
-    if let Some(i) = result.iter().position(|&v| v != 3.25) {
-        return Err(format!("2.0*x+y is wrong at {i}: {} != 3.25", result[i]));
-    }
-    drop(result);
-    rows.push(bandwidth_row(
-        "2.0*x+y",
-        ELEMENTWISE,
-        3 * n * elem,
-        &elementwise,
-        Some(copy_gbps),
-    ));
+    let elementwise = (|| {
+        let axpy = ElementwiseKernel::new("T a, T x, T y", "T z", "z = a * x + y", "bench_axpy").map_err(text)?;
+        let stats = time_on_stream(stream, || {
+            axpy.launch(
+                stream,
+                &[Arg::scalar(2.0f32), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)],
+            )
+            .map_err(text)
+        })?;
+        let result = z.to_vec().map_err(text)?;
+        match result.iter().position(|&v| v != 3.25) {
+            Some(i) => Err(format!("2.0*x+y is wrong at {i}: {} != 3.25", result[i])),
+            None => Ok(stats),
+        }
+    })();
+    rows.push(match elementwise {
+        Ok(stats) => bandwidth_row("2.0*x+y", ELEMENTWISE, 3 * n * elem, &stats, Some(copy_gbps)),
+        Err(why) => Row::failed("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", &why),
+    });
 
-    let mut total = None;
-    let reduction = time_on_stream(stream, || {
-        total = Some(sum(&x).map_err(text)?);
-        Ok(())
-    })?;
-    let total = total.ok_or("no sum")?.to_vec().map_err(text)?[0];
-    let expected = 1.5 * n as f64;
-    if ((f64::from(total) - expected) / expected).abs() > 1e-5 {
-        return Err(format!("sum is wrong: {total} != {expected}"));
-    }
-    rows.push(bandwidth_row("sum", REDUCTION, n * elem, &reduction, Some(copy_gbps)));
+    let reduction = (|| {
+        let mut total = None;
+        let stats = time_on_stream(stream, || {
+            total = Some(sum(&x).map_err(text)?);
+            Ok(())
+        })?;
+        let total = total.ok_or("no sum")?.to_vec().map_err(text)?[0];
+        let expected = 1.5 * n as f64;
+        if ((f64::from(total) - expected) / expected).abs() > 1e-5 {
+            return Err(format!("sum is wrong: {total} != {expected}"));
+        }
+        Ok(stats)
+    })();
+    rows.push(match reduction {
+        Ok(stats) => bandwidth_row("sum", REDUCTION, n * elem, &stats, Some(copy_gbps)),
+        Err(why) => Row::failed("bandwidth", "sum", REDUCTION, "GB/s", &why),
+    });
     Ok(rows)
 }
