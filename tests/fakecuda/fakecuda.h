@@ -29,7 +29,10 @@ typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUlib_st *CUlibrary;
+typedef struct CUkern_st *CUkernel;
 typedef void (*CUhostFn)(void *user_data);
+typedef size_t (*CUoccupancyB2DSize)(int block_size);
 typedef struct {
     char bytes[16];
 } CUuuid;

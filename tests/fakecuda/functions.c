@@ -301,7 +301,8 @@ static CUresult potential_block_size(int *min_grid, int *block_size, CUfunction 
     *min_grid = FAKE_SM_COUNT * blocks_per_sm(*block_size, shared);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func, void *callback,
+EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                                 CUoccupancyB2DSize callback,
                                                  size_t dynamicSMemSize, int blockSizeLimit)
     FAKE_API(cuOccupancyMaxPotentialBlockSize,
              (void)callback, potential_block_size(minGridSize, blockSize, func, dynamicSMemSize, blockSizeLimit))

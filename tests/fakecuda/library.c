@@ -45,11 +45,11 @@ static CUresult library_load(void **out, const void *image, int *jit_options, vo
     *out = fake_handle(library);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuLibraryLoadData(void **library, const void *code, int *jitOptions, void **jitOptionsValues,
+EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, int *jitOptions, void **jitOptionsValues,
                                   unsigned int numJitOptions, void *libraryOptions, void **libraryOptionValues,
                                   unsigned int numLibraryOptions)
     FAKE_API(cuLibraryLoadData, (void)libraryOptions, (void)libraryOptionValues,
-             library_load(library, code, jitOptions, jitOptionsValues, numJitOptions, numLibraryOptions))
+             library_load((void **)library, code, jitOptions, jitOptionsValues, numJitOptions, numLibraryOptions))
 
 static CUresult library_unload(void *handle) {
     struct fake_object *library = fake_lookup_for_destroy(handle, KIND_LIBRARY);
@@ -57,7 +57,7 @@ static CUresult library_unload(void *handle) {
     fake_flush_all(); /* queued launches of its kernels run first */
     return fake_destroy(library);
 }
-EXPORT CUresult cuLibraryUnload(void *library) FAKE_API(cuLibraryUnload, library_unload(library))
+EXPORT CUresult cuLibraryUnload(CUlibrary library) FAKE_API(cuLibraryUnload, library_unload(library))
 
 /* The library's module in the current context, made on first use. */
 static CUresult module_here(struct fake_object *library, struct fake_object **module) {
@@ -90,7 +90,7 @@ static CUresult library_module(void **out, void *handle) {
     if (result == CUDA_SUCCESS) *out = fake_handle(module);
     return result;
 }
-EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, void *library)
+EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
     FAKE_API(cuLibraryGetModule, library_module((void **)pMod, library))
 
 static CUresult library_kernel(void **out, void *handle, const char *name) {
@@ -105,8 +105,8 @@ static CUresult library_kernel(void **out, void *handle, const char *name) {
     }
     return CUDA_ERROR_NOT_FOUND;
 }
-EXPORT CUresult cuLibraryGetKernel(void **pKernel, void *library, const char *name)
-    FAKE_API(cuLibraryGetKernel, library_kernel(pKernel, library, name))
+EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+    FAKE_API(cuLibraryGetKernel, library_kernel((void **)pKernel, library, name))
 
 static CUresult kernel_count(unsigned int *count, void *handle) {
     if (!count) return CUDA_ERROR_INVALID_VALUE;
@@ -115,7 +115,7 @@ static CUresult kernel_count(unsigned int *count, void *handle) {
     *count = (unsigned int)library->u.library.entry_count;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, void *lib)
+EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
     FAKE_API(cuLibraryGetKernelCount, kernel_count(count, lib))
 
 static CUresult enumerate_kernels(void **kernels, unsigned int count, void *handle) {
@@ -126,8 +126,8 @@ static CUresult enumerate_kernels(void **kernels, unsigned int count, void *hand
     for (unsigned int i = 0; i < count; i++) kernels[i] = fake_handle(library->u.library.kernels[i]);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuLibraryEnumerateKernels(void **kernels, unsigned int numKernels, void *lib)
-    FAKE_API(cuLibraryEnumerateKernels, enumerate_kernels(kernels, numKernels, lib))
+EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
+    FAKE_API(cuLibraryEnumerateKernels, enumerate_kernels((void **)kernels, numKernels, lib))
 
 static CUresult kernel_function(CUfunction *out, void *handle) {
     if (!out) return CUDA_ERROR_INVALID_VALUE;
@@ -138,7 +138,7 @@ static CUresult kernel_function(CUfunction *out, void *handle) {
     if (result == CUDA_SUCCESS) *out = fake_handle(module->u.module.functions[kernel->u.kernel.entry]);
     return result;
 }
-EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, void *kernel)
+EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     FAKE_API(cuKernelGetFunction, kernel_function(pFunc, kernel))
 
 static CUresult kernel_name(const char **name, void *handle) {
@@ -148,4 +148,4 @@ static CUresult kernel_name(const char **name, void *handle) {
     *name = kernel->u.kernel.library->u.library.entries[kernel->u.kernel.entry].name;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuKernelGetName(const char **name, void *hfunc) FAKE_API(cuKernelGetName, kernel_name(name, hfunc))
+EXPORT CUresult cuKernelGetName(const char **name, CUkernel hfunc) FAKE_API(cuKernelGetName, kernel_name(name, hfunc))

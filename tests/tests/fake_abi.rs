@@ -1,0 +1,97 @@
+//! Every function libfakecuda exports has the parameter list `cuda.h`
+//! declares for it (count, and pointer depth of each parameter), so the
+//! stand-in is called with the ABI the real driver has. Needs the pinned
+//! header that `cargo xtask test` fetches into `target/cuda-wheels/`; prints
+//! `skipped: <why>` without it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn cuda_h() -> Option<PathBuf> {
+    let wheels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cuda-wheels");
+    std::fs::read_dir(wheels)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path().join("nvidia/cu13/include/cuda.h"))
+        .find(|path| path.exists())
+}
+
+/// The pointer depth of each parameter of a C parameter list (`void` is none).
+fn shape(parameters: &str) -> Vec<usize> {
+    let parameters = parameters.split_whitespace().collect::<Vec<_>>().join(" ");
+    if parameters.trim() == "void" || parameters.trim().is_empty() {
+        return Vec::new();
+    }
+    parameters.split(',').map(|p| p.matches('*').count()).collect()
+}
+
+/// `name -> parameter lists` of the declarations `prefix NAME(...)` in `text`.
+fn declarations(text: &str, prefix: &str) -> HashMap<String, Vec<Vec<usize>>> {
+    let mut found: HashMap<String, Vec<Vec<usize>>> = HashMap::new();
+    for piece in text.split(prefix).skip(1) {
+        let Some(open) = piece.find('(') else { continue };
+        let name = piece[..open].trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let Some(close) = piece[open..].find(')') else { continue };
+        found
+            .entry(name.to_string())
+            .or_default()
+            .push(shape(&piece[open + 1..open + close]));
+    }
+    found
+}
+
+#[test]
+fn exports_match_cuda_h() {
+    let Some(header) = cuda_h() else {
+        let _ = writeln!(
+            std::io::stdout(),
+            "skipped: cuda.h not fetched (run `cargo xtask test`)"
+        );
+        return;
+    };
+    let header = std::fs::read_to_string(header).unwrap();
+    let declared = declarations(&header, "CUresult CUDAAPI ");
+    // `#define cuMemAlloc cuMemAlloc_v2`: the header declares the exported name by its macro name
+    let mut aliases: HashMap<String, Vec<String>> = HashMap::new();
+    for line in header.lines().filter(|l| l.starts_with("#define cu")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let [_, alias, target, ..] = words[..] {
+            let target = target
+                .trim_start_matches("__CUDA_API_PTDS(")
+                .trim_start_matches("__CUDA_API_PTSZ(");
+            aliases
+                .entry(target.trim_end_matches(')').to_string())
+                .or_default()
+                .push(alias.to_string());
+        }
+    }
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fakecuda");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "c") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).unwrap();
+        for (name, shapes) in declarations(&source, "EXPORT CUresult ") {
+            let names = std::iter::once(name.clone()).chain(aliases.get(&name).cloned().unwrap_or_default());
+            let candidates: Vec<&Vec<usize>> = names.filter_map(|n| declared.get(&n)).flatten().collect();
+            assert!(
+                !candidates.is_empty(),
+                "{name} ({}) is not declared in cuda.h",
+                path.display()
+            );
+            assert!(
+                candidates.contains(&&shapes[0]),
+                "{name}: fakecuda takes {:?} (pointer depth per parameter), cuda.h declares {candidates:?}",
+                shapes[0]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} exports checked");
+}
