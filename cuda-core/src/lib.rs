@@ -61,7 +61,8 @@ mod sha256;
 
 pub use array::{
     size_class, sum, Arg, ArgType, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLTensor,
-    DType, DeviceArray, Element, ElementwiseKernel, IntoShape, MemoryPool, PoolStats, PooledBlock, ReductionKernel,
+    DType, DeviceArray, Element, ElementwiseKernel, IntoShape, MemoryPool, PoolStats, PooledBlock, RawKernel,
+    ReductionKernel,
 };
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;

@@ -173,3 +173,14 @@ fn bad_definitions_and_signatures_are_typed_errors() {
         "{scalar_output}"
     );
 }
+
+#[test]
+fn array_types_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<cuda_core::MemoryPool>();
+    send_sync::<cuda_core::PooledBlock>();
+    send_sync::<cuda_core::DeviceArray<f32>>();
+    send_sync::<ElementwiseKernel>();
+    send_sync::<ReductionKernel>();
+    send_sync::<cuda_core::RawKernel>();
+}

@@ -398,3 +398,36 @@ fn an_impossible_allocation_is_a_driver_error_after_the_cache_is_freed() {
     }
     assert!(pool.alloc(&stream, 4096).is_ok(), "the pool still works");
 }
+
+#[test]
+fn raw_kernels_compile_per_context_and_instantiate_templates() {
+    let Some(device) = device_or_skip("raw_kernels_compile_per_context_and_instantiate_templates") else {
+        return;
+    };
+    let source = r#"
+    extern "C" __global__ void iota_raw(int *out, unsigned n) {
+        unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = i;
+    }
+    template <typename T> __global__ void scale_raw(T *data, T factor, unsigned n) {
+        unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) data[i] *= factor;
+    }"#;
+    let stream = device.create_stream().unwrap();
+    let iota = cuda_core::RawKernel::new(source, "iota_raw", ProgramOptions::default());
+    let mut ints = DeviceArray::<i32>::empty(&stream, 1000).unwrap();
+    // SAFETY: iota_raw writes `n` ints of `ints`, one per thread below `n`.
+    unsafe { iota.launch(&stream, &LaunchConfig::for_num_elems(1000), (&mut ints, 1000u32)) }.unwrap();
+    assert_eq!(ints.to_vec().unwrap(), (0..1000).collect::<Vec<i32>>());
+    let first = iota.kernel_for(device.context()).unwrap();
+    let again = iota.kernel_for(device.context()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again), "loaded once per context");
+    let scale = cuda_core::RawKernel::new(source, "scale_raw<double>", ProgramOptions::default());
+    let mut doubles = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 3.0]).unwrap();
+    // SAFETY: scale_raw<double> scales `n` doubles of `doubles` in place.
+    unsafe { scale.launch(&stream, &LaunchConfig::for_num_elems(3), (&mut doubles, 2.5f64, 3u32)) }.unwrap();
+    assert_eq!(doubles.to_vec().unwrap(), [2.5, 5.0, 7.5]);
+    // SAFETY: never launched: the argument count is refused on the host.
+    let error = unsafe { scale.launch(&stream, &LaunchConfig::for_num_elems(3), (&mut doubles, 3u32)) }.unwrap_err();
+    assert!(error.to_string().contains("parameters"), "{error}");
+}

@@ -1,5 +1,5 @@
 //! The CuPy-style pooled array layer: a stream-ordered caching [`MemoryPool`], [`DeviceArray`],
-//! generated [`ElementwiseKernel`]s and [`ReductionKernel`]s, and DLPack exchange.
+//! generated [`ElementwiseKernel`]s and [`ReductionKernel`]s, [`RawKernel`], and DLPack exchange.
 
 mod device_array;
 mod dlpack;
@@ -9,6 +9,7 @@ mod generated;
 mod params;
 mod pool;
 mod raw;
+mod raw_kernel;
 mod reduction;
 
 pub use device_array::{DeviceArray, IntoShape};
@@ -17,4 +18,5 @@ pub use dtype::{DType, Element};
 pub use elementwise::ElementwiseKernel;
 pub use generated::{Arg, ArgType};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
+pub use raw_kernel::RawKernel;
 pub use reduction::{sum, ReductionKernel};
