@@ -256,14 +256,13 @@ impl ElementwiseKernel {
         bind_signature(&self.name, &self.inputs, &self.outputs, &signature)?;
         let n = check_args(&self.name, stream, args, self.inputs.len(), false)?;
         let width = self.vector_width(&signature);
-        let names = if width > 1 {
-            vec![self.name.clone(), format!("{}_vec", self.name)]
-        } else {
-            vec![self.name.clone()]
-        };
-        let loaded = self
-            .loaded
-            .get_or_load(stream.context(), &signature, &names, || self.source_for(&signature))?;
+        let loaded = self.loaded.get_or_load(stream.context(), &signature, || {
+            let names = match width > 1 {
+                true => vec![self.name.clone(), format!("{}_vec", self.name)],
+                false => vec![self.name.clone()],
+            };
+            Ok((self.source_for(&signature)?, names))
+        })?;
         let element_bytes = signature
             .iter()
             .filter(|a| a.is_array())

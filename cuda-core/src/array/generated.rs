@@ -275,14 +275,14 @@ pub(crate) struct LoadedTable {
 }
 
 impl LoadedTable {
-    /// The functions `names` of the code `source(signature)` gives, compiled (through the
-    /// kernel cache) and loaded into `context` on first use.
+    /// The functions of generated code for `signature` in `context`. On first use `generate`
+    /// gives the source and the names of the functions wanted, which are compiled (through the
+    /// kernel cache) and loaded.
     pub(crate) fn get_or_load(
         &self,
         context: &Context,
         signature: &[ArgType],
-        names: &[String],
-        source: impl FnOnce() -> Result<String>,
+        generate: impl FnOnce() -> Result<(String, Vec<String>)>,
     ) -> Result<std::sync::Arc<Loaded>> {
         let find = |entries: &Vec<std::sync::Arc<Loaded>>| {
             entries
@@ -295,8 +295,9 @@ impl LoadedTable {
         }
         let device = context.device();
         let (major, minor) = device.compute_capability()?;
+        let (source, names) = generate()?;
         let program = Program::new(
-            source()?,
+            source,
             ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)),
         );
         let code = program.compile(CompileTarget::Cubin)?;

@@ -344,13 +344,13 @@ impl ReductionKernel {
         let n = check_args(&self.name, stream, args, self.inputs.len(), true)?;
         let inputs: Vec<(&Param, ArgType)> = self.inputs.iter().zip(signature.iter().copied()).collect();
         let width = vector_width(&inputs);
-        let mut names = vec![format!("{}_partial", self.name), format!("{}_final", self.name)];
-        if width > 1 {
-            names.push(format!("{}_partial_vec", self.name));
-        }
-        let loaded = self
-            .loaded
-            .get_or_load(stream.context(), &signature, &names, || self.source_for(&signature))?;
+        let loaded = self.loaded.get_or_load(stream.context(), &signature, || {
+            let mut names = vec![format!("{}_partial", self.name), format!("{}_final", self.name)];
+            if width > 1 {
+                names.push(format!("{}_partial_vec", self.name));
+            }
+            Ok((self.source_for(&signature)?, names))
+        })?;
         let widest = inputs
             .iter()
             .filter(|(_, a)| a.is_array())
