@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <bindgen | test [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR]>"
+                "usage: cargo xtask <bindgen | test [--no-leakcheck] [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR]>"
             );
             return ExitCode::from(2);
         }
