@@ -235,6 +235,33 @@ impl Context {
         self.inner.record_drop_error(what, error);
     }
 
+    /// Records `result`'s error, if any, as [`Context::record_drop_error`] does.
+    pub(crate) fn record_drop_result(&self, what: &str, result: Result<()>) {
+        if let Err(error) = result {
+            self.inner.record_drop_error(what, error);
+        }
+    }
+
+    /// For destructors: the driver, with this context made current if that
+    /// works. A failure to make it current is recorded, and the caller goes
+    /// on to attempt its release anyway (the driver finds the context of
+    /// most handles itself). `None` only when no driver can be loaded, when
+    /// nothing can be released.
+    pub(crate) fn bind_for_drop(&self, what: &str) -> Option<&'static cuda_sys::Driver> {
+        let driver = match api() {
+            Ok(driver) => driver,
+            Err(error) => {
+                self.inner.record_drop_error(what, error);
+                return None;
+            }
+        };
+        if let Err(error) = self.inner.make_current(driver) {
+            self.inner
+                .record_drop_error(&format!("making the context current for {what}"), error);
+        }
+        Some(driver)
+    }
+
     /// Fails with `WrongContext` unless `other` is this context.
     #[inline]
     pub(crate) fn expect_same(&self, other: &Context, object: &'static str, used_with: &'static str) -> Result<()> {
@@ -244,6 +271,12 @@ impl Context {
             Err(Error::WrongContext { object, used_with })
         }
     }
+}
+
+/// Waits for all work of the calling thread's current context (`cuCtxSynchronize`).
+pub(crate) fn synchronize_current(driver: &cuda_sys::Driver) -> Result<()> {
+    // SAFETY: synchronising has no preconditions; without a current context it is an error code.
+    check(unsafe { driver.cuCtxSynchronize()?() })
 }
 
 impl ContextInner {
@@ -269,6 +302,26 @@ impl ContextInner {
             check(unsafe { driver.cuCtxSetCurrent()?(self.raw) })?;
         }
         Ok(driver)
+    }
+
+    /// Like `bind`, but when asking for the current context fails it still
+    /// sets this one, and returns the first error it met.
+    fn make_current(&self, driver: &'static cuda_sys::Driver) -> Result<()> {
+        let mut current = ptr::null_mut();
+        let asked = match driver.cuCtxGetCurrent() {
+            // SAFETY: `current` is a valid out-pointer.
+            Ok(get) => check(unsafe { get(&mut current) }),
+            Err(error) => Err(error.into()),
+        };
+        if asked.is_ok() && current == self.raw {
+            return Ok(());
+        }
+        let set = match driver.cuCtxSetCurrent() {
+            // SAFETY: the handle is alive while `self` is.
+            Ok(set) => check(unsafe { set(self.raw) }),
+            Err(error) => Err(error.into()),
+        };
+        asked.and(set)
     }
 
     fn record_drop_error(&self, what: &str, error: Error) {

@@ -223,3 +223,9 @@ pub(crate) fn check_drop(result: CUresult) -> std::result::Result<(), DriverErro
         Err(DriverError::new(result))
     }
 }
+
+/// Like [`check`], for a call made only if its symbol resolved.
+#[inline]
+pub(crate) fn check_resolved(result: std::result::Result<CUresult, SymbolError>) -> Result<()> {
+    check(result?)
+}

@@ -4,7 +4,7 @@ use std::ptr;
 
 use cuda_sys::driver::{CUevent, CUresult};
 
-use crate::error::{check, Result};
+use crate::error::{check, check_resolved, Result};
 use crate::flags::EventFlags;
 use crate::{Context, Stream};
 
@@ -93,13 +93,13 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        let result = self.context.bind().and_then(|driver| {
-            // SAFETY: this is the only owner of the event.
-            check(unsafe { driver.cuEventDestroy_v2()?(self.raw) })
-        });
-        if let Err(error) = result {
-            self.context.record_drop_error("cuEventDestroy", error);
-        }
+        let Some(driver) = self.context.bind_for_drop("cuEventDestroy") else {
+            return;
+        };
+        // SAFETY: this is the only owner of the event.
+        let result = driver.cuEventDestroy_v2().map(|destroy| unsafe { destroy(self.raw) });
+        self.context
+            .record_drop_result("cuEventDestroy", check_resolved(result));
     }
 }
 

@@ -1,22 +1,28 @@
 //! CUDA graphs: work captured from a stream, instantiated once and replayed.
 
 use std::ptr;
+use std::sync::Arc;
 
 use cuda_sys::driver::{CUgraph, CUgraphExec};
 
-use crate::error::{check, Result};
-use crate::{Context, Stream};
+use crate::error::{check, check_resolved, Result};
+use crate::{Context, Function, Stream};
 
-/// A graph of work (`CUgraph`), as returned by [`Stream::end_capture`].
+/// A graph of work (`CUgraph`), as returned by [`Stream::end_capture`] and
+/// [`Stream::capture`]. It keeps the kernels launched during the capture
+/// (and so their modules) loaded.
 pub struct Graph {
     raw: CUgraph,
     context: Context,
+    kernels: Arc<[Function]>,
 }
 
-/// An instantiated graph (`CUgraphExec`), ready to launch many times.
+/// An instantiated graph (`CUgraphExec`), ready to launch many times. It
+/// keeps the kernels of the graph it was made from loaded.
 pub struct GraphExec {
     raw: CUgraphExec,
     context: Context,
+    kernels: Arc<[Function]>,
 }
 
 // SAFETY: a graph handle may be used from any thread; every use makes its
@@ -28,12 +34,17 @@ unsafe impl Send for Graph {}
 unsafe impl Send for GraphExec {}
 
 impl Graph {
-    /// Takes ownership of a graph handle of `context`.
+    /// Takes ownership of a graph handle of `context` whose kernel nodes
+    /// launch `kernels`.
     ///
     /// # Safety
     /// `raw` must be a graph of `context` that nothing else destroys.
-    pub(crate) unsafe fn from_owned(raw: CUgraph, context: Context) -> Graph {
-        Graph { raw, context }
+    pub(crate) unsafe fn from_owned(raw: CUgraph, context: Context, kernels: Vec<Function>) -> Graph {
+        Graph {
+            raw,
+            context,
+            kernels: kernels.into(),
+        }
     }
 
     /// Instantiates the graph for launching (`cuGraphInstantiateWithFlags`).
@@ -45,6 +56,7 @@ impl Graph {
         Ok(GraphExec {
             raw: exec,
             context: self.context.clone(),
+            kernels: self.kernels.clone(),
         })
     }
 
@@ -74,11 +86,16 @@ impl Graph {
 impl GraphExec {
     /// Launches the graph on `stream` (same context).
     ///
+    /// The kernels launched during the capture stay loaded as long as this
+    /// object lives (it holds them), so dropping their modules is harmless.
+    ///
     /// # Safety
     /// The graph replays the captured work with the addresses it was captured
     /// with: every buffer (device or pinned host) the captured work used must
     /// still be alive, and the kernels' obligations of
-    /// [`Stream::launch`] hold again for this run.
+    /// [`Stream::launch`] hold again for this run. Kernels the captured work
+    /// launched other than through this crate's launches (raw
+    /// `cuLaunchKernel` on [`Stream::as_raw`]) must still be loaded.
     pub unsafe fn launch(&self, stream: &Stream) -> Result<()> {
         self.context.expect_same(stream.context(), "stream", "graph")?;
         let driver = self.context.bind()?;
@@ -111,24 +128,42 @@ impl GraphExec {
 
 impl Drop for Graph {
     fn drop(&mut self) {
-        let result = self.context.bind().and_then(|driver| {
-            // SAFETY: this is the only owner of the graph; executable graphs made from it are independent.
-            check(unsafe { driver.cuGraphDestroy()?(self.raw) })
-        });
-        if let Err(error) = result {
-            self.context.record_drop_error("cuGraphDestroy", error);
-        }
+        let Some(driver) = self.context.bind_for_drop("cuGraphDestroy") else {
+            return;
+        };
+        // SAFETY: this is the only owner of the graph; executable graphs made from it are independent.
+        let result = driver.cuGraphDestroy().map(|destroy| unsafe { destroy(self.raw) });
+        self.context
+            .record_drop_result("cuGraphDestroy", check_resolved(result));
     }
 }
 
 impl Drop for GraphExec {
     fn drop(&mut self) {
-        let result = self.context.bind().and_then(|driver| {
-            // SAFETY: this is the only owner; the driver lets queued launches of it finish.
-            check(unsafe { driver.cuGraphExecDestroy()?(self.raw) })
-        });
-        if let Err(error) = result {
-            self.context.record_drop_error("cuGraphExecDestroy", error);
-        }
+        let Some(driver) = self.context.bind_for_drop("cuGraphExecDestroy") else {
+            return;
+        };
+        // SAFETY: this is the only owner; the driver lets queued launches of it finish.
+        let result = driver.cuGraphExecDestroy().map(|destroy| unsafe { destroy(self.raw) });
+        self.context
+            .record_drop_result("cuGraphExecDestroy", check_resolved(result));
+    }
+}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("device", &self.context.device().ordinal())
+            .field("kernels", &self.kernels.len())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for GraphExec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphExec")
+            .field("device", &self.context.device().ordinal())
+            .field("kernels", &self.kernels.len())
+            .finish()
     }
 }

@@ -7,7 +7,8 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use crate::error::{check, Error, Result};
+use crate::capture::{capture_active, defer_free, DeferredFree, DeferredMemory};
+use crate::error::{check, check_resolved, Error, Result};
 use crate::flags::HostAllocFlags;
 use crate::memory::byte_len;
 use crate::{Context, DeviceCopy, Stream};
@@ -190,15 +191,37 @@ impl<T: DeviceCopy> DerefMut for HostBuffer<T> {
 }
 
 impl<T: DeviceCopy> Drop for HostBuffer<T> {
+    /// Waits for the copies queued on the memory, then frees it; a failed
+    /// wait is recorded and the free attempted anyway. While a stream
+    /// capture is active (when waiting and freeing would invalidate it), the
+    /// free is deferred to the end of the capture, after waiting for the
+    /// contexts of those copies.
     fn drop(&mut self) {
-        self.wait_for_host_access();
-        let result = self.context.bind().and_then(|driver| {
-            // SAFETY: this buffer owns the pinned allocation, and no queued copy uses it any more.
-            check(unsafe { driver.cuMemFreeHost()?(self.ptr.as_ptr().cast()) })
-        });
-        if let Err(error) = result {
-            self.context.record_drop_error("cuMemFreeHost", error);
+        if capture_active() {
+            let pending = std::mem::take(self.pending.get_mut().unwrap_or_else(|e| e.into_inner()));
+            let mut wait_for: Vec<Context> = Vec::new();
+            for (stream, _) in pending {
+                if !wait_for.contains(stream.context()) {
+                    wait_for.push(stream.context().clone());
+                }
+            }
+            defer_free(DeferredFree {
+                context: self.context.clone(),
+                memory: DeferredMemory::Host(self.ptr.as_ptr().cast()),
+                wait_for,
+                pool: None,
+            });
+            return;
         }
+        self.wait_for_host_access();
+        let Some(driver) = self.context.bind_for_drop("cuMemFreeHost") else {
+            return;
+        };
+        // SAFETY: this buffer owns the pinned allocation, and no queued copy uses it any more.
+        let result = driver
+            .cuMemFreeHost()
+            .map(|free| unsafe { free(self.ptr.as_ptr().cast()) });
+        self.context.record_drop_result("cuMemFreeHost", check_resolved(result));
     }
 }
 

@@ -321,6 +321,7 @@ impl Stream {
         let driver = self.prepare_launch(function, config)?;
         args.check(function, function.params_if_known()?, self)?;
         let launch = driver.cuLaunchKernel()?;
+        self.keep_if_capturing(function);
         let (grid, block) = (config.grid, config.block);
         args.with_params(|params| {
             // SAFETY: the function and stream are alive and of the current context; `params` holds
@@ -391,6 +392,7 @@ impl Stream {
             numAttrs: count as u32,
         };
         let launch = driver.cuLaunchKernelEx()?;
+        self.keep_if_capturing(function);
         args.with_params(|params| {
             // SAFETY: as in `launch`; `launch_config` and `attrs` outlive the call and `numAttrs`
             // counts the initialised attributes.
@@ -433,10 +435,12 @@ pub unsafe fn launch_raw(
             .into());
         }
     }
+    let launch = driver.cuLaunchKernel()?;
+    stream.keep_if_capturing(function);
     // SAFETY: function and stream are alive and of the current context; the parameter pointers
     // are the caller's obligation (see above).
     check(unsafe {
-        driver.cuLaunchKernel()?(
+        launch(
             function.raw(),
             grid.0,
             grid.1,

@@ -67,10 +67,16 @@
 //!   [`Error::Launch`] instead of launching. Launching stays `unsafe`,
 //!   because the kernel's device code cannot be checked.
 //! - Structs pass to kernels by value through the [`DeviceCopy`] marker trait.
+//! - Stream capture: [`Stream::capture`] and [`Stream::capture_scope`] end
+//!   the capture on every path, destroying a partial graph. While a capture
+//!   is active, device and pinned memory that is dropped is freed when it
+//!   ends (freeing earlier would invalidate it). A [`Graph`] keeps the
+//!   kernels launched during its capture, and so their modules, loaded.
 //! - Without a driver library every call returns [`Error::Load`]; nothing panics.
 
 #![warn(missing_docs)]
 
+mod capture;
 mod context;
 mod device;
 mod device_copy;
@@ -88,6 +94,7 @@ mod module;
 mod pool;
 mod stream;
 
+pub use capture::CaptureScope;
 pub use context::{Context, ContextLimit};
 pub use device::{Device, DeviceAttribute};
 pub use device_copy::DeviceCopy;

@@ -11,7 +11,9 @@ use std::sync::Mutex;
 
 use cuda_sys::driver::{CUdeviceptr, CUpointer_attribute, CUresult, CUstream};
 
-use crate::error::{check, Error, Result};
+use crate::capture::{capture_active, defer_free, DeferredFree, DeferredMemory};
+use crate::context::synchronize_current;
+use crate::error::{check, check_resolved, Error, Result};
 use crate::host::{HostSlice, HostSliceMut};
 use crate::{Context, DeviceCopy, MemPool, Stream};
 
@@ -46,7 +48,7 @@ pub(crate) struct Allocation {
     /// For stream-ordered allocations: the stream it was allocated on and is freed on.
     owner: Option<Stream>,
     /// Keeps a non-default pool alive while memory from it exists.
-    _pool: Option<MemPool>,
+    pool: Option<MemPool>,
     /// Work on some stream used this memory: synchronise before a plain free.
     used_by_stream: AtomicBool,
     /// A stream-ordered allocation was used on a stream other than its owner.
@@ -108,37 +110,60 @@ impl Allocation {
 }
 
 impl Drop for Allocation {
+    /// Waits for the work that may use the memory (the peers that used it,
+    /// and this context unless only the owner stream did), then frees it.
+    /// A failure is recorded and the next step attempted anyway. While a
+    /// stream capture is active, waiting and freeing would invalidate it:
+    /// the free is deferred to the end of the capture (see `capture`).
     fn drop(&mut self) {
         let peers = std::mem::take(self.peer_users.get_mut().unwrap_or_else(|e| e.into_inner()));
-        for peer in peers {
-            let result = peer.bind().and_then(|driver| {
-                // SAFETY: the peer context is current; synchronising has no preconditions.
-                check(unsafe { driver.cuCtxSynchronize()?() })
+        let must_wait = match &self.owner {
+            None => *self.used_by_stream.get_mut(),
+            Some(_) => *self.used_off_owner.get_mut(),
+        };
+        if capture_active() {
+            let mut wait_for = peers;
+            // A stream-ordered allocation is freed with `cuMemFree` later: its stream's work first.
+            if must_wait || self.owner.is_some() {
+                wait_for.push(self.context.clone());
+            }
+            defer_free(DeferredFree {
+                context: self.context.clone(),
+                memory: DeferredMemory::Device(self.ptr),
+                wait_for,
+                pool: self.pool.take(),
             });
-            if let Err(error) = result {
-                peer.record_drop_error("cuCtxSynchronize before freeing peer-used memory", error);
+            return;
+        }
+        for peer in peers {
+            if let Some(driver) = peer.bind_for_drop("freeing peer-used memory") {
+                peer.record_drop_result(
+                    "cuCtxSynchronize before freeing peer-used memory",
+                    synchronize_current(driver),
+                );
             }
         }
-        let result = self.context.bind().and_then(|driver| {
-            let must_wait = match &self.owner {
-                None => self.used_by_stream.load(Ordering::Relaxed),
-                Some(_) => self.used_off_owner.load(Ordering::Relaxed),
-            };
-            if must_wait {
-                // SAFETY: the context is current. Waiting here means no queued work still uses the memory.
-                check(unsafe { driver.cuCtxSynchronize()?() })?;
-            }
-            match &self.owner {
-                // SAFETY: this allocation owns `ptr`; freeing it in its stream's order runs after all
-                // work queued on that stream, and other streams' work was waited for above.
-                Some(owner) => check(unsafe { driver.cuMemFreeAsync()?(self.ptr, owner.raw()) }),
-                // SAFETY: this allocation owns `ptr`; work that used it was waited for above.
-                None => check(unsafe { driver.cuMemFree_v2()?(self.ptr) }),
-            }
-        });
-        if let Err(error) = result {
-            self.context.record_drop_error("freeing device memory", error);
+        let Some(driver) = self.context.bind_for_drop("freeing device memory") else {
+            return;
+        };
+        if must_wait {
+            // Waiting here means no queued work still uses the memory.
+            self.context.record_drop_result(
+                "cuCtxSynchronize before freeing device memory",
+                synchronize_current(driver),
+            );
         }
+        let result = match &self.owner {
+            // SAFETY: this allocation owns `ptr`; freeing it in its stream's order runs after all
+            // work queued on that stream, and other streams' work was waited for above.
+            Some(owner) => driver
+                .cuMemFreeAsync()
+                .map(|free| unsafe { free(self.ptr, owner.raw()) }),
+            // SAFETY: this allocation owns `ptr`; work that used it was waited for above.
+            None => driver.cuMemFree_v2().map(|free| unsafe { free(self.ptr) }),
+        };
+        self.context
+            .record_drop_result("freeing device memory", check_resolved(result));
     }
 }
 
@@ -297,7 +322,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 ptr,
                 context,
                 owner,
-                _pool: pool,
+                pool,
                 used_by_stream: AtomicBool::new(false),
                 used_off_owner: AtomicBool::new(false),
                 peer_users: Mutex::new(Vec::new()),
@@ -459,6 +484,24 @@ impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
         f.debug_struct("DeviceBuffer")
             .field("ptr", &format_args!("{:#x}", self.alloc.ptr))
             .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T: DeviceCopy> std::fmt::Debug for DeviceSlice<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSlice")
+            .field("len", &self.len)
+            .field("device", &self.alloc.context.device().ordinal())
+            .finish()
+    }
+}
+
+impl<T: DeviceCopy> std::fmt::Debug for DeviceSliceMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSliceMut")
+            .field("len", &self.view.len)
+            .field("device", &self.view.alloc.context.device().ordinal())
             .finish()
     }
 }

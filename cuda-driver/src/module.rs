@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cuda_sys::driver::{CUjit_option, CUmodule};
 
-use crate::error::{check, Error, Result};
+use crate::error::{check, check_resolved, Error, Result};
 use crate::{Context, Function, Library};
 
 /// Device code loaded into a context (`CUmodule`), unloaded when the last
@@ -165,13 +165,14 @@ impl Drop for ModuleInner {
             // The library owns its modules; unloading the library unloads them.
             return;
         }
-        let result = self.context.bind().and_then(|driver| {
-            // SAFETY: this is the only owner of the module handle and no function of it remains.
-            check(unsafe { driver.cuModuleUnload()?(self.raw) })
-        });
-        if let Err(error) = result {
-            self.context.record_drop_error("cuModuleUnload", error);
-        }
+        let Some(driver) = self.context.bind_for_drop("cuModuleUnload") else {
+            return;
+        };
+        // SAFETY: this is the only owner of the module handle, and no function of it remains (each
+        // holds the module, and so does every graph that captured one).
+        let result = driver.cuModuleUnload().map(|unload| unsafe { unload(self.raw) });
+        self.context
+            .record_drop_result("cuModuleUnload", check_resolved(result));
     }
 }
 

@@ -5,11 +5,12 @@ use std::panic::AssertUnwindSafe;
 use std::ptr;
 use std::sync::Arc;
 
-use cuda_sys::driver::{CUresult, CUstream, CUstreamCaptureStatus};
+use cuda_sys::driver::{CUresult, CUstream};
 
-use crate::error::{check, Error, Result};
-use crate::flags::{CaptureMode, StreamFlags};
-use crate::{Context, Event, Graph};
+use crate::capture::CaptureState;
+use crate::error::{check, check_resolved, Error, Result};
+use crate::flags::StreamFlags;
+use crate::{Context, Event};
 
 /// A stream of a context (`CUstream`). Cheap to clone: clones share one
 /// stream, destroyed when the last clone and the last buffer allocated on it
@@ -23,6 +24,7 @@ pub(crate) struct StreamInner {
     raw: CUstream,
     context: Context,
     owned: bool,
+    pub(crate) capture: CaptureState,
 }
 
 // SAFETY: CUstream handles may be used from any thread; the driver
@@ -52,6 +54,7 @@ impl Stream {
                 raw,
                 context: context.clone(),
                 owned: true,
+                capture: CaptureState::default(),
             }),
         })
     }
@@ -68,6 +71,7 @@ impl Stream {
                 raw,
                 context: context.clone(),
                 owned: false,
+                capture: CaptureState::default(),
             }),
         }
     }
@@ -137,37 +141,6 @@ impl Stream {
         check(result)
     }
 
-    /// Starts capturing the work queued on this stream into a graph instead
-    /// of running it. End with [`Stream::end_capture`].
-    pub fn begin_capture(&self, mode: CaptureMode) -> Result<()> {
-        let driver = self.inner.context.bind()?;
-        // SAFETY: the stream is alive while `self` is.
-        check(unsafe { driver.cuStreamBeginCapture_v2()?(self.inner.raw, mode.raw()) })
-    }
-
-    /// Ends the capture started by [`Stream::begin_capture`] and returns the
-    /// captured graph.
-    pub fn end_capture(&self) -> Result<Graph> {
-        let driver = self.inner.context.bind()?;
-        let mut graph = ptr::null_mut();
-        // SAFETY: `graph` is a valid out-pointer; the stream is alive.
-        check(unsafe { driver.cuStreamEndCapture()?(self.inner.raw, &mut graph) })?;
-        if graph.is_null() {
-            return Err(Error::InvalidValue("stream capture produced no graph".into()));
-        }
-        // SAFETY: the driver just created `graph` and hands ownership to the caller.
-        Ok(unsafe { Graph::from_owned(graph, self.inner.context.clone()) })
-    }
-
-    /// Whether the stream is capturing.
-    pub fn is_capturing(&self) -> Result<bool> {
-        let driver = self.inner.context.bind()?;
-        let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-        // SAFETY: `status` is a valid out-pointer; the stream is alive.
-        check(unsafe { driver.cuStreamIsCapturing()?(self.inner.raw, &mut status) })?;
-        Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
-    }
-
     /// The stream's priority.
     pub fn priority(&self) -> Result<i32> {
         let driver = self.inner.context.bind()?;
@@ -212,16 +185,18 @@ unsafe extern "C" fn run_host_func(data: *mut c_void) {
 
 impl Drop for StreamInner {
     fn drop(&mut self) {
+        // A capture left active ends here, and the frees it deferred run.
+        self.capture.end_for_drop(self.raw, &self.context);
         if !self.owned {
             return;
         }
-        let result = self.context.bind().and_then(|driver| {
-            // SAFETY: this is the only owner of the stream; queued work still completes.
-            check(unsafe { driver.cuStreamDestroy_v2()?(self.raw) })
-        });
-        if let Err(error) = result {
-            self.context.record_drop_error("cuStreamDestroy", error);
-        }
+        let Some(driver) = self.context.bind_for_drop("cuStreamDestroy") else {
+            return;
+        };
+        // SAFETY: this is the only owner of the stream; queued work still completes.
+        let result = driver.cuStreamDestroy_v2().map(|destroy| unsafe { destroy(self.raw) });
+        self.context
+            .record_drop_result("cuStreamDestroy", check_resolved(result));
     }
 }
 

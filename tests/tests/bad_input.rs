@@ -335,8 +335,6 @@ fn devices_events_streams_and_graphs_misused() {
 /// loaded while the graph lives. `GraphExec::launch`'s safety contract names
 /// only the buffers, so a caller following it can replay unloaded kernels.
 #[test]
-#[ignore = "cuda-driver defect: Graph/GraphExec do not keep the modules of captured kernels loaded, and \
-            GraphExec::launch's # Safety does not ask the caller to; run with --ignored"]
 fn graphs_keep_the_modules_of_captured_kernels_loaded() {
     let (fake, context) = setup();
     let stream = Stream::new(&context).unwrap();

@@ -79,9 +79,6 @@ fn every_failure_point_fails_cleanly_with_deferred_work() {
 /// waiting for the context fails first, and leaving a capture region early
 /// leaks nothing.
 #[test]
-#[ignore = "cuda-driver defects: (1) Drop gives up without releasing when bind() or the synchronize before \
-            the release fails (Allocation, Stream, Event, Module, Graph, GraphExec); (2) buffers dropped while \
-            their stream captures cannot be freed; run with --ignored"]
 fn destructors_release_even_after_an_earlier_failure() {
     let all: Vec<(&str, Sequence)> = SEQUENCES.iter().chain(&DEFECT_SEQUENCES).copied().collect();
     let problems: Vec<String> = exercise_all(&all, false)

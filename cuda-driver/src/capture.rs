@@ -1,0 +1,361 @@
+//! Stream capture: beginning and ending it (plainly, as a scope that ends
+//! on drop, or around a closure), the kernels a capture keeps loaded for
+//! its graph, and the frees that destructors defer while a capture is
+//! active.
+//!
+//! While a stream captures, the driver forbids calls that synchronise or
+//! free memory (`cuCtxSynchronize`, `cuMemFree`, ... in global and
+//! thread-local modes); making one invalidates the capture. So while any
+//! capture this crate began is active, the destructors of device and pinned
+//! host memory do not free: they hand their release to a process-wide list,
+//! which the end of the last active capture runs (waiting for the work that
+//! may use the memory, then freeing it).
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::mem::{self, ManuallyDrop};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use cuda_sys::driver::{CUdeviceptr, CUresult, CUstream, CUstreamCaptureStatus};
+
+use crate::context::synchronize_current;
+use crate::error::{check, check_resolved, Result};
+use crate::{CaptureMode, Context, Function, Graph, MemPool, Stream};
+
+/// Captures this crate began, on any stream of any context, and has not ended.
+static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
+
+/// Frees deferred while a capture was active. Its lock also orders every
+/// change of [`ACTIVE_CAPTURES`], so nothing is added after the list was run.
+static DEFERRED: Mutex<Vec<DeferredFree>> = Mutex::new(Vec::new());
+
+fn deferred() -> MutexGuard<'static, Vec<DeferredFree>> {
+    DEFERRED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn capture_started() {
+    let _order = deferred();
+    ACTIVE_CAPTURES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a capture as ended; the last one runs the deferred frees.
+fn capture_ended() {
+    let frees = {
+        let mut list = deferred();
+        if ACTIVE_CAPTURES.fetch_sub(1, Ordering::Relaxed) == 1 {
+            mem::take(&mut *list)
+        } else {
+            Vec::new()
+        }
+    };
+    for free in frees {
+        free.run();
+    }
+}
+
+/// Whether a capture this crate began is active (one relaxed load).
+#[inline]
+pub(crate) fn capture_active() -> bool {
+    ACTIVE_CAPTURES.load(Ordering::Relaxed) != 0
+}
+
+/// Keeps `free` until the active captures end, or runs it now if they
+/// already have.
+pub(crate) fn defer_free(free: DeferredFree) {
+    let mut list = deferred();
+    if ACTIVE_CAPTURES.load(Ordering::Relaxed) != 0 {
+        list.push(free);
+        return;
+    }
+    drop(list);
+    free.run();
+}
+
+/// Memory a destructor could not free during a capture.
+pub(crate) enum DeferredMemory {
+    /// Device memory (`cuMemAlloc` or stream-ordered).
+    Device(CUdeviceptr),
+    /// Pinned host memory (`cuMemHostAlloc`).
+    Host(*mut c_void),
+}
+
+/// A free deferred until the active captures end.
+pub(crate) struct DeferredFree {
+    /// The context the memory belongs to.
+    pub(crate) context: Context,
+    /// What to free.
+    pub(crate) memory: DeferredMemory,
+    /// Contexts whose queued work may still use the memory: waited for first.
+    pub(crate) wait_for: Vec<Context>,
+    /// Keeps the pool of a stream-ordered allocation until its memory is freed.
+    pub(crate) pool: Option<MemPool>,
+}
+
+// SAFETY: the pointer inside is only handed to the driver's free call, from
+// whichever thread runs the list; the other fields are `Send`.
+unsafe impl Send for DeferredFree {}
+
+impl DeferredFree {
+    /// Waits for the contexts that may use the memory, then frees it.
+    /// Failures are recorded on the contexts; every step is attempted.
+    fn run(self) {
+        let DeferredFree {
+            context,
+            memory,
+            wait_for,
+            pool,
+        } = self;
+        for waited in &wait_for {
+            if let Some(driver) = waited.bind_for_drop("a deferred free") {
+                waited.record_drop_result("cuCtxSynchronize before a deferred free", synchronize_current(driver));
+            }
+        }
+        if let Some(driver) = context.bind_for_drop("a deferred free") {
+            let result = match memory {
+                // SAFETY: the destructor that deferred this owned the allocation and gave it up;
+                // the work that may use it was waited for above. `cuMemFree` also frees
+                // stream-ordered allocations, whose streams' work the wait above completed.
+                DeferredMemory::Device(ptr) => driver.cuMemFree_v2().map(|free| unsafe { free(ptr) }),
+                // SAFETY: as above, for pinned host memory from `cuMemHostAlloc`.
+                DeferredMemory::Host(ptr) => driver.cuMemFreeHost().map(|free| unsafe { free(ptr) }),
+            };
+            context.record_drop_result("a deferred free", check_resolved(result));
+        }
+        // A pool may be destroyed only after its memory is freed.
+        drop(pool);
+    }
+}
+
+/// A stream's capture state.
+#[derive(Default)]
+pub(crate) struct CaptureState {
+    /// Set while a capture this crate began on the stream is active.
+    active: AtomicBool,
+    /// The kernels launched on the stream during the capture, one clone
+    /// each, for the graph to keep their modules loaded. The lock also
+    /// serialises beginning and ending.
+    kernels: Mutex<Vec<Function>>,
+}
+
+impl CaptureState {
+    fn kernels(&self) -> MutexGuard<'_, Vec<Function>> {
+        self.kernels.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a capture this crate began is active on the stream.
+    #[inline]
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    #[cold]
+    fn keep(&self, function: &Function) {
+        let mut kernels = self.kernels();
+        if !kernels.iter().any(|kept| kept.raw() == function.raw()) {
+            kernels.push(function.clone());
+        }
+    }
+
+    fn begin(&self, driver: &cuda_sys::Driver, stream: CUstream, mode: CaptureMode) -> Result<()> {
+        let begin = driver.cuStreamBeginCapture_v2()?;
+        let _serial = self.kernels();
+        let newly = !self.active.swap(true, Ordering::Relaxed);
+        if newly {
+            capture_started();
+        }
+        // SAFETY: the stream is alive while its owner is.
+        let result = check(unsafe { begin(stream, mode.raw()) });
+        if result.is_err() && newly {
+            self.active.store(false, Ordering::Relaxed);
+            capture_ended();
+        }
+        result
+    }
+
+    /// Ends the capture and returns its graph, which keeps the captured
+    /// kernels. The capture counts as ended unless the driver says it goes on.
+    fn end(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) -> Result<Graph> {
+        let end = driver.cuStreamEndCapture()?;
+        let mut kernels = self.kernels();
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the stream is alive while its owner is.
+        let result = check(unsafe { end(stream, &mut raw) });
+        let kept = if result.is_ok() || !still_capturing(driver, stream) {
+            let kept = mem::take(&mut *kernels);
+            let was_active = self.active.swap(false, Ordering::Relaxed);
+            drop(kernels);
+            if was_active {
+                capture_ended();
+            }
+            kept
+        } else {
+            Vec::new()
+        };
+        if raw.is_null() {
+            result?;
+            return Err(crate::Error::InvalidValue("stream capture produced no graph".into()));
+        }
+        // SAFETY: the driver created `raw` for the caller, in the stream's context.
+        let graph = unsafe { Graph::from_owned(raw, context.clone(), kept) };
+        result.map(|()| graph)
+    }
+
+    /// Ends the capture and discards its graph, for error paths and drops.
+    /// Failures are recorded on `context`, except that the capture was
+    /// invalidated (what leaving it early often causes).
+    fn abandon(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) {
+        match self.end(driver, stream, context) {
+            Ok(graph) => drop(graph),
+            Err(error) if error.code() == Some(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) => {}
+            Err(error) => context.record_drop_error("ending an abandoned stream capture", error),
+        }
+    }
+
+    /// For a stream being destroyed: ends its capture, if one is active,
+    /// and counts it as ended whatever the driver says.
+    pub(crate) fn end_for_drop(&self, stream: CUstream, context: &Context) {
+        if !self.is_active() {
+            return;
+        }
+        if let Some(driver) = context.bind_for_drop("ending the capture of a dropped stream") {
+            self.abandon(driver, stream, context);
+        }
+        if self.active.swap(false, Ordering::Relaxed) {
+            capture_ended();
+        }
+    }
+}
+
+/// Whether the driver says `stream` still captures; `false` if it cannot say.
+fn still_capturing(driver: &cuda_sys::Driver, stream: CUstream) -> bool {
+    let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    let Ok(is_capturing) = driver.cuStreamIsCapturing() else {
+        return false;
+    };
+    // SAFETY: `status` is a valid out-pointer; the stream is alive while its owner is.
+    let result = unsafe { is_capturing(stream, &mut status) };
+    result == CUresult::CUDA_SUCCESS && status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
+}
+
+impl Stream {
+    /// Starts capturing the work queued on this stream into a graph instead
+    /// of running it. End with [`Stream::end_capture`] on every path, or use
+    /// [`Stream::capture`] or [`Stream::capture_scope`], which end it for you.
+    ///
+    /// While a capture is active, device and pinned host memory dropped
+    /// anywhere in the process is freed only when the capture ends (freeing
+    /// would invalidate it), and kernels launched on this stream are kept
+    /// loaded by the graph.
+    pub fn begin_capture(&self, mode: CaptureMode) -> Result<()> {
+        let driver = self.context().bind()?;
+        self.inner.capture.begin(driver, self.raw(), mode)
+    }
+
+    /// Ends the capture started by [`Stream::begin_capture`] and returns the
+    /// captured graph, which keeps the modules of the captured kernels
+    /// loaded. Memory freed during the capture is freed now.
+    pub fn end_capture(&self) -> Result<Graph> {
+        let driver = self.context().bind()?;
+        self.inner.capture.end(driver, self.raw(), self.context())
+    }
+
+    /// Captures the work `record` queues on this stream into a graph. The
+    /// capture is ended on every path: if `record` fails (or panics), the
+    /// partial graph is destroyed and its error returned.
+    ///
+    /// ```no_run
+    /// # use cuda_driver::{CaptureMode, Context, DeviceBuffer, Function, LaunchConfig, Stream};
+    /// # fn example(stream: &Stream, fill: &Function, data: &mut DeviceBuffer<f32>) -> cuda_driver::Result<()> {
+    /// let graph = stream.capture(CaptureMode::ThreadLocal, |stream| {
+    ///     // SAFETY: `fill` writes 1024 floats of `data`, which holds 1024.
+    ///     unsafe { stream.launch(fill, &LaunchConfig::for_num_elems(1024), (&mut *data, 1.0f32, 1024u32)) }
+    /// })?;
+    /// let exec = graph.instantiate()?;
+    /// // SAFETY: `data`, the only memory the graph uses, outlives the replay.
+    /// unsafe { exec.launch(stream)? };
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn capture(&self, mode: CaptureMode, record: impl FnOnce(&Stream) -> Result<()>) -> Result<Graph> {
+        let scope = self.capture_scope(mode)?;
+        record(self)?;
+        scope.end()
+    }
+
+    /// Begins a capture that ends when the returned scope is dropped, which
+    /// destroys the partial graph: leaving the capture region early (`?`, a
+    /// panic) leaks nothing. [`CaptureScope::end`] ends it and returns the graph.
+    pub fn capture_scope(&self, mode: CaptureMode) -> Result<CaptureScope<'_>> {
+        self.begin_capture(mode)?;
+        Ok(CaptureScope {
+            stream: self,
+            _same_thread: PhantomData,
+        })
+    }
+
+    /// Whether the stream is capturing, as the driver reports it.
+    pub fn is_capturing(&self) -> Result<bool> {
+        let driver = self.context().bind()?;
+        let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: `status` is a valid out-pointer; the stream is alive.
+        check(unsafe { driver.cuStreamIsCapturing()?(self.raw(), &mut status) })?;
+        Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+
+    /// Before a launch of `function` on this stream: while a capture is
+    /// active, keeps a clone of it for the graph. One relaxed load otherwise.
+    #[inline]
+    pub(crate) fn keep_if_capturing(&self, function: &Function) {
+        if self.inner.capture.is_active() {
+            self.inner.capture.keep(function);
+        }
+    }
+}
+
+/// A capture begun by [`Stream::capture_scope`]. Dropping it ends the
+/// capture and destroys what was recorded (errors go to the context, see
+/// [`Context::check_deferred`]); [`CaptureScope::end`] returns the graph
+/// instead. Not `Send`: global and thread-local captures end on the thread
+/// that began them.
+#[must_use = "dropping the scope ends the capture and discards its graph"]
+pub struct CaptureScope<'a> {
+    stream: &'a Stream,
+    _same_thread: PhantomData<*const ()>,
+}
+
+impl<'a> CaptureScope<'a> {
+    /// The capturing stream.
+    pub fn stream(&self) -> &'a Stream {
+        self.stream
+    }
+
+    /// Ends the capture and returns the graph (see [`Stream::end_capture`]).
+    pub fn end(self) -> Result<Graph> {
+        match self.stream.context().bind() {
+            Ok(driver) => {
+                let scope = ManuallyDrop::new(self);
+                let stream = scope.stream;
+                stream.inner.capture.end(driver, stream.raw(), stream.context())
+            }
+            // Dropping the scope still ends the capture.
+            Err(error) => Err(error),
+        }
+    }
+}
+
+impl Drop for CaptureScope<'_> {
+    fn drop(&mut self) {
+        let context = self.stream.context();
+        if let Some(driver) = context.bind_for_drop("ending an abandoned stream capture") {
+            self.stream.inner.capture.abandon(driver, self.stream.raw(), context);
+        }
+    }
+}
+
+impl std::fmt::Debug for CaptureScope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureScope").field("stream", self.stream).finish()
+    }
+}
