@@ -9,7 +9,8 @@
 //! capture this crate began is active, the destructors of device and pinned
 //! host memory do not free: they hand their release to a process-wide list,
 //! which the end of the last active capture runs (waiting for the work that
-//! may use the memory, then freeing it).
+//! may use the memory, then freeing it). Captures begun on a raw handle
+//! (`Stream::as_raw`) are not known here.
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -255,7 +256,8 @@ impl Stream {
 
     /// Ends the capture started by [`Stream::begin_capture`] and returns the
     /// captured graph, which keeps the modules of the captured kernels
-    /// loaded. Memory freed during the capture is freed now.
+    /// loaded. Memory dropped during the capture is freed now (once no other
+    /// capture is active).
     pub fn end_capture(&self) -> Result<Graph> {
         let driver = self.context().bind()?;
         self.inner.capture.end(driver, self.raw(), self.context())
@@ -266,7 +268,7 @@ impl Stream {
     /// partial graph is destroyed and its error returned.
     ///
     /// ```no_run
-    /// # use cuda_driver::{CaptureMode, Context, DeviceBuffer, Function, LaunchConfig, Stream};
+    /// # use cuda_driver::{CaptureMode, DeviceBuffer, Function, LaunchConfig, Stream};
     /// # fn example(stream: &Stream, fill: &Function, data: &mut DeviceBuffer<f32>) -> cuda_driver::Result<()> {
     /// let graph = stream.capture(CaptureMode::ThreadLocal, |stream| {
     ///     // SAFETY: `fill` writes 1024 floats of `data`, which holds 1024.

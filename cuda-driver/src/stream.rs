@@ -163,7 +163,9 @@ impl Stream {
     ///
     /// # Safety
     /// Valid only while this stream (or a clone) is alive; the caller must
-    /// not destroy it.
+    /// not destroy it. A capture begun on the raw handle is unknown to this
+    /// crate: memory dropped while it is active is freed at once, which
+    /// invalidates it, and the graph does not keep its kernels loaded.
     pub unsafe fn as_raw(&self) -> CUstream {
         self.inner.raw
     }
