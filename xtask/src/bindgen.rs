@@ -106,32 +106,11 @@ pub fn run(root: &Path) -> Result<(), String> {
 
 fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -> Result<String, String> {
     let source = std::fs::read(header).map_err(|e| format!("{}: {e}", header.display()))?;
-    let mut builder = bindgen::Builder::default()
-        .header(header.to_string_lossy())
+    let builder = builder(header, includes, api.defines)
         .allowlist_function(api.functions)
         .allowlist_type(api.types)
-        .allowlist_var(api.vars)
-        .default_enum_style(bindgen::EnumVariation::NewType {
-            is_bitfield: false,
-            is_global: false,
-        })
-        .derive_default(true)
-        .derive_eq(true)
-        .derive_hash(true)
-        .generate_comments(false)
-        .layout_tests(false)
-        .merge_extern_blocks(true)
-        .sort_semantically(true);
-    for dir in includes {
-        builder = builder.clang_arg(format!("-I{}", dir.display()));
-    }
-    for define in api.defines {
-        builder = builder.clang_arg(format!("-D{define}"));
-    }
-    let bindings = builder
-        .generate()
-        .map_err(|e| format!("bindgen on {}: {e}", api.header))?;
-    let file = syn::parse_file(&bindings.to_string()).map_err(|e| format!("parsing bindgen output: {e}"))?;
+        .allowlist_var(api.vars);
+    let file = run_bindgen(builder, api.header)?;
 
     let aliases = macro_aliases(&String::from_utf8_lossy(&source));
     let mut kept = Vec::new();
