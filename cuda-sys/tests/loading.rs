@@ -25,9 +25,18 @@ fn a_file_that_is_not_a_library_is_a_load_error() {
 }
 
 #[test]
-fn no_driver_lists_every_place_tried() {
+fn the_driver_comes_from_the_search_order_or_the_error_lists_it() {
     match cuda_sys::driver() {
-        Ok(driver) => println!("skipped: a CUDA driver is present here ({})", driver.path().display()),
+        Ok(driver) => {
+            // With a driver installed, it was loaded from one of the documented candidates.
+            let candidates = cuda_sys::search::candidates(LibraryKind::Driver, |name| std::env::var_os(name));
+            assert!(
+                candidates.iter().any(|c| c.as_path() == driver.path()),
+                "{} is not among {candidates:?}",
+                driver.path().display()
+            );
+            println!("driver loaded from {}", driver.path().display());
+        }
         Err(error) => {
             let tried: Vec<_> = error
                 .tried
