@@ -2,6 +2,8 @@
 //! element-wise kernels, reductions and DLPack. Without a driver or device each test prints
 //! `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`, where that is a failure.
 
+mod common;
+
 use std::ffi::c_void;
 use std::ptr;
 
@@ -11,27 +13,9 @@ use cuda_core::{
 };
 use cuda_sys::driver::CUresult;
 
-/// Device 0, or `None` after printing why it is skipped (a panic under `CUDA_REQUIRE_GPU=1`).
-fn device_or_skip(test: &str) -> Option<Device> {
-    let device = Device::count().and_then(|count| match count {
-        0 => Err(Error::InvalidValue("the driver reports no device".into())),
-        _ => Device::new(0),
-    });
-    match device {
-        Ok(device) => Some(device),
-        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("{test}: CUDA_REQUIRE_GPU=1 but there is no usable GPU: {error}")
-        }
-        Err(error) => {
-            println!("skipped: {test}: no usable GPU ({error})");
-            None
-        }
-    }
-}
-
 #[test]
 fn pool_reuses_a_freed_block_on_its_stream_without_the_driver() {
-    let Some(device) = device_or_skip("pool_reuses_a_freed_block_on_its_stream_without_the_driver") else {
+    let Some(device) = common::device_or_skip("pool_reuses_a_freed_block_on_its_stream_without_the_driver") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -63,7 +47,7 @@ fn pool_reuses_a_freed_block_on_its_stream_without_the_driver() {
 
 #[test]
 fn a_block_reused_on_another_stream_waits_for_the_first() {
-    let Some(device) = device_or_skip("a_block_reused_on_another_stream_waits_for_the_first") else {
+    let Some(device) = common::device_or_skip("a_block_reused_on_another_stream_waits_for_the_first") else {
         return;
     };
     let (s1, s2) = (device.create_stream().unwrap(), device.create_stream().unwrap());
@@ -91,7 +75,7 @@ fn a_block_reused_on_another_stream_waits_for_the_first() {
 
 #[test]
 fn arrays_round_trip_fill_copy_and_reshape() {
-    let Some(device) = device_or_skip("arrays_round_trip_fill_copy_and_reshape") else {
+    let Some(device) = common::device_or_skip("arrays_round_trip_fill_copy_and_reshape") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -163,7 +147,7 @@ where
 
 #[test]
 fn elementwise_axpy_f32_and_f64() {
-    let Some(device) = device_or_skip("elementwise_axpy_f32_and_f64") else {
+    let Some(device) = common::device_or_skip("elementwise_axpy_f32_and_f64") else {
         return;
     };
     // Sizes around the vector width and unroll, and one large enough for many grid strides.
@@ -175,7 +159,7 @@ fn elementwise_axpy_f32_and_f64() {
 
 #[test]
 fn elementwise_reads_outputs_uses_the_index_and_checks_arguments() {
-    let Some(device) = device_or_skip("elementwise_reads_outputs_uses_the_index_and_checks_arguments") else {
+    let Some(device) = common::device_or_skip("elementwise_reads_outputs_uses_the_index_and_checks_arguments") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -206,7 +190,8 @@ fn elementwise_reads_outputs_uses_the_index_and_checks_arguments() {
 
 #[test]
 fn elementwise_on_another_stream_is_ordered_after_the_arrays_stream() {
-    let Some(device) = device_or_skip("elementwise_on_another_stream_is_ordered_after_the_arrays_stream") else {
+    let Some(device) = common::device_or_skip("elementwise_on_another_stream_is_ordered_after_the_arrays_stream")
+    else {
         return;
     };
     let (s1, s2) = (device.create_stream().unwrap(), device.create_stream().unwrap());
@@ -228,7 +213,7 @@ fn elementwise_on_another_stream_is_ordered_after_the_arrays_stream() {
 
 #[test]
 fn unaligned_arrays_use_the_scalar_kernel() {
-    let Some(device) = device_or_skip("unaligned_arrays_use_the_scalar_kernel") else {
+    let Some(device) = common::device_or_skip("unaligned_arrays_use_the_scalar_kernel") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -268,7 +253,7 @@ fn unaligned_arrays_use_the_scalar_kernel() {
 
 #[test]
 fn sum_f32_and_f64_match_the_host() {
-    let Some(device) = device_or_skip("sum_f32_and_f64_match_the_host") else {
+    let Some(device) = common::device_or_skip("sum_f32_and_f64_match_the_host") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -295,7 +280,7 @@ fn sum_f32_and_f64_match_the_host() {
 
 #[test]
 fn custom_reductions_with_post_map_and_scalars() {
-    let Some(device) = device_or_skip("custom_reductions_with_post_map_and_scalars") else {
+    let Some(device) = common::device_or_skip("custom_reductions_with_post_map_and_scalars") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -325,7 +310,7 @@ fn custom_reductions_with_post_map_and_scalars() {
 
 #[test]
 fn dlpack_export_and_import_round_trip() {
-    let Some(device) = device_or_skip("dlpack_export_and_import_round_trip") else {
+    let Some(device) = common::device_or_skip("dlpack_export_and_import_round_trip") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -363,7 +348,7 @@ fn dlpack_export_and_import_round_trip() {
 
 #[test]
 fn arrays_pass_to_user_kernels() {
-    let Some(device) = device_or_skip("arrays_pass_to_user_kernels") else {
+    let Some(device) = common::device_or_skip("arrays_pass_to_user_kernels") else {
         return;
     };
     device.set_current().unwrap();
@@ -384,7 +369,8 @@ fn arrays_pass_to_user_kernels() {
 
 #[test]
 fn an_impossible_allocation_is_a_driver_error_after_the_cache_is_freed() {
-    let Some(device) = device_or_skip("an_impossible_allocation_is_a_driver_error_after_the_cache_is_freed") else {
+    let Some(device) = common::device_or_skip("an_impossible_allocation_is_a_driver_error_after_the_cache_is_freed")
+    else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -401,7 +387,7 @@ fn an_impossible_allocation_is_a_driver_error_after_the_cache_is_freed() {
 
 #[test]
 fn raw_kernels_compile_per_context_and_instantiate_templates() {
-    let Some(device) = device_or_skip("raw_kernels_compile_per_context_and_instantiate_templates") else {
+    let Some(device) = common::device_or_skip("raw_kernels_compile_per_context_and_instantiate_templates") else {
         return;
     };
     let source = r#"

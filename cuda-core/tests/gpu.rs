@@ -10,28 +10,10 @@ use cuda_core::{
 use cuda_driver::{DeviceBuffer, LaunchError};
 use cuda_sys::driver::CUresult;
 
-/// Device 0, or `None` after printing why it is skipped (a panic under `CUDA_REQUIRE_GPU=1`).
-fn device_or_skip(test: &str) -> Option<Device> {
-    let device = Device::count().and_then(|count| match count {
-        0 => Err(Error::InvalidValue("the driver reports no device".into())),
-        _ => Device::new(0),
-    });
-    match device {
-        Ok(device) => Some(device),
-        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("{test}: CUDA_REQUIRE_GPU=1 but there is no usable GPU: {error}")
-        }
-        Err(error) => {
-            println!("skipped: {test}: no usable GPU ({error})");
-            None
-        }
-    }
-}
-
 /// The seed's `my_add`: 5x5 float32, `out = x1 + x2`, compiled for the device's own arch.
 #[test]
 fn my_add_5x5() {
-    let Some(device) = device_or_skip("my_add_5x5") else {
+    let Some(device) = common::device_or_skip("my_add_5x5") else {
         return;
     };
     device.set_current().unwrap();
@@ -71,7 +53,7 @@ fn my_add_5x5() {
 /// One template instantiated for f32 and f64 through name expressions.
 #[test]
 fn template_for_f32_and_f64() {
-    let Some(device) = device_or_skip("template_for_f32_and_f64") else {
+    let Some(device) = common::device_or_skip("template_for_f32_and_f64") else {
         return;
     };
     let arch = device.arch().unwrap();
@@ -153,7 +135,7 @@ fn template_for_f32_and_f64() {
 
 #[test]
 fn cooperative_launch_syncs_the_grid() {
-    let Some(device) = device_or_skip("cooperative_launch_syncs_the_grid") else {
+    let Some(device) = common::device_or_skip("cooperative_launch_syncs_the_grid") else {
         return;
     };
     let properties = device.properties().unwrap();
@@ -200,7 +182,7 @@ fn cooperative_launch_syncs_the_grid() {
 
 #[test]
 fn cluster_launch_of_two_block_clusters() {
-    let Some(device) = device_or_skip("cluster_launch_of_two_block_clusters") else {
+    let Some(device) = common::device_or_skip("cluster_launch_of_two_block_clusters") else {
         return;
     };
     let arch = device.arch().unwrap();
@@ -248,7 +230,7 @@ fn cluster_launch_of_two_block_clusters() {
 /// Code for an architecture the device cannot run is refused before loading.
 #[test]
 fn code_for_another_architecture_is_a_typed_error() {
-    let Some(device) = device_or_skip("code_for_another_architecture_is_a_typed_error") else {
+    let Some(device) = common::device_or_skip("code_for_another_architecture_is_a_typed_error") else {
         return;
     };
     let (major, minor) = device.compute_capability().unwrap();
@@ -297,7 +279,7 @@ fn code_for_another_architecture_is_a_typed_error() {
 /// device's context cannot be launched on a stream of another context.
 #[test]
 fn module_is_loaded_once_and_stays_in_its_context() {
-    let Some(device) = device_or_skip("module_is_loaded_once_and_stays_in_its_context") else {
+    let Some(device) = common::device_or_skip("module_is_loaded_once_and_stays_in_its_context") else {
         return;
     };
     let code = Program::new(common::MY_ADD, ProgramOptions::for_arch(device.arch().unwrap()))
@@ -332,7 +314,7 @@ fn module_is_loaded_once_and_stays_in_its_context() {
 /// LTO-IR linked by nvJitLink, then loaded and run.
 #[test]
 fn lto_linked_kernel_runs() {
-    let Some(device) = device_or_skip("lto_linked_kernel_runs") else {
+    let Some(device) = common::device_or_skip("lto_linked_kernel_runs") else {
         return;
     };
     let arch = device.arch().unwrap();
@@ -362,7 +344,7 @@ fn lto_linked_kernel_runs() {
 /// Device facade basics.
 #[test]
 fn device_facade() {
-    let Some(device) = device_or_skip("device_facade") else {
+    let Some(device) = common::device_or_skip("device_facade") else {
         return;
     };
     device.set_current().unwrap();

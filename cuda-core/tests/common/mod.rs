@@ -1,8 +1,10 @@
-//! Shared by the integration tests: kernels and a fresh cache folder per test.
+//! Shared by the integration tests: kernels, a fresh cache folder per test and the GPU-test gate.
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+
+use cuda_core::{Device, Error};
 
 /// The seed's element-wise add, `out = x1 + x2`.
 pub const MY_ADD: &str = r#"
@@ -65,4 +67,22 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
+}
+
+/// Device 0, or `None` after printing why it is skipped (a panic under `CUDA_REQUIRE_GPU=1`).
+pub fn device_or_skip(test: &str) -> Option<Device> {
+    let device = Device::count().and_then(|count| match count {
+        0 => Err(Error::InvalidValue("the driver reports no device".into())),
+        _ => Device::new(0),
+    });
+    match device {
+        Ok(device) => Some(device),
+        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("{test}: CUDA_REQUIRE_GPU=1 but there is no usable GPU: {error}")
+        }
+        Err(error) => {
+            println!("skipped: {test}: no usable GPU ({error})");
+            None
+        }
+    }
 }
