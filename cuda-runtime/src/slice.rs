@@ -196,6 +196,45 @@ impl View {
     }
 }
 
+/// The accessors both views share, read from their `view`.
+macro_rules! view_accessors {
+    () => {
+        pub(crate) fn view(&self) -> &View {
+            &self.view
+        }
+
+        /// Number of elements.
+        pub fn len(&self) -> usize {
+            self.view.len
+        }
+
+        /// `true` if there are no elements.
+        pub fn is_empty(&self) -> bool {
+            self.view.len == 0
+        }
+
+        /// The device the memory is on.
+        pub fn device(&self) -> Device {
+            self.view.device
+        }
+    };
+}
+
+/// The blocking reads both views share.
+macro_rules! view_reads {
+    () => {
+        /// Copies into `dst` and waits; the lengths must match.
+        pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+            self.view.copy_to_host(dst)
+        }
+
+        /// The contents as a `Vec`.
+        pub fn to_vec(&self) -> Result<Vec<T>> {
+            self.view.read_vec()
+        }
+    };
+}
+
 /// A shared view of `len` elements of device memory, borrowed from a
 /// [`DeviceMemory`](crate::DeviceMemory). `Copy`; usable as a kernel argument.
 #[derive(Debug)]
@@ -241,24 +280,7 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
         }
     }
 
-    pub(crate) fn view(&self) -> &View {
-        &self.view
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.view.len
-    }
-
-    /// `true` if there are no elements.
-    pub fn is_empty(&self) -> bool {
-        self.view.len == 0
-    }
-
-    /// The device the memory is on.
-    pub fn device(&self) -> Device {
-        self.view.device
-    }
+    view_accessors!();
 
     /// A sub-range; an error if out of bounds.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
@@ -274,15 +296,7 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
         self.view.ptr.cast()
     }
 
-    /// Copies into `dst` and waits; the lengths must match.
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        self.view.copy_to_host(dst)
-    }
-
-    /// The contents as a `Vec`.
-    pub fn to_vec(&self) -> Result<Vec<T>> {
-        self.view.read_vec()
-    }
+    view_reads!();
 
     /// Queues a copy into `dst` on `stream`; does not wait.
     ///
@@ -306,24 +320,7 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         }
     }
 
-    pub(crate) fn view(&self) -> &View {
-        &self.view
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.view.len
-    }
-
-    /// `true` if there are no elements.
-    pub fn is_empty(&self) -> bool {
-        self.view.len == 0
-    }
-
-    /// The device the memory is on.
-    pub fn device(&self) -> Device {
-        self.view.device
-    }
+    view_accessors!();
 
     /// A shared view of the same elements.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
@@ -351,15 +348,7 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         self.view.copy_from_host(src)
     }
 
-    /// Copies into `dst` and waits; the lengths must match.
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        self.view.copy_to_host(dst)
-    }
-
-    /// The contents as a `Vec`.
-    pub fn to_vec(&self) -> Result<Vec<T>> {
-        self.view.read_vec()
-    }
+    view_reads!();
 
     /// Copies `src` (of any device) in and waits; the lengths must match.
     pub fn copy_from_device(&mut self, src: DeviceSlice<'_, T>) -> Result<()> {
