@@ -59,6 +59,21 @@ fn function(module: CUmodule, name: &CStr) -> CUfunction {
     function
 }
 
+/// Launches `function` on `grid` blocks of `block` threads (both along x, no dynamic shared
+/// memory) and returns the raw result code.
+fn launch_kernel(
+    function: CUfunction,
+    grid: u32,
+    block: u32,
+    stream: CUstream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> i32 {
+    cu!(cuLaunchKernel(
+        function, grid, 1, 1, block, 1, 1, 0, stream, params, extra
+    ))
+}
+
 fn assert_clean(fake: &Session) {
     let counts = fake.counts();
     assert!(counts.is_clean(), "{counts}\ncalls: {}", fake.trace());
@@ -140,19 +155,7 @@ fn alloc_copy_launch_free_balances_and_computes() {
         (&mut n_arg as *mut c_uint).cast(),
     ];
     let launch = |grid: u32, block: u32, params: *mut *mut c_void| {
-        cu!(cuLaunchKernel(
-            vector_add,
-            grid,
-            1,
-            1,
-            block,
-            1,
-            1,
-            0,
-            stream,
-            params,
-            ptr::null_mut()
-        ))
+        launch_kernel(vector_add, grid, block, stream, params, ptr::null_mut())
     };
     assert_eq!(launch(n.div_ceil(256), 256, params.as_mut_ptr()), SUCCESS);
     assert_eq!(cu!(cuStreamSynchronize(stream)), SUCCESS);
@@ -311,19 +314,7 @@ fn kernels_read_parameters_by_layout() {
         (&mut size as *mut usize).cast(),
         ptr::null_mut(),
     ];
-    let launch = cu!(cuLaunchKernel(
-        affine,
-        1,
-        1,
-        1,
-        128,
-        1,
-        1,
-        0,
-        ptr::null_mut(),
-        ptr::null_mut(),
-        extra.as_mut_ptr()
-    ));
+    let launch = launch_kernel(affine, 1, 128, ptr::null_mut(), ptr::null_mut(), extra.as_mut_ptr());
     assert_eq!(launch, SUCCESS);
     let mut out = vec![0f32; n as usize];
     assert_eq!(
@@ -335,19 +326,14 @@ fn kernels_read_parameters_by_layout() {
     // an entry without a host implementation cannot run
     let unimplemented = function(module, c"unimplemented");
     let mut params = [(&mut data as *mut CUdeviceptr).cast::<c_void>()];
-    let result = cu!(cuLaunchKernel(
+    let result = launch_kernel(
         unimplemented,
         1,
         1,
-        1,
-        1,
-        1,
-        1,
-        0,
         ptr::null_mut(),
         params.as_mut_ptr(),
-        ptr::null_mut()
-    ));
+        ptr::null_mut(),
+    );
     assert_eq!(result, 801);
     assert_eq!(
         cu!(cuModuleGetFunction(&mut ptr::null_mut(), module, c"missing".as_ptr())),
@@ -408,19 +394,7 @@ fn kernels_of_another_context_are_refused() {
         (&mut value as *mut f32).cast(),
         (&mut n as *mut u32).cast(),
     ];
-    let result = cu!(cuLaunchKernel(
-        fill,
-        1,
-        1,
-        1,
-        4,
-        1,
-        1,
-        0,
-        stream,
-        params.as_mut_ptr(),
-        ptr::null_mut()
-    ));
+    let result = launch_kernel(fill, 1, 4, stream, params.as_mut_ptr(), ptr::null_mut());
     assert_eq!(result, INVALID_HANDLE);
     assert_eq!(
         cu!(cuCtxDestroy_v2(other)),
@@ -462,19 +436,7 @@ fn capture_records_and_graphs_replay() {
         (&mut value as *mut f32).cast(),
         (&mut n as *mut u32).cast(),
     ];
-    let result = cu!(cuLaunchKernel(
-        fill,
-        1,
-        1,
-        1,
-        16,
-        1,
-        1,
-        0,
-        stream,
-        params.as_mut_ptr(),
-        ptr::null_mut()
-    ));
+    let result = launch_kernel(fill, 1, 16, stream, params.as_mut_ptr(), ptr::null_mut());
     assert_eq!(result, SUCCESS);
     // SAFETY: params[1] points at `value`, still alive; the launch copied the arguments it read.
     unsafe { *params[1].cast::<f32>() = 1.0 };
@@ -606,19 +568,7 @@ fn many_threads_balance() {
                         (&mut value as *mut f32).cast(),
                         (&mut n as *mut u32).cast(),
                     ];
-                    let launch = cu!(cuLaunchKernel(
-                        fill,
-                        1,
-                        1,
-                        1,
-                        64,
-                        1,
-                        1,
-                        0,
-                        ptr::null_mut(),
-                        params.as_mut_ptr(),
-                        ptr::null_mut()
-                    ));
+                    let launch = launch_kernel(fill, 1, 64, ptr::null_mut(), params.as_mut_ptr(), ptr::null_mut());
                     assert_eq!(launch, SUCCESS);
                     let mut out = [0f32; 64];
                     assert_eq!(cu!(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), memory, 256)), SUCCESS);
@@ -657,19 +607,7 @@ fn deferred_work_waits_until_waited_for() {
         (&mut n as *mut u32).cast(),
     ];
     assert_eq!(cu!(cuStreamSynchronize(ptr::null_mut())), SUCCESS);
-    let result = cu!(cuLaunchKernel(
-        fill,
-        1,
-        1,
-        1,
-        16,
-        1,
-        1,
-        0,
-        stream,
-        params.as_mut_ptr(),
-        ptr::null_mut()
-    ));
+    let result = launch_kernel(fill, 1, 16, stream, params.as_mut_ptr(), ptr::null_mut());
     assert_eq!(result, SUCCESS);
     let mut pinned = ptr::null_mut();
     assert_eq!(cu!(cuMemHostAlloc(&mut pinned, 64, 0)), SUCCESS);
@@ -704,19 +642,7 @@ fn deferred_work_waits_until_waited_for() {
     // a failure of queued work is reported by the next wait
     let mut dangling = memory + (1 << 20);
     params[0] = (&mut dangling as *mut CUdeviceptr).cast();
-    let result = cu!(cuLaunchKernel(
-        fill,
-        1,
-        1,
-        1,
-        16,
-        1,
-        1,
-        0,
-        stream,
-        params.as_mut_ptr(),
-        ptr::null_mut()
-    ));
+    let result = launch_kernel(fill, 1, 16, stream, params.as_mut_ptr(), ptr::null_mut());
     assert_eq!(result, SUCCESS, "queued, not yet run");
     assert_eq!(cu!(cuStreamSynchronize(stream)), 700, "CUDA_ERROR_ILLEGAL_ADDRESS");
     assert_eq!(cu!(cuStreamSynchronize(stream)), SUCCESS, "reported once");
