@@ -412,12 +412,12 @@ unsafe impl<T: Element> KernelArg for &DeviceArray<T> {
 unsafe impl<T: Element> KernelArg for &mut DeviceArray<T> {
     #[inline]
     fn param_ptr(&self) -> *mut c_void {
-        (self.ptr_ref() as *const CUdeviceptr).cast_mut().cast()
+        (&**self).param_ptr()
     }
 
     #[inline]
     fn param_size(&self) -> usize {
-        size_of::<CUdeviceptr>()
+        (&**self).param_size()
     }
 
     #[inline]
