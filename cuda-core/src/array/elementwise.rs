@@ -5,7 +5,7 @@ use std::fmt::Write;
 use cuda_driver::{launch_raw, Stream};
 
 use super::generated::{
-    arrays_aligned, bind_signature, check_args, declared_type, grid_for, note_uses_and_params, Arg, ArgType,
+    arrays_aligned, bind_signature, call_args, check_args, declared_type, grid_for, note_uses_and_params, Arg, ArgType,
     LoadedTable,
 };
 use super::params::{check_unique, is_identifier, parse_params, Param};
@@ -124,14 +124,9 @@ impl ElementwiseKernel {
             .collect();
         let kernel_params = format!("{}, const unsigned long long n", kernel_params.join(", "));
         let element_args = |index: &str| -> String {
-            params
-                .iter()
-                .map(|(p, arg, _)| match arg.is_array() {
-                    true => format!("_p_{}[{index}]", p.name),
-                    false => p.name.clone(),
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
+            call_args(params.iter().map(|&(p, arg, _)| (p, arg)), |p| {
+                format!("_p_{}[{index}]", p.name)
+            })
         };
         let _ = write!(
             source,
@@ -200,19 +195,11 @@ impl ElementwiseKernel {
                 "        #pragma unroll\n        for (int _j = 0; _j < {width}; ++_j) {{"
             );
             for u in 0..unroll {
-                let args: Vec<String> = params
-                    .iter()
-                    .map(|(p, arg, _)| match arg.is_array() {
-                        true => format!("_{}{u}.v[_j]", p.name),
-                        false => p.name.clone(),
-                    })
-                    .collect();
+                let args = call_args(params.iter().map(|&(p, arg, _)| (p, arg)), |p| {
+                    format!("_{}{u}.v[_j]", p.name)
+                });
                 let index = if u == 0 { "_k" } else { "(_k + _stride)" };
-                let _ = writeln!(
-                    body,
-                    "            _{name}_op({}, {index} * {width} + _j, n);",
-                    args.join(", ")
-                );
+                let _ = writeln!(body, "            _{name}_op({args}, {index} * {width} + _j, n);");
             }
             body.push_str("        }\n");
             for (p, _, _) in params.iter().filter(|(_, arg, out)| arg.is_array() && *out) {

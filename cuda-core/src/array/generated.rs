@@ -251,6 +251,22 @@ pub(crate) fn arrays_aligned(args: &[Arg<'_>], bytes: usize) -> bool {
         .all(|a| *a.ptr_ref() % bytes as CUdeviceptr == 0)
 }
 
+/// A generated call's argument list: each array parameter as `array(param)` gives it, each
+/// scalar by its name.
+pub(crate) fn call_args<'p>(
+    params: impl IntoIterator<Item = (&'p Param, ArgType)>,
+    array: impl Fn(&Param) -> String,
+) -> String {
+    params
+        .into_iter()
+        .map(|(p, arg)| match arg.is_array() {
+            true => array(p),
+            false => p.name.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The C++ type text of a parameter as declared (a placeholder stays a placeholder).
 pub(crate) fn declared_type(param: &Param) -> String {
     match &param.ty {

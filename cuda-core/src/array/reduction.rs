@@ -9,7 +9,7 @@ use cuda_sys::driver::CUdeviceptr;
 use super::device_array::DeviceArray;
 use super::dtype::{DType, Element};
 use super::generated::{
-    arrays_aligned, bind_signature, check_args, declared_type, grid_for, note_uses_and_params, Arg, ArgType,
+    arrays_aligned, bind_signature, call_args, check_args, declared_type, grid_for, note_uses_and_params, Arg, ArgType,
     LoadedTable,
 };
 use super::params::{check_unique, is_identifier, parse_params, Bindings, Param, ParamType};
@@ -220,16 +220,8 @@ impl ReductionKernel {
             declared_type(&self.output),
             self.output.name
         );
-        let element = |index: &str| -> String {
-            inputs
-                .iter()
-                .map(|(p, a)| match a.is_array() {
-                    true => format!("_p_{}[{index}]", p.name),
-                    false => p.name.clone(),
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let element =
+            |index: &str| -> String { call_args(inputs.iter().copied(), |p| format!("_p_{}[{index}]", p.name)) };
         let _ = write!(
             s,
             "extern \"C\" __global__ void {name}_partial({first_params}) {{\n\
@@ -256,16 +248,8 @@ impl ReductionKernel {
                     p.name
                 );
             }
-            let packed = |u: &str| -> String {
-                inputs
-                    .iter()
-                    .map(|(p, a)| match a.is_array() {
-                        true => format!("_{}[{u}].v[_j]", p.name),
-                        false => p.name.clone(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+            let packed =
+                |u: &str| -> String { call_args(inputs.iter().copied(), |p| format!("_{}[{u}].v[_j]", p.name)) };
             let single: Vec<String> = arrays
                 .iter()
                 .map(|p| {
