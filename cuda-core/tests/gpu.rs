@@ -4,10 +4,10 @@
 mod common;
 
 use cuda_core::{
-    launch, Arch, CodeKind, CompileTarget, Device, Error, LaunchConfig, LinkTarget, Linker, LinkerOptions, Program,
-    ProgramOptions,
+    launch, Arch, CodeKind, CompileTarget, Device, Error, Kernel, LaunchConfig, LinkTarget, Linker, LinkerOptions,
+    ObjectCode, Program, ProgramOptions,
 };
-use cuda_driver::{DeviceBuffer, LaunchError};
+use cuda_driver::{DeviceBuffer, DeviceCopy, LaunchError, Stream};
 use cuda_sys::driver::CUresult;
 
 /// The seed's `my_add`: 5x5 float32, `out = x1 + x2`, compiled for the device's own arch.
@@ -50,6 +50,37 @@ fn my_add_5x5() {
     println!("my_add 5x5: {:?}", result.chunks(5).collect::<Vec<_>>());
 }
 
+/// Loads `name`, the instantiation of `TEMPLATE_ADD`'s `add<T>` for `T`, runs it with `x` as both
+/// operands and waits; returns the kernel and its buffers `x`, `y` and `out`.
+fn launch_add<T: DeviceCopy>(
+    device: &Device,
+    code: &ObjectCode,
+    stream: &Stream,
+    name: &str,
+    x: &[T],
+) -> (Kernel, DeviceBuffer<T>, DeviceBuffer<T>, DeviceBuffer<T>) {
+    let context = device.context();
+    let n = u32::try_from(x.len()).unwrap();
+    let kernel = code.get_kernel_on(device, name).unwrap();
+    let (xd, yd) = (
+        DeviceBuffer::from_slice(context, x).unwrap(),
+        DeviceBuffer::from_slice(context, x).unwrap(),
+    );
+    let mut out = DeviceBuffer::<T>::zeroed(context, x.len()).unwrap();
+    // SAFETY: `name` is add<T>, which reads n elements of x and y and writes n to out; all hold n.
+    unsafe {
+        launch(
+            stream,
+            &LaunchConfig::for_num_elems(n),
+            &kernel,
+            (&xd, &yd, &mut out, n),
+        )
+        .unwrap()
+    };
+    stream.synchronize().unwrap();
+    (kernel, xd, yd, out)
+}
+
 /// One template instantiated for f32 and f64 through name expressions.
 #[test]
 fn template_for_f32_and_f64() {
@@ -61,48 +92,15 @@ fn template_for_f32_and_f64() {
         .with_name_expressions(["add<float>", "add<double>"]);
     let code = program.compile(CompileTarget::Ptx).unwrap();
     let stream = device.create_stream().unwrap();
-    let context = device.context();
     let n = 1000u32;
 
-    let kernel = code.get_kernel_on(&device, "add<float>").unwrap();
-    assert_eq!(kernel.symbol(), code.lowered_name("add<float>").unwrap());
     let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
-    let (xd, yd) = (
-        DeviceBuffer::from_slice(context, &x).unwrap(),
-        DeviceBuffer::from_slice(context, &x).unwrap(),
-    );
-    let mut out = DeviceBuffer::<f32>::zeroed(context, n as usize).unwrap();
-    // SAFETY: add<float> reads n floats of x and y and writes n to out; all hold n.
-    unsafe {
-        launch(
-            &stream,
-            &LaunchConfig::for_num_elems(n),
-            &kernel,
-            (&xd, &yd, &mut out, n),
-        )
-        .unwrap()
-    };
-    stream.synchronize().unwrap();
+    let (kernel, _, _, out) = launch_add(&device, &code, &stream, "add<float>", &x);
+    assert_eq!(kernel.symbol(), code.lowered_name("add<float>").unwrap());
     assert_eq!(out.to_vec().unwrap(), x.iter().map(|v| v * 2.0).collect::<Vec<_>>());
 
-    let kernel = code.get_kernel_on(&device, "add<double>").unwrap();
     let x: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
-    let (xd, yd) = (
-        DeviceBuffer::from_slice(context, &x).unwrap(),
-        DeviceBuffer::from_slice(context, &x).unwrap(),
-    );
-    let mut out = DeviceBuffer::<f64>::zeroed(context, n as usize).unwrap();
-    // SAFETY: add<double> reads n doubles of x and y and writes n to out; all hold n.
-    unsafe {
-        launch(
-            &stream,
-            &LaunchConfig::for_num_elems(n),
-            &kernel,
-            (&xd, &yd, &mut out, n),
-        )
-        .unwrap()
-    };
-    stream.synchronize().unwrap();
+    let (kernel, xd, yd, mut out) = launch_add(&device, &code, &stream, "add<double>", &x);
     assert_eq!(out.to_vec().unwrap(), x.iter().map(|v| v + v).collect::<Vec<_>>());
 
     // f32 buffers to the f64 kernel: same pointer sizes, so only the device code could tell;
