@@ -7,7 +7,7 @@ use std::ffi::c_void;
 
 use cuda_driver::DeviceAttribute as A;
 use cuda_runtime::{
-    launch_raw, DeviceAttribute, DeviceMemory, Error, Event, EventFlags, HostAllocFlags, LaunchConfig, Library,
+    launch_raw, Device, DeviceAttribute, DeviceMemory, Error, Event, EventFlags, HostAllocFlags, LaunchConfig, Library,
     MemPool, PinnedHostMemory, Stream, StreamFlags,
 };
 use cuda_sys::runtime::cudaError_t;
@@ -239,6 +239,13 @@ fn events_time_work_and_order_streams() {
     let _ = cuda_runtime::get_last_error();
 }
 
+/// `SCALE_ADD` compiled by NVRTC to a CUBIN for `device`'s architecture, loaded.
+fn scale_add_cubin(device: Device) -> Library {
+    let props = device.properties().unwrap();
+    let arch = format!("sm_{}{}", props.major, props.minor);
+    Library::load(&common::compile(common::SCALE_ADD, common::Output::Cubin(arch))).unwrap()
+}
+
 fn expected_scale_add(data: &[f32], offset: &[f32], factor: f32) -> Vec<f32> {
     data.iter().zip(offset).map(|(d, o)| d * factor + o).collect()
 }
@@ -248,9 +255,7 @@ fn nvrtc_cubin_kernel_launches_through_the_runtime_on_a_driver_stream() {
     let Some(device) = common::gpu("nvrtc_cubin_kernel_launches_through_the_runtime_on_a_driver_stream") else {
         return;
     };
-    let props = device.properties().unwrap();
-    let arch = format!("sm_{}{}", props.major, props.minor);
-    let library = Library::load(&common::compile(common::SCALE_ADD, common::Output::Cubin(arch))).unwrap();
+    let library = scale_add_cubin(device);
     assert_eq!(library.kernel_count().unwrap(), 1);
     let kernel = library.kernel("scale_add").unwrap();
     let sizes: Vec<usize> = kernel.param_info().unwrap().iter().map(|p| p.size).collect();
@@ -429,8 +434,7 @@ fn captured_graph_replays_a_kernel_and_kernel_attributes_are_reported() {
         return;
     };
     let props = device.properties().unwrap();
-    let arch = format!("sm_{}{}", props.major, props.minor);
-    let library = Library::load(&common::compile(common::SCALE_ADD, common::Output::Cubin(arch))).unwrap();
+    let library = scale_add_cubin(device);
     let kernel = library.kernel("scale_add").unwrap();
     let attributes = kernel.attributes(device).unwrap();
     println!("{attributes:?}");
