@@ -74,6 +74,15 @@ fn launch_kernel(
     ))
 }
 
+/// The parameter array of `fill(out, value, n)`: pointers to the three arguments.
+fn fill_params(out: &mut CUdeviceptr, value: &mut f32, n: &mut u32) -> [*mut c_void; 3] {
+    [
+        (out as *mut CUdeviceptr).cast::<c_void>(),
+        (value as *mut f32).cast(),
+        (n as *mut u32).cast(),
+    ]
+}
+
 fn assert_clean(fake: &Session) {
     let counts = fake.counts();
     assert!(counts.is_clean(), "{counts}\ncalls: {}", fake.trace());
@@ -389,11 +398,7 @@ fn kernels_of_another_context_are_refused() {
     let mut memory = 0;
     assert_eq!(cu!(cuMemAlloc_v2(&mut memory, 16)), SUCCESS);
     let (mut value, mut n) = (1f32, 4u32);
-    let mut params = [
-        (&mut memory as *mut CUdeviceptr).cast::<c_void>(),
-        (&mut value as *mut f32).cast(),
-        (&mut n as *mut u32).cast(),
-    ];
+    let mut params = fill_params(&mut memory, &mut value, &mut n);
     let result = launch_kernel(fill, 1, 4, stream, params.as_mut_ptr(), ptr::null_mut());
     assert_eq!(result, INVALID_HANDLE);
     assert_eq!(
@@ -431,11 +436,7 @@ fn capture_records_and_graphs_replay() {
     assert_eq!(cu!(cuStreamIsCapturing(stream, &mut status)), SUCCESS);
     assert_eq!(status, CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE);
     let (mut value, mut n) = (7f32, 16u32);
-    let mut params = [
-        (&mut memory as *mut CUdeviceptr).cast::<c_void>(),
-        (&mut value as *mut f32).cast(),
-        (&mut n as *mut u32).cast(),
-    ];
+    let mut params = fill_params(&mut memory, &mut value, &mut n);
     let result = launch_kernel(fill, 1, 16, stream, params.as_mut_ptr(), ptr::null_mut());
     assert_eq!(result, SUCCESS);
     // SAFETY: params[1] points at `value`, still alive; the launch copied the arguments it read.
@@ -563,11 +564,7 @@ fn many_threads_balance() {
                     let mut memory = 0;
                     assert_eq!(cu!(cuMemAlloc_v2(&mut memory, 256)), SUCCESS);
                     let (mut value, mut n) = (i as f32, 64u32);
-                    let mut params = [
-                        (&mut memory as *mut CUdeviceptr).cast::<c_void>(),
-                        (&mut value as *mut f32).cast(),
-                        (&mut n as *mut u32).cast(),
-                    ];
+                    let mut params = fill_params(&mut memory, &mut value, &mut n);
                     let launch = launch_kernel(fill, 1, 64, ptr::null_mut(), params.as_mut_ptr(), ptr::null_mut());
                     assert_eq!(launch, SUCCESS);
                     let mut out = [0f32; 64];
@@ -601,11 +598,7 @@ fn deferred_work_waits_until_waited_for() {
     assert_eq!(cu!(cuMemAlloc_v2(&mut memory, 64)), SUCCESS);
     assert_eq!(cu!(cuMemsetD32_v2(memory, 0, 16)), SUCCESS); // device work: queued on the legacy stream
     let (mut value, mut n) = (5f32, 16u32);
-    let mut params = [
-        (&mut memory as *mut CUdeviceptr).cast::<c_void>(),
-        (&mut value as *mut f32).cast(),
-        (&mut n as *mut u32).cast(),
-    ];
+    let mut params = fill_params(&mut memory, &mut value, &mut n);
     assert_eq!(cu!(cuStreamSynchronize(ptr::null_mut())), SUCCESS);
     let result = launch_kernel(fill, 1, 16, stream, params.as_mut_ptr(), ptr::null_mut());
     assert_eq!(result, SUCCESS);
