@@ -9,7 +9,8 @@
 //! capture this crate began is active, the destructors of device and pinned
 //! host memory do not free: they hand their release to a process-wide list,
 //! which the end of the last active capture runs (waiting for the work that
-//! may use the memory, then freeing it). Captures begun on a raw handle
+//! may use the memory, then freeing it; stream-ordered memory is freed in
+//! its stream's order, which returns it to its pool). Captures begun on a raw handle
 //! (`Stream::as_raw`) are not known here.
 
 use std::ffi::c_void;
@@ -76,8 +77,11 @@ pub(crate) fn defer_free(free: DeferredFree) {
 
 /// Memory a destructor could not free during a capture.
 pub(crate) enum DeferredMemory {
-    /// Device memory (`cuMemAlloc` or stream-ordered).
+    /// Device memory from `cuMemAlloc`.
     Device(CUdeviceptr),
+    /// Stream-ordered device memory, freed in the order of the stream it
+    /// was allocated on (`cuMemFreeAsync`), which returns it to its pool.
+    StreamOrdered(CUdeviceptr, Stream),
     /// Pinned host memory (`cuMemHostAlloc`).
     Host(*mut c_void),
 }
@@ -99,8 +103,9 @@ pub(crate) struct DeferredFree {
 unsafe impl Send for DeferredFree {}
 
 impl DeferredFree {
-    /// Waits for the contexts that may use the memory, then frees it.
-    /// Failures are recorded on the contexts; every step is attempted.
+    /// Waits for the contexts that may use the memory, then frees it (in
+    /// its stream's order, for stream-ordered memory). Failures are recorded
+    /// on the contexts; every step is attempted.
     fn run(self) {
         let DeferredFree {
             context,
@@ -116,9 +121,14 @@ impl DeferredFree {
         if let Some(driver) = context.bind_for_drop("a deferred free") {
             let result = match memory {
                 // SAFETY: the destructor that deferred this owned the allocation and gave it up;
-                // the work that may use it was waited for above. `cuMemFree` also frees
-                // stream-ordered allocations, whose streams' work the wait above completed.
+                // the work that may use it was waited for above.
                 DeferredMemory::Device(ptr) => driver.cuMemFree_v2().map(|free| unsafe { free(ptr) }),
+                // SAFETY: as above; the free runs after all work queued on the allocation's stream
+                // (no capture is active, so it is not recorded), and other streams' work that used
+                // the memory was waited for above.
+                DeferredMemory::StreamOrdered(ptr, stream) => driver
+                    .cuMemFreeAsync()
+                    .map(|free| unsafe { free(ptr, stream.raw()) }),
                 // SAFETY: as above, for pinned host memory from `cuMemHostAlloc`.
                 DeferredMemory::Host(ptr) => driver.cuMemFreeHost().map(|free| unsafe { free(ptr) }),
             };

@@ -123,13 +123,17 @@ impl Drop for Allocation {
         };
         if capture_active() {
             let mut wait_for = peers;
-            // A stream-ordered allocation is freed with `cuMemFree` later: its stream's work first.
-            if must_wait || self.owner.is_some() {
+            if must_wait {
                 wait_for.push(self.context.clone());
             }
+            // Later, as below: a stream-ordered allocation is freed in its stream's order.
+            let memory = match self.owner.take() {
+                Some(owner) => DeferredMemory::StreamOrdered(self.ptr, owner),
+                None => DeferredMemory::Device(self.ptr),
+            };
             defer_free(DeferredFree {
                 context: self.context.clone(),
-                memory: DeferredMemory::Device(self.ptr),
+                memory,
                 wait_for,
                 pool: self.pool.take(),
             });

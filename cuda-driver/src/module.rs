@@ -5,9 +5,9 @@ use std::path::Path;
 use std::ptr;
 use std::sync::Arc;
 
-use cuda_sys::driver::{CUjit_option, CUmodule};
+use cuda_sys::driver::{CUjit_option, CUmodule, CUresult};
 
-use crate::error::{check, check_resolved, Error, Result};
+use crate::error::{check, check_resolved, DriverError, Error, Result};
 use crate::{Context, Function, Library};
 
 /// Device code loaded into a context (`CUmodule`), unloaded when the last
@@ -60,19 +60,20 @@ impl Module {
     fn load(context: &Context, image: *const c_void) -> Result<Module> {
         let driver = context.bind()?;
         let mut raw = ptr::null_mut();
-        with_jit_log(|options, values| {
-            // SAFETY: `image` points to a NUL-terminated PTX text or a complete binary image that
-            // outlives the call; the option arrays have equal length and name a live log buffer.
-            Ok(unsafe {
-                driver.cuModuleLoadDataEx()?(
-                    &mut raw,
-                    image,
-                    options.len() as u32,
-                    options.as_mut_ptr(),
-                    values.as_mut_ptr(),
-                )
-            })
-        })?;
+        let mut log = JitLog::new();
+        let (mut options, mut values) = log.options();
+        // SAFETY: `image` points to a NUL-terminated PTX text or a complete binary image that
+        // outlives the call; the option arrays have equal length and name the live log buffer.
+        let result = unsafe {
+            driver.cuModuleLoadDataEx()?(
+                &mut raw,
+                image,
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        log.check(result)?;
         Ok(Module {
             inner: Arc::new(ModuleInner {
                 raw,
@@ -137,25 +138,48 @@ pub(crate) fn prepared_image(image: &[u8]) -> Result<Vec<u64>> {
     Ok(aligned)
 }
 
-/// Runs a loading call with JIT options that capture the error log, and
-/// turns a failure into [`Error::ModuleLoad`] with that log.
-pub(crate) fn with_jit_log(
-    load: impl FnOnce(&mut [CUjit_option], &mut [*mut c_void]) -> Result<cuda_sys::driver::CUresult>,
-) -> Result<()> {
-    let mut log = vec![0u8; JIT_LOG_BYTES];
-    let mut options = [
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    ];
-    let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
-    let result = load(&mut options, &mut values)?;
-    match check(result) {
-        Err(Error::Driver(error)) => {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            let log = String::from_utf8_lossy(&log[..end]).trim_end().to_string();
-            Err(Error::ModuleLoad { error, log })
+/// A buffer the JIT compiler writes its error log into, and the JIT
+/// options that name it.
+pub(crate) struct JitLog {
+    buffer: Box<[u8]>,
+}
+
+impl JitLog {
+    pub(crate) fn new() -> JitLog {
+        JitLog {
+            buffer: vec![0u8; JIT_LOG_BYTES].into_boxed_slice(),
         }
-        other => other,
+    }
+
+    /// The options and values that hand the buffer to a loading call. The
+    /// driver may write the log while the buffer lives (it does not move).
+    pub(crate) fn options(&mut self) -> ([CUjit_option; 2], [*mut c_void; 2]) {
+        (
+            [
+                CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+                CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            ],
+            [self.buffer.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void],
+        )
+    }
+
+    /// The log written so far, up to its first NUL byte.
+    fn text(&self) -> String {
+        let end = self.buffer.iter().position(|&b| b == 0).unwrap_or(self.buffer.len());
+        String::from_utf8_lossy(&self.buffer[..end]).trim_end().to_string()
+    }
+
+    /// `error` as a loading failure, with the log.
+    pub(crate) fn load_error(&self, error: DriverError) -> Error {
+        Error::ModuleLoad { error, log: self.text() }
+    }
+
+    /// Turns a loading call's failure into [`Error::ModuleLoad`] with the log.
+    pub(crate) fn check(&self, result: CUresult) -> Result<()> {
+        match check(result) {
+            Err(Error::Driver(error)) => Err(self.load_error(error)),
+            other => other,
+        }
     }
 }
 

@@ -97,9 +97,18 @@ fn captures_end_on_every_path_and_free_what_was_dropped_during_them() {
     drop(big);
     drop(ordered);
     let graph = scope.end().expect("dropping memory did not invalidate the capture");
+    println!(
+        "pool used: {pool_used} before the stream-ordered buffer, {} after the capture ended",
+        pool.used_memory().unwrap()
+    );
     assert_eq!(graph.node_count().unwrap(), 2);
     drop(graph);
     context.synchronize().expect("the deferred frees reported no error");
+    println!(
+        "pool used after synchronising: {} (reserved {})",
+        pool.used_memory().unwrap(),
+        pool.reserved_memory().unwrap()
+    );
     let after = free_bytes(&context);
     assert!(
         after + (64 << 20) >= before,

@@ -373,8 +373,37 @@ fn library_kernels_load_into_a_context() {
     unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(300), (&mut out, 6.0f32, 300u32)) }.unwrap();
     stream.synchronize().unwrap();
     assert!(out.to_vec().unwrap().iter().all(|&v| v == 6.0));
-    let error = cuda_driver::Library::from_ptx("not ptx at all").unwrap_err();
-    assert!(matches!(error, Error::ModuleLoad { .. }), "{error}");
+
+    // Text that is not PTX at all is refused before the driver is asked.
+    match cuda_driver::Library::from_ptx("not ptx at all") {
+        Err(Error::ModuleLoad { error, log }) => {
+            assert_eq!(error.code, CUresult::CUDA_ERROR_INVALID_PTX);
+            assert!(log.contains("not PTX"), "{log}");
+        }
+        other => panic!("expected ModuleLoad, got {other:?}"),
+    }
+    // PTX with an error only the compiler finds: the driver may load libraries lazily
+    // (CUDA_MODULE_LOADING=LAZY, the default), so the error comes at load or at first use,
+    // typed, with the JIT log where the driver writes one.
+    let bad = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry fill() { this is not ptx; }\n";
+    let error = match cuda_driver::Library::from_ptx(bad) {
+        Err(error) => {
+            println!("bad library PTX refused at load");
+            error
+        }
+        Ok(library) => {
+            println!("bad library PTX loaded lazily; kernel_names: {:?}", library.kernel_names());
+            library
+                .function(&context, "fill")
+                .expect_err("a kernel of PTX that does not compile was loaded")
+        }
+    };
+    match &error {
+        Error::ModuleLoad { error, log } => println!("bad library PTX: {error}\nlog: {log}"),
+        other => println!("bad library PTX: {other}"),
+    }
+    assert!(error.code().is_some(), "{error:?}");
+    assert_ne!(error.code(), Some(CUresult::CUDA_SUCCESS));
 }
 
 #[test]
