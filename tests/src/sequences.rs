@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use cuda_driver::{
     launch_raw, CaptureMode, Context, ContextFlags, ContextLimit, Device, DeviceBuffer, Error, Event, EventFlags,
-    HostBuffer, LaunchAttributes, LaunchConfig, Library, MemPool, Module, Result, Stream, StreamFlags,
+    Function, HostBuffer, LaunchAttributes, LaunchConfig, Library, MemPool, Module, Result, Stream, StreamFlags,
 };
 
 /// Device 0's primary context.
@@ -132,29 +132,57 @@ fn pool_churn(ptx: &str) -> Result<()> {
     pool.trim_to(0)
 }
 
+/// What both graph-capture sequences capture: `fill` then `saxpy` over two buffers of 256
+/// floats. The fields are in drop order: the buffers first, the context last.
+struct CaptureParts {
+    y: DeviceBuffer<f32>,
+    x: DeviceBuffer<f32>,
+    saxpy: Function,
+    fill: Function,
+    _module: Module,
+    stream: Stream,
+    _context: Context,
+}
+
+impl CaptureParts {
+    fn new(ptx: &str) -> Result<Self> {
+        let context = primary()?;
+        let stream = Stream::new(&context)?;
+        let module = Module::from_ptx(&context, ptx)?;
+        let fill = module.function("fill")?;
+        let saxpy = module.function("saxpy")?;
+        let x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+        let y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+        Ok(Self {
+            y,
+            x,
+            saxpy,
+            fill,
+            _module: module,
+            stream,
+            _context: context,
+        })
+    }
+}
+
 /// Graph capture as it must be written with this API: the capture is ended
 /// on every path, so nothing is dropped while the stream is capturing.
 fn graph_capture_and_replay(ptx: &str) -> Result<()> {
-    let context = primary()?;
-    let stream = Stream::new(&context)?;
-    let module = Module::from_ptx(&context, ptx)?;
-    let fill = module.function("fill")?;
-    let saxpy = module.function("saxpy")?;
-    let mut x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
-    let mut y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    let mut parts = CaptureParts::new(ptx)?;
+    let (stream, fill, saxpy) = (&parts.stream, &parts.fill, &parts.saxpy);
     stream.begin_capture(CaptureMode::Global)?;
     let config = LaunchConfig::for_num_elems(256);
     // SAFETY: both kernels touch 256 floats of buffers of 256.
     let captured = unsafe {
         stream
-            .launch(&fill, &config, (&mut x, 1.0f32, 256u32))
-            .and_then(|()| stream.launch(&saxpy, &config, (2.0f32, &x, &mut y, 256u32)))
+            .launch(fill, &config, (&mut parts.x, 1.0f32, 256u32))
+            .and_then(|()| stream.launch(saxpy, &config, (2.0f32, &parts.x, &mut parts.y, 256u32)))
     };
     let graph = stream.end_capture();
     captured?;
     let graph = graph?;
-    replay(&graph, &stream)?;
-    expect("replayed twice", y.to_vec()?[255], 4.0)
+    replay(&graph, stream)?;
+    expect("replayed twice", parts.y.to_vec()?[255], 4.0)
 }
 
 fn replay(graph: &cuda_driver::Graph, stream: &Stream) -> Result<()> {
@@ -174,23 +202,18 @@ fn replay(graph: &cuda_driver::Graph, stream: &Stream) -> Result<()> {
 /// captures, when the driver forbids the synchronisation and free their
 /// destructors need.
 pub fn graph_capture_left_early_on_error(ptx: &str) -> Result<()> {
-    let context = primary()?;
-    let stream = Stream::new(&context)?;
-    let module = Module::from_ptx(&context, ptx)?;
-    let fill = module.function("fill")?;
-    let saxpy = module.function("saxpy")?;
-    let mut x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
-    let mut y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    let mut parts = CaptureParts::new(ptx)?;
+    let (stream, fill, saxpy) = (&parts.stream, &parts.fill, &parts.saxpy);
     stream.begin_capture(CaptureMode::Global)?;
     let config = LaunchConfig::for_num_elems(256);
     // SAFETY: both kernels touch 256 floats of buffers of 256.
     unsafe {
-        stream.launch(&fill, &config, (&mut x, 1.0f32, 256u32))?;
-        stream.launch(&saxpy, &config, (2.0f32, &x, &mut y, 256u32))?;
+        stream.launch(fill, &config, (&mut parts.x, 1.0f32, 256u32))?;
+        stream.launch(saxpy, &config, (2.0f32, &parts.x, &mut parts.y, 256u32))?;
     }
     let graph = stream.end_capture()?;
-    replay(&graph, &stream)?;
-    expect("replayed twice", y.to_vec()?[255], 4.0)
+    replay(&graph, stream)?;
+    expect("replayed twice", parts.y.to_vec()?[255], 4.0)
 }
 
 /// Copies between contexts: an explicit one, and the primary contexts of
