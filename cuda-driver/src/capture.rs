@@ -42,18 +42,15 @@ fn capture_started() {
     ACTIVE_CAPTURES.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Counts a capture as ended; the last one runs the deferred frees.
+/// Counts a capture as ended; the last one runs the deferred frees, holding
+/// the list's lock so that no capture begins while they wait and free
+/// (which would invalidate it, or record a free into it).
 fn capture_ended() {
-    let frees = {
-        let mut list = deferred();
-        if ACTIVE_CAPTURES.fetch_sub(1, Ordering::Relaxed) == 1 {
-            mem::take(&mut *list)
-        } else {
-            Vec::new()
+    let mut list = deferred();
+    if ACTIVE_CAPTURES.fetch_sub(1, Ordering::Relaxed) == 1 {
+        for free in mem::take(&mut *list) {
+            free.run();
         }
-    };
-    for free in frees {
-        free.run();
     }
 }
 
@@ -126,9 +123,9 @@ impl DeferredFree {
                 // SAFETY: as above; the free runs after all work queued on the allocation's stream
                 // (no capture is active, so it is not recorded), and other streams' work that used
                 // the memory was waited for above.
-                DeferredMemory::StreamOrdered(ptr, stream) => driver
-                    .cuMemFreeAsync()
-                    .map(|free| unsafe { free(ptr, stream.raw()) }),
+                DeferredMemory::StreamOrdered(ptr, stream) => {
+                    driver.cuMemFreeAsync().map(|free| unsafe { free(ptr, stream.raw()) })
+                }
                 // SAFETY: as above, for pinned host memory from `cuMemHostAlloc`.
                 DeferredMemory::Host(ptr) => driver.cuMemFreeHost().map(|free| unsafe { free(ptr) }),
             };

@@ -186,7 +186,10 @@ fn check_ptx_text(image: &[u8]) -> Result<()> {
     const VERSION: &[u8] = b".version";
     let end = image.iter().rposition(|&b| b != 0).map_or(0, |last| last + 1);
     let text = &image[..end];
-    let binary = [ELF, FATBIN, FATBIN_WRAPPER].iter().any(|magic| text.starts_with(magic)) || text.contains(&0);
+    let binary = [ELF, FATBIN, FATBIN_WRAPPER]
+        .iter()
+        .any(|magic| text.starts_with(magic))
+        || text.contains(&0);
     if text.is_empty() || binary || text.windows(VERSION.len()).any(|w| w == VERSION) {
         return Ok(());
     }

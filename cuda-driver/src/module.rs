@@ -171,7 +171,10 @@ impl JitLog {
 
     /// `error` as a loading failure, with the log.
     pub(crate) fn load_error(&self, error: DriverError) -> Error {
-        Error::ModuleLoad { error, log: self.text() }
+        Error::ModuleLoad {
+            error,
+            log: self.text(),
+        }
     }
 
     /// Turns a loading call's failure into [`Error::ModuleLoad`] with the log.

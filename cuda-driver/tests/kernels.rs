@@ -392,7 +392,10 @@ fn library_kernels_load_into_a_context() {
             error
         }
         Ok(library) => {
-            println!("bad library PTX loaded lazily; kernel_names: {:?}", library.kernel_names());
+            println!(
+                "bad library PTX loaded lazily; kernel_names: {:?}",
+                library.kernel_names()
+            );
             library
                 .function(&context, "fill")
                 .expect_err("a kernel of PTX that does not compile was loaded")
