@@ -14,7 +14,8 @@
 #   bench.md       the same table in Markdown, for docs/BENCHMARKS.md
 #   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log
 #
-# Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary),
+# Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary), LAUNCH_ROUNDS
+# (process rounds of the launch benchmarks, whose median is reported: default 3),
 # TEST_BUDGET, RUN_BUDGET (seconds after which tests/examples, benchmarks not yet started are
 # skipped: defaults 300 and 480),
 # TEST_THREADS (libtest --test-threads; default libtest's), CUDA_HOME (default /usr/local/cuda).
@@ -243,68 +244,97 @@ run_examples() {
 }
 
 # ---------------------------------------------------------------- benchmarks
-run_benchmarks() {
-    echo "== benchmarks (${BENCH_TIMEOUT}s each)"
-    local name dir rc kernels="$BUNDLE/kernels/bench.cu"
-    while IFS=$'\t' read -r name dir; do
-        [ -n "$name" ] || continue
-        over_budget "benchmark $name" && continue
-        (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$BIN/bench/$name") >"$WORK/bench/$name.log" 2>&1 </dev/null
-        rc=$?
-        echo "  $name: exit $rc, $(grep -c '^ROW ' "$WORK/bench/$name.log") rows"
-    done < <(manifest bench)
-    if [ -s "$BUNDLE/not-built.txt" ]; then
-        sed 's/^/  not built here: /' "$BUNDLE/not-built.txt"
-    fi
+# The launch rows are a few microseconds each and drift between processes, so every implementation's
+# launch part runs LAUNCH_ROUNDS times, the implementations taking turns (C++, Rust, CuPy, cuda.core,
+# then again); report.py takes the median of the rounds. The other rows (allocation, bandwidth, NVRTC)
+# run once. Logs: bench/NAME.log (the other rows), bench/NAME.launch-R.log (round R).
+bench_run() { # label, log, command... -> runs it in the bundle folder and says how it went
+    local label=$1 log=$2 rc
+    shift 2
+    over_budget "benchmark $label" && return
+    (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$@") >"$log" 2>&1 </dev/null
+    rc=$?
+    echo "  $label: exit $rc, $(grep -c '^ROW ' "$log") rows"
+}
 
-    # C++ floor, built here against the machine's cuda.h and driver.
+# Builds the C++ floor against the machine's cuda.h and driver into $WORK/bench-cpp; else says why not
+# in bench/bench-cpp.log and returns 1.
+build_cpp() {
     local cpp_log="$WORK/bench/bench-cpp.log" build_log="$WORK/bench/bench-cpp-build.log"
     local include="$CUDA_HOME/include" flags=(-O2 -std=c++17)
     if ! have g++; then
         echo "  bench-cpp: not available: no g++ here"
         echo "bench-cpp: not available: no g++" >"$cpp_log"
-    elif over_budget "benchmark bench-cpp"; then
-        :
+        return 1
     elif [ ! -f "$include/cuda.h" ] || [ ! -f "$include/nvrtc.h" ]; then
         echo "  bench-cpp: not available: no cuda.h/nvrtc.h in $include"
         echo "bench-cpp: not available: no cuda.h/nvrtc.h in $include" >"$cpp_log"
+        return 1
+    fi
+    local links=() folder
+    for folder in "$CUDA_HOME/lib64" /usr/local/nvidia/lib64 "$CUDA_HOME/lib64/stubs"; do
+        if [ -d "$folder" ]; then links+=("-L$folder"); fi
+    done
+    # First by library name; else by the files the loader would open (libnvrtc.so.13, libcuda.so.1).
+    local nvrtc_file="${CUDA_NVRTC_LIBRARY:-}" cuda_file=""
+    for folder in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
+        if [ -f "$folder/libcuda.so.1" ]; then cuda_file="$folder/libcuda.so.1" && break; fi
+    done
+    if g++ "${flags[@]}" "-I$include" "$BUNDLE/cpp/bench.cpp" -o "$WORK/bench-cpp" "${links[@]}" \
+        -Wl,-rpath,"$CUDA_HOME/lib64" -lnvrtc -lcuda >"$build_log" 2>&1 \
+        || { [ -n "$nvrtc_file" ] && [ -n "$cuda_file" ] \
+            && echo "retrying with $nvrtc_file $cuda_file" >>"$build_log" \
+            && g++ "${flags[@]}" "-I$include" "$BUNDLE/cpp/bench.cpp" -o "$WORK/bench-cpp" \
+                -Wl,-rpath,"$(dirname "$nvrtc_file")" "$nvrtc_file" "$cuda_file" >>"$build_log" 2>&1; }; then
+        return 0
+    fi
+    echo "  bench-cpp: g++ failed (see bench/bench-cpp-build.log):"
+    tail -n 5 "$build_log" | sed 's/^/    /'
+    return 1
+}
+
+LAUNCH_ROUNDS="${LAUNCH_ROUNDS:-3}"
+run_benchmarks() {
+    echo "== benchmarks (${BENCH_TIMEOUT}s each; launch rows in $LAUNCH_ROUNDS interleaved process rounds)"
+    local name dir round cpp=0 python=0 kernels="$BUNDLE/kernels/bench.cu" script
+    local benches=()
+    while IFS=$'\t' read -r name dir; do
+        [ -n "$name" ] && benches+=("$name")
+    done < <(manifest bench)
+    if [ -s "$BUNDLE/not-built.txt" ]; then
+        sed 's/^/  not built here: /' "$BUNDLE/not-built.txt"
+    fi
+    build_cpp && cpp=1
+    if have python3; then
+        python=1
     else
-        local links=() folder
-        for folder in "$CUDA_HOME/lib64" /usr/local/nvidia/lib64 "$CUDA_HOME/lib64/stubs"; do
-            if [ -d "$folder" ]; then links+=("-L$folder"); fi
-        done
-        # First by library name; else by the files the loader would open (libnvrtc.so.13, libcuda.so.1).
-        local nvrtc_file="${CUDA_NVRTC_LIBRARY:-}" cuda_file=""
-        for folder in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
-            if [ -f "$folder/libcuda.so.1" ]; then cuda_file="$folder/libcuda.so.1" && break; fi
-        done
-        if g++ "${flags[@]}" "-I$include" "$BUNDLE/cpp/bench.cpp" -o "$WORK/bench-cpp" "${links[@]}" \
-            -Wl,-rpath,"$CUDA_HOME/lib64" -lnvrtc -lcuda >"$build_log" 2>&1 \
-            || { [ -n "$nvrtc_file" ] && [ -n "$cuda_file" ] \
-                && echo "retrying with $nvrtc_file $cuda_file" >>"$build_log" \
-                && g++ "${flags[@]}" "-I$include" "$BUNDLE/cpp/bench.cpp" -o "$WORK/bench-cpp" \
-                    -Wl,-rpath,"$(dirname "$nvrtc_file")" "$nvrtc_file" "$cuda_file" >>"$build_log" 2>&1; }; then
-            (cd "$BUNDLE" && with_timeout "$BENCH_TIMEOUT" "$WORK/bench-cpp" "$kernels") >"$cpp_log" 2>&1 </dev/null
-            rc=$?
-            echo "  bench-cpp: exit $rc, $(grep -c '^ROW ' "$cpp_log") rows"
-        else
-            echo "  bench-cpp: g++ failed (see bench/bench-cpp-build.log):"
-            tail -n 5 "$build_log" | sed 's/^/    /'
-        fi
+        echo "  bench_cupy, bench_cuda_core: not available: no python3"
     fi
 
-    # Python references.
-    local script
-    for script in bench_cupy bench_cuda_core; do
-        if over_budget "benchmark $script"; then
-            continue
-        elif have python3; then
-            (cd "$BUNDLE/python" && with_timeout "$BENCH_TIMEOUT" python3 "$script.py" "$kernels") \
-                >"$WORK/bench/$script.log" 2>&1 </dev/null
-            rc=$?
-            echo "  $script: exit $rc, $(grep -c '^ROW ' "$WORK/bench/$script.log") rows"
-        else
-            echo "  $script: not available: no python3"
+    echo "-- allocation, bandwidth, NVRTC (once)"
+    for name in "${benches[@]+"${benches[@]}"}"; do
+        bench_run "$name" "$WORK/bench/$name.log" "$BIN/bench/$name" other
+    done
+    [ "$cpp" = 1 ] && bench_run bench-cpp "$WORK/bench/bench-cpp.log" "$WORK/bench-cpp" "$kernels" other
+    if [ "$python" = 1 ]; then
+        for script in bench_cupy bench_cuda_core; do
+            bench_run "$script" "$WORK/bench/$script.log" \
+                bash -c 'cd python && exec python3 "$@"' _ "$script.py" "$kernels" other
+        done
+    fi
+
+    for round in $(seq 1 "$LAUNCH_ROUNDS"); do
+        echo "-- launch, round $round of $LAUNCH_ROUNDS"
+        [ "$cpp" = 1 ] && bench_run "bench-cpp launch" "$WORK/bench/bench-cpp.launch-$round.log" \
+            "$WORK/bench-cpp" "$kernels" launch
+        for name in "${benches[@]+"${benches[@]}"}"; do
+            bench_run "$name launch" "$WORK/bench/$name.launch-$round.log" "$BIN/bench/$name" launch
+        done
+        if [ "$python" = 1 ]; then
+            for script in bench_cupy bench_cuda_core; do
+                bench_run "$script launch" "$WORK/bench/$script.launch-$round.log" \
+                    bash -c 'cd python && exec python3 "$@"' _ "$script.py" "$kernels" launch
+            done
         fi
     done
 

@@ -4,7 +4,7 @@
 // Build (run.sh does this on the GPU machine):
 //   g++ -O2 -std=c++17 -I/usr/local/cuda/include bench.cpp -o bench-cpp
 //       -L/usr/local/cuda/lib64 -lnvrtc -L/usr/local/nvidia/lib64 -L/usr/local/cuda/lib64/stubs -lcuda
-// Run: bench-cpp path/to/bench.cu
+// Run: bench-cpp path/to/bench.cu [launch|other]   (one part only: the launch rows, or the rest)
 // Prints one `ROW {json}` line per figure (see benches/src/lib.rs).
 
 #include <cuda.h>
@@ -154,10 +154,12 @@ std::vector<char> compile(const std::string& source, const std::string& arch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s KERNELS.cu\n", argv[0]);
+    const std::string part = argc == 3 ? argv[2] : "all";
+    if (argc < 2 || argc > 3 || (part != "all" && part != "launch" && part != "other")) {
+        std::fprintf(stderr, "usage: %s KERNELS.cu [launch|other]\n", argv[0]);
         return 2;
     }
+    const bool launch_part = part != "other", other_part = part != "launch";
     std::ifstream file(argv[1]);
     if (!file) {
         std::fprintf(stderr, "cannot read %s\n", argv[1]);
@@ -193,13 +195,15 @@ int main(int argc, char** argv) {
                     version % 1000 / 10);
     } catch (const Failure& e) {
         std::printf("no GPU: %s\n", e.what.c_str());
-        for (const char* c : {"empty", "axpy"}) emit("launch", c, launch_impl, "us/launch", 0, false, "not available: " + e.what, "");
+        if (launch_part)
+            for (const char* c : {"empty", "axpy"})
+                emit("launch", c, launch_impl, "us/launch", 0, false, "not available: " + e.what, "");
         return 0;
     }
     const std::string arch = "sm_" + std::to_string(major) + std::to_string(minor);
     auto sync = [&] { check(cuStreamSynchronize(stream), "cuStreamSynchronize"); };
 
-    row("nvrtc", "cold compile", "C++ NVRTC", "ms", [&] {
+    if (other_part) row("nvrtc", "cold compile", "C++ NVRTC", "ms", [&] {
         compile(source, arch);  // warm-up: loads NVRTC's builtins
         std::vector<double> samples;
         for (int i = 0; i < kNvrtcReps; ++i) {
@@ -218,9 +222,11 @@ int main(int argc, char** argv) {
         check(cuModuleGetFunction(&empty, module, "empty"), "cuModuleGetFunction empty");
         check(cuModuleGetFunction(&axpy, module, "axpy"), "cuModuleGetFunction axpy");
     } catch (const Failure& e) {
-        for (const char* c : {"empty", "axpy"}) emit("launch", c, launch_impl, "us/launch", 0, false, "failed: " + e.what, "");
+        if (launch_part)
+            for (const char* c : {"empty", "axpy"})
+                emit("launch", c, launch_impl, "us/launch", 0, false, "failed: " + e.what, "");
     }
-    if (module) {
+    if (module && launch_part) {
         row("launch", "empty", launch_impl, "us/launch", [&] {
             return time_batches(kLaunchWarmup, kLaunchBatches, kLaunchBatch, sync, [&] {
                 check(cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr), "cuLaunchKernel");
@@ -256,6 +262,12 @@ int main(int argc, char** argv) {
         });
     }
 
+    if (!other_part) {
+        if (module) cuModuleUnload(module);
+        cuStreamDestroy(stream);
+        cuDevicePrimaryCtxRelease(device);
+        return 0;
+    }
     for (const auto& size : sizes) {
         const char* label = size.first;
         const size_t bytes = size.second;

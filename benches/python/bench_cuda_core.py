@@ -28,7 +28,7 @@ def import_cuda_core():
 
 
 def main():
-    source = read_kernels()
+    source, part = read_kernels()
     try:
         core, release = import_cuda_core()
         import numpy as np
@@ -37,11 +37,13 @@ def main():
         stream = device.create_stream()
     except Exception as error:
         why = "not available: cuda.core: %s: %s" % (type(error).__name__, error)
-        for case in ("empty", "axpy"):
-            emit("launch", case, LAUNCH, "us/launch", status=why)
-        for case, _ in ALLOC_SIZES:
-            emit("alloc", case, ALLOC, "us/pair", status=why)
-        emit("nvrtc", "cold compile", COMPILE, "ms", status=why)
+        if part != "other":
+            for case in ("empty", "axpy"):
+                emit("launch", case, LAUNCH, "us/launch", status=why)
+        if part != "launch":
+            for case, _ in ALLOC_SIZES:
+                emit("alloc", case, ALLOC, "us/pair", status=why)
+            emit("nvrtc", "cold compile", COMPILE, "ms", status=why)
         return
     print("cuda.core", release, "on", device.name, "sm_%s" % device.arch, flush=True)
     arch = "sm_%s" % device.arch
@@ -55,11 +57,12 @@ def main():
         empty = module.get_kernel("empty")
         axpy = module.get_kernel("axpy")
     except Exception as error:
-        for case in ("empty", "axpy"):
-            emit("launch", case, LAUNCH, "us/launch", status="failed: %s: %s" % (type(error).__name__, error))
+        if part != "other":
+            for case in ("empty", "axpy"):
+                emit("launch", case, LAUNCH, "us/launch", status="failed: %s: %s" % (type(error).__name__, error))
         empty = axpy = None
 
-    if empty is not None:
+    if empty is not None and part != "other":
         one = core.LaunchConfig(grid=1, block=1)
         measure("launch", "empty", LAUNCH, "us/launch",
                 lambda: time_batches(LAUNCH_WARMUP_BATCHES, LAUNCH_BATCHES, LAUNCH_BATCH, stream.sync,
@@ -79,6 +82,8 @@ def main():
             return median, detail + ("" if checked is True else "; result not checked: " + checked)
 
         measure("launch", "axpy", LAUNCH, "us/launch", run_axpy)
+    if part == "launch":
+        return
 
     for case, nbytes in ALLOC_SIZES:
         measure("alloc", case, ALLOC, "us/pair",

@@ -65,7 +65,9 @@ def measure(bench, case, impl, unit, fn):
 
 
 def read_kernels():
-    if len(sys.argv) != 2:
-        sys.exit("usage: %s KERNELS.cu" % sys.argv[0])
+    """(kernel source, part): part is "launch" (the launch rows only), "other" (the rest) or "all"."""
+    part = sys.argv[2] if len(sys.argv) == 3 else "all"
+    if len(sys.argv) not in (2, 3) or part not in ("all", "launch", "other"):
+        sys.exit("usage: %s KERNELS.cu [launch|other]" % sys.argv[0])
     with open(sys.argv[1]) as f:
-        return f.read()
+        return f.read(), part

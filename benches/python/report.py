@@ -5,10 +5,17 @@ Markdown.
 Usage: python3 report.py --json OUT.json --markdown OUT.md [--meta KEY=VALUE ...] LOG...
 
 Ratios: for times (us, ms) value / reference, so 1.05 is 5 % slower than the
-reference; for bandwidth value / reference, the fraction of the copy's GB/s."""
+reference; for bandwidth value / reference, the fraction of the copy's GB/s.
+Rows in other units (the same-process paired ratios, in x, and the added host
+costs, in ns/launch) carry their own figure and no ratio.
+
+A row found in several logs (the launch rows, which run.sh measures in several
+process rounds) gets the median of its values, with every round's value in
+its detail."""
 
 import argparse
 import json
+import statistics
 import sys
 
 # The table's rows in order: (bench, case, implementation). Rows a log adds beyond these are appended.
@@ -66,10 +73,27 @@ def read_rows(paths):
     return rows, notes
 
 
+def merge_rounds(rows):
+    """One row from the runs of one row in several logs: the median of the values measured, or the
+    last row when none has a value."""
+    measured = [r for r in rows if r.get("status") == "ok" and isinstance(r.get("value"), (int, float))]
+    if len(rows) == 1 or not measured:
+        return rows[-1]
+    merged = dict(measured[0])
+    merged["value"] = statistics.median(r["value"] for r in measured)
+    merged["rounds"] = [r["value"] for r in measured]
+    failed = len(rows) - len(measured)
+    merged["detail"] = "median of %d process rounds (%s)%s; round 1: %s" % (
+        len(measured), ", ".join("%.4g" % r["value"] for r in measured),
+        "; %d round(s) without a figure" % failed if failed else "", measured[0].get("detail", ""))
+    return merged
+
+
 def build_table(rows):
-    found = {}
+    runs = {}
     for row in rows:
-        found[(row["bench"], row["case"], row["impl"])] = row  # a later run of the same row wins
+        runs.setdefault((row["bench"], row["case"], row["impl"]), []).append(row)
+    found = {key: merge_rounds(runs_of_key) for key, runs_of_key in runs.items()}
     impls_seen = {row["impl"] for row in rows}
     table = []
     keys = list(EXPECTED) + [k for k in found if k not in EXPECTED]
@@ -90,7 +114,8 @@ def build_table(rows):
                     if (bench, ref_case, c) in found and found[(bench, ref_case, c)].get("value")), None)
         row["reference"] = "%s / %s" % (ref_case, ref["impl"]) if ref else None
         value = row.get("value")
-        row["ratio"] = value / ref["value"] if ref and isinstance(value, (int, float)) else None
+        same_unit = ref is not None and row.get("unit") == ref.get("unit")
+        row["ratio"] = value / ref["value"] if same_unit and isinstance(value, (int, float)) else None
         row["is_reference"] = bool(ref) and ref["impl"] == impl and ref_case == case
         table.append(row)
     return table

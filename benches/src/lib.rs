@@ -13,6 +13,10 @@
 //! keys `bench`, `case`, `impl`, `value` (a number or null), `unit`,
 //! `status` (`ok`, `not available: why`, `not built yet`, `failed: why`) and
 //! `detail`; `benches/python/report.py` turns them into the table.
+//!
+//! Every benchmark binary takes an optional [`Part`] argument (`launch` or
+//! `other`), so `run.sh` can run the launch rows of every implementation in
+//! several interleaved rounds and the slow rows once.
 
 pub mod raw;
 
@@ -29,6 +33,8 @@ pub const LAUNCH_BATCH: usize = 256;
 pub const LAUNCH_WARMUP_BATCHES: usize = 20;
 /// Timed batches; the figure is the median batch divided by its launches.
 pub const LAUNCH_BATCHES: usize = 200;
+/// Same-process pairs of batches (one batch of each launch path per pair) behind the paired rows.
+pub const PAIRED_BATCHES: usize = 200;
 /// Elements of the `axpy` launches (grid `AXPY_N / AXPY_BLOCK`, one element a thread).
 pub const AXPY_N: u64 = 1 << 16;
 /// Threads per block of the `axpy` launches.
@@ -112,6 +118,159 @@ pub fn time_batches(
     }
     sync()?;
     Stats::from_samples(samples, per_batch)
+}
+
+/// Which rows a benchmark binary measures, from its first argument: `launch` (the launch rows,
+/// which `run.sh` repeats in rounds), `other` (everything else, run once) or none (all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    All,
+    Launch,
+    Other,
+}
+
+impl Part {
+    /// The part named by the process's first argument; exits with a usage message on anything else.
+    pub fn from_args() -> Part {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        match Part::parse(&args) {
+            Ok(part) => part,
+            Err(why) => {
+                eprintln!("{why}");
+                std::process::exit(2);
+            }
+        }
+    }
+
+    fn parse(args: &[String]) -> Result<Part, String> {
+        match args {
+            [] => Ok(Part::All),
+            [one] if one == "launch" => Ok(Part::Launch),
+            [one] if one == "other" => Ok(Part::Other),
+            _ => Err(format!("usage: [launch|other] (got {args:?})")),
+        }
+    }
+
+    /// Whether the launch rows are measured.
+    pub fn launch(self) -> bool {
+        self != Part::Other
+    }
+
+    /// Whether the rows other than launch are measured.
+    pub fn other(self) -> bool {
+        self != Part::Launch
+    }
+}
+
+/// Two launch paths timed in the same process on the same stream and kernel:
+/// each path's per-launch time, and per pair of batches the ratio `ours / raw`
+/// and the difference `ours - raw` (microseconds per launch).
+#[derive(Clone, Copy, Debug)]
+pub struct Paired {
+    pub raw: Stats,
+    pub ours: Stats,
+    pub ratio: Stats,
+    pub difference: Stats,
+}
+
+/// Times `pairs` pairs of batches of `per_batch` calls, one batch of `raw` and one of `ours` per pair,
+/// after `warmup` pairs; the order alternates (raw, ours, then ours, raw: ABBA), so drift and
+/// order effects fall on both paths alike. `sync` runs before every batch, outside the timed part.
+pub fn time_paired(
+    warmup: usize,
+    pairs: usize,
+    per_batch: usize,
+    mut sync: impl FnMut() -> Result<(), String>,
+    mut raw: impl FnMut() -> Result<(), String>,
+    mut ours: impl FnMut() -> Result<(), String>,
+) -> Result<Paired, String> {
+    let mut batch = |body: &mut dyn FnMut() -> Result<(), String>| -> Result<f64, String> {
+        sync()?;
+        let start = Instant::now();
+        for _ in 0..per_batch {
+            body()?;
+        }
+        Ok(start.elapsed().as_secs_f64() * 1e6 / per_batch as f64)
+    };
+    let (mut raws, mut ourss, mut ratios, mut differences) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for pair in 0..warmup + pairs {
+        let (raw_time, ours_time) = if pair % 2 == 0 {
+            let raw_time = batch(&mut raw)?;
+            (raw_time, batch(&mut ours)?)
+        } else {
+            let ours_time = batch(&mut ours)?;
+            (batch(&mut raw)?, ours_time)
+        };
+        if pair >= warmup {
+            raws.push(raw_time);
+            ourss.push(ours_time);
+            ratios.push(ours_time / raw_time);
+            differences.push(ours_time - raw_time);
+        }
+    }
+    sync()?;
+    Ok(Paired {
+        raw: Stats::from_samples(raws, per_batch)?,
+        ours: Stats::from_samples(ourss, per_batch)?,
+        ratio: Stats::from_samples(ratios, 1)?,
+        difference: Stats::from_samples(differences, 1)?,
+    })
+}
+
+/// The launch rows of one implementation measured against raw `cuLaunchKernel` (cuda-sys, cached
+/// function pointer) in the same process: its time per launch, the paired ratio over raw and the
+/// paired difference in nanoseconds (the host cost the implementation adds to the driver call).
+pub fn paired_rows(case: &str, implementation: &str, raw: &str, paired: Result<Paired, String>) -> Vec<Row> {
+    let ratio_name = format!("{implementation} (paired ratio vs {raw}, same process)");
+    let difference_name = format!("{implementation} (added host cost vs {raw}, same process)");
+    let paired = match paired {
+        Ok(paired) => paired,
+        Err(why) => {
+            return vec![
+                Row::failed("launch", case, implementation, "us/launch", &why),
+                Row::failed("launch", case, &ratio_name, "x", &why),
+                Row::failed("launch", case, &difference_name, "ns/launch", &why),
+            ]
+        }
+    };
+    let Paired {
+        raw: raw_stats,
+        ours,
+        ratio,
+        difference,
+    } = paired;
+    let mut main = Row::measured("launch", case, implementation, "us/launch", Ok(ours));
+    main.detail = format!(
+        "{}; batches interleaved (ABBA) with {raw} in the same process, which took {:.4} us",
+        main.detail, raw_stats.median
+    );
+    let ratio_row = Row::value(
+        "launch",
+        case,
+        &ratio_name,
+        "x",
+        ratio.median,
+        format!(
+            "median over {} pairs of batches (ABBA order, same stream and kernel) of ours/raw; p10 {:.4}, p90 {:.4}; \
+             medians {:.4} us (ours) and {:.4} us (raw)",
+            ratio.samples, ratio.p10, ratio.p90, ours.median, raw_stats.median
+        ),
+    );
+    let difference_row = Row::value(
+        "launch",
+        case,
+        &difference_name,
+        "ns/launch",
+        difference.median * 1e3,
+        format!(
+            "median over {} pairs of batches of (ours - raw) per launch; p10 {:.1} ns, p90 {:.1} ns \
+             (the spread is the driver call's noise, not ours)",
+            difference.samples,
+            difference.p10 * 1e3,
+            difference.p90 * 1e3
+        ),
+    );
+    vec![main, ratio_row, difference_row]
 }
 
 /// One figure of the table.
@@ -261,6 +420,69 @@ mod tests {
         assert_eq!(stats.samples, 3);
         let failing = time_batches(0, 1, 1, || Ok(()), || Err("boom".to_string()));
         assert_eq!(failing.unwrap_err(), "boom");
+    }
+
+    #[test]
+    fn time_paired_alternates_the_order_and_pairs_the_batches() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let paired = time_paired(
+            1,
+            4,
+            2,
+            || Ok(()),
+            || {
+                order.borrow_mut().push('r');
+                Ok(())
+            },
+            || {
+                order.borrow_mut().push('o');
+                Ok(())
+            },
+        )
+        .unwrap();
+        let order: String = order.into_inner().into_iter().collect();
+        assert_eq!(order, "rroooorrrroooorrrroo");
+        assert_eq!(paired.ratio.samples, 4);
+        assert_eq!(paired.raw.samples, 4);
+        let failing = time_paired(0, 1, 1, || Ok(()), || Ok(()), || Err("boom".to_string()));
+        assert_eq!(failing.unwrap_err(), "boom");
+    }
+
+    #[test]
+    fn paired_rows_name_the_ratio_and_the_difference() {
+        let stats = |median| Stats {
+            median,
+            p10: median,
+            p90: median,
+            samples: 3,
+            per_sample: 256,
+        };
+        let paired = Paired {
+            raw: stats(4.0),
+            ours: stats(4.1),
+            ratio: stats(1.025),
+            difference: stats(0.1),
+        };
+        let rows = paired_rows("empty", "ours", "raw", Ok(paired));
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].value, Some(4.1));
+        assert_eq!(rows[1].implementation, "ours (paired ratio vs raw, same process)");
+        assert_eq!(rows[1].value, Some(1.025));
+        assert_eq!(rows[2].unit, "ns/launch");
+        assert!((rows[2].value.unwrap() - 100.0).abs() < 1e-9);
+        let failed = paired_rows("axpy", "ours", "raw", Err("no".into()));
+        assert!(failed.iter().all(|r| r.status == "failed: no" && r.value.is_none()));
+    }
+
+    #[test]
+    fn parts_from_arguments() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(Part::parse(&args(&[])), Ok(Part::All));
+        assert_eq!(Part::parse(&args(&["launch"])), Ok(Part::Launch));
+        assert_eq!(Part::parse(&args(&["other"])), Ok(Part::Other));
+        assert!(Part::parse(&args(&["bogus"])).is_err());
+        assert!(Part::Launch.launch() && !Part::Launch.other());
+        assert!(Part::All.launch() && Part::All.other());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! compiled kernels the raw benchmarks use, and the NVRTC compile every
 //! Rust benchmark shares (so all of them load the same CUBIN).
 
-use std::ffi::{c_char, c_int, c_uint, CStr, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::ptr;
 
 use cuda_sys::driver::{
@@ -25,6 +25,76 @@ pub fn check(cuda: &cuda_sys::Driver, result: CUresult, what: &str) -> Result<()
         _ => "unknown error".to_string(),
     };
     Err(format!("{what}: {name} ({})", result.0))
+}
+
+/// `cuLaunchKernel`'s signature.
+type LaunchKernel = unsafe extern "C" fn(
+    CUfunction,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    CUstream,
+    *mut *mut c_void,
+    *mut *mut c_void,
+) -> CUresult;
+
+/// One kernel launch through cuda-sys with the `cuLaunchKernel` pointer fetched once: the raw path
+/// every paired launch row is compared with (what a C++ caller of the driver does).
+pub struct RawLaunch {
+    cuda: &'static cuda_sys::Driver,
+    launch: LaunchKernel,
+    function: CUfunction,
+    stream: CUstream,
+    grid: u32,
+    block: u32,
+}
+
+impl RawLaunch {
+    /// A launch of `function` on `stream` with a 1-D grid and block, no shared memory.
+    ///
+    /// # Safety
+    /// `function` and `stream` must stay live, and in the current context, while the value is used.
+    pub unsafe fn new(function: CUfunction, stream: CUstream, grid: u32, block: u32) -> Result<RawLaunch, String> {
+        let cuda = cuda_sys::driver().map_err(|e| e.to_string())?;
+        let launch = cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
+        Ok(RawLaunch {
+            cuda,
+            launch,
+            function,
+            stream,
+            grid,
+            block,
+        })
+    }
+
+    /// Enqueues one launch with `params` (null for a kernel without parameters).
+    ///
+    /// # Safety
+    /// `params` must be null for a kernel without parameters, else point at one pointer per kernel
+    /// parameter, each at a live value of that parameter's type; the kernel's memory accesses must be valid.
+    pub unsafe fn launch(&self, params: *mut *mut c_void) -> Result<(), String> {
+        // SAFETY: function and stream are live (the contract of `new`); params as the caller promises.
+        let result = unsafe {
+            (self.launch)(
+                self.function,
+                self.grid,
+                1,
+                1,
+                self.block,
+                1,
+                1,
+                0,
+                self.stream,
+                params,
+                ptr::null_mut(),
+            )
+        };
+        check(self.cuda, result, "cuLaunchKernel")
+    }
 }
 
 /// The primary context of device 0, current on this thread, and one non-blocking stream.

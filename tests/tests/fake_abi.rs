@@ -1,14 +1,25 @@
 //! Every function libfakecuda exports has the parameter list `cuda.h`
 //! declares for it (count, and pointer depth of each parameter), so the
 //! stand-in is called with the ABI the real driver has. Needs the pinned
-//! header that `cargo xtask test` fetches into `target/cuda-wheels/`; prints
+//! header: from `CUDA_SYS_HEADERS` (the GPU bundle's copy) or the wheels that
+//! `cargo xtask test` fetches into `target/cuda-wheels/`; prints
 //! `skipped: <why>` without it.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// `cuda.h` from the folders in `CUDA_SYS_HEADERS` (set by `cargo xtask test`, and by the GPU
+/// bundle's `run.sh` to the pinned headers it carries), else from the fetched wheels.
 fn cuda_h() -> Option<PathBuf> {
+    if let Some(folders) = std::env::var_os("CUDA_SYS_HEADERS") {
+        if let Some(found) = std::env::split_paths(&folders)
+            .map(|folder| folder.join("cuda.h"))
+            .find(|path| path.is_file())
+        {
+            return Some(found);
+        }
+    }
     let wheels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cuda-wheels");
     std::fs::read_dir(wheels)
         .ok()?
@@ -49,7 +60,7 @@ fn exports_match_cuda_h() {
     let Some(header) = cuda_h() else {
         let _ = writeln!(
             std::io::stdout(),
-            "skipped: cuda.h not fetched (run `cargo xtask test`)"
+            "skipped: cuda.h not fetched (run `cargo xtask test`) and not in CUDA_SYS_HEADERS"
         );
         return;
     };

@@ -1,11 +1,16 @@
 //! Benchmarks through cuda-core: `launch` of the two kernels, and NVRTC
 //! compile through its kernel cache (cold: compiled and stored; disk hit;
 //! memory hit). Prints `ROW {json}` lines (see the `benches` crate docs).
-//! Built with `--features core`.
+//! Built with `--features core`. The launch rows are timed interleaved with
+//! raw `cuLaunchKernel` in the same process (see [`benches::time_paired`]);
+//! argument `launch` or `other` runs one part.
 
+use std::ffi::c_void;
 use std::path::{Path, PathBuf};
+use std::ptr;
 use std::time::Instant;
 
+use benches::raw::RawLaunch;
 use benches::*;
 use cuda_core::{
     launch, Arch, CacheOutcome, CompileTarget, Device, Kernel, KernelCache, LaunchConfig, Program, ProgramOptions,
@@ -14,11 +19,13 @@ use cuda_driver::{DeviceBuffer, Stream};
 
 const PROGRAM: &str = "cuda-core Program";
 const LAUNCH: &str = "cuda-core launch";
+const RAW: &str = "raw cuLaunchKernel";
 /// Timed memory-cache hits per batch, and batches.
 const MEMORY_HIT_BATCH: usize = 100;
 const MEMORY_HIT_BATCHES: usize = 50;
 
 fn main() {
+    let part = Part::from_args();
     // NVRTC needs no GPU: the device's architecture where there is one, else sm_90.
     let device = Device::new(0).and_then(|device| {
         let arch = device.arch()?;
@@ -29,20 +36,27 @@ fn main() {
         Ok((_, arch)) => *arch,
         Err(why) => {
             let why = why.to_string();
-            println!("no GPU ({}): compiling for sm_90", why.lines().next().unwrap_or_default());
+            println!(
+                "no GPU ({}): compiling for sm_90",
+                why.lines().next().unwrap_or_default()
+            );
             Arch::Sm(90)
         }
     };
     let program = Program::new(KERNELS, ProgramOptions::for_arch(arch));
     match &device {
-        Ok((device, _)) => launch_rows(device, &program),
-        Err(why) => {
+        Ok((device, _)) if part.launch() => launch_rows(device, &program),
+        Err(why) if part.launch() => {
             let why = why.to_string();
             let why = why.lines().next().unwrap_or_default();
             for case in ["empty", "axpy"] {
                 Row::unavailable("launch", case, LAUNCH, "us/launch", why).emit();
             }
         }
+        _ => {}
+    }
+    if !part.other() {
+        return;
     }
     let scratch = std::env::temp_dir().join(format!("bench-core-cache-{}", std::process::id()));
     let rows = nvrtc_rows(&program, &scratch);
@@ -69,15 +83,12 @@ fn launch_rows(device: &Device, program: &Program) {
     })();
     match setup {
         Ok((empty, axpy, stream)) => {
-            Row::measured("launch", "empty", LAUNCH, "us/launch", launch_empty(&stream, &empty)).emit();
-            Row::measured(
-                "launch",
-                "axpy",
-                LAUNCH,
-                "us/launch",
-                launch_axpy(device, &stream, &axpy),
-            )
-            .emit();
+            paired_rows("empty", LAUNCH, RAW, launch_empty(device, &stream, &empty))
+                .iter()
+                .for_each(Row::emit);
+            paired_rows("axpy", LAUNCH, RAW, launch_axpy(device, &stream, &axpy))
+                .iter()
+                .for_each(Row::emit);
         }
         Err(why) => {
             for case in ["empty", "axpy"] {
@@ -91,21 +102,25 @@ fn sync(stream: &Stream) -> Result<(), String> {
     stream.synchronize().map_err(|e| e.to_string())
 }
 
-fn launch_empty(stream: &Stream, empty: &Kernel) -> Result<Stats, String> {
+fn launch_empty(device: &Device, stream: &Stream, empty: &Kernel) -> Result<Paired, String> {
     let config = LaunchConfig::new((1, 1, 1), (1, 1, 1));
-    time_batches(
+    // The raw launches need the context current; `launch` makes it so itself.
+    device.context().set_current().map_err(|e| e.to_string())?;
+    // SAFETY: `empty` and the stream are borrowed for this whole function, so they outlive `raw_launch`.
+    let raw_launch = unsafe { RawLaunch::new(empty.function().as_raw(), stream.as_raw(), 1, 1) }?;
+    time_paired(
         LAUNCH_WARMUP_BATCHES,
-        LAUNCH_BATCHES,
+        PAIRED_BATCHES,
         LAUNCH_BATCH,
         || sync(stream),
-        || {
-            // SAFETY: `empty` takes no parameters and touches no memory.
-            unsafe { launch(stream, &config, empty, ()) }.map_err(|e| e.to_string())
-        },
+        // SAFETY: `empty` takes no parameters and touches no memory.
+        || unsafe { raw_launch.launch(ptr::null_mut()) },
+        // SAFETY: as above.
+        || unsafe { launch(stream, &config, empty, ()) }.map_err(|e| e.to_string()),
     )
 }
 
-fn launch_axpy(device: &Device, stream: &Stream, axpy: &Kernel) -> Result<Stats, String> {
+fn launch_axpy(device: &Device, stream: &Stream, axpy: &Kernel) -> Result<Paired, String> {
     let driver = |e: cuda_driver::Error| e.to_string();
     let n = AXPY_N as usize;
     let host_x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
@@ -125,15 +140,34 @@ fn launch_axpy(device: &Device, stream: &Stream, axpy: &Kernel) -> Result<Stats,
             result[i], host_x[i], host_y[i]
         ));
     }
-    time_batches(
+    device.context().set_current().map_err(driver)?;
+    // SAFETY: `axpy`, the stream and both buffers live until the end of this function, after the last
+    // launch and the final synchronisation of `time_paired`.
+    let (raw_launch, mut x_raw, mut y_raw) = unsafe {
+        (
+            RawLaunch::new(axpy.function().as_raw(), stream.as_raw(), config.grid.0, AXPY_BLOCK)?,
+            x.as_raw(),
+            y.as_raw(),
+        )
+    };
+    let (mut a, mut len) = (2.0f32, AXPY_N);
+    let mut params: [*mut c_void; 4] = [
+        (&raw mut a).cast(),
+        (&raw mut x_raw).cast(),
+        (&raw mut y_raw).cast(),
+        (&raw mut len).cast(),
+    ];
+    let params = params.as_mut_ptr();
+    time_paired(
         LAUNCH_WARMUP_BATCHES,
-        LAUNCH_BATCHES,
+        PAIRED_BATCHES,
         LAUNCH_BATCH,
         || sync(stream),
-        || {
-            // SAFETY: as for the checked launch above.
-            unsafe { launch(stream, &config, axpy, (2.0f32, &x, &mut y, AXPY_N)) }.map_err(|e| e.to_string())
-        },
+        // SAFETY: `params` points at a float, the two buffers' addresses and the length, as `axpy` takes;
+        // the launch is the checked one above.
+        || unsafe { raw_launch.launch(params) },
+        // SAFETY: as for the checked launch above.
+        || unsafe { launch(stream, &config, axpy, (2.0f32, &x, &mut y, AXPY_N)) }.map_err(|e| e.to_string()),
     )
 }
 

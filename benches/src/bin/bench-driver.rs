@@ -1,15 +1,21 @@
 //! Benchmarks through cuda-driver's safe layer: typed `Stream::launch`,
 //! `DeviceBuffer` allocation (stream-ordered and plain) and the
 //! device-to-device copy. Prints `ROW {json}` lines (see the `benches`
-//! crate docs). Built with `--features driver`.
+//! crate docs). Built with `--features driver`. The launch rows are timed
+//! interleaved with raw `cuLaunchKernel` in the same process (see
+//! [`benches::time_paired`]); argument `launch` or `other` runs one part.
 
-use benches::raw::compile_cubin;
+use std::ffi::c_void;
+use std::ptr;
+
+use benches::raw::{compile_cubin, RawLaunch};
 use benches::*;
 use cuda_driver::{
     Context, Device, DeviceBuffer, Event, EventFlags, Function, LaunchConfig, MemPool, Module, Stream, StreamFlags,
 };
 
 const LAUNCH: &str = "cuda-driver Stream::launch";
+const RAW: &str = "raw cuLaunchKernel";
 const ALLOC_SYNC: &str = "cuda-driver DeviceBuffer::alloc+drop";
 const ALLOC_ASYNC: &str = "cuda-driver DeviceBuffer::alloc_async+drop";
 const COPY: &str = "cuda-driver copy_from_device_async";
@@ -45,13 +51,17 @@ fn setup() -> Result<Setup, String> {
 }
 
 fn main() {
+    let part = Part::from_args();
     let setup = match setup() {
         Ok(setup) => setup,
         Err(why) => {
             let why = why.lines().next().unwrap_or_default().to_string();
             println!("no GPU: {why}");
-            for case in ["empty", "axpy"] {
+            for case in ["empty", "axpy"].into_iter().filter(|_| part.launch()) {
                 Row::unavailable("launch", case, LAUNCH, "us/launch", &why).emit();
+            }
+            if !part.other() {
+                return;
             }
             for (case, _) in ALLOC_SIZES {
                 Row::unavailable("alloc", case, ALLOC_SYNC, "us/pair", &why).emit();
@@ -61,16 +71,25 @@ fn main() {
             return;
         }
     };
-    match &setup.kernels {
-        Ok((empty, axpy)) => {
-            Row::measured("launch", "empty", LAUNCH, "us/launch", launch_empty(&setup, empty)).emit();
-            Row::measured("launch", "axpy", LAUNCH, "us/launch", launch_axpy(&setup, axpy)).emit();
-        }
-        Err(why) => {
-            for case in ["empty", "axpy"] {
-                Row::failed("launch", case, LAUNCH, "us/launch", why).emit();
+    if part.launch() {
+        match &setup.kernels {
+            Ok((empty, axpy)) => {
+                paired_rows("empty", LAUNCH, RAW, launch_empty(&setup, empty))
+                    .iter()
+                    .for_each(Row::emit);
+                paired_rows("axpy", LAUNCH, RAW, launch_axpy(&setup, axpy))
+                    .iter()
+                    .for_each(Row::emit);
+            }
+            Err(why) => {
+                for case in ["empty", "axpy"] {
+                    Row::failed("launch", case, LAUNCH, "us/launch", why).emit();
+                }
             }
         }
+    }
+    if !part.other() {
+        return;
     }
     for (case, bytes) in ALLOC_SIZES {
         Row::measured("alloc", case, ALLOC_SYNC, "us/pair", alloc_sync(&setup, bytes)).emit();
@@ -88,21 +107,25 @@ fn sync(stream: &Stream) -> Result<(), String> {
     stream.synchronize().map_err(|e| e.to_string())
 }
 
-fn launch_empty(setup: &Setup, empty: &Function) -> Result<Stats, String> {
+fn launch_empty(setup: &Setup, empty: &Function) -> Result<Paired, String> {
     let config = LaunchConfig::new((1, 1, 1), (1, 1, 1));
-    time_batches(
+    // The raw launches need the context current; Stream::launch makes it so itself.
+    setup.context.set_current().map_err(|e| e.to_string())?;
+    // SAFETY: `empty` and the stream are borrowed for this whole function, so they outlive `raw`.
+    let raw_launch = unsafe { RawLaunch::new(empty.as_raw(), setup.stream.as_raw(), 1, 1) }?;
+    time_paired(
         LAUNCH_WARMUP_BATCHES,
-        LAUNCH_BATCHES,
+        PAIRED_BATCHES,
         LAUNCH_BATCH,
         || sync(&setup.stream),
-        || {
-            // SAFETY: `empty` takes no parameters and touches no memory.
-            unsafe { setup.stream.launch(empty, &config, ()) }.map_err(|e| e.to_string())
-        },
+        // SAFETY: `empty` takes no parameters and touches no memory.
+        || unsafe { raw_launch.launch(ptr::null_mut()) },
+        // SAFETY: as above.
+        || unsafe { setup.stream.launch(empty, &config, ()) }.map_err(|e| e.to_string()),
     )
 }
 
-fn launch_axpy(setup: &Setup, axpy: &Function) -> Result<Stats, String> {
+fn launch_axpy(setup: &Setup, axpy: &Function) -> Result<Paired, String> {
     let text = |e: cuda_driver::Error| e.to_string();
     let n = AXPY_N as usize;
     let host_x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
@@ -122,15 +145,34 @@ fn launch_axpy(setup: &Setup, axpy: &Function) -> Result<Stats, String> {
             result[i], host_x[i], host_y[i]
         ));
     }
-    time_batches(
+    setup.context.set_current().map_err(text)?;
+    // SAFETY: `axpy`, the stream and both buffers live until the end of this function, after the last
+    // launch and the final synchronisation of `time_paired`.
+    let (raw_launch, mut x_raw, mut y_raw) = unsafe {
+        (
+            RawLaunch::new(axpy.as_raw(), setup.stream.as_raw(), config.grid.0, AXPY_BLOCK)?,
+            x.as_raw(),
+            y.as_raw(),
+        )
+    };
+    let (mut a, mut len) = (2.0f32, AXPY_N);
+    let mut params: [*mut c_void; 4] = [
+        (&raw mut a).cast(),
+        (&raw mut x_raw).cast(),
+        (&raw mut y_raw).cast(),
+        (&raw mut len).cast(),
+    ];
+    let params = params.as_mut_ptr();
+    time_paired(
         LAUNCH_WARMUP_BATCHES,
-        LAUNCH_BATCHES,
+        PAIRED_BATCHES,
         LAUNCH_BATCH,
         || sync(&setup.stream),
-        || {
-            // SAFETY: as for the checked launch above.
-            unsafe { setup.stream.launch(axpy, &config, (2.0f32, &x, &mut y, AXPY_N)) }.map_err(text)
-        },
+        // SAFETY: `params` points at a float, the two buffers' addresses and the length, as `axpy` takes;
+        // the launch is the checked one above.
+        || unsafe { raw_launch.launch(params) },
+        // SAFETY: as for the checked launch above.
+        || unsafe { setup.stream.launch(axpy, &config, (2.0f32, &x, &mut y, AXPY_N)) }.map_err(text),
     )
 }
 

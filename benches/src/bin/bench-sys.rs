@@ -1,21 +1,28 @@
 //! Benchmarks through cuda-sys alone (raw driver and NVRTC calls): launch
 //! cost, allocation, device-to-device copy bandwidth and cold NVRTC compile.
-//! Prints `ROW {json}` lines (see the `benches` crate docs).
+//! Prints `ROW {json}` lines (see the `benches` crate docs). The launch
+//! rows time cuda-sys as a caller writes it (`driver()?.cuLaunchKernel()?`
+//! on every launch) interleaved with the raw path (the pointer fetched once)
+//! in the same process, and the raw path against itself (an A/A control: the
+//! paired method's own noise); argument `launch` or `other` runs one part.
 
 use std::ffi::c_void;
 use std::ptr;
 
-use benches::raw::{check, compile_cubin, Gpu};
+use benches::raw::{check, compile_cubin, Gpu, RawLaunch};
 use benches::*;
 use cuda_sys::driver::{CUdeviceptr, CUevent, CUfunction, CUmemPool_attribute, CUmemoryPool};
 
 const LAUNCH: &str = "cuda-sys cuLaunchKernel";
+const RAW: &str = "raw cuLaunchKernel";
+const CONTROL: &str = "raw cuLaunchKernel A/A control";
 const ALLOC_SYNC: &str = "cuda-sys cuMemAlloc+cuMemFree";
 const ALLOC_ASYNC: &str = "cuda-sys cuMemAllocAsync+cuMemFreeAsync";
 const COPY: &str = "cuda-sys cuMemcpyDtoDAsync";
 const NVRTC: &str = "cuda-sys NVRTC";
 
 fn main() {
+    let part = Part::from_args();
     let gpu = Gpu::open();
     match &gpu {
         Ok(gpu) => println!("device: {}", gpu.describe()),
@@ -23,13 +30,18 @@ fn main() {
     }
     // NVRTC needs no GPU: compile for the device's architecture, or sm_90 without one.
     let arch = gpu.as_ref().map(Gpu::arch).unwrap_or_else(|_| "sm_90".into());
-    Row::measured("nvrtc", "cold compile", NVRTC, "ms", nvrtc_cold(&arch)).emit();
+    if part.other() {
+        Row::measured("nvrtc", "cold compile", NVRTC, "ms", nvrtc_cold(&arch)).emit();
+    }
 
     let gpu = match gpu {
         Ok(gpu) => gpu,
         Err(why) => {
-            for case in ["empty", "axpy"] {
+            for case in ["empty", "axpy"].into_iter().filter(|_| part.launch()) {
                 Row::unavailable("launch", case, LAUNCH, "us/launch", &why).emit();
+            }
+            if !part.other() {
+                return;
             }
             for (case, _) in ALLOC_SIZES {
                 Row::unavailable("alloc", case, ALLOC_SYNC, "us/pair", &why).emit();
@@ -39,22 +51,11 @@ fn main() {
             return;
         }
     };
-    let kernels =
-        compile_cubin(KERNELS, &gpu.arch()).and_then(|cubin| gpu.load_functions(&cubin, &[c"empty", c"axpy"]));
-    match kernels.as_deref() {
-        Ok(&[empty, axpy]) => {
-            Row::measured("launch", "empty", LAUNCH, "us/launch", launch_empty(&gpu, empty)).emit();
-            Row::measured("launch", "axpy", LAUNCH, "us/launch", launch_axpy(&gpu, axpy)).emit();
-        }
-        other => {
-            let why = match other {
-                Err(why) => why.clone(),
-                Ok(functions) => format!("expected 2 kernels, loaded {}", functions.len()),
-            };
-            for case in ["empty", "axpy"] {
-                Row::failed("launch", case, LAUNCH, "us/launch", &why).emit();
-            }
-        }
+    if part.launch() {
+        launch_rows(&gpu);
+    }
+    if !part.other() {
+        return;
     }
     for (case, bytes) in ALLOC_SIZES {
         Row::measured("alloc", case, ALLOC_SYNC, "us/pair", alloc_sync(&gpu, bytes)).emit();
@@ -79,53 +80,106 @@ fn nvrtc_cold(arch: &str) -> Result<Stats, String> {
     Stats::from_samples(samples, 1)
 }
 
-/// Enqueues `function` with the given parameter array, in batches of [`LAUNCH_BATCH`].
-fn time_launches(
+fn launch_rows(gpu: &Gpu) {
+    let kernels =
+        compile_cubin(KERNELS, &gpu.arch()).and_then(|cubin| gpu.load_functions(&cubin, &[c"empty", c"axpy"]));
+    match kernels.as_deref() {
+        Ok(&[empty, axpy]) => {
+            let (ours, control) = launch_empty(gpu, empty);
+            emit_launch_rows("empty", ours, control);
+            let (ours, control) = match launch_axpy(gpu, axpy) {
+                Ok(both) => both,
+                Err(why) => (Err(why.clone()), Err(why)),
+            };
+            emit_launch_rows("axpy", ours, control);
+        }
+        other => {
+            let why = match other {
+                Err(why) => why.clone(),
+                Ok(functions) => format!("expected 2 kernels, loaded {}", functions.len()),
+            };
+            for case in ["empty", "axpy"] {
+                Row::failed("launch", case, LAUNCH, "us/launch", &why).emit();
+            }
+        }
+    }
+}
+
+/// The cuda-sys rows against raw, and the A/A control's ratio and difference (its time is raw's again).
+fn emit_launch_rows(case: &str, ours: Result<Paired, String>, control: Result<Paired, String>) {
+    paired_rows(case, LAUNCH, RAW, ours).iter().for_each(Row::emit);
+    paired_rows(case, CONTROL, RAW, control)[1..].iter().for_each(Row::emit);
+}
+
+/// Times launches of `function` with the given parameter array (null for none), in batches of
+/// [`LAUNCH_BATCH`]: cuda-sys with its accessors called per launch against the raw path, then the raw
+/// path against itself.
+///
+/// # Safety
+/// `params` must be null for a kernel without parameters, else point at one pointer per kernel
+/// parameter, each at a live value of that parameter's type, valid for the kernel's accesses.
+unsafe fn time_launches(
     gpu: &Gpu,
     function: CUfunction,
     grid: u32,
     block: u32,
-    params: &mut [*mut c_void],
-) -> Result<Stats, String> {
-    let launch = gpu.cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
-    let params = if params.is_empty() {
-        ptr::null_mut()
-    } else {
-        params.as_mut_ptr()
+    params: *mut *mut c_void,
+) -> BothPaired {
+    // SAFETY: `function` comes from a module that is never unloaded; the stream lives as long as `gpu`.
+    let raw_launch = match unsafe { RawLaunch::new(function, gpu.stream, grid, block) } {
+        Ok(raw_launch) => raw_launch,
+        Err(why) => return (Err(why.clone()), Err(why)),
     };
-    time_batches(
+    let sys = || {
+        let cuda = cuda_sys::driver().map_err(|e| e.to_string())?;
+        let launch = cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
+        // SAFETY: `function` and the stream are live; `params` as the caller promises.
+        let result = unsafe {
+            launch(
+                function,
+                grid,
+                1,
+                1,
+                block,
+                1,
+                1,
+                0,
+                gpu.stream,
+                params,
+                ptr::null_mut(),
+            )
+        };
+        check(cuda, result, "cuLaunchKernel")
+    };
+    // SAFETY (both closures): as `sys`.
+    let raw = || unsafe { raw_launch.launch(params) };
+    let ours = time_paired(
         LAUNCH_WARMUP_BATCHES,
-        LAUNCH_BATCHES,
+        PAIRED_BATCHES,
         LAUNCH_BATCH,
         || gpu.sync(),
-        || {
-            // SAFETY: `function` is live; `params` is null (no parameters) or points at one pointer per kernel
-            // parameter, each at a live value of the parameter's type; the stream is live.
-            let result = unsafe {
-                launch(
-                    function,
-                    grid,
-                    1,
-                    1,
-                    block,
-                    1,
-                    1,
-                    0,
-                    gpu.stream,
-                    params,
-                    ptr::null_mut(),
-                )
-            };
-            check(gpu.cuda, result, "cuLaunchKernel")
-        },
-    )
+        raw,
+        sys,
+    );
+    let control = time_paired(
+        LAUNCH_WARMUP_BATCHES,
+        PAIRED_BATCHES,
+        LAUNCH_BATCH,
+        || gpu.sync(),
+        raw,
+        raw,
+    );
+    (ours, control)
 }
 
-fn launch_empty(gpu: &Gpu, empty: CUfunction) -> Result<Stats, String> {
-    time_launches(gpu, empty, 1, 1, &mut [])
+fn launch_empty(gpu: &Gpu, empty: CUfunction) -> BothPaired {
+    // SAFETY: `empty` takes no parameters.
+    unsafe { time_launches(gpu, empty, 1, 1, ptr::null_mut()) }
 }
 
-fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<Stats, String> {
+type BothPaired = (Result<Paired, String>, Result<Paired, String>);
+
+fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<BothPaired, String> {
     let n = AXPY_N as usize;
     let bytes = n * 4;
     let host_x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
@@ -181,7 +235,8 @@ fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<Stats, String> {
                 result[i], host_x[i], host_y[i]
             ));
         }
-        time_launches(gpu, axpy, grid, AXPY_BLOCK, &mut params)
+        // SAFETY: as for the checked launch above; `params` and what it points at outlive the timing.
+        Ok(unsafe { time_launches(gpu, axpy, grid, AXPY_BLOCK, params.as_mut_ptr()) })
     })();
     let freed = gpu.free(x).and(gpu.free(y));
     let stats = result?;
