@@ -12,7 +12,7 @@
 #   failures.log   the full output of every failing test binary and example
 #   bench.json     the benchmark table (rows with value, unit, ratio, reference, status)
 #   bench.md       the same table in Markdown, for docs/BENCHMARKS.md
-#   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log
+#   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log, bench/NAME.launch-R.log
 #
 # Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary), LAUNCH_ROUNDS
 # (process rounds of the launch benchmarks, whose median is reported: default 3),
@@ -246,7 +246,7 @@ run_examples() {
 # ---------------------------------------------------------------- benchmarks
 # The launch rows are a few microseconds each and drift between processes, so every implementation's
 # launch part runs LAUNCH_ROUNDS times, the implementations taking turns (C++, Rust, CuPy, cuda.core,
-# then again); report.py takes the median of the rounds. The other rows (allocation, bandwidth, NVRTC)
+# then the same in reverse, ...); report.py takes the median of the rounds. The other rows (allocation, bandwidth, NVRTC)
 # run once. Logs: bench/NAME.log (the other rows), bench/NAME.launch-R.log (round R).
 bench_run() { # label, log, command... -> runs it in the bundle folder and says how it went
     local label=$1 log=$2 rc
@@ -323,19 +323,26 @@ run_benchmarks() {
         done
     fi
 
+    # The launch parts, in turn; every other round in reverse order, so no implementation always runs
+    # first or last (ABBA across rounds).
+    local jobs=() job i
+    [ "$cpp" = 1 ] && jobs+=(cpp)
+    for name in "${benches[@]+"${benches[@]}"}"; do jobs+=("bin:$name"); done
+    [ "$python" = 1 ] && jobs+=(py:bench_cupy py:bench_cuda_core)
     for round in $(seq 1 "$LAUNCH_ROUNDS"); do
         echo "-- launch, round $round of $LAUNCH_ROUNDS"
-        [ "$cpp" = 1 ] && bench_run "bench-cpp launch" "$WORK/bench/bench-cpp.launch-$round.log" \
-            "$WORK/bench-cpp" "$kernels" launch
-        for name in "${benches[@]+"${benches[@]}"}"; do
-            bench_run "$name launch" "$WORK/bench/$name.launch-$round.log" "$BIN/bench/$name" launch
+        for i in "${!jobs[@]}"; do
+            job="${jobs[$i]}"
+            if [ $((round % 2)) -eq 0 ]; then job="${jobs[$((${#jobs[@]} - 1 - i))]}"; fi
+            case "$job" in
+            cpp) bench_run "bench-cpp launch" "$WORK/bench/bench-cpp.launch-$round.log" \
+                "$WORK/bench-cpp" "$kernels" launch ;;
+            bin:*) bench_run "${job#bin:} launch" "$WORK/bench/${job#bin:}.launch-$round.log" \
+                "$BIN/bench/${job#bin:}" launch ;;
+            py:*) bench_run "${job#py:} launch" "$WORK/bench/${job#py:}.launch-$round.log" \
+                bash -c 'cd python && exec python3 "$@"' _ "${job#py:}.py" "$kernels" launch ;;
+            esac
         done
-        if [ "$python" = 1 ]; then
-            for script in bench_cupy bench_cuda_core; do
-                bench_run "$script launch" "$WORK/bench/$script.launch-$round.log" \
-                    bash -c 'cd python && exec python3 "$@"' _ "$script.py" "$kernels" launch
-            done
-        fi
     done
 
     echo "== benchmark table (device $DEVICE, driver $DRIVER, $DATE)"
@@ -382,7 +389,7 @@ esac
     fi
 } | tee "$LOGDIR/summary.txt"
 
-tar -czf "$LOGDIR/logs.tar.gz" -C "$WORK" . 2>/dev/null || echo "could not write logs.tar.gz"
+tar -czf "$LOGDIR/logs.tar.gz" -C "$WORK" --exclude=./bin --exclude=./bench-cpp . 2>/dev/null || echo "could not write logs.tar.gz"
 rm -rf "$WORK"
 if [ "$MODE" != bench ] && [ $((FAILED + EX_FAILED + ${#OVER_BUDGET[@]})) -ne 0 ]; then
     finish 1
