@@ -119,6 +119,12 @@ impl Library {
             let mut raw = ptr::null_mut();
             // SAFETY: valid out-pointer and kernel; the function is for the current context (`context`).
             check(unsafe { driver.cuKernelGetFunction()?(&mut raw, kernel) })?;
+            // Lazy loading may leave the function unloaded until its first launch: load it now
+            // (`cuFuncLoad`, CUDA 12.4 and later), so that code that cannot load fails here.
+            if let Ok(load) = driver.cuFuncLoad() {
+                // SAFETY: `raw` is a live function of the current context; loading a loaded one does nothing.
+                check(unsafe { load(raw) })?;
+            }
             let mut module = ptr::null_mut();
             // SAFETY: valid out-pointer and library; the module is the library's in the current context.
             check(unsafe { driver.cuLibraryGetModule()?(&mut module, self.inner.raw) })?;
