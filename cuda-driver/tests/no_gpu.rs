@@ -107,9 +107,23 @@ fn argument_tuples_count_their_elements() {
 
 #[test]
 fn without_a_driver_every_entry_point_is_a_load_error() {
+    const NO_DRIVER: &str = "/nonexistent/libcuda.so.1";
     if cuda_sys::driver().is_ok() {
-        println!("skipped: a CUDA driver is present, so the no-driver path cannot be tested");
+        // A driver is installed: run this test again in a child process whose
+        // loader is pointed at a file that does not exist.
         assert!(Device::count().is_ok());
+        let child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "without_a_driver_every_entry_point_is_a_load_error",
+                "--nocapture",
+            ])
+            .env("CUDA_DRIVER_LIBRARY", NO_DRIVER)
+            .output()
+            .unwrap();
+        let output = String::from_utf8_lossy(&child.stdout);
+        assert!(child.status.success(), "the no-driver child failed:\n{output}");
+        assert!(output.contains("1 passed"), "{output}");
         return;
     }
     assert!(matches!(Device::count(), Err(Error::Load(_))), "{:?}", Device::count());
