@@ -9,7 +9,7 @@
 //! `cuMemAllocAsync` (the device's stream-ordered pool), so the cache keeps whole blocks.
 //! On out-of-memory the pool frees its cached blocks, waits for the context and retries once.
 
-use std::collections::BTreeMap;
+use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cuda_driver::{Context, Event, EventFlags, Stream};
@@ -41,6 +41,35 @@ pub fn size_class(bytes: usize) -> Option<usize> {
     bytes.checked_next_multiple_of(step)
 }
 
+/// Number of classes up to [`SMALL_LIMIT`].
+const SMALL_CLASSES: usize = SMALL_LIMIT / SMALL_STEP;
+
+/// The position of size class `class` (a value of [`size_class`]) in a stream's free lists:
+/// the classes in increasing order, numbered from 0.
+#[inline]
+fn class_index(class: usize) -> usize {
+    if class <= SMALL_LIMIT {
+        return class / SMALL_STEP - 1;
+    }
+    let floor_log2 = (usize::BITS - 1 - (class - 1).leading_zeros()) as usize;
+    let shift = floor_log2 - LARGE_CLASSES_PER_DOUBLING.trailing_zeros() as usize;
+    // `class >> shift` is one of the steps 9..=16 of the doubling above 2^floor_log2.
+    SMALL_CLASSES
+        + (floor_log2 - SMALL_LIMIT.trailing_zeros() as usize) * LARGE_CLASSES_PER_DOUBLING
+        + ((class >> shift) - LARGE_CLASSES_PER_DOUBLING - 1)
+}
+
+/// The size class at position `index` (the inverse of [`class_index`]).
+fn class_at(index: usize) -> usize {
+    if index < SMALL_CLASSES {
+        return (index + 1) * SMALL_STEP;
+    }
+    let large = index - SMALL_CLASSES;
+    let floor_log2 = SMALL_LIMIT.trailing_zeros() as usize + large / LARGE_CLASSES_PER_DOUBLING;
+    let steps = LARGE_CLASSES_PER_DOUBLING + 1 + large % LARGE_CLASSES_PER_DOUBLING;
+    steps << (floor_log2 - LARGE_CLASSES_PER_DOUBLING.trailing_zeros() as usize)
+}
+
 /// Bytes the pool has in use and holds (`held - used` is cached, ready for reuse).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolStats {
@@ -56,12 +85,44 @@ pub struct PoolStats {
     pub misses: u64,
 }
 
-/// The free lists of one stream.
+/// The free lists of one stream, indexed by [`class_index`] (grown on demand), and the count
+/// of its blocks handed out. While that count is not zero the entry stays, so its stream (at a
+/// fixed address) can be lent to those blocks.
 struct StreamBins<S> {
     key: usize,
-    stream: S,
-    free: BTreeMap<usize, Vec<CUdeviceptr>>,
+    /// From `Box::leak`, freed on drop; only ever read through shared references.
+    stream: NonNull<S>,
+    free: Vec<Vec<CUdeviceptr>>,
+    in_use: usize,
 }
+
+impl<S> StreamBins<S> {
+    fn new(key: usize, stream: S) -> Self {
+        StreamBins {
+            key,
+            stream: NonNull::from(Box::leak(Box::new(stream))),
+            free: Vec::new(),
+            in_use: 0,
+        }
+    }
+
+    fn stream(&self) -> &S {
+        // SAFETY: `stream` is a live allocation owned by `self`, never mutated.
+        unsafe { self.stream.as_ref() }
+    }
+}
+
+impl<S> Drop for StreamBins<S> {
+    fn drop(&mut self) {
+        // SAFETY: `stream` came from `Box::leak` in `new` and is freed only here.
+        drop(unsafe { Box::from_raw(self.stream.as_ptr()) });
+    }
+}
+
+// SAFETY: `StreamBins` owns its `S` as a `Box` would; shared access only reads it.
+unsafe impl<S: Send> Send for StreamBins<S> {}
+// SAFETY: as above.
+unsafe impl<S: Sync> Sync for StreamBins<S> {}
 
 /// The pool's bookkeeping, free of driver calls: per-stream free lists and the statistics.
 /// `S` is what keeps a stream alive (a [`Stream`]; `()` in tests).
@@ -84,29 +145,52 @@ impl<S: Clone> Bins<S> {
         }
     }
 
-    /// A cached block of `class` for stream `key`, ready to use there.
+    /// A cached block of `class` for stream `key`, ready to use there, with the stream as the
+    /// pool keeps it: at that address until the block is given back or forgotten.
     #[inline]
-    pub(crate) fn take(&mut self, key: usize, class: usize) -> Option<CUdeviceptr> {
+    pub(crate) fn take(&mut self, key: usize, class: usize) -> Option<(CUdeviceptr, NonNull<S>)> {
         let bins = self.streams.iter_mut().find(|b| b.key == key)?;
-        let ptr = bins.free.get_mut(&class)?.pop()?;
+        let ptr = bins.free.get_mut(class_index(class))?.pop()?;
+        bins.in_use += 1;
         self.stats.used_bytes += class;
         self.stats.cached_blocks -= 1;
         self.stats.hits += 1;
-        Some(ptr)
+        Some((ptr, bins.stream))
+    }
+
+    /// The entry of stream `key`, made (with a clone of `stream`) if it has none.
+    #[inline]
+    fn entry(&mut self, key: usize, stream: &S) -> &mut StreamBins<S> {
+        match self.streams.iter().position(|b| b.key == key) {
+            Some(position) => &mut self.streams[position],
+            None => {
+                self.streams.push(StreamBins::new(key, stream.clone()));
+                self.streams.last_mut().expect("just pushed")
+            }
+        }
+    }
+
+    /// Counts a block obtained otherwise than by [`take`](Self::take) as handed out on stream
+    /// `key`; returns the stream as in `take`.
+    pub(crate) fn hand_out(&mut self, key: usize, stream: &S) -> NonNull<S> {
+        let bins = self.entry(key, stream);
+        bins.in_use += 1;
+        bins.stream
     }
 
     /// A cached block of `class` from another stream than `key`, with that stream (which the
     /// caller must order before using the block).
     pub(crate) fn take_from_other(&mut self, key: usize, class: usize) -> Option<(CUdeviceptr, S)> {
+        let index = class_index(class);
         let bins = self
             .streams
             .iter_mut()
-            .find(|b| b.key != key && b.free.get(&class).is_some_and(|list| !list.is_empty()))?;
-        let ptr = bins.free.get_mut(&class)?.pop()?;
+            .find(|b| b.key != key && b.free.get(index).is_some_and(|list| !list.is_empty()))?;
+        let ptr = bins.free.get_mut(index)?.pop()?;
         self.stats.used_bytes += class;
         self.stats.cached_blocks -= 1;
         self.stats.hits += 1;
-        Some((ptr, bins.stream.clone()))
+        Some((ptr, bins.stream().clone()))
     }
 
     /// Counts a block of `class` just obtained from the driver, handed out.
@@ -116,40 +200,40 @@ impl<S: Clone> Bins<S> {
         self.stats.misses += 1;
     }
 
-    /// Returns a block of `class` to stream `key`'s free list.
+    /// Returns a block of `class`, handed out on stream `key`, to that stream's free list.
     #[inline]
     pub(crate) fn give_back(&mut self, key: usize, stream: &S, class: usize, ptr: CUdeviceptr) {
-        let index = match self.streams.iter().position(|b| b.key == key) {
-            Some(index) => index,
-            None => {
-                self.streams.push(StreamBins {
-                    key,
-                    stream: stream.clone(),
-                    free: BTreeMap::new(),
-                });
-                self.streams.len() - 1
-            }
-        };
-        self.streams[index].free.entry(class).or_default().push(ptr);
+        let bins = self.entry(key, stream);
+        bins.in_use -= 1;
+        let index = class_index(class);
+        if bins.free.len() <= index {
+            bins.free.resize_with(index + 1, Vec::new);
+        }
+        bins.free[index].push(ptr);
         self.stats.used_bytes -= class;
         self.stats.cached_blocks += 1;
     }
 
-    /// Counts a handed-out block of `class` that is lost (never returned to a list).
-    pub(crate) fn forget(&mut self, class: usize) {
+    /// Counts a block of `class` handed out on stream `key` that is lost (never returned to a list).
+    pub(crate) fn forget(&mut self, key: usize, class: usize) {
+        if let Some(bins) = self.streams.iter_mut().find(|b| b.key == key) {
+            bins.in_use -= 1;
+        }
         self.stats.used_bytes -= class;
         self.stats.held_bytes -= class;
     }
 
     /// Takes every cached block out, with the stream it is ordered on, for freeing; streams
-    /// left without blocks are dropped from the table.
+    /// left without blocks, cached or handed out, are dropped from the table.
     pub(crate) fn drain(&mut self) -> Vec<(S, usize, CUdeviceptr)> {
         let mut blocks = Vec::new();
-        for bins in self.streams.drain(..) {
-            for (class, list) in bins.free {
-                blocks.extend(list.into_iter().map(|ptr| (bins.stream.clone(), class, ptr)));
+        self.streams.retain_mut(|bins| {
+            for (index, list) in std::mem::take(&mut bins.free).into_iter().enumerate() {
+                let class = class_at(index);
+                blocks.extend(list.into_iter().map(|ptr| (bins.stream().clone(), class, ptr)));
             }
-        }
+            bins.in_use > 0
+        });
         for (_, class, _) in &blocks {
             self.stats.held_bytes -= class;
         }
@@ -232,6 +316,7 @@ impl MemoryPool {
         &self.inner.context
     }
 
+    #[inline]
     fn bins(&self) -> MutexGuard<'_, Bins<Stream>> {
         // The bins are consistent after every statement, so a panic elsewhere leaves them usable.
         self.inner.bins.lock().unwrap_or_else(PoisonError::into_inner)
@@ -263,8 +348,8 @@ impl MemoryPool {
         }
         let key = stream_key(stream);
         let cached = self.bins().take(key, class);
-        let ptr = match cached {
-            Some(ptr) => ptr,
+        let (ptr, owner) = match cached {
+            Some(cached) => cached,
             None => self.alloc_slow(stream, key, class)?,
         };
         Ok(PooledBlock {
@@ -272,22 +357,27 @@ impl MemoryPool {
             ptr,
             bytes,
             class,
-            uses: StreamUses::new(stream.clone()),
+            // SAFETY: the bins keep `owner` alive and in place while the block is handed out,
+            // and the block keeps the pool, so the bins, alive.
+            uses: unsafe { StreamUses::lent(owner) },
         })
     }
 
     #[cold]
-    fn alloc_slow(&self, stream: &Stream, key: usize, class: usize) -> Result<CUdeviceptr> {
+    fn alloc_slow(&self, stream: &Stream, key: usize, class: usize) -> Result<(CUdeviceptr, NonNull<Stream>)> {
         let stolen = self.bins().take_from_other(key, class);
         if let Some((ptr, other)) = stolen {
-            match order_after(&other, stream) {
-                Ok(()) => return Ok(ptr),
+            return match order_after(&other, stream) {
+                Ok(()) => Ok((ptr, self.bins().hand_out(key, stream))),
                 Err(error) => {
                     // The block cannot be ordered: put it back where it was and report.
-                    self.bins().give_back(stream_key(&other), &other, class, ptr);
-                    return Err(error.into());
+                    let other_key = stream_key(&other);
+                    let mut bins = self.bins();
+                    bins.hand_out(other_key, &other);
+                    bins.give_back(other_key, &other, class, ptr);
+                    Err(error.into())
                 }
-            }
+            };
         }
         let ptr = match self.driver_alloc(stream, class) {
             Err(error) if error.code() == Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY) => {
@@ -299,8 +389,9 @@ impl MemoryPool {
             }
             other => other?,
         };
-        self.bins().note_new_block(class);
-        Ok(ptr)
+        let mut bins = self.bins();
+        bins.note_new_block(class);
+        Ok((ptr, bins.hand_out(key, stream)))
     }
 
     fn driver_alloc(&self, stream: &Stream, class: usize) -> cuda_driver::Result<CUdeviceptr> {
@@ -377,27 +468,57 @@ fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
 
 /// The stream memory is ordered on, and the other streams that used it.
 pub(crate) struct StreamUses {
-    owner: Stream,
+    owner: Owner,
     others: Mutex<Vec<Stream>>,
 }
+
+/// The stream memory is ordered on: a clone, or one that a pool's bins keep (which saves a
+/// reference count update per block).
+enum Owner {
+    Held(Stream),
+    Lent(NonNull<Stream>),
+}
+
+// SAFETY: a lent stream is only read, and `Stream` is `Send` and `Sync`; its keeper
+// (`StreamUses::lent`) outlives the `StreamUses` whatever thread drops it.
+unsafe impl Send for Owner {}
+// SAFETY: as above.
+unsafe impl Sync for Owner {}
 
 impl StreamUses {
     pub(crate) fn new(owner: Stream) -> Self {
         StreamUses {
-            owner,
+            owner: Owner::Held(owner),
             others: Mutex::new(Vec::new()),
         }
     }
 
+    /// Uses of memory ordered on a stream kept by someone else.
+    ///
+    /// # Safety
+    /// `owner` must point at a stream that stays alive and in place, and is not mutated, as
+    /// long as the returned value lives.
+    unsafe fn lent(owner: NonNull<Stream>) -> Self {
+        StreamUses {
+            owner: Owner::Lent(owner),
+            others: Mutex::new(Vec::new()),
+        }
+    }
+
+    #[inline]
     pub(crate) fn owner(&self) -> &Stream {
-        &self.owner
+        match &self.owner {
+            Owner::Held(stream) => stream,
+            // SAFETY: `lent`'s contract keeps the stream alive and unchanged while `self` lives.
+            Owner::Lent(stream) => unsafe { stream.as_ref() },
+        }
     }
 
     /// Notes that work queued on `stream` uses the memory. The first time a stream other than
     /// the owner uses it, that stream is made to wait for the owner's work so far.
     #[inline]
     pub(crate) fn note(&self, stream: &Stream) -> cuda_driver::Result<()> {
-        if stream_key(stream) == stream_key(&self.owner) {
+        if stream_key(stream) == stream_key(self.owner()) {
             return Ok(());
         }
         self.note_other(stream)
@@ -409,7 +530,7 @@ impl StreamUses {
         if others.iter().any(|s| s == stream) {
             return Ok(());
         }
-        order_after(&self.owner, stream)?;
+        order_after(self.owner(), stream)?;
         others.push(stream.clone());
         Ok(())
     }
@@ -421,7 +542,7 @@ impl StreamUses {
         let others = std::mem::take(self.others.get_mut().unwrap_or_else(PoisonError::into_inner));
         let mut safe = true;
         for other in others {
-            if let Err(error) = order_after(&other, &self.owner) {
+            if let Err(error) = order_after(&other, self.owner()) {
                 eprintln!("cuda-core: ordering a free after another stream's use failed ({error}); waiting instead");
                 if let Err(error) = other.synchronize() {
                     eprintln!("cuda-core: waiting for a stream before a free failed: {error}");
@@ -494,10 +615,10 @@ impl Drop for PooledBlock {
             && !self.uses.join_others()
         {
             eprintln!("cuda-core: a pool block could not be ordered after its last use and is leaked");
-            self.pool.bins().forget(self.class);
+            self.pool.bins().forget(stream_key(self.uses.owner()), self.class);
             return;
         }
-        self.pool.give_back(&self.uses.owner, self.class, self.ptr);
+        self.pool.give_back(self.uses.owner(), self.class, self.ptr);
     }
 }
 
@@ -538,15 +659,43 @@ mod tests {
     }
 
     #[test]
+    fn class_positions_are_consecutive_and_invertible() {
+        let mut classes = Vec::new();
+        let mut bytes = 1usize;
+        while let Some(class) = size_class(bytes) {
+            classes.push(class);
+            if class > usize::MAX / 2 {
+                break;
+            }
+            bytes = class + 1;
+        }
+        assert_eq!(classes[SMALL_CLASSES - 1], SMALL_LIMIT);
+        for (index, &class) in classes.iter().enumerate() {
+            assert_eq!(class_index(class), index, "class {class}");
+            assert_eq!(class_at(index), class, "index {index}");
+        }
+    }
+
+    /// A block from the driver, handed out on stream `key` (named `name`).
+    fn new_block(bins: &mut Bins<&'static str>, key: usize, name: &'static str, class: usize) -> NonNull<&'static str> {
+        bins.note_new_block(class);
+        bins.hand_out(key, &name)
+    }
+
+    fn take_ptr(bins: &mut Bins<&'static str>, key: usize, class: usize) -> Option<CUdeviceptr> {
+        bins.take(key, class).map(|(ptr, _)| ptr)
+    }
+
+    #[test]
     fn a_freed_block_is_reused_only_by_its_class_and_stream() {
         let mut bins = Bins::<&str>::new();
-        assert_eq!(bins.take(1, 512), None);
-        bins.note_new_block(1024);
+        assert_eq!(take_ptr(&mut bins, 1, 512), None);
+        new_block(&mut bins, 1, "s1", 1024);
         bins.give_back(1, &"s1", 1024, 0x1000);
-        assert_eq!(bins.take(1, 512), None, "another class");
-        assert_eq!(bins.take(2, 1024), None, "another stream");
-        assert_eq!(bins.take(1, 1024), Some(0x1000));
-        assert_eq!(bins.take(1, 1024), None, "handed out once");
+        assert_eq!(take_ptr(&mut bins, 1, 512), None, "another class");
+        assert_eq!(take_ptr(&mut bins, 2, 1024), None, "another stream");
+        assert_eq!(take_ptr(&mut bins, 1, 1024), Some(0x1000));
+        assert_eq!(take_ptr(&mut bins, 1, 1024), None, "handed out once");
         let stats = bins.stats();
         assert_eq!(
             (stats.used_bytes, stats.held_bytes, stats.cached_blocks),
@@ -558,7 +707,7 @@ mod tests {
     #[test]
     fn another_streams_block_comes_with_that_stream() {
         let mut bins = Bins::<&str>::new();
-        bins.note_new_block(512);
+        new_block(&mut bins, 1, "s1", 512);
         bins.give_back(1, &"s1", 512, 0xa00);
         assert_eq!(bins.take_from_other(1, 512), None, "its own stream is not another");
         assert_eq!(bins.take_from_other(2, 1024), None);
@@ -567,13 +716,40 @@ mod tests {
     }
 
     #[test]
+    fn a_handed_out_blocks_stream_stays_in_place_until_it_comes_back() {
+        let mut bins = Bins::<&str>::new();
+        let lent = new_block(&mut bins, 1, "s1", 512);
+        new_block(&mut bins, 2, "s2", 512);
+        bins.give_back(2, &"s2", 512, 0x2000);
+        for key in 3..40 {
+            new_block(&mut bins, key, "other", 512); // the table grows and moves
+        }
+        assert_eq!(bins.drain().len(), 1);
+        // SAFETY: stream 1 has a block handed out, so its entry (and stream) is kept.
+        assert_eq!(unsafe { *lent.as_ref() }, "s1");
+        bins.give_back(1, &"s1", 512, 0x1000);
+        let (ptr, again) = bins.take(1, 512).unwrap();
+        assert_eq!((ptr, again), (0x1000, lent), "same entry, same stream");
+        bins.give_back(1, &"s1", 512, ptr);
+        assert_eq!(bins.drain().len(), 1);
+        assert!(
+            bins.streams.iter().all(|b| b.key != 1 && b.key != 2),
+            "no blocks: entries dropped"
+        );
+        assert!(
+            bins.streams.iter().all(|b| b.in_use == 1),
+            "streams with blocks out stay"
+        );
+    }
+
+    #[test]
     fn stats_follow_blocks_and_drain_empties_the_cache() {
         let mut bins = Bins::<&str>::new();
         for (i, class) in [512usize, 512, 4096].into_iter().enumerate() {
-            bins.note_new_block(class);
+            new_block(&mut bins, i % 2, "s", class);
             bins.give_back(i % 2, &"s", class, 0x1000 * (i as u64 + 1));
         }
-        bins.note_new_block(2048); // in use
+        new_block(&mut bins, 5, "s5", 2048); // in use
         let stats = bins.stats();
         assert_eq!(
             (stats.used_bytes, stats.held_bytes, stats.cached_blocks),
@@ -587,8 +763,10 @@ mod tests {
             (stats.used_bytes, stats.held_bytes, stats.cached_blocks),
             (2048, 2048, 0)
         );
-        assert_eq!(bins.take(0, 512), None);
-        bins.forget(2048);
+        assert_eq!(take_ptr(&mut bins, 0, 512), None);
+        bins.forget(5, 2048);
         assert_eq!(bins.stats().held_bytes, 0);
+        assert_eq!(bins.drain().len(), 0);
+        assert!(bins.streams.is_empty(), "the lost block's stream has none out any more");
     }
 }
