@@ -320,28 +320,49 @@ impl Stream {
     pub unsafe fn launch<A: KernelArgs>(&self, function: &Function, config: &LaunchConfig, args: A) -> Result<()> {
         let driver = self.prepare_launch(function, config)?;
         args.check(function, function.params_if_known()?, self)?;
+        args.with_params(|params| {
+            // SAFETY: `prepare_launch` made the context current; `params` holds one valid pointer
+            // per kernel parameter (count and sizes checked above when known); the device code's
+            // own correctness is the caller's obligation.
+            unsafe { self.launch_kernel(driver, function, config, params) }
+        })
+    }
+
+    /// Calls `cuLaunchKernel` for `function` on this stream with `params`,
+    /// first keeping `function` alive for a capture in progress.
+    ///
+    /// # Safety
+    /// `prepare_launch` has passed for `function` and `config` (the context
+    /// is current); each element of `params` points to a value of exactly the
+    /// size and type of the corresponding kernel parameter, valid for the
+    /// call; the device code's obligations are as for [`Stream::launch`].
+    #[inline(always)]
+    unsafe fn launch_kernel(
+        &self,
+        driver: &cuda_sys::Driver,
+        function: &Function,
+        config: &LaunchConfig,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
         let launch = driver.cuLaunchKernel()?;
         self.keep_if_capturing(function);
         let (grid, block) = (config.grid, config.block);
-        args.with_params(|params| {
-            // SAFETY: the function and stream are alive and of the current context; `params` holds
-            // one valid pointer per kernel parameter (count and sizes checked above when known);
-            // the device code's own correctness is the caller's obligation.
-            check(unsafe {
-                launch(
-                    function.raw(),
-                    grid.0,
-                    grid.1,
-                    grid.2,
-                    block.0,
-                    block.1,
-                    block.2,
-                    config.shared_mem_bytes,
-                    self.raw(),
-                    params.as_mut_ptr(),
-                    ptr::null_mut(),
-                )
-            })
+        // SAFETY: the function and stream are alive and of the current context; the parameter
+        // pointers and the device code are the caller's obligation (see above).
+        check(unsafe {
+            launch(
+                function.raw(),
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                config.shared_mem_bytes,
+                self.raw(),
+                params.as_mut_ptr(),
+                ptr::null_mut(),
+            )
         })
     }
 
@@ -435,25 +456,9 @@ pub unsafe fn launch_raw(
             .into());
         }
     }
-    let launch = driver.cuLaunchKernel()?;
-    stream.keep_if_capturing(function);
-    // SAFETY: function and stream are alive and of the current context; the parameter pointers
-    // are the caller's obligation (see above).
-    check(unsafe {
-        launch(
-            function.raw(),
-            grid.0,
-            grid.1,
-            grid.2,
-            block.0,
-            block.1,
-            block.2,
-            shared_mem,
-            stream.raw(),
-            params.as_mut_ptr(),
-            ptr::null_mut(),
-        )
-    })
+    // SAFETY: `prepare_launch` made the context current and checked the parameter count when
+    // known; the parameter pointers and the device code are the caller's obligation (see above).
+    unsafe { stream.launch_kernel(driver, function, &config, params) }
 }
 
 #[cfg(test)]
