@@ -273,6 +273,32 @@ pub fn paired_rows(case: &str, implementation: &str, raw: &str, paired: Result<P
     vec![main, ratio_row, difference_row]
 }
 
+/// The `D2D copy` bandwidth row of `implementation`: `samples` are the event-timed
+/// milliseconds of copies of [`BANDWIDTH_ELEMS`] f32 of 1.5, `tail` the last elements
+/// of the destination read back afterwards (all 1.5 if the copy reached the end).
+pub fn d2d_copy_row(implementation: &str, tail: &[f32], samples: Vec<f64>) -> Result<Row, String> {
+    if tail.iter().any(|&v| v != 1.5) {
+        return Err("the copy did not reach the end of the buffer".into());
+    }
+    let bytes = BANDWIDTH_ELEMS * 4;
+    let stats = Stats::from_samples(samples, 1)?;
+    let gbps = |ms: f64| 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
+    Ok(Row::value(
+        "bandwidth",
+        "D2D copy",
+        implementation,
+        "GB/s",
+        gbps(stats.median),
+        format!(
+            "2^28 f32, read+written bytes over the median of {} event-timed copies ({:.3} ms); p10..p90 {:.0}..{:.0} GB/s",
+            stats.samples,
+            stats.median,
+            gbps(stats.p90),
+            gbps(stats.p10)
+        ),
+    ))
+}
+
 /// One figure of the table.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -396,6 +422,23 @@ mod tests {
         assert_eq!(stats.p90, 10.0);
         assert_eq!(stats.samples, 11);
         assert!(Stats::from_samples(Vec::new(), 1).is_err());
+    }
+
+    #[test]
+    fn d2d_copy_row_checks_the_tail_and_reports_the_median_bandwidth() {
+        let short = d2d_copy_row("x", &[1.5, 0.0], vec![1.0]);
+        assert_eq!(short.unwrap_err(), "the copy did not reach the end of the buffer");
+        // 2 * 2^30 bytes in 2 ms: 1073.741824 GB/s.
+        let row = d2d_copy_row("x", &[1.5; 4], vec![3.0, 2.0, 1.0]).unwrap();
+        assert_eq!(
+            (row.bench.as_str(), row.case.as_str(), row.unit.as_str()),
+            ("bandwidth", "D2D copy", "GB/s")
+        );
+        assert_eq!(row.implementation, "x");
+        assert!((row.value.unwrap() - 1073.741824).abs() < 1e-6);
+        assert!(row
+            .detail
+            .starts_with("2^28 f32, read+written bytes over the median of 3 event-timed copies (2.000 ms)"));
     }
 
     #[test]

@@ -347,25 +347,7 @@ fn copy_bandwidth(gpu: &Gpu) -> Result<Row, String> {
             unsafe { to_host(tail.as_mut_ptr().cast(), last, tail.len() * 4) },
             "cuMemcpyDtoH",
         )?;
-        if tail.iter().any(|&v| v != 1.5) {
-            return Err("the copy did not reach the end of the buffer".into());
-        }
-        let stats = Stats::from_samples(samples, 1)?;
-        let gbps = |ms: f64| 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
-        Ok(Row::value(
-            "bandwidth",
-            "D2D copy",
-            COPY,
-            "GB/s",
-            gbps(stats.median),
-            format!(
-                "2^28 f32, read+written bytes over the median of {} event-timed copies ({:.3} ms); p10..p90 {:.0}..{:.0} GB/s",
-                stats.samples,
-                stats.median,
-                gbps(stats.p90),
-                gbps(stats.p10)
-            ),
-        ))
+        d2d_copy_row(COPY, &tail, samples)
     })();
     // SAFETY: the events were created above (null ones are skipped) and are destroyed once.
     unsafe {
