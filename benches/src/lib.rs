@@ -48,6 +48,22 @@ pub const BANDWIDTH_REPS: usize = 20;
 /// Timed cold NVRTC compiles (after one warm-up compile).
 pub const NVRTC_REPS: usize = 10;
 
+/// Host inputs `x` and `y` of the `axpy` launches, [`AXPY_N`] elements each.
+pub fn axpy_inputs() -> (Vec<f32>, Vec<f32>) {
+    let n = AXPY_N as usize;
+    let x = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
+    let y = (0..n).map(|i| (i % 13) as f32).collect();
+    (x, y)
+}
+
+/// Checks `result`, the `y` read back after one `axpy` with `a = 2` on the inputs `x` and `y`.
+pub fn check_axpy(x: &[f32], y: &[f32], result: &[f32]) -> Result<(), String> {
+    match (0..x.len()).find(|&i| result[i] != 2.0 * x[i] + y[i]) {
+        Some(i) => Err(format!("axpy is wrong at {i}: {} != 2*{}+{}", result[i], x[i], y[i])),
+        None => Ok(()),
+    }
+}
+
 /// Alloc+free pairs per timed batch for a size: fewer for the slow large sizes.
 pub fn alloc_batch(bytes: usize) -> usize {
     if bytes >= 64 << 20 {
@@ -439,6 +455,19 @@ mod tests {
         assert!(row
             .detail
             .starts_with("2^28 f32, read+written bytes over the median of 3 event-timed copies (2.000 ms)"));
+    }
+
+    #[test]
+    fn check_axpy_finds_the_first_wrong_element() {
+        let (x, y) = axpy_inputs();
+        assert_eq!((x.len(), y.len()), (AXPY_N as usize, AXPY_N as usize));
+        let mut result: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.0 * x + y).collect();
+        assert_eq!(check_axpy(&x, &y, &result), Ok(()));
+        result[9] += 1.0;
+        assert_eq!(
+            check_axpy(&x, &y, &result).unwrap_err(),
+            "axpy is wrong at 9: 12 != 2*1+9"
+        );
     }
 
     #[test]

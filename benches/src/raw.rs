@@ -97,6 +97,38 @@ impl RawLaunch {
     }
 }
 
+/// The parameters of `axpy(float a, const float* x, float* y, unsigned long long n)` for a raw
+/// launch: `a = 2` and [`AXPY_N`](crate::AXPY_N) elements of `x` and `y`.
+pub struct AxpyParams {
+    a: f32,
+    x: CUdeviceptr,
+    y: CUdeviceptr,
+    len: u64,
+}
+
+impl AxpyParams {
+    /// The parameters for device buffers `x` and `y` of `AXPY_N` floats each.
+    pub fn new(x: CUdeviceptr, y: CUdeviceptr) -> AxpyParams {
+        AxpyParams {
+            a: 2.0,
+            x,
+            y,
+            len: crate::AXPY_N,
+        }
+    }
+
+    /// One pointer per parameter, as `cuLaunchKernel` takes them; valid while `self` is neither
+    /// moved nor dropped.
+    pub fn pointers(&mut self) -> [*mut c_void; 4] {
+        [
+            (&raw mut self.a).cast(),
+            (&raw mut self.x).cast(),
+            (&raw mut self.y).cast(),
+            (&raw mut self.len).cast(),
+        ]
+    }
+}
+
 /// The primary context of device 0, current on this thread, and one non-blocking stream.
 pub struct Gpu {
     pub cuda: &'static cuda_sys::Driver,

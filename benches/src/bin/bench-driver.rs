@@ -5,10 +5,9 @@
 //! interleaved with raw `cuLaunchKernel` in the same process (see
 //! [`benches::time_paired`]); argument `launch` or `other` runs one part.
 
-use std::ffi::c_void;
 use std::ptr;
 
-use benches::raw::{compile_cubin, RawLaunch};
+use benches::raw::{compile_cubin, AxpyParams, RawLaunch};
 use benches::*;
 use cuda_driver::{
     Context, Device, DeviceBuffer, Event, EventFlags, Function, LaunchConfig, MemPool, Module, Stream, StreamFlags,
@@ -127,9 +126,7 @@ fn launch_empty(setup: &Setup, empty: &Function) -> Result<Paired, String> {
 
 fn launch_axpy(setup: &Setup, axpy: &Function) -> Result<Paired, String> {
     let text = |e: cuda_driver::Error| e.to_string();
-    let n = AXPY_N as usize;
-    let host_x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
-    let host_y: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
+    let (host_x, host_y) = axpy_inputs();
     let x = DeviceBuffer::from_slice(&setup.context, &host_x).map_err(text)?;
     let mut y = DeviceBuffer::from_slice(&setup.context, &host_y).map_err(text)?;
     let grid = AXPY_N.div_ceil(u64::from(AXPY_BLOCK)) as u32;
@@ -139,29 +136,17 @@ fn launch_axpy(setup: &Setup, axpy: &Function) -> Result<Paired, String> {
     unsafe { setup.stream.launch(axpy, &config, (2.0f32, &x, &mut y, AXPY_N)) }.map_err(text)?;
     sync(&setup.stream)?;
     let result = y.to_vec().map_err(text)?;
-    if let Some(i) = (0..n).find(|&i| result[i] != 2.0 * host_x[i] + host_y[i]) {
-        return Err(format!(
-            "axpy is wrong at {i}: {} != 2*{}+{}",
-            result[i], host_x[i], host_y[i]
-        ));
-    }
+    check_axpy(&host_x, &host_y, &result)?;
     setup.context.set_current().map_err(text)?;
     // SAFETY: `axpy`, the stream and both buffers live until the end of this function, after the last
     // launch and the final synchronisation of `time_paired`.
-    let (raw_launch, mut x_raw, mut y_raw) = unsafe {
+    let (raw_launch, mut args) = unsafe {
         (
             RawLaunch::new(axpy.as_raw(), setup.stream.as_raw(), config.grid.0, AXPY_BLOCK)?,
-            x.as_raw(),
-            y.as_raw(),
+            AxpyParams::new(x.as_raw(), y.as_raw()),
         )
     };
-    let (mut a, mut len) = (2.0f32, AXPY_N);
-    let mut params: [*mut c_void; 4] = [
-        (&raw mut a).cast(),
-        (&raw mut x_raw).cast(),
-        (&raw mut y_raw).cast(),
-        (&raw mut len).cast(),
-    ];
+    let mut params = args.pointers();
     let params = params.as_mut_ptr();
     time_paired(
         LAUNCH_WARMUP_BATCHES,

@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 use std::ptr;
 
-use benches::raw::{check, compile_cubin, Gpu, RawLaunch};
+use benches::raw::{check, compile_cubin, AxpyParams, Gpu, RawLaunch};
 use benches::*;
 use cuda_sys::driver::{CUdeviceptr, CUevent, CUfunction, CUmemPool_attribute, CUmemoryPool};
 
@@ -182,10 +182,9 @@ type BothPaired = (Result<Paired, String>, Result<Paired, String>);
 fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<BothPaired, String> {
     let n = AXPY_N as usize;
     let bytes = n * 4;
-    let host_x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
-    let host_y: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
-    let mut x = gpu.alloc(bytes)?;
-    let mut y = gpu.alloc(bytes).inspect_err(|_| drop(gpu.free(x)))?;
+    let (host_x, host_y) = axpy_inputs();
+    let x = gpu.alloc(bytes)?;
+    let y = gpu.alloc(bytes).inspect_err(|_| drop(gpu.free(x)))?;
     let result = (|| -> Result<_, String> {
         let to_device = gpu.cuda.cuMemcpyHtoD_v2().map_err(|e| e.to_string())?;
         let to_host = gpu.cuda.cuMemcpyDtoH_v2().map_err(|e| e.to_string())?;
@@ -194,13 +193,8 @@ fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<BothPaired, String> {
             check(gpu.cuda, to_device(x, host_x.as_ptr().cast(), bytes), "cuMemcpyHtoD x")?;
             check(gpu.cuda, to_device(y, host_y.as_ptr().cast(), bytes), "cuMemcpyHtoD y")?;
         }
-        let (mut a, mut len) = (2.0f32, AXPY_N);
-        let mut params: [*mut c_void; 4] = [
-            (&raw mut a).cast(),
-            (&raw mut x).cast(),
-            (&raw mut y).cast(),
-            (&raw mut len).cast(),
-        ];
+        let mut args = AxpyParams::new(x, y);
+        let mut params = args.pointers();
         let grid = AXPY_N.div_ceil(u64::from(AXPY_BLOCK)) as u32;
         // One launch checked on the host before timing.
         let launch = gpu.cuda.cuLaunchKernel().map_err(|e| e.to_string())?;
@@ -229,12 +223,7 @@ fn launch_axpy(gpu: &Gpu, axpy: CUfunction) -> Result<BothPaired, String> {
             unsafe { to_host(result.as_mut_ptr().cast(), y, bytes) },
             "cuMemcpyDtoH",
         )?;
-        if let Some(i) = (0..n).find(|&i| result[i] != 2.0 * host_x[i] + host_y[i]) {
-            return Err(format!(
-                "axpy is wrong at {i}: {} != 2*{}+{}",
-                result[i], host_x[i], host_y[i]
-            ));
-        }
+        check_axpy(&host_x, &host_y, &result)?;
         // SAFETY: as for the checked launch above; `params` and what it points at outlive the timing.
         Ok(unsafe { time_launches(gpu, axpy, grid, AXPY_BLOCK, params.as_mut_ptr()) })
     })();
