@@ -72,30 +72,29 @@ fn main() {
 }
 
 fn pool_pairs(pool: &MemoryPool, stream: &Stream, bytes: usize) -> Result<Stats, String> {
-    time_batches(
-        POOL_WARMUP_BATCHES,
-        POOL_BATCHES,
-        POOL_BATCH,
-        || stream.synchronize().map_err(text),
-        || {
-            let block = pool.alloc(stream, bytes).map_err(text)?;
-            drop(block); // back to the stream's free list
-            Ok(())
-        },
-    )
+    time_pairs(stream, || {
+        let block = pool.alloc(stream, bytes).map_err(text)?;
+        drop(block); // back to the stream's free list
+        Ok(())
+    })
 }
 
 fn array_pairs(stream: &Stream, bytes: usize) -> Result<Stats, String> {
+    time_pairs(stream, || {
+        let array = DeviceArray::<u8>::empty(stream, bytes).map_err(text)?;
+        drop(array);
+        Ok(())
+    })
+}
+
+/// Times `alloc_and_free` in the pool batches, synchronising `stream` between them.
+fn time_pairs(stream: &Stream, alloc_and_free: impl FnMut() -> Result<(), String>) -> Result<Stats, String> {
     time_batches(
         POOL_WARMUP_BATCHES,
         POOL_BATCHES,
         POOL_BATCH,
         || stream.synchronize().map_err(text),
-        || {
-            let array = DeviceArray::<u8>::empty(stream, bytes).map_err(text)?;
-            drop(array);
-            Ok(())
-        },
+        alloc_and_free,
     )
 }
 
