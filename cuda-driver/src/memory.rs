@@ -14,7 +14,7 @@ use cuda_sys::driver::{CUdeviceptr, CUpointer_attribute, CUresult, CUstream};
 use crate::capture::{capture_active, defer_free, DeferredFree, DeferredMemory};
 use crate::context::synchronize_current;
 use crate::error::{check, check_resolved, Error, Result};
-use crate::host::{HostSlice, HostSliceMut};
+use crate::host::{HostBuffer, HostSlice, HostSliceMut};
 use crate::{Context, DeviceCopy, MemPool, Stream};
 
 /// Byte size of `len` elements of `T`; zero lengths, zero-sized types and
@@ -617,7 +617,41 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
     /// this call waits for `stream`).
     pub fn copy_to_host_async<D: HostSliceMut<T> + ?Sized>(&self, destination: &mut D, stream: &Stream) -> Result<()> {
         let (host, len, pinned) = destination.host_parts_mut();
-        same_len("copy_to_host_async", len, self.len)?;
+        self.host_copy_async(
+            "copy_to_host_async",
+            (host.cast_const(), len, pinned),
+            stream,
+            true,
+            |driver| {
+                // SAFETY: the destination holds `bytes` writable bytes. A HostBuffer is not freed or
+                // accessed by the host until `stream` has run the copy (it waits for noted streams);
+                // other memory is not accessed before this call returns, which is after the copy (the
+                // driver's rule for pageable memory, an explicit wait for registered memory). The device
+                // memory stays alive until work using it finishes (see `Allocation`).
+                check(unsafe { driver.cuMemcpyDtoHAsync_v2()?(host.cast(), self.ptr, self.bytes(), stream.raw()) })
+            },
+        )
+    }
+
+    /// The part `copy_to_host_async` (`to_host`) and `copy_from_host_async`
+    /// share around `copy`, the driver call itself: the length, context and
+    /// stream checks against the host memory's parts (pointer, length,
+    /// pinned buffer), nothing for an empty view, the stream-use and pinned
+    /// buffer bookkeeping, and afterwards the wait that registered host
+    /// memory needs.
+    fn host_copy_async(
+        &self,
+        what: &str,
+        (host, host_len, pinned): (*const T, usize, Option<&HostBuffer<T>>),
+        stream: &Stream,
+        to_host: bool,
+        copy: impl FnOnce(&cuda_sys::Driver) -> Result<()>,
+    ) -> Result<()> {
+        if to_host {
+            same_len(what, host_len, self.len)?;
+        } else {
+            same_len(what, self.len, host_len)?;
+        }
         self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
         if let Some(pinned) = pinned {
             pinned.check_stream(stream)?;
@@ -627,18 +661,13 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
         }
         self.alloc.note_stream_use(stream)?;
         if let Some(pinned) = pinned {
-            pinned.prepare_async(stream, true)?;
+            pinned.prepare_async(stream, to_host)?;
         }
         let driver = self.alloc.context.bind()?;
-        let registered = pinned.is_none() && is_registered_host_memory(driver, host.cast_const().cast());
-        // SAFETY: the destination holds `bytes` writable bytes. A HostBuffer is not freed or
-        // accessed by the host until `stream` has run the copy (it waits for noted streams);
-        // other memory is not accessed before this call returns, which is after the copy (the
-        // driver's rule for pageable memory, an explicit wait for registered memory). The device
-        // memory stays alive until work using it finishes (see `Allocation`).
-        check(unsafe { driver.cuMemcpyDtoHAsync_v2()?(host.cast(), self.ptr, self.bytes(), stream.raw()) })?;
+        let registered = pinned.is_none() && is_registered_host_memory(driver, host.cast());
+        copy(driver)?;
         match pinned {
-            Some(pinned) => pinned.note_pending(stream, true),
+            Some(pinned) => pinned.note_pending(stream, to_host),
             None if registered => stream.synchronize_quiet(),
             None => Ok(()),
         }
@@ -782,30 +811,13 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
     /// returns; for registered memory this call waits for `stream`).
     pub fn copy_from_host_async<S: HostSlice<T> + ?Sized>(&mut self, source: &S, stream: &Stream) -> Result<()> {
         let (host, len, pinned) = source.host_parts();
-        same_len("copy_from_host_async", self.len, len)?;
-        self.alloc.context.expect_same(stream.context(), "stream", "buffer")?;
-        if let Some(pinned) = pinned {
-            pinned.check_stream(stream)?;
-        }
-        if self.len == 0 {
-            return Ok(());
-        }
-        self.alloc.note_stream_use(stream)?;
-        if let Some(pinned) = pinned {
-            pinned.prepare_async(stream, false)?;
-        }
-        let driver = self.alloc.context.bind()?;
-        let registered = pinned.is_none() && is_registered_host_memory(driver, host.cast());
-        // SAFETY: the source holds `bytes` readable bytes. A HostBuffer is not freed or written by
-        // the host until `stream` has run the copy (it waits for noted streams); other memory is
-        // staged before this call returns (pageable) or waited for (registered). The device memory
-        // stays alive until work using it finishes (see `Allocation`).
-        check(unsafe { driver.cuMemcpyHtoDAsync_v2()?(self.ptr, host.cast(), self.bytes(), stream.raw()) })?;
-        match pinned {
-            Some(pinned) => pinned.note_pending(stream, false),
-            None if registered => stream.synchronize_quiet(),
-            None => Ok(()),
-        }
+        self.host_copy_async("copy_from_host_async", (host, len, pinned), stream, false, |driver| {
+            // SAFETY: the source holds `bytes` readable bytes. A HostBuffer is not freed or written by
+            // the host until `stream` has run the copy (it waits for noted streams); other memory is
+            // staged before this call returns (pageable) or waited for (registered). The device memory
+            // stays alive until work using it finishes (see `Allocation`); this view may write it.
+            check(unsafe { driver.cuMemcpyHtoDAsync_v2()?(self.ptr, host.cast(), self.bytes(), stream.raw()) })
+        })
     }
 
     /// Queues a device-to-device copy on `stream` (all of one context).
