@@ -289,6 +289,23 @@ pub fn paired_rows(case: &str, implementation: &str, raw: &str, paired: Result<P
     vec![main, ratio_row, difference_row]
 }
 
+/// The rows of a driver-level implementation without a GPU, all unavailable for `why`: the launch
+/// rows (when `part` has them), then (when it has the others) the allocation rows of every size
+/// and the `D2D copy` bandwidth row, each under its implementation name.
+pub fn unavailable_driver_rows(part: Part, why: &str, launch: &str, alloc_sync: &str, alloc_async: &str, copy: &str) {
+    for case in ["empty", "axpy"].into_iter().filter(|_| part.launch()) {
+        Row::unavailable("launch", case, launch, "us/launch", why).emit();
+    }
+    if !part.other() {
+        return;
+    }
+    for (case, _) in ALLOC_SIZES {
+        Row::unavailable("alloc", case, alloc_sync, "us/pair", why).emit();
+        Row::unavailable("alloc", case, alloc_async, "us/pair", why).emit();
+    }
+    Row::unavailable("bandwidth", "D2D copy", copy, "GB/s", why).emit();
+}
+
 /// The `D2D copy` bandwidth row of `implementation`: `samples` are the event-timed
 /// milliseconds of copies of [`BANDWIDTH_ELEMS`] f32 of 1.5, `tail` the last elements
 /// of the destination read back afterwards (all 1.5 if the copy reached the end).

@@ -37,17 +37,7 @@ fn main() {
     let gpu = match gpu {
         Ok(gpu) => gpu,
         Err(why) => {
-            for case in ["empty", "axpy"].into_iter().filter(|_| part.launch()) {
-                Row::unavailable("launch", case, LAUNCH, "us/launch", &why).emit();
-            }
-            if !part.other() {
-                return;
-            }
-            for (case, _) in ALLOC_SIZES {
-                Row::unavailable("alloc", case, ALLOC_SYNC, "us/pair", &why).emit();
-                Row::unavailable("alloc", case, ALLOC_ASYNC, "us/pair", &why).emit();
-            }
-            Row::unavailable("bandwidth", "D2D copy", COPY, "GB/s", &why).emit();
+            unavailable_driver_rows(part, &why, LAUNCH, ALLOC_SYNC, ALLOC_ASYNC, COPY);
             return;
         }
     };
