@@ -233,6 +233,16 @@ pub fn time_paired(
     })
 }
 
+/// [`time_paired`] as every paired launch row uses it: [`LAUNCH_WARMUP_BATCHES`] warm-up pairs,
+/// [`PAIRED_BATCHES`] timed pairs of [`LAUNCH_BATCH`] launches per batch.
+pub fn time_launch_pairs(
+    sync: impl FnMut() -> Result<(), String>,
+    raw: impl FnMut() -> Result<(), String>,
+    ours: impl FnMut() -> Result<(), String>,
+) -> Result<Paired, String> {
+    time_paired(LAUNCH_WARMUP_BATCHES, PAIRED_BATCHES, LAUNCH_BATCH, sync, raw, ours)
+}
+
 /// The launch rows of one implementation measured against raw `cuLaunchKernel` (cuda-sys, cached
 /// function pointer) in the same process: its time per launch, the paired ratio over raw and the
 /// paired difference in nanoseconds (the host cost the implementation adds to the driver call).

@@ -107,10 +107,7 @@ fn launch_empty(device: &Device, stream: &Stream, empty: &Kernel) -> Result<Pair
     device.context().set_current().map_err(|e| e.to_string())?;
     // SAFETY: `empty` and the stream are borrowed for this whole function, so they outlive `raw_launch`.
     let raw_launch = unsafe { RawLaunch::new(empty.function().as_raw(), stream.as_raw(), 1, 1) }?;
-    time_paired(
-        LAUNCH_WARMUP_BATCHES,
-        PAIRED_BATCHES,
-        LAUNCH_BATCH,
+    time_launch_pairs(
         || sync(stream),
         // SAFETY: `empty` takes no parameters and touches no memory.
         || unsafe { raw_launch.launch(ptr::null_mut()) },
@@ -143,10 +140,7 @@ fn launch_axpy(device: &Device, stream: &Stream, axpy: &Kernel) -> Result<Paired
     };
     let mut params = args.pointers();
     let params = params.as_mut_ptr();
-    time_paired(
-        LAUNCH_WARMUP_BATCHES,
-        PAIRED_BATCHES,
-        LAUNCH_BATCH,
+    time_launch_pairs(
         || sync(stream),
         // SAFETY: `params` points at a float, the two buffers' addresses and the length, as `axpy` takes;
         // the launch is the checked one above.

@@ -102,10 +102,7 @@ fn launch_empty(setup: &Setup, empty: &Function) -> Result<Paired, String> {
     setup.context.set_current().map_err(|e| e.to_string())?;
     // SAFETY: `empty` and the stream are borrowed for this whole function, so they outlive `raw`.
     let raw_launch = unsafe { RawLaunch::new(empty.as_raw(), setup.stream.as_raw(), 1, 1) }?;
-    time_paired(
-        LAUNCH_WARMUP_BATCHES,
-        PAIRED_BATCHES,
-        LAUNCH_BATCH,
+    time_launch_pairs(
         || sync(&setup.stream),
         // SAFETY: `empty` takes no parameters and touches no memory.
         || unsafe { raw_launch.launch(ptr::null_mut()) },
@@ -138,10 +135,7 @@ fn launch_axpy(setup: &Setup, axpy: &Function) -> Result<Paired, String> {
     };
     let mut params = args.pointers();
     let params = params.as_mut_ptr();
-    time_paired(
-        LAUNCH_WARMUP_BATCHES,
-        PAIRED_BATCHES,
-        LAUNCH_BATCH,
+    time_launch_pairs(
         || sync(&setup.stream),
         // SAFETY: `params` points at a float, the two buffers' addresses and the length, as `axpy` takes;
         // the launch is the checked one above.

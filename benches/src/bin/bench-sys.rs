@@ -143,22 +143,8 @@ unsafe fn time_launches(
     };
     // SAFETY (both closures): as `sys`.
     let raw = || unsafe { raw_launch.launch(params) };
-    let ours = time_paired(
-        LAUNCH_WARMUP_BATCHES,
-        PAIRED_BATCHES,
-        LAUNCH_BATCH,
-        || gpu.sync(),
-        raw,
-        sys,
-    );
-    let control = time_paired(
-        LAUNCH_WARMUP_BATCHES,
-        PAIRED_BATCHES,
-        LAUNCH_BATCH,
-        || gpu.sync(),
-        raw,
-        raw,
-    );
+    let ours = time_launch_pairs(|| gpu.sync(), raw, sys);
+    let control = time_launch_pairs(|| gpu.sync(), raw, raw);
     (ours, control)
 }
 
