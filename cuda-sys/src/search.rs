@@ -149,22 +149,22 @@ fn site_packages_folders(env: &impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf
 mod tests {
     use super::*;
 
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
-        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
+    fn env_of<const N: usize>(pairs: [(&'static str, OsString); N]) -> impl Fn(&str) -> Option<OsString> {
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone())
     }
 
     #[test]
     fn explicit_variable_is_the_only_candidate() {
         let found = candidates(
             LibraryKind::Nvrtc,
-            env_of(&[("CUDA_NVRTC_LIBRARY", "/opt/x/libnvrtc.so.13")]),
+            env_of([("CUDA_NVRTC_LIBRARY", "/opt/x/libnvrtc.so.13".into())]),
         );
         assert_eq!(found, vec![Candidate::File("/opt/x/libnvrtc.so.13".into())]);
     }
 
     #[test]
     fn loader_name_then_cuda_home_then_default_prefix() {
-        let found = candidates(LibraryKind::Runtime, env_of(&[("CUDA_HOME", "/opt/cuda-13")]));
+        let found = candidates(LibraryKind::Runtime, env_of([("CUDA_HOME", "/opt/cuda-13".into())]));
         assert_eq!(found[0], Candidate::LoaderName("libcudart.so.13"));
         assert_eq!(found[1], Candidate::File("/opt/cuda-13/lib64/libcudart.so.13".into()));
         assert_eq!(found[2], Candidate::File("/opt/cuda-13/lib/libcudart.so.13".into()));
@@ -179,9 +179,10 @@ mod tests {
         let venv = std::env::temp_dir().join(format!("cuda-sys-venv-{}", std::process::id()));
         let site = venv.join("lib/python3.12/site-packages");
         std::fs::create_dir_all(&site).unwrap();
-        let venv_str: &'static str = Box::leak(venv.to_string_lossy().into_owned().into_boxed_str());
-        let pairs: &'static [(&str, &str)] = Box::leak(Box::new([("VIRTUAL_ENV", venv_str)]));
-        let found = candidates(LibraryKind::Nvrtc, env_of(pairs));
+        let found = candidates(
+            LibraryKind::Nvrtc,
+            env_of([("VIRTUAL_ENV", venv.clone().into_os_string())]),
+        );
         assert!(
             found.contains(&Candidate::File(site.join("nvidia/cu13/lib/libnvrtc.so.13"))),
             "{found:?}"

@@ -51,13 +51,15 @@ impl SymbolTable {
         use_proc_address: bool,
         version_query: VersionQuery,
     ) -> Self {
-        let proc_address = use_proc_address.then(|| {
+        let proc_address = if use_proc_address {
             // SAFETY: `cuGetProcAddress_v2` has had this signature since CUDA 12.0;
             // the type above is the header's declaration.
-            let symbol = unsafe { library.get::<GetProcAddress>(b"cuGetProcAddress_v2\0") };
-            symbol.ok().map(|f| *f)
-        });
-        let proc_address = proc_address.flatten();
+            unsafe { library.get::<GetProcAddress>(b"cuGetProcAddress_v2\0") }
+                .ok()
+                .map(|f| *f)
+        } else {
+            None
+        };
         Self {
             library,
             _companion: companion,
