@@ -60,9 +60,9 @@ mod program;
 mod sha256;
 
 pub use array::{
-    size_class, sum, Arg, ArgType, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLTensor,
-    DType, DeviceArray, Element, ElementwiseKernel, IntoShape, MemoryPool, PoolStats, PooledBlock, RawKernel,
-    ReductionKernel,
+    broadcast_shapes, size_class, sum, Arg, ArgType, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
+    DLManagedTensor, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, IntoShape, MemoryPool, PoolStats,
+    PooledBlock, RawKernel, ReductionKernel, Slice,
 };
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;

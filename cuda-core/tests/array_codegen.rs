@@ -184,3 +184,42 @@ fn array_types_are_send_and_sync() {
     send_sync::<ReductionKernel>();
     send_sync::<cuda_core::RawKernel>();
 }
+
+#[test]
+fn strided_kernels_compile_for_every_axis_count_and_index_width() {
+    let kernel = ElementwiseKernel::new("T x, T y", "T z", "z = x + y", "add").unwrap();
+    for dtype in [DType::F32, DType::F16, DType::BF16, DType::I64, DType::Bool] {
+        let signature = [ArgType::Array(dtype), ArgType::Array(dtype), ArgType::Array(dtype)];
+        for (ndim, wide) in [(1, false), (2, false), (3, true), (6, false)] {
+            let source = kernel.strided_source_for(&signature, ndim, wide).unwrap();
+            assert!(
+                source.contains(&format!("unsigned long long extent[{ndim}]")),
+                "{source}"
+            );
+            let ptx = compile(&source);
+            assert!(ptx.contains(".entry add_strided("), "{ptx}");
+            let index_ops = if wide { "div.u64" } else { "div.u32" };
+            if ndim > 1 {
+                assert!(
+                    ptx.contains(index_ops),
+                    "{ndim} axes, wide {wide}: no {index_ops}\n{ptx}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn half_types_convert_through_float_in_generated_code() {
+    let kernel = ElementwiseKernel::new("T x", "T z", "z = x * 2.0f + 1", "affine_half").unwrap();
+    for dtype in [DType::F16, DType::BF16] {
+        let source = kernel
+            .source_for(&[ArgType::Array(dtype), ArgType::Array(dtype)])
+            .unwrap();
+        let ptx = compile(&source);
+        assert!(ptx.contains(".entry affine_half("), "{ptx}");
+        if dtype == DType::F16 {
+            assert!(ptx.contains("cvt.f32.f16") && ptx.contains("cvt.rn.f16.f32"), "{ptx}");
+        }
+    }
+}

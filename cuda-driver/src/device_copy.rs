@@ -43,3 +43,9 @@ unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 // SAFETY: `Wrapping<T>` is `repr(transparent)` over `T`.
 unsafe impl<T: DeviceCopy> DeviceCopy for std::num::Wrapping<T> {}
+
+// SAFETY: `half::f16` and `half::bf16` are `repr(transparent)` over `u16`; every bit pattern is
+// a valid value (NaNs included).
+unsafe impl DeviceCopy for half::f16 {}
+// SAFETY: as above.
+unsafe impl DeviceCopy for half::bf16 {}

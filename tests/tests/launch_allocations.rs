@@ -63,7 +63,11 @@ fn typed_launches_make_no_heap_allocation() {
     // Warm-up: the first launch of each kind resolves its driver entry point and caches the
     // function's parameter layout and limits.
     unsafe { stream.launch(&fill, &config, (&mut out, 0.0f32, n)).unwrap() };
-    unsafe { stream.launch_ex(&fill, &config, &attributes, (&mut out, 0.0f32, n)).unwrap() };
+    unsafe {
+        stream
+            .launch_ex(&fill, &config, &attributes, (&mut out, 0.0f32, n))
+            .unwrap()
+    };
 
     let allocations = allocations_in(|| {
         for i in 0..1000 {

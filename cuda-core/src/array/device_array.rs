@@ -3,13 +3,13 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::size_of;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use cuda_driver::{Context, KernelArg, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
 use super::dlpack::ImportedTensor;
-use super::dtype::Element;
+use super::dtype::{DType, Element};
 use super::elementwise::ElementwiseKernel;
 use super::generated::Arg;
 use super::pool::{MemoryPool, PooledBlock, StreamUses};
@@ -46,33 +46,50 @@ impl IntoShape for Vec<usize> {
     }
 }
 
-/// Elements of `shape`, or an error for an empty array or an overflowing product.
+/// Elements of `shape` (zero for a zero-size array), or an error for an overflowing product.
 pub(crate) fn shape_len(shape: &[usize]) -> Result<usize> {
-    let len = shape
+    shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| Error::InvalidValue(format!("shape {shape:?} has more elements than usize holds")))?;
-    if len == 0 {
-        return Err(Error::InvalidValue(format!(
-            "shape {shape:?} has no elements; an array holds at least one"
-        )));
-    }
-    Ok(len)
+        .ok_or_else(|| Error::InvalidValue(format!("shape {shape:?} has more elements than usize holds")))
 }
 
 /// C-contiguous strides of `shape`, in elements.
-fn c_strides(shape: &[usize]) -> Vec<usize> {
+pub(crate) fn c_strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
     for axis in (0..shape.len().saturating_sub(1)).rev() {
-        strides[axis] = strides[axis + 1] * shape[axis + 1];
+        strides[axis] = strides[axis + 1] * shape[axis + 1].max(1);
     }
     strides
+}
+
+/// Whether `strides` lay `shape` out C-contiguously (extents of 1 may have any stride).
+pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[usize]) -> bool {
+    if shape.contains(&0) {
+        return true;
+    }
+    let mut expected = 1;
+    for (&extent, &stride) in shape.iter().zip(strides).rev() {
+        if extent != 1 && stride != expected {
+            return false;
+        }
+        expected *= extent;
+    }
+    true
 }
 
 pub(crate) enum Storage {
     Pooled(PooledBlock),
     Imported(ImportedTensor),
 }
+
+// SAFETY: storage is device memory and the handles that own it: the stream and pool handles
+// may be used from any thread (each call makes the context current), and the stream-use list
+// is behind a mutex; shared access only reads. An imported DLPack tensor's deleter may be
+// called from any thread (the producer's obligation, documented at `from_dlpack`).
+unsafe impl Send for Storage {}
+// SAFETY: as above.
+unsafe impl Sync for Storage {}
 
 impl Storage {
     fn uses(&self) -> &StreamUses {
@@ -83,13 +100,19 @@ impl Storage {
     }
 }
 
-/// An array of `T` in device memory, C-contiguous, ordered on one stream.
+/// An n-dimensional array of `T` in pooled device memory, ordered on one stream.
 ///
-/// Memory comes from a [`MemoryPool`] and goes back to it on drop, in the stream's order
-/// (never before queued work is done). Work on another stream may use the array: the first time
-/// it does (through [`Arg`], [`KernelArg`] or a copy), that stream waits for the array's stream,
-/// and on drop the array's stream waits for it. Ordering between later writes and reads on
-/// different streams is the caller's, as with any CUDA memory.
+/// An array is a view: a shape, strides in elements (zero along broadcast axes) and the address
+/// of its first element, over storage that views share ([`slice`](Self::slice),
+/// [`transpose`](Self::transpose), [`broadcast_to`](Self::broadcast_to), [`reshape`](Self::reshape)
+/// of a compact array, ...). Zero-size arrays (shape `[0]`, `[3, 0]`) are valid, as in NumPy.
+///
+/// Memory comes from a [`MemoryPool`] and goes back to it when the last view is dropped, in the
+/// stream's order (never before queued work is done). Work on another stream may use the array:
+/// the first time it does (through [`Arg`], [`KernelArg`] or a copy), that stream waits for the
+/// array's stream, and on drop the array's stream waits for it. Ordering between later writes
+/// and reads on different streams is the caller's, as with any CUDA memory; so is the order of
+/// writes through two views of the same storage on different streams.
 ///
 /// ```no_run
 /// use cuda_core::{Device, DeviceArray};
@@ -99,25 +122,18 @@ impl Storage {
 /// let stream = device.create_stream()?;
 /// let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0])?.reshape([2, 2])?;
 /// assert_eq!(x.shape(), [2, 2]);
-/// assert_eq!(x.to_vec()?, [1.0, 2.0, 3.0, 4.0]);
+/// assert_eq!(x.transpose().to_vec()?, [1.0, 3.0, 2.0, 4.0]);
 /// # Ok(())
 /// # }
 /// ```
 pub struct DeviceArray<T: Element> {
     ptr: CUdeviceptr,
     shape: Vec<usize>,
+    strides: Vec<usize>,
     len: usize,
-    storage: Storage,
+    storage: Arc<Storage>,
     _marker: PhantomData<T>,
 }
-
-// SAFETY: the array owns its device memory like a `Vec<T>`; the stream and pool handles inside
-// may be used from any thread (each call makes the context current), and the stream-use list is
-// behind a mutex. An imported DLPack tensor's deleter may be called from any thread (the
-// producer's obligation, documented at `from_dlpack`).
-unsafe impl<T: Element + Send> Send for DeviceArray<T> {}
-// SAFETY: shared access only reads the handle and shape or goes through the mutex.
-unsafe impl<T: Element + Sync> Sync for DeviceArray<T> {}
 
 impl<T: Element> DeviceArray<T> {
     /// An array of `shape` on `stream`, from the context's [`MemoryPool::for_context`], with
@@ -133,56 +149,72 @@ impl<T: Element> DeviceArray<T> {
         let bytes = len
             .checked_mul(size_of::<T>())
             .ok_or_else(|| Error::InvalidValue(format!("{len} elements overflow the byte size")))?;
-        let block = pool.alloc(stream, bytes)?;
+        // A zero-size array still holds a (smallest) block: it keeps the stream and context.
+        let block = pool.alloc(stream, bytes.max(1))?;
         Ok(DeviceArray {
             ptr: block.ptr(),
+            strides: c_strides(&shape),
             shape,
             len,
-            storage: Storage::Pooled(block),
+            storage: Arc::new(Storage::Pooled(block)),
             _marker: PhantomData,
         })
     }
 
-    pub(crate) fn from_storage(ptr: CUdeviceptr, shape: Vec<usize>, storage: Storage) -> Result<Self> {
+    /// An array over `storage`, whose first element is at `ptr`, laid out by `strides`
+    /// (`None`: C-contiguous).
+    pub(crate) fn from_storage(
+        ptr: CUdeviceptr,
+        shape: Vec<usize>,
+        strides: Option<Vec<usize>>,
+        storage: Storage,
+    ) -> Result<Self> {
         let len = shape_len(&shape)?;
+        let strides = strides.unwrap_or_else(|| c_strides(&shape));
+        if strides.len() != shape.len() {
+            return Err(Error::InvalidValue(format!(
+                "strides {strides:?} do not match shape {shape:?}"
+            )));
+        }
         Ok(DeviceArray {
             ptr,
             shape,
+            strides,
             len,
-            storage,
+            storage: Arc::new(storage),
             _marker: PhantomData,
         })
+    }
+
+    /// A view of the same storage: first element at `ptr`, with `shape` and `strides`.
+    pub(crate) fn view(&self, ptr: CUdeviceptr, shape: Vec<usize>, strides: Vec<usize>) -> Self {
+        DeviceArray {
+            ptr,
+            len: shape.iter().product(),
+            shape,
+            strides,
+            storage: self.storage.clone(),
+            _marker: PhantomData,
+        }
     }
 
     /// A zeroed array of `shape` on `stream` (the memset is queued on `stream`).
     pub fn zeros(stream: &Stream, shape: impl IntoShape) -> Result<Self> {
         let array = Self::empty(stream, shape)?;
-        let driver = bind(stream.context())?;
-        // SAFETY: the block holds `size_bytes` bytes; the memset is queued on the array's stream.
-        check(unsafe { driver.cuMemsetD8Async()?(array.ptr, 0, array.size_bytes(), stream.as_raw()) })?;
+        if array.len > 0 {
+            let driver = bind(stream.context())?;
+            // SAFETY: the block holds `size_bytes` bytes; the memset is queued on the array's stream.
+            check(unsafe { driver.cuMemsetD8Async()?(array.ptr, 0, array.size_bytes(), stream.as_raw()) })?;
+        }
         Ok(array)
     }
 
-    /// A one-dimensional array holding a copy of `data` (not empty). Returns once `data` has
-    /// been read.
+    /// A one-dimensional array holding a copy of `data` (which may be empty). Returns once
+    /// `data` has been read.
     pub fn from_slice(stream: &Stream, data: &[T]) -> Result<Self> {
         let mut array = Self::empty(stream, data.len())?;
         array.copy_from_host(data)?;
         Ok(array)
-    }
-
-    /// The same memory with another shape of as many elements.
-    pub fn reshape(mut self, shape: impl IntoShape) -> Result<Self> {
-        let shape = shape.into_shape();
-        let len = shape_len(&shape)?;
-        if len != self.len {
-            return Err(Error::InvalidValue(format!(
-                "cannot reshape {:?} ({} elements) to {shape:?} ({len} elements)",
-                self.shape, self.len
-            )));
-        }
-        self.shape = shape;
-        Ok(self)
     }
 
     /// Number of elements.
@@ -190,7 +222,7 @@ impl<T: Element> DeviceArray<T> {
         self.len
     }
 
-    /// Always false: arrays hold at least one element.
+    /// Whether the array has no elements (some extent is zero).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -205,12 +237,28 @@ impl<T: Element> DeviceArray<T> {
         self.shape.len()
     }
 
-    /// C-contiguous strides, in elements.
-    pub fn strides(&self) -> Vec<usize> {
-        c_strides(&self.shape)
+    /// The strides, in elements (zero along broadcast axes).
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
     }
 
-    /// Size in bytes.
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
+    /// Whether the elements are laid out C-contiguously (row-major, no gaps), so the array is
+    /// one run of `len` elements from its first.
+    pub fn is_contiguous(&self) -> bool {
+        is_c_contiguous(&self.shape, &self.strides)
+    }
+
+    /// Whether two elements share an address (a broadcast view), so it cannot be written.
+    pub(crate) fn is_broadcast(&self) -> bool {
+        self.len > 1 && self.shape.iter().zip(&self.strides).any(|(&d, &s)| d > 1 && s == 0)
+    }
+
+    /// Size in bytes of the elements (`len * size_of::<T>()`).
     pub fn size_bytes(&self) -> usize {
         self.len * size_of::<T>()
     }
@@ -225,7 +273,12 @@ impl<T: Element> DeviceArray<T> {
         self.stream().context()
     }
 
-    /// The device address.
+    /// Whether `other` views the same storage (the same allocation or imported tensor).
+    pub fn shares_storage<U: Element>(&self, other: &DeviceArray<U>) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// The device address of the first element.
     ///
     /// # Safety
     /// Valid only while the array lives; work using it must be queued on the array's stream or
@@ -236,6 +289,10 @@ impl<T: Element> DeviceArray<T> {
 
     pub(crate) fn ptr_ref(&self) -> &CUdeviceptr {
         &self.ptr
+    }
+
+    pub(crate) fn storage_id(&self) -> usize {
+        Arc::as_ptr(&self.storage) as usize
     }
 
     /// Notes that `stream` uses the array (see the type's docs); checks its context first.
@@ -260,14 +317,33 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// Copies `source` (as many elements) into the array; returns once `source` has been read
-    /// (the copy is queued on the array's stream, which is then waited for).
+    pub(crate) fn check_writable(&self, what: &str) -> Result<()> {
+        if self.is_broadcast() {
+            return Err(Error::InvalidValue(format!(
+                "{what}: the array of shape {:?} and strides {:?} is a broadcast view, whose elements share memory; it cannot be written",
+                self.shape, self.strides
+            )));
+        }
+        Ok(())
+    }
+
+    /// Copies `source` (as many elements, in row-major order) into the array; returns once
+    /// `source` has been read (the copy is queued on the array's stream, which is then waited
+    /// for). A non-contiguous view is filled through a compact staging array.
     pub fn copy_from_host(&mut self, source: &[T]) -> Result<()> {
         self.same_len("copy from host", source.len())?;
+        self.check_writable("copy from host")?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        if !self.is_contiguous() {
+            let staged = DeviceArray::from_slice(self.stream(), source)?.reshape(self.shape.clone())?;
+            return self.copy_from(&staged);
+        }
         let stream = self.stream();
         let driver = bind(stream.context())?;
         // SAFETY: `source` holds `size_bytes` readable bytes and stays borrowed until the stream
-        // is synchronised below; the array holds as many.
+        // is synchronised below; the array is one run of as many.
         check(unsafe {
             driver.cuMemcpyHtoDAsync_v2()?(
                 self.ptr,
@@ -279,7 +355,8 @@ impl<T: Element> DeviceArray<T> {
         Ok(stream.synchronize()?)
     }
 
-    /// Copies the array into `destination` (as many elements), waiting for the array's stream.
+    /// Copies the array's elements, in row-major order, into `destination` (as many elements),
+    /// waiting for the array's stream.
     pub fn copy_to_host(&self, destination: &mut [T]) -> Result<()> {
         self.same_len("copy to host", destination.len())?;
         // SAFETY: `destination` holds `len` writable elements.
@@ -289,10 +366,18 @@ impl<T: Element> DeviceArray<T> {
     /// # Safety
     /// `destination` must be valid for writes of `len` elements.
     unsafe fn copy_to_host_raw(&self, destination: *mut T) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        if !self.is_contiguous() {
+            // SAFETY: the caller's promise, passed on; the compact copy holds `len` elements.
+            return unsafe { self.to_contiguous()?.copy_to_host_raw(destination) };
+        }
         let stream = self.stream();
         let driver = bind(stream.context())?;
         // SAFETY: `destination` holds `size_bytes` writable bytes (the caller's promise) and the
-        // stream is synchronised below, before it is used; `T` is valid for any bytes.
+        // stream is synchronised below, before it is used; `T` is valid for any bytes; the array
+        // is one run of `len` elements.
         check(unsafe {
             driver.cuMemcpyDtoHAsync_v2()?(
                 destination.cast::<c_void>(),
@@ -304,7 +389,7 @@ impl<T: Element> DeviceArray<T> {
         Ok(stream.synchronize()?)
     }
 
-    /// The contents in a new `Vec` (waits for the array's stream).
+    /// The elements in row-major order in a new `Vec` (waits for the array's stream).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = Vec::with_capacity(self.len);
         // SAFETY: the vector has room for `len` elements.
@@ -316,7 +401,9 @@ impl<T: Element> DeviceArray<T> {
         Ok(out)
     }
 
-    /// Queues a copy of `source` (same shape and context) into the array on the array's stream.
+    /// Queues a copy of `source` (same shape and context, any layout) into the array on the
+    /// array's stream: one `cuMemcpyDtoDAsync` when both are contiguous, else a generated
+    /// strided copy kernel.
     pub fn copy_from(&mut self, source: &DeviceArray<T>) -> Result<()> {
         if source.shape != self.shape {
             return Err(Error::InvalidValue(format!(
@@ -324,37 +411,59 @@ impl<T: Element> DeviceArray<T> {
                 source.shape, self.shape
             )));
         }
+        self.check_writable("copy")?;
         let stream = self.stream().clone();
         source.note_use(&stream)?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        if !(self.is_contiguous() && source.is_contiguous()) {
+            return copy_kernel()?.launch(&stream, &[Arg::from(source), Arg::from(self)]);
+        }
         let driver = bind(stream.context())?;
-        // SAFETY: both arrays hold `size_bytes` bytes of one context; the copy is ordered after
-        // the source's stream (noted above) and queued on this array's stream.
+        // SAFETY: both arrays are runs of `size_bytes` bytes of one context; the copy is ordered
+        // after the source's stream (noted above) and queued on this array's stream.
         check(unsafe { driver.cuMemcpyDtoDAsync_v2()?(self.ptr, source.ptr, self.size_bytes(), stream.as_raw()) })?;
         Ok(())
     }
 
-    /// A copy of the array, on the same stream.
+    /// A compact (C-contiguous) copy of the array, on the same stream.
     pub fn try_clone(&self) -> Result<Self> {
         let mut copy = Self::empty(self.stream(), self.shape.clone())?;
         copy.copy_from(self)?;
         Ok(copy)
     }
 
+    /// The array itself (another view of it) when it is C-contiguous, else a compact copy
+    /// ([`try_clone`](Self::try_clone)).
+    pub fn to_contiguous(&self) -> Result<Self> {
+        match self.is_contiguous() {
+            true => Ok(self.view(self.ptr, self.shape.clone(), self.strides.clone())),
+            false => self.try_clone(),
+        }
+    }
+
     /// Sets every element to `value`, queued on the array's stream (`cuMemsetD8/16/32Async` for
-    /// types of up to 4 bytes, a generated kernel for 8-byte types).
+    /// contiguous arrays of types of up to 4 bytes, a generated kernel otherwise).
     pub fn fill(&mut self, value: T) -> Result<()> {
+        self.check_writable("fill")?;
+        if self.len == 0 {
+            return Ok(());
+        }
         // SAFETY: `T` is plain data of `size_of::<T>()` bytes (`DeviceCopy`).
         let bytes = unsafe { std::slice::from_raw_parts((&value as *const T).cast::<u8>(), size_of::<T>()) };
         let stream = self.stream().clone();
         let driver = bind(stream.context())?;
         let (ptr, len) = (self.ptr, self.len);
-        // SAFETY (all three): the array holds `len` elements of the memset's width; queued on its stream.
+        let contiguous = self.is_contiguous();
+        // SAFETY (all three): the array is one run of `len` elements of the memset's width;
+        // queued on its stream.
         match *bytes {
-            [b] => check(unsafe { driver.cuMemsetD8Async()?(ptr, b, len, stream.as_raw()) })?,
-            [a, b] => {
+            [b] if contiguous => check(unsafe { driver.cuMemsetD8Async()?(ptr, b, len, stream.as_raw()) })?,
+            [a, b] if contiguous => {
                 check(unsafe { driver.cuMemsetD16Async()?(ptr, u16::from_ne_bytes([a, b]), len, stream.as_raw()) })?
             }
-            [a, b, c, d] => check(unsafe {
+            [a, b, c, d] if contiguous => check(unsafe {
                 driver.cuMemsetD32Async()?(ptr, u32::from_ne_bytes([a, b, c, d]), len, stream.as_raw())
             })?,
             _ => {
@@ -373,11 +482,22 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
+/// `y = x` over any layouts and broadcasting.
+fn copy_kernel() -> Result<&'static ElementwiseKernel> {
+    static COPY: OnceLock<ElementwiseKernel> = OnceLock::new();
+    if let Some(kernel) = COPY.get() {
+        return Ok(kernel);
+    }
+    let kernel = ElementwiseKernel::new("T x", "T y", "y = x", "cuda_core_copy")?;
+    Ok(COPY.get_or_init(|| kernel))
+}
+
 impl<T: Element> std::fmt::Debug for DeviceArray<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceArray")
             .field("dtype", &T::DTYPE)
             .field("shape", &self.shape)
+            .field("strides", &self.strides)
             .field("ptr", &format_args!("{:#x}", self.ptr))
             .finish()
     }
@@ -434,12 +554,17 @@ mod tests {
     fn shapes_count_elements_and_refuse_empty_or_huge() {
         assert_eq!(shape_len(&[2, 3, 4]).unwrap(), 24);
         assert_eq!(shape_len(&[]).unwrap(), 1, "a zero-dimensional array holds one element");
-        assert!(matches!(shape_len(&[3, 0]), Err(Error::InvalidValue(_))));
+        assert_eq!(shape_len(&[3, 0]).unwrap(), 0, "zero-size arrays are valid");
         assert!(matches!(shape_len(&[usize::MAX, 2]), Err(Error::InvalidValue(_))));
         assert_eq!(5usize.into_shape(), [5]);
         assert_eq!([2usize, 3].into_shape(), [2, 3]);
         assert_eq!(c_strides(&[2, 3, 4]), [12, 4, 1]);
         assert_eq!(c_strides(&[7]), [1]);
         assert!(c_strides(&[]).is_empty());
+        assert_eq!(c_strides(&[2, 0, 3]), [3, 3, 1]);
+        assert!(is_c_contiguous(&[2, 3], &[3, 1]));
+        assert!(is_c_contiguous(&[2, 1], &[1, 7]), "extents of 1 may have any stride");
+        assert!(!is_c_contiguous(&[2, 3], &[1, 2]));
+        assert!(!is_c_contiguous(&[4], &[2]));
     }
 }

@@ -73,7 +73,11 @@ pub struct DLDataType {
 
 impl From<DType> for DLDataType {
     fn from(dtype: DType) -> Self {
-        let code = if dtype.is_float() {
+        let code = if dtype == DType::BF16 {
+            DLDataTypeCode::BFLOAT
+        } else if dtype == DType::Bool {
+            DLDataTypeCode::BOOL
+        } else if dtype.is_float() {
             DLDataTypeCode::FLOAT
         } else if dtype.is_signed_int() {
             DLDataTypeCode::INT
@@ -257,7 +261,7 @@ impl<T: Element> DeviceArray<T> {
             tensor,
             uses: StreamUses::new(stream.clone()),
         });
-        DeviceArray::from_storage(ptr, shape, storage)
+        DeviceArray::from_storage(ptr, shape, None, storage)
     }
 }
 

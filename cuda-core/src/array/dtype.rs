@@ -1,11 +1,34 @@
-//! [`DType`] and [`Element`]: the element types arrays and generated kernels know.
+//! [`DType`] and [`Element`]: the element types arrays and generated kernels know, and the
+//! type promotion rules of expressions ([`DType::promote`]).
+//!
+//! # Promotion
+//! Two array operands of types `a` and `b` combine in `a.promote(b)`, NumPy 2's table for the
+//! types there are (PyTorch's for `bfloat16`):
+//!
+//! | operands | result |
+//! |---|---|
+//! | the same type | that type |
+//! | `bool` and any `t` | `t` |
+//! | two signed or two unsigned integers | the wider |
+//! | unsigned `u` and wider signed `s` | `s` |
+//! | unsigned `u` and signed of at most its width | the signed type twice `u`'s width (`u64`: `f64`) |
+//! | an integer and a float `f` | `f` if it holds the integer exactly (`f16`/`bf16`: 8-bit integers; `f32`: up to 16-bit), else the next float that does (`f32` for 16-bit with `f16`/`bf16`, `f64` beyond) |
+//! | `f16` and `bf16` | `f32` |
+//! | two floats | the wider |
+//!
+//! Scalars are weak, as in NumPy 2 (NEP 50): a Rust float scalar takes the array's type if that
+//! is a float (`2.0 * &x` with `x: f32` is `f32`), else `f64`; an integer scalar takes the
+//! array's type (`bool` arrays: `i64`). See [`DType::with_float_scalar`] and
+//! [`DType::with_int_scalar`].
 
 use cuda_driver::DeviceCopy;
 
 /// An element type, with its CUDA C++ name and size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum DType {
+    /// `bool` (one byte, 0 or 1), Rust [`Bool`].
+    Bool,
     /// `signed char`
     I8,
     /// `short`
@@ -22,6 +45,12 @@ pub enum DType {
     U32,
     /// `unsigned long long`
     U64,
+    /// IEEE half precision, Rust `half::f16` (CUDA C++ `cuda_core_f16`, which converts to and
+    /// from `float`).
+    F16,
+    /// bfloat16, Rust `half::bf16` (CUDA C++ `cuda_core_bf16`, which converts to and from
+    /// `float`).
+    BF16,
     /// `float`
     F32,
     /// `double`
@@ -30,7 +59,8 @@ pub enum DType {
 
 impl DType {
     /// Every type, in declaration order.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 13] = [
+        DType::Bool,
         DType::I8,
         DType::I16,
         DType::I32,
@@ -39,6 +69,8 @@ impl DType {
         DType::U16,
         DType::U32,
         DType::U64,
+        DType::F16,
+        DType::BF16,
         DType::F32,
         DType::F64,
     ];
@@ -46,6 +78,7 @@ impl DType {
     /// The CUDA C++ spelling used in generated code.
     pub const fn c_name(self) -> &'static str {
         match self {
+            DType::Bool => "bool",
             DType::I8 => "signed char",
             DType::I16 => "short",
             DType::I32 => "int",
@@ -54,16 +87,45 @@ impl DType {
             DType::U16 => "unsigned short",
             DType::U32 => "unsigned int",
             DType::U64 => "unsigned long long",
+            DType::F16 => "cuda_core_f16",
+            DType::BF16 => "cuda_core_bf16",
             DType::F32 => "float",
             DType::F64 => "double",
+        }
+    }
+
+    /// The NumPy name (`float32`, `int64`, `bool`, ...; `bfloat16` as in PyTorch and ml_dtypes).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        }
+    }
+
+    /// The C++ type arithmetic on values of this type is done in (`float` for the 16-bit floats).
+    pub const fn compute_c_name(self) -> &'static str {
+        match self {
+            DType::F16 | DType::BF16 => "float",
+            other => other.c_name(),
         }
     }
 
     /// Size in bytes.
     pub const fn size(self) -> usize {
         match self {
-            DType::I8 | DType::U8 => 1,
-            DType::I16 | DType::U16 => 2,
+            DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::U64 | DType::F64 => 8,
         }
@@ -71,7 +133,7 @@ impl DType {
 
     /// Whether it is a floating-point type.
     pub const fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
 
     /// Whether it is a signed integer type.
@@ -79,11 +141,115 @@ impl DType {
         matches!(self, DType::I8 | DType::I16 | DType::I32 | DType::I64)
     }
 
+    /// Whether it is an unsigned integer type.
+    pub const fn is_unsigned_int(self) -> bool {
+        matches!(self, DType::U8 | DType::U16 | DType::U32 | DType::U64)
+    }
+
+    /// Whether it is an integer type (not `bool`).
+    pub const fn is_int(self) -> bool {
+        self.is_signed_int() || self.is_unsigned_int()
+    }
+
+    fn signed_of_size(bytes: usize) -> DType {
+        match bytes {
+            1 => DType::I8,
+            2 => DType::I16,
+            4 => DType::I32,
+            8 => DType::I64,
+            _ => DType::F64,
+        }
+    }
+
+    /// The type two array operands combine in (the module's promotion table).
+    pub fn promote(self, other: DType) -> DType {
+        use DType::*;
+        if self == other {
+            return self;
+        }
+        let (a, b) = (self, other);
+        match (a, b) {
+            (Bool, t) | (t, Bool) => t,
+            _ if a.is_float() && b.is_float() => match (a, b) {
+                (F16, BF16) | (BF16, F16) => F32,
+                _ => {
+                    if a.size() >= b.size() {
+                        a
+                    } else {
+                        b
+                    }
+                }
+            },
+            _ if a.is_float() || b.is_float() => {
+                let (float, int) = if a.is_float() { (a, b) } else { (b, a) };
+                // The smallest float holding every value of `int`, then the wider of the two.
+                let needed = match int.size() {
+                    1 => F16,
+                    2 => F32,
+                    _ => F64,
+                };
+                match (float, needed) {
+                    (BF16, F16) => BF16,
+                    (f, F16) => f,
+                    (F64, _) => F64,
+                    (_, needed) => needed,
+                }
+            }
+            _ if a.is_signed_int() == b.is_signed_int() => {
+                if a.size() >= b.size() {
+                    a
+                } else {
+                    b
+                }
+            }
+            _ => {
+                let (signed, unsigned) = if a.is_signed_int() { (a, b) } else { (b, a) };
+                if unsigned.size() < signed.size() {
+                    signed
+                } else {
+                    DType::signed_of_size(unsigned.size() * 2)
+                }
+            }
+        }
+    }
+
+    /// The type of an array of this type combined with a float scalar (NEP 50: weak scalar).
+    pub fn with_float_scalar(self) -> DType {
+        if self.is_float() {
+            self
+        } else {
+            DType::F64
+        }
+    }
+
+    /// The type of an array of this type combined with an integer scalar (NEP 50: weak scalar).
+    pub fn with_int_scalar(self) -> DType {
+        match self {
+            DType::Bool => DType::I64,
+            other => other,
+        }
+    }
+
+    /// The float type math functions (`sqrt`, `exp`, true division, ...) of this type give, as
+    /// in NumPy: floats keep their type; `bool` and 8-bit integers give `f16`, 16-bit `f32`,
+    /// wider `f64`.
+    pub fn float_result(self) -> DType {
+        if self.is_float() {
+            return self;
+        }
+        match self.size() {
+            1 => DType::F16,
+            2 => DType::F32,
+            _ => DType::F64,
+        }
+    }
+
     /// The type a C++ type name in a parameter list denotes (`float`, `unsigned int`,
-    /// `int32_t`, ...), with runs of spaces ignored; `None` for anything else.
+    /// `int32_t`, `half`, ...), with runs of spaces ignored; `None` for anything else.
     pub fn from_c_name(name: &str) -> Option<DType> {
         let words: Vec<&str> = name.split_whitespace().collect();
         let dtype = match words.join(" ").as_str() {
+            "bool" => DType::Bool,
             "signed char" | "int8_t" => DType::I8,
             "short" | "int16_t" => DType::I16,
             "int" | "int32_t" => DType::I32,
@@ -92,6 +258,8 @@ impl DType {
             "unsigned short" | "uint16_t" => DType::U16,
             "unsigned int" | "unsigned" | "uint32_t" => DType::U32,
             "unsigned long long" | "uint64_t" | "size_t" => DType::U64,
+            "cuda_core_f16" | "half" | "__half" => DType::F16,
+            "cuda_core_bf16" | "bfloat16" | "__nv_bfloat16" => DType::BF16,
             "float" => DType::F32,
             "double" => DType::F64,
             _ => return None,
@@ -102,9 +270,85 @@ impl DType {
 
 impl std::fmt::Display for DType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.c_name())
+        f.write_str(self.name())
     }
 }
+
+/// CUDA C++ that every generated kernel starts with: the 16-bit float storage types, which
+/// convert to and from `float` (round to nearest even), so operations written for `T` work when
+/// `T` is one of them. No CUDA header is needed.
+pub(crate) const PRELUDE: &str = r#"struct cuda_core_f16 {
+    unsigned short bits;
+    __device__ cuda_core_f16() = default;
+    __device__ cuda_core_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+    __device__ cuda_core_f16(double d) : cuda_core_f16((float)d) {}
+    __device__ cuda_core_f16(int v) : cuda_core_f16((float)v) {}
+    __device__ operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+};
+struct cuda_core_bf16 {
+    unsigned short bits;
+    __device__ cuda_core_bf16() = default;
+    __device__ cuda_core_bf16(float f) {
+        unsigned u = __float_as_uint(f);
+        if ((u & 0x7fffffffu) > 0x7f800000u) bits = (unsigned short)((u >> 16) | 0x40u);
+        else bits = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+    __device__ cuda_core_bf16(double d) : cuda_core_bf16((float)d) {}
+    __device__ cuda_core_bf16(int v) : cuda_core_bf16((float)v) {}
+    __device__ operator float() const { return __uint_as_float(((unsigned)bits) << 16); }
+};
+"#;
+
+/// A boolean element: one byte, `0` or `1` when written by generated code (Rust's `bool` may
+/// not hold other bytes, which device memory can, so arrays of truth values hold `Bool`).
+#[repr(transparent)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Bool(pub u8);
+
+impl Bool {
+    /// `Bool(1)`.
+    pub const TRUE: Bool = Bool(1);
+    /// `Bool(0)`.
+    pub const FALSE: Bool = Bool(0);
+
+    /// Whether the byte is not zero.
+    pub const fn get(self) -> bool {
+        self.0 != 0
+    }
+}
+
+impl From<bool> for Bool {
+    fn from(value: bool) -> Self {
+        Bool(value as u8)
+    }
+}
+
+impl From<Bool> for bool {
+    fn from(value: Bool) -> Self {
+        value.get()
+    }
+}
+
+impl PartialEq<bool> for Bool {
+    fn eq(&self, other: &bool) -> bool {
+        self.get() == *other
+    }
+}
+
+impl std::fmt::Debug for Bool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.get(), f)
+    }
+}
+
+impl std::fmt::Display for Bool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.get() { "True" } else { "False" })
+    }
+}
+
+// SAFETY: `repr(transparent)` over `u8`; every byte is a valid `Bool`.
+unsafe impl DeviceCopy for Bool {}
 
 mod sealed {
     pub trait Sealed {}
@@ -112,9 +356,13 @@ mod sealed {
 
 /// A Rust type that is one of the [`DType`]s. Sealed: the mapping decides how generated
 /// kernels read the memory, so only this crate's exact matches implement it.
-pub trait Element: DeviceCopy + sealed::Sealed {
+pub trait Element: DeviceCopy + Send + Sync + sealed::Sealed {
     /// The element type.
     const DTYPE: DType;
+    /// The value as an `f64` (exact for every type but the 64-bit integers beyond 2^53).
+    fn to_f64(self) -> f64;
+    /// The value nearest `value` (saturating for integers; `!= 0` for `Bool`).
+    fn from_f64(value: f64) -> Self;
 }
 
 macro_rules! element {
@@ -123,6 +371,12 @@ macro_rules! element {
             impl sealed::Sealed for $ty {}
             impl Element for $ty {
                 const DTYPE: DType = DType::$dtype;
+                fn to_f64(self) -> f64 {
+                    self as f64
+                }
+                fn from_f64(value: f64) -> Self {
+                    value as $ty
+                }
             }
         )*
     };
@@ -130,16 +384,47 @@ macro_rules! element {
 
 element!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64, f32 => F32, f64 => F64);
 
+macro_rules! half_element {
+    ($($ty:ty => $dtype:ident),*) => {
+        $(
+            impl sealed::Sealed for $ty {}
+            impl Element for $ty {
+                const DTYPE: DType = DType::$dtype;
+                fn to_f64(self) -> f64 {
+                    self.to_f64()
+                }
+                fn from_f64(value: f64) -> Self {
+                    <$ty>::from_f64(value)
+                }
+            }
+        )*
+    };
+}
+
+half_element!(half::f16 => F16, half::bf16 => BF16);
+
+impl sealed::Sealed for Bool {}
+impl Element for Bool {
+    const DTYPE: DType = DType::Bool;
+    fn to_f64(self) -> f64 {
+        self.0.min(1) as f64
+    }
+    fn from_f64(value: f64) -> Self {
+        Bool((value != 0.0) as u8)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use DType::{BF16, F16, F32, F64, I16, I32, I64, I8, U16, U32, U64, U8};
 
     #[test]
     fn names_round_trip_and_sizes_match_rust() {
         for dtype in DType::ALL {
             assert_eq!(DType::from_c_name(dtype.c_name()), Some(dtype));
         }
-        assert_eq!(DType::from_c_name("unsigned   long long"), Some(DType::U64));
+        assert_eq!(DType::from_c_name("unsigned   long long"), Some(U64));
         assert_eq!(DType::from_c_name("T"), None);
         assert_eq!(
             DType::from_c_name("long"),
@@ -148,6 +433,66 @@ mod tests {
         );
         assert_eq!(f64::DTYPE.size(), std::mem::size_of::<f64>());
         assert_eq!(u16::DTYPE.size(), std::mem::size_of::<u16>());
-        assert_eq!(i8::DTYPE, DType::I8);
+        assert_eq!(half::bf16::DTYPE.size(), std::mem::size_of::<half::bf16>());
+        assert_eq!(Bool::DTYPE.size(), std::mem::size_of::<Bool>());
+        assert_eq!(i8::DTYPE, I8);
+    }
+
+    #[test]
+    fn promotion_follows_numpy() {
+        let cases = [
+            (DType::Bool, I8, I8),
+            (DType::Bool, F16, F16),
+            (I8, I16, I16),
+            (U8, U32, U32),
+            (U8, I8, I16),
+            (U8, I16, I16),
+            (U16, I16, I32),
+            (U32, I32, I64),
+            (U32, I64, I64),
+            (U64, I64, F64),
+            (U64, I8, F64),
+            (I8, F16, F16),
+            (U8, BF16, BF16),
+            (I16, F16, F32),
+            (I16, F32, F32),
+            (I32, F32, F64),
+            (U64, F32, F64),
+            (I64, F16, F64),
+            (F16, BF16, F32),
+            (F16, F32, F32),
+            (BF16, F64, F64),
+            (F32, F64, F64),
+        ];
+        for (a, b, expected) in cases {
+            assert_eq!(a.promote(b), expected, "{a} with {b}");
+            assert_eq!(b.promote(a), expected, "{b} with {a} (symmetric)");
+        }
+        for t in DType::ALL {
+            assert_eq!(t.promote(t), t);
+        }
+    }
+
+    #[test]
+    fn scalars_are_weak_and_math_gives_floats() {
+        assert_eq!(F32.with_float_scalar(), F32);
+        assert_eq!(F16.with_float_scalar(), F16);
+        assert_eq!(I32.with_float_scalar(), F64);
+        assert_eq!(U8.with_int_scalar(), U8);
+        assert_eq!(DType::Bool.with_int_scalar(), I64);
+        assert_eq!(DType::Bool.with_float_scalar(), F64);
+        assert_eq!(I8.float_result(), F16);
+        assert_eq!(U16.float_result(), F32);
+        assert_eq!(I64.float_result(), F64);
+        assert_eq!(BF16.float_result(), BF16);
+    }
+
+    #[test]
+    fn bool_converts_and_prints_like_numpy() {
+        assert_eq!(Bool::from(true), Bool::TRUE);
+        assert!(bool::from(Bool(7)), "any nonzero byte is true");
+        assert_eq!(Bool::TRUE.to_string(), "True");
+        assert_eq!(Bool::from_f64(0.0), Bool::FALSE);
+        assert_eq!(half::f16::from_f64(1.5).to_f64(), 1.5);
     }
 }

@@ -9,8 +9,9 @@ use cuda_driver::{Context, DeviceAttribute, Function, Module, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
 use super::device_array::DeviceArray;
-use super::dtype::{DType, Element};
+use super::dtype::{Bool, DType, Element};
 use super::params::{Bindings, Param};
+use super::view::broadcast_strides;
 use crate::error::{Error, Result};
 use crate::options::{Arch, CompileTarget, ProgramOptions};
 use crate::program::Program;
@@ -20,6 +21,10 @@ pub(crate) trait ErasedArray {
     fn ptr_ref(&self) -> &CUdeviceptr;
     fn dtype(&self) -> DType;
     fn shape(&self) -> &[usize];
+    fn strides(&self) -> &[usize];
+    fn is_contiguous(&self) -> bool;
+    fn is_broadcast(&self) -> bool;
+    fn storage_id(&self) -> usize;
     fn len(&self) -> usize;
     fn context(&self) -> &Context;
     fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()>;
@@ -34,6 +39,18 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     }
     fn shape(&self) -> &[usize] {
         DeviceArray::shape(self)
+    }
+    fn strides(&self) -> &[usize] {
+        DeviceArray::strides(self)
+    }
+    fn is_contiguous(&self) -> bool {
+        DeviceArray::is_contiguous(self)
+    }
+    fn is_broadcast(&self) -> bool {
+        DeviceArray::is_broadcast(self)
+    }
+    fn storage_id(&self) -> usize {
+        DeviceArray::storage_id(self)
     }
     fn len(&self) -> usize {
         DeviceArray::len(self)
@@ -102,7 +119,21 @@ macro_rules! scalar_args {
     };
 }
 
-scalar_args!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+scalar_args!(
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16,
+    Bool
+);
 
 impl Arg<'_> {
     /// The argument's kind and type.
@@ -111,6 +142,11 @@ impl Arg<'_> {
             ArgKind::Array(a) | ArgKind::ArrayMut(a) => ArgType::Array(a.dtype()),
             ArgKind::Scalar(dtype, _) => ArgType::Scalar(*dtype),
         }
+    }
+
+    /// The element count of an array argument.
+    pub(crate) fn array_len(&self) -> Option<usize> {
+        self.array().map(|a| a.len())
     }
 
     fn array(&self) -> Option<&dyn ErasedArray> {
@@ -184,39 +220,31 @@ pub(crate) fn bind_signature(
     Ok(bindings)
 }
 
+/// The element space of a call: the (broadcast) shape, its element count, and whether every
+/// array is a C-contiguous run of exactly that shape (the fast path).
+pub(crate) struct CallShape {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) len: usize,
+    pub(crate) contiguous: bool,
+}
+
 /// Checks call arguments: outputs written through `&mut`, one context (the stream's), and the
-/// array shapes. Returns the common shape's element count: that of every array, which must all
-/// have one shape, or of `inputs` only when `inputs_only` (reductions, whose output differs).
+/// array shapes. Element-wise calls (`inputs_only == false`) broadcast every array to one shape
+/// by NumPy's rule, which the outputs must have (and not be broadcast views themselves); an
+/// input sharing memory with an output must be the very same view. Reductions
+/// (`inputs_only`) take inputs of one shape, C-contiguous.
 pub(crate) fn check_args(
     kernel: &str,
     stream: &Stream,
     args: &[Arg<'_>],
     inputs: usize,
     inputs_only: bool,
-) -> Result<usize> {
+) -> Result<CallShape> {
     for (index, arg) in args.iter().enumerate().skip(inputs) {
         if !matches!(arg.0, ArgKind::ArrayMut(_)) {
             return Err(Error::InvalidValue(format!(
                 "kernel `{kernel}`: argument {index} is an output and must be passed as `&mut array`"
             )));
-        }
-    }
-    let mut shape: Option<&[usize]> = None;
-    let mut len = None;
-    let considered = if inputs_only { &args[..inputs] } else { args };
-    for array in considered.iter().filter_map(Arg::array) {
-        match shape {
-            None => {
-                shape = Some(array.shape());
-                len = Some(array.len());
-            }
-            Some(s) if s != array.shape() => {
-                return Err(Error::InvalidValue(format!(
-                    "kernel `{kernel}`: arrays of shapes {s:?} and {:?} cannot be combined",
-                    array.shape()
-                )));
-            }
-            Some(_) => {}
         }
     }
     for array in args.iter().filter_map(Arg::array) {
@@ -228,7 +256,133 @@ pub(crate) fn check_args(
             .into());
         }
     }
-    len.ok_or_else(|| Error::InvalidValue(format!("kernel `{kernel}`: no array gives the size")))
+    let considered = if inputs_only { &args[..inputs] } else { args };
+    let mut arrays = considered.iter().filter_map(Arg::array);
+    let Some(first) = arrays.next() else {
+        return Err(Error::InvalidValue(format!(
+            "kernel `{kernel}`: no array gives the size"
+        )));
+    };
+    let mut shape = first.shape().to_vec();
+    for array in arrays {
+        shape = match inputs_only {
+            true if array.shape() != shape.as_slice() => Err(Error::InvalidValue(format!(
+                "kernel `{kernel}`: arrays of shapes {shape:?} and {:?} cannot be combined",
+                array.shape()
+            ))),
+            true => Ok(shape),
+            false => super::view::broadcast_shapes(&shape, array.shape()).map_err(|e| {
+                Error::InvalidValue(format!(
+                    "kernel `{kernel}`: {}",
+                    e.to_string().trim_start_matches("invalid value: ")
+                ))
+            }),
+        }?;
+    }
+    if inputs_only {
+        if let Some(strided) = considered.iter().filter_map(Arg::array).find(|a| !a.is_contiguous()) {
+            return Err(Error::InvalidValue(format!(
+                "kernel `{kernel}`: reduction inputs must be C-contiguous; the view of shape {:?} and strides {:?} is not (use to_contiguous())",
+                strided.shape(),
+                strided.strides()
+            )));
+        }
+    } else {
+        for (index, output) in args
+            .iter()
+            .enumerate()
+            .skip(inputs)
+            .filter_map(|(i, a)| Some((i, a.array()?)))
+        {
+            if output.shape() != shape.as_slice() {
+                return Err(Error::InvalidValue(format!(
+                    "kernel `{kernel}`: output {index} has shape {:?}, the arguments broadcast to {shape:?}",
+                    output.shape()
+                )));
+            }
+            if output.is_broadcast() {
+                return Err(Error::InvalidValue(format!(
+                    "kernel `{kernel}`: output {index} is a broadcast view (strides {:?}); it cannot be written",
+                    output.strides()
+                )));
+            }
+            for input in args[..inputs].iter().filter_map(Arg::array) {
+                let same_view = input.ptr_ref() == output.ptr_ref()
+                    && input.shape() == output.shape()
+                    && input.strides() == output.strides();
+                if input.storage_id() == output.storage_id() && !same_view {
+                    return Err(Error::InvalidValue(format!(
+                        "kernel `{kernel}`: an input (shape {:?}, strides {:?}) overlaps output {index} (shape {:?}, strides {:?}) without being the same view; pass a copy",
+                        input.shape(),
+                        input.strides(),
+                        output.shape(),
+                        output.strides()
+                    )));
+                }
+            }
+        }
+    }
+    let len = shape.iter().product();
+    let contiguous = considered
+        .iter()
+        .filter_map(Arg::array)
+        .all(|a| a.shape() == shape.as_slice() && a.is_contiguous());
+    Ok(CallShape { shape, len, contiguous })
+}
+
+/// The strided layout of a call over `shape`: the extents and, per array argument, the strides
+/// (in elements) of each array broadcast to `shape`, with extents of 1 dropped and axes that
+/// are contiguous in every array merged, so the generated index arithmetic is as short as it
+/// can be. At least one axis.
+pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let per_array: Vec<Vec<usize>> = args
+        .iter()
+        .filter_map(Arg::array)
+        .map(|a| broadcast_strides(a.shape(), a.strides(), shape).expect("checked by check_args"))
+        .collect();
+    let mut extents: Vec<usize> = Vec::new();
+    let mut strides: Vec<Vec<usize>> = vec![Vec::new(); per_array.len()];
+    for axis in 0..shape.len() {
+        if shape[axis] == 1 {
+            continue;
+        }
+        let mergeable = !extents.is_empty()
+            && per_array
+                .iter()
+                .zip(&strides)
+                .all(|(s, kept)| kept.last() == Some(&(s[axis] * shape[axis])));
+        if mergeable {
+            *extents.last_mut().expect("not empty") *= shape[axis];
+            for (s, kept) in per_array.iter().zip(&mut strides) {
+                *kept.last_mut().expect("not empty") = s[axis];
+            }
+        } else {
+            extents.push(shape[axis]);
+            for (s, kept) in per_array.iter().zip(&mut strides) {
+                kept.push(s[axis]);
+            }
+        }
+    }
+    if extents.is_empty() {
+        extents.push(1);
+        for kept in &mut strides {
+            kept.push(0);
+        }
+    }
+    (extents, strides)
+}
+
+/// Whether the element indices of a strided call and every offset it computes fit 32 bits.
+pub(crate) fn fits_32_bits(extents: &[usize], strides: &[Vec<usize>]) -> bool {
+    let limit = u32::MAX as usize;
+    let len: usize = extents.iter().product();
+    len < limit
+        && strides.iter().all(|s| {
+            s.iter()
+                .zip(extents)
+                .try_fold(0usize, |acc, (&st, &d)| acc.checked_add(st.checked_mul(d - 1)?))
+                .is_some_and(|max| max < limit)
+        })
 }
 
 /// Orders `stream` after each array's own stream (see [`DeviceArray`]'s docs) and collects the
@@ -279,6 +433,8 @@ pub(crate) fn declared_type(param: &Param) -> String {
 pub(crate) struct Loaded {
     context: Context,
     signature: Vec<ArgType>,
+    /// What else the code is specialised on (the caller's encoding; 0 for none).
+    variant: u64,
     pub(crate) functions: Vec<Function>,
     /// Streaming multiprocessors of the device.
     pub(crate) sm_count: u32,
@@ -298,12 +454,13 @@ impl LoadedTable {
         &self,
         context: &Context,
         signature: &[ArgType],
+        variant: u64,
         generate: impl FnOnce() -> Result<(String, Vec<String>)>,
     ) -> Result<std::sync::Arc<Loaded>> {
         let find = |entries: &Vec<std::sync::Arc<Loaded>>| {
             entries
                 .iter()
-                .find(|e| &e.context == context && e.signature == signature)
+                .find(|e| e.variant == variant && &e.context == context && e.signature == signature)
                 .cloned()
         };
         if let Some(found) = find(&self.entries.lock().unwrap_or_else(PoisonError::into_inner)) {
@@ -328,6 +485,7 @@ impl LoadedTable {
         let loaded = std::sync::Arc::new(Loaded {
             context: context.clone(),
             signature: signature.to_vec(),
+            variant,
             functions,
             sm_count,
         });

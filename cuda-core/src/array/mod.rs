@@ -1,6 +1,7 @@
 //! The CuPy-style pooled array layer: a stream-ordered caching [`MemoryPool`], [`DeviceArray`],
 //! generated [`ElementwiseKernel`]s and [`ReductionKernel`]s, [`RawKernel`], and DLPack exchange.
 
+mod creation;
 mod device_array;
 mod dlpack;
 mod dtype;
@@ -11,12 +12,14 @@ mod pool;
 mod raw;
 mod raw_kernel;
 mod reduction;
+mod view;
 
 pub use device_array::{DeviceArray, IntoShape};
 pub use dlpack::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLTensor};
-pub use dtype::{DType, Element};
+pub use dtype::{Bool, DType, Element};
 pub use elementwise::ElementwiseKernel;
 pub use generated::{Arg, ArgType};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use raw_kernel::RawKernel;
 pub use reduction::{sum, ReductionKernel};
+pub use view::{broadcast_shapes, Slice};

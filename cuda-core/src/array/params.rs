@@ -182,7 +182,7 @@ mod tests {
         bindings.bind("k", &params[0], DType::F64).unwrap();
         bindings.bind("k", &params[1], DType::F64).unwrap();
         let error = bindings.bind("k", &params[1], DType::F32).unwrap_err();
-        assert!(error.to_string().contains("`T` is already double"), "{error}");
+        assert!(error.to_string().contains("`T` is already float64"), "{error}");
         assert!(bindings.bind("k", &params[2], DType::F64).is_err());
         bindings.bind("k", &params[2], DType::F32).unwrap();
         assert_eq!(bindings.typedefs(), "typedef double T;\n");

@@ -1,0 +1,331 @@
+//! Views: new shapes and strides over an array's storage, never a copy ([`Slice`],
+//! [`DeviceArray::slice`], [`transpose`](DeviceArray::transpose), [`permute`](DeviceArray::permute),
+//! [`broadcast_to`](DeviceArray::broadcast_to), [`reshape`](DeviceArray::reshape),
+//! [`squeeze`](DeviceArray::squeeze), [`expand_dims`](DeviceArray::expand_dims)), and NumPy's
+//! broadcasting rule ([`broadcast_shapes`]).
+
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
+
+use cuda_sys::driver::CUdeviceptr;
+
+use super::device_array::{c_strides, is_c_contiguous, shape_len, DeviceArray, IntoShape};
+use super::dtype::Element;
+use crate::error::{Error, Result};
+
+/// A range of indices along one axis with a step, like Python's `start:stop:step` (positive
+/// steps; bounds past the end are clipped, as in NumPy). Made from Rust ranges:
+/// `Slice::from(1..4)`, `Slice::from(..)`, `Slice::from(2..).step(3)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slice {
+    start: usize,
+    stop: Option<usize>,
+    step: usize,
+}
+
+impl Slice {
+    /// Every index of the axis.
+    pub const ALL: Slice = Slice {
+        start: 0,
+        stop: None,
+        step: 1,
+    };
+
+    /// `start..stop` (`None`: to the end), step 1.
+    pub const fn new(start: usize, stop: Option<usize>) -> Slice {
+        Slice { start, stop, step: 1 }
+    }
+
+    /// The same range taking every `step`-th index (`step` 0 is refused when used).
+    pub const fn step(self, step: usize) -> Slice {
+        Slice { step, ..self }
+    }
+
+    /// The single index `index` (the axis stays, with extent 1; [`squeeze`](DeviceArray::squeeze)
+    /// drops it).
+    pub const fn at(index: usize) -> Slice {
+        Slice {
+            start: index,
+            stop: Some(index + 1),
+            step: 1,
+        }
+    }
+
+    /// (first index, extent) on an axis of `extent` elements.
+    fn resolve(self, extent: usize) -> Result<(usize, usize)> {
+        if self.step == 0 {
+            return Err(Error::InvalidValue("slice step cannot be zero".into()));
+        }
+        let start = self.start.min(extent);
+        let stop = self.stop.unwrap_or(extent).min(extent).max(start);
+        Ok((start, (stop - start).div_ceil(self.step)))
+    }
+}
+
+impl From<RangeFull> for Slice {
+    fn from(_: RangeFull) -> Self {
+        Slice::ALL
+    }
+}
+
+impl From<Range<usize>> for Slice {
+    fn from(range: Range<usize>) -> Self {
+        Slice::new(range.start, Some(range.end))
+    }
+}
+
+impl From<RangeFrom<usize>> for Slice {
+    fn from(range: RangeFrom<usize>) -> Self {
+        Slice::new(range.start, None)
+    }
+}
+
+impl From<RangeTo<usize>> for Slice {
+    fn from(range: RangeTo<usize>) -> Self {
+        Slice::new(0, Some(range.end))
+    }
+}
+
+impl From<RangeInclusive<usize>> for Slice {
+    fn from(range: RangeInclusive<usize>) -> Self {
+        Slice::new(*range.start(), Some(range.end().saturating_add(1)))
+    }
+}
+
+impl From<RangeToInclusive<usize>> for Slice {
+    fn from(range: RangeToInclusive<usize>) -> Self {
+        Slice::new(0, Some(range.end.saturating_add(1)))
+    }
+}
+
+impl From<usize> for Slice {
+    fn from(index: usize) -> Self {
+        Slice::at(index)
+    }
+}
+
+/// The shape two shapes broadcast to under NumPy's rule (align trailing axes; each pair equal
+/// or one of them 1), or an error naming both.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let ndim = a.len().max(b.len());
+    let mut out = vec![0; ndim];
+    for (axis, slot) in out.iter_mut().enumerate() {
+        let pick = |s: &[usize]| match (axis + s.len()).checked_sub(ndim) {
+            Some(i) => s[i],
+            None => 1,
+        };
+        let (x, y) = (pick(a), pick(b));
+        *slot = match (x, y) {
+            _ if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => {
+                return Err(Error::InvalidValue(format!(
+                    "shapes {a:?} and {b:?} cannot be broadcast together (axis {axis}: {x} vs {y})"
+                )))
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// The strides of an array of `shape` and `strides` seen as `target` (broadcast: new leading
+/// axes and extents of 1 stretched get stride 0), or `None` when it does not broadcast.
+pub(crate) fn broadcast_strides(shape: &[usize], strides: &[usize], target: &[usize]) -> Option<Vec<usize>> {
+    let lead = target.len().checked_sub(shape.len())?;
+    let mut out = vec![0; target.len()];
+    for (axis, &extent) in shape.iter().enumerate() {
+        let want = target[lead + axis];
+        out[lead + axis] = match extent {
+            _ if extent == want => strides[axis],
+            1 => 0,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// A view of a range of each leading axis (`slices.len()` at most `ndim`; the other axes
+    /// are whole). Extents shrink to what the ranges select; no data moves.
+    ///
+    /// ```no_run
+    /// # use cuda_core::{Device, DeviceArray, Slice};
+    /// # fn main() -> cuda_core::Result<()> {
+    /// # let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::arange(&stream, 0.0f32, 12.0, 1.0)?.reshape([3, 4])?;
+    /// let y = x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?; // x[1:, ::2]
+    /// assert_eq!(y.to_vec()?, [4.0, 6.0, 8.0, 10.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn slice(&self, slices: &[Slice]) -> Result<Self> {
+        if slices.len() > self.ndim() {
+            return Err(Error::InvalidValue(format!(
+                "{} slices for an array of {} dimensions (shape {:?})",
+                slices.len(),
+                self.ndim(),
+                self.shape()
+            )));
+        }
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
+        let mut offset = 0usize;
+        for (axis, slice) in slices.iter().enumerate() {
+            let (start, extent) = slice.resolve(shape[axis])?;
+            if extent > 0 {
+                offset += start * strides[axis];
+            }
+            shape[axis] = extent;
+            strides[axis] *= slice.step;
+        }
+        let ptr = match shape.contains(&0) {
+            true => self.first(),
+            false => self.first() + (offset * std::mem::size_of::<T>()) as CUdeviceptr,
+        };
+        Ok(self.view(ptr, shape, strides))
+    }
+
+    /// The axes in reverse order (a matrix's transpose).
+    pub fn transpose(&self) -> Self {
+        let shape = self.shape().iter().rev().copied().collect();
+        let strides = self.strides().iter().rev().copied().collect();
+        self.view(self.first(), shape, strides)
+    }
+
+    /// The axes reordered: axis `i` of the view is axis `axes[i]` of the array (a permutation).
+    pub fn permute(&self, axes: &[usize]) -> Result<Self> {
+        let mut seen = vec![false; self.ndim()];
+        if axes.len() != self.ndim()
+            || axes
+                .iter()
+                .any(|&a| a >= self.ndim() || std::mem::replace(&mut seen[a], true))
+        {
+            return Err(Error::InvalidValue(format!(
+                "axes {axes:?} are not a permutation of the {} axes of shape {:?}",
+                self.ndim(),
+                self.shape()
+            )));
+        }
+        let shape = axes.iter().map(|&a| self.shape()[a]).collect();
+        let strides = axes.iter().map(|&a| self.strides()[a]).collect();
+        Ok(self.view(self.first(), shape, strides))
+    }
+
+    /// A read-only view as `shape` under NumPy's broadcasting rule (extents of 1 and new
+    /// leading axes repeat with stride 0).
+    pub fn broadcast_to(&self, shape: impl IntoShape) -> Result<Self> {
+        let target = shape.into_shape();
+        shape_len(&target)?;
+        match broadcast_strides(self.shape(), self.strides(), &target) {
+            Some(strides) => Ok(self.view(self.first(), target, strides)),
+            None => Err(Error::InvalidValue(format!(
+                "an array of shape {:?} cannot be broadcast to {target:?}",
+                self.shape()
+            ))),
+        }
+    }
+
+    /// The same elements with another shape of as many elements: a view when the array is
+    /// C-contiguous, else an error saying so (copy with
+    /// [`to_contiguous`](Self::to_contiguous) first).
+    pub fn reshape(&self, shape: impl IntoShape) -> Result<Self> {
+        let shape = shape.into_shape();
+        let len = shape_len(&shape)?;
+        if len != self.len() {
+            return Err(Error::InvalidValue(format!(
+                "cannot reshape {:?} ({} elements) to {shape:?} ({len} elements)",
+                self.shape(),
+                self.len()
+            )));
+        }
+        if !is_c_contiguous(self.shape(), self.strides()) {
+            return Err(Error::InvalidValue(format!(
+                "cannot reshape the view of shape {:?} and strides {:?} to {shape:?} without a copy: it is not contiguous (use to_contiguous() first)",
+                self.shape(),
+                self.strides()
+            )));
+        }
+        let strides = c_strides(&shape);
+        Ok(self.view(self.first(), shape, strides))
+    }
+
+    /// The view without its axes of extent 1.
+    pub fn squeeze(&self) -> Self {
+        let (shape, strides) = self
+            .shape()
+            .iter()
+            .zip(self.strides())
+            .filter(|(&d, _)| d != 1)
+            .map(|(&d, &s)| (d, s))
+            .unzip();
+        self.view(self.first(), shape, strides)
+    }
+
+    /// The view without axis `axis`, which must have extent 1.
+    pub fn squeeze_axis(&self, axis: usize) -> Result<Self> {
+        match self.shape().get(axis) {
+            Some(1) => {
+                let mut shape = self.shape().to_vec();
+                let mut strides = self.strides().to_vec();
+                shape.remove(axis);
+                strides.remove(axis);
+                Ok(self.view(self.first(), shape, strides))
+            }
+            _ => Err(Error::InvalidValue(format!(
+                "cannot squeeze axis {axis} of shape {:?}: it is not an axis of extent 1",
+                self.shape()
+            ))),
+        }
+    }
+
+    /// The view with a new axis of extent 1 at position `axis` (`0..=ndim`).
+    pub fn expand_dims(&self, axis: usize) -> Result<Self> {
+        if axis > self.ndim() {
+            return Err(Error::InvalidValue(format!(
+                "axis {axis} is out of range for expand_dims of shape {:?}",
+                self.shape()
+            )));
+        }
+        let mut shape = self.shape().to_vec();
+        let mut strides = self.strides().to_vec();
+        shape.insert(axis, 1);
+        strides.insert(axis, 0);
+        Ok(self.view(self.first(), shape, strides))
+    }
+
+    fn first(&self) -> CUdeviceptr {
+        *self.ptr_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_resolve_like_python() {
+        assert_eq!(Slice::from(1..4).resolve(10).unwrap(), (1, 3));
+        assert_eq!(Slice::from(..).step(3).resolve(10).unwrap(), (0, 4));
+        assert_eq!(Slice::from(8..20).resolve(10).unwrap(), (8, 2), "clipped at the end");
+        assert_eq!(Slice::new(5, Some(2)).resolve(10).unwrap(), (5, 0), "empty");
+        assert_eq!(Slice::from(12..).resolve(10).unwrap(), (10, 0));
+        assert_eq!(Slice::from(..=2).resolve(10).unwrap(), (0, 3));
+        assert_eq!(Slice::from(3usize).resolve(10).unwrap(), (3, 1));
+        assert!(Slice::ALL.step(0).resolve(10).is_err());
+    }
+
+    #[test]
+    fn broadcasting_follows_numpy_and_names_both_shapes() {
+        assert_eq!(broadcast_shapes(&[5, 5], &[5]).unwrap(), [5, 5]);
+        assert_eq!(broadcast_shapes(&[5, 1], &[5]).unwrap(), [5, 5]);
+        assert_eq!(broadcast_shapes(&[3, 1, 4], &[2, 1]).unwrap(), [3, 2, 4]);
+        assert_eq!(broadcast_shapes(&[], &[2, 3]).unwrap(), [2, 3]);
+        assert_eq!(broadcast_shapes(&[0, 1], &[1, 3]).unwrap(), [0, 3]);
+        let error = broadcast_shapes(&[2, 3], &[4]).unwrap_err().to_string();
+        assert!(error.contains("[2, 3]") && error.contains("[4]"), "{error}");
+        assert_eq!(broadcast_strides(&[5], &[1], &[5, 5]).unwrap(), [0, 1]);
+        assert_eq!(broadcast_strides(&[5, 1], &[1, 1], &[5, 5]).unwrap(), [1, 0]);
+        assert_eq!(broadcast_strides(&[3], &[1], &[5, 5]), None);
+        assert_eq!(broadcast_strides(&[2, 5], &[5, 1], &[5]), None);
+    }
+}
