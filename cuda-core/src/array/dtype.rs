@@ -279,7 +279,7 @@ impl std::fmt::Display for DType {
 /// `T` is one of them. No CUDA header is needed.
 pub(crate) const PRELUDE: &str = r#"struct cuda_core_f16 {
     unsigned short bits;
-    __device__ cuda_core_f16() = default;
+    cuda_core_f16() = default;
     __device__ cuda_core_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
     __device__ cuda_core_f16(double d) : cuda_core_f16((float)d) {}
     __device__ cuda_core_f16(int v) : cuda_core_f16((float)v) {}
@@ -287,7 +287,7 @@ pub(crate) const PRELUDE: &str = r#"struct cuda_core_f16 {
 };
 struct cuda_core_bf16 {
     unsigned short bits;
-    __device__ cuda_core_bf16() = default;
+    cuda_core_bf16() = default;
     __device__ cuda_core_bf16(float f) {
         unsigned u = __float_as_uint(f);
         if ((u & 0x7fffffffu) > 0x7f800000u) bits = (unsigned short)((u >> 16) | 0x40u);

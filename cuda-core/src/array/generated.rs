@@ -27,6 +27,7 @@ pub(crate) trait ErasedArray {
     fn storage_id(&self) -> usize;
     fn len(&self) -> usize;
     fn context(&self) -> &Context;
+    fn stream(&self) -> &Stream;
     fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()>;
 }
 
@@ -57,6 +58,9 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     }
     fn context(&self) -> &Context {
         DeviceArray::context(self)
+    }
+    fn stream(&self) -> &Stream {
+        DeviceArray::stream(self)
     }
     fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()> {
         DeviceArray::note_use(self, stream)
@@ -92,6 +96,13 @@ impl Arg<'static> {
             )
         };
         Arg(ArgKind::Scalar(T::DTYPE, bytes))
+    }
+}
+
+impl<'a> Arg<'a> {
+    /// An input array, type-erased.
+    pub(crate) fn erased(array: &'a dyn ErasedArray) -> Self {
+        Arg(ArgKind::Array(array))
     }
 }
 

@@ -1,0 +1,918 @@
+//! Lazy array expressions, fused into one generated kernel: [`Expr`], built by operators on
+//! `&DeviceArray<T>`, scalars and other expressions, and by the methods of [`ExprOps`].
+//!
+//! ```no_run
+//! use cuda_core::{Device, DeviceArray, ExprOps};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = DeviceArray::<f32>::arange(&stream, 0.0, 4.0, 1.0)?;
+//! let y = DeviceArray::<f32>::full(&stream, 4, 10.0)?;
+//! let z = (2.0 * &x + &y).eval()?; // one kernel: reads x and y once, writes z once
+//! assert_eq!(z.to_vec()?, [10.0, 12.0, 14.0, 16.0]);
+//! let w = (&x * &x).sqrt().maximum(&y).eval()?;
+//! assert_eq!(w.to_vec()?, [10.0; 4]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Evaluating an expression ([`Expr::eval`], [`DeviceArray::assign`], [`DeviceArray::update`])
+//! generates CUDA C++ for its shape (operators, element types, and which operands are the same
+//! array), compiles it once through the [kernel cache](crate::KernelCache) and launches it as an
+//! [`ElementwiseKernel`] (broadcasting, views, vector loads). Scalar values are kernel
+//! parameters, so `2.0 * &x` and `3.0 * &x` share one kernel. Result types follow the
+//! [promotion table](crate::DType::promote), with weak scalars; `f16` and `bf16` values are
+//! computed in `float` and rounded to their type after each operation, as NumPy does.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::device_array::DeviceArray;
+use super::dtype::{Bool, DType, Element};
+use super::elementwise::ElementwiseKernel;
+use super::generated::{Arg, ErasedArray};
+use super::promotion::{Promote, Scalars};
+use super::view::broadcast_shapes;
+use crate::error::{Error, Result};
+
+/// A scalar's value, kept exact for integers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ScalarValue {
+    Float(f64),
+    Int(i64),
+}
+
+/// What an expression reads: an array, or a scalar of a given type.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    Array(&'a dyn ErasedArray),
+    Scalar(DType, ScalarValue),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnaryOp {
+    Neg,
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tanh,
+    Cast,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Maximum,
+    Minimum,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl BinaryOp {
+    fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        )
+    }
+}
+
+/// A node of the expression tree; each has the element type of its value.
+#[derive(Clone, Debug)]
+enum Node {
+    /// Operand `index` of the expression.
+    Operand(usize, DType),
+    /// The current value of the element being written (in-place updates).
+    Out(DType),
+    Unary(UnaryOp, Box<Node>, DType),
+    Binary(BinaryOp, Box<Node>, Box<Node>, DType),
+    Where(Box<Node>, Box<Node>, Box<Node>, DType),
+}
+
+impl Node {
+    fn dtype(&self) -> DType {
+        match self {
+            Node::Operand(_, d) | Node::Out(d) => *d,
+            Node::Unary(_, _, d) | Node::Binary(_, _, _, d) | Node::Where(_, _, _, d) => *d,
+        }
+    }
+
+    fn shift(&mut self, by: usize) {
+        match self {
+            Node::Operand(index, _) => *index += by,
+            Node::Out(_) => {}
+            Node::Unary(_, a, _) => a.shift(by),
+            Node::Binary(_, a, b, _) => {
+                a.shift(by);
+                b.shift(by);
+            }
+            Node::Where(c, a, b, _) => {
+                c.shift(by);
+                a.shift(by);
+                b.shift(by);
+            }
+        }
+    }
+
+    fn reads_out(&self) -> bool {
+        match self {
+            Node::Operand(..) => false,
+            Node::Out(_) => true,
+            Node::Unary(_, a, _) => a.reads_out(),
+            Node::Binary(_, a, b, _) => a.reads_out() || b.reads_out(),
+            Node::Where(c, a, b, _) => c.reads_out() || a.reads_out() || b.reads_out(),
+        }
+    }
+}
+
+/// A lazy element-wise expression whose value has element type `T`; nothing runs until it is
+/// evaluated. It borrows the arrays it reads.
+pub struct Expr<'a, T: Element> {
+    node: Node,
+    operands: Vec<Operand<'a>>,
+    _type: PhantomData<T>,
+}
+
+impl<T: Element> std::fmt::Debug for Expr<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expr")
+            .field("dtype", &T::DTYPE)
+            .field("node", &self.node)
+            .field("operands", &self.operands.len())
+            .finish()
+    }
+}
+
+/// What can be an operand of an expression: `&DeviceArray<T>` or an [`Expr`].
+pub trait IntoExpr<'a> {
+    /// The element type of the value.
+    type Elem: Scalars;
+    /// The expression.
+    fn into_expr(self) -> Expr<'a, Self::Elem>;
+}
+
+impl<'a, T: Scalars> IntoExpr<'a> for &'a DeviceArray<T> {
+    type Elem = T;
+    fn into_expr(self) -> Expr<'a, T> {
+        Expr {
+            node: Node::Operand(0, T::DTYPE),
+            operands: vec![Operand::Array(self)],
+            _type: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Scalars> IntoExpr<'a> for Expr<'a, T> {
+    type Elem = T;
+    fn into_expr(self) -> Expr<'a, T> {
+        self
+    }
+}
+
+impl<'a, T: Element> Expr<'a, T> {
+    fn retype<U: Element>(node: Node, operands: Vec<Operand<'a>>) -> Expr<'a, U> {
+        debug_assert_eq!(node.dtype(), U::DTYPE);
+        Expr {
+            node,
+            operands,
+            _type: PhantomData,
+        }
+    }
+
+    /// The same expression seen as `U` (which must be its type).
+    pub(crate) fn retyped<U: Element>(self) -> Expr<'a, U> {
+        Expr::<T>::retype(self.node, self.operands)
+    }
+
+    /// A scalar operand of type `dtype`.
+    pub(crate) fn scalar(dtype: DType, value: ScalarValue) -> Expr<'a, T> {
+        Expr {
+            node: Node::Operand(0, dtype),
+            operands: vec![Operand::Scalar(dtype, value)],
+            _type: PhantomData,
+        }
+    }
+
+    /// The element type of the value.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+
+    /// The shape the operands broadcast to, or an error naming the shapes that do not.
+    pub fn shape(&self) -> Result<Vec<usize>> {
+        let mut shape: Option<Vec<usize>> = None;
+        for array in self.arrays() {
+            shape = Some(match shape {
+                None => array.shape().to_vec(),
+                Some(s) => broadcast_shapes(&s, array.shape())?,
+            });
+        }
+        shape.ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))
+    }
+
+    fn arrays(&self) -> impl Iterator<Item = &'a dyn ErasedArray> + '_ {
+        self.operands.iter().filter_map(|o| match o {
+            Operand::Array(a) => Some(*a),
+            Operand::Scalar(..) => None,
+        })
+    }
+}
+
+impl<'a, T: Scalars> Expr<'a, T> {
+    /// Evaluates the expression into a new compact array of its broadcast shape, on the stream
+    /// of its first array: one kernel launch.
+    pub fn eval(self) -> Result<DeviceArray<T>> {
+        let shape = self.shape()?;
+        let first = self.arrays().next().expect("shape() found an array");
+        let stream = first.stream().clone();
+        let mut out = DeviceArray::<T>::empty(&stream, shape)?;
+        out.assign(self)?;
+        Ok(out)
+    }
+}
+
+/// Combines two expressions with `op` into one of type `R`.
+pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
+    op: BinaryOp,
+    a: Expr<'a, A>,
+    b: Expr<'a, B>,
+) -> Expr<'a, R> {
+    let mut operands = a.operands;
+    let mut right = b.node;
+    right.shift(operands.len());
+    operands.extend(b.operands);
+    Expr::<R>::retype(Node::Binary(op, Box::new(a.node), Box::new(right), R::DTYPE), operands)
+}
+
+pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> Expr<'a, R> {
+    Expr::<R>::retype(Node::Unary(op, Box::new(a.node), R::DTYPE), a.operands)
+}
+
+/// NumPy's `where`: `a` where `condition` holds, else `b`, broadcast together.
+pub fn where_<'a, C, A, B>(condition: C, a: A, b: B) -> Expr<'a, <A::Elem as Promote<B::Elem>>::Output>
+where
+    C: IntoExpr<'a, Elem = Bool>,
+    A: IntoExpr<'a>,
+    B: IntoExpr<'a>,
+    A::Elem: Promote<B::Elem>,
+{
+    let (c, a, b) = (condition.into_expr(), a.into_expr(), b.into_expr());
+    let mut operands = c.operands;
+    let mut a_node = a.node;
+    a_node.shift(operands.len());
+    operands.extend(a.operands);
+    let mut b_node = b.node;
+    b_node.shift(operands.len());
+    operands.extend(b.operands);
+    let dtype = <<A::Elem as Promote<B::Elem>>::Output as Element>::DTYPE;
+    Expr::<Bool>::retype(
+        Node::Where(Box::new(c.node), Box::new(a_node), Box::new(b_node), dtype),
+        operands,
+    )
+}
+
+/// Element-wise methods of arrays (`&DeviceArray<T>`) and expressions; each returns a lazy
+/// [`Expr`]. Bring it into scope with `use cuda_core::ExprOps`.
+pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
+    /// `|x|`.
+    fn abs(self) -> Expr<'a, Self::Elem> {
+        unary(UnaryOp::Abs, self.into_expr())
+    }
+    /// Square root (a float type: [`DType::float_result`]).
+    fn sqrt(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
+        unary(UnaryOp::Sqrt, self.into_expr())
+    }
+    /// `e^x`.
+    fn exp(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
+        unary(UnaryOp::Exp, self.into_expr())
+    }
+    /// Natural logarithm.
+    fn log(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
+        unary(UnaryOp::Log, self.into_expr())
+    }
+    /// Sine.
+    fn sin(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
+        unary(UnaryOp::Sin, self.into_expr())
+    }
+    /// Cosine.
+    fn cos(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
+        unary(UnaryOp::Cos, self.into_expr())
+    }
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
+        unary(UnaryOp::Tanh, self.into_expr())
+    }
+    /// The values converted to `U` (floats to integers round toward zero and saturate; to
+    /// `Bool`: not zero).
+    fn astype<U: Scalars>(self) -> Expr<'a, U> {
+        unary(UnaryOp::Cast, self.into_expr())
+    }
+    /// `x^y` (integers: exact, by squaring).
+    fn pow<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Pow, self.into_expr(), rhs.into_expr())
+    }
+    /// The larger of each pair (NaN if either is NaN, as NumPy's `maximum`).
+    fn maximum<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Maximum, self.into_expr(), rhs.into_expr())
+    }
+    /// The smaller of each pair (NaN if either is NaN, as NumPy's `minimum`).
+    fn minimum<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Minimum, self.into_expr(), rhs.into_expr())
+    }
+    /// `x < y`, compared in the promoted type.
+    fn lt<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Lt, self.into_expr(), rhs.into_expr())
+    }
+    /// `x <= y`.
+    fn le<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Le, self.into_expr(), rhs.into_expr())
+    }
+    /// `x > y`.
+    fn gt<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Gt, self.into_expr(), rhs.into_expr())
+    }
+    /// `x >= y`.
+    fn ge<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Ge, self.into_expr(), rhs.into_expr())
+    }
+    /// `x == y`.
+    fn eq<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Eq, self.into_expr(), rhs.into_expr())
+    }
+    /// `x != y`.
+    fn ne<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
+    where
+        Self::Elem: Promote<R::Elem>,
+    {
+        binary(BinaryOp::Ne, self.into_expr(), rhs.into_expr())
+    }
+}
+
+impl<'a, E: IntoExpr<'a>> ExprOps<'a> for E {}
+
+/// The kind order of NumPy's `same_kind` casting: bool, unsigned, signed, float.
+fn kind_rank(dtype: DType) -> u8 {
+    match dtype {
+        DType::Bool => 0,
+        d if d.is_unsigned_int() => 1,
+        d if d.is_signed_int() => 2,
+        _ => 3,
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// Writes `expr`, broadcast to this array's shape, into the array (one kernel on the
+    /// array's stream). The value's type must cast to `T` under NumPy's `same_kind` rule (a
+    /// float expression into an integer array is an error). Operands that overlap this array
+    /// other than as the very same view are read before anything is written (the value goes
+    /// through a temporary).
+    pub fn assign<'a, E: IntoExpr<'a>>(&mut self, expr: E) -> Result<()> {
+        let expr = expr.into_expr();
+        let from = <E::Elem as Element>::DTYPE;
+        if kind_rank(from) > kind_rank(T::DTYPE) {
+            return Err(Error::InvalidValue(format!(
+                "cannot assign a {from} expression to a {} array (only same-kind casts: bool, unsigned, signed, float, in that order)",
+                T::DTYPE
+            )));
+        }
+        self.check_writable("assign")?;
+        let node = expr.node;
+        self.run(&node, &expr.operands)
+    }
+
+    /// Replaces each element by `f` of its current value, as one kernel: `x.update(|x| x + &y)`
+    /// is NumPy's `x += y` (fallible, so not the `+=` operator, which cannot return an error).
+    pub fn update<'a, F, E>(&mut self, f: F) -> Result<()>
+    where
+        T: Scalars,
+        F: FnOnce(Expr<'a, T>) -> E,
+        E: IntoExpr<'a>,
+    {
+        let current = Expr::<T>::retype::<T>(Node::Out(T::DTYPE), Vec::new());
+        self.assign(f(current))
+    }
+
+    /// Runs the kernel of `node` over `operands` into this array.
+    fn run(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+        let own = (
+            self.storage_id(),
+            *self.ptr_ref(),
+            self.shape().to_vec(),
+            self.strides().to_vec(),
+        );
+        let overlapping = operands.iter().any(|o| match o {
+            Operand::Array(a) => {
+                a.storage_id() == own.0 && !(*a.ptr_ref() == own.1 && a.shape() == own.2 && a.strides() == own.3)
+            }
+            Operand::Scalar(..) => false,
+        });
+        if overlapping {
+            let mut staged = match node.reads_out() {
+                true => self.try_clone()?,
+                false => DeviceArray::<T>::empty(self.stream(), self.shape().to_vec())?,
+            };
+            staged.run(node, operands)?;
+            return self.copy_from(&staged);
+        }
+        let plan = Plan::new(node, operands, T::DTYPE);
+        let kernel = plan.kernel()?;
+        let mut args: Vec<Arg<'_>> = plan
+            .inputs
+            .iter()
+            .map(|&index| match operands[index] {
+                Operand::Array(a) => Arg::erased(a),
+                Operand::Scalar(dtype, value) => scalar_arg(dtype, value),
+            })
+            .collect();
+        let stream = self.stream().clone();
+        args.push(Arg::from(self));
+        kernel.launch(&stream, &args)
+    }
+}
+
+/// A scalar as a kernel argument of type `dtype`.
+fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
+    let float = match value {
+        ScalarValue::Float(f) => f,
+        ScalarValue::Int(i) => i as f64,
+    };
+    let int = match value {
+        ScalarValue::Float(f) => f as i64,
+        ScalarValue::Int(i) => i,
+    };
+    match dtype {
+        DType::Bool => Arg::scalar(Bool::from(float != 0.0)),
+        DType::I8 => Arg::scalar(int as i8),
+        DType::I16 => Arg::scalar(int as i16),
+        DType::I32 => Arg::scalar(int as i32),
+        DType::I64 => Arg::scalar(int),
+        DType::U8 => Arg::scalar(int as u8),
+        DType::U16 => Arg::scalar(int as u16),
+        DType::U32 => Arg::scalar(int as u32),
+        DType::U64 => Arg::scalar(int as u64),
+        DType::F16 => Arg::scalar(half::f16::from_f64(float)),
+        DType::BF16 => Arg::scalar(half::bf16::from_f64(float)),
+        DType::F32 => Arg::scalar(float as f32),
+        _ => Arg::scalar(float),
+    }
+}
+
+/// Device functions generated expressions call.
+const EXPR_PRELUDE: &str = r#"template <typename T> __device__ __forceinline__ T _cc_pow(T a, T b) {
+    if (b < 0) return a == 1 ? 1 : (a == (T)-1 ? ((b & 1) ? (T)-1 : (T)1) : (T)0);
+    T r = 1;
+    while (b) { if (b & 1) r *= a; a *= a; b >>= 1; }
+    return r;
+}
+__device__ __forceinline__ float _cc_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double _cc_pow(double a, double b) { return pow(a, b); }
+template <typename T> __device__ __forceinline__ T _cc_max(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+template <typename T> __device__ __forceinline__ T _cc_min(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+template <typename T> __device__ __forceinline__ T _cc_abs(T a) { return a < 0 ? (T)-a : a; }
+__device__ __forceinline__ bool _cc_abs(bool a) { return a; }
+__device__ __forceinline__ float _cc_abs(float a) { return fabsf(a); }
+__device__ __forceinline__ double _cc_abs(double a) { return fabs(a); }
+"#;
+
+/// How an expression becomes a kernel: which operands are distinct parameters, and the
+/// operation's text (the cache key, with the parameter list).
+struct Plan {
+    /// Operand index of each kernel input, in parameter order.
+    inputs: Vec<usize>,
+    params: String,
+    operation: String,
+}
+
+impl Plan {
+    fn new(node: &Node, operands: &[Operand<'_>], out: DType) -> Plan {
+        // Operands reading the same view of the same array share one parameter.
+        let mut inputs: Vec<usize> = Vec::new();
+        let mut names: Vec<String> = Vec::with_capacity(operands.len());
+        let mut params = String::new();
+        for (index, operand) in operands.iter().enumerate() {
+            let same = |other: &Operand<'_>| match (operand, other) {
+                (Operand::Array(a), Operand::Array(b)) => {
+                    a.dtype() == b.dtype()
+                        && a.storage_id() == b.storage_id()
+                        && a.ptr_ref() == b.ptr_ref()
+                        && a.shape() == b.shape()
+                        && a.strides() == b.strides()
+                }
+                _ => false,
+            };
+            if let Some(position) = inputs.iter().position(|&i| same(&operands[i])) {
+                names.push(format!("a{position}"));
+                continue;
+            }
+            let dtype = match operand {
+                Operand::Array(a) => a.dtype(),
+                Operand::Scalar(d, _) => *d,
+            };
+            let name = format!("a{}", inputs.len());
+            if !params.is_empty() {
+                params.push_str(", ");
+            }
+            let _ = write!(params, "{} {name}", dtype.c_name());
+            names.push(name);
+            inputs.push(index);
+        }
+        let mut text = String::new();
+        emit(node, &names, &mut text);
+        let operation = format!("out = {}", cast(node.dtype(), out, &text));
+        Plan {
+            inputs,
+            params,
+            operation,
+        }
+    }
+
+    /// The kernel for this plan: generated once per process (then compiled once per signature
+    /// and context, through the kernel cache).
+    fn kernel(&self) -> Result<Arc<ElementwiseKernel>> {
+        static KERNELS: Mutex<Option<HashMap<String, Arc<ElementwiseKernel>>>> = Mutex::new(None);
+        let key = format!("{}|{}", self.params, self.operation);
+        let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
+        let kernels = kernels.get_or_insert_with(HashMap::new);
+        if let Some(kernel) = kernels.get(&key) {
+            return Ok(kernel.clone());
+        }
+        let kernel = Arc::new(ElementwiseKernel::with_prelude(
+            &self.params,
+            "O out",
+            &self.operation,
+            "cuda_core_expr",
+            EXPR_PRELUDE,
+        )?);
+        kernels.insert(key, kernel.clone());
+        Ok(kernel)
+    }
+}
+
+/// `value` (C++ of type `from`'s compute type) converted to `to`'s compute type, rounded to
+/// `to`.
+fn cast(from: DType, to: DType, value: &str) -> String {
+    if from == to {
+        return value.to_string();
+    }
+    match to {
+        DType::Bool => format!("((bool)(({value}) != 0))"),
+        _ => round(to, &format!("(({})({value}))", to.compute_c_name())),
+    }
+}
+
+/// `value` (of `dtype`'s compute type) rounded to `dtype` where that is narrower.
+fn round(dtype: DType, value: &str) -> String {
+    match dtype {
+        DType::F16 | DType::BF16 => format!("((float){}({value}))", dtype.c_name()),
+        DType::Bool => format!("((bool)({value}))"),
+        d if d.is_int() && d.size() < 4 => format!("(({})({value}))", d.c_name()),
+        _ => value.to_string(),
+    }
+}
+
+/// Appends C++ for `node`'s value, in its type's compute type.
+fn emit(node: &Node, names: &[String], out: &mut String) {
+    let sub = |n: &Node, as_type: DType| -> String {
+        let mut text = String::new();
+        emit(n, names, &mut text);
+        cast(n.dtype(), as_type, &text)
+    };
+    match node {
+        Node::Operand(index, dtype) => out.push_str(&load(*dtype, &names[*index])),
+        Node::Out(dtype) => out.push_str(&load(*dtype, "out")),
+        Node::Unary(op, a, dtype) => {
+            let operand_type = match op {
+                UnaryOp::Cast => a.dtype(),
+                _ => *dtype,
+            };
+            let x = sub(a, operand_type);
+            let c = dtype.compute_c_name();
+            let value = match op {
+                UnaryOp::Neg if *dtype == DType::Bool => format!("(!{x})"),
+                UnaryOp::Neg => format!("(({c})(-{x}))"),
+                UnaryOp::Abs => format!("_cc_abs({x})"),
+                UnaryOp::Sqrt => format!("sqrt({x})"),
+                UnaryOp::Exp => format!("exp({x})"),
+                UnaryOp::Log => format!("log({x})"),
+                UnaryOp::Sin => format!("sin({x})"),
+                UnaryOp::Cos => format!("cos({x})"),
+                UnaryOp::Tanh => format!("tanh({x})"),
+                UnaryOp::Cast => {
+                    out.push_str(&cast(a.dtype(), *dtype, &x));
+                    return;
+                }
+            };
+            out.push_str(&round(*dtype, &value));
+        }
+        Node::Binary(op, a, b, dtype) => {
+            let operand_type = match op.is_comparison() {
+                true => a.dtype().promote(b.dtype()),
+                false => *dtype,
+            };
+            let (x, y) = (sub(a, operand_type), sub(b, operand_type));
+            let c = dtype.compute_c_name();
+            let symbol = match op {
+                BinaryOp::Add => "+",
+                BinaryOp::Sub => "-",
+                BinaryOp::Mul => "*",
+                BinaryOp::Div => "/",
+                BinaryOp::Lt => "<",
+                BinaryOp::Le => "<=",
+                BinaryOp::Gt => ">",
+                BinaryOp::Ge => ">=",
+                BinaryOp::Eq => "==",
+                BinaryOp::Ne => "!=",
+                BinaryOp::Pow => {
+                    out.push_str(&round(*dtype, &format!("_cc_pow(({c})({x}), ({c})({y}))")));
+                    return;
+                }
+                BinaryOp::Maximum => {
+                    out.push_str(&round(*dtype, &format!("_cc_max<{c}>({x}, {y})")));
+                    return;
+                }
+                BinaryOp::Minimum => {
+                    out.push_str(&round(*dtype, &format!("_cc_min<{c}>({x}, {y})")));
+                    return;
+                }
+            };
+            match op.is_comparison() {
+                true => {
+                    let _ = write!(out, "(({x}) {symbol} ({y}))");
+                }
+                false => out.push_str(&round(*dtype, &format!("(({c})({x} {symbol} {y}))"))),
+            }
+        }
+        Node::Where(condition, a, b, dtype) => {
+            let c = sub(condition, DType::Bool);
+            let _ = write!(out, "({c} ? {} : {})", sub(a, *dtype), sub(b, *dtype));
+        }
+    }
+}
+
+/// A parameter or the output, read as its type's compute type.
+fn load(dtype: DType, name: &str) -> String {
+    match dtype {
+        DType::F16 | DType::BF16 => format!("((float){name})"),
+        _ => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalar(dtype: DType, index: usize) -> Node {
+        Node::Operand(index, dtype)
+    }
+
+    fn plan_text(node: &Node, operands: usize, out: DType) -> String {
+        let names: Vec<String> = (0..operands).map(|i| format!("a{i}")).collect();
+        let mut text = String::new();
+        emit(node, &names, &mut text);
+        format!("out = {}", cast(node.dtype(), out, &text))
+    }
+
+    #[test]
+    fn axpy_is_one_statement_without_casts_for_f32() {
+        let node = Node::Binary(
+            BinaryOp::Add,
+            Box::new(Node::Binary(
+                BinaryOp::Mul,
+                Box::new(scalar(DType::F32, 0)),
+                Box::new(scalar(DType::F32, 1)),
+                DType::F32,
+            )),
+            Box::new(scalar(DType::F32, 2)),
+            DType::F32,
+        );
+        assert_eq!(
+            plan_text(&node, 3, DType::F32),
+            "out = ((float)(((float)(a0 * a1)) + a2))"
+        );
+    }
+
+    #[test]
+    fn mixed_types_cast_to_the_promoted_type_and_halves_round() {
+        let node = Node::Binary(
+            BinaryOp::Add,
+            Box::new(scalar(DType::I32, 0)),
+            Box::new(scalar(DType::F32, 1)),
+            DType::F64,
+        );
+        let text = plan_text(&node, 2, DType::F64);
+        assert!(
+            text.contains("((double)(a0))") && text.contains("((double)(a1))"),
+            "{text}"
+        );
+        let half = Node::Binary(
+            BinaryOp::Mul,
+            Box::new(scalar(DType::F16, 0)),
+            Box::new(scalar(DType::F16, 1)),
+            DType::F16,
+        );
+        let text = plan_text(&half, 2, DType::F16);
+        assert!(
+            text.contains("((float)cuda_core_f16("),
+            "rounded after the product: {text}"
+        );
+        let compare = Node::Binary(
+            BinaryOp::Lt,
+            Box::new(scalar(DType::U8, 0)),
+            Box::new(scalar(DType::I8, 1)),
+            DType::Bool,
+        );
+        let text = plan_text(&compare, 2, DType::Bool);
+        assert!(
+            text.contains("((short)(a0))") && text.contains("<"),
+            "compared as int16: {text}"
+        );
+    }
+
+    #[test]
+    fn same_kind_casting_orders_kinds() {
+        assert!(kind_rank(DType::Bool) < kind_rank(DType::U8));
+        assert!(kind_rank(DType::U64) < kind_rank(DType::I8));
+        assert!(kind_rank(DType::I64) < kind_rank(DType::F16));
+    }
+
+    #[test]
+    fn scalars_become_parameters_of_their_type() {
+        assert_eq!(
+            scalar_arg(DType::F32, ScalarValue::Float(2.0)).arg_type(),
+            super::super::ArgType::Scalar(DType::F32)
+        );
+        assert_eq!(
+            scalar_arg(DType::I64, ScalarValue::Int(i64::MAX)).arg_type().dtype(),
+            DType::I64
+        );
+    }
+
+    fn bin(op: BinaryOp, a: Node, b: Node) -> Node {
+        let promoted = a.dtype().promote(b.dtype());
+        let dtype = match op {
+            BinaryOp::Div => promoted.float_result(),
+            op if op.is_comparison() => DType::Bool,
+            _ => promoted,
+        };
+        Node::Binary(op, Box::new(a), Box::new(b), dtype)
+    }
+
+    fn un(op: UnaryOp, a: Node) -> Node {
+        let dtype = match op {
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Cast => a.dtype(),
+            _ => a.dtype().float_result(),
+        };
+        Node::Unary(op, Box::new(a), dtype)
+    }
+
+    /// Every operator over operands of `a` and `b`, as NVRTC must accept it.
+    fn everything(a: DType, b: DType) -> Node {
+        let (x, y) = (scalar(a, 0), scalar(b, 1));
+        let arithmetic = bin(
+            BinaryOp::Add,
+            bin(BinaryOp::Mul, x.clone(), y.clone()),
+            bin(
+                BinaryOp::Sub,
+                bin(BinaryOp::Pow, x.clone(), y.clone()),
+                un(UnaryOp::Neg, y.clone()),
+            ),
+        );
+        let math = bin(
+            BinaryOp::Div,
+            un(UnaryOp::Sqrt, un(UnaryOp::Abs, x.clone())),
+            bin(
+                BinaryOp::Maximum,
+                un(UnaryOp::Exp, y.clone()),
+                bin(
+                    BinaryOp::Minimum,
+                    un(UnaryOp::Log, x.clone()),
+                    bin(
+                        BinaryOp::Add,
+                        un(UnaryOp::Sin, y.clone()),
+                        un(UnaryOp::Tanh, un(UnaryOp::Cos, x.clone())),
+                    ),
+                ),
+            ),
+        );
+        let condition = bin(
+            BinaryOp::Ne,
+            bin(BinaryOp::Lt, x.clone(), y.clone()),
+            bin(
+                BinaryOp::Eq,
+                bin(BinaryOp::Ge, x.clone(), y.clone()),
+                bin(BinaryOp::Le, x, y),
+            ),
+        );
+        let dtype = arithmetic.dtype().promote(math.dtype());
+        Node::Where(Box::new(condition), Box::new(arithmetic), Box::new(math), dtype)
+    }
+
+    #[test]
+    fn every_operator_compiles_for_every_type_pair() {
+        use crate::{Arch, CompileTarget, Program, ProgramOptions};
+        let pairs = [
+            (DType::F32, DType::F32),
+            (DType::F64, DType::I32),
+            (DType::F16, DType::F16),
+            (DType::BF16, DType::U8),
+            (DType::F16, DType::BF16),
+            (DType::I8, DType::U8),
+            (DType::U64, DType::I64),
+            (DType::Bool, DType::I16),
+            (DType::U32, DType::U32),
+        ];
+        for (a, b) in pairs {
+            let node = everything(a, b);
+            for out in [node.dtype(), DType::F64, DType::F16] {
+                let operands = [
+                    Operand::Scalar(a, ScalarValue::Int(3)),
+                    Operand::Scalar(b, ScalarValue::Float(0.5)),
+                ];
+                let plan = Plan::new(&node, &operands, out);
+                let kernel =
+                    ElementwiseKernel::with_prelude(&plan.params, "O out", &plan.operation, "expr", EXPR_PRELUDE)
+                        .unwrap();
+                let signature = [
+                    super::super::ArgType::Scalar(a),
+                    super::super::ArgType::Scalar(b),
+                    super::super::ArgType::Array(out),
+                ];
+                let options = ProgramOptions {
+                    cache: false,
+                    ..ProgramOptions::for_arch(Arch::Sm(90))
+                };
+                for source in [
+                    kernel.source_for(&signature).unwrap(),
+                    kernel.strided_source_for(&signature, 2, false).unwrap(),
+                ] {
+                    if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                        panic!("{a} with {b} into {out}: {error}\n{source}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_view_is_one_parameter_and_scalars_are_not_in_the_key() {
+        let node = bin(BinaryOp::Add, scalar(DType::F32, 0), scalar(DType::F32, 1));
+        let two = Plan::new(
+            &node,
+            &[
+                Operand::Scalar(DType::F32, ScalarValue::Float(2.0)),
+                Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
+            ],
+            DType::F32,
+        );
+        let other = Plan::new(
+            &node,
+            &[
+                Operand::Scalar(DType::F32, ScalarValue::Float(7.0)),
+                Operand::Scalar(DType::F32, ScalarValue::Float(1.0)),
+            ],
+            DType::F32,
+        );
+        assert_eq!(
+            (two.params.as_str(), two.operation.as_str()),
+            (other.params.as_str(), other.operation.as_str())
+        );
+        assert_eq!(two.inputs, [0, 1]);
+    }
+}

@@ -1,0 +1,99 @@
+//! Type-level promotion for expressions: [`Promote`] (two arrays), [`Scalars`] (an array with a
+//! weak scalar, and the float type of math functions), matching [`DType::promote`],
+//! [`DType::with_float_scalar`], [`DType::with_int_scalar`] and [`DType::float_result`]
+//! (tests check every pair).
+
+use super::dtype::{Bool, Element};
+
+/// The element type two operands of types `Self` and `B` combine in ([`DType::promote`]).
+pub trait Promote<B: Element>: Scalars {
+    /// The promoted type.
+    type Output: Scalars;
+}
+
+/// The result types of an array of `Self` with a weak scalar, and of math functions.
+pub trait Scalars: Element {
+    /// With a float scalar ([`DType::with_float_scalar`]).
+    type WithFloat: Element + Scalars;
+    /// With an integer scalar ([`DType::with_int_scalar`]).
+    type WithInt: Element + Scalars;
+    /// Of `sqrt`, `exp`, true division, ... ([`DType::float_result`]).
+    type Float: Element + Scalars;
+}
+
+macro_rules! promote_table {
+    ($($a:ty: $($b:ty => $out:ty),*;)*) => {
+        $($(
+            impl Promote<$b> for $a {
+                type Output = $out;
+            }
+        )*)*
+
+        #[cfg(test)]
+        #[test]
+        fn the_type_level_table_matches_the_runtime_one() {
+            $($(
+                assert_eq!(
+                    <<$a as Promote<$b>>::Output as Element>::DTYPE,
+                    <$a as Element>::DTYPE.promote(<$b as Element>::DTYPE),
+                    "{} with {}", <$a as Element>::DTYPE, <$b as Element>::DTYPE
+                );
+            )*)*
+        }
+    };
+}
+
+promote_table! {
+    Bool: Bool => Bool, i8 => i8, i16 => i16, i32 => i32, i64 => i64, u8 => u8, u16 => u16, u32 => u32, u64 => u64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64;
+    i8: Bool => i8, i8 => i8, i16 => i16, i32 => i32, i64 => i64, u8 => i16, u16 => i32, u32 => i64, u64 => f64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64;
+    i16: Bool => i16, i8 => i16, i16 => i16, i32 => i32, i64 => i64, u8 => i16, u16 => i32, u32 => i64, u64 => f64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64;
+    i32: Bool => i32, i8 => i32, i16 => i32, i32 => i32, i64 => i64, u8 => i32, u16 => i32, u32 => i64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
+    i64: Bool => i64, i8 => i64, i16 => i64, i32 => i64, i64 => i64, u8 => i64, u16 => i64, u32 => i64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
+    u8: Bool => u8, i8 => i16, i16 => i16, i32 => i32, i64 => i64, u8 => u8, u16 => u16, u32 => u32, u64 => u64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64;
+    u16: Bool => u16, i8 => i32, i16 => i32, i32 => i32, i64 => i64, u8 => u16, u16 => u16, u32 => u32, u64 => u64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64;
+    u32: Bool => u32, i8 => i64, i16 => i64, i32 => i64, i64 => i64, u8 => u32, u16 => u32, u32 => u32, u64 => u64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
+    u64: Bool => u64, i8 => f64, i16 => f64, i32 => f64, i64 => f64, u8 => u64, u16 => u64, u32 => u64, u64 => u64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
+    half::f16: Bool => half::f16, i8 => half::f16, i16 => f32, i32 => f64, i64 => f64, u8 => half::f16, u16 => f32, u32 => f64, u64 => f64, half::f16 => half::f16, half::bf16 => f32, f32 => f32, f64 => f64;
+    half::bf16: Bool => half::bf16, i8 => half::bf16, i16 => f32, i32 => f64, i64 => f64, u8 => half::bf16, u16 => f32, u32 => f64, u64 => f64, half::f16 => f32, half::bf16 => half::bf16, f32 => f32, f64 => f64;
+    f32: Bool => f32, i8 => f32, i16 => f32, i32 => f64, i64 => f64, u8 => f32, u16 => f32, u32 => f64, u64 => f64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64;
+    f64: Bool => f64, i8 => f64, i16 => f64, i32 => f64, i64 => f64, u8 => f64, u16 => f64, u32 => f64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
+}
+
+macro_rules! scalars {
+    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty;)*) => {
+        $(
+            impl Scalars for $t {
+                type WithFloat = $float_scalar;
+                type WithInt = $int_scalar;
+                type Float = $float;
+            }
+        )*
+
+        #[cfg(test)]
+        #[test]
+        fn scalar_rules_match_the_runtime_ones() {
+            $(
+                let dtype: super::dtype::DType = <$t as Element>::DTYPE;
+                assert_eq!(<<$t as Scalars>::WithFloat as Element>::DTYPE, dtype.with_float_scalar());
+                assert_eq!(<<$t as Scalars>::WithInt as Element>::DTYPE, dtype.with_int_scalar());
+                assert_eq!(<<$t as Scalars>::Float as Element>::DTYPE, dtype.float_result());
+            )*
+        }
+    };
+}
+
+scalars! {
+    Bool => f64, i64, half::f16;
+    i8 => f64, i8, half::f16;
+    i16 => f64, i16, f32;
+    i32 => f64, i32, f64;
+    i64 => f64, i64, f64;
+    u8 => f64, u8, half::f16;
+    u16 => f64, u16, f32;
+    u32 => f64, u32, f64;
+    u64 => f64, u64, f64;
+    half::f16 => half::f16, half::f16, half::f16;
+    half::bf16 => half::bf16, half::bf16, half::bf16;
+    f32 => f32, f32, f32;
+    f64 => f64, f64, f64;
+}

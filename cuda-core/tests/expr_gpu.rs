@@ -1,0 +1,420 @@
+//! NumPy-style array code on a GPU: fused expressions against a host reference for every
+//! operator and several element types (f16 and bf16 included), views, broadcasting (in
+//! expressions and `ElementwiseKernel`), creation functions, and the typed errors of bad input.
+//! Without a driver or device each test prints `skipped: <why>` and passes, unless
+//! `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use cuda_core::{sum, where_, Arg, Bool, DeviceArray, Element, ElementwiseKernel, Error, ExprOps, MemoryPool, Slice};
+use cuda_driver::{Context, ContextFlags, Stream};
+use half::{bf16, f16};
+
+fn close(a: f64, b: f64, tolerance: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tolerance * (1.0 + b.abs())
+}
+
+fn assert_close<T: Element>(what: &str, got: &[T], expected: &[f64], tolerance: f64) {
+    assert_eq!(got.len(), expected.len(), "{what}: length");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert!(
+            close(g.to_f64(), *e, tolerance),
+            "{what}: element {i} is {}, expected {e}",
+            g.to_f64()
+        );
+    }
+}
+
+#[test]
+fn the_seed_snippet_runs_as_one_fused_kernel() {
+    let Some(device) = common::device_or_skip("the_seed_snippet_runs_as_one_fused_kernel") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 1 << 20;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 / 1000.0).collect();
+    let ys: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let x = DeviceArray::from_slice(&stream, &xs).unwrap();
+    let y = DeviceArray::from_slice(&stream, &ys).unwrap();
+    let z = (2.0 * &x + &y).eval().unwrap();
+    let expected: Vec<f64> = xs.iter().zip(&ys).map(|(&a, &b)| (2.0 * a + b) as f64).collect();
+    assert_close("2x+y", &z.to_vec().unwrap(), &expected, 0.0);
+    let total = sum(&z).unwrap().to_vec().unwrap()[0] as f64;
+    let reference: f64 = expected.iter().sum();
+    assert!(close(total, reference, 1e-5), "sum {total} vs {reference}");
+}
+
+/// Every operator over arrays of `A` and `B`, against the same operation on the host in `f64`.
+macro_rules! every_operator {
+    ($stream:expr, $a:ty, $b:ty, $tolerance:expr) => {{
+        type A = $a;
+        type B = $b;
+        let (stream, tolerance): (&Stream, f64) = ($stream, $tolerance);
+        let a_host: Vec<A> = (0..64).map(|i| A::from_f64(((i % 9) as f64 - 3.0) * 0.75)).collect();
+        let b_host: Vec<B> = (0..64).map(|i| B::from_f64(((i % 5) as f64) * 0.5 + 0.5)).collect();
+        let a = DeviceArray::from_slice(stream, &a_host).unwrap();
+        let b = DeviceArray::from_slice(stream, &b_host).unwrap();
+        let av: Vec<f64> = a_host.iter().map(|v| v.to_f64()).collect();
+        let bv: Vec<f64> = b_host.iter().map(|v| v.to_f64()).collect();
+        let name = format!("{} with {}", A::DTYPE, B::DTYPE);
+        let map = |f: &dyn Fn(f64, f64) -> f64| -> Vec<f64> { av.iter().zip(&bv).map(|(&x, &y)| f(x, y)).collect() };
+        let check = |what: &str, got: Vec<f64>, expected: Vec<f64>| {
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert!(close(*g, *e, tolerance), "{name}: {what}[{i}] = {g}, expected {e}");
+            }
+        };
+        let as_f64 = |v: Vec<f64>| v;
+        check("a + b", to_f64((&a + &b).eval().unwrap()), map(&|x, y| x + y));
+        check("a - b", to_f64((&a - &b).eval().unwrap()), map(&|x, y| x - y));
+        check("a * b", to_f64((&a * &b).eval().unwrap()), map(&|x, y| x * y));
+        check("a / b", to_f64((&a / &b).eval().unwrap()), map(&|x, y| x / y));
+        check(
+            "-a",
+            to_f64((-&a).eval().unwrap()),
+            as_f64(av.iter().map(|x| -x).collect()),
+        );
+        check(
+            "abs(a)",
+            to_f64(a.abs().eval().unwrap()),
+            av.iter().map(|x| x.abs()).collect(),
+        );
+        check(
+            "sqrt(b)",
+            to_f64(b.sqrt().eval().unwrap()),
+            bv.iter().map(|x| x.sqrt()).collect(),
+        );
+        check(
+            "exp(b)",
+            to_f64(b.exp().eval().unwrap()),
+            bv.iter().map(|x| x.exp()).collect(),
+        );
+        check(
+            "log(b)",
+            to_f64(b.log().eval().unwrap()),
+            bv.iter().map(|x| x.ln()).collect(),
+        );
+        check(
+            "sin(a)",
+            to_f64(a.sin().eval().unwrap()),
+            av.iter().map(|x| x.sin()).collect(),
+        );
+        check(
+            "cos(a)",
+            to_f64(a.cos().eval().unwrap()),
+            av.iter().map(|x| x.cos()).collect(),
+        );
+        check(
+            "tanh(a)",
+            to_f64(a.tanh().eval().unwrap()),
+            av.iter().map(|x| x.tanh()).collect(),
+        );
+        check(
+            "max(a, b)",
+            to_f64(a.maximum(&b).eval().unwrap()),
+            map(&|x, y| x.max(y)),
+        );
+        check(
+            "min(a, b)",
+            to_f64(a.minimum(&b).eval().unwrap()),
+            map(&|x, y| x.min(y)),
+        );
+        check(
+            "b ** 2",
+            to_f64(b.pow(&b).eval().unwrap()),
+            bv.iter().map(|x| x.powf(*x)).collect(),
+        );
+        let truth = |e: cuda_core::Expr<'_, Bool>| -> Vec<f64> { to_f64(e.eval().unwrap()) };
+        let flag = |c: bool| c as u8 as f64;
+        check("a < b", truth(a.lt(&b)), map(&|x, y| flag(x < y)));
+        check("a <= b", truth(a.le(&b)), map(&|x, y| flag(x <= y)));
+        check("a > b", truth(a.gt(&b)), map(&|x, y| flag(x > y)));
+        check("a >= b", truth(a.ge(&b)), map(&|x, y| flag(x >= y)));
+        check("a == b", truth(a.eq(&b)), map(&|x, y| flag(x == y)));
+        check("a != b", truth(a.ne(&b)), map(&|x, y| flag(x != y)));
+        check(
+            "where(a < b, a, b)",
+            to_f64(where_(a.lt(&b), &a, &b).eval().unwrap()),
+            map(&|x, y| if x < y { x } else { y }),
+        );
+        check(
+            "fused 2a*b - a/3 + 1",
+            to_f64((2.0 * &a * &b - &a / 3.0 + 1.0).eval().unwrap()),
+            map(&|x, y| 2.0 * x * y - x / 3.0 + 1.0),
+        );
+    }};
+}
+
+fn to_f64<T: Element>(array: DeviceArray<T>) -> Vec<f64> {
+    array.to_vec().unwrap().into_iter().map(Element::to_f64).collect()
+}
+
+#[test]
+fn every_operator_matches_the_host_for_float_types() {
+    let Some(device) = common::device_or_skip("every_operator_matches_the_host_for_float_types") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    every_operator!(&stream, f32, f32, 1e-6);
+    every_operator!(&stream, f64, f64, 1e-12);
+    every_operator!(&stream, f32, f64, 1e-12);
+    every_operator!(&stream, f16, f16, 2e-3);
+    every_operator!(&stream, bf16, bf16, 1.6e-2);
+    every_operator!(&stream, f16, f32, 1e-6);
+}
+
+#[test]
+fn integer_expressions_promote_and_wrap_like_numpy() {
+    let Some(device) = common::device_or_skip("integer_expressions_promote_and_wrap_like_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let a = DeviceArray::from_slice(&stream, &[200u8, 100, 7]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[100u8, 200, 2]).unwrap();
+    assert_eq!((&a + &b).eval().unwrap().to_vec().unwrap(), [44, 44, 9], "uint8 wraps");
+    let c = DeviceArray::from_slice(&stream, &[-1i8, 5, -128]).unwrap();
+    let mixed = (&a + &c).eval().unwrap();
+    assert_eq!(mixed.dtype(), cuda_core::DType::I16, "uint8 + int8 is int16");
+    assert_eq!(mixed.to_vec().unwrap(), [199, 105, -121]);
+    let halves = (&a / 2).eval().unwrap();
+    assert_eq!(
+        halves.dtype(),
+        cuda_core::DType::F16,
+        "uint8 / int is true division in float16"
+    );
+    assert_eq!(to_f64(halves), [100.0, 50.0, 3.5]);
+    let i = DeviceArray::from_slice(&stream, &[3i32, -4, 10]).unwrap();
+    assert_eq!(
+        i.pow(&DeviceArray::from_slice(&stream, &[3i32, 2, 0]).unwrap())
+            .eval()
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        [27, 16, 1]
+    );
+    assert_eq!(
+        (&i * 0.5).eval().unwrap().to_vec().unwrap(),
+        [1.5, -2.0, 5.0],
+        "int32 * float is float64"
+    );
+    assert_eq!(i.abs().eval().unwrap().to_vec().unwrap(), [3, 4, 10]);
+    let nan = DeviceArray::from_slice(&stream, &[f32::NAN, 1.0]).unwrap();
+    let one = DeviceArray::from_slice(&stream, &[0.0f32, f32::NAN]).unwrap();
+    assert!(
+        nan.maximum(&one)
+            .eval()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|v| v.is_nan()),
+        "NaN propagates"
+    );
+    let cast = (&nan * 0.0 + 3.7).astype::<i32>().eval().unwrap();
+    assert_eq!(cast.to_vec().unwrap()[1], 3, "float to int truncates");
+}
+
+#[test]
+fn views_slice_transpose_and_broadcast_without_copies() {
+    let Some(device) = common::device_or_skip("views_slice_transpose_and_broadcast_without_copies") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let pool = MemoryPool::for_context(device.context());
+    let x = DeviceArray::<f32>::arange(&stream, 0.0, 24.0, 1.0)
+        .unwrap()
+        .reshape([2, 3, 4])
+        .unwrap();
+    let used = pool.stats().used_bytes;
+    let t = x.transpose();
+    let s = x
+        .slice(&[Slice::from(1..), Slice::from(..).step(2), Slice::from(1..4).step(2)])
+        .unwrap();
+    let p = x.permute(&[1, 0, 2]).unwrap();
+    let e = x.expand_dims(1).unwrap().squeeze();
+    let b = DeviceArray::<f32>::arange(&stream, 0.0, 4.0, 1.0).unwrap();
+    let used_views = pool.stats().used_bytes;
+    assert!(used_views - used <= 4096, "views allocate nothing (the arange does)");
+    assert_eq!(t.shape(), [4, 3, 2]);
+    assert!(t.shares_storage(&x) && !t.is_contiguous());
+    let host = |i: usize, j: usize, k: usize| (i * 12 + j * 4 + k) as f32;
+    let mut expected_t = Vec::new();
+    for k in 0..4 {
+        for j in 0..3 {
+            for i in 0..2 {
+                expected_t.push(host(i, j, k));
+            }
+        }
+    }
+    assert_eq!(t.to_vec().unwrap(), expected_t);
+    assert_eq!(s.shape(), [1, 2, 2]);
+    assert_eq!(
+        s.to_vec().unwrap(),
+        [host(1, 0, 1), host(1, 0, 3), host(1, 2, 1), host(1, 2, 3)]
+    );
+    assert_eq!(p.to_vec().unwrap()[4..8], [12.0, 13.0, 14.0, 15.0]);
+    assert_eq!(e.shape(), [2, 3, 4]);
+    // Strided and broadcast operands in one expression.
+    let sum_view = (&t + &t).eval().unwrap();
+    assert_eq!(
+        sum_view.to_vec().unwrap(),
+        expected_t.iter().map(|v| v * 2.0).collect::<Vec<_>>()
+    );
+    let shifted = (&x + &b).eval().unwrap();
+    assert_eq!(
+        shifted.to_vec().unwrap()[..8],
+        [0.0, 2.0, 4.0, 6.0, 4.0, 6.0, 8.0, 10.0]
+    );
+    let column = b.reshape([4, 1]).unwrap();
+    let outer = (&column * &b).eval().unwrap();
+    assert_eq!(outer.shape(), [4, 4]);
+    assert_eq!(outer.to_vec().unwrap()[12..], [0.0, 3.0, 6.0, 9.0]);
+    let broadcast = b.broadcast_to([3, 4]).unwrap();
+    assert_eq!(broadcast.to_vec().unwrap()[8..], [0.0, 1.0, 2.0, 3.0]);
+    assert!(
+        matches!(t.reshape([24]), Err(Error::InvalidValue(_))),
+        "a transposed view cannot be reshaped"
+    );
+    assert_eq!(
+        t.to_contiguous().unwrap().reshape([24]).unwrap().to_vec().unwrap(),
+        expected_t
+    );
+    // Writes through a view land in the base array.
+    let mut corner = x.slice(&[Slice::from(0usize), Slice::from(0usize)]).unwrap();
+    corner.fill(-1.0).unwrap();
+    assert_eq!(x.to_vec().unwrap()[..5], [-1.0, -1.0, -1.0, -1.0, 4.0]);
+    let mut transposed_target = DeviceArray::<f32>::zeros(&stream, [4, 3, 2]).unwrap();
+    transposed_target.copy_from(&t).unwrap();
+    let mut broadcast_write = b.broadcast_to([3, 4]).unwrap();
+    assert!(
+        matches!(broadcast_write.fill(1.0), Err(Error::InvalidValue(_))),
+        "broadcast views are read-only"
+    );
+}
+
+#[test]
+fn elementwise_kernels_broadcast_and_take_views() {
+    let Some(device) = common::device_or_skip("elementwise_kernels_broadcast_and_take_views") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let kernel = ElementwiseKernel::new("T x, T y, T z", "T out", "out = x + 10 * y + 100 * z", "mix3").unwrap();
+    let x = DeviceArray::<f64>::arange(&stream, 0.0, 25.0, 1.0)
+        .unwrap()
+        .reshape([5, 5])
+        .unwrap();
+    let row = DeviceArray::<f64>::arange(&stream, 0.0, 5.0, 1.0).unwrap();
+    let column = DeviceArray::<f64>::arange(&stream, 0.0, 5.0, 1.0)
+        .unwrap()
+        .reshape([5, 1])
+        .unwrap();
+    let mut out = DeviceArray::<f64>::empty(&stream, [5, 5]).unwrap();
+    kernel
+        .launch(
+            &stream,
+            &[Arg::from(&x), Arg::from(&row), Arg::from(&column), Arg::from(&mut out)],
+        )
+        .unwrap();
+    let got = out.to_vec().unwrap();
+    for i in 0..5 {
+        for j in 0..5 {
+            assert_eq!(
+                got[i * 5 + j],
+                (i * 5 + j) as f64 + 10.0 * j as f64 + 100.0 * i as f64,
+                "({i}, {j})"
+            );
+        }
+    }
+    let xt = x.transpose();
+    kernel
+        .launch(
+            &stream,
+            &[Arg::from(&xt), Arg::from(&row), Arg::from(&column), Arg::from(&mut out)],
+        )
+        .unwrap();
+    assert_eq!(out.to_vec().unwrap()[1], 5.0 + 10.0, "x.T[0, 1] is x[1, 0]");
+    let wrong = DeviceArray::<f64>::zeros(&stream, 4).unwrap();
+    let error = kernel
+        .launch(
+            &stream,
+            &[
+                Arg::from(&x),
+                Arg::from(&wrong),
+                Arg::from(&column),
+                Arg::from(&mut out),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("[5, 5]") && error.contains("[4]"), "{error}");
+}
+
+#[test]
+fn assign_update_and_overlap_behave_like_numpy() {
+    let Some(device) = common::device_or_skip("assign_update_and_overlap_behave_like_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let mut x = DeviceArray::<f32>::arange(&stream, 0.0, 6.0, 1.0)
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    let y = DeviceArray::<f32>::full(&stream, [3], 0.5).unwrap();
+    x.update(|x| x * 2.0 + &y).unwrap();
+    assert_eq!(x.to_vec().unwrap(), [0.5, 2.5, 4.5, 6.5, 8.5, 10.5]);
+    let mut square = DeviceArray::<f32>::arange(&stream, 0.0, 9.0, 1.0)
+        .unwrap()
+        .reshape([3, 3])
+        .unwrap();
+    let view = square.transpose();
+    square.assign(&view).unwrap();
+    assert_eq!(
+        square.to_vec().unwrap(),
+        [0.0, 3.0, 6.0, 1.0, 4.0, 7.0, 2.0, 5.0, 8.0],
+        "x = x.T reads before writing"
+    );
+    let mut ints = DeviceArray::<i32>::zeros(&stream, [3]).unwrap();
+    let floats = DeviceArray::<f32>::ones(&stream, [3]).unwrap();
+    assert!(
+        matches!(ints.assign(&floats), Err(Error::InvalidValue(_))),
+        "float into int is not same-kind"
+    );
+    let mut doubles = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
+    doubles.assign(&floats * 2.0).unwrap();
+    assert_eq!(doubles.to_vec().unwrap(), [2.0; 6], "broadcast into the target");
+    let error = (&x + &DeviceArray::<f32>::ones(&stream, [4]).unwrap())
+        .eval()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("[2, 3]") && error.contains("[4]"), "{error}");
+    let empty = DeviceArray::<f32>::zeros(&stream, [3, 0]).unwrap();
+    let still_empty = (&empty * 2.0).eval().unwrap();
+    assert_eq!((still_empty.shape(), still_empty.len()), (&[3, 0][..], 0));
+    let lin = DeviceArray::<f64>::linspace(&stream, 0.0, 1.0, 5, true).unwrap();
+    assert_eq!(lin.to_vec().unwrap(), [0.0, 0.25, 0.5, 0.75, 1.0]);
+    let ones = DeviceArray::<i64>::ones(&stream, [2, 2]).unwrap();
+    assert_eq!(ones.to_vec().unwrap(), [1; 4]);
+    assert!(DeviceArray::<f32>::arange(&stream, 0.0, 1.0, 0.0).is_err());
+}
+
+#[test]
+fn expressions_over_two_contexts_are_refused() {
+    let Some(device) = common::device_or_skip("expressions_over_two_contexts_are_refused") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let other = Context::new(&device.context().device(), ContextFlags::empty()).unwrap();
+    let other_stream = Stream::new(&other).unwrap();
+    let x = DeviceArray::<f32>::ones(&stream, 8).unwrap();
+    let y = DeviceArray::<f32>::ones(&other_stream, 8).unwrap();
+    let used = MemoryPool::for_context(device.context()).stats().used_bytes;
+    let error = (&x + &y).eval();
+    assert!(
+        matches!(error, Err(Error::Driver(cuda_driver::Error::WrongContext { .. }))),
+        "{error:?}"
+    );
+    assert_eq!(
+        MemoryPool::for_context(device.context()).stats().used_bytes,
+        used,
+        "the refused evaluation's output went back to the pool"
+    );
+}
