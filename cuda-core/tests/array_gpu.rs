@@ -179,7 +179,7 @@ fn elementwise_reads_outputs_uses_the_index_and_checks_arguments() {
     let error = accumulate
         .launch(&stream, &[Arg::from(&short), Arg::from(&mut z)])
         .unwrap_err();
-    assert!(error.to_string().contains("cannot be combined"), "{error}");
+    assert!(error.to_string().contains("cannot be broadcast together"), "{error}");
     let error = accumulate.launch(&stream, &[Arg::from(&x), Arg::from(&z)]).unwrap_err();
     assert!(error.to_string().contains("&mut array"), "{error}");
     let floats = DeviceArray::<f32>::zeros(&stream, n).unwrap();
