@@ -316,6 +316,23 @@ pub fn unavailable_driver_rows(part: Part, why: &str, launch: &str, alloc_sync: 
     Row::unavailable("bandwidth", "D2D copy", copy, "GB/s", why).emit();
 }
 
+/// Milliseconds the GPU is kept busy before bandwidth samples are taken, so that every row is
+/// timed at the clocks the card settles at under load (a cold card ramps up over the first
+/// milliseconds, which made the first binary's copy read ~10% slower than the next one's).
+pub const BANDWIDTH_WARMUP_MS: f64 = 300.0;
+
+/// [`BANDWIDTH_REPS`] samples of `sample` (event-timed milliseconds of one operation or batch),
+/// taken after calling it for at least [`BANDWIDTH_WARMUP_MS`] of wall time and 3 times.
+pub fn bandwidth_samples(mut sample: impl FnMut() -> Result<f64, String>) -> Result<Vec<f64>, String> {
+    let warmup = Instant::now();
+    let mut calls = 0;
+    while calls < 3 || warmup.elapsed().as_secs_f64() * 1e3 < BANDWIDTH_WARMUP_MS {
+        sample()?;
+        calls += 1;
+    }
+    (0..BANDWIDTH_REPS).map(|_| sample()).collect()
+}
+
 /// The `D2D copy` bandwidth row of `implementation`: `samples` are the event-timed
 /// milliseconds of copies of [`BANDWIDTH_ELEMS`] f32 of 1.5, `tail` the last elements
 /// of the destination read back afterwards (all 1.5 if the copy reached the end).

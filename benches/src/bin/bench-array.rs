@@ -1,24 +1,30 @@
 //! Benchmarks of cuda-core's pooled array layer: `MemoryPool` alloc+free (1 KiB, 1 MiB,
 //! 256 MiB, and through `DeviceArray::empty`), and on 2^28 f32 the device-to-device copy,
-//! `2.0 * x + y` (`ElementwiseKernel`) and `sum` (`ReductionKernel`) as GB/s of read plus
-//! written bytes, each also as a fraction of the copy measured here. Prints `ROW {json}` lines
+//! `2.0 * x + y` (`ElementwiseKernel`, and as a fused expression) and `sum` (`ReductionKernel`) as GB/s of read plus
+//! written bytes, each also as a fraction of the copy measured here; and the host cost of a
+//! cache-hit expression evaluation against a `RawKernel` launch of the same work. Prints `ROW {json}` lines
 //! (see the `benches` crate docs). Built with `--features array`.
 
 use benches::*;
-use cuda_core::{sum, Arg, Device, DeviceArray, ElementwiseKernel, MemoryPool};
+use cuda_core::{
+    sum, Arg, Device, DeviceArray, ElementwiseKernel, LaunchConfig, MemoryPool, ProgramOptions, RawKernel,
+};
 use cuda_driver::{Event, EventFlags, Stream};
 
 const POOL: &str = "cuda-core pool";
 const ARRAY_EMPTY: &str = "cuda-core DeviceArray::empty+drop";
 const COPY: &str = "cuda-core DeviceArray::copy_from";
 const ELEMENTWISE: &str = "cuda-core elementwise";
+const EXPRESSION: &str = "cuda-core expression";
+const EXPRESSION_LAUNCH: &str = "cuda-core expression x*y+z (cache hit)";
+const RAW_LAUNCH: &str = "cuda-core RawKernel x*y+z";
+/// Elements of the expression-overhead launches.
+const SMALL_N: usize = 1000;
 const REDUCTION: &str = "cuda-core reduction";
 /// Alloc+free pairs per timed batch (cache hits are tens of nanoseconds).
 const POOL_BATCH: usize = 1000;
 const POOL_WARMUP_BATCHES: usize = 20;
 const POOL_BATCHES: usize = 200;
-/// Untimed samples of each bandwidth operation before timing.
-const BANDWIDTH_WARMUP: usize = 2;
 /// Operations queued back to back per event-timed sample, so the host's launch time before the
 /// first one is spread out.
 const OPS_PER_SAMPLE: usize = 5;
@@ -49,7 +55,10 @@ fn main() {
             }
             Row::unavailable("bandwidth", "D2D copy", COPY, "GB/s", why).emit();
             Row::unavailable("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "2.0*x+y", EXPRESSION, "GB/s", why).emit();
             Row::unavailable("bandwidth", "sum", REDUCTION, "GB/s", why).emit();
+            Row::unavailable("host", "expression launch", EXPRESSION_LAUNCH, "us/call", why).emit();
+            Row::unavailable("host", "expression launch", RAW_LAUNCH, "us/call", why).emit();
             return;
         }
     };
@@ -66,9 +75,86 @@ fn main() {
         Err(why) => {
             Row::failed("bandwidth", "D2D copy", COPY, "GB/s", &why).emit();
             Row::failed("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", &why).emit();
+            Row::failed("bandwidth", "2.0*x+y", EXPRESSION, "GB/s", &why).emit();
             Row::failed("bandwidth", "sum", REDUCTION, "GB/s", &why).emit();
         }
     }
+    match expression_overhead(&stream) {
+        Ok(rows) => rows.iter().for_each(Row::emit),
+        Err(why) => {
+            Row::failed("host", "expression launch", EXPRESSION_LAUNCH, "us/call", &why).emit();
+            Row::failed("host", "expression launch", RAW_LAUNCH, "us/call", &why).emit();
+        }
+    }
+}
+
+/// Host time per call of a cache-hit evaluation of `w = x * y + z` on [`SMALL_N`] elements
+/// (expression building, hashing, checks, launch) against a `RawKernel` launch of the same
+/// operation, in alternating batches.
+fn expression_overhead(stream: &Stream) -> Result<Vec<Row>, String> {
+    let x = DeviceArray::<f32>::full(stream, SMALL_N, 2.0).map_err(text)?;
+    let y = DeviceArray::<f32>::full(stream, SMALL_N, 3.0).map_err(text)?;
+    let z = DeviceArray::<f32>::full(stream, SMALL_N, 1.0).map_err(text)?;
+    let mut w = DeviceArray::<f32>::empty(stream, SMALL_N).map_err(text)?;
+    let raw = RawKernel::new(
+        r#"extern "C" __global__ void fma3(const float *x, const float *y, const float *z, float *w, unsigned n) {
+            unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) w[i] = x[i] * y[i] + z[i];
+        }"#,
+        "fma3",
+        ProgramOptions::default(),
+    );
+    let config = LaunchConfig::for_num_elems(SMALL_N as u32);
+    let sync = || stream.synchronize().map_err(text);
+    let mut raw_launch = || {
+        // SAFETY: fma3 reads SMALL_N floats of x, y and z and writes SMALL_N of w.
+        unsafe { raw.launch(stream, &config, (&x, &y, &z, &mut w, SMALL_N as u32)) }.map_err(text)
+    };
+    raw_launch()?;
+    let raw_stats = time_batches(
+        LAUNCH_WARMUP_BATCHES,
+        LAUNCH_BATCHES,
+        LAUNCH_BATCH,
+        sync,
+        &mut raw_launch,
+    )?;
+    let mut expression = || w.assign(&x * &y + &z).map_err(text);
+    expression()?;
+    let expression_stats = time_batches(
+        LAUNCH_WARMUP_BATCHES,
+        LAUNCH_BATCHES,
+        LAUNCH_BATCH,
+        sync,
+        &mut expression,
+    )?;
+    if w.to_vec().map_err(text)?.iter().any(|&v| v != 7.0) {
+        return Err("x*y+z is wrong".into());
+    }
+    let ratio = expression_stats.median / raw_stats.median;
+    let detail = |stats: &Stats| {
+        format!(
+            "{SMALL_N} f32, host time per call, median of {} batches of {} (sync between batches); expression / RawKernel = {ratio:.2}",
+            stats.samples, stats.per_sample
+        )
+    };
+    Ok(vec![
+        Row::value(
+            "host",
+            "expression launch",
+            RAW_LAUNCH,
+            "us/call",
+            raw_stats.median,
+            detail(&raw_stats),
+        ),
+        Row::value(
+            "host",
+            "expression launch",
+            EXPRESSION_LAUNCH,
+            "us/call",
+            expression_stats.median,
+            detail(&expression_stats),
+        ),
+    ])
 }
 
 fn pool_pairs(pool: &MemoryPool, stream: &Stream, bytes: usize) -> Result<Stats, String> {
@@ -99,22 +185,19 @@ fn time_pairs(stream: &Stream, alloc_and_free: impl FnMut() -> Result<(), String
 }
 
 /// Milliseconds per `op` (median over samples of [`OPS_PER_SAMPLE`] ops) timed with events on
-/// `stream`, after warm-up.
+/// `stream`, after [`bandwidth_samples`]' warm-up.
 fn time_on_stream(stream: &Stream, mut op: impl FnMut() -> Result<(), String>) -> Result<Stats, String> {
     let start = Event::new(stream.context(), EventFlags::DEFAULT).map_err(text)?;
     let end = Event::new(stream.context(), EventFlags::DEFAULT).map_err(text)?;
-    let mut samples = Vec::with_capacity(BANDWIDTH_REPS);
-    for rep in 0..BANDWIDTH_WARMUP + BANDWIDTH_REPS {
+    let samples = bandwidth_samples(|| {
         start.record(stream).map_err(text)?;
         for _ in 0..OPS_PER_SAMPLE {
             op()?;
         }
         end.record(stream).map_err(text)?;
         end.synchronize().map_err(text)?;
-        if rep >= BANDWIDTH_WARMUP {
-            samples.push(f64::from(start.elapsed_ms(&end).map_err(text)?) / OPS_PER_SAMPLE as f64);
-        }
-    }
+        Ok(f64::from(start.elapsed_ms(&end).map_err(text)?) / OPS_PER_SAMPLE as f64)
+    })?;
     Stats::from_samples(samples, OPS_PER_SAMPLE)
 }
 
@@ -181,6 +264,21 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
     rows.push(match elementwise {
         Ok(stats) => bandwidth_row("2.0*x+y", ELEMENTWISE, 3 * n * elem, &stats, Some(copy_gbps)),
         Err(why) => Row::failed("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", &why),
+    });
+
+    // The same operation written as NumPy would: one fused kernel into the existing `z`.
+    let expression = (|| {
+        z.fill(0.0).map_err(text)?;
+        let stats = time_on_stream(stream, || z.assign(2.0 * &x + &y).map_err(text))?;
+        let result = z.to_vec().map_err(text)?;
+        match result.iter().position(|&v| v != 3.25) {
+            Some(i) => Err(format!("2.0*x+y (expression) is wrong at {i}: {} != 3.25", result[i])),
+            None => Ok(stats),
+        }
+    })();
+    rows.push(match expression {
+        Ok(stats) => bandwidth_row("2.0*x+y", EXPRESSION, 3 * n * elem, &stats, Some(copy_gbps)),
+        Err(why) => Row::failed("bandwidth", "2.0*x+y", EXPRESSION, "GB/s", &why),
     });
 
     let reduction = (|| {

@@ -183,18 +183,15 @@ fn copy_bandwidth(setup: &Setup) -> Result<Row, String> {
     let mut target = DeviceBuffer::<f32>::zeroed(&setup.context, n).map_err(text)?;
     let start = Event::new(&setup.context, EventFlags::DEFAULT).map_err(text)?;
     let end = Event::new(&setup.context, EventFlags::DEFAULT).map_err(text)?;
-    let mut samples = Vec::new();
-    for rep in 0..3 + BANDWIDTH_REPS {
+    let samples = bandwidth_samples(|| {
         start.record(&setup.stream).map_err(text)?;
         target
             .copy_from_device_async(&source.as_slice(), &setup.stream)
             .map_err(text)?;
         end.record(&setup.stream).map_err(text)?;
         end.synchronize().map_err(text)?;
-        if rep >= 3 {
-            samples.push(f64::from(start.elapsed_ms(&end).map_err(text)?));
-        }
-    }
+        Ok(f64::from(start.elapsed_ms(&end).map_err(text)?))
+    })?;
     let tail = target.slice(n - 1024..).to_vec().map_err(text)?;
     d2d_copy_row(COPY, &tail, samples)
 }

@@ -288,8 +288,7 @@ fn copy_bandwidth(gpu: &Gpu) -> Result<Row, String> {
         let record = cuda.cuEventRecord().map_err(sym)?;
         let wait = cuda.cuEventSynchronize().map_err(sym)?;
         let elapsed = cuda.cuEventElapsedTime_v2().map_err(sym)?;
-        let mut samples = Vec::new();
-        for rep in 0..3 + BANDWIDTH_REPS {
+        let samples = bandwidth_samples(|| {
             let mut ms = 0f32;
             // SAFETY: events, stream and both buffers are live; the copy stays inside both buffers.
             unsafe {
@@ -299,10 +298,8 @@ fn copy_bandwidth(gpu: &Gpu) -> Result<Row, String> {
                 check(cuda, wait(events[1]), "cuEventSynchronize")?;
                 check(cuda, elapsed(&mut ms, events[0], events[1]), "cuEventElapsedTime")?;
             }
-            if rep >= 3 {
-                samples.push(f64::from(ms));
-            }
-        }
+            Ok(f64::from(ms))
+        })?;
         let mut tail = vec![0f32; 1024];
         let to_host = cuda.cuMemcpyDtoH_v2().map_err(sym)?;
         let last = y + (bytes - tail.len() * 4) as CUdeviceptr;
