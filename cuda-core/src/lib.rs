@@ -59,8 +59,9 @@ mod options;
 mod program;
 mod sha256;
 
+pub use array::random;
 pub use array::{
-    broadcast_shapes, size_class, sum, where_, Arg, ArgType, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
+    broadcast_shapes, size_class, where_, Arg, ArgType, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
     DLManagedTensor, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IntoExpr, IntoShape,
     MemoryPool, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Scalars, Slice,
 };

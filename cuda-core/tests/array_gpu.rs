@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use std::ptr;
 
 use cuda_core::{
-    launch, sum, Arg, CompileTarget, DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLTensor, DType, Device,
+    launch, Arg, CompileTarget, DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLTensor, DType, Device,
     DeviceArray, ElementwiseKernel, Error, LaunchConfig, MemoryPool, Program, ProgramOptions, ReductionKernel,
 };
 use cuda_sys::driver::CUresult;
@@ -263,7 +263,7 @@ fn sum_f32_and_f64_match_the_host() {
     for n in [1usize, 5, 1000, 1 << 20, (1 << 24) + 3] {
         let h32: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
         let x = DeviceArray::from_slice(&stream, &h32).unwrap();
-        let total = sum(&x).unwrap().to_vec().unwrap()[0];
+        let total = x.sum().unwrap().item().unwrap();
         let expected: f64 = h32.iter().map(|&v| f64::from(v)).sum();
         let tolerance = 1e-5 * expected.abs().max(1.0);
         assert!(
@@ -272,7 +272,7 @@ fn sum_f32_and_f64_match_the_host() {
         );
         let h64: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
         let x = DeviceArray::from_slice(&stream, &h64).unwrap();
-        let total = sum(&x).unwrap().to_vec().unwrap()[0];
+        let total = x.sum().unwrap().item().unwrap();
         let expected: f64 = h64.iter().sum();
         assert!(
             (total - expected).abs() <= 1e-9 * (n as f64).max(1.0),

@@ -6,7 +6,7 @@
 
 mod common;
 
-use cuda_core::{sum, where_, Arg, Bool, DeviceArray, Element, ElementwiseKernel, Error, ExprOps, MemoryPool, Slice};
+use cuda_core::{where_, Arg, Bool, DeviceArray, Element, ElementwiseKernel, Error, ExprOps, MemoryPool, Slice};
 use cuda_driver::{Context, ContextFlags, Stream};
 use half::{bf16, f16};
 
@@ -39,7 +39,7 @@ fn the_seed_snippet_runs_as_one_fused_kernel() {
     let z = (2.0 * &x + &y).eval().unwrap();
     let expected: Vec<f64> = xs.iter().zip(&ys).map(|(&a, &b)| (2.0 * a + b) as f64).collect();
     assert_close("2x+y", &z.to_vec().unwrap(), &expected, 0.0);
-    let total = sum(&z).unwrap().to_vec().unwrap()[0] as f64;
+    let total = z.sum().unwrap().item().unwrap() as f64;
     let reference: f64 = expected.iter().sum();
     assert!(close(total, reference, 1e-5), "sum {total} vs {reference}");
 }

@@ -6,9 +6,7 @@
 //! (see the `benches` crate docs). Built with `--features array`.
 
 use benches::*;
-use cuda_core::{
-    sum, Arg, Device, DeviceArray, ElementwiseKernel, LaunchConfig, MemoryPool, ProgramOptions, RawKernel,
-};
+use cuda_core::{Arg, Device, DeviceArray, ElementwiseKernel, LaunchConfig, MemoryPool, ProgramOptions, RawKernel};
 use cuda_driver::{Event, EventFlags, Stream};
 
 const POOL: &str = "cuda-core pool";
@@ -284,10 +282,10 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
     let reduction = (|| {
         let mut total = None;
         let stats = time_on_stream(stream, || {
-            total = Some(sum(&x).map_err(text)?);
+            total = Some(x.sum().map_err(text)?);
             Ok(())
         })?;
-        let total = total.ok_or("no sum")?.to_vec().map_err(text)?[0];
+        let total = total.ok_or("no sum")?.item().map_err(text)?;
         let expected = 1.5 * n as f64;
         if ((f64::from(total) - expected) / expected).abs() > 1e-5 {
             return Err(format!("sum is wrong: {total} != {expected}"));

@@ -492,17 +492,6 @@ fn copy_kernel() -> Result<&'static ElementwiseKernel> {
     Ok(COPY.get_or_init(|| kernel))
 }
 
-impl<T: Element> std::fmt::Debug for DeviceArray<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceArray")
-            .field("dtype", &T::DTYPE)
-            .field("shape", &self.shape)
-            .field("strides", &self.strides)
-            .field("ptr", &format_args!("{:#x}", self.ptr))
-            .finish()
-    }
-}
-
 // SAFETY: points at the array's device address, which lives as long as the borrow; `check_use`
 // refuses another context's memory and orders the launch's stream after the array's stream.
 unsafe impl<T: Element> KernelArg for &DeviceArray<T> {

@@ -363,14 +363,23 @@ pub trait Element: DeviceCopy + Send + Sync + sealed::Sealed {
     fn to_f64(self) -> f64;
     /// The value nearest `value` (saturating for integers; `!= 0` for `Bool`).
     fn from_f64(value: f64) -> Self;
+    /// What [`sum`](crate::DeviceArray::sum) and [`prod`](crate::DeviceArray::prod) give, as in
+    /// NumPy: `i64` for `Bool` and signed integers, `u64` for unsigned ones, the type itself for
+    /// floats.
+    type Sum: Element;
+    /// What [`mean`](crate::DeviceArray::mean) gives, as in NumPy: `f64` for `Bool` and
+    /// integers, the type itself for floats.
+    type Mean: Element;
 }
 
 macro_rules! element {
-    ($($ty:ty => $dtype:ident),*) => {
+    ($($ty:ty => $dtype:ident, $sum:ty, $mean:ty);*) => {
         $(
             impl sealed::Sealed for $ty {}
             impl Element for $ty {
                 const DTYPE: DType = DType::$dtype;
+                type Sum = $sum;
+                type Mean = $mean;
                 fn to_f64(self) -> f64 {
                     self as f64
                 }
@@ -382,7 +391,18 @@ macro_rules! element {
     };
 }
 
-element!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64, f32 => F32, f64 => F64);
+element!(
+    i8 => I8, i64, f64;
+    i16 => I16, i64, f64;
+    i32 => I32, i64, f64;
+    i64 => I64, i64, f64;
+    u8 => U8, u64, f64;
+    u16 => U16, u64, f64;
+    u32 => U32, u64, f64;
+    u64 => U64, u64, f64;
+    f32 => F32, f32, f32;
+    f64 => F64, f64, f64
+);
 
 macro_rules! half_element {
     ($($ty:ty => $dtype:ident),*) => {
@@ -390,6 +410,8 @@ macro_rules! half_element {
             impl sealed::Sealed for $ty {}
             impl Element for $ty {
                 const DTYPE: DType = DType::$dtype;
+                type Sum = $ty;
+                type Mean = $ty;
                 fn to_f64(self) -> f64 {
                     self.to_f64()
                 }
@@ -406,6 +428,8 @@ half_element!(half::f16 => F16, half::bf16 => BF16);
 impl sealed::Sealed for Bool {}
 impl Element for Bool {
     const DTYPE: DType = DType::Bool;
+    type Sum = i64;
+    type Mean = f64;
     fn to_f64(self) -> f64 {
         self.0.min(1) as f64
     }

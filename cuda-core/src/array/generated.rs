@@ -29,6 +29,8 @@ pub(crate) trait ErasedArray {
     fn context(&self) -> &Context;
     fn stream(&self) -> &Stream;
     fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()>;
+    /// A C-contiguous copy of the view with its axes in `order`.
+    fn permuted_copy(&self, order: &[usize]) -> Result<Box<dyn ErasedArray>>;
 }
 
 impl<T: Element> ErasedArray for DeviceArray<T> {
@@ -64,6 +66,9 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     }
     fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()> {
         DeviceArray::note_use(self, stream)
+    }
+    fn permuted_copy(&self, order: &[usize]) -> Result<Box<dyn ErasedArray>> {
+        Ok(Box::new(self.permute(order)?.to_contiguous()?))
     }
 }
 
@@ -160,7 +165,16 @@ impl Arg<'_> {
         self.array().map(|a| a.len())
     }
 
-    fn array(&self) -> Option<&dyn ErasedArray> {
+    /// The same argument, borrowed again.
+    pub(crate) fn reborrow(&self) -> Arg<'_> {
+        Arg(match &self.0 {
+            ArgKind::Array(a) => ArgKind::Array(*a),
+            ArgKind::ArrayMut(a) => ArgKind::ArrayMut(*a),
+            ArgKind::Scalar(dtype, bytes) => ArgKind::Scalar(*dtype, *bytes),
+        })
+    }
+
+    pub(crate) fn array(&self) -> Option<&dyn ErasedArray> {
         match &self.0 {
             ArgKind::Array(a) | ArgKind::ArrayMut(a) => Some(*a),
             ArgKind::Scalar(..) => None,
@@ -458,6 +472,13 @@ pub(crate) struct LoadedTable {
 }
 
 impl LoadedTable {
+    /// An empty table.
+    pub(crate) const fn new() -> Self {
+        LoadedTable {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
     /// The functions of generated code for `signature` in `context`. On first use `generate`
     /// gives the source and the names of the functions wanted, which are compiled (through the
     /// kernel cache) and loaded.

@@ -1,0 +1,403 @@
+//! NumPy's reductions as methods of [`DeviceArray`]: `sum`, `prod`, `mean`, `max`, `min`,
+//! `all`, `any`, `argmax` and `argmin`, over every element or along axes (with `keepdims`), and
+//! [`item`](DeviceArray::item), which reads a one-element array back to the host.
+//!
+//! ```no_run
+//! use cuda_core::{Device, DeviceArray};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?.reshape([2, 3])?;
+//! assert_eq!(x.sum()?.item()?, 21.0);
+//! assert_eq!(x.sum_axes(&[0], false)?.to_vec()?, [5.0, 7.0, 9.0]);
+//! assert_eq!(x.max_axes(&[1], true)?.shape(), [2, 1]);
+//! assert_eq!(x.argmax()?.item()?, 5);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Each is one generated [`ReductionKernel`] per operation and element type, compiled once
+//! through the kernel cache; a whole-array reduction is one pass over memory plus a pass over
+//! one partial value per block, with no host round trip. Types follow NumPy: sums and products
+//! of integers are 64-bit ([`Element::Sum`]), means of integers `f64` ([`Element::Mean`]);
+//! `f16` and `bf16` are reduced in `f32`. `max` and `min` propagate NaN, `argmax` and `argmin`
+//! return the first NaN or else the first extreme. Reducing no elements gives the identity
+//! (`0` for `sum`, `1` for `prod`, NaN for `mean`, `true` for `all`, `false` for `any`); `max`,
+//! `min`, `argmax` and `argmin` of no elements are an error, as in NumPy.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use super::device_array::DeviceArray;
+use super::dtype::{Bool, DType, Element};
+use super::generated::Arg;
+use super::reduction::ReductionKernel;
+use super::reduction_axis::{reduced_axes, reduced_shape};
+use crate::error::{Error, Result};
+
+/// Device helpers of the built-in reductions.
+const PRELUDE: &str = r#"
+template <typename T> __device__ __forceinline__ bool cc_isnan(const T v) { return v != v; }
+template <typename T> __device__ __forceinline__ T cc_max(const T a, const T b) { return cc_isnan(a) ? a : cc_isnan(b) ? b : (a > b ? a : b); }
+template <typename T> __device__ __forceinline__ T cc_min(const T a, const T b) { return cc_isnan(a) ? a : cc_isnan(b) ? b : (a < b ? a : b); }
+template <typename T> __device__ __forceinline__ bool cc_truthy(const T v) { return v != 0; }
+template <typename T> __device__ __forceinline__ T cc_lowest();
+template <typename T> __device__ __forceinline__ T cc_highest();
+template <> __device__ __forceinline__ bool cc_lowest<bool>() { return false; }
+template <> __device__ __forceinline__ bool cc_highest<bool>() { return true; }
+template <> __device__ __forceinline__ signed char cc_lowest<signed char>() { return -128; }
+template <> __device__ __forceinline__ signed char cc_highest<signed char>() { return 127; }
+template <> __device__ __forceinline__ short cc_lowest<short>() { return -32768; }
+template <> __device__ __forceinline__ short cc_highest<short>() { return 32767; }
+template <> __device__ __forceinline__ int cc_lowest<int>() { return -2147483647 - 1; }
+template <> __device__ __forceinline__ int cc_highest<int>() { return 2147483647; }
+template <> __device__ __forceinline__ long long cc_lowest<long long>() { return -9223372036854775807LL - 1; }
+template <> __device__ __forceinline__ long long cc_highest<long long>() { return 9223372036854775807LL; }
+template <> __device__ __forceinline__ unsigned char cc_lowest<unsigned char>() { return 0; }
+template <> __device__ __forceinline__ unsigned char cc_highest<unsigned char>() { return 255; }
+template <> __device__ __forceinline__ unsigned short cc_lowest<unsigned short>() { return 0; }
+template <> __device__ __forceinline__ unsigned short cc_highest<unsigned short>() { return 65535; }
+template <> __device__ __forceinline__ unsigned int cc_lowest<unsigned int>() { return 0; }
+template <> __device__ __forceinline__ unsigned int cc_highest<unsigned int>() { return 4294967295u; }
+template <> __device__ __forceinline__ unsigned long long cc_lowest<unsigned long long>() { return 0; }
+template <> __device__ __forceinline__ unsigned long long cc_highest<unsigned long long>() { return 18446744073709551615ULL; }
+template <> __device__ __forceinline__ float cc_lowest<float>() { return -__int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ float cc_highest<float>() { return __int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double cc_lowest<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
+template <> __device__ __forceinline__ double cc_highest<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+template <typename V> struct cc_arg { V v; long long i; };
+template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_arg(const X x, const unsigned long long i) { cc_arg<V> r; r.v = (V)x; r.i = (long long)i; return r; }
+template <typename V> __device__ __forceinline__ cc_arg<V> cc_no_arg() { cc_arg<V> r; r.v = V(0); r.i = -1; return r; }
+template <typename V> __device__ __forceinline__ cc_arg<V> cc_arg_best(const cc_arg<V> a, const cc_arg<V> b, const bool greatest) {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    const bool an = cc_isnan(a.v), bn = cc_isnan(b.v);
+    if (an || bn) return (an && bn) ? (a.i < b.i ? a : b) : (an ? a : b);
+    if (a.v == b.v) return a.i < b.i ? a : b;
+    return (greatest ? a.v > b.v : a.v < b.v) ? a : b;
+}
+"#;
+
+/// Bytes of `cc_arg<V>` for every `V` of at most 8 bytes: the value padded to 8, the index.
+const ARG_SIZE: usize = 16;
+
+/// A built-in reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Op {
+    Sum,
+    Prod,
+    Mean,
+    Max,
+    Min,
+    All,
+    Any,
+    ArgMax,
+    ArgMin,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Sum => "sum",
+            Op::Prod => "prod",
+            Op::Mean => "mean",
+            Op::Max => "max",
+            Op::Min => "min",
+            Op::All => "all",
+            Op::Any => "any",
+            Op::ArgMax => "argmax",
+            Op::ArgMin => "argmin",
+        }
+    }
+
+    fn has_identity(self) -> bool {
+        !matches!(self, Op::Max | Op::Min | Op::ArgMax | Op::ArgMin)
+    }
+
+    fn is_arg(self) -> bool {
+        matches!(self, Op::ArgMax | Op::ArgMin)
+    }
+}
+
+/// The reduction of `op` over `input`, giving `output` values: kernels are made once per pair.
+fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel>> {
+    static KERNELS: OnceLock<Mutex<HashMap<(Op, DType), Arc<ReductionKernel>>>> = OnceLock::new();
+    let kernels = KERNELS.get_or_init(Default::default);
+    if let Some(kernel) = kernels.lock().unwrap_or_else(PoisonError::into_inner).get(&(op, input)) {
+        return Ok(kernel.clone());
+    }
+    let compute = input.compute_c_name();
+    // Sums, products and means accumulate in the output's type, `f32` for the half types.
+    let accumulate = match output {
+        DType::F16 | DType::BF16 => "float",
+        other => other.c_name(),
+    };
+    let (map, reduce, post, identity, reduce_type) = match op {
+        Op::Sum => ("x", "a + b", "y = a", "0", accumulate.to_string()),
+        Op::Prod => ("x", "a * b", "y = a", "1", accumulate.to_string()),
+        Op::Mean => ("x", "a + b", "y = a / (_type_reduce)n", "0", accumulate.to_string()),
+        Op::Max => (
+            "x",
+            "cc_max(a, b)",
+            "y = a",
+            "cc_lowest<_type_reduce>()",
+            compute.to_string(),
+        ),
+        Op::Min => (
+            "x",
+            "cc_min(a, b)",
+            "y = a",
+            "cc_highest<_type_reduce>()",
+            compute.to_string(),
+        ),
+        Op::All => ("cc_truthy(x)", "a && b", "y = a", "true", "bool".to_string()),
+        Op::Any => ("cc_truthy(x)", "a || b", "y = a", "false", "bool".to_string()),
+        Op::ArgMax | Op::ArgMin => (
+            "cc_make_arg<_type_value>(x, i)",
+            if op == Op::ArgMax {
+                "cc_arg_best(a, b, true)"
+            } else {
+                "cc_arg_best(a, b, false)"
+            },
+            "y = a.i < 0 ? 0 : (a.i / (long long)inner) % (long long)n",
+            "cc_no_arg<_type_value>()",
+            "cc_arg<_type_value>".to_string(),
+        ),
+    };
+    let in_params = match op.is_arg() {
+        true => format!("{} x, unsigned long long inner", input.c_name()),
+        false => format!("{} x", input.c_name()),
+    };
+    let name = format!("cuda_core_{}_{}", op.name(), input.name());
+    let declared = match op.is_arg() {
+        true => None,
+        false => Some(reduce_type.as_str()),
+    };
+    let mut kernel = ReductionKernel::new(
+        &in_params,
+        &format!("{} y", output.c_name()),
+        map,
+        reduce,
+        post,
+        identity,
+        &name,
+        declared,
+    )?;
+    kernel = match op.is_arg() {
+        true => kernel
+            .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}"))
+            .with_struct_reduce_type(&reduce_type, ARG_SIZE),
+        false => kernel.with_prelude(PRELUDE),
+    };
+    let kernel = Arc::new(kernel);
+    let mut kernels = kernels.lock().unwrap_or_else(PoisonError::into_inner);
+    Ok(kernels.entry((op, input)).or_insert(kernel).clone())
+}
+
+/// Reduces `array` with `op` along `axes` (`None`: all of them) into a new array on its stream.
+fn reduce<T: Element, R: Element>(
+    array: &DeviceArray<T>,
+    op: Op,
+    axes: Option<&[usize]>,
+    keepdims: bool,
+) -> Result<DeviceArray<R>> {
+    let ndim = array.ndim();
+    let every: Vec<usize> = (0..ndim).collect();
+    let axes = axes.unwrap_or(&every);
+    let reduced = reduced_axes(op.name(), ndim, axes)?;
+    let count: usize = axes.iter().map(|&a| array.shape()[a]).product();
+    let stream = array.stream().clone();
+    let mut out = DeviceArray::<R>::empty(&stream, reduced_shape(array.shape(), &reduced, keepdims))?;
+    if out.is_empty() {
+        return Ok(out);
+    }
+    if count == 0 && !op.has_identity() {
+        return Err(Error::InvalidValue(format!(
+            "{}: an array of shape {:?} has no elements along axes {axes:?}, and {0} has no identity",
+            op.name(),
+            array.shape()
+        )));
+    }
+    let kernel = kernel_for(op, T::DTYPE, R::DTYPE)?;
+    let copy;
+    let input = match array.is_contiguous() {
+        true => array,
+        false => {
+            copy = array.to_contiguous()?;
+            &copy
+        }
+    };
+    let inner: u64 = match axes {
+        [axis] => array.shape()[axis + 1..].iter().product::<usize>() as u64,
+        _ => 1,
+    };
+    let mut args = vec![Arg::from(input)];
+    if op.is_arg() {
+        args.push(Arg::from(inner));
+    }
+    args.push(Arg::from(&mut out));
+    match axes.len() == ndim {
+        true => kernel.launch(&stream, &args)?,
+        false => kernel.launch_axes(&stream, &args, axes)?,
+    }
+    drop(args);
+    Ok(out)
+}
+
+macro_rules! reductions {
+    ($($(#[$doc:meta])* $whole:ident, $(#[$axes_doc:meta])* $along:ident => $op:ident, $out:ty;)*) => {
+        impl<T: Element> DeviceArray<T> {
+            $(
+                $(#[$doc])*
+                pub fn $whole(&self) -> Result<DeviceArray<$out>> {
+                    reduce(self, Op::$op, None, false)
+                }
+
+                $(#[$axes_doc])*
+                pub fn $along(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
+                    reduce(self, Op::$op, Some(axes), keepdims)
+                }
+            )*
+        }
+    };
+}
+
+reductions! {
+    /// The sum of every element, a 0-d array (NumPy's `x.sum()`), in [`Element::Sum`].
+    sum,
+    /// Sums along `axes`: the shape without them, or with extent 1 in their place when
+    /// `keepdims` (NumPy's `x.sum(axis=..., keepdims=...)`).
+    sum_axes => Sum, T::Sum;
+    /// The product of every element, a 0-d array, in [`Element::Sum`].
+    prod,
+    /// Products along `axes` (see [`sum_axes`](Self::sum_axes)).
+    prod_axes => Prod, T::Sum;
+    /// The arithmetic mean of every element, a 0-d array, in [`Element::Mean`] (NaN when empty).
+    mean,
+    /// Means along `axes` (see [`sum_axes`](Self::sum_axes)).
+    mean_axes => Mean, T::Mean;
+    /// The greatest element, a 0-d array; NaN if any is NaN; an error when empty.
+    max,
+    /// Greatest elements along `axes` (see [`sum_axes`](Self::sum_axes)).
+    max_axes => Max, T;
+    /// The least element, a 0-d array; NaN if any is NaN; an error when empty.
+    min,
+    /// Least elements along `axes` (see [`sum_axes`](Self::sum_axes)).
+    min_axes => Min, T;
+    /// Whether every element is nonzero, a 0-d array (`true` when empty).
+    all,
+    /// Whether every element along `axes` is nonzero (see [`sum_axes`](Self::sum_axes)).
+    all_axes => All, Bool;
+    /// Whether any element is nonzero, a 0-d array (`false` when empty).
+    any,
+    /// Whether any element along `axes` is nonzero (see [`sum_axes`](Self::sum_axes)).
+    any_axes => Any, Bool;
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// The row-major index of the greatest element (the first NaN if there is one, else the
+    /// first of equal greatest ones), a 0-d array; an error when empty.
+    pub fn argmax(&self) -> Result<DeviceArray<i64>> {
+        reduce(self, Op::ArgMax, None, false)
+    }
+
+    /// The index along `axis` of the greatest element of each line along it (see
+    /// [`argmax`](Self::argmax)); `keepdims` keeps `axis` with extent 1.
+    pub fn argmax_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce(self, Op::ArgMax, Some(&[axis]), keepdims)
+    }
+
+    /// The row-major index of the least element (the first NaN if there is one, else the first
+    /// of equal least ones), a 0-d array; an error when empty.
+    pub fn argmin(&self) -> Result<DeviceArray<i64>> {
+        reduce(self, Op::ArgMin, None, false)
+    }
+
+    /// The index along `axis` of the least element of each line along it (see
+    /// [`argmin`](Self::argmin)); `keepdims` keeps `axis` with extent 1.
+    pub fn argmin_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce(self, Op::ArgMin, Some(&[axis]), keepdims)
+    }
+
+    /// The value of a one-element array (NumPy's `x.item()`, the `float(cp.sum(z))` of CuPy):
+    /// waits for the array's stream and reads it back. Arrays of any other size are an error.
+    pub fn item(&self) -> Result<T> {
+        if self.len() != 1 {
+            return Err(Error::InvalidValue(format!(
+                "item: the array has shape {:?} ({} elements); only a one-element array converts to a value",
+                self.shape(),
+                self.len()
+            )));
+        }
+        Ok(self.to_vec()?[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::generated::ArgType;
+    use crate::{Arch, CompileTarget, Program, ProgramOptions};
+
+    /// Compiles the whole-array and axis forms of every built-in reduction of `T`.
+    fn compiles_for<T: Element>() {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let ops = [
+            (Op::Sum, <T::Sum as Element>::DTYPE),
+            (Op::Prod, <T::Sum as Element>::DTYPE),
+            (Op::Mean, <T::Mean as Element>::DTYPE),
+            (Op::Max, T::DTYPE),
+            (Op::Min, T::DTYPE),
+            (Op::All, DType::Bool),
+            (Op::Any, DType::Bool),
+            (Op::ArgMax, DType::I64),
+            (Op::ArgMin, DType::I64),
+        ];
+        for (op, output) in ops {
+            let kernel = kernel_for(op, T::DTYPE, output).unwrap();
+            let mut signature = vec![ArgType::Array(T::DTYPE)];
+            if op.is_arg() {
+                signature.push(ArgType::Scalar(DType::U64));
+            }
+            signature.push(ArgType::Array(output));
+            for source in [
+                kernel.source_for(&signature).unwrap(),
+                kernel.axis_source_for(&signature).unwrap(),
+            ] {
+                if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                    panic!("{} of {}: {error}\n{source}", op.name(), T::DTYPE);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_reduction_compiles_for_every_element_type() {
+        compiles_for::<Bool>();
+        compiles_for::<i8>();
+        compiles_for::<i16>();
+        compiles_for::<i32>();
+        compiles_for::<i64>();
+        compiles_for::<u8>();
+        compiles_for::<u16>();
+        compiles_for::<u32>();
+        compiles_for::<u64>();
+        compiles_for::<half::f16>();
+        compiles_for::<half::bf16>();
+        compiles_for::<f32>();
+        compiles_for::<f64>();
+    }
+
+    #[test]
+    fn result_types_follow_numpy() {
+        assert_eq!(<<i8 as Element>::Sum as Element>::DTYPE, DType::I64);
+        assert_eq!(<<Bool as Element>::Sum as Element>::DTYPE, DType::I64);
+        assert_eq!(<<u16 as Element>::Sum as Element>::DTYPE, DType::U64);
+        assert_eq!(<<half::f16 as Element>::Sum as Element>::DTYPE, DType::F16);
+        assert_eq!(<<i32 as Element>::Mean as Element>::DTYPE, DType::F64);
+        assert_eq!(<<f32 as Element>::Mean as Element>::DTYPE, DType::F32);
+    }
+}

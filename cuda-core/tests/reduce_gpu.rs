@@ -1,0 +1,449 @@
+//! Reductions on a GPU against a host reference in `f64`: every built-in reduction over every
+//! axis set (adjacent, not adjacent, all, none), with and without `keepdims`, for several
+//! element types (f16 and bf16 included), shapes that take each kernel (rows, short rows,
+//! columns, split axes, vector loads), views, NaN and ties, empty inputs, `item`, the axis form
+//! of `ReductionKernel`, and the typed errors of bad input. Without a driver or device each test
+//! prints `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use cuda_core::{Arg, Bool, DeviceArray, Element, Error, ReductionKernel, Slice};
+use cuda_driver::Stream;
+use half::{bf16, f16};
+
+fn close(a: f64, b: f64, tolerance: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tolerance * (1.0 + b.abs())
+}
+
+/// Reduces a row-major `shape` array along `axes` on the host: `fold` over each output's
+/// elements in row-major order, given their values and their indices along the reduced axes
+/// (row-major over those axes).
+fn host_reduce(data: &[f64], shape: &[usize], axes: &[usize], fold: &dyn Fn(&[(f64, usize)]) -> f64) -> Vec<f64> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+    let reduced: Vec<usize> = (0..shape.len()).filter(|a| axes.contains(a)).collect();
+    let outputs: usize = kept.iter().map(|&a| shape[a]).product();
+    let count: usize = reduced.iter().map(|&a| shape[a]).product();
+    let strides: Vec<usize> = (0..shape.len()).map(|a| shape[a + 1..].iter().product()).collect();
+    let unravel = |mut index: usize, axes: &[usize]| -> Vec<(usize, usize)> {
+        let mut coords = Vec::new();
+        for &a in axes.iter().rev() {
+            coords.push((a, index % shape[a]));
+            index /= shape[a];
+        }
+        coords
+    };
+    (0..outputs)
+        .map(|o| {
+            let base: usize = unravel(o, &kept).iter().map(|&(a, c)| c * strides[a]).sum();
+            let items: Vec<(f64, usize)> = (0..count)
+                .map(|r| {
+                    let offset: usize = unravel(r, &reduced).iter().map(|&(a, c)| c * strides[a]).sum();
+                    (data[base + offset], r)
+                })
+                .collect();
+            fold(&items)
+        })
+        .collect()
+}
+
+fn sum(items: &[(f64, usize)]) -> f64 {
+    items.iter().map(|i| i.0).sum()
+}
+fn prod(items: &[(f64, usize)]) -> f64 {
+    items.iter().map(|i| i.0).product()
+}
+fn mean(items: &[(f64, usize)]) -> f64 {
+    sum(items) / items.len() as f64
+}
+fn extreme(items: &[(f64, usize)], greatest: bool) -> (f64, usize) {
+    let mut best = items[0];
+    for &item in &items[1..] {
+        if best.0.is_nan() {
+            break;
+        }
+        if item.0.is_nan() || (greatest && item.0 > best.0) || (!greatest && item.0 < best.0) {
+            best = item;
+        }
+    }
+    best
+}
+
+fn check<T: Element>(what: &str, got: &DeviceArray<T>, shape: &[usize], expected: &[f64], tolerance: f64) {
+    assert_eq!(got.shape(), shape, "{what}: shape");
+    let values = got.to_vec().unwrap();
+    assert_eq!(values.len(), expected.len(), "{what}: length");
+    for (i, (g, e)) in values.iter().zip(expected).enumerate() {
+        assert!(
+            close(g.to_f64(), *e, tolerance),
+            "{what}: element {i} is {}, expected {e}",
+            g.to_f64()
+        );
+    }
+}
+
+/// Every reduction of a `(3, 4, 5)` array of `T` along every axis set, against the host.
+fn every_reduction<T: Element>(stream: &Stream, tolerance: f64) {
+    let shape = [3usize, 4, 5];
+    // Small values so products stay exact in every type; zeros so `all` varies; repeats so
+    // `argmax` has ties.
+    let host: Vec<T> = (0..60)
+        .map(|i| T::from_f64([1.0, 2.0, 0.0, 1.0, 3.0, 1.0, 2.0][(i * 5 + i / 7) % 7]))
+        .collect();
+    let data: Vec<f64> = host.iter().map(|v| v.to_f64()).collect();
+    let x = DeviceArray::from_slice(stream, &host).unwrap().reshape(shape).unwrap();
+    let name = T::DTYPE;
+    let axis_sets: [&[usize]; 8] = [&[0], &[1], &[2], &[0, 1], &[1, 2], &[0, 2], &[0, 1, 2], &[]];
+    for axes in axis_sets {
+        for keepdims in [false, true] {
+            let out_shape: Vec<usize> = (0..3)
+                .filter_map(|a| match (axes.contains(&a), keepdims) {
+                    (false, _) => Some(shape[a]),
+                    (true, true) => Some(1),
+                    (true, false) => None,
+                })
+                .collect();
+            let what = |op: &str| format!("{op} of {name} along {axes:?} keepdims={keepdims}");
+            let expect = |fold: &dyn Fn(&[(f64, usize)]) -> f64| host_reduce(&data, &shape, axes, fold);
+            check(
+                &what("sum"),
+                &x.sum_axes(axes, keepdims).unwrap(),
+                &out_shape,
+                &expect(&sum),
+                tolerance,
+            );
+            // Products over at most 20 elements: the host's f64 and the device's type agree.
+            if axes.len() < 3 {
+                let p = x.slice(&[Slice::from(..2), Slice::from(..), Slice::from(..)]).unwrap();
+                let p_data: Vec<f64> = data[..40].to_vec();
+                let mut p_shape = out_shape.clone();
+                if !axes.contains(&0) {
+                    p_shape[0] = 2;
+                }
+                let expected = host_reduce(&p_data, &[2, 4, 5], axes, &prod);
+                check(
+                    &what("prod"),
+                    &p.prod_axes(axes, keepdims).unwrap(),
+                    &p_shape,
+                    &expected,
+                    tolerance,
+                );
+            }
+            check(
+                &what("mean"),
+                &x.mean_axes(axes, keepdims).unwrap(),
+                &out_shape,
+                &expect(&mean),
+                tolerance,
+            );
+            let max = expect(&|items| extreme(items, true).0);
+            check(
+                &what("max"),
+                &x.max_axes(axes, keepdims).unwrap(),
+                &out_shape,
+                &max,
+                0.0,
+            );
+            let min = expect(&|items| extreme(items, false).0);
+            check(
+                &what("min"),
+                &x.min_axes(axes, keepdims).unwrap(),
+                &out_shape,
+                &min,
+                0.0,
+            );
+            let all = expect(&|items| items.iter().all(|i| i.0 != 0.0) as u8 as f64);
+            check(
+                &what("all"),
+                &x.all_axes(axes, keepdims).unwrap(),
+                &out_shape,
+                &all,
+                0.0,
+            );
+            let any = expect(&|items| items.iter().any(|i| i.0 != 0.0) as u8 as f64);
+            check(
+                &what("any"),
+                &x.any_axes(axes, keepdims).unwrap(),
+                &out_shape,
+                &any,
+                0.0,
+            );
+            if let [axis] = axes {
+                let argmax = expect(&|items| extreme(items, true).1 as f64);
+                check(
+                    &what("argmax"),
+                    &x.argmax_axis(*axis, keepdims).unwrap(),
+                    &out_shape,
+                    &argmax,
+                    0.0,
+                );
+                let argmin = expect(&|items| extreme(items, false).1 as f64);
+                check(
+                    &what("argmin"),
+                    &x.argmin_axis(*axis, keepdims).unwrap(),
+                    &out_shape,
+                    &argmin,
+                    0.0,
+                );
+            }
+        }
+    }
+    let whole = |fold: &dyn Fn(&[(f64, usize)]) -> f64| host_reduce(&data, &shape, &[0, 1, 2], fold);
+    check(
+        &format!("sum of {name}"),
+        &x.sum().unwrap(),
+        &[],
+        &whole(&sum),
+        tolerance,
+    );
+    check(
+        &format!("max of {name}"),
+        &x.max().unwrap(),
+        &[],
+        &whole(&|i| extreme(i, true).0),
+        0.0,
+    );
+    check(
+        &format!("argmax of {name}"),
+        &x.argmax().unwrap(),
+        &[],
+        &whole(&|i| extreme(i, true).1 as f64),
+        0.0,
+    );
+    check(
+        &format!("argmin of {name}"),
+        &x.argmin().unwrap(),
+        &[],
+        &whole(&|i| extreme(i, false).1 as f64),
+        0.0,
+    );
+    check(
+        &format!("all of {name}"),
+        &x.all().unwrap(),
+        &[],
+        &whole(&|i| i.iter().all(|v| v.0 != 0.0) as u8 as f64),
+        0.0,
+    );
+}
+
+#[test]
+fn every_reduction_along_every_axis_set_matches_the_host() {
+    let Some(device) = common::device_or_skip("every_reduction_along_every_axis_set_matches_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    every_reduction::<f32>(&stream, 1e-6);
+    every_reduction::<f64>(&stream, 1e-12);
+    every_reduction::<i32>(&stream, 0.0);
+    every_reduction::<u8>(&stream, 0.0);
+    every_reduction::<i64>(&stream, 0.0);
+    every_reduction::<f16>(&stream, 1e-3);
+    every_reduction::<bf16>(&stream, 1e-2);
+    every_reduction::<Bool>(&stream, 1e-12);
+}
+
+#[test]
+fn large_axis_reductions_take_every_kernel_and_match_the_host() {
+    let Some(device) = common::device_or_skip("large_axis_reductions_take_every_kernel_and_match_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // (rows, columns): long rows (a block each), short rows (a warp each), very short rows (a
+    // thread each), few long rows (split), odd lengths (no vector loads), and one column.
+    let shapes = [
+        (1000usize, 3000usize),
+        (5000, 100),
+        (1 << 16, 3),
+        (2, 1 << 22),
+        (7, 100_003),
+        (300_001, 1),
+    ];
+    for (rows, columns) in shapes {
+        let host: Vec<f32> = (0..rows * columns)
+            .map(|i| ((i * 7919) % 1001) as f32 / 1000.0)
+            .collect();
+        let data: Vec<f64> = host.iter().map(|&v| f64::from(v)).collect();
+        let x = DeviceArray::from_slice(&stream, &host)
+            .unwrap()
+            .reshape([rows, columns])
+            .unwrap();
+        for axis in [0usize, 1] {
+            let expected = host_reduce(&data, &[rows, columns], &[axis], &sum);
+            let what = format!("sum of ({rows}, {columns}) along {axis}");
+            let shape = [[columns], [rows]][axis];
+            check(&what, &x.sum_axes(&[axis], false).unwrap(), &shape, &expected, 1e-5);
+            let argmax = host_reduce(&data, &[rows, columns], &[axis], &|i| extreme(i, true).1 as f64);
+            check(
+                &format!("arg{what}"),
+                &x.argmax_axis(axis, false).unwrap(),
+                &shape,
+                &argmax,
+                0.0,
+            );
+        }
+    }
+}
+
+#[test]
+fn views_nan_ties_and_empty_inputs_follow_numpy() {
+    let Some(device) = common::device_or_skip("views_nan_ties_and_empty_inputs_follow_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // A transposed and a stepped view reduce their logical elements.
+    let host: Vec<f64> = (0..24).map(|i| (i * i % 11) as f64).collect();
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape([4, 6])
+        .unwrap();
+    let t = x.transpose();
+    let expected = host_reduce(&host, &[4, 6], &[0], &sum);
+    check(
+        "sum of a transposed view along 1",
+        &t.sum_axes(&[1], false).unwrap(),
+        &[6],
+        &expected,
+        1e-12,
+    );
+    let stepped = x.slice(&[Slice::from(..), Slice::from(1..).step(2)]).unwrap();
+    let picked: Vec<f64> = (0..4).flat_map(|r| [1, 3, 5].map(|c| host[r * 6 + c])).collect();
+    check(
+        "max of a stepped view",
+        &stepped.max().unwrap(),
+        &[],
+        &[picked.iter().cloned().fold(f64::MIN, f64::max)],
+        0.0,
+    );
+    let broadcast = DeviceArray::from_slice(&stream, &[1.0f32, 2.0])
+        .unwrap()
+        .broadcast_to([3, 2])
+        .unwrap();
+    check(
+        "sum of a broadcast view along 0",
+        &broadcast.sum_axes(&[0], false).unwrap(),
+        &[2],
+        &[3.0, 6.0],
+        0.0,
+    );
+    // NaN propagates through max and min; argmax and argmin give the first NaN; ties the first.
+    let nan = DeviceArray::from_slice(&stream, &[1.0f32, f32::NAN, 3.0, f32::NAN]).unwrap();
+    assert!(nan.max().unwrap().item().unwrap().is_nan());
+    assert!(nan.min().unwrap().item().unwrap().is_nan());
+    assert_eq!(nan.argmax().unwrap().item().unwrap(), 1);
+    assert_eq!(nan.argmin().unwrap().item().unwrap(), 1);
+    let ties = DeviceArray::from_slice(&stream, &[3i32, 1, 3, 1]).unwrap();
+    assert_eq!(ties.argmax().unwrap().item().unwrap(), 0);
+    assert_eq!(ties.argmin().unwrap().item().unwrap(), 1);
+    // Integer sums widen: 200 + 100 in u8 is 300 in u64.
+    let bytes = DeviceArray::from_slice(&stream, &[200u8, 100]).unwrap();
+    assert_eq!(bytes.sum().unwrap().item().unwrap(), 300u64);
+    assert_eq!(bytes.mean().unwrap().item().unwrap(), 150.0f64);
+    // Empty inputs give the identity, or an error where there is none.
+    let empty = DeviceArray::<f32>::zeros(&stream, [0]).unwrap();
+    assert_eq!(empty.sum().unwrap().item().unwrap(), 0.0);
+    assert_eq!(empty.prod().unwrap().item().unwrap(), 1.0);
+    assert!(empty.mean().unwrap().item().unwrap().is_nan());
+    assert_eq!(empty.all().unwrap().item().unwrap(), true);
+    assert_eq!(empty.any().unwrap().item().unwrap(), false);
+    for error in [empty.max().unwrap_err(), empty.argmin().unwrap_err()] {
+        assert!(matches!(error, Error::InvalidValue(_)), "{error}");
+        assert!(error.to_string().contains("no identity"), "{error}");
+    }
+    let wide = DeviceArray::<i32>::zeros(&stream, [3, 0]).unwrap();
+    check(
+        "sum of (3, 0) along 1",
+        &wide.sum_axes(&[1], false).unwrap(),
+        &[3],
+        &[0.0; 3],
+        0.0,
+    );
+    assert_eq!(wide.sum_axes(&[0], false).unwrap().shape(), [0]);
+    assert!(
+        wide.max_axes(&[0], false).unwrap().is_empty(),
+        "no outputs, nothing to reduce"
+    );
+}
+
+#[test]
+fn item_and_bad_axes_are_typed_errors() {
+    let Some(device) = common::device_or_skip("item_and_bad_axes_are_typed_errors") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let error = x.item().unwrap_err().to_string();
+    assert!(error.contains("shape [2, 2] (4 elements)"), "{error}");
+    assert_eq!(
+        x.sum_axes(&[0], true)
+            .unwrap()
+            .slice(&[Slice::from(..), Slice::at(1)])
+            .unwrap()
+            .item()
+            .unwrap(),
+        6.0
+    );
+    let error = x.sum_axes(&[2], false).unwrap_err().to_string();
+    assert!(
+        error.contains("axis 2 is out of range for an array of 2 dimensions"),
+        "{error}"
+    );
+    let error = x.argmax_axis(5, false).unwrap_err().to_string();
+    assert!(error.contains("axis 5 is out of range"), "{error}");
+    assert!(x
+        .mean_axes(&[1, 1], false)
+        .unwrap_err()
+        .to_string()
+        .contains("named twice"));
+}
+
+#[test]
+fn reduction_kernels_have_an_axis_form() {
+    let Some(device) = common::device_or_skip("reduction_kernels_have_an_axis_form") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let l2 = ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2_axes", None).unwrap();
+    let host: Vec<f64> = (0..60).map(|i| (i % 7) as f64 - 3.0).collect();
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape([3, 4, 5])
+        .unwrap();
+    for (axes, shape) in [
+        (&[1usize][..], vec![3usize, 5]),
+        (&[0, 2][..], vec![4]),
+        (&[2][..], vec![3, 1, 1]),
+    ] {
+        let mut y = DeviceArray::<f64>::empty(&stream, shape.clone()).unwrap();
+        if shape.len() == 3 {
+            // keepdims-style outputs take 1 in place of the reduced axis; here (3, 1, 1) is not
+            // (3, 4, 1), so the call is refused.
+            let error = l2
+                .launch_axes(&stream, &[Arg::from(&x), Arg::from(&mut y)], axes)
+                .unwrap_err();
+            assert!(error.to_string().contains("gives [3, 4]"), "{error}");
+            continue;
+        }
+        l2.launch_axes(&stream, &[Arg::from(&x), Arg::from(&mut y)], axes)
+            .unwrap();
+        let expected: Vec<f64> = host_reduce(&host, &[3, 4, 5], axes, &|i| {
+            i.iter().map(|v| v.0 * v.0).sum::<f64>().sqrt()
+        });
+        check(&format!("l2 along {axes:?}"), &y, &shape, &expected, 1e-12);
+    }
+    let mut kept = DeviceArray::<f64>::empty(&stream, [3, 4, 1]).unwrap();
+    l2.launch_axes(&stream, &[Arg::from(&x), Arg::from(&mut kept)], &[2])
+        .unwrap();
+    let expected = host_reduce(&host, &[3, 4, 5], &[2], &|i| {
+        i.iter().map(|v| v.0 * v.0).sum::<f64>().sqrt()
+    });
+    check("l2 along [2] keepdims", &kept, &[3, 4, 1], &expected, 1e-12);
+    // The output may not be one of the inputs.
+    let mut same = x.try_clone().unwrap();
+    let alias = same.reshape([3, 4, 5]).unwrap();
+    let error = l2
+        .launch_axes(&stream, &[Arg::from(&alias), Arg::from(&mut same)], &[])
+        .unwrap_err();
+    assert!(error.to_string().contains("shares memory"), "{error}");
+}
