@@ -14,6 +14,11 @@ LAUNCH = "CuPy RawKernel"
 POOL = "CuPy pool"
 
 
+BANDWIDTH_CASES = (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
+                   ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum"), ("sum axis=0", "CuPy sum"),
+                   ("sum axis=1", "CuPy sum"), ("fill", "CuPy fill"), ("rand", "CuPy random.rand"))
+
+
 def unavailable(why, part):
     if part != "other":
         for case in ("empty", "axpy"):
@@ -22,8 +27,7 @@ def unavailable(why, part):
         return
     for case, _ in ALLOC_SIZES:
         emit("alloc", case, POOL, "us/pair", status="not available: " + why)
-    for case, impl in (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
-                       ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum")):
+    for case, impl in BANDWIDTH_CASES:
         emit("bandwidth", case, impl, "GB/s", status="not available: " + why)
     emit("nvrtc", "cold compile", "CuPy RawModule", "ms", status="not available: " + why)
 
@@ -117,8 +121,7 @@ def bandwidth_rows(cupy, stream):
         y = cupy.full(n, 0.25, dtype=cupy.float32)
         z = cupy.empty(n, dtype=cupy.float32)
     except Exception as error:
-        for case, impl in (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
-                           ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum")):
+        for case, impl in BANDWIDTH_CASES:
             emit("bandwidth", case, impl, "GB/s", status="failed: %s" % error)
         return
 
@@ -163,6 +166,31 @@ def bandwidth_rows(cupy, stream):
             raise AssertionError("sum is %r, expected %r" % (got, 1.5 * n))
 
     measure("bandwidth", "sum", "CuPy sum", "GB/s", figure(total, nbytes, check_sum))
+
+    side = 1 << 14
+    square = x.reshape(side, side)
+    for axis in (0, 1):
+        def along(axis=axis):
+            holder["sums"] = cupy.sum(square, axis=axis)
+
+        def check_along():
+            got = holder["sums"].get()
+            if not (got == 1.5 * side).all():
+                raise AssertionError("sum along an axis is %r, expected %r" % (got[:4], 1.5 * side))
+
+        measure("bandwidth", "sum axis=%d" % axis, "CuPy sum", "GB/s", figure(along, nbytes, check_along))
+
+    measure("bandwidth", "fill", "CuPy fill", "GB/s", figure(lambda: z.fill(0.5), nbytes, expect(z, 0.5)))
+
+    def rand():
+        holder["rand"] = cupy.random.rand(n, dtype=cupy.float32)
+
+    def check_rand():
+        mean = float(holder["rand"].mean())
+        if abs(mean - 0.5) > 1e-3:
+            raise AssertionError("rand's mean is %r" % mean)
+
+    measure("bandwidth", "rand", "CuPy random.rand", "GB/s", figure(rand, nbytes, check_rand))
 
 
 def nvrtc_rows(cupy, source):

@@ -30,9 +30,13 @@ EXPECTED = (
     + [("alloc", case, impl) for case in ("1 KiB", "1 MiB", "256 MiB") for impl in ALLOC_IMPLS]
     + [("bandwidth", "D2D copy", impl) for impl in ("C++ cuMemcpyDtoDAsync", "cuda-sys cuMemcpyDtoDAsync",
                                                     "cuda-driver copy_from_device_async", "CuPy copyto")]
-    + [("bandwidth", "2.0*x+y", impl) for impl in ("cuda-core elementwise", "CuPy ElementwiseKernel",
-                                                   "CuPy expression")]
+    + [("bandwidth", "2.0*x+y", impl) for impl in ("cuda-core elementwise", "cuda-core expression",
+                                                   "CuPy ElementwiseKernel", "CuPy expression")]
     + [("bandwidth", "sum", impl) for impl in ("cuda-core reduction", "CuPy sum")]
+    + [("bandwidth", case, impl) for case in ("sum axis=0", "sum axis=1")
+       for impl in ("cuda-core sum_axes", "CuPy sum")]
+    + [("bandwidth", "fill", impl) for impl in ("cuda-core fill", "CuPy fill")]
+    + [("bandwidth", "rand", impl) for impl in ("cuda-core random::rand", "CuPy random.rand")]
     + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",
                                                     "cuda.core Program (Python)", "CuPy RawModule")]
     + [("nvrtc", case, "cuda-core Program") for case in ("disk cache hit", "memory cache hit")]

@@ -59,7 +59,7 @@ fn rand_matches_the_host_generator_and_is_uniform() {
     let seed = 0x1234_5678_9abc_def0;
     let values = random::rand::<f32>(&stream, N + 3, seed).unwrap().to_vec().unwrap();
     for i in (0..N + 3).step_by(4099).chain(N - 2..N + 3) {
-        let expected = (word(seed, 0, i) >> 8) as f32 / (1 << 24) as f32;
+        let expected = f32::from_bits(0x3f80_0000 | (word(seed, 0, i) >> 9)) - 1.0;
         assert_eq!(values[i], expected, "element {i}");
     }
     let as_f64: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
@@ -181,7 +181,7 @@ fn generators_advance_and_bad_requests_are_errors() {
     assert_eq!(generator.offset(), 3, "ten f32 values use three blocks");
     let second = generator.rand::<f32>(&stream, 10).unwrap().to_vec().unwrap();
     assert_ne!(first, second);
-    let expected = (word(11, 3, 0) >> 8) as f32 / (1 << 24) as f32;
+    let expected = f32::from_bits(0x3f80_0000 | (word(11, 3, 0) >> 9)) - 1.0;
     assert_eq!(second[0], expected, "the second call starts at block 3");
     assert!(generator.rand::<f32>(&stream, [0, 4]).unwrap().is_empty());
     for error in [

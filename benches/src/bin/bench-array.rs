@@ -1,12 +1,15 @@
 //! Benchmarks of cuda-core's pooled array layer: `MemoryPool` alloc+free (1 KiB, 1 MiB,
 //! 256 MiB, and through `DeviceArray::empty`), and on 2^28 f32 the device-to-device copy,
-//! `2.0 * x + y` (`ElementwiseKernel`, and as a fused expression) and `sum` (`ReductionKernel`) as GB/s of read plus
-//! written bytes, each also as a fraction of the copy measured here; and the host cost of a
+//! `2.0 * x + y` (`ElementwiseKernel`, and as a fused expression), `sum` (`ReductionKernel`),
+//! `sum` along each axis of the `(2^14, 2^14)` view, `fill` and `random::rand` as GB/s of read
+//! plus written bytes, each also as a fraction of the copy measured here; and the host cost of a
 //! cache-hit expression evaluation against a `RawKernel` launch of the same work. Prints `ROW {json}` lines
 //! (see the `benches` crate docs). Built with `--features array`.
 
 use benches::*;
-use cuda_core::{Arg, Device, DeviceArray, ElementwiseKernel, LaunchConfig, MemoryPool, ProgramOptions, RawKernel};
+use cuda_core::{
+    random, Arg, Device, DeviceArray, ElementwiseKernel, LaunchConfig, MemoryPool, ProgramOptions, RawKernel,
+};
 use cuda_driver::{Event, EventFlags, Stream};
 
 const POOL: &str = "cuda-core pool";
@@ -19,6 +22,11 @@ const RAW_LAUNCH: &str = "cuda-core RawKernel x*y+z";
 /// Elements of the expression-overhead launches.
 const SMALL_N: usize = 1000;
 const REDUCTION: &str = "cuda-core reduction";
+const REDUCTION_AXIS: &str = "cuda-core sum_axes";
+const FILL: &str = "cuda-core fill";
+const RAND: &str = "cuda-core random::rand";
+/// The `(2^14, 2^14)` view of the 2^28 elements that the axis sums reduce.
+const SIDE: usize = 1 << 14;
 /// Alloc+free pairs per timed batch (cache hits are tens of nanoseconds).
 const POOL_BATCH: usize = 1000;
 const POOL_WARMUP_BATCHES: usize = 20;
@@ -55,6 +63,10 @@ fn main() {
             Row::unavailable("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", why).emit();
             Row::unavailable("bandwidth", "2.0*x+y", EXPRESSION, "GB/s", why).emit();
             Row::unavailable("bandwidth", "sum", REDUCTION, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "sum axis=0", REDUCTION_AXIS, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "sum axis=1", REDUCTION_AXIS, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "fill", FILL, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "rand", RAND, "GB/s", why).emit();
             Row::unavailable("host", "expression launch", EXPRESSION_LAUNCH, "us/call", why).emit();
             Row::unavailable("host", "expression launch", RAW_LAUNCH, "us/call", why).emit();
             return;
@@ -75,6 +87,10 @@ fn main() {
             Row::failed("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", &why).emit();
             Row::failed("bandwidth", "2.0*x+y", EXPRESSION, "GB/s", &why).emit();
             Row::failed("bandwidth", "sum", REDUCTION, "GB/s", &why).emit();
+            Row::failed("bandwidth", "sum axis=0", REDUCTION_AXIS, "GB/s", &why).emit();
+            Row::failed("bandwidth", "sum axis=1", REDUCTION_AXIS, "GB/s", &why).emit();
+            Row::failed("bandwidth", "fill", FILL, "GB/s", &why).emit();
+            Row::failed("bandwidth", "rand", RAND, "GB/s", &why).emit();
         }
     }
     match expression_overhead(&stream) {
@@ -292,9 +308,76 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
         }
         Ok(stats)
     })();
+    let whole_sum_gbps = reduction.as_ref().ok().map(|stats| gbps(n * elem, stats.median));
     rows.push(match reduction {
         Ok(stats) => bandwidth_row("sum", REDUCTION, n * elem, &stats, Some(copy_gbps)),
         Err(why) => Row::failed("bandwidth", "sum", REDUCTION, "GB/s", &why),
+    });
+
+    // The same 2^28 elements as a (2^14, 2^14) matrix, summed down the columns and along rows.
+    let square = x.reshape([SIDE, SIDE]).map_err(text)?;
+    for axis in [0usize, 1] {
+        let case = format!("sum axis={axis}");
+        let along = (|| {
+            let mut sums = None;
+            let stats = time_on_stream(stream, || {
+                sums = Some(square.sum_axes(&[axis], false).map_err(text)?);
+                Ok(())
+            })?;
+            let sums = sums.ok_or("no sums")?.to_vec().map_err(text)?;
+            match sums.iter().position(|&v| v != 1.5 * SIDE as f32) {
+                Some(i) => Err(format!("{case} is wrong at {i}: {} != {}", sums[i], 1.5 * SIDE as f32)),
+                None => Ok(stats),
+            }
+        })();
+        rows.push(match along {
+            Ok(stats) => {
+                let mut row = bandwidth_row(&case, REDUCTION_AXIS, n * elem, &stats, Some(copy_gbps));
+                if let Some(whole) = whole_sum_gbps {
+                    row.detail += &format!(
+                        "; {:.3} of the whole-array sum measured in this run ({whole:.0} GB/s)",
+                        gbps(n * elem, stats.median) / whole
+                    );
+                }
+                row
+            }
+            Err(why) => Row::failed("bandwidth", &case, REDUCTION_AXIS, "GB/s", &why),
+        });
+    }
+    drop(square);
+
+    // Writing 2^28 f32: a constant, and Philox uniform values.
+    let fill = time_on_stream(stream, || z.fill(0.5).map_err(text));
+    let fill_gbps = fill.as_ref().ok().map(|stats| gbps(n * elem, stats.median));
+    rows.push(match fill {
+        Ok(stats) => bandwidth_row("fill", FILL, n * elem, &stats, Some(copy_gbps)),
+        Err(why) => Row::failed("bandwidth", "fill", FILL, "GB/s", &why),
+    });
+    let rand = (|| {
+        let mut generator = random::Generator::new(1);
+        let mut last = None;
+        let stats = time_on_stream(stream, || {
+            last = Some(generator.rand::<f32>(stream, n).map_err(text)?);
+            Ok(())
+        })?;
+        let mean = last.ok_or("no values")?.mean().map_err(text)?.item().map_err(text)?;
+        match (f64::from(mean) - 0.5).abs() < 1e-3 {
+            true => Ok(stats),
+            false => Err(format!("rand's mean is {mean}, not 0.5")),
+        }
+    })();
+    rows.push(match rand {
+        Ok(stats) => {
+            let mut row = bandwidth_row("rand", RAND, n * elem, &stats, Some(copy_gbps));
+            if let Some(fill) = fill_gbps {
+                row.detail += &format!(
+                    "; {:.3} of fill measured in this run ({fill:.0} GB/s)",
+                    gbps(n * elem, stats.median) / fill
+                );
+            }
+            row
+        }
+        Err(why) => Row::failed("bandwidth", "rand", RAND, "GB/s", &why),
     });
     Ok(rows)
 }

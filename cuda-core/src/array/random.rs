@@ -21,8 +21,9 @@
 //! is the block function, for checking values on the host. Each call moves its [`Generator`]
 //! past the blocks it used, so successive calls give independent values.
 //!
-//! Mappings: uniform floats are `k / 2^b` for `b` random bits (24 for `f32`, 53 for `f64`, 11
-//! for `f16`, 8 for `bf16`: every value is exact, so `1.0` is never drawn); normals by the
+//! Mappings: uniform floats are `k / 2^b` for `b` random bits (23 for `f32`, 52 for `f64`, 11
+//! for `f16`, 8 for `bf16`: every value is exact, so `1.0` is never drawn; for `f32` and `f64`
+//! the top bits become the mantissa of a number in `[1, 2)`, less one); normals by the
 //! Box-Muller transform of two uniforms; integers in `[low, high)` as the high 64 bits of a
 //! 64-bit random value times the range (bias below `range / 2^64`).
 
@@ -66,21 +67,29 @@ pub fn philox4x32_10(mut counter: [u32; 4], mut key: [u32; 2]) -> [u32; 4] {
 }
 
 const DEVICE_CODE: &str = r#"
-__device__ __forceinline__ uint4 cc_philox(unsigned long long block, unsigned long long seed) {
+// The round keys of a seed: the same for every block, so computed once per thread.
+struct cc_keys { unsigned k0[10], k1[10]; };
+__device__ __forceinline__ cc_keys cc_round_keys(const unsigned long long seed) {
+    cc_keys k;
+    #pragma unroll
+    for (int r = 0; r < 10; ++r) { k.k0[r] = (unsigned)seed + r * 0x9E3779B9u; k.k1[r] = (unsigned)(seed >> 32) + r * 0xBB67AE85u; }
+    return k;
+}
+__device__ __forceinline__ uint4 cc_philox(const unsigned long long block, const cc_keys &k) {
     uint4 c = make_uint4((unsigned)block, (unsigned)(block >> 32), 0u, 0u);
-    unsigned k0 = (unsigned)seed, k1 = (unsigned)(seed >> 32);
     #pragma unroll
     for (int r = 0; r < 10; ++r) {
-        if (r) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
         const unsigned hi0 = __umulhi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
         const unsigned hi1 = __umulhi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
-        c = make_uint4(hi1 ^ c.y ^ k0, lo1, hi0 ^ c.w ^ k1, lo0);
+        c = make_uint4(hi1 ^ c.y ^ k.k0[r], lo1, hi0 ^ c.w ^ k.k1[r], lo0);
     }
     return c;
 }
-__device__ __forceinline__ float cc_unit24(unsigned u) { return (float)(u >> 8) * 5.9604644775390625e-08f; }
-__device__ __forceinline__ double cc_unit53(unsigned hi, unsigned lo) {
-    return (double)(((unsigned long long)hi << 21) | (lo >> 11)) * 1.1102230246251565e-16;
+// [0, 1) from the high 23 bits, through the bits of [1, 2) (no integer conversion).
+__device__ __forceinline__ float cc_unit23(const unsigned u) { return __uint_as_float(0x3f800000u | (u >> 9)) - 1.0f; }
+// [0, 1) from 52 bits (the first word's 32 and the second's high 20), the same way.
+__device__ __forceinline__ double cc_unit52(const unsigned hi, const unsigned lo) {
+    return __longlong_as_double(0x3ff0000000000000LL | ((long long)hi << 20) | (lo >> 12)) - 1.0;
 }
 "#;
 
@@ -107,11 +116,11 @@ impl Distribution {
     /// The C++ statements computing `_v[0.._K]` from the block `_r` (a `uint4`).
     fn body(self, dtype: DType) -> String {
         match (self, dtype) {
-            (Distribution::Uniform, DType::F64) => "const double _u[2] = {cc_unit53(_r.x, _r.y), cc_unit53(_r.z, _r.w)};\n\
+            (Distribution::Uniform, DType::F64) => "const double _u[2] = {cc_unit52(_r.x, _r.y), cc_unit52(_r.z, _r.w)};\n\
                  for (int _j = 0; _j < 2; ++_j) _v[_j] = _type_out(a + (b - a) * _u[_j]);"
                 .into(),
             (Distribution::Uniform, DType::F32) => "const unsigned _w[4] = {_r.x, _r.y, _r.z, _r.w};\n\
-                 for (int _j = 0; _j < 4; ++_j) _v[_j] = (float)a + ((float)b - (float)a) * cc_unit24(_w[_j]);"
+                 for (int _j = 0; _j < 4; ++_j) _v[_j] = (float)a + ((float)b - (float)a) * cc_unit23(_w[_j]);"
                 .into(),
             (Distribution::Uniform, half) => {
                 let (shift, scale) = match half {
@@ -123,15 +132,15 @@ impl Distribution {
                      for (int _j = 0; _j < 4; ++_j) _v[_j] = _type_out((float)a + ((float)b - (float)a) * ((float)(_w[_j] >> {shift}) * {scale}));"
                 )
             }
-            (Distribution::Normal, DType::F64) => "const double _u1 = 1.0 - cc_unit53(_r.x, _r.y), _u2 = cc_unit53(_r.z, _r.w);\n\
+            (Distribution::Normal, DType::F64) => "const double _u1 = 1.0 - cc_unit52(_r.x, _r.y), _u2 = cc_unit52(_r.z, _r.w);\n\
                  const double _m = sqrt(-2.0 * log(_u1));\n\
                  double _s, _c;\n\
                  sincospi(2.0 * _u2, &_s, &_c);\n\
                  _v[0] = a + b * _m * _c;\n\
                  _v[1] = a + b * _m * _s;"
                 .into(),
-            (Distribution::Normal, _) => "const float _u1[2] = {1.0f - cc_unit24(_r.x), 1.0f - cc_unit24(_r.z)};\n\
-                 const float _u2[2] = {cc_unit24(_r.y), cc_unit24(_r.w)};\n\
+            (Distribution::Normal, _) => "const float _u1[2] = {1.0f - cc_unit23(_r.x), 1.0f - cc_unit23(_r.z)};\n\
+                 const float _u2[2] = {cc_unit23(_r.y), cc_unit23(_r.w)};\n\
                  for (int _j = 0; _j < 2; ++_j) {\n\
                  \x20   const float _m = sqrtf(-2.0f * logf(_u1[_j]));\n\
                  \x20   float _s, _c;\n\
@@ -154,8 +163,9 @@ impl Distribution {
              extern \"C\" __global__ void cuda_core_random(_type_out *__restrict__ out, const unsigned long long n, const unsigned long long seed, const unsigned long long offset, const double a, const double b, const long long low, const unsigned long long range) {{\n\
              \x20   const unsigned long long _blocks = (n + {k} - 1) / {k};\n\
              \x20   const unsigned long long _stride = (unsigned long long)gridDim.x * blockDim.x;\n\
+             \x20   const cc_keys _keys = cc_round_keys(seed);\n\
              \x20   for (unsigned long long _i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; _i < _blocks; _i += _stride) {{\n\
-             \x20       const uint4 _r = cc_philox(offset + _i, seed);\n\
+             \x20       const uint4 _r = cc_philox(offset + _i, _keys);\n\
              \x20       _type_out _v[{k}];\n\
              \x20       {}\n\
              \x20       const unsigned long long _e = _i * {k};\n\

@@ -4,8 +4,8 @@
 //! A C-contiguous input reduced along adjacent axes is `(outer, extent, inner)`: `extent`
 //! elements reduced into each of `outer * inner` outputs. With `inner == 1` the reduced elements
 //! of an output are contiguous and a block (or a warp, for short rows) reduces each row with
-//! vector loads; otherwise one thread per output walks the reduced axis, neighbouring threads
-//! reading neighbouring elements. When that leaves too few threads to fill the device the
+//! vector loads; otherwise one thread per output (or per pack of neighbouring outputs, with
+//! vector loads) walks the reduced axis, neighbouring threads reading neighbouring elements. When that leaves too few threads to fill the device the
 //! reduced axis is split into chunks reduced into partial values, which a last pass combines
 //! in chunk order, so results do not depend on timing. Reduced axes that are not adjacent are
 //! first moved last (a copy of each input).
@@ -143,6 +143,7 @@ enum AxisKernel {
     Rows,
     RowsVec,
     Cols,
+    ColsVec,
 }
 
 /// Indices of the axis form's functions in its loaded table.
@@ -150,16 +151,20 @@ const ROWS: usize = 0;
 const COLS: usize = 1;
 const FINAL: usize = 2;
 const ROWS_VEC: usize = 3;
+const COLS_VEC: usize = 4;
 
 /// Chooses the kernel and grid for `(outer, extent, inner)` on a device of `sm_count` SMs;
-/// `width` is the vector width when the rows may be read in packs of it (1: not).
+/// `width` is the vector width when the inputs may be read in packs of it (1: not).
 fn plan_axis(outer: u64, extent: u64, inner: u64, sm_count: u32, width: u64) -> Result<AxisPlan> {
     let outputs = outer * inner;
     let target = u64::from(sm_count.max(1)) * THREADS_PER_SM;
     let rows = inner == 1 && extent >= WARP_ROW;
+    // Columns read in packs: each thread reduces `width` neighbouring outputs.
+    let columns_vector = !rows && width > 1 && inner % width == 0;
     let (threads_per_output, outputs_per_block) = match (rows, extent >= BLOCK_ROW) {
         (true, true) => (BLOCK, 1),
         (true, false) => (32, BLOCK / 32),
+        (false, _) if columns_vector => (1, BLOCK * width),
         (false, _) => (1, BLOCK),
     };
     let blocks = outputs.div_ceil(outputs_per_block);
@@ -183,19 +188,17 @@ fn plan_axis(outer: u64, extent: u64, inner: u64, sm_count: u32, width: u64) -> 
         ))
     })?;
     Ok(AxisPlan {
-        kernel: match (rows, vector) {
-            (true, true) => AxisKernel::RowsVec,
-            (true, false) => AxisKernel::Rows,
-            (false, _) => AxisKernel::Cols,
+        kernel: match (rows, vector, columns_vector) {
+            (true, true, _) => AxisKernel::RowsVec,
+            (true, false, _) => AxisKernel::Rows,
+            (false, _, true) => AxisKernel::ColsVec,
+            (false, _, false) => AxisKernel::Cols,
         },
         grid: (grid_x.max(1), splits as u32),
-        block: (
-            threads_per_output.min(BLOCK) as u32,
-            match rows {
-                true => outputs_per_block as u32,
-                false => 1,
-            },
-        ),
+        block: match rows {
+            true => (threads_per_output as u32, outputs_per_block as u32),
+            false => (BLOCK as u32, 1),
+        },
         chunk,
     })
 }
@@ -204,7 +207,8 @@ impl ReductionKernel {
     /// The CUDA C++ of the axis form for arguments of `signature` (inputs then the output):
     /// `{name}_rows` (each output's elements contiguous), `{name}_cols` (one thread per output),
     /// `{name}_axis_final` (combines the partial values of a split reduced axis) and, when the
-    /// inputs can be read in 16-byte packs, `{name}_rows_vec`.
+    /// inputs can be read in 16-byte packs, `{name}_rows_vec` and `{name}_cols_vec` (a thread
+    /// per pack of neighbouring outputs).
     pub fn axis_source_for(&self, signature: &[ArgType]) -> Result<String> {
         let mut s = self.device_functions(signature)?;
         let name = self.name();
@@ -225,10 +229,13 @@ impl ReductionKernel {
         }
         let params = params.join(", ");
         let element = |index: &str| call_args(inputs.iter().copied(), |p| format!("_p_{}[{index}]", p.name));
-        let mut post_args = vec!["_acc".to_string(), format!("_p_{}[_o]", output.name)];
-        post_args.extend(self.scalars(signature).map(|p| p.name.clone()));
-        post_args.push("_extent".into());
-        let post = post_args.join(", ");
+        let post_for = |acc: &str| {
+            let mut post_args = vec![acc.to_string(), format!("_p_{}[_o]", output.name)];
+            post_args.extend(self.scalars(signature).map(|p| p.name.clone()));
+            post_args.push("_extent".into());
+            post_args.join(", ")
+        };
+        let post = post_for("_acc");
         let chunk_bounds = "    const unsigned long long _r0 = (unsigned long long)blockIdx.y * _chunk;\n\
              \x20   const unsigned long long _r1 = _r0 + _chunk < _extent ? _r0 + _chunk : _extent;\n";
         let row_tail = format!(
@@ -323,6 +330,34 @@ impl ReductionKernel {
                  \x20       }}\n\
                  \x20   }}\n\
                  {row_tail}"
+            );
+            let post = post_for("_acc[_j]");
+            let _ = write!(
+                s,
+                "extern \"C\" __global__ void {name}_cols_vec({params}) {{\n\
+                 \x20   const unsigned long long _o0 = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) * {width};\n\
+                 \x20   if (_o0 >= _outs) return;\n\
+                 {chunk_bounds}\
+                 \x20   const unsigned long long _outer = _o0 / _inner;\n\
+                 \x20   const unsigned long long _base = (_outer * _extent * _inner + (_o0 - _outer * _inner)) / {width};\n\
+                 \x20   const unsigned long long _step = _inner / {width};\n\
+                 \x20   _type_reduce _acc[{width}];\n\
+                 \x20   #pragma unroll\n\
+                 \x20   for (int _j = 0; _j < {width}; ++_j) _acc[_j] = _{name}_identity();\n\
+                 \x20   #pragma unroll 4\n\
+                 \x20   for (unsigned long long _r = _r0; _r < _r1; ++_r) {{\n\
+                 \x20       const unsigned long long _k = _base + _r * _step;\n\
+                 {loads}\
+                 \x20       #pragma unroll\n\
+                 \x20       for (int _j = 0; _j < {width}; ++_j) _acc[_j] = _{name}_reduce(_acc[_j], _{name}_map({packed}, _k * {width} + _j, _extent));\n\
+                 \x20   }}\n\
+                 \x20   #pragma unroll\n\
+                 \x20   for (int _j = 0; _j < {width}; ++_j) {{\n\
+                 \x20       const unsigned long long _o = _o0 + _j;\n\
+                 \x20       if (gridDim.y == 1) _{name}_post({post});\n\
+                 \x20       else _partials[(unsigned long long)blockIdx.y * _outs + _o] = _acc[_j];\n\
+                 \x20   }}\n\
+                 }}\n"
             );
         }
         Ok(s)
@@ -428,6 +463,7 @@ impl ReductionKernel {
             ];
             if width > 1 {
                 names.push(format!("{name}_rows_vec"));
+                names.push(format!("{name}_cols_vec"));
             }
             Ok((self.axis_source_for(signature)?, names))
         })?;
@@ -463,6 +499,7 @@ impl ReductionKernel {
             AxisKernel::Rows => &loaded.functions[ROWS],
             AxisKernel::RowsVec => &loaded.functions[ROWS_VEC],
             AxisKernel::Cols => &loaded.functions[COLS],
+            AxisKernel::ColsVec => &loaded.functions[COLS_VEC],
         };
         // SAFETY: the axis kernels take the inputs (device addresses and scalars of the bound
         // types), the output's address, the partials' address and the four sizes, in this order.
@@ -610,9 +647,10 @@ mod tests {
         assert_eq!(plan.kernel, AxisKernel::RowsVec);
         assert_eq!(plan.grid, (1 << 14, 1));
         assert_eq!(plan.block, (256, 1));
-        // sum(axis=0): a thread per column, the rows split into chunks.
+        // sum(axis=0): a thread per four columns, the rows split into chunks.
         let plan = plan_axis(1, 1 << 14, 1 << 14, 132, 4).unwrap();
-        assert_eq!(plan.kernel, AxisKernel::Cols);
+        assert_eq!((plan.kernel, plan.block), (AxisKernel::ColsVec, (256, 1)));
+        assert_eq!(plan.grid.0, 16);
         assert!(
             plan.grid.1 > 1 && u64::from(plan.grid.1) * plan.chunk >= 1 << 14,
             "{plan:?}"
@@ -622,6 +660,9 @@ mod tests {
         let plan = plan_axis(1000, 100, 1, 132, 1).unwrap();
         assert_eq!((plan.kernel, plan.block), (AxisKernel::Rows, (32, 8)));
         assert_eq!(plan.grid.0, 125);
+        // Columns that are not whole packs: a thread per column.
+        let plan = plan_axis(3, 1000, 1001, 132, 4).unwrap();
+        assert_eq!((plan.kernel, plan.grid.0), (AxisKernel::Cols, 12));
         // Very short rows: a thread each.
         assert_eq!(plan_axis(1 << 20, 4, 1, 132, 4).unwrap().kernel, AxisKernel::Cols);
         // A few long rows: split, with chunks of whole packs.
