@@ -33,6 +33,25 @@
 //! # }
 //! ```
 //!
+//! # Arrays
+//! [`DeviceArray`] is CuPy's `ndarray`: operators build one fused kernel, reductions run on the
+//! array's stream, [`random`] fills arrays from a counter-based generator, and `Display` prints
+//! as NumPy does. CuPy's `z = 2.0 * x + y; print(float(cp.sum(z)))` is:
+//!
+//! ```no_run
+//! use cuda_core::{random, Device};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = random::rand::<f32>(&stream, 1 << 20, 1)?;
+//! let y = random::rand::<f32>(&stream, 1 << 20, 2)?;
+//! let z = (2.0 * &x + &y).eval()?;
+//! println!("{}", z.sum()?.item()?);
+//! println!("{z}");
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Compiling and linking need no GPU: NVRTC and nvJitLink are found at run time by `cuda-sys`
 //! (`CUDA_NVRTC_LIBRARY`, `CUDA_NVJITLINK_LIBRARY`, `CUDA_HOME`, Python wheels, ...).
 //!

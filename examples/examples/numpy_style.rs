@@ -56,10 +56,15 @@ fn main() -> ExitCode {
             return Err(format!("the corner view reads {flat:?}").into());
         }
         let ones = DeviceArray::<f32>::ones(&stream, [2, 3])?;
-        println!(
-            "argmax of each row of the corner: {}",
-            (&corner * &ones).eval()?.argmax_axis(1, false)?
-        );
+        let argmax = (&corner * &ones).eval()?.argmax_axis(1, false)?;
+        println!("argmax of each row of the corner: {argmax}");
+        let host_argmax: Vec<i64> = flat
+            .chunks(3)
+            .map(|row| (0..3).fold(0, |best, i| if row[i] > row[best] { i } else { best }) as i64)
+            .collect();
+        if argmax.to_vec()? != host_argmax {
+            return Err(format!("argmax is {argmax}, the host says {host_argmax:?}").into());
+        }
         Ok(())
     })
 }

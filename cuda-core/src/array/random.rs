@@ -117,10 +117,10 @@ impl Distribution {
     fn body(self, dtype: DType) -> String {
         match (self, dtype) {
             (Distribution::Uniform, DType::F64) => "const double _u[2] = {cc_unit52(_r.x, _r.y), cc_unit52(_r.z, _r.w)};\n\
-                 for (int _j = 0; _j < 2; ++_j) _v[_j] = _type_out(a + (b - a) * _u[_j]);"
+                 #pragma unroll\n                 for (int _j = 0; _j < 2; ++_j) _v[_j] = _type_out(a + (b - a) * _u[_j]);"
                 .into(),
             (Distribution::Uniform, DType::F32) => "const unsigned _w[4] = {_r.x, _r.y, _r.z, _r.w};\n\
-                 for (int _j = 0; _j < 4; ++_j) _v[_j] = (float)a + ((float)b - (float)a) * cc_unit23(_w[_j]);"
+                 #pragma unroll\n                 for (int _j = 0; _j < 4; ++_j) _v[_j] = (float)a + ((float)b - (float)a) * cc_unit23(_w[_j]);"
                 .into(),
             (Distribution::Uniform, half) => {
                 let (shift, scale) = match half {
@@ -129,7 +129,7 @@ impl Distribution {
                 };
                 format!(
                     "const unsigned _w[4] = {{_r.x, _r.y, _r.z, _r.w}};\n\
-                     for (int _j = 0; _j < 4; ++_j) _v[_j] = _type_out((float)a + ((float)b - (float)a) * ((float)(_w[_j] >> {shift}) * {scale}));"
+                     #pragma unroll\n                 for (int _j = 0; _j < 4; ++_j) _v[_j] = _type_out((float)a + ((float)b - (float)a) * ((float)(_w[_j] >> {shift}) * {scale}));"
                 )
             }
             (Distribution::Normal, DType::F64) => "const double _u1 = 1.0 - cc_unit52(_r.x, _r.y), _u2 = cc_unit52(_r.z, _r.w);\n\
@@ -141,6 +141,7 @@ impl Distribution {
                 .into(),
             (Distribution::Normal, _) => "const float _u1[2] = {1.0f - cc_unit23(_r.x), 1.0f - cc_unit23(_r.z)};\n\
                  const float _u2[2] = {cc_unit23(_r.y), cc_unit23(_r.w)};\n\
+                 #pragma unroll\n\
                  for (int _j = 0; _j < 2; ++_j) {\n\
                  \x20   const float _m = sqrtf(-2.0f * logf(_u1[_j]));\n\
                  \x20   float _s, _c;\n\
@@ -150,7 +151,7 @@ impl Distribution {
                  }"
                 .into(),
             (Distribution::Integer, _) => "const unsigned long long _w[2] = {((unsigned long long)_r.x << 32) | _r.y, ((unsigned long long)_r.z << 32) | _r.w};\n\
-                 for (int _j = 0; _j < 2; ++_j) _v[_j] = (_type_out)(low + (long long)__umul64hi(_w[_j], range));"
+                 #pragma unroll\n                 for (int _j = 0; _j < 2; ++_j) _v[_j] = (_type_out)(low + (long long)__umul64hi(_w[_j], range));"
                 .into(),
         }
     }
@@ -175,7 +176,9 @@ impl Distribution {
              \x20           for (int _j = 0; _j < {k}; ++_j) _p.v[_j] = _v[_j];\n\
              \x20           reinterpret_cast<_Pack *>(out)[_i] = _p;\n\
              \x20       }} else {{\n\
-             \x20           for (unsigned long long _j = 0; _e + _j < n; ++_j) out[_e + _j] = _v[_j];\n\
+             \x20           // Constant indices (unrolled), so `_v` stays in registers.\n\
+             \x20           #pragma unroll\n\
+             \x20           for (int _j = 0; _j < {k}; ++_j) if (_e + _j < n) out[_e + _j] = _v[_j];\n\
              \x20       }}\n\
              \x20   }}\n\
              }}\n",
