@@ -439,24 +439,28 @@ run_sanitize() {
         heavy = $1 ~ /^(cuda_core-|cuda_runtime-gpu|tests-real_driver)/ || $3 != "memcheck"
         print (heavy ? 0 : 1) "\t" NR "\t" $0 }' | sort -t"$(printf '\t')" -k1,1n -k2,2n | cut -f3-)
     echo "  ${#runs[@]} runs; not run: ${#SAN_NOT_RUN[@]} (listed in the summary)"
-    local pids=() run fields left pid alive
-    for run in "${ordered[@]+"${ordered[@]}"}"; do
-        IFS=$'\t' read -r -a fields <<<"$run"
-        while :; do
-            alive=0
-            for pid in "${pids[@]+"${pids[@]}"}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
-            [ "$alive" -lt "$jobs" ] && break
-            sleep 0.5
+    # The shared runs SANITIZE_JOBS at a time, then those marked alone one by one.
+    local pids=() run fields left pid alive pass
+    for pass in shared alone; do
+        for run in "${ordered[@]+"${ordered[@]}"}"; do
+            IFS=$'\t' read -r -a fields <<<"$run"
+            [ "${fields[3]}" = "$pass" ] || continue
+            while :; do
+                alive=0
+                for pid in "${pids[@]+"${pids[@]}"}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+                [ "$alive" -lt "$([ "$pass" = shared ] && echo "$jobs" || echo 1)" ] && break
+                sleep 0.5
+            done
+            left=$((deadline - (SECONDS - START_SECONDS)))
+            if [ "$left" -lt 30 ]; then
+                continue # reported as not run below (no .rc file)
+            fi
+            sanitize_one "${fields[0]}" "${fields[1]}" "${fields[2]}" "$((left < timeout ? left : timeout))" \
+                "${fields[@]:4}" &
+            pids+=($!)
         done
-        left=$((deadline - (SECONDS - START_SECONDS)))
-        if [ "$left" -lt 30 ]; then
-            continue # reported as not run below (no .rc file)
-        fi
-        sanitize_one "${fields[0]}" "${fields[1]}" "${fields[2]}" "$((left < timeout ? left : timeout))" \
-            "${fields[@]:3}" &
-        pids+=($!)
+        for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid"; done
     done
-    for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid"; done
 
     local name tool rc took verdict status log
     for run in "${runs[@]+"${runs[@]}"}"; do

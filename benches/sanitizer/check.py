@@ -3,8 +3,8 @@ expected findings (expected.tsv, next to this file).
 
 Usage:
   python3 check.py plan EXPECTED.tsv MANIFEST.tsv
-      one line per run: NAME<TAB>KIND<TAB>TOOL<TAB>TEST TO SKIP<TAB>...; then, on lines that start
-      with '#', the binaries and tests not run and why
+      one line per run: NAME<TAB>KIND<TAB>TOOL<TAB>shared|alone<TAB>TEST TO SKIP<TAB>...; then, on
+      lines that start with '#', the binaries and tests not run and why
   python3 check.py check EXPECTED.tsv NAME TOOL EXIT_CODE LOG
       prints a verdict line ("PASS ..." or "FAIL ...") and, for a failure, why; exits 0 or 1
 
@@ -60,10 +60,11 @@ class Expected:
     tools  BINARY -    TOOLS -     the tools a binary runs under ('-': none); default memcheck
     leaks  BINARY -    -     -     leaks at exit are reported, not failed
     no-leaks BINARY -  -     -     the leak summary must be present and say 0 bytes
+    alone  BINARY -    -     -     runs with no other run beside it (it measures the device's free memory)
 
     BINARY, TEST, CALL and CODE are shell-style patterns ('*' matches anything)."""
 
-    KINDS = ("api", "skip", "tools", "leaks", "no-leaks")
+    KINDS = ("api", "skip", "tools", "leaks", "no-leaks", "alone")
 
     def __init__(self, text):
         self.rows = []
@@ -100,6 +101,9 @@ class Expected:
     def api_expected(self, binary, test, call, code):
         return any(fnmatch.fnmatchcase(test, r[2]) and fnmatch.fnmatchcase(call, r[3]) and fnmatch.fnmatchcase(code, r[4])
                    for r in self._rows("api", binary))
+
+    def alone(self, binary):
+        return bool(self._rows("alone", binary))
 
     def leak_policy(self, binary):
         """'zero' (must show 0 bytes), 'report' (tolerated) or 'fail' (any leak fails)."""
@@ -237,7 +241,7 @@ def plan(expected, manifest):
                 notes.append(f"# {name} under {tool} ({reason})")
                 continue
             skips = expected.skips(name, tool) if kind == "test" else []
-            runs.append("\t".join([name, kind, tool] + skips))
+            runs.append("\t".join([name, kind, tool, "alone" if expected.alone(name) else "shared"] + skips))
     return runs + notes
 
 

@@ -19,6 +19,7 @@ EXPECTED = "\n".join([
     "tools\ttests-fake_*\t-\t-\t-\tthe stand-in driver",
     "leaks\tcuda_driver-memory\t-\t-\t-\tkeeps a buffer in a static",
     "no-leaks\texit_release\t-\t-\t-\tthe exit test",
+    "alone\tcuda_driver-overlap\t-\t-\t-\tmeasures free memory",
 ])
 
 BANNER = "========= COMPUTE-SANITIZER\n"
@@ -179,12 +180,12 @@ class Planning(unittest.TestCase):
         lines = check.plan(check.Expected(EXPECTED), self.MANIFEST)
         runs = [l for l in lines if not l.startswith("#")]
         self.assertEqual(runs, [
-            "cuda_driver-kernels\ttest\tmemcheck",
-            "cuda_driver-kernels\ttest\tracecheck",
-            "cuda_driver-overlap\ttest\tmemcheck",
-            "cuda_driver-overlap\ttest\tracecheck\tasync_copies_overlap",
-            "cuda_core-lib\ttest\tmemcheck",
-            "exit_release\texample\tmemcheck",
+            "cuda_driver-kernels\ttest\tmemcheck\tshared",
+            "cuda_driver-kernels\ttest\tracecheck\tshared",
+            "cuda_driver-overlap\ttest\tmemcheck\talone",
+            "cuda_driver-overlap\ttest\tracecheck\talone\tasync_copies_overlap",
+            "cuda_core-lib\ttest\tmemcheck\tshared",
+            "exit_release\texample\tmemcheck\tshared",
         ])
         notes = [l for l in lines if l.startswith("#")]
         self.assertIn("# tests-fake_driver (the stand-in driver)", notes)
@@ -199,7 +200,7 @@ class Planning(unittest.TestCase):
         with open(os.path.join(here, "expected.tsv")) as f:
             expected = check.Expected(f.read())
         lines = check.plan(expected, self.MANIFEST)
-        self.assertIn("exit_release\texample\tmemcheck", lines)
+        self.assertIn("exit_release\texample\tmemcheck\tshared", lines)
         self.assertEqual(expected.leak_policy("exit_release"), "zero")
 
 
