@@ -374,14 +374,16 @@ SAN_LINES=()
 SAN_NOT_RUN=()
 SANITIZER="${COMPUTE_SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}"
 
-sanitize_one() { # name kind tool seconds [test to skip...] -> WORK/sanitize/NAME.TOOL.log and .rc
-    local name=$1 kind=$2 tool=$3 seconds=$4
-    shift 4
+sanitize_one() { # name kind tool seconds extra-option|- [test to skip...] -> WORK/sanitize/NAME.TOOL.log, .rc
+    local name=$1 kind=$2 tool=$3 seconds=$4 extra=$5
+    shift 5
     local log="$WORK/sanitize/$name.$tool.log" cwd="$BUNDLE" binary dir test begin=$SECONDS
-    # The print limit must match check.py's PRINT_LIMIT; backtraces of stripped binaries say little.
+    # The print limit must match check.py's PRINT_LIMIT; backtraces of stripped binaries say little;
+    # API errors of the calls the program makes, not those the driver logs internally.
     local options=(--tool "$tool" --print-limit 10000 --show-backtrace no --target-processes all
-        --require-cuda-init no)
+        --require-cuda-init no --report-api-errors explicit)
     if [ "$tool" = memcheck ]; then options+=(--leak-check full); fi
+    if [ "$extra" != - ]; then options+=("$extra"); fi
     local args=()
     if [ "$kind" = test ]; then
         binary="$BIN/tests/$name"

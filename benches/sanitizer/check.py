@@ -3,8 +3,8 @@ expected findings (expected.tsv, next to this file).
 
 Usage:
   python3 check.py plan EXPECTED.tsv MANIFEST.tsv
-      one line per run: NAME<TAB>KIND<TAB>TOOL<TAB>shared|alone<TAB>TEST TO SKIP<TAB>...; then, on
-      lines that start with '#', the binaries and tests not run and why
+      one line per run: NAME<TAB>KIND<TAB>TOOL<TAB>shared|alone<TAB>EXTRA OPTIONS ('-': none)<TAB>TEST
+      TO SKIP<TAB>...; then, on lines that start with '#', the binaries and tests not run and why
   python3 check.py check EXPECTED.tsv NAME TOOL EXIT_CODE LOG
       prints a verdict line ("PASS ..." or "FAIL ...") and, for a failure, why; exits 0 or 1
 
@@ -21,6 +21,7 @@ after it belong to it. What a record says decides:
   LEAK SUMMARY: N bytes leaked in M allocations
   ERROR SUMMARY: N errors                   the count of all findings (API errors and leaks included)
   RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)
+                                            racecheck's summary (it may print no ERROR SUMMARY)
   Target application returned an error     the program's exit code, judged from EXIT_CODE
   anything else                             a finding: an invalid access, a race, a barrier or
                                             initialisation error, a tool error: the run fails
@@ -40,11 +41,14 @@ PREFIX = "========="
 PRINT_LIMIT = 10000
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
-API_ERROR = re.compile(r'Program hit (\S+) \(error (\d+)\) due to "(.*)" on CUDA API call to ([A-Za-z0-9_]+)')
-LEAKED = re.compile(r"Leaked (\d+) bytes? at (0x[0-9a-fA-F]+)")
-LEAK_SUMMARY = re.compile(r"LEAK SUMMARY: (\d+) bytes? leaked in (\d+) allocations?")
-ERROR_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
-RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
+# "Program hit CUDA_ERROR_X (error N) due to "DESCRIPTION" on CUDA API call to cuX." (older
+# versions: "Program hit DESCRIPTION (error N) on CUDA API call to cuX.").
+API_ERROR = re.compile(r'Program hit (?P<code>.+?)(?: \(error (?P<number>\d+)\))?(?: due to "(?P<description>.*)")?'
+                       r" on CUDA API call to (?P<call>[A-Za-z0-9_]+)")
+LEAKED = re.compile(r"Leaked ([\d,]+) bytes? at (0x[0-9a-fA-F]+)")
+LEAK_SUMMARY = re.compile(r"LEAK SUMMARY: ([\d,]+) bytes? leaked in ([\d,]+) allocations?")
+ERROR_SUMMARY = re.compile(r"ERROR SUMMARY: ([\d,]+) errors?")
+RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY: ([\d,]+) hazards? displayed \(([\d,]+) errors?, ([\d,]+) warnings?\)")
 TEST_START = re.compile(r"^test (\S+) \.\.\. ?(ok|FAILED|ignored)?")
 # A result printed after sanitizer records broke the test's line: alone at the start of a line.
 LATE_RESULT = re.compile(r"^(ok|FAILED|ignored)\b")
@@ -126,7 +130,7 @@ class Log:
         self.passed, self.failed = [], []
         test = "-"
         pending = None  # a test whose result is not printed yet
-        current = None  # the finding whose indented lines follow
+        records = []  # (test, [head, indented lines...])
         for raw in text.splitlines():
             at = raw.find(PREFIX)
             program, record = (raw, None) if at < 0 else (raw[:at], raw[at + len(PREFIX):])
@@ -141,29 +145,33 @@ class Log:
                 pending = None
             elif TESTS_DONE.match(program):
                 test = "-"
-            if record is None:
+            if record is None or not record.strip():
                 continue
-            if record.startswith("  ") or not record.strip():
-                if current is not None and record.strip():
-                    current[1].append(record.strip())
-                continue
-            current = None
-            head = record.strip()
-            if head == "COMPUTE-SANITIZER":
-                self.banners += 1
-            elif m := API_ERROR.search(head):
-                self.api_errors.append((test, m.group(1), m.group(4), m.group(3)))
-            elif m := LEAKED.search(head):
-                self.leaks.append((test, int(m.group(1))))
-            elif m := LEAK_SUMMARY.search(head):
-                self.leak_summaries.append((int(m.group(1)), int(m.group(2))))
-            elif m := ERROR_SUMMARY.search(head):
-                self.error_counts.append(int(m.group(1)))
-            elif m := RACE_SUMMARY.search(head):
-                self.hazards.append(tuple(int(g) for g in m.groups()))
-            elif not head.startswith("Target application returned an error"):
-                current = (test, [head])
-                self.findings.append(current)
+            if record.startswith("  ") and records:
+                records[-1][1].append(record.strip())
+            else:
+                records.append((test, [record.strip()]))
+        for test, lines in records:
+            self._classify(test, lines)
+
+    def _classify(self, test, lines):
+        head, joined = lines[0], " ".join(lines)
+        number = lambda text: int(text.replace(",", ""))  # noqa: E731 (1,024 bytes)
+        if head == "COMPUTE-SANITIZER":
+            self.banners += 1
+        elif head.startswith("Program hit") and (m := API_ERROR.search(joined)):
+            # The whole record: a long message may go on over an indented line.
+            self.api_errors.append((test, m.group("code"), m.group("call"), m.group("description") or ""))
+        elif m := LEAKED.search(head):
+            self.leaks.append((test, number(m.group(1))))
+        elif m := LEAK_SUMMARY.search(head):
+            self.leak_summaries.append((number(m.group(1)), number(m.group(2))))
+        elif m := ERROR_SUMMARY.search(head):
+            self.error_counts.append(number(m.group(1)))
+        elif m := RACE_SUMMARY.search(head):
+            self.hazards.append(tuple(number(g) for g in m.groups()))
+        elif not head.startswith("Target application returned an error"):
+            self.findings.append((test, lines))
 
     def _result(self, test, result):
         if result == "ok":
@@ -191,8 +199,9 @@ def check(expected, name, tool, exit_code, text):
     for hazards, errors, warnings in log.hazards:
         if hazards or errors or warnings:
             problems.append(f"racecheck: {hazards} hazards ({errors} errors, {warnings} warnings)")
-    if log.banners == 0 or not log.error_counts:
-        problems.append("no COMPUTE-SANITIZER banner or no ERROR SUMMARY: the sanitizer did not run to the end")
+    if log.banners == 0 or not (log.error_counts or log.hazards):
+        problems.append("no COMPUTE-SANITIZER banner, or no ERROR SUMMARY (RACECHECK SUMMARY for racecheck): "
+                        "the sanitizer did not run to the end")
     printed = len(log.api_errors) + len(log.leaks) + len(log.findings)
     if printed >= PRINT_LIMIT:
         problems.append(f"{printed} records: the print limit ({PRINT_LIMIT}) may have hidden others")
@@ -241,7 +250,9 @@ def plan(expected, manifest):
                 notes.append(f"# {name} under {tool} ({reason})")
                 continue
             skips = expected.skips(name, tool) if kind == "test" else []
-            runs.append("\t".join([name, kind, tool, "alone" if expected.alone(name) else "shared"] + skips))
+            # Where nothing may be left at exit, modules left loaded are reported too.
+            extra = "--detect-missing-module-unload" if tool == "memcheck" and expected.leak_policy(name) == "zero" else "-"
+            runs.append("\t".join([name, kind, tool, "alone" if expected.alone(name) else "shared", extra] + skips))
     return runs + notes
 
 

@@ -85,6 +85,22 @@ class Checking(unittest.TestCase):
         self.assertTrue(run("cuda_driver-kernels", text)[0])
         self.assertFalse(run("cuda_core-gpu", text)[0])
 
+    def test_api_errors_in_other_layouts_are_read(self):
+        wrapped = (BANNER + "test bad_ptx_returns_the_jit_log ... "
+                   '========= Program hit CUDA_ERROR_INVALID_PTX (error 218) due to\n'
+                   '=========     "a PTX JIT compilation failed" on CUDA API call to cuModuleLoadDataEx.\n'
+                   "ok\n" + CLEAN_END.format(n=1))
+        passed, verdict, problems = run("cuda_driver-kernels", wrapped)
+        self.assertTrue(passed, problems)
+        self.assertIn("1 expected API errors", verdict)
+        older = (BANNER + "test vector_add ... "
+                 "========= Program hit invalid copy direction for memcpy (error 21) on CUDA API call to cudaMemcpy.\n"
+                 "ok\n" + CLEAN_END.format(n=1))
+        passed, _, problems = run("cuda_driver-kernels", older)
+        self.assertFalse(passed)
+        self.assertIn("unexpected API error in test vector_add: cudaMemcpy returned invalid copy direction for memcpy ()",
+                      problems)
+
     def test_device_access_errors_fail_with_their_details(self):
         text = (BANNER + "test vector_add ... "
                 "========= Invalid __global__ write of size 4 bytes\n"
@@ -108,9 +124,12 @@ class Checking(unittest.TestCase):
         self.assertIn("racecheck: 1 hazards (1 errors, 0 warnings)", problems)
         self.assertIn("racecheck finding in test -: Error: Race reported between Write access at reduce+0x1a0 | "
                       "and Read access at reduce+0x1c0 [4 hazards]", problems)
-        clean = BANNER + "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n" \
-                         "========= ERROR SUMMARY: 0 errors\n"
-        self.assertTrue(run("cuda_driver-kernels", clean, tool="racecheck")[0])
+        clean = BANNER + "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+        self.assertTrue(run("cuda_driver-kernels", clean, tool="racecheck")[0], "racecheck prints no ERROR SUMMARY")
+        hazard = (BANNER + "========= Warning: (Warp Level Programming) Potential RAW hazard detected at __shared__ "
+                  "0x8c in block (0,0,0) :\n=========     Write Thread (35,0,0) at sumKernel+0x90\n"
+                  "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n")
+        self.assertFalse(run("cuda_driver-kernels", hazard, tool="racecheck")[0])
         barrier = (BANNER + "========= Barrier error detected. Divergent thread(s) in warp\n"
                    "=========     at block_sum+0x70\n========= ERROR SUMMARY: 1 error\n")
         self.assertFalse(run("cuda_driver-kernels", barrier, tool="synccheck")[0])
@@ -124,6 +143,13 @@ class Checking(unittest.TestCase):
         passed, _, problems = run("cuda_driver-kernels", leaked)
         self.assertFalse(passed)
         self.assertIn("leaked 8388608 bytes at exit", problems)
+        documented = (BANNER + "========= Leaked 1,024 bytes at 0x7879c0800000\n"
+                      "=========     Saved host backtrace up to driver entry point at allocation time\n"
+                      "=========         Host Frame: cudaMalloc [0x56624] in memcheck_demo\n=========\n"
+                      "========= LEAK SUMMARY: 1024 bytes leaked in 1 allocations\n========= ERROR SUMMARY: 1 errors\n")
+        passed, _, problems = run("cuda_driver-kernels", documented)
+        self.assertIn("leaked 1024 bytes at exit", problems)
+        self.assertTrue(run("cuda_driver-memory", documented)[0], "a listed binary's leaks are not findings")
         passed, verdict, problems = run("cuda_driver-memory", leaked)
         self.assertTrue(passed, problems)
         self.assertIn("leaks 8388608 bytes in 1 allocations (reported only)", verdict)
@@ -180,12 +206,12 @@ class Planning(unittest.TestCase):
         lines = check.plan(check.Expected(EXPECTED), self.MANIFEST)
         runs = [l for l in lines if not l.startswith("#")]
         self.assertEqual(runs, [
-            "cuda_driver-kernels\ttest\tmemcheck\tshared",
-            "cuda_driver-kernels\ttest\tracecheck\tshared",
-            "cuda_driver-overlap\ttest\tmemcheck\talone",
-            "cuda_driver-overlap\ttest\tracecheck\talone\tasync_copies_overlap",
-            "cuda_core-lib\ttest\tmemcheck\tshared",
-            "exit_release\texample\tmemcheck\tshared",
+            "cuda_driver-kernels\ttest\tmemcheck\tshared\t-",
+            "cuda_driver-kernels\ttest\tracecheck\tshared\t-",
+            "cuda_driver-overlap\ttest\tmemcheck\talone\t-",
+            "cuda_driver-overlap\ttest\tracecheck\talone\t-\tasync_copies_overlap",
+            "cuda_core-lib\ttest\tmemcheck\tshared\t-",
+            "exit_release\texample\tmemcheck\tshared\t--detect-missing-module-unload",
         ])
         notes = [l for l in lines if l.startswith("#")]
         self.assertIn("# tests-fake_driver (the stand-in driver)", notes)
@@ -200,7 +226,7 @@ class Planning(unittest.TestCase):
         with open(os.path.join(here, "expected.tsv")) as f:
             expected = check.Expected(f.read())
         lines = check.plan(expected, self.MANIFEST)
-        self.assertIn("exit_release\texample\tmemcheck\tshared", lines)
+        self.assertIn("exit_release\texample\tmemcheck\tshared\t--detect-missing-module-unload", lines)
         self.assertEqual(expected.leak_policy("exit_release"), "zero")
 
 
