@@ -72,8 +72,17 @@ class Checking(unittest.TestCase):
         self.assertIn("api\tcuda_driver-kernels\tbad_ptx_returns_the_jit_log\tcuMemAlloc_v2\tCUDA_ERROR_OUT_OF_MEMORY",
                       "\n".join(problems))
 
+    def test_a_report_that_trails_into_the_next_test_still_matches_but_not_two_later(self):
+        late = api_error("CUDA_ERROR_INVALID_PTX", 218, "x", "cuModuleLoadData")
+        one = (BANNER + "test bad_ptx_returns_the_jit_log ... ok\ntest next ... " + late + "ok\n"
+               + CLEAN_END.format(n=1))
+        self.assertTrue(run("cuda_driver-kernels", one)[0])
+        two = (BANNER + "test bad_ptx_returns_the_jit_log ... ok\ntest next ... ok\ntest third ... " + late
+               + "ok\n" + CLEAN_END.format(n=1))
+        self.assertFalse(run("cuda_driver-kernels", two)[0])
+
     def test_records_after_the_last_test_belong_to_none(self):
-        text = (BANNER + "test bad_ptx_returns_the_jit_log ... ok\n\ntest result: ok. 1 passed; 0 failed\n\n"
+        text = (BANNER + "test vector_add ... ok\n\ntest result: ok. 1 passed; 0 failed\n\n"
                 + api_error("CUDA_ERROR_INVALID_PTX", 218, "x", "cuModuleLoadData") + CLEAN_END.format(n=1))
         passed, _, problems = run("cuda_driver-kernels", text)
         self.assertFalse(passed)
