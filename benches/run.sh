@@ -18,7 +18,8 @@
 #   failures.log   the full output of every failing test binary and example
 #   bench.json     the benchmark table (rows with value, unit, ratio, reference, status)
 #   bench.md       the same table in Markdown, for docs/BENCHMARKS.md
-#   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log, bench/NAME.launch-R.log
+#   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log, bench/NAME.launch-R.log,
+#                  sanitize/NAME.TOOL.log
 #
 # Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary), LAUNCH_ROUNDS
 # (process rounds of the launch benchmarks, whose median is reported: default 3),

@@ -27,9 +27,10 @@ after it belong to it. What a record says decides:
                                             initialisation error, a tool error: the run fails
 
 The test running is the last "test NAME ... " line libtest printed before the record ('-' after
-libtest's "test result" line, and in examples); an API error also matches rows of the test before
-it, since the sanitizer (another process) may print its report after the next test started. A sanitizer line may follow such a line on the same line, since libtest prints
-the result only when the test ends.
+libtest's "test result" line, and in examples). A record may follow that text on the same line,
+since libtest prints the result only when the test ends. An API error also matches the rows of
+the test before, since the sanitizer (another process) may print its report after the next test
+started.
 """
 
 import fnmatch
@@ -44,7 +45,7 @@ TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 # "Program hit CUDA_ERROR_X (error N) due to "DESCRIPTION" on CUDA API call to cuX." (older
 # versions: "Program hit DESCRIPTION (error N) on CUDA API call to cuX.").
-API_ERROR = re.compile(r'Program hit (?P<code>.+?)(?: \(error (?P<number>\d+)\))?(?: due to "(?P<description>.*)")?'
+API_ERROR = re.compile(r'Program hit (?P<code>.+?)(?: \(error \d+\))?(?: due to "(?P<description>.*)")?'
                        r" on CUDA API call to (?P<call>[A-Za-z0-9_]+)")
 LEAKED = re.compile(r"Leaked ([\d,]+) bytes? at (0x[0-9a-fA-F]+)")
 LEAK_SUMMARY = re.compile(r"LEAK SUMMARY: ([\d,]+) bytes? leaked in ([\d,]+) allocations?")
@@ -122,7 +123,7 @@ class Log:
 
     def __init__(self, text):
         self.api_errors = []  # (test, code, call, description, the test before)
-        self.leaks = []  # (test, bytes)
+        self.leaks = []  # bytes of each "Leaked" record
         self.leak_summaries = []  # (bytes, allocations)
         self.error_counts = []  # ERROR SUMMARY numbers
         self.hazards = []  # (hazards, errors, warnings)
@@ -157,14 +158,13 @@ class Log:
 
     def _classify(self, test, previous, lines):
         head, joined = lines[0], " ".join(lines)
-        number = lambda text: int(text.replace(",", ""))  # noqa: E731 (1,024 bytes)
         if head == "COMPUTE-SANITIZER":
             self.banners += 1
         elif head.startswith("Program hit") and (m := API_ERROR.search(joined)):
             # The whole record: a long message may go on over an indented line.
             self.api_errors.append((test, m.group("code"), m.group("call"), m.group("description") or "", previous))
         elif m := LEAKED.search(head):
-            self.leaks.append((test, number(m.group(1))))
+            self.leaks.append(number(m.group(1)))
         elif m := LEAK_SUMMARY.search(head):
             self.leak_summaries.append((number(m.group(1)), number(m.group(2))))
         elif m := ERROR_SUMMARY.search(head):
@@ -183,7 +183,12 @@ class Log:
     def leaked_bytes(self):
         if self.leak_summaries:
             return sum(b for b, _ in self.leak_summaries)
-        return sum(b for _, b in self.leaks)
+        return sum(self.leaks)
+
+
+def number(text):
+    """A count as the sanitizer prints it, maybe with thousands separators ("1,024")."""
+    return int(text.replace(",", ""))
 
 
 def check(expected, name, tool, exit_code, text):
@@ -220,7 +225,7 @@ def check(expected, name, tool, exit_code, text):
         if policy == "zero" and not log.leak_summaries:
             problems.append("no LEAK SUMMARY line: the leak check did not report (--leak-check full?)")
         elif policy != "report" and (leaked or log.leaks):
-            for _, size in log.leaks:
+            for size in log.leaks:
                 problems.append(f"leaked {size} bytes at exit")
             problems.append(f"leak summary: {leaked} bytes (leaks fail this binary; expected.tsv can list it "
                             "under 'leaks' if the tests keep memory on purpose)")
@@ -234,8 +239,8 @@ def check(expected, name, tool, exit_code, text):
 
 
 def plan(expected, manifest):
-    """The runs (name, kind, tool, tests to skip) for the manifest's test binaries and examples,
-    and '#' lines for what is not run."""
+    """The runs (name, kind, tool, shared or alone, an extra sanitizer option or '-', tests to
+    skip) for the manifest's test binaries and examples, then '#' lines for what is not run."""
     runs, notes = [], []
     for line in manifest.splitlines():
         fields = line.split("\t")
