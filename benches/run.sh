@@ -375,14 +375,16 @@ SAN_LINES=()
 SAN_NOT_RUN=()
 SANITIZER="${COMPUTE_SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}"
 
-sanitize_one() { # name kind tool seconds extra-option|- [test to skip...] -> WORK/sanitize/NAME.TOOL.log, .rc
-    local name=$1 kind=$2 tool=$3 seconds=$4 extra=$5
-    shift 5
+sanitize_one() { # name kind tool seconds port extra-option|- [test to skip...] -> WORK/sanitize/NAME.TOOL.log, .rc
+    local name=$1 kind=$2 tool=$3 seconds=$4 port=$5 extra=$6
+    shift 6
     local log="$WORK/sanitize/$name.$tool.log" cwd="$BUNDLE" binary dir test begin=$SECONDS
     # The print limit must match check.py's PRINT_LIMIT; backtraces of stripped binaries say little;
     # API errors of the calls the program makes, not those the driver logs internally.
+    # Each run has ports of its own for the sanitizer's connections to its processes, since several
+    # sanitizers run at once.
     local options=(--tool "$tool" --print-limit 10000 --show-backtrace no --target-processes all
-        --require-cuda-init no --report-api-errors explicit)
+        --require-cuda-init no --report-api-errors explicit --port "$port" --max-connections 16)
     if [ "$tool" = memcheck ]; then options+=(--leak-check full); fi
     if [ "$extra" != - ]; then options+=("$extra"); fi
     local args=()
@@ -443,7 +445,7 @@ run_sanitize() {
         print (heavy ? 0 : 1) "\t" NR "\t" $0 }' | sort -t"$(printf '\t')" -k1,1n -k2,2n | cut -f3-)
     echo "  ${#runs[@]} runs; not run: ${#SAN_NOT_RUN[@]} (listed in the summary)"
     # The shared runs SANITIZE_JOBS at a time, then those marked alone one by one.
-    local pids=() run fields left pid alive pass
+    local pids=() run fields left pid alive pass index=0
     for pass in shared alone; do
         for run in "${ordered[@]+"${ordered[@]}"}"; do
             IFS=$'\t' read -r -a fields <<<"$run"
@@ -459,8 +461,9 @@ run_sanitize() {
                 continue # reported as not run below (no .rc file)
             fi
             sanitize_one "${fields[0]}" "${fields[1]}" "${fields[2]}" "$((left < timeout ? left : timeout))" \
-                "${fields[@]:4}" &
+                "$((49152 + 16 * (index % 512)))" "${fields[@]:4}" &
             pids+=($!)
+            index=$((index + 1))
         done
         for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid"; done
     done

@@ -6,6 +6,8 @@ import os
 import sys
 import unittest
 
+# No __pycache__ beside the sources (in the repository, or in the bundle).
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check  # noqa: E402
 
