@@ -28,7 +28,8 @@
 # TEST_THREADS (libtest --test-threads; default libtest's), CUDA_HOME (default /usr/local/cuda).
 # sanitize: COMPUTE_SANITIZER (default $CUDA_HOME/bin/compute-sanitizer), SANITIZE_JOBS (runs at
 # once: default 6), SANITIZE_TIMEOUT (seconds per run: default 300), SANITIZE_DEADLINE (seconds
-# after which no run starts and running ones are cut: default 540).
+# after which no run starts and running ones are cut: default 540), SANITIZE_ONLY (space-separated
+# shell patterns of the binaries and examples to run, to split the runs over several calls).
 
 set -uo pipefail
 
@@ -437,15 +438,30 @@ run_sanitize() {
     while IFS= read -r line; do
         [ -n "$line" ] && SAN_NOT_RUN+=("${line#\# }")
     done < <(grep '^#' <<<"$plan")
-    local runs=() ordered=()
-    mapfile -t runs < <(grep -v '^#' <<<"$plan" | grep -v '^$')
+    local runs=() ordered=() all=() patterns=() pattern keep run
+    mapfile -t all < <(grep -v '^#' <<<"$plan" | grep -v '^$')
+    read -r -a patterns <<<"${SANITIZE_ONLY:-}"
+    for run in "${all[@]+"${all[@]}"}"; do
+        keep=1
+        if [ ${#patterns[@]} -gt 0 ]; then
+            keep=0
+            for pattern in "${patterns[@]}"; do
+                # shellcheck disable=SC2053 # a pattern, on purpose
+                [[ "${run%%$'\t'*}" == $pattern ]] && keep=1
+            done
+        fi
+        if [ "$keep" = 1 ]; then runs+=("$run"); fi
+    done
+    if [ -n "${SANITIZE_ONLY:-}" ]; then
+        SAN_NOT_RUN+=("$((${#all[@]} - ${#runs[@]})) runs of binaries not matching SANITIZE_ONLY='$SANITIZE_ONLY'")
+    fi
     # The long ones first (the array layer's tests, and every tool but memcheck), so the slots stay full.
     mapfile -t ordered < <(printf '%s\n' "${runs[@]+"${runs[@]}"}" | awk -F'\t' 'NF {
         heavy = $1 ~ /^(cuda_core-|cuda_runtime-gpu|tests-real_driver)/ || $3 != "memcheck"
         print (heavy ? 0 : 1) "\t" NR "\t" $0 }' | sort -t"$(printf '\t')" -k1,1n -k2,2n | cut -f3-)
     echo "  ${#runs[@]} runs; not run: ${#SAN_NOT_RUN[@]} (listed in the summary)"
     # The shared runs SANITIZE_JOBS at a time, then those marked alone one by one.
-    local pids=() run fields left pid alive pass index=0
+    local pids=() fields left pid alive pass index=0
     for pass in shared alone; do
         for run in "${ordered[@]+"${ordered[@]}"}"; do
             IFS=$'\t' read -r -a fields <<<"$run"
