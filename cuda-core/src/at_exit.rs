@@ -18,10 +18,12 @@
 //! ```
 //!
 //! The hook is registered once, with the C library's `atexit`, by the first default pool or
-//! generated kernel, that is after the driver was loaded and initialised, so it runs before the
-//! driver's own exit handlers. It only drops what the caches hold: a block still handed out, a
-//! kernel still held by the program, stays, and a context that cannot be synchronised (a
-//! sticky error, a capture under way) is left alone. Nothing in it panics or reports an error.
+//! generated kernel, that is after the driver was loaded and initialised; exit handlers run in
+//! the reverse order of their registration, so it runs before those the driver registered until
+//! then. It only drops what the caches hold: a block still handed out, a kernel still held by
+//! the program, stays, and a context that cannot be synchronised (a sticky error, a capture
+//! under way, a driver already shut down) is left alone. It ignores errors (a cuda-driver
+//! destructor may still log one to stderr) and never unwinds.
 
 use std::ffi::c_int;
 use std::sync::Once;
