@@ -4,7 +4,13 @@
 # every example, then the benchmarks (Rust, C++ built here with g++, Python),
 # and prints a summary and one table.
 #
-# Usage: run.sh LOGDIR [all|tests|bench]
+# Usage: run.sh LOGDIR [all|tests|bench|sanitize]
+#
+# sanitize: instead of the above, every GPU test binary and example under compute-sanitizer
+# (memcheck with --leak-check full; the kernel-running ones also racecheck and synccheck, a few
+# initcheck), as sanitizer/expected.tsv lists, checked by sanitizer/check.py: a run passes with no
+# device access error, race, barrier error or leak, and no API error but the expected ones (see
+# docs/SANITIZER.md). One line per run and an overall line in summary.txt.
 #
 # LOGDIR gets few files (so a tool that fetches a handful of files gets them all):
 #   run.log        everything this script printed
@@ -12,23 +18,28 @@
 #   failures.log   the full output of every failing test binary and example
 #   bench.json     the benchmark table (rows with value, unit, ratio, reference, status)
 #   bench.md       the same table in Markdown, for docs/BENCHMARKS.md
-#   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log, bench/NAME.launch-R.log
+#   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log, bench/NAME.launch-R.log,
+#                  sanitize/NAME.TOOL.log
 #
 # Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary), LAUNCH_ROUNDS
 # (process rounds of the launch benchmarks, whose median is reported: default 3),
 # TEST_BUDGET, RUN_BUDGET (seconds after which tests/examples, benchmarks not yet started are
 # skipped: defaults 300 and 480),
 # TEST_THREADS (libtest --test-threads; default libtest's), CUDA_HOME (default /usr/local/cuda).
+# sanitize: COMPUTE_SANITIZER (default $CUDA_HOME/bin/compute-sanitizer), SANITIZE_JOBS (runs at
+# once: default 6), SANITIZE_TIMEOUT (seconds per run: default 300), SANITIZE_DEADLINE (seconds
+# after which no run starts and running ones are cut: default 540), SANITIZE_ONLY (space-separated
+# shell patterns of the binaries and examples to run, to split the runs over several calls).
 
 set -uo pipefail
 
 BUNDLE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ $# -lt 1 ]; then
-    echo "usage: $0 LOGDIR [all|tests|bench]" >&2
+    echo "usage: $0 LOGDIR [all|tests|bench|sanitize]" >&2
     exit 2
 fi
 MODE="${2:-all}"
-case "$MODE" in all | tests | bench) ;; *) echo "run.sh: unknown mode '$MODE' (all, tests or bench)" >&2; exit 2 ;; esac
+case "$MODE" in all | tests | bench | sanitize) ;; *) echo "run.sh: unknown mode '$MODE' (all, tests, bench or sanitize)" >&2; exit 2 ;; esac
 mkdir -p "$1" || exit 2
 LOGDIR="$(cd "$1" && pwd)"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu-bundle-run.XXXXXX")"
@@ -355,6 +366,155 @@ run_benchmarks() {
     fi
 }
 
+# ---------------------------------------------------------------- sanitizer
+# Every run sanitizer/check.py plans from expected.tsv and the manifest: a test binary (libtest,
+# --test-threads=1 so each sanitizer record follows the line of the test that caused it) or an
+# example under one tool, SANITIZE_JOBS at a time, heavy ones first; then each log is checked.
+SAN_PASSED=0
+SAN_FAILED=0
+SAN_LINES=()
+SAN_NOT_RUN=()
+SANITIZER="${COMPUTE_SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}"
+
+sanitize_one() { # name kind tool seconds port extra-option|- [test to skip...] -> WORK/sanitize/NAME.TOOL.log, .rc
+    local name=$1 kind=$2 tool=$3 seconds=$4 port=$5 extra=$6
+    shift 6
+    local log="$WORK/sanitize/$name.$tool.log" cwd="$BUNDLE" binary dir test begin=$SECONDS
+    # The print limit must match check.py's PRINT_LIMIT; backtraces of stripped binaries say little;
+    # API errors of the calls the program makes, not those the driver logs internally.
+    # Each run has ports of its own for the sanitizer's connections to its processes, since several
+    # sanitizers run at once.
+    local options=(--tool "$tool" --print-limit 10000 --show-backtrace no --target-processes all
+        --require-cuda-init no --report-api-errors explicit --port "$port" --max-connections 16)
+    if [ "$tool" = memcheck ]; then options+=(--leak-check full); fi
+    if [ "$extra" != - ]; then options+=("$extra"); fi
+    local args=()
+    if [ "$kind" = test ]; then
+        binary="$BIN/tests/$name"
+        dir="$(manifest test | awk -F'\t' -v name="$name" '$1 == name { print $2; exit }')"
+        if [ -n "$SOURCE_ROOT" ] && [ -n "$dir" ] && [ -d "$SOURCE_ROOT/$dir" ]; then cwd="$SOURCE_ROOT/$dir"; fi
+        args=(--test-threads=1)
+        if [ $# -gt 0 ]; then args+=(--exact); fi
+        for test in "$@"; do args+=(--skip "$test"); done
+    else
+        binary="$BIN/examples/$name"
+    fi
+    (cd "$cwd" && CARGO_MANIFEST_DIR="$cwd" with_timeout "$seconds" "$SANITIZER" "${options[@]}" "$binary" \
+        "${args[@]}") >"$log" 2>&1 </dev/null
+    echo "$? $((SECONDS - begin))" >"$log.rc"
+}
+
+san_fail() { # line -> counted and listed as a failure
+    SAN_FAILED=$((SAN_FAILED + 1))
+    SAN_LINES+=("FAIL $1")
+    echo "  FAIL $1"
+}
+
+run_sanitize() {
+    local jobs="${SANITIZE_JOBS:-6}" timeout="${SANITIZE_TIMEOUT:-300}" deadline="${SANITIZE_DEADLINE:-540}"
+    local checker="$BUNDLE/sanitizer/check.py" expected="$BUNDLE/sanitizer/expected.tsv" out="$WORK/sanitize"
+    mkdir -p "$out"
+    echo "== sanitize ($SANITIZER; $jobs runs at once, ${timeout}s each, none started after ${deadline}s)"
+    if ! have python3; then
+        san_fail "no python3 here to check the sanitizer's logs"
+        return
+    fi
+    if ! python3 "$BUNDLE/sanitizer/test_check.py" >"$out/test_check.log" 2>&1; then
+        tail -n 20 "$out/test_check.log" | sed 's/^/    /'
+        san_fail "the log checker's own tests (sanitizer/test_check.py) failed"
+        return
+    fi
+    if [ ! -x "$SANITIZER" ]; then
+        san_fail "no compute-sanitizer at $SANITIZER (set COMPUTE_SANITIZER)"
+        return
+    fi
+    "$SANITIZER" --version 2>&1 | grep -v '^$' | tail -n 2 | sed 's/^/  /'
+    local plan line
+    if ! plan="$(python3 "$checker" plan "$expected" "$BUNDLE/manifest.tsv" 2>&1)"; then
+        echo "$plan" | sed 's/^/    /'
+        san_fail "sanitizer/expected.tsv could not be read"
+        return
+    fi
+    while IFS= read -r line; do
+        [ -n "$line" ] && SAN_NOT_RUN+=("${line#\# }")
+    done < <(grep '^#' <<<"$plan")
+    local runs=() ordered=() all=() patterns=() pattern keep run
+    mapfile -t all < <(grep -v '^#' <<<"$plan" | grep -v '^$')
+    read -r -a patterns <<<"${SANITIZE_ONLY:-}"
+    for run in "${all[@]+"${all[@]}"}"; do
+        keep=1
+        if [ ${#patterns[@]} -gt 0 ]; then
+            keep=0
+            for pattern in "${patterns[@]}"; do
+                # shellcheck disable=SC2053 # a pattern, on purpose
+                [[ "${run%%$'\t'*}" == $pattern ]] && keep=1
+            done
+        fi
+        if [ "$keep" = 1 ]; then runs+=("$run"); fi
+    done
+    if [ -n "${SANITIZE_ONLY:-}" ]; then
+        SAN_NOT_RUN+=("$((${#all[@]} - ${#runs[@]})) runs of binaries not matching SANITIZE_ONLY='$SANITIZE_ONLY'")
+    fi
+    # The long ones first (the array layer's tests, and every tool but memcheck), so the slots stay full.
+    mapfile -t ordered < <(printf '%s\n' "${runs[@]+"${runs[@]}"}" | awk -F'\t' 'NF {
+        heavy = $1 ~ /^(cuda_core-|cuda_runtime-gpu|tests-real_driver)/ || $3 != "memcheck"
+        print (heavy ? 0 : 1) "\t" NR "\t" $0 }' | sort -t"$(printf '\t')" -k1,1n -k2,2n | cut -f3-)
+    echo "  ${#runs[@]} runs; not run: ${#SAN_NOT_RUN[@]} (listed in the summary)"
+    # The shared runs SANITIZE_JOBS at a time, then those marked alone one by one.
+    local pids=() fields left pid alive pass index=0
+    for pass in shared alone; do
+        for run in "${ordered[@]+"${ordered[@]}"}"; do
+            IFS=$'\t' read -r -a fields <<<"$run"
+            [ "${fields[3]}" = "$pass" ] || continue
+            while :; do
+                alive=0
+                for pid in "${pids[@]+"${pids[@]}"}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+                [ "$alive" -lt "$([ "$pass" = shared ] && echo "$jobs" || echo 1)" ] && break
+                sleep 0.5
+            done
+            left=$((deadline - (SECONDS - START_SECONDS)))
+            if [ "$left" -lt 30 ]; then
+                continue # reported as not run below (no .rc file)
+            fi
+            sanitize_one "${fields[0]}" "${fields[1]}" "${fields[2]}" "$((left < timeout ? left : timeout))" \
+                "$((49152 + 16 * (index % 512)))" "${fields[@]:4}" &
+            pids+=($!)
+            index=$((index + 1))
+        done
+        for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid"; done
+    done
+
+    local name tool rc took verdict status log
+    for run in "${runs[@]+"${runs[@]}"}"; do
+        IFS=$'\t' read -r -a fields <<<"$run"
+        name="${fields[0]}" tool="${fields[2]}" log="$out/${fields[0]}.${fields[2]}.log"
+        if [ ! -f "$log.rc" ]; then
+            san_fail "$tool $name: not run, the ${deadline}s deadline had passed"
+            continue
+        fi
+        read -r rc took <"$log.rc"
+        verdict="$(python3 "$checker" check "$expected" "$name" "$tool" "$rc" "$log" 2>&1)"
+        status=$?
+        line="$(head -n1 <<<"$verdict") (${took}s)"
+        echo "  $line"
+        tail -n +2 <<<"$verdict"
+        if [ "$status" -eq 0 ]; then
+            SAN_PASSED=$((SAN_PASSED + 1))
+            SAN_LINES+=("$line")
+        else
+            SAN_FAILED=$((SAN_FAILED + 1))
+            SAN_LINES+=("$line")
+            {
+                echo "=================== sanitize: $line"
+                echo "$verdict"
+                echo "--- the last 300 lines of sanitize/$name.$tool.log (all of it is in logs.tar.gz)"
+                tail -n 300 "$log"
+                echo
+            } >>"$LOGDIR/failures.log"
+        fi
+    done
+}
+
 case "$MODE" in
 all)
     run_tests
@@ -366,12 +526,18 @@ tests)
     run_examples
     ;;
 bench) run_benchmarks ;;
+sanitize) run_sanitize ;;
 esac
 
 # ---------------------------------------------------------------- summary
 {
     echo "== summary (device $DEVICE, driver $DRIVER, $DATE, $((SECONDS - START_SECONDS))s)"
-    if [ "$MODE" != bench ]; then
+    if [ "$MODE" = sanitize ]; then
+        echo "sanitize: compute-sanitizer runs, one line each:"
+        for n in "${SAN_LINES[@]+"${SAN_LINES[@]}"}"; do echo "  $n"; done
+        for n in "${SAN_NOT_RUN[@]+"${SAN_NOT_RUN[@]}"}"; do echo "  not run: $n"; done
+        echo "sanitize: $([ "$SAN_FAILED" -eq 0 ] && echo PASS || echo FAIL): $SAN_PASSED runs passed, $SAN_FAILED failed"
+    elif [ "$MODE" != bench ]; then
         echo "tests: $PASSED passed, $FAILED failed, $IGNORED ignored"
         for n in "${FAILED_NAMES[@]+"${FAILED_NAMES[@]}"}"; do echo "  FAILED $n"; done
         echo "skipped lines in test output: ${#SKIPPED_LINES[@]} (the goal with a GPU is 0)"
@@ -391,7 +557,7 @@ esac
 
 tar -czf "$LOGDIR/logs.tar.gz" -C "$WORK" --exclude=./bin --exclude=./bench-cpp . 2>/dev/null || echo "could not write logs.tar.gz"
 rm -rf "$WORK"
-if [ "$MODE" != bench ] && [ $((FAILED + EX_FAILED + ${#OVER_BUDGET[@]})) -ne 0 ]; then
+if [ "$MODE" != bench ] && [ $((FAILED + EX_FAILED + SAN_FAILED + ${#OVER_BUDGET[@]})) -ne 0 ]; then
     finish 1
 fi
 finish 0

@@ -86,6 +86,19 @@ pub struct KernelCache {
     write_failures: AtomicU64,
 }
 
+/// The cache [`KernelCache::global`] returns, made on first use.
+static GLOBAL: OnceLock<KernelCache> = OnceLock::new();
+
+/// Forgets the global cache's entries in memory, if it was ever made, so the modules loaded
+/// from them are unloaded (as soon as no kernel taken from them is left). For the exit hook.
+pub(crate) fn release_global_memory() {
+    if let Some(cache) = GLOBAL.get() {
+        let entries = std::mem::take(&mut *cache.memory());
+        // Dropped (and unloaded) outside the lock.
+        drop(entries);
+    }
+}
+
 /// The environment variable naming the cache folder.
 pub const CACHE_DIR_ENV: &str = "CUDA_RS_CACHE_DIR";
 /// The environment variable that turns the global cache off when `0` (or `false`, `off`, `no`).
@@ -115,7 +128,6 @@ impl KernelCache {
     /// when none of these is set). The folder is created on the first write; failures to
     /// write are counted in [`CacheStats::write_failures`], never returned.
     pub fn global() -> &'static KernelCache {
-        static GLOBAL: OnceLock<KernelCache> = OnceLock::new();
         GLOBAL.get_or_init(|| {
             let get = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
             let switched_off = get(CACHE_SWITCH_ENV).is_some_and(|v| {

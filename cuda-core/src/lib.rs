@@ -62,8 +62,15 @@
 //! SHA-256 of the source, headers, options, architecture, target, name expressions and NVRTC
 //! version, written atomically, checksummed, and carry the lowered names. The memory side
 //! keeps every entry (and the modules loaded from it) for the life of the process.
+//!
+//! # At exit
+//! Once the process has used a default [`MemoryPool`] or a generated kernel, a hook registered
+//! with the C library's `atexit` gives the process-wide caches back when it exits: the default
+//! pools' cached blocks, the generated kernels' modules and the memory side of the kernel
+//! cache (see `docs/SANITIZER.md`).
 
 mod array;
+mod at_exit;
 mod cache;
 mod cuda_headers;
 mod device;

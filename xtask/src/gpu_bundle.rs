@@ -1,7 +1,8 @@
 //! `cargo xtask gpu-bundle`: everything the GPU machine (no Rust toolchain)
 //! needs, built here in release: every test binary of the workspace, the
 //! examples and the benchmark binaries, stripped, plus `run.sh`, the C++ and
-//! Python benchmarks and the kernel source, in `target/gpu-bundle/`.
+//! Python benchmarks, the kernel source and the sanitizer check (`sanitizer/`: the
+//! expected findings and their log checker), in `target/gpu-bundle/`.
 //!
 //! The binaries travel packed in `binaries.tar.xz` (`run.sh` unpacks them).
 //! `manifest.tsv` lists what is in it: `kind<TAB>name<TAB>package folder`
@@ -401,7 +402,16 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
     if dir.exists() {
         fs::remove_dir_all(dir).map_err(io(dir))?;
     }
-    for sub in ["tests", "examples", "bench", "files", "python", "cpp", "kernels"] {
+    for sub in [
+        "tests",
+        "examples",
+        "bench",
+        "files",
+        "python",
+        "cpp",
+        "kernels",
+        "sanitizer",
+    ] {
         fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
     }
     let strip = Command::new("strip")
@@ -455,6 +465,9 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
         ("benches/python/bench_cupy.py", "python/bench_cupy.py"),
         ("benches/python/bench_cuda_core.py", "python/bench_cuda_core.py"),
         ("benches/python/report.py", "python/report.py"),
+        ("benches/sanitizer/check.py", "sanitizer/check.py"),
+        ("benches/sanitizer/test_check.py", "sanitizer/test_check.py"),
+        ("benches/sanitizer/expected.tsv", "sanitizer/expected.tsv"),
     ];
     for (from, to) in copies {
         fs::copy(root.join(from), dir.join(to)).map_err(io(&root.join(from)))?;

@@ -3,7 +3,7 @@
 //! the declared parameters, and compiling and loading generated code once per signature and context.
 
 use std::ffi::c_void;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use cuda_driver::{Context, DeviceAttribute, Function, Module, Stream};
 use cuda_sys::driver::CUdeviceptr;
@@ -465,10 +465,60 @@ pub(crate) struct Loaded {
     pub(crate) sm_count: u32,
 }
 
+/// The entries of a [`LoadedTable`].
+type Entries = Mutex<Vec<Arc<Loaded>>>;
+
 /// The per-kernel table of loaded code.
 #[derive(Default)]
 pub(crate) struct LoadedTable {
-    entries: Mutex<Vec<std::sync::Arc<Loaded>>>,
+    /// Shared (weakly) with [`TABLES`], so the exit hook can unload it.
+    entries: Arc<Entries>,
+}
+
+/// Every table holding loaded code: registered when it loads its first entry, dropped from
+/// here when [`unload_loaded`] empties it or the table itself is gone.
+static TABLES: Mutex<Vec<Weak<Entries>>> = Mutex::new(Vec::new());
+
+/// The contexts generated code is loaded in.
+pub(crate) fn loaded_contexts() -> Vec<Context> {
+    let tables: Vec<Arc<Entries>> = TABLES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    let mut contexts: Vec<Context> = Vec::new();
+    for table in tables {
+        for entry in table.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            if !contexts.contains(&entry.context) {
+                contexts.push(entry.context.clone());
+            }
+        }
+    }
+    contexts
+}
+
+/// Drops every table's code loaded in a context `usable` accepts; the modules are unloaded as
+/// the last launch holding them ends (a launch in progress keeps its own reference). A later
+/// call loads the code again. For the exit hook.
+pub(crate) fn unload_loaded(usable: impl Fn(&Context) -> bool) {
+    let tables = std::mem::take(&mut *TABLES.lock().unwrap_or_else(PoisonError::into_inner));
+    let mut kept = Vec::new();
+    let mut unloaded = Vec::new();
+    for table in tables.iter().filter_map(Weak::upgrade) {
+        let mut entries = table.lock().unwrap_or_else(PoisonError::into_inner);
+        let (gone, stay): (Vec<_>, Vec<_>) = std::mem::take(&mut *entries)
+            .into_iter()
+            .partition(|e| usable(&e.context));
+        *entries = stay;
+        if !entries.is_empty() {
+            kept.push(Arc::downgrade(&table));
+        }
+        unloaded.extend(gone);
+    }
+    TABLES.lock().unwrap_or_else(PoisonError::into_inner).extend(kept);
+    // Unloaded here, outside the locks.
+    drop(unloaded);
 }
 
 impl LoadedTable {
@@ -525,7 +575,16 @@ impl LoadedTable {
         if let Some(found) = find(&entries) {
             return Ok(found);
         }
+        let first = entries.is_empty();
         entries.push(loaded.clone());
+        drop(entries);
+        if first {
+            let mut tables = TABLES.lock().unwrap_or_else(PoisonError::into_inner);
+            tables.retain(|t| t.strong_count() > 0);
+            tables.push(Arc::downgrade(&self.entries));
+            drop(tables);
+            crate::at_exit::register();
+        }
         Ok(loaded)
     }
 }

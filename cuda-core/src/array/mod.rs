@@ -26,7 +26,9 @@ pub use dlpack::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTe
 pub use dtype::{Bool, DType, Element};
 pub use elementwise::ElementwiseKernel;
 pub use expr::{where_, Expr, ExprOps, IntoExpr};
+pub(crate) use generated::{loaded_contexts, unload_loaded};
 pub use generated::{Arg, ArgType};
+pub(crate) use pool::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Promote, Scalars};
 pub use raw_kernel::RawKernel;

@@ -266,8 +266,10 @@ impl<S: Clone> Bins<S> {
 ///
 /// The pool for a context ([`MemoryPool::for_context`], used by [`DeviceArray`](crate::DeviceArray))
 /// lives for the whole process and keeps its context alive, like CuPy's default pool; call
-/// [`free_all_blocks`](Self::free_all_blocks) to give cached memory back. A pool from
-/// [`MemoryPool::new`] frees its cache when its last clone and last block are gone.
+/// [`free_all_blocks`](Self::free_all_blocks) to give cached memory back. When the process
+/// exits, the default pools give their cached blocks back and let go of their contexts (blocks
+/// still in use stay where they are), so a leak checker sees only what the program kept. A pool
+/// from [`MemoryPool::new`] frees its cache when its last clone and last block are gone.
 #[derive(Clone)]
 pub struct MemoryPool {
     inner: Arc<PoolInner>,
@@ -300,7 +302,8 @@ impl MemoryPool {
         }
     }
 
-    /// The process-wide pool of `context` (made on first use, kept for the life of the process).
+    /// The process-wide pool of `context` (made on first use, kept for the life of the process;
+    /// its cached blocks are given back when the process exits).
     pub fn for_context(context: &Context) -> MemoryPool {
         let mut pools = CONTEXT_POOLS.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(pool) = pools.iter().find(|p| &p.inner.context == context) {
@@ -308,6 +311,8 @@ impl MemoryPool {
         }
         let pool = MemoryPool::new(context);
         pools.push(pool.clone());
+        drop(pools);
+        crate::at_exit::register();
         pool
     }
 
@@ -429,6 +434,40 @@ impl MemoryPool {
     fn give_back(&self, stream: &Stream, class: usize, ptr: CUdeviceptr) {
         self.bins().give_back(stream_key(stream), stream, class, ptr);
     }
+}
+
+/// The contexts that have a pool from [`MemoryPool::for_context`].
+pub(crate) fn default_pool_contexts() -> Vec<Context> {
+    let pools = CONTEXT_POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+    pools.iter().map(|p| p.inner.context.clone()).collect()
+}
+
+/// Takes the default pools of the contexts `usable` accepts out of the process-wide table,
+/// gives their cached blocks back (`cuMemFreeAsync`) and waits for the context, ignoring
+/// errors; then drops the pools, which lets go of their contexts unless blocks are still in use
+/// (those keep their pool, and their memory, as before). For the exit hook.
+pub(crate) fn release_default_pools(usable: impl Fn(&Context) -> bool) {
+    let released: Vec<MemoryPool> = {
+        let mut pools = CONTEXT_POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+        let (released, kept) = std::mem::take(&mut *pools)
+            .into_iter()
+            .partition(|p| usable(&p.inner.context));
+        *pools = kept;
+        released
+    };
+    for pool in released {
+        // Only cached blocks are freed: nothing else refers to them (see `free_all_blocks`).
+        let _ = pool.free_all_blocks();
+        // Waiting lets the stream-ordered frees finish before the context may go.
+        let _ = synchronize_context(&pool.inner.context);
+    }
+}
+
+/// Waits for all work of `context` (made current on this thread).
+pub(crate) fn synchronize_context(context: &Context) -> cuda_driver::Result<()> {
+    let driver = bind(context)?;
+    // SAFETY: the context is current; synchronising has no preconditions.
+    check(unsafe { driver.cuCtxSynchronize()?() })
 }
 
 impl Drop for PoolInner {

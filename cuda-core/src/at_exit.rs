@@ -1,0 +1,83 @@
+//! Giving the process-wide caches back when the process exits: the default pools' cached blocks
+//! ([`MemoryPool::for_context`](crate::MemoryPool::for_context)), the modules of generated
+//! kernels, and the memory side of [`KernelCache::global`](crate::KernelCache::global) with the
+//! modules loaded from it. Without this a leak checker (`compute-sanitizer --leak-check full`)
+//! reports the caches as the program's leaks.
+//!
+//! ```no_run
+//! use cuda_core::{Device, DeviceArray};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0])?; // a block of the default pool
+//! assert_eq!((&x * 2.0).eval()?.to_vec()?, [2.0, 4.0]); // a generated kernel, loaded
+//! drop(x); // the block goes back to the pool's cache
+//! // At exit the cached block is freed and the module unloaded: nothing is left over.
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The hook is registered once, with the C library's `atexit`, by the first default pool or
+//! generated kernel, that is after the driver was loaded and initialised; exit handlers run in
+//! the reverse order of their registration, so it runs before those the driver registered until
+//! then. It only drops what the caches hold: a block still handed out, a kernel still held by
+//! the program, stays, and a context that cannot be synchronised (a sticky error, a capture
+//! under way, a driver already shut down) is left alone. It ignores errors (a cuda-driver
+//! destructor may still log one to stderr) and never unwinds.
+
+use std::ffi::c_int;
+use std::sync::Once;
+
+use cuda_driver::Context;
+
+use crate::array::{default_pool_contexts, loaded_contexts, release_default_pools, synchronize_context, unload_loaded};
+use crate::cache::release_global_memory;
+
+extern "C" {
+    /// The C library's `atexit`: runs `callback` when the process exits through `exit` (which
+    /// returning from `main` does), after the handlers registered after it.
+    fn atexit(callback: extern "C" fn()) -> c_int;
+}
+
+/// Registers [`release_at_exit`] with `atexit`, the first time only.
+pub(crate) fn register() {
+    static REGISTERED: Once = Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: `release_at_exit` takes nothing, returns nothing and never unwinds, as an
+        // `atexit` handler must. A failed registration (no memory) only leaves the caches for
+        // the driver to tear down, as without the hook.
+        unsafe { atexit(release_at_exit) };
+    });
+}
+
+/// The `atexit` handler. A panic must not unwind into the C library (nor turn a clean exit
+/// into an abort): it is caught and dropped.
+extern "C" fn release_at_exit() {
+    let _ = std::panic::catch_unwind(release);
+}
+
+/// Waits for every context the caches use; then, for those that synchronised, unloads the
+/// generated kernels and gives the default pools' cached blocks back, and, when all of them
+/// did, empties the kernel cache's memory side (whose modules' contexts are not known here).
+fn release() {
+    let mut contexts = default_pool_contexts();
+    for context in loaded_contexts() {
+        if !contexts.contains(&context) {
+            contexts.push(context);
+        }
+    }
+    if contexts.is_empty() {
+        return;
+    }
+    let count = contexts.len();
+    let usable: Vec<Context> = contexts
+        .into_iter()
+        .filter(|context| synchronize_context(context).is_ok())
+        .collect();
+    let accepts = |context: &Context| usable.contains(context);
+    unload_loaded(accepts);
+    if usable.len() == count {
+        release_global_memory();
+    }
+    release_default_pools(accepts);
+}
