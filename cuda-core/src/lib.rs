@@ -61,8 +61,9 @@ mod sha256;
 
 pub use array::{
     broadcast_shapes, size_class, sum, where_, Arg, ArgType, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
-    DLManagedTensor, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IntoExpr, IntoShape,
-    MemoryPool, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Scalars, Slice,
+    DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType,
+    DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock,
+    Promote, RawKernel, ReductionKernel, Scalars, Slice,
 };
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;
