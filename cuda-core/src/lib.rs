@@ -57,6 +57,8 @@ mod nvrtc;
 mod object_code;
 mod options;
 mod program;
+#[cfg(feature = "python")]
+pub mod python;
 mod sha256;
 
 pub use array::{

@@ -444,7 +444,7 @@ impl DLPackTensor {
 
     /// The first element's address, shape and strides (in elements) of the tensor seen as an
     /// array of `T` on CUDA device `device`, after every check that needs no driver.
-    fn layout<T: Element>(&self, device: i32) -> Result<(CUdeviceptr, Vec<usize>, Vec<usize>), DLPackError> {
+    pub(crate) fn layout<T: Element>(&self, device: i32) -> Result<(CUdeviceptr, Vec<usize>, Vec<usize>), DLPackError> {
         let t = self.tensor();
         if t.device.device_type != DLDeviceType::CUDA {
             return Err(DLPackError::NotCuda(t.device));
