@@ -117,6 +117,7 @@ mod erased {
     /// Implemented by every element type.
     pub trait Sealed: crate::array::Element + Sized {
         fn wrap(array: DeviceArray<Self>) -> AnyArray;
+        fn peek(array: &AnyArray) -> Option<&DeviceArray<Self>>;
     }
 }
 
@@ -152,6 +153,12 @@ macro_rules! py_elements {
             impl erased::Sealed for $ty {
                 fn wrap(array: DeviceArray<Self>) -> AnyArray {
                     AnyArray::$variant(array)
+                }
+                fn peek(array: &AnyArray) -> Option<&DeviceArray<Self>> {
+                    match array {
+                        AnyArray::$variant(array) => Some(array),
+                        _ => None,
+                    }
                 }
             }
             impl PyElement for $ty {}
@@ -190,11 +197,9 @@ fn consumer_stream(context: &Context, stream: Option<i64>) -> PyResult<Option<St
         Some(-1) => return Ok(None),
         Some(2) => STREAM_PER_THREAD,
         Some(0) => {
-            return Err(DLPackError::Protocol(
-                "stream 0 is ambiguous for CUDA and refused by the array API (use 1 for the legacy default stream)"
-                    .into(),
-            )
-            .into())
+            return Err(PyValueError::new_err(
+                "stream 0 is ambiguous for CUDA and refused by the array API (1 is the legacy default stream)",
+            ))
         }
         Some(n) => usize::try_from(n).map_err(|_| PyValueError::new_err(format!("stream {n} is not a CUDA stream")))?,
     };
@@ -312,7 +317,7 @@ impl<'a, 'py> Offered<'a, 'py> {
         }
         let what = match capsule.is_instance_of::<PyCapsule>() {
             true => "a capsule of another name".to_string(),
-            false => format!("a {}", capsule.get_type().name()?),
+            false => format!("a '{}' object", capsule.get_type().name()?),
         };
         Err(DLPackError::Protocol(format!("{what}, not a DLPack capsule")).into())
     }
@@ -332,12 +337,15 @@ impl<'a, 'py> Offered<'a, 'py> {
 /// else for the legacy default stream of its device) and the stream to import on.
 fn exchange<'py>(obj: &Bound<'py, PyAny>, stream: Option<&Stream>) -> PyResult<(Bound<'py, PyAny>, Stream)> {
     let (device_type, device_id) = if obj.is_instance_of::<PyCapsule>() {
-        let device = Offered::open(obj)?.tensor.device();
+        // Everything the capsule says is checked before the driver is touched.
+        let offered = Offered::open(obj)?;
+        offered.tensor.dtype()?;
+        let device = offered.tensor.device();
         (device.device_type, device.device_id)
     } else {
         if !obj.hasattr("__dlpack__")? {
             return Err(PyTypeError::new_err(format!(
-                "a {} has no __dlpack__: expected a CUDA tensor or array (torch, CuPy, ...) or a DLPack capsule",
+                "'{}' object has no __dlpack__: expected a CUDA tensor or array (torch, CuPy, ...) or a DLPack capsule",
                 obj.get_type().name()?
             )));
         }
@@ -469,8 +477,23 @@ pub struct PyDeviceArray {
 }
 
 impl PyDeviceArray {
-    fn dtype(&self) -> DType {
+    /// The memory of `obj` (anything with `__dlpack__`, or a DLPack capsule) as an array of its
+    /// own element type, zero-copy, as [`DeviceArray::from_python`] does for one type.
+    pub fn from_python(obj: &Bound<'_, PyAny>) -> PyResult<PyDeviceArray> {
+        let (capsule, stream) = exchange(obj, None)?;
+        Ok(PyDeviceArray {
+            array: import_any(&capsule, &stream)?,
+        })
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
         with_array!(&self.array, a => a.dtype())
+    }
+
+    /// The array, when its element type is `T`.
+    pub fn as_array<T: PyElement>(&self) -> Option<&DeviceArray<T>> {
+        T::peek(&self.array)
     }
 
     fn stream(&self) -> &Stream {
@@ -618,10 +641,7 @@ impl PyDeviceArray {
 /// `DeviceArray` of its element type, zero-copy (see [`DeviceArray::from_python`]).
 #[pyfunction]
 fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<PyDeviceArray> {
-    let (capsule, stream) = exchange(obj, None)?;
-    Ok(PyDeviceArray {
-        array: import_any(&capsule, &stream)?,
-    })
+    PyDeviceArray::from_python(obj)
 }
 
 /// `pool_used_bytes(device=0)`: bytes the device's memory pool has handed out to arrays.
@@ -743,7 +763,7 @@ mod tests {
             let number = 7.into_bound_py_any(py).unwrap();
             let error = from_dlpack(&number).err().expect("an int is refused");
             assert!(error.is_instance_of::<PyTypeError>(py), "{error}");
-            assert!(error.to_string().contains("has no __dlpack__"), "{error}");
+            assert!(error.to_string().contains("'int' object has no __dlpack__"), "{error}");
             // SAFETY: a capsule of another name holding a dummy pointer, never read.
             let other = unsafe {
                 Bound::from_owned_ptr(

@@ -320,7 +320,7 @@ pub enum DLPackError {
     /// A Python capsule whose tensor was already taken by a consumer.
     #[error("the DLPack capsule was already consumed")]
     Consumed,
-    /// A Python object that is not a DLPack capsule, or a stream argument the protocol forbids.
+    /// A Python object that is not a DLPack capsule.
     #[error("not a DLPack exchange: {0}")]
     Protocol(String),
 }
