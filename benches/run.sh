@@ -21,7 +21,12 @@
 #   logs.tar.gz    every log: tests/NAME.log, examples/NAME.log, bench/NAME.log, bench/NAME.launch-R.log,
 #                  sanitize/NAME.TOOL.log
 #
-# Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary), LAUNCH_ROUNDS
+# The Python interop tests (python-ext/test_interop.py against torch and CuPy, through the Rust
+# extension module python-ext/cuda_rs_ext.so) run after the examples, once as they are and once
+# under compute-sanitizer --tool memcheck; each counts with the tests.
+#
+# Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary), PYTHON_TIMEOUT,
+# MEMCHECK_TIMEOUT (the Python interop run, plain and under memcheck), LAUNCH_ROUNDS
 # (process rounds of the launch benchmarks, whose median is reported: default 3),
 # TEST_BUDGET, RUN_BUDGET (seconds after which tests/examples, benchmarks not yet started are
 # skipped: defaults 300 and 480),
@@ -56,6 +61,8 @@ finish() {
 TEST_TIMEOUT="${TEST_TIMEOUT:-120}"
 EXAMPLE_TIMEOUT="${EXAMPLE_TIMEOUT:-60}"
 BENCH_TIMEOUT="${BENCH_TIMEOUT:-180}"
+PYTHON_TIMEOUT="${PYTHON_TIMEOUT:-180}"
+MEMCHECK_TIMEOUT="${MEMCHECK_TIMEOUT:-420}"
 # Past these many seconds, binaries not yet started are skipped (and reported), so one run fits a
 # 10-minute call: tests and examples stop starting at TEST_BUDGET, benchmarks at RUN_BUDGET.
 TEST_BUDGET="${TEST_BUDGET:-300}"
@@ -252,6 +259,76 @@ run_examples() {
         printf '  %-45s exit %d  %s\n' "$name" "$rc" "$(tail -n1 "$log" | cut -c1-100)"
     done < <(manifest example)
     if [ -z "$(manifest example)" ]; then echo "  (no examples in this bundle)"; fi
+}
+
+# ---------------------------------------------------------------- python interop
+PY_SUMMARY=()
+# One run of test_interop.py: its `test NAME ... ok|FAILED` lines count with the tests, `skipped:`
+# lines with the skipped ones; a run that fails with no failing line (a crash) is one failure.
+python_interop_run() { # label, log, command prefix...
+    local label=$1 log=$2 rc passed failed dir="$BIN/python-ext"
+    shift 2
+    (cd "$dir" && CUDA_RS_EXT_DIR="$dir" "$@" python3 test_interop.py) >"$log" 2>&1 </dev/null
+    rc=$?
+    passed=$(grep -cE '^test .* \.\.\. ok$' "$log")
+    failed=$(grep -cE '^test .* \.\.\. FAILED' "$log")
+    PASSED=$((PASSED + passed))
+    FAILED=$((FAILED + failed))
+    while read -r test; do
+        [ -n "$test" ] && FAILED_NAMES+=("$label::$test")
+    done < <(sed -nE 's/^test (.*) \.\.\. FAILED.*$/\1/p' "$log")
+    while IFS= read -r line; do
+        SKIPPED_LINES+=("$label::$line")
+    done < <(grep -E '^skipped' "$log")
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        FAILED=$((FAILED + 1))
+        local why="exit $rc"
+        if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why="timed out"; fi
+        FAILED_NAMES+=("$label (whole run: $why; last line: $(tail -n1 "$log" | cut -c1-160))")
+    fi
+    if [ "$rc" -ne 0 ]; then append_failure "$label (exit $rc)" "$log"; fi
+    printf '  %-45s %4d passed %3d failed  (exit %d)\n' "$label" "$passed" "$failed" "$rc"
+    PY_SUMMARY+=("$label: $passed passed, $failed failed (exit $rc)")
+}
+
+run_python_interop() {
+    echo "== python interop (torch, CuPy and the Rust extension module; ${PYTHON_TIMEOUT}s, ${MEMCHECK_TIMEOUT}s under memcheck)"
+    if [ ! -f "$BIN/python-ext/cuda_rs_ext.so" ]; then
+        echo "  python interop: the extension module is not in this bundle (see not-built.txt)"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("python_interop (the extension module was not built)")
+        return
+    fi
+    if ! have python3; then
+        echo "  skipped: python interop: no python3 here"
+        SKIPPED_LINES+=("python_interop: skipped: no python3")
+        return
+    fi
+    echo "  $(python3 -c 'import sys; print("python", sys.version.split()[0])' 2>&1)," \
+        "$(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -n1)," \
+        "$(python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -n1)"
+    over_budget "python interop" "$TEST_BUDGET" && return
+    python_interop_run python_interop "$WORK/tests/python_interop.log" with_timeout "$PYTHON_TIMEOUT"
+    local sanitizer=""
+    if have compute-sanitizer; then
+        sanitizer=compute-sanitizer
+    elif [ -x "$CUDA_HOME/bin/compute-sanitizer" ]; then
+        sanitizer="$CUDA_HOME/bin/compute-sanitizer"
+    fi
+    if [ -z "$sanitizer" ]; then
+        echo "  python_interop_memcheck: compute-sanitizer not found (PATH, $CUDA_HOME/bin)"
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("python_interop_memcheck (no compute-sanitizer)")
+        return
+    fi
+    over_budget "python interop under memcheck" "$RUN_BUDGET" && return
+    # Memory errors only: the libraries' own probing API calls that fail are not ours to report.
+    python_interop_run python_interop_memcheck "$WORK/tests/python_interop.memcheck.log" \
+        with_timeout "$MEMCHECK_TIMEOUT" "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 86
+    local errors
+    errors=$(grep -E 'ERROR SUMMARY' "$WORK/tests/python_interop.memcheck.log" | tail -n1)
+    echo "  memcheck: ${errors:-no ERROR SUMMARY line}"
+    PY_SUMMARY+=("memcheck: ${errors:-no ERROR SUMMARY line}")
 }
 
 # ---------------------------------------------------------------- benchmarks
@@ -519,11 +596,13 @@ case "$MODE" in
 all)
     run_tests
     run_examples
+    run_python_interop
     run_benchmarks
     ;;
 tests)
     run_tests
     run_examples
+    run_python_interop
     ;;
 bench) run_benchmarks ;;
 sanitize) run_sanitize ;;
@@ -542,6 +621,7 @@ esac
         for n in "${FAILED_NAMES[@]+"${FAILED_NAMES[@]}"}"; do echo "  FAILED $n"; done
         echo "skipped lines in test output: ${#SKIPPED_LINES[@]} (the goal with a GPU is 0)"
         for n in "${SKIPPED_LINES[@]+"${SKIPPED_LINES[@]}"}"; do echo "  SKIPPED $n"; done
+        for n in "${PY_SUMMARY[@]+"${PY_SUMMARY[@]}"}"; do echo "python interop: $n"; done
         echo "examples: $EX_PASSED passed, $EX_FAILED failed"
         for n in "${EX_FAILED_NAMES[@]+"${EX_FAILED_NAMES[@]}"}"; do echo "  FAILED example $n"; done
         if [ -s "$BUNDLE/not-built.txt" ]; then

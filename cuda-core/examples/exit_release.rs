@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 
 use cuda_core::{
-    launch, sum, CompileTarget, Device, DeviceArray, LaunchConfig, MemoryPool, Program, ProgramOptions, RawKernel,
+    launch, CompileTarget, Device, DeviceArray, LaunchConfig, MemoryPool, Program, ProgramOptions, RawKernel,
 };
 
 const SCALE: &str = r#"
@@ -86,7 +86,7 @@ fn run(device: &Device) -> Result<(), Failure> {
             check(&format!("2*x+y ({n})"), &z.to_vec()?, &expected)?;
 
             // A reduction (a generated kernel and scratch blocks from the pool).
-            let total = f64::from(sum(&z)?.to_vec()?[0]);
+            let total = f64::from(z.sum()?.item()?);
             let reference: f64 = expected.iter().map(|&v| f64::from(v)).sum();
             if (total - reference).abs() > 1e-5 * reference.abs().max(1.0) {
                 return Err(format!("sum ({n}): {total}, expected {reference}").into());

@@ -108,6 +108,10 @@ pub enum Error {
     /// Bad input caught on the host, before any library call.
     #[error("invalid value: {0}")]
     InvalidValue(String),
+    /// A DLPack tensor that cannot be imported or exported: CPU or another GPU's memory, an
+    /// element type or layout arrays do not have, a consumed capsule, ...
+    #[error(transparent)]
+    DLPack(#[from] crate::array::DLPackError),
 }
 
 impl Error {

@@ -83,13 +83,16 @@ mod nvrtc;
 mod object_code;
 mod options;
 mod program;
+#[cfg(feature = "python")]
+pub mod python;
 mod sha256;
 
 pub use array::random;
 pub use array::{
     broadcast_shapes, size_class, where_, Arg, ArgType, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
-    DLManagedTensor, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IntoExpr, IntoShape,
-    MemoryPool, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Scalars, Slice,
+    DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType,
+    DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock,
+    Promote, RawKernel, ReductionKernel, Scalars, Slice,
 };
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;

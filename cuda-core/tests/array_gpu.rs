@@ -338,7 +338,7 @@ fn dlpack_export_and_import_round_trip() {
     // SAFETY: the tensor is ours; importing it with the wrong type fails and leaves it to us.
     assert!(matches!(
         unsafe { DeviceArray::<f64>::from_dlpack(tensor, &stream) },
-        Err(Error::InvalidValue(_))
+        Err(Error::DLPack(cuda_core::DLPackError::WrongDType { .. }))
     ));
     // SAFETY: as above, with the right type: the array takes the tensor over.
     let y = unsafe { DeviceArray::<i64>::from_dlpack(tensor, &stream) }.unwrap();

@@ -12,6 +12,11 @@
 //! `not-built.txt`; for tests and examples the command then fails unless
 //! `--keep-going` is given, for a benchmark it warns (each layer's benchmark
 //! is a feature of the `benches` package and joins when its crate builds).
+//!
+//! The Python extension module of `examples/python-ext` (release, `--features python`, abi3,
+//! built with `PYO3_NO_PYTHON`, so no interpreter is needed here) travels in `python-ext/` with
+//! its tests (`test_interop.py`), which `run.sh` runs against torch and CuPy, once as they are
+//! and once under `compute-sanitizer --tool memcheck`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -115,6 +120,15 @@ pub fn build(root: &Path) -> Result<Bundle, String> {
         Err(why) => broken.push(format!("examples: {why}")),
     }
 
+    eprintln!("xtask: building the Python extension module (release, --features python)");
+    let python_ext = match build_python_ext(root) {
+        Ok(module) => Some(module),
+        Err(why) => {
+            broken.push(format!("python extension module: {why}"));
+            None
+        }
+    };
+
     eprintln!("xtask: building the benchmark binaries (release)");
     let features = bench_features(&metadata);
     for bench in bench_names(root)? {
@@ -140,11 +154,34 @@ pub fn build(root: &Path) -> Result<Bundle, String> {
     }
 
     let not_built: Vec<String> = broken.iter().chain(&optional).cloned().collect();
-    write_bundle(root, &dir, &binaries, &not_built)?;
+    write_bundle(root, &dir, &binaries, &not_built, python_ext.as_deref())?;
     for why in &optional {
         eprintln!("xtask: warning: not in the bundle: {why}");
     }
     Ok(Bundle { dir, broken })
+}
+
+/// Builds `examples/python-ext` as an extension module (no libpython linked, abi3 without asking
+/// an interpreter) and returns the module file, named as Python imports it.
+fn build_python_ext(root: &Path) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo)
+        .current_dir(root)
+        .args(["build", "-p", "python-ext", "--release", "--features", "python"])
+        .env("PYO3_BUILD_EXTENSION_MODULE", "1")
+        .env("PYO3_NO_PYTHON", "1")
+        .status()
+        .map_err(|e| format!("running {cargo}: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "cargo build -p python-ext --release --features python failed ({status})"
+        ));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"));
+    let release = root.join(target).join("release");
+    crate::test::install_module(&release, &release.join("python-ext"))
 }
 
 /// One executable cargo reported.
@@ -394,7 +431,13 @@ fn bench_names(root: &Path) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String]) -> Result<(), String> {
+fn write_bundle(
+    root: &Path,
+    dir: &Path,
+    binaries: &[Binary],
+    broken: &[String],
+    python_ext: Option<&Path>,
+) -> Result<(), String> {
     let io = |what: &Path| {
         let what = what.display().to_string();
         move |e: std::io::Error| format!("{what}: {e}")
@@ -408,6 +451,7 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
         "bench",
         "files",
         "python",
+        "python-ext",
         "cpp",
         "kernels",
         "sanitizer",
@@ -473,6 +517,23 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
         fs::copy(root.join(from), dir.join(to)).map_err(io(&root.join(from)))?;
     }
     set_executable(&dir.join("run.sh"))?;
+    if let Some(module) = python_ext {
+        let to = dir.join("python-ext/cuda_rs_ext.so");
+        fs::copy(module, &to).map_err(io(module))?;
+        if strip {
+            // Only the local symbols go: the module's `PyInit_cuda_rs_ext` must stay.
+            let status = Command::new("strip")
+                .arg("--strip-unneeded")
+                .arg(&to)
+                .status()
+                .map_err(|e| format!("strip: {e}"))?;
+            if !status.success() {
+                return Err(format!("strip {} failed ({status})", to.display()));
+            }
+        }
+        let tests = root.join("examples/python-ext/python/test_interop.py");
+        fs::copy(&tests, dir.join("python-ext/test_interop.py")).map_err(io(&tests))?;
+    }
     copy_pinned_headers(root, &dir.join("headers"))?;
     if !empty.is_empty() {
         eprintln!(
@@ -490,11 +551,15 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
     let size = folder_size(dir)?;
     let count = |kind: &str| written.iter().filter(|k| **k == kind).count();
     eprintln!(
-        "xtask: {}: {} test binaries, {} examples, {} benchmarks; {:.1} MiB (limit {} MiB)",
+        "xtask: {}: {} test binaries, {} examples, {} benchmarks, {}; {:.1} MiB (limit {} MiB)",
         dir.display(),
         count("test"),
         count("example"),
         count("bench"),
+        match python_ext {
+            Some(_) => "the Python extension module",
+            None => "no Python extension module",
+        },
         size as f64 / (1 << 20) as f64,
         SIZE_LIMIT >> 20
     );
@@ -514,18 +579,26 @@ fn write_bundle(root: &Path, dir: &Path, binaries: &[Binary], broken: &[String])
     Ok(())
 }
 
-/// Packs `tests/`, `examples/`, `bench/` and `files/` into `binaries.tar.xz` (about a tenth of their size, which
+/// Packs `tests/`, `examples/`, `bench/`, `files/` and `python-ext/` into `binaries.tar.xz` (about a tenth of their size, which
 /// matters because the bundle and the repository travel to the GPU machine in one 64 MiB transfer);
 /// `run.sh` unpacks it. Without `tar`/`xz` here the folders stay as they are.
 fn pack_binaries(dir: &Path) {
     let packed = Command::new("tar")
         .current_dir(dir)
         .env("XZ_OPT", "-6 -T0")
-        .args(["-cJf", "binaries.tar.xz", "tests", "examples", "bench", "files"])
+        .args([
+            "-cJf",
+            "binaries.tar.xz",
+            "tests",
+            "examples",
+            "bench",
+            "files",
+            "python-ext",
+        ])
         .status();
     match packed {
         Ok(status) if status.success() => {
-            for sub in ["tests", "examples", "bench", "files"] {
+            for sub in ["tests", "examples", "bench", "files", "python-ext"] {
                 if let Err(e) = fs::remove_dir_all(dir.join(sub)) {
                     eprintln!("xtask: warning: could not remove {sub}/ after packing it: {e}");
                 }

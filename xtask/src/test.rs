@@ -4,8 +4,15 @@
 //! tests with the loader's environment variables pointing at them, then the
 //! stand-in driver's suites under valgrind (`tests/leakcheck.sh`).
 //! `cargo xtask test --no-leakcheck [cargo test args]` skips the last step.
+//!
+//! Where a `python3` is present (and no cargo test arguments were given), cuda-core is also
+//! tested with `--features python` (its unit tests embed that interpreter), and the example
+//! extension module (`examples/python-ext`) is built and its Python tests run against it
+//! (torch and CuPy checks skip themselves where those are missing); without `python3` this
+//! part says it is skipped.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::wheels;
@@ -17,6 +24,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root).args(["test", "--workspace"]).args(cargo_args);
     let mut headers = Vec::new();
+    let mut library_env: Vec<(&str, OsString)> = Vec::new();
     for (wheel, variable, file) in [
         ("nvidia-cuda-nvrtc", "CUDA_NVRTC_LIBRARY", "libnvrtc.so.13"),
         ("nvidia-cuda-runtime", "CUDA_RUNTIME_LIBRARY", "libcudart.so.13"),
@@ -26,16 +34,22 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             continue;
         }
         let cu13 = wheels::ensure(root, wheels::pin(&pins, wheel)?)?;
-        command.env(variable, cu13.join("lib").join(file));
+        library_env.push((variable, cu13.join("lib").join(file).into_os_string()));
         headers.push(cu13.join("include"));
     }
     if !headers.is_empty() {
         let joined = std::env::join_paths(&headers).map_err(|e| format!("header folders: {e}"))?;
-        command.env("CUDA_SYS_HEADERS", joined);
+        library_env.push(("CUDA_SYS_HEADERS", joined));
     }
+    command.envs(library_env.iter().map(|(k, v)| (k, v)));
     let status = command.status().map_err(|e| format!("running cargo test: {e}"))?;
     if !status.success() {
         return Err(format!("cargo test failed ({status})"));
+    }
+    if cargo_args.is_empty() {
+        python(root, &library_env)?;
+    } else {
+        eprintln!("xtask: the `python` feature checks run only when no cargo test arguments are given");
     }
     if !leakcheck {
         return Ok(());
@@ -50,4 +64,69 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("tests/leakcheck.sh failed ({status})"))
     }
+}
+
+/// The `python` feature: cuda-core's unit tests with it, then the example extension module built
+/// (in its own target folder, since an extension module links no libpython and the tests do)
+/// and its Python tests run. Skipped, loudly, without a `python3`.
+fn python(root: &Path, library_env: &[(&str, OsString)]) -> Result<(), String> {
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let version = Command::new(&python).arg("--version").output();
+    match version {
+        Ok(output) if output.status.success() => eprintln!(
+            "xtask: the python feature, with {}",
+            String::from_utf8_lossy(&output.stdout).trim()
+        ),
+        _ => {
+            eprintln!(
+                "xtask: skipped: the python feature (cuda-core --features python, examples/python-ext and its tests): no {} here",
+                python.to_string_lossy()
+            );
+            return Ok(());
+        }
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let run = |what: &str, command: &mut Command| -> Result<(), String> {
+        let status = command
+            .current_dir(root)
+            .envs(library_env.iter().map(|(k, v)| (k, v)))
+            .status()
+            .map_err(|e| format!("{what}: {e}"))?;
+        match status.success() {
+            true => Ok(()),
+            false => Err(format!("{what} failed ({status})")),
+        }
+    };
+    run(
+        "cargo test -p cuda-core --features python --lib",
+        Command::new(&cargo).args(["test", "-p", "cuda-core", "--features", "python", "--lib"]),
+    )?;
+    run(
+        "cargo test -p cuda-core --features python --doc python",
+        Command::new(&cargo).args(["test", "-p", "cuda-core", "--features", "python", "--doc", "python"]),
+    )?;
+    let target = root.join("target/python-ext");
+    run(
+        "building examples/python-ext",
+        Command::new(&cargo)
+            .args(["build", "-p", "python-ext", "--features", "python", "--target-dir"])
+            .arg(&target)
+            .env("PYO3_BUILD_EXTENSION_MODULE", "1"),
+    )?;
+    let module = install_module(&target.join("debug"), &target)?;
+    run(
+        "examples/python-ext/python/test_interop.py",
+        Command::new(&python)
+            .arg("examples/python-ext/python/test_interop.py")
+            .env("CUDA_RS_EXT_DIR", module.parent().unwrap_or(&target)),
+    )
+}
+
+/// Copies `libcuda_rs_ext.so` from `built` to `folder/cuda_rs_ext.so`, the name Python imports.
+pub fn install_module(built: &Path, folder: &Path) -> Result<PathBuf, String> {
+    let from = built.join("libcuda_rs_ext.so");
+    let to = folder.join("cuda_rs_ext.so");
+    std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    std::fs::copy(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
+    Ok(to)
 }

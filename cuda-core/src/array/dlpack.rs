@@ -1,17 +1,44 @@
-//! DLPack exchange: the `DLManagedTensor` structures of the DLPack specification (v0.8 ABI,
-//! the unversioned one every framework accepts), export of a [`DeviceArray`] and import of a
-//! tensor another library made.
+//! DLPack exchange: the structures of the DLPack 1.0 header (the versioned
+//! [`DLManagedTensorVersioned`] and the legacy [`DLManagedTensor`] that every framework accepts),
+//! export of a [`DeviceArray`] as either, and import of a tensor another library made, strided
+//! and offset tensors included, as a view of its memory (never a copy).
+//!
+//! Streams follow the Python array API's `__dlpack__(stream=...)` rules: an export made for a
+//! consumer's stream makes that stream wait for the array's stream with an event (no host
+//! synchronisation), and an import told the producer's stream makes its own stream wait for that
+//! one the same way, and orders the producer's stream after its own uses before handing the
+//! tensor back.
+//!
+//! ```no_run
+//! use cuda_core::{DLPackFlags, DLPackTensor, Device, DeviceArray};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let device = Device::new(0)?;
+//! let producer = device.create_stream()?;
+//! let consumer = device.create_stream()?;
+//! let x = DeviceArray::from_slice(&producer, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?.reshape([2, 3])?;
+//! // A transposed view travels as strides; `consumer` waits for `producer` on the device.
+//! let raw = x.transpose().into_dlpack_versioned(Some(&consumer), DLPackFlags::NONE)?;
+//! // SAFETY: `raw` was just exported, and nothing else uses it.
+//! let tensor = unsafe { DLPackTensor::from_raw_versioned(raw) }?;
+//! let y = DeviceArray::<f32>::from_dlpack_tensor(tensor, &consumer, Some(&producer))?;
+//! assert_eq!((y.shape(), y.strides()), (&[3, 2][..], &[1, 3][..]));
+//! assert_eq!(y.to_vec()?, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+//! # Ok(())
+//! # }
+//! ```
 
 use std::ffi::c_void;
-use std::ptr;
+use std::mem::{size_of, ManuallyDrop};
+use std::ptr::{self, NonNull};
 
-use cuda_driver::Stream;
+use cuda_driver::{Event, EventFlags, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::device_array::{shape_len, DeviceArray, Storage};
+use super::device_array::{c_strides, shape_len, DeviceArray, Storage};
 use super::dtype::{DType, Element};
 use super::pool::StreamUses;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Where a tensor lives (`DLDeviceType`). Only the values this crate uses or checks are named.
 #[repr(transparent)]
@@ -25,8 +52,23 @@ impl DLDeviceType {
     pub const CUDA: DLDeviceType = DLDeviceType(2);
     /// Pinned host memory (`cudaMallocHost`).
     pub const CUDA_HOST: DLDeviceType = DLDeviceType(3);
+    /// AMD ROCm device memory.
+    pub const ROCM: DLDeviceType = DLDeviceType(10);
     /// CUDA managed memory.
     pub const CUDA_MANAGED: DLDeviceType = DLDeviceType(13);
+}
+
+impl std::fmt::Display for DLDeviceType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            DLDeviceType::CPU => f.write_str("CPU"),
+            DLDeviceType::CUDA => f.write_str("CUDA"),
+            DLDeviceType::CUDA_HOST => f.write_str("CUDA pinned host"),
+            DLDeviceType::ROCM => f.write_str("ROCm"),
+            DLDeviceType::CUDA_MANAGED => f.write_str("CUDA managed"),
+            DLDeviceType(other) => write!(f, "DLPack device type {other}"),
+        }
+    }
 }
 
 /// A device: type and ordinal.
@@ -92,6 +134,48 @@ impl From<DType> for DLDataType {
     }
 }
 
+impl TryFrom<DLDataType> for DType {
+    type Error = DLPackError;
+
+    /// The element type of that code and width (one lane); complex, vector and other types
+    /// are [`DLPackError::UnsupportedDType`].
+    fn try_from(dtype: DLDataType) -> std::result::Result<Self, DLPackError> {
+        if dtype.lanes == 1 {
+            if let Some(found) = DType::ALL.into_iter().find(|&d| DLDataType::from(d) == dtype) {
+                return Ok(found);
+            }
+        }
+        Err(DLPackError::UnsupportedDType(dtype))
+    }
+}
+
+impl std::fmt::Display for DLDataType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let class = match self.code {
+            DLDataTypeCode::INT => "int",
+            DLDataTypeCode::UINT => "uint",
+            DLDataTypeCode::FLOAT => "float",
+            DLDataTypeCode::BFLOAT => "bfloat",
+            DLDataTypeCode::COMPLEX => "complex",
+            DLDataTypeCode::BOOL => "bool",
+            _ => "code",
+        };
+        match self.code {
+            DLDataTypeCode::INT
+            | DLDataTypeCode::UINT
+            | DLDataTypeCode::FLOAT
+            | DLDataTypeCode::BFLOAT
+            | DLDataTypeCode::COMPLEX
+            | DLDataTypeCode::BOOL => write!(f, "{class}{}", self.bits)?,
+            DLDataTypeCode(code) => write!(f, "type code {code} of {} bits", self.bits)?,
+        }
+        if self.lanes != 1 {
+            write!(f, "x{}", self.lanes)?;
+        }
+        Ok(())
+    }
+}
+
 /// A tensor's description (`DLTensor`); it owns nothing.
 #[repr(C)]
 #[derive(Debug)]
@@ -112,8 +196,8 @@ pub struct DLTensor {
     pub byte_offset: u64,
 }
 
-/// A tensor together with its owner's context and the function that releases it
-/// (`DLManagedTensor`). The consumer calls `deleter` once when done.
+/// A tensor together with its owner's context and the function that releases it: the legacy,
+/// unversioned `DLManagedTensor`. The consumer calls `deleter` once when done.
 #[repr(C)]
 #[derive(Debug)]
 pub struct DLManagedTensor {
@@ -125,33 +209,443 @@ pub struct DLManagedTensor {
     pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
 }
 
-/// What an exported tensor owns: the array and the shape and strides the tensor points into.
-struct Export<T: Element> {
-    managed: DLManagedTensor,
+/// A DLPack ABI version (`DLPackVersion`): a major change changes the layout of
+/// [`DLManagedTensorVersioned`], a minor one only adds enumeration values.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DLPackVersion {
+    /// The ABI's major version.
+    pub major: u32,
+    /// The minor version.
+    pub minor: u32,
+}
+
+impl DLPackVersion {
+    /// The version this crate implements and exports, 1.0.
+    pub const CURRENT: DLPackVersion = DLPackVersion { major: 1, minor: 0 };
+}
+
+impl std::fmt::Display for DLPackVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The flags of a [`DLManagedTensorVersioned`] (a `uint64_t` bit mask).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DLPackFlags(pub u64);
+
+impl DLPackFlags {
+    /// No flag.
+    pub const NONE: DLPackFlags = DLPackFlags(0);
+    /// The consumer must not write the memory (`DLPACK_FLAG_BITMASK_READ_ONLY`).
+    pub const READ_ONLY: DLPackFlags = DLPackFlags(1);
+    /// The producer made a copy for this exchange, so nobody else sees writes
+    /// (`DLPACK_FLAG_BITMASK_IS_COPIED`).
+    pub const IS_COPIED: DLPackFlags = DLPackFlags(2);
+
+    /// Whether every flag of `other` is set.
+    pub const fn contains(self, other: DLPackFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for DLPackFlags {
+    type Output = DLPackFlags;
+
+    fn bitor(self, other: DLPackFlags) -> DLPackFlags {
+        DLPackFlags(self.0 | other.0)
+    }
+}
+
+/// A tensor with its version, flags and release function: DLPack 1.0's
+/// `DLManagedTensorVersioned`. The consumer calls `deleter` once when done. A consumer must
+/// check `version.major` before reading anything but `version`, `manager_ctx` and `deleter`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DLManagedTensorVersioned {
+    /// The ABI version the producer wrote.
+    pub version: DLPackVersion,
+    /// The producer's data for `deleter`.
+    pub manager_ctx: *mut c_void,
+    /// Releases the tensor (may be null for tensors that need no release).
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
+    /// [`DLPackFlags`].
+    pub flags: DLPackFlags,
+    /// The tensor.
+    pub dl_tensor: DLTensor,
+}
+
+/// Why a DLPack tensor cannot be imported (or exported).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DLPackError {
+    /// The tensor pointer is null.
+    #[error("null DLPack tensor")]
+    NullTensor,
+    /// A versioned tensor of another major version, whose layout this crate cannot read (its
+    /// deleter is still safe to call).
+    #[error("DLPack tensor of ABI version {0}; this crate reads 1.x")]
+    UnsupportedVersion(DLPackVersion),
+    /// The memory is not CUDA device memory (a CPU tensor, say).
+    #[error("the DLPack tensor is in {} memory (device {}), not CUDA device memory", .0.device_type, .0.device_id)]
+    NotCuda(DLDevice),
+    /// CUDA memory of another GPU than the stream's.
+    #[error("the DLPack tensor is on CUDA device {found}, the stream on device {expected}")]
+    WrongDevice {
+        /// The tensor's device.
+        found: i32,
+        /// The stream's device.
+        expected: i32,
+    },
+    /// An element type this crate has no [`DType`] for (complex, vector lanes, ...).
+    #[error("DLPack element type {0} is not supported")]
+    UnsupportedDType(DLDataType),
+    /// An element type other than the array's.
+    #[error("the DLPack tensor holds {found}, the array {expected}")]
+    WrongDType {
+        /// The tensor's type.
+        found: DType,
+        /// The array's type.
+        expected: DType,
+    },
+    /// The tensor is marked read-only ([`DLPackFlags::READ_ONLY`]); an array may be written.
+    #[error("the DLPack tensor is read-only, and a DeviceArray can be written")]
+    ReadOnly,
+    /// Shape, strides or address that no array can have (negative extents or strides,
+    /// overflowing sizes, misaligned data).
+    #[error("DLPack tensor layout: {0}")]
+    Layout(String),
+    /// A Python capsule whose tensor was already taken by a consumer.
+    #[error("the DLPack capsule was already consumed")]
+    Consumed,
+    /// A Python object that is not a DLPack capsule.
+    #[error("not a DLPack exchange: {0}")]
+    Protocol(String),
+}
+
+/// The raw pointer an owned tensor holds.
+#[derive(Clone, Copy)]
+enum RawTensor {
+    Legacy(NonNull<DLManagedTensor>),
+    Versioned(NonNull<DLManagedTensorVersioned>),
+}
+
+/// An owned DLPack tensor of either ABI: its `deleter` is called exactly once, when it is
+/// dropped, or when the [`DeviceArray`] it was imported as ([`DeviceArray::from_dlpack_tensor`])
+/// lets go of it.
+pub struct DLPackTensor {
+    raw: RawTensor,
+}
+
+// SAFETY: the tensor is plain data and a release function; `from_raw`'s caller promises that
+// the deleter may be called from any thread, and shared access only reads.
+unsafe impl Send for DLPackTensor {}
+// SAFETY: as above.
+unsafe impl Sync for DLPackTensor {}
+
+impl DLPackTensor {
+    /// Takes ownership of a legacy tensor. Null is [`DLPackError::NullTensor`].
+    ///
+    /// # Safety
+    /// `tensor` must be null or point to a valid `DLManagedTensor` that nobody else owns now,
+    /// whose `shape` (and non-null `strides`) hold `ndim` values, and whose deleter may be
+    /// called, once, from any thread.
+    pub unsafe fn from_raw(tensor: *mut DLManagedTensor) -> Result<Self, DLPackError> {
+        let raw = NonNull::new(tensor).ok_or(DLPackError::NullTensor)?;
+        Ok(DLPackTensor {
+            raw: RawTensor::Legacy(raw),
+        })
+    }
+
+    /// Takes ownership of a versioned tensor. Null is [`DLPackError::NullTensor`]; a major
+    /// version other than 1 is [`DLPackError::UnsupportedVersion`], and the tensor is then left
+    /// to the caller (DLPack says to call its deleter and read nothing else).
+    ///
+    /// # Safety
+    /// As [`from_raw`](Self::from_raw), for a `DLManagedTensorVersioned`.
+    pub unsafe fn from_raw_versioned(tensor: *mut DLManagedTensorVersioned) -> Result<Self, DLPackError> {
+        let raw = NonNull::new(tensor).ok_or(DLPackError::NullTensor)?;
+        // SAFETY: the caller promises a valid tensor; `version` is at the same place in every
+        // major version.
+        let version = unsafe { (*tensor).version };
+        if version.major != DLPackVersion::CURRENT.major {
+            return Err(DLPackError::UnsupportedVersion(version));
+        }
+        Ok(DLPackTensor {
+            raw: RawTensor::Versioned(raw),
+        })
+    }
+
+    /// The tensor's description.
+    pub fn tensor(&self) -> &DLTensor {
+        // SAFETY: the pointer is valid while `self` owns it (the constructors' contract).
+        unsafe {
+            match self.raw {
+                RawTensor::Legacy(raw) => &(*raw.as_ptr()).dl_tensor,
+                RawTensor::Versioned(raw) => &(*raw.as_ptr()).dl_tensor,
+            }
+        }
+    }
+
+    /// The ABI version (`None` for a legacy tensor).
+    pub fn version(&self) -> Option<DLPackVersion> {
+        match self.raw {
+            RawTensor::Legacy(_) => None,
+            // SAFETY: valid while owned.
+            RawTensor::Versioned(raw) => Some(unsafe { (*raw.as_ptr()).version }),
+        }
+    }
+
+    /// The flags (none for a legacy tensor).
+    pub fn flags(&self) -> DLPackFlags {
+        match self.raw {
+            RawTensor::Legacy(_) => DLPackFlags::NONE,
+            // SAFETY: valid while owned.
+            RawTensor::Versioned(raw) => unsafe { (*raw.as_ptr()).flags },
+        }
+    }
+
+    /// Where the memory is.
+    pub fn device(&self) -> DLDevice {
+        self.tensor().device
+    }
+
+    /// The element type, if this crate has it.
+    pub fn dtype(&self) -> Result<DType, DLPackError> {
+        DType::try_from(self.tensor().dtype)
+    }
+
+    /// The extents (empty for a zero-dimensional tensor); negative `ndim` is an error.
+    pub fn shape(&self) -> Result<&[i64], DLPackError> {
+        let t = self.tensor();
+        let ndim = usize::try_from(t.ndim).map_err(|_| DLPackError::Layout(format!("ndim {} is negative", t.ndim)))?;
+        if ndim == 0 {
+            return Ok(&[]);
+        }
+        // SAFETY: the constructors' contract: `shape` holds `ndim` values.
+        Ok(unsafe { std::slice::from_raw_parts(t.shape, ndim) })
+    }
+
+    /// The strides in elements, `None` when the tensor says compact row-major (null).
+    pub fn strides(&self) -> Result<Option<&[i64]>, DLPackError> {
+        let ndim = self.shape()?.len();
+        let t = self.tensor();
+        if t.strides.is_null() {
+            return Ok(None);
+        }
+        if ndim == 0 {
+            return Ok(Some(&[]));
+        }
+        // SAFETY: the constructors' contract: non-null `strides` holds `ndim` values.
+        Ok(Some(unsafe { std::slice::from_raw_parts(t.strides, ndim) }))
+    }
+
+    /// The first element's address, shape and strides (in elements) of the tensor seen as an
+    /// array of `T` on CUDA device `device`, after every check that needs no driver.
+    pub(crate) fn layout<T: Element>(&self, device: i32) -> Result<(CUdeviceptr, Vec<usize>, Vec<usize>), DLPackError> {
+        let t = self.tensor();
+        if t.device.device_type != DLDeviceType::CUDA {
+            return Err(DLPackError::NotCuda(t.device));
+        }
+        if t.device.device_id != device {
+            return Err(DLPackError::WrongDevice {
+                found: t.device.device_id,
+                expected: device,
+            });
+        }
+        let found = self.dtype()?;
+        if found != T::DTYPE {
+            return Err(DLPackError::WrongDType {
+                found,
+                expected: T::DTYPE,
+            });
+        }
+        if self.flags().contains(DLPackFlags::READ_ONLY) {
+            return Err(DLPackError::ReadOnly);
+        }
+        let extents = self.shape()?;
+        let shape = extents
+            .iter()
+            .map(|&d| {
+                usize::try_from(d).map_err(|_| DLPackError::Layout(format!("negative extent in shape {extents:?}")))
+            })
+            .collect::<Result<Vec<usize>, _>>()?;
+        let len = shape_len(&shape).map_err(|_| DLPackError::Layout(format!("shape {shape:?} overflows")))?;
+        let strides = match self.strides()? {
+            None => c_strides(&shape),
+            Some(strides) => strides
+                .iter()
+                .zip(&shape)
+                .map(|(&s, &extent)| match usize::try_from(s) {
+                    Ok(s) => Ok(s),
+                    // Along an axis of one element, or in a zero-size tensor, it is never used.
+                    Err(_) if extent <= 1 || len == 0 => Ok(0),
+                    Err(_) => Err(DLPackError::Layout(format!(
+                        "negative stride in {strides:?} (shape {shape:?}); arrays have none"
+                    ))),
+                })
+                .collect::<Result<Vec<usize>, _>>()?,
+        };
+        let ptr = (t.data as CUdeviceptr)
+            .checked_add(t.byte_offset)
+            .ok_or_else(|| DLPackError::Layout("data address plus byte offset overflows".into()))?;
+        if ptr % std::mem::align_of::<T>() as CUdeviceptr != 0 {
+            return Err(DLPackError::Layout(format!(
+                "data at {ptr:#x} is not aligned for {}",
+                T::DTYPE
+            )));
+        }
+        if len > 0 {
+            // The last element must be addressable: sum of (extent - 1) * stride elements on.
+            let span = shape
+                .iter()
+                .zip(&strides)
+                .try_fold(0usize, |acc, (&d, &s)| acc.checked_add((d - 1).checked_mul(s)?))
+                .and_then(|elements| elements.checked_mul(size_of::<T>()))
+                .and_then(|bytes| ptr.checked_add(bytes as CUdeviceptr));
+            if span.is_none() {
+                return Err(DLPackError::Layout(format!(
+                    "shape {shape:?} with strides {strides:?} overflows the address space"
+                )));
+            }
+        }
+        Ok((ptr, shape, strides))
+    }
+}
+
+impl Drop for DLPackTensor {
+    fn drop(&mut self) {
+        // SAFETY: the tensor is owned, and its deleter is called once, here.
+        unsafe {
+            match self.raw {
+                RawTensor::Legacy(raw) => {
+                    if let Some(deleter) = (*raw.as_ptr()).deleter {
+                        deleter(raw.as_ptr());
+                    }
+                }
+                RawTensor::Versioned(raw) => {
+                    if let Some(deleter) = (*raw.as_ptr()).deleter {
+                        deleter(raw.as_ptr());
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for DLPackTensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DLPackTensor")
+            .field("version", &self.version())
+            .field("flags", &self.flags())
+            .field("tensor", self.tensor())
+            .finish()
+    }
+}
+
+/// Makes `later` wait for the work queued on `earlier` so far (an event; no host wait).
+fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
+    if earlier == later {
+        return Ok(());
+    }
+    if earlier.context() != later.context() {
+        return Err(cuda_driver::Error::WrongContext {
+            object: "stream",
+            used_with: "stream",
+        });
+    }
+    let event = Event::new(earlier.context(), EventFlags::DISABLE_TIMING)?;
+    event.record(earlier)?;
+    later.wait_event(&event)
+}
+
+/// What an exported tensor owns: the managed struct handed out, the array and the shape and
+/// strides the tensor points into.
+struct Export<T: Element, M> {
+    managed: M,
     _array: DeviceArray<T>,
     _shape: Vec<i64>,
     _strides: Vec<i64>,
 }
 
-unsafe extern "C" fn delete_export<T: Element>(tensor: *mut DLManagedTensor) {
+/// The two managed-tensor layouts, as far as exporting needs.
+trait Managed: Sized {
+    /// The address of the `manager_ctx` field.
+    ///
+    /// # Safety
+    /// `this` must point to a live value.
+    unsafe fn manager_ctx(this: *mut Self) -> *mut *mut c_void;
+}
+
+impl Managed for DLManagedTensor {
+    unsafe fn manager_ctx(this: *mut Self) -> *mut *mut c_void {
+        // SAFETY: the caller promises `this` is live.
+        unsafe { ptr::addr_of_mut!((*this).manager_ctx) }
+    }
+}
+
+impl Managed for DLManagedTensorVersioned {
+    unsafe fn manager_ctx(this: *mut Self) -> *mut *mut c_void {
+        // SAFETY: as above.
+        unsafe { ptr::addr_of_mut!((*this).manager_ctx) }
+    }
+}
+
+unsafe extern "C" fn delete_export<T: Element, M: Managed>(tensor: *mut M) {
     if tensor.is_null() {
         return;
     }
-    // SAFETY: `tensor` came from `into_dlpack`, where `manager_ctx` is the leaked `Box<Export<T>>`
+    // SAFETY: `tensor` came from `export`, where `manager_ctx` is the leaked `Box<Export<T, M>>`
     // holding it; DLPack calls the deleter once.
-    let export = unsafe { Box::from_raw((*tensor).manager_ctx.cast::<Export<T>>()) };
+    let export = unsafe { Box::from_raw((*M::manager_ctx(tensor)).cast::<Export<T, M>>()) };
     // Dropping the array returns its memory to the pool, after the streams that used it.
     drop(export);
 }
 
 impl<T: Element> DeviceArray<T> {
-    /// Exports the array as a DLPack tensor, giving up ownership: its memory goes back to the
-    /// pool (in stream order) when the consumer calls the tensor's `deleter`. When the consumer
-    /// works on `consumer_stream` (same context), that stream is first made to wait for the
-    /// array's stream, and the memory is freed only after the consumer's work queued on it by
-    /// the time of the deleter call. Without one, the consumer must synchronise with
-    /// [`stream`](Self::stream) itself.
+    /// Exports the array as a legacy DLPack tensor, giving up ownership: its memory goes back to
+    /// the pool (in stream order) when the consumer calls the tensor's `deleter`. When the
+    /// consumer works on `consumer_stream` (same context), that stream is first made to wait
+    /// for the array's stream with an event (no host wait), and the memory is freed only after
+    /// the consumer's work queued on it by the time of the deleter call. Without one, the
+    /// consumer must synchronise with [`stream`](Self::stream) itself. Views keep their strides;
+    /// `data` is the first element (`byte_offset` 0).
     pub fn into_dlpack(self, consumer_stream: Option<&Stream>) -> Result<*mut DLManagedTensor> {
+        self.export(consumer_stream, |dl_tensor| DLManagedTensor {
+            dl_tensor,
+            manager_ctx: ptr::null_mut(),
+            deleter: Some(delete_export::<T, DLManagedTensor>),
+        })
+    }
+
+    /// Like [`into_dlpack`](Self::into_dlpack), as a DLPack 1.0 versioned tensor with `flags`
+    /// (a broadcast view, whose elements share memory, is always marked
+    /// [`READ_ONLY`](DLPackFlags::READ_ONLY)).
+    pub fn into_dlpack_versioned(
+        self,
+        consumer_stream: Option<&Stream>,
+        flags: DLPackFlags,
+    ) -> Result<*mut DLManagedTensorVersioned> {
+        let flags = match self.is_broadcast() {
+            true => flags | DLPackFlags::READ_ONLY,
+            false => flags,
+        };
+        self.export(consumer_stream, |dl_tensor| DLManagedTensorVersioned {
+            version: DLPackVersion::CURRENT,
+            manager_ctx: ptr::null_mut(),
+            deleter: Some(delete_export::<T, DLManagedTensorVersioned>),
+            flags,
+            dl_tensor,
+        })
+    }
+
+    fn export<M: Managed>(
+        self,
+        consumer_stream: Option<&Stream>,
+        managed: impl FnOnce(DLTensor) -> M,
+    ) -> Result<*mut M> {
         if let Some(stream) = consumer_stream {
             self.note_use(stream)?;
         }
@@ -161,22 +655,18 @@ impl<T: Element> DeviceArray<T> {
         let ndim = shape.len() as i32;
         // SAFETY: the address is handed out together with ownership of the array.
         let data = unsafe { self.as_raw() } as *mut c_void;
-        let managed = DLManagedTensor {
-            dl_tensor: DLTensor {
-                data,
-                device: DLDevice {
-                    device_type: DLDeviceType::CUDA,
-                    device_id,
-                },
-                ndim,
-                dtype: T::DTYPE.into(),
-                shape: shape.as_mut_ptr(),
-                strides: strides.as_mut_ptr(),
-                byte_offset: 0,
+        let managed = managed(DLTensor {
+            data,
+            device: DLDevice {
+                device_type: DLDeviceType::CUDA,
+                device_id,
             },
-            manager_ctx: ptr::null_mut(),
-            deleter: Some(delete_export::<T>),
-        };
+            ndim,
+            dtype: T::DTYPE.into(),
+            shape: shape.as_mut_ptr(),
+            strides: strides.as_mut_ptr(),
+            byte_offset: 0,
+        });
         let export = Box::into_raw(Box::new(Export {
             managed,
             _array: self,
@@ -186,89 +676,90 @@ impl<T: Element> DeviceArray<T> {
         // SAFETY: `export` is a valid, uniquely owned box until the deleter takes it back; the
         // vectors' buffers do not move when the vectors do.
         unsafe {
-            (*export).managed.manager_ctx = export.cast();
-            Ok(ptr::addr_of_mut!((*export).managed))
+            let managed = ptr::addr_of_mut!((*export).managed);
+            *M::manager_ctx(managed) = export.cast();
+            Ok(managed)
         }
     }
 
-    /// Takes ownership of a DLPack tensor of CUDA memory of `stream`'s device, as an array
-    /// ordered on `stream`. Its `deleter` is called when the array is dropped, after `stream`
-    /// (and other streams that used the array) have finished their work on it. Wrong device,
-    /// type, layout (only compact row-major is accepted) or an empty tensor are errors, and the
-    /// tensor is then left to the caller.
-    ///
-    /// # Safety
-    /// `tensor` must point to a valid `DLManagedTensor` whose memory holds the elements its
-    /// shape says, stays valid until its deleter is called, may be used on `stream` once the
-    /// producer's queued work is ordered before it (the caller's duty), is not used by anyone
-    /// else meanwhile, and whose deleter may be called from any thread.
-    pub unsafe fn from_dlpack(tensor: *mut DLManagedTensor, stream: &Stream) -> Result<Self> {
-        if tensor.is_null() {
-            return Err(Error::InvalidValue("null DLPack tensor".into()));
-        }
-        // SAFETY: the caller promises a valid tensor.
-        let t = unsafe { &(*tensor).dl_tensor };
-        let device = stream.context().device().ordinal() as i32;
-        if t.device.device_type != DLDeviceType::CUDA || t.device.device_id != device {
-            return Err(Error::InvalidValue(format!(
-                "DLPack tensor on device {:?} #{}, expected CUDA device #{device}",
-                t.device.device_type, t.device.device_id
-            )));
-        }
-        let expected: DLDataType = T::DTYPE.into();
-        if t.dtype != expected {
-            return Err(Error::InvalidValue(format!(
-                "DLPack tensor of type {:?}, expected {expected:?} ({})",
-                t.dtype,
-                T::DTYPE
-            )));
-        }
-        let ndim = usize::try_from(t.ndim).map_err(|_| Error::InvalidValue("negative DLPack ndim".into()))?;
-        let shape: Vec<usize> = if ndim == 0 {
-            Vec::new()
-        } else {
-            // SAFETY: the caller promises `shape` holds `ndim` extents.
-            let extents = unsafe { std::slice::from_raw_parts(t.shape, ndim) };
-            extents
-                .iter()
-                .map(|&d| usize::try_from(d).map_err(|_| Error::InvalidValue(format!("negative extent {d}"))))
-                .collect::<Result<_>>()?
-        };
-        shape_len(&shape)?;
-        if !t.strides.is_null() && ndim > 0 {
-            // SAFETY: the caller promises non-null `strides` holds `ndim` values.
-            let strides = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
-            let mut expected = 1i64;
-            for axis in (0..ndim).rev() {
-                if shape[axis] != 1 && strides[axis] != expected {
-                    return Err(Error::InvalidValue(format!(
-                        "DLPack tensor strides {strides:?} are not compact row-major for shape {shape:?}"
-                    )));
-                }
-                expected *= shape[axis] as i64;
-            }
-        }
-        let ptr = (t.data as CUdeviceptr)
-            .checked_add(t.byte_offset)
-            .ok_or_else(|| Error::InvalidValue("DLPack data address overflows".into()))?;
-        if ptr % std::mem::align_of::<T>() as CUdeviceptr != 0 {
-            return Err(Error::InvalidValue(format!(
-                "DLPack data at {ptr:#x} is not aligned for {}",
-                T::DTYPE
-            )));
+    /// Takes a DLPack tensor of CUDA memory of `stream`'s device as an array (a view of the
+    /// tensor's memory with its shape and strides; never a copy) ordered on `stream`. When the
+    /// producer says its work is on `producer_stream`, `stream` waits for it (an event), and on
+    /// release the producer's stream waits for every stream that used the array before the
+    /// tensor's deleter runs; without one the release first waits on the host for those
+    /// streams. On error (CPU or another device's memory, another element type, a read-only
+    /// tensor, a layout no array has) the tensor is released: check [`DLPackTensor::dtype`]
+    /// and [`DLPackTensor::device`] first to choose.
+    pub fn from_dlpack_tensor(tensor: DLPackTensor, stream: &Stream, producer_stream: Option<&Stream>) -> Result<Self> {
+        let (ptr, shape, strides) = tensor.layout::<T>(stream.context().device().ordinal() as i32)?;
+        Self::adopt(tensor, ptr, shape, strides, stream, producer_stream)
+    }
+
+    fn adopt(
+        tensor: DLPackTensor,
+        ptr: CUdeviceptr,
+        shape: Vec<usize>,
+        strides: Vec<usize>,
+        stream: &Stream,
+        producer_stream: Option<&Stream>,
+    ) -> Result<Self> {
+        if let Some(producer) = producer_stream {
+            order_after(producer, stream)?;
         }
         let storage = Storage::Imported(ImportedTensor {
-            tensor,
+            tensor: ManuallyDrop::new(tensor),
             uses: StreamUses::new(stream.clone()),
+            producer: producer_stream.cloned(),
         });
-        DeviceArray::from_storage(ptr, shape, None, storage)
+        DeviceArray::from_storage(ptr, shape, Some(strides), storage)
+    }
+
+    /// Takes ownership of a legacy DLPack tensor of CUDA memory of `stream`'s device, as
+    /// [`from_dlpack_tensor`](Self::from_dlpack_tensor) without a producer stream (its deleter
+    /// runs after a host wait for the streams that used the array). On error
+    /// ([`Error::DLPack`](crate::Error::DLPack)) the tensor is left to the caller.
+    ///
+    /// # Safety
+    /// `tensor` must point to a valid `DLManagedTensor` (the contract of
+    /// [`DLPackTensor::from_raw`]) whose memory holds the elements its shape and strides
+    /// reach, stays valid until its deleter is called, may be used on `stream` (the producer's
+    /// queued work is ordered before it: the caller's duty), and is not used by anyone else
+    /// meanwhile.
+    pub unsafe fn from_dlpack(tensor: *mut DLManagedTensor, stream: &Stream) -> Result<Self> {
+        // SAFETY: the caller's promise, passed on.
+        let tensor = unsafe { DLPackTensor::from_raw(tensor) }?;
+        Self::take_or_leave(tensor, stream)
+    }
+
+    /// Like [`from_dlpack`](Self::from_dlpack), for a DLPack 1.0 versioned tensor; a major
+    /// version other than 1 is [`DLPackError::UnsupportedVersion`] (the tensor is left to the
+    /// caller, who should call its deleter and read nothing else).
+    ///
+    /// # Safety
+    /// As [`from_dlpack`](Self::from_dlpack), for a `DLManagedTensorVersioned`.
+    pub unsafe fn from_dlpack_versioned(tensor: *mut DLManagedTensorVersioned, stream: &Stream) -> Result<Self> {
+        // SAFETY: the caller's promise, passed on.
+        let tensor = unsafe { DLPackTensor::from_raw_versioned(tensor) }?;
+        Self::take_or_leave(tensor, stream)
+    }
+
+    /// Imports `tensor`, or gives it back to the caller (without calling the deleter) on error.
+    fn take_or_leave(tensor: DLPackTensor, stream: &Stream) -> Result<Self> {
+        match tensor.layout::<T>(stream.context().device().ordinal() as i32) {
+            Ok((ptr, shape, strides)) => Self::adopt(tensor, ptr, shape, strides, stream, None),
+            Err(error) => {
+                std::mem::forget(tensor);
+                Err(error.into())
+            }
+        }
     }
 }
 
-/// A tensor imported with [`DeviceArray::from_dlpack`].
+/// A tensor imported with [`DeviceArray::from_dlpack_tensor`] and friends.
 pub(crate) struct ImportedTensor {
-    tensor: *mut DLManagedTensor,
+    tensor: ManuallyDrop<DLPackTensor>,
     uses: StreamUses,
+    producer: Option<Stream>,
 }
 
 impl ImportedTensor {
@@ -279,30 +770,37 @@ impl ImportedTensor {
 
 impl Drop for ImportedTensor {
     fn drop(&mut self) {
-        // The producer frees on its own terms: wait for every stream that used the memory.
+        // The owner stream waits for every other stream that used the memory...
         let ordered = self.uses.join_others();
-        if let Err(error) = self.uses.owner().synchronize() {
-            eprintln!("cuda-core: waiting before releasing a DLPack tensor failed ({error}); it is leaked");
-            return;
-        }
-        if !ordered {
-            eprintln!("cuda-core: a DLPack tensor could not be ordered after its last use; it is leaked");
-            return;
-        }
-        // SAFETY: `from_dlpack`'s caller gave this array the tensor, whose deleter is called once,
-        // here, after all work using the memory has finished.
-        unsafe {
-            if let Some(deleter) = (*self.tensor).deleter {
-                deleter(self.tensor);
+        // ... and the producer's stream for the owner, so it may reuse the memory at once;
+        // without a producer stream, wait here.
+        let handed_over = ordered
+            && self
+                .producer
+                .as_ref()
+                .is_some_and(|producer| order_after(self.uses.owner(), producer).is_ok());
+        if !handed_over {
+            if let Err(error) = self.uses.owner().synchronize() {
+                eprintln!("cuda-core: waiting before releasing a DLPack tensor failed ({error}); it is leaked");
+                return;
+            }
+            if !ordered {
+                eprintln!("cuda-core: a DLPack tensor could not be ordered after its last use; it is leaked");
+                return;
             }
         }
+        // SAFETY: the tensor is dropped (its deleter called) once, here, after all work using
+        // its memory is done or ordered before the producer's.
+        unsafe { ManuallyDrop::drop(&mut self.tensor) };
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use std::mem::{align_of, offset_of, size_of};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn layouts_match_the_dlpack_header() {
@@ -317,10 +815,16 @@ mod tests {
         assert_eq!(offset_of!(DLTensor, byte_offset), 40);
         assert_eq!(size_of::<DLManagedTensor>(), 64);
         assert_eq!(offset_of!(DLManagedTensor, deleter), 56);
+        assert_eq!(size_of::<DLPackVersion>(), 8);
+        assert_eq!(size_of::<DLManagedTensorVersioned>(), 80);
+        assert_eq!(offset_of!(DLManagedTensorVersioned, manager_ctx), 8);
+        assert_eq!(offset_of!(DLManagedTensorVersioned, deleter), 16);
+        assert_eq!(offset_of!(DLManagedTensorVersioned, flags), 24);
+        assert_eq!(offset_of!(DLManagedTensorVersioned, dl_tensor), 32);
     }
 
     #[test]
-    fn element_types_map_to_dlpack_codes() {
+    fn element_types_map_to_dlpack_codes_and_back() {
         let f32_type: DLDataType = DType::F32.into();
         assert_eq!(
             (f32_type.code, f32_type.bits, f32_type.lanes),
@@ -330,5 +834,309 @@ mod tests {
         assert_eq!((i64_type.code, i64_type.bits), (DLDataTypeCode::INT, 64));
         let u8_type: DLDataType = DType::U8.into();
         assert_eq!((u8_type.code, u8_type.bits), (DLDataTypeCode::UINT, 8));
+        let f16_type: DLDataType = DType::F16.into();
+        assert_eq!((f16_type.code, f16_type.bits), (DLDataTypeCode::FLOAT, 16));
+        let bf16_type: DLDataType = DType::BF16.into();
+        assert_eq!((bf16_type.code, bf16_type.bits), (DLDataTypeCode::BFLOAT, 16));
+        let bool_type: DLDataType = DType::Bool.into();
+        assert_eq!((bool_type.code, bool_type.bits), (DLDataTypeCode::BOOL, 8));
+        for dtype in DType::ALL {
+            assert_eq!(DType::try_from(DLDataType::from(dtype)), Ok(dtype), "{dtype}");
+        }
+        let refused = [
+            DLDataType {
+                code: DLDataTypeCode::COMPLEX,
+                bits: 64,
+                lanes: 1,
+            },
+            DLDataType {
+                code: DLDataTypeCode::FLOAT,
+                bits: 32,
+                lanes: 4,
+            },
+            DLDataType {
+                code: DLDataTypeCode::FLOAT,
+                bits: 8,
+                lanes: 1,
+            },
+            DLDataType {
+                code: DLDataTypeCode::BFLOAT,
+                bits: 32,
+                lanes: 1,
+            },
+            DLDataType {
+                code: DLDataTypeCode(7),
+                bits: 8,
+                lanes: 1,
+            },
+        ];
+        for dtype in refused {
+            assert_eq!(DType::try_from(dtype), Err(DLPackError::UnsupportedDType(dtype)));
+        }
+        assert_eq!(refused[0].to_string(), "complex64");
+        assert_eq!(refused[1].to_string(), "float32x4");
+        assert!(DLPackError::UnsupportedDType(refused[0])
+            .to_string()
+            .contains("complex64"));
+    }
+
+    /// Deleter calls of the tensors of one test, counted through `manager_ctx`.
+    unsafe extern "C" fn count_legacy(tensor: *mut DLManagedTensor) {
+        // SAFETY: the tests set `manager_ctx` to a live counter.
+        unsafe { (*(*tensor).manager_ctx.cast::<AtomicUsize>()).fetch_add(1, Ordering::SeqCst) };
+    }
+
+    unsafe extern "C" fn count_versioned(tensor: *mut DLManagedTensorVersioned) {
+        // SAFETY: as above.
+        unsafe { (*(*tensor).manager_ctx.cast::<AtomicUsize>()).fetch_add(1, Ordering::SeqCst) };
+    }
+
+    /// A hand-made tensor: its shape, strides and the two managed structs over them.
+    struct Fake {
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        legacy: DLManagedTensor,
+        versioned: DLManagedTensorVersioned,
+    }
+
+    fn fake(
+        counter: &AtomicUsize,
+        device: DLDevice,
+        dtype: DType,
+        shape: &[i64],
+        strides: Option<&[i64]>,
+        byte_offset: u64,
+    ) -> Box<Fake> {
+        let describe = |shape: &mut Vec<i64>, strides: &mut Vec<i64>| DLTensor {
+            data: 0x7000_0000 as *mut c_void,
+            device,
+            ndim: shape.len() as i32,
+            dtype: dtype.into(),
+            shape: shape.as_mut_ptr(),
+            strides: if strides.is_empty() && !shape.is_empty() {
+                ptr::null_mut()
+            } else {
+                strides.as_mut_ptr()
+            },
+            byte_offset,
+        };
+        let mut shape = shape.to_vec();
+        let mut strides = strides.map(<[i64]>::to_vec).unwrap_or_default();
+        let ctx = (counter as *const AtomicUsize).cast_mut().cast();
+        let legacy = DLManagedTensor {
+            dl_tensor: describe(&mut shape, &mut strides),
+            manager_ctx: ctx,
+            deleter: Some(count_legacy),
+        };
+        let versioned = DLManagedTensorVersioned {
+            version: DLPackVersion::CURRENT,
+            manager_ctx: ctx,
+            deleter: Some(count_versioned),
+            flags: DLPackFlags::NONE,
+            dl_tensor: describe(&mut shape, &mut strides),
+        };
+        Box::new(Fake {
+            shape,
+            strides,
+            legacy,
+            versioned,
+        })
+    }
+
+    const CUDA0: DLDevice = DLDevice {
+        device_type: DLDeviceType::CUDA,
+        device_id: 0,
+    };
+
+    #[test]
+    fn strided_and_offset_tensors_become_views() {
+        let counter = AtomicUsize::new(0);
+        // A transposed 3x4 f32 tensor, starting 8 elements in.
+        let mut t = fake(&counter, CUDA0, DType::F32, &[4, 3], Some(&[1, 4]), 32);
+        for tensor in [
+            // SAFETY: `t` outlives the owned tensors, which count their deleter calls.
+            unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap(),
+            unsafe { DLPackTensor::from_raw_versioned(&mut t.versioned) }.unwrap(),
+        ] {
+            let (ptr, shape, strides) = tensor.layout::<f32>(0).unwrap();
+            assert_eq!((ptr, shape, strides), (0x7000_0020, vec![4, 3], vec![1, 4]));
+            assert_eq!(tensor.dtype(), Ok(DType::F32));
+        }
+        assert_eq!(counter.load(Ordering::SeqCst), 2, "each owned tensor released once");
+        assert_eq!((t.shape.len(), t.strides.len()), (2, 2));
+
+        // No strides: compact row-major; a zero-dimensional tensor; a zero-size one.
+        let mut t = fake(&counter, CUDA0, DType::F16, &[2, 3, 4], None, 0);
+        // SAFETY: as above.
+        let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
+        assert_eq!(tensor.layout::<half::f16>(0).unwrap().2, [12, 4, 1]);
+        drop(tensor);
+        let mut t = fake(&counter, CUDA0, DType::BF16, &[], None, 0);
+        // SAFETY: as above.
+        let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
+        assert_eq!(tensor.layout::<half::bf16>(0).unwrap(), (0x7000_0000, vec![], vec![]));
+        drop(tensor);
+        let mut t = fake(&counter, CUDA0, DType::Bool, &[3, 0], Some(&[-5, 1]), 0);
+        // SAFETY: as above.
+        let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
+        assert_eq!(
+            tensor.layout::<crate::Bool>(0).unwrap().1,
+            [3, 0],
+            "a zero-size tensor's strides are never used"
+        );
+        drop(tensor);
+        // A negative stride along an axis of one element is never used either; a broadcast
+        // (zero) stride is kept.
+        let mut t = fake(&counter, CUDA0, DType::I32, &[1, 5], Some(&[-7, 0]), 0);
+        // SAFETY: as above.
+        let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
+        assert_eq!(tensor.layout::<i32>(0).unwrap().2, [0, 0]);
+        drop(tensor);
+        assert_eq!(counter.load(Ordering::SeqCst), 6);
+    }
+
+    #[test]
+    fn bad_tensors_get_typed_errors() {
+        let counter = AtomicUsize::new(0);
+        let cpu = DLDevice {
+            device_type: DLDeviceType::CPU,
+            device_id: 0,
+        };
+        let cases: Vec<(Box<Fake>, DLPackError)> = vec![
+            (
+                fake(&counter, cpu, DType::F32, &[4], None, 0),
+                DLPackError::NotCuda(cpu),
+            ),
+            (
+                fake(&counter, DLDevice { device_id: 1, ..CUDA0 }, DType::F32, &[4], None, 0),
+                DLPackError::WrongDevice { found: 1, expected: 0 },
+            ),
+            (
+                fake(&counter, CUDA0, DType::F64, &[4], None, 0),
+                DLPackError::WrongDType {
+                    found: DType::F64,
+                    expected: DType::F32,
+                },
+            ),
+            (
+                fake(&counter, CUDA0, DType::F32, &[4, -1], None, 0),
+                DLPackError::Layout("negative extent in shape [4, -1]".into()),
+            ),
+            (
+                fake(&counter, CUDA0, DType::F32, &[4, 2], Some(&[2, -1]), 0),
+                DLPackError::Layout("negative stride in [2, -1] (shape [4, 2]); arrays have none".into()),
+            ),
+            (
+                fake(&counter, CUDA0, DType::F32, &[4], None, 2),
+                DLPackError::Layout("data at 0x70000002 is not aligned for float32".into()),
+            ),
+            (
+                fake(&counter, CUDA0, DType::F32, &[2, 1 << 40], Some(&[1 << 62, 1]), 0),
+                DLPackError::Layout(format!(
+                    "shape [2, {}] with strides [{}, 1] overflows the address space",
+                    1u64 << 40,
+                    1u64 << 62
+                )),
+            ),
+        ];
+        for (mut t, expected) in cases {
+            // SAFETY: `t` outlives the owned tensor.
+            let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
+            assert_eq!(tensor.layout::<f32>(0).unwrap_err(), expected);
+        }
+        let mut t = fake(&counter, CUDA0, DType::F32, &[4], None, 0);
+        t.legacy.dl_tensor.dtype = DLDataType {
+            code: DLDataTypeCode::COMPLEX,
+            bits: 64,
+            lanes: 1,
+        };
+        // SAFETY: as above.
+        let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
+        assert!(matches!(tensor.layout::<f32>(0), Err(DLPackError::UnsupportedDType(_))));
+        drop(tensor);
+        t.versioned.flags = DLPackFlags::READ_ONLY | DLPackFlags::IS_COPIED;
+        // SAFETY: as above.
+        let tensor = unsafe { DLPackTensor::from_raw_versioned(&mut t.versioned) }.unwrap();
+        assert_eq!(tensor.flags(), DLPackFlags(3));
+        assert_eq!(tensor.layout::<f32>(0), Err(DLPackError::ReadOnly));
+        drop(tensor);
+        t.versioned.dl_tensor.ndim = -1;
+        t.versioned.flags = DLPackFlags::NONE;
+        // SAFETY: as above.
+        let tensor = unsafe { DLPackTensor::from_raw_versioned(&mut t.versioned) }.unwrap();
+        assert_eq!(
+            tensor.layout::<f32>(0),
+            Err(DLPackError::Layout("ndim -1 is negative".into()))
+        );
+        drop(tensor);
+        assert_eq!(
+            counter.load(Ordering::SeqCst),
+            10,
+            "every owned tensor released exactly once"
+        );
+
+        // SAFETY: null is refused before anything is read.
+        assert_eq!(
+            unsafe { DLPackTensor::from_raw(ptr::null_mut()) }.unwrap_err(),
+            DLPackError::NullTensor
+        );
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { DLPackTensor::from_raw_versioned(ptr::null_mut()) }.unwrap_err(),
+            DLPackError::NullTensor
+        );
+    }
+
+    #[test]
+    fn another_major_version_is_refused_and_left_to_the_caller() {
+        let counter = AtomicUsize::new(0);
+        let mut t = fake(&counter, CUDA0, DType::F32, &[4], None, 0);
+        t.versioned.version = DLPackVersion { major: 2, minor: 0 };
+        // SAFETY: only `version` is read before the refusal.
+        let refused = unsafe { DLPackTensor::from_raw_versioned(&mut t.versioned) }.unwrap_err();
+        assert_eq!(
+            refused,
+            DLPackError::UnsupportedVersion(DLPackVersion { major: 2, minor: 0 })
+        );
+        assert_eq!(
+            refused.to_string(),
+            "DLPack tensor of ABI version 2.0; this crate reads 1.x"
+        );
+        assert_eq!(counter.load(Ordering::SeqCst), 0, "the deleter is the caller's to call");
+        // A newer minor version is the same ABI.
+        t.versioned.version = DLPackVersion { major: 1, minor: 3 };
+        // SAFETY: `t` outlives the owned tensor.
+        let tensor = unsafe { DLPackTensor::from_raw_versioned(&mut t.versioned) }.unwrap();
+        assert_eq!(tensor.version(), Some(DLPackVersion { major: 1, minor: 3 }));
+        drop(tensor);
+        assert_eq!(counter.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_tensor_without_deleter_is_dropped_quietly() {
+        let counter = AtomicUsize::new(0);
+        let mut t = fake(&counter, CUDA0, DType::U8, &[4], None, 0);
+        t.legacy.deleter = None;
+        // SAFETY: `t` outlives the owned tensor.
+        drop(unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap());
+        assert_eq!(counter.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn flags_and_errors_read_well() {
+        assert!(DLPackFlags(3).contains(DLPackFlags::READ_ONLY));
+        assert!(!DLPackFlags::IS_COPIED.contains(DLPackFlags::READ_ONLY));
+        assert!(DLPackFlags::NONE.contains(DLPackFlags::NONE));
+        let cpu = DLDevice {
+            device_type: DLDeviceType::CPU,
+            device_id: 0,
+        };
+        assert_eq!(
+            DLPackError::NotCuda(cpu).to_string(),
+            "the DLPack tensor is in CPU memory (device 0), not CUDA device memory"
+        );
+        assert_eq!(DLDeviceType(99).to_string(), "DLPack device type 99");
+        let error: Error = DLPackError::ReadOnly.into();
+        assert!(matches!(error, Error::DLPack(DLPackError::ReadOnly)));
     }
 }

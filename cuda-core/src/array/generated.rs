@@ -522,13 +522,6 @@ pub(crate) fn unload_loaded(usable: impl Fn(&Context) -> bool) {
 }
 
 impl LoadedTable {
-    /// An empty table.
-    pub(crate) const fn new() -> Self {
-        LoadedTable {
-            entries: Mutex::new(Vec::new()),
-        }
-    }
-
     /// The functions of generated code for `signature` in `context`. On first use `generate`
     /// gives the source and the names of the functions wanted, which are compiled (through the
     /// kernel cache) and loaded.

@@ -22,7 +22,10 @@ mod reduction_axis;
 mod view;
 
 pub use device_array::{DeviceArray, IntoShape};
-pub use dlpack::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLTensor};
+pub use dlpack::{
+    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,
+    DLPackFlags, DLPackTensor, DLPackVersion, DLTensor,
+};
 pub use dtype::{Bool, DType, Element};
 pub use elementwise::ElementwiseKernel;
 pub use expr::{where_, Expr, ExprOps, IntoExpr};

@@ -27,6 +27,8 @@
 //! Box-Muller transform of two uniforms; integers in `[low, high)` as the high 64 bits of a
 //! 64-bit random value times the range (bias below `range / 2^64`).
 
+use std::sync::OnceLock;
+
 use cuda_driver::{launch_raw, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
@@ -288,7 +290,7 @@ impl Generator {
         (a, b): (f64, f64),
         (low, range): (i64, u64),
     ) -> Result<DeviceArray<T>> {
-        static LOADED: LoadedTable = LoadedTable::new();
+        static LOADED: OnceLock<LoadedTable> = OnceLock::new();
         let out = DeviceArray::<T>::empty(stream, shape)?;
         let per_block = distribution.per_block(T::DTYPE);
         let blocks = (out.len() as u64).div_ceil(per_block);
@@ -300,7 +302,7 @@ impl Generator {
             return Ok(out);
         }
         let variant = distribution as u64;
-        let loaded = LOADED.get_or_load(stream.context(), &[ArgType::Array(T::DTYPE)], variant, || {
+        let loaded = LOADED.get_or_init(LoadedTable::default).get_or_load(stream.context(), &[ArgType::Array(T::DTYPE)], variant, || {
             Ok((distribution.source(T::DTYPE), vec!["cuda_core_random".to_string()]))
         })?;
         let grid = grid_for(blocks, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
