@@ -31,6 +31,7 @@ constexpr unsigned long long kAxpyN = 1ull << 16;
 constexpr unsigned kAxpyBlock = 256;
 constexpr size_t kBandwidthElems = size_t(1) << 28;
 constexpr int kBandwidthReps = 20;
+constexpr double kBandwidthWarmupMs = 300.0;  // as BANDWIDTH_WARMUP_MS in benches/src/lib.rs
 constexpr int kNvrtcReps = 10;
 
 struct Failure {
@@ -315,14 +316,21 @@ int main(int argc, char** argv) {
         check(cuEventCreate(&start, 0), "cuEventCreate");
         check(cuEventCreate(&end, 0), "cuEventCreate");
         std::vector<double> ms;
-        for (int rep = 0; rep < 3 + kBandwidthReps; ++rep) {
+        // The same warm-up as the Rust rows' (benches/src/lib.rs `bandwidth_samples`): at least
+        // 3 copies and kBandwidthWarmupMs of them, so every row is timed at settled clocks.
+        const auto warmup_start = std::chrono::steady_clock::now();
+        for (int rep = 0;; ++rep) {
             float t = 0;
             check(cuEventRecord(start, stream), "cuEventRecord");
             check(cuMemcpyDtoDAsync(y, x, bytes, stream), "cuMemcpyDtoDAsync");
             check(cuEventRecord(end, stream), "cuEventRecord");
             check(cuEventSynchronize(end), "cuEventSynchronize");
             check(cuEventElapsedTime(&t, start, end), "cuEventElapsedTime");
-            if (rep >= 3) ms.push_back(t);
+            const double warm_ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - warmup_start).count();
+            if (ms.empty() && (rep < 3 || warm_ms < kBandwidthWarmupMs)) continue;
+            ms.push_back(t);
+            if (ms.size() == static_cast<size_t>(kBandwidthReps)) break;
         }
         float tail = 0;
         check(cuMemcpyDtoH(&tail, y + bytes - 4, 4), "cuMemcpyDtoH");

@@ -6,7 +6,7 @@ import os
 import tempfile
 import time
 
-from common import (ALLOC_SIZES, AXPY_BLOCK, AXPY_N, BANDWIDTH_ELEMS, BANDWIDTH_REPS, LAUNCH_BATCH,
+from common import (ALLOC_SIZES, AXPY_BLOCK, AXPY_N, BANDWIDTH_ELEMS, BANDWIDTH_REPS, BANDWIDTH_WARMUP_MS, LAUNCH_BATCH,
                     LAUNCH_BATCHES, LAUNCH_WARMUP_BATCHES, NVRTC_REPS, alloc_batch, emit, measure,
                     read_kernels, summarise, time_batches)
 
@@ -98,17 +98,23 @@ def alloc_rows(cupy, stream):
                                                    lambda: pool.malloc(nbytes)))
 
 
-def event_time(cupy, stream, op, reps=BANDWIDTH_REPS, warmup=3):
-    """(median ms, p10 ms, p90 ms) of `op` over `reps` event-timed runs on `stream`."""
+def event_time(cupy, stream, op, reps=BANDWIDTH_REPS):
+    """(median ms, p10 ms, p90 ms) of `op` over `reps` event-timed runs on `stream`, after the
+    warm-up of benches/src/lib.rs (at least 3 runs and BANDWIDTH_WARMUP_MS of them)."""
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    samples = []
-    for rep in range(warmup + reps):
+
+    def run():
         start.record(stream)
         op()
         end.record(stream)
         end.synchronize()
-        if rep >= warmup:
-            samples.append(cupy.cuda.get_elapsed_time(start, end))
+        return cupy.cuda.get_elapsed_time(start, end)
+
+    began, calls = time.perf_counter(), 0
+    while calls < 3 or (time.perf_counter() - began) * 1e3 < BANDWIDTH_WARMUP_MS:
+        run()
+        calls += 1
+    samples = [run() for _ in range(reps)]
     samples.sort()
     at = lambda q: samples[round((len(samples) - 1) * q)]
     return at(0.5), at(0.1), at(0.9)

@@ -13,6 +13,7 @@ AXPY_BLOCK = 256
 ALLOC_SIZES = [("1 KiB", 1 << 10), ("1 MiB", 1 << 20), ("256 MiB", 256 << 20)]
 BANDWIDTH_ELEMS = 1 << 28
 BANDWIDTH_REPS = 20
+BANDWIDTH_WARMUP_MS = 300.0  # as in benches/src/lib.rs
 NVRTC_REPS = 10
 
 

@@ -452,7 +452,7 @@ impl<T: Element> DeviceArray<T> {
             return self.copy_from(&staged);
         }
         let plan = Plan::new(node, operands, T::DTYPE);
-        let kernel = plan.kernel()?;
+        let kernel = plan.kernel(node, operands, T::DTYPE)?;
         let mut args: Vec<Arg<'_>> = plan
             .inputs
             .iter()
@@ -511,21 +511,24 @@ __device__ __forceinline__ float _cc_abs(float a) { return fabsf(a); }
 __device__ __forceinline__ double _cc_abs(double a) { return fabs(a); }
 "#;
 
-/// How an expression becomes a kernel: which operands are distinct parameters, and the
-/// operation's text (the cache key, with the parameter list).
+/// How an expression becomes a kernel: which operands are distinct parameters, and a compact
+/// key of the expression's shape and types (its operation and parameters as numbers), so a
+/// cache hit builds no C++ text.
 struct Plan {
     /// Operand index of each kernel input, in parameter order.
     inputs: Vec<usize>,
-    params: String,
-    operation: String,
+    /// The parameter of each operand.
+    param_of: Vec<usize>,
+    /// The cache key: the tree's nodes, the parameters' types, the output's type.
+    key: Vec<u32>,
 }
 
 impl Plan {
     fn new(node: &Node, operands: &[Operand<'_>], out: DType) -> Plan {
         // Operands reading the same view of the same array share one parameter.
         let mut inputs: Vec<usize> = Vec::new();
-        let mut names: Vec<String> = Vec::with_capacity(operands.len());
-        let mut params = String::new();
+        let mut param_of: Vec<usize> = Vec::with_capacity(operands.len());
+        let mut key: Vec<u32> = Vec::with_capacity(4 * operands.len() + 8);
         for (index, operand) in operands.iter().enumerate() {
             let same = |other: &Operand<'_>| match (operand, other) {
                 (Operand::Array(a), Operand::Array(b)) => {
@@ -538,50 +541,84 @@ impl Plan {
                 _ => false,
             };
             if let Some(position) = inputs.iter().position(|&i| same(&operands[i])) {
-                names.push(format!("a{position}"));
+                param_of.push(position);
                 continue;
             }
-            let dtype = match operand {
-                Operand::Array(a) => a.dtype(),
-                Operand::Scalar(d, _) => *d,
-            };
-            let name = format!("a{}", inputs.len());
-            if !params.is_empty() {
+            param_of.push(inputs.len());
+            inputs.push(index);
+            key.push(operand_dtype(operand) as u32);
+        }
+        key.push(u32::MAX);
+        key.push(out as u32);
+        encode(node, &param_of, &mut key);
+        Plan { inputs, param_of, key }
+    }
+
+    /// The kernel's parameter list and operation.
+    fn source(&self, node: &Node, operands: &[Operand<'_>], out: DType) -> (String, String) {
+        let mut params = String::new();
+        for (position, &index) in self.inputs.iter().enumerate() {
+            if position > 0 {
                 params.push_str(", ");
             }
-            let _ = write!(params, "{} {name}", dtype.c_name());
-            names.push(name);
-            inputs.push(index);
+            let _ = write!(params, "{} a{position}", operand_dtype(&operands[index]).c_name());
         }
+        let names: Vec<String> = self.param_of.iter().map(|p| format!("a{p}")).collect();
         let mut text = String::new();
         emit(node, &names, &mut text);
-        let operation = format!("out = {}", cast(node.dtype(), out, &text));
-        Plan {
-            inputs,
-            params,
-            operation,
-        }
+        (params, format!("out = {}", cast(node.dtype(), out, &text)))
     }
 
     /// The kernel for this plan: generated once per process (then compiled once per signature
     /// and context, through the kernel cache).
-    fn kernel(&self) -> Result<Arc<ElementwiseKernel>> {
-        static KERNELS: Mutex<Option<HashMap<String, Arc<ElementwiseKernel>>>> = Mutex::new(None);
-        let key = format!("{}|{}", self.params, self.operation);
+    fn kernel(&self, node: &Node, operands: &[Operand<'_>], out: DType) -> Result<Arc<ElementwiseKernel>> {
+        static KERNELS: Mutex<Option<HashMap<Vec<u32>, Arc<ElementwiseKernel>>>> = Mutex::new(None);
         let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
         let kernels = kernels.get_or_insert_with(HashMap::new);
-        if let Some(kernel) = kernels.get(&key) {
+        if let Some(kernel) = kernels.get(&self.key) {
             return Ok(kernel.clone());
         }
+        let (params, operation) = self.source(node, operands, out);
         let kernel = Arc::new(ElementwiseKernel::with_prelude(
-            &self.params,
+            &params,
             "O out",
-            &self.operation,
+            &operation,
             "cuda_core_expr",
             EXPR_PRELUDE,
         )?);
-        kernels.insert(key, kernel.clone());
+        kernels.insert(self.key.clone(), kernel.clone());
         Ok(kernel)
+    }
+}
+
+fn operand_dtype(operand: &Operand<'_>) -> DType {
+    match operand {
+        Operand::Array(a) => a.dtype(),
+        Operand::Scalar(d, _) => *d,
+    }
+}
+
+/// Appends `node` to a plan's key: per node its kind, operator, type and parameter, children
+/// after it (a prefix code, so different trees give different keys).
+fn encode(node: &Node, param_of: &[usize], key: &mut Vec<u32>) {
+    match node {
+        Node::Operand(index, dtype) => key.extend([0, param_of[*index] as u32, *dtype as u32]),
+        Node::Out(dtype) => key.extend([1, *dtype as u32]),
+        Node::Unary(op, a, dtype) => {
+            key.extend([2, *op as u32, *dtype as u32]);
+            encode(a, param_of, key);
+        }
+        Node::Binary(op, a, b, dtype) => {
+            key.extend([3, *op as u32, *dtype as u32]);
+            encode(a, param_of, key);
+            encode(b, param_of, key);
+        }
+        Node::Where(condition, a, b, dtype) => {
+            key.extend([4, *dtype as u32]);
+            encode(condition, param_of, key);
+            encode(a, param_of, key);
+            encode(b, param_of, key);
+        }
     }
 }
 
@@ -866,9 +903,9 @@ mod tests {
                     Operand::Scalar(b, ScalarValue::Float(0.5)),
                 ];
                 let plan = Plan::new(&node, &operands, out);
+                let (params, operation) = plan.source(&node, &operands, out);
                 let kernel =
-                    ElementwiseKernel::with_prelude(&plan.params, "O out", &plan.operation, "expr", EXPR_PRELUDE)
-                        .unwrap();
+                    ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
                 let signature = [
                     super::super::ArgType::Scalar(a),
                     super::super::ArgType::Scalar(b),
@@ -909,10 +946,20 @@ mod tests {
             ],
             DType::F32,
         );
-        assert_eq!(
-            (two.params.as_str(), two.operation.as_str()),
-            (other.params.as_str(), other.operation.as_str())
-        );
+        assert_eq!(two.key, other.key);
         assert_eq!(two.inputs, [0, 1]);
+        // Another operator, another output type, another operand type: other keys.
+        let sub = bin(BinaryOp::Sub, scalar(DType::F32, 0), scalar(DType::F32, 1));
+        let operands = [
+            Operand::Scalar(DType::F32, ScalarValue::Float(2.0)),
+            Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
+        ];
+        assert_ne!(Plan::new(&sub, &operands, DType::F32).key, two.key);
+        assert_ne!(Plan::new(&node, &operands, DType::F64).key, two.key);
+        let wider = [
+            Operand::Scalar(DType::F64, ScalarValue::Float(2.0)),
+            Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
+        ];
+        assert_ne!(Plan::new(&node, &wider, DType::F32).key, two.key);
     }
 }

@@ -302,9 +302,12 @@ impl Generator {
             return Ok(out);
         }
         let variant = distribution as u64;
-        let loaded = LOADED.get_or_init(LoadedTable::default).get_or_load(stream.context(), &[ArgType::Array(T::DTYPE)], variant, || {
-            Ok((distribution.source(T::DTYPE), vec!["cuda_core_random".to_string()]))
-        })?;
+        let loaded = LOADED.get_or_init(LoadedTable::default).get_or_load(
+            stream.context(),
+            &[ArgType::Array(T::DTYPE)],
+            variant,
+            || Ok((distribution.source(T::DTYPE), vec!["cuda_core_random".to_string()])),
+        )?;
         let grid = grid_for(blocks, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
         let mut ptr: CUdeviceptr = *out.ptr_ref();
         let (mut n, mut seed, mut offset, mut a, mut b, mut low, mut range) =
