@@ -15,6 +15,7 @@ const SOURCES: &[&str] = &[
     "library.c",
     "memory.c",
     "module.c",
+    "pitch.c",
     "registry.c",
     "streams.c",
     "work.c",

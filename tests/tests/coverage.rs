@@ -1,0 +1,221 @@
+//! cuda-driver's pitched memory and 2-D/3-D copies against the stand-in
+//! driver: results checked against a host reference, bad input refused
+//! before any driver call, and every driver call of each sequence failing
+//! once (immediate and deferred stream work) without a panic, leak or
+//! double free.
+
+use std::io::Write;
+
+use cuda_driver::{
+    Context, ContextFlags, Device, DeviceBuffer, Error, Pitched, PitchedBuffer, PitchedMut, Result, Stream,
+};
+use tests::fake::{self, Session};
+use tests::faults;
+use tests::sequences::{expect, primary};
+
+fn setup() -> (Session, Context) {
+    let fake = fake::session();
+    let context = Context::primary(&Device::get(0).unwrap()).unwrap();
+    (fake, context)
+}
+
+fn assert_clean(fake: &Session) {
+    let counts = fake.counts();
+    assert!(counts.is_clean(), "{counts}\ncalls: {}", fake.trace());
+}
+
+#[track_caller]
+fn assert_invalid<T: std::fmt::Debug>(result: Result<T>, mentions: &str) {
+    match result {
+        Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message:?} lacks {mentions:?}"),
+        other => panic!("expected InvalidValue mentioning {mentions:?}, got {other:?}"),
+    }
+}
+
+/// The host reference of a block copy between packed `(width, height, depth)` arrays.
+#[allow(clippy::too_many_arguments)]
+fn reference_copy<T: Copy>(
+    destination: &mut [T],
+    destination_shape: (usize, usize),
+    to: (usize, usize, usize),
+    source: &[T],
+    source_shape: (usize, usize),
+    from: (usize, usize, usize),
+    extent: (usize, usize, usize),
+) {
+    for z in 0..extent.2 {
+        for y in 0..extent.1 {
+            for x in 0..extent.0 {
+                let s = ((from.2 + z) * source_shape.1 + from.1 + y) * source_shape.0 + from.0 + x;
+                let d = ((to.2 + z) * destination_shape.1 + to.1 + y) * destination_shape.0 + to.0 + x;
+                destination[d] = source[s];
+            }
+        }
+    }
+}
+
+/// Runs `sequence` once per failure point, immediate and deferred, and
+/// fails on any broken promise.
+fn every_failure_point(name: &str, sequence: fn() -> Result<()>) {
+    let fake = fake::session();
+    for deferred in [false, true] {
+        fake.set_deferred(deferred);
+        let report = faults::exercise(&fake, name, &sequence);
+        let _ = writeln!(
+            std::io::stdout(),
+            "failure points{}: {name}: {} driver calls, {} runs, {} broken",
+            if deferred { " (deferred work)" } else { "" },
+            report.calls,
+            report.points,
+            report.failures.len()
+        );
+        assert!(report.points > 0, "{name} made no driver call");
+        assert!(
+            report.failures.is_empty() && report.skipped_releases.is_empty(),
+            "{name}: {:?} {:?}",
+            report.failures,
+            report.skipped_releases
+        );
+    }
+    fake.set_deferred(false);
+}
+
+// ---------------------------------------------------------------- pitched memory, 2-D and 3-D copies
+
+/// Host to pitched device memory and back, a sub-rectangle device to device
+/// and device to host, and a 3-D block; each checked against the reference.
+fn pitched_copies() -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let (width, height) = (37, 5);
+    let image: Vec<f32> = (0..width * height).map(|i| i as f32 * 0.5).collect();
+    let mut pitched = PitchedBuffer::<f32>::alloc(&context, width, height)?;
+    expect("pitch covers a row", pitched.pitch_bytes() >= width * 4, true)?;
+    pitched.copy_from_host(&image)?;
+    expect("round trip", pitched.to_vec()?, image.clone())?;
+
+    // a 10 x 3 block at (20, 1) of the pitched image into a packed device buffer at (2, 4)
+    let (packed_width, packed_height) = (16, 8);
+    let mut packed = DeviceBuffer::<f32>::zeroed(&context, packed_width * packed_height)?;
+    PitchedMut::device(packed.as_slice_mut(), packed_width, packed_height)?.copy_2d_from(
+        (2, 4),
+        &pitched.view(),
+        (20, 1),
+        (10, 3),
+        &stream,
+    )?;
+    let mut want = vec![0.0f32; packed_width * packed_height];
+    reference_copy(
+        &mut want,
+        (packed_width, packed_height),
+        (2, 4, 0),
+        &image,
+        (width, height),
+        (20, 1, 0),
+        (10, 3, 1),
+    );
+    stream.synchronize()?;
+    expect("device to device block", packed.to_vec()?, want.clone())?;
+
+    // part of it back to the host, into the middle of a host image
+    let mut host = vec![-1.0f32; 12 * 6];
+    PitchedMut::host(&mut host, 12, 6)?.copy_2d_from(
+        (1, 1),
+        &Pitched::device(&packed, packed_width, packed_height)?,
+        (3, 4),
+        (9, 3),
+        &stream,
+    )?;
+    let mut host_want = vec![-1.0f32; 12 * 6];
+    reference_copy(
+        &mut host_want,
+        (12, 6),
+        (1, 1, 0),
+        &want,
+        (packed_width, packed_height),
+        (3, 4, 0),
+        (9, 3, 1),
+    );
+    expect("device to host block", host, host_want)?;
+
+    // 3-D: a 3 x 2 x 2 block at (2, 1, 1) of a packed 7 x 5 x 3 host volume into a pitched volume at (1, 2, 0)
+    let volume: Vec<u32> = (0..7 * 5 * 3).collect();
+    let mut pitched_volume = PitchedBuffer::<u32>::alloc_3d(&context, 6, 4, 2)?;
+    let zeros = vec![0u32; 6 * 4 * 2];
+    pitched_volume.copy_from_host(&zeros)?;
+    pitched_volume
+        .view_mut()
+        .copy_3d_from((1, 2, 0), &Pitched::host(&volume, 7, 5)?, (2, 1, 1), (3, 2, 2), &stream)?;
+    let mut volume_want = zeros;
+    reference_copy(
+        &mut volume_want,
+        (6, 4),
+        (1, 2, 0),
+        &volume,
+        (7, 5),
+        (2, 1, 1),
+        (3, 2, 2),
+    );
+    expect("3-D block", pitched_volume.to_vec()?, volume_want)?;
+    context.synchronize()
+}
+
+#[test]
+fn pitched_copies_match_the_host_reference() {
+    let fake = fake::session();
+    pitched_copies().unwrap();
+    // The stand-in pads rows to 512 bytes.
+    let context = primary().unwrap();
+    let buffer = PitchedBuffer::<u8>::alloc(&context, 513, 2).unwrap();
+    assert_eq!(buffer.pitch_bytes(), 1024);
+    drop((buffer, context));
+    assert_clean(&fake);
+}
+
+#[test]
+fn pitched_copies_fail_cleanly_at_every_failure_point() {
+    every_failure_point("pitched copies", pitched_copies);
+}
+
+#[test]
+fn bad_blocks_and_shapes_are_refused_before_the_driver() {
+    let (fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let mut pitched = PitchedBuffer::<f32>::alloc(&context, 8, 4).unwrap();
+    let host = vec![0.0f32; 8 * 4];
+    let calls = fake.calls();
+    assert_invalid(PitchedBuffer::<f32>::alloc(&context, 0, 4), "at least one");
+    assert_invalid(PitchedBuffer::<f32>::alloc(&context, 4, 0), "empty");
+    assert_invalid(PitchedBuffer::<f32>::alloc_3d(&context, 4, usize::MAX, 2), "overflows");
+    assert_invalid(PitchedBuffer::<f32>::alloc(&context, usize::MAX / 2, 1), "overflow");
+    assert_invalid(Pitched::host(&host, 5, 2), "whole number");
+    assert_invalid(Pitched::host(&host, 0, 2), "empty");
+    assert_invalid(Pitched::<f32>::host(&[], 1, 1), "whole number");
+    let source = Pitched::host(&host, 8, 4).unwrap();
+    assert_eq!((source.width(), source.height(), source.depth()), (8, 4, 1));
+    let mut view = pitched.view_mut();
+    assert_invalid(view.copy_2d_from((1, 0), &source, (0, 0), (8, 1), &stream), "exceeds");
+    assert_invalid(view.copy_2d_from((0, 0), &source, (0, 3), (1, 2), &stream), "exceeds");
+    assert_invalid(
+        view.copy_2d_from((usize::MAX, 0), &source, (0, 0), (1, 1), &stream),
+        "exceeds",
+    );
+    assert_invalid(
+        view.copy_3d_from((0, 0, 1), &source, (0, 0, 0), (1, 1, 1), &stream),
+        "exceeds",
+    );
+    // an empty block copies nothing and asks nothing of the driver
+    view.copy_2d_from((8, 4), &source, (0, 0), (0, 0), &stream).unwrap();
+    assert_invalid(pitched.copy_from_host(&host[1..]), "31 elements");
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+
+    // a stream of another context
+    let other = Context::new(&Device::get(1).unwrap(), ContextFlags::empty()).unwrap();
+    let other_stream = Stream::new(&other).unwrap();
+    let result = pitched
+        .view_mut()
+        .copy_2d_from((0, 0), &source, (0, 0), (1, 1), &other_stream);
+    assert!(matches!(result, Err(Error::WrongContext { .. })), "{result:?}");
+    drop((other_stream, other, pitched, stream, context));
+    assert_clean(&fake);
+}
