@@ -12,6 +12,7 @@ const SOURCES: &[&str] = &[
     "errors.c",
     "functions.c",
     "kernels.c",
+    "managed.c",
     "library.c",
     "memory.c",
     "module.c",

@@ -6,7 +6,10 @@
 
 mod common;
 
-use cuda_driver::{DeviceBuffer, Error, Pitched, PitchedBuffer, PitchedMut, Stream};
+use cuda_driver::{
+    Advice, DeviceBuffer, Error, LaunchConfig, ManagedBuffer, MemoryLocation, Pitched, PitchedBuffer, PitchedMut,
+    Stream,
+};
 
 /// The host reference of a block copy between packed `(width, height, depth)` arrays.
 fn reference_copy<T: Copy>(
@@ -159,4 +162,63 @@ fn pitched_3d_copies_match_the_reference() {
 
 fn pitched_source(volume: &[u32], shape: (usize, usize, usize)) -> Pitched<'_, u32> {
     Pitched::host(volume, shape.0, shape.1).unwrap()
+}
+
+// ---------------------------------------------------------------- managed memory
+
+#[test]
+fn managed_memory_is_shared_by_host_and_kernels() {
+    let Some(context) = common::context() else { return };
+    let device = context.device();
+    assert!(device.managed_memory().unwrap(), "an H200 has managed memory");
+    let module = common::kernels(&context);
+    let (fill, saxpy) = (module.function("fill").unwrap(), module.function("saxpy").unwrap());
+    let stream = Stream::new(&context).unwrap();
+    // 1 MiB of floats: small, so it never asks for more than the card has free.
+    let n = 1 << 18;
+    let initial: Vec<f32> = (0..n).map(|i| (i % 97) as f32).collect();
+    let mut x = ManagedBuffer::<f32>::from_slice(&context, &initial).unwrap();
+    x.advise(Advice::SetPreferredLocation(MemoryLocation::Device(device)))
+        .unwrap();
+    x.advise(Advice::SetAccessedBy(MemoryLocation::Device(device))).unwrap();
+    x.prefetch(MemoryLocation::Device(device), &stream).unwrap();
+    // SAFETY: fill writes the first n/2 floats of the n that `x` holds.
+    unsafe {
+        stream
+            .launch(
+                &fill,
+                &LaunchConfig::for_num_elems(n as u32 / 2),
+                (&mut x, 4.5f32, n as u32 / 2),
+            )
+            .unwrap()
+    };
+    x.prefetch(MemoryLocation::Host, &stream).unwrap();
+    let mut want = initial.clone();
+    want[..n / 2].fill(4.5);
+    assert_eq!(x.host_slice().unwrap(), &want[..], "host reads the kernel's writes");
+
+    // host writes, then a kernel reads them: y = 2 x + y
+    x.advise(Advice::SetReadMostly).unwrap();
+    for (i, value) in x.host_slice_mut().unwrap().iter_mut().enumerate().skip(n / 2) {
+        *value = -(i as f32);
+    }
+    let mut y = DeviceBuffer::from_slice(&context, &vec![1.0f32; n]).unwrap();
+    // SAFETY: saxpy reads n floats of x and reads and writes n of y.
+    unsafe {
+        stream
+            .launch(
+                &saxpy,
+                &LaunchConfig::for_num_elems(n as u32),
+                (2.0f32, &x, &mut y, n as u32),
+            )
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    let expected: Vec<f32> = x.host_slice().unwrap().iter().map(|v| 2.0 * v + 1.0).collect();
+    assert_eq!(y.to_vec().unwrap(), expected);
+    x.advise(Advice::UnsetReadMostly).unwrap();
+    x.advise(Advice::UnsetPreferredLocation).unwrap();
+    x.advise(Advice::UnsetAccessedBy(MemoryLocation::Device(device)))
+        .unwrap();
+    context.synchronize().unwrap();
 }

@@ -168,6 +168,7 @@ struct fake_object {
             size_t size;
             unsigned int flags;
             int registered; /* cuMemHostRegister: the memory is the caller's */
+            int managed;    /* cuMemAllocManaged: freed with cuMemFree */
         } host;
         struct {
             unsigned int flags;

@@ -1,13 +1,14 @@
-//! cuda-driver's pitched memory and 2-D/3-D copies against the stand-in
-//! driver: results checked against a host reference, bad input refused
-//! before any driver call, and every driver call of each sequence failing
-//! once (immediate and deferred stream work) without a panic, leak or
-//! double free.
+//! cuda-driver's pitched memory and 2-D/3-D copies, managed memory, module
+//! globals and occupancy against the stand-in driver: results checked
+//! against a host reference, bad input refused before any driver call, and
+//! every driver call of each sequence failing once (immediate and deferred
+//! stream work) without a panic, leak or double free.
 
 use std::io::Write;
 
 use cuda_driver::{
-    Context, ContextFlags, Device, DeviceBuffer, Error, Pitched, PitchedBuffer, PitchedMut, Result, Stream,
+    Advice, Context, ContextFlags, Device, DeviceBuffer, Error, LaunchConfig, ManagedBuffer, MemoryLocation, Module,
+    Pitched, PitchedBuffer, PitchedMut, Result, Stream,
 };
 use tests::fake::{self, Session};
 use tests::faults;
@@ -217,5 +218,78 @@ fn bad_blocks_and_shapes_are_refused_before_the_driver() {
         .copy_2d_from((0, 0), &source, (0, 0), (1, 1), &other_stream);
     assert!(matches!(result, Err(Error::WrongContext { .. })), "{result:?}");
     drop((other_stream, other, pitched, stream, context));
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- managed memory
+
+/// Managed memory written by the host, advised, prefetched, filled by a
+/// kernel in part and read back by the host after it.
+fn managed_memory() -> Result<()> {
+    let context = primary()?;
+    let device = context.device();
+    let fill = Module::from_ptx(&context, fake::KERNELS)?.function("fill")?;
+    let stream = Stream::new(&context)?;
+    let mut data = ManagedBuffer::<f32>::from_slice(&context, &[1.0; 1000])?;
+    expect("length", (data.len(), data.size_bytes()), (1000, 4000))?;
+    data.advise(Advice::SetPreferredLocation(MemoryLocation::Device(device)))?;
+    data.advise(Advice::SetAccessedBy(MemoryLocation::Host))?;
+    data.advise(Advice::SetReadMostly)?;
+    data.prefetch(MemoryLocation::Device(device), &stream)?;
+    // SAFETY: fill writes the first 500 floats of the 1000 `data` holds.
+    unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(500), (&mut data, 4.5f32, 500u32))? };
+    data.prefetch(MemoryLocation::Host, &stream)?;
+    let mut want = vec![4.5f32; 500];
+    want.extend([1.0; 500]);
+    expect("after the kernel", data.host_slice()?, &want[..])?;
+    data.host_slice_mut()?[999] = -2.0;
+    want[999] = -2.0;
+    let copy = DeviceBuffer::from_slice(&context, data.host_slice()?)?;
+    expect("copied from managed memory", copy.to_vec()?, want)?;
+    data.advise(Advice::UnsetReadMostly)?;
+    context.synchronize()
+}
+
+#[test]
+fn managed_memory_is_shared_by_host_and_kernels() {
+    let fake = fake::session();
+    managed_memory().unwrap();
+    assert_clean(&fake);
+}
+
+#[test]
+fn managed_memory_fails_cleanly_at_every_failure_point() {
+    every_failure_point("managed memory", managed_memory);
+}
+
+#[test]
+fn managed_memory_bad_input() {
+    let (fake, context) = setup();
+    let calls = fake.calls();
+    assert_invalid(ManagedBuffer::<f32>::new(&context, 0), "at least one");
+    assert_invalid(ManagedBuffer::<u64>::new(&context, usize::MAX / 4), "overflow");
+    assert_invalid(ManagedBuffer::<u8>::from_slice(&context, &[]), "at least one");
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    let data = ManagedBuffer::<u8>::new(&context, 64).unwrap();
+    assert_eq!(data.host_slice().unwrap(), [0; 64], "zeroed");
+    let other = Context::new(&Device::get(1).unwrap(), ContextFlags::empty()).unwrap();
+    let other_stream = Stream::new(&other).unwrap();
+    let result = data.prefetch(MemoryLocation::Host, &other_stream);
+    assert!(matches!(result, Err(Error::WrongContext { .. })), "{result:?}");
+    // a kernel of another context may not take it
+    let fill = Module::from_ptx(&other, fake::KERNELS)
+        .unwrap()
+        .function("fill")
+        .unwrap();
+    let mut floats = ManagedBuffer::<f32>::new(&context, 4).unwrap();
+    // SAFETY: refused before launching.
+    let result = unsafe { other_stream.launch(&fill, &LaunchConfig::for_num_elems(4), (&mut floats, 1.0f32, 4u32)) };
+    assert!(matches!(result, Err(Error::WrongContext { .. })), "{result:?}");
+    // the driver's error, typed
+    fake.fail_named("cuMemAdvise_v2", fake::UNKNOWN);
+    let result = data.advise(Advice::SetAccessedBy(MemoryLocation::Device(Device::get(1).unwrap())));
+    fake.clear_faults();
+    assert_eq!(result.unwrap_err().code().map(|c| c.0), Some(fake::UNKNOWN as u32));
+    drop((fill, floats, data, other_stream, other, context));
     assert_clean(&fake);
 }
