@@ -11,6 +11,7 @@ const SOURCES: &[&str] = &[
     "devices.c",
     "errors.c",
     "functions.c",
+    "globals.c",
     "kernels.c",
     "managed.c",
     "library.c",

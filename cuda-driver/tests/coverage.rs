@@ -7,8 +7,8 @@
 mod common;
 
 use cuda_driver::{
-    Advice, DeviceBuffer, Error, LaunchConfig, ManagedBuffer, MemoryLocation, Pitched, PitchedBuffer, PitchedMut,
-    Stream,
+    Advice, DeviceBuffer, Error, Global, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Pitched,
+    PitchedBuffer, PitchedMut, Stream,
 };
 
 /// The host reference of a block copy between packed `(width, height, depth)` arrays.
@@ -220,5 +220,108 @@ fn managed_memory_is_shared_by_host_and_kernels() {
     x.advise(Advice::UnsetPreferredLocation).unwrap();
     x.advise(Advice::UnsetAccessedBy(MemoryLocation::Device(device)))
         .unwrap();
+    context.synchronize().unwrap();
+}
+
+// ---------------------------------------------------------------- module and library variables
+
+/// A kernel that reads `__constant__` coefficients and counts its threads in a `__device__` counter.
+const VARIABLES: &str = r#"
+__constant__ float coefficients[4];
+__device__ unsigned int counter;
+__device__ float last[2] = {3.0f, 4.0f};
+
+extern "C" __global__ void polynomial(const float *x, float *y, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        y[i] = coefficients[0] + v * (coefficients[1] + v * (coefficients[2] + v * coefficients[3]));
+        atomicAdd(&counter, 1u);
+        if (i == n - 1) last[1] = y[i];
+    }
+}
+"#;
+
+fn polynomial_reference(x: &[f32], c: [f32; 4]) -> Vec<f32> {
+    x.iter().map(|&v| c[0] + v * (c[1] + v * (c[2] + v * c[3]))).collect()
+}
+
+#[test]
+fn constant_and_device_variables_are_read_and_written_by_kernels() {
+    let Some(context) = common::context() else { return };
+    let arch = context.device().compute_capability().unwrap();
+    let ptx = common::compile(VARIABLES, arch).unwrap_or_else(|log| panic!("NVRTC failed:\n{log}"));
+    let n = 5000u32;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 / 1000.0).collect();
+    let c = [1.0f32, -0.5, 0.25, 0.125];
+
+    // a module
+    let module = Module::from_ptx(&context, &ptx).unwrap();
+    let polynomial = module.function("polynomial").unwrap();
+    let mut coefficients = Global::<f32>::from_module(&module, "coefficients").unwrap();
+    assert_eq!(coefficients.len(), 4);
+    coefficients.copy_from_host(&c).unwrap();
+    let mut counter = Global::<u32>::from_module(&module, "counter").unwrap();
+    counter.copy_from_host(&[100]).unwrap();
+    let last = Global::<f32>::from_module(&module, "last").unwrap();
+    assert_eq!(last.to_vec().unwrap(), [3.0, 4.0], "the initialiser");
+    let input = DeviceBuffer::from_slice(&context, &x).unwrap();
+    let mut output = DeviceBuffer::<f32>::zeroed(&context, n as usize).unwrap();
+    let stream = Stream::new(&context).unwrap();
+    // SAFETY: polynomial reads n floats of input and writes n of output.
+    unsafe {
+        stream
+            .launch(&polynomial, &LaunchConfig::for_num_elems(n), (&input, &mut output, n))
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    let want = polynomial_reference(&x, c);
+    let got = output.to_vec().unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "y[{i}] = {g}, want {w}");
+    }
+    assert_eq!(counter.to_vec().unwrap(), [100 + n], "every thread counted once");
+    assert_eq!(last.to_vec().unwrap(), [3.0, got[n as usize - 1]]);
+
+    // the same code as a library: its own copy of the variables in this context
+    let library = Library::from_ptx(&ptx).unwrap();
+    let from_library = library.function(&context, "polynomial").unwrap();
+    let mut library_counter = Global::<u32>::from_library(&library, &context, "counter").unwrap();
+    assert_eq!(
+        library_counter.to_vec().unwrap(),
+        [0],
+        "zero-initialised, apart from the module's"
+    );
+    library_counter.copy_from_host(&[7]).unwrap();
+    let mut library_coefficients = Global::<f32>::from_library(&library, &context, "coefficients").unwrap();
+    library_coefficients.copy_from_host(&[2.0, 0.0, 0.0, 0.0]).unwrap();
+    // SAFETY: as above.
+    unsafe {
+        stream
+            .launch(&from_library, &LaunchConfig::for_num_elems(n), (&input, &mut output, n))
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    assert!(output.to_vec().unwrap().iter().all(|&v| v == 2.0));
+    assert_eq!(library_counter.to_vec().unwrap(), [7 + n]);
+    assert_eq!(
+        counter.to_vec().unwrap(),
+        [100 + n],
+        "the module's counter is untouched"
+    );
+
+    // bad input: typed errors
+    let wrong = Global::<[f32; 3]>::from_module(&module, "coefficients");
+    assert!(matches!(wrong, Err(Error::InvalidValue(_))), "{wrong:?}");
+    let missing = Global::<f32>::from_module(&module, "missing").unwrap_err();
+    assert_eq!(
+        missing.code().map(|c| c.0),
+        Some(500),
+        "CUDA_ERROR_NOT_FOUND: {missing}"
+    );
+    assert!(matches!(
+        coefficients.copy_from_host(&[0.0; 2]),
+        Err(Error::InvalidValue(_))
+    ));
     context.synchronize().unwrap();
 }

@@ -108,7 +108,8 @@ enum fake_kind {
     KIND_DEFAULT_POOL = 13,  /* the devices' default pools: not counted as live */
     KIND_KERNEL = 14,        /* owned by a library: not counted as live */
     KIND_LIBRARY_MODULE = 15, /* a library's module in one context, owned by the library: not counted */
-    KIND_COUNT = 16,
+    KIND_GLOBAL = 16,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
+    KIND_COUNT = 17,
 };
 
 #define FAKE_DEVICES 2
@@ -120,6 +121,12 @@ struct fake_entry {
     int param_count;
     size_t param_offsets[FAKE_MAX_PARAMS];
     size_t param_sizes[FAKE_MAX_PARAMS];
+};
+
+/* A variable (`.global` or `.const`) a module image declares (module.c). */
+struct fake_variable {
+    char *name;
+    size_t size;
 };
 
 /* One launch as the host kernels see it. */
@@ -162,6 +169,7 @@ struct fake_object {
             size_t size;
             unsigned char *bytes;
             struct fake_object *pool; /* stream-ordered allocations: their pool */
+            char *name;               /* KIND_GLOBAL: the variable's name */
         } mem;
         struct {
             void *pointer;
@@ -190,6 +198,8 @@ struct fake_object {
             struct fake_object **functions;
             int function_count;
             struct fake_object *library; /* KIND_LIBRARY_MODULE: the library it belongs to */
+            struct fake_object **variables; /* KIND_GLOBAL objects */
+            int variable_count;
         } module;
         struct {
             struct fake_entry *entries;
@@ -197,6 +207,8 @@ struct fake_object {
             struct fake_object **kernels;  /* one per entry */
             struct fake_object **modules;  /* one per context that asked */
             int module_count;
+            struct fake_variable *variables; /* given to each module */
+            int variable_count;
         } library;
         struct {
             struct fake_object *library;
@@ -279,5 +291,8 @@ const struct fake_kernel *fake_find_kernel(const char *name, int param_count, co
  * writes a message into `log` (NUL-terminated, at most log_size bytes). */
 CUresult fake_parse_module(const char *text, struct fake_entry **entries, int *count, char *log, size_t log_size);
 void fake_free_entries(struct fake_entry *entries, int count);
+/* The `.global` and `.const` variables of PTX-like module text (caller frees with fake_free_variables). */
+CUresult fake_parse_variables(const char *text, struct fake_variable **variables, int *count);
+void fake_free_variables(struct fake_variable *variables, int count);
 
 #endif

@@ -113,6 +113,16 @@ static CUresult load(CUmodule *out, const char *image, const struct fake_jit_log
     struct fake_object *module = fake_make_module(context, entries, count, NULL);
     fake_free_entries(entries, count);
     if (!module) return CUDA_ERROR_OUT_OF_MEMORY;
+    struct fake_variable *variables;
+    result = fake_parse_variables(image, &variables, &count);
+    if (result == CUDA_SUCCESS) {
+        result = fake_add_variables(module, variables, count);
+        fake_free_variables(variables, count);
+    }
+    if (result != CUDA_SUCCESS) {
+        fake_destroy(module);
+        return result;
+    }
     *out = fake_handle(module);
     return CUDA_SUCCESS;
 }

@@ -394,7 +394,7 @@ static CUresult pointer_attribute(void *data, int attribute, CUdeviceptr address
     /* pageable host memory (and anything else unknown) is not the driver's: invalid value */
     struct fake_object *memory = fake_memory_containing(address, 0);
     if (!memory) return CUDA_ERROR_INVALID_VALUE;
-    int device_memory = memory->kind == KIND_DEVICE_MEMORY;
+    int device_memory = memory->kind != KIND_HOST_MEMORY;
     CUdeviceptr base = device_memory ? memory->u.mem.address : (CUdeviceptr)(uintptr_t)memory->u.host.pointer;
     size_t size = device_memory ? memory->u.mem.size : memory->u.host.size;
     switch (attribute) {

@@ -200,8 +200,11 @@ void fake_free_graph(struct fake_graph *graph) {
 void fake_release_memory(struct fake_object *object) {
     switch (object->kind) {
     case KIND_DEVICE_MEMORY:
+    case KIND_GLOBAL:
         free(object->u.mem.bytes);
         object->u.mem.bytes = NULL;
+        free(object->u.mem.name);
+        object->u.mem.name = NULL;
         break;
     case KIND_HOST_MEMORY:
         if (!object->u.host.registered) free(object->u.host.pointer);
@@ -210,6 +213,8 @@ void fake_release_memory(struct fake_object *object) {
     case KIND_LIBRARY_MODULE:
         free(object->u.module.functions);
         object->u.module.functions = NULL;
+        free(object->u.module.variables);
+        object->u.module.variables = NULL;
         break;
     case KIND_LIBRARY:
         fake_free_entries(object->u.library.entries, object->u.library.entry_count);
@@ -218,6 +223,8 @@ void fake_release_memory(struct fake_object *object) {
         object->u.library.kernels = NULL;
         free(object->u.library.modules);
         object->u.library.modules = NULL;
+        fake_free_variables(object->u.library.variables, object->u.library.variable_count);
+        object->u.library.variables = NULL;
         break;
     case KIND_FUNCTION:
         free(object->u.func.name);
@@ -253,6 +260,9 @@ CUresult fake_destroy(struct fake_object *object) {
         for (int i = 0; i < object->u.module.function_count; i++) {
             if (object->u.module.functions[i]->live) fake_destroy(object->u.module.functions[i]);
         }
+        for (int i = 0; i < object->u.module.variable_count; i++) {
+            if (object->u.module.variables[i]->live) fake_destroy(object->u.module.variables[i]);
+        }
     }
     if (object->kind == KIND_LIBRARY) {
         for (int i = 0; i < object->u.library.entry_count; i++) {
@@ -275,7 +285,10 @@ void fake_teardown_context(struct fake_object *context) {
     for (size_t i = present_count; i-- > 0;) {
         if (i >= present_count) continue;
         struct fake_object *object = present[i];
-        if (!object->live || object->context != context || object->kind == KIND_FUNCTION) continue;
+        if (!object->live || object->context != context || object->kind == KIND_FUNCTION ||
+            object->kind == KIND_GLOBAL) {
+            continue; /* owned by their modules */
+        }
         /* a library's module in this context goes with it, as in the driver; anything else was orphaned */
         if (object->kind != KIND_LIBRARY_MODULE) fake_record_orphan();
         fake_destroy(object);
@@ -298,11 +311,11 @@ int fake_is_device_address(CUdeviceptr address) {
 }
 
 static CUdeviceptr base_of(const struct fake_object *object) {
-    return object->kind == KIND_DEVICE_MEMORY ? object->u.mem.address : (CUdeviceptr)(uintptr_t)object->u.host.pointer;
+    return object->kind != KIND_HOST_MEMORY ? object->u.mem.address : (CUdeviceptr)(uintptr_t)object->u.host.pointer;
 }
 
 static size_t size_of(const struct fake_object *object) {
-    return object->kind == KIND_DEVICE_MEMORY ? object->u.mem.size : object->u.host.size;
+    return object->kind != KIND_HOST_MEMORY ? object->u.mem.size : object->u.host.size;
 }
 
 struct fake_object *fake_memory_at_base(CUdeviceptr address, int kind, int *was_freed) {
@@ -319,7 +332,8 @@ struct fake_object *fake_memory_at_base(CUdeviceptr address, int kind, int *was_
 struct fake_object *fake_memory_containing(CUdeviceptr address, size_t bytes) {
     for (size_t i = 0; i < present_count; i++) {
         struct fake_object *object = present[i];
-        if (!object->live || (object->kind != KIND_DEVICE_MEMORY && object->kind != KIND_HOST_MEMORY)) continue;
+        int memory = object->kind == KIND_DEVICE_MEMORY || object->kind == KIND_HOST_MEMORY || object->kind == KIND_GLOBAL;
+        if (!object->live || !memory) continue;
         CUdeviceptr base = base_of(object);
         if (address >= base && address - base <= size_of(object) && bytes <= size_of(object) - (address - base)) {
             return object;

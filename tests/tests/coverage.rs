@@ -7,8 +7,8 @@
 use std::io::Write;
 
 use cuda_driver::{
-    Advice, Context, ContextFlags, Device, DeviceBuffer, Error, LaunchConfig, ManagedBuffer, MemoryLocation, Module,
-    Pitched, PitchedBuffer, PitchedMut, Result, Stream,
+    Advice, Context, ContextFlags, Device, DeviceBuffer, Error, Global, LaunchConfig, Library, ManagedBuffer,
+    MemoryLocation, Module, Pitched, PitchedBuffer, PitchedMut, Result, Stream,
 };
 use tests::fake::{self, Session};
 use tests::faults;
@@ -291,5 +291,97 @@ fn managed_memory_bad_input() {
     fake.clear_faults();
     assert_eq!(result.unwrap_err().code().map(|c| c.0), Some(fake::UNKNOWN as u32));
     drop((fill, floats, data, other_stream, other, context));
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- module and library variables
+
+/// A `__constant__` array, a `__device__` scalar and a kernel, as NVRTC declares them.
+const VARIABLES: &str = "\
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .const .align 4 .b8 coefficients[16];
+.visible .global .align 8 .u64 counter;
+.visible .global .align 4 .f32 grid[4][8];
+.visible .entry fill(.param .u64 out, .param .f32 value, .param .u32 n)
+{
+    ld.global.f32 %f1, [%rd1];
+}
+";
+
+/// Variables of a module and of a library in two contexts: written, read
+/// back, kept alive by their `Global`.
+fn module_variables() -> Result<()> {
+    let context = primary()?;
+    let module = Module::from_ptx(&context, VARIABLES)?;
+    let mut coefficients = Global::<f32>::from_module(&module, "coefficients")?;
+    expect("constant array length", coefficients.len(), 4)?;
+    expect("zeroed", coefficients.to_vec()?, vec![0.0; 4])?;
+    coefficients.copy_from_host(&[1.0, 0.5, 0.25, 0.125])?;
+    let mut counter = Global::<u64>::from_module(&module, "counter")?;
+    counter.copy_from_host(&[41])?;
+    let grid = Global::<[f32; 8]>::from_module(&module, "grid")?;
+    expect("rows of a 2-D array", grid.len(), 4)?;
+    drop(module);
+    // the variables keep the module loaded
+    let mut back = [0.0f32; 4];
+    coefficients.copy_to_host(&mut back)?;
+    expect("constant array", back, [1.0, 0.5, 0.25, 0.125])?;
+    expect("scalar", counter.to_vec()?, vec![41])?;
+
+    let library = Library::from_ptx(VARIABLES)?;
+    let other = Context::new(&Device::get(1)?, ContextFlags::empty())?;
+    let mut here = Global::<u64>::from_library(&library, &context, "counter")?;
+    let mut there = Global::<u64>::from_library(&library, &other, "counter")?;
+    here.copy_from_host(&[1])?;
+    there.copy_from_host(&[2])?;
+    expect(
+        "one copy per context",
+        (here.to_vec()?, there.to_vec()?),
+        (vec![1], vec![2]),
+    )?;
+    expect(
+        "owner",
+        (here.library().is_some(), coefficients.module().is_some()),
+        (true, true),
+    )?;
+    other.synchronize()?;
+    context.synchronize()
+}
+
+#[test]
+fn module_variables_are_typed_symbols() {
+    let fake = fake::session();
+    module_variables().unwrap();
+    assert_clean(&fake);
+}
+
+#[test]
+fn module_variables_fail_cleanly_at_every_failure_point() {
+    every_failure_point("module variables", module_variables);
+}
+
+#[test]
+fn module_variables_bad_input() {
+    let (fake, context) = setup();
+    let module = Module::from_ptx(&context, VARIABLES).unwrap();
+    let calls = fake.calls();
+    assert_invalid(Global::<f32>::from_module(&module, "coeff\0icients"), "NUL");
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    assert_invalid(Global::<[f32; 3]>::from_module(&module, "coefficients"), "16 bytes");
+    assert_invalid(Global::<[u8; 0]>::from_module(&module, "counter"), "whole number");
+    let unknown = Global::<f32>::from_module(&module, "missing").unwrap_err();
+    assert_eq!(
+        unknown.code().map(|c| c.0),
+        Some(500),
+        "CUDA_ERROR_NOT_FOUND: {unknown}"
+    );
+    let mut coefficients = Global::<f32>::from_module(&module, "coefficients").unwrap();
+    assert_invalid(coefficients.copy_from_host(&[1.0; 3]), "holds 4 elements");
+    assert_invalid(coefficients.copy_to_host(&mut [0.0; 5]), "5 were given");
+    // a kernel's name is not a variable
+    assert!(Global::<u8>::from_module(&module, "fill").is_err());
+    drop((coefficients, module, context));
     assert_clean(&fake);
 }
