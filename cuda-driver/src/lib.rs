@@ -94,6 +94,7 @@ mod managed;
 mod memcpy2d;
 mod memory;
 mod module;
+mod occupancy;
 mod pool;
 mod stream;
 
@@ -114,6 +115,7 @@ pub use managed::{Advice, ManagedBuffer, MemoryLocation};
 pub use memcpy2d::{Pitched, PitchedBuffer, PitchedMut};
 pub use memory::{AsDeviceSlice, DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use module::Module;
+pub use occupancy::Occupancy;
 pub use pool::MemPool;
 pub use stream::Stream;
 

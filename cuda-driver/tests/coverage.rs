@@ -325,3 +325,66 @@ fn constant_and_device_variables_are_read_and_written_by_kernels() {
     ));
     context.synchronize().unwrap();
 }
+
+// ---------------------------------------------------------------- occupancy
+
+#[test]
+fn occupancy_configurations_launch_and_fill_the_device() {
+    let Some(context) = common::context() else { return };
+    let device = context.device();
+    let module = common::kernels(&context);
+    let (fill, limited) = (module.function("fill").unwrap(), module.function("limited").unwrap());
+    let stream = Stream::new(&context).unwrap();
+    let warp = device.warp_size().unwrap();
+    let max_threads = device.max_threads_per_multiprocessor().unwrap();
+
+    let n = 1_000_003u32;
+    let config = fill.occupancy_config(n, 0).unwrap();
+    let block = config.block.0;
+    assert!(
+        block >= warp && block % warp == 0 && block <= fill.max_threads_per_block().unwrap(),
+        "{config:?}"
+    );
+    assert!(
+        u64::from(config.grid.0) * u64::from(block) >= u64::from(n),
+        "{config:?}"
+    );
+    let occupancy = fill.occupancy(&config).unwrap();
+    assert!(occupancy.blocks_per_multiprocessor >= 1, "{occupancy:?}");
+    assert_eq!(
+        occupancy.threads_per_multiprocessor,
+        occupancy.blocks_per_multiprocessor * block
+    );
+    assert_eq!(occupancy.max_threads_per_multiprocessor, max_threads);
+    assert!(
+        occupancy.fraction() > 0.0 && occupancy.fraction() <= 1.0,
+        "{occupancy:?}"
+    );
+    let mut out = DeviceBuffer::<f32>::zeroed(&context, n as usize).unwrap();
+    // SAFETY: fill writes n floats of `out`, which holds n.
+    unsafe { stream.launch(&fill, &config, (&mut out, 1.5f32, n)).unwrap() };
+    stream.synchronize().unwrap();
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 1.5));
+
+    // the kernel's __launch_bounds__(128) caps the suggestion
+    let capped = limited.occupancy_config(4096, 0).unwrap();
+    assert!(capped.block.0 <= 128 && capped.block.0 % warp == 0, "{capped:?}");
+
+    // every block resident at once: blocks per multiprocessor times multiprocessors
+    let resident = fill.resident_config(256, 0).unwrap();
+    let per_sm = fill.max_active_blocks_per_multiprocessor(256, 0).unwrap();
+    assert_eq!(resident.grid.0, per_sm * device.multiprocessor_count().unwrap());
+    let total = resident.grid.0 * 256;
+    let mut all = DeviceBuffer::<f32>::zeroed(&context, total as usize).unwrap();
+    // SAFETY: the grid has exactly `total` threads and fill writes `total` floats of `all`.
+    unsafe { stream.launch(&fill, &resident, (&mut all, -1.0f32, total)).unwrap() };
+    stream.synchronize().unwrap();
+    assert!(all.to_vec().unwrap().iter().all(|&v| v == -1.0));
+
+    // shared memory per block for one resident block: at least the 48 KiB every block may have
+    let one = fill.available_dynamic_shared_memory(1, 256).unwrap();
+    assert!(one >= 48 * 1024, "{one}");
+    assert!(fill.available_dynamic_shared_memory(per_sm, 256).unwrap() <= one);
+    assert!(matches!(fill.occupancy_config(0, 0), Err(Error::InvalidValue(_))));
+    context.synchronize().unwrap();
+}

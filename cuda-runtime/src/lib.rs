@@ -44,7 +44,7 @@
 //!   capture into a [`Graph`] / [`GraphExec`]), [`Event`] (timing).
 //! - Kernels: [`Library`] (`cudaLibraryLoadData` of PTX, CUBIN or fatbin,
 //!   checked on the host), [`Kernel`] (`cudaLibraryGetKernel`, parameter
-//!   info, attributes, occupancy), launches through `cudaLaunchKernel` with
+//!   info, attributes, occupancy and occupancy-chosen launch configurations), launches through `cudaLaunchKernel` with
 //!   typed arguments ([`Stream::launch`]) or raw ([`launch_raw`]), both
 //!   checked against `cudaFuncGetParamInfo` and the device's limits.
 //! - Errors: [`get_last_error`], [`peek_at_last_error`], [`Error`].
@@ -89,6 +89,7 @@ mod graph;
 mod launch;
 mod library;
 mod memory;
+mod occupancy;
 mod pinned;
 mod pool;
 mod slice;

@@ -1,5 +1,5 @@
 //! cuda-driver's pitched memory and 2-D/3-D copies, managed memory, module
-//! globals and occupancy against the stand-in driver: results checked
+//! variables and occupancy against the stand-in driver: results checked
 //! against a host reference, bad input refused before any driver call, and
 //! every driver call of each sequence failing once (immediate and deferred
 //! stream work) without a panic, leak or double free.
@@ -8,7 +8,7 @@ use std::io::Write;
 
 use cuda_driver::{
     Advice, Context, ContextFlags, Device, DeviceBuffer, Error, Global, LaunchConfig, Library, ManagedBuffer,
-    MemoryLocation, Module, Pitched, PitchedBuffer, PitchedMut, Result, Stream,
+    MemoryLocation, Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream,
 };
 use tests::fake::{self, Session};
 use tests::faults;
@@ -383,5 +383,115 @@ fn module_variables_bad_input() {
     // a kernel's name is not a variable
     assert!(Global::<u8>::from_module(&module, "fill").is_err());
     drop((coefficients, module, context));
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- occupancy
+
+/// Occupancy of a configuration, the configurations chosen by it, and a
+/// launch with each, checked by its result.
+fn occupancy() -> Result<()> {
+    let context = primary()?;
+    let fill = Module::from_ptx(&context, fake::KERNELS)?.function("fill")?;
+    let occupancy = fill.occupancy(&LaunchConfig::new((1, 1, 1), (16, 16, 1)))?;
+    expect(
+        "occupancy of 256-thread blocks",
+        occupancy,
+        Occupancy {
+            blocks_per_multiprocessor: 8,
+            threads_per_multiprocessor: 2048,
+            max_threads_per_multiprocessor: 2048,
+        },
+    )?;
+    expect("fraction", occupancy.fraction(), 1.0)?;
+    let n = 5000;
+    let config = fill.occupancy_config(n, 0)?;
+    expect("suggested", config, LaunchConfig::new((5, 1, 1), (1024, 1, 1)))?;
+    let resident = fill.resident_config(256, 1024)?;
+    expect(
+        "resident",
+        resident,
+        LaunchConfig::new((8 * 132, 1, 1), (256, 1, 1)).with_shared_mem(1024),
+    )?;
+    expect(
+        "available shared memory",
+        fill.available_dynamic_shared_memory(2, 256)?,
+        115_712,
+    )?;
+    let stream = Stream::new(&context)?;
+    let mut out = DeviceBuffer::<f32>::zeroed(&context, n as usize)?;
+    // SAFETY: fill writes n floats of `out`, which holds n; the grid covers n.
+    unsafe { stream.launch(&fill, &config, (&mut out, 2.5f32, n))? };
+    stream.synchronize()?;
+    expect("filled", out.to_vec()?, vec![2.5; n as usize])?;
+    context.synchronize()
+}
+
+#[test]
+fn occupancy_chooses_launch_configurations() {
+    let fake = fake::session();
+    occupancy().unwrap();
+    assert_clean(&fake);
+}
+
+#[test]
+fn occupancy_fails_cleanly_at_every_failure_point() {
+    every_failure_point("occupancy", occupancy);
+}
+
+#[test]
+fn occupancy_bad_input() {
+    let (fake, context) = setup();
+    let fill = Module::from_ptx(&context, fake::KERNELS)
+        .unwrap()
+        .function("fill")
+        .unwrap();
+    let calls = fake.calls();
+    assert_invalid(fill.occupancy_config(0, 0), "at least one element");
+    assert_invalid(fill.occupancy(&LaunchConfig::new((1, 1, 1), (0, 1, 1))), "no threads");
+    assert_invalid(
+        fill.occupancy(&LaunchConfig::new((1, 1, 1), (65536, 65536, 1))),
+        "too many",
+    );
+    assert_invalid(
+        fill.available_dynamic_shared_memory(0, 256),
+        "blocks per multiprocessor",
+    );
+    assert_invalid(fill.available_dynamic_shared_memory(1, u32::MAX), "block size");
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    // more shared memory than a multiprocessor has: nothing fits
+    assert_invalid(fill.resident_config(256, 1 << 20), "fits");
+    // the driver's refusal of a block above 1024 threads, typed
+    let error = fill.resident_config(2048, 0).unwrap_err();
+    assert_eq!(error.code().map(|c| c.0), Some(1), "{error}");
+    assert_eq!(
+        fill.available_dynamic_shared_memory(4, 1024).unwrap(),
+        0,
+        "4 x 1024 threads never fit"
+    );
+    drop((fill, context));
+    assert_clean(&fake);
+}
+
+/// cuda-core's thin layer over the same: its `LaunchConfig` from occupancy, and a launch with it.
+#[test]
+fn cuda_core_launch_configs_from_occupancy() {
+    let fake = fake::session();
+    {
+        let code = cuda_core::ObjectCode::from_ptx(fake::KERNELS).unwrap();
+        let kernel = code.get_kernel("fill").unwrap();
+        let config = cuda_core::LaunchConfig::for_occupancy(&kernel, 5000, 0).unwrap();
+        assert_eq!(config, cuda_core::LaunchConfig::new((5, 1, 1), (1024, 1, 1)));
+        let resident = cuda_core::LaunchConfig::resident(&kernel, 128, 0).unwrap();
+        assert_eq!(resident.grid, (16 * 132, 1, 1));
+        assert!(cuda_core::LaunchConfig::for_occupancy(&kernel, 0, 0).is_err());
+        let context = kernel.function().context().clone();
+        let stream = Stream::new(&context).unwrap();
+        let mut out = DeviceBuffer::<f32>::zeroed(&context, 5000).unwrap();
+        // SAFETY: fill writes 5000 floats of `out`, which holds 5000; the grid covers them.
+        unsafe { cuda_core::launch(&stream, &config, &kernel, (&mut out, 0.75f32, 5000u32)).unwrap() };
+        stream.synchronize().unwrap();
+        assert_eq!(out.to_vec().unwrap(), vec![0.75; 5000]);
+    }
     assert_clean(&fake);
 }
