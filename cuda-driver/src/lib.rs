@@ -97,6 +97,7 @@ mod module;
 mod occupancy;
 mod pool;
 mod stream;
+mod vmm;
 
 pub use capture::CaptureScope;
 pub use context::{Context, ContextLimit};
@@ -118,6 +119,7 @@ pub use module::Module;
 pub use occupancy::Occupancy;
 pub use pool::MemPool;
 pub use stream::Stream;
+pub use vmm::VirtualBuffer;
 
 /// The raw bindings this crate is built on.
 pub use cuda_sys as sys;

@@ -8,7 +8,7 @@ mod common;
 
 use cuda_driver::{
     Advice, DeviceBuffer, Error, Global, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Pitched,
-    PitchedBuffer, PitchedMut, Stream,
+    PitchedBuffer, PitchedMut, Stream, VirtualBuffer,
 };
 
 /// The host reference of a block copy between packed `(width, height, depth)` arrays.
@@ -386,5 +386,93 @@ fn occupancy_configurations_launch_and_fill_the_device() {
     assert!(one >= 48 * 1024, "{one}");
     assert!(fill.available_dynamic_shared_memory(per_sm, 256).unwrap() <= one);
     assert!(matches!(fill.occupancy_config(0, 0), Err(Error::InvalidValue(_))));
+    context.synchronize().unwrap();
+}
+
+// ---------------------------------------------------------------- virtual memory management
+
+#[test]
+fn virtual_buffers_grow_without_moving() {
+    let Some(context) = common::context() else { return };
+    let module = common::kernels(&context);
+    let (fill, add_one) = (module.function("fill").unwrap(), module.function("add_one").unwrap());
+    let stream = Stream::new(&context).unwrap();
+    // 64 MiB of addresses, backed a piece at a time.
+    let mut buffer = VirtualBuffer::<f32>::reserve(&context, 16 << 20).unwrap();
+    let granularity = buffer.granularity();
+    assert!(granularity > 0 && granularity.is_power_of_two(), "{granularity}");
+    assert!(buffer.capacity() >= 16 << 20);
+    assert_eq!((buffer.len(), buffer.pieces()), (0, 0));
+    // SAFETY: the address is only compared.
+    let base = unsafe { buffer.as_raw() };
+    assert_eq!(base % granularity as u64, 0);
+
+    buffer.grow(1000).unwrap();
+    assert_eq!((buffer.len(), buffer.pieces()), (1000, 1));
+    let first: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    buffer.copy_from_host(0, &first).unwrap();
+
+    // past the first piece: a second one right behind it, the base unchanged
+    let len = granularity / 4 * 3 / 2 + 17;
+    buffer.grow(len).unwrap();
+    assert_eq!((buffer.len(), buffer.pieces()), (len, 2));
+    // SAFETY: as above.
+    assert_eq!(unsafe { buffer.as_raw() }, base);
+    let all = buffer.to_vec().unwrap();
+    assert_eq!(all[..1000], first[..], "contents kept across growth");
+    // a kernel writes across the boundary of the two pieces
+    // SAFETY: fill writes `len` floats, all backed.
+    unsafe {
+        stream
+            .launch(
+                &fill,
+                &LaunchConfig::for_num_elems(len as u32),
+                (&mut buffer, 0.5f32, len as u32),
+            )
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    assert!(buffer.to_vec().unwrap().iter().all(|&v| v == 0.5));
+    let mut tail = vec![0.0f32; 100];
+    buffer.copy_to_host(len - 100, &mut tail).unwrap();
+    assert_eq!(tail, vec![0.5; 100]);
+
+    // growing within the backed part maps nothing; shrinking is ignored
+    buffer.grow(len + 1).unwrap();
+    assert_eq!(buffer.pieces(), 2);
+    buffer.grow(10).unwrap();
+    assert_eq!(buffer.len(), len + 1);
+    assert!(matches!(
+        buffer.grow(buffer.capacity() + 1),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        buffer.copy_from_host(len, &[0.0; 2]),
+        Err(Error::InvalidValue(_))
+    ));
+
+    // integers in another buffer, incremented in place by a kernel, across three pieces
+    let mut counts = VirtualBuffer::<i32>::reserve(&context, granularity).unwrap();
+    let n = granularity / 4 * 2 + 5;
+    for step in [n / 3, 2 * n / 3, n] {
+        counts.grow(step).unwrap();
+    }
+    assert_eq!(counts.pieces(), 3);
+    let values: Vec<i32> = (0..n as i32).collect();
+    counts.copy_from_host(0, &values).unwrap();
+    // SAFETY: add_one reads and writes n ints, all backed.
+    unsafe {
+        stream
+            .launch(
+                &add_one,
+                &LaunchConfig::for_num_elems(n as u32),
+                (&mut counts, n as u32),
+            )
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    let want: Vec<i32> = values.iter().map(|v| v + 1).collect();
+    assert_eq!(counts.to_vec().unwrap(), want);
+    drop((buffer, counts));
     context.synchronize().unwrap();
 }

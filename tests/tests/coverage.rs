@@ -8,7 +8,7 @@ use std::io::Write;
 
 use cuda_driver::{
     Advice, Context, ContextFlags, Device, DeviceBuffer, Error, Global, LaunchConfig, Library, ManagedBuffer,
-    MemoryLocation, Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream,
+    MemoryLocation, Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream, VirtualBuffer,
 };
 use tests::fake::{self, Session};
 use tests::faults;
@@ -493,5 +493,23 @@ fn cuda_core_launch_configs_from_occupancy() {
         stream.synchronize().unwrap();
         assert_eq!(out.to_vec().unwrap(), vec![0.75; 5000]);
     }
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- virtual memory management
+
+/// The stand-in has no virtual memory management: bad sizes are refused
+/// before the driver, and a driver without the calls is a typed error that
+/// leaves nothing behind.
+#[test]
+fn virtual_buffers_refuse_bad_sizes_and_missing_driver_calls() {
+    let (fake, context) = setup();
+    let calls = fake.calls();
+    assert_invalid(VirtualBuffer::<f32>::reserve(&context, 0), "at least one");
+    assert_invalid(VirtualBuffer::<u64>::reserve(&context, usize::MAX / 4), "overflow");
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    let missing = VirtualBuffer::<f32>::reserve(&context, 1000);
+    assert!(matches!(missing, Err(Error::Symbol(_))), "{missing:?}");
+    drop(context);
     assert_clean(&fake);
 }
