@@ -7,8 +7,8 @@
 mod common;
 
 use cuda_driver::{
-    Advice, DeviceBuffer, Error, Global, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Pitched,
-    PitchedBuffer, PitchedMut, Stream, VirtualBuffer,
+    Advice, DeviceBuffer, Error, Event, EventFlags, Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig,
+    Library, ManagedBuffer, MemoryLocation, Module, Pitched, PitchedBuffer, PitchedMut, Stream, VirtualBuffer,
 };
 
 /// The host reference of a block copy between packed `(width, height, depth)` arrays.
@@ -475,4 +475,113 @@ fn virtual_buffers_grow_without_moving() {
     assert_eq!(counts.to_vec().unwrap(), want);
     drop((buffer, counts));
     context.synchronize().unwrap();
+}
+
+// ---------------------------------------------------------------- inter-process sharing
+
+/// Set in the child process: the IPC handles and the element count, as `MEMORY:EVENT:N` in hex.
+const IPC_CHILD: &str = "CUDA_DRIVER_TEST_IPC_CHILD";
+const IPC_TEST: &str = "ipc_memory_and_events_are_shared_with_a_child_process";
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn from_hex(text: &str) -> [u8; 64] {
+    let mut bytes = [0u8; 64];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).expect("hex handle");
+    }
+    bytes
+}
+
+/// The parent exports a buffer it has incremented once and an event marking
+/// that; this test binary, run again as the child, waits for the event,
+/// increments the buffer twice more through the opened handle and checks it.
+#[test]
+fn ipc_memory_and_events_are_shared_with_a_child_process() {
+    if let Ok(handles) = std::env::var(IPC_CHILD) {
+        ipc_child(&handles);
+        return;
+    }
+    let Some(context) = common::context() else { return };
+    let add_one = common::kernels(&context).function("add_one").unwrap();
+    // 4 MiB: a whole allocation of its own, not a piece of a shared one
+    let n = 1u32 << 20;
+    let values: Vec<i32> = (0..n as i32).map(|i| i * 3).collect();
+    let mut buffer = DeviceBuffer::from_slice(&context, &values).unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let done = Event::new(&context, EventFlags::INTERPROCESS | EventFlags::DISABLE_TIMING).unwrap();
+    // SAFETY: add_one reads and writes n ints of `buffer`, which holds n.
+    unsafe {
+        stream
+            .launch(&add_one, &LaunchConfig::for_num_elems(n), (&mut buffer, n))
+            .unwrap()
+    };
+    done.record(&stream).unwrap();
+    let handles = format!(
+        "{}:{}:{n}",
+        to_hex(&buffer.ipc_handle().unwrap().to_bytes()),
+        to_hex(&done.ipc_handle().unwrap().to_bytes())
+    );
+    // a timing event has no IPC handle: the driver's error, typed
+    let timed = Event::new(&context, EventFlags::DEFAULT).unwrap();
+    assert!(timed.ipc_handle().unwrap_err().code().is_some());
+
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([IPC_TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .env(IPC_CHILD, handles)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr),
+    );
+    assert!(child.status.success(), "the child failed:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("ipc child: ok"),
+        "the child did not run the test:\n{stdout}"
+    );
+    stream.synchronize().unwrap();
+    let want: Vec<i32> = values.iter().map(|v| v + 3).collect();
+    assert_eq!(
+        buffer.to_vec().unwrap(),
+        want,
+        "the child's increments are visible here"
+    );
+    context.synchronize().unwrap();
+}
+
+fn ipc_child(handles: &str) {
+    let mut parts = handles.split(':');
+    let (memory, event, n) = (
+        from_hex(parts.next().unwrap()),
+        from_hex(parts.next().unwrap()),
+        parts.next().unwrap().parse::<u32>().unwrap(),
+    );
+    let context = common::context().expect("the child has a GPU");
+    let handle = IpcMemHandle::from_bytes(memory);
+    assert_eq!(handle.to_bytes(), memory);
+    // more than was shared: refused after checking the allocation's size
+    let too_long = IpcMemory::<i32>::open(&context, &handle, 1 << 28);
+    assert!(matches!(too_long, Err(Error::InvalidValue(_))), "{too_long:?}");
+    let mut shared = IpcMemory::<i32>::open(&context, &handle, n as usize).unwrap();
+    let ready = Event::open_ipc(&context, &IpcEventHandle::from_bytes(event)).unwrap();
+    let stream = Stream::new(&context).unwrap();
+    stream.wait_event(&ready).unwrap();
+    let add_one = common::kernels(&context).function("add_one").unwrap();
+    for _ in 0..2 {
+        // SAFETY: add_one reads and writes n ints of the shared memory, which holds n.
+        unsafe {
+            stream
+                .launch(&add_one, &LaunchConfig::for_num_elems(n), (&mut shared, n))
+                .unwrap()
+        };
+    }
+    stream.synchronize().unwrap();
+    let want: Vec<i32> = (0..n as i32).map(|i| i * 3 + 3).collect();
+    assert_eq!(shared.to_vec().unwrap(), want);
+    drop((shared, ready));
+    context.synchronize().unwrap();
+    println!("ipc child: ok");
 }

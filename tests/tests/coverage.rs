@@ -7,8 +7,9 @@
 use std::io::Write;
 
 use cuda_driver::{
-    Advice, Context, ContextFlags, Device, DeviceBuffer, Error, Global, LaunchConfig, Library, ManagedBuffer,
-    MemoryLocation, Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream, VirtualBuffer,
+    Advice, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, Global, IpcEventHandle,
+    IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Occupancy, Pitched,
+    PitchedBuffer, PitchedMut, Result, Stream, VirtualBuffer,
 };
 use tests::fake::{self, Session};
 use tests::faults;
@@ -511,5 +512,39 @@ fn virtual_buffers_refuse_bad_sizes_and_missing_driver_calls() {
     let missing = VirtualBuffer::<f32>::reserve(&context, 1000);
     assert!(matches!(missing, Err(Error::Symbol(_))), "{missing:?}");
     drop(context);
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- inter-process sharing
+
+/// The stand-in has no IPC: handles are plain bytes that round-trip, what
+/// cannot be shared is refused before the driver, and the missing calls are
+/// typed errors that leave nothing behind.
+#[test]
+fn ipc_handles_and_refusals_without_driver_support() {
+    let (fake, context) = setup();
+    let bytes: [u8; 64] = std::array::from_fn(|i| (i * 7) as u8);
+    assert_eq!(IpcMemHandle::from_bytes(bytes).to_bytes(), bytes);
+    assert_eq!(IpcEventHandle::from_bytes(bytes).to_bytes(), bytes);
+    let stream = Stream::new(&context).unwrap();
+    let pooled = DeviceBuffer::<f32>::alloc_async(&stream, 16).unwrap();
+    let calls = fake.calls();
+    assert_invalid(pooled.ipc_handle(), "stream-ordered");
+    assert_invalid(
+        IpcMemory::<f32>::open(&context, &IpcMemHandle::from_bytes(bytes), 0),
+        "at least one",
+    );
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    let buffer = DeviceBuffer::<f32>::zeroed(&context, 16).unwrap();
+    assert!(matches!(buffer.ipc_handle(), Err(Error::Symbol(_))));
+    let opened = IpcMemory::<f32>::open(&context, &IpcMemHandle::from_bytes(bytes), 16);
+    assert!(matches!(opened, Err(Error::Symbol(_))), "{opened:?}");
+    let event = Event::new(&context, EventFlags::INTERPROCESS | EventFlags::DISABLE_TIMING).unwrap();
+    assert!(matches!(event.ipc_handle(), Err(Error::Symbol(_))));
+    assert!(matches!(
+        Event::open_ipc(&context, &IpcEventHandle::from_bytes(bytes)),
+        Err(Error::Symbol(_))
+    ));
+    drop((event, buffer, pooled, stream, context));
     assert_clean(&fake);
 }
