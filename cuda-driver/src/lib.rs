@@ -98,6 +98,7 @@ mod module;
 mod occupancy;
 mod pool;
 mod stream;
+mod texture;
 mod vmm;
 
 pub use capture::CaptureScope;
@@ -121,6 +122,9 @@ pub use module::Module;
 pub use occupancy::Occupancy;
 pub use pool::MemPool;
 pub use stream::Stream;
+pub use texture::{
+    AddressMode, ArrayElement, ArrayFlags, CudaArray, FilterMode, SurfaceObject, TextureDesc, TextureObject,
+};
 pub use vmm::VirtualBuffer;
 
 /// The raw bindings this crate is built on.

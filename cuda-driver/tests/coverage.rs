@@ -7,8 +7,9 @@
 mod common;
 
 use cuda_driver::{
-    Advice, DeviceBuffer, Error, Event, EventFlags, Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig,
-    Library, ManagedBuffer, MemoryLocation, Module, Pitched, PitchedBuffer, PitchedMut, Stream, VirtualBuffer,
+    AddressMode, Advice, ArrayFlags, CudaArray, DeviceBuffer, Error, Event, EventFlags, FilterMode, Global,
+    IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Pitched,
+    PitchedBuffer, PitchedMut, Stream, SurfaceObject, TextureDesc, TextureObject, VirtualBuffer,
 };
 
 /// The host reference of a block copy between packed `(width, height, depth)` arrays.
@@ -584,4 +585,109 @@ fn ipc_child(handles: &str) {
     drop((shared, ready));
     context.synchronize().unwrap();
     println!("ipc child: ok");
+}
+
+// ---------------------------------------------------------------- textures and surfaces
+
+/// Samples a 2-D float texture at each element's centre shifted by `dx`; scales a surface in place.
+const SAMPLING: &str = r#"
+extern "C" __global__ void sample(cudaTextureObject_t texture, float *out, unsigned width, unsigned height, float dx) {
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < width && y < height) out[y * width + x] = tex2D<float>(texture, x + 0.5f + dx, y + 0.5f);
+}
+
+extern "C" __global__ void scale_surface(cudaSurfaceObject_t surface, unsigned width, unsigned height, float factor) {
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < width && y < height) {
+        float v;
+        surf2Dread(&v, surface, x * sizeof(float), y);
+        surf2Dwrite(v * factor, surface, x * sizeof(float), y);
+    }
+}
+"#;
+
+#[test]
+fn textures_sample_and_surfaces_write_cuda_arrays() {
+    let Some(context) = common::context() else { return };
+    let arch = context.device().compute_capability().unwrap();
+    let ptx = common::compile(SAMPLING, arch).unwrap_or_else(|log| panic!("NVRTC failed:\n{log}"));
+    let module = Module::from_ptx(&context, &ptx).unwrap();
+    let (sample, scale_surface) = (
+        module.function("sample").unwrap(),
+        module.function("scale_surface").unwrap(),
+    );
+    let stream = Stream::new(&context).unwrap();
+    let (width, height) = (100usize, 37usize);
+    let image: Vec<f32> = (0..width * height)
+        .map(|i| ((i % width) * 3 + (i / width) * 7) as f32 % 50.0)
+        .collect();
+    let array = CudaArray::<f32>::new(&context, (width, height, 0), ArrayFlags::SURFACE_LOAD_STORE).unwrap();
+    assert_eq!((array.extent(), array.len()), ((width, height, 0), width * height));
+    array.copy_from_host(&image).unwrap();
+    assert_eq!(array.to_vec().unwrap(), image);
+    let grid = LaunchConfig::new(
+        ((width as u32).div_ceil(16), (height as u32).div_ceil(16), 1),
+        (16, 16, 1),
+    );
+    let mut out = DeviceBuffer::<f32>::zeroed(&context, width * height).unwrap();
+    let (w, h) = (width as u32, height as u32);
+
+    // point sampling at the centres: the image itself
+    let point = TextureObject::new(&array, &TextureDesc::default()).unwrap();
+    // SAFETY: sample writes width * height floats of `out`, which holds that many.
+    unsafe { stream.launch(&sample, &grid, (&point, &mut out, w, h, 0.0f32)).unwrap() };
+    stream.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), image);
+
+    // linear filtering half-way to the right neighbour: their mean, the edge clamped
+    let linear = TextureObject::new(
+        &array,
+        &TextureDesc {
+            filter: FilterMode::Linear,
+            address_mode: AddressMode::Clamp,
+            ..TextureDesc::default()
+        },
+    )
+    .unwrap();
+    // SAFETY: as above.
+    unsafe {
+        stream
+            .launch(&sample, &grid, (&linear, &mut out, w, h, 0.5f32))
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    let mean: Vec<f32> = (0..width * height)
+        .map(|i| {
+            let right = if i % width == width - 1 { i } else { i + 1 };
+            (image[i] + image[right]) / 2.0
+        })
+        .collect();
+    for (i, (got, want)) in out.to_vec().unwrap().iter().zip(&mean).enumerate() {
+        assert!((got - want).abs() < 1e-3, "element {i}: {got}, want {want}");
+    }
+
+    // a surface scales the array in place; the texture then sees the new values
+    let surface = SurfaceObject::new(&array).unwrap();
+    // SAFETY: scale_surface reads and writes width x height floats of the array.
+    unsafe { stream.launch(&scale_surface, &grid, (&surface, w, h, 2.0f32)).unwrap() };
+    stream.synchronize().unwrap();
+    let doubled: Vec<f32> = image.iter().map(|v| v * 2.0).collect();
+    assert_eq!(array.to_vec().unwrap(), doubled);
+    // SAFETY: as above.
+    unsafe { stream.launch(&sample, &grid, (&point, &mut out, w, h, 0.0f32)).unwrap() };
+    stream.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), doubled);
+
+    // an array without surface access has no surface object; a 3-D array round-trips
+    let plain = CudaArray::<[u8; 4]>::new(&context, (8, 8, 0), ArrayFlags::empty()).unwrap();
+    assert!(matches!(SurfaceObject::new(&plain), Err(Error::InvalidValue(_))));
+    let volume = CudaArray::<u16>::new(&context, (9, 5, 3), ArrayFlags::empty()).unwrap();
+    let data: Vec<u16> = (0..9 * 5 * 3).collect();
+    volume.copy_from_host(&data).unwrap();
+    assert_eq!(volume.to_vec().unwrap(), data);
+    assert!(matches!(volume.copy_from_host(&data[1..]), Err(Error::InvalidValue(_))));
+    drop((point, linear, surface, array));
+    context.synchronize().unwrap();
 }

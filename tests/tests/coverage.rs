@@ -7,9 +7,9 @@
 use std::io::Write;
 
 use cuda_driver::{
-    Advice, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, Global, IpcEventHandle,
-    IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Occupancy, Pitched,
-    PitchedBuffer, PitchedMut, Result, Stream, VirtualBuffer,
+    Advice, ArrayFlags, Context, ContextFlags, CudaArray, Device, DeviceBuffer, Error, Event, EventFlags, Global,
+    IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Occupancy,
+    Pitched, PitchedBuffer, PitchedMut, Result, Stream, VirtualBuffer,
 };
 use tests::fake::{self, Session};
 use tests::faults;
@@ -546,5 +546,25 @@ fn ipc_handles_and_refusals_without_driver_support() {
         Err(Error::Symbol(_))
     ));
     drop((event, buffer, pooled, stream, context));
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- CUDA arrays, textures and surfaces
+
+/// The stand-in has no CUDA arrays: bad extents are refused before the
+/// driver, and the missing calls are typed errors that leave nothing behind.
+#[test]
+fn arrays_refuse_bad_extents_and_missing_driver_calls() {
+    let (fake, context) = setup();
+    let calls = fake.calls();
+    assert_invalid(CudaArray::<f32>::new(&context, (0, 4, 0), ArrayFlags::empty()), "width");
+    assert_invalid(
+        CudaArray::<[u8; 4]>::new(&context, (4, 0, 2), ArrayFlags::SURFACE_LOAD_STORE),
+        "depth needs a height",
+    );
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    let missing = CudaArray::<f32>::new(&context, (16, 16, 0), ArrayFlags::empty());
+    assert!(matches!(missing, Err(Error::Symbol(_))), "{missing:?}");
+    drop(context);
     assert_clean(&fake);
 }
