@@ -1,5 +1,7 @@
 //! On a GPU, through cuda-runtime (libcudart): launch configurations chosen
-//! by occupancy, launched and checked by their results. Without a GPU or
+//! by occupancy, and the driver function of a runtime kernel
+//! (`cudaGetFuncBySymbol`) used through the driver API, each launched and
+//! checked by its results. Without a GPU or
 //! libcudart this prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`. This binary never loads the stand-in driver.
 
@@ -71,4 +73,68 @@ fn occupancy_configurations_launch() {
         fill.resident_config(device, 128, 1 << 30).is_err(),
         "a GiB of shared memory fits nowhere"
     );
+}
+
+#[test]
+fn a_runtime_kernel_is_a_driver_function() {
+    use cuda_sys::driver::{CUfunction_attribute, CUresult};
+
+    let Some(device) = gpu() else { return };
+    let fill = library().kernel("fill").unwrap();
+    let function = fill.function_on(device).unwrap();
+    assert_eq!(function.device(), device);
+    // The runtime works in the primary context, which cuda-driver retains and makes current.
+    let context = cuda_driver::Device::get(device.ordinal())
+        .unwrap()
+        .primary_context()
+        .unwrap();
+    context.set_current().unwrap();
+    let driver = cuda_sys::driver().unwrap();
+    // SAFETY: the function lives while `function` does; the primary context is current.
+    let raw: cuda_sys::driver::CUfunction = unsafe { function.as_raw() }.cast();
+    let mut max_threads = 0;
+    // SAFETY: valid out-pointer and function handle.
+    let result = unsafe {
+        driver.cuFuncGetAttribute().unwrap()(
+            &mut max_threads,
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            raw,
+        )
+    };
+    assert_eq!(result, CUresult::CUDA_SUCCESS);
+    assert_eq!(
+        max_threads as u32,
+        fill.attributes(device).unwrap().max_threads_per_block
+    );
+
+    // launch it through the driver on memory of the runtime
+    let n = 10_000u32;
+    let out = DeviceMemory::<f32>::zeroed(device, n as usize).unwrap();
+    // SAFETY: the address is only passed to the kernel below, while `out` lives.
+    let (mut address, mut value, mut count) = (unsafe { out.as_raw() } as u64, 7.5f32, n);
+    let mut params = [
+        (&mut address as *mut u64).cast::<std::ffi::c_void>(),
+        (&mut value as *mut f32).cast(),
+        (&mut count as *mut u32).cast(),
+    ];
+    // SAFETY: fill(float *out, float value, unsigned n) gets exactly those three parameters and
+    // writes n floats of `out`, which holds n; the null stream is the primary context's.
+    let launched = unsafe {
+        driver.cuLaunchKernel().unwrap()(
+            raw,
+            n.div_ceil(256),
+            1,
+            1,
+            256,
+            1,
+            1,
+            0,
+            std::ptr::null_mut(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(launched, CUresult::CUDA_SUCCESS);
+    context.synchronize().unwrap();
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 7.5));
 }
