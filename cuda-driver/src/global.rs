@@ -106,7 +106,7 @@ impl<T: DeviceCopy> Global<T> {
             ptr,
             len: bytes / size_of::<T>(),
             context,
-            owner: owner,
+            owner,
             _marker: PhantomData,
         })
     }
