@@ -20,6 +20,7 @@ const SOURCES: &[&str] = &[
     "pitch.c",
     "registry.c",
     "streams.c",
+    "vmm.c",
     "work.c",
 ];
 

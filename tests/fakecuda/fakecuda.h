@@ -104,12 +104,14 @@ enum fake_kind {
     KIND_GRAPH_EXEC = 9,
     KIND_MEMORY_POOL = 10,   /* cuMemPoolCreate */
     KIND_LIBRARY = 11,       /* cuLibraryLoadData */
-    KIND_FUNCTION = 12,      /* owned by a module: not counted as live */
-    KIND_DEFAULT_POOL = 13,  /* the devices' default pools: not counted as live */
-    KIND_KERNEL = 14,        /* owned by a library: not counted as live */
-    KIND_LIBRARY_MODULE = 15, /* a library's module in one context, owned by the library: not counted */
-    KIND_GLOBAL = 16,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
-    KIND_COUNT = 17,
+    KIND_VA_RANGE = 12,      /* cuMemAddressReserve */
+    KIND_PHYSICAL = 13,      /* cuMemCreate */
+    KIND_FUNCTION = 14,      /* owned by a module: not counted as live (this and the kinds after it) */
+    KIND_DEFAULT_POOL = 15,  /* the devices' default pools: not counted as live */
+    KIND_KERNEL = 16,        /* owned by a library: not counted as live */
+    KIND_LIBRARY_MODULE = 17, /* a library's module in one context, owned by the library: not counted */
+    KIND_GLOBAL = 18,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
+    KIND_COUNT = 19,
 };
 
 #define FAKE_DEVICES 2
@@ -194,6 +196,15 @@ struct fake_object {
             int pending;                   /* deferred mode: records queued, not yet run */
             struct fake_object *record_stream; /* where the last record was queued (NULL: legacy) */
         } event;
+        struct {
+            CUdeviceptr address;         /* VA range: its base */
+            size_t size;                 /* VA range: bytes reserved; physical: bytes created */
+            unsigned char *bytes;        /* VA range: backing of the whole range */
+            struct fake_object **owners; /* VA range: per granule, the physical memory mapped there */
+            unsigned char *access;       /* VA range: per granule, whether cuMemSetAccess allowed it */
+            size_t mapped;               /* physical: granules of it mapped now */
+            int released;                /* physical: cuMemRelease was called (destroyed once unmapped) */
+        } vmm;
         struct {
             struct fake_object **functions;
             int function_count;
@@ -282,6 +293,10 @@ struct fake_graph {
 /* Device memory: bytes [address, address + bytes) inside one live allocation
  * (or pinned host allocation); NULL if not. The registry lock must be held. */
 unsigned char *fake_device_bytes(CUdeviceptr address, size_t bytes);
+
+/* Whether every granule of [address, address + bytes) of the VA range `range` is mapped and
+ * accessible (vmm.c); lock held. */
+int fake_vmm_accessible(const struct fake_object *range, CUdeviceptr address, size_t bytes);
 
 /* The host kernels, searched by name (kernels.c). */
 const struct fake_kernel *fake_find_kernel(const char *name, int param_count, const size_t *param_sizes);

@@ -397,6 +397,10 @@ static CUresult pointer_attribute(void *data, int attribute, CUdeviceptr address
     int device_memory = memory->kind != KIND_HOST_MEMORY;
     CUdeviceptr base = device_memory ? memory->u.mem.address : (CUdeviceptr)(uintptr_t)memory->u.host.pointer;
     size_t size = device_memory ? memory->u.mem.size : memory->u.host.size;
+    if (memory->kind == KIND_VA_RANGE) {
+        base = memory->u.vmm.address;
+        size = memory->u.vmm.size;
+    }
     switch (attribute) {
     case POINTER_CONTEXT: *(CUcontext *)data = fake_handle(memory->context); break;
     case POINTER_MEMORY_TYPE: *(unsigned int *)data = device_memory ? 2 : 1; break;

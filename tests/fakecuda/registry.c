@@ -209,6 +209,14 @@ void fake_release_memory(struct fake_object *object) {
     case KIND_HOST_MEMORY:
         if (!object->u.host.registered) free(object->u.host.pointer);
         break;
+    case KIND_VA_RANGE:
+        free(object->u.vmm.bytes);
+        object->u.vmm.bytes = NULL;
+        free(object->u.vmm.owners);
+        object->u.vmm.owners = NULL;
+        free(object->u.vmm.access);
+        object->u.vmm.access = NULL;
+        break;
     case KIND_MODULE:
     case KIND_LIBRARY_MODULE:
         free(object->u.module.functions);
@@ -311,11 +319,19 @@ int fake_is_device_address(CUdeviceptr address) {
 }
 
 static CUdeviceptr base_of(const struct fake_object *object) {
-    return object->kind != KIND_HOST_MEMORY ? object->u.mem.address : (CUdeviceptr)(uintptr_t)object->u.host.pointer;
+    switch (object->kind) {
+    case KIND_HOST_MEMORY: return (CUdeviceptr)(uintptr_t)object->u.host.pointer;
+    case KIND_VA_RANGE: return object->u.vmm.address;
+    default: return object->u.mem.address;
+    }
 }
 
 static size_t size_of(const struct fake_object *object) {
-    return object->kind != KIND_HOST_MEMORY ? object->u.mem.size : object->u.host.size;
+    switch (object->kind) {
+    case KIND_HOST_MEMORY: return object->u.host.size;
+    case KIND_VA_RANGE: return object->u.vmm.size;
+    default: return object->u.mem.size;
+    }
 }
 
 struct fake_object *fake_memory_at_base(CUdeviceptr address, int kind, int *was_freed) {
@@ -332,10 +348,13 @@ struct fake_object *fake_memory_at_base(CUdeviceptr address, int kind, int *was_
 struct fake_object *fake_memory_containing(CUdeviceptr address, size_t bytes) {
     for (size_t i = 0; i < present_count; i++) {
         struct fake_object *object = present[i];
-        int memory = object->kind == KIND_DEVICE_MEMORY || object->kind == KIND_HOST_MEMORY || object->kind == KIND_GLOBAL;
+        int memory = object->kind == KIND_DEVICE_MEMORY || object->kind == KIND_HOST_MEMORY ||
+                     object->kind == KIND_GLOBAL || object->kind == KIND_VA_RANGE;
         if (!object->live || !memory) continue;
         CUdeviceptr base = base_of(object);
         if (address >= base && address - base <= size_of(object) && bytes <= size_of(object) - (address - base)) {
+            /* a virtual range holds memory only where it is mapped and accessible */
+            if (object->kind == KIND_VA_RANGE && !fake_vmm_accessible(object, address, bytes)) return NULL;
             return object;
         }
     }
@@ -346,6 +365,7 @@ unsigned char *fake_device_bytes(CUdeviceptr address, size_t bytes) {
     struct fake_object *object = fake_memory_containing(address, bytes);
     if (!object) return NULL;
     if (object->kind == KIND_HOST_MEMORY) return (unsigned char *)(uintptr_t)address;
+    if (object->kind == KIND_VA_RANGE) return object->u.vmm.bytes + (address - object->u.vmm.address);
     return object->u.mem.bytes + (address - object->u.mem.address);
 }
 
@@ -479,7 +499,7 @@ EXPORT int64_t fakecuda_live(int kind) {
 EXPORT int64_t fakecuda_live_handles(void) {
     fake_lock();
     int64_t total = 0;
-    for (int kind = KIND_CONTEXT; kind <= KIND_LIBRARY; kind++) total += live[kind];
+    for (int kind = KIND_CONTEXT; kind < KIND_FUNCTION; kind++) total += live[kind];
     fake_unlock();
     return total;
 }

@@ -81,11 +81,16 @@ pub enum Kind {
     MemoryPool = 10,
     /// Context-independent libraries (`cuLibraryLoadData`).
     Library = 11,
+    /// Reserved virtual address ranges (`cuMemAddressReserve`).
+    AddressRange = 12,
+    /// Physical memory of virtual memory management (`cuMemCreate`), until
+    /// released and unmapped.
+    PhysicalMemory = 13,
 }
 
 impl Kind {
     /// Every kind a program must release.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Context,
         Kind::PrimaryRetain,
         Kind::DeviceMemory,
@@ -97,6 +102,8 @@ impl Kind {
         Kind::GraphExec,
         Kind::MemoryPool,
         Kind::Library,
+        Kind::AddressRange,
+        Kind::PhysicalMemory,
     ];
 }
 
@@ -301,7 +308,7 @@ impl Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counts {
     /// Live handles, in the order of [`Kind::ALL`].
-    pub live: [i64; 11],
+    pub live: [i64; 13],
     /// Frees of handles or pointers already freed.
     pub double_frees: u64,
     /// Uses of unknown or already destroyed handles and pointers.

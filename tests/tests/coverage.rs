@@ -499,19 +499,83 @@ fn cuda_core_launch_configs_from_occupancy() {
 
 // ---------------------------------------------------------------- virtual memory management
 
-/// The stand-in has no virtual memory management: bad sizes are refused
-/// before the driver, and a driver without the calls is a typed error that
-/// leaves nothing behind.
+/// A buffer reserved once and grown in pieces: the base stays, contents
+/// are kept, a kernel writes across the boundary of two pieces.
+fn virtual_buffer() -> Result<()> {
+    let context = primary()?;
+    let fill = Module::from_ptx(&context, fake::KERNELS)?.function("fill")?;
+    let stream = Stream::new(&context)?;
+    let mut buffer = VirtualBuffer::<f32>::reserve(&context, 100_000)?;
+    let granularity = buffer.granularity();
+    expect("granularity", granularity, 65536)?;
+    expect("capacity rounded up", buffer.capacity(), 7 * granularity / 4)?;
+    // SAFETY: the address is only compared.
+    let base = unsafe { buffer.as_raw() };
+    buffer.grow(1000)?;
+    let first: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    buffer.copy_from_host(0, &first)?;
+    buffer.grow(40_000)?;
+    expect("pieces", (buffer.len(), buffer.pieces()), (40_000, 2))?;
+    // SAFETY: as above.
+    expect("base", unsafe { buffer.as_raw() }, base)?;
+    expect("kept", buffer.to_vec()?[..1000].to_vec(), first)?;
+    // SAFETY: fill writes 40000 floats, all backed.
+    unsafe {
+        stream.launch(
+            &fill,
+            &LaunchConfig::for_num_elems(40_000),
+            (&mut buffer, 2.0f32, 40_000u32),
+        )?
+    };
+    stream.synchronize()?;
+    let mut tail = [0.0f32; 10];
+    buffer.copy_to_host(39_990, &mut tail)?;
+    expect("tail", tail, [2.0; 10])?;
+    expect("all", buffer.to_vec()?, vec![2.0; 40_000])?;
+    buffer.grow(40_001)?;
+    expect("no new piece within the last", buffer.pieces(), 2)?;
+    context.synchronize()
+}
+
 #[test]
-fn virtual_buffers_refuse_bad_sizes_and_missing_driver_calls() {
+fn virtual_buffers_grow_without_moving() {
+    let fake = fake::session();
+    virtual_buffer().unwrap();
+    assert_clean(&fake);
+}
+
+#[test]
+fn virtual_buffers_fail_cleanly_at_every_failure_point() {
+    every_failure_point("virtual buffer", virtual_buffer);
+}
+
+#[test]
+fn virtual_buffers_bad_input() {
     let (fake, context) = setup();
     let calls = fake.calls();
     assert_invalid(VirtualBuffer::<f32>::reserve(&context, 0), "at least one");
     assert_invalid(VirtualBuffer::<u64>::reserve(&context, usize::MAX / 4), "overflow");
     assert_eq!(fake.calls(), calls, "refused before any driver call");
-    let missing = VirtualBuffer::<f32>::reserve(&context, 1000);
-    assert!(matches!(missing, Err(Error::Symbol(_))), "{missing:?}");
-    drop(context);
+    let mut buffer = VirtualBuffer::<u32>::reserve(&context, 10).unwrap();
+    assert_invalid(buffer.grow(buffer.capacity() + 1), "exceed the reserved capacity");
+    assert_invalid(buffer.copy_from_host(0, &[1]), "exceed the 0 backed");
+    buffer.grow(10).unwrap();
+    assert_invalid(buffer.copy_from_host(5, &[1; 6]), "exceed the 10 backed");
+    assert_invalid(buffer.copy_to_host(usize::MAX, &mut [0; 2]), "exceed");
+    assert_eq!(buffer.to_vec().unwrap().len(), 10);
+    // past the backed granule the stand-in holds no memory, as a device would fault
+    // SAFETY: the copy only reads the device side, which the stand-in checks first.
+    let beyond = unsafe {
+        let mut out = [0u8; 4];
+        cuda_driver::sys::driver().unwrap().cuMemcpyDtoH_v2().unwrap()(
+            out.as_mut_ptr().cast(),
+            buffer.as_raw() + 65536,
+            4,
+        )
+    };
+    assert_eq!(beyond.0, 1, "CUDA_ERROR_INVALID_VALUE");
+    fake.reset(); // the refused copy counted as a use of an unknown address
+    drop((buffer, context));
     assert_clean(&fake);
 }
 
