@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 const SOURCES: &[&str] = &[
+    "arrays.c",
     "devices.c",
     "errors.c",
     "functions.c",
@@ -46,7 +47,7 @@ fn main() {
         .arg("-o")
         .arg(&library)
         .args(SOURCES.iter().map(|source| folder.join(source)))
-        .arg("-lpthread");
+        .args(["-lpthread", "-lm"]);
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));

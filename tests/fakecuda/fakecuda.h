@@ -31,6 +31,7 @@ typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUlib_st *CUlibrary;
 typedef struct CUkern_st *CUkernel;
+typedef struct CUarray_st *CUarray;
 typedef void (*CUhostFn)(void *user_data);
 typedef size_t (*CUoccupancyB2DSize)(int block_size);
 typedef struct {
@@ -106,12 +107,15 @@ enum fake_kind {
     KIND_LIBRARY = 11,       /* cuLibraryLoadData */
     KIND_VA_RANGE = 12,      /* cuMemAddressReserve */
     KIND_PHYSICAL = 13,      /* cuMemCreate */
-    KIND_FUNCTION = 14,      /* owned by a module: not counted as live (this and the kinds after it) */
-    KIND_DEFAULT_POOL = 15,  /* the devices' default pools: not counted as live */
-    KIND_KERNEL = 16,        /* owned by a library: not counted as live */
-    KIND_LIBRARY_MODULE = 17, /* a library's module in one context, owned by the library: not counted */
-    KIND_GLOBAL = 18,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
-    KIND_COUNT = 19,
+    KIND_ARRAY = 14,         /* cuArray3DCreate */
+    KIND_TEXTURE = 15,       /* cuTexObjectCreate */
+    KIND_SURFACE = 16,       /* cuSurfObjectCreate */
+    KIND_FUNCTION = 17,      /* owned by a module: not counted as live (this and the kinds after it) */
+    KIND_DEFAULT_POOL = 18,  /* the devices' default pools: not counted as live */
+    KIND_KERNEL = 19,        /* owned by a library: not counted as live */
+    KIND_LIBRARY_MODULE = 20, /* a library's module in one context, owned by the library: not counted */
+    KIND_GLOBAL = 21,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
+    KIND_COUNT = 22,
 };
 
 #define FAKE_DEVICES 2
@@ -196,6 +200,19 @@ struct fake_object {
             int pending;                   /* deferred mode: records queued, not yet run */
             struct fake_object *record_stream; /* where the last record was queued (NULL: legacy) */
         } event;
+        struct {
+            size_t width, height, depth; /* 0 for the dimensions it lacks */
+            int format;
+            unsigned int channels, flags;
+            size_t element_bytes;        /* format size times channels */
+            unsigned char *bytes;        /* packed: rows of width, slices of max(height, 1) rows */
+        } array;
+        struct {
+            struct fake_object *array;
+            int filter;                  /* 0 point, 1 linear */
+            int address_mode;            /* CUaddress_mode of the x axis */
+            unsigned int flags;          /* CU_TRSF_* */
+        } view;                          /* texture and surface objects */
         struct {
             CUdeviceptr address;         /* VA range: its base */
             size_t size;                 /* VA range: bytes reserved; physical: bytes created */
@@ -297,6 +314,12 @@ unsigned char *fake_device_bytes(CUdeviceptr address, size_t bytes);
 /* Whether every granule of [address, address + bytes) of the VA range `range` is mapped and
  * accessible (vmm.c); lock held. */
 int fake_vmm_accessible(const struct fake_object *range, CUdeviceptr address, size_t bytes);
+
+/* arrays.c (lock held): the live array behind `handle`, or NULL. */
+struct fake_object *fake_lookup_array(const void *handle);
+/* Texture sampling and surface kernels (arrays.c), for kernels.c's table. */
+CUresult fake_sample_kernel(const struct fake_launch *launch);
+CUresult fake_scale_surface_kernel(const struct fake_launch *launch);
 
 /* The host kernels, searched by name (kernels.c). */
 const struct fake_kernel *fake_find_kernel(const char *name, int param_count, const size_t *param_sizes);

@@ -2,8 +2,9 @@
  * fakecuda (test double): pitched allocation (cuMemAllocPitch) and 2-D and
  * 3-D copies between host, device and unified addresses. A copy is checked
  * whole (every device row inside one live allocation) before any of it is
- * submitted, then runs as one copy per row, in stream order. CUDA arrays are
- * not modelled: copies from or to them are CUDA_ERROR_NOT_SUPPORTED.
+ * submitted, then runs as one copy per row, in stream order. A CUDA array
+ * (arrays.c) is packed host memory to a copy, bounds-checked by its extent;
+ * only whole-level copies (LOD 0) are modelled.
  */
 #include "driver.h"
 
@@ -64,15 +65,36 @@ EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wid
                                    unsigned int ElementSizeBytes)
     FAKE_API(cuMemAllocPitch_v2, alloc_pitch(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))
 
-/* The copy space of a memory type, or -1 with the error in *result. */
+/* The copy space of a memory type (arrays are host memory to a copy), or -1 with the error in *result. */
 static int space_of(int memory_type, CUresult *result) {
     switch (memory_type) {
-    case MEMORYTYPE_HOST: return SPACE_HOST;
+    case MEMORYTYPE_HOST:
+    case MEMORYTYPE_ARRAY: return SPACE_HOST;
     case MEMORYTYPE_DEVICE: return SPACE_DEVICE;
     case MEMORYTYPE_UNIFIED: return SPACE_UNIFIED;
-    case MEMORYTYPE_ARRAY: *result = CUDA_ERROR_NOT_SUPPORTED; return -1;
     default: *result = CUDA_ERROR_INVALID_VALUE; return -1;
     }
+}
+
+/* One side of a copy from or to an array: its base, pitch and slice height, checked against the
+ * block; the error, if any, in *result. */
+static CUdeviceptr array_side(void *handle, size_t x, size_t y, size_t z, const struct memcpy3d *copy, size_t *pitch,
+                              size_t *slice_rows, CUresult *result) {
+    struct fake_object *array = fake_lookup_array(handle);
+    if (!array) {
+        *result = CUDA_ERROR_INVALID_HANDLE;
+        return 0;
+    }
+    size_t rows = array->u.array.height ? array->u.array.height : 1;
+    size_t slices = array->u.array.depth ? array->u.array.depth : 1;
+    *pitch = array->u.array.width * array->u.array.element_bytes;
+    *slice_rows = rows;
+    if (x > *pitch || copy->WidthInBytes > *pitch - x || y > rows || copy->Height > rows - y || z > slices ||
+        copy->Depth > slices - z) {
+        *result = CUDA_ERROR_INVALID_VALUE;
+        return 0;
+    }
+    return (CUdeviceptr)(uintptr_t)array->u.array.bytes;
 }
 
 /* The address of row (y, z) of one side: base + x + (z * slice_rows + y) * pitch, or 0 on overflow. */
@@ -97,19 +119,28 @@ static CUresult copy_3d(const struct memcpy3d *copy, CUstream handle, int synchr
     if (copy->srcLOD != 0 || copy->dstLOD != 0) return CUDA_ERROR_INVALID_VALUE;
     size_t width = copy->WidthInBytes, height = copy->Height, depth = copy->Depth;
     if (width == 0 || height == 0 || depth == 0) return CUDA_SUCCESS;
-    int rows = height > 1 || depth > 1;
-    if (rows && (copy->srcPitch < width || copy->dstPitch < width)) return CUDA_ERROR_INVALID_VALUE;
-    if (depth > 1 && (copy->srcHeight < height || copy->dstHeight < height)) return CUDA_ERROR_INVALID_VALUE;
     if (synchronous && fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     CUdeviceptr src_base = src_space == SPACE_HOST ? (CUdeviceptr)(uintptr_t)copy->srcHost : copy->srcDevice;
     CUdeviceptr dst_base = dst_space == SPACE_HOST ? (CUdeviceptr)(uintptr_t)copy->dstHost : copy->dstDevice;
+    size_t src_pitch = copy->srcPitch, src_rows = copy->srcHeight, dst_pitch = copy->dstPitch, dst_rows = copy->dstHeight;
+    if (copy->srcMemoryType == MEMORYTYPE_ARRAY) {
+        src_base = array_side(copy->srcArray, copy->srcXInBytes, copy->srcY, copy->srcZ, copy, &src_pitch, &src_rows,
+                              &result);
+        if (!src_base) return result;
+    }
+    if (copy->dstMemoryType == MEMORYTYPE_ARRAY) {
+        dst_base = array_side(copy->dstArray, copy->dstXInBytes, copy->dstY, copy->dstZ, copy, &dst_pitch, &dst_rows,
+                              &result);
+        if (!dst_base) return result;
+    }
+    int rows = height > 1 || depth > 1;
+    if (rows && (src_pitch < width || dst_pitch < width)) return CUDA_ERROR_INVALID_VALUE;
+    if (depth > 1 && (src_rows < height || dst_rows < height)) return CUDA_ERROR_INVALID_VALUE;
     /* every row first: a copy that would leave its memory fails before it writes anything */
     for (size_t z = 0; z < depth; z++) {
         for (size_t y = 0; y < height; y++) {
-            CUdeviceptr src = row_address(src_base, copy->srcXInBytes, copy->srcY + y, copy->srcZ + z, copy->srcPitch,
-                                          copy->srcHeight);
-            CUdeviceptr dst = row_address(dst_base, copy->dstXInBytes, copy->dstY + y, copy->dstZ + z, copy->dstPitch,
-                                          copy->dstHeight);
+            CUdeviceptr src = row_address(src_base, copy->srcXInBytes, copy->srcY + y, copy->srcZ + z, src_pitch, src_rows);
+            CUdeviceptr dst = row_address(dst_base, copy->dstXInBytes, copy->dstY + y, copy->dstZ + z, dst_pitch, dst_rows);
             int bad = !src || !dst || (src_space == SPACE_DEVICE && !fake_device_bytes(src, width)) ||
                       (dst_space == SPACE_DEVICE && !fake_device_bytes(dst, width));
             if (bad) {
@@ -121,10 +152,8 @@ static CUresult copy_3d(const struct memcpy3d *copy, CUstream handle, int synchr
     for (size_t z = 0; z < depth; z++) {
         for (size_t y = 0; y < height; y++) {
             struct fake_node node = {.kind = NODE_COPY};
-            node.u.copy.src = row_address(src_base, copy->srcXInBytes, copy->srcY + y, copy->srcZ + z, copy->srcPitch,
-                                          copy->srcHeight);
-            node.u.copy.dst = row_address(dst_base, copy->dstXInBytes, copy->dstY + y, copy->dstZ + z, copy->dstPitch,
-                                          copy->dstHeight);
+            node.u.copy.src = row_address(src_base, copy->srcXInBytes, copy->srcY + y, copy->srcZ + z, src_pitch, src_rows);
+            node.u.copy.dst = row_address(dst_base, copy->dstXInBytes, copy->dstY + y, copy->dstZ + z, dst_pitch, dst_rows);
             node.u.copy.src_space = src_space;
             node.u.copy.dst_space = dst_space;
             node.u.copy.bytes = width;

@@ -209,6 +209,10 @@ void fake_release_memory(struct fake_object *object) {
     case KIND_HOST_MEMORY:
         if (!object->u.host.registered) free(object->u.host.pointer);
         break;
+    case KIND_ARRAY:
+        free(object->u.array.bytes);
+        object->u.array.bytes = NULL;
+        break;
     case KIND_VA_RANGE:
         free(object->u.vmm.bytes);
         object->u.vmm.bytes = NULL;

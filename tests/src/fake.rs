@@ -86,11 +86,17 @@ pub enum Kind {
     /// Physical memory of virtual memory management (`cuMemCreate`), until
     /// released and unmapped.
     PhysicalMemory = 13,
+    /// CUDA arrays (`cuArray3DCreate`).
+    Array = 14,
+    /// Texture objects (`cuTexObjectCreate`).
+    TextureObject = 15,
+    /// Surface objects (`cuSurfObjectCreate`).
+    SurfaceObject = 16,
 }
 
 impl Kind {
     /// Every kind a program must release.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 16] = [
         Kind::Context,
         Kind::PrimaryRetain,
         Kind::DeviceMemory,
@@ -104,6 +110,9 @@ impl Kind {
         Kind::Library,
         Kind::AddressRange,
         Kind::PhysicalMemory,
+        Kind::Array,
+        Kind::TextureObject,
+        Kind::SurfaceObject,
     ];
 }
 
@@ -308,7 +317,7 @@ impl Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counts {
     /// Live handles, in the order of [`Kind::ALL`].
-    pub live: [i64; 13],
+    pub live: [i64; 16],
     /// Frees of handles or pointers already freed.
     pub double_frees: u64,
     /// Uses of unknown or already destroyed handles and pointers.

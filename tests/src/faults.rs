@@ -46,7 +46,7 @@ pub struct Report {
 }
 
 /// Driver calls that release a handle: when one fails, its handle stays.
-const RELEASE_CALLS: [&str; 14] = [
+const RELEASE_CALLS: [&str; 17] = [
     "cuMemFree_v2",
     "cuMemFreeAsync",
     "cuMemFreeHost",
@@ -61,6 +61,9 @@ const RELEASE_CALLS: [&str; 14] = [
     "cuDevicePrimaryCtxRelease_v2",
     "cuMemRelease",
     "cuMemAddressFree",
+    "cuArrayDestroy",
+    "cuTexObjectDestroy",
+    "cuSurfObjectDestroy",
 ];
 
 /// Calls a destructor makes before it releases: binding its context, waiting.

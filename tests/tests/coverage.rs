@@ -7,9 +7,10 @@
 use std::io::Write;
 
 use cuda_driver::{
-    Advice, ArrayFlags, Context, ContextFlags, CudaArray, Device, DeviceBuffer, Error, Event, EventFlags, Global,
-    IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module, Occupancy,
-    Pitched, PitchedBuffer, PitchedMut, Result, Stream, VirtualBuffer,
+    Advice, ArrayFlags, Context, ContextFlags, CudaArray, Device, DeviceBuffer, Error, Event, EventFlags, FilterMode,
+    Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module,
+    Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream, SurfaceObject, TextureDesc, TextureObject,
+    VirtualBuffer,
 };
 use tests::fake::{self, Session};
 use tests::faults;
@@ -615,10 +616,85 @@ fn ipc_handles_and_refusals_without_driver_support() {
 
 // ---------------------------------------------------------------- CUDA arrays, textures and surfaces
 
-/// The stand-in has no CUDA arrays: bad extents are refused before the
-/// driver, and the missing calls are typed errors that leave nothing behind.
+/// The sampling and surface kernels the stand-in runs on the host (`fakecuda/arrays.c`).
+const SAMPLING: &str = "\
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry sample(.param .u64 texture, .param .u64 out, .param .u32 w, .param .u32 h, .param .f32 dx)
+.visible .entry scale_surface(.param .u64 surface, .param .u32 w, .param .u32 h, .param .f32 factor)
+";
+
+/// A 2-D float array written and read, sampled through point and linear
+/// textures, scaled through a surface; 3-D and 4-channel arrays round-trip.
+fn arrays_textures_surfaces() -> Result<()> {
+    let context = primary()?;
+    let module = Module::from_ptx(&context, SAMPLING)?;
+    let (sample, scale) = (module.function("sample")?, module.function("scale_surface")?);
+    let stream = Stream::new(&context)?;
+    let (width, height) = (20usize, 6usize);
+    let image: Vec<f32> = (0..width * height).map(|i| (i % 7) as f32).collect();
+    let array = CudaArray::<f32>::new(&context, (width, height, 0), ArrayFlags::SURFACE_LOAD_STORE)?;
+    array.copy_from_host(&image)?;
+    expect("round trip", array.to_vec()?, image.clone())?;
+    let grid = LaunchConfig::new((2, 1, 1), (16, 8, 1));
+    let mut out = DeviceBuffer::<f32>::zeroed(&context, width * height)?;
+    let (w, h) = (width as u32, height as u32);
+    let point = TextureObject::new(&array, &TextureDesc::default())?;
+    // SAFETY: sample writes w * h floats of `out`, which holds that many.
+    unsafe { stream.launch(&sample, &grid, (&point, &mut out, w, h, 0.0f32))? };
+    stream.synchronize()?;
+    expect("point sampling", out.to_vec()?, image.clone())?;
+    let linear = TextureObject::new(
+        &array,
+        &TextureDesc {
+            filter: FilterMode::Linear,
+            ..TextureDesc::default()
+        },
+    )?;
+    // SAFETY: as above.
+    unsafe { stream.launch(&sample, &grid, (&linear, &mut out, w, h, 0.5f32))? };
+    stream.synchronize()?;
+    let mean: Vec<f32> = (0..width * height)
+        .map(|i| (image[i] + image[if i % width == width - 1 { i } else { i + 1 }]) / 2.0)
+        .collect();
+    expect("linear sampling", out.to_vec()?, mean)?;
+    let surface = SurfaceObject::new(&array)?;
+    // SAFETY: scale_surface reads and writes w x h floats of the array.
+    unsafe { stream.launch(&scale, &grid, (&surface, w, h, 3.0f32))? };
+    stream.synchronize()?;
+    expect(
+        "scaled",
+        array.to_vec()?,
+        image.iter().map(|v| v * 3.0).collect::<Vec<_>>(),
+    )?;
+    drop((point, linear, surface));
+    let volume = CudaArray::<u16>::new(&context, (5, 4, 3), ArrayFlags::empty())?;
+    let data: Vec<u16> = (0..60).collect();
+    volume.copy_from_host(&data)?;
+    expect("3-D round trip", volume.to_vec()?, data)?;
+    let pixels = CudaArray::<[u8; 4]>::new(&context, (3, 0, 0), ArrayFlags::empty())?;
+    pixels.copy_from_host(&[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])?;
+    let mut back = [[0u8; 4]; 3];
+    pixels.copy_to_host(&mut back)?;
+    expect("1-D four channels", back, [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])?;
+    context.synchronize()
+}
+
 #[test]
-fn arrays_refuse_bad_extents_and_missing_driver_calls() {
+fn arrays_are_sampled_by_textures_and_written_by_surfaces() {
+    let fake = fake::session();
+    arrays_textures_surfaces().unwrap();
+    assert_clean(&fake);
+}
+
+#[test]
+fn arrays_fail_cleanly_at_every_failure_point() {
+    every_failure_point("arrays, textures and surfaces", arrays_textures_surfaces);
+}
+
+#[test]
+fn arrays_bad_input() {
     let (fake, context) = setup();
     let calls = fake.calls();
     assert_invalid(CudaArray::<f32>::new(&context, (0, 4, 0), ArrayFlags::empty()), "width");
@@ -627,8 +703,33 @@ fn arrays_refuse_bad_extents_and_missing_driver_calls() {
         "depth needs a height",
     );
     assert_eq!(fake.calls(), calls, "refused before any driver call");
-    let missing = CudaArray::<f32>::new(&context, (16, 16, 0), ArrayFlags::empty());
-    assert!(matches!(missing, Err(Error::Symbol(_))), "{missing:?}");
-    drop(context);
+    let plain = CudaArray::<f32>::new(&context, (8, 8, 0), ArrayFlags::empty()).unwrap();
+    let calls = fake.calls();
+    assert_invalid(SurfaceObject::new(&plain), "SURFACE_LOAD_STORE");
+    assert_invalid(plain.copy_from_host(&[0.0; 63]), "holds 64 elements, 63");
+    assert_invalid(plain.copy_to_host(&mut [0.0; 65]), "65 were given");
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    // the driver's limits and refusals, typed
+    let huge = CudaArray::<f32>::new(&context, (1 << 20, 1 << 20, 0), ArrayFlags::empty());
+    assert_eq!(huge.unwrap_err().code().map(|c| c.0), Some(1));
+    let integers = CudaArray::<u8>::new(&context, (8, 8, 0), ArrayFlags::empty()).unwrap();
+    let linear_integers = TextureDesc {
+        filter: FilterMode::Linear,
+        read_as_integer: true,
+        ..TextureDesc::default()
+    };
+    let refused = TextureObject::new(&integers, &linear_integers).unwrap_err();
+    assert_eq!(
+        refused.code().map(|c| c.0),
+        Some(801),
+        "CUDA_ERROR_NOT_SUPPORTED: {refused}"
+    );
+    // a texture keeps its array alive past the array's own handle
+    let texture = TextureObject::new(&plain, &TextureDesc::default()).unwrap();
+    drop(plain);
+    assert_eq!(fake.live(fake::Kind::Array), 2);
+    drop(texture);
+    assert_eq!(fake.live(fake::Kind::Array), 1);
+    drop((integers, context));
     assert_clean(&fake);
 }
