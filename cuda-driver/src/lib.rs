@@ -51,6 +51,22 @@
 //! # }
 //! ```
 //!
+//! # Beyond buffers and launches
+//! - Pitched memory and rectangular copies: [`PitchedBuffer`] (`cuMemAllocPitch`),
+//!   [`Pitched`] / [`PitchedMut`] views of host, device and pitched memory, 2-D and
+//!   3-D blocks at any offset (`cuMemcpy2DAsync`, `cuMemcpy3DAsync`).
+//! - Managed memory: [`ManagedBuffer`] with prefetches and [`Advice`] at a
+//!   [`MemoryLocation`].
+//! - Module variables: [`Global`] over `__device__` and `__constant__` symbols of a
+//!   [`Module`] or [`Library`].
+//! - Occupancy: [`Function::occupancy`], [`Function::occupancy_config`] and
+//!   [`Function::resident_config`] give [`LaunchConfig`]s chosen by it.
+//! - Virtual memory management: [`VirtualBuffer`], growable at a fixed address.
+//! - Inter-process sharing: [`IpcMemHandle`], [`IpcMemory`], [`IpcEventHandle`] and
+//!   [`Event::open_ipc`].
+//! - CUDA arrays and what kernels read them through: [`CudaArray`],
+//!   [`TextureObject`], [`SurfaceObject`].
+//!
 //! # What the safe layer guarantees
 //! - Every handle has one owner and is freed on drop; `Drop` never panics.
 //!   Errors in destructors are logged and kept on the [`Context`], and the
