@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cuda_sys::driver::{CUdeviceptr, CUipcEventHandle, CUipcMemHandle, CUipcMem_flags};
 
-use crate::context::synchronize_current;
+use crate::capture::release_when_safe;
 use crate::error::{check, check_resolved, Error, Result};
 use crate::launch::KernelArg;
 use crate::memory::byte_len;
@@ -259,20 +259,15 @@ macro_rules! ipc_args {
 ipc_args!(&IpcMemory<T>, &mut IpcMemory<T>);
 
 impl<T: DeviceCopy> Drop for IpcMemory<T> {
+    /// Closes the mapping after the work that used it (while a capture is
+    /// active, when it ends); a failure is recorded on the context.
     fn drop(&mut self) {
-        let Some(driver) = self.context.bind_for_drop("closing IPC memory") else {
-            return;
-        };
-        if *self.used_by_stream.get_mut() {
-            self.context.record_drop_result(
-                "cuCtxSynchronize before closing IPC memory",
-                synchronize_current(driver),
-            );
-        }
-        // SAFETY: this view opened the mapping and no work uses it any more (see above).
-        let closed = driver.cuIpcCloseMemHandle().map(|close| unsafe { close(self.ptr) });
-        self.context
-            .record_drop_result("cuIpcCloseMemHandle", check_resolved(closed));
+        let (ptr, used) = (self.ptr, *self.used_by_stream.get_mut());
+        release_when_safe(&self.context, "closing IPC memory", used, move |driver, context| {
+            // SAFETY: this view opened the mapping and no work uses it any more.
+            let closed = driver.cuIpcCloseMemHandle().map(|close| unsafe { close(ptr) });
+            context.record_drop_result("cuIpcCloseMemHandle", check_resolved(closed));
+        });
     }
 }
 

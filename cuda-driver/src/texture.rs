@@ -35,7 +35,7 @@ use cuda_sys::driver::{
     CUDA_MEMCPY3D, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC, CU_TRSF_NORMALIZED_COORDINATES, CU_TRSF_READ_AS_INTEGER,
 };
 
-use crate::context::synchronize_current;
+use crate::capture::release_when_safe;
 use crate::error::{check, check_resolved, Error, Result};
 use crate::launch::KernelArg;
 use crate::{Context, DeviceCopy, Stream};
@@ -277,22 +277,30 @@ impl<T: ArrayElement> CudaArray<T> {
     }
 }
 
+/// An array handle handed to a deferred release.
+struct ArrayHandle(CUarray);
+
+// SAFETY: the handle is only passed to `cuArrayDestroy`, which any thread may call.
+unsafe impl Send for ArrayHandle {}
+
+impl ArrayHandle {
+    fn into_raw(self) -> CUarray {
+        self.0
+    }
+}
+
 impl Drop for ArrayInner {
+    /// Destroys the array after the work that used it (while a capture is
+    /// active, when it ends); a failure is recorded on the context.
     fn drop(&mut self) {
-        let Some(driver) = self.context.bind_for_drop("cuArrayDestroy") else {
-            return;
-        };
-        if *self.used_by_stream.get_mut() {
-            self.context.record_drop_result(
-                "cuCtxSynchronize before destroying an array",
-                synchronize_current(driver),
-            );
-        }
-        // SAFETY: this is the last owner (every texture and surface object holds a clone), and no
-        // work uses the array any more (see above).
-        let result = driver.cuArrayDestroy().map(|destroy| unsafe { destroy(self.raw) });
-        self.context
-            .record_drop_result("cuArrayDestroy", check_resolved(result));
+        let (array, used) = (ArrayHandle(self.raw), *self.used_by_stream.get_mut());
+        release_when_safe(&self.context, "cuArrayDestroy", used, move |driver, context| {
+            let raw = array.into_raw();
+            // SAFETY: this was the last owner (every texture and surface object holds a clone), and
+            // no work uses the array any more.
+            let result = driver.cuArrayDestroy().map(|destroy| unsafe { destroy(raw) });
+            context.record_drop_result("cuArrayDestroy", check_resolved(result));
+        });
     }
 }
 
@@ -468,20 +476,22 @@ macro_rules! object_impls {
         }
 
         impl Drop for $ty {
+            /// Destroys the object after the work that used its array (while a
+            /// capture is active, when it ends), then lets the array go.
             fn drop(&mut self) {
-                let context = &self.array.context;
-                let Some(driver) = context.bind_for_drop(stringify!($destroy)) else {
-                    return;
-                };
-                if self.array.used_by_stream.load(Ordering::Relaxed) {
-                    context.record_drop_result(
-                        concat!("cuCtxSynchronize before ", stringify!($destroy)),
-                        synchronize_current(driver),
-                    );
-                }
-                // SAFETY: this object owns the handle and no work uses it any more (see above).
-                let result = driver.$destroy().map(|destroy| unsafe { destroy(self.raw) });
-                context.record_drop_result(stringify!($destroy), check_resolved(result));
+                let (raw, array) = (self.raw, self.array.clone());
+                let used = array.used_by_stream.load(Ordering::Relaxed);
+                release_when_safe(
+                    &self.array.context,
+                    stringify!($destroy),
+                    used,
+                    move |driver, context| {
+                        // SAFETY: this object owned the handle and no work uses it any more.
+                        let result = driver.$destroy().map(|destroy| unsafe { destroy(raw) });
+                        context.record_drop_result(stringify!($destroy), check_resolved(result));
+                        drop(array);
+                    },
+                );
             }
         }
 

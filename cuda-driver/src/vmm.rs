@@ -33,7 +33,7 @@ use cuda_sys::driver::{
     CUmemAllocationProp, CUmemAllocationProp_st__bindgen_ty_1, CUmemAllocationType, CUmemGenericAllocationHandle,
 };
 
-use crate::context::synchronize_current;
+use crate::capture::release_when_safe;
 use crate::error::{check, check_resolved, Error, Result};
 use crate::launch::KernelArg;
 use crate::memory::byte_len;
@@ -311,33 +311,31 @@ macro_rules! virtual_args {
 virtual_args!(&VirtualBuffer<T>, &mut VirtualBuffer<T>);
 
 impl<T: DeviceCopy> Drop for VirtualBuffer<T> {
+    /// Unmaps and releases every piece and frees the range, after the work
+    /// that used it (while a capture is active, when it ends). Each step is
+    /// attempted; failures are recorded on the context.
     fn drop(&mut self) {
-        let Some(driver) = self.context.bind_for_drop("releasing virtual memory") else {
-            return;
-        };
-        if *self.used_by_stream.get_mut() {
-            // Waiting here means no queued work still uses the memory.
-            self.context.record_drop_result(
-                "cuCtxSynchronize before releasing virtual memory",
-                synchronize_current(driver),
-            );
-        }
-        for chunk in self.chunks.drain(..) {
-            let address = self.base + chunk.offset as CUdeviceptr;
-            // SAFETY: the piece is mapped at `address` and no work uses it any more (see above).
-            let unmapped = driver.cuMemUnmap().map(|unmap| unsafe { unmap(address, chunk.size) });
-            self.context.record_drop_result("cuMemUnmap", check_resolved(unmapped));
-            // SAFETY: this buffer owns the handle; the memory is freed once it is unmapped too.
-            let released = driver.cuMemRelease().map(|release| unsafe { release(chunk.handle) });
-            self.context
-                .record_drop_result("cuMemRelease", check_resolved(released));
-        }
-        // SAFETY: this buffer reserved the range, and nothing is mapped in it any more.
-        let freed = driver
-            .cuMemAddressFree()
-            .map(|free| unsafe { free(self.base, self.reserved) });
-        self.context
-            .record_drop_result("cuMemAddressFree", check_resolved(freed));
+        let (base, reserved, chunks) = (self.base, self.reserved, std::mem::take(&mut self.chunks));
+        let used = *self.used_by_stream.get_mut();
+        release_when_safe(
+            &self.context,
+            "releasing virtual memory",
+            used,
+            move |driver, context| {
+                for chunk in chunks {
+                    let address = base + chunk.offset as CUdeviceptr;
+                    // SAFETY: the piece is mapped at `address` and no work uses it any more.
+                    let unmapped = driver.cuMemUnmap().map(|unmap| unsafe { unmap(address, chunk.size) });
+                    context.record_drop_result("cuMemUnmap", check_resolved(unmapped));
+                    // SAFETY: this buffer owned the handle; the memory is freed once it is unmapped too.
+                    let released = driver.cuMemRelease().map(|release| unsafe { release(chunk.handle) });
+                    context.record_drop_result("cuMemRelease", check_resolved(released));
+                }
+                // SAFETY: this buffer reserved the range, and nothing is mapped in it any more.
+                let freed = driver.cuMemAddressFree().map(|free| unsafe { free(base, reserved) });
+                context.record_drop_result("cuMemAddressFree", check_resolved(freed));
+            },
+        );
     }
 }
 

@@ -1,7 +1,8 @@
 /*
  * fakecuda (test double): CUDA arrays (packed host memory of their extent,
  * copied to and from by pitch.c), and texture and surface objects over them.
- * An array may be destroyed while objects of it remain (a driver that refused
+ * Creating and destroying them is refused where a stream capture forbids it,
+ * as for device memory. An array may be destroyed while objects of it remain (a driver that refused
  * to destroy one leaves it so); using such an object is a use after free.
  * Two host kernels (see kernels.c) sample
  * 2-D float textures, with point or linear filtering, clamped or zero
@@ -90,6 +91,7 @@ EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const void *pAllocateArray)
     FAKE_API(cuArray3DCreate_v2, array_create((void **)pHandle, pAllocateArray))
 
 static CUresult array_destroy(void *handle) {
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     struct fake_object *array = fake_lookup_for_destroy(handle, KIND_ARRAY);
     if (!array) return CUDA_ERROR_INVALID_HANDLE;
     fake_flush_all(); /* work that may use it runs first */
@@ -101,6 +103,7 @@ static CUresult view_create(unsigned long long *out, const struct resource_desc 
                             const struct texture_desc *texture, const void *view, int kind) {
     if (!out || !resource || (kind == KIND_TEXTURE && !texture)) return CUDA_ERROR_INVALID_VALUE;
     if (view) return CUDA_ERROR_NOT_SUPPORTED; /* resource views are not modelled */
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (resource->type != RESOURCE_TYPE_ARRAY) return CUDA_ERROR_NOT_SUPPORTED;
     struct fake_object *array = fake_lookup(resource->array, KIND_ARRAY);
     if (!array) return CUDA_ERROR_INVALID_HANDLE;
@@ -136,6 +139,7 @@ EXPORT CUresult cuSurfObjectCreate(unsigned long long *pSurfObject, const void *
     FAKE_API(cuSurfObjectCreate, view_create(pSurfObject, pResDesc, NULL, NULL, KIND_SURFACE))
 
 static CUresult view_destroy(unsigned long long handle, int kind) {
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     fake_flush_all(); /* launches that read it run first */
     struct fake_object *object = fake_lookup_for_destroy((void *)(uintptr_t)handle, kind);
     return object ? fake_destroy(object) : CUDA_ERROR_INVALID_HANDLE;

@@ -7,7 +7,9 @@
  * copy may span several mappings. Physical memory released while mapped
  * lives until its last granule is unmapped. Freeing a range drops the
  * mappings left in it (the stand-in's choice). Contents do not follow
- * physical memory from one mapping to another.
+ * physical memory from one mapping to another. Like cuMemFree, creating,
+ * mapping, unmapping and freeing are refused where a stream capture forbids
+ * them.
  */
 #include <stdlib.h>
 
@@ -114,6 +116,7 @@ static void unmap_granule(struct fake_object *range, size_t g) {
 }
 
 static CUresult address_free(CUdeviceptr address, size_t size) {
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     int was_freed;
     struct fake_object *range = fake_memory_at_base(address, KIND_VA_RANGE, &was_freed);
     if (!range) {
@@ -138,6 +141,7 @@ static CUresult create(unsigned long long *handle, size_t size, const struct all
     if (!handle || size == 0 || size % GRANULARITY != 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     CUresult result = check_prop(prop);
     if (result != CUDA_SUCCESS) return result;
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (size > FAKE_BACKING_LIMIT) return CUDA_ERROR_OUT_OF_MEMORY;
     struct fake_object *physical = fake_new(KIND_PHYSICAL, NULL);
     if (!physical) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -149,6 +153,7 @@ EXPORT CUresult cuMemCreate(unsigned long long *handle, size_t size, const void 
     FAKE_API(cuMemCreate, create(handle, size, prop, flags))
 
 static CUresult release(unsigned long long handle) {
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     struct fake_object *physical = fake_lookup_for_destroy((void *)(uintptr_t)handle, KIND_PHYSICAL);
     if (!physical) return CUDA_ERROR_INVALID_VALUE;
     if (physical->u.vmm.released) {
@@ -169,6 +174,7 @@ static CUresult map(CUdeviceptr address, size_t size, size_t offset, unsigned lo
         size > physical->u.vmm.size - offset) {
         return CUDA_ERROR_INVALID_VALUE;
     }
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     size_t first = (address - range->u.vmm.address) / GRANULARITY, count = size / GRANULARITY;
     for (size_t g = first; g < first + count; g++) {
         if (range->u.vmm.owners[g]) return CUDA_ERROR_INVALID_VALUE; /* already mapped */
@@ -184,6 +190,7 @@ EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, unsigned l
 static CUresult unmap(CUdeviceptr address, size_t size) {
     struct fake_object *range = range_of(address, size);
     if (!range) return CUDA_ERROR_INVALID_VALUE;
+    if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     size_t first = (address - range->u.vmm.address) / GRANULARITY, count = size / GRANULARITY;
     for (size_t g = first; g < first + count; g++) {
         if (!range->u.vmm.owners[g]) return CUDA_ERROR_INVALID_VALUE; /* not mapped */

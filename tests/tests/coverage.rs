@@ -7,9 +7,9 @@
 use std::io::Write;
 
 use cuda_driver::{
-    Advice, ArrayFlags, Context, ContextFlags, CudaArray, Device, DeviceBuffer, Error, Event, EventFlags, FilterMode,
-    Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation, Module,
-    Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream, SurfaceObject, TextureDesc, TextureObject,
+    Advice, ArrayFlags, CaptureMode, Context, ContextFlags, CudaArray, Device, DeviceBuffer, Error, Event, EventFlags,
+    FilterMode, Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation,
+    Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream, SurfaceObject, TextureDesc, TextureObject,
     VirtualBuffer,
 };
 use tests::fake::{self, Session};
@@ -731,5 +731,57 @@ fn arrays_bad_input() {
     drop(texture);
     assert_eq!(fake.live(fake::Kind::Array), 1);
     drop((integers, context));
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- releases during a capture
+
+/// Virtual memory, arrays and texture and surface objects dropped while a
+/// stream captures are released when the capture ends: releasing them then
+/// would invalidate it (the stand-in refuses their releases as the driver
+/// refuses cuMemFree).
+#[test]
+fn releases_during_a_capture_wait_for_its_end() {
+    let (fake, context) = setup();
+    let fill = Module::from_ptx(&context, fake::KERNELS)
+        .unwrap()
+        .function("fill")
+        .unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let mut used = VirtualBuffer::<f32>::reserve(&context, 1000).unwrap();
+    used.grow(1000).unwrap();
+    // SAFETY: fill writes 1000 floats, all backed.
+    unsafe {
+        stream
+            .launch(&fill, &LaunchConfig::for_num_elems(1000), (&mut used, 1.0f32, 1000u32))
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    let mut unused = VirtualBuffer::<u8>::reserve(&context, 10).unwrap();
+    unused.grow(10).unwrap();
+    let array = CudaArray::<f32>::new(&context, (4, 4, 0), ArrayFlags::SURFACE_LOAD_STORE).unwrap();
+    let texture = TextureObject::new(&array, &TextureDesc::default()).unwrap();
+    let surface = SurfaceObject::new(&array).unwrap();
+    let live = fake.counts().live_handles();
+
+    let mut out = DeviceBuffer::<f32>::zeroed(&context, 16).unwrap();
+    let graph = stream
+        .capture(CaptureMode::Global, |stream| {
+            drop((used, unused, texture, surface, array));
+            // SAFETY: fill writes 16 floats of `out`, which holds 16.
+            unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(16), (&mut out, 5.0f32, 16u32)) }
+        })
+        .unwrap();
+    // nothing was released inside the capture, which stayed valid
+    let exec = graph.instantiate().unwrap();
+    // SAFETY: the graph writes `out`, which outlives the replay.
+    unsafe { exec.launch(&stream).unwrap() };
+    stream.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![5.0; 16]);
+    assert!(fake.counts().live_handles() < live, "released once the capture ended");
+    assert_eq!(fake.live(fake::Kind::AddressRange), 0);
+    assert_eq!(fake.live(fake::Kind::Array), 0);
+    context.synchronize().unwrap();
+    drop((exec, graph, out, stream, fill, context));
     assert_clean(&fake);
 }
