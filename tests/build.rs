@@ -13,6 +13,7 @@ const SOURCES: &[&str] = &[
     "errors.c",
     "functions.c",
     "globals.c",
+    "ipc.c",
     "kernels.c",
     "managed.c",
     "library.c",

@@ -110,12 +110,13 @@ enum fake_kind {
     KIND_ARRAY = 14,         /* cuArray3DCreate */
     KIND_TEXTURE = 15,       /* cuTexObjectCreate */
     KIND_SURFACE = 16,       /* cuSurfObjectCreate */
-    KIND_FUNCTION = 17,      /* owned by a module: not counted as live (this and the kinds after it) */
-    KIND_DEFAULT_POOL = 18,  /* the devices' default pools: not counted as live */
-    KIND_KERNEL = 19,        /* owned by a library: not counted as live */
-    KIND_LIBRARY_MODULE = 20, /* a library's module in one context, owned by the library: not counted */
-    KIND_GLOBAL = 21,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
-    KIND_COUNT = 22,
+    KIND_IPC_MAPPING = 17,   /* cuIpcOpenMemHandle */
+    KIND_FUNCTION = 18,      /* owned by a module: not counted as live (this and the kinds after it) */
+    KIND_DEFAULT_POOL = 19,  /* the devices' default pools: not counted as live */
+    KIND_KERNEL = 20,        /* owned by a library: not counted as live */
+    KIND_LIBRARY_MODULE = 21, /* a library's module in one context, owned by the library: not counted */
+    KIND_GLOBAL = 22,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
+    KIND_COUNT = 23,
 };
 
 #define FAKE_DEVICES 2
@@ -207,6 +208,10 @@ struct fake_object {
             size_t element_bytes;        /* format size times channels */
             unsigned char *bytes;        /* packed: rows of width, slices of max(height, 1) rows */
         } array;
+        struct {
+            CUdeviceptr address;           /* where the allocation is opened (its own address) */
+            struct fake_object *allocation; /* the exported device memory */
+        } ipc;
         struct {
             struct fake_object *array;
             int filter;                  /* 0 point, 1 linear */

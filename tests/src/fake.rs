@@ -92,11 +92,13 @@ pub enum Kind {
     TextureObject = 15,
     /// Surface objects (`cuSurfObjectCreate`).
     SurfaceObject = 16,
+    /// IPC memory handles opened (`cuIpcOpenMemHandle`).
+    IpcMapping = 17,
 }
 
 impl Kind {
     /// Every kind a program must release.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Context,
         Kind::PrimaryRetain,
         Kind::DeviceMemory,
@@ -113,6 +115,7 @@ impl Kind {
         Kind::Array,
         Kind::TextureObject,
         Kind::SurfaceObject,
+        Kind::IpcMapping,
     ];
 }
 
@@ -317,7 +320,7 @@ impl Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counts {
     /// Live handles, in the order of [`Kind::ALL`].
-    pub live: [i64; 16],
+    pub live: [i64; 17],
     /// Frees of handles or pointers already freed.
     pub double_frees: u64,
     /// Uses of unknown or already destroyed handles and pointers.

@@ -46,7 +46,7 @@ pub struct Report {
 }
 
 /// Driver calls that release a handle: when one fails, its handle stays.
-const RELEASE_CALLS: [&str; 17] = [
+const RELEASE_CALLS: [&str; 18] = [
     "cuMemFree_v2",
     "cuMemFreeAsync",
     "cuMemFreeHost",
@@ -64,6 +64,7 @@ const RELEASE_CALLS: [&str; 17] = [
     "cuArrayDestroy",
     "cuTexObjectDestroy",
     "cuSurfObjectDestroy",
+    "cuIpcCloseMemHandle",
 ];
 
 /// Calls a destructor makes before it releases: binding its context, waiting.

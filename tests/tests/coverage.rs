@@ -582,11 +582,48 @@ fn virtual_buffers_bad_input() {
 
 // ---------------------------------------------------------------- inter-process sharing
 
-/// The stand-in has no IPC: handles are plain bytes that round-trip, what
-/// cannot be shared is refused before the driver, and the missing calls are
-/// typed errors that leave nothing behind.
+/// A buffer exported by one context and opened in another (the stand-in's
+/// approximation of another process): both see each other's writes, and a
+/// view longer than the allocation is refused.
+fn ipc_memory() -> Result<()> {
+    let context = primary()?;
+    let data: Vec<u32> = (0..300).collect();
+    let mut buffer = DeviceBuffer::from_slice(&context, &data)?;
+    let handle = IpcMemHandle::from_bytes(buffer.ipc_handle()?.to_bytes());
+    let other = Context::new(&Device::get(1)?, ContextFlags::empty())?;
+    match IpcMemory::<u32>::open(&other, &handle, 301) {
+        Err(Error::InvalidValue(_)) => {}
+        Err(error) => return Err(error),
+        Ok(_) => return Err(Error::InvalidValue("a view past the allocation was opened".into())),
+    }
+    let mut opened = IpcMemory::<u32>::open(&other, &handle, 300)?;
+    expect("read through the handle", opened.to_vec()?, data)?;
+    opened.copy_from_host(&[7; 300])?;
+    expect("written through the handle", buffer.to_vec()?, vec![7; 300])?;
+    buffer.copy_from_host(&[9; 300])?;
+    expect("seen through the handle", opened.to_vec()?[299], 9)?;
+    drop(opened);
+    other.synchronize()?;
+    context.synchronize()
+}
+
 #[test]
-fn ipc_handles_and_refusals_without_driver_support() {
+fn ipc_memory_is_shared_between_contexts() {
+    let fake = fake::session();
+    ipc_memory().unwrap();
+    assert_clean(&fake);
+}
+
+#[test]
+fn ipc_memory_fails_cleanly_at_every_failure_point() {
+    every_failure_point("IPC memory", ipc_memory);
+}
+
+/// Handles are plain bytes that round-trip; what cannot be shared is
+/// refused before the driver; the driver's refusals are typed; the stand-in
+/// has no IPC events, a typed error too.
+#[test]
+fn ipc_bad_input() {
     let (fake, context) = setup();
     let bytes: [u8; 64] = std::array::from_fn(|i| (i * 7) as u8);
     assert_eq!(IpcMemHandle::from_bytes(bytes).to_bytes(), bytes);
@@ -600,10 +637,13 @@ fn ipc_handles_and_refusals_without_driver_support() {
         "at least one",
     );
     assert_eq!(fake.calls(), calls, "refused before any driver call");
+    // bytes that name nothing, and a handle opened where it was made
+    let nothing = IpcMemory::<f32>::open(&context, &IpcMemHandle::from_bytes(bytes), 16).unwrap_err();
+    assert_eq!(nothing.code().map(|c| c.0), Some(1), "{nothing}");
     let buffer = DeviceBuffer::<f32>::zeroed(&context, 16).unwrap();
-    assert!(matches!(buffer.ipc_handle(), Err(Error::Symbol(_))));
-    let opened = IpcMemory::<f32>::open(&context, &IpcMemHandle::from_bytes(bytes), 16);
-    assert!(matches!(opened, Err(Error::Symbol(_))), "{opened:?}");
+    let handle = buffer.ipc_handle().unwrap();
+    let own = IpcMemory::<f32>::open(&context, &handle, 16).unwrap_err();
+    assert_eq!(own.code().map(|c| c.0), Some(201), "CUDA_ERROR_INVALID_CONTEXT: {own}");
     let event = Event::new(&context, EventFlags::INTERPROCESS | EventFlags::DISABLE_TIMING).unwrap();
     assert!(matches!(event.ipc_handle(), Err(Error::Symbol(_))));
     assert!(matches!(
