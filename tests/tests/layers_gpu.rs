@@ -138,3 +138,40 @@ fn a_runtime_kernel_is_a_driver_function() {
     context.synchronize().unwrap();
     assert!(out.to_vec().unwrap().iter().all(|&v| v == 7.5));
 }
+
+#[test]
+fn cuda_core_launch_configs_from_occupancy_launch() {
+    let available = cuda_driver::Device::count().map_err(|e| e.to_string());
+    if available.as_ref().map_or(true, |&n| n == 0) {
+        let why = available.err().unwrap_or_else(|| "no CUDA device".into());
+        assert!(
+            std::env::var("CUDA_REQUIRE_GPU").as_deref() != Ok("1"),
+            "CUDA_REQUIRE_GPU=1 but the driver is unusable: {why}"
+        );
+        println!("skipped: {}", why.lines().next().unwrap_or_default());
+        return;
+    }
+    let ptx = tests::kernels::compile_ptx().unwrap_or_else(|why| panic!("NVRTC: {why}"));
+    let kernel = cuda_core::ObjectCode::from_ptx(ptx)
+        .unwrap()
+        .get_kernel("fill")
+        .unwrap();
+    let n = 123_457u32;
+    let config = cuda_core::LaunchConfig::for_occupancy(&kernel, n, 0).unwrap();
+    let block = config.block.0;
+    assert!(
+        block >= 32 && block % 32 == 0 && config.grid.0 * block >= n,
+        "{config:?}"
+    );
+    let context = kernel.function().context().clone();
+    let stream = cuda_driver::Stream::new(&context).unwrap();
+    let mut out = cuda_driver::DeviceBuffer::<f32>::zeroed(&context, n as usize).unwrap();
+    // SAFETY: fill writes n floats of `out`, which holds n.
+    unsafe { cuda_core::launch(&stream, &config, &kernel, (&mut out, 0.25f32, n)).unwrap() };
+    stream.synchronize().unwrap();
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 0.25));
+    let resident = cuda_core::LaunchConfig::resident(&kernel, 256, 0).unwrap();
+    let per_sm = kernel.function().max_active_blocks_per_multiprocessor(256, 0).unwrap();
+    let sms = context.device().multiprocessor_count().unwrap();
+    assert_eq!(resident.grid, (per_sm * sms, 1, 1));
+}
