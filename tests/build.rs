@@ -1,19 +1,28 @@
 //! Builds `libfakecuda.so`, the stand-in CUDA driver the tests load (a test
 //! double; see `src/fake.rs`), and tells the tests its path through the
-//! `FAKECUDA_PATH` environment variable at compile time.
+//! `FAKECUDA_PATH` environment variable at compile time. It also writes
+//! `fakecuda_sources.rs` into `OUT_DIR`: the C sources by name, embedded with
+//! `include_str!`, so tests that read them (`fake_abi`) carry them in the
+//! binary and run without the source tree (the GPU bundle runs them elsewhere).
 
 use std::path::PathBuf;
 
 const SOURCES: &[&str] = &[
+    "arrays.c",
     "devices.c",
     "errors.c",
     "functions.c",
+    "globals.c",
+    "ipc.c",
     "kernels.c",
+    "managed.c",
     "library.c",
     "memory.c",
     "module.c",
+    "pitch.c",
     "registry.c",
     "streams.c",
+    "vmm.c",
     "work.c",
 ];
 
@@ -39,7 +48,7 @@ fn main() {
         .arg("-o")
         .arg(&library)
         .args(SOURCES.iter().map(|source| folder.join(source)))
-        .arg("-lpthread");
+        .args(["-lpthread", "-lm"]);
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
@@ -50,6 +59,23 @@ fn main() {
     for line in diagnostics.lines().filter(|line| !line.trim().is_empty()) {
         println!("cargo:warning=fakecuda: {line}");
     }
+
+    // Every C file of the folder is built (and so embedded and checked by fake_abi).
+    for entry in std::fs::read_dir(&folder).expect("tests/fakecuda is readable") {
+        let name = entry.expect("tests/fakecuda is readable").file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".c") && !SOURCES.contains(&name.as_ref()) {
+            panic!("tests/fakecuda/{name} is not in build.rs's SOURCES");
+        }
+    }
+    let mut embedded =
+        String::from("/// The stand-in's C sources: `(file name, text)`.\npub const SOURCES: &[(&str, &str)] = &[\n");
+    for source in SOURCES {
+        embedded.push_str(&format!("    ({source:?}, include_str!({:?})),\n", folder.join(source)));
+    }
+    embedded.push_str("];\n");
+    std::fs::write(out.join("fakecuda_sources.rs"), embedded)
+        .unwrap_or_else(|e| panic!("cannot write fakecuda_sources.rs into {}: {e}", out.display()));
 
     println!("cargo:rustc-env=FAKECUDA_PATH={}", library.display());
     println!("cargo:rerun-if-changed=fakecuda");

@@ -14,10 +14,11 @@ if ! command -v valgrind >/dev/null; then
 fi
 
 # Build the test binaries and collect their paths from cargo's JSON messages.
-# real_driver talks to NVIDIA's libcuda, not to our code under test: left out.
+# real_driver and layers_gpu talk to NVIDIA's libcuda and libcudart, not to our code under
+# test: left out.
 mapfile -t binaries < <(
     cargo test -p tests --no-run --message-format=json 2>/dev/null |
-        grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | grep -v '/real_driver-'
+        grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | grep -v -e '/real_driver-' -e '/layers_gpu-'
 )
 if [ "${#binaries[@]}" -eq 0 ]; then
     echo "leakcheck: no test binaries were built" >&2

@@ -42,14 +42,7 @@ impl LaunchConfig {
 
     /// A one-dimensional launch covering `n` elements with blocks of 256 threads.
     pub const fn for_num_elems(n: u32) -> Self {
-        let driver = cuda_driver::LaunchConfig::for_num_elems(n);
-        LaunchConfig {
-            grid: driver.grid,
-            block: driver.block,
-            shared_mem: 0,
-            cluster: None,
-            cooperative: false,
-        }
+        Self::from_driver(cuda_driver::LaunchConfig::for_num_elems(n))
     }
 
     /// `grid` blocks of `block` threads.
@@ -58,6 +51,34 @@ impl LaunchConfig {
             grid,
             block,
             shared_mem: 0,
+            cluster: None,
+            cooperative: false,
+        }
+    }
+
+    /// A one-dimensional launch covering `n` elements with the block size
+    /// that maximises `kernel`'s occupancy given `shared_mem` bytes of dynamic
+    /// shared memory per block (`cuOccupancyMaxPotentialBlockSize`; see
+    /// [`cuda_driver::Function::occupancy_config`]).
+    pub fn for_occupancy(kernel: &Kernel, n: u32, shared_mem: u32) -> Result<Self> {
+        Ok(Self::from_driver(kernel.function().occupancy_config(n, shared_mem)?))
+    }
+
+    /// Blocks of `block_size` threads, as many as the device holds at once:
+    /// the grid of a grid-stride loop, or the largest cooperative launch
+    /// (set [`LaunchConfig::cooperative`]); see
+    /// [`cuda_driver::Function::resident_config`].
+    pub fn resident(kernel: &Kernel, block_size: u32, shared_mem: u32) -> Result<Self> {
+        Ok(Self::from_driver(
+            kernel.function().resident_config(block_size, shared_mem)?,
+        ))
+    }
+
+    const fn from_driver(config: cuda_driver::LaunchConfig) -> Self {
+        LaunchConfig {
+            grid: config.grid,
+            block: config.block,
+            shared_mem: config.shared_mem_bytes,
             cluster: None,
             cooperative: false,
         }

@@ -7,7 +7,8 @@
 //! free memory (`cuCtxSynchronize`, `cuMemFree`, ... in global and
 //! thread-local modes); making one invalidates the capture. So while any
 //! capture this crate began is active, the destructors of device and pinned
-//! host memory do not free: they hand their release to a process-wide list,
+//! host memory (and of virtual memory, IPC mappings, arrays, texture and
+//! surface objects) do not free: they hand their release to a process-wide list,
 //! which the end of the last active capture runs (waiting for the work that
 //! may use the memory, then freeing it; stream-ordered memory is freed in
 //! its stream's order, which returns it to its pool). Captures begun on a raw handle
@@ -72,6 +73,35 @@ pub(crate) fn defer_free(free: DeferredFree) {
     free.run();
 }
 
+/// For destructors whose release the driver forbids during a capture: runs
+/// `release` now, after waiting for the context's work if `used` (a stream
+/// used the object), or, while a capture is active, hands both to the list
+/// that the end of the last capture runs. `what` names the release in errors.
+pub(crate) fn release_when_safe(
+    context: &Context,
+    what: &str,
+    used: bool,
+    release: impl FnOnce(&'static cuda_sys::Driver, &Context) + Send + 'static,
+) {
+    if capture_active() {
+        defer_free(DeferredFree {
+            context: context.clone(),
+            memory: DeferredMemory::Release(Box::new(release)),
+            wait_for: if used { vec![context.clone()] } else { Vec::new() },
+            pool: None,
+        });
+        return;
+    }
+    let Some(driver) = context.bind_for_drop(what) else {
+        return;
+    };
+    if used {
+        // Waiting here means no queued work still uses the object.
+        context.record_drop_result(&format!("cuCtxSynchronize before {what}"), synchronize_current(driver));
+    }
+    release(driver, context);
+}
+
 /// Memory a destructor could not free during a capture.
 pub(crate) enum DeferredMemory {
     /// Device memory from `cuMemAlloc`.
@@ -81,7 +111,14 @@ pub(crate) enum DeferredMemory {
     StreamOrdered(CUdeviceptr, Stream),
     /// Pinned host memory (`cuMemHostAlloc`).
     Host(*mut c_void),
+    /// Any other release (virtual memory, IPC mappings, arrays, texture and
+    /// surface objects), run with the context made current; it records its
+    /// own failures on the context.
+    Release(DeferredRelease),
 }
+
+/// A release a destructor could not run during a capture.
+pub(crate) type DeferredRelease = Box<dyn FnOnce(&'static cuda_sys::Driver, &Context) + Send>;
 
 /// A free deferred until the active captures end.
 pub(crate) struct DeferredFree {
@@ -128,6 +165,10 @@ impl DeferredFree {
                 }
                 // SAFETY: as above, for pinned host memory from `cuMemHostAlloc`.
                 DeferredMemory::Host(ptr) => driver.cuMemFreeHost().map(|free| unsafe { free(ptr) }),
+                DeferredMemory::Release(release) => {
+                    release(driver, &context);
+                    Ok(CUresult::CUDA_SUCCESS)
+                }
             };
             context.record_drop_result("a deferred free", check_resolved(result));
         }

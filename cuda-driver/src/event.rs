@@ -33,6 +33,11 @@ impl Event {
         })
     }
 
+    /// Takes ownership of `raw`, an event of `context` (destroyed on drop).
+    pub(crate) fn from_parts(raw: CUevent, context: Context) -> Event {
+        Event { raw, context }
+    }
+
     /// Records the event at the current end of `stream` (same context).
     pub fn record(&self, stream: &Stream) -> Result<()> {
         self.context.expect_same(stream.context(), "stream", "event")?;

@@ -51,6 +51,22 @@
 //! # }
 //! ```
 //!
+//! # Beyond buffers and launches
+//! - Pitched memory and rectangular copies: [`PitchedBuffer`] (`cuMemAllocPitch`),
+//!   [`Pitched`] / [`PitchedMut`] views of host, device and pitched memory, 2-D and
+//!   3-D blocks at any offset (`cuMemcpy2DAsync`, `cuMemcpy3DAsync`).
+//! - Managed memory: [`ManagedBuffer`] with prefetches and [`Advice`] at a
+//!   [`MemoryLocation`].
+//! - Module variables: [`Global`] over `__device__` and `__constant__` symbols of a
+//!   [`Module`] or [`Library`].
+//! - Occupancy: [`Function::occupancy`], [`Function::occupancy_config`] and
+//!   [`Function::resident_config`] give [`LaunchConfig`]s chosen by it.
+//! - Virtual memory management: [`VirtualBuffer`], growable at a fixed address.
+//! - Inter-process sharing: [`IpcMemHandle`], [`IpcMemory`], [`IpcEventHandle`] and
+//!   [`Event::open_ipc`].
+//! - CUDA arrays and what kernels read them through: [`CudaArray`],
+//!   [`TextureObject`], [`SurfaceObject`].
+//!
 //! # What the safe layer guarantees
 //! - Every handle has one owner and is freed on drop; `Drop` never panics.
 //!   Errors in destructors are logged and kept on the [`Context`], and the
@@ -84,15 +100,22 @@ mod error;
 mod event;
 mod flags;
 mod function;
+mod global;
 mod graph;
 mod host;
 mod init;
+mod ipc;
 mod launch;
 mod library;
+mod managed;
+mod memcpy2d;
 mod memory;
 mod module;
+mod occupancy;
 mod pool;
 mod stream;
+mod texture;
+mod vmm;
 
 pub use capture::CaptureScope;
 pub use context::{Context, ContextLimit};
@@ -102,14 +125,23 @@ pub use error::{DriverError, Error, LaunchError, Result};
 pub use event::Event;
 pub use flags::{CaptureMode, ContextFlags, EventFlags, HostAllocFlags, StreamFlags};
 pub use function::{Function, FunctionAttribute, ParamInfo};
+pub use global::Global;
 pub use graph::{Graph, GraphExec};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
+pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
 pub use launch::{launch_raw, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig};
 pub use library::Library;
+pub use managed::{Advice, ManagedBuffer, MemoryLocation};
+pub use memcpy2d::{Pitched, PitchedBuffer, PitchedMut};
 pub use memory::{AsDeviceSlice, DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use module::Module;
+pub use occupancy::Occupancy;
 pub use pool::MemPool;
 pub use stream::Stream;
+pub use texture::{
+    AddressMode, ArrayElement, ArrayFlags, CudaArray, FilterMode, SurfaceObject, TextureDesc, TextureObject,
+};
+pub use vmm::VirtualBuffer;
 
 /// The raw bindings this crate is built on.
 pub use cuda_sys as sys;

@@ -58,6 +58,19 @@ pub(crate) struct Allocation {
 }
 
 impl Allocation {
+    /// Takes ownership of `ptr`, plain device memory of `context` (freed with `cuMemFree`).
+    pub(crate) fn new(ptr: CUdeviceptr, context: Context) -> Allocation {
+        Allocation {
+            ptr,
+            context,
+            owner: None,
+            pool: None,
+            used_by_stream: AtomicBool::new(false),
+            used_off_owner: AtomicBool::new(false),
+            peer_users: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Notes that work queued on `stream` uses this memory. The first time a
     /// stream-ordered allocation is used on another stream, waits for its
     /// owner stream so the allocation is complete before that stream uses it.

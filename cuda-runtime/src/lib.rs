@@ -44,9 +44,11 @@
 //!   capture into a [`Graph`] / [`GraphExec`]), [`Event`] (timing).
 //! - Kernels: [`Library`] (`cudaLibraryLoadData` of PTX, CUBIN or fatbin,
 //!   checked on the host), [`Kernel`] (`cudaLibraryGetKernel`, parameter
-//!   info, attributes, occupancy), launches through `cudaLaunchKernel` with
+//!   info, attributes, occupancy and occupancy-chosen launch configurations), launches through `cudaLaunchKernel` with
 //!   typed arguments ([`Stream::launch`]) or raw ([`launch_raw`]), both
-//!   checked against `cudaFuncGetParamInfo` and the device's limits.
+//!   checked against `cudaFuncGetParamInfo` and the device's limits;
+//!   driver functions of kernels ([`Kernel::function_on`],
+//!   [`function_by_symbol`]: `cudaGetFuncBySymbol`).
 //! - Errors: [`get_last_error`], [`peek_at_last_error`], [`Error`].
 //!
 //! # Asynchronous work and memory
@@ -89,10 +91,12 @@ mod graph;
 mod launch;
 mod library;
 mod memory;
+mod occupancy;
 mod pinned;
 mod pool;
 mod slice;
 mod stream;
+mod symbol;
 mod version;
 
 pub use copy::{memcpy, memcpy_async, memset_async, CopyKind};
@@ -110,6 +114,7 @@ pub use pinned::{HostAllocFlags, PinnedHostMemory};
 pub use pool::MemPool;
 pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use stream::{Stream, StreamFlags};
+pub use symbol::{function_by_symbol, KernelFunction};
 pub use version::{driver_version, runtime_version, Version};
 
 /// The process-wide libcudart table (loaded on first use by `cuda-sys`).

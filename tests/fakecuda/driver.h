@@ -85,6 +85,11 @@ CUresult fake_parse_image(const void *image, const struct fake_jit_logs *logs, s
 struct fake_object *fake_make_module(struct fake_object *context, const struct fake_entry *entries, int count,
                                      struct fake_object *library);
 
+/* globals.c (lock held): gives `module` storage for each variable; on failure the caller destroys the module. */
+CUresult fake_add_variables(struct fake_object *module, const struct fake_variable *variables, int count);
+/* The address and size of the variable `name` of `module`, or CUDA_ERROR_NOT_FOUND; either out-pointer may be NULL. */
+CUresult fake_module_variable(struct fake_object *module, CUdeviceptr *address, size_t *bytes, const char *name);
+
 /* memory.c (lock held) */
 /* Device memory of `context`; `pool` is the pool of a stream-ordered allocation (or NULL). */
 CUresult fake_allocate(struct fake_object *context, size_t bytes, struct fake_object *pool, CUdeviceptr *address);

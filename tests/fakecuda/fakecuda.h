@@ -31,6 +31,7 @@ typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUlib_st *CUlibrary;
 typedef struct CUkern_st *CUkernel;
+typedef struct CUarray_st *CUarray;
 typedef void (*CUhostFn)(void *user_data);
 typedef size_t (*CUoccupancyB2DSize)(int block_size);
 typedef struct {
@@ -104,11 +105,18 @@ enum fake_kind {
     KIND_GRAPH_EXEC = 9,
     KIND_MEMORY_POOL = 10,   /* cuMemPoolCreate */
     KIND_LIBRARY = 11,       /* cuLibraryLoadData */
-    KIND_FUNCTION = 12,      /* owned by a module: not counted as live */
-    KIND_DEFAULT_POOL = 13,  /* the devices' default pools: not counted as live */
-    KIND_KERNEL = 14,        /* owned by a library: not counted as live */
-    KIND_LIBRARY_MODULE = 15, /* a library's module in one context, owned by the library: not counted */
-    KIND_COUNT = 16,
+    KIND_VA_RANGE = 12,      /* cuMemAddressReserve */
+    KIND_PHYSICAL = 13,      /* cuMemCreate */
+    KIND_ARRAY = 14,         /* cuArray3DCreate */
+    KIND_TEXTURE = 15,       /* cuTexObjectCreate */
+    KIND_SURFACE = 16,       /* cuSurfObjectCreate */
+    KIND_IPC_MAPPING = 17,   /* cuIpcOpenMemHandle */
+    KIND_FUNCTION = 18,      /* owned by a module: not counted as live (this and the kinds after it) */
+    KIND_DEFAULT_POOL = 19,  /* the devices' default pools: not counted as live */
+    KIND_KERNEL = 20,        /* owned by a library: not counted as live */
+    KIND_LIBRARY_MODULE = 21, /* a library's module in one context, owned by the library: not counted */
+    KIND_GLOBAL = 22,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
+    KIND_COUNT = 23,
 };
 
 #define FAKE_DEVICES 2
@@ -120,6 +128,12 @@ struct fake_entry {
     int param_count;
     size_t param_offsets[FAKE_MAX_PARAMS];
     size_t param_sizes[FAKE_MAX_PARAMS];
+};
+
+/* A variable (`.global` or `.const`) a module image declares (module.c). */
+struct fake_variable {
+    char *name;
+    size_t size;
 };
 
 /* One launch as the host kernels see it. */
@@ -162,12 +176,14 @@ struct fake_object {
             size_t size;
             unsigned char *bytes;
             struct fake_object *pool; /* stream-ordered allocations: their pool */
+            char *name;               /* KIND_GLOBAL: the variable's name */
         } mem;
         struct {
             void *pointer;
             size_t size;
             unsigned int flags;
             int registered; /* cuMemHostRegister: the memory is the caller's */
+            int managed;    /* cuMemAllocManaged: freed with cuMemFree */
         } host;
         struct {
             unsigned int flags;
@@ -186,9 +202,37 @@ struct fake_object {
             struct fake_object *record_stream; /* where the last record was queued (NULL: legacy) */
         } event;
         struct {
+            size_t width, height, depth; /* 0 for the dimensions it lacks */
+            int format;
+            unsigned int channels, flags;
+            size_t element_bytes;        /* format size times channels */
+            unsigned char *bytes;        /* packed: rows of width, slices of max(height, 1) rows */
+        } array;
+        struct {
+            CUdeviceptr address;           /* where the allocation is opened (its own address) */
+            struct fake_object *allocation; /* the exported device memory */
+        } ipc;
+        struct {
+            struct fake_object *array;
+            int filter;                  /* 0 point, 1 linear */
+            int address_mode;            /* CUaddress_mode of the x axis */
+            unsigned int flags;          /* CU_TRSF_* */
+        } view;                          /* texture and surface objects */
+        struct {
+            CUdeviceptr address;         /* VA range: its base */
+            size_t size;                 /* VA range: bytes reserved; physical: bytes created */
+            unsigned char *bytes;        /* VA range: backing of the whole range */
+            struct fake_object **owners; /* VA range: per granule, the physical memory mapped there */
+            unsigned char *access;       /* VA range: per granule, whether cuMemSetAccess allowed it */
+            size_t mapped;               /* physical: granules of it mapped now */
+            int released;                /* physical: cuMemRelease was called (destroyed once unmapped) */
+        } vmm;
+        struct {
             struct fake_object **functions;
             int function_count;
             struct fake_object *library; /* KIND_LIBRARY_MODULE: the library it belongs to */
+            struct fake_object **variables; /* KIND_GLOBAL objects */
+            int variable_count;
         } module;
         struct {
             struct fake_entry *entries;
@@ -196,6 +240,8 @@ struct fake_object {
             struct fake_object **kernels;  /* one per entry */
             struct fake_object **modules;  /* one per context that asked */
             int module_count;
+            struct fake_variable *variables; /* given to each module */
+            int variable_count;
         } library;
         struct {
             struct fake_object *library;
@@ -270,6 +316,16 @@ struct fake_graph {
  * (or pinned host allocation); NULL if not. The registry lock must be held. */
 unsigned char *fake_device_bytes(CUdeviceptr address, size_t bytes);
 
+/* Whether every granule of [address, address + bytes) of the VA range `range` is mapped and
+ * accessible (vmm.c); lock held. */
+int fake_vmm_accessible(const struct fake_object *range, CUdeviceptr address, size_t bytes);
+
+/* arrays.c (lock held): the live array behind `handle`, or NULL. */
+struct fake_object *fake_lookup_array(const void *handle);
+/* Texture sampling and surface kernels (arrays.c), for kernels.c's table. */
+CUresult fake_sample_kernel(const struct fake_launch *launch);
+CUresult fake_scale_surface_kernel(const struct fake_launch *launch);
+
 /* The host kernels, searched by name (kernels.c). */
 const struct fake_kernel *fake_find_kernel(const char *name, int param_count, const size_t *param_sizes);
 
@@ -278,5 +334,8 @@ const struct fake_kernel *fake_find_kernel(const char *name, int param_count, co
  * writes a message into `log` (NUL-terminated, at most log_size bytes). */
 CUresult fake_parse_module(const char *text, struct fake_entry **entries, int *count, char *log, size_t log_size);
 void fake_free_entries(struct fake_entry *entries, int count);
+/* The `.global` and `.const` variables of PTX-like module text (caller frees with fake_free_variables). */
+CUresult fake_parse_variables(const char *text, struct fake_variable **variables, int *count);
+void fake_free_variables(struct fake_variable *variables, int count);
 
 #endif

@@ -113,6 +113,16 @@ static CUresult load(CUmodule *out, const char *image, const struct fake_jit_log
     struct fake_object *module = fake_make_module(context, entries, count, NULL);
     fake_free_entries(entries, count);
     if (!module) return CUDA_ERROR_OUT_OF_MEMORY;
+    struct fake_variable *variables;
+    result = fake_parse_variables(image, &variables, &count);
+    if (result == CUDA_SUCCESS) {
+        result = fake_add_variables(module, variables, count);
+        fake_free_variables(variables, count);
+    }
+    if (result != CUDA_SUCCESS) {
+        fake_destroy(module);
+        return result;
+    }
     *out = fake_handle(module);
     return CUDA_SUCCESS;
 }
@@ -306,6 +316,23 @@ EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSiz
                                                  size_t dynamicSMemSize, int blockSizeLimit)
     FAKE_API(cuOccupancyMaxPotentialBlockSize,
              (void)callback, potential_block_size(minGridSize, blockSize, func, dynamicSMemSize, blockSizeLimit))
+
+/* The dynamic shared memory each of `blocks` resident blocks may have (the inverse of blocks_per_sm). */
+static CUresult available_shared(size_t *bytes, CUfunction handle, int blocks, int block_size) {
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (!fake_lookup(handle, KIND_FUNCTION)) return CUDA_ERROR_INVALID_HANDLE;
+    if (blocks <= 0 || block_size <= 0 || block_size > 1024) return CUDA_ERROR_INVALID_VALUE;
+    if (blocks > 32 || blocks * block_size > 2048 || 233472 / blocks <= 1024) {
+        *bytes = 0;
+        return CUDA_SUCCESS;
+    }
+    size_t available = 233472 / (size_t)blocks - 1024;
+    *bytes = available < FAKE_MAX_SHARED_OPTIN ? available : FAKE_MAX_SHARED_OPTIN;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks,
+                                                        int blockSize)
+    FAKE_API(cuOccupancyAvailableDynamicSMemPerBlock, available_shared(dynamicSmemSize, func, numBlocks, blockSize))
 
 /* ---- launches ----------------------------------------------------------------------------- */
 

@@ -10,7 +10,13 @@
  *   fill(float *out, float value, unsigned n)                         out[i] = value
  *   saxpy(float a, const float *x, float *y, unsigned n)              y[i] = a * x[i] + y[i]
  *   affine(struct { float scale, offset; } f, float *data, unsigned n) data[i] = scale * data[i] + offset
+ *   add_one(int *data, unsigned n)                                    data[i] += 1
  *   noop()                                                            nothing
+ *
+ * and, over texture and surface objects of 2-D float arrays (arrays.c), with
+ * x and y from a 2-D grid:
+ *   sample(texture, float *out, unsigned w, unsigned h, float dx)   out[y*w+x] = tex2D(texture, x+0.5+dx, y+0.5)
+ *   scale_surface(surface, unsigned w, unsigned h, float factor)    element (x, y) *= factor
  */
 #include <string.h>
 
@@ -74,6 +80,15 @@ static CUresult affine(const struct fake_launch *launch) {
     return CUDA_SUCCESS;
 }
 
+static CUresult add_one(const struct fake_launch *launch) {
+    size_t n = thread_count(launch, ARG(launch, 1, unsigned int));
+    if (n == 0) return CUDA_SUCCESS;
+    int *data = (int *)fake_device_bytes(ARG(launch, 0, CUdeviceptr), n * sizeof(int));
+    if (!data) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (size_t i = 0; i < n; i++) data[i] += 1;
+    return CUDA_SUCCESS;
+}
+
 static CUresult noop(const struct fake_launch *launch) {
     (void)launch;
     return CUDA_SUCCESS;
@@ -84,7 +99,10 @@ static const struct fake_kernel kernels[] = {
     {"fill", 3, {8, 4, 4}, fill},
     {"saxpy", 4, {4, 8, 8, 4}, saxpy},
     {"affine", 3, {8, 8, 4}, affine},
+    {"add_one", 2, {8, 4}, add_one},
     {"noop", 0, {0}, noop},
+    {"sample", 5, {8, 8, 4, 4, 4}, fake_sample_kernel},
+    {"scale_surface", 4, {8, 4, 4, 4}, fake_scale_surface_kernel},
 };
 
 const struct fake_kernel *fake_find_kernel(const char *name, int param_count, const size_t *param_sizes) {

@@ -21,14 +21,24 @@ static CUresult library_load(void **out, const void *image, int *jit_options, vo
     int count;
     result = fake_parse_image(image, &logs, &entries, &count);
     if (result != CUDA_SUCCESS) return result;
+    struct fake_variable *variables;
+    int variable_count;
+    result = fake_parse_variables(image, &variables, &variable_count);
+    if (result != CUDA_SUCCESS) {
+        fake_free_entries(entries, count);
+        return result;
+    }
     struct fake_object *library = fake_new(KIND_LIBRARY, NULL);
     struct fake_object **kernels = calloc((size_t)count + 1, sizeof *kernels);
     if (!library || !kernels) {
         if (library) fake_destroy(library);
         free(kernels);
         fake_free_entries(entries, count);
+        fake_free_variables(variables, variable_count);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    library->u.library.variables = variables;
+    library->u.library.variable_count = variable_count;
     library->u.library.entries = entries;
     library->u.library.entry_count = count;
     library->u.library.kernels = kernels;
@@ -77,6 +87,11 @@ static CUresult module_here(struct fake_object *library, struct fake_object **mo
     library->u.library.modules = grown;
     *module = fake_make_module(context, library->u.library.entries, library->u.library.entry_count, library);
     if (!*module) return CUDA_ERROR_OUT_OF_MEMORY;
+    result = fake_add_variables(*module, library->u.library.variables, library->u.library.variable_count);
+    if (result != CUDA_SUCCESS) {
+        fake_destroy(*module);
+        return result;
+    }
     grown[library->u.library.module_count++] = *module;
     return CUDA_SUCCESS;
 }
@@ -149,3 +164,13 @@ static CUresult kernel_name(const char **name, void *handle) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuKernelGetName(const char **name, CUkernel hfunc) FAKE_API(cuKernelGetName, kernel_name(name, hfunc))
+
+static CUresult library_global(CUdeviceptr *address, size_t *bytes, void *handle, const char *name) {
+    struct fake_object *library = fake_lookup(handle, KIND_LIBRARY);
+    if (!library) return CUDA_ERROR_INVALID_HANDLE;
+    struct fake_object *module;
+    CUresult result = module_here(library, &module);
+    return result == CUDA_SUCCESS ? fake_module_variable(module, address, bytes, name) : result;
+}
+EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+    FAKE_API(cuLibraryGetGlobal, library_global(dptr, bytes, library, name))

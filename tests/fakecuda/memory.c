@@ -42,6 +42,11 @@ CUresult fake_free(CUdeviceptr address) {
     int was_freed;
     struct fake_object *memory = fake_memory_at_base(address, KIND_DEVICE_MEMORY, &was_freed);
     if (!memory) {
+        /* managed memory is host memory the device addresses too (managed.c) */
+        int managed_was_freed;
+        struct fake_object *managed = fake_memory_at_base(address, KIND_HOST_MEMORY, &managed_was_freed);
+        if (managed && managed->u.host.managed) return fake_destroy(managed);
+        if (managed_was_freed) was_freed = 1;
         if (was_freed) {
             fake_record_double_free();
         } else {
@@ -112,7 +117,7 @@ static CUresult host_free(void *pointer, int registered) {
     fake_flush_all(); /* freeing pinned memory waits for the work that may use it */
     int was_freed;
     struct fake_object *host = fake_memory_at_base((CUdeviceptr)(uintptr_t)pointer, KIND_HOST_MEMORY, &was_freed);
-    if (!host || host->u.host.registered != registered) {
+    if (!host || host->u.host.registered != registered || host->u.host.managed) {
         if (was_freed) {
             fake_record_double_free();
         } else {
@@ -389,9 +394,13 @@ static CUresult pointer_attribute(void *data, int attribute, CUdeviceptr address
     /* pageable host memory (and anything else unknown) is not the driver's: invalid value */
     struct fake_object *memory = fake_memory_containing(address, 0);
     if (!memory) return CUDA_ERROR_INVALID_VALUE;
-    int device_memory = memory->kind == KIND_DEVICE_MEMORY;
+    int device_memory = memory->kind != KIND_HOST_MEMORY;
     CUdeviceptr base = device_memory ? memory->u.mem.address : (CUdeviceptr)(uintptr_t)memory->u.host.pointer;
     size_t size = device_memory ? memory->u.mem.size : memory->u.host.size;
+    if (memory->kind == KIND_VA_RANGE) {
+        base = memory->u.vmm.address;
+        size = memory->u.vmm.size;
+    }
     switch (attribute) {
     case POINTER_CONTEXT: *(CUcontext *)data = fake_handle(memory->context); break;
     case POINTER_MEMORY_TYPE: *(unsigned int *)data = device_memory ? 2 : 1; break;
@@ -400,7 +409,7 @@ static CUresult pointer_attribute(void *data, int attribute, CUdeviceptr address
         if (device_memory) return CUDA_ERROR_INVALID_VALUE;
         *(void **)data = (void *)(uintptr_t)address;
         break;
-    case POINTER_IS_MANAGED: *(int *)data = 0; break;
+    case POINTER_IS_MANAGED: *(int *)data = !device_memory && memory->u.host.managed; break;
     case POINTER_DEVICE_ORDINAL: *(int *)data = memory->context ? memory->context->u.ctx.device : 0; break;
     case POINTER_RANGE_START_ADDR: *(CUdeviceptr *)data = base; break;
     case POINTER_RANGE_SIZE: *(size_t *)data = size; break;

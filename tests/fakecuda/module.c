@@ -153,3 +153,69 @@ void fake_free_entries(struct fake_entry *entries, int count) {
     for (int i = 0; i < count; i++) free(entries[i].name);
     free(entries);
 }
+
+/* Whether the directive `word` (".global", ".const") starts at p: not part of a longer token such as `ld.global.f32`. */
+static int directive_at(const char *text, const char *p, const char *word) {
+    size_t length = strlen(word);
+    if (strncmp(p, word, length) != 0 || is_ident(p[length])) return 0;
+    return p == text || isspace((unsigned char)p[-1]);
+}
+
+CUresult fake_parse_variables(const char *text, struct fake_variable **variables_out, int *count_out) {
+    *variables_out = NULL;
+    *count_out = 0;
+    struct fake_variable *variables = NULL;
+    int count = 0;
+    for (const char *p = text; *p; p++) {
+        if (!directive_at(text, p, ".global") && !directive_at(text, p, ".const")) continue;
+        /* `.global [.align N] .TYPE NAME[[N]...] [= ...];` */
+        size_t element = 0, elements = 1;
+        const char *name = NULL;
+        size_t name_length = 0;
+        p += p[1] == 'g' ? 7 : 6;
+        for (;;) {
+            p = skip_space(p);
+            if (*p == ';' || *p == '=' || *p == 0 || *p == '{' || *p == '(') break;
+            if (*p == '[') {
+                elements *= strtoul(p + 1, (char **)&p, 10);
+                while (*p && *p != ']') p++;
+                if (*p == ']') p++;
+                continue;
+            }
+            const char *start = p;
+            while (is_ident(*p) && !(p > start && *p == '.')) p++;
+            if (p == start) break;
+            size_t length = (size_t)(p - start);
+            if (type_size(start, length)) {
+                element = type_size(start, length);
+            } else if (start[0] != '.') {
+                name = start;
+                name_length = length;
+            } else if (length == 6 && memcmp(start, ".align", 6) == 0) {
+                p = skip_space(p);
+                strtoul(p, (char **)&p, 10);
+            }
+        }
+        if (!name || element == 0 || elements == 0) continue; /* not a variable declaration */
+        struct fake_variable *grown = realloc(variables, sizeof *variables * (size_t)(count + 1));
+        char *copy = strndup(name, name_length);
+        if (!grown || !copy) {
+            free(copy);
+            fake_free_variables(grown ? grown : variables, count);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        variables = grown;
+        variables[count].name = copy;
+        variables[count].size = element * elements;
+        count++;
+        if (*p == 0) break;
+    }
+    *variables_out = variables;
+    *count_out = count;
+    return CUDA_SUCCESS;
+}
+
+void fake_free_variables(struct fake_variable *variables, int count) {
+    for (int i = 0; i < count; i++) free(variables[i].name);
+    free(variables);
+}

@@ -200,16 +200,33 @@ void fake_free_graph(struct fake_graph *graph) {
 void fake_release_memory(struct fake_object *object) {
     switch (object->kind) {
     case KIND_DEVICE_MEMORY:
+    case KIND_GLOBAL:
         free(object->u.mem.bytes);
         object->u.mem.bytes = NULL;
+        free(object->u.mem.name);
+        object->u.mem.name = NULL;
         break;
     case KIND_HOST_MEMORY:
         if (!object->u.host.registered) free(object->u.host.pointer);
+        break;
+    case KIND_ARRAY:
+        free(object->u.array.bytes);
+        object->u.array.bytes = NULL;
+        break;
+    case KIND_VA_RANGE:
+        free(object->u.vmm.bytes);
+        object->u.vmm.bytes = NULL;
+        free(object->u.vmm.owners);
+        object->u.vmm.owners = NULL;
+        free(object->u.vmm.access);
+        object->u.vmm.access = NULL;
         break;
     case KIND_MODULE:
     case KIND_LIBRARY_MODULE:
         free(object->u.module.functions);
         object->u.module.functions = NULL;
+        free(object->u.module.variables);
+        object->u.module.variables = NULL;
         break;
     case KIND_LIBRARY:
         fake_free_entries(object->u.library.entries, object->u.library.entry_count);
@@ -218,6 +235,8 @@ void fake_release_memory(struct fake_object *object) {
         object->u.library.kernels = NULL;
         free(object->u.library.modules);
         object->u.library.modules = NULL;
+        fake_free_variables(object->u.library.variables, object->u.library.variable_count);
+        object->u.library.variables = NULL;
         break;
     case KIND_FUNCTION:
         free(object->u.func.name);
@@ -253,6 +272,9 @@ CUresult fake_destroy(struct fake_object *object) {
         for (int i = 0; i < object->u.module.function_count; i++) {
             if (object->u.module.functions[i]->live) fake_destroy(object->u.module.functions[i]);
         }
+        for (int i = 0; i < object->u.module.variable_count; i++) {
+            if (object->u.module.variables[i]->live) fake_destroy(object->u.module.variables[i]);
+        }
     }
     if (object->kind == KIND_LIBRARY) {
         for (int i = 0; i < object->u.library.entry_count; i++) {
@@ -275,7 +297,10 @@ void fake_teardown_context(struct fake_object *context) {
     for (size_t i = present_count; i-- > 0;) {
         if (i >= present_count) continue;
         struct fake_object *object = present[i];
-        if (!object->live || object->context != context || object->kind == KIND_FUNCTION) continue;
+        if (!object->live || object->context != context || object->kind == KIND_FUNCTION ||
+            object->kind == KIND_GLOBAL) {
+            continue; /* owned by their modules */
+        }
         /* a library's module in this context goes with it, as in the driver; anything else was orphaned */
         if (object->kind != KIND_LIBRARY_MODULE) fake_record_orphan();
         fake_destroy(object);
@@ -298,11 +323,19 @@ int fake_is_device_address(CUdeviceptr address) {
 }
 
 static CUdeviceptr base_of(const struct fake_object *object) {
-    return object->kind == KIND_DEVICE_MEMORY ? object->u.mem.address : (CUdeviceptr)(uintptr_t)object->u.host.pointer;
+    switch (object->kind) {
+    case KIND_HOST_MEMORY: return (CUdeviceptr)(uintptr_t)object->u.host.pointer;
+    case KIND_VA_RANGE: return object->u.vmm.address;
+    default: return object->u.mem.address;
+    }
 }
 
 static size_t size_of(const struct fake_object *object) {
-    return object->kind == KIND_DEVICE_MEMORY ? object->u.mem.size : object->u.host.size;
+    switch (object->kind) {
+    case KIND_HOST_MEMORY: return object->u.host.size;
+    case KIND_VA_RANGE: return object->u.vmm.size;
+    default: return object->u.mem.size;
+    }
 }
 
 struct fake_object *fake_memory_at_base(CUdeviceptr address, int kind, int *was_freed) {
@@ -319,9 +352,13 @@ struct fake_object *fake_memory_at_base(CUdeviceptr address, int kind, int *was_
 struct fake_object *fake_memory_containing(CUdeviceptr address, size_t bytes) {
     for (size_t i = 0; i < present_count; i++) {
         struct fake_object *object = present[i];
-        if (!object->live || (object->kind != KIND_DEVICE_MEMORY && object->kind != KIND_HOST_MEMORY)) continue;
+        int memory = object->kind == KIND_DEVICE_MEMORY || object->kind == KIND_HOST_MEMORY ||
+                     object->kind == KIND_GLOBAL || object->kind == KIND_VA_RANGE;
+        if (!object->live || !memory) continue;
         CUdeviceptr base = base_of(object);
         if (address >= base && address - base <= size_of(object) && bytes <= size_of(object) - (address - base)) {
+            /* a virtual range holds memory only where it is mapped and accessible */
+            if (object->kind == KIND_VA_RANGE && !fake_vmm_accessible(object, address, bytes)) return NULL;
             return object;
         }
     }
@@ -332,6 +369,7 @@ unsigned char *fake_device_bytes(CUdeviceptr address, size_t bytes) {
     struct fake_object *object = fake_memory_containing(address, bytes);
     if (!object) return NULL;
     if (object->kind == KIND_HOST_MEMORY) return (unsigned char *)(uintptr_t)address;
+    if (object->kind == KIND_VA_RANGE) return object->u.vmm.bytes + (address - object->u.vmm.address);
     return object->u.mem.bytes + (address - object->u.mem.address);
 }
 
@@ -465,7 +503,7 @@ EXPORT int64_t fakecuda_live(int kind) {
 EXPORT int64_t fakecuda_live_handles(void) {
     fake_lock();
     int64_t total = 0;
-    for (int kind = KIND_CONTEXT; kind <= KIND_LIBRARY; kind++) total += live[kind];
+    for (int kind = KIND_CONTEXT; kind < KIND_FUNCTION; kind++) total += live[kind];
     fake_unlock();
     return total;
 }

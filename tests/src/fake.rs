@@ -81,11 +81,24 @@ pub enum Kind {
     MemoryPool = 10,
     /// Context-independent libraries (`cuLibraryLoadData`).
     Library = 11,
+    /// Reserved virtual address ranges (`cuMemAddressReserve`).
+    AddressRange = 12,
+    /// Physical memory of virtual memory management (`cuMemCreate`), until
+    /// released and unmapped.
+    PhysicalMemory = 13,
+    /// CUDA arrays (`cuArray3DCreate`).
+    Array = 14,
+    /// Texture objects (`cuTexObjectCreate`).
+    TextureObject = 15,
+    /// Surface objects (`cuSurfObjectCreate`).
+    SurfaceObject = 16,
+    /// IPC memory handles opened (`cuIpcOpenMemHandle`).
+    IpcMapping = 17,
 }
 
 impl Kind {
     /// Every kind a program must release.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Context,
         Kind::PrimaryRetain,
         Kind::DeviceMemory,
@@ -97,6 +110,12 @@ impl Kind {
         Kind::GraphExec,
         Kind::MemoryPool,
         Kind::Library,
+        Kind::AddressRange,
+        Kind::PhysicalMemory,
+        Kind::Array,
+        Kind::TextureObject,
+        Kind::SurfaceObject,
+        Kind::IpcMapping,
     ];
 }
 
@@ -301,7 +320,7 @@ impl Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counts {
     /// Live handles, in the order of [`Kind::ALL`].
-    pub live: [i64; 11],
+    pub live: [i64; 17],
     /// Frees of handles or pointers already freed.
     pub double_frees: u64,
     /// Uses of unknown or already destroyed handles and pointers.

@@ -46,7 +46,7 @@ pub struct Report {
 }
 
 /// Driver calls that release a handle: when one fails, its handle stays.
-const RELEASE_CALLS: [&str; 12] = [
+const RELEASE_CALLS: [&str; 18] = [
     "cuMemFree_v2",
     "cuMemFreeAsync",
     "cuMemFreeHost",
@@ -59,6 +59,12 @@ const RELEASE_CALLS: [&str; 12] = [
     "cuLibraryUnload",
     "cuCtxDestroy_v2",
     "cuDevicePrimaryCtxRelease_v2",
+    "cuMemRelease",
+    "cuMemAddressFree",
+    "cuArrayDestroy",
+    "cuTexObjectDestroy",
+    "cuSurfObjectDestroy",
+    "cuIpcCloseMemHandle",
 ];
 
 /// Calls a destructor makes before it releases: binding its context, waiting.

@@ -3,11 +3,15 @@
 //! stand-in is called with the ABI the real driver has. Needs the pinned
 //! header: from `CUDA_SYS_HEADERS` (the GPU bundle's copy) or the wheels that
 //! `cargo xtask test` fetches into `target/cuda-wheels/`; prints
-//! `skipped: <why>` without it.
+//! `skipped: <why>` without it. The stand-in's sources are embedded at build
+//! time, so the binary needs no source tree beside it.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+// `SOURCES`: the C files of `tests/fakecuda` that build.rs compiles, as `(name, text)`.
+include!(concat!(env!("OUT_DIR"), "/fakecuda_sources.rs"));
 
 /// `cuda.h` from the folders in `CUDA_SYS_HEADERS` (set by `cargo xtask test`, and by the GPU
 /// bundle's `run.sh` to the pinned headers it carries), else from the fetched wheels.
@@ -80,21 +84,14 @@ fn exports_match_cuda_h() {
                 .push(alias.to_string());
         }
     }
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("fakecuda");
     let mut checked = 0;
-    for entry in std::fs::read_dir(folder).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "c") {
-            continue;
-        }
-        let source = std::fs::read_to_string(&path).unwrap();
-        for (name, shapes) in declarations(&source, "EXPORT CUresult ") {
+    for (file, source) in SOURCES {
+        for (name, shapes) in declarations(source, "EXPORT CUresult ") {
             let names = std::iter::once(name.clone()).chain(aliases.get(&name).cloned().unwrap_or_default());
             let candidates: Vec<&Vec<usize>> = names.filter_map(|n| declared.get(&n)).flatten().collect();
             assert!(
                 !candidates.is_empty(),
-                "{name} ({}) is not declared in cuda.h",
-                path.display()
+                "{name} (fakecuda/{file}) is not declared in cuda.h"
             );
             assert!(
                 candidates.contains(&&shapes[0]),
