@@ -18,6 +18,8 @@
 //! `other`), so `run.sh` can run the launch rows of every implementation in
 //! several interleaved rounds and the slow rows once.
 
+#![warn(missing_docs)]
+
 pub mod raw;
 
 use std::time::Instant;
@@ -76,8 +78,11 @@ pub fn alloc_batch(bytes: usize) -> usize {
 /// The median and spread of per-operation times, in microseconds.
 #[derive(Clone, Copy, Debug)]
 pub struct Stats {
+    /// The median.
     pub median: f64,
+    /// The 10th percentile.
     pub p10: f64,
+    /// The 90th percentile.
     pub p90: f64,
     /// Number of samples (batches) behind the median.
     pub samples: usize,
@@ -140,8 +145,11 @@ pub fn time_batches(
 /// which `run.sh` repeats in rounds), `other` (everything else, run once) or none (all).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Part {
+    /// Everything.
     All,
+    /// The launch rows only.
     Launch,
+    /// Everything but the launch rows.
     Other,
 }
 
@@ -183,9 +191,13 @@ impl Part {
 /// and the difference `ours - raw` (microseconds per launch).
 #[derive(Clone, Copy, Debug)]
 pub struct Paired {
+    /// The raw `cuLaunchKernel` batches.
     pub raw: Stats,
+    /// The batches of the implementation measured.
     pub ours: Stats,
+    /// `ours / raw` over the pairs.
     pub ratio: Stats,
+    /// `ours - raw` over the pairs.
     pub difference: Stats,
 }
 
@@ -362,12 +374,19 @@ pub fn d2d_copy_row(implementation: &str, tail: &[f32], samples: Vec<f64>) -> Re
 /// One figure of the table.
 #[derive(Clone, Debug)]
 pub struct Row {
+    /// The benchmark (`launch`, `alloc`, `bandwidth`, `nvrtc`, `host`).
     pub bench: String,
+    /// What is measured.
     pub case: String,
+    /// Who does it.
     pub implementation: String,
+    /// The figure, when there is one.
     pub value: Option<f64>,
+    /// The figure's unit.
     pub unit: String,
+    /// `ok`, `failed: ...` or `unavailable: ...`.
     pub status: String,
+    /// How it was measured.
     pub detail: String,
 }
 

@@ -131,9 +131,13 @@ impl AxpyParams {
 
 /// The primary context of device 0, current on this thread, and one non-blocking stream.
 pub struct Gpu {
+    /// The driver's function table.
     pub cuda: &'static cuda_sys::Driver,
+    /// Device 0.
     pub device: CUdevice,
+    /// Its primary context.
     pub context: CUcontext,
+    /// The non-blocking stream.
     pub stream: CUstream,
     /// Compute capability (major, minor).
     pub compute_capability: (i32, i32),

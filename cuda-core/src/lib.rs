@@ -69,6 +69,8 @@
 //! pools' cached blocks, the generated kernels' modules and the memory side of the kernel
 //! cache (see `docs/SANITIZER.md`).
 
+#![warn(missing_docs)]
+
 mod array;
 mod at_exit;
 mod cache;

@@ -15,10 +15,13 @@ fn close(a: f64, b: f64, tolerance: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tolerance * (1.0 + b.abs())
 }
 
+/// Folds the values (and indices along the reduced axes) reduced into one output.
+type Fold<'a> = &'a dyn Fn(&[(f64, usize)]) -> f64;
+
 /// Reduces a row-major `shape` array along `axes` on the host: `fold` over each output's
 /// elements in row-major order, given their values and their indices along the reduced axes
 /// (row-major over those axes).
-fn host_reduce(data: &[f64], shape: &[usize], axes: &[usize], fold: &dyn Fn(&[(f64, usize)]) -> f64) -> Vec<f64> {
+fn host_reduce(data: &[f64], shape: &[usize], axes: &[usize], fold: Fold<'_>) -> Vec<f64> {
     let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
     let reduced: Vec<usize> = (0..shape.len()).filter(|a| axes.contains(a)).collect();
     let outputs: usize = kept.iter().map(|&a| shape[a]).product();
@@ -103,7 +106,7 @@ fn every_reduction<T: Element>(stream: &Stream, tolerance: f64) {
                 })
                 .collect();
             let what = |op: &str| format!("{op} of {name} along {axes:?} keepdims={keepdims}");
-            let expect = |fold: &dyn Fn(&[(f64, usize)]) -> f64| host_reduce(&data, &shape, axes, fold);
+            let expect = |fold: Fold<'_>| host_reduce(&data, &shape, axes, fold);
             check(
                 &what("sum"),
                 &x.sum_axes(axes, keepdims).unwrap(),
@@ -187,7 +190,7 @@ fn every_reduction<T: Element>(stream: &Stream, tolerance: f64) {
             }
         }
     }
-    let whole = |fold: &dyn Fn(&[(f64, usize)]) -> f64| host_reduce(&data, &shape, &[0, 1, 2], fold);
+    let whole = |fold: Fold<'_>| host_reduce(&data, &shape, &[0, 1, 2], fold);
     check(
         &format!("sum of {name}"),
         &x.sum().unwrap(),

@@ -83,6 +83,8 @@
 //! [`Error::Load`] listing every path tried; bad input caught on the host
 //! (lengths, launch shapes, malformed images) never reaches the runtime.
 
+#![warn(missing_docs)]
+
 mod copy;
 mod device;
 mod error;

@@ -1,6 +1,8 @@
 //! Runnable examples live in `examples/examples/`; run one with
 //! `cargo run --release --example vector_add`. This library holds what they share.
 
+#![warn(missing_docs)]
+
 use std::process::ExitCode;
 
 /// Runs an example's body; prints its error (without a backtrace) and exits non-zero on failure.

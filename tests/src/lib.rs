@@ -11,6 +11,8 @@
 //! assert!(fake.counts().is_clean());
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod fake;
 pub mod faults;
 pub mod kernels;

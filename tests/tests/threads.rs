@@ -155,7 +155,7 @@ fn threads_meet_failures_at_random_points() {
 /// One round of a worker: its own context kind, module, buffers, stream.
 fn work(t: usize, round: usize) -> cuda_driver::Result<()> {
     let device = Device::get((t % 2) as u32)?;
-    let context = if round.is_multiple_of(3) {
+    let context = if round % 3 == 0 {
         Context::new(&device, Default::default())?
     } else {
         Context::primary(&device)?

@@ -229,7 +229,7 @@ fn method_name(symbol: &str) -> String {
 fn macro_aliases(header: &str) -> BTreeMap<String, String> {
     let mut aliases = BTreeMap::new();
     for line in header.lines() {
-        let mut words = line.trim().split_whitespace();
+        let mut words = line.split_whitespace();
         if words.next() != Some("#define") {
             continue;
         }

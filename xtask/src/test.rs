@@ -5,6 +5,11 @@
 //! stand-in driver's suites under valgrind (`tests/leakcheck.sh`).
 //! `cargo xtask test --no-leakcheck [cargo test args]` skips the last step.
 //!
+//! Before the tests (when no cargo test arguments are given) the lint steps run, each failing
+//! the command: `cargo fmt --check`, `cargo clippy --workspace --all-targets -D warnings`
+//! (which also builds every example, test and benchmark), and `cargo doc --workspace --no-deps`
+//! with warnings as errors (broken links, missing docs of public items).
+//!
 //! Where a `python3` is present (and no cargo test arguments were given), cuda-core is also
 //! tested with `--features python` (its unit tests embed that interpreter), and the example
 //! extension module (`examples/python-ext`) is built and its Python tests run against it
@@ -20,6 +25,9 @@ use crate::wheels;
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let leakcheck = args.first().map(String::as_str) != Some("--no-leakcheck");
     let cargo_args = if leakcheck { args } else { &args[1..] };
+    if cargo_args.is_empty() {
+        lint(root)?;
+    }
     let pins = wheels::pins(root)?;
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root).args(["test", "--workspace"]).args(cargo_args);
@@ -64,6 +72,37 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("tests/leakcheck.sh failed ({status})"))
     }
+}
+
+/// Formatting, clippy with warnings as errors, and rustdoc with warnings as errors.
+fn lint(root: &Path) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let steps: [(&str, &[&str], Option<(&str, &str)>); 3] = [
+        ("cargo fmt --check", &["fmt", "--all", "--check"], None),
+        (
+            "cargo clippy -D warnings",
+            &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+            None,
+        ),
+        (
+            "cargo doc -D warnings",
+            &["doc", "--workspace", "--no-deps"],
+            Some(("RUSTDOCFLAGS", "-D warnings")),
+        ),
+    ];
+    for (what, args, env) in steps {
+        eprintln!("xtask: {what}");
+        let mut command = Command::new(&cargo);
+        command.current_dir(root).args(args);
+        if let Some((key, value)) = env {
+            command.env(key, value);
+        }
+        let status = command.status().map_err(|e| format!("running {what}: {e}"))?;
+        if !status.success() {
+            return Err(format!("{what} failed ({status})"));
+        }
+    }
+    Ok(())
 }
 
 /// The `python` feature: cuda-core's unit tests with it, then the example extension module built

@@ -1,11 +1,11 @@
 //! Type-level promotion for expressions: [`Promote`] (two arrays), [`Scalars`] (an array with a
-//! weak scalar, and the float type of math functions), matching [`DType::promote`],
-//! [`DType::with_float_scalar`], [`DType::with_int_scalar`] and [`DType::float_result`]
+//! weak scalar, and the float type of math functions), matching [`DType::promote`](crate::DType::promote),
+//! [`DType::with_float_scalar`](crate::DType::with_float_scalar), [`DType::with_int_scalar`](crate::DType::with_int_scalar) and [`DType::float_result`](crate::DType::float_result)
 //! (tests check every pair).
 
 use super::dtype::{Bool, Element};
 
-/// The element type two operands of types `Self` and `B` combine in ([`DType::promote`]).
+/// The element type two operands of types `Self` and `B` combine in ([`DType::promote`](crate::DType::promote)).
 pub trait Promote<B: Element>: Scalars {
     /// The promoted type.
     type Output: Scalars;
@@ -13,11 +13,11 @@ pub trait Promote<B: Element>: Scalars {
 
 /// The result types of an array of `Self` with a weak scalar, and of math functions.
 pub trait Scalars: Element {
-    /// With a float scalar ([`DType::with_float_scalar`]).
+    /// With a float scalar ([`DType::with_float_scalar`](crate::DType::with_float_scalar)).
     type WithFloat: Element + Scalars;
-    /// With an integer scalar ([`DType::with_int_scalar`]).
+    /// With an integer scalar ([`DType::with_int_scalar`](crate::DType::with_int_scalar)).
     type WithInt: Element + Scalars;
-    /// Of `sqrt`, `exp`, true division, ... ([`DType::float_result`]).
+    /// Of `sqrt`, `exp`, true division, ... ([`DType::float_result`](crate::DType::float_result)).
     type Float: Element + Scalars;
 }
 

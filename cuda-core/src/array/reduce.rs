@@ -121,7 +121,8 @@ impl Op {
 
 /// The reduction of `op` over `input`, giving `output` values: kernels are made once per pair.
 fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel>> {
-    static KERNELS: OnceLock<Mutex<HashMap<(Op, DType), Arc<ReductionKernel>>>> = OnceLock::new();
+    type Kernels = Mutex<HashMap<(Op, DType), Arc<ReductionKernel>>>;
+    static KERNELS: OnceLock<Kernels> = OnceLock::new();
     let kernels = KERNELS.get_or_init(Default::default);
     if let Some(kernel) = kernels.lock().unwrap_or_else(PoisonError::into_inner).get(&(op, input)) {
         return Ok(kernel.clone());

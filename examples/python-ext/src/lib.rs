@@ -1,5 +1,5 @@
 //! `cuda_rs_ext`, an example Python extension module (feature `python`): one Rust
-//! [`ElementwiseKernel`] registered as the Python function `squared_diff(a, b)`, which takes two
+//! [`ElementwiseKernel`](cuda_core::ElementwiseKernel) registered as the Python function `squared_diff(a, b)`, which takes two
 //! torch tensors (or CuPy arrays) of one float type on one GPU and returns `(a - b) ** 2` as a
 //! tensor of the same library, zero-copy both ways (DLPack in, DLPack out), so it mixes into an
 //! otherwise-PyTorch computation. The module also has `cuda_core`'s `DeviceArray`,
