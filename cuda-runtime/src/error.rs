@@ -60,6 +60,14 @@ pub enum Error {
     /// The loaded libcudart lacks a function (older than the headers).
     #[error(transparent)]
     Symbol(#[from] SymbolError),
+    /// A driver call made where the runtime API has none failed (its `CUresult` code).
+    #[error("{call} failed with CUresult {code}")]
+    Driver {
+        /// The driver function.
+        call: &'static str,
+        /// Its result code.
+        code: u32,
+    },
     /// Bad input caught on the host before any call: zero or overflowing
     /// sizes, malformed images, interior NUL bytes, launch limits, ...
     #[error("invalid value: {0}")]

@@ -1,6 +1,8 @@
-//! Driver functions of runtime kernels (`cudaGetFuncBySymbol`): the
-//! `cudaFunction_t` (a driver `CUfunction`) of a kernel in a device's
-//! primary context, for code that mixes the runtime with the driver API.
+//! Driver functions of runtime kernels: the `cudaFunction_t` (a driver
+//! `CUfunction`) of a library kernel in a device's primary context
+//! (`cuKernelGetFunction`, which the runtime API has no counterpart of), and
+//! of an entry point of linked nvcc code (`cudaGetFuncBySymbol`), for code
+//! that mixes the runtime with the driver API.
 //!
 //! ```no_run
 //! use cuda_runtime::{Device, Library};
@@ -42,20 +44,27 @@ unsafe impl Send for KernelFunction {}
 unsafe impl Sync for KernelFunction {}
 
 impl Kernel {
-    /// This kernel's function in `device`'s primary context
-    /// (`cudaGetFuncBySymbol` with the kernel handle as the entry function,
-    /// with `device` current; loads the kernel there if needed).
+    /// This kernel's function in `device`'s primary context (the driver's
+    /// `cuKernelGetFunction` with `device` current: `cudaKernel_t` is the
+    /// driver's `CUkernel`, and `cudaGetFuncBySymbol` takes only entry points
+    /// of linked code; loads the kernel there if needed).
     pub fn function_on(&self, device: Device) -> Result<KernelFunction> {
         let runtime = runtime()?;
         make_current(runtime, device.raw_ordinal())?;
-        let mut raw = ptr::null_mut();
-        // SAFETY: valid out-pointer; the runtime accepts a live `cudaKernel_t` (this kernel holds
-        // its library) wherever it takes an entry function.
-        check(runtime, unsafe {
-            runtime.cudaGetFuncBySymbol()?(&mut raw, self.raw().cast_const().cast())
-        })?;
+        let driver = cuda_sys::driver()?;
+        let mut raw: cuda_sys::driver::CUfunction = ptr::null_mut();
+        // SAFETY: valid out-pointer; the kernel handle is live (this kernel holds its library)
+        // and is the driver's `CUkernel` (the runtime's `cudaKernel_t` is the same handle);
+        // `device`'s primary context is current on this thread.
+        let code = unsafe { driver.cuKernelGetFunction()?(&mut raw, self.raw().cast()) };
+        if code != cuda_sys::driver::CUresult::CUDA_SUCCESS {
+            return Err(crate::Error::Driver {
+                call: "cuKernelGetFunction",
+                code: code.0,
+            });
+        }
         Ok(KernelFunction {
-            raw,
+            raw: raw.cast(),
             device,
             _kernel: self.clone(),
         })
