@@ -128,6 +128,7 @@ class Log:
         self.error_counts = []  # ERROR SUMMARY numbers
         self.hazards = []  # (hazards, errors, warnings)
         self.findings = []  # (test, record text with its indented lines)
+        self.notices = 0  # records that are no finding (a program that never used CUDA)
         self.banners = 0
         self.passed, self.failed = [], []
         test, before = "-", "-"
@@ -171,6 +172,9 @@ class Log:
             self.error_counts.append(number(m.group(1)))
         elif m := RACE_SUMMARY.search(head):
             self.hazards.append(tuple(number(g) for g in m.groups()))
+        elif head.startswith("Target application terminated before first instrumented API call"):
+            # A program that never used CUDA (a test binary of host-side code): a notice.
+            self.notices += 1
         elif not head.startswith("Target application returned an error"):
             self.findings.append((test, lines))
 

@@ -188,6 +188,13 @@ class Checking(unittest.TestCase):
         self.assertFalse(passed)
         self.assertIn("Internal Sanitizer Error", problems[0])
 
+    def test_a_program_that_never_used_cuda_is_no_finding(self):
+        text = (BANNER + "running 1 test\ntest a ... ok\n"
+                "========= Target application terminated before first instrumented API call\n"
+                + CLEAN_END.format(n=0))
+        passed, _, problems = run("cuda_driver-kernels", text)
+        self.assertTrue(passed, problems)
+
     def test_a_count_above_what_was_printed_is_noted(self):
         passed, verdict, _ = run("cuda_driver-kernels", BANNER + CLEAN_END.format(n=3))
         self.assertTrue(passed)

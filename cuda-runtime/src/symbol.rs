@@ -51,6 +51,10 @@ impl Kernel {
     pub fn function_on(&self, device: Device) -> Result<KernelFunction> {
         let runtime = runtime()?;
         make_current(runtime, device.raw_ordinal())?;
+        // The runtime binds the device's primary context to the thread lazily; a call that
+        // needs it (freeing null does nothing else) binds it, so the driver call sees it current.
+        // SAFETY: freeing a null pointer is a no-op the runtime documents.
+        check(runtime, unsafe { runtime.cudaFree()?(ptr::null_mut()) })?;
         let driver = cuda_sys::driver()?;
         let mut raw: cuda_sys::driver::CUfunction = ptr::null_mut();
         // SAFETY: valid out-pointer; the kernel handle is live (this kernel holds its library)
