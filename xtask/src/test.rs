@@ -77,20 +77,30 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
 /// Formatting, clippy with warnings as errors, and rustdoc with warnings as errors.
 fn lint(root: &Path) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let steps: [(&str, &[&str], Option<(&str, &str)>); 3] = [
-        ("cargo fmt --check", &["fmt", "--all", "--check"], None),
-        (
-            "cargo clippy -D warnings",
-            &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
-            None,
-        ),
-        (
-            "cargo doc -D warnings",
-            &["doc", "--workspace", "--no-deps"],
-            Some(("RUSTDOCFLAGS", "-D warnings")),
-        ),
+    /// A lint step: what it is, cargo's arguments, and an environment variable it sets.
+    struct Step {
+        what: &'static str,
+        args: &'static [&'static str],
+        env: Option<(&'static str, &'static str)>,
+    }
+    let steps = [
+        Step {
+            what: "cargo fmt --check",
+            args: &["fmt", "--all", "--check"],
+            env: None,
+        },
+        Step {
+            what: "cargo clippy -D warnings",
+            args: &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+            env: None,
+        },
+        Step {
+            what: "cargo doc -D warnings",
+            args: &["doc", "--workspace", "--no-deps"],
+            env: Some(("RUSTDOCFLAGS", "-D warnings")),
+        },
     ];
-    for (what, args, env) in steps {
+    for Step { what, args, env } in steps {
         eprintln!("xtask: {what}");
         let mut command = Command::new(&cargo);
         command.current_dir(root).args(args);
