@@ -1,5 +1,18 @@
 //! Runnable examples live in `examples/examples/`; run one with
 //! `cargo run --release --example vector_add`. This library holds what they share.
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! fn main() -> ExitCode {
+//!     // Prints `demo: error: ...` and exits non-zero when the body fails.
+//!     examples::run("demo", || {
+//!         let device = cuda_core::Device::new(0)?;
+//!         println!("{}", device.name()?);
+//!         Ok(())
+//!     })
+//! }
+//! ```
 
 #![warn(missing_docs)]
 
