@@ -506,9 +506,9 @@ impl ReductionKernel {
         // The inputs are C-contiguous runs of `outer * extent * inner` elements (checked, or
         // copies made so) and the kernels read below that only; the output holds `outer * inner`
         // elements (its shape checked) and is written at those indices when there is one chunk,
-        // else the partials (`splits * outer * inner` values of the reduce type) are. The vector
-        // kernel is chosen only when every input is aligned to its packs and rows are whole
-        // packs. All of it is ordered on `stream`.
+        // else the partials (`splits * outer * inner` values of the reduce type) are. A vector
+        // kernel is chosen only when every input is aligned to its packs and the rows (for
+        // columns, the inner extent) are whole packs. All of it is ordered on `stream`.
         unsafe {
             launch_raw(
                 function,
