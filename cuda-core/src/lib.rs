@@ -91,10 +91,10 @@ mod sha256;
 
 pub use array::random;
 pub use array::{
-    broadcast_shapes, size_class, where_, Arg, ArgType, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
-    DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType,
-    DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock,
-    Promote, RawKernel, ReductionKernel, Scalars, Slice,
+    broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg, ArgType, Bool,
+    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,
+    DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps,
+    IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Scalars, Slice,
 };
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;

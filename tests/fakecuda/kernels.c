@@ -12,6 +12,11 @@
  *   affine(struct { float scale, offset; } f, float *data, unsigned n) data[i] = scale * data[i] + offset
  *   add_one(int *data, unsigned n)                                    data[i] += 1
  *   noop()                                                            nothing
+ *   cuda_core_expr(float a, const float *x, const float *y, float *out, unsigned long long n)
+ *                                                                     out[i] = a * x[i] + y[i]
+ *     (and its pack-wise twin cuda_core_expr_vec: what cuda-core generates for the expression
+ *     `a * &x + &y` of f32 arrays; the only expression the stand-in runs, over all n elements
+ *     whatever the grid, as the generated grid-stride loops do)
  *
  * and, over texture and surface objects of 2-D float arrays (arrays.c), with
  * x and y from a 2-D grid:
@@ -94,6 +99,18 @@ static CUresult noop(const struct fake_launch *launch) {
     return CUDA_SUCCESS;
 }
 
+static CUresult cuda_core_expr(const struct fake_launch *launch) {
+    unsigned long long n = ARG(launch, 4, unsigned long long);
+    if (n == 0) return CUDA_SUCCESS;
+    float a = ARG(launch, 0, float);
+    const float *x = floats(ARG(launch, 1, CUdeviceptr), n);
+    const float *y = floats(ARG(launch, 2, CUdeviceptr), n);
+    float *out = floats(ARG(launch, 3, CUdeviceptr), n);
+    if (!x || !y || !out) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long i = 0; i < n; i++) out[i] = a * x[i] + y[i];
+    return CUDA_SUCCESS;
+}
+
 static const struct fake_kernel kernels[] = {
     {"vector_add", 4, {8, 8, 8, 4}, vector_add},
     {"fill", 3, {8, 4, 4}, fill},
@@ -101,6 +118,8 @@ static const struct fake_kernel kernels[] = {
     {"affine", 3, {8, 8, 4}, affine},
     {"add_one", 2, {8, 4}, add_one},
     {"noop", 0, {0}, noop},
+    {"cuda_core_expr", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
+    {"cuda_core_expr_vec", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"sample", 5, {8, 8, 4, 4, 4}, fake_sample_kernel},
     {"scale_surface", 4, {8, 4, 4, 4}, fake_scale_surface_kernel},
 };

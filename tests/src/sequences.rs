@@ -12,6 +12,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use cuda_core::{DeviceArray, MemoryPool};
+
 use cuda_driver::{
     launch_raw, CaptureMode, Context, ContextFlags, ContextLimit, Device, DeviceBuffer, Error, Event, EventFlags,
     Function, HostBuffer, LaunchAttributes, LaunchConfig, Library, MemPool, Module, Result, Stream, StreamFlags,
@@ -347,8 +349,50 @@ fn libraries_limits_and_occupancy(ptx: &str) -> Result<()> {
 /// A sequence of safe calls, given the PTX of the test kernels.
 pub type Sequence = fn(&str) -> Result<()>;
 
+/// cuda-core's NumPy-style layer on the driver: `z = 2 * x + y` over arrays of an explicit
+/// pool, one fused kernel generated, compiled by NVRTC, loaded (as PTX, which the stand-in
+/// reads) and launched; then the arrays and the pool dropped and the generated module unloaded,
+/// on every path, so nothing of cuda-core's outlives a run.
+fn fused_array_expression(_ptx: &str) -> Result<()> {
+    cuda_core::load_generated_as_ptx(true);
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let evaluated = (|| -> cuda_core::Result<()> {
+        let pool = MemoryPool::new(&context);
+        let n = 1000usize;
+        let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let ys: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+        let mut x = DeviceArray::<f32>::empty_in(&pool, &stream, n)?;
+        let mut y = DeviceArray::<f32>::empty_in(&pool, &stream, n)?;
+        let mut z = DeviceArray::<f32>::empty_in(&pool, &stream, n)?;
+        x.copy_from_host(&xs)?;
+        y.copy_from_host(&ys)?;
+        z.assign(2.0 * &x + &y)?;
+        let got = z.to_vec()?;
+        let want: Vec<f32> = xs.iter().zip(&ys).map(|(a, b)| 2.0 * a + b).collect();
+        if got != want {
+            return Err(cuda_core::Error::InvalidValue(format!(
+                "2 * x + y: got {:?}.., want {:?}..",
+                &got[..4],
+                &want[..4]
+            )));
+        }
+        drop((x, y, z));
+        pool.free_all_blocks()?;
+        Ok(())
+    })();
+    // The launch is done (its result was read, or it failed): its module may go.
+    let synchronized = stream.synchronize();
+    cuda_core::unload_generated_kernels();
+    evaluated.map_err(|error| match error {
+        cuda_core::Error::Driver(error) => error,
+        other => Error::InvalidValue(other.to_string()),
+    })?;
+    synchronized
+}
+
 /// The sequences the failure-point suite runs, by name.
-pub const SEQUENCES: [(&str, Sequence); 10] = [
+pub const SEQUENCES: [(&str, Sequence); 11] = [
     ("device queries", device_queries),
     (
         "allocate, copy, launch, synchronize, drop",
@@ -368,4 +412,5 @@ pub const SEQUENCES: [(&str, Sequence); 10] = [
     ),
     ("module loading", module_loading),
     ("libraries, limits and occupancy", libraries_limits_and_occupancy),
+    ("fused array expression", fused_array_expression),
 ];

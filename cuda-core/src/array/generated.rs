@@ -3,6 +3,7 @@
 //! the declared parameters, and compiling and loading generated code once per signature and context.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use cuda_driver::{Context, DeviceAttribute, Function, Module, Stream};
@@ -498,6 +499,27 @@ pub(crate) fn loaded_contexts() -> Vec<Context> {
     contexts
 }
 
+/// Whether generated code is loaded as PTX (see [`load_generated_as_ptx`]).
+static GENERATED_AS_PTX: AtomicBool = AtomicBool::new(false);
+
+/// Whether the code cuda-core generates (expressions, reductions, random, `ElementwiseKernel`,
+/// `ReductionKernel`) is handed to the driver as PTX, which the driver's JIT compiles, instead
+/// of NVRTC's CUBIN for the device (the default). PTX runs on a device newer than the NVRTC in
+/// use knows, and on drivers that take only PTX (the test suites' stand-in driver); CUBIN
+/// loads faster. Affects code loaded after the call; loaded code stays as it is.
+pub fn load_generated_as_ptx(ptx: bool) {
+    GENERATED_AS_PTX.store(ptx, Ordering::Relaxed);
+}
+
+/// Unloads the modules of every generated kernel in every context (expressions, reductions,
+/// random, and the loaded code of `ElementwiseKernel` and `ReductionKernel` objects); a later
+/// launch loads them again, from the kernel cache. Call it when none of their launches is
+/// queued (after synchronising), to give back the modules' memory or before tearing down a
+/// context; the exit hook does the same when the process ends.
+pub fn unload_generated_kernels() {
+    unload_loaded(|_| true);
+}
+
 /// Drops every table's code loaded in a context `usable` accepts; the modules are unloaded as
 /// the last launch holding them ends (a launch in progress keeps its own reference). A later
 /// call loads the code again. For the exit hook.
@@ -548,7 +570,11 @@ impl LoadedTable {
             source,
             ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)),
         );
-        let code = program.compile(CompileTarget::Cubin)?;
+        let target = match GENERATED_AS_PTX.load(Ordering::Relaxed) {
+            true => CompileTarget::Ptx,
+            false => CompileTarget::Cubin,
+        };
+        let code = program.compile(target)?;
         let module = Module::from_image(context, code.code())?;
         let functions = names
             .iter()

@@ -29,8 +29,8 @@ pub use dlpack::{
 pub use dtype::{Bool, DType, Element};
 pub use elementwise::ElementwiseKernel;
 pub use expr::{where_, Expr, ExprOps, IntoExpr};
+pub use generated::{load_generated_as_ptx, unload_generated_kernels, Arg, ArgType};
 pub(crate) use generated::{loaded_contexts, unload_loaded};
-pub use generated::{Arg, ArgType};
 pub(crate) use pool::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Promote, Scalars};

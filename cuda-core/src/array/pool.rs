@@ -414,12 +414,7 @@ impl MemoryPool {
         let blocks = self.bins().drain();
         let mut first_error = None;
         for (stream, _, ptr) in blocks {
-            let result = bind(&self.inner.context).and_then(|driver| {
-                // SAFETY: the pool owns `ptr` (cached, no longer handed out); freeing it in the
-                // order of the stream it was returned on runs after every use of it.
-                check(unsafe { driver.cuMemFreeAsync()?(ptr, stream.as_raw()) })
-            });
-            if let Err(error) = result {
+            if let Err(error) = free_cached(&self.inner.context, &stream, ptr) {
                 first_error.get_or_insert(error);
             }
         }
@@ -463,6 +458,19 @@ pub(crate) fn release_default_pools(usable: impl Fn(&Context) -> bool) {
     }
 }
 
+/// Frees a cached block in the order of `stream`, the stream it was returned on (so after every
+/// use of it). `cuMemFreeAsync` takes its context from the stream, so a failure to make
+/// `context` current first (for this thread's later calls) does not keep the block from being
+/// freed; the first error is returned.
+fn free_cached(context: &Context, stream: &Stream, ptr: CUdeviceptr) -> cuda_driver::Result<()> {
+    let bound = bind(context);
+    let driver = cuda_sys::driver()?;
+    // SAFETY: the pool owns `ptr` (cached, no longer handed out, so nothing else refers to it)
+    // and `stream` is alive; freeing in the stream's order runs after every use of the block.
+    let freed = check(unsafe { driver.cuMemFreeAsync()?(ptr, stream.as_raw()) });
+    bound.and(freed)
+}
+
 /// Waits for all work of `context` (made current on this thread).
 pub(crate) fn synchronize_context(context: &Context) -> cuda_driver::Result<()> {
     let driver = bind(context)?;
@@ -474,11 +482,7 @@ impl Drop for PoolInner {
     fn drop(&mut self) {
         let blocks = self.bins.get_mut().unwrap_or_else(PoisonError::into_inner).drain();
         for (stream, _, ptr) in blocks {
-            let result = bind(&self.context).and_then(|driver| {
-                // SAFETY: as in `free_all_blocks`; nothing else refers to cached blocks.
-                check(unsafe { driver.cuMemFreeAsync()?(ptr, stream.as_raw()) })
-            });
-            if let Err(error) = result {
+            if let Err(error) = free_cached(&self.context, &stream, ptr) {
                 eprintln!("cuda-core: freeing a cached pool block failed while dropping the pool: {error}");
             }
         }
