@@ -241,7 +241,6 @@ fn reduce<T: Element, R: Element>(
         true => kernel.launch(&stream, &args)?,
         false => kernel.launch_axes(&stream, &args, axes)?,
     }
-    drop(args);
     Ok(out)
 }
 

@@ -422,14 +422,7 @@ impl ReductionKernel {
             }
             Ok((self.source_for(&signature)?, names))
         })?;
-        let widest = inputs
-            .iter()
-            .filter(|(_, a)| a.is_array())
-            .map(|(_, a)| a.dtype().size())
-            .max()
-            .unwrap_or(1);
-        let vectorised = width > 1 && arrays_aligned(&args[..self.inputs.len()], width * widest);
-        let (first, units) = match vectorised {
+        let (first, units) = match aligned_width(&inputs, &args[..self.inputs.len()]) > 1 {
             true => (&loaded.functions[2], (n / width) as u64),
             false => (&loaded.functions[0], n as u64),
         };
@@ -482,16 +475,31 @@ impl ReductionKernel {
     }
 }
 
-/// Elements per vector load: 16 bytes of the widest input array type (1: no vector pass).
-pub(super) fn vector_width(inputs: &[(&Param, ArgType)]) -> usize {
-    match inputs
+/// Bytes of the widest input array type, if there is an input array.
+fn widest_array(inputs: &[(&Param, ArgType)]) -> Option<usize> {
+    inputs
         .iter()
         .filter(|(_, a)| a.is_array())
         .map(|(_, a)| a.dtype().size())
         .max()
-    {
+}
+
+/// Elements per vector load: 16 bytes of the widest input array type (1: no vector pass).
+pub(super) fn vector_width(inputs: &[(&Param, ArgType)]) -> usize {
+    match widest_array(inputs) {
         Some(widest) => (16 / widest).max(1),
         None => 1,
+    }
+}
+
+/// The vector width a launch reads its input arrays (`args`) with: [`vector_width`] when every
+/// one is aligned to its packs, else 1.
+pub(super) fn aligned_width(inputs: &[(&Param, ArgType)], args: &[Arg<'_>]) -> usize {
+    let width = vector_width(inputs);
+    let widest = widest_array(inputs).unwrap_or(1);
+    match width > 1 && arrays_aligned(args, width * widest) {
+        true => width,
+        false => 1,
     }
 }
 

@@ -15,10 +15,10 @@ use std::fmt::Write;
 use cuda_driver::{launch_raw, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::generated::{arrays_aligned, call_args, check_args, declared_type, note_uses_and_params, Arg, ArgType};
+use super::generated::{call_args, check_args, declared_type, note_uses_and_params, Arg, ArgType};
 use super::params::Param;
 use super::pool::MemoryPool;
-use super::reduction::{vector_width, ReductionKernel};
+use super::reduction::{aligned_width, vector_width, ReductionKernel};
 use crate::error::{Error, Result};
 
 /// Threads of a block (and per row when a block reduces one row).
@@ -467,16 +467,7 @@ impl ReductionKernel {
             }
             Ok((self.axis_source_for(signature)?, names))
         })?;
-        let widest = pairs
-            .iter()
-            .filter(|(_, a)| a.is_array())
-            .map(|(_, a)| a.dtype().size())
-            .max()
-            .unwrap_or(1);
-        let packs = match width > 1 && arrays_aligned(&args[..inputs], width * widest) {
-            true => width as u64,
-            false => 1,
-        };
+        let packs = aligned_width(&pairs, &args[..inputs]) as u64;
         let plan = plan_axis(outer, extent, inner, loaded.sm_count, packs)?;
         let outputs = outer * inner;
         let splits = plan.grid.1;
