@@ -4,7 +4,8 @@
 //! share: [`fake`], the fault-injecting stand-in driver (a test double that
 //! only tests load); [`faults`], which runs a sequence of safe calls once per
 //! driver call with that call failing; [`sequences`], the sequences it runs
-//! (which also run on a GPU); and [`kernels`], the test kernels as CUDA C.
+//! (which also run on a GPU); [`kernels`], the test kernels as CUDA C; and [`checks`], the
+//! assertions the stand-in's test files share.
 //!
 //! ```no_run
 //! let fake = tests::fake::session(); // loads the stand-in as the CUDA driver
@@ -13,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checks;
 pub mod fake;
 pub mod faults;
 pub mod kernels;

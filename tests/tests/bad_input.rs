@@ -7,26 +7,8 @@ use cuda_driver::{
     launch_raw, CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer,
     LaunchConfig, LaunchError, Library, MemPool, Module, Stream,
 };
+use tests::checks::{assert_clean, assert_invalid, setup};
 use tests::fake::{self, Session};
-
-fn setup() -> (Session, Context) {
-    let fake = fake::session();
-    let context = Context::primary(&Device::get(0).unwrap()).unwrap();
-    (fake, context)
-}
-
-fn assert_clean(fake: &Session) {
-    let counts = fake.counts();
-    assert!(counts.is_clean(), "{counts}\ncalls: {}", fake.trace());
-}
-
-#[track_caller]
-fn assert_invalid<T: std::fmt::Debug>(result: cuda_driver::Result<T>, mentions: &str) {
-    match result {
-        Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message:?} lacks {mentions:?}"),
-        other => panic!("expected InvalidValue mentioning {mentions:?}, got {other:?}"),
-    }
-}
 
 #[track_caller]
 fn assert_code<T: std::fmt::Debug>(result: cuda_driver::Result<T>, code: CUresult) {

@@ -12,28 +12,10 @@ use cuda_driver::{
     Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream, SurfaceObject, TextureDesc, TextureObject,
     VirtualBuffer,
 };
-use tests::fake::{self, Session};
+use tests::checks::{assert_clean, assert_invalid, setup};
+use tests::fake;
 use tests::faults;
 use tests::sequences::{expect, primary};
-
-fn setup() -> (Session, Context) {
-    let fake = fake::session();
-    let context = Context::primary(&Device::get(0).unwrap()).unwrap();
-    (fake, context)
-}
-
-fn assert_clean(fake: &Session) {
-    let counts = fake.counts();
-    assert!(counts.is_clean(), "{counts}\ncalls: {}", fake.trace());
-}
-
-#[track_caller]
-fn assert_invalid<T: std::fmt::Debug>(result: Result<T>, mentions: &str) {
-    match result {
-        Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message:?} lacks {mentions:?}"),
-        other => panic!("expected InvalidValue mentioning {mentions:?}, got {other:?}"),
-    }
-}
 
 /// The host reference of a block copy between packed `(width, height, depth)` arrays.
 #[allow(clippy::too_many_arguments)]
