@@ -189,11 +189,15 @@ class Checking(unittest.TestCase):
         self.assertIn("Internal Sanitizer Error", problems[0])
 
     def test_a_program_that_never_used_cuda_is_no_finding(self):
+        # As the H200 printed it: the notice ends the log, with no ERROR SUMMARY after it.
         text = (BANNER + "running 1 test\ntest a ... ok\n"
-                "========= Target application terminated before first instrumented API call\n"
-                + CLEAN_END.format(n=0))
-        passed, _, problems = run("cuda_driver-kernels", text)
+                "========= Target application terminated before first instrumented API call\n")
+        passed, verdict, problems = run("cuda_driver-kernels", text)
         self.assertTrue(passed, problems)
+        self.assertIn("no CUDA call made", verdict)
+        passed, _, problems = run("cuda_driver-kernels", BANNER + "running 1 test\ntest a ... ok\n")
+        self.assertFalse(passed)
+        self.assertIn("did not run to the end", problems[0])
 
     def test_a_count_above_what_was_printed_is_noted(self):
         passed, verdict, _ = run("cuda_driver-kernels", BANNER + CLEAN_END.format(n=3))
