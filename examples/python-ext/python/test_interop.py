@@ -493,7 +493,10 @@ def test_cupy_lifetimes_leave_the_pool_as_it_was():
     kept = ext.from_dlpack(r)
     del r
     gc.collect()
-    assert bool(cupy.allclose(cupy.from_dlpack(kept), x * x))
+    # `==`, not cupy.allclose: under compute-sanitizer, CuPy 14.2's isclose of an array it took by
+    # DLPack keeps frames that refer to that array alive (gc.get_referrers showed them on the
+    # H200; not so without the sanitizer), and with it the Rust block this check counts.
+    assert bool((cupy.from_dlpack(kept) == x * x).all())
     del kept
     gc.collect()
     cupy.cuda.Device().synchronize()
