@@ -14,7 +14,8 @@
 //! tested with `--features python` (its unit tests embed that interpreter), and the example
 //! extension module (`examples/python-ext`) is built and its Python tests run against it
 //! (torch and CuPy checks skip themselves where those are missing); without `python3` this
-//! part says it is skipped.
+//! part says it is skipped. The same `python3` runs the unit tests of the GPU bundle's
+//! sanitizer log checker (`benches/sanitizer/test_check.py`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -117,7 +118,8 @@ fn lint(root: &Path) -> Result<(), String> {
 
 /// The `python` feature: cuda-core's unit tests with it, then the example extension module built
 /// (in its own target folder, since an extension module links no libpython and the tests do)
-/// and its Python tests run. Skipped, loudly, without a `python3`.
+/// and its Python tests run; first the sanitizer log checker's tests. Skipped, loudly, without
+/// a `python3`.
 fn python(root: &Path, library_env: &[(&str, OsString)]) -> Result<(), String> {
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
     let version = Command::new(&python).arg("--version").output();
@@ -128,7 +130,7 @@ fn python(root: &Path, library_env: &[(&str, OsString)]) -> Result<(), String> {
         ),
         _ => {
             eprintln!(
-                "xtask: skipped: the python feature (cuda-core --features python, examples/python-ext and its tests): no {} here",
+                "xtask: skipped: the python feature (cuda-core --features python, examples/python-ext and its tests, the sanitizer log checker's tests): no {} here",
                 python.to_string_lossy()
             );
             return Ok(());
@@ -146,6 +148,10 @@ fn python(root: &Path, library_env: &[(&str, OsString)]) -> Result<(), String> {
             false => Err(format!("{what} failed ({status})")),
         }
     };
+    run(
+        "benches/sanitizer/test_check.py (the sanitizer log checker's tests)",
+        Command::new(&python).arg("benches/sanitizer/test_check.py"),
+    )?;
     run(
         "cargo test -p cuda-core --features python --lib",
         Command::new(&cargo).args(["test", "-p", "cuda-core", "--features", "python", "--lib"]),
