@@ -30,7 +30,10 @@ use std::sync::Once;
 
 use cuda_driver::Context;
 
-use crate::array::{default_pool_contexts, loaded_contexts, release_default_pools, synchronize_context, unload_loaded};
+use crate::array::{
+    default_pool_contexts, loaded_contexts, release_all_imports, release_default_pools, synchronize_context,
+    unload_loaded,
+};
 use crate::cache::release_global_memory;
 
 extern "C" {
@@ -60,6 +63,8 @@ extern "C" fn release_at_exit() {
 /// generated kernels and gives the default pools' cached blocks back, and, when all of them
 /// did, empties the kernel cache's memory side (whose modules' contexts are not known here).
 fn release() {
+    // Imported tensors first: their deleters may give memory back to a default pool.
+    release_all_imports();
     let mut contexts = default_pool_contexts();
     for context in loaded_contexts() {
         if !contexts.contains(&context) {

@@ -90,6 +90,7 @@ pub mod python;
 mod sha256;
 
 pub use array::random;
+pub use array::release_completed_imports;
 pub use array::{
     broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg, ArgType, Bool,
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,

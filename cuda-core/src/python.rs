@@ -404,8 +404,27 @@ fn import<T: Element>(capsule: &Bound<'_, PyAny>, stream: &Stream) -> PyResult<D
         .into());
     }
     offered.tensor.layout::<T>(stream.context().device().ordinal() as i32)?;
+    hand_back_before_python_exits(capsule.py())?;
     let tensor = offered.claim()?;
     Ok(DeviceArray::from_dlpack_tensor(tensor, stream, None)?)
+}
+
+/// Registers with Python's `atexit`, once, a function that hands back the imported tensors
+/// still waiting for their last use while the interpreter (which their deleters may need) is
+/// alive, and then keeps the process exit hook, which runs after the interpreter is gone,
+/// from running deleters.
+fn hand_back_before_python_exits(py: Python<'_>) -> PyResult<()> {
+    static REGISTERED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    if REGISTERED.get().is_some() {
+        return Ok(());
+    }
+    let release = pyo3::types::PyCFunction::new_closure(py, None, None, |_, _| {
+        crate::array::release_all_imports();
+        crate::array::disable_exit_release();
+    })?;
+    py.import("atexit")?.call_method1("register", (release,))?;
+    let _ = REGISTERED.set(());
+    Ok(())
 }
 
 /// Imports the capsule's tensor with whatever element type it has.

@@ -354,6 +354,19 @@ impl Stream {
         Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 
+    /// Whether the stream is capturing, asking the driver only while a capture this crate began
+    /// is active somewhere in the process (one atomic load otherwise): what an allocator checks
+    /// on every allocation. A stream that joined such a capture (by waiting on an event of a
+    /// capturing stream) is seen; a capture begun through a raw handle while none begun here
+    /// is active is not.
+    #[inline]
+    pub fn in_capture(&self) -> Result<bool> {
+        if !capture_active() {
+            return Ok(false);
+        }
+        self.is_capturing()
+    }
+
     /// Before a launch of `function` on this stream: while a capture is
     /// active, keeps a clone of it for the graph. One relaxed load otherwise.
     #[inline]

@@ -12,6 +12,9 @@ use crate::error::{check, check_resolved, Error, Result};
 use crate::flags::StreamFlags;
 use crate::{Context, Event};
 
+/// The driver's handle of the per-thread default stream (`CU_STREAM_PER_THREAD`).
+const PER_THREAD_HANDLE: usize = 0x2;
+
 /// A stream of a context (`CUstream`). Cheap to clone: clones share one
 /// stream, destroyed when the last clone and the last buffer allocated on it
 /// are gone (pending work still completes).
@@ -74,6 +77,13 @@ impl Stream {
                 capture: CaptureState::default(),
             }),
         }
+    }
+
+    /// Whether this is the per-thread default stream (`CU_STREAM_PER_THREAD`), which names a
+    /// different stream on each thread that uses it: work queued through it from two threads is
+    /// not ordered, and the handle identifies no one stream.
+    pub fn is_per_thread(&self) -> bool {
+        self.inner.raw as usize == PER_THREAD_HANDLE
     }
 
     /// The context the stream belongs to.

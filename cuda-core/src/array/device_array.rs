@@ -8,10 +8,10 @@ use std::sync::{Arc, OnceLock};
 use cuda_driver::{Context, KernelArg, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::dlpack::ImportedTensor;
 use super::dtype::{DType, Element};
 use super::elementwise::ElementwiseKernel;
-use super::generated::Arg;
+use super::generated::{overlap, Arg, Overlap};
+use super::imported::ImportedTensor;
 use super::pool::{MemoryPool, PooledBlock, StreamUses};
 use super::raw::{bind, check};
 use crate::error::{Error, Result};
@@ -273,9 +273,34 @@ impl<T: Element> DeviceArray<T> {
         self.stream().context()
     }
 
-    /// Whether `other` views the same storage (the same allocation or imported tensor).
+    /// Whether `other` views the same storage object (the same pool block or the same import).
+    /// Two imports of one tensor are different storage over the same memory: use
+    /// [`may_share_memory`](Self::may_share_memory) to ask about memory.
     pub fn shares_storage<U: Element>(&self, other: &DeviceArray<U>) -> bool {
         Arc::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// Whether the device bytes the two views can reach intersect, as NumPy's
+    /// `may_share_memory` (address ranges: views interleaving without a common element, such
+    /// as `x[::2]` and `x[1::2]`, count as sharing). Zero-size views share nothing.
+    pub fn may_share_memory<U: Element>(&self, other: &DeviceArray<U>) -> bool {
+        overlap(self, other) != Overlap::Disjoint
+    }
+
+    /// The device bytes the view can reach, `[start, end)`: from its first element to one past
+    /// its last (empty for a zero-size view).
+    pub(crate) fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
+        if self.len == 0 {
+            return (self.ptr, self.ptr);
+        }
+        let last = self.shape.iter().zip(&self.strides).fold(0u64, |acc, (&d, &s)| {
+            acc.saturating_add((d as u64 - 1).saturating_mul(s as u64))
+        });
+        let end = last
+            .saturating_add(1)
+            .saturating_mul(size_of::<T>() as u64)
+            .saturating_add(self.ptr);
+        (self.ptr, end)
     }
 
     /// The device address of the first element.
@@ -289,10 +314,6 @@ impl<T: Element> DeviceArray<T> {
 
     pub(crate) fn ptr_ref(&self) -> &CUdeviceptr {
         &self.ptr
-    }
-
-    pub(crate) fn storage_id(&self) -> usize {
-        Arc::as_ptr(&self.storage) as usize
     }
 
     /// Notes that `stream` uses the array (see the type's docs); checks its context first.
@@ -403,7 +424,9 @@ impl<T: Element> DeviceArray<T> {
 
     /// Queues a copy of `source` (same shape and context, any layout) into the array on the
     /// array's stream: one `cuMemcpyDtoDAsync` when both are contiguous, else a generated
-    /// strided copy kernel.
+    /// strided copy kernel. When the two overlap in memory (`x[1:]` from `x[:-1]`, a transpose
+    /// of itself) the result is NumPy's, as if `source` were read whole before anything is
+    /// written: the source goes through a compact temporary first.
     pub fn copy_from(&mut self, source: &DeviceArray<T>) -> Result<()> {
         if source.shape != self.shape {
             return Err(Error::InvalidValue(format!(
@@ -416,6 +439,15 @@ impl<T: Element> DeviceArray<T> {
         source.note_use(&stream)?;
         if self.len == 0 {
             return Ok(());
+        }
+        match overlap(self, source) {
+            Overlap::SameView => return Ok(()),
+            Overlap::Partial => {
+                let mut staged = Self::empty(&stream, self.shape.clone())?;
+                staged.copy_from(source)?;
+                return self.copy_from(&staged);
+            }
+            Overlap::Disjoint => {}
         }
         if !(self.is_contiguous() && source.is_contiguous()) {
             return copy_kernel()?.launch(&stream, &[Arg::from(source), Arg::from(self)]);

@@ -29,15 +29,16 @@
 //! ```
 
 use std::ffi::c_void;
-use std::mem::{size_of, ManuallyDrop};
+use std::mem::size_of;
 use std::ptr::{self, NonNull};
 
-use cuda_driver::{Event, EventFlags, Stream};
+use cuda_driver::Stream;
 use cuda_sys::driver::CUdeviceptr;
 
 use super::device_array::{c_strides, shape_len, DeviceArray, Storage};
 use super::dtype::{DType, Element};
-use super::pool::StreamUses;
+use super::imported::{order_after, ImportedTensor};
+use super::pool::check_owner_stream;
 use crate::error::Result;
 
 /// Where a tensor lives (`DLDeviceType`). Only the values this crate uses or checks are named.
@@ -545,22 +546,6 @@ impl std::fmt::Debug for DLPackTensor {
     }
 }
 
-/// Makes `later` wait for the work queued on `earlier` so far (an event; no host wait).
-fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
-    if earlier == later {
-        return Ok(());
-    }
-    if earlier.context() != later.context() {
-        return Err(cuda_driver::Error::WrongContext {
-            object: "stream",
-            used_with: "stream",
-        });
-    }
-    let event = Event::new(earlier.context(), EventFlags::DISABLE_TIMING)?;
-    event.record(earlier)?;
-    later.wait_event(&event)
-}
-
 /// What an exported tensor owns: the managed struct handed out, the array and the shape and
 /// strides the tensor points into.
 struct Export<T: Element, M> {
@@ -703,14 +688,11 @@ impl<T: Element> DeviceArray<T> {
         stream: &Stream,
         producer_stream: Option<&Stream>,
     ) -> Result<Self> {
+        check_owner_stream(stream)?;
         if let Some(producer) = producer_stream {
             order_after(producer, stream)?;
         }
-        let storage = Storage::Imported(ImportedTensor {
-            tensor: ManuallyDrop::new(tensor),
-            uses: StreamUses::new(stream.clone()),
-            producer: producer_stream.cloned(),
-        });
+        let storage = Storage::Imported(ImportedTensor::new(tensor, stream, producer_stream));
         DeviceArray::from_storage(ptr, shape, Some(strides), storage)
     }
 
@@ -752,46 +734,6 @@ impl<T: Element> DeviceArray<T> {
                 Err(error.into())
             }
         }
-    }
-}
-
-/// A tensor imported with [`DeviceArray::from_dlpack_tensor`] and friends.
-pub(crate) struct ImportedTensor {
-    tensor: ManuallyDrop<DLPackTensor>,
-    uses: StreamUses,
-    producer: Option<Stream>,
-}
-
-impl ImportedTensor {
-    pub(crate) fn uses(&self) -> &StreamUses {
-        &self.uses
-    }
-}
-
-impl Drop for ImportedTensor {
-    fn drop(&mut self) {
-        // The owner stream waits for every other stream that used the memory...
-        let ordered = self.uses.join_others();
-        // ... and the producer's stream for the owner, so it may reuse the memory at once;
-        // without a producer stream, wait here.
-        let handed_over = ordered
-            && self
-                .producer
-                .as_ref()
-                .is_some_and(|producer| order_after(self.uses.owner(), producer).is_ok());
-        if !handed_over {
-            if let Err(error) = self.uses.owner().synchronize() {
-                eprintln!("cuda-core: waiting before releasing a DLPack tensor failed ({error}); it is leaked");
-                return;
-            }
-            if !ordered {
-                eprintln!("cuda-core: a DLPack tensor could not be ordered after its last use; it is leaked");
-                return;
-            }
-        }
-        // SAFETY: the tensor is dropped (its deleter called) once, here, after all work using
-        // its memory is done or ordered before the producer's.
-        unsafe { ManuallyDrop::drop(&mut self.tensor) };
     }
 }
 

@@ -397,7 +397,9 @@ impl ElementwiseKernel {
 
     fn launch_strided(&self, stream: &Stream, args: &[Arg<'_>], signature: &[ArgType], shape: &[usize]) -> Result<()> {
         let (extents, strides) = strided_layout(args, shape);
-        let wide = !fits_32_bits(&extents, &strides);
+        let n: usize = extents.iter().product();
+        let grid = grid_for(n as u64, BLOCK, self.loaded.sm_count(stream.context())?, BLOCKS_PER_SM);
+        let wide = !fits_32_bits(&extents, &strides, u64::from(grid) * u64::from(BLOCK));
         let ndim = extents.len();
         let variant = (ndim as u64) << 1 | u64::from(wide);
         let loaded = self.loaded.get_or_load(stream.context(), signature, variant, || {
@@ -408,8 +410,6 @@ impl ElementwiseKernel {
         })?;
         let mut layout: Vec<u64> = extents.iter().map(|&d| d as u64).collect();
         layout.extend(strides.iter().flatten().map(|&s| s as u64));
-        let n: usize = extents.iter().product();
-        let grid = grid_for(n as u64, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
         let mut n_param = n as u64;
         let mut params = note_uses_and_params(stream, args)?;
         params.push((&mut n_param as *mut u64).cast());

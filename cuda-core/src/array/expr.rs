@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::device_array::DeviceArray;
 use super::dtype::{Bool, DType, Element};
 use super::elementwise::ElementwiseKernel;
-use super::generated::{Arg, ErasedArray};
+use super::generated::{overlap, Arg, ErasedArray, Overlap};
 use super::promotion::{Promote, Scalars};
 use super::view::broadcast_shapes;
 use crate::error::{Error, Result};
@@ -431,16 +431,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// Runs the kernel of `node` over `operands` into this array.
     fn run(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
-        let own = (
-            self.storage_id(),
-            *self.ptr_ref(),
-            self.shape().to_vec(),
-            self.strides().to_vec(),
-        );
         let overlapping = operands.iter().any(|o| match o {
-            Operand::Array(a) => {
-                a.storage_id() == own.0 && !(*a.ptr_ref() == own.1 && a.shape() == own.2 && a.strides() == own.3)
-            }
+            Operand::Array(a) => overlap(*a, &*self) == Overlap::Partial,
             Operand::Scalar(..) => false,
         });
         if overlapping {
@@ -533,7 +525,6 @@ impl Plan {
             let same = |other: &Operand<'_>| match (operand, other) {
                 (Operand::Array(a), Operand::Array(b)) => {
                     a.dtype() == b.dtype()
-                        && a.storage_id() == b.storage_id()
                         && a.ptr_ref() == b.ptr_ref()
                         && a.shape() == b.shape()
                         && a.strides() == b.strides()

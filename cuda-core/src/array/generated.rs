@@ -25,7 +25,8 @@ pub(crate) trait ErasedArray {
     fn strides(&self) -> &[usize];
     fn is_contiguous(&self) -> bool;
     fn is_broadcast(&self) -> bool;
-    fn storage_id(&self) -> usize;
+    /// The device bytes the view can reach, `[start, end)` (empty for a zero-size view).
+    fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr);
     fn len(&self) -> usize;
     fn context(&self) -> &Context;
     fn stream(&self) -> &Stream;
@@ -53,8 +54,8 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     fn is_broadcast(&self) -> bool {
         DeviceArray::is_broadcast(self)
     }
-    fn storage_id(&self) -> usize {
-        DeviceArray::storage_id(self)
+    fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
+        DeviceArray::byte_range(self)
     }
     fn len(&self) -> usize {
         DeviceArray::len(self)
@@ -70,6 +71,36 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     }
     fn permuted_copy(&self, order: &[usize]) -> Result<Box<dyn ErasedArray>> {
         Ok(Box::new(self.permute(order)?.to_contiguous()?))
+    }
+}
+
+/// How two views' memory relates, decided by device address ranges (never by which storage
+/// object holds them: two imports of one tensor are different objects over the same bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Overlap {
+    /// No byte in common.
+    Disjoint,
+    /// The very same elements in the same order (an in-place operation reads each element
+    /// before writing it).
+    SameView,
+    /// Their byte ranges intersect otherwise: writing one may change what the other reads.
+    Partial,
+}
+
+/// How `a` and `b` overlap (NumPy's `may_share_memory`: ranges, not exact element sets).
+pub(crate) fn overlap(a: &dyn ErasedArray, b: &dyn ErasedArray) -> Overlap {
+    let (a_start, a_end) = a.byte_range();
+    let (b_start, b_end) = b.byte_range();
+    if a_start >= a_end || b_start >= b_end || a_end <= b_start || b_end <= a_start {
+        return Overlap::Disjoint;
+    }
+    let same = a.ptr_ref() == b.ptr_ref()
+        && a.dtype().size() == b.dtype().size()
+        && a.shape() == b.shape()
+        && a.strides() == b.strides();
+    match same {
+        true => Overlap::SameView,
+        false => Overlap::Partial,
     }
 }
 
@@ -333,10 +364,7 @@ pub(crate) fn check_args(
                 )));
             }
             for input in args[..inputs].iter().filter_map(Arg::array) {
-                let same_view = input.ptr_ref() == output.ptr_ref()
-                    && input.shape() == output.shape()
-                    && input.strides() == output.strides();
-                if input.storage_id() == output.storage_id() && !same_view {
+                if overlap(input, output) == Overlap::Partial {
                     return Err(Error::InvalidValue(format!(
                         "kernel `{kernel}`: an input (shape {:?}, strides {:?}) overlaps output {index} (shape {:?}, strides {:?}) without being the same view; pass a copy",
                         input.shape(),
@@ -398,15 +426,20 @@ pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, 
     (extents, strides)
 }
 
-/// Whether the element indices of a strided call and every offset it computes fit 32 bits.
-pub(crate) fn fits_32_bits(extents: &[usize], strides: &[Vec<usize>]) -> bool {
-    let limit = u32::MAX as usize;
-    let len: usize = extents.iter().product();
-    len < limit
+/// Whether a grid-stride loop over the `extents` of a strided call, run by `threads` threads,
+/// can index in 32-bit arithmetic: every value the loop computes (the last element index plus
+/// the grid's stride, and each array's largest element offset) stays below 2^32. The one place
+/// generated code chooses its index width; kernels without a 32-bit form always index in 64 bits.
+pub(crate) fn fits_32_bits(extents: &[usize], strides: &[Vec<usize>], threads: u64) -> bool {
+    let limit = 1u64 << 32;
+    let len: u64 = extents.iter().map(|&d| d as u64).product();
+    len.checked_add(threads).is_some_and(|end| end <= limit)
         && strides.iter().all(|s| {
             s.iter()
                 .zip(extents)
-                .try_fold(0usize, |acc, (&st, &d)| acc.checked_add(st.checked_mul(d - 1)?))
+                .try_fold(0u64, |acc, (&st, &d)| {
+                    acc.checked_add((st as u64).checked_mul(d as u64 - 1)?)
+                })
                 .is_some_and(|max| max < limit)
         })
 }
@@ -544,6 +577,22 @@ pub(crate) fn unload_loaded(usable: impl Fn(&Context) -> bool) {
 }
 
 impl LoadedTable {
+    /// The streaming multiprocessors of `context`'s device: from code already loaded there, else
+    /// asked of the device (what a launch needs to size its grid before choosing a variant).
+    pub(crate) fn sm_count(&self, context: &Context) -> Result<u32> {
+        let known = self
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|e| &e.context == context)
+            .map(|e| e.sm_count);
+        match known {
+            Some(count) => Ok(count),
+            None => device_sm_count(context),
+        }
+    }
+
     /// The functions of generated code for `signature` in `context`. On first use `generate`
     /// gives the source and the names of the functions wanted, which are compiled (through the
     /// kernel cache) and loaded.
@@ -580,9 +629,7 @@ impl LoadedTable {
             .iter()
             .map(|name| module.function(name))
             .collect::<cuda_driver::Result<Vec<_>>>()?;
-        let sm_count = u32::try_from(device.attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?)
-            .unwrap_or(1)
-            .max(1);
+        let sm_count = device_sm_count(context)?;
         let loaded = std::sync::Arc::new(Loaded {
             context: context.clone(),
             signature: signature.to_vec(),
@@ -606,6 +653,14 @@ impl LoadedTable {
         }
         Ok(loaded)
     }
+}
+
+/// The streaming multiprocessors of `context`'s device (at least 1).
+fn device_sm_count(context: &Context) -> Result<u32> {
+    let count = context
+        .device()
+        .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    Ok(u32::try_from(count).unwrap_or(1).max(1))
 }
 
 /// Blocks of `BLOCK` threads for `units` units of work, at most `per_sm` blocks per SM.
@@ -654,6 +709,21 @@ mod tests {
         let arg = Arg::from(7u16);
         // SAFETY: as above, 2 bytes.
         assert_eq!(unsafe { *arg.param_ptr().cast::<u16>() }, 7);
+    }
+
+    #[test]
+    fn indices_are_32_bit_only_while_the_last_index_plus_the_grid_fits() {
+        let threads = 132 * 8 * 256;
+        assert!(fits_32_bits(&[1 << 20], &[vec![1], vec![0]], threads));
+        // The loop's last index plus its stride must stay below 2^32: 2^32 - 16384 elements
+        // run by more than 16384 threads would wrap (elements visited again, or never left).
+        let near = (1usize << 32) - 16384;
+        assert!(!fits_32_bits(&[near], &[vec![1], vec![0]], threads));
+        assert!(fits_32_bits(&[near], &[vec![1], vec![0]], 16384));
+        assert!(!fits_32_bits(&[(1 << 32) - 2], &[vec![1]], 256));
+        // An offset past 2^32 needs 64 bits even for few elements.
+        assert!(!fits_32_bits(&[3, 3], &[vec![1 << 31, 1]], threads));
+        assert!(fits_32_bits(&[3, 3], &[vec![1 << 30, 1]], threads));
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod expr;
 mod expr_ops;
 mod format;
 mod generated;
+mod imported;
 mod params;
 mod pool;
 mod promotion;
@@ -31,6 +32,10 @@ pub use elementwise::ElementwiseKernel;
 pub use expr::{where_, Expr, ExprOps, IntoExpr};
 pub use generated::{load_generated_as_ptx, unload_generated_kernels, Arg, ArgType};
 pub(crate) use generated::{loaded_contexts, unload_loaded};
+#[cfg(feature = "python")]
+pub(crate) use imported::disable_exit_release;
+pub(crate) use imported::release_all_imports;
+pub use imported::release_completed_imports;
 pub(crate) use pool::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Promote, Scalars};

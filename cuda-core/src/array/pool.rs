@@ -8,9 +8,14 @@
 //! Blocks are neither split nor merged: a miss allocates a new block of the class with
 //! `cuMemAllocAsync` (the device's stream-ordered pool), so the cache keeps whole blocks.
 //! On out-of-memory the pool frees its cached blocks, waits for the context and retries once.
+//!
+//! While a stream captures a graph, allocations for it bypass the cache: each is a graph
+//! allocation (`cuMemAllocAsync` recorded into the capture) and its drop during the capture a
+//! graph free, so memory that exists only while the graph runs never reaches the free lists.
 
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
 
 use cuda_driver::{Context, Event, EventFlags, Stream};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
@@ -104,6 +109,16 @@ impl<S> StreamBins<S> {
             free: Vec::new(),
             in_use: 0,
         }
+    }
+
+    /// Adds `ptr` to the free list of `class`.
+    #[inline]
+    fn push_free(&mut self, class: usize, ptr: CUdeviceptr) {
+        let index = class_index(class);
+        if self.free.len() <= index {
+            self.free.resize_with(index + 1, Vec::new);
+        }
+        self.free[index].push(ptr);
     }
 
     fn stream(&self) -> &S {
@@ -205,12 +220,15 @@ impl<S: Clone> Bins<S> {
     pub(crate) fn give_back(&mut self, key: usize, stream: &S, class: usize, ptr: CUdeviceptr) {
         let bins = self.entry(key, stream);
         bins.in_use -= 1;
-        let index = class_index(class);
-        if bins.free.len() <= index {
-            bins.free.resize_with(index + 1, Vec::new);
-        }
-        bins.free[index].push(ptr);
+        bins.push_free(class, ptr);
         self.stats.used_bytes -= class;
+        self.stats.cached_blocks += 1;
+    }
+
+    /// Puts a block [`drain`](Self::drain) took out back into stream `key`'s free list.
+    pub(crate) fn keep_cached(&mut self, key: usize, stream: &S, class: usize, ptr: CUdeviceptr) {
+        self.entry(key, stream).push_free(class, ptr);
+        self.stats.held_bytes += class;
         self.stats.cached_blocks += 1;
     }
 
@@ -351,6 +369,10 @@ impl MemoryPool {
             }
             .into());
         }
+        check_owner_stream(stream)?;
+        if stream.in_capture()? {
+            return self.alloc_in_capture(stream, bytes, class);
+        }
         let key = stream_key(stream);
         let cached = self.bins().take(key, class);
         let (ptr, owner) = match cached {
@@ -365,6 +387,22 @@ impl MemoryPool {
             // SAFETY: the bins keep `owner` alive and in place while the block is handed out,
             // and the block keeps the pool, so the bins, alive.
             uses: unsafe { StreamUses::lent(owner) },
+            in_graph: false,
+        })
+    }
+
+    /// A block for a capturing `stream`: a graph allocation, outside the cache and the
+    /// statistics (see the module's docs).
+    #[cold]
+    fn alloc_in_capture(&self, stream: &Stream, bytes: usize, class: usize) -> Result<PooledBlock> {
+        let ptr = self.driver_alloc(stream, class)?;
+        Ok(PooledBlock {
+            pool: self.clone(),
+            ptr,
+            bytes,
+            class,
+            uses: StreamUses::new(stream.clone()),
+            in_graph: true,
         })
     }
 
@@ -408,13 +446,22 @@ impl MemoryPool {
     }
 
     /// Gives every cached block back to the driver (`cuMemFreeAsync` on the stream it is
-    /// ordered on). Blocks in use are not affected. Stops at the first driver error, after
-    /// trying every block.
+    /// ordered on). Blocks in use are not affected, nor are blocks cached for a stream that is
+    /// capturing a graph (a free there would be recorded into the graph): they stay cached.
+    /// Stops at the first driver error, after trying every block.
     pub fn free_all_blocks(&self) -> Result<()> {
         let blocks = self.bins().drain();
         let mut first_error = None;
-        for (stream, _, ptr) in blocks {
-            if let Err(error) = free_cached(&self.inner.context, &stream, ptr) {
+        for (stream, class, ptr) in blocks {
+            let freed = match stream.in_capture() {
+                Ok(true) => {
+                    self.bins().keep_cached(stream_key(&stream), &stream, class, ptr);
+                    Ok(())
+                }
+                Ok(false) => free_cached(&self.inner.context, &stream, ptr),
+                Err(error) => Err(error),
+            };
+            if let Err(error) = freed {
                 first_error.get_or_insert(error);
             }
         }
@@ -512,7 +559,43 @@ fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
 /// The stream memory is ordered on, and the other streams that used it.
 pub(crate) struct StreamUses {
     owner: Owner,
-    others: Mutex<Vec<Stream>>,
+    others: Mutex<Vec<OtherUse>>,
+}
+
+/// A stream other than the owner that used the memory. For the per-thread default stream the
+/// handle alone names no stream: the thread whose stream it was is kept too.
+struct OtherUse {
+    stream: Stream,
+    thread: Option<ThreadId>,
+}
+
+impl OtherUse {
+    fn new(stream: &Stream) -> Self {
+        OtherUse {
+            stream: stream.clone(),
+            thread: stream.is_per_thread().then(|| std::thread::current().id()),
+        }
+    }
+
+    /// Makes `owner` wait for this use: an event on the device, except for another thread's
+    /// per-thread stream, which cannot be named from here: then a host wait for the context.
+    fn order_before(&self, owner: &Stream) -> cuda_driver::Result<()> {
+        match self.thread {
+            Some(thread) if thread != std::thread::current().id() => synchronize_context(self.stream.context()),
+            _ => order_after(&self.stream, owner),
+        }
+    }
+}
+
+/// Refuses the per-thread default stream as the stream memory is ordered on: it is another
+/// stream on each thread, so a release on another thread would be ordered after the wrong work.
+pub(crate) fn check_owner_stream(stream: &Stream) -> Result<()> {
+    match stream.is_per_thread() {
+        true => Err(Error::InvalidValue(
+            "the per-thread default stream (CU_STREAM_PER_THREAD) is a different stream on each thread, so memory cannot be ordered on it; use a stream object (Device::create_stream)".into(),
+        )),
+        false => Ok(()),
+    }
 }
 
 /// The stream memory is ordered on: a clone, or one that a pool's bins keep (which saves a
@@ -570,11 +653,12 @@ impl StreamUses {
     #[cold]
     fn note_other(&self, stream: &Stream) -> cuda_driver::Result<()> {
         let mut others = self.others.lock().unwrap_or_else(PoisonError::into_inner);
-        if others.iter().any(|s| s == stream) {
+        let new = OtherUse::new(stream);
+        if others.iter().any(|o| o.stream == new.stream && o.thread == new.thread) {
             return Ok(());
         }
         order_after(self.owner(), stream)?;
-        others.push(stream.clone());
+        others.push(new);
         Ok(())
     }
 
@@ -585,9 +669,9 @@ impl StreamUses {
         let others = std::mem::take(self.others.get_mut().unwrap_or_else(PoisonError::into_inner));
         let mut safe = true;
         for other in others {
-            if let Err(error) = order_after(&other, self.owner()) {
+            if let Err(error) = other.order_before(self.owner()) {
                 eprintln!("cuda-core: ordering a free after another stream's use failed ({error}); waiting instead");
-                if let Err(error) = other.synchronize() {
+                if let Err(error) = synchronize_context(other.stream.context()) {
                     eprintln!("cuda-core: waiting for a stream before a free failed: {error}");
                     safe = false;
                 }
@@ -605,6 +689,8 @@ pub struct PooledBlock {
     bytes: usize,
     class: usize,
     uses: StreamUses,
+    /// A graph allocation, made while its stream captured: never cached.
+    in_graph: bool,
 }
 
 impl PooledBlock {
@@ -646,9 +732,33 @@ impl PooledBlock {
     }
 }
 
+impl PooledBlock {
+    /// Drops a graph allocation: a graph free (`cuMemFreeAsync` recorded into the capture) while
+    /// its stream still captures. After the capture the memory belongs to the graph (it exists
+    /// while the graph runs), so it is neither freed here nor cached: it is left to the graph.
+    #[cold]
+    fn drop_graph_allocation(&mut self) {
+        let ordered = self.uses.join_others();
+        let owner = self.uses.owner();
+        match owner.in_capture() {
+            Ok(true) if ordered => {
+                if let Err(error) = free_cached(&self.pool.inner.context, owner, self.ptr) {
+                    eprintln!("cuda-core: freeing a graph allocation inside its capture failed: {error}");
+                }
+            }
+            _ => eprintln!(
+                "cuda-core: an array allocated during a stream capture outlived the capture; its memory belongs to the graph and is not returned to the pool"
+            ),
+        }
+    }
+}
+
 impl Drop for PooledBlock {
     #[inline]
     fn drop(&mut self) {
+        if self.in_graph {
+            return self.drop_graph_allocation();
+        }
         if !self
             .uses
             .others
@@ -783,6 +893,20 @@ mod tests {
             bins.streams.iter().all(|b| b.in_use == 1),
             "streams with blocks out stay"
         );
+    }
+
+    #[test]
+    fn a_drained_block_kept_for_a_capturing_stream_is_cached_again() {
+        let mut bins = Bins::<&str>::new();
+        new_block(&mut bins, 1, "s1", 1024);
+        bins.give_back(1, &"s1", 1024, 0x4000);
+        let drained = bins.drain();
+        assert_eq!(bins.stats().held_bytes, 0);
+        let (stream, class, ptr) = drained[0];
+        bins.keep_cached(1, &stream, class, ptr);
+        let stats = bins.stats();
+        assert_eq!((stats.held_bytes, stats.cached_blocks, stats.used_bytes), (1024, 1, 0));
+        assert_eq!(take_ptr(&mut bins, 1, 1024), Some(0x4000));
     }
 
     #[test]

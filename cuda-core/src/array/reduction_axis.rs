@@ -15,7 +15,7 @@ use std::fmt::Write;
 use cuda_driver::{launch_raw, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::generated::{call_args, check_args, declared_type, note_uses_and_params, Arg, ArgType};
+use super::generated::{call_args, check_args, declared_type, note_uses_and_params, overlap, Arg, ArgType, Overlap};
 use super::params::Param;
 use super::pool::MemoryPool;
 use super::reduction::{aligned_width, vector_width, ReductionKernel};
@@ -408,7 +408,7 @@ impl ReductionKernel {
         if args[..inputs]
             .iter()
             .filter_map(Arg::array)
-            .any(|a| a.storage_id() == output.storage_id())
+            .any(|a| overlap(a, output) != Overlap::Disjoint)
         {
             return Err(Error::InvalidValue(format!(
                 "{what}: the output shares memory with an input; pass a separate array"

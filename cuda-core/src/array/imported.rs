@@ -1,0 +1,180 @@
+//! Tensors imported through DLPack, and their release without a host wait: dropping the last
+//! view orders the memory's last use with an event and hands the tensor back to its producer
+//! (its deleter) once that event has completed, so the producer never gets memory back early
+//! and the host never blocks on the device.
+//!
+//! When the importer named the producer's stream, that stream is made to wait for the last use
+//! (an event wait, on the device) and the tensor goes back at once. Otherwise an event is
+//! recorded on the array's stream; if it has already completed the tensor goes back at once,
+//! else it waits in a process-wide list that later imports and releases poll, and that the
+//! exit hook (or [`release_completed_imports`]) empties.
+
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use cuda_driver::{Event, EventFlags, Stream};
+
+use super::dlpack::DLPackTensor;
+use super::pool::StreamUses;
+
+/// A tensor imported with [`DeviceArray::from_dlpack_tensor`](crate::DeviceArray::from_dlpack_tensor)
+/// and friends: the storage of the arrays viewing it.
+pub(crate) struct ImportedTensor {
+    tensor: ManuallyDrop<DLPackTensor>,
+    uses: StreamUses,
+    producer: Option<Stream>,
+}
+
+impl ImportedTensor {
+    /// The storage of `tensor`, used first on `stream`; `producer` is the stream the producer
+    /// said its work is on (which the tensor is handed back in the order of).
+    pub(crate) fn new(tensor: DLPackTensor, stream: &Stream, producer: Option<&Stream>) -> Self {
+        release_completed_imports();
+        ImportedTensor {
+            tensor: ManuallyDrop::new(tensor),
+            uses: StreamUses::new(stream.clone()),
+            producer: producer.cloned(),
+        }
+    }
+
+    pub(crate) fn uses(&self) -> &StreamUses {
+        &self.uses
+    }
+}
+
+/// A tensor waiting for the last use of its memory before its deleter runs.
+struct PendingRelease {
+    tensor: DLPackTensor,
+    last_use: Event,
+}
+
+/// Tensors whose last use had not completed when they were dropped.
+static PENDING: Mutex<Vec<PendingRelease>> = Mutex::new(Vec::new());
+/// The length of [`PENDING`], so that polling an empty list takes no lock.
+static PENDING_COUNT: AtomicUsize = AtomicUsize::new(0);
+/// Set once deleters may no longer run at exit (the Python interpreter they may need is gone).
+static EXIT_RELEASE_DISABLED: AtomicBool = AtomicBool::new(false);
+
+impl Drop for ImportedTensor {
+    fn drop(&mut self) {
+        // The owner stream waits for every other stream that used the memory (events)...
+        if !self.uses.join_others() {
+            eprintln!("cuda-core: a DLPack tensor could not be ordered after its last use; it is leaked");
+            return;
+        }
+        // SAFETY: taken once, here; the field is not used again.
+        let tensor = unsafe { ManuallyDrop::take(&mut self.tensor) };
+        let owner = self.uses.owner();
+        // ... and the producer's stream for the owner, so that it may reuse the memory at once.
+        if let Some(producer) = &self.producer {
+            if order_after(owner, producer).is_ok() {
+                drop(tensor);
+                release_completed_imports();
+                return;
+            }
+        }
+        release_after_last_use(tensor, owner);
+        release_completed_imports();
+    }
+}
+
+/// Makes `later` wait for the work queued on `earlier` so far (an event; no host wait).
+pub(crate) fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
+    if earlier == later {
+        return Ok(());
+    }
+    if earlier.context() != later.context() {
+        return Err(cuda_driver::Error::WrongContext {
+            object: "stream",
+            used_with: "stream",
+        });
+    }
+    let event = Event::new(earlier.context(), EventFlags::DISABLE_TIMING)?;
+    event.record(earlier)?;
+    later.wait_event(&event)
+}
+
+/// Runs `tensor`'s deleter once the work queued on `stream` so far has completed: now if it
+/// has, else from the pending list. Without an event, waits on the host; if even that fails
+/// the tensor is leaked (never handed back while work may still use it).
+fn release_after_last_use(tensor: DLPackTensor, stream: &Stream) {
+    let recorded = Event::new(stream.context(), EventFlags::DISABLE_TIMING).and_then(|event| {
+        event.record(stream)?;
+        Ok(event)
+    });
+    match recorded {
+        Ok(last_use) => match last_use.query() {
+            Ok(true) => drop(tensor),
+            Ok(false) => {
+                let mut pending = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
+                pending.push(PendingRelease { tensor, last_use });
+                PENDING_COUNT.store(pending.len(), Ordering::Release);
+                drop(pending);
+                crate::at_exit::register();
+            }
+            Err(error) => leak(tensor, &error),
+        },
+        Err(error) => {
+            eprintln!("cuda-core: recording the last use of a DLPack tensor failed ({error}); waiting instead");
+            match stream.synchronize() {
+                Ok(()) => drop(tensor),
+                Err(error) => leak(tensor, &error),
+            }
+        }
+    }
+}
+
+fn leak(tensor: DLPackTensor, error: &cuda_driver::Error) {
+    eprintln!("cuda-core: the last use of a DLPack tensor cannot be confirmed ({error}); it is leaked");
+    std::mem::forget(tensor);
+}
+
+/// Hands back (runs the deleters of) the imported tensors released earlier whose last use has
+/// completed since; never waits. Imports and releases call it, so a program rarely needs to;
+/// call it to return memory to its producer promptly after a burst of work.
+pub fn release_completed_imports() {
+    if PENDING_COUNT.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let done: Vec<DLPackTensor> = {
+        let mut pending = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut done = Vec::new();
+        let mut kept = Vec::with_capacity(pending.len());
+        for entry in pending.drain(..) {
+            match entry.last_use.query() {
+                Ok(true) => done.push(entry.tensor),
+                Ok(false) => kept.push(entry),
+                Err(error) => leak(entry.tensor, &error),
+            }
+        }
+        *pending = kept;
+        PENDING_COUNT.store(pending.len(), Ordering::Release);
+        done
+    };
+    // The deleters run outside the lock: one may drop another import.
+    drop(done);
+}
+
+/// Waits for the last use of every pending tensor and hands it back (the exit hooks). Does
+/// nothing once [`disable_exit_release`] was called.
+pub(crate) fn release_all_imports() {
+    if EXIT_RELEASE_DISABLED.load(Ordering::Acquire) {
+        return;
+    }
+    let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(PoisonError::into_inner));
+    PENDING_COUNT.store(0, Ordering::Release);
+    for entry in pending {
+        match entry.last_use.synchronize() {
+            Ok(()) => drop(entry.tensor),
+            Err(error) => leak(entry.tensor, &error),
+        }
+    }
+}
+
+/// After this, the process exit hook leaves pending tensors alone (for the Python feature:
+/// their deleters may need an interpreter that has already finalised).
+#[cfg(feature = "python")]
+pub(crate) fn disable_exit_release() {
+    EXIT_RELEASE_DISABLED.store(true, Ordering::Release);
+}
