@@ -671,11 +671,21 @@ fn pool_used_bytes(device: u32) -> PyResult<usize> {
     Ok(MemoryPool::for_context(device.context()).stats().used_bytes)
 }
 
-/// Adds `DeviceArray`, `from_dlpack` and `pool_used_bytes` to an extension module.
+/// `release_completed_imports()`: hands back to their producers the imported tensors dropped
+/// earlier whose last use on the device has completed since (see
+/// [`crate::release_completed_imports`]); never waits.
+#[pyfunction]
+fn release_completed_imports() {
+    crate::release_completed_imports();
+}
+
+/// Adds `DeviceArray`, `from_dlpack`, `pool_used_bytes` and `release_completed_imports` to an
+/// extension module.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyDeviceArray>()?;
     module.add_function(wrap_pyfunction!(from_dlpack, module)?)?;
-    module.add_function(wrap_pyfunction!(pool_used_bytes, module)?)
+    module.add_function(wrap_pyfunction!(pool_used_bytes, module)?)?;
+    module.add_function(wrap_pyfunction!(release_completed_imports, module)?)
 }
 
 #[cfg(test)]

@@ -531,8 +531,10 @@ fn write_bundle(
                 return Err(format!("strip {} failed ({status})", to.display()));
             }
         }
-        let tests = root.join("examples/python-ext/python/test_interop.py");
-        fs::copy(&tests, dir.join("python-ext/test_interop.py")).map_err(io(&tests))?;
+        for script in ["test_interop.py", "bench_interop.py"] {
+            let from = root.join("examples/python-ext/python").join(script);
+            fs::copy(&from, dir.join("python-ext").join(script)).map_err(io(&from))?;
+        }
     }
     copy_pinned_headers(root, &dir.join("headers"))?;
     if !empty.is_empty() {

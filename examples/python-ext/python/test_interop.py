@@ -416,6 +416,47 @@ def test_torch_bad_inputs():
 # ------------------------------------------------------------------ CuPy
 
 
+def sleep_cycles_per_ms(torch):
+    """GPU clock cycles of `torch.cuda._sleep` per millisecond, measured with events."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1_000_000)
+    start.record()
+    torch.cuda._sleep(20_000_000)
+    stop.record()
+    stop.synchronize()
+    return 20_000_000 / start.elapsed_time(stop)
+
+
+def test_torch_release_never_waits_on_the_host():
+    """Dropping an import whose last use is still queued returns at once, and the tensor goes
+    back to torch only after that use (it was a 101 ms host wait with 100 ms of queued work)."""
+    torch = need_torch()
+    settle(torch)
+    cycles = sleep_cycles_per_ms(torch)
+    n = 1 << 24
+    t = torch.ones(n, device="cuda")
+    held = torch.cuda.memory_allocated()
+    torch.cuda._sleep(int(100 * cycles))  # 100 ms of work queued on torch's stream
+    start = time.perf_counter()
+    a = ext.from_dlpack(t)
+    del a
+    blocked_import = time.perf_counter() - start
+    start = time.perf_counter()
+    out = ext.squared_diff(t, t)
+    blocked_kernel = time.perf_counter() - start
+    del t
+    gc.collect()
+    assert torch.cuda.memory_allocated() >= held, "torch's tensor went back before its last use"
+    print(f"  host blocked: from_dlpack + drop {blocked_import * 1e3:.2f} ms, squared_diff {blocked_kernel * 1e3:.2f} ms (100 ms queued)")
+    assert blocked_import < 0.03 and blocked_kernel < 0.03, (blocked_import, blocked_kernel)
+    torch.cuda.synchronize()
+    assert float(out.abs().max()) == 0.0
+    del out
+    ext.release_completed_imports()
+    gc.collect()
+    assert torch.cuda.memory_allocated() < held, "the tensor went back to torch after its last use"
+
+
 def pool_back_to(base, seconds=10.0):
     """Whether the Rust pool's used bytes come back to `base` within `seconds`: a consumer may
     release a capsule's deleter after its own stream work (slow under compute-sanitizer)."""
@@ -522,6 +563,7 @@ CHECKS = [
     test_the_rust_kernel_inside_a_torch_computation,
     test_torch_lifetimes_leave_the_pool_as_it_was,
     test_torch_bad_inputs,
+    test_torch_release_never_waits_on_the_host,
     test_cupy_round_trip_shares_memory,
     test_cupy_views_half_and_bad_inputs,
     test_cupy_lifetimes_leave_the_pool_as_it_was,
