@@ -98,9 +98,16 @@ impl<T: Element> DeviceArray<T> {
 
     /// `count` elements `start + i * step` (computed in `double`; rounded down when `floor`).
     fn affine(stream: &Stream, count: usize, start: f64, step: f64, floor: bool) -> Result<Self> {
+        let kernel = Self::affine_kernel(floor)?;
+        let mut array = Self::empty(stream, count)?;
+        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
+        Ok(array)
+    }
+
+    fn affine_kernel(floor: bool) -> Result<&'static ElementwiseKernel> {
         static AFFINE: OnceLock<ElementwiseKernel> = OnceLock::new();
         static FLOOR: OnceLock<ElementwiseKernel> = OnceLock::new();
-        let kernel = match floor {
+        match floor {
             false => kernel(&AFFINE, || {
                 ElementwiseKernel::new(
                     "double start, double step",
@@ -108,7 +115,7 @@ impl<T: Element> DeviceArray<T> {
                     "out = (T)(start + (double)i * step)",
                     "cuda_core_affine",
                 )
-            })?,
+            }),
             true => kernel(&FLOOR, || {
                 ElementwiseKernel::new(
                     "double start, double step",
@@ -116,30 +123,31 @@ impl<T: Element> DeviceArray<T> {
                     "out = (T)floor(start + (double)i * step)",
                     "cuda_core_affine_floor",
                 )
-            })?,
-        };
-        let mut array = Self::empty(stream, count)?;
-        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
-        Ok(array)
+            }),
+        }
     }
 
     /// `count` integer elements `start + i * step`, exact: computed modulo 2^64 (the values fit
     /// `T`, so the low bits are the value).
     fn int_affine(stream: &Stream, count: usize, start: i128, step: i128) -> Result<Self> {
+        let kernel = Self::int_affine_kernel()?;
+        let mut array = Self::empty(stream, count)?;
+        // Two's complement: the bits of `start` and `step` modulo 2^64.
+        let (start, step) = (start as u64, step as u64);
+        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
+        Ok(array)
+    }
+
+    fn int_affine_kernel() -> Result<&'static ElementwiseKernel> {
         static AFFINE: OnceLock<ElementwiseKernel> = OnceLock::new();
-        let kernel = kernel(&AFFINE, || {
+        kernel(&AFFINE, || {
             ElementwiseKernel::new(
                 "unsigned long long start, unsigned long long step",
                 "T out",
                 "out = (T)(start + (unsigned long long)i * step)",
                 "cuda_core_int_affine",
             )
-        })?;
-        let mut array = Self::empty(stream, count)?;
-        // Two's complement: the bits of `start` and `step` modulo 2^64.
-        let (start, step) = (start as u64, step as u64);
-        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
-        Ok(array)
+        })
     }
 }
 
@@ -183,5 +191,33 @@ mod tests {
             "2^64 - 1 elements: a usize on 64-bit hosts"
         );
         assert!(matches!(int_arange_len(0, 10, 0), Err(Error::InvalidValue(_))));
+    }
+
+    #[test]
+    fn the_integer_and_flooring_kernels_compile() {
+        use super::super::{ArgType, DType};
+        use crate::{Arch, CompileTarget, Program, ProgramOptions};
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let int = (
+            DeviceArray::<i64>::int_affine_kernel().unwrap(),
+            ArgType::Scalar(DType::U64),
+            [DType::I8, DType::U64, DType::I64],
+        );
+        let floor = (
+            DeviceArray::<i32>::affine_kernel(true).unwrap(),
+            ArgType::Scalar(DType::F64),
+            [DType::I32, DType::U8, DType::F16],
+        );
+        for (kernel, scalar, outputs) in [int, floor] {
+            for out in outputs {
+                let source = kernel.source_for(&[scalar, scalar, ArgType::Array(out)]).unwrap();
+                if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                    panic!("{out}: {error}\n{source}");
+                }
+            }
+        }
     }
 }
