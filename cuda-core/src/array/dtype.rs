@@ -239,7 +239,7 @@ impl DType {
         }
     }
 
-    /// The float type math functions (`sqrt`, `exp`, true division, ...) of this type give, as
+    /// The float type math functions (`sqrt`, `exp`, ...; not `/`) of this type give, as
     /// in NumPy: floats keep their type; `bool` and 8-bit integers give `f16`, 16-bit `f32`,
     /// wider `f64`.
     pub fn float_result(self) -> DType {

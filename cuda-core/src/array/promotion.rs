@@ -18,7 +18,7 @@ pub trait Scalars: Element {
     type WithFloat: Element + Scalars;
     /// With an integer scalar ([`DType::with_int_scalar`](crate::DType::with_int_scalar)).
     type WithInt: Element + Scalars;
-    /// Of `sqrt`, `exp`, true division, ... ([`DType::float_result`](crate::DType::float_result)).
+    /// Of `sqrt`, `exp`, ... ([`DType::float_result`](crate::DType::float_result)).
     type Float: Element + Scalars;
     /// Of true division `/` ([`DType::quotient_result`](crate::DType::quotient_result)).
     type Quotient: Element + Scalars;
