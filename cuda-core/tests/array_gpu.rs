@@ -420,3 +420,62 @@ fn raw_kernels_compile_per_context_and_instantiate_templates() {
     let error = unsafe { scale.launch(&stream, &LaunchConfig::for_num_elems(3), (&mut doubles, 3u32)) }.unwrap_err();
     assert!(error.to_string().contains("parameters"), "{error}");
 }
+
+#[test]
+fn integer_creation_is_exact_and_linspace_floors() {
+    let Some(device) = common::device_or_skip("integer_creation_is_exact_and_linspace_floors") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let big = 1i64 << 60;
+    let a = DeviceArray::<i64>::arange(&stream, big, big + 10, 1).unwrap();
+    assert_eq!(a.to_vec().unwrap(), (big..big + 10).collect::<Vec<_>>());
+    let top = DeviceArray::<u64>::arange(&stream, u64::MAX - 4, u64::MAX, 2).unwrap();
+    assert_eq!(top.to_vec().unwrap(), [u64::MAX - 4, u64::MAX - 2]);
+    let down = DeviceArray::<i64>::arange(&stream, (1 << 53) + 3, 1 << 53, -1).unwrap();
+    assert_eq!(down.to_vec().unwrap(), [(1 << 53) + 3, (1 << 53) + 2, (1 << 53) + 1]);
+    let small = DeviceArray::<i8>::arange(&stream, 127, -128, -100).unwrap();
+    assert_eq!(small.to_vec().unwrap(), [127, 27, -73]);
+    assert!(matches!(
+        DeviceArray::<i32>::arange(&stream, 0, 5, 0),
+        Err(Error::InvalidValue(_))
+    ));
+    let lin = DeviceArray::<i32>::linspace(&stream, -5.0, 0.0, 4, true).unwrap();
+    assert_eq!(lin.to_vec().unwrap(), [-5, -4, -2, 0]);
+    let lin = DeviceArray::<i32>::linspace(&stream, 0.0, -2.5, 2, true).unwrap();
+    assert_eq!(lin.to_vec().unwrap(), [0, -3], "the endpoint is floored too");
+}
+
+#[test]
+fn huge_views_are_errors_not_panics() {
+    let Some(device) = common::device_or_skip("huge_views_are_errors_not_panics") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::<f64>::zeros(&stream, 1).unwrap();
+    assert!(matches!(x.broadcast_to([1usize << 62]), Err(Error::InvalidValue(_))));
+    let wide = x.broadcast_to([1usize << 59]).unwrap();
+    assert_eq!(wide.size_bytes(), 1 << 62);
+    assert!(
+        matches!(wide.to_vec(), Err(Error::InvalidValue(_))),
+        "4 EiB do not fit the host"
+    );
+    let y = DeviceArray::<f32>::arange(&stream, 0.0, 8.0, 1.0).unwrap();
+    let first = y.slice(&[cuda_core::Slice::from(..).step(usize::MAX)]).unwrap();
+    assert_eq!((first.shape(), first.strides()), (&[1][..], &[1][..]));
+    assert_eq!(first.to_vec().unwrap(), [0.0]);
+    let none = y.slice(&[cuda_core::Slice::from(usize::MAX)]).unwrap();
+    assert!(none.is_empty());
+}
+
+#[test]
+fn floats_print_scientific_from_their_types_precision() {
+    let Some(device) = common::device_or_skip("floats_print_scientific_from_their_types_precision") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let h = DeviceArray::from_slice(&stream, &[half::f16::from_f32(2048.0)]).unwrap();
+    assert_eq!(h.to_string(), "[2.048e+03]");
+    let f = DeviceArray::from_slice(&stream, &[1e7f32]).unwrap();
+    assert_eq!(f.to_string(), "[1.e+07]");
+}

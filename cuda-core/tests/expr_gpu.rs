@@ -419,3 +419,130 @@ fn expressions_over_two_contexts_are_refused() {
         "the refused evaluation's output went back to the pool"
     );
 }
+
+#[test]
+fn integer_true_division_is_f64_and_out_of_range_scalars_are_errors() {
+    let Some(device) = common::device_or_skip("integer_true_division_is_f64_and_out_of_range_scalars_are_errors")
+    else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1u8, 2, 255]).unwrap();
+    let scaled = (&x / 255).eval().unwrap();
+    assert_eq!(scaled.dtype(), cuda_core::DType::F64);
+    assert_eq!(
+        scaled.to_vec().unwrap(),
+        [1.0 / 255.0, 2.0 / 255.0, 1.0],
+        "not rounded to f16"
+    );
+    let i = DeviceArray::from_slice(&stream, &[1i16, 7]).unwrap();
+    assert_eq!((&i / &i).eval().unwrap().dtype(), cuda_core::DType::F64);
+    let one_third = (&DeviceArray::from_slice(&stream, &[1i16]).unwrap() / 3)
+        .eval()
+        .unwrap();
+    assert_eq!(one_third.to_vec().unwrap(), [1.0 / 3.0]);
+    let b = DeviceArray::from_slice(&stream, &[Bool::TRUE, Bool::TRUE]).unwrap();
+    assert_eq!((&b / &b).eval().unwrap().to_vec().unwrap(), [1.0, 1.0]);
+    for error in [
+        (&x + 300).eval().unwrap_err(),
+        (&x - (-1)).eval().unwrap_err(),
+        (&x * 256).eval().unwrap_err(),
+    ] {
+        assert!(matches!(error, Error::InvalidValue(_)), "{error}");
+    }
+    let mut y = x.try_clone().unwrap();
+    assert!(matches!(y.update(|y| y + 300), Err(Error::InvalidValue(_))));
+    assert_eq!(y.to_vec().unwrap(), [1, 2, 255], "nothing was written");
+    assert_eq!(
+        (&x + 254).eval().unwrap().to_vec().unwrap(),
+        [255, 0, 253],
+        "in range: wraps as NumPy"
+    );
+    let float = (&x + 300.0).eval().unwrap();
+    assert_eq!(
+        float.to_vec().unwrap(),
+        [301.0, 302.0, 555.0],
+        "a float scalar gives f64"
+    );
+}
+
+#[test]
+fn u64_and_i64_compare_exactly() {
+    let Some(device) = common::device_or_skip("u64_and_i64_compare_exactly") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let u = DeviceArray::from_slice(&stream, &[1u64 << 63, (1 << 53) + 1, 5, 0]).unwrap();
+    let s = DeviceArray::from_slice(&stream, &[i64::MAX, 1 << 53, 5, -1]).unwrap();
+    let truth = |e: cuda_core::Expr<'_, Bool>| -> Vec<bool> {
+        e.eval()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(bool::from)
+            .collect()
+    };
+    assert_eq!(truth(u.eq(&s)), [false, false, true, false]);
+    assert_eq!(truth(u.ne(&s)), [true, true, false, true]);
+    assert_eq!(truth(u.gt(&s)), [true, true, false, true]);
+    assert_eq!(truth(s.lt(&u)), [true, true, false, true]);
+    assert_eq!(truth(s.ge(&u)), [false, false, true, false]);
+    assert_eq!(truth(u.le(&s)), [false, false, true, false]);
+    let small = DeviceArray::from_slice(&stream, &[-1i8, 0, 5, 0]).unwrap();
+    assert_eq!(truth(small.lt(&u)), [true, true, false, false]);
+}
+
+#[test]
+fn f64_rounds_once_to_f16_and_bf16_on_the_device() {
+    let Some(device) = common::device_or_skip("f64_rounds_once_to_f16_and_bf16_on_the_device") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let p = |e: i32| 2f64.powi(e);
+    let x = DeviceArray::from_slice(&stream, &[1.0 + p(-11) + p(-40), 1.0 + p(-8) + p(-40), 65520.0, -0.0]).unwrap();
+    let halves: Vec<u16> = x
+        .astype::<f16>()
+        .eval()
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|h| h.to_bits())
+        .collect();
+    assert_eq!(halves, [0x3c01, 0x3c04, 0x7c00, 0x8000]);
+    let brains: Vec<u16> = x
+        .astype::<bf16>()
+        .eval()
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|h| h.to_bits())
+        .collect();
+    assert_eq!(brains, [0x3f80, 0x3f81, 0x4780, 0x8000]);
+    // Wide integers round once too: 2^24 + 2^16 + 1 is above the bf16 tie.
+    let wide = DeviceArray::from_slice(&stream, &[(1i32 << 24) + (1 << 16) + 1]).unwrap();
+    assert_eq!(
+        wide.astype::<bf16>().eval().unwrap().to_vec().unwrap()[0].to_f64(),
+        (1 << 24) as f64 + (1 << 17) as f64
+    );
+    // Scalars and creation go through the same rounding.
+    let lin = DeviceArray::<f16>::linspace(&stream, 1.0 + p(-11) + p(-40), 2.0, 2, true).unwrap();
+    assert_eq!(lin.to_vec().unwrap()[0].to_bits(), 0x3c01);
+}
+
+#[test]
+fn integer_powers_take_weak_exponents_and_refuse_negative_ones() {
+    let Some(device) = common::device_or_skip("integer_powers_take_weak_exponents_and_refuse_negative_ones") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[2u8, 3, 15]).unwrap();
+    let squared = x.powi(2).eval().unwrap();
+    assert_eq!(squared.to_vec().unwrap(), [4, 9, 225]);
+    let error = x.powi(-1).eval().unwrap_err();
+    assert!(matches!(error, Error::InvalidValue(_)), "{error}");
+    let f = DeviceArray::from_slice(&stream, &[2.0f32, 4.0]).unwrap();
+    assert_eq!(f.powi(-1).eval().unwrap().to_vec().unwrap(), [0.5, 0.25]);
+}

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use cuda_driver::Stream;
 
 use super::device_array::{DeviceArray, IntoShape};
-use super::dtype::Element;
+use super::dtype::{int_value, Element};
 use super::elementwise::ElementwiseKernel;
 use super::generated::Arg;
 use crate::error::{Error, Result};
@@ -49,10 +49,15 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// The values `start, start + step, ...` below `stop` (above, for a negative step), as
-    /// NumPy's `arange`: `ceil((stop - start) / step)` elements, element `i` computed as
-    /// `start + i * step` in `double` and converted to `T`. A zero or non-finite step is an
-    /// error.
+    /// NumPy's `arange`: `ceil((stop - start) / step)` elements. For integer types the length and
+    /// the values are exact integer arithmetic (`i64` and `u64` beyond 2^53 included); for the
+    /// others element `i` is `start + i * step` computed in `double` and converted to `T`. A
+    /// zero or non-finite step is an error.
     pub fn arange(stream: &Stream, start: T, stop: T, step: T) -> Result<Self> {
+        if let (Some(start), Some(stop), Some(step)) = (int_value(start), int_value(stop), int_value(step)) {
+            let count = int_arange_len(start, stop, step)?;
+            return Self::int_affine(stream, count, start, step);
+        }
         let (start, stop, step) = (start.to_f64(), stop.to_f64(), step.to_f64());
         if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
             return Err(Error::InvalidValue(format!(
@@ -65,11 +70,12 @@ impl<T: Element> DeviceArray<T> {
                 "arange({start}, {stop}, {step}) has too many elements"
             )));
         }
-        Self::affine(stream, count as usize, start, step)
+        Self::affine(stream, count as usize, start, step, false)
     }
 
     /// `count` values evenly spaced from `start` to `stop` (included when `endpoint`), as
-    /// NumPy's `linspace`.
+    /// NumPy's `linspace`: computed in `double`, then for integer types rounded down (NumPy 2
+    /// floors: `linspace(-5, 0, 4)` as `i32` is `[-5, -4, -2, 0]`).
     pub fn linspace(stream: &Stream, start: f64, stop: f64, count: usize, endpoint: bool) -> Result<Self> {
         let intervals = match endpoint {
             true => count.saturating_sub(1),
@@ -79,29 +85,139 @@ impl<T: Element> DeviceArray<T> {
             0 => 0.0,
             n => (stop - start) / n as f64,
         };
-        let array = Self::affine(stream, count, start, step)?;
+        let array = Self::affine(stream, count, start, step, T::DTYPE.is_int())?;
         if endpoint && count > 1 {
-            // The last element is exactly `stop`, as in NumPy.
+            // The last element is exactly `stop` (rounded down for integers), as in NumPy.
+            let last = if T::DTYPE.is_int() { stop.floor() } else { stop };
             array
                 .slice(&[super::view::Slice::from(count - 1..)])?
-                .fill(T::from_f64(stop))?;
+                .fill(T::from_f64(last))?;
         }
         Ok(array)
     }
 
-    /// `count` elements `start + i * step` (computed in `double`).
-    fn affine(stream: &Stream, count: usize, start: f64, step: f64) -> Result<Self> {
-        static AFFINE: OnceLock<ElementwiseKernel> = OnceLock::new();
-        let kernel = kernel(&AFFINE, || {
-            ElementwiseKernel::new(
-                "double start, double step",
-                "T out",
-                "out = (T)(start + (double)i * step)",
-                "cuda_core_affine",
-            )
-        })?;
+    /// `count` elements `start + i * step` (computed in `double`; rounded down when `floor`).
+    fn affine(stream: &Stream, count: usize, start: f64, step: f64, floor: bool) -> Result<Self> {
+        let kernel = Self::affine_kernel(floor)?;
         let mut array = Self::empty(stream, count)?;
         kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
         Ok(array)
+    }
+
+    fn affine_kernel(floor: bool) -> Result<&'static ElementwiseKernel> {
+        static AFFINE: OnceLock<ElementwiseKernel> = OnceLock::new();
+        static FLOOR: OnceLock<ElementwiseKernel> = OnceLock::new();
+        match floor {
+            false => kernel(&AFFINE, || {
+                ElementwiseKernel::new(
+                    "double start, double step",
+                    "T out",
+                    "out = (T)(start + (double)i * step)",
+                    "cuda_core_affine",
+                )
+            }),
+            true => kernel(&FLOOR, || {
+                ElementwiseKernel::new(
+                    "double start, double step",
+                    "T out",
+                    "out = (T)floor(start + (double)i * step)",
+                    "cuda_core_affine_floor",
+                )
+            }),
+        }
+    }
+
+    /// `count` integer elements `start + i * step`, exact: computed modulo 2^64 (the values fit
+    /// `T`, so the low bits are the value).
+    fn int_affine(stream: &Stream, count: usize, start: i128, step: i128) -> Result<Self> {
+        let kernel = Self::int_affine_kernel()?;
+        let mut array = Self::empty(stream, count)?;
+        // Two's complement: the bits of `start` and `step` modulo 2^64.
+        let (start, step) = (start as u64, step as u64);
+        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
+        Ok(array)
+    }
+
+    fn int_affine_kernel() -> Result<&'static ElementwiseKernel> {
+        static AFFINE: OnceLock<ElementwiseKernel> = OnceLock::new();
+        kernel(&AFFINE, || {
+            ElementwiseKernel::new(
+                "unsigned long long start, unsigned long long step",
+                "T out",
+                "out = (T)(start + (unsigned long long)i * step)",
+                "cuda_core_int_affine",
+            )
+        })
+    }
+}
+
+/// The length of an integer `arange(start, stop, step)`: `ceil((stop - start) / step)`, at
+/// least 0, computed exactly.
+pub(crate) fn int_arange_len(start: i128, stop: i128, step: i128) -> Result<usize> {
+    if step == 0 {
+        return Err(Error::InvalidValue(format!(
+            "arange({start}, {stop}, {step}): the step cannot be zero"
+        )));
+    }
+    // Operands are 64-bit integers, so none of this overflows i128.
+    let span = stop - start;
+    let count = match (span > 0, step > 0) {
+        (true, true) => (span + step - 1) / step,
+        (false, false) if span < 0 => (span + step + 1) / step,
+        _ => 0,
+    };
+    usize::try_from(count)
+        .map_err(|_| Error::InvalidValue(format!("arange({start}, {stop}, {step}) has too many elements")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_arange_lengths_are_exact() {
+        let big = 1i128 << 60;
+        assert_eq!(int_arange_len(big, big + 10, 1).unwrap(), 10, "beyond 2^53");
+        assert_eq!(int_arange_len(0, 10, 3).unwrap(), 4);
+        assert_eq!(int_arange_len(10, 0, -3).unwrap(), 4);
+        assert_eq!(int_arange_len(0, 10, -1).unwrap(), 0);
+        assert_eq!(int_arange_len(5, 5, 1).unwrap(), 0);
+        assert_eq!(int_arange_len(10, 0, 1).unwrap(), 0);
+        let max = u64::MAX as i128;
+        assert_eq!(int_arange_len(max - 3, max, 1).unwrap(), 3);
+        assert_eq!(
+            int_arange_len(i64::MIN as i128, i64::MAX as i128, 1).unwrap() as u128,
+            u64::MAX as u128,
+            "2^64 - 1 elements: a usize on 64-bit hosts"
+        );
+        assert!(matches!(int_arange_len(0, 10, 0), Err(Error::InvalidValue(_))));
+    }
+
+    #[test]
+    fn the_integer_and_flooring_kernels_compile() {
+        use super::super::{ArgType, DType};
+        use crate::{Arch, CompileTarget, Program, ProgramOptions};
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let int = (
+            DeviceArray::<i64>::int_affine_kernel().unwrap(),
+            ArgType::Scalar(DType::U64),
+            [DType::I8, DType::U64, DType::I64],
+        );
+        let floor = (
+            DeviceArray::<i32>::affine_kernel(true).unwrap(),
+            ArgType::Scalar(DType::F64),
+            [DType::I32, DType::U8, DType::F16],
+        );
+        for (kernel, scalar, outputs) in [int, floor] {
+            for out in outputs {
+                let source = kernel.source_for(&[scalar, scalar, ArgType::Array(out)]).unwrap();
+                if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                    panic!("{out}: {error}\n{source}");
+                }
+            }
+        }
     }
 }

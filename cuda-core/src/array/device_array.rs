@@ -54,6 +54,19 @@ pub(crate) fn shape_len(shape: &[usize]) -> Result<usize> {
         .ok_or_else(|| Error::InvalidValue(format!("shape {shape:?} has more elements than usize holds")))
 }
 
+/// An empty `Vec` with room for exactly `len` elements, or an error when that many bytes
+/// overflow or cannot be allocated.
+pub(crate) fn host_vec<T>(len: usize) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|error| {
+        Error::InvalidValue(format!(
+            "cannot hold {len} elements of {} bytes in host memory: {error}",
+            size_of::<T>()
+        ))
+    })?;
+    Ok(out)
+}
+
 /// C-contiguous strides of `shape`, in elements.
 pub(crate) fn c_strides(shape: &[usize]) -> Vec<usize> {
     let mut strides = vec![1; shape.len()];
@@ -258,9 +271,10 @@ impl<T: Element> DeviceArray<T> {
         self.len > 1 && self.shape.iter().zip(&self.strides).any(|(&d, &s)| d > 1 && s == 0)
     }
 
-    /// Size in bytes of the elements (`len * size_of::<T>()`).
+    /// Size in bytes of the elements (`len * size_of::<T>()`; views are created only where
+    /// that fits, and it saturates at `usize::MAX` rather than wrap).
     pub fn size_bytes(&self) -> usize {
-        self.len * size_of::<T>()
+        self.len.saturating_mul(size_of::<T>())
     }
 
     /// The stream the array is ordered on.
@@ -410,9 +424,11 @@ impl<T: Element> DeviceArray<T> {
         Ok(stream.synchronize()?)
     }
 
-    /// The elements in row-major order in a new `Vec` (waits for the array's stream).
+    /// The elements in row-major order in a new `Vec` (waits for the array's stream). An
+    /// array too large for host memory (a large broadcast view) is an
+    /// [`InvalidValue`](Error::InvalidValue) error, not an abort.
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(self.len);
+        let mut out = host_vec::<T>(self.len)?;
         // SAFETY: the vector has room for `len` elements.
         unsafe {
             self.copy_to_host_raw(out.as_mut_ptr())?;
@@ -587,5 +603,18 @@ mod tests {
         assert!(is_c_contiguous(&[2, 1], &[1, 7]), "extents of 1 may have any stride");
         assert!(!is_c_contiguous(&[2, 3], &[1, 2]));
         assert!(!is_c_contiguous(&[4], &[2]));
+    }
+
+    #[test]
+    fn host_vectors_too_large_are_errors() {
+        assert!(
+            matches!(host_vec::<f64>(1 << 62), Err(Error::InvalidValue(_))),
+            "bytes overflow"
+        );
+        assert!(
+            matches!(host_vec::<f64>(1 << 60), Err(Error::InvalidValue(_))),
+            "over isize::MAX"
+        );
+        assert!(host_vec::<f64>(16).unwrap().capacity() >= 16);
     }
 }

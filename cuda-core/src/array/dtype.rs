@@ -19,7 +19,16 @@
 //! Scalars are weak, as in NumPy 2 (NEP 50): a Rust float scalar takes the array's type if that
 //! is a float (`2.0 * &x` with `x: f32` is `f32`), else `f64`; an integer scalar takes the
 //! array's type (`bool` arrays: `i64`). See [`DType::with_float_scalar`] and
-//! [`DType::with_int_scalar`].
+//! [`DType::with_int_scalar`]. An integer scalar must fit the integer type it takes (`&x + 300`
+//! with `x: u8`, or `&x - (-1)`, is an [`InvalidValue`](crate::Error::InvalidValue) error when
+//! the expression is evaluated, as NumPy 2 raises `OverflowError`).
+//!
+//! Math functions (`sqrt`, `exp`, ...) give [`DType::float_result`]: the smallest float that
+//! holds the operand's values (`u8` gives `f16`). True division `/` gives
+//! [`DType::quotient_result`]: floats keep their type, `bool` and every integer type give `f64`.
+//!
+//! Comparisons compare in the promoted type, except a `u64` with a signed integer, which is
+//! compared exactly (NumPy's promoted type there, `f64`, would round values beyond 2^53).
 
 use cuda_driver::DeviceCopy;
 
@@ -230,7 +239,7 @@ impl DType {
         }
     }
 
-    /// The float type math functions (`sqrt`, `exp`, true division, ...) of this type give, as
+    /// The float type math functions (`sqrt`, `exp`, ...; not `/`) of this type give, as
     /// in NumPy: floats keep their type; `bool` and 8-bit integers give `f16`, 16-bit `f32`,
     /// wider `f64`.
     pub fn float_result(self) -> DType {
@@ -241,6 +250,38 @@ impl DType {
             1 => DType::F16,
             2 => DType::F32,
             _ => DType::F64,
+        }
+    }
+
+    /// The type true division (`/`) gives, as in NumPy: floats keep their type; `bool` and every
+    /// integer type give `f64` (`u8 / u8` is `f64`, unlike [`float_result`](Self::float_result)).
+    pub fn quotient_result(self) -> DType {
+        match self.is_float() {
+            true => self,
+            false => DType::F64,
+        }
+    }
+
+    /// The decimal digits NumPy's `finfo(dtype).precision` gives a float type (`f16` 3, `bf16`
+    /// 2, `f32` 6, `f64` 15); `None` for the others.
+    pub(crate) const fn decimal_precision(self) -> Option<u32> {
+        match self {
+            DType::F16 => Some(3),
+            DType::BF16 => Some(2),
+            DType::F32 => Some(6),
+            DType::F64 => Some(15),
+            _ => None,
+        }
+    }
+
+    /// The range of an integer type (`bool`: 0 to 1), `None` for floats.
+    pub(crate) fn int_range(self) -> Option<(i128, i128)> {
+        let bits = 8 * self.size() as u32;
+        match self {
+            DType::Bool => Some((0, 1)),
+            d if d.is_signed_int() => Some((-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)),
+            d if d.is_unsigned_int() => Some((0, (1i128 << bits) - 1)),
+            _ => None,
         }
     }
 
@@ -275,13 +316,14 @@ impl std::fmt::Display for DType {
 }
 
 /// CUDA C++ that every generated kernel starts with: the 16-bit float storage types, which
-/// convert to and from `float` (round to nearest even), so operations written for `T` work when
-/// `T` is one of them. No CUDA header is needed.
+/// convert to and from `float` (round to nearest even; from `double` rounded once, not through
+/// `float`), so operations written for `T` work when `T` is one of them. No CUDA header is
+/// needed.
 pub(crate) const PRELUDE: &str = r#"struct cuda_core_f16 {
     unsigned short bits;
     cuda_core_f16() = default;
     __device__ cuda_core_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
-    __device__ cuda_core_f16(double d) : cuda_core_f16((float)d) {}
+    __device__ cuda_core_f16(double d) { asm("cvt.rn.f16.f64 %0, %1;" : "=h"(bits) : "d"(d)); }
     __device__ cuda_core_f16(int v) : cuda_core_f16((float)v) {}
     __device__ operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
 };
@@ -293,7 +335,13 @@ struct cuda_core_bf16 {
         if ((u & 0x7fffffffu) > 0x7f800000u) bits = (unsigned short)((u >> 16) | 0x40u);
         else bits = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
     }
-    __device__ cuda_core_bf16(double d) : cuda_core_bf16((float)d) {}
+    // Once rounded: to float toward zero with the lost bits kept as a sticky last bit (round
+    // to odd), then to nearest even, which is the double's nearest bf16.
+    __device__ cuda_core_bf16(double d) {
+        float f = __double2float_rz(d);
+        if ((double)f != d) f = __uint_as_float(__float_as_uint(f) | 1u);
+        *this = cuda_core_bf16(f);
+    }
     __device__ cuda_core_bf16(int v) : cuda_core_bf16((float)v) {}
     __device__ operator float() const { return __uint_as_float(((unsigned)bits) << 16); }
 };
@@ -345,6 +393,88 @@ impl std::fmt::Display for Bool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.get() { "True" } else { "False" })
     }
+}
+
+/// `value` rounded to nearest (ties to even) to a binary format of `fraction` fraction bits and
+/// `exponent` exponent bits (IEEE layout, as `u16` bits), straight from the `f64`: rounding
+/// through `f32` first would round twice (`1 + 2^-11 + 2^-40` would become `1` in `f16`).
+/// `half`'s own `from_f64` goes through `f32` or drops the low 32 bits, so it is not used.
+fn round_f64_to_bits(value: f64, fraction: u32, exponent: u32) -> u16 {
+    let bits = value.to_bits();
+    let sign = ((bits >> 63) as u16) << 15;
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let mantissa = bits & ((1u64 << 52) - 1);
+    let max_biased = (1u64 << exponent) - 1;
+    let infinity = (max_biased << fraction) as u16;
+    if biased == 0x7ff {
+        return match mantissa {
+            0 => sign | infinity,
+            // A quiet NaN keeping the payload's top bits.
+            m => sign | infinity | (1 << (fraction - 1)) as u16 | (m >> (52 - fraction)) as u16,
+        };
+    }
+    if biased == 0 {
+        // f64 subnormals are far below the smallest f16 and bf16 subnormals.
+        return sign;
+    }
+    let significand = mantissa | (1u64 << 52);
+    let bias = (1i64 << (exponent - 1)) - 1;
+    let target = biased - 1023 + bias;
+    // Bits to drop: the extra fraction bits, and more below the smallest normal.
+    let shift = 52 - fraction as i64 + (1 - target).max(0);
+    if shift > 60 {
+        return sign;
+    }
+    let kept = significand >> shift;
+    let rest = significand & ((1u64 << shift) - 1);
+    let half = 1u64 << (shift - 1);
+    let rounded = match rest.cmp(&half) {
+        std::cmp::Ordering::Greater => kept + 1,
+        std::cmp::Ordering::Equal => kept + (kept & 1),
+        std::cmp::Ordering::Less => kept,
+    };
+    // Normal: the exponent field plus the significand (its carry bumps the exponent);
+    // subnormal: the significand alone (a carry makes the smallest normal).
+    let magnitude = match target >= 1 {
+        true => (((target - 1) as u64) << fraction) + rounded,
+        false => rounded,
+    };
+    match magnitude >= max_biased << fraction {
+        true => sign | infinity,
+        false => sign | magnitude as u16,
+    }
+}
+
+/// `value` rounded once to `f16` (nearest, ties to even).
+pub(crate) fn f16_from_f64(value: f64) -> half::f16 {
+    half::f16::from_bits(round_f64_to_bits(value, 10, 5))
+}
+
+/// `value` rounded once to `bf16` (nearest, ties to even).
+pub(crate) fn bf16_from_f64(value: f64) -> half::bf16 {
+    half::bf16::from_bits(round_f64_to_bits(value, 7, 8))
+}
+
+/// The exact value of an integer element (`None` for floats and `Bool`), read through its own
+/// type rather than `f64`.
+pub(crate) fn int_value<T: Element>(value: T) -> Option<i128> {
+    fn read<T, U: Copy + Into<i128>>(value: &T) -> i128 {
+        assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<U>());
+        // SAFETY: `T` is the integer type `U` (its `DTYPE` says so, sizes checked above), and
+        // every bit pattern is a valid integer.
+        unsafe { std::ptr::read_unaligned((value as *const T).cast::<U>()) }.into()
+    }
+    Some(match T::DTYPE {
+        DType::I8 => read::<T, i8>(&value),
+        DType::I16 => read::<T, i16>(&value),
+        DType::I32 => read::<T, i32>(&value),
+        DType::I64 => read::<T, i64>(&value),
+        DType::U8 => read::<T, u8>(&value),
+        DType::U16 => read::<T, u16>(&value),
+        DType::U32 => read::<T, u32>(&value),
+        DType::U64 => read::<T, u64>(&value),
+        _ => return None,
+    })
 }
 
 // SAFETY: `repr(transparent)` over `u8`; every byte is a valid `Bool`.
@@ -405,7 +535,7 @@ element!(
 );
 
 macro_rules! half_element {
-    ($($ty:ty => $dtype:ident),*) => {
+    ($($ty:ty => $dtype:ident, $from_f64:ident),*) => {
         $(
             impl sealed::Sealed for $ty {}
             impl Element for $ty {
@@ -416,14 +546,14 @@ macro_rules! half_element {
                     self.to_f64()
                 }
                 fn from_f64(value: f64) -> Self {
-                    <$ty>::from_f64(value)
+                    $from_f64(value)
                 }
             }
         )*
     };
 }
 
-half_element!(half::f16 => F16, half::bf16 => BF16);
+half_element!(half::f16 => F16, f16_from_f64, half::bf16 => BF16, bf16_from_f64);
 
 impl sealed::Sealed for Bool {}
 impl Element for Bool {
@@ -509,6 +639,71 @@ mod tests {
         assert_eq!(U16.float_result(), F32);
         assert_eq!(I64.float_result(), F64);
         assert_eq!(BF16.float_result(), BF16);
+    }
+
+    #[test]
+    fn true_division_of_integers_and_bool_gives_f64() {
+        for dtype in DType::ALL {
+            let expected = if dtype.is_float() { dtype } else { F64 };
+            assert_eq!(dtype.quotient_result(), expected, "{dtype}");
+        }
+        assert_eq!(U8.float_result(), F16, "math functions keep NumPy's smallest float");
+    }
+
+    #[test]
+    fn f64_rounds_once_to_f16_and_bf16() {
+        let f16_bits = |v: f64| f16_from_f64(v).to_bits();
+        let bf16_bits = |v: f64| bf16_from_f64(v).to_bits();
+        let p = |e: i32| 2f64.powi(e);
+        // Just above the tie between 1 and its successor: through f32 it becomes the tie.
+        assert_eq!(f16_bits(1.0 + p(-11) + p(-40)), 0x3c01);
+        assert_eq!(f16_bits(1.0 + p(-11)), 0x3c00, "a tie goes to even");
+        assert_eq!(f16_bits(1.0 + 3.0 * p(-11)), 0x3c02, "a tie goes to even");
+        assert_eq!(f16_bits(-(1.0 + p(-11) + p(-40))), 0xbc01);
+        assert_eq!(f16_bits(65504.0), 0x7bff);
+        assert_eq!(f16_bits(65519.99), 0x7bff);
+        assert_eq!(f16_bits(65520.0), 0x7c00, "rounds to infinity");
+        assert_eq!(f16_bits(1e300), 0x7c00);
+        assert_eq!(f16_bits(f64::NEG_INFINITY), 0xfc00);
+        assert!(f16_from_f64(f64::NAN).is_nan());
+        assert_eq!(f16_bits(p(-24)), 0x0001, "the smallest subnormal");
+        assert_eq!(f16_bits(p(-25)), 0x0000, "half of it ties to even zero");
+        assert_eq!(f16_bits(p(-25) + p(-60)), 0x0001);
+        assert_eq!(f16_bits(p(-14) - p(-26)), 0x0400, "rounds up to the smallest normal");
+        assert_eq!(f16_bits(-0.0), 0x8000);
+        assert_eq!(f16_bits(f64::from_bits(1)), 0x0000, "an f64 subnormal");
+        assert_eq!(bf16_bits(1.0 + p(-8) + p(-40)), 0x3f81);
+        assert_eq!(bf16_bits(1.0 + p(-8)), 0x3f80);
+        assert_eq!(bf16_bits(3.5e38), 0x7f80);
+        assert!(bf16_from_f64(f64::NAN).is_nan());
+        assert_eq!(
+            half::f16::from_f64(1.0 + p(-11) + p(-40)).to_bits(),
+            f16_bits(1.0 + p(-11) + p(-40)) - 1,
+            "half's own conversion rounds twice, which is why it is not used"
+        );
+        // Every f32 value is one rounding from f16 and bf16, as `half` does from f32.
+        let mut bits = 0u32;
+        while let Some(next) = bits.checked_add(65_537) {
+            let x = f32::from_bits(bits);
+            if !x.is_nan() {
+                assert_eq!(f16_bits(x as f64), half::f16::from_f32(x).to_bits(), "{x:e}");
+                assert_eq!(bf16_bits(x as f64), half::bf16::from_f32(x).to_bits(), "{x:e}");
+            }
+            bits = next;
+        }
+    }
+
+    #[test]
+    fn integers_read_exactly_and_ranges_match_the_types() {
+        assert_eq!(int_value(u64::MAX), Some(u64::MAX as i128));
+        assert_eq!(int_value(i64::MIN), Some(i64::MIN as i128));
+        assert_eq!(int_value(-3i8), Some(-3));
+        assert_eq!(int_value(1.5f64), None);
+        assert_eq!(U8.int_range(), Some((0, 255)));
+        assert_eq!(I16.int_range(), Some((-32768, 32767)));
+        assert_eq!(U64.int_range(), Some((0, u64::MAX as i128)));
+        assert_eq!(I64.int_range(), Some((i64::MIN as i128, i64::MAX as i128)));
+        assert_eq!(F32.int_range(), None);
     }
 
     #[test]

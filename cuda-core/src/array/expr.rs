@@ -30,7 +30,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::device_array::DeviceArray;
-use super::dtype::{Bool, DType, Element};
+use super::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use super::elementwise::ElementwiseKernel;
 use super::generated::{overlap, Arg, ErasedArray, Overlap};
 use super::promotion::{Promote, Scalars};
@@ -257,6 +257,14 @@ pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
     Expr::<R>::retype(Node::Binary(op, Box::new(a.node), Box::new(right), R::DTYPE), operands)
 }
 
+/// `expr` as type `U` (no node when it already is).
+pub(crate) fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a, U> {
+    match T::DTYPE == U::DTYPE {
+        true => expr.retyped(),
+        false => unary(UnaryOp::Cast, expr),
+    }
+}
+
 pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> Expr<'a, R> {
     Expr::<R>::retype(Node::Unary(op, Box::new(a.node), R::DTYPE), a.operands)
 }
@@ -320,12 +328,24 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn astype<U: Scalars>(self) -> Expr<'a, U> {
         unary(UnaryOp::Cast, self.into_expr())
     }
-    /// `x^y` (integers: exact, by squaring).
+    /// `x^y` (integers: exact, by squaring). For integer types NumPy raises `ValueError` on a
+    /// negative exponent; an exponent array is on the device, so that cannot be checked without
+    /// reading it back: here such an element is the truncated real power (`1` for base 1, `±1`
+    /// for base −1, else `0`). A scalar exponent ([`powi`](Self::powi)) is checked.
     fn pow<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
     where
         Self::Elem: Promote<R::Elem>,
     {
         binary(BinaryOp::Pow, self.into_expr(), rhs.into_expr())
+    }
+    /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`x ** 2`): the array's type (`bool`
+    /// gives `i64`). For integer types a negative `n` is an [`Error::InvalidValue`] when the
+    /// expression is evaluated, as NumPy raises `ValueError`.
+    fn powi(self, exponent: i64) -> Expr<'a, <Self::Elem as Scalars>::WithInt> {
+        let base: Expr<'a, <Self::Elem as Scalars>::WithInt> = cast_to(self.into_expr());
+        let dtype = <<Self::Elem as Scalars>::WithInt as Element>::DTYPE;
+        let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::Int(exponent));
+        binary(BinaryOp::Pow, base, exponent)
     }
     /// The larger of each pair (NaN if either is NaN, as NumPy's `maximum`).
     fn maximum<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
@@ -413,6 +433,7 @@ impl<T: Element> DeviceArray<T> {
             )));
         }
         self.check_writable("assign")?;
+        check_scalars(&expr.node, &expr.operands)?;
         let node = expr.node;
         self.run(&node, &expr.operands)
     }
@@ -459,7 +480,52 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
-/// A scalar as a kernel argument of type `dtype`.
+/// Refuses what NumPy 2 raises for when an expression runs: an integer scalar that does not fit
+/// the integer type it takes (`OverflowError`), and an integer power with a negative scalar
+/// exponent (`ValueError`).
+fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+    for operand in operands {
+        if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
+            if let Some((low, high)) = dtype.int_range().filter(|_| dtype.is_int()) {
+                if !(low..=high).contains(&i128::from(value)) {
+                    return Err(Error::InvalidValue(format!(
+                        "the integer scalar {value} is out of bounds for {dtype} (NumPy 2 raises OverflowError; convert the array with astype first)"
+                    )));
+                }
+            }
+        }
+    }
+    check_powers(node, operands)
+}
+
+fn check_powers(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+    match node {
+        Node::Operand(..) | Node::Out(_) => Ok(()),
+        Node::Unary(_, a, _) => check_powers(a, operands),
+        Node::Binary(op, a, b, dtype) => {
+            if *op == BinaryOp::Pow && (dtype.is_int() || *dtype == DType::Bool) {
+                if let Node::Operand(index, _) = **b {
+                    if let Operand::Scalar(_, ScalarValue::Int(exponent)) = operands[index] {
+                        if exponent < 0 {
+                            return Err(Error::InvalidValue(format!(
+                                "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
+                            )));
+                        }
+                    }
+                }
+            }
+            check_powers(a, operands)?;
+            check_powers(b, operands)
+        }
+        Node::Where(c, a, b, _) => {
+            check_powers(c, operands)?;
+            check_powers(a, operands)?;
+            check_powers(b, operands)
+        }
+    }
+}
+
+/// A scalar as a kernel argument of type `dtype` (integers checked by [`check_scalars`]).
 fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
     let float = match value {
         ScalarValue::Float(f) => f,
@@ -479,8 +545,8 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
         DType::U16 => Arg::scalar(int as u16),
         DType::U32 => Arg::scalar(int as u32),
         DType::U64 => Arg::scalar(int as u64),
-        DType::F16 => Arg::scalar(half::f16::from_f64(float)),
-        DType::BF16 => Arg::scalar(half::bf16::from_f64(float)),
+        DType::F16 => Arg::scalar(f16_from_f64(float)),
+        DType::BF16 => Arg::scalar(bf16_from_f64(float)),
         DType::F32 => Arg::scalar(float as f32),
         _ => Arg::scalar(float),
     }
@@ -495,6 +561,10 @@ const EXPR_PRELUDE: &str = r#"template <typename T> __device__ __forceinline__ T
 }
 __device__ __forceinline__ float _cc_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double _cc_pow(double a, double b) { return pow(a, b); }
+__device__ __forceinline__ int _cc_cmp_us(unsigned long long a, long long b) {
+    return b < 0 ? 1 : (a < (unsigned long long)b ? -1 : (a > (unsigned long long)b ? 1 : 0));
+}
+__device__ __forceinline__ int _cc_cmp_su(long long a, unsigned long long b) { return -_cc_cmp_us(b, a); }
 template <typename T> __device__ __forceinline__ T _cc_max(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 template <typename T> __device__ __forceinline__ T _cc_min(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
 template <typename T> __device__ __forceinline__ T _cc_abs(T a) { return a < 0 ? (T)-a : a; }
@@ -621,6 +691,10 @@ fn cast(from: DType, to: DType, value: &str) -> String {
     }
     match to {
         DType::Bool => format!("((bool)(({value}) != 0))"),
+        // Rounded once from `double` (exact for 32-bit integers), not through `float`.
+        DType::F16 | DType::BF16 if (from.is_int() && from.size() >= 4) || from == DType::F64 => {
+            format!("((float){}((double)({value})))", to.c_name())
+        }
         _ => round(to, &format!("(({})({value}))", to.compute_c_name())),
     }
 }
@@ -669,6 +743,16 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             };
             out.push_str(&round(*dtype, &value));
         }
+        Node::Binary(op, a, b, _) if op.is_comparison() && unsigned_with_signed_64(a.dtype(), b.dtype()) => {
+            // NumPy compares in f64 here, which rounds beyond 2^53; compare exactly instead.
+            let as_64 = |d: DType| if d == DType::U64 { d } else { DType::I64 };
+            let (x, y) = (sub(a, as_64(a.dtype())), sub(b, as_64(b.dtype())));
+            let function = match a.dtype() {
+                DType::U64 => "_cc_cmp_us",
+                _ => "_cc_cmp_su",
+            };
+            let _ = write!(out, "({function}({x}, {y}) {} 0)", comparison_symbol(*op));
+        }
         Node::Binary(op, a, b, dtype) => {
             let operand_type = match op.is_comparison() {
                 true => a.dtype().promote(b.dtype()),
@@ -681,12 +765,9 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
                 BinaryOp::Sub => "-",
                 BinaryOp::Mul => "*",
                 BinaryOp::Div => "/",
-                BinaryOp::Lt => "<",
-                BinaryOp::Le => "<=",
-                BinaryOp::Gt => ">",
-                BinaryOp::Ge => ">=",
-                BinaryOp::Eq => "==",
-                BinaryOp::Ne => "!=",
+                BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne => {
+                    comparison_symbol(*op)
+                }
                 BinaryOp::Pow => {
                     out.push_str(&round(*dtype, &format!("_cc_pow(({c})({x}), ({c})({y}))")));
                     return;
@@ -711,6 +792,23 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let c = sub(condition, DType::Bool);
             let _ = write!(out, "({c} ? {} : {})", sub(a, *dtype), sub(b, *dtype));
         }
+    }
+}
+
+/// Whether `a` and `b` are `u64` and a signed integer (either order): their promoted type is
+/// `f64`, which is not exact, so they are compared as `u64` against `i64` instead.
+fn unsigned_with_signed_64(a: DType, b: DType) -> bool {
+    matches!((a, b), (DType::U64, s) | (s, DType::U64) if s.is_signed_int())
+}
+
+fn comparison_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Lt => "<",
+        BinaryOp::Le => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::Ge => ">=",
+        BinaryOp::Eq => "==",
+        _ => "!=",
     }
 }
 
@@ -793,6 +891,95 @@ mod tests {
         );
     }
 
+    /// A one-operand expression of type `T` (a host scalar standing in for an array).
+    fn value<'a, T: Element>(v: i64) -> Expr<'a, T> {
+        Expr::scalar(T::DTYPE, ScalarValue::Int(v))
+    }
+
+    fn checked<T: Element>(e: &Expr<'_, T>) -> Result<()> {
+        check_scalars(&e.node, &e.operands)
+    }
+
+    #[test]
+    fn integer_scalars_out_of_the_arrays_range_are_errors() {
+        assert!(matches!(checked(&(value::<u8>(1) + 300)), Err(Error::InvalidValue(_))));
+        assert!(matches!(checked(&(value::<u8>(1) - (-1))), Err(Error::InvalidValue(_))));
+        assert!(matches!(checked(&(-1 * value::<u64>(1))), Err(Error::InvalidValue(_))));
+        assert!(matches!(checked(&(value::<i8>(1) * 128)), Err(Error::InvalidValue(_))));
+        assert!(matches!(checked(&(value::<u8>(1) / 256)), Err(Error::InvalidValue(_))));
+        let message = checked(&(value::<u8>(1) + 300)).unwrap_err().to_string();
+        assert!(message.contains("300") && message.contains("uint8"), "{message}");
+        assert!(checked(&(value::<u8>(1) + 255)).is_ok());
+        assert!(checked(&(value::<i8>(1) + (-128))).is_ok());
+        assert!(checked(&(value::<i64>(1) + i64::MIN)).is_ok());
+        assert!(checked(&(value::<Bool>(1) + i64::MAX)).is_ok(), "bool arrays take i64");
+        assert!(
+            checked(&(value::<half::f16>(1) + 100_000)).is_ok(),
+            "floats overflow to inf"
+        );
+        // A float scalar with an integer array is f64 (weak rules), never a range error.
+        let float = value::<u8>(1) + 300.5;
+        assert_eq!(float.dtype(), DType::F64);
+        assert!(checked(&float).is_ok());
+    }
+
+    #[test]
+    fn negative_scalar_powers_of_integers_are_errors() {
+        let message = checked(&value::<i32>(2).powi(-1)).unwrap_err().to_string();
+        assert!(message.contains("negative integer powers"), "{message}");
+        assert!(checked(&value::<u8>(2).powi(-3)).is_err());
+        assert!(checked(&value::<Bool>(1).powi(-1)).is_err(), "bool takes i64");
+        assert!(
+            checked(&(value::<i32>(2) + value::<i32>(1).powi(-2))).is_err(),
+            "found inside a tree"
+        );
+        assert!(checked(&value::<i32>(2).powi(3)).is_ok());
+        assert!(
+            checked(&value::<f32>(2).powi(-1)).is_ok(),
+            "floats take negative powers"
+        );
+        assert!(checked(&value::<i32>(2).powi(0)).is_ok());
+        assert_eq!(value::<u8>(2).powi(2).dtype(), DType::U8, "the exponent is weak");
+    }
+
+    #[test]
+    fn u64_against_signed_integers_compares_exactly() {
+        for op in [BinaryOp::Lt, BinaryOp::Eq, BinaryOp::Ge] {
+            let text = plan_text(&bin(op, scalar(DType::U64, 0), scalar(DType::I64, 1)), 2, DType::Bool);
+            assert!(
+                text.contains("_cc_cmp_us(a0, a1)") && !text.contains("double"),
+                "{text}"
+            );
+        }
+        let text = plan_text(
+            &bin(BinaryOp::Eq, scalar(DType::I8, 0), scalar(DType::U64, 1)),
+            2,
+            DType::Bool,
+        );
+        assert!(text.contains("_cc_cmp_su(((long long)(a0)), a1)"), "{text}");
+        let text = plan_text(
+            &bin(BinaryOp::Eq, scalar(DType::U32, 0), scalar(DType::U64, 1)),
+            2,
+            DType::Bool,
+        );
+        assert!(!text.contains("_cc_cmp"), "both unsigned: compared as u64: {text}");
+    }
+
+    #[test]
+    fn wide_values_round_to_16_bit_floats_once_from_double() {
+        for from in [DType::F64, DType::I32, DType::U64] {
+            for to in [DType::F16, DType::BF16] {
+                let text = cast(from, to, "a0");
+                assert!(text.contains(&format!("{}((double)(a0))", to.c_name())), "{text}");
+                assert!(!text.contains("(float)(a0)"), "not through float: {text}");
+            }
+        }
+        assert_eq!(
+            cast(DType::F32, DType::F16, "a0"),
+            "((float)cuda_core_f16(((float)(a0))))"
+        );
+    }
+
     #[test]
     fn same_kind_casting_orders_kinds() {
         assert!(kind_rank(DType::Bool) < kind_rank(DType::U8));
@@ -815,7 +1002,7 @@ mod tests {
     fn bin(op: BinaryOp, a: Node, b: Node) -> Node {
         let promoted = a.dtype().promote(b.dtype());
         let dtype = match op {
-            BinaryOp::Div => promoted.float_result(),
+            BinaryOp::Div => promoted.quotient_result(),
             op if op.is_comparison() => DType::Bool,
             _ => promoted,
         };
@@ -883,6 +1070,8 @@ mod tests {
             (DType::F16, DType::BF16),
             (DType::I8, DType::U8),
             (DType::U64, DType::I64),
+            (DType::I8, DType::U64),
+            (DType::F64, DType::BF16),
             (DType::Bool, DType::I16),
             (DType::U32, DType::U32),
         ];

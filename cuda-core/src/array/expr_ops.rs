@@ -1,12 +1,13 @@
 //! The arithmetic operators of expressions: `+ - * /` between arrays (`&DeviceArray<T>`),
 //! expressions and scalars (`f64` and `i64`, so that literals infer; weak as in NumPy 2), and unary `-`.
-//! Each builds an [`Expr`]; `/` is true division (integers give floats).
+//! Each builds an [`Expr`]; `/` is true division (`bool` and integers give `f64`, as in NumPy:
+//! [`DType::quotient_result`](crate::DType::quotient_result)).
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use super::device_array::DeviceArray;
 use super::dtype::Element;
-use super::expr::{binary, unary, BinaryOp, Expr, IntoExpr, ScalarValue, UnaryOp};
+use super::expr::{binary, cast_to, unary, BinaryOp, Expr, IntoExpr, ScalarValue, UnaryOp};
 use super::promotion::{Promote, Scalars};
 
 /// Operand types of the left side: arrays and expressions.
@@ -32,7 +33,7 @@ macro_rules! array_ops {
                 }
             }
             impl<'a, T: Scalars + Promote<R::Elem>, R: IntoExpr<'a>> Div<R> for $left {
-                type Output = Expr<'a, <<T as Promote<R::Elem>>::Output as Scalars>::Float>;
+                type Output = Expr<'a, <<T as Promote<R::Elem>>::Output as Scalars>::Quotient>;
                 fn div(self, rhs: R) -> Self::Output {
                     let (a, b) = (self.into_expr(), rhs.into_expr());
                     binary(BinaryOp::Div, a, b)
@@ -68,7 +69,7 @@ macro_rules! scalar_ops {
         scalar_ops!(@op $scalar, $kind, $value, $operand, Add, add, Add, <T as Scalars>::$kind);
         scalar_ops!(@op $scalar, $kind, $value, $operand, Sub, sub, Sub, <T as Scalars>::$kind);
         scalar_ops!(@op $scalar, $kind, $value, $operand, Mul, mul, Mul, <T as Scalars>::$kind);
-        scalar_ops!(@op $scalar, $kind, $value, $operand, Div, div, Div, <<T as Scalars>::$kind as Scalars>::Float);
+        scalar_ops!(@op $scalar, $kind, $value, $operand, Div, div, Div, <<T as Scalars>::$kind as Scalars>::Quotient);
     };
     (@op $scalar:ty, $kind:ident, $value:ident, $operand:ty, $trait:ident, $method:ident, $op:ident, $out:ty) => {
         impl<'a, T: Scalars> $trait<$scalar> for $operand {
@@ -86,14 +87,6 @@ macro_rules! scalar_ops {
             }
         }
     };
-}
-
-/// `expr` as type `U` (no node when it already is).
-fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a, U> {
-    match T::DTYPE == U::DTYPE {
-        true => expr.retyped(),
-        false => unary(UnaryOp::Cast, expr),
-    }
 }
 
 // One float and one integer scalar type, so that literals infer (`2.0 * &x`, `&x + 1`): a
@@ -118,14 +111,35 @@ mod tests {
         fn float_with_int(e: Expr<'_, i32>) -> Expr<'_, f64> {
             e * 0.5
         }
-        fn int_division_is_true_division(e: Expr<'_, i16>) -> Expr<'_, f32> {
+        fn int_division_is_true_division(e: Expr<'_, i16>) -> Expr<'_, f64> {
             e / 2
+        }
+        // NumPy (and CuPy) divide every integer and bool type in f64.
+        fn u8_by_a_scalar(e: Expr<'_, u8>) -> Expr<'_, f64> {
+            e / 255
+        }
+        fn i16_by_i16<'a>(a: Expr<'a, i16>, b: Expr<'a, i16>) -> Expr<'a, f64> {
+            a / b
+        }
+        fn bool_by_bool<'a>(a: Expr<'a, crate::Bool>, b: Expr<'a, crate::Bool>) -> Expr<'a, f64> {
+            a / b
+        }
+        fn i8_by_u8<'a>(a: Expr<'a, i8>, b: Expr<'a, u8>) -> Expr<'a, f64> {
+            a / b
+        }
+        fn f16_by_i8<'a>(a: Expr<'a, half::f16>, b: Expr<'a, i8>) -> Expr<'a, half::f16> {
+            a / b
         }
         let _ = (
             float_with_f32,
             int_with_u8,
             float_with_int,
             int_division_is_true_division,
+            u8_by_a_scalar,
+            i16_by_i16,
+            bool_by_bool,
+            i8_by_u8,
+            f16_by_i8,
         );
     }
 }

@@ -16,7 +16,7 @@
 use std::fmt;
 
 use super::device_array::DeviceArray;
-use super::dtype::{DType, Element};
+use super::dtype::{int_value, DType, Element};
 use super::view::Slice;
 use crate::error::Result;
 
@@ -191,22 +191,7 @@ fn format_values<T: Element>(values: &[T]) -> Vec<String> {
 
 /// An integer element exactly (through its own type, not `f64`).
 fn integer_text<T: Element>(value: T) -> String {
-    fn read<T, U: Copy + ToString>(value: &T) -> String {
-        assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<U>());
-        // SAFETY: `T` is the integer type `U` (its `DTYPE` says so, sizes checked above), and
-        // every bit pattern is a valid integer.
-        unsafe { std::ptr::read_unaligned((value as *const T).cast::<U>()) }.to_string()
-    }
-    match T::DTYPE {
-        DType::I8 => read::<T, i8>(&value),
-        DType::I16 => read::<T, i16>(&value),
-        DType::I32 => read::<T, i32>(&value),
-        DType::I64 => read::<T, i64>(&value),
-        DType::U8 => read::<T, u8>(&value),
-        DType::U16 => read::<T, u16>(&value),
-        DType::U32 => read::<T, u32>(&value),
-        _ => read::<T, u64>(&value),
-    }
+    int_value(value).map_or_else(|| value.to_f64().to_string(), |v| v.to_string())
 }
 
 /// The fewest significant digits (1 to 17) that read back as `value` in `T`.
@@ -220,9 +205,18 @@ fn shortest_digits<T: Element>(value: T) -> usize {
         .unwrap_or(17)
 }
 
+/// The magnitude from which floats of `dtype` print in scientific notation, as NumPy 2.3 and
+/// later: `10^min(8, precision)` with the type's decimal precision (`finfo(dtype).precision`),
+/// so `f16` from 1e3, `bf16` from 1e2, `f32` from 1e6 and `f64` from 1e8.
+fn scientific_above(dtype: DType) -> f64 {
+    let digits = dtype.decimal_precision().unwrap_or(8).min(8);
+    10f64.powi(digits as i32)
+}
+
 /// Floats as NumPy 2 prints them: the shortest digits that read back in the element type (at
 /// most [`PRECISION`] after the point), positional with the points aligned, or scientific when
-/// the magnitudes are very large, very small or far apart.
+/// the magnitudes are very large for the type ([`scientific_above`]), very small (below 1e-4)
+/// or far apart (a ratio above 1e3).
 fn format_floats<T: Element>(values: &[T]) -> Vec<String> {
     let finite: Vec<f64> = values
         .iter()
@@ -231,7 +225,7 @@ fn format_floats<T: Element>(values: &[T]) -> Vec<String> {
         .collect();
     let max = finite.iter().cloned().fold(0.0, f64::max);
     let min = finite.iter().cloned().fold(f64::INFINITY, f64::min);
-    let scientific = !finite.is_empty() && (max >= 1e8 || min < 1e-4 || max / min > 1e3);
+    let scientific = !finite.is_empty() && (max >= scientific_above(T::DTYPE) || min < 1e-4 || max / min > 1e3);
     let special = |v: f64| match v {
         v if v.is_nan() => Some("nan".to_string()),
         v if v == f64::INFINITY => Some("inf".to_string()),
@@ -314,6 +308,17 @@ mod tests {
         // Shortest digits in the element's own type: f32's 0.1 is 0.1, not 0.100000001.
         assert_eq!(format_floats(&[0.1f32, 0.2]), ["0.1", "0.2"]);
         assert_eq!(format_floats(&[half::f16::from_f64(0.1)]), ["0.1"]);
+    }
+
+    #[test]
+    fn large_values_turn_scientific_at_the_types_precision_like_numpy_2() {
+        assert_eq!(format_floats(&[half::f16::from_f64(2048.0)]), ["2.048e+03"]);
+        assert_eq!(format_floats(&[half::f16::from_f64(999.0)]), ["999."]);
+        assert_eq!(format_floats(&[1e7f32]), ["1.e+07"]);
+        assert_eq!(format_floats(&[999_999.0f32]), ["999999."]);
+        assert_eq!(format_floats(&[half::bf16::from_f64(128.0)]), ["1.28e+02"]);
+        assert_eq!(floats(&[1e7]), ["10000000."], "f64 keeps 1e8");
+        assert_eq!(floats(&[1e8]), ["1.e+08"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Type-level promotion for expressions: [`Promote`] (two arrays), [`Scalars`] (an array with a
 //! weak scalar, and the float type of math functions), matching [`DType::promote`](crate::DType::promote),
-//! [`DType::with_float_scalar`](crate::DType::with_float_scalar), [`DType::with_int_scalar`](crate::DType::with_int_scalar) and [`DType::float_result`](crate::DType::float_result)
+//! [`DType::with_float_scalar`](crate::DType::with_float_scalar), [`DType::with_int_scalar`](crate::DType::with_int_scalar), [`DType::float_result`](crate::DType::float_result)
+//! and [`DType::quotient_result`](crate::DType::quotient_result)
 //! (tests check every pair).
 
 use super::dtype::{Bool, Element};
@@ -17,8 +18,10 @@ pub trait Scalars: Element {
     type WithFloat: Element + Scalars;
     /// With an integer scalar ([`DType::with_int_scalar`](crate::DType::with_int_scalar)).
     type WithInt: Element + Scalars;
-    /// Of `sqrt`, `exp`, true division, ... ([`DType::float_result`](crate::DType::float_result)).
+    /// Of `sqrt`, `exp`, ... ([`DType::float_result`](crate::DType::float_result)).
     type Float: Element + Scalars;
+    /// Of true division `/` ([`DType::quotient_result`](crate::DType::quotient_result)).
+    type Quotient: Element + Scalars;
 }
 
 macro_rules! promote_table {
@@ -60,12 +63,13 @@ promote_table! {
 }
 
 macro_rules! scalars {
-    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty;)*) => {
+    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty, $quotient:ty;)*) => {
         $(
             impl Scalars for $t {
                 type WithFloat = $float_scalar;
                 type WithInt = $int_scalar;
                 type Float = $float;
+                type Quotient = $quotient;
             }
         )*
 
@@ -77,23 +81,24 @@ macro_rules! scalars {
                 assert_eq!(<<$t as Scalars>::WithFloat as Element>::DTYPE, dtype.with_float_scalar());
                 assert_eq!(<<$t as Scalars>::WithInt as Element>::DTYPE, dtype.with_int_scalar());
                 assert_eq!(<<$t as Scalars>::Float as Element>::DTYPE, dtype.float_result());
+                assert_eq!(<<$t as Scalars>::Quotient as Element>::DTYPE, dtype.quotient_result());
             )*
         }
     };
 }
 
 scalars! {
-    Bool => f64, i64, half::f16;
-    i8 => f64, i8, half::f16;
-    i16 => f64, i16, f32;
-    i32 => f64, i32, f64;
-    i64 => f64, i64, f64;
-    u8 => f64, u8, half::f16;
-    u16 => f64, u16, f32;
-    u32 => f64, u32, f64;
-    u64 => f64, u64, f64;
-    half::f16 => half::f16, half::f16, half::f16;
-    half::bf16 => half::bf16, half::bf16, half::bf16;
-    f32 => f32, f32, f32;
-    f64 => f64, f64, f64;
+    Bool => f64, i64, half::f16, f64;
+    i8 => f64, i8, half::f16, f64;
+    i16 => f64, i16, f32, f64;
+    i32 => f64, i32, f64, f64;
+    i64 => f64, i64, f64, f64;
+    u8 => f64, u8, half::f16, f64;
+    u16 => f64, u16, f32, f64;
+    u32 => f64, u32, f64, f64;
+    u64 => f64, u64, f64, f64;
+    half::f16 => half::f16, half::f16, half::f16, half::f16;
+    half::bf16 => half::bf16, half::bf16, half::bf16, half::bf16;
+    f32 => f32, f32, f32, f32;
+    f64 => f64, f64, f64, f64;
 }

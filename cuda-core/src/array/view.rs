@@ -41,11 +41,12 @@ impl Slice {
     }
 
     /// The single index `index` (the axis stays, with extent 1; [`squeeze`](DeviceArray::squeeze)
-    /// drops it).
+    /// drops it). An index past the end selects nothing, as ranges are clipped.
     pub const fn at(index: usize) -> Slice {
         Slice {
             start: index,
-            stop: Some(index + 1),
+            // `usize::MAX` is past the end of any axis, so saturating loses nothing.
+            stop: Some(index.saturating_add(1)),
             step: 1,
         }
     }
@@ -128,6 +129,51 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     Ok(out)
 }
 
+/// The shape, strides and offset of the first element (elements) of the view `slices` select of
+/// an array of `shape` and `strides`, in checked arithmetic (a typed error, never a wrapped
+/// stride). An axis of extent 0 or 1 keeps its stride (any stride is right there, and a huge
+/// step would overflow it); a zero-size view has offset 0.
+pub(crate) fn slice_layout(
+    shape: &[usize],
+    strides: &[usize],
+    slices: &[Slice],
+) -> Result<(Vec<usize>, Vec<usize>, usize)> {
+    let mut shape = shape.to_vec();
+    let mut strides = strides.to_vec();
+    let mut offset = 0usize;
+    for (axis, slice) in slices.iter().enumerate() {
+        let (start, extent) = slice.resolve(shape[axis])?;
+        let overflow = || Error::InvalidValue(format!("slice {slice:?} of axis {axis} overflows the view's layout"));
+        if extent > 0 {
+            offset = start
+                .checked_mul(strides[axis])
+                .and_then(|o| offset.checked_add(o))
+                .ok_or_else(overflow)?;
+        }
+        if extent > 1 {
+            strides[axis] = strides[axis].checked_mul(slice.step).ok_or_else(overflow)?;
+        }
+        shape[axis] = extent;
+    }
+    if shape.contains(&0) {
+        offset = 0;
+    }
+    Ok((shape, strides, offset))
+}
+
+/// Refuses a view of `len` elements of `size` bytes whose size in bytes does not fit `isize`
+/// (NumPy's "array is too big"), so `size_bytes` and host copies of it are well defined.
+pub(crate) fn check_bytes(shape: &[usize], size: usize) -> Result<usize> {
+    shape_len(shape)?
+        .checked_mul(size)
+        .filter(|&bytes| isize::try_from(bytes).is_ok())
+        .ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "an array of shape {shape:?} is too big: its size in bytes overflows"
+            ))
+        })
+}
+
 /// The strides of an array of `shape` and `strides` seen as `target` (broadcast: new leading
 /// axes and extents of 1 stretched get stride 0), or `None` when it does not broadcast.
 pub(crate) fn broadcast_strides(shape: &[usize], strides: &[usize], target: &[usize]) -> Option<Vec<usize>> {
@@ -167,22 +213,11 @@ impl<T: Element> DeviceArray<T> {
                 self.shape()
             )));
         }
-        let mut shape = self.shape().to_vec();
-        let mut strides = self.strides().to_vec();
-        let mut offset = 0usize;
-        for (axis, slice) in slices.iter().enumerate() {
-            let (start, extent) = slice.resolve(shape[axis])?;
-            if extent > 0 {
-                offset += start * strides[axis];
-            }
-            shape[axis] = extent;
-            strides[axis] *= slice.step;
-        }
-        let ptr = match shape.contains(&0) {
-            true => self.first(),
-            false => self.first() + (offset * std::mem::size_of::<T>()) as CUdeviceptr,
-        };
-        Ok(self.view(ptr, shape, strides))
+        let (shape, strides, offset) = slice_layout(self.shape(), self.strides(), slices)?;
+        let bytes = offset
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::InvalidValue(format!("slice offset {offset} overflows")))?;
+        Ok(self.view(self.first() + bytes as CUdeviceptr, shape, strides))
     }
 
     /// The axes in reverse order (a matrix's transpose).
@@ -212,10 +247,11 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// A read-only view as `shape` under NumPy's broadcasting rule (extents of 1 and new
-    /// leading axes repeat with stride 0).
+    /// leading axes repeat with stride 0). A shape whose size in bytes overflows `isize` is an
+    /// error, as NumPy's "array is too big".
     pub fn broadcast_to(&self, shape: impl IntoShape) -> Result<Self> {
         let target = shape.into_shape();
-        shape_len(&target)?;
+        check_bytes(&target, std::mem::size_of::<T>())?;
         match broadcast_strides(self.shape(), self.strides(), &target) {
             Some(strides) => Ok(self.view(self.first(), target, strides)),
             None => Err(Error::InvalidValue(format!(
@@ -312,6 +348,39 @@ mod tests {
         assert_eq!(Slice::from(..=2).resolve(10).unwrap(), (0, 3));
         assert_eq!(Slice::from(3usize).resolve(10).unwrap(), (3, 1));
         assert!(Slice::ALL.step(0).resolve(10).is_err());
+    }
+
+    #[test]
+    fn extreme_indices_and_steps_give_right_layouts_or_errors() {
+        assert_eq!(Slice::from(usize::MAX).resolve(10).unwrap(), (10, 0), "past the end");
+        assert_eq!(
+            Slice::at(usize::MAX - 1).resolve(usize::MAX).unwrap(),
+            (usize::MAX - 1, 1)
+        );
+        // A huge step selects the first element only; its stride is not multiplied out.
+        let (shape, strides, offset) = slice_layout(&[10, 4], &[4, 1], &[Slice::from(..).step(usize::MAX)]).unwrap();
+        assert_eq!((shape, strides, offset), (vec![1, 4], vec![4, 1], 0));
+        let (shape, strides, offset) =
+            slice_layout(&[10, 4], &[4, 1], &[Slice::from(1..).step(3), Slice::from(2usize)]).unwrap();
+        assert_eq!((shape, strides, offset), (vec![3, 1], vec![12, 1], 6));
+        let (shape, _, offset) = slice_layout(&[10], &[1], &[Slice::from(usize::MAX)]).unwrap();
+        assert_eq!((shape, offset), (vec![0], 0));
+        // Strides that would overflow (impossible for a real array) are errors, not wrapped.
+        assert!(matches!(
+            slice_layout(&[4], &[usize::MAX / 2], &[Slice::from(..).step(3)]),
+            Err(Error::InvalidValue(_))
+        ));
+        assert!(matches!(
+            slice_layout(&[4], &[usize::MAX / 2], &[Slice::from(3..)]),
+            Err(Error::InvalidValue(_))
+        ));
+        assert!(matches!(check_bytes(&[1 << 62], 8), Err(Error::InvalidValue(_))));
+        assert!(
+            matches!(check_bytes(&[1 << 61], 4), Err(Error::InvalidValue(_))),
+            "2^63 bytes > isize::MAX"
+        );
+        assert_eq!(check_bytes(&[1 << 59], 8).unwrap(), 1 << 62);
+        assert_eq!(check_bytes(&[3, 0], 8).unwrap(), 0);
     }
 
     #[test]
