@@ -18,7 +18,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use crate::error::{Error, Result};
 use crate::object_code::{CodeKind, ObjectCode};
 use crate::options::Arch;
-use crate::sha256::{sha256, to_hex};
+use sha2::{Digest, Sha256};
 
 /// The SHA-256 identifying one compilation (see [`Program::cache_key`](crate::Program::cache_key)).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,6 +29,22 @@ impl CacheKey {
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }
+}
+
+/// The SHA-256 digest of `data`.
+fn sha256(data: &[u8]) -> [u8; 32] {
+    Sha256::digest(data).into()
+}
+
+/// Lower-case hexadecimal of `bytes`.
+fn to_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        hex.push(DIGITS[usize::from(byte >> 4)] as char);
+        hex.push(DIGITS[usize::from(byte & 15)] as char);
+    }
+    hex
 }
 
 impl fmt::Display for CacheKey {
@@ -384,6 +400,15 @@ fn decode_entry(key: &CacheKey, entry: &[u8]) -> Option<ObjectCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_sha256_digests_shown_in_hex() {
+        // FIPS 180-4's example "abc".
+        assert_eq!(
+            CacheKey(sha256(b"abc")).to_string(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 
     fn sample() -> ObjectCode {
         ObjectCode::from_parts(

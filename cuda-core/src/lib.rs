@@ -87,7 +87,6 @@ mod options;
 mod program;
 #[cfg(feature = "python")]
 pub mod python;
-mod sha256;
 
 pub use array::random;
 pub use array::release_completed_imports;

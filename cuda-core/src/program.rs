@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::nvrtc;
 use crate::object_code::{CodeKind, ObjectCode};
 use crate::options::{Arch, CompileTarget, ProgramOptions};
-use crate::sha256::Sha256;
+use sha2::{Digest, Sha256};
 
 /// CUDA C++ source and the options to compile it with.
 ///
@@ -147,7 +147,7 @@ impl Program {
             field(expression.as_bytes());
         }
         field(self.source.as_bytes());
-        Ok(CacheKey(hasher.finish()))
+        Ok(CacheKey(hasher.finalize().into()))
     }
 
     /// The options' command line, with the CUDA header folder when asked for.
