@@ -24,7 +24,8 @@
 //!     let input = DeviceArray::<f32>::from_python(x)?;
 //!     let mut out = DeviceArray::<f32>::empty_like(&input)?;
 //!     let kernel = ElementwiseKernel::new("T x", "T y", "y = 2 * x", "double")?;
-//!     kernel.launch(input.stream(), &[Arg::from(&input), Arg::from(&mut out)])?;
+//!     // SAFETY: the operation reads its input element and assigns its output element only.
+//!     unsafe { kernel.launch(input.stream(), &[Arg::from(&input), Arg::from(&mut out)])? };
 //!     out.into_python_like(x)
 //! }
 //!

@@ -246,8 +246,8 @@ fn the_consumer_stream_waits_for_the_producer_on_the_device() {
     let consumed = DeviceArray::<f32>::empty(&consumer, n).unwrap();
     for round in 0..3 {
         let mut x = DeviceArray::<f32>::empty_in(&pool, &producer, n).unwrap();
-        slow.launch(&producer, &[Arg::scalar(round as f32), Arg::from(&mut x)])
-            .unwrap();
+        // SAFETY: the operation computes from `seed` and `i` and assigns its element of `out`.
+        unsafe { slow.launch(&producer, &[Arg::scalar(round as f32), Arg::from(&mut x)]) }.unwrap();
         let raw = x.into_dlpack_versioned(Some(&consumer), DLPackFlags::NONE).unwrap();
         // SAFETY: just exported for `consumer`.
         let tensor = unsafe { DLPackTensor::from_raw_versioned(raw) }.unwrap();

@@ -101,7 +101,7 @@ impl<T: Element> DeviceArray<T> {
             )
         })?;
         let mut array = Self::empty(stream, count)?;
-        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
+        kernel.launch_generated(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
         Ok(array)
     }
 }
