@@ -24,7 +24,8 @@
 //!     let input = DeviceArray::<f32>::from_python(x)?;
 //!     let mut out = DeviceArray::<f32>::empty_like(&input)?;
 //!     let kernel = ElementwiseKernel::new("T x", "T y", "y = 2 * x", "double")?;
-//!     kernel.launch(input.stream(), &[Arg::from(&input), Arg::from(&mut out)])?;
+//!     // SAFETY: the operation reads its input element and assigns its output element only.
+//!     unsafe { kernel.launch(input.stream(), &[Arg::from(&input), Arg::from(&mut out)])? };
 //!     out.into_python_like(x)
 //! }
 //!
@@ -70,13 +71,15 @@ impl From<DLPackError> for PyErr {
     fn from(error: DLPackError) -> PyErr {
         let message = error.to_string();
         match error {
-            DLPackError::NotCuda(_) | DLPackError::WrongDType { .. } | DLPackError::Protocol(_) => {
-                PyTypeError::new_err(message)
-            }
+            DLPackError::NotCuda(_)
+            | DLPackError::NotDeviceMemory { .. }
+            | DLPackError::WrongDType { .. }
+            | DLPackError::Protocol(_) => PyTypeError::new_err(message),
             DLPackError::UnsupportedDType(_)
             | DLPackError::UnsupportedVersion(_)
             | DLPackError::ReadOnly
-            | DLPackError::Layout(_) => PyBufferError::new_err(message),
+            | DLPackError::Layout(_)
+            | DLPackError::OutOfAllocation { .. } => PyBufferError::new_err(message),
             _ => PyValueError::new_err(message),
         }
     }
@@ -291,7 +294,12 @@ impl<'a, 'py> Offered<'a, 'py> {
         let raw = capsule.as_ptr();
         // SAFETY: `PyCapsule_IsValid` accepts any object and sets no exception; a valid capsule
         // of a DLPack name holds a live tensor of that kind, owned by the capsule (the producer's
-        // side of the protocol), which stays alive as long as the capsule, borrowed for 'a.
+        // side of the protocol), which stays alive as long as the capsule, borrowed for 'a. The
+        // rest of `from_raw`'s contract is the producer's side of the protocol too: `data +
+        // byte_offset` with the shape and strides describes memory the producer lends (checked
+        // with the driver before it is imported), alive until the deleter runs; its work on it
+        // is ordered before the stream that `exchange` passed to `__dlpack__`; it is not written
+        // by others until the deleter runs (the Python array API's consumer contract).
         unsafe {
             if ffi::PyCapsule_IsValid(raw, VERSIONED.as_ptr()) == 1 {
                 let tensor = ffi::PyCapsule_GetPointer(raw, VERSIONED.as_ptr()).cast::<DLManagedTensorVersioned>();
@@ -403,7 +411,7 @@ fn import<T: Element>(capsule: &Bound<'_, PyAny>, stream: &Stream) -> PyResult<D
         }
         .into());
     }
-    offered.tensor.layout::<T>(stream.context().device().ordinal() as i32)?;
+    offered.tensor.checked_layout::<T>(stream)?;
     hand_back_before_python_exits(capsule.py())?;
     let tensor = offered.claim()?;
     Ok(DeviceArray::from_dlpack_tensor(tensor, stream, None)?)

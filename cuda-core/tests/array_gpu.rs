@@ -136,12 +136,14 @@ where
     let x = DeviceArray::from_slice(&stream, &hx).unwrap();
     let y = DeviceArray::from_slice(&stream, &hy).unwrap();
     let mut z = DeviceArray::<T>::empty(&stream, n).unwrap();
-    kernel
-        .launch(
+    // SAFETY: `z = a * x + y` reads its elements and assigns its element of `z` only.
+    unsafe {
+        kernel.launch(
             &stream,
             &[Arg::scalar(a), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)],
         )
-        .unwrap();
+    }
+    .unwrap();
     let result = z.to_vec().unwrap();
     for i in 0..n {
         assert_eq!(result[i], a * hx[i] + hy[i], "element {i} of {n}");
@@ -170,24 +172,22 @@ fn elementwise_reads_outputs_uses_the_index_and_checks_arguments() {
     let n = 10_001;
     let x = DeviceArray::from_slice(&stream, &vec![2i32; n]).unwrap();
     let mut z = DeviceArray::from_slice(&stream, &(0..n as i32).collect::<Vec<_>>()).unwrap();
-    accumulate.launch(&stream, &[Arg::from(&x), Arg::from(&mut z)]).unwrap();
+    // SAFETY: `z += x * (T)(i % 3)` reads its elements and updates its element of `z` only.
+    let accumulate = |args: &[Arg<'_>]| unsafe { accumulate.launch(&stream, args) };
+    accumulate(&[Arg::from(&x), Arg::from(&mut z)]).unwrap();
     let result = z.to_vec().unwrap();
     for (i, &v) in result.iter().enumerate() {
         assert_eq!(v, i as i32 + 2 * (i as i32 % 3), "element {i}");
     }
     let short = DeviceArray::<i32>::zeros(&stream, n - 1).unwrap();
-    let error = accumulate
-        .launch(&stream, &[Arg::from(&short), Arg::from(&mut z)])
-        .unwrap_err();
+    let error = accumulate(&[Arg::from(&short), Arg::from(&mut z)]).unwrap_err();
     assert!(error.to_string().contains("cannot be broadcast together"), "{error}");
-    let error = accumulate.launch(&stream, &[Arg::from(&x), Arg::from(&z)]).unwrap_err();
+    let error = accumulate(&[Arg::from(&x), Arg::from(&z)]).unwrap_err();
     assert!(error.to_string().contains("&mut array"), "{error}");
     let floats = DeviceArray::<f32>::zeros(&stream, n).unwrap();
-    let error = accumulate
-        .launch(&stream, &[Arg::from(&floats), Arg::from(&mut z)])
-        .unwrap_err();
+    let error = accumulate(&[Arg::from(&floats), Arg::from(&mut z)]).unwrap_err();
     assert!(error.to_string().contains("already float"), "{error}");
-    let error = accumulate.launch(&stream, &[Arg::from(&x)]).unwrap_err();
+    let error = accumulate(&[Arg::from(&x)]).unwrap_err();
     assert!(error.to_string().contains("takes 2 arguments"), "{error}");
 }
 
@@ -205,7 +205,8 @@ fn elementwise_on_another_stream_is_ordered_after_the_arrays_stream() {
     }
     let mut z = DeviceArray::<f32>::empty(&s2, n).unwrap();
     let double = ElementwiseKernel::new("T x", "T z", "z = x + x", "double_test").unwrap();
-    double.launch(&s2, &[Arg::from(&x), Arg::from(&mut z)]).unwrap();
+    // SAFETY: `z = x + x` reads its element of `x` and assigns its element of `z` only.
+    unsafe { double.launch(&s2, &[Arg::from(&x), Arg::from(&mut z)]) }.unwrap();
     assert!(
         z.to_vec().unwrap().iter().all(|&v| v == 6.0),
         "s2 waited for s1's fills"
@@ -245,9 +246,8 @@ fn unaligned_arrays_use_the_scalar_kernel() {
     let shifted = unsafe { DeviceArray::<f32>::from_dlpack(&mut view, &stream) }.unwrap();
     let mut out = DeviceArray::<f32>::empty(&stream, n).unwrap();
     let kernel = ElementwiseKernel::new("T x", "T z", "z = x * 2", "scale_unaligned_test").unwrap();
-    kernel
-        .launch(&stream, &[Arg::from(&shifted), Arg::from(&mut out)])
-        .unwrap();
+    // SAFETY: `z = x * 2` reads its element of `x` and assigns its element of `z` only.
+    unsafe { kernel.launch(&stream, &[Arg::from(&shifted), Arg::from(&mut out)]) }.unwrap();
     let expected: Vec<f32> = (1..=n).map(|i| i as f32 * 2.0).collect();
     assert_eq!(out.to_vec().unwrap(), expected);
     drop(shifted);
@@ -290,7 +290,8 @@ fn custom_reductions_with_post_map_and_scalars() {
     let norm = ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2_test", None).unwrap();
     let x = DeviceArray::from_slice(&stream, &[3.0f64, 4.0, 12.0]).unwrap();
     let mut y = DeviceArray::<f64>::empty(&stream, 1).unwrap();
-    norm.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)]).unwrap();
+    // SAFETY: the expressions compute with the values given; `y = sqrt(a)` assigns the output.
+    unsafe { norm.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)]) }.unwrap();
     assert_eq!(y.to_vec().unwrap(), [13.0]);
     let max = ReductionKernel::new(
         "T x, T bias",
@@ -306,8 +307,8 @@ fn custom_reductions_with_post_map_and_scalars() {
     let values: Vec<i32> = (0..100_000).map(|i| (i * 7919) % 100_003 - 50_000).collect();
     let x = DeviceArray::from_slice(&stream, &values).unwrap();
     let mut y = DeviceArray::<i32>::empty(&stream, 1).unwrap();
-    max.launch(&stream, &[Arg::from(&x), Arg::scalar(10i32), Arg::from(&mut y)])
-        .unwrap();
+    // SAFETY: as for `norm`.
+    unsafe { max.launch(&stream, &[Arg::from(&x), Arg::scalar(10i32), Arg::from(&mut y)]) }.unwrap();
     assert_eq!(y.to_vec().unwrap()[0], values.iter().max().unwrap() + 10);
 }
 

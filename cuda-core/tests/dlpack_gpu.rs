@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cuda_core::{
     Arg, Bool, DLDataType, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags,
-    DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray, ElementwiseKernel, Error, MemoryPool, Slice,
+    DLPackTensor, DLPackVersion, DLTensor, DType, Device, DeviceArray, ElementwiseKernel, Error, MemoryPool, Slice,
 };
 
 #[test]
@@ -246,8 +246,8 @@ fn the_consumer_stream_waits_for_the_producer_on_the_device() {
     let consumed = DeviceArray::<f32>::empty(&consumer, n).unwrap();
     for round in 0..3 {
         let mut x = DeviceArray::<f32>::empty_in(&pool, &producer, n).unwrap();
-        slow.launch(&producer, &[Arg::scalar(round as f32), Arg::from(&mut x)])
-            .unwrap();
+        // SAFETY: the operation computes from `seed` and `i` and assigns its element of `out`.
+        unsafe { slow.launch(&producer, &[Arg::scalar(round as f32), Arg::from(&mut x)]) }.unwrap();
         let raw = x.into_dlpack_versioned(Some(&consumer), DLPackFlags::NONE).unwrap();
         // SAFETY: just exported for `consumer`.
         let tensor = unsafe { DLPackTensor::from_raw_versioned(raw) }.unwrap();
@@ -303,4 +303,135 @@ fn legacy_tensors_hand_made_with_an_offset_import_as_views() {
     assert_eq!(view.to_vec().unwrap(), [1.0, 5.0, 2.0, 6.0, 3.0, 7.0]);
     drop(view);
     drop(backing);
+}
+
+/// A legacy `f32` tensor on `device` over `data` (no deleter: the test owns the memory).
+fn f32_tensor(
+    device: &Device,
+    data: u64,
+    shape: &mut [i64],
+    strides: Option<&mut [i64]>,
+    byte_offset: u64,
+) -> DLManagedTensor {
+    DLManagedTensor {
+        dl_tensor: DLTensor {
+            data: data as *mut c_void,
+            device: DLDevice {
+                device_type: DLDeviceType::CUDA,
+                device_id: device.ordinal() as i32,
+            },
+            ndim: shape.len() as i32,
+            dtype: DLDataType::from(DType::F32),
+            shape: shape.as_mut_ptr(),
+            strides: strides.map_or(ptr::null_mut(), <[i64]>::as_mut_ptr),
+            byte_offset,
+        },
+        manager_ctx: ptr::null_mut(),
+        deleter: None,
+    }
+}
+
+/// Imports `tensor` with the safe `from_dlpack_tensor`.
+fn import_f32(tensor: &mut DLManagedTensor, stream: &cuda_driver::Stream) -> cuda_core::Result<DeviceArray<f32>> {
+    // SAFETY: the tensors of these tests outlive the import and have no deleter; where their
+    // memory is real it is alive until the array is dropped and used by nobody else; where it
+    // is not, the import must refuse it, which is what the tests check.
+    let tensor = unsafe { DLPackTensor::from_raw(tensor) }.unwrap();
+    DeviceArray::<f32>::from_dlpack_tensor(tensor, stream, None)
+}
+
+#[test]
+fn imports_are_checked_against_the_memory_the_driver_knows() {
+    let Some(device) = common::device_or_skip("imports_are_checked_against_the_memory_the_driver_knows") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // Made-up memory: the crate once accepted this as a writable megabyte of floats.
+    match import_f32(&mut f32_tensor(&device, 0x1000, &mut [1 << 20], None, 0), &stream) {
+        Err(Error::DLPack(DLPackError::NotDeviceMemory { address: 0x1000, .. })) => {}
+        other => panic!("expected NotDeviceMemory at 0x1000, got {other:?}"),
+    }
+    // A real allocation (2 MiB, so no rounding hides its end) and a tensor one element longer.
+    let n = 1 << 19;
+    let mut buffer = cuda_driver::DeviceBuffer::<f32>::alloc(device.context(), n).unwrap();
+    buffer
+        .copy_from_host(&(0..n).map(|i| i as f32).collect::<Vec<_>>())
+        .unwrap();
+    // SAFETY: only the address is read, to describe the buffer.
+    let base = unsafe { buffer.as_raw() };
+    let info = cuda_driver::PointerInfo::query(device.context(), base).unwrap();
+    assert_eq!(info.memory_type, cuda_driver::MemoryType::Device);
+    assert_eq!(info.device_ordinal, device.ordinal() as i32);
+    let end = info.range_end();
+    assert!(end >= base + 4 * n as u64, "{info:?}");
+    let fits = ((end - base) / 4) as i64;
+    match import_f32(&mut f32_tensor(&device, base, &mut [fits + 1], None, 0), &stream) {
+        Err(Error::DLPack(DLPackError::OutOfAllocation {
+            first,
+            last,
+            end: found,
+            ..
+        })) => {
+            assert_eq!((first, last, found), (base, end + 3, end));
+        }
+        other => panic!("expected OutOfAllocation, got {other:?}"),
+    }
+    // A valid strided, offset import still works, and reads the buffer's elements.
+    let (mut shape, mut strides) = ([2i64, 3], [1i64, 1000]);
+    let view = import_f32(
+        &mut f32_tensor(&device, base, &mut shape, Some(&mut strides), 8),
+        &stream,
+    )
+    .unwrap();
+    assert_eq!(view.to_vec().unwrap(), [2.0, 1002.0, 2002.0, 3.0, 1003.0, 2003.0]);
+    drop(view);
+    // The whole allocation, up to its last element, is fine too.
+    let whole = import_f32(&mut f32_tensor(&device, base, &mut [n as i64], None, 0), &stream).unwrap();
+    assert_eq!(whole.len(), n);
+    drop(whole);
+    stream.synchronize().unwrap();
+    drop(buffer);
+}
+
+#[test]
+fn imports_of_virtual_memory_stop_where_the_mapping_does() {
+    let Some(device) = common::device_or_skip("imports_of_virtual_memory_stop_where_the_mapping_does") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    let probe = cuda_driver::VirtualBuffer::<f32>::reserve(context, 1).unwrap();
+    let granule = probe.granularity() / 4;
+    drop(probe);
+    // Room for two granules, one mapped: a tensor one element past it reaches reserved,
+    // unmapped addresses.
+    let mut buffer = cuda_driver::VirtualBuffer::<f32>::reserve(context, 2 * granule).unwrap();
+    buffer.grow(granule).unwrap();
+    // SAFETY: only the address is read, to describe the buffer.
+    let base = unsafe { buffer.as_raw() };
+    let mapped_end = base + 4 * granule as u64;
+    match import_f32(
+        &mut f32_tensor(&device, base, &mut [granule as i64 + 1], None, 0),
+        &stream,
+    ) {
+        Err(Error::DLPack(DLPackError::OutOfAllocation { end, .. })) => assert_eq!(end, mapped_end),
+        other => panic!("expected OutOfAllocation at {mapped_end:#x}, got {other:?}"),
+    }
+    // A second piece mapped right after the first: one tensor over both (as PyTorch's
+    // expandable segments make) is accepted and reads both.
+    buffer.grow(2 * granule).unwrap();
+    assert_eq!(buffer.pieces(), 2);
+    buffer
+        .copy_from_host(0, &(0..2 * granule).map(|i| i as f32).collect::<Vec<_>>())
+        .unwrap();
+    let (mut shape, mut strides) = ([2i64], [granule as i64]);
+    let across = import_f32(
+        &mut f32_tensor(&device, base, &mut shape, Some(&mut strides), 4),
+        &stream,
+    )
+    .unwrap();
+    assert_eq!(across.to_vec().unwrap(), [1.0, (granule + 1) as f32]);
+    drop(across);
+    stream.synchronize().unwrap();
+    drop(buffer);
 }

@@ -309,12 +309,10 @@ fn elementwise_kernels_broadcast_and_take_views() {
         .reshape([5, 1])
         .unwrap();
     let mut out = DeviceArray::<f64>::empty(&stream, [5, 5]).unwrap();
-    kernel
-        .launch(
-            &stream,
-            &[Arg::from(&x), Arg::from(&row), Arg::from(&column), Arg::from(&mut out)],
-        )
-        .unwrap();
+    // SAFETY: `out = x + 10 * y + 100 * z` reads its elements and assigns its element of `out`
+    // only.
+    let mix3 = |args: &[Arg<'_>]| unsafe { kernel.launch(&stream, args) };
+    mix3(&[Arg::from(&x), Arg::from(&row), Arg::from(&column), Arg::from(&mut out)]).unwrap();
     let got = out.to_vec().unwrap();
     for i in 0..5 {
         for j in 0..5 {
@@ -326,26 +324,17 @@ fn elementwise_kernels_broadcast_and_take_views() {
         }
     }
     let xt = x.transpose();
-    kernel
-        .launch(
-            &stream,
-            &[Arg::from(&xt), Arg::from(&row), Arg::from(&column), Arg::from(&mut out)],
-        )
-        .unwrap();
+    mix3(&[Arg::from(&xt), Arg::from(&row), Arg::from(&column), Arg::from(&mut out)]).unwrap();
     assert_eq!(out.to_vec().unwrap()[1], 5.0 + 10.0, "x.T[0, 1] is x[1, 0]");
     let wrong = DeviceArray::<f64>::zeros(&stream, 4).unwrap();
-    let error = kernel
-        .launch(
-            &stream,
-            &[
-                Arg::from(&x),
-                Arg::from(&wrong),
-                Arg::from(&column),
-                Arg::from(&mut out),
-            ],
-        )
-        .unwrap_err()
-        .to_string();
+    let error = mix3(&[
+        Arg::from(&x),
+        Arg::from(&wrong),
+        Arg::from(&column),
+        Arg::from(&mut out),
+    ])
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("[5, 5]") && error.contains("[4]"), "{error}");
 }
 

@@ -112,6 +112,7 @@ mod memcpy2d;
 mod memory;
 mod module;
 mod occupancy;
+mod pointer;
 mod pool;
 mod stream;
 mod texture;
@@ -136,6 +137,7 @@ pub use memcpy2d::{Pitched, PitchedBuffer, PitchedMut};
 pub use memory::{AsDeviceSlice, DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use module::Module;
 pub use occupancy::Occupancy;
+pub use pointer::{MemoryType, PointerInfo};
 pub use pool::MemPool;
 pub use stream::Stream;
 pub use texture::{

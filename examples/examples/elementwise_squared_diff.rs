@@ -13,7 +13,9 @@
 //! ```
 //!
 //! Unlike CuPy, outputs are passed in (here `z`, of the broadcast shape) rather than allocated,
-//! and a scalar has the kernel's type (`Arg::scalar(5.0f32)`).
+//! and a scalar has the kernel's type (`Arg::scalar(5.0f32)`). And the launch is `unsafe`: the
+//! operation is C++ the crate cannot check, so the caller states why it touches only the
+//! elements it is given.
 //!
 //! `cargo run --release --example elementwise_squared_diff`
 
@@ -24,8 +26,8 @@ use std::process::ExitCode;
 use cuda_core::{Arg, Device, DeviceArray, Element, ElementwiseKernel};
 use cuda_driver::Stream;
 
-/// Runs `squared_diff` on `T` against `y` and against a scalar; returns a description of any
-/// result that differs from the host's.
+/// Runs `squared_diff` (`kernel`, built in `main`) on `T` against `y` and against a scalar;
+/// returns a description of any result that differs from the host's.
 fn check<T>(kernel: &ElementwiseKernel, stream: &Stream) -> Result<(), Box<dyn std::error::Error>>
 where
     T: Element + Sub<Output = T> + Mul<Output = T> + PartialEq + Debug,
@@ -36,7 +38,9 @@ where
     let mut z = DeviceArray::<T>::empty(stream, [2, 5])?;
     let squared = |a: T, b: T| (a - b) * (a - b);
 
-    kernel.launch(stream, &[Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])?;
+    // SAFETY: `kernel` is main's `squared_diff`, whose operation reads its elements of `x` and
+    // `y` and assigns its element of `z`, nothing else.
+    unsafe { kernel.launch(stream, &[Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])? };
     let with_array = z.to_vec()?;
     let expected: Vec<T> = (0..10).map(|i| squared(at(i as f64), at((i % 5) as f64))).collect();
     println!("  {}: squared_diff(x, y) = {with_array:?}", T::DTYPE);
@@ -48,7 +52,8 @@ where
         .into());
     }
 
-    kernel.launch(stream, &[Arg::from(&x), Arg::scalar(at(5.0)), Arg::from(&mut z)])?;
+    // SAFETY: as above, with a scalar for `y`.
+    unsafe { kernel.launch(stream, &[Arg::from(&x), Arg::scalar(at(5.0)), Arg::from(&mut z)])? };
     let with_scalar = z.to_vec()?;
     let expected: Vec<T> = (0..10).map(|i| squared(at(i as f64), at(5.0))).collect();
     println!("  {}: squared_diff(x, 5) = {with_scalar:?}", T::DTYPE);

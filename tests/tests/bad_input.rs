@@ -2,10 +2,11 @@
 //! error (never a panic, never a driver call with bad arguments), and leaves
 //! nothing allocated. Runs against the stand-in driver.
 
+use cuda_core::{DLDevice, DLDeviceType, DLManagedTensor, DLPackError, DLPackTensor, DLTensor, DType, DeviceArray};
 use cuda_driver::sys::driver::CUresult;
 use cuda_driver::{
     launch_raw, CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, HostBuffer,
-    LaunchConfig, LaunchError, Library, MemPool, Module, Stream,
+    LaunchConfig, LaunchError, Library, MemPool, MemoryType, Module, PointerInfo, Stream,
 };
 use tests::checks::{assert_clean, assert_invalid, setup};
 use tests::fake::{self, Session};
@@ -366,5 +367,110 @@ fn libraries_with_bad_images_and_names() {
         stream.launch(&theirs, &LaunchConfig::for_num_elems(16), (&mut data, 1.0f32, 16u32))
     });
     drop((data, stream, theirs, own, library, context));
+    assert_clean(&fake);
+}
+
+/// A legacy DLPack tensor of `f32` on device 0 at `data` (no deleter: the test owns the memory).
+fn f32_tensor(data: u64, shape: &mut [i64], strides: Option<&mut [i64]>, byte_offset: u64) -> DLManagedTensor {
+    DLManagedTensor {
+        dl_tensor: DLTensor {
+            data: data as *mut std::ffi::c_void,
+            device: DLDevice {
+                device_type: DLDeviceType::CUDA,
+                device_id: 0,
+            },
+            ndim: shape.len() as i32,
+            dtype: DType::F32.into(),
+            shape: shape.as_mut_ptr(),
+            strides: strides.map_or(std::ptr::null_mut(), <[i64]>::as_mut_ptr),
+            byte_offset,
+        },
+        manager_ctx: std::ptr::null_mut(),
+        deleter: None,
+    }
+}
+
+/// Imports `tensor` on `stream` with the safe `from_dlpack_tensor`.
+fn import(tensor: &mut DLManagedTensor, stream: &Stream) -> cuda_core::Result<DeviceArray<f32>> {
+    // SAFETY: for the tensors of this test, the struct and its shape and strides outlive the
+    // import, there is no deleter, and the memory, where it is real, is alive until the array is
+    // dropped and used by nobody else meanwhile; where it is not, `from_dlpack_tensor` must
+    // refuse it, which is what the test checks.
+    let tensor = unsafe { DLPackTensor::from_raw(tensor) }.unwrap();
+    DeviceArray::<f32>::from_dlpack_tensor(tensor, stream, None)
+}
+
+#[test]
+fn dlpack_imports_are_checked_against_the_driver() {
+    let (fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let mut buffer = DeviceBuffer::<f32>::zeroed(&context, 8).unwrap();
+    buffer
+        .copy_from_host(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+        .unwrap();
+    // SAFETY: only the address is read, to describe the buffer in tensors.
+    let base = unsafe { buffer.as_raw() };
+    let info = PointerInfo::query(&context, base + 4).unwrap();
+    assert_eq!(
+        (info.memory_type, info.is_managed, info.device_ordinal, info.mapped),
+        (MemoryType::Device, false, 0, true)
+    );
+    assert_eq!(
+        (info.range_start, info.range_end(), info.backed_end()),
+        (base, base + 32, base + 32)
+    );
+    assert_code(PointerInfo::query(&context, 0x1000), CUresult::CUDA_ERROR_INVALID_VALUE);
+
+    // An address the driver does not know, with a megabyte of elements: refused, not a view.
+    match import(&mut f32_tensor(0x1000, &mut [1 << 20], None, 0), &stream) {
+        Err(cuda_core::Error::DLPack(DLPackError::NotDeviceMemory { address, device, why })) => {
+            assert_eq!((address, device), (0x1000, 0));
+            assert!(why.contains("does not know"), "{why}");
+        }
+        other => panic!("expected NotDeviceMemory, got {other:?}"),
+    }
+    // Pinned host memory is the driver's, but not device memory.
+    let host = HostBuffer::<f32>::new(&context, 8).unwrap();
+    match import(&mut f32_tensor(host.as_ptr() as u64, &mut [8], None, 0), &stream) {
+        Err(cuda_core::Error::DLPack(DLPackError::NotDeviceMemory { why, .. })) => {
+            assert!(why.contains("Host"), "{why}")
+        }
+        other => panic!("expected NotDeviceMemory, got {other:?}"),
+    }
+    // One element more than the allocation holds, compact or through a stride, or from an
+    // offset.
+    let past = |first: u64, last: u64| DLPackError::OutOfAllocation {
+        first,
+        last,
+        start: base,
+        end: base + 32,
+    };
+    for (shape, strides, offset, expected) in [
+        (vec![9i64], None, 0, past(base, base + 35)),
+        (vec![2], Some(vec![8i64]), 0, past(base, base + 35)),
+        (vec![2, 4], Some(vec![1, 2]), 4, past(base + 4, base + 35)),
+    ] {
+        let (mut shape, mut strides) = (shape, strides);
+        let mut tensor = f32_tensor(base, &mut shape, strides.as_deref_mut(), offset);
+        match import(&mut tensor, &stream) {
+            Err(cuda_core::Error::DLPack(error)) => {
+                assert_eq!(error, expected);
+                assert!(error.to_string().contains(&format!("{:#x}", base + 32)), "{error}");
+            }
+            other => panic!("expected {expected:?}, got {other:?}"),
+        }
+    }
+    // What fits is a view: the last element exactly, strided and offset.
+    let (mut shape, mut strides) = ([2i64, 3], [1i64, 2]);
+    let strided = import(&mut f32_tensor(base, &mut shape, Some(&mut strides), 4), &stream).unwrap();
+    assert_eq!((strided.shape(), strided.strides()), (&[2, 3][..], &[1, 2][..]));
+    drop(strided);
+    let mut shape = [7i64];
+    let tail = import(&mut f32_tensor(base, &mut shape, None, 4), &stream).unwrap();
+    assert_eq!(tail.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+    // A zero-size tensor reaches no memory: nothing to check, whatever its address.
+    let mut shape = [0i64];
+    assert!(import(&mut f32_tensor(0x1000, &mut shape, None, 0), &stream).is_ok_and(|a| a.is_empty()));
+    drop((tail, host, buffer, stream, context));
     assert_clean(&fake);
 }

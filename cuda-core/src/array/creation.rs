@@ -100,7 +100,7 @@ impl<T: Element> DeviceArray<T> {
     fn affine(stream: &Stream, count: usize, start: f64, step: f64, floor: bool) -> Result<Self> {
         let kernel = Self::affine_kernel(floor)?;
         let mut array = Self::empty(stream, count)?;
-        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
+        kernel.launch_generated(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
         Ok(array)
     }
 
@@ -134,7 +134,7 @@ impl<T: Element> DeviceArray<T> {
         let mut array = Self::empty(stream, count)?;
         // Two's complement: the bits of `start` and `step` modulo 2^64.
         let (start, step) = (start as u64, step as u64);
-        kernel.launch(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
+        kernel.launch_generated(stream, &[Arg::scalar(start), Arg::scalar(step), Arg::from(&mut array)])?;
         Ok(array)
     }
 

@@ -127,6 +127,17 @@ impl Storage {
 /// and reads on different streams is the caller's, as with any CUDA memory; so is the order of
 /// writes through two views of the same storage on different streams.
 ///
+/// `Debug` prints the device address of the first element (and a [`PooledBlock`](crate::PooledBlock)'s `Debug`
+/// its block's), which helps when comparing with a profiler or `compute-sanitizer` report. That
+/// is harmless: an address is only a number, and safe code has no way to reach memory through
+/// one. Everything safe that runs device code (expressions, reductions, copies, fills, random)
+/// runs code the crate wrote, on the arrays it is given; everything that runs caller-written
+/// device code or takes an address ([`RawKernel::launch`](crate::RawKernel::launch),
+/// [`ElementwiseKernel::launch`](crate::ElementwiseKernel::launch),
+/// [`ReductionKernel::launch`](crate::ReductionKernel::launch), `Stream::launch`,
+/// [`DLPackTensor::from_raw`](crate::DLPackTensor::from_raw)) is `unsafe`, and its caller
+/// promises the code touches only the memory it was given.
+///
 /// ```no_run
 /// use cuda_core::{Device, DeviceArray};
 ///
@@ -466,7 +477,7 @@ impl<T: Element> DeviceArray<T> {
             Overlap::Disjoint => {}
         }
         if !(self.is_contiguous() && source.is_contiguous()) {
-            return copy_kernel()?.launch(&stream, &[Arg::from(source), Arg::from(self)]);
+            return copy_kernel()?.launch_generated(&stream, &[Arg::from(source), Arg::from(self)]);
         }
         let driver = bind(stream.context())?;
         // SAFETY: both arrays are runs of `size_bytes` bytes of one context; the copy is ordered
@@ -523,7 +534,7 @@ impl<T: Element> DeviceArray<T> {
                         FILL.get_or_init(|| kernel)
                     }
                 };
-                kernel.launch(&stream, &[Arg::scalar(value), Arg::from(self)])?;
+                kernel.launch_generated(&stream, &[Arg::scalar(value), Arg::from(self)])?;
             }
         }
         Ok(())

@@ -32,8 +32,8 @@ use std::ffi::c_void;
 use std::mem::size_of;
 use std::ptr::{self, NonNull};
 
-use cuda_driver::Stream;
-use cuda_sys::driver::CUdeviceptr;
+use cuda_driver::{Context, MemoryType, PointerInfo, Stream};
+use cuda_sys::driver::{CUdeviceptr, CUresult};
 
 use super::device_array::{c_strides, shape_len, DeviceArray, Storage};
 use super::dtype::{DType, Element};
@@ -318,6 +318,33 @@ pub enum DLPackError {
     /// overflowing sizes, misaligned data).
     #[error("DLPack tensor layout: {0}")]
     Layout(String),
+    /// The driver does not see device memory of the stream's device at the tensor's first
+    /// element: an address it does not know (made up, freed, pageable host memory), host
+    /// memory, unmapped virtual memory, or another device's memory.
+    #[error("the DLPack tensor's data at {address:#x} is not CUDA device memory of device {device}: {why}")]
+    NotDeviceMemory {
+        /// The first element's address (`data + byte_offset`).
+        address: u64,
+        /// The stream's device.
+        device: i32,
+        /// What the driver said instead.
+        why: String,
+    },
+    /// The bytes the shape and strides reach run past the device memory the first element lies
+    /// in (its allocation, or the mapped part of a virtual address range).
+    #[error(
+        "the DLPack tensor reaches bytes {first:#x}..={last:#x}, past the device memory at {start:#x}..{end:#x} it starts in"
+    )]
+    OutOfAllocation {
+        /// The first byte reached.
+        first: u64,
+        /// The last byte reached.
+        last: u64,
+        /// The start of the allocation the first byte lies in.
+        start: u64,
+        /// The end (exclusive) of the memory found backed from the first byte on.
+        end: u64,
+    },
     /// A Python capsule whose tensor was already taken by a consumer.
     #[error("the DLPack capsule was already consumed")]
     Consumed,
@@ -349,10 +376,28 @@ unsafe impl Sync for DLPackTensor {}
 impl DLPackTensor {
     /// Takes ownership of a legacy tensor. Null is [`DLPackError::NullTensor`].
     ///
+    /// A tensor taken here may become a writable [`DeviceArray`] through the safe
+    /// [`DeviceArray::from_dlpack_tensor`], so the memory it describes is part of this
+    /// contract. That import checks with the driver what it can (device memory of the stream's
+    /// device from the first to the last byte reached, in one allocation); the rest is promised
+    /// here.
+    ///
     /// # Safety
     /// `tensor` must be null or point to a valid `DLManagedTensor` that nobody else owns now,
-    /// whose `shape` (and non-null `strides`) hold `ndim` values, and whose deleter may be
-    /// called, once, from any thread.
+    /// and:
+    /// - its `shape` (and non-null `strides`) hold `ndim` values, and stay unchanged while it is
+    ///   owned;
+    /// - unless `device` says another kind of memory (which every import refuses), `data +
+    ///   byte_offset` is device memory, of the device `device` names, that holds every element
+    ///   its shape and strides reach (each `(extent - 1) * stride` elements on, in elements of
+    ///   its `dtype`);
+    /// - that memory stays allocated until the deleter is called;
+    /// - while the tensor, or an array imported from it, uses that memory, nobody else reads or
+    ///   writes it except in an order the streams set: the producer's work on it is ordered
+    ///   before the stream it is imported on (as the DLPack stream handshake does, or with
+    ///   `producer_stream`), and nothing else writes it (nor reads what the array writes) until
+    ///   the deleter has been called;
+    /// - its deleter, if any, may be called once, from any thread.
     pub unsafe fn from_raw(tensor: *mut DLManagedTensor) -> Result<Self, DLPackError> {
         let raw = NonNull::new(tensor).ok_or(DLPackError::NullTensor)?;
         Ok(DLPackTensor {
@@ -365,7 +410,13 @@ impl DLPackTensor {
     /// to the caller (DLPack says to call its deleter and read nothing else).
     ///
     /// # Safety
-    /// As [`from_raw`](Self::from_raw), for a `DLManagedTensorVersioned`.
+    /// As [`from_raw`](Self::from_raw), for a `DLManagedTensorVersioned`: `tensor` is null or
+    /// points to a valid one nobody else owns now; its `shape` and `strides` hold `ndim` values;
+    /// for CUDA tensors `data + byte_offset` is device memory of that device holding every
+    /// element its shape and strides reach, allocated until the deleter is called and not used
+    /// by anyone else except as ordered by streams (see `from_raw`) meanwhile; its deleter may
+    /// be called once, from any thread. A tensor flagged [`READ_ONLY`](DLPackFlags::READ_ONLY)
+    /// is refused by every import, so its memory may be shared with readers.
     pub unsafe fn from_raw_versioned(tensor: *mut DLManagedTensorVersioned) -> Result<Self, DLPackError> {
         let raw = NonNull::new(tensor).ok_or(DLPackError::NullTensor)?;
         // SAFETY: the caller promises a valid tensor; `version` is at the same place in every
@@ -498,22 +549,104 @@ impl DLPackTensor {
                 T::DTYPE
             )));
         }
-        if len > 0 {
-            // The last element must be addressable: sum of (extent - 1) * stride elements on.
-            let span = shape
-                .iter()
-                .zip(&strides)
-                .try_fold(0usize, |acc, (&d, &s)| acc.checked_add((d - 1).checked_mul(s)?))
-                .and_then(|elements| elements.checked_mul(size_of::<T>()))
-                .and_then(|bytes| ptr.checked_add(bytes as CUdeviceptr));
-            if span.is_none() {
-                return Err(DLPackError::Layout(format!(
-                    "shape {shape:?} with strides {strides:?} overflows the address space"
-                )));
-            }
+        reached_bytes(ptr, &shape, &strides, size_of::<T>())?;
+        Ok((ptr, shape, strides))
+    }
+
+    /// [`layout`](Self::layout) for `stream`'s device, after asking the driver (see
+    /// [`check_device_memory`]) whether the bytes the tensor reaches are device memory there.
+    pub(crate) fn checked_layout<T: Element>(&self, stream: &Stream) -> Result<(CUdeviceptr, Vec<usize>, Vec<usize>)> {
+        let context = stream.context();
+        let device = context.device().ordinal() as i32;
+        let (ptr, shape, strides) = self.layout::<T>(device)?;
+        if let Some((first, last)) = reached_bytes(ptr, &shape, &strides, size_of::<T>())? {
+            check_device_memory(context, first, last)?;
         }
         Ok((ptr, shape, strides))
     }
+}
+
+/// The first and last byte (inclusive) that an array of `shape` and `strides` (in elements of
+/// `element` bytes) with its first element at `ptr` reaches, `None` when it has no elements;
+/// an end past the address space is a [`DLPackError::Layout`].
+fn reached_bytes(
+    ptr: CUdeviceptr,
+    shape: &[usize],
+    strides: &[usize],
+    element: usize,
+) -> Result<Option<(CUdeviceptr, CUdeviceptr)>, DLPackError> {
+    if shape.contains(&0) {
+        return Ok(None);
+    }
+    // The last element is sum of (extent - 1) * stride elements on; its last byte `element - 1`
+    // further.
+    let last = shape
+        .iter()
+        .zip(strides)
+        .try_fold(0usize, |acc, (&d, &s)| acc.checked_add((d - 1).checked_mul(s)?))
+        .and_then(|elements| elements.checked_mul(element))
+        .and_then(|bytes| bytes.checked_add(element - 1))
+        .and_then(|bytes| ptr.checked_add(bytes as CUdeviceptr));
+    match last {
+        Some(last) => Ok(Some((ptr, last))),
+        None => Err(DLPackError::Layout(format!(
+            "shape {shape:?} with strides {strides:?} overflows the address space"
+        ))),
+    }
+}
+
+/// Asks the driver whether bytes `first..=last` are device memory of `context`'s device that
+/// one allocation holds: `first` must be device (or managed) memory of that device, and
+/// `last` inside the same allocation (for virtual memory, the same reserved range), every part
+/// of it in between mapped. The last point matters for virtual memory, which the driver
+/// describes per mapping: a tensor over several mappings of one range (PyTorch's expandable
+/// segments) is walked mapping by mapping. An address the driver does not know is
+/// [`DLPackError::NotDeviceMemory`], a range that runs out [`DLPackError::OutOfAllocation`];
+/// other driver failures are returned as they are.
+fn check_device_memory(context: &Context, first: CUdeviceptr, last: CUdeviceptr) -> Result<()> {
+    let device = context.device().ordinal() as i32;
+    let not_device = |why: String| DLPackError::NotDeviceMemory {
+        address: first,
+        device,
+        why,
+    };
+    let info = match PointerInfo::query(context, first) {
+        Ok(info) => info,
+        Err(error) if error.code() == Some(CUresult::CUDA_ERROR_INVALID_VALUE) => {
+            return Err(not_device(format!("the driver does not know the address ({error})")).into())
+        }
+        Err(error) => return Err(error.into()),
+    };
+    if !(info.memory_type == MemoryType::Device || info.is_managed) {
+        return Err(not_device(format!("{:?} memory", info.memory_type)).into());
+    }
+    if !info.is_managed && info.device_ordinal != device {
+        return Err(not_device(format!("memory of device {}", info.device_ordinal)).into());
+    }
+    if !info.mapped {
+        return Err(not_device("a reserved address with no memory mapped".into()).into());
+    }
+    let out_of = |end: CUdeviceptr| DLPackError::OutOfAllocation {
+        first,
+        last,
+        start: info.range_start,
+        end,
+    };
+    let range_end = info.range_end();
+    if last >= range_end {
+        return Err(out_of(range_end).into());
+    }
+    // Within the range, walk the mappings (one step for memory the driver maps as a whole).
+    let mut backed = info.backed_end();
+    while backed <= last {
+        match PointerInfo::query(context, backed) {
+            Ok(next) if next.mapped && next.range_start == info.range_start && next.backed_end() > backed => {
+                backed = next.backed_end();
+            }
+            _ => return Err(out_of(backed).into()),
+        }
+    }
+    Ok(())
 }
 
 impl Drop for DLPackTensor {
@@ -675,8 +808,15 @@ impl<T: Element> DeviceArray<T> {
     /// streams. On error (CPU or another device's memory, another element type, a read-only
     /// tensor, a layout no array has) the tensor is released: check [`DLPackTensor::dtype`]
     /// and [`DLPackTensor::device`] first to choose.
+    ///
+    /// Before accepting, the driver is asked about the memory ([`PointerInfo`]): the bytes from
+    /// the first element to the last one the shape and strides reach must be device (or
+    /// managed) memory of `stream`'s device, inside the allocation the first lies in, else
+    /// [`DLPackError::NotDeviceMemory`] or [`DLPackError::OutOfAllocation`]. The rest of what
+    /// makes the import sound (the memory is the tensor's to lend, alive until its deleter
+    /// runs, not used by others meanwhile) is what [`DLPackTensor::from_raw`]'s caller promised.
     pub fn from_dlpack_tensor(tensor: DLPackTensor, stream: &Stream, producer_stream: Option<&Stream>) -> Result<Self> {
-        let (ptr, shape, strides) = tensor.layout::<T>(stream.context().device().ordinal() as i32)?;
+        let (ptr, shape, strides) = tensor.checked_layout::<T>(stream)?;
         Self::adopt(tensor, ptr, shape, strides, stream, producer_stream)
     }
 
@@ -727,11 +867,11 @@ impl<T: Element> DeviceArray<T> {
 
     /// Imports `tensor`, or gives it back to the caller (without calling the deleter) on error.
     fn take_or_leave(tensor: DLPackTensor, stream: &Stream) -> Result<Self> {
-        match tensor.layout::<T>(stream.context().device().ordinal() as i32) {
+        match tensor.checked_layout::<T>(stream) {
             Ok((ptr, shape, strides)) => Self::adopt(tensor, ptr, shape, strides, stream, None),
             Err(error) => {
                 std::mem::forget(tensor);
-                Err(error.into())
+                Err(error)
             }
         }
     }
@@ -935,6 +1075,35 @@ mod tests {
         assert_eq!(tensor.layout::<i32>(0).unwrap().2, [0, 0]);
         drop(tensor);
         assert_eq!(counter.load(Ordering::SeqCst), 6);
+    }
+
+    #[test]
+    fn the_bytes_a_tensor_reaches_run_to_its_last_element() {
+        // A transposed 3x4 f32 tensor 8 elements in: the last element is 3 * 1 + 2 * 4 = 11
+        // elements on, its last byte 11 * 4 + 3 bytes on.
+        let counter = AtomicUsize::new(0);
+        let mut t = fake(&counter, CUDA0, DType::F32, &[4, 3], Some(&[1, 4]), 32);
+        // SAFETY: `t` outlives the owned tensor.
+        let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
+        let (ptr, shape, strides) = tensor.layout::<f32>(0).unwrap();
+        assert_eq!(
+            reached_bytes(ptr, &shape, &strides, 4),
+            Ok(Some((0x7000_0020, 0x7000_0020 + 47)))
+        );
+        // What the import asks the driver about for the tensor the crate once accepted at
+        // 0x1000: a megabyte of floats, not just the first one.
+        assert_eq!(
+            reached_bytes(0x1000, &[1 << 20], &[1], 4),
+            Ok(Some((0x1000, 0x1000 + (4 << 20) - 1)))
+        );
+        // One element, broadcast axes, and no elements at all.
+        assert_eq!(reached_bytes(0x100, &[], &[], 8), Ok(Some((0x100, 0x107))));
+        assert_eq!(reached_bytes(0x100, &[3, 5], &[0, 0], 2), Ok(Some((0x100, 0x101))));
+        assert_eq!(reached_bytes(0x100, &[3, 0], &[7, 1], 4), Ok(None));
+        assert!(matches!(
+            reached_bytes(u64::MAX - 8, &[4], &[1], 4),
+            Err(DLPackError::Layout(_))
+        ));
     }
 
     #[test]

@@ -31,11 +31,17 @@ const BLOCKS_PER_SM: u32 = 8;
 /// let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0])?;
 /// let y = DeviceArray::from_slice(&stream, &[10.0f32, 20.0, 30.0])?;
 /// let mut z = DeviceArray::<f32>::empty(&stream, 3)?;
-/// axpy.launch(&stream, &[Arg::scalar(2.0f32), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])?;
+/// // SAFETY: the operation reads its inputs' elements and assigns its output's element only.
+/// unsafe { axpy.launch(&stream, &[Arg::scalar(2.0f32), Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])? };
 /// assert_eq!(z.to_vec()?, [12.0, 24.0, 36.0]);
 /// # Ok(())
 /// # }
 /// ```
+///
+/// Building a kernel is safe (a bad operation is a compile error, with NVRTC's log); launching
+/// one is `unsafe`, because the operation is arbitrary device code: see
+/// [`launch`](Self::launch)'s `# Safety`. Array expressions ([`Expr`](crate::Expr)), whose
+/// code the crate writes, are safe to evaluate.
 ///
 /// In the operation, each input is the current element (arrays) or the value (scalars), each
 /// output a reference to its element, `i` the element's index and `n` the element count;
@@ -348,7 +354,40 @@ impl ElementwiseKernel {
     /// in declaration order: `Arg::from(&array)` for an input array, `Arg::scalar(v)` for a
     /// scalar, `Arg::from(&mut array)` for an output. Wrong count, types, shapes or contexts are
     /// errors, before anything is launched.
-    pub fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
+    ///
+    /// # Safety
+    ///
+    /// The operation (and the prelude it calls) is device code that the crate cannot check, so
+    /// the caller promises that for each element index `i` below `n` it:
+    /// - reads only what it is given (its inputs' elements, its outputs' elements, the scalars,
+    ///   `i` and `n`) and writes only through its outputs' references: it forms no other address
+    ///   from them (no pointer arithmetic on `&x`, no indexing into neighbouring elements) and
+    ///   dereferences no address passed in as a scalar;
+    /// - causes no data race: invocations run in parallel, in no specified order, so each one
+    ///   touches only its own elements (and any device variables the prelude declares only
+    ///   without races);
+    /// - has no other undefined behaviour of CUDA C++ that reaches memory (out-of-bounds
+    ///   accesses to its own local arrays, reading uninitialised values, ...).
+    ///
+    /// The crate checks the rest: argument count, types, shapes, contexts, and that every
+    /// element the generated loop passes to the operation lies inside its array.
+    ///
+    /// Calling it outside `unsafe` does not compile:
+    ///
+    /// ```compile_fail,E0133
+    /// use cuda_core::{Arg, Device, DeviceArray, ElementwiseKernel};
+    ///
+    /// # fn main() -> cuda_core::Result<()> {
+    /// let double = ElementwiseKernel::new("T x", "T y", "y = 2 * x", "double")?;
+    /// let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0])?;
+    /// let mut y = DeviceArray::<f32>::empty(&stream, 2)?;
+    /// // error[E0133]: call to unsafe function requires unsafe block
+    /// double.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)])?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub unsafe fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
         let signature: Vec<ArgType> = args.iter().map(Arg::arg_type).collect();
         bind_signature(&self.name, &self.inputs, &self.outputs, &signature)?;
         let call = check_args(&self.name, stream, args, self.inputs.len(), false)?;
@@ -359,6 +398,15 @@ impl ElementwiseKernel {
             true => self.launch_contiguous(stream, args, &signature, call.len),
             false => self.launch_strided(stream, args, &signature, &call.shape),
         }
+    }
+
+    /// [`launch`](Self::launch) for kernels whose operation and prelude the crate wrote
+    /// (fills, copies, `arange`/`linspace`, array expressions), which is why it is safe.
+    pub(crate) fn launch_generated(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
+        // SAFETY: callers are the crate's own kernels, whose operations are single assignments
+        // `out = f(inputs, scalars, i)` to their output's element from their input elements and
+        // scalars (no addresses formed, no other element touched), so `launch`'s contract holds.
+        unsafe { self.launch(stream, args) }
     }
 
     fn launch_contiguous(&self, stream: &Stream, args: &[Arg<'_>], signature: &[ArgType], n: usize) -> Result<()> {
@@ -387,8 +435,9 @@ impl ElementwiseKernel {
         params.push((&mut n_param as *mut u64).cast());
         // SAFETY: the generated kernel takes exactly these parameters in this order (one per
         // argument, the array device addresses and the scalars' bytes of the bound types, then
-        // `n`); every array is a C-contiguous run of `n` elements of its type (checked) and the
-        // kernel touches elements below `n` only; arrays are ordered on `stream` (noted above)
+        // `n`); every array is a C-contiguous run of `n` elements of its type (checked), the
+        // generated loop passes the operation elements below `n` only, and the operation
+        // touches only those (the contract of `launch`, which calls this); arrays are ordered on `stream` (noted above)
         // and stay borrowed for the call, and their memory is returned to the pool in stream
         // order.
         unsafe { launch_raw(function, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params)? };
@@ -418,7 +467,8 @@ impl ElementwiseKernel {
         // then the `_Layout` struct by value: `ndim` 64-bit extents and `ndim` 64-bit strides
         // per array, which `layout` holds in that order. Each array's element at the offset its
         // strides give for an index below `n` lies inside the array (strides and extents come
-        // from the arrays themselves, broadcast to the checked shape); arrays are ordered on
+        // from the arrays themselves, broadcast to the checked shape), and the operation touches
+        // only those elements (the contract of `launch`, which calls this); arrays are ordered on
         // `stream` (noted above) and stay borrowed for the call.
         unsafe {
             launch_raw(

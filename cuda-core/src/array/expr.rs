@@ -476,7 +476,7 @@ impl<T: Element> DeviceArray<T> {
             .collect();
         let stream = self.stream().clone();
         args.push(Arg::from(self));
-        kernel.launch(&stream, &args)
+        kernel.launch_generated(&stream, &args)
     }
 }
 

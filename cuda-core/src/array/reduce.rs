@@ -237,10 +237,11 @@ fn reduce<T: Element, R: Element>(
         args.push(Arg::from(inner));
     }
     args.push(Arg::from(&mut out));
-    match axes.len() == ndim {
-        true => kernel.launch(&stream, &args)?,
-        false => kernel.launch_axes(&stream, &args, axes)?,
-    }
+    let axes = match axes.len() == ndim {
+        true => None,
+        false => Some(axes),
+    };
+    kernel.launch_generated(&stream, &args, axes)?;
     Ok(out)
 }
 

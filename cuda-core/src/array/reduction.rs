@@ -38,11 +38,17 @@ const UNROLL: usize = 4;
 /// let stream = Device::new(0)?.create_stream()?;
 /// let x = DeviceArray::from_slice(&stream, &[3.0f64, 4.0])?;
 /// let mut y = DeviceArray::<f64>::empty(&stream, 1)?;
-/// l2.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)])?;
+/// // SAFETY: the expressions only compute with the values they are given, and the post-map
+/// // assigns the output element it is given.
+/// unsafe { l2.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)])? };
 /// assert_eq!(y.to_vec()?, [5.0]);
 /// # Ok(())
 /// # }
 /// ```
+///
+/// Building a reduction is safe; launching one is `unsafe`, because its expressions are
+/// arbitrary device code: see [`launch`](Self::launch)'s `# Safety`. The crate's own reductions
+/// ([`DeviceArray::sum`](crate::DeviceArray::sum) and the rest) are safe.
 ///
 /// Two passes: a grid-stride pass sized to the device's SMs (16-byte vector loads when aligned,
 /// warp shuffles, one partial per block into pooled memory), then one block reduces the partials
@@ -403,7 +409,24 @@ impl ReductionKernel {
     /// `args` are the inputs then the output, as for
     /// [`ElementwiseKernel::launch`](crate::ElementwiseKernel::launch); input arrays must share
     /// one shape.
-    pub fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
+    ///
+    /// # Safety
+    ///
+    /// The expressions (and the prelude they call) are device code that the crate cannot check,
+    /// so the caller promises that:
+    /// - `map_expr` reads only what it is given (its inputs' elements at `i`, the scalars, `i`
+    ///   and `n`), `reduce_expr` only `a` and `b`, `identity` nothing, and `post_map_expr` only
+    ///   `a`, the scalars and `n`, writing only through the output's element reference it is given;
+    ///   none of them forms another address from a reference (no pointer arithmetic, no
+    ///   indexing into neighbouring elements) or dereferences an address passed in as a scalar;
+    /// - they cause no data race (evaluations run in parallel, in no specified order; any
+    ///   device variables the prelude declares are used without races);
+    /// - they have no other undefined behaviour of CUDA C++ that reaches memory (out-of-bounds
+    ///   accesses to their own local arrays, reading uninitialised values, ...).
+    ///
+    /// The crate checks the rest: argument count, types, shapes and contexts, and that the
+    /// generated passes read only the inputs' elements and write only the output's.
+    pub unsafe fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
         let signature: Vec<ArgType> = args.iter().map(Arg::arg_type).collect();
         let (_, reduce) = self.bind(&signature)?;
         let n = check_args(&self.name, stream, args, self.inputs.len(), true)?.len;
@@ -472,6 +495,24 @@ impl ReductionKernel {
         // The partials go back to the pool in `stream`'s order, after both passes.
         drop(partials);
         Ok(())
+    }
+}
+
+impl ReductionKernel {
+    /// [`launch`](Self::launch) (whole arrays) or [`launch_axes`](Self::launch_axes) (`Some`
+    /// axes) for the crate's own reductions (`sum`, `max`, `argmin`, ...), whose expressions
+    /// the crate wrote, which is why it is safe.
+    pub(crate) fn launch_generated(&self, stream: &Stream, args: &[Arg<'_>], axes: Option<&[usize]>) -> Result<()> {
+        // SAFETY: callers are the crate's own reductions, whose map expressions read only the
+        // input element (and the index for arg-reductions), whose reduce expressions combine
+        // `a` and `b`, and whose post-maps assign the output element they are given: no
+        // addresses formed, no shared state, so the contract of `launch`/`launch_axes` holds.
+        unsafe {
+            match axes {
+                None => self.launch(stream, args),
+                Some(axes) => self.launch_axes(stream, args, axes),
+            }
+        }
     }
 }
 

@@ -377,12 +377,22 @@ impl ReductionKernel {
     /// let stream = Device::new(0)?.create_stream()?;
     /// let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?.reshape([2, 3])?;
     /// let mut y = DeviceArray::<f32>::empty(&stream, 2)?;
-    /// sum.launch_axes(&stream, &[Arg::from(&x), Arg::from(&mut y)], &[1])?;
+    /// // SAFETY: the expressions only compute with the values they are given, and the post-map
+    /// // assigns the output element it is given.
+    /// unsafe { sum.launch_axes(&stream, &[Arg::from(&x), Arg::from(&mut y)], &[1])? };
     /// assert_eq!(y.to_vec()?, [6.0, 15.0]);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn launch_axes(&self, stream: &Stream, args: &[Arg<'_>], axes: &[usize]) -> Result<()> {
+    ///
+    /// # Safety
+    ///
+    /// The same promise as for [`launch`](Self::launch): the expressions read only the values
+    /// they are given (each input's element, `a` and `b`, the scalars, `i` and `n`), the
+    /// post-map writes only through the output element reference it is given, none of them
+    /// forms another address or dereferences one passed as a scalar, and they cause no data
+    /// race and no other undefined behaviour that reaches memory.
+    pub unsafe fn launch_axes(&self, stream: &Stream, args: &[Arg<'_>], axes: &[usize]) -> Result<()> {
         let name = self.name();
         let inputs = self.inputs().len();
         let signature: Vec<ArgType> = args.iter().map(Arg::arg_type).collect();

@@ -33,7 +33,8 @@ fn kernel() -> cuda_core::Result<&'static ElementwiseKernel> {
 fn run<T: PyElement>(a: &DeviceArray<T>, b: &DeviceArray<T>) -> cuda_core::Result<DeviceArray<T>> {
     let stream = a.stream();
     let mut out = DeviceArray::<T>::empty(stream, broadcast_shapes(a.shape(), b.shape())?)?;
-    kernel()?.launch(stream, &[Arg::from(a), Arg::from(b), Arg::from(&mut out)])?;
+    // SAFETY: the operation reads its two input elements and assigns its output element only.
+    unsafe { kernel()?.launch(stream, &[Arg::from(a), Arg::from(b), Arg::from(&mut out)])? };
     Ok(out)
 }
 
