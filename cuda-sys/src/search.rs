@@ -7,6 +7,10 @@
 //! 4. Python wheels' `nvidia/cu13/lib` under each `site-packages` folder found
 //!    through `VIRTUAL_ENV`, `CONDA_PREFIX`, `PYTHONPATH` and the usual
 //!    system and user prefixes.
+//!
+//! The driver is never in a toolkit's `lib64` or in a wheel: for it steps 3 and 4 are
+//! replaced by WSL's `/usr/lib/wsl/lib` and the forward-compatibility package's `compat`
+//! folder under those CUDA roots (Linux only).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -54,6 +58,43 @@ impl LibraryKind {
         }
     }
 
+    /// What to do when the library cannot be found, for error messages: where it comes from
+    /// and which environment variable names its file.
+    pub fn remedy(self) -> String {
+        let wheel = match self {
+            Self::Driver => {
+                return format!(
+                    "this program needs an NVIDIA GPU and its driver, one that supports CUDA 13 \
+                     (R580 or newer); the driver comes with the GPU's driver package, never in a \
+                     Python wheel. If it is installed where the loader does not look, set {} to \
+                     the path of {}",
+                    self.env_var(),
+                    self.loader_name()
+                )
+            }
+            Self::Runtime => "nvidia-cuda-runtime",
+            Self::Nvrtc => "nvidia-cuda-nvrtc",
+            Self::NvJitLink => "nvidia-nvjitlink",
+        };
+        format!(
+            "{} comes with the CUDA 13 toolkit or with the `{wheel}` wheel \
+             (`pip install \"{wheel}==13.*\"`); \
+             or set {} to the path of {}",
+            self.short_name(),
+            self.env_var(),
+            self.loader_name()
+        )
+    }
+
+    fn short_name(self) -> &'static str {
+        match self {
+            Self::Driver => "the driver",
+            Self::Runtime => "the runtime",
+            Self::Nvrtc => "NVRTC",
+            Self::NvJitLink => "nvJitLink",
+        }
+    }
+
     /// A description for error messages.
     pub fn description(self) -> &'static str {
         match self {
@@ -92,16 +133,28 @@ pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> 
     }
     let mut found = vec![Candidate::LoaderName(kind.loader_name())];
     let mut folders: Vec<PathBuf> = Vec::new();
-    let roots = ["CUDA_HOME", "CUDA_PATH"]
+    let roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .into_iter()
         .filter_map(&env)
-        .map(PathBuf::from);
-    for root in roots.chain([PathBuf::from("/usr/local/cuda")]) {
-        folders.push(root.join("lib64"));
-        folders.push(root.join("lib"));
-    }
-    for site_packages in site_packages_folders(&env) {
-        folders.push(site_packages.join("nvidia/cu13/lib"));
+        .map(PathBuf::from)
+        .chain([PathBuf::from("/usr/local/cuda")])
+        .collect();
+    if kind == LibraryKind::Driver {
+        // The driver is installed with the GPU's driver package, which the loader finds; beyond
+        // that only WSL's folder and the CUDA forward-compatibility package hold one. Toolkits
+        // ship a stub only, and wheels none.
+        if cfg!(target_os = "linux") {
+            folders.push(PathBuf::from("/usr/lib/wsl/lib"));
+            folders.extend(roots.iter().map(|root| root.join("compat")));
+        }
+    } else {
+        for root in &roots {
+            folders.push(root.join("lib64"));
+            folders.push(root.join("lib"));
+        }
+        for site_packages in site_packages_folders(&env) {
+            folders.push(site_packages.join("nvidia/cu13/lib"));
+        }
     }
     for folder in folders {
         let file = Candidate::File(folder.join(kind.loader_name()));
@@ -172,6 +225,42 @@ mod tests {
             found[3],
             Candidate::File("/usr/local/cuda/lib64/libcudart.so.13".into())
         );
+    }
+
+    #[test]
+    fn the_driver_is_not_looked_for_in_wheels_or_toolkits() {
+        let venv = std::env::temp_dir().join(format!("cuda-sys-driver-venv-{}", std::process::id()));
+        std::fs::create_dir_all(venv.join("lib/python3.12/site-packages")).unwrap();
+        let found = candidates(
+            LibraryKind::Driver,
+            env_of([
+                ("VIRTUAL_ENV", venv.clone().into_os_string()),
+                ("CUDA_HOME", "/opt/cuda-13".into()),
+            ]),
+        );
+        std::fs::remove_dir_all(&venv).unwrap();
+        assert_eq!(found[0], Candidate::LoaderName("libcuda.so.1"));
+        for candidate in &found[1..] {
+            let path = candidate.as_path().to_string_lossy();
+            assert!(!path.contains("-packages") && !path.contains("/lib64/"), "{path}");
+        }
+        if cfg!(target_os = "linux") {
+            assert!(found.contains(&Candidate::File("/opt/cuda-13/compat/libcuda.so.1".into())));
+            assert!(found.contains(&Candidate::File("/usr/lib/wsl/lib/libcuda.so.1".into())));
+        }
+    }
+
+    #[test]
+    fn a_missing_library_says_what_to_install_and_which_variable_to_set() {
+        let driver = LibraryKind::Driver.remedy();
+        assert!(driver.contains("NVIDIA GPU") && driver.contains("R580"), "{driver}");
+        assert!(
+            driver.contains("CUDA_DRIVER_LIBRARY") && !driver.contains("pip"),
+            "{driver}"
+        );
+        let nvrtc = LibraryKind::Nvrtc.remedy();
+        assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
+        assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");
     }
 
     #[test]
