@@ -4,8 +4,7 @@
 //! [`LaunchConfig`], [`launch`]) on top of `cuda-driver`.
 //!
 //! ```no_run
-//! use cuda_core::{launch, CompileTarget, Device, LaunchConfig, Program, ProgramOptions};
-//! use cuda_driver::DeviceBuffer;
+//! use cuda_core::{launch, CompileTarget, DeviceBuffer, Device, LaunchConfig, Program, ProgramOptions};
 //!
 //! # fn main() -> cuda_core::Result<()> {
 //! let source = r#"
@@ -50,6 +49,24 @@
 //! println!("{z}");
 //! # Ok(())
 //! # }
+//! ```
+//!
+//! # One dependency
+//! `cuda-core` alone serves: the driver types its signatures use ([`Stream`], [`Event`],
+//! [`Context`], [`DeviceAttribute`], [`DeviceBuffer`], ...) are re-exported here, the whole
+//! driver layer as [`driver`], the raw bindings as [`sys`], and the 16-bit floats as
+//! [`f16`](struct@f16) and [`bf16`]:
+//!
+//! ```no_run
+//! use cuda_core::{f16, DeviceArray, Event, EventFlags, Stream};
+//!
+//! fn halves(stream: &Stream, data: &[f32]) -> cuda_core::Result<(DeviceArray<f16>, Event)> {
+//!     let host: Vec<f16> = data.iter().map(|&x| f16::from_f32(x)).collect();
+//!     let array = DeviceArray::from_slice(stream, &host)?;
+//!     let done = Event::new(stream.context(), EventFlags::DISABLE_TIMING)?;
+//!     done.record(stream)?;
+//!     Ok((array, done))
+//! }
 //! ```
 //!
 //! Compiling and linking need no GPU: NVRTC and nvJitLink are found at run time by `cuda-sys`
@@ -106,6 +123,22 @@ pub use linker::{LinkTarget, Linker, LinkerOptions};
 pub use object_code::{CodeKind, ObjectCode};
 pub use options::{Arch, CompileTarget, ProgramOptions, Std};
 pub use program::Program;
+
+/// The driver layer this crate is built on (`cuda-driver`), whole: every type a program may
+/// need beyond those re-exported below, under one dependency.
+pub use cuda_driver as driver;
+/// The driver types that appear in this crate's signatures, so that naming them needs no
+/// `cuda-driver` dependency of one's own.
+pub use cuda_driver::{
+    Context, DeviceAttribute, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, DriverError, Event, EventFlags,
+    Function, HostBuffer, KernelArg, KernelArgs, LaunchAttributes, Module, ParamInfo, PitchedBuffer, PitchedMut,
+    Stream, StreamFlags,
+};
+/// The raw bindings (`cuda-sys`): the function tables and `CU*` types, for escape hatches.
+pub use cuda_sys as sys;
+/// The 16-bit floats `DeviceArray<f16>` and `DeviceArray<bf16>` hold (from the `half` crate),
+/// so they need no `half` dependency of one's own.
+pub use half::{bf16, f16};
 
 #[cfg(test)]
 mod tests {

@@ -26,8 +26,7 @@
 
 use std::process::ExitCode;
 
-use cuda_core::{Device, LaunchConfig, ProgramOptions, RawKernel};
-use cuda_driver::{DeviceBuffer, HostBuffer, Stream};
+use cuda_core::{Device, DeviceBuffer, HostBuffer, LaunchConfig, ProgramOptions, RawKernel, Stream};
 
 const SOURCE: &str = r#"
 extern "C" __global__ void mix(unsigned *data, unsigned n, unsigned rounds) {
