@@ -87,6 +87,8 @@
 //! cache (see `docs/SANITIZER.md`).
 
 #![warn(missing_docs)]
+// Where crates documented without this one (docs.rs builds each alone) link its items.
+#![doc(html_root_url = "https://docs.rs/cuda-core/0.1.0")]
 
 mod array;
 mod at_exit;
@@ -128,7 +130,8 @@ pub use program::Program;
 /// need beyond those re-exported below, under one dependency.
 pub use cuda_driver as driver;
 /// The driver types that appear in this crate's signatures, so that naming them needs no
-/// `cuda-driver` dependency of one's own.
+/// `cuda-driver` dependency of one's own. They are documented in `cuda-driver`.
+#[doc(no_inline)]
 pub use cuda_driver::{
     Context, DeviceAttribute, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, DriverError, Event, EventFlags,
     Function, HostBuffer, KernelArg, KernelArgs, LaunchAttributes, Module, ParamInfo, PitchedBuffer, PitchedMut,
@@ -138,6 +141,7 @@ pub use cuda_driver::{
 pub use cuda_sys as sys;
 /// The 16-bit floats `DeviceArray<f16>` and `DeviceArray<bf16>` hold (from the `half` crate),
 /// so they need no `half` dependency of one's own.
+#[doc(no_inline)]
 pub use half::{bf16, f16};
 
 #[cfg(test)]
