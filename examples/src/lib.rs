@@ -21,6 +21,9 @@ use std::process::ExitCode;
 
 use cuda_sys::LibraryKind;
 
+/// The statement of the README's NumPy-style snippet whose output it shows.
+pub const NUMPY_STYLE_PRINT: &str = "println!(\"{z}\");";
+
 /// The libraries `cargo xtask test` fetches as pinned wheels into `target/cuda-wheels/`.
 const FETCHED: [LibraryKind; 3] = [LibraryKind::Nvrtc, LibraryKind::Runtime, LibraryKind::NvJitLink];
 
@@ -98,9 +101,31 @@ fn fetched_library(target: &Path, kind: LibraryKind) -> Option<PathBuf> {
     found.pop()
 }
 
+/// The output the README shows for a statement of its code: the comment after `statement` on
+/// the README line that holds it (`println!("{z}"); // [2.2 ...]` gives `[2.2 ...]`). An example
+/// that runs the statement compares what it printed with this, so the README's printed lines
+/// come from runs that the GPU bundle checks.
+pub fn readme_output(statement: &str) -> Option<&'static str> {
+    const README: &str = include_str!("../../README.md");
+    README
+        .lines()
+        .find_map(|line| line.trim().strip_prefix(statement)?.trim_start().strip_prefix("// "))
+        .map(str::trim)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_readme_shows_the_numpy_style_output() {
+        let shown = readme_output(NUMPY_STYLE_PRINT).expect("README.md shows what numpy_style prints");
+        assert!(
+            shown.starts_with('[') && shown.contains(" ... ") && shown.ends_with(']'),
+            "{shown}"
+        );
+        assert_eq!(readme_output("println!(\"{nothing}\");"), None);
+    }
 
     #[test]
     fn finds_the_library_the_test_command_fetched() {
