@@ -105,7 +105,7 @@ fn main() -> ExitCode {
     examples::run("streams_overlap", || {
         let device = Device::new(0)?;
         device.set_current()?;
-        let kernel = RawKernel::new(SOURCE, "mix", ProgramOptions::default());
+        let kernel = RawKernel::new(SOURCE, "mix", ProgramOptions::default())?;
         let (s1, s2) = (device.create_stream()?, device.create_stream()?);
 
         let (scale, offset) = mix_map();

@@ -12,6 +12,7 @@ mod format;
 mod generated;
 mod params;
 mod pool;
+mod pool_cupy;
 mod promotion;
 pub mod random;
 mod raw;
