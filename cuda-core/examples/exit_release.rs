@@ -94,7 +94,7 @@ fn run(device: &Device) -> Result<(), Failure> {
         }
 
         // A RawKernel, compiled through the cache and loaded in this context.
-        let iota = RawKernel::new(IOTA, "iota", ProgramOptions::default());
+        let iota = RawKernel::new(IOTA, "iota", ProgramOptions::default())?;
         let n = 5000u32;
         let mut out = DeviceArray::<u32>::empty(&stream, n as usize)?;
         // SAFETY: iota writes `n` unsigned ints of `out`, which holds `n`.

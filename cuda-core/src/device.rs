@@ -7,6 +7,7 @@ use cuda_driver::{Context, DeviceAttribute, Event, EventFlags, Stream, StreamFla
 
 use crate::error::Result;
 use crate::options::Arch;
+use crate::MemoryPool;
 
 thread_local! {
     /// The device [`Device::set_current`] last chose on this thread.
@@ -156,6 +157,17 @@ impl Device {
     /// The `cuda-driver` device.
     pub fn as_driver_device(&self) -> &cuda_driver::Device {
         &self.device
+    }
+
+    /// The process-wide memory pool of this device's context, the one [`DeviceArray`]s made on
+    /// its streams allocate from: CuPy's `cp.get_default_memory_pool()` (which picks the current
+    /// device; here the device is named). The same as
+    /// [`MemoryPool::for_context`]`(self.context())`.
+    ///
+    /// [`DeviceArray`]: crate::DeviceArray
+    #[doc(alias = "get_default_memory_pool")]
+    pub fn memory_pool(&self) -> MemoryPool {
+        MemoryPool::for_context(&self.context)
     }
 
     /// A new stream that does not synchronise with the legacy default stream.

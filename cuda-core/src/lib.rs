@@ -4,8 +4,7 @@
 //! [`LaunchConfig`], [`launch`]) on top of `cuda-driver`.
 //!
 //! ```no_run
-//! use cuda_core::{launch, CompileTarget, Device, LaunchConfig, Program, ProgramOptions};
-//! use cuda_driver::DeviceBuffer;
+//! use cuda_core::{launch, CompileTarget, DeviceBuffer, Device, LaunchConfig, Program, ProgramOptions};
 //!
 //! # fn main() -> cuda_core::Result<()> {
 //! let source = r#"
@@ -52,6 +51,24 @@
 //! # }
 //! ```
 //!
+//! # One dependency
+//! `cuda-core` alone serves: the driver types its signatures use ([`Stream`], [`Event`],
+//! [`Context`], [`DeviceAttribute`], [`DeviceBuffer`], ...) are re-exported here, the whole
+//! driver layer as [`driver`], the raw bindings as [`sys`], and the 16-bit floats as
+//! [`f16`](struct@f16) and [`bf16`]:
+//!
+//! ```no_run
+//! use cuda_core::{f16, DeviceArray, Event, EventFlags, Stream};
+//!
+//! fn halves(stream: &Stream, data: &[f32]) -> cuda_core::Result<(DeviceArray<f16>, Event)> {
+//!     let host: Vec<f16> = data.iter().map(|&x| f16::from_f32(x)).collect();
+//!     let array = DeviceArray::from_slice(stream, &host)?;
+//!     let done = Event::new(stream.context(), EventFlags::DISABLE_TIMING)?;
+//!     done.record(stream)?;
+//!     Ok((array, done))
+//! }
+//! ```
+//!
 //! Compiling and linking need no GPU: NVRTC and nvJitLink are found at run time by `cuda-sys`
 //! (`CUDA_NVRTC_LIBRARY`, `CUDA_NVJITLINK_LIBRARY`, `CUDA_HOME`, Python wheels, ...).
 //!
@@ -70,6 +87,8 @@
 //! cache (see `docs/SANITIZER.md`).
 
 #![warn(missing_docs)]
+// Where crates documented without this one (docs.rs builds each alone) link its items.
+#![doc(html_root_url = "https://docs.rs/cuda-core/0.1.0")]
 
 mod array;
 mod at_exit;
@@ -106,6 +125,24 @@ pub use linker::{LinkTarget, Linker, LinkerOptions};
 pub use object_code::{CodeKind, ObjectCode};
 pub use options::{Arch, CompileTarget, ProgramOptions, Std};
 pub use program::Program;
+
+/// The driver layer this crate is built on (`cuda-driver`), whole: every type a program may
+/// need beyond those re-exported below, under one dependency.
+pub use cuda_driver as driver;
+/// The driver types that appear in this crate's signatures, so that naming them needs no
+/// `cuda-driver` dependency of one's own. They are documented in `cuda-driver`.
+#[doc(no_inline)]
+pub use cuda_driver::{
+    Context, DeviceAttribute, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, DriverError, Event, EventFlags,
+    Function, HostBuffer, KernelArg, KernelArgs, LaunchAttributes, Module, ParamInfo, PitchedBuffer, PitchedMut,
+    Stream, StreamFlags,
+};
+/// The raw bindings (`cuda-sys`): the function tables and `CU*` types, for escape hatches.
+pub use cuda_sys as sys;
+/// The 16-bit floats `DeviceArray<f16>` and `DeviceArray<bf16>` hold (from the `half` crate),
+/// so they need no `half` dependency of one's own.
+#[doc(no_inline)]
+pub use half::{bf16, f16};
 
 #[cfg(test)]
 mod tests {

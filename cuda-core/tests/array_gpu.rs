@@ -404,7 +404,7 @@ fn raw_kernels_compile_per_context_and_instantiate_templates() {
         if (i < n) data[i] *= factor;
     }"#;
     let stream = device.create_stream().unwrap();
-    let iota = cuda_core::RawKernel::new(source, "iota_raw", ProgramOptions::default());
+    let iota = cuda_core::RawKernel::new(source, "iota_raw", ProgramOptions::default()).unwrap();
     let mut ints = DeviceArray::<i32>::empty(&stream, 1000).unwrap();
     // SAFETY: iota_raw writes `n` ints of `ints`, one per thread below `n`.
     unsafe { iota.launch(&stream, &LaunchConfig::for_num_elems(1000), (&mut ints, 1000u32)) }.unwrap();
@@ -412,7 +412,7 @@ fn raw_kernels_compile_per_context_and_instantiate_templates() {
     let first = iota.kernel_for(device.context()).unwrap();
     let again = iota.kernel_for(device.context()).unwrap();
     assert!(std::sync::Arc::ptr_eq(&first, &again), "loaded once per context");
-    let scale = cuda_core::RawKernel::new(source, "scale_raw<double>", ProgramOptions::default());
+    let scale = cuda_core::RawKernel::new(source, "scale_raw<double>", ProgramOptions::default()).unwrap();
     let mut doubles = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 3.0]).unwrap();
     // SAFETY: scale_raw<double> scales `n` doubles of `doubles` in place.
     unsafe { scale.launch(&stream, &LaunchConfig::for_num_elems(3), (&mut doubles, 2.5f64, 3u32)) }.unwrap();

@@ -6,7 +6,7 @@
 //!
 //! const PTX: &str = r#"
 //! .version 8.0
-//! .target sm_90
+//! .target sm_75
 //! .address_size 64
 //!
 //! .visible .entry scale(.param .u64 data, .param .f32 factor, .param .u32 n)
@@ -91,6 +91,8 @@
 //! - Without a driver library every call returns [`Error::Load`]; nothing panics.
 
 #![warn(missing_docs)]
+// Where crates documented without this one (docs.rs builds each alone) link its items.
+#![doc(html_root_url = "https://docs.rs/cuda-driver/0.1.0")]
 
 mod capture;
 mod context;

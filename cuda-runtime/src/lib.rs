@@ -84,6 +84,8 @@
 //! (lengths, launch shapes, malformed images) never reaches the runtime.
 
 #![warn(missing_docs)]
+// Where crates documented without this one (docs.rs builds each alone) link its items.
+#![doc(html_root_url = "https://docs.rs/cuda-runtime/0.1.0")]
 
 mod copy;
 mod device;

@@ -4,21 +4,31 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::LibraryKind;
+
 /// A library could not be loaded. Lists every candidate that was tried and
 /// why each failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadError {
     /// The library that was looked for, e.g. `"the CUDA driver (libcuda)"`.
     pub library: &'static str,
+    /// Which library it was.
+    pub kind: LibraryKind,
     /// Each candidate tried, in order, with the loader's reason for refusing it.
     pub tried: Vec<(PathBuf, String)>,
 }
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "could not load {}; tried:", self.library)?;
+        write!(f, "could not load {}: {}. Tried:", self.library, self.kind.remedy())?;
         for (path, reason) in &self.tried {
-            write!(f, "\n  {}: {reason}", path.display())?;
+            // A bare name is handed to the platform loader, which searches its own path.
+            let searched = if path.components().count() == 1 {
+                " (the system loader's search path)"
+            } else {
+                ""
+            };
+            write!(f, "\n  {}{searched}: {reason}", path.display())?;
         }
         Ok(())
     }

@@ -27,6 +27,8 @@
 //! so any value a library returns is representable.
 
 #![warn(missing_docs)]
+// Where crates documented without this one (docs.rs builds each alone) link its items.
+#![doc(html_root_url = "https://docs.rs/cuda-sys/0.1.0")]
 
 mod error;
 pub mod search;
@@ -186,11 +188,17 @@ fn open_first(
         };
         match open_library(candidate.as_path().as_os_str()) {
             Ok(library) => return Ok((library, companion, candidate.as_path().to_path_buf())),
-            Err(reason) => tried.push((candidate.as_path().to_path_buf(), reason)),
+            Err(reason) => {
+                // The loader's message starts with the name it was given; it is listed already.
+                let name = format!("{}: ", candidate.as_path().display());
+                let reason = reason.strip_prefix(&name).map(str::to_string).unwrap_or(reason);
+                tried.push((candidate.as_path().to_path_buf(), reason));
+            }
         }
     }
     Err(LoadError {
         library: kind.description(),
+        kind,
         tried,
     })
 }

@@ -5,8 +5,14 @@
 //! 2. the platform loader's default name (`libcuda.so.1`, ...);
 //! 3. `lib64`/`lib` under `CUDA_HOME`, `CUDA_PATH` and `/usr/local/cuda`;
 //! 4. Python wheels' `nvidia/cu13/lib` under each `site-packages` folder found
-//!    through `VIRTUAL_ENV`, `CONDA_PREFIX`, `PYTHONPATH` and the usual
-//!    system and user prefixes.
+//!    through `PYTHONPATH`, `VIRTUAL_ENV`, `CONDA_PREFIX`, the `python3` on `PATH`
+//!    (a venv there need not be activated), pyenv's interpreters, the usual conda
+//!    installs, and the system and user prefixes (`/usr/local`, `/usr`, `~/.local`).
+//!    Only the file system is read, once per library: no Python interpreter is run.
+//!
+//! The driver is never in a toolkit's `lib64` or in a wheel: for it steps 3 and 4 are
+//! replaced by WSL's `/usr/lib/wsl/lib` and the forward-compatibility package's `compat`
+//! folder under those CUDA roots (Linux only).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -54,6 +60,43 @@ impl LibraryKind {
         }
     }
 
+    /// What to do when the library cannot be found, for error messages: where it comes from
+    /// and which environment variable names its file.
+    pub fn remedy(self) -> String {
+        let wheel = match self {
+            Self::Driver => {
+                return format!(
+                    "this program needs an NVIDIA GPU and its driver, one that supports CUDA 13 \
+                     (R580 or newer); the driver comes with the GPU's driver package, never in a \
+                     Python wheel. If it is installed where the loader does not look, set {} to \
+                     the path of {}",
+                    self.env_var(),
+                    self.loader_name()
+                )
+            }
+            Self::Runtime => "nvidia-cuda-runtime",
+            Self::Nvrtc => "nvidia-cuda-nvrtc",
+            Self::NvJitLink => "nvidia-nvjitlink",
+        };
+        format!(
+            "{} comes with the CUDA 13 toolkit or with the `{wheel}` wheel \
+             (`pip install \"{wheel}==13.*\"`); \
+             or set {} to the path of {}",
+            self.short_name(),
+            self.env_var(),
+            self.loader_name()
+        )
+    }
+
+    fn short_name(self) -> &'static str {
+        match self {
+            Self::Driver => "the driver",
+            Self::Runtime => "the runtime",
+            Self::Nvrtc => "NVRTC",
+            Self::NvJitLink => "nvJitLink",
+        }
+    }
+
     /// A description for error messages.
     pub fn description(self) -> &'static str {
         match self {
@@ -92,16 +135,28 @@ pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> 
     }
     let mut found = vec![Candidate::LoaderName(kind.loader_name())];
     let mut folders: Vec<PathBuf> = Vec::new();
-    let roots = ["CUDA_HOME", "CUDA_PATH"]
+    let roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .into_iter()
         .filter_map(&env)
-        .map(PathBuf::from);
-    for root in roots.chain([PathBuf::from("/usr/local/cuda")]) {
-        folders.push(root.join("lib64"));
-        folders.push(root.join("lib"));
-    }
-    for site_packages in site_packages_folders(&env) {
-        folders.push(site_packages.join("nvidia/cu13/lib"));
+        .map(PathBuf::from)
+        .chain([PathBuf::from("/usr/local/cuda")])
+        .collect();
+    if kind == LibraryKind::Driver {
+        // The driver is installed with the GPU's driver package, which the loader finds; beyond
+        // that only WSL's folder and the CUDA forward-compatibility package hold one. Toolkits
+        // ship a stub only, and wheels none.
+        if cfg!(target_os = "linux") {
+            folders.push(PathBuf::from("/usr/lib/wsl/lib"));
+            folders.extend(roots.iter().map(|root| root.join("compat")));
+        }
+    } else {
+        for root in &roots {
+            folders.push(root.join("lib64"));
+            folders.push(root.join("lib"));
+        }
+        for site_packages in site_packages_folders(&env) {
+            folders.push(site_packages.join("nvidia/cu13/lib"));
+        }
     }
     for folder in folders {
         let file = Candidate::File(folder.join(kind.loader_name()));
@@ -112,22 +167,57 @@ pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> 
     found
 }
 
-/// Python `site-packages` (and Debian `dist-packages`) folders that exist.
+/// Python `site-packages` (and Debian `dist-packages`) folders that exist, from these prefixes
+/// in order: `VIRTUAL_ENV`, `CONDA_PREFIX`, the `python3` first on `PATH` (the folder above its
+/// `bin`, before and after following links, so an unactivated venv on `PATH` and the
+/// interpreter it was made from both count), every pyenv interpreter (`PYENV_ROOT`, by default
+/// `~/.pyenv`, `versions/*`), the usual conda installs (`~/miniforge3`, `~/miniconda3`,
+/// `~/anaconda3`, `/opt/conda`), `/usr/local`, `/usr` and the user site `~/.local`; under each,
+/// `lib` and `lib64` `python3*/{site,dist}-packages`. `PYTHONPATH`'s folders come first.
+///
+/// Only the file system is read: no interpreter is run.
 fn site_packages_folders(env: &impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let home = env("HOME").map(PathBuf::from);
     let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
         .into_iter()
         .filter_map(env)
         .map(PathBuf::from)
         .collect();
-    prefixes.extend(["/usr/local", "/usr"].map(PathBuf::from));
-    if let Some(home) = env("HOME") {
-        prefixes.push(PathBuf::from(home).join(".local"));
+    if let Some(python) = env("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("python3"))
+            .find(|python| python.is_file())
+    }) {
+        let resolved = std::fs::canonicalize(&python).ok();
+        for python in [Some(python), resolved].into_iter().flatten() {
+            if let Some(prefix) = python.parent().and_then(Path::parent) {
+                prefixes.push(prefix.to_path_buf());
+            }
+        }
+    }
+    let pyenv = env("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
+    if let Some(versions) = pyenv.and_then(|root| std::fs::read_dir(root.join("versions")).ok()) {
+        let mut versions: Vec<PathBuf> = versions.filter_map(Result::ok).map(|e| e.path()).collect();
+        versions.sort();
+        prefixes.extend(versions);
+    }
+    if let Some(home) = &home {
+        prefixes.extend(["miniforge3", "miniconda3", "anaconda3"].map(|conda| home.join(conda)));
+    }
+    prefixes.extend(["/opt/conda", "/usr/local", "/usr"].map(PathBuf::from));
+    if let Some(home) = &home {
+        prefixes.push(home.join(".local"));
     }
     let mut folders: Vec<PathBuf> = env("PYTHONPATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
-    for prefix in prefixes {
-        let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+    for lib in prefixes
+        .iter()
+        .flat_map(|prefix| [prefix.join("lib"), prefix.join("lib64")])
+    {
+        let Ok(entries) = std::fs::read_dir(lib) else {
             continue;
         };
         let mut pythons: Vec<PathBuf> = entries
@@ -142,6 +232,13 @@ fn site_packages_folders(env: &impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf
         }
     }
     folders.retain(|f| f.is_dir());
+    let mut seen = Vec::new();
+    folders.retain(|f| {
+        let key = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        let new = !seen.contains(&key);
+        seen.push(key);
+        new
+    });
     folders
 }
 
@@ -172,6 +269,76 @@ mod tests {
             found[3],
             Candidate::File("/usr/local/cuda/lib64/libcudart.so.13".into())
         );
+    }
+
+    #[test]
+    fn the_driver_is_not_looked_for_in_wheels_or_toolkits() {
+        let venv = std::env::temp_dir().join(format!("cuda-sys-driver-venv-{}", std::process::id()));
+        std::fs::create_dir_all(venv.join("lib/python3.12/site-packages")).unwrap();
+        let found = candidates(
+            LibraryKind::Driver,
+            env_of([
+                ("VIRTUAL_ENV", venv.clone().into_os_string()),
+                ("CUDA_HOME", "/opt/cuda-13".into()),
+            ]),
+        );
+        std::fs::remove_dir_all(&venv).unwrap();
+        assert_eq!(found[0], Candidate::LoaderName("libcuda.so.1"));
+        for candidate in &found[1..] {
+            let path = candidate.as_path().to_string_lossy();
+            assert!(!path.contains("-packages") && !path.contains("/lib64/"), "{path}");
+        }
+        if cfg!(target_os = "linux") {
+            assert!(found.contains(&Candidate::File("/opt/cuda-13/compat/libcuda.so.1".into())));
+            assert!(found.contains(&Candidate::File("/usr/lib/wsl/lib/libcuda.so.1".into())));
+        }
+    }
+
+    #[test]
+    fn a_missing_library_says_what_to_install_and_which_variable_to_set() {
+        let driver = LibraryKind::Driver.remedy();
+        assert!(driver.contains("NVIDIA GPU") && driver.contains("R580"), "{driver}");
+        assert!(
+            driver.contains("CUDA_DRIVER_LIBRARY") && !driver.contains("pip"),
+            "{driver}"
+        );
+        let nvrtc = LibraryKind::Nvrtc.remedy();
+        assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
+        assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn wheels_of_the_python3_on_path_pyenv_conda_and_the_user_site_are_found() {
+        let root = std::env::temp_dir().join(format!("cuda-sys-pythons-{}", std::process::id()));
+        let site = |prefix: &str, lib: &str| root.join(prefix).join(lib).join("python3.12/site-packages");
+        // An unactivated venv first on PATH, whose python3 links to a base interpreter.
+        let (venv, base) = (site("venv", "lib"), site("base", "lib64"));
+        let (pyenv, conda, user) = (
+            site("home/.pyenv/versions/3.12.4", "lib"),
+            site("home/miniforge3", "lib"),
+            site("home/.local", "lib"),
+        );
+        for folder in [&venv, &base, &pyenv, &conda, &user] {
+            std::fs::create_dir_all(folder).unwrap();
+        }
+        std::fs::create_dir_all(root.join("base/bin")).unwrap();
+        std::fs::create_dir_all(root.join("venv/bin")).unwrap();
+        std::fs::write(root.join("base/bin/python3.12"), b"").unwrap();
+        std::os::unix::fs::symlink(root.join("base/bin/python3.12"), root.join("venv/bin/python3")).unwrap();
+        let path = std::env::join_paths([root.join("empty"), root.join("venv/bin")]).unwrap();
+        let found = candidates(
+            LibraryKind::Nvrtc,
+            env_of([("PATH", path), ("HOME", root.join("home").into_os_string())]),
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+        let position = |folder: &PathBuf| {
+            let file = Candidate::File(folder.join("nvidia/cu13/lib/libnvrtc.so.13"));
+            found.iter().position(|c| *c == file)
+        };
+        let positions: Vec<_> = [&venv, &base, &pyenv, &conda, &user].map(position).into();
+        assert!(positions.iter().all(Option::is_some), "{positions:?} in {found:?}");
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
     }
 
     #[test]

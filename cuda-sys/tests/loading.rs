@@ -48,7 +48,18 @@ fn the_driver_comes_from_the_search_order_or_the_error_lists_it() {
                 "{tried:?}"
             );
             assert!(tried.iter().any(|p| p.starts_with("/usr/local/cuda/")), "{tried:?}");
-            assert!(error.to_string().contains("could not load the CUDA driver"), "{error}");
+            let message = error.to_string();
+            assert!(message.contains("could not load the CUDA driver"), "{message}");
+            // A newcomer without a driver is told what is missing and how to point at it,
+            // not sent to pip, and the loader's reason does not repeat the file name.
+            assert!(message.contains("needs an NVIDIA GPU and its driver"), "{message}");
+            assert!(message.contains("CUDA_DRIVER_LIBRARY"), "{message}");
+            assert!(
+                !tried.iter().any(|p| p.contains("-packages") || p.contains("/lib64/")),
+                "{tried:?}"
+            );
+            let name = LibraryKind::Driver.loader_name();
+            assert!(!message.contains(&format!("{name}: {name}")), "{message}");
             // The same error again, not a panic or a different answer.
             assert_eq!(cuda_sys::driver().err(), Some(error));
         }

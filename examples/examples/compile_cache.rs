@@ -1,5 +1,7 @@
 //! Times one kernel compiled cold with NVRTC, read from the disk cache, and found in the memory
-//! cache. Needs NVRTC only, no GPU.
+//! cache. Needs NVRTC only, no GPU: a CUDA 13 toolkit's, a `pip install "nvidia-cuda-nvrtc==13.*"`
+//! wheel's, or, on a fresh clone, the wheel `cargo xtask test` fetched into `target/cuda-wheels/`
+//! (`examples::run` finds it there).
 //!
 //! `cargo run --release --example compile_cache`
 

@@ -24,7 +24,7 @@
 
 use std::process::ExitCode;
 
-use cuda_driver::{Device, DeviceAttribute};
+use cuda_core::driver::{Device, DeviceAttribute};
 
 macro_rules! attributes {
     ($($name:ident)*) => {
@@ -291,8 +291,8 @@ fn query(device: &Device) -> Result<(), Box<dyn std::error::Error>> {
 
 fn main() -> ExitCode {
     examples::run("device_query", || {
-        let version = cuda_driver::driver_version()?;
-        let library = cuda_driver::sys::driver()?.path().display().to_string();
+        let version = cuda_core::driver::driver_version()?;
+        let library = cuda_core::sys::driver()?.path().display().to_string();
         println!("CUDA driver {}.{} ({library})", version / 1000, version % 1000 / 10);
         let devices = Device::all()?;
         if devices.is_empty() {

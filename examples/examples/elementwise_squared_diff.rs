@@ -23,8 +23,7 @@ use std::fmt::Debug;
 use std::ops::{Mul, Sub};
 use std::process::ExitCode;
 
-use cuda_core::{Arg, Device, DeviceArray, Element, ElementwiseKernel};
-use cuda_driver::Stream;
+use cuda_core::{Arg, Device, DeviceArray, Element, ElementwiseKernel, Stream};
 
 /// Runs `squared_diff` (`kernel`, built in `main`) on `T` against `y` and against a scalar;
 /// returns a description of any result that differs from the host's.

@@ -15,8 +15,10 @@
 //! print(pool.used_bytes(), pool.total_bytes())   # 0 0
 //! ```
 //!
-//! CuPy's `total_bytes` is `PoolStats::held_bytes` here. Sizes are rounded up to the pool's size
-//! classes (`size_class`), so the expected figures are computed from it.
+//! The names are CuPy's: `device.memory_pool()` is `cp.get_default_memory_pool()` for a named
+//! device, and `used_bytes`, `total_bytes`, `free_bytes` and `n_free_blocks` are there too (all
+//! read from one `PoolStats`, where `total_bytes` is `held_bytes`). Sizes are rounded up to the
+//! pool's size classes (`size_class`), so the expected figures are computed from it.
 //!
 //! `cargo run --release --example memory_pool`
 
@@ -27,11 +29,27 @@ use cuda_core::{size_class, Device, DeviceArray, MemoryPool, PoolStats};
 /// Prints the pool's figures and fails unless they are `(used, held)`.
 fn expect(pool: &MemoryPool, when: &str, used: usize, held: usize) -> Result<PoolStats, String> {
     let stats = pool.stats();
+    let cupy = (
+        pool.used_bytes(),
+        pool.total_bytes(),
+        pool.free_bytes(),
+        pool.n_free_blocks(),
+    );
+    if cupy
+        != (
+            stats.used_bytes,
+            stats.held_bytes,
+            stats.held_bytes - stats.used_bytes,
+            stats.cached_blocks,
+        )
+    {
+        return Err(format!("{when}: CuPy's names say {cupy:?}, the stats {stats:?}"));
+    }
     println!(
         "  {when:<28} used {:>9} B  held {:>9} B  cached blocks {}  hits {}  misses {}",
         stats.used_bytes, stats.held_bytes, stats.cached_blocks, stats.hits, stats.misses
     );
-    if (stats.used_bytes, stats.held_bytes) != (used, held) {
+    if (pool.used_bytes(), pool.total_bytes()) != (used, held) {
         return Err(format!(
             "{when}: used {} and held {} bytes, expected {used} and {held}",
             stats.used_bytes, stats.held_bytes
@@ -44,7 +62,9 @@ fn main() -> ExitCode {
     examples::run("memory_pool", || {
         let device = Device::new(0)?;
         let stream = device.create_stream()?;
-        let pool = MemoryPool::for_context(device.context());
+        // cp.get_default_memory_pool(): the pool DeviceArrays on this device allocate from, as
+        // the figures while an array lives show.
+        let pool = device.memory_pool();
 
         for len in [100usize, 1_000_000] {
             let bytes = len * size_of::<f32>();

@@ -10,7 +10,8 @@
 //!
 //! `2.0 * &x + &y` is one fused kernel (CuPy's is two and a temporary), `sum` one reduction
 //! with no host round trip, `item` the `float(...)`. Then a view, broadcasting and axis
-//! reductions, each checked against the same work on the host.
+//! reductions, each checked against the same work on the host; the printed array must be the
+//! line README.md shows.
 //!
 //! `cargo run --release --example numpy_style`
 
@@ -27,7 +28,13 @@ fn main() -> ExitCode {
         let z = (2.0 * &x + &y).eval()?;
         let total = z.sum()?.item()?;
         println!("{total}");
-        println!("{z}");
+        let printed = z.to_string();
+        println!("{printed}");
+        // The README shows this line; the generator is counter-based, so every GPU prints it.
+        let shown = examples::readme_output(examples::NUMPY_STYLE_PRINT).ok_or("README.md shows no output")?;
+        if printed != shown {
+            return Err(format!("printed {printed}, README.md shows {shown}").into());
+        }
 
         // The same on the host.
         let (xs, ys, zs) = (x.to_vec()?, y.to_vec()?, z.to_vec()?);

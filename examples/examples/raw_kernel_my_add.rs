@@ -28,7 +28,7 @@ fn main() -> ExitCode {
     examples::run("raw_kernel_my_add", || {
         let stream = Device::new(0)?.create_stream()?;
         // Compiled for the device's architecture (through the kernel cache) on first launch.
-        let my_add = RawKernel::new(SOURCE, "my_add", ProgramOptions::default());
+        let my_add = RawKernel::new(SOURCE, "my_add", ProgramOptions::default())?;
 
         let x1 = DeviceArray::<f32>::arange(&stream, 0.0, 25.0, 1.0)?.reshape([5, 5])?;
         let x2 = DeviceArray::<f32>::arange(&stream, 0.0, 25.0, 1.0)?.reshape([5, 5])?;

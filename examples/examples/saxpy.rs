@@ -5,8 +5,9 @@
 
 use std::process::ExitCode;
 
-use cuda_core::{launch, CompileTarget, Device, LaunchConfig, ObjectCode, Program, ProgramOptions};
-use cuda_driver::{DeviceBuffer, DeviceCopy, Stream};
+use cuda_core::{
+    launch, CompileTarget, Device, DeviceBuffer, DeviceCopy, LaunchConfig, ObjectCode, Program, ProgramOptions, Stream,
+};
 
 const SOURCE: &str = r#"
 template <typename T>

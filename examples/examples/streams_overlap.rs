@@ -26,8 +26,7 @@
 
 use std::process::ExitCode;
 
-use cuda_core::{Device, LaunchConfig, ProgramOptions, RawKernel};
-use cuda_driver::{DeviceBuffer, HostBuffer, Stream};
+use cuda_core::{Device, DeviceBuffer, HostBuffer, LaunchConfig, ProgramOptions, RawKernel, Stream};
 
 const SOURCE: &str = r#"
 extern "C" __global__ void mix(unsigned *data, unsigned n, unsigned rounds) {
@@ -106,7 +105,7 @@ fn main() -> ExitCode {
     examples::run("streams_overlap", || {
         let device = Device::new(0)?;
         device.set_current()?;
-        let kernel = RawKernel::new(SOURCE, "mix", ProgramOptions::default());
+        let kernel = RawKernel::new(SOURCE, "mix", ProgramOptions::default())?;
         let (s1, s2) = (device.create_stream()?, device.create_stream()?);
 
         let (scale, offset) = mix_map();

@@ -4,8 +4,7 @@
 
 use std::process::ExitCode;
 
-use cuda_core::{launch, CompileTarget, Device, LaunchConfig, Program, ProgramOptions};
-use cuda_driver::DeviceBuffer;
+use cuda_core::{launch, CompileTarget, Device, DeviceBuffer, LaunchConfig, Program, ProgramOptions};
 
 const SOURCE: &str = r#"
 extern "C" __global__ void vector_add(const float *a, const float *b, float *c, unsigned n) {

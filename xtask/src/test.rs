@@ -7,8 +7,9 @@
 //!
 //! Before the tests (when no cargo test arguments are given) the lint steps run, each failing
 //! the command: `cargo fmt --check`, `cargo clippy --workspace --all-targets -D warnings`
-//! (which also builds every example, test and benchmark), and `cargo doc --workspace --no-deps`
-//! with warnings as errors (broken links, missing docs of public items).
+//! (which also builds every example, test and benchmark), `cargo doc --workspace --no-deps`
+//! with warnings as errors (broken links, missing docs of public items), and each library
+//! crate's docs built alone, as docs.rs builds them, with no link left as text.
 //!
 //! Where a `python3` is present (and no cargo test arguments were given), cuda-core is also
 //! tested with `--features python` (its unit tests embed that interpreter), and the example
@@ -102,6 +103,13 @@ fn lint(root: &Path) -> Result<(), String> {
         },
     ];
     for Step { what, args, env } in steps {
+        if args[0] == "doc" {
+            // Each library alone first (they empty `target/doc`), then the workspace's docs,
+            // which stay there.
+            for (folder, package, lib, features) in LIBRARY_CRATES {
+                docs_alone(root, &cargo, folder, package, lib, features)?;
+            }
+        }
         eprintln!("xtask: {what}");
         let mut command = Command::new(&cargo);
         command.current_dir(root).args(args);
@@ -114,6 +122,109 @@ fn lint(root: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The published library crates: folder, package, library name, and the features their docs.rs
+/// build turns on (`[package.metadata.docs.rs]`).
+pub const LIBRARY_CRATES: [(&str, &str, &str, &[&str]); 4] = [
+    ("cuda-sys", "cuda-sys", "cuda_sys", &[]),
+    ("cuda-driver", "cuda-driver", "cuda_driver", &[]),
+    ("cuda-runtime", "cuda-runtime", "cuda_runtime", &[]),
+    ("cuda-core", "cuda-core", "cuda_core", &["python"]),
+];
+
+/// One crate's docs built alone, as docs.rs builds them: into an empty `target/doc`, with
+/// warnings (broken intra-doc links included) as errors; then its pages are read for links
+/// rustdoc left as text (`[Foo]`, `href="other_crate::Foo"`), which it does without a warning
+/// for items of a dependency whose docs are not beside it. Dependencies name their docs.rs
+/// pages with `html_root_url`, so links to them resolve.
+fn docs_alone(
+    root: &Path,
+    cargo: &str,
+    folder: &str,
+    package: &str,
+    lib: &str,
+    features: &[&str],
+) -> Result<(), String> {
+    let what = format!("cargo doc -p {package} alone");
+    eprintln!("xtask: {what}");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).map_err(|e| format!("Cargo.toml: {e}"))?;
+    let version = manifest
+        .split("[workspace.package]")
+        .nth(1)
+        .and_then(|table| table.lines().find_map(|l| l.trim().strip_prefix("version = ")))
+        .map(|v| v.trim_matches('"'))
+        .ok_or("no version in Cargo.toml's [workspace.package]")?;
+    let lib_rs = root.join(folder).join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib_rs).map_err(|e| format!("{}: {e}", lib_rs.display()))?;
+    let root_url = format!("html_root_url = \"https://docs.rs/{package}/{version}\"");
+    if !source.contains(&root_url) {
+        return Err(format!("{}: wants #![doc({root_url})]", lib_rs.display()));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let doc = target.join("doc");
+    if doc.exists() {
+        std::fs::remove_dir_all(&doc).map_err(|e| format!("{}: {e}", doc.display()))?;
+    }
+    let mut command = Command::new(cargo);
+    command.current_dir(root).args(["doc", "--no-deps", "-p", package]);
+    if !features.is_empty() {
+        command.args(["--features", &features.join(",")]);
+    }
+    let status = command
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .status()
+        .map_err(|e| format!("running {what}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{what} failed ({status})"));
+    }
+    let mut broken = Vec::new();
+    let mut folders = vec![doc.join(lib)];
+    while let Some(folder) = folders.pop() {
+        let entries = std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                let html = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let page = path.strip_prefix(&doc).unwrap_or(&path).display().to_string();
+                broken.extend(
+                    unresolved_links(&html)
+                        .into_iter()
+                        .map(|link| format!("{page}: {link}")),
+                );
+            }
+        }
+    }
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        broken.sort();
+        Err(format!("{what}: links left as text:\n  {}", broken.join("\n  ")))
+    }
+}
+
+/// Links rustdoc could not turn into URLs: a `[`code`]` left in brackets, or an `href` that is a
+/// Rust path. bitflags' own docs of its `Flags` trait, shown on every flags type, are not ours.
+fn unresolved_links(html: &str) -> Vec<String> {
+    const NOT_OURS: [&str; 3] = ["Flags::insert", "Flags::remove", "Self::FLAGS"];
+    let mut found = Vec::new();
+    for piece in html.split("[<code>").skip(1) {
+        if let Some((name, rest)) = piece.split_once("</code>]") {
+            let is_path = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ':');
+            if is_path && !rest.starts_with('(') && !NOT_OURS.contains(&name) {
+                found.push(format!("[{name}]"));
+            }
+        }
+    }
+    for piece in html.split("href=\"").skip(1) {
+        let target = piece.split('"').next().unwrap_or_default();
+        if target.contains("::") && !target.contains('/') {
+            found.push(format!("href=\"{target}\""));
+        }
+    }
+    found
 }
 
 /// The `python` feature: cuda-core's unit tests with it, then the example extension module built
@@ -184,4 +295,20 @@ pub fn install_module(built: &Path, folder: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
     std::fs::copy(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
     Ok(to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unresolved_links;
+
+    #[test]
+    fn finds_links_rustdoc_left_as_text() {
+        let html = r#"<p>[<code>Event::elapsed_ms</code>] and <a href="cuda_driver::DeviceCopy">x</a>
+            and [<code>Flags::insert</code>] and <a href="../cuda_driver/struct.Stream.html">Stream</a>
+            and [<code>not a path</code>]</p>"#;
+        assert_eq!(
+            unresolved_links(html),
+            ["[Event::elapsed_ms]", "href=\"cuda_driver::DeviceCopy\""]
+        );
+    }
 }

@@ -117,7 +117,8 @@ fn expression_overhead(stream: &Stream) -> Result<Vec<Row>, String> {
         }"#,
         "fma3",
         ProgramOptions::default(),
-    );
+    )
+    .map_err(text)?;
     let config = LaunchConfig::for_num_elems(SMALL_N as u32);
     let sync = || stream.synchronize().map_err(text);
     let mut raw_launch = || {

@@ -13,6 +13,7 @@ mod generated;
 mod imported;
 mod params;
 mod pool;
+mod pool_cupy;
 mod promotion;
 pub mod random;
 mod raw;

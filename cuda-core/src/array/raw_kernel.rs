@@ -4,7 +4,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cuda_driver::{Context, KernelArgs, Module, Stream};
 
-use crate::error::Result;
+use super::params::is_identifier;
+use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::{launch, LaunchConfig};
 use crate::options::{Arch, CompileTarget, ProgramOptions};
@@ -26,7 +27,7 @@ use crate::program::Program;
 ///     }"#,
 ///     "iota",
 ///     ProgramOptions::default(),
-/// );
+/// )?;
 /// let stream = Device::new(0)?.create_stream()?;
 /// let mut out = DeviceArray::<i32>::empty(&stream, 100)?;
 /// // SAFETY: iota writes `n` ints of `out`, one per thread below `n`.
@@ -43,14 +44,33 @@ pub struct RawKernel {
 }
 
 impl RawKernel {
-    /// A kernel of `source` called `name`; nothing is compiled yet.
-    pub fn new(source: impl Into<String>, name: &str, options: ProgramOptions) -> Self {
-        RawKernel {
-            source: source.into(),
+    /// A kernel of `source` called `name`; nothing is compiled yet. Like
+    /// [`ElementwiseKernel::new`](crate::ElementwiseKernel::new), it checks what it can before
+    /// compiling and returns [`Error::InvalidValue`] for a name that is not a C identifier or a
+    /// name expression (`scale<float>`, `ns::scale<float>`), or a kernel name the source does not
+    /// contain (a typo that would otherwise show only at the first launch, as "named symbol not
+    /// found"); errors in the code show when it is compiled, with NVRTC's log.
+    pub fn new(source: impl Into<String>, name: &str, options: ProgramOptions) -> Result<Self> {
+        let source = source.into();
+        let function = name.split('<').next().unwrap_or_default().trim();
+        let segments: Vec<&str> = function.trim_start_matches("::").split("::").collect();
+        if !segments.iter().all(|segment| is_identifier(segment)) || name.trim() != name {
+            return Err(Error::InvalidValue(format!(
+                "raw kernel name `{name}` is neither a C identifier nor a name expression such as `scale<float>`"
+            )));
+        }
+        let base = segments.last().copied().unwrap_or_default();
+        if !source.contains(base) {
+            return Err(Error::InvalidValue(format!(
+                "raw kernel `{name}`: the source does not contain `{base}`"
+            )));
+        }
+        Ok(RawKernel {
+            source,
             name: name.to_string(),
             options,
             loaded: Mutex::new(Vec::new()),
-        }
+        })
     }
 
     /// The kernel's name.
@@ -124,13 +144,32 @@ mod tests {
 
     #[test]
     fn templates_are_name_expressions_and_options_keep_a_fixed_arch() {
-        let plain = RawKernel::new("", "iota", ProgramOptions::default());
+        let plain = RawKernel::new("void iota()", "iota", ProgramOptions::default()).unwrap();
         assert!(!plain.is_name_expression());
         assert!(plain.program(Arch::Sm(90)).name_expressions().is_empty());
         assert_eq!(plain.program(Arch::Sm(90)).options().arch, Some(Arch::Sm(90)));
-        let template = RawKernel::new("", "scale<float>", ProgramOptions::for_arch(Arch::Sm(80)));
+        let template = RawKernel::new("void scale(T)", "scale<float>", ProgramOptions::for_arch(Arch::Sm(80))).unwrap();
         assert!(template.is_name_expression());
         assert_eq!(template.program(Arch::Sm(90)).name_expressions(), ["scale<float>"]);
         assert_eq!(template.program(Arch::Sm(90)).options().arch, Some(Arch::Sm(80)));
+    }
+
+    #[test]
+    fn bad_names_are_invalid_values_like_elementwise_kernels() {
+        let source = "namespace ns { template <typename T> __global__ void scale(T *x) {} }";
+        for good in ["scale", "scale<float>", "ns::scale<float>", "::ns::scale<double>"] {
+            assert!(
+                RawKernel::new(source, good, ProgramOptions::default()).is_ok(),
+                "{good}"
+            );
+        }
+        for bad in [
+            "", " scale", "sc ale", "1scale", "scale-x", "<float>", "ns::", "scale()",
+        ] {
+            let error = RawKernel::new(source, bad, ProgramOptions::default()).unwrap_err();
+            assert!(matches!(error, Error::InvalidValue(_)), "{bad}: {error}");
+        }
+        let error = RawKernel::new(source, "sclae", ProgramOptions::default()).unwrap_err();
+        assert!(error.to_string().contains("does not contain `sclae`"), "{error}");
     }
 }
