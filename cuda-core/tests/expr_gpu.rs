@@ -179,8 +179,8 @@ fn integer_expressions_promote_and_wrap_like_numpy() {
     let halves = (&a / 2).eval().unwrap();
     assert_eq!(
         halves.dtype(),
-        cuda_core::DType::F16,
-        "uint8 / int is true division in float16"
+        cuda_core::DType::F64,
+        "uint8 / int is true division in float64, as in NumPy 2"
     );
     assert_eq!(to_f64(halves), [100.0, 50.0, 3.5]);
     let i = DeviceArray::from_slice(&stream, &[3i32, -4, 10]).unwrap();

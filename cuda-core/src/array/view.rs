@@ -131,8 +131,9 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
 
 /// The shape, strides and offset of the first element (elements) of the view `slices` select of
 /// an array of `shape` and `strides`, in checked arithmetic (a typed error, never a wrapped
-/// stride). An axis of extent 0 or 1 keeps its stride (any stride is right there, and a huge
-/// step would overflow it); a zero-size view has offset 0.
+/// stride). A stride is multiplied by the step as in NumPy, except that an axis of extent 0 or
+/// 1 whose product would overflow keeps its stride (any stride is right there); a zero-size
+/// view has offset 0.
 pub(crate) fn slice_layout(
     shape: &[usize],
     strides: &[usize],
@@ -150,9 +151,11 @@ pub(crate) fn slice_layout(
                 .and_then(|o| offset.checked_add(o))
                 .ok_or_else(overflow)?;
         }
-        if extent > 1 {
-            strides[axis] = strides[axis].checked_mul(slice.step).ok_or_else(overflow)?;
-        }
+        strides[axis] = match strides[axis].checked_mul(slice.step) {
+            Some(stride) => stride,
+            None if extent <= 1 => strides[axis],
+            None => return Err(overflow()),
+        };
         shape[axis] = extent;
     }
     if shape.contains(&0) {

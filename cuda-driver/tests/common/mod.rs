@@ -73,7 +73,7 @@ extern "C" __global__ void noop() {}
 /// `scale(float *data, float factor, unsigned n)` multiplies `n` floats in place.
 pub const SCALE_PTX: &str = r#"
 .version 8.0
-.target sm_90
+.target sm_75
 .address_size 64
 
 .visible .entry scale(.param .u64 data, .param .f32 factor, .param .u32 n)
