@@ -8,7 +8,7 @@
 //! against the host. Without a GPU it prints `skipped: ...` and succeeds, unless
 //! `CUDA_REQUIRE_GPU=1`.
 //!
-//! `cargo run --release -p cuda-core --example exit_release`
+//! `cargo run --release -p cudars-core --example exit_release`
 
 use std::process::ExitCode;
 

@@ -88,7 +88,7 @@
 
 #![warn(missing_docs)]
 // Where crates documented without this one (docs.rs builds each alone) link its items.
-#![doc(html_root_url = "https://docs.rs/cuda-core/0.1.0")]
+#![doc(html_root_url = "https://docs.rs/cudars-core/0.1.0")]
 
 mod array;
 mod at_exit;

@@ -85,7 +85,7 @@
 
 #![warn(missing_docs)]
 // Where crates documented without this one (docs.rs builds each alone) link its items.
-#![doc(html_root_url = "https://docs.rs/cuda-runtime/0.1.0")]
+#![doc(html_root_url = "https://docs.rs/cudars-runtime/0.1.0")]
 
 mod copy;
 mod device;

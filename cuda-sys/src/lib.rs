@@ -28,7 +28,7 @@
 
 #![warn(missing_docs)]
 // Where crates documented without this one (docs.rs builds each alone) link its items.
-#![doc(html_root_url = "https://docs.rs/cuda-sys/0.1.0")]
+#![doc(html_root_url = "https://docs.rs/cudars-sys/0.1.0")]
 
 mod error;
 pub mod search;

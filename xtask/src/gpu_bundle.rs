@@ -315,10 +315,15 @@ fn package_name(id: &str, manifest: &Path) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// Test executables, named `package-target` (`cuda_sys-raw_launch`; a library's unit tests `cuda_sys-lib`).
+/// Test executables, named `folder-target` after the package's folder (`cuda_sys-raw_launch`; a
+/// library's unit tests `cuda_sys-lib`), which stays when a package is renamed for publishing
+/// (the folder `cuda-sys` holds the package `cudars-sys`).
 fn tests(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
     artifacts.iter().filter(|a| a.test).map(|a| {
-        let package = a.package.replace('-', "_");
+        let folder = Path::new(&a.package_dir)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned());
+        let package = folder.unwrap_or_else(|| a.package.clone()).replace('-', "_");
         let target = a.target.replace('-', "_");
         let name = if a.kinds.iter().any(|k| k == "lib") {
             format!("{package}-lib")
@@ -372,7 +377,7 @@ fn examples(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
 }
 
 /// `cargo metadata --no-deps` of the workspace.
-fn metadata(root: &Path) -> Result<Json, String> {
+pub(crate) fn metadata(root: &Path) -> Result<Json, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
         .args(["metadata", "--no-deps", "--format-version=1"])
@@ -387,7 +392,7 @@ fn metadata(root: &Path) -> Result<Json, String> {
     Json::parse(&String::from_utf8_lossy(&output.stdout))
 }
 
-fn packages(metadata: &Json) -> &[Json] {
+pub(crate) fn packages(metadata: &Json) -> &[Json] {
     match metadata.get("packages") {
         Json::Array(packages) => packages,
         _ => &[],
@@ -678,8 +683,23 @@ fn folder_size(dir: &Path) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::package_name;
+    use super::{package_name, tests, Artifact};
     use std::path::Path;
+
+    #[test]
+    fn test_binaries_are_named_after_the_package_folder() {
+        let artifact = |kind: &str, target: &str| Artifact {
+            package: "cudars-core".into(),
+            package_dir: "cuda-core".into(),
+            target: target.into(),
+            kinds: vec![kind.into()],
+            test: true,
+            executable: "/t/x".into(),
+        };
+        let built = [artifact("lib", "cuda_core"), artifact("test", "array_gpu")];
+        let names: Vec<String> = tests(&built).map(|b| b.name).collect();
+        assert_eq!(names, ["cuda_core-lib", "cuda_core-array_gpu"]);
+    }
 
     #[test]
     fn package_names_from_both_id_forms() {

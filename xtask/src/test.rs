@@ -9,7 +9,9 @@
 //! the command: `cargo fmt --check`, `cargo clippy --workspace --all-targets -D warnings`
 //! (which also builds every example, test and benchmark), `cargo doc --workspace --no-deps`
 //! with warnings as errors (broken links, missing docs of public items), and each library
-//! crate's docs built alone, as docs.rs builds them, with no link left as text.
+//! crate's docs built alone, as docs.rs builds them, with no link left as text; then `cargo
+//! package` of the library crates (published as `cudars-sys`, `cudars-driver`,
+//! `cudars-runtime`, `cudars-core`), each packaged crate built on its own.
 //!
 //! Where a `python3` is present (and no cargo test arguments were given), cuda-core is also
 //! tested with `--features python` (its unit tests embed that interpreter), and the example
@@ -121,16 +123,53 @@ fn lint(root: &Path) -> Result<(), String> {
             return Err(format!("{what} failed ({status})"));
         }
     }
-    Ok(())
+    publishable(root, &cargo)
+}
+
+/// The library crates as crates.io would take them: each has the fields crates.io shows
+/// (description, license, readme) and packages its readme, and `cargo package` builds each
+/// packaged crate on its own (the workspace's unpublished ones come from cargo's local overlay
+/// of the packages being packaged together).
+fn publishable(root: &Path, cargo: &str) -> Result<(), String> {
+    eprintln!("xtask: cargo package (the library crates)");
+    let metadata = crate::gpu_bundle::metadata(root)?;
+    let mut command = Command::new(cargo);
+    command.current_dir(root).args(["package", "--allow-dirty"]);
+    for (_, package, _, _) in LIBRARY_CRATES {
+        let found = crate::gpu_bundle::packages(&metadata)
+            .iter()
+            .find(|p| p.get("name").as_str() == Some(package))
+            .ok_or_else(|| format!("no package {package} in the workspace"))?;
+        for field in ["description", "license", "readme"] {
+            if !matches!(found.get(field).as_str(), Some(value) if !value.is_empty()) {
+                return Err(format!("{package}: no {field} in its Cargo.toml"));
+            }
+        }
+        let list = Command::new(cargo)
+            .current_dir(root)
+            .args(["package", "--list", "--allow-dirty", "-p", package])
+            .output()
+            .map_err(|e| format!("running cargo package --list: {e}"))?;
+        if !list.status.success() || !String::from_utf8_lossy(&list.stdout).lines().any(|l| l == "README.md") {
+            return Err(format!("cargo package --list -p {package} does not list README.md"));
+        }
+        command.args(["-p", package]);
+    }
+    let status = command.status().map_err(|e| format!("running cargo package: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo package failed ({status})"))
+    }
 }
 
 /// The published library crates: folder, package, library name, and the features their docs.rs
 /// build turns on (`[package.metadata.docs.rs]`).
 pub const LIBRARY_CRATES: [(&str, &str, &str, &[&str]); 4] = [
-    ("cuda-sys", "cuda-sys", "cuda_sys", &[]),
-    ("cuda-driver", "cuda-driver", "cuda_driver", &[]),
-    ("cuda-runtime", "cuda-runtime", "cuda_runtime", &[]),
-    ("cuda-core", "cuda-core", "cuda_core", &["python"]),
+    ("cuda-sys", "cudars-sys", "cuda_sys", &[]),
+    ("cuda-driver", "cudars-driver", "cuda_driver", &[]),
+    ("cuda-runtime", "cudars-runtime", "cuda_runtime", &[]),
+    ("cuda-core", "cudars-core", "cuda_core", &["python"]),
 ];
 
 /// One crate's docs built alone, as docs.rs builds them: into an empty `target/doc`, with
@@ -264,12 +303,12 @@ fn python(root: &Path, library_env: &[(&str, OsString)]) -> Result<(), String> {
         Command::new(&python).arg("benches/sanitizer/test_check.py"),
     )?;
     run(
-        "cargo test -p cuda-core --features python --lib",
-        Command::new(&cargo).args(["test", "-p", "cuda-core", "--features", "python", "--lib"]),
+        "cargo test -p cudars-core --features python --lib",
+        Command::new(&cargo).args(["test", "-p", "cudars-core", "--features", "python", "--lib"]),
     )?;
     run(
-        "cargo test -p cuda-core --features python --doc python",
-        Command::new(&cargo).args(["test", "-p", "cuda-core", "--features", "python", "--doc", "python"]),
+        "cargo test -p cudars-core --features python --doc python",
+        Command::new(&cargo).args(["test", "-p", "cudars-core", "--features", "python", "--doc", "python"]),
     )?;
     let target = root.join("target/python-ext");
     run(

@@ -1,0 +1,568 @@
+//! `docs/FROM_PYTHON.md`, compiled: every call in the Rust column of its tables is written out
+//! below, in functions the compiler checks and nothing runs, and the test checks that each code
+//! span of that column (with `...` standing for anything) is found in this file. A row naming a
+//! call that does not exist, or with the wrong arguments or a missing `unsafe`, fails here.
+
+// Compiled, never run: values are computed and dropped, and results are not all used.
+#![allow(
+    unused_must_use,
+    unused_variables,
+    clippy::no_effect,
+    clippy::unnecessary_operation,
+    clippy::let_unit_value
+)]
+
+use std::error::Error;
+use std::ffi::c_void;
+use std::ptr;
+
+use cuda_core::{
+    Arch, CompileTarget, DLPackFlags, DLPackTensor, DeviceArray, ElementwiseKernel, KernelCache, LinkTarget, Linker,
+    LinkerOptions, MemoryPool, ObjectCode, Program, ProgramOptions, RawKernel, ReductionKernel, Slice, Std,
+};
+use cuda_driver::{
+    Advice, CaptureMode, Context, ContextFlags, CudaArray, DeviceAttribute, DeviceBuffer, DeviceCopy, Global,
+    HostBuffer, IpcMemory, ManagedBuffer, MemoryLocation, Module, Pitched, PitchedBuffer, StreamFlags, SurfaceObject,
+    TextureDesc, TextureObject, VirtualBuffer,
+};
+
+type Checked = Result<(), Box<dyn Error>>;
+
+/// Code spans of the Rust column that are not calls: values, file and variable names, types
+/// and words, each listed once.
+const NOT_CALLS: &[&str] = &[
+    "libcuda",
+    "LoadError",
+    "?",
+    "cuda.h",
+    "set_current",
+    "(9, 0)",
+    "sm_90",
+    "cuda_driver::Device",
+    "(free, total)",
+    "&stream",
+    "cuMemFreeAsync",
+    "[f32]",
+    "HostBuffer",
+    "[a..b]",
+    "T",
+    "Ptx",
+    "LtoIr",
+    "CUDA_RS_CACHE_DIR",
+    "CUDA_RS_CACHE=0",
+    "cuLaunchKernelEx",
+    "#[repr(C)]",
+    "cuda_core",
+    "Bool",
+    "i64",
+    "Result",
+    "Error::InvalidValue",
+    "*mut DLManagedTensor",
+    "*mut DLManagedTensorVersioned",
+    "__dlpack__",
+    "__dlpack_device__",
+    "__cuda_array_interface__",
+    "(&[axes], keepdims)",
+    // The `python` feature's calls, compiled by cuda-core's python doctests (`cargo xtask test`).
+    "x.into_python_like(&torch_tensor)?",
+    "x.into_python(py)?",
+    "DeviceArray::<f32>::from_python(&obj)?",
+];
+
+fn raw_bindings() -> Checked {
+    let cuda = cuda_sys::driver()?;
+    let status = unsafe { cuda.cuInit()?(0) };
+    let mut dev = 0;
+    unsafe { cuda.cuDeviceGet()?(&mut dev, 0) };
+    let mut ctx = ptr::null_mut();
+    unsafe { cuda.cuCtxCreate_v4()?(&mut ctx, ptr::null_mut(), 0, dev) };
+    let (mut ptr, size) = (0, 1024);
+    unsafe { cuda.cuMemAlloc_v2()?(&mut ptr, size) };
+    let (f, stream) = (ptr::null_mut(), ptr::null_mut());
+    let (gx, gy, gz, bx, by, bz, shmem) = (1, 1, 1, 256, 1, 1, 0);
+    let mut params: Vec<*mut c_void> = vec![ptr::addr_of_mut!(ptr).cast()];
+    unsafe {
+        cuda.cuLaunchKernel()?(
+            f,
+            gx,
+            gy,
+            gz,
+            bx,
+            by,
+            bz,
+            shmem,
+            stream,
+            params.as_mut_ptr(),
+            ptr::null_mut(),
+        )
+    };
+    let mut name = ptr::null();
+    unsafe { cuda.cuGetErrorName()?(status, &mut name) };
+    let mut program = ptr::null_mut();
+    let nvrtc = cuda_sys::nvrtc()?;
+    unsafe { nvrtc.nvrtcCreateProgram()?(&mut program, c"".as_ptr(), ptr::null(), 0, ptr::null(), ptr::null()) };
+    let mut count = 0;
+    unsafe { cuda_sys::runtime()?.cudaGetDeviceCount()?(&mut count) };
+    cuda_runtime::device_count()?;
+    let warp = cuda_sys::driver::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE;
+    assert_eq!(warp, cuda_driver::DeviceAttribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    Ok(())
+}
+
+fn devices() -> Checked {
+    cuda_core::Device::count()?;
+    cuda_driver::Device::count()?;
+    cuda_driver::driver_version()?;
+    let dev = cuda_core::Device::new(0)?;
+    dev.set_current()?;
+    cuda_core::Device::current()?;
+    dev.name()?;
+    dev.uuid()?;
+    dev.compute_capability()?;
+    assert_eq!(dev.arch()?, Arch::Sm(90));
+    dev.properties()?.multiprocessor_count;
+    dev.attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?;
+    let device = cuda_driver::Device::get(0)?;
+    (device.warp_size()?, device.l2_cache_size()?);
+    cuda_driver::Device::get(0)?.total_memory()?;
+    dev.context().memory_info()?;
+    cuda_driver::Context::primary(&device)?;
+    let ctx = cuda_driver::Context::new(&device, ContextFlags::SCHED_BLOCKING_SYNC)?;
+    ctx.set_current()?;
+    dev.sync()?;
+    ctx.synchronize()?;
+    Ok(())
+}
+
+fn streams_events_graphs(dev: cuda_core::Device, ctx: Context, priority: i32) -> Checked {
+    let s = dev.create_stream()?;
+    cuda_driver::Stream::with_options(&ctx, StreamFlags::NON_BLOCKING, priority)?;
+    s.synchronize()?;
+    s.query()?;
+    let e = dev.create_event()?;
+    e.record(&s)?;
+    s.wait_event(&e)?;
+    e.synchronize()?;
+    let (e1, e2) = (&e, dev.create_event()?);
+    e1.elapsed_ms(&e2)?;
+    s.launch_host_func(move || println!("done"))?;
+    let g = s.capture(CaptureMode::Global, |s| {
+        s.wait_event(e1)?;
+        s.wait_event(&e2)
+    })?;
+    let exec = g.instantiate()?;
+    unsafe { exec.launch(&s)? }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn memory<T: DeviceCopy + Default>(
+    ctx: Context,
+    s: cuda_driver::Stream,
+    device: cuda_driver::Device,
+    module: Module,
+    library: cuda_driver::Library,
+    function: cuda_driver::Function,
+    kernel: cuda_core::Kernel,
+    (len, a, b): (usize, usize, usize),
+    (n, shared): (u32, u32),
+) -> Checked {
+    DeviceBuffer::<f32>::alloc(&ctx, len)?;
+    DeviceBuffer::<f32>::zeroed(&ctx, len)?;
+    DeviceBuffer::<f32>::alloc_async(&s, len)?;
+    let pinned = HostBuffer::<f32>::new(&ctx, len)?;
+    let (mut host, mut buf) = (vec![0.0f32; len], DeviceBuffer::<f32>::zeroed(&ctx, len)?);
+    buf.copy_from_host(&host)?;
+    let src = DeviceBuffer::from_slice(&ctx, &host)?;
+    buf.copy_to_host(&mut host)?;
+    buf.to_vec()?;
+    buf.copy_from_host_async(&pinned, &s)?;
+    let mut dst = DeviceBuffer::<f32>::zeroed(&ctx, len)?;
+    dst.copy_from_device_async(&src, &s)?;
+    buf.memset_zero()?;
+    buf.memset_zero_async(&s)?;
+    buf.try_slice(a..b)?;
+    buf.try_slice_mut(a..b)?;
+    buf.slice(a..b);
+    let pool = cuda_driver::MemPool::device_default(&device)?;
+    pool.set_release_threshold(0)?;
+    pool.trim_to(0)?;
+    {
+        let device = cuda_runtime::Device::get(0)?;
+        cuda_runtime::DeviceMemory::<f32>::zeroed(device, len)?;
+    }
+    let (width, height, w, h, to, from, extent) = (64, 64, 8, 8, (0, 0), (0, 0), (8, 8));
+    let mut dst = PitchedBuffer::<f32>::alloc(&ctx, width, height)?;
+    dst.view_mut()
+        .copy_2d_from(to, &Pitched::device(&src, w, h)?, from, extent, &s)?;
+    let mut cube = PitchedBuffer::<f32>::alloc_3d(&ctx, w, h, 2)?;
+    cube.view_mut()
+        .copy_3d_from((0, 0, 0), &dst.view(), (0, 0, 0), (w, h, 1), &s)?;
+    dst.view_mut()
+        .copy_2d_from(to, &Pitched::host(&host, w, h)?, from, extent, &s)?;
+    let (location, advice) = (MemoryLocation::Device(device), Advice::SetReadMostly);
+    let managed = ManagedBuffer::<f32>::new(&ctx, len)?;
+    managed.prefetch(location, &s)?;
+    managed.advise(advice)?;
+    managed.host_slice()?;
+    let (mut v, mut global) = (vec![T::default()], Global::<T>::from_module(&module, "name")?);
+    Global::<T>::from_library(&library, &ctx, "name")?;
+    global.copy_from_host(&v)?;
+    global.copy_to_host(&mut v)?;
+    let capacity = len;
+    let mut virtual_buffer = VirtualBuffer::<f32>::reserve(&ctx, capacity)?;
+    virtual_buffer.grow(len)?;
+    let handle = buf.ipc_handle()?;
+    IpcMemory::<f32>::open(&ctx, &handle, len)?;
+    let event = cuda_driver::Event::new(&ctx, cuda_driver::EventFlags::INTERPROCESS)?;
+    cuda_driver::Event::open_ipc(&ctx, &cuda_driver::Event::ipc_handle(&event)?)?;
+    let flags = Default::default();
+    let array = CudaArray::<f32>::new(&ctx, (w, h, 0), flags)?;
+    TextureObject::new(&array, &TextureDesc::default())?;
+    SurfaceObject::new(&array)?;
+    let config = function.occupancy_config(n, shared)?;
+    function.occupancy(&config)?;
+    function.resident_config(n, shared)?;
+    cuda_core::LaunchConfig::for_occupancy(&kernel, n, shared)?;
+    Ok(())
+}
+
+fn compiling(
+    code: &str,
+    ctx: Context,
+    dev: cuda_core::Device,
+    (name, text, dir, path): (String, String, std::path::PathBuf, &std::path::Path),
+) -> Checked {
+    Program::new(code, ProgramOptions::for_arch(Arch::Sm(90)));
+    let mut options = ProgramOptions {
+        std: Some(Std::Cpp17),
+        debug: true,
+        lineinfo: true,
+        fast_math: true,
+        ..Default::default()
+    };
+    options = ProgramOptions {
+        defines: vec![("N".into(), Some("256".into()))],
+        include_paths: vec![dir.clone()],
+        headers: vec![(name, text)],
+        cuda_headers: true,
+        relocatable_device_code: true,
+        extra_options: vec!["--extra-device-vectorization".into()],
+        ..options
+    };
+    let _ = ProgramOptions {
+        cache: false,
+        ..Default::default()
+    };
+    let source = code;
+    let program = Program::new(source, options.clone());
+    let code = program
+        .with_name_expressions(["saxpy<float>"])
+        .compile(CompileTarget::Cubin)?;
+    let program = Program::new(source, options);
+    let _ = (CompileTarget::Ptx, CompileTarget::LtoIr);
+    code.log();
+    if let Err(error) = program.compile(CompileTarget::Ptx) {
+        error.log();
+    }
+    code.lowered_name("saxpy<float>")?;
+    code.lowered_names();
+    code.code();
+    code.ptx();
+    let bytes = code.code().to_vec();
+    let a = ObjectCode::from_cubin(bytes)?;
+    let b = ObjectCode::from_ptx("")?;
+    let _ = (
+        ObjectCode::from_fatbin(Vec::new()),
+        ObjectCode::from_ltoir(Vec::new()),
+        ObjectCode::from_file(path)?,
+    );
+    code.save(path)?;
+    Linker::new(LinkerOptions::for_arch(Arch::Sm(90)))
+        .add(&a)
+        .add(&b)
+        .link(LinkTarget::Cubin)?;
+    let (ptx, cubin) = ("", code.code().to_vec());
+    let module = Module::from_ptx(&ctx, ptx)?;
+    Module::from_image(&ctx, &cubin)?;
+    let library = cuda_driver::Library::from_image(&cubin)?;
+    library.function(&ctx, "name")?;
+    module.function("saxpy")?;
+    let kernel = code.get_kernel("saxpy<float>")?;
+    code.get_kernel_on(&dev, "saxpy<float>")?;
+    kernel.num_params()?;
+    kernel.param_info()?;
+    kernel.attributes()?.num_registers;
+    (
+        kernel.attributes()?.max_threads_per_block,
+        kernel.attributes()?.shared_memory_bytes,
+    );
+    KernelCache::global().stats();
+    let target = CompileTarget::Cubin;
+    program.compile_in(&KernelCache::with_dir(dir)?, target)?;
+    Ok(())
+}
+
+/// A struct passed to kernels by value.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Params {
+    scale: f32,
+}
+
+// SAFETY: plain old data of one `f32`.
+unsafe impl DeviceCopy for Params {}
+
+fn launching(
+    stream: cuda_driver::Stream,
+    kernel: cuda_core::Kernel,
+    function: cuda_driver::Function,
+    (g, b, s, n, a): (u32, u32, u32, u32, f32),
+) -> Checked {
+    use cuda_core::LaunchConfig;
+    let (grid, block) = ((g, 1, 1), (b, 1, 1));
+    let mut config = LaunchConfig {
+        grid: (g, 1, 1),
+        block: (b, 1, 1),
+        shared_mem: s,
+        ..LaunchConfig::default()
+    };
+    config = LaunchConfig {
+        cluster: Some((2, 1, 1)),
+        cooperative: true,
+        ..config
+    };
+    LaunchConfig::new(grid, block);
+    LaunchConfig::for_num_elems(n);
+    let x = DeviceBuffer::<f32>::zeroed(stream.context(), n as usize)?;
+    let mut y = DeviceBuffer::<f32>::zeroed(stream.context(), n as usize)?;
+    // SAFETY: never run; only compiled.
+    unsafe { cuda_core::launch(&stream, &config, &kernel, (a, &x, &mut y, n))? }
+    unsafe { stream.launch(&function, &cuda_driver::LaunchConfig::for_num_elems(n), (&x, n))? }
+    let (shmem, mut params) = (0, vec![ptr::null_mut()]);
+    unsafe { cuda_driver::launch_raw(&function, grid, block, shmem, &stream, &mut params)? }
+    unsafe {
+        stream.launch(
+            &function,
+            &cuda_driver::LaunchConfig::for_num_elems(1),
+            (Params { scale: a },),
+        )?
+    }
+    Ok(())
+}
+
+fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::Stream, n: usize) -> Checked {
+    use cuda_core::ExprOps;
+    let pool = dev.memory_pool();
+    MemoryPool::for_context(dev.context());
+    let stats = pool.stats();
+    (
+        pool.used_bytes(),
+        pool.total_bytes(),
+        pool.free_bytes(),
+        pool.n_free_blocks(),
+    );
+    (stats.held_bytes, stats.hits, stats.misses);
+    pool.free_all_blocks()?;
+    let (pool, bytes, shape) = (MemoryPool::new(&ctx), 1024, [2, 3]);
+    pool.alloc(&stream, bytes)?;
+    let _: DeviceArray<f32> = DeviceArray::empty_in(&pool, &stream, shape)?;
+    DeviceArray::<f32>::empty(&stream, [2, 3])?;
+    DeviceArray::<f64>::zeros(&stream, n)?;
+    DeviceArray::<f64>::ones(&stream, n)?;
+    DeviceArray::<f64>::full(&stream, n, 7.0)?;
+    DeviceArray::<i32>::arange(&stream, 0, 10, 1)?;
+    DeviceArray::<f64>::linspace(&stream, 0.0, 1.0, 5, true)?;
+    let vec = vec![0.0f32; 12];
+    let mut x = DeviceArray::from_slice(&stream, &vec)?.reshape([2, 3])?;
+    DeviceArray::empty_like(&x)?;
+    DeviceArray::zeros_like(&x)?;
+    let mut buf = vec![0.0f32; 6];
+    x.to_vec()?;
+    x.copy_to_host(&mut buf)?;
+    x.copy_from_host(&vec)?;
+    (x.shape(), x.ndim(), x.len(), x.size_bytes(), x.dtype(), x.strides());
+    x.try_clone()?;
+    x.to_contiguous()?;
+    let mut y = DeviceArray::<f32>::zeros(&stream, [2, 3])?;
+    y.copy_from(&x)?;
+    x.fill(3.0)?;
+    let z = (2.0 * &x + &y).eval()?;
+    let mut z = z;
+    z.assign(2.0 * &x + &y)?;
+    x.update(|x| x + &y)?;
+    x.update(|x| x * 2.0)?;
+    x.sqrt().exp().abs().eval()?;
+    z.assign(x.maximum(&y))?;
+    x.pow(&y).eval()?;
+    x.powi(2).eval()?;
+    x.lt(&y);
+    cuda_core::where_(x.gt(&y), &x, &y).eval()?;
+    x.astype::<f32>().eval()?;
+    x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?;
+    let x = DeviceArray::<f32>::zeros(&stream, [2, 3, 4])?;
+    x.transpose();
+    x.permute(&[1, 0, 2])?;
+    x.reshape([3, 4])?;
+    x.broadcast_to([4, 3])?;
+    x.squeeze();
+    x.expand_dims(0)?;
+    let (x, y) = (
+        DeviceArray::<f32>::zeros(&stream, 3)?,
+        DeviceArray::<f32>::zeros(&stream, 3)?,
+    );
+    let mut z = DeviceArray::<f32>::zeros(&stream, 3)?;
+    let kernel = ElementwiseKernel::new("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff")?;
+    // SAFETY: the operation reads and writes only the elements it is given.
+    unsafe { kernel.launch(&stream, &[Arg::from(&x), Arg::from(&y), Arg::from(&mut z)])? };
+    // SAFETY: as above.
+    unsafe { kernel.launch(&stream, &[Arg::from(&x), Arg::scalar(5.0f32), Arg::from(&mut z)])? };
+    let mut y = DeviceArray::<f32>::zeros(&stream, [0usize; 0])?;
+    let l2 = ReductionKernel::new("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm", None)?;
+    // SAFETY: the map, reduction and post-map read only their operands and write only `y`.
+    unsafe { l2.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)])? };
+    x.sum()?;
+    let x = DeviceArray::<f32>::zeros(&stream, [2, 3])?;
+    x.sum_axes(&[0], true)?;
+    (x.prod()?, x.mean()?, x.max()?, x.min()?, x.all()?, x.any()?);
+    (x.prod_axes(&[0], true)?, x.mean_axes(&[0], true)?);
+    x.argmax_axis(1, false)?;
+    x.argmax()?;
+    x.sum()?.item()?;
+    let seed = 1;
+    cuda_core::random::rand::<f32>(&stream, [3, 4], seed)?;
+    use cuda_core::random;
+    random::randn::<f32>(&stream, 3, seed)?;
+    random::uniform::<f32>(&stream, 3, 0.0, 1.0, seed)?;
+    random::randint::<i32>(&stream, 3, 0, 10, seed)?;
+    let mut generator = random::Generator::new(seed);
+    random::Generator::normal::<f32>(&mut generator, &stream, 3, 0.0, 1.0)?;
+    println!("{x}");
+    let code = "extern \"C\" __global__ void my_add(const float *x1, const float *x2, float *y) {}";
+    let my_add = RawKernel::new(code, "my_add", ProgramOptions::default())?;
+    let (x1, x2) = (x.try_clone()?, x.try_clone()?);
+    let mut y = DeviceArray::<f32>::zeros(&stream, [2, 3])?;
+    // SAFETY: never run; only compiled.
+    unsafe { my_add.launch(&stream, &LaunchConfig::new((5, 1, 1), (5, 1, 1)), (&x1, &x2, &mut y))? }
+    let options = ProgramOptions::default();
+    let compiled = Program::new(code, options)
+        .with_name_expressions(["my_add"])
+        .compile(CompileTarget::Cubin)?;
+    compiled.get_kernel("my_add")?;
+    let consumer_stream = dev.create_stream()?;
+    let tensor = x.into_dlpack(Some(&consumer_stream))?;
+    unsafe { DeviceArray::<f32>::from_dlpack(tensor, &stream)? };
+    let x = DeviceArray::<f32>::zeros(&stream, 3)?;
+    let versioned = x.into_dlpack_versioned(Some(&consumer_stream), DLPackFlags::NONE)?;
+    let _ = (DLPackFlags::READ_ONLY, DLPackFlags::IS_COPIED);
+    let ptr = ptr::null_mut();
+    let tensor = unsafe { DLPackTensor::from_raw(ptr)? };
+    let ptr = versioned;
+    unsafe { DLPackTensor::from_raw_versioned(ptr)? };
+    let producer_stream = None;
+    let _: DeviceArray<f32> = DeviceArray::from_dlpack_tensor(tensor, &stream, producer_stream)?;
+    let _refused = |error: &cuda_core::DLPackError| {
+        matches!(
+            error,
+            cuda_core::DLPackError::NotDeviceMemory { .. } | cuda_core::DLPackError::OutOfAllocation { .. }
+        )
+    };
+    Ok(())
+}
+
+use cuda_core::{Arg, LaunchConfig};
+
+/// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
+fn squeeze(text: &str) -> String {
+    let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    squeezed.replace(",)", ")").replace(",]", "]").replace(",}", "}")
+}
+
+/// Whether `span` occurs in `source`, with `...` and `…` in it matching anything. A span that
+/// does not start with `unsafe` does not match code inside an `unsafe` block that starts right
+/// before it: a row must not leave out the `unsafe` its call needs.
+fn occurs(span: &str, source: &str) -> bool {
+    let span = squeeze(span).replace('…', "...");
+    let mut pieces = span.split("...").filter(|p| !p.is_empty());
+    let Some(first) = pieces.next() else {
+        return true;
+    };
+    let starts = source.match_indices(first).map(|(at, _)| at);
+    let mut starts = starts.filter(|&at| first.starts_with("unsafe") || !source[..at].ends_with("unsafe{"));
+    starts.any(|at| {
+        let mut rest = &source[at + first.len()..];
+        pieces.clone().all(|piece| match rest.find(piece) {
+            Some(found) => {
+                rest = &rest[found + piece.len()..];
+                true
+            }
+            None => false,
+        })
+    })
+}
+
+/// The code spans of the Rust (last) column of every table after the examples' table.
+fn rust_spans(markdown: &str) -> Vec<(usize, String)> {
+    let start = markdown
+        .find("## Raw bindings")
+        .expect("FROM_PYTHON.md has its sections");
+    let mut spans = Vec::new();
+    for (number, line) in markdown.lines().enumerate() {
+        let offset = line.as_ptr() as usize - markdown.as_ptr() as usize;
+        if offset < start || !line.starts_with('|') || line.starts_with("|---") {
+            continue;
+        }
+        let line = line.replace("\\|", "\u{1}");
+        let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
+        if cells.len() < 2 {
+            continue;
+        }
+        let rust = cells[cells.len() - 1];
+        for (i, piece) in rust.split('`').enumerate() {
+            if i % 2 == 1 {
+                spans.push((number + 1, piece.replace('\u{1}', "|")));
+            }
+        }
+    }
+    spans
+}
+
+#[test]
+fn every_call_of_the_from_python_table_is_compiled_here() {
+    // Referenced so that the compiled functions are not dead code; none of them is run.
+    let _ = (
+        raw_bindings,
+        devices,
+        streams_events_graphs,
+        memory::<u32>,
+        compiling,
+        launching,
+        pool_and_arrays,
+    );
+    let markdown = include_str!("../../docs/FROM_PYTHON.md");
+    let this = include_str!("from_python.rs");
+    let code = squeeze(&this[..this.find("/// Removes whitespace").unwrap()]);
+    let spans = rust_spans(markdown);
+    assert!(spans.len() > 200, "{} spans found", spans.len());
+    let missing: Vec<String> = spans
+        .iter()
+        .filter(|(_, span)| !NOT_CALLS.contains(&span.as_str()) && !occurs(span, &code))
+        .map(|(line, span)| format!("FROM_PYTHON.md:{line}: `{span}`"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not compiled in tests/tests/from_python.rs:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn the_matcher_finds_what_is_there_and_only_that() {
+    assert!(occurs("let x = f( a,\n b)?;", "letx=f(a,b)?;"));
+    assert!(occurs("g(move || ...)?", "g(move||println!(\"done\"))?"));
+    assert!(!occurs("unsafe { f()? }", "f()?"));
+    assert!(!occurs("f()?", "unsafe{f()?}"), "a row must not leave out `unsafe`");
+    assert!(occurs("f()?", "unsafe{g()};f()?"));
+    assert!(!occurs("x.copy_2d_from(a)", "x.view_mut().copy_2d_from(a)"));
+    assert!(occurs("f(a, b)", &squeeze("f(\n    a,\n    b,\n)")));
+}
