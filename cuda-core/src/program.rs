@@ -125,7 +125,7 @@ impl Program {
     fn hash_key(&self, arch: Arch, target: CompileTarget) -> Result<CacheKey> {
         let mut hasher = Sha256::new();
         let mut field = |bytes: &[u8]| {
-            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(bytes);
         };
         field(b"cuda-rs kernel cache key v1");

@@ -59,10 +59,9 @@ const USED_LEGACY: &CStr = c"used_dltensor";
 const VERSIONED: &CStr = c"dltensor_versioned";
 const USED_VERSIONED: &CStr = c"used_dltensor_versioned";
 
-/// The driver's special stream handles (`CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD`), which
-/// are also the protocol's stream numbers 1 and 2.
+/// The driver's legacy default stream handle (`CU_STREAM_LEGACY`), also the protocol's stream
+/// number 1.
 const STREAM_LEGACY: usize = 1;
-const STREAM_PER_THREAD: usize = 2;
 
 impl From<DLPackError> for PyErr {
     /// The exception the Python array API names for each case: `TypeError` for memory or data
@@ -198,7 +197,11 @@ fn consumer_stream(context: &Context, stream: Option<i64>) -> PyResult<Option<St
     let raw = match stream {
         None | Some(1) => STREAM_LEGACY,
         Some(-1) => return Ok(None),
-        Some(2) => STREAM_PER_THREAD,
+        Some(2) => {
+            return Err(PyValueError::new_err(
+                "stream 2 (the per-thread default stream) is another stream on each thread, so the memory's release cannot be ordered after it; pass the handle of a stream object",
+            ))
+        }
         Some(0) => {
             return Err(PyValueError::new_err(
                 "stream 0 is ambiguous for CUDA and refused by the array API (1 is the legacy default stream)",
@@ -207,8 +210,8 @@ fn consumer_stream(context: &Context, stream: Option<i64>) -> PyResult<Option<St
         Some(n) => usize::try_from(n).map_err(|_| PyValueError::new_err(format!("stream {n} is not a CUDA stream")))?,
     };
     // SAFETY: the protocol makes the consumer promise a stream of this array's device (a
-    // number from its own stream object) that stays valid until it releases the tensor; 1 and
-    // 2 are the driver's special handles.
+    // number from its own stream object) that stays valid until it releases the tensor; 1 is
+    // the driver's legacy default stream.
     Ok(Some(unsafe { Stream::from_raw(context, raw as CUstream) }))
 }
 

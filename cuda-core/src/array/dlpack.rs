@@ -38,7 +38,7 @@ use cuda_sys::driver::{CUdeviceptr, CUresult};
 use super::device_array::{c_strides, shape_len, DeviceArray, Storage};
 use super::dtype::{DType, Element};
 use super::imported::{order_after, ImportedTensor};
-use super::pool::check_owner_stream;
+use super::pool::check_per_thread;
 use crate::error::Result;
 
 /// Where a tensor lives (`DLDeviceType`). Only the values this crate uses or checks are named.
@@ -828,7 +828,7 @@ impl<T: Element> DeviceArray<T> {
         stream: &Stream,
         producer_stream: Option<&Stream>,
     ) -> Result<Self> {
-        check_owner_stream(stream)?;
+        check_per_thread(stream)?;
         if let Some(producer) = producer_stream {
             order_after(producer, stream)?;
         }

@@ -15,7 +15,6 @@
 
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::ThreadId;
 
 use cuda_driver::{Context, Event, EventFlags, Stream};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
@@ -369,7 +368,7 @@ impl MemoryPool {
             }
             .into());
         }
-        check_owner_stream(stream)?;
+        check_per_thread(stream)?;
         if stream.in_capture()? {
             return self.alloc_in_capture(stream, bytes, class);
         }
@@ -559,39 +558,15 @@ fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
 /// The stream memory is ordered on, and the other streams that used it.
 pub(crate) struct StreamUses {
     owner: Owner,
-    others: Mutex<Vec<OtherUse>>,
+    others: Mutex<Vec<Stream>>,
 }
 
-/// A stream other than the owner that used the memory. For the per-thread default stream the
-/// handle alone names no stream: the thread whose stream it was is kept too.
-struct OtherUse {
-    stream: Stream,
-    thread: Option<ThreadId>,
-}
-
-impl OtherUse {
-    fn new(stream: &Stream) -> Self {
-        OtherUse {
-            stream: stream.clone(),
-            thread: stream.is_per_thread().then(|| std::thread::current().id()),
-        }
-    }
-
-    /// Makes `owner` wait for this use: an event on the device, except for another thread's
-    /// per-thread stream, which cannot be named from here: then a host wait for the context.
-    fn order_before(&self, owner: &Stream) -> cuda_driver::Result<()> {
-        match self.thread {
-            Some(thread) if thread != std::thread::current().id() => synchronize_context(self.stream.context()),
-            _ => order_after(&self.stream, owner),
-        }
-    }
-}
-
-/// Refuses the per-thread default stream as the stream memory is ordered on: it is another
-/// stream on each thread, so a release on another thread would be ordered after the wrong work.
-pub(crate) fn check_owner_stream(stream: &Stream) -> Result<()> {
+/// Refuses the per-thread default stream for memory: it is another stream on each thread, so
+/// ordering a release (on whatever thread drops the memory) after its work is impossible, and
+/// the host wait that would replace it can deadlock against a capture on another thread.
+pub(crate) fn check_per_thread(stream: &Stream) -> cuda_driver::Result<()> {
     match stream.is_per_thread() {
-        true => Err(Error::InvalidValue(
+        true => Err(cuda_driver::Error::InvalidValue(
             "the per-thread default stream (CU_STREAM_PER_THREAD) is a different stream on each thread, so memory cannot be ordered on it; use a stream object (Device::create_stream)".into(),
         )),
         false => Ok(()),
@@ -652,13 +627,13 @@ impl StreamUses {
 
     #[cold]
     fn note_other(&self, stream: &Stream) -> cuda_driver::Result<()> {
+        check_per_thread(stream)?;
         let mut others = self.others.lock().unwrap_or_else(PoisonError::into_inner);
-        let new = OtherUse::new(stream);
-        if others.iter().any(|o| o.stream == new.stream && o.thread == new.thread) {
+        if others.iter().any(|s| s == stream) {
             return Ok(());
         }
         order_after(self.owner(), stream)?;
-        others.push(new);
+        others.push(stream.clone());
         Ok(())
     }
 
@@ -669,9 +644,9 @@ impl StreamUses {
         let others = std::mem::take(self.others.get_mut().unwrap_or_else(PoisonError::into_inner));
         let mut safe = true;
         for other in others {
-            if let Err(error) = other.order_before(self.owner()) {
+            if let Err(error) = order_after(&other, self.owner()) {
                 eprintln!("cuda-core: ordering a free after another stream's use failed ({error}); waiting instead");
-                if let Err(error) = synchronize_context(other.stream.context()) {
+                if let Err(error) = other.synchronize() {
                     eprintln!("cuda-core: waiting for a stream before a free failed: {error}");
                     safe = false;
                 }
