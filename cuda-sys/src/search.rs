@@ -40,8 +40,8 @@ impl Candidate {
 }
 
 /// The candidates for `kind`, in search order (its row of [`crate::LIBRARIES`] says where it is
-/// installed from), reading the environment
-/// through `env` (so the order can be tested without touching the process).
+/// installed from), reading the environment through `env` (so the order can be tested without
+/// touching the process).
 pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> Vec<Candidate> {
     if let Some(explicit) = env(kind.env_var()).filter(|v| !v.is_empty()) {
         return vec![Candidate::File(PathBuf::from(explicit))];
