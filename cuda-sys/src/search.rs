@@ -4,109 +4,21 @@
 //!    to the file; when it is set, nothing else is tried;
 //! 2. the platform loader's default name (`libcuda.so.1`, ...);
 //! 3. `lib64`/`lib` under `CUDA_HOME`, `CUDA_PATH` and `/usr/local/cuda`;
-//! 4. Python wheels' `nvidia/cu13/lib` under each `site-packages` folder found
+//! 4. the library's wheel folder ([`Wheel::folder`](crate::Wheel::folder), `nvidia/cu13/lib`) under each `site-packages` folder found
 //!    through `PYTHONPATH`, `VIRTUAL_ENV`, `CONDA_PREFIX`, the `python3` on `PATH`
 //!    (a venv there need not be activated), pyenv's interpreters, the usual conda
 //!    installs, and the system and user prefixes (`/usr/local`, `/usr`, `~/.local`).
 //!    Only the file system is read, once per library: no Python interpreter is run.
 //!
-//! The driver is never in a toolkit's `lib64` or in a wheel: for it steps 3 and 4 are
+//! The driver ([`crate::Install::DriverPackage`]) is never in a
+//! toolkit's `lib64` or in a wheel: for it steps 3 and 4 are
 //! replaced by WSL's `/usr/lib/wsl/lib` and the forward-compatibility package's `compat`
 //! folder under those CUDA roots (Linux only).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// One of the libraries this crate loads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LibraryKind {
-    /// The CUDA driver, `libcuda`.
-    Driver,
-    /// The CUDA runtime, `libcudart`.
-    Runtime,
-    /// The runtime compiler, `libnvrtc`.
-    Nvrtc,
-    /// The JIT linker, `libnvJitLink`.
-    NvJitLink,
-}
-
-impl LibraryKind {
-    /// The environment variable that names this library's file explicitly.
-    pub fn env_var(self) -> &'static str {
-        match self {
-            Self::Driver => "CUDA_DRIVER_LIBRARY",
-            Self::Runtime => "CUDA_RUNTIME_LIBRARY",
-            Self::Nvrtc => "CUDA_NVRTC_LIBRARY",
-            Self::NvJitLink => "CUDA_NVJITLINK_LIBRARY",
-        }
-    }
-
-    /// The file name the platform loader is asked for.
-    pub fn loader_name(self) -> &'static str {
-        if cfg!(windows) {
-            match self {
-                Self::Driver => "nvcuda.dll",
-                Self::Runtime => "cudart64_13.dll",
-                Self::Nvrtc => "nvrtc64_130_0.dll",
-                Self::NvJitLink => "nvJitLink_130_0.dll",
-            }
-        } else {
-            match self {
-                Self::Driver => "libcuda.so.1",
-                Self::Runtime => "libcudart.so.13",
-                Self::Nvrtc => "libnvrtc.so.13",
-                Self::NvJitLink => "libnvJitLink.so.13",
-            }
-        }
-    }
-
-    /// What to do when the library cannot be found, for error messages: where it comes from
-    /// and which environment variable names its file.
-    pub fn remedy(self) -> String {
-        let wheel = match self {
-            Self::Driver => {
-                return format!(
-                    "this program needs an NVIDIA GPU and its driver, one that supports CUDA 13 \
-                     (R580 or newer); the driver comes with the GPU's driver package, never in a \
-                     Python wheel. If it is installed where the loader does not look, set {} to \
-                     the path of {}",
-                    self.env_var(),
-                    self.loader_name()
-                )
-            }
-            Self::Runtime => "nvidia-cuda-runtime",
-            Self::Nvrtc => "nvidia-cuda-nvrtc",
-            Self::NvJitLink => "nvidia-nvjitlink",
-        };
-        format!(
-            "{} comes with the CUDA 13 toolkit or with the `{wheel}` wheel \
-             (`pip install \"{wheel}==13.*\"`); \
-             or set {} to the path of {}",
-            self.short_name(),
-            self.env_var(),
-            self.loader_name()
-        )
-    }
-
-    fn short_name(self) -> &'static str {
-        match self {
-            Self::Driver => "the driver",
-            Self::Runtime => "the runtime",
-            Self::Nvrtc => "NVRTC",
-            Self::NvJitLink => "nvJitLink",
-        }
-    }
-
-    /// A description for error messages.
-    pub fn description(self) -> &'static str {
-        match self {
-            Self::Driver => "the CUDA driver (libcuda)",
-            Self::Runtime => "the CUDA runtime (libcudart)",
-            Self::Nvrtc => "NVRTC (libnvrtc)",
-            Self::NvJitLink => "nvJitLink (libnvJitLink)",
-        }
-    }
-}
+use crate::{Install, LibraryKind};
 
 /// A place to try: a name for the platform loader's own search, or a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,8 +39,9 @@ impl Candidate {
     }
 }
 
-/// The candidates for `kind`, in search order, reading the environment
-/// through `env` (so the order can be tested without touching the process).
+/// The candidates for `kind`, in search order (its row of [`crate::LIBRARIES`] says where it is
+/// installed from), reading the environment through `env` (so the order can be tested without
+/// touching the process).
 pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> Vec<Candidate> {
     if let Some(explicit) = env(kind.env_var()).filter(|v| !v.is_empty()) {
         return vec![Candidate::File(PathBuf::from(explicit))];
@@ -141,25 +54,29 @@ pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> 
         .map(PathBuf::from)
         .chain([PathBuf::from("/usr/local/cuda")])
         .collect();
-    if kind == LibraryKind::Driver {
-        // The driver is installed with the GPU's driver package, which the loader finds; beyond
-        // that only WSL's folder and the CUDA forward-compatibility package hold one. Toolkits
-        // ship a stub only, and wheels none.
-        if cfg!(target_os = "linux") {
-            folders.push(PathBuf::from("/usr/lib/wsl/lib"));
-            folders.extend(roots.iter().map(|root| root.join("compat")));
+    let library = kind.library();
+    match library.install {
+        Install::DriverPackage => {
+            // The driver is installed with the GPU's driver package, which the loader finds; beyond
+            // that only WSL's folder and the CUDA forward-compatibility package hold one. Toolkits
+            // ship a stub only, and wheels none.
+            if cfg!(target_os = "linux") {
+                folders.push(PathBuf::from("/usr/lib/wsl/lib"));
+                folders.extend(roots.iter().map(|root| root.join("compat")));
+            }
         }
-    } else {
-        for root in &roots {
-            folders.push(root.join("lib64"));
-            folders.push(root.join("lib"));
-        }
-        for site_packages in site_packages_folders(&env) {
-            folders.push(site_packages.join("nvidia/cu13/lib"));
+        Install::Wheel(wheel) => {
+            for root in &roots {
+                folders.push(root.join("lib64"));
+                folders.push(root.join("lib"));
+            }
+            for site_packages in site_packages_folders(&env) {
+                folders.push(site_packages.join(wheel.folder));
+            }
         }
     }
     for folder in folders {
-        let file = Candidate::File(folder.join(kind.loader_name()));
+        let file = Candidate::File(folder.join(library.loader_name()));
         if !found.contains(&file) {
             found.push(file);
         }
@@ -292,19 +209,6 @@ mod tests {
             assert!(found.contains(&Candidate::File("/opt/cuda-13/compat/libcuda.so.1".into())));
             assert!(found.contains(&Candidate::File("/usr/lib/wsl/lib/libcuda.so.1".into())));
         }
-    }
-
-    #[test]
-    fn a_missing_library_says_what_to_install_and_which_variable_to_set() {
-        let driver = LibraryKind::Driver.remedy();
-        assert!(driver.contains("NVIDIA GPU") && driver.contains("R580"), "{driver}");
-        assert!(
-            driver.contains("CUDA_DRIVER_LIBRARY") && !driver.contains("pip"),
-            "{driver}"
-        );
-        let nvrtc = LibraryKind::Nvrtc.remedy();
-        assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
-        assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");
     }
 
     #[cfg(unix)]

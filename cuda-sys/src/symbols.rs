@@ -7,33 +7,30 @@
 //! repeat. Nothing is looked up at load time, so a library older than the
 //! headers loads and serves every function it has.
 
-use std::ffi::{c_void, CString};
+use std::ffi::{c_uint, c_void, CString};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::{FunctionName, SymbolError};
+use crate::{FunctionName, SymbolError, VersionQuery};
 
 const UNRESOLVED: usize = 0;
 const MISSING: usize = 1;
 
-/// `cuGetProcAddress_v2` as `cuda.h` declares it.
-pub(crate) type GetProcAddress = unsafe extern "C" fn(
-    *const std::ffi::c_char,
-    *mut *mut c_void,
-    i32,
-    u64,
-    *mut crate::driver::CUdriverProcAddressQueryResult,
-) -> crate::driver::CUresult;
+/// `cuGetProcAddress_v2` as `cuda.h` declares it, its two enums (`CUresult` and
+/// `CUdriverProcAddressQueryResult`, both `unsigned int` wide) as their values, so this works
+/// in builds without the driver's module.
+pub(crate) type GetProcAddress =
+    unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut c_uint) -> c_uint;
 
-/// Asks the opened library for its version (for error messages).
-pub(crate) type VersionQuery = fn(&libloading::Library) -> Option<i32>;
+/// `CUDA_SUCCESS` and `CU_GET_PROC_ADDRESS_SUCCESS`.
+const SUCCESS: c_uint = 0;
 
 pub(crate) struct SymbolTable {
     /// Kept open for the table's life; the addresses in `slots` point into it.
     library: libloading::Library,
-    /// A library that had to be loaded first and must stay loaded (NVRTC's builtins).
-    _companion: Option<libloading::Library>,
+    /// Libraries that had to be loaded first and must stay loaded (NVRTC's builtins).
+    _companions: Vec<libloading::Library>,
     path: PathBuf,
     names: &'static [FunctionName],
     slots: Box<[AtomicUsize]>,
@@ -45,7 +42,7 @@ pub(crate) struct SymbolTable {
 impl SymbolTable {
     pub(crate) fn new(
         library: libloading::Library,
-        companion: Option<libloading::Library>,
+        companions: Vec<libloading::Library>,
         path: PathBuf,
         names: &'static [FunctionName],
         use_proc_address: bool,
@@ -62,7 +59,7 @@ impl SymbolTable {
         };
         Self {
             library,
-            _companion: companion,
+            _companions: companions,
             path,
             names,
             slots: names.iter().map(|_| AtomicUsize::new(UNRESOLVED)).collect(),
@@ -77,7 +74,9 @@ impl SymbolTable {
     }
 
     pub(crate) fn library_version(&self) -> Option<i32> {
-        *self.version.get_or_init(|| (self.version_query)(&self.library))
+        *self
+            .version
+            .get_or_init(|| crate::query_version(&self.library, self.version_query))
     }
 
     /// The address of function `index`, resolving it on first use.
@@ -113,13 +112,12 @@ impl SymbolTable {
         }
         let proc_name = CString::new(name.proc_name).ok()?;
         let mut address = std::ptr::null_mut();
-        let mut status = crate::driver::CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+        let mut status = SUCCESS;
         // SAFETY: the name is NUL-terminated and both out-pointers are valid
         // locals; flags 0 is CU_GET_PROC_ADDRESS_DEFAULT. The driver writes the
         // ABI of `proc_name` at `proc_version`, which is the one the header declares.
         let result = unsafe { get_proc_address(proc_name.as_ptr(), &mut address, name.proc_version, 0, &mut status) };
-        let found = result == crate::driver::CUresult::CUDA_SUCCESS
-            && status == crate::driver::CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+        let found = result == SUCCESS && status == SUCCESS;
         (found && !address.is_null()).then_some(address)
     }
 
@@ -146,5 +144,21 @@ impl SymbolTable {
             .filter(|&i| self.address(i).is_err())
             .map(|i| self.names[i].symbol)
             .collect()
+    }
+}
+
+#[cfg(all(test, feature = "driver"))]
+mod tests {
+    use crate::driver::{CUdriverProcAddressQueryResult, CUresult};
+
+    #[test]
+    fn get_proc_address_enums_are_the_declared_values() {
+        assert_eq!(CUresult::CUDA_SUCCESS.0, super::SUCCESS);
+        assert_eq!(
+            CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS.0,
+            super::SUCCESS
+        );
+        assert_eq!(size_of::<CUresult>(), size_of::<super::c_uint>());
+        assert_eq!(size_of::<CUdriverProcAddressQueryResult>(), size_of::<super::c_uint>());
     }
 }

@@ -69,13 +69,9 @@ fn the_driver_comes_from_the_search_order_or_the_error_lists_it() {
 #[test]
 fn generated_bindings_match_the_pinned_headers() {
     let pins = include_str!("../cuda-wheels.txt");
-    let stamps = [
-        cuda_sys::driver::HEADER,
-        cuda_sys::runtime::HEADER,
-        cuda_sys::nvrtc::HEADER,
-        cuda_sys::nvjitlink::HEADER,
-    ];
-    for stamp in stamps {
+    let stamps: Vec<_> = LibraryKind::ALL.iter().filter_map(|kind| kind.header()).collect();
+    assert_eq!(stamps.len(), cuda_sys::LIBRARIES.len(), "every library is compiled in");
+    for stamp in &stamps {
         let pin = format!("{}=={}", stamp.wheel, stamp.version);
         assert!(
             pins.lines().any(|l| l.trim() == pin),
@@ -87,7 +83,7 @@ fn generated_bindings_match_the_pinned_headers() {
         println!("skipped header fingerprints: CUDA_SYS_HEADERS is not set (`cargo xtask test` sets it)");
         return;
     };
-    for stamp in stamps {
+    for stamp in &stamps {
         let header = std::env::split_paths(&folders)
             .map(|dir| dir.join(stamp.header))
             .find(|p| p.exists())

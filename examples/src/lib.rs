@@ -19,13 +19,19 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use cuda_sys::LibraryKind;
+use cuda_sys::{Install, LibraryKind};
 
 /// The statement of the README's NumPy-style snippet whose output it shows.
 pub const NUMPY_STYLE_PRINT: &str = "println!(\"{z}\");";
 
-/// The libraries `cargo xtask test` fetches as pinned wheels into `target/cuda-wheels/`.
-const FETCHED: [LibraryKind; 3] = [LibraryKind::Nvrtc, LibraryKind::Runtime, LibraryKind::NvJitLink];
+/// The libraries `cargo xtask test` fetches as pinned wheels into `target/cuda-wheels/`: every
+/// one that comes in a wheel.
+fn fetched() -> impl Iterator<Item = LibraryKind> {
+    LibraryKind::ALL
+        .iter()
+        .copied()
+        .filter(|kind| matches!(kind.library().install, Install::Wheel(_)))
+}
 
 /// Runs an example's body; prints its error (without a backtrace) and exits non-zero on failure.
 ///
@@ -40,7 +46,7 @@ pub fn run(name: &str, body: impl FnOnce() -> Result<(), Box<dyn std::error::Err
         Err(error) => {
             eprintln!("{name}: error: {error}");
             let message = error.to_string();
-            if FETCHED.iter().any(|kind| message.contains(kind.env_var())) {
+            if fetched().any(|kind| message.contains(kind.env_var())) {
                 eprintln!(
                     "{name}: note: in this workspace `cargo xtask test` fetches the pinned NVRTC, cudart and \
                      nvJitLink wheels into target/cuda-wheels/, where the examples find them"
@@ -53,8 +59,8 @@ pub fn run(name: &str, body: impl FnOnce() -> Result<(), Box<dyn std::error::Err
 
 /// Points each fetched library's variable at `target/cuda-wheels/` where the usual search fails.
 fn use_fetched_wheels(name: &str) {
-    for kind in FETCHED {
-        if std::env::var_os(kind.env_var()).is_some() || loads(kind) {
+    for kind in fetched() {
+        if std::env::var_os(kind.env_var()).is_some() || kind.find().is_ok() {
             continue;
         }
         let Some(file) = target_folders().iter().find_map(|t| fetched_library(t, kind)) else {
@@ -64,17 +70,6 @@ fn use_fetched_wheels(name: &str) {
         // The examples call this first thing in `main`, before any thread starts or any
         // library is loaded, so nothing reads the environment concurrently.
         std::env::set_var(kind.env_var(), &file);
-    }
-}
-
-/// Whether the usual search finds `kind` (opened and closed again; the process-wide table,
-/// which keeps its first answer, is left untouched).
-fn loads(kind: LibraryKind) -> bool {
-    match kind {
-        LibraryKind::Nvrtc => cuda_sys::Nvrtc::load().is_ok(),
-        LibraryKind::Runtime => cuda_sys::Runtime::load().is_ok(),
-        LibraryKind::NvJitLink => cuda_sys::NvJitLink::load().is_ok(),
-        LibraryKind::Driver => cuda_sys::Driver::load().is_ok(),
     }
 }
 
@@ -88,13 +83,16 @@ fn target_folders() -> Vec<PathBuf> {
     folders
 }
 
-/// `target/cuda-wheels/<wheel>-<version>/nvidia/cu13/lib/<library>`, the newest where several
-/// versions were fetched.
+/// `target/cuda-wheels/<wheel>-<version>/<folder>/<library>` (the folder of the library's wheel,
+/// `nvidia/cu13/lib`), the newest where several versions were fetched.
 fn fetched_library(target: &Path, kind: LibraryKind) -> Option<PathBuf> {
+    let Install::Wheel(wheel) = kind.library().install else {
+        return None;
+    };
     let mut found: Vec<PathBuf> = std::fs::read_dir(target.join("cuda-wheels"))
         .ok()?
         .filter_map(Result::ok)
-        .map(|wheel| wheel.path().join("nvidia/cu13/lib").join(kind.loader_name()))
+        .map(|fetched| fetched.path().join(wheel.folder).join(kind.loader_name()))
         .filter(|file| file.is_file())
         .collect();
     found.sort();

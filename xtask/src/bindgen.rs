@@ -11,100 +11,49 @@ use std::path::{Path, PathBuf};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use cuda_sys::{Library, LIBRARIES};
+
 use crate::wheels;
 
-/// One header and how its functions become a table.
-struct Api {
-    /// Output file stem under `cuda-sys/src/generated/`.
-    module: &'static str,
-    /// The wheel that ships the header.
-    wheel: &'static str,
-    header: &'static str,
-    /// The table type the accessors are generated on.
-    table: &'static str,
-    functions: &'static str,
-    types: &'static str,
-    vars: &'static str,
-    defines: &'static [&'static str],
-    /// Whether entry points come through `cuGetProcAddress` (the driver only).
-    proc_address: bool,
-}
-
-const APIS: &[Api] = &[
-    Api {
-        module: "driver",
-        wheel: "nvidia-cuda-runtime",
-        header: "cuda.h",
-        table: "Driver",
-        functions: "^cu[A-Z].*",
-        types: "^(CU|cu[A-Z]).*",
-        vars: "^(CU_|CUDA_VERSION).*",
-        defines: &[],
-        proc_address: true,
-    },
-    Api {
-        module: "runtime",
-        wheel: "nvidia-cuda-runtime",
-        header: "cuda_runtime_api.h",
-        table: "Runtime",
-        functions: "^cuda[A-Z].*",
-        types: "^(cuda|CUDART).*",
-        vars: "^(cuda|CUDART_VERSION).*",
-        defines: &[],
-        proc_address: false,
-    },
-    Api {
-        module: "nvrtc",
-        wheel: "nvidia-cuda-nvrtc",
-        header: "nvrtc.h",
-        table: "Nvrtc",
-        functions: "^nvrtc[A-Z].*",
-        types: "^nvrtc.*",
-        vars: "^NVRTC.*",
-        defines: &[],
-        proc_address: false,
-    },
-    Api {
-        module: "nvjitlink",
-        wheel: "nvidia-nvjitlink",
-        header: "nvJitLink.h",
-        table: "NvJitLink",
-        functions: "^(__)?nvJitLink[A-Z].*",
-        types: "^nvJitLink.*",
-        vars: "^NVJITLINK.*",
-        defines: &["NVJITLINK_NO_INLINE"],
-        proc_address: false,
-    },
-];
-
+/// Every library of `cuda_sys::LIBRARIES`, each from its row's header, allowlists and wheels;
+/// the include folders are those of every row's wheels, in table order.
 pub fn run(root: &Path) -> Result<(), String> {
     let pins = wheels::pins(root)?;
     let mut includes = Vec::new();
-    for name in [
-        "nvidia-cuda-runtime",
-        "nvidia-cuda-crt",
-        "nvidia-cuda-nvrtc",
-        "nvidia-nvjitlink",
-    ] {
-        includes.push(wheels::ensure(root, wheels::pin(&pins, name)?)?.join("include"));
+    for name in include_wheels() {
+        includes.push(wheels::ensure(root, wheels::pin(&pins, name)?)?.join(wheels::INCLUDE));
     }
-    let out_dir = root.join("cuda-sys/src/generated");
-    for api in APIS {
-        let pin = wheels::pin(&pins, api.wheel)?;
+    let out_dir = root.join("cuda-sys/src");
+    for library in LIBRARIES {
+        let bindings = &library.bindings;
+        let pin = wheels::pin(&pins, bindings.wheels[0])?;
         let header = includes
             .iter()
-            .map(|dir| dir.join(api.header))
+            .map(|dir| dir.join(bindings.header))
             .find(|path| path.exists())
-            .ok_or_else(|| format!("{} is in none of the wheels' include folders", api.header))?;
-        let code = generate(api, pin, &header, &includes)?;
-        let path = out_dir.join(format!("{}.rs", api.module));
+            .ok_or_else(|| format!("{} is in none of the wheels' include folders", bindings.header))?;
+        let code = generate(library, pin, &header, &includes)?;
+        let path = out_dir.join(library.generated);
         std::fs::write(&path, code).map_err(|e| format!("{}: {e}", path.display()))?;
         eprintln!("xtask: wrote {}", path.display());
     }
     Ok(())
 }
 
-fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -> Result<String, String> {
+/// The wheels whose `include` folders every header is generated with: each row's, in table
+/// order, each once.
+fn include_wheels() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for name in LIBRARIES.iter().flat_map(|library| library.bindings.wheels) {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+fn generate(library: &Library, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -> Result<String, String> {
+    let api = &library.bindings;
     let source = std::fs::read(header).map_err(|e| format!("{}: {e}", header.display()))?;
     let builder = builder(header, includes, api.defines)
         .allowlist_function(api.functions)
@@ -128,14 +77,14 @@ fn generate(api: &Api, pin: &wheels::Pin, header: &Path, includes: &[PathBuf]) -
         }
     }
     functions.sort_by_key(|f| f.sig.ident.to_string());
-    let proc_versions = if api.proc_address {
+    let proc_versions = if library.proc_address {
         let typedefs = header.with_file_name("cudaTypedefs.h");
         proc_versions(&typedefs, includes, &kept, &functions, &aliases)?
     } else {
         BTreeMap::new()
     };
 
-    let table = format_ident!("{}", api.table);
+    let table = format_ident!("{}", library.table);
     let mut names = Vec::new();
     let mut accessors = Vec::new();
     for (index, function) in functions.iter().enumerate() {
@@ -396,5 +345,31 @@ fn canonical(ty: &syn::Type, type_aliases: &BTreeMap<String, syn::Type>, depth: 
             }
         }
         other => quote!(#other).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The include folders, and so clang's `-I` arguments, in the order the committed
+    /// bindings were generated with.
+    #[test]
+    fn include_folders_keep_their_order() {
+        assert_eq!(
+            include_wheels(),
+            [
+                "nvidia-cuda-runtime",
+                "nvidia-cuda-crt",
+                "nvidia-cuda-nvrtc",
+                "nvidia-nvjitlink"
+            ]
+        );
+    }
+
+    #[test]
+    fn method_names_drop_the_version_suffix() {
+        assert_eq!(method_name("__nvJitLinkCreate_13_0"), "nvJitLinkCreate");
+        assert_eq!(method_name("cuMemAlloc_v2"), "cuMemAlloc_v2");
     }
 }

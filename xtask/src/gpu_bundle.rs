@@ -645,10 +645,10 @@ fn copy_pinned_headers(root: &Path, to: &Path) -> Result<(), String> {
     };
     let folders: Vec<PathBuf> = entries
         .filter_map(Result::ok)
-        .map(|e| e.path().join("nvidia/cu13/include"))
+        .map(|e| e.path().join(crate::wheels::INCLUDE))
         .collect();
     fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-    for header in ["cuda.h", "cuda_runtime_api.h", "nvrtc.h", "nvJitLink.h"] {
+    for header in cuda_sys::LIBRARIES.iter().map(|library| library.bindings.header) {
         match folders.iter().map(|f| f.join(header)).find(|p| p.is_file()) {
             Some(found) => {
                 fs::copy(&found, to.join(header)).map_err(|e| format!("{}: {e}", found.display()))?;

@@ -1,7 +1,7 @@
-//! `cargo xtask test`: the one test command. Makes sure the pinned NVRTC,
-//! cudart and nvJitLink libraries can be found (fetching the wheels into
-//! `target/cuda-wheels/` when the machine has none), runs the workspace
-//! tests with the loader's environment variables pointing at them, then the
+//! `cargo xtask test`: the one test command. Makes sure the pinned libraries that come in
+//! wheels (the rows of `cuda_sys::LIBRARIES` that do: NVRTC, cudart, nvJitLink) can be found
+//! (fetching the wheels into `target/cuda-wheels/` when the machine has none), runs the
+//! workspace tests with the loader's environment variables pointing at them, then the
 //! stand-in driver's suites under valgrind (`tests/leakcheck.sh`).
 //! `cargo xtask test --no-leakcheck [cargo test args]` skips the last step.
 //!
@@ -37,17 +37,18 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     command.current_dir(root).args(["test", "--workspace"]).args(cargo_args);
     let mut headers = Vec::new();
     let mut library_env: Vec<(&str, OsString)> = Vec::new();
-    for (wheel, variable, file) in [
-        ("nvidia-cuda-nvrtc", "CUDA_NVRTC_LIBRARY", "libnvrtc.so.13"),
-        ("nvidia-cuda-runtime", "CUDA_RUNTIME_LIBRARY", "libcudart.so.13"),
-        ("nvidia-nvjitlink", "CUDA_NVJITLINK_LIBRARY", "libnvJitLink.so.13"),
-    ] {
-        if std::env::var_os(variable).is_some() {
+    // Every library that comes in a wheel (the driver does not), as the table says.
+    for library in cuda_sys::LIBRARIES {
+        let cuda_sys::Install::Wheel(wheel) = library.install else {
+            continue;
+        };
+        if std::env::var_os(library.env_var).is_some() {
             continue;
         }
-        let cu13 = wheels::ensure(root, wheels::pin(&pins, wheel)?)?;
-        library_env.push((variable, cu13.join("lib").join(file).into_os_string()));
-        headers.push(cu13.join("include"));
+        let installed = wheels::ensure(root, wheels::pin(&pins, wheel.name)?)?;
+        let file = installed.join(wheel.folder).join(library.soname.linux);
+        library_env.push((library.env_var, file.into_os_string()));
+        headers.push(installed.join(wheels::INCLUDE));
     }
     if !headers.is_empty() {
         let joined = std::env::join_paths(&headers).map_err(|e| format!("header folders: {e}"))?;

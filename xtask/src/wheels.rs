@@ -36,15 +36,18 @@ pub fn pin<'a>(pins: &'a [Pin], name: &str) -> Result<&'a Pin, String> {
         .ok_or_else(|| format!("no pin for {name} in cuda-sys/cuda-wheels.txt"))
 }
 
-/// Installs the pinned wheel (once) and returns its `nvidia/cu13` folder.
+/// The headers' folder inside an installed CUDA 13 wheel.
+pub const INCLUDE: &str = "nvidia/cu13/include";
+
+/// Installs the pinned wheel (once) and returns the folder it is installed in (what
+/// `site-packages` would be: a row's `Wheel::folder` and [`INCLUDE`] are below it).
 pub fn ensure(root: &Path, pin: &Pin) -> Result<PathBuf, String> {
     let folder = root
         .join("target/cuda-wheels")
         .join(format!("{}-{}", pin.name, pin.version));
     let done = folder.join(".installed");
-    let cu13 = folder.join("nvidia/cu13");
     if done.exists() {
-        return Ok(cu13);
+        return Ok(folder);
     }
     let _ = std::fs::remove_dir_all(&folder);
     std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
@@ -71,7 +74,7 @@ pub fn ensure(root: &Path, pin: &Pin) -> Result<PathBuf, String> {
         ));
     }
     std::fs::write(&done, b"").map_err(|e| format!("{}: {e}", done.display()))?;
-    Ok(cu13)
+    Ok(folder)
 }
 
 fn python() -> String {

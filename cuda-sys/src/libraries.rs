@@ -1,0 +1,444 @@
+//! The libraries this crate loads: one row each, read by the loader, the search, the error
+//! messages and `cargo xtask` (bindgen, the test task, the GPU bundle). Adding a library is
+//! adding a row here (see the crate's front page for the whole recipe).
+
+/// Everything known about one library: how it is found and opened, how it is named in
+/// errors, and what `cargo xtask bindgen` reads to generate its module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Library {
+    /// Its table type, which is also its [`LibraryKind`] variant (`"Driver"`).
+    pub table: &'static str,
+    /// Its generated module (`src/generated/<module>.rs`) and loader function (`"driver"`:
+    /// `cuda_sys::driver` and `cuda_sys::driver()`).
+    pub module: &'static str,
+    /// Its generated module's file, relative to `cuda-sys/src`: `generated/driver.rs`.
+    pub generated: &'static str,
+    /// The cargo feature that compiles its module, table type and loader in.
+    pub feature: &'static str,
+    /// Whether this build has that feature on. Rows of libraries left out stay in the table
+    /// ([`LIBRARIES`] is what `cargo xtask` generates and fetches), but have no loader.
+    pub enabled: bool,
+    /// For error messages: `"the CUDA driver (libcuda)"`.
+    pub description: &'static str,
+    /// Its name inside a sentence: `"the driver"`, `"NVRTC"`.
+    pub short_name: &'static str,
+    /// The file name the platform loader is asked for.
+    pub soname: Soname,
+    /// The environment variable that names its file explicitly (`CUDA_NVRTC_LIBRARY`).
+    pub env_var: &'static str,
+    /// Where it is installed from, which decides where it is looked for.
+    pub install: Install,
+    /// File name prefixes of libraries loaded first, from the same folder, when it is opened
+    /// from a folder the platform loader does not search (NVRTC's `libnvrtc-builtins.so.`).
+    pub companions: &'static [&'static str],
+    /// The function that reports its version, for error messages.
+    pub version: VersionQuery,
+    /// Whether entry points come through `cuGetProcAddress` (the driver) rather than by
+    /// exported name.
+    pub proc_address: bool,
+    /// What `cargo xtask bindgen` reads to generate its module.
+    pub bindings: Bindings,
+}
+
+/// A library's file name on each platform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Soname {
+    /// On Linux: `libnvrtc.so.13`.
+    pub linux: &'static str,
+    /// On Windows: `nvrtc64_130_0.dll`.
+    pub windows: &'static str,
+}
+
+/// Where a library comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Install {
+    /// The GPU's driver package: never in a toolkit's `lib64` nor in a wheel. Looked for by the
+    /// platform loader, then in WSL's `/usr/lib/wsl/lib` and the forward-compatibility
+    /// package's `compat` folder under the CUDA roots.
+    DriverPackage,
+    /// A CUDA toolkit's `lib64`/`lib`, or a Python wheel.
+    Wheel(Wheel),
+}
+
+/// The PyPI wheel that ships a library. Its pinned version is in `cuda-sys/cuda-wheels.txt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wheel {
+    /// The PyPI name: `nvidia-cuda-nvrtc`.
+    pub name: &'static str,
+    /// The folder inside `site-packages` that holds the library: `nvidia/cu13/lib`.
+    pub folder: &'static str,
+}
+
+/// The exported function that reports a library's version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VersionQuery {
+    /// `int f(int *version)` returning 0 on success, the version as `major * 1000 + minor * 10`
+    /// (`cuDriverGetVersion`).
+    Number(&'static str),
+    /// `int f(int *major, int *minor)` returning 0 on success (`nvrtcVersion`).
+    MajorMinor(&'static str),
+}
+
+/// What `cargo xtask bindgen` reads for one library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bindings {
+    /// The header: `nvrtc.h`.
+    pub header: &'static str,
+    /// The wheels whose `include` folders it needs, the one that ships the header first (its
+    /// pin is stamped into the generated module's `HEADER`).
+    pub wheels: &'static [&'static str],
+    /// bindgen's function allowlist: `^nvrtc[A-Z].*`.
+    pub functions: &'static str,
+    /// bindgen's type allowlist.
+    pub types: &'static str,
+    /// bindgen's variable (constant) allowlist.
+    pub vars: &'static str,
+    /// Preprocessor definitions (`-D`) for the header.
+    pub defines: &'static [&'static str],
+}
+
+impl Library {
+    /// The file name the platform loader is asked for on this platform.
+    pub fn loader_name(&self) -> &'static str {
+        if cfg!(windows) {
+            self.soname.windows
+        } else {
+            self.soname.linux
+        }
+    }
+}
+
+/// The table: one row per library, each behind its cargo feature. A row starts with the
+/// library's table type (also its [`LibraryKind`] variant), its module and loader function,
+/// its cargo feature, its generated file and the header's name for docs; the fields in braces
+/// fill the rest of its [`Library`].
+macro_rules! libraries {
+    ($(
+        $(#[$doc:meta])*
+        $table:ident, $module:ident, $feature:literal, $generated:literal, $header_doc:literal => { $($field:ident: $value:expr,)* }
+    )*) => {
+        /// Every library, in the order of [`LibraryKind`]'s variants, whether or not its feature
+        /// is on in this build (see [`Library::enabled`]).
+        pub const LIBRARIES: &[Library] = &[$(Library {
+            table: stringify!($table),
+            module: stringify!($module),
+            feature: $feature,
+            generated: $generated,
+            enabled: cfg!(feature = $feature),
+            $($field: $value,)*
+        },)*];
+
+        /// One of the libraries this crate knows: an index into [`LIBRARIES`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum LibraryKind {
+            $(
+                #[doc = concat!("`", stringify!($module), "`: ", $header_doc, ".")]
+                $table,
+            )*
+        }
+
+        impl LibraryKind {
+            /// Every kind, in table order.
+            pub const ALL: &'static [LibraryKind] = &[$(LibraryKind::$table,)*];
+
+            /// The header its generated module was made from; `None` where its feature is off.
+            pub fn header(self) -> Option<crate::HeaderStamp> {
+                const STAMPS: &[(LibraryKind, crate::HeaderStamp)] = &[$(
+                    #[cfg(feature = $feature)]
+                    (LibraryKind::$table, $module::HEADER),
+                )*];
+                STAMPS.iter().find(|(kind, _)| *kind == self).map(|(_, stamp)| *stamp)
+            }
+        }
+
+        $(
+            #[doc = concat!(
+                "Types, constants and the function table of ", $header_doc,
+                ", generated by `cargo xtask bindgen`.\n",
+                "Items carry the headers' comments where the headers have them; the rest are documented\n",
+                "by NVIDIA's CUDA reference under the same names."
+            )]
+            #[cfg(feature = $feature)]
+            #[rustfmt::skip]
+            #[allow(missing_docs)]
+            #[path = $generated]
+            pub mod $module;
+
+            #[cfg(feature = $feature)]
+            library_table!($(#[$doc])* $table, LibraryKind::$table, $module::FUNCTIONS, $module);
+        )*
+    };
+}
+
+libraries! {
+    /// The CUDA driver API (`libcuda`). Entry points come from `cuGetProcAddress`
+    /// at the version whose ABI the header declares, falling back to the exported name.
+    Driver, driver, "driver", "generated/driver.rs", "the driver API (`cuda.h`)" => {
+        description: "the CUDA driver (libcuda)",
+        short_name: "the driver",
+        soname: Soname { linux: "libcuda.so.1", windows: "nvcuda.dll" },
+        env_var: "CUDA_DRIVER_LIBRARY",
+        install: Install::DriverPackage,
+        companions: &[],
+        version: VersionQuery::Number("cuDriverGetVersion"),
+        proc_address: true,
+        bindings: Bindings {
+            header: "cuda.h",
+            wheels: &["nvidia-cuda-runtime"],
+            functions: "^cu[A-Z].*",
+            types: "^(CU|cu[A-Z]).*",
+            vars: "^(CU_|CUDA_VERSION).*",
+            defines: &[],
+        },
+    }
+
+    /// The CUDA runtime API (`libcudart`).
+    Runtime, runtime, "runtime", "generated/runtime.rs", "the runtime API (`cuda_runtime_api.h`)" => {
+        description: "the CUDA runtime (libcudart)",
+        short_name: "the runtime",
+        soname: Soname { linux: "libcudart.so.13", windows: "cudart64_13.dll" },
+        env_var: "CUDA_RUNTIME_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cuda-runtime", folder: "nvidia/cu13/lib" }),
+        companions: &[],
+        version: VersionQuery::Number("cudaRuntimeGetVersion"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "cuda_runtime_api.h",
+            // `cuda_runtime_api.h` includes `crt/host_defines.h`, from the crt wheel.
+            wheels: &["nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^cuda[A-Z].*",
+            types: "^(cuda|CUDART).*",
+            vars: "^(cuda|CUDART_VERSION).*",
+            defines: &[],
+        },
+    }
+
+    /// NVRTC, the runtime compiler (`libnvrtc`).
+    Nvrtc, nvrtc, "nvrtc", "generated/nvrtc.rs", "NVRTC (`nvrtc.h`)" => {
+        description: "NVRTC (libnvrtc)",
+        short_name: "NVRTC",
+        soname: Soname { linux: "libnvrtc.so.13", windows: "nvrtc64_130_0.dll" },
+        env_var: "CUDA_NVRTC_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cuda-nvrtc", folder: "nvidia/cu13/lib" }),
+        companions: &["libnvrtc-builtins.so."],
+        version: VersionQuery::MajorMinor("nvrtcVersion"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "nvrtc.h",
+            wheels: &["nvidia-cuda-nvrtc"],
+            functions: "^nvrtc[A-Z].*",
+            types: "^nvrtc.*",
+            vars: "^NVRTC.*",
+            defines: &[],
+        },
+    }
+
+    /// nvJitLink, the JIT linker (`libnvJitLink`).
+    NvJitLink, nvjitlink, "nvjitlink", "generated/nvjitlink.rs", "nvJitLink (`nvJitLink.h`)" => {
+        description: "nvJitLink (libnvJitLink)",
+        short_name: "nvJitLink",
+        soname: Soname { linux: "libnvJitLink.so.13", windows: "nvJitLink_130_0.dll" },
+        env_var: "CUDA_NVJITLINK_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-nvjitlink", folder: "nvidia/cu13/lib" }),
+        companions: &[],
+        version: VersionQuery::MajorMinor("nvJitLinkVersion"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "nvJitLink.h",
+            wheels: &["nvidia-nvjitlink"],
+            functions: "^(__)?nvJitLink[A-Z].*",
+            types: "^nvJitLink.*",
+            vars: "^NVJITLINK.*",
+            defines: &["NVJITLINK_NO_INLINE"],
+        },
+    }
+}
+
+impl LibraryKind {
+    /// This library's row of [`LIBRARIES`].
+    pub fn library(self) -> &'static Library {
+        &LIBRARIES[self as usize]
+    }
+
+    /// The environment variable that names this library's file explicitly.
+    pub fn env_var(self) -> &'static str {
+        self.library().env_var
+    }
+
+    /// The file name the platform loader is asked for.
+    pub fn loader_name(self) -> &'static str {
+        self.library().loader_name()
+    }
+
+    /// A description for error messages.
+    pub fn description(self) -> &'static str {
+        self.library().description
+    }
+
+    /// What to do when the library cannot be found, for error messages: where it comes from
+    /// and which environment variable names its file.
+    pub fn remedy(self) -> String {
+        let library = self.library();
+        match library.install {
+            Install::DriverPackage => format!(
+                "this program needs an NVIDIA GPU and its driver, one that supports CUDA 13 \
+                 (R580 or newer); the driver comes with the GPU's driver package, never in a \
+                 Python wheel. If it is installed where the loader does not look, set {} to \
+                 the path of {}",
+                library.env_var,
+                library.loader_name()
+            ),
+            Install::Wheel(Wheel { name: wheel, .. }) => format!(
+                "{} comes with the CUDA 13 toolkit or with the `{wheel}` wheel \
+                 (`pip install \"{wheel}==13.*\"`); \
+                 or set {} to the path of {}",
+                library.short_name,
+                library.env_var,
+                library.loader_name()
+            ),
+        }
+    }
+
+    /// Searches for the library in the documented order (see [`crate::search`]) and opens the
+    /// first candidate that loads, returning the file (or loader name) it came from. The
+    /// library is closed again: this answers whether it can be found, whether or not its
+    /// feature is on, and leaves the process-wide tables alone.
+    pub fn find(self) -> Result<std::path::PathBuf, crate::LoadError> {
+        let found = crate::search::candidates(self, |name| std::env::var_os(name));
+        crate::open_first(self, &found).map(|opened| opened.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+    use std::path::Path;
+
+    fn crate_file(name: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// `NAME==VERSION` lines of `cuda-wheels.txt`, by name.
+    fn pinned() -> Vec<(String, String)> {
+        crate_file("cuda-wheels.txt")
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let (name, version) = l
+                    .split_once("==")
+                    .unwrap_or_else(|| panic!("`{l}` is not NAME==VERSION"));
+                (name.to_string(), version.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_row_is_consistent() {
+        let pins = pinned();
+        let is_pinned = |wheel: &str| pins.iter().any(|(name, _)| name == wheel);
+        let manifest = crate_file("Cargo.toml");
+        let features = manifest.split("[features]").nth(1).expect("Cargo.toml has [features]");
+        let features = &features[..features.find("\n[").unwrap_or(features.len())];
+        let default = features
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("default = "))
+            .expect("a default feature list");
+        assert_eq!(LibraryKind::ALL.len(), LIBRARIES.len());
+        for (kind, library) in LibraryKind::ALL.iter().zip(LIBRARIES) {
+            let row = library.table;
+            assert_eq!(format!("{kind:?}"), row, "LibraryKind and LIBRARIES are in one order");
+            assert_eq!(kind.library(), library, "{row}");
+            assert_eq!(
+                library.module, library.feature,
+                "{row}: module and feature share a name"
+            );
+            assert_eq!(library.generated, format!("generated/{}.rs", library.module), "{row}");
+            assert!(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("src")
+                    .join(library.generated)
+                    .is_file(),
+                "{row}: {} is missing (run `cargo xtask bindgen`)",
+                library.generated
+            );
+            assert!(
+                features
+                    .lines()
+                    .any(|l| l.trim().starts_with(&format!("{} = ", library.feature))),
+                "{row}: Cargo.toml declares no feature `{}`",
+                library.feature
+            );
+            assert!(
+                default.contains(&format!("\"{}\"", library.feature)),
+                "{row}: not a default feature"
+            );
+            assert!(
+                library.soname.linux.starts_with("lib") && library.soname.linux.contains(".so."),
+                "{row}: {:?}",
+                library.soname
+            );
+            assert!(library.soname.windows.ends_with(".dll"), "{row}: {:?}", library.soname);
+            assert!(
+                library.env_var.starts_with("CUDA_") && library.env_var.ends_with("_LIBRARY"),
+                "{row}: {}",
+                library.env_var
+            );
+            assert!(
+                !library.description.is_empty() && !library.short_name.is_empty(),
+                "{row}"
+            );
+            assert!(library.companions.iter().all(|c| !c.is_empty()), "{row}");
+            if let Install::Wheel(wheel) = library.install {
+                assert!(is_pinned(wheel.name), "{row}: {} is not in cuda-wheels.txt", wheel.name);
+                assert!(!wheel.folder.is_empty() && !wheel.folder.starts_with('/'), "{row}");
+            }
+            let bindings = library.bindings;
+            assert!(!bindings.wheels.is_empty(), "{row}: no wheel ships {}", bindings.header);
+            for wheel in bindings.wheels {
+                assert!(is_pinned(wheel), "{row}: {wheel} is not in cuda-wheels.txt");
+            }
+            for pattern in [bindings.functions, bindings.types, bindings.vars] {
+                assert!(pattern.starts_with('^'), "{row}: allowlist `{pattern}` is anchored");
+            }
+            if library.enabled {
+                let stamp = kind.header().expect("an enabled library has its module");
+                assert_eq!(stamp.header, bindings.header, "{row}");
+                assert_eq!(stamp.wheel, bindings.wheels[0], "{row}");
+            } else {
+                assert_eq!(kind.header(), None, "{row}");
+            }
+        }
+        let unique = |what: &str, values: Vec<&str>| {
+            let set: HashSet<&str> = values.iter().copied().collect();
+            assert_eq!(set.len(), values.len(), "{what} repeats: {values:?}");
+        };
+        unique("env_var", LIBRARIES.iter().map(|l| l.env_var).collect());
+        unique("table", LIBRARIES.iter().map(|l| l.table).collect());
+        unique("module", LIBRARIES.iter().map(|l| l.module).collect());
+        unique("soname", LIBRARIES.iter().map(|l| l.soname.linux).collect());
+        unique("windows soname", LIBRARIES.iter().map(|l| l.soname.windows).collect());
+        unique("header", LIBRARIES.iter().map(|l| l.bindings.header).collect());
+    }
+
+    #[test]
+    fn enabled_follows_the_features() {
+        assert_eq!(LibraryKind::Driver.library().enabled, cfg!(feature = "driver"));
+        assert_eq!(LibraryKind::Nvrtc.library().enabled, cfg!(feature = "nvrtc"));
+    }
+
+    #[test]
+    fn a_missing_library_says_what_to_install_and_which_variable_to_set() {
+        let driver = LibraryKind::Driver.remedy();
+        assert!(driver.contains("NVIDIA GPU") && driver.contains("R580"), "{driver}");
+        assert!(
+            driver.contains("CUDA_DRIVER_LIBRARY") && !driver.contains("pip"),
+            "{driver}"
+        );
+        let nvrtc = LibraryKind::Nvrtc.remedy();
+        assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
+        assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");
+    }
+}
