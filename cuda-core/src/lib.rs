@@ -104,9 +104,9 @@ mod nvrtc;
 mod object_code;
 mod options;
 mod program;
-#[cfg(feature = "python")]
-pub mod python;
 
+#[cfg(feature = "python")]
+pub use array::interop::python;
 pub use array::random;
 pub use array::release_completed_imports;
 pub use array::{

@@ -3,17 +3,13 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::size_of;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cuda_driver::{Context, KernelArg, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::dtype::{DType, Element};
-use super::elementwise::ElementwiseKernel;
-use super::generated::{overlap, Arg, Overlap};
-use super::imported::ImportedTensor;
-use super::pool::{MemoryPool, PooledBlock, StreamUses};
-use super::raw::{bind, check};
+use crate::array::dtype::{DType, Element};
+use crate::array::memory::{overlap, ForeignMemory, MemoryPool, Overlap, PooledBlock, Span, StreamUses};
 use crate::error::{Error, Result};
 
 /// Something that gives an array shape: a length, an array or slice of extents.
@@ -91,9 +87,10 @@ pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[usize]) -> bool {
     true
 }
 
+/// What a view's memory belongs to: a pool block, or memory from another library.
 pub(crate) enum Storage {
     Pooled(PooledBlock),
-    Imported(ImportedTensor),
+    Foreign(Box<dyn ForeignMemory>),
 }
 
 // SAFETY: storage is device memory and the handles that own it: the stream and pool handles
@@ -108,7 +105,7 @@ impl Storage {
     fn uses(&self) -> &StreamUses {
         match self {
             Storage::Pooled(block) => block.uses(),
-            Storage::Imported(tensor) => tensor.uses(),
+            Storage::Foreign(memory) => memory.uses(),
         }
     }
 }
@@ -122,7 +119,7 @@ impl Storage {
 ///
 /// Memory comes from a [`MemoryPool`] and goes back to it when the last view is dropped, in the
 /// stream's order (never before queued work is done). Work on another stream may use the array:
-/// the first time it does (through [`Arg`], [`KernelArg`] or a copy), that stream waits for the
+/// the first time it does (through [`Arg`](crate::Arg), [`KernelArg`] or a copy), that stream waits for the
 /// array's stream, and on drop the array's stream waits for it. Ordering between later writes
 /// and reads on different streams is the caller's, as with any CUDA memory; so is the order of
 /// writes through two views of the same storage on different streams.
@@ -222,25 +219,6 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// A zeroed array of `shape` on `stream` (the memset is queued on `stream`).
-    pub fn zeros(stream: &Stream, shape: impl IntoShape) -> Result<Self> {
-        let array = Self::empty(stream, shape)?;
-        if array.len > 0 {
-            let driver = bind(stream.context())?;
-            // SAFETY: the block holds `size_bytes` bytes; the memset is queued on the array's stream.
-            check(unsafe { driver.cuMemsetD8Async()?(array.ptr, 0, array.size_bytes(), stream.as_raw()) })?;
-        }
-        Ok(array)
-    }
-
-    /// A one-dimensional array holding a copy of `data` (which may be empty). Returns once
-    /// `data` has been read.
-    pub fn from_slice(stream: &Stream, data: &[T]) -> Result<Self> {
-        let mut array = Self::empty(stream, data.len())?;
-        array.copy_from_host(data)?;
-        Ok(array)
-    }
-
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -309,23 +287,17 @@ impl<T: Element> DeviceArray<T> {
     /// `may_share_memory` (address ranges: views interleaving without a common element, such
     /// as `x[::2]` and `x[1::2]`, count as sharing). Zero-size views share nothing.
     pub fn may_share_memory<U: Element>(&self, other: &DeviceArray<U>) -> bool {
-        overlap(self, other) != Overlap::Disjoint
+        overlap(self.span(), other.span()) != Overlap::Disjoint
     }
 
-    /// The device bytes the view can reach, `[start, end)`: from its first element to one past
-    /// its last (empty for a zero-size view).
-    pub(crate) fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
-        if self.len == 0 {
-            return (self.ptr, self.ptr);
+    /// The memory the view reaches, for overlap checks.
+    pub(crate) fn span(&self) -> Span<'_> {
+        Span {
+            ptr: self.ptr,
+            element_size: size_of::<T>(),
+            shape: &self.shape,
+            strides: &self.strides,
         }
-        let last = self.shape.iter().zip(&self.strides).fold(0u64, |acc, (&d, &s)| {
-            acc.saturating_add((d as u64 - 1).saturating_mul(s as u64))
-        });
-        let end = last
-            .saturating_add(1)
-            .saturating_mul(size_of::<T>() as u64)
-            .saturating_add(self.ptr);
-        (self.ptr, end)
     }
 
     /// The device address of the first element.
@@ -352,7 +324,7 @@ impl<T: Element> DeviceArray<T> {
         self.storage.uses().note(stream)
     }
 
-    fn same_len(&self, what: &str, other: usize) -> Result<()> {
+    pub(crate) fn same_len(&self, what: &str, other: usize) -> Result<()> {
         if other == self.len {
             Ok(())
         } else {
@@ -372,183 +344,6 @@ impl<T: Element> DeviceArray<T> {
         }
         Ok(())
     }
-
-    /// Copies `source` (as many elements, in row-major order) into the array; returns once
-    /// `source` has been read (the copy is queued on the array's stream, which is then waited
-    /// for). A non-contiguous view is filled through a compact staging array.
-    pub fn copy_from_host(&mut self, source: &[T]) -> Result<()> {
-        self.same_len("copy from host", source.len())?;
-        self.check_writable("copy from host")?;
-        if self.len == 0 {
-            return Ok(());
-        }
-        if !self.is_contiguous() {
-            let staged = DeviceArray::from_slice(self.stream(), source)?.reshape(self.shape.clone())?;
-            return self.copy_from(&staged);
-        }
-        let stream = self.stream();
-        let driver = bind(stream.context())?;
-        // SAFETY: `source` holds `size_bytes` readable bytes and stays borrowed until the stream
-        // is synchronised below; the array is one run of as many.
-        check(unsafe {
-            driver.cuMemcpyHtoDAsync_v2()?(
-                self.ptr,
-                source.as_ptr().cast::<c_void>(),
-                self.size_bytes(),
-                stream.as_raw(),
-            )
-        })?;
-        Ok(stream.synchronize()?)
-    }
-
-    /// Copies the array's elements, in row-major order, into `destination` (as many elements),
-    /// waiting for the array's stream.
-    pub fn copy_to_host(&self, destination: &mut [T]) -> Result<()> {
-        self.same_len("copy to host", destination.len())?;
-        // SAFETY: `destination` holds `len` writable elements.
-        unsafe { self.copy_to_host_raw(destination.as_mut_ptr()) }
-    }
-
-    /// # Safety
-    /// `destination` must be valid for writes of `len` elements.
-    unsafe fn copy_to_host_raw(&self, destination: *mut T) -> Result<()> {
-        if self.len == 0 {
-            return Ok(());
-        }
-        if !self.is_contiguous() {
-            // SAFETY: the caller's promise, passed on; the compact copy holds `len` elements.
-            return unsafe { self.to_contiguous()?.copy_to_host_raw(destination) };
-        }
-        let stream = self.stream();
-        let driver = bind(stream.context())?;
-        // SAFETY: `destination` holds `size_bytes` writable bytes (the caller's promise) and the
-        // stream is synchronised below, before it is used; `T` is valid for any bytes; the array
-        // is one run of `len` elements.
-        check(unsafe {
-            driver.cuMemcpyDtoHAsync_v2()?(
-                destination.cast::<c_void>(),
-                self.ptr,
-                self.size_bytes(),
-                stream.as_raw(),
-            )
-        })?;
-        Ok(stream.synchronize()?)
-    }
-
-    /// The elements in row-major order in a new `Vec` (waits for the array's stream). An
-    /// array too large for host memory (a large broadcast view) is an
-    /// [`InvalidValue`](Error::InvalidValue) error, not an abort.
-    pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = host_vec::<T>(self.len)?;
-        // SAFETY: the vector has room for `len` elements.
-        unsafe {
-            self.copy_to_host_raw(out.as_mut_ptr())?;
-            // The copy wrote all `len` elements.
-            out.set_len(self.len);
-        }
-        Ok(out)
-    }
-
-    /// Queues a copy of `source` (same shape and context, any layout) into the array on the
-    /// array's stream: one `cuMemcpyDtoDAsync` when both are contiguous, else a generated
-    /// strided copy kernel. When the two overlap in memory (`x[1:]` from `x[:-1]`, a transpose
-    /// of itself) the result is NumPy's, as if `source` were read whole before anything is
-    /// written: the source goes through a compact temporary first.
-    pub fn copy_from(&mut self, source: &DeviceArray<T>) -> Result<()> {
-        if source.shape != self.shape {
-            return Err(Error::InvalidValue(format!(
-                "copy between arrays of shapes {:?} and {:?}",
-                source.shape, self.shape
-            )));
-        }
-        self.check_writable("copy")?;
-        let stream = self.stream().clone();
-        source.note_use(&stream)?;
-        if self.len == 0 {
-            return Ok(());
-        }
-        match overlap(self, source) {
-            Overlap::SameView => return Ok(()),
-            Overlap::Partial => {
-                let mut staged = Self::empty(&stream, self.shape.clone())?;
-                staged.copy_from(source)?;
-                return self.copy_from(&staged);
-            }
-            Overlap::Disjoint => {}
-        }
-        if !(self.is_contiguous() && source.is_contiguous()) {
-            return copy_kernel()?.launch_generated(&stream, &[Arg::from(source), Arg::from(self)]);
-        }
-        let driver = bind(stream.context())?;
-        // SAFETY: both arrays are runs of `size_bytes` bytes of one context; the copy is ordered
-        // after the source's stream (noted above) and queued on this array's stream.
-        check(unsafe { driver.cuMemcpyDtoDAsync_v2()?(self.ptr, source.ptr, self.size_bytes(), stream.as_raw()) })?;
-        Ok(())
-    }
-
-    /// A compact (C-contiguous) copy of the array, on the same stream.
-    pub fn try_clone(&self) -> Result<Self> {
-        let mut copy = Self::empty(self.stream(), self.shape.clone())?;
-        copy.copy_from(self)?;
-        Ok(copy)
-    }
-
-    /// The array itself (another view of it) when it is C-contiguous, else a compact copy
-    /// ([`try_clone`](Self::try_clone)).
-    pub fn to_contiguous(&self) -> Result<Self> {
-        match self.is_contiguous() {
-            true => Ok(self.view(self.ptr, self.shape.clone(), self.strides.clone())),
-            false => self.try_clone(),
-        }
-    }
-
-    /// Sets every element to `value`, queued on the array's stream (`cuMemsetD8/16/32Async` for
-    /// contiguous arrays of types of up to 4 bytes, a generated kernel otherwise).
-    pub fn fill(&mut self, value: T) -> Result<()> {
-        self.check_writable("fill")?;
-        if self.len == 0 {
-            return Ok(());
-        }
-        // SAFETY: `T` is plain data of `size_of::<T>()` bytes (`DeviceCopy`).
-        let bytes = unsafe { std::slice::from_raw_parts((&value as *const T).cast::<u8>(), size_of::<T>()) };
-        let stream = self.stream().clone();
-        let driver = bind(stream.context())?;
-        let (ptr, len) = (self.ptr, self.len);
-        let contiguous = self.is_contiguous();
-        // SAFETY (all three): the array is one run of `len` elements of the memset's width;
-        // queued on its stream.
-        match *bytes {
-            [b] if contiguous => check(unsafe { driver.cuMemsetD8Async()?(ptr, b, len, stream.as_raw()) })?,
-            [a, b] if contiguous => {
-                check(unsafe { driver.cuMemsetD16Async()?(ptr, u16::from_ne_bytes([a, b]), len, stream.as_raw()) })?
-            }
-            [a, b, c, d] if contiguous => check(unsafe {
-                driver.cuMemsetD32Async()?(ptr, u32::from_ne_bytes([a, b, c, d]), len, stream.as_raw())
-            })?,
-            _ => {
-                static FILL: OnceLock<ElementwiseKernel> = OnceLock::new();
-                let kernel = match FILL.get() {
-                    Some(kernel) => kernel,
-                    None => {
-                        let kernel = ElementwiseKernel::new("T value", "T out", "out = value", "cuda_core_fill")?;
-                        FILL.get_or_init(|| kernel)
-                    }
-                };
-                kernel.launch_generated(&stream, &[Arg::scalar(value), Arg::from(self)])?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `y = x` over any layouts and broadcasting.
-fn copy_kernel() -> Result<&'static ElementwiseKernel> {
-    static COPY: OnceLock<ElementwiseKernel> = OnceLock::new();
-    if let Some(kernel) = COPY.get() {
-        return Ok(kernel);
-    }
-    let kernel = ElementwiseKernel::new("T x", "T y", "y = x", "cuda_core_copy")?;
-    Ok(COPY.get_or_init(|| kernel))
 }
 
 // SAFETY: points at the array's device address, which lives as long as the borrow; `check_use`

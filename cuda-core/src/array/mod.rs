@@ -1,45 +1,43 @@
-//! The CuPy-style pooled array layer: a stream-ordered caching [`MemoryPool`], [`DeviceArray`],
-//! generated [`ElementwiseKernel`]s and [`ReductionKernel`]s, [`RawKernel`], and DLPack exchange.
+//! The CuPy-style array layer. Its folders show its architecture, from the bottom up:
+//! - `dtype.rs`, `promotion.rs`: element types and NumPy 2's promotion table;
+//! - `memory/`: the stream-ordered caching [`MemoryPool`], the ordering of memory used by several
+//!   streams, overlap by address ranges, memory from other libraries;
+//! - `device_array.rs` (the type, its storage and accessors) and `view.rs` (views that share
+//!   storage: `slice`, `transpose`, `broadcast_to`, `reshape`, ...);
+//! - `kernels/`: the families of generated kernels ([`ElementwiseKernel`], [`ReductionKernel`],
+//!   copy and fill, [`RawKernel`]) with their shared argument checks and the one registry of
+//!   loaded code;
+//! - `routines/`: NumPy's chapters as methods (creation, manipulation, math, reductions,
+//!   random, io, printing);
+//! - `interop/`: DLPack and Python.
+//!
+//! Each layer uses only those above it in this list.
 
-mod creation;
 mod device_array;
-mod dlpack;
 mod dtype;
-mod elementwise;
-mod expr;
-mod expr_ops;
-mod format;
-mod generated;
-mod imported;
-mod params;
-mod pool;
-mod pool_cupy;
+pub(crate) mod interop;
+mod kernels;
+mod memory;
 mod promotion;
-pub mod random;
-mod raw;
-mod raw_kernel;
-mod reduce;
-mod reduction;
-mod reduction_axis;
+pub(crate) mod routines;
 mod view;
 
 pub use device_array::{DeviceArray, IntoShape};
-pub use dlpack::{
-    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,
-    DLPackFlags, DLPackTensor, DLPackVersion, DLTensor,
-};
 pub use dtype::{Bool, DType, Element};
-pub use elementwise::ElementwiseKernel;
-pub use expr::{where_, Expr, ExprOps, IntoExpr};
-pub use generated::{load_generated_as_ptx, unload_generated_kernels, Arg, ArgType};
-pub(crate) use generated::{loaded_contexts, unload_loaded};
 #[cfg(feature = "python")]
-pub(crate) use imported::disable_exit_release;
-pub(crate) use imported::release_all_imports;
-pub use imported::release_completed_imports;
-pub(crate) use pool::{default_pool_contexts, release_default_pools, synchronize_context};
-pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
+pub(crate) use interop::disable_exit_release;
+pub(crate) use interop::release_all_imports;
+pub use interop::{
+    release_completed_imports, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
+    DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor,
+};
+pub(crate) use kernels::registry::{loaded_contexts, unload_loaded};
+pub use kernels::{
+    load_generated_as_ptx, unload_generated_kernels, Arg, ArgType, ElementwiseKernel, RawKernel, ReductionKernel,
+};
+pub(crate) use memory::{default_pool_contexts, release_default_pools, synchronize_context};
+pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Promote, Scalars};
-pub use raw_kernel::RawKernel;
-pub use reduction::ReductionKernel;
+pub use routines::random;
+pub use routines::{where_, Expr, ExprOps, IntoExpr};
 pub use view::{broadcast_shapes, Slice};

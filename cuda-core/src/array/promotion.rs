@@ -4,7 +4,7 @@
 //! and [`DType::quotient_result`](crate::DType::quotient_result)
 //! (tests check every pair).
 
-use super::dtype::{Bool, Element};
+use crate::array::dtype::{Bool, Element};
 
 /// The element type two operands of types `Self` and `B` combine in ([`DType::promote`](crate::DType::promote)).
 pub trait Promote<B: Element>: Scalars {
@@ -77,7 +77,7 @@ macro_rules! scalars {
         #[test]
         fn scalar_rules_match_the_runtime_ones() {
             $(
-                let dtype: super::dtype::DType = <$t as Element>::DTYPE;
+                let dtype: crate::array::dtype::DType = <$t as Element>::DTYPE;
                 assert_eq!(<<$t as Scalars>::WithFloat as Element>::DTYPE, dtype.with_float_scalar());
                 assert_eq!(<<$t as Scalars>::WithInt as Element>::DTYPE, dtype.with_int_scalar());
                 assert_eq!(<<$t as Scalars>::Float as Element>::DTYPE, dtype.float_result());

@@ -8,8 +8,8 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToIncl
 
 use cuda_sys::driver::CUdeviceptr;
 
-use super::device_array::{c_strides, is_c_contiguous, shape_len, DeviceArray, IntoShape};
-use super::dtype::Element;
+use crate::array::device_array::{c_strides, is_c_contiguous, shape_len, DeviceArray, IntoShape};
+use crate::array::dtype::Element;
 use crate::error::{Error, Result};
 
 /// A range of indices along one axis with a step, like Python's `start:stop:step` (positive

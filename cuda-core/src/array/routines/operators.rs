@@ -5,10 +5,10 @@
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-use super::device_array::DeviceArray;
-use super::dtype::Element;
-use super::expr::{binary, cast_to, unary, BinaryOp, Expr, IntoExpr, ScalarValue, UnaryOp};
-use super::promotion::{Promote, Scalars};
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
+use crate::array::promotion::{Promote, Scalars};
+use crate::array::routines::math::{binary, cast_to, unary, BinaryOp, Expr, IntoExpr, ScalarValue, UnaryOp};
 
 /// Operand types of the left side: arrays and expressions.
 macro_rules! array_ops {

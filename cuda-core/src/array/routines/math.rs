@@ -29,12 +29,13 @@ use std::fmt::Write;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::device_array::DeviceArray;
-use super::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
-use super::elementwise::ElementwiseKernel;
-use super::generated::{overlap, Arg, ErasedArray, Overlap};
-use super::promotion::{Promote, Scalars};
-use super::view::broadcast_shapes;
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
+use crate::array::kernels::elementwise::ElementwiseKernel;
+use crate::array::kernels::{Arg, ErasedArray};
+use crate::array::memory::{overlap, Overlap};
+use crate::array::promotion::{Promote, Scalars};
+use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 
 /// A scalar's value, kept exact for integers.
@@ -453,7 +454,7 @@ impl<T: Element> DeviceArray<T> {
     /// Runs the kernel of `node` over `operands` into this array.
     fn run(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
         let overlapping = operands.iter().any(|o| match o {
-            Operand::Array(a) => overlap(*a, &*self) == Overlap::Partial,
+            Operand::Array(a) => overlap(a.span(), self.span()) == Overlap::Partial,
             Operand::Scalar(..) => false,
         });
         if overlapping {
@@ -991,7 +992,7 @@ mod tests {
     fn scalars_become_parameters_of_their_type() {
         assert_eq!(
             scalar_arg(DType::F32, ScalarValue::Float(2.0)).arg_type(),
-            super::super::ArgType::Scalar(DType::F32)
+            crate::array::ArgType::Scalar(DType::F32)
         );
         assert_eq!(
             scalar_arg(DType::I64, ScalarValue::Int(i64::MAX)).arg_type().dtype(),
@@ -1087,9 +1088,9 @@ mod tests {
                 let kernel =
                     ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
                 let signature = [
-                    super::super::ArgType::Scalar(a),
-                    super::super::ArgType::Scalar(b),
-                    super::super::ArgType::Array(out),
+                    crate::array::ArgType::Scalar(a),
+                    crate::array::ArgType::Scalar(b),
+                    crate::array::ArgType::Array(out),
                 ];
                 let options = ProgramOptions {
                     cache: false,

@@ -15,8 +15,91 @@ use std::sync::{Mutex, PoisonError};
 
 use cuda_driver::{Event, EventFlags, Stream};
 
-use super::dlpack::DLPackTensor;
-use super::pool::StreamUses;
+use cuda_sys::driver::CUdeviceptr;
+
+use super::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLPackTensor};
+use crate::array::device_array::{DeviceArray, Storage};
+use crate::array::dtype::Element;
+use crate::array::memory::{check_per_thread, order_after, ForeignMemory, StreamUses};
+use crate::error::Result;
+
+impl<T: Element> DeviceArray<T> {
+    /// Takes a DLPack tensor of CUDA memory of `stream`'s device as an array (a view of the
+    /// tensor's memory with its shape and strides; never a copy) ordered on `stream`. When the
+    /// producer says its work is on `producer_stream`, `stream` waits for it (an event), and on
+    /// release the producer's stream waits for every stream that used the array before the
+    /// tensor's deleter runs; without one the release first waits on the host for those
+    /// streams. On error (CPU or another device's memory, another element type, a read-only
+    /// tensor, a layout no array has) the tensor is released: check [`DLPackTensor::dtype`](crate::DLPackTensor::dtype)
+    /// and [`DLPackTensor::device`](crate::DLPackTensor::device) first to choose.
+    ///
+    /// Before accepting, the driver is asked about the memory ([`PointerInfo`](cuda_driver::PointerInfo)): the bytes from
+    /// the first element to the last one the shape and strides reach must be device (or
+    /// managed) memory of `stream`'s device, inside the allocation the first lies in, else
+    /// [`DLPackError::NotDeviceMemory`](crate::DLPackError::NotDeviceMemory) or [`DLPackError::OutOfAllocation`](crate::DLPackError::OutOfAllocation). The rest of what
+    /// makes the import sound (the memory is the tensor's to lend, alive until its deleter
+    /// runs, not used by others meanwhile) is what [`DLPackTensor::from_raw`]'s caller promised.
+    pub fn from_dlpack_tensor(tensor: DLPackTensor, stream: &Stream, producer_stream: Option<&Stream>) -> Result<Self> {
+        let (ptr, shape, strides) = tensor.checked_layout::<T>(stream)?;
+        Self::adopt(tensor, ptr, shape, strides, stream, producer_stream)
+    }
+
+    fn adopt(
+        tensor: DLPackTensor,
+        ptr: CUdeviceptr,
+        shape: Vec<usize>,
+        strides: Vec<usize>,
+        stream: &Stream,
+        producer_stream: Option<&Stream>,
+    ) -> Result<Self> {
+        check_per_thread(stream)?;
+        if let Some(producer) = producer_stream {
+            order_after(producer, stream)?;
+        }
+        let storage = Storage::Foreign(Box::new(ImportedTensor::new(tensor, stream, producer_stream)));
+        DeviceArray::from_storage(ptr, shape, Some(strides), storage)
+    }
+
+    /// Takes ownership of a legacy DLPack tensor of CUDA memory of `stream`'s device, as
+    /// [`from_dlpack_tensor`](Self::from_dlpack_tensor) without a producer stream (its deleter
+    /// runs after a host wait for the streams that used the array). On error
+    /// ([`Error::DLPack`](crate::Error::DLPack)) the tensor is left to the caller.
+    ///
+    /// # Safety
+    /// `tensor` must point to a valid `DLManagedTensor` (the contract of
+    /// [`DLPackTensor::from_raw`]) whose memory holds the elements its shape and strides
+    /// reach, stays valid until its deleter is called, may be used on `stream` (the producer's
+    /// queued work is ordered before it: the caller's duty), and is not used by anyone else
+    /// meanwhile.
+    pub unsafe fn from_dlpack(tensor: *mut DLManagedTensor, stream: &Stream) -> Result<Self> {
+        // SAFETY: the caller's promise, passed on.
+        let tensor = unsafe { DLPackTensor::from_raw(tensor) }?;
+        Self::take_or_leave(tensor, stream)
+    }
+
+    /// Like [`from_dlpack`](Self::from_dlpack), for a DLPack 1.0 versioned tensor; a major
+    /// version other than 1 is [`DLPackError::UnsupportedVersion`](crate::DLPackError::UnsupportedVersion) (the tensor is left to the
+    /// caller, who should call its deleter and read nothing else).
+    ///
+    /// # Safety
+    /// As [`from_dlpack`](Self::from_dlpack), for a `DLManagedTensorVersioned`.
+    pub unsafe fn from_dlpack_versioned(tensor: *mut DLManagedTensorVersioned, stream: &Stream) -> Result<Self> {
+        // SAFETY: the caller's promise, passed on.
+        let tensor = unsafe { DLPackTensor::from_raw_versioned(tensor) }?;
+        Self::take_or_leave(tensor, stream)
+    }
+
+    /// Imports `tensor`, or gives it back to the caller (without calling the deleter) on error.
+    fn take_or_leave(tensor: DLPackTensor, stream: &Stream) -> Result<Self> {
+        match tensor.checked_layout::<T>(stream) {
+            Ok((ptr, shape, strides)) => Self::adopt(tensor, ptr, shape, strides, stream, None),
+            Err(error) => {
+                std::mem::forget(tensor);
+                Err(error)
+            }
+        }
+    }
+}
 
 /// A tensor imported with [`DeviceArray::from_dlpack_tensor`](crate::DeviceArray::from_dlpack_tensor)
 /// and friends: the storage of the arrays viewing it.
@@ -37,8 +120,10 @@ impl ImportedTensor {
             producer: producer.cloned(),
         }
     }
+}
 
-    pub(crate) fn uses(&self) -> &StreamUses {
+impl ForeignMemory for ImportedTensor {
+    fn uses(&self) -> &StreamUses {
         &self.uses
     }
 }
@@ -77,22 +162,6 @@ impl Drop for ImportedTensor {
         release_after_last_use(tensor, owner);
         release_completed_imports();
     }
-}
-
-/// Makes `later` wait for the work queued on `earlier` so far (an event; no host wait).
-pub(crate) fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
-    if earlier == later {
-        return Ok(());
-    }
-    if earlier.context() != later.context() {
-        return Err(cuda_driver::Error::WrongContext {
-            object: "stream",
-            used_with: "stream",
-        });
-    }
-    let event = Event::new(earlier.context(), EventFlags::DISABLE_TIMING)?;
-    event.record(earlier)?;
-    later.wait_event(&event)
 }
 
 /// Runs `tensor`'s deleter once the work queued on `stream` so far has completed: now if it

@@ -32,9 +32,10 @@ use std::sync::OnceLock;
 use cuda_driver::{launch_raw, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::device_array::{DeviceArray, IntoShape};
-use super::dtype::{DType, Element};
-use super::generated::{grid_for, ArgType, LoadedTable};
+use crate::array::device_array::{DeviceArray, IntoShape};
+use crate::array::dtype::{DType, Element};
+use crate::array::kernels::registry::{grid_for, LoadedTable};
+use crate::array::kernels::ArgType;
 use crate::error::{Error, Result};
 
 /// Threads per block.
@@ -184,7 +185,7 @@ impl Distribution {
              \x20       }}\n\
              \x20   }}\n\
              }}\n",
-            super::dtype::PRELUDE,
+            crate::array::kernels::PRELUDE,
             dtype.c_name(),
             self.body(dtype).replace('\n', "\n        ")
         )

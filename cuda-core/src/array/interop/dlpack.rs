@@ -35,10 +35,8 @@ use std::ptr::{self, NonNull};
 use cuda_driver::{Context, MemoryType, PointerInfo, Stream};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
 
-use super::device_array::{c_strides, shape_len, DeviceArray, Storage};
-use super::dtype::{DType, Element};
-use super::imported::{order_after, ImportedTensor};
-use super::pool::check_per_thread;
+use crate::array::device_array::{c_strides, shape_len, DeviceArray};
+use crate::array::dtype::{DType, Element};
 use crate::error::Result;
 
 /// Where a tensor lives (`DLDeviceType`). Only the values this crate uses or checks are named.
@@ -797,82 +795,6 @@ impl<T: Element> DeviceArray<T> {
             let managed = ptr::addr_of_mut!((*export).managed);
             *M::manager_ctx(managed) = export.cast();
             Ok(managed)
-        }
-    }
-
-    /// Takes a DLPack tensor of CUDA memory of `stream`'s device as an array (a view of the
-    /// tensor's memory with its shape and strides; never a copy) ordered on `stream`. When the
-    /// producer says its work is on `producer_stream`, `stream` waits for it (an event), and on
-    /// release the producer's stream waits for every stream that used the array before the
-    /// tensor's deleter runs; without one the release first waits on the host for those
-    /// streams. On error (CPU or another device's memory, another element type, a read-only
-    /// tensor, a layout no array has) the tensor is released: check [`DLPackTensor::dtype`]
-    /// and [`DLPackTensor::device`] first to choose.
-    ///
-    /// Before accepting, the driver is asked about the memory ([`PointerInfo`]): the bytes from
-    /// the first element to the last one the shape and strides reach must be device (or
-    /// managed) memory of `stream`'s device, inside the allocation the first lies in, else
-    /// [`DLPackError::NotDeviceMemory`] or [`DLPackError::OutOfAllocation`]. The rest of what
-    /// makes the import sound (the memory is the tensor's to lend, alive until its deleter
-    /// runs, not used by others meanwhile) is what [`DLPackTensor::from_raw`]'s caller promised.
-    pub fn from_dlpack_tensor(tensor: DLPackTensor, stream: &Stream, producer_stream: Option<&Stream>) -> Result<Self> {
-        let (ptr, shape, strides) = tensor.checked_layout::<T>(stream)?;
-        Self::adopt(tensor, ptr, shape, strides, stream, producer_stream)
-    }
-
-    fn adopt(
-        tensor: DLPackTensor,
-        ptr: CUdeviceptr,
-        shape: Vec<usize>,
-        strides: Vec<usize>,
-        stream: &Stream,
-        producer_stream: Option<&Stream>,
-    ) -> Result<Self> {
-        check_per_thread(stream)?;
-        if let Some(producer) = producer_stream {
-            order_after(producer, stream)?;
-        }
-        let storage = Storage::Imported(ImportedTensor::new(tensor, stream, producer_stream));
-        DeviceArray::from_storage(ptr, shape, Some(strides), storage)
-    }
-
-    /// Takes ownership of a legacy DLPack tensor of CUDA memory of `stream`'s device, as
-    /// [`from_dlpack_tensor`](Self::from_dlpack_tensor) without a producer stream (its deleter
-    /// runs after a host wait for the streams that used the array). On error
-    /// ([`Error::DLPack`](crate::Error::DLPack)) the tensor is left to the caller.
-    ///
-    /// # Safety
-    /// `tensor` must point to a valid `DLManagedTensor` (the contract of
-    /// [`DLPackTensor::from_raw`]) whose memory holds the elements its shape and strides
-    /// reach, stays valid until its deleter is called, may be used on `stream` (the producer's
-    /// queued work is ordered before it: the caller's duty), and is not used by anyone else
-    /// meanwhile.
-    pub unsafe fn from_dlpack(tensor: *mut DLManagedTensor, stream: &Stream) -> Result<Self> {
-        // SAFETY: the caller's promise, passed on.
-        let tensor = unsafe { DLPackTensor::from_raw(tensor) }?;
-        Self::take_or_leave(tensor, stream)
-    }
-
-    /// Like [`from_dlpack`](Self::from_dlpack), for a DLPack 1.0 versioned tensor; a major
-    /// version other than 1 is [`DLPackError::UnsupportedVersion`] (the tensor is left to the
-    /// caller, who should call its deleter and read nothing else).
-    ///
-    /// # Safety
-    /// As [`from_dlpack`](Self::from_dlpack), for a `DLManagedTensorVersioned`.
-    pub unsafe fn from_dlpack_versioned(tensor: *mut DLManagedTensorVersioned, stream: &Stream) -> Result<Self> {
-        // SAFETY: the caller's promise, passed on.
-        let tensor = unsafe { DLPackTensor::from_raw_versioned(tensor) }?;
-        Self::take_or_leave(tensor, stream)
-    }
-
-    /// Imports `tensor`, or gives it back to the caller (without calling the deleter) on error.
-    fn take_or_leave(tensor: DLPackTensor, stream: &Stream) -> Result<Self> {
-        match tensor.checked_layout::<T>(stream) {
-            Ok((ptr, shape, strides)) => Self::adopt(tensor, ptr, shape, strides, stream, None),
-            Err(error) => {
-                std::mem::forget(tensor);
-                Err(error)
-            }
         }
     }
 }

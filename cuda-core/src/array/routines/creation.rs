@@ -7,10 +7,11 @@ use std::sync::OnceLock;
 
 use cuda_driver::Stream;
 
-use super::device_array::{DeviceArray, IntoShape};
-use super::dtype::{int_value, Element};
-use super::elementwise::ElementwiseKernel;
-use super::generated::Arg;
+use crate::array::device_array::{DeviceArray, IntoShape};
+use crate::array::dtype::{int_value, Element};
+use crate::array::kernels::{Arg, ElementwiseKernel};
+use crate::array::memory::{bind, check};
+use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
 /// A kernel built once per process from constant text.
@@ -26,6 +27,25 @@ fn kernel(
 }
 
 impl<T: Element> DeviceArray<T> {
+    /// A zeroed array of `shape` on `stream` (the memset is queued on `stream`).
+    pub fn zeros(stream: &Stream, shape: impl IntoShape) -> Result<Self> {
+        let array = Self::empty(stream, shape)?;
+        if !array.is_empty() {
+            let driver = bind(stream.context())?;
+            // SAFETY: the block holds `size_bytes` bytes; the memset is queued on the array's stream.
+            check(unsafe { driver.cuMemsetD8Async()?(*array.ptr_ref(), 0, array.size_bytes(), stream.as_raw()) })?;
+        }
+        Ok(array)
+    }
+
+    /// A one-dimensional array holding a copy of `data` (which may be empty). Returns once
+    /// `data` has been read.
+    pub fn from_slice(stream: &Stream, data: &[T]) -> Result<Self> {
+        let mut array = Self::empty(stream, data.len())?;
+        array.copy_from_host(data)?;
+        Ok(array)
+    }
+
     /// An array of `shape` with every element `value`.
     pub fn full(stream: &Stream, shape: impl IntoShape, value: T) -> Result<Self> {
         let mut array = Self::empty(stream, shape)?;
@@ -89,9 +109,7 @@ impl<T: Element> DeviceArray<T> {
         if endpoint && count > 1 {
             // The last element is exactly `stop` (rounded down for integers), as in NumPy.
             let last = if T::DTYPE.is_int() { stop.floor() } else { stop };
-            array
-                .slice(&[super::view::Slice::from(count - 1..)])?
-                .fill(T::from_f64(last))?;
+            array.slice(&[Slice::from(count - 1..)])?.fill(T::from_f64(last))?;
         }
         Ok(array)
     }
@@ -195,7 +213,7 @@ mod tests {
 
     #[test]
     fn the_integer_and_flooring_kernels_compile() {
-        use super::super::{ArgType, DType};
+        use crate::array::{ArgType, DType};
         use crate::{Arch, CompileTarget, Program, ProgramOptions};
         let options = ProgramOptions {
             cache: false,

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cuda_driver::{Context, KernelArgs, Module, Stream};
 
-use super::params::is_identifier;
+use crate::array::kernels::params::is_identifier;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::launch::{launch, LaunchConfig};

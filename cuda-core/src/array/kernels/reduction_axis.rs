@@ -15,10 +15,11 @@ use std::fmt::Write;
 use cuda_driver::{launch_raw, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::generated::{call_args, check_args, declared_type, note_uses_and_params, overlap, Arg, ArgType, Overlap};
-use super::params::Param;
-use super::pool::MemoryPool;
-use super::reduction::{aligned_width, vector_width, ReductionKernel};
+use crate::array::kernels::args::{call_args, check_args, declared_type, note_uses_and_params, Arg, ArgType};
+use crate::array::kernels::params::Param;
+use crate::array::kernels::reduction::{aligned_width, vector_width, ReductionKernel};
+use crate::array::memory::MemoryPool;
+use crate::array::memory::{overlap, Overlap};
 use crate::error::{Error, Result};
 
 /// Threads of a block (and per row when a block reduces one row).
@@ -418,7 +419,7 @@ impl ReductionKernel {
         if args[..inputs]
             .iter()
             .filter_map(Arg::array)
-            .any(|a| overlap(a, output) != Overlap::Disjoint)
+            .any(|a| overlap(a.span(), output.span()) != Overlap::Disjoint)
         {
             return Err(Error::InvalidValue(format!(
                 "{what}: the output shares memory with an input; pass a separate array"

@@ -1,6 +1,6 @@
 //! CuPy's names for the memory pool's figures (`cupy.cuda.MemoryPool`), beside [`PoolStats`].
 
-use super::pool::{MemoryPool, PoolStats};
+use crate::array::memory::{MemoryPool, PoolStats};
 
 impl MemoryPool {
     /// Bytes of blocks handed out and not yet returned: CuPy's `used_bytes()`

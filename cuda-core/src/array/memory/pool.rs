@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cuda_driver::{Context, Event, EventFlags, Stream};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
 
-use super::raw::{bind, check};
+use crate::array::memory::{bind, check};
 use crate::error::{Error, Result};
 
 /// Sizes up to this are rounded to [`SMALL_STEP`].
@@ -545,9 +545,15 @@ impl std::fmt::Debug for MemoryPool {
 }
 
 /// Makes `later` wait (on the device) for the work queued so far on `earlier`.
-fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
+pub(crate) fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Result<()> {
     if earlier == later {
         return Ok(());
+    }
+    if earlier.context() != later.context() {
+        return Err(cuda_driver::Error::WrongContext {
+            object: "stream",
+            used_with: "stream",
+        });
     }
     let event = Event::new(earlier.context(), EventFlags::DISABLE_TIMING)?;
     event.record(earlier)?;

@@ -4,12 +4,13 @@ use std::fmt::Write;
 
 use cuda_driver::{launch_raw, Stream};
 
-use super::dtype::PRELUDE;
-use super::generated::{
-    arrays_aligned, bind_signature, call_args, check_args, declared_type, fits_32_bits, grid_for, note_uses_and_params,
-    strided_layout, Arg, ArgType, LoadedTable,
+use crate::array::kernels::args::{
+    arrays_aligned, bind_signature, call_args, check_args, declared_type, fits_32_bits, note_uses_and_params,
+    strided_layout, Arg, ArgType,
 };
-use super::params::{check_unique, is_identifier, parse_params, Param};
+use crate::array::kernels::params::{check_unique, is_identifier, parse_params, Param};
+use crate::array::kernels::registry::{grid_for, LoadedTable};
+use crate::array::kernels::PRELUDE;
 use crate::error::{Error, Result};
 
 /// Threads per block of generated element-wise kernels.

@@ -1,21 +1,20 @@
-//! What [`ElementwiseKernel`](crate::ElementwiseKernel) and [`ReductionKernel`](crate::ReductionKernel)
-//! share: call arguments ([`Arg`]), their type signature ([`ArgType`]), checking them against
-//! the declared parameters, and compiling and loading generated code once per signature and context.
+//! Arguments of generated kernels: [`Arg`] (an array read, an array written, a scalar), their
+//! type signature ([`ArgType`]), and the checks every launch of generated code makes before
+//! anything runs (the signature against the declared parameters, contexts, shapes and
+//! broadcasting, overlap of outputs with inputs), plus the layout and index width of strided
+//! calls.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use cuda_driver::{Context, DeviceAttribute, Function, Module, Stream};
+use cuda_driver::{Context, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::device_array::DeviceArray;
-use super::dtype::{Bool, DType, Element};
-use super::params::{Bindings, Param};
-use super::view::broadcast_strides;
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::{Bool, DType, Element};
+use crate::array::kernels::params::{Bindings, Param, ParamType};
+use crate::array::memory::{overlap, Overlap, Span};
+use crate::array::view::{broadcast_shapes, broadcast_strides};
 use crate::error::{Error, Result};
-use crate::options::{Arch, CompileTarget, ProgramOptions};
-use crate::program::Program;
 
 /// The type-erased view of a [`DeviceArray`] an [`Arg`] holds.
 pub(crate) trait ErasedArray {
@@ -25,8 +24,8 @@ pub(crate) trait ErasedArray {
     fn strides(&self) -> &[usize];
     fn is_contiguous(&self) -> bool;
     fn is_broadcast(&self) -> bool;
-    /// The device bytes the view can reach, `[start, end)` (empty for a zero-size view).
-    fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr);
+    /// The memory the view reaches, for overlap checks.
+    fn span(&self) -> Span<'_>;
     fn len(&self) -> usize;
     fn context(&self) -> &Context;
     fn stream(&self) -> &Stream;
@@ -54,8 +53,8 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     fn is_broadcast(&self) -> bool {
         DeviceArray::is_broadcast(self)
     }
-    fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
-        DeviceArray::byte_range(self)
+    fn span(&self) -> Span<'_> {
+        DeviceArray::span(self)
     }
     fn len(&self) -> usize {
         DeviceArray::len(self)
@@ -70,37 +69,13 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
         DeviceArray::note_use(self, stream)
     }
     fn permuted_copy(&self, order: &[usize]) -> Result<Box<dyn ErasedArray>> {
-        Ok(Box::new(self.permute(order)?.to_contiguous()?))
-    }
-}
-
-/// How two views' memory relates, decided by device address ranges (never by which storage
-/// object holds them: two imports of one tensor are different objects over the same bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Overlap {
-    /// No byte in common.
-    Disjoint,
-    /// The very same elements in the same order (an in-place operation reads each element
-    /// before writing it).
-    SameView,
-    /// Their byte ranges intersect otherwise: writing one may change what the other reads.
-    Partial,
-}
-
-/// How `a` and `b` overlap (NumPy's `may_share_memory`: ranges, not exact element sets).
-pub(crate) fn overlap(a: &dyn ErasedArray, b: &dyn ErasedArray) -> Overlap {
-    let (a_start, a_end) = a.byte_range();
-    let (b_start, b_end) = b.byte_range();
-    if a_start >= a_end || b_start >= b_end || a_end <= b_start || b_end <= a_start {
-        return Overlap::Disjoint;
-    }
-    let same = a.ptr_ref() == b.ptr_ref()
-        && a.dtype().size() == b.dtype().size()
-        && a.shape() == b.shape()
-        && a.strides() == b.strides();
-    match same {
-        true => Overlap::SameView,
-        false => Overlap::Partial,
+        let permuted = self.permute(order)?;
+        if permuted.is_contiguous() {
+            return Ok(Box::new(permuted));
+        }
+        let mut compact = DeviceArray::<T>::empty(self.stream(), permuted.shape().to_vec())?;
+        super::copy::copy(self.stream(), &permuted, &mut compact)?;
+        Ok(Box::new(compact))
     }
 }
 
@@ -328,7 +303,7 @@ pub(crate) fn check_args(
                 array.shape()
             ))),
             true => Ok(shape),
-            false => super::view::broadcast_shapes(&shape, array.shape()).map_err(|e| {
+            false => broadcast_shapes(&shape, array.shape()).map_err(|e| {
                 Error::InvalidValue(format!(
                     "kernel `{kernel}`: {}",
                     e.to_string().trim_start_matches("invalid value: ")
@@ -364,7 +339,7 @@ pub(crate) fn check_args(
                 )));
             }
             for input in args[..inputs].iter().filter_map(Arg::array) {
-                if overlap(input, output) == Overlap::Partial {
+                if overlap(input.span(), output.span()) == Overlap::Partial {
                     return Err(Error::InvalidValue(format!(
                         "kernel `{kernel}`: an input (shape {:?}, strides {:?}) overlaps output {index} (shape {:?}, strides {:?}) without being the same view; pass a copy",
                         input.shape(),
@@ -483,196 +458,15 @@ pub(crate) fn call_args<'p>(
 /// The C++ type text of a parameter as declared (a placeholder stays a placeholder).
 pub(crate) fn declared_type(param: &Param) -> String {
     match &param.ty {
-        super::params::ParamType::Concrete(d) => d.c_name().to_string(),
-        super::params::ParamType::Placeholder(p) => p.clone(),
+        ParamType::Concrete(d) => d.c_name().to_string(),
+        ParamType::Placeholder(p) => p.clone(),
     }
-}
-
-/// Functions of generated code loaded in one context for one signature.
-pub(crate) struct Loaded {
-    context: Context,
-    signature: Vec<ArgType>,
-    /// What else the code is specialised on (the caller's encoding; 0 for none).
-    variant: u64,
-    pub(crate) functions: Vec<Function>,
-    /// Streaming multiprocessors of the device.
-    pub(crate) sm_count: u32,
-}
-
-/// The entries of a [`LoadedTable`].
-type Entries = Mutex<Vec<Arc<Loaded>>>;
-
-/// The per-kernel table of loaded code.
-#[derive(Default)]
-pub(crate) struct LoadedTable {
-    /// Shared (weakly) with [`TABLES`], so the exit hook can unload it.
-    entries: Arc<Entries>,
-}
-
-/// Every table holding loaded code: registered when it loads its first entry, dropped from
-/// here when [`unload_loaded`] empties it or the table itself is gone.
-static TABLES: Mutex<Vec<Weak<Entries>>> = Mutex::new(Vec::new());
-
-/// The contexts generated code is loaded in.
-pub(crate) fn loaded_contexts() -> Vec<Context> {
-    let tables: Vec<Arc<Entries>> = TABLES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .filter_map(Weak::upgrade)
-        .collect();
-    let mut contexts: Vec<Context> = Vec::new();
-    for table in tables {
-        for entry in table.lock().unwrap_or_else(PoisonError::into_inner).iter() {
-            if !contexts.contains(&entry.context) {
-                contexts.push(entry.context.clone());
-            }
-        }
-    }
-    contexts
-}
-
-/// Whether generated code is loaded as PTX (see [`load_generated_as_ptx`]).
-static GENERATED_AS_PTX: AtomicBool = AtomicBool::new(false);
-
-/// Whether the code cuda-core generates (expressions, reductions, random, `ElementwiseKernel`,
-/// `ReductionKernel`) is handed to the driver as PTX, which the driver's JIT compiles, instead
-/// of NVRTC's CUBIN for the device (the default). PTX runs on a device newer than the NVRTC in
-/// use knows, and on drivers that take only PTX (the test suites' stand-in driver); CUBIN
-/// loads faster. Affects code loaded after the call; loaded code stays as it is.
-pub fn load_generated_as_ptx(ptx: bool) {
-    GENERATED_AS_PTX.store(ptx, Ordering::Relaxed);
-}
-
-/// Unloads the modules of every generated kernel in every context (expressions, reductions,
-/// random, and the loaded code of `ElementwiseKernel` and `ReductionKernel` objects); a later
-/// launch loads them again, from the kernel cache. Call it when none of their launches is
-/// queued (after synchronising), to give back the modules' memory or before tearing down a
-/// context; the exit hook does the same when the process ends.
-pub fn unload_generated_kernels() {
-    unload_loaded(|_| true);
-}
-
-/// Drops every table's code loaded in a context `usable` accepts; the modules are unloaded as
-/// the last launch holding them ends (a launch in progress keeps its own reference). A later
-/// call loads the code again. For the exit hook.
-pub(crate) fn unload_loaded(usable: impl Fn(&Context) -> bool) {
-    let tables = std::mem::take(&mut *TABLES.lock().unwrap_or_else(PoisonError::into_inner));
-    let mut kept = Vec::new();
-    let mut unloaded = Vec::new();
-    for table in tables.iter().filter_map(Weak::upgrade) {
-        let mut entries = table.lock().unwrap_or_else(PoisonError::into_inner);
-        let (gone, stay): (Vec<_>, Vec<_>) = std::mem::take(&mut *entries)
-            .into_iter()
-            .partition(|e| usable(&e.context));
-        *entries = stay;
-        if !entries.is_empty() {
-            kept.push(Arc::downgrade(&table));
-        }
-        unloaded.extend(gone);
-    }
-    TABLES.lock().unwrap_or_else(PoisonError::into_inner).extend(kept);
-    // Unloaded here, outside the locks.
-    drop(unloaded);
-}
-
-impl LoadedTable {
-    /// The streaming multiprocessors of `context`'s device: from code already loaded there, else
-    /// asked of the device (what a launch needs to size its grid before choosing a variant).
-    pub(crate) fn sm_count(&self, context: &Context) -> Result<u32> {
-        let known = self
-            .entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|e| &e.context == context)
-            .map(|e| e.sm_count);
-        match known {
-            Some(count) => Ok(count),
-            None => device_sm_count(context),
-        }
-    }
-
-    /// The functions of generated code for `signature` in `context`. On first use `generate`
-    /// gives the source and the names of the functions wanted, which are compiled (through the
-    /// kernel cache) and loaded.
-    pub(crate) fn get_or_load(
-        &self,
-        context: &Context,
-        signature: &[ArgType],
-        variant: u64,
-        generate: impl FnOnce() -> Result<(String, Vec<String>)>,
-    ) -> Result<std::sync::Arc<Loaded>> {
-        let find = |entries: &Vec<std::sync::Arc<Loaded>>| {
-            entries
-                .iter()
-                .find(|e| e.variant == variant && &e.context == context && e.signature == signature)
-                .cloned()
-        };
-        if let Some(found) = find(&self.entries.lock().unwrap_or_else(PoisonError::into_inner)) {
-            return Ok(found);
-        }
-        let device = context.device();
-        let (major, minor) = device.compute_capability()?;
-        let (source, names) = generate()?;
-        let program = Program::new(
-            source,
-            ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)),
-        );
-        let target = match GENERATED_AS_PTX.load(Ordering::Relaxed) {
-            true => CompileTarget::Ptx,
-            false => CompileTarget::Cubin,
-        };
-        let code = program.compile(target)?;
-        let module = Module::from_image(context, code.code())?;
-        let functions = names
-            .iter()
-            .map(|name| module.function(name))
-            .collect::<cuda_driver::Result<Vec<_>>>()?;
-        let sm_count = device_sm_count(context)?;
-        let loaded = std::sync::Arc::new(Loaded {
-            context: context.clone(),
-            signature: signature.to_vec(),
-            variant,
-            functions,
-            sm_count,
-        });
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = find(&entries) {
-            return Ok(found);
-        }
-        let first = entries.is_empty();
-        entries.push(loaded.clone());
-        drop(entries);
-        if first {
-            let mut tables = TABLES.lock().unwrap_or_else(PoisonError::into_inner);
-            tables.retain(|t| t.strong_count() > 0);
-            tables.push(Arc::downgrade(&self.entries));
-            drop(tables);
-            crate::at_exit::register();
-        }
-        Ok(loaded)
-    }
-}
-
-/// The streaming multiprocessors of `context`'s device (at least 1).
-fn device_sm_count(context: &Context) -> Result<u32> {
-    let count = context
-        .device()
-        .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-    Ok(u32::try_from(count).unwrap_or(1).max(1))
-}
-
-/// Blocks of `BLOCK` threads for `units` units of work, at most `per_sm` blocks per SM.
-pub(crate) fn grid_for(units: u64, block: u32, sm_count: u32, per_sm: u32) -> u32 {
-    let needed = units.div_ceil(u64::from(block)).max(1);
-    needed.min(u64::from(sm_count) * u64::from(per_sm)) as u32
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::params::parse_params;
+    use crate::array::kernels::params::parse_params;
 
     #[test]
     fn signatures_are_checked_against_parameters() {
@@ -724,12 +518,5 @@ mod tests {
         // An offset past 2^32 needs 64 bits even for few elements.
         assert!(!fits_32_bits(&[3, 3], &[vec![1 << 31, 1]], threads));
         assert!(fits_32_bits(&[3, 3], &[vec![1 << 30, 1]], threads));
-    }
-
-    #[test]
-    fn grids_cover_the_work_up_to_a_per_sm_limit() {
-        assert_eq!(grid_for(0, 256, 132, 8), 1);
-        assert_eq!(grid_for(1000, 256, 132, 8), 4);
-        assert_eq!(grid_for(1 << 28, 256, 132, 8), 1056);
     }
 }

@@ -1,7 +1,7 @@
 //! Parameter lists of generated kernels (`"T x, float a"`) and the binding of type
 //! placeholders to concrete types at call time.
 
-use super::dtype::DType;
+use crate::array::dtype::DType;
 use crate::error::{Error, Result};
 
 /// A parameter's declared type: a concrete C++ type or a placeholder bound at call time.

@@ -28,11 +28,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::device_array::DeviceArray;
-use super::dtype::{Bool, DType, Element};
-use super::generated::Arg;
-use super::reduction::ReductionKernel;
-use super::reduction_axis::{reduced_axes, reduced_shape};
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::{Bool, DType, Element};
+use crate::array::kernels::reduction::ReductionKernel;
+use crate::array::kernels::reduction_axis::{reduced_axes, reduced_shape};
+use crate::array::kernels::Arg;
 use crate::error::{Error, Result};
 
 /// Device helpers of the built-in reductions.
@@ -337,7 +337,7 @@ impl<T: Element> DeviceArray<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::generated::ArgType;
+    use crate::array::ArgType;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
     /// Compiles the whole-array and axis forms of every built-in reduction of `T`.

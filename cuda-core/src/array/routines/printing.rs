@@ -15,9 +15,9 @@
 
 use std::fmt;
 
-use super::device_array::DeviceArray;
-use super::dtype::{int_value, DType, Element};
-use super::view::Slice;
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::{int_value, DType, Element};
+use crate::array::view::Slice;
 use crate::error::Result;
 
 /// Arrays of more elements than this print summarised.
@@ -326,7 +326,7 @@ mod tests {
         assert_eq!(format_values(&[i64::MAX, -1]), ["9223372036854775807", "-1"]);
         assert_eq!(format_values(&[u64::MAX]), ["18446744073709551615"]);
         assert_eq!(
-            format_values(&[super::super::Bool::TRUE, super::super::Bool::FALSE]),
+            format_values(&[crate::array::Bool::TRUE, crate::array::Bool::FALSE]),
             ["True", "False"]
         );
     }

@@ -1,0 +1,34 @@
+//! The families of generated kernels, and what they share: arguments and their checks
+//! ([`args`]), parameter lists with type placeholders ([`params`]), the one registry of loaded
+//! code per context ([`registry`]), and the device helpers every family's source starts with
+//! (`prelude.cuh`).
+//!
+//! A family turns a signature into CUDA C++ with named entry points, chooses the index width
+//! (one rule: [`args::fits_32_bits`]) and the grid ([`registry::grid_for`]), and loads its code
+//! through the registry:
+//! - [`elementwise`]: [`ElementwiseKernel`], contiguous (vector loads) and strided;
+//! - [`reduction`] and [`reduction_axis`]: [`ReductionKernel`] over the whole array or axes;
+//! - [`copy`]: copies and fills;
+//! - the Philox generator of [`crate::random`] (its source lives with the routines);
+//! - [`raw_kernel`]: [`RawKernel`], user-written whole kernels.
+//!
+//! A new family is one new file here plus its `mod` line.
+
+pub(crate) mod args;
+pub(crate) mod copy;
+pub(crate) mod elementwise;
+pub(crate) mod params;
+pub(crate) mod raw_kernel;
+pub(crate) mod reduction;
+pub(crate) mod reduction_axis;
+pub(crate) mod registry;
+
+pub(crate) use args::ErasedArray;
+pub use args::{Arg, ArgType};
+pub use elementwise::ElementwiseKernel;
+pub use raw_kernel::RawKernel;
+pub use reduction::ReductionKernel;
+pub use registry::{load_generated_as_ptx, unload_generated_kernels};
+
+/// CUDA source every generated kernel starts with: the crate's f16 and bf16 types.
+pub(crate) const PRELUDE: &str = include_str!("prelude.cuh");

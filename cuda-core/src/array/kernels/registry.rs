@@ -1,0 +1,207 @@
+//! The one registry of generated code: for each kernel, the modules compiled (through the kernel
+//! cache) and loaded per context and signature, how generated code is handed to the driver
+//! (CUBIN or PTX), unloading (by the program or the exit hook), and the grid a grid-stride
+//! launch gets.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use cuda_driver::{Context, DeviceAttribute, Function, Module};
+
+use crate::array::kernels::args::ArgType;
+use crate::error::Result;
+use crate::options::{Arch, CompileTarget, ProgramOptions};
+use crate::program::Program;
+
+/// Functions of generated code loaded in one context for one signature.
+pub(crate) struct Loaded {
+    context: Context,
+    signature: Vec<ArgType>,
+    /// What else the code is specialised on (the caller's encoding; 0 for none).
+    variant: u64,
+    pub(crate) functions: Vec<Function>,
+    /// Streaming multiprocessors of the device.
+    pub(crate) sm_count: u32,
+}
+
+/// The entries of a [`LoadedTable`].
+type Entries = Mutex<Vec<Arc<Loaded>>>;
+
+/// The per-kernel table of loaded code.
+#[derive(Default)]
+pub(crate) struct LoadedTable {
+    /// Shared (weakly) with [`TABLES`], so the exit hook can unload it.
+    entries: Arc<Entries>,
+}
+
+/// Every table holding loaded code: registered when it loads its first entry, dropped from
+/// here when [`unload_loaded`] empties it or the table itself is gone.
+static TABLES: Mutex<Vec<Weak<Entries>>> = Mutex::new(Vec::new());
+
+/// The contexts generated code is loaded in.
+pub(crate) fn loaded_contexts() -> Vec<Context> {
+    let tables: Vec<Arc<Entries>> = TABLES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    let mut contexts: Vec<Context> = Vec::new();
+    for table in tables {
+        for entry in table.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            if !contexts.contains(&entry.context) {
+                contexts.push(entry.context.clone());
+            }
+        }
+    }
+    contexts
+}
+
+/// Whether generated code is loaded as PTX (see [`load_generated_as_ptx`]).
+static GENERATED_AS_PTX: AtomicBool = AtomicBool::new(false);
+
+/// Whether the code cuda-core generates (expressions, reductions, random, `ElementwiseKernel`,
+/// `ReductionKernel`) is handed to the driver as PTX, which the driver's JIT compiles, instead
+/// of NVRTC's CUBIN for the device (the default). PTX runs on a device newer than the NVRTC in
+/// use knows, and on drivers that take only PTX (the test suites' stand-in driver); CUBIN
+/// loads faster. Affects code loaded after the call; loaded code stays as it is.
+pub fn load_generated_as_ptx(ptx: bool) {
+    GENERATED_AS_PTX.store(ptx, Ordering::Relaxed);
+}
+
+/// Unloads the modules of every generated kernel in every context (expressions, reductions,
+/// random, and the loaded code of `ElementwiseKernel` and `ReductionKernel` objects); a later
+/// launch loads them again, from the kernel cache. Call it when none of their launches is
+/// queued (after synchronising), to give back the modules' memory or before tearing down a
+/// context; the exit hook does the same when the process ends.
+pub fn unload_generated_kernels() {
+    unload_loaded(|_| true);
+}
+
+/// Drops every table's code loaded in a context `usable` accepts; the modules are unloaded as
+/// the last launch holding them ends (a launch in progress keeps its own reference). A later
+/// call loads the code again. For the exit hook.
+pub(crate) fn unload_loaded(usable: impl Fn(&Context) -> bool) {
+    let tables = std::mem::take(&mut *TABLES.lock().unwrap_or_else(PoisonError::into_inner));
+    let mut kept = Vec::new();
+    let mut unloaded = Vec::new();
+    for table in tables.iter().filter_map(Weak::upgrade) {
+        let mut entries = table.lock().unwrap_or_else(PoisonError::into_inner);
+        let (gone, stay): (Vec<_>, Vec<_>) = std::mem::take(&mut *entries)
+            .into_iter()
+            .partition(|e| usable(&e.context));
+        *entries = stay;
+        if !entries.is_empty() {
+            kept.push(Arc::downgrade(&table));
+        }
+        unloaded.extend(gone);
+    }
+    TABLES.lock().unwrap_or_else(PoisonError::into_inner).extend(kept);
+    // Unloaded here, outside the locks.
+    drop(unloaded);
+}
+
+impl LoadedTable {
+    /// The streaming multiprocessors of `context`'s device: from code already loaded there, else
+    /// asked of the device (what a launch needs to size its grid before choosing a variant).
+    pub(crate) fn sm_count(&self, context: &Context) -> Result<u32> {
+        let known = self
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|e| &e.context == context)
+            .map(|e| e.sm_count);
+        match known {
+            Some(count) => Ok(count),
+            None => device_sm_count(context),
+        }
+    }
+
+    /// The functions of generated code for `signature` in `context`. On first use `generate`
+    /// gives the source and the names of the functions wanted, which are compiled (through the
+    /// kernel cache) and loaded.
+    pub(crate) fn get_or_load(
+        &self,
+        context: &Context,
+        signature: &[ArgType],
+        variant: u64,
+        generate: impl FnOnce() -> Result<(String, Vec<String>)>,
+    ) -> Result<std::sync::Arc<Loaded>> {
+        let find = |entries: &Vec<std::sync::Arc<Loaded>>| {
+            entries
+                .iter()
+                .find(|e| e.variant == variant && &e.context == context && e.signature == signature)
+                .cloned()
+        };
+        if let Some(found) = find(&self.entries.lock().unwrap_or_else(PoisonError::into_inner)) {
+            return Ok(found);
+        }
+        let device = context.device();
+        let (major, minor) = device.compute_capability()?;
+        let (source, names) = generate()?;
+        let program = Program::new(
+            source,
+            ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)),
+        );
+        let target = match GENERATED_AS_PTX.load(Ordering::Relaxed) {
+            true => CompileTarget::Ptx,
+            false => CompileTarget::Cubin,
+        };
+        let code = program.compile(target)?;
+        let module = Module::from_image(context, code.code())?;
+        let functions = names
+            .iter()
+            .map(|name| module.function(name))
+            .collect::<cuda_driver::Result<Vec<_>>>()?;
+        let sm_count = device_sm_count(context)?;
+        let loaded = std::sync::Arc::new(Loaded {
+            context: context.clone(),
+            signature: signature.to_vec(),
+            variant,
+            functions,
+            sm_count,
+        });
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = find(&entries) {
+            return Ok(found);
+        }
+        let first = entries.is_empty();
+        entries.push(loaded.clone());
+        drop(entries);
+        if first {
+            let mut tables = TABLES.lock().unwrap_or_else(PoisonError::into_inner);
+            tables.retain(|t| t.strong_count() > 0);
+            tables.push(Arc::downgrade(&self.entries));
+            drop(tables);
+            crate::at_exit::register();
+        }
+        Ok(loaded)
+    }
+}
+
+/// The streaming multiprocessors of `context`'s device (at least 1).
+fn device_sm_count(context: &Context) -> Result<u32> {
+    let count = context
+        .device()
+        .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    Ok(u32::try_from(count).unwrap_or(1).max(1))
+}
+
+/// Blocks of `BLOCK` threads for `units` units of work, at most `per_sm` blocks per SM.
+pub(crate) fn grid_for(units: u64, block: u32, sm_count: u32, per_sm: u32) -> u32 {
+    let needed = units.div_ceil(u64::from(block)).max(1);
+    needed.min(u64::from(sm_count) * u64::from(per_sm)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_cover_the_work_up_to_a_per_sm_limit() {
+        assert_eq!(grid_for(0, 256, 132, 8), 1);
+        assert_eq!(grid_for(1000, 256, 132, 8), 4);
+        assert_eq!(grid_for(1 << 28, 256, 132, 8), 1056);
+    }
+}

@@ -1,0 +1,22 @@
+//! Device memory of arrays: the stream-ordered caching [`MemoryPool`], the ordering of memory
+//! used by several streams, memory imported from other libraries ([`ForeignMemory`]), overlap by
+//! address ranges, and the few driver calls the layer makes directly.
+
+mod driver_calls;
+mod overlap;
+mod pool;
+mod pool_cupy;
+
+pub(crate) use driver_calls::{bind, check};
+pub(crate) use overlap::{overlap, Overlap, Span};
+pub(crate) use pool::{
+    check_per_thread, default_pool_contexts, order_after, release_default_pools, synchronize_context, StreamUses,
+};
+pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
+
+/// Memory an array views that the pool did not allocate (a tensor imported from another
+/// library): what the array layer needs of it, the record of the streams that use it. Dropping
+/// it hands the memory back to its owner, after the last use.
+pub(crate) trait ForeignMemory: Send + Sync {
+    fn uses(&self) -> &StreamUses;
+}
