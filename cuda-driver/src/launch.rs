@@ -9,7 +9,7 @@ use std::ptr;
 use cuda_sys::driver::{CUdeviceptr, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
 
 use crate::context::DeviceLimits;
-use crate::error::{check, LaunchError, Result};
+use crate::error::{check, Error, LaunchError, Result};
 use crate::memory::Allocation;
 use crate::{Context, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, Function, ParamInfo, Stream};
 
@@ -459,6 +459,40 @@ pub unsafe fn launch_raw(
     // SAFETY: `prepare_launch` made the context current and checked the parameter count when
     // known; the parameter pointers and the device code are the caller's obligation (see above).
     unsafe { stream.launch_kernel(driver, function, &config, params) }
+}
+
+/// Launches `function` with parameters given as pointers and the size of each, as a
+/// dynamically built argument list has them: the count and every size are checked against the
+/// kernel's parameters (`cuFuncGetParamInfo`, when the driver reports them) exactly as a typed
+/// [`Stream::launch`] checks them, and the context, grid, block and shared memory limits too,
+/// before anything runs.
+///
+/// # Safety
+/// Each element of `params` must point to `sizes[i]` readable bytes holding a valid value of
+/// the corresponding kernel parameter's type, for the call; the device code's obligations are
+/// as for [`Stream::launch`]; device memory the kernel uses must stay allocated until it has run.
+pub unsafe fn launch_checked(
+    function: &Function,
+    config: &LaunchConfig,
+    stream: &Stream,
+    params: &mut [*mut c_void],
+    sizes: &[usize],
+) -> Result<()> {
+    if params.len() != sizes.len() {
+        return Err(Error::InvalidValue(format!(
+            "{} parameter pointers but {} sizes",
+            params.len(),
+            sizes.len()
+        )));
+    }
+    let driver = stream.prepare_launch(function, config)?;
+    if let Some(info) = function.params_if_known()? {
+        check_args(function.name(), info, sizes)?;
+    }
+    // SAFETY: `prepare_launch` made the context current; the count and sizes match the
+    // kernel's parameters when the driver reports them; the values and the device code are the
+    // caller's obligation (see above).
+    unsafe { stream.launch_kernel(driver, function, config, params) }
 }
 
 #[cfg(test)]

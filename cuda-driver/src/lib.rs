@@ -132,7 +132,7 @@ pub use global::Global;
 pub use graph::{Graph, GraphExec};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
 pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
-pub use launch::{launch_raw, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig};
+pub use launch::{launch_checked, launch_raw, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig};
 pub use library::Library;
 pub use managed::{Advice, ManagedBuffer, MemoryLocation};
 pub use memcpy2d::{Pitched, PitchedBuffer, PitchedMut};

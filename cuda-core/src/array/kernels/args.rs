@@ -189,10 +189,18 @@ impl Arg<'_> {
     }
 
     /// Pointer to the argument's bytes as the kernel parameter takes them.
-    fn param_ptr(&self) -> *mut c_void {
+    pub(crate) fn param_ptr(&self) -> *mut c_void {
         match &self.0 {
             ArgKind::Array(a) | ArgKind::ArrayMut(a) => (a.ptr_ref() as *const CUdeviceptr).cast_mut().cast(),
             ArgKind::Scalar(_, bytes) => (bytes as *const ScalarBytes).cast_mut().cast(),
+        }
+    }
+
+    /// Bytes of the kernel parameter: a device address for arrays, the type's size for scalars.
+    pub(crate) fn param_size(&self) -> usize {
+        match &self.0 {
+            ArgKind::Array(_) | ArgKind::ArrayMut(_) => std::mem::size_of::<CUdeviceptr>(),
+            ArgKind::Scalar(dtype, _) => dtype.size(),
         }
     }
 }
@@ -417,19 +425,6 @@ pub(crate) fn fits_32_bits(extents: &[usize], strides: &[Vec<usize>], threads: u
                 })
                 .is_some_and(|max| max < limit)
         })
-}
-
-/// Orders `stream` after each array's own stream (see [`DeviceArray`]'s docs) and collects the
-/// parameter pointers, followed by `extra` ones.
-pub(crate) fn note_uses_and_params(stream: &Stream, args: &[Arg<'_>]) -> Result<Vec<*mut c_void>> {
-    let mut params = Vec::with_capacity(args.len() + 2);
-    for arg in args {
-        if let Some(array) = arg.array() {
-            array.note_use(stream)?;
-        }
-        params.push(arg.param_ptr());
-    }
-    Ok(params)
 }
 
 /// Whether every array argument's address is aligned to `bytes`.

@@ -2,12 +2,12 @@
 
 use std::fmt::Write;
 
-use cuda_driver::{launch_raw, Stream};
+use cuda_driver::Stream;
 
 use crate::array::kernels::args::{
-    arrays_aligned, bind_signature, call_args, check_args, declared_type, fits_32_bits, note_uses_and_params,
-    strided_layout, Arg, ArgType,
+    arrays_aligned, bind_signature, call_args, check_args, declared_type, fits_32_bits, strided_layout, Arg, ArgType,
 };
+use crate::array::kernels::launch::Launch;
 use crate::array::kernels::params::{check_unique, is_identifier, parse_params, Param};
 use crate::array::kernels::registry::{grid_for, LoadedTable};
 use crate::array::kernels::PRELUDE;
@@ -431,9 +431,8 @@ impl ElementwiseKernel {
             false => (&loaded.functions[0], n as u64),
         };
         let grid = grid_for(units, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
-        let mut n_param = n as u64;
-        let mut params = note_uses_and_params(stream, args)?;
-        params.push((&mut n_param as *mut u64).cast());
+        let mut launch = Launch::on(stream, args.len() + 1);
+        launch.args(args)?.value(n as u64);
         // SAFETY: the generated kernel takes exactly these parameters in this order (one per
         // argument, the array device addresses and the scalars' bytes of the bound types, then
         // `n`); every array is a C-contiguous run of `n` elements of its type (checked), the
@@ -441,7 +440,7 @@ impl ElementwiseKernel {
         // touches only those (the contract of `launch`, which calls this); arrays are ordered on `stream` (noted above)
         // and stay borrowed for the call, and their memory is returned to the pool in stream
         // order.
-        unsafe { launch_raw(function, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params)? };
+        unsafe { launch.run(function, (grid, 1), (BLOCK, 1))? };
         Ok(())
     }
 
@@ -460,10 +459,8 @@ impl ElementwiseKernel {
         })?;
         let mut layout: Vec<u64> = extents.iter().map(|&d| d as u64).collect();
         layout.extend(strides.iter().flatten().map(|&s| s as u64));
-        let mut n_param = n as u64;
-        let mut params = note_uses_and_params(stream, args)?;
-        params.push((&mut n_param as *mut u64).cast());
-        params.push(layout.as_mut_ptr().cast());
+        let mut launch = Launch::on(stream, args.len() + 2);
+        launch.args(args)?.value(n as u64).words(&layout);
         // SAFETY: the strided kernel takes the arguments as the contiguous one does, then `n`,
         // then the `_Layout` struct by value: `ndim` 64-bit extents and `ndim` 64-bit strides
         // per array, which `layout` holds in that order. Each array's element at the offset its
@@ -471,16 +468,7 @@ impl ElementwiseKernel {
         // from the arrays themselves, broadcast to the checked shape), and the operation touches
         // only those elements (the contract of `launch`, which calls this); arrays are ordered on
         // `stream` (noted above) and stay borrowed for the call.
-        unsafe {
-            launch_raw(
-                &loaded.functions[0],
-                (grid, 1, 1),
-                (BLOCK, 1, 1),
-                0,
-                stream,
-                &mut params,
-            )?
-        };
+        unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
         Ok(())
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! A family turns a signature into CUDA C++ with named entry points, chooses the index width
 //! (one rule: [`args::fits_32_bits`]) and the grid ([`registry::grid_for`]), and loads its code
-//! through the registry:
+//! through the registry, and launches it through [`launch::Launch`], the one launch path:
 //! - [`elementwise`]: [`ElementwiseKernel`], contiguous (vector loads) and strided;
 //! - [`reduction`] and [`reduction_axis`]: [`ReductionKernel`] over the whole array or axes;
 //! - [`copy`]: copies and fills;
@@ -17,6 +17,7 @@
 pub(crate) mod args;
 pub(crate) mod copy;
 pub(crate) mod elementwise;
+pub(crate) mod launch;
 pub(crate) mod params;
 pub(crate) mod raw_kernel;
 pub(crate) mod reduction;

@@ -3,13 +3,11 @@
 
 use std::fmt::Write;
 
-use cuda_driver::{launch_raw, Stream};
-use cuda_sys::driver::CUdeviceptr;
+use cuda_driver::Stream;
 
 use crate::array::dtype::DType;
-use crate::array::kernels::args::{
-    arrays_aligned, bind_signature, call_args, check_args, declared_type, note_uses_and_params, Arg, ArgType,
-};
+use crate::array::kernels::args::{arrays_aligned, bind_signature, call_args, check_args, declared_type, Arg, ArgType};
+use crate::array::kernels::launch::Launch;
 use crate::array::kernels::params::{check_unique, is_identifier, parse_params, Bindings, Param, ParamType};
 use crate::array::kernels::registry::{grid_for, LoadedTable};
 use crate::array::memory::MemoryPool;
@@ -451,47 +449,26 @@ impl ReductionKernel {
         };
         let grid = grid_for(units, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
         let partials = MemoryPool::for_context(stream.context()).alloc(stream, grid as usize * reduce.size)?;
-        let mut partials_ptr: CUdeviceptr = partials.ptr();
-        let mut n_param = n as u64;
-        let mut count = u64::from(grid);
-        let all = note_uses_and_params(stream, args)?;
-        let (input_params, output_param) = all.split_at(self.inputs.len());
-        let mut params = input_params.to_vec();
-        params.push(output_param[0]);
-        params.push((&mut partials_ptr as *mut CUdeviceptr).cast());
-        params.push((&mut n_param as *mut u64).cast());
+        let inputs = &args[..self.inputs.len()];
+        let output = &args[self.inputs.len()];
+        let mut launch = Launch::on(stream, args.len() + 2);
+        launch.args(inputs)?.arg(output)?.value(partials.ptr()).value(n as u64);
         // SAFETY: the first pass takes the inputs (device addresses and scalars of the bound
         // types), the output's address (unused there), the partials' address and `n`, in this
         // order; inputs hold `n` elements (shapes checked) and it reads below `n` only; it writes
         // one partial per block into `grid` values of the reduce type. Arrays and partials are
         // ordered on `stream`.
-        unsafe { launch_raw(first, (grid, 1, 1), (BLOCK, 1, 1), 0, stream, &mut params)? };
-        let mut final_params = vec![
-            (&mut partials_ptr as *mut CUdeviceptr).cast(),
-            (&mut count as *mut u64).cast(),
-            output_param[0],
-        ];
-        final_params.extend(
-            input_params
-                .iter()
-                .zip(&signature)
-                .filter(|(_, a)| !a.is_array())
-                .map(|(p, _)| *p),
-        );
-        final_params.push((&mut n_param as *mut u64).cast());
+        unsafe { launch.run(first, (grid, 1), (BLOCK, 1))? };
+        let mut last = Launch::on(stream, args.len() + 3);
+        last.value(partials.ptr()).value(u64::from(grid)).arg(output)?;
+        for scalar in inputs.iter().filter(|a| a.array().is_none()) {
+            last.arg(scalar)?;
+        }
+        last.value(n as u64);
         // SAFETY: the second pass takes the partials' address and count, the output's address,
         // the scalars and `n`, in this order; it reads `count` partials written by the first pass on the
         // same stream and writes element 0 of the output, which holds at least one (checked).
-        unsafe {
-            launch_raw(
-                &loaded.functions[1],
-                (1, 1, 1),
-                (FINAL_BLOCK, 1, 1),
-                0,
-                stream,
-                &mut final_params,
-            )?
-        };
+        unsafe { last.run(&loaded.functions[1], (1, 1), (FINAL_BLOCK, 1))? };
         // The partials go back to the pool in `stream`'s order, after both passes.
         drop(partials);
         Ok(())

@@ -12,10 +12,11 @@
 
 use std::fmt::Write;
 
-use cuda_driver::{launch_raw, Stream};
+use cuda_driver::Stream;
 use cuda_sys::driver::CUdeviceptr;
 
-use crate::array::kernels::args::{call_args, check_args, declared_type, note_uses_and_params, Arg, ArgType};
+use crate::array::kernels::args::{call_args, check_args, declared_type, Arg, ArgType};
+use crate::array::kernels::launch::Launch;
 use crate::array::kernels::params::Param;
 use crate::array::kernels::reduction::{aligned_width, vector_width, ReductionKernel};
 use crate::array::memory::MemoryPool;
@@ -489,13 +490,11 @@ impl ReductionKernel {
             ),
             false => None,
         };
-        let mut partials_ptr: CUdeviceptr = partials.as_ref().map_or(0, |p| p.ptr());
-        let (mut outs, mut extent_param, mut inner_param, mut chunk) = (outputs, extent, inner, plan.chunk);
-        let all = note_uses_and_params(stream, args)?;
-        let mut params = all.clone();
-        params.push((&mut partials_ptr as *mut CUdeviceptr).cast());
-        for value in [&mut outs, &mut extent_param, &mut inner_param, &mut chunk] {
-            params.push((value as *mut u64).cast());
+        let partials_ptr: CUdeviceptr = partials.as_ref().map_or(0, |p| p.ptr());
+        let mut launch = Launch::on(stream, args.len() + 5);
+        launch.args(args)?.value(partials_ptr);
+        for size in [outputs, extent, inner, plan.chunk] {
+            launch.value(size);
         }
         let function = match plan.kernel {
             AxisKernel::Rows => &loaded.functions[ROWS],
@@ -511,29 +510,17 @@ impl ReductionKernel {
         // else the partials (`splits * outer * inner` values of the reduce type) are. A vector
         // kernel is chosen only when every input is aligned to its packs and the rows (for
         // columns, the inner extent) are whole packs. All of it is ordered on `stream`.
-        unsafe {
-            launch_raw(
-                function,
-                (plan.grid.0, plan.grid.1, 1),
-                (plan.block.0, plan.block.1, 1),
-                0,
-                stream,
-                &mut params,
-            )?
-        };
+        unsafe { launch.run(function, plan.grid, plan.block)? };
         if let Some(partials) = partials {
-            let mut splits_param = u64::from(splits);
-            let mut final_params = vec![(&mut partials_ptr as *mut CUdeviceptr).cast(), all[inputs]];
-            final_params.push((&mut outs as *mut u64).cast());
-            final_params.push((&mut splits_param as *mut u64).cast());
-            final_params.extend(
-                all[..inputs]
-                    .iter()
-                    .zip(signature)
-                    .filter(|(_, a)| !a.is_array())
-                    .map(|(p, _)| *p),
-            );
-            final_params.push((&mut extent_param as *mut u64).cast());
+            let mut last = Launch::on(stream, args.len() + 4);
+            last.value(partials_ptr)
+                .arg(&args[inputs])?
+                .value(outputs)
+                .value(u64::from(splits));
+            for scalar in args[..inputs].iter().filter(|a| a.array().is_none()) {
+                last.arg(scalar)?;
+            }
+            last.value(extent);
             let grid = u32::try_from(outputs.div_ceil(BLOCK)).map_err(|_| {
                 Error::InvalidValue(format!(
                     "axis reduction: {outputs} outputs need more blocks than a grid holds"
@@ -543,16 +530,7 @@ impl ReductionKernel {
             // number of outputs and of chunks, the scalars and the reduced extent, in this
             // order; it reads the `splits * outputs` partials the first pass wrote on the same
             // stream and writes each of the `outputs` elements of the output once.
-            unsafe {
-                launch_raw(
-                    &loaded.functions[FINAL],
-                    (grid, 1, 1),
-                    (BLOCK as u32, 1, 1),
-                    0,
-                    stream,
-                    &mut final_params,
-                )?
-            };
+            unsafe { last.run(&loaded.functions[FINAL], (grid, 1), (BLOCK as u32, 1))? };
             // The partials go back to the pool in `stream`'s order, after both passes.
             drop(partials);
         }

@@ -29,11 +29,11 @@
 
 use std::sync::OnceLock;
 
-use cuda_driver::{launch_raw, Stream};
-use cuda_sys::driver::CUdeviceptr;
+use cuda_driver::Stream;
 
 use crate::array::device_array::{DeviceArray, IntoShape};
 use crate::array::dtype::{DType, Element};
+use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, LoadedTable};
 use crate::array::kernels::ArgType;
 use crate::error::{Error, Result};
@@ -310,34 +310,22 @@ impl Generator {
             || Ok((distribution.source(T::DTYPE), vec!["cuda_core_random".to_string()])),
         )?;
         let grid = grid_for(blocks, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
-        let mut ptr: CUdeviceptr = *out.ptr_ref();
-        let (mut n, mut seed, mut offset, mut a, mut b, mut low, mut range) =
-            (out.len() as u64, self.seed, offset, a, b, low, range);
-        let mut params = [
-            (&mut ptr as *mut CUdeviceptr).cast(),
-            (&mut n as *mut u64).cast(),
-            (&mut seed as *mut u64).cast(),
-            (&mut offset as *mut u64).cast(),
-            (&mut a as *mut f64).cast(),
-            (&mut b as *mut f64).cast(),
-            (&mut low as *mut i64).cast(),
-            (&mut range as *mut u64).cast(),
-        ];
+        let mut launch = Launch::on(stream, 8);
+        launch
+            .value(*out.ptr_ref())
+            .value(out.len() as u64)
+            .value(self.seed)
+            .value(offset)
+            .value(a)
+            .value(b)
+            .value(low)
+            .value(range);
         // SAFETY: the kernel takes exactly these eight parameters (the output's address, the
         // count, the seed, the offset, two doubles, a signed and an unsigned 64-bit integer);
         // it writes elements below `n` of the new C-contiguous array of `n` elements of the
         // compiled type, whole packs only where `k` elements fit (pool blocks start at
         // multiples of 512 bytes), and the array is ordered on `stream`, on which it was allocated.
-        unsafe {
-            launch_raw(
-                &loaded.functions[0],
-                (grid, 1, 1),
-                (BLOCK, 1, 1),
-                0,
-                stream,
-                &mut params,
-            )?
-        };
+        unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
         Ok(out)
     }
 }
