@@ -1,8 +1,11 @@
-//! The one registry of generated code: for each kernel, the modules compiled (through the kernel
-//! cache) and loaded per context and signature, how generated code is handed to the driver
-//! (CUBIN or PTX), unloading (by the program or the exit hook), and the grid a grid-stride
-//! launch gets.
+//! The one registry of generated code: the kernels the crate writes (copy, fill, arange,
+//! expressions, reductions, random), made once per process and found by a [`KernelKey`]; for each
+//! kernel, the modules compiled (through the kernel cache) and loaded per context and signature;
+//! how generated code is handed to the driver (CUBIN or PTX); unloading (by the program or the
+//! exit hook); and the grid a grid-stride launch gets.
 
+use std::any::Any;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -12,6 +15,37 @@ use crate::array::kernels::args::ArgType;
 use crate::error::Result;
 use crate::options::{Arch, CompileTarget, ProgramOptions};
 use crate::program::Program;
+
+/// What a kernel the crate writes is known by.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum KernelKey {
+    /// A fixed kernel (copy, fill, arange, random): its name.
+    Named(&'static str),
+    /// A kernel generated from a description: its family and the description's encoding (an
+    /// expression's tree and types, a reduction's operation and types).
+    Encoded(&'static str, Vec<u32>),
+}
+
+/// The kernels the crate wrote, by key: each made once and kept for the process (their loaded
+/// code is per context, in their [`LoadedTable`]s, which [`TABLES`] tracks for unloading).
+static KERNELS: Mutex<Option<HashMap<KernelKey, Arc<dyn Any + Send + Sync>>>> = Mutex::new(None);
+
+/// The kernel of `key`, made by `make` the first time. A key always names one kernel type.
+pub(crate) fn kernel<K: Any + Send + Sync>(key: KernelKey, make: impl FnOnce() -> Result<K>) -> Result<Arc<K>> {
+    let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
+    let kernels = kernels.get_or_insert_with(HashMap::new);
+    let found = match kernels.get(&key) {
+        Some(found) => found.clone(),
+        None => {
+            let made: Arc<dyn Any + Send + Sync> = Arc::new(make()?);
+            kernels.insert(key.clone(), made.clone());
+            made
+        }
+    };
+    found
+        .downcast::<K>()
+        .map_err(|_| crate::Error::InvalidValue(format!("kernel registry: {key:?} holds another kind of kernel")))
+}
 
 /// Functions of generated code loaded in one context for one signature.
 pub(crate) struct Loaded {

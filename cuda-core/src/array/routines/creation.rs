@@ -3,28 +3,17 @@
 //! [`empty_like`](DeviceArray::empty_like), [`zeros_like`](DeviceArray::zeros_like)
 //! (`empty`, `zeros` and `from_slice` are with the type).
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use cuda_driver::Stream;
 
 use crate::array::device_array::{DeviceArray, IntoShape};
 use crate::array::dtype::{int_value, Element};
+use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::{Arg, ElementwiseKernel};
 use crate::array::memory::{bind, check};
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
-
-/// A kernel built once per process from constant text.
-fn kernel(
-    cell: &'static OnceLock<ElementwiseKernel>,
-    build: fn() -> Result<ElementwiseKernel>,
-) -> Result<&'static ElementwiseKernel> {
-    if let Some(kernel) = cell.get() {
-        return Ok(kernel);
-    }
-    let kernel = build()?;
-    Ok(cell.get_or_init(|| kernel))
-}
 
 impl<T: Element> DeviceArray<T> {
     /// A zeroed array of `shape` on `stream` (the memset is queued on `stream`).
@@ -122,11 +111,9 @@ impl<T: Element> DeviceArray<T> {
         Ok(array)
     }
 
-    fn affine_kernel(floor: bool) -> Result<&'static ElementwiseKernel> {
-        static AFFINE: OnceLock<ElementwiseKernel> = OnceLock::new();
-        static FLOOR: OnceLock<ElementwiseKernel> = OnceLock::new();
+    fn affine_kernel(floor: bool) -> Result<Arc<ElementwiseKernel>> {
         match floor {
-            false => kernel(&AFFINE, || {
+            false => kernel(KernelKey::Named("cuda_core_affine"), || {
                 ElementwiseKernel::new(
                     "double start, double step",
                     "T out",
@@ -134,7 +121,7 @@ impl<T: Element> DeviceArray<T> {
                     "cuda_core_affine",
                 )
             }),
-            true => kernel(&FLOOR, || {
+            true => kernel(KernelKey::Named("cuda_core_affine_floor"), || {
                 ElementwiseKernel::new(
                     "double start, double step",
                     "T out",
@@ -156,9 +143,8 @@ impl<T: Element> DeviceArray<T> {
         Ok(array)
     }
 
-    fn int_affine_kernel() -> Result<&'static ElementwiseKernel> {
-        static AFFINE: OnceLock<ElementwiseKernel> = OnceLock::new();
-        kernel(&AFFINE, || {
+    fn int_affine_kernel() -> Result<Arc<ElementwiseKernel>> {
+        kernel(KernelKey::Named("cuda_core_int_affine"), || {
             ElementwiseKernel::new(
                 "unsigned long long start, unsigned long long step",
                 "T out",

@@ -24,14 +24,14 @@
 //! [promotion table](crate::DType::promote), with weak scalars; `f16` and `bf16` values are
 //! computed in `float` and rounded to their type after each operation, as NumPy does.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use crate::array::kernels::elementwise::ElementwiseKernel;
+use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, Overlap};
 use crate::array::promotion::{Promote, Scalars};
@@ -634,22 +634,10 @@ impl Plan {
     /// The kernel for this plan: generated once per process (then compiled once per signature
     /// and context, through the kernel cache).
     fn kernel(&self, node: &Node, operands: &[Operand<'_>], out: DType) -> Result<Arc<ElementwiseKernel>> {
-        static KERNELS: Mutex<Option<HashMap<Vec<u32>, Arc<ElementwiseKernel>>>> = Mutex::new(None);
-        let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
-        let kernels = kernels.get_or_insert_with(HashMap::new);
-        if let Some(kernel) = kernels.get(&self.key) {
-            return Ok(kernel.clone());
-        }
-        let (params, operation) = self.source(node, operands, out);
-        let kernel = Arc::new(ElementwiseKernel::with_prelude(
-            &params,
-            "O out",
-            &operation,
-            "cuda_core_expr",
-            EXPR_PRELUDE,
-        )?);
-        kernels.insert(self.key.clone(), kernel.clone());
-        Ok(kernel)
+        kernel(KernelKey::Encoded("expression", self.key.clone()), || {
+            let (params, operation) = self.source(node, operands, out);
+            ElementwiseKernel::with_prelude(&params, "O out", &operation, "cuda_core_expr", EXPR_PRELUDE)
+        })
     }
 }
 

@@ -27,14 +27,12 @@
 //! Box-Muller transform of two uniforms; integers in `[low, high)` as the high 64 bits of a
 //! 64-bit random value times the range (bias below `range / 2^64`).
 
-use std::sync::OnceLock;
-
 use cuda_driver::Stream;
 
 use crate::array::device_array::{DeviceArray, IntoShape};
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
-use crate::array::kernels::registry::{grid_for, LoadedTable};
+use crate::array::kernels::registry::{grid_for, kernel, KernelKey, LoadedTable};
 use crate::array::kernels::ArgType;
 use crate::error::{Error, Result};
 
@@ -291,7 +289,6 @@ impl Generator {
         (a, b): (f64, f64),
         (low, range): (i64, u64),
     ) -> Result<DeviceArray<T>> {
-        static LOADED: OnceLock<LoadedTable> = OnceLock::new();
         let out = DeviceArray::<T>::empty(stream, shape)?;
         let per_block = distribution.per_block(T::DTYPE);
         let blocks = (out.len() as u64).div_ceil(per_block);
@@ -303,7 +300,7 @@ impl Generator {
             return Ok(out);
         }
         let variant = distribution as u64;
-        let loaded = LOADED.get_or_init(LoadedTable::default).get_or_load(
+        let loaded = kernel(KernelKey::Named("cuda_core_random"), || Ok(LoadedTable::default()))?.get_or_load(
             stream.context(),
             &[ArgType::Array(T::DTYPE)],
             variant,

@@ -25,13 +25,13 @@
 //! (`0` for `sum`, `1` for `prod`, NaN for `mean`, `true` for `all`, `false` for `any`); `max`,
 //! `min`, `argmax` and `argmin` of no elements are an error, as in NumPy.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::reduction::ReductionKernel;
 use crate::array::kernels::reduction_axis::{reduced_axes, reduced_shape};
+use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::Arg;
 use crate::error::{Error, Result};
 
@@ -121,12 +121,13 @@ impl Op {
 
 /// The reduction of `op` over `input`, giving `output` values: kernels are made once per pair.
 fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel>> {
-    type Kernels = Mutex<HashMap<(Op, DType), Arc<ReductionKernel>>>;
-    static KERNELS: OnceLock<Kernels> = OnceLock::new();
-    let kernels = KERNELS.get_or_init(Default::default);
-    if let Some(kernel) = kernels.lock().unwrap_or_else(PoisonError::into_inner).get(&(op, input)) {
-        return Ok(kernel.clone());
-    }
+    kernel(KernelKey::Encoded("reduction", vec![op as u32, input as u32]), || {
+        make_kernel(op, input, output)
+    })
+}
+
+/// The reduction of `op` over `input`, giving `output` values.
+fn make_kernel(op: Op, input: DType, output: DType) -> Result<ReductionKernel> {
     let compute = input.compute_c_name();
     // Sums, products and means accumulate in the output's type, `f32` for the half types.
     let accumulate = match output {
@@ -174,7 +175,7 @@ fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel
         true => None,
         false => Some(reduce_type.as_str()),
     };
-    let mut kernel = ReductionKernel::new(
+    let reduction = ReductionKernel::new(
         &in_params,
         &format!("{} y", output.c_name()),
         map,
@@ -184,15 +185,12 @@ fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel
         &name,
         declared,
     )?;
-    kernel = match op.is_arg() {
-        true => kernel
+    Ok(match op.is_arg() {
+        true => reduction
             .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}"))
             .with_struct_reduce_type(&reduce_type, ARG_SIZE),
-        false => kernel.with_prelude(PRELUDE),
-    };
-    let kernel = Arc::new(kernel);
-    let mut kernels = kernels.lock().unwrap_or_else(PoisonError::into_inner);
-    Ok(kernels.entry((op, input)).or_insert(kernel).clone())
+        false => reduction.with_prelude(PRELUDE),
+    })
 }
 
 /// Reduces `array` with `op` along `axes` (`None`: all of them) into a new array on its stream.
