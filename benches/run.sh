@@ -111,6 +111,8 @@ echo "== environment"
 pick_library CUDA_NVRTC_LIBRARY libnvrtc.so.13 libnvrtc.so
 pick_library CUDA_RUNTIME_LIBRARY libcudart.so.13 libcudart.so
 pick_library CUDA_NVJITLINK_LIBRARY libnvJitLink.so.13 libnvJitLink.so
+pick_library CUDA_CUBLAS_LIBRARY libcublas.so.13
+pick_library CUDA_CUBLASLT_LIBRARY libcublasLt.so.13
 for folder in /usr/local/nvidia/lib64 "$CUDA_HOME/lib64"; do
     if [ -d "$folder" ]; then
         export LD_LIBRARY_PATH="$folder${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
