@@ -111,6 +111,8 @@ echo "== environment"
 pick_library CUDA_NVRTC_LIBRARY libnvrtc.so.13 libnvrtc.so
 pick_library CUDA_RUNTIME_LIBRARY libcudart.so.13 libcudart.so
 pick_library CUDA_NVJITLINK_LIBRARY libnvJitLink.so.13 libnvJitLink.so
+pick_library CUDA_CUBLAS_LIBRARY libcublas.so.13
+pick_library CUDA_CUBLASLT_LIBRARY libcublasLt.so.13
 for folder in /usr/local/nvidia/lib64 "$CUDA_HOME/lib64"; do
     if [ -d "$folder" ]; then
         export LD_LIBRARY_PATH="$folder${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -396,7 +398,7 @@ run_benchmarks() {
     if have python3; then
         python=1
     else
-        echo "  bench_cupy, bench_cuda_core: not available: no python3"
+        echo "  bench_cupy, bench_cuda_core, bench_torch_gemm: not available: no python3"
     fi
 
     echo "-- allocation, bandwidth, NVRTC (once)"
@@ -405,7 +407,7 @@ run_benchmarks() {
     done
     [ "$cpp" = 1 ] && bench_run bench-cpp "$WORK/bench/bench-cpp.log" "$WORK/bench-cpp" "$kernels" other
     if [ "$python" = 1 ]; then
-        for script in bench_cupy bench_cuda_core; do
+        for script in bench_cupy bench_cuda_core bench_torch_gemm; do
             bench_run "$script" "$WORK/bench/$script.log" \
                 bash -c 'cd python && exec python3 "$@"' _ "$script.py" "$kernels" other
         done

@@ -5,7 +5,8 @@ Markdown.
 Usage: python3 report.py --json OUT.json --markdown OUT.md [--meta KEY=VALUE ...] LOG...
 
 Ratios: for times (us, ms) value / reference, so 1.05 is 5 % slower than the
-reference; for bandwidth value / reference, the fraction of the copy's GB/s.
+reference; for bandwidth value / reference, the fraction of the copy's GB/s; for gemm
+(TFLOP/s) value / torch.matmul's of the same case.
 Rows in other units (the same-process paired ratios, in x, and the added host
 costs, in ns/launch) carry their own figure and no ratio.
 
@@ -40,9 +41,15 @@ EXPECTED = (
     + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",
                                                     "cuda.core Program (Python)", "CuPy RawModule")]
     + [("nvrtc", case, "cuda-core Program") for case in ("disk cache hit", "memory cache hit")]
+    + [("gemm", "bf16 8192^3", impl) for impl in ("torch.matmul (Python)", "cuda-libs Blas::gemm",
+                                                  "torch relu(x @ w + b) (Python)",
+                                                  "cuda-libs Lt::matmul (bias+ReLU epilogue)")]
+    + [("gemm", "f32 4096^3", impl) for impl in ("torch.matmul (Python)", "cuda-libs Blas::gemm",
+                                                 "torch.matmul (Python, TF32 allowed)",
+                                                 "cuda-libs Blas::gemm (TF32 allowed)")]
 )
-UNITS = {"launch": "us/launch", "alloc": "us/pair", "bandwidth": "GB/s", "nvrtc": "ms"}
-BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc"]
+UNITS = {"launch": "us/launch", "alloc": "us/pair", "bandwidth": "GB/s", "nvrtc": "ms", "gemm": "TFLOP/s"}
+BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc", "gemm"]
 
 
 def reference(bench, case):
@@ -53,6 +60,8 @@ def reference(bench, case):
         return case, ["C++ cuMemAllocAsync+cuMemFreeAsync", "cuda-sys cuMemAllocAsync+cuMemFreeAsync"]
     if bench == "bandwidth":
         return "D2D copy", ["cuda-sys cuMemcpyDtoDAsync", "C++ cuMemcpyDtoDAsync"]
+    if bench == "gemm":
+        return case, ["torch.matmul (Python)"]
     return "cold compile", ["C++ NVRTC", "cuda-sys NVRTC"]
 
 
@@ -109,7 +118,7 @@ def build_table(rows):
         bench, case, impl = key
         row = dict(found.get(key) or {})
         if not row:
-            crate_row = impl.startswith(("cuda-core ", "cuda-driver "))
+            crate_row = impl.startswith(("cuda-core ", "cuda-driver ", "cuda-libs "))
             status = "not built yet" if crate_row and impl not in impls_seen else "no result (see the logs)"
             row = {"bench": bench, "case": case, "impl": impl, "value": None, "unit": UNITS.get(bench, ""),
                    "status": status, "detail": ""}
@@ -174,7 +183,7 @@ def main():
     meta = dict(item.split("=", 1) for item in args.meta if "=" in item)
     meta["notes"] = notes
     meta["ratio"] = ("times: value / reference (lower is better); bandwidth: value / D2D copy GB/s "
-                     "(the fraction of the copy)")
+                     "(the fraction of the copy); gemm: TFLOP/s / torch.matmul's (higher is better)")
     with open(args.json, "w") as f:
         json.dump({"meta": meta, "rows": table}, f, indent=1)
     with open(args.markdown, "w") as f:

@@ -1,5 +1,6 @@
 //! Raw bindings to the CUDA driver API (`cuda.h`), the runtime API
-//! (`cuda_runtime_api.h`), NVRTC (`nvrtc.h`) and nvJitLink (`nvJitLink.h`),
+//! (`cuda_runtime_api.h`), NVRTC (`nvrtc.h`) and nvJitLink (`nvJitLink.h`), and, behind
+//! features that are off by default, cuBLAS (`cublas_v2.h`) and cuBLASLt (`cublasLt.h`),
 //! loaded at run time.
 //!
 //! Nothing is linked: `driver()`, `runtime()`, `nvrtc()` and `nvjitlink()` find
@@ -29,8 +30,8 @@
 //! # One feature per library
 //!
 //! Each library is a cargo feature of the same name (`driver`, `runtime`, `nvrtc`,
-//! `nvjitlink`, all on by default) that compiles its generated module, its table type and
-//! its loader function; a crate that needs only the driver depends on
+//! `nvjitlink`, on by default; `cublas` and `cublaslt`, off by default) that compiles its
+//! generated module, its table type and its loader function; a crate that needs only the driver depends on
 //! `cuda-sys = { version = "0.1", default-features = false, features = ["driver"] }` and
 //! compiles only `generated/driver.rs`. The table of libraries ([`LIBRARIES`], one
 //! [`Library`] per [`LibraryKind`]), the search and [`LoadError`] are always there.
@@ -45,7 +46,9 @@
 //!    "cublas", "generated/cublas.rs", ...`), its sonames, environment variable, wheel and
 //!    folder, companions, version function, and what bindgen reads (header, the wheels whose
 //!    `include` folders it needs, allowlists, defines);
-//! 2. add the feature to `Cargo.toml` (`cublas = []`, and to `default`);
+//! 2. add the feature to `Cargo.toml` (`cublas = []`, and to `default` where every build
+//!    needs it: the row's `default_feature` says which, and `cargo xtask test` fetches only
+//!    those wheels);
 //! 3. pin its wheel in `cuda-wheels.txt` (`nvidia-cublas==13.x.y`);
 //! 4. run `cargo xtask bindgen`, which writes `src/generated/cublas.rs` and commit it.
 //!
@@ -56,10 +59,16 @@
 // Where crates documented without this one (docs.rs builds each alone) link its items.
 #![doc(html_root_url = "https://docs.rs/cudars-sys/0.1.0")]
 // With no library's feature on (how `cargo xtask` builds this crate, for the table alone) the
-// loading machinery has no user. Listing the first four libraries is enough: a build with any
-// library's feature uses it all.
+// loading machinery has no user. A build with any library's feature uses it all.
 #![cfg_attr(
-    not(any(feature = "driver", feature = "runtime", feature = "nvrtc", feature = "nvjitlink")),
+    not(any(
+        feature = "driver",
+        feature = "runtime",
+        feature = "nvrtc",
+        feature = "nvjitlink",
+        feature = "cublas",
+        feature = "cublaslt"
+    )),
     allow(dead_code, unused_macros)
 )]
 
@@ -169,7 +178,14 @@ impl Opened {
     /// The function table over this library: its functions resolved lazily, the driver's
     /// through `cuGetProcAddress`.
     #[cfg_attr(
-        not(any(feature = "driver", feature = "runtime", feature = "nvrtc", feature = "nvjitlink")),
+        not(any(
+            feature = "driver",
+            feature = "runtime",
+            feature = "nvrtc",
+            feature = "nvjitlink",
+            feature = "cublas",
+            feature = "cublaslt"
+        )),
         allow(dead_code)
     )]
     fn into_table(self, functions: &'static [FunctionName]) -> symbols::SymbolTable {
@@ -267,6 +283,17 @@ fn query_version(library: &libloading::Library, query: VersionQuery) -> Option<i
             let (mut major, mut minor) = (0, 0);
             // SAFETY: both out-pointers are valid locals.
             (unsafe { f(&mut major, &mut minor) } == 0).then_some(major * 1000 + minor * 10)
+        }
+        VersionQuery::Property(symbol) => {
+            // SAFETY: the table's row names a function declared `int f(libraryPropertyType, int *)`,
+            // whose enum argument is `int` wide.
+            let f =
+                unsafe { library.get::<unsafe extern "C" fn(c_int, *mut c_int) -> c_int>(symbol.as_bytes()) }.ok()?;
+            let (mut major, mut minor) = (0, 0);
+            // SAFETY: both out-pointers are valid locals; 0 and 1 are `MAJOR_VERSION` and
+            // `MINOR_VERSION` of `library_types.h`.
+            let ok = unsafe { f(0, &mut major) } == 0 && unsafe { f(1, &mut minor) } == 0;
+            ok.then_some(major * 1000 + minor * 10)
         }
     }
 }

@@ -18,6 +18,10 @@ pub struct Library {
     /// Whether this build has that feature on. Rows of libraries left out stay in the table
     /// ([`LIBRARIES`] is what `cargo xtask` generates and fetches), but have no loader.
     pub enabled: bool,
+    /// Whether its feature is one of this crate's default features. `cargo xtask test` fetches
+    /// the wheels of these only: the others (cuBLAS, whose wheel is some 600 MB) are tested
+    /// where their library is found, and skipped otherwise.
+    pub default_feature: bool,
     /// For error messages: `"the CUDA driver (libcuda)"`.
     pub description: &'static str,
     /// Its name inside a sentence: `"the driver"`, `"NVRTC"`.
@@ -77,6 +81,9 @@ pub enum VersionQuery {
     Number(&'static str),
     /// `int f(int *major, int *minor)` returning 0 on success (`nvrtcVersion`).
     MajorMinor(&'static str),
+    /// `int f(libraryPropertyType type, int *value)` returning 0 on success, asked for the
+    /// major (type 0) and minor (type 1) version (`cublasGetProperty`).
+    Property(&'static str),
 }
 
 /// What `cargo xtask bindgen` reads for one library.
@@ -107,6 +114,17 @@ impl Library {
         }
     }
 }
+
+/// cuBLAS's headers include `cuda_fp16.h` and `cuda_bf16.h`, which need CCCL's `<nv/target>`
+/// (a wheel of its own) and declare C++ classes; the declarations only take `__half` and
+/// `__nv_bfloat16` by pointer, so the two headers are skipped (their include guards defined)
+/// and both types read as their 16 bits.
+const HALF_AS_BITS: &[&str] = &[
+    "__CUDA_FP16_H__",
+    "__CUDA_BF16_H__",
+    "__half=unsigned short",
+    "__nv_bfloat16=unsigned short",
+];
 
 /// The table: one row per library, each behind its cargo feature. A row starts with the
 /// library's table type (also its [`LibraryKind`] variant), its module and loader function,
@@ -179,6 +197,7 @@ libraries! {
         soname: Soname { linux: "libcuda.so.1", windows: "nvcuda.dll" },
         env_var: "CUDA_DRIVER_LIBRARY",
         install: Install::DriverPackage,
+        default_feature: true,
         companions: &[],
         version: VersionQuery::Number("cuDriverGetVersion"),
         proc_address: true,
@@ -199,6 +218,7 @@ libraries! {
         soname: Soname { linux: "libcudart.so.13", windows: "cudart64_13.dll" },
         env_var: "CUDA_RUNTIME_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cuda-runtime", folder: "nvidia/cu13/lib" }),
+        default_feature: true,
         companions: &[],
         version: VersionQuery::Number("cudaRuntimeGetVersion"),
         proc_address: false,
@@ -220,6 +240,7 @@ libraries! {
         soname: Soname { linux: "libnvrtc.so.13", windows: "nvrtc64_130_0.dll" },
         env_var: "CUDA_NVRTC_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cuda-nvrtc", folder: "nvidia/cu13/lib" }),
+        default_feature: true,
         companions: &["libnvrtc-builtins.so."],
         version: VersionQuery::MajorMinor("nvrtcVersion"),
         proc_address: false,
@@ -240,6 +261,7 @@ libraries! {
         soname: Soname { linux: "libnvJitLink.so.13", windows: "nvJitLink_130_0.dll" },
         env_var: "CUDA_NVJITLINK_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-nvjitlink", folder: "nvidia/cu13/lib" }),
+        default_feature: true,
         companions: &[],
         version: VersionQuery::MajorMinor("nvJitLinkVersion"),
         proc_address: false,
@@ -250,6 +272,52 @@ libraries! {
             types: "^nvJitLink.*",
             vars: "^NVJITLINK.*",
             defines: &["NVJITLINK_NO_INLINE"],
+        },
+    }
+
+    /// cuBLAS, dense linear algebra (`libcublas`): the `cublas_v2.h` API. Not a default
+    /// feature.
+    Cublas, cublas, "cublas", "generated/cublas.rs", "cuBLAS (`cublas_v2.h`)" => {
+        description: "cuBLAS (libcublas)",
+        short_name: "cuBLAS",
+        soname: Soname { linux: "libcublas.so.13", windows: "cublas64_13.dll" },
+        env_var: "CUDA_CUBLAS_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib" }),
+        default_feature: false,
+        companions: &[],
+        version: VersionQuery::Property("cublasGetProperty"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "cublas_v2.h",
+            // `cublas_api.h` includes the runtime's `driver_types.h`, `library_types.h` and
+            // `cuda_fp16.h`, which includes `crt/host_defines.h`.
+            wheels: &["nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^cublas[A-Z].*",
+            types: "^cublas[A-Z].*",
+            vars: "^CUBLAS.*",
+            defines: HALF_AS_BITS,
+        },
+    }
+
+    /// cuBLASLt, the lightweight matrix multiplication API with epilogues (`libcublasLt`).
+    /// Not a default feature.
+    CublasLt, cublaslt, "cublaslt", "generated/cublaslt.rs", "cuBLASLt (`cublasLt.h`)" => {
+        description: "cuBLASLt (libcublasLt)",
+        short_name: "cuBLASLt",
+        soname: Soname { linux: "libcublasLt.so.13", windows: "cublasLt64_13.dll" },
+        env_var: "CUDA_CUBLASLT_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib" }),
+        default_feature: false,
+        companions: &[],
+        version: VersionQuery::Property("cublasLtGetProperty"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "cublasLt.h",
+            wheels: &["nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^cublasLt[A-Z].*",
+            types: "^cublasLt[A-Z].*",
+            vars: "^CUBLASLT.*",
+            defines: HALF_AS_BITS,
         },
     }
 }
@@ -371,9 +439,10 @@ mod tests {
                 "{row}: Cargo.toml declares no feature `{}`",
                 library.feature
             );
-            assert!(
+            assert_eq!(
                 default.contains(&format!("\"{}\"", library.feature)),
-                "{row}: not a default feature"
+                library.default_feature,
+                "{row}: default_feature says whether its feature is a default one"
             );
             assert!(
                 library.soname.linux.starts_with("lib") && library.soname.linux.contains(".so."),
@@ -437,6 +506,9 @@ mod tests {
             driver.contains("CUDA_DRIVER_LIBRARY") && !driver.contains("pip"),
             "{driver}"
         );
+        let cublas = LibraryKind::Cublas.remedy();
+        assert!(cublas.contains("pip install \"nvidia-cublas==13.*\""), "{cublas}");
+        assert!(cublas.contains("CUDA_CUBLAS_LIBRARY"), "{cublas}");
         let nvrtc = LibraryKind::Nvrtc.remedy();
         assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
         assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");

@@ -1,6 +1,7 @@
 //! Coverage: every function each header declares resolves in the library
 //! found here. NVRTC, cudart and nvJitLink are checked wherever they load
-//! (`cargo xtask test` fetches them); the driver where one is installed.
+//! (`cargo xtask test` fetches them); the driver where one is installed; cuBLAS and cuBLASLt
+//! (features off by default) in builds that have them, where they are installed.
 
 fn report(name: &str, declared: usize, missing: Vec<&'static str>) {
     println!("{name}: {declared} declared, {} callable", declared - missing.len());
@@ -47,5 +48,48 @@ fn every_driver_function_is_callable() {
     match cuda_sys::driver() {
         Ok(lib) => report("driver", lib.functions().len(), lib.missing_functions()),
         Err(e) => require("driver", "CUDA_REQUIRE_GPU", e),
+    }
+}
+
+#[cfg(feature = "cublas")]
+#[test]
+fn every_cublas_function_is_callable() {
+    match cuda_sys::cublas() {
+        Ok(lib) => {
+            // `cublasGetProperty`'s major and minor, as `major * 1000 + minor * 10`.
+            let version = lib.library_version();
+            assert!(version.is_some_and(|v| (13000..14000).contains(&v)), "{version:?}");
+            report("cublas", lib.functions().len(), lib.missing_functions())
+        }
+        Err(e) => require("cublas", "CUDA_CUBLAS_LIBRARY", e),
+    }
+}
+
+/// `cublasLt.h` (13.1.0.3) declares `cublasLtDisableCpuInstructionsSetMask`, which
+/// `libcublasLt.so.13` of the same wheel does not export: its accessor returns a
+/// `SymbolError`, as for any function a library lacks.
+#[cfg(feature = "cublaslt")]
+const CUBLASLT_DECLARED_NOT_EXPORTED: &[&str] = &["cublasLtDisableCpuInstructionsSetMask"];
+
+#[cfg(feature = "cublaslt")]
+#[test]
+fn every_cublaslt_function_is_callable() {
+    match cuda_sys::cublaslt() {
+        Ok(lib) => {
+            let mut missing = lib.missing_functions();
+            for known in CUBLASLT_DECLARED_NOT_EXPORTED {
+                assert!(
+                    missing.contains(known),
+                    "{known} is exported now: drop it from the list"
+                );
+            }
+            missing.retain(|symbol| !CUBLASLT_DECLARED_NOT_EXPORTED.contains(symbol));
+            report(
+                "cublaslt",
+                lib.functions().len() - CUBLASLT_DECLARED_NOT_EXPORTED.len(),
+                missing,
+            )
+        }
+        Err(e) => require("cublaslt", "CUDA_CUBLASLT_LIBRARY", e),
     }
 }

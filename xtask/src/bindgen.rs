@@ -362,7 +362,8 @@ mod tests {
                 "nvidia-cuda-runtime",
                 "nvidia-cuda-crt",
                 "nvidia-cuda-nvrtc",
-                "nvidia-nvjitlink"
+                "nvidia-nvjitlink",
+                "nvidia-cublas"
             ]
         );
     }

@@ -1,5 +1,6 @@
 //! `cargo xtask test`: the one test command. Makes sure the pinned libraries that come in
-//! wheels (the rows of `cuda_sys::LIBRARIES` that do: NVRTC, cudart, nvJitLink) can be found
+//! wheels (the rows of `cuda_sys::LIBRARIES` that do and are default features: NVRTC, cudart,
+//! nvJitLink; not cuBLAS, whose tests skip without it) can be found
 //! (fetching the wheels into `target/cuda-wheels/` when the machine has none), runs the
 //! workspace tests with the loader's environment variables pointing at them, then the
 //! stand-in driver's suites under valgrind (`tests/leakcheck.sh`).
@@ -11,7 +12,7 @@
 //! with warnings as errors (broken links, missing docs of public items), and each library
 //! crate's docs built alone, as docs.rs builds them, with no link left as text; then `cargo
 //! package` of the library crates (published as `cudars-sys`, `cudars-driver`,
-//! `cudars-runtime`, `cudars-core`), each packaged crate built on its own.
+//! `cudars-runtime`, `cudars-core`, `cudars-libs`), each packaged crate built on its own.
 //!
 //! Where a `python3` is present (and no cargo test arguments were given), cuda-core is also
 //! tested with `--features python` (its unit tests embed that interpreter), and the example
@@ -37,8 +38,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     command.current_dir(root).args(["test", "--workspace"]).args(cargo_args);
     let mut headers = Vec::new();
     let mut library_env: Vec<(&str, OsString)> = Vec::new();
-    // Every library that comes in a wheel (the driver does not), as the table says.
-    for library in cuda_sys::LIBRARIES {
+    // Every library of a default feature that comes in a wheel (the driver does not), as the
+    // table says. The others (cuBLAS) are tested where they are found and skipped otherwise.
+    for library in cuda_sys::LIBRARIES.iter().filter(|library| library.default_feature) {
         let cuda_sys::Install::Wheel(wheel) = library.install else {
             continue;
         };
@@ -166,11 +168,12 @@ fn publishable(root: &Path, cargo: &str) -> Result<(), String> {
 
 /// The published library crates: folder, package, library name, and the features their docs.rs
 /// build turns on (`[package.metadata.docs.rs]`).
-pub const LIBRARY_CRATES: [(&str, &str, &str, &[&str]); 4] = [
+pub const LIBRARY_CRATES: [(&str, &str, &str, &[&str]); 5] = [
     ("cuda-sys", "cudars-sys", "cuda_sys", &[]),
     ("cuda-driver", "cudars-driver", "cuda_driver", &[]),
     ("cuda-runtime", "cudars-runtime", "cuda_runtime", &[]),
     ("cuda-core", "cudars-core", "cuda_core", &["python"]),
+    ("cuda-libs", "cudars-libs", "cuda_libs", &[]),
 ];
 
 /// One crate's docs built alone, as docs.rs builds them: into an empty `target/doc`, with

@@ -1,0 +1,388 @@
+//! [`Lt`]: a cuBLASLt handle bound to one stream, and its `matmul` with an epilogue.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+use cuda_driver::{DeviceBuffer, KernelArg, Stream};
+use cuda_sys::cublaslt::{
+    cublasComputeType_t, cublasLtEpilogue_t, cublasLtHandle_t, cublasLtMatmulAlgo_t, cublasLtMatmulDescAttributes_t,
+    cublasLtMatmulDesc_t, cublasLtMatmulHeuristicResult_t, cublasLtMatmulPreferenceAttributes_t,
+    cublasLtMatmulPreference_t, cublasLtMatrixLayout_t, cublasStatus_t, cudaDataType_t,
+};
+use cuda_sys::CublasLt;
+use half::{bf16, f16};
+
+use super::{check, device_ptr, operand, operand_mut, status_error, Element, Gemm, Matrix, Shape, WORKSPACE_BYTES};
+use crate::{Error, Result};
+
+const CUBLASLT: &str = "cuBLASLt";
+
+/// What cuBLASLt applies to the product before it is stored: `D = f(alpha * op(A) op(B) +
+/// beta * C + bias)`, with `bias` a vector of `n` elements added to every row (row-major
+/// `y = x @ w + b`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Epilogue {
+    /// Nothing (`CUBLASLT_EPILOGUE_DEFAULT`).
+    None,
+    /// `max(x, 0)` (`CUBLASLT_EPILOGUE_RELU`).
+    Relu,
+    /// GELU, tanh approximation (`CUBLASLT_EPILOGUE_GELU`).
+    Gelu,
+    /// `+ bias` (`CUBLASLT_EPILOGUE_BIAS`).
+    Bias,
+    /// `max(x + bias, 0)` (`CUBLASLT_EPILOGUE_RELU_BIAS`).
+    ReluBias,
+    /// GELU of `x + bias` (`CUBLASLT_EPILOGUE_GELU_BIAS`).
+    GeluBias,
+}
+
+impl Epilogue {
+    /// Whether it adds a bias vector.
+    pub fn has_bias(self) -> bool {
+        matches!(self, Epilogue::Bias | Epilogue::ReluBias | Epilogue::GeluBias)
+    }
+
+    fn raw(self) -> cublasLtEpilogue_t {
+        match self {
+            Epilogue::None => cublasLtEpilogue_t::CUBLASLT_EPILOGUE_DEFAULT,
+            Epilogue::Relu => cublasLtEpilogue_t::CUBLASLT_EPILOGUE_RELU,
+            Epilogue::Gelu => cublasLtEpilogue_t::CUBLASLT_EPILOGUE_GELU,
+            Epilogue::Bias => cublasLtEpilogue_t::CUBLASLT_EPILOGUE_BIAS,
+            Epilogue::ReluBias => cublasLtEpilogue_t::CUBLASLT_EPILOGUE_RELU_BIAS,
+            Epilogue::GeluBias => cublasLtEpilogue_t::CUBLASLT_EPILOGUE_GELU_BIAS,
+        }
+    }
+}
+
+/// An element type [`Lt::matmul`] takes: [`half::bf16`], [`half::f16`] and `f32`, all computed
+/// in `f32` (`CUBLAS_COMPUTE_32F`, `f32` `alpha` and `beta`); the bias has the element type.
+pub trait LtElement: Element {}
+
+impl LtElement for bf16 {}
+impl LtElement for f16 {}
+impl LtElement for f32 {}
+
+/// What the heuristic's choice depends on: the element type, the epilogue, the shape and
+/// whether `C` is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PlanKey {
+    data_type: u32,
+    epilogue: Epilogue,
+    transpose_a: bool,
+    transpose_b: bool,
+    shape: Shape,
+    reads_c: bool,
+}
+
+/// A cuBLASLt handle whose work is queued on one stream, with a workspace of its own
+/// ([`WORKSPACE_BYTES`]) and the algorithm `cublasLtMatmulAlgoGetHeuristic` chose for each
+/// shape it has multiplied (asked once per shape, element type and epilogue).
+///
+/// `Send` but not `Sync`, like [`super::Blas`]; destroyed on drop.
+pub struct Lt {
+    handle: cublasLtHandle_t,
+    stream: Stream,
+    workspace: DeviceBuffer<u8>,
+    algorithms: HashMap<PlanKey, cublasLtMatmulAlgo_t>,
+}
+
+// SAFETY: cuBLASLt allows a handle to be used from any host thread, one thread at a time; `Lt`
+// is not `Sync`, and every call makes the stream's context current on the calling thread.
+unsafe impl Send for Lt {}
+
+impl Lt {
+    /// Creates a handle (`cublasLtCreate`, with the stream's context current) whose
+    /// matrix products are queued on `stream`. Loads cuBLASLt first: a missing library is
+    /// [`crate::Error::Load`].
+    pub fn new(stream: &Stream) -> Result<Lt> {
+        let lt = cuda_sys::cublaslt()?;
+        let create = lt.cublasLtCreate()?;
+        stream.context().set_current()?;
+        let workspace = DeviceBuffer::<u8>::alloc(stream.context(), WORKSPACE_BYTES)?;
+        KernelArg::check_use(&&workspace, stream.context(), stream)?;
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: `handle` is a valid out-pointer; the stream's context is current.
+        check(CUBLASLT, "cublasLtCreate", unsafe { create(&mut handle) }.0)?;
+        Ok(Lt {
+            handle,
+            stream: stream.clone(),
+            workspace,
+            algorithms: HashMap::new(),
+        })
+    }
+
+    /// The stream this handle queues its work on.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// How many algorithms the heuristic has chosen so far (one per distinct problem).
+    pub fn cached_algorithms(&self) -> usize {
+        self.algorithms.len()
+    }
+
+    /// Queues `C = epilogue(alpha * op(A) op(B) + beta * C [+ bias])` (row-major, see
+    /// [`Gemm`]) on the handle's stream as one `cublasLtMatmul`: `relu(x @ w + b)` is
+    /// `lt.matmul(&Gemm::new(m, n, k), Epilogue::ReluBias, &x, &w, Some(&b), &mut y)`.
+    ///
+    /// `bias` (`n` elements, one per column of `C`) is given exactly when the epilogue adds
+    /// one. Shapes, leading dimensions, lengths and contexts are checked first, as for
+    /// [`super::Blas::gemm`]. Every buffer is a whole allocation, so 256-byte aligned, as the
+    /// heuristic assumes.
+    pub fn matmul<T: LtElement>(
+        &mut self,
+        gemm: &Gemm,
+        epilogue: Epilogue,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+        bias: Option<&DeviceBuffer<T>>,
+        c: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        let shape = gemm.check()?;
+        let bias_span = match (epilogue.has_bias(), bias) {
+            (true, Some(_)) => gemm.n,
+            (false, None) => 0,
+            (true, None) => {
+                return Err(Error::InvalidValue(format!(
+                    "epilogue {epilogue:?} adds a bias, and none was given"
+                )))
+            }
+            (false, Some(_)) => {
+                return Err(Error::InvalidValue(format!(
+                    "epilogue {epilogue:?} adds no bias, and one was given"
+                )))
+            }
+        };
+        let lt = cuda_sys::cublaslt()?;
+        let matmul = lt.cublasLtMatmul()?;
+        let a = operand("A", a, shape.a.span, &self.stream)?;
+        let b = operand("B", b, shape.b.span, &self.stream)?;
+        let bias = bias
+            .map(|bias| operand("bias", bias, bias_span, &self.stream))
+            .transpose()?;
+        let c = operand_mut("C", c, shape.c.span, &self.stream)?;
+        self.stream.context().set_current()?;
+
+        let data_type = T::DATA_TYPE;
+        let descriptor = MatmulDesc::new(lt)?;
+        // Column-major, as cuBLASLt sees it: C^T = op(B)^T op(A)^T (see the module docs).
+        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSA, &transpose(gemm.transpose_b))?;
+        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSB, &transpose(gemm.transpose_a))?;
+        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue.raw().0)?;
+        if let Some(bias) = bias {
+            descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_BIAS_POINTER, &device_ptr(bias))?;
+        }
+        let layout_a = Layout::new(lt, data_type, &shape.b)?;
+        let layout_b = Layout::new(lt, data_type, &shape.a)?;
+        let layout_c = Layout::new(lt, data_type, &shape.c)?;
+        let key = PlanKey {
+            data_type,
+            epilogue,
+            transpose_a: gemm.transpose_a,
+            transpose_b: gemm.transpose_b,
+            shape,
+            reads_c: gemm.beta != 0.0,
+        };
+        let algorithm = match self.algorithms.get(&key) {
+            Some(algorithm) => *algorithm,
+            None => {
+                let chosen = self.heuristic(lt, &descriptor, [&layout_a, &layout_b, &layout_c])?;
+                self.algorithms.insert(key, chosen);
+                chosen
+            }
+        };
+        let alpha = gemm.alpha as f32;
+        let beta = gemm.beta as f32;
+        // SAFETY: handle, descriptor and layouts are live, the context is current; the layouts
+        // describe buffers that hold the elements they span (checked above); C is read and
+        // written in place (same layout, as cuBLASLt allows); the workspace is this handle's,
+        // of the size the heuristic was told; the stream belongs to the context.
+        let status = unsafe {
+            matmul(
+                self.handle,
+                descriptor.0,
+                (&alpha as *const f32).cast::<c_void>(),
+                device_ptr(b),
+                layout_a.0,
+                device_ptr(a),
+                layout_b.0,
+                (&beta as *const f32).cast::<c_void>(),
+                device_ptr(c),
+                layout_c.0,
+                device_ptr(c),
+                layout_c.0,
+                &algorithm,
+                device_ptr(self.workspace.as_raw()),
+                WORKSPACE_BYTES,
+                self.stream.as_raw().cast(),
+            )
+        };
+        check(CUBLASLT, "cublasLtMatmul", status.0)
+    }
+
+    /// The heuristic's first choice for this problem within the workspace.
+    fn heuristic(&self, lt: &CublasLt, descriptor: &MatmulDesc, layouts: [&Layout; 3]) -> Result<cublasLtMatmulAlgo_t> {
+        let create = lt.cublasLtMatmulPreferenceCreate()?;
+        let destroy = lt.cublasLtMatmulPreferenceDestroy()?;
+        let set = lt.cublasLtMatmulPreferenceSetAttribute()?;
+        let get_heuristic = lt.cublasLtMatmulAlgoGetHeuristic()?;
+        let mut preference: cublasLtMatmulPreference_t = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        check(
+            CUBLASLT,
+            "cublasLtMatmulPreferenceCreate",
+            unsafe { create(&mut preference) }.0,
+        )?;
+        let workspace = WORKSPACE_BYTES as u64;
+        // SAFETY: the preference is live; the attribute is a `uint64_t`.
+        let status = unsafe {
+            set(
+                preference,
+                cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                (&workspace as *const u64).cast(),
+                size_of::<u64>(),
+            )
+        };
+        let mut result = cublasLtMatmulHeuristicResult_t::default();
+        let mut found = 0;
+        let status = check(CUBLASLT, "cublasLtMatmulPreferenceSetAttribute", status.0).and_then(|()| {
+            let [a, b, c] = layouts;
+            // SAFETY: every descriptor is live; room for the one result asked for.
+            let status = unsafe {
+                get_heuristic(
+                    self.handle,
+                    descriptor.0,
+                    a.0,
+                    b.0,
+                    c.0,
+                    c.0,
+                    preference,
+                    1,
+                    &mut result,
+                    &mut found,
+                )
+            };
+            check(CUBLASLT, "cublasLtMatmulAlgoGetHeuristic", status.0)
+        });
+        // SAFETY: created above, destroyed once.
+        unsafe { destroy(preference) };
+        status?;
+        if found == 0 {
+            // No algorithm for this problem on this GPU.
+            return Err(status_error(
+                CUBLASLT,
+                "cublasLtMatmulAlgoGetHeuristic",
+                cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED.0,
+            ));
+        }
+        Ok(result.algo)
+    }
+}
+
+/// `CUBLAS_OP_T` or `CUBLAS_OP_N` as the `int32_t` the transpose attributes take.
+fn transpose(transposed: bool) -> i32 {
+    let operation = if transposed {
+        cuda_sys::cublas::cublasOperation_t::CUBLAS_OP_T
+    } else {
+        cuda_sys::cublas::cublasOperation_t::CUBLAS_OP_N
+    };
+    operation.0 as i32
+}
+
+type CublasAttr = cublasLtMatmulDescAttributes_t;
+
+/// A matmul descriptor (`f32` compute and scale), destroyed on drop.
+struct MatmulDesc(cublasLtMatmulDesc_t, &'static CublasLt);
+
+impl MatmulDesc {
+    fn new(lt: &'static CublasLt) -> Result<MatmulDesc> {
+        let create = lt.cublasLtMatmulDescCreate()?;
+        lt.cublasLtMatmulDescDestroy()?;
+        let mut descriptor = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; compute and scale types are cuBLASLt's constants.
+        let status = unsafe {
+            create(
+                &mut descriptor,
+                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                cudaDataType_t::CUDA_R_32F,
+            )
+        };
+        check(CUBLASLT, "cublasLtMatmulDescCreate", status.0)?;
+        Ok(MatmulDesc(descriptor, lt))
+    }
+
+    /// Sets one attribute to `value`, which must have the attribute's type.
+    fn set<V: Copy>(&self, attribute: CublasAttr, value: &V) -> Result<()> {
+        let set = self.1.cublasLtMatmulDescSetAttribute()?;
+        // SAFETY: the descriptor is live; `value` is `size_of::<V>()` readable bytes, and every
+        // caller passes the attribute's type (`int32_t`, `uint32_t` or a pointer).
+        let status = unsafe { set(self.0, attribute, (value as *const V).cast(), size_of::<V>()) };
+        check(CUBLASLT, "cublasLtMatmulDescSetAttribute", status.0)
+    }
+}
+
+impl Drop for MatmulDesc {
+    fn drop(&mut self) {
+        if let Ok(destroy) = self.1.cublasLtMatmulDescDestroy() {
+            // SAFETY: created by `MatmulDesc::new`, destroyed once.
+            unsafe { destroy(self.0) };
+        }
+    }
+}
+
+/// A column-major matrix layout, destroyed on drop: a row-major `rows x cols` matrix of leading
+/// dimension `ld` seen as the column-major `cols x rows` matrix it is.
+struct Layout(cublasLtMatrixLayout_t, &'static CublasLt);
+
+impl Layout {
+    fn new(lt: &'static CublasLt, data_type: u32, matrix: &Matrix) -> Result<Layout> {
+        let create = lt.cublasLtMatrixLayoutCreate()?;
+        lt.cublasLtMatrixLayoutDestroy()?;
+        let mut layout = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the sizes were checked positive.
+        let status = unsafe {
+            create(
+                &mut layout,
+                cudaDataType_t(data_type),
+                matrix.cols as u64,
+                matrix.rows as u64,
+                i64::from(matrix.ld),
+            )
+        };
+        check(CUBLASLT, "cublasLtMatrixLayoutCreate", status.0)?;
+        Ok(Layout(layout, lt))
+    }
+}
+
+impl Drop for Layout {
+    fn drop(&mut self) {
+        if let Ok(destroy) = self.1.cublasLtMatrixLayoutDestroy() {
+            // SAFETY: created by `Layout::new`, destroyed once.
+            unsafe { destroy(self.0) };
+        }
+    }
+}
+
+impl Drop for Lt {
+    fn drop(&mut self) {
+        let Some(destroy) = cuda_sys::cublaslt().ok().and_then(|lt| lt.cublasLtDestroy().ok()) else {
+            return;
+        };
+        if self.stream.context().set_current().is_err() {
+            return;
+        }
+        // SAFETY: the handle was created by `cublasLtCreate` and is destroyed once, here. Its
+        // status cannot be returned from `drop`.
+        let _ = unsafe { destroy(self.handle) };
+    }
+}
+
+impl std::fmt::Debug for Lt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lt")
+            .field("handle", &self.handle)
+            .field("stream", &self.stream)
+            .field("cached_algorithms", &self.algorithms.len())
+            .finish()
+    }
+}

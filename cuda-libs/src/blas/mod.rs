@@ -1,0 +1,427 @@
+//! cuBLAS ([`Blas`]) and cuBLASLt ([`Lt`]): matrix products of row-major matrices in
+//! [`DeviceBuffer`]s, queued on a [`Stream`].
+//!
+//! # Row-major
+//! Every matrix here is row-major, as Rust (and NumPy, and torch) lay them out: element
+//! `(i, j)` of a matrix with leading dimension `ld` is at index `i * ld + j`, and `ld` is at
+//! least the number of columns. [`Gemm`] describes `C = alpha * op(A) op(B) + beta * C` with
+//! `op(A)` of `m x k`, `op(B)` of `k x n` and `C` of `m x n` in those terms.
+//!
+//! cuBLAS is column-major. A row-major matrix read as column-major is its transpose, so the
+//! product is handed to cuBLAS as `C^T = op(B)^T op(A)^T`: the operands swapped, `m` and `n`
+//! swapped, each operand's transpose flag kept and every leading dimension unchanged. No data
+//! moves, and the result is exactly the row-major `C`.
+//!
+//! # Threads
+//! A handle ([`Blas`], [`Lt`]) may move to another thread (`Send`: cuBLAS allows a handle to
+//! be used from any thread as long as no two threads use it at once) but not be shared
+//! (`!Sync`); every call makes the stream's context current on the calling thread first.
+
+use std::ffi::{c_void, CStr};
+
+use cuda_driver::{DeviceBuffer, DeviceCopy, KernelArg, Stream};
+use cuda_sys::cublas::{cublasComputeType_t, cublasStatus_t, cudaDataType_t};
+use cuda_sys::driver::CUdeviceptr;
+use half::{bf16, f16};
+
+use crate::{Error, Result};
+
+mod gemm;
+mod lt;
+
+pub use gemm::Blas;
+pub use lt::{Epilogue, Lt, LtElement};
+
+/// Bytes of device memory each handle owns as its workspace (`cublasSetWorkspace`, and
+/// cuBLASLt's per-call workspace): 32 MiB, enough for the fastest kernels on Hopper.
+pub const WORKSPACE_BYTES: usize = 32 << 20;
+
+/// Loads cuBLAS and cuBLASLt now (each is loaded once per process, on first use), so a
+/// program can say early that they are missing: [`Error::Load`] lists every place tried.
+/// [`Blas::new`] and [`Lt::new`] load their library the same way, before touching the GPU.
+pub fn load() -> Result<()> {
+    cuda_sys::cublas()?;
+    cuda_sys::cublaslt()?;
+    Ok(())
+}
+
+mod sealed {
+    /// What cuBLAS needs to know of an element type.
+    pub trait Sealed: Copy {
+        /// The type of `alpha` and `beta`: `f64` for `f64`, `f32` for every other type.
+        type Scalar: Copy;
+        /// Its `cudaDataType_t` value.
+        const DATA_TYPE: u32;
+        /// Its `cublasComputeType_t`; for `f32`, TF32 tensor cores where `allow_tf32`.
+        fn compute_type(allow_tf32: bool) -> u32;
+        /// `alpha` or `beta` as [`Self::Scalar`].
+        fn scalar(value: f64) -> Self::Scalar;
+    }
+}
+
+/// An element type cuBLAS multiplies: `f32`, `f64`, [`half::f16`] and [`half::bf16`].
+///
+/// | type | compute type | `alpha`, `beta` |
+/// |---|---|---|
+/// | `f32` | `CUBLAS_COMPUTE_32F` (`32F_FAST_TF32` with [`Blas::set_allow_tf32`]) | `f32` |
+/// | `f64` | `CUBLAS_COMPUTE_64F` | `f64` |
+/// | `f16`, `bf16` | `CUBLAS_COMPUTE_32F` (f32 accumulation) | `f32` |
+pub trait Element: DeviceCopy + sealed::Sealed {}
+
+const COMPUTE_32F: u32 = cublasComputeType_t::CUBLAS_COMPUTE_32F.0;
+
+macro_rules! element {
+    ($ty:ty, $data:ident, $scalar:ty, |$tf32:ident| $compute:expr) => {
+        impl sealed::Sealed for $ty {
+            type Scalar = $scalar;
+            const DATA_TYPE: u32 = cudaDataType_t::$data.0;
+            fn compute_type($tf32: bool) -> u32 {
+                $compute
+            }
+            fn scalar(value: f64) -> $scalar {
+                value as $scalar
+            }
+        }
+        impl Element for $ty {}
+    };
+}
+
+element!(f32, CUDA_R_32F, f32, |tf32| if tf32 {
+    cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32.0
+} else {
+    COMPUTE_32F
+});
+element!(f64, CUDA_R_64F, f64, |_tf32| cublasComputeType_t::CUBLAS_COMPUTE_64F.0);
+element!(f16, CUDA_R_16F, f32, |_tf32| COMPUTE_32F);
+element!(bf16, CUDA_R_16BF, f32, |_tf32| COMPUTE_32F);
+
+/// One matrix product, `C = alpha * op(A) op(B) + beta * C`, in row-major terms (see the
+/// [module docs](self)): `op(A)` is `m x k`, `op(B)` is `k x n`, `C` is `m x n`.
+///
+/// `op(X)` is `X`, or its transpose where `transpose_a`/`transpose_b` is set: a transposed `A`
+/// is stored as `k x m`. A leading dimension left `None` is the stored matrix's column count
+/// (tightly packed rows). `alpha` and `beta` are converted to the element type's scalar type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gemm {
+    /// Rows of `op(A)` and `C`.
+    pub m: usize,
+    /// Columns of `op(B)` and `C`.
+    pub n: usize,
+    /// Columns of `op(A)`, rows of `op(B)`.
+    pub k: usize,
+    /// `op(A) = A^T`: `A` is stored `k x m`.
+    pub transpose_a: bool,
+    /// `op(B) = B^T`: `B` is stored `n x k`.
+    pub transpose_b: bool,
+    /// Elements between the starts of two rows of `A` as stored; at least its columns.
+    pub lda: Option<usize>,
+    /// Elements between the starts of two rows of `B` as stored.
+    pub ldb: Option<usize>,
+    /// Elements between the starts of two rows of `C`.
+    pub ldc: Option<usize>,
+    /// The product's factor (1 by default).
+    pub alpha: f64,
+    /// `C`'s factor (0 by default: `C` is only written).
+    pub beta: f64,
+}
+
+impl Gemm {
+    /// `C = A B` with `A` of `m x k`, `B` of `k x n`, all tightly packed.
+    pub fn new(m: usize, n: usize, k: usize) -> Gemm {
+        Gemm {
+            m,
+            n,
+            k,
+            transpose_a: false,
+            transpose_b: false,
+            lda: None,
+            ldb: None,
+            ldc: None,
+            alpha: 1.0,
+            beta: 0.0,
+        }
+    }
+
+    /// Uses `A^T` (`A` stored `k x m`).
+    pub fn transpose_a(mut self) -> Gemm {
+        self.transpose_a = true;
+        self
+    }
+
+    /// Uses `B^T` (`B` stored `n x k`).
+    pub fn transpose_b(mut self) -> Gemm {
+        self.transpose_b = true;
+        self
+    }
+
+    /// Sets `A`'s leading dimension.
+    pub fn lda(mut self, lda: usize) -> Gemm {
+        self.lda = Some(lda);
+        self
+    }
+
+    /// Sets `B`'s leading dimension.
+    pub fn ldb(mut self, ldb: usize) -> Gemm {
+        self.ldb = Some(ldb);
+        self
+    }
+
+    /// Sets `C`'s leading dimension.
+    pub fn ldc(mut self, ldc: usize) -> Gemm {
+        self.ldc = Some(ldc);
+        self
+    }
+
+    /// Sets `alpha`.
+    pub fn alpha(mut self, alpha: f64) -> Gemm {
+        self.alpha = alpha;
+        self
+    }
+
+    /// Sets `beta`.
+    pub fn beta(mut self, beta: f64) -> Gemm {
+        self.beta = beta;
+        self
+    }
+
+    /// The checked shape: every size positive and within cuBLAS's 32-bit `int`, every leading
+    /// dimension at least its matrix's columns, and the elements each operand spans.
+    pub(crate) fn check(&self) -> Result<Shape> {
+        let Gemm { m, n, k, .. } = *self;
+        if m == 0 || n == 0 || k == 0 {
+            return Err(Error::InvalidValue(format!(
+                "gemm of m = {m}, n = {n}, k = {k}: every size must be at least 1"
+            )));
+        }
+        let (a_rows, a_cols) = if self.transpose_a { (k, m) } else { (m, k) };
+        let (b_rows, b_cols) = if self.transpose_b { (n, k) } else { (k, n) };
+        let a = Matrix::new("A", a_rows, a_cols, self.lda)?;
+        let b = Matrix::new("B", b_rows, b_cols, self.ldb)?;
+        let c = Matrix::new("C", m, n, self.ldc)?;
+        Ok(Shape {
+            m: to_int("m", m)?,
+            n: to_int("n", n)?,
+            k: to_int("k", k)?,
+            a,
+            b,
+            c,
+        })
+    }
+}
+
+/// A [`Gemm`] whose sizes were checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+    pub(crate) m: i32,
+    pub(crate) n: i32,
+    pub(crate) k: i32,
+    pub(crate) a: Matrix,
+    pub(crate) b: Matrix,
+    pub(crate) c: Matrix,
+}
+
+/// One row-major operand as stored: rows, columns, leading dimension and the elements it spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Matrix {
+    pub(crate) rows: i32,
+    pub(crate) cols: i32,
+    pub(crate) ld: i32,
+    pub(crate) span: usize,
+}
+
+impl Matrix {
+    fn new(name: &'static str, rows: usize, cols: usize, ld: Option<usize>) -> Result<Matrix> {
+        let ld = ld.unwrap_or(cols);
+        if ld < cols {
+            return Err(Error::InvalidValue(format!(
+                "{name} is stored {rows} x {cols} (row-major), so its leading dimension must be \
+                 at least {cols}; it is {ld}"
+            )));
+        }
+        let span = (rows - 1)
+            .checked_mul(ld)
+            .and_then(|start| start.checked_add(cols))
+            .ok_or_else(|| Error::InvalidValue(format!("{name}: {rows} rows of leading dimension {ld} overflow")))?;
+        Ok(Matrix {
+            rows: to_int(name, rows)?,
+            cols: to_int(name, cols)?,
+            ld: to_int(name, ld)?,
+            span,
+        })
+    }
+}
+
+fn to_int(what: &str, value: usize) -> Result<i32> {
+    i32::try_from(value)
+        .map_err(|_| Error::InvalidValue(format!("{what}: {value} is over cuBLAS's 32-bit limit ({})", i32::MAX)))
+}
+
+/// One operand's device address, once its length, its context and its use by `stream` are
+/// checked: the buffer holds at least `span` elements, belongs to the stream's context, and is
+/// noted as used by the stream (so it is not freed before the queued work is done).
+///
+/// The one place an operand's memory is read; the argument type will become a device-memory
+/// trait.
+fn operand<T: DeviceCopy>(
+    name: &'static str,
+    buffer: &DeviceBuffer<T>,
+    span: usize,
+    stream: &Stream,
+) -> Result<CUdeviceptr> {
+    if buffer.len() < span {
+        return Err(Error::InvalidValue(format!(
+            "{name} spans {span} elements but its buffer holds {}",
+            buffer.len()
+        )));
+    }
+    if buffer.context() != stream.context() {
+        return Err(Error::WrongContext {
+            object: name,
+            used_with: "stream of the handle",
+        });
+    }
+    KernelArg::check_use(&buffer, stream.context(), stream)?;
+    // SAFETY: the address is used only by work queued on `stream`, which the buffer now knows
+    // of, so it is not freed before that work is done.
+    Ok(unsafe { buffer.as_raw() })
+}
+
+/// [`operand`] for the output: the same checks on a buffer borrowed exclusively.
+fn operand_mut<T: DeviceCopy>(
+    name: &'static str,
+    buffer: &mut DeviceBuffer<T>,
+    span: usize,
+    stream: &Stream,
+) -> Result<CUdeviceptr> {
+    operand(name, buffer, span, stream)
+}
+
+/// A device address as the libraries' `void *`.
+fn device_ptr(address: CUdeviceptr) -> *mut c_void {
+    address as usize as *mut c_void
+}
+
+/// `Ok` for `CUBLAS_STATUS_SUCCESS`, otherwise [`status_error`].
+fn check(library: &'static str, function: &'static str, code: u32) -> Result<()> {
+    if code == cublasStatus_t::CUBLAS_STATUS_SUCCESS.0 {
+        return Ok(());
+    }
+    Err(status_error(library, function, code))
+}
+
+/// [`Error::Status`] for `code`, with its name as the library reports it.
+fn status_error(library: &'static str, function: &'static str, code: u32) -> Error {
+    Error::Status {
+        library,
+        function,
+        code,
+        name: status_name(library, code).unwrap_or_else(|| format!("status {code}")),
+    }
+}
+
+/// `cublasGetStatusName` (`cublasLtGetStatusName` for cuBLASLt's codes); `None` where the
+/// library is not loaded or does not know the code.
+fn status_name(library: &str, code: u32) -> Option<String> {
+    let text = if library == "cuBLASLt" {
+        let name = cuda_sys::cublaslt().ok()?.cublasLtGetStatusName().ok()?;
+        // SAFETY: takes any status value and returns a static string or null.
+        unsafe { name(cuda_sys::cublaslt::cublasStatus_t(code)) }
+    } else {
+        let name = cuda_sys::cublas().ok()?.cublasGetStatusName().ok()?;
+        // SAFETY: as above.
+        unsafe { name(cublasStatus_t(code)) }
+    };
+    if text.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null result is a NUL-terminated static string.
+    Some(unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid(result: Result<Shape>) -> String {
+        match result {
+            Err(Error::InvalidValue(message)) => message,
+            other => panic!("expected InvalidValue, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn spans_follow_the_row_major_layout() {
+        let shape = Gemm::new(3, 5, 4).check().unwrap();
+        assert_eq!((shape.m, shape.n, shape.k), (3, 5, 4));
+        assert_eq!((shape.a.rows, shape.a.cols, shape.a.ld, shape.a.span), (3, 4, 4, 12));
+        assert_eq!((shape.b.rows, shape.b.cols, shape.b.ld, shape.b.span), (4, 5, 5, 20));
+        assert_eq!((shape.c.rows, shape.c.cols, shape.c.ld, shape.c.span), (3, 5, 5, 15));
+        // Transposed operands are stored the other way round; a wider leading dimension
+        // spans (rows - 1) * ld + cols.
+        let shape = Gemm::new(3, 5, 4)
+            .transpose_a()
+            .transpose_b()
+            .lda(7)
+            .ldc(9)
+            .check()
+            .unwrap();
+        assert_eq!((shape.a.rows, shape.a.cols, shape.a.ld, shape.a.span), (4, 3, 7, 24));
+        assert_eq!((shape.b.rows, shape.b.cols, shape.b.ld, shape.b.span), (5, 4, 4, 20));
+        assert_eq!((shape.c.ld, shape.c.span), (9, 23));
+    }
+
+    #[test]
+    fn bad_shapes_are_typed_errors() {
+        assert!(invalid(Gemm::new(0, 5, 4).check()).contains("at least 1"));
+        let message = invalid(Gemm::new(3, 5, 4).lda(3).check());
+        assert!(
+            message.contains("A is stored 3 x 4") && message.contains("it is 3"),
+            "{message}"
+        );
+        let message = invalid(Gemm::new(3, 5, 4).transpose_b().ldb(3).check());
+        assert!(message.contains("B is stored 5 x 4"), "{message}");
+        let message = invalid(Gemm::new(3, 5, 4).ldc(4).check());
+        assert!(message.contains("C is stored 3 x 5"), "{message}");
+        let message = invalid(Gemm::new(1 << 31, 1, 1).check());
+        assert!(message.contains("32-bit"), "{message}");
+        let message = invalid(Gemm::new(2, 1, usize::MAX).check());
+        assert!(message.contains("overflow"), "{message}");
+    }
+
+    #[test]
+    fn element_types_pick_their_compute_types() {
+        use sealed::Sealed;
+        assert_eq!(<f32 as Sealed>::compute_type(false), COMPUTE_32F);
+        assert_eq!(
+            <f32 as Sealed>::compute_type(true),
+            cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32.0
+        );
+        assert_eq!(
+            <f64 as Sealed>::compute_type(true),
+            cublasComputeType_t::CUBLAS_COMPUTE_64F.0
+        );
+        assert_eq!(<bf16 as Sealed>::compute_type(true), COMPUTE_32F);
+        assert_eq!(<f16 as Sealed>::DATA_TYPE, cudaDataType_t::CUDA_R_16F.0);
+        assert_eq!(<bf16 as Sealed>::DATA_TYPE, cudaDataType_t::CUDA_R_16BF.0);
+        assert_eq!(<f64 as Sealed>::scalar(0.1), 0.1);
+        assert_eq!(<bf16 as Sealed>::scalar(0.5), 0.5f32);
+    }
+
+    #[test]
+    fn a_failed_status_is_named_or_numbered() {
+        assert!(check("cuBLAS", "cublasGemmEx", 0).is_ok());
+        match check("cuBLAS", "cublasGemmEx", 7) {
+            Err(Error::Status {
+                library,
+                function,
+                code,
+                name,
+            }) => {
+                assert_eq!((library, function, code), ("cuBLAS", "cublasGemmEx", 7));
+                // With cuBLAS loaded its name; without, the number.
+                assert!(name == "CUBLAS_STATUS_INVALID_VALUE" || name == "status 7", "{name}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! cuBLAS and cuBLASLt on the GPU against a host reference (f64 accumulation). Each test prints
+//! `skipped:` without a GPU or without cuBLAS, and fails instead under `CUDA_REQUIRE_GPU=1`.
+
+use cuda_driver::{Context, ContextFlags, Device, DeviceBuffer, Stream};
+use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt, LtElement};
+use cuda_libs::Error;
+use half::{bf16, f16};
+
+/// A stream on device 0 with cuBLAS and cuBLASLt loaded, or `None` after printing why the test
+/// is skipped (a panic under `CUDA_REQUIRE_GPU=1`).
+fn stream_or_skip(test: &str) -> Option<Stream> {
+    let stream = Device::count()
+        .map_err(Error::from)
+        .and_then(|count| match count {
+            0 => Err(Error::InvalidValue("the driver reports no device".into())),
+            _ => Ok(Device::get(0)?),
+        })
+        .and_then(|device| Ok(device.primary_context()?))
+        .and_then(|context| Ok(Stream::new(&context)?))
+        .and_then(|stream| cuda_libs::blas::load().map(|()| stream));
+    match stream {
+        Ok(stream) => Some(stream),
+        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("{test}: CUDA_REQUIRE_GPU=1 but there is no usable GPU with cuBLAS: {error}")
+        }
+        Err(error) => {
+            println!("skipped: {test}: no usable GPU with cuBLAS ({error})");
+            None
+        }
+    }
+}
+
+/// The element types as the host reference sees them, with each type's tolerance.
+trait Host: Element {
+    fn from_f64(value: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// Relative tolerance (against `max(1, |reference|)`).
+    const TOLERANCE: f64;
+}
+
+impl Host for f32 {
+    fn from_f64(value: f64) -> Self {
+        value as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    const TOLERANCE: f64 = 1e-4;
+}
+
+impl Host for f64 {
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    const TOLERANCE: f64 = 1e-12;
+}
+
+impl Host for f16 {
+    fn from_f64(value: f64) -> Self {
+        f16::from_f64(value)
+    }
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+    // 11 significant bits: the result's rounding, f32 accumulation adds little.
+    const TOLERANCE: f64 = 2e-3;
+}
+
+impl Host for bf16 {
+    fn from_f64(value: f64) -> Self {
+        bf16::from_f64(value)
+    }
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
+    // 8 significant bits.
+    const TOLERANCE: f64 = 1e-2;
+}
+
+/// `len` values, small multiples of 1/8, so exact in every element type.
+fn values<T: Host>(len: usize, seed: usize) -> Vec<T> {
+    (0..len)
+        .map(|i| T::from_f64(((i * 7 + seed * 13) % 17) as f64 / 8.0 - 1.0))
+        .collect()
+}
+
+/// The elements of a stored `rows x cols` matrix of leading dimension `ld`.
+fn span(rows: usize, cols: usize, ld: usize) -> usize {
+    (rows - 1) * ld + cols
+}
+
+/// Row-major `C = alpha * op(A) op(B) + beta * C` in f64, leaving the padding of `C` alone.
+fn reference<T: Host>(g: &Gemm, a: &[T], b: &[T], c: &[T]) -> Vec<f64> {
+    let lda = g.lda.unwrap_or(if g.transpose_a { g.m } else { g.k });
+    let ldb = g.ldb.unwrap_or(if g.transpose_b { g.k } else { g.n });
+    let ldc = g.ldc.unwrap_or(g.n);
+    let mut out: Vec<f64> = c.iter().map(|v| v.to_f64()).collect();
+    for i in 0..g.m {
+        for j in 0..g.n {
+            let mut sum = 0.0;
+            for l in 0..g.k {
+                let a_il = if g.transpose_a { a[l * lda + i] } else { a[i * lda + l] };
+                let b_lj = if g.transpose_b { b[j * ldb + l] } else { b[l * ldb + j] };
+                sum += a_il.to_f64() * b_lj.to_f64();
+            }
+            out[i * ldc + j] = g.alpha * sum + g.beta * c[i * ldc + j].to_f64();
+        }
+    }
+    out
+}
+
+fn assert_close<T: Host>(what: &str, got: &[T], expected: &[f64], tolerance: f64) {
+    assert_eq!(got.len(), expected.len(), "{what}");
+    for (index, (got, expected)) in got.iter().zip(expected).enumerate() {
+        let got = got.to_f64();
+        let error = (got - expected).abs() / expected.abs().max(1.0);
+        assert!(
+            error <= tolerance,
+            "{what}: element {index} is {got}, expected {expected} (tolerance {tolerance})"
+        );
+    }
+}
+
+/// Runs `g` on the GPU and compares with the host, padding included.
+fn check_gemm<T: Host>(blas: &mut Blas, context: &Context, g: Gemm, tolerance: f64) {
+    let (a_rows, a_cols) = if g.transpose_a { (g.k, g.m) } else { (g.m, g.k) };
+    let (b_rows, b_cols) = if g.transpose_b { (g.n, g.k) } else { (g.k, g.n) };
+    let a = values::<T>(span(a_rows, a_cols, g.lda.unwrap_or(a_cols)), 1);
+    let b = values::<T>(span(b_rows, b_cols, g.ldb.unwrap_or(b_cols)), 2);
+    let c = values::<T>(span(g.m, g.n, g.ldc.unwrap_or(g.n)), 3);
+    let expected = reference(&g, &a, &b, &c);
+    let a_device = DeviceBuffer::from_slice(context, &a).unwrap();
+    let b_device = DeviceBuffer::from_slice(context, &b).unwrap();
+    let mut c_device = DeviceBuffer::from_slice(context, &c).unwrap();
+    blas.gemm(&g, &a_device, &b_device, &mut c_device).unwrap();
+    blas.stream().synchronize().unwrap();
+    let what = format!("{} {g:?}", std::any::type_name::<T>());
+    assert_close(&what, &c_device.to_vec().unwrap(), &expected, tolerance);
+}
+
+/// Every transpose combination, a non-square shape, padded leading dimensions, alpha and beta.
+fn gemm_cases() -> Vec<Gemm> {
+    let mut cases = Vec::new();
+    for (transpose_a, transpose_b) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut g = Gemm::new(37, 19, 53).alpha(1.5).beta(0.5);
+        g.transpose_a = transpose_a;
+        g.transpose_b = transpose_b;
+        cases.push(g);
+        let (a_cols, b_cols) = (if transpose_a { 37 } else { 53 }, if transpose_b { 53 } else { 19 });
+        cases.push(g.lda(a_cols + 3).ldb(b_cols + 5).ldc(19 + 2));
+    }
+    cases.push(Gemm::new(1, 1, 1));
+    cases.push(Gemm::new(64, 1, 128));
+    cases
+}
+
+fn gemm_for<T: Host>(test: &str) {
+    let Some(stream) = stream_or_skip(test) else {
+        return;
+    };
+    let mut blas = Blas::new(&stream).unwrap();
+    for g in gemm_cases() {
+        check_gemm::<T>(&mut blas, stream.context(), g, T::TOLERANCE);
+    }
+}
+
+#[test]
+fn gemm_f32() {
+    gemm_for::<f32>("gemm_f32");
+}
+
+#[test]
+fn gemm_f64() {
+    gemm_for::<f64>("gemm_f64");
+}
+
+#[test]
+fn gemm_f16() {
+    gemm_for::<f16>("gemm_f16");
+}
+
+#[test]
+fn gemm_bf16() {
+    gemm_for::<bf16>("gemm_bf16");
+}
+
+#[test]
+fn gemm_f32_with_tf32_allowed() {
+    let Some(stream) = stream_or_skip("gemm_f32_with_tf32_allowed") else {
+        return;
+    };
+    let mut blas = Blas::new(&stream).unwrap();
+    assert!(!blas.allow_tf32());
+    blas.set_allow_tf32(true);
+    // Inputs are multiples of 1/8, exact in TF32 too; only the rounding of sums differs.
+    for g in gemm_cases() {
+        check_gemm::<f32>(&mut blas, stream.context(), g, 1e-3);
+    }
+}
+
+#[test]
+fn bad_operands_are_refused_before_any_call() {
+    let Some(stream) = stream_or_skip("bad_operands_are_refused_before_any_call") else {
+        return;
+    };
+    let context = stream.context();
+    let mut blas = Blas::new(&stream).unwrap();
+    let a = DeviceBuffer::from_slice(context, &[1.0f32; 6]).unwrap();
+    let b = DeviceBuffer::from_slice(context, &[1.0f32; 6]).unwrap();
+    let mut c = DeviceBuffer::from_slice(context, &[7.0f32; 4]).unwrap();
+    // A 2x3 times B 3x2 fits; A 2x4 does not.
+    blas.gemm(&Gemm::new(2, 2, 3), &a, &b, &mut c).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(c.to_vec().unwrap(), [3.0; 4]);
+    match blas.gemm(&Gemm::new(2, 2, 4), &a, &b, &mut c) {
+        Err(Error::InvalidValue(message)) => assert!(message.contains("A spans 8 elements"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    match blas.gemm(&Gemm::new(2, 3, 3), &a, &b, &mut c) {
+        Err(Error::InvalidValue(message)) => assert!(message.contains("B spans 9"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    match blas.gemm(&Gemm::new(2, 2, 3).ldc(3), &a, &b, &mut c) {
+        Err(Error::InvalidValue(message)) => assert!(message.contains("C spans 5"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    // C is untouched by the refused calls.
+    stream.synchronize().unwrap();
+    assert_eq!(c.to_vec().unwrap(), [3.0; 4]);
+    // A buffer of another context.
+    let other = Context::new(&context.device(), ContextFlags::empty()).unwrap();
+    let foreign = DeviceBuffer::from_slice(&other, &[1.0f32; 6]).unwrap();
+    context.set_current().unwrap();
+    match blas.gemm(&Gemm::new(2, 2, 3), &foreign, &b, &mut c) {
+        Err(Error::WrongContext { object, .. }) => assert_eq!(object, "A"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_handle_moves_to_another_thread() {
+    let Some(stream) = stream_or_skip("a_handle_moves_to_another_thread") else {
+        return;
+    };
+    let context = stream.context().clone();
+    let mut blas = Blas::new(&stream).unwrap();
+    let result = std::thread::spawn(move || {
+        let a = DeviceBuffer::from_slice(&context, &[2.0f64; 4]).unwrap();
+        let b = DeviceBuffer::from_slice(&context, &[3.0f64; 4]).unwrap();
+        let mut c = DeviceBuffer::<f64>::zeroed(&context, 4).unwrap();
+        blas.gemm(&Gemm::new(2, 2, 2), &a, &b, &mut c).unwrap();
+        blas.stream().synchronize().unwrap();
+        c.to_vec().unwrap()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(result, [12.0; 4]);
+}
+
+/// GELU, tanh approximation, as cuBLASLt computes it.
+fn gelu(x: f64) -> f64 {
+    0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
+}
+
+fn lt_for<T: Host + LtElement>(test: &str) {
+    let Some(stream) = stream_or_skip(test) else {
+        return;
+    };
+    let context = stream.context();
+    let mut lt = Lt::new(&stream).unwrap();
+    let (m, n, k) = (45, 24, 72);
+    let base = Gemm::new(m, n, k);
+    for (epilogue, g) in [
+        (Epilogue::ReluBias, base),
+        (Epilogue::Bias, base),
+        (Epilogue::GeluBias, base),
+        (Epilogue::Relu, base),
+        (Epilogue::None, base.alpha(0.5).beta(1.0)),
+        (Epilogue::ReluBias, base.transpose_b()),
+        (Epilogue::ReluBias, base.transpose_a().lda(m + 11).ldc(n + 8)),
+    ] {
+        let (a_rows, a_cols) = if g.transpose_a { (k, m) } else { (m, k) };
+        let (b_rows, b_cols) = if g.transpose_b { (n, k) } else { (k, n) };
+        let a = values::<T>(span(a_rows, a_cols, g.lda.unwrap_or(a_cols)), 4);
+        let b = values::<T>(span(b_rows, b_cols, g.ldb.unwrap_or(b_cols)), 5);
+        let c = values::<T>(span(m, n, g.ldc.unwrap_or(n)), 6);
+        let bias = values::<T>(n, 7);
+        let ldc = g.ldc.unwrap_or(n);
+        let mut expected = reference(&g, &a, &b, &c);
+        for i in 0..m {
+            for j in 0..n {
+                let x = &mut expected[i * ldc + j];
+                if epilogue.has_bias() {
+                    *x += bias[j].to_f64();
+                }
+                match epilogue {
+                    Epilogue::Relu | Epilogue::ReluBias => *x = x.max(0.0),
+                    Epilogue::Gelu | Epilogue::GeluBias => *x = gelu(*x),
+                    Epilogue::None | Epilogue::Bias => {}
+                }
+            }
+        }
+        let a_device = DeviceBuffer::from_slice(context, &a).unwrap();
+        let b_device = DeviceBuffer::from_slice(context, &b).unwrap();
+        let bias_device = DeviceBuffer::from_slice(context, &bias).unwrap();
+        let mut c_device = DeviceBuffer::from_slice(context, &c).unwrap();
+        let bias_arg = epilogue.has_bias().then_some(&bias_device);
+        lt.matmul(&g, epilogue, &a_device, &b_device, bias_arg, &mut c_device)
+            .unwrap();
+        stream.synchronize().unwrap();
+        // GELU's approximation on the GPU differs slightly from the host's.
+        let tolerance = T::TOLERANCE.max(if epilogue == Epilogue::GeluBias { 5e-3 } else { 0.0 });
+        let what = format!("{} {epilogue:?} {g:?}", std::any::type_name::<T>());
+        assert_close(&what, &c_device.to_vec().unwrap(), &expected, tolerance);
+    }
+    let cached = lt.cached_algorithms();
+    assert_eq!(cached, 7, "one heuristic answer per distinct problem");
+    // The same problem again uses the cached algorithm.
+    let a = DeviceBuffer::from_slice(context, &values::<T>(m * k, 1)).unwrap();
+    let b = DeviceBuffer::from_slice(context, &values::<T>(k * n, 2)).unwrap();
+    let bias = DeviceBuffer::from_slice(context, &values::<T>(n, 3)).unwrap();
+    let mut c = DeviceBuffer::<T>::zeroed(context, m * n).unwrap();
+    lt.matmul(&base, Epilogue::ReluBias, &a, &b, Some(&bias), &mut c)
+        .unwrap();
+    assert_eq!(lt.cached_algorithms(), cached);
+    // A bias where the epilogue takes none, none where it takes one, and a short bias.
+    assert!(matches!(
+        lt.matmul(&base, Epilogue::None, &a, &b, Some(&bias), &mut c),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        lt.matmul(&base, Epilogue::GeluBias, &a, &b, None, &mut c),
+        Err(Error::InvalidValue(_))
+    ));
+    let short = DeviceBuffer::from_slice(context, &values::<T>(n - 1, 3)).unwrap();
+    match lt.matmul(&base, Epilogue::Bias, &a, &b, Some(&short), &mut c) {
+        Err(Error::InvalidValue(message)) => assert!(message.contains("bias spans 24"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    stream.synchronize().unwrap();
+}
+
+#[test]
+fn lt_bf16_epilogues() {
+    lt_for::<bf16>("lt_bf16_epilogues");
+}
+
+#[test]
+fn lt_f16_epilogues() {
+    lt_for::<f16>("lt_f16_epilogues");
+}
+
+#[test]
+fn lt_f32_epilogues() {
+    lt_for::<f32>("lt_f32_epilogues");
+}
