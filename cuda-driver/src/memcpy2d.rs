@@ -43,7 +43,7 @@ use cuda_sys::driver::{CUdeviceptr, CUmemorytype, CUDA_MEMCPY2D, CUDA_MEMCPY3D};
 
 use crate::error::{check, Error, Result};
 use crate::memory::{byte_len, Allocation};
-use crate::{AsDeviceSlice, Context, DeviceCopy, DeviceSliceMut, Stream};
+use crate::{Access, AsDeviceSlice, Context, DeviceCopy, DeviceSliceMut, Stream, StreamUse};
 
 /// Where a view's memory is.
 #[derive(Clone, Copy)]
@@ -349,17 +349,27 @@ impl<'a, T: DeviceCopy> PitchedMut<'a, T> {
         if extent.contains(&0) {
             return Ok(());
         }
-        for memory in [self.view.memory, source.memory] {
-            if let Memory::Device { alloc, .. } = memory {
-                alloc.note_stream_use(stream)?;
-            }
-        }
+        // Dropped at the end, once the copy is queued.
+        let _uses = (
+            self.view.memory.begin_use(stream, Access::Write)?,
+            source.memory.begin_use(stream, Access::Read)?,
+        );
         let driver = stream.context().bind()?;
         copy(driver, Side::of(self.view.memory), Side::of(source.memory))?;
         if matches!(self.view.memory, Memory::Host(_)) || matches!(source.memory, Memory::Host(_)) {
             stream.synchronize_quiet()?;
         }
         Ok(())
+    }
+}
+
+impl<'a> Memory<'a> {
+    /// Begins the use of device memory by `stream` (nothing for host memory).
+    fn begin_use(self, stream: &Stream, access: Access) -> Result<Option<StreamUse<'a>>> {
+        match self {
+            Memory::Host(_) => Ok(None),
+            Memory::Device { alloc, .. } => alloc.begin_use(stream, access).map(Some),
+        }
     }
 }
 
