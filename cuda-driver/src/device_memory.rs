@@ -325,7 +325,9 @@ impl StreamTracker {
         for entry in &mut state.entries {
             let result = match &self.owner {
                 Some(owner) if entry.stream == *owner => continue,
-                Some(owner) => entry.recorded_event(false).and_then(|event| wait_on_device(owner, event)),
+                Some(owner) => entry
+                    .recorded_event(false)
+                    .and_then(|event| wait_on_device(owner, event)),
                 None => entry.wait_on_host(),
             };
             if let Err(error) = result {
@@ -404,7 +406,11 @@ mod tests {
         let mut order = UseOrder::default();
         let waits = run(&mut order, &[(0, Write), (0, Read), (0, Write), (0, Read), (0, Read)]);
         assert!(waits.iter().all(Vec::is_empty), "{waits:?}");
-        assert_eq!(order.reads, Vec::<usize>::new(), "reads on the writer's stream are not listed");
+        assert_eq!(
+            order.reads,
+            Vec::<usize>::new(),
+            "reads on the writer's stream are not listed"
+        );
     }
 
     #[test]
@@ -437,7 +443,10 @@ mod tests {
     #[test]
     fn reads_do_not_wait_for_reads() {
         let mut order = UseOrder::default();
-        assert_eq!(run(&mut order, &[(0, Read), (1, Read), (0, Read)]), [vec![], vec![], vec![]]);
+        assert_eq!(
+            run(&mut order, &[(0, Read), (1, Read), (0, Read)]),
+            [vec![], vec![], vec![]]
+        );
         assert_eq!(order.reads, [0, 1], "each reader listed once");
         assert_eq!(run(&mut order, &[(1, Write)]), [vec![0]]);
     }
