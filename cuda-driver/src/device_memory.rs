@@ -1,35 +1,6 @@
 //! The device-memory contract: [`DeviceMemory`] (and [`DeviceMemoryMut`] for memory that may be
 //! written), what every launch and library wrapper takes, and [`StreamTracker`], which orders
 //! the streams that use one piece of memory with events.
-//!
-//! The rules the tracker keeps, per piece of memory:
-//! - A use begins ([`DeviceMemory::begin_use`]) before its work is queued and ends (the
-//!   [`StreamUse`] guard dropped) after. A read waits for the last write on another stream; a
-//!   write waits for the last write and for every read since, on other streams. The waits are
-//!   `cuStreamWaitEvent`: the host never waits on this path.
-//! - Uses on one stream only need no event and no driver call (the stream's order suffices).
-//!   Once a second stream uses the memory, each use records its stream's event when it ends
-//!   (one event per stream, created on first need and recorded again each time); uses from
-//!   before that are covered by recording the event when a second stream first needs it.
-//! - Stream-ordered memory counts its allocation as a write on its owner stream, so another
-//!   stream's first use waits for the allocation on the device; its free (`cuMemFreeAsync` on
-//!   the owner) is ordered after every other stream's last use with `cuStreamWaitEvent`.
-//!   Memory freed with `cuMemFree` host-waits for each stream's event (or the stream, for uses
-//!   not yet recorded) first: that is the free, not the hot path.
-//! - Work queued on a capturing stream is recorded into a graph, not run: its uses are not
-//!   tracked (the graph's launches are ordered by whoever launches it, see
-//!   [`GraphExec::launch`](crate::GraphExec::launch)), and memory dropped while a capture is
-//!   active is freed when it ends (see [`Stream::begin_capture`]).
-//! - Streams of other contexts (peer copies) are tracked like the context's own: events may be
-//!   waited for across contexts.
-//! - Uses begun concurrently on two threads are not ordered with each other (they are
-//!   concurrent by the caller's choice); ordering applies to uses that begin after others ended.
-//! - The per-thread default stream is refused: it names another stream on each thread.
-//!
-//! Pinned host memory ([`HostBuffer`](crate::HostBuffer)) is not device memory under this
-//! contract: the host itself reads and writes it, so its own bookkeeping waits on the host
-//! before host access; device work reaches it through copies, whose device side is the
-//! contract's.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -50,7 +21,13 @@ pub enum Access {
 }
 
 /// Device memory that work on streams uses: the contract every launch and library wrapper
-/// takes (`&impl DeviceMemory` for inputs, `&mut impl DeviceMemoryMut` for outputs).
+/// takes (`&impl DeviceMemory` for inputs, `&mut impl DeviceMemoryMut` for outputs). How uses
+/// are ordered: [`StreamTracker`].
+///
+/// Pinned host memory ([`HostBuffer`](crate::HostBuffer)) is not device memory under this
+/// contract: the host itself reads and writes it, so its own bookkeeping waits on the host
+/// before host access; device work reaches it through copies, whose device side is the
+/// contract's.
 ///
 /// # Safety
 /// Implementors guarantee that `device_ptr()..device_ptr()+byte_len()` is device memory of
@@ -199,7 +176,34 @@ impl State {
 ///
 /// Memory types embed one and answer [`DeviceMemory::begin_use`] with
 /// [`StreamTracker::begin_use`]; their destructor calls [`StreamTracker::prepare_free`]
-/// right before freeing. See the [module documentation](self) for the rules.
+/// right before freeing.
+///
+/// # Rules
+/// Per piece of memory:
+/// - A use begins ([`DeviceMemory::begin_use`]) before its work is queued and ends (the
+///   [`StreamUse`] guard dropped) after. A read waits for the last write on another stream; a
+///   write waits for the last write and for every read since, on other streams. The waits are
+///   `cuStreamWaitEvent`: the host never waits on this path.
+/// - Uses on one stream only need no event and no driver call (the stream's order suffices).
+///   Once a second stream uses the memory, each use records its stream's event when it ends
+///   (one event per stream, created on first need and recorded again each time); uses from
+///   before that are covered by recording the event when a second stream first needs it.
+/// - Stream-ordered memory counts its allocation as a write on its owner stream, so another
+///   stream's first use waits for the allocation on the device; its free (`cuMemFreeAsync` on
+///   the owner) is ordered after every other stream's last use with `cuStreamWaitEvent`.
+///   Memory freed with `cuMemFree` host-waits for each stream's event (or the stream, for uses
+///   not yet recorded) first: that is the free, not the hot path.
+/// - Work queued on a capturing stream is recorded into a graph, not run: its uses are not
+///   tracked (the graph's launches are ordered by whoever launches it, see
+///   [`GraphExec::launch`](crate::GraphExec::launch)), and memory dropped while a capture is
+///   active is freed when it ends (see [`Stream::begin_capture`]).
+/// - Streams of other contexts (peer copies) are tracked like the context's own: events may be
+///   waited for across contexts.
+/// - Uses begun concurrently on two threads are not ordered with each other (they are
+///   concurrent by the caller's choice); ordering applies to uses that begin after others ended.
+/// - The per-thread default stream is refused: it names another stream on each thread.
+/// - Synchronous access (copies on the legacy default stream, reading to the host) first
+///   waits on the host for every stream's uses ([`StreamTracker::wait_for_uses`]).
 pub struct StreamTracker {
     /// The stream a stream-ordered allocation was made on and is freed on.
     owner: Option<Stream>,

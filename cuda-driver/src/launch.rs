@@ -349,7 +349,10 @@ impl Stream {
     /// types (a pointer argument used as the element type it is), stay inside
     /// the buffers' bounds for this grid, and not race with other work on
     /// the same memory (host copies into a buffer while this kernel reads
-    /// it, kernels on other streams without ordering).
+    /// it, work on other streams that this crate does not order: raw
+    /// addresses, memory outside the [contract](crate::DeviceMemory)). A
+    /// buffer passed by shared reference (or as a [`DeviceSlice`]) counts as
+    /// read, so the kernel must not write it: pass what it writes by `&mut`.
     #[inline]
     pub unsafe fn launch<A: KernelArgs>(&self, function: &Function, config: &LaunchConfig, args: A) -> Result<()> {
         let driver = self.prepare_launch(function, config)?;

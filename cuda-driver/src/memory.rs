@@ -148,16 +148,21 @@ impl<T: DeviceCopy> AsDeviceSlice<T> for DeviceSliceMut<'_, T> {
 
 /// An owned array of `len` values of `T` in device memory of one context.
 ///
+/// Implements the [device-memory contract](DeviceMemory): work queued
+/// through this crate (launches, async copies, memsets) on several streams
+/// is ordered with events, a read after the last write and a write after
+/// every use, on the device.
+///
 /// Freed on drop without ever cutting short queued work: memory allocated
 /// with [`DeviceBuffer::alloc_async`] is freed in its stream's order
-/// (`cuMemFreeAsync`); other memory is freed after the context has finished
-/// the work that used it.
+/// (`cuMemFreeAsync`), after the events of other streams that used it;
+/// other memory is freed once the host has waited for those streams' uses.
 ///
-/// Synchronous methods (`copy_from_host`, `to_vec`, `memset_zero`, ...) run
-/// in order with the legacy default stream, so after work queued on
-/// blocking streams; a stream-ordered buffer first waits for its own stream.
-/// Work the caller queued on non-blocking streams must be synchronised
-/// first, as in any CUDA program.
+/// Synchronous methods (`copy_from_host`, `to_vec`, `memset_zero`, ...)
+/// first wait on the host for the uses queued through this crate on any
+/// stream, then run in order with the legacy default stream. Work the caller
+/// queued through raw handles must be synchronised first, as in any CUDA
+/// program.
 pub struct DeviceBuffer<T: DeviceCopy> {
     alloc: Allocation,
     len: usize,
@@ -224,9 +229,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Allocates `len` elements in `stream`'s order from the device's current
     /// memory pool (`cuMemAllocAsync`), contents unspecified. Freed in
-    /// `stream`'s order (`cuMemFreeAsync`) on drop. Using the buffer on
-    /// another stream first waits (once) for `stream` so the allocation is
-    /// complete.
+    /// `stream`'s order (`cuMemFreeAsync`) on drop. The allocation counts as
+    /// a write on `stream`: another stream's first use waits for it on the
+    /// device (`cuStreamWaitEvent`).
     pub fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
         let driver = stream.context().bind()?;
