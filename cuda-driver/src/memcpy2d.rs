@@ -43,7 +43,9 @@ use cuda_sys::driver::{CUdeviceptr, CUmemorytype, CUDA_MEMCPY2D, CUDA_MEMCPY3D};
 
 use crate::error::{check, Error, Result};
 use crate::memory::{byte_len, Allocation};
-use crate::{Access, AsDeviceSlice, Context, DeviceCopy, DeviceSliceMut, Stream, StreamUse};
+use crate::{
+    Access, AsDeviceSlice, Context, DeviceCopy, DeviceMemory, DeviceMemoryMut, DeviceSliceMut, Stream, StreamUse,
+};
 
 /// Where a view's memory is.
 #[derive(Clone, Copy)]
@@ -559,6 +561,31 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         self.alloc.ptr
     }
 }
+
+// SAFETY: the range is the buffer's own allocation (`pitch` bytes for each of its
+// `height * depth` rows, as `cuMemAllocPitch` made it), of its context; `Allocation`'s drop
+// orders the free after every use begun through its tracker.
+unsafe impl<T: DeviceCopy> DeviceMemory for PitchedBuffer<T> {
+    fn context(&self) -> &Context {
+        self.alloc.context()
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.alloc.ptr
+    }
+
+    fn byte_len(&self) -> usize {
+        self.pitch * self.height * self.depth
+    }
+
+    #[inline]
+    fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>> {
+        self.alloc.begin_use(stream, access)
+    }
+}
+
+// SAFETY: `&mut PitchedBuffer` is the only access to the buffer.
+unsafe impl<T: DeviceCopy> DeviceMemoryMut for PitchedBuffer<T> {}
 
 impl<T: DeviceCopy> std::fmt::Debug for PitchedBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

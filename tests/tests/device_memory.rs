@@ -5,8 +5,8 @@
 //! kernel touching freed memory.
 
 use cuda_driver::{
-    Access, Context, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Function, LaunchConfig, Module, Stream,
-    StreamFlags,
+    Access, CaptureMode, Context, Device, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Function, LaunchConfig, Module,
+    Stream, StreamFlags,
 };
 use tests::fake::{self, Kind, Session};
 
@@ -248,5 +248,54 @@ fn the_per_thread_default_stream_is_refused() {
     let error = x.begin_use(&per_thread, Access::Read).unwrap_err();
     assert!(matches!(error, cuda_driver::Error::InvalidValue(_)), "{error}");
     drop((x, per_thread));
+    finish(&fake, parts);
+}
+
+#[test]
+fn captured_uses_are_not_ordered_from_outside_the_capture() {
+    let fake = fake::session();
+    let parts = parts(&fake);
+    let config = LaunchConfig::for_num_elems(N as u32);
+    let (a, b) = (stream(&parts.context), stream(&parts.context));
+    let mut x = DeviceBuffer::<f32>::alloc(&parts.context, N).unwrap();
+    // SAFETY (every launch here): fill touches N floats of a buffer of N.
+    unsafe { b.launch(&parts.fill, &config, (&mut x, 1.0f32, N as u32)).unwrap() };
+    b.synchronize().unwrap();
+    fake.reset();
+    // A capturing stream must not wait for an event recorded outside the capture (the driver
+    // refuses it), nor record one that streams outside would wait for.
+    let graph = a
+        .capture(CaptureMode::Global, |a| unsafe {
+            a.launch(&parts.fill, &config, (&mut x, 2.0f32, N as u32))
+        })
+        .unwrap();
+    let trace = fake.trace();
+    for name in ["cuStreamWaitEvent", "cuEventRecord", "cuEventCreate"] {
+        assert_eq!(calls(&trace, name), 0, "{name}: {trace}");
+    }
+    let exec = graph.instantiate().unwrap();
+    // SAFETY: x, which the graph writes, outlives the replay.
+    unsafe { exec.launch(&a).unwrap() };
+    a.synchronize().unwrap();
+    assert_eq!(x.to_vec().unwrap(), [2.0; N]);
+
+    // Outside the capture, a's use is ordered after b's again.
+    fake.reset();
+    unsafe { a.launch(&parts.fill, &config, (&mut x, 3.0f32, N as u32)).unwrap() };
+    assert_eq!(calls(&fake.trace(), "cuStreamWaitEvent"), 1, "{}", fake.trace());
+
+    // Dropped during a capture: freed when it ends, after waiting for a's and b's events.
+    let c = stream(&parts.context);
+    unsafe { b.launch(&parts.fill, &config, (&mut x, 4.0f32, N as u32)).unwrap() };
+    let scope = c.capture_scope(CaptureMode::Global).unwrap();
+    fake.reset();
+    drop(x);
+    assert_eq!(fake.live(Kind::DeviceMemory), 1, "deferred: {}", fake.trace());
+    drop(scope);
+    let trace = fake.trace();
+    assert_eq!(calls(&trace, "cuCtxSynchronize"), 0, "{trace}");
+    assert_eq!(calls(&trace, "cuEventSynchronize"), 2, "{trace}");
+    assert_eq!(calls(&trace, "cuMemFree_v2"), 1, "{trace}");
+    drop(exec);
     finish(&fake, parts);
 }
