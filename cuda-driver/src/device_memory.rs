@@ -350,13 +350,17 @@ impl StreamTracker {
 
 impl std::fmt::Debug for StreamTracker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = self.state();
-        f.debug_struct("StreamTracker")
-            .field("owner", &self.owner)
-            .field("streams", &state.entries.len())
-            .field("last_write", &state.order.last_write)
-            .field("reads", &state.order.reads)
-            .finish()
+        let mut out = f.debug_struct("StreamTracker");
+        out.field("owner", &self.owner);
+        // Not waiting for the lock: a holder on this thread would deadlock.
+        match self.state.try_lock() {
+            Ok(state) => out
+                .field("streams", &state.entries.len())
+                .field("last_write", &state.order.last_write)
+                .field("reads", &state.order.reads),
+            Err(_) => out.field("streams", &format_args!("<in use>")),
+        };
+        out.finish()
     }
 }
 
