@@ -25,7 +25,7 @@ use cuda_sys::driver::{CUdeviceptr, CUresult, CUstream, CUstreamCaptureStatus};
 
 use crate::context::synchronize_current;
 use crate::error::{check, check_resolved, Result};
-use crate::{CaptureMode, Context, Function, Graph, MemPool, Stream};
+use crate::{CaptureMode, Context, Function, Graph, MemPool, Stream, StreamTracker};
 
 /// Captures this crate began, on any stream of any context, and has not ended.
 static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
@@ -88,6 +88,7 @@ pub(crate) fn release_when_safe(
             context: context.clone(),
             memory: DeferredMemory::Release(Box::new(release)),
             wait_for: if used { vec![context.clone()] } else { Vec::new() },
+            uses: None,
             pool: None,
         });
         return;
@@ -128,6 +129,8 @@ pub(crate) struct DeferredFree {
     pub(crate) memory: DeferredMemory,
     /// Contexts whose queued work may still use the memory: waited for first.
     pub(crate) wait_for: Vec<Context>,
+    /// The streams that used device memory: the free is ordered after their uses first.
+    pub(crate) uses: Option<StreamTracker>,
     /// Keeps the pool of a stream-ordered allocation until its memory is freed.
     pub(crate) pool: Option<MemPool>,
 }
@@ -145,8 +148,12 @@ impl DeferredFree {
             context,
             memory,
             wait_for,
+            uses,
             pool,
         } = self;
+        if let Some(uses) = &uses {
+            uses.prepare_free();
+        }
         for waited in &wait_for {
             if let Some(driver) = waited.bind_for_drop("a deferred free") {
                 waited.record_drop_result("cuCtxSynchronize before a deferred free", synchronize_current(driver));
@@ -158,8 +165,8 @@ impl DeferredFree {
                 // the work that may use it was waited for above.
                 DeferredMemory::Device(ptr) => driver.cuMemFree_v2().map(|free| unsafe { free(ptr) }),
                 // SAFETY: as above; the free runs after all work queued on the allocation's stream
-                // (no capture is active, so it is not recorded), and other streams' work that used
-                // the memory was waited for above.
+                // (no capture is active, so it is not recorded), which waits for other streams'
+                // uses of the memory (above).
                 DeferredMemory::StreamOrdered(ptr, stream) => {
                     driver.cuMemFreeAsync().map(|free| unsafe { free(ptr, stream.raw()) })
                 }

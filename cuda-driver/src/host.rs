@@ -209,6 +209,7 @@ impl<T: DeviceCopy> Drop for HostBuffer<T> {
                 context: self.context.clone(),
                 memory: DeferredMemory::Host(self.ptr.as_ptr().cast()),
                 wait_for,
+                uses: None,
                 pool: None,
             });
             return;

@@ -10,8 +10,9 @@ use cuda_sys::driver::{CUdeviceptr, CUlaunchAttribute, CUlaunchAttributeID, CUla
 
 use crate::context::DeviceLimits;
 use crate::error::{check, Error, LaunchError, Result};
-use crate::memory::Allocation;
-use crate::{Context, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, Function, ParamInfo, Stream};
+use crate::{
+    Access, Context, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, Function, ParamInfo, Stream, StreamUse,
+};
 
 /// Grid, block and dynamic shared memory of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,23 +74,36 @@ pub struct LaunchAttributes {
 ///
 /// Implemented for every [`DeviceCopy`] value (passed by value: scalars,
 /// arrays, `#[repr(C)]` structs) and for device buffers (by reference) and
-/// views (by value or reference), which pass their device address.
+/// views (by value or reference), which pass their device address. Memory
+/// passed by shared reference or as a [`DeviceSlice`] is a read of the
+/// [device-memory contract](crate::DeviceMemory); by `&mut` or as a
+/// [`DeviceSliceMut`] (owned or `&mut`), a write.
 ///
 /// # Safety
 /// `param_ptr` must point to `param_size` readable bytes that stay valid
-/// while `self` is borrowed, and `check_use` must fail for memory the launch
-/// must not touch (another context's).
+/// while `self` is borrowed, `check_use` must fail for memory the launch
+/// must not touch (another context's), and `begin_launch_use` must begin
+/// the use of the device memory the argument passes, so that its free waits
+/// for the launch.
 pub unsafe trait KernelArg {
     /// Address of the argument's bytes.
     fn param_ptr(&self) -> *mut c_void;
     /// Size of the argument in bytes.
     fn param_size(&self) -> usize;
-    /// Checks the argument may be used by a launch on `stream` of `context`
-    /// and notes the use (device memory stays alive until the work is done).
+    /// Checks the argument may be used by a launch on `stream` of `context`; implementations
+    /// that track memory themselves (rather than through [`KernelArg::begin_launch_use`]) note
+    /// the use here.
     #[inline]
     fn check_use(&self, context: &Context, stream: &Stream) -> Result<()> {
         let _ = (context, stream);
         Ok(())
+    }
+    /// Checks as [`KernelArg::check_use`] does and begins the use of the device memory the
+    /// argument passes ([`DeviceMemory::begin_use`](crate::DeviceMemory::begin_use)); the
+    /// launch drops the guard once the kernel is queued. By default, `check_use` and no guard.
+    #[inline]
+    fn begin_launch_use(&self, context: &Context, stream: &Stream) -> Result<Option<StreamUse<'_>>> {
+        self.check_use(context, stream).map(|()| None)
     }
 }
 
@@ -106,17 +120,12 @@ unsafe impl<T: DeviceCopy> KernelArg for T {
     }
 }
 
-#[inline]
-fn check_memory_use(allocation: &Allocation, context: &Context, stream: &Stream) -> Result<()> {
-    allocation.context().expect_same(context, "buffer", "function")?;
-    allocation.note_stream_use(stream)
-}
-
 macro_rules! pointer_args {
-    ($($ty:ty),*) => {
+    ($($ty:ty => $access:expr),*) => {
         $(
             // SAFETY: points at the view's or buffer's device address, which lives as long as the
-            // borrow; `check_use` refuses other contexts' memory and notes the stream's use.
+            // borrow; `check_use` refuses other contexts' memory and `begin_launch_use` begins the
+            // stream's use of the allocation.
             unsafe impl<T: DeviceCopy> KernelArg for $ty {
                 #[inline]
                 fn param_ptr(&self) -> *mut c_void {
@@ -129,8 +138,14 @@ macro_rules! pointer_args {
                 }
 
                 #[inline]
-                fn check_use(&self, context: &Context, stream: &Stream) -> Result<()> {
-                    check_memory_use(self.allocation(), context, stream)
+                fn check_use(&self, context: &Context, _stream: &Stream) -> Result<()> {
+                    self.allocation().context().expect_same(context, "buffer", "function")
+                }
+
+                #[inline]
+                fn begin_launch_use(&self, context: &Context, stream: &Stream) -> Result<Option<StreamUse<'_>>> {
+                    self.check_use(context, stream)?;
+                    self.allocation().begin_use(stream, $access).map(Some)
                 }
             }
         )*
@@ -138,48 +153,67 @@ macro_rules! pointer_args {
 }
 
 pointer_args!(
-    &DeviceBuffer<T>,
-    &mut DeviceBuffer<T>,
-    DeviceSlice<'_, T>,
-    &DeviceSlice<'_, T>,
-    DeviceSliceMut<'_, T>,
-    &DeviceSliceMut<'_, T>,
-    &mut DeviceSliceMut<'_, T>
+    &DeviceBuffer<T> => Access::Read,
+    &mut DeviceBuffer<T> => Access::Write,
+    DeviceSlice<'_, T> => Access::Read,
+    &DeviceSlice<'_, T> => Access::Read,
+    DeviceSliceMut<'_, T> => Access::Write,
+    &DeviceSliceMut<'_, T> => Access::Read,
+    &mut DeviceSliceMut<'_, T> => Access::Write
 );
 
 /// A whole argument list: implemented for tuples of up to 12 [`KernelArg`]s.
 ///
 /// # Safety
-/// `with_params` must pass one pointer per argument, each valid as
-/// [`KernelArg::param_ptr`] says, for the duration of the call.
+/// `with_params` and `check_and_queue` must pass one pointer per argument,
+/// each valid as [`KernelArg::param_ptr`] says, for the duration of the
+/// call; `check_and_queue` must hold each argument's
+/// [`begin_launch_use`](KernelArg::begin_launch_use) guard until `queue` has returned.
 pub unsafe trait KernelArgs {
     /// Number of arguments.
     const COUNT: usize;
-    /// Checks the count and sizes against `params` (when known) and each
-    /// argument's context and stream use.
-    fn check(&self, function: &Function, params: Option<&[ParamInfo]>, stream: &Stream) -> Result<()>;
+    /// Checks the count and sizes against `params` (when known) and each argument's context,
+    /// begins each argument's use of device memory on `stream`, calls `queue` with the
+    /// argument pointer array (built on the stack), then ends the uses (recording them for
+    /// other streams where needed).
+    fn check_and_queue<R>(
+        &self,
+        function: &Function,
+        params: Option<&[ParamInfo]>,
+        stream: &Stream,
+        queue: impl FnOnce(&mut [*mut c_void]) -> Result<R>,
+    ) -> Result<R>;
     /// Calls `f` with the argument pointer array (built on the stack).
     fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
 }
 
 macro_rules! kernel_args {
     ($count:expr; $($arg:ident),*) => {
-        // SAFETY: the pointer array holds one pointer per element of the borrowed tuple.
+        // SAFETY: the pointer array holds one pointer per element of the borrowed tuple, and the
+        // use guards live until `queue` has returned.
         unsafe impl<$($arg: KernelArg),*> KernelArgs for ($($arg,)*) {
             const COUNT: usize = $count;
 
             #[inline]
             #[allow(non_snake_case)]
-            fn check(&self, function: &Function, params: Option<&[ParamInfo]>, stream: &Stream) -> Result<()> {
+            fn check_and_queue<R>(
+                &self,
+                function: &Function,
+                params: Option<&[ParamInfo]>,
+                stream: &Stream,
+                queue: impl FnOnce(&mut [*mut c_void]) -> Result<R>,
+            ) -> Result<R> {
                 let ($($arg,)*) = self;
                 if let Some(params) = params {
                     let sizes: [usize; $count] = [$($arg.param_size()),*];
                     check_args(function.name(), params, &sizes)?;
                 }
                 let _context = function.context();
-                $($arg.check_use(_context, stream)?;)*
+                // Dropped after `queue` returns, that is once the launch is queued.
+                let _uses = ($($arg.begin_launch_use(_context, stream)?,)*);
                 let _ = stream;
-                Ok(())
+                let mut pointers: [*mut c_void; $count] = [$($arg.param_ptr()),*];
+                queue(&mut pointers)
             }
 
             #[inline]
@@ -315,15 +349,18 @@ impl Stream {
     /// types (a pointer argument used as the element type it is), stay inside
     /// the buffers' bounds for this grid, and not race with other work on
     /// the same memory (host copies into a buffer while this kernel reads
-    /// it, kernels on other streams without ordering).
+    /// it, work on other streams that this crate does not order: raw
+    /// addresses, memory outside the [contract](crate::DeviceMemory)). A
+    /// buffer passed by shared reference (or as a [`DeviceSlice`]) counts as
+    /// read, so the kernel must not write it: pass what it writes by `&mut`.
     #[inline]
     pub unsafe fn launch<A: KernelArgs>(&self, function: &Function, config: &LaunchConfig, args: A) -> Result<()> {
         let driver = self.prepare_launch(function, config)?;
-        args.check(function, function.params_if_known()?, self)?;
-        args.with_params(|params| {
-            // SAFETY: `prepare_launch` made the context current; `params` holds one valid pointer
-            // per kernel parameter (count and sizes checked above when known); the device code's
-            // own correctness is the caller's obligation.
+        args.check_and_queue(function, function.params_if_known()?, self, |params| {
+            // SAFETY: `prepare_launch` made the context current (beginning the arguments' uses
+            // binds it again where they touched another); `params` holds one valid pointer per
+            // kernel parameter (count and sizes checked when known); the device code's own
+            // correctness is the caller's obligation.
             unsafe { self.launch_kernel(driver, function, config, params) }
         })
     }
@@ -380,7 +417,6 @@ impl Stream {
         args: A,
     ) -> Result<()> {
         let driver = self.prepare_launch(function, config)?;
-        args.check(function, function.params_if_known()?, self)?;
         let mut attrs = [CUlaunchAttribute::default(); 3];
         let mut count = 0;
         if let Some((x, y, z)) = attributes.cluster_dim {
@@ -413,8 +449,8 @@ impl Stream {
             numAttrs: count as u32,
         };
         let launch = driver.cuLaunchKernelEx()?;
-        self.keep_if_capturing(function);
-        args.with_params(|params| {
+        args.check_and_queue(function, function.params_if_known()?, self, |params| {
+            self.keep_if_capturing(function);
             // SAFETY: as in `launch`; `launch_config` and `attrs` outlive the call and `numAttrs`
             // counts the initialised attributes.
             check(unsafe { launch(&launch_config, function.raw(), params.as_mut_ptr(), ptr::null_mut()) })

@@ -67,6 +67,40 @@
 //! - CUDA arrays and what kernels read them through: [`CudaArray`],
 //!   [`TextureObject`], [`SurfaceObject`].
 //!
+//! # The device-memory contract: what a library wrapper takes
+//! [`DeviceMemory`] is device memory of one context that work on streams uses: its address
+//! range, its context, and [`DeviceMemory::begin_use`], which orders a stream after the
+//! conflicting uses on other streams (a read after the last write; a write after the last write
+//! and every read since) with `cuStreamWaitEvent`, never a host wait, and returns a
+//! [`StreamUse`] guard to drop once the work is queued. [`DeviceMemoryMut`] marks memory that
+//! may be written through `&mut`. [`DeviceBuffer`], its views, [`ManagedBuffer`] and
+//! stream-ordered buffers implement both; launches begin their buffer arguments' uses
+//! themselves. Memory used on one stream only costs no event and no driver call; frees are
+//! ordered after every stream's use (see [`StreamTracker`], which other memory types embed to
+//! implement the contract). A wrapper of a library call takes the contract and begins each use:
+//!
+//! ```no_run
+//! use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Function, LaunchConfig, Result, Stream};
+//!
+//! /// `y = a * x + y` over `n` floats, on `stream`.
+//! fn saxpy(
+//!     stream: &Stream,
+//!     kernel: &Function,
+//!     a: f32,
+//!     x: &impl DeviceMemory,
+//!     y: &mut impl DeviceMemoryMut,
+//! ) -> Result<()> {
+//!     let n = y.byte_len().min(x.byte_len()) / 4;
+//!     // `stream` waits (on the device) for the last write of x and for every use of y.
+//!     let _x = x.begin_use(stream, Access::Read)?;
+//!     let _y = y.begin_use(stream, Access::Write)?;
+//!     let (x, y) = (x.device_ptr(), y.device_ptr());
+//!     // SAFETY: the kernel reads n floats at x and updates n floats at y, memory the contract
+//!     // keeps allocated until the work recorded by the guards (dropped after the launch) is done.
+//!     unsafe { stream.launch(kernel, &LaunchConfig::for_num_elems(n as u32), (a, x, y, n as u32)) }
+//! }
+//! ```
+//!
 //! # What the safe layer guarantees
 //! - Every handle has one owner and is freed on drop; `Drop` never panics.
 //!   Errors in destructors are logged and kept on the [`Context`], and the
@@ -77,7 +111,8 @@
 //!   [`Error::WrongContext`].
 //! - Device memory is never freed while queued work may use it:
 //!   stream-ordered buffers are freed with `cuMemFreeAsync` on their stream,
-//!   others after the context has finished the work that used them.
+//!   which first waits (on the device) for the events of the other streams
+//!   that used them; others after the host has waited for those events.
 //! - A launch checks argument count and sizes (`cuFuncGetParamInfo`), grid,
 //!   block and shared-memory limits on the host and returns
 //!   [`Error::Launch`] instead of launching. Launching stays `unsafe`,
@@ -98,6 +133,7 @@ mod capture;
 mod context;
 mod device;
 mod device_copy;
+mod device_memory;
 mod error;
 mod event;
 mod flags;
@@ -124,6 +160,7 @@ pub use capture::CaptureScope;
 pub use context::{Context, ContextLimit};
 pub use device::{Device, DeviceAttribute};
 pub use device_copy::DeviceCopy;
+pub use device_memory::{Access, DeviceMemory, DeviceMemoryMut, StreamTracker, StreamUse};
 pub use error::{DriverError, Error, LaunchError, Result};
 pub use event::Event;
 pub use flags::{CaptureMode, ContextFlags, EventFlags, HostAllocFlags, StreamFlags};

@@ -30,7 +30,7 @@ use crate::context::synchronize_current;
 use crate::error::{check, Result};
 use crate::launch::KernelArg;
 use crate::memory::{byte_len, Allocation};
-use crate::{Context, Device, DeviceCopy, Stream};
+use crate::{Access, Context, Device, DeviceCopy, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
 
 /// Where memory lives or is wanted: a device, or the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -186,7 +186,8 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
         self.alloc
             .context()
             .expect_same(stream.context(), "stream", "managed buffer")?;
-        self.alloc.note_stream_use(stream)?;
+        // A migration moves the data without changing it; dropped once the prefetch is queued.
+        let _use = self.alloc.begin_use(stream, Access::Read)?;
         let driver = self.alloc.context().bind()?;
         // SAFETY: the range is the live allocation, which stays allocated until the stream's work
         // is done (its use is noted); flags must be 0.
@@ -214,10 +215,11 @@ impl<T: DeviceCopy> ManagedBuffer<T> {
 }
 
 macro_rules! managed_args {
-    ($($ty:ty),*) => {
+    ($($ty:ty => $access:expr),*) => {
         $(
             // SAFETY: points at the buffer's address, which lives as long as the borrow;
-            // `check_use` refuses other contexts' kernels and notes the stream's use.
+            // `check_use` refuses other contexts' kernels and `begin_launch_use` begins the
+            // stream's use.
             unsafe impl<T: DeviceCopy> KernelArg for $ty {
                 #[inline]
                 fn param_ptr(&self) -> *mut c_void {
@@ -230,16 +232,45 @@ macro_rules! managed_args {
                 }
 
                 #[inline]
-                fn check_use(&self, context: &Context, stream: &Stream) -> Result<()> {
-                    self.alloc.context().expect_same(context, "managed buffer", "function")?;
-                    self.alloc.note_stream_use(stream)
+                fn check_use(&self, context: &Context, _stream: &Stream) -> Result<()> {
+                    self.alloc.context().expect_same(context, "managed buffer", "function")
+                }
+
+                #[inline]
+                fn begin_launch_use(&self, context: &Context, stream: &Stream) -> Result<Option<StreamUse<'_>>> {
+                    self.check_use(context, stream)?;
+                    self.alloc.begin_use(stream, $access).map(Some)
                 }
             }
         )*
     };
 }
 
-managed_args!(&ManagedBuffer<T>, &mut ManagedBuffer<T>);
+managed_args!(&ManagedBuffer<T> => Access::Read, &mut ManagedBuffer<T> => Access::Write);
+
+// SAFETY: the range is the buffer's own allocation, of its context; `Allocation`'s drop orders
+// the free after every use begun through its tracker.
+unsafe impl<T: DeviceCopy> DeviceMemory for ManagedBuffer<T> {
+    fn context(&self) -> &Context {
+        self.alloc.context()
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.alloc.ptr
+    }
+
+    fn byte_len(&self) -> usize {
+        self.size_bytes()
+    }
+
+    #[inline]
+    fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>> {
+        self.alloc.begin_use(stream, access)
+    }
+}
+
+// SAFETY: `&mut ManagedBuffer` is the only access to the buffer.
+unsafe impl<T: DeviceCopy> DeviceMemoryMut for ManagedBuffer<T> {}
 
 impl<T: DeviceCopy> std::fmt::Debug for ManagedBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -43,7 +43,9 @@ use cuda_sys::driver::{CUdeviceptr, CUmemorytype, CUDA_MEMCPY2D, CUDA_MEMCPY3D};
 
 use crate::error::{check, Error, Result};
 use crate::memory::{byte_len, Allocation};
-use crate::{AsDeviceSlice, Context, DeviceCopy, DeviceSliceMut, Stream};
+use crate::{
+    Access, AsDeviceSlice, Context, DeviceCopy, DeviceMemory, DeviceMemoryMut, DeviceSliceMut, Stream, StreamUse,
+};
 
 /// Where a view's memory is.
 #[derive(Clone, Copy)]
@@ -349,17 +351,27 @@ impl<'a, T: DeviceCopy> PitchedMut<'a, T> {
         if extent.contains(&0) {
             return Ok(());
         }
-        for memory in [self.view.memory, source.memory] {
-            if let Memory::Device { alloc, .. } = memory {
-                alloc.note_stream_use(stream)?;
-            }
-        }
+        // Dropped at the end, once the copy is queued.
+        let _uses = (
+            self.view.memory.begin_use(stream, Access::Write)?,
+            source.memory.begin_use(stream, Access::Read)?,
+        );
         let driver = stream.context().bind()?;
         copy(driver, Side::of(self.view.memory), Side::of(source.memory))?;
         if matches!(self.view.memory, Memory::Host(_)) || matches!(source.memory, Memory::Host(_)) {
             stream.synchronize_quiet()?;
         }
         Ok(())
+    }
+}
+
+impl<'a> Memory<'a> {
+    /// Begins the use of device memory by `stream` (nothing for host memory).
+    fn begin_use(self, stream: &Stream, access: Access) -> Result<Option<StreamUse<'a>>> {
+        match self {
+            Memory::Host(_) => Ok(None),
+            Memory::Device { alloc, .. } => alloc.begin_use(stream, access).map(Some),
+        }
     }
 }
 
@@ -549,6 +561,31 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
         self.alloc.ptr
     }
 }
+
+// SAFETY: the range is the buffer's own allocation (`pitch` bytes for each of its
+// `height * depth` rows, as `cuMemAllocPitch` made it), of its context; `Allocation`'s drop
+// orders the free after every use begun through its tracker.
+unsafe impl<T: DeviceCopy> DeviceMemory for PitchedBuffer<T> {
+    fn context(&self) -> &Context {
+        self.alloc.context()
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.alloc.ptr
+    }
+
+    fn byte_len(&self) -> usize {
+        self.pitch * self.height * self.depth
+    }
+
+    #[inline]
+    fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>> {
+        self.alloc.begin_use(stream, access)
+    }
+}
+
+// SAFETY: `&mut PitchedBuffer` is the only access to the buffer.
+unsafe impl<T: DeviceCopy> DeviceMemoryMut for PitchedBuffer<T> {}
 
 impl<T: DeviceCopy> std::fmt::Debug for PitchedBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

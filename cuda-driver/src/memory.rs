@@ -6,13 +6,11 @@ use std::marker::PhantomData;
 use std::mem::size_of;
 use std::ops::{Bound, Deref, RangeBounds};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 use cuda_sys::driver::{CUdeviceptr, CUpointer_attribute, CUresult, CUstream};
 
 use crate::capture::{capture_active, defer_free, DeferredFree, DeferredMemory};
-use crate::context::synchronize_current;
+use crate::device_memory::{Access, DeviceMemory, DeviceMemoryMut, StreamTracker, StreamUse};
 use crate::error::{check, check_resolved, Error, Result};
 use crate::host::{HostBuffer, HostSlice, HostSliceMut};
 use crate::{Context, DeviceCopy, MemPool, Stream};
@@ -40,21 +38,15 @@ fn same_len(what: &str, destination: usize, source: usize) -> Result<()> {
     }
 }
 
-/// One device allocation and what is known about its use by streams, so
-/// that it is never freed while queued work may still touch it.
+/// One device allocation and the streams that used it (its [`StreamTracker`]), so that it is
+/// never freed while queued work may still touch it.
 pub(crate) struct Allocation {
     pub(crate) ptr: CUdeviceptr,
     context: Context,
-    /// For stream-ordered allocations: the stream it was allocated on and is freed on.
-    owner: Option<Stream>,
     /// Keeps a non-default pool alive while memory from it exists.
     pool: Option<MemPool>,
-    /// Work on some stream used this memory: synchronise before a plain free.
-    used_by_stream: AtomicBool,
-    /// A stream-ordered allocation was used on a stream other than its owner.
-    used_off_owner: AtomicBool,
-    /// Contexts (peers) whose streams used this memory.
-    peer_users: Mutex<Vec<Context>>,
+    /// The streams that used the memory; for stream-ordered memory, its owner stream too.
+    uses: StreamTracker,
 }
 
 impl Allocation {
@@ -63,116 +55,62 @@ impl Allocation {
         Allocation {
             ptr,
             context,
-            owner: None,
             pool: None,
-            used_by_stream: AtomicBool::new(false),
-            used_off_owner: AtomicBool::new(false),
-            peer_users: Mutex::new(Vec::new()),
+            uses: StreamTracker::new(),
         }
     }
 
-    /// Notes that work queued on `stream` uses this memory. The first time a
-    /// stream-ordered allocation is used on another stream, waits for its
-    /// owner stream so the allocation is complete before that stream uses it.
+    /// Begins a use by work queued on `stream` (see [`DeviceMemory::begin_use`]): `stream`
+    /// waits on the device for conflicting uses on other streams (of this context or a peer's).
     #[inline]
-    pub(crate) fn note_stream_use(&self, stream: &Stream) -> Result<()> {
-        if !self.used_by_stream.load(Ordering::Relaxed) {
-            self.used_by_stream.store(true, Ordering::Relaxed);
-        }
-        if let Some(owner) = &self.owner {
-            if owner.raw() != stream.raw() && !self.used_off_owner.load(Ordering::Relaxed) {
-                self.first_use_off_owner(owner)?;
-            }
-        }
-        Ok(())
+    pub(crate) fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>> {
+        self.uses.begin_use(stream, access)
     }
 
-    #[cold]
-    fn first_use_off_owner(&self, owner: &Stream) -> Result<()> {
-        owner.synchronize_quiet()?;
-        self.used_off_owner.store(true, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Notes that a stream of another context (a peer copy) uses this memory.
-    fn note_peer_use(&self, stream: &Stream) -> Result<()> {
-        if let Some(owner) = &self.owner {
-            if !self.used_off_owner.load(Ordering::Relaxed) {
-                self.first_use_off_owner(owner)?;
-            }
-        }
-        let mut peers = self.peer_users.lock().unwrap_or_else(|e| e.into_inner());
-        if !peers.iter().any(|c| c == stream.context()) {
-            peers.push(stream.context().clone());
-        }
-        Ok(())
-    }
-
-    /// Before a synchronous operation: a stream-ordered allocation waits for
-    /// its stream (so the allocation and queued work on it are done).
+    /// Before a synchronous operation: waits on the host for the streams' uses (for
+    /// stream-ordered memory, its allocation on the owner stream among them).
     fn settle(&self) -> Result<()> {
-        match &self.owner {
-            Some(owner) => owner.synchronize_quiet(),
-            None => Ok(()),
-        }
+        self.uses.wait_for_uses()
     }
 
     pub(crate) fn context(&self) -> &Context {
         &self.context
     }
+
+    fn owner(&self) -> Option<&Stream> {
+        self.uses.owner()
+    }
 }
 
 impl Drop for Allocation {
-    /// Waits for the work that may use the memory (the peers that used it,
-    /// and this context unless only the owner stream did), then frees it.
-    /// A failure is recorded and the next step attempted anyway. While a
-    /// stream capture is active, waiting and freeing would invalidate it:
-    /// the free is deferred to the end of the capture (see `capture`).
+    /// Orders the free after every stream's use (stream-ordered memory: on the device, with
+    /// its owner stream waiting for the others' events; other memory: on the host, waiting for
+    /// each stream's event), then frees. A failure is recorded and the next step attempted
+    /// anyway. While a stream capture is active, waiting and freeing would invalidate it: the
+    /// free and its ordering are deferred to the end of the capture (see `capture`).
     fn drop(&mut self) {
-        let peers = std::mem::take(self.peer_users.get_mut().unwrap_or_else(|e| e.into_inner()));
-        let must_wait = match &self.owner {
-            None => *self.used_by_stream.get_mut(),
-            Some(_) => *self.used_off_owner.get_mut(),
-        };
         if capture_active() {
-            let mut wait_for = peers;
-            if must_wait {
-                wait_for.push(self.context.clone());
-            }
             // Later, as below: a stream-ordered allocation is freed in its stream's order.
-            let memory = match self.owner.take() {
-                Some(owner) => DeferredMemory::StreamOrdered(self.ptr, owner),
+            let memory = match self.owner() {
+                Some(owner) => DeferredMemory::StreamOrdered(self.ptr, owner.clone()),
                 None => DeferredMemory::Device(self.ptr),
             };
             defer_free(DeferredFree {
                 context: self.context.clone(),
                 memory,
-                wait_for,
+                wait_for: Vec::new(),
+                uses: Some(std::mem::take(&mut self.uses)),
                 pool: self.pool.take(),
             });
             return;
         }
-        for peer in peers {
-            if let Some(driver) = peer.bind_for_drop("freeing peer-used memory") {
-                peer.record_drop_result(
-                    "cuCtxSynchronize before freeing peer-used memory",
-                    synchronize_current(driver),
-                );
-            }
-        }
+        self.uses.prepare_free();
         let Some(driver) = self.context.bind_for_drop("freeing device memory") else {
             return;
         };
-        if must_wait {
-            // Waiting here means no queued work still uses the memory.
-            self.context.record_drop_result(
-                "cuCtxSynchronize before freeing device memory",
-                synchronize_current(driver),
-            );
-        }
-        let result = match &self.owner {
+        let result = match self.owner() {
             // SAFETY: this allocation owns `ptr`; freeing it in its stream's order runs after all
-            // work queued on that stream, and other streams' work was waited for above.
+            // work queued on that stream, which waits (above) for other streams' uses.
             Some(owner) => driver
                 .cuMemFreeAsync()
                 .map(|free| unsafe { free(self.ptr, owner.raw()) }),
@@ -210,16 +148,21 @@ impl<T: DeviceCopy> AsDeviceSlice<T> for DeviceSliceMut<'_, T> {
 
 /// An owned array of `len` values of `T` in device memory of one context.
 ///
+/// Implements the [device-memory contract](DeviceMemory): work queued
+/// through this crate (launches, async copies, memsets) on several streams
+/// is ordered with events, a read after the last write and a write after
+/// every use, on the device.
+///
 /// Freed on drop without ever cutting short queued work: memory allocated
 /// with [`DeviceBuffer::alloc_async`] is freed in its stream's order
-/// (`cuMemFreeAsync`); other memory is freed after the context has finished
-/// the work that used it.
+/// (`cuMemFreeAsync`), after the events of other streams that used it;
+/// other memory is freed once the host has waited for those streams' uses.
 ///
-/// Synchronous methods (`copy_from_host`, `to_vec`, `memset_zero`, ...) run
-/// in order with the legacy default stream, so after work queued on
-/// blocking streams; a stream-ordered buffer first waits for its own stream.
-/// Work the caller queued on non-blocking streams must be synchronised
-/// first, as in any CUDA program.
+/// Synchronous methods (`copy_from_host`, `to_vec`, `memset_zero`, ...)
+/// first wait on the host for the uses queued through this crate on any
+/// stream, then run in order with the legacy default stream. Work the caller
+/// queued through raw handles must be synchronised first, as in any CUDA
+/// program.
 pub struct DeviceBuffer<T: DeviceCopy> {
     alloc: Allocation,
     len: usize,
@@ -286,9 +229,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Allocates `len` elements in `stream`'s order from the device's current
     /// memory pool (`cuMemAllocAsync`), contents unspecified. Freed in
-    /// `stream`'s order (`cuMemFreeAsync`) on drop. Using the buffer on
-    /// another stream first waits (once) for `stream` so the allocation is
-    /// complete.
+    /// `stream`'s order (`cuMemFreeAsync`) on drop. The allocation counts as
+    /// a write on `stream`: another stream's first use waits for it on the
+    /// device (`cuStreamWaitEvent`).
     pub fn alloc_async(stream: &Stream, len: usize) -> Result<Self> {
         let bytes = byte_len::<T>(len)?;
         let driver = stream.context().bind()?;
@@ -338,11 +281,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             alloc: Allocation {
                 ptr,
                 context,
-                owner,
                 pool,
-                used_by_stream: AtomicBool::new(false),
-                used_off_owner: AtomicBool::new(false),
-                peer_users: Mutex::new(Vec::new()),
+                uses: match owner {
+                    Some(owner) => StreamTracker::stream_ordered(&owner),
+                    None => StreamTracker::new(),
+                },
             },
             len,
             _marker: PhantomData,
@@ -371,7 +314,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// The stream a stream-ordered buffer was allocated on and is freed on.
     pub fn stream(&self) -> Option<&Stream> {
-        self.alloc.owner.as_ref()
+        self.alloc.owner()
     }
 
     /// A view of the whole buffer.
@@ -523,6 +466,74 @@ impl<T: DeviceCopy> std::fmt::Debug for DeviceSliceMut<'_, T> {
     }
 }
 
+// SAFETY: the range is the buffer's own allocation, of its context; `Allocation`'s drop orders
+// the free after every use begun through its tracker.
+unsafe impl<T: DeviceCopy> DeviceMemory for DeviceBuffer<T> {
+    fn context(&self) -> &Context {
+        &self.alloc.context
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.alloc.ptr
+    }
+
+    fn byte_len(&self) -> usize {
+        self.size_bytes()
+    }
+
+    #[inline]
+    fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>> {
+        self.alloc.begin_use(stream, access)
+    }
+}
+
+// SAFETY: `&mut DeviceBuffer` is the only access to the buffer.
+unsafe impl<T: DeviceCopy> DeviceMemoryMut for DeviceBuffer<T> {}
+
+// SAFETY: the range lies inside the borrowed allocation (bounds checked when the view was made),
+// which outlives the view and orders its free after the uses begun through its tracker.
+unsafe impl<T: DeviceCopy> DeviceMemory for DeviceSlice<'_, T> {
+    fn context(&self) -> &Context {
+        &self.alloc.context
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    fn byte_len(&self) -> usize {
+        self.bytes()
+    }
+
+    #[inline]
+    fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>> {
+        self.alloc.begin_use(stream, access)
+    }
+}
+
+// SAFETY: as for `DeviceSlice`.
+unsafe impl<T: DeviceCopy> DeviceMemory for DeviceSliceMut<'_, T> {
+    fn context(&self) -> &Context {
+        &self.view.alloc.context
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.view.ptr
+    }
+
+    fn byte_len(&self) -> usize {
+        self.view.bytes()
+    }
+
+    #[inline]
+    fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>> {
+        self.view.alloc.begin_use(stream, access)
+    }
+}
+
+// SAFETY: a writable view borrows its buffer exclusively.
+unsafe impl<T: DeviceCopy> DeviceMemoryMut for DeviceSliceMut<'_, T> {}
+
 fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
     let start = match range.start_bound() {
         Bound::Included(&s) => Some(s),
@@ -672,7 +683,9 @@ impl<'a, T: DeviceCopy> DeviceSlice<'a, T> {
         if self.len == 0 {
             return Ok(());
         }
-        self.alloc.note_stream_use(stream)?;
+        let access = if to_host { Access::Read } else { Access::Write };
+        // Dropped at the end, after the copy is queued.
+        let _use = self.alloc.begin_use(stream, access)?;
         if let Some(pinned) = pinned {
             pinned.prepare_async(stream, to_host)?;
         }
@@ -844,8 +857,8 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         if self.len == 0 {
             return Ok(());
         }
-        self.alloc.note_stream_use(stream)?;
-        source.alloc.note_stream_use(stream)?;
+        let _write = self.alloc.begin_use(stream, Access::Write)?;
+        let _read = source.alloc.begin_use(stream, Access::Read)?;
         let driver = self.alloc.context.bind()?;
         // SAFETY: both ranges lie inside live allocations kept alive until the copy has run.
         check(unsafe { driver.cuMemcpyDtoDAsync_v2()?(self.ptr, source.ptr, self.bytes(), stream.raw()) })
@@ -863,8 +876,9 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         if self.len == 0 {
             return Ok(());
         }
-        self.alloc.note_stream_use(stream)?;
-        source.alloc.note_peer_use(stream)?;
+        let _write = self.alloc.begin_use(stream, Access::Write)?;
+        // A stream of this context reads the source, of another context: a peer's use.
+        let _read = source.alloc.begin_use(stream, Access::Read)?;
         let driver = self.alloc.context.bind()?;
         let (dst_ctx, src_ctx) = (self.alloc.context.raw(), source.alloc.context.raw());
         // SAFETY: both ranges lie inside live allocations of the contexts given with them, kept
@@ -880,7 +894,7 @@ impl<'a, T: DeviceCopy> DeviceSliceMut<'a, T> {
         if self.len == 0 {
             return Ok(());
         }
-        self.alloc.note_stream_use(stream)?;
+        let _write = self.alloc.begin_use(stream, Access::Write)?;
         let driver = self.alloc.context.bind()?;
         // SAFETY: the range lies inside the live allocation, kept alive until the memset has run.
         check(unsafe { driver.cuMemsetD8Async()?(self.ptr, 0, self.bytes(), stream.raw()) })

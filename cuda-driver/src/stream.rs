@@ -67,7 +67,8 @@ impl Stream {
     ///
     /// # Safety
     /// `raw` must be a stream of `context` (or null), and stay valid for as
-    /// long as this `Stream`, its clones and buffers allocated on it live.
+    /// long as this `Stream`, its clones, buffers allocated on it and memory
+    /// it used (whose [`StreamTracker`](crate::StreamTracker) keeps a clone) live.
     pub unsafe fn from_raw(context: &Context, raw: CUstream) -> Stream {
         Stream {
             inner: Arc::new(StreamInner {

@@ -346,6 +346,35 @@ fn libraries_limits_and_occupancy(ptx: &str) -> Result<()> {
     )
 }
 
+/// Memory two streams share, ordered with events: a read on another stream after a write, a
+/// write after that read, a plain buffer's and a stream-ordered buffer's free after both.
+fn streams_share_memory(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let module = Module::from_ptx(&context, ptx)?;
+    let fill = module.function("fill")?;
+    let saxpy = module.function("saxpy")?;
+    let a = Stream::with_options(&context, StreamFlags::NON_BLOCKING, 0)?;
+    let b = Stream::with_options(&context, StreamFlags::NON_BLOCKING, 0)?;
+    let n = 256usize;
+    let config = LaunchConfig::for_num_elems(n as u32);
+    let mut x = DeviceBuffer::<f32>::alloc_async(&a, n)?;
+    let mut y = DeviceBuffer::<f32>::zeroed(&context, n)?;
+    // SAFETY: fill and saxpy touch n floats of buffers of n.
+    unsafe {
+        a.launch(&fill, &config, (&mut x, 3.0f32, n as u32))?;
+        b.launch(&saxpy, &config, (2.0f32, &x, &mut y, n as u32))?;
+        a.launch(&fill, &config, (&mut x, 1.0f32, n as u32))?;
+    }
+    b.synchronize()?;
+    expect("a read on b after a write on a", y.to_vec()?, vec![6.0; n])?;
+    expect("a write on a after a read on b", x.to_vec()?, vec![1.0; n])?;
+    let mut z = DeviceBuffer::<f32>::alloc(&context, n)?;
+    z.copy_from_device_async(&y, &a)?;
+    drop((x, y, z));
+    a.synchronize()?;
+    b.synchronize()
+}
+
 /// A sequence of safe calls, given the PTX of the test kernels.
 pub type Sequence = fn(&str) -> Result<()>;
 
@@ -399,7 +428,7 @@ fn fused_array_expression(_ptx: &str) -> Result<()> {
 }
 
 /// The sequences the failure-point suite runs, by name.
-pub const SEQUENCES: [(&str, Sequence); 11] = [
+pub const SEQUENCES: [(&str, Sequence); 12] = [
     ("device queries", device_queries),
     (
         "allocate, copy, launch, synchronize, drop",
@@ -413,6 +442,7 @@ pub const SEQUENCES: [(&str, Sequence); 11] = [
     ("graph capture and replay", graph_capture_and_replay),
     ("peers and explicit contexts", peers_and_explicit_contexts),
     ("host functions and stream order", host_functions_and_stream_order),
+    ("streams share memory", streams_share_memory),
     (
         "kernel attributes and launch variants",
         kernel_attributes_and_launch_variants,
