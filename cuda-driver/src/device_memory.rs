@@ -375,6 +375,18 @@ pub struct StreamUse<'a> {
     entry: usize,
 }
 
+impl StreamUse<'static> {
+    /// A use that needs no record: for memory that only its own stream has used, where the
+    /// stream's order is all the ordering there is (what an implementor with a cheaper
+    /// single-stream path returns).
+    pub const fn untracked() -> StreamUse<'static> {
+        StreamUse {
+            tracker: None,
+            entry: 0,
+        }
+    }
+}
+
 impl Drop for StreamUse<'_> {
     #[inline]
     fn drop(&mut self) {

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::mem::size_of;
 use std::sync::Arc;
 
-use cuda_driver::{Context, KernelArg, Stream};
+use cuda_driver::{Access, Context, KernelArg, Stream, StreamUse};
 use cuda_sys::driver::CUdeviceptr;
 
 use crate::array::dtype::{DType, Element};
@@ -313,15 +313,17 @@ impl<T: Element> DeviceArray<T> {
         &self.ptr
     }
 
-    /// Notes that `stream` uses the array (see the type's docs); checks its context first.
-    pub(crate) fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()> {
+    /// Begins a use of the array by work about to be queued on `stream` (see the type's docs);
+    /// checks its context first. Drop the guard once the work is queued.
+    #[inline]
+    pub(crate) fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
         if stream.context() != self.context() {
             return Err(cuda_driver::Error::WrongContext {
                 object: "array",
                 used_with: "stream",
             });
         }
-        self.storage.uses().note(stream)
+        self.storage.uses().begin_use(stream, access)
     }
 
     pub(crate) fn same_len(&self, what: &str, other: usize) -> Result<()> {
@@ -346,8 +348,20 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
-// SAFETY: points at the array's device address, which lives as long as the borrow; `check_use`
-// refuses another context's memory and orders the launch's stream after the array's stream.
+/// Checks that a launch of `context` may use `array`.
+fn same_context<T: Element>(array: &DeviceArray<T>, context: &Context) -> cuda_driver::Result<()> {
+    match context == array.context() {
+        true => Ok(()),
+        false => Err(cuda_driver::Error::WrongContext {
+            object: "array",
+            used_with: "function",
+        }),
+    }
+}
+
+// SAFETY: points at the array's device address, which lives as long as the borrow;
+// `begin_launch_use` refuses another context's memory and begins the stream's use (a read)
+// through the array's tracker, whose guard the launch keeps until the kernel is queued.
 unsafe impl<T: Element> KernelArg for &DeviceArray<T> {
     #[inline]
     fn param_ptr(&self) -> *mut c_void {
@@ -360,18 +374,18 @@ unsafe impl<T: Element> KernelArg for &DeviceArray<T> {
     }
 
     #[inline]
-    fn check_use(&self, context: &Context, stream: &Stream) -> cuda_driver::Result<()> {
-        if context != self.context() {
-            return Err(cuda_driver::Error::WrongContext {
-                object: "array",
-                used_with: "function",
-            });
-        }
-        self.note_use(stream)
+    fn check_use(&self, context: &Context, _stream: &Stream) -> cuda_driver::Result<()> {
+        same_context(self, context)
+    }
+
+    #[inline]
+    fn begin_launch_use(&self, context: &Context, stream: &Stream) -> cuda_driver::Result<Option<StreamUse<'_>>> {
+        same_context(self, context)?;
+        self.begin_use(stream, Access::Read).map(Some)
     }
 }
 
-// SAFETY: as for `&DeviceArray<T>`.
+// SAFETY: as for `&DeviceArray<T>`, the use being a write.
 unsafe impl<T: Element> KernelArg for &mut DeviceArray<T> {
     #[inline]
     fn param_ptr(&self) -> *mut c_void {
@@ -380,14 +394,47 @@ unsafe impl<T: Element> KernelArg for &mut DeviceArray<T> {
 
     #[inline]
     fn param_size(&self) -> usize {
-        (&**self).param_size()
+        size_of::<CUdeviceptr>()
     }
 
     #[inline]
-    fn check_use(&self, context: &Context, stream: &Stream) -> cuda_driver::Result<()> {
-        (&**self).check_use(context, stream)
+    fn check_use(&self, context: &Context, _stream: &Stream) -> cuda_driver::Result<()> {
+        same_context(self, context)
+    }
+
+    #[inline]
+    fn begin_launch_use(&self, context: &Context, stream: &Stream) -> cuda_driver::Result<Option<StreamUse<'_>>> {
+        same_context(self, context)?;
+        self.begin_use(stream, Access::Write).map(Some)
     }
 }
+
+// SAFETY: the range is the bytes from the first element to one past the last the view reaches,
+// inside its storage (a pool block or an imported tensor), which lives as long as the array; the
+// storage goes back only after the owner stream waited for every use begun here (the pool's and
+// the import's release order after `StreamUses`).
+unsafe impl<T: Element> cuda_driver::DeviceMemory for DeviceArray<T> {
+    fn context(&self) -> &Context {
+        DeviceArray::context(self)
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    fn byte_len(&self) -> usize {
+        let (start, end) = self.span().byte_range();
+        (end - start) as usize
+    }
+
+    fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
+        DeviceArray::begin_use(self, stream, access)
+    }
+}
+
+// SAFETY: as above; `&mut` to an array gives the right to write its elements, and a broadcast
+// view (whose elements share memory) is refused by every writing routine before a write.
+unsafe impl<T: Element> cuda_driver::DeviceMemoryMut for DeviceArray<T> {}
 
 #[cfg(test)]
 mod tests {

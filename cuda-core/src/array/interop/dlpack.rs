@@ -32,7 +32,7 @@ use std::ffi::c_void;
 use std::mem::size_of;
 use std::ptr::{self, NonNull};
 
-use cuda_driver::{Context, MemoryType, PointerInfo, Stream};
+use cuda_driver::{Access, Context, MemoryType, PointerInfo, Stream};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
 
 use crate::array::device_array::{c_strides, shape_len, DeviceArray};
@@ -681,7 +681,10 @@ impl std::fmt::Debug for DLPackTensor {
 /// strides the tensor points into.
 struct Export<T: Element, M> {
     managed: M,
-    _array: DeviceArray<T>,
+    array: DeviceArray<T>,
+    /// The stream the consumer said it works on: the array goes back after its work queued by
+    /// the time of the deleter call.
+    consumer: Option<Stream>,
     _shape: Vec<i64>,
     _strides: Vec<i64>,
 }
@@ -716,6 +719,22 @@ unsafe extern "C" fn delete_export<T: Element, M: Managed>(tensor: *mut M) {
     // SAFETY: `tensor` came from `export`, where `manager_ctx` is the leaked `Box<Export<T, M>>`
     // holding it; DLPack calls the deleter once.
     let export = unsafe { Box::from_raw((*M::manager_ctx(tensor)).cast::<Export<T, M>>()) };
+    // The consumer's work queued so far is a use: begun and ended now, it records the
+    // consumer's event, which the release waits for.
+    if let Some(consumer) = &export.consumer {
+        let ordered = match export.array.begin_use(consumer, Access::Write) {
+            Ok(_use_now) => true,
+            Err(error) => {
+                eprintln!("cuda-core: ordering a DLPack export's release after its consumer failed ({error}); waiting instead");
+                consumer.synchronize().is_ok()
+            }
+        };
+        if !ordered {
+            eprintln!("cuda-core: waiting for a DLPack consumer failed; the array is leaked");
+            std::mem::forget(export);
+            return;
+        }
+    }
     // Dropping the array returns its memory to the pool, after the streams that used it.
     drop(export);
 }
@@ -763,7 +782,8 @@ impl<T: Element> DeviceArray<T> {
         managed: impl FnOnce(DLTensor) -> M,
     ) -> Result<*mut M> {
         if let Some(stream) = consumer_stream {
-            self.note_use(stream)?;
+            // The consumer's stream waits for the array's work (an event, no host wait).
+            drop(self.begin_use(stream, Access::Write)?);
         }
         let device_id = self.context().device().ordinal() as i32;
         let mut shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
@@ -785,7 +805,8 @@ impl<T: Element> DeviceArray<T> {
         });
         let export = Box::into_raw(Box::new(Export {
             managed,
-            _array: self,
+            array: self,
+            consumer: consumer_stream.cloned(),
             _shape: shape,
             _strides: strides,
         }));

@@ -144,10 +144,7 @@ static EXIT_RELEASE_DISABLED: AtomicBool = AtomicBool::new(false);
 impl Drop for ImportedTensor {
     fn drop(&mut self) {
         // The owner stream waits for every other stream that used the memory (events)...
-        if !self.uses.join_others() {
-            eprintln!("cuda-core: a DLPack tensor could not be ordered after its last use; it is leaked");
-            return;
-        }
+        self.uses.order_release();
         // SAFETY: taken once, here; the field is not used again.
         let tensor = unsafe { ManuallyDrop::take(&mut self.tensor) };
         let owner = self.uses.owner();

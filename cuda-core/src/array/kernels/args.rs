@@ -6,7 +6,7 @@
 
 use std::ffi::c_void;
 
-use cuda_driver::{Context, Stream};
+use cuda_driver::{Access, Context, Stream, StreamUse};
 use cuda_sys::driver::CUdeviceptr;
 
 use crate::array::device_array::DeviceArray;
@@ -29,7 +29,7 @@ pub(crate) trait ErasedArray {
     fn len(&self) -> usize;
     fn context(&self) -> &Context;
     fn stream(&self) -> &Stream;
-    fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()>;
+    fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>>;
     /// A C-contiguous copy of the view with its axes in `order`.
     fn permuted_copy(&self, order: &[usize]) -> Result<Box<dyn ErasedArray>>;
 }
@@ -65,8 +65,8 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     fn stream(&self) -> &Stream {
         DeviceArray::stream(self)
     }
-    fn note_use(&self, stream: &Stream) -> cuda_driver::Result<()> {
-        DeviceArray::note_use(self, stream)
+    fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
+        DeviceArray::begin_use(self, stream, access)
     }
     fn permuted_copy(&self, order: &[usize]) -> Result<Box<dyn ErasedArray>> {
         let permuted = self.permute(order)?;
@@ -193,6 +193,14 @@ impl Arg<'_> {
         match &self.0 {
             ArgKind::Array(a) | ArgKind::ArrayMut(a) => (a.ptr_ref() as *const CUdeviceptr).cast_mut().cast(),
             ArgKind::Scalar(_, bytes) => (bytes as *const ScalarBytes).cast_mut().cast(),
+        }
+    }
+
+    /// How the kernel uses an array argument: outputs are written, inputs read.
+    pub(crate) fn access(&self) -> Access {
+        match &self.0 {
+            ArgKind::ArrayMut(_) => Access::Write,
+            _ => Access::Read,
         }
     }
 

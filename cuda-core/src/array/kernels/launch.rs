@@ -1,14 +1,14 @@
 //! [`Launch`]: the one path every generated kernel is launched by. Parameters are added in the
 //! kernel's order: call arguments (each array's use recorded on the launch stream, so that
 //! stream is ordered after the array's), and values (sizes, seeds, addresses of scratch memory,
-//! layout structs by value). The count and every size are checked against the kernel's
+//! layout structs by value); the arrays' uses end (are recorded) once the kernel is queued. The count and every size are checked against the kernel's
 //! parameters (`cuFuncGetParamInfo`) before anything runs, as typed launches are.
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::size_of;
 
-use cuda_driver::{launch_checked, Function, LaunchConfig, Stream};
+use cuda_driver::{launch_checked, Function, LaunchConfig, Stream, StreamUse};
 
 use crate::array::kernels::args::Arg;
 use crate::error::Result;
@@ -24,6 +24,8 @@ enum Param {
 /// it points into are borrowed for `'a`.
 pub(crate) struct Launch<'s, 'a> {
     stream: &'s Stream,
+    /// The arrays' uses, ended (recorded) once the kernel is queued.
+    uses: Vec<StreamUse<'a>>,
     params: Vec<Param>,
     sizes: Vec<usize>,
     /// Values passed by value, each from an 8-byte boundary.
@@ -36,6 +38,7 @@ impl<'s, 'a> Launch<'s, 'a> {
     pub(crate) fn on(stream: &'s Stream, capacity: usize) -> Self {
         Launch {
             stream,
+            uses: Vec::with_capacity(capacity),
             params: Vec::with_capacity(capacity),
             sizes: Vec::with_capacity(capacity),
             words: Vec::with_capacity(capacity + 8),
@@ -47,7 +50,7 @@ impl<'s, 'a> Launch<'s, 'a> {
     /// use on the launch stream.
     pub(crate) fn arg(&mut self, arg: &'a Arg<'a>) -> Result<&mut Self> {
         if let Some(array) = arg.array() {
-            array.note_use(self.stream)?;
+            self.uses.push(array.begin_use(self.stream, arg.access())?);
         }
         self.params.push(Param::Borrowed(arg.param_ptr()));
         self.sizes.push(arg.param_size());
@@ -112,6 +115,8 @@ impl<'s, 'a> Launch<'s, 'a> {
         // the launch by the caller, or `words`), of the size recorded beside it, which the launch
         // checks against the kernel; the device code is the caller's obligation.
         unsafe { launch_checked(function, &config, self.stream, &mut pointers, &self.sizes)? };
+        // The kernel is queued: the uses end here (a shared array records its stream's event).
+        self.uses.clear();
         Ok(())
     }
 }

@@ -6,13 +6,13 @@ mod driver_calls;
 mod overlap;
 mod pool;
 mod pool_cupy;
+mod stream_uses;
 
 pub(crate) use driver_calls::{bind, check};
 pub(crate) use overlap::{overlap, Overlap, Span};
-pub(crate) use pool::{
-    check_per_thread, default_pool_contexts, order_after, release_default_pools, synchronize_context, StreamUses,
-};
+pub(crate) use pool::{default_pool_contexts, order_after, release_default_pools, synchronize_context};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
+pub(crate) use stream_uses::{check_per_thread, StreamUses};
 
 /// Memory an array views that the pool did not allocate (a tensor imported from another
 /// library): what the array layer needs of it, the record of the streams that use it. Dropping

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cuda_driver::{Context, Event, EventFlags, Stream};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
 
-use crate::array::memory::{bind, check};
+use crate::array::memory::{bind, check, check_per_thread, StreamUses};
 use crate::error::{Error, Result};
 
 /// Sizes up to this are rounded to [`SMALL_STEP`].
@@ -229,15 +229,6 @@ impl<S: Clone> Bins<S> {
         self.entry(key, stream).push_free(class, ptr);
         self.stats.held_bytes += class;
         self.stats.cached_blocks += 1;
-    }
-
-    /// Counts a block of `class` handed out on stream `key` that is lost (never returned to a list).
-    pub(crate) fn forget(&mut self, key: usize, class: usize) {
-        if let Some(bins) = self.streams.iter_mut().find(|b| b.key == key) {
-            bins.in_use -= 1;
-        }
-        self.stats.used_bytes -= class;
-        self.stats.held_bytes -= class;
     }
 
     /// Takes every cached block out, with the stream it is ordered on, for freeing; streams
@@ -561,107 +552,6 @@ pub(crate) fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Resu
     // Destroying a recorded event is allowed: the wait keeps what it needs.
 }
 
-/// The stream memory is ordered on, and the other streams that used it.
-pub(crate) struct StreamUses {
-    owner: Owner,
-    others: Mutex<Vec<Stream>>,
-}
-
-/// Refuses the per-thread default stream for memory: it is another stream on each thread, so
-/// ordering a release (on whatever thread drops the memory) after its work is impossible, and
-/// the host wait that would replace it can deadlock against a capture on another thread.
-pub(crate) fn check_per_thread(stream: &Stream) -> cuda_driver::Result<()> {
-    match stream.is_per_thread() {
-        true => Err(cuda_driver::Error::InvalidValue(
-            "the per-thread default stream (CU_STREAM_PER_THREAD) is a different stream on each thread, so memory cannot be ordered on it; use a stream object (Device::create_stream)".into(),
-        )),
-        false => Ok(()),
-    }
-}
-
-/// The stream memory is ordered on: a clone, or one that a pool's bins keep (which saves a
-/// reference count update per block).
-enum Owner {
-    Held(Stream),
-    Lent(NonNull<Stream>),
-}
-
-// SAFETY: a lent stream is only read, and `Stream` is `Send` and `Sync`; its keeper
-// (`StreamUses::lent`) outlives the `StreamUses` whatever thread drops it.
-unsafe impl Send for Owner {}
-// SAFETY: as above.
-unsafe impl Sync for Owner {}
-
-impl StreamUses {
-    pub(crate) fn new(owner: Stream) -> Self {
-        StreamUses {
-            owner: Owner::Held(owner),
-            others: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Uses of memory ordered on a stream kept by someone else.
-    ///
-    /// # Safety
-    /// `owner` must point at a stream that stays alive and in place, and is not mutated, as
-    /// long as the returned value lives.
-    unsafe fn lent(owner: NonNull<Stream>) -> Self {
-        StreamUses {
-            owner: Owner::Lent(owner),
-            others: Mutex::new(Vec::new()),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn owner(&self) -> &Stream {
-        match &self.owner {
-            Owner::Held(stream) => stream,
-            // SAFETY: `lent`'s contract keeps the stream alive and unchanged while `self` lives.
-            Owner::Lent(stream) => unsafe { stream.as_ref() },
-        }
-    }
-
-    /// Notes that work queued on `stream` uses the memory. The first time a stream other than
-    /// the owner uses it, that stream is made to wait for the owner's work so far.
-    #[inline]
-    pub(crate) fn note(&self, stream: &Stream) -> cuda_driver::Result<()> {
-        if stream_key(stream) == stream_key(self.owner()) {
-            return Ok(());
-        }
-        self.note_other(stream)
-    }
-
-    #[cold]
-    fn note_other(&self, stream: &Stream) -> cuda_driver::Result<()> {
-        check_per_thread(stream)?;
-        let mut others = self.others.lock().unwrap_or_else(PoisonError::into_inner);
-        if others.iter().any(|s| s == stream) {
-            return Ok(());
-        }
-        order_after(self.owner(), stream)?;
-        others.push(stream.clone());
-        Ok(())
-    }
-
-    /// Orders the owner stream after every other stream that used the memory, so that freeing
-    /// in the owner's order is safe. On failure, waits for those streams on the host instead;
-    /// `false` if even that failed (the memory must not be reused).
-    pub(crate) fn join_others(&mut self) -> bool {
-        let others = std::mem::take(self.others.get_mut().unwrap_or_else(PoisonError::into_inner));
-        let mut safe = true;
-        for other in others {
-            if let Err(error) = order_after(&other, self.owner()) {
-                eprintln!("cuda-core: ordering a free after another stream's use failed ({error}); waiting instead");
-                if let Err(error) = other.synchronize() {
-                    eprintln!("cuda-core: waiting for a stream before a free failed: {error}");
-                    safe = false;
-                }
-            }
-        }
-        safe
-    }
-}
-
 /// A block of device memory from a [`MemoryPool`], returned to the pool (in its stream's order)
 /// on drop.
 pub struct PooledBlock {
@@ -719,10 +609,10 @@ impl PooledBlock {
     /// while the graph runs), so it is neither freed here nor cached: it is left to the graph.
     #[cold]
     fn drop_graph_allocation(&mut self) {
-        let ordered = self.uses.join_others();
+        self.uses.order_release();
         let owner = self.uses.owner();
         match owner.in_capture() {
-            Ok(true) if ordered => {
+            Ok(true) => {
                 if let Err(error) = free_cached(&self.pool.inner.context, owner, self.ptr) {
                     eprintln!("cuda-core: freeing a graph allocation inside its capture failed: {error}");
                 }
@@ -740,18 +630,7 @@ impl Drop for PooledBlock {
         if self.in_graph {
             return self.drop_graph_allocation();
         }
-        if !self
-            .uses
-            .others
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
-            && !self.uses.join_others()
-        {
-            eprintln!("cuda-core: a pool block could not be ordered after its last use and is leaked");
-            self.pool.bins().forget(stream_key(self.uses.owner()), self.class);
-            return;
-        }
+        self.uses.order_release();
         self.pool.give_back(self.uses.owner(), self.class, self.ptr);
     }
 }
@@ -912,9 +791,9 @@ mod tests {
             (2048, 2048, 0)
         );
         assert_eq!(take_ptr(&mut bins, 0, 512), None);
-        bins.forget(5, 2048);
+        bins.give_back(5, &"s5", 2048, 0x5000);
+        assert_eq!(bins.drain().len(), 1);
         assert_eq!(bins.stats().held_bytes, 0);
-        assert_eq!(bins.drain().len(), 0);
-        assert!(bins.streams.is_empty(), "the lost block's stream has none out any more");
+        assert!(bins.streams.is_empty(), "no stream has blocks out any more");
     }
 }

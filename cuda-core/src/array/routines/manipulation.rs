@@ -3,6 +3,8 @@
 
 use std::mem::size_of;
 
+use cuda_driver::Access;
+
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::kernels::copy;
@@ -25,7 +27,13 @@ impl<T: Element> DeviceArray<T> {
         }
         self.check_writable("copy")?;
         let stream = self.stream().clone();
-        source.note_use(&stream)?;
+        if source.context() != self.context() {
+            return Err(cuda_driver::Error::WrongContext {
+                object: "array",
+                used_with: "array",
+            }
+            .into());
+        }
         if self.is_empty() {
             return Ok(());
         }
@@ -41,12 +49,16 @@ impl<T: Element> DeviceArray<T> {
         if !(self.is_contiguous() && source.is_contiguous()) {
             return copy::copy(&stream, source, self);
         }
+        let read = source.begin_use(&stream, Access::Read)?;
+        let write = self.begin_use(&stream, Access::Write)?;
         let driver = bind(stream.context())?;
         // SAFETY: both arrays are runs of `size_bytes` bytes of one context; the copy is ordered
-        // after the source's stream (noted above) and queued on this array's stream.
+        // after the other streams' conflicting uses (begun above) and queued on this array's
+        // stream; the uses end once it is queued.
         check(unsafe {
             driver.cuMemcpyDtoDAsync_v2()?(*self.ptr_ref(), *source.ptr_ref(), self.size_bytes(), stream.as_raw())
         })?;
+        drop((read, write));
         Ok(())
     }
 
