@@ -2,7 +2,7 @@
 //! `skipped:` without a GPU or without cuBLAS, and fails instead under `CUDA_REQUIRE_GPU=1`.
 
 use cuda_driver::{Context, ContextFlags, Device, DeviceBuffer, Stream};
-use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt, LtElement};
+use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt, LtElement, Operand};
 use cuda_libs::Error;
 use half::{bf16, f16};
 
@@ -308,8 +308,15 @@ fn lt_for<T: Host + LtElement>(test: &str) {
         let bias_device = DeviceBuffer::from_slice(context, &bias).unwrap();
         let mut c_device = DeviceBuffer::from_slice(context, &c).unwrap();
         let bias_arg = epilogue.has_bias().then_some(&bias_device);
-        lt.matmul(&g, epilogue, &a_device, &b_device, bias_arg, &mut c_device)
-            .unwrap();
+        lt.matmul(
+            &g,
+            epilogue,
+            &a_device,
+            &b_device,
+            bias_arg.map(|b| b as &dyn Operand<T>),
+            &mut c_device,
+        )
+        .unwrap();
         stream.synchronize().unwrap();
         // GELU's approximation on the GPU differs slightly from the host's.
         let tolerance = T::TOLERANCE.max(if epilogue == Epilogue::GeluBias { 5e-3 } else { 0.0 });

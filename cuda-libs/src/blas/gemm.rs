@@ -2,10 +2,10 @@
 
 use std::ffi::c_void;
 
-use cuda_driver::{DeviceBuffer, KernelArg, Stream};
+use cuda_driver::{Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::cublas::{cublasComputeType_t, cublasGemmAlgo_t, cublasHandle_t, cublasOperation_t, cudaDataType_t};
 
-use super::{check, device_ptr, operand, operand_mut, Element, Gemm, WORKSPACE_BYTES};
+use super::{check, device_ptr, operand, Element, Gemm, Operand, WORKSPACE_BYTES};
 use crate::Result;
 
 const CUBLAS: &str = "cuBLAS";
@@ -38,7 +38,8 @@ impl Blas {
         let set_workspace = cublas.cublasSetWorkspace_v2()?;
         stream.context().set_current()?;
         let workspace = DeviceBuffer::<u8>::alloc(stream.context(), WORKSPACE_BYTES)?;
-        KernelArg::check_use(&&workspace, stream.context(), stream)?;
+        // Every call uses the workspace on `stream`: noted once, its free waits for the stream.
+        drop(workspace.begin_use(stream, Access::Write)?);
         let mut handle = std::ptr::null_mut();
         // SAFETY: `handle` is a valid out-pointer; the stream's context is current.
         check(CUBLAS, "cublasCreate_v2", unsafe { create(&mut handle) }.0)?;
@@ -93,15 +94,15 @@ impl Blas {
     pub fn gemm<T: Element>(
         &mut self,
         gemm: &Gemm,
-        a: &DeviceBuffer<T>,
-        b: &DeviceBuffer<T>,
-        c: &mut DeviceBuffer<T>,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        c: &mut (impl Operand<T> + DeviceMemoryMut + ?Sized),
     ) -> Result<()> {
         let shape = gemm.check()?;
         let gemm_ex = cuda_sys::cublas()?.cublasGemmEx()?;
-        let a = operand("A", a, shape.a.span, &self.stream)?;
-        let b = operand("B", b, shape.b.span, &self.stream)?;
-        let c = operand_mut("C", c, shape.c.span, &self.stream)?;
+        let (a, _a_use) = operand::<T, _>("A", a, shape.a.span, &self.stream, Access::Read)?;
+        let (b, _b_use) = operand::<T, _>("B", b, shape.b.span, &self.stream, Access::Read)?;
+        let (c, _c_use) = operand::<T, _>("C", c, shape.c.span, &self.stream, Access::Write)?;
         self.stream.context().set_current()?;
         let alpha = T::scalar(gemm.alpha);
         let beta = T::scalar(gemm.beta);

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 
-use cuda_driver::{DeviceBuffer, KernelArg, Stream};
+use cuda_driver::{Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::cublaslt::{
     cublasComputeType_t, cublasLtEpilogue_t, cublasLtHandle_t, cublasLtMatmulAlgo_t, cublasLtMatmulDescAttributes_t,
     cublasLtMatmulDesc_t, cublasLtMatmulHeuristicResult_t, cublasLtMatmulPreferenceAttributes_t,
@@ -12,8 +12,12 @@ use cuda_sys::cublaslt::{
 use cuda_sys::CublasLt;
 use half::{bf16, f16};
 
-use super::{check, device_ptr, operand, operand_mut, status_error, Element, Gemm, Matrix, Shape, WORKSPACE_BYTES};
+use super::{check, device_ptr, operand, status_error, Element, Gemm, Matrix, Operand, Shape, WORKSPACE_BYTES};
 use crate::{Error, Result};
+
+/// The alignment of every cuBLASLt operand, which the algorithm heuristic assumes (whole
+/// allocations have it).
+const LT_ALIGNMENT: u64 = 256;
 
 const CUBLASLT: &str = "cuBLASLt";
 
@@ -99,7 +103,8 @@ impl Lt {
         let create = lt.cublasLtCreate()?;
         stream.context().set_current()?;
         let workspace = DeviceBuffer::<u8>::alloc(stream.context(), WORKSPACE_BYTES)?;
-        KernelArg::check_use(&&workspace, stream.context(), stream)?;
+        // Every call uses the workspace on `stream`: noted once, its free waits for the stream.
+        drop(workspace.begin_use(stream, Access::Write)?);
         let mut handle = std::ptr::null_mut();
         // SAFETY: `handle` is a valid out-pointer; the stream's context is current.
         check(CUBLASLT, "cublasLtCreate", unsafe { create(&mut handle) }.0)?;
@@ -133,10 +138,10 @@ impl Lt {
         &mut self,
         gemm: &Gemm,
         epilogue: Epilogue,
-        a: &DeviceBuffer<T>,
-        b: &DeviceBuffer<T>,
-        bias: Option<&DeviceBuffer<T>>,
-        c: &mut DeviceBuffer<T>,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        bias: Option<&dyn Operand<T>>,
+        c: &mut (impl Operand<T> + DeviceMemoryMut + ?Sized),
     ) -> Result<()> {
         let shape = gemm.check()?;
         let bias_span = match (epilogue.has_bias(), bias) {
@@ -155,12 +160,22 @@ impl Lt {
         };
         let lt = cuda_sys::cublaslt()?;
         let matmul = lt.cublasLtMatmul()?;
-        let a = operand("A", a, shape.a.span, &self.stream)?;
-        let b = operand("B", b, shape.b.span, &self.stream)?;
+        let (a, _a_use) = operand::<T, _>("A", a, shape.a.span, &self.stream, Access::Read)?;
+        let (b, _b_use) = operand::<T, _>("B", b, shape.b.span, &self.stream, Access::Read)?;
         let bias = bias
-            .map(|bias| operand("bias", bias, bias_span, &self.stream))
+            .map(|bias| operand::<T, _>("bias", bias, bias_span, &self.stream, Access::Read))
             .transpose()?;
-        let c = operand_mut("C", c, shape.c.span, &self.stream)?;
+        let (c, _c_use) = operand::<T, _>("C", c, shape.c.span, &self.stream, Access::Write)?;
+        for (name, address) in [("A", a), ("B", b), ("C", c)]
+            .into_iter()
+            .chain(bias.as_ref().map(|(p, _)| ("bias", *p)))
+        {
+            if address % LT_ALIGNMENT != 0 {
+                return Err(Error::InvalidValue(format!(
+                    "cuBLASLt operand {name} at {address:#x} is not {LT_ALIGNMENT}-byte aligned (the algorithm heuristic assumes it): use Blas::gemm"
+                )));
+            }
+        }
         self.stream.context().set_current()?;
 
         let data_type = T::DATA_TYPE;
@@ -169,8 +184,8 @@ impl Lt {
         descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSA, &transpose(gemm.transpose_b))?;
         descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSB, &transpose(gemm.transpose_a))?;
         descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue.raw().0)?;
-        if let Some(bias) = bias {
-            descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_BIAS_POINTER, &device_ptr(bias))?;
+        if let Some((bias, _)) = &bias {
+            descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_BIAS_POINTER, &device_ptr(*bias))?;
         }
         let layout_a = Layout::new(lt, data_type, &shape.b)?;
         let layout_b = Layout::new(lt, data_type, &shape.a)?;

@@ -19,7 +19,11 @@
 
 use std::ffi::{c_void, CStr};
 
-use cuda_driver::{DeviceBuffer, DeviceCopy, KernelArg, Stream};
+use std::mem::size_of;
+
+use cuda_driver::{
+    Access, DeviceBuffer, DeviceCopy, DeviceMemory, DeviceSlice, DeviceSliceMut, ManagedBuffer, Stream, StreamUse,
+};
 use cuda_sys::cublas::{cublasComputeType_t, cublasStatus_t, cudaDataType_t};
 use cuda_sys::driver::CUdeviceptr;
 use half::{bf16, f16};
@@ -256,44 +260,43 @@ fn to_int(what: &str, value: usize) -> Result<i32> {
         .map_err(|_| Error::InvalidValue(format!("{what}: {value} is over cuBLAS's 32-bit limit ({})", i32::MAX)))
 }
 
-/// One operand's device address, once its length, its context and its use by `stream` are
-/// checked: the buffer holds at least `span` elements, belongs to the stream's context, and is
-/// noted as used by the stream (so it is not freed before the queued work is done).
+/// Device memory holding elements of `T`, taken through the device-memory contract: what BLAS
+/// operands are. Implemented for cuda-driver's buffers, slices and managed buffers; a crate
+/// above implements it for its own memory (cuda-core's `DeviceArray`).
+pub trait Operand<T>: DeviceMemory {}
+
+impl<T: DeviceCopy> Operand<T> for DeviceBuffer<T> {}
+impl<T: DeviceCopy> Operand<T> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy> Operand<T> for DeviceSliceMut<'_, T> {}
+impl<T: DeviceCopy> Operand<T> for ManagedBuffer<T> {}
+
+/// One operand's device address and its use by `stream`, once its length and context are
+/// checked: the memory holds at least `span` elements and belongs to the stream's context.
+/// `stream` is ordered after the memory's conflicting uses on other streams (events); the
+/// returned guard ends the use, and must be dropped once the library call is queued.
 ///
-/// The one place an operand's memory is read; the argument type will become a device-memory
-/// trait.
-fn operand<T: DeviceCopy>(
+/// The one place an operand's memory is read.
+fn operand<'m, T, M: Operand<T> + ?Sized>(
     name: &'static str,
-    buffer: &DeviceBuffer<T>,
+    memory: &'m M,
     span: usize,
     stream: &Stream,
-) -> Result<CUdeviceptr> {
-    if buffer.len() < span {
+    access: Access,
+) -> Result<(CUdeviceptr, StreamUse<'m>)> {
+    let len = memory.byte_len() / size_of::<T>();
+    if len < span {
         return Err(Error::InvalidValue(format!(
-            "{name} spans {span} elements but its buffer holds {}",
-            buffer.len()
+            "{name} spans {span} elements but its memory holds {len}"
         )));
     }
-    if buffer.context() != stream.context() {
+    if memory.context() != stream.context() {
         return Err(Error::WrongContext {
             object: name,
             used_with: "stream of the handle",
         });
     }
-    KernelArg::check_use(&buffer, stream.context(), stream)?;
-    // SAFETY: the address is used only by work queued on `stream`, which the buffer now knows
-    // of, so it is not freed before that work is done.
-    Ok(unsafe { buffer.as_raw() })
-}
-
-/// [`operand`] for the output: the same checks on a buffer borrowed exclusively.
-fn operand_mut<T: DeviceCopy>(
-    name: &'static str,
-    buffer: &mut DeviceBuffer<T>,
-    span: usize,
-    stream: &Stream,
-) -> Result<CUdeviceptr> {
-    operand(name, buffer, span, stream)
+    let used = memory.begin_use(stream, access)?;
+    Ok((memory.device_ptr(), used))
 }
 
 /// A device address as the libraries' `void *`.
