@@ -31,8 +31,8 @@ use std::sync::Once;
 use cuda_driver::Context;
 
 use crate::array::{
-    default_pool_contexts, loaded_contexts, release_all_imports, release_default_pools, synchronize_context,
-    unload_loaded,
+    default_pool_contexts, forget_kernels, loaded_contexts, release_all_imports, release_default_pools,
+    synchronize_context, unload_loaded,
 };
 use crate::cache::release_global_memory;
 
@@ -80,6 +80,10 @@ fn release() {
         .filter(|context| synchronize_context(context).is_ok())
         .collect();
     let accepts = |context: &Context| usable.contains(context);
+    if usable.len() == count {
+        // The kernels and library handles the crate made (a handle's workspace is device memory).
+        forget_kernels();
+    }
     unload_loaded(accepts);
     if usable.len() == count {
         release_global_memory();

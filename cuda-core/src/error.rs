@@ -20,6 +20,10 @@ pub enum Error {
     /// streams, memory); [`Error::driver_code`] gives the `CUresult`.
     #[error(transparent)]
     Driver(#[from] cuda_driver::Error),
+    /// An error of an NVIDIA library call (cuBLAS, ...) made for an array routine.
+    #[cfg(feature = "blas")]
+    #[error(transparent)]
+    Library(#[from] cuda_libs::Error),
     /// Code built for an architecture the device cannot run.
     #[error("{kind} built for {code_arch} cannot run on device {device}, which is {device_arch}")]
     WrongArch {

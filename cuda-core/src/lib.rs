@@ -109,6 +109,8 @@ mod program;
 pub use array::interop::python;
 pub use array::random;
 pub use array::release_completed_imports;
+#[cfg(feature = "blas")]
+pub use array::MatmulElement;
 pub use array::{
     broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg, ArgType, Bool,
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,

@@ -422,6 +422,15 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     // SAFETY: the map, reduction and post-map read only their operands and write only `y`.
     unsafe { l2.launch(&stream, &[Arg::from(&x), Arg::from(&mut y)])? };
     x.sum()?;
+    let (a, b) = (
+        DeviceArray::<f32>::zeros(&stream, [2, 3])?,
+        DeviceArray::<f32>::zeros(&stream, [3, 2])?,
+    );
+    a.matmul(&b)?;
+    let (m, n, k) = (2, 2, 3);
+    let mut c = DeviceArray::<f32>::zeros(&stream, [m, n])?;
+    use cuda_libs::blas::Gemm;
+    cuda_libs::blas::Blas::new(&stream)?.gemm(&Gemm::new(m, n, k), &a, &b, &mut c)?;
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3])?;
     x.sum_axes(&[0], true)?;
     (x.prod()?, x.mean()?, x.max()?, x.min()?, x.all()?, x.any()?);

@@ -8,7 +8,7 @@
 //!   copy and fill, [`RawKernel`]) with their shared argument checks and the one registry of
 //!   loaded code;
 //! - `routines/`: NumPy's chapters as methods (creation, manipulation, math, reductions,
-//!   random, io, printing);
+//!   random, linalg, io, printing);
 //! - `interop/`: DLPack and Python.
 //!
 //! Each layer uses only those above it in this list.
@@ -31,7 +31,7 @@ pub use interop::{
     release_completed_imports, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor,
 };
-pub(crate) use kernels::registry::{loaded_contexts, unload_loaded};
+pub(crate) use kernels::registry::{forget_kernels, loaded_contexts, unload_loaded};
 pub use kernels::{
     load_generated_as_ptx, unload_generated_kernels, Arg, ArgType, ElementwiseKernel, RawKernel, ReductionKernel,
 };
@@ -39,5 +39,7 @@ pub(crate) use memory::{default_pool_contexts, release_default_pools, synchroniz
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Promote, Scalars};
 pub use routines::random;
+#[cfg(feature = "blas")]
+pub use routines::MatmulElement;
 pub use routines::{where_, Expr, ExprOps, IntoExpr};
 pub use view::{broadcast_shapes, Slice};

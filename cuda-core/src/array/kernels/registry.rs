@@ -47,6 +47,14 @@ pub(crate) fn kernel<K: Any + Send + Sync>(key: KernelKey, make: impl FnOnce() -
         .map_err(|_| crate::Error::InvalidValue(format!("kernel registry: {key:?} holds another kind of kernel")))
 }
 
+/// Drops every kernel (and library handle) the registry holds: for the exit hook, once the
+/// contexts have been waited for. A later use makes them again.
+pub(crate) fn forget_kernels() {
+    let kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner).take();
+    // Dropped here, outside the lock.
+    drop(kernels);
+}
+
 /// Functions of generated code loaded in one context for one signature.
 pub(crate) struct Loaded {
     context: Context,

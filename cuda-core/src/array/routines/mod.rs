@@ -5,6 +5,7 @@
 //! - `math` and `operators`: the lazy, fused element-wise expressions (`+`, `sqrt`, `where_`, ...);
 //! - `reductions`: `sum`, `prod`, `mean`, `max`, `min`, `all`, `any`, `argmax`, `argmin`;
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
+//! - `linalg` (feature `blas`): `matmul` through cuBLAS;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
 //! - `printing`: `Display` in NumPy's layout.
 //!
@@ -13,6 +14,8 @@
 
 mod creation;
 mod io;
+#[cfg(feature = "blas")]
+mod linalg;
 mod manipulation;
 pub(crate) mod math;
 mod operators;
@@ -20,4 +23,6 @@ mod printing;
 pub mod random;
 mod reductions;
 
+#[cfg(feature = "blas")]
+pub use linalg::MatmulElement;
 pub use math::{where_, Expr, ExprOps, IntoExpr};

@@ -1,0 +1,178 @@
+//! `DeviceArray::matmul` on a GPU against an f64 host reference: every element type cuBLAS
+//! takes, transposed and sliced operands (passed as flags and leading dimensions), 1-D
+//! operands, broadcast batches, empty contractions and the typed errors of bad shapes. Without
+//! a driver or device each test prints `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use cuda_core::{DeviceArray, Element, Error, MatmulElement, Slice, Stream};
+use half::{bf16, f16};
+
+/// `a @ b` of row-major `m x k` and `k x n` host matrices, in f64.
+fn host_matmul(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+        }
+    }
+    c
+}
+
+fn values(count: usize, seed: usize) -> Vec<f64> {
+    (0..count)
+        .map(|i| (((i * 7 + seed * 13) % 17) as f64 - 8.0) / 8.0)
+        .collect()
+}
+
+fn array<T: Element>(stream: &Stream, data: &[f64], shape: &[usize]) -> DeviceArray<T> {
+    let typed: Vec<T> = data.iter().map(|&v| T::from_f64(v)).collect();
+    DeviceArray::from_slice(stream, &typed)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap()
+}
+
+fn assert_close<T: Element>(what: &str, got: &DeviceArray<T>, expected: &[f64], tolerance: f64) {
+    let got: Vec<f64> = got.to_vec().unwrap().iter().map(|v| v.to_f64()).collect();
+    assert_eq!(got.len(), expected.len(), "{what}: length");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert!(
+            (g - e).abs() <= tolerance * (1.0 + e.abs()),
+            "{what}: element {i} is {g}, expected {e}"
+        );
+    }
+}
+
+fn every_layout<T: MatmulElement>(stream: &Stream, tolerance: f64) {
+    let (m, k, n) = (37, 64, 23);
+    let (a_host, b_host) = (values(m * k, 1), values(k * n, 2));
+    let expected = host_matmul(&a_host, &b_host, m, k, n);
+    let a = array::<T>(stream, &a_host, &[m, k]);
+    let b = array::<T>(stream, &b_host, &[k, n]);
+    let dtype = T::DTYPE;
+    assert_close(&format!("{dtype} a @ b"), &a.matmul(&b).unwrap(), &expected, tolerance);
+    // Transposed operands: (b^T)^T and (a^T)^T, stored column-major.
+    let a_t = array::<T>(stream, &transpose(&a_host, m, k), &[k, m]).transpose();
+    let b_t = array::<T>(stream, &transpose(&b_host, k, n), &[n, k]).transpose();
+    assert_close(
+        &format!("{dtype} a^T^T @ b^T^T"),
+        &a_t.matmul(&b_t).unwrap(),
+        &expected,
+        tolerance,
+    );
+    // A slice of columns: rows padded (leading dimension larger than the width).
+    let wide = array::<T>(stream, &values(m * (k + 5), 3), &[m, k + 5]);
+    let sliced = wide.slice(&[Slice::ALL, Slice::from(2..k + 2)]).unwrap();
+    let sliced_host: Vec<f64> = sliced.to_vec().unwrap().iter().map(|v| v.to_f64()).collect();
+    let expected_sliced = host_matmul(&sliced_host, &b_host, m, k, n);
+    assert_close(
+        &format!("{dtype} sliced @ b"),
+        &sliced.matmul(&b).unwrap(),
+        &expected_sliced,
+        tolerance,
+    );
+    // A step along the last axis: one compact copy, same result.
+    let stepped = wide.slice(&[Slice::ALL, Slice::from(0..k + 5).step(2)]).unwrap();
+    let kk = stepped.shape()[1];
+    let stepped_host: Vec<f64> = stepped.to_vec().unwrap().iter().map(|v| v.to_f64()).collect();
+    let b2_host = values(kk * n, 4);
+    let b2 = array::<T>(stream, &b2_host, &[kk, n]);
+    assert_close(
+        &format!("{dtype} stepped @ b"),
+        &stepped.matmul(&b2).unwrap(),
+        &host_matmul(&stepped_host, &b2_host, m, kk, n),
+        tolerance,
+    );
+}
+
+fn transpose(data: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    (0..cols)
+        .flat_map(|j| (0..rows).map(move |i| data[i * cols + j]))
+        .collect()
+}
+
+#[test]
+fn matmul_matches_the_host_for_every_type_and_layout() {
+    let Some(device) = common::device_or_skip("matmul_matches_the_host_for_every_type_and_layout") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    every_layout::<f32>(&stream, 1e-5);
+    every_layout::<f64>(&stream, 1e-12);
+    every_layout::<f16>(&stream, 1e-2);
+    every_layout::<bf16>(&stream, 2e-2);
+}
+
+#[test]
+fn matmul_follows_numpy_for_vectors_batches_and_empty_axes() {
+    let Some(device) = common::device_or_skip("matmul_follows_numpy_for_vectors_batches_and_empty_axes") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let (m, k, n) = (5, 4, 3);
+    let a_host = values(m * k, 5);
+    let b_host = values(k * n, 6);
+    let a = array::<f64>(&stream, &a_host, &[m, k]);
+    let b = array::<f64>(&stream, &b_host, &[k, n]);
+    // 1-D operands: (k,) @ (k, n) -> (n,); (m, k) @ (k,) -> (m,); (k,) @ (k,) -> ().
+    let v = array::<f64>(&stream, &a_host[..k], &[k]);
+    let vb = v.matmul(&b).unwrap();
+    assert_eq!(vb.shape(), [n]);
+    assert_close("v @ b", &vb, &host_matmul(&a_host[..k], &b_host, 1, k, n), 1e-12);
+    let w = array::<f64>(&stream, &b_host[..k], &[k]);
+    let aw = a.matmul(&w).unwrap();
+    assert_eq!(aw.shape(), [m]);
+    assert_close("a @ w", &aw, &host_matmul(&a_host, &b_host[..k], m, k, 1), 1e-12);
+    let vw = v.matmul(&w).unwrap();
+    assert_eq!(vw.shape(), [0usize; 0]);
+    assert_close("v @ w", &vw, &host_matmul(&a_host[..k], &b_host[..k], 1, k, 1), 1e-12);
+    // A stack of 3 matrices times one matrix (broadcast batch).
+    let stack_host = values(3 * m * k, 7);
+    let stack = array::<f64>(&stream, &stack_host, &[3, m, k]);
+    let product = stack.matmul(&b).unwrap();
+    assert_eq!(product.shape(), [3, m, n]);
+    let expected: Vec<f64> = (0..3)
+        .flat_map(|i| host_matmul(&stack_host[i * m * k..(i + 1) * m * k], &b_host, m, k, n))
+        .collect();
+    assert_close("stack @ b", &product, &expected, 1e-12);
+    // Batch axes broadcast both ways: (2, 1, m, k) @ (3, k, n) -> (2, 3, m, n).
+    let left = array::<f64>(&stream, &values(2 * m * k, 8), &[2, 1, m, k]);
+    let right = array::<f64>(&stream, &values(3 * k * n, 9), &[3, k, n]);
+    assert_eq!(left.matmul(&right).unwrap().shape(), [2, 3, m, n]);
+    // An empty contraction gives zeros; an empty row count an empty result.
+    let empty_k = DeviceArray::<f32>::zeros(&stream, [m, 0]).unwrap();
+    let zeros = empty_k
+        .matmul(&DeviceArray::<f32>::zeros(&stream, [0, n]).unwrap())
+        .unwrap();
+    assert_eq!(
+        (zeros.shape(), zeros.to_vec().unwrap()),
+        (&[m, n][..], vec![0.0; m * n])
+    );
+    let none = DeviceArray::<f32>::zeros(&stream, [0, k]).unwrap();
+    assert_eq!(
+        none.matmul(&array::<f32>(&stream, &b_host, &[k, n])).unwrap().shape(),
+        [0, n]
+    );
+}
+
+#[test]
+fn matmul_refuses_bad_shapes_with_typed_errors() {
+    let Some(device) = common::device_or_skip("matmul_refuses_bad_shapes_with_typed_errors") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let a = DeviceArray::<f32>::zeros(&stream, [2, 3]).unwrap();
+    let b = DeviceArray::<f32>::zeros(&stream, [4, 5]).unwrap();
+    match a.matmul(&b) {
+        Err(Error::InvalidValue(message)) => {
+            assert!(message.contains("[2, 3]") && message.contains("[4, 5]"), "{message}")
+        }
+        other => panic!("expected a shape error, got {other:?}"),
+    }
+    let scalar = DeviceArray::<f32>::zeros(&stream, [0usize; 0]).unwrap();
+    assert!(matches!(a.matmul(&scalar), Err(Error::InvalidValue(_))));
+    let batch_a = DeviceArray::<f32>::zeros(&stream, [2, 2, 3]).unwrap();
+    let batch_b = DeviceArray::<f32>::zeros(&stream, [3, 3, 2]).unwrap();
+    assert!(matches!(batch_a.matmul(&batch_b), Err(Error::InvalidValue(_))));
+}
