@@ -164,9 +164,12 @@ fn a_write_on_one_stream_is_read_on_another_after_it() {
     let one = LaunchConfig::new((1, 1, 1), (1, 1, 1));
     let a = Stream::with_options(&context, StreamFlags::NON_BLOCKING, 0).unwrap();
     let b = Stream::with_options(&context, StreamFlags::NON_BLOCKING, 0).unwrap();
+    // Stream-ordered memory from a pool of this test's own: the default pool's usage is what
+    // `pool_allocations_are_stream_ordered`, running beside it, measures.
+    let own_pool = cuda_driver::MemPool::new(&context.device()).unwrap();
     for stream_ordered in [false, true] {
         let mut x = match stream_ordered {
-            true => DeviceBuffer::<f32>::alloc_async(&a, n).unwrap(),
+            true => DeviceBuffer::<f32>::alloc_from_pool_async(&own_pool, &a, n).unwrap(),
             false => DeviceBuffer::<f32>::alloc(&context, n).unwrap(),
         };
         let mut y = DeviceBuffer::<f32>::zeroed(&context, n).unwrap();

@@ -129,11 +129,15 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     Ok(out)
 }
 
+/// The largest stride a view has, in elements: its bytes (at most 8 per element) fit `isize`,
+/// as byte strides in DLPack and `__cuda_array_interface__` must.
+const MAX_STRIDE: usize = isize::MAX as usize / 8;
+
 /// The shape, strides and offset of the first element (elements) of the view `slices` select of
 /// an array of `shape` and `strides`, in checked arithmetic (a typed error, never a wrapped
 /// stride). A stride is multiplied by the step as in NumPy, except that an axis of extent 0 or
-/// 1 whose product would overflow keeps its stride (any stride is right there); a zero-size
-/// view has offset 0.
+/// 1 whose product would pass [`MAX_STRIDE`] keeps its stride (any stride is right there); a
+/// zero-size view has offset 0.
 pub(crate) fn slice_layout(
     shape: &[usize],
     strides: &[usize],
@@ -151,7 +155,7 @@ pub(crate) fn slice_layout(
                 .and_then(|o| offset.checked_add(o))
                 .ok_or_else(overflow)?;
         }
-        strides[axis] = match strides[axis].checked_mul(slice.step) {
+        strides[axis] = match strides[axis].checked_mul(slice.step).filter(|&s| s <= MAX_STRIDE) {
             Some(stride) => stride,
             None if extent <= 1 => strides[axis],
             None => return Err(overflow()),

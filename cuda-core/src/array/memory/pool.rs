@@ -207,6 +207,15 @@ impl<S: Clone> Bins<S> {
         Some((ptr, bins.stream().clone()))
     }
 
+    /// Undoes [`take_from_other`](Self::take_from_other): the block goes back to stream
+    /// `key`'s list, untouched, and is not counted as a hit.
+    pub(crate) fn put_back(&mut self, key: usize, stream: &S, class: usize, ptr: CUdeviceptr) {
+        self.entry(key, stream).push_free(class, ptr);
+        self.stats.used_bytes -= class;
+        self.stats.cached_blocks += 1;
+        self.stats.hits -= 1;
+    }
+
     /// Counts a block of `class` just obtained from the driver, handed out.
     pub(crate) fn note_new_block(&mut self, class: usize) {
         self.stats.held_bytes += class;
@@ -399,6 +408,15 @@ impl MemoryPool {
     #[cold]
     fn alloc_slow(&self, stream: &Stream, key: usize, class: usize) -> Result<(CUdeviceptr, NonNull<Stream>)> {
         let stolen = self.bins().take_from_other(key, class);
+        // A block cached for a stream that is capturing stays there: ordering after that stream
+        // would fork the capture into this one (unjoined work when the capture ends).
+        let stolen = match stolen {
+            Some((ptr, other)) if !matches!(other.in_capture(), Ok(false)) => {
+                self.bins().put_back(stream_key(&other), &other, class, ptr);
+                None
+            }
+            stolen => stolen,
+        };
         if let Some((ptr, other)) = stolen {
             return match order_after(&other, stream) {
                 Ok(()) => Ok((ptr, self.bins().hand_out(key, stream))),
@@ -722,10 +740,15 @@ mod tests {
         let mut bins = Bins::<&str>::new();
         new_block(&mut bins, 1, "s1", 512);
         bins.give_back(1, &"s1", 512, 0xa00);
+        let cached = bins.stats();
         assert_eq!(bins.take_from_other(1, 512), None, "its own stream is not another");
         assert_eq!(bins.take_from_other(2, 1024), None);
         assert_eq!(bins.take_from_other(2, 512), Some((0xa00, "s1")));
         assert_eq!(bins.stats().used_bytes, 512);
+        // Put back untouched (its stream was capturing): as if never taken.
+        bins.put_back(1, &"s1", 512, 0xa00);
+        assert_eq!(bins.stats(), cached);
+        assert_eq!(bins.take_from_other(2, 512), Some((0xa00, "s1")));
     }
 
     #[test]
