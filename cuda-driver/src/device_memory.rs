@@ -2,7 +2,7 @@
 //! written), what every launch and library wrapper takes, and [`StreamTracker`], which orders
 //! the streams that use one piece of memory with events.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use cuda_sys::driver::CUdeviceptr;
@@ -142,6 +142,10 @@ impl Entry {
     }
 }
 
+/// The stream handles that name a different stream per context or thread (null, the legacy
+/// default stream, the per-thread default stream): never a tracker's `sole` stream.
+const SPECIAL_HANDLES: usize = 2;
+
 /// Makes `stream` wait on the device for `event`, which may be of another context.
 fn wait_on_device(stream: &Stream, event: &Event) -> Result<()> {
     let driver = stream.context().bind()?;
@@ -210,6 +214,10 @@ pub struct StreamTracker {
     state: Mutex<State>,
     /// Two streams or more used the memory: uses record their stream's event when they end.
     shared: AtomicBool,
+    /// While one stream alone has used the memory: its handle (0 before any use). Its entry is
+    /// pending and counts as the last writer, so its further uses need neither the lock nor a
+    /// note: a second stream waits for everything it queued.
+    sole: AtomicUsize,
 }
 
 impl Default for StreamTracker {
@@ -231,6 +239,7 @@ impl StreamTracker {
                 },
             }),
             shared: AtomicBool::new(false),
+            sole: AtomicUsize::new(0),
         }
     }
 
@@ -251,6 +260,10 @@ impl StreamTracker {
                 },
             }),
             shared: AtomicBool::new(false),
+            sole: AtomicUsize::new(match owner.raw() as usize {
+                raw if raw > SPECIAL_HANDLES => raw,
+                _ => 0,
+            }),
         }
     }
 
@@ -273,11 +286,13 @@ impl StreamTracker {
                 "the per-thread default stream (CU_STREAM_PER_THREAD) is a different stream on each thread, so memory cannot be ordered on it; use a stream object (Stream::new)".into(),
             ));
         }
+        // The sole stream's further uses: ordered by the stream alone (see `sole`).
+        let raw = stream.raw() as usize;
+        if !self.shared.load(Ordering::SeqCst) && self.sole.load(Ordering::Acquire) == raw && raw > SPECIAL_HANDLES {
+            return Ok(StreamUse::untracked());
+        }
         if stream.in_capture()? {
-            return Ok(StreamUse {
-                tracker: None,
-                entry: 0,
-            });
+            return Ok(StreamUse::untracked());
         }
         let mut state = self.state();
         let entry = state.entry_of(stream, &self.shared);
@@ -288,6 +303,12 @@ impl StreamTracker {
         }
         order.note(entry, access);
         entries[entry].pending = true;
+        if entries.len() == 1 && raw > SPECIAL_HANDLES {
+            // The first stream: from now on its uses skip the lock, so any of them may be a
+            // write; a second stream waits for all of them.
+            order.last_write = Some(entry);
+            self.sole.store(raw, Ordering::Release);
+        }
         Ok(StreamUse {
             tracker: Some(self),
             entry,
