@@ -48,18 +48,22 @@ def per_call_us(call, seconds=0.5):
     return sorted(rounds)[4]
 
 
-def device_ms(call, repeats=20):
-    """Median device time of `call` in milliseconds (events on torch's current stream)."""
+def device_ms(call, repeats=9, batch=20):
+    """Median over `repeats` of the device time per call of `batch` calls queued back to back
+    (so the host's work per call overlaps the kernels before it), in milliseconds."""
     for _ in range(3):
         call()
+    torch.cuda.synchronize()
     times = []
     for _ in range(repeats):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        call()
+        for _ in range(batch):
+            call()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop))
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop) / batch)
     return sorted(times)[len(times) // 2]
 
 
@@ -73,6 +77,9 @@ def main():
     stop.synchronize()
     cycles_per_ms = 20_000_000 / start.elapsed_time(stop)
     t = torch.randn(1 << 20, device="cuda")
+    # Warm up: the first call compiles and loads the kernel, and loading a module waits for
+    # the device.
+    ext.squared_diff(t, t)
     torch.cuda.synchronize()
     torch.cuda._sleep(int(100 * cycles_per_ms))
     begin = time.perf_counter()
