@@ -51,6 +51,20 @@
 //! # }
 //! ```
 //!
+//! # Where the code lives
+//! - `program.rs`, `object_code.rs`, `linker.rs`, `cache.rs`, `kernel.rs`, `launch.rs`: the
+//!   `cuda.core` layer (compile, link, cache, load, launch).
+//! - `array/`: the array layer, in folders from the bottom up: `memory/` (the pool; ordering
+//!   of memory several streams use, through cuda-driver's device-memory contract; overlap by
+//!   address range), `device_array.rs` and `view.rs` (the type and its views), `kernels/` (the
+//!   kernel families, their shared argument checks, the one launch path and the one registry
+//!   of generated code), `routines/` (NumPy's chapters: creation, manipulation, math,
+//!   reductions, random, linalg, io, printing), `interop/` (DLPack, Python).
+//! - A new ufunc is one line of `routines/math.rs`'s tables; a new reduction one arm in
+//!   `routines/reductions.rs`; a new kernel family one file in `kernels/` and its `mod` line; a
+//!   routine that needs an NVIDIA library calls the `cuda-libs` crate from its chapter (as
+//!   `matmul` does, feature `blas`).
+//!
 //! # One dependency
 //! `cuda-core` alone serves: the driver types its signatures use ([`Stream`], [`Event`],
 //! [`Context`], [`DeviceAttribute`], [`DeviceBuffer`], ...) are re-exported here, the whole
