@@ -48,5 +48,7 @@
 #[cfg(feature = "blas")]
 pub mod blas;
 mod error;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 
 pub use error::{Error, Result};
