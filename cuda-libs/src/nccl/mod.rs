@@ -91,6 +91,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -314,13 +315,17 @@ const DROP_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Communicator {
     inner: Arc<Inner>,
     timeout: Duration,
+    /// Not `Sync`: NCCL calls on one communicator never run on two threads at once.
+    _not_sync: PhantomData<Cell<()>>,
 }
 
-// SAFETY: NCCL lets a communicator be used from any thread, one at a time; `Communicator` is not
-// `Sync`. The only other references to `Inner` are those a `group` on this thread keeps while
-// its closure borrows communicators, used there to read the state (`ncclCommGetAsyncError`,
-// which NCCL allows concurrently with other calls) and to drop the last reference.
-unsafe impl Send for Communicator {}
+// SAFETY: NCCL lets a communicator be used from any thread, one thread at a time.
+unsafe impl Send for Inner {}
+// SAFETY: through `&Inner` only the state is read (`ncclCommGetAsyncError`, which NCCL lets one
+// thread poll while another uses or aborts the communicator) and the fields; the calls that use
+// the communicator go through `Communicator`, which is not `Sync`. The references a `group` keeps
+// only read the state and drop.
+unsafe impl Sync for Inner {}
 
 impl std::fmt::Debug for Communicator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -387,7 +392,7 @@ impl Communicator {
             contexts
                 .iter()
                 .enumerate()
-                .map(|(rank, context)| Communicator::start_rank(&id, rank, nranks, context))
+                .map(|(rank, context)| Communicator::start_rank(&id, rank, nranks, context, DEFAULT_TIMEOUT))
                 .collect::<Result<Vec<_>>>()
         })
     }
@@ -396,11 +401,29 @@ impl Communicator {
     /// `context`'s device; every rank passes the same `id`. Waits until every rank has joined,
     /// for at most [`DEFAULT_TIMEOUT`]: a rank that never joins is [`Error::Timeout`].
     pub fn init_rank(id: &UniqueId, rank: usize, nranks: usize, context: &Context) -> Result<Communicator> {
-        group(|| Communicator::start_rank(id, rank, nranks, context))
+        Communicator::init_rank_with_timeout(id, rank, nranks, context, DEFAULT_TIMEOUT)
+    }
+
+    /// [`init_rank`](Self::init_rank), waiting at most `timeout` for the other ranks (and
+    /// keeping it as the communicator's [`timeout`](Self::timeout)).
+    pub fn init_rank_with_timeout(
+        id: &UniqueId,
+        rank: usize,
+        nranks: usize,
+        context: &Context,
+        timeout: Duration,
+    ) -> Result<Communicator> {
+        group(|| Communicator::start_rank(id, rank, nranks, context, timeout))
     }
 
     /// Queues `ncclCommInitRankConfig`; the enclosing group waits for it.
-    fn start_rank(id: &UniqueId, rank: usize, nranks: usize, context: &Context) -> Result<Communicator> {
+    fn start_rank(
+        id: &UniqueId,
+        rank: usize,
+        nranks: usize,
+        context: &Context,
+        timeout: Duration,
+    ) -> Result<Communicator> {
         check::peer("rank", rank, nranks)?;
         let nranks_int = to_int("nranks", nranks)?;
         let init = cuda_sys::nccl()?.ncclCommInitRankConfig()?;
@@ -423,7 +446,8 @@ impl Communicator {
                 rank,
                 count: nranks,
             }),
-            timeout: DEFAULT_TIMEOUT,
+            timeout,
+            _not_sync: PhantomData,
         };
         communicator.finish("ncclCommInitRankConfig", result)?;
         Ok(communicator)
@@ -464,6 +488,7 @@ impl Communicator {
         Ok(Some(Communicator {
             inner: Arc::new(inner),
             timeout: self.timeout,
+            _not_sync: PhantomData,
         }))
     }
 
@@ -1084,6 +1109,13 @@ mod tests {
                 "{error:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_communicator_moves_between_threads() {
+        fn send<T: Send>() {}
+        send::<Communicator>();
+        send::<UniqueId>();
     }
 
     #[test]
