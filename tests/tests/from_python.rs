@@ -478,10 +478,12 @@ fn several_gpus(
     ctx: Context,
     contexts: Vec<Context>,
     stream: cuda_driver::Stream,
-    x: DeviceBuffer<f32>,
-    mut y: DeviceBuffer<f32>,
-    mut t: DeviceBuffer<f32>,
-    mut out: DeviceBuffer<f32>,
+    (x, mut y, mut t, mut out): (
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+    ),
     (n, rank, nranks, peer, color, key): (usize, usize, usize, usize, u32, i32),
 ) -> Checked {
     use cuda_libs::nccl::{self, Communicator, ReduceOp, UniqueId};
