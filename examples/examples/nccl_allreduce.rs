@@ -73,6 +73,8 @@ fn main() -> ExitCode {
             );
             wrong += bad;
         }
+        // One thread's communicators end together (each alone might wait for the others').
+        Communicator::finalize_all(comms)?;
         if wrong > 0 {
             return Err(format!("{wrong} averaged gradients differ from the host's mean").into());
         }

@@ -28,6 +28,7 @@
 //!     }
 //!     Ok(())
 //! })?;
+//! Communicator::finalize_all(comms)?;
 //! # Ok(())
 //! # }
 //! ```
@@ -92,6 +93,7 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -250,6 +252,8 @@ struct Inner {
     context: Context,
     rank: usize,
     count: usize,
+    /// `ncclCommFinalize` was called (by [`Communicator::finalize_all`]).
+    finalized: AtomicBool,
 }
 
 impl Inner {
@@ -286,12 +290,13 @@ impl Drop for Inner {
         let _ = self.context.set_current();
         let healthy = matches!(self.state(), Ok(ncclResult_t::ncclSuccess));
         let finalized = healthy
-            && nccl.ncclCommFinalize().is_ok_and(|finalize| {
-                // SAFETY: the communicator is live and dropped only here.
-                let result = unsafe { finalize(self.comm) };
-                (result == ncclResult_t::ncclSuccess || result == ncclResult_t::ncclInProgress)
-                    && self.wait("ncclCommFinalize", DROP_TIMEOUT).is_ok()
-            });
+            && (self.finalized.load(Ordering::SeqCst)
+                || nccl.ncclCommFinalize().is_ok_and(|finalize| {
+                    // SAFETY: the communicator is live and dropped only here.
+                    let result = unsafe { finalize(self.comm) };
+                    (result == ncclResult_t::ncclSuccess || result == ncclResult_t::ncclInProgress)
+                        && self.wait("ncclCommFinalize", DROP_TIMEOUT).is_ok()
+                }));
         let release = if finalized {
             nccl.ncclCommDestroy()
         } else {
@@ -311,7 +316,8 @@ const DROP_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// Dropping it finalizes (`ncclCommFinalize`, waiting for its queued work, at most 30 s) and
 /// destroys it (`ncclCommDestroy`); a communicator in error, or whose finalization fails or
-/// times out, is aborted (`ncclCommAbort`) instead.
+/// times out, is aborted (`ncclCommAbort`) instead. One thread that drives several
+/// communicators ends them together with [`Communicator::finalize_all`].
 pub struct Communicator {
     inner: Arc<Inner>,
     timeout: Duration,
@@ -445,6 +451,7 @@ impl Communicator {
                 context: context.clone(),
                 rank,
                 count: nranks,
+                finalized: AtomicBool::new(false),
             }),
             timeout,
             _not_sync: PhantomData,
@@ -479,6 +486,7 @@ impl Communicator {
             context: self.inner.context.clone(),
             rank: 0,
             count: 0,
+            finalized: AtomicBool::new(false),
         };
         if result != ncclResult_t::ncclInProgress {
             status("ncclCommSplit", result)?;
@@ -531,17 +539,51 @@ impl Communicator {
         }
     }
 
-    /// After a call: an error is [`Error::Nccl`]; `ncclInProgress` inside a [`group`] leaves the
-    /// wait to the group's end, outside one waits now (for at most the timeout).
+    /// Finalizes every communicator (`ncclCommFinalize`, in one [`group`], then waits for all,
+    /// each for at most its timeout) and destroys them: what one thread that drives several
+    /// communicators does at the end, since NCCL may let one rank's finalization wait for the
+    /// others'. A communicator that fails or times out is aborted (`ncclCommAbort`) and the
+    /// first error returned.
+    pub fn finalize_all(communicators: Vec<Communicator>) -> Result<()> {
+        let finalize = cuda_sys::nccl()?.ncclCommFinalize()?;
+        group(|| {
+            for communicator in &communicators {
+                communicator.inner.context.set_current()?;
+                // SAFETY: the communicator is live; it is only destroyed (or aborted) after this.
+                let result = unsafe { finalize(communicator.inner.comm) };
+                communicator.finish("ncclCommFinalize", result)?;
+                communicator.inner.finalized.store(true, Ordering::SeqCst);
+            }
+            Ok(())
+        })
+        // Dropped here: destroyed where finalized and ready, aborted otherwise.
+    }
+
+    /// After a call: an error is [`Error::Nccl`]. Inside a [`group`] the call only starts at
+    /// the group's end, which waits for this communicator; outside one, `ncclInProgress` waits
+    /// now (for at most the timeout).
     fn finish(&self, function: &'static str, result: ncclResult_t) -> Result<()> {
-        if result != ncclResult_t::ncclInProgress {
-            return status(function, result);
+        let in_progress = result == ncclResult_t::ncclInProgress;
+        if !in_progress {
+            status(function, result)?;
         }
         if GROUP_DEPTH.with(Cell::get) > 0 {
-            GROUP_WAITS.with(|waits| waits.borrow_mut().push((self.inner.clone(), self.timeout)));
+            GROUP_WAITS.with(|waits| {
+                let mut waits = waits.borrow_mut();
+                if !waits.iter().any(|wait| Arc::ptr_eq(&wait.inner, &self.inner)) {
+                    waits.push(GroupWait {
+                        inner: self.inner.clone(),
+                        timeout: self.timeout,
+                        function,
+                    });
+                }
+            });
             return Ok(());
         }
-        self.inner.wait(function, self.timeout)
+        if in_progress {
+            self.inner.wait(function, self.timeout)?;
+        }
+        Ok(())
     }
 
     /// Checks the stream and each operand, records their uses on the stream, and queues `call`
@@ -566,7 +608,7 @@ impl Communicator {
                     used_with: "NCCL communicator",
                 });
             }
-            check::fits(operand.name, operand.offset + operand.bytes, operand.memory.byte_len())?;
+            check::fits(operand.name, operand.bytes, operand.memory.byte_len())?;
         }
         let _uses = operands
             .iter()
@@ -580,13 +622,11 @@ impl Communicator {
     }
 }
 
-/// One operand of a call: its memory, how the call uses it, and the bytes it uses from
-/// `offset` on.
+/// One operand of a call: its memory, how the call uses it, and the bytes it uses from its start.
 struct Operand<'a> {
     name: &'static str,
     memory: &'a dyn DeviceMemory,
     access: Access,
-    offset: usize,
     bytes: usize,
 }
 
@@ -596,7 +636,6 @@ impl<'a> Operand<'a> {
             name,
             memory,
             access,
-            offset: 0,
             bytes,
         }
     }
@@ -644,7 +683,7 @@ impl Communicator {
         stream: &Stream,
     ) -> Result<()> {
         let operands = self.pair::<T>(Collective::AllReduce, count, send, recv)?;
-        self.all_reduce_raw::<T>(&operands, 0, count, op, stream)
+        self.all_reduce_raw::<T>(&operands, count, op, stream)
     }
 
     /// [`all_reduce`](Self::all_reduce) in place: `buffer` is both send and receive buffer.
@@ -657,13 +696,12 @@ impl Communicator {
     ) -> Result<()> {
         let bytes = bytes::<T>("buffer", count)?;
         let operands = [Operand::new("buffer", buffer, Access::Write, bytes)];
-        self.all_reduce_raw::<T>(&operands, 0, count, op, stream)
+        self.all_reduce_raw::<T>(&operands, count, op, stream)
     }
 
     fn all_reduce_raw<T: NcclType>(
         &self,
         operands: &[Operand<'_>],
-        send_offset: usize,
         count: usize,
         op: ReduceOp,
         stream: &Stream,
@@ -675,7 +713,7 @@ impl Communicator {
             // on `stream` until the call is queued; the communicator is live.
             Ok(unsafe {
                 f(
-                    Operand::at(send, send_offset),
+                    Operand::at(send, 0),
                     Operand::at(recv, 0),
                     count,
                     ncclDataType_t(T::DATA_TYPE),
@@ -996,15 +1034,22 @@ impl Communicator {
 thread_local! {
     /// How many [`group`]s this thread is inside.
     static GROUP_DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// Communicators whose calls in the current group answered `ncclInProgress`: waited for at
-    /// the outermost group's end.
-    static GROUP_WAITS: RefCell<Vec<(Arc<Inner>, Duration)>> = const { RefCell::new(Vec::new()) };
+    /// Communicators called in the current group, each once: waited for at the outermost
+    /// group's end.
+    static GROUP_WAITS: RefCell<Vec<GroupWait>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A communicator a group waits for at its end, with the first call made on it there.
+struct GroupWait {
+    inner: Arc<Inner>,
+    timeout: Duration,
+    function: &'static str,
 }
 
 /// Runs `calls` between `ncclGroupStart` and `ncclGroupEnd`: NCCL launches the calls made inside
 /// together, which one thread driving several GPUs needs (and send/recv pairs). Groups nest; the
-/// outermost waits (each communicator for at most its timeout) for every communicator a call
-/// inside left in progress. `ncclGroupEnd` is called even when `calls` fails; the first error
+/// outermost waits (each communicator for at most its timeout) until every communicator called
+/// inside is ready again. `ncclGroupEnd` is called even when `calls` fails; the first error
 /// is returned.
 pub fn group<R>(calls: impl FnOnce() -> Result<R>) -> Result<R> {
     let nccl = cuda_sys::nccl()?;
@@ -1026,8 +1071,8 @@ pub fn group<R>(calls: impl FnOnce() -> Result<R>) -> Result<R> {
     if ended != ncclResult_t::ncclInProgress {
         status("ncclGroupEnd", ended)?;
     }
-    for (inner, timeout) in &waits {
-        inner.wait("ncclGroupEnd", *timeout)?;
+    for wait in &waits {
+        wait.inner.wait(wait.function, wait.timeout)?;
     }
     Ok(value)
 }
