@@ -476,21 +476,22 @@ impl Communicator {
         let mut config = nonblocking_config();
         // SAFETY: the parent is live; `comm` and `config` are valid pointers.
         let result = unsafe { split(self.inner.comm, color, key, &mut comm, &mut config) };
-        if comm.is_null() {
-            status("ncclCommSplit", result)?;
-            return Ok(None);
-        }
         // Owned from here: dropped (aborted) on any error below.
-        let mut inner = Inner {
+        let inner = (!comm.is_null()).then(|| Inner {
             comm,
             context: self.inner.context.clone(),
             rank: 0,
             count: 0,
             finalized: AtomicBool::new(false),
-        };
+        });
         if result != ncclResult_t::ncclInProgress {
             status("ncclCommSplit", result)?;
         }
+        // The parent is busy with the split too (non-blocking) until every rank has called it.
+        self.inner.wait("ncclCommSplit", self.timeout)?;
+        let Some(mut inner) = inner else {
+            return Ok(None);
+        };
         inner.wait("ncclCommSplit", self.timeout)?;
         (inner.rank, inner.count) = inner.rank_and_count()?;
         Ok(Some(Communicator {
