@@ -113,6 +113,10 @@ pick_library CUDA_RUNTIME_LIBRARY libcudart.so.13 libcudart.so
 pick_library CUDA_NVJITLINK_LIBRARY libnvJitLink.so.13 libnvJitLink.so
 pick_library CUDA_CUBLAS_LIBRARY libcublas.so.13
 pick_library CUDA_CUBLASLT_LIBRARY libcublasLt.so.13
+# NCCL: the toolkit's where it has one, else the search (the loader, a `nvidia-nccl-cu13` wheel's
+# nvidia/nccl/lib under site-packages). NVLink SHARP (multicast) stays off in every run.
+pick_library CUDA_NCCL_LIBRARY libnccl.so.2
+export NCCL_NVLS_ENABLE=0
 for folder in /usr/local/nvidia/lib64 "$CUDA_HOME/lib64"; do
     if [ -d "$folder" ]; then
         export LD_LIBRARY_PATH="$folder${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -122,7 +126,7 @@ done
 if [ -z "${CUDA_SYS_HEADERS:-}" ] && [ -f "$BUNDLE/headers/cuda.h" ]; then
     export CUDA_SYS_HEADERS="$BUNDLE/headers"
 fi
-echo "  CUDA_REQUIRE_GPU=1 CUDA_SYS_HEADERS=${CUDA_SYS_HEADERS:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+echo "  NCCL_NVLS_ENABLE=0 CUDA_REQUIRE_GPU=1 CUDA_SYS_HEADERS=${CUDA_SYS_HEADERS:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
 # Tests may name files of the source tree by the absolute path they were built in (env!("CARGO_MANIFEST_DIR")).
 # Where this bundle sits in a copy of the repository (REPO/target/gpu-bundle) and that path is missing, link it.

@@ -23,6 +23,25 @@ pub enum Error {
         /// `CUBLAS_STATUS_INVALID_VALUE`; `status <code>` where it cannot be asked.
         name: String,
     },
+    /// An NCCL call returned a status other than success.
+    #[error("{function} failed: {message} (ncclResult_t {code})")]
+    Nccl {
+        /// The function that failed, e.g. `"ncclAllReduce"`.
+        function: &'static str,
+        /// The `ncclResult_t` it returned.
+        code: u32,
+        /// NCCL's description of the code (`ncclGetErrorString`).
+        message: String,
+    },
+    /// NCCL did not finish in time: a communicator stayed in progress (a rank that never joined,
+    /// a peer that stopped, collectives of one thread's communicators outside a group).
+    #[error("{operation} did not complete within {after:?}")]
+    Timeout {
+        /// The call waited for, e.g. `"ncclCommInitRankConfig"`.
+        operation: &'static str,
+        /// How long it was waited for.
+        after: std::time::Duration,
+    },
     /// A library could not be loaded: names every file and loader name that was tried, and
     /// the environment variable that names the file (`CUDA_CUBLAS_LIBRARY`, ...).
     #[error(transparent)]

@@ -1,6 +1,6 @@
 //! NVIDIA's libraries for the crates of this workspace: cuBLAS and cuBLASLt (the `blas`
-//! feature, on by default) over [`cuda_driver`]'s streams and buffers, loaded at run time
-//! through [`cuda_sys`] like every other CUDA library here.
+//! feature) and NCCL (the `nccl` feature), both on by default, over [`cuda_driver`]'s streams
+//! and buffers, loaded at run time through [`cuda_sys`] like every other CUDA library here.
 //!
 //! ```no_run
 //! use cuda_driver::{Device, DeviceBuffer, Stream};
@@ -29,17 +29,46 @@
 //! # }
 //! ```
 //!
+//! # NCCL
+//! [`nccl`] runs collectives between GPUs: a [`nccl::Communicator`] per GPU (all of this
+//! process's with [`nccl::Communicator::init_all`], one per process with
+//! [`nccl::Communicator::init_rank`] and a [`nccl::UniqueId`] sent as bytes), then
+//! `all_reduce`, `reduce`, `broadcast`, `all_gather`, `reduce_scatter`, `send`/`recv` on any
+//! memory of the device-memory contract ([`cuda_driver::DeviceMemory`]), in place or out of
+//! place, for `i8`, `u8`, `i32`, `u32`, `i64`, `u64`, `f16`, `bf16`, `f32` and `f64`; one thread
+//! driving several GPUs puts each step's calls in [`nccl::group`]. Communicators are
+//! non-blocking: every wait for NCCL has a timeout ([`Error::Timeout`]), never a hang. Counts,
+//! ranks, contexts and overlap are checked before NCCL is called.
+//!
+//! ```no_run
+//! use cuda_driver::{Device, DeviceBuffer, Stream};
+//! use cuda_libs::nccl::{Communicator, ReduceOp};
+//!
+//! # fn main() -> cuda_libs::Result<()> {
+//! let context = Device::get(0)?.primary_context()?;
+//! let comms = Communicator::init_all(std::slice::from_ref(&context))?;
+//! let stream = Stream::new(&context)?;
+//! let mut grad = DeviceBuffer::from_slice(&context, &[0.5f32; 4096])?;
+//! comms[0].all_reduce_in_place::<f32>(&mut grad, 4096, ReduceOp::Avg, &stream)?;
+//! stream.synchronize()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Finding the libraries
 //! cuBLAS (`libcublas.so.13`) and cuBLASLt (`libcublasLt.so.13`) come with the CUDA 13 toolkit
 //! or the `nvidia-cublas` wheel (`pip install "nvidia-cublas==13.*"`), and are looked for as
 //! [`cuda_sys::search`] describes; `CUDA_CUBLAS_LIBRARY` and `CUDA_CUBLASLT_LIBRARY` name the
-//! files explicitly. A library that is not found is an [`Error::Load`] listing every place
-//! tried, never a panic.
+//! files explicitly. NCCL (`libnccl.so.2`) comes with the `nvidia-nccl-cu13` wheel (its
+//! `nvidia/nccl/lib` folder) or a system package; `CUDA_NCCL_LIBRARY` names the file. A library
+//! that is not found is an [`Error::Load`] listing every place tried, never a panic.
 //!
 //! # Errors
 //! Every function returns this crate's [`Error`]: a library status with its name
-//! ([`Error::Status`]), a library or function that is not there, a driver error, or bad input
-//! (shapes, leading dimensions, buffer lengths) caught before any library call.
+//! ([`Error::Status`]; NCCL's with `ncclGetErrorString`'s text, [`Error::Nccl`]), a wait for
+//! NCCL that timed out ([`Error::Timeout`]), a library or function that is not there, a driver
+//! error, or bad input (shapes, leading dimensions, buffer lengths, counts, ranks) caught before
+//! any library call.
 
 #![warn(missing_docs)]
 // Where crates documented without this one (docs.rs builds each alone) link its items.
@@ -48,5 +77,7 @@
 #[cfg(feature = "blas")]
 pub mod blas;
 mod error;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 
 pub use error::{Error, Result};

@@ -1,7 +1,7 @@
 //! Raw bindings to the CUDA driver API (`cuda.h`), the runtime API
 //! (`cuda_runtime_api.h`), NVRTC (`nvrtc.h`) and nvJitLink (`nvJitLink.h`), and, behind
-//! features that are off by default, cuBLAS (`cublas_v2.h`) and cuBLASLt (`cublasLt.h`),
-//! loaded at run time.
+//! features that are off by default, cuBLAS (`cublas_v2.h`), cuBLASLt (`cublasLt.h`) and
+//! NCCL (`nccl.h`), loaded at run time.
 //!
 //! Nothing is linked: `driver()`, `runtime()`, `nvrtc()` and `nvjitlink()` find
 //! and open the library on first use (see [`search`] for the order) and return a
@@ -30,7 +30,7 @@
 //! # One feature per library
 //!
 //! Each library is a cargo feature of the same name (`driver`, `runtime`, `nvrtc`,
-//! `nvjitlink`, on by default; `cublas` and `cublaslt`, off by default) that compiles its
+//! `nvjitlink`, on by default; `cublas`, `cublaslt` and `nccl`, off by default) that compiles its
 //! generated module, its table type and its loader function; a crate that needs only the driver depends on
 //! `cuda-sys = { version = "0.1", default-features = false, features = ["driver"] }` and
 //! compiles only `generated/driver.rs`. The table of libraries ([`LIBRARIES`], one
@@ -67,7 +67,8 @@
         feature = "nvrtc",
         feature = "nvjitlink",
         feature = "cublas",
-        feature = "cublaslt"
+        feature = "cublaslt",
+        feature = "nccl"
     )),
     allow(dead_code, unused_macros)
 )]
@@ -184,7 +185,8 @@ impl Opened {
             feature = "nvrtc",
             feature = "nvjitlink",
             feature = "cublas",
-            feature = "cublaslt"
+            feature = "cublaslt",
+            feature = "nccl"
         )),
         allow(dead_code)
     )]
@@ -294,6 +296,13 @@ fn query_version(library: &libloading::Library, query: VersionQuery) -> Option<i
             // `MINOR_VERSION` of `library_types.h`.
             let ok = unsafe { f(0, &mut major) } == 0 && unsafe { f(1, &mut minor) } == 0;
             ok.then_some(major * 1000 + minor * 10)
+        }
+        VersionQuery::Code(symbol) => {
+            // SAFETY: the table's row names a function declared `int f(int *)`.
+            let f = unsafe { library.get::<unsafe extern "C" fn(*mut c_int) -> c_int>(symbol.as_bytes()) }.ok()?;
+            let mut code = 0;
+            // SAFETY: `code` is a valid out-pointer; the call needs no initialisation.
+            (unsafe { f(&mut code) } == 0).then_some(code / 10000 * 1000 + code / 100 % 100 * 10)
         }
     }
 }

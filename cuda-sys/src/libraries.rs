@@ -84,6 +84,10 @@ pub enum VersionQuery {
     /// `int f(libraryPropertyType type, int *value)` returning 0 on success, asked for the
     /// major (type 0) and minor (type 1) version (`cublasGetProperty`).
     Property(&'static str),
+    /// `int f(int *version)` returning 0 on success, the version as
+    /// `major * 10000 + minor * 100 + patch` (NCCL's `ncclGetVersion` since 2.9), reported as
+    /// `major * 1000 + minor * 10` like the others.
+    Code(&'static str),
 }
 
 /// What `cargo xtask bindgen` reads for one library.
@@ -317,6 +321,30 @@ libraries! {
             functions: "^cublasLt[A-Z].*",
             types: "^cublasLt[A-Z].*",
             vars: "^CUBLASLT.*",
+            defines: HALF_AS_BITS,
+        },
+    }
+
+    /// NCCL, collective communication between GPUs (`libnccl`). Not a default feature.
+    Nccl, nccl, "nccl", "generated/nccl.rs", "NCCL (`nccl.h`)" => {
+        description: "NCCL (libnccl)",
+        short_name: "NCCL",
+        // NCCL has no Windows build; the name is the one its Linux soname would have there.
+        soname: Soname { linux: "libnccl.so.2", windows: "nccl64_2.dll" },
+        env_var: "CUDA_NCCL_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-nccl-cu13", folder: "nvidia/nccl/lib" }),
+        default_feature: false,
+        companions: &[],
+        version: VersionQuery::Code("ncclGetVersion"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "nccl.h",
+            // `nccl.h` includes the runtime's `cuda_runtime.h` (and so `crt/host_defines.h`)
+            // and `cuda_fp16.h`/`cuda_bf16.h`.
+            wheels: &["nvidia-nccl-cu13", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^nccl[A-Z].*",
+            types: "^nccl.*",
+            vars: "^NCCL.*",
             defines: HALF_AS_BITS,
         },
     }

@@ -1,7 +1,7 @@
 //! Coverage: every function each header declares resolves in the library
 //! found here. NVRTC, cudart and nvJitLink are checked wherever they load
 //! (`cargo xtask test` fetches them); the driver where one is installed; cuBLAS and cuBLASLt
-//! (features off by default) in builds that have them, where they are installed.
+//! and NCCL (features off by default) in builds that have them, where they are installed.
 
 fn report(name: &str, declared: usize, missing: Vec<&'static str>) {
     println!("{name}: {declared} declared, {} callable", declared - missing.len());
@@ -91,5 +91,19 @@ fn every_cublaslt_function_is_callable() {
             )
         }
         Err(e) => require("cublaslt", "CUDA_CUBLASLT_LIBRARY", e),
+    }
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+fn every_nccl_function_is_callable() {
+    match cuda_sys::nccl() {
+        Ok(lib) => {
+            // `ncclGetVersion`'s code (22809 for 2.28.9), as `major * 1000 + minor * 10`.
+            let version = lib.library_version();
+            assert!(version.is_some_and(|v| (2280..3000).contains(&v)), "{version:?}");
+            report("nccl", lib.functions().len(), lib.missing_functions())
+        }
+        Err(e) => require("nccl", "CUDA_NCCL_LIBRARY", e),
     }
 }

@@ -138,6 +138,8 @@ fn function_counts_match_the_headers() {
     assert_eq!(cuda_sys::cublas::FUNCTIONS.len(), 517);
     #[cfg(feature = "cublaslt")]
     assert_eq!(cuda_sys::cublaslt::FUNCTIONS.len(), 50);
+    #[cfg(feature = "nccl")]
+    assert_eq!(cuda_sys::nccl::FUNCTIONS.len(), 41);
 }
 
 #[test]

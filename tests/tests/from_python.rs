@@ -64,6 +64,8 @@ const NOT_CALLS: &[&str] = &[
     "__cuda_array_interface__",
     "(&[axes], keepdims)",
     // The `python` feature's calls, compiled by cuda-core's python doctests (`cargo xtask test`).
+    "None",
+    "out",
     "x.into_python_like(&torch_tensor)?",
     "x.into_python(py)?",
     "DeviceArray::<f32>::from_python(&obj)?",
@@ -481,6 +483,41 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
 
 use cuda_core::{Arg, LaunchConfig};
 
+fn several_gpus(
+    ctx: Context,
+    contexts: Vec<Context>,
+    stream: cuda_driver::Stream,
+    (x, mut y, mut t, mut out): (
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+    ),
+    (n, rank, nranks, peer, color, key): (usize, usize, usize, usize, u32, i32),
+) -> Checked {
+    use cuda_libs::nccl::{self, Communicator, ReduceOp, UniqueId};
+    let id = UniqueId::new()?;
+    let bytes = id.to_bytes();
+    UniqueId::from_bytes(&bytes)?;
+    let comm = Communicator::init_rank(&id, rank, nranks, &ctx)?;
+    let comms = Communicator::init_all(&contexts)?;
+    (comm.rank(), comm.count(), n * comm.count());
+    comm.split(Some(color), key)?;
+    comm.all_reduce::<f32>(&x, &mut y, n, ReduceOp::Sum, &stream)?;
+    comm.all_reduce_in_place::<f32>(&mut t, n, ReduceOp::Avg, &stream)?;
+    comm.reduce::<f32>(&x, &mut y, n, ReduceOp::Max, 0, &stream)?;
+    comm.broadcast_in_place::<f32>(&mut t, n, 0, &stream)?;
+    comm.all_gather::<f32>(&x, &mut out, n, &stream)?;
+    comm.reduce_scatter::<f32>(&t, &mut out, n, ReduceOp::Sum, &stream)?;
+    comm.send::<f32>(&x, n, peer, &stream)?;
+    comm.recv::<f32>(&mut y, n, peer, &stream)?;
+    nccl::group(|| {
+        comms[0].all_reduce_in_place::<f32>(&mut t, n, ReduceOp::Sum, &stream)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
 /// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
 fn squeeze(text: &str) -> String {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -547,6 +584,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         compiling,
         launching,
         pool_and_arrays,
+        several_gpus,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");
     let this = include_str!("from_python.rs");

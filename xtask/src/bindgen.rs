@@ -21,7 +21,7 @@ pub fn run(root: &Path) -> Result<(), String> {
     let pins = wheels::pins(root)?;
     let mut includes = Vec::new();
     for name in include_wheels() {
-        includes.push(wheels::ensure(root, wheels::pin(&pins, name)?)?.join(wheels::INCLUDE));
+        includes.push(wheels::include(&wheels::ensure(root, wheels::pin(&pins, name)?)?));
     }
     let out_dir = root.join("cuda-sys/src");
     for library in LIBRARIES {
@@ -363,7 +363,8 @@ mod tests {
                 "nvidia-cuda-crt",
                 "nvidia-cuda-nvrtc",
                 "nvidia-nvjitlink",
-                "nvidia-cublas"
+                "nvidia-cublas",
+                "nvidia-nccl-cu13"
             ]
         );
     }

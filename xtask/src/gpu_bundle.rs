@@ -646,7 +646,7 @@ fn copy_pinned_headers(root: &Path, to: &Path) -> Result<(), String> {
     };
     let folders: Vec<PathBuf> = entries
         .filter_map(Result::ok)
-        .map(|e| e.path().join(crate::wheels::INCLUDE))
+        .map(|e| crate::wheels::include(&e.path()))
         .collect();
     fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
     for header in cuda_sys::LIBRARIES.iter().map(|library| library.bindings.header) {

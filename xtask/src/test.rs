@@ -50,7 +50,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         let installed = wheels::ensure(root, wheels::pin(&pins, wheel.name)?)?;
         let file = installed.join(wheel.folder).join(library.soname.linux);
         library_env.push((library.env_var, file.into_os_string()));
-        headers.push(installed.join(wheels::INCLUDE));
+        headers.push(wheels::include(&installed));
     }
     if !headers.is_empty() {
         let joined = std::env::join_paths(&headers).map_err(|e| format!("header folders: {e}"))?;
