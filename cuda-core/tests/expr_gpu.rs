@@ -444,7 +444,7 @@ fn integer_true_division_is_f64_and_out_of_range_scalars_are_errors() {
     assert_eq!(y.to_vec().unwrap(), [1, 2, 255], "nothing was written");
     assert_eq!(
         (&x + 254).eval().unwrap().to_vec().unwrap(),
-        [255, 0, 253],
+        [255u8, 0, 253],
         "in range: wraps as NumPy"
     );
     let float = (&x + 300.0).eval().unwrap();
@@ -534,4 +534,73 @@ fn integer_powers_take_weak_exponents_and_refuse_negative_ones() {
     assert!(matches!(error, Error::InvalidValue(_)), "{error}");
     let f = DeviceArray::from_slice(&stream, &[2.0f32, 4.0]).unwrap();
     assert_eq!(f.powi(-1).eval().unwrap().to_vec().unwrap(), [0.5, 0.25]);
+}
+
+#[test]
+fn scalars_of_any_rust_type_are_weak_operands_everywhere() {
+    let Some(device) = common::device_or_skip("scalars_of_any_rust_type_are_weak_operands_everywhere") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let xs = [-1.5f32, 0.25, 0.75, 2.0];
+    let x = DeviceArray::from_slice(&stream, &xs).unwrap();
+    let a = 3.0f32;
+    assert_eq!((&x * a).eval().unwrap().to_vec().unwrap(), [-4.5, 0.75, 2.25, 6.0]);
+    assert_eq!((2.0 * &x).eval().unwrap().to_vec().unwrap(), [-3.0, 0.5, 1.5, 4.0]);
+    assert_eq!(
+        x.gt(0.5).eval().unwrap().to_vec().unwrap(),
+        [Bool::FALSE, Bool::FALSE, Bool::TRUE, Bool::TRUE]
+    );
+    assert_eq!(
+        x.maximum(0.0).eval().unwrap().to_vec().unwrap(),
+        [0.0f32, 0.25, 0.75, 2.0]
+    );
+    assert_eq!(
+        x.minimum(1u8).eval().unwrap().to_vec().unwrap(),
+        [-1.5, 0.25, 0.75, 1.0]
+    );
+    assert_eq!(
+        where_(x.lt(0.0), &x, 0.0).eval().unwrap().to_vec().unwrap(),
+        [-1.5f32, 0.0, 0.0, 0.0]
+    );
+    assert_eq!(
+        where_(x.lt(0.0), 1, &x).eval().unwrap().to_vec().unwrap(),
+        [1.0f32, 0.25, 0.75, 2.0]
+    );
+    assert_eq!(
+        x.pow(2).eval().unwrap().to_vec().unwrap(),
+        [2.25f32, 0.0625, 0.5625, 4.0]
+    );
+    let h = DeviceArray::from_slice(&stream, &[f16::from_f32(1.5), f16::from_f32(-2.0)]).unwrap();
+    let doubled = (&h * 2.0f64).eval().unwrap();
+    assert_eq!(doubled.to_vec().unwrap(), [f16::from_f32(3.0), f16::from_f32(-4.0)]);
+    let u = DeviceArray::from_slice(&stream, &[1u64 << 63, 5]).unwrap();
+    assert_eq!(
+        u.eq(1u64 << 63).eval().unwrap().to_vec().unwrap(),
+        [Bool::TRUE, Bool::FALSE],
+        "u64 scalars above i64::MAX stay exact"
+    );
+    let small = DeviceArray::from_slice(&stream, &[1u8, 2]).unwrap();
+    assert!(matches!((&small + 300u16).eval(), Err(Error::InvalidValue(_))));
+    assert!(matches!(small.gt(-1i64).eval(), Err(Error::InvalidValue(_))));
+}
+
+#[test]
+fn eval_on_computes_on_the_given_stream_after_the_operands_streams() {
+    let Some(device) = common::device_or_skip("eval_on_computes_on_the_given_stream_after_the_operands_streams") else {
+        return;
+    };
+    let first = device.create_stream().unwrap();
+    let second = device.create_stream().unwrap();
+    let n = 1 << 22;
+    let x = DeviceArray::<f32>::full(&first, n, 1.0).unwrap();
+    let mut y = DeviceArray::<f32>::zeros(&first, n).unwrap();
+    // Queued on `first`; the evaluation on `second` must see it.
+    y.assign(&x * 3.0).unwrap();
+    let z = (&x + &y).eval_on(&second).unwrap();
+    assert!(z.stream() == &second);
+    let values = z.to_vec().unwrap();
+    assert!(values.iter().all(|&v| v == 4.0), "{:?}", &values[..4]);
+    let default = (&y + &x).eval().unwrap();
+    assert!(default.stream() == &first, "default: the first array stream");
 }

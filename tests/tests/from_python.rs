@@ -398,6 +398,17 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     x.powi(2).eval()?;
     x.lt(&y);
     cuda_core::where_(x.gt(&y), &x, &y).eval()?;
+    (
+        x.gt(0.5),
+        x.maximum(0.0),
+        cuda_core::where_(x.lt(0.0), &x, 0.0),
+        x.pow(2),
+    );
+    let a: f32 = 2.0;
+    (&x * a).eval()?;
+    (2.0 * &x).eval()?;
+    let z = (&x + &y).eval_on(&stream)?;
+    drop(z);
     x.astype::<f32>().eval()?;
     x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?;
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3, 4])?;

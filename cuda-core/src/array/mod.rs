@@ -39,5 +39,5 @@ pub(crate) use memory::{default_pool_contexts, release_default_pools, synchroniz
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Promote, Scalars};
 pub use routines::random;
-pub use routines::{where_, Expr, ExprOps, IntoExpr};
+pub use routines::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
 pub use view::{broadcast_shapes, Slice};

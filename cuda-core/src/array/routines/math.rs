@@ -38,11 +38,11 @@ use crate::array::promotion::{Promote, Scalars};
 use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 
-/// A scalar's value, kept exact for integers.
+/// A scalar's value, kept exact for integers (`i128` holds every `i64` and `u64`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ScalarValue {
     Float(f64),
-    Int(i64),
+    Int(i128),
 }
 
 /// What an expression reads: an array, or a scalar of a given type.
@@ -183,6 +183,129 @@ impl<'a, T: Scalars> IntoExpr<'a> for Expr<'a, T> {
     }
 }
 
+/// What can be the right operand of a binary operation (`+`, `maximum`, `gt`, `pow`, ...)
+/// whose left operand has element type `L`: arrays and expressions (promoted with `L` by the
+/// [promotion table](crate::DType::promote)), and scalars of every Rust numeric type (`i8` to
+/// `u64`, `f32`, `f64`, `half::f16`, `half::bf16`), weak as Python scalars are in NumPy 2: an
+/// integer scalar takes `L`'s type ([`Scalars::WithInt`]), a float scalar `L`'s type if it is a
+/// float, else `f64` ([`Scalars::WithFloat`]). The scalar's own Rust type only says its kind:
+/// `&x * 2.0f32` and `&x * 2.0f64` both keep an `f16` array's type.
+pub trait Rhs<'a, L: Scalars> {
+    /// The type the two operands are combined in.
+    type Output: Scalars;
+    /// The left operand's type as it enters the operation.
+    type Left: Scalars;
+    /// The right operand's type.
+    type Right: Scalars;
+    /// The two operands as expressions (a scalar becomes a kernel parameter of type `Output`).
+    fn operands(self, left: Expr<'a, L>) -> (Expr<'a, Self::Left>, Expr<'a, Self::Right>);
+}
+
+impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for &'a DeviceArray<T> {
+    type Output = <L as Promote<T>>::Output;
+    type Left = L;
+    type Right = T;
+    fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
+        (left, self.into_expr())
+    }
+}
+
+impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for Expr<'a, T> {
+    type Output = <L as Promote<T>>::Output;
+    type Left = L;
+    type Right = T;
+    fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
+        (left, self)
+    }
+}
+
+/// A Rust scalar usable as a weak operand.
+pub(crate) trait WeakScalar: Copy {
+    /// The value, exact for integers.
+    fn value(self) -> ScalarValue;
+}
+
+macro_rules! weak_scalars {
+    ($($t:ty => $kind:ident, $to_value:expr;)*) => {
+        $(
+            impl WeakScalar for $t {
+                fn value(self) -> ScalarValue {
+                    let convert: fn($t) -> ScalarValue = $to_value;
+                    convert(self)
+                }
+            }
+
+            impl<'a, L: Scalars> Rhs<'a, L> for $t {
+                type Output = <L as Scalars>::$kind;
+                type Left = <L as Scalars>::$kind;
+                type Right = <L as Scalars>::$kind;
+                fn operands(self, left: Expr<'a, L>) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>) {
+                    let dtype = <Self::Output as Element>::DTYPE;
+                    (cast_to(left), Expr::scalar(dtype, self.value()))
+                }
+            }
+        )*
+    };
+}
+
+weak_scalars! {
+    i8 => WithInt, |v| ScalarValue::Int(v.into());
+    i16 => WithInt, |v| ScalarValue::Int(v.into());
+    i32 => WithInt, |v| ScalarValue::Int(v.into());
+    i64 => WithInt, |v| ScalarValue::Int(v.into());
+    u8 => WithInt, |v| ScalarValue::Int(v.into());
+    u16 => WithInt, |v| ScalarValue::Int(v.into());
+    u32 => WithInt, |v| ScalarValue::Int(v.into());
+    u64 => WithInt, |v| ScalarValue::Int(v.into());
+    f32 => WithFloat, |v| ScalarValue::Float(v.into());
+    f64 => WithFloat, ScalarValue::Float;
+    half::f16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
+    half::bf16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
+}
+
+/// `op` of `left` with `rhs` (any [`Rhs`]), of type `R`.
+pub(crate) fn binary_rhs<'a, L: Scalars, B: Rhs<'a, L>, R: Element>(
+    op: BinaryOp,
+    left: Expr<'a, L>,
+    rhs: B,
+) -> Expr<'a, R> {
+    let (a, b) = rhs.operands(left);
+    binary(op, a, b)
+}
+
+/// The two value arms of [`where_`]: `(array or expression, anything)` or `(scalar, array or
+/// expression)`, promoted as [`Rhs`] says.
+pub trait WhereArms<'a> {
+    /// The type of the result.
+    type Output: Scalars;
+    /// The two arms as expressions of their types.
+    fn arms(self) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>);
+}
+
+impl<'a, A: IntoExpr<'a>, B: Rhs<'a, A::Elem>> WhereArms<'a> for (A, B) {
+    type Output = B::Output;
+    fn arms(self) -> (Expr<'a, B::Output>, Expr<'a, B::Output>) {
+        let (a, b) = self.1.operands(self.0.into_expr());
+        (cast_to(a), cast_to(b))
+    }
+}
+
+macro_rules! scalar_first_arms {
+    ($($t:ty),*) => {
+        $(
+            impl<'a, B: IntoExpr<'a>> WhereArms<'a> for ($t, B) where $t: Rhs<'a, B::Elem> {
+                type Output = <$t as Rhs<'a, B::Elem>>::Output;
+                fn arms(self) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>) {
+                    let (b, a) = self.0.operands(self.1.into_expr());
+                    (cast_to(a), cast_to(b))
+                }
+            }
+        )*
+    };
+}
+
+scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
+
 impl<'a, T: Element> Expr<'a, T> {
     fn retype<U: Element>(node: Node, operands: Vec<Operand<'a>>) -> Expr<'a, U> {
         debug_assert_eq!(node.dtype(), U::DTYPE);
@@ -233,13 +356,28 @@ impl<'a, T: Element> Expr<'a, T> {
 }
 
 impl<'a, T: Scalars> Expr<'a, T> {
-    /// Evaluates the expression into a new compact array of its broadcast shape, on the stream
-    /// of its first array: one kernel launch.
+    /// Evaluates the expression into a new compact array of its broadcast shape: one kernel
+    /// launch. The default stream is the stream of the expression's first array operand (in
+    /// the order the expression reads them, left to right): the result is allocated and computed
+    /// there, and the other operands are ordered after their own streams by the use each launch
+    /// records. [`eval_on`](Self::eval_on) picks the stream.
     pub fn eval(self) -> Result<DeviceArray<T>> {
-        let shape = self.shape()?;
-        let first = self.arrays().next().expect("shape() found an array");
+        let first = self
+            .arrays()
+            .next()
+            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))?;
         let stream = first.stream().clone();
-        let mut out = DeviceArray::<T>::empty(&stream, shape)?;
+        self.eval_on(&stream)
+    }
+
+    /// Evaluates the expression on `stream` (CuPy's `with stream:` around the expression): the
+    /// result is allocated in `stream`'s order and computed there; every operand is ordered
+    /// after the work already queued on its own stream (through the use each launch records),
+    /// so operands on other streams need no synchronisation by the caller. `stream` must be of
+    /// the operands' context ([`Error::Driver`] with `WrongContext` otherwise).
+    pub fn eval_on(self, stream: &cuda_driver::Stream) -> Result<DeviceArray<T>> {
+        let shape = self.shape()?;
+        let mut out = DeviceArray::<T>::empty(stream, shape)?;
         out.assign(self)?;
         Ok(out)
     }
@@ -270,15 +408,15 @@ pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> 
     Expr::<R>::retype(Node::Unary(op, Box::new(a.node), R::DTYPE), a.operands)
 }
 
-/// NumPy's `where`: `a` where `condition` holds, else `b`, broadcast together.
-pub fn where_<'a, C, A, B>(condition: C, a: A, b: B) -> Expr<'a, <A::Elem as Promote<B::Elem>>::Output>
+/// NumPy's `where`: `a` where `condition` holds, else `b`, broadcast together. Either arm (not
+/// both) may be a scalar, weak as in [`Rhs`]: `where_(x.gt(0.0), &x, 0.0)`.
+pub fn where_<'a, C, A, B>(condition: C, a: A, b: B) -> Expr<'a, <(A, B) as WhereArms<'a>>::Output>
 where
     C: IntoExpr<'a, Elem = Bool>,
-    A: IntoExpr<'a>,
-    B: IntoExpr<'a>,
-    A::Elem: Promote<B::Elem>,
+    (A, B): WhereArms<'a>,
 {
-    let (c, a, b) = (condition.into_expr(), a.into_expr(), b.into_expr());
+    let c = condition.into_expr();
+    let (a, b) = (a, b).arms();
     let mut operands = c.operands;
     let mut a_node = a.node;
     a_node.shift(operands.len());
@@ -286,7 +424,7 @@ where
     let mut b_node = b.node;
     b_node.shift(operands.len());
     operands.extend(b.operands);
-    let dtype = <<A::Elem as Promote<B::Elem>>::Output as Element>::DTYPE;
+    let dtype = <<(A, B) as WhereArms<'a>>::Output as Element>::DTYPE;
     Expr::<Bool>::retype(
         Node::Where(Box::new(c.node), Box::new(a_node), Box::new(b_node), dtype),
         operands,
@@ -333,11 +471,8 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     /// negative exponent; an exponent array is on the device, so that cannot be checked without
     /// reading it back: here such an element is the truncated real power (`1` for base 1, `±1`
     /// for base −1, else `0`). A scalar exponent ([`powi`](Self::powi)) is checked.
-    fn pow<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Pow, self.into_expr(), rhs.into_expr())
+    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+        binary_rhs(BinaryOp::Pow, self.into_expr(), rhs)
     }
     /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`x ** 2`): the array's type (`bool`
     /// gives `i64`). For integer types a negative `n` is an [`Error::InvalidValue`] when the
@@ -345,64 +480,40 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn powi(self, exponent: i64) -> Expr<'a, <Self::Elem as Scalars>::WithInt> {
         let base: Expr<'a, <Self::Elem as Scalars>::WithInt> = cast_to(self.into_expr());
         let dtype = <<Self::Elem as Scalars>::WithInt as Element>::DTYPE;
-        let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::Int(exponent));
+        let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::Int(exponent.into()));
         binary(BinaryOp::Pow, base, exponent)
     }
     /// The larger of each pair (NaN if either is NaN, as NumPy's `maximum`).
-    fn maximum<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Maximum, self.into_expr(), rhs.into_expr())
+    fn maximum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+        binary_rhs(BinaryOp::Maximum, self.into_expr(), rhs)
     }
     /// The smaller of each pair (NaN if either is NaN, as NumPy's `minimum`).
-    fn minimum<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Minimum, self.into_expr(), rhs.into_expr())
+    fn minimum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+        binary_rhs(BinaryOp::Minimum, self.into_expr(), rhs)
     }
     /// `x < y`, compared in the promoted type.
-    fn lt<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Lt, self.into_expr(), rhs.into_expr())
+    fn lt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Lt, self.into_expr(), rhs)
     }
     /// `x <= y`.
-    fn le<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Le, self.into_expr(), rhs.into_expr())
+    fn le<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Le, self.into_expr(), rhs)
     }
     /// `x > y`.
-    fn gt<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Gt, self.into_expr(), rhs.into_expr())
+    fn gt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Gt, self.into_expr(), rhs)
     }
     /// `x >= y`.
-    fn ge<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Ge, self.into_expr(), rhs.into_expr())
+    fn ge<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Ge, self.into_expr(), rhs)
     }
     /// `x == y`.
-    fn eq<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Eq, self.into_expr(), rhs.into_expr())
+    fn eq<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Eq, self.into_expr(), rhs)
     }
     /// `x != y`.
-    fn ne<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Ne, self.into_expr(), rhs.into_expr())
+    fn ne<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Ne, self.into_expr(), rhs)
     }
 }
 
@@ -488,7 +599,7 @@ fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
     for operand in operands {
         if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
             if let Some((low, high)) = dtype.int_range().filter(|_| dtype.is_int()) {
-                if !(low..=high).contains(&i128::from(value)) {
+                if !(low..=high).contains(&value) {
                     return Err(Error::InvalidValue(format!(
                         "the integer scalar {value} is out of bounds for {dtype} (NumPy 2 raises OverflowError; convert the array with astype first)"
                     )));
@@ -533,7 +644,7 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
         ScalarValue::Int(i) => i as f64,
     };
     let int = match value {
-        ScalarValue::Float(f) => f as i64,
+        ScalarValue::Float(f) => f as i128,
         ScalarValue::Int(i) => i,
     };
     match dtype {
@@ -541,7 +652,7 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
         DType::I8 => Arg::scalar(int as i8),
         DType::I16 => Arg::scalar(int as i16),
         DType::I32 => Arg::scalar(int as i32),
-        DType::I64 => Arg::scalar(int),
+        DType::I64 => Arg::scalar(int as i64),
         DType::U8 => Arg::scalar(int as u8),
         DType::U16 => Arg::scalar(int as u16),
         DType::U32 => Arg::scalar(int as u32),
@@ -894,7 +1005,7 @@ mod tests {
 
     /// A one-operand expression of type `T` (a host scalar standing in for an array).
     fn value<'a, T: Element>(v: i64) -> Expr<'a, T> {
-        Expr::scalar(T::DTYPE, ScalarValue::Int(v))
+        Expr::scalar(T::DTYPE, ScalarValue::Int(v.into()))
     }
 
     fn checked<T: Element>(e: &Expr<'_, T>) -> Result<()> {
@@ -995,7 +1106,9 @@ mod tests {
             crate::array::ArgType::Scalar(DType::F32)
         );
         assert_eq!(
-            scalar_arg(DType::I64, ScalarValue::Int(i64::MAX)).arg_type().dtype(),
+            scalar_arg(DType::I64, ScalarValue::Int(i64::MAX.into()))
+                .arg_type()
+                .dtype(),
             DType::I64
         );
     }

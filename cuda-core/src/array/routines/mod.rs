@@ -20,4 +20,4 @@ mod printing;
 pub mod random;
 mod reductions;
 
-pub use math::{where_, Expr, ExprOps, IntoExpr};
+pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
