@@ -408,6 +408,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (&x * a).eval()?;
     (2.0 * &x).eval()?;
     let z = (&x + &y).eval_on(&stream)?;
+    ((&x * &y).sum()?, (&x - &y).abs().max_axes(&[1], false)?);
     drop(z);
     x.astype::<f32>().eval()?;
     x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?;

@@ -383,6 +383,80 @@ impl<'a, T: Scalars> Expr<'a, T> {
     }
 }
 
+/// An expression as the map of a [`ReductionKernel`](crate::ReductionKernel): its distinct
+/// operands as the kernel's input parameters, one element's value as C++ (the same code the
+/// element-wise kernel computes), and the arguments, so that a reduction of an expression reads
+/// its operands once and writes no temporary.
+pub(crate) struct FusedMap<'e> {
+    /// The input parameters (`"float a0, long long a1"`).
+    pub(crate) params: String,
+    /// The value of one element, of the expression's compute type, from the parameters.
+    pub(crate) value: String,
+    /// A key of the expression's shape and types: equal keys give equal `params` and `value`.
+    pub(crate) key: Vec<u32>,
+    /// The arguments for `params`, in order.
+    pub(crate) args: Vec<Arg<'e>>,
+    /// The expression's shape.
+    pub(crate) shape: Vec<usize>,
+    /// The stream it runs on: its first array's.
+    pub(crate) stream: cuda_driver::Stream,
+}
+
+impl<'a, T: Scalars> Expr<'a, T> {
+    /// Checks what evaluation checks (scalars in range, no negative integer powers), and that
+    /// the expression does not read an output (`update`'s current value).
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.node.reads_out() {
+            return Err(Error::InvalidValue(
+                "an expression over update's current value can only be written back by update".into(),
+            ));
+        }
+        check_scalars(&self.node, &self.operands)
+    }
+
+    /// The expression as a reduction's map, when every array operand is C-contiguous with the
+    /// expression's whole shape (what a [`ReductionKernel`](crate::ReductionKernel) reads);
+    /// `None` for broadcast or strided operands (the caller evaluates the expression first).
+    pub(crate) fn fused_map(&self) -> Result<Option<FusedMap<'_>>> {
+        let shape = self.shape()?;
+        if self
+            .arrays()
+            .any(|a| a.shape() != shape.as_slice() || !a.is_contiguous())
+        {
+            return Ok(None);
+        }
+        let stream = self.arrays().next().expect("shape() found an array").stream().clone();
+        let plan = Plan::new(&self.node, &self.operands, T::DTYPE);
+        let (params, _) = plan.source(&self.node, &self.operands, T::DTYPE);
+        let value = plan.value(&self.node);
+        let args = plan
+            .inputs
+            .iter()
+            .map(|&index| match self.operands[index] {
+                Operand::Array(a) => Arg::erased(a),
+                Operand::Scalar(dtype, value) => scalar_arg(dtype, value),
+            })
+            .collect();
+        Ok(Some(FusedMap {
+            params,
+            value,
+            key: plan.key,
+            args,
+            shape,
+            stream,
+        }))
+    }
+}
+
+/// The parameters, value and key of `expr`'s map as [`Expr::fused_map`] makes them, without
+/// arrays (tests of the generated code on the host).
+#[cfg(test)]
+pub(crate) fn map_text<T: Element>(expr: &Expr<'_, T>) -> (String, String, Vec<u32>) {
+    let plan = Plan::new(&expr.node, &expr.operands, T::DTYPE);
+    let (params, _) = plan.source(&expr.node, &expr.operands, T::DTYPE);
+    (params, plan.value(&expr.node), plan.key)
+}
+
 /// Combines two expressions with `op` into one of type `R`.
 pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
     op: BinaryOp,
@@ -665,7 +739,7 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
 }
 
 /// Device functions generated expressions call.
-const EXPR_PRELUDE: &str = r#"template <typename T> __device__ __forceinline__ T _cc_pow(T a, T b) {
+pub(crate) const EXPR_PRELUDE: &str = r#"template <typename T> __device__ __forceinline__ T _cc_pow(T a, T b) {
     if (b < 0) return a == 1 ? 1 : (a == (T)-1 ? ((b & 1) ? (T)-1 : (T)1) : (T)0);
     T r = 1;
     while (b) { if (b & 1) r *= a; a *= a; b >>= 1; }
@@ -736,10 +810,15 @@ impl Plan {
             }
             let _ = write!(params, "{} a{position}", operand_dtype(&operands[index]).c_name());
         }
+        (params, format!("out = {}", cast(node.dtype(), out, &self.value(node))))
+    }
+
+    /// The C++ value of `node` (of its compute type) from the parameters.
+    fn value(&self, node: &Node) -> String {
         let names: Vec<String> = self.param_of.iter().map(|p| format!("a{p}")).collect();
         let mut text = String::new();
         emit(node, &names, &mut text);
-        (params, format!("out = {}", cast(node.dtype(), out, &text)))
+        text
     }
 
     /// The kernel for this plan: generated once per process (then compiled once per signature

@@ -24,6 +24,11 @@
 //! return the first NaN or else the first extreme. Reducing no elements gives the identity
 //! (`0` for `sum`, `1` for `prod`, NaN for `mean`, `true` for `all`, `false` for `any`); `max`,
 //! `min`, `argmax` and `argmin` of no elements are an error, as in NumPy.
+//!
+//! Expressions reduce the same way, fused: `(&x * &y).sum()` and `(&x - &y).abs().max_axes(&[1],
+//! false)` are one [`ReductionKernel`] whose map is the expression's element-wise code, reading
+//! `x` and `y` once and writing no temporary (when the arrays are C-contiguous of the
+//! expression's shape; a broadcast or strided operand makes it evaluate the expression first).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -33,7 +38,10 @@ use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::reduction::ReductionKernel;
 use crate::array::kernels::reduction_axis::{reduced_axes, reduced_shape};
 use crate::array::kernels::Arg;
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::{Expr, EXPR_PRELUDE};
 use crate::error::{Error, Result};
+use cuda_driver::Stream;
 
 /// Device helpers of the built-in reductions.
 const PRELUDE: &str = r#"
@@ -119,12 +127,28 @@ impl Op {
     }
 }
 
-/// The reduction of `op` over `input`, giving `output` values: kernels are made once per pair.
-fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel>> {
-    type Kernels = Mutex<HashMap<(Op, DType), Arc<ReductionKernel>>>;
+/// What a reduction's map reads: its input parameters, the C++ value of one element (of
+/// `input`'s compute type), and a key of both.
+struct MapText<'m> {
+    params: &'m str,
+    value: &'m str,
+    key: &'m [u32],
+    prelude: &'static str,
+}
+
+/// A plain array `x` as the map.
+fn array_map(input: DType) -> (String, [u32; 0]) {
+    (format!("{} x", input.c_name()), [])
+}
+
+/// The reduction of `op` over values of type `input` read by `map`, giving `output` values:
+/// kernels are made once per operation, type and map.
+fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<Arc<ReductionKernel>> {
+    type Kernels = Mutex<HashMap<(Op, DType, Vec<u32>), Arc<ReductionKernel>>>;
     static KERNELS: OnceLock<Kernels> = OnceLock::new();
     let kernels = KERNELS.get_or_init(Default::default);
-    if let Some(kernel) = kernels.lock().unwrap_or_else(PoisonError::into_inner).get(&(op, input)) {
+    let key = (op, input, map.key.to_vec());
+    if let Some(kernel) = kernels.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
         return Ok(kernel.clone());
     }
     let compute = input.compute_c_name();
@@ -133,28 +157,29 @@ fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel
         DType::F16 | DType::BF16 => "float",
         other => other.c_name(),
     };
-    let (map, reduce, post, identity, reduce_type) = match op {
-        Op::Sum => ("x", "a + b", "y = a", "0", accumulate.to_string()),
-        Op::Prod => ("x", "a * b", "y = a", "1", accumulate.to_string()),
-        Op::Mean => ("x", "a + b", "y = a / (_type_reduce)n", "0", accumulate.to_string()),
+    let x = format!("({})", map.value);
+    let (map_expr, reduce, post, identity, reduce_type) = match op {
+        Op::Sum => (x, "a + b", "y = a", "0", accumulate.to_string()),
+        Op::Prod => (x, "a * b", "y = a", "1", accumulate.to_string()),
+        Op::Mean => (x, "a + b", "y = a / (_type_reduce)n", "0", accumulate.to_string()),
         Op::Max => (
-            "x",
+            x,
             "cc_max(a, b)",
             "y = a",
             "cc_lowest<_type_reduce>()",
             compute.to_string(),
         ),
         Op::Min => (
-            "x",
+            x,
             "cc_min(a, b)",
             "y = a",
             "cc_highest<_type_reduce>()",
             compute.to_string(),
         ),
-        Op::All => ("cc_truthy(x)", "a && b", "y = a", "true", "bool".to_string()),
-        Op::Any => ("cc_truthy(x)", "a || b", "y = a", "false", "bool".to_string()),
+        Op::All => (format!("cc_truthy{x}"), "a && b", "y = a", "true", "bool".to_string()),
+        Op::Any => (format!("cc_truthy{x}"), "a || b", "y = a", "false", "bool".to_string()),
         Op::ArgMax | Op::ArgMin => (
-            "cc_make_arg<_type_value>(x, i)",
+            format!("cc_make_arg<_type_value>({x}, i)"),
             if op == Op::ArgMax {
                 "cc_arg_best(a, b, true)"
             } else {
@@ -166,10 +191,13 @@ fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel
         ),
     };
     let in_params = match op.is_arg() {
-        true => format!("{} x, unsigned long long inner", input.c_name()),
-        false => format!("{} x", input.c_name()),
+        true => format!("{}, unsigned long long inner", map.params),
+        false => map.params.to_string(),
     };
-    let name = format!("cuda_core_{}_{}", op.name(), input.name());
+    let name = match map.key.is_empty() {
+        true => format!("cuda_core_{}_{}", op.name(), input.name()),
+        false => format!("cuda_core_{}_expr_{}", op.name(), input.name()),
+    };
     let declared = match op.is_arg() {
         true => None,
         false => Some(reduce_type.as_str()),
@@ -177,7 +205,7 @@ fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel
     let mut kernel = ReductionKernel::new(
         &in_params,
         &format!("{} y", output.c_name()),
-        map,
+        &map_expr,
         reduce,
         post,
         identity,
@@ -186,13 +214,65 @@ fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel
     )?;
     kernel = match op.is_arg() {
         true => kernel
-            .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}"))
+            .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}{}", map.prelude))
             .with_struct_reduce_type(&reduce_type, ARG_SIZE),
-        false => kernel.with_prelude(PRELUDE),
+        false => kernel.with_prelude(&format!("{PRELUDE}{}", map.prelude)),
     };
     let kernel = Arc::new(kernel);
     let mut kernels = kernels.lock().unwrap_or_else(PoisonError::into_inner);
-    Ok(kernels.entry((op, input)).or_insert(kernel).clone())
+    Ok(kernels.entry(key).or_insert(kernel).clone())
+}
+
+/// The output of reducing `shape` with `op` along `axes` (`None`: all of them) on `stream`,
+/// and whether a kernel must run (`false`: the output is empty); errors for bad axes and for
+/// reductions without identity of no elements.
+fn prepare<R: Element>(
+    op: Op,
+    shape: &[usize],
+    stream: &Stream,
+    axes: Option<&[usize]>,
+    keepdims: bool,
+) -> Result<(DeviceArray<R>, Vec<usize>, bool)> {
+    let ndim = shape.len();
+    let axes: Vec<usize> = axes.map_or_else(|| (0..ndim).collect(), <[usize]>::to_vec);
+    let reduced = reduced_axes(op.name(), ndim, &axes)?;
+    let count: usize = axes.iter().map(|&a| shape[a]).product();
+    let out = DeviceArray::<R>::empty(stream, reduced_shape(shape, &reduced, keepdims))?;
+    if out.is_empty() {
+        return Ok((out, axes, false));
+    }
+    if count == 0 && !op.has_identity() {
+        return Err(Error::InvalidValue(format!(
+            "{}: an array of shape {shape:?} has no elements along axes {axes:?}, and {0} has no identity",
+            op.name(),
+        )));
+    }
+    Ok((out, axes, true))
+}
+
+/// Launches `kernel` over `inputs` (C-contiguous, of `shape`) into `out`.
+fn launch<'o, R: Element>(
+    kernel: &ReductionKernel,
+    op: Op,
+    shape: &[usize],
+    stream: &Stream,
+    mut args: Vec<Arg<'o>>,
+    axes: &[usize],
+    out: &'o mut DeviceArray<R>,
+) -> Result<()> {
+    let inner: u64 = match axes {
+        [axis] => shape[axis + 1..].iter().product::<usize>() as u64,
+        _ => 1,
+    };
+    if op.is_arg() {
+        args.push(Arg::from(inner));
+    }
+    args.push(Arg::from(out));
+    let axes = match axes.len() == shape.len() {
+        true => None,
+        false => Some(axes),
+    };
+    kernel.launch_generated(stream, &args, axes)
 }
 
 /// Reduces `array` with `op` along `axes` (`None`: all of them) into a new array on its stream.
@@ -202,24 +282,19 @@ fn reduce<T: Element, R: Element>(
     axes: Option<&[usize]>,
     keepdims: bool,
 ) -> Result<DeviceArray<R>> {
-    let ndim = array.ndim();
-    let every: Vec<usize> = (0..ndim).collect();
-    let axes = axes.unwrap_or(&every);
-    let reduced = reduced_axes(op.name(), ndim, axes)?;
-    let count: usize = axes.iter().map(|&a| array.shape()[a]).product();
     let stream = array.stream().clone();
-    let mut out = DeviceArray::<R>::empty(&stream, reduced_shape(array.shape(), &reduced, keepdims))?;
-    if out.is_empty() {
+    let (mut out, axes, run) = prepare::<R>(op, array.shape(), &stream, axes, keepdims)?;
+    if !run {
         return Ok(out);
     }
-    if count == 0 && !op.has_identity() {
-        return Err(Error::InvalidValue(format!(
-            "{}: an array of shape {:?} has no elements along axes {axes:?}, and {0} has no identity",
-            op.name(),
-            array.shape()
-        )));
-    }
-    let kernel = kernel_for(op, T::DTYPE, R::DTYPE)?;
+    let (params, key) = array_map(T::DTYPE);
+    let map = MapText {
+        params: &params,
+        value: "x",
+        key: &key,
+        prelude: "",
+    };
+    let kernel = kernel_for(op, T::DTYPE, R::DTYPE, &map)?;
     let copy;
     let input = match array.is_contiguous() {
         true => array,
@@ -228,20 +303,43 @@ fn reduce<T: Element, R: Element>(
             &copy
         }
     };
-    let inner: u64 = match axes {
-        [axis] => array.shape()[axis + 1..].iter().product::<usize>() as u64,
-        _ => 1,
+    launch(
+        &kernel,
+        op,
+        array.shape(),
+        &stream,
+        vec![Arg::from(input)],
+        &axes,
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+/// Reduces the values of `expr` with `op` along `axes`: one kernel whose map is the expression
+/// (no temporary) when its arrays are C-contiguous of its shape; otherwise the expression is
+/// evaluated once into a temporary that is then reduced.
+fn reduce_expr<T: Scalars, R: Element>(
+    expr: Expr<'_, T>,
+    op: Op,
+    axes: Option<&[usize]>,
+    keepdims: bool,
+) -> Result<DeviceArray<R>> {
+    expr.check()?;
+    let Some(fused) = expr.fused_map()? else {
+        return reduce(&expr.eval()?, op, axes, keepdims);
     };
-    let mut args = vec![Arg::from(input)];
-    if op.is_arg() {
-        args.push(Arg::from(inner));
+    let (mut out, axes, run) = prepare::<R>(op, &fused.shape, &fused.stream, axes, keepdims)?;
+    if !run {
+        return Ok(out);
     }
-    args.push(Arg::from(&mut out));
-    let axes = match axes.len() == ndim {
-        true => None,
-        false => Some(axes),
+    let map = MapText {
+        params: &fused.params,
+        value: &fused.value,
+        key: &fused.key,
+        prelude: EXPR_PRELUDE,
     };
-    kernel.launch_generated(&stream, &args, axes)?;
+    let kernel = kernel_for(op, T::DTYPE, R::DTYPE, &map)?;
+    launch(&kernel, op, &fused.shape, &fused.stream, fused.args, &axes, &mut out)?;
     Ok(out)
 }
 
@@ -257,6 +355,25 @@ macro_rules! reductions {
                 $(#[$axes_doc])*
                 pub fn $along(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
                     reduce(self, Op::$op, Some(axes), keepdims)
+                }
+            )*
+        }
+
+        /// Reductions of an expression's values: one [`ReductionKernel`] whose map is the
+        /// expression (the code its element-wise kernel would run), reading the operands once
+        /// and writing no temporary, when every array operand is C-contiguous with the
+        /// expression's shape; otherwise (broadcast or strided operands) the expression is
+        /// evaluated once and the result reduced. They run on the stream of the first array.
+        impl<'a, T: Scalars> Expr<'a, T> {
+            $(
+                $(#[$doc])*
+                pub fn $whole(self) -> Result<DeviceArray<$out>> {
+                    reduce_expr(self, Op::$op, None, false)
+                }
+
+                $(#[$axes_doc])*
+                pub fn $along(self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
+                    reduce_expr(self, Op::$op, Some(axes), keepdims)
                 }
             )*
         }
@@ -319,7 +436,32 @@ impl<T: Element> DeviceArray<T> {
     pub fn argmin_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
         reduce(self, Op::ArgMin, Some(&[axis]), keepdims)
     }
+}
 
+impl<T: Scalars> Expr<'_, T> {
+    /// The row-major index of the greatest value of the expression, fused as
+    /// [`sum`](Self::sum) is (see [`DeviceArray::argmax`]).
+    pub fn argmax(self) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMax, None, false)
+    }
+
+    /// The index along `axis` of the greatest value of each line (see [`DeviceArray::argmax_axis`]).
+    pub fn argmax_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMax, Some(&[axis]), keepdims)
+    }
+
+    /// The row-major index of the least value of the expression (see [`DeviceArray::argmin`]).
+    pub fn argmin(self) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMin, None, false)
+    }
+
+    /// The index along `axis` of the least value of each line (see [`DeviceArray::argmin_axis`]).
+    pub fn argmin_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMin, Some(&[axis]), keepdims)
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
     /// The value of a one-element array (NumPy's `x.item()`, the `float(cp.sum(z))` of CuPy):
     /// waits for the array's stream and reads it back. Arrays of any other size are an error.
     pub fn item(&self) -> Result<T> {
@@ -340,6 +482,90 @@ mod tests {
     use crate::array::ArgType;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
+    const ALL_OPS: [Op; 9] = [
+        Op::Sum,
+        Op::Prod,
+        Op::Mean,
+        Op::Max,
+        Op::Min,
+        Op::All,
+        Op::Any,
+        Op::ArgMax,
+        Op::ArgMin,
+    ];
+
+    fn output_of<T: Element>(op: Op) -> DType {
+        match op {
+            Op::Sum | Op::Prod => <T::Sum as Element>::DTYPE,
+            Op::Mean => <T::Mean as Element>::DTYPE,
+            Op::Max | Op::Min => T::DTYPE,
+            Op::All | Op::Any => DType::Bool,
+            Op::ArgMax | Op::ArgMin => DType::I64,
+        }
+    }
+
+    /// A one-operand expression of type `T` (a host scalar standing in for an array).
+    fn value<'a, T: Element>() -> Expr<'a, T> {
+        Expr::scalar(T::DTYPE, crate::array::routines::math::ScalarValue::Int(1))
+    }
+
+    /// Every reduction of `expr` generates the expression as its map (no temporary: the
+    /// kernel's inputs are the expression's operands) and compiles, whole and along axes.
+    fn expression_reductions_compile<T: Scalars>(expr: Expr<'_, T>, fragment: &str) {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let (params, value, key) = crate::array::routines::math::map_text(&expr);
+        assert!(value.contains(fragment), "{value}");
+        let map = MapText {
+            params: &params,
+            value: &value,
+            key: &key,
+            prelude: EXPR_PRELUDE,
+        };
+        for op in ALL_OPS {
+            let output = output_of::<T>(op);
+            let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
+            let (plain_params, plain_key) = array_map(T::DTYPE);
+            let plain_map = MapText {
+                params: &plain_params,
+                value: "x",
+                key: &plain_key,
+                prelude: "",
+            };
+            let plain = kernel_for(op, T::DTYPE, output, &plain_map).unwrap();
+            assert!(!Arc::ptr_eq(&kernel, &plain), "another kernel than the array's");
+            let mut signature: Vec<ArgType> = params
+                .split(", ")
+                .map(|p| ArgType::Array(DType::from_c_name(p.rsplit_once(' ').unwrap().0).unwrap()))
+                .collect();
+            if op.is_arg() {
+                signature.push(ArgType::Scalar(DType::U64));
+            }
+            signature.push(ArgType::Array(output));
+            for source in [
+                kernel.source_for(&signature).unwrap(),
+                kernel.axis_source_for(&signature).unwrap(),
+            ] {
+                assert!(source.contains(&value), "the map is the expression: {source}");
+                if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                    panic!("{} of {}: {error}\n{source}", op.name(), T::DTYPE);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reductions_of_expressions_fuse_the_expression_into_the_map() {
+        use crate::array::routines::math::ExprOps;
+        expression_reductions_compile((value::<f32>() - value::<f32>()).abs(), "_cc_abs");
+        expression_reductions_compile(value::<half::f16>() * value::<half::f16>(), "cuda_core_f16");
+        expression_reductions_compile(value::<i32>().pow(value::<u8>()), "_cc_pow");
+        expression_reductions_compile(value::<half::bf16>().gt(0.5), ">");
+        expression_reductions_compile((value::<u8>() + value::<i8>()).maximum(2), "_cc_max");
+    }
+
     /// Compiles the whole-array and axis forms of every built-in reduction of `T`.
     fn compiles_for<T: Element>() {
         let options = ProgramOptions {
@@ -358,7 +584,14 @@ mod tests {
             (Op::ArgMin, DType::I64),
         ];
         for (op, output) in ops {
-            let kernel = kernel_for(op, T::DTYPE, output).unwrap();
+            let (params, key) = array_map(T::DTYPE);
+            let map = MapText {
+                params: &params,
+                value: "x",
+                key: &key,
+                prelude: "",
+            };
+            let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let mut signature = vec![ArgType::Array(T::DTYPE)];
             if op.is_arg() {
                 signature.push(ArgType::Scalar(DType::U64));
