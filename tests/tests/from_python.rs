@@ -409,6 +409,10 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (2.0 * &x).eval()?;
     let z = (&x + &y).eval_on(&stream)?;
     ((&x * &y).sum()?, (&x - &y).abs().max_axes(&[1], false)?);
+    (x.var(1)?, x.std_axes(&[0], true, 0)?);
+    (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
+    x.nansum_axes(&[0], false)?;
+    (x.count_nonzero()?, x.ptp_axes(&[1], false)?);
     drop(z);
     x.astype::<f32>().eval()?;
     x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?;

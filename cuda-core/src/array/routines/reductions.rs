@@ -1,5 +1,7 @@
 //! NumPy's reductions as methods of [`DeviceArray`]: `sum`, `prod`, `mean`, `max`, `min`,
-//! `all`, `any`, `argmax` and `argmin`, over every element or along axes (with `keepdims`), and
+//! `all`, `any`, `argmax` and `argmin`, the statistics `var` and `std` (with `ddof`),
+//! `nansum`, `nanmean`, `nanmax`, `nanmin`, `count_nonzero` and `ptp`, over every element or
+//! along axes (with `keepdims`), and
 //! [`item`](DeviceArray::item), which reads a one-element array back to the host.
 //!
 //! ```no_run
@@ -38,7 +40,7 @@ use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::reduction::ReductionKernel;
 use crate::array::kernels::reduction_axis::{reduced_axes, reduced_shape};
 use crate::array::kernels::Arg;
-use crate::array::promotion::Scalars;
+use crate::array::promotion::{Promote, Scalars};
 use crate::array::routines::math::{Expr, EXPR_PRELUDE};
 use crate::error::{Error, Result};
 use cuda_driver::Stream;
@@ -84,7 +86,38 @@ template <typename V> __device__ __forceinline__ cc_arg<V> cc_arg_best(const cc_
     if (a.v == b.v) return a.i < b.i ? a : b;
     return (greatest ? a.v > b.v : a.v < b.v) ? a : b;
 }
+template <typename R, typename X> __device__ __forceinline__ R cc_nan_to_zero(const X x) { return cc_isnan(x) ? R(0) : R(x); }
+template <typename T> __device__ __forceinline__ T cc_nanmax(const T a, const T b) { return cc_isnan(a) ? b : cc_isnan(b) ? a : (a > b ? a : b); }
+template <typename T> __device__ __forceinline__ T cc_nanmin(const T a, const T b) { return cc_isnan(a) ? b : cc_isnan(b) ? a : (a < b ? a : b); }
+__device__ __forceinline__ double cc_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
+struct cc_moments { double n; double mean; double m2; };
+__device__ __forceinline__ cc_moments cc_no_moments() { cc_moments r; r.n = 0.0; r.mean = 0.0; r.m2 = 0.0; return r; }
+template <typename X> __device__ __forceinline__ cc_moments cc_moment(const X x) { cc_moments r; r.n = 1.0; r.mean = (double)(float)x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const double x) { cc_moments r; r.n = 1.0; r.mean = x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const long long x) { cc_moments r; r.n = 1.0; r.mean = (double)x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const unsigned long long x) { cc_moments r; r.n = 1.0; r.mean = (double)x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const int x) { return cc_moment((long long)x); }
+__device__ __forceinline__ cc_moments cc_moment(const unsigned x) { return cc_moment((long long)x); }
+template <typename X> __device__ __forceinline__ cc_moments cc_nan_moment(const X x) { return cc_isnan(x) ? cc_no_moments() : cc_moment(x); }
+// Chan et al.'s pairwise combination of counts, means and sums of squared deviations.
+__device__ __forceinline__ cc_moments cc_combine(const cc_moments a, const cc_moments b) {
+    if (a.n == 0.0) return b;
+    if (b.n == 0.0) return a;
+    cc_moments r;
+    r.n = a.n + b.n;
+    const double d = b.mean - a.mean;
+    r.mean = a.mean + d * (b.n / r.n);
+    r.m2 = a.m2 + b.m2 + d * d * (a.n * (b.n / r.n));
+    return r;
+}
+__device__ __forceinline__ double cc_variance(const cc_moments a, const double ddof) {
+    const double dof = a.n - ddof;
+    return a.m2 / (dof > 0.0 ? dof : 0.0);
+}
 "#;
+
+/// Bytes of `cc_moments`: three doubles.
+const MOMENTS_SIZE: usize = 24;
 
 /// Bytes of `cc_arg<V>` for every `V` of at most 8 bytes: the value padded to 8, the index.
 const ARG_SIZE: usize = 16;
@@ -101,6 +134,13 @@ enum Op {
     Any,
     ArgMax,
     ArgMin,
+    Var,
+    Std,
+    NanSum,
+    NanMean,
+    NanMax,
+    NanMin,
+    CountNonzero,
 }
 
 impl Op {
@@ -115,11 +155,31 @@ impl Op {
             Op::Any => "any",
             Op::ArgMax => "argmax",
             Op::ArgMin => "argmin",
+            Op::Var => "var",
+            Op::Std => "std",
+            Op::NanSum => "nansum",
+            Op::NanMean => "nanmean",
+            Op::NanMax => "nanmax",
+            Op::NanMin => "nanmin",
+            Op::CountNonzero => "count_nonzero",
         }
     }
 
     fn has_identity(self) -> bool {
-        !matches!(self, Op::Max | Op::Min | Op::ArgMax | Op::ArgMin)
+        !matches!(
+            self,
+            Op::Max | Op::Min | Op::ArgMax | Op::ArgMin | Op::NanMax | Op::NanMin
+        )
+    }
+
+    /// Whether the kernel takes `double ddof` after the map's parameters.
+    fn has_ddof(self) -> bool {
+        matches!(self, Op::Var | Op::Std)
+    }
+
+    /// Whether values reduce as `cc_moments` (count, mean, squared deviations).
+    fn is_moments(self) -> bool {
+        matches!(self, Op::Var | Op::Std | Op::NanMean)
     }
 
     fn is_arg(self) -> bool {
@@ -178,6 +238,49 @@ fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<
         ),
         Op::All => (format!("cc_truthy{x}"), "a && b", "y = a", "true", "bool".to_string()),
         Op::Any => (format!("cc_truthy{x}"), "a || b", "y = a", "false", "bool".to_string()),
+        Op::NanSum => (
+            format!("cc_nan_to_zero<_type_reduce>{x}"),
+            "a + b",
+            "y = a",
+            "0",
+            accumulate.to_string(),
+        ),
+        Op::NanMax | Op::NanMin => (
+            x,
+            if op == Op::NanMax {
+                "cc_nanmax(a, b)"
+            } else {
+                "cc_nanmin(a, b)"
+            },
+            "y = a",
+            match (input.is_float(), op) {
+                (true, _) => "cc_nan()",
+                (false, Op::NanMax) => "cc_lowest<_type_reduce>()",
+                (false, _) => "cc_highest<_type_reduce>()",
+            },
+            compute.to_string(),
+        ),
+        Op::CountNonzero => (
+            format!("(long long)cc_truthy{x}"),
+            "a + b",
+            "y = a",
+            "0",
+            "long long".to_string(),
+        ),
+        Op::Var | Op::Std | Op::NanMean => (
+            match op {
+                Op::NanMean => format!("cc_nan_moment{x}"),
+                _ => format!("cc_moment{x}"),
+            },
+            "cc_combine(a, b)",
+            match op {
+                Op::Var => "y = cc_variance(a, ddof)",
+                Op::Std => "y = sqrt(cc_variance(a, ddof))",
+                _ => "y = a.n > 0.0 ? a.mean : cc_nan()",
+            },
+            "cc_no_moments()",
+            "cc_moments".to_string(),
+        ),
         Op::ArgMax | Op::ArgMin => (
             format!("cc_make_arg<_type_value>({x}, i)"),
             if op == Op::ArgMax {
@@ -190,15 +293,16 @@ fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<
             "cc_arg<_type_value>".to_string(),
         ),
     };
-    let in_params = match op.is_arg() {
-        true => format!("{}, unsigned long long inner", map.params),
-        false => map.params.to_string(),
+    let in_params = match (op.is_arg(), op.has_ddof()) {
+        (true, _) => format!("{}, unsigned long long inner", map.params),
+        (_, true) => format!("{}, double ddof", map.params),
+        _ => map.params.to_string(),
     };
     let name = match map.key.is_empty() {
         true => format!("cuda_core_{}_{}", op.name(), input.name()),
         false => format!("cuda_core_{}_expr_{}", op.name(), input.name()),
     };
-    let declared = match op.is_arg() {
+    let declared = match op.is_arg() || op.is_moments() {
         true => None,
         false => Some(reduce_type.as_str()),
     };
@@ -212,11 +316,14 @@ fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<
         &name,
         declared,
     )?;
-    kernel = match op.is_arg() {
-        true => kernel
+    kernel = match (op.is_arg(), op.is_moments()) {
+        (true, _) => kernel
             .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}{}", map.prelude))
             .with_struct_reduce_type(&reduce_type, ARG_SIZE),
-        false => kernel.with_prelude(&format!("{PRELUDE}{}", map.prelude)),
+        (_, true) => kernel
+            .with_prelude(&format!("{PRELUDE}{}", map.prelude))
+            .with_struct_reduce_type(&reduce_type, MOMENTS_SIZE),
+        _ => kernel.with_prelude(&format!("{PRELUDE}{}", map.prelude)),
     };
     let kernel = Arc::new(kernel);
     let mut kernels = kernels.lock().unwrap_or_else(PoisonError::into_inner);
@@ -250,7 +357,9 @@ fn prepare<R: Element>(
     Ok((out, axes, true))
 }
 
-/// Launches `kernel` over `inputs` (C-contiguous, of `shape`) into `out`.
+/// Launches `kernel` over `inputs` (C-contiguous, of `shape`) into `out`, with the `ddof` of
+/// `var` and `std`.
+#[allow(clippy::too_many_arguments)]
 fn launch<'o, R: Element>(
     kernel: &ReductionKernel,
     op: Op,
@@ -258,6 +367,7 @@ fn launch<'o, R: Element>(
     stream: &Stream,
     mut args: Vec<Arg<'o>>,
     axes: &[usize],
+    ddof: f64,
     out: &'o mut DeviceArray<R>,
 ) -> Result<()> {
     let inner: u64 = match axes {
@@ -266,6 +376,9 @@ fn launch<'o, R: Element>(
     };
     if op.is_arg() {
         args.push(Arg::from(inner));
+    }
+    if op.has_ddof() {
+        args.push(Arg::scalar(ddof));
     }
     args.push(Arg::from(out));
     let axes = match axes.len() == shape.len() {
@@ -281,6 +394,7 @@ fn reduce<T: Element, R: Element>(
     op: Op,
     axes: Option<&[usize]>,
     keepdims: bool,
+    ddof: f64,
 ) -> Result<DeviceArray<R>> {
     let stream = array.stream().clone();
     let (mut out, axes, run) = prepare::<R>(op, array.shape(), &stream, axes, keepdims)?;
@@ -310,6 +424,7 @@ fn reduce<T: Element, R: Element>(
         &stream,
         vec![Arg::from(input)],
         &axes,
+        ddof,
         &mut out,
     )?;
     Ok(out)
@@ -323,10 +438,11 @@ fn reduce_expr<T: Scalars, R: Element>(
     op: Op,
     axes: Option<&[usize]>,
     keepdims: bool,
+    ddof: f64,
 ) -> Result<DeviceArray<R>> {
     expr.check()?;
     let Some(fused) = expr.fused_map()? else {
-        return reduce(&expr.eval()?, op, axes, keepdims);
+        return reduce(&expr.eval()?, op, axes, keepdims, ddof);
     };
     let (mut out, axes, run) = prepare::<R>(op, &fused.shape, &fused.stream, axes, keepdims)?;
     if !run {
@@ -339,7 +455,16 @@ fn reduce_expr<T: Scalars, R: Element>(
         prelude: EXPR_PRELUDE,
     };
     let kernel = kernel_for(op, T::DTYPE, R::DTYPE, &map)?;
-    launch(&kernel, op, &fused.shape, &fused.stream, fused.args, &axes, &mut out)?;
+    launch(
+        &kernel,
+        op,
+        &fused.shape,
+        &fused.stream,
+        fused.args,
+        &axes,
+        ddof,
+        &mut out,
+    )?;
     Ok(out)
 }
 
@@ -349,12 +474,12 @@ macro_rules! reductions {
             $(
                 $(#[$doc])*
                 pub fn $whole(&self) -> Result<DeviceArray<$out>> {
-                    reduce(self, Op::$op, None, false)
+                    reduce(self, Op::$op, None, false, 0.0)
                 }
 
                 $(#[$axes_doc])*
                 pub fn $along(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
-                    reduce(self, Op::$op, Some(axes), keepdims)
+                    reduce(self, Op::$op, Some(axes), keepdims, 0.0)
                 }
             )*
         }
@@ -368,12 +493,12 @@ macro_rules! reductions {
             $(
                 $(#[$doc])*
                 pub fn $whole(self) -> Result<DeviceArray<$out>> {
-                    reduce_expr(self, Op::$op, None, false)
+                    reduce_expr(self, Op::$op, None, false, 0.0)
                 }
 
                 $(#[$axes_doc])*
                 pub fn $along(self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
-                    reduce_expr(self, Op::$op, Some(axes), keepdims)
+                    reduce_expr(self, Op::$op, Some(axes), keepdims, 0.0)
                 }
             )*
         }
@@ -410,31 +535,121 @@ reductions! {
     any,
     /// Whether any element along `axes` is nonzero (see [`sum_axes`](Self::sum_axes)).
     any_axes => Any, Bool;
+    /// The sum of every element that is not NaN, a 0-d array (NumPy's `nansum`; `0` when
+    /// all are NaN).
+    nansum,
+    /// Sums without NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nansum_axes => NanSum, T::Sum;
+    /// The mean of the elements that are not NaN (NumPy's `nanmean`: NaN when there are none),
+    /// accumulated in `f64` as [`var`](Self::var) is.
+    nanmean,
+    /// Means without NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nanmean_axes => NanMean, T::Mean;
+    /// The greatest element ignoring NaNs (NumPy's `nanmax`: NaN when all are NaN; an error
+    /// when empty).
+    nanmax,
+    /// Greatest elements ignoring NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nanmax_axes => NanMax, T;
+    /// The least element ignoring NaNs (NumPy's `nanmin`).
+    nanmin,
+    /// Least elements ignoring NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nanmin_axes => NanMin, T;
+    /// The number of nonzero elements, a 0-d `i64` array (NumPy's `count_nonzero`).
+    count_nonzero,
+    /// Nonzero elements counted along `axes` (see [`sum_axes`](Self::sum_axes)).
+    count_nonzero_axes => CountNonzero, i64;
+}
+
+macro_rules! moments {
+    ($($(#[$doc:meta])* $whole:ident, $(#[$axes_doc:meta])* $along:ident => $op:ident;)*) => {
+        impl<T: Element> DeviceArray<T> {
+            $(
+                $(#[$doc])*
+                pub fn $whole(&self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce(self, Op::$op, None, false, ddof as f64)
+                }
+
+                $(#[$axes_doc])*
+                pub fn $along(&self, axes: &[usize], keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce(self, Op::$op, Some(axes), keepdims, ddof as f64)
+                }
+            )*
+        }
+
+        impl<'a, T: Scalars> Expr<'a, T> {
+            $(
+                $(#[$doc])*
+                pub fn $whole(self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce_expr(self, Op::$op, None, false, ddof as f64)
+                }
+
+                $(#[$axes_doc])*
+                pub fn $along(self, axes: &[usize], keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce_expr(self, Op::$op, Some(axes), keepdims, ddof as f64)
+                }
+            )*
+        }
+    };
+}
+
+moments! {
+    /// The variance of every element, `sum((x - mean)^2) / (n - ddof)`, a 0-d array of
+    /// [`Element::Mean`] (NumPy's `var(ddof=...)`; NaN when `n - ddof <= 0` and every element is
+    /// equal, else inf, as NumPy divides by `max(n - ddof, 0)`).
+    ///
+    /// One pass over memory: each thread keeps a count, a mean and a sum of squared
+    /// deviations in `f64` and the partial results are merged by Chan et al.'s pairwise
+    /// formula (Welford's update for single values). Unlike a sum and a sum of squares, this
+    /// does not cancel catastrophically when the mean is large against the spread (f32 data
+    /// around 1e4 keeps its variance exact to f64 rounding of the inputs), and `f64` for every
+    /// input type costs little next to reading the memory.
+    var,
+    /// Variances along `axes` (see [`sum_axes`](Self::sum_axes)).
+    var_axes => Var;
+    /// The standard deviation, `sqrt` of [`var`](Self::var).
+    std,
+    /// Standard deviations along `axes` (see [`sum_axes`](Self::sum_axes)).
+    std_axes => Std;
 }
 
 impl<T: Element> DeviceArray<T> {
     /// The row-major index of the greatest element (the first NaN if there is one, else the
     /// first of equal greatest ones), a 0-d array; an error when empty.
     pub fn argmax(&self) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMax, None, false)
+        reduce(self, Op::ArgMax, None, false, 0.0)
     }
 
     /// The index along `axis` of the greatest element of each line along it (see
     /// [`argmax`](Self::argmax)); `keepdims` keeps `axis` with extent 1.
     pub fn argmax_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMax, Some(&[axis]), keepdims)
+        reduce(self, Op::ArgMax, Some(&[axis]), keepdims, 0.0)
     }
 
     /// The row-major index of the least element (the first NaN if there is one, else the first
     /// of equal least ones), a 0-d array; an error when empty.
     pub fn argmin(&self) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMin, None, false)
+        reduce(self, Op::ArgMin, None, false, 0.0)
     }
 
     /// The index along `axis` of the least element of each line along it (see
     /// [`argmin`](Self::argmin)); `keepdims` keeps `axis` with extent 1.
     pub fn argmin_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMin, Some(&[axis]), keepdims)
+        reduce(self, Op::ArgMin, Some(&[axis]), keepdims, 0.0)
+    }
+}
+
+impl<T: Scalars + Promote<T, Output = T>> DeviceArray<T> {
+    /// The range of the values, `max - min`, a 0-d array of `T` (NumPy's `ptp`: integers wrap,
+    /// NaN if any is NaN; an error when empty): two reductions and a subtraction.
+    pub fn ptp(&self) -> Result<DeviceArray<T>> {
+        let (high, low) = (self.max()?, self.min()?);
+        (&high - &low).eval()
+    }
+
+    /// Ranges along `axes` (see [`sum_axes`](Self::sum_axes)).
+    pub fn ptp_axes(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<T>> {
+        let (high, low) = (self.max_axes(axes, keepdims)?, self.min_axes(axes, keepdims)?);
+        (&high - &low).eval()
     }
 }
 
@@ -442,22 +657,22 @@ impl<T: Scalars> Expr<'_, T> {
     /// The row-major index of the greatest value of the expression, fused as
     /// [`sum`](Self::sum) is (see [`DeviceArray::argmax`]).
     pub fn argmax(self) -> Result<DeviceArray<i64>> {
-        reduce_expr(self, Op::ArgMax, None, false)
+        reduce_expr(self, Op::ArgMax, None, false, 0.0)
     }
 
     /// The index along `axis` of the greatest value of each line (see [`DeviceArray::argmax_axis`]).
     pub fn argmax_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce_expr(self, Op::ArgMax, Some(&[axis]), keepdims)
+        reduce_expr(self, Op::ArgMax, Some(&[axis]), keepdims, 0.0)
     }
 
     /// The row-major index of the least value of the expression (see [`DeviceArray::argmin`]).
     pub fn argmin(self) -> Result<DeviceArray<i64>> {
-        reduce_expr(self, Op::ArgMin, None, false)
+        reduce_expr(self, Op::ArgMin, None, false, 0.0)
     }
 
     /// The index along `axis` of the least value of each line (see [`DeviceArray::argmin_axis`]).
     pub fn argmin_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce_expr(self, Op::ArgMin, Some(&[axis]), keepdims)
+        reduce_expr(self, Op::ArgMin, Some(&[axis]), keepdims, 0.0)
     }
 }
 
@@ -482,7 +697,7 @@ mod tests {
     use crate::array::ArgType;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
-    const ALL_OPS: [Op; 9] = [
+    const ALL_OPS: [Op; 16] = [
         Op::Sum,
         Op::Prod,
         Op::Mean,
@@ -492,15 +707,22 @@ mod tests {
         Op::Any,
         Op::ArgMax,
         Op::ArgMin,
+        Op::Var,
+        Op::Std,
+        Op::NanSum,
+        Op::NanMean,
+        Op::NanMax,
+        Op::NanMin,
+        Op::CountNonzero,
     ];
 
     fn output_of<T: Element>(op: Op) -> DType {
         match op {
-            Op::Sum | Op::Prod => <T::Sum as Element>::DTYPE,
-            Op::Mean => <T::Mean as Element>::DTYPE,
-            Op::Max | Op::Min => T::DTYPE,
+            Op::Sum | Op::Prod | Op::NanSum => <T::Sum as Element>::DTYPE,
+            Op::Mean | Op::Var | Op::Std | Op::NanMean => <T::Mean as Element>::DTYPE,
+            Op::Max | Op::Min | Op::NanMax | Op::NanMin => T::DTYPE,
             Op::All | Op::Any => DType::Bool,
-            Op::ArgMax | Op::ArgMin => DType::I64,
+            Op::ArgMax | Op::ArgMin | Op::CountNonzero => DType::I64,
         }
     }
 
@@ -543,6 +765,9 @@ mod tests {
             if op.is_arg() {
                 signature.push(ArgType::Scalar(DType::U64));
             }
+            if op.has_ddof() {
+                signature.push(ArgType::Scalar(DType::F64));
+            }
             signature.push(ArgType::Array(output));
             for source in [
                 kernel.source_for(&signature).unwrap(),
@@ -572,18 +797,8 @@ mod tests {
             cache: false,
             ..ProgramOptions::for_arch(Arch::Sm(90))
         };
-        let ops = [
-            (Op::Sum, <T::Sum as Element>::DTYPE),
-            (Op::Prod, <T::Sum as Element>::DTYPE),
-            (Op::Mean, <T::Mean as Element>::DTYPE),
-            (Op::Max, T::DTYPE),
-            (Op::Min, T::DTYPE),
-            (Op::All, DType::Bool),
-            (Op::Any, DType::Bool),
-            (Op::ArgMax, DType::I64),
-            (Op::ArgMin, DType::I64),
-        ];
-        for (op, output) in ops {
+        for op in ALL_OPS {
+            let output = output_of::<T>(op);
             let (params, key) = array_map(T::DTYPE);
             let map = MapText {
                 params: &params,
@@ -595,6 +810,9 @@ mod tests {
             let mut signature = vec![ArgType::Array(T::DTYPE)];
             if op.is_arg() {
                 signature.push(ArgType::Scalar(DType::U64));
+            }
+            if op.has_ddof() {
+                signature.push(ArgType::Scalar(DType::F64));
             }
             signature.push(ArgType::Array(output));
             for source in [
