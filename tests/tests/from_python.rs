@@ -408,6 +408,50 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (&x * a).eval()?;
     (2.0 * &x).eval()?;
     let z = (&x + &y).eval_on(&stream)?;
+    (x.isnan(), x.isinf(), x.isfinite(), x.signbit());
+    (
+        x.floor(),
+        x.ceil(),
+        x.trunc(),
+        x.rint(),
+        x.sign(),
+        x.square(),
+        x.reciprocal(),
+    );
+    (x.cbrt(), x.exp2(), x.expm1(), x.log2(), x.log10(), x.log1p());
+    (
+        x.sinh(),
+        x.cosh(),
+        x.tan(),
+        x.arcsin(),
+        x.arccos(),
+        x.arctan(),
+        x.arcsinh(),
+        x.arccosh(),
+        x.arctanh(),
+    );
+    x.clip(0.0, 1.0);
+    (y.arctan2(&x), x.hypot(&y), x.copysign(&y));
+    (x.floor_divide(&y), x.remainder(&y), x.fmod(&y));
+    x.isclose(&y, 1e-5, 1e-8, false);
+    cuda_core::allclose(&x, &y, 1e-5, 1e-8, false)?;
+    cuda_core::array_equal(&x, &y, false)?;
+    {
+        let (a, b) = (x.gt(0.0).eval()?, y.gt(0.0).eval()?);
+        (a.logical_and(&b), a.logical_or(&b), a.logical_xor(&b), a.logical_not());
+        let (a, b) = (
+            DeviceArray::<i32>::zeros(&stream, 3)?,
+            DeviceArray::<i32>::zeros(&stream, 3)?,
+        );
+        (
+            a.bitwise_and(&b),
+            a.bitwise_or(&b),
+            a.bitwise_xor(&b),
+            a.invert(),
+            a.left_shift(2),
+            a.right_shift(2),
+        );
+    }
     ((&x * &y).sum()?, (&x - &y).abs().max_axes(&[1], false)?);
     (x.var(1)?, x.std_axes(&[0], true, 0)?);
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);

@@ -37,7 +37,7 @@ pub use kernels::{
 };
 pub(crate) use memory::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
-pub use promotion::{Promote, Scalars};
+pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
-pub use routines::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
+pub use routines::{allclose, array_equal, where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
 pub use view::{broadcast_shapes, Slice};

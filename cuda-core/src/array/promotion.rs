@@ -110,3 +110,20 @@ scalars! {
     f32 => f32, f32, f32, f32;
     f64 => f64, f64, f64, f64;
 }
+
+/// Element types of bitwise operations: integers and [`Bool`].
+pub trait Bitwise: Scalars {}
+
+/// Integer element types (shifts).
+pub trait Integral: Bitwise {}
+
+impl Bitwise for Bool {}
+macro_rules! integral {
+    ($($t:ty),*) => {
+        $(
+            impl Bitwise for $t {}
+            impl Integral for $t {}
+        )*
+    };
+}
+integral!(i8, i16, i32, i64, u8, u16, u32, u64);

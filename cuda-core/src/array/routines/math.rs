@@ -34,7 +34,7 @@ use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use crate::array::kernels::elementwise::ElementwiseKernel;
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, Overlap};
-use crate::array::promotion::{Promote, Scalars};
+use crate::array::promotion::{Bitwise, Integral, Promote, Scalars};
 use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 
@@ -52,34 +52,233 @@ enum Operand<'a> {
     Scalar(DType, ScalarValue),
 }
 
+/// How an operation's result type follows from its operands' (promoted) type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum UnaryOp {
-    Neg,
-    Abs,
-    Sqrt,
-    Exp,
-    Log,
-    Sin,
-    Cos,
-    Tanh,
-    Cast,
+pub(crate) enum Kind {
+    /// The operand type ([`DType::promote`] of both, for binary operations).
+    Same,
+    /// The float type of it ([`DType::float_result`]): `sqrt`, `arctan2`, ...
+    Float,
+    /// `Bool`, from each operand in its own type: `isnan`, `logical_and`, ...
+    Predicate,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Pow,
-    Maximum,
-    Minimum,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
+/// The result type of an operation of kind `$kind` on `$t` at the type level.
+macro_rules! kind_type {
+    (Same, $t:ty) => {
+        $t
+    };
+    (Float, $t:ty) => {
+        <$t as Scalars>::Float
+    };
+    (Predicate, $t:ty) => {
+        Bool
+    };
+}
+
+/// The table of element-wise unary operations (NumPy's unary ufuncs): the method of
+/// [`ExprOps`], the operator, its [`Kind`], and its C++ with `{x}` for the operand (in the
+/// compute type of the result type for `Same` and `Float`, of its own type for `Predicate`;
+/// `_cc_` functions are in `EXPR_PRELUDE`). One line per operation; `Neg` and `Cast` are
+/// written by hand.
+macro_rules! unary_table {
+    ($($(#[$doc:meta])* $method:ident => $variant:ident, $kind:ident, $cpp:literal;)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum UnaryOp {
+            Neg,
+            Cast,
+            $($variant,)*
+        }
+
+        impl UnaryOp {
+            fn kind(self) -> Kind {
+                match self {
+                    UnaryOp::Neg | UnaryOp::Cast => Kind::Same,
+                    $(UnaryOp::$variant => Kind::$kind,)*
+                }
+            }
+
+            fn cpp(self) -> &'static str {
+                match self {
+                    UnaryOp::Neg | UnaryOp::Cast => "",
+                    $(UnaryOp::$variant => $cpp,)*
+                }
+            }
+
+            #[cfg(test)]
+            const TABLE: &'static [UnaryOp] = &[$(UnaryOp::$variant,)*];
+        }
+
+        macro_rules! unary_methods {
+            () => {
+                $(
+                    $(#[$doc])*
+                    fn $method(self) -> Expr<'a, kind_type!($kind, Self::Elem)> {
+                        unary(UnaryOp::$variant, self.into_expr())
+                    }
+                )*
+            };
+        }
+    };
+}
+
+unary_table! {
+    /// `|x|` (NumPy's `abs`).
+    abs => Abs, Same, "_cc_abs({x})";
+    /// Square root (a float type: [`DType::float_result`]).
+    sqrt => Sqrt, Float, "sqrt({x})";
+    /// Cube root.
+    cbrt => Cbrt, Float, "cbrt({x})";
+    /// `e^x`.
+    exp => Exp, Float, "exp({x})";
+    /// `2^x`.
+    exp2 => Exp2, Float, "exp2({x})";
+    /// `e^x - 1`, exact near 0.
+    expm1 => Expm1, Float, "expm1({x})";
+    /// Natural logarithm.
+    log => Log, Float, "log({x})";
+    /// Base-2 logarithm.
+    log2 => Log2, Float, "log2({x})";
+    /// Base-10 logarithm.
+    log10 => Log10, Float, "log10({x})";
+    /// `ln(1 + x)`, exact near 0.
+    log1p => Log1p, Float, "log1p({x})";
+    /// Sine.
+    sin => Sin, Float, "sin({x})";
+    /// Cosine.
+    cos => Cos, Float, "cos({x})";
+    /// Tangent.
+    tan => Tan, Float, "tan({x})";
+    /// Inverse sine (NumPy's `arcsin`).
+    arcsin => Arcsin, Float, "asin({x})";
+    /// Inverse cosine.
+    arccos => Arccos, Float, "acos({x})";
+    /// Inverse tangent.
+    arctan => Arctan, Float, "atan({x})";
+    /// Hyperbolic sine.
+    sinh => Sinh, Float, "sinh({x})";
+    /// Hyperbolic cosine.
+    cosh => Cosh, Float, "cosh({x})";
+    /// Hyperbolic tangent.
+    tanh => Tanh, Float, "tanh({x})";
+    /// Inverse hyperbolic sine.
+    arcsinh => Arcsinh, Float, "asinh({x})";
+    /// Inverse hyperbolic cosine.
+    arccosh => Arccosh, Float, "acosh({x})";
+    /// Inverse hyperbolic tangent.
+    arctanh => Arctanh, Float, "atanh({x})";
+    /// Round to the nearest integer, ties to even (a float type, as NumPy's `rint`).
+    rint => Rint, Float, "rint({x})";
+    /// Round down (integers and `Bool` unchanged, keeping their type, as NumPy 2).
+    floor => Floor, Same, "_cc_floor({x})";
+    /// Round up (integers unchanged).
+    ceil => Ceil, Same, "_cc_ceil({x})";
+    /// Round toward zero (integers unchanged).
+    trunc => Trunc, Same, "_cc_trunc({x})";
+    /// `-1`, `0` or `1` by the sign (NaN stays NaN).
+    sign => Sign, Same, "_cc_sign({x})";
+    /// `x * x`, in `x`'s type.
+    square => Square, Same, "_cc_square({x})";
+    /// `1 / x` in `x`'s type (integers: truncated, `0` for `0` where NumPy's result is
+    /// undefined).
+    reciprocal => Reciprocal, Same, "_cc_reciprocal({x})";
+    /// Whether `x` is NaN (`Bool`; never for integers).
+    isnan => IsNan, Predicate, "_cc_isnan({x})";
+    /// Whether `x` is infinite.
+    isinf => IsInf, Predicate, "_cc_isinf({x})";
+    /// Whether `x` is neither NaN nor infinite.
+    isfinite => IsFinite, Predicate, "_cc_isfinite({x})";
+    /// Whether the sign bit is set (`-0.0` included).
+    signbit => Signbit, Predicate, "_cc_signbit({x})";
+    /// `!x`: whether `x` is zero (NaN is not).
+    logical_not => LogicalNot, Predicate, "(!{x})";
+    /// Bitwise not (NumPy's `invert`; `Bool`: logical not); integers and `Bool` only.
+    invert => Invert, Same, "_cc_invert({x})";
+}
+
+/// The table of element-wise binary operations other than the arithmetic operators,
+/// comparisons, `pow`, `maximum` and `minimum`: method, operator, [`Kind`], the bound the
+/// promoted type must meet, and C++ with `{x}` and `{y}` (both in the compute type of the
+/// result type for `Same` and `Float`, converted to `bool` for `Predicate`).
+macro_rules! binary_table {
+    ($($(#[$doc:meta])* $method:ident => $variant:ident, $kind:ident, $bound:ident, $cpp:literal;)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum BinaryOp {
+            Add,
+            Sub,
+            Mul,
+            Div,
+            Pow,
+            Maximum,
+            Minimum,
+            Lt,
+            Le,
+            Gt,
+            Ge,
+            Eq,
+            Ne,
+            $($variant,)*
+        }
+
+        impl BinaryOp {
+            /// The kind and C++ of a table operation.
+            fn table(self) -> Option<(Kind, &'static str)> {
+                match self {
+                    $(BinaryOp::$variant => Some((Kind::$kind, $cpp)),)*
+                    _ => None,
+                }
+            }
+
+            #[cfg(test)]
+            const TABLE: &'static [BinaryOp] = &[$(BinaryOp::$variant,)*];
+        }
+
+        macro_rules! binary_methods {
+            () => {
+                $(
+                    $(#[$doc])*
+                    fn $method<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, kind_type!($kind, R::Output)>
+                    where
+                        R::Output: $bound,
+                    {
+                        binary_rhs(BinaryOp::$variant, self.into_expr(), rhs)
+                    }
+                )*
+            };
+        }
+    };
+}
+
+binary_table! {
+    /// The angle of `(y = self, x = rhs)` (NumPy's `arctan2`), in a float type.
+    arctan2 => Arctan2, Float, Scalars, "atan2({x}, {y})";
+    /// `sqrt(x^2 + y^2)` without overflow.
+    hypot => Hypot, Float, Scalars, "hypot({x}, {y})";
+    /// `|x|` with the sign of `y`.
+    copysign => Copysign, Float, Scalars, "copysign({x}, {y})";
+    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy).
+    fmod => Fmod, Same, Scalars, "_cc_fmod({x}, {y})";
+    /// Division rounded toward negative infinity (NumPy's `floor_divide`, `//`; integers: `0`
+    /// for a zero divisor; floats as NumPy's `divmod`).
+    floor_divide => FloorDivide, Same, Scalars, "_cc_floordiv({x}, {y})";
+    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo).
+    remainder => Remainder, Same, Scalars, "_cc_remainder({x}, {y})";
+    /// `x && y` (`Bool`).
+    logical_and => LogicalAnd, Predicate, Scalars, "({x} && {y})";
+    /// `x || y` (`Bool`).
+    logical_or => LogicalOr, Predicate, Scalars, "({x} || {y})";
+    /// `x != y` as truth values (`Bool`).
+    logical_xor => LogicalXor, Predicate, Scalars, "({x} != {y})";
+    /// Bitwise and (integers and `Bool`).
+    bitwise_and => BitwiseAnd, Same, Bitwise, "({x} & {y})";
+    /// Bitwise or (integers and `Bool`).
+    bitwise_or => BitwiseOr, Same, Bitwise, "({x} | {y})";
+    /// Bitwise exclusive or (integers and `Bool`).
+    bitwise_xor => BitwiseXor, Same, Bitwise, "({x} ^ {y})";
+    /// `x << y` (integers; `0` for a shift by the width or more, as NumPy).
+    left_shift => LeftShift, Same, Integral, "_cc_shl({x}, {y})";
+    /// `x >> y`, arithmetic for signed integers (`0` or `-1` for a shift by the width or more).
+    right_shift => RightShift, Same, Integral, "_cc_shr({x}, {y})";
 }
 
 impl BinaryOp {
@@ -321,6 +520,15 @@ impl<'a, T: Element> Expr<'a, T> {
         Expr::<T>::retype(self.node, self.operands)
     }
 
+    /// The same expression again (its operands are shared, as references and scalars).
+    pub(crate) fn duplicate(&self) -> Expr<'a, T> {
+        Expr {
+            node: self.node.clone(),
+            operands: self.operands.clone(),
+            _type: PhantomData,
+        }
+    }
+
     /// A scalar operand of type `dtype`.
     pub(crate) fn scalar(dtype: DType, value: ScalarValue) -> Expr<'a, T> {
         Expr {
@@ -508,33 +716,57 @@ where
 /// Element-wise methods of arrays (`&DeviceArray<T>`) and expressions; each returns a lazy
 /// [`Expr`]. Bring it into scope with `use cuda_core::ExprOps`.
 pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
-    /// `|x|`.
-    fn abs(self) -> Expr<'a, Self::Elem> {
-        unary(UnaryOp::Abs, self.into_expr())
+    unary_methods!();
+    binary_methods!();
+    /// The values limited to `[low, high]` (NumPy's `clip`: `minimum(maximum(x, low), high)`,
+    /// NaN propagates); either bound may be a scalar, weak as in [`Rhs`].
+    fn clip<L: Rhs<'a, Self::Elem>, H: Rhs<'a, L::Output>>(self, low: L, high: H) -> Expr<'a, H::Output> {
+        binary_rhs(BinaryOp::Minimum, self.maximum(low), high)
     }
-    /// Square root (a float type: [`DType::float_result`]).
-    fn sqrt(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Sqrt, self.into_expr())
-    }
-    /// `e^x`.
-    fn exp(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Exp, self.into_expr())
-    }
-    /// Natural logarithm.
-    fn log(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Log, self.into_expr())
-    }
-    /// Sine.
-    fn sin(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Sin, self.into_expr())
-    }
-    /// Cosine.
-    fn cos(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Cos, self.into_expr())
-    }
-    /// Hyperbolic tangent.
-    fn tanh(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Tanh, self.into_expr())
+    /// NumPy's `isclose`: `|x - y| <= atol + rtol * |y|` element-wise, in the promoted type
+    /// (`f64` for integers: [`Scalars::WithFloat`]); infinities are close only to themselves;
+    /// NaNs are close to each other only with `equal_nan`. NumPy's defaults are `rtol = 1e-5`,
+    /// `atol = 1e-8`.
+    fn isclose<R>(self, rhs: R, rtol: f64, atol: f64, equal_nan: bool) -> Expr<'a, Bool>
+    where
+        R: IntoExpr<'a>,
+        Self::Elem: Promote<R::Elem>,
+    {
+        type Close<A, B> = <<A as Promote<B>>::Output as Scalars>::WithFloat;
+        type C<'x, A, B> = Expr<'x, Close<A, B>>;
+        let x: C<'a, Self::Elem, R::Elem> = cast_to(self.into_expr());
+        let y: C<'a, Self::Elem, R::Elem> = cast_to(rhs.into_expr());
+        let dtype = <Close<Self::Elem, R::Elem> as Element>::DTYPE;
+        let tolerance = |value: f64| C::<'a, Self::Elem, R::Elem>::scalar(dtype, ScalarValue::Float(value));
+        let distance: C<'a, Self::Elem, R::Elem> = unary(
+            UnaryOp::Abs,
+            binary::<_, _, Close<Self::Elem, R::Elem>>(BinaryOp::Sub, x.duplicate(), y.duplicate()),
+        );
+        let scale: C<'a, Self::Elem, R::Elem> = binary(
+            BinaryOp::Mul,
+            unary::<_, Close<Self::Elem, R::Elem>>(UnaryOp::Abs, y.duplicate()),
+            tolerance(rtol),
+        );
+        let limit: C<'a, Self::Elem, R::Elem> = binary(BinaryOp::Add, scale, tolerance(atol));
+        let within: Expr<'a, Bool> = binary(BinaryOp::Le, distance, limit);
+        let finite: Expr<'a, Bool> = binary(
+            BinaryOp::LogicalAnd,
+            unary::<_, Bool>(UnaryOp::IsFinite, x.duplicate()),
+            unary::<_, Bool>(UnaryOp::IsFinite, y.duplicate()),
+        );
+        let equal: Expr<'a, Bool> = binary(BinaryOp::Eq, x.duplicate(), y.duplicate());
+        let close = where_(finite, within, equal);
+        match equal_nan {
+            true => {
+                let both_nan: Expr<'a, Bool> = binary(
+                    BinaryOp::LogicalAnd,
+                    unary::<_, Bool>(UnaryOp::IsNan, x),
+                    unary::<_, Bool>(UnaryOp::IsNan, y),
+                );
+                binary(BinaryOp::LogicalOr, close, both_nan)
+            }
+            false => close,
+        }
     }
     /// The values converted to `U` (floats to integers round toward zero and saturate; to
     /// `Bool`: not zero).
@@ -757,6 +989,79 @@ template <typename T> __device__ __forceinline__ T _cc_abs(T a) { return a < 0 ?
 __device__ __forceinline__ bool _cc_abs(bool a) { return a; }
 __device__ __forceinline__ float _cc_abs(float a) { return fabsf(a); }
 __device__ __forceinline__ double _cc_abs(double a) { return fabs(a); }
+template <typename T> __device__ __forceinline__ T _cc_floor(T a) { return a; }
+__device__ __forceinline__ float _cc_floor(float a) { return floorf(a); }
+__device__ __forceinline__ double _cc_floor(double a) { return floor(a); }
+template <typename T> __device__ __forceinline__ T _cc_ceil(T a) { return a; }
+__device__ __forceinline__ float _cc_ceil(float a) { return ceilf(a); }
+__device__ __forceinline__ double _cc_ceil(double a) { return ceil(a); }
+template <typename T> __device__ __forceinline__ T _cc_trunc(T a) { return a; }
+__device__ __forceinline__ float _cc_trunc(float a) { return truncf(a); }
+__device__ __forceinline__ double _cc_trunc(double a) { return trunc(a); }
+template <typename T> __device__ __forceinline__ T _cc_sign(T a) { return a != a ? a : (T)((a > 0) - (a < 0)); }
+template <typename T> __device__ __forceinline__ T _cc_square(T a) { return (T)(a * a); }
+template <typename T> __device__ __forceinline__ T _cc_reciprocal(T a) { return a == 0 ? (T)0 : (T)(1 / a); }
+__device__ __forceinline__ float _cc_reciprocal(float a) { return 1.0f / a; }
+__device__ __forceinline__ double _cc_reciprocal(double a) { return 1.0 / a; }
+template <typename T> __device__ __forceinline__ bool _cc_isnan(T a) { return a != a; }
+template <typename T> __device__ __forceinline__ bool _cc_isinf(T) { return false; }
+__device__ __forceinline__ bool _cc_isinf(float a) { return isinf(a); }
+__device__ __forceinline__ bool _cc_isinf(double a) { return isinf(a); }
+template <typename T> __device__ __forceinline__ bool _cc_isfinite(T) { return true; }
+__device__ __forceinline__ bool _cc_isfinite(float a) { return isfinite(a); }
+__device__ __forceinline__ bool _cc_isfinite(double a) { return isfinite(a); }
+template <typename T> __device__ __forceinline__ bool _cc_signbit(T a) { return a < 0; }
+__device__ __forceinline__ bool _cc_signbit(float a) { return signbit(a); }
+__device__ __forceinline__ bool _cc_signbit(double a) { return signbit(a); }
+template <typename T> __device__ __forceinline__ T _cc_invert(T a) { return (T)~a; }
+__device__ __forceinline__ bool _cc_invert(bool a) { return !a; }
+// Integer division and remainders as NumPy: 0 for a zero divisor, no overflow for MIN / -1.
+template <typename T> __device__ __forceinline__ bool _cc_minus_one(T b) { return (T)-1 < (T)0 && b == (T)-1; }
+template <typename T> __device__ __forceinline__ T _cc_floordiv(T a, T b) {
+    if (b == 0) return (T)0;
+    if (_cc_minus_one(b)) return (T)(0ULL - (unsigned long long)a);
+    T q = (T)(a / b);
+    if ((T)-1 < (T)0 && (T)(a % b) != 0 && ((a < 0) != (b < 0))) q = (T)(q - 1);
+    return q;
+}
+template <typename T> __device__ __forceinline__ T _cc_remainder(T a, T b) {
+    if (b == 0 || _cc_minus_one(b)) return (T)0;
+    T r = (T)(a % b);
+    if ((T)-1 < (T)0 && r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);
+    return r;
+}
+template <typename T> __device__ __forceinline__ T _cc_fmod(T a, T b) {
+    if (b == 0 || _cc_minus_one(b)) return (T)0;
+    return (T)(a % b);
+}
+// NumPy's divmod of floats: the floor quotient, with the remainder in `m`.
+template <typename F> __device__ __forceinline__ F _cc_fdivmod(F a, F b, F &m) {
+    m = fmod(a, b);
+    if (!b) return a / b;
+    F div = (a - m) / b;
+    if (m) {
+        if ((b < 0) != (m < 0)) { m += b; div -= (F)1; }
+    } else {
+        m = copysign((F)0, b);
+    }
+    if (!div) return copysign((F)0, a / b);
+    F floored = floor(div);
+    if (div - floored > (F)0.5) floored += (F)1;
+    return floored;
+}
+__device__ __forceinline__ float _cc_floordiv(float a, float b) { float m; return _cc_fdivmod(a, b, m); }
+__device__ __forceinline__ double _cc_floordiv(double a, double b) { double m; return _cc_fdivmod(a, b, m); }
+__device__ __forceinline__ float _cc_remainder(float a, float b) { float m; if (!b) return fmodf(a, b); _cc_fdivmod(a, b, m); return m; }
+__device__ __forceinline__ double _cc_remainder(double a, double b) { double m; if (!b) return fmod(a, b); _cc_fdivmod(a, b, m); return m; }
+__device__ __forceinline__ float _cc_fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double _cc_fmod(double a, double b) { return fmod(a, b); }
+// Shifts as NumPy: by the width or more (or a negative count) gives 0, or -1 right of a negative.
+template <typename T> __device__ __forceinline__ T _cc_shl(T a, T b) {
+    return (b < 0 || b >= (T)(8 * sizeof(T))) ? (T)0 : (T)((unsigned long long)a << b);
+}
+template <typename T> __device__ __forceinline__ T _cc_shr(T a, T b) {
+    return (b < 0 || b >= (T)(8 * sizeof(T))) ? (a < 0 ? (T)-1 : (T)0) : (T)(a >> b);
+}
 "#;
 
 /// How an expression becomes a kernel: which operands are distinct parameters, and a compact
@@ -911,26 +1216,21 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
         Node::Operand(index, dtype) => out.push_str(&load(*dtype, &names[*index])),
         Node::Out(dtype) => out.push_str(&load(*dtype, "out")),
         Node::Unary(op, a, dtype) => {
-            let operand_type = match op {
-                UnaryOp::Cast => a.dtype(),
-                _ => *dtype,
+            let operand_type = match op.kind() {
+                _ if *op == UnaryOp::Cast => a.dtype(),
+                Kind::Predicate => a.dtype(),
+                Kind::Same | Kind::Float => *dtype,
             };
             let x = sub(a, operand_type);
             let c = dtype.compute_c_name();
             let value = match op {
                 UnaryOp::Neg if *dtype == DType::Bool => format!("(!{x})"),
                 UnaryOp::Neg => format!("(({c})(-{x}))"),
-                UnaryOp::Abs => format!("_cc_abs({x})"),
-                UnaryOp::Sqrt => format!("sqrt({x})"),
-                UnaryOp::Exp => format!("exp({x})"),
-                UnaryOp::Log => format!("log({x})"),
-                UnaryOp::Sin => format!("sin({x})"),
-                UnaryOp::Cos => format!("cos({x})"),
-                UnaryOp::Tanh => format!("tanh({x})"),
                 UnaryOp::Cast => {
                     out.push_str(&cast(a.dtype(), *dtype, &x));
                     return;
                 }
+                op => op.cpp().replace("{x}", &x),
             };
             out.push_str(&round(*dtype, &value));
         }
@@ -943,6 +1243,15 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
                 _ => "_cc_cmp_su",
             };
             let _ = write!(out, "({function}({x}, {y}) {} 0)", comparison_symbol(*op));
+        }
+        Node::Binary(op, a, b, dtype) if op.table().is_some() => {
+            let (kind, cpp) = op.table().expect("a table operation");
+            let operand_type = match kind {
+                Kind::Predicate => DType::Bool,
+                Kind::Same | Kind::Float => *dtype,
+            };
+            let (x, y) = (sub(a, operand_type), sub(b, operand_type));
+            out.push_str(&round(*dtype, &cpp.replace("{x}", &x).replace("{y}", &y)));
         }
         Node::Binary(op, a, b, dtype) => {
             let operand_type = match op.is_comparison() {
@@ -971,6 +1280,7 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
                     out.push_str(&round(*dtype, &format!("_cc_min<{c}>({x}, {y})")));
                     return;
                 }
+                _ => unreachable!("table operations are emitted by the arm above"),
             };
             match op.is_comparison() {
                 true => {
@@ -1194,20 +1504,127 @@ mod tests {
 
     fn bin(op: BinaryOp, a: Node, b: Node) -> Node {
         let promoted = a.dtype().promote(b.dtype());
-        let dtype = match op {
-            BinaryOp::Div => promoted.quotient_result(),
-            op if op.is_comparison() => DType::Bool,
+        let dtype = match (op, op.table()) {
+            (BinaryOp::Div, _) => promoted.quotient_result(),
+            (op, _) if op.is_comparison() => DType::Bool,
+            (_, Some((kind, _))) => kind_dtype(kind, promoted),
             _ => promoted,
         };
         Node::Binary(op, Box::new(a), Box::new(b), dtype)
     }
 
+    fn kind_dtype(kind: Kind, dtype: DType) -> DType {
+        match kind {
+            Kind::Same => dtype,
+            Kind::Float => dtype.float_result(),
+            Kind::Predicate => DType::Bool,
+        }
+    }
+
     fn un(op: UnaryOp, a: Node) -> Node {
-        let dtype = match op {
-            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Cast => a.dtype(),
-            _ => a.dtype().float_result(),
-        };
+        let dtype = kind_dtype(op.kind(), a.dtype());
         Node::Unary(op, Box::new(a), dtype)
+    }
+
+    /// Every operation of the two tables over operands of `a` and `b` (the bitwise ones where
+    /// the promoted type allows them), each added into an `f64` sum.
+    fn every_table_operation(a: DType, b: DType) -> Node {
+        let (x, y) = (scalar(a, 0), scalar(b, 1));
+        let promoted = a.promote(b);
+        let mut terms: Vec<Node> = UnaryOp::TABLE
+            .iter()
+            .filter(|&&op| op != UnaryOp::Invert || a.is_int() || a == DType::Bool)
+            .map(|&op| un(op, x.clone()))
+            .collect();
+        for &op in BinaryOp::TABLE {
+            let bitwise = matches!(op, BinaryOp::BitwiseAnd | BinaryOp::BitwiseOr | BinaryOp::BitwiseXor);
+            let shift = matches!(op, BinaryOp::LeftShift | BinaryOp::RightShift);
+            if (bitwise && !(promoted.is_int() || promoted == DType::Bool)) || (shift && !promoted.is_int()) {
+                continue;
+            }
+            terms.push(bin(op, x.clone(), y.clone()));
+        }
+        terms
+            .into_iter()
+            .reduce(|sum, term| Node::Binary(BinaryOp::Add, Box::new(sum), Box::new(term), DType::F64))
+            .expect("terms")
+    }
+
+    #[test]
+    fn every_table_operation_compiles_for_every_type_pair() {
+        use crate::{Arch, CompileTarget, Program, ProgramOptions};
+        let pairs = [
+            (DType::F32, DType::F32),
+            (DType::F64, DType::I32),
+            (DType::F16, DType::F16),
+            (DType::BF16, DType::U8),
+            (DType::I8, DType::U8),
+            (DType::I64, DType::I64),
+            (DType::U64, DType::U64),
+            (DType::U16, DType::U32),
+            (DType::Bool, DType::Bool),
+            (DType::I16, DType::Bool),
+        ];
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        for (a, b) in pairs {
+            let node = every_table_operation(a, b);
+            let operands = [
+                Operand::Scalar(a, ScalarValue::Int(3)),
+                Operand::Scalar(b, ScalarValue::Int(2)),
+            ];
+            let plan = Plan::new(&node, &operands, DType::F64);
+            let (params, operation) = plan.source(&node, &operands, DType::F64);
+            let kernel = ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
+            let signature = [
+                crate::array::ArgType::Scalar(a),
+                crate::array::ArgType::Scalar(b),
+                crate::array::ArgType::Array(DType::F64),
+            ];
+            let source = kernel.source_for(&signature).unwrap();
+            if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                panic!("{a} with {b}: {error}\n{source}");
+            }
+        }
+    }
+
+    #[test]
+    fn table_operations_have_numpy_result_types() {
+        fn v<'a, T: Element>() -> Expr<'a, T> {
+            Expr::scalar(T::DTYPE, ScalarValue::Int(1))
+        }
+        assert_eq!(v::<f32>().isnan().dtype(), DType::Bool);
+        assert_eq!(v::<i32>().isfinite().dtype(), DType::Bool);
+        assert_eq!(v::<i32>().floor().dtype(), DType::I32, "floor of an int stays int");
+        assert_eq!(v::<i32>().rint().dtype(), DType::F64);
+        assert_eq!(v::<u8>().log1p().dtype(), DType::F16);
+        assert_eq!(v::<half::bf16>().arcsinh().dtype(), DType::BF16);
+        assert_eq!(v::<i16>().square().dtype(), DType::I16);
+        assert_eq!(v::<i32>().arctan2(v::<f32>()).dtype(), DType::F64);
+        assert_eq!(v::<f32>().hypot(2.0).dtype(), DType::F32);
+        assert_eq!(v::<u8>().floor_divide(2).dtype(), DType::U8);
+        assert_eq!(v::<i8>().remainder(v::<u8>()).dtype(), DType::I16);
+        assert_eq!(v::<f32>().fmod(0.5).dtype(), DType::F32);
+        assert_eq!(v::<f32>().logical_and(v::<i8>()).dtype(), DType::Bool);
+        assert_eq!(v::<u16>().bitwise_xor(v::<u8>()).dtype(), DType::U16);
+        assert_eq!(v::<Bool>().bitwise_or(v::<Bool>()).dtype(), DType::Bool);
+        assert_eq!(v::<i64>().left_shift(3).dtype(), DType::I64);
+        assert_eq!(v::<Bool>().invert().dtype(), DType::Bool);
+        assert_eq!(v::<f32>().clip(0.0, 1.0).dtype(), DType::F32);
+        assert_eq!(v::<u8>().clip(0, v::<i8>()).dtype(), DType::I16);
+        let text = plan_text(&un(UnaryOp::IsNan, scalar(DType::F16, 0)), 1, DType::Bool);
+        assert_eq!(
+            text, "out = ((bool)(_cc_isnan(((float)a0))))",
+            "a predicate reads its operand in its own type"
+        );
+        let text = plan_text(
+            &bin(BinaryOp::LogicalAnd, scalar(DType::F32, 0), scalar(DType::I8, 1)),
+            2,
+            DType::Bool,
+        );
+        assert!(text.contains("((bool)((a0) != 0)) && ((bool)((a1) != 0))"), "{text}");
     }
 
     /// Every operator over operands of `a` and `b`, as NVRTC must accept it.

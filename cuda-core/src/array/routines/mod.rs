@@ -20,4 +20,6 @@ mod printing;
 pub mod random;
 mod reductions;
 
+pub use reductions::{allclose, array_equal};
+
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};

@@ -41,7 +41,7 @@ use crate::array::kernels::reduction::ReductionKernel;
 use crate::array::kernels::reduction_axis::{reduced_axes, reduced_shape};
 use crate::array::kernels::Arg;
 use crate::array::promotion::{Promote, Scalars};
-use crate::array::routines::math::{Expr, EXPR_PRELUDE};
+use crate::array::routines::math::{Expr, ExprOps, IntoExpr, EXPR_PRELUDE};
 use crate::error::{Error, Result};
 use cuda_driver::Stream;
 
@@ -651,6 +651,36 @@ impl<T: Scalars + Promote<T, Output = T>> DeviceArray<T> {
         let (high, low) = (self.max_axes(axes, keepdims)?, self.min_axes(axes, keepdims)?);
         (&high - &low).eval()
     }
+}
+
+/// NumPy's `allclose`: whether every pair of `a` and `b` (broadcast together) is close by
+/// [`ExprOps::isclose`]'s rule, as a host `bool`: one fused reduction, then a wait for its
+/// stream.
+pub fn allclose<'a, A, B>(a: A, b: B, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool>
+where
+    A: IntoExpr<'a>,
+    B: IntoExpr<'a>,
+    A::Elem: Promote<B::Elem>,
+{
+    Ok(a.isclose(b, rtol, atol, equal_nan).all()?.item()? == Bool::TRUE)
+}
+
+/// NumPy's `array_equal`: whether `a` and `b` have the same shape and equal elements (compared
+/// in the promoted type; with `equal_nan`, NaNs in the same places count as equal), as a host
+/// `bool`. Different shapes are `false`, not broadcast.
+pub fn array_equal<A, B>(a: &DeviceArray<A>, b: &DeviceArray<B>, equal_nan: bool) -> Result<bool>
+where
+    A: Scalars + Promote<B>,
+    B: Scalars,
+{
+    if a.shape() != b.shape() {
+        return Ok(false);
+    }
+    let same = match equal_nan {
+        true => a.eq(b).logical_or(a.isnan().logical_and(b.isnan())).all()?,
+        false => a.eq(b).all()?,
+    };
+    Ok(same.item()? == Bool::TRUE)
 }
 
 impl<T: Scalars> Expr<'_, T> {
