@@ -377,6 +377,20 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     let mut x = DeviceArray::from_slice(&stream, &vec)?.reshape([2, 3])?;
     DeviceArray::empty_like(&x)?;
     DeviceArray::zeros_like(&x)?;
+    DeviceArray::ones_like(&x)?;
+    DeviceArray::full_like(&x, 7.0)?;
+    DeviceArray::<f32>::eye(&stream, 2, 3, 1)?;
+    DeviceArray::<f32>::identity(&stream, 3)?;
+    DeviceArray::<f32>::tri(&stream, 3, 2, -1)?;
+    (x.tril(0)?, x.triu(1)?);
+    {
+        let y = x.try_clone()?;
+        DeviceArray::concatenate(&[&x, &y], 0)?;
+        DeviceArray::stack(&[&x, &y], 1)?;
+        DeviceArray::hstack(&[&x, &y])?;
+        DeviceArray::vstack(&[&x, &y])?;
+    }
+    x.flip(&[0])?;
     let mut buf = vec![0.0f32; 6];
     x.to_vec()?;
     x.copy_to_host(&mut buf)?;
