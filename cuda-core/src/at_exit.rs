@@ -10,7 +10,7 @@
 //! # fn main() -> cuda_core::Result<()> {
 //! let stream = Device::new(0)?.create_stream()?;
 //! let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0])?; // a block of the default pool
-//! assert_eq!((&x * 2.0).eval()?.to_vec()?, [2.0, 4.0]); // a generated kernel, loaded
+//! assert_eq!((&x * 2.0).eval()?.to_vec()?, [2.0f32, 4.0]); // a generated kernel, loaded
 //! drop(x); // the block goes back to the pool's cache
 //! // At exit the cached block is freed and the module unloaded: nothing is left over.
 //! # Ok(())

@@ -126,10 +126,11 @@ pub use array::release_completed_imports;
 #[cfg(feature = "blas")]
 pub use array::MatmulElement;
 pub use array::{
-    broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg, ArgType, Bool,
-    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,
-    DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps,
-    IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Scalars, Slice,
+    allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
+    ArgType, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
+    DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
+    Element, ElementwiseKernel, Expr, ExprOps, Integral, IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock,
+    Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, WhereArms,
 };
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;

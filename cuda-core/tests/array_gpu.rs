@@ -480,3 +480,115 @@ fn floats_print_scientific_from_their_types_precision() {
     let f = DeviceArray::from_slice(&stream, &[1e7f32]).unwrap();
     assert_eq!(f.to_string(), "[1.e+07]");
 }
+
+#[test]
+fn creation_and_joining_routines_match_numpy() {
+    let Some(device) = common::device_or_skip("creation_and_joining_routines_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    assert_eq!(
+        cuda_core::DeviceArray::<f32>::eye(&stream, 2, 3, 1)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        [0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    );
+    assert_eq!(
+        cuda_core::DeviceArray::<i32>::identity(&stream, 3)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        [1, 0, 0, 0, 1, 0, 0, 0, 1]
+    );
+    assert_eq!(
+        cuda_core::DeviceArray::<u8>::tri(&stream, 3, 2, -1)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        [0, 0, 1, 0, 1, 1]
+    );
+    assert_eq!(
+        cuda_core::DeviceArray::<f32>::eye(&stream, 0, 4, 0).unwrap().shape(),
+        [0, 4]
+    );
+    let h = cuda_core::DeviceArray::<half::f16>::identity(&stream, 2).unwrap();
+    assert_eq!(h.to_vec().unwrap()[3], half::f16::ONE);
+    let x = cuda_core::DeviceArray::from_slice(&stream, &[1i64, 2, 3, 4, 5, 6])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    assert_eq!(cuda_core::DeviceArray::ones_like(&x).unwrap().to_vec().unwrap(), [1; 6]);
+    assert_eq!(cuda_core::DeviceArray::full_like(&x, 7).unwrap().shape(), [2, 3]);
+    // Triangles, of a matrix, of a transposed view, of a 1-D array, batched.
+    assert_eq!(x.tril(0).unwrap().to_vec().unwrap(), [1, 0, 0, 4, 5, 0]);
+    assert_eq!(x.triu(1).unwrap().to_vec().unwrap(), [0, 2, 3, 0, 0, 6]);
+    assert_eq!(x.transpose().tril(-1).unwrap().to_vec().unwrap(), [0, 0, 2, 0, 3, 6]);
+    let v = cuda_core::DeviceArray::from_slice(&stream, &[1.0f32, 2.0]).unwrap();
+    assert_eq!(v.triu(0).unwrap().to_vec().unwrap(), [1.0, 2.0, 0.0, 2.0]);
+    let batch = cuda_core::DeviceArray::<f64>::ones(&stream, [2, 2, 2]).unwrap();
+    assert_eq!(
+        batch.tril(0).unwrap().to_vec().unwrap(),
+        [1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    );
+    assert!(matches!(
+        cuda_core::DeviceArray::from_slice(&stream, &[1.0f32])
+            .unwrap()
+            .reshape([0usize; 0])
+            .unwrap()
+            .tril(0),
+        Err(Error::InvalidValue(_))
+    ));
+    // Joining.
+    let y = cuda_core::DeviceArray::from_slice(&stream, &[7i64, 8, 9])
+        .unwrap()
+        .reshape([1, 3])
+        .unwrap();
+    let joined = cuda_core::DeviceArray::concatenate(&[&x, &y], 0).unwrap();
+    assert_eq!(joined.shape(), [3, 3]);
+    assert_eq!(joined.to_vec().unwrap(), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    let side = cuda_core::DeviceArray::concatenate(
+        &[
+            &x,
+            &x.slice(&[cuda_core::Slice::from(..), cuda_core::Slice::from(1..)])
+                .unwrap(),
+        ],
+        1,
+    )
+    .unwrap();
+    assert_eq!(side.to_vec().unwrap(), [1, 2, 3, 2, 3, 4, 5, 6, 5, 6]);
+    assert!(matches!(
+        cuda_core::DeviceArray::concatenate(&[&x, &y], 1),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        cuda_core::DeviceArray::<i64>::concatenate(&[], 0),
+        Err(Error::InvalidValue(_))
+    ));
+    let stacked = cuda_core::DeviceArray::stack(&[&x, &x], 2).unwrap();
+    assert_eq!(stacked.shape(), [2, 3, 2]);
+    assert_eq!(stacked.to_vec().unwrap()[..4], [1, 1, 2, 2]);
+    let a = cuda_core::DeviceArray::from_slice(&stream, &[1u8, 2]).unwrap();
+    let b = cuda_core::DeviceArray::from_slice(&stream, &[3u8]).unwrap();
+    assert_eq!(
+        cuda_core::DeviceArray::hstack(&[&a, &b]).unwrap().to_vec().unwrap(),
+        [1, 2, 3]
+    );
+    let rows = cuda_core::DeviceArray::vstack(&[&a, &a]).unwrap();
+    assert_eq!(
+        (rows.shape(), rows.to_vec().unwrap()),
+        (&[2usize, 2][..], vec![1, 2, 1, 2])
+    );
+    // flip: a copy.
+    assert_eq!(x.flip(&[1]).unwrap().to_vec().unwrap(), [3, 2, 1, 6, 5, 4]);
+    assert_eq!(x.flip(&[0, 1]).unwrap().to_vec().unwrap(), [6, 5, 4, 3, 2, 1]);
+    assert_eq!(x.transpose().flip(&[0]).unwrap().to_vec().unwrap(), [3, 6, 2, 5, 1, 4]);
+    assert_eq!(x.flip(&[]).unwrap().to_vec().unwrap(), x.to_vec().unwrap());
+    assert!(matches!(x.flip(&[2]), Err(Error::InvalidValue(_))));
+    let cube = cuda_core::DeviceArray::<i32>::arange(&stream, 0, 32, 1)
+        .unwrap()
+        .reshape([2, 2, 2, 2, 2])
+        .unwrap();
+    let all = cube.flip(&[0, 1, 2, 3, 4]).unwrap().to_vec().unwrap();
+    assert_eq!(all, (0..32).rev().collect::<Vec<i32>>(), "five axes: two gathers");
+}

@@ -444,7 +444,7 @@ fn integer_true_division_is_f64_and_out_of_range_scalars_are_errors() {
     assert_eq!(y.to_vec().unwrap(), [1, 2, 255], "nothing was written");
     assert_eq!(
         (&x + 254).eval().unwrap().to_vec().unwrap(),
-        [255, 0, 253],
+        [255u8, 0, 253],
         "in range: wraps as NumPy"
     );
     let float = (&x + 300.0).eval().unwrap();
@@ -534,4 +534,266 @@ fn integer_powers_take_weak_exponents_and_refuse_negative_ones() {
     assert!(matches!(error, Error::InvalidValue(_)), "{error}");
     let f = DeviceArray::from_slice(&stream, &[2.0f32, 4.0]).unwrap();
     assert_eq!(f.powi(-1).eval().unwrap().to_vec().unwrap(), [0.5, 0.25]);
+}
+
+#[test]
+fn scalars_of_any_rust_type_are_weak_operands_everywhere() {
+    let Some(device) = common::device_or_skip("scalars_of_any_rust_type_are_weak_operands_everywhere") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let xs = [-1.5f32, 0.25, 0.75, 2.0];
+    let x = DeviceArray::from_slice(&stream, &xs).unwrap();
+    let a = 3.0f32;
+    assert_eq!((&x * a).eval().unwrap().to_vec().unwrap(), [-4.5, 0.75, 2.25, 6.0]);
+    assert_eq!((2.0 * &x).eval().unwrap().to_vec().unwrap(), [-3.0, 0.5, 1.5, 4.0]);
+    assert_eq!(
+        x.gt(0.5).eval().unwrap().to_vec().unwrap(),
+        [Bool::FALSE, Bool::FALSE, Bool::TRUE, Bool::TRUE]
+    );
+    assert_eq!(
+        x.maximum(0.0).eval().unwrap().to_vec().unwrap(),
+        [0.0f32, 0.25, 0.75, 2.0]
+    );
+    assert_eq!(
+        x.minimum(1u8).eval().unwrap().to_vec().unwrap(),
+        [-1.5, 0.25, 0.75, 1.0]
+    );
+    assert_eq!(
+        where_(x.lt(0.0), &x, 0.0).eval().unwrap().to_vec().unwrap(),
+        [-1.5f32, 0.0, 0.0, 0.0]
+    );
+    assert_eq!(
+        where_(x.lt(0.0), 1, &x).eval().unwrap().to_vec().unwrap(),
+        [1.0f32, 0.25, 0.75, 2.0]
+    );
+    assert_eq!(
+        x.pow(2).eval().unwrap().to_vec().unwrap(),
+        [2.25f32, 0.0625, 0.5625, 4.0]
+    );
+    let h = DeviceArray::from_slice(&stream, &[f16::from_f32(1.5), f16::from_f32(-2.0)]).unwrap();
+    let doubled = (&h * 2.0f64).eval().unwrap();
+    assert_eq!(doubled.to_vec().unwrap(), [f16::from_f32(3.0), f16::from_f32(-4.0)]);
+    let u = DeviceArray::from_slice(&stream, &[1u64 << 63, 5]).unwrap();
+    assert_eq!(
+        u.eq(1u64 << 63).eval().unwrap().to_vec().unwrap(),
+        [Bool::TRUE, Bool::FALSE],
+        "u64 scalars above i64::MAX stay exact"
+    );
+    let small = DeviceArray::from_slice(&stream, &[1u8, 2]).unwrap();
+    assert!(matches!((&small + 300u16).eval(), Err(Error::InvalidValue(_))));
+    assert!(matches!(small.gt(-1i64).eval(), Err(Error::InvalidValue(_))));
+}
+
+#[test]
+fn eval_on_computes_on_the_given_stream_after_the_operands_streams() {
+    let Some(device) = common::device_or_skip("eval_on_computes_on_the_given_stream_after_the_operands_streams") else {
+        return;
+    };
+    let first = device.create_stream().unwrap();
+    let second = device.create_stream().unwrap();
+    let n = 1 << 22;
+    let x = DeviceArray::<f32>::full(&first, n, 1.0).unwrap();
+    let mut y = DeviceArray::<f32>::zeros(&first, n).unwrap();
+    // Queued on `first`; the evaluation on `second` must see it.
+    y.assign(&x * 3.0).unwrap();
+    let z = (&x + &y).eval_on(&second).unwrap();
+    assert!(z.stream() == &second);
+    let values = z.to_vec().unwrap();
+    assert!(values.iter().all(|&v| v == 4.0), "{:?}", &values[..4]);
+    let default = (&y + &x).eval().unwrap();
+    assert!(default.stream() == &first, "default: the first array stream");
+}
+
+#[test]
+fn ufuncs_match_the_host() {
+    let Some(device) = common::device_or_skip("ufuncs_match_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let xs = [-2.5f64, -1.0, -0.5, -0.0, 0.0, 0.3, 0.5, 0.9, 1.5, 2.5, 7.0];
+    let x = DeviceArray::from_slice(&stream, &xs).unwrap();
+    let f = |e: cuda_core::Expr<'_, f64>| e.eval().unwrap().to_vec().unwrap();
+    let host = |g: fn(f64) -> f64| xs.iter().map(|&v| g(v)).collect::<Vec<f64>>();
+    let unary: [(&str, Vec<f64>, Vec<f64>); 16] = [
+        ("floor", f(x.floor()), host(f64::floor)),
+        ("ceil", f(x.ceil()), host(f64::ceil)),
+        ("trunc", f(x.trunc()), host(f64::trunc)),
+        ("rint", f(x.rint()), host(f64::round_ties_even)),
+        ("square", f(x.square()), host(|v| v * v)),
+        ("reciprocal", f(x.reciprocal()), host(|v| 1.0 / v)),
+        ("cbrt", f(x.cbrt()), host(f64::cbrt)),
+        ("exp2", f(x.exp2()), host(f64::exp2)),
+        ("expm1", f(x.expm1()), host(f64::exp_m1)),
+        ("log1p", f(x.log1p()), host(f64::ln_1p)),
+        ("sinh", f(x.sinh()), host(f64::sinh)),
+        ("cosh", f(x.cosh()), host(f64::cosh)),
+        ("arctan", f(x.arctan()), host(f64::atan)),
+        ("arcsinh", f(x.arcsinh()), host(f64::asinh)),
+        ("arctanh", f(x.arctanh()), host(f64::atanh)),
+        (
+            "sign",
+            f(x.sign()),
+            host(|v| {
+                if v > 0.0 {
+                    1.0
+                } else if v < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }),
+        ),
+    ];
+    for (name, got, expected) in unary {
+        assert_close(name, &got, &expected, 1e-14);
+    }
+    assert_close("log2", &f(x.abs().log2()), &host(|v| v.abs().log2()), 1e-14);
+    assert_close("log10", &f(x.abs().log10()), &host(|v| v.abs().log10()), 1e-14);
+    assert_close(
+        "arcsin",
+        &f(x.clip(-1.0, 1.0).arcsin()),
+        &host(|v| v.clamp(-1.0, 1.0).asin()),
+        1e-14,
+    );
+    assert_close(
+        "arccos",
+        &f(x.clip(-1, 1).arccos()),
+        &host(|v| v.clamp(-1.0, 1.0).acos()),
+        1e-14,
+    );
+    assert_close(
+        "arccosh",
+        &f((x.abs() + 1).arccosh()),
+        &host(|v| (v.abs() + 1.0).acosh()),
+        1e-14,
+    );
+    let signbits: Vec<Bool> = x.signbit().eval().unwrap().to_vec().unwrap();
+    assert_eq!(signbits[3], Bool::TRUE, "-0.0 has its sign bit");
+    assert_eq!(signbits[4], Bool::FALSE);
+    // Predicates of specials.
+    let s = DeviceArray::from_slice(&stream, &[f32::NAN, f32::INFINITY, -1.0, f32::NEG_INFINITY]).unwrap();
+    let b = |e: cuda_core::Expr<'_, Bool>| -> Vec<bool> {
+        e.eval()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(|v| v == Bool::TRUE)
+            .collect()
+    };
+    assert_eq!(b(s.isnan()), [true, false, false, false]);
+    assert_eq!(b(s.isinf()), [false, true, false, true]);
+    assert_eq!(b(s.isfinite()), [false, false, true, false]);
+    assert_eq!(b(s.logical_not()), [false, false, false, false]);
+    let h = DeviceArray::from_slice(&stream, &[f16::NAN, f16::from_f32(2.0)]).unwrap();
+    assert_eq!(b(h.isnan()), [true, false]);
+
+    // Binary operations with NumPy's sign rules, floats and integers.
+    let a_host = [7.0f64, -7.0, 7.0, -7.0, 5.5, -5.5, 1.0];
+    let d_host = [2.0f64, 2.0, -2.0, -2.0, 1.5, 1.5, 0.0];
+    let a = DeviceArray::from_slice(&stream, &a_host).unwrap();
+    let d = DeviceArray::from_slice(&stream, &d_host).unwrap();
+    let pairs = |g: fn(f64, f64) -> f64| a_host.iter().zip(&d_host).map(|(&p, &q)| g(p, q)).collect::<Vec<f64>>();
+    assert_close(
+        "floor_divide",
+        &f(a.floor_divide(&d)),
+        &pairs(|p, q| (p / q).floor()),
+        0.0,
+    );
+    let python_mod = |p: f64, q: f64| if q == 0.0 { f64::NAN } else { p - q * (p / q).floor() };
+    assert_close("remainder", &f(a.remainder(&d)), &pairs(python_mod), 0.0);
+    assert_close("fmod", &f(a.fmod(&d)), &pairs(|p, q| p % q), 0.0);
+    assert_close("arctan2", &f(a.arctan2(&d)), &pairs(f64::atan2), 1e-14);
+    assert_close("hypot", &f(a.hypot(&d)), &pairs(f64::hypot), 1e-14);
+    assert_close("copysign", &f(a.copysign(&d)), &pairs(f64::copysign), 0.0);
+    let i = DeviceArray::from_slice(&stream, &[7i32, -7, 7, -7, i32::MIN, 5]).unwrap();
+    let j = DeviceArray::from_slice(&stream, &[2i32, 2, -2, -2, -1, 0]).unwrap();
+    assert_eq!(
+        i.floor_divide(&j).eval().unwrap().to_vec().unwrap(),
+        [3, -4, -4, 3, i32::MIN, 0]
+    );
+    assert_eq!(i.remainder(&j).eval().unwrap().to_vec().unwrap(), [1, 1, -1, -1, 0, 0]);
+    assert_eq!(i.fmod(&j).eval().unwrap().to_vec().unwrap(), [1, -1, 1, -1, 0, 0]);
+    assert_eq!(i.floor().eval().unwrap().dtype(), cuda_core::DType::I32);
+    // Bitwise and shifts.
+    let u = DeviceArray::from_slice(&stream, &[0b1100u8, 0b1010, 255]).unwrap();
+    assert_eq!(
+        u.bitwise_and(0b1010).eval().unwrap().to_vec().unwrap(),
+        [0b1000u8, 0b1010, 0b1010]
+    );
+    assert_eq!(
+        u.bitwise_or(1).eval().unwrap().to_vec().unwrap(),
+        [0b1101u8, 0b1011, 255]
+    );
+    assert_eq!(u.bitwise_xor(&u).eval().unwrap().to_vec().unwrap(), [0, 0, 0]);
+    assert_eq!(u.invert().eval().unwrap().to_vec().unwrap(), [!0b1100u8, !0b1010, 0]);
+    assert_eq!(
+        u.left_shift(4).eval().unwrap().to_vec().unwrap(),
+        [0b1100_0000u8, 0b1010_0000, 0xf0]
+    );
+    assert_eq!(
+        u.left_shift(8).eval().unwrap().to_vec().unwrap(),
+        [0u8, 0, 0],
+        "by the width: 0"
+    );
+    assert_eq!(
+        i.right_shift(40).eval().unwrap().to_vec().unwrap(),
+        [0, -1, 0, -1, -1, 0]
+    );
+    // Logical operations.
+    assert_eq!(b(s.isnan().logical_or(s.lt(0.0))), [true, false, true, true]);
+    assert_eq!(b(s.logical_and(0)), [false; 4]);
+    assert_eq!(b(s.logical_xor(&s)), [false; 4]);
+    // A strided view and a broadcast scalar in one fused kernel.
+    let m = DeviceArray::from_slice(&stream, &[1.0f32, -2.0, 3.0, -4.0, 5.0, -6.0])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    let t = m.transpose();
+    assert_eq!(
+        t.clip(-3.0, 2.0).eval().unwrap().to_vec().unwrap(),
+        [1.0f32, -3.0, -2.0, 2.0, 2.0, -3.0]
+    );
+    // Zero-size and 0-d.
+    let empty = DeviceArray::<f32>::zeros(&stream, [0usize, 4]).unwrap();
+    assert_eq!(empty.isnan().eval().unwrap().shape(), [0, 4]);
+    let scalar = DeviceArray::from_slice(&stream, &[2.0f32])
+        .unwrap()
+        .reshape([0usize; 0])
+        .unwrap();
+    assert_eq!(scalar.exp2().eval().unwrap().item().unwrap(), 4.0);
+}
+
+#[test]
+fn isclose_allclose_and_array_equal_follow_numpy() {
+    let Some(device) = common::device_or_skip("isclose_allclose_and_array_equal_follow_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let a = DeviceArray::from_slice(&stream, &[1.0f32, 1e10, f32::NAN, f32::INFINITY, 0.0]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[1.000001f32, 1.000005e10, f32::NAN, f32::INFINITY, 1e-9]).unwrap();
+    let close: Vec<Bool> = a.isclose(&b, 1e-5, 1e-8, false).eval().unwrap().to_vec().unwrap();
+    assert_eq!(close, [Bool::TRUE, Bool::TRUE, Bool::FALSE, Bool::TRUE, Bool::TRUE]);
+    let close: Vec<Bool> = a.isclose(&b, 1e-5, 1e-8, true).eval().unwrap().to_vec().unwrap();
+    assert_eq!(close[2], Bool::TRUE, "equal_nan");
+    assert!(!cuda_core::allclose(&a, &b, 1e-5, 1e-8, false).unwrap());
+    assert!(cuda_core::allclose(&a, &b, 1e-5, 1e-8, true).unwrap());
+    let c = DeviceArray::from_slice(&stream, &[1.0f32, 1.1]).unwrap();
+    let d = DeviceArray::from_slice(&stream, &[1.0f32, 1.0]).unwrap();
+    assert!(!cuda_core::allclose(&c, &d, 1e-5, 1e-8, false).unwrap());
+    assert!(cuda_core::allclose(&c, &d, 0.0, 0.11, false).unwrap(), "atol");
+    let i = DeviceArray::from_slice(&stream, &[1i32, 2, 3]).unwrap();
+    let f = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 3.0]).unwrap();
+    assert!(cuda_core::array_equal(&i, &f, false).unwrap());
+    let g = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 3.5]).unwrap();
+    assert!(!cuda_core::array_equal(&i, &g, false).unwrap());
+    assert!(
+        !cuda_core::array_equal(&i, &i.reshape([3, 1]).unwrap(), false).unwrap(),
+        "shapes differ"
+    );
+    assert!(!cuda_core::array_equal(&a, &a, false).unwrap(), "NaN != NaN");
+    assert!(cuda_core::array_equal(&a, &a, true).unwrap());
+    let e = DeviceArray::<f32>::zeros(&stream, 0).unwrap();
+    assert!(cuda_core::array_equal(&e, &e, false).unwrap());
 }

@@ -7,7 +7,7 @@
 
 mod common;
 
-use cuda_core::{Arg, Bool, DeviceArray, Element, Error, ReductionKernel, Slice};
+use cuda_core::{Arg, Bool, DeviceArray, Element, Error, ExprOps, MemoryPool, ReductionKernel, Slice};
 use cuda_driver::Stream;
 use half::{bf16, f16};
 
@@ -446,4 +446,240 @@ fn reduction_kernels_have_an_axis_form() {
     let alias = same.reshape([3, 4, 5]).unwrap();
     let error = l2(&[Arg::from(&alias), Arg::from(&mut same)], &[]).unwrap_err();
     assert!(error.to_string().contains("shares memory"), "{error}");
+}
+
+/// Allocations `f` makes from `stream`'s pool (hits and misses).
+fn allocations<R>(stream: &Stream, f: impl FnOnce() -> R) -> (u64, R) {
+    let pool = MemoryPool::for_context(stream.context());
+    let before = pool.stats();
+    let result = f();
+    let after = pool.stats();
+    (after.hits + after.misses - before.hits - before.misses, result)
+}
+
+#[test]
+fn reductions_of_expressions_are_one_kernel_without_a_temporary() {
+    let Some(device) = common::device_or_skip("reductions_of_expressions_are_one_kernel_without_a_temporary") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let shape = [6usize, 70];
+    let n = shape[0] * shape[1];
+    let xs: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 / 10.0 - 5.0).collect();
+    let ys: Vec<f32> = (0..n).map(|i| ((i * 11) % 29) as f32 / 4.0 - 3.0).collect();
+    let x = DeviceArray::from_slice(&stream, &xs).unwrap().reshape(shape).unwrap();
+    let y = DeviceArray::from_slice(&stream, &ys).unwrap().reshape(shape).unwrap();
+    let product: Vec<f64> = xs.iter().zip(&ys).map(|(&a, &b)| a as f64 * b as f64).collect();
+    let distance: Vec<f64> = xs.iter().zip(&ys).map(|(&a, &b)| (a as f64 - b as f64).abs()).collect();
+    let all = [0usize, 1];
+    check(
+        "sum(x*y)",
+        &(&x * &y).sum().unwrap(),
+        &[],
+        &host_reduce(&product, &shape, &all, &sum),
+        1e-5,
+    );
+    check(
+        "max(|x-y|, axis 1)",
+        &(&x - &y).abs().max_axes(&[1], false).unwrap(),
+        &[6],
+        &host_reduce(&distance, &shape, &[1], &|v| extreme(v, true).0),
+        0.0,
+    );
+    check(
+        "mean(x*y, axis 0, keepdims)",
+        &(&x * &y).mean_axes(&[0], true).unwrap(),
+        &[1, 70],
+        &host_reduce(&product, &shape, &[0], &mean),
+        1e-5,
+    );
+    check(
+        "min(x-y)",
+        &(&x - &y).min().unwrap(),
+        &[],
+        &[xs.iter()
+            .zip(&ys)
+            .map(|(&a, &b)| a as f64 - b as f64)
+            .fold(f64::INFINITY, f64::min)],
+        0.0,
+    );
+    let scaled: Vec<f64> = xs.iter().map(|&a| (a as f64 * 0.5).abs() + 1.0).collect();
+    check(
+        "prod(|x*0.5|+1, axis 0)",
+        &((&x * 0.5).abs() + 1.0).prod_axes(&[0], false).unwrap(),
+        &[70],
+        &host_reduce(&scaled, &shape, &[0], &prod),
+        1e-5,
+    );
+    let positive = |v: f64| if v > 0.0 { 1.0 } else { 0.0 };
+    let gt: Vec<f64> = xs.iter().map(|&a| positive(a as f64)).collect();
+    check("any(x > 0)", &x.gt(0.0).any().unwrap(), &[], &[1.0], 0.0);
+    check("all(x > -6)", &x.gt(-6.0).all().unwrap(), &[], &[1.0], 0.0);
+    check(
+        "all(x > 0, axis 1)",
+        &x.gt(0.0).all_axes(&[1], false).unwrap(),
+        &[6],
+        &host_reduce(&gt, &shape, &[1], &|v| v.iter().all(|p| p.0 != 0.0) as u8 as f64),
+        0.0,
+    );
+    let argmax = (&x * &y).argmax().unwrap().item().unwrap();
+    let first_greatest = product
+        .iter()
+        .enumerate()
+        .fold(0, |best, (i, &v)| if v > product[best] { i } else { best });
+    assert_eq!(argmax as usize, first_greatest);
+    let argmin = (&x - &y).argmin_axis(1, false).unwrap();
+    assert_eq!(argmin.shape(), [6]);
+
+    // No temporary: as many allocations (output and partials) as reducing an array.
+    let _ = (&x * &y).sum().unwrap();
+    let (plain, _) = allocations(&stream, || x.sum().unwrap());
+    let (fused, _) = allocations(&stream, || (&x * &y).sum().unwrap());
+    assert_eq!(
+        fused, plain,
+        "a reduction of an expression allocates only its output and partials"
+    );
+    let (plain, _) = allocations(&stream, || x.max_axes(&[1], false).unwrap());
+    let (fused, _) = allocations(&stream, || (&x - &y).abs().max_axes(&[1], false).unwrap());
+    assert_eq!(fused, plain);
+
+    // Broadcast operands: evaluated first, still the right values.
+    let row = DeviceArray::from_slice(&stream, &ys[..70]).unwrap();
+    let broadcast: Vec<f64> = (0..n).map(|i| xs[i] as f64 * ys[i % 70] as f64).collect();
+    check(
+        "sum(x*row, axis 1)",
+        &(&x * &row).sum_axes(&[1], false).unwrap(),
+        &[6],
+        &host_reduce(&broadcast, &shape, &[1], &sum),
+        1e-5,
+    );
+    // Empty and typed errors as for arrays.
+    let empty = DeviceArray::<f32>::zeros(&stream, [0usize, 3]).unwrap();
+    check("sum of nothing", &(&empty * 2.0).sum().unwrap(), &[], &[0.0], 0.0);
+    assert!(matches!((&empty * 2.0).max(), Err(Error::InvalidValue(_))));
+    assert!(matches!((&x * 2.0).sum_axes(&[2], false), Err(Error::InvalidValue(_))));
+    let u = DeviceArray::from_slice(&stream, &[1u8, 2]).unwrap();
+    assert!(matches!((&u + 300).sum(), Err(Error::InvalidValue(_))));
+    // f16 products accumulate in f32.
+    let h = DeviceArray::from_slice(&stream, &[f16::from_f32(0.5); 1000]).unwrap();
+    check("sum(h*h)", &(&h * &h).sum().unwrap(), &[], &[250.0], 1e-3);
+}
+
+fn host_var(values: &[(f64, usize)], ddof: usize) -> f64 {
+    let n = values.len() as f64;
+    let mean = values.iter().map(|v| v.0).sum::<f64>() / n;
+    values.iter().map(|v| (v.0 - mean).powi(2)).sum::<f64>() / (n - ddof as f64).max(0.0)
+}
+
+#[test]
+fn statistics_match_the_host() {
+    let Some(device) = common::device_or_skip("statistics_match_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let shape = [5usize, 3, 200];
+    let n: usize = shape.iter().product();
+    // f32 data around 1e4 with a spread of about 1: a sum of squares in f32 would lose it all.
+    let xs: Vec<f32> = (0..n)
+        .map(|i| 1.0e4 + ((i * 7919) % 1000) as f32 / 500.0 - 1.0)
+        .collect();
+    let host: Vec<f64> = xs.iter().map(|&v| v as f64).collect();
+    let x = DeviceArray::from_slice(&stream, &xs).unwrap().reshape(shape).unwrap();
+    for ddof in [0usize, 1] {
+        check(
+            "var",
+            &x.var(ddof).unwrap(),
+            &[],
+            &host_reduce(&host, &shape, &[0, 1, 2], &|v| host_var(v, ddof)),
+            1e-5,
+        );
+        for axes in [&[0usize][..], &[2], &[0, 2], &[1]] {
+            check(
+                &format!("var along {axes:?}, ddof {ddof}"),
+                &x.var_axes(axes, false, ddof).unwrap(),
+                &reduced(&shape, axes),
+                &host_reduce(&host, &shape, axes, &|v| host_var(v, ddof)),
+                1e-5,
+            );
+            check(
+                &format!("std along {axes:?}, ddof {ddof}"),
+                &x.std_axes(axes, true, ddof).unwrap(),
+                &kept(&shape, axes),
+                &host_reduce(&host, &shape, axes, &|v| host_var(v, ddof).sqrt()),
+                1e-5,
+            );
+        }
+    }
+    // Expressions, f16, integers (f64 results), one element with ddof 1 (NaN), empty (NaN).
+    let centred: Vec<f64> = host.iter().map(|v| (v - 1.0e4) * 2.0).collect();
+    check(
+        "var of an expression",
+        &((&x - 1.0e4) * 2.0).var(0).unwrap(),
+        &[],
+        &[host_var(&centred.iter().map(|&v| (v, 0)).collect::<Vec<_>>(), 0)],
+        1e-4,
+    );
+    let h = DeviceArray::from_slice(&stream, &[f16::from_f32(1.0), f16::from_f32(3.0)]).unwrap();
+    check("var f16", &h.var(0).unwrap(), &[], &[1.0], 0.0);
+    let i = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4]).unwrap();
+    assert_eq!(i.std(1).unwrap().dtype(), cuda_core::DType::F64);
+    check("var i32", &i.var(1).unwrap(), &[], &[5.0 / 3.0], 1e-12);
+    let one = DeviceArray::from_slice(&stream, &[2.0f64]).unwrap();
+    assert!(one.var(1).unwrap().item().unwrap().is_nan());
+    let empty = DeviceArray::<f32>::zeros(&stream, 0).unwrap();
+    assert!(empty.var(0).unwrap().item().unwrap().is_nan());
+    assert!(matches!(x.var_axes(&[3], false, 0), Err(Error::InvalidValue(_))));
+
+    // NaN-aware reductions.
+    let nan = f32::NAN;
+    let v = DeviceArray::from_slice(&stream, &[1.0f32, nan, 3.0, -2.0, nan, nan])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    assert_eq!(v.nansum().unwrap().item().unwrap(), 2.0);
+    assert_eq!(v.nanmax().unwrap().item().unwrap(), 3.0);
+    assert_eq!(v.nanmin().unwrap().item().unwrap(), -2.0);
+    assert!((v.nanmean().unwrap().item().unwrap() - 2.0 / 3.0).abs() < 1e-6);
+    assert_eq!(v.nansum_axes(&[1], false).unwrap().to_vec().unwrap(), [4.0, -2.0]);
+    let columns = v.nanmax_axes(&[0], false).unwrap().to_vec().unwrap();
+    assert_eq!((columns[0], columns[2]), (1.0, 3.0));
+    assert!(columns[1].is_nan(), "all NaN: NaN");
+    let means = v.nanmean_axes(&[0], false).unwrap().to_vec().unwrap();
+    assert!(means[1].is_nan() && means[0] == -0.5 && means[2] == 3.0, "{means:?}");
+    assert_eq!(v.count_nonzero().unwrap().item().unwrap(), 6, "NaN is nonzero");
+    let ints = DeviceArray::from_slice(&stream, &[0u8, 5, 0, 7, 250, 1])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    assert_eq!(ints.count_nonzero_axes(&[1], false).unwrap().to_vec().unwrap(), [1, 3]);
+    assert_eq!(ints.nanmax().unwrap().item().unwrap(), 250);
+    assert_eq!(ints.ptp().unwrap().item().unwrap(), 250);
+    assert_eq!(ints.ptp_axes(&[1], false).unwrap().to_vec().unwrap(), [5, 249]);
+    assert!(matches!(empty.nanmax(), Err(Error::InvalidValue(_))));
+    assert_eq!(empty.nansum().unwrap().item().unwrap(), 0.0);
+    // A strided view.
+    let t = x.transpose();
+    check(
+        "var of a transposed view",
+        &t.var_axes(&[0], false, 0).unwrap(),
+        &[3, 5],
+        &{
+            let by_row = host_reduce(&host, &shape, &[2], &|v| host_var(v, 0));
+            (0..15).map(|k| by_row[(k % 5) * 3 + k / 5]).collect::<Vec<_>>()
+        },
+        1e-5,
+    );
+}
+
+fn reduced(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    (0..shape.len())
+        .filter(|a| !axes.contains(a))
+        .map(|a| shape[a])
+        .collect()
+}
+
+fn kept(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    (0..shape.len())
+        .map(|a| if axes.contains(&a) { 1 } else { shape[a] })
+        .collect()
 }

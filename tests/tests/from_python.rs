@@ -379,6 +379,20 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     let mut x = DeviceArray::from_slice(&stream, &vec)?.reshape([2, 3])?;
     DeviceArray::empty_like(&x)?;
     DeviceArray::zeros_like(&x)?;
+    DeviceArray::ones_like(&x)?;
+    DeviceArray::full_like(&x, 7.0)?;
+    DeviceArray::<f32>::eye(&stream, 2, 3, 1)?;
+    DeviceArray::<f32>::identity(&stream, 3)?;
+    DeviceArray::<f32>::tri(&stream, 3, 2, -1)?;
+    (x.tril(0)?, x.triu(1)?);
+    {
+        let y = x.try_clone()?;
+        DeviceArray::concatenate(&[&x, &y], 0)?;
+        DeviceArray::stack(&[&x, &y], 1)?;
+        DeviceArray::hstack(&[&x, &y])?;
+        DeviceArray::vstack(&[&x, &y])?;
+    }
+    x.flip(&[0])?;
     let mut buf = vec![0.0f32; 6];
     x.to_vec()?;
     x.copy_to_host(&mut buf)?;
@@ -400,6 +414,66 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     x.powi(2).eval()?;
     x.lt(&y);
     cuda_core::where_(x.gt(&y), &x, &y).eval()?;
+    (
+        x.gt(0.5),
+        x.maximum(0.0),
+        cuda_core::where_(x.lt(0.0), &x, 0.0),
+        x.pow(2),
+    );
+    let a: f32 = 2.0;
+    (&x * a).eval()?;
+    (2.0 * &x).eval()?;
+    let z = (&x + &y).eval_on(&stream)?;
+    (x.isnan(), x.isinf(), x.isfinite(), x.signbit());
+    (
+        x.floor(),
+        x.ceil(),
+        x.trunc(),
+        x.rint(),
+        x.sign(),
+        x.square(),
+        x.reciprocal(),
+    );
+    (x.cbrt(), x.exp2(), x.expm1(), x.log2(), x.log10(), x.log1p());
+    (
+        x.sinh(),
+        x.cosh(),
+        x.tan(),
+        x.arcsin(),
+        x.arccos(),
+        x.arctan(),
+        x.arcsinh(),
+        x.arccosh(),
+        x.arctanh(),
+    );
+    x.clip(0.0, 1.0);
+    (y.arctan2(&x), x.hypot(&y), x.copysign(&y));
+    (x.floor_divide(&y), x.remainder(&y), x.fmod(&y));
+    x.isclose(&y, 1e-5, 1e-8, false);
+    cuda_core::allclose(&x, &y, 1e-5, 1e-8, false)?;
+    cuda_core::array_equal(&x, &y, false)?;
+    {
+        let (a, b) = (x.gt(0.0).eval()?, y.gt(0.0).eval()?);
+        (a.logical_and(&b), a.logical_or(&b), a.logical_xor(&b), a.logical_not());
+        let (a, b) = (
+            DeviceArray::<i32>::zeros(&stream, 3)?,
+            DeviceArray::<i32>::zeros(&stream, 3)?,
+        );
+        (
+            a.bitwise_and(&b),
+            a.bitwise_or(&b),
+            a.bitwise_xor(&b),
+            a.invert(),
+            a.left_shift(2),
+            a.right_shift(2),
+        );
+    }
+    ((&x * &y).sum()?, (&x - &y).abs().max_axes(&[1], false)?);
+    (x.var(1)?, x.std_axes(&[0], true, 0)?);
+    (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
+    x.nansum_axes(&[0], false)?;
+    (x.count_nonzero()?, x.ptp_axes(&[1], false)?);
+    drop(z);
     x.astype::<f32>().eval()?;
     x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?;
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3, 4])?;

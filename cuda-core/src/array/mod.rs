@@ -37,9 +37,9 @@ pub use kernels::{
 };
 pub(crate) use memory::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
-pub use promotion::{Promote, Scalars};
+pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
 #[cfg(feature = "blas")]
 pub use routines::MatmulElement;
-pub use routines::{where_, Expr, ExprOps, IntoExpr};
+pub use routines::{allclose, array_equal, where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
 pub use view::{broadcast_shapes, Slice};

@@ -3,6 +3,14 @@
 //! [`DType::with_float_scalar`](crate::DType::with_float_scalar), [`DType::with_int_scalar`](crate::DType::with_int_scalar), [`DType::float_result`](crate::DType::float_result)
 //! and [`DType::quotient_result`](crate::DType::quotient_result)
 //! (tests check every pair).
+//!
+//! Scalars: a Rust scalar of a concrete type (`i8`..`u64`, `f32`, `f64`, `f16`, `bf16`) is
+//! weak like a Python scalar of its kind in NumPy 2 (NEP 50), not strong like a NumPy scalar of
+//! that type: an integer scalar combines as [`Scalars::WithInt`], a float scalar as
+//! [`Scalars::WithFloat`], whatever its width. The choice keeps `&x * 0.5f64` of an `f32` (or
+//! `f16`) array in the array's type, as the same code in Python keeps it, and makes the Rust
+//! type of a scalar variable irrelevant to the result type; an integer scalar out of the range
+//! of the type it takes is an error when the expression runs.
 
 use crate::array::dtype::{Bool, Element};
 
@@ -102,3 +110,20 @@ scalars! {
     f32 => f32, f32, f32, f32;
     f64 => f64, f64, f64, f64;
 }
+
+/// Element types of bitwise operations: integers and [`Bool`].
+pub trait Bitwise: Scalars {}
+
+/// Integer element types (shifts).
+pub trait Integral: Bitwise {}
+
+impl Bitwise for Bool {}
+macro_rules! integral {
+    ($($t:ty),*) => {
+        $(
+            impl Bitwise for $t {}
+            impl Integral for $t {}
+        )*
+    };
+}
+integral!(i8, i16, i32, i64, u8, u16, u32, u64);

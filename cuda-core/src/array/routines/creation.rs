@@ -1,6 +1,8 @@
 //! NumPy's array creation functions: [`full`](DeviceArray::full), [`ones`](DeviceArray::ones),
 //! [`arange`](DeviceArray::arange), [`linspace`](DeviceArray::linspace),
-//! [`empty_like`](DeviceArray::empty_like), [`zeros_like`](DeviceArray::zeros_like)
+//! [`empty_like`](DeviceArray::empty_like), [`zeros_like`](DeviceArray::zeros_like),
+//! [`ones_like`](DeviceArray::ones_like), [`full_like`](DeviceArray::full_like),
+//! [`eye`](DeviceArray::eye), [`identity`](DeviceArray::identity), [`tri`](DeviceArray::tri)
 //! (`empty`, `zeros` and `from_slice` are with the type).
 
 use std::sync::Arc;
@@ -103,6 +105,46 @@ impl<T: Element> DeviceArray<T> {
         Ok(array)
     }
 
+    /// An array of `like`'s shape filled with ones, on its stream (NumPy's `ones_like`).
+    pub fn ones_like(like: &DeviceArray<T>) -> Result<Self> {
+        Self::full(like.stream(), like.shape().to_vec(), T::from_f64(1.0))
+    }
+
+    /// An array of `like`'s shape filled with `value`, on its stream (NumPy's `full_like`).
+    pub fn full_like(like: &DeviceArray<T>, value: T) -> Result<Self> {
+        Self::full(like.stream(), like.shape().to_vec(), value)
+    }
+
+    /// A `rows` x `cols` array with ones on diagonal `k` (0: the main one, positive above it,
+    /// negative below) and zeros elsewhere (NumPy's `eye(N, M, k)`).
+    pub fn eye(stream: &Stream, rows: usize, cols: usize, k: i64) -> Result<Self> {
+        Self::band(stream, rows, cols, k, false)
+    }
+
+    /// The `n` x `n` identity matrix (NumPy's `identity`).
+    pub fn identity(stream: &Stream, n: usize) -> Result<Self> {
+        Self::eye(stream, n, n, 0)
+    }
+
+    /// A `rows` x `cols` array with ones at and below diagonal `k` and zeros above (NumPy's
+    /// `tri(N, M, k)`).
+    pub fn tri(stream: &Stream, rows: usize, cols: usize, k: i64) -> Result<Self> {
+        Self::band(stream, rows, cols, k, true)
+    }
+
+    /// Ones on diagonal `k` (`below`: at and below it), zeros elsewhere: one kernel.
+    fn band(stream: &Stream, rows: usize, cols: usize, k: i64, below: bool) -> Result<Self> {
+        let kernel = band_kernel(below)?;
+        let mut array = Self::empty(stream, [rows, cols])?;
+        if !array.is_empty() {
+            kernel.launch_generated(
+                stream,
+                &[Arg::scalar(k), Arg::scalar(cols as u64), Arg::from(&mut array)],
+            )?;
+        }
+        Ok(array)
+    }
+
     /// `count` elements `start + i * step` (computed in `double`; rounded down when `floor`).
     fn affine(stream: &Stream, count: usize, start: f64, step: f64, floor: bool) -> Result<Self> {
         let kernel = Self::affine_kernel(floor)?;
@@ -155,6 +197,28 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
+/// The kernel of `eye` (ones on diagonal `k`) or, `below`, of `tri` (ones at and below it).
+fn band_kernel(below: bool) -> Result<Arc<ElementwiseKernel>> {
+    match below {
+        false => kernel(KernelKey::Named("cuda_core_eye"), || {
+            ElementwiseKernel::new(
+                "long long k, unsigned long long cols",
+                "T out",
+                "out = ((long long)(i % cols) - (long long)(i / cols) == k) ? (T)1 : (T)0",
+                "cuda_core_eye",
+            )
+        }),
+        true => kernel(KernelKey::Named("cuda_core_tri"), || {
+            ElementwiseKernel::new(
+                "long long k, unsigned long long cols",
+                "T out",
+                "out = ((long long)(i % cols) - (long long)(i / cols) <= k) ? (T)1 : (T)0",
+                "cuda_core_tri",
+            )
+        }),
+    }
+}
+
 /// The length of an integer `arange(start, stop, step)`: `ceil((stop - start) / step)`, at
 /// least 0, computed exactly.
 pub(crate) fn int_arange_len(start: i128, stop: i128, step: i128) -> Result<usize> {
@@ -177,6 +241,39 @@ pub(crate) fn int_arange_len(start: i128, stop: i128, step: i128) -> Result<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eye_and_tri_compile_for_every_element_type() {
+        use crate::array::ArgType;
+        use crate::{Arch, CompileTarget, DType, Program, ProgramOptions};
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        for below in [false, true] {
+            let kernel = band_kernel(below).unwrap();
+            for dtype in [
+                DType::Bool,
+                DType::I8,
+                DType::U64,
+                DType::F16,
+                DType::BF16,
+                DType::F32,
+                DType::F64,
+            ] {
+                let signature = [
+                    ArgType::Scalar(DType::I64),
+                    ArgType::Scalar(DType::U64),
+                    ArgType::Array(dtype),
+                ];
+                let source = kernel.source_for(&signature).unwrap();
+                assert!(source.contains(if below { "<= k" } else { "== k" }));
+                if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                    panic!("{} of {dtype}: {error}\n{source}", kernel.name());
+                }
+            }
+        }
+    }
 
     #[test]
     fn integer_arange_lengths_are_exact() {

@@ -1,14 +1,21 @@
 //! Copying and filling arrays (NumPy's "array manipulation" chapter: `copyto`, `ndarray.copy`,
-//! `ascontiguousarray`, `ndarray.fill`).
+//! `ascontiguousarray`, `ndarray.fill`), joining them (`concatenate`, `stack`, `hstack`,
+//! `vstack`: one copy per input into a slice of the result), `flip`, and the triangles `tril`
+//! and `triu`.
 
 use std::mem::size_of;
+use std::sync::Arc;
 
 use cuda_driver::Access;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::kernels::copy;
+use crate::array::kernels::registry::{kernel, KernelKey};
+
+use crate::array::kernels::{Arg, ElementwiseKernel};
 use crate::array::memory::{bind, check, overlap, Overlap};
+use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
 impl<T: Element> DeviceArray<T> {
@@ -104,5 +111,305 @@ impl<T: Element> DeviceArray<T> {
             _ => copy::fill(&stream, self, value)?,
         }
         Ok(())
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// The arrays joined along `axis` (NumPy's `concatenate`): every other extent must agree.
+    /// The result is a new compact array on the first array's stream, written by one copy per
+    /// input into its slice of the result (`cuMemcpyDtoDAsync` when the slice and the input are
+    /// contiguous, else one strided copy kernel); each input is ordered after its own stream.
+    pub fn concatenate(arrays: &[&DeviceArray<T>], axis: usize) -> Result<Self> {
+        let Some(first) = arrays.first() else {
+            return Err(Error::InvalidValue("concatenate needs at least one array".into()));
+        };
+        let ndim = first.ndim();
+        if ndim == 0 {
+            return Err(Error::InvalidValue(
+                "zero-dimensional arrays cannot be concatenated".into(),
+            ));
+        }
+        if axis >= ndim {
+            return Err(Error::InvalidValue(format!(
+                "concatenate: axis {axis} is out of bounds for arrays of {ndim} dimensions"
+            )));
+        }
+        let mut shape = first.shape().to_vec();
+        shape[axis] = 0;
+        for array in arrays {
+            let compatible =
+                array.ndim() == ndim && (0..ndim).all(|a| a == axis || array.shape()[a] == first.shape()[a]);
+            if !compatible {
+                return Err(Error::InvalidValue(format!(
+                    "concatenate along axis {axis}: shapes {:?} and {:?} do not match off that axis",
+                    first.shape(),
+                    array.shape()
+                )));
+            }
+            shape[axis] += array.shape()[axis];
+        }
+        let out = Self::empty(first.stream(), shape)?;
+        let mut start = 0;
+        for array in arrays {
+            let extent = array.shape()[axis];
+            let slices: Vec<Slice> = (0..ndim)
+                .map(|a| match a == axis {
+                    true => Slice::from(start..start + extent),
+                    false => Slice::from(..),
+                })
+                .collect();
+            out.slice(&slices)?.copy_from(array)?;
+            start += extent;
+        }
+        Ok(out)
+    }
+
+    /// The arrays (all of one shape) stacked along a new axis `axis` (NumPy's `stack`).
+    pub fn stack(arrays: &[&DeviceArray<T>], axis: usize) -> Result<Self> {
+        let Some(first) = arrays.first() else {
+            return Err(Error::InvalidValue("stack needs at least one array".into()));
+        };
+        if let Some(other) = arrays.iter().find(|a| a.shape() != first.shape()) {
+            return Err(Error::InvalidValue(format!(
+                "stack: all arrays must have one shape, not {:?} and {:?}",
+                first.shape(),
+                other.shape()
+            )));
+        }
+        let expanded = arrays.iter().map(|a| a.expand_dims(axis)).collect::<Result<Vec<_>>>()?;
+        Self::concatenate(&expanded.iter().collect::<Vec<_>>(), axis)
+    }
+
+    /// The arrays joined along their second axis, or the first for 1-D arrays (NumPy's `hstack`).
+    pub fn hstack(arrays: &[&DeviceArray<T>]) -> Result<Self> {
+        let lines = arrays
+            .iter()
+            .map(|a| match a.ndim() {
+                0 => a.reshape([1]),
+                _ => Ok(a.view(*a.ptr_ref(), a.shape().to_vec(), a.strides().to_vec())),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let axis = match lines.first().map(|a| a.ndim()) {
+            Some(1) => 0,
+            _ => 1,
+        };
+        Self::concatenate(&lines.iter().collect::<Vec<_>>(), axis)
+    }
+
+    /// The arrays joined along their first axis, 1-D arrays as rows (NumPy's `vstack`).
+    pub fn vstack(arrays: &[&DeviceArray<T>]) -> Result<Self> {
+        let rows = arrays
+            .iter()
+            .map(|a| match a.ndim() {
+                0 | 1 => a.reshape([1, a.len()]),
+                _ => Ok(a.view(*a.ptr_ref(), a.shape().to_vec(), a.strides().to_vec())),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Self::concatenate(&rows.iter().collect::<Vec<_>>(), 0)
+    }
+
+    /// The array with the order of elements along `axes` reversed (NumPy's `flip`), as a new
+    /// compact array on the array's stream. NumPy returns a view with negative strides; arrays
+    /// here have no negative strides, so this is a copy (one gather kernel per four axes).
+    pub fn flip(&self, axes: &[usize]) -> Result<Self> {
+        let ndim = self.ndim();
+        let mut flipped = vec![false; ndim];
+        for &axis in axes {
+            if axis >= ndim || flipped[axis] {
+                return Err(Error::InvalidValue(format!(
+                    "flip: axes {axes:?} must be distinct and below {ndim}"
+                )));
+            }
+            flipped[axis] = true;
+        }
+        let mut out = self.try_clone()?;
+        let flips: Vec<usize> = (0..ndim).filter(|&a| flipped[a] && self.shape()[a] > 1).collect();
+        if out.is_empty() {
+            return Ok(out);
+        }
+        for group in flips.chunks(FLIP_AXES) {
+            let source = out;
+            out = Self::empty(self.stream(), self.shape().to_vec())?;
+            // Per flipped axis: the elements after it (its stride) and its extent; unused: 1, 1.
+            let mut table = [1u64; 2 * FLIP_AXES];
+            for (slot, &axis) in group.iter().enumerate() {
+                table[2 * slot] = self.shape()[axis + 1..].iter().product::<usize>() as u64;
+                table[2 * slot + 1] = self.shape()[axis] as u64;
+            }
+            let kernel = flip_kernel(T::DTYPE)?;
+            let n = out.len() as u64;
+            let blocks = n.div_ceil(256).min(65_535 * 16) as u32;
+            let config = crate::LaunchConfig::new((blocks, 1, 1), (256, 1, 1));
+            let [s0, e0, s1, e1, s2, e2, s3, e3] = table;
+            // SAFETY: the kernel reads `n` elements of `source` and writes `n` of `out` (both
+            // compact arrays of `n` elements of `T`), each index below `n`: a mirrored index
+            // keeps every coordinate below its extent. Both are ordered on the array's stream.
+            unsafe {
+                kernel.launch(
+                    self.stream(),
+                    &config,
+                    (&source, &mut out, n, s0, e0, s1, e1, s2, e2, s3, e3),
+                )?
+            };
+        }
+        Ok(out)
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// The lower triangle: elements above diagonal `k` of the last two axes set to zero (NumPy's
+    /// `tril`; a 1-D array is taken as the rows of a square matrix). One kernel into a new
+    /// compact array on the array's stream.
+    pub fn tril(&self, k: i64) -> Result<Self> {
+        self.triangle(k, true)
+    }
+
+    /// The upper triangle: elements below diagonal `k` set to zero (NumPy's `triu`).
+    pub fn triu(&self, k: i64) -> Result<Self> {
+        self.triangle(k, false)
+    }
+
+    fn triangle(&self, k: i64, lower: bool) -> Result<Self> {
+        let input = match self.ndim() {
+            0 => return Err(Error::InvalidValue("tril/triu: a 0-d array has no triangle".into())),
+            1 => self.broadcast_to([self.len(), self.len()])?,
+            _ => self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec()),
+        };
+        let shape = input.shape().to_vec();
+        let (rows, cols) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+        let mut out = Self::empty(self.stream(), shape)?;
+        if out.is_empty() {
+            return Ok(out);
+        }
+        let kernel = triangle_kernel(lower)?;
+        let args = [
+            Arg::from(&input),
+            Arg::scalar(k),
+            Arg::scalar(rows as u64),
+            Arg::scalar(cols as u64),
+            Arg::from(&mut out),
+        ];
+        kernel.launch_generated(self.stream(), &args)?;
+        Ok(out)
+    }
+}
+
+/// The kernel of `tril` (`lower`) or `triu`, built once per process.
+fn triangle_kernel(lower: bool) -> Result<Arc<ElementwiseKernel>> {
+    let (comparison, name) = match lower {
+        true => ("<=", "cuda_core_tril"),
+        false => (">=", "cuda_core_triu"),
+    };
+    kernel(KernelKey::Named(name), || {
+        let operation =
+            format!("out = ((long long)(i % cols) - (long long)((i / cols) % rows) {comparison} k) ? x : (T)0");
+        ElementwiseKernel::new(
+            "T x, long long k, unsigned long long rows, unsigned long long cols",
+            "T out",
+            &operation,
+            name,
+        )
+    })
+}
+
+/// Flipped axes one gather kernel handles (its arguments fit a 12-tuple).
+const FLIP_AXES: usize = 4;
+
+/// The gather kernel of `flip` for elements of `dtype`, built once per type.
+fn flip_kernel(dtype: crate::DType) -> Result<Arc<crate::RawKernel>> {
+    kernel(KernelKey::Encoded("flip", vec![dtype as u32]), || {
+        let name = format!("cuda_core_flip<{}>", dtype.c_name());
+        crate::RawKernel::new(flip_source(), &name, crate::ProgramOptions::default())
+    })
+}
+
+/// The CUDA C++ of `flip`'s gather kernel, a template over the element type.
+fn flip_source() -> String {
+    format!(
+        "{}\n\
+         template <typename T> __global__ void cuda_core_flip(const T *__restrict__ x, T *__restrict__ out, const unsigned long long n,\n\
+         \x20   const unsigned long long s0, const unsigned long long e0, const unsigned long long s1, const unsigned long long e1,\n\
+         \x20   const unsigned long long s2, const unsigned long long e2, const unsigned long long s3, const unsigned long long e3) {{\n\
+         \x20   const unsigned long long strides[4] = {{s0, s1, s2, s3}}, extents[4] = {{e0, e1, e2, e3}};\n\
+         \x20   for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) {{\n\
+         \x20       unsigned long long from = i;\n\
+         \x20       #pragma unroll\n\
+         \x20       for (int a = 0; a < 4; ++a) {{\n\
+         \x20           const unsigned long long c = (i / strides[a]) % extents[a];\n\
+         \x20           from = from - c * strides[a] + (extents[a] - 1 - c) * strides[a];\n\
+         \x20       }}\n\
+         \x20       out[i] = x[from];\n\
+         \x20   }}\n\
+         }}\n",
+        crate::array::kernels::PRELUDE
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::ArgType;
+    use crate::{Arch, CompileTarget, DType, Program, ProgramOptions};
+
+    const TYPES: [DType; 13] = [
+        DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    fn compiles(source: String, what: &str) {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        if let Err(error) = Program::new(source.clone(), options).compile(CompileTarget::Ptx) {
+            panic!("{what}: {error}\n{source}");
+        }
+    }
+
+    #[test]
+    fn flip_compiles_for_every_element_type() {
+        for dtype in TYPES {
+            let c = dtype.c_name();
+            let u = "unsigned long long";
+            let instance = format!(
+                "template __global__ void cuda_core_flip<{c}>(const {c} *, {c} *, {u}, {u}, {u}, {u}, {u}, {u}, {u}, {u}, {u});\n"
+            );
+            compiles(flip_source() + &instance, &format!("flip of {dtype}"));
+        }
+    }
+
+    #[test]
+    fn triangles_and_bands_compile_for_every_element_type() {
+        let kernels = [triangle_kernel(true).unwrap(), triangle_kernel(false).unwrap()];
+        for dtype in TYPES {
+            let signature = [
+                ArgType::Array(dtype),
+                ArgType::Scalar(DType::I64),
+                ArgType::Scalar(DType::U64),
+                ArgType::Scalar(DType::U64),
+                ArgType::Array(dtype),
+            ];
+            for kernel in &kernels {
+                compiles(
+                    kernel.source_for(&signature).unwrap(),
+                    &format!("{} of {dtype}", kernel.name()),
+                );
+                compiles(
+                    kernel.strided_source_for(&signature, 2, false).unwrap(),
+                    &format!("strided {} of {dtype}", kernel.name()),
+                );
+            }
+        }
     }
 }

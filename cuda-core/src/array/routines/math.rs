@@ -34,15 +34,15 @@ use crate::array::kernels::elementwise::ElementwiseKernel;
 use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, Overlap};
-use crate::array::promotion::{Promote, Scalars};
+use crate::array::promotion::{Bitwise, Integral, Promote, Scalars};
 use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 
-/// A scalar's value, kept exact for integers.
+/// A scalar's value, kept exact for integers (`i128` holds every `i64` and `u64`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ScalarValue {
     Float(f64),
-    Int(i64),
+    Int(i128),
 }
 
 /// What an expression reads: an array, or a scalar of a given type.
@@ -52,34 +52,233 @@ enum Operand<'a> {
     Scalar(DType, ScalarValue),
 }
 
+/// How an operation's result type follows from its operands' (promoted) type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum UnaryOp {
-    Neg,
-    Abs,
-    Sqrt,
-    Exp,
-    Log,
-    Sin,
-    Cos,
-    Tanh,
-    Cast,
+pub(crate) enum Kind {
+    /// The operand type ([`DType::promote`] of both, for binary operations).
+    Same,
+    /// The float type of it ([`DType::float_result`]): `sqrt`, `arctan2`, ...
+    Float,
+    /// `Bool`, from each operand in its own type: `isnan`, `logical_and`, ...
+    Predicate,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Pow,
-    Maximum,
-    Minimum,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
+/// The result type of an operation of kind `$kind` on `$t` at the type level.
+macro_rules! kind_type {
+    (Same, $t:ty) => {
+        $t
+    };
+    (Float, $t:ty) => {
+        <$t as Scalars>::Float
+    };
+    (Predicate, $t:ty) => {
+        Bool
+    };
+}
+
+/// The table of element-wise unary operations (NumPy's unary ufuncs): the method of
+/// [`ExprOps`], the operator, its [`Kind`], and its C++ with `{x}` for the operand (in the
+/// compute type of the result type for `Same` and `Float`, of its own type for `Predicate`;
+/// `_cc_` functions are in `EXPR_PRELUDE`). One line per operation; `Neg` and `Cast` are
+/// written by hand.
+macro_rules! unary_table {
+    ($($(#[$doc:meta])* $method:ident => $variant:ident, $kind:ident, $cpp:literal;)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum UnaryOp {
+            Neg,
+            Cast,
+            $($variant,)*
+        }
+
+        impl UnaryOp {
+            fn kind(self) -> Kind {
+                match self {
+                    UnaryOp::Neg | UnaryOp::Cast => Kind::Same,
+                    $(UnaryOp::$variant => Kind::$kind,)*
+                }
+            }
+
+            fn cpp(self) -> &'static str {
+                match self {
+                    UnaryOp::Neg | UnaryOp::Cast => "",
+                    $(UnaryOp::$variant => $cpp,)*
+                }
+            }
+
+            #[cfg(test)]
+            const TABLE: &'static [UnaryOp] = &[$(UnaryOp::$variant,)*];
+        }
+
+        macro_rules! unary_methods {
+            () => {
+                $(
+                    $(#[$doc])*
+                    fn $method(self) -> Expr<'a, kind_type!($kind, Self::Elem)> {
+                        unary(UnaryOp::$variant, self.into_expr())
+                    }
+                )*
+            };
+        }
+    };
+}
+
+unary_table! {
+    /// `|x|` (NumPy's `abs`).
+    abs => Abs, Same, "_cc_abs({x})";
+    /// Square root (a float type: [`DType::float_result`]).
+    sqrt => Sqrt, Float, "sqrt({x})";
+    /// Cube root.
+    cbrt => Cbrt, Float, "cbrt({x})";
+    /// `e^x`.
+    exp => Exp, Float, "exp({x})";
+    /// `2^x`.
+    exp2 => Exp2, Float, "exp2({x})";
+    /// `e^x - 1`, exact near 0.
+    expm1 => Expm1, Float, "expm1({x})";
+    /// Natural logarithm.
+    log => Log, Float, "log({x})";
+    /// Base-2 logarithm.
+    log2 => Log2, Float, "log2({x})";
+    /// Base-10 logarithm.
+    log10 => Log10, Float, "log10({x})";
+    /// `ln(1 + x)`, exact near 0.
+    log1p => Log1p, Float, "log1p({x})";
+    /// Sine.
+    sin => Sin, Float, "sin({x})";
+    /// Cosine.
+    cos => Cos, Float, "cos({x})";
+    /// Tangent.
+    tan => Tan, Float, "tan({x})";
+    /// Inverse sine (NumPy's `arcsin`).
+    arcsin => Arcsin, Float, "asin({x})";
+    /// Inverse cosine.
+    arccos => Arccos, Float, "acos({x})";
+    /// Inverse tangent.
+    arctan => Arctan, Float, "atan({x})";
+    /// Hyperbolic sine.
+    sinh => Sinh, Float, "sinh({x})";
+    /// Hyperbolic cosine.
+    cosh => Cosh, Float, "cosh({x})";
+    /// Hyperbolic tangent.
+    tanh => Tanh, Float, "tanh({x})";
+    /// Inverse hyperbolic sine.
+    arcsinh => Arcsinh, Float, "asinh({x})";
+    /// Inverse hyperbolic cosine.
+    arccosh => Arccosh, Float, "acosh({x})";
+    /// Inverse hyperbolic tangent.
+    arctanh => Arctanh, Float, "atanh({x})";
+    /// Round to the nearest integer, ties to even (a float type, as NumPy's `rint`).
+    rint => Rint, Float, "rint({x})";
+    /// Round down (integers and `Bool` unchanged, keeping their type, as NumPy 2).
+    floor => Floor, Same, "_cc_floor({x})";
+    /// Round up (integers unchanged).
+    ceil => Ceil, Same, "_cc_ceil({x})";
+    /// Round toward zero (integers unchanged).
+    trunc => Trunc, Same, "_cc_trunc({x})";
+    /// `-1`, `0` or `1` by the sign (NaN stays NaN).
+    sign => Sign, Same, "_cc_sign({x})";
+    /// `x * x`, in `x`'s type.
+    square => Square, Same, "_cc_square({x})";
+    /// `1 / x` in `x`'s type (integers: truncated, `0` for `0` where NumPy's result is
+    /// undefined).
+    reciprocal => Reciprocal, Same, "_cc_reciprocal({x})";
+    /// Whether `x` is NaN (`Bool`; never for integers).
+    isnan => IsNan, Predicate, "_cc_isnan({x})";
+    /// Whether `x` is infinite.
+    isinf => IsInf, Predicate, "_cc_isinf({x})";
+    /// Whether `x` is neither NaN nor infinite.
+    isfinite => IsFinite, Predicate, "_cc_isfinite({x})";
+    /// Whether the sign bit is set (`-0.0` included).
+    signbit => Signbit, Predicate, "_cc_signbit({x})";
+    /// `!x`: whether `x` is zero (NaN is not).
+    logical_not => LogicalNot, Predicate, "(!{x})";
+    /// Bitwise not (NumPy's `invert`; `Bool`: logical not); integers and `Bool` only.
+    invert => Invert, Same, "_cc_invert({x})";
+}
+
+/// The table of element-wise binary operations other than the arithmetic operators,
+/// comparisons, `pow`, `maximum` and `minimum`: method, operator, [`Kind`], the bound the
+/// promoted type must meet, and C++ with `{x}` and `{y}` (both in the compute type of the
+/// result type for `Same` and `Float`, converted to `bool` for `Predicate`).
+macro_rules! binary_table {
+    ($($(#[$doc:meta])* $method:ident => $variant:ident, $kind:ident, $bound:ident, $cpp:literal;)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum BinaryOp {
+            Add,
+            Sub,
+            Mul,
+            Div,
+            Pow,
+            Maximum,
+            Minimum,
+            Lt,
+            Le,
+            Gt,
+            Ge,
+            Eq,
+            Ne,
+            $($variant,)*
+        }
+
+        impl BinaryOp {
+            /// The kind and C++ of a table operation.
+            fn table(self) -> Option<(Kind, &'static str)> {
+                match self {
+                    $(BinaryOp::$variant => Some((Kind::$kind, $cpp)),)*
+                    _ => None,
+                }
+            }
+
+            #[cfg(test)]
+            const TABLE: &'static [BinaryOp] = &[$(BinaryOp::$variant,)*];
+        }
+
+        macro_rules! binary_methods {
+            () => {
+                $(
+                    $(#[$doc])*
+                    fn $method<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, kind_type!($kind, R::Output)>
+                    where
+                        R::Output: $bound,
+                    {
+                        binary_rhs(BinaryOp::$variant, self.into_expr(), rhs)
+                    }
+                )*
+            };
+        }
+    };
+}
+
+binary_table! {
+    /// The angle of `(y = self, x = rhs)` (NumPy's `arctan2`), in a float type.
+    arctan2 => Arctan2, Float, Scalars, "atan2({x}, {y})";
+    /// `sqrt(x^2 + y^2)` without overflow.
+    hypot => Hypot, Float, Scalars, "hypot({x}, {y})";
+    /// `|x|` with the sign of `y`.
+    copysign => Copysign, Float, Scalars, "copysign({x}, {y})";
+    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy).
+    fmod => Fmod, Same, Scalars, "_cc_fmod({x}, {y})";
+    /// Division rounded toward negative infinity (NumPy's `floor_divide`, `//`; integers: `0`
+    /// for a zero divisor; floats as NumPy's `divmod`).
+    floor_divide => FloorDivide, Same, Scalars, "_cc_floordiv({x}, {y})";
+    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo).
+    remainder => Remainder, Same, Scalars, "_cc_remainder({x}, {y})";
+    /// `x && y` (`Bool`).
+    logical_and => LogicalAnd, Predicate, Scalars, "({x} && {y})";
+    /// `x || y` (`Bool`).
+    logical_or => LogicalOr, Predicate, Scalars, "({x} || {y})";
+    /// `x != y` as truth values (`Bool`).
+    logical_xor => LogicalXor, Predicate, Scalars, "({x} != {y})";
+    /// Bitwise and (integers and `Bool`).
+    bitwise_and => BitwiseAnd, Same, Bitwise, "({x} & {y})";
+    /// Bitwise or (integers and `Bool`).
+    bitwise_or => BitwiseOr, Same, Bitwise, "({x} | {y})";
+    /// Bitwise exclusive or (integers and `Bool`).
+    bitwise_xor => BitwiseXor, Same, Bitwise, "({x} ^ {y})";
+    /// `x << y` (integers; `0` for a shift by the width or more, as NumPy).
+    left_shift => LeftShift, Same, Integral, "_cc_shl({x}, {y})";
+    /// `x >> y`, arithmetic for signed integers (`0` or `-1` for a shift by the width or more).
+    right_shift => RightShift, Same, Integral, "_cc_shr({x}, {y})";
 }
 
 impl BinaryOp {
@@ -183,6 +382,129 @@ impl<'a, T: Scalars> IntoExpr<'a> for Expr<'a, T> {
     }
 }
 
+/// What can be the right operand of a binary operation (`+`, `maximum`, `gt`, `pow`, ...)
+/// whose left operand has element type `L`: arrays and expressions (promoted with `L` by the
+/// [promotion table](crate::DType::promote)), and scalars of every Rust numeric type (`i8` to
+/// `u64`, `f32`, `f64`, `half::f16`, `half::bf16`), weak as Python scalars are in NumPy 2: an
+/// integer scalar takes `L`'s type ([`Scalars::WithInt`]), a float scalar `L`'s type if it is a
+/// float, else `f64` ([`Scalars::WithFloat`]). The scalar's own Rust type only says its kind:
+/// `&x * 2.0f32` and `&x * 2.0f64` both keep an `f16` array's type.
+pub trait Rhs<'a, L: Scalars> {
+    /// The type the two operands are combined in.
+    type Output: Scalars;
+    /// The left operand's type as it enters the operation.
+    type Left: Scalars;
+    /// The right operand's type.
+    type Right: Scalars;
+    /// The two operands as expressions (a scalar becomes a kernel parameter of type `Output`).
+    fn operands(self, left: Expr<'a, L>) -> (Expr<'a, Self::Left>, Expr<'a, Self::Right>);
+}
+
+impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for &'a DeviceArray<T> {
+    type Output = <L as Promote<T>>::Output;
+    type Left = L;
+    type Right = T;
+    fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
+        (left, self.into_expr())
+    }
+}
+
+impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for Expr<'a, T> {
+    type Output = <L as Promote<T>>::Output;
+    type Left = L;
+    type Right = T;
+    fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
+        (left, self)
+    }
+}
+
+/// A Rust scalar usable as a weak operand.
+pub(crate) trait WeakScalar: Copy {
+    /// The value, exact for integers.
+    fn value(self) -> ScalarValue;
+}
+
+macro_rules! weak_scalars {
+    ($($t:ty => $kind:ident, $to_value:expr;)*) => {
+        $(
+            impl WeakScalar for $t {
+                fn value(self) -> ScalarValue {
+                    let convert: fn($t) -> ScalarValue = $to_value;
+                    convert(self)
+                }
+            }
+
+            impl<'a, L: Scalars> Rhs<'a, L> for $t {
+                type Output = <L as Scalars>::$kind;
+                type Left = <L as Scalars>::$kind;
+                type Right = <L as Scalars>::$kind;
+                fn operands(self, left: Expr<'a, L>) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>) {
+                    let dtype = <Self::Output as Element>::DTYPE;
+                    (cast_to(left), Expr::scalar(dtype, self.value()))
+                }
+            }
+        )*
+    };
+}
+
+weak_scalars! {
+    i8 => WithInt, |v| ScalarValue::Int(v.into());
+    i16 => WithInt, |v| ScalarValue::Int(v.into());
+    i32 => WithInt, |v| ScalarValue::Int(v.into());
+    i64 => WithInt, |v| ScalarValue::Int(v.into());
+    u8 => WithInt, |v| ScalarValue::Int(v.into());
+    u16 => WithInt, |v| ScalarValue::Int(v.into());
+    u32 => WithInt, |v| ScalarValue::Int(v.into());
+    u64 => WithInt, |v| ScalarValue::Int(v.into());
+    f32 => WithFloat, |v| ScalarValue::Float(v.into());
+    f64 => WithFloat, ScalarValue::Float;
+    half::f16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
+    half::bf16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
+}
+
+/// `op` of `left` with `rhs` (any [`Rhs`]), of type `R`.
+pub(crate) fn binary_rhs<'a, L: Scalars, B: Rhs<'a, L>, R: Element>(
+    op: BinaryOp,
+    left: Expr<'a, L>,
+    rhs: B,
+) -> Expr<'a, R> {
+    let (a, b) = rhs.operands(left);
+    binary(op, a, b)
+}
+
+/// The two value arms of [`where_`]: `(array or expression, anything)` or `(scalar, array or
+/// expression)`, promoted as [`Rhs`] says.
+pub trait WhereArms<'a> {
+    /// The type of the result.
+    type Output: Scalars;
+    /// The two arms as expressions of their types.
+    fn arms(self) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>);
+}
+
+impl<'a, A: IntoExpr<'a>, B: Rhs<'a, A::Elem>> WhereArms<'a> for (A, B) {
+    type Output = B::Output;
+    fn arms(self) -> (Expr<'a, B::Output>, Expr<'a, B::Output>) {
+        let (a, b) = self.1.operands(self.0.into_expr());
+        (cast_to(a), cast_to(b))
+    }
+}
+
+macro_rules! scalar_first_arms {
+    ($($t:ty),*) => {
+        $(
+            impl<'a, B: IntoExpr<'a>> WhereArms<'a> for ($t, B) where $t: Rhs<'a, B::Elem> {
+                type Output = <$t as Rhs<'a, B::Elem>>::Output;
+                fn arms(self) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>) {
+                    let (b, a) = self.0.operands(self.1.into_expr());
+                    (cast_to(a), cast_to(b))
+                }
+            }
+        )*
+    };
+}
+
+scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
+
 impl<'a, T: Element> Expr<'a, T> {
     fn retype<U: Element>(node: Node, operands: Vec<Operand<'a>>) -> Expr<'a, U> {
         debug_assert_eq!(node.dtype(), U::DTYPE);
@@ -196,6 +518,15 @@ impl<'a, T: Element> Expr<'a, T> {
     /// The same expression seen as `U` (which must be its type).
     pub(crate) fn retyped<U: Element>(self) -> Expr<'a, U> {
         Expr::<T>::retype(self.node, self.operands)
+    }
+
+    /// The same expression again (its operands are shared, as references and scalars).
+    pub(crate) fn duplicate(&self) -> Expr<'a, T> {
+        Expr {
+            node: self.node.clone(),
+            operands: self.operands.clone(),
+            _type: PhantomData,
+        }
     }
 
     /// A scalar operand of type `dtype`.
@@ -233,16 +564,105 @@ impl<'a, T: Element> Expr<'a, T> {
 }
 
 impl<'a, T: Scalars> Expr<'a, T> {
-    /// Evaluates the expression into a new compact array of its broadcast shape, on the stream
-    /// of its first array: one kernel launch.
+    /// Evaluates the expression into a new compact array of its broadcast shape: one kernel
+    /// launch. The default stream is the stream of the expression's first array operand (in
+    /// the order the expression reads them, left to right): the result is allocated and computed
+    /// there, and the other operands are ordered after their own streams by the use each launch
+    /// records. [`eval_on`](Self::eval_on) picks the stream.
     pub fn eval(self) -> Result<DeviceArray<T>> {
-        let shape = self.shape()?;
-        let first = self.arrays().next().expect("shape() found an array");
+        let first = self
+            .arrays()
+            .next()
+            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))?;
         let stream = first.stream().clone();
-        let mut out = DeviceArray::<T>::empty(&stream, shape)?;
+        self.eval_on(&stream)
+    }
+
+    /// Evaluates the expression on `stream` (CuPy's `with stream:` around the expression): the
+    /// result is allocated in `stream`'s order and computed there; every operand is ordered
+    /// after the work already queued on its own stream (through the use each launch records),
+    /// so operands on other streams need no synchronisation by the caller. `stream` must be of
+    /// the operands' context ([`Error::Driver`] with `WrongContext` otherwise).
+    pub fn eval_on(self, stream: &cuda_driver::Stream) -> Result<DeviceArray<T>> {
+        let shape = self.shape()?;
+        let mut out = DeviceArray::<T>::empty(stream, shape)?;
         out.assign(self)?;
         Ok(out)
     }
+}
+
+/// An expression as the map of a [`ReductionKernel`](crate::ReductionKernel): its distinct
+/// operands as the kernel's input parameters, one element's value as C++ (the same code the
+/// element-wise kernel computes), and the arguments, so that a reduction of an expression reads
+/// its operands once and writes no temporary.
+pub(crate) struct FusedMap<'e> {
+    /// The input parameters (`"float a0, long long a1"`).
+    pub(crate) params: String,
+    /// The value of one element, of the expression's compute type, from the parameters.
+    pub(crate) value: String,
+    /// A key of the expression's shape and types: equal keys give equal `params` and `value`.
+    pub(crate) key: Vec<u32>,
+    /// The arguments for `params`, in order.
+    pub(crate) args: Vec<Arg<'e>>,
+    /// The expression's shape.
+    pub(crate) shape: Vec<usize>,
+    /// The stream it runs on: its first array's.
+    pub(crate) stream: cuda_driver::Stream,
+}
+
+impl<'a, T: Scalars> Expr<'a, T> {
+    /// Checks what evaluation checks (scalars in range, no negative integer powers), and that
+    /// the expression does not read an output (`update`'s current value).
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.node.reads_out() {
+            return Err(Error::InvalidValue(
+                "an expression over update's current value can only be written back by update".into(),
+            ));
+        }
+        check_scalars(&self.node, &self.operands)
+    }
+
+    /// The expression as a reduction's map, when every array operand is C-contiguous with the
+    /// expression's whole shape (what a [`ReductionKernel`](crate::ReductionKernel) reads);
+    /// `None` for broadcast or strided operands (the caller evaluates the expression first).
+    pub(crate) fn fused_map(&self) -> Result<Option<FusedMap<'_>>> {
+        let shape = self.shape()?;
+        if self
+            .arrays()
+            .any(|a| a.shape() != shape.as_slice() || !a.is_contiguous())
+        {
+            return Ok(None);
+        }
+        let stream = self.arrays().next().expect("shape() found an array").stream().clone();
+        let plan = Plan::new(&self.node, &self.operands, T::DTYPE);
+        let (params, _) = plan.source(&self.node, &self.operands, T::DTYPE);
+        let value = plan.value(&self.node);
+        let args = plan
+            .inputs
+            .iter()
+            .map(|&index| match self.operands[index] {
+                Operand::Array(a) => Arg::erased(a),
+                Operand::Scalar(dtype, value) => scalar_arg(dtype, value),
+            })
+            .collect();
+        Ok(Some(FusedMap {
+            params,
+            value,
+            key: plan.key,
+            args,
+            shape,
+            stream,
+        }))
+    }
+}
+
+/// The parameters, value and key of `expr`'s map as [`Expr::fused_map`] makes them, without
+/// arrays (tests of the generated code on the host).
+#[cfg(test)]
+pub(crate) fn map_text<T: Element>(expr: &Expr<'_, T>) -> (String, String, Vec<u32>) {
+    let plan = Plan::new(&expr.node, &expr.operands, T::DTYPE);
+    let (params, _) = plan.source(&expr.node, &expr.operands, T::DTYPE);
+    (params, plan.value(&expr.node), plan.key)
 }
 
 /// Combines two expressions with `op` into one of type `R`.
@@ -270,15 +690,15 @@ pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> 
     Expr::<R>::retype(Node::Unary(op, Box::new(a.node), R::DTYPE), a.operands)
 }
 
-/// NumPy's `where`: `a` where `condition` holds, else `b`, broadcast together.
-pub fn where_<'a, C, A, B>(condition: C, a: A, b: B) -> Expr<'a, <A::Elem as Promote<B::Elem>>::Output>
+/// NumPy's `where`: `a` where `condition` holds, else `b`, broadcast together. Either arm (not
+/// both) may be a scalar, weak as in [`Rhs`]: `where_(x.gt(0.0), &x, 0.0)`.
+pub fn where_<'a, C, A, B>(condition: C, a: A, b: B) -> Expr<'a, <(A, B) as WhereArms<'a>>::Output>
 where
     C: IntoExpr<'a, Elem = Bool>,
-    A: IntoExpr<'a>,
-    B: IntoExpr<'a>,
-    A::Elem: Promote<B::Elem>,
+    (A, B): WhereArms<'a>,
 {
-    let (c, a, b) = (condition.into_expr(), a.into_expr(), b.into_expr());
+    let c = condition.into_expr();
+    let (a, b) = (a, b).arms();
     let mut operands = c.operands;
     let mut a_node = a.node;
     a_node.shift(operands.len());
@@ -286,7 +706,7 @@ where
     let mut b_node = b.node;
     b_node.shift(operands.len());
     operands.extend(b.operands);
-    let dtype = <<A::Elem as Promote<B::Elem>>::Output as Element>::DTYPE;
+    let dtype = <<(A, B) as WhereArms<'a>>::Output as Element>::DTYPE;
     Expr::<Bool>::retype(
         Node::Where(Box::new(c.node), Box::new(a_node), Box::new(b_node), dtype),
         operands,
@@ -296,33 +716,57 @@ where
 /// Element-wise methods of arrays (`&DeviceArray<T>`) and expressions; each returns a lazy
 /// [`Expr`]. Bring it into scope with `use cuda_core::ExprOps`.
 pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
-    /// `|x|`.
-    fn abs(self) -> Expr<'a, Self::Elem> {
-        unary(UnaryOp::Abs, self.into_expr())
+    unary_methods!();
+    binary_methods!();
+    /// The values limited to `[low, high]` (NumPy's `clip`: `minimum(maximum(x, low), high)`,
+    /// NaN propagates); either bound may be a scalar, weak as in [`Rhs`].
+    fn clip<L: Rhs<'a, Self::Elem>, H: Rhs<'a, L::Output>>(self, low: L, high: H) -> Expr<'a, H::Output> {
+        binary_rhs(BinaryOp::Minimum, self.maximum(low), high)
     }
-    /// Square root (a float type: [`DType::float_result`]).
-    fn sqrt(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Sqrt, self.into_expr())
-    }
-    /// `e^x`.
-    fn exp(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Exp, self.into_expr())
-    }
-    /// Natural logarithm.
-    fn log(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Log, self.into_expr())
-    }
-    /// Sine.
-    fn sin(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Sin, self.into_expr())
-    }
-    /// Cosine.
-    fn cos(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Cos, self.into_expr())
-    }
-    /// Hyperbolic tangent.
-    fn tanh(self) -> Expr<'a, <Self::Elem as Scalars>::Float> {
-        unary(UnaryOp::Tanh, self.into_expr())
+    /// NumPy's `isclose`: `|x - y| <= atol + rtol * |y|` element-wise, in the promoted type
+    /// (`f64` for integers: [`Scalars::WithFloat`]); infinities are close only to themselves;
+    /// NaNs are close to each other only with `equal_nan`. NumPy's defaults are `rtol = 1e-5`,
+    /// `atol = 1e-8`.
+    fn isclose<R>(self, rhs: R, rtol: f64, atol: f64, equal_nan: bool) -> Expr<'a, Bool>
+    where
+        R: IntoExpr<'a>,
+        Self::Elem: Promote<R::Elem>,
+    {
+        type Close<A, B> = <<A as Promote<B>>::Output as Scalars>::WithFloat;
+        type C<'x, A, B> = Expr<'x, Close<A, B>>;
+        let x: C<'a, Self::Elem, R::Elem> = cast_to(self.into_expr());
+        let y: C<'a, Self::Elem, R::Elem> = cast_to(rhs.into_expr());
+        let dtype = <Close<Self::Elem, R::Elem> as Element>::DTYPE;
+        let tolerance = |value: f64| C::<'a, Self::Elem, R::Elem>::scalar(dtype, ScalarValue::Float(value));
+        let distance: C<'a, Self::Elem, R::Elem> = unary(
+            UnaryOp::Abs,
+            binary::<_, _, Close<Self::Elem, R::Elem>>(BinaryOp::Sub, x.duplicate(), y.duplicate()),
+        );
+        let scale: C<'a, Self::Elem, R::Elem> = binary(
+            BinaryOp::Mul,
+            unary::<_, Close<Self::Elem, R::Elem>>(UnaryOp::Abs, y.duplicate()),
+            tolerance(rtol),
+        );
+        let limit: C<'a, Self::Elem, R::Elem> = binary(BinaryOp::Add, scale, tolerance(atol));
+        let within: Expr<'a, Bool> = binary(BinaryOp::Le, distance, limit);
+        let finite: Expr<'a, Bool> = binary(
+            BinaryOp::LogicalAnd,
+            unary::<_, Bool>(UnaryOp::IsFinite, x.duplicate()),
+            unary::<_, Bool>(UnaryOp::IsFinite, y.duplicate()),
+        );
+        let equal: Expr<'a, Bool> = binary(BinaryOp::Eq, x.duplicate(), y.duplicate());
+        let close = where_(finite, within, equal);
+        match equal_nan {
+            true => {
+                let both_nan: Expr<'a, Bool> = binary(
+                    BinaryOp::LogicalAnd,
+                    unary::<_, Bool>(UnaryOp::IsNan, x),
+                    unary::<_, Bool>(UnaryOp::IsNan, y),
+                );
+                binary(BinaryOp::LogicalOr, close, both_nan)
+            }
+            false => close,
+        }
     }
     /// The values converted to `U` (floats to integers round toward zero and saturate; to
     /// `Bool`: not zero).
@@ -333,11 +777,8 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     /// negative exponent; an exponent array is on the device, so that cannot be checked without
     /// reading it back: here such an element is the truncated real power (`1` for base 1, `±1`
     /// for base −1, else `0`). A scalar exponent ([`powi`](Self::powi)) is checked.
-    fn pow<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Pow, self.into_expr(), rhs.into_expr())
+    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+        binary_rhs(BinaryOp::Pow, self.into_expr(), rhs)
     }
     /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`x ** 2`): the array's type (`bool`
     /// gives `i64`). For integer types a negative `n` is an [`Error::InvalidValue`] when the
@@ -345,64 +786,40 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn powi(self, exponent: i64) -> Expr<'a, <Self::Elem as Scalars>::WithInt> {
         let base: Expr<'a, <Self::Elem as Scalars>::WithInt> = cast_to(self.into_expr());
         let dtype = <<Self::Elem as Scalars>::WithInt as Element>::DTYPE;
-        let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::Int(exponent));
+        let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::Int(exponent.into()));
         binary(BinaryOp::Pow, base, exponent)
     }
     /// The larger of each pair (NaN if either is NaN, as NumPy's `maximum`).
-    fn maximum<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Maximum, self.into_expr(), rhs.into_expr())
+    fn maximum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+        binary_rhs(BinaryOp::Maximum, self.into_expr(), rhs)
     }
     /// The smaller of each pair (NaN if either is NaN, as NumPy's `minimum`).
-    fn minimum<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, <Self::Elem as Promote<R::Elem>>::Output>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Minimum, self.into_expr(), rhs.into_expr())
+    fn minimum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+        binary_rhs(BinaryOp::Minimum, self.into_expr(), rhs)
     }
     /// `x < y`, compared in the promoted type.
-    fn lt<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Lt, self.into_expr(), rhs.into_expr())
+    fn lt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Lt, self.into_expr(), rhs)
     }
     /// `x <= y`.
-    fn le<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Le, self.into_expr(), rhs.into_expr())
+    fn le<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Le, self.into_expr(), rhs)
     }
     /// `x > y`.
-    fn gt<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Gt, self.into_expr(), rhs.into_expr())
+    fn gt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Gt, self.into_expr(), rhs)
     }
     /// `x >= y`.
-    fn ge<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Ge, self.into_expr(), rhs.into_expr())
+    fn ge<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Ge, self.into_expr(), rhs)
     }
     /// `x == y`.
-    fn eq<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Eq, self.into_expr(), rhs.into_expr())
+    fn eq<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Eq, self.into_expr(), rhs)
     }
     /// `x != y`.
-    fn ne<R: IntoExpr<'a>>(self, rhs: R) -> Expr<'a, Bool>
-    where
-        Self::Elem: Promote<R::Elem>,
-    {
-        binary(BinaryOp::Ne, self.into_expr(), rhs.into_expr())
+    fn ne<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
+        binary_rhs(BinaryOp::Ne, self.into_expr(), rhs)
     }
 }
 
@@ -488,7 +905,7 @@ fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
     for operand in operands {
         if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
             if let Some((low, high)) = dtype.int_range().filter(|_| dtype.is_int()) {
-                if !(low..=high).contains(&i128::from(value)) {
+                if !(low..=high).contains(&value) {
                     return Err(Error::InvalidValue(format!(
                         "the integer scalar {value} is out of bounds for {dtype} (NumPy 2 raises OverflowError; convert the array with astype first)"
                     )));
@@ -533,7 +950,7 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
         ScalarValue::Int(i) => i as f64,
     };
     let int = match value {
-        ScalarValue::Float(f) => f as i64,
+        ScalarValue::Float(f) => f as i128,
         ScalarValue::Int(i) => i,
     };
     match dtype {
@@ -541,7 +958,7 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
         DType::I8 => Arg::scalar(int as i8),
         DType::I16 => Arg::scalar(int as i16),
         DType::I32 => Arg::scalar(int as i32),
-        DType::I64 => Arg::scalar(int),
+        DType::I64 => Arg::scalar(int as i64),
         DType::U8 => Arg::scalar(int as u8),
         DType::U16 => Arg::scalar(int as u16),
         DType::U32 => Arg::scalar(int as u32),
@@ -554,7 +971,7 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
 }
 
 /// Device functions generated expressions call.
-const EXPR_PRELUDE: &str = r#"template <typename T> __device__ __forceinline__ T _cc_pow(T a, T b) {
+pub(crate) const EXPR_PRELUDE: &str = r#"template <typename T> __device__ __forceinline__ T _cc_pow(T a, T b) {
     if (b < 0) return a == 1 ? 1 : (a == (T)-1 ? ((b & 1) ? (T)-1 : (T)1) : (T)0);
     T r = 1;
     while (b) { if (b & 1) r *= a; a *= a; b >>= 1; }
@@ -572,6 +989,79 @@ template <typename T> __device__ __forceinline__ T _cc_abs(T a) { return a < 0 ?
 __device__ __forceinline__ bool _cc_abs(bool a) { return a; }
 __device__ __forceinline__ float _cc_abs(float a) { return fabsf(a); }
 __device__ __forceinline__ double _cc_abs(double a) { return fabs(a); }
+template <typename T> __device__ __forceinline__ T _cc_floor(T a) { return a; }
+__device__ __forceinline__ float _cc_floor(float a) { return floorf(a); }
+__device__ __forceinline__ double _cc_floor(double a) { return floor(a); }
+template <typename T> __device__ __forceinline__ T _cc_ceil(T a) { return a; }
+__device__ __forceinline__ float _cc_ceil(float a) { return ceilf(a); }
+__device__ __forceinline__ double _cc_ceil(double a) { return ceil(a); }
+template <typename T> __device__ __forceinline__ T _cc_trunc(T a) { return a; }
+__device__ __forceinline__ float _cc_trunc(float a) { return truncf(a); }
+__device__ __forceinline__ double _cc_trunc(double a) { return trunc(a); }
+template <typename T> __device__ __forceinline__ T _cc_sign(T a) { return a != a ? a : (T)((a > 0) - (a < 0)); }
+template <typename T> __device__ __forceinline__ T _cc_square(T a) { return (T)(a * a); }
+template <typename T> __device__ __forceinline__ T _cc_reciprocal(T a) { return a == 0 ? (T)0 : (T)(1 / a); }
+__device__ __forceinline__ float _cc_reciprocal(float a) { return 1.0f / a; }
+__device__ __forceinline__ double _cc_reciprocal(double a) { return 1.0 / a; }
+template <typename T> __device__ __forceinline__ bool _cc_isnan(T a) { return a != a; }
+template <typename T> __device__ __forceinline__ bool _cc_isinf(T) { return false; }
+__device__ __forceinline__ bool _cc_isinf(float a) { return isinf(a); }
+__device__ __forceinline__ bool _cc_isinf(double a) { return isinf(a); }
+template <typename T> __device__ __forceinline__ bool _cc_isfinite(T) { return true; }
+__device__ __forceinline__ bool _cc_isfinite(float a) { return isfinite(a); }
+__device__ __forceinline__ bool _cc_isfinite(double a) { return isfinite(a); }
+template <typename T> __device__ __forceinline__ bool _cc_signbit(T a) { return a < 0; }
+__device__ __forceinline__ bool _cc_signbit(float a) { return signbit(a); }
+__device__ __forceinline__ bool _cc_signbit(double a) { return signbit(a); }
+template <typename T> __device__ __forceinline__ T _cc_invert(T a) { return (T)~a; }
+__device__ __forceinline__ bool _cc_invert(bool a) { return !a; }
+// Integer division and remainders as NumPy: 0 for a zero divisor, no overflow for MIN / -1.
+template <typename T> __device__ __forceinline__ bool _cc_minus_one(T b) { return (T)-1 < (T)0 && b == (T)-1; }
+template <typename T> __device__ __forceinline__ T _cc_floordiv(T a, T b) {
+    if (b == 0) return (T)0;
+    if (_cc_minus_one(b)) return (T)(0ULL - (unsigned long long)a);
+    T q = (T)(a / b);
+    if ((T)-1 < (T)0 && (T)(a % b) != 0 && ((a < 0) != (b < 0))) q = (T)(q - 1);
+    return q;
+}
+template <typename T> __device__ __forceinline__ T _cc_remainder(T a, T b) {
+    if (b == 0 || _cc_minus_one(b)) return (T)0;
+    T r = (T)(a % b);
+    if ((T)-1 < (T)0 && r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);
+    return r;
+}
+template <typename T> __device__ __forceinline__ T _cc_fmod(T a, T b) {
+    if (b == 0 || _cc_minus_one(b)) return (T)0;
+    return (T)(a % b);
+}
+// NumPy's divmod of floats: the floor quotient, with the remainder in `m`.
+template <typename F> __device__ __forceinline__ F _cc_fdivmod(F a, F b, F &m) {
+    m = fmod(a, b);
+    if (!b) return a / b;
+    F div = (a - m) / b;
+    if (m) {
+        if ((b < 0) != (m < 0)) { m += b; div -= (F)1; }
+    } else {
+        m = copysign((F)0, b);
+    }
+    if (!div) return copysign((F)0, a / b);
+    F floored = floor(div);
+    if (div - floored > (F)0.5) floored += (F)1;
+    return floored;
+}
+__device__ __forceinline__ float _cc_floordiv(float a, float b) { float m; return _cc_fdivmod(a, b, m); }
+__device__ __forceinline__ double _cc_floordiv(double a, double b) { double m; return _cc_fdivmod(a, b, m); }
+__device__ __forceinline__ float _cc_remainder(float a, float b) { float m; if (!b) return fmodf(a, b); _cc_fdivmod(a, b, m); return m; }
+__device__ __forceinline__ double _cc_remainder(double a, double b) { double m; if (!b) return fmod(a, b); _cc_fdivmod(a, b, m); return m; }
+__device__ __forceinline__ float _cc_fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double _cc_fmod(double a, double b) { return fmod(a, b); }
+// Shifts as NumPy: by the width or more (or a negative count) gives 0, or -1 right of a negative.
+template <typename T> __device__ __forceinline__ T _cc_shl(T a, T b) {
+    return (b < 0 || b >= (T)(8 * sizeof(T))) ? (T)0 : (T)((unsigned long long)a << b);
+}
+template <typename T> __device__ __forceinline__ T _cc_shr(T a, T b) {
+    return (b < 0 || b >= (T)(8 * sizeof(T))) ? (a < 0 ? (T)-1 : (T)0) : (T)(a >> b);
+}
 "#;
 
 /// How an expression becomes a kernel: which operands are distinct parameters, and a compact
@@ -625,10 +1115,15 @@ impl Plan {
             }
             let _ = write!(params, "{} a{position}", operand_dtype(&operands[index]).c_name());
         }
+        (params, format!("out = {}", cast(node.dtype(), out, &self.value(node))))
+    }
+
+    /// The C++ value of `node` (of its compute type) from the parameters.
+    fn value(&self, node: &Node) -> String {
         let names: Vec<String> = self.param_of.iter().map(|p| format!("a{p}")).collect();
         let mut text = String::new();
         emit(node, &names, &mut text);
-        (params, format!("out = {}", cast(node.dtype(), out, &text)))
+        text
     }
 
     /// The kernel for this plan: generated once per process (then compiled once per signature
@@ -709,26 +1204,21 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
         Node::Operand(index, dtype) => out.push_str(&load(*dtype, &names[*index])),
         Node::Out(dtype) => out.push_str(&load(*dtype, "out")),
         Node::Unary(op, a, dtype) => {
-            let operand_type = match op {
-                UnaryOp::Cast => a.dtype(),
-                _ => *dtype,
+            let operand_type = match op.kind() {
+                _ if *op == UnaryOp::Cast => a.dtype(),
+                Kind::Predicate => a.dtype(),
+                Kind::Same | Kind::Float => *dtype,
             };
             let x = sub(a, operand_type);
             let c = dtype.compute_c_name();
             let value = match op {
                 UnaryOp::Neg if *dtype == DType::Bool => format!("(!{x})"),
                 UnaryOp::Neg => format!("(({c})(-{x}))"),
-                UnaryOp::Abs => format!("_cc_abs({x})"),
-                UnaryOp::Sqrt => format!("sqrt({x})"),
-                UnaryOp::Exp => format!("exp({x})"),
-                UnaryOp::Log => format!("log({x})"),
-                UnaryOp::Sin => format!("sin({x})"),
-                UnaryOp::Cos => format!("cos({x})"),
-                UnaryOp::Tanh => format!("tanh({x})"),
                 UnaryOp::Cast => {
                     out.push_str(&cast(a.dtype(), *dtype, &x));
                     return;
                 }
+                op => op.cpp().replace("{x}", &x),
             };
             out.push_str(&round(*dtype, &value));
         }
@@ -741,6 +1231,15 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
                 _ => "_cc_cmp_su",
             };
             let _ = write!(out, "({function}({x}, {y}) {} 0)", comparison_symbol(*op));
+        }
+        Node::Binary(op, a, b, dtype) if op.table().is_some() => {
+            let (kind, cpp) = op.table().expect("a table operation");
+            let operand_type = match kind {
+                Kind::Predicate => DType::Bool,
+                Kind::Same | Kind::Float => *dtype,
+            };
+            let (x, y) = (sub(a, operand_type), sub(b, operand_type));
+            out.push_str(&round(*dtype, &cpp.replace("{x}", &x).replace("{y}", &y)));
         }
         Node::Binary(op, a, b, dtype) => {
             let operand_type = match op.is_comparison() {
@@ -769,6 +1268,7 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
                     out.push_str(&round(*dtype, &format!("_cc_min<{c}>({x}, {y})")));
                     return;
                 }
+                _ => unreachable!("table operations are emitted by the arm above"),
             };
             match op.is_comparison() {
                 true => {
@@ -882,7 +1382,7 @@ mod tests {
 
     /// A one-operand expression of type `T` (a host scalar standing in for an array).
     fn value<'a, T: Element>(v: i64) -> Expr<'a, T> {
-        Expr::scalar(T::DTYPE, ScalarValue::Int(v))
+        Expr::scalar(T::DTYPE, ScalarValue::Int(v.into()))
     }
 
     fn checked<T: Element>(e: &Expr<'_, T>) -> Result<()> {
@@ -983,27 +1483,136 @@ mod tests {
             crate::array::ArgType::Scalar(DType::F32)
         );
         assert_eq!(
-            scalar_arg(DType::I64, ScalarValue::Int(i64::MAX)).arg_type().dtype(),
+            scalar_arg(DType::I64, ScalarValue::Int(i64::MAX.into()))
+                .arg_type()
+                .dtype(),
             DType::I64
         );
     }
 
     fn bin(op: BinaryOp, a: Node, b: Node) -> Node {
         let promoted = a.dtype().promote(b.dtype());
-        let dtype = match op {
-            BinaryOp::Div => promoted.quotient_result(),
-            op if op.is_comparison() => DType::Bool,
+        let dtype = match (op, op.table()) {
+            (BinaryOp::Div, _) => promoted.quotient_result(),
+            (op, _) if op.is_comparison() => DType::Bool,
+            (_, Some((kind, _))) => kind_dtype(kind, promoted),
             _ => promoted,
         };
         Node::Binary(op, Box::new(a), Box::new(b), dtype)
     }
 
+    fn kind_dtype(kind: Kind, dtype: DType) -> DType {
+        match kind {
+            Kind::Same => dtype,
+            Kind::Float => dtype.float_result(),
+            Kind::Predicate => DType::Bool,
+        }
+    }
+
     fn un(op: UnaryOp, a: Node) -> Node {
-        let dtype = match op {
-            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Cast => a.dtype(),
-            _ => a.dtype().float_result(),
-        };
+        let dtype = kind_dtype(op.kind(), a.dtype());
         Node::Unary(op, Box::new(a), dtype)
+    }
+
+    /// Every operation of the two tables over operands of `a` and `b` (the bitwise ones where
+    /// the promoted type allows them), each added into an `f64` sum.
+    fn every_table_operation(a: DType, b: DType) -> Node {
+        let (x, y) = (scalar(a, 0), scalar(b, 1));
+        let promoted = a.promote(b);
+        let mut terms: Vec<Node> = UnaryOp::TABLE
+            .iter()
+            .filter(|&&op| op != UnaryOp::Invert || a.is_int() || a == DType::Bool)
+            .map(|&op| un(op, x.clone()))
+            .collect();
+        for &op in BinaryOp::TABLE {
+            let bitwise = matches!(op, BinaryOp::BitwiseAnd | BinaryOp::BitwiseOr | BinaryOp::BitwiseXor);
+            let shift = matches!(op, BinaryOp::LeftShift | BinaryOp::RightShift);
+            if (bitwise && !(promoted.is_int() || promoted == DType::Bool)) || (shift && !promoted.is_int()) {
+                continue;
+            }
+            terms.push(bin(op, x.clone(), y.clone()));
+        }
+        terms
+            .into_iter()
+            .reduce(|sum, term| Node::Binary(BinaryOp::Add, Box::new(sum), Box::new(term), DType::F64))
+            .expect("terms")
+    }
+
+    #[test]
+    fn every_table_operation_compiles_for_every_type_pair() {
+        use crate::{Arch, CompileTarget, Program, ProgramOptions};
+        let pairs = [
+            (DType::F32, DType::F32),
+            (DType::F64, DType::I32),
+            (DType::F16, DType::F16),
+            (DType::BF16, DType::U8),
+            (DType::I8, DType::U8),
+            (DType::I64, DType::I64),
+            (DType::U64, DType::U64),
+            (DType::U16, DType::U32),
+            (DType::Bool, DType::Bool),
+            (DType::I16, DType::Bool),
+        ];
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        for (a, b) in pairs {
+            let node = every_table_operation(a, b);
+            let operands = [
+                Operand::Scalar(a, ScalarValue::Int(3)),
+                Operand::Scalar(b, ScalarValue::Int(2)),
+            ];
+            let plan = Plan::new(&node, &operands, DType::F64);
+            let (params, operation) = plan.source(&node, &operands, DType::F64);
+            let kernel = ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
+            let signature = [
+                crate::array::ArgType::Scalar(a),
+                crate::array::ArgType::Scalar(b),
+                crate::array::ArgType::Array(DType::F64),
+            ];
+            let source = kernel.source_for(&signature).unwrap();
+            if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                panic!("{a} with {b}: {error}\n{source}");
+            }
+        }
+    }
+
+    #[test]
+    fn table_operations_have_numpy_result_types() {
+        fn v<'a, T: Element>() -> Expr<'a, T> {
+            Expr::scalar(T::DTYPE, ScalarValue::Int(1))
+        }
+        assert_eq!(v::<f32>().isnan().dtype(), DType::Bool);
+        assert_eq!(v::<i32>().isfinite().dtype(), DType::Bool);
+        assert_eq!(v::<i32>().floor().dtype(), DType::I32, "floor of an int stays int");
+        assert_eq!(v::<i32>().rint().dtype(), DType::F64);
+        assert_eq!(v::<u8>().log1p().dtype(), DType::F16);
+        assert_eq!(v::<half::bf16>().arcsinh().dtype(), DType::BF16);
+        assert_eq!(v::<i16>().square().dtype(), DType::I16);
+        assert_eq!(v::<i32>().arctan2(v::<f32>()).dtype(), DType::F64);
+        assert_eq!(v::<f32>().hypot(2.0).dtype(), DType::F32);
+        assert_eq!(v::<u8>().floor_divide(2).dtype(), DType::U8);
+        assert_eq!(v::<i8>().remainder(v::<u8>()).dtype(), DType::I16);
+        assert_eq!(v::<f32>().fmod(0.5).dtype(), DType::F32);
+        assert_eq!(v::<f32>().logical_and(v::<i8>()).dtype(), DType::Bool);
+        assert_eq!(v::<u16>().bitwise_xor(v::<u8>()).dtype(), DType::U16);
+        assert_eq!(v::<Bool>().bitwise_or(v::<Bool>()).dtype(), DType::Bool);
+        assert_eq!(v::<i64>().left_shift(3).dtype(), DType::I64);
+        assert_eq!(v::<Bool>().invert().dtype(), DType::Bool);
+        assert_eq!(v::<f32>().clip(0.0, 1.0).dtype(), DType::F32);
+        assert_eq!(v::<u8>().clip(0, v::<i8>()).dtype(), DType::I16);
+        let text = plan_text(&un(UnaryOp::IsNan, scalar(DType::F16, 0)), 1, DType::Bool);
+        assert_eq!(
+            text, "out = ((bool)(_cc_isnan(((float)a0))))",
+            "a predicate reads its operand in its own type"
+        );
+        let text = plan_text(
+            &bin(BinaryOp::LogicalAnd, scalar(DType::F32, 0), scalar(DType::I8, 1)),
+            2,
+            DType::Bool,
+        );
+        assert!(text.contains("((bool)((a0) != 0)) && ((bool)((a1) != 0))"), "{text}");
     }
 
     /// Every operator over operands of `a` and `b`, as NVRTC must accept it.

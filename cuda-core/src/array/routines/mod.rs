@@ -1,9 +1,14 @@
 //! Array routines filed by NumPy's chapters, each a method of [`DeviceArray`](crate::DeviceArray)
 //! (or a function) in its chapter's file, built on the kernel families of `kernels`:
-//! - `creation`: `zeros`, `ones`, `full`, `from_slice`, `arange`, `linspace`, `*_like`;
-//! - `manipulation`: `copy_from`, `try_clone`, `to_contiguous`, `fill`;
-//! - `math` and `operators`: the lazy, fused element-wise expressions (`+`, `sqrt`, `where_`, ...);
-//! - `reductions`: `sum`, `prod`, `mean`, `max`, `min`, `all`, `any`, `argmax`, `argmin`;
+//! - `creation`: `zeros`, `ones`, `full`, `from_slice`, `arange`, `linspace`, `*_like`, `eye`,
+//!   `identity`, `tri`;
+//! - `manipulation`: `copy_from`, `try_clone`, `to_contiguous`, `fill`, `concatenate`, `stack`,
+//!   `hstack`, `vstack`, `flip`, `tril`, `triu`;
+//! - `math` and `operators`: the lazy, fused element-wise expressions (`+`, `sqrt`, `where_`,
+//!   the ufunc tables, `isclose`, ...), with weak scalars of every Rust numeric type;
+//! - `reductions`: `sum`, `prod`, `mean`, `max`, `min`, `all`, `any`, `argmax`, `argmin`, `var`,
+//!   `std`, the `nan*` reductions, `count_nonzero`, `ptp`, `allclose`, `array_equal`, of arrays
+//!   and (fused, one kernel) of expressions;
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
 //! - `linalg` (feature `blas`): `matmul` through cuBLAS;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
@@ -25,4 +30,6 @@ mod reductions;
 
 #[cfg(feature = "blas")]
 pub use linalg::MatmulElement;
-pub use math::{where_, Expr, ExprOps, IntoExpr};
+pub use reductions::{allclose, array_equal};
+
+pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};

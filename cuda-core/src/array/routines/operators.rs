@@ -1,5 +1,6 @@
 //! The arithmetic operators of expressions: `+ - * /` between arrays (`&DeviceArray<T>`),
-//! expressions and scalars (`f64` and `i64`, so that literals infer; weak as in NumPy 2), and unary `-`.
+//! expressions and scalars (weak as in NumPy 2: any Rust numeric type on the right, `f64` and
+//! `i64` on the left, so that literals infer), and unary `-`.
 //! Each builds an [`Expr`]; `/` is true division (`bool` and integers give `f64`, as in NumPy:
 //! [`DType::quotient_result`](crate::DType::quotient_result)).
 
@@ -7,36 +8,38 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
-use crate::array::promotion::{Promote, Scalars};
-use crate::array::routines::math::{binary, cast_to, unary, BinaryOp, Expr, IntoExpr, ScalarValue, UnaryOp};
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::{
+    binary, binary_rhs, cast_to, unary, BinaryOp, Expr, IntoExpr, Rhs, UnaryOp, WeakScalar,
+};
 
-/// Operand types of the left side: arrays and expressions.
+/// Operand types of the left side: arrays and expressions; the right side is any [`Rhs`]
+/// (arrays, expressions, scalars of every Rust numeric type).
 macro_rules! array_ops {
     ($($left:ty),*) => {
         $(
-            impl<'a, T: Scalars + Promote<R::Elem>, R: IntoExpr<'a>> Add<R> for $left {
-                type Output = Expr<'a, <T as Promote<R::Elem>>::Output>;
+            impl<'a, T: Scalars, R: Rhs<'a, T>> Add<R> for $left {
+                type Output = Expr<'a, R::Output>;
                 fn add(self, rhs: R) -> Self::Output {
-                    binary(BinaryOp::Add, self.into_expr(), rhs.into_expr())
+                    binary_rhs(BinaryOp::Add, self.into_expr(), rhs)
                 }
             }
-            impl<'a, T: Scalars + Promote<R::Elem>, R: IntoExpr<'a>> Sub<R> for $left {
-                type Output = Expr<'a, <T as Promote<R::Elem>>::Output>;
+            impl<'a, T: Scalars, R: Rhs<'a, T>> Sub<R> for $left {
+                type Output = Expr<'a, R::Output>;
                 fn sub(self, rhs: R) -> Self::Output {
-                    binary(BinaryOp::Sub, self.into_expr(), rhs.into_expr())
+                    binary_rhs(BinaryOp::Sub, self.into_expr(), rhs)
                 }
             }
-            impl<'a, T: Scalars + Promote<R::Elem>, R: IntoExpr<'a>> Mul<R> for $left {
-                type Output = Expr<'a, <T as Promote<R::Elem>>::Output>;
+            impl<'a, T: Scalars, R: Rhs<'a, T>> Mul<R> for $left {
+                type Output = Expr<'a, R::Output>;
                 fn mul(self, rhs: R) -> Self::Output {
-                    binary(BinaryOp::Mul, self.into_expr(), rhs.into_expr())
+                    binary_rhs(BinaryOp::Mul, self.into_expr(), rhs)
                 }
             }
-            impl<'a, T: Scalars + Promote<R::Elem>, R: IntoExpr<'a>> Div<R> for $left {
-                type Output = Expr<'a, <<T as Promote<R::Elem>>::Output as Scalars>::Quotient>;
+            impl<'a, T: Scalars, R: Rhs<'a, T>> Div<R> for $left {
+                type Output = Expr<'a, <R::Output as Scalars>::Quotient>;
                 fn div(self, rhs: R) -> Self::Output {
-                    let (a, b) = (self.into_expr(), rhs.into_expr());
-                    binary(BinaryOp::Div, a, b)
+                    binary_rhs(BinaryOp::Div, self.into_expr(), rhs)
                 }
             }
             impl<'a, T: Scalars> Neg for $left {
@@ -51,54 +54,47 @@ macro_rules! array_ops {
 
 array_ops!(&'a DeviceArray<T>, Expr<'a, T>);
 
-/// A weak scalar operand of `scalar`'s kind, taking the type `R` it combines into.
-fn weak<'a, R: Element>(value: ScalarValue) -> Expr<'a, R> {
-    Expr::scalar(R::DTYPE, value)
-}
-
-/// Scalars on either side of an array or expression: `$kind` picks the weak rule
-/// (`WithFloat` or `WithInt`).
+/// Scalars on the left of an array or expression: `$kind` picks the weak rule (`WithFloat` or
+/// `WithInt`).
 macro_rules! scalar_ops {
-    ($($scalar:ty => $kind:ident, $value:ident;)*) => {
+    ($($scalar:ty => $kind:ident;)*) => {
         $(
-            scalar_ops!(@one $scalar, $kind, $value, &'a DeviceArray<T>);
-            scalar_ops!(@one $scalar, $kind, $value, Expr<'a, T>);
+            scalar_ops!(@one $scalar, $kind, &'a DeviceArray<T>);
+            scalar_ops!(@one $scalar, $kind, Expr<'a, T>);
         )*
     };
-    (@one $scalar:ty, $kind:ident, $value:ident, $operand:ty) => {
-        scalar_ops!(@op $scalar, $kind, $value, $operand, Add, add, Add, <T as Scalars>::$kind);
-        scalar_ops!(@op $scalar, $kind, $value, $operand, Sub, sub, Sub, <T as Scalars>::$kind);
-        scalar_ops!(@op $scalar, $kind, $value, $operand, Mul, mul, Mul, <T as Scalars>::$kind);
-        scalar_ops!(@op $scalar, $kind, $value, $operand, Div, div, Div, <<T as Scalars>::$kind as Scalars>::Quotient);
+    (@one $scalar:ty, $kind:ident, $operand:ty) => {
+        scalar_ops!(@op $scalar, $kind, $operand, Add, add, Add, <T as Scalars>::$kind);
+        scalar_ops!(@op $scalar, $kind, $operand, Sub, sub, Sub, <T as Scalars>::$kind);
+        scalar_ops!(@op $scalar, $kind, $operand, Mul, mul, Mul, <T as Scalars>::$kind);
+        scalar_ops!(@op $scalar, $kind, $operand, Div, div, Div, <<T as Scalars>::$kind as Scalars>::Quotient);
     };
-    (@op $scalar:ty, $kind:ident, $value:ident, $operand:ty, $trait:ident, $method:ident, $op:ident, $out:ty) => {
-        impl<'a, T: Scalars> $trait<$scalar> for $operand {
-            type Output = Expr<'a, $out>;
-            fn $method(self, rhs: $scalar) -> Self::Output {
-                let promoted: Expr<'a, <T as Scalars>::$kind> = cast_to(self.into_expr());
-                binary(BinaryOp::$op, promoted, weak::<<T as Scalars>::$kind>(ScalarValue::$value(rhs.into())))
-            }
-        }
+    (@op $scalar:ty, $kind:ident, $operand:ty, $trait:ident, $method:ident, $op:ident, $out:ty) => {
         impl<'a, T: Scalars> $trait<$operand> for $scalar {
             type Output = Expr<'a, $out>;
             fn $method(self, rhs: $operand) -> Self::Output {
                 let promoted: Expr<'a, <T as Scalars>::$kind> = cast_to(rhs.into_expr());
-                binary(BinaryOp::$op, weak::<<T as Scalars>::$kind>(ScalarValue::$value(self.into())), promoted)
+                let scalar = Expr::<<T as Scalars>::$kind>::scalar(<<T as Scalars>::$kind as Element>::DTYPE, self.value());
+                binary(BinaryOp::$op, scalar, promoted)
             }
         }
     };
 }
 
-// One float and one integer scalar type, so that literals infer (`2.0 * &x`, `&x + 1`): a
-// second of either kind would leave `2.0` ambiguous. Other scalars convert with `as`.
+// On the left, one float and one integer scalar type, so that literals infer (`2.0 * &x`,
+// `1 - &x`): Rust's literal fallback does not reach through an operator trait with several
+// implementing left types, so a second type of either kind would leave `(2.0 * &x).eval()`
+// ambiguous. A scalar of another type goes on the right (`&x * a`, any Rust numeric type) or
+// converts (`f64::from(a) - &x`: weak, so the result type is the same).
 scalar_ops! {
-    f64 => WithFloat, Float;
-    i64 => WithInt, Int;
+    f64 => WithFloat;
+    i64 => WithInt;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Bool;
 
     #[test]
     fn weak_scalars_keep_the_array_type() {
@@ -141,5 +137,36 @@ mod tests {
             i8_by_u8,
             f16_by_i8,
         );
+    }
+
+    #[test]
+    fn scalars_of_every_rust_type_are_weak_everywhere() {
+        use crate::array::routines::math::{where_, ExprOps};
+        use crate::DType;
+        fn v<'a, T: Scalars>() -> Expr<'a, T> {
+            Expr::scalar(T::DTYPE, crate::array::routines::math::ScalarValue::Int(1))
+        }
+        let a = 2.0f32;
+        // Any numeric type on the right; its kind, not its width, decides (weak).
+        assert_eq!((v::<half::f16>() * a).dtype(), DType::F16);
+        assert_eq!((v::<half::f16>() * 2.0f64).dtype(), DType::F16);
+        assert_eq!((v::<u8>() + 3u64).dtype(), DType::U8);
+        assert_eq!((v::<i16>() - 3i8).dtype(), DType::I16);
+        assert_eq!((v::<i32>() * a).dtype(), DType::F64, "float scalar with ints: f64");
+        assert_eq!((v::<f32>() / half::bf16::ONE).dtype(), DType::F32);
+        assert_eq!((v::<u8>() / 2u8).dtype(), DType::F64, "true division");
+        assert_eq!((2.0 * v::<f32>()).dtype(), DType::F32);
+        assert_eq!((1 - v::<u16>()).dtype(), DType::U16);
+        // Methods take scalars; literals infer.
+        assert_eq!(v::<f32>().gt(0.5).dtype(), DType::Bool);
+        assert_eq!(v::<u8>().maximum(0).dtype(), DType::U8);
+        assert_eq!(v::<f32>().minimum(1.0).dtype(), DType::F32);
+        assert_eq!(v::<half::f16>().pow(2).dtype(), DType::F16);
+        assert_eq!(v::<i32>().pow(0.5).dtype(), DType::F64);
+        assert_eq!(v::<i8>().eq(3u32).dtype(), DType::Bool);
+        assert_eq!(where_(v::<f32>().gt(0.0), v::<f32>(), 0.0).dtype(), DType::F32);
+        assert_eq!(where_(v::<Bool>(), 1, v::<u8>()).dtype(), DType::U8);
+        assert_eq!(where_(v::<Bool>(), v::<i32>(), v::<f32>()).dtype(), DType::F64);
+        let _ = (v::<f32>() * 2.0 + 1).maximum(0.0).astype::<f64>();
     }
 }

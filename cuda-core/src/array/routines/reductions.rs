@@ -1,5 +1,7 @@
 //! NumPy's reductions as methods of [`DeviceArray`]: `sum`, `prod`, `mean`, `max`, `min`,
-//! `all`, `any`, `argmax` and `argmin`, over every element or along axes (with `keepdims`), and
+//! `all`, `any`, `argmax` and `argmin`, the statistics `var` and `std` (with `ddof`),
+//! `nansum`, `nanmean`, `nanmax`, `nanmin`, `count_nonzero` and `ptp`, over every element or
+//! along axes (with `keepdims`), and
 //! [`item`](DeviceArray::item), which reads a one-element array back to the host.
 //!
 //! ```no_run
@@ -24,6 +26,11 @@
 //! return the first NaN or else the first extreme. Reducing no elements gives the identity
 //! (`0` for `sum`, `1` for `prod`, NaN for `mean`, `true` for `all`, `false` for `any`); `max`,
 //! `min`, `argmax` and `argmin` of no elements are an error, as in NumPy.
+//!
+//! Expressions reduce the same way, fused: `(&x * &y).sum()` and `(&x - &y).abs().max_axes(&[1],
+//! false)` are one [`ReductionKernel`] whose map is the expression's element-wise code, reading
+//! `x` and `y` once and writing no temporary (when the arrays are C-contiguous of the
+//! expression's shape; a broadcast or strided operand makes it evaluate the expression first).
 
 use std::sync::Arc;
 
@@ -33,7 +40,10 @@ use crate::array::kernels::reduction::ReductionKernel;
 use crate::array::kernels::reduction_axis::{reduced_axes, reduced_shape};
 use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::Arg;
+use crate::array::promotion::{Promote, Scalars};
+use crate::array::routines::math::{Expr, ExprOps, IntoExpr, EXPR_PRELUDE};
 use crate::error::{Error, Result};
+use cuda_driver::Stream;
 
 /// Device helpers of the built-in reductions.
 const PRELUDE: &str = r#"
@@ -76,7 +86,38 @@ template <typename V> __device__ __forceinline__ cc_arg<V> cc_arg_best(const cc_
     if (a.v == b.v) return a.i < b.i ? a : b;
     return (greatest ? a.v > b.v : a.v < b.v) ? a : b;
 }
+template <typename R, typename X> __device__ __forceinline__ R cc_nan_to_zero(const X x) { return cc_isnan(x) ? R(0) : R(x); }
+template <typename T> __device__ __forceinline__ T cc_nanmax(const T a, const T b) { return cc_isnan(a) ? b : cc_isnan(b) ? a : (a > b ? a : b); }
+template <typename T> __device__ __forceinline__ T cc_nanmin(const T a, const T b) { return cc_isnan(a) ? b : cc_isnan(b) ? a : (a < b ? a : b); }
+__device__ __forceinline__ double cc_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
+struct cc_moments { double n; double mean; double m2; };
+__device__ __forceinline__ cc_moments cc_no_moments() { cc_moments r; r.n = 0.0; r.mean = 0.0; r.m2 = 0.0; return r; }
+template <typename X> __device__ __forceinline__ cc_moments cc_moment(const X x) { cc_moments r; r.n = 1.0; r.mean = (double)(float)x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const double x) { cc_moments r; r.n = 1.0; r.mean = x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const long long x) { cc_moments r; r.n = 1.0; r.mean = (double)x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const unsigned long long x) { cc_moments r; r.n = 1.0; r.mean = (double)x; r.m2 = 0.0; return r; }
+__device__ __forceinline__ cc_moments cc_moment(const int x) { return cc_moment((long long)x); }
+__device__ __forceinline__ cc_moments cc_moment(const unsigned x) { return cc_moment((long long)x); }
+template <typename X> __device__ __forceinline__ cc_moments cc_nan_moment(const X x) { return cc_isnan(x) ? cc_no_moments() : cc_moment(x); }
+// Chan et al.'s pairwise combination of counts, means and sums of squared deviations.
+__device__ __forceinline__ cc_moments cc_combine(const cc_moments a, const cc_moments b) {
+    if (a.n == 0.0) return b;
+    if (b.n == 0.0) return a;
+    cc_moments r;
+    r.n = a.n + b.n;
+    const double d = b.mean - a.mean;
+    r.mean = a.mean + d * (b.n / r.n);
+    r.m2 = a.m2 + b.m2 + d * d * (a.n * (b.n / r.n));
+    return r;
+}
+__device__ __forceinline__ double cc_variance(const cc_moments a, const double ddof) {
+    const double dof = a.n - ddof;
+    return a.m2 / (dof > 0.0 ? dof : 0.0);
+}
 "#;
+
+/// Bytes of `cc_moments`: three doubles.
+const MOMENTS_SIZE: usize = 24;
 
 /// Bytes of `cc_arg<V>` for every `V` of at most 8 bytes: the value padded to 8, the index.
 const ARG_SIZE: usize = 16;
@@ -93,6 +134,13 @@ enum Op {
     Any,
     ArgMax,
     ArgMin,
+    Var,
+    Std,
+    NanSum,
+    NanMean,
+    NanMax,
+    NanMin,
+    CountNonzero,
 }
 
 impl Op {
@@ -107,11 +155,31 @@ impl Op {
             Op::Any => "any",
             Op::ArgMax => "argmax",
             Op::ArgMin => "argmin",
+            Op::Var => "var",
+            Op::Std => "std",
+            Op::NanSum => "nansum",
+            Op::NanMean => "nanmean",
+            Op::NanMax => "nanmax",
+            Op::NanMin => "nanmin",
+            Op::CountNonzero => "count_nonzero",
         }
     }
 
     fn has_identity(self) -> bool {
-        !matches!(self, Op::Max | Op::Min | Op::ArgMax | Op::ArgMin)
+        !matches!(
+            self,
+            Op::Max | Op::Min | Op::ArgMax | Op::ArgMin | Op::NanMax | Op::NanMin
+        )
+    }
+
+    /// Whether the kernel takes `double ddof` after the map's parameters.
+    fn has_ddof(self) -> bool {
+        matches!(self, Op::Var | Op::Std)
+    }
+
+    /// Whether values reduce as `cc_moments` (count, mean, squared deviations).
+    fn is_moments(self) -> bool {
+        matches!(self, Op::Var | Op::Std | Op::NanMean)
     }
 
     fn is_arg(self) -> bool {
@@ -119,43 +187,104 @@ impl Op {
     }
 }
 
-/// The reduction of `op` over `input`, giving `output` values: kernels are made once per pair.
-fn kernel_for(op: Op, input: DType, output: DType) -> Result<Arc<ReductionKernel>> {
-    kernel(KernelKey::Encoded("reduction", vec![op as u32, input as u32]), || {
-        make_kernel(op, input, output)
+/// What a reduction's map reads: its input parameters, the C++ value of one element (of
+/// `input`'s compute type), and a key of both.
+struct MapText<'m> {
+    params: &'m str,
+    value: &'m str,
+    key: &'m [u32],
+    prelude: &'static str,
+}
+
+/// A plain array `x` as the map.
+fn array_map(input: DType) -> (String, [u32; 0]) {
+    (format!("{} x", input.c_name()), [])
+}
+
+/// The reduction of `op` over values of type `input` read by `map`, giving `output` values:
+/// kernels are made once per operation, type and map.
+fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<Arc<ReductionKernel>> {
+    let mut key = vec![op as u32, input as u32];
+    key.extend_from_slice(map.key);
+    kernel(KernelKey::Encoded("reduction", key), || {
+        make_kernel(op, input, output, map)
     })
 }
 
-/// The reduction of `op` over `input`, giving `output` values.
-fn make_kernel(op: Op, input: DType, output: DType) -> Result<ReductionKernel> {
+/// The reduction of `op` over values of type `input` read by `map`, giving `output` values.
+fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<ReductionKernel> {
     let compute = input.compute_c_name();
     // Sums, products and means accumulate in the output's type, `f32` for the half types.
     let accumulate = match output {
         DType::F16 | DType::BF16 => "float",
         other => other.c_name(),
     };
-    let (map, reduce, post, identity, reduce_type) = match op {
-        Op::Sum => ("x", "a + b", "y = a", "0", accumulate.to_string()),
-        Op::Prod => ("x", "a * b", "y = a", "1", accumulate.to_string()),
-        Op::Mean => ("x", "a + b", "y = a / (_type_reduce)n", "0", accumulate.to_string()),
+    let x = format!("({})", map.value);
+    let (map_expr, reduce, post, identity, reduce_type) = match op {
+        Op::Sum => (x, "a + b", "y = a", "0", accumulate.to_string()),
+        Op::Prod => (x, "a * b", "y = a", "1", accumulate.to_string()),
+        Op::Mean => (x, "a + b", "y = a / (_type_reduce)n", "0", accumulate.to_string()),
         Op::Max => (
-            "x",
+            x,
             "cc_max(a, b)",
             "y = a",
             "cc_lowest<_type_reduce>()",
             compute.to_string(),
         ),
         Op::Min => (
-            "x",
+            x,
             "cc_min(a, b)",
             "y = a",
             "cc_highest<_type_reduce>()",
             compute.to_string(),
         ),
-        Op::All => ("cc_truthy(x)", "a && b", "y = a", "true", "bool".to_string()),
-        Op::Any => ("cc_truthy(x)", "a || b", "y = a", "false", "bool".to_string()),
+        Op::All => (format!("cc_truthy{x}"), "a && b", "y = a", "true", "bool".to_string()),
+        Op::Any => (format!("cc_truthy{x}"), "a || b", "y = a", "false", "bool".to_string()),
+        Op::NanSum => (
+            format!("cc_nan_to_zero<_type_reduce>{x}"),
+            "a + b",
+            "y = a",
+            "0",
+            accumulate.to_string(),
+        ),
+        Op::NanMax | Op::NanMin => (
+            x,
+            if op == Op::NanMax {
+                "cc_nanmax(a, b)"
+            } else {
+                "cc_nanmin(a, b)"
+            },
+            "y = a",
+            match (input.is_float(), op) {
+                (true, _) => "cc_nan()",
+                (false, Op::NanMax) => "cc_lowest<_type_reduce>()",
+                (false, _) => "cc_highest<_type_reduce>()",
+            },
+            compute.to_string(),
+        ),
+        Op::CountNonzero => (
+            format!("(long long)cc_truthy{x}"),
+            "a + b",
+            "y = a",
+            "0",
+            "long long".to_string(),
+        ),
+        Op::Var | Op::Std | Op::NanMean => (
+            match op {
+                Op::NanMean => format!("cc_nan_moment{x}"),
+                _ => format!("cc_moment{x}"),
+            },
+            "cc_combine(a, b)",
+            match op {
+                Op::Var => "y = cc_variance(a, ddof)",
+                Op::Std => "y = sqrt(cc_variance(a, ddof))",
+                _ => "y = a.n > 0.0 ? a.mean : cc_nan()",
+            },
+            "cc_no_moments()",
+            "cc_moments".to_string(),
+        ),
         Op::ArgMax | Op::ArgMin => (
-            "cc_make_arg<_type_value>(x, i)",
+            format!("cc_make_arg<_type_value>({x}, i)"),
             if op == Op::ArgMax {
                 "cc_arg_best(a, b, true)"
             } else {
@@ -166,31 +295,96 @@ fn make_kernel(op: Op, input: DType, output: DType) -> Result<ReductionKernel> {
             "cc_arg<_type_value>".to_string(),
         ),
     };
-    let in_params = match op.is_arg() {
-        true => format!("{} x, unsigned long long inner", input.c_name()),
-        false => format!("{} x", input.c_name()),
+    let in_params = match (op.is_arg(), op.has_ddof()) {
+        (true, _) => format!("{}, unsigned long long inner", map.params),
+        (_, true) => format!("{}, double ddof", map.params),
+        _ => map.params.to_string(),
     };
-    let name = format!("cuda_core_{}_{}", op.name(), input.name());
-    let declared = match op.is_arg() {
+    let name = match map.key.is_empty() {
+        true => format!("cuda_core_{}_{}", op.name(), input.name()),
+        false => format!("cuda_core_{}_expr_{}", op.name(), input.name()),
+    };
+    let declared = match op.is_arg() || op.is_moments() {
         true => None,
         false => Some(reduce_type.as_str()),
     };
     let reduction = ReductionKernel::new(
         &in_params,
         &format!("{} y", output.c_name()),
-        map,
+        &map_expr,
         reduce,
         post,
         identity,
         &name,
         declared,
     )?;
-    Ok(match op.is_arg() {
-        true => reduction
-            .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}"))
+    Ok(match (op.is_arg(), op.is_moments()) {
+        (true, _) => reduction
+            .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}{}", map.prelude))
             .with_struct_reduce_type(&reduce_type, ARG_SIZE),
-        false => reduction.with_prelude(PRELUDE),
+        (_, true) => reduction
+            .with_prelude(&format!("{PRELUDE}{}", map.prelude))
+            .with_struct_reduce_type(&reduce_type, MOMENTS_SIZE),
+        _ => reduction.with_prelude(&format!("{PRELUDE}{}", map.prelude)),
     })
+}
+
+/// The output of reducing `shape` with `op` along `axes` (`None`: all of them) on `stream`,
+/// and whether a kernel must run (`false`: the output is empty); errors for bad axes and for
+/// reductions without identity of no elements.
+fn prepare<R: Element>(
+    op: Op,
+    shape: &[usize],
+    stream: &Stream,
+    axes: Option<&[usize]>,
+    keepdims: bool,
+) -> Result<(DeviceArray<R>, Vec<usize>, bool)> {
+    let ndim = shape.len();
+    let axes: Vec<usize> = axes.map_or_else(|| (0..ndim).collect(), <[usize]>::to_vec);
+    let reduced = reduced_axes(op.name(), ndim, &axes)?;
+    let count: usize = axes.iter().map(|&a| shape[a]).product();
+    let out = DeviceArray::<R>::empty(stream, reduced_shape(shape, &reduced, keepdims))?;
+    if out.is_empty() {
+        return Ok((out, axes, false));
+    }
+    if count == 0 && !op.has_identity() {
+        return Err(Error::InvalidValue(format!(
+            "{}: an array of shape {shape:?} has no elements along axes {axes:?}, and {0} has no identity",
+            op.name(),
+        )));
+    }
+    Ok((out, axes, true))
+}
+
+/// Launches `kernel` over `inputs` (C-contiguous, of `shape`) into `out`, with the `ddof` of
+/// `var` and `std`.
+#[allow(clippy::too_many_arguments)]
+fn launch<'o, R: Element>(
+    kernel: &ReductionKernel,
+    op: Op,
+    shape: &[usize],
+    stream: &Stream,
+    mut args: Vec<Arg<'o>>,
+    axes: &[usize],
+    ddof: f64,
+    out: &'o mut DeviceArray<R>,
+) -> Result<()> {
+    let inner: u64 = match axes {
+        [axis] => shape[axis + 1..].iter().product::<usize>() as u64,
+        _ => 1,
+    };
+    if op.is_arg() {
+        args.push(Arg::from(inner));
+    }
+    if op.has_ddof() {
+        args.push(Arg::scalar(ddof));
+    }
+    args.push(Arg::from(out));
+    let axes = match axes.len() == shape.len() {
+        true => None,
+        false => Some(axes),
+    };
+    kernel.launch_generated(stream, &args, axes)
 }
 
 /// Reduces `array` with `op` along `axes` (`None`: all of them) into a new array on its stream.
@@ -199,25 +393,21 @@ fn reduce<T: Element, R: Element>(
     op: Op,
     axes: Option<&[usize]>,
     keepdims: bool,
+    ddof: f64,
 ) -> Result<DeviceArray<R>> {
-    let ndim = array.ndim();
-    let every: Vec<usize> = (0..ndim).collect();
-    let axes = axes.unwrap_or(&every);
-    let reduced = reduced_axes(op.name(), ndim, axes)?;
-    let count: usize = axes.iter().map(|&a| array.shape()[a]).product();
     let stream = array.stream().clone();
-    let mut out = DeviceArray::<R>::empty(&stream, reduced_shape(array.shape(), &reduced, keepdims))?;
-    if out.is_empty() {
+    let (mut out, axes, run) = prepare::<R>(op, array.shape(), &stream, axes, keepdims)?;
+    if !run {
         return Ok(out);
     }
-    if count == 0 && !op.has_identity() {
-        return Err(Error::InvalidValue(format!(
-            "{}: an array of shape {:?} has no elements along axes {axes:?}, and {0} has no identity",
-            op.name(),
-            array.shape()
-        )));
-    }
-    let kernel = kernel_for(op, T::DTYPE, R::DTYPE)?;
+    let (params, key) = array_map(T::DTYPE);
+    let map = MapText {
+        params: &params,
+        value: "x",
+        key: &key,
+        prelude: "",
+    };
+    let kernel = kernel_for(op, T::DTYPE, R::DTYPE, &map)?;
     let copy;
     let input = match array.is_contiguous() {
         true => array,
@@ -226,20 +416,54 @@ fn reduce<T: Element, R: Element>(
             &copy
         }
     };
-    let inner: u64 = match axes {
-        [axis] => array.shape()[axis + 1..].iter().product::<usize>() as u64,
-        _ => 1,
+    launch(
+        &kernel,
+        op,
+        array.shape(),
+        &stream,
+        vec![Arg::from(input)],
+        &axes,
+        ddof,
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+/// Reduces the values of `expr` with `op` along `axes`: one kernel whose map is the expression
+/// (no temporary) when its arrays are C-contiguous of its shape; otherwise the expression is
+/// evaluated once into a temporary that is then reduced.
+fn reduce_expr<T: Scalars, R: Element>(
+    expr: Expr<'_, T>,
+    op: Op,
+    axes: Option<&[usize]>,
+    keepdims: bool,
+    ddof: f64,
+) -> Result<DeviceArray<R>> {
+    expr.check()?;
+    let Some(fused) = expr.fused_map()? else {
+        return reduce(&expr.eval()?, op, axes, keepdims, ddof);
     };
-    let mut args = vec![Arg::from(input)];
-    if op.is_arg() {
-        args.push(Arg::from(inner));
+    let (mut out, axes, run) = prepare::<R>(op, &fused.shape, &fused.stream, axes, keepdims)?;
+    if !run {
+        return Ok(out);
     }
-    args.push(Arg::from(&mut out));
-    let axes = match axes.len() == ndim {
-        true => None,
-        false => Some(axes),
+    let map = MapText {
+        params: &fused.params,
+        value: &fused.value,
+        key: &fused.key,
+        prelude: EXPR_PRELUDE,
     };
-    kernel.launch_generated(&stream, &args, axes)?;
+    let kernel = kernel_for(op, T::DTYPE, R::DTYPE, &map)?;
+    launch(
+        &kernel,
+        op,
+        &fused.shape,
+        &fused.stream,
+        fused.args,
+        &axes,
+        ddof,
+        &mut out,
+    )?;
     Ok(out)
 }
 
@@ -249,12 +473,31 @@ macro_rules! reductions {
             $(
                 $(#[$doc])*
                 pub fn $whole(&self) -> Result<DeviceArray<$out>> {
-                    reduce(self, Op::$op, None, false)
+                    reduce(self, Op::$op, None, false, 0.0)
                 }
 
                 $(#[$axes_doc])*
                 pub fn $along(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
-                    reduce(self, Op::$op, Some(axes), keepdims)
+                    reduce(self, Op::$op, Some(axes), keepdims, 0.0)
+                }
+            )*
+        }
+
+        /// Reductions of an expression's values: one [`ReductionKernel`] whose map is the
+        /// expression (the code its element-wise kernel would run), reading the operands once
+        /// and writing no temporary, when every array operand is C-contiguous with the
+        /// expression's shape; otherwise (broadcast or strided operands) the expression is
+        /// evaluated once and the result reduced. They run on the stream of the first array.
+        impl<'a, T: Scalars> Expr<'a, T> {
+            $(
+                $(#[$doc])*
+                pub fn $whole(self) -> Result<DeviceArray<$out>> {
+                    reduce_expr(self, Op::$op, None, false, 0.0)
+                }
+
+                $(#[$axes_doc])*
+                pub fn $along(self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
+                    reduce_expr(self, Op::$op, Some(axes), keepdims, 0.0)
                 }
             )*
         }
@@ -291,33 +534,178 @@ reductions! {
     any,
     /// Whether any element along `axes` is nonzero (see [`sum_axes`](Self::sum_axes)).
     any_axes => Any, Bool;
+    /// The sum of every element that is not NaN, a 0-d array (NumPy's `nansum`; `0` when
+    /// all are NaN).
+    nansum,
+    /// Sums without NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nansum_axes => NanSum, T::Sum;
+    /// The mean of the elements that are not NaN (NumPy's `nanmean`: NaN when there are none),
+    /// accumulated in `f64` as [`var`](Self::var) is.
+    nanmean,
+    /// Means without NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nanmean_axes => NanMean, T::Mean;
+    /// The greatest element ignoring NaNs (NumPy's `nanmax`: NaN when all are NaN; an error
+    /// when empty).
+    nanmax,
+    /// Greatest elements ignoring NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nanmax_axes => NanMax, T;
+    /// The least element ignoring NaNs (NumPy's `nanmin`).
+    nanmin,
+    /// Least elements ignoring NaNs along `axes` (see [`sum_axes`](Self::sum_axes)).
+    nanmin_axes => NanMin, T;
+    /// The number of nonzero elements, a 0-d `i64` array (NumPy's `count_nonzero`).
+    count_nonzero,
+    /// Nonzero elements counted along `axes` (see [`sum_axes`](Self::sum_axes)).
+    count_nonzero_axes => CountNonzero, i64;
+}
+
+macro_rules! moments {
+    ($($(#[$doc:meta])* $whole:ident, $(#[$axes_doc:meta])* $along:ident => $op:ident;)*) => {
+        impl<T: Element> DeviceArray<T> {
+            $(
+                $(#[$doc])*
+                pub fn $whole(&self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce(self, Op::$op, None, false, ddof as f64)
+                }
+
+                $(#[$axes_doc])*
+                pub fn $along(&self, axes: &[usize], keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce(self, Op::$op, Some(axes), keepdims, ddof as f64)
+                }
+            )*
+        }
+
+        impl<'a, T: Scalars> Expr<'a, T> {
+            $(
+                $(#[$doc])*
+                pub fn $whole(self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce_expr(self, Op::$op, None, false, ddof as f64)
+                }
+
+                $(#[$axes_doc])*
+                pub fn $along(self, axes: &[usize], keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce_expr(self, Op::$op, Some(axes), keepdims, ddof as f64)
+                }
+            )*
+        }
+    };
+}
+
+moments! {
+    /// The variance of every element, `sum((x - mean)^2) / (n - ddof)`, a 0-d array of
+    /// [`Element::Mean`] (NumPy's `var(ddof=...)`; NaN when `n - ddof <= 0` and every element is
+    /// equal, else inf, as NumPy divides by `max(n - ddof, 0)`).
+    ///
+    /// One pass over memory: each thread keeps a count, a mean and a sum of squared
+    /// deviations in `f64` and the partial results are merged by Chan et al.'s pairwise
+    /// formula (Welford's update for single values). Unlike a sum and a sum of squares, this
+    /// does not cancel catastrophically when the mean is large against the spread (f32 data
+    /// around 1e4 keeps its variance exact to f64 rounding of the inputs), and `f64` for every
+    /// input type costs little next to reading the memory.
+    var,
+    /// Variances along `axes` (see [`sum_axes`](Self::sum_axes)).
+    var_axes => Var;
+    /// The standard deviation, `sqrt` of [`var`](Self::var).
+    std,
+    /// Standard deviations along `axes` (see [`sum_axes`](Self::sum_axes)).
+    std_axes => Std;
 }
 
 impl<T: Element> DeviceArray<T> {
     /// The row-major index of the greatest element (the first NaN if there is one, else the
     /// first of equal greatest ones), a 0-d array; an error when empty.
     pub fn argmax(&self) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMax, None, false)
+        reduce(self, Op::ArgMax, None, false, 0.0)
     }
 
     /// The index along `axis` of the greatest element of each line along it (see
     /// [`argmax`](Self::argmax)); `keepdims` keeps `axis` with extent 1.
     pub fn argmax_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMax, Some(&[axis]), keepdims)
+        reduce(self, Op::ArgMax, Some(&[axis]), keepdims, 0.0)
     }
 
     /// The row-major index of the least element (the first NaN if there is one, else the first
     /// of equal least ones), a 0-d array; an error when empty.
     pub fn argmin(&self) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMin, None, false)
+        reduce(self, Op::ArgMin, None, false, 0.0)
     }
 
     /// The index along `axis` of the least element of each line along it (see
     /// [`argmin`](Self::argmin)); `keepdims` keeps `axis` with extent 1.
     pub fn argmin_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMin, Some(&[axis]), keepdims)
+        reduce(self, Op::ArgMin, Some(&[axis]), keepdims, 0.0)
+    }
+}
+
+impl<T: Scalars + Promote<T, Output = T>> DeviceArray<T> {
+    /// The range of the values, `max - min`, a 0-d array of `T` (NumPy's `ptp`: integers wrap,
+    /// NaN if any is NaN; an error when empty): two reductions and a subtraction.
+    pub fn ptp(&self) -> Result<DeviceArray<T>> {
+        let (high, low) = (self.max()?, self.min()?);
+        (&high - &low).eval()
     }
 
+    /// Ranges along `axes` (see [`sum_axes`](Self::sum_axes)).
+    pub fn ptp_axes(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<T>> {
+        let (high, low) = (self.max_axes(axes, keepdims)?, self.min_axes(axes, keepdims)?);
+        (&high - &low).eval()
+    }
+}
+
+/// NumPy's `allclose`: whether every pair of `a` and `b` (broadcast together) is close by
+/// [`ExprOps::isclose`]'s rule, as a host `bool`: one fused reduction, then a wait for its
+/// stream.
+pub fn allclose<'a, A, B>(a: A, b: B, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool>
+where
+    A: IntoExpr<'a>,
+    B: IntoExpr<'a>,
+    A::Elem: Promote<B::Elem>,
+{
+    Ok(a.isclose(b, rtol, atol, equal_nan).all()?.item()? == Bool::TRUE)
+}
+
+/// NumPy's `array_equal`: whether `a` and `b` have the same shape and equal elements (compared
+/// in the promoted type; with `equal_nan`, NaNs in the same places count as equal), as a host
+/// `bool`. Different shapes are `false`, not broadcast.
+pub fn array_equal<A, B>(a: &DeviceArray<A>, b: &DeviceArray<B>, equal_nan: bool) -> Result<bool>
+where
+    A: Scalars + Promote<B>,
+    B: Scalars,
+{
+    if a.shape() != b.shape() {
+        return Ok(false);
+    }
+    let same = match equal_nan {
+        true => a.eq(b).logical_or(a.isnan().logical_and(b.isnan())).all()?,
+        false => a.eq(b).all()?,
+    };
+    Ok(same.item()? == Bool::TRUE)
+}
+
+impl<T: Scalars> Expr<'_, T> {
+    /// The row-major index of the greatest value of the expression, fused as
+    /// [`sum`](Self::sum) is (see [`DeviceArray::argmax`]).
+    pub fn argmax(self) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMax, None, false, 0.0)
+    }
+
+    /// The index along `axis` of the greatest value of each line (see [`DeviceArray::argmax_axis`]).
+    pub fn argmax_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMax, Some(&[axis]), keepdims, 0.0)
+    }
+
+    /// The row-major index of the least value of the expression (see [`DeviceArray::argmin`]).
+    pub fn argmin(self) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMin, None, false, 0.0)
+    }
+
+    /// The index along `axis` of the least value of each line (see [`DeviceArray::argmin_axis`]).
+    pub fn argmin_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMin, Some(&[axis]), keepdims, 0.0)
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
     /// The value of a one-element array (NumPy's `x.item()`, the `float(cp.sum(z))` of CuPy):
     /// waits for the array's stream and reads it back. Arrays of any other size are an error.
     pub fn item(&self) -> Result<T> {
@@ -338,28 +726,122 @@ mod tests {
     use crate::array::ArgType;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
+    const ALL_OPS: [Op; 16] = [
+        Op::Sum,
+        Op::Prod,
+        Op::Mean,
+        Op::Max,
+        Op::Min,
+        Op::All,
+        Op::Any,
+        Op::ArgMax,
+        Op::ArgMin,
+        Op::Var,
+        Op::Std,
+        Op::NanSum,
+        Op::NanMean,
+        Op::NanMax,
+        Op::NanMin,
+        Op::CountNonzero,
+    ];
+
+    fn output_of<T: Element>(op: Op) -> DType {
+        match op {
+            Op::Sum | Op::Prod | Op::NanSum => <T::Sum as Element>::DTYPE,
+            Op::Mean | Op::Var | Op::Std | Op::NanMean => <T::Mean as Element>::DTYPE,
+            Op::Max | Op::Min | Op::NanMax | Op::NanMin => T::DTYPE,
+            Op::All | Op::Any => DType::Bool,
+            Op::ArgMax | Op::ArgMin | Op::CountNonzero => DType::I64,
+        }
+    }
+
+    /// A one-operand expression of type `T` (a host scalar standing in for an array).
+    fn value<'a, T: Element>() -> Expr<'a, T> {
+        Expr::scalar(T::DTYPE, crate::array::routines::math::ScalarValue::Int(1))
+    }
+
+    /// Every reduction of `expr` generates the expression as its map (no temporary: the
+    /// kernel's inputs are the expression's operands) and compiles, whole and along axes.
+    fn expression_reductions_compile<T: Scalars>(expr: Expr<'_, T>, fragment: &str) {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let (params, value, key) = crate::array::routines::math::map_text(&expr);
+        assert!(value.contains(fragment), "{value}");
+        let map = MapText {
+            params: &params,
+            value: &value,
+            key: &key,
+            prelude: EXPR_PRELUDE,
+        };
+        for op in ALL_OPS {
+            let output = output_of::<T>(op);
+            let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
+            let (plain_params, plain_key) = array_map(T::DTYPE);
+            let plain_map = MapText {
+                params: &plain_params,
+                value: "x",
+                key: &plain_key,
+                prelude: "",
+            };
+            let plain = kernel_for(op, T::DTYPE, output, &plain_map).unwrap();
+            assert!(!Arc::ptr_eq(&kernel, &plain), "another kernel than the array's");
+            let mut signature: Vec<ArgType> = params
+                .split(", ")
+                .map(|p| ArgType::Array(DType::from_c_name(p.rsplit_once(' ').unwrap().0).unwrap()))
+                .collect();
+            if op.is_arg() {
+                signature.push(ArgType::Scalar(DType::U64));
+            }
+            if op.has_ddof() {
+                signature.push(ArgType::Scalar(DType::F64));
+            }
+            signature.push(ArgType::Array(output));
+            for source in [
+                kernel.source_for(&signature).unwrap(),
+                kernel.axis_source_for(&signature).unwrap(),
+            ] {
+                assert!(source.contains(&value), "the map is the expression: {source}");
+                if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
+                    panic!("{} of {}: {error}\n{source}", op.name(), T::DTYPE);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reductions_of_expressions_fuse_the_expression_into_the_map() {
+        use crate::array::routines::math::ExprOps;
+        expression_reductions_compile((value::<f32>() - value::<f32>()).abs(), "_cc_abs");
+        expression_reductions_compile(value::<half::f16>() * value::<half::f16>(), "cuda_core_f16");
+        expression_reductions_compile(value::<i32>().pow(value::<u8>()), "_cc_pow");
+        expression_reductions_compile(value::<half::bf16>().gt(0.5), ">");
+        expression_reductions_compile((value::<u8>() + value::<i8>()).maximum(2), "_cc_max");
+    }
+
     /// Compiles the whole-array and axis forms of every built-in reduction of `T`.
     fn compiles_for<T: Element>() {
         let options = ProgramOptions {
             cache: false,
             ..ProgramOptions::for_arch(Arch::Sm(90))
         };
-        let ops = [
-            (Op::Sum, <T::Sum as Element>::DTYPE),
-            (Op::Prod, <T::Sum as Element>::DTYPE),
-            (Op::Mean, <T::Mean as Element>::DTYPE),
-            (Op::Max, T::DTYPE),
-            (Op::Min, T::DTYPE),
-            (Op::All, DType::Bool),
-            (Op::Any, DType::Bool),
-            (Op::ArgMax, DType::I64),
-            (Op::ArgMin, DType::I64),
-        ];
-        for (op, output) in ops {
-            let kernel = kernel_for(op, T::DTYPE, output).unwrap();
+        for op in ALL_OPS {
+            let output = output_of::<T>(op);
+            let (params, key) = array_map(T::DTYPE);
+            let map = MapText {
+                params: &params,
+                value: "x",
+                key: &key,
+                prelude: "",
+            };
+            let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let mut signature = vec![ArgType::Array(T::DTYPE)];
             if op.is_arg() {
                 signature.push(ArgType::Scalar(DType::U64));
+            }
+            if op.has_ddof() {
+                signature.push(ArgType::Scalar(DType::F64));
             }
             signature.push(ArgType::Array(output));
             for source in [
