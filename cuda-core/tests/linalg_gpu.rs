@@ -176,3 +176,85 @@ fn matmul_refuses_bad_shapes_with_typed_errors() {
     let batch_b = DeviceArray::<f32>::zeros(&stream, [3, 3, 2]).unwrap();
     assert!(matches!(batch_a.matmul(&batch_b), Err(Error::InvalidValue(_))));
 }
+
+/// Matrix `i` (`rows` x `cols`, compact) of a host stack.
+fn host_matrix(data: &[f64], i: usize, rows: usize, cols: usize) -> &[f64] {
+    &data[i * rows * cols..(i + 1) * rows * cols]
+}
+
+#[test]
+fn matmul_batches_every_stack_layout() {
+    let Some(device) = common::device_or_skip("matmul_batches_every_stack_layout") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let (m, k, n) = (7, 6, 5);
+    let b_host = values(k * n, 20);
+    let b = array::<f32>(&stream, &b_host, &[k, n]);
+    // Both batch axes broadcast: (2, 1, m, k) @ (3, k, n), a loop of strided batches.
+    let (left_host, right_host) = (values(2 * m * k, 21), values(3 * k * n, 22));
+    let left = array::<f32>(&stream, &left_host, &[2, 1, m, k]);
+    let right = array::<f32>(&stream, &right_host, &[3, k, n]);
+    let expected: Vec<f64> = (0..2)
+        .flat_map(|i| (0..3).map(move |j| (i, j)))
+        .flat_map(|(i, j)| {
+            host_matmul(
+                host_matrix(&left_host, i, m, k),
+                host_matrix(&right_host, j, k, n),
+                m,
+                k,
+                n,
+            )
+        })
+        .collect();
+    assert_close("(2,1,m,k) @ (3,k,n)", &left.matmul(&right).unwrap(), &expected, 1e-5);
+    // Every other matrix of a stack (a batch stride of two matrices) times one matrix.
+    let stack_host = values(4 * m * k, 23);
+    let stack = array::<f32>(&stream, &stack_host, &[4, m, k]);
+    let every_other = stack.slice(&[Slice::from(0..4).step(2)]).unwrap();
+    let expected: Vec<f64> = [0, 2]
+        .iter()
+        .flat_map(|&i| host_matmul(host_matrix(&stack_host, i, m, k), &b_host, m, k, n))
+        .collect();
+    assert_close("stack[::2] @ b", &every_other.matmul(&b).unwrap(), &expected, 1e-5);
+    // A stack of transposed matrices (a cuBLAS flag for the whole batch) times a stack.
+    let base_host = values(3 * k * m, 24);
+    let transposed = array::<f32>(&stream, &base_host, &[3, k, m])
+        .permute(&[0, 2, 1])
+        .unwrap();
+    let expected: Vec<f64> = (0..3)
+        .flat_map(|i| {
+            let a_i = transpose(host_matrix(&base_host, i, k, m), k, m);
+            host_matmul(&a_i, host_matrix(&right_host, i, k, n), m, k, n)
+        })
+        .collect();
+    assert_close("stack^T @ stack", &transposed.matmul(&right).unwrap(), &expected, 1e-5);
+    // Permuted batch axes (no single stride): (3, 2, m, k) seen as (2, 3, m, k).
+    let swapped_host = values(6 * m * k, 25);
+    let swapped = array::<f32>(&stream, &swapped_host, &[3, 2, m, k])
+        .permute(&[1, 0, 2, 3])
+        .unwrap();
+    let expected: Vec<f64> = (0..2)
+        .flat_map(|i| (0..3).map(move |j| j * 2 + i))
+        .flat_map(|index| host_matmul(host_matrix(&swapped_host, index, m, k), &b_host, m, k, n))
+        .collect();
+    let product = swapped.matmul(&b).unwrap();
+    assert_eq!(product.shape(), [2, 3, m, n]);
+    assert_close("permuted stack @ b", &product, &expected, 1e-5);
+    // A step along the last axis: copied compact once, then batched.
+    let wide_host = values(2 * m * 2 * k, 26);
+    let stepped = array::<f32>(&stream, &wide_host, &[2, m, 2 * k])
+        .slice(&[Slice::ALL, Slice::ALL, Slice::from(0..2 * k).step(2)])
+        .unwrap();
+    let expected: Vec<f64> = (0..2)
+        .flat_map(|i| {
+            let a_i: Vec<f64> = host_matrix(&wide_host, i, m, 2 * k)
+                .iter()
+                .step_by(2)
+                .copied()
+                .collect();
+            host_matmul(&a_i, &b_host, m, k, n)
+        })
+        .collect();
+    assert_close("stepped stack @ b", &stepped.matmul(&b).unwrap(), &expected, 1e-5);
+}

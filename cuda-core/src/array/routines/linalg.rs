@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cuda_driver::Stream;
-use cuda_libs::blas::{Blas, Gemm, Operand};
+use cuda_libs::blas::{Batch, Blas, Gemm, Operand};
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
@@ -78,7 +78,9 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// left operand is a row vector and a 1-D right operand a column vector (the added axis is
     /// removed from the result); operands of more dimensions are stacks of matrices in their
     /// last two axes, whose leading (batch) axes broadcast. The result is compact, on this
-    /// array's stream, one `cublasGemmEx` per matrix of the stack.
+    /// array's stream: one `cublasGemmStridedBatchedEx` for a stack whose batch axes one stride
+    /// per operand describes (contiguous or broadcast stacks, after merging axes), one per
+    /// outer index otherwise.
     ///
     /// Shapes that do not contract are [`Error::InvalidValue`] naming both shapes and axes, as
     /// NumPy's error does; 0-d operands are refused as in NumPy; a zero-size dimension gives
@@ -140,8 +142,8 @@ impl<T: MatmulElement> DeviceArray<T> {
         full.extend([m, n]);
         let mut out = DeviceArray::<T>::empty(&stream, full)?;
         if !out.is_empty() {
-            let a = a.broadcast_to([batch.as_slice(), &[m, k]].concat())?;
-            let b = b.broadcast_to([batch.as_slice(), &[k, n]].concat())?;
+            let a = cublas_operand(a, m, k)?.broadcast_to([batch.as_slice(), &[m, k]].concat())?;
+            let b = cublas_operand(b, k, n)?.broadcast_to([batch.as_slice(), &[k, n]].concat())?;
             match k {
                 0 => out.fill(T::from_f64(0.0))?,
                 _ => multiply_stack(&stream, &a, &b, &mut out, (m, n, k))?,
@@ -164,7 +166,10 @@ impl<T: MatmulElement> DeviceArray<T> {
     }
 }
 
-/// `out[i] = a[i] @ b[i]` for every matrix `i` of the (equal, broadcast) batch axes.
+/// `out[i] = a[i] @ b[i]` for every matrix `i` of the (equal, broadcast) batch axes: one
+/// `cublasGemmStridedBatchedEx` for the batch axes that one stride per operand describes (after
+/// dropping axes of one and merging contiguous ones), looping over any axes left outside them.
+/// `a` and `b` have layouts cuBLAS takes (see [`cublas_operand`]).
 fn multiply_stack<T: MatmulElement>(
     stream: &Stream,
     a: &DeviceArray<T>,
@@ -173,28 +178,56 @@ fn multiply_stack<T: MatmulElement>(
     (m, n, k): (usize, usize, usize),
 ) -> Result<()> {
     let ndim = out.ndim();
-    let batches: usize = out.shape()[..ndim - 2].iter().product();
+    let unsupported = || Error::InvalidValue("matmul: an operand's matrices have no cuBLAS layout".into());
+    let a_layout = matrix_layout(a, m, k).ok_or_else(unsupported)?;
+    let b_layout = matrix_layout(b, k, n).ok_or_else(unsupported)?;
+    let mut gemm = Gemm::new(m, n, k).lda(a_layout.ld).ldb(b_layout.ld).ldc(n);
+    gemm.transpose_a = a_layout.transposed;
+    gemm.transpose_b = b_layout.transposed;
+    let groups = batch_groups(
+        &out.shape()[..ndim - 2],
+        [
+            &a.strides()[..ndim - 2],
+            &b.strides()[..ndim - 2],
+            &out.strides()[..ndim - 2],
+        ],
+    );
+    // The innermost group is one batched call; the outer ones are looped over.
+    let (inner, outer) = match groups.split_last() {
+        Some((&inner, outer)) => (inner, outer),
+        None => ((1, [0; 3]), &[][..]),
+    };
+    let (count, [stride_a, stride_b, stride_c]) = inner;
+    let batch = Batch {
+        count,
+        stride_a,
+        stride_b,
+        stride_c,
+    };
+    let calls: usize = outer.iter().map(|&(size, _)| size).product();
     let handle = handle(stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut index = vec![0usize; ndim - 2];
-    for _ in 0..batches {
-        let a_i = matrix(a, &index)?;
-        let b_i = matrix(b, &index)?;
-        let mut c_i = matrix(out, &index)?;
-        let (a_layout, a_i) = cublas_layout(a_i, m, k)?;
-        let (b_layout, b_i) = cublas_layout(b_i, k, n)?;
-        let mut gemm = Gemm::new(m, n, k).lda(a_layout.ld).ldb(b_layout.ld).ldc(n.max(1));
-        if a_layout.transposed {
-            gemm = gemm.transpose_a();
+    let mut index = vec![0usize; outer.len()];
+    for _ in 0..calls {
+        let offsets = (0..3).map(|operand| {
+            index
+                .iter()
+                .zip(outer)
+                .map(|(&i, &(_, strides))| i * strides[operand])
+                .sum::<usize>()
+        });
+        let offsets: Vec<usize> = offsets.collect();
+        let a_i = stack(a, offsets[0], count, stride_a);
+        let b_i = stack(b, offsets[1], count, stride_b);
+        let mut c_i = stack(out, offsets[2], count, stride_c);
+        match count {
+            1 => blas.gemm(&gemm, &a_i, &b_i, &mut c_i)?,
+            _ => blas.gemm_strided_batched(&gemm, &batch, &a_i, &b_i, &mut c_i)?,
         }
-        if b_layout.transposed {
-            gemm = gemm.transpose_b();
-        }
-        blas.gemm(&gemm, &a_i, &b_i, &mut c_i)?;
-        // The next matrix of the stack, last batch axis fastest.
+        // The next call, last outer axis fastest.
         for axis in (0..index.len()).rev() {
             index[axis] += 1;
-            if index[axis] < out.shape()[axis] {
+            if index[axis] < outer[axis].0 {
                 break;
             }
             index[axis] = 0;
@@ -203,35 +236,83 @@ fn multiply_stack<T: MatmulElement>(
     Ok(())
 }
 
-/// The matrix at batch `index` of `array` (its last two axes), a view.
-fn matrix<T: Element>(array: &DeviceArray<T>, index: &[usize]) -> Result<DeviceArray<T>> {
-    let ndim = array.ndim();
-    let offset: usize = index.iter().zip(array.strides()).map(|(&i, &s)| i * s).sum();
-    let ptr = *array.ptr_ref() + (offset * std::mem::size_of::<T>()) as u64;
-    Ok(array.view(
-        ptr,
-        array.shape()[ndim - 2..].to_vec(),
-        array.strides()[ndim - 2..].to_vec(),
-    ))
+/// The batch axes of `shape` (strides of `a`, `b` and the result) as groups of `(size, [stride
+/// of each operand])`, outermost first: axes of one dropped, neighbours merged where each
+/// operand's outer stride is its inner stride times the inner size (a broadcast axis, stride 0,
+/// merges with another broadcast axis). Each group is one strided batch.
+fn batch_groups(shape: &[usize], strides: [&[usize]; 3]) -> Vec<(usize, [usize; 3])> {
+    let mut groups: Vec<(usize, [usize; 3])> = Vec::new();
+    for (axis, &size) in shape.iter().enumerate() {
+        if size == 1 {
+            continue;
+        }
+        let axis_strides = strides.map(|s| s[axis]);
+        if let Some((outer_size, outer_strides)) = groups.last_mut() {
+            if (0..3).all(|o| outer_strides[o] == axis_strides[o] * size) {
+                *outer_size *= size;
+                *outer_strides = axis_strides;
+                continue;
+            }
+        }
+        groups.push((size, axis_strides));
+    }
+    groups
 }
 
-/// How `matrix` (`rows` x `cols`) goes to cuBLAS: as it is when cuBLAS can take its layout,
-/// else a compact copy.
-fn cublas_layout<T: Element>(matrix: DeviceArray<T>, rows: usize, cols: usize) -> Result<(Layout, DeviceArray<T>)> {
-    let strides = [matrix.strides()[0], matrix.strides()[1]];
-    match layout(rows, cols, strides) {
-        Some(layout) => Ok((layout, matrix)),
-        None => {
-            let compact = matrix.try_clone()?;
-            let layout = layout(rows, cols, [cols, 1]).expect("a compact matrix is row-major");
-            Ok((layout, compact))
-        }
+/// `count` matrices of `array` (its last two axes), `stride` elements apart from `offset`
+/// elements after its start: a 3-D view, the operand of one batched call.
+fn stack<T: Element>(array: &DeviceArray<T>, offset: usize, count: usize, stride: usize) -> DeviceArray<T> {
+    let ndim = array.ndim();
+    let ptr = *array.ptr_ref() + (offset * std::mem::size_of::<T>()) as u64;
+    let mut shape = vec![count];
+    shape.extend_from_slice(&array.shape()[ndim - 2..]);
+    let mut strides = vec![stride];
+    strides.extend_from_slice(&array.strides()[ndim - 2..]);
+    array.view(ptr, shape, strides)
+}
+
+/// The cuBLAS layout of the matrices (last two axes, `rows` x `cols`) of `array`, if any.
+fn matrix_layout<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -> Option<Layout> {
+    let ndim = array.ndim();
+    layout(rows, cols, [array.strides()[ndim - 2], array.strides()[ndim - 1]])
+}
+
+/// `array` (a stack of `rows` x `cols` matrices) as cuBLAS can take it: itself when its matrices
+/// have a cuBLAS layout, else a compact copy (made before broadcasting, so a broadcast operand is
+/// copied once).
+fn cublas_operand<T: Element>(array: DeviceArray<T>, rows: usize, cols: usize) -> Result<DeviceArray<T>> {
+    match matrix_layout(&array, rows, cols) {
+        Some(_) => Ok(array),
+        None => array.try_clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batch_axes_merge_into_strided_batches() {
+        // A compact 4 x 5 stack times a broadcast matrix (strides 0): one batch of 20.
+        let shape = [4, 5];
+        assert_eq!(batch_groups(&shape, [&[60, 12], &[0, 0], &[30, 6]]), [(20, [12, 0, 6])]);
+        // Broadcasting along the outer axis only: two groups (a loop of strided batches).
+        assert_eq!(
+            batch_groups(&shape, [&[60, 12], &[0, 20], &[30, 6]]),
+            [(4, [60, 0, 30]), (5, [12, 20, 6])]
+        );
+        // Axes of one are dropped, whatever their strides.
+        assert_eq!(
+            batch_groups(&[1, 3, 1], [&[99, 8, 7], &[0, 4, 1], &[5, 6, 2]]),
+            [(3, [8, 4, 6])]
+        );
+        // A permuted (non-mergeable) stack and no batch axes at all.
+        assert_eq!(
+            batch_groups(&[2, 3], [&[6, 12], &[12, 4], &[18, 6]]),
+            [(2, [6, 12, 18]), (3, [12, 4, 6])]
+        );
+        assert!(batch_groups(&[], [&[], &[], &[]]).is_empty());
+    }
 
     #[test]
     fn layouts_cublas_takes_without_a_copy() {
