@@ -123,14 +123,14 @@ mod program;
 pub use array::interop::python;
 pub use array::random;
 pub use array::release_completed_imports;
-#[cfg(feature = "blas")]
-pub use array::MatmulElement;
 pub use array::{
     broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg, ArgType, Bool,
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,
     DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps,
     IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Scalars, Slice,
 };
+#[cfg(feature = "blas")]
+pub use array::{MatmulElement, Norm};
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};

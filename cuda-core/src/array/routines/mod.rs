@@ -24,5 +24,5 @@ pub mod random;
 mod reductions;
 
 #[cfg(feature = "blas")]
-pub use linalg::MatmulElement;
+pub use linalg::{MatmulElement, Norm};
 pub use math::{where_, Expr, ExprOps, IntoExpr};
