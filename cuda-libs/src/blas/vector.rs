@@ -4,12 +4,15 @@
 //! A vector is `n` elements `inc` apart (`inc` at least 1) starting at its operand's first
 //! element: it spans `(n - 1) * inc + 1` elements. Results of `dot` and `nrm2` are written to
 //! device memory (cuBLAS's device pointer mode), so queuing them never waits for the GPU; the
-//! `_host` forms wait for the stream and return the value.
+//! `_host` forms wait for the stream and return the value. For `n = 0` they are 0, written by a
+//! queued memset.
 
 use std::ffi::c_void;
+use std::mem::size_of;
 
-use cuda_driver::{Access, DeviceBuffer, DeviceMemoryMut};
+use cuda_driver::{Access, DeviceBuffer, DeviceMemoryMut, DriverError};
 use cuda_sys::cublas::{cublasPointerMode_t, cudaDataType_t};
+use cuda_sys::driver::{CUdeviceptr, CUresult};
 
 use super::gemm::operation;
 use super::{check, device_ptr, operand, to_int, Blas, Element, Operand};
@@ -228,6 +231,9 @@ impl Blas {
         let (y, _y_use) = operand::<T, _>("y", y, vy.span, &self.stream, Access::Read)?;
         let (r, _r_use) = operand::<T, _>("result", result, 1, &self.stream, Access::Write)?;
         self.stream.context().set_current()?;
+        if n == 0 {
+            return self.zero::<T>(r);
+        }
         let data_type = cudaDataType_t(T::DATA_TYPE);
         with_pointer_mode(self, cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE, || {
             // SAFETY: the handle is live and its context current; x and y hold the elements
@@ -281,6 +287,9 @@ impl Blas {
         let (x, _x_use) = operand::<T, _>("x", x, vx.span, &self.stream, Access::Read)?;
         let (r, _r_use) = operand::<T, _>("result", result, 1, &self.stream, Access::Write)?;
         self.stream.context().set_current()?;
+        if n == 0 {
+            return self.zero::<T>(r);
+        }
         let data_type = cudaDataType_t(T::DATA_TYPE);
         with_pointer_mode(self, cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE, || {
             // SAFETY: as in `dot`.
@@ -414,6 +423,19 @@ impl Blas {
             )
         };
         check(CUBLAS, "cublasGemv", status.0)
+    }
+
+    /// Queues zeroing one element at `result` (the sum of no terms) on the stream
+    /// (`cuMemsetD8Async`), with its context current.
+    fn zero<T: Element>(&self, result: CUdeviceptr) -> Result<()> {
+        let memset = cuda_sys::driver()?.cuMemsetD8Async()?;
+        // SAFETY: `result` is the address of at least one element of `T`, checked and in use on
+        // the stream; the stream is live and belongs to the current context.
+        let code = unsafe { memset(result, 0, size_of::<T>(), self.stream.as_raw()) };
+        if code != CUresult::CUDA_SUCCESS {
+            return Err(cuda_driver::Error::from(DriverError::new(code)).into());
+        }
+        Ok(())
     }
 
     /// Waits for the stream, then copies the one-element `result` to the host.

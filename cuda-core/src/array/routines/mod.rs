@@ -5,7 +5,8 @@
 //! - `math` and `operators`: the lazy, fused element-wise expressions (`+`, `sqrt`, `where_`, ...);
 //! - `reductions`: `sum`, `prod`, `mean`, `max`, `min`, `all`, `any`, `argmax`, `argmin`;
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
-//! - `linalg` (feature `blas`): `matmul` through cuBLAS;
+//! - `linalg` (feature `blas`): `matmul`, `dot`, `vdot`, `inner`, `outer`, `trace`, `linalg_norm`
+//!   through cuBLAS and the reductions;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
 //! - `printing`: `Display` in NumPy's layout.
 //!
