@@ -1,5 +1,8 @@
 //! cuBLAS ([`Blas`]) and cuBLASLt ([`Lt`]): matrix products of row-major matrices in
-//! [`DeviceBuffer`]s, queued on a [`Stream`].
+//! [`DeviceBuffer`]s (or any [`Operand`]), queued on a [`Stream`]: one at a time
+//! ([`Blas::gemm`], [`Lt::matmul`]) or as a strided batch ([`Blas::gemm_strided_batched`]);
+//! and BLAS levels 1 and 2 ([`Blas::dot`], [`Blas::nrm2`], [`Blas::axpy`], [`Blas::scal`],
+//! [`Blas::gemv`]).
 //!
 //! # Row-major
 //! Every matrix here is row-major, as Rust (and NumPy, and torch) lay them out: element

@@ -145,11 +145,13 @@ impl<T: MatmulElement> DeviceArray<T> {
         full.extend([m, n]);
         let mut out = DeviceArray::<T>::empty(&stream, full)?;
         if !out.is_empty() {
-            let a = cublas_operand(a, m, k)?.broadcast_to([batch.as_slice(), &[m, k]].concat())?;
-            let b = cublas_operand(b, k, n)?.broadcast_to([batch.as_slice(), &[k, n]].concat())?;
             match k {
                 0 => out.fill(T::from_f64(0.0))?,
-                _ => multiply_stack(&stream, &a, &b, &mut out, (m, n, k))?,
+                _ => {
+                    let a = cublas_operand(a, m, k)?.broadcast_to([batch.as_slice(), &[m, k]].concat())?;
+                    let b = cublas_operand(b, k, n)?.broadcast_to([batch.as_slice(), &[k, n]].concat())?;
+                    multiply_stack(&stream, &a, &b, &mut out, (m, n, k))?
+                }
             }
         }
         // Remove the axes the 1-D operands gained.
