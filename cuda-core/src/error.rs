@@ -112,6 +112,10 @@ pub enum Error {
     /// Bad input caught on the host, before any library call.
     #[error("invalid value: {0}")]
     InvalidValue(String),
+    /// Valid input to a routine this crate does not implement for it yet (a norm that needs a
+    /// solver, say): the message says what is missing.
+    #[error("not supported yet: {0}")]
+    NotSupported(String),
     /// A DLPack tensor that cannot be imported or exported: CPU or another GPU's memory, an
     /// element type or layout arrays do not have, a consumed capsule, ...
     #[error(transparent)]

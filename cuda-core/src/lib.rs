@@ -123,8 +123,6 @@ mod program;
 pub use array::interop::python;
 pub use array::random;
 pub use array::release_completed_imports;
-#[cfg(feature = "blas")]
-pub use array::MatmulElement;
 pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
     ArgType, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
@@ -132,6 +130,8 @@ pub use array::{
     Element, ElementwiseKernel, Expr, ExprOps, Integral, IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock,
     Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, WhereArms,
 };
+#[cfg(feature = "blas")]
+pub use array::{MatmulElement, Norm};
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};

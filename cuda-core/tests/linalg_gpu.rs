@@ -5,7 +5,7 @@
 
 mod common;
 
-use cuda_core::{DeviceArray, Element, Error, MatmulElement, Slice, Stream};
+use cuda_core::{DeviceArray, Element, Error, MatmulElement, Norm, Slice, Stream};
 use half::{bf16, f16};
 
 /// `a @ b` of row-major `m x k` and `k x n` host matrices, in f64.
@@ -175,4 +175,270 @@ fn matmul_refuses_bad_shapes_with_typed_errors() {
     let batch_a = DeviceArray::<f32>::zeros(&stream, [2, 2, 3]).unwrap();
     let batch_b = DeviceArray::<f32>::zeros(&stream, [3, 3, 2]).unwrap();
     assert!(matches!(batch_a.matmul(&batch_b), Err(Error::InvalidValue(_))));
+}
+
+/// Matrix `i` (`rows` x `cols`, compact) of a host stack.
+fn host_matrix(data: &[f64], i: usize, rows: usize, cols: usize) -> &[f64] {
+    &data[i * rows * cols..(i + 1) * rows * cols]
+}
+
+#[test]
+fn matmul_batches_every_stack_layout() {
+    let Some(device) = common::device_or_skip("matmul_batches_every_stack_layout") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let (m, k, n) = (7, 6, 5);
+    let b_host = values(k * n, 20);
+    let b = array::<f32>(&stream, &b_host, &[k, n]);
+    // Both batch axes broadcast: (2, 1, m, k) @ (3, k, n), a loop of strided batches.
+    let (left_host, right_host) = (values(2 * m * k, 21), values(3 * k * n, 22));
+    let left = array::<f32>(&stream, &left_host, &[2, 1, m, k]);
+    let right = array::<f32>(&stream, &right_host, &[3, k, n]);
+    let expected: Vec<f64> = (0..2)
+        .flat_map(|i| (0..3).map(move |j| (i, j)))
+        .flat_map(|(i, j)| {
+            host_matmul(
+                host_matrix(&left_host, i, m, k),
+                host_matrix(&right_host, j, k, n),
+                m,
+                k,
+                n,
+            )
+        })
+        .collect();
+    assert_close("(2,1,m,k) @ (3,k,n)", &left.matmul(&right).unwrap(), &expected, 1e-5);
+    // Every other matrix of a stack (a batch stride of two matrices) times one matrix.
+    let stack_host = values(4 * m * k, 23);
+    let stack = array::<f32>(&stream, &stack_host, &[4, m, k]);
+    let every_other = stack.slice(&[Slice::from(0..4).step(2)]).unwrap();
+    let expected: Vec<f64> = [0, 2]
+        .iter()
+        .flat_map(|&i| host_matmul(host_matrix(&stack_host, i, m, k), &b_host, m, k, n))
+        .collect();
+    assert_close("stack[::2] @ b", &every_other.matmul(&b).unwrap(), &expected, 1e-5);
+    // A stack of transposed matrices (a cuBLAS flag for the whole batch) times a stack.
+    let base_host = values(3 * k * m, 24);
+    let transposed = array::<f32>(&stream, &base_host, &[3, k, m])
+        .permute(&[0, 2, 1])
+        .unwrap();
+    let expected: Vec<f64> = (0..3)
+        .flat_map(|i| {
+            let a_i = transpose(host_matrix(&base_host, i, k, m), k, m);
+            host_matmul(&a_i, host_matrix(&right_host, i, k, n), m, k, n)
+        })
+        .collect();
+    assert_close("stack^T @ stack", &transposed.matmul(&right).unwrap(), &expected, 1e-5);
+    // Permuted batch axes (no single stride): (3, 2, m, k) seen as (2, 3, m, k).
+    let swapped_host = values(6 * m * k, 25);
+    let swapped = array::<f32>(&stream, &swapped_host, &[3, 2, m, k])
+        .permute(&[1, 0, 2, 3])
+        .unwrap();
+    let expected: Vec<f64> = (0..2)
+        .flat_map(|i| (0..3).map(move |j| j * 2 + i))
+        .flat_map(|index| host_matmul(host_matrix(&swapped_host, index, m, k), &b_host, m, k, n))
+        .collect();
+    let product = swapped.matmul(&b).unwrap();
+    assert_eq!(product.shape(), [2, 3, m, n]);
+    assert_close("permuted stack @ b", &product, &expected, 1e-5);
+    // A step along the last axis: copied compact once, then batched.
+    let wide_host = values(2 * m * 2 * k, 26);
+    let stepped = array::<f32>(&stream, &wide_host, &[2, m, 2 * k])
+        .slice(&[Slice::ALL, Slice::ALL, Slice::from(0..2 * k).step(2)])
+        .unwrap();
+    let expected: Vec<f64> = (0..2)
+        .flat_map(|i| {
+            let a_i: Vec<f64> = host_matrix(&wide_host, i, m, 2 * k)
+                .iter()
+                .step_by(2)
+                .copied()
+                .collect();
+            host_matmul(&a_i, &b_host, m, k, n)
+        })
+        .collect();
+    assert_close("stepped stack @ b", &stepped.matmul(&b).unwrap(), &expected, 1e-5);
+}
+
+fn scalar<T: Element>(array: &DeviceArray<T>) -> f64 {
+    assert_eq!(array.shape(), [0usize; 0], "a 0-d result");
+    array.to_vec().unwrap()[0].to_f64()
+}
+
+fn close(what: &str, got: f64, expected: f64, tolerance: f64) {
+    assert!(
+        (got - expected).abs() <= tolerance * (1.0 + expected.abs()),
+        "{what}: {got}, expected {expected}"
+    );
+}
+
+fn vector_routines<T: MatmulElement>(stream: &Stream, tolerance: f64) {
+    let dtype = T::DTYPE;
+    let (x_host, y_host) = (values(300, 30), values(600, 31));
+    let x = array::<T>(stream, &x_host, &[300]);
+    // Every other element of y: a stride of 2 goes to cuBLAS as the increment.
+    let y = array::<T>(stream, &y_host, &[600])
+        .slice(&[Slice::from(0..600).step(2)])
+        .unwrap();
+    let ys: Vec<f64> = y_host.iter().step_by(2).copied().collect();
+    let dot: f64 = x_host.iter().zip(&ys).map(|(a, b)| a * b).sum();
+    close(&format!("{dtype} dot"), scalar(&x.dot(&y).unwrap()), dot, tolerance);
+    close(&format!("{dtype} inner"), scalar(&x.inner(&y).unwrap()), dot, tolerance);
+    // vdot flattens: a 15 x 20 matrix against the vector.
+    let matrix = array::<T>(stream, &x_host, &[15, 20]);
+    close(
+        &format!("{dtype} vdot"),
+        scalar(&matrix.vdot(&y).unwrap()),
+        dot,
+        tolerance,
+    );
+    // Norms.
+    let two = x_host.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let one: f64 = x_host.iter().map(|v| v.abs()).sum();
+    let max = x_host.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let min = x_host.iter().fold(f64::INFINITY, |m, v| m.min(v.abs()));
+    close(
+        &format!("{dtype} norm"),
+        scalar(&x.linalg_norm(Norm::Default).unwrap()),
+        two,
+        tolerance,
+    );
+    close(
+        &format!("{dtype} norm 2"),
+        scalar(&x.linalg_norm(Norm::Ord(2.0)).unwrap()),
+        two,
+        tolerance,
+    );
+    close(
+        &format!("{dtype} norm 1"),
+        scalar(&x.linalg_norm(Norm::Ord(1.0)).unwrap()),
+        one,
+        tolerance,
+    );
+    close(
+        &format!("{dtype} norm inf"),
+        scalar(&x.linalg_norm(Norm::Inf).unwrap()),
+        max,
+        tolerance,
+    );
+    close(
+        &format!("{dtype} norm -inf"),
+        scalar(&x.linalg_norm(Norm::NegInf).unwrap()),
+        min,
+        tolerance,
+    );
+    close(
+        &format!("{dtype} fro"),
+        scalar(&matrix.linalg_norm(Norm::Fro).unwrap()),
+        two,
+        tolerance,
+    );
+    // The Frobenius norm of a transposed (non-contiguous) matrix.
+    close(
+        &format!("{dtype} fro of a transpose"),
+        scalar(&matrix.transpose().linalg_norm(Norm::Default).unwrap()),
+        two,
+        tolerance,
+    );
+    // Outer: (4,) x (2, 3) flattened -> (4, 6).
+    let a_host = values(4, 32);
+    let b_host = values(6, 33);
+    let outer = array::<T>(stream, &a_host, &[4])
+        .outer(&array::<T>(stream, &b_host, &[2, 3]))
+        .unwrap();
+    assert_eq!(outer.shape(), [4, 6]);
+    let expected: Vec<f64> = a_host.iter().flat_map(|a| b_host.iter().map(move |b| a * b)).collect();
+    assert_close(&format!("{dtype} outer"), &outer, &expected, tolerance);
+}
+
+#[test]
+fn dot_inner_outer_and_norms_match_the_host() {
+    let Some(device) = common::device_or_skip("dot_inner_outer_and_norms_match_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    vector_routines::<f32>(&stream, 1e-5);
+    vector_routines::<f64>(&stream, 1e-12);
+    vector_routines::<f16>(&stream, 4e-3);
+    vector_routines::<bf16>(&stream, 3e-2);
+}
+
+#[test]
+fn dot_and_inner_follow_numpy_for_matrices_and_stacks() {
+    let Some(device) = common::device_or_skip("dot_and_inner_follow_numpy_for_matrices_and_stacks") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let (m, k, n) = (4, 3, 5);
+    let (a_host, b_host) = (values(2 * m * k, 40), values(3 * k * n, 41));
+    let a = array::<f64>(&stream, &a_host[..m * k], &[m, k]);
+    let b = array::<f64>(&stream, &b_host[..k * n], &[k, n]);
+    let expected = host_matmul(&a_host[..m * k], &b_host[..k * n], m, k, n);
+    assert_close("dot 2-D", &a.dot(&b).unwrap(), &expected, 1e-12);
+    // N-D: (2, m, k) . (3, k, n) -> (2, m, 3, n).
+    let stack_a = array::<f64>(&stream, &a_host, &[2, m, k]);
+    let stack_b = array::<f64>(&stream, &b_host, &[3, k, n]);
+    let product = stack_a.dot(&stack_b).unwrap();
+    assert_eq!(product.shape(), [2, m, 3, n]);
+    let mut expected = Vec::new();
+    for i in 0..2 {
+        for r in 0..m {
+            for j in 0..3 {
+                let full = host_matmul(host_matrix(&a_host, i, m, k), host_matrix(&b_host, j, k, n), m, k, n);
+                expected.extend_from_slice(&full[r * n..(r + 1) * n]);
+            }
+        }
+    }
+    assert_close("dot N-D", &product, &expected, 1e-12);
+    // inner: (2, m, k) with (n, k) -> (2, m, n): rows against rows.
+    let rows_b = array::<f64>(&stream, &b_host[..n * k], &[n, k]);
+    let inner = stack_a.inner(&rows_b).unwrap();
+    assert_eq!(inner.shape(), [2, m, n]);
+    let expected: Vec<f64> = (0..2 * m)
+        .flat_map(|r| {
+            let (row, b_host) = (&a_host[r * k..(r + 1) * k], &b_host);
+            (0..n).map(move |j| (0..k).map(|p| row[p] * b_host[j * k + p]).sum::<f64>())
+        })
+        .collect();
+    assert_close("inner", &inner, &expected, 1e-12);
+    // A 0-d operand scales the other.
+    let two = DeviceArray::<f64>::from_slice(&stream, &[2.0])
+        .unwrap()
+        .reshape([0usize; 0])
+        .unwrap();
+    let scaled: Vec<f64> = a_host[..m * k].iter().map(|v| 2.0 * v).collect();
+    let doubled = two.dot(&a).unwrap();
+    assert_eq!(doubled.shape(), [m, k]);
+    assert_close("0-d dot", &doubled, &scaled, 1e-12);
+    assert_close("inner 0-d", &a.inner(&two).unwrap(), &scaled, 1e-12);
+    // Misaligned shapes are typed errors.
+    assert!(matches!(a.dot(&a), Err(Error::InvalidValue(_))));
+    assert!(matches!(a.inner(&b), Err(Error::InvalidValue(_))));
+    assert!(matches!(a.vdot(&b), Err(Error::InvalidValue(_))));
+    assert!(matches!(a.linalg_norm(Norm::Nuc), Err(Error::NotSupported(_))));
+}
+
+#[test]
+fn trace_sums_the_diagonal_view() {
+    let Some(device) = common::device_or_skip("trace_sums_the_diagonal_view") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let host: Vec<f64> = (0..24).map(f64::from).collect();
+    let matrix = array::<f64>(&stream, &host[..12], &[3, 4]);
+    assert_eq!(scalar(&matrix.trace().unwrap()), 0.0 + 5.0 + 10.0);
+    assert_eq!(scalar(&matrix.transpose().trace().unwrap()), 15.0);
+    // A stack in the first two axes: (2, 3, 4) -> (4,), NumPy's trace over axes 0 and 1.
+    let stack = array::<f64>(&stream, &host, &[2, 3, 4]);
+    let expected: Vec<f64> = (0..4).map(|j| host[j] + host[12 + 4 + j]).collect();
+    assert_eq!(stack.trace().unwrap().to_vec().unwrap(), expected);
+    // Integers sum in i64.
+    let ints = DeviceArray::<i32>::from_slice(&stream, &[1, 2, 3, 4])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    assert_eq!(ints.trace().unwrap().to_vec().unwrap(), [5i64]);
+    assert!(matches!(
+        DeviceArray::<f32>::zeros(&stream, [3]).unwrap().trace(),
+        Err(Error::InvalidValue(_))
+    ));
 }

@@ -2,7 +2,7 @@
 //! `skipped:` without a GPU or without cuBLAS, and fails instead under `CUDA_REQUIRE_GPU=1`.
 
 use cuda_driver::{Context, ContextFlags, Device, DeviceBuffer, Stream};
-use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt, LtElement, Operand};
+use cuda_libs::blas::{Batch, Blas, Element, Epilogue, Gemm, Gemv, GemvElement, Lt, LtElement, Operand};
 use cuda_libs::Error;
 use half::{bf16, f16};
 
@@ -363,4 +363,209 @@ fn lt_f16_epilogues() {
 #[test]
 fn lt_f32_epilogues() {
     lt_for::<f32>("lt_f32_epilogues");
+}
+
+/// Strided batches, packed and with a broadcast operand (stride 0), against the host product of
+/// each matrix.
+fn batched_for<T: Host>(test: &str) {
+    let Some(stream) = stream_or_skip(test) else {
+        return;
+    };
+    let context = stream.context();
+    let mut blas = Blas::new(&stream).unwrap();
+    let (m, n, k, count) = (13, 9, 21, 5);
+    for (transpose_a, broadcast_a, broadcast_b) in [(false, false, false), (true, false, true), (false, true, false)] {
+        let mut g = Gemm::new(m, n, k).alpha(0.5).beta(0.25);
+        g.transpose_a = transpose_a;
+        let packed = Batch::packed(&g, count).unwrap();
+        let batch = Batch {
+            stride_a: if broadcast_a { 0 } else { packed.stride_a },
+            stride_b: if broadcast_b { 0 } else { packed.stride_b },
+            // Padding between C's matrices stays as it was.
+            stride_c: packed.stride_c + 3,
+            ..packed
+        };
+        let a = values::<T>((count - 1) * batch.stride_a + m * k, 4);
+        let b = values::<T>((count - 1) * batch.stride_b + k * n, 5);
+        let c = values::<T>((count - 1) * batch.stride_c + m * n, 6);
+        let mut expected: Vec<f64> = c.iter().map(|v| v.to_f64()).collect();
+        for i in 0..count {
+            let (sa, sb, sc) = (i * batch.stride_a, i * batch.stride_b, i * batch.stride_c);
+            let product = reference(&g, &a[sa..sa + m * k], &b[sb..sb + k * n], &c[sc..sc + m * n]);
+            expected[sc..sc + m * n].copy_from_slice(&product);
+        }
+        let a_device = DeviceBuffer::from_slice(context, &a).unwrap();
+        let b_device = DeviceBuffer::from_slice(context, &b).unwrap();
+        let mut c_device = DeviceBuffer::from_slice(context, &c).unwrap();
+        blas.gemm_strided_batched(&g, &batch, &a_device, &b_device, &mut c_device)
+            .unwrap();
+        stream.synchronize().unwrap();
+        let what = format!("{test} {g:?} {batch:?}");
+        assert_close(&what, &c_device.to_vec().unwrap(), &expected, T::TOLERANCE);
+    }
+    // A C too short for the batch is refused before any call.
+    let g = Gemm::new(m, n, k);
+    let batch = Batch::packed(&g, count).unwrap();
+    let a = DeviceBuffer::<T>::zeroed(context, count * m * k).unwrap();
+    let b = DeviceBuffer::<T>::zeroed(context, count * k * n).unwrap();
+    let mut short = DeviceBuffer::<T>::zeroed(context, count * m * n - 1).unwrap();
+    let error = blas.gemm_strided_batched(&g, &batch, &a, &b, &mut short).unwrap_err();
+    assert!(matches!(error, Error::InvalidValue(_)), "{error}");
+}
+
+#[test]
+fn gemm_strided_batched_f32() {
+    batched_for::<f32>("gemm_strided_batched_f32");
+}
+
+#[test]
+fn gemm_strided_batched_f64() {
+    batched_for::<f64>("gemm_strided_batched_f64");
+}
+
+#[test]
+fn gemm_strided_batched_f16() {
+    batched_for::<f16>("gemm_strided_batched_f16");
+}
+
+#[test]
+fn gemm_strided_batched_bf16() {
+    batched_for::<bf16>("gemm_strided_batched_bf16");
+}
+
+/// dot, nrm2, axpy and scal with unit and wider increments; results read back from the device
+/// and through the waiting `_host` forms.
+fn level1_for<T: Host>(test: &str, tolerance: f64) {
+    let Some(stream) = stream_or_skip(test) else {
+        return;
+    };
+    let context = stream.context();
+    let mut blas = Blas::new(&stream).unwrap();
+    for (n, incx, incy) in [(1000, 1, 1), (77, 3, 2), (0, 1, 1)] {
+        let x = values::<T>((n.max(1) - 1) * incx + 1, 7);
+        let y = values::<T>((n.max(1) - 1) * incy + 1, 8);
+        let xs: Vec<f64> = (0..n).map(|i| x[i * incx].to_f64()).collect();
+        let ys: Vec<f64> = (0..n).map(|i| y[i * incy].to_f64()).collect();
+        let dot: f64 = xs.iter().zip(&ys).map(|(a, b)| a * b).sum();
+        let norm = xs.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let x_device = DeviceBuffer::from_slice(context, &x).unwrap();
+        let mut y_device = DeviceBuffer::from_slice(context, &y).unwrap();
+        let what = format!("{test} n = {n}, incx = {incx}, incy = {incy}");
+
+        let mut result = DeviceBuffer::<T>::zeroed(context, 1).unwrap();
+        blas.dot(n, &x_device, incx, &y_device, incy, &mut result).unwrap();
+        stream.synchronize().unwrap();
+        assert_close(&format!("{what} dot"), &result.to_vec().unwrap(), &[dot], tolerance);
+        let host = blas.dot_host(n, &x_device, incx, &y_device, incy).unwrap();
+        assert_close(&format!("{what} dot_host"), &[host], &[dot], tolerance);
+        blas.nrm2(n, &x_device, incx, &mut result).unwrap();
+        stream.synchronize().unwrap();
+        assert_close(&format!("{what} nrm2"), &result.to_vec().unwrap(), &[norm], tolerance);
+        let host = blas.nrm2_host(n, &x_device, incx).unwrap();
+        assert_close(&format!("{what} nrm2_host"), &[host], &[norm], tolerance);
+
+        // y = 0.5 x + y, then x = -2 x; elements between the strided ones stay.
+        blas.axpy(n, 0.5, &x_device, incx, &mut y_device, incy).unwrap();
+        let mut expected_y: Vec<f64> = y.iter().map(|v| v.to_f64()).collect();
+        for i in 0..n {
+            expected_y[i * incy] += 0.5 * xs[i];
+        }
+        let mut x_scaled = DeviceBuffer::from_slice(context, &x).unwrap();
+        blas.scal(n, -2.0, &mut x_scaled, incx).unwrap();
+        let mut expected_x: Vec<f64> = x.iter().map(|v| v.to_f64()).collect();
+        for i in 0..n {
+            expected_x[i * incx] *= -2.0;
+        }
+        stream.synchronize().unwrap();
+        assert_close(
+            &format!("{what} axpy"),
+            &y_device.to_vec().unwrap(),
+            &expected_y,
+            T::TOLERANCE,
+        );
+        assert_close(
+            &format!("{what} scal"),
+            &x_scaled.to_vec().unwrap(),
+            &expected_x,
+            T::TOLERANCE,
+        );
+    }
+    // Short operands and a zero increment are refused before any call.
+    let x = DeviceBuffer::<T>::zeroed(context, 10).unwrap();
+    let mut result = DeviceBuffer::<T>::zeroed(context, 1).unwrap();
+    let error = blas.dot(11, &x, 1, &x, 1, &mut result).unwrap_err();
+    assert!(matches!(error, Error::InvalidValue(_)), "{error}");
+    let error = blas.nrm2(5, &x, 0, &mut result).unwrap_err();
+    assert!(matches!(error, Error::InvalidValue(_)), "{error}");
+}
+
+#[test]
+fn level1_f32() {
+    level1_for::<f32>("level1_f32", 1e-4);
+}
+
+#[test]
+fn level1_f64() {
+    level1_for::<f64>("level1_f64", 1e-12);
+}
+
+#[test]
+fn level1_f16() {
+    // Sums of 1000 products rounded once to f16.
+    level1_for::<f16>("level1_f16", 4e-3);
+}
+
+#[test]
+fn level1_bf16() {
+    level1_for::<bf16>("level1_bf16", 2e-2);
+}
+
+fn gemv_for<T: Host + GemvElement>(test: &str) {
+    let Some(stream) = stream_or_skip(test) else {
+        return;
+    };
+    let context = stream.context();
+    let mut blas = Blas::new(&stream).unwrap();
+    let (m, n, lda) = (23, 17, 20);
+    for transpose in [false, true] {
+        let mut g = Gemv::new(m, n).lda(lda).alpha(1.5).beta(-0.5);
+        g.transpose = transpose;
+        g.incx = 2;
+        let (x_len, y_len) = if transpose { (m, n) } else { (n, m) };
+        let a = values::<T>(span(m, n, lda), 9);
+        let x = values::<T>((x_len - 1) * 2 + 1, 10);
+        let y = values::<T>(y_len, 11);
+        let expected: Vec<f64> = (0..y_len)
+            .map(|i| {
+                let sum: f64 = (0..x_len)
+                    .map(|j| {
+                        let a_ij = if transpose { a[j * lda + i] } else { a[i * lda + j] };
+                        a_ij.to_f64() * x[j * 2].to_f64()
+                    })
+                    .sum();
+                1.5 * sum - 0.5 * y[i].to_f64()
+            })
+            .collect();
+        let a_device = DeviceBuffer::from_slice(context, &a).unwrap();
+        let x_device = DeviceBuffer::from_slice(context, &x).unwrap();
+        let mut y_device = DeviceBuffer::from_slice(context, &y).unwrap();
+        blas.gemv(&g, &a_device, &x_device, &mut y_device).unwrap();
+        stream.synchronize().unwrap();
+        assert_close(
+            &format!("{test} {g:?}"),
+            &y_device.to_vec().unwrap(),
+            &expected,
+            T::TOLERANCE,
+        );
+    }
+}
+
+#[test]
+fn gemv_f32() {
+    gemv_for::<f32>("gemv_f32");
+}
+
+#[test]
+fn gemv_f64() {
+    gemv_for::<f64>("gemv_f64");
 }

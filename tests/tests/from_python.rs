@@ -507,6 +507,50 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     let mut c = DeviceArray::<f32>::zeros(&stream, [m, n])?;
     use cuda_libs::blas::Gemm;
     cuda_libs::blas::Blas::new(&stream)?.gemm(&Gemm::new(m, n, k), &a, &b, &mut c)?;
+    use cuda_core::Norm;
+    use cuda_libs::blas::{Batch, Gemv};
+    let mut blas = cuda_libs::blas::Blas::new(&stream)?;
+    {
+        let (count, gemm) = (2, Gemm::new(m, n, k));
+        let (a, b, mut c) = (
+            DeviceArray::<f32>::zeros(&stream, [count, m, k])?,
+            DeviceArray::<f32>::zeros(&stream, [count, k, n])?,
+            DeviceArray::<f32>::zeros(&stream, [count, m, n])?,
+        );
+        blas.gemm_strided_batched(&Gemm::new(m, n, k), &Batch::packed(&gemm, count)?, &a, &b, &mut c)?;
+        a.matmul(&b)?;
+    }
+    {
+        let (a, b) = (
+            DeviceArray::<f32>::zeros(&stream, [k])?,
+            DeviceArray::<f32>::zeros(&stream, [k])?,
+        );
+        (a.dot(&b)?, a.vdot(&b)?, a.inner(&b)?, a.outer(&b)?);
+        let (x, m) = (DeviceArray::<f32>::zeros(&stream, [3, 3])?, &a);
+        (x.trace()?, x.linalg_norm(Norm::Fro)?);
+        let x = m;
+        (
+            x.linalg_norm(Norm::Default)?,
+            x.linalg_norm(Norm::Ord(1.0))?,
+            x.linalg_norm(Norm::Inf)?,
+        );
+        let m = DeviceArray::<f32>::zeros(&stream, [3, 3])?;
+        m.linalg_norm(Norm::Fro)?;
+    }
+    let (mut x, mut y, mut result) = (
+        DeviceArray::<f32>::zeros(&stream, [n])?,
+        DeviceArray::<f32>::zeros(&stream, [n])?,
+        DeviceArray::<f32>::zeros(&stream, [0usize; 0])?,
+    );
+    blas.dot(n, &x, 1, &y, 1, &mut result)?;
+    blas.dot_host(n, &x, 1, &y, 1)?;
+    blas.nrm2(n, &x, 1, &mut result)?;
+    blas.nrm2_host(n, &x, 1)?;
+    let alpha = 2.0;
+    blas.axpy(n, alpha, &x, 1, &mut y, 1)?;
+    blas.scal(n, alpha, &mut x, 1)?;
+    let a = DeviceArray::<f32>::zeros(&stream, [m, n])?;
+    blas.gemv(&Gemv::new(m, n), &a, &x, &mut y)?;
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3])?;
     x.sum_axes(&[0], true)?;
     (x.prod()?, x.mean()?, x.max()?, x.min()?, x.all()?, x.any()?);

@@ -1,11 +1,15 @@
 //! Matrix products through cuda-libs: cuBLAS `Blas::gemm` in bf16 at 8192^3 and f32 at 4096^3
 //! (full f32, and with TF32 allowed), and cuBLASLt `Lt::matmul` with a bias+ReLU epilogue in
-//! bf16 at 8192^3, in TFLOP/s (`2 m n k` per product, timed with events). Prints `ROW {json}`
+//! bf16 at 8192^3, in TFLOP/s (`2 m n k` per product, timed with events); through cuda-core,
+//! `DeviceArray::matmul` of a batch of 256 f32 128 x 128 matrices (TFLOP/s, one strided-batched
+//! call) and its host cost per call at 64x64 and 512x512 f32 (us/call: the median over batches
+//! of back-to-back calls on allocated operands, waiting between batches). Prints `ROW {json}`
 //! lines (see the `benches` crate docs); `benches/python/bench_torch_gemm.py` prints the same
 //! cases through `torch.matmul`, the reference. Built with `--features libs`. Argument
 //! `launch` or `other` runs one part: every row here is in `other`.
 
-use benches::{Part, Row, Stats};
+use benches::{time_batches, Part, Row, Stats};
+use cuda_core::DeviceArray;
 use cuda_driver::{Context, Device, DeviceBuffer, Event, EventFlags, Stream, StreamFlags};
 use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt};
 use half::bf16;
@@ -15,18 +19,29 @@ const UNIT: &str = "TFLOP/s";
 const GEMM: &str = "cuda-libs Blas::gemm";
 const GEMM_TF32: &str = "cuda-libs Blas::gemm (TF32 allowed)";
 const LT: &str = "cuda-libs Lt::matmul (bias+ReLU epilogue)";
+const MATMUL: &str = "cuda-core DeviceArray::matmul";
+/// The batched case: 256 products of 128 x 128 f32 matrices.
+const BATCHED: &str = "f32 256 x 128^3 batched";
+/// Host cost: batches of back-to-back `matmul` calls, after warm-up batches.
+const HOST_BATCHES: usize = 20;
+const HOST_WARMUP: usize = 3;
+const HOST_CALLS: usize = 100;
 /// Products run before timing (the first ones load kernels and pick algorithms).
 const WARMUP: usize = 3;
 /// Timed products; the figure is the median.
 const REPS: usize = 20;
 
 /// (case, implementation) of every row, in order.
-const ROWS: [(&str, &str); 4] = [
+const ROWS: [(&str, &str); 5] = [
     ("bf16 8192^3", GEMM),
     ("bf16 8192^3", LT),
     ("f32 4096^3", GEMM),
     ("f32 4096^3", GEMM_TF32),
+    (BATCHED, MATMUL),
 ];
+
+/// The host-cost rows (bench `host`, unit us/call): matrix sizes.
+const HOST_SIZES: [usize; 2] = [64, 512];
 
 fn main() {
     let part = Part::from_args();
@@ -49,6 +64,9 @@ fn main() {
             for (case, implementation) in ROWS {
                 Row::unavailable(BENCH, case, implementation, UNIT, &why).emit();
             }
+            for n in HOST_SIZES {
+                Row::unavailable("host", &host_case(n), MATMUL, "us/call", &why).emit();
+            }
             return;
         }
     };
@@ -57,11 +75,18 @@ fn main() {
         lt_row(&context, &stream, 8192),
         gemm_row::<f32>(&context, &stream, 4096, false),
         gemm_row::<f32>(&context, &stream, 4096, true),
+        batched_row(&context, &stream),
     ];
     for ((case, implementation), row) in ROWS.into_iter().zip(rows) {
         match row {
             Ok(row) => row.emit(),
             Err(why) => Row::failed(BENCH, case, implementation, UNIT, &why).emit(),
+        }
+    }
+    for n in HOST_SIZES {
+        match host_row(&stream, n) {
+            Ok(row) => row.emit(),
+            Err(why) => Row::failed("host", &host_case(n), MATMUL, "us/call", &why).emit(),
         }
     }
     println!("reference: python3 -c \"import torch; a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16); torch.matmul(a, a)\" (benches/python/bench_torch_gemm.py)");
@@ -71,19 +96,19 @@ fn main() {
 fn time_ms(
     context: &Context,
     stream: &Stream,
-    mut run: impl FnMut() -> cuda_libs::Result<()>,
+    mut run: impl FnMut() -> Result<(), String>,
 ) -> Result<Vec<f64>, String> {
     let text = |e: cuda_driver::Error| e.to_string();
     let start = Event::new(context, EventFlags::DEFAULT).map_err(text)?;
     let end = Event::new(context, EventFlags::DEFAULT).map_err(text)?;
     for _ in 0..WARMUP {
-        run().map_err(|e| e.to_string())?;
+        run()?;
     }
     stream.synchronize().map_err(text)?;
     let mut samples = Vec::with_capacity(REPS);
     for _ in 0..REPS {
         start.record(stream).map_err(text)?;
-        run().map_err(|e| e.to_string())?;
+        run()?;
         end.record(stream).map_err(text)?;
         end.synchronize().map_err(text)?;
         samples.push(f64::from(start.elapsed_ms(&end).map_err(text)?));
@@ -91,10 +116,9 @@ fn time_ms(
     Ok(samples)
 }
 
-/// The row of `2 n^3` flops per product from per-product milliseconds (the median; p10 and p90
-/// in the detail, as TFLOP/s).
-fn tflops_row(case: &str, implementation: &str, n: usize, samples: Vec<f64>) -> Result<Row, String> {
-    let flops = 2.0 * (n as f64).powi(3);
+/// The row of `flops` per run from per-run milliseconds (the median; p10 and p90 in the detail,
+/// as TFLOP/s).
+fn tflops_row(case: &str, implementation: &str, flops: f64, samples: Vec<f64>) -> Result<Row, String> {
     let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
     let stats = Stats::from_samples(samples, 1)?;
     Ok(Row::value(
@@ -150,9 +174,11 @@ fn gemm_row<T: FromF32>(context: &Context, stream: &Stream, n: usize, tf32: bool
     let mut blas = Blas::new(stream).map_err(|e| e.to_string())?;
     blas.set_allow_tf32(tf32);
     let gemm = Gemm::new(n, n, n);
-    let samples = time_ms(context, stream, || blas.gemm(&gemm, &a, &b, &mut c))?;
+    let samples = time_ms(context, stream, || {
+        blas.gemm(&gemm, &a, &b, &mut c).map_err(|e| e.to_string())
+    })?;
     let implementation = if tf32 { GEMM_TF32 } else { GEMM };
-    tflops_row(&format!("{} {n}^3", T::NAME), implementation, n, samples)
+    tflops_row(&format!("{} {n}^3", T::NAME), implementation, cube(n), samples)
 }
 
 fn lt_row(context: &Context, stream: &Stream, n: usize) -> Result<Row, String> {
@@ -162,6 +188,58 @@ fn lt_row(context: &Context, stream: &Stream, n: usize) -> Result<Row, String> {
     let gemm = Gemm::new(n, n, n);
     let samples = time_ms(context, stream, || {
         lt.matmul(&gemm, Epilogue::ReluBias, &a, &b, Some(&bias), &mut c)
+            .map_err(|e| e.to_string())
     })?;
-    tflops_row(&format!("bf16 {n}^3"), LT, n, samples)
+    tflops_row(&format!("bf16 {n}^3"), LT, cube(n), samples)
+}
+
+/// `2 n^3`: the flops of one `n x n x n` product.
+fn cube(n: usize) -> f64 {
+    2.0 * (n as f64).powi(3)
+}
+
+/// A compact f32 array of `shape` with values in [-1, 1].
+fn array(stream: &Stream, shape: &[usize]) -> Result<DeviceArray<f32>, String> {
+    let len = shape.iter().product::<usize>();
+    let host: Vec<f32> = (0..len).map(|i| ((i * 7 % 17) as f32 - 8.0) / 8.0).collect();
+    DeviceArray::from_slice(stream, &host)
+        .and_then(|array| array.reshape(shape.to_vec()))
+        .map_err(|e| e.to_string())
+}
+
+/// `DeviceArray::matmul` of two stacks of 256 f32 128 x 128 matrices (one strided-batched
+/// cuBLAS call, full f32), the output allocated per call as `a @ b` does.
+fn batched_row(context: &Context, stream: &Stream) -> Result<Row, String> {
+    let (batch, n) = (256, 128);
+    let a = array(stream, &[batch, n, n])?;
+    let b = array(stream, &[batch, n, n])?;
+    let samples = time_ms(context, stream, || a.matmul(&b).map(drop).map_err(|e| e.to_string()))?;
+    tflops_row(BATCHED, MATMUL, batch as f64 * cube(n), samples)
+}
+
+fn host_case(n: usize) -> String {
+    format!("matmul {n}x{n} f32")
+}
+
+/// Host microseconds per `DeviceArray::matmul` of two `n x n` f32 arrays: the median over
+/// [`HOST_BATCHES`] batches of [`HOST_CALLS`] back-to-back calls, the stream waited for between
+/// batches (outside the timing).
+fn host_row(stream: &Stream, n: usize) -> Result<Row, String> {
+    let a = array(stream, &[n, n])?;
+    let b = array(stream, &[n, n])?;
+    let sync = || stream.synchronize().map_err(|e| e.to_string());
+    let call = || a.matmul(&b).map(drop).map_err(|e| e.to_string());
+    let stats = time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, call)?;
+    Ok(Row::value(
+        "host",
+        &host_case(n),
+        MATMUL,
+        "us/call",
+        stats.median,
+        format!(
+            "host time per call, median of {} batches of {} back-to-back calls (output allocated \
+             per call; sync between batches); p10 {:.2}, p90 {:.2}",
+            stats.samples, stats.per_sample, stats.p10, stats.p90
+        ),
+    ))
 }

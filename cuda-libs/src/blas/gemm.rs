@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use cuda_driver::{Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::cublas::{cublasComputeType_t, cublasGemmAlgo_t, cublasHandle_t, cublasOperation_t, cudaDataType_t};
 
-use super::{check, device_ptr, operand, Element, Gemm, Operand, WORKSPACE_BYTES};
+use super::{check, device_ptr, operand, Batch, Element, Gemm, Operand, WORKSPACE_BYTES};
 use crate::Result;
 
 const CUBLAS: &str = "cuBLAS";
@@ -17,8 +17,8 @@ const CUBLAS: &str = "cuBLAS";
 /// once. Destroyed on drop (errors there cannot be returned and are ignored); the workspace is
 /// freed after the work queued on the stream is done.
 pub struct Blas {
-    handle: cublasHandle_t,
-    stream: Stream,
+    pub(super) handle: cublasHandle_t,
+    pub(super) stream: Stream,
     workspace: DeviceBuffer<u8>,
     allow_tf32: bool,
 }
@@ -139,10 +139,70 @@ impl Blas {
         };
         check(CUBLAS, "cublasGemmEx", status.0)
     }
+
+    /// Queues `batch.count` products at once, `C_i = alpha * op(A_i) op(B_i) + beta * C_i`
+    /// (row-major, each as [`Gemm`] describes), through `cublasGemmStridedBatchedEx`: matrix
+    /// `i` of each operand starts `i * stride` elements after its first (see [`Batch`]). A
+    /// stride of 0 for `A` or `B` uses one matrix for every product (a broadcast operand);
+    /// `C`'s matrices must not overlap.
+    ///
+    /// Checked as [`Blas::gemm`] is, with each buffer holding every matrix it spans; a failure
+    /// is [`crate::Error::InvalidValue`] or [`crate::Error::WrongContext`] before any call.
+    pub fn gemm_strided_batched<T: Element>(
+        &mut self,
+        gemm: &Gemm,
+        batch: &Batch,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        c: &mut (impl Operand<T> + DeviceMemoryMut + ?Sized),
+    ) -> Result<()> {
+        let shape = gemm.check()?;
+        let spans = batch.check(&shape)?;
+        let batched = cuda_sys::cublas()?.cublasGemmStridedBatchedEx()?;
+        let (a, _a_use) = operand::<T, _>("A", a, spans.a, &self.stream, Access::Read)?;
+        let (b, _b_use) = operand::<T, _>("B", b, spans.b, &self.stream, Access::Read)?;
+        let (c, _c_use) = operand::<T, _>("C", c, spans.c, &self.stream, Access::Write)?;
+        self.stream.context().set_current()?;
+        let alpha = T::scalar(gemm.alpha);
+        let beta = T::scalar(gemm.beta);
+        let data_type = cudaDataType_t(T::DATA_TYPE);
+        let compute_type = cublasComputeType_t(T::compute_type(self.allow_tf32));
+        // As in `gemm`: column-major C^T = op(B)^T op(A)^T, B first.
+        // SAFETY: as in `gemm`; each buffer holds the elements all its matrices span (checked by
+        // `Batch::check`), and C's matrices neither overlap each other nor A or B.
+        let status = unsafe {
+            batched(
+                self.handle,
+                operation(gemm.transpose_b),
+                operation(gemm.transpose_a),
+                shape.n,
+                shape.m,
+                shape.k,
+                (&alpha as *const T::Scalar).cast::<c_void>(),
+                device_ptr(b),
+                data_type,
+                shape.b.ld,
+                spans.stride_b,
+                device_ptr(a),
+                data_type,
+                shape.a.ld,
+                spans.stride_a,
+                (&beta as *const T::Scalar).cast::<c_void>(),
+                device_ptr(c),
+                data_type,
+                shape.c.ld,
+                spans.stride_c,
+                spans.count,
+                compute_type,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        check(CUBLAS, "cublasGemmStridedBatchedEx", status.0)
+    }
 }
 
 /// `CUBLAS_OP_T` where transposed, `CUBLAS_OP_N` otherwise.
-fn operation(transpose: bool) -> cublasOperation_t {
+pub(super) fn operation(transpose: bool) -> cublasOperation_t {
     if transpose {
         cublasOperation_t::CUBLAS_OP_T
     } else {

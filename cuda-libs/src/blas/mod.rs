@@ -1,5 +1,8 @@
 //! cuBLAS ([`Blas`]) and cuBLASLt ([`Lt`]): matrix products of row-major matrices in
-//! [`DeviceBuffer`]s, queued on a [`Stream`].
+//! [`DeviceBuffer`]s (or any [`Operand`]), queued on a [`Stream`]: one at a time
+//! ([`Blas::gemm`], [`Lt::matmul`]) or as a strided batch ([`Blas::gemm_strided_batched`]);
+//! and BLAS levels 1 and 2 ([`Blas::dot`], [`Blas::nrm2`], [`Blas::axpy`], [`Blas::scal`],
+//! [`Blas::gemv`]).
 //!
 //! # Row-major
 //! Every matrix here is row-major, as Rust (and NumPy, and torch) lay them out: element
@@ -32,9 +35,11 @@ use crate::{Error, Result};
 
 mod gemm;
 mod lt;
+mod vector;
 
 pub use gemm::Blas;
 pub use lt::{Epilogue, Lt, LtElement};
+pub use vector::{Gemv, GemvElement, GemvFn};
 
 /// Bytes of device memory each handle owns as its workspace (`cublasSetWorkspace`, and
 /// cuBLASLt's per-call workspace): 32 MiB, enough for the fastest kernels on Hopper.
@@ -213,6 +218,94 @@ impl Gemm {
     }
 }
 
+/// A batch of equally shaped products for [`Blas::gemm_strided_batched`]: `count` matrices per
+/// operand, matrix `i` of `A` starting `i * stride_a` elements after `A`'s first (likewise `B`
+/// and `C`). A stride of 0 for `A` or `B` reuses one matrix for every product (broadcasting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Products in the batch, at least 1.
+    pub count: usize,
+    /// Elements between the starts of two matrices of `A`.
+    pub stride_a: usize,
+    /// Elements between the starts of two matrices of `B`.
+    pub stride_b: usize,
+    /// Elements between the starts of two matrices of `C`: at least the elements one spans.
+    pub stride_c: usize,
+}
+
+impl Batch {
+    /// `count` products of tightly packed matrices stored one after another: each stride is its
+    /// matrix's span under `gemm`.
+    pub fn packed(gemm: &Gemm, count: usize) -> Result<Batch> {
+        let shape = gemm.check()?;
+        Ok(Batch {
+            count,
+            stride_a: shape.a.span,
+            stride_b: shape.b.span,
+            stride_c: shape.c.span,
+        })
+    }
+
+    /// The strides as cuBLAS takes them, and the elements each operand spans.
+    pub(crate) fn check(&self, shape: &Shape) -> Result<BatchSpans> {
+        let count = to_int("batch count", self.count)?;
+        if count == 0 {
+            return Err(Error::InvalidValue(
+                "a batch of 0 products: count must be at least 1".into(),
+            ));
+        }
+        if self.count > 1 && self.stride_c < shape.c.span {
+            return Err(Error::InvalidValue(format!(
+                "C's matrices span {} elements each, so its batch stride must be at least that \
+                 (the products must not overlap); it is {}",
+                shape.c.span, self.stride_c
+            )));
+        }
+        let span = |name: &str, stride: usize, matrix: usize| {
+            (self.count - 1)
+                .checked_mul(stride)
+                .and_then(|start| start.checked_add(matrix))
+                .filter(|&span| i64::try_from(span).is_ok())
+                .ok_or_else(|| {
+                    Error::InvalidValue(format!(
+                        "{name}: {} matrices {stride} elements apart overflow",
+                        self.count
+                    ))
+                })
+        };
+        Ok(BatchSpans {
+            count,
+            a: span("A", self.stride_a, shape.a.span)?,
+            b: span("B", self.stride_b, shape.b.span)?,
+            c: span("C", self.stride_c, shape.c.span)?,
+            stride_a: batch_stride(self.count, self.stride_a),
+            stride_b: batch_stride(self.count, self.stride_b),
+            stride_c: batch_stride(self.count, self.stride_c),
+        })
+    }
+}
+
+/// A stride as cuBLAS's `long long`: below the span it is part of (which fits) when there is
+/// more than one matrix; unused, so 0, for one.
+fn batch_stride(count: usize, stride: usize) -> i64 {
+    match count {
+        1 => 0,
+        _ => i64::try_from(stride).unwrap_or(i64::MAX),
+    }
+}
+
+/// A checked [`Batch`]: cuBLAS's count and strides, and the elements each operand spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BatchSpans {
+    pub(crate) count: i32,
+    pub(crate) stride_a: i64,
+    pub(crate) stride_b: i64,
+    pub(crate) stride_c: i64,
+    pub(crate) a: usize,
+    pub(crate) b: usize,
+    pub(crate) c: usize,
+}
+
 /// A [`Gemm`] whose sizes were checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Shape {
@@ -389,6 +482,50 @@ mod tests {
         assert!(message.contains("32-bit"), "{message}");
         let message = invalid(Gemm::new(2, 1, usize::MAX).check());
         assert!(message.contains("overflow"), "{message}");
+    }
+
+    #[test]
+    fn batches_span_every_matrix() {
+        let gemm = Gemm::new(3, 5, 4);
+        let shape = gemm.check().unwrap();
+        let batch = Batch::packed(&gemm, 6).unwrap();
+        assert_eq!((batch.stride_a, batch.stride_b, batch.stride_c), (12, 20, 15));
+        let spans = batch.check(&shape).unwrap();
+        assert_eq!((spans.count, spans.a, spans.b, spans.c), (6, 72, 120, 90));
+        // A broadcast B (stride 0) spans one matrix.
+        let spans = Batch { stride_b: 0, ..batch }.check(&shape).unwrap();
+        assert_eq!((spans.b, spans.stride_b), (20, 0));
+        // One product ignores the strides.
+        let spans = Batch {
+            count: 1,
+            stride_c: 0,
+            stride_a: usize::MAX,
+            ..batch
+        }
+        .check(&shape)
+        .unwrap();
+        assert_eq!((spans.a, spans.stride_a, spans.stride_c), (12, 0, 0));
+        // Overlapping products, empty and huge batches are refused.
+        let overlap = Batch { stride_c: 14, ..batch }.check(&shape);
+        assert!(matches!(overlap, Err(Error::InvalidValue(m)) if m.contains("overlap")));
+        assert!(matches!(
+            Batch { count: 0, ..batch }.check(&shape),
+            Err(Error::InvalidValue(_))
+        ));
+        let huge = Batch {
+            stride_a: usize::MAX / 2,
+            ..batch
+        }
+        .check(&shape);
+        assert!(matches!(huge, Err(Error::InvalidValue(m)) if m.contains("overflow")));
+        assert!(matches!(
+            Batch {
+                count: 1 << 31,
+                ..batch
+            }
+            .check(&shape),
+            Err(Error::InvalidValue(_))
+        ));
     }
 
     #[test]

@@ -1,5 +1,9 @@
-//! Matrix products (NumPy's "linear algebra" chapter): [`DeviceArray::matmul`] through cuBLAS,
-//! from the `cuda-libs` crate (feature `blas`, on by default).
+//! NumPy's "linear algebra" chapter through cuBLAS, from the `cuda-libs` crate (feature `blas`,
+//! on by default): [`DeviceArray::matmul`], [`dot`](DeviceArray::dot),
+//! [`vdot`](DeviceArray::vdot), [`inner`](DeviceArray::inner), [`outer`](DeviceArray::outer),
+//! [`trace`](DeviceArray::trace) and [`linalg_norm`](DeviceArray::linalg_norm). Where cuBLAS
+//! adds nothing (the 1-norm, the infinity norms, the trace) they are the existing reductions over
+//! element-wise expressions or views.
 //!
 //! Operands go to cuBLAS as they are whenever it can take them: a row-major matrix with any
 //! row stride is passed with its leading dimension, and a transposed view (a column-major
@@ -9,11 +13,13 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cuda_driver::Stream;
-use cuda_libs::blas::{Blas, Gemm, Operand};
+use cuda_libs::blas::{Batch, Blas, Gemm, Operand};
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::kernels::registry::{kernel, KernelKey};
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::ExprOps;
 use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 
@@ -22,7 +28,10 @@ impl<T: Element> Operand<T> for DeviceArray<T> {}
 
 /// An element type `matmul` multiplies with cuBLAS: `f32`, `f64`, `f16` and `bf16` (f16 and bf16
 /// accumulate in f32; f32 is true single precision, not TF32).
-pub trait MatmulElement: Element + cuda_libs::blas::Element {}
+///
+/// Their sums are of their own type (`Element::Sum = Self`), so the norms and products built on
+/// reductions keep the element type.
+pub trait MatmulElement: Scalars + Element<Sum = Self> + cuda_libs::blas::Element {}
 
 impl MatmulElement for f32 {}
 impl MatmulElement for f64 {}
@@ -78,7 +87,9 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// left operand is a row vector and a 1-D right operand a column vector (the added axis is
     /// removed from the result); operands of more dimensions are stacks of matrices in their
     /// last two axes, whose leading (batch) axes broadcast. The result is compact, on this
-    /// array's stream, one `cublasGemmEx` per matrix of the stack.
+    /// array's stream: one `cublasGemmStridedBatchedEx` for a stack whose batch axes one stride
+    /// per operand describes (contiguous or broadcast stacks, after merging axes), one per
+    /// outer index otherwise.
     ///
     /// Shapes that do not contract are [`Error::InvalidValue`] naming both shapes and axes, as
     /// NumPy's error does; 0-d operands are refused as in NumPy; a zero-size dimension gives
@@ -103,13 +114,7 @@ impl<T: MatmulElement> DeviceArray<T> {
                 other.shape()
             )));
         }
-        if self.context() != other.context() {
-            return Err(cuda_driver::Error::WrongContext {
-                object: "array",
-                used_with: "matmul",
-            }
-            .into());
-        }
+        same_context(self, other, "matmul")?;
         // 1-D operands become matrices: a row on the left, a column on the right.
         let a = match self.ndim() {
             1 => self.expand_dims(0)?,
@@ -140,11 +145,13 @@ impl<T: MatmulElement> DeviceArray<T> {
         full.extend([m, n]);
         let mut out = DeviceArray::<T>::empty(&stream, full)?;
         if !out.is_empty() {
-            let a = a.broadcast_to([batch.as_slice(), &[m, k]].concat())?;
-            let b = b.broadcast_to([batch.as_slice(), &[k, n]].concat())?;
             match k {
                 0 => out.fill(T::from_f64(0.0))?,
-                _ => multiply_stack(&stream, &a, &b, &mut out, (m, n, k))?,
+                _ => {
+                    let a = cublas_operand(a, m, k)?.broadcast_to([batch.as_slice(), &[m, k]].concat())?;
+                    let b = cublas_operand(b, k, n)?.broadcast_to([batch.as_slice(), &[k, n]].concat())?;
+                    multiply_stack(&stream, &a, &b, &mut out, (m, n, k))?
+                }
             }
         }
         // Remove the axes the 1-D operands gained.
@@ -157,14 +164,12 @@ impl<T: MatmulElement> DeviceArray<T> {
         }
         out.reshape(shape)
     }
-
-    /// Another view of the same elements.
-    fn to_view(&self) -> DeviceArray<T> {
-        self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec())
-    }
 }
 
-/// `out[i] = a[i] @ b[i]` for every matrix `i` of the (equal, broadcast) batch axes.
+/// `out[i] = a[i] @ b[i]` for every matrix `i` of the (equal, broadcast) batch axes: one
+/// `cublasGemmStridedBatchedEx` for the batch axes that one stride per operand describes (after
+/// dropping axes of one and merging contiguous ones), looping over any axes left outside them.
+/// `a` and `b` have layouts cuBLAS takes (see [`cublas_operand`]).
 fn multiply_stack<T: MatmulElement>(
     stream: &Stream,
     a: &DeviceArray<T>,
@@ -173,28 +178,56 @@ fn multiply_stack<T: MatmulElement>(
     (m, n, k): (usize, usize, usize),
 ) -> Result<()> {
     let ndim = out.ndim();
-    let batches: usize = out.shape()[..ndim - 2].iter().product();
+    let unsupported = || Error::InvalidValue("matmul: an operand's matrices have no cuBLAS layout".into());
+    let a_layout = matrix_layout(a, m, k).ok_or_else(unsupported)?;
+    let b_layout = matrix_layout(b, k, n).ok_or_else(unsupported)?;
+    let mut gemm = Gemm::new(m, n, k).lda(a_layout.ld).ldb(b_layout.ld).ldc(n);
+    gemm.transpose_a = a_layout.transposed;
+    gemm.transpose_b = b_layout.transposed;
+    let groups = batch_groups(
+        &out.shape()[..ndim - 2],
+        [
+            &a.strides()[..ndim - 2],
+            &b.strides()[..ndim - 2],
+            &out.strides()[..ndim - 2],
+        ],
+    );
+    // The innermost group is one batched call; the outer ones are looped over.
+    let (inner, outer) = match groups.split_last() {
+        Some((&inner, outer)) => (inner, outer),
+        None => ((1, [0; 3]), &[][..]),
+    };
+    let (count, [stride_a, stride_b, stride_c]) = inner;
+    let batch = Batch {
+        count,
+        stride_a,
+        stride_b,
+        stride_c,
+    };
+    let calls: usize = outer.iter().map(|&(size, _)| size).product();
     let handle = handle(stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut index = vec![0usize; ndim - 2];
-    for _ in 0..batches {
-        let a_i = matrix(a, &index)?;
-        let b_i = matrix(b, &index)?;
-        let mut c_i = matrix(out, &index)?;
-        let (a_layout, a_i) = cublas_layout(a_i, m, k)?;
-        let (b_layout, b_i) = cublas_layout(b_i, k, n)?;
-        let mut gemm = Gemm::new(m, n, k).lda(a_layout.ld).ldb(b_layout.ld).ldc(n.max(1));
-        if a_layout.transposed {
-            gemm = gemm.transpose_a();
+    let mut index = vec![0usize; outer.len()];
+    for _ in 0..calls {
+        let offsets = (0..3).map(|operand| {
+            index
+                .iter()
+                .zip(outer)
+                .map(|(&i, &(_, strides))| i * strides[operand])
+                .sum::<usize>()
+        });
+        let offsets: Vec<usize> = offsets.collect();
+        let a_i = stack(a, offsets[0], count, stride_a);
+        let b_i = stack(b, offsets[1], count, stride_b);
+        let mut c_i = stack(out, offsets[2], count, stride_c);
+        match count {
+            1 => blas.gemm(&gemm, &a_i, &b_i, &mut c_i)?,
+            _ => blas.gemm_strided_batched(&gemm, &batch, &a_i, &b_i, &mut c_i)?,
         }
-        if b_layout.transposed {
-            gemm = gemm.transpose_b();
-        }
-        blas.gemm(&gemm, &a_i, &b_i, &mut c_i)?;
-        // The next matrix of the stack, last batch axis fastest.
+        // The next call, last outer axis fastest.
         for axis in (0..index.len()).rev() {
             index[axis] += 1;
-            if index[axis] < out.shape()[axis] {
+            if index[axis] < outer[axis].0 {
                 break;
             }
             index[axis] = 0;
@@ -203,35 +236,432 @@ fn multiply_stack<T: MatmulElement>(
     Ok(())
 }
 
-/// The matrix at batch `index` of `array` (its last two axes), a view.
-fn matrix<T: Element>(array: &DeviceArray<T>, index: &[usize]) -> Result<DeviceArray<T>> {
-    let ndim = array.ndim();
-    let offset: usize = index.iter().zip(array.strides()).map(|(&i, &s)| i * s).sum();
-    let ptr = *array.ptr_ref() + (offset * std::mem::size_of::<T>()) as u64;
-    Ok(array.view(
-        ptr,
-        array.shape()[ndim - 2..].to_vec(),
-        array.strides()[ndim - 2..].to_vec(),
-    ))
+/// The batch axes of `shape` (strides of `a`, `b` and the result) as groups of `(size, [stride
+/// of each operand])`, outermost first: axes of one dropped, neighbours merged where each
+/// operand's outer stride is its inner stride times the inner size (a broadcast axis, stride 0,
+/// merges with another broadcast axis). Each group is one strided batch.
+fn batch_groups(shape: &[usize], strides: [&[usize]; 3]) -> Vec<(usize, [usize; 3])> {
+    let mut groups: Vec<(usize, [usize; 3])> = Vec::new();
+    for (axis, &size) in shape.iter().enumerate() {
+        if size == 1 {
+            continue;
+        }
+        let axis_strides = strides.map(|s| s[axis]);
+        if let Some((outer_size, outer_strides)) = groups.last_mut() {
+            if (0..3).all(|o| outer_strides[o] == axis_strides[o] * size) {
+                *outer_size *= size;
+                *outer_strides = axis_strides;
+                continue;
+            }
+        }
+        groups.push((size, axis_strides));
+    }
+    groups
 }
 
-/// How `matrix` (`rows` x `cols`) goes to cuBLAS: as it is when cuBLAS can take its layout,
-/// else a compact copy.
-fn cublas_layout<T: Element>(matrix: DeviceArray<T>, rows: usize, cols: usize) -> Result<(Layout, DeviceArray<T>)> {
-    let strides = [matrix.strides()[0], matrix.strides()[1]];
-    match layout(rows, cols, strides) {
-        Some(layout) => Ok((layout, matrix)),
-        None => {
-            let compact = matrix.try_clone()?;
-            let layout = layout(rows, cols, [cols, 1]).expect("a compact matrix is row-major");
-            Ok((layout, compact))
+/// `count` matrices of `array` (its last two axes), `stride` elements apart from `offset`
+/// elements after its start: a 3-D view, the operand of one batched call.
+fn stack<T: Element>(array: &DeviceArray<T>, offset: usize, count: usize, stride: usize) -> DeviceArray<T> {
+    let ndim = array.ndim();
+    let ptr = *array.ptr_ref() + (offset * std::mem::size_of::<T>()) as u64;
+    let mut shape = vec![count];
+    shape.extend_from_slice(&array.shape()[ndim - 2..]);
+    let mut strides = vec![stride];
+    strides.extend_from_slice(&array.strides()[ndim - 2..]);
+    array.view(ptr, shape, strides)
+}
+
+/// The cuBLAS layout of the matrices (last two axes, `rows` x `cols`) of `array`, if any.
+fn matrix_layout<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -> Option<Layout> {
+    let ndim = array.ndim();
+    layout(rows, cols, [array.strides()[ndim - 2], array.strides()[ndim - 1]])
+}
+
+/// `array` (a stack of `rows` x `cols` matrices) as cuBLAS can take it: itself when its matrices
+/// have a cuBLAS layout, else a compact copy (made before broadcasting, so a broadcast operand is
+/// copied once).
+fn cublas_operand<T: Element>(array: DeviceArray<T>, rows: usize, cols: usize) -> Result<DeviceArray<T>> {
+    match matrix_layout(&array, rows, cols) {
+        Some(_) => Ok(array),
+        None => array.try_clone(),
+    }
+}
+
+/// Which norm [`DeviceArray::linalg_norm`] computes: NumPy's `ord` argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Norm {
+    /// `ord=None`: the 2-norm of a vector, the Frobenius norm of a matrix.
+    Default,
+    /// `ord='fro'`: the Frobenius norm of a matrix.
+    Fro,
+    /// `ord='nuc'`: the nuclear norm (sum of singular values); not supported yet.
+    Nuc,
+    /// `ord=inf`: the greatest `|x_i|` of a vector.
+    Inf,
+    /// `ord=-inf`: the least `|x_i|` of a vector.
+    NegInf,
+    /// A numeric `ord`: 1 (sum of `|x_i|`) and 2 for vectors; others not supported yet.
+    Ord(f64),
+}
+
+/// How a norm is computed, once `ord` is checked against the array's dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NormKind {
+    /// cuBLAS `nrm2` over every element (the vector 2-norm, the Frobenius norm).
+    Euclidean,
+    /// The sum of `|x|`.
+    SumAbs,
+    /// The greatest `|x|`.
+    MaxAbs,
+    /// The least `|x|`.
+    MinAbs,
+}
+
+fn norm_kind(ndim: usize, ord: Norm) -> Result<NormKind> {
+    match (ndim, ord) {
+        (1, Norm::Default | Norm::Ord(2.0)) | (2, Norm::Default | Norm::Fro) => Ok(NormKind::Euclidean),
+        (1, Norm::Ord(1.0)) => Ok(NormKind::SumAbs),
+        (1, Norm::Inf) => Ok(NormKind::MaxAbs),
+        (1, Norm::NegInf) => Ok(NormKind::MinAbs),
+        (1, Norm::Fro | Norm::Nuc) => Err(Error::InvalidValue(format!(
+            "linalg_norm: {ord:?} is a matrix norm; the array is 1-D"
+        ))),
+        (1 | 2, _) => Err(Error::NotSupported(format!(
+            "linalg_norm: ord {ord:?} of a {ndim}-D array (vectors: Default, 1, 2, Inf, NegInf; \
+             matrices: Default, Fro)"
+        ))),
+        _ => Err(Error::InvalidValue(format!(
+            "linalg_norm: the array must be 1-D or 2-D; it has {ndim} dimensions"
+        ))),
+    }
+}
+
+/// NumPy's `dot` result shape: `a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`, contracting the
+/// last axis of `a` with the second-to-last of `b` (the only one of a 1-D `b`).
+fn dot_shape(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    if a.is_empty() || b.is_empty() {
+        return Ok(if a.is_empty() { b.to_vec() } else { a.to_vec() });
+    }
+    let b_axis = b.len().saturating_sub(2);
+    let (k, k2) = (a[a.len() - 1], b[b_axis]);
+    if k != k2 {
+        return Err(Error::InvalidValue(format!(
+            "dot: shapes {a:?} and {b:?} not aligned: {k} (dim {}) != {k2} (dim {b_axis})",
+            a.len() - 1
+        )));
+    }
+    let mut shape = a[..a.len() - 1].to_vec();
+    shape.extend_from_slice(&b[..b_axis]);
+    if b.len() >= 2 {
+        shape.push(b[b.len() - 1]);
+    }
+    Ok(shape)
+}
+
+/// NumPy's `inner` result shape: `a.shape[:-1] + b.shape[:-1]`, last axes contracted.
+fn inner_shape(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    if a.is_empty() || b.is_empty() {
+        return Ok(if a.is_empty() { b.to_vec() } else { a.to_vec() });
+    }
+    let (k, k2) = (a[a.len() - 1], b[b.len() - 1]);
+    if k != k2 {
+        return Err(Error::InvalidValue(format!(
+            "inner: shapes {a:?} and {b:?}: the last dimensions differ ({k} and {k2})"
+        )));
+    }
+    Ok([&a[..a.len() - 1], &b[..b.len() - 1]].concat())
+}
+
+/// The diagonal of the first two axes as a view's shape and strides: its length first, then
+/// the other axes (NumPy's `diagonal` puts it last; `trace` sums it away either way).
+fn diagonal(shape: &[usize], strides: &[usize]) -> Result<(Vec<usize>, Vec<usize>)> {
+    if shape.len() < 2 {
+        return Err(Error::InvalidValue(format!(
+            "trace: the array must have at least two dimensions; its shape is {shape:?}"
+        )));
+    }
+    let mut diagonal_shape = vec![shape[0].min(shape[1])];
+    diagonal_shape.extend_from_slice(&shape[2..]);
+    let mut diagonal_strides = vec![strides[0] + strides[1]];
+    diagonal_strides.extend_from_slice(&strides[2..]);
+    Ok((diagonal_shape, diagonal_strides))
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// The sum of the diagonal of the first two axes, NumPy's `trace()`: a 0-d array for a
+    /// matrix, the array of the other axes' shape for a stack, in [`Element::Sum`]. A strided
+    /// view of the diagonal reduced by [`sum_axes`](Self::sum_axes): no copy.
+    /// [`Error::InvalidValue`] under two dimensions.
+    pub fn trace(&self) -> Result<DeviceArray<T::Sum>> {
+        let (shape, strides) = diagonal(self.shape(), self.strides())?;
+        self.view(*self.ptr_ref(), shape, strides).sum_axes(&[0], false)
+    }
+
+    /// Another view of the same elements.
+    fn to_view(&self) -> DeviceArray<T> {
+        self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec())
+    }
+}
+
+impl<T: MatmulElement> DeviceArray<T> {
+    /// NumPy's `dot`: the inner product of two vectors (cuBLAS `dot`, a 0-d array), the matrix
+    /// product of matrices and of a matrix and a vector ([`matmul`](Self::matmul)), the product
+    /// by a 0-d operand, and for N-D operands the sum over the last axis of `self` and the
+    /// second-to-last of `other` (result shape `self.shape[:-1] + other.shape[:-2] +
+    /// other.shape[-1:]`, one matrix product after a copy of `other` with that axis first).
+    ///
+    /// Axes that do not align are [`Error::InvalidValue`] naming both shapes.
+    pub fn dot(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        let shape = dot_shape(self.shape(), other.shape())?;
+        match (self.ndim(), other.ndim()) {
+            (0, _) | (_, 0) => scaled(self, other),
+            (1, 1) => vector_dot(self, other),
+            (_, 1) | (1 | 2, 2) => self.matmul(other),
+            (_, nd) => {
+                // other with the contracted axis first, as a k x (the rest) matrix.
+                let mut axes = vec![nd - 2];
+                axes.extend(0..nd - 2);
+                axes.push(nd - 1);
+                let k = other.shape()[nd - 2];
+                let q = shape_len_without(other.shape(), nd - 2);
+                let p = shape_len_without(self.shape(), self.ndim() - 1);
+                let right = other.permute(&axes)?.to_contiguous()?.reshape([k, q])?;
+                let left = self.to_contiguous()?.reshape([p, k])?;
+                left.matmul(&right)?.reshape(shape)
+            }
         }
     }
+
+    /// NumPy's `vdot`: both arrays flattened (row-major), then their inner product, a 0-d array
+    /// (cuBLAS `dot`; real types, so nothing is conjugated). [`Error::InvalidValue`] when their
+    /// sizes differ.
+    pub fn vdot(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        if self.len() != other.len() {
+            return Err(Error::InvalidValue(format!(
+                "vdot: the arrays have {} and {} elements (shapes {:?} and {:?})",
+                self.len(),
+                other.len(),
+                self.shape(),
+                other.shape()
+            )));
+        }
+        vector_dot(&flat(self)?, &flat(other)?)
+    }
+
+    /// NumPy's `inner`: sums over the last axes of both, of shape `self.shape[:-1] +
+    /// other.shape[:-1]` (one matrix product, `other` passed transposed), the inner product of
+    /// two vectors, the product by a 0-d operand. [`Error::InvalidValue`] when the last
+    /// dimensions differ.
+    pub fn inner(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        let shape = inner_shape(self.shape(), other.shape())?;
+        match (self.ndim(), other.ndim()) {
+            (0, _) | (_, 0) => scaled(self, other),
+            (1, 1) => vector_dot(self, other),
+            _ => {
+                let left = rows(self)?;
+                let right = rows(other)?;
+                left.matmul(&right.transpose())?.reshape(shape)
+            }
+        }
+    }
+
+    /// NumPy's `outer`: both arrays flattened, `out[i, j] = self[i] * other[j]`, of shape
+    /// `(self.len(), other.len())`: a cuBLAS product of a column and a row (one multiplication
+    /// per element, as exact as NumPy's).
+    pub fn outer(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        flat(self)?.expand_dims(1)?.matmul(&flat(other)?.expand_dims(0)?)
+    }
+
+    /// NumPy's `linalg.norm(x, ord)` for a vector or a matrix, a 0-d array: the 2-norm and the
+    /// Frobenius norm through cuBLAS `nrm2` (scaled, so no overflow in the squares), `ord=1` as
+    /// the sum of `|x|`, `Inf`/`NegInf` as the greatest/least `|x|` (reductions of an `abs`
+    /// expression).
+    ///
+    /// Norms that need a solver (matrix 2-norm, nuclear norm, ...) and other orders are
+    /// [`Error::NotSupported`]; other dimensions and a matrix norm of a vector
+    /// [`Error::InvalidValue`]. `Inf`/`NegInf` of an empty vector are errors, as in NumPy.
+    pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<T>> {
+        match norm_kind(self.ndim(), ord)? {
+            NormKind::Euclidean => euclidean(&flat(self)?),
+            NormKind::SumAbs => self.abs().eval()?.sum(),
+            NormKind::MaxAbs => self.abs().eval()?.max(),
+            NormKind::MinAbs => self.abs().eval()?.min(),
+        }
+    }
+}
+
+/// The product of `shape` without axis `axis`.
+fn shape_len_without(shape: &[usize], axis: usize) -> usize {
+    shape
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != axis)
+        .map(|(_, &d)| d)
+        .product()
+}
+
+/// The array as one row-major vector: a view when 1-D or contiguous, else a compact copy.
+fn flat<T: Element>(array: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+    match array.ndim() {
+        1 => Ok(array.to_view()),
+        _ => array.to_contiguous()?.reshape([array.len()]),
+    }
+}
+
+/// The array as a matrix of its last axis's rows: a view when 2-D, else contiguous and reshaped.
+fn rows<T: Element>(array: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+    let cols = array.shape()[array.ndim() - 1];
+    match array.ndim() {
+        2 => Ok(array.to_view()),
+        nd => array
+            .to_contiguous()?
+            .reshape([shape_len_without(array.shape(), nd - 1), cols]),
+    }
+}
+
+/// The product by a 0-d operand, element by element: the column of one operand's elements
+/// times the row of the other's (a cuBLAS product with `k = 1`), in the other's shape.
+fn scaled<T: MatmulElement>(a: &DeviceArray<T>, b: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+    let shape = if a.ndim() == 0 { b.shape() } else { a.shape() };
+    a.outer(b)?.reshape(shape.to_vec())
+}
+
+/// A vector as cuBLAS takes it: its increment, or a compact copy where its stride is 0.
+fn increment<T: Element>(vector: &DeviceArray<T>) -> Result<(usize, DeviceArray<T>)> {
+    match (vector.len(), vector.strides()[0]) {
+        (0 | 1, _) => Ok((1, vector.to_view())),
+        (_, 0) => Ok((1, vector.try_clone()?)),
+        (_, stride) => Ok((stride, vector.to_view())),
+    }
+}
+
+/// The 0-d array of `x . y` for vectors of equal length, queued through cuBLAS `dot`.
+fn vector_dot<T: MatmulElement>(x: &DeviceArray<T>, y: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+    if x.len() != y.len() {
+        return Err(Error::InvalidValue(format!(
+            "dot: shapes {:?} and {:?} not aligned: {} (dim 0) != {} (dim 0)",
+            x.shape(),
+            y.shape(),
+            x.len(),
+            y.len()
+        )));
+    }
+    same_context(x, y, "dot")?;
+    let stream = x.stream().clone();
+    if x.is_empty() {
+        return DeviceArray::zeros(&stream, [0usize; 0]);
+    }
+    let (incx, x) = increment(x)?;
+    let (incy, y) = increment(y)?;
+    let mut out = DeviceArray::<T>::empty(&stream, [0usize; 0])?;
+    let handle = handle(&stream)?;
+    let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
+    blas.dot(x.len(), &x, incx, &y, incy, &mut out)?;
+    Ok(out)
+}
+
+/// The 0-d array of `||x||_2` of a vector, queued through cuBLAS `nrm2`.
+fn euclidean<T: MatmulElement>(x: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+    let stream = x.stream().clone();
+    if x.is_empty() {
+        return DeviceArray::zeros(&stream, [0usize; 0]);
+    }
+    let (incx, x) = increment(x)?;
+    let mut out = DeviceArray::<T>::empty(&stream, [0usize; 0])?;
+    let handle = handle(&stream)?;
+    let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
+    blas.nrm2(x.len(), &x, incx, &mut out)?;
+    Ok(out)
+}
+
+/// [`Error`] unless both arrays belong to one context.
+fn same_context<T: Element>(a: &DeviceArray<T>, b: &DeviceArray<T>, routine: &'static str) -> Result<()> {
+    if a.context() != b.context() {
+        return Err(cuda_driver::Error::WrongContext {
+            object: "array",
+            used_with: routine,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dot_and_inner_follow_numpy_shapes() {
+        assert_eq!(dot_shape(&[3], &[3]).unwrap(), [0usize; 0]);
+        assert_eq!(dot_shape(&[2, 3], &[3]).unwrap(), [2]);
+        assert_eq!(dot_shape(&[3], &[3, 4]).unwrap(), [4]);
+        assert_eq!(dot_shape(&[2, 3], &[3, 4]).unwrap(), [2, 4]);
+        assert_eq!(dot_shape(&[5, 2, 3], &[6, 3, 4]).unwrap(), [5, 2, 6, 4]);
+        assert_eq!(dot_shape(&[], &[6, 3]).unwrap(), [6, 3]);
+        assert_eq!(dot_shape(&[2, 3], &[]).unwrap(), [2, 3]);
+        let message = match dot_shape(&[2, 3], &[4, 5]) {
+            Err(Error::InvalidValue(message)) => message,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            message.contains("[2, 3] and [4, 5] not aligned: 3 (dim 1) != 4 (dim 0)"),
+            "{message}"
+        );
+        assert!(matches!(dot_shape(&[3], &[4]), Err(Error::InvalidValue(_))));
+        assert_eq!(inner_shape(&[2, 3], &[4, 3]).unwrap(), [2, 4]);
+        assert_eq!(inner_shape(&[5, 2, 3], &[3]).unwrap(), [5, 2]);
+        assert_eq!(inner_shape(&[3], &[3]).unwrap(), [0usize; 0]);
+        assert!(matches!(inner_shape(&[2, 3], &[3, 2]), Err(Error::InvalidValue(_))));
+    }
+
+    #[test]
+    fn the_diagonal_is_a_strided_view() {
+        assert_eq!(diagonal(&[3, 4], &[4, 1]).unwrap(), (vec![3], vec![5]));
+        // A transposed 5 x 2 and a stack of matrices in the first two axes.
+        assert_eq!(diagonal(&[5, 2], &[1, 5]).unwrap(), (vec![2], vec![6]));
+        assert_eq!(diagonal(&[2, 2, 7], &[14, 7, 1]).unwrap(), (vec![2, 7], vec![21, 1]));
+        assert!(matches!(diagonal(&[3], &[1]), Err(Error::InvalidValue(_))));
+    }
+
+    #[test]
+    fn norm_orders_are_checked_against_dimensions() {
+        assert_eq!(norm_kind(1, Norm::Default).unwrap(), NormKind::Euclidean);
+        assert_eq!(norm_kind(1, Norm::Ord(2.0)).unwrap(), NormKind::Euclidean);
+        assert_eq!(norm_kind(2, Norm::Fro).unwrap(), NormKind::Euclidean);
+        assert_eq!(norm_kind(2, Norm::Default).unwrap(), NormKind::Euclidean);
+        assert_eq!(norm_kind(1, Norm::Ord(1.0)).unwrap(), NormKind::SumAbs);
+        assert_eq!(norm_kind(1, Norm::Inf).unwrap(), NormKind::MaxAbs);
+        assert_eq!(norm_kind(1, Norm::NegInf).unwrap(), NormKind::MinAbs);
+        assert!(matches!(norm_kind(2, Norm::Nuc), Err(Error::NotSupported(_))));
+        assert!(matches!(norm_kind(2, Norm::Ord(2.0)), Err(Error::NotSupported(_))));
+        assert!(matches!(norm_kind(1, Norm::Ord(3.0)), Err(Error::NotSupported(_))));
+        assert!(matches!(norm_kind(1, Norm::Fro), Err(Error::InvalidValue(_))));
+        assert!(matches!(norm_kind(3, Norm::Default), Err(Error::InvalidValue(_))));
+        assert!(matches!(norm_kind(0, Norm::Default), Err(Error::InvalidValue(_))));
+    }
+
+    #[test]
+    fn batch_axes_merge_into_strided_batches() {
+        // A compact 4 x 5 stack times a broadcast matrix (strides 0): one batch of 20.
+        let shape = [4, 5];
+        assert_eq!(batch_groups(&shape, [&[60, 12], &[0, 0], &[30, 6]]), [(20, [12, 0, 6])]);
+        // Broadcasting along the outer axis only: two groups (a loop of strided batches).
+        assert_eq!(
+            batch_groups(&shape, [&[60, 12], &[0, 20], &[30, 6]]),
+            [(4, [60, 0, 30]), (5, [12, 20, 6])]
+        );
+        // Axes of one are dropped, whatever their strides.
+        assert_eq!(
+            batch_groups(&[1, 3, 1], [&[99, 8, 7], &[0, 4, 1], &[5, 6, 2]]),
+            [(3, [8, 4, 6])]
+        );
+        // A permuted (non-mergeable) stack and no batch axes at all.
+        assert_eq!(
+            batch_groups(&[2, 3], [&[6, 12], &[12, 4], &[18, 6]]),
+            [(2, [6, 12, 18]), (3, [12, 4, 6])]
+        );
+        assert!(batch_groups(&[], [&[], &[], &[]]).is_empty());
+    }
 
     #[test]
     fn layouts_cublas_takes_without_a_copy() {

@@ -10,7 +10,8 @@
 //!   `std`, the `nan*` reductions, `count_nonzero`, `ptp`, `allclose`, `array_equal`, of arrays
 //!   and (fused, one kernel) of expressions;
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
-//! - `linalg` (feature `blas`): `matmul` through cuBLAS;
+//! - `linalg` (feature `blas`): `matmul`, `dot`, `vdot`, `inner`, `outer`, `trace`, `linalg_norm`
+//!   through cuBLAS and the reductions;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
 //! - `printing`: `Display` in NumPy's layout.
 //!
@@ -29,7 +30,7 @@ pub mod random;
 mod reductions;
 
 #[cfg(feature = "blas")]
-pub use linalg::MatmulElement;
+pub use linalg::{MatmulElement, Norm};
 pub use reductions::{allclose, array_equal};
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
