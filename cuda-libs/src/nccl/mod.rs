@@ -476,6 +476,12 @@ impl Communicator {
         let mut config = nonblocking_config();
         // SAFETY: the parent is live; `comm` and `config` are valid pointers.
         let result = unsafe { split(self.inner.comm, color, key, &mut comm, &mut config) };
+        if result != ncclResult_t::ncclInProgress {
+            status("ncclCommSplit", result)?;
+        }
+        // The parent is busy with the split too (non-blocking) until every rank has called it;
+        // some NCCL versions give the new communicator only then.
+        self.inner.wait("ncclCommSplit", self.timeout)?;
         // Owned from here: dropped (aborted) on any error below.
         let inner = (!comm.is_null()).then(|| Inner {
             comm,
@@ -484,11 +490,6 @@ impl Communicator {
             count: 0,
             finalized: AtomicBool::new(false),
         });
-        if result != ncclResult_t::ncclInProgress {
-            status("ncclCommSplit", result)?;
-        }
-        // The parent is busy with the split too (non-blocking) until every rank has called it.
-        self.inner.wait("ncclCommSplit", self.timeout)?;
         let Some(mut inner) = inner else {
             return Ok(None);
         };
