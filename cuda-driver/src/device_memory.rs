@@ -408,6 +408,14 @@ impl StreamUse<'static> {
     }
 }
 
+impl StreamUse<'_> {
+    /// Whether ending the use records anything (memory shared by streams); an untracked use
+    /// may be dropped at once.
+    pub fn is_tracked(&self) -> bool {
+        self.tracker.is_some()
+    }
+}
+
 impl Drop for StreamUse<'_> {
     #[inline]
     fn drop(&mut self) {

@@ -59,7 +59,7 @@ pub fn include(installed: &Path) -> PathBuf {
 }
 
 /// Installs the pinned wheel (once) and returns the folder it is installed in (what
-/// `site-packages` would be: a row's `Wheel::folder` and [`include`] are below it).
+/// `site-packages` would be: a row's `Wheel::folder` and [`include()`] are below it).
 pub fn ensure(root: &Path, pin: &Pin) -> Result<PathBuf, String> {
     let folder = root
         .join("target/cuda-wheels")

@@ -13,6 +13,9 @@ use cuda_driver::{launch_checked, Function, LaunchConfig, Stream, StreamUse};
 use crate::array::kernels::args::Arg;
 use crate::error::Result;
 
+/// Parameters whose pointer array needs no allocation.
+const INLINE_PARAMS: usize = 16;
+
 /// Where a parameter's bytes are: in a call argument, or in the launch's own value storage.
 enum Param {
     Borrowed(*mut c_void),
@@ -38,7 +41,7 @@ impl<'s, 'a> Launch<'s, 'a> {
     pub(crate) fn on(stream: &'s Stream, capacity: usize) -> Self {
         Launch {
             stream,
-            uses: Vec::with_capacity(capacity),
+            uses: Vec::new(),
             params: Vec::with_capacity(capacity),
             sizes: Vec::with_capacity(capacity),
             words: Vec::with_capacity(capacity + 8),
@@ -50,7 +53,12 @@ impl<'s, 'a> Launch<'s, 'a> {
     /// use on the launch stream.
     pub(crate) fn arg(&mut self, arg: &'a Arg<'a>) -> Result<&mut Self> {
         if let Some(array) = arg.array() {
-            self.uses.push(array.begin_use(self.stream, arg.access())?);
+            let used = array.begin_use(self.stream, arg.access())?;
+            // Only a tracked use (shared memory) has anything to record once the kernel is
+            // queued; keeping no other spares the allocation on the one-stream path.
+            if used.is_tracked() {
+                self.uses.push(used);
+            }
         }
         self.params.push(Param::Borrowed(arg.param_ptr()));
         self.sizes.push(arg.param_size());
@@ -96,16 +104,24 @@ impl<'s, 'a> Launch<'s, 'a> {
     /// calls this). Count and sizes are checked here.
     pub(crate) unsafe fn run(&mut self, function: &Function, grid: (u32, u32), block: (u32, u32)) -> Result<()> {
         let words = self.words.as_mut_ptr();
-        let mut pointers: Vec<*mut c_void> = self
-            .params
-            .iter()
-            .map(|param| match *param {
+        // The pointer array lives on the stack for the usual few parameters.
+        let mut inline = [std::ptr::null_mut::<c_void>(); INLINE_PARAMS];
+        let mut spilled = Vec::new();
+        let pointers: &mut [*mut c_void] = match self.params.len() {
+            count if count <= INLINE_PARAMS => &mut inline[..count],
+            count => {
+                spilled.resize(count, std::ptr::null_mut());
+                &mut spilled
+            }
+        };
+        for (slot, param) in pointers.iter_mut().zip(&self.params) {
+            *slot = match *param {
                 Param::Borrowed(pointer) => pointer,
                 // SAFETY: `start` is an offset inside `words`, which is not resized until the
                 // launch below returns.
                 Param::Value(start) => unsafe { words.add(start) }.cast(),
-            })
-            .collect();
+            };
+        }
         let config = LaunchConfig {
             grid: (grid.0, grid.1, 1),
             block: (block.0, block.1, 1),
@@ -114,7 +130,7 @@ impl<'s, 'a> Launch<'s, 'a> {
         // SAFETY: every pointer addresses its parameter's bytes (a call argument, borrowed for
         // the launch by the caller, or `words`), of the size recorded beside it, which the launch
         // checks against the kernel; the device code is the caller's obligation.
-        unsafe { launch_checked(function, &config, self.stream, &mut pointers, &self.sizes)? };
+        unsafe { launch_checked(function, &config, self.stream, pointers, &self.sizes)? };
         // The kernel is queued: the uses end here (a shared array records its stream's event).
         self.uses.clear();
         Ok(())

@@ -14,7 +14,8 @@ use cuda_driver::{Access, Stream, StreamTracker, StreamUse};
 /// The stream memory is ordered on, and (once a second stream used it) the tracker of uses.
 pub(crate) struct StreamUses {
     owner: Owner,
-    shared: OnceLock<StreamTracker>,
+    /// Boxed: most memory never meets a second stream, and a pool block stays small.
+    shared: OnceLock<Box<StreamTracker>>,
 }
 
 /// The stream memory is ordered on: a clone, or one that a pool's bins keep (which saves a
@@ -97,7 +98,7 @@ impl StreamUses {
     fn begin_shared_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
         check_per_thread(stream)?;
         self.shared
-            .get_or_init(|| StreamTracker::stream_ordered(self.owner()))
+            .get_or_init(|| Box::new(StreamTracker::stream_ordered(self.owner())))
             .begin_use(stream, access)
     }
 
