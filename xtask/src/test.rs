@@ -158,12 +158,49 @@ fn publishable(root: &Path, cargo: &str) -> Result<(), String> {
         }
         command.args(["-p", package]);
     }
+    forget_packaged_copies()?;
     let status = command.status().map_err(|e| format!("running cargo package: {e}"))?;
     if status.success() {
         Ok(())
     } else {
         Err(format!("cargo package failed ({status})"))
     }
+}
+
+/// Removes the copies of this workspace's unpublished crates (`cudars-*`) that an earlier
+/// `cargo package` left in cargo's registry caches. Cargo extracts the packages of its local
+/// overlay there once per version and path and never again, so a later verification of the
+/// same version would compile the old sources (seen here: a cuda-sys without its newer tables).
+fn forget_packaged_copies() -> Result<(), String> {
+    let home = match std::env::var_os("CARGO_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(".cargo"),
+            None => return Ok(()),
+        },
+    };
+    for cache in ["src", "cache"] {
+        let Ok(registries) = std::fs::read_dir(home.join("registry").join(cache)) else {
+            continue;
+        };
+        for registry in registries.flatten() {
+            let Ok(entries) = std::fs::read_dir(registry.path()) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if !entry.file_name().to_string_lossy().starts_with("cudars-") {
+                    continue;
+                }
+                let path = entry.path();
+                let removed = match path.is_dir() {
+                    true => std::fs::remove_dir_all(&path),
+                    false => std::fs::remove_file(&path),
+                };
+                removed.map_err(|e| format!("removing the stale packaged copy {}: {e}", path.display()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The published library crates: folder, package, library name, and the features their docs.rs
