@@ -12,6 +12,7 @@ use cuda_sys::driver::CUdeviceptr;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::params::{Bindings, Param, ParamType};
+pub use crate::array::kernels::signature::ArgType;
 use crate::array::memory::{overlap, Overlap, Span};
 use crate::array::view::{broadcast_shapes, broadcast_strides};
 use crate::error::{Error, Result};
@@ -210,29 +211,6 @@ impl Arg<'_> {
             ArgKind::Array(_) | ArgKind::ArrayMut(_) => std::mem::size_of::<CUdeviceptr>(),
             ArgKind::Scalar(dtype, _) => dtype.size(),
         }
-    }
-}
-
-/// The kind and element type of an argument: what generated code is specialised on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ArgType {
-    /// An array of this element type.
-    Array(DType),
-    /// A scalar of this type.
-    Scalar(DType),
-}
-
-impl ArgType {
-    /// The element or scalar type.
-    pub fn dtype(self) -> DType {
-        match self {
-            ArgType::Array(d) | ArgType::Scalar(d) => d,
-        }
-    }
-
-    /// Whether it is an array.
-    pub fn is_array(self) -> bool {
-        matches!(self, ArgType::Array(_))
     }
 }
 

@@ -23,6 +23,7 @@ pub(crate) mod raw_kernel;
 pub(crate) mod reduction;
 pub(crate) mod reduction_axis;
 pub(crate) mod registry;
+pub(crate) mod signature;
 
 pub(crate) use args::ErasedArray;
 pub use args::{Arg, ArgType};

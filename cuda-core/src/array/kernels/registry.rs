@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use cuda_driver::{Context, DeviceAttribute, Function, Module};
 
-use crate::array::kernels::args::ArgType;
+use crate::array::kernels::signature::ArgType;
 use crate::error::Result;
 use crate::options::{Arch, CompileTarget, ProgramOptions};
 use crate::program::Program;
