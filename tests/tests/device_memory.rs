@@ -252,6 +252,32 @@ fn the_per_thread_default_stream_is_refused() {
 }
 
 #[test]
+fn a_pool_refuses_the_per_thread_default_stream_with_or_without_cached_blocks() {
+    let fake = fake::session();
+    let parts = parts(&fake);
+    let pool = cuda_core::MemoryPool::new(&parts.context);
+    // SAFETY: the per-thread default stream handle is valid in every context.
+    let per_thread = unsafe { Stream::from_raw(&parts.context, 0x2 as cuda_driver::sys::driver::CUstream) };
+    let refused = |pool: &cuda_core::MemoryPool| match pool.alloc(&per_thread, 1024) {
+        Err(cuda_core::Error::Driver(cuda_driver::Error::InvalidValue(why))) => {
+            assert!(why.contains("per-thread"), "{why}")
+        }
+        other => panic!("expected the per-thread stream refused, got {other:?}"),
+    };
+    refused(&pool);
+    // A block of the same class cached for another stream is not handed to it either.
+    let other = stream(&parts.context);
+    drop(pool.alloc(&other, 1024).unwrap());
+    assert_eq!(pool.stats().cached_blocks, 1);
+    refused(&pool);
+    assert_eq!(pool.stats().cached_blocks, 1);
+    pool.free_all_blocks().unwrap();
+    other.synchronize().unwrap();
+    drop((pool, other, per_thread));
+    finish(&fake, parts);
+}
+
+#[test]
 fn captured_uses_are_not_ordered_from_outside_the_capture() {
     let fake = fake::session();
     let parts = parts(&fake);

@@ -368,10 +368,11 @@ impl MemoryPool {
             }
             .into());
         }
-        check_per_thread(stream)?;
         if stream.in_capture()? {
             return self.alloc_in_capture(stream, bytes, class);
         }
+        // The per-thread default stream is refused where a block is first handed to a stream
+        // (`alloc_slow`), so it never has cached blocks and the cached path need not check it.
         let key = stream_key(stream);
         let cached = self.bins().take(key, class);
         let (ptr, owner) = match cached {
@@ -394,6 +395,7 @@ impl MemoryPool {
     /// statistics (see the module's docs).
     #[cold]
     fn alloc_in_capture(&self, stream: &Stream, bytes: usize, class: usize) -> Result<PooledBlock> {
+        check_per_thread(stream)?;
         let ptr = self.driver_alloc(stream, class)?;
         Ok(PooledBlock {
             pool: self.clone(),
@@ -407,6 +409,7 @@ impl MemoryPool {
 
     #[cold]
     fn alloc_slow(&self, stream: &Stream, key: usize, class: usize) -> Result<(CUdeviceptr, NonNull<Stream>)> {
+        check_per_thread(stream)?;
         let stolen = self.bins().take_from_other(key, class);
         // A block cached for a stream that is capturing stays there: ordering after that stream
         // would fork the capture into this one (unjoined work when the capture ends).

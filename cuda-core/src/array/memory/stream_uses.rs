@@ -6,16 +6,18 @@
 //! another stream, a write for the last write and the reads since, with events on the device;
 //! and before the memory goes back, the owner waits for every other stream's uses.
 
-use std::ptr::NonNull;
-use std::sync::OnceLock;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use cuda_driver::{Access, Stream, StreamTracker, StreamUse};
 
 /// The stream memory is ordered on, and (once a second stream used it) the tracker of uses.
 pub(crate) struct StreamUses {
     owner: Owner,
-    /// Boxed: most memory never meets a second stream, and a pool block stays small.
-    shared: OnceLock<Box<StreamTracker>>,
+    /// Null until a second stream uses the memory, then a tracker from `Box::into_raw`, freed
+    /// by `Drop`. Most memory never meets a second stream: a pool block stays small, and a use
+    /// or a release checks one word.
+    shared: AtomicPtr<StreamTracker>,
 }
 
 /// The stream memory is ordered on: a clone, or one that a pool's bins keep (which saves a
@@ -54,7 +56,7 @@ impl StreamUses {
     pub(crate) fn new(owner: Stream) -> Self {
         StreamUses {
             owner: Owner::Held(owner),
-            shared: OnceLock::new(),
+            shared: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -66,7 +68,7 @@ impl StreamUses {
     pub(crate) unsafe fn lent(owner: NonNull<Stream>) -> Self {
         StreamUses {
             owner: Owner::Lent(owner),
-            shared: OnceLock::new(),
+            shared: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -83,7 +85,7 @@ impl StreamUses {
     /// docs); drop the guard once the work is queued.
     #[inline]
     pub(crate) fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
-        if let Some(tracker) = self.shared.get() {
+        if let Some(tracker) = self.tracker() {
             return tracker.begin_use(stream, access);
         }
         if same_stream(stream, self.owner()) {
@@ -97,9 +99,37 @@ impl StreamUses {
     #[cold]
     fn begin_shared_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
         check_per_thread(stream)?;
-        self.shared
-            .get_or_init(|| Box::new(StreamTracker::stream_ordered(self.owner())))
-            .begin_use(stream, access)
+        self.tracker_or_start().begin_use(stream, access)
+    }
+
+    #[inline]
+    fn tracker(&self) -> Option<&StreamTracker> {
+        // SAFETY: a non-null pointer came from `Box::into_raw` in `tracker_or_start` and is freed
+        // only by `Drop`, which `&self` outlives.
+        unsafe { self.shared.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// The tracker, made now if no use made it yet. Two threads that race here each build one;
+    /// the loser drops its own (building one only clones the owner stream).
+    fn tracker_or_start(&self) -> &StreamTracker {
+        if let Some(tracker) = self.tracker() {
+            return tracker;
+        }
+        let new = Box::into_raw(Box::new(StreamTracker::stream_ordered(self.owner())));
+        match self
+            .shared
+            .compare_exchange(ptr::null_mut(), new, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // SAFETY: `new` is now owned by `self.shared` and freed only by `Drop`.
+            Ok(_) => unsafe { &*new },
+            Err(winner) => {
+                // SAFETY: `new` was never shared; `winner` is owned by `self.shared` as above.
+                unsafe {
+                    drop(Box::from_raw(new));
+                    &*winner
+                }
+            }
+        }
     }
 
     /// Right before the memory goes back (to its pool or its producer) in the owner's order:
@@ -107,8 +137,18 @@ impl StreamUses {
     /// the stream's context and replaced by a wait for the context (see
     /// [`StreamTracker::prepare_free`]).
     pub(crate) fn order_release(&self) {
-        if let Some(tracker) = self.shared.get() {
+        if let Some(tracker) = self.tracker() {
             tracker.prepare_free();
+        }
+    }
+}
+
+impl Drop for StreamUses {
+    fn drop(&mut self) {
+        let tracker = *self.shared.get_mut();
+        if !tracker.is_null() {
+            // SAFETY: a non-null pointer came from `Box::into_raw` and nothing else frees it.
+            drop(unsafe { Box::from_raw(tracker) });
         }
     }
 }
