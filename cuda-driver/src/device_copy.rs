@@ -1,5 +1,9 @@
 //! The marker trait for plain data that may live in device memory and be
-//! passed to kernels by value.
+//! passed to kernels by value, and the byte size of a run of it.
+
+use std::mem::size_of;
+
+use crate::error::{Error, Result};
 
 /// Plain data that can be copied between host and device byte for byte and
 /// passed to a kernel by value.
@@ -49,3 +53,16 @@ unsafe impl<T: DeviceCopy> DeviceCopy for std::num::Wrapping<T> {}
 unsafe impl DeviceCopy for half::f16 {}
 // SAFETY: as above.
 unsafe impl DeviceCopy for half::bf16 {}
+
+/// Byte size of `len` elements of `T`; zero lengths, zero-sized types and
+/// overflow are errors.
+pub(crate) fn byte_len<T>(len: usize) -> Result<usize> {
+    if size_of::<T>() == 0 {
+        return Err(Error::InvalidValue("zero-sized element types cannot be stored".into()));
+    }
+    if len == 0 {
+        return Err(Error::InvalidValue("a buffer must hold at least one element".into()));
+    }
+    len.checked_mul(size_of::<T>())
+        .ok_or_else(|| Error::InvalidValue(format!("{len} elements of {} bytes overflow usize", size_of::<T>())))
+}

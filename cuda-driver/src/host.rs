@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use crate::capture::{capture_active, defer_free, DeferredFree, DeferredMemory};
+use crate::device_copy::byte_len;
 use crate::error::{check, check_resolved, Error, Result};
 use crate::flags::HostAllocFlags;
-use crate::memory::byte_len;
 use crate::{Context, DeviceCopy, Stream};
 
 /// `len` values of `T` in pinned host memory (`cuMemHostAlloc`), zeroed at

@@ -30,9 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cuda_sys::driver::{CUdeviceptr, CUipcEventHandle, CUipcMemHandle, CUipcMem_flags};
 
 use crate::capture::release_when_safe;
+use crate::device_copy::byte_len;
 use crate::error::{check, check_resolved, Error, Result};
 use crate::launch::KernelArg;
-use crate::memory::byte_len;
 use crate::{Context, DeviceBuffer, DeviceCopy, Event, Stream};
 
 /// Bytes in an IPC handle.

@@ -27,9 +27,10 @@ use std::mem::size_of;
 use cuda_sys::driver::{CUdeviceptr, CUmemAttach_flags, CUmemLocation, CUmemLocationType, CUmem_advise};
 
 use crate::context::synchronize_current;
+use crate::device_copy::byte_len;
 use crate::error::{check, Result};
 use crate::launch::KernelArg;
-use crate::memory::{byte_len, Allocation};
+use crate::memory::Allocation;
 use crate::{Access, Context, Device, DeviceCopy, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
 
 /// Where memory lives or is wanted: a device, or the host.

@@ -41,8 +41,9 @@ use std::ptr;
 
 use cuda_sys::driver::{CUdeviceptr, CUmemorytype, CUDA_MEMCPY2D, CUDA_MEMCPY3D};
 
+use crate::device_copy::byte_len;
 use crate::error::{check, Error, Result};
-use crate::memory::{byte_len, Allocation};
+use crate::memory::Allocation;
 use crate::{
     Access, AsDeviceSlice, Context, DeviceCopy, DeviceMemory, DeviceMemoryMut, DeviceSliceMut, Stream, StreamUse,
 };

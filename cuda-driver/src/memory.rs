@@ -10,23 +10,11 @@ use std::ptr;
 use cuda_sys::driver::{CUdeviceptr, CUpointer_attribute, CUresult, CUstream};
 
 use crate::capture::{capture_active, defer_free, DeferredFree, DeferredMemory};
+use crate::device_copy::byte_len;
 use crate::device_memory::{Access, DeviceMemory, DeviceMemoryMut, StreamTracker, StreamUse};
 use crate::error::{check, check_resolved, Error, Result};
 use crate::host::{HostBuffer, HostSlice, HostSliceMut};
 use crate::{Context, DeviceCopy, MemPool, Stream};
-
-/// Byte size of `len` elements of `T`; zero lengths, zero-sized types and
-/// overflow are errors.
-pub(crate) fn byte_len<T>(len: usize) -> Result<usize> {
-    if size_of::<T>() == 0 {
-        return Err(Error::InvalidValue("zero-sized element types cannot be stored".into()));
-    }
-    if len == 0 {
-        return Err(Error::InvalidValue("a buffer must hold at least one element".into()));
-    }
-    len.checked_mul(size_of::<T>())
-        .ok_or_else(|| Error::InvalidValue(format!("{len} elements of {} bytes overflow usize", size_of::<T>())))
-}
 
 fn same_len(what: &str, destination: usize, source: usize) -> Result<()> {
     if destination == source {

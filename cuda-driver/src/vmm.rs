@@ -34,9 +34,9 @@ use cuda_sys::driver::{
 };
 
 use crate::capture::release_when_safe;
+use crate::device_copy::byte_len;
 use crate::error::{check, check_resolved, Error, Result};
 use crate::launch::KernelArg;
-use crate::memory::byte_len;
 use crate::{Context, DeviceCopy, MemoryLocation, Stream};
 
 /// One physical allocation mapped into the range.

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::json::Json;
+use crate::workspace::{metadata, packages};
 
 /// The bundle's size limit (what the GPU machine's working-tree transfer takes).
 const SIZE_LIMIT: u64 = 64 << 20;
@@ -374,29 +375,6 @@ fn examples(artifacts: &[Artifact]) -> impl Iterator<Item = Binary> + '_ {
             package_dir: a.package_dir.clone(),
             path: a.executable.clone(),
         })
-}
-
-/// `cargo metadata --no-deps` of the workspace.
-pub(crate) fn metadata(root: &Path) -> Result<Json, String> {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root)
-        .args(["metadata", "--no-deps", "--format-version=1"])
-        .output()
-        .map_err(|e| format!("running cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Json::parse(&String::from_utf8_lossy(&output.stdout))
-}
-
-pub(crate) fn packages(metadata: &Json) -> &[Json] {
-    match metadata.get("packages") {
-        Json::Array(packages) => packages,
-        _ => &[],
-    }
 }
 
 /// The workspace members' package names.

@@ -12,6 +12,7 @@ mod gpu_bundle;
 mod json;
 mod test;
 mod wheels;
+mod workspace;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

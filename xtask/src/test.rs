@@ -135,11 +135,11 @@ fn lint(root: &Path) -> Result<(), String> {
 /// of the packages being packaged together).
 fn publishable(root: &Path, cargo: &str) -> Result<(), String> {
     eprintln!("xtask: cargo package (the library crates)");
-    let metadata = crate::gpu_bundle::metadata(root)?;
+    let metadata = crate::workspace::metadata(root)?;
     let mut command = Command::new(cargo);
     command.current_dir(root).args(["package", "--allow-dirty"]);
     for (_, package, _, _) in LIBRARY_CRATES {
-        let found = crate::gpu_bundle::packages(&metadata)
+        let found = crate::workspace::packages(&metadata)
             .iter()
             .find(|p| p.get("name").as_str() == Some(package))
             .ok_or_else(|| format!("no package {package} in the workspace"))?;
