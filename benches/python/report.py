@@ -41,12 +41,11 @@ EXPECTED = (
     + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",
                                                     "cuda.core Program (Python)", "CuPy RawModule")]
     + [("nvrtc", case, "cuda-core Program") for case in ("disk cache hit", "memory cache hit")]
-    + [("gemm", "bf16 8192^3", impl) for impl in ("torch.matmul (Python)", "cuda-libs Blas::gemm",
-                                                  "torch relu(x @ w + b) (Python)",
+    + [("gemm", "%s %s" % (dtype, shape), impl)
+       for dtype in ("bf16", "f16", "tf32", "f32", "f64") for shape in ("8192^3", "4096^3", "8192x8192x64")
+       for impl in ("torch.matmul (Python)", "CuPy matmul (Python)", "cuda-libs Blas::gemm")]
+    + [("gemm", "bf16 8192^3", impl) for impl in ("torch relu(x @ w + b) (Python)",
                                                   "cuda-libs Lt::matmul (bias+ReLU epilogue)")]
-    + [("gemm", "f32 4096^3", impl) for impl in ("torch.matmul (Python)", "cuda-libs Blas::gemm",
-                                                 "torch.matmul (Python, TF32 allowed)",
-                                                 "cuda-libs Blas::gemm (TF32 allowed)")]
 )
 UNITS = {"launch": "us/launch", "alloc": "us/pair", "bandwidth": "GB/s", "nvrtc": "ms", "gemm": "TFLOP/s"}
 BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc", "gemm"]

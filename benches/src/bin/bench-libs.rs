@@ -1,23 +1,23 @@
-//! Matrix products through cuda-libs: cuBLAS `Blas::gemm` in bf16 at 8192^3 and f32 at 4096^3
-//! (full f32, and with TF32 allowed), and cuBLASLt `Lt::matmul` with a bias+ReLU epilogue in
-//! bf16 at 8192^3, in TFLOP/s (`2 m n k` per product, timed with events); through cuda-core,
+//! Matrix products through cuda-libs: cuBLAS `Blas::gemm` over a matrix of element types (bf16,
+//! f16, f32 with TF32 allowed as `tf32`, full f32, f64) and shapes (8192^3, 4096^3 and the
+//! skinny 8192 x 8192 x 64), and cuBLASLt `Lt::matmul` with a bias+ReLU epilogue in bf16 at
+//! 8192^3, in TFLOP/s (`2 m n k` per product, timed with events); through cuda-core,
 //! `DeviceArray::matmul` of a batch of 256 f32 128 x 128 matrices (TFLOP/s, one strided-batched
 //! call) and its host cost per call at 64x64 and 512x512 f32 (us/call: the median over batches
 //! of back-to-back calls on allocated operands, waiting between batches). Prints `ROW {json}`
 //! lines (see the `benches` crate docs); `benches/python/bench_torch_gemm.py` prints the same
-//! cases through `torch.matmul`, the reference. Built with `--features libs`. Argument
-//! `launch` or `other` runs one part: every row here is in `other`.
+//! cases through `torch.matmul` (the reference) and `cupy.matmul`. Built with `--features libs`.
+//! Argument `launch` or `other` runs one part: every row here is in `other`.
 
 use benches::{time_batches, Part, Row, Stats};
 use cuda_core::DeviceArray;
 use cuda_driver::{Context, Device, DeviceBuffer, Event, EventFlags, Stream, StreamFlags};
 use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt};
-use half::bf16;
+use half::{bf16, f16};
 
 const BENCH: &str = "gemm";
 const UNIT: &str = "TFLOP/s";
 const GEMM: &str = "cuda-libs Blas::gemm";
-const GEMM_TF32: &str = "cuda-libs Blas::gemm (TF32 allowed)";
 const LT: &str = "cuda-libs Lt::matmul (bias+ReLU epilogue)";
 const MATMUL: &str = "cuda-core DeviceArray::matmul";
 /// The batched case: 256 products of 128 x 128 f32 matrices.
@@ -31,14 +31,27 @@ const WARMUP: usize = 3;
 /// Timed products; the figure is the median.
 const REPS: usize = 20;
 
-/// (case, implementation) of every row, in order.
-const ROWS: [(&str, &str); 5] = [
-    ("bf16 8192^3", GEMM),
-    ("bf16 8192^3", LT),
-    ("f32 4096^3", GEMM),
-    ("f32 4096^3", GEMM_TF32),
-    (BATCHED, MATMUL),
+/// The element types of the gemm matrix; `tf32` is f32 with TF32 tensor cores allowed.
+const DTYPES: [&str; 5] = ["bf16", "f16", "tf32", "f32", "f64"];
+/// The shapes of the gemm matrix: (name, m, n, k).
+const SHAPES: [(&str, usize, usize, usize); 3] = [
+    ("8192^3", 8192, 8192, 8192),
+    ("4096^3", 4096, 4096, 4096),
+    ("8192x8192x64", 8192, 8192, 64),
 ];
+/// The case of the epilogue row.
+const LT_CASE: &str = "bf16 8192^3";
+
+/// (case, implementation) of every row, in order.
+fn rows() -> Vec<(String, &'static str)> {
+    let mut rows: Vec<(String, &str)> = DTYPES
+        .iter()
+        .flat_map(|dtype| SHAPES.iter().map(move |(shape, ..)| (format!("{dtype} {shape}"), GEMM)))
+        .collect();
+    rows.push((LT_CASE.into(), LT));
+    rows.push((BATCHED.into(), MATMUL));
+    rows
+}
 
 /// The host-cost rows (bench `host`, unit us/call): matrix sizes.
 const HOST_SIZES: [usize; 2] = [64, 512];
@@ -61,8 +74,8 @@ fn main() {
         Err(why) => {
             let why = why.lines().next().unwrap_or_default().to_string();
             println!("no GPU: {why}");
-            for (case, implementation) in ROWS {
-                Row::unavailable(BENCH, case, implementation, UNIT, &why).emit();
+            for (case, implementation) in rows() {
+                Row::unavailable(BENCH, &case, implementation, UNIT, &why).emit();
             }
             for n in HOST_SIZES {
                 Row::unavailable("host", &host_case(n), MATMUL, "us/call", &why).emit();
@@ -70,17 +83,15 @@ fn main() {
             return;
         }
     };
-    let rows = [
-        gemm_row::<bf16>(&context, &stream, 8192, false),
-        lt_row(&context, &stream, 8192),
-        gemm_row::<f32>(&context, &stream, 4096, false),
-        gemm_row::<f32>(&context, &stream, 4096, true),
-        batched_row(&context, &stream),
-    ];
-    for ((case, implementation), row) in ROWS.into_iter().zip(rows) {
+    for (case, implementation) in rows() {
+        let row = match implementation {
+            GEMM => matrix_row(&context, &stream, &case),
+            LT => lt_row(&context, &stream, 8192),
+            _ => batched_row(&context, &stream),
+        };
         match row {
             Ok(row) => row.emit(),
-            Err(why) => Row::failed(BENCH, case, implementation, UNIT, &why).emit(),
+            Err(why) => Row::failed(BENCH, &case, implementation, UNIT, &why).emit(),
         }
     }
     for n in HOST_SIZES {
@@ -89,7 +100,7 @@ fn main() {
             Err(why) => Row::failed("host", &host_case(n), MATMUL, "us/call", &why).emit(),
         }
     }
-    println!("reference: python3 -c \"import torch; a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16); torch.matmul(a, a)\" (benches/python/bench_torch_gemm.py)");
+    println!("reference: python3 -c \"import torch; a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16); torch.matmul(a, a)\" (benches/python/bench_torch_gemm.py, with cupy.matmul beside)");
 }
 
 /// Milliseconds of each of [`REPS`] runs of `run`, timed with events on `stream`, after [`WARMUP`].
@@ -137,52 +148,60 @@ fn tflops_row(case: &str, implementation: &str, flops: f64, samples: Vec<f64>) -
     ))
 }
 
-/// Inputs of `n x n` with values in [-1, 1], and an output to overwrite.
-fn buffers<T: Element>(context: &Context, n: usize, from_f32: fn(f32) -> T) -> Result<[DeviceBuffer<T>; 3], String> {
+/// Inputs `A` of `m x k` and `B` of `k x n` with values in [-1, 1], and an `m x n` output to
+/// overwrite.
+fn buffers<T: Element>(
+    context: &Context,
+    (m, n, k): (usize, usize, usize),
+    from_f32: fn(f32) -> T,
+) -> Result<[DeviceBuffer<T>; 3], String> {
     let text = |e: cuda_driver::Error| e.to_string();
-    let host: Vec<T> = (0..n * n)
-        .map(|i| from_f32(((i * 7 % 17) as f32 - 8.0) / 8.0))
-        .collect();
+    let values = |len: usize| -> Vec<T> { (0..len).map(|i| from_f32(((i * 7 % 17) as f32 - 8.0) / 8.0)).collect() };
     Ok([
-        DeviceBuffer::from_slice(context, &host).map_err(text)?,
-        DeviceBuffer::from_slice(context, &host).map_err(text)?,
-        DeviceBuffer::<T>::zeroed(context, n * n).map_err(text)?,
+        DeviceBuffer::from_slice(context, &values(m * k)).map_err(text)?,
+        DeviceBuffer::from_slice(context, &values(k * n)).map_err(text)?,
+        DeviceBuffer::<T>::zeroed(context, m * n).map_err(text)?,
     ])
 }
 
-trait FromF32: Element {
-    fn from_f32(value: f32) -> Self;
-    const NAME: &'static str;
-}
-
-impl FromF32 for f32 {
-    fn from_f32(value: f32) -> Self {
-        value
+/// The gemm row of `case` (`"{dtype} {shape}"` of [`DTYPES`] and [`SHAPES`]).
+fn matrix_row(context: &Context, stream: &Stream, case: &str) -> Result<Row, String> {
+    let (dtype, shape) = case.split_once(' ').ok_or("a gemm case is `dtype shape`")?;
+    let &(_, m, n, k) = SHAPES
+        .iter()
+        .find(|(name, ..)| *name == shape)
+        .ok_or_else(|| format!("unknown shape {shape}"))?;
+    let dims = (m, n, k);
+    match dtype {
+        "bf16" => gemm_row(context, stream, case, dims, false, bf16::from_f32),
+        "f16" => gemm_row(context, stream, case, dims, false, f16::from_f32),
+        "tf32" => gemm_row(context, stream, case, dims, true, |v| v),
+        "f32" => gemm_row(context, stream, case, dims, false, |v| v),
+        "f64" => gemm_row(context, stream, case, dims, false, f64::from),
+        other => Err(format!("unknown dtype {other}")),
     }
-    const NAME: &'static str = "f32";
 }
 
-impl FromF32 for bf16 {
-    fn from_f32(value: f32) -> Self {
-        bf16::from_f32(value)
-    }
-    const NAME: &'static str = "bf16";
-}
-
-fn gemm_row<T: FromF32>(context: &Context, stream: &Stream, n: usize, tf32: bool) -> Result<Row, String> {
-    let [a, b, mut c] = buffers::<T>(context, n, T::from_f32)?;
+fn gemm_row<T: Element>(
+    context: &Context,
+    stream: &Stream,
+    case: &str,
+    (m, n, k): (usize, usize, usize),
+    tf32: bool,
+    from_f32: fn(f32) -> T,
+) -> Result<Row, String> {
+    let [a, b, mut c] = buffers::<T>(context, (m, n, k), from_f32)?;
     let mut blas = Blas::new(stream).map_err(|e| e.to_string())?;
     blas.set_allow_tf32(tf32);
-    let gemm = Gemm::new(n, n, n);
+    let gemm = Gemm::new(m, n, k);
     let samples = time_ms(context, stream, || {
         blas.gemm(&gemm, &a, &b, &mut c).map_err(|e| e.to_string())
     })?;
-    let implementation = if tf32 { GEMM_TF32 } else { GEMM };
-    tflops_row(&format!("{} {n}^3", T::NAME), implementation, cube(n), samples)
+    tflops_row(case, GEMM, 2.0 * (m * n * k) as f64, samples)
 }
 
 fn lt_row(context: &Context, stream: &Stream, n: usize) -> Result<Row, String> {
-    let [a, b, mut c] = buffers::<bf16>(context, n, bf16::from_f32)?;
+    let [a, b, mut c] = buffers::<bf16>(context, (n, n, n), bf16::from_f32)?;
     let bias = DeviceBuffer::from_slice(context, &vec![bf16::from_f32(0.5); n]).map_err(|e| e.to_string())?;
     let mut lt = Lt::new(stream).map_err(|e| e.to_string())?;
     let gemm = Gemm::new(n, n, n);
@@ -190,7 +209,7 @@ fn lt_row(context: &Context, stream: &Stream, n: usize) -> Result<Row, String> {
         lt.matmul(&gemm, Epilogue::ReluBias, &a, &b, Some(&bias), &mut c)
             .map_err(|e| e.to_string())
     })?;
-    tflops_row(&format!("bf16 {n}^3"), LT, cube(n), samples)
+    tflops_row(LT_CASE, LT, cube(n), samples)
 }
 
 /// `2 n^3`: the flops of one `n x n x n` product.
