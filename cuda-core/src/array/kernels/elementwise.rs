@@ -421,7 +421,7 @@ impl ElementwiseKernel {
             false => (&loaded.functions[0], n as u64),
         };
         let grid = grid_for(units, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
-        let mut launch = Launch::on(stream, args.len() + 1);
+        let mut launch = Launch::on(stream);
         launch.args(args)?.value(n as u64);
         // SAFETY: the generated kernel takes exactly these parameters in this order (one per
         // argument, the array device addresses and the scalars' bytes of the bound types, then
@@ -449,7 +449,7 @@ impl ElementwiseKernel {
         })?;
         let mut layout: Vec<u64> = extents.iter().map(|&d| d as u64).collect();
         layout.extend(strides.iter().flatten().map(|&s| s as u64));
-        let mut launch = Launch::on(stream, args.len() + 2);
+        let mut launch = Launch::on(stream);
         launch.args(args)?.value(n as u64).words(&layout);
         // SAFETY: the strided kernel takes the arguments as the contiguous one does, then `n`,
         // then the `_Layout` struct by value: `ndim` 64-bit extents and `ndim` 64-bit strides

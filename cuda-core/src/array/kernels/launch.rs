@@ -17,6 +17,7 @@ use crate::error::Result;
 const INLINE_PARAMS: usize = 16;
 
 /// Where a parameter's bytes are: in a call argument, or in the launch's own value storage.
+#[derive(Clone, Copy)]
 enum Param {
     Borrowed(*mut c_void),
     /// Offset, in 8-byte words, into [`Launch::words`].
@@ -29,22 +30,67 @@ pub(crate) struct Launch<'s, 'a> {
     stream: &'s Stream,
     /// The arrays' uses, ended (recorded) once the kernel is queued.
     uses: Vec<StreamUse<'a>>,
-    params: Vec<Param>,
-    sizes: Vec<usize>,
+    params: Inline<Param, INLINE_PARAMS>,
+    sizes: Inline<usize, INLINE_PARAMS>,
     /// Values passed by value, each from an 8-byte boundary.
-    words: Vec<u64>,
+    words: Inline<u64, { 2 * INLINE_PARAMS }>,
     borrowed: PhantomData<&'a ()>,
 }
 
+/// A list kept in place for up to `N` items (the usual launch: no allocation), on the heap
+/// beyond.
+struct Inline<T: Copy, const N: usize> {
+    inline: [T; N],
+    len: usize,
+    /// Every item, once there are more than `N`.
+    spilled: Vec<T>,
+}
+
+impl<T: Copy, const N: usize> Inline<T, N> {
+    fn new(fill: T) -> Self {
+        Inline {
+            inline: [fill; N],
+            len: 0,
+            spilled: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn extend(&mut self, items: &[T]) {
+        let end = self.len + items.len();
+        if self.spilled.is_empty() && end <= N {
+            self.inline[self.len..end].copy_from_slice(items);
+        } else {
+            if self.spilled.is_empty() {
+                self.spilled.extend_from_slice(&self.inline[..self.len]);
+            }
+            self.spilled.extend_from_slice(items);
+        }
+        self.len = end;
+    }
+
+    #[inline]
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match self.spilled.is_empty() {
+            true => &mut self.inline[..self.len],
+            false => &mut self.spilled,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 impl<'s, 'a> Launch<'s, 'a> {
-    /// An empty parameter list for a launch on `stream`, with room for `capacity` parameters.
-    pub(crate) fn on(stream: &'s Stream, capacity: usize) -> Self {
+    /// An empty parameter list for a launch on `stream`.
+    pub(crate) fn on(stream: &'s Stream) -> Self {
         Launch {
             stream,
             uses: Vec::new(),
-            params: Vec::with_capacity(capacity),
-            sizes: Vec::with_capacity(capacity),
-            words: Vec::with_capacity(capacity + 8),
+            params: Inline::new(Param::Value(0)),
+            sizes: Inline::new(0),
+            words: Inline::new(0),
             borrowed: PhantomData,
         }
     }
@@ -60,8 +106,8 @@ impl<'s, 'a> Launch<'s, 'a> {
                 self.uses.push(used);
             }
         }
-        self.params.push(Param::Borrowed(arg.param_ptr()));
-        self.sizes.push(arg.param_size());
+        self.params.extend(&[Param::Borrowed(arg.param_ptr())]);
+        self.sizes.extend(&[arg.param_size()]);
         Ok(self)
     }
 
@@ -76,23 +122,26 @@ impl<'s, 'a> Launch<'s, 'a> {
     /// Adds `value` by value: an integer, a float, a device address, or a `#[repr(C)]` struct of
     /// such (a kernel parameter of the same size and layout).
     pub(crate) fn value<T: Copy + 'static>(&mut self, value: T) -> &mut Self {
-        let words = size_of::<T>().div_ceil(size_of::<u64>());
         let start = self.words.len();
-        self.words.resize(start + words, 0);
+        let words = size_of::<T>().div_ceil(size_of::<u64>());
+        for _ in 0..words {
+            self.words.extend(&[0]);
+        }
+        let slot = self.words.as_mut_slice()[start..].as_mut_ptr();
         // SAFETY: the words just added hold at least `size_of::<T>()` bytes, aligned to 8
         // (enough for any `T` a kernel parameter has); `T` is `Copy` plain data.
-        unsafe { std::ptr::write_unaligned(self.words.as_mut_ptr().add(start).cast::<T>(), value) };
-        self.params.push(Param::Value(start));
-        self.sizes.push(size_of::<T>());
+        unsafe { std::ptr::write_unaligned(slot.cast::<T>(), value) };
+        self.params.extend(&[Param::Value(start)]);
+        self.sizes.extend(&[size_of::<T>()]);
         self
     }
 
     /// Adds the 64-bit words of `values` as one struct parameter, by value.
     pub(crate) fn words(&mut self, values: &[u64]) -> &mut Self {
         let start = self.words.len();
-        self.words.extend_from_slice(values);
-        self.params.push(Param::Value(start));
-        self.sizes.push(size_of_val(values));
+        self.words.extend(values);
+        self.params.extend(&[Param::Value(start)]);
+        self.sizes.extend(&[size_of_val(values)]);
         self
     }
 
@@ -103,7 +152,7 @@ impl<'s, 'a> Launch<'s, 'a> {
     /// they describe for this grid (the family that generated it argues that once, where it
     /// calls this). Count and sizes are checked here.
     pub(crate) unsafe fn run(&mut self, function: &Function, grid: (u32, u32), block: (u32, u32)) -> Result<()> {
-        let words = self.words.as_mut_ptr();
+        let words = self.words.as_mut_slice().as_mut_ptr();
         // The pointer array lives on the stack for the usual few parameters.
         let mut inline = [std::ptr::null_mut::<c_void>(); INLINE_PARAMS];
         let mut spilled = Vec::new();
@@ -114,7 +163,7 @@ impl<'s, 'a> Launch<'s, 'a> {
                 &mut spilled
             }
         };
-        for (slot, param) in pointers.iter_mut().zip(&self.params) {
+        for (slot, param) in pointers.iter_mut().zip(self.params.as_mut_slice().iter()) {
             *slot = match *param {
                 Param::Borrowed(pointer) => pointer,
                 // SAFETY: `start` is an offset inside `words`, which is not resized until the
@@ -130,7 +179,7 @@ impl<'s, 'a> Launch<'s, 'a> {
         // SAFETY: every pointer addresses its parameter's bytes (a call argument, borrowed for
         // the launch by the caller, or `words`), of the size recorded beside it, which the launch
         // checks against the kernel; the device code is the caller's obligation.
-        unsafe { launch_checked(function, &config, self.stream, pointers, &self.sizes)? };
+        unsafe { launch_checked(function, &config, self.stream, pointers, self.sizes.as_mut_slice())? };
         // The kernel is queued: the uses end here (a shared array records its stream's event).
         self.uses.clear();
         Ok(())

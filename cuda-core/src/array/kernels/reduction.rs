@@ -451,7 +451,7 @@ impl ReductionKernel {
         let partials = MemoryPool::for_context(stream.context()).alloc(stream, grid as usize * reduce.size)?;
         let inputs = &args[..self.inputs.len()];
         let output = &args[self.inputs.len()];
-        let mut launch = Launch::on(stream, args.len() + 2);
+        let mut launch = Launch::on(stream);
         launch.args(inputs)?.arg(output)?.value(partials.ptr()).value(n as u64);
         // SAFETY: the first pass takes the inputs (device addresses and scalars of the bound
         // types), the output's address (unused there), the partials' address and `n`, in this
@@ -459,7 +459,7 @@ impl ReductionKernel {
         // one partial per block into `grid` values of the reduce type. Arrays and partials are
         // ordered on `stream`.
         unsafe { launch.run(first, (grid, 1), (BLOCK, 1))? };
-        let mut last = Launch::on(stream, args.len() + 3);
+        let mut last = Launch::on(stream);
         last.value(partials.ptr()).value(u64::from(grid)).arg(output)?;
         for scalar in inputs.iter().filter(|a| a.array().is_none()) {
             last.arg(scalar)?;

@@ -491,7 +491,7 @@ impl ReductionKernel {
             false => None,
         };
         let partials_ptr: CUdeviceptr = partials.as_ref().map_or(0, |p| p.ptr());
-        let mut launch = Launch::on(stream, args.len() + 5);
+        let mut launch = Launch::on(stream);
         launch.args(args)?.value(partials_ptr);
         for size in [outputs, extent, inner, plan.chunk] {
             launch.value(size);
@@ -512,7 +512,7 @@ impl ReductionKernel {
         // columns, the inner extent) are whole packs. All of it is ordered on `stream`.
         unsafe { launch.run(function, plan.grid, plan.block)? };
         if let Some(partials) = partials {
-            let mut last = Launch::on(stream, args.len() + 4);
+            let mut last = Launch::on(stream);
             last.value(partials_ptr)
                 .arg(&args[inputs])?
                 .value(outputs)

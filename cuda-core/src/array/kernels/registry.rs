@@ -6,6 +6,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -26,25 +27,81 @@ pub(crate) enum KernelKey {
     Encoded(&'static str, Vec<u32>),
 }
 
-/// The kernels the crate wrote, by key: each made once and kept for the process (their loaded
-/// code is per context, in their [`LoadedTable`]s, which [`TABLES`] tracks for unloading).
-static KERNELS: Mutex<Option<HashMap<KernelKey, Arc<dyn Any + Send + Sync>>>> = Mutex::new(None);
+/// The kernels the crate wrote, by family (or name) and then encoding: each made once and kept
+/// for the process (their loaded code is per context, in their [`LoadedTable`]s, which
+/// [`TABLES`] tracks for unloading). Two levels, so a launch finds its kernel from a borrowed
+/// encoding, without building an owned key.
+static KERNELS: Mutex<Option<Families>> = Mutex::new(None);
+
+type Families = HashMap<&'static str, HashMap<Box<[u32]>, Arc<dyn Any + Send + Sync>, KeyHasher>, KeyHasher>;
+
+/// A multiply-rotate hash over 8-byte words (the scheme of rustc's FxHash): the registry's keys
+/// are short and made by this crate (no untrusted input to resist), and a kernel is looked up on
+/// every launch.
+#[derive(Clone, Copy, Default)]
+struct WordHasher(u64);
+
+impl WordHasher {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.mix(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        }
+        let mut tail = [0u8; 8];
+        tail[..words.remainder().len()].copy_from_slice(words.remainder());
+        self.mix(u64::from_le_bytes(tail) ^ (words.remainder().len() as u64) << 56);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, value: usize) {
+        self.mix(value as u64);
+    }
+}
+
+type KeyHasher = BuildHasherDefault<WordHasher>;
 
 /// The kernel of `key`, made by `make` the first time. A key always names one kernel type.
 pub(crate) fn kernel<K: Any + Send + Sync>(key: KernelKey, make: impl FnOnce() -> Result<K>) -> Result<Arc<K>> {
+    match &key {
+        KernelKey::Named(name) => kernel_encoded(name, &[], make),
+        KernelKey::Encoded(family, encoding) => kernel_encoded(family, encoding, make),
+    }
+}
+
+/// The kernel of `family` generated from `encoding` (see [`KernelKey::Encoded`]; a named kernel
+/// has an empty encoding), made by `make` the first time.
+pub(crate) fn kernel_encoded<K: Any + Send + Sync>(
+    family: &'static str,
+    encoding: &[u32],
+    make: impl FnOnce() -> Result<K>,
+) -> Result<Arc<K>> {
     let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
-    let kernels = kernels.get_or_insert_with(HashMap::new);
-    let found = match kernels.get(&key) {
+    let kernels = kernels.get_or_insert_with(HashMap::default).entry(family).or_default();
+    let found = match kernels.get(encoding) {
         Some(found) => found.clone(),
         None => {
             let made: Arc<dyn Any + Send + Sync> = Arc::new(make()?);
-            kernels.insert(key.clone(), made.clone());
+            kernels.insert(encoding.into(), made.clone());
             made
         }
     };
-    found
-        .downcast::<K>()
-        .map_err(|_| crate::Error::InvalidValue(format!("kernel registry: {key:?} holds another kind of kernel")))
+    found.downcast::<K>().map_err(|_| {
+        crate::Error::InvalidValue(format!(
+            "kernel registry: {family} {encoding:?} holds another kind of kernel"
+        ))
+    })
 }
 
 /// Drops every kernel (and library handle) the registry holds: for the exit hook, once the

@@ -17,16 +17,15 @@ impl Span<'_> {
     /// The bytes the view can reach, `[start, end)`: from its first element to one past its
     /// last (empty for a zero-size view).
     pub(crate) fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
-        if self.shape.contains(&0) {
-            return (self.ptr, self.ptr);
+        // A view reaches only bytes of its memory, so these sums stay far below 2^64.
+        let mut last = 0u64;
+        for (&extent, &stride) in self.shape.iter().zip(self.strides) {
+            if extent == 0 {
+                return (self.ptr, self.ptr);
+            }
+            last = last.wrapping_add((extent as u64 - 1).wrapping_mul(stride as u64));
         }
-        let last = self.shape.iter().zip(self.strides).fold(0u64, |acc, (&d, &s)| {
-            acc.saturating_add((d as u64 - 1).saturating_mul(s as u64))
-        });
-        let end = last
-            .saturating_add(1)
-            .saturating_mul(self.element_size as u64)
-            .saturating_add(self.ptr);
+        let end = self.ptr.wrapping_add((last + 1).wrapping_mul(self.element_size as u64));
         (self.ptr, end)
     }
 }

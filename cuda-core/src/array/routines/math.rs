@@ -31,7 +31,7 @@ use std::sync::Arc;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use crate::array::kernels::elementwise::ElementwiseKernel;
-use crate::array::kernels::registry::{kernel, KernelKey};
+use crate::array::kernels::registry::kernel_encoded;
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, Overlap};
 use crate::array::promotion::{Bitwise, Integral, Promote, Scalars};
@@ -1129,7 +1129,7 @@ impl Plan {
     /// The kernel for this plan: generated once per process (then compiled once per signature
     /// and context, through the kernel cache).
     fn kernel(&self, node: &Node, operands: &[Operand<'_>], out: DType) -> Result<Arc<ElementwiseKernel>> {
-        kernel(KernelKey::Encoded("expression", self.key.clone()), || {
+        kernel_encoded("expression", &self.key, || {
             let (params, operation) = self.source(node, operands, out);
             ElementwiseKernel::with_prelude(&params, "O out", &operation, "cuda_core_expr", EXPR_PRELUDE)
         })

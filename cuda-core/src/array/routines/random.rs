@@ -307,7 +307,7 @@ impl Generator {
             || Ok((distribution.source(T::DTYPE), vec!["cuda_core_random".to_string()])),
         )?;
         let grid = grid_for(blocks, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
-        let mut launch = Launch::on(stream, 8);
+        let mut launch = Launch::on(stream);
         launch
             .value(*out.ptr_ref())
             .value(out.len() as u64)
