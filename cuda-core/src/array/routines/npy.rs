@@ -33,6 +33,7 @@ use cuda_driver::Stream;
 
 use crate::array::device_array::{host_vec, DeviceArray};
 use crate::array::dtype::{DType, Element};
+use crate::array::memory::MemoryPool;
 use crate::error::Result;
 
 /// What is wrong with a `.npy` file, or why an array cannot be written as one.
@@ -348,7 +349,12 @@ impl<T: Element> DeviceArray<T> {
 
     /// Reads `.npy` data from `reader` into a new array on `stream` (see
     /// [`load_npy`](Self::load_npy)); bytes after the elements are left unread.
-    pub fn read_npy(stream: &Stream, mut reader: impl Read) -> Result<Self> {
+    pub fn read_npy(stream: &Stream, reader: impl Read) -> Result<Self> {
+        Self::read_npy_in(&MemoryPool::for_context(stream.context()), stream, reader)
+    }
+
+    /// [`read_npy`](Self::read_npy) into memory of `pool`.
+    pub fn read_npy_in(pool: &MemoryPool, stream: &Stream, mut reader: impl Read) -> Result<Self> {
         let header = Header::read(&mut reader)?;
         if !descr_matches(&header.descr, T::DTYPE) {
             return Err(NpyError::Dtype {
@@ -381,7 +387,8 @@ impl<T: Element> DeviceArray<T> {
             }
             .into());
         }
-        let array = DeviceArray::from_slice(stream, &values)?;
+        let mut array = DeviceArray::empty_in(pool, stream, len)?;
+        array.copy_from_host(&values)?;
         match header.fortran_order {
             false => array.reshape(header.shape),
             true => Ok(array
