@@ -477,7 +477,8 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     {
         let (w, w1d) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 3)?);
         x.average(&w, None, false)?.average;
-        let cuda_core::Average { average, weight_sum } = x.average(&w1d, Some(&[1]), false)?;
+        use cuda_core::Average;
+        let Average { average, weight_sum } = x.average(&w1d, Some(&[1]), false)?;
         x.save_npy("x.npy")?;
         DeviceArray::<f32>::load_npy(&stream, "x.npy")?;
         x.write_npy(Vec::new())?;
