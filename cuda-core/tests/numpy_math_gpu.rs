@@ -132,7 +132,8 @@ fn round_matches_numpys_around_for_every_type_family_and_views() {
             .iter()
             .map(|&v| match decimals >= 0 {
                 true => f64::from(v),
-                false => around_f64(f64::from(v), decimals),
+                // `+ 0.0`: an integer has no negative zero.
+                false => around_f64(f64::from(v), decimals) + 0.0,
             })
             .collect();
         let rounded = x.round(decimals).eval().unwrap();
@@ -144,7 +145,7 @@ fn round_matches_numpys_around_for_every_type_family_and_views() {
             .iter()
             .map(|&v| match decimals >= 0 {
                 true => f64::from(v),
-                false => around_f64(f64::from(v), decimals).min(255.0),
+                false => around_f64(f64::from(v), decimals).min(255.0) + 0.0,
             })
             .collect();
         assert_values(

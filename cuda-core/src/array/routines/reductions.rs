@@ -719,7 +719,8 @@ impl<T: Scalars> DeviceArray<T> {
     /// [`mean`](Self::mean)). `weights` has the array's shape (then `sum(x * w)` is one fused
     /// reduction reading both once), or is 1-D with the length of the one axis in `axes`, as in
     /// NumPy. Weights that sum to zero along a line are an [`Error::InvalidValue`] (NumPy's
-    /// `ZeroDivisionError`; the check reads the weight sums' test back, waiting for the stream).
+    /// `ZeroDivisionError`; the check reads back whether any weight sum is zero, so it waits for
+    /// the stream).
     ///
     /// ```no_run
     /// # use cuda_core::{Device, DeviceArray};
