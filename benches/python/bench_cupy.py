@@ -16,7 +16,8 @@ POOL = "CuPy pool"
 
 BANDWIDTH_CASES = (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
                    ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum"), ("sum axis=0", "CuPy sum"),
-                   ("sum axis=1", "CuPy sum"), ("fill", "CuPy fill"), ("rand", "CuPy random.rand"))
+                   ("sum axis=1", "CuPy sum"), ("(x*y).sum", "CuPy sum(x*y)"), ("std", "CuPy std"),
+                   ("fill", "CuPy fill"), ("rand", "CuPy random.rand"))
 
 
 def unavailable(why, part):
@@ -185,6 +186,28 @@ def bandwidth_rows(cupy, stream):
                 raise AssertionError("sum along an axis is %r, expected %r" % (got[:4], 1.5 * side))
 
         measure("bandwidth", "sum axis=%d" % axis, "CuPy sum", "GB/s", figure(along, nbytes, check_along))
+
+    # What NumPy code writes without cupy.fuse: a temporary for x*y, then its sum.
+    def product_sum():
+        holder["dot"] = cupy.sum(x * y)
+
+    def check_product_sum():
+        got = float(holder["dot"].get())
+        if abs(got - 0.375 * n) > 1e-5 * 0.375 * n:
+            raise AssertionError("sum(x*y) is %r, expected %r" % (got, 0.375 * n))
+
+    measure("bandwidth", "(x*y).sum", "CuPy sum(x*y)", "GB/s", figure(product_sum, 2 * nbytes, check_product_sum))
+
+    def deviation():
+        holder["std"] = cupy.std(x)
+
+    def check_deviation():
+        got = float(holder["std"].get())
+        if got != 0.0:
+            raise AssertionError("std of equal values is %r" % got)
+
+    measure("bandwidth", "std", "CuPy std", "GB/s", figure(deviation, nbytes, check_deviation))
+    holder.clear()
 
     measure("bandwidth", "fill", "CuPy fill", "GB/s", figure(lambda: z.fill(0.5), nbytes, expect(z, 0.5)))
 

@@ -36,6 +36,8 @@ EXPECTED = (
     + [("bandwidth", "sum", impl) for impl in ("cuda-core reduction", "CuPy sum")]
     + [("bandwidth", case, impl) for case in ("sum axis=0", "sum axis=1")
        for impl in ("cuda-core sum_axes", "CuPy sum")]
+    + [("bandwidth", "(x*y).sum", impl) for impl in ("cuda-core fused reduction", "CuPy sum(x*y)")]
+    + [("bandwidth", "std", impl) for impl in ("cuda-core std", "CuPy std")]
     + [("bandwidth", "fill", impl) for impl in ("cuda-core fill", "CuPy fill")]
     + [("bandwidth", "rand", impl) for impl in ("cuda-core random::rand", "CuPy random.rand")]
     + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",

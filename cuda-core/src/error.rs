@@ -120,6 +120,10 @@ pub enum Error {
     /// element type or layout arrays do not have, a consumed capsule, ...
     #[error(transparent)]
     DLPack(#[from] crate::array::DLPackError),
+    /// A `.npy` file that cannot be read as the array asked for, or an array without a NumPy
+    /// dtype to save it as.
+    #[error(transparent)]
+    Npy(#[from] crate::array::NpyError),
 }
 
 impl Error {

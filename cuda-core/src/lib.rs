@@ -125,10 +125,10 @@ pub use array::random;
 pub use array::release_completed_imports;
 pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
-    ArgType, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
+    ArgType, Average, AverageOf, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
-    Element, ElementwiseKernel, Expr, ExprOps, Integral, IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock,
-    Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, WhereArms,
+    Element, ElementwiseKernel, Expr, ExprOps, Integral, IntoExpr, IntoShape, MemoryPool, NpyError, PoolStats,
+    PooledBlock, Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{MatmulElement, Norm};

@@ -427,8 +427,40 @@ fn fused_array_expression(_ptx: &str) -> Result<()> {
     synchronized
 }
 
+/// cuda-core's `.npy` chapter on the driver: an array of an explicit pool written as `.npy`
+/// bytes and read back into a new array of the pool (allocations, copies both ways,
+/// synchronisation), the values and shape checked; everything dropped on every path.
+fn npy_round_trip(_ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let round_trip = (|| -> cuda_core::Result<()> {
+        let pool = MemoryPool::new(&context);
+        let values: Vec<i32> = (0..12).map(|i| i * 3 - 7).collect();
+        let mut x = DeviceArray::<i32>::empty_in(&pool, &stream, [3, 4])?;
+        x.copy_from_host(&values)?;
+        let mut bytes = Vec::new();
+        x.write_npy(&mut bytes)?;
+        let y = DeviceArray::<i32>::read_npy_in(&pool, &stream, bytes.as_slice())?;
+        if y.shape() != [3, 4] || y.to_vec()? != values {
+            return Err(cuda_core::Error::InvalidValue(format!(
+                "npy round trip: got shape {:?}",
+                y.shape()
+            )));
+        }
+        drop((x, y));
+        pool.free_all_blocks()?;
+        Ok(())
+    })();
+    let synchronized = stream.synchronize();
+    round_trip.map_err(|error| match error {
+        cuda_core::Error::Driver(error) => error,
+        other => Error::InvalidValue(other.to_string()),
+    })?;
+    synchronized
+}
+
 /// The sequences the failure-point suite runs, by name.
-pub const SEQUENCES: [(&str, Sequence); 12] = [
+pub const SEQUENCES: [(&str, Sequence); 13] = [
     ("device queries", device_queries),
     (
         "allocate, copy, launch, synchronize, drop",
@@ -450,4 +482,5 @@ pub const SEQUENCES: [(&str, Sequence); 12] = [
     ("module loading", module_loading),
     ("libraries, limits and occupancy", libraries_limits_and_occupancy),
     ("fused array expression", fused_array_expression),
+    ("npy round trip", npy_round_trip),
 ];

@@ -473,6 +473,19 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
     x.nansum_axes(&[0], false)?;
     (x.count_nonzero()?, x.ptp_axes(&[1], false)?);
+    (x.nanargmax()?, x.nanargmin_axis(1, false)?);
+    {
+        let (w, w1d) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 3)?);
+        x.average(&w, None, false)?.average;
+        use cuda_core::Average;
+        let Average { average, weight_sum } = x.average(&w1d, Some(&[1]), false)?;
+        x.save_npy("x.npy")?;
+        DeviceArray::<f32>::load_npy(&stream, "x.npy")?;
+        x.write_npy(Vec::new())?;
+        DeviceArray::<f32>::read_npy(&stream, [0u8; 0].as_slice())?;
+    }
+    (x.round(2), x.round(-1));
+    (x.nan_to_num(0.0, None, None), x.nan_to_num(0.0, Some(1e6), Some(-1e6)));
     drop(z);
     x.astype::<f32>().eval()?;
     x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?;

@@ -1,7 +1,8 @@
 //! Benchmarks of cuda-core's pooled array layer: `MemoryPool` alloc+free (1 KiB, 1 MiB,
 //! 256 MiB, and through `DeviceArray::empty`), and on 2^28 f32 the device-to-device copy,
 //! `2.0 * x + y` (`ElementwiseKernel`, and as a fused expression), `sum` (`ReductionKernel`),
-//! `sum` along each axis of the `(2^14, 2^14)` view, `fill` and `random::rand` as GB/s of read
+//! `sum` along each axis of the `(2^14, 2^14)` view, the fused `(x * y).sum()` (against `sum` of
+//! one 2^29 array), `std` (one pass), `fill` and `random::rand` as GB/s of read
 //! plus written bytes, each also as a fraction of the copy measured here; and the host cost of a
 //! cache-hit expression evaluation against a `RawKernel` launch of the same work. Prints `ROW {json}` lines
 //! (see the `benches` crate docs). Built with `--features array`.
@@ -23,6 +24,8 @@ const RAW_LAUNCH: &str = "cuda-core RawKernel x*y+z";
 const SMALL_N: usize = 1000;
 const REDUCTION: &str = "cuda-core reduction";
 const REDUCTION_AXIS: &str = "cuda-core sum_axes";
+const FUSED_REDUCTION: &str = "cuda-core fused reduction";
+const STD: &str = "cuda-core std";
 const FILL: &str = "cuda-core fill";
 const RAND: &str = "cuda-core random::rand";
 /// The `(2^14, 2^14)` view of the 2^28 elements that the axis sums reduce.
@@ -65,6 +68,8 @@ fn main() {
             Row::unavailable("bandwidth", "sum", REDUCTION, "GB/s", why).emit();
             Row::unavailable("bandwidth", "sum axis=0", REDUCTION_AXIS, "GB/s", why).emit();
             Row::unavailable("bandwidth", "sum axis=1", REDUCTION_AXIS, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "(x*y).sum", FUSED_REDUCTION, "GB/s", why).emit();
+            Row::unavailable("bandwidth", "std", STD, "GB/s", why).emit();
             Row::unavailable("bandwidth", "fill", FILL, "GB/s", why).emit();
             Row::unavailable("bandwidth", "rand", RAND, "GB/s", why).emit();
             Row::unavailable("host", "expression launch", EXPRESSION_LAUNCH, "us/call", why).emit();
@@ -89,6 +94,8 @@ fn main() {
             Row::failed("bandwidth", "sum", REDUCTION, "GB/s", &why).emit();
             Row::failed("bandwidth", "sum axis=0", REDUCTION_AXIS, "GB/s", &why).emit();
             Row::failed("bandwidth", "sum axis=1", REDUCTION_AXIS, "GB/s", &why).emit();
+            Row::failed("bandwidth", "(x*y).sum", FUSED_REDUCTION, "GB/s", &why).emit();
+            Row::failed("bandwidth", "std", STD, "GB/s", &why).emit();
             Row::failed("bandwidth", "fill", FILL, "GB/s", &why).emit();
             Row::failed("bandwidth", "rand", RAND, "GB/s", &why).emit();
         }
@@ -317,6 +324,63 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
     rows.push(match reduction {
         Ok(stats) => bandwidth_row("sum", REDUCTION, n * elem, &stats, Some(copy_gbps)),
         Err(why) => Row::failed("bandwidth", "sum", REDUCTION, "GB/s", &why),
+    });
+
+    // `(x * y).sum()`: the product fused into the reduction's map, reading both arrays once and
+    // writing no temporary; against `sum` of one array of twice the elements (the same bytes).
+    let fused = (|| {
+        let mut total = None;
+        let stats = time_on_stream(stream, || {
+            total = Some((&x * &y).sum().map_err(text)?);
+            Ok(())
+        })?;
+        let total = total.ok_or("no sum")?.item().map_err(text)?;
+        let expected = 0.375 * n as f64;
+        if ((f64::from(total) - expected) / expected).abs() > 1e-5 {
+            return Err(format!("(x*y).sum is wrong: {total} != {expected}"));
+        }
+        let mut double = DeviceArray::<f32>::empty(stream, 2 * n).map_err(text)?;
+        double.fill(1.5).map_err(text)?;
+        let double_sum = time_on_stream(stream, || double.sum().map(drop).map_err(text))?;
+        Ok((stats, gbps(2 * n * elem, double_sum.median)))
+    })();
+    rows.push(match fused {
+        Ok((stats, double_gbps)) => {
+            let mut row = bandwidth_row("(x*y).sum", FUSED_REDUCTION, 2 * n * elem, &stats, Some(copy_gbps));
+            row.detail += &format!(
+                "; {:.3} of sum over one 2^29 f32 array measured in this run ({double_gbps:.0} GB/s)",
+                gbps(2 * n * elem, stats.median) / double_gbps
+            );
+            row
+        }
+        Err(why) => Row::failed("bandwidth", "(x*y).sum", FUSED_REDUCTION, "GB/s", &why),
+    });
+
+    // `std` of every element: one pass (per-thread Welford in f64, merged pairwise).
+    let std = (|| {
+        let mut deviation = None;
+        let stats = time_on_stream(stream, || {
+            deviation = Some(x.std(0).map_err(text)?);
+            Ok(())
+        })?;
+        let deviation = deviation.ok_or("no std")?.item().map_err(text)?;
+        match deviation == 0.0 {
+            true => Ok(stats),
+            false => Err(format!("std of equal values is {deviation}, not 0")),
+        }
+    })();
+    rows.push(match std {
+        Ok(stats) => {
+            let mut row = bandwidth_row("std", STD, n * elem, &stats, Some(copy_gbps));
+            if let Some(whole) = whole_sum_gbps {
+                row.detail += &format!(
+                    "; {:.3} of the whole-array sum measured in this run ({whole:.0} GB/s)",
+                    gbps(n * elem, stats.median) / whole
+                );
+            }
+            row
+        }
+        Err(why) => Row::failed("bandwidth", "std", STD, "GB/s", &why),
     });
 
     // The same 2^28 elements as a (2^14, 2^14) matrix, summed down the columns and along rows.

@@ -39,7 +39,9 @@ pub(crate) use memory::{default_pool_contexts, release_default_pools, synchroniz
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
-pub use routines::{allclose, array_equal, where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
+pub use routines::{
+    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, NpyError, Rhs, WhereArms,
+};
 #[cfg(feature = "blas")]
 pub use routines::{MatmulElement, Norm};
 pub use view::{broadcast_shapes, Slice};

@@ -192,7 +192,9 @@ unary_table! {
     signbit => Signbit, Predicate, "_cc_signbit({x})";
     /// `!x`: whether `x` is zero (NaN is not).
     logical_not => LogicalNot, Predicate, "(!{x})";
-    /// Bitwise not (NumPy's `invert`; `Bool`: logical not); integers and `Bool` only.
+    /// Bitwise not (NumPy's `invert`, also named `bitwise_not`; `Bool`: logical not); integers
+    /// and `Bool` only.
+    #[doc(alias = "bitwise_not")]
     invert => Invert, Same, "_cc_invert({x})";
 }
 
@@ -697,8 +699,12 @@ where
     C: IntoExpr<'a, Elem = Bool>,
     (A, B): WhereArms<'a>,
 {
-    let c = condition.into_expr();
     let (a, b) = (a, b).arms();
+    select(condition.into_expr(), a, b)
+}
+
+/// `a` where `c` holds, else `b`: the node of [`where_`] for arms of one type.
+fn select<'a, T: Element>(c: Expr<'a, Bool>, a: Expr<'a, T>, b: Expr<'a, T>) -> Expr<'a, T> {
     let mut operands = c.operands;
     let mut a_node = a.node;
     a_node.shift(operands.len());
@@ -706,11 +712,37 @@ where
     let mut b_node = b.node;
     b_node.shift(operands.len());
     operands.extend(b.operands);
-    let dtype = <<(A, B) as WhereArms<'a>>::Output as Element>::DTYPE;
-    Expr::<Bool>::retype(
-        Node::Where(Box::new(c.node), Box::new(a_node), Box::new(b_node), dtype),
+    Expr::<T>::retype(
+        Node::Where(Box::new(c.node), Box::new(a_node), Box::new(b_node), T::DTYPE),
         operands,
     )
+}
+
+/// `10^n` as NumPy's `round` computes it (exact up to `10^22`).
+fn power_of_ten(n: u32) -> f64 {
+    (0..n).fold(1.0, |power, _| power * 10.0)
+}
+
+/// `rint(x * 10^decimals) / 10^decimals` in `F` (for negative `decimals`, `rint(x / 10^-decimals)
+/// * 10^-decimals`), each step rounded to `F` as NumPy's `round` does.
+fn scaled_rint<F: Element>(x: Expr<'_, F>, decimals: i32) -> Expr<'_, F> {
+    let scale = Expr::<F>::scalar(F::DTYPE, ScalarValue::Float(power_of_ten(decimals.unsigned_abs())));
+    let (into, back) = match decimals >= 0 {
+        true => (BinaryOp::Mul, BinaryOp::Div),
+        false => (BinaryOp::Div, BinaryOp::Mul),
+    };
+    let scaled: Expr<'_, F> = binary(into, x, scale.duplicate());
+    binary(back, unary::<_, F>(UnaryOp::Rint, scaled), scale)
+}
+
+/// The largest finite value of a float type (NumPy's `finfo(dtype).max`).
+fn largest_finite(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => half::f16::MAX.to_f64(),
+        DType::BF16 => half::bf16::MAX.to_f64(),
+        DType::F32 => f64::from(f32::MAX),
+        _ => f64::MAX,
+    }
 }
 
 /// Element-wise methods of arrays (`&DeviceArray<T>`) and expressions; each returns a lazy
@@ -722,6 +754,52 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     /// NaN propagates); either bound may be a scalar, weak as in [`Rhs`].
     fn clip<L: Rhs<'a, Self::Elem>, H: Rhs<'a, L::Output>>(self, low: L, high: H) -> Expr<'a, H::Output> {
         binary_rhs(BinaryOp::Minimum, self.maximum(low), high)
+    }
+    /// NumPy's `round` (`around`) to `decimals` decimal places, ties to even, in the same type:
+    /// floats compute `rint(x * 10^decimals) / 10^decimals` (`rint(x / 10^-d) * 10^-d` for
+    /// negative `decimals`), rounding to the type after each step as NumPy does, so results
+    /// carry the same binary error as NumPy's (`round(2.675, 2)` is `2.67`). Integers are
+    /// unchanged for `decimals >= 0` and rounded to a multiple of `10^-decimals` in `f64` (ties
+    /// to even) otherwise. `Bool` is unchanged (NumPy gives `float16` there).
+    ///
+    /// ```no_run
+    /// # use cuda_core::{Device, DeviceArray, ExprOps};
+    /// # fn main() -> cuda_core::Result<()> {
+    /// # let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::from_slice(&stream, &[0.125f64, 2.5, -1.55, 1250.0])?;
+    /// assert_eq!(x.round(2).eval()?.to_vec()?, [0.12, 2.5, -1.55, 1250.0]);
+    /// assert_eq!(x.round(-2).eval()?.to_vec()?, [0.0, 0.0, -0.0, 1200.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn round(self, decimals: i32) -> Expr<'a, Self::Elem> {
+        let x = self.into_expr();
+        match <Self::Elem as Element>::DTYPE {
+            DType::Bool => x,
+            d if d.is_int() && decimals >= 0 => x,
+            d if d.is_int() => cast_to(scaled_rint::<f64>(cast_to(x), decimals)),
+            _ if decimals == 0 => unary(UnaryOp::Rint, x),
+            _ => scaled_rint(x, decimals),
+        }
+    }
+    /// NumPy's `nan_to_num`: NaN becomes `nan`, `+inf` becomes `posinf` and `-inf` `neginf`
+    /// (by default the largest and the most negative finite value of the type), converted to
+    /// the type (a value beyond an `f16`'s range becomes infinite there); integers and `Bool`
+    /// are unchanged. One fused element-wise operation, not a copy per replacement.
+    fn nan_to_num(self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Expr<'a, Self::Elem> {
+        let x = self.into_expr();
+        let dtype = <Self::Elem as Element>::DTYPE;
+        if !dtype.is_float() {
+            return x;
+        }
+        let value = |v: f64| Expr::<'a, Self::Elem>::scalar(dtype, ScalarValue::Float(v));
+        let largest = largest_finite(dtype);
+        let is_nan: Expr<'a, Bool> = unary(UnaryOp::IsNan, x.duplicate());
+        let is_posinf: Expr<'a, Bool> = binary(BinaryOp::Eq, x.duplicate(), value(f64::INFINITY));
+        let is_neginf: Expr<'a, Bool> = binary(BinaryOp::Eq, x.duplicate(), value(f64::NEG_INFINITY));
+        let finite_or_neginf = select(is_neginf, value(neginf.unwrap_or(-largest)), x);
+        let not_posinf = select(is_posinf, value(posinf.unwrap_or(largest)), finite_or_neginf);
+        select(is_nan, value(nan), not_posinf)
     }
     /// NumPy's `isclose`: `|x - y| <= atol + rtol * |y|` element-wise, in the promoted type
     /// (`f64` for integers: [`Scalars::WithFloat`]); infinities are close only to themselves;
@@ -1613,6 +1691,74 @@ mod tests {
             DType::Bool,
         );
         assert!(text.contains("((bool)((a0) != 0)) && ((bool)((a1) != 0))"), "{text}");
+    }
+
+    #[test]
+    fn round_and_nan_to_num_keep_the_type_and_compile() {
+        use crate::{Arch, CompileTarget, Program, ProgramOptions};
+        fn v<'a, T: Element>() -> Expr<'a, T> {
+            Expr::scalar(T::DTYPE, ScalarValue::Float(1.5))
+        }
+        fn compiles<T: Element>(expr: Expr<'_, T>) -> String {
+            let plan = Plan::new(&expr.node, &expr.operands, T::DTYPE);
+            let (params, operation) = plan.source(&expr.node, &expr.operands, T::DTYPE);
+            let kernel = ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
+            let mut signature: Vec<_> = plan
+                .inputs
+                .iter()
+                .map(|&i| crate::array::ArgType::Scalar(operand_dtype(&expr.operands[i])))
+                .collect();
+            signature.push(crate::array::ArgType::Array(T::DTYPE));
+            let source = kernel.source_for(&signature).unwrap();
+            let options = ProgramOptions {
+                cache: false,
+                ..ProgramOptions::for_arch(Arch::Sm(90))
+            };
+            if let Err(error) = Program::new(source.clone(), options).compile(CompileTarget::Ptx) {
+                panic!("{}: {error}\n{source}", T::DTYPE);
+            }
+            operation
+        }
+        assert_eq!(v::<i32>().round(-1).dtype(), DType::I32);
+        assert_eq!(v::<half::f16>().round(2).dtype(), DType::F16);
+        assert_eq!(v::<f64>().nan_to_num(0.0, None, None).dtype(), DType::F64);
+        // Integers with decimals >= 0, Bool, and nan_to_num of non-floats are the operand itself.
+        assert!(matches!(v::<u8>().round(3).node, Node::Operand(0, DType::U8)));
+        assert!(matches!(v::<Bool>().round(-1).node, Node::Operand(0, DType::Bool)));
+        assert!(matches!(v::<i64>().nan_to_num(0.0, None, None).node, Node::Operand(..)));
+        assert!(compiles(v::<f32>().round(0)).contains("rint("), "decimals 0 is rint");
+        let f16 = compiles(v::<half::f16>().round(2));
+        assert_eq!(
+            f16.matches("cuda_core_f16(").count(),
+            3,
+            "f16 rounds after each step: {f16}"
+        );
+        let int = compiles(v::<i16>().round(-2));
+        assert!(
+            int.contains("(double)") && int.contains("rint("),
+            "integers round in f64: {int}"
+        );
+        compiles(v::<half::bf16>().round(-1));
+        for text in [
+            compiles(v::<f32>().nan_to_num(0.0, None, Some(-1.0))),
+            compiles(v::<half::f16>().nan_to_num(1.0, Some(2.0), None)),
+            compiles((v::<f64>() * v::<f64>()).nan_to_num(0.0, None, None)),
+        ] {
+            assert!(text.contains("_cc_isnan") && text.matches('?').count() == 3, "{text}");
+        }
+        // The default replacements are the type's largest finite values, as NumPy's finfo.
+        let expr = v::<half::f16>().nan_to_num(0.0, None, None);
+        let values: Vec<f64> = expr
+            .operands
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Scalar(DType::F16, ScalarValue::Float(f)) => Some(*f),
+                _ => None,
+            })
+            .collect();
+        assert!(values.contains(&65504.0) && values.contains(&-65504.0), "{values:?}");
+        assert_eq!(power_of_ten(0), 1.0);
+        assert_eq!(power_of_ten(22), 1e22);
     }
 
     /// Every operator over operands of `a` and `b`, as NVRTC must accept it.

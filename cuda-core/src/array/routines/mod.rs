@@ -7,12 +7,14 @@
 //! - `math` and `operators`: the lazy, fused element-wise expressions (`+`, `sqrt`, `where_`,
 //!   the ufunc tables, `isclose`, ...), with weak scalars of every Rust numeric type;
 //! - `reductions`: `sum`, `prod`, `mean`, `max`, `min`, `all`, `any`, `argmax`, `argmin`, `var`,
-//!   `std`, the `nan*` reductions, `count_nonzero`, `ptp`, `allclose`, `array_equal`, of arrays
+//!   `std`, the `nan*` reductions (`nanargmax`, `nanargmin` too), `count_nonzero`, `ptp`,
+//!   `average`, `allclose`, `array_equal`, of arrays
 //!   and (fused, one kernel) of expressions;
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
 //! - `linalg` (feature `blas`): `matmul`, `dot`, `vdot`, `inner`, `outer`, `trace`, `linalg_norm`
 //!   through cuBLAS and the reductions;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
+//! - `npy`: NumPy's `.npy` files (`save_npy`, `load_npy`, `write_npy`, `read_npy`);
 //! - `printing`: `Display` in NumPy's layout.
 //!
 //! Later chapters (`linalg` through the library crate, `fft`, `sorting`, `statistics`, ...)
@@ -24,6 +26,7 @@ mod io;
 mod linalg;
 mod manipulation;
 pub(crate) mod math;
+mod npy;
 mod operators;
 mod printing;
 pub mod random;
@@ -31,6 +34,7 @@ mod reductions;
 
 #[cfg(feature = "blas")]
 pub use linalg::{MatmulElement, Norm};
-pub use reductions::{allclose, array_equal};
+pub use npy::NpyError;
+pub use reductions::{allclose, array_equal, Average, AverageOf};
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};

@@ -1,7 +1,7 @@
 //! NumPy's reductions as methods of [`DeviceArray`]: `sum`, `prod`, `mean`, `max`, `min`,
 //! `all`, `any`, `argmax` and `argmin`, the statistics `var` and `std` (with `ddof`),
-//! `nansum`, `nanmean`, `nanmax`, `nanmin`, `count_nonzero` and `ptp`, over every element or
-//! along axes (with `keepdims`), and
+//! `nansum`, `nanmean`, `nanmax`, `nanmin`, `nanargmax`, `nanargmin`, `count_nonzero`, `ptp` and
+//! the weighted `average`, over every element or along axes (with `keepdims`), and
 //! [`item`](DeviceArray::item), which reads a one-element array back to the host.
 //!
 //! ```no_run
@@ -41,7 +41,7 @@ use crate::array::kernels::reduction_axis::{reduced_axes, reduced_shape};
 use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::Arg;
 use crate::array::promotion::{Promote, Scalars};
-use crate::array::routines::math::{Expr, ExprOps, IntoExpr, EXPR_PRELUDE};
+use crate::array::routines::math::{binary, cast_to, BinaryOp, Expr, ExprOps, IntoExpr, EXPR_PRELUDE};
 use crate::error::{Error, Result};
 use cuda_driver::Stream;
 
@@ -77,6 +77,11 @@ template <> __device__ __forceinline__ double cc_lowest<double>() { return -__lo
 template <> __device__ __forceinline__ double cc_highest<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
 template <typename V> struct cc_arg { V v; long long i; };
 template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_arg(const X x, const unsigned long long i) { cc_arg<V> r; r.v = (V)x; r.i = (long long)i; return r; }
+template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_nanarg(const X x, const unsigned long long i) {
+    cc_arg<V> r = cc_make_arg<V>(x, i);
+    if (cc_isnan(r.v)) r.i = -1;
+    return r;
+}
 template <typename V> __device__ __forceinline__ cc_arg<V> cc_no_arg() { cc_arg<V> r; r.v = V(0); r.i = -1; return r; }
 template <typename V> __device__ __forceinline__ cc_arg<V> cc_arg_best(const cc_arg<V> a, const cc_arg<V> b, const bool greatest) {
     if (a.i < 0) return b;
@@ -140,6 +145,8 @@ enum Op {
     NanMean,
     NanMax,
     NanMin,
+    NanArgMax,
+    NanArgMin,
     CountNonzero,
 }
 
@@ -161,6 +168,8 @@ impl Op {
             Op::NanMean => "nanmean",
             Op::NanMax => "nanmax",
             Op::NanMin => "nanmin",
+            Op::NanArgMax => "nanargmax",
+            Op::NanArgMin => "nanargmin",
             Op::CountNonzero => "count_nonzero",
         }
     }
@@ -168,7 +177,7 @@ impl Op {
     fn has_identity(self) -> bool {
         !matches!(
             self,
-            Op::Max | Op::Min | Op::ArgMax | Op::ArgMin | Op::NanMax | Op::NanMin
+            Op::Max | Op::Min | Op::ArgMax | Op::ArgMin | Op::NanMax | Op::NanMin | Op::NanArgMax | Op::NanArgMin
         )
     }
 
@@ -183,7 +192,7 @@ impl Op {
     }
 
     fn is_arg(self) -> bool {
-        matches!(self, Op::ArgMax | Op::ArgMin)
+        matches!(self, Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin)
     }
 }
 
@@ -283,14 +292,17 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             "cc_no_moments()",
             "cc_moments".to_string(),
         ),
-        Op::ArgMax | Op::ArgMin => (
-            format!("cc_make_arg<_type_value>({x}, i)"),
-            if op == Op::ArgMax {
-                "cc_arg_best(a, b, true)"
-            } else {
-                "cc_arg_best(a, b, false)"
+        Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin => (
+            match op {
+                Op::NanArgMax | Op::NanArgMin => format!("cc_make_nanarg<_type_value>({x}, i)"),
+                _ => format!("cc_make_arg<_type_value>({x}, i)"),
             },
-            "y = a.i < 0 ? 0 : (a.i / (long long)inner) % (long long)n",
+            match op {
+                Op::ArgMax | Op::NanArgMax => "cc_arg_best(a, b, true)",
+                _ => "cc_arg_best(a, b, false)",
+            },
+            // `-1` marks a line without a value: all NaN for the `nan` forms.
+            "y = a.i < 0 ? -1 : (a.i / (long long)inner) % (long long)n",
             "cc_no_arg<_type_value>()",
             "cc_arg<_type_value>".to_string(),
         ),
@@ -637,6 +649,169 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
+impl<T: Element> DeviceArray<T> {
+    /// The row-major index of the greatest element ignoring NaNs (NumPy's `nanargmax`), a 0-d
+    /// array. As NumPy raises `ValueError`, an array whose elements are all NaN is an
+    /// [`Error::InvalidValue`]; for float types that check reads the result back (it waits for
+    /// the array's stream). Empty arrays are an error.
+    pub fn nanargmax(&self) -> Result<DeviceArray<i64>> {
+        without_all_nan(reduce(self, Op::NanArgMax, None, false, 0.0)?, Op::NanArgMax, T::DTYPE)
+    }
+
+    /// The index along `axis` of the greatest element of each line ignoring NaNs (see
+    /// [`nanargmax`](Self::nanargmax): a line of NaNs only is an error, found with one more
+    /// small reduction and a read back).
+    pub fn nanargmax_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        let indices = reduce(self, Op::NanArgMax, Some(&[axis]), keepdims, 0.0)?;
+        without_all_nan(indices, Op::NanArgMax, T::DTYPE)
+    }
+
+    /// The row-major index of the least element ignoring NaNs (NumPy's `nanargmin`; see
+    /// [`nanargmax`](Self::nanargmax)).
+    pub fn nanargmin(&self) -> Result<DeviceArray<i64>> {
+        without_all_nan(reduce(self, Op::NanArgMin, None, false, 0.0)?, Op::NanArgMin, T::DTYPE)
+    }
+
+    /// The index along `axis` of the least element of each line ignoring NaNs (see
+    /// [`nanargmax_axis`](Self::nanargmax_axis)).
+    pub fn nanargmin_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
+        let indices = reduce(self, Op::NanArgMin, Some(&[axis]), keepdims, 0.0)?;
+        without_all_nan(indices, Op::NanArgMin, T::DTYPE)
+    }
+}
+
+/// `indices` of a `nanargmax`/`nanargmin` of `dtype` values, or NumPy's error for a line that is
+/// all NaN (the kernel marks it `-1`); integer types have no NaN, so nothing is read back.
+fn without_all_nan(indices: DeviceArray<i64>, op: Op, dtype: DType) -> Result<DeviceArray<i64>> {
+    if !dtype.is_float() || indices.is_empty() {
+        return Ok(indices);
+    }
+    let least = match indices.len() {
+        1 => indices.item()?,
+        _ => indices.min()?.item()?,
+    };
+    match least < 0 {
+        true => Err(Error::InvalidValue(format!(
+            "{}: all-NaN slice encountered (NumPy raises ValueError)",
+            op.name()
+        ))),
+        false => Ok(indices),
+    }
+}
+
+/// The type of a weighted average of `T` values with `W` weights, as NumPy's `average`:
+/// the promoted type with `f64` for integer and `Bool` values (`f64` unless both are floats).
+pub type AverageOf<T, W> = <<T as Scalars>::WithFloat as Promote<W>>::Output;
+
+/// A weighted average and the sum of its weights, of the average's shape (NumPy's
+/// `average(..., returned=True)`), from [`DeviceArray::average`].
+#[derive(Debug)]
+pub struct Average<R: Element> {
+    /// `sum(x * w) / sum(w)` over the reduced axes.
+    pub average: DeviceArray<R>,
+    /// `sum(w)` over the reduced axes.
+    pub weight_sum: DeviceArray<R>,
+}
+
+impl<T: Scalars> DeviceArray<T> {
+    /// NumPy's weighted `average` over `axes` (`None`: every element) with `keepdims`:
+    /// `sum(x * w) / sum(w)` in [`AverageOf`] (the unweighted average is
+    /// [`mean`](Self::mean)). `weights` has the array's shape (then `sum(x * w)` is one fused
+    /// reduction reading both once), or is 1-D with the length of the one axis in `axes`, as in
+    /// NumPy. Weights that sum to zero along a line are an [`Error::InvalidValue`] (NumPy's
+    /// `ZeroDivisionError`; the check reads back whether any weight sum is zero, so it waits for
+    /// the stream).
+    ///
+    /// ```no_run
+    /// # use cuda_core::{Device, DeviceArray};
+    /// # fn main() -> cuda_core::Result<()> {
+    /// # let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4])?.reshape([2, 2])?;
+    /// let w = DeviceArray::from_slice(&stream, &[3.0f32, 1.0])?;
+    /// let along_rows = x.average(&w, Some(&[1]), false)?;
+    /// assert_eq!(along_rows.average.to_vec()?, [1.25, 3.25]); // f64, as NumPy
+    /// assert_eq!(along_rows.weight_sum.to_vec()?, [4.0, 4.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn average<W>(
+        &self,
+        weights: &DeviceArray<W>,
+        axes: Option<&[usize]>,
+        keepdims: bool,
+    ) -> Result<Average<AverageOf<T, W>>>
+    where
+        W: Scalars,
+        T::WithFloat: Promote<W>,
+    {
+        let values: Expr<'_, AverageOf<T, W>> = cast_to(self.into_expr());
+        if weights.shape() == self.shape() {
+            let weighted: Expr<'_, AverageOf<T, W>> = binary(
+                BinaryOp::Mul,
+                values,
+                cast_to::<_, AverageOf<T, W>>(weights.into_expr()),
+            );
+            let total: DeviceArray<AverageOf<T, W>> = reduce_expr(weighted, Op::Sum, axes, keepdims, 0.0)?;
+            let weight_sum: DeviceArray<AverageOf<T, W>> = reduce_expr(
+                cast_to::<_, AverageOf<T, W>>(weights.into_expr()),
+                Op::Sum,
+                axes,
+                keepdims,
+                0.0,
+            )?;
+            nonzero_weights(&weight_sum)?;
+            let average = binary(BinaryOp::Div, total.into_expr(), weight_sum.into_expr()).eval()?;
+            return Ok(Average { average, weight_sum });
+        }
+        let axis = match axes {
+            Some(&[axis]) if weights.ndim() == 1 && axis < self.ndim() && weights.len() == self.shape()[axis] => axis,
+            _ => {
+                return Err(Error::InvalidValue(format!(
+                    "average: weights of shape {:?} do not fit an array of shape {:?} along axes {axes:?} (the array's shape, or 1-D with the length of the one axis)",
+                    weights.shape(),
+                    self.shape()
+                )))
+            }
+        };
+        // 1-D weights stand along `axis`: a view with extent 1 elsewhere, broadcast.
+        let mut along = vec![1; self.ndim()];
+        along[axis] = weights.len();
+        let compact;
+        let line = match weights.is_contiguous() {
+            true => weights,
+            false => {
+                compact = weights.to_contiguous()?;
+                &compact
+            }
+        };
+        let line = line.reshape(along)?;
+        let weighted: Expr<'_, AverageOf<T, W>> =
+            binary(BinaryOp::Mul, values, cast_to::<_, AverageOf<T, W>>(line.into_expr()));
+        let total: DeviceArray<AverageOf<T, W>> = reduce_expr(weighted, Op::Sum, Some(&[axis]), keepdims, 0.0)?;
+        let sum: DeviceArray<AverageOf<T, W>> = reduce_expr(
+            cast_to::<_, AverageOf<T, W>>(weights.into_expr()),
+            Op::Sum,
+            None,
+            false,
+            0.0,
+        )?;
+        nonzero_weights(&sum)?;
+        let weight_sum = sum.broadcast_to(total.shape().to_vec())?.to_contiguous()?;
+        let average = binary(BinaryOp::Div, total.into_expr(), sum.into_expr()).eval()?;
+        Ok(Average { average, weight_sum })
+    }
+}
+
+/// NumPy's `ZeroDivisionError` of `average` when a weight sum is zero.
+fn nonzero_weights<R: Scalars>(weight_sum: &DeviceArray<R>) -> Result<()> {
+    if weight_sum.is_empty() || weight_sum.eq(0).any()?.item()? == Bool::FALSE {
+        return Ok(());
+    }
+    Err(Error::InvalidValue(
+        "average: the weights sum to zero, so the average cannot be normalized (NumPy raises ZeroDivisionError)".into(),
+    ))
+}
+
 impl<T: Scalars + Promote<T, Output = T>> DeviceArray<T> {
     /// The range of the values, `max - min`, a 0-d array of `T` (NumPy's `ptp`: integers wrap,
     /// NaN if any is NaN; an error when empty): two reductions and a subtraction.
@@ -703,6 +878,24 @@ impl<T: Scalars> Expr<'_, T> {
     pub fn argmin_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
         reduce_expr(self, Op::ArgMin, Some(&[axis]), keepdims, 0.0)
     }
+
+    /// The row-major index of the greatest value ignoring NaNs (see [`DeviceArray::nanargmax`]).
+    pub fn nanargmax(self) -> Result<DeviceArray<i64>> {
+        without_all_nan(
+            reduce_expr(self, Op::NanArgMax, None, false, 0.0)?,
+            Op::NanArgMax,
+            T::DTYPE,
+        )
+    }
+
+    /// The row-major index of the least value ignoring NaNs (see [`DeviceArray::nanargmin`]).
+    pub fn nanargmin(self) -> Result<DeviceArray<i64>> {
+        without_all_nan(
+            reduce_expr(self, Op::NanArgMin, None, false, 0.0)?,
+            Op::NanArgMin,
+            T::DTYPE,
+        )
+    }
 }
 
 impl<T: Element> DeviceArray<T> {
@@ -726,7 +919,7 @@ mod tests {
     use crate::array::ArgType;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
-    const ALL_OPS: [Op; 16] = [
+    const ALL_OPS: [Op; 18] = [
         Op::Sum,
         Op::Prod,
         Op::Mean,
@@ -742,6 +935,8 @@ mod tests {
         Op::NanMean,
         Op::NanMax,
         Op::NanMin,
+        Op::NanArgMax,
+        Op::NanArgMin,
         Op::CountNonzero,
     ];
 
@@ -751,7 +946,7 @@ mod tests {
             Op::Mean | Op::Var | Op::Std | Op::NanMean => <T::Mean as Element>::DTYPE,
             Op::Max | Op::Min | Op::NanMax | Op::NanMin => T::DTYPE,
             Op::All | Op::Any => DType::Bool,
-            Op::ArgMax | Op::ArgMin | Op::CountNonzero => DType::I64,
+            Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin | Op::CountNonzero => DType::I64,
         }
     }
 
