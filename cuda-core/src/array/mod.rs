@@ -41,5 +41,5 @@ pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
 pub use routines::{allclose, array_equal, where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
 #[cfg(feature = "blas")]
-pub use routines::{MatmulElement, Norm};
+pub use routines::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
 pub use view::{broadcast_shapes, Slice};

@@ -10,8 +10,9 @@
 //!   `std`, the `nan*` reductions, `count_nonzero`, `ptp`, `allclose`, `array_equal`, of arrays
 //!   and (fused, one kernel) of expressions;
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
-//! - `linalg` (feature `blas`): `matmul`, `dot`, `vdot`, `inner`, `outer`, `trace`, `linalg_norm`
-//!   through cuBLAS and the reductions;
+//! - `linalg` (feature `blas`): `matmul` (cuBLAS, cuBLASLt, a generated kernel for integers),
+//!   `matmul_expr` (a product inside an expression: cuBLASLt epilogues), `dot`, `vdot`,
+//!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, the TF32 setting;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
 //! - `printing`: `Display` in NumPy's layout.
 //!
@@ -30,7 +31,7 @@ pub mod random;
 mod reductions;
 
 #[cfg(feature = "blas")]
-pub use linalg::{MatmulElement, Norm};
+pub use linalg::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
 pub use reductions::{allclose, array_equal};
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
