@@ -14,7 +14,7 @@
 //! | `P.gelu()`, `(P + &b).gelu()` | `GELU`, `GELU_BIAS` (tanh form, as [`ExprOps::gelu`]) |
 //!
 //! where `x` and `w` are 2-D arrays of one of cuBLASLt's epilogue types, `f32`, `f16` or
-//! `bf16` (not `f64`: a different element type than the product's breaks the match through
+//! `bf16` (not `f64` nor integers: a different element type than the product's breaks the match through
 //! the promotion casts), `b` is an array of the same type of shape `[n]` or `[1, n]` with unit
 //! stride (a vector added to every row of the `m x n` product), and the output is compact. The
 //! operands must be 256-byte aligned (whole arrays are; a view with an offset may not be), the
@@ -32,7 +32,7 @@ use std::rc::Rc;
 use cuda_driver::Stream;
 use cuda_libs::blas::Epilogue;
 
-use super::matmul::{lt_product, multiply_into, MatmulElement, Product};
+use super::matmul::{multiply_into, MatmulType, Product};
 use super::same_context;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::DType;
@@ -126,13 +126,13 @@ fn is_zero(node: &Node, leaves: &[Leaf<'_>]) -> bool {
 }
 
 /// The lazy product of [`DeviceArray::matmul_expr`], checked when it was made.
-struct LazyProduct<'a, T: MatmulElement> {
+struct LazyProduct<'a, T: MatmulType> {
     a: &'a DeviceArray<T>,
     b: &'a DeviceArray<T>,
     product: Product,
 }
 
-impl<T: MatmulElement> LazyProduct<'_, T> {
+impl<T: MatmulType> LazyProduct<'_, T> {
     /// Whether `out` can take the product directly: compact, of its shape, and not overlapping
     /// the operands (nor `bias`).
     fn writes_directly(&self, out: &DeviceArray<T>, bias: Option<&DeviceArray<T>>) -> bool {
@@ -145,7 +145,7 @@ impl<T: MatmulElement> LazyProduct<'_, T> {
     }
 }
 
-impl<T: MatmulElement> Deferred for LazyProduct<'_, T> {
+impl<T: MatmulType> Deferred for LazyProduct<'_, T> {
     fn dtype(&self) -> DType {
         T::DTYPE
     }
@@ -185,10 +185,7 @@ impl<T: MatmulElement> Deferred for LazyProduct<'_, T> {
         if !self.writes_directly(out, bias) || out.is_empty() || k == 0 {
             return Ok(false);
         }
-        let stream = out.stream().clone();
-        let a = super::matmul::cublas_operand(self.a, m, k)?;
-        let b = super::matmul::cublas_operand(self.b, k, n)?;
-        lt_product(&stream, [&a, &b], epilogue, bias, out, (m, n, k))
+        T::multiply_with_epilogue([self.a, self.b], epilogue, bias, out, (m, n, k))
     }
 
     fn evaluate(&self) -> Result<Box<dyn ErasedArray>> {
@@ -205,14 +202,16 @@ fn leaf<'s>(operand: &'s Operand<'_>) -> Leaf<'s> {
     }
 }
 
-impl<T: MatmulElement> DeviceArray<T> {
+impl<T: MatmulType> DeviceArray<T> {
     /// [`matmul`](Self::matmul) as a lazy operand of an expression: nothing runs until the
     /// expression is evaluated, and then a bias and activation around the product become one
     /// cuBLASLt call with an epilogue, `relu(x @ w + b)` as
     /// `(x.matmul_expr(&w)? + &b).maximum(0.0).eval()?` (see the [module docs](self) for what
     /// matches); any other expression is the product and one fused kernel for the rest.
     ///
-    /// Shapes are checked here, as `matmul` checks them.
+    /// Every [`MatmulType`] is taken; only `f32`, `f16` and `bf16` products become epilogues
+    /// (integers, `Bool` and `f64` are the product and one fused kernel). Shapes are checked
+    /// here, as `matmul` checks them.
     ///
     /// ```no_run
     /// use cuda_core::{Device, DeviceArray, ExprOps};

@@ -41,6 +41,17 @@ pub(crate) mod sealed {
             out: &mut DeviceArray<Self>,
             mnk: (usize, usize, usize),
         ) -> Result<()>;
+
+        /// `out = epilogue(a @ b [+ bias])` for 2-D `a` and `b` and a compact `out` as one
+        /// library call (cuBLASLt) when the type and the operands allow it; `Ok(false)`, with
+        /// nothing queued, otherwise.
+        fn multiply_with_epilogue(
+            operands: [&DeviceArray<Self>; 2],
+            epilogue: Epilogue,
+            bias: Option<&DeviceArray<Self>>,
+            out: &mut DeviceArray<Self>,
+            mnk: (usize, usize, usize),
+        ) -> Result<bool>;
     }
 
     /// Whether and how cuBLASLt multiplies an element type.
@@ -84,6 +95,19 @@ macro_rules! cublas_types {
                 ) -> Result<()> {
                     cublas_multiply(a, b, out, mnk)
                 }
+
+                fn multiply_with_epilogue(
+                    [a, b]: [&DeviceArray<Self>; 2],
+                    epilogue: Epilogue,
+                    bias: Option<&DeviceArray<Self>>,
+                    out: &mut DeviceArray<Self>,
+                    (m, n, k): (usize, usize, usize),
+                ) -> Result<bool> {
+                    let a = cublas_operand(a, m, k)?;
+                    let b = cublas_operand(b, k, n)?;
+                    let stream = out.stream().clone();
+                    lt_product(&stream, [&a, &b], epilogue, bias, out, (m, n, k))
+                }
             }
 
             impl sealed::LtProduct for $ty {
@@ -124,6 +148,16 @@ macro_rules! kernel_types {
                     mnk: (usize, usize, usize),
                 ) -> Result<()> {
                     integer::multiply(a, b, out, mnk)
+                }
+
+                fn multiply_with_epilogue(
+                    _: [&DeviceArray<Self>; 2],
+                    _: Epilogue,
+                    _: Option<&DeviceArray<Self>>,
+                    _: &mut DeviceArray<Self>,
+                    _: (usize, usize, usize),
+                ) -> Result<bool> {
+                    Ok(false)
                 }
             }
 
@@ -320,7 +354,7 @@ const LT_ALIGNMENT: u64 = 256;
 /// cuBLAS layouts, `out` compact), when cuBLASLt takes it: an `f32`, `f16` or `bf16` product
 /// whose operands are [`LT_ALIGNMENT`]-aligned (whole arrays are; views with an offset may not
 /// be) and for which cuBLASLt has an algorithm. `Ok(false)` (nothing queued) otherwise.
-pub(crate) fn lt_product<T: MatmulElement>(
+fn lt_product<T: MatmulElement>(
     stream: &Stream,
     [a, b]: [&DeviceArray<T>; 2],
     epilogue: Epilogue,
@@ -470,7 +504,7 @@ fn matrix_layout<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -
 /// `array` (a stack of `rows` x `cols` matrices) as cuBLAS can take it: itself when its matrices
 /// have a cuBLAS layout, else a compact copy (made before broadcasting, so a broadcast operand is
 /// copied once).
-pub(crate) fn cublas_operand<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -> Result<DeviceArray<T>> {
+fn cublas_operand<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -> Result<DeviceArray<T>> {
     match matrix_layout(array, rows, cols) {
         Some(_) => Ok(array.to_view()),
         None => array.try_clone(),
