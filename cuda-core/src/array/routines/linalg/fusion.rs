@@ -3,28 +3,8 @@
 //! ONE `cublasLtMatmul` with an epilogue, or the product and ONE fused element-wise kernel that
 //! reads it; never a kernel per operator.
 //!
-//! # What becomes an epilogue
-//! The whole expression must be, with `P = x.matmul_expr(&w)?` (see [`epilogue_of`]):
-//!
-//! | expression | cuBLASLt epilogue |
-//! |---|---|
-//! | `P` | none (the product itself, into the output) |
-//! | `P + &b`, `&b + P` | `BIAS` |
-//! | `P.maximum(0.0)`, `(P + &b).maximum(0.0)` (or `0.0` first) | `RELU`, `RELU_BIAS` |
-//! | `P.gelu()`, `(P + &b).gelu()` | `GELU`, `GELU_BIAS` (tanh form, as [`ExprOps::gelu`]) |
-//!
-//! where `x` and `w` are 2-D arrays of one of cuBLASLt's epilogue types, `f32`, `f16` or
-//! `bf16` (not `f64` nor integers: a different element type than the product's breaks the match through
-//! the promotion casts), `b` is an array of the same type of shape `[n]` or `[1, n]` with unit
-//! stride (a vector added to every row of the `m x n` product), and the output is compact. The
-//! operands must be 256-byte aligned (whole arrays are; a view with an offset may not be), the
-//! product's operands must have cuBLAS layouts (row-major with any leading dimension, or
-//! transposed views; others are copied once), and the output may not overlap them. ReLU as an
-//! epilogue gives 0 for NaN where NumPy's `maximum` keeps the NaN.
-//!
-//! Anything else (stacks of products, another activation, a bias of another shape or type, a
-//! reduction of the expression, `update`) computes the product into a temporary with
-//! [`DeviceArray::matmul`] and evaluates the rest as one fused kernel.
+//! What matches an epilogue is in [`DeviceArray::matmul_expr`]'s docs; [`epilogue_of`] is the
+//! matcher, a pure function of the tree and its operands' types and shapes.
 
 use std::any::Any;
 use std::rc::Rc;
@@ -53,7 +33,7 @@ pub(crate) enum Leaf<'s> {
 }
 
 /// An epilogue the whole expression `node` is, around the product `operands[product]`: the
-/// epilogue and the index of the bias operand (see the [module docs](self) for the table).
+/// epilogue and the index of the bias operand (see [`DeviceArray::matmul_expr`] for the table).
 /// `None` where the expression is anything else. A pure function of the tree and the operands'
 /// types and shapes; alignment and overlap are checked at evaluation.
 pub(crate) fn epilogue_of(node: &Node, leaves: &[Leaf<'_>], product: usize) -> Option<(Epilogue, Option<usize>)> {
@@ -141,7 +121,7 @@ impl<T: MatmulType> LazyProduct<'_, T> {
             && out.shape() == self.product.shape.as_slice()
             && disjoint(self.a)
             && disjoint(self.b)
-            && bias.is_none_or(disjoint)
+            && bias.map_or(true, disjoint)
     }
 }
 
@@ -206,12 +186,35 @@ impl<T: MatmulType> DeviceArray<T> {
     /// [`matmul`](Self::matmul) as a lazy operand of an expression: nothing runs until the
     /// expression is evaluated, and then a bias and activation around the product become one
     /// cuBLASLt call with an epilogue, `relu(x @ w + b)` as
-    /// `(x.matmul_expr(&w)? + &b).maximum(0.0).eval()?` (see the [module docs](self) for what
-    /// matches); any other expression is the product and one fused kernel for the rest.
+    /// `(x.matmul_expr(&w)? + &b).maximum(0.0).eval()?`; any other expression is the product
+    /// and one fused kernel for the rest (never a kernel per operator).
     ///
     /// Every [`MatmulType`] is taken; only `f32`, `f16` and `bf16` products become epilogues
     /// (integers, `Bool` and `f64` are the product and one fused kernel). Shapes are checked
     /// here, as `matmul` checks them.
+    ///
+    /// # What becomes an epilogue
+    /// The whole expression must be, with `P = x.matmul_expr(&w)?`:
+    ///
+    /// | expression | cuBLASLt epilogue |
+    /// |---|---|
+    /// | `P` | none (the product itself, into the output) |
+    /// | `P + &b`, `&b + P` | `BIAS` |
+    /// | `P.maximum(0.0)`, `(P + &b).maximum(0.0)` (or `0.0` first) | `RELU`, `RELU_BIAS` |
+    /// | `P.gelu()`, `(P + &b).gelu()` | `GELU`, `GELU_BIAS` (tanh form, as [`gelu`](crate::ExprOps::gelu)) |
+    ///
+    /// where `x` and `w` are 2-D arrays of one of cuBLASLt's epilogue types, `f32`, `f16` or
+    /// `bf16` (not `f64` nor integers: a different element type than the product's breaks the match through
+    /// the promotion casts), `b` is an array of the same type of shape `[n]` or `[1, n]` with unit
+    /// stride (a vector added to every row of the `m x n` product), and the output is compact. The
+    /// operands must be 256-byte aligned (whole arrays are; a view with an offset may not be), the
+    /// product's operands must have cuBLAS layouts (row-major with any leading dimension, or
+    /// transposed views; others are copied once), and the output may not overlap them. ReLU as an
+    /// epilogue gives 0 for NaN where NumPy's `maximum` keeps the NaN.
+    ///
+    /// Anything else (stacks of products, another activation, a bias of another shape or type, a
+    /// reduction of the expression, `update`) computes the product into a temporary with
+    /// [`matmul`](Self::matmul) and evaluates the rest as one fused kernel.
     ///
     /// ```no_run
     /// use cuda_core::{Device, DeviceArray, ExprOps};

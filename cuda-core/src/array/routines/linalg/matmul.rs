@@ -511,8 +511,6 @@ fn cublas_operand<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) 
     }
 }
 
-/// Which norm [`DeviceArray::linalg_norm`] computes: NumPy's `ord` argument.
-
 /// How one 2-D operand goes to cuBLAS: as stored row-major, or as the transpose of a row-major
 /// matrix, with its leading dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
