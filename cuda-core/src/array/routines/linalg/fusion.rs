@@ -222,12 +222,12 @@ impl<T: MatmulType> DeviceArray<T> {
     /// # fn main() -> cuda_core::Result<()> {
     /// let stream = Device::new(0)?.create_stream()?;
     /// let x = DeviceArray::from_slice(&stream, &[1.0f32, -2.0, 3.0, 4.0])?.reshape([2, 2])?;
-    /// let w = DeviceArray::<f32>::eye(&stream, 2)?;
+    /// let w = DeviceArray::<f32>::identity(&stream, 2)?;
     /// let b = DeviceArray::from_slice(&stream, &[0.5f32, 0.5])?;
     /// let y = (x.matmul_expr(&w)? + &b).maximum(0.0).eval()?; // one cublasLtMatmul (RELU_BIAS)
-    /// assert_eq!(y.to_vec()?, [1.5, 0.0, 3.5, 4.5]);
+    /// assert_eq!(y.to_vec()?, [1.5f32, 0.0, 3.5, 4.5]);
     /// let z = (x.matmul_expr(&w)? * 2.0 - &b).eval()?; // the product, then one fused kernel
-    /// assert_eq!(z.to_vec()?, [1.5, -4.5, 5.5, 7.5]);
+    /// assert_eq!(z.to_vec()?, [1.5f32, -4.5, 5.5, 7.5]);
     /// # Ok(())
     /// # }
     /// ```

@@ -103,10 +103,11 @@ macro_rules! cublas_types {
                     out: &mut DeviceArray<Self>,
                     (m, n, k): (usize, usize, usize),
                 ) -> Result<bool> {
-                    let a = cublas_operand(a, m, k)?;
-                    let b = cublas_operand(b, k, n)?;
+                    let (mut a_copy, mut b_copy) = (None, None);
+                    let a = with_layout(a, m, k, &mut a_copy)?;
+                    let b = with_layout(b, k, n, &mut b_copy)?;
                     let stream = out.stream().clone();
-                    lt_product(&stream, [&a, &b], epilogue, bias, out, (m, n, k))
+                    lt_product(&stream, [a, b], epilogue, bias, out, (m, n, k))
                 }
             }
 
@@ -255,16 +256,18 @@ impl<T: MatmulType> DeviceArray<T> {
     /// # }
     /// ```
     pub fn matmul(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
-        let product = Product::new(self.shape(), other.shape())?;
+        let mut product = Product::new(self.shape(), other.shape())?;
         same_context(self, other, "matmul")?;
-        let mut out = DeviceArray::<T>::empty(self.stream(), product.shape.clone())?;
+        // `multiply_into` needs the sizes, not the shape: it moves into the result.
+        let shape = std::mem::take(&mut product.shape);
+        let mut out = DeviceArray::<T>::empty(self.stream(), shape)?;
         multiply_into(self, other, &product, &mut out)?;
         Ok(out)
     }
 }
 
 /// Writes `a @ b` into `out`, a compact array of `product`'s shape on the stream the product
-/// runs on.
+/// runs on (`product.shape` is not read).
 pub(crate) fn multiply_into<T: MatmulType>(
     a: &DeviceArray<T>,
     b: &DeviceArray<T>,
@@ -307,9 +310,10 @@ fn cublas_multiply<T: MatmulElement>(
 ) -> Result<()> {
     let stream = out.stream().clone();
     if out.ndim() == 2 {
-        let a = cublas_operand(a, m, k)?;
-        let b = cublas_operand(b, k, n)?;
-        return gemm_2d(&stream, [&a, &b], out, (m, n, k));
+        let (mut a_copy, mut b_copy) = (None, None);
+        let a = with_layout(a, m, k, &mut a_copy)?;
+        let b = with_layout(b, k, n, &mut b_copy)?;
+        return gemm_2d(&stream, [a, b], out, (m, n, k));
     }
     let batch = &out.shape()[..out.ndim() - 2];
     let a = cublas_operand(a, m, k)?.broadcast_to([batch, &[m, k]].concat())?;
@@ -499,6 +503,20 @@ fn stack<T: Element>(array: &DeviceArray<T>, offset: usize, count: usize, stride
 fn matrix_layout<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -> Option<Layout> {
     let ndim = array.ndim();
     layout(rows, cols, [array.strides()[ndim - 2], array.strides()[ndim - 1]])
+}
+
+/// `array` (2-D, `rows` x `cols`) as cuBLAS can take it: itself (no view made, nothing
+/// allocated) when it has a cuBLAS layout, else a compact copy kept in `copy`.
+fn with_layout<'x, T: Element>(
+    array: &'x DeviceArray<T>,
+    rows: usize,
+    cols: usize,
+    copy: &'x mut Option<DeviceArray<T>>,
+) -> Result<&'x DeviceArray<T>> {
+    if matrix_layout(array, rows, cols).is_some() {
+        return Ok(array);
+    }
+    Ok(copy.insert(array.try_clone()?))
 }
 
 /// `array` (a stack of `rows` x `cols` matrices) as cuBLAS can take it: itself when its matrices
