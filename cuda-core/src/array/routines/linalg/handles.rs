@@ -90,16 +90,20 @@ fn cached<H: Send + 'static>(
     make: impl FnOnce() -> Result<H>,
 ) -> Result<Arc<Mutex<H>>> {
     let key = stream_key(stream);
-    let hit = last.with(|last| match &*last.borrow() {
-        Some((used, handle)) if *used == key => handle.upgrade(),
-        _ => None,
-    });
+    // `try_with`: during the thread's teardown there is no cache, only the registry.
+    let hit = last
+        .try_with(|last| match &*last.borrow() {
+            Some((used, handle)) if *used == key => handle.upgrade(),
+            _ => None,
+        })
+        .ok()
+        .flatten();
     if let Some(handle) = hit {
         return Ok(handle);
     }
     let words = [key.0 as u32, (key.0 >> 32) as u32, key.1 as u32, (key.1 >> 32) as u32];
     let handle = kernel(KernelKey::Encoded(family, words.to_vec()), || Ok(Mutex::new(make()?)))?;
-    last.with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&handle))));
+    let _ = last.try_with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&handle))));
     Ok(handle)
 }
 
