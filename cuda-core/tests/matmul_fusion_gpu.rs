@@ -103,17 +103,19 @@ fn every_epilogue<T: MatmulElement + Promote<T, Output = T>>(stream: &Stream, to
         tolerance,
     );
     let gelu_of = |c: &[f64]| c.iter().map(|&v| gelu(v)).collect::<Vec<_>>();
+    // cuBLASLt's GELU may use the hardware's approximate tanh (about 2^-11 relative).
+    let gelu_tolerance = tolerance.max(2e-3);
     assert_close(
         &format!("{dtype} gelu(P)"),
         &p().gelu().eval().unwrap(),
         &gelu_of(&product),
-        tolerance,
+        gelu_tolerance,
     );
     assert_close(
         &format!("{dtype} gelu(P + b)"),
         &(p() + &b).gelu().eval().unwrap(),
         &gelu_of(&biased),
-        tolerance,
+        gelu_tolerance,
     );
     // A transposed weight (a transpose flag in the epilogue call).
     let w_t = array::<T>(stream, &transpose(&w_host, k, n), &[n, k]).transpose();
