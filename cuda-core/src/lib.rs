@@ -131,7 +131,7 @@ pub use array::{
     PooledBlock, Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, WhereArms,
 };
 #[cfg(feature = "blas")]
-pub use array::{MatmulElement, Norm};
+pub use array::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};

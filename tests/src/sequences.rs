@@ -459,8 +459,58 @@ fn npy_round_trip(_ptx: &str) -> Result<()> {
     synchronized
 }
 
+/// cuda-core's linear algebra on the driver: an int32 matrix product of a matrix and a
+/// transposed view (the generated integer kernel, which reads strides, so nothing is copied),
+/// its result read back and checked; then the arrays dropped and the generated module unloaded,
+/// on every path.
+fn integer_matmul(_ptx: &str) -> Result<()> {
+    if let Err(why) = cuda_sys::nvrtc() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| println!("skipped: integer matmul: NVRTC is not available ({why})"));
+        return Ok(());
+    }
+    cuda_core::load_generated_as_ptx(true);
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let evaluated = (|| -> cuda_core::Result<()> {
+        let (m, k, n) = (3usize, 4usize, 2usize);
+        let a_host: Vec<i32> = (0..(m * k) as i32).map(|v| v - 5).collect();
+        let b_t_host: Vec<i32> = (0..(n * k) as i32).map(|v| 2 * v + 1).collect();
+        let pool = MemoryPool::new(&context);
+        let mut a = DeviceArray::<i32>::empty_in(&pool, &stream, [m, k])?;
+        let mut b_t = DeviceArray::<i32>::empty_in(&pool, &stream, [n, k])?;
+        a.copy_from_host(&a_host)?;
+        b_t.copy_from_host(&b_t_host)?;
+        let mut c = DeviceArray::<i32>::empty_in(&pool, &stream, [m, n])?;
+        c.assign(a.matmul_expr(&b_t.transpose())?)?;
+        let got = c.to_vec()?;
+        let want: Vec<i32> = (0..m * n)
+            .map(|i| {
+                (0..k)
+                    .map(|l| a_host[(i / n) * k + l] * b_t_host[(i % n) * k + l])
+                    .sum()
+            })
+            .collect();
+        if got != want {
+            return Err(cuda_core::Error::InvalidValue(format!(
+                "a @ b: got {got:?}, want {want:?}"
+            )));
+        }
+        drop((a, b_t, c));
+        pool.free_all_blocks()?;
+        Ok(())
+    })();
+    let synchronized = stream.synchronize();
+    cuda_core::unload_generated_kernels();
+    evaluated.map_err(|error| match error {
+        cuda_core::Error::Driver(error) => error,
+        other => Error::InvalidValue(other.to_string()),
+    })?;
+    synchronized
+}
+
 /// The sequences the failure-point suite runs, by name.
-pub const SEQUENCES: [(&str, Sequence); 13] = [
+pub const SEQUENCES: [(&str, Sequence); 14] = [
     ("device queries", device_queries),
     (
         "allocate, copy, launch, synchronize, drop",
@@ -483,4 +533,5 @@ pub const SEQUENCES: [(&str, Sequence); 13] = [
     ("libraries, limits and occupancy", libraries_limits_and_occupancy),
     ("fused array expression", fused_array_expression),
     ("npy round trip", npy_round_trip),
+    ("integer matmul", integer_matmul),
 ];

@@ -550,6 +550,24 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         let m = DeviceArray::<f32>::zeros(&stream, [3, 3])?;
         m.linalg_norm(Norm::Fro)?;
     }
+    {
+        use cuda_core::ExprOps;
+        let (x, w, b) = (
+            DeviceArray::<f32>::zeros(&stream, [4, 3])?,
+            DeviceArray::<f32>::zeros(&stream, [3, 2])?,
+            DeviceArray::<f32>::zeros(&stream, [2])?,
+        );
+        (x.matmul_expr(&w)? + &b).maximum(0.0).eval()?;
+        let (a, b) = (
+            DeviceArray::<f32>::zeros(&stream, [3, 4, 5])?,
+            DeviceArray::<f32>::zeros(&stream, [4, 5, 2])?,
+        );
+        a.tensordot(&b, 2)?;
+        let b = DeviceArray::<f32>::zeros(&stream, [4, 3, 2])?;
+        a.tensordot(&b, ([1, 0], [0, 1]))?;
+        // Or CUDA_RS_TF32=1 in the environment.
+        cuda_core::set_tf32(true);
+    }
     let (mut x, mut y, mut result) = (
         DeviceArray::<f32>::zeros(&stream, [n])?,
         DeviceArray::<f32>::zeros(&stream, [n])?,

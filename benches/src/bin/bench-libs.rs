@@ -4,13 +4,17 @@
 //! 8192^3, in TFLOP/s (`2 m n k` per product, timed with events); through cuda-core,
 //! `DeviceArray::matmul` of a batch of 256 f32 128 x 128 matrices (TFLOP/s, one strided-batched
 //! call) and its host cost per call at 64x64 and 512x512 f32 (us/call: the median over batches
-//! of back-to-back calls on allocated operands, waiting between batches). Prints `ROW {json}`
+//! of back-to-back calls on allocated operands, waiting between batches); and `relu(x @ w + b)`
+//! in bf16 at 8192x8192x1024 and 4096^3 both as one cuBLASLt epilogue call
+//! (`DeviceArray::matmul_expr`) and as `matmul` followed by one fused element-wise kernel (bench
+//! `fused`, TFLOP/s of the product, so the ratio of the two rows is the speed-up; the issue
+//! asks at least 1.2x at 8192x8192x1024). Prints `ROW {json}`
 //! lines (see the `benches` crate docs); `benches/python/bench_torch_gemm.py` prints the same
 //! cases through `torch.matmul` (the reference) and `cupy.matmul`. Built with `--features libs`.
 //! Argument `launch` or `other` runs one part: every row here is in `other`.
 
 use benches::{time_batches, Part, Row, Stats};
-use cuda_core::DeviceArray;
+use cuda_core::{DeviceArray, ExprOps};
 use cuda_driver::{Context, Device, DeviceBuffer, Event, EventFlags, Stream, StreamFlags};
 use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt};
 use half::{bf16, f16};
@@ -53,6 +57,14 @@ fn rows() -> Vec<(String, &'static str)> {
     rows
 }
 
+/// The fused rows (bench `fused`): `relu(x @ w + b)` in bf16, as (case, m, n, k).
+const FUSED_SHAPES: [(&str, usize, usize, usize); 2] = [
+    ("bf16 relu(x @ w + b) 8192x8192x1024", 8192, 8192, 1024),
+    ("bf16 relu(x @ w + b) 4096^3", 4096, 4096, 4096),
+];
+const FUSED_EPILOGUE: &str = "cuda-core matmul_expr (one cuBLASLt RELU_BIAS call)";
+const FUSED_KERNEL: &str = "cuda-core matmul, then one fused kernel";
+
 /// The host-cost rows (bench `host`, unit us/call): matrix sizes.
 const HOST_SIZES: [usize; 2] = [64, 512];
 
@@ -80,6 +92,11 @@ fn main() {
             for n in HOST_SIZES {
                 Row::unavailable("host", &host_case(n), MATMUL, "us/call", &why).emit();
             }
+            for (case, ..) in FUSED_SHAPES {
+                for implementation in [FUSED_EPILOGUE, FUSED_KERNEL] {
+                    Row::unavailable("fused", case, implementation, UNIT, &why).emit();
+                }
+            }
             return;
         }
     };
@@ -98,6 +115,21 @@ fn main() {
         match host_row(&stream, n) {
             Ok(row) => row.emit(),
             Err(why) => Row::failed("host", &host_case(n), MATMUL, "us/call", &why).emit(),
+        }
+    }
+    for (case, m, n, k) in FUSED_SHAPES {
+        for (epilogue, implementation) in [(true, FUSED_EPILOGUE), (false, FUSED_KERNEL)] {
+            match fused_row(&context, &stream, (m, n, k), epilogue) {
+                Ok(samples) => match tflops_row(case, implementation, 2.0 * (m * n * k) as f64, samples) {
+                    Ok(row) => Row {
+                        bench: "fused".into(),
+                        ..row
+                    }
+                    .emit(),
+                    Err(why) => Row::failed("fused", case, implementation, UNIT, &why).emit(),
+                },
+                Err(why) => Row::failed("fused", case, implementation, UNIT, &why).emit(),
+            }
         }
     }
     println!("reference: python3 -c \"import torch; a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16); torch.matmul(a, a)\" (benches/python/bench_torch_gemm.py, with cupy.matmul beside)");
@@ -234,6 +266,40 @@ fn batched_row(context: &Context, stream: &Stream) -> Result<Row, String> {
     let b = array(stream, &[batch, n, n])?;
     let samples = time_ms(context, stream, || a.matmul(&b).map(drop).map_err(|e| e.to_string()))?;
     tflops_row(BATCHED, MATMUL, batch as f64 * cube(n), samples)
+}
+
+/// Milliseconds per `relu(x @ w + b)` of bf16 `x` (`m x k`), `w` (`k x n`) and `b` (`n`), the
+/// output allocated per run: as one epilogue call (`matmul_expr`), or as `matmul` and one fused
+/// kernel reading its result.
+fn fused_row(
+    context: &Context,
+    stream: &Stream,
+    (m, n, k): (usize, usize, usize),
+    epilogue: bool,
+) -> Result<Vec<f64>, String> {
+    let text = |e: cuda_core::Error| e.to_string();
+    let operand = |len: usize, rows: usize, cols: usize| {
+        let host: Vec<bf16> = (0..len)
+            .map(|i| bf16::from_f32(((i * 7 % 17) as f32 - 8.0) / 64.0))
+            .collect();
+        DeviceArray::from_slice(stream, &host)
+            .and_then(|a| a.reshape([rows, cols]))
+            .map_err(text)
+    };
+    let x = operand(m * k, m, k)?;
+    let w = operand(k * n, k, n)?;
+    let b = operand(n, 1, n)?.reshape([n]).map_err(text)?;
+    time_ms(context, stream, || match epilogue {
+        true => (x.matmul_expr(&w).map_err(text)? + &b)
+            .maximum(0.0)
+            .eval()
+            .map(drop)
+            .map_err(text),
+        false => {
+            let y = x.matmul(&w).map_err(text)?;
+            (&y + &b).maximum(0.0).eval().map(drop).map_err(text)
+        }
+    })
 }
 
 fn host_case(n: usize) -> String {

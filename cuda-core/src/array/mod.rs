@@ -43,5 +43,5 @@ pub use routines::{
     allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, NpyError, Rhs, WhereArms,
 };
 #[cfg(feature = "blas")]
-pub use routines::{MatmulElement, Norm};
+pub use routines::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
 pub use view::{broadcast_shapes, Slice};

@@ -66,11 +66,12 @@ impl LtElement for bf16 {}
 impl LtElement for f16 {}
 impl LtElement for f32 {}
 
-/// What the heuristic's choice depends on: the element type, the epilogue, the shape and
+/// What a [`Plan`] depends on: the element and compute types, the epilogue, the shape and
 /// whether `C` is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct PlanKey {
     data_type: u32,
+    compute_type: u32,
     epilogue: Epilogue,
     transpose_a: bool,
     transpose_b: bool,
@@ -78,16 +79,29 @@ struct PlanKey {
     reads_c: bool,
 }
 
+/// Everything a product of one [`PlanKey`] needs but its addresses, made on the first call and
+/// reused: the descriptor (transposes and epilogue set; only the bias pointer is set per call),
+/// the three layouts, and the algorithm the heuristic chose. A repeated call creates nothing.
+struct Plan {
+    descriptor: MatmulDesc,
+    /// `A`, `B` and `C` as cuBLASLt sees them (column-major: row-major `B`, `A`, `C`).
+    layouts: [Layout; 3],
+    algorithm: cublasLtMatmulAlgo_t,
+}
+
 /// A cuBLASLt handle whose work is queued on one stream, with a workspace of its own
-/// ([`WORKSPACE_BYTES`]) and the algorithm `cublasLtMatmulAlgoGetHeuristic` chose for each
-/// shape it has multiplied (asked once per shape, element type and epilogue).
+/// ([`WORKSPACE_BYTES`]) and, for each problem it has multiplied (shape, element type,
+/// epilogue), a plan: the descriptors cuBLASLt needs and the algorithm
+/// `cublasLtMatmulAlgoGetHeuristic` chose, made once, so a repeated call costs one
+/// `cublasLtMatmul` (and, with a bias, one attribute set).
 ///
 /// `Send` but not `Sync`, like [`super::Blas`]; destroyed on drop.
 pub struct Lt {
     handle: cublasLtHandle_t,
     stream: Stream,
     workspace: DeviceBuffer<u8>,
-    algorithms: HashMap<PlanKey, cublasLtMatmulAlgo_t>,
+    plans: HashMap<PlanKey, Plan>,
+    allow_tf32: bool,
 }
 
 // SAFETY: cuBLASLt allows a handle to be used from any host thread, one thread at a time; `Lt`
@@ -112,7 +126,8 @@ impl Lt {
             handle,
             stream: stream.clone(),
             workspace,
-            algorithms: HashMap::new(),
+            plans: HashMap::new(),
+            allow_tf32: false,
         })
     }
 
@@ -123,7 +138,18 @@ impl Lt {
 
     /// How many algorithms the heuristic has chosen so far (one per distinct problem).
     pub fn cached_algorithms(&self) -> usize {
-        self.algorithms.len()
+        self.plans.len()
+    }
+
+    /// Lets `f32` products use TF32 tensor cores (`CUBLAS_COMPUTE_32F_FAST_TF32`), as
+    /// [`super::Blas::set_allow_tf32`] does; off by default. `f16` and `bf16` are unaffected.
+    pub fn set_allow_tf32(&mut self, allow: bool) {
+        self.allow_tf32 = allow;
+    }
+
+    /// Whether `f32` products may use TF32 (see [`Lt::set_allow_tf32`]).
+    pub fn allow_tf32(&self) -> bool {
+        self.allow_tf32
     }
 
     /// Queues `C = epilogue(alpha * op(A) op(B) + beta * C [+ bias])` (row-major, see
@@ -178,34 +204,25 @@ impl Lt {
         }
         self.stream.context().set_current()?;
 
-        let data_type = T::DATA_TYPE;
-        let descriptor = MatmulDesc::new(lt)?;
-        // Column-major, as cuBLASLt sees it: C^T = op(B)^T op(A)^T (see the module docs).
-        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSA, &transpose(gemm.transpose_b))?;
-        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSB, &transpose(gemm.transpose_a))?;
-        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue.raw().0)?;
-        if let Some((bias, _)) = &bias {
-            descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_BIAS_POINTER, &device_ptr(*bias))?;
-        }
-        let layout_a = Layout::new(lt, data_type, &shape.b)?;
-        let layout_b = Layout::new(lt, data_type, &shape.a)?;
-        let layout_c = Layout::new(lt, data_type, &shape.c)?;
         let key = PlanKey {
-            data_type,
+            data_type: T::DATA_TYPE,
+            compute_type: T::compute_type(self.allow_tf32),
             epilogue,
             transpose_a: gemm.transpose_a,
             transpose_b: gemm.transpose_b,
             shape,
             reads_c: gemm.beta != 0.0,
         };
-        let algorithm = match self.algorithms.get(&key) {
-            Some(algorithm) => *algorithm,
-            None => {
-                let chosen = self.heuristic(lt, &descriptor, [&layout_a, &layout_b, &layout_c])?;
-                self.algorithms.insert(key, chosen);
-                chosen
-            }
-        };
+        if !self.plans.contains_key(&key) {
+            let plan = self.plan(lt, &key)?;
+            self.plans.insert(key, plan);
+        }
+        let plan = &self.plans[&key];
+        if let Some((bias, _)) = &bias {
+            plan.descriptor
+                .set(CublasAttr::CUBLASLT_MATMUL_DESC_BIAS_POINTER, &device_ptr(*bias))?;
+        }
+        let [layout_a, layout_b, layout_c] = &plan.layouts;
         let alpha = gemm.alpha as f32;
         let beta = gemm.beta as f32;
         // SAFETY: handle, descriptor and layouts are live, the context is current; the layouts
@@ -215,7 +232,7 @@ impl Lt {
         let status = unsafe {
             matmul(
                 self.handle,
-                descriptor.0,
+                plan.descriptor.0,
                 (&alpha as *const f32).cast::<c_void>(),
                 device_ptr(b),
                 layout_a.0,
@@ -226,13 +243,33 @@ impl Lt {
                 layout_c.0,
                 device_ptr(c),
                 layout_c.0,
-                &algorithm,
+                &plan.algorithm,
                 device_ptr(self.workspace.as_raw()),
                 WORKSPACE_BYTES,
                 self.stream.as_raw().cast(),
             )
         };
         check(CUBLASLT, "cublasLtMatmul", status.0)
+    }
+
+    /// The descriptors and algorithm for `key` (see [`Plan`]).
+    fn plan(&self, lt: &'static CublasLt, key: &PlanKey) -> Result<Plan> {
+        let descriptor = MatmulDesc::new(lt, key.compute_type)?;
+        // Column-major, as cuBLASLt sees it: C^T = op(B)^T op(A)^T (see the module docs).
+        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSA, &transpose(key.transpose_b))?;
+        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_TRANSB, &transpose(key.transpose_a))?;
+        descriptor.set(CublasAttr::CUBLASLT_MATMUL_DESC_EPILOGUE, &key.epilogue.raw().0)?;
+        let layouts = [
+            Layout::new(lt, key.data_type, &key.shape.b)?,
+            Layout::new(lt, key.data_type, &key.shape.a)?,
+            Layout::new(lt, key.data_type, &key.shape.c)?,
+        ];
+        let algorithm = self.heuristic(lt, &descriptor, [&layouts[0], &layouts[1], &layouts[2]])?;
+        Ok(Plan {
+            descriptor,
+            layouts,
+            algorithm,
+        })
     }
 
     /// The heuristic's first choice for this problem within the workspace.
@@ -306,19 +343,21 @@ fn transpose(transposed: bool) -> i32 {
 
 type CublasAttr = cublasLtMatmulDescAttributes_t;
 
-/// A matmul descriptor (`f32` compute and scale), destroyed on drop.
+/// A matmul descriptor (`f32` scale; `f32` compute, or TF32 where the key allows), destroyed
+/// on drop.
 struct MatmulDesc(cublasLtMatmulDesc_t, &'static CublasLt);
 
 impl MatmulDesc {
-    fn new(lt: &'static CublasLt) -> Result<MatmulDesc> {
+    fn new(lt: &'static CublasLt, compute_type: u32) -> Result<MatmulDesc> {
         let create = lt.cublasLtMatmulDescCreate()?;
         lt.cublasLtMatmulDescDestroy()?;
         let mut descriptor = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; compute and scale types are cuBLASLt's constants.
+        // SAFETY: a valid out-pointer; compute and scale types are cuBLASLt's constants (a
+        // 32F compute type, plain or TF32, with its f32 scale).
         let status = unsafe {
             create(
                 &mut descriptor,
-                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                cublasComputeType_t(compute_type),
                 cudaDataType_t::CUDA_R_32F,
             )
         };
@@ -397,7 +436,8 @@ impl std::fmt::Debug for Lt {
         f.debug_struct("Lt")
             .field("handle", &self.handle)
             .field("stream", &self.stream)
-            .field("cached_algorithms", &self.algorithms.len())
+            .field("cached_algorithms", &self.plans.len())
+            .field("allow_tf32", &self.allow_tf32)
             .finish()
     }
 }

@@ -33,6 +33,10 @@ pub(crate) trait ErasedArray {
     fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>>;
     /// A C-contiguous copy of the view with its axes in `order`.
     fn permuted_copy(&self, order: &[usize]) -> Result<Box<dyn ErasedArray>>;
+    /// The array itself, to recover its type (`downcast_ref::<DeviceArray<T>>()`): how a
+    /// fused matmul finds its bias.
+    #[cfg(feature = "blas")]
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl<T: Element> ErasedArray for DeviceArray<T> {
@@ -77,6 +81,10 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
         let mut compact = DeviceArray::<T>::empty(self.stream(), permuted.shape().to_vec())?;
         super::copy::copy(self.stream(), &permuted, &mut compact)?;
         Ok(Box::new(compact))
+    }
+    #[cfg(feature = "blas")]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -24,8 +24,10 @@
 //! [promotion table](crate::DType::promote), with weak scalars; `f16` and `bf16` values are
 //! computed in `float` and rounded to their type after each operation, as NumPy does.
 
+use std::any::Any;
 use std::fmt::Write;
 use std::marker::PhantomData;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::array::device_array::DeviceArray;
@@ -45,11 +47,31 @@ pub(crate) enum ScalarValue {
     Int(i128),
 }
 
-/// What an expression reads: an array, or a scalar of a given type.
-#[derive(Clone, Copy)]
-enum Operand<'a> {
+/// What an expression reads: an array, a scalar of a given type, or a value computed when the
+/// expression is evaluated (a matrix product, [`Deferred`]).
+#[derive(Clone)]
+pub(crate) enum Operand<'a> {
     Array(&'a dyn ErasedArray),
     Scalar(DType, ScalarValue),
+    // Only matrix products (feature `blas`) make deferred operands so far.
+    #[cfg_attr(not(feature = "blas"), allow(dead_code))]
+    Deferred(Rc<dyn Deferred + 'a>),
+}
+
+/// An operand computed by a library call when its expression is evaluated (the matrix product
+/// of [`DeviceArray::matmul_expr`](crate::DeviceArray::matmul_expr)). Evaluation asks it first
+/// to compute the whole expression into the output itself (a cuBLASLt epilogue); if it cannot,
+/// its value goes to a temporary and the rest of the expression is one fused kernel.
+pub(crate) trait Deferred {
+    fn dtype(&self) -> DType;
+    fn shape(&self) -> &[usize];
+    fn stream(&self) -> &cuda_driver::Stream;
+    /// Computes `node` over `operands` (this operand is `operands[index]`) into `out` (a
+    /// `DeviceArray` of the expression's type, as `Any`) in one library call when it can:
+    /// `Ok(false)`, with nothing queued, when it cannot.
+    fn evaluate_fused(&self, node: &Node, operands: &[Operand<'_>], index: usize, out: &mut dyn Any) -> Result<bool>;
+    /// The value, as a new compact array.
+    fn evaluate(&self) -> Result<Box<dyn ErasedArray>>;
 }
 
 /// How an operation's result type follows from its operands' (promoted) type.
@@ -161,6 +183,9 @@ unary_table! {
     cosh => Cosh, Float, "cosh({x})";
     /// Hyperbolic tangent.
     tanh => Tanh, Float, "tanh({x})";
+    /// GELU in its tanh form, `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))` (the form of
+    /// cuBLASLt's epilogue, so `(x.matmul_expr(&w)? + &b).gelu()` becomes one).
+    gelu => Gelu, Float, "_cc_gelu({x})";
     /// Inverse hyperbolic sine.
     arcsinh => Arcsinh, Float, "asinh({x})";
     /// Inverse hyperbolic cosine.
@@ -294,7 +319,7 @@ impl BinaryOp {
 
 /// A node of the expression tree; each has the element type of its value.
 #[derive(Clone, Debug)]
-enum Node {
+pub(crate) enum Node {
     /// Operand `index` of the expression.
     Operand(usize, DType),
     /// The current value of the element being written (in-place updates).
@@ -305,7 +330,7 @@ enum Node {
 }
 
 impl Node {
-    fn dtype(&self) -> DType {
+    pub(crate) fn dtype(&self) -> DType {
         match self {
             Node::Operand(_, d) | Node::Out(d) => *d,
             Node::Unary(_, _, d) | Node::Binary(_, _, _, d) | Node::Where(_, _, _, d) => *d,
@@ -540,6 +565,17 @@ impl<'a, T: Element> Expr<'a, T> {
         }
     }
 
+    /// A deferred operand (its type is `T`).
+    #[cfg_attr(not(feature = "blas"), allow(dead_code))]
+    pub(crate) fn deferred(value: Rc<dyn Deferred + 'a>) -> Expr<'a, T> {
+        debug_assert_eq!(value.dtype(), T::DTYPE);
+        Expr {
+            node: Node::Operand(0, T::DTYPE),
+            operands: vec![Operand::Deferred(value)],
+            _type: PhantomData,
+        }
+    }
+
     /// The element type of the value.
     pub fn dtype(&self) -> DType {
         T::DTYPE
@@ -548,10 +584,15 @@ impl<'a, T: Element> Expr<'a, T> {
     /// The shape the operands broadcast to, or an error naming the shapes that do not.
     pub fn shape(&self) -> Result<Vec<usize>> {
         let mut shape: Option<Vec<usize>> = None;
-        for array in self.arrays() {
+        for operand in &self.operands {
+            let operand_shape = match operand {
+                Operand::Array(a) => a.shape(),
+                Operand::Deferred(d) => d.shape(),
+                Operand::Scalar(..) => continue,
+            };
             shape = Some(match shape {
-                None => array.shape().to_vec(),
-                Some(s) => broadcast_shapes(&s, array.shape())?,
+                None => operand_shape.to_vec(),
+                Some(s) => broadcast_shapes(&s, operand_shape)?,
             });
         }
         shape.ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))
@@ -560,8 +601,13 @@ impl<'a, T: Element> Expr<'a, T> {
     fn arrays(&self) -> impl Iterator<Item = &'a dyn ErasedArray> + '_ {
         self.operands.iter().filter_map(|o| match o {
             Operand::Array(a) => Some(*a),
-            Operand::Scalar(..) => None,
+            Operand::Scalar(..) | Operand::Deferred(_) => None,
         })
+    }
+
+    /// Whether an operand is computed on evaluation (a matrix product).
+    fn has_deferred(&self) -> bool {
+        self.operands.iter().any(|o| matches!(o, Operand::Deferred(_)))
     }
 }
 
@@ -572,11 +618,16 @@ impl<'a, T: Scalars> Expr<'a, T> {
     /// there, and the other operands are ordered after their own streams by the use each launch
     /// records. [`eval_on`](Self::eval_on) picks the stream.
     pub fn eval(self) -> Result<DeviceArray<T>> {
-        let first = self
-            .arrays()
-            .next()
-            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))?;
-        let stream = first.stream().clone();
+        let stream = self
+            .operands
+            .iter()
+            .find_map(|o| match o {
+                Operand::Array(a) => Some(a.stream()),
+                Operand::Deferred(d) => Some(d.stream()),
+                Operand::Scalar(..) => None,
+            })
+            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))?
+            .clone();
         self.eval_on(&stream)
     }
 
@@ -626,12 +677,14 @@ impl<'a, T: Scalars> Expr<'a, T> {
 
     /// The expression as a reduction's map, when every array operand is C-contiguous with the
     /// expression's whole shape (what a [`ReductionKernel`](crate::ReductionKernel) reads);
-    /// `None` for broadcast or strided operands (the caller evaluates the expression first).
+    /// `None` for broadcast or strided operands and for deferred ones (the caller evaluates the
+    /// expression first).
     pub(crate) fn fused_map(&self) -> Result<Option<FusedMap<'_>>> {
         let shape = self.shape()?;
-        if self
-            .arrays()
-            .any(|a| a.shape() != shape.as_slice() || !a.is_contiguous())
+        if self.has_deferred()
+            || self
+                .arrays()
+                .any(|a| a.shape() != shape.as_slice() || !a.is_contiguous())
         {
             return Ok(None);
         }
@@ -642,11 +695,8 @@ impl<'a, T: Scalars> Expr<'a, T> {
         let args = plan
             .inputs
             .iter()
-            .map(|&index| match self.operands[index] {
-                Operand::Array(a) => Arg::erased(a),
-                Operand::Scalar(dtype, value) => scalar_arg(dtype, value),
-            })
-            .collect();
+            .map(|&index| kernel_arg(&self.operands[index]))
+            .collect::<Result<_>>()?;
         Ok(Some(FusedMap {
             params,
             value,
@@ -930,8 +980,10 @@ impl<T: Element> DeviceArray<T> {
         }
         self.check_writable("assign")?;
         check_scalars(&expr.node, &expr.operands)?;
-        let node = expr.node;
-        self.run(&node, &expr.operands)
+        if expr.has_deferred() {
+            return self.run_deferred(&expr.node, &expr.operands);
+        }
+        self.run(&expr.node, &expr.operands)
     }
 
     /// Replaces each element by `f` of its current value, as one kernel: `x.update(|x| x + &y)`
@@ -946,11 +998,43 @@ impl<T: Element> DeviceArray<T> {
         self.assign(f(current))
     }
 
-    /// Runs the kernel of `node` over `operands` into this array.
+    /// Evaluates an expression with deferred operands into this array: as one library call
+    /// when the first deferred operand can compute the whole expression (a matrix product with
+    /// a cuBLASLt epilogue), else each deferred operand into a temporary and the rest as one
+    /// fused kernel that reads them.
+    fn run_deferred(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+        let first = operands.iter().enumerate().find_map(|(index, o)| match o {
+            Operand::Deferred(d) => Some((index, d)),
+            _ => None,
+        });
+        if let Some((index, deferred)) = first {
+            if deferred.evaluate_fused(node, operands, index, self)? {
+                return Ok(());
+            }
+        }
+        let values = operands
+            .iter()
+            .map(|o| match o {
+                Operand::Deferred(d) => d.evaluate().map(Some),
+                _ => Ok(None),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let evaluated: Vec<Operand<'_>> = operands
+            .iter()
+            .zip(&values)
+            .map(|(operand, value)| match value {
+                Some(array) => Operand::Array(&**array),
+                None => operand.clone(),
+            })
+            .collect();
+        self.run(node, &evaluated)
+    }
+
+    /// Runs the kernel of `node` over `operands` (arrays and scalars) into this array.
     fn run(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
         let overlapping = operands.iter().any(|o| match o {
             Operand::Array(a) => overlap(a.span(), self.span()) == Overlap::Partial,
-            Operand::Scalar(..) => false,
+            Operand::Scalar(..) | Operand::Deferred(_) => false,
         });
         if overlapping {
             let mut staged = match node.reads_out() {
@@ -965,11 +1049,8 @@ impl<T: Element> DeviceArray<T> {
         let mut args: Vec<Arg<'_>> = plan
             .inputs
             .iter()
-            .map(|&index| match operands[index] {
-                Operand::Array(a) => Arg::erased(a),
-                Operand::Scalar(dtype, value) => scalar_arg(dtype, value),
-            })
-            .collect();
+            .map(|&index| kernel_arg(&operands[index]))
+            .collect::<Result<_>>()?;
         let stream = self.stream().clone();
         args.push(Arg::from(self));
         kernel.launch_generated(&stream, &args)
@@ -1018,6 +1099,17 @@ fn check_powers(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
             check_powers(a, operands)?;
             check_powers(b, operands)
         }
+    }
+}
+
+/// An operand as a kernel argument; a deferred operand has to be evaluated first.
+fn kernel_arg<'o>(operand: &Operand<'o>) -> Result<Arg<'o>> {
+    match *operand {
+        Operand::Array(a) => Ok(Arg::erased(a)),
+        Operand::Scalar(dtype, value) => Ok(scalar_arg(dtype, value)),
+        Operand::Deferred(_) => Err(Error::InvalidValue(
+            "an expression's matrix product must be evaluated before its kernel runs".into(),
+        )),
     }
 }
 
@@ -1078,6 +1170,9 @@ __device__ __forceinline__ float _cc_trunc(float a) { return truncf(a); }
 __device__ __forceinline__ double _cc_trunc(double a) { return trunc(a); }
 template <typename T> __device__ __forceinline__ T _cc_sign(T a) { return a != a ? a : (T)((a > 0) - (a < 0)); }
 template <typename T> __device__ __forceinline__ T _cc_square(T a) { return (T)(a * a); }
+template <typename T> __device__ __forceinline__ T _cc_gelu(T x) {
+    return (T)0.5 * x * ((T)1 + tanh((T)0.7978845608028654 * (x + (T)0.044715 * x * x * x)));
+}
 template <typename T> __device__ __forceinline__ T _cc_reciprocal(T a) { return a == 0 ? (T)0 : (T)(1 / a); }
 __device__ __forceinline__ float _cc_reciprocal(float a) { return 1.0f / a; }
 __device__ __forceinline__ double _cc_reciprocal(double a) { return 1.0 / a; }
@@ -1218,6 +1313,7 @@ fn operand_dtype(operand: &Operand<'_>) -> DType {
     match operand {
         Operand::Array(a) => a.dtype(),
         Operand::Scalar(d, _) => *d,
+        Operand::Deferred(d) => d.dtype(),
     }
 }
 

@@ -11,8 +11,9 @@
 //!   `average`, `allclose`, `array_equal`, of arrays
 //!   and (fused, one kernel) of expressions;
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
-//! - `linalg` (feature `blas`): `matmul`, `dot`, `vdot`, `inner`, `outer`, `trace`, `linalg_norm`
-//!   through cuBLAS and the reductions;
+//! - `linalg` (feature `blas`): `matmul` (cuBLAS, cuBLASLt, a generated kernel for integers),
+//!   `matmul_expr` (a product inside an expression: cuBLASLt epilogues), `dot`, `vdot`,
+//!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, the TF32 setting;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
 //! - `npy`: NumPy's `.npy` files (`save_npy`, `load_npy`, `write_npy`, `read_npy`);
 //! - `printing`: `Display` in NumPy's layout.
@@ -33,7 +34,7 @@ pub mod random;
 mod reductions;
 
 #[cfg(feature = "blas")]
-pub use linalg::{MatmulElement, Norm};
+pub use linalg::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
 pub use npy::NpyError;
 pub use reductions::{allclose, array_equal, Average, AverageOf};
 

@@ -1,0 +1,131 @@
+//! The cuBLAS and cuBLASLt handles of each stream, and the process-wide TF32 setting they
+//! follow.
+//!
+//! A handle is made on a stream's first product and kept (with the stream) in the kernel
+//! registry for the process, as CuPy keeps one per device; its lock serialises the calls through
+//! it. Each thread remembers the handle it used last, so a run of products on one stream finds
+//! its handle without the registry's lock or a hash (what a small `matmul` would otherwise spend
+//! most of its host time on besides the library call).
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::LocalKey;
+
+use cuda_driver::Stream;
+use cuda_libs::blas::{Blas, Lt};
+
+use crate::array::kernels::registry::{kernel, KernelKey};
+use crate::error::Result;
+
+/// The environment variable that allows TF32 for `f32` products when set to `1` (CuPy's
+/// `CUPY_TF32`), read once, on the first product, unless [`set_tf32`] was called before.
+pub const TF32_ENV: &str = "CUDA_RS_TF32";
+
+/// The TF32 setting: not decided yet, off, on.
+static TF32: AtomicU8 = AtomicU8::new(UNSET);
+const UNSET: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+
+/// Lets `f32` matrix products of arrays ([`matmul`](crate::DeviceArray::matmul), `dot`,
+/// `tensordot`, fused epilogues, ...) use TF32 tensor cores, process-wide: much faster, with
+/// inputs rounded to 10 mantissa bits (cuBLAS's `CUBLAS_COMPUTE_32F_FAST_TF32`). Off by default:
+/// `f32` is true single precision unless this or [`TF32_ENV`]`=1` says otherwise; a call here
+/// overrides the environment. Other element types are unaffected.
+///
+/// ```
+/// cuda_core::set_tf32(true);
+/// assert!(cuda_core::tf32());
+/// cuda_core::set_tf32(false);
+/// ```
+pub fn set_tf32(allow: bool) {
+    TF32.store(if allow { ON } else { OFF }, Ordering::Relaxed);
+}
+
+/// Whether `f32` matrix products may use TF32 (see [`set_tf32`]).
+pub fn tf32() -> bool {
+    match TF32.load(Ordering::Relaxed) {
+        UNSET => {
+            let from_env = std::env::var(TF32_ENV).is_ok_and(|value| value.trim() == "1");
+            // A concurrent `set_tf32` wins over the environment.
+            let _ = TF32.compare_exchange(
+                UNSET,
+                if from_env { ON } else { OFF },
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            TF32.load(Ordering::Relaxed) == ON
+        }
+        state => state == ON,
+    }
+}
+
+/// The (context, stream) a handle is kept for: a stream handle is unique while the stream
+/// lives, and the registry keeps each stream it has a handle for alive; the context tells
+/// apart the per-context default streams.
+type StreamKey = (u64, u64);
+
+fn stream_key(stream: &Stream) -> StreamKey {
+    // SAFETY: both handles are only used as numbers, to key the caches.
+    let (context, raw) = unsafe { (stream.context().as_raw(), stream.as_raw()) };
+    (context as u64, raw as u64)
+}
+
+/// The handle a thread used last, by stream: weak, so it never outlives the registry's (which
+/// the exit hook drops before the driver goes).
+type LastUsed<H> = RefCell<Option<(StreamKey, Weak<Mutex<H>>)>>;
+
+thread_local! {
+    static LAST_BLAS: LastUsed<Blas> = const { RefCell::new(None) };
+    static LAST_LT: LastUsed<Lt> = const { RefCell::new(None) };
+}
+
+/// The handle of `stream` kept under `family`: the thread's last one when it is the stream's,
+/// else the registry's (made by `make` on first use).
+fn cached<H: Send + 'static>(
+    last: &'static LocalKey<LastUsed<H>>,
+    family: &'static str,
+    stream: &Stream,
+    make: impl FnOnce() -> Result<H>,
+) -> Result<Arc<Mutex<H>>> {
+    let key = stream_key(stream);
+    // `try_with`: during the thread's teardown there is no cache, only the registry.
+    let hit = last
+        .try_with(|last| match &*last.borrow() {
+            Some((used, handle)) if *used == key => handle.upgrade(),
+            _ => None,
+        })
+        .ok()
+        .flatten();
+    if let Some(handle) = hit {
+        return Ok(handle);
+    }
+    let words = [key.0 as u32, (key.0 >> 32) as u32, key.1 as u32, (key.1 >> 32) as u32];
+    let handle = kernel(KernelKey::Encoded(family, words.to_vec()), || Ok(Mutex::new(make()?)))?;
+    let _ = last.try_with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&handle))));
+    Ok(handle)
+}
+
+/// The cuBLAS handle of `stream`.
+pub(super) fn blas(stream: &Stream) -> Result<Arc<Mutex<Blas>>> {
+    cached(&LAST_BLAS, "cublas handle", stream, || Ok(Blas::new(stream)?))
+}
+
+/// The cuBLASLt handle of `stream` (its plans: descriptors and algorithms per shape).
+pub(super) fn lt(stream: &Stream) -> Result<Arc<Mutex<Lt>>> {
+    cached(&LAST_LT, "cublaslt handle", stream, || Ok(Lt::new(stream)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tf32_setter_overrides_the_default() {
+        set_tf32(true);
+        assert!(tf32());
+        set_tf32(false);
+        assert!(!tf32());
+    }
+}
