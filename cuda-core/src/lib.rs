@@ -137,7 +137,7 @@ pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};
 pub use error::{Error, Result};
 pub use kernel::{Kernel, KernelAttributes};
-pub use launch::{launch, LaunchConfig};
+pub use launch::{launch, launch_ex};
 pub use linker::{LinkTarget, Linker, LinkerOptions};
 pub use object_code::{CodeKind, ObjectCode};
 pub use options::{Arch, CompileTarget, ProgramOptions, Std};
@@ -151,8 +151,8 @@ pub use cuda_driver as driver;
 #[doc(no_inline)]
 pub use cuda_driver::{
     Context, DeviceAttribute, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, DriverError, Event, EventFlags,
-    Function, HostBuffer, KernelArg, KernelArgs, LaunchAttributes, Module, ParamInfo, PitchedBuffer, PitchedMut,
-    Stream, StreamFlags,
+    Function, HostBuffer, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig, Module, ParamInfo, PitchedBuffer,
+    PitchedMut, Stream, StreamFlags,
 };
 /// The raw bindings (`cuda-sys`): the function tables and `CU*` types, for escape hatches.
 pub use cuda_sys as sys;

@@ -169,7 +169,7 @@ pub use global::Global;
 pub use graph::{Graph, GraphExec};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
 pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
-pub use launch::{launch_checked, launch_raw, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig};
+pub use launch::{launch_checked, launch_raw, KernelArg, KernelArgs, LaunchAttributes};
 pub use library::Library;
 pub use managed::{Advice, ManagedBuffer, MemoryLocation};
 pub use memcpy2d::{Pitched, PitchedBuffer, PitchedMut};
@@ -183,6 +183,10 @@ pub use texture::{
     AddressMode, ArrayElement, ArrayFlags, CudaArray, FilterMode, SurfaceObject, TextureDesc, TextureObject,
 };
 pub use vmm::VirtualBuffer;
+
+/// The grid, block and dynamic shared memory of a launch: one type shared with cuda-runtime and
+/// cuda-core (defined in `cuda-sys`, the crate all of them build on).
+pub use cuda_sys::LaunchConfig;
 
 /// The raw bindings this crate is built on.
 pub use cuda_sys as sys;

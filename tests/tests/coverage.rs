@@ -457,18 +457,19 @@ fn occupancy_bad_input() {
     assert_clean(&fake);
 }
 
-/// cuda-core's thin layer over the same: its `LaunchConfig` from occupancy, and a launch with it.
+/// cuda-core's thin layer over the same: a `Kernel`'s launch configurations from occupancy, and a
+/// launch with one.
 #[test]
 fn cuda_core_launch_configs_from_occupancy() {
     let fake = fake::session();
     {
         let code = cuda_core::ObjectCode::from_ptx(fake::KERNELS).unwrap();
         let kernel = code.get_kernel("fill").unwrap();
-        let config = cuda_core::LaunchConfig::for_occupancy(&kernel, 5000, 0).unwrap();
+        let config = kernel.occupancy_config(5000, 0).unwrap();
         assert_eq!(config, cuda_core::LaunchConfig::new((5, 1, 1), (1024, 1, 1)));
-        let resident = cuda_core::LaunchConfig::resident(&kernel, 128, 0).unwrap();
+        let resident = kernel.resident_config(128, 0).unwrap();
         assert_eq!(resident.grid, (16 * 132, 1, 1));
-        assert!(cuda_core::LaunchConfig::for_occupancy(&kernel, 0, 0).is_err());
+        assert!(kernel.occupancy_config(0, 0).is_err());
         let context = kernel.function().context().clone();
         let stream = Stream::new(&context).unwrap();
         let mut out = DeviceBuffer::<f32>::zeroed(&context, 5000).unwrap();

@@ -2,12 +2,12 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cuda_driver::{Context, KernelArgs, Module, Stream};
+use cuda_driver::{Context, KernelArgs, LaunchConfig, Module, Stream};
 
 use crate::array::kernels::params::is_identifier;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::launch::{launch, LaunchConfig};
+use crate::launch::launch;
 use crate::options::{Arch, CompileTarget, ProgramOptions};
 use crate::program::Program;
 
