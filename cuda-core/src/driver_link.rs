@@ -4,10 +4,11 @@
 
 use cuda_driver::{JitInputKind, JitLinker};
 
+use crate::arch::Arch;
+use crate::code_kind::CodeKind;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::object_code::{CodeKind, ObjectCode};
-use crate::options::Arch;
+use crate::object_code::ObjectCode;
 
 /// Links `inputs` (none of them LTO-IR) into a CUBIN for `arch`. `nvjitlink_missing` is why
 /// nvJitLink could not be used; it is returned if the driver cannot be used either.
