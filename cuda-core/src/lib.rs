@@ -54,8 +54,8 @@
 //! # Where the code lives
 //! - `program.rs`, `object_code.rs`, `linker.rs`, `cache.rs`, `kernel.rs`, `launch.rs`: the
 //!   `cuda.core` layer (compile, link, cache, load, launch), over the vocabulary below it
-//!   (`arch.rs`, `code_kind.rs`, `options.rs`, `error.rs`, `device.rs`), which imports nothing
-//!   above it: no import circle. The driver is reached through cuda-driver only; NVRTC and
+//!   (`arch.rs`, `code_kind.rs`, `options.rs`, `error.rs`), which imports none of it: no
+//!   import circle. The driver is reached through cuda-driver only; NVRTC and
 //!   nvJitLink, this layer's own, directly (`nvrtc.rs`, `linker.rs`).
 //! - `array/`: the array layer, in folders from the bottom up: `memory/` (the pool; ordering
 //!   of memory several streams use, through cuda-driver's device-memory contract; overlap by
