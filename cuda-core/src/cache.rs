@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use crate::arch::Arch;
+use crate::code_kind::CodeKind;
 use crate::error::{Error, Result};
-use crate::object_code::{CodeKind, ObjectCode};
-use crate::options::Arch;
+use crate::object_code::ObjectCode;
 use sha2::{Digest, Sha256};
 
 /// The SHA-256 identifying one compilation (see [`Program::cache_key`](crate::Program::cache_key)).

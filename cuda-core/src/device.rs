@@ -5,8 +5,8 @@ use std::fmt;
 
 use cuda_driver::{Context, DeviceAttribute, Event, EventFlags, Stream, StreamFlags};
 
+use crate::arch::Arch;
 use crate::error::Result;
-use crate::options::Arch;
 use crate::MemoryPool;
 
 thread_local! {

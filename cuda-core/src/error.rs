@@ -6,8 +6,8 @@ use cuda_sys::driver::CUresult;
 use cuda_sys::nvjitlink::nvJitLinkResult;
 use cuda_sys::nvrtc::nvrtcResult;
 
-use crate::object_code::CodeKind;
-use crate::options::Arch;
+use crate::arch::{Arch, ParseArchError};
+use crate::code_kind::CodeKind;
 
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -161,6 +161,13 @@ impl Error {
             }
             _ => None,
         }
+    }
+}
+
+impl From<ParseArchError> for Error {
+    /// An architecture name or number that is none is invalid input.
+    fn from(error: ParseArchError) -> Self {
+        Error::InvalidValue(error.to_string())
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use cuda_driver::{Context, Function, ParamInfo};
+use cuda_driver::{Context, Function, LaunchConfig, ParamInfo};
 
 use crate::error::Result;
 
@@ -89,6 +89,20 @@ impl Kernel {
     /// Lets launches ask for up to `bytes` of dynamic shared memory.
     pub fn set_max_dynamic_shared_memory(&self, bytes: u32) -> Result<()> {
         Ok(self.function.set_max_dynamic_shared_memory(bytes)?)
+    }
+
+    /// A one-dimensional launch covering `n` elements with the block size that maximises this
+    /// kernel's occupancy given `shared_mem_bytes` of dynamic shared memory per block
+    /// (`cuOccupancyMaxPotentialBlockSize`; see [`Function::occupancy_config`]).
+    pub fn occupancy_config(&self, n: u32, shared_mem_bytes: u32) -> Result<LaunchConfig> {
+        Ok(self.function.occupancy_config(n, shared_mem_bytes)?)
+    }
+
+    /// Blocks of `block_size` threads, as many as the device holds at once: the grid of a
+    /// grid-stride loop, or the largest cooperative launch (see [`crate::launch_ex`] and
+    /// [`Function::resident_config`]).
+    pub fn resident_config(&self, block_size: u32, shared_mem_bytes: u32) -> Result<LaunchConfig> {
+        Ok(self.function.resident_config(block_size, shared_mem_bytes)?)
     }
 }
 

@@ -53,7 +53,10 @@
 //!
 //! # Where the code lives
 //! - `program.rs`, `object_code.rs`, `linker.rs`, `cache.rs`, `kernel.rs`, `launch.rs`: the
-//!   `cuda.core` layer (compile, link, cache, load, launch).
+//!   `cuda.core` layer (compile, link, cache, load, launch), over the vocabulary below it
+//!   (`arch.rs`, `code_kind.rs`, `options.rs`, `error.rs`), which imports none of it: no
+//!   import circle. The driver is reached through cuda-driver only; NVRTC and
+//!   nvJitLink, this layer's own, directly (`nvrtc.rs`, `linker.rs`).
 //! - `array/`: the array layer, in folders from the bottom up: `memory/` (the pool; ordering
 //!   of memory several streams use, through cuda-driver's device-memory contract; overlap by
 //!   address range), `device_array.rs` and `view.rs` (the type and its views), `kernels/` (the
@@ -104,9 +107,11 @@
 // Where crates documented without this one (docs.rs builds each alone) link its items.
 #![doc(html_root_url = "https://docs.rs/cudars-core/0.1.0")]
 
+mod arch;
 mod array;
 mod at_exit;
 mod cache;
+mod code_kind;
 mod cuda_headers;
 mod device;
 mod driver_link;
@@ -119,6 +124,7 @@ mod object_code;
 mod options;
 mod program;
 
+pub use arch::{Arch, ParseArchError};
 #[cfg(feature = "python")]
 pub use array::interop::python;
 pub use array::random;
@@ -133,14 +139,15 @@ pub use array::{
 #[cfg(feature = "blas")]
 pub use array::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
+pub use code_kind::CodeKind;
 pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};
 pub use error::{Error, Result};
 pub use kernel::{Kernel, KernelAttributes};
-pub use launch::{launch, LaunchConfig};
+pub use launch::{launch, launch_ex};
 pub use linker::{LinkTarget, Linker, LinkerOptions};
-pub use object_code::{CodeKind, ObjectCode};
-pub use options::{Arch, CompileTarget, ProgramOptions, Std};
+pub use object_code::ObjectCode;
+pub use options::{CompileTarget, ProgramOptions, Std};
 pub use program::Program;
 
 /// The driver layer this crate is built on (`cuda-driver`), whole: every type a program may
@@ -151,8 +158,8 @@ pub use cuda_driver as driver;
 #[doc(no_inline)]
 pub use cuda_driver::{
     Context, DeviceAttribute, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, DriverError, Event, EventFlags,
-    Function, HostBuffer, KernelArg, KernelArgs, LaunchAttributes, Module, ParamInfo, PitchedBuffer, PitchedMut,
-    Stream, StreamFlags,
+    Function, HostBuffer, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig, Module, ParamInfo, PitchedBuffer,
+    PitchedMut, Stream, StreamFlags,
 };
 /// The raw bindings (`cuda-sys`): the function tables and `CU*` types, for escape hatches.
 pub use cuda_sys as sys;

@@ -7,9 +7,10 @@ use std::ptr;
 use cuda_sys::nvjitlink::{nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult};
 use cuda_sys::NvJitLink;
 
+use crate::arch::Arch;
+use crate::code_kind::CodeKind;
 use crate::error::{nvjitlink_code_name, Error, Result};
-use crate::object_code::{CodeKind, ObjectCode};
-use crate::options::Arch;
+use crate::object_code::ObjectCode;
 
 /// What [`Linker::link`] produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

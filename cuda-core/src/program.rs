@@ -2,11 +2,13 @@
 
 use std::sync::OnceLock;
 
+use crate::arch::Arch;
 use crate::cache::{CacheKey, CacheOutcome, KernelCache};
+use crate::code_kind::CodeKind;
 use crate::error::{Error, Result};
 use crate::nvrtc;
-use crate::object_code::{CodeKind, ObjectCode};
-use crate::options::{Arch, CompileTarget, ProgramOptions};
+use crate::object_code::ObjectCode;
+use crate::options::{CompileTarget, ProgramOptions};
 use sha2::{Digest, Sha256};
 
 /// CUDA C++ source and the options to compile it with.

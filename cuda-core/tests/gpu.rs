@@ -4,8 +4,8 @@
 mod common;
 
 use cuda_core::{
-    launch, Arch, CodeKind, CompileTarget, Device, Error, Kernel, LaunchConfig, LinkTarget, Linker, LinkerOptions,
-    ObjectCode, Program, ProgramOptions,
+    launch, launch_ex, Arch, CodeKind, CompileTarget, Device, Error, Kernel, LaunchAttributes, LaunchConfig,
+    LinkTarget, Linker, LinkerOptions, ObjectCode, Program, ProgramOptions,
 };
 use cuda_driver::{DeviceBuffer, DeviceCopy, LaunchError, Stream};
 use cuda_sys::driver::CUresult;
@@ -149,13 +149,23 @@ fn cooperative_launch_syncs_the_grid() {
     let mut out = DeviceBuffer::<u32>::zeroed(context, n as usize).unwrap();
     let mut arrived = DeviceBuffer::<u32>::zeroed(context, 1).unwrap();
     let stream = device.create_stream().unwrap();
-    let config = LaunchConfig {
+    let config = LaunchConfig::new((blocks, 1, 1), (threads, 1, 1));
+    let cooperative = LaunchAttributes {
         cooperative: true,
-        ..LaunchConfig::new((blocks, 1, 1), (threads, 1, 1))
+        ..LaunchAttributes::default()
     };
     // SAFETY: the kernel writes n elements of data and out (both n long) and counts in `arrived`;
     // two blocks of 128 threads per SM are resident at once, which the cooperative launch checks.
-    unsafe { launch(&stream, &config, &kernel, (&mut data, &mut out, &mut arrived, n)).unwrap() };
+    unsafe {
+        launch_ex(
+            &stream,
+            &config,
+            &cooperative,
+            &kernel,
+            (&mut data, &mut out, &mut arrived, n),
+        )
+        .unwrap()
+    };
     stream.synchronize().unwrap();
     let expected: Vec<u32> = (0..n).map(|i| 3 * (n - 1 - i) + 1).collect();
     assert_eq!(out.to_vec().unwrap(), expected);
@@ -163,13 +173,18 @@ fn cooperative_launch_syncs_the_grid() {
 
     // The cooperative attribute reaches the driver: a grid that cannot be resident at once is
     // refused, where a plain launch would be queued.
-    let too_many = LaunchConfig {
-        grid: (properties.multiprocessor_count * 64, 1, 1),
-        block: (256, 1, 1),
-        ..config
-    };
+    let too_many = LaunchConfig::new((properties.multiprocessor_count * 64, 1, 1), (256, 1, 1));
     // SAFETY: refused by the driver before running.
-    let error = unsafe { launch(&stream, &too_many, &kernel, (&mut data, &mut out, &mut arrived, 0u32)) }.unwrap_err();
+    let error = unsafe {
+        launch_ex(
+            &stream,
+            &too_many,
+            &cooperative,
+            &kernel,
+            (&mut data, &mut out, &mut arrived, 0u32),
+        )
+    }
+    .unwrap_err();
     assert_eq!(
         error.driver_code(),
         Some(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE),
@@ -202,12 +217,22 @@ fn cluster_launch_of_two_block_clusters() {
     let mut size = DeviceBuffer::<u32>::zeroed(context, blocks as usize).unwrap();
     let mut partner = DeviceBuffer::<u32>::zeroed(context, blocks as usize).unwrap();
     let stream = device.create_stream().unwrap();
-    let config = LaunchConfig {
-        cluster: Some((2, 1, 1)),
-        ..LaunchConfig::new((blocks, 1, 1), (32, 1, 1))
+    let config = LaunchConfig::new((blocks, 1, 1), (32, 1, 1));
+    let clusters = |dim| LaunchAttributes {
+        cluster_dim: Some(dim),
+        ..LaunchAttributes::default()
     };
     // SAFETY: the kernel writes one element per block into each buffer of `blocks` elements.
-    unsafe { launch(&stream, &config, &kernel, (&mut rank, &mut size, &mut partner)).unwrap() };
+    unsafe {
+        launch_ex(
+            &stream,
+            &config,
+            &clusters((2, 1, 1)),
+            &kernel,
+            (&mut rank, &mut size, &mut partner),
+        )
+        .unwrap()
+    };
     stream.synchronize().unwrap();
     assert_eq!(rank.to_vec().unwrap(), (0..blocks).map(|b| b % 2).collect::<Vec<_>>());
     assert_eq!(size.to_vec().unwrap(), vec![2; blocks as usize]);
@@ -216,12 +241,17 @@ fn cluster_launch_of_two_block_clusters() {
         (0..blocks).map(|b| 1000 + (b ^ 1)).collect::<Vec<_>>()
     );
 
-    let bad = LaunchConfig {
-        cluster: Some((3, 1, 1)),
-        ..config
-    };
     // SAFETY: refused on the host before launching.
-    let error = unsafe { launch(&stream, &bad, &kernel, (&mut rank, &mut size, &mut partner)) }.unwrap_err();
+    let error = unsafe {
+        launch_ex(
+            &stream,
+            &config,
+            &clusters((3, 1, 1)),
+            &kernel,
+            (&mut rank, &mut size, &mut partner),
+        )
+    }
+    .unwrap_err();
     assert!(matches!(error, Error::InvalidValue(_)), "{error}");
 }
 

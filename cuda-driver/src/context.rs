@@ -123,6 +123,14 @@ impl Context {
         result
     }
 
+    /// Waits for all work in this context (`cuCtxSynchronize`) without taking the errors kept
+    /// from destructors: they stay for [`Context::synchronize`] or [`Context::check_deferred`].
+    /// For a layer that waits on its own account (a pool making room after running out of
+    /// memory), whose caller did not ask for those errors.
+    pub fn synchronize_quiet(&self) -> Result<()> {
+        synchronize_current(self.bind()?)
+    }
+
     /// Returns, once, the errors that destructors (`Drop`) of this context's
     /// objects hit since the last call, as [`Error::Deferred`].
     pub fn check_deferred(&self) -> Result<()> {

@@ -142,6 +142,20 @@ pub enum LaunchError {
     },
 }
 
+/// A failed call of the driver's JIT linker, with the linker's logs ([`Error::JitLink`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{call} failed with {error}\n{error_log}")]
+pub struct JitLinkError {
+    /// The driver function that failed (`"cuLinkAddData"`, ...).
+    pub call: &'static str,
+    /// The driver's error.
+    pub error: DriverError,
+    /// The linker's error log.
+    pub error_log: String,
+    /// The linker's info log.
+    pub info_log: String,
+}
+
 /// Everything that can go wrong in this crate.
 #[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -178,6 +192,10 @@ pub enum Error {
         /// The JIT error log (may be empty).
         log: String,
     },
+    /// A call of the driver's JIT linker ([`JitLinker`](crate::JitLinker)) failed (boxed: the
+    /// logs would make every `Result` of this crate larger).
+    #[error(transparent)]
+    JitLink(Box<JitLinkError>),
     /// Destructors (`Drop`) of objects of this context failed earlier; they
     /// could not return their errors, so the next checked call does.
     #[error("{}", deferred_message(.0))]
@@ -189,6 +207,7 @@ impl Error {
     pub fn code(&self) -> Option<CUresult> {
         match self {
             Error::Driver(e) | Error::ModuleLoad { error: e, .. } => Some(e.code),
+            Error::JitLink(failure) => Some(failure.error.code),
             Error::Deferred(errors) => errors.first().map(|e| e.code),
             _ => None,
         }

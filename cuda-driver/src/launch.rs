@@ -7,56 +7,13 @@ use std::mem::size_of;
 use std::ptr;
 
 use cuda_sys::driver::{CUdeviceptr, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
+use cuda_sys::LaunchConfig;
 
 use crate::context::DeviceLimits;
 use crate::error::{check, Error, LaunchError, Result};
 use crate::{
     Access, Context, DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, Function, ParamInfo, Stream, StreamUse,
 };
-
-/// Grid, block and dynamic shared memory of a launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LaunchConfig {
-    /// Blocks in the grid, `(x, y, z)`.
-    pub grid: (u32, u32, u32),
-    /// Threads in a block, `(x, y, z)`.
-    pub block: (u32, u32, u32),
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_mem_bytes: u32,
-}
-
-impl LaunchConfig {
-    /// Threads per block that [`LaunchConfig::for_num_elems`] uses.
-    pub const DEFAULT_BLOCK: u32 = 256;
-
-    /// A one-dimensional launch with at least one thread per element:
-    /// blocks of 256 threads, enough blocks to cover `n`. `n == 0` gives an
-    /// empty grid, which a launch refuses.
-    pub const fn for_num_elems(n: u32) -> Self {
-        LaunchConfig {
-            grid: (n.div_ceil(Self::DEFAULT_BLOCK), 1, 1),
-            block: (Self::DEFAULT_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
-
-    /// A launch of `grid` blocks of `block` threads, without dynamic shared memory.
-    pub const fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> Self {
-        LaunchConfig {
-            grid,
-            block,
-            shared_mem_bytes: 0,
-        }
-    }
-
-    /// The same launch with `bytes` of dynamic shared memory per block.
-    pub const fn with_shared_mem(self, bytes: u32) -> Self {
-        LaunchConfig {
-            shared_mem_bytes: bytes,
-            ..self
-        }
-    }
-}
 
 /// Extra launch attributes for [`Stream::launch_ex`] (`cuLaunchKernelEx`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -543,15 +500,6 @@ mod tests {
         max_threads: 1024,
         max_dynamic_shared: 48 * 1024,
     };
-
-    #[test]
-    fn for_num_elems_covers_every_element() {
-        assert_eq!(LaunchConfig::for_num_elems(1).grid, (1, 1, 1));
-        assert_eq!(LaunchConfig::for_num_elems(256).grid, (1, 1, 1));
-        assert_eq!(LaunchConfig::for_num_elems(257).grid, (2, 1, 1));
-        assert_eq!(LaunchConfig::for_num_elems(u32::MAX).grid.0, u32::MAX.div_ceil(256));
-        assert_eq!(LaunchConfig::for_num_elems(0).grid, (0, 1, 1));
-    }
 
     #[test]
     fn config_within_limits_passes() {

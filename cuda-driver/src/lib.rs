@@ -143,6 +143,7 @@ mod graph;
 mod host;
 mod init;
 mod ipc;
+mod jit_link;
 mod launch;
 mod library;
 mod managed;
@@ -152,6 +153,7 @@ mod module;
 mod occupancy;
 mod pointer;
 mod pool;
+mod raw_memory;
 mod stream;
 mod texture;
 mod vmm;
@@ -161,7 +163,7 @@ pub use context::{Context, ContextLimit};
 pub use device::{Device, DeviceAttribute};
 pub use device_copy::DeviceCopy;
 pub use device_memory::{Access, DeviceMemory, DeviceMemoryMut, StreamTracker, StreamUse};
-pub use error::{DriverError, Error, LaunchError, Result};
+pub use error::{DriverError, Error, JitLinkError, LaunchError, Result};
 pub use event::Event;
 pub use flags::{CaptureMode, ContextFlags, EventFlags, HostAllocFlags, StreamFlags};
 pub use function::{Function, FunctionAttribute, ParamInfo};
@@ -169,7 +171,8 @@ pub use global::Global;
 pub use graph::{Graph, GraphExec};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
 pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
-pub use launch::{launch_checked, launch_raw, KernelArg, KernelArgs, LaunchAttributes, LaunchConfig};
+pub use jit_link::{JitInputKind, JitLinked, JitLinker};
+pub use launch::{launch_checked, launch_raw, KernelArg, KernelArgs, LaunchAttributes};
 pub use library::Library;
 pub use managed::{Advice, ManagedBuffer, MemoryLocation};
 pub use memcpy2d::{Pitched, PitchedBuffer, PitchedMut};
@@ -183,6 +186,10 @@ pub use texture::{
     AddressMode, ArrayElement, ArrayFlags, CudaArray, FilterMode, SurfaceObject, TextureDesc, TextureObject,
 };
 pub use vmm::VirtualBuffer;
+
+/// The grid, block and dynamic shared memory of a launch: one type shared with cuda-runtime and
+/// cuda-core (defined in `cuda-sys`, the crate all of them build on).
+pub use cuda_sys::LaunchConfig;
 
 /// The raw bindings this crate is built on.
 pub use cuda_sys as sys;

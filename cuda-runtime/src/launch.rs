@@ -5,34 +5,12 @@ use std::mem::size_of;
 use std::sync::Mutex;
 
 use cuda_sys::runtime::dim3;
+use cuda_sys::LaunchConfig;
 
 use crate::error::check;
 use crate::{
     Device, DeviceAttribute, DeviceCopy, DeviceMemory, DeviceSlice, DeviceSliceMut, Error, Kernel, Result, Stream,
 };
-
-/// Grid, block and dynamic shared memory of a launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LaunchConfig {
-    /// Blocks per grid, `(x, y, z)`.
-    pub grid: (u32, u32, u32),
-    /// Threads per block, `(x, y, z)`.
-    pub block: (u32, u32, u32),
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_mem_bytes: u32,
-}
-
-impl LaunchConfig {
-    /// One thread per element in a 1-D grid of 256-thread blocks (at least one block).
-    pub fn for_num_elems(n: u32) -> LaunchConfig {
-        const BLOCK: u32 = 256;
-        LaunchConfig {
-            grid: (n.div_ceil(BLOCK).max(1), 1, 1),
-            block: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        }
-    }
-}
 
 /// The device limits a launch is checked against, read once per device.
 #[derive(Clone, Copy, Debug)]

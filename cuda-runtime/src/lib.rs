@@ -111,7 +111,7 @@ pub use device::{
 pub use error::{get_last_error, peek_at_last_error, Error, Result, RuntimeError};
 pub use event::{Event, EventFlags};
 pub use graph::{CaptureMode, Graph, GraphExec};
-pub use launch::{launch_raw, KernelArg, KernelArgs, LaunchConfig};
+pub use launch::{launch_raw, KernelArg, KernelArgs};
 pub use library::{Kernel, KernelAttributes, Library, ParamInfo};
 pub use memory::{DeviceCopy, DeviceMemory};
 pub use pinned::{HostAllocFlags, PinnedHostMemory};
@@ -120,6 +120,10 @@ pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use stream::{Stream, StreamFlags};
 pub use symbol::{function_by_symbol, KernelFunction};
 pub use version::{driver_version, runtime_version, Version};
+
+/// The grid, block and dynamic shared memory of a launch: one type shared with cuda-driver and
+/// cuda-core (defined in `cuda-sys`, the crate both API layers build on).
+pub use cuda_sys::LaunchConfig;
 
 /// The process-wide libcudart table (loaded on first use by `cuda-sys`).
 pub(crate) fn runtime() -> Result<&'static cuda_sys::Runtime> {

@@ -105,5 +105,10 @@ fn launch_config_covers_every_element() {
     let config = cuda_runtime::LaunchConfig::for_num_elems(1000);
     assert_eq!(config.block, (256, 1, 1));
     assert_eq!(config.grid, (4, 1, 1));
-    assert_eq!(cuda_runtime::LaunchConfig::for_num_elems(0).grid, (1, 1, 1));
+    // The type the driver layer shares: no element, an empty grid, which a launch refuses.
+    assert_eq!(cuda_runtime::LaunchConfig::for_num_elems(0).grid, (0, 1, 1));
+    assert_eq!(
+        cuda_runtime::LaunchConfig::for_num_elems(0),
+        cuda_driver::LaunchConfig::for_num_elems(0)
+    );
 }

@@ -129,11 +129,13 @@ macro_rules! library_table {
 }
 
 mod error;
+mod launch_config;
 mod libraries;
 pub mod search;
 mod symbols;
 
 pub use error::{LoadError, SymbolError};
+pub use launch_config::LaunchConfig;
 #[doc(inline)]
 pub use libraries::*;
 use search::Candidate;

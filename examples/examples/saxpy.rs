@@ -35,11 +35,7 @@ where
     let x_device = DeviceBuffer::from_slice(device.context(), &x)?;
     let mut y_device = DeviceBuffer::from_slice(device.context(), &y)?;
     // A grid-stride loop: a fixed grid covers any n.
-    let config = LaunchConfig {
-        grid: (256, 1, 1),
-        block: (256, 1, 1),
-        ..LaunchConfig::default()
-    };
+    let config = LaunchConfig::new((256, 1, 1), (256, 1, 1));
     // SAFETY: the kernel reads `n` elements of `x` and updates `n` of `y`; both hold `n`.
     unsafe { launch(stream, &config, &kernel, (a, &x_device, &mut y_device, n))? };
     stream.synchronize()?;

@@ -1,5 +1,6 @@
 //! cuda-driver's pitched memory and 2-D/3-D copies, managed memory, module
-//! variables and occupancy against the stand-in driver: results checked
+//! variables, occupancy, raw-address stream operations and the JIT linker
+//! against the stand-in driver: results checked
 //! against a host reference, bad input refused before any driver call, and
 //! every driver call of each sequence failing once (immediate and deferred
 //! stream work) without a panic, leak or double free.
@@ -457,18 +458,19 @@ fn occupancy_bad_input() {
     assert_clean(&fake);
 }
 
-/// cuda-core's thin layer over the same: its `LaunchConfig` from occupancy, and a launch with it.
+/// cuda-core's thin layer over the same: a `Kernel`'s launch configurations from occupancy, and a
+/// launch with one.
 #[test]
 fn cuda_core_launch_configs_from_occupancy() {
     let fake = fake::session();
     {
         let code = cuda_core::ObjectCode::from_ptx(fake::KERNELS).unwrap();
         let kernel = code.get_kernel("fill").unwrap();
-        let config = cuda_core::LaunchConfig::for_occupancy(&kernel, 5000, 0).unwrap();
+        let config = kernel.occupancy_config(5000, 0).unwrap();
         assert_eq!(config, cuda_core::LaunchConfig::new((5, 1, 1), (1024, 1, 1)));
-        let resident = cuda_core::LaunchConfig::resident(&kernel, 128, 0).unwrap();
+        let resident = kernel.resident_config(128, 0).unwrap();
         assert_eq!(resident.grid, (16 * 132, 1, 1));
-        assert!(cuda_core::LaunchConfig::for_occupancy(&kernel, 0, 0).is_err());
+        assert!(kernel.occupancy_config(0, 0).is_err());
         let context = kernel.function().context().clone();
         let stream = Stream::new(&context).unwrap();
         let mut out = DeviceBuffer::<f32>::zeroed(&context, 5000).unwrap();
@@ -805,5 +807,70 @@ fn releases_during_a_capture_wait_for_its_end() {
     assert_eq!(fake.live(fake::Kind::Array), 0);
     context.synchronize().unwrap();
     drop((exec, graph, out, stream, fill, context));
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- raw-address stream operations
+
+/// cuda-driver's raw-address stream operations, which cuda-core's pool and arrays use: a block
+/// allocated in stream order, filled by 1-, 2- and 4-byte memsets, copied host to device, device
+/// to device and back, freed in stream order (on every path), and the context waited for.
+fn raw_memory() -> Result<()> {
+    const BYTES: usize = 64;
+    // Declared first, so that they outlive the stream and any copy still queued on it.
+    let source: Vec<u8> = (0..BYTES as u8).collect();
+    let (mut first, mut second) = (vec![0u8; BYTES], vec![0u8; BYTES]);
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let block = stream.alloc_raw_async(2 * BYTES)?;
+    let (a, b) = (block, block + BYTES as u64);
+    // SAFETY (all of the closure): `a` and `b` are the two BYTES-long halves of `block`, freed
+    // only after the closure; the host buffers hold BYTES bytes each and outlive the stream.
+    let worked = (|| unsafe {
+        stream.memset_d8_raw_async(a, 0xab, BYTES)?;
+        stream.memset_d16_raw_async(a, 0x0102, 8)?;
+        stream.memset_d32_raw_async(a + 32, 0x0a0b_0c0d, 4)?;
+        stream.copy_raw_from_host_async(b, source.as_ptr().cast(), BYTES)?;
+        stream.copy_raw_async(b + 48, a, 16)?;
+        stream.copy_raw_to_host_async(first.as_mut_ptr().cast(), a, BYTES)?;
+        stream.copy_raw_to_host_async(second.as_mut_ptr().cast(), b, BYTES)?;
+        stream.synchronize()
+    })();
+    // SAFETY: `block` came from `alloc_raw_async` on this stream and is freed once, after the
+    // work queued above.
+    let freed = unsafe { stream.free_raw_async(block) };
+    worked.and(freed).and(context.synchronize_quiet())?;
+    let mut want_first = [0xabu8; BYTES];
+    want_first[..16].copy_from_slice(&[0x02, 0x01].repeat(8));
+    want_first[32..48].copy_from_slice(&[0x0d, 0x0c, 0x0b, 0x0a].repeat(4));
+    expect("memsets", &first[..], &want_first[..])?;
+    let mut want_second = source.clone();
+    want_second[48..].copy_from_slice(&want_first[..16]);
+    expect("copies", second, want_second)
+}
+
+#[test]
+fn raw_memory_operations_match_the_host_reference() {
+    let fake = fake::session();
+    raw_memory().unwrap();
+    assert_clean(&fake);
+}
+
+#[test]
+fn raw_memory_operations_fail_cleanly_at_every_failure_point() {
+    every_failure_point("raw memory", raw_memory);
+}
+
+/// The driver's JIT linker, which the stand-in lacks: a typed error naming the function, no
+/// panic and nothing left behind.
+#[test]
+fn jit_linker_without_the_linker_functions_is_a_typed_error() {
+    let (fake, context) = setup();
+    match cuda_driver::JitLinker::new(&context, 90) {
+        Err(Error::Symbol(missing)) => assert!(missing.to_string().contains("cuLinkCreate"), "{missing}"),
+        Ok(_) => println!("the stand-in links: nothing to refuse"),
+        Err(other) => panic!("expected a missing-symbol error, got {other:?}"),
+    }
+    drop(context);
     assert_clean(&fake);
 }

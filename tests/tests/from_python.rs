@@ -225,7 +225,8 @@ fn memory<T: DeviceCopy + Default>(
     let config = function.occupancy_config(n, shared)?;
     function.occupancy(&config)?;
     function.resident_config(n, shared)?;
-    cuda_core::LaunchConfig::for_occupancy(&kernel, n, shared)?;
+    kernel.occupancy_config(n, shared)?;
+    kernel.resident_config(n, shared)?;
     Ok(())
 }
 
@@ -321,25 +322,26 @@ fn launching(
     function: cuda_driver::Function,
     (g, b, s, n, a): (u32, u32, u32, u32, f32),
 ) -> Checked {
-    use cuda_core::LaunchConfig;
+    use cuda_core::{LaunchAttributes, LaunchConfig};
     let (grid, block) = ((g, 1, 1), (b, 1, 1));
-    let mut config = LaunchConfig {
+    let config = LaunchConfig {
         grid: (g, 1, 1),
         block: (b, 1, 1),
-        shared_mem: s,
-        ..LaunchConfig::default()
+        shared_mem_bytes: s,
     };
-    config = LaunchConfig {
-        cluster: Some((2, 1, 1)),
+    let attributes = LaunchAttributes {
+        cluster_dim: Some((2, 1, 1)),
         cooperative: true,
-        ..config
+        ..LaunchAttributes::default()
     };
     LaunchConfig::new(grid, block);
+    LaunchConfig::new(grid, block).with_shared_mem(s);
     LaunchConfig::for_num_elems(n);
     let x = DeviceBuffer::<f32>::zeroed(stream.context(), n as usize)?;
     let mut y = DeviceBuffer::<f32>::zeroed(stream.context(), n as usize)?;
     // SAFETY: never run; only compiled.
     unsafe { cuda_core::launch(&stream, &config, &kernel, (a, &x, &mut y, n))? }
+    unsafe { cuda_core::launch_ex(&stream, &config, &attributes, &kernel, (a, &x, &mut y, n))? }
     unsafe { stream.launch(&function, &cuda_driver::LaunchConfig::for_num_elems(n), (&x, n))? }
     let (shmem, mut params) = (0, vec![ptr::null_mut()]);
     unsafe { cuda_driver::launch_raw(&function, grid, block, shmem, &stream, &mut params)? }

@@ -157,7 +157,7 @@ fn cuda_core_launch_configs_from_occupancy_launch() {
         .get_kernel("fill")
         .unwrap();
     let n = 123_457u32;
-    let config = cuda_core::LaunchConfig::for_occupancy(&kernel, n, 0).unwrap();
+    let config = kernel.occupancy_config(n, 0).unwrap();
     let block = config.block.0;
     assert!(
         block >= 32 && block % 32 == 0 && config.grid.0 * block >= n,
@@ -170,7 +170,7 @@ fn cuda_core_launch_configs_from_occupancy_launch() {
     unsafe { cuda_core::launch(&stream, &config, &kernel, (&mut out, 0.25f32, n)).unwrap() };
     stream.synchronize().unwrap();
     assert!(out.to_vec().unwrap().iter().all(|&v| v == 0.25));
-    let resident = cuda_core::LaunchConfig::resident(&kernel, 256, 0).unwrap();
+    let resident = kernel.resident_config(256, 0).unwrap();
     let per_sm = kernel.function().max_active_blocks_per_multiprocessor(256, 0).unwrap();
     let sms = context.device().multiprocessor_count().unwrap();
     assert_eq!(resident.grid, (per_sm * sms, 1, 1));

@@ -2,13 +2,14 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cuda_driver::{Context, KernelArgs, Module, Stream};
+use cuda_driver::{Context, KernelArgs, LaunchConfig, Module, Stream};
 
+use crate::arch::Arch;
 use crate::array::kernels::params::is_identifier;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::launch::{launch, LaunchConfig};
-use crate::options::{Arch, CompileTarget, ProgramOptions};
+use crate::launch::launch;
+use crate::options::{CompileTarget, ProgramOptions};
 use crate::program::Program;
 
 /// A kernel given as source and name, like CuPy's `RawKernel`: compiled (through the

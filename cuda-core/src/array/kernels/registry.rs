@@ -12,9 +12,10 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use cuda_driver::{Context, DeviceAttribute, Function, Module};
 
+use crate::arch::Arch;
 use crate::array::kernels::signature::ArgType;
 use crate::error::Result;
-use crate::options::{Arch, CompileTarget, ProgramOptions};
+use crate::options::{CompileTarget, ProgramOptions};
 use crate::program::Program;
 
 /// What a kernel the crate writes is known by.

@@ -1,14 +1,13 @@
 //! Device memory of arrays: the stream-ordered caching [`MemoryPool`], the ordering of memory
 //! used by several streams, memory imported from other libraries ([`ForeignMemory`]), overlap by
-//! address ranges, and the few driver calls the layer makes directly.
+//! address ranges. The driver is reached through cuda-driver only (its raw-address stream
+//! operations, `Stream::alloc_raw_async` and the like).
 
-mod driver_calls;
 mod overlap;
 mod pool;
 mod pool_cupy;
 mod stream_uses;
 
-pub(crate) use driver_calls::{bind, check};
 pub(crate) use overlap::{overlap, Overlap, Span};
 pub(crate) use pool::{default_pool_contexts, order_after, release_default_pools, synchronize_context};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};

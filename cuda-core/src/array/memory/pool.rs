@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use cuda_driver::{Context, Event, EventFlags, Stream};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
 
-use crate::array::memory::{bind, check, check_per_thread, StreamUses};
+use crate::array::memory::{check_per_thread, StreamUses};
 use crate::error::{Error, Result};
 
 /// Sizes up to this are rounded to [`SMALL_STEP`].
@@ -436,9 +436,7 @@ impl MemoryPool {
         let ptr = match self.driver_alloc(stream, class) {
             Err(error) if error.code() == Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY) => {
                 self.free_all_blocks()?;
-                let driver = bind(&self.inner.context)?;
-                // SAFETY: the context is current; synchronising has no preconditions.
-                check(unsafe { driver.cuCtxSynchronize()?() })?;
+                synchronize_context(&self.inner.context)?;
                 self.driver_alloc(stream, class)?
             }
             other => other?,
@@ -448,12 +446,10 @@ impl MemoryPool {
         Ok((ptr, bins.hand_out(key, stream)))
     }
 
+    /// A new block of `class` bytes from the driver, in `stream`'s order (`stream` is of the
+    /// pool's context, checked by `alloc`).
     fn driver_alloc(&self, stream: &Stream, class: usize) -> cuda_driver::Result<CUdeviceptr> {
-        let driver = bind(&self.inner.context)?;
-        let mut ptr = 0;
-        // SAFETY: `ptr` is a valid out-pointer; the stream is alive and of the current context.
-        check(unsafe { driver.cuMemAllocAsync()?(&mut ptr, class, stream.as_raw()) })?;
-        Ok(ptr)
+        stream.alloc_raw_async(class)
     }
 
     /// Gives every cached block back to the driver (`cuMemFreeAsync` on the stream it is
@@ -469,7 +465,7 @@ impl MemoryPool {
                     self.bins().keep_cached(stream_key(&stream), &stream, class, ptr);
                     Ok(())
                 }
-                Ok(false) => free_cached(&self.inner.context, &stream, ptr),
+                Ok(false) => free_cached(&stream, ptr),
                 Err(error) => Err(error),
             };
             if let Err(error) = freed {
@@ -517,30 +513,26 @@ pub(crate) fn release_default_pools(usable: impl Fn(&Context) -> bool) {
 }
 
 /// Frees a cached block in the order of `stream`, the stream it was returned on (so after every
-/// use of it). `cuMemFreeAsync` takes its context from the stream, so a failure to make
-/// `context` current first (for this thread's later calls) does not keep the block from being
-/// freed; the first error is returned.
-fn free_cached(context: &Context, stream: &Stream, ptr: CUdeviceptr) -> cuda_driver::Result<()> {
-    let bound = bind(context);
-    let driver = cuda_sys::driver()?;
-    // SAFETY: the pool owns `ptr` (cached, no longer handed out, so nothing else refers to it)
-    // and `stream` is alive; freeing in the stream's order runs after every use of the block.
-    let freed = check(unsafe { driver.cuMemFreeAsync()?(ptr, stream.as_raw()) });
-    bound.and(freed)
+/// use of it); `stream` is of the pool's context. A failure to make that context current first
+/// does not keep the block from being freed; the first error is returned.
+fn free_cached(stream: &Stream, ptr: CUdeviceptr) -> cuda_driver::Result<()> {
+    // SAFETY: the pool owns `ptr` (cached, no longer handed out, so nothing else refers to it),
+    // a live allocation of the stream's context freed only here; freeing in the stream's order
+    // runs after every use of the block.
+    unsafe { stream.free_raw_async(ptr) }
 }
 
-/// Waits for all work of `context` (made current on this thread).
+/// Waits for all work of `context` (made current on this thread), leaving the errors its
+/// destructors kept for the caller's own synchronise.
 pub(crate) fn synchronize_context(context: &Context) -> cuda_driver::Result<()> {
-    let driver = bind(context)?;
-    // SAFETY: the context is current; synchronising has no preconditions.
-    check(unsafe { driver.cuCtxSynchronize()?() })
+    context.synchronize_quiet()
 }
 
 impl Drop for PoolInner {
     fn drop(&mut self) {
         let blocks = self.bins.get_mut().unwrap_or_else(PoisonError::into_inner).drain();
         for (stream, _, ptr) in blocks {
-            if let Err(error) = free_cached(&self.context, &stream, ptr) {
+            if let Err(error) = free_cached(&stream, ptr) {
                 eprintln!("cuda-core: freeing a cached pool block failed while dropping the pool: {error}");
             }
         }
@@ -634,7 +626,7 @@ impl PooledBlock {
         let owner = self.uses.owner();
         match owner.in_capture() {
             Ok(true) => {
-                if let Err(error) = free_cached(&self.pool.inner.context, owner, self.ptr) {
+                if let Err(error) = free_cached(owner, self.ptr) {
                     eprintln!("cuda-core: freeing a graph allocation inside its capture failed: {error}");
                 }
             }

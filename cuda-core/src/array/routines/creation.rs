@@ -13,7 +13,6 @@ use crate::array::device_array::{DeviceArray, IntoShape};
 use crate::array::dtype::{int_value, Element};
 use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::{Arg, ElementwiseKernel};
-use crate::array::memory::{bind, check};
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
@@ -22,9 +21,8 @@ impl<T: Element> DeviceArray<T> {
     pub fn zeros(stream: &Stream, shape: impl IntoShape) -> Result<Self> {
         let array = Self::empty(stream, shape)?;
         if !array.is_empty() {
-            let driver = bind(stream.context())?;
             // SAFETY: the block holds `size_bytes` bytes; the memset is queued on the array's stream.
-            check(unsafe { driver.cuMemsetD8Async()?(*array.ptr_ref(), 0, array.size_bytes(), stream.as_raw()) })?;
+            unsafe { stream.memset_d8_raw_async(*array.ptr_ref(), 0, array.size_bytes()) }?;
         }
         Ok(array)
     }

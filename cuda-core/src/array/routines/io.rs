@@ -5,7 +5,6 @@ use std::ffi::c_void;
 
 use crate::array::device_array::{host_vec, DeviceArray};
 use crate::array::dtype::Element;
-use crate::array::memory::{bind, check};
 use crate::error::Result;
 
 impl<T: Element> DeviceArray<T> {
@@ -23,17 +22,11 @@ impl<T: Element> DeviceArray<T> {
             return self.copy_from(&staged);
         }
         let stream = self.stream();
-        let driver = bind(stream.context())?;
         // SAFETY: `source` holds `size_bytes` readable bytes and stays borrowed until the stream
         // is synchronised below; the array is one run of as many.
-        check(unsafe {
-            driver.cuMemcpyHtoDAsync_v2()?(
-                *self.ptr_ref(),
-                source.as_ptr().cast::<c_void>(),
-                self.size_bytes(),
-                stream.as_raw(),
-            )
-        })?;
+        unsafe {
+            stream.copy_raw_from_host_async(*self.ptr_ref(), source.as_ptr().cast::<c_void>(), self.size_bytes())
+        }?;
         Ok(stream.synchronize()?)
     }
 
@@ -56,18 +49,10 @@ impl<T: Element> DeviceArray<T> {
             return unsafe { self.to_contiguous()?.copy_to_host_raw(destination) };
         }
         let stream = self.stream();
-        let driver = bind(stream.context())?;
         // SAFETY: `destination` holds `size_bytes` writable bytes (the caller's promise) and the
         // stream is synchronised below, before it is used; `T` is valid for any bytes; the array
         // is one run of `len` elements.
-        check(unsafe {
-            driver.cuMemcpyDtoHAsync_v2()?(
-                destination.cast::<c_void>(),
-                *self.ptr_ref(),
-                self.size_bytes(),
-                stream.as_raw(),
-            )
-        })?;
+        unsafe { stream.copy_raw_to_host_async(destination.cast::<c_void>(), *self.ptr_ref(), self.size_bytes()) }?;
         Ok(stream.synchronize()?)
     }
 

@@ -14,7 +14,7 @@ use crate::array::kernels::copy;
 use crate::array::kernels::registry::{kernel, KernelKey};
 
 use crate::array::kernels::{Arg, ElementwiseKernel};
-use crate::array::memory::{bind, check, overlap, Overlap};
+use crate::array::memory::{overlap, Overlap};
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
@@ -58,13 +58,10 @@ impl<T: Element> DeviceArray<T> {
         }
         let read = source.begin_use(&stream, Access::Read)?;
         let write = self.begin_use(&stream, Access::Write)?;
-        let driver = bind(stream.context())?;
         // SAFETY: both arrays are runs of `size_bytes` bytes of one context; the copy is ordered
         // after the other streams' conflicting uses (begun above) and queued on this array's
         // stream; the uses end once it is queued.
-        check(unsafe {
-            driver.cuMemcpyDtoDAsync_v2()?(*self.ptr_ref(), *source.ptr_ref(), self.size_bytes(), stream.as_raw())
-        })?;
+        unsafe { stream.copy_raw_async(*self.ptr_ref(), *source.ptr_ref(), self.size_bytes()) }?;
         drop((read, write));
         Ok(())
     }
@@ -95,19 +92,16 @@ impl<T: Element> DeviceArray<T> {
         // SAFETY: `T` is plain data of `size_of::<T>()` bytes (`DeviceCopy`).
         let bytes = unsafe { std::slice::from_raw_parts((&value as *const T).cast::<u8>(), size_of::<T>()) };
         let stream = self.stream().clone();
-        let driver = bind(stream.context())?;
         let (ptr, len) = (*self.ptr_ref(), self.len());
         let contiguous = self.is_contiguous();
         // SAFETY (all three): the array is one run of `len` elements of the memset's width;
         // queued on its stream.
         match *bytes {
-            [b] if contiguous => check(unsafe { driver.cuMemsetD8Async()?(ptr, b, len, stream.as_raw()) })?,
-            [a, b] if contiguous => {
-                check(unsafe { driver.cuMemsetD16Async()?(ptr, u16::from_ne_bytes([a, b]), len, stream.as_raw()) })?
+            [b] if contiguous => unsafe { stream.memset_d8_raw_async(ptr, b, len) }?,
+            [a, b] if contiguous => unsafe { stream.memset_d16_raw_async(ptr, u16::from_ne_bytes([a, b]), len) }?,
+            [a, b, c, d] if contiguous => {
+                unsafe { stream.memset_d32_raw_async(ptr, u32::from_ne_bytes([a, b, c, d]), len) }?
             }
-            [a, b, c, d] if contiguous => check(unsafe {
-                driver.cuMemsetD32Async()?(ptr, u32::from_ne_bytes([a, b, c, d]), len, stream.as_raw())
-            })?,
             _ => copy::fill(&stream, self, value)?,
         }
         Ok(())
