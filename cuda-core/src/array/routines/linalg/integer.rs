@@ -14,7 +14,7 @@ use crate::array::kernels::registry::{kernel, KernelKey, LoadedTable};
 use crate::array::kernels::{Arg, ArgType};
 use crate::error::{Error, Result};
 
-use super::matmul::for_each_batch;
+use super::batches::for_each_batch;
 
 /// The kernel's tile edge (its blocks are `TILE x TILE` threads).
 const TILE: u32 = 16;

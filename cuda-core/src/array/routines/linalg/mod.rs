@@ -17,6 +17,7 @@ use crate::array::dtype::Element;
 use crate::array::routines::math::ExprOps;
 use crate::error::{Error, Result};
 
+mod batches;
 mod fusion;
 mod handles;
 mod integer;

@@ -1,0 +1,119 @@
+//! The batch loop of a stacked matrix product, shared by the cuBLAS and the integer paths: the
+//! batch axes merged into as few strided batches as their strides allow, each handed over as
+//! 3-D views.
+
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
+use crate::error::Result;
+
+/// Calls `call` once per strided batch of the stacks `a`, `b` and `out` (equal batch axes,
+/// broadcast ones of stride 0): with 3-D views of `count` matrices of each and their batch
+/// strides. The batch axes are grouped by [`batch_groups`]; the innermost group is one call,
+/// the outer ones are looped over (last axis fastest).
+pub(crate) fn for_each_batch<T: Element>(
+    a: &DeviceArray<T>,
+    b: &DeviceArray<T>,
+    out: &mut DeviceArray<T>,
+    mut call: impl FnMut(&DeviceArray<T>, &DeviceArray<T>, &mut DeviceArray<T>, usize, [usize; 3]) -> Result<()>,
+) -> Result<()> {
+    let ndim = out.ndim();
+    let groups = batch_groups(
+        &out.shape()[..ndim - 2],
+        [
+            &a.strides()[..ndim - 2],
+            &b.strides()[..ndim - 2],
+            &out.strides()[..ndim - 2],
+        ],
+    );
+    let (inner, outer) = match groups.split_last() {
+        Some((&inner, outer)) => (inner, outer),
+        None => ((1, [0; 3]), &[][..]),
+    };
+    let (count, strides) = inner;
+    let calls: usize = outer.iter().map(|&(size, _)| size).product();
+    let mut index = vec![0usize; outer.len()];
+    for _ in 0..calls {
+        let offset = |operand: usize| -> usize {
+            index
+                .iter()
+                .zip(outer)
+                .map(|(&i, &(_, strides))| i * strides[operand])
+                .sum()
+        };
+        let a_i = stack(a, offset(0), count, strides[0]);
+        let b_i = stack(b, offset(1), count, strides[1]);
+        let mut c_i = stack(out, offset(2), count, strides[2]);
+        call(&a_i, &b_i, &mut c_i, count, strides)?;
+        for axis in (0..index.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < outer[axis].0 {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// The batch axes of `shape` (strides of `a`, `b` and the result) as groups of `(size, [stride
+/// of each operand])`, outermost first: axes of one dropped, neighbours merged where each
+/// operand's outer stride is its inner stride times the inner size (a broadcast axis, stride 0,
+/// merges with another broadcast axis). Each group is one strided batch.
+fn batch_groups(shape: &[usize], strides: [&[usize]; 3]) -> Vec<(usize, [usize; 3])> {
+    let mut groups: Vec<(usize, [usize; 3])> = Vec::new();
+    for (axis, &size) in shape.iter().enumerate() {
+        if size == 1 {
+            continue;
+        }
+        let axis_strides = strides.map(|s| s[axis]);
+        if let Some((outer_size, outer_strides)) = groups.last_mut() {
+            if (0..3).all(|o| outer_strides[o] == axis_strides[o] * size) {
+                *outer_size *= size;
+                *outer_strides = axis_strides;
+                continue;
+            }
+        }
+        groups.push((size, axis_strides));
+    }
+    groups
+}
+
+/// `count` matrices of `array` (its last two axes), `stride` elements apart from `offset`
+/// elements after its start: a 3-D view, the operand of one batched call.
+fn stack<T: Element>(array: &DeviceArray<T>, offset: usize, count: usize, stride: usize) -> DeviceArray<T> {
+    let ndim = array.ndim();
+    let ptr = *array.ptr_ref() + (offset * std::mem::size_of::<T>()) as u64;
+    let mut shape = vec![count];
+    shape.extend_from_slice(&array.shape()[ndim - 2..]);
+    let mut strides = vec![stride];
+    strides.extend_from_slice(&array.strides()[ndim - 2..]);
+    array.view(ptr, shape, strides)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_axes_merge_into_strided_batches() {
+        // A compact 4 x 5 stack times a broadcast matrix (strides 0): one batch of 20.
+        let shape = [4, 5];
+        assert_eq!(batch_groups(&shape, [&[60, 12], &[0, 0], &[30, 6]]), [(20, [12, 0, 6])]);
+        // Broadcasting along the outer axis only: two groups (a loop of strided batches).
+        assert_eq!(
+            batch_groups(&shape, [&[60, 12], &[0, 20], &[30, 6]]),
+            [(4, [60, 0, 30]), (5, [12, 20, 6])]
+        );
+        // Axes of one are dropped, whatever their strides.
+        assert_eq!(
+            batch_groups(&[1, 3, 1], [&[99, 8, 7], &[0, 4, 1], &[5, 6, 2]]),
+            [(3, [8, 4, 6])]
+        );
+        // A permuted (non-mergeable) stack and no batch axes at all.
+        assert_eq!(
+            batch_groups(&[2, 3], [&[6, 12], &[12, 4], &[18, 6]]),
+            [(2, [6, 12, 18]), (3, [12, 4, 6])]
+        );
+        assert!(batch_groups(&[], [&[], &[], &[]]).is_empty());
+    }
+}
