@@ -17,7 +17,8 @@ use cuda_driver::{Event, EventFlags, Stream};
 
 use cuda_sys::driver::CUdeviceptr;
 
-use super::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLPackTensor};
+use super::dlpack::DLPackTensor;
+use super::dlpack_abi::{DLManagedTensor, DLManagedTensorVersioned};
 use crate::array::device_array::{DeviceArray, Storage};
 use crate::array::dtype::Element;
 use crate::array::memory::{check_per_thread, order_after, ForeignMemory, StreamUses};

@@ -1,16 +1,19 @@
-//! Exchange with other libraries, zero-copy: DLPack 1.0 export and import (`dlpack`), the
+//! Exchange with other libraries, zero-copy: DLPack 1.0 export and import (`dlpack`, over the
+//! header's structures in `dlpack_abi`), the
 //! release of imported tensors after their last use without a host wait (`imported`), and,
 //! behind the `python` feature, the Python face (`python`: `__dlpack__`,
 //! `__cuda_array_interface__`, `from_python`).
 
 mod dlpack;
+mod dlpack_abi;
 mod imported;
 #[cfg(feature = "python")]
 pub mod python;
 
-pub use dlpack::{
+pub use dlpack::DLPackTensor;
+pub use dlpack_abi::{
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError,
-    DLPackFlags, DLPackTensor, DLPackVersion, DLTensor,
+    DLPackFlags, DLPackVersion, DLTensor,
 };
 #[cfg(feature = "python")]
 pub(crate) use imported::disable_exit_release;
