@@ -127,7 +127,8 @@ pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
     ArgType, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
-    Element, ElementwiseKernel, Expr, ExprOps, Integral, IntoExpr, IntoShape, MemoryPool, PoolStats, PooledBlock,
+    Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, Integral, IntoExpr, IntoShape, MemoryPool,
+    PoolStats, PooledBlock,
     Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, WhereArms,
 };
 #[cfg(feature = "blas")]

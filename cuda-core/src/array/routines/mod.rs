@@ -19,6 +19,7 @@
 //! are one new file each.
 
 mod creation;
+mod indexing;
 mod io;
 #[cfg(feature = "blas")]
 mod linalg;
