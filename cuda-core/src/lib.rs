@@ -128,8 +128,8 @@ pub use array::{
     ArgType, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
     Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, Integral, IntoExpr, IntoShape, MemoryPool,
-    PoolStats, PooledBlock,
-    Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, WhereArms,
+    MeshIndexing, PadMode, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SplitAt,
+    WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{MatmulElement, Norm};

@@ -23,7 +23,6 @@
 
 use std::fmt::Write;
 
-
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::args::fits_32_bits;
@@ -220,7 +219,11 @@ fn variant(direction: Direction, mode: IndexMode, wide: bool, loop_axes: usize, 
         IndexMode::Wrap => 1,
         IndexMode::Clip => 2,
     };
-    (loop_axes as u64) << 16 | (index_axes as u64) << 8 | mode << 2 | u64::from(wide) << 1 | (direction == Direction::Scatter) as u64
+    (loop_axes as u64) << 16
+        | (index_axes as u64) << 8
+        | mode << 2
+        | u64::from(wide) << 1
+        | (direction == Direction::Scatter) as u64
 }
 
 /// The largest element offset a loop over `extents` with `strides` reaches (0 when empty).
@@ -250,7 +253,9 @@ fn check_layout<T: Element, J: IndexElement>(
         && !layout.index_extents.is_empty()
         && layout.index_x_strides.len() == layout.index_extents.len();
     if !shaped {
-        return Err(Error::InvalidValue(format!("{what}: malformed gather layout {layout:?}")));
+        return Err(Error::InvalidValue(format!(
+            "{what}: malformed gather layout {layout:?}"
+        )));
     }
     if layout.loop_len() == 0 {
         return Ok(());
@@ -262,9 +267,7 @@ fn check_layout<T: Element, J: IndexElement>(
             what: format!("{what}: cannot take from or put to an empty axis"),
         });
     }
-    let within = |reached: Option<usize>, shape: &[usize], strides: &[usize]| {
-        matches!((reached, reach(shape, strides)), (Some(a), Some(b)) if a <= b)
-    };
+    let within = |reached: Option<usize>, shape: &[usize], strides: &[usize]| matches!((reached, reach(shape, strides)), (Some(a), Some(b)) if a <= b);
     let x_reach = reach(&layout.loop_extents, &layout.x_strides)
         .zip(reach(&layout.index_extents, &layout.index_x_strides))
         .and_then(|(a, b)| a.checked_add(b));
@@ -301,7 +304,12 @@ fn run<T: Element, J: IndexElement>(
     let stream = &stream;
     let n = layout.loop_len();
     let kernels = kernels()?;
-    let grid = grid_for(n as u64, BLOCK, kernels.loaded.sm_count(stream.context())?, BLOCKS_PER_SM);
+    let grid = grid_for(
+        n as u64,
+        BLOCK,
+        kernels.loaded.sm_count(stream.context())?,
+        BLOCKS_PER_SM,
+    );
     let wide = needs_wide(x_shape, x_strides, layout, u64::from(grid) * u64::from(BLOCK));
     let (loop_axes, index_axes) = (layout.loop_extents.len(), layout.index_extents.len());
     let signature = [ArgType::Array(T::DTYPE), ArgType::Array(J::DTYPE)];
@@ -375,7 +383,14 @@ pub(crate) fn gather<T: Element, J: IndexElement>(
         return Ok(());
     }
     let arrays = [Arg::from(x), Arg::from(index), Arg::from(out)];
-    run::<T, J>("take", Direction::Gather, &arrays, (x.shape(), x.strides()), layout, mode)
+    run::<T, J>(
+        "take",
+        Direction::Gather,
+        &arrays,
+        (x.shape(), x.strides()),
+        layout,
+        mode,
+    )
 }
 
 /// `x[at(e)] = values[e % values.len()]` over the layout's loop (`values` compact, not empty).
@@ -425,9 +440,25 @@ mod tests {
             (Direction::Gather, DType::F16, DType::I32, 3, 1, IndexMode::Wrap, true),
             (Direction::Gather, DType::BF16, DType::I64, 2, 2, IndexMode::Clip, false),
             (Direction::Gather, DType::Bool, DType::I32, 1, 3, IndexMode::Raise, true),
-            (Direction::Scatter, DType::F64, DType::I64, 1, 2, IndexMode::Raise, false),
+            (
+                Direction::Scatter,
+                DType::F64,
+                DType::I64,
+                1,
+                2,
+                IndexMode::Raise,
+                false,
+            ),
             (Direction::Scatter, DType::U8, DType::I32, 2, 1, IndexMode::Clip, true),
-            (Direction::Scatter, DType::BF16, DType::I64, 1, 1, IndexMode::Wrap, false),
+            (
+                Direction::Scatter,
+                DType::BF16,
+                DType::I64,
+                1,
+                1,
+                IndexMode::Wrap,
+                false,
+            ),
         ];
         for (direction, dtype, index, loop_axes, index_axes, mode, wide) in cases {
             let text = source(direction, dtype, index, loop_axes, index_axes, mode, wide);

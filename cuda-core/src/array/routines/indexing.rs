@@ -51,7 +51,12 @@ fn at_least_one_axis(extents: Vec<usize>, strides: Vec<usize>) -> (Vec<usize>, V
 /// The result shape and layout of `take` of the flattened array (`x` of `x_shape` and
 /// `x_strides`, indices of `i_shape` and `i_strides`), and of `put`: the loop runs over the
 /// indices, which address all of `x`'s axes.
-fn flat_layout(x_shape: &[usize], x_strides: &[usize], i_shape: &[usize], i_strides: &[usize]) -> (Vec<usize>, GatherLayout) {
+fn flat_layout(
+    x_shape: &[usize],
+    x_strides: &[usize],
+    i_shape: &[usize],
+    i_strides: &[usize],
+) -> (Vec<usize>, GatherLayout) {
     let (index_extents, index_x_strides) = at_least_one_axis(x_shape.to_vec(), x_strides.to_vec());
     let (loop_extents, index_strides) = at_least_one_axis(i_shape.to_vec(), i_strides.to_vec());
     let layout = GatherLayout {
@@ -190,7 +195,12 @@ impl<T: Element> DeviceArray<T> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn take<J: IndexElement>(&self, indices: &DeviceArray<J>, axis: Option<usize>, mode: IndexMode) -> Result<Self> {
+    pub fn take<J: IndexElement>(
+        &self,
+        indices: &DeviceArray<J>,
+        axis: Option<usize>,
+        mode: IndexMode,
+    ) -> Result<Self> {
         let (shape, layout) = match axis {
             None => flat_layout(self.shape(), self.strides(), indices.shape(), indices.strides()),
             Some(axis) => axis_layout(self.shape(), self.strides(), indices.shape(), indices.strides(), axis)?,
@@ -209,7 +219,8 @@ impl<T: Element> DeviceArray<T> {
         axis: usize,
         mode: IndexMode,
     ) -> Result<Self> {
-        let (shape, layout) = along_axis_layout(self.shape(), self.strides(), indices.shape(), indices.strides(), axis)?;
+        let (shape, layout) =
+            along_axis_layout(self.shape(), self.strides(), indices.shape(), indices.strides(), axis)?;
         let mut out = Self::empty(self.stream(), shape)?;
         gather(self, indices, &mut out, &layout, mode)?;
         Ok(out)
@@ -219,7 +230,12 @@ impl<T: Element> DeviceArray<T> {
     /// repeat when shorter than `indices`. One scatter kernel writing the array's strided layout
     /// in place (a non-compact `values` is made compact first). Repeated indices get one of their
     /// values, which one unspecified (NumPy: the last).
-    pub fn put<J: IndexElement>(&mut self, indices: &DeviceArray<J>, values: &DeviceArray<T>, mode: IndexMode) -> Result<()> {
+    pub fn put<J: IndexElement>(
+        &mut self,
+        indices: &DeviceArray<J>,
+        values: &DeviceArray<T>,
+        mode: IndexMode,
+    ) -> Result<()> {
         if values.is_empty() && !indices.is_empty() {
             return Err(Error::InvalidValue("put: no values to put".into()));
         }
@@ -325,7 +341,10 @@ mod tests {
         // 0-d indices drop the axis; a 0-d result is one loop element.
         let (shape, layout) = axis_layout(&[5], &[1], &[], &[], 0).unwrap();
         assert!(shape.is_empty());
-        assert_eq!((layout.loop_extents, layout.x_strides, layout.index_strides), (vec![1], vec![0], vec![0]));
+        assert_eq!(
+            (layout.loop_extents, layout.x_strides, layout.index_strides),
+            (vec![1], vec![0], vec![0])
+        );
         assert!(axis_layout(&[5], &[1], &[2], &[1], 1).is_err(), "axis out of range");
         assert!(axis_layout(&[], &[], &[2], &[1], 0).is_err(), "a 0-d array has no axis");
         // Flattened: the indices' shape, every axis of x addressed.
@@ -349,8 +368,14 @@ mod tests {
         let (shape, layout) = along_axis_layout(&[1, 4], &[4, 1], &[5, 4], &[4, 1], 1).unwrap();
         assert_eq!(shape, [5, 4]);
         assert_eq!(layout.x_strides, [0, 0], "x broadcast along axis 0");
-        assert!(along_axis_layout(&[3, 4], &[4, 1], &[2, 2], &[2, 1], 1).is_err(), "3 vs 2");
+        assert!(
+            along_axis_layout(&[3, 4], &[4, 1], &[2, 2], &[2, 1], 1).is_err(),
+            "3 vs 2"
+        );
         assert!(along_axis_layout(&[3, 4], &[4, 1], &[2], &[1], 1).is_err(), "ndim");
-        assert!(along_axis_layout(&[3, 4], &[4, 1], &[3, 2], &[2, 1], 2).is_err(), "axis");
+        assert!(
+            along_axis_layout(&[3, 4], &[4, 1], &[3, 2], &[2, 1], 2).is_err(),
+            "axis"
+        );
     }
 }
