@@ -155,6 +155,52 @@ pub(crate) fn reshaped_strides(shape: &[usize], strides: &[usize], new_shape: &[
     Some(out)
 }
 
+/// `shape` with its one `-1` replaced by the extent that makes `len` elements (see
+/// [`DeviceArray::infer_shape`]); `from` is the array's shape, for messages.
+fn infer_shape(from: &[usize], len: usize, shape: &[isize]) -> Result<Vec<usize>> {
+    let bad = || Error::InvalidValue(format!("cannot reshape {from:?} ({len} elements) to {shape:?}"));
+    let mut inferred = None;
+    let mut known = 1usize;
+    for (axis, &extent) in shape.iter().enumerate() {
+        match extent {
+            -1 if inferred.is_none() => inferred = Some(axis),
+            e if e >= 0 => known = known.checked_mul(e as usize).ok_or_else(bad)?,
+            _ => return Err(bad()),
+        }
+    }
+    let mut out: Vec<usize> = shape.iter().map(|&e| e.max(0) as usize).collect();
+    if let Some(axis) = inferred {
+        if known == 0 || len % known != 0 {
+            return Err(bad());
+        }
+        out[axis] = len / known;
+    }
+    Ok(out)
+}
+
+/// The bounds of the pieces `split` and `array_split` cut an axis of `extent` into: piece `i`
+/// is `bounds[i]..bounds[i + 1]`.
+fn split_bounds(extent: usize, at: SplitAt<'_>, equal: bool) -> Result<Vec<usize>> {
+    match at {
+        SplitAt::Sections(0) => Err(Error::InvalidValue(
+            "split: the number of sections must be above 0".into(),
+        )),
+        SplitAt::Sections(k) if equal && extent % k != 0 => Err(Error::InvalidValue(format!(
+            "split: {k} sections do not divide an axis of extent {extent} equally (array_split allows it)"
+        ))),
+        SplitAt::Sections(k) => {
+            let (size, extra) = (extent / k, extent % k);
+            Ok((0..=k).map(|i| i * size + i.min(extra)).collect())
+        }
+        // A bound below the one before gives an empty piece (and the next starts from it), as
+        // in NumPy.
+        SplitAt::Indices(indices) => Ok(std::iter::once(0)
+            .chain(indices.iter().map(|&i| i.min(extent)))
+            .chain(std::iter::once(extent))
+            .collect()),
+    }
+}
+
 /// The shape two shapes broadcast to under NumPy's rule (align trailing axes; each pair equal
 /// or one of them 1), or an error naming both.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
@@ -353,24 +399,7 @@ impl<T: Element> DeviceArray<T> {
     /// (NumPy's inferred dimension); other negative extents, two `-1`s and a count that does not
     /// divide are errors.
     pub fn infer_shape(&self, shape: &[isize]) -> Result<Vec<usize>> {
-        let bad = || Error::InvalidValue(format!("cannot reshape {:?} to {shape:?}", self.shape()));
-        let mut inferred = None;
-        let mut known = 1usize;
-        for (axis, &extent) in shape.iter().enumerate() {
-            match extent {
-                -1 if inferred.is_none() => inferred = Some(axis),
-                e if e >= 0 => known = known.checked_mul(e as usize).ok_or_else(bad)?,
-                _ => return Err(bad()),
-            }
-        }
-        let mut out: Vec<usize> = shape.iter().map(|&e| e.max(0) as usize).collect();
-        if let Some(axis) = inferred {
-            if known == 0 || self.len() % known != 0 {
-                return Err(bad());
-            }
-            out[axis] = self.len() / known;
-        }
-        Ok(out)
+        infer_shape(self.shape(), self.len(), shape)
     }
 
     /// The view without its axes of extent 1.
@@ -491,36 +520,19 @@ impl<T: Element> DeviceArray<T> {
     /// splits into `k` equal pieces (an error unless `k` divides the extent),
     /// `SplitAt::Indices(&[i, j])` into `[..i]`, `[i..j]`, `[j..]` (clipped to the axis).
     pub fn split(&self, at: SplitAt<'_>, axis: usize) -> Result<Vec<Self>> {
-        if let SplitAt::Sections(k) = at {
-            let extent = self.axis_extent("split", axis)?;
-            if k == 0 || extent % k != 0 {
-                return Err(Error::InvalidValue(format!(
-                    "split: {k} sections do not divide axis {axis} of extent {extent} equally (array_split allows it)"
-                )));
-            }
-        }
-        self.array_split(at, axis)
+        let bounds = split_bounds(self.axis_extent("split", axis)?, at, true)?;
+        self.pieces(&bounds, axis)
     }
 
     /// Like [`split`](Self::split), `k` sections allowed not to divide the extent: the first
     /// `extent % k` pieces get one element more (NumPy's `array_split`).
     pub fn array_split(&self, at: SplitAt<'_>, axis: usize) -> Result<Vec<Self>> {
-        let extent = self.axis_extent("array_split", axis)?;
-        let bounds: Vec<usize> = match at {
-            SplitAt::Sections(0) => {
-                return Err(Error::InvalidValue(
-                    "array_split: the number of sections must be above 0".into(),
-                ))
-            }
-            SplitAt::Sections(k) => {
-                let (size, extra) = (extent / k, extent % k);
-                (0..=k).map(|i| i * size + i.min(extra)).collect()
-            }
-            SplitAt::Indices(indices) => std::iter::once(0)
-                .chain(indices.iter().map(|&i| i.min(extent)))
-                .chain(std::iter::once(extent))
-                .collect(),
-        };
+        let bounds = split_bounds(self.axis_extent("array_split", axis)?, at, false)?;
+        self.pieces(&bounds, axis)
+    }
+
+    /// The views `bounds[i]..bounds[i + 1]` along `axis`.
+    fn pieces(&self, bounds: &[usize], axis: usize) -> Result<Vec<Self>> {
         bounds
             .windows(2)
             .map(|w| {
@@ -593,6 +605,61 @@ mod tests {
         );
         assert_eq!(check_bytes(&[1 << 59], 8).unwrap(), 1 << 62);
         assert_eq!(check_bytes(&[3, 0], 8).unwrap(), 0);
+    }
+
+    #[test]
+    fn reshapes_without_a_copy_where_numpy_does() {
+        // Compact: any shape.
+        assert_eq!(reshaped_strides(&[2, 3, 4], &[12, 4, 1], &[6, 4]).unwrap(), [4, 1]);
+        assert_eq!(reshaped_strides(&[24], &[1], &[2, 3, 4]).unwrap(), [12, 4, 1]);
+        // Every other row: the rows split and merge, the row stride stays.
+        assert_eq!(reshaped_strides(&[3, 4], &[8, 1], &[3, 2, 2]).unwrap(), [8, 2, 1]);
+        assert!(reshaped_strides(&[3, 4], &[8, 1], &[12]).is_none(), "rows not adjacent");
+        // A transpose: splitting an axis is fine, merging two is not.
+        assert_eq!(reshaped_strides(&[4, 6], &[1, 4], &[2, 2, 6]).unwrap(), [2, 1, 4]);
+        assert!(reshaped_strides(&[4, 6], &[1, 4], &[24]).is_none());
+        // Axes of extent 1 come and go; broadcast axes merge with each other.
+        assert_eq!(reshaped_strides(&[1, 5, 1], &[0, 2, 0], &[5]).unwrap(), [2]);
+        assert_eq!(reshaped_strides(&[5], &[3], &[1, 5, 1]).unwrap()[1], 3);
+        assert_eq!(reshaped_strides(&[2, 3], &[0, 0], &[6]).unwrap(), [0]);
+        assert!(reshaped_strides(&[2, 3], &[0, 1], &[6]).is_none());
+        // 0-d and zero-size.
+        assert!(reshaped_strides(&[], &[], &[1, 1]).is_some());
+        assert_eq!(reshaped_strides(&[1], &[1], &[]).unwrap(), Vec::<usize>::new());
+        assert_eq!(reshaped_strides(&[0, 3], &[1, 7], &[3, 0]).unwrap(), [1, 1]);
+    }
+
+    #[test]
+    fn one_extent_of_minus_one_is_inferred() {
+        assert_eq!(infer_shape(&[4, 6], 24, &[3, -1]).unwrap(), [3, 8]);
+        assert_eq!(infer_shape(&[4, 6], 24, &[-1]).unwrap(), [24]);
+        assert_eq!(infer_shape(&[4, 6], 24, &[2, 3, 4]).unwrap(), [2, 3, 4]);
+        for bad in [&[-1, -1][..], &[5, -1], &[-2, 12], &[0, -1]] {
+            assert!(
+                matches!(infer_shape(&[4, 6], 24, bad), Err(Error::InvalidValue(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn splits_cut_where_numpy_does() {
+        assert_eq!(split_bounds(6, SplitAt::Sections(3), true).unwrap(), [0, 2, 4, 6]);
+        assert!(matches!(
+            split_bounds(7, SplitAt::Sections(3), true),
+            Err(Error::InvalidValue(_))
+        ));
+        assert_eq!(split_bounds(7, SplitAt::Sections(3), false).unwrap(), [0, 3, 5, 7]);
+        assert_eq!(split_bounds(2, SplitAt::Sections(4), false).unwrap(), [0, 1, 2, 2, 2]);
+        assert!(matches!(
+            split_bounds(2, SplitAt::Sections(0), false),
+            Err(Error::InvalidValue(_))
+        ));
+        assert_eq!(split_bounds(0, SplitAt::Sections(2), true).unwrap(), [0, 0, 0]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[2, 3]), true).unwrap(), [0, 2, 3, 5]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[3, 9]), true).unwrap(), [0, 3, 5, 5]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[3, 1]), true).unwrap(), [0, 3, 1, 5]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[]), true).unwrap(), [0, 5]);
     }
 
     #[test]

@@ -285,7 +285,7 @@ fn check_layout<T: Element, J: IndexElement>(
 /// Whether the call indexes in 64 bits: the loop (with the index array's strides) or `x`'s own
 /// layout does not fit 32 bits.
 fn needs_wide(x_shape: &[usize], x_strides: &[usize], layout: &GatherLayout, threads: u64) -> bool {
-    !(fits_32_bits(&layout.loop_extents, &[layout.index_strides.clone()], threads)
+    !(fits_32_bits(&layout.loop_extents, std::slice::from_ref(&layout.index_strides), threads)
         && fits_32_bits(x_shape, &[x_strides.to_vec()], 0))
 }
 
@@ -347,7 +347,6 @@ fn run<T: Element, J: IndexElement>(
     // `stream` and stay borrowed for the call.
     unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
     drop(launch);
-    drop(flag_arg);
     if let Some(flags) = flags {
         let [count, index] = flags.to_vec()?[..] else {
             unreachable!("two flag words")
