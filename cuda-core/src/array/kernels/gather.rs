@@ -285,8 +285,11 @@ fn check_layout<T: Element, J: IndexElement>(
 /// Whether the call indexes in 64 bits: the loop (with the index array's strides) or `x`'s own
 /// layout does not fit 32 bits.
 fn needs_wide(x_shape: &[usize], x_strides: &[usize], layout: &GatherLayout, threads: u64) -> bool {
-    !(fits_32_bits(&layout.loop_extents, std::slice::from_ref(&layout.index_strides), threads)
-        && fits_32_bits(x_shape, &[x_strides.to_vec()], 0))
+    !(fits_32_bits(
+        &layout.loop_extents,
+        std::slice::from_ref(&layout.index_strides),
+        threads,
+    ) && fits_32_bits(x_shape, &[x_strides.to_vec()], 0))
 }
 
 /// Runs one gather or scatter kernel and, in [`IndexMode::Raise`], reads its flags back.
