@@ -16,7 +16,7 @@
 //! [`IndexMode::Raise`] an index out of range is not used: the kernel counts it and keeps one
 //! such index in a two-word flag array, which the host reads back after the launch (one 16-byte
 //! copy to the host and a wait for the stream: the cost of a typed error instead of a device
-//! trap). [`IndexMode::Wrap`] and [`IndexMode::Clip`] never fail and read nothing back.
+//! trap); the flag array comes from the pool of the array written. [`IndexMode::Wrap`] and [`IndexMode::Clip`] never fail and read nothing back.
 //!
 //! Index arithmetic is 32-bit when [`fits_32_bits`] says so for the loop (with the index array's
 //! strides) and for `x`'s own layout, else 64-bit.
@@ -24,12 +24,15 @@
 use std::fmt::Write;
 
 use crate::array::device_array::DeviceArray;
+use cuda_driver::Stream;
+
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::args::fits_32_bits;
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel, KernelKey, LoadedTable};
 use crate::array::kernels::signature::ArgType;
 use crate::array::kernels::{Arg, PRELUDE};
+use crate::array::memory::MemoryPool;
 use crate::error::{Error, Result};
 
 /// Threads per block of gather and scatter kernels.
@@ -294,17 +297,17 @@ fn needs_wide(x_shape: &[usize], x_strides: &[usize], layout: &GatherLayout, thr
 
 /// Runs one gather or scatter kernel and, in [`IndexMode::Raise`], reads its flags back.
 /// `arrays` are the kernel's array arguments (and the values' length), `x` of `x_shape` and
-/// `x_strides` first.
+/// `x_strides` first; it runs on `stream`, and the flags of [`IndexMode::Raise`] come from
+/// `pool`.
 fn run<T: Element, J: IndexElement>(
     what: &str,
     direction: Direction,
+    (pool, stream): (&MemoryPool, &Stream),
     arrays: &[Arg<'_>],
     (x_shape, x_strides): (&[usize], &[usize]),
     layout: &GatherLayout,
     mode: IndexMode,
 ) -> Result<()> {
-    let stream = arrays[0].array().expect("x is an array").stream().clone();
-    let stream = &stream;
     let n = layout.loop_len();
     let kernels = kernels()?;
     let grid = grid_for(
@@ -328,7 +331,7 @@ fn run<T: Element, J: IndexElement>(
         ))
     })?;
     let mut flags = match mode {
-        IndexMode::Raise => Some(DeviceArray::<u64>::zeros(stream, 2)?),
+        IndexMode::Raise => Some(DeviceArray::<u64>::zeros_in(pool, stream, 2)?),
         IndexMode::Wrap | IndexMode::Clip => None,
     };
     let flag_arg = flags.as_mut().map(Arg::from);
@@ -384,10 +387,12 @@ pub(crate) fn gather<T: Element, J: IndexElement>(
     if out.is_empty() {
         return Ok(());
     }
+    let (pool, stream) = (out.pool(), out.stream().clone());
     let arrays = [Arg::from(x), Arg::from(index), Arg::from(out)];
     run::<T, J>(
         "take",
         Direction::Gather,
+        (&pool, &stream),
         &arrays,
         (x.shape(), x.strides()),
         layout,
@@ -421,9 +426,18 @@ pub(crate) fn scatter<T: Element, J: IndexElement>(
         ));
     }
     let (shape, strides) = (x.shape().to_vec(), x.strides().to_vec());
+    let (pool, stream) = (x.pool(), x.stream().clone());
     let values_len = Arg::scalar(values.len() as u64);
     let arrays = [Arg::from(x), Arg::from(index), Arg::from(values), values_len];
-    run::<T, J>("put", Direction::Scatter, &arrays, (&shape, &strides), layout, mode)
+    run::<T, J>(
+        "put",
+        Direction::Scatter,
+        (&pool, &stream),
+        &arrays,
+        (&shape, &strides),
+        layout,
+        mode,
+    )
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::array::device_array::{DeviceArray, IntoShape};
 use crate::array::dtype::{int_value, Element};
 use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::{Arg, ElementwiseKernel};
-use crate::array::memory::{bind, check};
+use crate::array::memory::{bind, check, MemoryPool};
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
@@ -32,7 +32,12 @@ pub enum MeshIndexing {
 impl<T: Element> DeviceArray<T> {
     /// A zeroed array of `shape` on `stream` (the memset is queued on `stream`).
     pub fn zeros(stream: &Stream, shape: impl IntoShape) -> Result<Self> {
-        let array = Self::empty(stream, shape)?;
+        Self::zeros_in(&MemoryPool::for_context(stream.context()), stream, shape)
+    }
+
+    /// Like [`zeros`](Self::zeros), from `pool`.
+    pub fn zeros_in(pool: &MemoryPool, stream: &Stream, shape: impl IntoShape) -> Result<Self> {
+        let array = Self::empty_in(pool, stream, shape)?;
         if !array.is_empty() {
             let driver = bind(stream.context())?;
             // SAFETY: the block holds `size_bytes` bytes; the memset is queued on the array's stream.

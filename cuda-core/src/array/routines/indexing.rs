@@ -201,13 +201,36 @@ impl<T: Element> DeviceArray<T> {
         axis: Option<usize>,
         mode: IndexMode,
     ) -> Result<Self> {
+        let shape = match axis {
+            None => indices.shape().to_vec(),
+            Some(axis) => axis_layout(self.shape(), self.strides(), indices.shape(), indices.strides(), axis)?.0,
+        };
+        let mut out = Self::empty(self.stream(), shape)?;
+        self.take_into(indices, axis, mode, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`take`](Self::take) into `out` (NumPy's `out=`): a compact array of the result's shape,
+    /// whose pool also gives the flag array of [`IndexMode::Raise`]. The gather runs on `out`'s
+    /// stream.
+    pub fn take_into<J: IndexElement>(
+        &self,
+        indices: &DeviceArray<J>,
+        axis: Option<usize>,
+        mode: IndexMode,
+        out: &mut DeviceArray<T>,
+    ) -> Result<()> {
         let (shape, layout) = match axis {
             None => flat_layout(self.shape(), self.strides(), indices.shape(), indices.strides()),
             Some(axis) => axis_layout(self.shape(), self.strides(), indices.shape(), indices.strides(), axis)?,
         };
-        let mut out = Self::empty(self.stream(), shape)?;
-        gather(self, indices, &mut out, &layout, mode)?;
-        Ok(out)
+        if out.shape() != shape.as_slice() {
+            return Err(Error::InvalidValue(format!(
+                "take: the output has shape {:?}, the result {shape:?}",
+                out.shape()
+            )));
+        }
+        gather(self, indices, out, &layout, mode)
     }
 
     /// The elements at `indices` along `axis`, matched by position on the other axes (NumPy's
