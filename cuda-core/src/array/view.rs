@@ -383,7 +383,7 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// An error unless `shape` holds as many elements as the array.
-    fn check_reshape(&self, shape: &[usize]) -> Result<()> {
+    pub(crate) fn check_reshape(&self, shape: &[usize]) -> Result<()> {
         let len = shape_len(shape)?;
         match len == self.len() {
             true => Ok(()),

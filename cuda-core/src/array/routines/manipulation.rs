@@ -287,6 +287,7 @@ impl<T: Element> DeviceArray<T> {
     /// ```
     pub fn reshape(&self, shape: impl IntoShape) -> Result<Self> {
         let shape = shape.into_shape();
+        self.check_reshape(&shape)?;
         match reshaped_strides(self.shape(), self.strides(), &shape) {
             Some(_) => self.reshape_view(shape),
             None => self.try_clone()?.reshape_view(shape),
