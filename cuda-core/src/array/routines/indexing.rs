@@ -212,7 +212,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// [`take`](Self::take) into `out` (NumPy's `out=`): a compact array of the result's shape,
     /// whose pool also gives the flag array of [`IndexMode::Raise`]. The gather runs on `out`'s
-    /// stream.
+    /// stream. After an [`Error::IndexOutOfBounds`], `out`'s elements at the offending indices'
+    /// positions are unspecified (the others are written).
     pub fn take_into<J: IndexElement>(
         &self,
         indices: &DeviceArray<J>,

@@ -457,7 +457,9 @@ impl<T: Element> DeviceArray<T> {
                 Ok(out)
             }
             PadMode::Edge => {
-                let mut out = self.try_clone()?;
+                // Each padded axis is one gather from the previous result (the array itself, in
+                // place, for the first): no compacting copy first.
+                let mut out: Option<Self> = None;
                 for (axis, &(before, after)) in widths.iter().enumerate().filter(|(_, &w)| w != (0, 0)) {
                     let extent = self.shape()[axis];
                     if extent == 0 {
@@ -470,9 +472,13 @@ impl<T: Element> DeviceArray<T> {
                         .map(|i| (i as i64 - before as i64).clamp(0, last))
                         .collect();
                     let indices = DeviceArray::from_slice(self.stream(), &indices)?;
-                    out = out.take(&indices, Some(axis), IndexMode::Clip)?;
+                    out = Some(
+                        out.as_ref()
+                            .unwrap_or(self)
+                            .take(&indices, Some(axis), IndexMode::Clip)?,
+                    );
                 }
-                Ok(out)
+                out.map_or_else(|| self.try_clone(), Ok)
             }
         }
     }
