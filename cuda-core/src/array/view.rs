@@ -1,8 +1,16 @@
 //! Views: new shapes and strides over an array's storage, never a copy ([`Slice`],
 //! [`DeviceArray::slice`], [`transpose`](DeviceArray::transpose), [`permute`](DeviceArray::permute),
-//! [`broadcast_to`](DeviceArray::broadcast_to), [`reshape`](DeviceArray::reshape),
-//! [`squeeze`](DeviceArray::squeeze), [`expand_dims`](DeviceArray::expand_dims)), and NumPy's
-//! broadcasting rule ([`broadcast_shapes`]).
+//! [`moveaxis`](DeviceArray::moveaxis), [`swapaxes`](DeviceArray::swapaxes),
+//! [`broadcast_to`](DeviceArray::broadcast_to), [`broadcast_arrays`](DeviceArray::broadcast_arrays),
+//! [`reshape_view`](DeviceArray::reshape_view), [`squeeze`](DeviceArray::squeeze),
+//! [`expand_dims`](DeviceArray::expand_dims), the `atleast_*d`, [`split`](DeviceArray::split) and
+//! [`array_split`](DeviceArray::array_split)), and NumPy's broadcasting rule
+//! ([`broadcast_shapes`]).
+//!
+//! Naming: [`reshape`](DeviceArray::reshape) is NumPy's (a view when one serves, else a copy;
+//! with the routines that copy), and `reshape_view` the form that never copies, for code that
+//! writes through the result. Strides are unsigned: a reversed view (a negative step) does not
+//! exist yet, so [`flip`](DeviceArray::flip) copies.
 
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
