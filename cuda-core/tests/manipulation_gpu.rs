@@ -236,6 +236,34 @@ fn take_of_many_random_indices_matches_the_host() {
     assert_eq!(got, want);
 }
 
+#[test]
+fn take_indexes_in_64_bits_past_2_to_the_32_elements() {
+    let Some(device) = common::device_or_skip("take_indexes_in_64_bits_past_2_to_the_32_elements") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // A broadcast view of 2^33 elements (one in memory): its offsets and length need 64 bits.
+    let huge = 1i64 << 33;
+    let x = DeviceArray::from_slice(&stream, &[7.0f32])
+        .unwrap()
+        .broadcast_to([huge as usize])
+        .unwrap();
+    let indices = DeviceArray::from_slice(&stream, &[0i64, huge - 1, -1, -huge]).unwrap();
+    assert_eq!(
+        x.take(&indices, None, IndexMode::Raise).unwrap().to_vec().unwrap(),
+        [7.0; 4]
+    );
+    assert_eq!(
+        x.take(&indices, Some(0), IndexMode::Wrap).unwrap().to_vec().unwrap(),
+        [7.0; 4]
+    );
+    let beyond = DeviceArray::from_slice(&stream, &[huge]).unwrap();
+    assert!(matches!(
+        x.take(&beyond, None, IndexMode::Raise),
+        Err(Error::IndexOutOfBounds { index: Some(i), .. }) if i == huge
+    ));
+}
+
 fn along_axis_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &Stream) {
     let (x, hx) = iota::<T>(stream, &[4, 6]);
     let raw: Vec<i64> = vec![5, 0, -1, 3, 2, 2, 1, 4];

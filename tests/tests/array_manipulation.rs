@@ -165,6 +165,11 @@ fn bad_shapes_axes_and_indices_are_typed_errors_before_any_launch() {
     assert_invalid_core(x.take(&indices, Some(2), IndexMode::Raise), "out of bounds");
     assert_invalid_core(x.reshape([5, 5]), "cannot reshape");
     assert_invalid_core(x.take_into(&indices, Some(1), IndexMode::Raise, &mut out), "shape");
+    let mut rows = x.slice(&[Slice::from(..2)]).unwrap();
+    assert_invalid_core(
+        x.take_into(&indices, Some(0), IndexMode::Raise, &mut rows),
+        "shares memory",
+    );
     assert_invalid_core(target.put(&indices, &empty_values, IndexMode::Raise), "no values");
     let mut broadcast = target.broadcast_to([2, 3]).unwrap();
     assert_invalid_core(

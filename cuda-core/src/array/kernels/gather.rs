@@ -387,6 +387,11 @@ pub(crate) fn gather<T: Element, J: IndexElement>(
     if out.is_empty() {
         return Ok(());
     }
+    if out.may_share_memory(x) || out.may_share_memory(index) {
+        return Err(Error::InvalidValue(
+            "take: the output shares memory with the array or the indices; pass another output".into(),
+        ));
+    }
     let (pool, stream) = (out.pool(), out.stream().clone());
     let arrays = [Arg::from(x), Arg::from(index), Arg::from(out)];
     run::<T, J>(
