@@ -1,5 +1,5 @@
 """CuPy references: RawKernel launch cost, the memory pool, copy / 2x+y /
-sum bandwidth and NVRTC compile, with the method of benches/src/lib.rs.
+sum / concatenate / take bandwidth and NVRTC compile, with the method of benches/src/lib.rs.
 Usage: python3 bench_cupy.py KERNELS.cu"""
 
 import os
@@ -17,7 +17,10 @@ POOL = "CuPy pool"
 BANDWIDTH_CASES = (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
                    ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum"), ("sum axis=0", "CuPy sum"),
                    ("sum axis=1", "CuPy sum"), ("(x*y).sum", "CuPy sum(x*y)"), ("std", "CuPy std"),
-                   ("fill", "CuPy fill"), ("rand", "CuPy random.rand"))
+                   ("fill", "CuPy fill"), ("rand", "CuPy random.rand"),
+                   ("concatenate", "CuPy concatenate"), ("take", "CuPy take"))
+# Elements of take's source array and of its random indices (bench-array's TAKE_ELEMS).
+TAKE_ELEMS = 1 << 26
 
 
 def unavailable(why, part):
@@ -132,14 +135,14 @@ def bandwidth_rows(cupy, stream):
             emit("bandwidth", case, impl, "GB/s", status="failed: %s" % error)
         return
 
-    def figure(op, bytes_moved, check):
+    def figure(op, bytes_moved, check, what="2^28 f32"):
         def run():
             median, p10, p90 = event_time(cupy, stream, op)
             check()
             gbps = lambda ms: bytes_moved / (ms * 1e-3) / 1e9
-            return gbps(median), ("2^28 f32, %d bytes per op over the median of %d event-timed runs "
+            return gbps(median), ("%s, %d bytes per op over the median of %d event-timed runs "
                                   "(%.3f ms); p10..p90 %.0f..%.0f GB/s"
-                                  % (bytes_moved, BANDWIDTH_REPS, median, gbps(p90), gbps(p10)))
+                                  % (what, bytes_moved, BANDWIDTH_REPS, median, gbps(p90), gbps(p10)))
         return run
 
     def expect(array, value):
@@ -220,6 +223,45 @@ def bandwidth_rows(cupy, stream):
             raise AssertionError("rand's mean is %r" % mean)
 
     measure("bandwidth", "rand", "CuPy random.rand", "GB/s", figure(rand, nbytes, check_rand))
+    del x, y, z, square
+    holder.clear()
+    gather_rows(cupy, figure, holder)
+
+
+def gather_rows(cupy, figure, holder):
+    """concatenate of two 2^27 f32 arrays, and take of 2^26 random int64 indices from 2^26 f32."""
+    n = BANDWIDTH_ELEMS
+    try:
+        a = cupy.full(n // 2, 1.5, dtype=cupy.float32)
+        b = cupy.full(n // 2, 0.25, dtype=cupy.float32)
+        source = cupy.arange(TAKE_ELEMS, dtype=cupy.float32)
+        indices = cupy.random.randint(0, TAKE_ELEMS, size=TAKE_ELEMS, dtype=cupy.int64)
+    except Exception as error:
+        for case, impl in (("concatenate", "CuPy concatenate"), ("take", "CuPy take")):
+            emit("bandwidth", case, impl, "GB/s", status="failed: %s" % error)
+        return
+
+    def concatenate():
+        holder["joined"] = cupy.concatenate([a, b])
+
+    def check_concatenate():
+        joined = holder["joined"]
+        ends = [float(joined[0]), float(joined[n // 2 - 1]), float(joined[n // 2]), float(joined[-1])]
+        if ends != [1.5, 1.5, 0.25, 0.25]:
+            raise AssertionError("concatenate is wrong at its ends: %r" % ends)
+
+    measure("bandwidth", "concatenate", "CuPy concatenate", "GB/s",
+            figure(concatenate, 2 * n * 4, check_concatenate, "two 2^27 f32 into 2^28"))
+
+    def take():
+        holder["taken"] = cupy.take(source, indices)
+
+    def check_take():
+        if not (holder["taken"] == source[indices]).all():
+            raise AssertionError("take is wrong")
+
+    measure("bandwidth", "take", "CuPy take", "GB/s",
+            figure(take, TAKE_ELEMS * (8 + 4 + 4), check_take, "2^26 random i64 indices into 2^26 f32"))
 
 
 def nvrtc_rows(cupy, source):

@@ -38,6 +38,8 @@ EXPECTED = (
        for impl in ("cuda-core sum_axes", "CuPy sum")]
     + [("bandwidth", "(x*y).sum", impl) for impl in ("cuda-core fused reduction", "CuPy sum(x*y)")]
     + [("bandwidth", "std", impl) for impl in ("cuda-core std", "CuPy std")]
+    + [("bandwidth", "concatenate", impl) for impl in ("cuda-core concatenate", "CuPy concatenate")]
+    + [("bandwidth", "take", impl) for impl in ("cuda-core take (wrap)", "cuda-core take (raise)", "CuPy take")]
     + [("bandwidth", "fill", impl) for impl in ("cuda-core fill", "CuPy fill")]
     + [("bandwidth", "rand", impl) for impl in ("cuda-core random::rand", "CuPy random.rand")]
     + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",

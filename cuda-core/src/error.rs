@@ -112,6 +112,17 @@ pub enum Error {
     /// Bad input caught on the host, before any library call.
     #[error("invalid value: {0}")]
     InvalidValue(String),
+    /// An index outside its axis (NumPy's `IndexError`): from the host's checks, or counted on
+    /// the device by a gather or scatter in [`IndexMode::Raise`](crate::IndexMode::Raise).
+    #[error("{what}: index {} is out of bounds for an axis of size {extent}", .index.map_or("(any)".to_string(), |i| i.to_string()))]
+    IndexOutOfBounds {
+        /// What was indexed, and how many indices were out of range.
+        what: String,
+        /// One offending index, where known.
+        index: Option<i64>,
+        /// The extent (or flattened size) indexed.
+        extent: usize,
+    },
     /// Valid input to a routine this crate does not implement for it yet (a norm that needs a
     /// solver, say): the message says what is missing.
     #[error("not supported yet: {0}")]

@@ -22,6 +22,13 @@
  *                                                                     c[i] = a[i] @ b[i], int32
  *     (cuda-core's generated integer matmul, its int32 instance: `count` products of an m x k
  *     and a k x n matrix read through their strides, written compact, wrapping as the kernel does)
+ *   cuda_core_gather(const float *x, const long long *index, float *out, unsigned long long *flags,
+ *                    unsigned long long n, struct { unsigned long long extent, x, index, index_extent, index_x; } l)
+ *                                                                     out[e] = x[e * l.x + j * l.index_x],
+ *     j = index[e * l.index] counted from the end when negative; an index outside
+ *     0..l.index_extent is counted in flags[0] and kept in flags[1] (what cuda-core generates for
+ *     `take` of an f32 array by i64 indices with one loop and one index axis in mode Raise; other
+ *     modes pass no flags and are not run here)
  *
  * and, over texture and surface objects of 2-D float arrays (arrays.c), with
  * x and y from a 2-D grid:
@@ -147,6 +154,40 @@ static CUresult cuda_core_matmul_int(const struct fake_launch *launch) {
     return CUDA_SUCCESS;
 }
 
+/* The layout struct of cuda_core_gather with one loop and one index axis. */
+struct gather_layout {
+    unsigned long long extent, x, index, index_extent, index_x;
+};
+
+static CUresult cuda_core_gather(const struct fake_launch *launch) {
+    unsigned long long n = ARG(launch, 4, unsigned long long);
+    struct gather_layout l;
+    memcpy(&l, launch->params[5], sizeof l);
+    CUdeviceptr flags_address = ARG(launch, 3, CUdeviceptr);
+    if (flags_address == 0) return CUDA_ERROR_NOT_SUPPORTED; /* only mode Raise runs here */
+    if (n == 0) return CUDA_SUCCESS;
+    if (l.extent != n || l.index_extent == 0) return CUDA_ERROR_INVALID_VALUE;
+    size_t x_len = (size_t)((n - 1) * l.x + (l.index_extent - 1) * l.index_x + 1);
+    const float *x = floats(ARG(launch, 0, CUdeviceptr), x_len);
+    const long long *index = (const long long *)fake_device_bytes(ARG(launch, 1, CUdeviceptr),
+                                                                    (size_t)((n - 1) * l.index + 1) * sizeof(long long));
+    float *out = floats(ARG(launch, 2, CUdeviceptr), (size_t)n);
+    unsigned long long *flags = (unsigned long long *)fake_device_bytes(flags_address, 2 * sizeof(unsigned long long));
+    if (!x || !index || !out || !flags) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    long long size = (long long)l.index_extent;
+    for (unsigned long long e = 0; e < n; e++) {
+        long long j = index[e * l.index];
+        if (j < 0) j += size;
+        if (j < 0 || j >= size) {
+            flags[0] += 1;
+            flags[1] = (unsigned long long)index[e * l.index];
+            continue;
+        }
+        out[e] = x[e * l.x + (unsigned long long)j * l.index_x];
+    }
+    return CUDA_SUCCESS;
+}
+
 static const struct fake_kernel kernels[] = {
     {"vector_add", 4, {8, 8, 8, 4}, vector_add},
     {"fill", 3, {8, 4, 4}, fill},
@@ -157,6 +198,7 @@ static const struct fake_kernel kernels[] = {
     {"cuda_core_expr", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"cuda_core_expr_vec", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"cuda_core_matmul_int", 14, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, cuda_core_matmul_int},
+    {"cuda_core_gather", 6, {8, 8, 8, 8, 8, 40}, cuda_core_gather},
     {"sample", 5, {8, 8, 4, 4, 4}, fake_sample_kernel},
     {"scale_surface", 4, {8, 4, 4, 4}, fake_scale_surface_kernel},
 };

@@ -509,8 +509,65 @@ fn integer_matmul(_ptx: &str) -> Result<()> {
     synchronized
 }
 
+/// cuda-core's indexing chapter on the driver: `take` of an f32 array by i64 indices in mode
+/// Raise into an array of an explicit pool (a zeroed flag array from that pool, one generated
+/// gather kernel, the flags read back), checked
+/// against the host, then the same with an index out of range, which must be the typed
+/// `IndexOutOfBounds` error; arrays, pool and generated module released on every path.
+fn take_with_indices_checked_on_the_device(_ptx: &str) -> Result<()> {
+    if let Err(why) = cuda_sys::nvrtc() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| println!("skipped: take with indices checked on the device: NVRTC is not available ({why})"));
+        return Ok(());
+    }
+    cuda_core::load_generated_as_ptx(true);
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let evaluated = (|| -> cuda_core::Result<()> {
+        let pool = MemoryPool::new(&context);
+        let n = 500usize;
+        let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let picks: Vec<i64> = (0..n as i64).map(|i| (i * 7) % n as i64 - 250).collect();
+        let mut x = DeviceArray::<f32>::empty_in(&pool, &stream, n)?;
+        let mut indices = DeviceArray::<i64>::empty_in(&pool, &stream, n)?;
+        x.copy_from_host(&xs)?;
+        indices.copy_from_host(&picks)?;
+        let mut out = DeviceArray::<f32>::empty_in(&pool, &stream, n)?;
+        x.take_into(&indices, Some(0), cuda_core::IndexMode::Raise, &mut out)?;
+        let got = out.to_vec()?;
+        let want: Vec<f32> = picks.iter().map(|&j| xs[j.rem_euclid(n as i64) as usize]).collect();
+        if got != want {
+            return Err(cuda_core::Error::InvalidValue(format!(
+                "take: got {:?}.., want {:?}..",
+                &got[..4],
+                &want[..4]
+            )));
+        }
+        indices.copy_from_host(&vec![n as i64; n])?;
+        match x.take_into(&indices, Some(0), cuda_core::IndexMode::Raise, &mut out) {
+            Err(cuda_core::Error::IndexOutOfBounds { index: Some(i), .. }) if i == n as i64 => {}
+            Err(cuda_core::Error::IndexOutOfBounds { .. }) | Ok(_) => {
+                return Err(cuda_core::Error::InvalidValue(
+                    "take of an index out of range: no IndexOutOfBounds naming it".into(),
+                ))
+            }
+            Err(other) => return Err(other),
+        }
+        drop((x, indices, out));
+        pool.free_all_blocks()?;
+        Ok(())
+    })();
+    let synchronized = stream.synchronize();
+    cuda_core::unload_generated_kernels();
+    evaluated.map_err(|error| match error {
+        cuda_core::Error::Driver(error) => error,
+        other => Error::InvalidValue(other.to_string()),
+    })?;
+    synchronized
+}
+
 /// The sequences the failure-point suite runs, by name.
-pub const SEQUENCES: [(&str, Sequence); 14] = [
+pub const SEQUENCES: [(&str, Sequence); 15] = [
     ("device queries", device_queries),
     (
         "allocate, copy, launch, synchronize, drop",
@@ -534,4 +591,8 @@ pub const SEQUENCES: [(&str, Sequence); 14] = [
     ("fused array expression", fused_array_expression),
     ("npy round trip", npy_round_trip),
     ("integer matmul", integer_matmul),
+    (
+        "take with indices checked on the device",
+        take_with_indices_checked_on_the_device,
+    ),
 ];

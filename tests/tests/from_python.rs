@@ -63,6 +63,7 @@ const NOT_CALLS: &[&str] = &[
     "__dlpack_device__",
     "__cuda_array_interface__",
     "(&[axes], keepdims)",
+    "copy=True",
     // The `python` feature's calls, compiled by cuda-core's python doctests (`cargo xtask test`).
     "None",
     "out",
@@ -634,6 +635,46 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
 
 use cuda_core::{Arg, LaunchConfig};
 
+fn manipulation_and_indexing(stream: cuda_driver::Stream) -> Checked {
+    use cuda_core::{IndexMode, MeshIndexing, PadMode, SplitAt};
+    let x = DeviceArray::<f32>::zeros(&stream, [3, 4])?;
+    let (y, v, m) = (x.try_clone()?, x.ravel()?, x.try_clone()?);
+    DeviceArray::dstack(&[&x, &y])?;
+    (x.append(&y, None)?, x.append(&y, Some(0))?);
+    x.split(SplitAt::Sections(3), 1)?;
+    x.split(SplitAt::Indices(&[2, 5]), 0)?;
+    x.array_split(SplitAt::Sections(3), 0)?;
+    (
+        x.tile(&[2, 3])?,
+        x.repeat(3, Some(1))?,
+        x.repeat_each(&[1, 0, 2], None)?,
+    );
+    (x.roll(2, None)?, x.roll(-1, Some(0))?);
+    x.pad(&[(1, 2), (0, 3)], PadMode::Constant(0.0))?;
+    x.pad(&[(2, 2)], PadMode::Edge)?;
+    (x.moveaxis(0, x.ndim() - 1)?, x.swapaxes(0, 1)?);
+    (x.ravel()?, x.flatten()?);
+    (x.atleast_1d(), x.atleast_2d(), x.atleast_3d());
+    DeviceArray::broadcast_arrays(&[&x, &y])?;
+    DeviceArray::meshgrid(&[&x, &y], MeshIndexing::Xy)?;
+    DeviceArray::meshgrid(&[&x, &y], MeshIndexing::Ij)?;
+    (x.at(2)?, x.index_axis(1, -1)?);
+    let i: DeviceArray<i64> = DeviceArray::from_slice(&stream, &[0, 2])?;
+    x.take(&i, Some(1), IndexMode::Raise)?;
+    x.take(&i, None, IndexMode::Raise)?;
+    (IndexMode::Wrap, IndexMode::Clip);
+    let mut y = DeviceArray::<f32>::empty(&stream, [2])?;
+    x.take_into(&i, None, IndexMode::Raise, &mut y)?;
+    x.take_along_axis(&i, 1, IndexMode::Raise)?;
+    let mut x = x;
+    x.put(&i, &v, IndexMode::Raise)?;
+    if let Err(cuda_core::Error::IndexOutOfBounds { .. }) = x.at(9) {}
+    (x.diagonal(1, 0, 1)?, v.diag(0)?, m.diag(-1)?);
+    x.reshape(x.infer_shape(&[-1, 4])?)?;
+    x.reshape_view([3, 4])?;
+    Ok(())
+}
+
 fn several_gpus(
     ctx: Context,
     contexts: Vec<Context>,
@@ -735,6 +776,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         compiling,
         launching,
         pool_and_arrays,
+        manipulation_and_indexing,
         several_gpus,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");

@@ -2,14 +2,15 @@
 //! 256 MiB, and through `DeviceArray::empty`), and on 2^28 f32 the device-to-device copy,
 //! `2.0 * x + y` (`ElementwiseKernel`, and as a fused expression), `sum` (`ReductionKernel`),
 //! `sum` along each axis of the `(2^14, 2^14)` view, the fused `(x * y).sum()` (against `sum` of
-//! one 2^29 array), `std` (one pass), `fill` and `random::rand` as GB/s of read
-//! plus written bytes, each also as a fraction of the copy measured here; and the host cost of a
+//! one 2^29 array), `std` (one pass), `fill` and `random::rand`, `concatenate` of two 2^27 f32
+//! arrays and `take` of 2^26 random i64 indices from 2^26 f32 (modes wrap and raise) as GB/s of
+//! read plus written bytes, each also as a fraction of the copy measured here; and the host cost of a
 //! cache-hit expression evaluation against a `RawKernel` launch of the same work. Prints `ROW {json}` lines
 //! (see the `benches` crate docs). Built with `--features array`.
 
 use benches::*;
 use cuda_core::{
-    random, Arg, Device, DeviceArray, ElementwiseKernel, LaunchConfig, MemoryPool, ProgramOptions, RawKernel,
+    random, Arg, Device, DeviceArray, ElementwiseKernel, IndexMode, LaunchConfig, MemoryPool, ProgramOptions, RawKernel,
 };
 use cuda_driver::{Event, EventFlags, Stream};
 
@@ -28,6 +29,13 @@ const FUSED_REDUCTION: &str = "cuda-core fused reduction";
 const STD: &str = "cuda-core std";
 const FILL: &str = "cuda-core fill";
 const RAND: &str = "cuda-core random::rand";
+const CONCATENATE: &str = "cuda-core concatenate";
+const TAKE_WRAP: &str = "cuda-core take (wrap)";
+const TAKE_RAISE: &str = "cuda-core take (raise)";
+/// Elements of `take`'s source array and of its random indices.
+const TAKE_ELEMS: usize = 1 << 26;
+/// The rows of [`gather_rows`]: case and implementation.
+const GATHER_ROWS: [(&str, &str); 3] = [("concatenate", CONCATENATE), ("take", TAKE_WRAP), ("take", TAKE_RAISE)];
 /// The `(2^14, 2^14)` view of the 2^28 elements that the axis sums reduce.
 const SIDE: usize = 1 << 14;
 /// Alloc+free pairs per timed batch (cache hits are tens of nanoseconds).
@@ -72,6 +80,9 @@ fn main() {
             Row::unavailable("bandwidth", "std", STD, "GB/s", why).emit();
             Row::unavailable("bandwidth", "fill", FILL, "GB/s", why).emit();
             Row::unavailable("bandwidth", "rand", RAND, "GB/s", why).emit();
+            for (case, implementation) in GATHER_ROWS {
+                Row::unavailable("bandwidth", case, implementation, "GB/s", why).emit();
+            }
             Row::unavailable("host", "expression launch", EXPRESSION_LAUNCH, "us/call", why).emit();
             Row::unavailable("host", "expression launch", RAW_LAUNCH, "us/call", why).emit();
             return;
@@ -98,6 +109,14 @@ fn main() {
             Row::failed("bandwidth", "std", STD, "GB/s", &why).emit();
             Row::failed("bandwidth", "fill", FILL, "GB/s", &why).emit();
             Row::failed("bandwidth", "rand", RAND, "GB/s", &why).emit();
+        }
+    }
+    match gather_rows(&stream) {
+        Ok(rows) => rows.iter().for_each(Row::emit),
+        Err(why) => {
+            for (case, implementation) in GATHER_ROWS {
+                Row::failed("bandwidth", case, implementation, "GB/s", &why).emit();
+            }
         }
     }
     match expression_overhead(&stream) {
@@ -228,6 +247,18 @@ fn gbps(bytes: usize, ms: f64) -> f64 {
 }
 
 fn bandwidth_row(case: &str, implementation: &str, bytes: usize, stats: &Stats, copy_gbps: Option<f64>) -> Row {
+    sized_bandwidth_row("2^28 f32", case, implementation, bytes, stats, copy_gbps)
+}
+
+/// A bandwidth row whose detail starts with `what` (the arrays the operation moves).
+fn sized_bandwidth_row(
+    what: &str,
+    case: &str,
+    implementation: &str,
+    bytes: usize,
+    stats: &Stats,
+    copy_gbps: Option<f64>,
+) -> Row {
     let value = gbps(bytes, stats.median);
     let versus_copy = match copy_gbps {
         Some(copy) => format!(
@@ -243,7 +274,7 @@ fn bandwidth_row(case: &str, implementation: &str, bytes: usize, stats: &Stats, 
         "GB/s",
         value,
         format!(
-            "2^28 f32, {:.2} GiB read+written per op; median of {} event-timed samples of {} ops ({:.3} ms/op); p10..p90 {:.0}..{:.0} GB/s{versus_copy}",
+            "{what}, {:.2} GiB read+written per op; median of {} event-timed samples of {} ops ({:.3} ms/op); p10..p90 {:.0}..{:.0} GB/s{versus_copy}",
             bytes as f64 / (1u64 << 30) as f64,
             stats.samples,
             stats.per_sample,
@@ -448,5 +479,82 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
         }
         Err(why) => Row::failed("bandwidth", "rand", RAND, "GB/s", &why),
     });
+    Ok(rows)
+}
+
+/// `concatenate` of two 2^27 f32 arrays (two copies into a new 2^28 array), and `take` of
+/// [`TAKE_ELEMS`] random i64 indices from as many f32 (one gather kernel; in mode Raise also the
+/// flags' read back and wait per call), each against the D2D copy of 2^28 f32 measured here.
+fn gather_rows(stream: &Stream) -> Result<Vec<Row>, String> {
+    let elem = std::mem::size_of::<f32>();
+    let n = BANDWIDTH_ELEMS;
+    let copy_gbps = {
+        let x = DeviceArray::<f32>::full(stream, n, 1.5).map_err(text)?;
+        let mut z = DeviceArray::<f32>::empty(stream, n).map_err(text)?;
+        let copy = time_on_stream(stream, || z.copy_from(&x).map_err(text))?;
+        gbps(2 * n * elem, copy.median)
+    };
+    let mut rows = Vec::new();
+    let concatenate = (|| {
+        let a = DeviceArray::<f32>::full(stream, n / 2, 1.5).map_err(text)?;
+        let b = DeviceArray::<f32>::full(stream, n / 2, 0.25).map_err(text)?;
+        let mut joined = None;
+        let stats = time_on_stream(stream, || {
+            joined = Some(DeviceArray::concatenate(&[&a, &b], 0).map_err(text)?);
+            Ok(())
+        })?;
+        let joined = joined.ok_or("no result")?.to_vec().map_err(text)?;
+        match (joined[0], joined[n / 2 - 1], joined[n / 2], joined[n - 1]) {
+            (1.5, 1.5, 0.25, 0.25) => Ok(stats),
+            ends => Err(format!("concatenate is wrong at its ends: {ends:?}")),
+        }
+    })();
+    rows.push(match concatenate {
+        Ok(stats) => sized_bandwidth_row(
+            "two 2^27 f32 into 2^28",
+            "concatenate",
+            CONCATENATE,
+            2 * n * elem,
+            &stats,
+            Some(copy_gbps),
+        ),
+        Err(why) => Row::failed("bandwidth", "concatenate", CONCATENATE, "GB/s", &why),
+    });
+    let source = DeviceArray::<f32>::arange(stream, 0.0, TAKE_ELEMS as f32, 1.0).map_err(text)?;
+    let indices = random::Generator::new(7)
+        .randint::<i64>(stream, TAKE_ELEMS, 0, TAKE_ELEMS as i64)
+        .map_err(text)?;
+    let (host_source, host_indices) = (source.to_vec().map_err(text)?, indices.to_vec().map_err(text)?);
+    // Index read, element gathered, element written.
+    let bytes = TAKE_ELEMS * (std::mem::size_of::<i64>() + 2 * elem);
+    for (mode, implementation) in [(IndexMode::Wrap, TAKE_WRAP), (IndexMode::Raise, TAKE_RAISE)] {
+        let take = (|| {
+            let mut taken = None;
+            let stats = time_on_stream(stream, || {
+                taken = Some(source.take(&indices, None, mode).map_err(text)?);
+                Ok(())
+            })?;
+            let taken = taken.ok_or("no result")?.to_vec().map_err(text)?;
+            let wrong = taken
+                .iter()
+                .zip(&host_indices)
+                .position(|(&got, &j)| got != host_source[j as usize]);
+            match wrong {
+                Some(i) => Err(format!("take is wrong at {i}")),
+                None => Ok(stats),
+            }
+        })();
+        rows.push(match take {
+            Ok(stats) => sized_bandwidth_row(
+                "2^26 random i64 indices into 2^26 f32",
+                "take",
+                implementation,
+                bytes,
+                &stats,
+                Some(copy_gbps),
+            ),
+            Err(why) => Row::failed("bandwidth", "take", implementation, "GB/s", &why),
+        });
+    }
     Ok(rows)
 }

@@ -207,6 +207,15 @@ impl<T: Element> DeviceArray<T> {
         })
     }
 
+    /// The pool the array's memory came from (the context's default pool for memory from
+    /// another library): where routines that write into it take their scratch memory.
+    pub(crate) fn pool(&self) -> MemoryPool {
+        match &*self.storage {
+            Storage::Pooled(block) => block.pool().clone(),
+            Storage::Foreign(_) => MemoryPool::for_context(self.context()),
+        }
+    }
+
     /// A view of the same storage: first element at `ptr`, with `shape` and `strides`.
     pub(crate) fn view(&self, ptr: CUdeviceptr, shape: Vec<usize>, strides: Vec<usize>) -> Self {
         DeviceArray {

@@ -33,15 +33,17 @@ pub use interop::{
 };
 pub(crate) use kernels::registry::{forget_kernels, loaded_contexts, unload_loaded};
 pub use kernels::{
-    load_generated_as_ptx, unload_generated_kernels, Arg, ArgType, ElementwiseKernel, RawKernel, ReductionKernel,
+    load_generated_as_ptx, unload_generated_kernels, Arg, ArgType, ElementwiseKernel, IndexElement, IndexMode,
+    RawKernel, ReductionKernel,
 };
 pub(crate) use memory::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
 pub use routines::{
-    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, NpyError, Rhs, WhereArms,
+    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError, PadMode, Rhs,
+    WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use routines::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
-pub use view::{broadcast_shapes, Slice};
+pub use view::{broadcast_shapes, Slice, SplitAt};

@@ -1,14 +1,22 @@
 //! Views: new shapes and strides over an array's storage, never a copy ([`Slice`],
 //! [`DeviceArray::slice`], [`transpose`](DeviceArray::transpose), [`permute`](DeviceArray::permute),
-//! [`broadcast_to`](DeviceArray::broadcast_to), [`reshape`](DeviceArray::reshape),
-//! [`squeeze`](DeviceArray::squeeze), [`expand_dims`](DeviceArray::expand_dims)), and NumPy's
-//! broadcasting rule ([`broadcast_shapes`]).
+//! [`moveaxis`](DeviceArray::moveaxis), [`swapaxes`](DeviceArray::swapaxes),
+//! [`broadcast_to`](DeviceArray::broadcast_to), [`broadcast_arrays`](DeviceArray::broadcast_arrays),
+//! [`reshape_view`](DeviceArray::reshape_view), [`squeeze`](DeviceArray::squeeze),
+//! [`expand_dims`](DeviceArray::expand_dims), the `atleast_*d`, [`split`](DeviceArray::split) and
+//! [`array_split`](DeviceArray::array_split)), and NumPy's broadcasting rule
+//! ([`broadcast_shapes`]).
+//!
+//! Naming: [`reshape`](DeviceArray::reshape) is NumPy's (a view when one serves, else a copy;
+//! with the routines that copy), and `reshape_view` the form that never copies, for code that
+//! writes through the result. Strides are unsigned: a reversed view (a negative step) does not
+//! exist yet, so [`flip`](DeviceArray::flip) copies.
 
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
 use cuda_sys::driver::CUdeviceptr;
 
-use crate::array::device_array::{c_strides, is_c_contiguous, shape_len, DeviceArray, IntoShape};
+use crate::array::device_array::{c_strides, shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::error::{Error, Result};
 
@@ -101,6 +109,103 @@ impl From<RangeToInclusive<usize>> for Slice {
 impl From<usize> for Slice {
     fn from(index: usize) -> Self {
         Slice::at(index)
+    }
+}
+
+/// Where [`split`](DeviceArray::split) and [`array_split`](DeviceArray::array_split) cut an axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitAt<'a> {
+    /// Into this many pieces.
+    Sections(usize),
+    /// Before each of these indices (ascending; past the end is clipped, as in NumPy).
+    Indices(&'a [usize]),
+}
+
+/// The strides that show an array of `shape` and `strides` as `new_shape` (same element
+/// count) without moving data, or `None` when no strides can (NumPy's no-copy reshape: each
+/// group of old axes whose extents multiply to a group of new ones must be contiguous within
+/// itself).
+pub(crate) fn reshaped_strides(shape: &[usize], strides: &[usize], new_shape: &[usize]) -> Option<Vec<usize>> {
+    if shape.contains(&0) || new_shape.contains(&0) {
+        return Some(c_strides(new_shape));
+    }
+    let (old, old_strides): (Vec<usize>, Vec<usize>) = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d != 1)
+        .map(|(&d, &s)| (d, s))
+        .unzip();
+    let mut out = vec![0usize; new_shape.len()];
+    let (mut oi, mut ni) = (0, 0);
+    while ni < new_shape.len() && oi < old.len() {
+        let (mut nj, mut oj) = (ni + 1, oi + 1);
+        let (mut np, mut op) = (new_shape[ni], old[oi]);
+        while np != op {
+            if np < op {
+                np *= *new_shape.get(nj)?;
+                nj += 1;
+            } else {
+                op *= *old.get(oj)?;
+                oj += 1;
+            }
+        }
+        if (oi..oj - 1).any(|k| old_strides[k] != old[k + 1] * old_strides[k + 1]) {
+            return None;
+        }
+        out[nj - 1] = old_strides[oj - 1];
+        for k in (ni + 1..nj).rev() {
+            out[k - 1] = out[k] * new_shape[k];
+        }
+        ni = nj;
+        oi = oj;
+    }
+    // Trailing new axes have extent 1: any stride does.
+    Some(out)
+}
+
+/// `shape` with its one `-1` replaced by the extent that makes `len` elements (see
+/// [`DeviceArray::infer_shape`]); `from` is the array's shape, for messages.
+fn infer_shape(from: &[usize], len: usize, shape: &[isize]) -> Result<Vec<usize>> {
+    let bad = || Error::InvalidValue(format!("cannot reshape {from:?} ({len} elements) to {shape:?}"));
+    let mut inferred = None;
+    let mut known = 1usize;
+    for (axis, &extent) in shape.iter().enumerate() {
+        match extent {
+            -1 if inferred.is_none() => inferred = Some(axis),
+            e if e >= 0 => known = known.checked_mul(e as usize).ok_or_else(bad)?,
+            _ => return Err(bad()),
+        }
+    }
+    let mut out: Vec<usize> = shape.iter().map(|&e| e.max(0) as usize).collect();
+    if let Some(axis) = inferred {
+        if known == 0 || len % known != 0 {
+            return Err(bad());
+        }
+        out[axis] = len / known;
+    }
+    Ok(out)
+}
+
+/// The bounds of the pieces `split` and `array_split` cut an axis of `extent` into: piece `i`
+/// is `bounds[i]..bounds[i + 1]`.
+fn split_bounds(extent: usize, at: SplitAt<'_>, equal: bool) -> Result<Vec<usize>> {
+    match at {
+        SplitAt::Sections(0) => Err(Error::InvalidValue(
+            "split: the number of sections must be above 0".into(),
+        )),
+        SplitAt::Sections(k) if equal && extent % k != 0 => Err(Error::InvalidValue(format!(
+            "split: {k} sections do not divide an axis of extent {extent} equally (array_split allows it)"
+        ))),
+        SplitAt::Sections(k) => {
+            let (size, extra) = (extent / k, extent % k);
+            Ok((0..=k).map(|i| i * size + i.min(extra)).collect())
+        }
+        // A bound below the one before gives an empty piece (and the next starts from it), as
+        // in NumPy.
+        SplitAt::Indices(indices) => Ok(std::iter::once(0)
+            .chain(indices.iter().map(|&i| i.min(extent)))
+            .chain(std::iter::once(extent))
+            .collect()),
     }
 }
 
@@ -268,28 +373,41 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// The same elements with another shape of as many elements: a view when the array is
-    /// C-contiguous, else an error saying so (copy with
-    /// [`to_contiguous`](Self::to_contiguous) first).
-    pub fn reshape(&self, shape: impl IntoShape) -> Result<Self> {
+    /// The same elements with another shape of as many elements, always a view: an error when
+    /// the layout cannot give one (a transpose made 1-D, say). [`reshape`](Self::reshape) copies
+    /// in that case, as NumPy's `reshape` does; use this one where a copy would be a bug (writing
+    /// through the result).
+    pub fn reshape_view(&self, shape: impl IntoShape) -> Result<Self> {
         let shape = shape.into_shape();
-        let len = shape_len(&shape)?;
-        if len != self.len() {
-            return Err(Error::InvalidValue(format!(
+        self.check_reshape(&shape)?;
+        match reshaped_strides(self.shape(), self.strides(), &shape) {
+            Some(strides) => Ok(self.view(self.first(), shape, strides)),
+            None => Err(Error::InvalidValue(format!(
+                "cannot reshape the view of shape {:?} and strides {:?} to {shape:?} without a copy (reshape() copies)",
+                self.shape(),
+                self.strides()
+            ))),
+        }
+    }
+
+    /// An error unless `shape` holds as many elements as the array.
+    pub(crate) fn check_reshape(&self, shape: &[usize]) -> Result<()> {
+        let len = shape_len(shape)?;
+        match len == self.len() {
+            true => Ok(()),
+            false => Err(Error::InvalidValue(format!(
                 "cannot reshape {:?} ({} elements) to {shape:?} ({len} elements)",
                 self.shape(),
                 self.len()
-            )));
+            ))),
         }
-        if !is_c_contiguous(self.shape(), self.strides()) {
-            return Err(Error::InvalidValue(format!(
-                "cannot reshape the view of shape {:?} and strides {:?} to {shape:?} without a copy: it is not contiguous (use to_contiguous() first)",
-                self.shape(),
-                self.strides()
-            )));
-        }
-        let strides = c_strides(&shape);
-        Ok(self.view(self.first(), shape, strides))
+    }
+
+    /// `shape` with its one `-1` (if any) replaced by the extent that keeps the element count
+    /// (NumPy's inferred dimension); other negative extents, two `-1`s and a count that does not
+    /// divide are errors.
+    pub fn infer_shape(&self, shape: &[isize]) -> Result<Vec<usize>> {
+        infer_shape(self.shape(), self.len(), shape)
     }
 
     /// The view without its axes of extent 1.
@@ -334,6 +452,113 @@ impl<T: Element> DeviceArray<T> {
         shape.insert(axis, 1);
         strides.insert(axis, 0);
         Ok(self.view(self.first(), shape, strides))
+    }
+
+    /// The view with axis `source` moved to position `destination`, the others keeping their
+    /// order (NumPy's `moveaxis`).
+    pub fn moveaxis(&self, source: usize, destination: usize) -> Result<Self> {
+        let ndim = self.ndim();
+        if source >= ndim || destination >= ndim {
+            return Err(Error::InvalidValue(format!(
+                "moveaxis: axes {source} and {destination} must be below {ndim}"
+            )));
+        }
+        let mut order: Vec<usize> = (0..ndim).filter(|&a| a != source).collect();
+        order.insert(destination, source);
+        self.permute(&order)
+    }
+
+    /// The view with axes `a` and `b` exchanged (NumPy's `swapaxes`).
+    pub fn swapaxes(&self, a: usize, b: usize) -> Result<Self> {
+        let mut order: Vec<usize> = (0..self.ndim()).collect();
+        if a >= order.len() || b >= order.len() {
+            return Err(Error::InvalidValue(format!(
+                "swapaxes: axes {a} and {b} must be below {}",
+                self.ndim()
+            )));
+        }
+        order.swap(a, b);
+        self.permute(&order)
+    }
+
+    /// The view with at least one dimension (a 0-d array becomes shape `[1]`).
+    pub fn atleast_1d(&self) -> Self {
+        self.padded_view(&[], 1, &[])
+    }
+
+    /// The view with at least two dimensions (NumPy's `atleast_2d`: `[n]` becomes `[1, n]`).
+    pub fn atleast_2d(&self) -> Self {
+        match self.ndim() {
+            0 => self.padded_view(&[1, 1], 0, &[]),
+            1 => self.padded_view(&[1], 0, &[]),
+            _ => self.padded_view(&[], 0, &[]),
+        }
+    }
+
+    /// The view with at least three dimensions (NumPy's `atleast_3d`: `[n]` becomes `[1, n, 1]`,
+    /// `[m, n]` becomes `[m, n, 1]`).
+    pub fn atleast_3d(&self) -> Self {
+        match self.ndim() {
+            0 => self.padded_view(&[1, 1, 1], 0, &[]),
+            1 => self.padded_view(&[1], 0, &[1]),
+            2 => self.padded_view(&[], 0, &[1]),
+            _ => self.padded_view(&[], 0, &[]),
+        }
+    }
+
+    /// The view with axes of extent 1 added: `before` in front, `after` behind, and, when the
+    /// array has fewer than `min_ndim` dimensions, in front until it has them.
+    fn padded_view(&self, before: &[usize], min_ndim: usize, after: &[usize]) -> Self {
+        let lead = min_ndim.saturating_sub(self.ndim()) + before.len();
+        let shape = [&vec![1; lead][..], self.shape(), after].concat();
+        let strides = [&vec![0; lead][..], self.strides(), &vec![0; after.len()][..]].concat();
+        self.view(self.first(), shape, strides)
+    }
+
+    /// Views of the arrays broadcast to their common shape (NumPy's `broadcast_arrays`),
+    /// read-only as [`broadcast_to`](Self::broadcast_to)'s.
+    pub fn broadcast_arrays(arrays: &[&DeviceArray<T>]) -> Result<Vec<Self>> {
+        let shape = arrays
+            .iter()
+            .try_fold(Vec::new(), |shape, a| broadcast_shapes(&shape, a.shape()))?;
+        arrays.iter().map(|a| a.broadcast_to(shape.clone())).collect()
+    }
+
+    /// Views of consecutive pieces along `axis` (NumPy's `split`): `SplitAt::Sections(k)`
+    /// splits into `k` equal pieces (an error unless `k` divides the extent),
+    /// `SplitAt::Indices(&[i, j])` into `[..i]`, `[i..j]`, `[j..]` (clipped to the axis).
+    pub fn split(&self, at: SplitAt<'_>, axis: usize) -> Result<Vec<Self>> {
+        let bounds = split_bounds(self.axis_extent("split", axis)?, at, true)?;
+        self.pieces(&bounds, axis)
+    }
+
+    /// Like [`split`](Self::split), `k` sections allowed not to divide the extent: the first
+    /// `extent % k` pieces get one element more (NumPy's `array_split`).
+    pub fn array_split(&self, at: SplitAt<'_>, axis: usize) -> Result<Vec<Self>> {
+        let bounds = split_bounds(self.axis_extent("array_split", axis)?, at, false)?;
+        self.pieces(&bounds, axis)
+    }
+
+    /// The views `bounds[i]..bounds[i + 1]` along `axis`.
+    fn pieces(&self, bounds: &[usize], axis: usize) -> Result<Vec<Self>> {
+        bounds
+            .windows(2)
+            .map(|w| {
+                let mut slices = vec![Slice::ALL; axis + 1];
+                slices[axis] = Slice::new(w[0], Some(w[1]));
+                self.slice(&slices)
+            })
+            .collect()
+    }
+
+    /// The extent of `axis`, or an error naming `what`.
+    fn axis_extent(&self, what: &str, axis: usize) -> Result<usize> {
+        self.shape().get(axis).copied().ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "{what}: axis {axis} is out of bounds for an array of shape {:?}",
+                self.shape()
+            ))
+        })
     }
 
     fn first(&self) -> CUdeviceptr {
@@ -388,6 +613,61 @@ mod tests {
         );
         assert_eq!(check_bytes(&[1 << 59], 8).unwrap(), 1 << 62);
         assert_eq!(check_bytes(&[3, 0], 8).unwrap(), 0);
+    }
+
+    #[test]
+    fn reshapes_without_a_copy_where_numpy_does() {
+        // Compact: any shape.
+        assert_eq!(reshaped_strides(&[2, 3, 4], &[12, 4, 1], &[6, 4]).unwrap(), [4, 1]);
+        assert_eq!(reshaped_strides(&[24], &[1], &[2, 3, 4]).unwrap(), [12, 4, 1]);
+        // Every other row: the rows split and merge, the row stride stays.
+        assert_eq!(reshaped_strides(&[3, 4], &[8, 1], &[3, 2, 2]).unwrap(), [8, 2, 1]);
+        assert!(reshaped_strides(&[3, 4], &[8, 1], &[12]).is_none(), "rows not adjacent");
+        // A transpose: splitting an axis is fine, merging two is not.
+        assert_eq!(reshaped_strides(&[4, 6], &[1, 4], &[2, 2, 6]).unwrap(), [2, 1, 4]);
+        assert!(reshaped_strides(&[4, 6], &[1, 4], &[24]).is_none());
+        // Axes of extent 1 come and go; broadcast axes merge with each other.
+        assert_eq!(reshaped_strides(&[1, 5, 1], &[0, 2, 0], &[5]).unwrap(), [2]);
+        assert_eq!(reshaped_strides(&[5], &[3], &[1, 5, 1]).unwrap()[1], 3);
+        assert_eq!(reshaped_strides(&[2, 3], &[0, 0], &[6]).unwrap(), [0]);
+        assert!(reshaped_strides(&[2, 3], &[0, 1], &[6]).is_none());
+        // 0-d and zero-size.
+        assert!(reshaped_strides(&[], &[], &[1, 1]).is_some());
+        assert_eq!(reshaped_strides(&[1], &[1], &[]).unwrap(), Vec::<usize>::new());
+        assert_eq!(reshaped_strides(&[0, 3], &[1, 7], &[3, 0]).unwrap(), [1, 1]);
+    }
+
+    #[test]
+    fn one_extent_of_minus_one_is_inferred() {
+        assert_eq!(infer_shape(&[4, 6], 24, &[3, -1]).unwrap(), [3, 8]);
+        assert_eq!(infer_shape(&[4, 6], 24, &[-1]).unwrap(), [24]);
+        assert_eq!(infer_shape(&[4, 6], 24, &[2, 3, 4]).unwrap(), [2, 3, 4]);
+        for bad in [&[-1, -1][..], &[5, -1], &[-2, 12], &[0, -1]] {
+            assert!(
+                matches!(infer_shape(&[4, 6], 24, bad), Err(Error::InvalidValue(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn splits_cut_where_numpy_does() {
+        assert_eq!(split_bounds(6, SplitAt::Sections(3), true).unwrap(), [0, 2, 4, 6]);
+        assert!(matches!(
+            split_bounds(7, SplitAt::Sections(3), true),
+            Err(Error::InvalidValue(_))
+        ));
+        assert_eq!(split_bounds(7, SplitAt::Sections(3), false).unwrap(), [0, 3, 5, 7]);
+        assert_eq!(split_bounds(2, SplitAt::Sections(4), false).unwrap(), [0, 1, 2, 2, 2]);
+        assert!(matches!(
+            split_bounds(2, SplitAt::Sections(0), false),
+            Err(Error::InvalidValue(_))
+        ));
+        assert_eq!(split_bounds(0, SplitAt::Sections(2), true).unwrap(), [0, 0, 0]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[2, 3]), true).unwrap(), [0, 2, 3, 5]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[3, 9]), true).unwrap(), [0, 3, 5, 5]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[3, 1]), true).unwrap(), [0, 3, 1, 5]);
+        assert_eq!(split_bounds(5, SplitAt::Indices(&[]), true).unwrap(), [0, 5]);
     }
 
     #[test]

@@ -41,7 +41,7 @@ use std::mem::ManuallyDrop;
 
 use cuda_driver::{Context, Stream};
 use cuda_sys::driver::CUstream;
-use pyo3::exceptions::{PyAttributeError, PyBufferError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyBufferError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use pyo3::{ffi, IntoPyObjectExt};
@@ -85,12 +85,13 @@ impl From<DLPackError> for PyErr {
 }
 
 impl From<Error> for PyErr {
-    /// DLPack errors as above; bad values are `ValueError`; driver, compiler and other failures
-    /// `RuntimeError`.
+    /// DLPack errors as above; bad values are `ValueError`; indices out of range `IndexError`;
+    /// driver, compiler and other failures `RuntimeError`.
     fn from(error: Error) -> PyErr {
         match error {
             Error::DLPack(error) => error.into(),
             Error::InvalidValue(_) => PyValueError::new_err(error.to_string()),
+            Error::IndexOutOfBounds { .. } => PyIndexError::new_err(error.to_string()),
             other => PyRuntimeError::new_err(other.to_string()),
         }
     }
@@ -834,6 +835,12 @@ mod tests {
             assert!(PyErr::from(DLPackError::ReadOnly).is_instance_of::<PyBufferError>(py));
             assert!(PyErr::from(DLPackError::WrongDevice { found: 1, expected: 0 }).is_instance_of::<PyValueError>(py));
             assert!(PyErr::from(Error::InvalidValue("x".into())).is_instance_of::<PyValueError>(py));
+            let out_of_range = Error::IndexOutOfBounds {
+                what: "take".into(),
+                index: Some(5),
+                extent: 3,
+            };
+            assert!(PyErr::from(out_of_range).is_instance_of::<PyIndexError>(py));
             assert!(PyErr::from(Error::from(DLPackError::Consumed)).is_instance_of::<PyValueError>(py));
             assert_eq!(typestr(DType::F16), Some("<f2"));
             assert_eq!(typestr(DType::Bool), Some("|b1"));

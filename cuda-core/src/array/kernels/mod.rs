@@ -9,6 +9,8 @@
 //! - [`elementwise`]: [`ElementwiseKernel`], contiguous (vector loads) and strided;
 //! - [`reduction`] and [`reduction_axis`]: [`ReductionKernel`] over the whole array or axes;
 //! - [`copy`]: copies and fills;
+//! - [`gather`]: `take`, `take_along_axis` and `put`: reads or writes at indices from an index
+//!   array, one kernel per call, out-of-range indices reported without a device trap;
 //! - the Philox generator of [`crate::random`] (its source lives with the routines);
 //! - [`raw_kernel`]: [`RawKernel`], user-written whole kernels.
 //!
@@ -17,6 +19,7 @@
 pub(crate) mod args;
 pub(crate) mod copy;
 pub(crate) mod elementwise;
+pub(crate) mod gather;
 pub(crate) mod launch;
 pub(crate) mod params;
 pub(crate) mod raw_kernel;
@@ -28,6 +31,7 @@ pub(crate) mod signature;
 pub(crate) use args::ErasedArray;
 pub use args::{Arg, ArgType};
 pub use elementwise::ElementwiseKernel;
+pub use gather::{IndexElement, IndexMode};
 pub use raw_kernel::RawKernel;
 pub use reduction::ReductionKernel;
 pub use registry::{load_generated_as_ptx, unload_generated_kernels};

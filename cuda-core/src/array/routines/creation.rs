@@ -2,8 +2,9 @@
 //! [`arange`](DeviceArray::arange), [`linspace`](DeviceArray::linspace),
 //! [`empty_like`](DeviceArray::empty_like), [`zeros_like`](DeviceArray::zeros_like),
 //! [`ones_like`](DeviceArray::ones_like), [`full_like`](DeviceArray::full_like),
-//! [`eye`](DeviceArray::eye), [`identity`](DeviceArray::identity), [`tri`](DeviceArray::tri)
-//! (`empty`, `zeros` and `from_slice` are with the type).
+//! [`eye`](DeviceArray::eye), [`identity`](DeviceArray::identity), [`tri`](DeviceArray::tri),
+//! [`meshgrid`](DeviceArray::meshgrid) (`empty`, `zeros` and `from_slice` are with the type;
+//! `diag` is with the indexing routines).
 
 use std::sync::Arc;
 
@@ -13,13 +14,30 @@ use crate::array::device_array::{DeviceArray, IntoShape};
 use crate::array::dtype::{int_value, Element};
 use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::{Arg, ElementwiseKernel};
+use crate::array::memory::MemoryPool;
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
+
+/// The axis order of [`meshgrid`](DeviceArray::meshgrid)'s results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MeshIndexing {
+    /// Cartesian: the first two axes swapped, so the first array varies along columns
+    /// (NumPy's default, `indexing='xy'`).
+    #[default]
+    Xy,
+    /// Matrix: array `i` varies along axis `i` (`indexing='ij'`).
+    Ij,
+}
 
 impl<T: Element> DeviceArray<T> {
     /// A zeroed array of `shape` on `stream` (the memset is queued on `stream`).
     pub fn zeros(stream: &Stream, shape: impl IntoShape) -> Result<Self> {
-        let array = Self::empty(stream, shape)?;
+        Self::zeros_in(&MemoryPool::for_context(stream.context()), stream, shape)
+    }
+
+    /// Like [`zeros`](Self::zeros), from `pool`.
+    pub fn zeros_in(pool: &MemoryPool, stream: &Stream, shape: impl IntoShape) -> Result<Self> {
+        let array = Self::empty_in(pool, stream, shape)?;
         if !array.is_empty() {
             // SAFETY: the block holds `size_bytes` bytes; the memset is queued on the array's stream.
             unsafe { stream.memset_d8_raw_async(*array.ptr_ref(), 0, array.size_bytes()) }?;
@@ -117,6 +135,46 @@ impl<T: Element> DeviceArray<T> {
     /// negative below) and zeros elsewhere (NumPy's `eye(N, M, k)`).
     pub fn eye(stream: &Stream, rows: usize, cols: usize, k: i64) -> Result<Self> {
         Self::band(stream, rows, cols, k, false)
+    }
+
+    /// Coordinate matrices from coordinate vectors (NumPy's `meshgrid`, `copy=True`): for `k`
+    /// arrays (each flattened) of `n_0 .. n_k` elements, `k` new compact arrays of shape
+    /// `[n_0, .., n_k]` ([`MeshIndexing::Ij`]) or with the first two extents swapped
+    /// ([`MeshIndexing::Xy`], NumPy's default), array `i` varying along its own axis. One copy
+    /// of a broadcast view each; [`broadcast_to`](Self::broadcast_to) gives the same as views.
+    ///
+    /// ```no_run
+    /// # use cuda_core::{Device, DeviceArray, MeshIndexing};
+    /// # fn main() -> cuda_core::Result<()> {
+    /// # let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0])?;
+    /// let y = DeviceArray::from_slice(&stream, &[10.0f32, 20.0])?;
+    /// let grids = DeviceArray::meshgrid(&[&x, &y], MeshIndexing::Xy)?;
+    /// assert_eq!(grids[0].shape(), [2, 3]);
+    /// assert_eq!(grids[1].to_vec()?, [10.0, 10.0, 10.0, 20.0, 20.0, 20.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn meshgrid(arrays: &[&DeviceArray<T>], indexing: MeshIndexing) -> Result<Vec<Self>> {
+        let lines = arrays.iter().map(|a| a.ravel()).collect::<Result<Vec<_>>>()?;
+        let axis_of = |i: usize| match (indexing, i, lines.len() >= 2) {
+            (MeshIndexing::Xy, 0, true) => 1,
+            (MeshIndexing::Xy, 1, true) => 0,
+            _ => i,
+        };
+        let mut shape = vec![0; lines.len()];
+        for (i, line) in lines.iter().enumerate() {
+            shape[axis_of(i)] = line.len();
+        }
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| {
+                let mut strides = vec![0; shape.len()];
+                strides[axis_of(i)] = line.strides()[0];
+                line.view(*line.ptr_ref(), shape.clone(), strides).try_clone()
+            })
+            .collect()
     }
 
     /// The `n` x `n` identity matrix (NumPy's `identity`).

@@ -1,21 +1,25 @@
-//! Copying and filling arrays (NumPy's "array manipulation" chapter: `copyto`, `ndarray.copy`,
-//! `ascontiguousarray`, `ndarray.fill`), joining them (`concatenate`, `stack`, `hstack`,
-//! `vstack`: one copy per input into a slice of the result), `flip`, and the triangles `tril`
-//! and `triu`.
+//! NumPy's "array manipulation" chapter, for what moves data (the views, `transpose`,
+//! `moveaxis`, `split`, `atleast_*d`, `broadcast_arrays`, ... are in `view.rs`): copying and
+//! filling (`copyto`, `ndarray.copy`, `ascontiguousarray`, `ndarray.fill`); `reshape`, which
+//! copies when no view serves, with `ravel` and `flatten`; joining (`concatenate`, `stack`,
+//! `hstack`, `vstack`, `dstack`, `append`: one copy per input into a slice of the result);
+//! repeating (`tile` and `repeat`: one strided copy of a broadcast view, or one gather for
+//! per-element counts); `roll`, `flip`, `pad`; the triangles `tril` and `triu`.
 
 use std::mem::size_of;
 use std::sync::Arc;
 
 use cuda_driver::Access;
 
-use crate::array::device_array::DeviceArray;
+use crate::array::device_array::{c_strides, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::array::kernels::copy;
+use crate::array::kernels::gather::IndexMode;
 use crate::array::kernels::registry::{kernel, KernelKey};
 
 use crate::array::kernels::{Arg, ElementwiseKernel};
 use crate::array::memory::{overlap, Overlap};
-use crate::array::view::Slice;
+use crate::array::view::{reshaped_strides, Slice};
 use crate::error::{Error, Result};
 
 impl<T: Element> DeviceArray<T> {
@@ -247,6 +251,240 @@ impl<T: Element> DeviceArray<T> {
             };
         }
         Ok(out)
+    }
+}
+
+/// How [`pad`](DeviceArray::pad) fills the new elements.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PadMode<T> {
+    /// With this value (NumPy's `mode='constant'`).
+    Constant(T),
+    /// With the nearest edge element of the axis (NumPy's `mode='edge'`).
+    Edge,
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// The same elements with another shape of as many elements (NumPy's `reshape`, in C
+    /// order): a view when the layout allows one (always for a compact array), else a compact
+    /// copy on the array's stream. [`reshape_view`](Self::reshape_view) never copies;
+    /// [`infer_shape`](Self::infer_shape) resolves a `-1` extent:
+    ///
+    /// ```no_run
+    /// # use cuda_core::{Device, DeviceArray};
+    /// # fn main() -> cuda_core::Result<()> {
+    /// # let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::<f32>::zeros(&stream, [4, 6])?;
+    /// let y = x.transpose().reshape(x.infer_shape(&[3, -1])?)?; // a copy: shape [3, 8]
+    /// assert_eq!(y.shape(), [3, 8]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reshape(&self, shape: impl IntoShape) -> Result<Self> {
+        let shape = shape.into_shape();
+        self.check_reshape(&shape)?;
+        match reshaped_strides(self.shape(), self.strides(), &shape) {
+            Some(_) => self.reshape_view(shape),
+            None => self.try_clone()?.reshape_view(shape),
+        }
+    }
+
+    /// The elements in C order as a 1-D array (NumPy's `ravel`): a view when the layout allows,
+    /// else a compact copy.
+    pub fn ravel(&self) -> Result<Self> {
+        self.reshape([self.len()])
+    }
+
+    /// The elements in C order as a new compact 1-D array, always a copy (NumPy's `flatten`).
+    pub fn flatten(&self) -> Result<Self> {
+        self.try_clone()?.reshape_view([self.len()])
+    }
+
+    /// The arrays joined along their third axis, after [`atleast_3d`](Self::atleast_3d)
+    /// (NumPy's `dstack`).
+    pub fn dstack(arrays: &[&DeviceArray<T>]) -> Result<Self> {
+        let planes: Vec<Self> = arrays.iter().map(|a| a.atleast_3d()).collect();
+        Self::concatenate(&planes.iter().collect::<Vec<_>>(), 2)
+    }
+
+    /// `values` appended to the array along `axis`, or to the flattened array for `None`
+    /// (NumPy's `append`), as a new compact array.
+    pub fn append(&self, values: &DeviceArray<T>, axis: Option<usize>) -> Result<Self> {
+        match axis {
+            Some(axis) => Self::concatenate(&[self, values], axis),
+            None => Self::concatenate(&[&self.ravel()?, &values.ravel()?], 0),
+        }
+    }
+
+    /// The array repeated `reps[i]` times along axis `i` (NumPy's `tile`; `reps` and the shape
+    /// are aligned at their ends, missing leading entries being 1). One strided copy from a
+    /// broadcast view into the new compact array.
+    pub fn tile(&self, reps: &[usize]) -> Result<Self> {
+        let ndim = self.ndim().max(reps.len());
+        let pad = |values: &[usize], fill: usize| [&vec![fill; ndim - values.len()][..], values].concat();
+        let (extents, strides, reps) = (pad(self.shape(), 1), pad(self.strides(), 0), pad(reps, 1));
+        let interleaved_shape: Vec<usize> = reps.iter().zip(&extents).flat_map(|(&r, &n)| [r, n]).collect();
+        let interleaved_strides: Vec<usize> = strides.iter().flat_map(|&s| [0, s]).collect();
+        let shape: Vec<usize> = reps.iter().zip(&extents).map(|(&r, &n)| r * n).collect();
+        self.broadcast_copy(interleaved_shape, interleaved_strides, shape)
+    }
+
+    /// Each element repeated `repeats` times along `axis`, or in the flattened array for
+    /// `None` (NumPy's `repeat` with one count). One strided copy from a broadcast view.
+    pub fn repeat(&self, repeats: usize, axis: Option<usize>) -> Result<Self> {
+        let (source, axis) = match axis {
+            None => (self.ravel()?, 0),
+            Some(axis) => (
+                self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec()),
+                axis,
+            ),
+        };
+        if axis >= source.ndim() {
+            return Err(Error::InvalidValue(format!(
+                "repeat: axis {axis} is out of bounds for an array of shape {:?}",
+                self.shape()
+            )));
+        }
+        let mut wide_shape = source.shape().to_vec();
+        let mut wide_strides = source.strides().to_vec();
+        wide_shape.insert(axis + 1, repeats);
+        wide_strides.insert(axis + 1, 0);
+        let mut shape = source.shape().to_vec();
+        shape[axis] *= repeats;
+        source.broadcast_copy(wide_shape, wide_strides, shape)
+    }
+
+    /// Element `i` along `axis` repeated `counts[i]` times (NumPy's `repeat` with a count per
+    /// element; `None` flattens first). The source index of each output position is made on
+    /// the host and uploaded, then one gather kernel runs ([`take`](Self::take)).
+    pub fn repeat_each(&self, counts: &[usize], axis: Option<usize>) -> Result<Self> {
+        let (source, axis) = match axis {
+            None => (self.ravel()?, 0),
+            Some(axis) => (
+                self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec()),
+                axis,
+            ),
+        };
+        let extent = source.shape().get(axis).copied().ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "repeat: axis {axis} is out of bounds for an array of shape {:?}",
+                self.shape()
+            ))
+        })?;
+        if counts.len() != extent {
+            return Err(Error::InvalidValue(format!(
+                "repeat: {} counts for an axis of extent {extent}",
+                counts.len()
+            )));
+        }
+        let indices: Vec<i64> = counts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &count)| std::iter::repeat(i as i64).take(count))
+            .collect();
+        let indices = DeviceArray::from_slice(self.stream(), &indices)?;
+        source.take(&indices, Some(axis), IndexMode::Clip)
+    }
+
+    /// The elements shifted by `shift` places along `axis`, those pushed off one end coming
+    /// back at the other (NumPy's `roll`; `None` rolls the flattened array and keeps the
+    /// shape). A new compact array, written by two copies.
+    pub fn roll(&self, shift: i64, axis: Option<usize>) -> Result<Self> {
+        let Some(axis) = axis else {
+            let flat = self.ravel()?;
+            return flat.roll(shift, Some(0))?.reshape_view(self.shape().to_vec());
+        };
+        let n = self.shape().get(axis).copied().ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "roll: axis {axis} is out of bounds for an array of shape {:?}",
+                self.shape()
+            ))
+        })?;
+        if n == 0 || self.is_empty() {
+            return self.try_clone();
+        }
+        let s = shift.rem_euclid(n as i64) as usize;
+        let out = Self::empty(self.stream(), self.shape().to_vec())?;
+        let along = |range: std::ops::Range<usize>| {
+            let mut slices = vec![Slice::ALL; axis + 1];
+            slices[axis] = Slice::from(range);
+            slices
+        };
+        out.slice(&along(s..n))?.copy_from(&self.slice(&along(0..n - s))?)?;
+        if s > 0 {
+            out.slice(&along(0..s))?.copy_from(&self.slice(&along(n - s..n))?)?;
+        }
+        Ok(out)
+    }
+
+    /// The array with `widths[i] = (before, after)` new elements at the ends of axis `i` (one
+    /// pair for every axis, or a single pair for all), filled as `mode` says (NumPy's `pad`).
+    /// A new compact array: a fill and one copy for [`PadMode::Constant`], one gather per padded
+    /// axis for [`PadMode::Edge`] (an empty axis cannot be edge-padded).
+    pub fn pad(&self, widths: &[(usize, usize)], mode: PadMode<T>) -> Result<Self> {
+        let widths: Vec<(usize, usize)> = match widths.len() {
+            1 => vec![widths[0]; self.ndim()],
+            n if n == self.ndim() => widths.to_vec(),
+            n => {
+                return Err(Error::InvalidValue(format!(
+                    "pad: {n} width pairs for an array of shape {:?} (one per axis, or one for all)",
+                    self.shape()
+                )))
+            }
+        };
+        let mut shape = Vec::with_capacity(self.ndim());
+        for (&extent, &(before, after)) in self.shape().iter().zip(&widths) {
+            let padded = extent
+                .checked_add(before)
+                .and_then(|e| e.checked_add(after))
+                .ok_or_else(|| Error::InvalidValue(format!("pad: widths {widths:?} overflow")))?;
+            shape.push(padded);
+        }
+        match mode {
+            PadMode::Constant(value) => {
+                let out = Self::full(self.stream(), shape, value)?;
+                let interior: Vec<Slice> = widths
+                    .iter()
+                    .zip(self.shape())
+                    .map(|(&(before, _), &extent)| Slice::from(before..before + extent))
+                    .collect();
+                out.slice(&interior)?.copy_from(self)?;
+                Ok(out)
+            }
+            PadMode::Edge => {
+                // Each padded axis is one gather from the previous result (the array itself, in
+                // place, for the first): no compacting copy first.
+                let mut out: Option<Self> = None;
+                for (axis, &(before, after)) in widths.iter().enumerate().filter(|(_, &w)| w != (0, 0)) {
+                    let extent = self.shape()[axis];
+                    if extent == 0 {
+                        return Err(Error::InvalidValue(format!(
+                            "pad: axis {axis} is empty, so it has no edge to repeat"
+                        )));
+                    }
+                    let last = extent as i64 - 1;
+                    let indices: Vec<i64> = (0..before + extent + after)
+                        .map(|i| (i as i64 - before as i64).clamp(0, last))
+                        .collect();
+                    let indices = DeviceArray::from_slice(self.stream(), &indices)?;
+                    out = Some(
+                        out.as_ref()
+                            .unwrap_or(self)
+                            .take(&indices, Some(axis), IndexMode::Clip)?,
+                    );
+                }
+                out.map_or_else(|| self.try_clone(), Ok)
+            }
+        }
+    }
+
+    /// A compact array of `shape` holding the elements of the view of this array's storage
+    /// with `view_shape` and `view_strides` (which hold as many elements, in C order): one copy.
+    fn broadcast_copy(&self, view_shape: Vec<usize>, view_strides: Vec<usize>, shape: Vec<usize>) -> Result<Self> {
+        let view = self.view(*self.ptr_ref(), view_shape, view_strides);
+        let mut out = Self::empty(self.stream(), view.shape().to_vec())?;
+        out.copy_from(&view)?;
+        let strides = c_strides(&shape);
+        Ok(out.view(*out.ptr_ref(), shape, strides))
     }
 }
 

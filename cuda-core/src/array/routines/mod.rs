@@ -1,9 +1,14 @@
 //! Array routines filed by NumPy's chapters, each a method of [`DeviceArray`](crate::DeviceArray)
 //! (or a function) in its chapter's file, built on the kernel families of `kernels`:
 //! - `creation`: `zeros`, `ones`, `full`, `from_slice`, `arange`, `linspace`, `*_like`, `eye`,
-//!   `identity`, `tri`;
-//! - `manipulation`: `copy_from`, `try_clone`, `to_contiguous`, `fill`, `concatenate`, `stack`,
-//!   `hstack`, `vstack`, `flip`, `tril`, `triu`;
+//!   `identity`, `tri`, `meshgrid`;
+//! - `manipulation`: `copy_from`, `try_clone`, `to_contiguous`, `fill`, `reshape` (a view when
+//!   one serves, else a copy), `ravel`, `flatten`, `concatenate`, `stack`, `hstack`, `vstack`,
+//!   `dstack`, `append`, `tile`, `repeat`, `repeat_each`, `roll`, `flip`, `pad`, `tril`, `triu`
+//!   (the views, `reshape_view`, `moveaxis`, `swapaxes`, `split`, `array_split`, `atleast_*d`,
+//!   `broadcast_arrays`, live with the array type in `view.rs`);
+//! - `indexing`: `index_axis`, `at`, `take`, `take_along_axis`, `put` (one gather or scatter
+//!   kernel, [`IndexMode`](crate::IndexMode)), `diagonal` (a view), `diag`;
 //! - `math` and `operators`: the lazy, fused element-wise expressions (`+`, `sqrt`, `where_`,
 //!   the ufunc tables, `isclose`, ...), with weak scalars of every Rust numeric type;
 //! - `reductions`: `sum`, `prod`, `mean`, `max`, `min`, `all`, `any`, `argmax`, `argmin`, `var`,
@@ -22,6 +27,7 @@
 //! are one new file each.
 
 mod creation;
+mod indexing;
 mod io;
 #[cfg(feature = "blas")]
 mod linalg;
@@ -33,8 +39,10 @@ mod printing;
 pub mod random;
 mod reductions;
 
+pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
 pub use linalg::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
+pub use manipulation::PadMode;
 pub use npy::NpyError;
 pub use reductions::{allclose, array_equal, Average, AverageOf};
 

@@ -1,0 +1,227 @@
+//! The shape rules and errors of cuda-core's manipulation and indexing chapters, against the
+//! stand-in driver: views (split, moveaxis, atleast_*d, broadcast_arrays, index_axis,
+//! diagonal, reshape) and their shapes, what runs by memset and memcpy alone (reshape of
+//! compact arrays, roll and constant pad of 1-D arrays, append), and every typed error, raised
+//! before any kernel is launched. The routines' results come from the context's default pool,
+//! which keeps its blocks (and the context) for the process, so what is checked at the end is
+//! that the driver saw no misuse, not that nothing is held.
+
+use cuda_core::{DeviceArray, Error, IndexMode, MeshIndexing, PadMode, Slice, SplitAt};
+use cuda_driver::Stream;
+use tests::checks::setup;
+use tests::fake::Session;
+
+#[track_caller]
+fn assert_out_of_bounds<T: std::fmt::Debug>(result: cuda_core::Result<T>, index: Option<i64>, extent: usize) {
+    match result {
+        Err(Error::IndexOutOfBounds {
+            index: got, extent: e, ..
+        }) => assert_eq!((got, e), (index, extent)),
+        other => panic!("expected IndexOutOfBounds({index:?}, {extent}), got {other:?}"),
+    }
+}
+
+/// Asserts that the stand-in saw no double free, no use of a freed or unknown handle.
+#[track_caller]
+fn assert_no_misuse(fake: &Session) {
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+#[track_caller]
+fn assert_invalid_core<T: std::fmt::Debug>(result: cuda_core::Result<T>, mentions: &str) {
+    match result {
+        Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message:?} lacks {mentions:?}"),
+        other => panic!("expected InvalidValue mentioning {mentions:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn views_have_numpy_shapes_and_share_storage() {
+    let (fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let data: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    let x = DeviceArray::from_slice(&stream, &data)
+        .unwrap()
+        .reshape([2, 3, 4])
+        .unwrap();
+    // moveaxis and swapaxes permute strides.
+    let moved = x.moveaxis(0, 2).unwrap();
+    assert_eq!(
+        (moved.shape(), moved.strides()),
+        (&[3usize, 4, 2][..], &[4usize, 1, 12][..])
+    );
+    assert_eq!(x.swapaxes(1, 2).unwrap().shape(), [2, 4, 3]);
+    assert_invalid_core(x.moveaxis(3, 0), "moveaxis");
+    assert_invalid_core(x.swapaxes(0, 3), "swapaxes");
+    // split and array_split: views, as NumPy.
+    let pieces = x.array_split(SplitAt::Sections(3), 2).unwrap();
+    let extents: Vec<usize> = pieces.iter().map(|p| p.shape()[2]).collect();
+    assert_eq!(extents, [2, 1, 1]);
+    assert!(pieces.iter().all(|p| p.shares_storage(&x)));
+    assert_invalid_core(x.split(SplitAt::Sections(3), 2), "equally");
+    assert_invalid_core(x.split(SplitAt::Sections(2), 3), "out of bounds");
+    assert_invalid_core(x.array_split(SplitAt::Sections(0), 0), "above 0");
+    let rows = x.split(SplitAt::Indices(&[1]), 0).unwrap();
+    assert_eq!(rows[1].to_vec().unwrap(), data[12..]);
+    // atleast_*d.
+    let scalar = x.at(1).unwrap().at(-1).unwrap().at(0).unwrap();
+    assert_eq!((scalar.ndim(), scalar.to_vec().unwrap()), (0, vec![20.0]));
+    assert_eq!(scalar.atleast_1d().shape(), [1]);
+    assert_eq!(scalar.atleast_2d().shape(), [1, 1]);
+    assert_eq!(scalar.atleast_3d().shape(), [1, 1, 1]);
+    let line = x.at(0).unwrap().at(2).unwrap();
+    assert_eq!(line.to_vec().unwrap(), [8.0, 9.0, 10.0, 11.0]);
+    assert_eq!(line.atleast_2d().shape(), [1, 4]);
+    assert_eq!(line.atleast_3d().shape(), [1, 4, 1]);
+    assert_eq!(x.at(0).unwrap().atleast_3d().shape(), [3, 4, 1]);
+    assert_eq!(x.atleast_3d().shape(), [2, 3, 4]);
+    // broadcast_arrays.
+    let column = DeviceArray::<f32>::zeros(&stream, [3, 1]).unwrap();
+    let both = DeviceArray::broadcast_arrays(&[&line, &column, &scalar]).unwrap();
+    assert!(both.iter().all(|b| b.shape() == [3, 4]));
+    let three = x.at(0).unwrap().index_axis(1, 0).unwrap();
+    assert_invalid_core(DeviceArray::broadcast_arrays(&[&three, &x]), "broadcast");
+    // index_axis and at: negative from the end, out of range typed.
+    assert_eq!(x.index_axis(2, -1).unwrap().shape(), [2, 3]);
+    assert_out_of_bounds(x.index_axis(1, 3), Some(3), 3);
+    assert_out_of_bounds(x.at(-3), Some(-3), 2);
+    assert_out_of_bounds(scalar.atleast_1d().at(i64::MIN), Some(i64::MIN), 1);
+    assert_invalid_core(scalar.at(0), "out of bounds");
+    // diagonal: a view, strides summed; its length for every offset.
+    let d = x.diagonal(1, 1, 2).unwrap();
+    assert_eq!((d.shape(), d.strides()), (&[2usize, 3][..], &[12usize, 5][..]));
+    assert_eq!(x.diagonal(-2, 1, 2).unwrap().shape(), [2, 1]);
+    assert_eq!(x.diagonal(4, 1, 2).unwrap().shape(), [2, 0]);
+    assert_eq!(x.diagonal(i64::MIN, 1, 2).unwrap().shape(), [2, 0]);
+    assert_invalid_core(x.diagonal(0, 1, 1), "same");
+    assert_invalid_core(x.diag(0), "1-D or 2-D");
+    // reshape: views of compact arrays, -1 inferred; reshape_view refuses what needs a copy.
+    let flat = x.reshape(x.infer_shape(&[-1]).unwrap()).unwrap();
+    assert!(flat.shares_storage(&x));
+    assert_eq!(
+        x.reshape(x.infer_shape(&[4, -1, 2]).unwrap()).unwrap().shape(),
+        [4, 3, 2]
+    );
+    assert_invalid_core(x.infer_shape(&[5, -1]), "cannot reshape");
+    assert_invalid_core(x.reshape([5, 5]), "cannot reshape");
+    assert_invalid_core(x.transpose().reshape_view([24]), "without a copy");
+    assert!(x
+        .slice(&[Slice::ALL, Slice::from(1..)])
+        .unwrap()
+        .reshape_view([2, 2, 2, 2])
+        .is_ok());
+    assert!(x.ravel().unwrap().shares_storage(&x));
+    drop((
+        x, moved, pieces, rows, scalar, line, column, both, d, flat, stream, context,
+    ));
+    assert_no_misuse(&fake);
+}
+
+#[test]
+fn copies_by_memcpy_alone_match_numpy() {
+    let (fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    assert_eq!(x.roll(2, None).unwrap().to_vec().unwrap(), [4.0, 5.0, 1.0, 2.0, 3.0]);
+    assert_eq!(
+        x.roll(-6, Some(0)).unwrap().to_vec().unwrap(),
+        [2.0, 3.0, 4.0, 5.0, 1.0]
+    );
+    assert_eq!(x.roll(0, None).unwrap().to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(
+        x.pad(&[(2, 1)], PadMode::Constant(-1.0)).unwrap().to_vec().unwrap(),
+        [-1.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, -1.0]
+    );
+    let y = DeviceArray::from_slice(&stream, &[6.0f32]).unwrap();
+    assert_eq!(
+        x.append(&y, None).unwrap().to_vec().unwrap(),
+        [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    );
+    assert_eq!(x.append(&y, Some(0)).unwrap().len(), 6);
+    assert_eq!(x.flatten().unwrap().to_vec().unwrap(), x.to_vec().unwrap());
+    assert!(!x.flatten().unwrap().shares_storage(&x));
+    let two = x.slice(&[Slice::from(..4)]).unwrap().reshape([2, 2]).unwrap();
+    assert_eq!(two.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+    drop((x, y, two, stream, context));
+    assert_no_misuse(&fake);
+}
+
+#[test]
+fn bad_shapes_axes_and_indices_are_typed_errors_before_any_launch() {
+    let (fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::<f32>::zeros(&stream, [3, 4]).unwrap();
+    let indices = DeviceArray::<i64>::zeros(&stream, [2]).unwrap();
+    let small = DeviceArray::<i32>::zeros(&stream, [2, 1]).unwrap();
+    assert_invalid_core(x.take(&indices, Some(2), IndexMode::Raise), "out of bounds");
+    assert_invalid_core(x.take_along_axis(&indices, 0, IndexMode::Raise), "dimensions");
+    assert_invalid_core(x.take_along_axis(&small, 1, IndexMode::Wrap), "broadcast");
+    assert_invalid_core(x.take_along_axis(&small, 2, IndexMode::Wrap), "out of bounds");
+    let mut out = DeviceArray::<f32>::zeros(&stream, [3, 3]).unwrap();
+    let empty_values = DeviceArray::<f32>::zeros(&stream, [0]).unwrap();
+    let mut target = DeviceArray::<f32>::zeros(&stream, [3]).unwrap();
+    let calls = fake.calls();
+    assert_invalid_core(x.take(&indices, Some(2), IndexMode::Raise), "out of bounds");
+    assert_invalid_core(x.reshape([5, 5]), "cannot reshape");
+    assert_invalid_core(x.take_into(&indices, Some(1), IndexMode::Raise, &mut out), "shape");
+    let mut rows = x.slice(&[Slice::from(..2)]).unwrap();
+    assert_invalid_core(
+        x.take_into(&indices, Some(0), IndexMode::Raise, &mut rows),
+        "shares memory",
+    );
+    assert_invalid_core(target.put(&indices, &empty_values, IndexMode::Raise), "no values");
+    let mut broadcast = target.broadcast_to([2, 3]).unwrap();
+    assert_invalid_core(
+        broadcast.put(&indices, &x.ravel().unwrap(), IndexMode::Clip),
+        "broadcast",
+    );
+    assert_eq!(fake.calls(), calls, "refused before any driver call");
+    // An empty axis cannot be taken from (when there is something to take).
+    let hollow = DeviceArray::<f32>::zeros(&stream, [3, 0]).unwrap();
+    assert_out_of_bounds(hollow.take(&indices, Some(1), IndexMode::Clip), None, 0);
+    assert_eq!(
+        hollow.take(&indices, Some(0), IndexMode::Raise).unwrap().shape(),
+        [2, 0]
+    );
+    // Manipulation errors.
+    assert_invalid_core(x.pad(&[(1, 1); 3], PadMode::Edge), "width pairs");
+    assert_invalid_core(x.pad(&[(usize::MAX, 1)], PadMode::Constant(0.0)), "overflow");
+    assert_invalid_core(x.repeat(2, Some(2)), "out of bounds");
+    assert_invalid_core(x.repeat_each(&[1, 2], Some(0)), "counts");
+    assert_invalid_core(x.roll(1, Some(2)), "out of bounds");
+    assert_invalid_core(DeviceArray::<f32>::dstack(&[]), "at least one");
+    assert_invalid_core(x.append(&x, Some(2)), "axis 2");
+    drop((
+        x,
+        indices,
+        small,
+        out,
+        empty_values,
+        target,
+        broadcast,
+        hollow,
+        stream,
+        context,
+    ));
+    assert_no_misuse(&fake);
+}
+
+#[test]
+fn meshgrid_orders_axes_as_numpy() {
+    let (fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let a = DeviceArray::<f32>::zeros(&stream, [0]).unwrap();
+    let b = DeviceArray::<f32>::zeros(&stream, [4, 0]).unwrap();
+    // Zero-size inputs: the copies have nothing to move, so only the shapes are checked here.
+    let xy = DeviceArray::meshgrid(&[&a, &b], MeshIndexing::Xy).unwrap();
+    assert!(xy.iter().all(|g| g.shape() == [0, 0]));
+    let c = DeviceArray::<f32>::zeros(&stream, [3]).unwrap();
+    let ij = DeviceArray::meshgrid(&[&a, &c], MeshIndexing::Ij).unwrap();
+    assert!(ij.iter().all(|g| g.shape() == [0, 3]));
+    let xy = DeviceArray::meshgrid(&[&c, &a], MeshIndexing::Xy).unwrap();
+    assert!(xy.iter().all(|g| g.shape() == [0, 3]));
+    assert!(DeviceArray::<f32>::meshgrid(&[], MeshIndexing::Xy).unwrap().is_empty());
+    drop((a, b, c, xy, ij, stream, context));
+    assert_no_misuse(&fake);
+}
