@@ -3,8 +3,9 @@
 //! (`cargo xtask test` fetches them); the driver where one is installed; cuBLAS and cuBLASLt
 //! and NCCL (features off by default) in builds that have them, where they are installed.
 
-/// The pinned headers' NCCL (2.28.9) as `library_version` gives it: `major * 1000 + minor * 10`.
-const PINNED_NCCL: i32 = 2280;
+/// The pinned headers' NCCL (2.28.9) as `ncclGetVersion` gives it:
+/// `major * 10000 + minor * 100 + patch`.
+const PINNED_NCCL: i32 = 22809;
 
 fn report(name: &str, declared: usize, missing: Vec<&'static str>) {
     println!("{name}: {declared} declared, {} callable", declared - missing.len());
@@ -102,12 +103,18 @@ fn every_cublaslt_function_is_callable() {
 fn every_nccl_function_is_callable() {
     match cuda_sys::nccl() {
         Ok(lib) => {
-            // `ncclGetVersion`'s code (22809 for 2.28.9), as `major * 1000 + minor * 10`.
+            // `library_version` keeps major and minor (`major * 1000 + minor * 10`); functions
+            // come in patch releases too, so the patch level is read from `ncclGetVersion`.
             let version = lib.library_version();
             assert!(version.is_some_and(|v| (2000..3000).contains(&v)), "{version:?}");
+            let get_version = lib.ncclGetVersion().expect("every NCCL 2 has ncclGetVersion");
+            let mut code = 0;
+            // SAFETY: `code` is a valid out-pointer; the call has no other precondition.
+            let status = unsafe { get_version(&mut code) };
+            assert_eq!(status, cuda_sys::nccl::ncclResult_t::ncclSuccess);
             // An NCCL older than the pinned headers (2.28.9), such as the one a PyTorch wheel
             // brings, lacks the newer functions: each is then a typed error when called.
-            match version {
+            match Some(code) {
                 Some(v) if v < PINNED_NCCL => {
                     let missing = lib.missing_functions();
                     println!(

@@ -1052,19 +1052,28 @@ mod tests {
 
     #[test]
     fn every_reduction_compiles_for_every_element_type() {
-        compiles_for::<Bool>();
-        compiles_for::<i8>();
-        compiles_for::<i16>();
-        compiles_for::<i32>();
-        compiles_for::<i64>();
-        compiles_for::<u8>();
-        compiles_for::<u16>();
-        compiles_for::<u32>();
-        compiles_for::<u64>();
-        compiles_for::<half::f16>();
-        compiles_for::<half::bf16>();
-        compiles_for::<f32>();
-        compiles_for::<f64>();
+        // One thread per element type: NVRTC compiles concurrently, and this is the longest
+        // test of the crate on one thread.
+        let types: [fn(); 13] = [
+            compiles_for::<Bool>,
+            compiles_for::<i8>,
+            compiles_for::<i16>,
+            compiles_for::<i32>,
+            compiles_for::<i64>,
+            compiles_for::<u8>,
+            compiles_for::<u16>,
+            compiles_for::<u32>,
+            compiles_for::<u64>,
+            compiles_for::<half::f16>,
+            compiles_for::<half::bf16>,
+            compiles_for::<f32>,
+            compiles_for::<f64>,
+        ];
+        std::thread::scope(|scope| {
+            for compile in types {
+                scope.spawn(compile);
+            }
+        });
     }
 
     #[test]
