@@ -143,7 +143,14 @@ fn copies_by_memcpy_alone_match_numpy() {
     assert!(!x.flatten().unwrap().shares_storage(&x));
     let two = x.slice(&[Slice::from(..4)]).unwrap().reshape([2, 2]).unwrap();
     assert_eq!(two.to_vec().unwrap(), [1.0, 2.0, 3.0, 4.0]);
-    drop((x, y, two, stream, context));
+    let m = DeviceArray::from_host(&stream, [2, 3], &[1i32, 2, 3, 4, 5, 6]).unwrap();
+    assert_eq!((m.shape(), m.to_vec().unwrap()), (&[2, 3][..], vec![1, 2, 3, 4, 5, 6]));
+    assert_invalid_core(DeviceArray::from_host(&stream, [2, 3], &[1i32, 2, 3]), "shape [2, 3]");
+    assert_eq!(
+        DeviceArray::<u8>::from_host(&stream, [0, 4], &[]).unwrap().shape(),
+        [0, 4]
+    );
+    drop((x, y, two, m, stream, context));
     assert_no_misuse(&fake);
 }
 

@@ -378,8 +378,8 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     DeviceArray::<f64>::full(&stream, n, 7.0)?;
     DeviceArray::<i32>::arange(&stream, 0, 10, 1)?;
     DeviceArray::<f64>::linspace(&stream, 0.0, 1.0, 5, true)?;
-    let vec = vec![0.0f32; 12];
-    let mut x = DeviceArray::from_slice(&stream, &vec)?.reshape([2, 3])?;
+    let vec = vec![0.0f32; 6];
+    let mut x = DeviceArray::from_host(&stream, [2, 3], &vec)?;
     DeviceArray::empty_like(&x)?;
     DeviceArray::zeros_like(&x)?;
     DeviceArray::ones_like(&x)?;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use cuda_driver::Stream;
 
-use crate::array::device_array::{DeviceArray, IntoShape};
+use crate::array::device_array::{shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::{int_value, Element};
 use crate::array::kernels::registry::{kernel, KernelKey};
 use crate::array::kernels::{Arg, ElementwiseKernel};
@@ -49,6 +49,32 @@ impl<T: Element> DeviceArray<T> {
     /// `data` has been read.
     pub fn from_slice(stream: &Stream, data: &[T]) -> Result<Self> {
         let mut array = Self::empty(stream, data.len())?;
+        array.copy_from_host(data)?;
+        Ok(array)
+    }
+
+    /// An array of `shape` holding a copy of `data` in row-major order (NumPy's
+    /// `np.array(data).reshape(shape)`, CuPy's `cp.asarray(host_array)`). `data` must hold
+    /// exactly as many elements as `shape`: otherwise a typed error, before anything is
+    /// allocated. Returns once `data` has been read.
+    ///
+    /// ```no_run
+    /// # fn main() -> cuda_core::Result<()> {
+    /// let stream = cuda_core::Device::new(0)?.create_stream()?;
+    /// let m = cuda_core::DeviceArray::from_host(&stream, [2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// assert_eq!(m.shape(), [2, 3]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_host(stream: &Stream, shape: impl IntoShape, data: &[T]) -> Result<Self> {
+        let shape = shape.into_shape();
+        if shape_len(&shape)? != data.len() {
+            return Err(Error::InvalidValue(format!(
+                "{} elements cannot fill an array of shape {shape:?}",
+                data.len()
+            )));
+        }
+        let mut array = Self::empty(stream, shape)?;
         array.copy_from_host(data)?;
         Ok(array)
     }
