@@ -19,6 +19,10 @@ use crate::{Error, Result};
 /// allocations have it).
 const LT_ALIGNMENT: u64 = 256;
 
+/// The widest load cuBLASLt's kernels make, in bytes: a kernel that reads a matrix in vectors
+/// may read up to this many bytes past its last element (the rest of the last vector).
+const LT_VECTOR_BYTES: usize = 16;
+
 const CUBLASLT: &str = "cuBLASLt";
 
 /// What cuBLASLt applies to the product before it is stored: `D = f(alpha * op(A) op(B) +
@@ -77,6 +81,10 @@ struct PlanKey {
     transpose_b: bool,
     shape: Shape,
     reads_c: bool,
+    /// The alignment the heuristic is told the matrices have: [`LT_ALIGNMENT`] where every
+    /// matrix's memory runs on to the end of its last element's 16-byte vector, else one
+    /// element, which leaves out the kernels that read whole vectors (see [`Lt::matmul`]).
+    alignment: u64,
 }
 
 /// Everything a product of one [`PlanKey`] needs but its addresses, made on the first call and
@@ -160,6 +168,12 @@ impl Lt {
     /// one. Shapes, leading dimensions, lengths and contexts are checked first, as for
     /// [`super::Blas::gemm`]. Every buffer is a whole allocation, so 256-byte aligned, as the
     /// heuristic assumes.
+    ///
+    /// cuBLASLt's fastest kernels read matrices in 16-byte vectors, and so may read up to 15
+    /// bytes past a matrix's last element. Where a matrix's memory ends before that (an exactly
+    /// sized buffer whose last row ends inside a vector), the problem is planned as if the
+    /// matrices were only element aligned, which picks kernels that read no byte outside them:
+    /// slower, never out of bounds.
     pub fn matmul<T: LtElement>(
         &mut self,
         gemm: &Gemm,
@@ -186,6 +200,13 @@ impl Lt {
         };
         let lt = cuda_sys::cublaslt()?;
         let matmul = lt.cublasLtMatmul()?;
+        let whole_vectors = [
+            (a.byte_len(), shape.a.span),
+            (b.byte_len(), shape.b.span),
+            (c.byte_len(), shape.c.span),
+        ]
+        .into_iter()
+        .all(|(bytes, span)| bytes >= (span * size_of::<T>()).next_multiple_of(LT_VECTOR_BYTES));
         let (a, _a_use) = operand::<T, _>("A", a, shape.a.span, &self.stream, Access::Read)?;
         let (b, _b_use) = operand::<T, _>("B", b, shape.b.span, &self.stream, Access::Read)?;
         let bias = bias
@@ -212,6 +233,10 @@ impl Lt {
             transpose_b: gemm.transpose_b,
             shape,
             reads_c: gemm.beta != 0.0,
+            alignment: match whole_vectors {
+                true => LT_ALIGNMENT,
+                false => size_of::<T>() as u64,
+            },
         };
         if !self.plans.contains_key(&key) {
             let plan = self.plan(lt, &key)?;
@@ -264,7 +289,7 @@ impl Lt {
             Layout::new(lt, key.data_type, &key.shape.a)?,
             Layout::new(lt, key.data_type, &key.shape.c)?,
         ];
-        let algorithm = self.heuristic(lt, &descriptor, [&layouts[0], &layouts[1], &layouts[2]])?;
+        let algorithm = self.heuristic(lt, &descriptor, [&layouts[0], &layouts[1], &layouts[2]], key.alignment)?;
         Ok(Plan {
             descriptor,
             layouts,
@@ -272,8 +297,15 @@ impl Lt {
         })
     }
 
-    /// The heuristic's first choice for this problem within the workspace.
-    fn heuristic(&self, lt: &CublasLt, descriptor: &MatmulDesc, layouts: [&Layout; 3]) -> Result<cublasLtMatmulAlgo_t> {
+    /// The heuristic's first choice for this problem within the workspace, for matrices of
+    /// `alignment` bytes.
+    fn heuristic(
+        &self,
+        lt: &CublasLt,
+        descriptor: &MatmulDesc,
+        layouts: [&Layout; 3],
+        alignment: u64,
+    ) -> Result<cublasLtMatmulAlgo_t> {
         let create = lt.cublasLtMatmulPreferenceCreate()?;
         let destroy = lt.cublasLtMatmulPreferenceDestroy()?;
         let set = lt.cublasLtMatmulPreferenceSetAttribute()?;
@@ -285,19 +317,22 @@ impl Lt {
             "cublasLtMatmulPreferenceCreate",
             unsafe { create(&mut preference) }.0,
         )?;
-        let workspace = WORKSPACE_BYTES as u64;
-        // SAFETY: the preference is live; the attribute is a `uint64_t`.
-        let status = unsafe {
-            set(
-                preference,
-                cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                (&workspace as *const u64).cast(),
-                size_of::<u64>(),
-            )
-        };
+        use cublasLtMatmulPreferenceAttributes_t as Pref;
+        let preferences = [
+            (Pref::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, WORKSPACE_BYTES as u64),
+            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment),
+            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment),
+            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment),
+            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment),
+        ];
+        let set_all = preferences.iter().try_for_each(|(attribute, value)| {
+            // SAFETY: the preference is live; each of these attributes is a `uint64_t`.
+            let status = unsafe { set(preference, *attribute, (value as *const u64).cast(), size_of::<u64>()) };
+            check(CUBLASLT, "cublasLtMatmulPreferenceSetAttribute", status.0)
+        });
         let mut result = cublasLtMatmulHeuristicResult_t::default();
         let mut found = 0;
-        let status = check(CUBLASLT, "cublasLtMatmulPreferenceSetAttribute", status.0).and_then(|()| {
+        let status = set_all.and_then(|()| {
             let [a, b, c] = layouts;
             // SAFETY: every descriptor is live; room for the one result asked for.
             let status = unsafe {
