@@ -17,7 +17,7 @@ use crate::{Error, Result};
 
 /// The alignment of every cuBLASLt operand, which the algorithm heuristic assumes (whole
 /// allocations have it).
-const LT_ALIGNMENT: u64 = 256;
+const LT_ALIGNMENT: u32 = 256;
 
 /// The widest load cuBLASLt's kernels make, in bytes: a kernel that reads a matrix in vectors
 /// may read up to this many bytes past its last element (the rest of the last vector).
@@ -84,7 +84,7 @@ struct PlanKey {
     /// The alignment the heuristic is told the matrices have: [`LT_ALIGNMENT`] where every
     /// matrix's memory runs on to the end of its last element's 16-byte vector, else one
     /// element, which leaves out the kernels that read whole vectors (see [`Lt::matmul`]).
-    alignment: u64,
+    alignment: u32,
 }
 
 /// Everything a product of one [`PlanKey`] needs but its addresses, made on the first call and
@@ -217,7 +217,7 @@ impl Lt {
             .into_iter()
             .chain(bias.as_ref().map(|(p, _)| ("bias", *p)))
         {
-            if address % LT_ALIGNMENT != 0 {
+            if address % u64::from(LT_ALIGNMENT) != 0 {
                 return Err(Error::InvalidValue(format!(
                     "cuBLASLt operand {name} at {address:#x} is not {LT_ALIGNMENT}-byte aligned (the algorithm heuristic assumes it): use Blas::gemm"
                 )));
@@ -235,7 +235,7 @@ impl Lt {
             reads_c: gemm.beta != 0.0,
             alignment: match whole_vectors {
                 true => LT_ALIGNMENT,
-                false => size_of::<T>() as u64,
+                false => size_of::<T>() as u32,
             },
         };
         if !self.plans.contains_key(&key) {
@@ -304,7 +304,7 @@ impl Lt {
         lt: &CublasLt,
         descriptor: &MatmulDesc,
         layouts: [&Layout; 3],
-        alignment: u64,
+        alignment: u32,
     ) -> Result<cublasLtMatmulAlgo_t> {
         let create = lt.cublasLtMatmulPreferenceCreate()?;
         let destroy = lt.cublasLtMatmulPreferenceDestroy()?;
@@ -318,17 +318,35 @@ impl Lt {
             unsafe { create(&mut preference) }.0,
         )?;
         use cublasLtMatmulPreferenceAttributes_t as Pref;
-        let preferences = [
-            (Pref::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, WORKSPACE_BYTES as u64),
-            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment),
-            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment),
-            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment),
-            (Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment),
+        let workspace = WORKSPACE_BYTES as u64;
+        // SAFETY: the preference is live; this attribute is a `uint64_t`.
+        let status = unsafe {
+            set(
+                preference,
+                Pref::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                (&workspace as *const u64).cast(),
+                size_of::<u64>(),
+            )
+        };
+        let alignments = [
+            Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+            Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+            Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+            Pref::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
         ];
-        let set_all = preferences.iter().try_for_each(|(attribute, value)| {
-            // SAFETY: the preference is live; each of these attributes is a `uint64_t`.
-            let status = unsafe { set(preference, *attribute, (value as *const u64).cast(), size_of::<u64>()) };
-            check(CUBLASLT, "cublasLtMatmulPreferenceSetAttribute", status.0)
+        let set_all = check(CUBLASLT, "cublasLtMatmulPreferenceSetAttribute", status.0).and_then(|()| {
+            alignments.iter().try_for_each(|attribute| {
+                // SAFETY: the preference is live; the alignment attributes are `uint32_t`.
+                let status = unsafe {
+                    set(
+                        preference,
+                        *attribute,
+                        (&alignment as *const u32).cast(),
+                        size_of::<u32>(),
+                    )
+                };
+                check(CUBLASLT, "cublasLtMatmulPreferenceSetAttribute", status.0)
+            })
         });
         let mut result = cublasLtMatmulHeuristicResult_t::default();
         let mut found = 0;
