@@ -159,6 +159,18 @@ fn publishable(root: &Path, cargo: &str) -> Result<(), String> {
         command.args(["-p", package]);
     }
     forget_packaged_copies()?;
+    // A target folder of its own, emptied first: cargo takes a registry crate's build for
+    // current whatever its sources (they are meant never to change), so a verification in the
+    // workspace's target folder could link a `cudars-sys` built from an earlier packaging (seen
+    // here: a cuda-driver that did not find cuda-sys's newer `LaunchConfig`).
+    let verify = root.join("target").join("package-verify");
+    match std::fs::remove_dir_all(&verify) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("emptying {}: {e}", verify.display()))
+        }
+        _ => {}
+    }
+    command.arg("--target-dir").arg(&verify);
     let status = command.status().map_err(|e| format!("running cargo package: {e}"))?;
     if status.success() {
         Ok(())
