@@ -105,6 +105,21 @@ pub(crate) fn kernel_encoded<K: Any + Send + Sync>(
     })
 }
 
+/// Drops the registry's hold on the kernel (or library handle) of `family` and `encoding`; one
+/// still held elsewhere lives until its holder lets go. A later lookup makes it again. (The
+/// cuBLAS handles, feature `blas`, are the entries let go one by one.)
+#[cfg(feature = "blas")]
+pub(crate) fn forget_kernel(family: &'static str, encoding: &[u32]) {
+    let removed = KERNELS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_mut()
+        .and_then(|families| families.get_mut(family))
+        .and_then(|kernels| kernels.remove(encoding));
+    // Dropped here, outside the lock.
+    drop(removed);
+}
+
 /// Drops every kernel (and library handle) the registry holds: for the exit hook, once the
 /// contexts have been waited for. A later use makes them again.
 pub(crate) fn forget_kernels() {

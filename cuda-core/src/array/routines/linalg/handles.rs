@@ -2,12 +2,15 @@
 //! follow.
 //!
 //! A handle is made on a stream's first product and kept (with the stream) in the kernel
-//! registry for the process, as CuPy keeps one per device; its lock serialises the calls through
-//! it. Each thread remembers the handle it used last, so a run of products on one stream finds
+//! registry, as CuPy keeps one per device; its lock serialises the calls through it. The
+//! registry keeps the handles of the last [`KEPT_HANDLES`] streams of each kind (each handle
+//! holds a workspace): a program that runs products on ever new streams does not accumulate
+//! them, and a stream whose handle was let go gets a new one on its next product. Each thread remembers the handle it used last, so a run of products on one stream finds
 //! its handle without the registry's lock or a hash (what a small `matmul` would otherwise spend
 //! most of its host time on besides the library call).
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::LocalKey;
@@ -15,7 +18,7 @@ use std::thread::LocalKey;
 use cuda_driver::Stream;
 use cuda_libs::blas::{Blas, Lt};
 
-use crate::array::kernels::registry::{kernel, KernelKey};
+use crate::array::kernels::registry::{forget_kernel, kernel, KernelKey};
 use crate::error::Result;
 
 /// The environment variable that allows TF32 for `f32` products when set to `1` (CuPy's
@@ -81,6 +84,28 @@ thread_local! {
     static LAST_LT: LastUsed<Lt> = const { RefCell::new(None) };
 }
 
+/// Streams whose handles the registry keeps, per kind of handle.
+pub(crate) const KEPT_HANDLES: usize = 8;
+
+/// The handles the registry keeps, oldest first: (kind, the stream's key as registry words).
+static KEPT: Mutex<VecDeque<(&'static str, [u32; 4])>> = Mutex::new(VecDeque::new());
+
+/// Notes a handle just made for `key` under `family` in `kept`, and returns the oldest of that
+/// family when there are more than `limit` of it: the one to let go.
+fn keep(
+    kept: &mut VecDeque<(&'static str, [u32; 4])>,
+    family: &'static str,
+    key: [u32; 4],
+    limit: usize,
+) -> Option<[u32; 4]> {
+    kept.push_back((family, key));
+    if kept.iter().filter(|(f, _)| *f == family).count() <= limit {
+        return None;
+    }
+    let oldest = kept.iter().position(|(f, _)| *f == family)?;
+    kept.remove(oldest).map(|(_, key)| key)
+}
+
 /// The handle of `stream` kept under `family`: the thread's last one when it is the stream's,
 /// else the registry's (made by `make` on first use).
 fn cached<H: Send + 'static>(
@@ -102,7 +127,22 @@ fn cached<H: Send + 'static>(
         return Ok(handle);
     }
     let words = [key.0 as u32, (key.0 >> 32) as u32, key.1 as u32, (key.1 >> 32) as u32];
-    let handle = kernel(KernelKey::Encoded(family, words.to_vec()), || Ok(Mutex::new(make()?)))?;
+    let mut made = false;
+    let handle = kernel(KernelKey::Encoded(family, words.to_vec()), || {
+        made = true;
+        Ok(Mutex::new(make()?))
+    })?;
+    if made {
+        let evicted = keep(
+            &mut KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            family,
+            words,
+            KEPT_HANDLES,
+        );
+        if let Some(oldest) = evicted {
+            forget_kernel(family, &oldest);
+        }
+    }
     let _ = last.try_with(|last| *last.borrow_mut() = Some((key, Arc::downgrade(&handle))));
     Ok(handle)
 }
@@ -120,6 +160,20 @@ pub(super) fn lt(stream: &Stream) -> Result<Arc<Mutex<Lt>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_oldest_handle_of_a_kind_goes_past_the_limit() {
+        let mut kept = VecDeque::new();
+        assert_eq!(keep(&mut kept, "blas", [1; 4], 2), None);
+        assert_eq!(keep(&mut kept, "lt", [1; 4], 2), None);
+        assert_eq!(keep(&mut kept, "blas", [2; 4], 2), None);
+        assert_eq!(keep(&mut kept, "lt", [2; 4], 2), None);
+        // A third of a kind lets the first of that kind go, not the other kind's.
+        assert_eq!(keep(&mut kept, "blas", [3; 4], 2), Some([1; 4]));
+        assert_eq!(keep(&mut kept, "lt", [3; 4], 2), Some([1; 4]));
+        assert_eq!(keep(&mut kept, "blas", [4; 4], 2), Some([2; 4]));
+        assert_eq!(kept.len(), 4);
+    }
 
     #[test]
     fn the_tf32_setter_overrides_the_default() {
