@@ -105,6 +105,35 @@ fn matmul_matches_the_host_for_every_type_and_layout() {
 }
 
 #[test]
+fn products_on_many_streams_stay_right_as_handles_are_let_go() {
+    let Some(device) = common::device_or_skip("products_on_many_streams_stay_right_as_handles_are_let_go") else {
+        return;
+    };
+    // More streams than the handles kept per kind (8), twice over, each with a product (cuBLASLt)
+    // and a vector product (cuBLAS); then the first streams again, whose handles were let go.
+    let streams: Vec<Stream> = (0..20).map(|_| device.create_stream().unwrap()).collect();
+    let (m, k, n) = (16, 24, 8);
+    let (a_host, b_host) = (values(m * k, 1), values(k * n, 2));
+    let expected = host_matmul(&a_host, &b_host, m, k, n);
+    for round in 0..2 {
+        for (index, stream) in streams.iter().enumerate().take(if round == 0 { 20 } else { 4 }) {
+            let a = array::<f32>(stream, &a_host, &[m, k]);
+            let b = array::<f32>(stream, &b_host, &[k, n]);
+            assert_close(
+                &format!("stream {index}, round {round}"),
+                &a.matmul(&b).unwrap(),
+                &expected,
+                1e-5,
+            );
+            let x = array::<f32>(stream, &a_host[..k], &[k]);
+            let dot = x.dot(&x).unwrap();
+            let want: f64 = a_host[..k].iter().map(|v| v * v).sum();
+            close(&format!("dot on stream {index}"), scalar(&dot), want, 1e-5);
+        }
+    }
+}
+
+#[test]
 fn matmul_follows_numpy_for_vectors_batches_and_empty_axes() {
     let Some(device) = common::device_or_skip("matmul_follows_numpy_for_vectors_batches_and_empty_axes") else {
         return;
