@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod products;
+
 use std::path::PathBuf;
 
 use cuda_core::{Device, Error};
