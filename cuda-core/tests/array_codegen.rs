@@ -2,7 +2,7 @@
 //! and the typed errors of bad kernel definitions and signatures.
 
 use cuda_core::{
-    Arch, ArgType, CompileTarget, DType, ElementwiseKernel, Error, Program, ProgramOptions, ReductionKernel,
+    Arch, ArgType, CompileTarget, DType, ElementwiseKernel, Error, IndexWidth, Program, ProgramOptions, ReductionKernel,
 };
 
 /// Compiles `source` for sm_90 without the cache, returning the PTX.
@@ -190,8 +190,15 @@ fn strided_kernels_compile_for_every_axis_count_and_index_width() {
     let kernel = ElementwiseKernel::new("T x, T y", "T z", "z = x + y", "add").unwrap();
     for dtype in [DType::F32, DType::F16, DType::BF16, DType::I64, DType::Bool] {
         let signature = [ArgType::Array(dtype), ArgType::Array(dtype), ArgType::Array(dtype)];
-        for (ndim, wide) in [(1, false), (2, false), (3, true), (6, false)] {
-            let source = kernel.strided_source_for(&signature, ndim, wide).unwrap();
+        for (ndim, wide, signed) in [
+            (1, false, false),
+            (2, false, true),
+            (3, true, false),
+            (6, false, false),
+            (4, true, true),
+        ] {
+            let width = IndexWidth { wide, signed };
+            let source = kernel.strided_source_for(&signature, ndim, width).unwrap();
             assert!(
                 source.contains(&format!("unsigned long long extent[{ndim}]")),
                 "{source}"

@@ -49,6 +49,17 @@ fn every_layout<T: MatmulElement>(stream: &Stream, tolerance: f64) {
         &host_matmul(&stepped_host, &b2_host, m, kk, n),
         tolerance,
     );
+    // Reversed views (negative strides): cuBLAS walks forward, so one compact copy each.
+    let a_flipped = a.flip(&[0, 1]).unwrap();
+    let a_flipped_host: Vec<f64> = a_host.iter().rev().copied().collect();
+    let b_rows = b.flip(&[0]).unwrap();
+    let b_rows_host: Vec<f64> = (0..k).rev().flat_map(|r| b_host[r * n..(r + 1) * n].to_vec()).collect();
+    assert_close(
+        &format!("{dtype} a[::-1, ::-1] @ b[::-1]"),
+        &a_flipped.matmul(&b_rows).unwrap(),
+        &host_matmul(&a_flipped_host, &b_rows_host, m, k, n),
+        tolerance,
+    );
 }
 
 fn transpose(data: &[f64], rows: usize, cols: usize) -> Vec<f64> {
@@ -276,6 +287,15 @@ fn vector_routines<T: MatmulElement>(stream: &Stream, tolerance: f64) {
     let ys: Vec<f64> = y_host.iter().step_by(2).copied().collect();
     let dot: f64 = x_host.iter().zip(&ys).map(|(a, b)| a * b).sum();
     close(&format!("{dtype} dot"), scalar(&x.dot(&y).unwrap()), dot, tolerance);
+    // A reversed vector (a negative stride) is copied once, not passed as an increment.
+    let reversed: f64 = x_host.iter().rev().zip(&ys).map(|(a, b)| a * b).sum();
+    let x_reversed = x.flip(&[0]).unwrap();
+    close(
+        &format!("{dtype} dot reversed"),
+        scalar(&x_reversed.dot(&y).unwrap()),
+        reversed,
+        tolerance,
+    );
     close(&format!("{dtype} inner"), scalar(&x.inner(&y).unwrap()), dot, tolerance);
     // vdot flattens: a 15 x 20 matrix against the vector.
     let matrix = array::<T>(stream, &x_host, &[15, 20]);

@@ -608,3 +608,115 @@ fn zero_size_and_zero_d_arrays_go_through_every_routine() {
     );
     assert!(scalar.diag(0).is_err());
 }
+
+/// NumPy's `flip` of a host array along `axes`.
+fn host_flip<T: Copy>(x: &Host<T>, axes: &[usize]) -> Host<T> {
+    Host::from_fn(&x.shape, |at| {
+        let mut source = at.to_vec();
+        for &axis in axes {
+            source[axis] = x.shape[axis] - 1 - at[axis];
+        }
+        x.get(&source)
+    })
+}
+
+fn reversed_views_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &Stream) {
+    let (x, hx) = iota::<T>(stream, &[4, 5, 3]);
+    for axes in [&[0][..], &[1], &[2], &[0, 2], &[2, 1, 0]] {
+        let view = x.flip(axes).unwrap();
+        assert!(view.shares_storage(&x), "flip is a view");
+        assert!(view.strides().iter().any(|&s| s < 0));
+        assert_eq!(host(&view), host_flip(&hx, axes), "flip {axes:?}");
+        // Reversed twice: the array itself, strides positive again.
+        let back = view.flip(axes).unwrap();
+        assert_eq!((back.strides(), host(&back)), (x.strides(), hx.clone()));
+        // A compact copy of a reversed view, and a reversed view of a transposed one.
+        assert_eq!(host(&view.try_clone().unwrap()), host_flip(&hx, axes));
+        assert_eq!(
+            host(&x.transpose().flip(axes).unwrap()),
+            host_flip(&hx.transpose(), axes)
+        );
+    }
+    // Negative steps: x[::-2, 3:0:-1, :] (the range 1..4 of axis 1 walked down).
+    let stepped = x.slice(&[Slice::ALL.step(-2), Slice::from(1..4).step(-1)]).unwrap();
+    assert_eq!(stepped.shape(), [2, 3, 3]);
+    assert_eq!(
+        host(&stepped),
+        Host::from_fn(&[2, 3, 3], |at| hx.get(&[3 - 2 * at[0], 3 - at[1], at[2]]))
+    );
+    // Written through: a copy into a reversed view lands mirrored in its storage.
+    let target = DeviceArray::<T>::zeros(stream, [4, 5, 3]).unwrap();
+    target.flip(&[0, 2]).unwrap().copy_from(&x).unwrap();
+    assert_eq!(host(&target), host_flip(&hx, &[0, 2]));
+    let mut reversed = target.flip(&[1]).unwrap();
+    reversed.fill(T::from_f64(7.0)).unwrap();
+    assert!(target.to_vec().unwrap().iter().all(|&v| v == T::from_f64(7.0)));
+    // A reversed 1-D view reshapes without a copy, and its ravel is one.
+    let line = x.ravel().unwrap().flip(&[0]).unwrap();
+    let grid = line.reshape_view([6, 10]).unwrap();
+    assert!(grid.shares_storage(&x));
+    let reversed_data: Vec<T> = hx.data.iter().rev().copied().collect();
+    assert_eq!(grid.to_vec().unwrap(), reversed_data);
+    assert_eq!(
+        x.flip(&[0]).unwrap().ravel().unwrap().to_vec().unwrap(),
+        host_flip(&hx, &[0]).data
+    );
+    // take and put read and write reversed views in place.
+    let raw = vec![4i64, 0, -1, 2];
+    let indices = DeviceArray::from_slice(stream, &raw).unwrap();
+    let hi = Host::new(&[4], raw.clone());
+    let view = x.flip(&[1, 2]).unwrap();
+    let hview = host_flip(&hx, &[1, 2]);
+    for axis in [None, Some(1)] {
+        assert_eq!(
+            host(&view.take(&indices, axis, IndexMode::Wrap).unwrap()),
+            host_take(&hview, &hi, axis, IndexMode::Wrap),
+            "take along {axis:?}"
+        );
+    }
+    let target = DeviceArray::<T>::zeros(stream, [4, 5, 3]).unwrap();
+    let values = DeviceArray::from_slice(stream, &[T::from_f64(1.0), T::from_f64(2.0)]).unwrap();
+    let flat = DeviceArray::from_slice(stream, &[0i64, 59]).unwrap();
+    target
+        .flip(&[0, 1, 2])
+        .unwrap()
+        .put(&flat, &values, IndexMode::Raise)
+        .unwrap();
+    let written = target.to_vec().unwrap();
+    assert_eq!((written[59], written[0]), (T::from_f64(1.0), T::from_f64(2.0)));
+    // Views that overlap their output in another order are refused, not raced.
+    let mut same = x.try_clone().unwrap();
+    let mirror = same.flip(&[0]).unwrap();
+    assert!(matches!(same.copy_from(&mirror), Err(Error::InvalidValue(_))));
+}
+
+#[test]
+fn reversed_views_go_through_every_routine() {
+    let Some(device) = common::device_or_skip("reversed_views_go_through_every_routine") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    for_types!(reversed_views_of, &stream);
+    // Expressions, reductions and DLPack over reversed f32 views.
+    let (x, hx) = iota::<f32>(&stream, &[6, 7]);
+    let rows = x.flip(&[0]).unwrap();
+    let hrows = host_flip(&hx, &[0]);
+    let sum = (&rows * 2.0 + &x).eval().unwrap();
+    let expected: Vec<f32> = hrows.data.iter().zip(&hx.data).map(|(&r, &v)| r * 2.0 + v).collect();
+    assert_eq!(sum.to_vec().unwrap(), expected);
+    let both = x.flip(&[0, 1]).unwrap();
+    assert_eq!(both.sum().unwrap().item().unwrap(), hx.data.iter().sum::<f32>());
+    let columns = both.sum_axes(&[0], false).unwrap().to_vec().unwrap();
+    let expected: Vec<f32> = (0..7).map(|c| (0..6).map(|r| hx.get(&[r, 6 - c])).sum()).collect();
+    assert_eq!(columns, expected);
+    // argmax counts in the view's order: the largest element of x (its last) is the view's first.
+    assert_eq!(x.argmax().unwrap().item().unwrap(), 41);
+    assert_eq!(both.argmax().unwrap().item().unwrap(), 0);
+    let raw = both.into_dlpack(None).unwrap();
+    // SAFETY: `raw` is the tensor just exported, taken back once.
+    let back = unsafe { DeviceArray::<f32>::from_dlpack(raw, &stream) }.unwrap();
+    assert_eq!(
+        (back.strides(), back.to_vec().unwrap()),
+        (&[-7isize, -1][..], host_flip(&hx, &[0, 1]).data)
+    );
+}

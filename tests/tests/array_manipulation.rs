@@ -49,7 +49,7 @@ fn views_have_numpy_shapes_and_share_storage() {
     let moved = x.moveaxis(0, 2).unwrap();
     assert_eq!(
         (moved.shape(), moved.strides()),
-        (&[3usize, 4, 2][..], &[4usize, 1, 12][..])
+        (&[3usize, 4, 2][..], &[4isize, 1, 12][..])
     );
     assert_eq!(x.swapaxes(1, 2).unwrap().shape(), [2, 4, 3]);
     assert_invalid_core(x.moveaxis(3, 0), "moveaxis");
@@ -90,7 +90,7 @@ fn views_have_numpy_shapes_and_share_storage() {
     assert_invalid_core(scalar.at(0), "out of bounds");
     // diagonal: a view, strides summed; its length for every offset.
     let d = x.diagonal(1, 1, 2).unwrap();
-    assert_eq!((d.shape(), d.strides()), (&[2usize, 3][..], &[12usize, 5][..]));
+    assert_eq!((d.shape(), d.strides()), (&[2usize, 3][..], &[12isize, 5][..]));
     assert_eq!(x.diagonal(-2, 1, 2).unwrap().shape(), [2, 1]);
     assert_eq!(x.diagonal(4, 1, 2).unwrap().shape(), [2, 0]);
     assert_eq!(x.diagonal(i64::MIN, 1, 2).unwrap().shape(), [2, 0]);

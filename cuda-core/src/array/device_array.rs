@@ -63,26 +63,27 @@ pub(crate) fn host_vec<T>(len: usize) -> Result<Vec<T>> {
     Ok(out)
 }
 
-/// C-contiguous strides of `shape`, in elements.
-pub(crate) fn c_strides(shape: &[usize]) -> Vec<usize> {
-    let mut strides = vec![1; shape.len()];
+/// C-contiguous strides of `shape`, in elements (the shape of an array that exists: its
+/// element count fits `isize`).
+pub(crate) fn c_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![1isize; shape.len()];
     for axis in (0..shape.len().saturating_sub(1)).rev() {
-        strides[axis] = strides[axis + 1] * shape[axis + 1].max(1);
+        strides[axis] = strides[axis + 1].wrapping_mul(shape[axis + 1].max(1) as isize);
     }
     strides
 }
 
 /// Whether `strides` lay `shape` out C-contiguously (extents of 1 may have any stride).
-pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[usize]) -> bool {
+pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[isize]) -> bool {
     if shape.contains(&0) {
         return true;
     }
-    let mut expected = 1;
+    let mut expected = 1isize;
     for (&extent, &stride) in shape.iter().zip(strides).rev() {
         if extent != 1 && stride != expected {
             return false;
         }
-        expected *= extent;
+        expected = expected.wrapping_mul(extent as isize);
     }
     true
 }
@@ -112,10 +113,10 @@ impl Storage {
 
 /// An n-dimensional array of `T` in pooled device memory, ordered on one stream.
 ///
-/// An array is a view: a shape, strides in elements (zero along broadcast axes) and the address
-/// of its first element, over storage that views share ([`slice`](Self::slice),
-/// [`transpose`](Self::transpose), [`broadcast_to`](Self::broadcast_to), [`reshape`](Self::reshape)
-/// of a compact array, ...). Zero-size arrays (shape `[0]`, `[3, 0]`) are valid, as in NumPy.
+/// An array is a view: a shape, strides in elements (zero along broadcast axes, negative along
+/// reversed ones) and the address of its first element, over storage that views share
+/// ([`slice`](Self::slice), [`transpose`](Self::transpose), [`flip`](Self::flip),
+/// [`broadcast_to`](Self::broadcast_to), [`reshape`](Self::reshape) of a compact array, ...). Zero-size arrays (shape `[0]`, `[3, 0]`) are valid, as in NumPy.
 ///
 /// Memory comes from a [`MemoryPool`] and goes back to it when the last view is dropped, in the
 /// stream's order (never before queued work is done). Work on another stream may use the array:
@@ -150,7 +151,7 @@ impl Storage {
 pub struct DeviceArray<T: Element> {
     ptr: CUdeviceptr,
     shape: Vec<usize>,
-    strides: Vec<usize>,
+    strides: Vec<isize>,
     len: usize,
     storage: Arc<Storage>,
     _marker: PhantomData<T>,
@@ -187,7 +188,7 @@ impl<T: Element> DeviceArray<T> {
     pub(crate) fn from_storage(
         ptr: CUdeviceptr,
         shape: Vec<usize>,
-        strides: Option<Vec<usize>>,
+        strides: Option<Vec<isize>>,
         storage: Storage,
     ) -> Result<Self> {
         let len = shape_len(&shape)?;
@@ -217,7 +218,7 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// A view of the same storage: first element at `ptr`, with `shape` and `strides`.
-    pub(crate) fn view(&self, ptr: CUdeviceptr, shape: Vec<usize>, strides: Vec<usize>) -> Self {
+    pub(crate) fn view(&self, ptr: CUdeviceptr, shape: Vec<usize>, strides: Vec<isize>) -> Self {
         DeviceArray {
             ptr,
             len: shape.iter().product(),
@@ -248,8 +249,9 @@ impl<T: Element> DeviceArray<T> {
         self.shape.len()
     }
 
-    /// The strides, in elements (zero along broadcast axes).
-    pub fn strides(&self) -> &[usize] {
+    /// The strides, in elements: zero along broadcast axes, negative along reversed ones
+    /// (a negative step, [`flip`](Self::flip)).
+    pub fn strides(&self) -> &[isize] {
         &self.strides
     }
 
@@ -309,7 +311,8 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// The device address of the first element.
+    /// The device address of the first element (with negative strides, not the lowest address
+    /// the view reaches: see [`DeviceMemory`](cuda_driver::DeviceMemory)'s range for that).
     ///
     /// # Safety
     /// Valid only while the array lives; work using it must be queued on the array's stream or
@@ -418,7 +421,7 @@ unsafe impl<T: Element> KernelArg for &mut DeviceArray<T> {
     }
 }
 
-// SAFETY: the range is the bytes from the first element to one past the last the view reaches,
+// SAFETY: the range is the bytes from the lowest element the view reaches to one past its highest,
 // inside its storage (a pool block or an imported tensor), which lives as long as the array; the
 // storage goes back only after the owner stream waited for every use begun here (the pool's and
 // the import's release order after `StreamUses`).
@@ -428,7 +431,7 @@ unsafe impl<T: Element> cuda_driver::DeviceMemory for DeviceArray<T> {
     }
 
     fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
+        self.span().byte_range().0
     }
 
     fn byte_len(&self) -> usize {

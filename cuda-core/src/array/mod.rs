@@ -34,7 +34,7 @@ pub use interop::{
 pub(crate) use kernels::registry::{forget_kernels, loaded_contexts, unload_loaded};
 pub use kernels::{
     load_generated_as_ptx, unload_generated_kernels, Arg, ArgType, ElementwiseKernel, IndexElement, IndexMode,
-    RawKernel, ReductionKernel,
+    IndexWidth, RawKernel, ReductionKernel,
 };
 pub(crate) use memory::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};

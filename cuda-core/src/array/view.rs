@@ -9,8 +9,8 @@
 //!
 //! Naming: [`reshape`](DeviceArray::reshape) is NumPy's (a view when one serves, else a copy;
 //! with the routines that copy), and `reshape_view` the form that never copies, for code that
-//! writes through the result. Strides are unsigned: a reversed view (a negative step) does not
-//! exist yet, so [`flip`](DeviceArray::flip) copies.
+//! writes through the result. Strides are signed: a negative step (`Slice::from(..).step(-1)`,
+//! NumPy's `x[::-1]`) and [`flip`](DeviceArray::flip) give reversed views, no copy.
 
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
@@ -20,14 +20,19 @@ use crate::array::device_array::{c_strides, shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::error::{Error, Result};
 
-/// A range of indices along one axis with a step, like Python's `start:stop:step` (positive
-/// steps; bounds past the end are clipped, as in NumPy). Made from Rust ranges:
-/// `Slice::from(1..4)`, `Slice::from(..)`, `Slice::from(2..).step(3)`.
+/// A range of indices along one axis with a step, like Python's `start:stop:step` (bounds past
+/// the end are clipped, as in NumPy). Made from Rust ranges: `Slice::from(1..4)`,
+/// `Slice::from(..)`, `Slice::from(2..).step(3)`.
+///
+/// A negative step walks the same range from its last index down: `Slice::from(..).step(-1)`
+/// is NumPy's `x[::-1]`, `Slice::from(..).step(-2)` its `x[::-2]`, and
+/// `Slice::from(1..4).step(-1)` selects 3, 2, 1 (NumPy's `x[3:0:-1]`; the range stays ascending,
+/// as Rust ranges are). The view is reversed along that axis: a negative stride, no copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slice {
     start: usize,
     stop: Option<usize>,
-    step: usize,
+    step: isize,
 }
 
 impl Slice {
@@ -43,8 +48,9 @@ impl Slice {
         Slice { start, stop, step: 1 }
     }
 
-    /// The same range taking every `step`-th index (`step` 0 is refused when used).
-    pub const fn step(self, step: usize) -> Slice {
+    /// The same range taking every `step`-th index; a negative step starts from the range's
+    /// last index and walks down (`step` 0 is refused when used).
+    pub const fn step(self, step: isize) -> Slice {
         Slice { step, ..self }
     }
 
@@ -59,14 +65,19 @@ impl Slice {
         }
     }
 
-    /// (first index, extent) on an axis of `extent` elements.
+    /// (first index, extent) on an axis of `extent` elements: the range's first index for a
+    /// positive step, its last for a negative one.
     fn resolve(self, extent: usize) -> Result<(usize, usize)> {
         if self.step == 0 {
             return Err(Error::InvalidValue("slice step cannot be zero".into()));
         }
         let start = self.start.min(extent);
         let stop = self.stop.unwrap_or(extent).min(extent).max(start);
-        Ok((start, (stop - start).div_ceil(self.step)))
+        let count = (stop - start).div_ceil(self.step.unsigned_abs());
+        match (self.step > 0, count) {
+            (true, _) | (false, 0) => Ok((start, count)),
+            (false, _) => Ok((stop - 1, count)),
+        }
     }
 }
 
@@ -125,17 +136,17 @@ pub enum SplitAt<'a> {
 /// count) without moving data, or `None` when no strides can (NumPy's no-copy reshape: each
 /// group of old axes whose extents multiply to a group of new ones must be contiguous within
 /// itself).
-pub(crate) fn reshaped_strides(shape: &[usize], strides: &[usize], new_shape: &[usize]) -> Option<Vec<usize>> {
+pub(crate) fn reshaped_strides(shape: &[usize], strides: &[isize], new_shape: &[usize]) -> Option<Vec<isize>> {
     if shape.contains(&0) || new_shape.contains(&0) {
         return Some(c_strides(new_shape));
     }
-    let (old, old_strides): (Vec<usize>, Vec<usize>) = shape
+    let (old, old_strides): (Vec<usize>, Vec<isize>) = shape
         .iter()
         .zip(strides)
         .filter(|(&d, _)| d != 1)
         .map(|(&d, &s)| (d, s))
         .unzip();
-    let mut out = vec![0usize; new_shape.len()];
+    let mut out = vec![0isize; new_shape.len()];
     let (mut oi, mut ni) = (0, 0);
     while ni < new_shape.len() && oi < old.len() {
         let (mut nj, mut oj) = (ni + 1, oi + 1);
@@ -149,12 +160,12 @@ pub(crate) fn reshaped_strides(shape: &[usize], strides: &[usize], new_shape: &[
                 oj += 1;
             }
         }
-        if (oi..oj - 1).any(|k| old_strides[k] != old[k + 1] * old_strides[k + 1]) {
+        if (oi..oj - 1).any(|k| old_strides[k] != old[k + 1] as isize * old_strides[k + 1]) {
             return None;
         }
         out[nj - 1] = old_strides[oj - 1];
         for k in (ni + 1..nj).rev() {
-            out[k - 1] = out[k] * new_shape[k];
+            out[k - 1] = out[k] * new_shape[k] as isize;
         }
         ni = nj;
         oi = oj;
@@ -234,33 +245,38 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     Ok(out)
 }
 
-/// The largest stride a view has, in elements: its bytes (at most 8 per element) fit `isize`,
-/// as byte strides in DLPack and `__cuda_array_interface__` must.
+/// The largest stride a view has, in elements (either sign): its bytes (at most 8 per element)
+/// fit `isize`, as byte strides in DLPack and `__cuda_array_interface__` must.
 const MAX_STRIDE: usize = isize::MAX as usize / 8;
 
-/// The shape, strides and offset of the first element (elements) of the view `slices` select of
-/// an array of `shape` and `strides`, in checked arithmetic (a typed error, never a wrapped
-/// stride). A stride is multiplied by the step as in NumPy, except that an axis of extent 0 or
-/// 1 whose product would pass [`MAX_STRIDE`] keeps its stride (any stride is right there); a
-/// zero-size view has offset 0.
+/// The shape, strides and offset of the first element (elements, negative where a reversed
+/// axis starts above the array's first element) of the view `slices` select of an array of
+/// `shape` and `strides`, in checked arithmetic (a typed error, never a wrapped stride). A
+/// stride is multiplied by the step as in NumPy, except that an axis of extent 0 or 1 whose
+/// product would pass [`MAX_STRIDE`] keeps its stride (any stride is right there); a zero-size
+/// view has offset 0.
 pub(crate) fn slice_layout(
     shape: &[usize],
-    strides: &[usize],
+    strides: &[isize],
     slices: &[Slice],
-) -> Result<(Vec<usize>, Vec<usize>, usize)> {
+) -> Result<(Vec<usize>, Vec<isize>, isize)> {
     let mut shape = shape.to_vec();
     let mut strides = strides.to_vec();
-    let mut offset = 0usize;
+    let mut offset = 0isize;
     for (axis, slice) in slices.iter().enumerate() {
         let (start, extent) = slice.resolve(shape[axis])?;
         let overflow = || Error::InvalidValue(format!("slice {slice:?} of axis {axis} overflows the view's layout"));
         if extent > 0 {
-            offset = start
-                .checked_mul(strides[axis])
+            offset = isize::try_from(start)
+                .ok()
+                .and_then(|start| start.checked_mul(strides[axis]))
                 .and_then(|o| offset.checked_add(o))
                 .ok_or_else(overflow)?;
         }
-        strides[axis] = match strides[axis].checked_mul(slice.step).filter(|&s| s <= MAX_STRIDE) {
+        strides[axis] = match strides[axis]
+            .checked_mul(slice.step)
+            .filter(|s| s.unsigned_abs() <= MAX_STRIDE)
+        {
             Some(stride) => stride,
             None if extent <= 1 => strides[axis],
             None => return Err(overflow()),
@@ -288,7 +304,7 @@ pub(crate) fn check_bytes(shape: &[usize], size: usize) -> Result<usize> {
 
 /// The strides of an array of `shape` and `strides` seen as `target` (broadcast: new leading
 /// axes and extents of 1 stretched get stride 0), or `None` when it does not broadcast.
-pub(crate) fn broadcast_strides(shape: &[usize], strides: &[usize], target: &[usize]) -> Option<Vec<usize>> {
+pub(crate) fn broadcast_strides(shape: &[usize], strides: &[isize], target: &[usize]) -> Option<Vec<isize>> {
     let lead = target.len().checked_sub(shape.len())?;
     let mut out = vec![0; target.len()];
     for (axis, &extent) in shape.iter().enumerate() {
@@ -327,9 +343,50 @@ impl<T: Element> DeviceArray<T> {
         }
         let (shape, strides, offset) = slice_layout(self.shape(), self.strides(), slices)?;
         let bytes = offset
-            .checked_mul(std::mem::size_of::<T>())
+            .checked_mul(std::mem::size_of::<T>() as isize)
             .ok_or_else(|| Error::InvalidValue(format!("slice offset {offset} overflows")))?;
-        Ok(self.view(self.first() + bytes as CUdeviceptr, shape, strides))
+        Ok(self.view(self.first().wrapping_add_signed(bytes as i64), shape, strides))
+    }
+
+    /// The view with the order of elements along `axes` reversed (NumPy's `flip`): the first
+    /// element moves to the last along each of them and their strides change sign, no data
+    /// moves. Axes must be distinct and below `ndim`; no axes is the view itself.
+    ///
+    /// ```no_run
+    /// # use cuda_core::{Device, DeviceArray};
+    /// # fn main() -> cuda_core::Result<()> {
+    /// # let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::from_slice(&stream, &[1, 2, 3, 4, 5, 6])?.reshape([2, 3])?;
+    /// let y = x.flip(&[1])?; // x[:, ::-1]
+    /// assert_eq!((y.strides(), y.to_vec()?), (&[3, -1][..], vec![3, 2, 1, 6, 5, 4]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn flip(&self, axes: &[usize]) -> Result<Self> {
+        let mut slices = vec![Slice::ALL; self.ndim()];
+        for &axis in axes {
+            match slices.get_mut(axis) {
+                Some(slice) if slice.step == 1 => *slice = Slice::ALL.step(-1),
+                _ => {
+                    return Err(Error::InvalidValue(format!(
+                        "flip: axes {axes:?} must be distinct and below {}",
+                        self.ndim()
+                    )))
+                }
+            }
+        }
+        self.slice(&slices)
+    }
+
+    /// The rows in reverse order (NumPy's `flipud`: `flip` of axis 0); at least one dimension.
+    pub fn flipud(&self) -> Result<Self> {
+        self.flip(&[0])
+    }
+
+    /// The columns in reverse order (NumPy's `fliplr`: `flip` of axis 1); at least two
+    /// dimensions.
+    pub fn fliplr(&self) -> Result<Self> {
+        self.flip(&[1])
     }
 
     /// The axes in reverse order (a matrix's transpose).
@@ -583,6 +640,38 @@ mod tests {
     }
 
     #[test]
+    fn negative_steps_walk_the_range_from_its_last_index() {
+        // x[::-1], x[::-2] and x[3:0:-1] (the range 1..4 walked down) of ten elements.
+        assert_eq!(Slice::ALL.step(-1).resolve(10).unwrap(), (9, 10));
+        assert_eq!(Slice::ALL.step(-2).resolve(10).unwrap(), (9, 5));
+        assert_eq!(Slice::from(1..4).step(-1).resolve(10).unwrap(), (3, 3));
+        assert_eq!(Slice::from(..3).step(-5).resolve(10).unwrap(), (2, 1));
+        assert_eq!(
+            Slice::from(8..20).step(-1).resolve(10).unwrap(),
+            (9, 2),
+            "clipped at the end"
+        );
+        assert_eq!(Slice::new(5, Some(2)).step(-1).resolve(10).unwrap(), (5, 0), "empty");
+        assert_eq!(Slice::ALL.step(-1).resolve(0).unwrap(), (0, 0));
+        // The layouts: the first element is the range's last, strides change sign.
+        let (shape, strides, offset) = slice_layout(&[10], &[1], &[Slice::ALL.step(-1)]).unwrap();
+        assert_eq!((shape, strides, offset), (vec![10], vec![-1], 9));
+        let (shape, strides, offset) =
+            slice_layout(&[3, 4], &[4, 1], &[Slice::ALL.step(-1), Slice::from(1..).step(-2)]).unwrap();
+        assert_eq!((shape, strides, offset), (vec![3, 2], vec![-4, -2], 8 + 3));
+        // A reversed view reversed again is the forward view; its offset goes back down.
+        let (shape, strides, offset) = slice_layout(&[10], &[-1], &[Slice::ALL.step(-1)]).unwrap();
+        assert_eq!((shape, strides, offset), (vec![10], vec![1], -9));
+        // Reversed views reshape without a copy where NumPy's do.
+        assert_eq!(reshaped_strides(&[6], &[-1], &[2, 3]).unwrap(), [-3, -1]);
+        assert_eq!(reshaped_strides(&[2, 3], &[-3, -1], &[6]).unwrap(), [-1]);
+        assert!(
+            reshaped_strides(&[2, 3], &[-3, 1], &[6]).is_none(),
+            "rows reversed, columns not"
+        );
+    }
+
+    #[test]
     fn extreme_indices_and_steps_give_right_layouts_or_errors() {
         assert_eq!(Slice::from(usize::MAX).resolve(10).unwrap(), (10, 0), "past the end");
         assert_eq!(
@@ -590,8 +679,14 @@ mod tests {
             (usize::MAX - 1, 1)
         );
         // A huge step selects the first element only; its stride is not multiplied out.
-        let (shape, strides, offset) = slice_layout(&[10, 4], &[4, 1], &[Slice::from(..).step(usize::MAX)]).unwrap();
+        let (shape, strides, offset) = slice_layout(&[10, 4], &[4, 1], &[Slice::from(..).step(isize::MAX)]).unwrap();
         assert_eq!((shape, strides, offset), (vec![1, 4], vec![4, 1], 0));
+        let (shape, strides, offset) = slice_layout(&[10, 4], &[4, 1], &[Slice::from(..).step(isize::MIN)]).unwrap();
+        assert_eq!(
+            (shape, strides, offset),
+            (vec![1, 4], vec![4, 1], 36),
+            "the last row only"
+        );
         let (shape, strides, offset) =
             slice_layout(&[10, 4], &[4, 1], &[Slice::from(1..).step(3), Slice::from(2usize)]).unwrap();
         assert_eq!((shape, strides, offset), (vec![3, 1], vec![12, 1], 6));
@@ -599,11 +694,11 @@ mod tests {
         assert_eq!((shape, offset), (vec![0], 0));
         // Strides that would overflow (impossible for a real array) are errors, not wrapped.
         assert!(matches!(
-            slice_layout(&[4], &[usize::MAX / 2], &[Slice::from(..).step(3)]),
+            slice_layout(&[4], &[isize::MAX / 2], &[Slice::from(..).step(3)]),
             Err(Error::InvalidValue(_))
         ));
         assert!(matches!(
-            slice_layout(&[4], &[usize::MAX / 2], &[Slice::from(3..)]),
+            slice_layout(&[4], &[isize::MAX / 2], &[Slice::from(3..)]),
             Err(Error::InvalidValue(_))
         ));
         assert!(matches!(check_bytes(&[1 << 62], 8), Err(Error::InvalidValue(_))));
@@ -633,7 +728,7 @@ mod tests {
         assert!(reshaped_strides(&[2, 3], &[0, 1], &[6]).is_none());
         // 0-d and zero-size.
         assert!(reshaped_strides(&[], &[], &[1, 1]).is_some());
-        assert_eq!(reshaped_strides(&[1], &[1], &[]).unwrap(), Vec::<usize>::new());
+        assert_eq!(reshaped_strides(&[1], &[1], &[]).unwrap(), Vec::<isize>::new());
         assert_eq!(reshaped_strides(&[0, 3], &[1, 7], &[3, 0]).unwrap(), [1, 1]);
     }
 

@@ -186,7 +186,7 @@ impl DLPackTensor {
 
     /// The first element's address, shape and strides (in elements) of the tensor seen as an
     /// array of `T` on CUDA device `device`, after every check that needs no driver.
-    pub(crate) fn layout<T: Element>(&self, device: i32) -> Result<(CUdeviceptr, Vec<usize>, Vec<usize>), DLPackError> {
+    pub(crate) fn layout<T: Element>(&self, device: i32) -> Result<(CUdeviceptr, Vec<usize>, Vec<isize>), DLPackError> {
         let t = self.tensor();
         if t.device.device_type != DLDeviceType::CUDA {
             return Err(DLPackError::NotCuda(t.device));
@@ -214,21 +214,11 @@ impl DLPackTensor {
                 usize::try_from(d).map_err(|_| DLPackError::Layout(format!("negative extent in shape {extents:?}")))
             })
             .collect::<Result<Vec<usize>, _>>()?;
-        let len = shape_len(&shape).map_err(|_| DLPackError::Layout(format!("shape {shape:?} overflows")))?;
+        shape_len(&shape).map_err(|_| DLPackError::Layout(format!("shape {shape:?} overflows")))?;
+        // Negative strides (a reversed view, as NumPy and CuPy make) are views too.
         let strides = match self.strides()? {
             None => c_strides(&shape),
-            Some(strides) => strides
-                .iter()
-                .zip(&shape)
-                .map(|(&s, &extent)| match usize::try_from(s) {
-                    Ok(s) => Ok(s),
-                    // Along an axis of one element, or in a zero-size tensor, it is never used.
-                    Err(_) if extent <= 1 || len == 0 => Ok(0),
-                    Err(_) => Err(DLPackError::Layout(format!(
-                        "negative stride in {strides:?} (shape {shape:?}); arrays have none"
-                    ))),
-                })
-                .collect::<Result<Vec<usize>, _>>()?,
+            Some(strides) => strides.iter().map(|&s| s as isize).collect(),
         };
         let ptr = (t.data as CUdeviceptr)
             .checked_add(t.byte_offset)
@@ -245,7 +235,7 @@ impl DLPackTensor {
 
     /// [`layout`](Self::layout) for `stream`'s device, after asking the driver (see
     /// [`check_device_memory`]) whether the bytes the tensor reaches are device memory there.
-    pub(crate) fn checked_layout<T: Element>(&self, stream: &Stream) -> Result<(CUdeviceptr, Vec<usize>, Vec<usize>)> {
+    pub(crate) fn checked_layout<T: Element>(&self, stream: &Stream) -> Result<(CUdeviceptr, Vec<usize>, Vec<isize>)> {
         let context = stream.context();
         let device = context.device().ordinal() as i32;
         let (ptr, shape, strides) = self.layout::<T>(device)?;
@@ -256,30 +246,37 @@ impl DLPackTensor {
     }
 }
 
-/// The first and last byte (inclusive) that an array of `shape` and `strides` (in elements of
-/// `element` bytes) with its first element at `ptr` reaches, `None` when it has no elements;
-/// an end past the address space is a [`DLPackError::Layout`].
+/// The lowest and highest byte (inclusive) that an array of `shape` and `strides` (in elements
+/// of `element` bytes, negative along reversed axes) with its first element at `ptr` reaches,
+/// `None` when it has no elements; a range outside the address space, or strides whose bytes
+/// do not fit `isize`, is a [`DLPackError::Layout`].
 fn reached_bytes(
     ptr: CUdeviceptr,
     shape: &[usize],
-    strides: &[usize],
+    strides: &[isize],
     element: usize,
 ) -> Result<Option<(CUdeviceptr, CUdeviceptr)>, DLPackError> {
     if shape.contains(&0) {
         return Ok(None);
     }
-    // The last element is sum of (extent - 1) * stride elements on; its last byte `element - 1`
-    // further.
-    let last = shape
+    // Each axis moves (extent - 1) * stride elements down (a negative stride) or up; the
+    // highest element's last byte is `element - 1` further. Exact in i128.
+    let (mut low, mut high) = (0i128, 0i128);
+    for (&d, &s) in shape.iter().zip(strides) {
+        let reach = (d as i128 - 1) * s as i128 * element as i128;
+        match reach < 0 {
+            true => low += reach,
+            false => high += reach,
+        }
+    }
+    let fits = strides
         .iter()
-        .zip(strides)
-        .try_fold(0usize, |acc, (&d, &s)| acc.checked_add((d - 1).checked_mul(s)?))
-        .and_then(|elements| elements.checked_mul(element))
-        .and_then(|bytes| bytes.checked_add(element - 1))
-        .and_then(|bytes| ptr.checked_add(bytes as CUdeviceptr));
-    match last {
-        Some(last) => Ok(Some((ptr, last))),
-        None => Err(DLPackError::Layout(format!(
+        .all(|&s| (s as i128 * element as i128).unsigned_abs() <= isize::MAX as u128);
+    let first = i128::from(ptr) + low;
+    let last = i128::from(ptr) + high + element as i128 - 1;
+    match (fits, CUdeviceptr::try_from(first), CUdeviceptr::try_from(last)) {
+        (true, Ok(first), Ok(last)) => Ok(Some((first, last))),
+        _ => Err(DLPackError::Layout(format!(
             "shape {shape:?} with strides {strides:?} overflows the address space"
         ))),
     }
@@ -703,12 +700,11 @@ mod tests {
             "a zero-size tensor's strides are never used"
         );
         drop(tensor);
-        // A negative stride along an axis of one element is never used either; a broadcast
-        // (zero) stride is kept.
+        // Strides are kept as given: a negative one (a reversed view), a broadcast (zero) one.
         let mut t = fake(&counter, CUDA0, DType::I32, &[1, 5], Some(&[-7, 0]), 0);
         // SAFETY: as above.
         let tensor = unsafe { DLPackTensor::from_raw(&mut t.legacy) }.unwrap();
-        assert_eq!(tensor.layout::<i32>(0).unwrap().2, [0, 0]);
+        assert_eq!(tensor.layout::<i32>(0).unwrap().2, [-7, 0]);
         drop(tensor);
         assert_eq!(counter.load(Ordering::SeqCst), 6);
     }
@@ -736,6 +732,14 @@ mod tests {
         assert_eq!(reached_bytes(0x100, &[], &[], 8), Ok(Some((0x100, 0x107))));
         assert_eq!(reached_bytes(0x100, &[3, 5], &[0, 0], 2), Ok(Some((0x100, 0x101))));
         assert_eq!(reached_bytes(0x100, &[3, 0], &[7, 1], 4), Ok(None));
+        // Reversed: x[::-1] of 4 floats starts at the last and reaches down to the first; rows
+        // reversed reach down a row per row.
+        assert_eq!(reached_bytes(0x10c, &[4], &[-1], 4), Ok(Some((0x100, 0x10f))));
+        assert_eq!(reached_bytes(0x120, &[3, 4], &[-4, 1], 4), Ok(Some((0x100, 0x12f))));
+        assert!(
+            matches!(reached_bytes(0x8, &[4], &[-1], 4), Err(DLPackError::Layout(_))),
+            "below address 0"
+        );
         assert!(matches!(
             reached_bytes(u64::MAX - 8, &[4], &[1], 4),
             Err(DLPackError::Layout(_))
@@ -770,8 +774,11 @@ mod tests {
                 DLPackError::Layout("negative extent in shape [4, -1]".into()),
             ),
             (
-                fake(&counter, CUDA0, DType::F32, &[4, 2], Some(&[2, -1]), 0),
-                DLPackError::Layout("negative stride in [2, -1] (shape [4, 2]); arrays have none".into()),
+                fake(&counter, CUDA0, DType::F32, &[4, 2], Some(&[-(1 << 40), 1]), 0),
+                DLPackError::Layout(format!(
+                    "shape [4, 2] with strides [-{}, 1] overflows the address space",
+                    1u64 << 40
+                )),
             ),
             (
                 fake(&counter, CUDA0, DType::F32, &[4], None, 2),

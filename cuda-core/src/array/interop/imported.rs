@@ -49,7 +49,7 @@ impl<T: Element> DeviceArray<T> {
         tensor: DLPackTensor,
         ptr: CUdeviceptr,
         shape: Vec<usize>,
-        strides: Vec<usize>,
+        strides: Vec<isize>,
         stream: &Stream,
         producer_stream: Option<&Stream>,
     ) -> Result<Self> {

@@ -589,7 +589,7 @@ impl PyDeviceArray {
             interface.set_item("shape", PyTuple::new(py, a.shape())?)?;
             let strides = match a.is_contiguous() {
                 true => py.None(),
-                false => PyTuple::new(py, a.strides().iter().map(|&s| s * dtype.size()))?.into_py_any(py)?,
+                false => PyTuple::new(py, a.strides().iter().map(|&s| s * dtype.size() as isize))?.into_py_any(py)?,
             };
             interface.set_item("strides", strides)?;
             // SAFETY: the address is handed out as a number; the consumer keeps this object

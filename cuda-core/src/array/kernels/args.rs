@@ -22,7 +22,7 @@ pub(crate) trait ErasedArray {
     fn ptr_ref(&self) -> &CUdeviceptr;
     fn dtype(&self) -> DType;
     fn shape(&self) -> &[usize];
-    fn strides(&self) -> &[usize];
+    fn strides(&self) -> &[isize];
     fn is_contiguous(&self) -> bool;
     fn is_broadcast(&self) -> bool;
     /// The memory the view reaches, for overlap checks.
@@ -49,7 +49,7 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     fn shape(&self) -> &[usize] {
         DeviceArray::shape(self)
     }
-    fn strides(&self) -> &[usize] {
+    fn strides(&self) -> &[isize] {
         DeviceArray::strides(self)
     }
     fn is_contiguous(&self) -> bool {
@@ -365,14 +365,14 @@ pub(crate) fn check_args(
 /// (in elements) of each array broadcast to `shape`, with extents of 1 dropped and axes that
 /// are contiguous in every array merged, so the generated index arithmetic is as short as it
 /// can be. At least one axis.
-pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, Vec<Vec<usize>>) {
-    let per_array: Vec<Vec<usize>> = args
+pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, Vec<Vec<isize>>) {
+    let per_array: Vec<Vec<isize>> = args
         .iter()
         .filter_map(Arg::array)
         .map(|a| broadcast_strides(a.shape(), a.strides(), shape).expect("checked by check_args"))
         .collect();
     let mut extents: Vec<usize> = Vec::new();
-    let mut strides: Vec<Vec<usize>> = vec![Vec::new(); per_array.len()];
+    let mut strides: Vec<Vec<isize>> = vec![Vec::new(); per_array.len()];
     for axis in 0..shape.len() {
         if shape[axis] == 1 {
             continue;
@@ -381,7 +381,7 @@ pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, 
             && per_array
                 .iter()
                 .zip(&strides)
-                .all(|(s, kept)| kept.last() == Some(&(s[axis] * shape[axis])));
+                .all(|(s, kept)| kept.last() == Some(&(s[axis] * shape[axis] as isize)));
         if mergeable {
             *extents.last_mut().expect("not empty") *= shape[axis];
             for (s, kept) in per_array.iter().zip(&mut strides) {
@@ -403,22 +403,79 @@ pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, 
     (extents, strides)
 }
 
-/// Whether a grid-stride loop over the `extents` of a strided call, run by `threads` threads,
-/// can index in 32-bit arithmetic: every value the loop computes (the last element index plus
-/// the grid's stride, and each array's largest element offset) stays below 2^32. The one place
-/// generated code chooses its index width; kernels without a 32-bit form always index in 64 bits.
-pub(crate) fn fits_32_bits(extents: &[usize], strides: &[Vec<usize>], threads: u64) -> bool {
-    let limit = 1u64 << 32;
-    let len: u64 = extents.iter().map(|&d| d as u64).product();
-    len.checked_add(threads).is_some_and(|end| end <= limit)
-        && strides.iter().all(|s| {
-            s.iter()
-                .zip(extents)
-                .try_fold(0u64, |acc, (&st, &d)| {
-                    acc.checked_add((st as u64).checked_mul(d as u64 - 1)?)
-                })
-                .is_some_and(|max| max < limit)
-        })
+/// How generated strided code indexes: its loop index and element offsets in 32 or 64 bits,
+/// and whether an offset may be negative (a reversed view: a negative stride) and is read as
+/// signed. Offsets are summed in the loop's unsigned type, whose wrap-around arithmetic gives
+/// the true offset modulo 2^bits; reading that as the offset type is exact while every offset
+/// lies in the type's range. The one place generated code chooses its index width; kernels
+/// without a 32-bit form always index in 64 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexWidth {
+    /// 64-bit loop and offsets (else 32-bit).
+    pub wide: bool,
+    /// Some stride is negative: offsets are read as signed.
+    pub signed: bool,
+}
+
+impl IndexWidth {
+    /// The width of a grid-stride loop over `extents`, run by `threads` threads, over arrays
+    /// with `strides` along them: 32-bit while every value the loop computes (the last element
+    /// index plus the grid's stride, and each array's offsets) fits, else 64-bit.
+    pub(crate) fn of(extents: &[usize], strides: &[Vec<isize>], threads: u64) -> IndexWidth {
+        let len = extents.iter().product();
+        Self::of_spans(
+            len,
+            threads,
+            &strides.iter().map(|s| (extents, &s[..])).collect::<Vec<_>>(),
+        )
+    }
+
+    /// The width of a grid-stride loop of `len` elements run by `threads` threads, whose
+    /// offsets into each array are those of `(extents, strides)` in `spans` (or within them).
+    pub(crate) fn of_spans(len: usize, threads: u64, spans: &[(&[usize], &[isize])]) -> IndexWidth {
+        let signed = spans.iter().any(|(_, strides)| strides.iter().any(|&s| s < 0));
+        let (low, high) = match signed {
+            true => (-(1i128 << 31), 1i128 << 31),
+            false => (0, 1i128 << 32),
+        };
+        let wide = len as u128 + u128::from(threads) > 1 << 32
+            || spans.iter().any(|(extents, strides)| {
+                let (reach_low, reach_high) = offset_range(extents, strides);
+                reach_low < low || reach_high >= high
+            });
+        IndexWidth { wide, signed }
+    }
+
+    /// Two bits for a kernel's variant key.
+    pub(crate) fn key(self) -> u64 {
+        u64::from(self.wide) << 1 | u64::from(self.signed)
+    }
+
+    /// The C++ typedefs of the loop's unsigned type `loop_type` and the offset type read at
+    /// each access, `offset_type`.
+    pub(crate) fn typedefs(self, loop_type: &str, offset_type: &str) -> String {
+        let (index, offset) = match (self.wide, self.signed) {
+            (true, _) => ("unsigned long long", "long long"),
+            (false, true) => ("unsigned int", "int"),
+            (false, false) => ("unsigned int", "unsigned int"),
+        };
+        format!("typedef {index} {loop_type};\ntypedef {offset} {offset_type};\n")
+    }
+}
+
+/// The lowest and highest element offset a loop over `extents` with `strides` reaches, exactly
+/// ((0, 0) when it reaches nothing).
+pub(crate) fn offset_range(extents: &[usize], strides: &[isize]) -> (i128, i128) {
+    if extents.contains(&0) {
+        return (0, 0);
+    }
+    extents.iter().zip(strides).fold((0, 0), |(low, high), (&d, &s)| {
+        let reach = (d as i128 - 1) * s as i128;
+        match reach < 0 {
+            true => (low + reach, high),
+            false => (low, high + reach),
+        }
+    })
 }
 
 /// Whether every array argument's address is aligned to `bytes`.
@@ -497,15 +554,31 @@ mod tests {
     #[test]
     fn indices_are_32_bit_only_while_the_last_index_plus_the_grid_fits() {
         let threads = 132 * 8 * 256;
-        assert!(fits_32_bits(&[1 << 20], &[vec![1], vec![0]], threads));
+        let fits = |extents: &[usize], strides: &[Vec<isize>], threads| !IndexWidth::of(extents, strides, threads).wide;
+        assert!(fits(&[1 << 20], &[vec![1], vec![0]], threads));
         // The loop's last index plus its stride must stay below 2^32: 2^32 - 16384 elements
         // run by more than 16384 threads would wrap (elements visited again, or never left).
         let near = (1usize << 32) - 16384;
-        assert!(!fits_32_bits(&[near], &[vec![1], vec![0]], threads));
-        assert!(fits_32_bits(&[near], &[vec![1], vec![0]], 16384));
-        assert!(!fits_32_bits(&[(1 << 32) - 2], &[vec![1]], 256));
+        assert!(!fits(&[near], &[vec![1], vec![0]], threads));
+        assert!(fits(&[near], &[vec![1], vec![0]], 16384));
+        assert!(!fits(&[(1 << 32) - 2], &[vec![1]], 256));
         // An offset past 2^32 needs 64 bits even for few elements.
-        assert!(!fits_32_bits(&[3, 3], &[vec![1 << 31, 1]], threads));
-        assert!(fits_32_bits(&[3, 3], &[vec![1 << 30, 1]], threads));
+        assert!(!fits(&[3, 3], &[vec![1 << 31, 1]], threads));
+        assert!(fits(&[3, 3], &[vec![1 << 30, 1]], threads));
+        // Reversed views read offsets as signed 32-bit numbers: each must lie in [-2^31, 2^31),
+        // for every array of the call, also those whose strides are positive.
+        let reversed = IndexWidth::of(&[3, 3], &[vec![-(1 << 29), 1]], threads);
+        assert_eq!(
+            reversed,
+            IndexWidth {
+                wide: false,
+                signed: true
+            }
+        );
+        assert!(IndexWidth::of(&[3, 3], &[vec![-(1 << 30) - 1, 1]], threads).wide);
+        assert!(IndexWidth::of(&[3, 3], &[vec![-1, 1], vec![1 << 30, 1]], threads).wide);
+        assert!(!IndexWidth::of(&[3, 3], &[vec![1 << 30, 1]], threads).signed);
+        assert_eq!(offset_range(&[4, 3], &[-3, 1]), (-9, 2));
+        assert_eq!(offset_range(&[0, 3], &[-3, 1]), (0, 0));
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use cuda_driver::Stream;
 
 use crate::array::kernels::args::{
-    arrays_aligned, bind_signature, call_args, check_args, declared_type, fits_32_bits, strided_layout, Arg, ArgType,
+    arrays_aligned, bind_signature, call_args, check_args, declared_type, strided_layout, Arg, ArgType, IndexWidth,
 };
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::params::{check_unique, is_identifier, parse_params, Param};
@@ -176,15 +176,14 @@ impl ElementwiseKernel {
     }
 
     /// The CUDA C++ of the strided kernel `{name}_strided` for arguments of `signature` over
-    /// `ndim` axes, indexing in 64-bit arithmetic when `wide`, else 32-bit. Its parameters are
-    /// those of the contiguous kernel followed by one struct, by value: the `ndim` extents, then
-    /// each array argument's `ndim` strides in elements (all 64-bit).
-    pub fn strided_source_for(&self, signature: &[ArgType], ndim: usize, wide: bool) -> Result<String> {
+    /// `ndim` axes, indexing as `width` says. Its parameters are those of the contiguous kernel
+    /// followed by one struct, by value: the `ndim` extents, then each array argument's `ndim`
+    /// strides in elements (all 64-bit; a negative stride as its two's complement).
+    pub fn strided_source_for(&self, signature: &[ArgType], ndim: usize, width: IndexWidth) -> Result<String> {
         let bindings = bind_signature(&self.name, &self.inputs, &self.outputs, signature)?;
         let name = &self.name;
         let params = self.params(signature);
         let arrays = params.iter().filter(|(_, arg, _)| arg.is_array()).count();
-        let index = if wide { "unsigned long long" } else { "unsigned int" };
         let mut source = String::new();
         let _ = writeln!(
             source,
@@ -195,8 +194,9 @@ impl ElementwiseKernel {
         source.push_str(&self.prelude);
         let _ = writeln!(
             source,
-            "struct _Layout {{ unsigned long long extent[{ndim}]; unsigned long long stride[{arrays}][{ndim}]; }};\ntypedef {index} _I;"
+            "struct _Layout {{ unsigned long long extent[{ndim}]; unsigned long long stride[{arrays}][{ndim}]; }};"
         );
+        source.push_str(&width.typedefs("_I", "_S"));
         source.push_str(&self.op_function(&params));
         let kernel_params: Vec<String> = params
             .iter()
@@ -226,7 +226,7 @@ impl ElementwiseKernel {
                 .find(|(n, _)| *n == p.name)
                 .map(|(_, k)| *k)
                 .unwrap_or(0);
-            format!("_p_{}[_o{k}]", p.name)
+            format!("_p_{}[(_S)_o{k}]", p.name)
         });
         let _ = write!(
             source,
@@ -438,23 +438,24 @@ impl ElementwiseKernel {
         let (extents, strides) = strided_layout(args, shape);
         let n: usize = extents.iter().product();
         let grid = grid_for(n as u64, BLOCK, self.loaded.sm_count(stream.context())?, BLOCKS_PER_SM);
-        let wide = !fits_32_bits(&extents, &strides, u64::from(grid) * u64::from(BLOCK));
+        let width = IndexWidth::of(&extents, &strides, u64::from(grid) * u64::from(BLOCK));
         let ndim = extents.len();
-        let variant = (ndim as u64) << 1 | u64::from(wide);
+        let variant = (ndim as u64) << 2 | width.key();
         let loaded = self.loaded.get_or_load(stream.context(), signature, variant, || {
             Ok((
-                self.strided_source_for(signature, ndim, wide)?,
+                self.strided_source_for(signature, ndim, width)?,
                 vec![format!("{}_strided", self.name)],
             ))
         })?;
         let mut layout: Vec<u64> = extents.iter().map(|&d| d as u64).collect();
-        layout.extend(strides.iter().flatten().map(|&s| s as u64));
+        layout.extend(strides.iter().flatten().map(|&s| s as i64 as u64));
         let mut launch = Launch::on(stream);
         launch.args(args)?.value(n as u64).words(&layout);
         // SAFETY: the strided kernel takes the arguments as the contiguous one does, then `n`,
         // then the `_Layout` struct by value: `ndim` 64-bit extents and `ndim` 64-bit strides
         // per array, which `layout` holds in that order. Each array's element at the offset its
-        // strides give for an index below `n` lies inside the array (strides and extents come
+        // strides give for an index below `n` (exact in the offset type `IndexWidth` chose)
+        // lies inside the array (strides and extents come
         // from the arrays themselves, broadcast to the checked shape), and the operation touches
         // only those elements (the contract of `launch`, which calls this); arrays are ordered on
         // `stream` (noted above) and stay borrowed for the call.

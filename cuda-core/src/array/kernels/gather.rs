@@ -18,8 +18,9 @@
 //! copy to the host and a wait for the stream: the cost of a typed error instead of a device
 //! trap); the flag array comes from the pool of the array written. [`IndexMode::Wrap`] and [`IndexMode::Clip`] never fail and read nothing back.
 //!
-//! Index arithmetic is 32-bit when [`fits_32_bits`] says so for the loop (with the index array's
-//! strides) and for `x`'s own layout, else 64-bit.
+//! Index arithmetic is 32-bit when [`IndexWidth`] says so for the loop (with the index array's
+//! strides) and for `x`'s own layout, else 64-bit; offsets are read as signed when a stride is
+//! negative (a reversed view).
 
 use std::fmt::Write;
 
@@ -27,7 +28,7 @@ use crate::array::device_array::DeviceArray;
 use cuda_driver::Stream;
 
 use crate::array::dtype::{DType, Element};
-use crate::array::kernels::args::fits_32_bits;
+use crate::array::kernels::args::{offset_range, IndexWidth};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel, KernelKey, LoadedTable};
 use crate::array::kernels::signature::ArgType;
@@ -73,13 +74,13 @@ pub(crate) struct GatherLayout {
     /// The loop's extents (at least one axis; a 0-d loop is `[1]`).
     pub(crate) loop_extents: Vec<usize>,
     /// `x`'s stride along each loop axis.
-    pub(crate) x_strides: Vec<usize>,
+    pub(crate) x_strides: Vec<isize>,
     /// The index array's stride along each loop axis.
-    pub(crate) index_strides: Vec<usize>,
+    pub(crate) index_strides: Vec<isize>,
     /// The axes of `x` an index value addresses, in C order (at least one).
     pub(crate) index_extents: Vec<usize>,
     /// `x`'s stride along each of them.
-    pub(crate) index_x_strides: Vec<usize>,
+    pub(crate) index_x_strides: Vec<isize>,
 }
 
 impl GatherLayout {
@@ -91,19 +92,19 @@ impl GatherLayout {
         self.index_extents.iter().product()
     }
 
-    /// The 64-bit words of the kernel's layout struct, in its field order.
+    /// The 64-bit words of the kernel's layout struct, in its field order (a negative stride
+    /// as its two's complement).
     fn words(&self) -> Vec<u64> {
+        let extents = |v: &Vec<usize>| v.iter().map(|&e| e as u64).collect::<Vec<_>>();
+        let strides = |v: &Vec<isize>| v.iter().map(|&s| s as i64 as u64).collect::<Vec<_>>();
         [
-            &self.loop_extents,
-            &self.x_strides,
-            &self.index_strides,
-            &self.index_extents,
-            &self.index_x_strides,
+            extents(&self.loop_extents),
+            strides(&self.x_strides),
+            strides(&self.index_strides),
+            extents(&self.index_extents),
+            strides(&self.index_x_strides),
         ]
-        .into_iter()
-        .flatten()
-        .map(|&v| v as u64)
-        .collect()
+        .concat()
     }
 }
 
@@ -129,7 +130,7 @@ fn kernels() -> Result<std::sync::Arc<GatherKernels>> {
 
 /// The CUDA C++ of a gather or scatter kernel (entry point `cuda_core_gather` or
 /// `cuda_core_scatter`) for elements of `dtype`, indices of `index`, `loop_axes` loop axes and
-/// `index_axes` index axes, in 64-bit arithmetic when `wide`.
+/// `index_axes` index axes, indexing as `width` says.
 fn source(
     direction: Direction,
     dtype: DType,
@@ -137,7 +138,7 @@ fn source(
     loop_axes: usize,
     index_axes: usize,
     mode: IndexMode,
-    wide: bool,
+    width: IndexWidth,
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -147,23 +148,23 @@ fn source(
     s.push_str(PRELUDE);
     let _ = writeln!(
         s,
-        "typedef {} T;\ntypedef {} J;\ntypedef {} I;\n\
+        "typedef {} T;\ntypedef {} J;\n{}\
          struct Layout {{ unsigned long long extent[{loop_axes}]; unsigned long long x[{loop_axes}]; unsigned long long index[{loop_axes}];\n\
          \x20   unsigned long long index_extent[{index_axes}]; unsigned long long index_x[{index_axes}]; }};",
         dtype.c_name(),
         index.c_name(),
-        if wide { "unsigned long long" } else { "unsigned int" },
+        width.typedefs("I", "S"),
     );
     let (name, arrays, access) = match direction {
         Direction::Gather => (
             "cuda_core_gather",
             "const T *__restrict__ x, const J *__restrict__ index, T *__restrict__ out",
-            "out[e] = x[xo];",
+            "out[e] = x[(S)xo];",
         ),
         Direction::Scatter => (
             "cuda_core_scatter",
             "T *x, const J *__restrict__ index, const T *__restrict__ values, const unsigned long long values_len",
-            "x[xo] = values[(unsigned long long)e % values_len];",
+            "x[(S)xo] = values[(unsigned long long)e % values_len];",
         ),
     };
     let normalise = match mode {
@@ -171,7 +172,7 @@ fn source(
             "if (j < 0) j += size;\n\
              \x20       if (j < 0 || j >= size) {\n\
              \x20           atomicAdd(&flags[0], 1ull);\n\
-             \x20           atomicExch(&flags[1], (unsigned long long)index[io]);\n\
+             \x20           atomicExch(&flags[1], (unsigned long long)index[(S)io]);\n\
              \x20           continue;\n\
              \x20       }"
         }
@@ -193,7 +194,7 @@ fn source(
          \x20           xo += c * (I)l.x[d];\n\
          \x20           io += c * (I)l.index[d];\n\
          \x20       }}\n\
-         \x20       long long j = (long long)index[io];\n\
+         \x20       long long j = (long long)index[(S)io];\n\
          \x20       {normalise}\n\
          \x20       I g = (I)j;\n\
          \x20       #pragma unroll\n\
@@ -216,7 +217,7 @@ fn source(
 }
 
 /// The variant key of a kernel: direction, mode, width and the two axis counts.
-fn variant(direction: Direction, mode: IndexMode, wide: bool, loop_axes: usize, index_axes: usize) -> u64 {
+fn variant(direction: Direction, mode: IndexMode, width: IndexWidth, loop_axes: usize, index_axes: usize) -> u64 {
     let mode = match mode {
         IndexMode::Raise => 0,
         IndexMode::Wrap => 1,
@@ -224,24 +225,14 @@ fn variant(direction: Direction, mode: IndexMode, wide: bool, loop_axes: usize, 
     };
     (loop_axes as u64) << 16
         | (index_axes as u64) << 8
-        | mode << 2
-        | u64::from(wide) << 1
+        | mode << 3
+        | width.key() << 1
         | (direction == Direction::Scatter) as u64
 }
 
-/// The largest element offset a loop over `extents` with `strides` reaches (0 when empty).
-fn reach(extents: &[usize], strides: &[usize]) -> Option<usize> {
-    if extents.contains(&0) {
-        return Some(0);
-    }
-    extents
-        .iter()
-        .zip(strides)
-        .try_fold(0usize, |acc, (&d, &s)| acc.checked_add((d - 1).checked_mul(s)?))
-}
-
 /// Checks a layout against `x` and the index array: the offsets it reaches in each stay within
-/// the array's own last element (the in-bounds argument of the module's docs rests on it), and
+/// the array's own lowest and highest elements (the in-bounds argument of the module's docs
+/// rests on it), and
 /// an index space that is empty is an error unless the loop is.
 fn check_layout<T: Element, J: IndexElement>(
     what: &str,
@@ -270,11 +261,14 @@ fn check_layout<T: Element, J: IndexElement>(
             what: format!("{what}: cannot take from or put to an empty axis"),
         });
     }
-    let within = |reached: Option<usize>, shape: &[usize], strides: &[usize]| matches!((reached, reach(shape, strides)), (Some(a), Some(b)) if a <= b);
-    let x_reach = reach(&layout.loop_extents, &layout.x_strides)
-        .zip(reach(&layout.index_extents, &layout.index_x_strides))
-        .and_then(|(a, b)| a.checked_add(b));
-    let index_reach = reach(&layout.loop_extents, &layout.index_strides);
+    let within = |(low, high): (i128, i128), shape: &[usize], strides: &[isize]| {
+        let (own_low, own_high) = offset_range(shape, strides);
+        own_low <= low && high <= own_high
+    };
+    let (loop_low, loop_high) = offset_range(&layout.loop_extents, &layout.x_strides);
+    let (index_low, index_high) = offset_range(&layout.index_extents, &layout.index_x_strides);
+    let x_reach = (loop_low + index_low, loop_high + index_high);
+    let index_reach = offset_range(&layout.loop_extents, &layout.index_strides);
     if !within(x_reach, x.shape(), x.strides()) || !within(index_reach, index.shape(), index.strides()) {
         return Err(Error::InvalidValue(format!(
             "{what}: gather layout {layout:?} reaches outside x of shape {:?} or indices of shape {:?}",
@@ -285,14 +279,14 @@ fn check_layout<T: Element, J: IndexElement>(
     Ok(())
 }
 
-/// Whether the call indexes in 64 bits: the loop (with the index array's strides) or `x`'s own
-/// layout does not fit 32 bits.
-fn needs_wide(x_shape: &[usize], x_strides: &[usize], layout: &GatherLayout, threads: u64) -> bool {
-    !(fits_32_bits(
-        &layout.loop_extents,
-        std::slice::from_ref(&layout.index_strides),
-        threads,
-    ) && fits_32_bits(x_shape, &[x_strides.to_vec()], 0))
+/// How the call indexes: 64-bit unless the loop (with the index array's strides) and `x`'s
+/// own layout fit 32 bits; signed where a stride is negative.
+fn index_width(x_shape: &[usize], x_strides: &[isize], layout: &GatherLayout, threads: u64) -> IndexWidth {
+    let spans = [
+        (&layout.loop_extents[..], &layout.index_strides[..]),
+        (x_shape, x_strides),
+    ];
+    IndexWidth::of_spans(layout.loop_len(), threads, &spans)
 }
 
 /// Runs one gather or scatter kernel and, in [`IndexMode::Raise`], reads its flags back.
@@ -304,7 +298,7 @@ fn run<T: Element, J: IndexElement>(
     direction: Direction,
     (pool, stream): (&MemoryPool, &Stream),
     arrays: &[Arg<'_>],
-    (x_shape, x_strides): (&[usize], &[usize]),
+    (x_shape, x_strides): (&[usize], &[isize]),
     layout: &GatherLayout,
     mode: IndexMode,
 ) -> Result<()> {
@@ -316,17 +310,17 @@ fn run<T: Element, J: IndexElement>(
         kernels.loaded.sm_count(stream.context())?,
         BLOCKS_PER_SM,
     );
-    let wide = needs_wide(x_shape, x_strides, layout, u64::from(grid) * u64::from(BLOCK));
+    let width = index_width(x_shape, x_strides, layout, u64::from(grid) * u64::from(BLOCK));
     let (loop_axes, index_axes) = (layout.loop_extents.len(), layout.index_extents.len());
     let signature = [ArgType::Array(T::DTYPE), ArgType::Array(J::DTYPE)];
     let entry = match direction {
         Direction::Gather => "cuda_core_gather",
         Direction::Scatter => "cuda_core_scatter",
     };
-    let key = variant(direction, mode, wide, loop_axes, index_axes);
+    let key = variant(direction, mode, width, loop_axes, index_axes);
     let loaded = kernels.loaded.get_or_load(stream.context(), &signature, key, || {
         Ok((
-            source(direction, T::DTYPE, J::DTYPE, loop_axes, index_axes, mode, wide),
+            source(direction, T::DTYPE, J::DTYPE, loop_axes, index_axes, mode, width),
             vec![entry.to_string()],
         ))
     })?;
@@ -450,6 +444,19 @@ mod tests {
     use super::*;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
+    const NARROW: IndexWidth = IndexWidth {
+        wide: false,
+        signed: false,
+    };
+    const SIGNED: IndexWidth = IndexWidth {
+        wide: false,
+        signed: true,
+    };
+    const WIDE: IndexWidth = IndexWidth {
+        wide: true,
+        signed: true,
+    };
+
     #[test]
     fn every_variant_compiles() {
         let options = ProgramOptions {
@@ -457,10 +464,26 @@ mod tests {
             ..ProgramOptions::for_arch(Arch::Sm(90))
         };
         let cases = [
-            (Direction::Gather, DType::F32, DType::I64, 1, 1, IndexMode::Raise, false),
-            (Direction::Gather, DType::F16, DType::I32, 3, 1, IndexMode::Wrap, true),
-            (Direction::Gather, DType::BF16, DType::I64, 2, 2, IndexMode::Clip, false),
-            (Direction::Gather, DType::Bool, DType::I32, 1, 3, IndexMode::Raise, true),
+            (
+                Direction::Gather,
+                DType::F32,
+                DType::I64,
+                1,
+                1,
+                IndexMode::Raise,
+                NARROW,
+            ),
+            (Direction::Gather, DType::F16, DType::I32, 3, 1, IndexMode::Wrap, WIDE),
+            (
+                Direction::Gather,
+                DType::BF16,
+                DType::I64,
+                2,
+                2,
+                IndexMode::Clip,
+                SIGNED,
+            ),
+            (Direction::Gather, DType::Bool, DType::I32, 1, 3, IndexMode::Raise, WIDE),
             (
                 Direction::Scatter,
                 DType::F64,
@@ -468,9 +491,9 @@ mod tests {
                 1,
                 2,
                 IndexMode::Raise,
-                false,
+                SIGNED,
             ),
-            (Direction::Scatter, DType::U8, DType::I32, 2, 1, IndexMode::Clip, true),
+            (Direction::Scatter, DType::U8, DType::I32, 2, 1, IndexMode::Clip, SIGNED),
             (
                 Direction::Scatter,
                 DType::BF16,
@@ -478,11 +501,11 @@ mod tests {
                 1,
                 1,
                 IndexMode::Wrap,
-                false,
+                NARROW,
             ),
         ];
-        for (direction, dtype, index, loop_axes, index_axes, mode, wide) in cases {
-            let text = source(direction, dtype, index, loop_axes, index_axes, mode, wide);
+        for (direction, dtype, index, loop_axes, index_axes, mode, width) in cases {
+            let text = source(direction, dtype, index, loop_axes, index_axes, mode, width);
             if let Err(error) = Program::new(text.clone(), options.clone()).compile(CompileTarget::Ptx) {
                 panic!("{direction:?} {dtype} {mode:?}: {error}\n{text}");
             }
@@ -491,15 +514,20 @@ mod tests {
 
     #[test]
     fn variants_differ_in_every_field() {
-        let base = variant(Direction::Gather, IndexMode::Raise, false, 1, 1);
-        assert_ne!(base, variant(Direction::Scatter, IndexMode::Raise, false, 1, 1));
-        assert_ne!(base, variant(Direction::Gather, IndexMode::Wrap, false, 1, 1));
+        let base = variant(Direction::Gather, IndexMode::Raise, NARROW, 1, 1);
+        assert_ne!(base, variant(Direction::Scatter, IndexMode::Raise, NARROW, 1, 1));
+        assert_ne!(base, variant(Direction::Gather, IndexMode::Wrap, NARROW, 1, 1));
         assert_ne!(
-            variant(Direction::Gather, IndexMode::Wrap, false, 1, 1),
-            variant(Direction::Gather, IndexMode::Clip, false, 1, 1)
+            variant(Direction::Gather, IndexMode::Wrap, NARROW, 1, 1),
+            variant(Direction::Gather, IndexMode::Clip, NARROW, 1, 1)
         );
-        assert_ne!(base, variant(Direction::Gather, IndexMode::Raise, true, 1, 1));
-        assert_ne!(base, variant(Direction::Gather, IndexMode::Raise, false, 2, 1));
-        assert_ne!(base, variant(Direction::Gather, IndexMode::Raise, false, 1, 2));
+        assert_ne!(base, variant(Direction::Gather, IndexMode::Raise, WIDE, 1, 1));
+        assert_ne!(base, variant(Direction::Gather, IndexMode::Raise, SIGNED, 1, 1));
+        assert_ne!(
+            variant(Direction::Gather, IndexMode::Clip, WIDE, 1, 1),
+            variant(Direction::Gather, IndexMode::Clip, SIGNED, 1, 1)
+        );
+        assert_ne!(base, variant(Direction::Gather, IndexMode::Raise, NARROW, 2, 1));
+        assert_ne!(base, variant(Direction::Gather, IndexMode::Raise, NARROW, 1, 2));
     }
 }

@@ -29,7 +29,7 @@ pub(crate) mod registry;
 pub(crate) mod signature;
 
 pub(crate) use args::ErasedArray;
-pub use args::{Arg, ArgType};
+pub use args::{Arg, ArgType, IndexWidth};
 pub use elementwise::ElementwiseKernel;
 pub use gather::{IndexElement, IndexMode};
 pub use raw_kernel::RawKernel;

@@ -4,29 +4,45 @@
 use cuda_sys::driver::CUdeviceptr;
 
 /// The memory a view reaches: its first element's address, the element size, its extents and
-/// its strides in elements.
+/// its strides in elements (negative along reversed axes).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Span<'a> {
     pub(crate) ptr: CUdeviceptr,
     pub(crate) element_size: usize,
     pub(crate) shape: &'a [usize],
-    pub(crate) strides: &'a [usize],
+    pub(crate) strides: &'a [isize],
 }
 
 impl Span<'_> {
-    /// The bytes the view can reach, `[start, end)`: from its first element to one past its
-    /// last (empty for a zero-size view).
-    pub(crate) fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
-        // A view reaches only bytes of its memory, so these sums stay far below 2^64.
-        let mut last = 0u64;
+    /// The lowest and highest element offsets from the first element the view reaches (each
+    /// axis adds its last index times its stride to one of them, by the stride's sign), or
+    /// `None` for a zero-size view.
+    pub(crate) fn offset_range(&self) -> Option<(i64, i64)> {
+        // A view reaches only elements of its memory, so these sums stay far inside i64.
+        let (mut low, mut high) = (0i64, 0i64);
         for (&extent, &stride) in self.shape.iter().zip(self.strides) {
-            if extent == 0 {
-                return (self.ptr, self.ptr);
+            let reach = (extent as i64)
+                .checked_sub(1)
+                .filter(|&last| last >= 0)?
+                .wrapping_mul(stride as i64);
+            match reach < 0 {
+                true => low = low.wrapping_add(reach),
+                false => high = high.wrapping_add(reach),
             }
-            last = last.wrapping_add((extent as u64 - 1).wrapping_mul(stride as u64));
         }
-        let end = self.ptr.wrapping_add((last + 1).wrapping_mul(self.element_size as u64));
-        (self.ptr, end)
+        Some((low, high))
+    }
+
+    /// The bytes the view can reach, `[start, end)`: from its lowest element to one past its
+    /// highest (empty, at the first element, for a zero-size view).
+    pub(crate) fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
+        let Some((low, high)) = self.offset_range() else {
+            return (self.ptr, self.ptr);
+        };
+        let size = self.element_size as i64;
+        let start = self.ptr.wrapping_add_signed(low.wrapping_mul(size));
+        let end = self.ptr.wrapping_add_signed((high + 1).wrapping_mul(size));
+        (start, end)
     }
 }
 
@@ -60,7 +76,7 @@ pub(crate) fn overlap(a: Span<'_>, b: Span<'_>) -> Overlap {
 mod tests {
     use super::*;
 
-    fn span<'a>(ptr: u64, shape: &'a [usize], strides: &'a [usize]) -> Span<'a> {
+    fn span<'a>(ptr: u64, shape: &'a [usize], strides: &'a [isize]) -> Span<'a> {
         Span {
             ptr,
             element_size: 4,
@@ -102,5 +118,18 @@ mod tests {
         );
         assert_eq!(span(base, &[2, 3], &[3, 1]).byte_range(), (base, base + 24));
         assert_eq!(span(base, &[3, 1], &[0, 1]).byte_range(), (base, base + 4), "broadcast");
+        // Reversed: x[::-1] of 16 floats starts at the last and reaches down to the first.
+        assert_eq!(span(base + 60, &[16], &[-1]).byte_range(), (base, base + 64));
+        assert_eq!(
+            overlap(span(base + 60, &[16], &[-1]), span(base, &[16], &[1])),
+            Overlap::Partial,
+            "the same bytes in the other order"
+        );
+        assert_eq!(
+            overlap(span(base + 28, &[8], &[-1]), span(base + 32, &[8], &[1])),
+            Overlap::Disjoint
+        );
+        // Rows reversed, columns kept: [[4..8], [0..4]] of a 2x4 matrix.
+        assert_eq!(span(base + 16, &[2, 4], &[-4, 1]).byte_range(), (base, base + 32));
     }
 }

@@ -41,7 +41,7 @@ fn check_axis(what: &str, axis: usize, shape: &[usize]) -> Result<()> {
 }
 
 /// A shape as loop extents and strides: at least one axis (a 0-d shape is one element).
-fn at_least_one_axis(extents: Vec<usize>, strides: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
+fn at_least_one_axis(extents: Vec<usize>, strides: Vec<isize>) -> (Vec<usize>, Vec<isize>) {
     match extents.is_empty() {
         true => (vec![1], vec![0]),
         false => (extents, strides),
@@ -53,9 +53,9 @@ fn at_least_one_axis(extents: Vec<usize>, strides: Vec<usize>) -> (Vec<usize>, V
 /// indices, which address all of `x`'s axes.
 fn flat_layout(
     x_shape: &[usize],
-    x_strides: &[usize],
+    x_strides: &[isize],
     i_shape: &[usize],
-    i_strides: &[usize],
+    i_strides: &[isize],
 ) -> (Vec<usize>, GatherLayout) {
     let (index_extents, index_x_strides) = at_least_one_axis(x_shape.to_vec(), x_strides.to_vec());
     let (loop_extents, index_strides) = at_least_one_axis(i_shape.to_vec(), i_strides.to_vec());
@@ -72,15 +72,15 @@ fn flat_layout(
 /// The result shape and layout of `take` along `axis`: the indices' axes replace `axis`.
 fn axis_layout(
     x_shape: &[usize],
-    x_strides: &[usize],
+    x_strides: &[isize],
     i_shape: &[usize],
-    i_strides: &[usize],
+    i_strides: &[isize],
     axis: usize,
 ) -> Result<(Vec<usize>, GatherLayout)> {
     check_axis("take", axis, x_shape)?;
     let after = x_shape.len() - axis - 1;
     let shape: Vec<usize> = [&x_shape[..axis], i_shape, &x_shape[axis + 1..]].concat();
-    let zeros = |n: usize| vec![0usize; n];
+    let zeros = |n: usize| vec![0isize; n];
     let x_loop = [&x_strides[..axis], &zeros(i_shape.len())[..], &x_strides[axis + 1..]].concat();
     let index_loop = [&zeros(axis)[..], i_strides, &zeros(after)[..]].concat();
     let (loop_extents, x_loop) = at_least_one_axis(shape.clone(), x_loop);
@@ -102,9 +102,9 @@ fn axis_layout(
 /// other axes broadcasting with the array's.
 fn along_axis_layout(
     x_shape: &[usize],
-    x_strides: &[usize],
+    x_strides: &[isize],
     i_shape: &[usize],
-    i_strides: &[usize],
+    i_strides: &[isize],
     axis: usize,
 ) -> Result<(Vec<usize>, GatherLayout)> {
     check_axis("take_along_axis", axis, x_shape)?;
@@ -166,12 +166,13 @@ impl<T: Element> DeviceArray<T> {
         check_axis("index_axis", axis, self.shape())?;
         let what = format!("index along axis {axis} of shape {:?}", self.shape());
         let i = resolve_index(&what, index, self.shape()[axis])?;
-        let bytes = (i * self.strides()[axis]) * size_of::<T>();
+        // An element of the view: its offset in bytes fits `isize`.
+        let bytes = i as isize * self.strides()[axis] * size_of::<T>() as isize;
         let mut shape = self.shape().to_vec();
         let mut strides = self.strides().to_vec();
         shape.remove(axis);
         strides.remove(axis);
-        Ok(self.view(*self.ptr_ref() + bytes as u64, shape, strides))
+        Ok(self.view(self.ptr_ref().wrapping_add_signed(bytes as i64), shape, strides))
     }
 
     /// The view at index `index` of the first axis, without it (NumPy's `x[i]`).
@@ -290,9 +291,11 @@ impl<T: Element> DeviceArray<T> {
         };
         let len = rows.saturating_sub(row).min(cols.saturating_sub(col));
         let (s1, s2) = (self.strides()[axis1], self.strides()[axis2]);
+        // The first element of a non-empty diagonal is an element of the array: its offset
+        // fits `isize`.
         let start = match len {
             0 => 0,
-            _ => row * s1 + col * s2,
+            _ => row as isize * s1 + col as isize * s2,
         };
         let mut shape = Vec::with_capacity(self.ndim() - 1);
         let mut strides = Vec::with_capacity(self.ndim() - 1);
@@ -302,8 +305,8 @@ impl<T: Element> DeviceArray<T> {
         }
         shape.push(len);
         strides.push(s1 + s2);
-        let bytes = (start * size_of::<T>()) as u64;
-        Ok(self.view(*self.ptr_ref() + bytes, shape, strides))
+        let bytes = start * size_of::<T>() as isize;
+        Ok(self.view(self.ptr_ref().wrapping_add_signed(bytes as i64), shape, strides))
     }
 
     /// NumPy's `diag`: for a 1-D array, a new square matrix with it on diagonal `k` and zeros

@@ -205,53 +205,6 @@ impl<T: Element> DeviceArray<T> {
             .collect::<Result<Vec<_>>>()?;
         Self::concatenate(&rows.iter().collect::<Vec<_>>(), 0)
     }
-
-    /// The array with the order of elements along `axes` reversed (NumPy's `flip`), as a new
-    /// compact array on the array's stream. NumPy returns a view with negative strides; arrays
-    /// here have no negative strides, so this is a copy (one gather kernel per four axes).
-    pub fn flip(&self, axes: &[usize]) -> Result<Self> {
-        let ndim = self.ndim();
-        let mut flipped = vec![false; ndim];
-        for &axis in axes {
-            if axis >= ndim || flipped[axis] {
-                return Err(Error::InvalidValue(format!(
-                    "flip: axes {axes:?} must be distinct and below {ndim}"
-                )));
-            }
-            flipped[axis] = true;
-        }
-        let mut out = self.try_clone()?;
-        let flips: Vec<usize> = (0..ndim).filter(|&a| flipped[a] && self.shape()[a] > 1).collect();
-        if out.is_empty() {
-            return Ok(out);
-        }
-        for group in flips.chunks(FLIP_AXES) {
-            let source = out;
-            out = Self::empty(self.stream(), self.shape().to_vec())?;
-            // Per flipped axis: the elements after it (its stride) and its extent; unused: 1, 1.
-            let mut table = [1u64; 2 * FLIP_AXES];
-            for (slot, &axis) in group.iter().enumerate() {
-                table[2 * slot] = self.shape()[axis + 1..].iter().product::<usize>() as u64;
-                table[2 * slot + 1] = self.shape()[axis] as u64;
-            }
-            let kernel = flip_kernel(T::DTYPE)?;
-            let n = out.len() as u64;
-            let blocks = n.div_ceil(256).min(65_535 * 16) as u32;
-            let config = crate::LaunchConfig::new((blocks, 1, 1), (256, 1, 1));
-            let [s0, e0, s1, e1, s2, e2, s3, e3] = table;
-            // SAFETY: the kernel reads `n` elements of `source` and writes `n` of `out` (both
-            // compact arrays of `n` elements of `T`), each index below `n`: a mirrored index
-            // keeps every coordinate below its extent. Both are ordered on the array's stream.
-            unsafe {
-                kernel.launch(
-                    self.stream(),
-                    &config,
-                    (&source, &mut out, n, s0, e0, s1, e1, s2, e2, s3, e3),
-                )?
-            };
-        }
-        Ok(out)
-    }
 }
 
 /// How [`pad`](DeviceArray::pad) fills the new elements.
@@ -320,10 +273,16 @@ impl<T: Element> DeviceArray<T> {
     /// broadcast view into the new compact array.
     pub fn tile(&self, reps: &[usize]) -> Result<Self> {
         let ndim = self.ndim().max(reps.len());
-        let pad = |values: &[usize], fill: usize| [&vec![fill; ndim - values.len()][..], values].concat();
-        let (extents, strides, reps) = (pad(self.shape(), 1), pad(self.strides(), 0), pad(reps, 1));
+        fn pad<V: Copy>(values: &[V], fill: V, ndim: usize) -> Vec<V> {
+            [&vec![fill; ndim - values.len()][..], values].concat()
+        }
+        let (extents, strides, reps) = (
+            pad(self.shape(), 1, ndim),
+            pad(self.strides(), 0, ndim),
+            pad(reps, 1, ndim),
+        );
         let interleaved_shape: Vec<usize> = reps.iter().zip(&extents).flat_map(|(&r, &n)| [r, n]).collect();
-        let interleaved_strides: Vec<usize> = strides.iter().flat_map(|&s| [0, s]).collect();
+        let interleaved_strides: Vec<isize> = strides.iter().flat_map(|&s| [0, s]).collect();
         let shape: Vec<usize> = reps.iter().zip(&extents).map(|(&r, &n)| r * n).collect();
         self.broadcast_copy(interleaved_shape, interleaved_strides, shape)
     }
@@ -479,7 +438,7 @@ impl<T: Element> DeviceArray<T> {
 
     /// A compact array of `shape` holding the elements of the view of this array's storage
     /// with `view_shape` and `view_strides` (which hold as many elements, in C order): one copy.
-    fn broadcast_copy(&self, view_shape: Vec<usize>, view_strides: Vec<usize>, shape: Vec<usize>) -> Result<Self> {
+    fn broadcast_copy(&self, view_shape: Vec<usize>, view_strides: Vec<isize>, shape: Vec<usize>) -> Result<Self> {
         let view = self.view(*self.ptr_ref(), view_shape, view_strides);
         let mut out = Self::empty(self.stream(), view.shape().to_vec())?;
         out.copy_from(&view)?;
@@ -544,39 +503,6 @@ fn triangle_kernel(lower: bool) -> Result<Arc<ElementwiseKernel>> {
     })
 }
 
-/// Flipped axes one gather kernel handles (its arguments fit a 12-tuple).
-const FLIP_AXES: usize = 4;
-
-/// The gather kernel of `flip` for elements of `dtype`, built once per type.
-fn flip_kernel(dtype: crate::DType) -> Result<Arc<crate::RawKernel>> {
-    kernel(KernelKey::Encoded("flip", vec![dtype as u32]), || {
-        let name = format!("cuda_core_flip<{}>", dtype.c_name());
-        crate::RawKernel::new(flip_source(), &name, crate::ProgramOptions::default())
-    })
-}
-
-/// The CUDA C++ of `flip`'s gather kernel, a template over the element type.
-fn flip_source() -> String {
-    format!(
-        "{}\n\
-         template <typename T> __global__ void cuda_core_flip(const T *__restrict__ x, T *__restrict__ out, const unsigned long long n,\n\
-         \x20   const unsigned long long s0, const unsigned long long e0, const unsigned long long s1, const unsigned long long e1,\n\
-         \x20   const unsigned long long s2, const unsigned long long e2, const unsigned long long s3, const unsigned long long e3) {{\n\
-         \x20   const unsigned long long strides[4] = {{s0, s1, s2, s3}}, extents[4] = {{e0, e1, e2, e3}};\n\
-         \x20   for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) {{\n\
-         \x20       unsigned long long from = i;\n\
-         \x20       #pragma unroll\n\
-         \x20       for (int a = 0; a < 4; ++a) {{\n\
-         \x20           const unsigned long long c = (i / strides[a]) % extents[a];\n\
-         \x20           from = from - c * strides[a] + (extents[a] - 1 - c) * strides[a];\n\
-         \x20       }}\n\
-         \x20       out[i] = x[from];\n\
-         \x20   }}\n\
-         }}\n",
-        crate::array::kernels::PRELUDE
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -610,18 +536,6 @@ mod tests {
     }
 
     #[test]
-    fn flip_compiles_for_every_element_type() {
-        for dtype in TYPES {
-            let c = dtype.c_name();
-            let u = "unsigned long long";
-            let instance = format!(
-                "template __global__ void cuda_core_flip<{c}>(const {c} *, {c} *, {u}, {u}, {u}, {u}, {u}, {u}, {u}, {u}, {u});\n"
-            );
-            compiles(flip_source() + &instance, &format!("flip of {dtype}"));
-        }
-    }
-
-    #[test]
     fn triangles_and_bands_compile_for_every_element_type() {
         let kernels = [triangle_kernel(true).unwrap(), triangle_kernel(false).unwrap()];
         for dtype in TYPES {
@@ -638,7 +552,16 @@ mod tests {
                     &format!("{} of {dtype}", kernel.name()),
                 );
                 compiles(
-                    kernel.strided_source_for(&signature, 2, false).unwrap(),
+                    kernel
+                        .strided_source_for(
+                            &signature,
+                            2,
+                            crate::array::IndexWidth {
+                                wide: false,
+                                signed: true,
+                            },
+                        )
+                        .unwrap(),
                     &format!("strided {} of {dtype}", kernel.name()),
                 );
             }

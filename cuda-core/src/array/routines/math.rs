@@ -1937,7 +1937,16 @@ mod tests {
                 };
                 for source in [
                     kernel.source_for(&signature).unwrap(),
-                    kernel.strided_source_for(&signature, 2, false).unwrap(),
+                    kernel
+                        .strided_source_for(
+                            &signature,
+                            2,
+                            crate::array::IndexWidth {
+                                wide: false,
+                                signed: true,
+                            },
+                        )
+                        .unwrap(),
                 ] {
                     if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {
                         panic!("{a} with {b} into {out}: {error}\n{source}");

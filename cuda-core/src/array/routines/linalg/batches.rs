@@ -14,7 +14,7 @@ pub(crate) fn for_each_batch<T: Element>(
     a: &DeviceArray<T>,
     b: &DeviceArray<T>,
     out: &mut DeviceArray<T>,
-    mut call: impl FnMut(&DeviceArray<T>, &DeviceArray<T>, &mut DeviceArray<T>, usize, [usize; 3]) -> Result<()>,
+    mut call: impl FnMut(&DeviceArray<T>, &DeviceArray<T>, &mut DeviceArray<T>, usize, [isize; 3]) -> Result<()>,
 ) -> Result<()> {
     let ndim = out.ndim();
     let groups = batch_groups(
@@ -33,11 +33,12 @@ pub(crate) fn for_each_batch<T: Element>(
     let calls: usize = outer.iter().map(|&(size, _)| size).product();
     let mut index = vec![0usize; outer.len()];
     for _ in 0..calls {
-        let offset = |operand: usize| -> usize {
+        // The offset of an element of the operand: it fits `isize`.
+        let offset = |operand: usize| -> isize {
             index
                 .iter()
                 .zip(outer)
-                .map(|(&i, &(_, strides))| i * strides[operand])
+                .map(|(&i, &(_, strides))| i as isize * strides[operand])
                 .sum()
         };
         let a_i = stack(a, offset(0), count, strides[0]);
@@ -59,15 +60,15 @@ pub(crate) fn for_each_batch<T: Element>(
 /// of each operand])`, outermost first: axes of one dropped, neighbours merged where each
 /// operand's outer stride is its inner stride times the inner size (a broadcast axis, stride 0,
 /// merges with another broadcast axis). Each group is one strided batch.
-fn batch_groups(shape: &[usize], strides: [&[usize]; 3]) -> Vec<(usize, [usize; 3])> {
-    let mut groups: Vec<(usize, [usize; 3])> = Vec::new();
+fn batch_groups(shape: &[usize], strides: [&[isize]; 3]) -> Vec<(usize, [isize; 3])> {
+    let mut groups: Vec<(usize, [isize; 3])> = Vec::new();
     for (axis, &size) in shape.iter().enumerate() {
         if size == 1 {
             continue;
         }
         let axis_strides = strides.map(|s| s[axis]);
         if let Some((outer_size, outer_strides)) = groups.last_mut() {
-            if (0..3).all(|o| outer_strides[o] == axis_strides[o] * size) {
+            if (0..3).all(|o| outer_strides[o] == axis_strides[o] * size as isize) {
                 *outer_size *= size;
                 *outer_strides = axis_strides;
                 continue;
@@ -79,10 +80,12 @@ fn batch_groups(shape: &[usize], strides: [&[usize]; 3]) -> Vec<(usize, [usize; 
 }
 
 /// `count` matrices of `array` (its last two axes), `stride` elements apart from `offset`
-/// elements after its start: a 3-D view, the operand of one batched call.
-fn stack<T: Element>(array: &DeviceArray<T>, offset: usize, count: usize, stride: usize) -> DeviceArray<T> {
+/// elements after its start (negative: before): a 3-D view, the operand of one batched call.
+fn stack<T: Element>(array: &DeviceArray<T>, offset: isize, count: usize, stride: isize) -> DeviceArray<T> {
     let ndim = array.ndim();
-    let ptr = *array.ptr_ref() + (offset * std::mem::size_of::<T>()) as u64;
+    let ptr = array
+        .ptr_ref()
+        .wrapping_add_signed(offset as i64 * std::mem::size_of::<T>() as i64);
     let mut shape = vec![count];
     shape.extend_from_slice(&array.shape()[ndim - 2..]);
     let mut strides = vec![stride];

@@ -25,7 +25,7 @@ use crate::error::Result;
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Leaf<'s> {
     /// An array of this type, shape and strides.
-    Array(DType, &'s [usize], &'s [usize]),
+    Array(DType, &'s [usize], &'s [isize]),
     /// A scalar's value.
     Scalar(ScalarValue),
     /// A product computed on evaluation, of this type and shape.

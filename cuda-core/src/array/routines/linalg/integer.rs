@@ -92,7 +92,7 @@ pub(crate) fn multiply<T: Element>(
     for_each_batch(&a, &b, out, |a_i, b_i, c_i, count, [stride_a, stride_b, stride_c]| {
         let units = (m as u64).div_ceil(u64::from(TILE)) * count as u64;
         let grid_y = units.clamp(1, MAX_GRID_Y) as u32;
-        let as_i64 = |value: usize| value as i64;
+        let as_i64 = |value: isize| value as i64;
         let [a_row, a_col] = [a_i.strides()[1], a_i.strides()[2]].map(as_i64);
         let [b_row, b_col] = [b_i.strides()[1], b_i.strides()[2]].map(as_i64);
         let args = [Arg::from(a_i), Arg::from(b_i), Arg::from(c_i)];

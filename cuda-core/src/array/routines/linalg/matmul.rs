@@ -401,7 +401,9 @@ fn multiply_stack<T: MatmulElement>(
     let handle = blas(stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
     blas.set_allow_tf32(tf32());
-    for_each_batch(a, b, out, |a_i, b_i, c_i, count, [stride_a, stride_b, stride_c]| {
+    for_each_batch(a, b, out, |a_i, b_i, c_i, count, strides| {
+        // The operands have cuBLAS layouts, which have no negative stride.
+        let [stride_a, stride_b, stride_c] = strides.map(|s| s.unsigned_abs());
         let batch = Batch {
             count,
             stride_a,
@@ -416,10 +418,16 @@ fn multiply_stack<T: MatmulElement>(
     })
 }
 
-/// The cuBLAS layout of the matrices (last two axes, `rows` x `cols`) of `array`, if any.
+/// The cuBLAS layout of the matrices (last two axes, `rows` x `cols`) of `array`, if any. cuBLAS
+/// walks rows, columns and batches forward: a reversed view (a negative stride) has none.
 fn matrix_layout<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -> Option<Layout> {
     let ndim = array.ndim();
-    layout(rows, cols, [array.strides()[ndim - 2], array.strides()[ndim - 1]])
+    let forward = |s: isize| usize::try_from(s).ok();
+    let strides = [forward(array.strides()[ndim - 2])?, forward(array.strides()[ndim - 1])?];
+    match array.strides().iter().all(|&s| s >= 0) {
+        true => layout(rows, cols, strides),
+        false => None,
+    }
 }
 
 /// `array` (2-D, `rows` x `cols`) as cuBLAS can take it: itself (no view made, nothing

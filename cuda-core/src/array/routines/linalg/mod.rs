@@ -115,7 +115,7 @@ fn inner_shape(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
 
 /// The diagonal of the first two axes as a view's shape and strides: its length first, then
 /// the other axes (NumPy's `diagonal` puts it last; `trace` sums it away either way).
-fn diagonal(shape: &[usize], strides: &[usize]) -> Result<(Vec<usize>, Vec<usize>)> {
+fn diagonal(shape: &[usize], strides: &[isize]) -> Result<(Vec<usize>, Vec<isize>)> {
     if shape.len() < 2 {
         return Err(Error::InvalidValue(format!(
             "trace: the array must have at least two dimensions; its shape is {shape:?}"
@@ -267,12 +267,13 @@ fn scaled<T: MatmulElement>(a: &DeviceArray<T>, b: &DeviceArray<T>) -> Result<De
     a.outer(b)?.reshape(shape.to_vec())
 }
 
-/// A vector as cuBLAS takes it: its increment, or a compact copy where its stride is 0.
+/// A vector as cuBLAS takes it: its increment, or a compact copy where its stride is 0 or
+/// negative (a reversed view: the view's first element is not where cuBLAS starts).
 fn increment<T: Element>(vector: &DeviceArray<T>) -> Result<(usize, DeviceArray<T>)> {
-    match (vector.len(), vector.strides()[0]) {
+    match (vector.len(), usize::try_from(vector.strides()[0])) {
         (0 | 1, _) => Ok((1, vector.to_view())),
-        (_, 0) => Ok((1, vector.try_clone()?)),
-        (_, stride) => Ok((stride, vector.to_view())),
+        (_, Ok(0) | Err(_)) => Ok((1, vector.try_clone()?)),
+        (_, Ok(stride)) => Ok((stride, vector.to_view())),
     }
 }
 

@@ -123,15 +123,15 @@ impl Contraction {
 /// The stride of one axis standing for the axes `shape`/`strides` (row-major order), if their
 /// elements are evenly spaced: each axis's stride is the next one's times its size (axes of
 /// one ignored). An empty group (or one of only axes of one) is an axis of one, stride 0.
-fn merged_stride(shape: &[usize], strides: &[usize]) -> Option<usize> {
-    let mut inner: Option<(usize, usize)> = None; // (size, stride) of the group so far
+fn merged_stride(shape: &[usize], strides: &[isize]) -> Option<isize> {
+    let mut inner: Option<(usize, isize)> = None; // (size, stride) of the group so far
     for (&size, &stride) in shape.iter().zip(strides).rev() {
         if size == 1 {
             continue;
         }
         inner = match inner {
             None => Some((size, stride)),
-            Some((inner_size, inner_stride)) if stride == inner_stride * inner_size => {
+            Some((inner_size, inner_stride)) if stride == inner_stride * inner_size as isize => {
                 Some((inner_size * size, inner_stride))
             }
             Some(_) => return None,
