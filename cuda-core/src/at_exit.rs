@@ -53,6 +53,21 @@ pub(crate) fn register() {
     });
 }
 
+/// Registers [`release_at_exit`] once more, right after a library with an exit handler of its
+/// own made its first handle: cuBLAS carries the CUDA runtime, which registers its teardown on
+/// first use. Handlers run in the reverse order of registration, so this one runs before that
+/// teardown, while the cached handles (and their workspaces) can still be destroyed; without it
+/// the hook would run after, and a leak checker reports the handles' memory. Releasing twice is
+/// harmless: the second run finds the caches empty.
+#[cfg(feature = "blas")]
+pub(crate) fn register_after_library() {
+    static REGISTERED: Once = Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: as in `register`.
+        unsafe { atexit(release_at_exit) };
+    });
+}
+
 /// The `atexit` handler. A panic must not unwind into the C library (nor turn a clean exit
 /// into an abort): it is caught and dropped.
 extern "C" fn release_at_exit() {

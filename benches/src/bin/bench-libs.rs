@@ -24,6 +24,9 @@ const UNIT: &str = "TFLOP/s";
 const GEMM: &str = "cuda-libs Blas::gemm";
 const LT: &str = "cuda-libs Lt::matmul (bias+ReLU epilogue)";
 const MATMUL: &str = "cuda-core DeviceArray::matmul";
+/// The host-cost rows of the library calls under `matmul`, on buffers, the output reused.
+const HOST_GEMM: &str = "cuda-libs Blas::gemm (cublasGemmEx, output reused)";
+const HOST_LT: &str = "cuda-libs Lt::matmul (cublasLtMatmul, output reused)";
 /// The batched case: 256 products of 128 x 128 f32 matrices.
 const BATCHED: &str = "f32 256 x 128^3 batched";
 /// Host cost: batches of back-to-back `matmul` calls, after warm-up batches.
@@ -90,7 +93,9 @@ fn main() {
                 Row::unavailable(BENCH, &case, implementation, UNIT, &why).emit();
             }
             for n in HOST_SIZES {
-                Row::unavailable("host", &host_case(n), MATMUL, "us/call", &why).emit();
+                for implementation in [MATMUL, HOST_GEMM, HOST_LT] {
+                    Row::unavailable("host", &host_case(n), implementation, "us/call", &why).emit();
+                }
             }
             for (case, ..) in FUSED_SHAPES {
                 for implementation in [FUSED_EPILOGUE, FUSED_KERNEL] {
@@ -100,6 +105,19 @@ fn main() {
             return;
         }
     };
+    // The host rows first: quick, and what a cut-short run should still print.
+    for n in HOST_SIZES {
+        match host_row(&stream, n) {
+            Ok(row) => row.emit(),
+            Err(why) => Row::failed("host", &host_case(n), MATMUL, "us/call", &why).emit(),
+        }
+        for implementation in [HOST_GEMM, HOST_LT] {
+            match library_host_row(&context, &stream, n, implementation) {
+                Ok(row) => row.emit(),
+                Err(why) => Row::failed("host", &host_case(n), implementation, "us/call", &why).emit(),
+            }
+        }
+    }
     for (case, implementation) in rows() {
         let row = match implementation {
             GEMM => matrix_row(&context, &stream, &case),
@@ -109,12 +127,6 @@ fn main() {
         match row {
             Ok(row) => row.emit(),
             Err(why) => Row::failed(BENCH, &case, implementation, UNIT, &why).emit(),
-        }
-    }
-    for n in HOST_SIZES {
-        match host_row(&stream, n) {
-            Ok(row) => row.emit(),
-            Err(why) => Row::failed("host", &host_case(n), MATMUL, "us/call", &why).emit(),
         }
     }
     for (case, m, n, k) in FUSED_SHAPES {
@@ -300,6 +312,41 @@ fn fused_row(
             (&y + &b).maximum(0.0).eval().map(drop).map_err(text)
         }
     })
+}
+
+/// Host microseconds per library call under `matmul` ([`HOST_GEMM`] or [`HOST_LT`]) of two
+/// `n x n` f32 buffers into a reused one, timed as [`host_row`] times `matmul`: the difference
+/// is what the array layer adds.
+fn library_host_row(context: &Context, stream: &Stream, n: usize, implementation: &str) -> Result<Row, String> {
+    let text = |e: cuda_libs::Error| e.to_string();
+    let [a, b, mut c] = buffers::<f32>(context, (n, n, n), |v| v)?;
+    let gemm = Gemm::new(n, n, n);
+    let sync = || stream.synchronize().map_err(|e| e.to_string());
+    let stats = match implementation {
+        HOST_GEMM => {
+            let mut blas = Blas::new(stream).map_err(text)?;
+            time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, || {
+                blas.gemm(&gemm, &a, &b, &mut c).map_err(text)
+            })?
+        }
+        _ => {
+            let mut lt = Lt::new(stream).map_err(text)?;
+            time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, || {
+                lt.matmul(&gemm, Epilogue::None, &a, &b, None, &mut c).map_err(text)
+            })?
+        }
+    };
+    Ok(Row::value(
+        "host",
+        &host_case(n),
+        implementation,
+        "us/call",
+        stats.median,
+        format!(
+            "host time per call, median of {} batches of {} back-to-back calls (sync between batches); p10 {:.2}, p90 {:.2}",
+            stats.samples, stats.per_sample, stats.p10, stats.p90
+        ),
+    ))
 }
 
 fn host_case(n: usize) -> String {
