@@ -1,5 +1,6 @@
 //! `DeviceArray::matmul` on a GPU against an f64 host reference: every element type cuBLAS
-//! takes, transposed and sliced operands (passed as flags and leading dimensions), 1-D
+//! takes, small products (the generated tiled kernel) and larger ones (cuBLAS), transposed,
+//! sliced and reversed operands (passed as flags and leading dimensions, or copied once), 1-D
 //! operands, broadcast batches, empty contractions and the typed errors of bad shapes. Without
 //! a driver or device each test prints `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
 
@@ -9,8 +10,8 @@ use common::products::{array, assert_close, host_matmul, values};
 use cuda_core::{DeviceArray, Element, Error, MatmulElement, Norm, Slice, Stream};
 use half::{bf16, f16};
 
-fn every_layout<T: MatmulElement>(stream: &Stream, tolerance: f64) {
-    let (m, k, n) = (37, 64, 23);
+/// Every operand layout at `m x k` times `k x n`.
+fn every_layout<T: MatmulElement>(stream: &Stream, tolerance: f64, (m, k, n): (usize, usize, usize)) {
     let (a_host, b_host) = (values(m * k, 1), values(k * n, 2));
     let expected = host_matmul(&a_host, &b_host, m, k, n);
     let a = array::<T>(stream, &a_host, &[m, k]);
@@ -37,7 +38,8 @@ fn every_layout<T: MatmulElement>(stream: &Stream, tolerance: f64) {
         &expected_sliced,
         tolerance,
     );
-    // A step along the last axis: one compact copy, same result.
+    // A step along the last axis: one compact copy for cuBLAS (the tiled kernel reads it in
+    // place), same result.
     let stepped = wide.slice(&[Slice::ALL, Slice::from(0..k + 5).step(2)]).unwrap();
     let kk = stepped.shape()[1];
     let stepped_host: Vec<f64> = stepped.to_vec().unwrap().iter().map(|v| v.to_f64()).collect();
@@ -74,10 +76,13 @@ fn matmul_matches_the_host_for_every_type_and_layout() {
         return;
     };
     let stream = device.create_stream().unwrap();
-    every_layout::<f32>(&stream, 1e-5);
-    every_layout::<f64>(&stream, 1e-12);
-    every_layout::<f16>(&stream, 1e-2);
-    every_layout::<bf16>(&stream, 2e-2);
+    // Up to 64^3 multiply-adds the generated tiled kernel multiplies; above, cuBLAS.
+    for shape in [(37, 64, 23), (37, 320, 23)] {
+        every_layout::<f32>(&stream, 1e-5, shape);
+        every_layout::<f64>(&stream, 1e-12, shape);
+        every_layout::<f16>(&stream, 1e-2, shape);
+        every_layout::<bf16>(&stream, 2e-2, shape);
+    }
 }
 
 #[test]

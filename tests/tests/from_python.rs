@@ -395,7 +395,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         DeviceArray::hstack(&[&x, &y])?;
         DeviceArray::vstack(&[&x, &y])?;
     }
-    x.flip(&[0])?;
+    (x.flip(&[0])?, x.flipud()?, x.fliplr()?);
     let mut buf = vec![0.0f32; 6];
     x.to_vec()?;
     x.copy_to_host(&mut buf)?;
@@ -492,6 +492,8 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     drop(z);
     x.astype::<f32>().eval()?;
     x.slice(&[Slice::from(1..), Slice::from(..).step(2)])?;
+    x.slice(&[Slice::ALL.step(-1)])?;
+    (Slice::ALL.step(-2), Slice::from(1..4).step(-1));
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3, 4])?;
     x.transpose();
     x.permute(&[1, 0, 2])?;

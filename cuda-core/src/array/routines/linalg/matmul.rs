@@ -2,7 +2,9 @@
 //! ([`MatmulType`]: floats through cuBLAS/cuBLASLt, integers and `Bool` through a generated
 //! kernel), and how operands reach cuBLAS without a copy.
 //!
-//! A 2-D product of `f32`, `f16` or `bf16` whose operands are 256-byte aligned (whole arrays
+//! Float products of at most 64^3 multiply-adds (batches included) run through the same
+//! generated tiled kernel as integers: at that size a cuBLAS call's host time (about 7 us on
+//! the H200) is twice a launch's, and the kernel reads any layout in place. A larger 2-D product of `f32`, `f16` or `bf16` whose operands are 256-byte aligned (whole arrays
 //! are) goes through the stream's cuBLASLt handle, whose plan for the shape (descriptors and
 //! algorithm) is made once: a repeated small product costs one library call and no heuristic.
 //! Stacks go through `cublasGemmStridedBatchedEx`, other 2-D products through `cublasGemmEx`.
@@ -14,7 +16,7 @@ use cuda_libs::blas::{Batch, Epilogue, Gemm, Lt, Operand};
 
 use super::batches::for_each_batch;
 use super::handles::{blas, lt, tf32};
-use super::{integer, same_context};
+use super::{same_context, tiled};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
 use crate::array::promotion::Scalars;
@@ -71,7 +73,8 @@ pub(crate) mod sealed {
 
 /// An element type [`matmul`](DeviceArray::matmul) takes, as NumPy's `matmul` does: `f32`,
 /// `f64`, `f16` and `bf16` through cuBLAS (f16 and bf16 accumulate in f32; f32 is true single
-/// precision unless [TF32 is allowed](crate::set_tf32)), every integer type through a generated
+/// precision unless [TF32 is allowed](crate::set_tf32); products of at most 64^3 multiply-adds
+/// through the generated tiled kernel, in full precision), every integer type through a generated
 /// tiled kernel (products and sums wrap around in the type, as NumPy's do), and `Bool` (NumPy's
 /// logical product: any `a[i, l] && b[l, j]`).
 pub trait MatmulType: Scalars + sealed::Multiply {}
@@ -149,7 +152,7 @@ macro_rules! kernel_types {
                     out: &mut DeviceArray<Self>,
                     mnk: (usize, usize, usize),
                 ) -> Result<()> {
-                    integer::multiply(a, b, out, mnk)
+                    tiled::multiply(a, b, out, mnk)
                 }
 
                 fn multiply_with_epilogue(
@@ -300,9 +303,10 @@ pub(crate) fn multiply_into<T: MatmulType>(
     T::multiply(&a, &b, &mut stacked, mnk)
 }
 
-/// [`sealed::Multiply`] of the cuBLAS types: a 2-D product through [`gemm_2d`]; a stack with
-/// its operands made cuBLAS layouts (copied once, before broadcasting, where they have none)
-/// through [`multiply_stack`].
+/// [`sealed::Multiply`] of the cuBLAS types: a small product through the tiled kernel (see
+/// [`tiled::SMALL_PRODUCT`]); a 2-D product through [`gemm_2d`]; a stack with its operands made
+/// cuBLAS layouts (copied once, before broadcasting, where they have none) through
+/// [`multiply_stack`].
 fn cublas_multiply<T: MatmulElement>(
     a: &DeviceArray<T>,
     b: &DeviceArray<T>,
@@ -310,6 +314,10 @@ fn cublas_multiply<T: MatmulElement>(
     (m, n, k): (usize, usize, usize),
 ) -> Result<()> {
     let stream = out.stream().clone();
+    let count = out.shape()[..out.ndim() - 2].iter().product();
+    if tiled::is_small(count, (m, n, k)) {
+        return tiled::multiply(a, b, out, (m, n, k));
+    }
     if out.ndim() == 2 {
         let (mut a_copy, mut b_copy) = (None, None);
         let a = with_layout(a, m, k, &mut a_copy)?;

@@ -20,9 +20,9 @@ use crate::error::{Error, Result};
 mod batches;
 mod fusion;
 mod handles;
-mod integer;
 mod matmul;
 mod tensordot;
+mod tiled;
 
 pub use handles::{set_tf32, tf32, TF32_ENV};
 pub use matmul::{MatmulElement, MatmulType};
