@@ -53,19 +53,21 @@ pub(crate) fn register() {
     });
 }
 
-/// Registers [`release_at_exit`] once more, right after a library with an exit handler of its
-/// own made its first handle: cuBLAS carries the CUDA runtime, which registers its teardown on
-/// first use. Handlers run in the reverse order of registration, so this one runs before that
-/// teardown, while the cached handles (and their workspaces) can still be destroyed; without it
-/// the hook would run after, and a leak checker reports the handles' memory. Releasing twice is
-/// harmless: the second run finds the caches empty.
+/// Registers [`release_at_exit`] once more, right after `library` made its first handle: cuBLAS
+/// and cuBLASLt each carry the CUDA runtime, which registers its teardown on first use, and that
+/// teardown leaves the context unusable (the H200's leak check listed the pools' blocks and
+/// cuBLAS's own allocations when it ran first). Handlers run in the reverse order of
+/// registration, so this one runs before that teardown, while the cached handles and blocks can
+/// still be released. Releasing more than once is harmless: later runs find the caches empty.
 #[cfg(feature = "blas")]
-pub(crate) fn register_after_library() {
-    static REGISTERED: Once = Once::new();
-    REGISTERED.call_once(|| {
+pub(crate) fn register_after_library(library: &'static str) {
+    static REGISTERED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut registered = REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !registered.contains(&library) {
+        registered.push(library);
         // SAFETY: as in `register`.
         unsafe { atexit(release_at_exit) };
-    });
+    }
 }
 
 /// The `atexit` handler. A panic must not unwind into the C library (nor turn a clean exit

@@ -17,10 +17,10 @@
  *     (and its pack-wise twin cuda_core_expr_vec: what cuda-core generates for the expression
  *     `a * &x + &y` of f32 arrays; the only expression the stand-in runs, over all n elements
  *     whatever the grid, as the generated grid-stride loops do)
- *   cuda_core_matmul_int(const int *a, const int *b, int *c, long long m, n, k, count,
+ *   cuda_core_matmul_tiled(const int *a, const int *b, int *c, long long m, n, k, count,
  *                        a_batch, a_row, a_col, b_batch, b_row, b_col, c_batch)
  *                                                                     c[i] = a[i] @ b[i], int32
- *     (cuda-core's generated integer matmul, its int32 instance: `count` products of an m x k
+ *     (cuda-core's generated tiled matmul, its int32 instance: `count` products of an m x k
  *     and a k x n matrix read through their strides, written compact, wrapping as the kernel does)
  *   cuda_core_gather(const float *x, const long long *index, float *out, unsigned long long *flags,
  *                    unsigned long long n, struct { unsigned long long extent, x, index, index_extent, index_x; } l)
@@ -128,7 +128,7 @@ static int *int_at(CUdeviceptr base, long long index) {
     return (int *)fake_device_bytes(base + (CUdeviceptr)(index * (long long)sizeof(int)), sizeof(int));
 }
 
-static CUresult cuda_core_matmul_int(const struct fake_launch *launch) {
+static CUresult cuda_core_matmul_tiled(const struct fake_launch *launch) {
     CUdeviceptr a = ARG(launch, 0, CUdeviceptr), b = ARG(launch, 1, CUdeviceptr), c = ARG(launch, 2, CUdeviceptr);
     long long m = ARG(launch, 3, long long), n = ARG(launch, 4, long long), k = ARG(launch, 5, long long);
     long long count = ARG(launch, 6, long long);
@@ -197,7 +197,7 @@ static const struct fake_kernel kernels[] = {
     {"noop", 0, {0}, noop},
     {"cuda_core_expr", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"cuda_core_expr_vec", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
-    {"cuda_core_matmul_int", 14, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, cuda_core_matmul_int},
+    {"cuda_core_matmul_tiled", 14, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, cuda_core_matmul_tiled},
     {"cuda_core_gather", 6, {8, 8, 8, 8, 8, 40}, cuda_core_gather},
     {"sample", 5, {8, 8, 4, 4, 4}, fake_sample_kernel},
     {"scale_surface", 4, {8, 4, 4, 4}, fake_scale_surface_kernel},

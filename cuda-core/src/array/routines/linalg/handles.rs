@@ -133,7 +133,7 @@ fn cached<H: Send + 'static>(
         Ok(Mutex::new(make()?))
     })?;
     if made {
-        crate::at_exit::register_after_library();
+        crate::at_exit::register_after_library(family);
         let evicted = keep(
             &mut KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
             family,
