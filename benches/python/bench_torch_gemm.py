@@ -3,7 +3,8 @@ matrix of element types (bf16, f16, tf32 = f32 with TF32 allowed, f32, f64) and 
 4096^3, 8192 x 8192 x 64), relu(x @ w + b) in bf16 at 8192^3, and `a @ b` of two stacks of 256
 f32 128 x 128 matrices, timed with CUDA events like benches/src/bin/bench-libs.rs (2 m n k flops
 per product, median of 20 after 3); and the host cost of `a @ b` at 64x64 and 512x512 f32
-(us/call: median over batches of 100 back-to-back calls, synchronised between batches), beside
+(us/call: median over batches of 100 back-to-back calls queued behind torch.cuda._sleep, so the
+device's time does not count, synchronised between batches), beside
 DeviceArray::matmul's. CuPy's TF32 is chosen once, at import, by CUPY_TF32: its tf32 rows run in
 a child process with CUPY_TF32=1.
 Usage: python3 bench_torch_gemm.py KERNELS.cu [launch|other] (the kernels are not used)."""
@@ -24,6 +25,8 @@ AT = "torch a @ b (Python)"
 BATCHED = "f32 256 x 128^3 batched"
 ROWS = [(case, MATMUL) for case in MATRIX] + [("bf16 8192^3", FUSED), (BATCHED, AT)]
 HOST_SIZES = [64, 512]
+# Clock cycles the device spins for while a host-cost batch queues (bench-libs's SPIN_CYCLES).
+SPIN_CYCLES = 20_000_000
 
 
 def main():
@@ -104,8 +107,13 @@ def main():
             values = ((torch.arange(n * n, device="cuda") * 7 % 17).to(torch.float32) - 8.0) / 8.0
             a = values.reshape(n, n)
             b = a.clone()
-            median, detail = time_batches(3, 20, 100, torch.cuda.synchronize, lambda: a @ b)
-            return median, "host time per call (output allocated per call; sync between batches); " + detail
+            def hold():
+                # The calls queue behind a spinning kernel, as bench-libs's do: host time alone.
+                torch.cuda.synchronize()
+                torch.cuda._sleep(SPIN_CYCLES)
+
+            median, detail = time_batches(3, 20, 100, hold, lambda: a @ b)
+            return median, "host time per call, queued behind a spinning kernel (output allocated per call; sync between batches); " + detail
         measure("host", "matmul %dx%d f32" % (n, n), AT, "us/call", host)
     torch.backends.cuda.matmul.allow_tf32 = previous
 

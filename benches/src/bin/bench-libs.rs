@@ -4,7 +4,9 @@
 //! 8192^3, in TFLOP/s (`2 m n k` per product, timed with events); through cuda-core,
 //! `DeviceArray::matmul` of a batch of 256 f32 128 x 128 matrices (TFLOP/s, one strided-batched
 //! call) and its host cost per call at 64x64 and 512x512 f32 (us/call: the median over batches
-//! of back-to-back calls on allocated operands, waiting between batches); and `relu(x @ w + b)`
+//! of back-to-back calls on allocated operands, queued behind a spinning kernel so the device's
+//! time does not count, waiting between batches; beside it the cuBLAS and cuBLASLt calls under
+//! it, on buffers); and `relu(x @ w + b)`
 //! in bf16 at 8192x8192x1024 and 4096^3 both as one cuBLASLt epilogue call
 //! (`DeviceArray::matmul_expr`) and as `matmul` followed by one fused element-wise kernel (bench
 //! `fused`, TFLOP/s of the product, so the ratio of the two rows is the speed-up; the issue
@@ -14,7 +16,7 @@
 //! Argument `launch` or `other` runs one part: every row here is in `other`.
 
 use benches::{time_batches, Part, Row, Stats};
-use cuda_core::{DeviceArray, ExprOps};
+use cuda_core::{DeviceArray, ExprOps, LaunchConfig, ProgramOptions, RawKernel};
 use cuda_driver::{Context, Device, DeviceBuffer, Event, EventFlags, Stream, StreamFlags};
 use cuda_libs::blas::{Blas, Element, Epilogue, Gemm, Lt};
 use half::{bf16, f16};
@@ -29,8 +31,13 @@ const HOST_GEMM: &str = "cuda-libs Blas::gemm (cublasGemmEx, output reused)";
 const HOST_LT: &str = "cuda-libs Lt::matmul (cublasLtMatmul, output reused)";
 /// The batched case: 256 products of 128 x 128 f32 matrices.
 const BATCHED: &str = "f32 256 x 128^3 batched";
-/// Host cost: batches of back-to-back `matmul` calls, after warm-up batches.
+/// Host cost: batches of back-to-back `matmul` calls, after warm-up batches, each queued behind
+/// a kernel that holds the device for [`SPIN_CYCLES`] clock cycles (about 10 ms): the calls
+/// queue while it runs, so a batch times the host's work alone, also where a product's device
+/// time exceeds its host time (torch's rows wait behind `torch.cuda._sleep` the same way).
 const HOST_BATCHES: usize = 20;
+/// Clock cycles the device is held for during each host-cost batch.
+const SPIN_CYCLES: u64 = 20_000_000;
 const HOST_WARMUP: usize = 3;
 const HOST_CALLS: usize = 100;
 /// Products run before timing (the first ones load kernels and pick algorithms).
@@ -321,7 +328,8 @@ fn library_host_row(context: &Context, stream: &Stream, n: usize, implementation
     let text = |e: cuda_libs::Error| e.to_string();
     let [a, b, mut c] = buffers::<f32>(context, (n, n, n), |v| v)?;
     let gemm = Gemm::new(n, n, n);
-    let sync = || stream.synchronize().map_err(|e| e.to_string());
+    let spin = Spin::new()?;
+    let sync = || spin.hold(stream);
     let stats = match implementation {
         HOST_GEMM => {
             let mut blas = Blas::new(stream).map_err(text)?;
@@ -343,10 +351,33 @@ fn library_host_row(context: &Context, stream: &Stream, n: usize, implementation
         "us/call",
         stats.median,
         format!(
-            "host time per call, median of {} batches of {} back-to-back calls (sync between batches); p10 {:.2}, p90 {:.2}",
+            "host time per call, median of {} batches of {} back-to-back calls queued behind a spinning kernel (sync between batches); p10 {:.2}, p90 {:.2}",
             stats.samples, stats.per_sample, stats.p10, stats.p90
         ),
     ))
+}
+
+/// A one-thread kernel that spins for a number of clock cycles: what holds the device while a
+/// host-cost batch is queued.
+struct Spin(RawKernel);
+
+impl Spin {
+    fn new() -> Result<Spin, String> {
+        let source = "extern \"C\" __global__ void spin(unsigned long long cycles) {\n\
+                      \x20   const long long start = clock64();\n\
+                      \x20   while ((unsigned long long)(clock64() - start) < cycles) {}\n}\n";
+        RawKernel::new(source, "spin", ProgramOptions::default())
+            .map(Spin)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Waits for `stream`, then queues the spin on it: what runs before each timed batch.
+    fn hold(&self, stream: &Stream) -> Result<(), String> {
+        stream.synchronize().map_err(|e| e.to_string())?;
+        let config = LaunchConfig::new((1, 1, 1), (1, 1, 1));
+        // SAFETY: the kernel takes one 64-bit integer and touches no memory.
+        unsafe { self.0.launch(stream, &config, (SPIN_CYCLES,)) }.map_err(|e| e.to_string())
+    }
 }
 
 fn host_case(n: usize) -> String {
@@ -359,7 +390,8 @@ fn host_case(n: usize) -> String {
 fn host_row(stream: &Stream, n: usize) -> Result<Row, String> {
     let a = array(stream, &[n, n])?;
     let b = array(stream, &[n, n])?;
-    let sync = || stream.synchronize().map_err(|e| e.to_string());
+    let spin = Spin::new()?;
+    let sync = || spin.hold(stream);
     let call = || a.matmul(&b).map(drop).map_err(|e| e.to_string());
     let stats = time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, call)?;
     Ok(Row::value(
@@ -369,8 +401,8 @@ fn host_row(stream: &Stream, n: usize) -> Result<Row, String> {
         "us/call",
         stats.median,
         format!(
-            "host time per call, median of {} batches of {} back-to-back calls (output allocated \
-             per call; sync between batches); p10 {:.2}, p90 {:.2}",
+            "host time per call, median of {} batches of {} back-to-back calls queued behind a \
+             spinning kernel (output allocated per call; sync between batches); p10 {:.2}, p90 {:.2}",
             stats.samples, stats.per_sample, stats.p10, stats.p90
         ),
     ))
