@@ -18,7 +18,8 @@
  *     `a * &x + &y` of f32 arrays; the only expression the stand-in runs, over all n elements
  *     whatever the grid, as the generated grid-stride loops do)
  *   cuda_core_matmul_tiled(const int *a, const int *b, int *c, long long m, n, k, count,
- *                        a_batch, a_row, a_col, b_batch, b_row, b_col, c_batch)
+ *                          a_offset, a_batch, a_row, a_col, b_offset, b_batch, b_row, b_col,
+ *                          c_offset, c_batch)
  *                                                                     c[i] = a[i] @ b[i], int32
  *     (cuda-core's generated tiled matmul, its int32 instance: `count` products of an m x k
  *     and a k x n matrix read through their strides, written compact, wrapping as the kernel does)
@@ -132,20 +133,22 @@ static CUresult cuda_core_matmul_tiled(const struct fake_launch *launch) {
     CUdeviceptr a = ARG(launch, 0, CUdeviceptr), b = ARG(launch, 1, CUdeviceptr), c = ARG(launch, 2, CUdeviceptr);
     long long m = ARG(launch, 3, long long), n = ARG(launch, 4, long long), k = ARG(launch, 5, long long);
     long long count = ARG(launch, 6, long long);
-    long long a_batch = ARG(launch, 7, long long), a_row = ARG(launch, 8, long long), a_col = ARG(launch, 9, long long);
-    long long b_batch = ARG(launch, 10, long long), b_row = ARG(launch, 11, long long), b_col = ARG(launch, 12, long long);
-    long long c_batch = ARG(launch, 13, long long);
+    long long a_offset = ARG(launch, 7, long long), a_batch = ARG(launch, 8, long long);
+    long long a_row = ARG(launch, 9, long long), a_col = ARG(launch, 10, long long);
+    long long b_offset = ARG(launch, 11, long long), b_batch = ARG(launch, 12, long long);
+    long long b_row = ARG(launch, 13, long long), b_col = ARG(launch, 14, long long);
+    long long c_offset = ARG(launch, 15, long long), c_batch = ARG(launch, 16, long long);
     for (long long matrix = 0; matrix < count; matrix++) {
         for (long long row = 0; row < m; row++) {
             for (long long col = 0; col < n; col++) {
                 unsigned long long sum = 0;
                 for (long long l = 0; l < k; l++) {
-                    const int *x = int_at(a, matrix * a_batch + row * a_row + l * a_col);
-                    const int *y = int_at(b, matrix * b_batch + l * b_row + col * b_col);
+                    const int *x = int_at(a, a_offset + matrix * a_batch + row * a_row + l * a_col);
+                    const int *y = int_at(b, b_offset + matrix * b_batch + l * b_row + col * b_col);
                     if (!x || !y) return CUDA_ERROR_ILLEGAL_ADDRESS;
                     sum += (unsigned long long)(long long)*x * (unsigned long long)(long long)*y;
                 }
-                int *out = int_at(c, matrix * c_batch + row * n + col);
+                int *out = int_at(c, c_offset + matrix * c_batch + row * n + col);
                 if (!out) return CUDA_ERROR_ILLEGAL_ADDRESS;
                 *out = (int)(unsigned int)sum;
             }
@@ -197,7 +200,7 @@ static const struct fake_kernel kernels[] = {
     {"noop", 0, {0}, noop},
     {"cuda_core_expr", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"cuda_core_expr_vec", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
-    {"cuda_core_matmul_tiled", 14, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, cuda_core_matmul_tiled},
+    {"cuda_core_matmul_tiled", 17, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, cuda_core_matmul_tiled},
     {"cuda_core_gather", 6, {8, 8, 8, 8, 8, 40}, cuda_core_gather},
     {"sample", 5, {8, 8, 4, 4, 4}, fake_sample_kernel},
     {"scale_surface", 4, {8, 4, 4, 4}, fake_scale_surface_kernel},

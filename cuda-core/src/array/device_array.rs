@@ -88,6 +88,18 @@ pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[isize]) -> bool {
     true
 }
 
+/// A block of `pool` on `stream` for an array of `shape` with elements of `size` bytes, and the
+/// element count: the part of [`DeviceArray::empty_in`] that does not depend on the element
+/// type, so each type adds little code.
+fn alloc_elements(pool: &MemoryPool, stream: &Stream, shape: &[usize], size: usize) -> Result<(PooledBlock, usize)> {
+    let len = shape_len(shape)?;
+    let bytes = len
+        .checked_mul(size)
+        .ok_or_else(|| Error::InvalidValue(format!("{len} elements overflow the byte size")))?;
+    // A zero-size array still holds a (smallest) block: it keeps the stream and context.
+    Ok((pool.alloc(stream, bytes.max(1))?, len))
+}
+
 /// What a view's memory belongs to: a pool block, or memory from another library.
 pub(crate) enum Storage {
     Pooled(PooledBlock),
@@ -167,12 +179,7 @@ impl<T: Element> DeviceArray<T> {
     /// Like [`empty`](Self::empty), from `pool`.
     pub fn empty_in(pool: &MemoryPool, stream: &Stream, shape: impl IntoShape) -> Result<Self> {
         let shape = shape.into_shape();
-        let len = shape_len(&shape)?;
-        let bytes = len
-            .checked_mul(size_of::<T>())
-            .ok_or_else(|| Error::InvalidValue(format!("{len} elements overflow the byte size")))?;
-        // A zero-size array still holds a (smallest) block: it keeps the stream and context.
-        let block = pool.alloc(stream, bytes.max(1))?;
+        let (block, len) = alloc_elements(pool, stream, &shape, size_of::<T>())?;
         Ok(DeviceArray {
             ptr: block.ptr(),
             strides: c_strides(&shape),

@@ -302,6 +302,26 @@ pub(crate) fn check_bytes(shape: &[usize], size: usize) -> Result<usize> {
         })
 }
 
+/// The shape and strides of the view of an array of `shape` and `strides` whose axis `i` is
+/// the array's axis `axes[i]`, or an error when `axes` is not a permutation of its axes.
+fn permuted_layout(shape: &[usize], strides: &[isize], axes: &[usize]) -> Result<(Vec<usize>, Vec<isize>)> {
+    let mut seen = vec![false; shape.len()];
+    if axes.len() != shape.len()
+        || axes
+            .iter()
+            .any(|&a| a >= shape.len() || std::mem::replace(&mut seen[a], true))
+    {
+        return Err(Error::InvalidValue(format!(
+            "axes {axes:?} are not a permutation of the {} axes of shape {shape:?}",
+            shape.len()
+        )));
+    }
+    Ok((
+        axes.iter().map(|&a| shape[a]).collect(),
+        axes.iter().map(|&a| strides[a]).collect(),
+    ))
+}
+
 /// The strides of an array of `shape` and `strides` seen as `target` (broadcast: new leading
 /// axes and extents of 1 stretched get stride 0), or `None` when it does not broadcast.
 pub(crate) fn broadcast_strides(shape: &[usize], strides: &[isize], target: &[usize]) -> Option<Vec<isize>> {
@@ -398,20 +418,7 @@ impl<T: Element> DeviceArray<T> {
 
     /// The axes reordered: axis `i` of the view is axis `axes[i]` of the array (a permutation).
     pub fn permute(&self, axes: &[usize]) -> Result<Self> {
-        let mut seen = vec![false; self.ndim()];
-        if axes.len() != self.ndim()
-            || axes
-                .iter()
-                .any(|&a| a >= self.ndim() || std::mem::replace(&mut seen[a], true))
-        {
-            return Err(Error::InvalidValue(format!(
-                "axes {axes:?} are not a permutation of the {} axes of shape {:?}",
-                self.ndim(),
-                self.shape()
-            )));
-        }
-        let shape = axes.iter().map(|&a| self.shape()[a]).collect();
-        let strides = axes.iter().map(|&a| self.strides()[a]).collect();
+        let (shape, strides) = permuted_layout(self.shape(), self.strides(), axes)?;
         Ok(self.view(self.first(), shape, strides))
     }
 

@@ -82,27 +82,46 @@ pub(crate) fn kernel<K: Any + Send + Sync>(key: KernelKey, make: impl FnOnce() -
 }
 
 /// The kernel of `family` generated from `encoding` (see [`KernelKey::Encoded`]; a named kernel
-/// has an empty encoding), made by `make` the first time.
+/// has an empty encoding), made by `make` the first time. A thin typed shell over [`entry`],
+/// which holds the registry's code once for every kernel type and call site.
 pub(crate) fn kernel_encoded<K: Any + Send + Sync>(
     family: &'static str,
     encoding: &[u32],
     make: impl FnOnce() -> Result<K>,
 ) -> Result<Arc<K>> {
-    let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
-    let kernels = kernels.get_or_insert_with(HashMap::default).entry(family).or_default();
-    let found = match kernels.get(encoding) {
-        Some(found) => found.clone(),
-        None => {
-            let made: Arc<dyn Any + Send + Sync> = Arc::new(make()?);
-            kernels.insert(encoding.into(), made.clone());
-            made
+    let mut make = Some(make);
+    let mut make_erased = || -> Result<Arc<dyn Any + Send + Sync>> {
+        match make.take() {
+            Some(make) => Ok(Arc::new(make()?)),
+            None => Err(crate::Error::InvalidValue(format!(
+                "kernel registry: {family} {encoding:?} was made twice"
+            ))),
         }
     };
-    found.downcast::<K>().map_err(|_| {
+    entry(family, encoding, &mut make_erased)?.downcast::<K>().map_err(|_| {
         crate::Error::InvalidValue(format!(
             "kernel registry: {family} {encoding:?} holds another kind of kernel"
         ))
     })
+}
+
+/// The registry's entry of `family` and `encoding`, made by `make` (called at most once) when
+/// there is none.
+fn entry(
+    family: &'static str,
+    encoding: &[u32],
+    make: &mut dyn FnMut() -> Result<Arc<dyn Any + Send + Sync>>,
+) -> Result<Arc<dyn Any + Send + Sync>> {
+    let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
+    let kernels = kernels.get_or_insert_with(HashMap::default).entry(family).or_default();
+    match kernels.get(encoding) {
+        Some(found) => Ok(found.clone()),
+        None => {
+            let made = make()?;
+            kernels.insert(encoding.into(), made.clone());
+            Ok(made)
+        }
+    }
 }
 
 /// Drops the registry's hold on the kernel (or library handle) of `family` and `encoding`; one

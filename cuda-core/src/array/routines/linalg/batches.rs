@@ -1,30 +1,28 @@
-//! The batch loop of a stacked matrix product, shared by the cuBLAS and the integer paths: the
-//! batch axes merged into as few strided batches as their strides allow, each handed over as
-//! 3-D views.
+//! The batch loop of a stacked matrix product, shared by the cuBLAS and the tiled paths: the
+//! batch axes merged into as few strided batches as their strides allow ([`batch_calls`]), each
+//! handed over as offsets and strides (the tiled kernel) or as 3-D views ([`for_each_batch`],
+//! cuBLAS).
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::error::Result;
 
-/// Calls `call` once per strided batch of the stacks `a`, `b` and `out` (equal batch axes,
-/// broadcast ones of stride 0): with 3-D views of `count` matrices of each and their batch
-/// strides. The batch axes are grouped by [`batch_groups`]; the innermost group is one call,
-/// the outer ones are looped over (last axis fastest).
-pub(crate) fn for_each_batch<T: Element>(
-    a: &DeviceArray<T>,
-    b: &DeviceArray<T>,
-    out: &mut DeviceArray<T>,
-    mut call: impl FnMut(&DeviceArray<T>, &DeviceArray<T>, &mut DeviceArray<T>, usize, [isize; 3]) -> Result<()>,
-) -> Result<()> {
-    let ndim = out.ndim();
-    let groups = batch_groups(
-        &out.shape()[..ndim - 2],
-        [
-            &a.strides()[..ndim - 2],
-            &b.strides()[..ndim - 2],
-            &out.strides()[..ndim - 2],
-        ],
-    );
+/// One strided batch of a stacked product: `count` matrices of each operand (`a`, `b`, the
+/// result), the first `offsets` elements after the operand's first element (negative: before),
+/// the next ones `strides` elements apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BatchCall {
+    pub(crate) count: usize,
+    pub(crate) offsets: [isize; 3],
+    pub(crate) strides: [isize; 3],
+}
+
+/// The strided batches of stacks of batch shape `batch` whose operands have batch strides
+/// `strides` (equal batch axes, broadcast ones of stride 0). The batch axes are grouped by
+/// [`batch_groups`]; the innermost group is one call, the outer ones are looped over (last axis
+/// fastest). Offsets are of elements of the operands: they fit `isize`.
+pub(crate) fn batch_calls(batch: &[usize], strides: [&[isize]; 3]) -> Vec<BatchCall> {
+    let groups = batch_groups(batch, strides);
     let (inner, outer) = match groups.split_last() {
         Some((&inner, outer)) => (inner, outer),
         None => ((1, [0; 3]), &[][..]),
@@ -32,8 +30,8 @@ pub(crate) fn for_each_batch<T: Element>(
     let (count, strides) = inner;
     let calls: usize = outer.iter().map(|&(size, _)| size).product();
     let mut index = vec![0usize; outer.len()];
+    let mut out = Vec::with_capacity(calls);
     for _ in 0..calls {
-        // The offset of an element of the operand: it fits `isize`.
         let offset = |operand: usize| -> isize {
             index
                 .iter()
@@ -41,10 +39,11 @@ pub(crate) fn for_each_batch<T: Element>(
                 .map(|(&i, &(_, strides))| i as isize * strides[operand])
                 .sum()
         };
-        let a_i = stack(a, offset(0), count, strides[0]);
-        let b_i = stack(b, offset(1), count, strides[1]);
-        let mut c_i = stack(out, offset(2), count, strides[2]);
-        call(&a_i, &b_i, &mut c_i, count, strides)?;
+        out.push(BatchCall {
+            count,
+            offsets: [offset(0), offset(1), offset(2)],
+            strides,
+        });
         for axis in (0..index.len()).rev() {
             index[axis] += 1;
             if index[axis] < outer[axis].0 {
@@ -52,6 +51,47 @@ pub(crate) fn for_each_batch<T: Element>(
             }
             index[axis] = 0;
         }
+    }
+    out
+}
+
+/// The batch shape and the batch strides of `a`, `b` and `out` (stacks of equal batch axes).
+fn batch_layout<'s, T: Element>(
+    a: &'s DeviceArray<T>,
+    b: &'s DeviceArray<T>,
+    out: &'s DeviceArray<T>,
+) -> (&'s [usize], [&'s [isize]; 3]) {
+    let batch = out.ndim() - 2;
+    (
+        &out.shape()[..batch],
+        [&a.strides()[..batch], &b.strides()[..batch], &out.strides()[..batch]],
+    )
+}
+
+/// The strided batches of the stacks `a`, `b` and `out` (see [`batch_calls`]).
+pub(crate) fn stack_calls<T: Element>(a: &DeviceArray<T>, b: &DeviceArray<T>, out: &DeviceArray<T>) -> Vec<BatchCall> {
+    let (batch, strides) = batch_layout(a, b, out);
+    batch_calls(batch, strides)
+}
+
+/// Calls `call` once per strided batch of the stacks `a`, `b` and `out` (see [`batch_calls`]):
+/// with 3-D views of `count` matrices of each and their batch strides.
+pub(crate) fn for_each_batch<T: Element>(
+    a: &DeviceArray<T>,
+    b: &DeviceArray<T>,
+    out: &mut DeviceArray<T>,
+    mut call: impl FnMut(&DeviceArray<T>, &DeviceArray<T>, &mut DeviceArray<T>, usize, [isize; 3]) -> Result<()>,
+) -> Result<()> {
+    for BatchCall {
+        count,
+        offsets,
+        strides,
+    } in stack_calls(a, b, out)
+    {
+        let a_i = stack(a, offsets[0], count, strides[0]);
+        let b_i = stack(b, offsets[1], count, strides[1]);
+        let mut c_i = stack(out, offsets[2], count, strides[2]);
+        call(&a_i, &b_i, &mut c_i, count, strides)?;
     }
     Ok(())
 }
@@ -118,5 +158,33 @@ mod tests {
             [(2, [6, 12, 18]), (3, [12, 4, 6])]
         );
         assert!(batch_groups(&[], [&[], &[], &[]]).is_empty());
+    }
+
+    #[test]
+    fn outer_groups_become_calls_with_their_offsets() {
+        // Broadcasting along the outer axis: 4 calls of 5 matrices each, the outer axis's
+        // offsets stepping through a and the result, b broadcast along it.
+        let calls = batch_calls(&[4, 5], [&[60, 12], &[0, 20], &[30, 6]]);
+        assert_eq!(calls.len(), 4);
+        assert_eq!(
+            calls[2],
+            BatchCall {
+                count: 5,
+                offsets: [120, 0, 60],
+                strides: [12, 20, 6]
+            }
+        );
+        // A reversed batch axis: offsets below the first matrix.
+        let calls = batch_calls(&[3, 2], [&[-8, 1], &[0, 0], &[2, 1]]);
+        assert_eq!(calls.iter().map(|c| c.offsets[0]).collect::<Vec<_>>(), [0, -8, -16]);
+        // No batch axes: one call of one matrix.
+        assert_eq!(
+            batch_calls(&[], [&[], &[], &[]]),
+            [BatchCall {
+                count: 1,
+                offsets: [0; 3],
+                strides: [0; 3]
+            }]
+        );
     }
 }

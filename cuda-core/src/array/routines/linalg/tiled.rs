@@ -10,6 +10,8 @@
 //! logical product: `out[i, j]` is whether some `a[i, l] && b[l, j]`. Floats accumulate in
 //! `f32` (`f16`, `bf16` and `f32`, always full single precision) or `f64`.
 
+use cuda_driver::Stream;
+
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
@@ -17,7 +19,7 @@ use crate::array::kernels::registry::{kernel, KernelKey, LoadedTable};
 use crate::array::kernels::{Arg, ArgType, PRELUDE};
 use crate::error::{Error, Result};
 
-use super::batches::for_each_batch;
+use super::batches::{stack_calls, BatchCall};
 
 /// The kernel's tile edge (its blocks are `TILE x TILE` threads).
 const TILE: u32 = 16;
@@ -59,8 +61,9 @@ typedef {acc} acc;
 extern "C" __global__ void cuda_core_matmul_tiled(
     const elem *__restrict__ a, const elem *__restrict__ b, elem *__restrict__ c,
     long long m, long long n, long long k, long long count,
-    long long a_batch, long long a_row, long long a_col,
-    long long b_batch, long long b_row, long long b_col, long long c_batch) {{
+    long long a_offset, long long a_batch, long long a_row, long long a_col,
+    long long b_offset, long long b_batch, long long b_row, long long b_col,
+    long long c_offset, long long c_batch) {{
     __shared__ acc ta[{tile}][{tile} + 1];
     __shared__ acc tb[{tile}][{tile} + 1];
     const long long tiles_m = (m + {tile} - 1) / {tile};
@@ -68,8 +71,8 @@ extern "C" __global__ void cuda_core_matmul_tiled(
     for (long long t = blockIdx.y; t < tiles_m * count; t += gridDim.y) {{
         const long long matrix = t / tiles_m;
         const long long row = (t % tiles_m) * {tile} + threadIdx.y;
-        const elem *am = a + matrix * a_batch;
-        const elem *bm = b + matrix * b_batch;
+        const elem *am = a + a_offset + matrix * a_batch;
+        const elem *bm = b + b_offset + matrix * b_batch;
         acc sum = 0;
         for (long long l0 = 0; l0 < k; l0 += {tile}) {{
             const long long la = l0 + threadIdx.x, lb = l0 + threadIdx.y;
@@ -81,7 +84,7 @@ extern "C" __global__ void cuda_core_matmul_tiled(
             }}
             __syncthreads();
         }}
-        if (row < m && col < n) c[matrix * c_batch + row * n + col] = (elem)sum;
+        if (row < m && col < n) c[c_offset + matrix * c_batch + row * n + col] = (elem)sum;
     }}
 }}
 "#,
@@ -90,8 +93,10 @@ extern "C" __global__ void cuda_core_matmul_tiled(
     )
 }
 
-/// `out[i] = a[i] @ b[i]` for integer or `Bool` stacks (see [`super::matmul::sealed::Multiply`]):
-/// the operands broadcast to `out`'s batch axes as views, then one launch per strided batch.
+/// `out[i] = a[i] @ b[i]` for stacks of any element type (see
+/// [`super::matmul::sealed::Multiply`]): the operands broadcast to `out`'s batch axes as views,
+/// then [`run`] launches the kernel per strided batch. Only this shell is generic: each element
+/// type adds little code.
 pub(crate) fn multiply<T: Element>(
     a: &DeviceArray<T>,
     b: &DeviceArray<T>,
@@ -101,7 +106,32 @@ pub(crate) fn multiply<T: Element>(
     let batch = &out.shape()[..out.ndim() - 2];
     let a = a.broadcast_to([batch, &[m, k]].concat())?;
     let b = b.broadcast_to([batch, &[k, n]].concat())?;
+    let calls = stack_calls(&a, &b, out);
+    let ndim = out.ndim();
+    let matrix_strides = |x: &DeviceArray<T>| [x.strides()[ndim - 2], x.strides()[ndim - 1]];
+    let (a_strides, b_strides) = (matrix_strides(&a), matrix_strides(&b));
     let stream = out.stream().clone();
+    run(
+        &stream,
+        T::DTYPE,
+        [Arg::from(&a), Arg::from(&b), Arg::from(out)],
+        [a_strides, b_strides],
+        &calls,
+        (m, n, k),
+    )
+}
+
+/// Launches the kernel of `dtype` on `stream` once per batch call: `args` are `a`, `b` (views of
+/// the stacks' shape) and the compact result, `matrix_strides` the row and column strides of
+/// `a` and `b`.
+fn run(
+    stream: &Stream,
+    dtype: DType,
+    args: [Arg<'_>; 3],
+    matrix_strides: [[isize; 2]; 2],
+    calls: &[BatchCall],
+    (m, n, k): (usize, usize, usize),
+) -> Result<()> {
     let tiles_n = (n as u64).div_ceil(u64::from(TILE));
     let grid_x = u32::try_from(tiles_n)
         .ok()
@@ -111,37 +141,41 @@ pub(crate) fn multiply<T: Element>(
         KernelKey::Named("cuda_core_matmul_tiled"),
         || Ok(LoadedTable::default()),
     )?
-    .get_or_load(stream.context(), &[ArgType::Array(T::DTYPE)], 0, || {
-        Ok((source(T::DTYPE), vec!["cuda_core_matmul_tiled".to_string()]))
+    .get_or_load(stream.context(), &[ArgType::Array(dtype)], 0, || {
+        Ok((source(dtype), vec!["cuda_core_matmul_tiled".to_string()]))
     })?;
-    for_each_batch(&a, &b, out, |a_i, b_i, c_i, count, [stride_a, stride_b, stride_c]| {
-        let units = (m as u64).div_ceil(u64::from(TILE)) * count as u64;
+    let [[a_row, a_col], [b_row, b_col]] = matrix_strides.map(|s| s.map(|v| v as i64));
+    for call in calls {
+        let units = (m as u64).div_ceil(u64::from(TILE)) * call.count as u64;
         let grid_y = units.clamp(1, MAX_GRID_Y) as u32;
-        let as_i64 = |value: isize| value as i64;
-        let [a_row, a_col] = [a_i.strides()[1], a_i.strides()[2]].map(as_i64);
-        let [b_row, b_col] = [b_i.strides()[1], b_i.strides()[2]].map(as_i64);
-        let args = [Arg::from(a_i), Arg::from(b_i), Arg::from(c_i)];
-        let mut launch = Launch::on(&stream);
+        let [a_offset, b_offset, c_offset] = call.offsets.map(|v| v as i64);
+        let [a_batch, b_batch, c_batch] = call.strides.map(|v| v as i64);
+        let mut launch = Launch::on(stream);
         launch.args(&args)?;
         launch
             .value(m as i64)
             .value(n as i64)
             .value(k as i64)
-            .value(count as i64)
-            .value(as_i64(stride_a))
+            .value(call.count as i64)
+            .value(a_offset)
+            .value(a_batch)
             .value(a_row)
             .value(a_col)
-            .value(as_i64(stride_b))
+            .value(b_offset)
+            .value(b_batch)
             .value(b_row)
             .value(b_col)
-            .value(as_i64(stride_c));
-        // SAFETY: the kernel takes exactly these fourteen parameters (three element pointers,
-        // eleven 64-bit integers) of the compiled element type. It reads `a[matrix][row][l]`
-        // and `b[matrix][l][col]` only for `row < m`, `l < k`, `col < n`, `matrix < count`,
-        // through the views' own strides (so within the memory the views span), and writes the
-        // compact `m x n` matrices of `c_i`, `stride_c` apart, which `out` holds.
-        unsafe { launch.run(&loaded.functions[0], (grid_x, grid_y), (TILE, TILE)) }
-    })
+            .value(c_offset)
+            .value(c_batch);
+        // SAFETY: the kernel takes exactly these seventeen parameters (three element pointers,
+        // fourteen 64-bit integers) of the compiled element type. It reads
+        // `a[a_offset + matrix * a_batch + row * a_row + l * a_col]` and the like of `b` only for
+        // `row < m`, `l < k`, `col < n`, `matrix < count`: elements of the views `a` and `b`
+        // (the offsets and strides are their own, from `batch_calls`); and writes the compact
+        // `m x n` matrices `c_batch` apart from `c_offset`, elements of the compact result.
+        unsafe { launch.run(&loaded.functions[0], (grid_x, grid_y), (TILE, TILE))? };
+    }
+    Ok(())
 }
 
 #[cfg(test)]
