@@ -77,6 +77,22 @@ def main():
             emit(BENCH, case, impl, UNIT, status="failed: %s: %s" % (type(error).__name__, error))
 
     previous = torch.backends.cuda.matmul.allow_tf32
+    # The host rows first, in full f32 as DeviceArray::matmul's (quick; bench-libs runs its own
+    # first too).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for n in HOST_SIZES:
+        def host(n=n):
+            values = ((torch.arange(n * n, device="cuda") * 7 % 17).to(torch.float32) - 8.0) / 8.0
+            a = values.reshape(n, n)
+            b = a.clone()
+            def hold():
+                # The calls queue behind a spinning kernel, as bench-libs's do: host time alone.
+                torch.cuda.synchronize()
+                torch.cuda._sleep(SPIN_CYCLES)
+
+            median, detail = time_batches(3, 20, 100, hold, lambda: a @ b)
+            return median, "host time per call, queued behind a spinning kernel (output allocated per call; sync between batches); " + detail
+        measure("host", "matmul %dx%d f32" % (n, n), AT, "us/call", host)
     dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "tf32": torch.float32, "f32": torch.float32,
               "f64": torch.float64}
     for dtype in DTYPES:
@@ -102,19 +118,6 @@ def main():
     b = a.clone()
     figure(BATCHED, AT, 128, lambda: a @ b, products=256)
     del a, b
-    for n in HOST_SIZES:
-        def host(n=n):
-            values = ((torch.arange(n * n, device="cuda") * 7 % 17).to(torch.float32) - 8.0) / 8.0
-            a = values.reshape(n, n)
-            b = a.clone()
-            def hold():
-                # The calls queue behind a spinning kernel, as bench-libs's do: host time alone.
-                torch.cuda.synchronize()
-                torch.cuda._sleep(SPIN_CYCLES)
-
-            median, detail = time_batches(3, 20, 100, hold, lambda: a @ b)
-            return median, "host time per call, queued behind a spinning kernel (output allocated per call; sync between batches); " + detail
-        measure("host", "matmul %dx%d f32" % (n, n), AT, "us/call", host)
     torch.backends.cuda.matmul.allow_tf32 = previous
 
 
