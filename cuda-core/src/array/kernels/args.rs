@@ -418,6 +418,13 @@ pub struct IndexWidth {
 }
 
 impl IndexWidth {
+    /// 32-bit, offsets read as signed: what a strided call under 2^31 elements with a reversed
+    /// view gets, the form whose source is the most general of the 32-bit ones.
+    pub const SIGNED_32: IndexWidth = IndexWidth {
+        wide: false,
+        signed: true,
+    };
+
     /// The width of a grid-stride loop over `extents`, run by `threads` threads, over arrays
     /// with `strides` along them: 32-bit while every value the loop computes (the last element
     /// index plus the grid's stride, and each array's offsets) fits, else 64-bit.

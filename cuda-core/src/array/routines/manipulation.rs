@@ -509,21 +509,7 @@ mod tests {
     use crate::array::ArgType;
     use crate::{Arch, CompileTarget, DType, Program, ProgramOptions};
 
-    const TYPES: [DType; 13] = [
-        DType::Bool,
-        DType::I8,
-        DType::I16,
-        DType::I32,
-        DType::I64,
-        DType::U8,
-        DType::U16,
-        DType::U32,
-        DType::U64,
-        DType::F16,
-        DType::BF16,
-        DType::F32,
-        DType::F64,
-    ];
+    const TYPES: [DType; 13] = DType::ALL;
 
     fn compiles(source: String, what: &str) {
         let options = ProgramOptions {
@@ -553,14 +539,7 @@ mod tests {
                 );
                 compiles(
                     kernel
-                        .strided_source_for(
-                            &signature,
-                            2,
-                            crate::array::IndexWidth {
-                                wide: false,
-                                signed: true,
-                            },
-                        )
+                        .strided_source_for(&signature, 2, crate::array::IndexWidth::SIGNED_32)
                         .unwrap(),
                     &format!("strided {} of {dtype}", kernel.name()),
                 );

@@ -1938,14 +1938,7 @@ mod tests {
                 for source in [
                     kernel.source_for(&signature).unwrap(),
                     kernel
-                        .strided_source_for(
-                            &signature,
-                            2,
-                            crate::array::IndexWidth {
-                                wide: false,
-                                signed: true,
-                            },
-                        )
+                        .strided_source_for(&signature, 2, crate::array::IndexWidth::SIGNED_32)
                         .unwrap(),
                 ] {
                     if let Err(error) = Program::new(source.clone(), options.clone()).compile(CompileTarget::Ptx) {

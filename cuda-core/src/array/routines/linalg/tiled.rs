@@ -194,21 +194,7 @@ mod tests {
 
     #[test]
     fn the_kernel_compiles_for_every_element_type() {
-        for dtype in [
-            DType::I8,
-            DType::I16,
-            DType::I32,
-            DType::I64,
-            DType::U8,
-            DType::U16,
-            DType::U32,
-            DType::U64,
-            DType::Bool,
-            DType::F16,
-            DType::BF16,
-            DType::F32,
-            DType::F64,
-        ] {
+        for dtype in DType::ALL {
             let source = source(dtype);
             assert!(source.contains(if dtype == DType::Bool { "|=" } else { "+=" }));
             Program::new(source, ProgramOptions::for_arch(Arch::Sm(90)))
