@@ -128,7 +128,8 @@ impl Storage {
 /// An array is a view: a shape, strides in elements (zero along broadcast axes, negative along
 /// reversed ones) and the address of its first element, over storage that views share
 /// ([`slice`](Self::slice), [`transpose`](Self::transpose), [`flip`](Self::flip),
-/// [`broadcast_to`](Self::broadcast_to), [`reshape`](Self::reshape) of a compact array, ...). Zero-size arrays (shape `[0]`, `[3, 0]`) are valid, as in NumPy.
+/// [`broadcast_to`](Self::broadcast_to), [`reshape`](Self::reshape) of a compact array, ...).
+/// Zero-size arrays (shape `[0]`, `[3, 0]`) are valid, as in NumPy.
 ///
 /// Memory comes from a [`MemoryPool`] and goes back to it when the last view is dropped, in the
 /// stream's order (never before queued work is done). Work on another stream may use the array:

@@ -41,6 +41,7 @@ use crate::array::interop::dlpack_abi::{
     DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackVersion,
     DLTensor,
 };
+use crate::array::memory::offset_range;
 use crate::error::Result;
 
 /// The raw pointer an owned tensor holds.
@@ -256,19 +257,11 @@ fn reached_bytes(
     strides: &[isize],
     element: usize,
 ) -> Result<Option<(CUdeviceptr, CUdeviceptr)>, DLPackError> {
-    if shape.contains(&0) {
+    let Some((low, high)) = offset_range(shape, strides) else {
         return Ok(None);
-    }
-    // Each axis moves (extent - 1) * stride elements down (a negative stride) or up; the
-    // highest element's last byte is `element - 1` further. Exact in i128.
-    let (mut low, mut high) = (0i128, 0i128);
-    for (&d, &s) in shape.iter().zip(strides) {
-        let reach = (d as i128 - 1) * s as i128 * element as i128;
-        match reach < 0 {
-            true => low += reach,
-            false => high += reach,
-        }
-    }
+    };
+    // The highest element's last byte is `element - 1` past its first. Exact in i128.
+    let (low, high) = (low * element as i128, high * element as i128);
     let fits = strides
         .iter()
         .all(|&s| (s as i128 * element as i128).unsigned_abs() <= isize::MAX as u128);

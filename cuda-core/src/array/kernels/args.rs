@@ -13,7 +13,7 @@ use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::params::{Bindings, Param, ParamType};
 pub use crate::array::kernels::signature::ArgType;
-use crate::array::memory::{overlap, Overlap, Span};
+use crate::array::memory::{offset_range, overlap, Overlap, Span};
 use crate::array::view::{broadcast_shapes, broadcast_strides};
 use crate::error::{Error, Result};
 
@@ -447,7 +447,7 @@ impl IndexWidth {
         };
         let wide = len as u128 + u128::from(threads) > 1 << 32
             || spans.iter().any(|(extents, strides)| {
-                let (reach_low, reach_high) = offset_range(extents, strides);
+                let (reach_low, reach_high) = offset_range(extents, strides).unwrap_or((0, 0));
                 reach_low < low || reach_high >= high
             });
         IndexWidth { wide, signed }
@@ -468,21 +468,6 @@ impl IndexWidth {
         };
         format!("typedef {index} {loop_type};\ntypedef {offset} {offset_type};\n")
     }
-}
-
-/// The lowest and highest element offset a loop over `extents` with `strides` reaches, exactly
-/// ((0, 0) when it reaches nothing).
-pub(crate) fn offset_range(extents: &[usize], strides: &[isize]) -> (i128, i128) {
-    if extents.contains(&0) {
-        return (0, 0);
-    }
-    extents.iter().zip(strides).fold((0, 0), |(low, high), (&d, &s)| {
-        let reach = (d as i128 - 1) * s as i128;
-        match reach < 0 {
-            true => (low + reach, high),
-            false => (low, high + reach),
-        }
-    })
 }
 
 /// Whether every array argument's address is aligned to `bytes`.
@@ -585,7 +570,5 @@ mod tests {
         assert!(IndexWidth::of(&[3, 3], &[vec![-(1 << 30) - 1, 1]], threads).wide);
         assert!(IndexWidth::of(&[3, 3], &[vec![-1, 1], vec![1 << 30, 1]], threads).wide);
         assert!(!IndexWidth::of(&[3, 3], &[vec![1 << 30, 1]], threads).signed);
-        assert_eq!(offset_range(&[4, 3], &[-3, 1]), (-9, 2));
-        assert_eq!(offset_range(&[0, 3], &[-3, 1]), (0, 0));
     }
 }

@@ -455,10 +455,10 @@ impl ElementwiseKernel {
         // then the `_Layout` struct by value: `ndim` 64-bit extents and `ndim` 64-bit strides
         // per array, which `layout` holds in that order. Each array's element at the offset its
         // strides give for an index below `n` (exact in the offset type `IndexWidth` chose)
-        // lies inside the array (strides and extents come
-        // from the arrays themselves, broadcast to the checked shape), and the operation touches
-        // only those elements (the contract of `launch`, which calls this); arrays are ordered on
-        // `stream` (noted above) and stay borrowed for the call.
+        // lies inside the array (strides and extents come from the arrays themselves, broadcast
+        // to the checked shape), and the operation touches only those elements (the contract of
+        // `launch`, which calls this); arrays are ordered on `stream` (noted above) and stay
+        // borrowed for the call.
         unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
         Ok(())
     }

@@ -28,12 +28,12 @@ use crate::array::device_array::DeviceArray;
 use cuda_driver::Stream;
 
 use crate::array::dtype::{DType, Element};
-use crate::array::kernels::args::{offset_range, IndexWidth};
+use crate::array::kernels::args::IndexWidth;
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel, KernelKey, LoadedTable};
 use crate::array::kernels::signature::ArgType;
 use crate::array::kernels::{Arg, PRELUDE};
-use crate::array::memory::MemoryPool;
+use crate::array::memory::{offset_range, MemoryPool};
 use crate::error::{Error, Result};
 
 /// Threads per block of gather and scatter kernels.
@@ -232,8 +232,7 @@ fn variant(direction: Direction, mode: IndexMode, width: IndexWidth, loop_axes: 
 
 /// Checks a layout against `x` and the index array: the offsets it reaches in each stay within
 /// the array's own lowest and highest elements (the in-bounds argument of the module's docs
-/// rests on it), and
-/// an index space that is empty is an error unless the loop is.
+/// rests on it), and an index space that is empty is an error unless the loop is.
 fn check_layout<T: Element, J: IndexElement>(
     what: &str,
     x: &DeviceArray<T>,
@@ -261,14 +260,16 @@ fn check_layout<T: Element, J: IndexElement>(
             what: format!("{what}: cannot take from or put to an empty axis"),
         });
     }
+    // Here the loop and the index space are not empty, so neither are the arrays.
+    let range = |extents: &[usize], strides: &[isize]| offset_range(extents, strides).unwrap_or((0, 0));
     let within = |(low, high): (i128, i128), shape: &[usize], strides: &[isize]| {
-        let (own_low, own_high) = offset_range(shape, strides);
+        let (own_low, own_high) = range(shape, strides);
         own_low <= low && high <= own_high
     };
-    let (loop_low, loop_high) = offset_range(&layout.loop_extents, &layout.x_strides);
-    let (index_low, index_high) = offset_range(&layout.index_extents, &layout.index_x_strides);
+    let (loop_low, loop_high) = range(&layout.loop_extents, &layout.x_strides);
+    let (index_low, index_high) = range(&layout.index_extents, &layout.index_x_strides);
     let x_reach = (loop_low + index_low, loop_high + index_high);
-    let index_reach = offset_range(&layout.loop_extents, &layout.index_strides);
+    let index_reach = range(&layout.loop_extents, &layout.index_strides);
     if !within(x_reach, x.shape(), x.strides()) || !within(index_reach, index.shape(), index.strides()) {
         return Err(Error::InvalidValue(format!(
             "{what}: gather layout {layout:?} reaches outside x of shape {:?} or indices of shape {:?}",

@@ -13,32 +13,34 @@ pub(crate) struct Span<'a> {
     pub(crate) strides: &'a [isize],
 }
 
-impl Span<'_> {
-    /// The lowest and highest element offsets from the first element the view reaches (each
-    /// axis adds its last index times its stride to one of them, by the stride's sign), or
-    /// `None` for a zero-size view.
-    pub(crate) fn offset_range(&self) -> Option<(i64, i64)> {
-        // A view reaches only elements of its memory, so these sums stay far inside i64.
-        let (mut low, mut high) = (0i64, 0i64);
-        for (&extent, &stride) in self.shape.iter().zip(self.strides) {
-            let reach = (extent as i64)
-                .checked_sub(1)
-                .filter(|&last| last >= 0)?
-                .wrapping_mul(stride as i64);
-            match reach < 0 {
-                true => low = low.wrapping_add(reach),
-                false => high = high.wrapping_add(reach),
-            }
-        }
-        Some((low, high))
+/// The lowest and highest element offsets from the first element that `extents` with `strides`
+/// reach (each axis adds its last index times its stride to one of them, by the stride's sign),
+/// exactly, or `None` when there are no elements: what views, launch index widths, gather
+/// layouts and DLPack imports measure their memory by.
+pub(crate) fn offset_range(extents: &[usize], strides: &[isize]) -> Option<(i128, i128)> {
+    if extents.contains(&0) {
+        return None;
     }
+    let mut range = (0i128, 0i128);
+    for (&extent, &stride) in extents.iter().zip(strides) {
+        let reach = (extent as i128 - 1) * stride as i128;
+        match reach < 0 {
+            true => range.0 += reach,
+            false => range.1 += reach,
+        }
+    }
+    Some(range)
+}
 
+impl Span<'_> {
     /// The bytes the view can reach, `[start, end)`: from its lowest element to one past its
     /// highest (empty, at the first element, for a zero-size view).
     pub(crate) fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
-        let Some((low, high)) = self.offset_range() else {
+        let Some((low, high)) = offset_range(self.shape, self.strides) else {
             return (self.ptr, self.ptr);
         };
+        // A view reaches only elements of its memory, so its offsets fit i64.
+        let (low, high) = (low as i64, high as i64);
         let size = self.element_size as i64;
         let start = self.ptr.wrapping_add_signed(low.wrapping_mul(size));
         let end = self.ptr.wrapping_add_signed((high + 1).wrapping_mul(size));
@@ -131,5 +133,7 @@ mod tests {
         );
         // Rows reversed, columns kept: [[4..8], [0..4]] of a 2x4 matrix.
         assert_eq!(span(base + 16, &[2, 4], &[-4, 1]).byte_range(), (base, base + 32));
+        assert_eq!(offset_range(&[4, 3], &[-3, 1]), Some((-9, 2)));
+        assert_eq!(offset_range(&[0, 3], &[-3, 1]), None);
     }
 }

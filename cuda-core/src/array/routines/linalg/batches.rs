@@ -55,23 +55,14 @@ pub(crate) fn batch_calls(batch: &[usize], strides: [&[isize]; 3]) -> Vec<BatchC
     out
 }
 
-/// The batch shape and the batch strides of `a`, `b` and `out` (stacks of equal batch axes).
-fn batch_layout<'s, T: Element>(
-    a: &'s DeviceArray<T>,
-    b: &'s DeviceArray<T>,
-    out: &'s DeviceArray<T>,
-) -> (&'s [usize], [&'s [isize]; 3]) {
+/// The strided batches of the stacks `a`, `b` and `out` (equal batch axes; see
+/// [`batch_calls`]).
+pub(crate) fn stack_calls<T: Element>(a: &DeviceArray<T>, b: &DeviceArray<T>, out: &DeviceArray<T>) -> Vec<BatchCall> {
     let batch = out.ndim() - 2;
-    (
+    batch_calls(
         &out.shape()[..batch],
         [&a.strides()[..batch], &b.strides()[..batch], &out.strides()[..batch]],
     )
-}
-
-/// The strided batches of the stacks `a`, `b` and `out` (see [`batch_calls`]).
-pub(crate) fn stack_calls<T: Element>(a: &DeviceArray<T>, b: &DeviceArray<T>, out: &DeviceArray<T>) -> Vec<BatchCall> {
-    let (batch, strides) = batch_layout(a, b, out);
-    batch_calls(batch, strides)
 }
 
 /// Calls `call` once per strided batch of the stacks `a`, `b` and `out` (see [`batch_calls`]):

@@ -5,9 +5,10 @@
 //! registry, as CuPy keeps one per device; its lock serialises the calls through it. The
 //! registry keeps the handles of the last [`KEPT_HANDLES`] streams of each kind (each handle
 //! holds a workspace): a program that runs products on ever new streams does not accumulate
-//! them, and a stream whose handle was let go gets a new one on its next product. Each thread remembers the handle it used last, so a run of products on one stream finds
-//! its handle without the registry's lock or a hash (what a small `matmul` would otherwise spend
-//! most of its host time on besides the library call).
+//! them, and a stream whose handle was let go gets a new one on its next product. Each thread
+//! remembers the handle it used last, so a run of products on one stream finds its handle
+//! without the registry's lock or a hash (what a small `matmul` would otherwise spend most of
+//! its host time on besides the library call).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

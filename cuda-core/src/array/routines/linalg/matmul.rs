@@ -4,9 +4,10 @@
 //!
 //! Float products of at most 64^3 multiply-adds (batches included) run through the same
 //! generated tiled kernel as integers: at that size a cuBLAS call's host time (about 7 us on
-//! the H200) is twice a launch's, and the kernel reads any layout in place. A larger 2-D product of `f32`, `f16` or `bf16` whose operands are 256-byte aligned (whole arrays
-//! are) goes through the stream's cuBLASLt handle, whose plan for the shape (descriptors and
-//! algorithm) is made once: a repeated small product costs one library call and no heuristic.
+//! the H200) is twice a launch's, and the kernel reads any layout in place. A larger 2-D
+//! product of `f32`, `f16` or `bf16` whose operands are 256-byte aligned (whole arrays are) goes
+//! through the stream's cuBLASLt handle, whose plan for the shape (descriptors and algorithm) is
+//! made once: a repeated product costs one library call and no heuristic.
 //! Stacks go through `cublasGemmStridedBatchedEx`, other 2-D products through `cublasGemmEx`.
 
 use std::sync::PoisonError;
@@ -429,13 +430,13 @@ fn multiply_stack<T: MatmulElement>(
 /// The cuBLAS layout of the matrices (last two axes, `rows` x `cols`) of `array`, if any. cuBLAS
 /// walks rows, columns and batches forward: a reversed view (a negative stride) has none.
 fn matrix_layout<T: Element>(array: &DeviceArray<T>, rows: usize, cols: usize) -> Option<Layout> {
-    let ndim = array.ndim();
-    let forward = |s: isize| usize::try_from(s).ok();
-    let strides = [forward(array.strides()[ndim - 2])?, forward(array.strides()[ndim - 1])?];
-    match array.strides().iter().all(|&s| s >= 0) {
-        true => layout(rows, cols, strides),
-        false => None,
+    let strides = array.strides();
+    if strides.iter().any(|&s| s < 0) {
+        return None;
     }
+    let ndim = strides.len();
+    // No stride is negative.
+    layout(rows, cols, [strides[ndim - 2] as usize, strides[ndim - 1] as usize])
 }
 
 /// `array` (2-D, `rows` x `cols`) as cuBLAS can take it: itself (no view made, nothing
