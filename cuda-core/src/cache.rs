@@ -108,6 +108,7 @@ static GLOBAL: OnceLock<KernelCache> = OnceLock::new();
 
 /// Forgets the global cache's entries in memory, if it was ever made, so the modules loaded
 /// from them are unloaded (as soon as no kernel taken from them is left). For the exit hook.
+#[cfg(feature = "array")]
 pub(crate) fn release_global_memory() {
     if let Some(cache) = GLOBAL.get() {
         let entries = std::mem::take(&mut *cache.memory());

@@ -7,6 +7,7 @@ use cuda_driver::{Context, DeviceAttribute, Event, EventFlags, Stream, StreamFla
 
 use crate::arch::Arch;
 use crate::error::Result;
+#[cfg(feature = "array")]
 use crate::MemoryPool;
 
 thread_local! {
@@ -159,6 +160,7 @@ impl Device {
         &self.device
     }
 
+    #[cfg(feature = "array")]
     /// The process-wide memory pool of this device's context, the one [`DeviceArray`]s made on
     /// its streams allocate from: CuPy's `cp.get_default_memory_pool()` (which picks the current
     /// device; here the device is named). The same as

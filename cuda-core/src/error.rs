@@ -130,10 +130,12 @@ pub enum Error {
     /// A DLPack tensor that cannot be imported or exported: CPU or another GPU's memory, an
     /// element type or layout arrays do not have, a consumed capsule, ...
     #[error(transparent)]
+    #[cfg(feature = "array")]
     DLPack(#[from] crate::array::DLPackError),
     /// A `.npy` file that cannot be read as the array asked for, or an array without a NumPy
     /// dtype to save it as.
     #[error(transparent)]
+    #[cfg(feature = "array")]
     Npy(#[from] crate::array::NpyError),
 }
 

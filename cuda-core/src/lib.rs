@@ -68,6 +68,14 @@
 //!   routine that needs an NVIDIA library calls the `cuda-libs` crate from its chapter (as
 //!   `matmul` does, feature `blas`).
 //!
+//! # Features
+//! - `array` (default): the array layer, everything under `array/` ([`DeviceArray`], its
+//!   routines, [`MemoryPool`], DLPack). Without it the crate is the compile, link, cache and
+//!   launch layer alone, and builds in about half the time: what a crate that brings its own
+//!   kernels needs (`default-features = false`).
+//! - `blas` (default, implies `array`): `matmul` and the other matrix products through cuBLAS.
+//! - `python` (implies `array`): `DeviceArray` as a Python object, with pyo3.
+//!
 //! # One dependency
 //! `cuda-core` alone serves: the driver types its signatures use ([`Stream`], [`Event`],
 //! [`Context`], [`DeviceAttribute`], [`DeviceBuffer`], ...) are re-exported here, the whole
@@ -108,7 +116,9 @@
 #![doc(html_root_url = "https://docs.rs/cudars-core/0.1.0")]
 
 mod arch;
+#[cfg(feature = "array")]
 mod array;
+#[cfg(feature = "array")]
 mod at_exit;
 mod cache;
 mod code_kind;
@@ -127,8 +137,11 @@ mod program;
 pub use arch::{Arch, ParseArchError};
 #[cfg(feature = "python")]
 pub use array::interop::python;
+#[cfg(feature = "array")]
 pub use array::random;
+#[cfg(feature = "array")]
 pub use array::release_completed_imports;
+#[cfg(feature = "array")]
 pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
     ArgType, Average, AverageOf, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,

@@ -102,6 +102,20 @@ fn lint(root: &Path) -> Result<(), String> {
             env: None,
         },
         Step {
+            what: "cargo clippy -D warnings (cuda-core without the array layer)",
+            args: &[
+                "clippy",
+                "-p",
+                "cudars-core",
+                "--no-default-features",
+                "--lib",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            env: None,
+        },
+        Step {
             what: "cargo doc -D warnings",
             args: &["doc", "--workspace", "--no-deps"],
             env: Some(("RUSTDOCFLAGS", "-D warnings")),
