@@ -92,9 +92,16 @@ impl FromStr for Arch {
 /// A name that is no architecture (`sm90`), or a number that is no compute capability. Converts
 /// into [`Error::InvalidValue`](crate::Error::InvalidValue) with the same message, so `?` works in
 /// functions returning [`Result`](crate::Result).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseArchError(String);
+
+impl fmt::Display for ParseArchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ParseArchError {}
 
 #[cfg(test)]
 mod tests {

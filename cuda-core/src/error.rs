@@ -1,5 +1,6 @@
 //! The crate's one error type.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use cuda_sys::driver::CUresult;
@@ -13,19 +14,16 @@ use crate::code_kind::CodeKind;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in `cuda-core`.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// A CUDA driver call failed, or `cuda-driver` refused bad input (loading code, launching,
     /// streams, memory); [`Error::driver_code`] gives the `CUresult`.
-    #[error(transparent)]
-    Driver(#[from] cuda_driver::Error),
+    Driver(cuda_driver::Error),
     /// An error of an NVIDIA library call (cuBLAS, ...) made for an array routine.
     #[cfg(feature = "blas")]
-    #[error(transparent)]
-    Library(#[from] cuda_libs::Error),
+    Library(cuda_libs::Error),
     /// Code built for an architecture the device cannot run.
-    #[error("{kind} built for {code_arch} cannot run on device {device}, which is {device_arch}")]
     WrongArch {
         /// The kind of code.
         kind: CodeKind,
@@ -37,22 +35,17 @@ pub enum Error {
         device: u32,
     },
     /// NVRTC could not be loaded.
-    #[error("NVRTC is not available: {0}")]
-    NvrtcUnavailable(#[source] cuda_sys::LoadError),
+    NvrtcUnavailable(cuda_sys::LoadError),
     /// nvJitLink could not be loaded, and the inputs need it (LTO-IR, or no driver to fall back to).
-    #[error("nvJitLink is not available{}: {source}", if *.lto_inputs { " and LTO-IR inputs need it" } else { "" })]
     NvJitLinkUnavailable {
         /// Why loading failed: every path tried.
-        #[source]
         source: cuda_sys::LoadError,
         /// Whether some input was LTO-IR, which only nvJitLink can link.
         lto_inputs: bool,
     },
     /// A library lacks a function this crate needs.
-    #[error(transparent)]
-    Symbol(#[from] cuda_sys::SymbolError),
+    Symbol(cuda_sys::SymbolError),
     /// An NVRTC call failed. For a failed compilation `log` holds the whole program log.
-    #[error("{}", nvrtc_message(.call, .name, .description, .log))]
     Nvrtc {
         /// The NVRTC function that failed.
         call: &'static str,
@@ -66,7 +59,6 @@ pub enum Error {
         log: String,
     },
     /// An nvJitLink call failed; `error_log` and `info_log` are the linker's whole logs.
-    #[error("{call} failed with {name} ({})\n{error_log}", .code.0)]
     NvJitLink {
         /// The nvJitLink function that failed.
         call: &'static str,
@@ -80,7 +72,6 @@ pub enum Error {
         info_log: String,
     },
     /// The driver's linker (`cuLink*`, used when nvJitLink is missing) failed.
-    #[error("{call} failed with {error}\n{error_log}")]
     DriverLink {
         /// The driver function that failed.
         call: &'static str,
@@ -92,29 +83,23 @@ pub enum Error {
         info_log: String,
     },
     /// The kernel cache's folder could not be used.
-    #[error("kernel cache at {}: {source}", .path.display())]
     Cache {
         /// The file or folder concerned.
         path: PathBuf,
         /// The I/O error.
-        #[source]
         source: std::io::Error,
     },
     /// A file of code could not be read.
-    #[error("reading {}: {source}", .path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
         source: std::io::Error,
     },
     /// Bad input caught on the host, before any library call.
-    #[error("invalid value: {0}")]
     InvalidValue(String),
     /// An index outside its axis (NumPy's `IndexError`): from the host's checks, or counted on
     /// the device by a gather or scatter in [`IndexMode::Raise`](crate::IndexMode::Raise).
-    #[error("{what}: index {} is out of bounds for an axis of size {extent}", .index.map_or("(any)".to_string(), |i| i.to_string()))]
     IndexOutOfBounds {
         /// What was indexed, and how many indices were out of range.
         what: String,
@@ -125,18 +110,127 @@ pub enum Error {
     },
     /// Valid input to a routine this crate does not implement for it yet (a norm that needs a
     /// solver, say): the message says what is missing.
-    #[error("not supported yet: {0}")]
     NotSupported(String),
     /// A DLPack tensor that cannot be imported or exported: CPU or another GPU's memory, an
     /// element type or layout arrays do not have, a consumed capsule, ...
-    #[error(transparent)]
     #[cfg(feature = "array")]
-    DLPack(#[from] crate::array::DLPackError),
+    DLPack(crate::array::DLPackError),
     /// A `.npy` file that cannot be read as the array asked for, or an array without a NumPy
     /// dtype to save it as.
-    #[error(transparent)]
     #[cfg(feature = "array")]
-    Npy(#[from] crate::array::NpyError),
+    Npy(crate::array::NpyError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Driver(e) => e.fmt(f),
+            #[cfg(feature = "blas")]
+            Error::Library(e) => e.fmt(f),
+            Error::WrongArch {
+                kind,
+                code_arch,
+                device_arch,
+                device,
+            } => write!(
+                f,
+                "{kind} built for {code_arch} cannot run on device {device}, which is {device_arch}"
+            ),
+            Error::NvrtcUnavailable(e) => write!(f, "NVRTC is not available: {e}"),
+            Error::NvJitLinkUnavailable { source, lto_inputs } => {
+                let need = if *lto_inputs { " and LTO-IR inputs need it" } else { "" };
+                write!(f, "nvJitLink is not available{need}: {source}")
+            }
+            Error::Symbol(e) => e.fmt(f),
+            Error::Nvrtc {
+                call,
+                name,
+                description,
+                log,
+                ..
+            } => {
+                write!(f, "{call} failed with {name}: {description}")?;
+                if !log.is_empty() {
+                    write!(f, "\n{log}")?;
+                }
+                Ok(())
+            }
+            Error::NvJitLink {
+                call,
+                code,
+                name,
+                error_log,
+                ..
+            } => write!(f, "{call} failed with {name} ({})\n{error_log}", code.0),
+            Error::DriverLink {
+                call, error, error_log, ..
+            } => write!(f, "{call} failed with {error}\n{error_log}"),
+            Error::Cache { path, source } => write!(f, "kernel cache at {}: {source}", path.display()),
+            Error::Io { path, source } => write!(f, "reading {}: {source}", path.display()),
+            Error::InvalidValue(message) => write!(f, "invalid value: {message}"),
+            Error::IndexOutOfBounds { what, index, extent } => {
+                let index = index.map_or("(any)".to_string(), |i| i.to_string());
+                write!(f, "{what}: index {index} is out of bounds for an axis of size {extent}")
+            }
+            Error::NotSupported(message) => write!(f, "not supported yet: {message}"),
+            #[cfg(feature = "array")]
+            Error::DLPack(e) => e.fmt(f),
+            #[cfg(feature = "array")]
+            Error::Npy(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Driver(e) => e.source(),
+            #[cfg(feature = "blas")]
+            Error::Library(e) => e.source(),
+            Error::NvrtcUnavailable(e) => Some(e),
+            Error::NvJitLinkUnavailable { source, .. } => Some(source),
+            Error::Symbol(e) => e.source(),
+            Error::Cache { source, .. } | Error::Io { source, .. } => Some(source),
+            #[cfg(feature = "array")]
+            Error::DLPack(e) => e.source(),
+            #[cfg(feature = "array")]
+            Error::Npy(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<cuda_driver::Error> for Error {
+    fn from(error: cuda_driver::Error) -> Self {
+        Error::Driver(error)
+    }
+}
+
+#[cfg(feature = "blas")]
+impl From<cuda_libs::Error> for Error {
+    fn from(error: cuda_libs::Error) -> Self {
+        Error::Library(error)
+    }
+}
+
+impl From<cuda_sys::SymbolError> for Error {
+    fn from(error: cuda_sys::SymbolError) -> Self {
+        Error::Symbol(error)
+    }
+}
+
+#[cfg(feature = "array")]
+impl From<crate::array::DLPackError> for Error {
+    fn from(error: crate::array::DLPackError) -> Self {
+        Error::DLPack(error)
+    }
+}
+
+#[cfg(feature = "array")]
+impl From<crate::array::NpyError> for Error {
+    fn from(error: crate::array::NpyError) -> Self {
+        Error::Npy(error)
+    }
 }
 
 impl Error {
@@ -181,14 +275,6 @@ impl From<ParseArchError> for Error {
     /// An architecture name or number that is none is invalid input.
     fn from(error: ParseArchError) -> Self {
         Error::InvalidValue(error.to_string())
-    }
-}
-
-fn nvrtc_message(call: &str, name: &str, description: &str, log: &str) -> String {
-    if log.is_empty() {
-        format!("{call} failed with {name}: {description}")
-    } else {
-        format!("{call} failed with {name}: {description}\n{log}")
     }
 }
 

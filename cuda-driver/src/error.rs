@@ -64,11 +64,10 @@ impl fmt::Display for DriverError {
 impl std::error::Error for DriverError {}
 
 /// A launch refused on the host, before the driver was asked.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LaunchError {
     /// The kernel takes a different number of parameters.
-    #[error("kernel `{kernel}` takes {expected} parameters, {given} were given")]
     ArgumentCount {
         /// The kernel's name.
         kernel: String,
@@ -78,7 +77,6 @@ pub enum LaunchError {
         given: usize,
     },
     /// An argument's size differs from the parameter's.
-    #[error("argument {index} of kernel `{kernel}` is {given} bytes, the parameter is {expected} bytes")]
     ArgumentSize {
         /// The kernel's name.
         kernel: String,
@@ -90,7 +88,6 @@ pub enum LaunchError {
         given: usize,
     },
     /// A grid or block dimension is zero.
-    #[error("grid {grid:?} and block {block:?} must have no zero dimension")]
     ZeroDimension {
         /// The grid asked for.
         grid: (u32, u32, u32),
@@ -98,7 +95,6 @@ pub enum LaunchError {
         block: (u32, u32, u32),
     },
     /// A block dimension exceeds the device's limit on that axis.
-    #[error("block dimension {axis} is {requested}, the device allows at most {max}")]
     BlockDimension {
         /// `'x'`, `'y'` or `'z'`.
         axis: char,
@@ -108,7 +104,6 @@ pub enum LaunchError {
         max: u32,
     },
     /// The block has more threads than the kernel can run per block.
-    #[error("block of {requested} threads exceeds the {max} threads per block kernel `{kernel}` allows")]
     TooManyThreads {
         /// The kernel's name.
         kernel: String,
@@ -118,7 +113,6 @@ pub enum LaunchError {
         max: u32,
     },
     /// A grid dimension exceeds the device's limit on that axis.
-    #[error("grid dimension {axis} is {requested}, the device allows at most {max}")]
     GridDimension {
         /// `'x'`, `'y'` or `'z'`.
         axis: char,
@@ -128,10 +122,6 @@ pub enum LaunchError {
         max: u32,
     },
     /// More dynamic shared memory than the kernel allows.
-    #[error(
-        "{requested} bytes of dynamic shared memory exceed the {max} bytes kernel `{kernel}` allows \
-         (raise it with Function::set_max_dynamic_shared_memory)"
-    )]
     SharedMemory {
         /// The kernel's name.
         kernel: String,
@@ -142,9 +132,51 @@ pub enum LaunchError {
     },
 }
 
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LaunchError::ArgumentCount {
+                kernel,
+                expected,
+                given,
+            } => write!(f, "kernel `{kernel}` takes {expected} parameters, {given} were given"),
+            LaunchError::ArgumentSize {
+                kernel,
+                index,
+                expected,
+                given,
+            } => write!(
+                f,
+                "argument {index} of kernel `{kernel}` is {given} bytes, the parameter is {expected} bytes"
+            ),
+            LaunchError::ZeroDimension { grid, block } => {
+                write!(f, "grid {grid:?} and block {block:?} must have no zero dimension")
+            }
+            LaunchError::BlockDimension { axis, requested, max } => write!(
+                f,
+                "block dimension {axis} is {requested}, the device allows at most {max}"
+            ),
+            LaunchError::TooManyThreads { kernel, requested, max } => write!(
+                f,
+                "block of {requested} threads exceeds the {max} threads per block kernel `{kernel}` allows"
+            ),
+            LaunchError::GridDimension { axis, requested, max } => write!(
+                f,
+                "grid dimension {axis} is {requested}, the device allows at most {max}"
+            ),
+            LaunchError::SharedMemory { kernel, requested, max } => write!(
+                f,
+                "{requested} bytes of dynamic shared memory exceed the {max} bytes kernel `{kernel}` allows \
+                 (raise it with Function::set_max_dynamic_shared_memory)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LaunchError {}
+
 /// A failed call of the driver's JIT linker, with the linker's logs ([`Error::JitLink`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{call} failed with {error}\n{error_log}")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JitLinkError {
     /// The driver function that failed (`"cuLinkAddData"`, ...).
     pub call: &'static str,
@@ -156,21 +188,25 @@ pub struct JitLinkError {
     pub info_log: String,
 }
 
+impl fmt::Display for JitLinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed with {}\n{}", self.call, self.error, self.error_log)
+    }
+}
+
+impl std::error::Error for JitLinkError {}
+
 /// Everything that can go wrong in this crate.
-#[derive(Clone, Debug, thiserror::Error)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// The driver returned an error code.
-    #[error(transparent)]
-    Driver(#[from] DriverError),
+    Driver(DriverError),
     /// The driver library could not be loaded.
-    #[error(transparent)]
-    Load(#[from] LoadError),
+    Load(LoadError),
     /// The loaded driver lacks a function.
-    #[error(transparent)]
-    Symbol(#[from] SymbolError),
+    Symbol(SymbolError),
     /// An object of one context was used with an object of another.
-    #[error("{object} belongs to a different context than the {used_with} it was used with")]
     WrongContext {
         /// What belonged to the other context (`"buffer"`, `"stream"`, ...).
         object: &'static str,
@@ -179,13 +215,10 @@ pub enum Error {
     },
     /// Bad input caught on the host: zero, huge or overflowing lengths,
     /// mismatched lengths, interior NUL bytes, out-of-range slices.
-    #[error("invalid value: {0}")]
     InvalidValue(String),
     /// A launch refused on the host.
-    #[error(transparent)]
-    Launch(#[from] LaunchError),
+    Launch(LaunchError),
     /// Loading a module failed; `log` is the JIT compiler's error log.
-    #[error("{error}\n{log}")]
     ModuleLoad {
         /// The driver's error.
         error: DriverError,
@@ -194,11 +227,9 @@ pub enum Error {
     },
     /// A call of the driver's JIT linker ([`JitLinker`](crate::JitLinker)) failed (boxed: the
     /// logs would make every `Result` of this crate larger).
-    #[error(transparent)]
     JitLink(Box<JitLinkError>),
     /// Destructors (`Drop`) of objects of this context failed earlier; they
     /// could not return their errors, so the next checked call does.
-    #[error("{}", deferred_message(.0))]
     Deferred(Vec<DriverError>),
 }
 
@@ -214,11 +245,63 @@ impl Error {
     }
 }
 
-fn deferred_message(errors: &[DriverError]) -> String {
-    match errors {
-        [] => "an earlier destructor call failed".to_string(),
-        [only] => format!("an earlier destructor call failed: {only}"),
-        [first, ..] => format!("{} earlier destructor calls failed; first: {first}", errors.len()),
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Driver(e) => e.fmt(f),
+            Error::Load(e) => e.fmt(f),
+            Error::Symbol(e) => e.fmt(f),
+            Error::WrongContext { object, used_with } => write!(
+                f,
+                "{object} belongs to a different context than the {used_with} it was used with"
+            ),
+            Error::InvalidValue(message) => write!(f, "invalid value: {message}"),
+            Error::Launch(e) => e.fmt(f),
+            Error::ModuleLoad { error, log } => write!(f, "{error}\n{log}"),
+            Error::JitLink(e) => e.fmt(f),
+            Error::Deferred(errors) => match errors.as_slice() {
+                [] => f.write_str("an earlier destructor call failed"),
+                [only] => write!(f, "an earlier destructor call failed: {only}"),
+                [first, ..] => write!(f, "{} earlier destructor calls failed; first: {first}", errors.len()),
+            },
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Driver(e) => e.source(),
+            Error::Load(e) => e.source(),
+            Error::Symbol(e) => e.source(),
+            Error::Launch(e) => e.source(),
+            Error::JitLink(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<DriverError> for Error {
+    fn from(error: DriverError) -> Self {
+        Error::Driver(error)
+    }
+}
+
+impl From<LoadError> for Error {
+    fn from(error: LoadError) -> Self {
+        Error::Load(error)
+    }
+}
+
+impl From<SymbolError> for Error {
+    fn from(error: SymbolError) -> Self {
+        Error::Symbol(error)
+    }
+}
+
+impl From<LaunchError> for Error {
+    fn from(error: LaunchError) -> Self {
+        Error::Launch(error)
     }
 }
 

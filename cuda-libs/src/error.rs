@@ -1,17 +1,18 @@
 //! The crate's error type: a library's status code, a library or function that is not there,
 //! driver errors, and bad input caught on the host before any library is called.
 
+use std::fmt;
+
 use cuda_sys::{LoadError, SymbolError};
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in this crate.
-#[derive(Clone, Debug, thiserror::Error)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// A library call returned a status other than success.
-    #[error("{function} failed: {name} ({code})")]
     Status {
         /// The library: `"cuBLAS"` or `"cuBLASLt"`.
         library: &'static str,
@@ -24,7 +25,6 @@ pub enum Error {
         name: String,
     },
     /// An NCCL call returned a status other than success.
-    #[error("{function} failed: {message} (ncclResult_t {code})")]
     Nccl {
         /// The function that failed, e.g. `"ncclAllReduce"`.
         function: &'static str,
@@ -35,7 +35,6 @@ pub enum Error {
     },
     /// NCCL did not finish in time: a communicator stayed in progress (a rank that never joined,
     /// a peer that stopped, collectives of one thread's communicators outside a group).
-    #[error("{operation} did not complete within {after:?}")]
     Timeout {
         /// The call waited for, e.g. `"ncclCommInitRankConfig"`.
         operation: &'static str,
@@ -44,24 +43,72 @@ pub enum Error {
     },
     /// A library could not be loaded: names every file and loader name that was tried, and
     /// the environment variable that names the file (`CUDA_CUBLAS_LIBRARY`, ...).
-    #[error(transparent)]
-    Load(#[from] LoadError),
+    Load(LoadError),
     /// The loaded library lacks a function (a library older than the headers).
-    #[error(transparent)]
-    Symbol(#[from] SymbolError),
+    Symbol(SymbolError),
     /// A driver call failed, or a buffer or stream was refused by cuda-driver.
-    #[error(transparent)]
-    Driver(#[from] cuda_driver::Error),
+    Driver(cuda_driver::Error),
     /// Bad input caught on the host, before any library call: shapes, leading dimensions,
     /// buffer lengths, sizes over the libraries' 32-bit limits.
-    #[error("invalid value: {0}")]
     InvalidValue(String),
     /// A buffer of one context was used with a handle of another.
-    #[error("{object} belongs to a different context than the {used_with} it was used with")]
     WrongContext {
         /// What belonged to the other context (`"matrix A"`, ...).
         object: &'static str,
         /// What it was used with (`"cuBLAS handle"`, ...).
         used_with: &'static str,
     },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Status {
+                function, code, name, ..
+            } => write!(f, "{function} failed: {name} ({code})"),
+            Error::Nccl {
+                function,
+                code,
+                message,
+            } => write!(f, "{function} failed: {message} (ncclResult_t {code})"),
+            Error::Timeout { operation, after } => write!(f, "{operation} did not complete within {after:?}"),
+            Error::Load(e) => e.fmt(f),
+            Error::Symbol(e) => e.fmt(f),
+            Error::Driver(e) => e.fmt(f),
+            Error::InvalidValue(message) => write!(f, "invalid value: {message}"),
+            Error::WrongContext { object, used_with } => write!(
+                f,
+                "{object} belongs to a different context than the {used_with} it was used with"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Load(e) => e.source(),
+            Error::Symbol(e) => e.source(),
+            Error::Driver(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<LoadError> for Error {
+    fn from(error: LoadError) -> Self {
+        Error::Load(error)
+    }
+}
+
+impl From<SymbolError> for Error {
+    fn from(error: SymbolError) -> Self {
+        Error::Symbol(error)
+    }
+}
+
+impl From<cuda_driver::Error> for Error {
+    fn from(error: cuda_driver::Error) -> Self {
+        Error::Driver(error)
+    }
 }

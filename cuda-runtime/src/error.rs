@@ -1,6 +1,7 @@
 //! The crate's error type and the runtime's per-thread "last error".
 
 use std::ffi::{c_char, CStr};
+use std::fmt;
 
 use cuda_sys::runtime::cudaError_t;
 use cuda_sys::{LoadError, SymbolError};
@@ -10,8 +11,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A failed runtime call: the `cudaError_t` code with the runtime's own name
 /// and description for it.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{name} ({}): {description}", code.0)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuntimeError {
     /// The code the runtime returned.
     pub code: cudaError_t,
@@ -34,6 +34,14 @@ impl RuntimeError {
     }
 }
 
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.name, self.code.0, self.description)
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
 fn describe(lookup: Option<unsafe extern "C" fn(cudaError_t) -> *const c_char>, code: cudaError_t) -> String {
     let text = lookup.map(|f| {
         // SAFETY: both lookups accept any code and return a pointer to a static
@@ -48,20 +56,16 @@ fn describe(lookup: Option<unsafe extern "C" fn(cudaError_t) -> *const c_char>, 
 }
 
 /// Everything that can go wrong in this crate.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
     /// A runtime call failed.
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
+    Runtime(RuntimeError),
     /// libcudart could not be loaded (the message lists every path tried).
-    #[error(transparent)]
-    Load(#[from] LoadError),
+    Load(LoadError),
     /// The loaded libcudart lacks a function (older than the headers).
-    #[error(transparent)]
-    Symbol(#[from] SymbolError),
+    Symbol(SymbolError),
     /// A driver call made where the runtime API has none failed (its `CUresult` code).
-    #[error("{call} failed with CUresult {code}")]
     Driver {
         /// The driver function.
         call: &'static str,
@@ -70,10 +74,8 @@ pub enum Error {
     },
     /// Bad input caught on the host before any call: zero or overflowing
     /// sizes, malformed images, interior NUL bytes, launch limits, ...
-    #[error("invalid value: {0}")]
     InvalidValue(String),
     /// Two buffers (or a buffer and a slice) of different lengths.
-    #[error("length mismatch: expected {expected} elements, got {found}")]
     LengthMismatch {
         /// The length the operation needs.
         expected: usize,
@@ -81,7 +83,6 @@ pub enum Error {
         found: usize,
     },
     /// An object of one device used with an object or operation of another.
-    #[error("device mismatch: {what} belongs to device {found}, the operation runs on device {expected}")]
     WrongDevice {
         /// What was passed, e.g. `"event"`, `"kernel argument 2"`.
         what: String,
@@ -91,7 +92,6 @@ pub enum Error {
         found: i32,
     },
     /// Kernel arguments that do not match the kernel's parameter list.
-    #[error("kernel `{kernel}` takes {expected} parameters, {found} were given")]
     ArgumentCount {
         /// The kernel's name.
         kernel: String,
@@ -101,7 +101,6 @@ pub enum Error {
         found: usize,
     },
     /// A kernel argument whose size differs from the parameter's.
-    #[error("kernel `{kernel}` parameter {index} is {expected} bytes, the argument is {found} bytes")]
     ArgumentSize {
         /// The kernel's name.
         kernel: String,
@@ -112,6 +111,68 @@ pub enum Error {
         /// The argument's size in bytes.
         found: usize,
     },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Runtime(e) => e.fmt(f),
+            Error::Load(e) => e.fmt(f),
+            Error::Symbol(e) => e.fmt(f),
+            Error::Driver { call, code } => write!(f, "{call} failed with CUresult {code}"),
+            Error::InvalidValue(message) => write!(f, "invalid value: {message}"),
+            Error::LengthMismatch { expected, found } => {
+                write!(f, "length mismatch: expected {expected} elements, got {found}")
+            }
+            Error::WrongDevice { what, expected, found } => write!(
+                f,
+                "device mismatch: {what} belongs to device {found}, the operation runs on device {expected}"
+            ),
+            Error::ArgumentCount {
+                kernel,
+                expected,
+                found,
+            } => write!(f, "kernel `{kernel}` takes {expected} parameters, {found} were given"),
+            Error::ArgumentSize {
+                kernel,
+                index,
+                expected,
+                found,
+            } => write!(
+                f,
+                "kernel `{kernel}` parameter {index} is {expected} bytes, the argument is {found} bytes"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Runtime(e) => e.source(),
+            Error::Load(e) => e.source(),
+            Error::Symbol(e) => e.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<RuntimeError> for Error {
+    fn from(error: RuntimeError) -> Self {
+        Error::Runtime(error)
+    }
+}
+
+impl From<LoadError> for Error {
+    fn from(error: LoadError) -> Self {
+        Error::Load(error)
+    }
+}
+
+impl From<SymbolError> for Error {
+    fn from(error: SymbolError) -> Self {
+        Error::Symbol(error)
+    }
 }
 
 impl Error {

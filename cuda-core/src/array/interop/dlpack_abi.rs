@@ -244,21 +244,17 @@ pub struct DLManagedTensorVersioned {
 }
 
 /// Why a DLPack tensor cannot be imported (or exported).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DLPackError {
     /// The tensor pointer is null.
-    #[error("null DLPack tensor")]
     NullTensor,
     /// A versioned tensor of another major version, whose layout this crate cannot read (its
     /// deleter is still safe to call).
-    #[error("DLPack tensor of ABI version {0}; this crate reads 1.x")]
     UnsupportedVersion(DLPackVersion),
     /// The memory is not CUDA device memory (a CPU tensor, say).
-    #[error("the DLPack tensor is in {} memory (device {}), not CUDA device memory", .0.device_type, .0.device_id)]
     NotCuda(DLDevice),
     /// CUDA memory of another GPU than the stream's.
-    #[error("the DLPack tensor is on CUDA device {found}, the stream on device {expected}")]
     WrongDevice {
         /// The tensor's device.
         found: i32,
@@ -266,10 +262,8 @@ pub enum DLPackError {
         expected: i32,
     },
     /// An element type this crate has no [`DType`] for (complex, vector lanes, ...).
-    #[error("DLPack element type {0} is not supported")]
     UnsupportedDType(DLDataType),
     /// An element type other than the array's.
-    #[error("the DLPack tensor holds {found}, the array {expected}")]
     WrongDType {
         /// The tensor's type.
         found: DType,
@@ -277,16 +271,13 @@ pub enum DLPackError {
         expected: DType,
     },
     /// The tensor is marked read-only ([`DLPackFlags::READ_ONLY`]); an array may be written.
-    #[error("the DLPack tensor is read-only, and a DeviceArray can be written")]
     ReadOnly,
     /// Shape, strides or address that no array can have (negative extents or strides,
     /// overflowing sizes, misaligned data).
-    #[error("DLPack tensor layout: {0}")]
     Layout(String),
     /// The driver does not see device memory of the stream's device at the tensor's first
     /// element: an address it does not know (made up, freed, pageable host memory), host
     /// memory, unmapped virtual memory, or another device's memory.
-    #[error("the DLPack tensor's data at {address:#x} is not CUDA device memory of device {device}: {why}")]
     NotDeviceMemory {
         /// The first element's address (`data + byte_offset`).
         address: u64,
@@ -297,9 +288,6 @@ pub enum DLPackError {
     },
     /// The bytes the shape and strides reach run past the device memory the first element lies
     /// in (its allocation, or the mapped part of a virtual address range).
-    #[error(
-        "the DLPack tensor reaches bytes {first:#x}..={last:#x}, past the device memory at {start:#x}..{end:#x} it starts in"
-    )]
     OutOfAllocation {
         /// The first byte reached.
         first: u64,
@@ -311,9 +299,51 @@ pub enum DLPackError {
         end: u64,
     },
     /// A Python capsule whose tensor was already taken by a consumer.
-    #[error("the DLPack capsule was already consumed")]
     Consumed,
     /// A Python object that is not a DLPack capsule.
-    #[error("not a DLPack exchange: {0}")]
     Protocol(String),
 }
+
+impl std::fmt::Display for DLPackError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DLPackError::NullTensor => f.write_str("null DLPack tensor"),
+            DLPackError::UnsupportedVersion(version) => {
+                write!(f, "DLPack tensor of ABI version {version}; this crate reads 1.x")
+            }
+            DLPackError::NotCuda(device) => write!(
+                f,
+                "the DLPack tensor is in {} memory (device {}), not CUDA device memory",
+                device.device_type, device.device_id
+            ),
+            DLPackError::WrongDevice { found, expected } => write!(
+                f,
+                "the DLPack tensor is on CUDA device {found}, the stream on device {expected}"
+            ),
+            DLPackError::UnsupportedDType(dtype) => write!(f, "DLPack element type {dtype} is not supported"),
+            DLPackError::WrongDType { found, expected } => {
+                write!(f, "the DLPack tensor holds {found}, the array {expected}")
+            }
+            DLPackError::ReadOnly => f.write_str("the DLPack tensor is read-only, and a DeviceArray can be written"),
+            DLPackError::Layout(message) => write!(f, "DLPack tensor layout: {message}"),
+            DLPackError::NotDeviceMemory { address, device, why } => write!(
+                f,
+                "the DLPack tensor's data at {address:#x} is not CUDA device memory of device {device}: {why}"
+            ),
+            DLPackError::OutOfAllocation {
+                first,
+                last,
+                start,
+                end,
+            } => write!(
+                f,
+                "the DLPack tensor reaches bytes {first:#x}..={last:#x}, past the device memory at \
+                 {start:#x}..{end:#x} it starts in"
+            ),
+            DLPackError::Consumed => f.write_str("the DLPack capsule was already consumed"),
+            DLPackError::Protocol(message) => write!(f, "not a DLPack exchange: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for DLPackError {}

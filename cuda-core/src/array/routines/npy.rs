@@ -26,6 +26,7 @@
 //! as the transposed view of its data, with no copy. The host is little-endian (as every host
 //! that runs CUDA), so elements are copied as they are.
 
+use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -37,23 +38,19 @@ use crate::array::memory::MemoryPool;
 use crate::error::Result;
 
 /// What is wrong with a `.npy` file, or why an array cannot be written as one.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum NpyError {
     /// Reading or writing failed.
-    #[error("{}{source}", .path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
     Io {
         /// The file, when the data came from or went to one.
         path: Option<PathBuf>,
         /// The I/O error.
-        #[source]
         source: std::io::Error,
     },
     /// The data does not start with NumPy's magic string `\x93NUMPY`.
-    #[error("not a .npy file: it does not start with \\x93NUMPY")]
     NotNpy,
     /// A format version other than 1.0, 2.0 and 3.0.
-    #[error(".npy format version {major}.{minor} is not supported (1.0, 2.0 and 3.0 are)")]
     Version {
         /// The major version byte.
         major: u8,
@@ -61,10 +58,8 @@ pub enum NpyError {
         minor: u8,
     },
     /// The header is not the dict NumPy writes (`descr`, `fortran_order`, `shape`).
-    #[error("bad .npy header: {0}")]
     Header(String),
     /// The file's element type is not the array's.
-    #[error("the .npy data is of dtype {descr:?}, not {expected} ({})", .expected.name())]
     Dtype {
         /// The file's `descr`.
         descr: String,
@@ -72,16 +67,55 @@ pub enum NpyError {
         expected: DType,
     },
     /// The element type has no NumPy dtype (`bf16`).
-    #[error("{0} has no NumPy dtype to save it as; convert it first (astype::<f32>())")]
     NoNumpyDtype(DType),
     /// The data ends before the shape's elements do.
-    #[error("the .npy data is truncated: {expected} bytes of elements expected, {found} found")]
     Truncated {
         /// Bytes the shape and dtype call for.
         expected: u64,
         /// Bytes there were.
         found: u64,
     },
+}
+
+impl fmt::Display for NpyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NpyError::Io { path, source } => {
+                if let Some(path) = path {
+                    write!(f, "{}: ", path.display())?;
+                }
+                write!(f, "{source}")
+            }
+            NpyError::NotNpy => f.write_str("not a .npy file: it does not start with \\x93NUMPY"),
+            NpyError::Version { major, minor } => write!(
+                f,
+                ".npy format version {major}.{minor} is not supported (1.0, 2.0 and 3.0 are)"
+            ),
+            NpyError::Header(message) => write!(f, "bad .npy header: {message}"),
+            NpyError::Dtype { descr, expected } => write!(
+                f,
+                "the .npy data is of dtype {descr:?}, not {expected} ({})",
+                expected.name()
+            ),
+            NpyError::NoNumpyDtype(dtype) => write!(
+                f,
+                "{dtype} has no NumPy dtype to save it as; convert it first (astype::<f32>())"
+            ),
+            NpyError::Truncated { expected, found } => write!(
+                f,
+                "the .npy data is truncated: {expected} bytes of elements expected, {found} found"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NpyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NpyError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// NumPy's magic string.
