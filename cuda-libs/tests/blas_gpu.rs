@@ -365,6 +365,123 @@ fn lt_f32_epilogues() {
     lt_for::<f32>("lt_f32_epilogues");
 }
 
+/// `relu(A B + C + bias)` into `C` again and again: each call's result depends on the last, so
+/// a replayed graph that did not run, or ran twice, shows.
+#[test]
+fn repeated_lt_calls_replay_as_graphs() {
+    let Some(stream) = stream_or_skip("repeated_lt_calls_replay_as_graphs") else {
+        return;
+    };
+    let context = stream.context();
+    let mut lt = Lt::new(&stream).unwrap();
+    assert!(lt.replay(), "replay is on by default");
+    let (m, n, k) = (96, 80, 64);
+    let g = Gemm::new(m, n, k).alpha(0.25).beta(1.0);
+    let mut a = values::<f32>(m * k, 1);
+    let b = values::<f32>(k * n, 2);
+    let bias = values::<f32>(n, 3);
+    let mut a_device = DeviceBuffer::from_slice(context, &a).unwrap();
+    let b_device = DeviceBuffer::from_slice(context, &b).unwrap();
+    let bias_device = DeviceBuffer::from_slice(context, &bias).unwrap();
+    let mut c = values::<f32>(m * n, 4);
+    let mut c_device = DeviceBuffer::from_slice(context, &c).unwrap();
+    let step = |a: &[f32], c: &[f32]| -> Vec<f32> {
+        let mut next = reference(&g, a, &b, c);
+        for (index, x) in next.iter_mut().enumerate() {
+            *x = (*x + f64::from(bias[index % n])).max(0.0);
+        }
+        next.into_iter().map(|x| x as f32).collect()
+    };
+    for call in 1..=4 {
+        lt.matmul(
+            &g,
+            Epilogue::ReluBias,
+            &a_device,
+            &b_device,
+            Some(&bias_device),
+            &mut c_device,
+        )
+        .unwrap();
+        c = step(&a, &c);
+        stream.synchronize().unwrap();
+        assert_close(&format!("call {call}"), &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
+        assert_eq!(lt.replayed_calls(), usize::from(call >= 2), "after call {call}");
+    }
+    // The graph reads memory when it runs: new contents of A are used.
+    a = values::<f32>(m * k, 5);
+    a_device.copy_from_host(&a).unwrap();
+    lt.matmul(
+        &g,
+        Epilogue::ReluBias,
+        &a_device,
+        &b_device,
+        Some(&bias_device),
+        &mut c_device,
+    )
+    .unwrap();
+    c = step(&a, &c);
+    stream.synchronize().unwrap();
+    assert_close("new A", &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
+    // Another output is another call: made directly, not replayed.
+    let mut other = DeviceBuffer::from_slice(context, &c).unwrap();
+    lt.matmul(
+        &g,
+        Epilogue::ReluBias,
+        &a_device,
+        &b_device,
+        Some(&bias_device),
+        &mut other,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    assert_close("other output", &other.to_vec().unwrap(), &to_f64(&step(&a, &c)), 1e-4);
+    assert_eq!(lt.replayed_calls(), 1);
+    // Inside the caller's own capture the call is recorded into the caller's graph.
+    let graph = stream
+        .capture(cuda_driver::CaptureMode::ThreadLocal, |_| {
+            lt.matmul(
+                &g,
+                Epilogue::ReluBias,
+                &a_device,
+                &b_device,
+                Some(&bias_device),
+                &mut c_device,
+            )
+            .map_err(|error| cuda_driver::Error::InvalidValue(error.to_string()))
+        })
+        .unwrap();
+    let exec = graph.instantiate().unwrap();
+    for _ in 0..2 {
+        // SAFETY: the graph uses the four buffers above and the handle's workspace, all alive.
+        unsafe { exec.launch(&stream).unwrap() };
+        c = step(&a, &c);
+    }
+    stream.synchronize().unwrap();
+    assert_close("the caller's graph", &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
+    // Off: the graphs are forgotten, and the calls are direct.
+    lt.set_replay(false);
+    assert_eq!(lt.replayed_calls(), 0);
+    for _ in 0..2 {
+        lt.matmul(
+            &g,
+            Epilogue::ReluBias,
+            &a_device,
+            &b_device,
+            Some(&bias_device),
+            &mut c_device,
+        )
+        .unwrap();
+        c = step(&a, &c);
+    }
+    stream.synchronize().unwrap();
+    assert_close("replay off", &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
+    assert_eq!(lt.replayed_calls(), 0);
+}
+
+fn to_f64(values: &[f32]) -> Vec<f64> {
+    values.iter().map(|&x| f64::from(x)).collect()
+}
+
 /// Strided batches, packed and with a broadcast operand (stride 0), against the host product of
 /// each matrix.
 fn batched_for<T: Host>(test: &str) {

@@ -29,6 +29,10 @@ const MATMUL: &str = "cuda-core DeviceArray::matmul";
 /// The host-cost rows of the library calls under `matmul`, on buffers, the output reused.
 const HOST_GEMM: &str = "cuda-libs Blas::gemm (cublasGemmEx, output reused)";
 const HOST_LT: &str = "cuda-libs Lt::matmul (cublasLtMatmul, output reused)";
+const HOST_LT_DIRECT: &str = "cuda-libs Lt::matmul (graph replay off, output reused)";
+/// `matmul` whose results are all kept to the run's end, so no call repeats an address and none
+/// is replayed as a graph.
+const MATMUL_FRESH: &str = "cuda-core DeviceArray::matmul (results kept: new addresses, no replay)";
 /// The batched case: 256 products of 128 x 128 f32 matrices.
 const BATCHED: &str = "f32 256 x 128^3 batched";
 /// Host cost: batches of back-to-back `matmul` calls, after warm-up batches, each queued behind
@@ -100,7 +104,7 @@ fn main() {
                 Row::unavailable(BENCH, &case, implementation, UNIT, &why).emit();
             }
             for n in HOST_SIZES {
-                for implementation in [MATMUL, HOST_GEMM, HOST_LT] {
+                for implementation in [MATMUL, MATMUL_FRESH, HOST_GEMM, HOST_LT, HOST_LT_DIRECT] {
                     Row::unavailable("host", &host_case(n), implementation, "us/call", &why).emit();
                 }
             }
@@ -114,11 +118,16 @@ fn main() {
     };
     // The host rows first: quick, and what a cut-short run should still print.
     for n in HOST_SIZES {
-        match host_row(&stream, n) {
-            Ok(row) => row.emit(),
-            Err(why) => Row::failed("host", &host_case(n), MATMUL, "us/call", &why).emit(),
+        for keep_results in [false, true] {
+            match host_row(&stream, n, keep_results) {
+                Ok(row) => row.emit(),
+                Err(why) => {
+                    let implementation = if keep_results { MATMUL_FRESH } else { MATMUL };
+                    Row::failed("host", &host_case(n), implementation, "us/call", &why).emit()
+                }
+            }
         }
-        for implementation in [HOST_GEMM, HOST_LT] {
+        for implementation in [HOST_GEMM, HOST_LT, HOST_LT_DIRECT] {
             match library_host_row(&context, &stream, n, implementation) {
                 Ok(row) => row.emit(),
                 Err(why) => Row::failed("host", &host_case(n), implementation, "us/call", &why).emit(),
@@ -339,6 +348,7 @@ fn library_host_row(context: &Context, stream: &Stream, n: usize, implementation
         }
         _ => {
             let mut lt = Lt::new(stream).map_err(text)?;
+            lt.set_replay(implementation == HOST_LT);
             time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, || {
                 lt.matmul(&gemm, Epilogue::None, &a, &b, None, &mut c).map_err(text)
             })?
@@ -386,18 +396,27 @@ fn host_case(n: usize) -> String {
 
 /// Host microseconds per `DeviceArray::matmul` of two `n x n` f32 arrays: the median over
 /// [`HOST_BATCHES`] batches of [`HOST_CALLS`] back-to-back calls, the stream waited for between
-/// batches (outside the timing).
-fn host_row(stream: &Stream, n: usize) -> Result<Row, String> {
+/// batches (outside the timing). Each result is dropped at once (so the pool hands its block to
+/// the next call, which repeats the addresses), or with `keep_results` kept to the run's end (so
+/// every call has new addresses, and the pool grows).
+fn host_row(stream: &Stream, n: usize, keep_results: bool) -> Result<Row, String> {
     let a = array(stream, &[n, n])?;
     let b = array(stream, &[n, n])?;
     let spin = Spin::new()?;
+    let kept = std::cell::RefCell::new(Vec::new());
     let sync = || spin.hold(stream);
-    let call = || a.matmul(&b).map(drop).map_err(|e| e.to_string());
+    let call = || {
+        let product = a.matmul(&b).map_err(|e| e.to_string())?;
+        if keep_results {
+            kept.borrow_mut().push(product);
+        }
+        Ok(())
+    };
     let stats = time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, call)?;
     Ok(Row::value(
         "host",
         &host_case(n),
-        MATMUL,
+        if keep_results { MATMUL_FRESH } else { MATMUL },
         "us/call",
         stats.median,
         format!(

@@ -12,6 +12,7 @@ use cuda_sys::cublaslt::{
 use cuda_sys::CublasLt;
 use half::{bf16, f16};
 
+use super::replay::Replays;
 use super::{check, device_ptr, operand, status_error, Element, Gemm, Matrix, Operand, Shape, WORKSPACE_BYTES};
 use crate::{Error, Result};
 
@@ -87,6 +88,15 @@ struct PlanKey {
     alignment: u32,
 }
 
+/// One call exactly: its plan, every address it reads or writes, and `alpha` and `beta` (as
+/// bits), which is what its graph replays (see [`Lt::set_replay`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct CallKey {
+    plan: PlanKey,
+    addresses: [u64; 4],
+    scalars: [u64; 2],
+}
+
 /// Everything a product of one [`PlanKey`] needs but its addresses, made on the first call and
 /// reused: the descriptor (transposes and epilogue set; only the bias pointer is set per call),
 /// the three layouts, and the algorithm the heuristic chose. A repeated call creates nothing.
@@ -103,8 +113,12 @@ struct Plan {
 /// `cublasLtMatmulAlgoGetHeuristic` chose, made once, so a repeated call costs one
 /// `cublasLtMatmul` (and, with a bias, one attribute set).
 ///
+/// A call repeated on the same addresses is replayed as a CUDA graph from its second time on
+/// (see [`Lt::set_replay`]).
+///
 /// `Send` but not `Sync`, like [`super::Blas`]; destroyed on drop.
 pub struct Lt {
+    replays: Replays<CallKey>,
     handle: cublasLtHandle_t,
     stream: Stream,
     workspace: DeviceBuffer<u8>,
@@ -131,6 +145,7 @@ impl Lt {
         // SAFETY: `handle` is a valid out-pointer; the stream's context is current.
         check(CUBLASLT, "cublasLtCreate", unsafe { create(&mut handle) }.0)?;
         Ok(Lt {
+            replays: Replays::new(),
             handle,
             stream: stream.clone(),
             workspace,
@@ -158,6 +173,28 @@ impl Lt {
     /// Whether `f32` products may use TF32 (see [`Lt::set_allow_tf32`]).
     pub fn allow_tf32(&self) -> bool {
         self.allow_tf32
+    }
+
+    /// Turns graph replay on (the default) or off. With it on, a [`Lt::matmul`] whose plan,
+    /// addresses, `alpha` and `beta` all equal an earlier call's (of the last
+    /// [`REMEMBERED_CALLS`](super::REMEMBERED_CALLS)) is captured as a CUDA graph on its
+    /// second time, on a stream of the handle's own, and launched from that graph from then
+    /// on: a `cuGraphLaunch` where the library call would cost several times the host time. The
+    /// result is the same, as the graph is the call's own kernels with its own arguments. A
+    /// stream under capture always gets the direct call; a capture the library refuses turns
+    /// replay off for the handle.
+    pub fn set_replay(&mut self, replay: bool) {
+        self.replays.set_enabled(replay);
+    }
+
+    /// Whether repeated calls are replayed as graphs (see [`Lt::set_replay`]).
+    pub fn replay(&self) -> bool {
+        self.replays.enabled()
+    }
+
+    /// How many calls are held as graphs now (see [`Lt::set_replay`]).
+    pub fn replayed_calls(&self) -> usize {
+        self.replays.graphs()
     }
 
     /// Queues `C = epilogue(alpha * op(A) op(B) + beta * C [+ bias])` (row-major, see
@@ -250,31 +287,44 @@ impl Lt {
         let [layout_a, layout_b, layout_c] = &plan.layouts;
         let alpha = gemm.alpha as f32;
         let beta = gemm.beta as f32;
-        // SAFETY: handle, descriptor and layouts are live, the context is current; the layouts
-        // describe buffers that hold the elements they span (checked above); C is read and
-        // written in place (same layout, as cuBLASLt allows); the workspace is this handle's,
-        // of the size the heuristic was told; the stream belongs to the context.
-        let status = unsafe {
-            matmul(
-                self.handle,
-                plan.descriptor.0,
-                (&alpha as *const f32).cast::<c_void>(),
-                device_ptr(b),
-                layout_a.0,
-                device_ptr(a),
-                layout_b.0,
-                (&beta as *const f32).cast::<c_void>(),
-                device_ptr(c),
-                layout_c.0,
-                device_ptr(c),
-                layout_c.0,
-                &plan.algorithm,
-                device_ptr(self.workspace.as_raw()),
-                WORKSPACE_BYTES,
-                self.stream.as_raw().cast(),
-            )
+        let (handle, workspace) = (self.handle, &self.workspace);
+        let call = |stream: &Stream| {
+            // SAFETY: handle, descriptor and layouts are live, the context is current; the
+            // layouts describe buffers that hold the elements they span (checked above); C is
+            // read and written in place (same layout, as cuBLASLt allows); the workspace is this
+            // handle's, of the size the heuristic was told; the stream belongs to the context.
+            let status = unsafe {
+                matmul(
+                    handle,
+                    plan.descriptor.0,
+                    (&alpha as *const f32).cast::<c_void>(),
+                    device_ptr(b),
+                    layout_a.0,
+                    device_ptr(a),
+                    layout_b.0,
+                    (&beta as *const f32).cast::<c_void>(),
+                    device_ptr(c),
+                    layout_c.0,
+                    device_ptr(c),
+                    layout_c.0,
+                    &plan.algorithm,
+                    device_ptr(workspace.as_raw()),
+                    WORKSPACE_BYTES,
+                    stream.as_raw().cast(),
+                )
+            };
+            check(CUBLASLT, "cublasLtMatmul", status.0)
         };
-        check(CUBLASLT, "cublasLtMatmul", status.0)
+        let call_key = CallKey {
+            plan: key,
+            addresses: [a, b, c, bias.as_ref().map_or(0, |(bias, _)| *bias)],
+            scalars: [gemm.alpha.to_bits(), gemm.beta.to_bits()],
+        };
+        // SAFETY: the key holds the plan (descriptor, layouts and algorithm are the plan's,
+        // never changed but for the bias pointer, which is in the key), every address, and
+        // alpha and beta; the workspace is the handle's for its life. The memory the key names
+        // is the operands of this call, alive for it.
+        unsafe { self.replays.run(call_key, &self.stream, call) }
     }
 
     /// The descriptors and algorithm for `key` (see [`Plan`]).
@@ -472,6 +522,8 @@ impl Drop for Layout {
 
 impl Drop for Lt {
     fn drop(&mut self) {
+        // The graphs hold the library's kernels: destroyed while the handle still lives.
+        self.replays.clear();
         let Some(destroy) = cuda_sys::cublaslt().ok().and_then(|lt| lt.cublasLtDestroy().ok()) else {
             return;
         };

@@ -35,10 +35,12 @@ use crate::{Error, Result};
 
 mod gemm;
 mod lt;
+mod replay;
 mod vector;
 
 pub use gemm::Blas;
 pub use lt::{Epilogue, Lt, LtElement};
+pub use replay::REMEMBERED_CALLS;
 pub use vector::{Gemv, GemvElement, GemvFn};
 
 /// Bytes of device memory each handle owns as its workspace (`cublasSetWorkspace`, and

@@ -238,8 +238,11 @@ impl<T: MatmulType> DeviceArray<T> {
     /// Floats go to cuBLAS (see [`MatmulElement`]): a 2-D `f32`/`f16`/`bf16` product as one
     /// `cublasLtMatmul` with the plan cached per shape, a stack as one
     /// `cublasGemmStridedBatchedEx` where one stride per operand describes its batch axes
-    /// (contiguous or broadcast stacks, after merging axes), one per outer index otherwise.
-    /// Integers and `Bool` go to a generated tiled kernel that reads any strides (see
+    /// (contiguous or broadcast stacks, after merging axes), one per outer index otherwise. A 2-D
+    /// product repeated on the same arrays and the same output block (a loop that drops each
+    /// result gets the same block from the pool) is replayed as a CUDA graph from its second time
+    /// on, at a fraction of the library call's host cost (`cuda_libs::blas::Lt::set_replay`).
+    /// Products of at most 64^3 multiply-adds, integers and `Bool` go to a generated tiled kernel that reads any strides (see
     /// [`MatmulType`]). [`DeviceArray::matmul_expr`] is the same product inside an expression
     /// (fused with a bias and an activation).
     ///

@@ -1,0 +1,175 @@
+//! Replaying a repeated library call as a CUDA graph: the same product on the same addresses,
+//! a second time, is captured once (on a side stream, so nothing else queued on the caller's
+//! stream joins the capture) and from then on launched as one graph, which costs the host a
+//! fraction of the library call (the H200: see docs/BENCHMARKS.md).
+//!
+//! A graph replays the kernels the call launched with the arguments it launched them with, so
+//! it stands for exactly one call: the key holds everything the call depends on (the plan, every
+//! address, `alpha` and `beta`). A loop that multiplies the same operands into a pooled output
+//! repeats its addresses and is replayed; one whose addresses never repeat pays one hash lookup
+//! per call and is never captured. Addresses that do repeat, but too seldom for their graphs
+//! to pay off (a long cycle of pooled blocks), stop the capturing: past [`FREE_CAPTURES`]
+//! captures, a handle captures again only while its graphs have run [`REPLAYS_PER_CAPTURE`]
+//! times per capture.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use cuda_driver::{CaptureMode, GraphExec, Stream, StreamFlags};
+
+use crate::Result;
+
+/// How many calls (seen once, or captured) a handle remembers; past that the least recently
+/// used is forgotten and its graph destroyed.
+pub const REMEMBERED_CALLS: usize = 64;
+
+/// Captures a handle makes before it asks whether they pay off.
+pub(crate) const FREE_CAPTURES: u64 = 16;
+
+/// Replays per capture a handle must have reached to capture again, past [`FREE_CAPTURES`]: a
+/// capture and instantiation costs the host about what this many direct calls cost.
+pub(crate) const REPLAYS_PER_CAPTURE: u64 = 4;
+
+/// A remembered call: when it last ran, and its graph once it repeated.
+struct Call {
+    last_use: u64,
+    graph: Option<GraphExec>,
+}
+
+/// The calls a handle has made and the graphs of those it made twice.
+pub(crate) struct Replays<K> {
+    /// Off after a capture failed (the library did something a capture does not allow): every
+    /// call is then made directly.
+    enabled: bool,
+    /// The stream captures are recorded on, made on the first capture.
+    side: Option<Stream>,
+    calls: HashMap<K, Call>,
+    clock: u64,
+    captures: u64,
+    replays: u64,
+}
+
+impl<K: Hash + Eq + Copy> Replays<K> {
+    pub(crate) fn new() -> Self {
+        Replays {
+            enabled: true,
+            side: None,
+            calls: HashMap::new(),
+            clock: 0,
+            captures: 0,
+            replays: 0,
+        }
+    }
+
+    /// Turns replaying on or off; off forgets every graph.
+    pub(crate) fn set_enabled(&mut self, enabled: bool) {
+        self.enabled = enabled;
+        if !enabled {
+            self.calls.clear();
+        }
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// How many of the remembered calls have a graph.
+    pub(crate) fn graphs(&self) -> usize {
+        self.calls.values().filter(|call| call.graph.is_some()).count()
+    }
+
+    /// Queues the call `key` stands for on `stream`: `call(stream)` the first time, its graph
+    /// (captured from `call(side stream)`) from the second time on. A stream that is itself
+    /// being captured gets the direct call, so the user's graph holds the library's kernels.
+    ///
+    /// # Safety
+    /// `key` must determine everything `call` queues: the same key must mean the same kernels
+    /// with the same arguments, reading and writing memory that is alive whenever the key is
+    /// given again (the caller passes, with the key, the operands the addresses belong to).
+    pub(crate) unsafe fn run(&mut self, key: K, stream: &Stream, call: impl Fn(&Stream) -> Result<()>) -> Result<()> {
+        if !self.enabled || stream.in_capture()? {
+            return call(stream);
+        }
+        self.clock += 1;
+        let now = self.clock;
+        match self.calls.get_mut(&key) {
+            Some(Call {
+                last_use,
+                graph: Some(graph),
+            }) => {
+                *last_use = now;
+                self.replays += 1;
+                // SAFETY: the graph is this key's call, whose memory is alive (the caller's
+                // obligation); the graph and `stream` share a context (checked by `launch`).
+                return Ok(unsafe { graph.launch(stream) }?);
+            }
+            Some(remembered) => {
+                remembered.last_use = now;
+                if self.captures >= FREE_CAPTURES && self.replays < REPLAYS_PER_CAPTURE * self.captures {
+                    return call(stream);
+                }
+            }
+            None => {
+                self.remember(key, now);
+                return call(stream);
+            }
+        }
+        self.captures += 1;
+        match self.capture(stream.context(), &call) {
+            Ok(graph) => {
+                // SAFETY: as above: the graph holds exactly this call.
+                let launched = unsafe { graph.launch(stream) };
+                if let Some(remembered) = self.calls.get_mut(&key) {
+                    remembered.graph = Some(graph);
+                }
+                Ok(launched?)
+            }
+            Err(_) => {
+                self.set_enabled(false);
+                call(stream)
+            }
+        }
+    }
+
+    fn capture(&mut self, context: &cuda_driver::Context, call: &impl Fn(&Stream) -> Result<()>) -> Result<GraphExec> {
+        let side = match &self.side {
+            Some(side) => side,
+            None => self
+                .side
+                .insert(Stream::with_options(context, StreamFlags::NON_BLOCKING, 0)?),
+        };
+        let mut recorded = Ok(());
+        let graph = side.capture(CaptureMode::ThreadLocal, |side| {
+            recorded = call(side);
+            Ok(())
+        })?;
+        recorded?;
+        Ok(graph.instantiate()?)
+    }
+
+    /// Remembers `key` as seen once, forgetting the least recently used call when full.
+    fn remember(&mut self, key: K, now: u64) {
+        if self.calls.len() >= REMEMBERED_CALLS {
+            let oldest = self
+                .calls
+                .iter()
+                .min_by_key(|(_, call)| call.last_use)
+                .map(|(key, _)| *key);
+            if let Some(oldest) = oldest {
+                self.calls.remove(&oldest);
+            }
+        }
+        self.calls.insert(
+            key,
+            Call {
+                last_use: now,
+                graph: None,
+            },
+        );
+    }
+
+    /// Forgets every call and destroys their graphs (before the handle they came from goes).
+    pub(crate) fn clear(&mut self) {
+        self.calls.clear();
+    }
+}
