@@ -88,7 +88,7 @@ macro_rules! library_table {
         impl $table {
             /// Searches for the library in the documented order and opens the first that loads.
             pub fn load() -> Result<Self, $crate::LoadError> {
-                let found = $crate::search::candidates($kind, |name| std::env::var_os(name));
+                let found = $crate::search::candidates($kind, $crate::search::process_environment);
                 Ok(Self { symbols: $crate::open_first($kind, &found)?.into_table(&$functions) })
             }
 

@@ -400,7 +400,7 @@ impl LibraryKind {
     /// library is closed again: this answers whether it can be found, whether or not its
     /// feature is on, and leaves the process-wide tables alone.
     pub fn find(self) -> Result<std::path::PathBuf, crate::LoadError> {
-        let found = crate::search::candidates(self, |name| std::env::var_os(name));
+        let found = crate::search::candidates(self, crate::search::process_environment);
         crate::open_first(self, &found).map(|opened| opened.path)
     }
 }

@@ -39,6 +39,12 @@ impl Candidate {
     }
 }
 
+/// The process's environment, as [`candidates`] reads it when loading: one function, so every
+/// library's loader shares one copy of the search.
+pub(crate) fn process_environment(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
 /// The candidates for `kind`, in search order (its row of [`crate::LIBRARIES`] says where it is
 /// installed from), reading the environment through `env` (so the order can be tested without
 /// touching the process).
