@@ -449,12 +449,24 @@ fn reduction_kernels_have_an_axis_form() {
 }
 
 /// Allocations `f` makes from `stream`'s pool (hits and misses).
-fn allocations<R>(stream: &Stream, f: impl FnOnce() -> R) -> (u64, R) {
+/// The fewest pool allocations `f` made in five runs: the pool is the context's, shared with the
+/// tests running beside this one, whose allocations can only add to a run's count.
+fn allocations<R>(stream: &Stream, f: impl Fn() -> R) -> (u64, R) {
     let pool = MemoryPool::for_context(stream.context());
-    let before = pool.stats();
-    let result = f();
-    let after = pool.stats();
-    (after.hits + after.misses - before.hits - before.misses, result)
+    let count = || {
+        let before = pool.stats();
+        let result = f();
+        let after = pool.stats();
+        (after.hits + after.misses - before.hits - before.misses, result)
+    };
+    let (mut fewest, mut result) = count();
+    for _ in 1..5 {
+        let (made, again) = count();
+        if made < fewest {
+            (fewest, result) = (made, again);
+        }
+    }
+    (fewest, result)
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! cuBLAS and cuBLASLt on the GPU against a host reference (f64 accumulation). Each test prints
 //! `skipped:` without a GPU or without cuBLAS, and fails instead under `CUDA_REQUIRE_GPU=1`.
 
-use cuda_driver::{Context, ContextFlags, Device, DeviceBuffer, Stream};
+use cuda_driver::{Context, ContextFlags, Device, DeviceBuffer, Stream, StreamFlags};
 use cuda_libs::blas::{Batch, Blas, Element, Epilogue, Gemm, Gemv, GemvElement, Lt, LtElement, Operand};
 use cuda_libs::Error;
 use half::{bf16, f16};
@@ -372,6 +372,9 @@ fn repeated_lt_calls_replay_as_graphs() {
     let Some(stream) = stream_or_skip("repeated_lt_calls_replay_as_graphs") else {
         return;
     };
+    // Non-blocking: while a blocking stream captures, the legacy stream (which the other tests'
+    // synchronous copies use) may not be used anywhere in the process.
+    let stream = Stream::with_options(stream.context(), StreamFlags::NON_BLOCKING, 0).unwrap();
     let context = stream.context();
     let mut lt = Lt::new(&stream).unwrap();
     assert!(lt.replay(), "replay is on by default");
