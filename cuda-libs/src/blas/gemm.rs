@@ -5,6 +5,7 @@ use std::ffi::c_void;
 use cuda_driver::{Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::cublas::{cublasComputeType_t, cublasGemmAlgo_t, cublasHandle_t, cublasOperation_t, cudaDataType_t};
 
+use super::replay::handle_lifecycle;
 use super::{check, device_ptr, operand, Batch, Element, Gemm, Operand, WORKSPACE_BYTES};
 use crate::Result;
 
@@ -32,6 +33,7 @@ impl Blas {
     /// queues its work there (`cublasSetStream`) and gives it a workspace
     /// (`cublasSetWorkspace`). Loads cuBLAS first: a missing library is [`crate::Error::Load`].
     pub fn new(stream: &Stream) -> Result<Blas> {
+        let _lifecycle = handle_lifecycle();
         let cublas = cuda_sys::cublas()?;
         let create = cublas.cublasCreate_v2()?;
         let set_stream = cublas.cublasSetStream_v2()?;
@@ -221,6 +223,7 @@ impl Drop for Blas {
         if self.stream.context().set_current().is_err() {
             return;
         }
+        let _lifecycle = handle_lifecycle();
         // SAFETY: the handle was created by `cublasCreate_v2` and is destroyed once, here, with
         // its context current. Its status cannot be returned from `drop`.
         let _ = unsafe { destroy(self.handle) };

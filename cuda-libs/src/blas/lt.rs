@@ -12,7 +12,7 @@ use cuda_sys::cublaslt::{
 use cuda_sys::CublasLt;
 use half::{bf16, f16};
 
-use super::replay::Replays;
+use super::replay::{handle_lifecycle, Replays};
 use super::{check, device_ptr, operand, status_error, Element, Gemm, Matrix, Operand, Shape, WORKSPACE_BYTES};
 use crate::{Error, Result};
 
@@ -135,6 +135,7 @@ impl Lt {
     /// matrix products are queued on `stream`. Loads cuBLASLt first: a missing library is
     /// [`crate::Error::Load`].
     pub fn new(stream: &Stream) -> Result<Lt> {
+        let _lifecycle = handle_lifecycle();
         let lt = cuda_sys::cublaslt()?;
         let create = lt.cublasLtCreate()?;
         stream.context().set_current()?;
@@ -530,6 +531,7 @@ impl Drop for Lt {
         if self.stream.context().set_current().is_err() {
             return;
         }
+        let _lifecycle = handle_lifecycle();
         // SAFETY: the handle was created by `cublasLtCreate` and is destroyed once, here. Its
         // status cannot be returned from `drop`.
         let _ = unsafe { destroy(self.handle) };

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use cuda_driver::{CaptureMode, GraphExec, Stream, StreamFlags};
 
@@ -22,6 +23,18 @@ use crate::Result;
 /// How many calls (seen once, or captured) a handle remembers; past that the least recently
 /// used is forgotten and its graph destroyed.
 pub const REMEMBERED_CALLS: usize = 64;
+
+/// Making and destroying a cuBLAS or cuBLASLt handle synchronise the whole device
+/// (`cublasDestroy` calls `cudaDeviceSynchronize`). No stream capture may be under way in the
+/// context when that happens, or the capture is invalidated. On the H200, tests destroying their
+/// handles beside a replay capture made the capture fail, and once crashed the process. So those
+/// calls hold this lock shared ([`handle_lifecycle`]), and a capture holds it exclusively.
+static HANDLE_LIFECYCLE: RwLock<()> = RwLock::new(());
+
+/// Held while a handle is made or destroyed, so that no replay capture runs meanwhile.
+pub(crate) fn handle_lifecycle() -> RwLockReadGuard<'static, ()> {
+    HANDLE_LIFECYCLE.read().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Captures a handle makes before it asks whether they pay off.
 pub(crate) const FREE_CAPTURES: u64 = 16;
@@ -139,10 +152,13 @@ impl<K: Hash + Eq + Copy> Replays<K> {
                 .insert(Stream::with_options(context, StreamFlags::NON_BLOCKING, 0)?),
         };
         let mut recorded = Ok(());
+        let exclusive = HANDLE_LIFECYCLE.write().unwrap_or_else(PoisonError::into_inner);
         let graph = side.capture(CaptureMode::ThreadLocal, |side| {
             recorded = call(side);
             Ok(())
-        })?;
+        });
+        drop(exclusive);
+        let graph = graph?;
         recorded?;
         Ok(graph.instantiate()?)
     }
