@@ -1,34 +1,13 @@
 //! cuBLAS and cuBLASLt on the GPU against a host reference (f64 accumulation). Each test prints
 //! `skipped:` without a GPU or without cuBLAS, and fails instead under `CUDA_REQUIRE_GPU=1`.
 
-use cuda_driver::{Context, ContextFlags, Device, DeviceBuffer, Stream, StreamFlags};
+use cuda_driver::{Context, ContextFlags, DeviceBuffer, Stream, StreamFlags};
 use cuda_libs::blas::{Batch, Blas, Element, Epilogue, Gemm, Gemv, GemvElement, Lt, LtElement, Operand};
 use cuda_libs::Error;
 use half::{bf16, f16};
 
-/// A stream on device 0 with cuBLAS and cuBLASLt loaded, or `None` after printing why the test
-/// is skipped (a panic under `CUDA_REQUIRE_GPU=1`).
-fn stream_or_skip(test: &str) -> Option<Stream> {
-    let stream = Device::count()
-        .map_err(Error::from)
-        .and_then(|count| match count {
-            0 => Err(Error::InvalidValue("the driver reports no device".into())),
-            _ => Ok(Device::get(0)?),
-        })
-        .and_then(|device| Ok(device.primary_context()?))
-        .and_then(|context| Ok(Stream::new(&context)?))
-        .and_then(|stream| cuda_libs::blas::load().map(|()| stream));
-    match stream {
-        Ok(stream) => Some(stream),
-        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("{test}: CUDA_REQUIRE_GPU=1 but there is no usable GPU with cuBLAS: {error}")
-        }
-        Err(error) => {
-            println!("skipped: {test}: no usable GPU with cuBLAS ({error})");
-            None
-        }
-    }
-}
+mod common;
+use common::stream_or_skip;
 
 /// The element types as the host reference sees them, with each type's tolerance.
 trait Host: Element {
@@ -372,8 +351,8 @@ fn repeated_lt_calls_replay_as_graphs() {
     let Some(stream) = stream_or_skip("repeated_lt_calls_replay_as_graphs") else {
         return;
     };
-    // Non-blocking: while a blocking stream captures, the legacy stream (which the other tests'
-    // synchronous copies use) may not be used anywhere in the process.
+    // Non-blocking, as the handle's own capture stream is: while a blocking stream captures, the
+    // legacy stream (which the other tests' synchronous copies use) may not be used anywhere.
     let stream = Stream::with_options(stream.context(), StreamFlags::NON_BLOCKING, 0).unwrap();
     let context = stream.context();
     let mut lt = Lt::new(&stream).unwrap();
@@ -439,28 +418,6 @@ fn repeated_lt_calls_replay_as_graphs() {
     stream.synchronize().unwrap();
     assert_close("other output", &other.to_vec().unwrap(), &to_f64(&step(&a, &c)), 1e-4);
     assert_eq!(lt.replayed_calls(), 1);
-    // Inside the caller's own capture the call is recorded into the caller's graph.
-    let graph = stream
-        .capture(cuda_driver::CaptureMode::ThreadLocal, |_| {
-            lt.matmul(
-                &g,
-                Epilogue::ReluBias,
-                &a_device,
-                &b_device,
-                Some(&bias_device),
-                &mut c_device,
-            )
-            .map_err(|error| cuda_driver::Error::InvalidValue(error.to_string()))
-        })
-        .unwrap();
-    let exec = graph.instantiate().unwrap();
-    for _ in 0..2 {
-        // SAFETY: the graph uses the four buffers above and the handle's workspace, all alive.
-        unsafe { exec.launch(&stream).unwrap() };
-        c = step(&a, &c);
-    }
-    stream.synchronize().unwrap();
-    assert_close("the caller's graph", &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
     // Off: the graphs are forgotten, and the calls are direct.
     lt.set_replay(false);
     assert_eq!(lt.replayed_calls(), 0);
