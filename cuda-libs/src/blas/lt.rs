@@ -182,8 +182,11 @@ impl Lt {
     /// second time, on a stream of the handle's own, and launched from that graph from then
     /// on: a `cuGraphLaunch` where the library call would cost several times the host time. The
     /// result is the same, as the graph is the call's own kernels with its own arguments. A
-    /// stream under capture always gets the direct call; a capture the library refuses turns
-    /// replay off for the handle.
+    /// stream under capture always gets the direct call; a capture that fails turns replay off
+    /// for the handle. A capture lasts one library call, during which nothing in the process may
+    /// synchronise the whole device: the handles of this crate wait for it, but a
+    /// `cudaDeviceSynchronize` from other code at that moment makes the capture fail (the call
+    /// then runs directly).
     pub fn set_replay(&mut self, replay: bool) {
         self.replays.set_enabled(replay);
     }
