@@ -160,7 +160,6 @@ impl Device {
         &self.device
     }
 
-    #[cfg(feature = "array")]
     /// The process-wide memory pool of this device's context, the one [`DeviceArray`]s made on
     /// its streams allocate from: CuPy's `cp.get_default_memory_pool()` (which picks the current
     /// device; here the device is named). The same as
@@ -168,6 +167,7 @@ impl Device {
     ///
     /// [`DeviceArray`]: crate::DeviceArray
     #[doc(alias = "get_default_memory_pool")]
+    #[cfg(feature = "array")]
     pub fn memory_pool(&self) -> MemoryPool {
         MemoryPool::for_context(&self.context)
     }

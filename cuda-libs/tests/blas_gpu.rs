@@ -374,16 +374,13 @@ fn repeated_lt_calls_replay_as_graphs() {
         }
         next.into_iter().map(|x| x as f32).collect()
     };
+    // The one product of the test: `c = relu(0.25 a b + c + bias)` on the GPU.
+    let product = |lt: &mut Lt, a: &DeviceBuffer<f32>, c: &mut DeviceBuffer<f32>| {
+        lt.matmul(&g, Epilogue::ReluBias, a, &b_device, Some(&bias_device), c)
+            .unwrap()
+    };
     for call in 1..=4 {
-        lt.matmul(
-            &g,
-            Epilogue::ReluBias,
-            &a_device,
-            &b_device,
-            Some(&bias_device),
-            &mut c_device,
-        )
-        .unwrap();
+        product(&mut lt, &a_device, &mut c_device);
         c = step(&a, &c);
         stream.synchronize().unwrap();
         assert_close(&format!("call {call}"), &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
@@ -392,29 +389,13 @@ fn repeated_lt_calls_replay_as_graphs() {
     // The graph reads memory when it runs: new contents of A are used.
     a = values::<f32>(m * k, 5);
     a_device.copy_from_host(&a).unwrap();
-    lt.matmul(
-        &g,
-        Epilogue::ReluBias,
-        &a_device,
-        &b_device,
-        Some(&bias_device),
-        &mut c_device,
-    )
-    .unwrap();
+    product(&mut lt, &a_device, &mut c_device);
     c = step(&a, &c);
     stream.synchronize().unwrap();
     assert_close("new A", &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
     // Another output is another call: made directly, not replayed.
     let mut other = DeviceBuffer::from_slice(context, &c).unwrap();
-    lt.matmul(
-        &g,
-        Epilogue::ReluBias,
-        &a_device,
-        &b_device,
-        Some(&bias_device),
-        &mut other,
-    )
-    .unwrap();
+    product(&mut lt, &a_device, &mut other);
     stream.synchronize().unwrap();
     assert_close("other output", &other.to_vec().unwrap(), &to_f64(&step(&a, &c)), 1e-4);
     assert_eq!(lt.replayed_calls(), 1);
@@ -422,15 +403,7 @@ fn repeated_lt_calls_replay_as_graphs() {
     lt.set_replay(false);
     assert_eq!(lt.replayed_calls(), 0);
     for _ in 0..2 {
-        lt.matmul(
-            &g,
-            Epilogue::ReluBias,
-            &a_device,
-            &b_device,
-            Some(&bias_device),
-            &mut c_device,
-        )
-        .unwrap();
+        product(&mut lt, &a_device, &mut c_device);
         c = step(&a, &c);
     }
     stream.synchronize().unwrap();

@@ -242,8 +242,8 @@ impl<T: MatmulType> DeviceArray<T> {
     /// product repeated on the same arrays and the same output block (a loop that drops each
     /// result gets the same block from the pool) is replayed as a CUDA graph from its second time
     /// on, at a fraction of the library call's host cost (`cuda_libs::blas::Lt::set_replay`).
-    /// Products of at most 64^3 multiply-adds, integers and `Bool` go to a generated tiled kernel that reads any strides (see
-    /// [`MatmulType`]). [`DeviceArray::matmul_expr`] is the same product inside an expression
+    /// Products of at most 64^3 multiply-adds, integers and `Bool` go to a generated tiled kernel
+    /// that reads any strides (see [`MatmulType`]). [`DeviceArray::matmul_expr`] is the same product inside an expression
     /// (fused with a bias and an activation).
     ///
     /// Shapes that do not contract are [`Error::InvalidValue`] naming both shapes and axes, as
