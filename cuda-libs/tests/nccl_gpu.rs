@@ -200,21 +200,17 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         let mut recvs: Vec<_> = (0..n)
             .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
             .collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, recv) in recvs.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .all_reduce::<T>(&sends[r], recv, count, op, &ranks[r].stream)?;
+                g.all_reduce::<T>(ranks[r].comm, &sends[r], recv, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
         .expect("all_reduce");
         let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count))).collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, buffer) in in_place.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .all_reduce_in_place::<T>(buffer, count, op, &ranks[r].stream)?;
+                g.all_reduce_in_place::<T>(ranks[r].comm, buffer, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
@@ -233,21 +229,17 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         let mut recvs: Vec<_> = (0..n)
             .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
             .collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, recv) in recvs.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce::<T>(&sends[r], recv, count, op, root, &ranks[r].stream)?;
+                g.reduce::<T>(ranks[r].comm, &sends[r], recv, count, op, root, &ranks[r].stream)?;
             }
             Ok(())
         })
         .expect("reduce");
         let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count))).collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, buffer) in in_place.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce_in_place::<T>(buffer, count, op, root, &ranks[r].stream)?;
+                g.reduce_in_place::<T>(ranks[r].comm, buffer, count, op, root, &ranks[r].stream)?;
             }
             Ok(())
         })
@@ -270,21 +262,17 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         let mut recvs: Vec<_> = (0..n)
             .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
             .collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, recv) in recvs.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce_scatter::<T>(&sends[r], recv, count, op, &ranks[r].stream)?;
+                g.reduce_scatter::<T>(ranks[r].comm, &sends[r], recv, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
         .expect("reduce_scatter");
         let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count * n))).collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, buffer) in in_place.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce_scatter_in_place::<T>(buffer, count, op, &ranks[r].stream)?;
+                g.reduce_scatter_in_place::<T>(ranks[r].comm, buffer, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
@@ -309,20 +297,16 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
         .collect();
     let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count))).collect();
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, recv) in recvs.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .broadcast::<T>(&sends[r], recv, count, root, &ranks[r].stream)?;
+            g.broadcast::<T>(ranks[r].comm, &sends[r], recv, count, root, &ranks[r].stream)?;
         }
         Ok(())
     })
     .expect("broadcast");
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, buffer) in in_place.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .broadcast_in_place::<T>(buffer, count, root, &ranks[r].stream)?;
+            g.broadcast_in_place::<T>(ranks[r].comm, buffer, count, root, &ranks[r].stream)?;
         }
         Ok(())
     })
@@ -349,20 +333,16 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
             upload(&contexts[r], &whole)
         })
         .collect();
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, recv) in recvs.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .all_gather::<T>(&sends[r], recv, count, &ranks[r].stream)?;
+            g.all_gather::<T>(ranks[r].comm, &sends[r], recv, count, &ranks[r].stream)?;
         }
         Ok(())
     })
     .expect("all_gather");
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, buffer) in in_place.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .all_gather_in_place::<T>(buffer, count, &ranks[r].stream)?;
+            g.all_gather_in_place::<T>(ranks[r].comm, buffer, count, &ranks[r].stream)?;
         }
         Ok(())
     })
@@ -386,14 +366,10 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
     let mut recvs: Vec<_> = (0..n)
         .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
         .collect();
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, recv) in recvs.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .send::<T>(&sends[r], count, (r + 1) % n, &ranks[r].stream)?;
-            ranks[r]
-                .comm
-                .recv::<T>(recv, count, (r + n - 1) % n, &ranks[r].stream)?;
+            g.send::<T>(ranks[r].comm, &sends[r], count, (r + 1) % n, &ranks[r].stream)?;
+            g.recv::<T>(ranks[r].comm, recv, count, (r + n - 1) % n, &ranks[r].stream)?;
         }
         Ok(())
     })

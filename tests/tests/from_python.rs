@@ -705,8 +705,8 @@ fn several_gpus(
     comm.reduce_scatter::<f32>(&t, &mut out, n, ReduceOp::Sum, &stream)?;
     comm.send::<f32>(&x, n, peer, &stream)?;
     comm.recv::<f32>(&mut y, n, peer, &stream)?;
-    nccl::group(|| {
-        comms[0].all_reduce_in_place::<f32>(&mut t, n, ReduceOp::Sum, &stream)?;
+    nccl::group(|g| {
+        g.all_reduce_in_place::<f32>(&comms[0], &mut t, n, ReduceOp::Sum, &stream)?;
         Ok(())
     })?;
     Ok(())
