@@ -802,6 +802,7 @@ impl Communicator {
         self.reduce_on::<T>(Target::Now, send, recv, count, op, root, stream)
     }
 
+    #[allow(clippy::too_many_arguments)] // `reduce`'s arguments and where the call goes
     fn reduce_on<'a, T: NcclType>(
         &'a self,
         target: Target<'_, 'a>,
