@@ -99,7 +99,6 @@ use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuda_driver::{Access, Context, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
@@ -250,8 +249,7 @@ impl std::fmt::Debug for UniqueId {
     }
 }
 
-/// The owned NCCL communicator: finalized and destroyed (or aborted) when the last reference
-/// goes (the [`Communicator`], or a [`group`] still waiting for it).
+/// The owned NCCL communicator: finalized and destroyed (or aborted) when dropped.
 struct Inner {
     comm: ncclComm_t,
     context: Context,
@@ -324,7 +322,7 @@ const DROP_TIMEOUT: Duration = Duration::from_secs(30);
 /// times out, is aborted (`ncclCommAbort`) instead. One thread that drives several
 /// communicators ends them together with [`Communicator::finalize_all`].
 pub struct Communicator {
-    inner: Arc<Inner>,
+    inner: Inner,
     timeout: Duration,
     /// Not `Sync`: NCCL calls on one communicator never run on two threads at once.
     _not_sync: PhantomData<Cell<()>>,
@@ -332,11 +330,6 @@ pub struct Communicator {
 
 // SAFETY: NCCL lets a communicator be used from any thread, one thread at a time.
 unsafe impl Send for Inner {}
-// SAFETY: through `&Inner` only the state is read (`ncclCommGetAsyncError`, which NCCL lets one
-// thread poll while another uses or aborts the communicator) and the fields; the calls that use
-// the communicator go through `Communicator`, which is not `Sync`. The references a `group` keeps
-// only read the state and drop.
-unsafe impl Sync for Inner {}
 
 impl std::fmt::Debug for Communicator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -462,13 +455,13 @@ impl Communicator {
             ));
         }
         let communicator = Communicator {
-            inner: Arc::new(Inner {
+            inner: Inner {
                 comm,
                 context: context.clone(),
                 rank,
                 count: nranks,
                 finalized: AtomicBool::new(false),
-            }),
+            },
             timeout,
             _not_sync: PhantomData,
         };
@@ -511,7 +504,7 @@ impl Communicator {
         inner.wait("ncclCommSplit", self.timeout)?;
         (inner.rank, inner.count) = inner.rank_and_count()?;
         Ok(Some(Communicator {
-            inner: Arc::new(inner),
+            inner,
             timeout: self.timeout,
             _not_sync: PhantomData,
         }))
@@ -556,7 +549,7 @@ impl Communicator {
         }
     }
 
-    /// Finalizes every communicator (`ncclCommFinalize`, in one [`group`], then waits for all,
+    /// Finalizes every communicator (`ncclCommFinalize`, in one NCCL group, then waits for all,
     /// each for at most its timeout) and destroys them: what one thread that drives several
     /// communicators does at the end, since NCCL may let one rank's finalization wait for the
     /// others'. A communicator that fails or times out is aborted (`ncclCommAbort`) and the
@@ -1432,7 +1425,13 @@ impl<'scope> Group<'scope, '_> {
 /// closure's own) is returned with no NCCL call made, and a panic in `calls` resumes after the
 /// uses it began have ended, again with no call made. Calls made on a [`Communicator`] itself
 /// inside the closure are made at once, not in the group; a `group` inside the closure is a
-/// group of its own, made when it returns.
+/// group of its own, made when it returns. Other work queued inside the closure comes before
+/// the group's calls: a stream that reads a group's receive buffer through another handle (a
+/// view of the same storage) is ordered after the receive only once the group has returned.
+///
+/// If a communicator is not ready within its timeout after `ncclGroupEnd`, [`Error::Timeout`]
+/// is returned while NCCL may still be queueing the calls; such a communicator is best dropped
+/// (aborted) before the buffers are.
 ///
 /// ```no_run
 /// use cuda_driver::{Device, DeviceBuffer, Stream};
@@ -1511,7 +1510,8 @@ pub fn group<'env, R>(calls: impl for<'scope> FnOnce(&'scope Group<'scope, 'env>
 
 /// Makes a group's calls between `ncclGroupStart` and `ncclGroupEnd`, then waits until every
 /// communicator called is ready: the calls are then on their streams. The first error ends the
-/// calls (NCCL drops the group's calls when one of them failed).
+/// calls (NCCL drops the group's calls when one of them failed) and is returned, after the wait
+/// for those made.
 fn make_calls(calls: Vec<QueuedCall<'_>>) -> Result<()> {
     let mut called: Vec<(&Communicator, &'static str)> = Vec::new();
     let open = OpenGroup::start()?;
@@ -1521,18 +1521,17 @@ fn make_calls(calls: Vec<QueuedCall<'_>>) -> Result<()> {
             status(queued.function, result)?;
         }
         let communicator = queued.communicator;
-        if !called.iter().any(|(c, _)| Arc::ptr_eq(&c.inner, &communicator.inner)) {
+        if !called.iter().any(|(c, _)| c.inner.comm == communicator.inner.comm) {
             called.push((communicator, queued.function));
         }
         Ok(())
     });
     let ended = open.end();
-    made?;
-    ended?;
-    for (communicator, function) in called {
-        communicator.inner.wait(function, communicator.timeout)?;
-    }
-    Ok(())
+    let waited = called
+        .into_iter()
+        .map(|(communicator, function)| communicator.inner.wait(function, communicator.timeout))
+        .fold(Ok(()), Result::and);
+    made.and(ended).and(waited)
 }
 
 /// `ncclGroupStart` until [`OpenGroup::end`], or until dropped (an error or a panic on the way):
