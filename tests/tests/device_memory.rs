@@ -325,3 +325,68 @@ fn captured_uses_are_not_ordered_from_outside_the_capture() {
     drop(exec);
     finish(&fake, parts);
 }
+
+/// The launches that `cuda_driver`'s GPU test `cross_stream_order` times, on the stand-in: a
+/// write on `a` behind other work, a read of it on `b` behind other work, an overwrite on `a`,
+/// for plain and pool memory. Queueing them makes only the calls that queue work and order it
+/// on the device: no host wait of any kind (synchronising, a blocking copy, a free), which is
+/// what its "queueing took ... of ...: a host wait?" check would catch on a GPU.
+#[test]
+fn the_cross_stream_launches_queue_without_a_host_wait() {
+    let fake = fake::session();
+    let parts = parts(&fake);
+    let config = LaunchConfig::for_num_elems(N as u32);
+    let one = LaunchConfig::for_num_elems(2);
+    let (a, b) = (stream(&parts.context), stream(&parts.context));
+    let pool = cuda_driver::MemPool::new(&parts.context.device()).unwrap();
+    for stream_ordered in [false, true] {
+        let mut x = match stream_ordered {
+            true => DeviceBuffer::<f32>::alloc_from_pool_async(&pool, &a, N).unwrap(),
+            false => DeviceBuffer::<f32>::alloc(&parts.context, N).unwrap(),
+        };
+        let mut y = DeviceBuffer::<f32>::zeroed(&parts.context, N).unwrap();
+        let mut done = DeviceBuffer::<f32>::zeroed(&parts.context, 2).unwrap();
+        let mut done_b = DeviceBuffer::<f32>::zeroed(&parts.context, 2).unwrap();
+        // SAFETY (every launch here): fill and saxpy touch the element counts of their buffers.
+        unsafe {
+            a.launch(&parts.fill, &config, (&mut x, 1.0f32, N as u32)).unwrap();
+            a.launch(&parts.fill, &one, (&mut done, 0.0f32, 2u32)).unwrap();
+            b.launch(&parts.saxpy, &config, (0.0f32, &x, &mut y, N as u32)).unwrap();
+        }
+        a.synchronize().unwrap();
+        b.synchronize().unwrap();
+        fake.reset();
+        unsafe {
+            a.launch(&parts.fill, &one, (&mut done, 1.0f32, 2u32)).unwrap();
+            a.launch(&parts.fill, &config, (&mut x, 3.0f32, N as u32)).unwrap();
+            b.launch(&parts.fill, &one, (&mut done_b, 1.0f32, 2u32)).unwrap();
+            b.launch(&parts.saxpy, &config, (2.0f32, &x, &mut y, N as u32)).unwrap();
+            a.launch(&parts.fill, &config, (&mut x, 5.0f32, N as u32)).unwrap();
+        }
+        let trace = fake.trace();
+        let queueing = [
+            "cuCtxGetCurrent",
+            "cuLaunchKernel",
+            "cuEventRecord",
+            "cuStreamWaitEvent",
+        ];
+        let others: Vec<&str> = trace
+            .split_whitespace()
+            .filter(|call| !queueing.contains(call))
+            .collect();
+        assert!(
+            others.is_empty(),
+            "stream-ordered: {stream_ordered}: {others:?} in {trace}"
+        );
+        assert_eq!(calls(&trace, "cuLaunchKernel"), 5, "{trace}");
+        assert_eq!(calls(&trace, "cuStreamWaitEvent"), 3, "{trace}");
+        b.synchronize().unwrap();
+        a.synchronize().unwrap();
+        assert_eq!(y.to_vec().unwrap(), [6.0; N], "stream-ordered: {stream_ordered}");
+        assert_eq!(x.to_vec().unwrap(), [5.0; N], "stream-ordered: {stream_ordered}");
+        drop((x, y, done, done_b));
+    }
+    a.synchronize().unwrap();
+    drop(pool);
+    finish(&fake, parts);
+}

@@ -16,7 +16,7 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToIncl
 
 use cuda_sys::driver::CUdeviceptr;
 
-use crate::array::device_array::{c_strides, shape_len, DeviceArray, IntoShape};
+use crate::array::device_array::{c_strides, host_vec, shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::error::{Error, Result};
 
@@ -209,7 +209,12 @@ fn split_bounds(extent: usize, at: SplitAt<'_>, equal: bool) -> Result<Vec<usize
         ))),
         SplitAt::Sections(k) => {
             let (size, extra) = (extent / k, extent % k);
-            Ok((0..=k).map(|i| i * size + i.min(extra)).collect())
+            let count = k
+                .checked_add(1)
+                .ok_or_else(|| Error::InvalidValue(format!("split: {k} sections are more than can be held")))?;
+            let mut bounds = host_vec::<usize>(count)?;
+            bounds.extend((0..=k).map(|i| i * size + i.min(extra)));
+            Ok(bounds)
         }
         // A bound below the one before gives an empty piece (and the next starts from it), as
         // in NumPy.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use cuda_driver::Access;
 
-use crate::array::device_array::{c_strides, DeviceArray, IntoShape};
+use crate::array::device_array::{c_strides, host_vec, shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::array::kernels::copy;
 use crate::array::kernels::gather::IndexMode;
@@ -144,7 +144,11 @@ impl<T: Element> DeviceArray<T> {
                     array.shape()
                 )));
             }
-            shape[axis] += array.shape()[axis];
+            shape[axis] = shape[axis].checked_add(array.shape()[axis]).ok_or_else(|| {
+                Error::InvalidValue(format!(
+                    "concatenate: the extents along axis {axis} add up to more than usize holds"
+                ))
+            })?;
         }
         let out = Self::empty(first.stream(), shape)?;
         let mut start = 0;
@@ -283,7 +287,13 @@ impl<T: Element> DeviceArray<T> {
         );
         let interleaved_shape: Vec<usize> = reps.iter().zip(&extents).flat_map(|(&r, &n)| [r, n]).collect();
         let interleaved_strides: Vec<isize> = strides.iter().flat_map(|&s| [0, s]).collect();
-        let shape: Vec<usize> = reps.iter().zip(&extents).map(|(&r, &n)| r * n).collect();
+        let shape = reps
+            .iter()
+            .zip(&extents)
+            .map(|(&r, &n)| r.checked_mul(n))
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(|| Error::InvalidValue(format!("tile: {reps:?} copies of shape {extents:?} overflow")))?;
+        shape_len(&shape)?;
         self.broadcast_copy(interleaved_shape, interleaved_strides, shape)
     }
 
@@ -308,7 +318,13 @@ impl<T: Element> DeviceArray<T> {
         wide_shape.insert(axis + 1, repeats);
         wide_strides.insert(axis + 1, 0);
         let mut shape = source.shape().to_vec();
-        shape[axis] *= repeats;
+        shape[axis] = shape[axis].checked_mul(repeats).ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "repeat: {repeats} repeats of an axis of extent {} overflow",
+                shape[axis]
+            ))
+        })?;
+        shape_len(&shape)?;
         source.broadcast_copy(wide_shape, wide_strides, shape)
     }
 
@@ -335,13 +351,22 @@ impl<T: Element> DeviceArray<T> {
                 counts.len()
             )));
         }
-        let indices: Vec<i64> = counts
+        let total = counts
             .iter()
-            .enumerate()
-            .flat_map(|(i, &count)| std::iter::repeat(i as i64).take(count))
-            .collect();
+            .try_fold(0usize, |total, &count| total.checked_add(count))
+            .ok_or_else(|| Error::InvalidValue("repeat: the counts add up to more than usize holds".into()))?;
+        let mut shape = source.shape().to_vec();
+        shape[axis] = total;
+        // The result first: a size the device cannot hold fails there, before the host makes
+        // an index per output position (in memory it reserves, checked, before filling it).
+        let mut out = Self::empty(self.stream(), shape)?;
+        let mut indices = host_vec::<i64>(total)?;
+        for (i, &count) in counts.iter().enumerate() {
+            indices.extend(std::iter::repeat(i as i64).take(count));
+        }
         let indices = DeviceArray::from_slice(self.stream(), &indices)?;
-        source.take(&indices, Some(axis), IndexMode::Clip)
+        source.take_into(&indices, Some(axis), IndexMode::Clip, &mut out)?;
+        Ok(out)
     }
 
     /// The elements shifted by `shift` places along `axis`, those pushed off one end coming
@@ -413,7 +438,7 @@ impl<T: Element> DeviceArray<T> {
                 // Each padded axis is one gather from the previous result (the array itself, in
                 // place, for the first): no compacting copy first.
                 let mut out: Option<Self> = None;
-                for (axis, &(before, after)) in widths.iter().enumerate().filter(|(_, &w)| w != (0, 0)) {
+                for (axis, &(before, _)) in widths.iter().enumerate().filter(|(_, &w)| w != (0, 0)) {
                     let extent = self.shape()[axis];
                     if extent == 0 {
                         return Err(Error::InvalidValue(format!(
@@ -421,15 +446,18 @@ impl<T: Element> DeviceArray<T> {
                         )));
                     }
                     let last = extent as i64 - 1;
-                    let indices: Vec<i64> = (0..before + extent + after)
-                        .map(|i| (i as i64 - before as i64).clamp(0, last))
-                        .collect();
+                    let source = out.as_ref().unwrap_or(self);
+                    let mut step_shape = source.shape().to_vec();
+                    step_shape[axis] = shape[axis];
+                    // The result first: a size the device cannot hold fails there, before the
+                    // host makes an index per position (`shape` holds the checked `before +
+                    // extent + after`; the host vector is reserved, checked, before it is filled).
+                    let mut step = Self::empty(self.stream(), step_shape)?;
+                    let mut indices = host_vec::<i64>(shape[axis])?;
+                    indices.extend((0..shape[axis]).map(|i| (i as i64 - before as i64).clamp(0, last)));
                     let indices = DeviceArray::from_slice(self.stream(), &indices)?;
-                    out = Some(
-                        out.as_ref()
-                            .unwrap_or(self)
-                            .take(&indices, Some(axis), IndexMode::Clip)?,
-                    );
+                    source.take_into(&indices, Some(axis), IndexMode::Clip, &mut step)?;
+                    out = Some(step);
                 }
                 out.map_or_else(|| self.try_clone(), Ok)
             }
