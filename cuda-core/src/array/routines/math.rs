@@ -418,7 +418,9 @@ fn reads_out(code: &[Step]) -> bool {
 }
 
 /// A lazy element-wise expression whose value has element type `T`; nothing runs until it is
-/// evaluated. It borrows the arrays it reads.
+/// evaluated. It borrows the arrays it reads. Up to 16 operations and leaves over 6 operands
+/// are held in place, so building one and assigning it to an existing array when its kernel is
+/// loaded (a cache hit) allocates nothing on the heap.
 pub struct Expr<'a, T: Element> {
     code: Code,
     operands: Operands<'a>,
@@ -1595,6 +1597,16 @@ mod tests {
         }
         assert!(matches!(tree(&e.code), Node::Where(..)));
         assert!(reads_out(&code) && !reads_out(&e.code));
+        // Past the inline capacity (steps and operands): the same tree and kernel text.
+        let long = (1..12).fold(x(), |sum, _| sum + x());
+        assert_eq!((long.code.len(), long.operands.len()), (23, 12));
+        let (params, value, _) = map_text(&long);
+        assert!(
+            params.ends_with("float a11") && value.matches("a11").count() == 1,
+            "{params}: {value}"
+        );
+        let error = checked(&long.astype::<i32>().powi(-2)).unwrap_err();
+        assert!(error.to_string().contains("negative integer powers"), "{error}");
     }
     fn plan_text(node: &Node, operands: usize, out: DType) -> String {
         let names: Vec<String> = (0..operands).map(|i| format!("a{i}")).collect();
