@@ -352,7 +352,7 @@ impl Node {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
     /// Operand `index` of the expression.
-    Operand(u32, DType),
+    Operand(usize, DType),
     /// The current value of the element being written (in-place updates).
     Out(DType),
     Unary(UnaryOp, DType),
@@ -368,8 +368,15 @@ impl Vacant for Step {
 }
 
 impl Step {
+    /// The element type of the step's value.
+    fn dtype(self) -> DType {
+        match self {
+            Step::Operand(_, d) | Step::Out(d) | Step::Unary(_, d) | Step::Binary(_, d) | Step::Where(d) => d,
+        }
+    }
+
     /// The same step in an expression whose operands start `by` later.
-    fn shifted(self, by: u32) -> Step {
+    fn shifted(self, by: usize) -> Step {
         match self {
             Step::Operand(index, dtype) => Step::Operand(index + by, dtype),
             other => other,
@@ -381,6 +388,9 @@ impl Step {
 const INLINE_STEPS: usize = 16;
 /// Operands an expression keeps in place.
 const INLINE_OPERANDS: usize = 6;
+/// Words of a kernel key kept in place: enough for an expression kept in place (a type per
+/// operand, two words, at most three per step).
+const INLINE_KEY: usize = INLINE_OPERANDS + 2 + 3 * INLINE_STEPS;
 
 /// An expression's tree, in postfix order.
 type Code = Inline<Step, INLINE_STEPS>;
@@ -394,7 +404,7 @@ pub(crate) fn tree(code: &[Step]) -> Node {
     let pop = |stack: &mut Vec<Node>| Box::new(stack.pop().expect("an expression's steps are postfix"));
     for &step in code {
         let node = match step {
-            Step::Operand(index, dtype) => Node::Operand(index as usize, dtype),
+            Step::Operand(index, dtype) => Node::Operand(index, dtype),
             Step::Out(dtype) => Node::Out(dtype),
             Step::Unary(op, dtype) => Node::Unary(op, pop(&mut stack), dtype),
             Step::Binary(op, dtype) => {
@@ -418,9 +428,9 @@ fn reads_out(code: &[Step]) -> bool {
 }
 
 /// A lazy element-wise expression whose value has element type `T`; nothing runs until it is
-/// evaluated. It borrows the arrays it reads. Up to 16 operations and leaves over 6 operands
-/// are held in place, so building one and assigning it to an existing array when its kernel is
-/// loaded (a cache hit) allocates nothing on the heap.
+/// evaluated. It borrows the arrays it reads. An expression of up to 16 operations and
+/// operands, over up to 6 distinct operands, is held in place: building one and assigning it to
+/// an existing array once its kernel is loaded (a cache hit) allocates nothing on the heap.
 pub struct Expr<'a, T: Element> {
     code: Code,
     operands: Operands<'a>,
@@ -584,10 +594,7 @@ scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, ha
 
 impl<'a, T: Element> Expr<'a, T> {
     fn retype<U: Element>(code: Code, operands: Operands<'a>) -> Expr<'a, U> {
-        debug_assert!(matches!(
-            code.last(),
-            Some(Step::Operand(_, d) | Step::Out(d) | Step::Unary(_, d) | Step::Binary(_, d) | Step::Where(d)) if *d == U::DTYPE
-        ));
+        debug_assert_eq!(code.last().map(|step| step.dtype()), Some(U::DTYPE));
         Expr {
             code,
             operands,
@@ -637,7 +644,7 @@ impl<'a, T: Element> Expr<'a, T> {
     /// `self`'s steps followed by `other`'s, and `other`'s operands after `self`'s.
     fn append<U: Element>(&mut self, other: Expr<'a, U>) {
         let Expr { code, mut operands, .. } = other;
-        let shift = self.operands.len() as u32;
+        let shift = self.operands.len();
         self.code.extend(code.iter().map(|step| step.shifted(shift)));
         self.operands.extend(operands.drain());
     }
@@ -1152,7 +1159,7 @@ fn check_powers(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
         // The step before a binary operator ends its right operand: the exponent, when that is
         // an operand of the expression itself.
         let exponent = match position.checked_sub(1).map(|before| code[before]) {
-            Some(Step::Operand(index, _)) => &operands[index as usize],
+            Some(Step::Operand(index, _)) => &operands[index],
             _ => continue,
         };
         if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
@@ -1310,7 +1317,7 @@ struct Plan {
     /// The parameter of each operand.
     param_of: Inline<usize, INLINE_OPERANDS>,
     /// The cache key: the parameters' types, the output's type, the tree's steps.
-    key: Inline<u32, { 3 * INLINE_STEPS }>,
+    key: Inline<u32, INLINE_KEY>,
 }
 
 impl Plan {
@@ -1386,9 +1393,9 @@ fn operand_dtype(operand: &Operand<'_>) -> DType {
 /// Appends `step` to a plan's key: its kind, operator, type and parameter. Each kind takes a
 /// fixed number of operands, so the steps of a tree in postfix order are a code that different
 /// trees cannot share.
-fn encode(step: Step, param_of: &[usize], key: &mut Inline<u32, { 3 * INLINE_STEPS }>) {
+fn encode(step: Step, param_of: &[usize], key: &mut Inline<u32, INLINE_KEY>) {
     match step {
-        Step::Operand(index, dtype) => key.extend([0, param_of[index as usize] as u32, dtype as u32]),
+        Step::Operand(index, dtype) => key.extend([0, param_of[index] as u32, dtype as u32]),
         Step::Out(dtype) => key.extend([1, dtype as u32]),
         Step::Unary(op, dtype) => key.extend([2, op as u32, dtype as u32]),
         Step::Binary(op, dtype) => key.extend([3, op as u32, dtype as u32]),
@@ -1548,31 +1555,30 @@ mod tests {
 
     /// `node`'s steps, children first (what an `Expr` holds).
     fn postfix(node: &Node) -> Vec<Step> {
-        let mut code = Vec::new();
-        let mut add = |node: &Node| match *node {
-            Node::Operand(index, dtype) => Step::Operand(index as u32, dtype),
-            Node::Out(dtype) => Step::Out(dtype),
-            Node::Unary(op, _, dtype) => Step::Unary(op, dtype),
-            Node::Binary(op, _, _, dtype) => Step::Binary(op, dtype),
-            Node::Where(.., dtype) => Step::Where(dtype),
-        };
-        fn walk(node: &Node, add: &mut dyn FnMut(&Node) -> Step, code: &mut Vec<Step>) {
-            match node {
-                Node::Operand(..) | Node::Out(_) => {}
-                Node::Unary(_, a, _) => walk(a, add, code),
-                Node::Binary(_, a, b, _) => {
-                    walk(a, add, code);
-                    walk(b, add, code);
+        fn walk(node: &Node, code: &mut Vec<Step>) {
+            let step = match node {
+                Node::Operand(index, dtype) => Step::Operand(*index, *dtype),
+                Node::Out(dtype) => Step::Out(*dtype),
+                Node::Unary(op, a, dtype) => {
+                    walk(a, code);
+                    Step::Unary(*op, *dtype)
                 }
-                Node::Where(c, a, b, _) => {
-                    walk(c, add, code);
-                    walk(a, add, code);
-                    walk(b, add, code);
+                Node::Binary(op, a, b, dtype) => {
+                    walk(a, code);
+                    walk(b, code);
+                    Step::Binary(*op, *dtype)
                 }
-            }
-            code.push(add(node));
+                Node::Where(c, a, b, dtype) => {
+                    walk(c, code);
+                    walk(a, code);
+                    walk(b, code);
+                    Step::Where(*dtype)
+                }
+            };
+            code.push(step);
         }
-        walk(node, &mut add, &mut code);
+        let mut code = Vec::new();
+        walk(node, &mut code);
         code
     }
 
