@@ -33,6 +33,7 @@ use std::sync::Arc;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use crate::array::kernels::elementwise::ElementwiseKernel;
+use crate::array::kernels::inline::{Inline, Vacant};
 use crate::array::kernels::registry::kernel_encoded;
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, Overlap};
@@ -56,6 +57,12 @@ pub(crate) enum Operand<'a> {
     // Only matrix products (feature `blas`) make deferred operands so far.
     #[cfg_attr(not(feature = "blas"), allow(dead_code))]
     Deferred(Rc<dyn Deferred + 'a>),
+}
+
+impl Vacant for Operand<'_> {
+    fn vacant() -> Self {
+        Operand::Scalar(DType::Bool, ScalarValue::Int(0))
+    }
 }
 
 /// An operand computed by a library call when its expression is evaluated (the matrix product
@@ -336,40 +343,97 @@ impl Node {
             Node::Unary(_, _, d) | Node::Binary(_, _, _, d) | Node::Where(_, _, _, d) => *d,
         }
     }
+}
 
-    fn shift(&mut self, by: usize) {
+/// One node of an expression's tree, children first (postfix order): what an [`Expr`] holds,
+/// in place, so that building and evaluating a small expression allocates nothing. Each has the
+/// element type of its value; operators take their operands from the steps before them (the
+/// last step before a binary operator ends its right operand).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Operand `index` of the expression.
+    Operand(usize, DType),
+    /// The current value of the element being written (in-place updates).
+    Out(DType),
+    Unary(UnaryOp, DType),
+    Binary(BinaryOp, DType),
+    /// `where`: condition, then the two arms.
+    Where(DType),
+}
+
+impl Vacant for Step {
+    fn vacant() -> Self {
+        Step::Out(DType::Bool)
+    }
+}
+
+impl Step {
+    /// The element type of the step's value.
+    fn dtype(self) -> DType {
         match self {
-            Node::Operand(index, _) => *index += by,
-            Node::Out(_) => {}
-            Node::Unary(_, a, _) => a.shift(by),
-            Node::Binary(_, a, b, _) => {
-                a.shift(by);
-                b.shift(by);
-            }
-            Node::Where(c, a, b, _) => {
-                c.shift(by);
-                a.shift(by);
-                b.shift(by);
-            }
+            Step::Operand(_, d) | Step::Out(d) | Step::Unary(_, d) | Step::Binary(_, d) | Step::Where(d) => d,
         }
     }
 
-    fn reads_out(&self) -> bool {
+    /// The same step in an expression whose operands start `by` later.
+    fn shifted(self, by: usize) -> Step {
         match self {
-            Node::Operand(..) => false,
-            Node::Out(_) => true,
-            Node::Unary(_, a, _) => a.reads_out(),
-            Node::Binary(_, a, b, _) => a.reads_out() || b.reads_out(),
-            Node::Where(c, a, b, _) => c.reads_out() || a.reads_out() || b.reads_out(),
+            Step::Operand(index, dtype) => Step::Operand(index + by, dtype),
+            other => other,
         }
     }
 }
 
+/// Steps an expression keeps in place: `x * y + z` takes 5, a `where` of comparisons about 10.
+const INLINE_STEPS: usize = 16;
+/// Operands an expression keeps in place.
+const INLINE_OPERANDS: usize = 6;
+/// Words of a kernel key kept in place: enough for an expression kept in place (a type per
+/// operand, two words, at most three per step).
+const INLINE_KEY: usize = INLINE_OPERANDS + 2 + 3 * INLINE_STEPS;
+
+/// An expression's tree, in postfix order.
+type Code = Inline<Step, INLINE_STEPS>;
+/// An expression's operands.
+type Operands<'a> = Inline<Operand<'a>, INLINE_OPERANDS>;
+
+/// The tree `code` (postfix, as an [`Expr`] holds it) describes, for generating its C++ and for
+/// matching library epilogues: built when a kernel is generated, not on a cache hit.
+pub(crate) fn tree(code: &[Step]) -> Node {
+    let mut stack: Vec<Node> = Vec::with_capacity(4);
+    let pop = |stack: &mut Vec<Node>| Box::new(stack.pop().expect("an expression's steps are postfix"));
+    for &step in code {
+        let node = match step {
+            Step::Operand(index, dtype) => Node::Operand(index, dtype),
+            Step::Out(dtype) => Node::Out(dtype),
+            Step::Unary(op, dtype) => Node::Unary(op, pop(&mut stack), dtype),
+            Step::Binary(op, dtype) => {
+                let b = pop(&mut stack);
+                Node::Binary(op, pop(&mut stack), b, dtype)
+            }
+            Step::Where(dtype) => {
+                let b = pop(&mut stack);
+                let a = pop(&mut stack);
+                Node::Where(pop(&mut stack), a, b, dtype)
+            }
+        };
+        stack.push(node);
+    }
+    stack.pop().expect("an expression has at least one step")
+}
+
+/// Whether `code` reads the output's current value (`update`'s operand).
+fn reads_out(code: &[Step]) -> bool {
+    code.iter().any(|step| matches!(step, Step::Out(_)))
+}
+
 /// A lazy element-wise expression whose value has element type `T`; nothing runs until it is
-/// evaluated. It borrows the arrays it reads.
+/// evaluated. It borrows the arrays it reads. An expression of up to 16 operations and
+/// operands, over up to 6 distinct operands, is held in place: building one and assigning it to
+/// an existing array once its kernel is loaded (a cache hit) allocates nothing on the heap.
 pub struct Expr<'a, T: Element> {
-    node: Node,
-    operands: Vec<Operand<'a>>,
+    code: Code,
+    operands: Operands<'a>,
     _type: PhantomData<T>,
 }
 
@@ -377,7 +441,7 @@ impl<T: Element> std::fmt::Debug for Expr<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Expr")
             .field("dtype", &T::DTYPE)
-            .field("node", &self.node)
+            .field("steps", &self.code)
             .field("operands", &self.operands.len())
             .finish()
     }
@@ -394,11 +458,7 @@ pub trait IntoExpr<'a> {
 impl<'a, T: Scalars> IntoExpr<'a> for &'a DeviceArray<T> {
     type Elem = T;
     fn into_expr(self) -> Expr<'a, T> {
-        Expr {
-            node: Node::Operand(0, T::DTYPE),
-            operands: vec![Operand::Array(self)],
-            _type: PhantomData,
-        }
+        Expr::leaf(T::DTYPE, Operand::Array(self))
     }
 }
 
@@ -533,10 +593,23 @@ macro_rules! scalar_first_arms {
 scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
 
 impl<'a, T: Element> Expr<'a, T> {
-    fn retype<U: Element>(node: Node, operands: Vec<Operand<'a>>) -> Expr<'a, U> {
-        debug_assert_eq!(node.dtype(), U::DTYPE);
+    fn retype<U: Element>(code: Code, operands: Operands<'a>) -> Expr<'a, U> {
+        debug_assert_eq!(code.last().map(|step| step.dtype()), Some(U::DTYPE));
         Expr {
-            node,
+            code,
+            operands,
+            _type: PhantomData,
+        }
+    }
+
+    /// The expression of one operand, of type `dtype`.
+    fn leaf(dtype: DType, operand: Operand<'a>) -> Expr<'a, T> {
+        let mut code = Code::new();
+        code.push(Step::Operand(0, dtype));
+        let mut operands = Operands::new();
+        operands.push(operand);
+        Expr {
+            code,
             operands,
             _type: PhantomData,
         }
@@ -544,13 +617,13 @@ impl<'a, T: Element> Expr<'a, T> {
 
     /// The same expression seen as `U` (which must be its type).
     pub(crate) fn retyped<U: Element>(self) -> Expr<'a, U> {
-        Expr::<T>::retype(self.node, self.operands)
+        Expr::<T>::retype(self.code, self.operands)
     }
 
     /// The same expression again (its operands are shared, as references and scalars).
     pub(crate) fn duplicate(&self) -> Expr<'a, T> {
         Expr {
-            node: self.node.clone(),
+            code: self.code.clone(),
             operands: self.operands.clone(),
             _type: PhantomData,
         }
@@ -558,22 +631,22 @@ impl<'a, T: Element> Expr<'a, T> {
 
     /// A scalar operand of type `dtype`.
     pub(crate) fn scalar(dtype: DType, value: ScalarValue) -> Expr<'a, T> {
-        Expr {
-            node: Node::Operand(0, dtype),
-            operands: vec![Operand::Scalar(dtype, value)],
-            _type: PhantomData,
-        }
+        Expr::leaf(dtype, Operand::Scalar(dtype, value))
     }
 
     /// A deferred operand (its type is `T`).
     #[cfg_attr(not(feature = "blas"), allow(dead_code))]
     pub(crate) fn deferred(value: Rc<dyn Deferred + 'a>) -> Expr<'a, T> {
         debug_assert_eq!(value.dtype(), T::DTYPE);
-        Expr {
-            node: Node::Operand(0, T::DTYPE),
-            operands: vec![Operand::Deferred(value)],
-            _type: PhantomData,
-        }
+        Expr::leaf(T::DTYPE, Operand::Deferred(value))
+    }
+
+    /// `self`'s steps followed by `other`'s, and `other`'s operands after `self`'s.
+    fn append<U: Element>(&mut self, other: Expr<'a, U>) {
+        let Expr { code, mut operands, .. } = other;
+        let shift = self.operands.len();
+        self.code.extend(code.iter().map(|step| step.shifted(shift)));
+        self.operands.extend(operands.drain());
     }
 
     /// The element type of the value.
@@ -584,7 +657,7 @@ impl<'a, T: Element> Expr<'a, T> {
     /// The shape the operands broadcast to, or an error naming the shapes that do not.
     pub fn shape(&self) -> Result<Vec<usize>> {
         let mut shape: Option<Vec<usize>> = None;
-        for operand in &self.operands {
+        for operand in self.operands.iter() {
             let operand_shape = match operand {
                 Operand::Array(a) => a.shape(),
                 Operand::Deferred(d) => d.shape(),
@@ -592,6 +665,7 @@ impl<'a, T: Element> Expr<'a, T> {
             };
             shape = Some(match shape {
                 None => operand_shape.to_vec(),
+                Some(s) if s == operand_shape => s,
                 Some(s) => broadcast_shapes(&s, operand_shape)?,
             });
         }
@@ -667,12 +741,12 @@ impl<'a, T: Scalars> Expr<'a, T> {
     /// Checks what evaluation checks (scalars in range, no negative integer powers), and that
     /// the expression does not read an output (`update`'s current value).
     pub(crate) fn check(&self) -> Result<()> {
-        if self.node.reads_out() {
+        if reads_out(&self.code) {
             return Err(Error::InvalidValue(
                 "an expression over update's current value can only be written back by update".into(),
             ));
         }
-        check_scalars(&self.node, &self.operands)
+        check_scalars(&self.code, &self.operands)
     }
 
     /// The expression as a reduction's map, when every array operand is C-contiguous with the
@@ -689,9 +763,10 @@ impl<'a, T: Scalars> Expr<'a, T> {
             return Ok(None);
         }
         let stream = self.arrays().next().expect("shape() found an array").stream().clone();
-        let plan = Plan::new(&self.node, &self.operands, T::DTYPE);
-        let (params, _) = plan.source(&self.node, &self.operands, T::DTYPE);
-        let value = plan.value(&self.node);
+        let plan = Plan::new(&self.code, &self.operands, T::DTYPE);
+        let node = tree(&self.code);
+        let (params, _) = plan.source(&node, &self.operands, T::DTYPE);
+        let value = plan.value(&node);
         let args = plan
             .inputs
             .iter()
@@ -700,7 +775,7 @@ impl<'a, T: Scalars> Expr<'a, T> {
         Ok(Some(FusedMap {
             params,
             value,
-            key: plan.key,
+            key: plan.key.to_vec(),
             args,
             shape,
             stream,
@@ -712,9 +787,10 @@ impl<'a, T: Scalars> Expr<'a, T> {
 /// arrays (tests of the generated code on the host).
 #[cfg(test)]
 pub(crate) fn map_text<T: Element>(expr: &Expr<'_, T>) -> (String, String, Vec<u32>) {
-    let plan = Plan::new(&expr.node, &expr.operands, T::DTYPE);
-    let (params, _) = plan.source(&expr.node, &expr.operands, T::DTYPE);
-    (params, plan.value(&expr.node), plan.key)
+    let plan = Plan::new(&expr.code, &expr.operands, T::DTYPE);
+    let node = tree(&expr.code);
+    let (params, _) = plan.source(&node, &expr.operands, T::DTYPE);
+    (params, plan.value(&node), plan.key.to_vec())
 }
 
 /// Combines two expressions with `op` into one of type `R`.
@@ -723,11 +799,10 @@ pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
     a: Expr<'a, A>,
     b: Expr<'a, B>,
 ) -> Expr<'a, R> {
-    let mut operands = a.operands;
-    let mut right = b.node;
-    right.shift(operands.len());
-    operands.extend(b.operands);
-    Expr::<R>::retype(Node::Binary(op, Box::new(a.node), Box::new(right), R::DTYPE), operands)
+    let mut a = a;
+    a.append(b);
+    a.code.push(Step::Binary(op, R::DTYPE));
+    Expr::<A>::retype(a.code, a.operands)
 }
 
 /// `expr` as type `U` (no node when it already is).
@@ -739,7 +814,9 @@ pub(crate) fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a,
 }
 
 pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> Expr<'a, R> {
-    Expr::<R>::retype(Node::Unary(op, Box::new(a.node), R::DTYPE), a.operands)
+    let mut a = a;
+    a.code.push(Step::Unary(op, R::DTYPE));
+    Expr::<A>::retype(a.code, a.operands)
 }
 
 /// NumPy's `where`: `a` where `condition` holds, else `b`, broadcast together. Either arm (not
@@ -755,17 +832,11 @@ where
 
 /// `a` where `c` holds, else `b`: the node of [`where_`] for arms of one type.
 fn select<'a, T: Element>(c: Expr<'a, Bool>, a: Expr<'a, T>, b: Expr<'a, T>) -> Expr<'a, T> {
-    let mut operands = c.operands;
-    let mut a_node = a.node;
-    a_node.shift(operands.len());
-    operands.extend(a.operands);
-    let mut b_node = b.node;
-    b_node.shift(operands.len());
-    operands.extend(b.operands);
-    Expr::<T>::retype(
-        Node::Where(Box::new(c.node), Box::new(a_node), Box::new(b_node), T::DTYPE),
-        operands,
-    )
+    let mut c = c;
+    c.append(a);
+    c.append(b);
+    c.code.push(Step::Where(T::DTYPE));
+    Expr::<Bool>::retype(c.code, c.operands)
 }
 
 /// `10^n` as NumPy's `round` computes it (exact up to `10^22`).
@@ -979,11 +1050,11 @@ impl<T: Element> DeviceArray<T> {
             )));
         }
         self.check_writable("assign")?;
-        check_scalars(&expr.node, &expr.operands)?;
+        check_scalars(&expr.code, &expr.operands)?;
         if expr.has_deferred() {
-            return self.run_deferred(&expr.node, &expr.operands);
+            return self.run_deferred(&expr.code, &expr.operands);
         }
-        self.run(&expr.node, &expr.operands)
+        self.run(&expr.code, &expr.operands)
     }
 
     /// Replaces each element by `f` of its current value, as one kernel: `x.update(|x| x + &y)`
@@ -994,7 +1065,9 @@ impl<T: Element> DeviceArray<T> {
         F: FnOnce(Expr<'a, T>) -> E,
         E: IntoExpr<'a>,
     {
-        let current = Expr::<T>::retype::<T>(Node::Out(T::DTYPE), Vec::new());
+        let mut code = Code::new();
+        code.push(Step::Out(T::DTYPE));
+        let current = Expr::<T>::retype::<T>(code, Operands::new());
         self.assign(f(current))
     }
 
@@ -1002,7 +1075,8 @@ impl<T: Element> DeviceArray<T> {
     /// when the first deferred operand can compute the whole expression (a matrix product with
     /// a cuBLASLt epilogue), else each deferred operand into a temporary and the rest as one
     /// fused kernel that reads them.
-    fn run_deferred(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+    fn run_deferred(&mut self, code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
+        let node = &tree(code);
         let first = operands.iter().enumerate().find_map(|(index, o)| match o {
             Operand::Deferred(d) => Some((index, d)),
             _ => None,
@@ -1027,30 +1101,29 @@ impl<T: Element> DeviceArray<T> {
                 None => operand.clone(),
             })
             .collect();
-        self.run(node, &evaluated)
+        self.run(code, &evaluated)
     }
 
-    /// Runs the kernel of `node` over `operands` (arrays and scalars) into this array.
-    fn run(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+    /// Runs the kernel of `code` over `operands` (arrays and scalars) into this array.
+    fn run(&mut self, code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
         let overlapping = operands.iter().any(|o| match o {
             Operand::Array(a) => overlap(a.span(), self.span()) == Overlap::Partial,
             Operand::Scalar(..) | Operand::Deferred(_) => false,
         });
         if overlapping {
-            let mut staged = match node.reads_out() {
+            let mut staged = match reads_out(code) {
                 true => self.try_clone()?,
                 false => DeviceArray::<T>::empty(self.stream(), self.shape().to_vec())?,
             };
-            staged.run(node, operands)?;
+            staged.run(code, operands)?;
             return self.copy_from(&staged);
         }
-        let plan = Plan::new(node, operands, T::DTYPE);
-        let kernel = plan.kernel(node, operands, T::DTYPE)?;
-        let mut args: Vec<Arg<'_>> = plan
-            .inputs
-            .iter()
-            .map(|&index| kernel_arg(&operands[index]))
-            .collect::<Result<_>>()?;
+        let plan = Plan::new(code, operands, T::DTYPE);
+        let kernel = plan.kernel(code, operands, T::DTYPE)?;
+        let mut args: Inline<Arg<'_>, { INLINE_OPERANDS + 1 }> = Inline::new();
+        for &index in plan.inputs.iter() {
+            args.push(kernel_arg(&operands[index])?);
+        }
         let stream = self.stream().clone();
         args.push(Arg::from(self));
         kernel.launch_generated(&stream, &args)
@@ -1060,7 +1133,7 @@ impl<T: Element> DeviceArray<T> {
 /// Refuses what NumPy 2 raises for when an expression runs: an integer scalar that does not fit
 /// the integer type it takes (`OverflowError`), and an integer power with a negative scalar
 /// exponent (`ValueError`).
-fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
     for operand in operands {
         if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
             if let Some((low, high)) = dtype.int_range().filter(|_| dtype.is_int()) {
@@ -1072,34 +1145,32 @@ fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
             }
         }
     }
-    check_powers(node, operands)
+    check_powers(code, operands)
 }
 
-fn check_powers(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
-    match node {
-        Node::Operand(..) | Node::Out(_) => Ok(()),
-        Node::Unary(_, a, _) => check_powers(a, operands),
-        Node::Binary(op, a, b, dtype) => {
-            if *op == BinaryOp::Pow && (dtype.is_int() || *dtype == DType::Bool) {
-                if let Node::Operand(index, _) = **b {
-                    if let Operand::Scalar(_, ScalarValue::Int(exponent)) = operands[index] {
-                        if exponent < 0 {
-                            return Err(Error::InvalidValue(format!(
-                                "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
-                            )));
-                        }
-                    }
-                }
-            }
-            check_powers(a, operands)?;
-            check_powers(b, operands)
+fn check_powers(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
+    for (position, step) in code.iter().enumerate() {
+        let Step::Binary(BinaryOp::Pow, dtype) = *step else {
+            continue;
+        };
+        if !(dtype.is_int() || dtype == DType::Bool) {
+            continue;
         }
-        Node::Where(c, a, b, _) => {
-            check_powers(c, operands)?;
-            check_powers(a, operands)?;
-            check_powers(b, operands)
+        // The step before a binary operator ends its right operand: the exponent, when that is
+        // an operand of the expression itself.
+        let exponent = match position.checked_sub(1).map(|before| code[before]) {
+            Some(Step::Operand(index, _)) => &operands[index],
+            _ => continue,
+        };
+        if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
+            if exponent < 0 {
+                return Err(Error::InvalidValue(format!(
+                    "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
+                )));
+            }
         }
     }
+    Ok(())
 }
 
 /// An operand as a kernel argument; a deferred operand has to be evaluated first.
@@ -1242,19 +1313,19 @@ template <typename T> __device__ __forceinline__ T _cc_shr(T a, T b) {
 /// cache hit builds no C++ text.
 struct Plan {
     /// Operand index of each kernel input, in parameter order.
-    inputs: Vec<usize>,
+    inputs: Inline<usize, INLINE_OPERANDS>,
     /// The parameter of each operand.
-    param_of: Vec<usize>,
-    /// The cache key: the tree's nodes, the parameters' types, the output's type.
-    key: Vec<u32>,
+    param_of: Inline<usize, INLINE_OPERANDS>,
+    /// The cache key: the parameters' types, the output's type, the tree's steps.
+    key: Inline<u32, INLINE_KEY>,
 }
 
 impl Plan {
-    fn new(node: &Node, operands: &[Operand<'_>], out: DType) -> Plan {
+    fn new(code: &[Step], operands: &[Operand<'_>], out: DType) -> Plan {
         // Operands reading the same view of the same array share one parameter.
-        let mut inputs: Vec<usize> = Vec::new();
-        let mut param_of: Vec<usize> = Vec::with_capacity(operands.len());
-        let mut key: Vec<u32> = Vec::with_capacity(4 * operands.len() + 8);
+        let mut inputs = Inline::new();
+        let mut param_of = Inline::new();
+        let mut key = Inline::new();
         for (index, operand) in operands.iter().enumerate() {
             let same = |other: &Operand<'_>| match (operand, other) {
                 (Operand::Array(a), Operand::Array(b)) => {
@@ -1275,7 +1346,9 @@ impl Plan {
         }
         key.push(u32::MAX);
         key.push(out as u32);
-        encode(node, &param_of, &mut key);
+        for &step in code {
+            encode(step, &param_of, &mut key);
+        }
         Plan { inputs, param_of, key }
     }
 
@@ -1301,9 +1374,9 @@ impl Plan {
 
     /// The kernel for this plan: generated once per process (then compiled once per signature
     /// and context, through the kernel cache).
-    fn kernel(&self, node: &Node, operands: &[Operand<'_>], out: DType) -> Result<Arc<ElementwiseKernel>> {
+    fn kernel(&self, code: &[Step], operands: &[Operand<'_>], out: DType) -> Result<Arc<ElementwiseKernel>> {
         kernel_encoded("expression", &self.key, || {
-            let (params, operation) = self.source(node, operands, out);
+            let (params, operation) = self.source(&tree(code), operands, out);
             ElementwiseKernel::with_prelude(&params, "O out", &operation, "cuda_core_expr", EXPR_PRELUDE)
         })
     }
@@ -1317,27 +1390,16 @@ fn operand_dtype(operand: &Operand<'_>) -> DType {
     }
 }
 
-/// Appends `node` to a plan's key: per node its kind, operator, type and parameter, children
-/// after it (a prefix code, so different trees give different keys).
-fn encode(node: &Node, param_of: &[usize], key: &mut Vec<u32>) {
-    match node {
-        Node::Operand(index, dtype) => key.extend([0, param_of[*index] as u32, *dtype as u32]),
-        Node::Out(dtype) => key.extend([1, *dtype as u32]),
-        Node::Unary(op, a, dtype) => {
-            key.extend([2, *op as u32, *dtype as u32]);
-            encode(a, param_of, key);
-        }
-        Node::Binary(op, a, b, dtype) => {
-            key.extend([3, *op as u32, *dtype as u32]);
-            encode(a, param_of, key);
-            encode(b, param_of, key);
-        }
-        Node::Where(condition, a, b, dtype) => {
-            key.extend([4, *dtype as u32]);
-            encode(condition, param_of, key);
-            encode(a, param_of, key);
-            encode(b, param_of, key);
-        }
+/// Appends `step` to a plan's key: its kind, operator, type and parameter. Each kind takes a
+/// fixed number of operands, so the steps of a tree in postfix order are a code that different
+/// trees cannot share.
+fn encode(step: Step, param_of: &[usize], key: &mut Inline<u32, INLINE_KEY>) {
+    match step {
+        Step::Operand(index, dtype) => key.extend([0, param_of[index] as u32, dtype as u32]),
+        Step::Out(dtype) => key.extend([1, dtype as u32]),
+        Step::Unary(op, dtype) => key.extend([2, op as u32, dtype as u32]),
+        Step::Binary(op, dtype) => key.extend([3, op as u32, dtype as u32]),
+        Step::Where(dtype) => key.extend([4, dtype as u32]),
     }
 }
 
@@ -1491,6 +1553,67 @@ mod tests {
         Node::Operand(index, dtype)
     }
 
+    /// `node`'s steps, children first (what an `Expr` holds).
+    fn postfix(node: &Node) -> Vec<Step> {
+        fn walk(node: &Node, code: &mut Vec<Step>) {
+            let step = match node {
+                Node::Operand(index, dtype) => Step::Operand(*index, *dtype),
+                Node::Out(dtype) => Step::Out(*dtype),
+                Node::Unary(op, a, dtype) => {
+                    walk(a, code);
+                    Step::Unary(*op, *dtype)
+                }
+                Node::Binary(op, a, b, dtype) => {
+                    walk(a, code);
+                    walk(b, code);
+                    Step::Binary(*op, *dtype)
+                }
+                Node::Where(c, a, b, dtype) => {
+                    walk(c, code);
+                    walk(a, code);
+                    walk(b, code);
+                    Step::Where(*dtype)
+                }
+            };
+            code.push(step);
+        }
+        let mut code = Vec::new();
+        walk(node, &mut code);
+        code
+    }
+
+    #[test]
+    fn steps_are_the_tree_in_postfix_order() {
+        let node = Node::Where(
+            Box::new(bin(BinaryOp::Gt, scalar(DType::F32, 0), scalar(DType::F32, 1))),
+            Box::new(un(UnaryOp::Sqrt, scalar(DType::F32, 2))),
+            Box::new(bin(BinaryOp::Mul, scalar(DType::F32, 0), Node::Out(DType::F32))),
+            DType::F32,
+        );
+        let code = postfix(&node);
+        assert_eq!(code.len(), 9);
+        assert_eq!(format!("{:?}", tree(&code)), format!("{node:?}"));
+        // Built by the operators: the right operand's indices follow the left's.
+        let x = || Expr::<f32>::scalar(DType::F32, ScalarValue::Float(1.0));
+        let e = where_((x() * x()).gt(2.0), x().sqrt(), 0.5);
+        assert_eq!(e.operands.len(), 5);
+        let tree_text = format!("{:?}", tree(&e.code));
+        for index in 0..5 {
+            assert!(tree_text.contains(&format!("Operand({index}, F32)")), "{tree_text}");
+        }
+        assert!(matches!(tree(&e.code), Node::Where(..)));
+        assert!(reads_out(&code) && !reads_out(&e.code));
+        // Past the inline capacity (steps and operands): the same tree and kernel text.
+        let long = (1..12).fold(x(), |sum, _| sum + x());
+        assert_eq!((long.code.len(), long.operands.len()), (23, 12));
+        let (params, value, _) = map_text(&long);
+        assert!(
+            params.ends_with("float a11") && value.matches("a11").count() == 1,
+            "{params}: {value}"
+        );
+        let error = checked(&long.astype::<i32>().powi(-2)).unwrap_err();
+        assert!(error.to_string().contains("negative integer powers"), "{error}");
+    }
     fn plan_text(node: &Node, operands: usize, out: DType) -> String {
         let names: Vec<String> = (0..operands).map(|i| format!("a{i}")).collect();
         let mut text = String::new();
@@ -1560,7 +1683,7 @@ mod tests {
     }
 
     fn checked<T: Element>(e: &Expr<'_, T>) -> Result<()> {
-        check_scalars(&e.node, &e.operands)
+        check_scalars(&e.code, &e.operands)
     }
 
     #[test]
@@ -1737,7 +1860,7 @@ mod tests {
                 Operand::Scalar(a, ScalarValue::Int(3)),
                 Operand::Scalar(b, ScalarValue::Int(2)),
             ];
-            let plan = Plan::new(&node, &operands, DType::F64);
+            let plan = Plan::new(&postfix(&node), &operands, DType::F64);
             let (params, operation) = plan.source(&node, &operands, DType::F64);
             let kernel = ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
             let signature = [
@@ -1796,8 +1919,8 @@ mod tests {
             Expr::scalar(T::DTYPE, ScalarValue::Float(1.5))
         }
         fn compiles<T: Element>(expr: Expr<'_, T>) -> String {
-            let plan = Plan::new(&expr.node, &expr.operands, T::DTYPE);
-            let (params, operation) = plan.source(&expr.node, &expr.operands, T::DTYPE);
+            let plan = Plan::new(&expr.code, &expr.operands, T::DTYPE);
+            let (params, operation) = plan.source(&tree(&expr.code), &expr.operands, T::DTYPE);
             let kernel = ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
             let mut signature: Vec<_> = plan
                 .inputs
@@ -1819,9 +1942,12 @@ mod tests {
         assert_eq!(v::<half::f16>().round(2).dtype(), DType::F16);
         assert_eq!(v::<f64>().nan_to_num(0.0, None, None).dtype(), DType::F64);
         // Integers with decimals >= 0, Bool, and nan_to_num of non-floats are the operand itself.
-        assert!(matches!(v::<u8>().round(3).node, Node::Operand(0, DType::U8)));
-        assert!(matches!(v::<Bool>().round(-1).node, Node::Operand(0, DType::Bool)));
-        assert!(matches!(v::<i64>().nan_to_num(0.0, None, None).node, Node::Operand(..)));
+        assert_eq!(v::<u8>().round(3).code.as_slice(), [Step::Operand(0, DType::U8)]);
+        assert_eq!(v::<Bool>().round(-1).code.as_slice(), [Step::Operand(0, DType::Bool)]);
+        assert!(matches!(
+            v::<i64>().nan_to_num(0.0, None, None).code.as_slice(),
+            [Step::Operand(..)]
+        ));
         assert!(compiles(v::<f32>().round(0)).contains("rint("), "decimals 0 is rint");
         let f16 = compiles(v::<half::f16>().round(2));
         assert_eq!(
@@ -1922,7 +2048,7 @@ mod tests {
                     Operand::Scalar(a, ScalarValue::Int(3)),
                     Operand::Scalar(b, ScalarValue::Float(0.5)),
                 ];
-                let plan = Plan::new(&node, &operands, out);
+                let plan = Plan::new(&postfix(&node), &operands, out);
                 let (params, operation) = plan.source(&node, &operands, out);
                 let kernel =
                     ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
@@ -1951,7 +2077,7 @@ mod tests {
 
     #[test]
     fn the_same_view_is_one_parameter_and_scalars_are_not_in_the_key() {
-        let node = bin(BinaryOp::Add, scalar(DType::F32, 0), scalar(DType::F32, 1));
+        let node = postfix(&bin(BinaryOp::Add, scalar(DType::F32, 0), scalar(DType::F32, 1)));
         let two = Plan::new(
             &node,
             &[
@@ -1968,20 +2094,26 @@ mod tests {
             ],
             DType::F32,
         );
-        assert_eq!(two.key, other.key);
-        assert_eq!(two.inputs, [0, 1]);
+        assert_eq!(two.key.as_slice(), other.key.as_slice());
+        assert_eq!(two.inputs.as_slice(), [0, 1]);
         // Another operator, another output type, another operand type: other keys.
-        let sub = bin(BinaryOp::Sub, scalar(DType::F32, 0), scalar(DType::F32, 1));
+        let sub = postfix(&bin(BinaryOp::Sub, scalar(DType::F32, 0), scalar(DType::F32, 1)));
         let operands = [
             Operand::Scalar(DType::F32, ScalarValue::Float(2.0)),
             Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
         ];
-        assert_ne!(Plan::new(&sub, &operands, DType::F32).key, two.key);
-        assert_ne!(Plan::new(&node, &operands, DType::F64).key, two.key);
+        assert_ne!(
+            Plan::new(&sub, &operands, DType::F32).key.as_slice(),
+            two.key.as_slice()
+        );
+        assert_ne!(
+            Plan::new(&node, &operands, DType::F64).key.as_slice(),
+            two.key.as_slice()
+        );
         let wider = [
             Operand::Scalar(DType::F64, ScalarValue::Float(2.0)),
             Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
         ];
-        assert_ne!(Plan::new(&node, &wider, DType::F32).key, two.key);
+        assert_ne!(Plan::new(&node, &wider, DType::F32).key.as_slice(), two.key.as_slice());
     }
 }
