@@ -325,3 +325,49 @@ fn captured_uses_are_not_ordered_from_outside_the_capture() {
     drop(exec);
     finish(&fake, parts);
 }
+
+/// Out of memory, the pool frees its cached blocks and waits for the streams it freed them on
+/// (and the allocating stream) before it retries: never `cuCtxSynchronize`, which fails while
+/// another thread captures a graph in the context.
+#[test]
+fn a_pool_out_of_memory_waits_for_its_own_frees_not_the_context() {
+    let fake = fake::session();
+    let parts = parts(&fake);
+    let pool = cuda_core::MemoryPool::new(&parts.context);
+    let (a, b, c) = (stream(&parts.context), stream(&parts.context), stream(&parts.context));
+    // A block of one class cached for `a`; the allocations below are of another class.
+    drop(pool.alloc(&a, 1024).unwrap());
+    assert_eq!(pool.stats().cached_blocks, 1);
+    // Where `cuMemAllocAsync` comes in an allocation that misses the cache: measured on `c`.
+    fake.reset();
+    let measured = pool.alloc(&c, 8192).unwrap();
+    let trace = fake.trace();
+    let position = trace
+        .split_whitespace()
+        .position(|call| call == "cuMemAllocAsync")
+        .unwrap_or_else(|| panic!("no cuMemAllocAsync in {trace}"));
+    // The same path on `b`, whose driver allocation runs out of memory once.
+    fake.reset();
+    fake.fail_nth(position as u64 + 1, fake::OUT_OF_MEMORY);
+    let block = pool
+        .alloc(&b, 8192)
+        .expect("the retry after freeing the cache succeeds");
+    let trace = fake.trace();
+    assert_eq!(fake.injected(), 1, "{trace}");
+    assert_eq!(calls(&trace, "cuMemAllocAsync"), 2, "{trace}");
+    assert_eq!(calls(&trace, "cuMemFreeAsync"), 1, "the cached block is freed: {trace}");
+    assert_eq!(calls(&trace, "cuCtxSynchronize"), 0, "no context-wide wait: {trace}");
+    assert_eq!(
+        calls(&trace, "cuStreamSynchronize"),
+        2,
+        "a wait for the stream the free was queued on and for the allocating one: {trace}"
+    );
+    assert_eq!(pool.stats().cached_blocks, 0);
+    drop((block, measured));
+    pool.free_all_blocks().unwrap();
+    for s in [&a, &b, &c] {
+        s.synchronize().unwrap();
+    }
+    drop((pool, a, b, c));
+    finish(&fake, parts);
+}
