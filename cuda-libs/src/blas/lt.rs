@@ -135,6 +135,8 @@ impl Lt {
     /// matrix products are queued on `stream`. Loads cuBLASLt first: a missing library is
     /// [`crate::Error::Load`].
     pub fn new(stream: &Stream) -> Result<Lt> {
+        // Held to the end: nothing can fail once the `Lt` exists, so its `drop` (which takes
+        // the lock again) never runs under this guard.
         let _lifecycle = handle_lifecycle();
         let lt = cuda_sys::cublaslt()?;
         let create = lt.cublasLtCreate()?;
