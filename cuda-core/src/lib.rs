@@ -151,7 +151,9 @@ pub use array::{
     Scalars, Slice, SplitAt, WhereArms,
 };
 #[cfg(feature = "blas")]
-pub use array::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
+pub use array::{
+    matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+};
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use code_kind::CodeKind;
 pub use cuda_headers::find_cuda_include_dirs;

@@ -69,12 +69,12 @@ fn pooled_arrays_work_in_a_group() {
     assert_eq!(received.to_vec().unwrap(), ramp(N));
 }
 
-/// `result` is a typed error raised before NCCL was called.
+/// `result` is the contract's typed refusal (`NotDense`), raised before NCCL was called.
 fn refused(what: &str, result: cuda_libs::Result<()>) {
     match result {
         Ok(()) => panic!("{what}: accepted"),
-        Err(error @ Error::Nccl { .. }) => panic!("{what}: reached NCCL: {error}"),
-        Err(error) => println!("{what}: {error}"),
+        Err(error @ Error::Driver(cuda_driver::Error::NotDense { .. })) => println!("{what}: {error}"),
+        Err(error) => panic!("{what}: not refused as NotDense: {error}"),
     }
 }
 

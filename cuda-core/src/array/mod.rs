@@ -45,5 +45,7 @@ pub use routines::{
     WhereArms,
 };
 #[cfg(feature = "blas")]
-pub use routines::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
+pub use routines::{
+    matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+};
 pub use view::{broadcast_shapes, Slice, SplitAt};

@@ -613,14 +613,15 @@ impl Communicator {
                 });
             }
         }
-        for operand in operands {
-            check::fits(operand.name, operand.bytes, operand.memory.byte_len())?;
-        }
-        // Refuses memory that is not one dense range (a strided or broadcast view).
+        // Refuses memory that is not one dense range (a strided, reversed, transposed or
+        // broadcast view: `NotDense`) before its length is read.
         let uses = operands
             .iter()
             .map(|operand| operand.memory.begin_use(stream, operand.access))
             .collect::<std::result::Result<Vec<StreamUse<'a>>, _>>()?;
+        for operand in operands {
+            check::fits(operand.name, operand.bytes, operand.memory.byte_len())?;
+        }
         match target {
             Target::Now => {
                 let result = self.call(stream, call)?;

@@ -16,15 +16,17 @@ use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::routines::math::ExprOps;
 use crate::error::{Error, Result};
+use laid_out::LaidOut;
 
 mod batches;
 mod fusion;
 mod handles;
+mod laid_out;
 mod matmul;
 mod tensordot;
 mod tiled;
 
-pub use handles::{set_tf32, tf32, TF32_ENV};
+pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
 pub use matmul::{MatmulElement, MatmulType};
 pub use tensordot::TensorAxes;
 
@@ -298,7 +300,7 @@ fn vector_dot<T: MatmulElement>(x: &DeviceArray<T>, y: &DeviceArray<T>) -> Resul
     let mut out = DeviceArray::<T>::empty(&stream, [0usize; 0])?;
     let handle = handles::blas(&stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    blas.dot(x.len(), &x, incx, &y, incy, &mut out)?;
+    blas.dot(x.len(), &LaidOut::new(&x), incx, &LaidOut::new(&y), incy, &mut out)?;
     Ok(out)
 }
 
@@ -312,7 +314,7 @@ fn euclidean<T: MatmulElement>(x: &DeviceArray<T>) -> Result<DeviceArray<T>> {
     let mut out = DeviceArray::<T>::empty(&stream, [0usize; 0])?;
     let handle = handles::blas(&stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    blas.nrm2(x.len(), &x, incx, &mut out)?;
+    blas.nrm2(x.len(), &LaidOut::new(&x), incx, &mut out)?;
     Ok(out)
 }
 
