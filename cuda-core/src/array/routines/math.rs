@@ -499,6 +499,28 @@ pub(crate) fn binary_rhs<'a, L: Scalars, B: Rhs<'a, L>, R: Element>(
     binary(op, a, b)
 }
 
+/// Comparison `op` of `left` with `rhs`. An integer scalar that does not fit the integer type
+/// it takes (`300` against `u8`) is kept as an `i64` (or, above `i64::MAX`, `u64`) scalar, which
+/// the comparison promotes to a type that holds both, so it is answered exactly as NumPy 2 does,
+/// rather than refused as out of range.
+fn compare<'a, L: Scalars, R: Rhs<'a, L>>(op: BinaryOp, left: Expr<'a, L>, rhs: R) -> Expr<'a, Bool> {
+    let (a, b) = rhs.operands(left);
+    let beyond = match (&b.node, b.operands.as_slice()) {
+        (Node::Operand(0, _), [Operand::Scalar(dtype, ScalarValue::Int(value))]) => dtype
+            .int_range()
+            .filter(|&(low, high)| dtype.is_int() && !(low..=high).contains(value))
+            .map(|_| *value),
+        _ => None,
+    };
+    match beyond {
+        Some(value) if value > i128::from(i64::MAX) => {
+            binary(op, a, Expr::<u64>::scalar(DType::U64, ScalarValue::Int(value)))
+        }
+        Some(value) => binary(op, a, Expr::<i64>::scalar(DType::I64, ScalarValue::Int(value))),
+        None => binary(op, a, b),
+    }
+}
+
 /// The two value arms of [`where_`]: `(array or expression, anything)` or `(scalar, array or
 /// expression)`, promoted as [`Rhs`] says.
 pub trait WhereArms<'a> {
@@ -925,29 +947,31 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn minimum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
         binary_rhs(BinaryOp::Minimum, self.into_expr(), rhs)
     }
-    /// `x < y`, compared in the promoted type.
+    /// `x < y`, compared in the promoted type. An integer scalar beyond the range of the
+    /// integer type it takes is compared exactly, as NumPy 2 compares a Python int (`x.lt(300)`
+    /// of `u8` is true everywhere, `x.eq(-1)` false), where arithmetic with it is an error.
     fn lt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Lt, self.into_expr(), rhs)
+        compare(BinaryOp::Lt, self.into_expr(), rhs)
     }
     /// `x <= y`.
     fn le<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Le, self.into_expr(), rhs)
+        compare(BinaryOp::Le, self.into_expr(), rhs)
     }
     /// `x > y`.
     fn gt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Gt, self.into_expr(), rhs)
+        compare(BinaryOp::Gt, self.into_expr(), rhs)
     }
     /// `x >= y`.
     fn ge<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Ge, self.into_expr(), rhs)
+        compare(BinaryOp::Ge, self.into_expr(), rhs)
     }
     /// `x == y`.
     fn eq<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Eq, self.into_expr(), rhs)
+        compare(BinaryOp::Eq, self.into_expr(), rhs)
     }
     /// `x != y`.
     fn ne<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Ne, self.into_expr(), rhs)
+        compare(BinaryOp::Ne, self.into_expr(), rhs)
     }
 }
 
@@ -1058,7 +1082,8 @@ impl<T: Element> DeviceArray<T> {
 }
 
 /// Refuses what NumPy 2 raises for when an expression runs: an integer scalar that does not fit
-/// the integer type it takes (`OverflowError`), and an integer power with a negative scalar
+/// the integer type it takes in arithmetic (`OverflowError`; comparisons widen such a scalar
+/// instead, see [`compare`]), and an integer power with a negative scalar
 /// exponent (`ValueError`).
 fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
     for operand in operands {
@@ -1584,6 +1609,32 @@ mod tests {
         let float = value::<u8>(1) + 300.5;
         assert_eq!(float.dtype(), DType::F64);
         assert!(checked(&float).is_ok());
+    }
+
+    #[test]
+    fn comparisons_with_integer_scalars_beyond_the_type_are_exact() {
+        // NumPy 2 answers these exactly (u8 < 300 everywhere true, u8 == -129 false); only
+        // arithmetic with such a scalar raises.
+        let cases = [
+            (value::<u8>(1).lt(300), "unsigned char a0, long long a1", "((long long)(a0))) < (a1)"),
+            (value::<u8>(1).eq(-129), "unsigned char a0, long long a1", "((long long)(a0))) == (a1)"),
+            (value::<u8>(1).ge(-1), "unsigned char a0, long long a1", "((long long)(a0))) >= (a1)"),
+            (value::<i8>(1).gt(-129), "signed char a0, long long a1", "((long long)(a0))) > (a1)"),
+            (value::<u32>(1).ne(1u64 << 40), "unsigned int a0, long long a1", "!="),
+            (value::<i64>(1).lt(u64::MAX), "long long a0, unsigned long long a1", "_cc_cmp_su(a0, a1) < 0"),
+            (value::<i16>(1).le(u64::MAX), "short a0, unsigned long long a1", "_cc_cmp_su"),
+            (value::<u64>(1).gt(-1), "unsigned long long a0, long long a1", "_cc_cmp_us(a0, a1) > 0"),
+        ];
+        for (expr, params, compared) in cases {
+            assert!(checked(&expr).is_ok(), "{expr:?}");
+            let (got_params, got_value, _) = map_text(&expr);
+            assert_eq!(got_params, params);
+            assert!(got_value.contains(compared), "{got_value} lacks {compared}");
+        }
+        // A scalar in range keeps the array's type, and arithmetic still refuses one beyond it.
+        assert_eq!(map_text(&value::<u8>(1).lt(200)).0, "unsigned char a0, unsigned char a1");
+        assert!(checked(&(value::<u8>(1) + 300)).is_err());
+        assert!(checked(&value::<u8>(1).maximum(300)).is_err());
     }
 
     #[test]
