@@ -81,6 +81,9 @@ pub(crate) enum Kind {
     Same,
     /// The float type of it ([`DType::float_result`]): `sqrt`, `arctan2`, ...
     Float,
+    /// The operand type with `Bool` as `i8` ([`DType::arithmetic_result`]): `square`, `fmod`,
+    /// ... (no `bool` form in NumPy).
+    Arithmetic,
     /// `Bool`, from each operand in its own type: `isnan`, `logical_and`, ...
     Predicate,
 }
@@ -92,6 +95,9 @@ macro_rules! kind_type {
     };
     (Float, $t:ty) => {
         <$t as Scalars>::Float
+    };
+    (Arithmetic, $t:ty) => {
+        <$t as Scalars>::Arithmetic
     };
     (Predicate, $t:ty) => {
         Bool
@@ -200,13 +206,14 @@ unary_table! {
     ceil => Ceil, Same, "_cc_ceil({x})";
     /// Round toward zero (integers unchanged).
     trunc => Trunc, Same, "_cc_trunc({x})";
-    /// `-1`, `0` or `1` by the sign (NaN stays NaN).
+    /// `-1`, `0` or `1` by the sign (NaN stays NaN). Of `Bool` an [`Error::InvalidValue`] when
+    /// evaluated, as NumPy has no `bool` sign.
     sign => Sign, Same, "_cc_sign({x})";
-    /// `x * x`, in `x`'s type.
-    square => Square, Same, "_cc_square({x})";
-    /// `1 / x` in `x`'s type (integers: truncated, `0` for `0` where NumPy's result is
-    /// undefined).
-    reciprocal => Reciprocal, Same, "_cc_reciprocal({x})";
+    /// `x * x`, in `x`'s type (`Bool` gives `i8`, as in NumPy).
+    square => Square, Arithmetic, "_cc_square({x})";
+    /// `1 / x` in `x`'s type (`Bool` gives `i8`; integers: truncated, `0` for `0` where NumPy's
+    /// result is undefined).
+    reciprocal => Reciprocal, Arithmetic, "_cc_reciprocal({x})";
     /// Whether `x` is NaN (`Bool`; never for integers).
     isnan => IsNan, Predicate, "_cc_isnan({x})";
     /// Whether `x` is infinite.
@@ -283,13 +290,15 @@ binary_table! {
     hypot => Hypot, Float, Scalars, "hypot({x}, {y})";
     /// `|x|` with the sign of `y`.
     copysign => Copysign, Float, Scalars, "copysign({x}, {y})";
-    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy).
-    fmod => Fmod, Same, Scalars, "_cc_fmod({x}, {y})";
+    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy;
+    /// two `Bool`s give `i8`, as in NumPy).
+    fmod => Fmod, Arithmetic, Scalars, "_cc_fmod({x}, {y})";
     /// Division rounded toward negative infinity (NumPy's `floor_divide`, `//`; integers: `0`
-    /// for a zero divisor; floats as NumPy's `divmod`).
-    floor_divide => FloorDivide, Same, Scalars, "_cc_floordiv({x}, {y})";
-    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo).
-    remainder => Remainder, Same, Scalars, "_cc_remainder({x}, {y})";
+    /// for a zero divisor; floats as NumPy's `divmod`; two `Bool`s give `i8`).
+    floor_divide => FloorDivide, Arithmetic, Scalars, "_cc_floordiv({x}, {y})";
+    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo; two
+    /// `Bool`s give `i8`).
+    remainder => Remainder, Arithmetic, Scalars, "_cc_remainder({x}, {y})";
     /// `x && y` (`Bool`).
     logical_and => LogicalAnd, Predicate, Scalars, "({x} && {y})";
     /// `x || y` (`Bool`).
@@ -923,16 +932,19 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn astype<U: Scalars>(self) -> Expr<'a, U> {
         unary(UnaryOp::Cast, self.into_expr())
     }
-    /// `x^y` (integers: exact, by squaring). For integer types NumPy raises `ValueError` on a
-    /// negative exponent; an exponent array is on the device, so that cannot be checked without
-    /// reading it back: here such an element is the truncated real power (`1` for base 1, `±1`
-    /// for base −1, else `0`). A scalar exponent ([`powi`](Self::powi)) is checked.
-    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+    /// `x^y` (integers: exact, by squaring; two `Bool`s give `i8`, as NumPy's `power`). For
+    /// integer types NumPy raises `ValueError` on a negative exponent; an exponent array is on
+    /// the device, so that cannot be checked without reading it back: here such an element is
+    /// the truncated real power (`1` for base 1, `±1` for base −1, else `0`). A scalar exponent
+    /// ([`powi`](Self::powi)) is checked.
+    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, <R::Output as Scalars>::Arithmetic> {
         binary_rhs(BinaryOp::Pow, self.into_expr(), rhs)
     }
-    /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`x ** 2`): the array's type (`bool`
-    /// gives `i64`). For integer types a negative `n` is an [`Error::InvalidValue`] when the
-    /// expression is evaluated, as NumPy raises `ValueError`.
+    /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`np.power(x, n)`): the array's type
+    /// (`bool` gives `i64`, as `np.power(x, 2)` does; NumPy's `x ** 2` operator squares instead
+    /// and gives `int8` for `bool`, which is [`square`](Self::square) here). For integer types a
+    /// negative `n` is an [`Error::InvalidValue`] when the expression is evaluated, as NumPy
+    /// raises `ValueError`.
     fn powi(self, exponent: i64) -> Expr<'a, <Self::Elem as Scalars>::WithInt> {
         let base: Expr<'a, <Self::Elem as Scalars>::WithInt> = cast_to(self.into_expr());
         let dtype = <<Self::Elem as Scalars>::WithInt as Element>::DTYPE;
@@ -1083,8 +1095,8 @@ impl<T: Element> DeviceArray<T> {
 
 /// Refuses what NumPy 2 raises for when an expression runs: an integer scalar that does not fit
 /// the integer type it takes in arithmetic (`OverflowError`; comparisons widen such a scalar
-/// instead, see [`compare`]), and an integer power with a negative scalar
-/// exponent (`ValueError`).
+/// instead, see [`compare`]), an integer power with a negative scalar exponent (`ValueError`),
+/// and arithmetic NumPy has no `bool` form of (`TypeError`, [`check_bool_arithmetic`]).
 fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
     for operand in operands {
         if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
@@ -1097,7 +1109,41 @@ fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
             }
         }
     }
-    check_powers(node, operands)
+    check_powers(node, operands)?;
+    check_bool_arithmetic(node)
+}
+
+/// Refuses the operations NumPy has no `bool` form of and raises `TypeError` for: `bool - bool`,
+/// `-bool` and `sign` of `bool`.
+fn check_bool_arithmetic(node: &Node) -> Result<()> {
+    let refused = match node {
+        Node::Binary(BinaryOp::Sub, _, _, DType::Bool) => {
+            Some("bool subtraction (`-`) is not supported, as in NumPy (TypeError); use bitwise_xor or logical_xor")
+        }
+        Node::Unary(UnaryOp::Neg, _, DType::Bool) => {
+            Some("bool negation (`-`) is not supported, as in NumPy (TypeError); use invert or logical_not")
+        }
+        Node::Unary(UnaryOp::Sign, _, DType::Bool) => {
+            Some("sign of bool is not supported, as in NumPy (TypeError); use astype first")
+        }
+        _ => None,
+    };
+    if let Some(message) = refused {
+        return Err(Error::InvalidValue(message.into()));
+    }
+    match node {
+        Node::Operand(..) | Node::Out(_) => Ok(()),
+        Node::Unary(_, a, _) => check_bool_arithmetic(a),
+        Node::Binary(_, a, b, _) => {
+            check_bool_arithmetic(a)?;
+            check_bool_arithmetic(b)
+        }
+        Node::Where(c, a, b, _) => {
+            check_bool_arithmetic(c)?;
+            check_bool_arithmetic(a)?;
+            check_bool_arithmetic(b)
+        }
+    }
 }
 
 fn check_powers(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
@@ -1406,12 +1452,11 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let operand_type = match op.kind() {
                 _ if *op == UnaryOp::Cast => a.dtype(),
                 Kind::Predicate => a.dtype(),
-                Kind::Same | Kind::Float => *dtype,
+                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
             };
             let x = sub(a, operand_type);
             let c = dtype.compute_c_name();
             let value = match op {
-                UnaryOp::Neg if *dtype == DType::Bool => format!("(!{x})"),
                 UnaryOp::Neg => format!("(({c})(-{x}))"),
                 UnaryOp::Cast => {
                     out.push_str(&cast(a.dtype(), *dtype, &x));
@@ -1435,7 +1480,7 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let (kind, cpp) = op.table().expect("a table operation");
             let operand_type = match kind {
                 Kind::Predicate => DType::Bool,
-                Kind::Same | Kind::Float => *dtype,
+                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
             };
             let (x, y) = (sub(a, operand_type), sub(b, operand_type));
             out.push_str(&round(*dtype, &cpp.replace("{x}", &x).replace("{y}", &y)));
@@ -1616,14 +1661,42 @@ mod tests {
         // NumPy 2 answers these exactly (u8 < 300 everywhere true, u8 == -129 false); only
         // arithmetic with such a scalar raises.
         let cases = [
-            (value::<u8>(1).lt(300), "unsigned char a0, long long a1", "((long long)(a0))) < (a1)"),
-            (value::<u8>(1).eq(-129), "unsigned char a0, long long a1", "((long long)(a0))) == (a1)"),
-            (value::<u8>(1).ge(-1), "unsigned char a0, long long a1", "((long long)(a0))) >= (a1)"),
-            (value::<i8>(1).gt(-129), "signed char a0, long long a1", "((long long)(a0))) > (a1)"),
+            (
+                value::<u8>(1).lt(300),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) < (a1)",
+            ),
+            (
+                value::<u8>(1).eq(-129),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) == (a1)",
+            ),
+            (
+                value::<u8>(1).ge(-1),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) >= (a1)",
+            ),
+            (
+                value::<i8>(1).gt(-129),
+                "signed char a0, long long a1",
+                "((long long)(a0))) > (a1)",
+            ),
             (value::<u32>(1).ne(1u64 << 40), "unsigned int a0, long long a1", "!="),
-            (value::<i64>(1).lt(u64::MAX), "long long a0, unsigned long long a1", "_cc_cmp_su(a0, a1) < 0"),
-            (value::<i16>(1).le(u64::MAX), "short a0, unsigned long long a1", "_cc_cmp_su"),
-            (value::<u64>(1).gt(-1), "unsigned long long a0, long long a1", "_cc_cmp_us(a0, a1) > 0"),
+            (
+                value::<i64>(1).lt(u64::MAX),
+                "long long a0, unsigned long long a1",
+                "_cc_cmp_su(a0, a1) < 0",
+            ),
+            (
+                value::<i16>(1).le(u64::MAX),
+                "short a0, unsigned long long a1",
+                "_cc_cmp_su",
+            ),
+            (
+                value::<u64>(1).gt(-1),
+                "unsigned long long a0, long long a1",
+                "_cc_cmp_us(a0, a1) > 0",
+            ),
         ];
         for (expr, params, compared) in cases {
             assert!(checked(&expr).is_ok(), "{expr:?}");
@@ -1632,9 +1705,54 @@ mod tests {
             assert!(got_value.contains(compared), "{got_value} lacks {compared}");
         }
         // A scalar in range keeps the array's type, and arithmetic still refuses one beyond it.
-        assert_eq!(map_text(&value::<u8>(1).lt(200)).0, "unsigned char a0, unsigned char a1");
+        assert_eq!(
+            map_text(&value::<u8>(1).lt(200)).0,
+            "unsigned char a0, unsigned char a1"
+        );
         assert!(checked(&(value::<u8>(1) + 300)).is_err());
         assert!(checked(&value::<u8>(1).maximum(300)).is_err());
+    }
+
+    #[test]
+    fn bool_arithmetic_follows_numpy() {
+        let b = || value::<Bool>(1);
+        // NumPy has no bool loop for these: int8 (np.square, np.reciprocal, np.power, //, %,
+        // np.fmod of bools).
+        assert_eq!(b().square().dtype(), DType::I8);
+        assert_eq!(b().reciprocal().dtype(), DType::I8);
+        assert_eq!(b().pow(b()).dtype(), DType::I8);
+        assert_eq!(b().floor_divide(b()).dtype(), DType::I8);
+        assert_eq!(b().remainder(b()).dtype(), DType::I8);
+        assert_eq!(b().fmod(b()).dtype(), DType::I8);
+        let (_, square, _) = map_text(&b().square());
+        assert!(
+            square.contains("_cc_square(((signed char)("),
+            "computed in int8: {square}"
+        );
+        // With a Python int, np.power(bool, 2) is int64; with another type, that type.
+        assert_eq!(b().pow(2).dtype(), DType::I64);
+        assert_eq!(b().powi(2).dtype(), DType::I64);
+        assert_eq!(b().pow(value::<u8>(2)).dtype(), DType::U8);
+        assert_eq!(value::<u8>(2).square().dtype(), DType::U8, "other types keep theirs");
+        // Logical forms stay bool.
+        assert_eq!((b() + b()).dtype(), DType::Bool);
+        assert_eq!((b() * b()).dtype(), DType::Bool);
+        assert_eq!(b().abs().dtype(), DType::Bool);
+        // NumPy raises TypeError for bool - bool, -bool and sign(bool).
+        for (expr, mentions) in [
+            (b() - b(), "bool subtraction"),
+            (-b(), "bool negation"),
+            (b().sign(), "sign of bool"),
+            ((b() - b()).astype::<Bool>(), "bool subtraction"),
+        ] {
+            match checked(&expr) {
+                Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message}"),
+                other => panic!("{expr:?}: expected InvalidValue, got {other:?}"),
+            }
+        }
+        assert!(checked(&(b() - 1)).is_ok(), "with a Python int, bool takes int64");
+        assert!(checked(&(-b().astype::<i8>())).is_ok());
+        assert!(checked(&value::<i8>(1).sign()).is_ok());
     }
 
     #[test]
@@ -1719,6 +1837,7 @@ mod tests {
         let promoted = a.dtype().promote(b.dtype());
         let dtype = match (op, op.table()) {
             (BinaryOp::Div, _) => promoted.quotient_result(),
+            (BinaryOp::Pow, _) => promoted.arithmetic_result(),
             (op, _) if op.is_comparison() => DType::Bool,
             (_, Some((kind, _))) => kind_dtype(kind, promoted),
             _ => promoted,
@@ -1730,6 +1849,7 @@ mod tests {
         match kind {
             Kind::Same => dtype,
             Kind::Float => dtype.float_result(),
+            Kind::Arithmetic => dtype.arithmetic_result(),
             Kind::Predicate => DType::Bool,
         }
     }

@@ -88,10 +88,22 @@ fn norm_kind(ndim: usize, ord: Norm) -> Result<NormKind> {
         (1, Norm::Fro | Norm::Nuc) => Err(Error::InvalidValue(format!(
             "linalg_norm: {ord:?} is a matrix norm; the array is 1-D"
         ))),
-        (2, Norm::Ord(1.0)) => Ok(NormKind::LineSums { axis: 0, greatest: true }),
-        (2, Norm::Ord(-1.0)) => Ok(NormKind::LineSums { axis: 0, greatest: false }),
-        (2, Norm::Inf) => Ok(NormKind::LineSums { axis: 1, greatest: true }),
-        (2, Norm::NegInf) => Ok(NormKind::LineSums { axis: 1, greatest: false }),
+        (2, Norm::Ord(1.0)) => Ok(NormKind::LineSums {
+            axis: 0,
+            greatest: true,
+        }),
+        (2, Norm::Ord(-1.0)) => Ok(NormKind::LineSums {
+            axis: 0,
+            greatest: false,
+        }),
+        (2, Norm::Inf) => Ok(NormKind::LineSums {
+            axis: 1,
+            greatest: true,
+        }),
+        (2, Norm::NegInf) => Ok(NormKind::LineSums {
+            axis: 1,
+            greatest: false,
+        }),
         (2, Norm::Nuc | Norm::Ord(2.0) | Norm::Ord(-2.0)) => Err(Error::NotSupported(format!(
             "linalg_norm: ord {ord:?} of a matrix needs its singular values, which need a solver"
         ))),
