@@ -66,9 +66,16 @@ enum NormKind {
     Nonzero,
     /// `(sum |x|^p)^(1/p)`.
     Power(f64),
-    /// The sums of `|x|` along `axis` of a matrix (0: column sums, 1: row sums), then their
-    /// greatest (`true`) or least (`false`).
-    LineSums { axis: usize, greatest: bool },
+    /// The sums of `|x|` along an axis of a matrix (0: column sums, 1: row sums), then the
+    /// greatest or the least of them.
+    LineSums(usize, Extreme),
+}
+
+/// Which of a norm's line sums is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Extreme {
+    Greatest,
+    Least,
 }
 
 fn norm_kind(ndim: usize, ord: Norm) -> Result<NormKind> {
@@ -88,22 +95,10 @@ fn norm_kind(ndim: usize, ord: Norm) -> Result<NormKind> {
         (1, Norm::Fro | Norm::Nuc) => Err(Error::InvalidValue(format!(
             "linalg_norm: {ord:?} is a matrix norm; the array is 1-D"
         ))),
-        (2, Norm::Ord(1.0)) => Ok(NormKind::LineSums {
-            axis: 0,
-            greatest: true,
-        }),
-        (2, Norm::Ord(-1.0)) => Ok(NormKind::LineSums {
-            axis: 0,
-            greatest: false,
-        }),
-        (2, Norm::Inf) => Ok(NormKind::LineSums {
-            axis: 1,
-            greatest: true,
-        }),
-        (2, Norm::NegInf) => Ok(NormKind::LineSums {
-            axis: 1,
-            greatest: false,
-        }),
+        (2, Norm::Ord(1.0)) => Ok(NormKind::LineSums(0, Extreme::Greatest)),
+        (2, Norm::Ord(-1.0)) => Ok(NormKind::LineSums(0, Extreme::Least)),
+        (2, Norm::Inf) => Ok(NormKind::LineSums(1, Extreme::Greatest)),
+        (2, Norm::NegInf) => Ok(NormKind::LineSums(1, Extreme::Least)),
         (2, Norm::Nuc | Norm::Ord(2.0) | Norm::Ord(-2.0)) => Err(Error::NotSupported(format!(
             "linalg_norm: ord {ord:?} of a matrix needs its singular values, which need a solver"
         ))),
@@ -275,11 +270,11 @@ impl<T: MatmulElement> DeviceArray<T> {
                 let sum = power(self.abs(), p).sum()?;
                 power((&sum).into_expr(), 1.0 / p).eval()
             }
-            NormKind::LineSums { axis, greatest } => {
+            NormKind::LineSums(axis, extreme) => {
                 let sums = self.abs().sum_axes(&[axis], false)?;
-                match greatest {
-                    true => sums.max(),
-                    false => sums.min(),
+                match extreme {
+                    Extreme::Greatest => sums.max(),
+                    Extreme::Least => sums.min(),
                 }
             }
         }
@@ -445,12 +440,15 @@ mod tests {
         assert_eq!(norm_kind(1, Norm::Ord(f64::INFINITY)).unwrap(), NormKind::MaxAbs);
         assert_eq!(norm_kind(1, Norm::Ord(f64::NEG_INFINITY)).unwrap(), NormKind::MinAbs);
         // Matrix 1- and inf-norms: column and row sums.
-        let lines = |axis, greatest| NormKind::LineSums { axis, greatest };
-        assert_eq!(norm_kind(2, Norm::Ord(1.0)).unwrap(), lines(0, true));
-        assert_eq!(norm_kind(2, Norm::Ord(-1.0)).unwrap(), lines(0, false));
-        assert_eq!(norm_kind(2, Norm::Inf).unwrap(), lines(1, true));
-        assert_eq!(norm_kind(2, Norm::NegInf).unwrap(), lines(1, false));
-        assert_eq!(norm_kind(2, Norm::Ord(f64::INFINITY)).unwrap(), lines(1, true));
+        let (greatest, least) = (Extreme::Greatest, Extreme::Least);
+        assert_eq!(norm_kind(2, Norm::Ord(1.0)).unwrap(), NormKind::LineSums(0, greatest));
+        assert_eq!(norm_kind(2, Norm::Ord(-1.0)).unwrap(), NormKind::LineSums(0, least));
+        assert_eq!(norm_kind(2, Norm::Inf).unwrap(), NormKind::LineSums(1, greatest));
+        assert_eq!(norm_kind(2, Norm::NegInf).unwrap(), NormKind::LineSums(1, least));
+        assert_eq!(
+            norm_kind(2, Norm::Ord(f64::INFINITY)).unwrap(),
+            NormKind::LineSums(1, greatest)
+        );
         // NumPy refuses other matrix orders (ValueError).
         assert!(matches!(norm_kind(2, Norm::Ord(3.0)), Err(Error::InvalidValue(_))));
         assert!(matches!(norm_kind(2, Norm::Ord(0.0)), Err(Error::InvalidValue(_))));
