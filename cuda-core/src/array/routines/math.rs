@@ -695,8 +695,9 @@ pub(crate) struct FusedMap<'e> {
 }
 
 impl<'a, T: Scalars> Expr<'a, T> {
-    /// Checks what evaluation checks (scalars in range, no negative integer powers), and that
-    /// the expression does not read an output (`update`'s current value).
+    /// Checks what evaluation checks (scalars in range, no negative integer powers, no `bool`
+    /// subtraction, negation or sign), and that the expression does not read an output
+    /// (`update`'s current value).
     pub(crate) fn check(&self) -> Result<()> {
         if self.node.reads_out() {
             return Err(Error::InvalidValue(
