@@ -381,6 +381,65 @@ fn dot_inner_outer_and_norms_match_the_host() {
     vector_routines::<bf16>(&stream, 3e-2);
 }
 
+/// The norms that need no solver, against NumPy 2.4's `np.linalg.norm` of the same arrays.
+#[test]
+fn norms_without_a_solver_match_numpy() {
+    let Some(device) = common::device_or_skip("norms_without_a_solver_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x_host = [3.0, -4.0, 0.0, 1.5];
+    let x = array::<f64>(&stream, &x_host, &[4]);
+    let norm = |a: &DeviceArray<f64>, ord| scalar(&a.linalg_norm(ord).unwrap());
+    // Vector p-norms: any p; 0 counts nonzeros; a zero element makes negative p give 0.
+    for (ord, expected) in [
+        (3.0, 4.552874245617287),
+        (0.5, 24.56982340296115),
+        (0.0, 3.0),
+        (-1.0, 0.0),
+        (-0.5, 0.0),
+        (f64::INFINITY, 4.0),
+        (f64::NEG_INFINITY, 0.0),
+    ] {
+        close(
+            &format!("vector norm ord {ord}"),
+            norm(&x, Norm::Ord(ord)),
+            expected,
+            1e-14,
+        );
+    }
+    let x32 = array::<f32>(&stream, &x_host, &[4]);
+    close(
+        "f32 vector norm ord 3",
+        scalar(&x32.linalg_norm(Norm::Ord(3.0)).unwrap()),
+        4.5528746,
+        1e-6,
+    );
+    let positive = array::<f64>(&stream, &[1.0, 2.0, 4.0], &[3]);
+    close("vector norm ord -1", norm(&positive, Norm::Ord(-1.0)), 4.0 / 7.0, 1e-14);
+    let empty = array::<f64>(&stream, &[], &[0]);
+    assert_eq!(norm(&empty, Norm::Ord(3.0)), 0.0);
+    assert_eq!(norm(&empty, Norm::Ord(0.0)), 0.0);
+    // Matrix 1- and inf-norms: greatest/least column and row sums of |x|.
+    let m = array::<f64>(&stream, &[1.0, -2.0, 3.0, -4.0, 5.0, -6.0], &[2, 3]);
+    assert_eq!(norm(&m, Norm::Ord(1.0)), 9.0);
+    assert_eq!(norm(&m, Norm::Ord(-1.0)), 5.0);
+    assert_eq!(norm(&m, Norm::Inf), 15.0);
+    assert_eq!(norm(&m, Norm::NegInf), 6.0);
+    assert_eq!(norm(&m.transpose(), Norm::Ord(1.0)), 15.0, "a transposed view");
+    assert_eq!(norm(&m.transpose(), Norm::Inf), 9.0);
+    // The default norm of a 3-D array and of a 0-d one: the 2-norm of the flattened elements.
+    let t_host: Vec<f64> = (0..24).map(|i| f64::from(i) - 10.0).collect();
+    let t = array::<f64>(&stream, &t_host, &[2, 3, 4]);
+    close("3-D default norm", norm(&t, Norm::Default), 34.698703145794944, 1e-14);
+    let zero_d = array::<f64>(&stream, &[-3.0], &[]);
+    assert_eq!(norm(&zero_d, Norm::Default), 3.0);
+    // What NumPy refuses stays refused; what needs singular values is not supported.
+    assert!(matches!(t.linalg_norm(Norm::Ord(1.0)), Err(Error::InvalidValue(_))));
+    assert!(matches!(m.linalg_norm(Norm::Ord(3.0)), Err(Error::InvalidValue(_))));
+    assert!(matches!(m.linalg_norm(Norm::Ord(2.0)), Err(Error::NotSupported(_))));
+}
+
 #[test]
 fn dot_and_inner_follow_numpy_for_matrices_and_stacks() {
     let Some(device) = common::device_or_skip("dot_and_inner_follow_numpy_for_matrices_and_stacks") else {

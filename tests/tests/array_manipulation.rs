@@ -168,6 +168,7 @@ fn bad_shapes_axes_and_indices_are_typed_errors_before_any_launch() {
     let mut out = DeviceArray::<f32>::zeros(&stream, [3, 3]).unwrap();
     let empty_values = DeviceArray::<f32>::zeros(&stream, [0]).unwrap();
     let mut target = DeviceArray::<f32>::zeros(&stream, [3]).unwrap();
+    let far = DeviceArray::from_slice(&stream, &[0i64, 99]).unwrap();
     let calls = fake.calls();
     assert_invalid_core(x.take(&indices, Some(2), IndexMode::Raise), "out of bounds");
     assert_invalid_core(x.reshape([5, 5]), "cannot reshape");
@@ -177,12 +178,15 @@ fn bad_shapes_axes_and_indices_are_typed_errors_before_any_launch() {
         x.take_into(&indices, Some(0), IndexMode::Raise, &mut rows),
         "shares memory",
     );
-    assert_invalid_core(target.put(&indices, &empty_values, IndexMode::Raise), "no values");
     let mut broadcast = target.broadcast_to([2, 3]).unwrap();
     assert_invalid_core(
         broadcast.put(&indices, &x.ravel().unwrap(), IndexMode::Clip),
         "broadcast",
     );
+    // NumPy refuses a read-only destination even with nothing to put.
+    assert_invalid_core(broadcast.put(&indices, &empty_values, IndexMode::Raise), "broadcast");
+    // Empty values put nothing, as in NumPy, even at indices out of bounds.
+    target.put(&far, &empty_values, IndexMode::Raise).unwrap();
     assert_eq!(fake.calls(), calls, "refused before any driver call");
     // An empty axis cannot be taken from (when there is something to take).
     let hollow = DeviceArray::<f32>::zeros(&stream, [3, 0]).unwrap();

@@ -554,6 +554,11 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         );
         let m = DeviceArray::<f32>::zeros(&stream, [3, 3])?;
         m.linalg_norm(Norm::Fro)?;
+        (
+            x.linalg_norm(Norm::Ord(3.0))?,
+            m.linalg_norm(Norm::Ord(1.0))?,
+            m.linalg_norm(Norm::Inf)?,
+        );
     }
     {
         use cuda_core::ExprOps;

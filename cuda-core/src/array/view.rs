@@ -174,7 +174,7 @@ pub(crate) fn reshaped_strides(shape: &[usize], strides: &[isize], new_shape: &[
     Some(out)
 }
 
-/// `shape` with its one `-1` replaced by the extent that makes `len` elements (see
+/// `shape` with its one negative extent replaced by the extent that makes `len` elements (see
 /// [`DeviceArray::infer_shape`]); `from` is the array's shape, for messages.
 fn infer_shape(from: &[usize], len: usize, shape: &[isize]) -> Result<Vec<usize>> {
     let bad = || Error::InvalidValue(format!("cannot reshape {from:?} ({len} elements) to {shape:?}"));
@@ -182,8 +182,9 @@ fn infer_shape(from: &[usize], len: usize, shape: &[isize]) -> Result<Vec<usize>
     let mut known = 1usize;
     for (axis, &extent) in shape.iter().enumerate() {
         match extent {
-            -1 if inferred.is_none() => inferred = Some(axis),
             e if e >= 0 => known = known.checked_mul(e as usize).ok_or_else(bad)?,
+            // NumPy takes any negative extent as the unknown one, not only -1.
+            _ if inferred.is_none() => inferred = Some(axis),
             _ => return Err(bad()),
         }
     }
@@ -472,9 +473,9 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// `shape` with its one `-1` (if any) replaced by the extent that keeps the element count
-    /// (NumPy's inferred dimension); other negative extents, two `-1`s and a count that does not
-    /// divide are errors.
+    /// `shape` with its one negative extent (`-1`, or any other below 0, as NumPy takes them), if
+    /// any, replaced by the extent that keeps the element count (NumPy's inferred dimension);
+    /// two negative extents and a count that does not divide are errors.
     pub fn infer_shape(&self, shape: &[isize]) -> Result<Vec<usize>> {
         infer_shape(self.shape(), self.len(), shape)
     }
@@ -749,7 +750,10 @@ mod tests {
         assert_eq!(infer_shape(&[4, 6], 24, &[3, -1]).unwrap(), [3, 8]);
         assert_eq!(infer_shape(&[4, 6], 24, &[-1]).unwrap(), [24]);
         assert_eq!(infer_shape(&[4, 6], 24, &[2, 3, 4]).unwrap(), [2, 3, 4]);
-        for bad in [&[-1, -1][..], &[5, -1], &[-2, 12], &[0, -1]] {
+        // NumPy takes any negative extent as the unknown one.
+        assert_eq!(infer_shape(&[4, 6], 24, &[-2, 12]).unwrap(), [2, 12]);
+        assert_eq!(infer_shape(&[4, 6], 24, &[-5, 2, 3]).unwrap(), [4, 2, 3]);
+        for bad in [&[-1, -1][..], &[-1, -2], &[5, -1], &[5, -3], &[0, -1]] {
             assert!(
                 matches!(infer_shape(&[4, 6], 24, bad), Err(Error::InvalidValue(_))),
                 "{bad:?}"

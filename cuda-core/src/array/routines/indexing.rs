@@ -252,7 +252,8 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// Writes `values` at `indices` of the flattened array, in place (NumPy's `put`): `values`
-    /// repeat when shorter than `indices`. One scatter kernel writing the array's strided layout
+    /// repeat when shorter than `indices`; empty `values` write nothing (indices unchecked, as
+    /// in NumPy). One scatter kernel writing the array's strided layout
     /// in place (a non-compact `values` is made compact first). Repeated indices get one of their
     /// values, which one unspecified (NumPy: the last).
     pub fn put<J: IndexElement>(
@@ -261,11 +262,11 @@ impl<T: Element> DeviceArray<T> {
         values: &DeviceArray<T>,
         mode: IndexMode,
     ) -> Result<()> {
-        if values.is_empty() && !indices.is_empty() {
-            return Err(Error::InvalidValue("put: no values to put".into()));
-        }
+        // NumPy refuses a read-only destination even when there is nothing to write.
+        self.check_writable("put")?;
         let (_, layout) = flat_layout(self.shape(), self.strides(), indices.shape(), indices.strides());
-        if indices.is_empty() {
+        // No indices, or no values to put: nothing is written, and NumPy checks no index then.
+        if indices.is_empty() || values.is_empty() {
             return Ok(());
         }
         let values = values.to_contiguous()?;

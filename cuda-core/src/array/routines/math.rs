@@ -88,6 +88,9 @@ pub(crate) enum Kind {
     Same,
     /// The float type of it ([`DType::float_result`]): `sqrt`, `arctan2`, ...
     Float,
+    /// The operand type with `Bool` as `i8` ([`DType::arithmetic_result`]): `square`, `fmod`,
+    /// ... (no `bool` form in NumPy).
+    Arithmetic,
     /// `Bool`, from each operand in its own type: `isnan`, `logical_and`, ...
     Predicate,
 }
@@ -99,6 +102,9 @@ macro_rules! kind_type {
     };
     (Float, $t:ty) => {
         <$t as Scalars>::Float
+    };
+    (Arithmetic, $t:ty) => {
+        <$t as Scalars>::Arithmetic
     };
     (Predicate, $t:ty) => {
         Bool
@@ -207,13 +213,14 @@ unary_table! {
     ceil => Ceil, Same, "_cc_ceil({x})";
     /// Round toward zero (integers unchanged).
     trunc => Trunc, Same, "_cc_trunc({x})";
-    /// `-1`, `0` or `1` by the sign (NaN stays NaN).
+    /// `-1`, `0` or `1` by the sign (NaN stays NaN). Of `Bool` an [`Error::InvalidValue`] when
+    /// evaluated, as NumPy has no `bool` sign.
     sign => Sign, Same, "_cc_sign({x})";
-    /// `x * x`, in `x`'s type.
-    square => Square, Same, "_cc_square({x})";
-    /// `1 / x` in `x`'s type (integers: truncated, `0` for `0` where NumPy's result is
-    /// undefined).
-    reciprocal => Reciprocal, Same, "_cc_reciprocal({x})";
+    /// `x * x`, in `x`'s type (`Bool` gives `i8`, as in NumPy).
+    square => Square, Arithmetic, "_cc_square({x})";
+    /// `1 / x` in `x`'s type (`Bool` gives `i8`; integers: truncated, `0` for `0` where NumPy's
+    /// result is undefined).
+    reciprocal => Reciprocal, Arithmetic, "_cc_reciprocal({x})";
     /// Whether `x` is NaN (`Bool`; never for integers).
     isnan => IsNan, Predicate, "_cc_isnan({x})";
     /// Whether `x` is infinite.
@@ -290,13 +297,15 @@ binary_table! {
     hypot => Hypot, Float, Scalars, "hypot({x}, {y})";
     /// `|x|` with the sign of `y`.
     copysign => Copysign, Float, Scalars, "copysign({x}, {y})";
-    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy).
-    fmod => Fmod, Same, Scalars, "_cc_fmod({x}, {y})";
+    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy;
+    /// two `Bool`s give `i8`, as in NumPy).
+    fmod => Fmod, Arithmetic, Scalars, "_cc_fmod({x}, {y})";
     /// Division rounded toward negative infinity (NumPy's `floor_divide`, `//`; integers: `0`
-    /// for a zero divisor; floats as NumPy's `divmod`).
-    floor_divide => FloorDivide, Same, Scalars, "_cc_floordiv({x}, {y})";
-    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo).
-    remainder => Remainder, Same, Scalars, "_cc_remainder({x}, {y})";
+    /// for a zero divisor; floats as NumPy's `divmod`; two `Bool`s give `i8`).
+    floor_divide => FloorDivide, Arithmetic, Scalars, "_cc_floordiv({x}, {y})";
+    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo; two
+    /// `Bool`s give `i8`).
+    remainder => Remainder, Arithmetic, Scalars, "_cc_remainder({x}, {y})";
     /// `x && y` (`Bool`).
     logical_and => LogicalAnd, Predicate, Scalars, "({x} && {y})";
     /// `x || y` (`Bool`).
@@ -559,6 +568,28 @@ pub(crate) fn binary_rhs<'a, L: Scalars, B: Rhs<'a, L>, R: Element>(
     binary(op, a, b)
 }
 
+/// Comparison `op` of `left` with `rhs`. An integer scalar that does not fit the integer type
+/// it takes (`300` against `u8`) is kept as an `i64` (or, above `i64::MAX`, `u64`) scalar, which
+/// the comparison promotes to a type that holds both, so it is answered exactly as NumPy 2 does,
+/// rather than refused as out of range.
+fn compare<'a, L: Scalars, R: Rhs<'a, L>>(op: BinaryOp, left: Expr<'a, L>, rhs: R) -> Expr<'a, Bool> {
+    let (a, b) = rhs.operands(left);
+    let beyond = match (b.code.as_slice(), b.operands.as_slice()) {
+        ([Step::Operand(0, _)], [Operand::Scalar(dtype, ScalarValue::Int(value))]) => dtype
+            .int_range()
+            .filter(|&(low, high)| dtype.is_int() && !(low..=high).contains(value))
+            .map(|_| *value),
+        _ => None,
+    };
+    match beyond {
+        Some(value) if value > i128::from(i64::MAX) => {
+            binary(op, a, Expr::<u64>::scalar(DType::U64, ScalarValue::Int(value)))
+        }
+        Some(value) => binary(op, a, Expr::<i64>::scalar(DType::I64, ScalarValue::Int(value))),
+        None => binary(op, a, b),
+    }
+}
+
 /// The two value arms of [`where_`]: `(array or expression, anything)` or `(scalar, array or
 /// expression)`, promoted as [`Rhs`] says.
 pub trait WhereArms<'a> {
@@ -738,8 +769,9 @@ pub(crate) struct FusedMap<'e> {
 }
 
 impl<'a, T: Scalars> Expr<'a, T> {
-    /// Checks what evaluation checks (scalars in range, no negative integer powers), and that
-    /// the expression does not read an output (`update`'s current value).
+    /// Checks what evaluation checks (scalars in range, no negative integer powers, no `bool`
+    /// subtraction, negation or sign), and that the expression does not read an output
+    /// (`update`'s current value).
     pub(crate) fn check(&self) -> Result<()> {
         if reads_out(&self.code) {
             return Err(Error::InvalidValue(
@@ -972,16 +1004,19 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn astype<U: Scalars>(self) -> Expr<'a, U> {
         unary(UnaryOp::Cast, self.into_expr())
     }
-    /// `x^y` (integers: exact, by squaring). For integer types NumPy raises `ValueError` on a
-    /// negative exponent; an exponent array is on the device, so that cannot be checked without
-    /// reading it back: here such an element is the truncated real power (`1` for base 1, `±1`
-    /// for base −1, else `0`). A scalar exponent ([`powi`](Self::powi)) is checked.
-    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+    /// `x^y` (integers: exact, by squaring; two `Bool`s give `i8`, as NumPy's `power`). For
+    /// integer types NumPy raises `ValueError` on a negative exponent; an exponent array is on
+    /// the device, so that cannot be checked without reading it back: here such an element is
+    /// the truncated real power (`1` for base 1, `±1` for base −1, else `0`). A scalar exponent
+    /// ([`powi`](Self::powi)) is checked.
+    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, <R::Output as Scalars>::Arithmetic> {
         binary_rhs(BinaryOp::Pow, self.into_expr(), rhs)
     }
-    /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`x ** 2`): the array's type (`bool`
-    /// gives `i64`). For integer types a negative `n` is an [`Error::InvalidValue`] when the
-    /// expression is evaluated, as NumPy raises `ValueError`.
+    /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`np.power(x, n)`): the array's type
+    /// (`bool` gives `i64`, as `np.power(x, 2)` does; NumPy's `x ** 2` operator squares instead
+    /// and gives `int8` for `bool`, which is [`square`](Self::square) here). For integer types a
+    /// negative `n` is an [`Error::InvalidValue`] when the expression is evaluated, as NumPy
+    /// raises `ValueError`.
     fn powi(self, exponent: i64) -> Expr<'a, <Self::Elem as Scalars>::WithInt> {
         let base: Expr<'a, <Self::Elem as Scalars>::WithInt> = cast_to(self.into_expr());
         let dtype = <<Self::Elem as Scalars>::WithInt as Element>::DTYPE;
@@ -996,29 +1031,31 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn minimum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
         binary_rhs(BinaryOp::Minimum, self.into_expr(), rhs)
     }
-    /// `x < y`, compared in the promoted type.
+    /// `x < y`, compared in the promoted type. An integer scalar beyond the range of the
+    /// integer type it takes is compared exactly, as NumPy 2 compares a Python int (`x.lt(300)`
+    /// of `u8` is true everywhere, `x.eq(-1)` false), where arithmetic with it is an error.
     fn lt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Lt, self.into_expr(), rhs)
+        compare(BinaryOp::Lt, self.into_expr(), rhs)
     }
     /// `x <= y`.
     fn le<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Le, self.into_expr(), rhs)
+        compare(BinaryOp::Le, self.into_expr(), rhs)
     }
     /// `x > y`.
     fn gt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Gt, self.into_expr(), rhs)
+        compare(BinaryOp::Gt, self.into_expr(), rhs)
     }
     /// `x >= y`.
     fn ge<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Ge, self.into_expr(), rhs)
+        compare(BinaryOp::Ge, self.into_expr(), rhs)
     }
     /// `x == y`.
     fn eq<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Eq, self.into_expr(), rhs)
+        compare(BinaryOp::Eq, self.into_expr(), rhs)
     }
     /// `x != y`.
     fn ne<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Ne, self.into_expr(), rhs)
+        compare(BinaryOp::Ne, self.into_expr(), rhs)
     }
 }
 
@@ -1131,8 +1168,9 @@ impl<T: Element> DeviceArray<T> {
 }
 
 /// Refuses what NumPy 2 raises for when an expression runs: an integer scalar that does not fit
-/// the integer type it takes (`OverflowError`), and an integer power with a negative scalar
-/// exponent (`ValueError`).
+/// the integer type it takes in arithmetic (`OverflowError`; comparisons widen such a scalar
+/// instead, see [`compare`]), an integer power with a negative scalar exponent (`ValueError`),
+/// and arithmetic NumPy has no `bool` form of (`TypeError`, [`check_bool_arithmetic`]).
 fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
     for operand in operands {
         if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
@@ -1145,7 +1183,29 @@ fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
             }
         }
     }
-    check_powers(code, operands)
+    check_powers(code, operands)?;
+    check_bool_arithmetic(code)
+}
+
+/// Refuses the operations NumPy has no `bool` form of and raises `TypeError` for: `bool - bool`,
+/// `-bool` and `sign` of `bool`.
+fn check_bool_arithmetic(code: &[Step]) -> Result<()> {
+    for step in code {
+        let refused = match *step {
+            Step::Binary(BinaryOp::Sub, DType::Bool) => {
+                "bool subtraction (`-`) is not supported, as in NumPy (TypeError); use bitwise_xor or logical_xor"
+            }
+            Step::Unary(UnaryOp::Neg, DType::Bool) => {
+                "bool negation (`-`) is not supported, as in NumPy (TypeError); use invert or logical_not"
+            }
+            Step::Unary(UnaryOp::Sign, DType::Bool) => {
+                "sign of bool is not supported, as in NumPy (TypeError); use astype first"
+            }
+            _ => continue,
+        };
+        return Err(Error::InvalidValue(refused.into()));
+    }
+    Ok(())
 }
 
 fn check_powers(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
@@ -1443,12 +1503,11 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let operand_type = match op.kind() {
                 _ if *op == UnaryOp::Cast => a.dtype(),
                 Kind::Predicate => a.dtype(),
-                Kind::Same | Kind::Float => *dtype,
+                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
             };
             let x = sub(a, operand_type);
             let c = dtype.compute_c_name();
             let value = match op {
-                UnaryOp::Neg if *dtype == DType::Bool => format!("(!{x})"),
                 UnaryOp::Neg => format!("(({c})(-{x}))"),
                 UnaryOp::Cast => {
                     out.push_str(&cast(a.dtype(), *dtype, &x));
@@ -1472,7 +1531,7 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let (kind, cpp) = op.table().expect("a table operation");
             let operand_type = match kind {
                 Kind::Predicate => DType::Bool,
-                Kind::Same | Kind::Float => *dtype,
+                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
             };
             let (x, y) = (sub(a, operand_type), sub(b, operand_type));
             out.push_str(&round(*dtype, &cpp.replace("{x}", &x).replace("{y}", &y)));
@@ -1710,6 +1769,105 @@ mod tests {
     }
 
     #[test]
+    fn comparisons_with_integer_scalars_beyond_the_type_are_exact() {
+        // NumPy 2 answers these exactly (u8 < 300 everywhere true, u8 == -129 false); only
+        // arithmetic with such a scalar raises.
+        let cases = [
+            (
+                value::<u8>(1).lt(300),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) < (a1)",
+            ),
+            (
+                value::<u8>(1).eq(-129),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) == (a1)",
+            ),
+            (
+                value::<u8>(1).ge(-1),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) >= (a1)",
+            ),
+            (
+                value::<i8>(1).gt(-129),
+                "signed char a0, long long a1",
+                "((long long)(a0))) > (a1)",
+            ),
+            (value::<u32>(1).ne(1u64 << 40), "unsigned int a0, long long a1", "!="),
+            (
+                value::<i64>(1).lt(u64::MAX),
+                "long long a0, unsigned long long a1",
+                "_cc_cmp_su(a0, a1) < 0",
+            ),
+            (
+                value::<i16>(1).le(u64::MAX),
+                "short a0, unsigned long long a1",
+                "_cc_cmp_su",
+            ),
+            (
+                value::<u64>(1).gt(-1),
+                "unsigned long long a0, long long a1",
+                "_cc_cmp_us(a0, a1) > 0",
+            ),
+        ];
+        for (expr, params, compared) in cases {
+            assert!(checked(&expr).is_ok(), "{expr:?}");
+            let (got_params, got_value, _) = map_text(&expr);
+            assert_eq!(got_params, params);
+            assert!(got_value.contains(compared), "{got_value} lacks {compared}");
+        }
+        // A scalar in range keeps the array's type, and arithmetic still refuses one beyond it.
+        assert_eq!(
+            map_text(&value::<u8>(1).lt(200)).0,
+            "unsigned char a0, unsigned char a1"
+        );
+        assert!(checked(&(value::<u8>(1) + 300)).is_err());
+        assert!(checked(&value::<u8>(1).maximum(300)).is_err());
+    }
+
+    #[test]
+    fn bool_arithmetic_follows_numpy() {
+        let b = || value::<Bool>(1);
+        // NumPy has no bool loop for these: int8 (np.square, np.reciprocal, np.power, //, %,
+        // np.fmod of bools).
+        assert_eq!(b().square().dtype(), DType::I8);
+        assert_eq!(b().reciprocal().dtype(), DType::I8);
+        assert_eq!(b().pow(b()).dtype(), DType::I8);
+        assert_eq!(b().floor_divide(b()).dtype(), DType::I8);
+        assert_eq!(b().remainder(b()).dtype(), DType::I8);
+        assert_eq!(b().fmod(b()).dtype(), DType::I8);
+        let (_, square, _) = map_text(&b().square());
+        assert!(
+            square.contains("_cc_square(((signed char)("),
+            "computed in int8: {square}"
+        );
+        // With a Python int, np.power(bool, 2) is int64; with another type, that type.
+        assert_eq!(b().pow(2).dtype(), DType::I64);
+        assert_eq!(b().powi(2).dtype(), DType::I64);
+        assert_eq!(b().pow(value::<u8>(2)).dtype(), DType::U8);
+        assert_eq!(value::<u8>(2).square().dtype(), DType::U8, "other types keep theirs");
+        // Logical forms stay bool.
+        assert_eq!((b() + b()).dtype(), DType::Bool);
+        assert_eq!((b() * b()).dtype(), DType::Bool);
+        assert_eq!(b().abs().dtype(), DType::Bool);
+        // NumPy raises TypeError for bool - bool, -bool and sign(bool).
+        for (expr, mentions) in [
+            (b() - b(), "bool subtraction"),
+            (-b(), "bool negation"),
+            (b().sign(), "sign of bool"),
+            ((b() - b()).astype::<Bool>(), "bool subtraction"),
+        ] {
+            match checked(&expr) {
+                Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message}"),
+                other => panic!("{expr:?}: expected InvalidValue, got {other:?}"),
+            }
+        }
+        assert!(checked(&(b() - 1)).is_ok(), "with a Python int, bool takes int64");
+        assert!(checked(&(-b().astype::<i8>())).is_ok());
+        assert!(checked(&value::<i8>(1).sign()).is_ok());
+    }
+
+    #[test]
     fn negative_scalar_powers_of_integers_are_errors() {
         let message = checked(&value::<i32>(2).powi(-1)).unwrap_err().to_string();
         assert!(message.contains("negative integer powers"), "{message}");
@@ -1791,6 +1949,7 @@ mod tests {
         let promoted = a.dtype().promote(b.dtype());
         let dtype = match (op, op.table()) {
             (BinaryOp::Div, _) => promoted.quotient_result(),
+            (BinaryOp::Pow, _) => promoted.arithmetic_result(),
             (op, _) if op.is_comparison() => DType::Bool,
             (_, Some((kind, _))) => kind_dtype(kind, promoted),
             _ => promoted,
@@ -1802,6 +1961,7 @@ mod tests {
         match kind {
             Kind::Same => dtype,
             Kind::Float => dtype.float_result(),
+            Kind::Arithmetic => dtype.arithmetic_result(),
             Kind::Predicate => DType::Bool,
         }
     }

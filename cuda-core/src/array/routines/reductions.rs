@@ -814,7 +814,8 @@ fn nonzero_weights<R: Scalars>(weight_sum: &DeviceArray<R>) -> Result<()> {
 
 impl<T: Scalars + Promote<T, Output = T>> DeviceArray<T> {
     /// The range of the values, `max - min`, a 0-d array of `T` (NumPy's `ptp`: integers wrap,
-    /// NaN if any is NaN; an error when empty): two reductions and a subtraction.
+    /// NaN if any is NaN; an error when empty, and for `Bool`, whose subtraction NumPy refuses):
+    /// two reductions and a subtraction.
     pub fn ptp(&self) -> Result<DeviceArray<T>> {
         let (high, low) = (self.max()?, self.min()?);
         (&high - &low).eval()
