@@ -278,6 +278,11 @@ fn bad_shapes_axes_and_indices_are_typed_errors_before_any_launch() {
         broadcast.put(&indices, &x.ravel().unwrap(), IndexMode::Clip),
         "broadcast",
     );
+    // Reductions resolve their axes before compiling or launching anything.
+    assert_axis_error(x.sum_axes(-3, false), -3, 2);
+    assert_axis_error(x.argmax_axis(2usize, true), 2, 2);
+    assert_axis_error((&x * 2.0).var_axes([0, 2], false, 0), 2, 2);
+    assert_invalid_core(x.mean_axes([0, -2], false), "repeated axis -2");
     assert_eq!(fake.calls(), calls, "refused before any driver call");
     // An empty axis cannot be taken from (when there is something to take).
     let hollow = DeviceArray::<f32>::zeros(&stream, [3, 0]).unwrap();
