@@ -110,8 +110,8 @@ pub enum Error {
     },
     /// An axis outside `-ndim..ndim` (NumPy's `AxisError`), from an array routine.
     Axis {
-        /// The axis as given, negative or not.
-        axis: i128,
+        /// The axis as given, negative or not (see [`Axis`](crate::Axis) for values beyond `i64`).
+        axis: i64,
         /// The number of dimensions it was taken against.
         ndim: usize,
     },

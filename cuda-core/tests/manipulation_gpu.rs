@@ -643,26 +643,26 @@ fn reversed_views_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &S
     );
     // Written through: a copy into a reversed view lands mirrored in its storage.
     let target = DeviceArray::<T>::zeros(stream, [4, 5, 3]).unwrap();
-    target.flip(&[0, 2]).unwrap().copy_from(&x).unwrap();
+    target.flip([0, 2]).unwrap().copy_from(&x).unwrap();
     assert_eq!(host(&target), host_flip(&hx, &[0, 2]));
-    let mut reversed = target.flip(&[1]).unwrap();
+    let mut reversed = target.flip([1]).unwrap();
     reversed.fill(T::from_f64(7.0)).unwrap();
     assert!(target.to_vec().unwrap().iter().all(|&v| v == T::from_f64(7.0)));
     // A reversed 1-D view reshapes without a copy, and its ravel is one.
-    let line = x.ravel().unwrap().flip(&[0]).unwrap();
+    let line = x.ravel().unwrap().flip([0]).unwrap();
     let grid = line.reshape_view([6, 10]).unwrap();
     assert!(grid.shares_storage(&x));
     let reversed_data: Vec<T> = hx.data.iter().rev().copied().collect();
     assert_eq!(grid.to_vec().unwrap(), reversed_data);
     assert_eq!(
-        x.flip(&[0]).unwrap().ravel().unwrap().to_vec().unwrap(),
+        x.flip([0]).unwrap().ravel().unwrap().to_vec().unwrap(),
         host_flip(&hx, &[0]).data
     );
     // take and put read and write reversed views in place.
     let raw = vec![4i64, 0, -1, 2];
     let indices = DeviceArray::from_slice(stream, &raw).unwrap();
     let hi = Host::new(&[4], raw.clone());
-    let view = x.flip(&[1, 2]).unwrap();
+    let view = x.flip([1, 2]).unwrap();
     let hview = host_flip(&hx, &[1, 2]);
     for axis in [None, Some(1)] {
         assert_eq!(
@@ -679,7 +679,7 @@ fn reversed_views_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &S
     let values = DeviceArray::from_slice(stream, &[T::from_f64(1.0), T::from_f64(2.0)]).unwrap();
     let flat = DeviceArray::from_slice(stream, &[0i64, 59]).unwrap();
     target
-        .flip(&[0, 1, 2])
+        .flip([0, 1, 2])
         .unwrap()
         .put(&flat, &values, IndexMode::Raise)
         .unwrap();
@@ -687,7 +687,7 @@ fn reversed_views_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &S
     assert_eq!((written[59], written[0]), (T::from_f64(1.0), T::from_f64(2.0)));
     // A copy from its own reversed view reads the source whole first, as NumPy's does.
     let mut same = x.try_clone().unwrap();
-    let mirror = same.flip(&[0]).unwrap();
+    let mirror = same.flip([0]).unwrap();
     same.copy_from(&mirror).unwrap();
     assert_eq!(host(&same), host_flip(&hx, &[0]));
 }
@@ -701,14 +701,14 @@ fn reversed_views_go_through_every_routine() {
     for_types!(reversed_views_of, &stream);
     // Expressions, reductions and DLPack over reversed f32 views.
     let (x, hx) = iota::<f32>(&stream, &[6, 7]);
-    let rows = x.flip(&[0]).unwrap();
+    let rows = x.flip([0]).unwrap();
     let hrows = host_flip(&hx, &[0]);
     let sum = (&rows * 2.0 + &x).eval().unwrap();
     let expected: Vec<f32> = hrows.data.iter().zip(&hx.data).map(|(&r, &v)| r * 2.0 + v).collect();
     assert_eq!(sum.to_vec().unwrap(), expected);
-    let both = x.flip(&[0, 1]).unwrap();
+    let both = x.flip([0, 1]).unwrap();
     assert_eq!(both.sum().unwrap().item().unwrap(), hx.data.iter().sum::<f32>());
-    let columns = both.sum_axes(&[0], false).unwrap().to_vec().unwrap();
+    let columns = both.sum_axes([0], false).unwrap().to_vec().unwrap();
     let expected: Vec<f32> = (0..7).map(|c| (0..6).map(|r| hx.get(&[r, 6 - c])).sum()).collect();
     assert_eq!(columns, expected);
     // argmax counts in the view's order: the largest element of x (its last) is the view's first.

@@ -62,7 +62,7 @@ const NOT_CALLS: &[&str] = &[
     "__dlpack__",
     "__dlpack_device__",
     "__cuda_array_interface__",
-    "(&[axes], keepdims)",
+    "(axes, keepdims)",
     "copy=True",
     // The `python` feature's calls, compiled by cuda-core's python doctests (`cargo xtask test`).
     "None",
@@ -477,11 +477,11 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
             a.right_shift(2),
         );
     }
-    ((&x * &y).sum()?, (&x - &y).abs().max_axes(&[1], false)?);
-    (x.var(1)?, x.std_axes(&[0], true, 0)?);
+    ((&x * &y).sum()?, (&x - &y).abs().max_axes([1], false)?);
+    (x.var(1)?, x.std_axes([0], true, 0)?);
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
-    x.nansum_axes(&[0], false)?;
-    (x.count_nonzero()?, x.ptp_axes(&[1], false)?);
+    x.nansum_axes([0], false)?;
+    (x.count_nonzero()?, x.ptp_axes([1], false)?);
     (x.nanargmax()?, x.nanargmin_axis(1, false)?);
     {
         let (w, w1d) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 3)?);
@@ -502,7 +502,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (Slice::ALL.step(-2), Slice::from(1..4).step(-1));
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3, 4])?;
     x.transpose();
-    x.permute(&[1, 0, 2])?;
+    x.permute([1, 0, 2])?;
     x.reshape([3, 4])?;
     x.broadcast_to([4, 3])?;
     x.squeeze();
@@ -596,7 +596,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3])?;
     (x.sum_axes(0, true)?, x.sum_axes([0, -1], false)?);
     (x.prod()?, x.mean()?, x.max()?, x.min()?, x.all()?, x.any()?);
-    (x.prod_axes(&[0], true)?, x.mean_axes(&[0], true)?);
+    (x.prod_axes([0], true)?, x.mean_axes([0], true)?);
     x.argmax_axis(-1, false)?;
     x.argmax()?;
     x.sum()?.item()?;

@@ -8,13 +8,15 @@ use crate::error::{Error, Result};
 
 /// One axis of an array, as NumPy's `axis=` takes it: `0..ndim` from the front, `-ndim..0`
 /// from the end. Every integer type but `u128` converts into it, so `x.argmax_axis(-1, false)`
-/// and `x.argmax_axis(k, false)` with `k: usize` both read as in NumPy.
+/// and `x.argmax_axis(k, false)` with `k: usize` both read as in NumPy. A value beyond `i64`'s
+/// range (a `u64` above `i64::MAX`, say), out of range for every array, is held as `i64::MAX`
+/// or `i64::MIN`, the axis its [`Error::Axis`] names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Axis(i128);
+pub struct Axis(i64);
 
 impl Axis {
     /// The axis as given, negative or not.
-    pub fn get(self) -> i128 {
+    pub fn get(self) -> i64 {
         self.0
     }
 
@@ -29,9 +31,9 @@ impl Axis {
     /// assert_eq!(error.to_string(), "axis -4 is out of bounds for array of dimension 3");
     /// ```
     pub fn index(self, ndim: usize) -> Result<usize> {
-        // `ndim` counts the axes of an array in memory, far below `i128::MAX`; a negative axis
+        // `ndim` counts the axes of an array in memory, far below `i64::MAX`; a negative axis
         // plus it cannot overflow either.
-        let ndim_wide = ndim as i128;
+        let ndim_wide = ndim as i64;
         let index = match self.0 < 0 {
             true => self.0 + ndim_wide,
             false => self.0,
@@ -169,8 +171,8 @@ macro_rules! integer_axes {
     ($($int:ty),*) => {$(
         impl From<$int> for Axis {
             fn from(axis: $int) -> Axis {
-                // Every value of a primitive integer type up to 64 bits fits `i128`.
-                Axis(axis as i128)
+                // Past `i64`'s range only above `i64::MAX` or below `i64::MIN`: saturate there.
+                Axis(i64::try_from(axis).unwrap_or(if axis > 0 { i64::MAX } else { i64::MIN }))
             }
         }
 
@@ -202,6 +204,8 @@ mod tests {
         assert_eq!(Axis::from(2u8).index(3).unwrap(), 2);
         assert_eq!(Axis::from(0isize).index(1).unwrap(), 0);
         assert_eq!(Axis::from(-1i128).index(1).unwrap(), 0);
+        assert_eq!(Axis::from(u64::MAX).get(), i64::MAX, "saturated");
+        assert_eq!(Axis::from(i128::MIN).get(), i64::MIN, "saturated");
     }
 
     #[test]
@@ -223,9 +227,10 @@ mod tests {
         let error = Axis::from(usize::MAX).index(2).unwrap_err().to_string();
         assert_eq!(
             error,
-            format!("axis {} is out of bounds for array of dimension 2", usize::MAX)
+            format!("axis {} is out of bounds for array of dimension 2", i64::MAX)
         );
-        assert!(Axis::from(i128::MIN).index(usize::MAX).is_err());
+        assert!(Axis::from(i128::MIN).index(1 << 40).is_err());
+        assert!(Axis::from(i128::MAX).index(2).is_err());
         assert!(Axis::from(i64::MIN).index(2).is_err());
     }
 
