@@ -109,6 +109,7 @@ pub enum Error {
         extent: usize,
     },
     /// An axis outside `-ndim..ndim` (NumPy's `AxisError`), from an array routine.
+    #[cfg(feature = "array")]
     Axis {
         /// The axis as given, negative or not (see [`Axis`](crate::Axis) for values beyond `i64`).
         axis: i64,
@@ -179,6 +180,7 @@ impl fmt::Display for Error {
                 let index = index.map_or("(any)".to_string(), |i| i.to_string());
                 write!(f, "{what}: index {index} is out of bounds for an axis of size {extent}")
             }
+            #[cfg(feature = "array")]
             Error::Axis { axis, ndim } => write!(f, "axis {axis} is out of bounds for array of dimension {ndim}"),
             Error::NotSupported(message) => write!(f, "not supported yet: {message}"),
             #[cfg(feature = "array")]
