@@ -144,11 +144,11 @@ pub use array::release_completed_imports;
 #[cfg(feature = "array")]
 pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
-    ArgType, Average, AverageOf, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
-    DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
-    Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr, IntoShape,
-    MemoryPool, MeshIndexing, NpyError, PadMode, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Rhs,
-    Scalars, Slice, SplitAt, WhereArms,
+    ArgType, Average, AverageOf, Axes, Axis, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
+    DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType,
+    DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr,
+    IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock, Promote, RawKernel,
+    ReductionKernel, Rhs, Scalars, Slice, SplitAt, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{

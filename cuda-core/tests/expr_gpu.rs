@@ -230,7 +230,7 @@ fn views_slice_transpose_and_broadcast_without_copies() {
     let s = x
         .slice(&[Slice::from(1..), Slice::from(..).step(2), Slice::from(1..4).step(2)])
         .unwrap();
-    let p = x.permute(&[1, 0, 2]).unwrap();
+    let p = x.permute([1, 0, 2]).unwrap();
     let e = x.expand_dims(1).unwrap().squeeze();
     let b = DeviceArray::<f32>::arange(&stream, 0.0, 4.0, 1.0).unwrap();
     let used_views = pool.stats().used_bytes;

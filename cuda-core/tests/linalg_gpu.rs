@@ -52,9 +52,9 @@ fn every_layout<T: MatmulElement>(stream: &Stream, tolerance: f64, (m, k, n): (u
         tolerance,
     );
     // Reversed views (negative strides): cuBLAS walks forward, so one compact copy each.
-    let a_flipped = a.flip(&[0, 1]).unwrap();
+    let a_flipped = a.flip([0, 1]).unwrap();
     let a_flipped_host: Vec<f64> = a_host.iter().rev().copied().collect();
-    let b_rows = b.flip(&[0]).unwrap();
+    let b_rows = b.flip([0]).unwrap();
     let b_rows_host: Vec<f64> = (0..k).rev().flat_map(|r| b_host[r * n..(r + 1) * n].to_vec()).collect();
     assert_close(
         &format!("{dtype} a[::-1, ::-1] @ b[::-1]"),
@@ -230,7 +230,7 @@ fn matmul_batches_every_stack_layout() {
     // A stack of transposed matrices (a cuBLAS flag for the whole batch) times a stack.
     let base_host = values(3 * k * m, 24);
     let transposed = array::<f32>(&stream, &base_host, &[3, k, m])
-        .permute(&[0, 2, 1])
+        .permute([0, 2, 1])
         .unwrap();
     let expected: Vec<f64> = (0..3)
         .flat_map(|i| {
@@ -242,7 +242,7 @@ fn matmul_batches_every_stack_layout() {
     // Permuted batch axes (no single stride): (3, 2, m, k) seen as (2, 3, m, k).
     let swapped_host = values(6 * m * k, 25);
     let swapped = array::<f32>(&stream, &swapped_host, &[3, 2, m, k])
-        .permute(&[1, 0, 2, 3])
+        .permute([1, 0, 2, 3])
         .unwrap();
     let expected: Vec<f64> = (0..2)
         .flat_map(|i| (0..3).map(move |j| j * 2 + i))
@@ -294,7 +294,7 @@ fn vector_routines<T: MatmulElement>(stream: &Stream, tolerance: f64) {
     close(&format!("{dtype} dot"), scalar(&x.dot(&y).unwrap()), dot, tolerance);
     // A reversed vector (a negative stride) is copied once, not passed as an increment.
     let reversed: f64 = x_host.iter().rev().zip(&ys).map(|(a, b)| a * b).sum();
-    let x_reversed = x.flip(&[0]).unwrap();
+    let x_reversed = x.flip([0]).unwrap();
     close(
         &format!("{dtype} dot reversed"),
         scalar(&x_reversed.dot(&y).unwrap()),

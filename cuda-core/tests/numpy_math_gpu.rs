@@ -330,7 +330,7 @@ fn weighted_average_matches_the_host_with_its_weight_sums() {
     assert_eq!(whole.weight_sum.item().unwrap(), den);
 
     // Along each axis, with full-shape weights and keepdims.
-    let rows = x.average(&w, Some(&[1]), true).unwrap();
+    let rows = x.average(&w, -1, true).unwrap();
     assert_eq!(rows.average.shape(), [3, 1]);
     let expected: Vec<f64> = (0..3)
         .map(|i| {
@@ -347,7 +347,7 @@ fn weighted_average_matches_the_host_with_its_weight_sums() {
     // 1-D weights along axis 0 of a transposed view (a (4, 3) view of x).
     let line = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 3.0, 4.0]).unwrap();
     let t = x.transpose();
-    let down = t.average(&line, Some(&[0]), false).unwrap();
+    let down = t.average(&line, [0], false).unwrap();
     assert_eq!(down.average.shape(), [3]);
     assert_eq!(
         down.weight_sum.to_vec().unwrap(),
@@ -384,11 +384,12 @@ fn weighted_average_matches_the_host_with_its_weight_sums() {
     let four = flat.slice(&[Slice::from(..4)]).unwrap();
     assert!(matches!(four.average(&zero, None, false), Err(Error::InvalidValue(m)) if m.contains("sum to zero")));
     assert!(matches!(x.average(&line, None, false), Err(Error::InvalidValue(m)) if m.contains("do not fit")));
+    assert!(matches!(x.average(&line, 0, false), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.average(&w, 2, false), Err(Error::Axis { axis: 2, ndim: 2 })));
     assert!(matches!(
-        x.average(&line, Some(&[0]), false),
-        Err(Error::InvalidValue(_))
+        x.average(&line, [-3], false),
+        Err(Error::Axis { axis: -3, ndim: 2 })
     ));
-    assert!(matches!(x.average(&w, Some(&[2]), false), Err(Error::InvalidValue(_))));
 }
 
 /// Writes `x` as `.npy` bytes, reads them back, and compares.

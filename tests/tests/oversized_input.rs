@@ -57,9 +57,9 @@ fn overflowing_sizes_are_typed_errors_before_any_driver_call() {
     assert_invalid_core(x.tile(&[1 << 62, 1]), "more elements than usize holds");
     assert_invalid_core(one.tile(&[1 << 63]), "overflow");
     assert_invalid_core(x.repeat(1 << 63, None), "overflow");
-    assert_invalid_core(x.repeat(1 << 63, Some(1)), "overflow");
-    assert_invalid_core(one.repeat(1 << 62, Some(0)), "overflow");
-    assert_invalid_core(pair.repeat_each(&[usize::MAX, 1], Some(0)), "add up");
+    assert_invalid_core(x.repeat(1 << 63, 1), "overflow");
+    assert_invalid_core(one.repeat(1 << 62, 0), "overflow");
+    assert_invalid_core(pair.repeat_each(&[usize::MAX, 1], 0), "add up");
     assert_invalid_core(pair.repeat_each(&[1 << 62, 0], None), "overflow");
     assert_invalid_core(DeviceArray::concatenate(&[&quarter; 4], 0), "add up");
     assert_invalid_core(DeviceArray::concatenate(&[&quarter; 5], 0), "add up");
@@ -67,7 +67,7 @@ fn overflowing_sizes_are_typed_errors_before_any_driver_call() {
 
     // Sizes that fit `usize` but no memory: the device refuses the result before the host makes
     // an index for each of its elements.
-    assert_out_of_memory(one.repeat_each(&[1 << 40], Some(0)));
+    assert_out_of_memory(one.repeat_each(&[1 << 40], 0));
     assert_out_of_memory(one.pad(&[(1 << 40, 0)], PadMode::Edge));
     assert_out_of_memory(one.pad(&[(1 << 61, 0)], PadMode::Edge));
     assert_out_of_memory(one.pad(&[(0, 1 << 61)], PadMode::Constant(1.0)));

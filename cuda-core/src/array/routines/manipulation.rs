@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use cuda_driver::Access;
 
+use crate::array::axis::{Axis, OptionalAxis};
 use crate::array::device_array::{c_strides, host_vec, shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::array::kernels::copy;
@@ -117,7 +118,8 @@ impl<T: Element> DeviceArray<T> {
     /// The result is a new compact array on the first array's stream, written by one copy per
     /// input into its slice of the result (`cuMemcpyDtoDAsync` when the slice and the input are
     /// contiguous, else one strided copy kernel); each input is ordered after its own stream.
-    pub fn concatenate(arrays: &[&DeviceArray<T>], axis: usize) -> Result<Self> {
+    /// A negative `axis` counts from the end.
+    pub fn concatenate(arrays: &[&DeviceArray<T>], axis: impl Into<Axis>) -> Result<Self> {
         let Some(first) = arrays.first() else {
             return Err(Error::InvalidValue("concatenate needs at least one array".into()));
         };
@@ -127,11 +129,7 @@ impl<T: Element> DeviceArray<T> {
                 "zero-dimensional arrays cannot be concatenated".into(),
             ));
         }
-        if axis >= ndim {
-            return Err(Error::InvalidValue(format!(
-                "concatenate: axis {axis} is out of bounds for arrays of {ndim} dimensions"
-            )));
-        }
+        let axis = axis.into().index(ndim)?;
         let mut shape = first.shape().to_vec();
         shape[axis] = 0;
         for array in arrays {
@@ -166,8 +164,9 @@ impl<T: Element> DeviceArray<T> {
         Ok(out)
     }
 
-    /// The arrays (all of one shape) stacked along a new axis `axis` (NumPy's `stack`).
-    pub fn stack(arrays: &[&DeviceArray<T>], axis: usize) -> Result<Self> {
+    /// The arrays (all of one shape) stacked along a new axis `axis` of the result (NumPy's
+    /// `stack`; `-1` stacks along a new last axis).
+    pub fn stack(arrays: &[&DeviceArray<T>], axis: impl Into<Axis>) -> Result<Self> {
         let Some(first) = arrays.first() else {
             return Err(Error::InvalidValue("stack needs at least one array".into()));
         };
@@ -178,6 +177,7 @@ impl<T: Element> DeviceArray<T> {
                 other.shape()
             )));
         }
+        let axis = axis.into().index(first.ndim() + 1)?;
         let expanded = arrays.iter().map(|a| a.expand_dims(axis)).collect::<Result<Vec<_>>>()?;
         Self::concatenate(&expanded.iter().collect::<Vec<_>>(), axis)
     }
@@ -265,8 +265,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// `values` appended to the array along `axis`, or to the flattened array for `None`
     /// (NumPy's `append`), as a new compact array.
-    pub fn append(&self, values: &DeviceArray<T>, axis: Option<usize>) -> Result<Self> {
-        match axis {
+    pub fn append(&self, values: &DeviceArray<T>, axis: impl Into<OptionalAxis>) -> Result<Self> {
+        match axis.into().get() {
             Some(axis) => Self::concatenate(&[self, values], axis),
             None => Self::concatenate(&[&self.ravel()?, &values.ravel()?], 0),
         }
@@ -299,20 +299,14 @@ impl<T: Element> DeviceArray<T> {
 
     /// Each element repeated `repeats` times along `axis`, or in the flattened array for
     /// `None` (NumPy's `repeat` with one count). One strided copy from a broadcast view.
-    pub fn repeat(&self, repeats: usize, axis: Option<usize>) -> Result<Self> {
-        let (source, axis) = match axis {
+    pub fn repeat(&self, repeats: usize, axis: impl Into<OptionalAxis>) -> Result<Self> {
+        let (source, axis) = match axis.into().get() {
             None => (self.ravel()?, 0),
             Some(axis) => (
                 self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec()),
-                axis,
+                axis.index(self.ndim())?,
             ),
         };
-        if axis >= source.ndim() {
-            return Err(Error::InvalidValue(format!(
-                "repeat: axis {axis} is out of bounds for an array of shape {:?}",
-                self.shape()
-            )));
-        }
         let mut wide_shape = source.shape().to_vec();
         let mut wide_strides = source.strides().to_vec();
         wide_shape.insert(axis + 1, repeats);
@@ -331,20 +325,15 @@ impl<T: Element> DeviceArray<T> {
     /// Element `i` along `axis` repeated `counts[i]` times (NumPy's `repeat` with a count per
     /// element; `None` flattens first). The source index of each output position is made on
     /// the host and uploaded, then one gather kernel runs ([`take`](Self::take)).
-    pub fn repeat_each(&self, counts: &[usize], axis: Option<usize>) -> Result<Self> {
-        let (source, axis) = match axis {
+    pub fn repeat_each(&self, counts: &[usize], axis: impl Into<OptionalAxis>) -> Result<Self> {
+        let (source, axis) = match axis.into().get() {
             None => (self.ravel()?, 0),
             Some(axis) => (
                 self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec()),
-                axis,
+                axis.index(self.ndim())?,
             ),
         };
-        let extent = source.shape().get(axis).copied().ok_or_else(|| {
-            Error::InvalidValue(format!(
-                "repeat: axis {axis} is out of bounds for an array of shape {:?}",
-                self.shape()
-            ))
-        })?;
+        let extent = source.shape()[axis];
         if counts.len() != extent {
             return Err(Error::InvalidValue(format!(
                 "repeat: {} counts for an axis of extent {extent}",
@@ -365,24 +354,20 @@ impl<T: Element> DeviceArray<T> {
             indices.extend(std::iter::repeat(i as i64).take(count));
         }
         let indices = DeviceArray::from_slice(self.stream(), &indices)?;
-        source.take_into(&indices, Some(axis), IndexMode::Clip, &mut out)?;
+        source.take_into(&indices, axis, IndexMode::Clip, &mut out)?;
         Ok(out)
     }
 
     /// The elements shifted by `shift` places along `axis`, those pushed off one end coming
     /// back at the other (NumPy's `roll`; `None` rolls the flattened array and keeps the
-    /// shape). A new compact array, written by two copies.
-    pub fn roll(&self, shift: i64, axis: Option<usize>) -> Result<Self> {
-        let Some(axis) = axis else {
+    /// shape; a negative axis counts from the end). A new compact array, written by two copies.
+    pub fn roll(&self, shift: i64, axis: impl Into<OptionalAxis>) -> Result<Self> {
+        let Some(axis) = axis.into().get() else {
             let flat = self.ravel()?;
-            return flat.roll(shift, Some(0))?.reshape_view(self.shape().to_vec());
+            return flat.roll(shift, 0)?.reshape_view(self.shape().to_vec());
         };
-        let n = self.shape().get(axis).copied().ok_or_else(|| {
-            Error::InvalidValue(format!(
-                "roll: axis {axis} is out of bounds for an array of shape {:?}",
-                self.shape()
-            ))
-        })?;
+        let axis = axis.index(self.ndim())?;
+        let n = self.shape()[axis];
         if n == 0 || self.is_empty() {
             return self.try_clone();
         }
@@ -456,7 +441,7 @@ impl<T: Element> DeviceArray<T> {
                     let mut indices = host_vec::<i64>(shape[axis])?;
                     indices.extend((0..shape[axis]).map(|i| (i as i64 - before as i64).clamp(0, last)));
                     let indices = DeviceArray::from_slice(self.stream(), &indices)?;
-                    source.take_into(&indices, Some(axis), IndexMode::Clip, &mut step)?;
+                    source.take_into(&indices, axis, IndexMode::Clip, &mut step)?;
                     out = Some(step);
                 }
                 out.map_or_else(|| self.try_clone(), Ok)

@@ -171,7 +171,7 @@ impl<T: Element> DeviceArray<T> {
     /// [`Error::InvalidValue`] under two dimensions.
     pub fn trace(&self) -> Result<DeviceArray<T::Sum>> {
         let (shape, strides) = diagonal(self.shape(), self.strides())?;
-        self.view(*self.ptr_ref(), shape, strides).sum_axes(&[0], false)
+        self.view(*self.ptr_ref(), shape, strides).sum_axes([0], false)
     }
 
     /// Another view of the same elements.
