@@ -61,6 +61,12 @@ pub unsafe trait DeviceMemory {
     /// operation allows is the caller's to check. A view that is not dense is
     /// [`Error::NotDense`] (see the trait's docs).
     fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>>;
+    /// [`Error::NotDense`] for a value that is not dense, as `begin_use` refuses it: for a
+    /// wrapper that compares addresses or lengths before it begins a use, so the refusal comes
+    /// first. Memory that is always dense keeps this default.
+    fn check_dense(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Memory that may be written through (`&mut` access given): what outputs take.

@@ -468,8 +468,12 @@ unsafe impl<T: Element> cuda_driver::DeviceMemory for DeviceArray<T> {
     }
 
     fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
-        self.check_dense()?;
+        DeviceArray::check_dense(self)?;
         DeviceArray::begin_use(self, stream, access)
+    }
+
+    fn check_dense(&self) -> cuda_driver::Result<()> {
+        DeviceArray::check_dense(self)
     }
 }
 

@@ -404,7 +404,7 @@ impl Communicator {
         failed?;
         ended?;
         for (communicator, result) in &started {
-            communicator.finish("ncclCommInitRankConfig", *result)?;
+            communicator.finish_after_group("ncclCommInitRankConfig", *result)?;
         }
         Ok(started.into_iter().map(|(communicator, _)| communicator).collect())
     }
@@ -572,10 +572,21 @@ impl Communicator {
         failed?;
         ended?;
         for (communicator, result) in communicators.iter().zip(results) {
-            communicator.finish("ncclCommFinalize", result)?;
+            communicator.finish_after_group("ncclCommFinalize", result)?;
         }
         Ok(())
         // Dropped here, after the group: destroyed where finalized and ready, aborted otherwise.
+    }
+
+    /// After a call made inside a group that has ended: an error is [`Error::Nccl`]; otherwise
+    /// waits (for at most the timeout) until the communicator is ready. Inside a group a call
+    /// returns success before its work is done, and `ncclGroupEnd` does not wait for
+    /// non-blocking communicators, so the status alone does not say the communicator is ready.
+    fn finish_after_group(&self, function: &'static str, result: ncclResult_t) -> Result<()> {
+        if result != ncclResult_t::ncclInProgress {
+            status(function, result)?;
+        }
+        self.inner.wait(function, self.timeout)
     }
 
     /// After a call made outside a group: an error is [`Error::Nccl`]; `ncclInProgress` waits
@@ -697,6 +708,9 @@ impl Communicator {
         send: &'a dyn DeviceMemory,
         recv: &'a dyn DeviceMemory,
     ) -> Result<[Operand<'a>; 2]> {
+        // A view that is not dense is refused first (`NotDense`), before its address is compared.
+        send.check_dense()?;
+        recv.check_dense()?;
         let counts = kind.counts(count, self.count())?;
         let (send_bytes, recv_bytes) = (bytes::<T>("send", counts.send)?, bytes::<T>("recv", counts.recv)?);
         check::disjoint((send.device_ptr(), send_bytes), (recv.device_ptr(), recv_bytes))?;
