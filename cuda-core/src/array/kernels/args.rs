@@ -123,6 +123,7 @@ impl Arg<'static> {
 }
 
 impl Vacant for Arg<'_> {
+    #[inline]
     fn vacant() -> Self {
         Arg::scalar(Bool::from(false))
     }
@@ -312,6 +313,20 @@ pub(crate) fn check_args<'a>(
     inputs: usize,
     inputs_only: bool,
 ) -> Result<CallShape<'a>> {
+    check_args_with(kernel, stream, args, inputs, inputs_only, false)
+}
+
+/// [`check_args`], leaving out the overlap of inputs with outputs when `overlap_checked` (the
+/// caller has found no input overlapping an output other than as the very same view: an array
+/// expression, which decides by that check whether to go through a temporary).
+pub(crate) fn check_args_with<'a>(
+    kernel: &str,
+    stream: &Stream,
+    args: &'a [Arg<'_>],
+    inputs: usize,
+    inputs_only: bool,
+    overlap_checked: bool,
+) -> Result<CallShape<'a>> {
     for (index, arg) in args.iter().enumerate().skip(inputs) {
         if !matches!(arg.0, ArgKind::ArrayMut(_)) {
             return Err(Error::InvalidValue(format!(
@@ -378,7 +393,11 @@ pub(crate) fn check_args<'a>(
                     output.strides()
                 )));
             }
-            for input in args[..inputs].iter().filter_map(Arg::array) {
+            let unchecked = match overlap_checked {
+                true => &args[..0],
+                false => &args[..inputs],
+            };
+            for input in unchecked.iter().filter_map(Arg::array) {
                 if overlap(input.span(), output.span()) == Overlap::Partial {
                     return Err(Error::InvalidValue(format!(
                         "kernel `{kernel}`: an input (shape {:?}, strides {:?}) overlaps output {index} (shape {:?}, strides {:?}) without being the same view; pass a copy",

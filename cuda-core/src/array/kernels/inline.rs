@@ -13,6 +13,7 @@ macro_rules! vacant_default {
     ($($t:ty),*) => {
         $(
             impl Vacant for $t {
+                #[inline]
                 fn vacant() -> Self {
                     <$t>::default()
                 }
@@ -35,6 +36,7 @@ pub(crate) struct Inline<T: Vacant, const N: usize> {
 
 impl<T: Vacant, const N: usize> Inline<T, N> {
     /// An empty list.
+    #[inline]
     pub(crate) fn new() -> Self {
         Inline {
             inline: std::array::from_fn(|_| T::vacant()),
@@ -61,6 +63,7 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     }
 
     /// Appends every item of `items`, in order.
+    #[inline]
     pub(crate) fn extend(&mut self, items: impl IntoIterator<Item = T>) {
         for item in items {
             self.push(item);
@@ -86,11 +89,13 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     }
 
     /// The number of items.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The items, moved out in order (the list is left empty).
+    #[inline]
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         let len = std::mem::take(&mut self.len);
         let spilled = std::mem::take(&mut self.spilled);

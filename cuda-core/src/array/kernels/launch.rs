@@ -26,6 +26,7 @@ enum Param {
 }
 
 impl Vacant for Param {
+    #[inline]
     fn vacant() -> Self {
         Param::Value(0)
     }

@@ -60,6 +60,7 @@ pub(crate) enum Operand<'a> {
 }
 
 impl Vacant for Operand<'_> {
+    #[inline]
     fn vacant() -> Self {
         Operand::Scalar(DType::Bool, ScalarValue::Int(0))
     }
@@ -362,6 +363,7 @@ pub(crate) enum Step {
 }
 
 impl Vacant for Step {
+    #[inline]
     fn vacant() -> Self {
         Step::Out(DType::Bool)
     }
@@ -457,6 +459,7 @@ pub trait IntoExpr<'a> {
 
 impl<'a, T: Scalars> IntoExpr<'a> for &'a DeviceArray<T> {
     type Elem = T;
+    #[inline(always)]
     fn into_expr(self) -> Expr<'a, T> {
         Expr::leaf(T::DTYPE, Operand::Array(self))
     }
@@ -464,6 +467,7 @@ impl<'a, T: Scalars> IntoExpr<'a> for &'a DeviceArray<T> {
 
 impl<'a, T: Scalars> IntoExpr<'a> for Expr<'a, T> {
     type Elem = T;
+    #[inline(always)]
     fn into_expr(self) -> Expr<'a, T> {
         self
     }
@@ -491,6 +495,7 @@ impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for &'a DeviceArray<T> 
     type Output = <L as Promote<T>>::Output;
     type Left = L;
     type Right = T;
+    #[inline(always)]
     fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
         (left, self.into_expr())
     }
@@ -500,6 +505,7 @@ impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for Expr<'a, T> {
     type Output = <L as Promote<T>>::Output;
     type Left = L;
     type Right = T;
+    #[inline(always)]
     fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
         (left, self)
     }
@@ -525,6 +531,7 @@ macro_rules! weak_scalars {
                 type Output = <L as Scalars>::$kind;
                 type Left = <L as Scalars>::$kind;
                 type Right = <L as Scalars>::$kind;
+                #[inline(always)]
                 fn operands(self, left: Expr<'a, L>) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>) {
                     let dtype = <Self::Output as Element>::DTYPE;
                     (cast_to(left), Expr::scalar(dtype, self.value()))
@@ -550,6 +557,7 @@ weak_scalars! {
 }
 
 /// `op` of `left` with `rhs` (any [`Rhs`]), of type `R`.
+#[inline(always)]
 pub(crate) fn binary_rhs<'a, L: Scalars, B: Rhs<'a, L>, R: Element>(
     op: BinaryOp,
     left: Expr<'a, L>,
@@ -593,6 +601,7 @@ macro_rules! scalar_first_arms {
 scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
 
 impl<'a, T: Element> Expr<'a, T> {
+    #[inline(always)]
     fn retype<U: Element>(code: Code, operands: Operands<'a>) -> Expr<'a, U> {
         debug_assert_eq!(code.last().map(|step| step.dtype()), Some(U::DTYPE));
         Expr {
@@ -603,6 +612,7 @@ impl<'a, T: Element> Expr<'a, T> {
     }
 
     /// The expression of one operand, of type `dtype`.
+    #[inline(always)]
     fn leaf(dtype: DType, operand: Operand<'a>) -> Expr<'a, T> {
         let mut code = Code::new();
         code.push(Step::Operand(0, dtype));
@@ -616,6 +626,7 @@ impl<'a, T: Element> Expr<'a, T> {
     }
 
     /// The same expression seen as `U` (which must be its type).
+    #[inline(always)]
     pub(crate) fn retyped<U: Element>(self) -> Expr<'a, U> {
         Expr::<T>::retype(self.code, self.operands)
     }
@@ -642,6 +653,7 @@ impl<'a, T: Element> Expr<'a, T> {
     }
 
     /// `self`'s steps followed by `other`'s, and `other`'s operands after `self`'s.
+    #[inline(always)]
     fn append<U: Element>(&mut self, other: Expr<'a, U>) {
         let Expr { code, mut operands, .. } = other;
         let shift = self.operands.len();
@@ -794,6 +806,7 @@ pub(crate) fn map_text<T: Element>(expr: &Expr<'_, T>) -> (String, String, Vec<u
 }
 
 /// Combines two expressions with `op` into one of type `R`.
+#[inline(always)]
 pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
     op: BinaryOp,
     a: Expr<'a, A>,
@@ -806,6 +819,7 @@ pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
 }
 
 /// `expr` as type `U` (no node when it already is).
+#[inline(always)]
 pub(crate) fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a, U> {
     match T::DTYPE == U::DTYPE {
         true => expr.retyped(),
@@ -813,6 +827,7 @@ pub(crate) fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a,
     }
 }
 
+#[inline(always)]
 pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> Expr<'a, R> {
     let mut a = a;
     a.code.push(Step::Unary(op, R::DTYPE));
@@ -1126,7 +1141,8 @@ impl<T: Element> DeviceArray<T> {
         }
         let stream = self.stream().clone();
         args.push(Arg::from(self));
-        kernel.launch_generated(&stream, &args)
+        // No operand overlaps this array other than as the same view (checked above).
+        kernel.launch_generated_disjoint(&stream, &args)
     }
 }
 
