@@ -123,10 +123,8 @@ impl Arg<'static> {
 }
 
 impl Vacant for Arg<'_> {
-    #[inline]
-    fn vacant() -> Self {
-        Arg::scalar(Bool::from(false))
-    }
+    /// `false` as a scalar.
+    const VACANT: Self = Arg(ArgKind::Scalar(DType::Bool, ScalarBytes([0; 8])));
 }
 
 impl<'a> Arg<'a> {

@@ -60,10 +60,7 @@ pub(crate) enum Operand<'a> {
 }
 
 impl Vacant for Operand<'_> {
-    #[inline]
-    fn vacant() -> Self {
-        Operand::Scalar(DType::Bool, ScalarValue::Int(0))
-    }
+    const VACANT: Self = Operand::Scalar(DType::Bool, ScalarValue::Int(0));
 }
 
 /// An operand computed by a library call when its expression is evaluated (the matrix product
@@ -363,10 +360,7 @@ pub(crate) enum Step {
 }
 
 impl Vacant for Step {
-    #[inline]
-    fn vacant() -> Self {
-        Step::Out(DType::Bool)
-    }
+    const VACANT: Self = Step::Out(DType::Bool);
 }
 
 impl Step {
