@@ -116,11 +116,14 @@ fn entry(
     // Read before the registry: a lookup that races with a forget is noted under the older
     // generation, which the forget has already moved past.
     let generation = GENERATION.load(Ordering::Acquire);
-    if let Some(found) = RECENT.with(|recent| recent.borrow().find(generation, family, encoding)) {
+    // A thread whose locals are being torn down (a launch from another local's destructor)
+    // has no record: it asks the registry.
+    let recent = RECENT.try_with(|recent| recent.borrow().find(generation, family, encoding));
+    if let Ok(Some(found)) = recent {
         return Ok(found);
     }
     let found = registry_entry(family, encoding, make)?;
-    RECENT.with(|recent| recent.borrow_mut().note(generation, family, encoding, &found));
+    let _ = RECENT.try_with(|recent| recent.borrow_mut().note(generation, family, encoding, &found));
     Ok(found)
 }
 
