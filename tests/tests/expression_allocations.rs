@@ -150,3 +150,59 @@ fn cache_hit_eval_of_an_expression_allocates_only_its_result() {
         assert_eq!(result.to_vec().unwrap(), expected());
     }
 }
+
+/// The cache-hit path keeps every check: an operand overlapping the output other than as the
+/// same view still goes through a temporary (NumPy's result, which a kernel reading `x` while
+/// writing `w` one element later would not give), an array of another context is still refused,
+/// and so, for a user's `ElementwiseKernel`, is an input overlapping its output.
+#[test]
+fn cache_hit_expressions_keep_their_overlap_and_context_checks() {
+    if !nvrtc_available("cache-hit checks") {
+        return;
+    }
+    cuda_core::load_generated_as_ptx(true);
+    let (_fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let [x, y, z] = operands(&stream);
+    let mut w = DeviceArray::<f32>::empty(&stream, N).unwrap();
+    // Warm: the kernel is loaded and this thread has looked it up.
+    w.assign(&x * &y + &z).unwrap();
+    let host: Vec<f32> = (0..=N).map(|i| i as f32).collect();
+    let buffer = DeviceArray::from_slice(&stream, &host).unwrap();
+    let mut shifted = buffer.slice(&[(1..=N).into()]).unwrap();
+    let first = buffer.slice(&[(0..N).into()]).unwrap();
+    shifted.assign(&first * &y + &z).unwrap();
+    let want: Vec<f32> = (0..N).map(|i| i as f32 * 2.0 + 1.0).collect();
+    assert_eq!(
+        shifted.to_vec().unwrap(),
+        want,
+        "w[1:] = w[:-1] * y + z reads before writing"
+    );
+    // The same view in and out is no overlap to stage: each element is read, then written.
+    let mut same = DeviceArray::from_slice(&stream, &host[..N]).unwrap();
+    let alias = same.slice(&[(..).into()]).unwrap();
+    same.assign(&alias * &y + &z).unwrap();
+    assert_eq!(same.to_vec().unwrap(), want);
+    // An operand of another context.
+    let other = cuda_driver::Context::primary(&cuda_driver::Device::get(1).unwrap()).unwrap();
+    let elsewhere = DeviceArray::full(&Stream::new(&other).unwrap(), N, 1.0f32).unwrap();
+    let error = w.assign(&x * &y + &elsewhere).unwrap_err();
+    assert!(error.to_string().contains("context"), "{error}");
+    // A user's kernel still checks overlap itself.
+    let axpy = cuda_core::ElementwiseKernel::new("T x, T y", "T z", "z = x * y", "mul").unwrap();
+    let mut shifted = buffer.slice(&[(1..=N).into()]).unwrap();
+    // SAFETY: the operation reads its inputs' elements and assigns its output's element only
+    // (and is refused before it runs).
+    let error = unsafe {
+        axpy.launch(
+            &stream,
+            &[
+                cuda_core::Arg::from(&first),
+                cuda_core::Arg::from(&y),
+                cuda_core::Arg::from(&mut shifted),
+            ],
+        )
+    }
+    .unwrap_err();
+    assert!(error.to_string().contains("overlaps output"), "{error}");
+}

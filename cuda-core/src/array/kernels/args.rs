@@ -123,9 +123,8 @@ impl Arg<'static> {
 }
 
 impl Vacant for Arg<'_> {
-    fn vacant() -> Self {
-        Arg::scalar(Bool::from(false))
-    }
+    /// `false` as a scalar.
+    const VACANT: Self = Arg(ArgKind::Scalar(DType::Bool, ScalarBytes([0; 8])));
 }
 
 impl<'a> Arg<'a> {
@@ -312,6 +311,20 @@ pub(crate) fn check_args<'a>(
     inputs: usize,
     inputs_only: bool,
 ) -> Result<CallShape<'a>> {
+    check_args_with(kernel, stream, args, inputs, inputs_only, false)
+}
+
+/// [`check_args`], leaving out the overlap of inputs with outputs when `overlap_checked` (the
+/// caller has found no input overlapping an output other than as the very same view: an array
+/// expression, which decides by that check whether to go through a temporary).
+pub(crate) fn check_args_with<'a>(
+    kernel: &str,
+    stream: &Stream,
+    args: &'a [Arg<'_>],
+    inputs: usize,
+    inputs_only: bool,
+    overlap_checked: bool,
+) -> Result<CallShape<'a>> {
     for (index, arg) in args.iter().enumerate().skip(inputs) {
         if !matches!(arg.0, ArgKind::ArrayMut(_)) {
             return Err(Error::InvalidValue(format!(
@@ -378,7 +391,11 @@ pub(crate) fn check_args<'a>(
                     output.strides()
                 )));
             }
-            for input in args[..inputs].iter().filter_map(Arg::array) {
+            let unchecked = match overlap_checked {
+                true => &args[..0],
+                false => &args[..inputs],
+            };
+            for input in unchecked.iter().filter_map(Arg::array) {
                 if overlap(input.span(), output.span()) == Overlap::Partial {
                     return Err(Error::InvalidValue(format!(
                         "kernel `{kernel}`: an input (shape {:?}, strides {:?}) overlaps output {index} (shape {:?}, strides {:?}) without being the same view; pass a copy",

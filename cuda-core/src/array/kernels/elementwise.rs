@@ -5,7 +5,7 @@ use std::fmt::Write;
 use cuda_driver::Stream;
 
 use crate::array::kernels::args::{
-    arrays_aligned, bind_signature, call_args, check_args, check_signature, declared_type, strided_layout, Arg,
+    arrays_aligned, bind_signature, call_args, check_args_with, check_signature, declared_type, strided_layout, Arg,
     ArgType, IndexWidth,
 };
 use crate::array::kernels::inline::Inline;
@@ -381,10 +381,21 @@ impl ElementwiseKernel {
     /// # }
     /// ```
     pub unsafe fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
+        // SAFETY: the caller's contract is this function's.
+        unsafe { self.launch_with(stream, args, false) }
+    }
+
+    /// [`launch`](Self::launch), leaving out the overlap check of inputs with outputs when the
+    /// caller has made it (`overlap_checked`).
+    ///
+    /// # Safety
+    /// As for [`launch`](Self::launch); with `overlap_checked`, no input may overlap an output
+    /// other than as the very same view.
+    unsafe fn launch_with(&self, stream: &Stream, args: &[Arg<'_>], overlap_checked: bool) -> Result<()> {
         let mut signature: Inline<ArgType, 8> = Inline::new();
         signature.extend(args.iter().map(Arg::arg_type));
         check_signature(&self.name, &self.inputs, &self.outputs, &signature)?;
-        let call = check_args(&self.name, stream, args, self.inputs.len(), false)?;
+        let call = check_args_with(&self.name, stream, args, self.inputs.len(), false, overlap_checked)?;
         if call.len == 0 {
             return Ok(());
         }
@@ -401,6 +412,15 @@ impl ElementwiseKernel {
         // `out = f(inputs, scalars, i)` to their output's element from their input elements and
         // scalars (no addresses formed, no other element touched), so `launch`'s contract holds.
         unsafe { self.launch(stream, args) }
+    }
+
+    /// [`launch_generated`](Self::launch_generated) for a caller that has found that no input
+    /// overlaps an output other than as the very same view (an array expression, which checks
+    /// that first to decide whether to go through a temporary), so it is not checked again.
+    pub(crate) fn launch_generated_disjoint(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
+        // SAFETY: as in `launch_generated`; the caller has checked the overlap `launch_with`
+        // leaves out.
+        unsafe { self.launch_with(stream, args, true) }
     }
 
     fn launch_contiguous(&self, stream: &Stream, args: &[Arg<'_>], signature: &[ArgType], n: usize) -> Result<()> {

@@ -3,19 +3,17 @@
 //! and parameters) allocates nothing.
 
 /// A type with a placeholder value that fills the unused slots of an [`Inline`] list (never
-/// read as an item).
+/// read as an item); a constant, so that an empty list is a plain copy of it.
 pub(crate) trait Vacant {
     /// The placeholder.
-    fn vacant() -> Self;
+    const VACANT: Self;
 }
 
 macro_rules! vacant_default {
     ($($t:ty),*) => {
         $(
             impl Vacant for $t {
-                fn vacant() -> Self {
-                    <$t>::default()
-                }
+                const VACANT: Self = 0;
             }
         )*
     };
@@ -26,18 +24,19 @@ vacant_default!(u32, u64, usize);
 /// A list kept in place for up to `N` items, on the heap beyond (every item moves there once
 /// the list outgrows `N`).
 pub(crate) struct Inline<T: Vacant, const N: usize> {
-    /// The first `len` slots are the items while `spilled` is empty; the rest are vacant.
+    /// The first `len` slots are the items while there are at most `N`; the rest are vacant.
     inline: [T; N],
     len: usize,
-    /// Every item, once there are more than `N`.
+    /// Every item, once there are more than `N` (empty while there are at most `N`).
     spilled: Vec<T>,
 }
 
 impl<T: Vacant, const N: usize> Inline<T, N> {
     /// An empty list.
+    #[inline]
     pub(crate) fn new() -> Self {
         Inline {
-            inline: std::array::from_fn(|_| T::vacant()),
+            inline: [const { T::VACANT }; N],
             len: 0,
             spilled: Vec::new(),
         }
@@ -46,14 +45,14 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     /// Appends `item`.
     #[inline]
     pub(crate) fn push(&mut self, item: T) {
-        if self.spilled.is_empty() && self.len < N {
-            self.inline[self.len] = item;
+        if let Some(slot) = self.inline.get_mut(self.len) {
+            *slot = item;
         } else {
-            if self.spilled.is_empty() {
+            if self.len == N {
                 self.spilled.reserve(2 * N + 1);
                 let kept = &mut self.inline[..self.len];
                 self.spilled
-                    .extend(kept.iter_mut().map(|slot| std::mem::replace(slot, T::vacant())));
+                    .extend(kept.iter_mut().map(|slot| std::mem::replace(slot, T::VACANT)));
             }
             self.spilled.push(item);
         }
@@ -61,6 +60,7 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     }
 
     /// Appends every item of `items`, in order.
+    #[inline]
     pub(crate) fn extend(&mut self, items: impl IntoIterator<Item = T>) {
         for item in items {
             self.push(item);
@@ -70,27 +70,29 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     /// The items.
     #[inline]
     pub(crate) fn as_slice(&self) -> &[T] {
-        match self.spilled.is_empty() {
-            true => &self.inline[..self.len],
-            false => &self.spilled,
+        match self.inline.get(..self.len) {
+            Some(items) => items,
+            None => &self.spilled,
         }
     }
 
     /// The items, to change in place.
     #[inline]
     pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
-        match self.spilled.is_empty() {
-            true => &mut self.inline[..self.len],
-            false => &mut self.spilled,
+        match self.inline.get_mut(..self.len) {
+            Some(items) => items,
+            None => &mut self.spilled,
         }
     }
 
     /// The number of items.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The items, moved out in order (the list is left empty).
+    #[inline]
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         let len = std::mem::take(&mut self.len);
         let spilled = std::mem::take(&mut self.spilled);
@@ -100,7 +102,7 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
         };
         self.inline[..inline]
             .iter_mut()
-            .map(|slot| std::mem::replace(slot, T::vacant()))
+            .map(|slot| std::mem::replace(slot, T::VACANT))
             .chain(spilled)
     }
 }

@@ -26,9 +26,7 @@ enum Param {
 }
 
 impl Vacant for Param {
-    fn vacant() -> Self {
-        Param::Value(0)
-    }
+    const VACANT: Self = Param::Value(0);
 }
 
 /// A launch of generated code being put together (see the module's docs); the call arguments

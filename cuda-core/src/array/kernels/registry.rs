@@ -5,9 +5,10 @@
 //! exit hook); and the grid a grid-stride launch gets.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use cuda_driver::{Context, DeviceAttribute, Function, Module};
@@ -106,8 +107,28 @@ pub(crate) fn kernel_encoded<K: Any + Send + Sync>(
 }
 
 /// The registry's entry of `family` and `encoding`, made by `make` (called at most once) when
-/// there is none.
+/// there is none: from this thread's [`RECENT`] lookups when it is there, else from the registry.
 fn entry(
+    family: &'static str,
+    encoding: &[u32],
+    make: &mut dyn FnMut() -> Result<Arc<dyn Any + Send + Sync>>,
+) -> Result<Arc<dyn Any + Send + Sync>> {
+    // Read before the registry: a lookup that races with a forget is noted under the older
+    // generation, which the forget has already moved past.
+    let generation = GENERATION.load(Ordering::Acquire);
+    // A thread whose locals are being torn down (a launch from another local's destructor)
+    // has no record: it asks the registry.
+    let recent = RECENT.try_with(|recent| recent.borrow().find(generation, family, encoding));
+    if let Ok(Some(found)) = recent {
+        return Ok(found);
+    }
+    let found = registry_entry(family, encoding, make)?;
+    let _ = RECENT.try_with(|recent| recent.borrow_mut().note(generation, family, encoding, &found));
+    Ok(found)
+}
+
+/// [`entry`] from the registry itself, under its lock.
+fn registry_entry(
     family: &'static str,
     encoding: &[u32],
     make: &mut dyn FnMut() -> Result<Arc<dyn Any + Send + Sync>>,
@@ -124,10 +145,80 @@ fn entry(
     }
 }
 
+/// How many times the registry has let go of entries ([`forget_kernel`], [`forget_kernels`]):
+/// a thread's [`RECENT`] lookups count only under the generation they were made in.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Lookups each thread keeps, so that launching a kernel it launched lately (an expression in
+/// a loop) takes neither the registry's lock nor a hash of its key.
+const RECENT_LOOKUPS: usize = 4;
+/// The longest encoding a thread's [`RECENT`] lookups keep (longer ones go to the registry):
+/// an expression of 6 operands and 16 steps has at most 56 words.
+const RECENT_ENCODING: usize = 64;
+
+/// One lookup a thread keeps: the key, and the entry without a hold on it (the registry decides
+/// how long entries live; a forgotten one is not found here either, by its generation).
+struct Lookup {
+    generation: u64,
+    family: &'static str,
+    len: usize,
+    encoding: [u32; RECENT_ENCODING],
+    entry: Weak<dyn Any + Send + Sync>,
+}
+
+/// A thread's recent lookups, replaced in turn.
+struct Recent {
+    lookups: [Option<Lookup>; RECENT_LOOKUPS],
+    next: usize,
+}
+
+thread_local! {
+    /// This thread's recent registry lookups.
+    static RECENT: RefCell<Recent> = const {
+        RefCell::new(Recent {
+            lookups: [const { None }; RECENT_LOOKUPS],
+            next: 0,
+        })
+    };
+}
+
+impl Recent {
+    /// The entry of `family` and `encoding` if this thread looked it up in `generation` and it
+    /// is still alive.
+    fn find(&self, generation: u64, family: &'static str, encoding: &[u32]) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.lookups.iter().flatten().find_map(|lookup| {
+            let hit = lookup.generation == generation
+                && lookup.family == family
+                && lookup.encoding.get(..lookup.len) == Some(encoding);
+            match hit {
+                true => lookup.entry.upgrade(),
+                false => None,
+            }
+        })
+    }
+
+    /// Keeps a lookup made in `generation` (an encoding too long to keep is not kept).
+    fn note(&mut self, generation: u64, family: &'static str, encoding: &[u32], entry: &Arc<dyn Any + Send + Sync>) {
+        if encoding.len() > RECENT_ENCODING {
+            return;
+        }
+        let mut kept = [0; RECENT_ENCODING];
+        kept[..encoding.len()].copy_from_slice(encoding);
+        self.lookups[self.next] = Some(Lookup {
+            generation,
+            family,
+            len: encoding.len(),
+            encoding: kept,
+            entry: Arc::downgrade(entry),
+        });
+        self.next = (self.next + 1) % RECENT_LOOKUPS;
+    }
+}
+
 /// Drops the registry's hold on the kernel (or library handle) of `family` and `encoding`; one
 /// still held elsewhere lives until its holder lets go. A later lookup makes it again. (The
 /// cuBLAS handles, feature `blas`, are the entries let go one by one.)
-#[cfg(feature = "blas")]
+#[cfg(any(test, feature = "blas"))]
 pub(crate) fn forget_kernel(family: &'static str, encoding: &[u32]) {
     let removed = KERNELS
         .lock()
@@ -135,6 +226,7 @@ pub(crate) fn forget_kernel(family: &'static str, encoding: &[u32]) {
         .as_mut()
         .and_then(|families| families.get_mut(family))
         .and_then(|kernels| kernels.remove(encoding));
+    GENERATION.fetch_add(1, Ordering::AcqRel);
     // Dropped here, outside the lock.
     drop(removed);
 }
@@ -143,6 +235,7 @@ pub(crate) fn forget_kernel(family: &'static str, encoding: &[u32]) {
 /// contexts have been waited for. A later use makes them again.
 pub(crate) fn forget_kernels() {
     let kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner).take();
+    GENERATION.fetch_add(1, Ordering::AcqRel);
     // Dropped here, outside the lock.
     drop(kernels);
 }
@@ -337,5 +430,55 @@ mod tests {
         assert_eq!(grid_for(0, 256, 132, 8), 1);
         assert_eq!(grid_for(1000, 256, 132, 8), 4);
         assert_eq!(grid_for(1 << 28, 256, 132, 8), 1056);
+    }
+
+    #[test]
+    fn recent_lookups_find_what_the_registry_holds_and_nothing_it_let_go() {
+        use std::sync::atomic::AtomicUsize;
+        const FAMILY: &str = "registry test: recent lookups";
+        let made = AtomicUsize::new(0);
+        let make = |value: u64| {
+            made.fetch_add(1, Ordering::Relaxed);
+            Ok(value)
+        };
+        let first = kernel_encoded(FAMILY, &[1, 2, 3], || make(1)).unwrap();
+        // Found again (from this thread's recent lookups), not made again.
+        let again = kernel_encoded(FAMILY, &[1, 2, 3], || make(2)).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(made.load(Ordering::Relaxed), 1);
+        // Another encoding, a prefix, and a longer one are other kernels.
+        assert_eq!(*kernel_encoded(FAMILY, &[1, 2, 4], || make(3)).unwrap(), 3);
+        assert_eq!(*kernel_encoded(FAMILY, &[1, 2], || make(4)).unwrap(), 4);
+        assert_eq!(*kernel_encoded(FAMILY, &[1, 2, 3, 0], || make(5)).unwrap(), 5);
+        // More kernels than a thread keeps: the first is still found, in the registry.
+        for word in 10..10 + RECENT_LOOKUPS as u32 {
+            kernel_encoded(FAMILY, &[word], || make(0)).unwrap();
+        }
+        assert!(Arc::ptr_eq(
+            &first,
+            &kernel_encoded(FAMILY, &[1, 2, 3], || make(6)).unwrap()
+        ));
+        // An encoding too long to keep is found in the registry.
+        let long = [7u32; RECENT_ENCODING + 1];
+        let long_first = kernel_encoded(FAMILY, &long, || make(7)).unwrap();
+        assert!(Arc::ptr_eq(
+            &long_first,
+            &kernel_encoded(FAMILY, &long, || make(8)).unwrap()
+        ));
+        let count = made.load(Ordering::Relaxed);
+        // Once the registry lets go of it, it is made again, although this thread looked it up
+        // lately and the first one is still held here.
+        forget_kernel(FAMILY, &[1, 2, 3]);
+        let remade = kernel_encoded(FAMILY, &[1, 2, 3], || make(9)).unwrap();
+        assert_eq!((*remade, made.load(Ordering::Relaxed)), (9, count + 1));
+        assert!(!Arc::ptr_eq(&first, &remade));
+        // The recent lookups hold no entry alive: forgotten and dropped, it is gone.
+        let weak = Arc::downgrade(&remade);
+        drop(remade);
+        forget_kernel(FAMILY, &[1, 2, 3]);
+        assert!(weak.upgrade().is_none());
+        // Another kind of kernel under the same key is an error, from the recent lookups too.
+        let error = kernel_encoded(FAMILY, &[1, 2, 4], || Ok("text")).expect_err("a u64 is there");
+        assert!(error.to_string().contains("another kind of kernel"), "{error}");
     }
 }

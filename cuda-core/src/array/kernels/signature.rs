@@ -28,7 +28,5 @@ impl ArgType {
 }
 
 impl Vacant for ArgType {
-    fn vacant() -> Self {
-        ArgType::Scalar(DType::Bool)
-    }
+    const VACANT: Self = ArgType::Scalar(DType::Bool);
 }

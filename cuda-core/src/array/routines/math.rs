@@ -60,9 +60,7 @@ pub(crate) enum Operand<'a> {
 }
 
 impl Vacant for Operand<'_> {
-    fn vacant() -> Self {
-        Operand::Scalar(DType::Bool, ScalarValue::Int(0))
-    }
+    const VACANT: Self = Operand::Scalar(DType::Bool, ScalarValue::Int(0));
 }
 
 /// An operand computed by a library call when its expression is evaluated (the matrix product
@@ -371,9 +369,7 @@ pub(crate) enum Step {
 }
 
 impl Vacant for Step {
-    fn vacant() -> Self {
-        Step::Out(DType::Bool)
-    }
+    const VACANT: Self = Step::Out(DType::Bool);
 }
 
 impl Step {
@@ -466,6 +462,7 @@ pub trait IntoExpr<'a> {
 
 impl<'a, T: Scalars> IntoExpr<'a> for &'a DeviceArray<T> {
     type Elem = T;
+    #[inline(always)]
     fn into_expr(self) -> Expr<'a, T> {
         Expr::leaf(T::DTYPE, Operand::Array(self))
     }
@@ -473,6 +470,7 @@ impl<'a, T: Scalars> IntoExpr<'a> for &'a DeviceArray<T> {
 
 impl<'a, T: Scalars> IntoExpr<'a> for Expr<'a, T> {
     type Elem = T;
+    #[inline(always)]
     fn into_expr(self) -> Expr<'a, T> {
         self
     }
@@ -500,6 +498,7 @@ impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for &'a DeviceArray<T> 
     type Output = <L as Promote<T>>::Output;
     type Left = L;
     type Right = T;
+    #[inline(always)]
     fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
         (left, self.into_expr())
     }
@@ -509,6 +508,7 @@ impl<'a, L: Scalars + Promote<T>, T: Scalars> Rhs<'a, L> for Expr<'a, T> {
     type Output = <L as Promote<T>>::Output;
     type Left = L;
     type Right = T;
+    #[inline(always)]
     fn operands(self, left: Expr<'a, L>) -> (Expr<'a, L>, Expr<'a, T>) {
         (left, self)
     }
@@ -534,6 +534,7 @@ macro_rules! weak_scalars {
                 type Output = <L as Scalars>::$kind;
                 type Left = <L as Scalars>::$kind;
                 type Right = <L as Scalars>::$kind;
+                #[inline(always)]
                 fn operands(self, left: Expr<'a, L>) -> (Expr<'a, Self::Output>, Expr<'a, Self::Output>) {
                     let dtype = <Self::Output as Element>::DTYPE;
                     (cast_to(left), Expr::scalar(dtype, self.value()))
@@ -559,6 +560,7 @@ weak_scalars! {
 }
 
 /// `op` of `left` with `rhs` (any [`Rhs`]), of type `R`.
+#[inline(always)]
 pub(crate) fn binary_rhs<'a, L: Scalars, B: Rhs<'a, L>, R: Element>(
     op: BinaryOp,
     left: Expr<'a, L>,
@@ -624,6 +626,7 @@ macro_rules! scalar_first_arms {
 scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
 
 impl<'a, T: Element> Expr<'a, T> {
+    #[inline(always)]
     fn retype<U: Element>(code: Code, operands: Operands<'a>) -> Expr<'a, U> {
         debug_assert_eq!(code.last().map(|step| step.dtype()), Some(U::DTYPE));
         Expr {
@@ -634,6 +637,7 @@ impl<'a, T: Element> Expr<'a, T> {
     }
 
     /// The expression of one operand, of type `dtype`.
+    #[inline(always)]
     fn leaf(dtype: DType, operand: Operand<'a>) -> Expr<'a, T> {
         let mut code = Code::new();
         code.push(Step::Operand(0, dtype));
@@ -647,6 +651,7 @@ impl<'a, T: Element> Expr<'a, T> {
     }
 
     /// The same expression seen as `U` (which must be its type).
+    #[inline(always)]
     pub(crate) fn retyped<U: Element>(self) -> Expr<'a, U> {
         Expr::<T>::retype(self.code, self.operands)
     }
@@ -673,6 +678,7 @@ impl<'a, T: Element> Expr<'a, T> {
     }
 
     /// `self`'s steps followed by `other`'s, and `other`'s operands after `self`'s.
+    #[inline(always)]
     fn append<U: Element>(&mut self, other: Expr<'a, U>) {
         let Expr { code, mut operands, .. } = other;
         let shift = self.operands.len();
@@ -826,6 +832,7 @@ pub(crate) fn map_text<T: Element>(expr: &Expr<'_, T>) -> (String, String, Vec<u
 }
 
 /// Combines two expressions with `op` into one of type `R`.
+#[inline(always)]
 pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
     op: BinaryOp,
     a: Expr<'a, A>,
@@ -838,6 +845,7 @@ pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
 }
 
 /// `expr` as type `U` (no node when it already is).
+#[inline(always)]
 pub(crate) fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a, U> {
     match T::DTYPE == U::DTYPE {
         true => expr.retyped(),
@@ -845,6 +853,7 @@ pub(crate) fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a,
     }
 }
 
+#[inline(always)]
 pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> Expr<'a, R> {
     let mut a = a;
     a.code.push(Step::Unary(op, R::DTYPE));
@@ -1163,7 +1172,8 @@ impl<T: Element> DeviceArray<T> {
         }
         let stream = self.stream().clone();
         args.push(Arg::from(self));
-        kernel.launch_generated(&stream, &args)
+        // No operand overlaps this array other than as the same view (checked above).
+        kernel.launch_generated_disjoint(&stream, &args)
     }
 }
 

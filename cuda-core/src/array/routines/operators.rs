@@ -20,30 +20,35 @@ macro_rules! array_ops {
         $(
             impl<'a, T: Scalars, R: Rhs<'a, T>> Add<R> for $left {
                 type Output = Expr<'a, R::Output>;
+                #[inline]
                 fn add(self, rhs: R) -> Self::Output {
                     binary_rhs(BinaryOp::Add, self.into_expr(), rhs)
                 }
             }
             impl<'a, T: Scalars, R: Rhs<'a, T>> Sub<R> for $left {
                 type Output = Expr<'a, R::Output>;
+                #[inline]
                 fn sub(self, rhs: R) -> Self::Output {
                     binary_rhs(BinaryOp::Sub, self.into_expr(), rhs)
                 }
             }
             impl<'a, T: Scalars, R: Rhs<'a, T>> Mul<R> for $left {
                 type Output = Expr<'a, R::Output>;
+                #[inline]
                 fn mul(self, rhs: R) -> Self::Output {
                     binary_rhs(BinaryOp::Mul, self.into_expr(), rhs)
                 }
             }
             impl<'a, T: Scalars, R: Rhs<'a, T>> Div<R> for $left {
                 type Output = Expr<'a, <R::Output as Scalars>::Quotient>;
+                #[inline]
                 fn div(self, rhs: R) -> Self::Output {
                     binary_rhs(BinaryOp::Div, self.into_expr(), rhs)
                 }
             }
             impl<'a, T: Scalars> Neg for $left {
                 type Output = Expr<'a, T>;
+                #[inline]
                 fn neg(self) -> Self::Output {
                     unary(UnaryOp::Neg, self.into_expr())
                 }
