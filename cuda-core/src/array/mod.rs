@@ -13,10 +13,10 @@
 //!
 //! Each layer uses only those above it in this list.
 
-mod device_array;
-mod dtype;
+pub(crate) mod device_array;
+pub(crate) mod dtype;
 pub(crate) mod interop;
-mod kernels;
+pub(crate) mod kernels;
 mod memory;
 mod promotion;
 pub(crate) mod routines;

@@ -1,0 +1,147 @@
+// The radix sort of cuda-core's algorithms (sort.rs): an LSD radix sort over 8-bit digits, stable,
+// in three kernels per pass (digit counts per block, one scan of the counts, a stable scatter),
+// plus the index helpers of argsort and row sorts. The host side prepends keys.cuh (with what it
+// needs), the typedefs O (offsets) and V (the payload, when PAIRS) and the constant PAIRS.
+#define SORT_BLOCK 256
+#define SORT_WARPS (SORT_BLOCK / 32)
+#define SCAN_BLOCK 1024
+#define SCAN_ITEMS 4
+
+// The digit of element i for a pass: mode 0 the key's 8 bits from `shift`; mode 1 whether the
+// key differs from its predecessor (0) or equals it (1), for unique; mode 2 the 8 bits from
+// `shift` of the row of the index rows[i] (rows of `row_len`), for row sorts.
+__device__ __forceinline__ unsigned digit_of(const K *keys, const long long *rows, unsigned long long i, int mode,
+                                             unsigned shift, unsigned long long row_len) {
+    if (mode == 0) return (unsigned)((key_bits(keys[i]) >> shift) & 255u);
+    if (mode == 1) return (i == 0 || key_bits(keys[i]) != key_bits(keys[i - 1])) ? 0u : 1u;
+    return (unsigned)((((unsigned long long)rows[i] / row_len) >> shift) & 255u);
+}
+
+// counts[d * gridDim.x + b] = how many elements of block b's range have digit d. Block b's range
+// is [b * per_block, min(n, (b + 1) * per_block)).
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
+    const K *keys, const long long *rows, O *counts, unsigned long long n, unsigned long long per_block, int mode,
+    unsigned shift, unsigned long long row_len) {
+    __shared__ O bins[256];
+    bins[threadIdx.x] = 0;
+    __syncthreads();
+    const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
+    const unsigned long long end = n - start < per_block ? n : start + per_block;
+    for (unsigned long long i = start + threadIdx.x; i < end; i += SORT_BLOCK) {
+        atomicAdd(&bins[digit_of(keys, rows, i, mode, shift, row_len)], (O)1);
+    }
+    __syncthreads();
+    counts[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x] = bins[threadIdx.x];
+}
+
+// The exclusive prefix sum of counts[0..m], in place, by one block of SCAN_BLOCK threads.
+extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) cuda_core_sort_scan(O *counts, unsigned long long m) {
+    __shared__ O warp_sums[SCAN_BLOCK / 32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    O carry = 0;
+    for (unsigned long long base = 0; base < m; base += SCAN_BLOCK * SCAN_ITEMS) {
+        O local[SCAN_ITEMS];
+        O sum = 0;
+        const unsigned long long first = base + (unsigned long long)threadIdx.x * SCAN_ITEMS;
+#pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) {
+            local[j] = first + j < m ? counts[first + j] : (O)0;
+            sum += local[j];
+        }
+        O x = sum;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const O y = __shfl_up_sync(0xffffffffu, x, offset);
+            if (lane >= (unsigned)offset) x += y;
+        }
+        if (lane == 31) warp_sums[warp] = x;
+        __syncthreads();
+        if (warp == 0) {
+            O w = warp_sums[lane];
+#pragma unroll
+            for (int offset = 1; offset < 32; offset <<= 1) {
+                const O y = __shfl_up_sync(0xffffffffu, w, offset);
+                if (lane >= (unsigned)offset) w += y;
+            }
+            warp_sums[lane] = w;
+        }
+        __syncthreads();
+        O prefix = carry + (warp > 0 ? warp_sums[warp - 1] : (O)0) + x - sum;
+#pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) {
+            if (first + j < m) counts[first + j] = prefix;
+            prefix += local[j];
+        }
+        carry += warp_sums[SCAN_BLOCK / 32 - 1];
+        // warp_sums is written again in the next round.
+        __syncthreads();
+    }
+}
+
+// The stable scatter of one pass: block b moves its range, 256 elements a round in index order,
+// to offsets[d * gridDim.x + b] (scanned counts) plus the rank of the element among the
+// elements of its digit before it. Ranks: within a warp from a match of the digits, across the
+// warps from per-warp counts in shared memory.
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
+    const K *keys_in, K *keys_out,
+#if PAIRS
+    const V *values_in, V *values_out,
+#endif
+    const long long *rows, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
+    unsigned shift, unsigned long long row_len) {
+    __shared__ O running[256];
+    __shared__ O warp_base[SORT_WARPS][256];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const unsigned lower_lanes = (1u << lane) - 1u;
+    running[threadIdx.x] = offsets[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x];
+    const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
+    const unsigned long long end = n - start < per_block ? n : start + per_block;
+    for (unsigned long long base = start; base < end; base += SORT_BLOCK) {
+#pragma unroll
+        for (int w = 0; w < SORT_WARPS; ++w) warp_base[w][threadIdx.x] = 0;
+        __syncthreads();
+        const unsigned long long i = base + threadIdx.x;
+        const bool valid = i < end;
+        const unsigned digit = valid ? digit_of(keys_in, rows, i, mode, shift, row_len) : 256u;
+        const unsigned peers = __match_any_sync(0xffffffffu, digit);
+        const unsigned rank = __popc(peers & lower_lanes);
+        if (valid && rank == 0) warp_base[warp][digit] = (O)__popc(peers);
+        __syncthreads();
+        {
+            O total = running[threadIdx.x];
+#pragma unroll
+            for (int w = 0; w < SORT_WARPS; ++w) {
+                const O count = warp_base[w][threadIdx.x];
+                warp_base[w][threadIdx.x] = total;
+                total += count;
+            }
+            running[threadIdx.x] = total;
+        }
+        __syncthreads();
+        if (valid) {
+            const O position = warp_base[warp][digit] + (O)rank;
+            keys_out[position] = keys_in[i];
+#if PAIRS
+            values_out[position] = values_in[i];
+#endif
+        }
+        // warp_base is cleared at the start of the next round.
+        __syncthreads();
+    }
+}
+
+// out[i] = i, the payload of an argsort.
+extern "C" __global__ void cuda_core_sort_iota(long long *out, unsigned long long n) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        out[i] = (long long)i;
+    }
+}
+
+// index[i] %= row_len: flat indices to indices within their row.
+extern "C" __global__ void cuda_core_sort_row_index(long long *index, unsigned long long n, unsigned long long row_len) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        index[i] = (long long)((unsigned long long)index[i] % row_len);
+    }
+}
