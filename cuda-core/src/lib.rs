@@ -150,7 +150,7 @@ pub use array::{
     DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
     Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr, IntoShape,
     MemoryPool, MeshIndexing, NpyError, PadMode, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Rhs,
-    Scalars, Slice, SplitAt, WhereArms,
+    Scalars, Slice, SplitAt, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};

@@ -120,7 +120,11 @@ fn check_sorter(stream: &Stream, key: DType, keys: CUdeviceptr, sorter: CUdevice
     let flags = DeviceArray::<u64>::zeros(stream, 2)?;
     let grid = grid_for(len as u64, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
     let mut launch = Launch::on(stream);
-    launch.value(keys).value(sorter).value(len as u64).value(*flags.ptr_ref());
+    launch
+        .value(keys)
+        .value(sorter)
+        .value(len as u64)
+        .value(*flags.ptr_ref());
     // SAFETY: cuda_core_search_check_sorter(a, sorter, n, flags) reads sorter[0..n] and a at
     // sorter entries inside 0..n only, and adds to flags[0..2], the two words of `flags`, which
     // is on `stream` and outlives the launch.

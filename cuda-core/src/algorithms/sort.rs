@@ -140,12 +140,14 @@ fn load(stream: &Stream, key: DType, value_bytes: Option<usize>, wide: bool, ord
     let kernels = kernel(KernelKey::Named("cuda_core_sort"), || Ok(SortKernels::default()))?;
     let variant =
         (value_bytes.unwrap_or(0) as u64) << 2 | u64::from(wide) << 1 | u64::from(order == SortOrder::Descending);
-    kernels.loaded.get_or_load(stream.context(), &[ArgType::Array(key)], variant, || {
-        Ok((
-            source(key, value_bytes, wide, order),
-            ENTRIES.iter().map(|e| e.to_string()).collect(),
-        ))
-    })
+    kernels
+        .loaded
+        .get_or_load(stream.context(), &[ArgType::Array(key)], variant, || {
+            Ok((
+                source(key, value_bytes, wide, order),
+                ENTRIES.iter().map(|e| e.to_string()).collect(),
+            ))
+        })
 }
 
 /// How a pass finds an element's digit (`digit_of` in `sort.cuh`).
@@ -291,7 +293,16 @@ fn queue_sort(stream: &Stream, job: &Job, row_len: Option<usize>) -> Result<()> 
             0 => out,
             _ => alternate,
         };
-        queue_pass(stream, &loaded, geometry, job.len, digits, (src, dst), counts.ptr(), false)?;
+        queue_pass(
+            stream,
+            &loaded,
+            geometry,
+            job.len,
+            digits,
+            (src, dst),
+            counts.ptr(),
+            false,
+        )?;
         src = dst;
     }
     Ok(())
@@ -581,16 +592,44 @@ fn sort_segments<K: Element>(
     Ok(())
 }
 
-/// Keeps the first of each run of equal keys of the sorted `keys` (NumPy's equality, all NaN
-/// equal), moving the payload with them: the distinct keys go, in order, to the start of
-/// `keys_out` (and their payloads to the start of `values_out`), the others after them. Returns
-/// how many are distinct, read back from the device (a wait for `stream`).
+/// Sorts `len` keys of `keys` into `keys_out` and writes the permutation that sorts them
+/// (`i64`) to `indices_out`, on `stream` (stable; see the module's docs).
+pub(crate) fn sort_keys_and_indices<K: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    (keys_out, indices_out): (&mut impl DeviceMemoryMut, &mut impl DeviceMemoryMut),
+    len: usize,
+    order: SortOrder,
+) -> Result<()> {
+    sort_segments::<K>(
+        "sort_keys_and_indices",
+        stream,
+        keys,
+        (Some(keys_out), Some(indices_out)),
+        len,
+        None,
+        order,
+    )
+}
+
+/// Keeps the first of each run of equal keys of the `len` sorted `keys` (NumPy's equality, all
+/// NaN equal), moving their `i64` payloads with them: the distinct keys go, in order, to the
+/// start of `keys_out` (their payloads to the start of `values_out`), the others after them.
+/// Returns how many are distinct, read back from the device (a wait for `stream`).
 pub(crate) fn partition_distinct<K: Element>(
     stream: &Stream,
-    (keys, values): (CUdeviceptr, CUdeviceptr),
-    (keys_out, values_out): (CUdeviceptr, CUdeviceptr),
+    (keys, values): (&impl DeviceMemory, &impl DeviceMemory),
+    (keys_out, values_out): (&mut impl DeviceMemoryMut, &mut impl DeviceMemoryMut),
     len: usize,
 ) -> Result<usize> {
+    let what = "unique";
+    let key_bytes = bytes_of::<K>(what, len)?;
+    let value_bytes = bytes_of::<i64>(what, len)?;
+    let mut operands = Operands::new(what, stream);
+    let keys = operands.input("keys", keys, key_bytes)?;
+    let values = operands.input("values", values, value_bytes)?;
+    let keys_out = operands.output("keys_out", keys_out, key_bytes)?;
+    let values_out = operands.output("values_out", values_out, value_bytes)?;
     if len == 0 {
         return Ok(0);
     }
@@ -609,9 +648,12 @@ pub(crate) fn partition_distinct<K: Element>(
         counts.ptr(),
         false,
     )?;
+    drop(operands);
     // The scanned count where digit 1 (a repeat) starts, at block 0: the number of distinct keys.
     let at = geometry.0 as usize * offset_bytes;
-    let distinct = counts.0.view(counts.ptr() + at as CUdeviceptr, vec![offset_bytes], vec![1]);
+    let distinct = counts
+        .0
+        .view(counts.ptr() + at as CUdeviceptr, vec![offset_bytes], vec![1]);
     let bytes = distinct.to_vec()?;
     let mut word = [0u8; 8];
     word[..offset_bytes].copy_from_slice(&bytes);

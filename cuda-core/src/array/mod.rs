@@ -42,7 +42,7 @@ pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
 pub use routines::{
     allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError, PadMode, Rhs,
-    WhereArms,
+    Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use routines::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};

@@ -1,0 +1,95 @@
+//! Sorting (NumPy's chapter): `sort` and `argsort` along any axis, stable, in NumPy's order
+//! (NaN last, `-0.0` and `0.0` equal and kept in input order), on the device-wide radix sort of
+//! [`crate::algorithms::sort`]. The sorted axis is moved last and made compact (a copy unless
+//! it already is), its rows sorted together, and the result moved back as a C-contiguous array.
+
+use crate::algorithms::sort::{argsort_rows, sort_rows, SortOrder};
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
+use crate::error::{Error, Result};
+
+/// `axis` (negative counts from the end) as an axis of `ndim` axes, or NumPy's `AxisError` as
+/// [`Error::InvalidValue`].
+pub(crate) fn normalise_axis(what: &str, axis: isize, ndim: usize) -> Result<usize> {
+    let resolved = match axis < 0 {
+        true => axis.checked_add(ndim as isize),
+        false => Some(axis),
+    };
+    match resolved {
+        Some(a) if a >= 0 && (a as usize) < ndim => Ok(a as usize),
+        _ => Err(Error::InvalidValue(format!(
+            "{what}: axis {axis} is out of bounds for array of dimension {ndim}"
+        ))),
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// A sorted copy along `axis` (negative counts from the end): NumPy's `np.sort(a, axis,
+    /// kind="stable")`, queued on the array's stream. NaNs go last; equal elements keep their
+    /// order. A 0-d array has no axis to sort: an error, as in NumPy.
+    pub fn sort(&self, axis: isize) -> Result<DeviceArray<T>> {
+        self.sort_along("sort", axis, SortOrder::Ascending)
+    }
+
+    /// As [`sort`](Self::sort), largest first (NaN first): the reverse order, equal elements
+    /// still in their input order (`torch.sort(descending=True, stable=True)`).
+    pub fn sort_descending(&self, axis: isize) -> Result<DeviceArray<T>> {
+        self.sort_along("sort_descending", axis, SortOrder::Descending)
+    }
+
+    /// The indices that sort the array along `axis` (negative counts from the end), as `i64`
+    /// positions within that axis: NumPy's `np.argsort(a, axis, kind="stable")`, queued on the
+    /// array's stream. Ties keep their input order.
+    pub fn argsort(&self, axis: isize) -> Result<DeviceArray<i64>> {
+        let (axis, rows) = self.rows_along("argsort", axis)?;
+        let stream = self.stream();
+        let mut out = DeviceArray::<i64>::empty(stream, rows.shape().to_vec())?;
+        let row_len = rows.shape().last().copied().unwrap_or(1);
+        argsort_rows::<T>(stream, &rows, &mut out, (rows.len(), row_len), SortOrder::Ascending)?;
+        restore_axis(out, axis)
+    }
+
+    fn sort_along(&self, what: &str, axis: isize, order: SortOrder) -> Result<DeviceArray<T>> {
+        let (axis, rows) = self.rows_along(what, axis)?;
+        let stream = self.stream();
+        let mut out = DeviceArray::<T>::empty(stream, rows.shape().to_vec())?;
+        let row_len = rows.shape().last().copied().unwrap_or(1);
+        sort_rows::<T>(stream, &rows, &mut out, (rows.len(), row_len), order)?;
+        restore_axis(out, axis)
+    }
+
+    /// The normalised `axis` and a compact array with that axis last.
+    fn rows_along(&self, what: &str, axis: isize) -> Result<(usize, DeviceArray<T>)> {
+        let axis = normalise_axis(what, axis, self.ndim())?;
+        let moved = self.moveaxis(axis, self.ndim() - 1)?;
+        Ok((axis, moved.to_contiguous()?))
+    }
+}
+
+/// `sorted` (its last axis the sorted one) with that axis moved back to `axis`, C-contiguous.
+fn restore_axis<U: Element>(sorted: DeviceArray<U>, axis: usize) -> Result<DeviceArray<U>> {
+    let last = sorted.ndim() - 1;
+    match axis == last {
+        true => Ok(sorted),
+        false => sorted.moveaxis(last, axis)?.try_clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_normalise_as_numpy() {
+        assert_eq!(normalise_axis("sort", -1, 3).ok(), Some(2));
+        assert_eq!(normalise_axis("sort", -3, 3).ok(), Some(0));
+        assert_eq!(normalise_axis("sort", 2, 3).ok(), Some(2));
+        assert!(matches!(normalise_axis("sort", 3, 3), Err(Error::InvalidValue(_))));
+        assert!(matches!(normalise_axis("sort", -4, 3), Err(Error::InvalidValue(_))));
+        assert!(matches!(normalise_axis("sort", -1, 0), Err(Error::InvalidValue(_))));
+        assert!(matches!(
+            normalise_axis("sort", isize::MIN, 2),
+            Err(Error::InvalidValue(_))
+        ));
+    }
+}
