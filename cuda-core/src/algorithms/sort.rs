@@ -62,7 +62,9 @@ pub enum SortOrder {
 pub(crate) fn key_header(key: DType, order: SortOrder) -> String {
     // Integers convert to the unsigned type of their width modulo 2^bits: their own bits.
     let (bits, kind, inf, to_bits): (&str, u8, u64, &str) = match key {
-        DType::Bool | DType::U8 => ("unsigned char", 0, 0, "(U)(k)"),
+        // A `Bool` byte other than 0 and 1 is true, as everywhere in the crate.
+        DType::Bool => ("unsigned char", 0, 0, "(U)((k) != 0)"),
+        DType::U8 => ("unsigned char", 0, 0, "(U)(k)"),
         DType::U16 => ("unsigned short", 0, 0, "(U)(k)"),
         DType::U32 => ("unsigned int", 0, 0, "(U)(k)"),
         DType::U64 => ("unsigned long long", 0, 0, "(U)(k)"),
@@ -80,9 +82,13 @@ pub(crate) fn key_header(key: DType, order: SortOrder) -> String {
             "(U)__double_as_longlong(k)",
         ),
     };
+    // `Bool` keys are read as bytes (a byte other than 0 or 1 is not a valid C++ `bool`).
+    let key_type = match key {
+        DType::Bool => "unsigned char",
+        other => other.c_name(),
+    };
     format!(
-        "{PRELUDE}typedef {} K;\ntypedef {bits} U;\n#define KEY_BITS(k) {to_bits}\n#define KIND {kind}\n#define INF_BITS {inf}ull\n#define DESCENDING {}\n{KEYS}",
-        key.c_name(),
+        "{PRELUDE}typedef {key_type} K;\ntypedef {bits} U;\n#define KEY_BITS(k) {to_bits}\n#define KIND {kind}\n#define INF_BITS {inf}ull\n#define DESCENDING {}\n{KEYS}",
         u8::from(order == SortOrder::Descending),
     )
 }

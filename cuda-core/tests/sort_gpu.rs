@@ -1,0 +1,387 @@
+//! The device-wide radix sort and the routines on it (`sort`, `argsort`, `unique`) on a GPU,
+//! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
+//! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
+//! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
+//! the typed errors of bad input. Results are compared bit for bit (a stable sort has one
+//! answer). Without a driver or device each test prints `skipped: <why>` and passes, unless
+//! `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use std::cmp::Ordering;
+
+use cuda_core::algorithms::sort::{self, SortOrder};
+use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error};
+use cuda_driver::Stream;
+use half::{bf16, f16};
+
+/// A test element: made from random bits, compared in NumPy's order.
+trait Key: Element + Copy + std::fmt::Debug {
+    /// An element from `bits`: mostly a few small values (ties), sometimes any value, and for
+    /// floats NaN (either sign), infinities and both zeros.
+    fn make(bits: u64) -> Self;
+    /// NumPy's order.
+    fn numpy_cmp(a: &Self, b: &Self) -> Ordering;
+}
+
+macro_rules! int_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            fn make(bits: u64) -> Self {
+                match bits % 4 {
+                    0 => (bits >> 8) as $t,
+                    // Small values, and (below zero for signed types) just under a wrap.
+                    _ => {
+                        let small = ((bits >> 8) % 16) as $t;
+                        if bits & 4 == 0 { small } else { small.wrapping_sub(8) }
+                    }
+                }
+            }
+            fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+                a.cmp(b)
+            }
+        }
+    )*};
+}
+int_key!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Key for Bool {
+    fn make(bits: u64) -> Self {
+        Bool(((bits >> 8) & 1) as u8)
+    }
+    fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+        a.get().cmp(&b.get())
+    }
+}
+
+/// A float from `bits` as `f64` (converted to the element type by `from_f64`).
+fn float_value(bits: u64) -> f64 {
+    const SPECIAL: [f64; 8] = [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1.5, -2.25];
+    match bits % 8 {
+        0 => SPECIAL[((bits >> 8) % 8) as usize],
+        1 | 2 => ((bits >> 8) % 1000) as f64 / 7.0 - 70.0,
+        _ => ((bits >> 8) % 9) as f64 - 4.0,
+    }
+}
+
+/// NumPy's order on `f64`: NaN last, `-0.0 == 0.0`.
+fn float_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+macro_rules! float_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            fn make(bits: u64) -> Self {
+                <$t as Element>::from_f64(float_value(bits))
+            }
+            fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+                float_cmp(a.to_f64(), b.to_f64())
+            }
+        }
+    )*};
+}
+float_key!(f16, bf16, f32, f64);
+
+/// `len` pseudo-random elements from `seed` (a 64-bit LCG).
+fn data<T: Key>(len: usize, seed: u64) -> Vec<T> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            T::make(state >> 11)
+        })
+        .collect()
+}
+
+/// The bytes of `values`, to compare elements bit for bit (NaN, `-0.0`).
+fn bytes<T: Element>(values: &[T]) -> Vec<u8> {
+    // SAFETY: `T` is plain data (`DeviceCopy`); the slice covers exactly the values' bytes.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }.to_vec()
+}
+
+/// The stable permutation that sorts `values` in NumPy's order (reversed for descending).
+fn host_argsort<T: Key>(values: &[T], order: SortOrder) -> Vec<i64> {
+    let mut index: Vec<usize> = (0..values.len()).collect();
+    match order {
+        SortOrder::Ascending => index.sort_by(|&a, &b| T::numpy_cmp(&values[a], &values[b])),
+        SortOrder::Descending => index.sort_by(|&a, &b| T::numpy_cmp(&values[b], &values[a])),
+    }
+    index.into_iter().map(|i| i as i64).collect()
+}
+
+/// Sorts `host` on the device every way (keys, pairs, argsort, 1-D routines) and compares
+/// with the host's stable sort.
+fn check_sorts<T: Key>(stream: &Stream, host: &[T], what: &str) {
+    let n = host.len();
+    for order in [SortOrder::Ascending, SortOrder::Descending] {
+        let expected_index = host_argsort(host, order);
+        let expected: Vec<T> = expected_index.iter().map(|&i| host[i as usize]).collect();
+        let keys = DeviceArray::from_slice(stream, host).unwrap();
+        let mut out = DeviceArray::<T>::empty(stream, n).unwrap();
+        sort::sort_keys::<T>(stream, &keys, &mut out, n, order).unwrap();
+        assert_eq!(
+            bytes(&out.to_vec().unwrap()),
+            bytes(&expected),
+            "{what} {:?} sort_keys {order:?} of {n}",
+            T::DTYPE
+        );
+        let mut index = DeviceArray::<i64>::empty(stream, n).unwrap();
+        sort::argsort::<T>(stream, &keys, &mut index, n, order).unwrap();
+        assert_eq!(
+            index.to_vec().unwrap(),
+            expected_index,
+            "{what} {:?} argsort {order:?} of {n}",
+            T::DTYPE
+        );
+        // Pairs: the payload is the position as u32, so it must come out as the argsort.
+        let payload: Vec<u32> = (0..n as u32).collect();
+        let values = DeviceArray::from_slice(stream, &payload).unwrap();
+        let mut keys_out = DeviceArray::<T>::empty(stream, n).unwrap();
+        let mut values_out = DeviceArray::<u32>::empty(stream, n).unwrap();
+        sort::sort_pairs::<T, u32>(stream, (&keys, &values), (&mut keys_out, &mut values_out), n, order).unwrap();
+        assert_eq!(bytes(&keys_out.to_vec().unwrap()), bytes(&expected), "{what} pairs keys");
+        let moved: Vec<i64> = values_out.to_vec().unwrap().into_iter().map(i64::from).collect();
+        assert_eq!(moved, expected_index, "{what} {:?} pairs values {order:?}", T::DTYPE);
+    }
+    let keys = DeviceArray::from_slice(stream, host).unwrap();
+    let ascending = host_argsort(host, SortOrder::Ascending);
+    let expected: Vec<T> = ascending.iter().map(|&i| host[i as usize]).collect();
+    assert_eq!(bytes(&keys.sort(-1).unwrap().to_vec().unwrap()), bytes(&expected), "{what} sort(-1)");
+    assert_eq!(keys.argsort(0).unwrap().to_vec().unwrap(), ascending, "{what} argsort(0)");
+}
+
+fn every_size<T: Key>(stream: &Stream) {
+    for (i, n) in [0usize, 1, 2, 31, 255, 256, 257, 1000, 4097, 65_537, 300_001].into_iter().enumerate() {
+        check_sorts::<T>(stream, &data::<T>(n, i as u64 + 1), "random");
+    }
+    let mut sorted = data::<T>(5000, 99);
+    sorted.sort_by(T::numpy_cmp);
+    check_sorts::<T>(stream, &sorted, "sorted");
+    sorted.reverse();
+    check_sorts::<T>(stream, &sorted, "reversed");
+    check_sorts::<T>(stream, &vec![T::make(8 * 256 + 1); 3000], "all equal");
+}
+
+#[test]
+fn every_type_sorts_as_numpy_stable_sort() {
+    let Some(device) = common::device_or_skip("every_type_sorts_as_numpy_stable_sort") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    every_size::<Bool>(&stream);
+    every_size::<i8>(&stream);
+    every_size::<i16>(&stream);
+    every_size::<i32>(&stream);
+    every_size::<i64>(&stream);
+    every_size::<u8>(&stream);
+    every_size::<u16>(&stream);
+    every_size::<u32>(&stream);
+    every_size::<u64>(&stream);
+    every_size::<f16>(&stream);
+    every_size::<bf16>(&stream);
+    every_size::<f32>(&stream);
+    every_size::<f64>(&stream);
+    println!("every type sorts as NumPy's stable sort");
+}
+
+#[test]
+fn ten_million_keys_sort_across_every_block() {
+    let Some(device) = common::device_or_skip("ten_million_keys_sort_across_every_block") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 10_000_000;
+    for seed in [5u64, 6] {
+        let host = data::<f32>(n, seed);
+        let keys = DeviceArray::from_slice(&stream, &host).unwrap();
+        let expected = host_argsort(&host, SortOrder::Ascending);
+        assert_eq!(keys.argsort(-1).unwrap().to_vec().unwrap(), expected, "argsort of 10^7 f32");
+        let sorted: Vec<f32> = expected.iter().map(|&i| host[i as usize]).collect();
+        assert_eq!(bytes(&keys.sort(0).unwrap().to_vec().unwrap()), bytes(&sorted), "sort of 10^7 f32");
+    }
+    let host = data::<i32>(n, 7);
+    let keys = DeviceArray::from_slice(&stream, &host).unwrap();
+    let mut expected = host.clone();
+    expected.sort();
+    assert_eq!(keys.sort(-1).unwrap().to_vec().unwrap(), expected, "sort of 10^7 i32");
+    println!("10^7 keys sort");
+}
+
+/// The host's stable sort of a row-major `shape` array along `axis`: (values, indices).
+fn host_sort_axis<T: Key>(host: &[T], shape: &[usize], axis: usize) -> (Vec<T>, Vec<i64>) {
+    let outer: usize = shape[..axis].iter().product();
+    let extent = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let mut values = host.to_vec();
+    let mut indices = vec![0i64; host.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * extent + k) * inner + i;
+            let line: Vec<T> = (0..extent).map(|k| host[at(k)]).collect();
+            let order = host_argsort(&line, SortOrder::Ascending);
+            for (k, &j) in order.iter().enumerate() {
+                values[at(k)] = line[j as usize];
+                indices[at(k)] = j;
+            }
+        }
+    }
+    (values, indices)
+}
+
+fn check_axes<T: Key>(stream: &Stream, shape: &[usize], seed: u64) {
+    let len: usize = shape.iter().product();
+    let host = data::<T>(len, seed);
+    let x = DeviceArray::from_slice(stream, &host).unwrap().reshape(shape.to_vec()).unwrap();
+    let ndim = shape.len() as isize;
+    for axis in -ndim..ndim {
+        let normal = axis.rem_euclid(ndim) as usize;
+        let (values, indices) = host_sort_axis(&host, shape, normal);
+        let sorted = x.sort(axis).unwrap();
+        assert_eq!(sorted.shape(), shape);
+        assert_eq!(
+            bytes(&sorted.to_vec().unwrap()),
+            bytes(&values),
+            "sort {shape:?} axis {axis} {:?}",
+            T::DTYPE
+        );
+        assert_eq!(
+            x.argsort(axis).unwrap().to_vec().unwrap(),
+            indices,
+            "argsort {shape:?} axis {axis} {:?}",
+            T::DTYPE
+        );
+    }
+}
+
+#[test]
+fn every_axis_sorts_each_line_alone() {
+    let Some(device) = common::device_or_skip("every_axis_sorts_each_line_alone") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    check_axes::<f32>(&stream, &[5, 7, 9], 1);
+    check_axes::<i16>(&stream, &[3, 1, 4, 2], 2);
+    check_axes::<f16>(&stream, &[6, 300], 3);
+    // Many short rows: the row passes take two digits (70000 rows) and three (2^17 + 1 rows).
+    check_axes::<f64>(&stream, &[70_000, 3], 4);
+    check_axes::<u8>(&stream, &[(1 << 17) + 1, 2], 5);
+    // Long rows, a few of them, across blocks.
+    check_axes::<bf16>(&stream, &[3, 100_000], 6);
+    // Empty axes, one-element axes.
+    check_axes::<i32>(&stream, &[4, 0, 3], 7);
+    check_axes::<u64>(&stream, &[1, 1], 8);
+    // The raw row sort of a matrix, with its own row length.
+    let host = data::<f32>(1024 * 33, 9);
+    let keys = DeviceBuffer::from_slice(stream.context(), &host).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed(stream.context(), host.len()).unwrap();
+    let mut index = DeviceBuffer::<i64>::zeroed(stream.context(), host.len()).unwrap();
+    sort::sort_rows::<f32>(&stream, &keys, &mut out, (host.len(), 33), SortOrder::Descending).unwrap();
+    sort::argsort_rows::<f32>(&stream, &keys, &mut index, (host.len(), 33), SortOrder::Descending).unwrap();
+    stream.synchronize().unwrap();
+    let (out, index) = (out.to_vec().unwrap(), index.to_vec().unwrap());
+    for row in 0..1024 {
+        let line = &host[row * 33..(row + 1) * 33];
+        let expected = host_argsort(line, SortOrder::Descending);
+        assert_eq!(index[row * 33..(row + 1) * 33], expected, "row {row}");
+        let values: Vec<f32> = expected.iter().map(|&i| line[i as usize]).collect();
+        assert_eq!(bytes(&out[row * 33..(row + 1) * 33]), bytes(&values), "row {row}");
+    }
+    println!("every axis sorts each line alone");
+}
+
+#[test]
+fn unique_matches_numpy() {
+    let Some(device) = common::device_or_skip("unique_matches_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    fn check<T: Key>(stream: &Stream, host: &[T], shape: &[usize]) {
+        let x = DeviceArray::from_slice(stream, host).unwrap().reshape(shape.to_vec()).unwrap();
+        let order = host_argsort(host, SortOrder::Ascending);
+        // The first of each run of equal elements in the stable order: NumPy's values and
+        // first indices; every element's run number is its inverse.
+        let (mut values, mut first, mut counts, mut inverse) = (Vec::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
+        for &i in &order {
+            let v = host[i as usize];
+            let new = values.last().is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal);
+            if new {
+                values.push(v);
+                first.push(i);
+                counts.push(0i64);
+            }
+            *counts.last_mut().unwrap() += 1;
+            inverse[i as usize] = values.len() as i64 - 1;
+        }
+        assert_eq!(bytes(&x.unique().unwrap().to_vec().unwrap()), bytes(&values), "unique {:?}", T::DTYPE);
+        let all = x.unique_all().unwrap();
+        assert_eq!(bytes(&all.values.to_vec().unwrap()), bytes(&values));
+        assert_eq!(all.indices.to_vec().unwrap(), first, "unique indices {:?}", T::DTYPE);
+        assert_eq!(all.counts.to_vec().unwrap(), counts, "unique counts {:?}", T::DTYPE);
+        assert_eq!(all.inverse.shape(), shape);
+        assert_eq!(all.inverse.to_vec().unwrap(), inverse, "unique inverse {:?}", T::DTYPE);
+    }
+    check::<f32>(&stream, &data::<f32>(100_000, 1), &[100, 1000]);
+    check::<f64>(&stream, &data::<f64>(777, 2), &[777]);
+    check::<i64>(&stream, &data::<i64>(5000, 3), &[50, 100]);
+    check::<u8>(&stream, &data::<u8>(300_000, 4), &[300_000]);
+    check::<f16>(&stream, &data::<f16>(1, 5), &[1]);
+    check::<i32>(&stream, &[], &[0]);
+    check::<Bool>(&stream, &data::<Bool>(1000, 6), &[10, 100]);
+    // All NaNs are one element, as NumPy 2's equal_nan=True; -0.0 and 0.0 are one.
+    let special = [f32::NAN, 0.0, -f32::NAN, -0.0, 1.0, f32::NAN, 0.0];
+    let x = DeviceArray::from_slice(&stream, &special).unwrap();
+    let unique = x.unique().unwrap().to_vec().unwrap();
+    assert_eq!(unique.len(), 3);
+    assert_eq!((unique[0].to_bits(), unique[1]), (0.0f32.to_bits(), 1.0));
+    assert!(unique[2].is_nan());
+    println!("unique matches numpy");
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let Some(device) = common::device_or_skip("bad_input_is_a_typed_error") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[3.0f32, 1.0, 2.0, 0.0]).unwrap();
+    // A 0-d array has no axis; axes past the dimensions are errors.
+    let scalar = x.reshape_view(vec![4]).unwrap().index_axis(0, 1).unwrap();
+    assert_eq!(scalar.ndim(), 0);
+    assert!(matches!(scalar.sort(-1), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.sort(1), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.argsort(-2), Err(Error::InvalidValue(_))));
+    // Outputs that overlap an input, or are too short, are refused before anything runs.
+    let mut alias = x.reshape_view(vec![2, 2]).unwrap();
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &x, &mut alias, 4, SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    let mut short = DeviceArray::<f32>::empty(&stream, 3).unwrap();
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &x, &mut short, 4, SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    let mut index = DeviceArray::<i64>::empty(&stream, 4).unwrap();
+    assert!(matches!(
+        sort::argsort_rows::<f32>(&stream, &x, &mut index, (4, 3), SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &x, &mut index, usize::MAX / 2, SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    // The input is untouched by the sorts above and by a good one.
+    let mut out = DeviceArray::<f32>::empty(&stream, 4).unwrap();
+    sort::sort_keys::<f32>(&stream, &x, &mut out, 4, SortOrder::Ascending).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(x.to_vec().unwrap(), [3.0, 1.0, 2.0, 0.0]);
+    println!("bad input is a typed error");
+}
