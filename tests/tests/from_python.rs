@@ -28,6 +28,10 @@ use cuda_driver::{
 
 type Checked = Result<(), Box<dyn Error>>;
 
+use cuda_core::algorithms::search::Side;
+use cuda_core::algorithms::sort::{self, SortOrder};
+use cuda_core::Unique;
+
 /// Code spans of the Rust column that are not calls: values, file and variable names, types
 /// and words, each listed once.
 const NOT_CALLS: &[&str] = &[
@@ -712,6 +716,43 @@ fn several_gpus(
     Ok(())
 }
 
+fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
+    let x = DeviceArray::<f32>::from_slice(&stream, &[3.0, 1.0, 2.0])?;
+    (x.sort(-1)?, x.sort(0)?, x.sort_descending(-1)?);
+    (x.argsort(-1)?, x.argsort(0)?);
+    let (a, v) = (x.sort(-1)?, x.try_clone()?);
+    let s: DeviceArray<i64> = x.argsort(-1)?;
+    a.searchsorted(&v, Side::Left, None)?;
+    a.searchsorted(&v, Side::Right, Some(&s))?;
+    "left".parse::<Side>()?;
+    x.unique()?;
+    let Unique {
+        values,
+        indices,
+        inverse,
+        counts,
+    } = x.unique_all()?;
+    let (keys, values) = (x.try_clone()?, DeviceArray::<u32>::from_slice(&stream, &[0, 1, 2])?);
+    let (mut keys_out, mut values_out) = (
+        DeviceArray::<f32>::empty(&stream, 3)?,
+        DeviceArray::<u32>::empty(&stream, 3)?,
+    );
+    sort::sort_pairs::<f32, u32>(
+        &stream,
+        (&keys, &values),
+        (&mut keys_out, &mut values_out),
+        n,
+        SortOrder::Ascending,
+    )?;
+    let mut index = DeviceArray::<i64>::empty(&stream, 3)?;
+    sort::sort_keys::<f32>(&stream, &keys, &mut keys_out, n, SortOrder::Descending)?;
+    sort::argsort::<f32>(&stream, &keys, &mut index, n, SortOrder::Ascending)?;
+    sort::sort_rows::<f32>(&stream, &keys, &mut keys_out, (n, 1), SortOrder::Ascending)?;
+    sort::argsort_rows::<f32>(&stream, &keys, &mut index, (n, 1), SortOrder::Ascending)?;
+    cuda_core::algorithms::search::search_sorted::<f32>(&stream, (&a, 3), (&v, 3), &mut index, Side::Left)?;
+    Ok(())
+}
+
 /// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
 fn squeeze(text: &str) -> String {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -779,6 +820,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         launching,
         pool_and_arrays,
         manipulation_and_indexing,
+        sorting_and_searching,
         several_gpus,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");
