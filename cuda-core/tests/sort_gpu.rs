@@ -56,7 +56,16 @@ impl Key for Bool {
 
 /// A float from `bits` as `f64` (converted to the element type by `from_f64`).
 fn float_value(bits: u64) -> f64 {
-    const SPECIAL: [f64; 8] = [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1.5, -2.25];
+    const SPECIAL: [f64; 8] = [
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.5,
+        -2.25,
+    ];
     match bits % 8 {
         0 => SPECIAL[((bits >> 8) % 8) as usize],
         1 | 2 => ((bits >> 8) % 1000) as f64 / 7.0 - 70.0,
@@ -147,19 +156,34 @@ fn check_sorts<T: Key>(stream: &Stream, host: &[T], what: &str) {
         let mut keys_out = DeviceArray::<T>::empty(stream, n).unwrap();
         let mut values_out = DeviceArray::<u32>::empty(stream, n).unwrap();
         sort::sort_pairs::<T, u32>(stream, (&keys, &values), (&mut keys_out, &mut values_out), n, order).unwrap();
-        assert_eq!(bytes(&keys_out.to_vec().unwrap()), bytes(&expected), "{what} pairs keys");
+        assert_eq!(
+            bytes(&keys_out.to_vec().unwrap()),
+            bytes(&expected),
+            "{what} pairs keys"
+        );
         let moved: Vec<i64> = values_out.to_vec().unwrap().into_iter().map(i64::from).collect();
         assert_eq!(moved, expected_index, "{what} {:?} pairs values {order:?}", T::DTYPE);
     }
     let keys = DeviceArray::from_slice(stream, host).unwrap();
     let ascending = host_argsort(host, SortOrder::Ascending);
     let expected: Vec<T> = ascending.iter().map(|&i| host[i as usize]).collect();
-    assert_eq!(bytes(&keys.sort(-1).unwrap().to_vec().unwrap()), bytes(&expected), "{what} sort(-1)");
-    assert_eq!(keys.argsort(0).unwrap().to_vec().unwrap(), ascending, "{what} argsort(0)");
+    assert_eq!(
+        bytes(&keys.sort(-1).unwrap().to_vec().unwrap()),
+        bytes(&expected),
+        "{what} sort(-1)"
+    );
+    assert_eq!(
+        keys.argsort(0).unwrap().to_vec().unwrap(),
+        ascending,
+        "{what} argsort(0)"
+    );
 }
 
 fn every_size<T: Key>(stream: &Stream) {
-    for (i, n) in [0usize, 1, 2, 31, 255, 256, 257, 1000, 4097, 65_537, 300_001].into_iter().enumerate() {
+    for (i, n) in [0usize, 1, 2, 31, 255, 256, 257, 1000, 4097, 65_537, 300_001]
+        .into_iter()
+        .enumerate()
+    {
         check_sorts::<T>(stream, &data::<T>(n, i as u64 + 1), "random");
     }
     let mut sorted = data::<T>(5000, 99);
@@ -203,9 +227,17 @@ fn ten_million_keys_sort_across_every_block() {
         let host = data::<f32>(n, seed);
         let keys = DeviceArray::from_slice(&stream, &host).unwrap();
         let expected = host_argsort(&host, SortOrder::Ascending);
-        assert_eq!(keys.argsort(-1).unwrap().to_vec().unwrap(), expected, "argsort of 10^7 f32");
+        assert_eq!(
+            keys.argsort(-1).unwrap().to_vec().unwrap(),
+            expected,
+            "argsort of 10^7 f32"
+        );
         let sorted: Vec<f32> = expected.iter().map(|&i| host[i as usize]).collect();
-        assert_eq!(bytes(&keys.sort(0).unwrap().to_vec().unwrap()), bytes(&sorted), "sort of 10^7 f32");
+        assert_eq!(
+            bytes(&keys.sort(0).unwrap().to_vec().unwrap()),
+            bytes(&sorted),
+            "sort of 10^7 f32"
+        );
     }
     let host = data::<i32>(n, 7);
     let keys = DeviceArray::from_slice(&stream, &host).unwrap();
@@ -239,7 +271,10 @@ fn host_sort_axis<T: Key>(host: &[T], shape: &[usize], axis: usize) -> (Vec<T>, 
 fn check_axes<T: Key>(stream: &Stream, shape: &[usize], seed: u64) {
     let len: usize = shape.iter().product();
     let host = data::<T>(len, seed);
-    let x = DeviceArray::from_slice(stream, &host).unwrap().reshape(shape.to_vec()).unwrap();
+    let x = DeviceArray::from_slice(stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
     let ndim = shape.len() as isize;
     for axis in -ndim..ndim {
         let normal = axis.rem_euclid(ndim) as usize;
@@ -304,14 +339,20 @@ fn unique_matches_numpy() {
     };
     let stream = device.create_stream().unwrap();
     fn check<T: Key>(stream: &Stream, host: &[T], shape: &[usize]) {
-        let x = DeviceArray::from_slice(stream, host).unwrap().reshape(shape.to_vec()).unwrap();
+        let x = DeviceArray::from_slice(stream, host)
+            .unwrap()
+            .reshape(shape.to_vec())
+            .unwrap();
         let order = host_argsort(host, SortOrder::Ascending);
         // The first of each run of equal elements in the stable order: NumPy's values and
         // first indices; every element's run number is its inverse.
-        let (mut values, mut first, mut counts, mut inverse) = (Vec::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
+        let (mut values, mut first, mut counts, mut inverse) =
+            (Vec::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
         for &i in &order {
             let v = host[i as usize];
-            let new = values.last().is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal);
+            let new = values
+                .last()
+                .is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal);
             if new {
                 values.push(v);
                 first.push(i);
@@ -320,7 +361,12 @@ fn unique_matches_numpy() {
             *counts.last_mut().unwrap() += 1;
             inverse[i as usize] = values.len() as i64 - 1;
         }
-        assert_eq!(bytes(&x.unique().unwrap().to_vec().unwrap()), bytes(&values), "unique {:?}", T::DTYPE);
+        assert_eq!(
+            bytes(&x.unique().unwrap().to_vec().unwrap()),
+            bytes(&values),
+            "unique {:?}",
+            T::DTYPE
+        );
         let all = x.unique_all().unwrap();
         assert_eq!(bytes(&all.values.to_vec().unwrap()), bytes(&values));
         assert_eq!(all.indices.to_vec().unwrap(), first, "unique indices {:?}", T::DTYPE);
