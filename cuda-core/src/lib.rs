@@ -149,8 +149,8 @@ pub use array::{
     ArgType, Average, AverageOf, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
     Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr, IntoShape,
-    MemoryPool, MeshIndexing, NpyError, PadMode, PoolStats, PooledBlock, Promote, RawKernel, ReductionKernel, Rhs,
-    Scalars, Slice, SplitAt, Unique, WhereArms,
+    MemoryPool, MeshIndexing, NpyError, PadMode, PoolStats, PooledBlock, Promote, QuantileMethod, RawKernel,
+    ReductionKernel, Rhs, Scalars, Slice, SplitAt, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};

@@ -11,7 +11,7 @@ mod common;
 use std::cmp::Ordering;
 
 use cuda_core::algorithms::sort::{self, SortOrder};
-use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error};
+use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, QuantileMethod};
 use cuda_driver::Stream;
 use half::{bf16, f16};
 
@@ -430,4 +430,127 @@ fn bad_input_is_a_typed_error() {
     assert_eq!(out.to_vec().unwrap(), [0.0, 1.0, 2.0, 3.0]);
     assert_eq!(x.to_vec().unwrap(), [3.0, 1.0, 2.0, 0.0]);
     println!("bad input is a typed error");
+}
+
+/// NumPy's quantile of one line in `f64` (its `_lerp`; NaN if the line holds one).
+fn host_quantile(line: &[f64], q: f64, method: QuantileMethod) -> f64 {
+    let mut sorted = line.to_vec();
+    sorted.sort_by(|a, b| float_cmp(*a, *b));
+    let n = sorted.len();
+    if sorted[n - 1].is_nan() {
+        return f64::NAN;
+    }
+    let virtual_index = q * (n - 1) as f64;
+    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
+    let lerp = |a: f64, b: f64, t: f64| {
+        let diff = b - a;
+        if t >= 0.5 {
+            b - diff * (1.0 - t)
+        } else {
+            a + diff * t
+        }
+    };
+    let floor = virtual_index.floor();
+    match method {
+        QuantileMethod::Linear => lerp(at(floor), at(floor + 1.0), virtual_index - floor),
+        QuantileMethod::Lower => at(floor),
+        QuantileMethod::Higher => at(virtual_index.ceil()),
+        QuantileMethod::Nearest => at(virtual_index.round_ties_even()),
+        QuantileMethod::Midpoint if virtual_index == floor => at(floor),
+        QuantileMethod::Midpoint => lerp(at(floor), at(floor + 1.0), 0.5),
+    }
+}
+
+#[test]
+fn median_and_percentiles_match_numpy() {
+    let Some(device) = common::device_or_skip("median_and_percentiles_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let methods = [
+        QuantileMethod::Linear,
+        QuantileMethod::Lower,
+        QuantileMethod::Higher,
+        QuantileMethod::Nearest,
+        QuantileMethod::Midpoint,
+    ];
+    // f64 and i32 (whose quantiles are f64): exact against the host's f64 arithmetic.
+    let shape = [7usize, 10, 3];
+    let host: Vec<f64> = data::<i32>(210, 1).iter().map(|&v| f64::from(v % 1000)).collect();
+    let ints: Vec<i32> = host.iter().map(|&v| v as i32).collect();
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
+    let xi = DeviceArray::from_slice(&stream, &ints)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
+    for axis in [0isize, 1, -1] {
+        let a = axis.rem_euclid(3) as usize;
+        let mut out_shape = shape.to_vec();
+        out_shape.remove(a);
+        let strides = [30usize, 3, 1];
+        let lines: Vec<Vec<f64>> = (0..70)
+            .map(|o| {
+                // The o-th line along `a`: the other two coordinates from o in C order.
+                let others: Vec<usize> = (0..3).filter(|&d| d != a).collect();
+                let (i, j) = (o / shape[others[1]], o % shape[others[1]]);
+                let base = i * strides[others[0]] + j * strides[others[1]];
+                (0..shape[a]).map(|k| host[base + k * strides[a]]).collect()
+            })
+            .collect();
+        for q in [0.0, 0.25, 0.3, 0.5, 0.9, 1.0] {
+            for method in methods {
+                let expected: Vec<f64> = lines.iter().map(|l| host_quantile(l, q, method)).collect();
+                let got = x.quantile(q, axis, method).unwrap();
+                assert_eq!(got.shape(), out_shape.as_slice());
+                assert_eq!(got.to_vec().unwrap(), expected, "f64 q {q} axis {axis} {method:?}");
+                let got = xi.percentile(q * 100.0, axis, method).unwrap().to_vec().unwrap();
+                let close = got
+                    .iter()
+                    .zip(&expected)
+                    .all(|(g, e)| (g - e).abs() <= 1e-9 * e.abs().max(1.0));
+                assert!(
+                    close,
+                    "i32 percentile {} axis {axis} {method:?}: {got:?} vs {expected:?}",
+                    q * 100.0
+                );
+            }
+        }
+        let medians: Vec<f64> = lines
+            .iter()
+            .map(|l| host_quantile(l, 0.5, QuantileMethod::Linear))
+            .collect();
+        assert_eq!(x.median(axis).unwrap().to_vec().unwrap(), medians);
+    }
+    // A NaN makes its line's median NaN; the others are unaffected. f32 computes in f32.
+    let host = [3.0f32, 1.0, f32::NAN, 2.0, 5.0, 4.0, 7.0, 6.0];
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(vec![2, 4])
+        .unwrap();
+    let median = x.median(-1).unwrap().to_vec().unwrap();
+    assert!(median[0].is_nan());
+    assert_eq!(median[1], 5.5);
+    let even = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    assert_eq!(even.median(0).unwrap().to_vec().unwrap(), [2.5]);
+    // Bad input: an empty axis, p outside [0, 100], q outside [0, 1], an axis out of range.
+    let empty = DeviceArray::<f32>::empty(&stream, vec![3, 0]).unwrap();
+    assert!(matches!(empty.median(-1), Err(Error::InvalidValue(_))));
+    assert_eq!(empty.median(0).unwrap().shape(), [0]);
+    assert!(matches!(
+        x.percentile(100.5, -1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        x.percentile(-1.0, -1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        x.quantile(f64::NAN, -1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(x.median(2), Err(Error::InvalidValue(_))));
+    println!("median and percentiles match numpy");
 }

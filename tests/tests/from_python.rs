@@ -30,7 +30,7 @@ type Checked = Result<(), Box<dyn Error>>;
 
 use cuda_core::algorithms::search::Side;
 use cuda_core::algorithms::sort::{self, SortOrder};
-use cuda_core::Unique;
+use cuda_core::{QuantileMethod, Unique};
 
 /// Code spans of the Rust column that are not calls: values, file and variable names, types
 /// and words, each listed once.
@@ -726,6 +726,9 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     a.searchsorted(&v, Side::Right, Some(&s))?;
     "left".parse::<Side>()?;
     x.unique()?;
+    x.median(0)?;
+    x.percentile(90.0, -1, QuantileMethod::Linear)?;
+    x.quantile(0.25, 1, QuantileMethod::Lower)?;
     let Unique {
         values,
         indices,

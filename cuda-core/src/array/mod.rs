@@ -41,8 +41,8 @@ pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
 pub use routines::{
-    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError, PadMode, Rhs,
-    Unique, WhereArms,
+    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError, PadMode,
+    QuantileMethod, Rhs, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use routines::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};

@@ -23,7 +23,8 @@
 //! - `npy`: NumPy's `.npy` files (`save_npy`, `load_npy`, `write_npy`, `read_npy`);
 //! - `printing`: `Display` in NumPy's layout;
 //! - `sorting`, `searching`, `sets`: `sort`, `argsort` (any axis, stable), `searchsorted`,
-//!   `unique` and `unique_all`, on the device-wide algorithms of [`crate::algorithms`].
+//!   `unique` and `unique_all`, on the device-wide algorithms of [`crate::algorithms`];
+//! - `statistics`: `median`, `percentile`, `quantile` (NumPy's methods), by sorting.
 //!
 //! Later chapters (`linalg` through the library crate, `fft`, `sorting`, `statistics`, ...)
 //! are one new file each.
@@ -43,6 +44,7 @@ mod reductions;
 mod searching;
 mod sets;
 mod sorting;
+mod statistics;
 
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
@@ -51,5 +53,6 @@ pub use manipulation::PadMode;
 pub use npy::NpyError;
 pub use reductions::{allclose, array_equal, Average, AverageOf};
 pub use sets::Unique;
+pub use statistics::QuantileMethod;
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
