@@ -223,3 +223,90 @@ fn bad_input_is_a_typed_error() {
     ));
     println!("bad input is a typed error");
 }
+
+/// NumPy's `histogram(samples, bins, range)` counts, with edges rounded to `E`.
+fn host_histogram<E: Element>(samples: &[f64], bins: usize, (lower, upper): (f64, f64)) -> (Vec<i64>, Vec<f64>) {
+    let step = (upper - lower) / bins as f64;
+    let edges: Vec<f64> = (0..=bins)
+        .map(|i| if i == bins { upper } else { i as f64 * step + lower })
+        .map(|e| E::from_f64(e).to_f64())
+        .collect();
+    let mut counts = vec![0i64; bins];
+    for &x in samples {
+        if !(x >= edges[0] && x <= edges[bins]) {
+            continue;
+        }
+        // The bin whose half-open interval holds x, the last one closed.
+        let b = edges[1..bins].partition_point(|&e| e <= x);
+        counts[b] += 1;
+    }
+    (counts, edges)
+}
+
+#[test]
+fn histograms_match_numpy() {
+    let Some(device) = common::device_or_skip("histograms_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // f32 samples on and between edges, NaN and outside values not counted.
+    let host: Vec<f32> = values::<f32>(200_000, 5, true)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| if i % 3 == 0 { v } else { v / 7.0 })
+        .collect();
+    let wide: Vec<f64> = host.iter().map(|&v| f64::from(v)).collect();
+    let x = DeviceArray::from_slice(&stream, &host).unwrap();
+    for (bins, range) in [
+        (10usize, (0.0, 60.0)),
+        (7, (-0.5, 3.25)),
+        (5000, (1.0, 9.0)),
+        (1, (0.0, 1.0)),
+    ] {
+        let (counts, edges) = x.histogram(bins, Some(range)).unwrap();
+        let (expected, expected_edges) = host_histogram::<f32>(&wide, bins, range);
+        assert_eq!(counts.to_vec().unwrap(), expected, "f32 {bins} bins over {range:?}");
+        let edges: Vec<f64> = edges.to_vec().unwrap().iter().map(|&e| f64::from(e)).collect();
+        assert_eq!(edges, expected_edges);
+    }
+    // Integers: edges in f64, the range from the data when none is given.
+    let ints: Vec<i32> = (0..100_000).map(|i| (i * 37 % 1001) - 500).collect();
+    let wide: Vec<f64> = ints.iter().map(|&v| f64::from(v)).collect();
+    let x = DeviceArray::from_slice(&stream, &ints)
+        .unwrap()
+        .reshape(vec![100, 1000])
+        .unwrap();
+    let (counts, edges) = x.histogram(13, None).unwrap();
+    let (expected, expected_edges) = host_histogram::<f64>(&wide, 13, (-500.0, 500.0));
+    assert_eq!(counts.to_vec().unwrap(), expected);
+    assert_eq!(edges.to_vec().unwrap(), expected_edges);
+    assert_eq!(expected.iter().sum::<i64>(), 100_000);
+    // np.histogram([1, 2, 1], bins=3) and a one-point range, widened by 0.5.
+    let x = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 1.0]).unwrap();
+    let (counts, edges) = x.histogram(3, None).unwrap();
+    assert_eq!(counts.to_vec().unwrap(), [2, 0, 1]);
+    assert_eq!(edges.to_vec().unwrap(), [1.0, 1.0 + 1.0 / 3.0, 1.0 + 2.0 / 3.0, 2.0]);
+    let point = DeviceArray::from_slice(&stream, &[4i64, 4]).unwrap();
+    let (counts, edges) = point.histogram(2, None).unwrap();
+    assert_eq!(
+        (counts.to_vec().unwrap(), edges.to_vec().unwrap()),
+        (vec![0, 2], vec![3.5, 4.0, 4.5])
+    );
+    // Bad input: no bins, a reversed or infinite range, NaN in the data without a range.
+    assert!(matches!(x.histogram(0, None), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.histogram(3, Some((2.0, 1.0))), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        x.histogram(3, Some((0.0, f64::INFINITY))),
+        Err(Error::InvalidValue(_))
+    ));
+    let nan = DeviceArray::from_slice(&stream, &[1.0f32, f32::NAN]).unwrap();
+    assert!(matches!(nan.histogram(3, None), Err(Error::InvalidValue(_))));
+    // An empty array: zero counts over (0, 1).
+    let empty = DeviceArray::<f32>::empty(&stream, 0).unwrap();
+    let (counts, edges) = empty.histogram(2, None).unwrap();
+    assert_eq!(
+        (counts.to_vec().unwrap(), edges.to_vec().unwrap()),
+        (vec![0, 0], vec![0.0, 0.5, 1.0])
+    );
+    println!("histograms match numpy");
+}

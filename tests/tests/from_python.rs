@@ -727,6 +727,10 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     "left".parse::<Side>()?;
     x.unique()?;
     x.median(0)?;
+    x.histogram(10, None)?;
+    x.histogram(10, Some((0.0, 1.0)))?;
+    let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
+    cuda_core::algorithms::histogram::histogram_even::<f32, f32>(&stream, (&x, 3), (0.0, 1.0), &mut counts, 10)?;
     x.percentile(90.0, -1, QuantileMethod::Linear)?;
     x.quantile(0.25, 1, QuantileMethod::Lower)?;
     let Unique {

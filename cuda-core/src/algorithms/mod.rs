@@ -6,7 +6,9 @@
 //! context's [`MemoryPool`](crate::MemoryPool), in the stream's order. They are part of the
 //! `array` feature, which holds the pool and the registry.
 //! - [`sort`]: stable radix sort of keys, pairs, `argsort`, and of the rows of a matrix;
-//! - [`search`]: lower and upper bounds of many queries in sorted keys.
+//! - [`search`]: lower and upper bounds of many queries in sorted keys;
+//! - [`histogram`]: counts in even bins.
 
+pub mod histogram;
 pub mod search;
 pub mod sort;

@@ -1,4 +1,6 @@
-//! Order statistics (NumPy's chapter): `median`, `percentile` and `quantile` along an axis, by
+//! Statistics (NumPy's chapter): `histogram` with even bins (on
+//! [`crate::algorithms::histogram`]), and the order statistics `median`, `percentile` and
+//! `quantile` along an axis, by
 //! the stable sort of [`sorting`](super::sorting) and one kernel that reads the one or two
 //! sorted elements each output needs. NumPy's methods `linear` (its default), `lower`,
 //! `higher`, `nearest` and `midpoint`; a line holding a NaN gives NaN, as in NumPy.
@@ -10,6 +12,7 @@
 
 use std::fmt::Write;
 
+use crate::algorithms::histogram::{check_bins, even_edge, histogram_even};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
@@ -109,6 +112,43 @@ struct QuantileKernels {
 }
 
 impl<T: Element> DeviceArray<T> {
+    /// NumPy's `np.histogram(a, bins, range)` with a bin count: the counts (`i64`) of the
+    /// flattened array in `bins` even bins over `range`, and the `bins + 1` edges (in
+    /// `T::Mean`: the float type itself, `f64` for integers, as NumPy's). Without a range, the
+    /// array's least and greatest elements (read back: one wait; an empty array takes
+    /// `(0, 1)`); a range of one point widens by 0.5 each way, as in NumPy. `bins` 0, a range
+    /// whose lower end is above its upper end, or one that is not finite (NaN in the array) is
+    /// [`Error::InvalidValue`]. Samples outside the range and NaN are not counted.
+    pub fn histogram(
+        &self,
+        bins: usize,
+        range: Option<(f64, f64)>,
+    ) -> Result<(DeviceArray<i64>, DeviceArray<T::Mean>)> {
+        let (lower, upper) = match range {
+            Some(range) => range,
+            None if self.is_empty() => (0.0, 1.0),
+            None => (self.min()?.item()?.to_f64(), self.max()?.item()?.to_f64()),
+        };
+        if lower > upper {
+            return Err(Error::InvalidValue(format!(
+                "histogram: the range's lower end {lower} is above its upper end {upper}"
+            )));
+        }
+        let range = match lower == upper {
+            true => (lower - 0.5, upper + 0.5),
+            false => (lower, upper),
+        };
+        check_bins(bins, range)?;
+        let stream = self.stream();
+        let samples = self.to_contiguous()?;
+        let mut counts = DeviceArray::<i64>::empty(stream, bins)?;
+        histogram_even::<T, T::Mean>(stream, (&samples, samples.len()), range, &mut counts, bins)?;
+        let edges: Vec<T::Mean> = (0..=bins)
+            .map(|i| <T::Mean as Element>::from_f64(even_edge(i, bins, range)))
+            .collect();
+        Ok((counts, DeviceArray::from_slice(stream, &edges)?))
+    }
+
     /// The median along `axis` (negative counts from the end): NumPy's `np.median(a, axis)`,
     /// of `T::Mean` (`f64` for integers), the axis removed. A line with a NaN gives NaN; an
     /// empty axis is an error (see the module's docs).
