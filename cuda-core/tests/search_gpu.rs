@@ -129,7 +129,7 @@ fn numpy_cases_and_a_sorter() {
     assert_eq!(found.shape(), [2, 2]);
     assert_eq!(found.to_vec().unwrap(), [2, 3, 2, 3]);
     // Through a sorter: the same positions as in the sorted array.
-    let host: Vec<i32> = (0..10_000).map(|i| (i * 7919 % 1000) as i32).collect();
+    let host: Vec<i32> = (0..10_000i32).map(|i| i * 7919 % 1000).collect();
     let unsorted = DeviceArray::from_slice(&stream, &host).unwrap();
     let sorter = unsorted.argsort(-1).unwrap();
     let mut sorted = host.clone();

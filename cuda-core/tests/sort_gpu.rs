@@ -191,7 +191,7 @@ fn every_size<T: Key>(stream: &Stream) {
     check_sorts::<T>(stream, &sorted, "sorted");
     sorted.reverse();
     check_sorts::<T>(stream, &sorted, "reversed");
-    check_sorts::<T>(stream, &vec![T::make(8 * 256 + 1); 3000], "all equal");
+    check_sorts::<T>(stream, &[T::make(8 * 256 + 1); 3000], "all equal");
 }
 
 #[test]

@@ -222,7 +222,6 @@ impl<T: Element> DeviceArray<T> {
         // inside the `lines` elements of the compact `out`; both are borrowed for the launch.
         unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
         drop(launch);
-        drop(arrays);
         Ok(out)
     }
 }
