@@ -305,11 +305,16 @@ fn every_axis_sorts_each_line_alone() {
     check_axes::<f32>(&stream, &[5, 7, 9], 1);
     check_axes::<i16>(&stream, &[3, 1, 4, 2], 2);
     check_axes::<f16>(&stream, &[6, 300], 3);
-    // Many short rows: the row passes take two digits (70000 rows) and three (2^17 + 1 rows).
+    // Many short rows (one block sorts each row of up to 2048): 70000 rows of 3, 2^17 + 1 of 2,
+    // and rows of exactly 2048 and of 1000 (padded to 1024).
     check_axes::<f64>(&stream, &[70_000, 3], 4);
     check_axes::<u8>(&stream, &[(1 << 17) + 1, 2], 5);
-    // Long rows, a few of them, across blocks.
+    check_axes::<f32>(&stream, &[40, 2048], 10);
+    check_axes::<i64>(&stream, &[50, 1000], 11);
+    // Long rows (the global sort and then passes over the row index): a few rows, across
+    // blocks (one row pass), 300 rows of 2049 (two row passes).
     check_axes::<bf16>(&stream, &[3, 100_000], 6);
+    check_axes::<i8>(&stream, &[300, 2049], 12);
     // Empty axes, one-element axes.
     check_axes::<i32>(&stream, &[4, 0, 3], 7);
     check_axes::<u64>(&stream, &[1, 1], 8);
@@ -328,6 +333,24 @@ fn every_axis_sorts_each_line_alone() {
         assert_eq!(index[row * 33..(row + 1) * 33], expected, "row {row}");
         let values: Vec<f32> = expected.iter().map(|&i| line[i as usize]).collect();
         assert_eq!(bytes(&out[row * 33..(row + 1) * 33]), bytes(&values), "row {row}");
+    }
+    // The raw row sort with rows too long for one block: 260 rows of 2100, descending.
+    let (rows, row_len) = (260usize, 2100usize);
+    let host = data::<f64>(rows * row_len, 13);
+    let keys = DeviceBuffer::from_slice(stream.context(), &host).unwrap();
+    let mut out = DeviceBuffer::<f64>::zeroed(stream.context(), host.len()).unwrap();
+    let mut index = DeviceBuffer::<i64>::zeroed(stream.context(), host.len()).unwrap();
+    sort::sort_rows::<f64>(&stream, &keys, &mut out, (host.len(), row_len), SortOrder::Descending).unwrap();
+    sort::argsort_rows::<f64>(&stream, &keys, &mut index, (host.len(), row_len), SortOrder::Descending).unwrap();
+    stream.synchronize().unwrap();
+    let (out, index) = (out.to_vec().unwrap(), index.to_vec().unwrap());
+    for row in 0..rows {
+        let span = row * row_len..(row + 1) * row_len;
+        let line = &host[span.clone()];
+        let expected = host_argsort(line, SortOrder::Descending);
+        assert_eq!(index[span.clone()], expected, "long row {row}");
+        let values: Vec<f64> = expected.iter().map(|&i| line[i as usize]).collect();
+        assert_eq!(bytes(&out[span]), bytes(&values), "long row {row}");
     }
     println!("every axis sorts each line alone");
 }

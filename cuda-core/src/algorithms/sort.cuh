@@ -145,3 +145,51 @@ extern "C" __global__ void cuda_core_sort_row_index(long long *index, unsigned l
         index[i] = (long long)((unsigned long long)index[i] % row_len);
     }
 }
+
+// Sorts each of `rows` rows of `row_len` keys (row_len <= ROW_SORT_MAX) inside one block: a
+// bitonic network over (key_bits, position in the row) pairs in shared memory, padded to
+// `padded` (a power of two) with pairs after every real one, so equal keys keep their order.
+// Writes the sorted keys (when keys_out is not null) and the positions within the row (when
+// indices_out is not null).
+#define ROW_SORT_MAX 2048
+#define ROW_SORT_BLOCK 512
+extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows_block(
+    const K *keys, K *keys_out, long long *indices_out, unsigned long long rows, unsigned row_len, unsigned padded) {
+    __shared__ U bits[ROW_SORT_MAX];
+    __shared__ unsigned position[ROW_SORT_MAX];
+    for (unsigned long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const K *line = keys + row * row_len;
+        for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
+            bits[i] = i < row_len ? key_bits(line[i]) : (U)~(U)0;
+            position[i] = i;
+        }
+        __syncthreads();
+        for (unsigned k = 2; k <= padded; k <<= 1) {
+            for (unsigned j = k >> 1; j > 0; j >>= 1) {
+                for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
+                    const unsigned partner = i ^ j;
+                    if (partner > i) {
+                        const U a = bits[i], b = bits[partner];
+                        const unsigned pa = position[i], pb = position[partner];
+                        const bool after = a > b || (a == b && pa > pb);
+                        // Ascending where bit k of i is clear, descending where it is set.
+                        if (((i & k) == 0) == after) {
+                            bits[i] = b;
+                            bits[partner] = a;
+                            position[i] = pb;
+                            position[partner] = pa;
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+        }
+        for (unsigned i = threadIdx.x; i < row_len; i += ROW_SORT_BLOCK) {
+            const unsigned from = position[i];
+            if (keys_out) keys_out[row * row_len + i] = line[from];
+            if (indices_out) indices_out[row * row_len + i] = (long long)from;
+        }
+        // The next row overwrites the shared arrays.
+        __syncthreads();
+    }
+}

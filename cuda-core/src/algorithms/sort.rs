@@ -14,8 +14,11 @@
 //! scatter in which each block moves its range 256 elements a round, in index order, ranking
 //! equal digits with a warp match and per-warp counts in shared memory. Passes ping-pong
 //! between the output and one scratch buffer from the pool, so the inputs are never written.
-//! A row sort is a stable sort by key followed by stable passes on the row of each element's
-//! flat index (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
+//! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
+//! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
+//! because the position breaks ties, reading and writing each key once. A longer row sort is a
+//! stable sort by key followed by stable passes on the row of each element's flat index
+//! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
 //! Everything is queued on the stream given, with no host wait; scratch memory comes from the
 //! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream. Offsets are 32-bit up to
@@ -122,18 +125,26 @@ fn source(key: DType, value_bytes: Option<usize>, wide: bool, order: SortOrder) 
 }
 
 /// The entry points of [`source`], in the order of [`Loaded::functions`].
-const ENTRIES: [&str; 5] = [
+const ENTRIES: [&str; 6] = [
     "cuda_core_sort_upsweep",
     "cuda_core_sort_scan",
     "cuda_core_sort_scatter",
     "cuda_core_sort_iota",
     "cuda_core_sort_row_index",
+    "cuda_core_sort_rows_block",
 ];
 const UPSWEEP: usize = 0;
 const SCAN: usize = 1;
 const SCATTER: usize = 2;
 const IOTA: usize = 3;
 const ROW_INDEX: usize = 4;
+const ROWS_BLOCK: usize = 5;
+/// The longest row sorted inside one block (`ROW_SORT_MAX` in `sort.cuh`).
+const ROW_SORT_MAX: usize = 2048;
+/// Threads of a block that sorts rows (`ROW_SORT_BLOCK` in `sort.cuh`).
+const ROW_SORT_BLOCK: u32 = 512;
+/// Resident row-sorting blocks per SM the grid is sized to.
+const ROW_SORT_BLOCKS_PER_SM: u32 = 4;
 
 /// The loaded code of the sort family (one registry entry; code per key type and variant).
 #[derive(Default)]
@@ -563,6 +574,27 @@ fn sort_segments<K: Element>(
         return Ok(());
     }
     let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), order)?;
+    let segment = row_len.unwrap_or(len);
+    if segment <= ROW_SORT_MAX {
+        // Short rows (or a short array): each sorted inside one block, read and written once.
+        let rows = (len / segment) as u64;
+        let grid = rows.min(u64::from(loaded.sm_count) * u64::from(ROW_SORT_BLOCKS_PER_SM)) as u32;
+        let mut launch = Launch::on(stream);
+        launch
+            .value(keys_in)
+            .value(keys_out.unwrap_or(0))
+            .value(indices_out.unwrap_or(0))
+            .value(rows)
+            .value(segment as u32)
+            .value(segment.next_power_of_two() as u32);
+        // SAFETY: cuda_core_sort_rows_block(keys, keys_out, indices_out, rows, row_len, padded):
+        // block b sorts rows b, b + grid, ... below `rows`, reading keys[row * row_len + i] for
+        // i < row_len (inside the `len` = rows * row_len keys) and writing the same positions
+        // of keys_out and indices_out where not null (`len` keys and `len` i64, checked above);
+        // its shared arrays hold ROW_SORT_MAX >= padded = row_len's next power of two.
+        unsafe { launch.run(&loaded.functions[ROWS_BLOCK], (grid, 1), (ROW_SORT_BLOCK, 1))? };
+        return Ok(());
+    }
     let scratch_keys = match keys_out {
         Some(_) => None,
         None => Some(Scratch::new(stream, key_bytes)?),
