@@ -577,3 +577,40 @@ fn median_and_percentiles_match_numpy() {
     assert!(matches!(x.median(2), Err(Error::InvalidValue(_))));
     println!("median and percentiles match numpy");
 }
+
+#[test]
+fn isin_and_union1d_match_numpy() {
+    let Some(device) = common::device_or_skip("isin_and_union1d_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = data::<i32>(100_000, 21);
+    let test = data::<i32>(3001, 22);
+    let dx = DeviceArray::from_slice(&stream, &x)
+        .unwrap()
+        .reshape(vec![250, 400])
+        .unwrap();
+    let dtest = DeviceArray::from_slice(&stream, &test)
+        .unwrap()
+        .reshape(vec![3001, 1])
+        .unwrap();
+    let found = dx.isin(&dtest).unwrap();
+    assert_eq!(found.shape(), [250, 400]);
+    let expected: Vec<Bool> = x.iter().map(|v| Bool(u8::from(test.contains(v)))).collect();
+    assert_eq!(found.to_vec().unwrap(), expected);
+    // NaN is in nothing; -0.0 is in [0.0]; an empty test array holds nothing.
+    let f = DeviceArray::from_slice(&stream, &[f32::NAN, -0.0, 1.0, 2.5, f32::INFINITY]).unwrap();
+    let t = DeviceArray::from_slice(&stream, &[0.0f32, f32::NAN, 2.5, f32::INFINITY]).unwrap();
+    let found: Vec<bool> = f.isin(&t).unwrap().to_vec().unwrap().iter().map(|b| b.get()).collect();
+    assert_eq!(found, [false, true, false, true, true]);
+    let none = DeviceArray::<f32>::empty(&stream, 0).unwrap();
+    assert!(f.isin(&none).unwrap().to_vec().unwrap().iter().all(|b| !b.get()));
+    // union1d: the sorted distinct elements of both.
+    let a = DeviceArray::from_slice(&stream, &[-1i64, 0, 1]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[-2i64, 0, 2, 2])
+        .unwrap()
+        .reshape(vec![2, 2])
+        .unwrap();
+    assert_eq!(a.union1d(&b).unwrap().to_vec().unwrap(), [-2, -1, 0, 1, 2]);
+    println!("isin and union1d match numpy");
+}

@@ -1,15 +1,19 @@
-//! Set routines (NumPy's chapter): `unique` with its optional outputs, on the device-wide sort
-//! and searches of [`crate::algorithms`]: a stable sort of the flattened array carrying each
-//! element's index, a partition that keeps the first of each run of equal keys (the one data-
-//! dependent size, read back: one wait for the stream), and binary searches for the inverse and
-//! the counts.
+//! Set routines (NumPy's chapter): `unique` with its optional outputs, `isin` and `union1d`, on
+//! the device-wide sort and searches of [`crate::algorithms`]. `unique` is a stable sort of the
+//! flattened array carrying each element's index, a partition that keeps the first of each run
+//! of equal keys (the one data-dependent size, read back: one wait for the stream), and binary
+//! searches for the inverse and the counts; `isin` sorts the test values and looks each element
+//! up, with no wait.
 
 use cuda_sys::driver::CUdeviceptr;
 
 use crate::algorithms::search::{search_sorted, Side};
 use crate::algorithms::sort::{partition_distinct, sort_keys_and_indices, SortOrder};
 use crate::array::device_array::DeviceArray;
-use crate::array::dtype::Element;
+use crate::array::dtype::{Bool, Element};
+use crate::array::kernels::IndexMode;
+use crate::array::promotion::{Promote, Scalars};
+use crate::array::routines::math::ExprOps;
 use crate::error::Result;
 
 /// What [`DeviceArray::unique_all`] returns: NumPy's `np.unique(a, return_index=True,
@@ -88,6 +92,38 @@ impl<T: Element> DeviceArray<T> {
         let values = first_of(&kept, distinct)?;
         let indices = first_of(&kept_order, distinct)?;
         Ok((values, indices, sorted))
+    }
+}
+
+impl<T: Scalars + Promote<T>> DeviceArray<T> {
+    /// Whether each element is among the elements of `test` (any shape): NumPy's
+    /// `np.isin(x, test)`, a `Bool` array of this array's shape. NaN is in nothing (NaN != NaN,
+    /// as in NumPy); `-0.0` is in an array holding `0.0`. No host wait.
+    pub fn isin(&self, test: &DeviceArray<T>) -> Result<DeviceArray<Bool>> {
+        let stream = self.stream();
+        if test.is_empty() {
+            return DeviceArray::<Bool>::zeros(stream, self.shape().to_vec());
+        }
+        let sorted = test.ravel()?.sort(-1)?;
+        let flat = self.to_contiguous()?;
+        let mut at = DeviceArray::<i64>::empty(stream, self.shape().to_vec())?;
+        search_sorted::<T>(
+            stream,
+            (&sorted, sorted.len()),
+            (&flat, flat.len()),
+            &mut at,
+            Side::Left,
+        )?;
+        // The first test value not below each element (clipped: past the end, the last value,
+        // which is then below it): equal exactly when the element is in `test`.
+        let found = sorted.take(&at, None, IndexMode::Clip)?;
+        ExprOps::eq(&found, &flat).eval()
+    }
+
+    /// The sorted distinct elements of both arrays, flattened: NumPy's `np.union1d(a, b)`
+    /// (one wait for the count, as [`unique`](Self::unique)).
+    pub fn union1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        DeviceArray::concatenate(&[&self.ravel()?, &other.ravel()?], 0)?.unique()
     }
 }
 
