@@ -209,9 +209,8 @@ fn pass_grid(sm_count: u32, len: usize) -> (u32, u64) {
     (grid, per_block)
 }
 
-/// Queues one counting pass, the scan, and (unless `count_only`) the scatter, from `src` to
-/// `dst` (keys, then payloads). `counts` holds `256 * grid` offsets.
-#[allow(clippy::too_many_arguments)]
+/// Queues one pass: the digit counts, their scan, and the scatter from `src` to `dst` (keys,
+/// then payloads). `counts` holds `256 * grid` offsets.
 fn queue_pass(
     stream: &Stream,
     loaded: &Loaded,
@@ -220,7 +219,6 @@ fn queue_pass(
     digits: Digits,
     (src, dst): ((CUdeviceptr, Option<CUdeviceptr>), (CUdeviceptr, Option<CUdeviceptr>)),
     counts: CUdeviceptr,
-    count_only: bool,
 ) -> Result<()> {
     let (mode, shift, row_len): (i32, u32, u64) = match digits {
         Digits::Key(shift) => (0, shift, 1),
@@ -252,9 +250,6 @@ fn queue_pass(
     scan.value(counts).value(256 * u64::from(grid));
     // SAFETY: cuda_core_sort_scan(counts, m) reads and writes counts[0..m], m = 256 * grid.
     unsafe { scan.run(&loaded.functions[SCAN], (1, 1), (SCAN_BLOCK, 1))? };
-    if count_only {
-        return Ok(());
-    }
     let mut scatter = Launch::on(stream);
     scatter.value(src.0).value(dst.0);
     if let (Some(values_in), Some(values_out)) = (src.1, dst.1) {
@@ -310,16 +305,7 @@ fn queue_sort(stream: &Stream, job: &Job, row_len: Option<usize>) -> Result<()> 
             0 => out,
             _ => alternate,
         };
-        queue_pass(
-            stream,
-            &loaded,
-            geometry,
-            job.len,
-            digits,
-            (src, dst),
-            counts.ptr(),
-            false,
-        )?;
+        queue_pass(stream, &loaded, geometry, job.len, digits, (src, dst), counts.ptr())?;
         src = dst;
     }
     Ok(())
@@ -684,7 +670,6 @@ pub(crate) fn partition_distinct<K: Element>(
         Digits::Distinct,
         ((keys, Some(values)), (keys_out, Some(values_out))),
         counts.ptr(),
-        false,
     )?;
     drop(operands);
     // The scanned count where digit 1 (a repeat) starts, at block 0: the number of distinct keys.
