@@ -27,8 +27,15 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
     __syncthreads();
     const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
     const unsigned long long end = n - start < per_block ? n : start + per_block;
-    for (unsigned long long i = start + threadIdx.x; i < end; i += SORT_BLOCK) {
-        atomicAdd(&bins[digit_of(keys, rows, i, mode, shift, row_len)], (O)1);
+    const unsigned lower_lanes = (1u << (threadIdx.x & 31u)) - 1u;
+    // Lanes with the same digit add once (sorted or few-valued input would otherwise queue on
+    // one shared counter); the loop is uniform so that every lane takes part in the match.
+    for (unsigned long long base = start; base < end; base += SORT_BLOCK) {
+        const unsigned long long i = base + threadIdx.x;
+        const bool valid = i < end;
+        const unsigned digit = valid ? digit_of(keys, rows, i, mode, shift, row_len) : 256u;
+        const unsigned peers = __match_any_sync(0xffffffffu, digit);
+        if (valid && (peers & lower_lanes) == 0) atomicAdd(&bins[digit], (O)__popc(peers));
     }
     __syncthreads();
     counts[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x] = bins[threadIdx.x];
