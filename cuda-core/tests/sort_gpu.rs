@@ -615,3 +615,56 @@ fn isin_and_union1d_match_numpy() {
     assert_eq!(a.union1d(&b).unwrap().to_vec().unwrap(), [-2, -1, 0, 1, 2]);
     println!("isin and union1d match numpy");
 }
+
+#[test]
+fn partition_and_lexsort_match_numpy() {
+    let Some(device) = common::device_or_skip("partition_and_lexsort_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // NumPy's lexsort example: a primary, b breaking ties.
+    let a = DeviceArray::from_slice(&stream, &[1i32, 5, 1, 4, 3, 4, 4]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[9i32, 4, 0, 4, 0, 2, 1]).unwrap();
+    let order = DeviceArray::lexsort(&[&b, &a]).unwrap();
+    assert_eq!(order.to_vec().unwrap(), [2, 0, 4, 6, 5, 3, 1]);
+    // Three keys against the host's stable sort by (c, b, a) with c primary.
+    let n = 20_000;
+    let (ka, kb, kc) = (data::<i32>(n, 31), data::<i32>(n, 32), data::<i32>(n, 33));
+    let keys: Vec<DeviceArray<i32>> = [&ka, &kb, &kc]
+        .iter()
+        .map(|k| DeviceArray::from_slice(&stream, k).unwrap())
+        .collect();
+    let order = DeviceArray::lexsort(&[&keys[0], &keys[1], &keys[2]]).unwrap();
+    let mut expected: Vec<usize> = (0..n).collect();
+    expected.sort_by_key(|&i| (kc[i], kb[i], ka[i]));
+    let expected: Vec<i64> = expected.into_iter().map(|i| i as i64).collect();
+    assert_eq!(order.to_vec().unwrap(), expected);
+    // partition: the kth element is in place, none before it greater, none after it smaller.
+    let host = data::<f32>(5000, 34);
+    let x = DeviceArray::from_slice(&stream, &host).unwrap();
+    let mut sorted = host.clone();
+    sorted.sort_by(f32::numpy_cmp);
+    for kth in [0isize, 17, 2500, -1] {
+        let k = kth.rem_euclid(5000) as usize;
+        let parted = x.partition(kth, -1).unwrap().to_vec().unwrap();
+        assert_eq!(parted[k].to_bits(), sorted[k].to_bits(), "kth {kth}");
+        assert!(parted[..k]
+            .iter()
+            .all(|v| f32::numpy_cmp(v, &parted[k]) != Ordering::Greater));
+        assert!(parted[k + 1..]
+            .iter()
+            .all(|v| f32::numpy_cmp(v, &parted[k]) != Ordering::Less));
+        let index = x.argpartition(kth, 0).unwrap().to_vec().unwrap();
+        assert_eq!(host[index[k] as usize].to_bits(), sorted[k].to_bits());
+    }
+    // Bad input.
+    assert!(matches!(x.partition(5000, -1), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.partition(-5001, -1), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.argpartition(0, 1), Err(Error::InvalidValue(_))));
+    assert!(matches!(DeviceArray::<i32>::lexsort(&[]), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        DeviceArray::lexsort(&[&a, &keys[0]]),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("partition and lexsort match numpy");
+}

@@ -727,10 +727,13 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     "left".parse::<Side>()?;
     x.unique()?;
     x.median(0)?;
+    x.partition(3, -1)?;
+    x.argpartition(-1, 0)?;
     let test = x.try_clone()?;
     x.isin(&test)?;
     let b = v.try_clone()?;
     a.union1d(&b)?;
+    DeviceArray::lexsort(&[&b, &a])?;
     x.histogram(10, None)?;
     x.histogram(10, Some((0.0, 1.0)))?;
     let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;

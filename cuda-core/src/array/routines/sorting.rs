@@ -1,4 +1,5 @@
-//! Sorting (NumPy's chapter): `sort` and `argsort` along any axis, stable, in NumPy's order
+//! Sorting (NumPy's chapter): `sort` and `argsort` along any axis, `partition` and
+//! `argpartition` (a full sort, which is one valid partition), `lexsort`; stable, in NumPy's order
 //! (NaN last, `-0.0` and `0.0` equal and kept in input order), on the device-wide radix sort of
 //! [`crate::algorithms::sort`]. The sorted axis is moved last and made compact (a copy unless
 //! it already is), its rows sorted together, and the result moved back as a C-contiguous array.
@@ -6,6 +7,7 @@
 use crate::algorithms::sort::{argsort_rows, sort_rows, SortOrder};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
+use crate::array::kernels::IndexMode;
 use crate::error::{Error, Result};
 
 /// `axis` (negative counts from the end) as an axis of `ndim` axes, or NumPy's `AxisError` as
@@ -47,6 +49,64 @@ impl<T: Element> DeviceArray<T> {
         let row_len = rows.shape().last().copied().unwrap_or(1);
         argsort_rows::<T>(stream, &rows, &mut out, (rows.len(), row_len), SortOrder::Ascending)?;
         restore_axis(out, axis)
+    }
+
+    /// NumPy's `np.partition(a, kth, axis)`: along `axis`, the element at `kth` (negative
+    /// counts from the end) is the one a sort puts there, none before it is greater and none
+    /// after it smaller. Done by a full stable sort (one valid partition; NumPy's order of the
+    /// other elements is its selection algorithm's). `kth` outside the axis is an error.
+    pub fn partition(&self, kth: isize, axis: isize) -> Result<DeviceArray<T>> {
+        self.check_kth("partition", kth, axis)?;
+        self.sort(axis)
+    }
+
+    /// NumPy's `np.argpartition(a, kth, axis)`: indices that partition the array (see
+    /// [`partition`](Self::partition)), from a full stable sort.
+    pub fn argpartition(&self, kth: isize, axis: isize) -> Result<DeviceArray<i64>> {
+        self.check_kth("argpartition", kth, axis)?;
+        self.argsort(axis)
+    }
+
+    /// The indirect stable sort by several 1-D keys of one length, the last key primary:
+    /// NumPy's `np.lexsort(keys)`, `i64` indices. No keys, keys that are not 1-D, or keys of
+    /// different lengths are errors.
+    pub fn lexsort(keys: &[&DeviceArray<T>]) -> Result<DeviceArray<i64>> {
+        let Some((least, more)) = keys.split_first() else {
+            return Err(Error::InvalidValue("lexsort needs at least one key".into()));
+        };
+        if keys.iter().any(|k| k.ndim() != 1 || k.len() != least.len()) {
+            return Err(Error::InvalidValue(format!(
+                "lexsort: keys must be 1-D of one length, not of shapes {:?}",
+                keys.iter().map(|k| k.shape().to_vec()).collect::<Vec<_>>()
+            )));
+        }
+        // Sorted by the least significant key (the first), then stably by each later key in
+        // turn: the last sort (the primary key) decides first, and its ties keep the order the
+        // sorts before it left.
+        let mut order = least.argsort(0)?;
+        for key in more {
+            // `order` holds indices below the keys' length: Clip never changes one.
+            let gathered = key.take(&order, None, IndexMode::Clip)?;
+            let by_key = gathered.argsort(0)?;
+            order = order.take(&by_key, None, IndexMode::Clip)?;
+        }
+        Ok(order)
+    }
+
+    /// Checks `kth` against the extent of `axis`.
+    fn check_kth(&self, what: &str, kth: isize, axis: isize) -> Result<()> {
+        let axis = normalise_axis(what, axis, self.ndim())?;
+        let extent = self.shape()[axis];
+        let inside = match kth < 0 {
+            true => kth.unsigned_abs() <= extent,
+            false => (kth as usize) < extent,
+        };
+        match inside {
+            true => Ok(()),
+            false => Err(Error::InvalidValue(format!(
+                "{what}: kth {kth} is out of bounds for an axis of {extent}"
+            ))),
+        }
     }
 
     fn sort_along(&self, what: &str, axis: isize, order: SortOrder) -> Result<DeviceArray<T>> {
