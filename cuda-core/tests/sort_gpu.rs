@@ -558,6 +558,44 @@ fn median_and_percentiles_match_numpy() {
     assert_eq!(median[1], 5.5);
     let even = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
     assert_eq!(even.median(0).unwrap().to_vec().unwrap(), [2.5]);
+    // The nan* forms leave NaNs out; a line of NaNs only gives NaN.
+    let shape = [40usize, 33];
+    let host: Vec<f64> = data::<f64>(40 * 33, 41)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| if i / 33 == 7 { f64::NAN } else { v })
+        .collect();
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
+    for q in [0.0, 0.1, 0.5, 0.75, 1.0] {
+        for method in methods {
+            let expected: Vec<f64> = host
+                .chunks(33)
+                .map(|line| {
+                    let numbers: Vec<f64> = line.iter().copied().filter(|v| !v.is_nan()).collect();
+                    match numbers.is_empty() {
+                        true => f64::NAN,
+                        false => host_quantile(&numbers, q, method),
+                    }
+                })
+                .collect();
+            // Equal, or both NaN (inf - inf gives NaNs of different bits on host and device).
+            let same = |got: &[f64]| {
+                got.iter()
+                    .zip(&expected)
+                    .all(|(g, e)| g == e || g.is_nan() && e.is_nan())
+            };
+            let got = x.nanquantile(q, -1, method).unwrap().to_vec().unwrap();
+            assert!(same(&got), "nanquantile {q} {method:?}: {got:?} vs {expected:?}");
+            let got = x.nanpercentile(q * 100.0, 1, method).unwrap().to_vec().unwrap();
+            assert!(same(&got), "nanpercentile {q} {method:?}: {got:?} vs {expected:?}");
+        }
+    }
+    let f = DeviceArray::from_slice(&stream, &[f32::NAN, 1.0, 4.0, f32::NAN, 2.0]).unwrap();
+    assert_eq!(f.nanmedian(0).unwrap().to_vec().unwrap(), [2.0]);
+    assert!(f.median(0).unwrap().to_vec().unwrap()[0].is_nan());
     // Bad input: an empty axis, p outside [0, 100], q outside [0, 1], an axis out of range.
     let empty = DeviceArray::<f32>::empty(&stream, vec![3, 0]).unwrap();
     assert!(matches!(empty.median(-1), Err(Error::InvalidValue(_))));
@@ -575,6 +613,11 @@ fn median_and_percentiles_match_numpy() {
         Err(Error::InvalidValue(_))
     ));
     assert!(matches!(x.median(2), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        x.nanpercentile(101.0, 0, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(empty.nanmedian(-1), Err(Error::InvalidValue(_))));
     println!("median and percentiles match numpy");
 }
 

@@ -727,6 +727,9 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     "left".parse::<Side>()?;
     x.unique()?;
     x.median(0)?;
+    x.nanmedian(0)?;
+    x.nanpercentile(90.0, -1, QuantileMethod::Linear)?;
+    x.nanquantile(0.25, 1, QuantileMethod::Lower)?;
     x.partition(3, -1)?;
     x.argpartition(-1, 0)?;
     let test = x.try_clone()?;
