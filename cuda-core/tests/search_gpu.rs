@@ -310,3 +310,78 @@ fn histograms_match_numpy() {
     );
     println!("histograms match numpy");
 }
+
+#[test]
+fn digitize_and_bincount_match_numpy() {
+    let Some(device) = common::device_or_skip("digitize_and_bincount_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // np.digitize([0.2, 6.4, 3.0, 1.6], [0.0, 1.0, 2.5, 4.0, 10.0]) == [1, 4, 3, 2].
+    let x = DeviceArray::from_slice(&stream, &[0.2f64, 6.4, 3.0, 1.6, 1.0, -1.0, 10.0]).unwrap();
+    let increasing = DeviceArray::from_slice(&stream, &[0.0f64, 1.0, 2.5, 4.0, 10.0]).unwrap();
+    assert_eq!(
+        x.digitize(&increasing, false).unwrap().to_vec().unwrap(),
+        [1, 4, 3, 2, 2, 0, 5]
+    );
+    assert_eq!(
+        x.digitize(&increasing, true).unwrap().to_vec().unwrap(),
+        [1, 4, 3, 2, 1, 0, 4]
+    );
+    // Decreasing bins: np.digitize(x, [10, 4, 2.5, 1, 0]) and with right=True.
+    let decreasing = DeviceArray::from_slice(&stream, &[10.0f64, 4.0, 2.5, 1.0, 0.0]).unwrap();
+    assert_eq!(
+        x.digitize(&decreasing, false).unwrap().to_vec().unwrap(),
+        [4, 1, 2, 3, 3, 5, 0]
+    );
+    assert_eq!(
+        x.digitize(&decreasing, true).unwrap().to_vec().unwrap(),
+        [4, 1, 2, 3, 4, 5, 1]
+    );
+    // A 2-D x keeps its shape; bins that are not monotonic, or not 1-D, are errors.
+    let grid = x
+        .slice(&[cuda_core::Slice::new(0, Some(6))])
+        .unwrap()
+        .reshape(vec![2, 3])
+        .unwrap();
+    assert_eq!(grid.digitize(&increasing, false).unwrap().shape(), [2, 3]);
+    let bumpy = DeviceArray::from_slice(&stream, &[0.0f64, 2.0, 1.0]).unwrap();
+    assert!(matches!(x.digitize(&bumpy, false), Err(Error::InvalidValue(_))));
+    let with_nan = DeviceArray::from_slice(&stream, &[0.0f64, f64::NAN, 1.0]).unwrap();
+    assert!(matches!(x.digitize(&with_nan, false), Err(Error::InvalidValue(_))));
+    let square = increasing
+        .slice(&[cuda_core::Slice::new(0, Some(4))])
+        .unwrap()
+        .reshape(vec![2, 2])
+        .unwrap();
+    assert!(matches!(x.digitize(&square, false), Err(Error::InvalidValue(_))));
+    // bincount: np.bincount([0, 1, 1, 3, 2, 1, 7]) == [1, 3, 1, 1, 0, 0, 0, 1]; minlength pads.
+    let values = DeviceArray::from_slice(&stream, &[0i64, 1, 1, 3, 2, 1, 7]).unwrap();
+    assert_eq!(values.bincount(0).unwrap().to_vec().unwrap(), [1, 3, 1, 1, 0, 0, 0, 1]);
+    assert_eq!(values.bincount(10).unwrap().len(), 10);
+    let many: Vec<u16> = (0..300_000u32).map(|i| (i * 7919 % 5003) as u16).collect();
+    let mut expected = vec![0i64; 5003];
+    many.iter().for_each(|&v| expected[usize::from(v)] += 1);
+    let counted = DeviceArray::from_slice(&stream, &many).unwrap().bincount(0).unwrap();
+    assert_eq!(counted.to_vec().unwrap(), expected);
+    assert_eq!(
+        DeviceArray::<i32>::empty(&stream, 0)
+            .unwrap()
+            .bincount(3)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        [0, 0, 0]
+    );
+    // Negative values, floats and 2-D arrays are errors.
+    let negative = DeviceArray::from_slice(&stream, &[1i32, -1]).unwrap();
+    assert!(matches!(negative.bincount(0), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.bincount(0), Err(Error::InvalidValue(_))));
+    let matrix = values
+        .slice(&[cuda_core::Slice::new(0, Some(6))])
+        .unwrap()
+        .reshape(vec![2, 3])
+        .unwrap();
+    assert!(matches!(matrix.bincount(0), Err(Error::InvalidValue(_))));
+    println!("digitize and bincount match numpy");
+}

@@ -738,6 +738,11 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     a.union1d(&b)?;
     DeviceArray::lexsort(&[&b, &a])?;
     x.histogram(10, None)?;
+    let bins = x.sort(-1)?;
+    x.digitize(&bins, false)?;
+    x.digitize(&bins, true)?;
+    let i = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 1])?;
+    (i.bincount(0)?, i.bincount(10)?);
     x.histogram(10, Some((0.0, 1.0)))?;
     let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
     cuda_core::algorithms::histogram::histogram_even::<f32, f32>(&stream, (&x, 3), (0.0, 1.0), &mut counts, 10)?;

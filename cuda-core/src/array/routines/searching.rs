@@ -1,5 +1,5 @@
 //! Searching (NumPy's chapter): `searchsorted`, on the device-wide bounds of
-//! [`crate::algorithms::search`].
+//! [`crate::algorithms::search`], and `digitize` on it.
 
 use crate::algorithms::search::{search_sorted, search_sorted_with_sorter, Side};
 use crate::array::device_array::DeviceArray;
@@ -52,5 +52,38 @@ impl<T: Element> DeviceArray<T> {
             }
         }
         Ok(out)
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// The index of the bin of each element: NumPy's `np.digitize(x, bins, right)`, `i64` of
+    /// this array's shape. `bins` is 1-D and monotonic, increasing or decreasing (checked on the
+    /// host: `bins` is read back, one wait; NaN in it is not monotonic); otherwise
+    /// [`Error::InvalidValue`]. For increasing bins the index `i` has `bins[i-1] <= x <
+    /// bins[i]` (`bins[i-1] < x <= bins[i]` with `right`), as NumPy.
+    pub fn digitize(&self, bins: &DeviceArray<T>, right: bool) -> Result<DeviceArray<i64>> {
+        if bins.ndim() != 1 {
+            return Err(Error::InvalidValue(format!(
+                "digitize: bins must be 1-D, not of shape {:?}",
+                bins.shape()
+            )));
+        }
+        let edges: Vec<f64> = bins.to_vec()?.into_iter().map(Element::to_f64).collect();
+        let increasing = edges.windows(2).all(|w| w[0] <= w[1]);
+        let decreasing = edges.windows(2).all(|w| w[0] >= w[1]);
+        let side = match right {
+            true => Side::Left,
+            false => Side::Right,
+        };
+        match (increasing, decreasing) {
+            (true, _) => bins.searchsorted(self, side, None),
+            (false, true) => {
+                let found = bins.flip(&[0])?.searchsorted(self, side, None)?;
+                (bins.len() as i64 - &found).eval()
+            }
+            (false, false) => Err(Error::InvalidValue(
+                "digitize: bins must be monotonically increasing or decreasing".into(),
+            )),
+        }
     }
 }

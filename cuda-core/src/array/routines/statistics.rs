@@ -116,6 +116,40 @@ impl<T: Element> DeviceArray<T> {
         Ok((counts, DeviceArray::from_slice(stream, &edges)?))
     }
 
+    /// How many times each value `0..=max` occurs in this 1-D array of non-negative
+    /// integers: NumPy's `np.bincount(x, minlength)` without weights, `i64` counts of length
+    /// `max(x.max() + 1, minlength)`. The least and greatest elements are read back (one wait).
+    /// A negative element, a float or `Bool` array, or an array that is not 1-D is
+    /// [`Error::InvalidValue`].
+    pub fn bincount(&self, minlength: usize) -> Result<DeviceArray<i64>> {
+        if !T::DTYPE.is_int() || self.ndim() != 1 {
+            return Err(Error::InvalidValue(format!(
+                "bincount: needs a 1-D array of integers, not {} of shape {:?}",
+                T::DTYPE,
+                self.shape()
+            )));
+        }
+        let stream = self.stream();
+        if self.is_empty() {
+            return DeviceArray::<i64>::zeros(stream, minlength);
+        }
+        let (least, greatest) = (self.min()?.item()?.to_f64(), self.max()?.item()?.to_f64());
+        if least < 0.0 {
+            return Err(Error::InvalidValue(format!(
+                "bincount: the array holds a negative value ({least})"
+            )));
+        }
+        // Bin v is [v, v + 1): even bins of width 1 from 0, their edges exact in f64.
+        let bins = (greatest as usize)
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidValue(format!("bincount: {greatest} + 1 bins do not fit in memory")))?
+            .max(minlength);
+        let samples = self.to_contiguous()?;
+        let mut counts = DeviceArray::<i64>::empty(stream, bins)?;
+        histogram_even::<T, f64>(stream, (&samples, samples.len()), (0.0, bins as f64), &mut counts, bins)?;
+        Ok(counts)
+    }
+
     /// The median along `axis` (negative counts from the end): NumPy's `np.median(a, axis)`,
     /// of `T::Mean` (`f64` for integers), the axis removed. A line with a NaN gives NaN; an
     /// empty axis is an error (see the module's docs).
