@@ -8,7 +8,7 @@
 //!   copy and fill, [`RawKernel`]) with their shared argument checks and the one registry of
 //!   loaded code;
 //! - `routines/`: NumPy's chapters as methods (creation, manipulation, math, reductions,
-//!   random, linalg, io, printing);
+//!   random, linalg, io, printing, sorting, searching, sets, statistics);
 //! - `interop/`: DLPack and Python.
 //!
 //! Each layer uses only those above it in this list.
