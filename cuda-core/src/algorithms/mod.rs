@@ -6,8 +6,8 @@
 //! context's [`MemoryPool`](crate::MemoryPool), in the stream's order. They are part of the
 //! `array` feature, which holds the pool and the registry.
 //!
-//! Memory is read and written as the dense range the contract gives (`device_ptr()` on for
-//! `byte_len()` bytes): a [`DeviceArray`](crate::DeviceArray) passed here should be compact (a
+//! Memory is read and written as the dense range the contract gives (`byte_len()` bytes from
+//! `device_ptr()`): a [`DeviceArray`](crate::DeviceArray) passed here should be compact (a
 //! strided view's range holds elements of other views). Each call checks that every buffer
 //! belongs to the stream's context and holds the bytes its length needs, and that no output
 //! overlaps another buffer of the call (by address range): typed errors, before anything runs.

@@ -559,8 +559,23 @@ fn sort_segments<K: Element>(
     if len == 0 {
         return Ok(());
     }
-    let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), order)?;
     let segment = row_len.unwrap_or(len);
+    if let (Some(keys_out), None, true) = (keys_out, indices_out, segment == len) {
+        if segment > ROW_SORT_MAX {
+            // One long row and no indices wanted: a sort of the keys alone, no payload.
+            let job = Job {
+                key: K::DTYPE,
+                value_bytes: None,
+                order,
+                len,
+                keys_in,
+                keys_out,
+                values: None,
+            };
+            return queue_sort(stream, &job, None);
+        }
+    }
+    let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), order)?;
     if segment <= ROW_SORT_MAX {
         // Short rows (or a short array): each sorted inside one block, read and written once.
         let rows = (len / segment) as u64;
