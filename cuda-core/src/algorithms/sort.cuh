@@ -85,10 +85,15 @@ extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) cuda_core_sort_scan(O *
     }
 }
 
-// The stable scatter of one pass: block b moves its range, 256 elements a round in index order,
-// to offsets[d * gridDim.x + b] (scanned counts) plus the rank of the element among the
-// elements of its digit before it. Ranks: within a warp from a match of the digits, across the
-// warps from per-warp counts in shared memory.
+// The stable scatter of one pass. Block b moves its range in tiles of SORT_TILE elements, thread
+// t holding elements base + j * SORT_BLOCK + t (j < SORT_ITEMS), so index order is (j, warp,
+// lane). A tile's elements are ranked (within a warp by a match of the digits; across items and
+// warps by per-(item, warp, digit) counts in shared memory), staged in shared memory in digit
+// order, and written out from there: consecutive threads write consecutive positions of a
+// digit's run, at offsets[d * gridDim.x + b] (the scanned counts) plus what the block's earlier
+// tiles wrote of that digit.
+#define SORT_ITEMS 4
+#define SORT_TILE (SORT_BLOCK * SORT_ITEMS)
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
     const K *keys_in, K *keys_out,
 #if PAIRS
@@ -96,44 +101,94 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
 #endif
     const long long *rows, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
     unsigned shift, unsigned long long row_len) {
+    // counts[j][w][d]: elements of item j, warp w with digit d; then where they start in the tile
+    // among the digit's elements.
+    __shared__ unsigned short counts[SORT_ITEMS][SORT_WARPS][256];
+    // Where each digit's run starts in the staged tile, and the block's next output position
+    // of each digit.
+    __shared__ unsigned short tile_start[256];
     __shared__ O running[256];
-    __shared__ O warp_base[SORT_WARPS][256];
+    __shared__ unsigned warp_totals[SORT_WARPS];
+    __shared__ K staged_keys[SORT_TILE];
+#if PAIRS
+    __shared__ V staged_values[SORT_TILE];
+#endif
+    __shared__ unsigned short staged_digit[SORT_TILE];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned lower_lanes = (1u << lane) - 1u;
     running[threadIdx.x] = offsets[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x];
     const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
     const unsigned long long end = n - start < per_block ? n : start + per_block;
-    for (unsigned long long base = start; base < end; base += SORT_BLOCK) {
+    for (unsigned long long base = start; base < end; base += SORT_TILE) {
+        const unsigned tile_len = end - base < SORT_TILE ? (unsigned)(end - base) : SORT_TILE;
+        unsigned short *all_counts = &counts[0][0][0];
 #pragma unroll
-        for (int w = 0; w < SORT_WARPS; ++w) warp_base[w][threadIdx.x] = 0;
+        for (int c = 0; c < SORT_ITEMS * SORT_WARPS; ++c) all_counts[c * SORT_BLOCK + threadIdx.x] = 0;
         __syncthreads();
-        const unsigned long long i = base + threadIdx.x;
-        const bool valid = i < end;
-        const unsigned digit = valid ? digit_of(keys_in, rows, i, mode, shift, row_len) : 256u;
-        const unsigned peers = __match_any_sync(0xffffffffu, digit);
-        const unsigned rank = __popc(peers & lower_lanes);
-        if (valid && rank == 0) warp_base[warp][digit] = (O)__popc(peers);
+        K key[SORT_ITEMS];
+        unsigned digit[SORT_ITEMS], rank[SORT_ITEMS];
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            const unsigned local = j * SORT_BLOCK + threadIdx.x;
+            const bool valid = local < tile_len;
+            const unsigned long long i = base + local;
+            if (valid) key[j] = keys_in[i];
+            digit[j] = valid ? digit_of(keys_in, rows, i, mode, shift, row_len) : 256u;
+            const unsigned peers = __match_any_sync(0xffffffffu, digit[j]);
+            rank[j] = __popc(peers & lower_lanes);
+            if (valid && rank[j] == 0) counts[j][warp][digit[j]] = (unsigned short)__popc(peers);
+        }
         __syncthreads();
-        {
-            O total = running[threadIdx.x];
+        // Thread d: the starts of digit d's elements per (item, warp), and the digit's total.
+        unsigned total = 0;
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
 #pragma unroll
             for (int w = 0; w < SORT_WARPS; ++w) {
-                const O count = warp_base[w][threadIdx.x];
-                warp_base[w][threadIdx.x] = total;
+                const unsigned count = counts[j][w][threadIdx.x];
+                counts[j][w][threadIdx.x] = (unsigned short)total;
                 total += count;
             }
-            running[threadIdx.x] = total;
+        }
+        // The exclusive scan of the totals over the digits: within each warp, then across.
+        unsigned inclusive = total;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const unsigned y = __shfl_up_sync(0xffffffffu, inclusive, offset);
+            if (lane >= (unsigned)offset) inclusive += y;
+        }
+        if (lane == 31) warp_totals[warp] = inclusive;
+        __syncthreads();
+        unsigned before = 0;
+        for (unsigned w = 0; w < warp; ++w) before += warp_totals[w];
+        tile_start[threadIdx.x] = (unsigned short)(before + inclusive - total);
+        __syncthreads();
+        // Staged in digit order.
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            if (digit[j] < 256u) {
+                const unsigned at = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
+                staged_keys[at] = key[j];
+#if PAIRS
+                staged_values[at] = values_in[base + j * SORT_BLOCK + threadIdx.x];
+#endif
+                staged_digit[at] = (unsigned short)digit[j];
+            }
         }
         __syncthreads();
-        if (valid) {
-            const O position = warp_base[warp][digit] + (O)rank;
-            keys_out[position] = keys_in[i];
+        // Written out from the stage: consecutive threads, consecutive positions of a run.
+        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+            const unsigned d = staged_digit[s];
+            const O position = running[d] + (O)(s - tile_start[d]);
+            keys_out[position] = staged_keys[s];
 #if PAIRS
-            values_out[position] = values_in[i];
+            values_out[position] = staged_values[s];
 #endif
         }
-        // warp_base is cleared at the start of the next round.
+        // Everyone has read running, tile_start and the stage; counts, tile_start, the stage
+        // and warp_totals are written again only after the next tile's first barrier.
         __syncthreads();
+        running[threadIdx.x] += (O)total;
     }
 }
 

@@ -11,8 +11,10 @@
 //! unsigned order is the order above (`keys.cuh`), one pass per byte of the key. A pass is three
 //! kernels: per-block digit counts over a contiguous range per block, one exclusive scan of the
 //! counts (digit-major, so each block learns where each of its digits starts), and a stable
-//! scatter in which each block moves its range 256 elements a round, in index order, ranking
-//! equal digits with a warp match and per-warp counts in shared memory. Passes ping-pong
+//! scatter in which each block moves its range in tiles of 1024 elements, in index order: it
+//! ranks equal digits with a warp match and per-(item, warp) counts in shared memory, stages the
+//! tile in shared memory in digit order, and writes it out from there so that consecutive
+//! threads write consecutive positions of each digit's run. Passes ping-pong
 //! between the output and one scratch buffer from the pool, so the inputs are never written.
 //! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
 //! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
@@ -46,8 +48,9 @@ const SORT: &str = include_str!("sort.cuh");
 const SORT_BLOCK: u32 = 256;
 /// Threads of the one block that scans the counts.
 const SCAN_BLOCK: u32 = 1024;
-/// Resident blocks per SM the sort's grid is sized to.
-const SORT_BLOCKS_PER_SM: u32 = 8;
+/// Resident blocks per SM the sort's grid is sized to (the scatter's shared memory, about
+/// 37 KiB a block with 8-byte keys and payloads, leaves room for 6).
+const SORT_BLOCKS_PER_SM: u32 = 6;
 /// Threads per block of the grid-stride helpers (iota, row index).
 const HELPER_BLOCK: u32 = 256;
 
