@@ -711,3 +711,49 @@ fn partition_and_lexsort_match_numpy() {
     ));
     println!("partition and lexsort match numpy");
 }
+
+#[test]
+fn more_than_u32_max_keys_take_the_wide_path() {
+    let Some(device) = common::device_or_skip("more_than_u32_max_keys_take_the_wide_path") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // 2^32 + 4097 one-byte keys (64-bit offsets), made and counted on the device.
+    let n = (1usize << 32) + 4097;
+    let keys = cuda_core::random::Generator::new(3)
+        .randint::<u8>(&stream, n, 0, 251)
+        .unwrap();
+    let counts = keys.bincount(0).unwrap().to_vec().unwrap();
+    assert_eq!(counts.iter().sum::<i64>() as usize, n);
+    let mut out = DeviceArray::<u8>::empty(&stream, n).unwrap();
+    sort::sort_keys::<u8>(&stream, &keys, &mut out, n, SortOrder::Ascending).unwrap();
+    drop(keys);
+    // Each value's run starts where the counts of the smaller values end: read both sides.
+    let mut start = 0usize;
+    for (value, &count) in counts.iter().enumerate() {
+        let count = count as usize;
+        if count == 0 {
+            continue;
+        }
+        let from = start.saturating_sub(1);
+        let to = (start + count + 1).min(n);
+        let window = out
+            .slice(&[cuda_core::Slice::new(from, Some(to))])
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let inside = &window[start - from..start - from + count.min(window.len() - (start - from))];
+        assert!(
+            inside.first() == Some(&(value as u8)) && inside.last() == Some(&(value as u8)),
+            "value {value}"
+        );
+        if start > 0 {
+            assert!(window[0] < value as u8, "before value {value}");
+        }
+        if start + count < n {
+            assert!(*window.last().unwrap() > value as u8, "after value {value}");
+        }
+        start += count;
+    }
+    println!("more than u32::MAX keys take the wide path");
+}

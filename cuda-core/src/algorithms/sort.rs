@@ -734,6 +734,8 @@ mod tests {
             .collect();
         cases.extend([
             (DType::F64, None, false, SortOrder::Descending),
+            // The most shared memory: 8-byte keys, payloads and offsets.
+            (DType::I64, Some(8), true, SortOrder::Ascending),
             (DType::F64, Some(1), true, SortOrder::Ascending),
             (DType::I16, Some(2), false, SortOrder::Descending),
             (DType::U8, Some(4), true, SortOrder::Descending),
