@@ -700,6 +700,37 @@ fn partition_and_lexsort_match_numpy() {
         let index = x.argpartition(kth, 0).unwrap().to_vec().unwrap();
         assert_eq!(host[index[k] as usize].to_bits(), sorted[k].to_bits());
     }
+    // topk along each axis of a matrix: the first k of the stable descending (or ascending)
+    // order of each line, NaN largest.
+    let host = data::<f32>(30 * 50, 35);
+    let m = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(vec![30, 50])
+        .unwrap();
+    for (axis, k, largest) in [(1isize, 5usize, true), (0, 3, false), (-1, 50, false), (0, 0, true)] {
+        let (values, indices) = m.topk(k, axis, largest).unwrap();
+        let a = axis.rem_euclid(2) as usize;
+        let (lines, extent) = if a == 1 { (30, 50) } else { (50, 30) };
+        let at = |line: usize, e: usize| if a == 1 { line * 50 + e } else { e * 50 + line };
+        let mut shape = vec![30, 50];
+        shape[a] = k;
+        assert_eq!(values.shape(), shape.as_slice());
+        let (values, indices) = (values.to_vec().unwrap(), indices.to_vec().unwrap());
+        for line in 0..lines {
+            let items: Vec<f32> = (0..extent).map(|e| host[at(line, e)]).collect();
+            let order = match largest {
+                true => SortOrder::Descending,
+                false => SortOrder::Ascending,
+            };
+            let expected = host_argsort(&items, order);
+            let out_at = |e: usize| if a == 1 { line * k + e } else { e * 50 + line };
+            for e in 0..k {
+                assert_eq!(indices[out_at(e)], expected[e], "topk axis {axis} line {line}");
+                assert_eq!(values[out_at(e)].to_bits(), items[expected[e] as usize].to_bits());
+            }
+        }
+    }
+    assert!(matches!(m.topk(51, 1, true), Err(Error::InvalidValue(_))));
     // Bad input.
     assert!(matches!(x.partition(5000, -1), Err(Error::InvalidValue(_))));
     assert!(matches!(x.partition(-5001, -1), Err(Error::InvalidValue(_))));

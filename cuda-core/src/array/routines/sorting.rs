@@ -1,5 +1,6 @@
 //! Sorting (NumPy's chapter): `sort` and `argsort` along any axis, `partition` and
-//! `argpartition` (a full sort, which is one valid partition), `lexsort`; stable, in NumPy's order
+//! `argpartition` (a full sort, which is one valid partition), `lexsort`, and torch's `topk`;
+//! stable, in NumPy's order
 //! (NaN last, `-0.0` and `0.0` equal and kept in input order), on the device-wide radix sort of
 //! [`crate::algorithms::sort`]. The sorted axis is moved last and made compact (a copy unless
 //! it already is), its rows sorted together, and the result moved back as a C-contiguous array.
@@ -8,6 +9,7 @@ use crate::algorithms::sort::{argsort_rows, sort_rows, SortOrder};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::kernels::IndexMode;
+use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
 /// `axis` (negative counts from the end) as an axis of `ndim` axes, or NumPy's `AxisError` as
@@ -43,11 +45,40 @@ impl<T: Element> DeviceArray<T> {
     /// positions within that axis: NumPy's `np.argsort(a, axis, kind="stable")`, queued on the
     /// array's stream. Ties keep their input order.
     pub fn argsort(&self, axis: isize) -> Result<DeviceArray<i64>> {
-        let (axis, rows) = self.rows_along("argsort", axis)?;
+        self.argsort_along("argsort", axis, SortOrder::Ascending)
+    }
+
+    /// The `k` largest elements along `axis` (or the `k` smallest if not `largest`), in that
+    /// order, and their positions along the axis (`i64`): `torch.topk(x, k, dim, largest,
+    /// sorted=True)`, by a stable sort of each line (equal elements in input order; NaN counts
+    /// as the largest, as in torch). The axis keeps `k` elements; `k` above its extent is an
+    /// error.
+    pub fn topk(&self, k: usize, axis: isize, largest: bool) -> Result<(DeviceArray<T>, DeviceArray<i64>)> {
+        let normal = normalise_axis("topk", axis, self.ndim())?;
+        let extent = self.shape()[normal];
+        if k > extent {
+            return Err(Error::InvalidValue(format!(
+                "topk: k = {k} is above the extent {extent} of axis {axis}"
+            )));
+        }
+        let order = match largest {
+            true => SortOrder::Descending,
+            false => SortOrder::Ascending,
+        };
+        let sorted = self.argsort_along("topk", axis, order)?;
+        let mut first = vec![Slice::new(0, None); self.ndim()];
+        first[normal] = Slice::new(0, Some(k));
+        let indices = sorted.slice(&first)?.try_clone()?;
+        let values = self.take_along_axis(&indices, normal, IndexMode::Clip)?;
+        Ok((values, indices))
+    }
+
+    fn argsort_along(&self, what: &str, axis: isize, order: SortOrder) -> Result<DeviceArray<i64>> {
+        let (axis, rows) = self.rows_along(what, axis)?;
         let stream = self.stream();
         let mut out = DeviceArray::<i64>::empty(stream, rows.shape().to_vec())?;
         let row_len = rows.shape().last().copied().unwrap_or(1);
-        argsort_rows::<T>(stream, &rows, &mut out, (rows.len(), row_len), SortOrder::Ascending)?;
+        argsort_rows::<T>(stream, &rows, &mut out, (rows.len(), row_len), order)?;
         restore_axis(out, axis)
     }
 
