@@ -108,6 +108,14 @@ pub enum Error {
         /// The extent (or flattened size) indexed.
         extent: usize,
     },
+    /// An axis outside `-ndim..ndim` (NumPy's `AxisError`), from an array routine.
+    #[cfg(feature = "array")]
+    Axis {
+        /// The axis as given, negative or not (see [`Axis`](crate::Axis) for values beyond `i64`).
+        axis: i64,
+        /// The number of dimensions it was taken against.
+        ndim: usize,
+    },
     /// Valid input to a routine this crate does not implement for it yet (a norm that needs a
     /// solver, say): the message says what is missing.
     NotSupported(String),
@@ -172,6 +180,8 @@ impl fmt::Display for Error {
                 let index = index.map_or("(any)".to_string(), |i| i.to_string());
                 write!(f, "{what}: index {index} is out of bounds for an axis of size {extent}")
             }
+            #[cfg(feature = "array")]
+            Error::Axis { axis, ndim } => write!(f, "axis {axis} is out of bounds for array of dimension {ndim}"),
             Error::NotSupported(message) => write!(f, "not supported yet: {message}"),
             #[cfg(feature = "array")]
             Error::DLPack(e) => e.fmt(f),

@@ -149,14 +149,16 @@ pub use array::release_completed_imports;
 #[cfg(feature = "array")]
 pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
-    ArgType, Average, AverageOf, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
-    DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType, DeviceArray,
-    Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr, IntoShape,
-    MemoryPool, MeshIndexing, NpyError, PadMode, PoolStats, PooledBlock, Promote, QuantileMethod, RawKernel,
-    ReductionKernel, Rhs, Scalars, Slice, SplitAt, Unique, WhereArms,
+    ArgType, Average, AverageOf, Axes, Axis, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
+    DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType,
+    DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr,
+    IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock, Promote,
+    QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SplitAt, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
-pub use array::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
+pub use array::{
+    matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+};
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use code_kind::CodeKind;
 pub use cuda_headers::find_cuda_include_dirs;

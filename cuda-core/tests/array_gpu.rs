@@ -580,15 +580,23 @@ fn creation_and_joining_routines_match_numpy() {
         (&[2usize, 2][..], vec![1, 2, 1, 2])
     );
     // flip: a copy.
-    assert_eq!(x.flip(&[1]).unwrap().to_vec().unwrap(), [3, 2, 1, 6, 5, 4]);
-    assert_eq!(x.flip(&[0, 1]).unwrap().to_vec().unwrap(), [6, 5, 4, 3, 2, 1]);
-    assert_eq!(x.transpose().flip(&[0]).unwrap().to_vec().unwrap(), [3, 6, 2, 5, 1, 4]);
-    assert_eq!(x.flip(&[]).unwrap().to_vec().unwrap(), x.to_vec().unwrap());
-    assert!(matches!(x.flip(&[2]), Err(Error::InvalidValue(_))));
+    assert_eq!(x.flip([1]).unwrap().to_vec().unwrap(), [3, 2, 1, 6, 5, 4]);
+    assert_eq!(x.flip([0, 1]).unwrap().to_vec().unwrap(), [6, 5, 4, 3, 2, 1]);
+    assert_eq!(x.transpose().flip([0]).unwrap().to_vec().unwrap(), [3, 6, 2, 5, 1, 4]);
+    assert_eq!(
+        x.flip(cuda_core::Axes::EMPTY).unwrap().to_vec().unwrap(),
+        x.to_vec().unwrap()
+    );
+    // NumPy's axis=None reverses every axis; negative axes count from the end.
+    assert_eq!(x.flip(None).unwrap().to_vec().unwrap(), [6, 5, 4, 3, 2, 1]);
+    assert_eq!(x.flip(-1).unwrap().to_vec().unwrap(), [3, 2, 1, 6, 5, 4]);
+    assert_eq!(x.flip([-2, 1]).unwrap().to_vec().unwrap(), [6, 5, 4, 3, 2, 1]);
+    assert!(matches!(x.flip([2]), Err(Error::Axis { axis: 2, ndim: 2 })));
+    assert!(matches!(x.flip([1, -1]), Err(Error::InvalidValue(m)) if m.contains("repeated axis")));
     let cube = cuda_core::DeviceArray::<i32>::arange(&stream, 0, 32, 1)
         .unwrap()
         .reshape([2, 2, 2, 2, 2])
         .unwrap();
-    let all = cube.flip(&[0, 1, 2, 3, 4]).unwrap().to_vec().unwrap();
+    let all = cube.flip([0, 1, 2, 3, 4]).unwrap().to_vec().unwrap();
     assert_eq!(all, (0..32).rev().collect::<Vec<i32>>(), "five axes: two gathers");
 }

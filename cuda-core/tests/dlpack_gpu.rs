@@ -29,7 +29,7 @@ fn versioned_round_trip_keeps_views_and_memory() {
     let base = unsafe { x.as_raw() };
 
     // A transposed view: strides travel, the address is the same.
-    let t = x.permute(&[3, 2, 1, 0]).unwrap();
+    let t = x.permute([3, 2, 1, 0]).unwrap();
     let expected_t = t.to_vec().unwrap();
     let raw = t.into_dlpack_versioned(None, DLPackFlags::NONE).unwrap();
     // SAFETY: just exported; read before it is given to the importer below.

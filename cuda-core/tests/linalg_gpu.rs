@@ -52,9 +52,9 @@ fn every_layout<T: MatmulElement>(stream: &Stream, tolerance: f64, (m, k, n): (u
         tolerance,
     );
     // Reversed views (negative strides): cuBLAS walks forward, so one compact copy each.
-    let a_flipped = a.flip(&[0, 1]).unwrap();
+    let a_flipped = a.flip([0, 1]).unwrap();
     let a_flipped_host: Vec<f64> = a_host.iter().rev().copied().collect();
-    let b_rows = b.flip(&[0]).unwrap();
+    let b_rows = b.flip([0]).unwrap();
     let b_rows_host: Vec<f64> = (0..k).rev().flat_map(|r| b_host[r * n..(r + 1) * n].to_vec()).collect();
     assert_close(
         &format!("{dtype} a[::-1, ::-1] @ b[::-1]"),
@@ -230,7 +230,7 @@ fn matmul_batches_every_stack_layout() {
     // A stack of transposed matrices (a cuBLAS flag for the whole batch) times a stack.
     let base_host = values(3 * k * m, 24);
     let transposed = array::<f32>(&stream, &base_host, &[3, k, m])
-        .permute(&[0, 2, 1])
+        .permute([0, 2, 1])
         .unwrap();
     let expected: Vec<f64> = (0..3)
         .flat_map(|i| {
@@ -242,7 +242,7 @@ fn matmul_batches_every_stack_layout() {
     // Permuted batch axes (no single stride): (3, 2, m, k) seen as (2, 3, m, k).
     let swapped_host = values(6 * m * k, 25);
     let swapped = array::<f32>(&stream, &swapped_host, &[3, 2, m, k])
-        .permute(&[1, 0, 2, 3])
+        .permute([1, 0, 2, 3])
         .unwrap();
     let expected: Vec<f64> = (0..2)
         .flat_map(|i| (0..3).map(move |j| j * 2 + i))
@@ -294,7 +294,7 @@ fn vector_routines<T: MatmulElement>(stream: &Stream, tolerance: f64) {
     close(&format!("{dtype} dot"), scalar(&x.dot(&y).unwrap()), dot, tolerance);
     // A reversed vector (a negative stride) is copied once, not passed as an increment.
     let reversed: f64 = x_host.iter().rev().zip(&ys).map(|(a, b)| a * b).sum();
-    let x_reversed = x.flip(&[0]).unwrap();
+    let x_reversed = x.flip([0]).unwrap();
     close(
         &format!("{dtype} dot reversed"),
         scalar(&x_reversed.dot(&y).unwrap()),
@@ -379,6 +379,65 @@ fn dot_inner_outer_and_norms_match_the_host() {
     vector_routines::<f64>(&stream, 1e-12);
     vector_routines::<f16>(&stream, 4e-3);
     vector_routines::<bf16>(&stream, 3e-2);
+}
+
+/// The norms that need no solver, against NumPy 2.4's `np.linalg.norm` of the same arrays.
+#[test]
+fn norms_without_a_solver_match_numpy() {
+    let Some(device) = common::device_or_skip("norms_without_a_solver_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x_host = [3.0, -4.0, 0.0, 1.5];
+    let x = array::<f64>(&stream, &x_host, &[4]);
+    let norm = |a: &DeviceArray<f64>, ord| scalar(&a.linalg_norm(ord).unwrap());
+    // Vector p-norms: any p; 0 counts nonzeros; a zero element makes negative p give 0.
+    for (ord, expected) in [
+        (3.0, 4.552874245617287),
+        (0.5, 24.56982340296115),
+        (0.0, 3.0),
+        (-1.0, 0.0),
+        (-0.5, 0.0),
+        (f64::INFINITY, 4.0),
+        (f64::NEG_INFINITY, 0.0),
+    ] {
+        close(
+            &format!("vector norm ord {ord}"),
+            norm(&x, Norm::Ord(ord)),
+            expected,
+            1e-14,
+        );
+    }
+    let x32 = array::<f32>(&stream, &x_host, &[4]);
+    close(
+        "f32 vector norm ord 3",
+        scalar(&x32.linalg_norm(Norm::Ord(3.0)).unwrap()),
+        4.5528746,
+        1e-6,
+    );
+    let positive = array::<f64>(&stream, &[1.0, 2.0, 4.0], &[3]);
+    close("vector norm ord -1", norm(&positive, Norm::Ord(-1.0)), 4.0 / 7.0, 1e-14);
+    let empty = array::<f64>(&stream, &[], &[0]);
+    assert_eq!(norm(&empty, Norm::Ord(3.0)), 0.0);
+    assert_eq!(norm(&empty, Norm::Ord(0.0)), 0.0);
+    // Matrix 1- and inf-norms: greatest/least column and row sums of |x|.
+    let m = array::<f64>(&stream, &[1.0, -2.0, 3.0, -4.0, 5.0, -6.0], &[2, 3]);
+    assert_eq!(norm(&m, Norm::Ord(1.0)), 9.0);
+    assert_eq!(norm(&m, Norm::Ord(-1.0)), 5.0);
+    assert_eq!(norm(&m, Norm::Inf), 15.0);
+    assert_eq!(norm(&m, Norm::NegInf), 6.0);
+    assert_eq!(norm(&m.transpose(), Norm::Ord(1.0)), 15.0, "a transposed view");
+    assert_eq!(norm(&m.transpose(), Norm::Inf), 9.0);
+    // The default norm of a 3-D array and of a 0-d one: the 2-norm of the flattened elements.
+    let t_host: Vec<f64> = (0..24).map(|i| f64::from(i) - 10.0).collect();
+    let t = array::<f64>(&stream, &t_host, &[2, 3, 4]);
+    close("3-D default norm", norm(&t, Norm::Default), 34.698703145794944, 1e-14);
+    let zero_d = array::<f64>(&stream, &[-3.0], &[]);
+    assert_eq!(norm(&zero_d, Norm::Default), 3.0);
+    // What NumPy refuses stays refused; what needs singular values is not supported.
+    assert!(matches!(t.linalg_norm(Norm::Ord(1.0)), Err(Error::InvalidValue(_))));
+    assert!(matches!(m.linalg_norm(Norm::Ord(3.0)), Err(Error::InvalidValue(_))));
+    assert!(matches!(m.linalg_norm(Norm::Ord(2.0)), Err(Error::NotSupported(_))));
 }
 
 #[test]

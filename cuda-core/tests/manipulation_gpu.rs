@@ -144,18 +144,18 @@ fn takes_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &Stream) {
         .reshape_view([2, 3])
         .unwrap();
     // Along each axis where every index is in range (axis 1 has 5 elements), both widths.
-    let got = x.take(&i64s, Some(1), IndexMode::Raise).unwrap();
+    let got = x.take(&i64s, 1, IndexMode::Raise).unwrap();
     assert_eq!(
         host(&got),
         host_take(&hx, &hi, Some(1), IndexMode::Raise),
         "{}",
         T::DTYPE
     );
-    let got = x.take(&i32s, Some(1), IndexMode::Raise).unwrap();
+    let got = x.take(&i32s, 1, IndexMode::Raise).unwrap();
     assert_eq!(host(&got), host_take(&hx, &hi, Some(1), IndexMode::Raise));
     for mode in [IndexMode::Wrap, IndexMode::Clip] {
         for axis in [0, 1, 2] {
-            let got = x.take(&i64s, Some(axis), mode).unwrap();
+            let got = x.take(&i64s, axis, mode).unwrap();
             assert_eq!(
                 host(&got),
                 host_take(&hx, &hi, Some(axis), mode),
@@ -171,7 +171,7 @@ fn takes_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &Stream) {
     let every_other = i64s.slice(&[Slice::ALL, Slice::from(..).step(2)]).unwrap();
     let h_other = Host::from_fn(&[2, 2], |at| hi.get(&[at[0], 2 * at[1]]));
     for axis in [0, 1, 2] {
-        let got = t.take(&every_other, Some(axis), IndexMode::Wrap).unwrap();
+        let got = t.take(&every_other, axis, IndexMode::Wrap).unwrap();
         assert_eq!(
             host(&got),
             host_take(&ht, &h_other, Some(axis), IndexMode::Wrap),
@@ -181,7 +181,7 @@ fn takes_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &Stream) {
     let got = t.take(&i64s, None, IndexMode::Raise).unwrap();
     assert_eq!(host(&got), host_take(&ht, &hi, None, IndexMode::Raise));
     // Out of range under Raise: a typed error naming one offending index.
-    let error = x.take(&i64s, Some(0), IndexMode::Raise).unwrap_err();
+    let error = x.take(&i64s, 0, IndexMode::Raise).unwrap_err();
     assert!(
         matches!(error, Error::IndexOutOfBounds { index: Some(i), extent: 2, .. } if [4, -5, 3, 2].contains(&i)),
         "{error}"
@@ -191,14 +191,14 @@ fn takes_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &Stream) {
         .unwrap()
         .reshape_view(Vec::new())
         .unwrap();
-    let got = x.take(&scalar, Some(1), IndexMode::Raise).unwrap();
+    let got = x.take(&scalar, 1, IndexMode::Raise).unwrap();
     assert_eq!(got.shape(), [2, 3]);
     assert_eq!(host(&got), Host::from_fn(&[2, 3], |at| hx.get(&[at[0], 3, at[1]])));
     let none = DeviceArray::<i64>::zeros(stream, [0]).unwrap();
-    assert_eq!(x.take(&none, Some(2), IndexMode::Raise).unwrap().shape(), [2, 5, 0]);
+    assert_eq!(x.take(&none, 2, IndexMode::Raise).unwrap().shape(), [2, 5, 0]);
     let empty = DeviceArray::<T>::zeros(stream, [3, 0]).unwrap();
     assert!(matches!(
-        empty.take(&i64s, Some(1), IndexMode::Wrap),
+        empty.take(&i64s, 1, IndexMode::Wrap),
         Err(Error::IndexOutOfBounds { .. })
     ));
 }
@@ -231,7 +231,7 @@ fn take_of_many_random_indices_matches_the_host() {
         .collect();
     let x = DeviceArray::from_slice(&stream, &data).unwrap();
     let indices = DeviceArray::from_slice(&stream, &raw).unwrap();
-    let got = x.take(&indices, Some(0), IndexMode::Raise).unwrap().to_vec().unwrap();
+    let got = x.take(&indices, 0, IndexMode::Raise).unwrap().to_vec().unwrap();
     let want: Vec<f32> = raw.iter().map(|&j| data[j as usize]).collect();
     assert_eq!(got, want);
 }
@@ -254,7 +254,7 @@ fn take_indexes_in_64_bits_past_2_to_the_32_elements() {
         [7.0; 4]
     );
     assert_eq!(
-        x.take(&indices, Some(0), IndexMode::Wrap).unwrap().to_vec().unwrap(),
+        x.take(&indices, 0, IndexMode::Wrap).unwrap().to_vec().unwrap(),
         [7.0; 4]
     );
     let beyond = DeviceArray::from_slice(&stream, &[huge]).unwrap();
@@ -388,7 +388,7 @@ fn indices_and_diagonals_of<T: Element + Copy + PartialEq + std::fmt::Debug>(str
         })
     ));
     assert!(matches!(x.index_axis(1, -5), Err(Error::IndexOutOfBounds { .. })));
-    assert!(matches!(x.index_axis(2, 0), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.index_axis(2, 0), Err(Error::Axis { axis: 2, ndim: 2 })));
     let element = x.at(1).unwrap().at(2).unwrap();
     assert_eq!((element.ndim(), element.to_vec().unwrap()), (0, vec![hx.get(&[1, 2])]));
     for k in [-2i64, -1, 0, 1, 3, 4, -3] {
@@ -454,7 +454,7 @@ fn reshapes_and_joins_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream
     assert_eq!(host(&d), Host::from_fn(&[4, 6, 2], |at| hx.get(&at[..2])));
     let a = x.append(&t, None).unwrap();
     assert_eq!(a.to_vec().unwrap(), [hx.data.clone(), ht.data.clone()].concat());
-    let a = x.append(&x.slice(&[Slice::from(..1)]).unwrap(), Some(0)).unwrap();
+    let a = x.append(&x.slice(&[Slice::from(..1)]).unwrap(), 0).unwrap();
     assert_eq!(host(&a), Host::from_fn(&[5, 6], |at| hx.get(&[at[0] % 4, at[1]])));
     // tile and repeat (from a strided view).
     let tiled = t.tile(&[2, 1, 2]).unwrap();
@@ -463,14 +463,14 @@ fn reshapes_and_joins_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream
         host(&tiled),
         Host::from_fn(&[2, 6, 8], |at| ht.get(&[at[1], at[2] % 4]))
     );
-    let rep = t.repeat(3, Some(1)).unwrap();
+    let rep = t.repeat(3, 1).unwrap();
     assert_eq!(host(&rep), Host::from_fn(&[6, 12], |at| ht.get(&[at[0], at[1] / 3])));
     let rep = t.repeat(2, None).unwrap();
     assert_eq!(
         rep.to_vec().unwrap(),
         ht.data.iter().flat_map(|&v| [v, v]).collect::<Vec<_>>()
     );
-    let each = t.repeat_each(&[0, 2, 1, 3], Some(1)).unwrap();
+    let each = t.repeat_each(&[0, 2, 1, 3], 1).unwrap();
     let columns = [1usize, 1, 2, 3, 3, 3];
     assert_eq!(
         host(&each),
@@ -478,7 +478,7 @@ fn reshapes_and_joins_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream
     );
     // roll, with and without an axis, both directions.
     for shift in [-7i64, -1, 0, 2, 6, 25] {
-        let rolled = t.roll(shift, Some(1)).unwrap();
+        let rolled = t.roll(shift, 1).unwrap();
         let want = Host::from_fn(&[6, 4], |at| {
             ht.get(&[at[0], (at[1] as i64 - shift).rem_euclid(4) as usize])
         });
@@ -578,8 +578,8 @@ fn zero_size_and_zero_d_arrays_go_through_every_routine() {
     let stream = device.create_stream().unwrap();
     let empty = DeviceArray::<f32>::zeros(&stream, [0, 3]).unwrap();
     assert_eq!(empty.tile(&[2, 2]).unwrap().shape(), [0, 6]);
-    assert_eq!(empty.repeat(4, Some(1)).unwrap().shape(), [0, 12]);
-    assert_eq!(empty.roll(3, Some(1)).unwrap().shape(), [0, 3]);
+    assert_eq!(empty.repeat(4, 1).unwrap().shape(), [0, 12]);
+    assert_eq!(empty.roll(3, 1).unwrap().shape(), [0, 3]);
     assert_eq!(empty.roll(3, None).unwrap().shape(), [0, 3]);
     assert_eq!(
         empty.pad(&[(1, 1)], PadMode::Constant(2.0)).unwrap().to_vec().unwrap(),
@@ -602,10 +602,7 @@ fn zero_size_and_zero_d_arrays_go_through_every_routine() {
         scalar.take(&i, None, IndexMode::Raise).unwrap().to_vec().unwrap(),
         [4.0, 4.0]
     );
-    assert!(
-        scalar.take(&i, Some(0), IndexMode::Raise).is_err(),
-        "a 0-d array has no axis"
-    );
+    assert!(scalar.take(&i, 0, IndexMode::Raise).is_err(), "a 0-d array has no axis");
     assert!(scalar.diag(0).is_err());
 }
 
@@ -646,30 +643,34 @@ fn reversed_views_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &S
     );
     // Written through: a copy into a reversed view lands mirrored in its storage.
     let target = DeviceArray::<T>::zeros(stream, [4, 5, 3]).unwrap();
-    target.flip(&[0, 2]).unwrap().copy_from(&x).unwrap();
+    target.flip([0, 2]).unwrap().copy_from(&x).unwrap();
     assert_eq!(host(&target), host_flip(&hx, &[0, 2]));
-    let mut reversed = target.flip(&[1]).unwrap();
+    let mut reversed = target.flip([1]).unwrap();
     reversed.fill(T::from_f64(7.0)).unwrap();
     assert!(target.to_vec().unwrap().iter().all(|&v| v == T::from_f64(7.0)));
     // A reversed 1-D view reshapes without a copy, and its ravel is one.
-    let line = x.ravel().unwrap().flip(&[0]).unwrap();
+    let line = x.ravel().unwrap().flip([0]).unwrap();
     let grid = line.reshape_view([6, 10]).unwrap();
     assert!(grid.shares_storage(&x));
     let reversed_data: Vec<T> = hx.data.iter().rev().copied().collect();
     assert_eq!(grid.to_vec().unwrap(), reversed_data);
     assert_eq!(
-        x.flip(&[0]).unwrap().ravel().unwrap().to_vec().unwrap(),
+        x.flip([0]).unwrap().ravel().unwrap().to_vec().unwrap(),
         host_flip(&hx, &[0]).data
     );
     // take and put read and write reversed views in place.
     let raw = vec![4i64, 0, -1, 2];
     let indices = DeviceArray::from_slice(stream, &raw).unwrap();
     let hi = Host::new(&[4], raw.clone());
-    let view = x.flip(&[1, 2]).unwrap();
+    let view = x.flip([1, 2]).unwrap();
     let hview = host_flip(&hx, &[1, 2]);
     for axis in [None, Some(1)] {
         assert_eq!(
-            host(&view.take(&indices, axis, IndexMode::Wrap).unwrap()),
+            host(
+                &view
+                    .take(&indices, axis.map(cuda_core::Axis::from), IndexMode::Wrap)
+                    .unwrap()
+            ),
             host_take(&hview, &hi, axis, IndexMode::Wrap),
             "take along {axis:?}"
         );
@@ -678,7 +679,7 @@ fn reversed_views_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &S
     let values = DeviceArray::from_slice(stream, &[T::from_f64(1.0), T::from_f64(2.0)]).unwrap();
     let flat = DeviceArray::from_slice(stream, &[0i64, 59]).unwrap();
     target
-        .flip(&[0, 1, 2])
+        .flip([0, 1, 2])
         .unwrap()
         .put(&flat, &values, IndexMode::Raise)
         .unwrap();
@@ -686,7 +687,7 @@ fn reversed_views_of<T: Element + Copy + PartialEq + std::fmt::Debug>(stream: &S
     assert_eq!((written[59], written[0]), (T::from_f64(1.0), T::from_f64(2.0)));
     // A copy from its own reversed view reads the source whole first, as NumPy's does.
     let mut same = x.try_clone().unwrap();
-    let mirror = same.flip(&[0]).unwrap();
+    let mirror = same.flip([0]).unwrap();
     same.copy_from(&mirror).unwrap();
     assert_eq!(host(&same), host_flip(&hx, &[0]));
 }
@@ -700,14 +701,14 @@ fn reversed_views_go_through_every_routine() {
     for_types!(reversed_views_of, &stream);
     // Expressions, reductions and DLPack over reversed f32 views.
     let (x, hx) = iota::<f32>(&stream, &[6, 7]);
-    let rows = x.flip(&[0]).unwrap();
+    let rows = x.flip([0]).unwrap();
     let hrows = host_flip(&hx, &[0]);
     let sum = (&rows * 2.0 + &x).eval().unwrap();
     let expected: Vec<f32> = hrows.data.iter().zip(&hx.data).map(|(&r, &v)| r * 2.0 + v).collect();
     assert_eq!(sum.to_vec().unwrap(), expected);
-    let both = x.flip(&[0, 1]).unwrap();
+    let both = x.flip([0, 1]).unwrap();
     assert_eq!(both.sum().unwrap().item().unwrap(), hx.data.iter().sum::<f32>());
-    let columns = both.sum_axes(&[0], false).unwrap().to_vec().unwrap();
+    let columns = both.sum_axes([0], false).unwrap().to_vec().unwrap();
     let expected: Vec<f32> = (0..7).map(|c| (0..6).map(|r| hx.get(&[r, 6 - c])).sum()).collect();
     assert_eq!(columns, expected);
     // argmax counts in the view's order: the largest element of x (its last) is the view's first.

@@ -289,7 +289,7 @@ fn tensordot_matches_the_host() {
     // The same contraction written as pairs, and with the pairs swapped in order (a copy of a).
     let pairs = a.tensordot(&b, ([1, 2], [0, 1])).unwrap();
     assert_close("tensordot pairs", &pairs, &expected, 1e-12);
-    let swapped = a.tensordot(&b.permute(&[1, 0, 2]).unwrap(), ([2, 1], [0, 1])).unwrap();
+    let swapped = a.tensordot(&b.permute([1, 0, 2]).unwrap(), ([2, 1], [0, 1])).unwrap();
     assert_close("tensordot reordered pairs", &swapped, &expected, 1e-12);
     // axes = 0: the outer product.
     let outer = a.tensordot(&b, TensorAxes::Count(0)).unwrap();

@@ -330,7 +330,7 @@ fn weighted_average_matches_the_host_with_its_weight_sums() {
     assert_eq!(whole.weight_sum.item().unwrap(), den);
 
     // Along each axis, with full-shape weights and keepdims.
-    let rows = x.average(&w, Some(&[1]), true).unwrap();
+    let rows = x.average(&w, -1, true).unwrap();
     assert_eq!(rows.average.shape(), [3, 1]);
     let expected: Vec<f64> = (0..3)
         .map(|i| {
@@ -347,7 +347,7 @@ fn weighted_average_matches_the_host_with_its_weight_sums() {
     // 1-D weights along axis 0 of a transposed view (a (4, 3) view of x).
     let line = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 3.0, 4.0]).unwrap();
     let t = x.transpose();
-    let down = t.average(&line, Some(&[0]), false).unwrap();
+    let down = t.average(&line, [0], false).unwrap();
     assert_eq!(down.average.shape(), [3]);
     assert_eq!(
         down.weight_sum.to_vec().unwrap(),
@@ -384,14 +384,79 @@ fn weighted_average_matches_the_host_with_its_weight_sums() {
     let four = flat.slice(&[Slice::from(..4)]).unwrap();
     assert!(matches!(four.average(&zero, None, false), Err(Error::InvalidValue(m)) if m.contains("sum to zero")));
     assert!(matches!(x.average(&line, None, false), Err(Error::InvalidValue(m)) if m.contains("do not fit")));
+    assert!(matches!(x.average(&line, 0, false), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.average(&w, 2, false), Err(Error::Axis { axis: 2, ndim: 2 })));
     assert!(matches!(
-        x.average(&line, Some(&[0]), false),
-        Err(Error::InvalidValue(_))
+        x.average(&line, [-3], false),
+        Err(Error::Axis { axis: -3, ndim: 2 })
     ));
-    assert!(matches!(x.average(&w, Some(&[2]), false), Err(Error::InvalidValue(_))));
 }
 
 /// Writes `x` as `.npy` bytes, reads them back, and compares.
+/// NumPy 2 compares an array with a Python int beyond its type exactly (`u8 < 300` is true
+/// everywhere), while arithmetic with such an int raises.
+#[test]
+fn comparisons_with_integers_beyond_the_type_are_exact() {
+    let Some(stream) = stream_or_skip("comparisons_with_integers_beyond_the_type_are_exact") else {
+        return;
+    };
+    let u = DeviceArray::from_slice(&stream, &[0u8, 7, 255]).unwrap();
+    assert_values("u8 < 300", &u.lt(300).eval().unwrap(), &[1.0, 1.0, 1.0]);
+    assert_values("u8 == -129", &u.eq(-129).eval().unwrap(), &[0.0, 0.0, 0.0]);
+    assert_values("u8 >= -1", &u.ge(-1).eval().unwrap(), &[1.0, 1.0, 1.0]);
+    assert_values("u8 != 300", &u.ne(300).eval().unwrap(), &[1.0, 1.0, 1.0]);
+    assert_values("u8 > 1000", &u.gt(1000).eval().unwrap(), &[0.0, 0.0, 0.0]);
+    assert_values("u8 < 255 (in range)", &u.lt(255).eval().unwrap(), &[1.0, 1.0, 0.0]);
+    let i = DeviceArray::from_slice(&stream, &[-5i64, 0, i64::MAX]).unwrap();
+    assert_values("i64 < 2^64 - 1", &i.lt(u64::MAX).eval().unwrap(), &[1.0, 1.0, 1.0]);
+    assert_values("i64 == 2^63", &i.eq(1u64 << 63).eval().unwrap(), &[0.0, 0.0, 0.0]);
+    let big = DeviceArray::from_slice(&stream, &[0u64, u64::MAX]).unwrap();
+    assert_values("u64 > -1", &big.gt(-1).eval().unwrap(), &[1.0, 1.0]);
+    assert_values("u64 == -1", &big.eq(-1).eval().unwrap(), &[0.0, 0.0]);
+    let small = DeviceArray::from_slice(&stream, &[-128i8, 127]).unwrap();
+    assert_values("i8 > -129", &small.gt(-129).eval().unwrap(), &[1.0, 1.0]);
+    assert_values("i8 <= 127 (in range)", &small.le(127).eval().unwrap(), &[1.0, 1.0]);
+    assert_values("i8 == 200", &small.eq(200).eval().unwrap(), &[0.0, 0.0]);
+    // Arithmetic with such an int is still refused (NumPy: OverflowError).
+    assert!(matches!((&u + 300).eval(), Err(Error::InvalidValue(_))));
+}
+
+/// NumPy 2 has no bool form of `-`, `negative`, `sign` (TypeError) and gives int8 for
+/// `square`, `reciprocal`, `power`, `//`, `%` and `fmod` of bools.
+#[test]
+fn bool_arithmetic_follows_numpy() {
+    let Some(stream) = stream_or_skip("bool_arithmetic_follows_numpy") else {
+        return;
+    };
+    use cuda_core::Bool;
+    let a = DeviceArray::from_slice(&stream, &[Bool::TRUE, Bool::FALSE]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[Bool::FALSE, Bool::TRUE]).unwrap();
+    let square: DeviceArray<i8> = a.square().eval().unwrap();
+    assert_values("square", &square, &[1.0, 0.0]);
+    let reciprocal: DeviceArray<i8> = a.reciprocal().eval().unwrap();
+    assert_values("reciprocal", &reciprocal, &[1.0, 0.0]);
+    let power: DeviceArray<i8> = a.pow(&b).eval().unwrap();
+    assert_values("power", &power, &[1.0, 0.0]);
+    let floor_divide: DeviceArray<i8> = a.floor_divide(&b).eval().unwrap();
+    assert_values("floor_divide", &floor_divide, &[0.0, 0.0]);
+    let remainder: DeviceArray<i8> = a.remainder(&b).eval().unwrap();
+    assert_values("remainder", &remainder, &[0.0, 0.0]);
+    let fmod: DeviceArray<i8> = a.fmod(&b).eval().unwrap();
+    assert_values("fmod", &fmod, &[0.0, 0.0]);
+    let with_int: DeviceArray<i64> = a.pow(2).eval().unwrap();
+    assert_values("np.power(bool, 2)", &with_int, &[1.0, 0.0]);
+    let sum: DeviceArray<Bool> = (&a + &b).eval().unwrap();
+    assert_values("bool + bool", &sum, &[1.0, 1.0]);
+    for (what, result) in [
+        ("a - b", (&a - &b).eval()),
+        ("-a", (-&a).eval()),
+        ("sign", a.sign().eval()),
+        ("ptp", a.ptp()),
+    ] {
+        assert!(matches!(result, Err(Error::InvalidValue(_))), "{what}: {result:?}");
+    }
+}
+
 fn round_trip<T: Element + PartialEq + std::fmt::Debug>(stream: &Stream, host: &[T], shape: &[usize]) {
     let x = DeviceArray::from_slice(stream, host)
         .unwrap()

@@ -96,7 +96,7 @@ fn kernels_at_the_32_bit_index_boundary() {
     let cols = (1usize << 31) + 1;
     let mut m = DeviceArray::<u8>::zeros(&stream, [2, cols]).unwrap();
     m.update(|v| v + 1).unwrap();
-    let rows = m.sum_axes(&[1], false).unwrap().to_vec().unwrap();
+    let rows = m.sum_axes([1], false).unwrap().to_vec().unwrap();
     assert_eq!(rows, [cols as u64, cols as u64]);
     let mut t = DeviceArray::<u8>::zeros(&stream, [cols, 2]).unwrap();
     t.copy_from(&m.transpose()).unwrap();

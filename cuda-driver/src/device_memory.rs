@@ -29,22 +29,37 @@ pub enum Access {
 /// before host access; device work reaches it through copies, whose device side is the
 /// contract's.
 ///
+/// # The range is dense
+/// `device_ptr()..device_ptr() + byte_len()` is the memory itself, in its logical element
+/// order: every byte belongs to it and may be read by the routine it is given to (and written,
+/// for [`DeviceMemoryMut`]). Routines treat it as that many consecutive elements. A view whose
+/// elements are not one such run (strided, transposed, reversed or broadcast) has no such
+/// range: its `begin_use` returns [`Error::NotDense`] and its `byte_len` is 0, so no routine
+/// reads it as memory. Such a view either goes to a routine together with its layout (BLAS
+/// increments, leading dimensions and transposes), through a type that says so, or is copied
+/// to compact memory first.
+///
+/// Every consumer calls `begin_use` before it queues work on the memory: that is where the
+/// refusal comes, before anything runs.
+///
 /// # Safety
 /// Implementors guarantee that `device_ptr()..device_ptr()+byte_len()` is device memory of
-/// `context()` that stays allocated while `self` lives and is not freed before the work
-/// recorded through `begin_use` has completed (the free is ordered after it).
+/// `context()`, dense as described above, that stays allocated while `self` lives and is not
+/// freed before the work recorded through `begin_use` has completed (the free is ordered after
+/// it); and that `begin_use` fails for a value that is not dense.
 pub unsafe trait DeviceMemory {
     /// The context the memory belongs to.
     fn context(&self) -> &Context;
-    /// The device address of the first byte.
+    /// The device address of the first byte (the first element's).
     fn device_ptr(&self) -> CUdeviceptr;
-    /// The size in bytes.
+    /// The size in bytes of the dense range (0 for a view that is not dense).
     fn byte_len(&self) -> usize;
     /// Orders `stream` after conflicting earlier uses on other streams (a read waits for the
     /// last write; a write for the last write and every read since), with `cuStreamWaitEvent`,
     /// never a host wait; the returned guard records this use when dropped. Drop it once the
     /// work is queued. `stream` may belong to another context (a peer copy's); what the
-    /// operation allows is the caller's to check.
+    /// operation allows is the caller's to check. A view that is not dense is
+    /// [`Error::NotDense`] (see the trait's docs).
     fn begin_use(&self, stream: &Stream, access: Access) -> Result<StreamUse<'_>>;
 }
 

@@ -231,6 +231,16 @@ pub enum Error {
     /// Destructors (`Drop`) of objects of this context failed earlier; they
     /// could not return their errors, so the next checked call does.
     Deferred(Vec<DriverError>),
+    /// A view whose elements are not one dense run in logical order (strided, transposed,
+    /// reversed or broadcast) was given where the [device-memory contract](crate::DeviceMemory)
+    /// needs a dense range: copy it to a compact array first, or pass its layout to a routine
+    /// that takes one.
+    NotDense {
+        /// The view's extents, outermost first.
+        shape: Vec<usize>,
+        /// The view's strides, in elements.
+        strides: Vec<isize>,
+    },
 }
 
 impl Error {
@@ -264,6 +274,12 @@ impl fmt::Display for Error {
                 [only] => write!(f, "an earlier destructor call failed: {only}"),
                 [first, ..] => write!(f, "{} earlier destructor calls failed; first: {first}", errors.len()),
             },
+            Error::NotDense { shape, strides } => write!(
+                f,
+                "a view of shape {shape:?} and strides {strides:?} (in elements) is not dense memory \
+                 (it is strided, transposed, reversed or broadcast): make a compact copy, or pass its \
+                 layout to a routine that takes one"
+            ),
         }
     }
 }

@@ -69,7 +69,8 @@
 //!
 //! # The device-memory contract: what a library wrapper takes
 //! [`DeviceMemory`] is device memory of one context that work on streams uses: its address
-//! range, its context, and [`DeviceMemory::begin_use`], which orders a stream after the
+//! range (dense: a view that is not one run of elements is refused with [`Error::NotDense`]),
+//! its context, and [`DeviceMemory::begin_use`], which orders a stream after the
 //! conflicting uses on other streams (a read after the last write; a write after the last write
 //! and every read since) with `cuStreamWaitEvent`, never a host wait, and returns a
 //! [`StreamUse`] guard to drop once the work is queued. [`DeviceMemoryMut`] marks memory that

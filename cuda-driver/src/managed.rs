@@ -249,8 +249,8 @@ macro_rules! managed_args {
 
 managed_args!(&ManagedBuffer<T> => Access::Read, &mut ManagedBuffer<T> => Access::Write);
 
-// SAFETY: the range is the buffer's own allocation, of its context; `Allocation`'s drop orders
-// the free after every use begun through its tracker.
+// SAFETY: the range is the buffer's own allocation, of its context, and dense (its elements one
+// after another); `Allocation`'s drop orders the free after every use begun through its tracker.
 unsafe impl<T: DeviceCopy> DeviceMemory for ManagedBuffer<T> {
     fn context(&self) -> &Context {
         self.alloc.context()

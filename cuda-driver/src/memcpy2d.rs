@@ -564,8 +564,10 @@ impl<T: DeviceCopy> PitchedBuffer<T> {
 }
 
 // SAFETY: the range is the buffer's own allocation (`pitch` bytes for each of its
-// `height * depth` rows, as `cuMemAllocPitch` made it), of its context; `Allocation`'s drop
-// orders the free after every use begun through its tracker.
+// `height * depth` rows, as `cuMemAllocPitch` made it), of its context: dense bytes that all
+// belong to the buffer, the rows' padding included (a routine that takes it as consecutive
+// elements sees the padding as elements; one that takes a leading dimension is given `pitch`);
+// `Allocation`'s drop orders the free after every use begun through its tracker.
 unsafe impl<T: DeviceCopy> DeviceMemory for PitchedBuffer<T> {
     fn context(&self) -> &Context {
         self.alloc.context()

@@ -454,7 +454,8 @@ impl<T: DeviceCopy> std::fmt::Debug for DeviceSliceMut<'_, T> {
     }
 }
 
-// SAFETY: the range is the buffer's own allocation, of its context; `Allocation`'s drop orders
+// SAFETY: the range is the buffer's own allocation, of its context, and dense (its `len`
+// elements one after another, so `begin_use` has no view to refuse); `Allocation`'s drop orders
 // the free after every use begun through its tracker.
 unsafe impl<T: DeviceCopy> DeviceMemory for DeviceBuffer<T> {
     fn context(&self) -> &Context {
@@ -478,8 +479,9 @@ unsafe impl<T: DeviceCopy> DeviceMemory for DeviceBuffer<T> {
 // SAFETY: `&mut DeviceBuffer` is the only access to the buffer.
 unsafe impl<T: DeviceCopy> DeviceMemoryMut for DeviceBuffer<T> {}
 
-// SAFETY: the range lies inside the borrowed allocation (bounds checked when the view was made),
-// which outlives the view and orders its free after the uses begun through its tracker.
+// SAFETY: the range lies inside the borrowed allocation (bounds checked when the view was made)
+// and is dense (a slice is a run of consecutive elements); the allocation outlives the view and
+// orders its free after the uses begun through its tracker.
 unsafe impl<T: DeviceCopy> DeviceMemory for DeviceSlice<'_, T> {
     fn context(&self) -> &Context {
         &self.alloc.context

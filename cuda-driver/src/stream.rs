@@ -102,8 +102,11 @@ impl Stream {
         result
     }
 
-    /// Waits for queued work without reporting destructor errors.
-    pub(crate) fn synchronize_quiet(&self) -> Result<()> {
+    /// Waits for the work queued so far on this stream (`cuStreamSynchronize`) without taking
+    /// the errors kept from destructors: they stay for [`Stream::synchronize`] or
+    /// [`Context::check_deferred`]. For a layer that waits on its own account (a pool waiting
+    /// for the frees it queued), whose caller did not ask for those errors.
+    pub fn synchronize_quiet(&self) -> Result<()> {
         let driver = self.inner.context.bind()?;
         // SAFETY: the stream is alive while `self` is.
         check(unsafe { driver.cuStreamSynchronize()?(self.inner.raw) })

@@ -345,7 +345,7 @@ fn lt_f32_epilogues() {
 }
 
 /// `relu(A B + C + bias)` into `C` again and again: each call's result depends on the last, so
-/// a replayed graph that did not run, or ran twice, shows.
+/// a replayed graph that did not run, or ran twice, shows. Replay is off until switched on.
 #[test]
 fn repeated_lt_calls_replay_as_graphs() {
     let Some(stream) = stream_or_skip("repeated_lt_calls_replay_as_graphs") else {
@@ -356,7 +356,7 @@ fn repeated_lt_calls_replay_as_graphs() {
     let stream = Stream::with_options(stream.context(), StreamFlags::NON_BLOCKING, 0).unwrap();
     let context = stream.context();
     let mut lt = Lt::new(&stream).unwrap();
-    assert!(lt.replay(), "replay is on by default");
+    assert!(!lt.replay(), "replay is off by default");
     let (m, n, k) = (96, 80, 64);
     let g = Gemm::new(m, n, k).alpha(0.25).beta(1.0);
     let mut a = values::<f32>(m * k, 1);
@@ -379,6 +379,16 @@ fn repeated_lt_calls_replay_as_graphs() {
         lt.matmul(&g, Epilogue::ReluBias, a, &b_device, Some(&bias_device), c)
             .unwrap()
     };
+    // Off by default: repeated calls run directly, and nothing is captured.
+    for _ in 0..2 {
+        product(&mut lt, &a_device, &mut c_device);
+        c = step(&a, &c);
+    }
+    stream.synchronize().unwrap();
+    assert_close("replay off by default", &c_device.to_vec().unwrap(), &to_f64(&c), 1e-4);
+    assert_eq!(lt.replayed_calls(), 0, "no capture unless asked for");
+    lt.set_replay(true);
+    assert!(lt.replay());
     for call in 1..=4 {
         product(&mut lt, &a_device, &mut c_device);
         c = step(&a, &c);

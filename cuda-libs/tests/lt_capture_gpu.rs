@@ -18,6 +18,8 @@ fn lt_calls_inside_the_callers_capture_are_recorded_into_its_graph() {
     let stream = cuda_driver::Stream::with_options(stream.context(), StreamFlags::NON_BLOCKING, 0).unwrap();
     let context = stream.context();
     let mut lt = Lt::new(&stream).unwrap();
+    // On, so that the repeated call below would be replayed outside a capture.
+    lt.set_replay(true);
     let (m, n, k) = (96, 80, 64);
     let g = Gemm::new(m, n, k).alpha(0.25).beta(1.0);
     let host = |len: usize, seed: usize| -> Vec<f32> {

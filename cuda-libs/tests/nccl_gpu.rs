@@ -200,21 +200,17 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         let mut recvs: Vec<_> = (0..n)
             .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
             .collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, recv) in recvs.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .all_reduce::<T>(&sends[r], recv, count, op, &ranks[r].stream)?;
+                g.all_reduce::<T>(ranks[r].comm, &sends[r], recv, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
         .expect("all_reduce");
         let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count))).collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, buffer) in in_place.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .all_reduce_in_place::<T>(buffer, count, op, &ranks[r].stream)?;
+                g.all_reduce_in_place::<T>(ranks[r].comm, buffer, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
@@ -233,21 +229,17 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         let mut recvs: Vec<_> = (0..n)
             .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
             .collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, recv) in recvs.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce::<T>(&sends[r], recv, count, op, root, &ranks[r].stream)?;
+                g.reduce::<T>(ranks[r].comm, &sends[r], recv, count, op, root, &ranks[r].stream)?;
             }
             Ok(())
         })
         .expect("reduce");
         let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count))).collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, buffer) in in_place.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce_in_place::<T>(buffer, count, op, root, &ranks[r].stream)?;
+                g.reduce_in_place::<T>(ranks[r].comm, buffer, count, op, root, &ranks[r].stream)?;
             }
             Ok(())
         })
@@ -270,21 +262,17 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         let mut recvs: Vec<_> = (0..n)
             .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
             .collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, recv) in recvs.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce_scatter::<T>(&sends[r], recv, count, op, &ranks[r].stream)?;
+                g.reduce_scatter::<T>(ranks[r].comm, &sends[r], recv, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
         .expect("reduce_scatter");
         let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count * n))).collect();
-        nccl::group(|| {
+        nccl::group(|g| {
             for (r, buffer) in in_place.iter_mut().enumerate() {
-                ranks[r]
-                    .comm
-                    .reduce_scatter_in_place::<T>(buffer, count, op, &ranks[r].stream)?;
+                g.reduce_scatter_in_place::<T>(ranks[r].comm, buffer, count, op, &ranks[r].stream)?;
             }
             Ok(())
         })
@@ -309,20 +297,16 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
         .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
         .collect();
     let mut in_place: Vec<_> = (0..n).map(|r| upload(&contexts[r], &data(r, count))).collect();
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, recv) in recvs.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .broadcast::<T>(&sends[r], recv, count, root, &ranks[r].stream)?;
+            g.broadcast::<T>(ranks[r].comm, &sends[r], recv, count, root, &ranks[r].stream)?;
         }
         Ok(())
     })
     .expect("broadcast");
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, buffer) in in_place.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .broadcast_in_place::<T>(buffer, count, root, &ranks[r].stream)?;
+            g.broadcast_in_place::<T>(ranks[r].comm, buffer, count, root, &ranks[r].stream)?;
         }
         Ok(())
     })
@@ -349,20 +333,16 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
             upload(&contexts[r], &whole)
         })
         .collect();
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, recv) in recvs.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .all_gather::<T>(&sends[r], recv, count, &ranks[r].stream)?;
+            g.all_gather::<T>(ranks[r].comm, &sends[r], recv, count, &ranks[r].stream)?;
         }
         Ok(())
     })
     .expect("all_gather");
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, buffer) in in_place.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .all_gather_in_place::<T>(buffer, count, &ranks[r].stream)?;
+            g.all_gather_in_place::<T>(ranks[r].comm, buffer, count, &ranks[r].stream)?;
         }
         Ok(())
     })
@@ -386,14 +366,10 @@ fn every_collective<T: Host>(contexts: &[Context], comms: &[Communicator]) {
     let mut recvs: Vec<_> = (0..n)
         .map(|r| DeviceBuffer::<T>::zeroed(&contexts[r], count).unwrap())
         .collect();
-    nccl::group(|| {
+    nccl::group(|g| {
         for (r, recv) in recvs.iter_mut().enumerate() {
-            ranks[r]
-                .comm
-                .send::<T>(&sends[r], count, (r + 1) % n, &ranks[r].stream)?;
-            ranks[r]
-                .comm
-                .recv::<T>(recv, count, (r + n - 1) % n, &ranks[r].stream)?;
+            g.send::<T>(ranks[r].comm, &sends[r], count, (r + 1) % n, &ranks[r].stream)?;
+            g.recv::<T>(ranks[r].comm, recv, count, (r + n - 1) % n, &ranks[r].stream)?;
         }
         Ok(())
     })
@@ -586,4 +562,189 @@ fn a_unique_id_needs_no_gpu() {
     assert_eq!(UniqueId::from_bytes(&first.to_bytes()).unwrap(), first);
     let (major, minor, _) = nccl::version().unwrap();
     assert!((major, minor) >= (2, 28), "{major}.{minor}");
+}
+
+/// `len` values that differ from element to element (exact in f32).
+fn ramp(len: usize) -> Vec<f32> {
+    (0..len).map(|i| (i % 4093) as f32 + 1.0).collect()
+}
+
+/// The elements of `got` that differ from `want`.
+fn differing(got: &[f32], want: &[f32]) -> usize {
+    assert_eq!(got.len(), want.len());
+    got.iter().zip(want).filter(|(g, w)| g != w).count()
+}
+
+/// A call after a group: a one-rank all-reduce (a copy) of `n` elements, made at once on this
+/// thread, and a send/recv to itself in a group of its own; returns how many elements each
+/// delivered. Both are all `n` only if no NCCL group was left open on the thread (one left
+/// open defers every call to an end that never comes).
+fn later_calls_deliver(comm: &Communicator, context: &Context, n: usize) -> (usize, usize) {
+    let stream = Stream::new(context).unwrap();
+    let want = ramp(n);
+    let send = upload(context, &want);
+    let mut direct = DeviceBuffer::<f32>::zeroed(context, n).unwrap();
+    comm.all_reduce::<f32>(&send, &mut direct, n, ReduceOp::Sum, &stream)
+        .expect("a call after the group");
+    let mut received = DeviceBuffer::<f32>::zeroed(context, n).unwrap();
+    nccl::group(|g| {
+        g.send::<f32>(comm, &send, n, 0, &stream)?;
+        g.recv::<f32>(comm, &mut received, n, 0, &stream)?;
+        Ok(())
+    })
+    .expect("a group after the group");
+    stream.synchronize().unwrap();
+    (
+        n - differing(&direct.to_vec().unwrap(), &want),
+        n - differing(&received.to_vec().unwrap(), &want),
+    )
+}
+
+#[test]
+fn a_reader_on_another_stream_waits_for_the_groups_calls() {
+    let Some(contexts) = contexts_or_skip("a_reader_on_another_stream_waits_for_the_groups_calls") else {
+        return;
+    };
+    let context = &contexts[0];
+    let comms = Communicator::init_all(&contexts[..1]).expect("init_all");
+    let comm = &comms[0];
+    let (a, b) = (Stream::new(context).unwrap(), Stream::new(context).unwrap());
+    const N: usize = 4 << 20;
+    let want = ramp(N);
+    let send = upload(context, &want);
+    let mut received = DeviceBuffer::<f32>::zeroed(context, N).unwrap();
+    // `received` was last written on `b`: the receive on `a` makes the buffer shared by two
+    // streams, so each use records its stream's event when it ends.
+    received.memset_zero_async(&b).unwrap();
+    // Keeps `a` busy, so a reader ordered only after the work queued before the receive
+    // would run ahead of it.
+    let big = DeviceBuffer::<f32>::zeroed(context, 64 << 20).unwrap();
+    let mut scratch = DeviceBuffer::<f32>::zeroed(context, 64 << 20).unwrap();
+    for _ in 0..20 {
+        scratch.copy_from_device_async(&big, &a).unwrap();
+    }
+    nccl::group(|g| {
+        g.send::<f32>(comm, &send, N, 0, &a)?;
+        g.recv::<f32>(comm, &mut received, N, 0, &a)?;
+        Ok(())
+    })
+    .expect("send/recv to itself");
+    // The reader on `b` is ordered after the receive through the buffer's uses alone.
+    let mut read = DeviceBuffer::<f32>::zeroed(context, N).unwrap();
+    read.copy_from_device_async(&received, &b).unwrap();
+    b.synchronize().unwrap();
+    let stale = differing(&read.to_vec().unwrap(), &want);
+    assert_eq!(stale, 0, "{stale} of {N} elements read before the receive wrote them");
+    a.synchronize().unwrap();
+    assert_eq!(differing(&received.to_vec().unwrap(), &want), 0);
+}
+
+#[test]
+fn an_error_in_a_group_makes_none_of_its_calls() {
+    let Some(contexts) = contexts_or_skip("an_error_in_a_group_makes_none_of_its_calls") else {
+        return;
+    };
+    let context = &contexts[0];
+    let comms = Communicator::init_all(&contexts[..1]).expect("init_all");
+    let comm = &comms[0];
+    let stream = Stream::new(context).unwrap();
+    const N: usize = 1 << 20;
+    let send = upload(context, &ramp(N));
+    let mut recv = DeviceBuffer::<f32>::zeroed(context, N).unwrap();
+    let mut other = DeviceBuffer::<f32>::zeroed(context, N).unwrap();
+    // The closure's own error, after a call was queued.
+    let result: cuda_libs::Result<()> = nccl::group(|g| {
+        g.all_reduce::<f32>(comm, &send, &mut recv, N, ReduceOp::Sum, &stream)?;
+        Err(Error::InvalidValue("the closure's own error".into()))
+    });
+    assert!(
+        matches!(&result, Err(Error::InvalidValue(m)) if m == "the closure's own error"),
+        "{result:?}"
+    );
+    // A check that fails on the second call: the first is not made either.
+    let result = nccl::group(|g| {
+        g.all_reduce::<f32>(comm, &send, &mut recv, N, ReduceOp::Sum, &stream)?;
+        g.all_reduce::<f32>(comm, &send, &mut other, N + 1, ReduceOp::Sum, &stream)
+    });
+    assert!(matches!(result, Err(Error::InvalidValue(_))), "{result:?}");
+    stream.synchronize().unwrap();
+    assert_eq!(
+        differing(&recv.to_vec().unwrap(), &vec![0.0; N]),
+        0,
+        "a call of a failed group was made"
+    );
+    let delivered = later_calls_deliver(comm, context, N);
+    assert_eq!(delivered, (N, N), "elements delivered after the failed groups, of {N}");
+}
+
+#[test]
+fn a_panic_in_a_group_makes_none_of_its_calls_and_ends_it() {
+    let Some(contexts) = contexts_or_skip("a_panic_in_a_group_makes_none_of_its_calls_and_ends_it") else {
+        return;
+    };
+    let context = &contexts[0];
+    let comms = Communicator::init_all(&contexts[..1]).expect("init_all");
+    let comm = &comms[0];
+    let stream = Stream::new(context).unwrap();
+    const N: usize = 1 << 20;
+    let send = upload(context, &ramp(N));
+    let mut recv = DeviceBuffer::<f32>::zeroed(context, N).unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        nccl::group(|g| -> cuda_libs::Result<()> {
+            g.all_reduce::<f32>(comm, &send, &mut recv, N, ReduceOp::Sum, &stream)?;
+            panic!("a panic inside the group");
+        })
+    }));
+    let payload = panicked.expect_err("the panic goes on out of the group");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"a panic inside the group"));
+    stream.synchronize().unwrap();
+    assert_eq!(
+        differing(&recv.to_vec().unwrap(), &vec![0.0; N]),
+        0,
+        "a call of a panicked group was made"
+    );
+    let delivered = later_calls_deliver(comm, context, N);
+    assert_eq!(delivered, (N, N), "elements delivered after the panic, of {N}");
+}
+
+#[test]
+fn init_all_failing_part_way_leaves_no_group_open() {
+    let Some(contexts) = contexts_or_skip("init_all_failing_part_way_leaves_no_group_open") else {
+        return;
+    };
+    let primary = contexts[0].clone();
+    // A second context on the same device: NCCL refuses two ranks of one communicator on one
+    // GPU, after the first rank has started. On a thread of its own, so that a hang is a
+    // failure here rather than a stuck run.
+    let (done, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let second = Context::new(&primary.device(), ContextFlags::empty()).expect("a second context");
+        let started = Instant::now();
+        let result = Communicator::init_all(&[primary.clone(), second]);
+        let failed = match result {
+            Ok(comms) => {
+                println!("NCCL accepted two ranks on one device");
+                Communicator::finalize_all(comms).expect("finalize_all");
+                None
+            }
+            Err(error) => Some(error),
+        };
+        let waited = started.elapsed();
+        // Then, on the same thread, a one-rank communicator's calls are made.
+        let comms = Communicator::init_all(std::slice::from_ref(&primary)).expect("init_all after the failure");
+        let delivered = later_calls_deliver(&comms[0], &primary, 1 << 20);
+        let _ = done.send((failed.map(|e| e.to_string()), waited, delivered));
+    });
+    let (failed, waited, delivered) = outcome
+        .recv_timeout(Duration::from_secs(240))
+        .expect("init_all and the calls after it finish (or fail) in time");
+    println!("init_all over two contexts of one device: {failed:?} after {waited:?}");
+    if let Some(error) = &failed {
+        assert!(!error.is_empty());
+    }
+    assert_eq!(
+        delivered,
+        (1 << 20, 1 << 20),
+        "elements delivered after init_all, of 1048576"
+    );
 }

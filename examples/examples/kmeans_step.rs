@@ -91,14 +91,14 @@ fn main() -> ExitCode {
 
         let d = (&x.reshape([n, 1, D])? - &c.reshape([1, K, D])?)
             .square()
-            .sum_axes(&[2], false)?;
+            .sum_axes([2], false)?;
         let labels = d.argmin_axis(1, false)?;
         let clusters = DeviceArray::<i64>::arange(&stream, 0, K as i64, 1)?;
         let onehot = labels.reshape([n, 1])?.eq(&clusters.reshape([1, K])?).eval()?;
-        let counts = onehot.sum_axes(&[0], false)?;
-        let sums = (&onehot.reshape([n, K, 1])? * &x.reshape([n, 1, D])?).sum_axes(&[0], false)?;
+        let counts = onehot.sum_axes([0], false)?;
+        let sums = (&onehot.reshape([n, K, 1])? * &x.reshape([n, 1, D])?).sum_axes([0], false)?;
         let centroids = (&sums / &counts.reshape([K, 1])?).eval()?;
-        let inertia = d.min_axes(&[1], false)?.sum()?.item()?;
+        let inertia = d.min_axes([1], false)?.sum()?.item()?;
 
         println!("counts per cluster: {:?}", counts.to_vec()?);
         println!("new centroids (f64, as NumPy's f32 / int64):\n{centroids}");

@@ -48,9 +48,9 @@ fn main() -> ExitCode {
             .collect::<Result<Vec<_>, _>>()?;
 
         // One thread drives every rank: the step's calls go in one group.
-        nccl::group(|| {
+        nccl::group(|g| {
             for ((comm, grad), stream) in comms.iter().zip(&mut grads).zip(&streams) {
-                comm.all_reduce_in_place::<f32>(grad, PARAMETERS, ReduceOp::Avg, stream)?;
+                g.all_reduce_in_place::<f32>(comm, grad, PARAMETERS, ReduceOp::Avg, stream)?;
             }
             Ok(())
         })?;

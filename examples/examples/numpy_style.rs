@@ -49,8 +49,8 @@ fn main() -> ExitCode {
         // Views, broadcasting and reductions along axes: the mean of each column of a
         // (1024, 1024) matrix, subtracted from every row, leaves columns that sum to about zero.
         let m = z.reshape([1024, 1024])?;
-        let centred = (&m - &m.mean_axes(&[0], true)?).eval()?;
-        let column_sums = centred.sum_axes(&[0], false)?;
+        let centred = (&m - &m.mean_axes([0], true)?).eval()?;
+        let column_sums = centred.sum_axes([0], false)?;
         let worst = column_sums.abs().eval()?.max()?.item()?;
         println!("largest column sum after centring: {worst:e}");
         if worst > 1e-2 {

@@ -36,9 +36,10 @@ fn fetched() -> impl Iterator<Item = LibraryKind> {
 /// Runs an example's body; prints its error (without a backtrace) and exits non-zero on failure.
 ///
 /// First, for NVRTC, cudart and nvJitLink: where the library's variable is unset and the usual
-/// search finds no library, the copy `cargo xtask test` fetched into this workspace's
-/// `target/cuda-wheels/` is used (its variable is set, and a note says so), so the examples
-/// run on a fresh clone once the test command has run. The driver is never taken from there.
+/// search finds no library, the copy `cargo xtask test` fetched into `target/cuda-wheels/` of
+/// the `target/` folder the example runs from is used (its variable is set, and a note says
+/// so), so the examples run on a fresh clone once the test command has run. The driver is
+/// never taken from there.
 pub fn run(name: &str, body: impl FnOnce() -> Result<(), Box<dyn std::error::Error>>) -> ExitCode {
     use_fetched_wheels(name);
     match body() {
@@ -73,14 +74,13 @@ fn use_fetched_wheels(name: &str) {
     }
 }
 
-/// Candidate `target/` folders: those above the running example (`target/release/examples/x`),
-/// then this workspace's own.
+/// Candidate `target/` folders: those above the running example (`target/release/examples/x`,
+/// `target/debug/deps/x`). Not the folder the example was built in: a binary that names its
+/// build path does not run the same from a copy elsewhere (the GPU bundle).
 fn target_folders() -> Vec<PathBuf> {
-    let mut folders: Vec<PathBuf> = std::env::current_exe()
+    std::env::current_exe()
         .map(|exe| exe.ancestors().skip(1).take(3).map(Path::to_path_buf).collect())
-        .unwrap_or_default();
-    folders.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    folders
+        .unwrap_or_default()
 }
 
 /// `target/cuda-wheels/<wheel>-<version>/<folder>/<library>` (the folder of the library's wheel,
@@ -140,15 +140,14 @@ mod tests {
     }
 
     #[test]
-    fn looks_in_this_workspaces_target() {
+    fn looks_in_the_three_folders_above_the_executable() {
+        let exe = std::env::current_exe().unwrap();
         let folders = target_folders();
-        assert!(folders.last().unwrap().ends_with("../target"), "{folders:?}");
-        // The test binary runs from target/<profile>/deps: target/ is among the folders above it.
-        assert!(
-            folders
-                .iter()
-                .any(|f| f.join("debug").is_dir() || f.join("release").is_dir()),
-            "{folders:?}"
-        );
+        // A test binary is `target/<profile>/deps/x`, an example `target/<profile>/examples/x`:
+        // `target/` is the third folder above, wherever the binary was copied.
+        assert_eq!(folders.len(), 3, "{folders:?}");
+        assert_eq!(folders[0], exe.parent().unwrap());
+        assert_eq!(folders[2], exe.parent().unwrap().parent().unwrap().parent().unwrap());
+        assert!(folders.iter().all(|f| exe.starts_with(f)), "{folders:?}");
     }
 }

@@ -15,8 +15,12 @@
  *   cuda_core_expr(float a, const float *x, const float *y, float *out, unsigned long long n)
  *                                                                     out[i] = a * x[i] + y[i]
  *     (and its pack-wise twin cuda_core_expr_vec: what cuda-core generates for the expression
- *     `a * &x + &y` of f32 arrays; the only expression the stand-in runs, over all n elements
- *     whatever the grid, as the generated grid-stride loops do)
+ *     `a * &x + &y` of f32 arrays, over all n elements whatever the grid, as the generated
+ *     grid-stride loops do)
+ *   cuda_core_expr(const float *x, const float *y, const float *z, float *out, unsigned long long n)
+ *                                                                     out[i] = x[i] * y[i] + z[i]
+ *     (and cuda_core_expr_vec: `&x * &y + &z` of f32 arrays, the same way; the stand-in runs
+ *     these two expressions only)
  *   cuda_core_matmul_tiled(const int *a, const int *b, int *c, long long m, n, k, count,
  *                          a_offset, a_batch, a_row, a_col, b_offset, b_batch, b_row, b_col,
  *                          c_offset, c_batch)
@@ -124,6 +128,18 @@ static CUresult cuda_core_expr(const struct fake_launch *launch) {
     return CUDA_SUCCESS;
 }
 
+static CUresult cuda_core_expr_fma(const struct fake_launch *launch) {
+    unsigned long long n = ARG(launch, 4, unsigned long long);
+    if (n == 0) return CUDA_SUCCESS;
+    const float *x = floats(ARG(launch, 0, CUdeviceptr), n);
+    const float *y = floats(ARG(launch, 1, CUdeviceptr), n);
+    const float *z = floats(ARG(launch, 2, CUdeviceptr), n);
+    float *out = floats(ARG(launch, 3, CUdeviceptr), n);
+    if (!x || !y || !z || !out) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (unsigned long long i = 0; i < n; i++) out[i] = x[i] * y[i] + z[i];
+    return CUDA_SUCCESS;
+}
+
 /* The int element at `index` of the array at `base`, or NULL outside every allocation. */
 static int *int_at(CUdeviceptr base, long long index) {
     return (int *)fake_device_bytes(base + (CUdeviceptr)(index * (long long)sizeof(int)), sizeof(int));
@@ -200,6 +216,8 @@ static const struct fake_kernel kernels[] = {
     {"noop", 0, {0}, noop},
     {"cuda_core_expr", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"cuda_core_expr_vec", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
+    {"cuda_core_expr", 5, {8, 8, 8, 8, 8}, cuda_core_expr_fma},
+    {"cuda_core_expr_vec", 5, {8, 8, 8, 8, 8}, cuda_core_expr_fma},
     {"cuda_core_matmul_tiled", 17, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, cuda_core_matmul_tiled},
     {"cuda_core_gather", 6, {8, 8, 8, 8, 8, 40}, cuda_core_gather},
     {"sample", 5, {8, 8, 4, 4, 4}, fake_sample_kernel},

@@ -533,7 +533,7 @@ fn take_with_indices_checked_on_the_device(_ptx: &str) -> Result<()> {
         x.copy_from_host(&xs)?;
         indices.copy_from_host(&picks)?;
         let mut out = DeviceArray::<f32>::empty_in(&pool, &stream, n)?;
-        x.take_into(&indices, Some(0), cuda_core::IndexMode::Raise, &mut out)?;
+        x.take_into(&indices, 0, cuda_core::IndexMode::Raise, &mut out)?;
         let got = out.to_vec()?;
         let want: Vec<f32> = picks.iter().map(|&j| xs[j.rem_euclid(n as i64) as usize]).collect();
         if got != want {
@@ -544,7 +544,7 @@ fn take_with_indices_checked_on_the_device(_ptx: &str) -> Result<()> {
             )));
         }
         indices.copy_from_host(&vec![n as i64; n])?;
-        match x.take_into(&indices, Some(0), cuda_core::IndexMode::Raise, &mut out) {
+        match x.take_into(&indices, 0, cuda_core::IndexMode::Raise, &mut out) {
             Err(cuda_core::Error::IndexOutOfBounds { index: Some(i), .. }) if i == n as i64 => {}
             Err(cuda_core::Error::IndexOutOfBounds { .. }) | Ok(_) => {
                 return Err(cuda_core::Error::InvalidValue(

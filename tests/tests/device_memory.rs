@@ -325,3 +325,206 @@ fn captured_uses_are_not_ordered_from_outside_the_capture() {
     drop(exec);
     finish(&fake, parts);
 }
+
+/// The launches that `cuda_driver`'s GPU test `cross_stream_order` times, on the stand-in: a
+/// write on `a` behind other work, a read of it on `b` behind other work, an overwrite on `a`,
+/// for plain and pool memory. Queueing them makes only the calls that queue work and order it
+/// on the device: no host wait of any kind (synchronising, a blocking copy, a free), which is
+/// what its "queueing took ... of ...: a host wait?" check would catch on a GPU.
+#[test]
+fn the_cross_stream_launches_queue_without_a_host_wait() {
+    let fake = fake::session();
+    let parts = parts(&fake);
+    let config = LaunchConfig::for_num_elems(N as u32);
+    let one = LaunchConfig::for_num_elems(2);
+    let (a, b) = (stream(&parts.context), stream(&parts.context));
+    let pool = cuda_driver::MemPool::new(&parts.context.device()).unwrap();
+    for stream_ordered in [false, true] {
+        let mut x = match stream_ordered {
+            true => DeviceBuffer::<f32>::alloc_from_pool_async(&pool, &a, N).unwrap(),
+            false => DeviceBuffer::<f32>::alloc(&parts.context, N).unwrap(),
+        };
+        let mut y = DeviceBuffer::<f32>::zeroed(&parts.context, N).unwrap();
+        let mut done = DeviceBuffer::<f32>::zeroed(&parts.context, 2).unwrap();
+        let mut done_b = DeviceBuffer::<f32>::zeroed(&parts.context, 2).unwrap();
+        // SAFETY (every launch here): fill and saxpy touch the element counts of their buffers.
+        unsafe {
+            a.launch(&parts.fill, &config, (&mut x, 1.0f32, N as u32)).unwrap();
+            a.launch(&parts.fill, &one, (&mut done, 0.0f32, 2u32)).unwrap();
+            b.launch(&parts.saxpy, &config, (0.0f32, &x, &mut y, N as u32)).unwrap();
+        }
+        a.synchronize().unwrap();
+        b.synchronize().unwrap();
+        fake.reset();
+        unsafe {
+            a.launch(&parts.fill, &one, (&mut done, 1.0f32, 2u32)).unwrap();
+            a.launch(&parts.fill, &config, (&mut x, 3.0f32, N as u32)).unwrap();
+            b.launch(&parts.fill, &one, (&mut done_b, 1.0f32, 2u32)).unwrap();
+            b.launch(&parts.saxpy, &config, (2.0f32, &x, &mut y, N as u32)).unwrap();
+            a.launch(&parts.fill, &config, (&mut x, 5.0f32, N as u32)).unwrap();
+        }
+        let trace = fake.trace();
+        let queueing = [
+            "cuCtxGetCurrent",
+            "cuLaunchKernel",
+            "cuEventRecord",
+            "cuStreamWaitEvent",
+        ];
+        let others: Vec<&str> = trace
+            .split_whitespace()
+            .filter(|call| !queueing.contains(call))
+            .collect();
+        assert!(
+            others.is_empty(),
+            "stream-ordered: {stream_ordered}: {others:?} in {trace}"
+        );
+        assert_eq!(calls(&trace, "cuLaunchKernel"), 5, "{trace}");
+        assert_eq!(calls(&trace, "cuStreamWaitEvent"), 3, "{trace}");
+        b.synchronize().unwrap();
+        a.synchronize().unwrap();
+        assert_eq!(y.to_vec().unwrap(), [6.0; N], "stream-ordered: {stream_ordered}");
+        assert_eq!(x.to_vec().unwrap(), [5.0; N], "stream-ordered: {stream_ordered}");
+        drop((x, y, done, done_b));
+    }
+    a.synchronize().unwrap();
+    drop(pool);
+    finish(&fake, parts);
+}
+
+/// Out of memory, the pool frees its cached blocks and waits for the streams it freed them on
+/// (and the allocating stream) before it retries: never `cuCtxSynchronize`, which fails while
+/// another thread captures a graph in the context.
+#[test]
+fn a_pool_out_of_memory_waits_for_its_own_frees_not_the_context() {
+    let fake = fake::session();
+    let parts = parts(&fake);
+    let pool = cuda_core::MemoryPool::new(&parts.context);
+    let (a, b, c) = (stream(&parts.context), stream(&parts.context), stream(&parts.context));
+    // A block of one class cached for `a`; the allocations below are of another class.
+    drop(pool.alloc(&a, 1024).unwrap());
+    assert_eq!(pool.stats().cached_blocks, 1);
+    // Where `cuMemAllocAsync` comes in an allocation that misses the cache: measured on `c`.
+    fake.reset();
+    let measured = pool.alloc(&c, 8192).unwrap();
+    let trace = fake.trace();
+    let position = trace
+        .split_whitespace()
+        .position(|call| call == "cuMemAllocAsync")
+        .unwrap_or_else(|| panic!("no cuMemAllocAsync in {trace}"));
+    // The same path on `b`, whose driver allocation runs out of memory once.
+    fake.reset();
+    fake.fail_nth(position as u64 + 1, fake::OUT_OF_MEMORY);
+    let block = pool
+        .alloc(&b, 8192)
+        .expect("the retry after freeing the cache succeeds");
+    let trace = fake.trace();
+    assert_eq!(fake.injected(), 1, "{trace}");
+    assert_eq!(calls(&trace, "cuMemAllocAsync"), 2, "{trace}");
+    assert_eq!(calls(&trace, "cuMemFreeAsync"), 1, "the cached block is freed: {trace}");
+    assert_eq!(calls(&trace, "cuCtxSynchronize"), 0, "no context-wide wait: {trace}");
+    assert_eq!(
+        calls(&trace, "cuStreamSynchronize"),
+        2,
+        "a wait for the stream the free was queued on and for the allocating one: {trace}"
+    );
+    assert_eq!(pool.stats().cached_blocks, 0);
+    drop((block, measured));
+    pool.free_all_blocks().unwrap();
+    for s in [&a, &b, &c] {
+        s.synchronize().unwrap();
+    }
+    drop((pool, a, b, c));
+    finish(&fake, parts);
+}
+
+/// A routine that takes contract memory as a dense range, as library wrappers do: copies
+/// `source`'s range over the start of `destination`'s (`cuMemcpyDtoDAsync`).
+fn copy_range(
+    stream: &Stream,
+    source: &impl DeviceMemory,
+    destination: &mut impl DeviceMemoryMut,
+) -> cuda_driver::Result<()> {
+    let _read = source.begin_use(stream, Access::Read)?;
+    let _write = destination.begin_use(stream, Access::Write)?;
+    if destination.byte_len() < source.byte_len() {
+        return Err(cuda_driver::Error::InvalidValue("the destination is shorter".into()));
+    }
+    // SAFETY: both ranges are contract memory of the stream's context, alive for the borrows,
+    // in use on the stream (begun above); the destination holds the source's length.
+    unsafe { stream.copy_raw_async(destination.device_ptr(), source.device_ptr(), source.byte_len()) }
+}
+
+/// Strided, transposed, reversed and broadcast views are not dense ranges: the contract
+/// refuses them with `NotDense` (and gives no range), so a routine that copies ranges leaves
+/// both sides untouched; a compact slice (`x[2..10]`) is a range and is copied.
+#[test]
+fn views_that_are_not_dense_are_refused_by_the_contract() {
+    let fake = fake::session();
+    let context = Context::primary(&Device::get(0).unwrap()).unwrap();
+    let stream = stream(&context);
+    // A pool of the test's own, emptied at the end (the context's default pool keeps its blocks).
+    let pool = cuda_core::MemoryPool::new(&context);
+    let data: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    let mut x = cuda_core::DeviceArray::<f32>::empty_in(&pool, &stream, [16]).unwrap();
+    x.copy_from_host(&data).unwrap();
+    let matrix = x.reshape_view([4, 4]).unwrap();
+    let one = x.slice(&[cuda_core::Slice::from(3..4)]).unwrap();
+    let not_dense = [
+        ("strided x[::2]", x.slice(&[cuda_core::Slice::ALL.step(2)]).unwrap()),
+        ("transposed", matrix.transpose()),
+        ("reversed x[::-1]", x.flip(&[0]).unwrap()),
+        ("broadcast", one.broadcast_to([8]).unwrap()),
+        (
+            "padded rows x[:, :2]",
+            matrix
+                .slice(&[cuda_core::Slice::ALL, cuda_core::Slice::from(..2)])
+                .unwrap(),
+        ),
+    ];
+    let mut out = cuda_core::DeviceArray::<f32>::zeros_in(&pool, &stream, [16]).unwrap();
+    for (what, view) in &not_dense {
+        assert_eq!(DeviceMemory::byte_len(view), 0, "{what}: no dense range");
+        match DeviceMemory::begin_use(view, &stream, Access::Read) {
+            Err(cuda_driver::Error::NotDense { shape, strides }) => {
+                assert_eq!(
+                    (shape.as_slice(), strides.as_slice()),
+                    (view.shape(), view.strides()),
+                    "{what}"
+                )
+            }
+            other => panic!("{what}: expected NotDense, got {other:?}"),
+        }
+        assert!(
+            matches!(
+                copy_range(&stream, view, &mut out),
+                Err(cuda_driver::Error::NotDense { .. })
+            ),
+            "{what}"
+        );
+        // As the destination too (the broadcast view aside, views of `x` are writable).
+        let mut target = view.slice(&[]).unwrap();
+        let source = cuda_core::DeviceArray::<f32>::zeros_in(&pool, &stream, [view.len()]).unwrap();
+        assert!(
+            matches!(
+                copy_range(&stream, &source, &mut target),
+                Err(cuda_driver::Error::NotDense { .. })
+            ),
+            "{what} as the destination"
+        );
+    }
+    assert_eq!(out.to_vec().unwrap(), vec![0.0; 16], "nothing was copied");
+    assert_eq!(x.to_vec().unwrap(), data, "x is untouched");
+    // A compact slice is a dense range: its elements, from its first.
+    let compact = x.slice(&[cuda_core::Slice::from(2..10)]).unwrap();
+    assert_eq!(DeviceMemory::byte_len(&compact), 8 * 4);
+    copy_range(&stream, &compact, &mut out).unwrap();
+    let copied = out.to_vec().unwrap();
+    assert_eq!(copied[..8], data[2..10]);
+    assert_eq!(copied[8..], [0.0; 8]);
+    drop((not_dense, one, matrix, compact, out, x));
+    pool.free_all_blocks().unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(fake.live(Kind::DeviceMemory), 0);
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}

@@ -8,13 +8,14 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 // `SOURCES`: the C files of `tests/fakecuda` that build.rs compiles, as `(name, text)`.
 include!(concat!(env!("OUT_DIR"), "/fakecuda_sources.rs"));
 
 /// `cuda.h` from the folders in `CUDA_SYS_HEADERS` (set by `cargo xtask test`, and by the GPU
-/// bundle's `run.sh` to the pinned headers it carries), else from the fetched wheels.
+/// bundle's `run.sh` to the pinned headers it carries), else from the wheels fetched into the
+/// `target/` folder this binary runs from (`target/<profile>/deps/fake_abi-...`).
 fn cuda_h() -> Option<PathBuf> {
     if let Some(folders) = std::env::var_os("CUDA_SYS_HEADERS") {
         if let Some(found) = std::env::split_paths(&folders)
@@ -24,7 +25,11 @@ fn cuda_h() -> Option<PathBuf> {
             return Some(found);
         }
     }
-    let wheels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cuda-wheels");
+    let exe = std::env::current_exe().ok()?;
+    let wheels = exe.ancestors().skip(1).take(3).find_map(|folder| {
+        let wheels = folder.join("cuda-wheels");
+        wheels.is_dir().then_some(wheels)
+    })?;
     std::fs::read_dir(wheels)
         .ok()?
         .filter_map(Result::ok)

@@ -66,7 +66,7 @@ const NOT_CALLS: &[&str] = &[
     "__dlpack__",
     "__dlpack_device__",
     "__cuda_array_interface__",
-    "(&[axes], keepdims)",
+    "(axes, keepdims)",
     "copy=True",
     // The `python` feature's calls, compiled by cuda-core's python doctests (`cargo xtask test`).
     "None",
@@ -399,7 +399,13 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         DeviceArray::hstack(&[&x, &y])?;
         DeviceArray::vstack(&[&x, &y])?;
     }
-    (x.flip(&[0])?, x.flipud()?, x.fliplr()?);
+    (
+        x.flip(0)?,
+        x.flip(None)?,
+        x.flip(cuda_core::Axes::EMPTY)?,
+        x.flipud()?,
+        x.fliplr()?,
+    );
     let mut buf = vec![0.0f32; 6];
     x.to_vec()?;
     x.copy_to_host(&mut buf)?;
@@ -475,17 +481,17 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
             a.right_shift(2),
         );
     }
-    ((&x * &y).sum()?, (&x - &y).abs().max_axes(&[1], false)?);
-    (x.var(1)?, x.std_axes(&[0], true, 0)?);
+    ((&x * &y).sum()?, (&x - &y).abs().max_axes([1], false)?);
+    (x.var(1)?, x.std_axes([0], true, 0)?);
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
-    x.nansum_axes(&[0], false)?;
-    (x.count_nonzero()?, x.ptp_axes(&[1], false)?);
+    x.nansum_axes([0], false)?;
+    (x.count_nonzero()?, x.ptp_axes([1], false)?);
     (x.nanargmax()?, x.nanargmin_axis(1, false)?);
     {
         let (w, w1d) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 3)?);
         x.average(&w, None, false)?.average;
         use cuda_core::Average;
-        let Average { average, weight_sum } = x.average(&w1d, Some(&[1]), false)?;
+        let Average { average, weight_sum } = x.average(&w1d, 1, false)?;
         x.save_npy("x.npy")?;
         DeviceArray::<f32>::load_npy(&stream, "x.npy")?;
         x.write_npy(Vec::new())?;
@@ -500,7 +506,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (Slice::ALL.step(-2), Slice::from(1..4).step(-1));
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3, 4])?;
     x.transpose();
-    x.permute(&[1, 0, 2])?;
+    x.permute([1, 0, 2])?;
     x.reshape([3, 4])?;
     x.broadcast_to([4, 3])?;
     x.squeeze();
@@ -558,6 +564,11 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         );
         let m = DeviceArray::<f32>::zeros(&stream, [3, 3])?;
         m.linalg_norm(Norm::Fro)?;
+        (
+            x.linalg_norm(Norm::Ord(3.0))?,
+            m.linalg_norm(Norm::Ord(1.0))?,
+            m.linalg_norm(Norm::Inf)?,
+        );
     }
     {
         use cuda_core::ExprOps;
@@ -592,10 +603,10 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     let a = DeviceArray::<f32>::zeros(&stream, [m, n])?;
     blas.gemv(&Gemv::new(m, n), &a, &x, &mut y)?;
     let x = DeviceArray::<f32>::zeros(&stream, [2, 3])?;
-    x.sum_axes(&[0], true)?;
+    (x.sum_axes(0, true)?, x.sum_axes([0, -1], false)?);
     (x.prod()?, x.mean()?, x.max()?, x.min()?, x.all()?, x.any()?);
-    (x.prod_axes(&[0], true)?, x.mean_axes(&[0], true)?);
-    x.argmax_axis(1, false)?;
+    (x.prod_axes([0], true)?, x.mean_axes([0], true)?);
+    x.argmax_axis(-1, false)?;
     x.argmax()?;
     x.sum()?.item()?;
     let seed = 1;
@@ -646,19 +657,15 @@ fn manipulation_and_indexing(stream: cuda_driver::Stream) -> Checked {
     let x = DeviceArray::<f32>::zeros(&stream, [3, 4])?;
     let (y, v, m) = (x.try_clone()?, x.ravel()?, x.try_clone()?);
     DeviceArray::dstack(&[&x, &y])?;
-    (x.append(&y, None)?, x.append(&y, Some(0))?);
+    (x.append(&y, None)?, x.append(&y, 0)?);
     x.split(SplitAt::Sections(3), 1)?;
     x.split(SplitAt::Indices(&[2, 5]), 0)?;
     x.array_split(SplitAt::Sections(3), 0)?;
-    (
-        x.tile(&[2, 3])?,
-        x.repeat(3, Some(1))?,
-        x.repeat_each(&[1, 0, 2], None)?,
-    );
-    (x.roll(2, None)?, x.roll(-1, Some(0))?);
+    (x.tile(&[2, 3])?, x.repeat(3, 1)?, x.repeat_each(&[1, 0, 2], None)?);
+    (x.roll(2, None)?, x.roll(-1, 0)?);
     x.pad(&[(1, 2), (0, 3)], PadMode::Constant(0.0))?;
     x.pad(&[(2, 2)], PadMode::Edge)?;
-    (x.moveaxis(0, x.ndim() - 1)?, x.swapaxes(0, 1)?);
+    (x.moveaxis(0, -1)?, x.swapaxes(0, 1)?);
     (x.ravel()?, x.flatten()?);
     (x.atleast_1d(), x.atleast_2d(), x.atleast_3d());
     DeviceArray::broadcast_arrays(&[&x, &y])?;
@@ -666,7 +673,7 @@ fn manipulation_and_indexing(stream: cuda_driver::Stream) -> Checked {
     DeviceArray::meshgrid(&[&x, &y], MeshIndexing::Ij)?;
     (x.at(2)?, x.index_axis(1, -1)?);
     let i: DeviceArray<i64> = DeviceArray::from_slice(&stream, &[0, 2])?;
-    x.take(&i, Some(1), IndexMode::Raise)?;
+    x.take(&i, 1, IndexMode::Raise)?;
     x.take(&i, None, IndexMode::Raise)?;
     (IndexMode::Wrap, IndexMode::Clip);
     let mut y = DeviceArray::<f32>::empty(&stream, [2])?;
@@ -709,8 +716,8 @@ fn several_gpus(
     comm.reduce_scatter::<f32>(&t, &mut out, n, ReduceOp::Sum, &stream)?;
     comm.send::<f32>(&x, n, peer, &stream)?;
     comm.recv::<f32>(&mut y, n, peer, &stream)?;
-    nccl::group(|| {
-        comms[0].all_reduce_in_place::<f32>(&mut t, n, ReduceOp::Sum, &stream)?;
+    nccl::group(|g| {
+        g.all_reduce_in_place::<f32>(&comms[0], &mut t, n, ReduceOp::Sum, &stream)?;
         Ok(())
     })?;
     Ok(())

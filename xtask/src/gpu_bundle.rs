@@ -13,6 +13,11 @@
 //! `--keep-going` is given, for a benchmark it warns (each layer's benchmark
 //! is a feature of the `benches` package and joins when its crate builds).
 //!
+//! The bundle is self-contained: a bundled binary whose bytes hold the build root's absolute
+//! path (what `env!("CARGO_MANIFEST_DIR")` read at run time leaves behind) is refused, naming
+//! the binary and the path, since it would fail with the checkout moved away. The build-script
+//! files of kind `file` are the exception: `run.sh` puts them back at their build path.
+//!
 //! The Python extension module of `examples/python-ext` (release, `--features python`, abi3,
 //! built with `PYO3_NO_PYTHON`, so no interpreter is needed here) travels in `python-ext/` with
 //! its tests (`test_interop.py`), which `run.sh` runs against torch and CuPy, once as they are
@@ -454,6 +459,12 @@ fn write_bundle(
     let mut seen = BTreeMap::new();
     let mut empty = Vec::new();
     let mut written = Vec::new();
+    let restored: Vec<&Path> = binaries
+        .iter()
+        .filter(|b| b.kind == "file")
+        .map(|b| b.path.as_path())
+        .collect();
+    let mut embedding = Vec::new();
     for binary in binaries {
         let folder = match binary.kind {
             "test" => "tests",
@@ -479,6 +490,12 @@ fn write_bundle(
                 .map_err(|e| format!("strip: {e}"))?;
             if !status.success() {
                 return Err(format!("strip {} failed ({status})", target.display()));
+            }
+        }
+        if binary.kind != "file" {
+            let mentions = build_root_mentions(&target, root, &restored)?;
+            if !mentions.is_empty() {
+                embedding.push(format!("{folder}/{}: {}", binary.name, mentions.join(", ")));
             }
         }
         manifest.push_str(&format!("{}\t{}\t{}\n", binary.kind, binary.name, binary.package_dir));
@@ -516,10 +533,24 @@ fn write_bundle(
                 return Err(format!("strip {} failed ({status})", to.display()));
             }
         }
+        let mentions = build_root_mentions(&to, root, &restored)?;
+        if !mentions.is_empty() {
+            embedding.push(format!("python-ext/cuda_rs_ext.so: {}", mentions.join(", ")));
+        }
         for script in ["test_interop.py", "bench_interop.py"] {
             let from = root.join("examples/python-ext/python").join(script);
             fs::copy(&from, dir.join("python-ext").join(script)).map_err(io(&from))?;
         }
+    }
+    if !embedding.is_empty() {
+        return Err(format!(
+            "{} bundled binaries hold the build root {} and would fail with the checkout moved away \
+             (a path read at run time, such as env!(\"CARGO_MANIFEST_DIR\"); embed the file with \
+             include_str! or find it from the executable): {}",
+            embedding.len(),
+            root.display(),
+            embedding.join("; ")
+        ));
     }
     copy_pinned_headers(root, &dir.join("headers"))?;
     if !empty.is_empty() {
@@ -564,6 +595,41 @@ fn write_bundle(
         ));
     }
     Ok(())
+}
+
+/// The places where `file` holds `root`'s absolute path other than as the start of one of
+/// `restored` (the build-script files `run.sh` puts back at their build path): each as the
+/// printable text that starts there (at most 120 bytes), without repeats.
+fn build_root_mentions(file: &Path, root: &Path, restored: &[&Path]) -> Result<Vec<String>, String> {
+    let bytes = fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let root = root.to_string_lossy().into_owned().into_bytes();
+    let restored: Vec<Vec<u8>> = restored
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned().into_bytes())
+        .collect();
+    let mut mentions: Vec<String> = Vec::new();
+    let Some(&first) = root.first() else {
+        return Ok(mentions);
+    };
+    let mut at = 0;
+    while let Some(offset) = bytes[at..].iter().position(|&b| b == first) {
+        let rest = &bytes[at + offset..];
+        at += offset + 1;
+        if !rest.starts_with(&root) || restored.iter().any(|path| rest.starts_with(path)) {
+            continue;
+        }
+        let end = rest
+            .iter()
+            .position(|b| !b.is_ascii_graphic())
+            .unwrap_or(rest.len())
+            .min(120);
+        let mention = String::from_utf8_lossy(&rest[..end]).into_owned();
+        if !mentions.contains(&mention) {
+            mentions.push(mention);
+        }
+        at += root.len() - 1;
+    }
+    Ok(mentions)
 }
 
 /// Packs `tests/`, `examples/`, `bench/`, `files/` and `python-ext/` into `binaries.tar.xz` (about a tenth of their size, which
@@ -663,8 +729,34 @@ fn folder_size(dir: &Path) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{package_name, tests, Artifact};
+    use super::{build_root_mentions, package_name, tests, Artifact};
     use std::path::Path;
+
+    #[test]
+    fn binaries_that_hold_the_build_root_are_found() {
+        let dir = std::env::temp_dir().join(format!("xtask-build-root-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let root = Path::new("/w/checkout");
+        let restored = Path::new("/w/checkout/target/release/build/tests-1/out/libfakecuda.so");
+        let file = dir.join("binary");
+        let mentions = |bytes: &[u8]| {
+            std::fs::write(&file, bytes).unwrap();
+            build_root_mentions(&file, root, &[restored]).unwrap()
+        };
+        // A manifest folder read at run time, twice, beside other strings.
+        let found = mentions(b"\x7fELF\0/w/checkout/cuda-sysCargo.toml\0x/w/checkout/cuda-sysCargo.toml\0/w/other");
+        assert_eq!(found, ["/w/checkout/cuda-sysCargo.toml"]);
+        assert_eq!(mentions(b"/w/checkout"), ["/w/checkout"], "at the very end");
+        // A restored build-script file is allowed; relative panic paths and other roots are not the root.
+        assert!(mentions(b"\0/w/checkout/target/release/build/tests-1/out/libfakecuda.so\0").is_empty());
+        assert!(mentions(b"cuda-core/src/lib.rs\0/w/checkou\0/root/.cargo/registry/x.rs").is_empty());
+        assert_eq!(
+            mentions(b"/w/checkout/target/release/build/tests-1/out/other.so"),
+            ["/w/checkout/target/release/build/tests-1/out/other.so"]
+        );
+        assert!(build_root_mentions(&dir.join("missing"), root, &[]).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn test_binaries_are_named_after_the_package_folder() {

@@ -3,7 +3,8 @@
 //! skinny 8192 x 8192 x 64), and cuBLASLt `Lt::matmul` with a bias+ReLU epilogue in bf16 at
 //! 8192^3, in TFLOP/s (`2 m n k` per product, timed with events); through cuda-core,
 //! `DeviceArray::matmul` of a batch of 256 f32 128 x 128 matrices (TFLOP/s, one strided-batched
-//! call) and its host cost per call at 64x64 and 512x512 f32 (us/call: the median over batches
+//! call) and its host cost per call at 64x64 and 512x512 f32, with cuBLASLt graph replay off (the
+//! default) and on (us/call: the median over batches
 //! of back-to-back calls on allocated operands, queued behind a spinning kernel so the device's
 //! time does not count, waiting between batches; beside it the cuBLAS and cuBLASLt calls under
 //! it, on buffers); and `relu(x @ w + b)`
@@ -28,11 +29,18 @@ const LT: &str = "cuda-libs Lt::matmul (bias+ReLU epilogue)";
 const MATMUL: &str = "cuda-core DeviceArray::matmul";
 /// The host-cost rows of the library calls under `matmul`, on buffers, the output reused.
 const HOST_GEMM: &str = "cuda-libs Blas::gemm (cublasGemmEx, output reused)";
-const HOST_LT: &str = "cuda-libs Lt::matmul (cublasLtMatmul, output reused)";
+/// `Lt::matmul` with graph replay switched on (`Lt::set_replay(true)`), and with it off (the
+/// default).
+const HOST_LT: &str = "cuda-libs Lt::matmul (graph replay on, output reused)";
 const HOST_LT_DIRECT: &str = "cuda-libs Lt::matmul (graph replay off, output reused)";
-/// `matmul` whose results are all kept to the run's end, so no call repeats an address and none
-/// is replayed as a graph.
+/// `matmul` with graph replay switched on (`cuda_core::set_matmul_replay(true)`); [`MATMUL`] is
+/// the default, replay off.
+const MATMUL_REPLAY: &str = "cuda-core DeviceArray::matmul (graph replay on)";
+/// `matmul` whose results are all kept to the run's end, so no call repeats an address (replay
+/// off, as by default).
 const MATMUL_FRESH: &str = "cuda-core DeviceArray::matmul (results kept: new addresses, no replay)";
+/// The `matmul` host-cost rows.
+const HOST_MATMULS: [&str; 3] = [MATMUL, MATMUL_REPLAY, MATMUL_FRESH];
 /// The batched case: 256 products of 128 x 128 f32 matrices.
 const BATCHED: &str = "f32 256 x 128^3 batched";
 /// Host cost: batches of back-to-back `matmul` calls, after warm-up batches, each queued behind
@@ -104,7 +112,7 @@ fn main() {
                 Row::unavailable(BENCH, &case, implementation, UNIT, &why).emit();
             }
             for n in HOST_SIZES {
-                for implementation in [MATMUL, MATMUL_FRESH, HOST_GEMM, HOST_LT, HOST_LT_DIRECT] {
+                for implementation in HOST_MATMULS.into_iter().chain([HOST_GEMM, HOST_LT, HOST_LT_DIRECT]) {
                     Row::unavailable("host", &host_case(n), implementation, "us/call", &why).emit();
                 }
             }
@@ -118,13 +126,10 @@ fn main() {
     };
     // The host rows first: quick, and what a cut-short run should still print.
     for n in HOST_SIZES {
-        for keep_results in [false, true] {
-            match host_row(&stream, n, keep_results) {
+        for implementation in HOST_MATMULS {
+            match host_row(&stream, n, implementation) {
                 Ok(row) => row.emit(),
-                Err(why) => {
-                    let implementation = if keep_results { MATMUL_FRESH } else { MATMUL };
-                    Row::failed("host", &host_case(n), implementation, "us/call", &why).emit()
-                }
+                Err(why) => Row::failed("host", &host_case(n), implementation, "us/call", &why).emit(),
             }
         }
         for implementation in [HOST_GEMM, HOST_LT, HOST_LT_DIRECT] {
@@ -330,7 +335,8 @@ fn fused_row(
     })
 }
 
-/// Host microseconds per library call under `matmul` ([`HOST_GEMM`] or [`HOST_LT`]) of two
+/// Host microseconds per library call under `matmul` ([`HOST_GEMM`], or [`HOST_LT`] and
+/// [`HOST_LT_DIRECT`]: replay on and off) of two
 /// `n x n` f32 buffers into a reused one, timed as [`host_row`] times `matmul`: the difference
 /// is what the array layer adds.
 fn library_host_row(context: &Context, stream: &Stream, n: usize, implementation: &str) -> Result<Row, String> {
@@ -394,16 +400,18 @@ fn host_case(n: usize) -> String {
     format!("matmul {n}x{n} f32")
 }
 
-/// Host microseconds per `DeviceArray::matmul` of two `n x n` f32 arrays: the median over
-/// [`HOST_BATCHES`] batches of [`HOST_CALLS`] back-to-back calls, the stream waited for between
-/// batches (outside the timing). Each result is dropped at once (so the pool hands its block to
-/// the next call, which repeats the addresses), or with `keep_results` kept to the run's end (so
-/// every call has new addresses, and the pool grows).
-fn host_row(stream: &Stream, n: usize, keep_results: bool) -> Result<Row, String> {
+/// Host microseconds per `DeviceArray::matmul` of two `n x n` f32 arrays (`implementation`, one
+/// of [`HOST_MATMULS`]): the median over [`HOST_BATCHES`] batches of [`HOST_CALLS`]
+/// back-to-back calls, the stream waited for between batches (outside the timing). Each result
+/// is dropped at once (so the pool hands its block to the next call, which repeats the
+/// addresses), with graph replay off (the default) or on ([`MATMUL_REPLAY`]); or, for
+/// [`MATMUL_FRESH`], kept to the run's end (so every call has new addresses, and the pool grows).
+fn host_row(stream: &Stream, n: usize, implementation: &'static str) -> Result<Row, String> {
     let a = array(stream, &[n, n])?;
     let b = array(stream, &[n, n])?;
     let spin = Spin::new()?;
     let kept = std::cell::RefCell::new(Vec::new());
+    let keep_results = implementation == MATMUL_FRESH;
     let sync = || spin.hold(stream);
     let call = || {
         let product = a.matmul(&b).map_err(|e| e.to_string())?;
@@ -412,11 +420,14 @@ fn host_row(stream: &Stream, n: usize, keep_results: bool) -> Result<Row, String
         }
         Ok(())
     };
-    let stats = time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, call)?;
+    cuda_core::set_matmul_replay(implementation == MATMUL_REPLAY);
+    let stats = time_batches(HOST_WARMUP, HOST_BATCHES, HOST_CALLS, sync, call);
+    cuda_core::set_matmul_replay(false);
+    let stats = stats?;
     Ok(Row::value(
         "host",
         &host_case(n),
-        if keep_results { MATMUL_FRESH } else { MATMUL },
+        implementation,
         "us/call",
         stats.median,
         format!(

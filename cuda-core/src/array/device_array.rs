@@ -320,7 +320,7 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// The device address of the first element (with negative strides, not the lowest address
-    /// the view reaches: see [`DeviceMemory`](cuda_driver::DeviceMemory)'s range for that).
+    /// the view reaches).
     ///
     /// # Safety
     /// Valid only while the array lives; work using it must be queued on the array's stream or
@@ -429,31 +429,52 @@ unsafe impl<T: Element> KernelArg for &mut DeviceArray<T> {
     }
 }
 
-// SAFETY: the range is the bytes from the lowest element the view reaches to one past its highest,
-// inside its storage (a pool block or an imported tensor), which lives as long as the array; the
-// storage goes back only after the owner stream waited for every use begun here (the pool's and
-// the import's release order after `StreamUses`).
+impl<T: Element> DeviceArray<T> {
+    /// [`cuda_driver::Error::NotDense`] unless the elements are one run from the first, in
+    /// order (C-contiguous: not strided, transposed, reversed or broadcast): the device-memory
+    /// contract's gate.
+    fn check_dense(&self) -> cuda_driver::Result<()> {
+        match self.is_contiguous() {
+            true => Ok(()),
+            false => Err(cuda_driver::Error::NotDense {
+                shape: self.shape.clone(),
+                strides: self.strides.clone(),
+            }),
+        }
+    }
+}
+
+// SAFETY: a compact array's range is its `len` elements from the first, in order, inside its
+// storage (a pool block or an imported tensor), which lives as long as the array; the storage
+// goes back only after the owner stream waited for every use begun here (the pool's and the
+// import's release order after `StreamUses`). A view that is not compact (strided, transposed,
+// reversed, broadcast) has no dense range: its `byte_len` is 0 and `begin_use` refuses it with
+// `NotDense`, so no routine reads it as memory (cuda-core's own cuBLAS calls, which pass such a
+// view's layout, go through a type of their own).
 unsafe impl<T: Element> cuda_driver::DeviceMemory for DeviceArray<T> {
     fn context(&self) -> &Context {
         DeviceArray::context(self)
     }
 
     fn device_ptr(&self) -> CUdeviceptr {
-        self.span().byte_range().0
+        self.ptr
     }
 
     fn byte_len(&self) -> usize {
-        let (start, end) = self.span().byte_range();
-        (end - start) as usize
+        match self.is_contiguous() {
+            true => self.size_bytes(),
+            false => 0,
+        }
     }
 
     fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
+        self.check_dense()?;
         DeviceArray::begin_use(self, stream, access)
     }
 }
 
-// SAFETY: as above; `&mut` to an array gives the right to write its elements, and a broadcast
-// view (whose elements share memory) is refused by every writing routine before a write.
+// SAFETY: as above (only a compact array gives a range); `&mut` to an array gives the right to
+// write its elements, which a compact array holds each at its own address.
 unsafe impl<T: Element> cuda_driver::DeviceMemoryMut for DeviceArray<T> {}
 
 #[cfg(test)]

@@ -24,11 +24,15 @@
 //! the expression is evaluated, as NumPy 2 raises `OverflowError`).
 //!
 //! Math functions (`sqrt`, `exp`, ...) give [`DType::float_result`]: the smallest float that
-//! holds the operand's values (`u8` gives `f16`). True division `/` gives
+//! holds the operand's values (`u8` gives `f16`). `square`, `reciprocal`, `pow`,
+//! `floor_divide`, `remainder` and `fmod` of `bool` give `i8` ([`DType::arithmetic_result`]), and
+//! `bool - bool`, `-bool` and `sign` of `bool` are errors, as NumPy raises `TypeError` there. True division `/` gives
 //! [`DType::quotient_result`]: floats keep their type, `bool` and every integer type give `f64`.
 //!
 //! Comparisons compare in the promoted type, except a `u64` with a signed integer, which is
-//! compared exactly (NumPy's promoted type there, `f64`, would round values beyond 2^53).
+//! compared exactly, as NumPy 2.4 does (the promoted type there, `f64`, would round values
+//! beyond 2^53). An integer scalar beyond the integer type it takes is compared exactly too
+//! (`u8 < 300` is true), where arithmetic with it is an error.
 
 use cuda_driver::DeviceCopy;
 
@@ -259,6 +263,16 @@ impl DType {
         match self.is_float() {
             true => self,
             false => DType::F64,
+        }
+    }
+
+    /// The type of `square`, `reciprocal`, `pow`, `floor_divide`, `remainder` and `fmod`, as in
+    /// NumPy: `bool` has no form of them there, so `bool` operands give `i8` (NumPy's smallest
+    /// integer loop); every other type keeps its type.
+    pub fn arithmetic_result(self) -> DType {
+        match self {
+            DType::Bool => DType::I8,
+            other => other,
         }
     }
 
@@ -607,6 +621,14 @@ mod tests {
         assert_eq!(U16.float_result(), F32);
         assert_eq!(I64.float_result(), F64);
         assert_eq!(BF16.float_result(), BF16);
+    }
+
+    #[test]
+    fn arithmetic_without_a_bool_form_gives_i8_for_bool() {
+        assert_eq!(DType::Bool.arithmetic_result(), I8);
+        for dtype in DType::ALL.into_iter().filter(|&d| d != DType::Bool) {
+            assert_eq!(dtype.arithmetic_result(), dtype);
+        }
     }
 
     #[test]

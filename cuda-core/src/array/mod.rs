@@ -1,5 +1,6 @@
 //! The CuPy-style array layer. Its folders show its architecture, from the bottom up:
-//! - `dtype.rs`, `promotion.rs`: element types and NumPy 2's promotion table;
+//! - `dtype.rs`, `promotion.rs`: element types and NumPy 2's promotion table; `axis.rs`: axis
+//!   arguments (negative ones count from the end);
 //! - `memory/`: the stream-ordered caching [`MemoryPool`], the ordering of memory used by several
 //!   streams, overlap by address ranges, memory from other libraries;
 //! - `device_array.rs` (the type, its storage and accessors) and `view.rs` (views that share
@@ -13,6 +14,7 @@
 //!
 //! Each layer uses only those above it in this list.
 
+mod axis;
 pub(crate) mod device_array;
 pub(crate) mod dtype;
 pub(crate) mod interop;
@@ -22,6 +24,7 @@ mod promotion;
 pub(crate) mod routines;
 mod view;
 
+pub use axis::{Axes, Axis, OptionalAxis};
 pub use device_array::{DeviceArray, IntoShape};
 pub use dtype::{Bool, DType, Element};
 #[cfg(feature = "python")]
@@ -45,5 +48,7 @@ pub use routines::{
     QuantileMethod, Rhs, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
-pub use routines::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
+pub use routines::{
+    matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+};
 pub use view::{broadcast_shapes, Slice, SplitAt};

@@ -1,7 +1,7 @@
 //! Type-level promotion for expressions: [`Promote`] (two arrays), [`Scalars`] (an array with a
 //! weak scalar, and the float type of math functions), matching [`DType::promote`](crate::DType::promote),
-//! [`DType::with_float_scalar`](crate::DType::with_float_scalar), [`DType::with_int_scalar`](crate::DType::with_int_scalar), [`DType::float_result`](crate::DType::float_result)
-//! and [`DType::quotient_result`](crate::DType::quotient_result)
+//! [`DType::with_float_scalar`](crate::DType::with_float_scalar), [`DType::with_int_scalar`](crate::DType::with_int_scalar), [`DType::float_result`](crate::DType::float_result),
+//! [`DType::quotient_result`](crate::DType::quotient_result) and [`DType::arithmetic_result`](crate::DType::arithmetic_result)
 //! (tests check every pair).
 //!
 //! Scalars: a Rust scalar of a concrete type (`i8`..`u64`, `f32`, `f64`, `f16`, `bf16`) is
@@ -30,6 +30,9 @@ pub trait Scalars: Element {
     type Float: Element + Scalars;
     /// Of true division `/` ([`DType::quotient_result`](crate::DType::quotient_result)).
     type Quotient: Element + Scalars;
+    /// Of `square`, `reciprocal`, `pow`, `floor_divide`, `remainder` and `fmod`, which have no
+    /// `bool` form in NumPy ([`DType::arithmetic_result`](crate::DType::arithmetic_result)).
+    type Arithmetic: Element + Scalars;
 }
 
 macro_rules! promote_table {
@@ -71,13 +74,14 @@ promote_table! {
 }
 
 macro_rules! scalars {
-    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty, $quotient:ty;)*) => {
+    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty, $quotient:ty, $arithmetic:ty;)*) => {
         $(
             impl Scalars for $t {
                 type WithFloat = $float_scalar;
                 type WithInt = $int_scalar;
                 type Float = $float;
                 type Quotient = $quotient;
+                type Arithmetic = $arithmetic;
             }
         )*
 
@@ -90,25 +94,26 @@ macro_rules! scalars {
                 assert_eq!(<<$t as Scalars>::WithInt as Element>::DTYPE, dtype.with_int_scalar());
                 assert_eq!(<<$t as Scalars>::Float as Element>::DTYPE, dtype.float_result());
                 assert_eq!(<<$t as Scalars>::Quotient as Element>::DTYPE, dtype.quotient_result());
+                assert_eq!(<<$t as Scalars>::Arithmetic as Element>::DTYPE, dtype.arithmetic_result());
             )*
         }
     };
 }
 
 scalars! {
-    Bool => f64, i64, half::f16, f64;
-    i8 => f64, i8, half::f16, f64;
-    i16 => f64, i16, f32, f64;
-    i32 => f64, i32, f64, f64;
-    i64 => f64, i64, f64, f64;
-    u8 => f64, u8, half::f16, f64;
-    u16 => f64, u16, f32, f64;
-    u32 => f64, u32, f64, f64;
-    u64 => f64, u64, f64, f64;
-    half::f16 => half::f16, half::f16, half::f16, half::f16;
-    half::bf16 => half::bf16, half::bf16, half::bf16, half::bf16;
-    f32 => f32, f32, f32, f32;
-    f64 => f64, f64, f64, f64;
+    Bool => f64, i64, half::f16, f64, i8;
+    i8 => f64, i8, half::f16, f64, i8;
+    i16 => f64, i16, f32, f64, i16;
+    i32 => f64, i32, f64, f64, i32;
+    i64 => f64, i64, f64, f64, i64;
+    u8 => f64, u8, half::f16, f64, u8;
+    u16 => f64, u16, f32, f64, u16;
+    u32 => f64, u32, f64, f64, u32;
+    u64 => f64, u64, f64, f64, u64;
+    half::f16 => half::f16, half::f16, half::f16, half::f16, half::f16;
+    half::bf16 => half::bf16, half::bf16, half::bf16, half::bf16, half::bf16;
+    f32 => f32, f32, f32, f32, f32;
+    f64 => f64, f64, f64, f64, f64;
 }
 
 /// Element types of bitwise operations: integers and [`Bool`].

@@ -16,7 +16,8 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToIncl
 
 use cuda_sys::driver::CUdeviceptr;
 
-use crate::array::device_array::{c_strides, shape_len, DeviceArray, IntoShape};
+use crate::array::axis::{Axes, Axis};
+use crate::array::device_array::{c_strides, host_vec, shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::error::{Error, Result};
 
@@ -174,7 +175,7 @@ pub(crate) fn reshaped_strides(shape: &[usize], strides: &[isize], new_shape: &[
     Some(out)
 }
 
-/// `shape` with its one `-1` replaced by the extent that makes `len` elements (see
+/// `shape` with its one negative extent replaced by the extent that makes `len` elements (see
 /// [`DeviceArray::infer_shape`]); `from` is the array's shape, for messages.
 fn infer_shape(from: &[usize], len: usize, shape: &[isize]) -> Result<Vec<usize>> {
     let bad = || Error::InvalidValue(format!("cannot reshape {from:?} ({len} elements) to {shape:?}"));
@@ -182,8 +183,9 @@ fn infer_shape(from: &[usize], len: usize, shape: &[isize]) -> Result<Vec<usize>
     let mut known = 1usize;
     for (axis, &extent) in shape.iter().enumerate() {
         match extent {
-            -1 if inferred.is_none() => inferred = Some(axis),
             e if e >= 0 => known = known.checked_mul(e as usize).ok_or_else(bad)?,
+            // NumPy takes any negative extent as the unknown one, not only -1.
+            _ if inferred.is_none() => inferred = Some(axis),
             _ => return Err(bad()),
         }
     }
@@ -209,7 +211,12 @@ fn split_bounds(extent: usize, at: SplitAt<'_>, equal: bool) -> Result<Vec<usize
         ))),
         SplitAt::Sections(k) => {
             let (size, extra) = (extent / k, extent % k);
-            Ok((0..=k).map(|i| i * size + i.min(extra)).collect())
+            let count = k
+                .checked_add(1)
+                .ok_or_else(|| Error::InvalidValue(format!("split: {k} sections are more than can be held")))?;
+            let mut bounds = host_vec::<usize>(count)?;
+            bounds.extend((0..=k).map(|i| i * size + i.min(extra)));
+            Ok(bounds)
         }
         // A bound below the one before gives an empty piece (and the next starts from it), as
         // in NumPy.
@@ -370,43 +377,38 @@ impl<T: Element> DeviceArray<T> {
 
     /// The view with the order of elements along `axes` reversed (NumPy's `flip`): the first
     /// element moves to the last along each of them and their strides change sign, no data
-    /// moves. Axes must be distinct and below `ndim`; no axes is the view itself.
+    /// moves. `axes` is one axis, a list ([`Axes::EMPTY`] is the view itself) or `None` /
+    /// [`Axes::ALL`] (every axis, NumPy's `axis=None`); negative axes count from the end, and
+    /// an axis named twice is an error.
     ///
     /// ```no_run
     /// # use cuda_core::{Device, DeviceArray};
     /// # fn main() -> cuda_core::Result<()> {
     /// # let stream = Device::new(0)?.create_stream()?;
     /// let x = DeviceArray::from_slice(&stream, &[1, 2, 3, 4, 5, 6])?.reshape([2, 3])?;
-    /// let y = x.flip(&[1])?; // x[:, ::-1]
+    /// let y = x.flip(-1)?; // x[:, ::-1]
     /// assert_eq!((y.strides(), y.to_vec()?), (&[3, -1][..], vec![3, 2, 1, 6, 5, 4]));
+    /// assert_eq!(x.flip(None)?.to_vec()?, [6, 5, 4, 3, 2, 1]); // np.flip(x)
     /// # Ok(())
     /// # }
     /// ```
-    pub fn flip(&self, axes: &[usize]) -> Result<Self> {
+    pub fn flip(&self, axes: impl Into<Axes>) -> Result<Self> {
         let mut slices = vec![Slice::ALL; self.ndim()];
-        for &axis in axes {
-            match slices.get_mut(axis) {
-                Some(slice) if slice.step == 1 => *slice = Slice::ALL.step(-1),
-                _ => {
-                    return Err(Error::InvalidValue(format!(
-                        "flip: axes {axes:?} must be distinct and below {}",
-                        self.ndim()
-                    )))
-                }
-            }
+        for axis in axes.into().indices(self.ndim())? {
+            slices[axis] = Slice::ALL.step(-1);
         }
         self.slice(&slices)
     }
 
     /// The rows in reverse order (NumPy's `flipud`: `flip` of axis 0); at least one dimension.
     pub fn flipud(&self) -> Result<Self> {
-        self.flip(&[0])
+        self.flip(0)
     }
 
     /// The columns in reverse order (NumPy's `fliplr`: `flip` of axis 1); at least two
     /// dimensions.
     pub fn fliplr(&self) -> Result<Self> {
-        self.flip(&[1])
+        self.flip(1)
     }
 
     /// The axes in reverse order (a matrix's transpose).
@@ -416,9 +418,16 @@ impl<T: Element> DeviceArray<T> {
         self.view(self.first(), shape, strides)
     }
 
-    /// The axes reordered: axis `i` of the view is axis `axes[i]` of the array (a permutation).
-    pub fn permute(&self, axes: &[usize]) -> Result<Self> {
-        let (shape, strides) = permuted_layout(self.shape(), self.strides(), axes)?;
+    /// The axes reordered: axis `i` of the view is axis `axes[i]` of the array (a permutation;
+    /// NumPy's `transpose(axes)`, negative axes counting from the end). `None` /
+    /// [`Axes::ALL`] reverses them, as NumPy's `axes=None`.
+    pub fn permute(&self, axes: impl Into<Axes>) -> Result<Self> {
+        let axes = axes.into();
+        if axes.is_all() {
+            return Ok(self.transpose());
+        }
+        let axes = axes.indices(self.ndim())?;
+        let (shape, strides) = permuted_layout(self.shape(), self.strides(), &axes)?;
         Ok(self.view(self.first(), shape, strides))
     }
 
@@ -467,9 +476,9 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// `shape` with its one `-1` (if any) replaced by the extent that keeps the element count
-    /// (NumPy's inferred dimension); other negative extents, two `-1`s and a count that does not
-    /// divide are errors.
+    /// `shape` with its one negative extent (`-1`, or any other below 0, as NumPy takes them), if
+    /// any, replaced by the extent that keeps the element count (NumPy's inferred dimension);
+    /// two negative extents and a count that does not divide are errors.
     pub fn infer_shape(&self, shape: &[isize]) -> Result<Vec<usize>> {
         infer_shape(self.shape(), self.len(), shape)
     }
@@ -486,8 +495,9 @@ impl<T: Element> DeviceArray<T> {
         self.view(self.first(), shape, strides)
     }
 
-    /// The view without axis `axis`, which must have extent 1.
-    pub fn squeeze_axis(&self, axis: usize) -> Result<Self> {
+    /// The view without axis `axis` (negative: from the end), which must have extent 1.
+    pub fn squeeze_axis(&self, axis: impl Into<Axis>) -> Result<Self> {
+        let axis = axis.into().index(self.ndim())?;
         match self.shape().get(axis) {
             Some(1) => {
                 let mut shape = self.shape().to_vec();
@@ -503,14 +513,10 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// The view with a new axis of extent 1 at position `axis` (`0..=ndim`).
-    pub fn expand_dims(&self, axis: usize) -> Result<Self> {
-        if axis > self.ndim() {
-            return Err(Error::InvalidValue(format!(
-                "axis {axis} is out of range for expand_dims of shape {:?}",
-                self.shape()
-            )));
-        }
+    /// The view with a new axis of extent 1 at position `axis` of the result (`0..=ndim`, or
+    /// negative from the end: `-1` appends it, as in NumPy).
+    pub fn expand_dims(&self, axis: impl Into<Axis>) -> Result<Self> {
+        let axis = axis.into().index(self.ndim() + 1)?;
         let mut shape = self.shape().to_vec();
         let mut strides = self.strides().to_vec();
         shape.insert(axis, 1);
@@ -519,29 +525,20 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// The view with axis `source` moved to position `destination`, the others keeping their
-    /// order (NumPy's `moveaxis`).
-    pub fn moveaxis(&self, source: usize, destination: usize) -> Result<Self> {
+    /// order (NumPy's `moveaxis`; negative axes count from the end).
+    pub fn moveaxis(&self, source: impl Into<Axis>, destination: impl Into<Axis>) -> Result<Self> {
         let ndim = self.ndim();
-        if source >= ndim || destination >= ndim {
-            return Err(Error::InvalidValue(format!(
-                "moveaxis: axes {source} and {destination} must be below {ndim}"
-            )));
-        }
+        let (source, destination) = (source.into().index(ndim)?, destination.into().index(ndim)?);
         let mut order: Vec<usize> = (0..ndim).filter(|&a| a != source).collect();
         order.insert(destination, source);
         self.permute(&order)
     }
 
-    /// The view with axes `a` and `b` exchanged (NumPy's `swapaxes`).
-    pub fn swapaxes(&self, a: usize, b: usize) -> Result<Self> {
+    /// The view with axes `a` and `b` exchanged (NumPy's `swapaxes`; negative axes count from
+    /// the end).
+    pub fn swapaxes(&self, a: impl Into<Axis>, b: impl Into<Axis>) -> Result<Self> {
         let mut order: Vec<usize> = (0..self.ndim()).collect();
-        if a >= order.len() || b >= order.len() {
-            return Err(Error::InvalidValue(format!(
-                "swapaxes: axes {a} and {b} must be below {}",
-                self.ndim()
-            )));
-        }
-        order.swap(a, b);
+        order.swap(a.into().index(self.ndim())?, b.into().index(self.ndim())?);
         self.permute(&order)
     }
 
@@ -591,15 +588,18 @@ impl<T: Element> DeviceArray<T> {
     /// Views of consecutive pieces along `axis` (NumPy's `split`): `SplitAt::Sections(k)`
     /// splits into `k` equal pieces (an error unless `k` divides the extent),
     /// `SplitAt::Indices(&[i, j])` into `[..i]`, `[i..j]`, `[j..]` (clipped to the axis).
-    pub fn split(&self, at: SplitAt<'_>, axis: usize) -> Result<Vec<Self>> {
-        let bounds = split_bounds(self.axis_extent("split", axis)?, at, true)?;
+    /// Negative axes count from the end.
+    pub fn split(&self, at: SplitAt<'_>, axis: impl Into<Axis>) -> Result<Vec<Self>> {
+        let axis = axis.into().index(self.ndim())?;
+        let bounds = split_bounds(self.shape()[axis], at, true)?;
         self.pieces(&bounds, axis)
     }
 
     /// Like [`split`](Self::split), `k` sections allowed not to divide the extent: the first
     /// `extent % k` pieces get one element more (NumPy's `array_split`).
-    pub fn array_split(&self, at: SplitAt<'_>, axis: usize) -> Result<Vec<Self>> {
-        let bounds = split_bounds(self.axis_extent("array_split", axis)?, at, false)?;
+    pub fn array_split(&self, at: SplitAt<'_>, axis: impl Into<Axis>) -> Result<Vec<Self>> {
+        let axis = axis.into().index(self.ndim())?;
+        let bounds = split_bounds(self.shape()[axis], at, false)?;
         self.pieces(&bounds, axis)
     }
 
@@ -613,16 +613,6 @@ impl<T: Element> DeviceArray<T> {
                 self.slice(&slices)
             })
             .collect()
-    }
-
-    /// The extent of `axis`, or an error naming `what`.
-    fn axis_extent(&self, what: &str, axis: usize) -> Result<usize> {
-        self.shape().get(axis).copied().ok_or_else(|| {
-            Error::InvalidValue(format!(
-                "{what}: axis {axis} is out of bounds for an array of shape {:?}",
-                self.shape()
-            ))
-        })
     }
 
     fn first(&self) -> CUdeviceptr {
@@ -744,7 +734,10 @@ mod tests {
         assert_eq!(infer_shape(&[4, 6], 24, &[3, -1]).unwrap(), [3, 8]);
         assert_eq!(infer_shape(&[4, 6], 24, &[-1]).unwrap(), [24]);
         assert_eq!(infer_shape(&[4, 6], 24, &[2, 3, 4]).unwrap(), [2, 3, 4]);
-        for bad in [&[-1, -1][..], &[5, -1], &[-2, 12], &[0, -1]] {
+        // NumPy takes any negative extent as the unknown one.
+        assert_eq!(infer_shape(&[4, 6], 24, &[-2, 12]).unwrap(), [2, 12]);
+        assert_eq!(infer_shape(&[4, 6], 24, &[-5, 2, 3]).unwrap(), [4, 2, 3]);
+        for bad in [&[-1, -1][..], &[-1, -2], &[5, -1], &[5, -3], &[0, -1]] {
             assert!(
                 matches!(infer_shape(&[4, 6], 24, bad), Err(Error::InvalidValue(_))),
                 "{bad:?}"

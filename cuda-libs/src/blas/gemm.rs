@@ -33,18 +33,25 @@ impl Blas {
     /// queues its work there (`cublasSetStream`) and gives it a workspace
     /// (`cublasSetWorkspace`). Loads cuBLAS first: a missing library is [`crate::Error::Load`].
     pub fn new(stream: &Stream) -> Result<Blas> {
-        let _lifecycle = handle_lifecycle();
         let cublas = cuda_sys::cublas()?;
         let create = cublas.cublasCreate_v2()?;
         let set_stream = cublas.cublasSetStream_v2()?;
         let set_workspace = cublas.cublasSetWorkspace_v2()?;
-        stream.context().set_current()?;
-        let workspace = DeviceBuffer::<u8>::alloc(stream.context(), WORKSPACE_BYTES)?;
-        // Every call uses the workspace on `stream`: noted once, its free waits for the stream.
-        drop(workspace.begin_use(stream, Access::Write)?);
-        let mut handle = std::ptr::null_mut();
-        // SAFETY: `handle` is a valid out-pointer; the stream's context is current.
-        check(CUBLAS, "cublasCreate_v2", unsafe { create(&mut handle) }.0)?;
+        // The lock is held while the handle is made (`cublasCreate` synchronises the device) and
+        // released before anything below can fail: that error path drops `blas`, whose `drop`
+        // takes the lock again, and a thread that takes the read lock twice deadlocks when a
+        // capture is waiting for the write lock in between.
+        let (workspace, handle) = {
+            let _lifecycle = handle_lifecycle();
+            stream.context().set_current()?;
+            let workspace = DeviceBuffer::<u8>::alloc(stream.context(), WORKSPACE_BYTES)?;
+            // Every call uses the workspace on `stream`: noted once, its free waits for the stream.
+            drop(workspace.begin_use(stream, Access::Write)?);
+            let mut handle = std::ptr::null_mut();
+            // SAFETY: `handle` is a valid out-pointer; the stream's context is current.
+            check(CUBLAS, "cublasCreate_v2", unsafe { create(&mut handle) }.0)?;
+            (workspace, handle)
+        };
         // From here `drop` destroys the handle, whatever fails next.
         let blas = Blas {
             handle,

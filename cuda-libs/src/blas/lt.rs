@@ -113,8 +113,8 @@ struct Plan {
 /// `cublasLtMatmulAlgoGetHeuristic` chose, made once, so a repeated call costs one
 /// `cublasLtMatmul` (and, with a bias, one attribute set).
 ///
-/// A call repeated on the same addresses is replayed as a CUDA graph from its second time on
-/// (see [`Lt::set_replay`]).
+/// With replay switched on ([`Lt::set_replay`], off by default), a call repeated on the same
+/// addresses is replayed as a CUDA graph from its second time on.
 ///
 /// `Send` but not `Sync`, like [`super::Blas`]; destroyed on drop.
 pub struct Lt {
@@ -135,6 +135,8 @@ impl Lt {
     /// matrix products are queued on `stream`. Loads cuBLASLt first: a missing library is
     /// [`crate::Error::Load`].
     pub fn new(stream: &Stream) -> Result<Lt> {
+        // Held to the end: nothing can fail once the `Lt` exists, so its `drop` (which takes
+        // the lock again) never runs under this guard.
         let _lifecycle = handle_lifecycle();
         let lt = cuda_sys::cublaslt()?;
         let create = lt.cublasLtCreate()?;
@@ -176,22 +178,29 @@ impl Lt {
         self.allow_tf32
     }
 
-    /// Turns graph replay on (the default) or off. With it on, a [`Lt::matmul`] whose plan,
+    /// Turns graph replay on or off (off by default). With it on, a [`Lt::matmul`] whose plan,
     /// addresses, `alpha` and `beta` all equal an earlier call's (of the last
     /// [`REMEMBERED_CALLS`](super::REMEMBERED_CALLS)) is captured as a CUDA graph on its
     /// second time, on a stream of the handle's own, and launched from that graph from then
     /// on: a `cuGraphLaunch` where the library call would cost several times the host time. The
     /// result is the same, as the graph is the call's own kernels with its own arguments. A
-    /// stream under capture always gets the direct call; a capture that fails turns replay off
-    /// for the handle. A capture lasts one library call, during which nothing in the process may
-    /// synchronise the whole device: the handles of this crate wait for it, but a
-    /// `cudaDeviceSynchronize` from other code at that moment makes the capture fail (the call
-    /// then runs directly).
+    /// stream under capture always gets the direct call.
+    ///
+    /// The trade-off, and why it is off unless asked for: a capture lasts one library call, and
+    /// while it runs no other thread of the process may synchronise the whole context or device
+    /// (`Context::synchronize`, `cudaDeviceSynchronize`, a memory pool waiting for memory):
+    /// such a call fails with `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`, and the capture fails
+    /// with it. The handles of this crate wait for a capture to end before they are made or
+    /// destroyed; other code does not. Turn replay on where no other thread synchronises the
+    /// context while products run. A capture that fails stops replay for the handle (the call
+    /// runs directly) until it is turned off and on again; setting the switch to its current
+    /// value changes nothing, so a caller may set it before every call.
     pub fn set_replay(&mut self, replay: bool) {
         self.replays.set_enabled(replay);
     }
 
-    /// Whether repeated calls are replayed as graphs (see [`Lt::set_replay`]).
+    /// Whether repeated calls are replayed as graphs now: switched on, and no capture failed
+    /// since (see [`Lt::set_replay`]).
     pub fn replay(&self) -> bool {
         self.replays.enabled()
     }
@@ -210,11 +219,11 @@ impl Lt {
     /// [`super::Blas::gemm`]. Every buffer is a whole allocation, so 256-byte aligned, as the
     /// heuristic assumes.
     ///
-    /// cuBLASLt's fastest kernels read matrices in 16-byte vectors, and so may read up to 15
-    /// bytes past a matrix's last element. Where a matrix's memory ends before that (an exactly
-    /// sized buffer whose last row ends inside a vector), the problem is planned as if the
-    /// matrices were only element aligned, which picks kernels that read no byte outside them:
-    /// slower, never out of bounds.
+    /// cuBLASLt's fastest kernels read matrices (and the bias) in 16-byte vectors, and so may
+    /// read up to 15 bytes past an operand's last element. Where an operand's memory ends before
+    /// that (an exactly sized buffer whose last row, or bias, ends inside a vector), the problem
+    /// is planned as if the operands were only element aligned, which picks kernels that read no
+    /// byte outside them: slower, never out of bounds.
     pub fn matmul<T: LtElement>(
         &mut self,
         gemm: &Gemm,
@@ -241,13 +250,16 @@ impl Lt {
         };
         let lt = cuda_sys::cublaslt()?;
         let matmul = lt.cublasLtMatmul()?;
-        let whole_vectors = [
-            (a.byte_len(), shape.a.span),
-            (b.byte_len(), shape.b.span),
-            (c.byte_len(), shape.c.span),
-        ]
-        .into_iter()
-        .all(|(bytes, span)| bytes >= (span * size_of::<T>()).next_multiple_of(LT_VECTOR_BYTES));
+        let alignment = plan_alignment(
+            size_of::<T>(),
+            [
+                (a.byte_len(), shape.a.span),
+                (b.byte_len(), shape.b.span),
+                (c.byte_len(), shape.c.span),
+            ]
+            .into_iter()
+            .chain(bias.map(|bias| (bias.byte_len(), bias_span))),
+        );
         let (a, _a_use) = operand::<T, _>("A", a, shape.a.span, &self.stream, Access::Read)?;
         let (b, _b_use) = operand::<T, _>("B", b, shape.b.span, &self.stream, Access::Read)?;
         let bias = bias
@@ -274,10 +286,7 @@ impl Lt {
             transpose_b: gemm.transpose_b,
             shape,
             reads_c: gemm.beta != 0.0,
-            alignment: match whole_vectors {
-                true => LT_ALIGNMENT,
-                false => size_of::<T>() as u32,
-            },
+            alignment,
         };
         if !self.plans.contains_key(&key) {
             let plan = self.plan(lt, &key)?;
@@ -438,6 +447,22 @@ impl Lt {
     }
 }
 
+/// The alignment a plan tells the heuristic the operands have: [`LT_ALIGNMENT`] where every
+/// operand's memory (`(bytes, elements spanned)`, of elements of `element_size` bytes: the
+/// matrices and the bias vector, which the epilogue reads in vectors too) runs on to the end of
+/// its last element's [`LT_VECTOR_BYTES`] vector; one element otherwise, which leaves out the
+/// kernels that read whole vectors.
+fn plan_alignment(element_size: usize, operands: impl IntoIterator<Item = (usize, usize)>) -> u32 {
+    let whole_vectors = operands.into_iter().all(|(bytes, span)| {
+        span.checked_mul(element_size)
+            .is_some_and(|used| bytes >= used.next_multiple_of(LT_VECTOR_BYTES))
+    });
+    match whole_vectors {
+        true => LT_ALIGNMENT,
+        false => element_size as u32,
+    }
+}
+
 /// `CUBLAS_OP_T` or `CUBLAS_OP_N` as the `int32_t` the transpose attributes take.
 fn transpose(transposed: bool) -> i32 {
     let operation = if transposed {
@@ -549,5 +574,24 @@ impl std::fmt::Debug for Lt {
             .field("cached_algorithms", &self.plans.len())
             .field("allow_tf32", &self.allow_tf32)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_operand_plans_for_element_alignment_the_bias_included() {
+        // f16 matrices of 64 elements (128 bytes, whole vectors) and a bias of 9 (18 bytes).
+        let matrices = [(128, 64), (128, 64), (128, 64)];
+        assert_eq!(plan_alignment(2, matrices), LT_ALIGNMENT);
+        // A bias whose memory runs to the end of its last vector (32 bytes) keeps the fast plan.
+        assert_eq!(plan_alignment(2, matrices.into_iter().chain([(32, 9)])), LT_ALIGNMENT);
+        // An exactly sized bias ends inside a vector: element alignment, as for a short matrix.
+        assert_eq!(plan_alignment(2, matrices.into_iter().chain([(18, 9)])), 2);
+        assert_eq!(plan_alignment(4, [(128, 32), (100, 25)]), 4);
+        // A span whose bytes overflow is not whole vectors.
+        assert_eq!(plan_alignment(4, [(usize::MAX, usize::MAX)]), 4);
     }
 }

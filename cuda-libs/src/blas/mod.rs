@@ -370,7 +370,10 @@ impl<T: DeviceCopy> Operand<T> for ManagedBuffer<T> {}
 /// `stream` is ordered after the memory's conflicting uses on other streams (events); the
 /// returned guard ends the use, and must be dropped once the library call is queued.
 ///
-/// The one place an operand's memory is read.
+/// The one place an operand's memory is read. The use begins before the length is read, so
+/// a view that is not dense memory (see [`DeviceMemory`]) is refused as such
+/// ([`cuda_driver::Error::NotDense`]) before anything else; an operand refused after that
+/// queued nothing.
 fn operand<'m, T, M: Operand<T> + ?Sized>(
     name: &'static str,
     memory: &'m M,
@@ -378,12 +381,6 @@ fn operand<'m, T, M: Operand<T> + ?Sized>(
     stream: &Stream,
     access: Access,
 ) -> Result<(CUdeviceptr, StreamUse<'m>)> {
-    let len = memory.byte_len() / size_of::<T>();
-    if len < span {
-        return Err(Error::InvalidValue(format!(
-            "{name} spans {span} elements but its memory holds {len}"
-        )));
-    }
     if memory.context() != stream.context() {
         return Err(Error::WrongContext {
             object: name,
@@ -391,6 +388,12 @@ fn operand<'m, T, M: Operand<T> + ?Sized>(
         });
     }
     let used = memory.begin_use(stream, access)?;
+    let len = memory.byte_len() / size_of::<T>();
+    if len < span {
+        return Err(Error::InvalidValue(format!(
+            "{name} spans {span} elements but its memory holds {len}"
+        )));
+    }
     Ok((memory.device_ptr(), used))
 }
 

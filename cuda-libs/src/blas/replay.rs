@@ -1,7 +1,14 @@
-//! Replaying a repeated library call as a CUDA graph: the same product on the same addresses,
-//! a second time, is captured once (on a side stream, so nothing else queued on the caller's
-//! stream joins the capture) and from then on launched as one graph, which costs the host a
-//! fraction of the library call (the H200: see docs/BENCHMARKS.md).
+//! Replaying a repeated library call as a CUDA graph, when the handle's owner turns it on: the
+//! same product on the same addresses, a second time, is captured once (on a side stream, so
+//! nothing else queued on the caller's stream joins the capture) and from then on launched as
+//! one graph, which costs the host a fraction of the library call (the H200: see
+//! docs/BENCHMARKS.md).
+//!
+//! Off by default. While a capture is under way, a context-wide synchronise on any other
+//! thread (`cuCtxSynchronize`, `cudaDeviceSynchronize`, a pool's wait for memory) fails with
+//! `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` (and invalidates the capture): a library call must not
+//! make another thread's legal call fail unasked, so capturing is the caller's choice
+//! ([`Lt::set_replay`](super::Lt::set_replay)), made knowing what else the process runs.
 //!
 //! A graph replays the kernels the call launched with the arguments it launched them with, so
 //! it stands for exactly one call: the key holds everything the call depends on (the plan, every
@@ -51,9 +58,12 @@ struct Call {
 
 /// The calls a handle has made and the graphs of those it made twice.
 pub(crate) struct Replays<K> {
-    /// Off after a capture failed (the library did something a capture does not allow): every
-    /// call is then made directly.
+    /// The owner's switch (off by default).
     enabled: bool,
+    /// A capture failed (the library did something a capture does not allow, or another thread
+    /// synchronised the device meanwhile): every call is made directly until the switch is
+    /// turned off and on again.
+    failed: bool,
     /// The stream captures are recorded on, made on the first capture.
     side: Option<Stream>,
     calls: HashMap<K, Call>,
@@ -65,7 +75,8 @@ pub(crate) struct Replays<K> {
 impl<K: Hash + Eq + Copy> Replays<K> {
     pub(crate) fn new() -> Self {
         Replays {
-            enabled: true,
+            enabled: false,
+            failed: false,
             side: None,
             calls: HashMap::new(),
             clock: 0,
@@ -74,16 +85,23 @@ impl<K: Hash + Eq + Copy> Replays<K> {
         }
     }
 
-    /// Turns replaying on or off; off forgets every graph.
+    /// Turns replaying on or off; off forgets every graph, and turning it on again forgets a
+    /// failed capture. Setting the switch to what it is changes nothing (a caller may set it
+    /// before every call).
     pub(crate) fn set_enabled(&mut self, enabled: bool) {
+        if enabled == self.enabled {
+            return;
+        }
         self.enabled = enabled;
+        self.failed = false;
         if !enabled {
             self.calls.clear();
         }
     }
 
+    /// Whether calls are replayed now: switched on, and no capture failed since.
     pub(crate) fn enabled(&self) -> bool {
-        self.enabled
+        self.enabled && !self.failed
     }
 
     /// How many of the remembered calls have a graph.
@@ -100,7 +118,7 @@ impl<K: Hash + Eq + Copy> Replays<K> {
     /// with the same arguments, reading and writing memory that is alive whenever the key is
     /// given again (the caller passes, with the key, the operands the addresses belong to).
     pub(crate) unsafe fn run(&mut self, key: K, stream: &Stream, call: impl Fn(&Stream) -> Result<()>) -> Result<()> {
-        if !self.enabled || stream.in_capture()? {
+        if !self.enabled() || stream.in_capture()? {
             return call(stream);
         }
         self.clock += 1;
@@ -138,7 +156,8 @@ impl<K: Hash + Eq + Copy> Replays<K> {
                 Ok(launched?)
             }
             Err(_) => {
-                self.set_enabled(false);
+                self.failed = true;
+                self.calls.clear();
                 call(stream)
             }
         }
@@ -187,5 +206,33 @@ impl<K: Hash + Eq + Copy> Replays<K> {
     /// Forgets every call and destroys their graphs (before the handle they came from goes).
     pub(crate) fn clear(&mut self) {
         self.calls.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_is_off_until_switched_on_and_a_failure_holds_until_switched_again() {
+        let mut replays = Replays::<u32>::new();
+        assert!(
+            !replays.enabled(),
+            "off by default: no capture the caller did not ask for"
+        );
+        replays.set_enabled(true);
+        assert!(replays.enabled());
+        // A failed capture stops replaying; setting the switch to what it is does not undo that.
+        replays.failed = true;
+        assert!(!replays.enabled());
+        replays.set_enabled(true);
+        assert!(!replays.enabled(), "setting the switch again is a no-op");
+        replays.set_enabled(false);
+        replays.set_enabled(true);
+        assert!(replays.enabled(), "off and on again forgets the failure");
+        // Off forgets the remembered calls.
+        replays.remember(7, 1);
+        replays.set_enabled(false);
+        assert!(replays.calls.is_empty());
     }
 }

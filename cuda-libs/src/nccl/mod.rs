@@ -22,9 +22,9 @@
 //!     .map(|c| DeviceBuffer::from_slice(c, &[1.0f32; 1024]))
 //!     .collect::<Result<Vec<_>, _>>()?;
 //! // One thread drives every GPU: the calls go in one group.
-//! nccl::group(|| {
+//! nccl::group(|g| {
 //!     for ((comm, grad), stream) in comms.iter().zip(&mut grads).zip(&streams) {
-//!         comm.all_reduce_in_place::<f32>(grad, 1024, ReduceOp::Avg, stream)?;
+//!         g.all_reduce_in_place::<f32>(comm, grad, 1024, ReduceOp::Avg, stream)?;
 //!     }
 //!     Ok(())
 //! })?;
@@ -84,7 +84,10 @@
 //! stream's context against the communicator's ([`Error::WrongContext`]), ranks against the
 //! communicator's size, and out-of-place buffers that overlap ([`Error::InvalidValue`]).
 //! Every operand's use is recorded on the stream ([`DeviceMemory::begin_use`]) while the call is
-//! queued, so buffers are not freed, and other streams not let in, before NCCL is done.
+//! queued, so buffers are not freed, and other streams not let in, before NCCL is done; memory
+//! that is not one dense range (a strided, reversed or broadcast array view) is refused there,
+//! before NCCL is called. A call in a [`group`] keeps its buffers borrowed, and their uses open,
+//! until the group has been enqueued.
 //!
 //! # Threads
 //! A [`Communicator`] may move to another thread (`Send`) but not be shared (`!Sync`): NCCL does
@@ -93,8 +96,9 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cuda_driver::{Access, Context, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
@@ -245,8 +249,7 @@ impl std::fmt::Debug for UniqueId {
     }
 }
 
-/// The owned NCCL communicator: finalized and destroyed (or aborted) when the last reference
-/// goes (the [`Communicator`], or a [`group`] still waiting for it).
+/// The owned NCCL communicator: finalized and destroyed (or aborted) when dropped.
 struct Inner {
     comm: ncclComm_t,
     context: Context,
@@ -319,7 +322,7 @@ const DROP_TIMEOUT: Duration = Duration::from_secs(30);
 /// times out, is aborted (`ncclCommAbort`) instead. One thread that drives several
 /// communicators ends them together with [`Communicator::finalize_all`].
 pub struct Communicator {
-    inner: Arc<Inner>,
+    inner: Inner,
     timeout: Duration,
     /// Not `Sync`: NCCL calls on one communicator never run on two threads at once.
     _not_sync: PhantomData<Cell<()>>,
@@ -327,11 +330,6 @@ pub struct Communicator {
 
 // SAFETY: NCCL lets a communicator be used from any thread, one thread at a time.
 unsafe impl Send for Inner {}
-// SAFETY: through `&Inner` only the state is read (`ncclCommGetAsyncError`, which NCCL lets one
-// thread poll while another uses or aborts the communicator) and the fields; the calls that use
-// the communicator go through `Communicator`, which is not `Sync`. The references a `group` keeps
-// only read the state and drop.
-unsafe impl Sync for Inner {}
 
 impl std::fmt::Debug for Communicator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -394,13 +392,21 @@ impl Communicator {
         }
         let id = UniqueId::new()?;
         let nranks = contexts.len();
-        group(|| {
-            contexts
-                .iter()
-                .enumerate()
-                .map(|(rank, context)| Communicator::start_rank(&id, rank, nranks, context, DEFAULT_TIMEOUT))
-                .collect::<Result<Vec<_>>>()
-        })
+        // Every rank is started inside one group (one thread starts them all); the ones started
+        // are owned here, so a failure drops (aborts) them only after the group has ended.
+        let mut started = Vec::with_capacity(nranks);
+        let open = OpenGroup::start()?;
+        let failed: Result<()> = contexts.iter().enumerate().try_for_each(|(rank, context)| {
+            started.push(Communicator::start_rank(&id, rank, nranks, context, DEFAULT_TIMEOUT)?);
+            Ok(())
+        });
+        let ended = open.end();
+        failed?;
+        ended?;
+        for (communicator, result) in &started {
+            communicator.finish("ncclCommInitRankConfig", *result)?;
+        }
+        Ok(started.into_iter().map(|(communicator, _)| communicator).collect())
     }
 
     /// This process's rank `rank` of `nranks` (`ncclCommInitRankConfig`, non-blocking), on
@@ -419,17 +425,20 @@ impl Communicator {
         context: &Context,
         timeout: Duration,
     ) -> Result<Communicator> {
-        group(|| Communicator::start_rank(id, rank, nranks, context, timeout))
+        let (communicator, result) = Communicator::start_rank(id, rank, nranks, context, timeout)?;
+        communicator.finish("ncclCommInitRankConfig", result)?;
+        Ok(communicator)
     }
 
-    /// Queues `ncclCommInitRankConfig`; the enclosing group waits for it.
+    /// Calls `ncclCommInitRankConfig`: the communicator NCCL made, with the call's status for
+    /// the caller to [`finish`](Self::finish) (after the group it was started in, if any).
     fn start_rank(
         id: &UniqueId,
         rank: usize,
         nranks: usize,
         context: &Context,
         timeout: Duration,
-    ) -> Result<Communicator> {
+    ) -> Result<(Communicator, ncclResult_t)> {
         check::peer("rank", rank, nranks)?;
         let nranks_int = to_int("nranks", nranks)?;
         let init = cuda_sys::nccl()?.ncclCommInitRankConfig()?;
@@ -446,18 +455,17 @@ impl Communicator {
             ));
         }
         let communicator = Communicator {
-            inner: Arc::new(Inner {
+            inner: Inner {
                 comm,
                 context: context.clone(),
                 rank,
                 count: nranks,
                 finalized: AtomicBool::new(false),
-            }),
+            },
             timeout,
             _not_sync: PhantomData,
         };
-        communicator.finish("ncclCommInitRankConfig", result)?;
-        Ok(communicator)
+        Ok((communicator, result))
     }
 
     /// Splits the communicator (`ncclCommSplit`, collective over all its ranks): the ranks
@@ -496,7 +504,7 @@ impl Communicator {
         inner.wait("ncclCommSplit", self.timeout)?;
         (inner.rank, inner.count) = inner.rank_and_count()?;
         Ok(Some(Communicator {
-            inner: Arc::new(inner),
+            inner,
             timeout: self.timeout,
             _not_sync: PhantomData,
         }))
@@ -541,61 +549,55 @@ impl Communicator {
         }
     }
 
-    /// Finalizes every communicator (`ncclCommFinalize`, in one [`group`], then waits for all,
+    /// Finalizes every communicator (`ncclCommFinalize`, in one NCCL group, then waits for all,
     /// each for at most its timeout) and destroys them: what one thread that drives several
     /// communicators does at the end, since NCCL may let one rank's finalization wait for the
     /// others'. A communicator that fails or times out is aborted (`ncclCommAbort`) and the
     /// first error returned.
     pub fn finalize_all(communicators: Vec<Communicator>) -> Result<()> {
         let finalize = cuda_sys::nccl()?.ncclCommFinalize()?;
-        group(|| {
-            for communicator in &communicators {
-                communicator.inner.context.set_current()?;
-                // SAFETY: the communicator is live; it is only destroyed (or aborted) after this.
-                let result = unsafe { finalize(communicator.inner.comm) };
-                communicator.finish("ncclCommFinalize", result)?;
+        let open = OpenGroup::start()?;
+        let mut results = Vec::with_capacity(communicators.len());
+        let failed: Result<()> = communicators.iter().try_for_each(|communicator| {
+            communicator.inner.context.set_current()?;
+            // SAFETY: the communicator is live; it is only destroyed (or aborted) after this.
+            let result = unsafe { finalize(communicator.inner.comm) };
+            if result == ncclResult_t::ncclSuccess || result == ncclResult_t::ncclInProgress {
                 communicator.inner.finalized.store(true, Ordering::SeqCst);
             }
+            results.push(result);
             Ok(())
-        })
-        // Dropped here: destroyed where finalized and ready, aborted otherwise.
-    }
-
-    /// After a call: an error is [`Error::Nccl`]. Inside a [`group`] the call only starts at
-    /// the group's end, which waits for this communicator; outside one, `ncclInProgress` waits
-    /// now (for at most the timeout).
-    fn finish(&self, function: &'static str, result: ncclResult_t) -> Result<()> {
-        let in_progress = result == ncclResult_t::ncclInProgress;
-        if !in_progress {
-            status(function, result)?;
-        }
-        if GROUP_DEPTH.with(Cell::get) > 0 {
-            GROUP_WAITS.with(|waits| {
-                let mut waits = waits.borrow_mut();
-                if !waits.iter().any(|wait| Arc::ptr_eq(&wait.inner, &self.inner)) {
-                    waits.push(GroupWait {
-                        inner: self.inner.clone(),
-                        timeout: self.timeout,
-                        function,
-                    });
-                }
-            });
-            return Ok(());
-        }
-        if in_progress {
-            self.inner.wait(function, self.timeout)?;
+        });
+        let ended = open.end();
+        failed?;
+        ended?;
+        for (communicator, result) in communicators.iter().zip(results) {
+            communicator.finish("ncclCommFinalize", result)?;
         }
         Ok(())
+        // Dropped here, after the group: destroyed where finalized and ready, aborted otherwise.
     }
 
-    /// Checks the stream and each operand, records their uses on the stream, and queues `call`
-    /// with the communicator's context current; the uses end once it is queued.
-    fn enqueue(
-        &self,
+    /// After a call made outside a group: an error is [`Error::Nccl`]; `ncclInProgress` waits
+    /// now (for at most the timeout) until the communicator is ready.
+    fn finish(&self, function: &'static str, result: ncclResult_t) -> Result<()> {
+        if result != ncclResult_t::ncclInProgress {
+            return status(function, result);
+        }
+        self.inner.wait(function, self.timeout)
+    }
+
+    /// Checks the stream and each operand and begins their uses on the stream; then, for
+    /// [`Target::Now`], makes the call with the communicator's context current and ends the
+    /// uses once it is queued, or, for a group, queues the call and the uses in it: the group
+    /// makes the call and ends the uses after `ncclGroupEnd` (see [`group`]).
+    fn enqueue<'a>(
+        &'a self,
+        target: Target<'_, 'a>,
         function: &'static str,
-        stream: &Stream,
-        operands: &[Operand<'_>],
-        call: impl FnOnce(cuda_sys::nccl::cudaStream_t) -> Result<ncclResult_t>,
+        stream: &'a Stream,
+        operands: &[Operand<'a>],
+        call: impl FnOnce(cuda_sys::nccl::cudaStream_t) -> Result<ncclResult_t> + 'a,
     ) -> Result<()> {
         if stream.context() != &self.inner.context {
             return Err(Error::WrongContext {
@@ -610,17 +612,46 @@ impl Communicator {
                     used_with: "NCCL communicator",
                 });
             }
-            check::fits(operand.name, operand.bytes, operand.memory.byte_len())?;
         }
-        let _uses = operands
+        // Refuses memory that is not one dense range (a strided, reversed, transposed or
+        // broadcast view: `NotDense`) before its length is read.
+        let uses = operands
             .iter()
             .map(|operand| operand.memory.begin_use(stream, operand.access))
-            .collect::<std::result::Result<Vec<StreamUse<'_>>, _>>()?;
+            .collect::<std::result::Result<Vec<StreamUse<'a>>, _>>()?;
+        for operand in operands {
+            check::fits(operand.name, operand.bytes, operand.memory.byte_len())?;
+        }
+        match target {
+            Target::Now => {
+                let result = self.call(stream, call)?;
+                self.finish(function, result)
+                // The uses end here, after the call is queued.
+            }
+            Target::Group(queue) => {
+                let mut queue = queue.borrow_mut();
+                queue.calls.push(QueuedCall {
+                    communicator: self,
+                    function,
+                    stream,
+                    call: Box::new(call),
+                });
+                queue.uses.extend(uses);
+                Ok(())
+            }
+        }
+    }
+
+    /// Makes `call` on `stream` with the communicator's context current.
+    fn call(
+        &self,
+        stream: &Stream,
+        call: impl FnOnce(cuda_sys::nccl::cudaStream_t) -> Result<ncclResult_t>,
+    ) -> Result<ncclResult_t> {
         self.inner.context.set_current()?;
         // SAFETY: the stream is alive for the call; NCCL only queues work on it.
         let raw_stream = unsafe { stream.as_raw() }.cast();
-        let result = call(raw_stream)?;
-        self.finish(function, result)
+        call(raw_stream)
     }
 }
 
@@ -684,8 +715,20 @@ impl Communicator {
         op: ReduceOp,
         stream: &Stream,
     ) -> Result<()> {
+        self.all_reduce_on::<T>(Target::Now, send, recv, count, op, stream)
+    }
+
+    fn all_reduce_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        send: &'a impl DeviceMemory,
+        recv: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        stream: &'a Stream,
+    ) -> Result<()> {
         let operands = self.pair::<T>(Collective::AllReduce, count, send, recv)?;
-        self.all_reduce_raw::<T>(&operands, count, op, stream)
+        self.all_reduce_raw::<T>(target, &operands, count, op, stream)
     }
 
     /// [`all_reduce`](Self::all_reduce) in place: `buffer` is both send and receive buffer.
@@ -696,21 +739,33 @@ impl Communicator {
         op: ReduceOp,
         stream: &Stream,
     ) -> Result<()> {
-        let bytes = bytes::<T>("buffer", count)?;
-        let operands = [Operand::new("buffer", buffer, Access::Write, bytes)];
-        self.all_reduce_raw::<T>(&operands, count, op, stream)
+        self.all_reduce_in_place_on::<T>(Target::Now, buffer, count, op, stream)
     }
 
-    fn all_reduce_raw<T: NcclType>(
-        &self,
-        operands: &[Operand<'_>],
+    fn all_reduce_in_place_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        buffer: &'a mut impl DeviceMemoryMut,
         count: usize,
         op: ReduceOp,
-        stream: &Stream,
+        stream: &'a Stream,
+    ) -> Result<()> {
+        let bytes = bytes::<T>("buffer", count)?;
+        let operands = [Operand::new("buffer", buffer, Access::Write, bytes)];
+        self.all_reduce_raw::<T>(target, &operands, count, op, stream)
+    }
+
+    fn all_reduce_raw<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        operands: &[Operand<'a>],
+        count: usize,
+        op: ReduceOp,
+        stream: &'a Stream,
     ) -> Result<()> {
         let f = cuda_sys::nccl()?.ncclAllReduce()?;
         let (send, recv) = (operands[0].memory, operands[operands.len() - 1].memory);
-        self.enqueue("ncclAllReduce", stream, operands, |stream| {
+        self.enqueue(target, "ncclAllReduce", stream, operands, move |stream| {
             // SAFETY: both buffers hold `count` elements of `T` of this context and are in use
             // on `stream` until the call is queued; the communicator is live.
             Ok(unsafe {
@@ -738,9 +793,23 @@ impl Communicator {
         root: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.reduce_on::<T>(Target::Now, send, recv, count, op, root, stream)
+    }
+
+    #[allow(clippy::too_many_arguments)] // `reduce`'s arguments and where the call goes
+    fn reduce_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        send: &'a impl DeviceMemory,
+        recv: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        root: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         check::peer("root", root, self.count())?;
         let operands = self.pair::<T>(Collective::Reduce, count, send, recv)?;
-        self.reduce_raw::<T>(&operands, count, op, root, stream)
+        self.reduce_raw::<T>(target, &operands, count, op, root, stream)
     }
 
     /// [`reduce`](Self::reduce) in place.
@@ -752,6 +821,18 @@ impl Communicator {
         root: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.reduce_in_place_on::<T>(Target::Now, buffer, count, op, root, stream)
+    }
+
+    fn reduce_in_place_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        buffer: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        root: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         check::peer("root", root, self.count())?;
         let operands = [Operand::new(
             "buffer",
@@ -759,20 +840,21 @@ impl Communicator {
             Access::Write,
             bytes::<T>("buffer", count)?,
         )];
-        self.reduce_raw::<T>(&operands, count, op, root, stream)
+        self.reduce_raw::<T>(target, &operands, count, op, root, stream)
     }
 
-    fn reduce_raw<T: NcclType>(
-        &self,
-        operands: &[Operand<'_>],
+    fn reduce_raw<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        operands: &[Operand<'a>],
         count: usize,
         op: ReduceOp,
         root: usize,
-        stream: &Stream,
+        stream: &'a Stream,
     ) -> Result<()> {
         let f = cuda_sys::nccl()?.ncclReduce()?;
         let (send, recv) = (operands[0].memory, operands[operands.len() - 1].memory);
-        self.enqueue("ncclReduce", stream, operands, |stream| {
+        self.enqueue(target, "ncclReduce", stream, operands, move |stream| {
             // SAFETY: as in `all_reduce_raw`; `root` is a rank of the communicator.
             Ok(unsafe {
                 f(
@@ -799,9 +881,21 @@ impl Communicator {
         root: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.broadcast_on::<T>(Target::Now, send, recv, count, root, stream)
+    }
+
+    fn broadcast_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        send: &'a impl DeviceMemory,
+        recv: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        root: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         check::peer("root", root, self.count())?;
         let operands = self.pair::<T>(Collective::Broadcast, count, send, recv)?;
-        self.broadcast_raw::<T>(&operands, count, root, stream)
+        self.broadcast_raw::<T>(target, &operands, count, root, stream)
     }
 
     /// [`broadcast`](Self::broadcast) in place: the root's `buffer` is sent, every other
@@ -813,6 +907,17 @@ impl Communicator {
         root: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.broadcast_in_place_on::<T>(Target::Now, buffer, count, root, stream)
+    }
+
+    fn broadcast_in_place_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        buffer: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        root: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         check::peer("root", root, self.count())?;
         let operands = [Operand::new(
             "buffer",
@@ -820,19 +925,20 @@ impl Communicator {
             Access::Write,
             bytes::<T>("buffer", count)?,
         )];
-        self.broadcast_raw::<T>(&operands, count, root, stream)
+        self.broadcast_raw::<T>(target, &operands, count, root, stream)
     }
 
-    fn broadcast_raw<T: NcclType>(
-        &self,
-        operands: &[Operand<'_>],
+    fn broadcast_raw<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        operands: &[Operand<'a>],
         count: usize,
         root: usize,
-        stream: &Stream,
+        stream: &'a Stream,
     ) -> Result<()> {
         let f = cuda_sys::nccl()?.ncclBroadcast()?;
         let (send, recv) = (operands[0].memory, operands[operands.len() - 1].memory);
-        self.enqueue("ncclBroadcast", stream, operands, |stream| {
+        self.enqueue(target, "ncclBroadcast", stream, operands, move |stream| {
             // SAFETY: as in `all_reduce_raw`; `root` is a rank of the communicator.
             Ok(unsafe {
                 f(
@@ -857,8 +963,19 @@ impl Communicator {
         count: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.all_gather_on::<T>(Target::Now, send, recv, count, stream)
+    }
+
+    fn all_gather_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        send: &'a impl DeviceMemory,
+        recv: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         let operands = self.pair::<T>(Collective::AllGather, count, send, recv)?;
-        self.all_gather_raw::<T>(&operands, 0, count, stream)
+        self.all_gather_raw::<T>(target, &operands, 0, count, stream)
     }
 
     /// [`all_gather`](Self::all_gather) in place: `buffer` holds `count * self.count()`, and
@@ -869,6 +986,16 @@ impl Communicator {
         count: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.all_gather_in_place_on::<T>(Target::Now, buffer, count, stream)
+    }
+
+    fn all_gather_in_place_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        buffer: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         let counts = Collective::AllGather.counts(count, self.count())?;
         let operands = [Operand::new(
             "buffer",
@@ -877,19 +1004,20 @@ impl Communicator {
             bytes::<T>("buffer", counts.recv)?,
         )];
         let offset = bytes::<T>("rank offset", count * self.rank())?;
-        self.all_gather_raw::<T>(&operands, offset, count, stream)
+        self.all_gather_raw::<T>(target, &operands, offset, count, stream)
     }
 
-    fn all_gather_raw<T: NcclType>(
-        &self,
-        operands: &[Operand<'_>],
+    fn all_gather_raw<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        operands: &[Operand<'a>],
         send_offset: usize,
         count: usize,
-        stream: &Stream,
+        stream: &'a Stream,
     ) -> Result<()> {
         let f = cuda_sys::nccl()?.ncclAllGather()?;
         let (send, recv) = (operands[0].memory, operands[operands.len() - 1].memory);
-        self.enqueue("ncclAllGather", stream, operands, |stream| {
+        self.enqueue(target, "ncclAllGather", stream, operands, move |stream| {
             // SAFETY: `send` holds `count` elements from `send_offset`, `recv` `count * nranks`,
             // all of this context and in use on `stream` until the call is queued.
             Ok(unsafe {
@@ -915,8 +1043,20 @@ impl Communicator {
         op: ReduceOp,
         stream: &Stream,
     ) -> Result<()> {
+        self.reduce_scatter_on::<T>(Target::Now, send, recv, count, op, stream)
+    }
+
+    fn reduce_scatter_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        send: &'a impl DeviceMemory,
+        recv: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        stream: &'a Stream,
+    ) -> Result<()> {
         let operands = self.pair::<T>(Collective::ReduceScatter, count, send, recv)?;
-        self.reduce_scatter_raw::<T>(&operands, 0, count, op, stream)
+        self.reduce_scatter_raw::<T>(target, &operands, 0, count, op, stream)
     }
 
     /// [`reduce_scatter`](Self::reduce_scatter) in place: `buffer` holds `count * self.count()`
@@ -928,6 +1068,17 @@ impl Communicator {
         op: ReduceOp,
         stream: &Stream,
     ) -> Result<()> {
+        self.reduce_scatter_in_place_on::<T>(Target::Now, buffer, count, op, stream)
+    }
+
+    fn reduce_scatter_in_place_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        buffer: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        stream: &'a Stream,
+    ) -> Result<()> {
         let counts = Collective::ReduceScatter.counts(count, self.count())?;
         let operands = [Operand::new(
             "buffer",
@@ -936,20 +1087,21 @@ impl Communicator {
             bytes::<T>("buffer", counts.send)?,
         )];
         let offset = bytes::<T>("rank offset", count * self.rank())?;
-        self.reduce_scatter_raw::<T>(&operands, offset, count, op, stream)
+        self.reduce_scatter_raw::<T>(target, &operands, offset, count, op, stream)
     }
 
-    fn reduce_scatter_raw<T: NcclType>(
-        &self,
-        operands: &[Operand<'_>],
+    fn reduce_scatter_raw<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        operands: &[Operand<'a>],
         recv_offset: usize,
         count: usize,
         op: ReduceOp,
-        stream: &Stream,
+        stream: &'a Stream,
     ) -> Result<()> {
         let f = cuda_sys::nccl()?.ncclReduceScatter()?;
         let (send, recv) = (operands[0].memory, operands[operands.len() - 1].memory);
-        self.enqueue("ncclReduceScatter", stream, operands, |stream| {
+        self.enqueue(target, "ncclReduceScatter", stream, operands, move |stream| {
             // SAFETY: `send` holds `count * nranks` elements, `recv` `count` from `recv_offset`,
             // all of this context and in use on `stream` until the call is queued.
             Ok(unsafe {
@@ -976,6 +1128,17 @@ impl Communicator {
         peer: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.send_on::<T>(Target::Now, send, count, peer, stream)
+    }
+
+    fn send_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        send: &'a impl DeviceMemory,
+        count: usize,
+        peer: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         check::peer("peer", peer, self.count())?;
         let f = cuda_sys::nccl()?.ncclSend()?;
         let operands = [Operand::new(
@@ -984,7 +1147,7 @@ impl Communicator {
             Access::Read,
             bytes::<T>("send", count)?,
         )];
-        self.enqueue("ncclSend", stream, &operands, |stream| {
+        self.enqueue(target, "ncclSend", stream, &operands, move |stream| {
             // SAFETY: the buffer holds `count` elements of this context, in use on `stream`.
             Ok(unsafe {
                 f(
@@ -1007,6 +1170,17 @@ impl Communicator {
         peer: usize,
         stream: &Stream,
     ) -> Result<()> {
+        self.recv_on::<T>(Target::Now, recv, count, peer, stream)
+    }
+
+    fn recv_on<'a, T: NcclType>(
+        &'a self,
+        target: Target<'_, 'a>,
+        recv: &'a mut impl DeviceMemoryMut,
+        count: usize,
+        peer: usize,
+        stream: &'a Stream,
+    ) -> Result<()> {
         check::peer("peer", peer, self.count())?;
         let f = cuda_sys::nccl()?.ncclRecv()?;
         let recv: &dyn DeviceMemory = recv;
@@ -1016,7 +1190,7 @@ impl Communicator {
             Access::Write,
             bytes::<T>("recv", count)?,
         )];
-        self.enqueue("ncclRecv", stream, &operands, |stream| {
+        self.enqueue(target, "ncclRecv", stream, &operands, move |stream| {
             // SAFETY: the buffer holds `count` elements of this context, in use on `stream`, and
             // may be written (it was borrowed exclusively).
             Ok(unsafe {
@@ -1033,50 +1207,370 @@ impl Communicator {
     }
 }
 
-thread_local! {
-    /// How many [`group`]s this thread is inside.
-    static GROUP_DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// Communicators called in the current group, each once: waited for at the outermost
-    /// group's end.
-    static GROUP_WAITS: RefCell<Vec<GroupWait>> = const { RefCell::new(Vec::new()) };
+/// Where a call goes: made now, or queued in a [`Group`].
+enum Target<'g, 'a> {
+    /// Made now; its uses end once it is queued on the stream.
+    Now,
+    /// Queued in a group, which makes it at its end.
+    Group(&'g RefCell<ManuallyDrop<Queue<'a>>>),
 }
 
-/// A communicator a group waits for at its end, with the first call made on it there.
-struct GroupWait {
-    inner: Arc<Inner>,
-    timeout: Duration,
+/// The calls of a [`Group`] and the stream uses of their buffers.
+#[derive(Default)]
+struct Queue<'a> {
+    calls: Vec<QueuedCall<'a>>,
+    /// Ended (dropped) only after every call has been enqueued.
+    uses: Vec<StreamUse<'a>>,
+}
+
+/// One call of a group, made at its end.
+struct QueuedCall<'a> {
+    communicator: &'a Communicator,
     function: &'static str,
+    stream: &'a Stream,
+    call: Box<dyn FnOnce(cuda_sys::nccl::cudaStream_t) -> Result<ncclResult_t> + 'a>,
 }
 
-/// Runs `calls` between `ncclGroupStart` and `ncclGroupEnd`: NCCL launches the calls made inside
-/// together, which one thread driving several GPUs needs (and send/recv pairs). Groups nest; the
-/// outermost waits (each communicator for at most its timeout) until every communicator called
-/// inside is ready again. `ncclGroupEnd` is called even when `calls` fails; the first error
-/// is returned.
-pub fn group<R>(calls: impl FnOnce() -> Result<R>) -> Result<R> {
-    let nccl = cuda_sys::nccl()?;
-    let (start, end) = (nccl.ncclGroupStart()?, nccl.ncclGroupEnd()?);
-    // SAFETY: takes no arguments; balanced by the `ncclGroupEnd` below.
-    status("ncclGroupStart", unsafe { start() })?;
-    GROUP_DEPTH.with(|depth| depth.set(depth.get() + 1));
-    let result = calls();
-    GROUP_DEPTH.with(|depth| depth.set(depth.get() - 1));
-    // SAFETY: ends the group started above.
-    let ended = unsafe { end() };
-    let outermost = GROUP_DEPTH.with(Cell::get) == 0;
-    let waits = if outermost {
-        GROUP_WAITS.with(|waits| std::mem::take(&mut *waits.borrow_mut()))
-    } else {
-        Vec::new()
+/// The calls that one [`group`] makes together; given to its closure, as
+/// [`std::thread::scope`] gives its [`Scope`](std::thread::Scope).
+///
+/// Every buffer, stream and communicator a call names is borrowed for `'scope`, which outlasts
+/// the closure: the compiler refuses a buffer made, dropped or moved inside the closure, so
+/// each one stays allocated (and a mutable one unused elsewhere) until the group has been
+/// enqueued. Its checks run (and its uses begin) when the call is queued, so a bad argument is
+/// an error then; the calls are made by [`group`] after the closure returns. Each method is the
+/// [`Communicator`] method of the same name with the communicator first.
+pub struct Group<'scope, 'env: 'scope> {
+    /// Taken out by [`group`] (and dropped there) once the closure has returned; the
+    /// `ManuallyDrop` keeps `Group` free of drop glue, so it may be borrowed for `'scope`.
+    queue: RefCell<ManuallyDrop<Queue<'scope>>>,
+    /// Invariant in both, as `std::thread::Scope` is: `'scope` can neither shrink nor grow.
+    scope: PhantomData<&'scope mut &'scope ()>,
+    env: PhantomData<&'env mut &'env ()>,
+}
+
+impl std::fmt::Debug for Group<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let calls = self.queue.try_borrow().map(|queue| queue.calls.len());
+        f.debug_struct("Group").field("calls", &calls.ok()).finish()
+    }
+}
+
+impl<'scope> Group<'scope, '_> {
+    fn target(&self) -> Target<'_, 'scope> {
+        Target::Group(&self.queue)
+    }
+
+    /// [`Communicator::all_reduce`] in this group.
+    pub fn all_reduce<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        send: &'scope impl DeviceMemory,
+        recv: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.all_reduce_on::<T>(self.target(), send, recv, count, op, stream)
+    }
+
+    /// [`Communicator::all_reduce_in_place`] in this group.
+    pub fn all_reduce_in_place<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        buffer: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.all_reduce_in_place_on::<T>(self.target(), buffer, count, op, stream)
+    }
+
+    /// [`Communicator::reduce`] in this group.
+    #[allow(clippy::too_many_arguments)] // the communicator's arguments, and the communicator
+    pub fn reduce<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        send: &'scope impl DeviceMemory,
+        recv: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        root: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.reduce_on::<T>(self.target(), send, recv, count, op, root, stream)
+    }
+
+    /// [`Communicator::reduce_in_place`] in this group.
+    pub fn reduce_in_place<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        buffer: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        root: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.reduce_in_place_on::<T>(self.target(), buffer, count, op, root, stream)
+    }
+
+    /// [`Communicator::broadcast`] in this group.
+    pub fn broadcast<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        send: &'scope impl DeviceMemory,
+        recv: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        root: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.broadcast_on::<T>(self.target(), send, recv, count, root, stream)
+    }
+
+    /// [`Communicator::broadcast_in_place`] in this group.
+    pub fn broadcast_in_place<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        buffer: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        root: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.broadcast_in_place_on::<T>(self.target(), buffer, count, root, stream)
+    }
+
+    /// [`Communicator::all_gather`] in this group.
+    pub fn all_gather<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        send: &'scope impl DeviceMemory,
+        recv: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.all_gather_on::<T>(self.target(), send, recv, count, stream)
+    }
+
+    /// [`Communicator::all_gather_in_place`] in this group.
+    pub fn all_gather_in_place<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        buffer: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.all_gather_in_place_on::<T>(self.target(), buffer, count, stream)
+    }
+
+    /// [`Communicator::reduce_scatter`] in this group.
+    pub fn reduce_scatter<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        send: &'scope impl DeviceMemory,
+        recv: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.reduce_scatter_on::<T>(self.target(), send, recv, count, op, stream)
+    }
+
+    /// [`Communicator::reduce_scatter_in_place`] in this group.
+    pub fn reduce_scatter_in_place<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        buffer: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        op: ReduceOp,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.reduce_scatter_in_place_on::<T>(self.target(), buffer, count, op, stream)
+    }
+
+    /// [`Communicator::send`] in this group.
+    pub fn send<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        send: &'scope impl DeviceMemory,
+        count: usize,
+        peer: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.send_on::<T>(self.target(), send, count, peer, stream)
+    }
+
+    /// [`Communicator::recv`] in this group.
+    pub fn recv<T: NcclType>(
+        &self,
+        communicator: &'scope Communicator,
+        recv: &'scope mut impl DeviceMemoryMut,
+        count: usize,
+        peer: usize,
+        stream: &'scope Stream,
+    ) -> Result<()> {
+        communicator.recv_on::<T>(self.target(), recv, count, peer, stream)
+    }
+}
+
+/// Queues NCCL calls with `calls`, then makes them all between `ncclGroupStart` and
+/// `ncclGroupEnd`: NCCL launches the calls of a group together, which one thread driving several
+/// GPUs needs (and send/recv pairs, a rank with itself included). Then it waits (each
+/// communicator for at most its timeout) until every communicator called is ready again, and
+/// only then ends the stream uses of the buffers, so later users on other streams wait for the
+/// calls.
+///
+/// The buffers, streams and communicators passed to the [`Group`] are borrowed until then: they
+/// must outlive the closure, as with [`std::thread::scope`].
+///
+/// Nothing is made unless `calls` returns `Ok`: an error (the first check that failed, or the
+/// closure's own) is returned with no NCCL call made, and a panic in `calls` resumes after the
+/// uses it began have ended, again with no call made. Calls made on a [`Communicator`] itself
+/// inside the closure are made at once, not in the group; a `group` inside the closure is a
+/// group of its own, made when it returns. Other work queued inside the closure comes before
+/// the group's calls: a stream that reads a group's receive buffer through another handle (a
+/// view of the same storage) is ordered after the receive only once the group has returned.
+///
+/// If a communicator is not ready within its timeout after `ncclGroupEnd`, [`Error::Timeout`]
+/// is returned while NCCL may still be queueing the calls; such a communicator is best dropped
+/// (aborted) before the buffers are.
+///
+/// ```no_run
+/// use cuda_driver::{Device, DeviceBuffer, Stream};
+/// use cuda_libs::nccl::{self, Communicator};
+///
+/// # fn main() -> cuda_libs::Result<()> {
+/// let context = Device::get(0)?.primary_context()?;
+/// let comms = Communicator::init_all(std::slice::from_ref(&context))?;
+/// let stream = Stream::new(&context)?;
+/// let send = DeviceBuffer::from_slice(&context, &[1.0f32; 1024])?;
+/// let mut recv = DeviceBuffer::<f32>::zeroed(&context, 1024)?;
+/// // A rank sends to itself: the send and the receive go in one group.
+/// nccl::group(|g| {
+///     g.send::<f32>(&comms[0], &send, 1024, 0, &stream)?;
+///     g.recv::<f32>(&comms[0], &mut recv, 1024, 0, &stream)?;
+///     Ok(())
+/// })?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A buffer that does not outlive the group does not compile (it would be freed before NCCL
+/// writes it):
+///
+/// ```compile_fail
+/// use cuda_driver::{Context, DeviceBuffer, Stream};
+/// use cuda_libs::nccl::{self, Communicator, ReduceOp};
+///
+/// fn step(comm: &Communicator, context: &Context, stream: &Stream) -> cuda_libs::Result<()> {
+///     nccl::group(|g| {
+///         let mut grad = DeviceBuffer::<f32>::zeroed(context, 1024)?;
+///         g.all_reduce_in_place::<f32>(comm, &mut grad, 1024, ReduceOp::Sum, stream)?;
+///         Ok(())
+///     }) // error[E0597]: `grad` does not live long enough
+/// }
+/// ```
+///
+/// and neither does dropping one inside the closure:
+///
+/// ```compile_fail
+/// use cuda_driver::{DeviceBuffer, Stream};
+/// use cuda_libs::nccl::{self, Communicator, ReduceOp};
+///
+/// fn step(comm: &Communicator, mut grad: DeviceBuffer<f32>, stream: &Stream) -> cuda_libs::Result<()> {
+///     nccl::group(|g| {
+///         g.all_reduce_in_place::<f32>(comm, &mut grad, 1024, ReduceOp::Sum, stream)?;
+///         drop(grad); // error[E0505]: cannot move out of `grad` because it is borrowed
+///         Ok(())
+///     })
+/// }
+/// ```
+pub fn group<'env, R>(calls: impl for<'scope> FnOnce(&'scope Group<'scope, 'env>) -> Result<R>) -> Result<R> {
+    cuda_sys::nccl()?;
+    let group = Group {
+        queue: RefCell::new(ManuallyDrop::new(Queue::default())),
+        scope: PhantomData,
+        env: PhantomData,
     };
-    let value = result?;
-    if ended != ncclResult_t::ncclInProgress {
-        status("ncclGroupEnd", ended)?;
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| calls(&group)));
+    let queue: Queue<'_> = std::mem::take(&mut **group.queue.borrow_mut());
+    let value = match outcome {
+        Ok(result) => result?,
+        // The uses begun so far end (`queue` dropped) before the panic goes on.
+        Err(panic) => {
+            drop(queue);
+            std::panic::resume_unwind(panic)
+        }
+    };
+    if !queue.calls.is_empty() {
+        make_calls(queue.calls)?;
     }
-    for wait in &waits {
-        wait.inner.wait(wait.function, wait.timeout)?;
-    }
+    // The uses end here, after the calls were enqueued.
+    drop(queue.uses);
     Ok(value)
+}
+
+/// Makes a group's calls between `ncclGroupStart` and `ncclGroupEnd`, then waits until every
+/// communicator called is ready: the calls are then on their streams. The first error ends the
+/// calls (NCCL drops the group's calls when one of them failed) and is returned, after the wait
+/// for those made.
+fn make_calls(calls: Vec<QueuedCall<'_>>) -> Result<()> {
+    let mut called: Vec<(&Communicator, &'static str)> = Vec::new();
+    let open = OpenGroup::start()?;
+    let made: Result<()> = calls.into_iter().try_for_each(|queued| {
+        let result = queued.communicator.call(queued.stream, queued.call)?;
+        if result != ncclResult_t::ncclInProgress {
+            status(queued.function, result)?;
+        }
+        let communicator = queued.communicator;
+        if !called.iter().any(|(c, _)| c.inner.comm == communicator.inner.comm) {
+            called.push((communicator, queued.function));
+        }
+        Ok(())
+    });
+    let ended = open.end();
+    let waited = called
+        .into_iter()
+        .map(|(communicator, function)| communicator.inner.wait(function, communicator.timeout))
+        .fold(Ok(()), Result::and);
+    made.and(ended).and(waited)
+}
+
+/// `ncclGroupStart` until [`OpenGroup::end`], or until dropped (an error or a panic on the way):
+/// the thread's NCCL group never stays open.
+struct OpenGroup {
+    end: unsafe extern "C" fn() -> ncclResult_t,
+    open: bool,
+}
+
+impl OpenGroup {
+    fn start() -> Result<OpenGroup> {
+        let nccl = cuda_sys::nccl()?;
+        let (start, end) = (nccl.ncclGroupStart()?, nccl.ncclGroupEnd()?);
+        // SAFETY: takes no arguments; balanced by `ncclGroupEnd` in `end` or `drop`.
+        status("ncclGroupStart", unsafe { start() })?;
+        Ok(OpenGroup { end, open: true })
+    }
+
+    /// `ncclGroupEnd`: an error is [`Error::Nccl`]; `ncclInProgress` is left to the caller's
+    /// wait on each communicator.
+    fn end(mut self) -> Result<()> {
+        self.open = false;
+        // SAFETY: ends the group this one started.
+        let ended = unsafe { (self.end)() };
+        if ended == ncclResult_t::ncclInProgress {
+            return Ok(());
+        }
+        status("ncclGroupEnd", ended)
+    }
+}
+
+impl Drop for OpenGroup {
+    fn drop(&mut self) {
+        if self.open {
+            // SAFETY: ends the group this one started; its status is the caller's error's.
+            let _ = unsafe { (self.end)() };
+        }
+    }
 }
 
 /// Polls `state` until it is not `ncclInProgress`: `Ok` on success, [`Error::Nccl`] on an error,

@@ -85,12 +85,13 @@ impl From<DLPackError> for PyErr {
 }
 
 impl From<Error> for PyErr {
-    /// DLPack errors as above; bad values are `ValueError`; indices out of range `IndexError`;
+    /// DLPack errors as above; bad values and axes out of range are `ValueError` (NumPy's
+    /// `AxisError` is one); indices out of range `IndexError`;
     /// driver, compiler and other failures `RuntimeError`.
     fn from(error: Error) -> PyErr {
         match error {
             Error::DLPack(error) => error.into(),
-            Error::InvalidValue(_) => PyValueError::new_err(error.to_string()),
+            Error::InvalidValue(_) | Error::Axis { .. } => PyValueError::new_err(error.to_string()),
             Error::IndexOutOfBounds { .. } => PyIndexError::new_err(error.to_string()),
             other => PyRuntimeError::new_err(other.to_string()),
         }

@@ -4,6 +4,7 @@
 //! broadcasting, overlap of outputs with inputs), plus the layout and index width of strided
 //! calls.
 
+use std::borrow::Cow;
 use std::ffi::c_void;
 
 use cuda_driver::{Access, Context, Stream, StreamUse};
@@ -11,6 +12,7 @@ use cuda_sys::driver::CUdeviceptr;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
+use crate::array::kernels::inline::Vacant;
 use crate::array::kernels::params::{Bindings, Param, ParamType};
 pub use crate::array::kernels::signature::ArgType;
 use crate::array::memory::{offset_range, overlap, Overlap, Span};
@@ -117,6 +119,12 @@ impl Arg<'static> {
             )
         };
         Arg(ArgKind::Scalar(T::DTYPE, bytes))
+    }
+}
+
+impl Vacant for Arg<'_> {
+    fn vacant() -> Self {
+        Arg::scalar(Bool::from(false))
     }
 }
 
@@ -230,6 +238,18 @@ pub(crate) fn bind_signature(
     outputs: &[Param],
     signature: &[ArgType],
 ) -> Result<Bindings> {
+    check_signature(kernel, inputs, outputs, signature)?;
+    let mut bindings = Bindings::default();
+    for (param, arg) in inputs.iter().chain(outputs).zip(signature) {
+        bindings.bind(kernel, param, arg.dtype())?;
+    }
+    Ok(bindings)
+}
+
+/// What [`bind_signature`] checks, without building the bindings (nothing allocated on
+/// success: every launch checks its signature): the count, each concrete type, each
+/// placeholder bound to one type (its first argument's), outputs that are arrays.
+pub(crate) fn check_signature(kernel: &str, inputs: &[Param], outputs: &[Param], signature: &[ArgType]) -> Result<()> {
     let expected = inputs.len() + outputs.len();
     if signature.len() != expected {
         return Err(Error::InvalidValue(format!(
@@ -239,9 +259,26 @@ pub(crate) fn bind_signature(
             signature.len()
         )));
     }
-    let mut bindings = Bindings::default();
-    for (param, arg) in inputs.iter().chain(outputs).zip(signature) {
-        bindings.bind(kernel, param, arg.dtype())?;
+    let params = || inputs.iter().chain(outputs).zip(signature);
+    for (param, arg) in params() {
+        let expected = match &param.ty {
+            ParamType::Concrete(dtype) => *dtype,
+            // The type of the placeholder's first argument, which binds it.
+            ParamType::Placeholder(p) => params()
+                .find(|(other, _)| matches!(&other.ty, ParamType::Placeholder(o) if o == p))
+                .map_or(arg.dtype(), |(_, first)| first.dtype()),
+        };
+        if expected != arg.dtype() {
+            return Err(Error::InvalidValue(format!(
+                "kernel `{kernel}`: argument `{}` is {}, the parameter needs {expected}{}",
+                param.name,
+                arg.dtype(),
+                match &param.ty {
+                    ParamType::Placeholder(p) => format!(" (`{p}` is already {expected})"),
+                    ParamType::Concrete(_) => String::new(),
+                }
+            )));
+        }
     }
     for (param, arg) in outputs.iter().zip(&signature[inputs.len()..]) {
         if !arg.is_array() {
@@ -251,13 +288,14 @@ pub(crate) fn bind_signature(
             )));
         }
     }
-    Ok(bindings)
+    Ok(())
 }
 
 /// The element space of a call: the (broadcast) shape, its element count, and whether every
 /// array is a C-contiguous run of exactly that shape (the fast path).
-pub(crate) struct CallShape {
-    pub(crate) shape: Vec<usize>,
+pub(crate) struct CallShape<'a> {
+    /// Borrowed from the arrays when they all have it (nothing allocated).
+    pub(crate) shape: Cow<'a, [usize]>,
     pub(crate) len: usize,
     pub(crate) contiguous: bool,
 }
@@ -267,13 +305,13 @@ pub(crate) struct CallShape {
 /// by NumPy's rule, which the outputs must have (and not be broadcast views themselves); an
 /// input sharing memory with an output must be the very same view. Reductions
 /// (`inputs_only`) take inputs of one shape, C-contiguous.
-pub(crate) fn check_args(
+pub(crate) fn check_args<'a>(
     kernel: &str,
     stream: &Stream,
-    args: &[Arg<'_>],
+    args: &'a [Arg<'_>],
     inputs: usize,
     inputs_only: bool,
-) -> Result<CallShape> {
+) -> Result<CallShape<'a>> {
     for (index, arg) in args.iter().enumerate().skip(inputs) {
         if !matches!(arg.0, ArgKind::ArrayMut(_)) {
             return Err(Error::InvalidValue(format!(
@@ -297,15 +335,15 @@ pub(crate) fn check_args(
             "kernel `{kernel}`: no array gives the size"
         )));
     };
-    let mut shape = first.shape().to_vec();
+    let mut shape = Cow::Borrowed(first.shape());
     for array in arrays {
         shape = match inputs_only {
-            true if array.shape() != shape.as_slice() => Err(Error::InvalidValue(format!(
+            _ if array.shape() == &*shape => Ok(shape),
+            true => Err(Error::InvalidValue(format!(
                 "kernel `{kernel}`: arrays of shapes {shape:?} and {:?} cannot be combined",
                 array.shape()
             ))),
-            true => Ok(shape),
-            false => broadcast_shapes(&shape, array.shape()).map_err(|e| {
+            false => broadcast_shapes(&shape, array.shape()).map(Cow::Owned).map_err(|e| {
                 Error::InvalidValue(format!(
                     "kernel `{kernel}`: {}",
                     e.to_string().trim_start_matches("invalid value: ")
@@ -328,7 +366,7 @@ pub(crate) fn check_args(
             .skip(inputs)
             .filter_map(|(i, a)| Some((i, a.array()?)))
         {
-            if output.shape() != shape.as_slice() {
+            if output.shape() != &*shape {
                 return Err(Error::InvalidValue(format!(
                     "kernel `{kernel}`: output {index} has shape {:?}, the arguments broadcast to {shape:?}",
                     output.shape()
@@ -357,7 +395,7 @@ pub(crate) fn check_args(
     let contiguous = considered
         .iter()
         .filter_map(Arg::array)
-        .all(|a| a.shape() == shape.as_slice() && a.is_contiguous());
+        .all(|a| a.shape() == &*shape && a.is_contiguous());
     Ok(CallShape { shape, len, contiguous })
 }
 

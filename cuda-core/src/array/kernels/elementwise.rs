@@ -5,8 +5,10 @@ use std::fmt::Write;
 use cuda_driver::Stream;
 
 use crate::array::kernels::args::{
-    arrays_aligned, bind_signature, call_args, check_args, declared_type, strided_layout, Arg, ArgType, IndexWidth,
+    arrays_aligned, bind_signature, call_args, check_args, check_signature, declared_type, strided_layout, Arg,
+    ArgType, IndexWidth,
 };
+use crate::array::kernels::inline::Inline;
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::params::{check_unique, is_identifier, parse_params, Param};
 use crate::array::kernels::registry::{grid_for, LoadedTable};
@@ -379,8 +381,9 @@ impl ElementwiseKernel {
     /// # }
     /// ```
     pub unsafe fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
-        let signature: Vec<ArgType> = args.iter().map(Arg::arg_type).collect();
-        bind_signature(&self.name, &self.inputs, &self.outputs, &signature)?;
+        let mut signature: Inline<ArgType, 8> = Inline::new();
+        signature.extend(args.iter().map(Arg::arg_type));
+        check_signature(&self.name, &self.inputs, &self.outputs, &signature)?;
         let call = check_args(&self.name, stream, args, self.inputs.len(), false)?;
         if call.len == 0 {
             return Ok(());

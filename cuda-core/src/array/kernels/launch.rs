@@ -11,6 +11,7 @@ use std::mem::size_of;
 use cuda_driver::{launch_checked, Function, LaunchConfig, Stream, StreamUse};
 
 use crate::array::kernels::args::Arg;
+use crate::array::kernels::inline::{Inline, Vacant};
 use crate::error::Result;
 
 /// Parameters whose pointer array needs no allocation.
@@ -22,6 +23,12 @@ enum Param {
     Borrowed(*mut c_void),
     /// Offset, in 8-byte words, into [`Launch::words`].
     Value(usize),
+}
+
+impl Vacant for Param {
+    fn vacant() -> Self {
+        Param::Value(0)
+    }
 }
 
 /// A launch of generated code being put together (see the module's docs); the call arguments
@@ -37,60 +44,15 @@ pub(crate) struct Launch<'s, 'a> {
     borrowed: PhantomData<&'a ()>,
 }
 
-/// A list kept in place for up to `N` items (the usual launch: no allocation), on the heap
-/// beyond.
-struct Inline<T: Copy, const N: usize> {
-    inline: [T; N],
-    len: usize,
-    /// Every item, once there are more than `N`.
-    spilled: Vec<T>,
-}
-
-impl<T: Copy, const N: usize> Inline<T, N> {
-    fn new(fill: T) -> Self {
-        Inline {
-            inline: [fill; N],
-            len: 0,
-            spilled: Vec::new(),
-        }
-    }
-
-    #[inline]
-    fn extend(&mut self, items: &[T]) {
-        let end = self.len + items.len();
-        if self.spilled.is_empty() && end <= N {
-            self.inline[self.len..end].copy_from_slice(items);
-        } else {
-            if self.spilled.is_empty() {
-                self.spilled.extend_from_slice(&self.inline[..self.len]);
-            }
-            self.spilled.extend_from_slice(items);
-        }
-        self.len = end;
-    }
-
-    #[inline]
-    fn as_mut_slice(&mut self) -> &mut [T] {
-        match self.spilled.is_empty() {
-            true => &mut self.inline[..self.len],
-            false => &mut self.spilled,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-}
-
 impl<'s, 'a> Launch<'s, 'a> {
     /// An empty parameter list for a launch on `stream`.
     pub(crate) fn on(stream: &'s Stream) -> Self {
         Launch {
             stream,
             uses: Vec::new(),
-            params: Inline::new(Param::Value(0)),
-            sizes: Inline::new(0),
-            words: Inline::new(0),
+            params: Inline::new(),
+            sizes: Inline::new(),
+            words: Inline::new(),
             borrowed: PhantomData,
         }
     }
@@ -106,8 +68,8 @@ impl<'s, 'a> Launch<'s, 'a> {
                 self.uses.push(used);
             }
         }
-        self.params.extend(&[Param::Borrowed(arg.param_ptr())]);
-        self.sizes.extend(&[arg.param_size()]);
+        self.params.push(Param::Borrowed(arg.param_ptr()));
+        self.sizes.push(arg.param_size());
         Ok(self)
     }
 
@@ -125,23 +87,23 @@ impl<'s, 'a> Launch<'s, 'a> {
         let start = self.words.len();
         let words = size_of::<T>().div_ceil(size_of::<u64>());
         for _ in 0..words {
-            self.words.extend(&[0]);
+            self.words.push(0);
         }
         let slot = self.words.as_mut_slice()[start..].as_mut_ptr();
         // SAFETY: the words just added hold at least `size_of::<T>()` bytes, aligned to 8
         // (enough for any `T` a kernel parameter has); `T` is `Copy` plain data.
         unsafe { std::ptr::write_unaligned(slot.cast::<T>(), value) };
-        self.params.extend(&[Param::Value(start)]);
-        self.sizes.extend(&[size_of::<T>()]);
+        self.params.push(Param::Value(start));
+        self.sizes.push(size_of::<T>());
         self
     }
 
     /// Adds the 64-bit words of `values` as one struct parameter, by value.
     pub(crate) fn words(&mut self, values: &[u64]) -> &mut Self {
         let start = self.words.len();
-        self.words.extend(values);
-        self.params.extend(&[Param::Value(start)]);
-        self.sizes.extend(&[size_of_val(values)]);
+        self.words.extend(values.iter().copied());
+        self.params.push(Param::Value(start));
+        self.sizes.push(size_of_val(values));
         self
     }
 

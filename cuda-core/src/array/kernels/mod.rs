@@ -5,7 +5,8 @@
 //!
 //! A family turns a signature into CUDA C++ with named entry points, chooses the index width
 //! (one rule: [`args::fits_32_bits`]) and the grid ([`registry::grid_for`]), and loads its code
-//! through the registry, and launches it through [`launch::Launch`], the one launch path:
+//! through the registry, and launches it through [`launch::Launch`], the one launch path (whose
+//! lists are [`inline::Inline`], so the usual launch allocates nothing):
 //! - [`elementwise`]: [`ElementwiseKernel`], contiguous (vector loads) and strided;
 //! - [`reduction`] and [`reduction_axis`]: [`ReductionKernel`] over the whole array or axes;
 //! - [`copy`]: copies and fills;
@@ -20,6 +21,7 @@ pub(crate) mod args;
 pub(crate) mod copy;
 pub(crate) mod elementwise;
 pub(crate) mod gather;
+pub(crate) mod inline;
 pub(crate) mod launch;
 pub(crate) mod params;
 pub(crate) mod raw_kernel;

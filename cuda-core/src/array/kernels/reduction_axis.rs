@@ -15,6 +15,7 @@ use std::fmt::Write;
 use cuda_driver::Stream;
 use cuda_sys::driver::CUdeviceptr;
 
+use crate::array::axis::Axes;
 use crate::array::kernels::args::{call_args, check_args, declared_type, Arg, ArgType};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::params::Param;
@@ -365,7 +366,8 @@ impl ReductionKernel {
         Ok(s)
     }
 
-    /// Reduces the inputs along `axes` into the output, on `stream`: each output element is the
+    /// Reduces the inputs along `axes` (one axis or a list; negative ones count from the end)
+    /// into the output, on `stream`: each output element is the
     /// reduction of the input elements at its position on the other axes, and `n` (in the
     /// expressions) is the number of elements reduced into it. `args` are the inputs (one shape,
     /// C-contiguous) then the output, whose shape is the inputs' without the reduced axes or
@@ -394,14 +396,15 @@ impl ReductionKernel {
     /// post-map writes only through the output element reference it is given, none of them
     /// forms another address or dereferences one passed as a scalar, and they cause no data
     /// race and no other undefined behaviour that reaches memory.
-    pub unsafe fn launch_axes(&self, stream: &Stream, args: &[Arg<'_>], axes: &[usize]) -> Result<()> {
+    pub unsafe fn launch_axes(&self, stream: &Stream, args: &[Arg<'_>], axes: impl Into<Axes>) -> Result<()> {
         let name = self.name();
         let inputs = self.inputs().len();
         let signature: Vec<ArgType> = args.iter().map(Arg::arg_type).collect();
         let (_, reduce) = self.bind(&signature)?;
         let call = check_args(name, stream, args, inputs, true)?;
         let what = format!("reduction `{name}`");
-        let reduced = reduced_axes(&what, call.shape.len(), axes)?;
+        let axes = axes.into().indices(call.shape.len())?;
+        let reduced = reduced_axes(&what, call.shape.len(), &axes)?;
         let output = args[inputs].array().expect("checked by check_args");
         let kept = reduced_shape(&call.shape, &reduced, false);
         if output.shape() != kept.as_slice() && output.shape() != reduced_shape(&call.shape, &reduced, true) {

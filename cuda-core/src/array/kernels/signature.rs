@@ -2,6 +2,7 @@
 //! in the registry.
 
 use crate::array::dtype::DType;
+use crate::array::kernels::inline::Vacant;
 
 /// The kind and element type of an argument: what generated code is specialised on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,5 +24,11 @@ impl ArgType {
     /// Whether it is an array.
     pub fn is_array(self) -> bool {
         matches!(self, ArgType::Array(_))
+    }
+}
+
+impl Vacant for ArgType {
+    fn vacant() -> Self {
+        ArgType::Scalar(DType::Bool)
     }
 }

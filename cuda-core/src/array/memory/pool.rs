@@ -7,7 +7,9 @@
 //! is taken only after an event recorded on that stream is made to wait on (`cuStreamWaitEvent`).
 //! Blocks are neither split nor merged: a miss allocates a new block of the class with
 //! `cuMemAllocAsync` (the device's stream-ordered pool), so the cache keeps whole blocks.
-//! On out-of-memory the pool frees its cached blocks, waits for the context and retries once.
+//! On out-of-memory the pool frees its cached blocks, waits for the streams it freed them on
+//! (never for the whole context: that would fail while another thread captures a graph) and
+//! retries once.
 //!
 //! While a stream captures a graph, allocations for it bypass the cache: each is a graph
 //! allocation (`cuMemAllocAsync` recorded into the capture) and its drop during the capture a
@@ -352,8 +354,10 @@ impl MemoryPool {
     /// A block of at least `bytes` for work on `stream` (of the pool's context). A block cached
     /// for `stream` costs no driver call; one cached for another stream is ordered after that
     /// stream's work first; otherwise the driver allocates (`cuMemAllocAsync` on `stream`), and
-    /// if it is out of memory the pool frees its cache, waits for the context and tries again
-    /// once. The block goes back to the pool, in `stream`'s order, when dropped.
+    /// if it is out of memory the pool frees its cache, waits for the streams those frees were
+    /// queued on and `stream` (not the whole context, so a capture on another thread is not
+    /// disturbed) and tries again once. The block goes back to the pool, in `stream`'s order,
+    /// when dropped.
     #[inline]
     pub fn alloc(&self, stream: &Stream, bytes: usize) -> Result<PooledBlock> {
         let class = size_class(bytes).ok_or_else(|| {
@@ -435,8 +439,17 @@ impl MemoryPool {
         }
         let ptr = match self.driver_alloc(stream, class) {
             Err(error) if error.code() == Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY) => {
-                self.free_all_blocks()?;
-                synchronize_context(&self.inner.context)?;
+                let (mut freed_on, freed) = self.free_cached_blocks();
+                freed?;
+                // Wait for those frees (and `stream`'s own queued ones) to complete, so that
+                // the memory is the driver's again: stream by stream, never `cuCtxSynchronize`,
+                // which fails while another thread captures a graph in the context.
+                if !freed_on.contains(stream) {
+                    freed_on.push(stream.clone());
+                }
+                for freed_stream in &freed_on {
+                    freed_stream.synchronize_quiet()?;
+                }
                 self.driver_alloc(stream, class)?
             }
             other => other?,
@@ -457,25 +470,36 @@ impl MemoryPool {
     /// capturing a graph (a free there would be recorded into the graph): they stay cached.
     /// Stops at the first driver error, after trying every block.
     pub fn free_all_blocks(&self) -> Result<()> {
+        self.free_cached_blocks().1
+    }
+
+    /// [`free_all_blocks`](Self::free_all_blocks), and the streams the frees were queued on.
+    fn free_cached_blocks(&self) -> (Vec<Stream>, Result<()>) {
         let blocks = self.bins().drain();
         let mut first_error = None;
+        let mut freed_on: Vec<Stream> = Vec::new();
         for (stream, class, ptr) in blocks {
             let freed = match stream.in_capture() {
                 Ok(true) => {
                     self.bins().keep_cached(stream_key(&stream), &stream, class, ptr);
-                    Ok(())
+                    continue;
                 }
                 Ok(false) => free_cached(&stream, ptr),
                 Err(error) => Err(error),
             };
-            if let Err(error) = freed {
-                first_error.get_or_insert(error);
+            match freed {
+                Ok(()) if !freed_on.contains(&stream) => freed_on.push(stream),
+                Ok(()) => {}
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
             }
         }
-        match first_error {
+        let result = match first_error {
             Some(error) => Err(error.into()),
             None => Ok(()),
-        }
+        };
+        (freed_on, result)
     }
 
     /// Returns a block to `stream`'s lists.

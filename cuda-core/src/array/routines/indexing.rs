@@ -9,6 +9,7 @@
 //! values are only known on the device, so [`IndexMode::Raise`] costs one 16-byte read back and a
 //! wait for the stream per call; [`IndexMode::Wrap`] and [`IndexMode::Clip`] never wait.
 
+use crate::array::axis::{Axis, OptionalAxis};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::kernels::gather::{gather, scatter, GatherLayout, IndexElement, IndexMode};
@@ -27,16 +28,6 @@ fn resolve_index(what: &str, index: i64, extent: usize) -> Result<usize> {
             index: Some(index),
             extent,
         }),
-    }
-}
-
-/// An error for `axis` not below `ndim`.
-fn check_axis(what: &str, axis: usize, shape: &[usize]) -> Result<()> {
-    match axis < shape.len() {
-        true => Ok(()),
-        false => Err(Error::InvalidValue(format!(
-            "{what}: axis {axis} is out of bounds for an array of shape {shape:?}"
-        ))),
     }
 }
 
@@ -75,9 +66,9 @@ fn axis_layout(
     x_strides: &[isize],
     i_shape: &[usize],
     i_strides: &[isize],
-    axis: usize,
+    axis: impl Into<Axis>,
 ) -> Result<(Vec<usize>, GatherLayout)> {
-    check_axis("take", axis, x_shape)?;
+    let axis = axis.into().index(x_shape.len())?;
     let after = x_shape.len() - axis - 1;
     let shape: Vec<usize> = [&x_shape[..axis], i_shape, &x_shape[axis + 1..]].concat();
     let zeros = |n: usize| vec![0isize; n];
@@ -105,9 +96,9 @@ fn along_axis_layout(
     x_strides: &[isize],
     i_shape: &[usize],
     i_strides: &[isize],
-    axis: usize,
+    axis: impl Into<Axis>,
 ) -> Result<(Vec<usize>, GatherLayout)> {
-    check_axis("take_along_axis", axis, x_shape)?;
+    let axis = axis.into().index(x_shape.len())?;
     if i_shape.len() != x_shape.len() {
         return Err(Error::InvalidValue(format!(
             "take_along_axis: indices of shape {i_shape:?} must have the {} dimensions of the array of shape {x_shape:?}",
@@ -150,8 +141,8 @@ fn along_axis_layout(
 
 impl<T: Element> DeviceArray<T> {
     /// The view at index `index` of axis `axis`, without that axis (NumPy's `x[..., i, ...]`
-    /// with an integer); a negative `index` counts from the end. An index outside the axis is an
-    /// [`Error::IndexOutOfBounds`].
+    /// with an integer); a negative `index` or `axis` counts from the end. An index outside the
+    /// axis is an [`Error::IndexOutOfBounds`].
     ///
     /// ```no_run
     /// # use cuda_core::{Device, DeviceArray};
@@ -162,8 +153,8 @@ impl<T: Element> DeviceArray<T> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn index_axis(&self, axis: usize, index: i64) -> Result<Self> {
-        check_axis("index_axis", axis, self.shape())?;
+    pub fn index_axis(&self, axis: impl Into<Axis>, index: i64) -> Result<Self> {
+        let axis = axis.into().index(self.ndim())?;
         let what = format!("index along axis {axis} of shape {:?}", self.shape());
         let i = resolve_index(&what, index, self.shape()[axis])?;
         // An element of the view: its offset in bytes fits `isize`.
@@ -182,7 +173,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// The elements at `indices` along `axis` (NumPy's `take`): the result's shape is the
     /// array's with `axis` replaced by the indices' shape, or, for `axis` `None`, the indices'
-    /// shape, indexing the flattened array. One gather kernel, reading strided arrays in place.
+    /// shape, indexing the flattened array (a negative `axis` counts from the end). One gather
+    /// kernel, reading strided arrays in place.
     ///
     /// ```no_run
     /// # use cuda_core::{Device, DeviceArray, IndexMode};
@@ -190,8 +182,8 @@ impl<T: Element> DeviceArray<T> {
     /// # let stream = Device::new(0)?.create_stream()?;
     /// let x = DeviceArray::arange(&stream, 0.0f32, 6.0, 1.0)?.reshape([2, 3])?;
     /// let i = DeviceArray::from_slice(&stream, &[2i64, 0, -1])?;
-    /// assert_eq!(x.take(&i, Some(1), IndexMode::Raise)?.to_vec()?, [2.0, 0.0, 2.0, 5.0, 3.0, 5.0]);
-    /// assert!(x.take(&DeviceArray::from_slice(&stream, &[3i64])?, Some(1), IndexMode::Raise).is_err());
+    /// assert_eq!(x.take(&i, -1, IndexMode::Raise)?.to_vec()?, [2.0, 0.0, 2.0, 5.0, 3.0, 5.0]);
+    /// assert!(x.take(&DeviceArray::from_slice(&stream, &[3i64])?, 1, IndexMode::Raise).is_err());
     /// assert_eq!(x.take(&DeviceArray::from_slice(&stream, &[7i64])?, None, IndexMode::Wrap)?.to_vec()?, [1.0]);
     /// # Ok(())
     /// # }
@@ -199,10 +191,11 @@ impl<T: Element> DeviceArray<T> {
     pub fn take<J: IndexElement>(
         &self,
         indices: &DeviceArray<J>,
-        axis: Option<usize>,
+        axis: impl Into<OptionalAxis>,
         mode: IndexMode,
     ) -> Result<Self> {
-        let shape = match axis {
+        let axis = axis.into();
+        let shape = match axis.get() {
             None => indices.shape().to_vec(),
             Some(axis) => axis_layout(self.shape(), self.strides(), indices.shape(), indices.strides(), axis)?.0,
         };
@@ -218,11 +211,11 @@ impl<T: Element> DeviceArray<T> {
     pub fn take_into<J: IndexElement>(
         &self,
         indices: &DeviceArray<J>,
-        axis: Option<usize>,
+        axis: impl Into<OptionalAxis>,
         mode: IndexMode,
         out: &mut DeviceArray<T>,
     ) -> Result<()> {
-        let (shape, layout) = match axis {
+        let (shape, layout) = match axis.into().get() {
             None => flat_layout(self.shape(), self.strides(), indices.shape(), indices.strides()),
             Some(axis) => axis_layout(self.shape(), self.strides(), indices.shape(), indices.strides(), axis)?,
         };
@@ -237,11 +230,12 @@ impl<T: Element> DeviceArray<T> {
 
     /// The elements at `indices` along `axis`, matched by position on the other axes (NumPy's
     /// `take_along_axis`, as used with `argsort`/`argmax` results): `indices` has the array's
-    /// number of dimensions, and its other axes broadcast with the array's. One gather kernel.
+    /// number of dimensions, and its other axes broadcast with the array's (a negative `axis`
+    /// counts from the end). One gather kernel.
     pub fn take_along_axis<J: IndexElement>(
         &self,
         indices: &DeviceArray<J>,
-        axis: usize,
+        axis: impl Into<Axis>,
         mode: IndexMode,
     ) -> Result<Self> {
         let (shape, layout) =
@@ -252,7 +246,8 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// Writes `values` at `indices` of the flattened array, in place (NumPy's `put`): `values`
-    /// repeat when shorter than `indices`. One scatter kernel writing the array's strided layout
+    /// repeat when shorter than `indices`; empty `values` write nothing (indices unchecked, as
+    /// in NumPy). One scatter kernel writing the array's strided layout
     /// in place (a non-compact `values` is made compact first). Repeated indices get one of their
     /// values, which one unspecified (NumPy: the last).
     pub fn put<J: IndexElement>(
@@ -261,11 +256,11 @@ impl<T: Element> DeviceArray<T> {
         values: &DeviceArray<T>,
         mode: IndexMode,
     ) -> Result<()> {
-        if values.is_empty() && !indices.is_empty() {
-            return Err(Error::InvalidValue("put: no values to put".into()));
-        }
+        // NumPy refuses a read-only destination even when there is nothing to write.
+        self.check_writable("put")?;
         let (_, layout) = flat_layout(self.shape(), self.strides(), indices.shape(), indices.strides());
-        if indices.is_empty() {
+        // No indices, or no values to put: nothing is written, and NumPy checks no index then.
+        if indices.is_empty() || values.is_empty() {
             return Ok(());
         }
         let values = values.to_contiguous()?;
@@ -274,10 +269,10 @@ impl<T: Element> DeviceArray<T> {
 
     /// The view of diagonal `offset` of the plane of axes `axis1` and `axis2` (NumPy's
     /// `diagonal`): those axes are removed and the diagonal becomes the last axis, with stride
-    /// the sum of theirs. `offset > 0` is above the main diagonal. No data moves.
-    pub fn diagonal(&self, offset: i64, axis1: usize, axis2: usize) -> Result<Self> {
-        check_axis("diagonal", axis1, self.shape())?;
-        check_axis("diagonal", axis2, self.shape())?;
+    /// the sum of theirs (negative axes count from the end). `offset > 0` is above the main
+    /// diagonal. No data moves.
+    pub fn diagonal(&self, offset: i64, axis1: impl Into<Axis>, axis2: impl Into<Axis>) -> Result<Self> {
+        let (axis1, axis2) = (axis1.into().index(self.ndim())?, axis2.into().index(self.ndim())?);
         if axis1 == axis2 {
             return Err(Error::InvalidValue(format!(
                 "diagonal: axis1 and axis2 cannot be the same ({axis1})"
@@ -350,8 +345,6 @@ mod tests {
             ));
         }
         assert!(matches!(resolve_index("x", 0, 0), Err(Error::IndexOutOfBounds { .. })));
-        assert!(check_axis("f", 2, &[1, 2]).is_err());
-        assert!(check_axis("f", 1, &[1, 2]).is_ok());
         assert_eq!(at_least_one_axis(vec![], vec![]), (vec![1], vec![0]));
         assert_eq!(at_least_one_axis(vec![2, 3], vec![3, 1]), (vec![2, 3], vec![3, 1]));
     }
@@ -372,7 +365,19 @@ mod tests {
             (layout.loop_extents, layout.x_strides, layout.index_strides),
             (vec![1], vec![0], vec![0])
         );
-        assert!(axis_layout(&[5], &[1], &[2], &[1], 1).is_err(), "axis out of range");
+        assert!(
+            matches!(
+                axis_layout(&[5], &[1], &[2], &[1], 1),
+                Err(Error::Axis { axis: 1, ndim: 1 })
+            ),
+            "axis out of range"
+        );
+        let (shape, layout) = axis_layout(&[2, 5, 3], &[30, 6, 2], &[4], &[1], -2).unwrap();
+        assert_eq!(
+            (shape, layout.index_extents),
+            (vec![2, 4, 3], vec![5]),
+            "axis -2 is axis 1"
+        );
         assert!(axis_layout(&[], &[], &[2], &[1], 0).is_err(), "a 0-d array has no axis");
         // Flattened: the indices' shape, every axis of x addressed.
         let (shape, layout) = flat_layout(&[3, 4], &[1, 3], &[2, 2], &[2, 1]);
@@ -403,6 +408,11 @@ mod tests {
         assert!(
             along_axis_layout(&[3, 4], &[4, 1], &[3, 2], &[2, 1], 2).is_err(),
             "axis"
+        );
+        assert_eq!(
+            along_axis_layout(&[3, 4], &[4, 1], &[3, 2], &[2, 1], -1).unwrap().0,
+            [3, 2],
+            "axis -1 is axis 1"
         );
     }
 }

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use cuda_driver::Access;
 
-use crate::array::device_array::{c_strides, DeviceArray, IntoShape};
+use crate::array::axis::{Axis, OptionalAxis};
+use crate::array::device_array::{c_strides, host_vec, shape_len, DeviceArray, IntoShape};
 use crate::array::dtype::Element;
 use crate::array::kernels::copy;
 use crate::array::kernels::gather::IndexMode;
@@ -117,7 +118,8 @@ impl<T: Element> DeviceArray<T> {
     /// The result is a new compact array on the first array's stream, written by one copy per
     /// input into its slice of the result (`cuMemcpyDtoDAsync` when the slice and the input are
     /// contiguous, else one strided copy kernel); each input is ordered after its own stream.
-    pub fn concatenate(arrays: &[&DeviceArray<T>], axis: usize) -> Result<Self> {
+    /// A negative `axis` counts from the end.
+    pub fn concatenate(arrays: &[&DeviceArray<T>], axis: impl Into<Axis>) -> Result<Self> {
         let Some(first) = arrays.first() else {
             return Err(Error::InvalidValue("concatenate needs at least one array".into()));
         };
@@ -127,11 +129,7 @@ impl<T: Element> DeviceArray<T> {
                 "zero-dimensional arrays cannot be concatenated".into(),
             ));
         }
-        if axis >= ndim {
-            return Err(Error::InvalidValue(format!(
-                "concatenate: axis {axis} is out of bounds for arrays of {ndim} dimensions"
-            )));
-        }
+        let axis = axis.into().index(ndim)?;
         let mut shape = first.shape().to_vec();
         shape[axis] = 0;
         for array in arrays {
@@ -144,7 +142,11 @@ impl<T: Element> DeviceArray<T> {
                     array.shape()
                 )));
             }
-            shape[axis] += array.shape()[axis];
+            shape[axis] = shape[axis].checked_add(array.shape()[axis]).ok_or_else(|| {
+                Error::InvalidValue(format!(
+                    "concatenate: the extents along axis {axis} add up to more than usize holds"
+                ))
+            })?;
         }
         let out = Self::empty(first.stream(), shape)?;
         let mut start = 0;
@@ -162,8 +164,9 @@ impl<T: Element> DeviceArray<T> {
         Ok(out)
     }
 
-    /// The arrays (all of one shape) stacked along a new axis `axis` (NumPy's `stack`).
-    pub fn stack(arrays: &[&DeviceArray<T>], axis: usize) -> Result<Self> {
+    /// The arrays (all of one shape) stacked along a new axis `axis` of the result (NumPy's
+    /// `stack`; `-1` stacks along a new last axis).
+    pub fn stack(arrays: &[&DeviceArray<T>], axis: impl Into<Axis>) -> Result<Self> {
         let Some(first) = arrays.first() else {
             return Err(Error::InvalidValue("stack needs at least one array".into()));
         };
@@ -174,6 +177,7 @@ impl<T: Element> DeviceArray<T> {
                 other.shape()
             )));
         }
+        let axis = axis.into().index(first.ndim() + 1)?;
         let expanded = arrays.iter().map(|a| a.expand_dims(axis)).collect::<Result<Vec<_>>>()?;
         Self::concatenate(&expanded.iter().collect::<Vec<_>>(), axis)
     }
@@ -261,8 +265,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// `values` appended to the array along `axis`, or to the flattened array for `None`
     /// (NumPy's `append`), as a new compact array.
-    pub fn append(&self, values: &DeviceArray<T>, axis: Option<usize>) -> Result<Self> {
-        match axis {
+    pub fn append(&self, values: &DeviceArray<T>, axis: impl Into<OptionalAxis>) -> Result<Self> {
+        match axis.into().get() {
             Some(axis) => Self::concatenate(&[self, values], axis),
             None => Self::concatenate(&[&self.ravel()?, &values.ravel()?], 0),
         }
@@ -283,81 +287,87 @@ impl<T: Element> DeviceArray<T> {
         );
         let interleaved_shape: Vec<usize> = reps.iter().zip(&extents).flat_map(|(&r, &n)| [r, n]).collect();
         let interleaved_strides: Vec<isize> = strides.iter().flat_map(|&s| [0, s]).collect();
-        let shape: Vec<usize> = reps.iter().zip(&extents).map(|(&r, &n)| r * n).collect();
+        let shape = reps
+            .iter()
+            .zip(&extents)
+            .map(|(&r, &n)| r.checked_mul(n))
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(|| Error::InvalidValue(format!("tile: {reps:?} copies of shape {extents:?} overflow")))?;
+        shape_len(&shape)?;
         self.broadcast_copy(interleaved_shape, interleaved_strides, shape)
     }
 
     /// Each element repeated `repeats` times along `axis`, or in the flattened array for
     /// `None` (NumPy's `repeat` with one count). One strided copy from a broadcast view.
-    pub fn repeat(&self, repeats: usize, axis: Option<usize>) -> Result<Self> {
-        let (source, axis) = match axis {
+    pub fn repeat(&self, repeats: usize, axis: impl Into<OptionalAxis>) -> Result<Self> {
+        let (source, axis) = match axis.into().get() {
             None => (self.ravel()?, 0),
             Some(axis) => (
                 self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec()),
-                axis,
+                axis.index(self.ndim())?,
             ),
         };
-        if axis >= source.ndim() {
-            return Err(Error::InvalidValue(format!(
-                "repeat: axis {axis} is out of bounds for an array of shape {:?}",
-                self.shape()
-            )));
-        }
         let mut wide_shape = source.shape().to_vec();
         let mut wide_strides = source.strides().to_vec();
         wide_shape.insert(axis + 1, repeats);
         wide_strides.insert(axis + 1, 0);
         let mut shape = source.shape().to_vec();
-        shape[axis] *= repeats;
+        shape[axis] = shape[axis].checked_mul(repeats).ok_or_else(|| {
+            Error::InvalidValue(format!(
+                "repeat: {repeats} repeats of an axis of extent {} overflow",
+                shape[axis]
+            ))
+        })?;
+        shape_len(&shape)?;
         source.broadcast_copy(wide_shape, wide_strides, shape)
     }
 
     /// Element `i` along `axis` repeated `counts[i]` times (NumPy's `repeat` with a count per
     /// element; `None` flattens first). The source index of each output position is made on
     /// the host and uploaded, then one gather kernel runs ([`take`](Self::take)).
-    pub fn repeat_each(&self, counts: &[usize], axis: Option<usize>) -> Result<Self> {
-        let (source, axis) = match axis {
+    pub fn repeat_each(&self, counts: &[usize], axis: impl Into<OptionalAxis>) -> Result<Self> {
+        let (source, axis) = match axis.into().get() {
             None => (self.ravel()?, 0),
             Some(axis) => (
                 self.view(*self.ptr_ref(), self.shape().to_vec(), self.strides().to_vec()),
-                axis,
+                axis.index(self.ndim())?,
             ),
         };
-        let extent = source.shape().get(axis).copied().ok_or_else(|| {
-            Error::InvalidValue(format!(
-                "repeat: axis {axis} is out of bounds for an array of shape {:?}",
-                self.shape()
-            ))
-        })?;
+        let extent = source.shape()[axis];
         if counts.len() != extent {
             return Err(Error::InvalidValue(format!(
                 "repeat: {} counts for an axis of extent {extent}",
                 counts.len()
             )));
         }
-        let indices: Vec<i64> = counts
+        let total = counts
             .iter()
-            .enumerate()
-            .flat_map(|(i, &count)| std::iter::repeat(i as i64).take(count))
-            .collect();
+            .try_fold(0usize, |total, &count| total.checked_add(count))
+            .ok_or_else(|| Error::InvalidValue("repeat: the counts add up to more than usize holds".into()))?;
+        let mut shape = source.shape().to_vec();
+        shape[axis] = total;
+        // The result first: a size the device cannot hold fails there, before the host makes
+        // an index per output position (in memory it reserves, checked, before filling it).
+        let mut out = Self::empty(self.stream(), shape)?;
+        let mut indices = host_vec::<i64>(total)?;
+        for (i, &count) in counts.iter().enumerate() {
+            indices.extend(std::iter::repeat(i as i64).take(count));
+        }
         let indices = DeviceArray::from_slice(self.stream(), &indices)?;
-        source.take(&indices, Some(axis), IndexMode::Clip)
+        source.take_into(&indices, axis, IndexMode::Clip, &mut out)?;
+        Ok(out)
     }
 
     /// The elements shifted by `shift` places along `axis`, those pushed off one end coming
     /// back at the other (NumPy's `roll`; `None` rolls the flattened array and keeps the
-    /// shape). A new compact array, written by two copies.
-    pub fn roll(&self, shift: i64, axis: Option<usize>) -> Result<Self> {
-        let Some(axis) = axis else {
+    /// shape; a negative axis counts from the end). A new compact array, written by two copies.
+    pub fn roll(&self, shift: i64, axis: impl Into<OptionalAxis>) -> Result<Self> {
+        let Some(axis) = axis.into().get() else {
             let flat = self.ravel()?;
-            return flat.roll(shift, Some(0))?.reshape_view(self.shape().to_vec());
+            return flat.roll(shift, 0)?.reshape_view(self.shape().to_vec());
         };
-        let n = self.shape().get(axis).copied().ok_or_else(|| {
-            Error::InvalidValue(format!(
-                "roll: axis {axis} is out of bounds for an array of shape {:?}",
-                self.shape()
-            ))
-        })?;
+        let axis = axis.index(self.ndim())?;
+        let n = self.shape()[axis];
         if n == 0 || self.is_empty() {
             return self.try_clone();
         }
@@ -413,7 +423,7 @@ impl<T: Element> DeviceArray<T> {
                 // Each padded axis is one gather from the previous result (the array itself, in
                 // place, for the first): no compacting copy first.
                 let mut out: Option<Self> = None;
-                for (axis, &(before, after)) in widths.iter().enumerate().filter(|(_, &w)| w != (0, 0)) {
+                for (axis, &(before, _)) in widths.iter().enumerate().filter(|(_, &w)| w != (0, 0)) {
                     let extent = self.shape()[axis];
                     if extent == 0 {
                         return Err(Error::InvalidValue(format!(
@@ -421,15 +431,18 @@ impl<T: Element> DeviceArray<T> {
                         )));
                     }
                     let last = extent as i64 - 1;
-                    let indices: Vec<i64> = (0..before + extent + after)
-                        .map(|i| (i as i64 - before as i64).clamp(0, last))
-                        .collect();
+                    let source = out.as_ref().unwrap_or(self);
+                    let mut step_shape = source.shape().to_vec();
+                    step_shape[axis] = shape[axis];
+                    // The result first: a size the device cannot hold fails there, before the
+                    // host makes an index per position (`shape` holds the checked `before +
+                    // extent + after`; the host vector is reserved, checked, before it is filled).
+                    let mut step = Self::empty(self.stream(), step_shape)?;
+                    let mut indices = host_vec::<i64>(shape[axis])?;
+                    indices.extend((0..shape[axis]).map(|i| (i as i64 - before as i64).clamp(0, last)));
                     let indices = DeviceArray::from_slice(self.stream(), &indices)?;
-                    out = Some(
-                        out.as_ref()
-                            .unwrap_or(self)
-                            .take(&indices, Some(axis), IndexMode::Clip)?,
-                    );
+                    source.take_into(&indices, axis, IndexMode::Clip, &mut step)?;
+                    out = Some(step);
                 }
                 out.map_or_else(|| self.try_clone(), Ok)
             }

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use crate::array::kernels::elementwise::ElementwiseKernel;
+use crate::array::kernels::inline::{Inline, Vacant};
 use crate::array::kernels::registry::kernel_encoded;
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, Overlap};
@@ -58,6 +59,12 @@ pub(crate) enum Operand<'a> {
     Deferred(Rc<dyn Deferred + 'a>),
 }
 
+impl Vacant for Operand<'_> {
+    fn vacant() -> Self {
+        Operand::Scalar(DType::Bool, ScalarValue::Int(0))
+    }
+}
+
 /// An operand computed by a library call when its expression is evaluated (the matrix product
 /// of [`DeviceArray::matmul_expr`](crate::DeviceArray::matmul_expr)). Evaluation asks it first
 /// to compute the whole expression into the output itself (a cuBLASLt epilogue); if it cannot,
@@ -81,6 +88,9 @@ pub(crate) enum Kind {
     Same,
     /// The float type of it ([`DType::float_result`]): `sqrt`, `arctan2`, ...
     Float,
+    /// The operand type with `Bool` as `i8` ([`DType::arithmetic_result`]): `square`, `fmod`,
+    /// ... (no `bool` form in NumPy).
+    Arithmetic,
     /// `Bool`, from each operand in its own type: `isnan`, `logical_and`, ...
     Predicate,
 }
@@ -92,6 +102,9 @@ macro_rules! kind_type {
     };
     (Float, $t:ty) => {
         <$t as Scalars>::Float
+    };
+    (Arithmetic, $t:ty) => {
+        <$t as Scalars>::Arithmetic
     };
     (Predicate, $t:ty) => {
         Bool
@@ -200,13 +213,14 @@ unary_table! {
     ceil => Ceil, Same, "_cc_ceil({x})";
     /// Round toward zero (integers unchanged).
     trunc => Trunc, Same, "_cc_trunc({x})";
-    /// `-1`, `0` or `1` by the sign (NaN stays NaN).
+    /// `-1`, `0` or `1` by the sign (NaN stays NaN). Of `Bool` an [`Error::InvalidValue`] when
+    /// evaluated, as NumPy has no `bool` sign.
     sign => Sign, Same, "_cc_sign({x})";
-    /// `x * x`, in `x`'s type.
-    square => Square, Same, "_cc_square({x})";
-    /// `1 / x` in `x`'s type (integers: truncated, `0` for `0` where NumPy's result is
-    /// undefined).
-    reciprocal => Reciprocal, Same, "_cc_reciprocal({x})";
+    /// `x * x`, in `x`'s type (`Bool` gives `i8`, as in NumPy).
+    square => Square, Arithmetic, "_cc_square({x})";
+    /// `1 / x` in `x`'s type (`Bool` gives `i8`; integers: truncated, `0` for `0` where NumPy's
+    /// result is undefined).
+    reciprocal => Reciprocal, Arithmetic, "_cc_reciprocal({x})";
     /// Whether `x` is NaN (`Bool`; never for integers).
     isnan => IsNan, Predicate, "_cc_isnan({x})";
     /// Whether `x` is infinite.
@@ -283,13 +297,15 @@ binary_table! {
     hypot => Hypot, Float, Scalars, "hypot({x}, {y})";
     /// `|x|` with the sign of `y`.
     copysign => Copysign, Float, Scalars, "copysign({x}, {y})";
-    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy).
-    fmod => Fmod, Same, Scalars, "_cc_fmod({x}, {y})";
+    /// C's `fmod`: the remainder with the sign of `x` (integers: `0` for a zero divisor, as NumPy;
+    /// two `Bool`s give `i8`, as in NumPy).
+    fmod => Fmod, Arithmetic, Scalars, "_cc_fmod({x}, {y})";
     /// Division rounded toward negative infinity (NumPy's `floor_divide`, `//`; integers: `0`
-    /// for a zero divisor; floats as NumPy's `divmod`).
-    floor_divide => FloorDivide, Same, Scalars, "_cc_floordiv({x}, {y})";
-    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo).
-    remainder => Remainder, Same, Scalars, "_cc_remainder({x}, {y})";
+    /// for a zero divisor; floats as NumPy's `divmod`; two `Bool`s give `i8`).
+    floor_divide => FloorDivide, Arithmetic, Scalars, "_cc_floordiv({x}, {y})";
+    /// The remainder with the sign of `y` (NumPy's `remainder`, `%`; Python's modulo; two
+    /// `Bool`s give `i8`).
+    remainder => Remainder, Arithmetic, Scalars, "_cc_remainder({x}, {y})";
     /// `x && y` (`Bool`).
     logical_and => LogicalAnd, Predicate, Scalars, "({x} && {y})";
     /// `x || y` (`Bool`).
@@ -336,40 +352,97 @@ impl Node {
             Node::Unary(_, _, d) | Node::Binary(_, _, _, d) | Node::Where(_, _, _, d) => *d,
         }
     }
+}
 
-    fn shift(&mut self, by: usize) {
+/// One node of an expression's tree, children first (postfix order): what an [`Expr`] holds,
+/// in place, so that building and evaluating a small expression allocates nothing. Each has the
+/// element type of its value; operators take their operands from the steps before them (the
+/// last step before a binary operator ends its right operand).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Operand `index` of the expression.
+    Operand(usize, DType),
+    /// The current value of the element being written (in-place updates).
+    Out(DType),
+    Unary(UnaryOp, DType),
+    Binary(BinaryOp, DType),
+    /// `where`: condition, then the two arms.
+    Where(DType),
+}
+
+impl Vacant for Step {
+    fn vacant() -> Self {
+        Step::Out(DType::Bool)
+    }
+}
+
+impl Step {
+    /// The element type of the step's value.
+    fn dtype(self) -> DType {
         match self {
-            Node::Operand(index, _) => *index += by,
-            Node::Out(_) => {}
-            Node::Unary(_, a, _) => a.shift(by),
-            Node::Binary(_, a, b, _) => {
-                a.shift(by);
-                b.shift(by);
-            }
-            Node::Where(c, a, b, _) => {
-                c.shift(by);
-                a.shift(by);
-                b.shift(by);
-            }
+            Step::Operand(_, d) | Step::Out(d) | Step::Unary(_, d) | Step::Binary(_, d) | Step::Where(d) => d,
         }
     }
 
-    fn reads_out(&self) -> bool {
+    /// The same step in an expression whose operands start `by` later.
+    fn shifted(self, by: usize) -> Step {
         match self {
-            Node::Operand(..) => false,
-            Node::Out(_) => true,
-            Node::Unary(_, a, _) => a.reads_out(),
-            Node::Binary(_, a, b, _) => a.reads_out() || b.reads_out(),
-            Node::Where(c, a, b, _) => c.reads_out() || a.reads_out() || b.reads_out(),
+            Step::Operand(index, dtype) => Step::Operand(index + by, dtype),
+            other => other,
         }
     }
 }
 
+/// Steps an expression keeps in place: `x * y + z` takes 5, a `where` of comparisons about 10.
+const INLINE_STEPS: usize = 16;
+/// Operands an expression keeps in place.
+const INLINE_OPERANDS: usize = 6;
+/// Words of a kernel key kept in place: enough for an expression kept in place (a type per
+/// operand, two words, at most three per step).
+const INLINE_KEY: usize = INLINE_OPERANDS + 2 + 3 * INLINE_STEPS;
+
+/// An expression's tree, in postfix order.
+type Code = Inline<Step, INLINE_STEPS>;
+/// An expression's operands.
+type Operands<'a> = Inline<Operand<'a>, INLINE_OPERANDS>;
+
+/// The tree `code` (postfix, as an [`Expr`] holds it) describes, for generating its C++ and for
+/// matching library epilogues: built when a kernel is generated, not on a cache hit.
+pub(crate) fn tree(code: &[Step]) -> Node {
+    let mut stack: Vec<Node> = Vec::with_capacity(4);
+    let pop = |stack: &mut Vec<Node>| Box::new(stack.pop().expect("an expression's steps are postfix"));
+    for &step in code {
+        let node = match step {
+            Step::Operand(index, dtype) => Node::Operand(index, dtype),
+            Step::Out(dtype) => Node::Out(dtype),
+            Step::Unary(op, dtype) => Node::Unary(op, pop(&mut stack), dtype),
+            Step::Binary(op, dtype) => {
+                let b = pop(&mut stack);
+                Node::Binary(op, pop(&mut stack), b, dtype)
+            }
+            Step::Where(dtype) => {
+                let b = pop(&mut stack);
+                let a = pop(&mut stack);
+                Node::Where(pop(&mut stack), a, b, dtype)
+            }
+        };
+        stack.push(node);
+    }
+    stack.pop().expect("an expression has at least one step")
+}
+
+/// Whether `code` reads the output's current value (`update`'s operand).
+fn reads_out(code: &[Step]) -> bool {
+    code.iter().any(|step| matches!(step, Step::Out(_)))
+}
+
 /// A lazy element-wise expression whose value has element type `T`; nothing runs until it is
-/// evaluated. It borrows the arrays it reads.
+/// evaluated. It borrows the arrays it reads. An expression of up to 16 operations and
+/// operands, over up to 6 distinct operands, is held in place: building one and assigning it to
+/// an existing array once its kernel is loaded (a cache hit) allocates nothing on the heap.
 pub struct Expr<'a, T: Element> {
-    node: Node,
-    operands: Vec<Operand<'a>>,
+    code: Code,
+    operands: Operands<'a>,
     _type: PhantomData<T>,
 }
 
@@ -377,7 +450,7 @@ impl<T: Element> std::fmt::Debug for Expr<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Expr")
             .field("dtype", &T::DTYPE)
-            .field("node", &self.node)
+            .field("steps", &self.code)
             .field("operands", &self.operands.len())
             .finish()
     }
@@ -394,11 +467,7 @@ pub trait IntoExpr<'a> {
 impl<'a, T: Scalars> IntoExpr<'a> for &'a DeviceArray<T> {
     type Elem = T;
     fn into_expr(self) -> Expr<'a, T> {
-        Expr {
-            node: Node::Operand(0, T::DTYPE),
-            operands: vec![Operand::Array(self)],
-            _type: PhantomData,
-        }
+        Expr::leaf(T::DTYPE, Operand::Array(self))
     }
 }
 
@@ -499,6 +568,28 @@ pub(crate) fn binary_rhs<'a, L: Scalars, B: Rhs<'a, L>, R: Element>(
     binary(op, a, b)
 }
 
+/// Comparison `op` of `left` with `rhs`. An integer scalar that does not fit the integer type
+/// it takes (`300` against `u8`) is kept as an `i64` (or, above `i64::MAX`, `u64`) scalar, which
+/// the comparison promotes to a type that holds both, so it is answered exactly as NumPy 2 does,
+/// rather than refused as out of range.
+fn compare<'a, L: Scalars, R: Rhs<'a, L>>(op: BinaryOp, left: Expr<'a, L>, rhs: R) -> Expr<'a, Bool> {
+    let (a, b) = rhs.operands(left);
+    let beyond = match (b.code.as_slice(), b.operands.as_slice()) {
+        ([Step::Operand(0, _)], [Operand::Scalar(dtype, ScalarValue::Int(value))]) => dtype
+            .int_range()
+            .filter(|&(low, high)| dtype.is_int() && !(low..=high).contains(value))
+            .map(|_| *value),
+        _ => None,
+    };
+    match beyond {
+        Some(value) if value > i128::from(i64::MAX) => {
+            binary(op, a, Expr::<u64>::scalar(DType::U64, ScalarValue::Int(value)))
+        }
+        Some(value) => binary(op, a, Expr::<i64>::scalar(DType::I64, ScalarValue::Int(value))),
+        None => binary(op, a, b),
+    }
+}
+
 /// The two value arms of [`where_`]: `(array or expression, anything)` or `(scalar, array or
 /// expression)`, promoted as [`Rhs`] says.
 pub trait WhereArms<'a> {
@@ -533,10 +624,23 @@ macro_rules! scalar_first_arms {
 scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
 
 impl<'a, T: Element> Expr<'a, T> {
-    fn retype<U: Element>(node: Node, operands: Vec<Operand<'a>>) -> Expr<'a, U> {
-        debug_assert_eq!(node.dtype(), U::DTYPE);
+    fn retype<U: Element>(code: Code, operands: Operands<'a>) -> Expr<'a, U> {
+        debug_assert_eq!(code.last().map(|step| step.dtype()), Some(U::DTYPE));
         Expr {
-            node,
+            code,
+            operands,
+            _type: PhantomData,
+        }
+    }
+
+    /// The expression of one operand, of type `dtype`.
+    fn leaf(dtype: DType, operand: Operand<'a>) -> Expr<'a, T> {
+        let mut code = Code::new();
+        code.push(Step::Operand(0, dtype));
+        let mut operands = Operands::new();
+        operands.push(operand);
+        Expr {
+            code,
             operands,
             _type: PhantomData,
         }
@@ -544,13 +648,13 @@ impl<'a, T: Element> Expr<'a, T> {
 
     /// The same expression seen as `U` (which must be its type).
     pub(crate) fn retyped<U: Element>(self) -> Expr<'a, U> {
-        Expr::<T>::retype(self.node, self.operands)
+        Expr::<T>::retype(self.code, self.operands)
     }
 
     /// The same expression again (its operands are shared, as references and scalars).
     pub(crate) fn duplicate(&self) -> Expr<'a, T> {
         Expr {
-            node: self.node.clone(),
+            code: self.code.clone(),
             operands: self.operands.clone(),
             _type: PhantomData,
         }
@@ -558,22 +662,22 @@ impl<'a, T: Element> Expr<'a, T> {
 
     /// A scalar operand of type `dtype`.
     pub(crate) fn scalar(dtype: DType, value: ScalarValue) -> Expr<'a, T> {
-        Expr {
-            node: Node::Operand(0, dtype),
-            operands: vec![Operand::Scalar(dtype, value)],
-            _type: PhantomData,
-        }
+        Expr::leaf(dtype, Operand::Scalar(dtype, value))
     }
 
     /// A deferred operand (its type is `T`).
     #[cfg_attr(not(feature = "blas"), allow(dead_code))]
     pub(crate) fn deferred(value: Rc<dyn Deferred + 'a>) -> Expr<'a, T> {
         debug_assert_eq!(value.dtype(), T::DTYPE);
-        Expr {
-            node: Node::Operand(0, T::DTYPE),
-            operands: vec![Operand::Deferred(value)],
-            _type: PhantomData,
-        }
+        Expr::leaf(T::DTYPE, Operand::Deferred(value))
+    }
+
+    /// `self`'s steps followed by `other`'s, and `other`'s operands after `self`'s.
+    fn append<U: Element>(&mut self, other: Expr<'a, U>) {
+        let Expr { code, mut operands, .. } = other;
+        let shift = self.operands.len();
+        self.code.extend(code.iter().map(|step| step.shifted(shift)));
+        self.operands.extend(operands.drain());
     }
 
     /// The element type of the value.
@@ -584,7 +688,7 @@ impl<'a, T: Element> Expr<'a, T> {
     /// The shape the operands broadcast to, or an error naming the shapes that do not.
     pub fn shape(&self) -> Result<Vec<usize>> {
         let mut shape: Option<Vec<usize>> = None;
-        for operand in &self.operands {
+        for operand in self.operands.iter() {
             let operand_shape = match operand {
                 Operand::Array(a) => a.shape(),
                 Operand::Deferred(d) => d.shape(),
@@ -592,6 +696,7 @@ impl<'a, T: Element> Expr<'a, T> {
             };
             shape = Some(match shape {
                 None => operand_shape.to_vec(),
+                Some(s) if s == operand_shape => s,
                 Some(s) => broadcast_shapes(&s, operand_shape)?,
             });
         }
@@ -664,15 +769,16 @@ pub(crate) struct FusedMap<'e> {
 }
 
 impl<'a, T: Scalars> Expr<'a, T> {
-    /// Checks what evaluation checks (scalars in range, no negative integer powers), and that
-    /// the expression does not read an output (`update`'s current value).
+    /// Checks what evaluation checks (scalars in range, no negative integer powers, no `bool`
+    /// subtraction, negation or sign), and that the expression does not read an output
+    /// (`update`'s current value).
     pub(crate) fn check(&self) -> Result<()> {
-        if self.node.reads_out() {
+        if reads_out(&self.code) {
             return Err(Error::InvalidValue(
                 "an expression over update's current value can only be written back by update".into(),
             ));
         }
-        check_scalars(&self.node, &self.operands)
+        check_scalars(&self.code, &self.operands)
     }
 
     /// The expression as a reduction's map, when every array operand is C-contiguous with the
@@ -689,9 +795,10 @@ impl<'a, T: Scalars> Expr<'a, T> {
             return Ok(None);
         }
         let stream = self.arrays().next().expect("shape() found an array").stream().clone();
-        let plan = Plan::new(&self.node, &self.operands, T::DTYPE);
-        let (params, _) = plan.source(&self.node, &self.operands, T::DTYPE);
-        let value = plan.value(&self.node);
+        let plan = Plan::new(&self.code, &self.operands, T::DTYPE);
+        let node = tree(&self.code);
+        let (params, _) = plan.source(&node, &self.operands, T::DTYPE);
+        let value = plan.value(&node);
         let args = plan
             .inputs
             .iter()
@@ -700,7 +807,7 @@ impl<'a, T: Scalars> Expr<'a, T> {
         Ok(Some(FusedMap {
             params,
             value,
-            key: plan.key,
+            key: plan.key.to_vec(),
             args,
             shape,
             stream,
@@ -712,9 +819,10 @@ impl<'a, T: Scalars> Expr<'a, T> {
 /// arrays (tests of the generated code on the host).
 #[cfg(test)]
 pub(crate) fn map_text<T: Element>(expr: &Expr<'_, T>) -> (String, String, Vec<u32>) {
-    let plan = Plan::new(&expr.node, &expr.operands, T::DTYPE);
-    let (params, _) = plan.source(&expr.node, &expr.operands, T::DTYPE);
-    (params, plan.value(&expr.node), plan.key)
+    let plan = Plan::new(&expr.code, &expr.operands, T::DTYPE);
+    let node = tree(&expr.code);
+    let (params, _) = plan.source(&node, &expr.operands, T::DTYPE);
+    (params, plan.value(&node), plan.key.to_vec())
 }
 
 /// Combines two expressions with `op` into one of type `R`.
@@ -723,11 +831,10 @@ pub(crate) fn binary<'a, A: Element, B: Element, R: Element>(
     a: Expr<'a, A>,
     b: Expr<'a, B>,
 ) -> Expr<'a, R> {
-    let mut operands = a.operands;
-    let mut right = b.node;
-    right.shift(operands.len());
-    operands.extend(b.operands);
-    Expr::<R>::retype(Node::Binary(op, Box::new(a.node), Box::new(right), R::DTYPE), operands)
+    let mut a = a;
+    a.append(b);
+    a.code.push(Step::Binary(op, R::DTYPE));
+    Expr::<A>::retype(a.code, a.operands)
 }
 
 /// `expr` as type `U` (no node when it already is).
@@ -739,7 +846,9 @@ pub(crate) fn cast_to<'a, T: Element, U: Element>(expr: Expr<'a, T>) -> Expr<'a,
 }
 
 pub(crate) fn unary<'a, A: Element, R: Element>(op: UnaryOp, a: Expr<'a, A>) -> Expr<'a, R> {
-    Expr::<R>::retype(Node::Unary(op, Box::new(a.node), R::DTYPE), a.operands)
+    let mut a = a;
+    a.code.push(Step::Unary(op, R::DTYPE));
+    Expr::<A>::retype(a.code, a.operands)
 }
 
 /// NumPy's `where`: `a` where `condition` holds, else `b`, broadcast together. Either arm (not
@@ -755,17 +864,11 @@ where
 
 /// `a` where `c` holds, else `b`: the node of [`where_`] for arms of one type.
 fn select<'a, T: Element>(c: Expr<'a, Bool>, a: Expr<'a, T>, b: Expr<'a, T>) -> Expr<'a, T> {
-    let mut operands = c.operands;
-    let mut a_node = a.node;
-    a_node.shift(operands.len());
-    operands.extend(a.operands);
-    let mut b_node = b.node;
-    b_node.shift(operands.len());
-    operands.extend(b.operands);
-    Expr::<T>::retype(
-        Node::Where(Box::new(c.node), Box::new(a_node), Box::new(b_node), T::DTYPE),
-        operands,
-    )
+    let mut c = c;
+    c.append(a);
+    c.append(b);
+    c.code.push(Step::Where(T::DTYPE));
+    Expr::<Bool>::retype(c.code, c.operands)
 }
 
 /// `10^n` as NumPy's `round` computes it (exact up to `10^22`).
@@ -901,16 +1004,19 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn astype<U: Scalars>(self) -> Expr<'a, U> {
         unary(UnaryOp::Cast, self.into_expr())
     }
-    /// `x^y` (integers: exact, by squaring). For integer types NumPy raises `ValueError` on a
-    /// negative exponent; an exponent array is on the device, so that cannot be checked without
-    /// reading it back: here such an element is the truncated real power (`1` for base 1, `±1`
-    /// for base −1, else `0`). A scalar exponent ([`powi`](Self::powi)) is checked.
-    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
+    /// `x^y` (integers: exact, by squaring; two `Bool`s give `i8`, as NumPy's `power`). For
+    /// integer types NumPy raises `ValueError` on a negative exponent; an exponent array is on
+    /// the device, so that cannot be checked without reading it back: here such an element is
+    /// the truncated real power (`1` for base 1, `±1` for base −1, else `0`). A scalar exponent
+    /// ([`powi`](Self::powi)) is checked.
+    fn pow<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, <R::Output as Scalars>::Arithmetic> {
         binary_rhs(BinaryOp::Pow, self.into_expr(), rhs)
     }
-    /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`x ** 2`): the array's type (`bool`
-    /// gives `i64`). For integer types a negative `n` is an [`Error::InvalidValue`] when the
-    /// expression is evaluated, as NumPy raises `ValueError`.
+    /// `x^n` for an integer scalar `n`, weak as in NumPy 2 (`np.power(x, n)`): the array's type
+    /// (`bool` gives `i64`, as `np.power(x, 2)` does; NumPy's `x ** 2` operator squares instead
+    /// and gives `int8` for `bool`, which is [`square`](Self::square) here). For integer types a
+    /// negative `n` is an [`Error::InvalidValue`] when the expression is evaluated, as NumPy
+    /// raises `ValueError`.
     fn powi(self, exponent: i64) -> Expr<'a, <Self::Elem as Scalars>::WithInt> {
         let base: Expr<'a, <Self::Elem as Scalars>::WithInt> = cast_to(self.into_expr());
         let dtype = <<Self::Elem as Scalars>::WithInt as Element>::DTYPE;
@@ -925,29 +1031,31 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn minimum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
         binary_rhs(BinaryOp::Minimum, self.into_expr(), rhs)
     }
-    /// `x < y`, compared in the promoted type.
+    /// `x < y`, compared in the promoted type. An integer scalar beyond the range of the
+    /// integer type it takes is compared exactly, as NumPy 2 compares a Python int (`x.lt(300)`
+    /// of `u8` is true everywhere, `x.eq(-1)` false), where arithmetic with it is an error.
     fn lt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Lt, self.into_expr(), rhs)
+        compare(BinaryOp::Lt, self.into_expr(), rhs)
     }
     /// `x <= y`.
     fn le<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Le, self.into_expr(), rhs)
+        compare(BinaryOp::Le, self.into_expr(), rhs)
     }
     /// `x > y`.
     fn gt<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Gt, self.into_expr(), rhs)
+        compare(BinaryOp::Gt, self.into_expr(), rhs)
     }
     /// `x >= y`.
     fn ge<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Ge, self.into_expr(), rhs)
+        compare(BinaryOp::Ge, self.into_expr(), rhs)
     }
     /// `x == y`.
     fn eq<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Eq, self.into_expr(), rhs)
+        compare(BinaryOp::Eq, self.into_expr(), rhs)
     }
     /// `x != y`.
     fn ne<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, Bool> {
-        binary_rhs(BinaryOp::Ne, self.into_expr(), rhs)
+        compare(BinaryOp::Ne, self.into_expr(), rhs)
     }
 }
 
@@ -979,11 +1087,11 @@ impl<T: Element> DeviceArray<T> {
             )));
         }
         self.check_writable("assign")?;
-        check_scalars(&expr.node, &expr.operands)?;
+        check_scalars(&expr.code, &expr.operands)?;
         if expr.has_deferred() {
-            return self.run_deferred(&expr.node, &expr.operands);
+            return self.run_deferred(&expr.code, &expr.operands);
         }
-        self.run(&expr.node, &expr.operands)
+        self.run(&expr.code, &expr.operands)
     }
 
     /// Replaces each element by `f` of its current value, as one kernel: `x.update(|x| x + &y)`
@@ -994,7 +1102,9 @@ impl<T: Element> DeviceArray<T> {
         F: FnOnce(Expr<'a, T>) -> E,
         E: IntoExpr<'a>,
     {
-        let current = Expr::<T>::retype::<T>(Node::Out(T::DTYPE), Vec::new());
+        let mut code = Code::new();
+        code.push(Step::Out(T::DTYPE));
+        let current = Expr::<T>::retype::<T>(code, Operands::new());
         self.assign(f(current))
     }
 
@@ -1002,7 +1112,8 @@ impl<T: Element> DeviceArray<T> {
     /// when the first deferred operand can compute the whole expression (a matrix product with
     /// a cuBLASLt epilogue), else each deferred operand into a temporary and the rest as one
     /// fused kernel that reads them.
-    fn run_deferred(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+    fn run_deferred(&mut self, code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
+        let node = &tree(code);
         let first = operands.iter().enumerate().find_map(|(index, o)| match o {
             Operand::Deferred(d) => Some((index, d)),
             _ => None,
@@ -1027,30 +1138,29 @@ impl<T: Element> DeviceArray<T> {
                 None => operand.clone(),
             })
             .collect();
-        self.run(node, &evaluated)
+        self.run(code, &evaluated)
     }
 
-    /// Runs the kernel of `node` over `operands` (arrays and scalars) into this array.
-    fn run(&mut self, node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+    /// Runs the kernel of `code` over `operands` (arrays and scalars) into this array.
+    fn run(&mut self, code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
         let overlapping = operands.iter().any(|o| match o {
             Operand::Array(a) => overlap(a.span(), self.span()) == Overlap::Partial,
             Operand::Scalar(..) | Operand::Deferred(_) => false,
         });
         if overlapping {
-            let mut staged = match node.reads_out() {
+            let mut staged = match reads_out(code) {
                 true => self.try_clone()?,
                 false => DeviceArray::<T>::empty(self.stream(), self.shape().to_vec())?,
             };
-            staged.run(node, operands)?;
+            staged.run(code, operands)?;
             return self.copy_from(&staged);
         }
-        let plan = Plan::new(node, operands, T::DTYPE);
-        let kernel = plan.kernel(node, operands, T::DTYPE)?;
-        let mut args: Vec<Arg<'_>> = plan
-            .inputs
-            .iter()
-            .map(|&index| kernel_arg(&operands[index]))
-            .collect::<Result<_>>()?;
+        let plan = Plan::new(code, operands, T::DTYPE);
+        let kernel = plan.kernel(code, operands, T::DTYPE)?;
+        let mut args: Inline<Arg<'_>, { INLINE_OPERANDS + 1 }> = Inline::new();
+        for &index in plan.inputs.iter() {
+            args.push(kernel_arg(&operands[index])?);
+        }
         let stream = self.stream().clone();
         args.push(Arg::from(self));
         kernel.launch_generated(&stream, &args)
@@ -1058,9 +1168,10 @@ impl<T: Element> DeviceArray<T> {
 }
 
 /// Refuses what NumPy 2 raises for when an expression runs: an integer scalar that does not fit
-/// the integer type it takes (`OverflowError`), and an integer power with a negative scalar
-/// exponent (`ValueError`).
-fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
+/// the integer type it takes in arithmetic (`OverflowError`; comparisons widen such a scalar
+/// instead, see [`compare`]), an integer power with a negative scalar exponent (`ValueError`),
+/// and arithmetic NumPy has no `bool` form of (`TypeError`, [`check_bool_arithmetic`]).
+fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
     for operand in operands {
         if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
             if let Some((low, high)) = dtype.int_range().filter(|_| dtype.is_int()) {
@@ -1072,34 +1183,54 @@ fn check_scalars(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
             }
         }
     }
-    check_powers(node, operands)
+    check_powers(code, operands)?;
+    check_bool_arithmetic(code)
 }
 
-fn check_powers(node: &Node, operands: &[Operand<'_>]) -> Result<()> {
-    match node {
-        Node::Operand(..) | Node::Out(_) => Ok(()),
-        Node::Unary(_, a, _) => check_powers(a, operands),
-        Node::Binary(op, a, b, dtype) => {
-            if *op == BinaryOp::Pow && (dtype.is_int() || *dtype == DType::Bool) {
-                if let Node::Operand(index, _) = **b {
-                    if let Operand::Scalar(_, ScalarValue::Int(exponent)) = operands[index] {
-                        if exponent < 0 {
-                            return Err(Error::InvalidValue(format!(
-                                "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
-                            )));
-                        }
-                    }
-                }
+/// Refuses the operations NumPy has no `bool` form of and raises `TypeError` for: `bool - bool`,
+/// `-bool` and `sign` of `bool`.
+fn check_bool_arithmetic(code: &[Step]) -> Result<()> {
+    for step in code {
+        let refused = match *step {
+            Step::Binary(BinaryOp::Sub, DType::Bool) => {
+                "bool subtraction (`-`) is not supported, as in NumPy (TypeError); use bitwise_xor or logical_xor"
             }
-            check_powers(a, operands)?;
-            check_powers(b, operands)
+            Step::Unary(UnaryOp::Neg, DType::Bool) => {
+                "bool negation (`-`) is not supported, as in NumPy (TypeError); use invert or logical_not"
+            }
+            Step::Unary(UnaryOp::Sign, DType::Bool) => {
+                "sign of bool is not supported, as in NumPy (TypeError); use astype first"
+            }
+            _ => continue,
+        };
+        return Err(Error::InvalidValue(refused.into()));
+    }
+    Ok(())
+}
+
+fn check_powers(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
+    for (position, step) in code.iter().enumerate() {
+        let Step::Binary(BinaryOp::Pow, dtype) = *step else {
+            continue;
+        };
+        if !(dtype.is_int() || dtype == DType::Bool) {
+            continue;
         }
-        Node::Where(c, a, b, _) => {
-            check_powers(c, operands)?;
-            check_powers(a, operands)?;
-            check_powers(b, operands)
+        // The step before a binary operator ends its right operand: the exponent, when that is
+        // an operand of the expression itself.
+        let exponent = match position.checked_sub(1).map(|before| code[before]) {
+            Some(Step::Operand(index, _)) => &operands[index],
+            _ => continue,
+        };
+        if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
+            if exponent < 0 {
+                return Err(Error::InvalidValue(format!(
+                    "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
+                )));
+            }
         }
     }
+    Ok(())
 }
 
 /// An operand as a kernel argument; a deferred operand has to be evaluated first.
@@ -1242,19 +1373,19 @@ template <typename T> __device__ __forceinline__ T _cc_shr(T a, T b) {
 /// cache hit builds no C++ text.
 struct Plan {
     /// Operand index of each kernel input, in parameter order.
-    inputs: Vec<usize>,
+    inputs: Inline<usize, INLINE_OPERANDS>,
     /// The parameter of each operand.
-    param_of: Vec<usize>,
-    /// The cache key: the tree's nodes, the parameters' types, the output's type.
-    key: Vec<u32>,
+    param_of: Inline<usize, INLINE_OPERANDS>,
+    /// The cache key: the parameters' types, the output's type, the tree's steps.
+    key: Inline<u32, INLINE_KEY>,
 }
 
 impl Plan {
-    fn new(node: &Node, operands: &[Operand<'_>], out: DType) -> Plan {
+    fn new(code: &[Step], operands: &[Operand<'_>], out: DType) -> Plan {
         // Operands reading the same view of the same array share one parameter.
-        let mut inputs: Vec<usize> = Vec::new();
-        let mut param_of: Vec<usize> = Vec::with_capacity(operands.len());
-        let mut key: Vec<u32> = Vec::with_capacity(4 * operands.len() + 8);
+        let mut inputs = Inline::new();
+        let mut param_of = Inline::new();
+        let mut key = Inline::new();
         for (index, operand) in operands.iter().enumerate() {
             let same = |other: &Operand<'_>| match (operand, other) {
                 (Operand::Array(a), Operand::Array(b)) => {
@@ -1275,7 +1406,9 @@ impl Plan {
         }
         key.push(u32::MAX);
         key.push(out as u32);
-        encode(node, &param_of, &mut key);
+        for &step in code {
+            encode(step, &param_of, &mut key);
+        }
         Plan { inputs, param_of, key }
     }
 
@@ -1301,9 +1434,9 @@ impl Plan {
 
     /// The kernel for this plan: generated once per process (then compiled once per signature
     /// and context, through the kernel cache).
-    fn kernel(&self, node: &Node, operands: &[Operand<'_>], out: DType) -> Result<Arc<ElementwiseKernel>> {
+    fn kernel(&self, code: &[Step], operands: &[Operand<'_>], out: DType) -> Result<Arc<ElementwiseKernel>> {
         kernel_encoded("expression", &self.key, || {
-            let (params, operation) = self.source(node, operands, out);
+            let (params, operation) = self.source(&tree(code), operands, out);
             ElementwiseKernel::with_prelude(&params, "O out", &operation, "cuda_core_expr", EXPR_PRELUDE)
         })
     }
@@ -1317,27 +1450,16 @@ fn operand_dtype(operand: &Operand<'_>) -> DType {
     }
 }
 
-/// Appends `node` to a plan's key: per node its kind, operator, type and parameter, children
-/// after it (a prefix code, so different trees give different keys).
-fn encode(node: &Node, param_of: &[usize], key: &mut Vec<u32>) {
-    match node {
-        Node::Operand(index, dtype) => key.extend([0, param_of[*index] as u32, *dtype as u32]),
-        Node::Out(dtype) => key.extend([1, *dtype as u32]),
-        Node::Unary(op, a, dtype) => {
-            key.extend([2, *op as u32, *dtype as u32]);
-            encode(a, param_of, key);
-        }
-        Node::Binary(op, a, b, dtype) => {
-            key.extend([3, *op as u32, *dtype as u32]);
-            encode(a, param_of, key);
-            encode(b, param_of, key);
-        }
-        Node::Where(condition, a, b, dtype) => {
-            key.extend([4, *dtype as u32]);
-            encode(condition, param_of, key);
-            encode(a, param_of, key);
-            encode(b, param_of, key);
-        }
+/// Appends `step` to a plan's key: its kind, operator, type and parameter. Each kind takes a
+/// fixed number of operands, so the steps of a tree in postfix order are a code that different
+/// trees cannot share.
+fn encode(step: Step, param_of: &[usize], key: &mut Inline<u32, INLINE_KEY>) {
+    match step {
+        Step::Operand(index, dtype) => key.extend([0, param_of[index] as u32, dtype as u32]),
+        Step::Out(dtype) => key.extend([1, dtype as u32]),
+        Step::Unary(op, dtype) => key.extend([2, op as u32, dtype as u32]),
+        Step::Binary(op, dtype) => key.extend([3, op as u32, dtype as u32]),
+        Step::Where(dtype) => key.extend([4, dtype as u32]),
     }
 }
 
@@ -1381,12 +1503,11 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let operand_type = match op.kind() {
                 _ if *op == UnaryOp::Cast => a.dtype(),
                 Kind::Predicate => a.dtype(),
-                Kind::Same | Kind::Float => *dtype,
+                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
             };
             let x = sub(a, operand_type);
             let c = dtype.compute_c_name();
             let value = match op {
-                UnaryOp::Neg if *dtype == DType::Bool => format!("(!{x})"),
                 UnaryOp::Neg => format!("(({c})(-{x}))"),
                 UnaryOp::Cast => {
                     out.push_str(&cast(a.dtype(), *dtype, &x));
@@ -1410,7 +1531,7 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let (kind, cpp) = op.table().expect("a table operation");
             let operand_type = match kind {
                 Kind::Predicate => DType::Bool,
-                Kind::Same | Kind::Float => *dtype,
+                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
             };
             let (x, y) = (sub(a, operand_type), sub(b, operand_type));
             out.push_str(&round(*dtype, &cpp.replace("{x}", &x).replace("{y}", &y)));
@@ -1491,6 +1612,67 @@ mod tests {
         Node::Operand(index, dtype)
     }
 
+    /// `node`'s steps, children first (what an `Expr` holds).
+    fn postfix(node: &Node) -> Vec<Step> {
+        fn walk(node: &Node, code: &mut Vec<Step>) {
+            let step = match node {
+                Node::Operand(index, dtype) => Step::Operand(*index, *dtype),
+                Node::Out(dtype) => Step::Out(*dtype),
+                Node::Unary(op, a, dtype) => {
+                    walk(a, code);
+                    Step::Unary(*op, *dtype)
+                }
+                Node::Binary(op, a, b, dtype) => {
+                    walk(a, code);
+                    walk(b, code);
+                    Step::Binary(*op, *dtype)
+                }
+                Node::Where(c, a, b, dtype) => {
+                    walk(c, code);
+                    walk(a, code);
+                    walk(b, code);
+                    Step::Where(*dtype)
+                }
+            };
+            code.push(step);
+        }
+        let mut code = Vec::new();
+        walk(node, &mut code);
+        code
+    }
+
+    #[test]
+    fn steps_are_the_tree_in_postfix_order() {
+        let node = Node::Where(
+            Box::new(bin(BinaryOp::Gt, scalar(DType::F32, 0), scalar(DType::F32, 1))),
+            Box::new(un(UnaryOp::Sqrt, scalar(DType::F32, 2))),
+            Box::new(bin(BinaryOp::Mul, scalar(DType::F32, 0), Node::Out(DType::F32))),
+            DType::F32,
+        );
+        let code = postfix(&node);
+        assert_eq!(code.len(), 9);
+        assert_eq!(format!("{:?}", tree(&code)), format!("{node:?}"));
+        // Built by the operators: the right operand's indices follow the left's.
+        let x = || Expr::<f32>::scalar(DType::F32, ScalarValue::Float(1.0));
+        let e = where_((x() * x()).gt(2.0), x().sqrt(), 0.5);
+        assert_eq!(e.operands.len(), 5);
+        let tree_text = format!("{:?}", tree(&e.code));
+        for index in 0..5 {
+            assert!(tree_text.contains(&format!("Operand({index}, F32)")), "{tree_text}");
+        }
+        assert!(matches!(tree(&e.code), Node::Where(..)));
+        assert!(reads_out(&code) && !reads_out(&e.code));
+        // Past the inline capacity (steps and operands): the same tree and kernel text.
+        let long = (1..12).fold(x(), |sum, _| sum + x());
+        assert_eq!((long.code.len(), long.operands.len()), (23, 12));
+        let (params, value, _) = map_text(&long);
+        assert!(
+            params.ends_with("float a11") && value.matches("a11").count() == 1,
+            "{params}: {value}"
+        );
+        let error = checked(&long.astype::<i32>().powi(-2)).unwrap_err();
+        assert!(error.to_string().contains("negative integer powers"), "{error}");
+    }
     fn plan_text(node: &Node, operands: usize, out: DType) -> String {
         let names: Vec<String> = (0..operands).map(|i| format!("a{i}")).collect();
         let mut text = String::new();
@@ -1560,7 +1742,7 @@ mod tests {
     }
 
     fn checked<T: Element>(e: &Expr<'_, T>) -> Result<()> {
-        check_scalars(&e.node, &e.operands)
+        check_scalars(&e.code, &e.operands)
     }
 
     #[test]
@@ -1584,6 +1766,105 @@ mod tests {
         let float = value::<u8>(1) + 300.5;
         assert_eq!(float.dtype(), DType::F64);
         assert!(checked(&float).is_ok());
+    }
+
+    #[test]
+    fn comparisons_with_integer_scalars_beyond_the_type_are_exact() {
+        // NumPy 2 answers these exactly (u8 < 300 everywhere true, u8 == -129 false); only
+        // arithmetic with such a scalar raises.
+        let cases = [
+            (
+                value::<u8>(1).lt(300),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) < (a1)",
+            ),
+            (
+                value::<u8>(1).eq(-129),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) == (a1)",
+            ),
+            (
+                value::<u8>(1).ge(-1),
+                "unsigned char a0, long long a1",
+                "((long long)(a0))) >= (a1)",
+            ),
+            (
+                value::<i8>(1).gt(-129),
+                "signed char a0, long long a1",
+                "((long long)(a0))) > (a1)",
+            ),
+            (value::<u32>(1).ne(1u64 << 40), "unsigned int a0, long long a1", "!="),
+            (
+                value::<i64>(1).lt(u64::MAX),
+                "long long a0, unsigned long long a1",
+                "_cc_cmp_su(a0, a1) < 0",
+            ),
+            (
+                value::<i16>(1).le(u64::MAX),
+                "short a0, unsigned long long a1",
+                "_cc_cmp_su",
+            ),
+            (
+                value::<u64>(1).gt(-1),
+                "unsigned long long a0, long long a1",
+                "_cc_cmp_us(a0, a1) > 0",
+            ),
+        ];
+        for (expr, params, compared) in cases {
+            assert!(checked(&expr).is_ok(), "{expr:?}");
+            let (got_params, got_value, _) = map_text(&expr);
+            assert_eq!(got_params, params);
+            assert!(got_value.contains(compared), "{got_value} lacks {compared}");
+        }
+        // A scalar in range keeps the array's type, and arithmetic still refuses one beyond it.
+        assert_eq!(
+            map_text(&value::<u8>(1).lt(200)).0,
+            "unsigned char a0, unsigned char a1"
+        );
+        assert!(checked(&(value::<u8>(1) + 300)).is_err());
+        assert!(checked(&value::<u8>(1).maximum(300)).is_err());
+    }
+
+    #[test]
+    fn bool_arithmetic_follows_numpy() {
+        let b = || value::<Bool>(1);
+        // NumPy has no bool loop for these: int8 (np.square, np.reciprocal, np.power, //, %,
+        // np.fmod of bools).
+        assert_eq!(b().square().dtype(), DType::I8);
+        assert_eq!(b().reciprocal().dtype(), DType::I8);
+        assert_eq!(b().pow(b()).dtype(), DType::I8);
+        assert_eq!(b().floor_divide(b()).dtype(), DType::I8);
+        assert_eq!(b().remainder(b()).dtype(), DType::I8);
+        assert_eq!(b().fmod(b()).dtype(), DType::I8);
+        let (_, square, _) = map_text(&b().square());
+        assert!(
+            square.contains("_cc_square(((signed char)("),
+            "computed in int8: {square}"
+        );
+        // With a Python int, np.power(bool, 2) is int64; with another type, that type.
+        assert_eq!(b().pow(2).dtype(), DType::I64);
+        assert_eq!(b().powi(2).dtype(), DType::I64);
+        assert_eq!(b().pow(value::<u8>(2)).dtype(), DType::U8);
+        assert_eq!(value::<u8>(2).square().dtype(), DType::U8, "other types keep theirs");
+        // Logical forms stay bool.
+        assert_eq!((b() + b()).dtype(), DType::Bool);
+        assert_eq!((b() * b()).dtype(), DType::Bool);
+        assert_eq!(b().abs().dtype(), DType::Bool);
+        // NumPy raises TypeError for bool - bool, -bool and sign(bool).
+        for (expr, mentions) in [
+            (b() - b(), "bool subtraction"),
+            (-b(), "bool negation"),
+            (b().sign(), "sign of bool"),
+            ((b() - b()).astype::<Bool>(), "bool subtraction"),
+        ] {
+            match checked(&expr) {
+                Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message}"),
+                other => panic!("{expr:?}: expected InvalidValue, got {other:?}"),
+            }
+        }
+        assert!(checked(&(b() - 1)).is_ok(), "with a Python int, bool takes int64");
+        assert!(checked(&(-b().astype::<i8>())).is_ok());
+        assert!(checked(&value::<i8>(1).sign()).is_ok());
     }
 
     #[test]
@@ -1668,6 +1949,7 @@ mod tests {
         let promoted = a.dtype().promote(b.dtype());
         let dtype = match (op, op.table()) {
             (BinaryOp::Div, _) => promoted.quotient_result(),
+            (BinaryOp::Pow, _) => promoted.arithmetic_result(),
             (op, _) if op.is_comparison() => DType::Bool,
             (_, Some((kind, _))) => kind_dtype(kind, promoted),
             _ => promoted,
@@ -1679,6 +1961,7 @@ mod tests {
         match kind {
             Kind::Same => dtype,
             Kind::Float => dtype.float_result(),
+            Kind::Arithmetic => dtype.arithmetic_result(),
             Kind::Predicate => DType::Bool,
         }
     }
@@ -1737,7 +2020,7 @@ mod tests {
                 Operand::Scalar(a, ScalarValue::Int(3)),
                 Operand::Scalar(b, ScalarValue::Int(2)),
             ];
-            let plan = Plan::new(&node, &operands, DType::F64);
+            let plan = Plan::new(&postfix(&node), &operands, DType::F64);
             let (params, operation) = plan.source(&node, &operands, DType::F64);
             let kernel = ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
             let signature = [
@@ -1796,8 +2079,8 @@ mod tests {
             Expr::scalar(T::DTYPE, ScalarValue::Float(1.5))
         }
         fn compiles<T: Element>(expr: Expr<'_, T>) -> String {
-            let plan = Plan::new(&expr.node, &expr.operands, T::DTYPE);
-            let (params, operation) = plan.source(&expr.node, &expr.operands, T::DTYPE);
+            let plan = Plan::new(&expr.code, &expr.operands, T::DTYPE);
+            let (params, operation) = plan.source(&tree(&expr.code), &expr.operands, T::DTYPE);
             let kernel = ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
             let mut signature: Vec<_> = plan
                 .inputs
@@ -1819,9 +2102,12 @@ mod tests {
         assert_eq!(v::<half::f16>().round(2).dtype(), DType::F16);
         assert_eq!(v::<f64>().nan_to_num(0.0, None, None).dtype(), DType::F64);
         // Integers with decimals >= 0, Bool, and nan_to_num of non-floats are the operand itself.
-        assert!(matches!(v::<u8>().round(3).node, Node::Operand(0, DType::U8)));
-        assert!(matches!(v::<Bool>().round(-1).node, Node::Operand(0, DType::Bool)));
-        assert!(matches!(v::<i64>().nan_to_num(0.0, None, None).node, Node::Operand(..)));
+        assert_eq!(v::<u8>().round(3).code.as_slice(), [Step::Operand(0, DType::U8)]);
+        assert_eq!(v::<Bool>().round(-1).code.as_slice(), [Step::Operand(0, DType::Bool)]);
+        assert!(matches!(
+            v::<i64>().nan_to_num(0.0, None, None).code.as_slice(),
+            [Step::Operand(..)]
+        ));
         assert!(compiles(v::<f32>().round(0)).contains("rint("), "decimals 0 is rint");
         let f16 = compiles(v::<half::f16>().round(2));
         assert_eq!(
@@ -1922,7 +2208,7 @@ mod tests {
                     Operand::Scalar(a, ScalarValue::Int(3)),
                     Operand::Scalar(b, ScalarValue::Float(0.5)),
                 ];
-                let plan = Plan::new(&node, &operands, out);
+                let plan = Plan::new(&postfix(&node), &operands, out);
                 let (params, operation) = plan.source(&node, &operands, out);
                 let kernel =
                     ElementwiseKernel::with_prelude(&params, "O out", &operation, "expr", EXPR_PRELUDE).unwrap();
@@ -1951,7 +2237,7 @@ mod tests {
 
     #[test]
     fn the_same_view_is_one_parameter_and_scalars_are_not_in_the_key() {
-        let node = bin(BinaryOp::Add, scalar(DType::F32, 0), scalar(DType::F32, 1));
+        let node = postfix(&bin(BinaryOp::Add, scalar(DType::F32, 0), scalar(DType::F32, 1)));
         let two = Plan::new(
             &node,
             &[
@@ -1968,20 +2254,26 @@ mod tests {
             ],
             DType::F32,
         );
-        assert_eq!(two.key, other.key);
-        assert_eq!(two.inputs, [0, 1]);
+        assert_eq!(two.key.as_slice(), other.key.as_slice());
+        assert_eq!(two.inputs.as_slice(), [0, 1]);
         // Another operator, another output type, another operand type: other keys.
-        let sub = bin(BinaryOp::Sub, scalar(DType::F32, 0), scalar(DType::F32, 1));
+        let sub = postfix(&bin(BinaryOp::Sub, scalar(DType::F32, 0), scalar(DType::F32, 1)));
         let operands = [
             Operand::Scalar(DType::F32, ScalarValue::Float(2.0)),
             Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
         ];
-        assert_ne!(Plan::new(&sub, &operands, DType::F32).key, two.key);
-        assert_ne!(Plan::new(&node, &operands, DType::F64).key, two.key);
+        assert_ne!(
+            Plan::new(&sub, &operands, DType::F32).key.as_slice(),
+            two.key.as_slice()
+        );
+        assert_ne!(
+            Plan::new(&node, &operands, DType::F64).key.as_slice(),
+            two.key.as_slice()
+        );
         let wider = [
             Operand::Scalar(DType::F64, ScalarValue::Float(2.0)),
             Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
         ];
-        assert_ne!(Plan::new(&node, &wider, DType::F32).key, two.key);
+        assert_ne!(Plan::new(&node, &wider, DType::F32).key.as_slice(), two.key.as_slice());
     }
 }

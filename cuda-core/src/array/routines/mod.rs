@@ -48,7 +48,9 @@ mod statistics;
 
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
-pub use linalg::{set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV};
+pub use linalg::{
+    matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+};
 pub use manipulation::PadMode;
 pub use npy::NpyError;
 pub use reductions::{allclose, array_equal, Average, AverageOf};

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use cuda_driver::Stream;
 
-use crate::array::device_array::{host_vec, DeviceArray};
+use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::memory::MemoryPool;
 use crate::error::Result;
@@ -118,6 +118,11 @@ impl std::error::Error for NpyError {
     }
 }
 
+/// The most element bytes read into a new host buffer before the data shows it has them: the
+/// buffer grows with the data (doubling), so a short file that claims a large shape costs
+/// about its own size, not the shape's.
+const READ_CHUNK_BYTES: usize = 1 << 16;
+
 /// NumPy's magic string.
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// Headers are padded so that the data starts at a multiple of this.
@@ -149,8 +154,9 @@ fn descr_matches(file: &str, dtype: DType) -> bool {
     let Some(ours) = descr(dtype) else {
         return false;
     };
-    match dtype.size() {
-        1 => file.len() == 3 && "<|=".contains(&file[..1]) && file[1..] == ours[1..],
+    // Compared as bytes: the file's `descr` may start with any character, not only ASCII.
+    match (dtype.size(), file.as_bytes()) {
+        (1, [order, rest @ ..]) => b"<|=".contains(order) && rest == &ours.as_bytes()[1..],
         _ => file == ours,
     }
 }
@@ -320,6 +326,40 @@ fn read_full(reader: &mut impl Read, buffer: &mut [u8]) -> Result<usize, NpyErro
     Ok(filled)
 }
 
+/// `len` elements read from `reader` into a host vector that grows as the data arrives (from
+/// [`READ_CHUNK_BYTES`], doubling), so that data shorter than its header claims is a
+/// [`NpyError::Truncated`] error before much more than its own size is allocated.
+fn read_elements<T: Element>(reader: &mut impl Read, len: usize) -> Result<Vec<T>> {
+    let size = T::DTYPE.size();
+    // The caller checked that `len * size` fits.
+    let expected = (len * size) as u64;
+    let mut values = Vec::new();
+    while values.len() < len {
+        let start = values.len();
+        let end = len.min(start.saturating_mul(2).max(READ_CHUNK_BYTES / size));
+        values.try_reserve_exact(end - start).map_err(|error| {
+            crate::Error::InvalidValue(format!(
+                "cannot hold {end} elements of {size} bytes in host memory: {error}"
+            ))
+        })?;
+        values.resize(end, T::from_f64(0.0));
+        let chunk = &mut values[start..];
+        // SAFETY: `chunk` holds initialised elements, `size_of_val` bytes, and every byte pattern
+        // is a valid `Element` (plain integers, floats, and `Bool`, any `u8`).
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(chunk.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(chunk)) };
+        let found = read_full(reader, bytes)?;
+        if found < bytes.len() {
+            return Err(NpyError::Truncated {
+                expected,
+                found: (start * size + found) as u64,
+            }
+            .into());
+        }
+    }
+    Ok(values)
+}
+
 /// `values` as bytes.
 fn as_bytes<T: Element>(values: &[T]) -> &[u8] {
     // SAFETY: every `Element` is a plain integer, float or `Bool` (one `u8`) without padding, so
@@ -403,24 +443,7 @@ impl<T: Element> DeviceArray<T> {
             .try_fold(1usize, |n, &d| n.checked_mul(d))
             .filter(|n| n.checked_mul(T::DTYPE.size()).is_some())
             .ok_or_else(|| NpyError::Header(format!("the shape {:?} overflows", header.shape)))?;
-        let mut values = host_vec::<T>(len)?;
-        values.resize(len, T::from_f64(0.0));
-        // SAFETY: `values` holds `len` initialised elements, `size_of_val` bytes, and every byte
-        // pattern is a valid `Element` (plain integers, floats, and `Bool`, any `u8`).
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                values.as_mut_ptr().cast::<u8>(),
-                std::mem::size_of_val(values.as_slice()),
-            )
-        };
-        let found = read_full(&mut reader, bytes)?;
-        if found < bytes.len() {
-            return Err(NpyError::Truncated {
-                expected: bytes.len() as u64,
-                found: found as u64,
-            }
-            .into());
-        }
+        let values = read_elements::<T>(&mut reader, len)?;
         let mut array = DeviceArray::empty_in(pool, stream, len)?;
         array.copy_from_host(&values)?;
         match header.fortran_order {
@@ -572,6 +595,11 @@ mod tests {
         assert!(!descr_matches("<f4", DType::F64));
         assert!(!descr_matches("<i4", DType::U32));
         assert!(!descr_matches("<V2", DType::BF16), "bf16 has no dtype");
+        // Three bytes that start with a two-byte character (a version 3.0 header is UTF-8).
+        for dtype in [DType::U8, DType::I8, DType::Bool, DType::F32] {
+            assert!(!descr_matches("\u{e9}1", dtype) && !descr_matches("\u{20ac}", dtype));
+            assert!(!descr_matches("", dtype));
+        }
         for dtype in DType::ALL.into_iter().filter(|&d| d != DType::BF16) {
             let descr = descr(dtype).unwrap();
             assert_eq!(descr[2..].parse::<usize>().unwrap(), dtype.size(), "{descr}");

@@ -34,6 +34,7 @@
 
 use std::sync::Arc;
 
+use crate::array::axis::{Axes, Axis};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::reduction::ReductionKernel;
@@ -342,17 +343,17 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
 }
 
 /// The output of reducing `shape` with `op` along `axes` (`None`: all of them) on `stream`,
-/// and whether a kernel must run (`false`: the output is empty); errors for bad axes and for
-/// reductions without identity of no elements.
+/// the axes as indices, and whether a kernel must run (`false`: the output is empty); errors for
+/// bad axes and for reductions without identity of no elements.
 fn prepare<R: Element>(
     op: Op,
     shape: &[usize],
     stream: &Stream,
-    axes: Option<&[usize]>,
+    axes: Option<&Axes>,
     keepdims: bool,
 ) -> Result<(DeviceArray<R>, Vec<usize>, bool)> {
     let ndim = shape.len();
-    let axes: Vec<usize> = axes.map_or_else(|| (0..ndim).collect(), <[usize]>::to_vec);
+    let axes = axes.unwrap_or(&Axes::ALL).indices(ndim)?;
     let reduced = reduced_axes(op.name(), ndim, &axes)?;
     let count: usize = axes.iter().map(|&a| shape[a]).product();
     let out = DeviceArray::<R>::empty(stream, reduced_shape(shape, &reduced, keepdims))?;
@@ -403,7 +404,7 @@ fn launch<'o, R: Element>(
 fn reduce<T: Element, R: Element>(
     array: &DeviceArray<T>,
     op: Op,
-    axes: Option<&[usize]>,
+    axes: Option<&Axes>,
     keepdims: bool,
     ddof: f64,
 ) -> Result<DeviceArray<R>> {
@@ -447,7 +448,7 @@ fn reduce<T: Element, R: Element>(
 fn reduce_expr<T: Scalars, R: Element>(
     expr: Expr<'_, T>,
     op: Op,
-    axes: Option<&[usize]>,
+    axes: Option<&Axes>,
     keepdims: bool,
     ddof: f64,
 ) -> Result<DeviceArray<R>> {
@@ -489,8 +490,8 @@ macro_rules! reductions {
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
-                    reduce(self, Op::$op, Some(axes), keepdims, 0.0)
+                pub fn $along(&self, axes: impl Into<Axes>, keepdims: bool) -> Result<DeviceArray<$out>> {
+                    reduce(self, Op::$op, Some(&axes.into()), keepdims, 0.0)
                 }
             )*
         }
@@ -508,8 +509,8 @@ macro_rules! reductions {
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<$out>> {
-                    reduce_expr(self, Op::$op, Some(axes), keepdims, 0.0)
+                pub fn $along(self, axes: impl Into<Axes>, keepdims: bool) -> Result<DeviceArray<$out>> {
+                    reduce_expr(self, Op::$op, Some(&axes.into()), keepdims, 0.0)
                 }
             )*
         }
@@ -520,7 +521,9 @@ reductions! {
     /// The sum of every element, a 0-d array (NumPy's `x.sum()`), in [`Element::Sum`].
     sum,
     /// Sums along `axes`: the shape without them, or with extent 1 in their place when
-    /// `keepdims` (NumPy's `x.sum(axis=..., keepdims=...)`).
+    /// `keepdims` (NumPy's `x.sum(axis=..., keepdims=...)`). `axes` is one axis, a list, or
+    /// `None` / [`Axes::ALL`] for every axis; negative axes count from the end, and an axis
+    /// named twice is an error.
     sum_axes => Sum, T::Sum;
     /// The product of every element, a 0-d array, in [`Element::Sum`].
     prod,
@@ -581,8 +584,8 @@ macro_rules! moments {
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(&self, axes: &[usize], keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
-                    reduce(self, Op::$op, Some(axes), keepdims, ddof as f64)
+                pub fn $along(&self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce(self, Op::$op, Some(&axes.into()), keepdims, ddof as f64)
                 }
             )*
         }
@@ -595,8 +598,8 @@ macro_rules! moments {
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(self, axes: &[usize], keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
-                    reduce_expr(self, Op::$op, Some(axes), keepdims, ddof as f64)
+                pub fn $along(self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                    reduce_expr(self, Op::$op, Some(&axes.into()), keepdims, ddof as f64)
                 }
             )*
         }
@@ -631,9 +634,10 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// The index along `axis` of the greatest element of each line along it (see
-    /// [`argmax`](Self::argmax)); `keepdims` keeps `axis` with extent 1.
-    pub fn argmax_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMax, Some(&[axis]), keepdims, 0.0)
+    /// [`argmax`](Self::argmax)); `keepdims` keeps `axis` with extent 1. A negative `axis`
+    /// counts from the end.
+    pub fn argmax_axis(&self, axis: impl Into<Axis>, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce(self, Op::ArgMax, Some(&Axes::from(axis.into())), keepdims, 0.0)
     }
 
     /// The row-major index of the least element (the first NaN if there is one, else the first
@@ -644,8 +648,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// The index along `axis` of the least element of each line along it (see
     /// [`argmin`](Self::argmin)); `keepdims` keeps `axis` with extent 1.
-    pub fn argmin_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce(self, Op::ArgMin, Some(&[axis]), keepdims, 0.0)
+    pub fn argmin_axis(&self, axis: impl Into<Axis>, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce(self, Op::ArgMin, Some(&Axes::from(axis.into())), keepdims, 0.0)
     }
 }
 
@@ -661,8 +665,8 @@ impl<T: Element> DeviceArray<T> {
     /// The index along `axis` of the greatest element of each line ignoring NaNs (see
     /// [`nanargmax`](Self::nanargmax): a line of NaNs only is an error, found with one more
     /// small reduction and a read back).
-    pub fn nanargmax_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        let indices = reduce(self, Op::NanArgMax, Some(&[axis]), keepdims, 0.0)?;
+    pub fn nanargmax_axis(&self, axis: impl Into<Axis>, keepdims: bool) -> Result<DeviceArray<i64>> {
+        let indices = reduce(self, Op::NanArgMax, Some(&Axes::from(axis.into())), keepdims, 0.0)?;
         without_all_nan(indices, Op::NanArgMax, T::DTYPE)
     }
 
@@ -674,8 +678,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// The index along `axis` of the least element of each line ignoring NaNs (see
     /// [`nanargmax_axis`](Self::nanargmax_axis)).
-    pub fn nanargmin_axis(&self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        let indices = reduce(self, Op::NanArgMin, Some(&[axis]), keepdims, 0.0)?;
+    pub fn nanargmin_axis(&self, axis: impl Into<Axis>, keepdims: bool) -> Result<DeviceArray<i64>> {
+        let indices = reduce(self, Op::NanArgMin, Some(&Axes::from(axis.into())), keepdims, 0.0)?;
         without_all_nan(indices, Op::NanArgMin, T::DTYPE)
     }
 }
@@ -714,7 +718,8 @@ pub struct Average<R: Element> {
 }
 
 impl<T: Scalars> DeviceArray<T> {
-    /// NumPy's weighted `average` over `axes` (`None`: every element) with `keepdims`:
+    /// NumPy's weighted `average` over `axes` (`None`: every element; negative axes count from
+    /// the end) with `keepdims`:
     /// `sum(x * w) / sum(w)` in [`AverageOf`] (the unweighted average is
     /// [`mean`](Self::mean)). `weights` has the array's shape (then `sum(x * w)` is one fused
     /// reduction reading both once), or is 1-D with the length of the one axis in `axes`, as in
@@ -728,7 +733,7 @@ impl<T: Scalars> DeviceArray<T> {
     /// # let stream = Device::new(0)?.create_stream()?;
     /// let x = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4])?.reshape([2, 2])?;
     /// let w = DeviceArray::from_slice(&stream, &[3.0f32, 1.0])?;
-    /// let along_rows = x.average(&w, Some(&[1]), false)?;
+    /// let along_rows = x.average(&w, -1, false)?;
     /// assert_eq!(along_rows.average.to_vec()?, [1.25, 3.25]); // f64, as NumPy
     /// assert_eq!(along_rows.weight_sum.to_vec()?, [4.0, 4.0]);
     /// # Ok(())
@@ -737,13 +742,14 @@ impl<T: Scalars> DeviceArray<T> {
     pub fn average<W>(
         &self,
         weights: &DeviceArray<W>,
-        axes: Option<&[usize]>,
+        axes: impl Into<Axes>,
         keepdims: bool,
     ) -> Result<Average<AverageOf<T, W>>>
     where
         W: Scalars,
         T::WithFloat: Promote<W>,
     {
+        let axes = axes.into();
         let values: Expr<'_, AverageOf<T, W>> = cast_to(self.into_expr());
         if weights.shape() == self.shape() {
             let weighted: Expr<'_, AverageOf<T, W>> = binary(
@@ -751,11 +757,11 @@ impl<T: Scalars> DeviceArray<T> {
                 values,
                 cast_to::<_, AverageOf<T, W>>(weights.into_expr()),
             );
-            let total: DeviceArray<AverageOf<T, W>> = reduce_expr(weighted, Op::Sum, axes, keepdims, 0.0)?;
+            let total: DeviceArray<AverageOf<T, W>> = reduce_expr(weighted, Op::Sum, Some(&axes), keepdims, 0.0)?;
             let weight_sum: DeviceArray<AverageOf<T, W>> = reduce_expr(
                 cast_to::<_, AverageOf<T, W>>(weights.into_expr()),
                 Op::Sum,
-                axes,
+                Some(&axes),
                 keepdims,
                 0.0,
             )?;
@@ -763,11 +769,12 @@ impl<T: Scalars> DeviceArray<T> {
             let average = binary(BinaryOp::Div, total.into_expr(), weight_sum.into_expr()).eval()?;
             return Ok(Average { average, weight_sum });
         }
-        let axis = match axes {
-            Some(&[axis]) if weights.ndim() == 1 && axis < self.ndim() && weights.len() == self.shape()[axis] => axis,
+        let indices = axes.indices(self.ndim())?;
+        let axis = match indices[..] {
+            [axis] if !axes.is_all() && weights.ndim() == 1 && weights.len() == self.shape()[axis] => axis,
             _ => {
                 return Err(Error::InvalidValue(format!(
-                    "average: weights of shape {:?} do not fit an array of shape {:?} along axes {axes:?} (the array's shape, or 1-D with the length of the one axis)",
+                    "average: weights of shape {:?} do not fit an array of shape {:?} along axes {indices:?} (the array's shape, or 1-D with the length of the one axis)",
                     weights.shape(),
                     self.shape()
                 )))
@@ -787,7 +794,8 @@ impl<T: Scalars> DeviceArray<T> {
         let line = line.reshape(along)?;
         let weighted: Expr<'_, AverageOf<T, W>> =
             binary(BinaryOp::Mul, values, cast_to::<_, AverageOf<T, W>>(line.into_expr()));
-        let total: DeviceArray<AverageOf<T, W>> = reduce_expr(weighted, Op::Sum, Some(&[axis]), keepdims, 0.0)?;
+        let total: DeviceArray<AverageOf<T, W>> =
+            reduce_expr(weighted, Op::Sum, Some(&Axes::from(axis)), keepdims, 0.0)?;
         let sum: DeviceArray<AverageOf<T, W>> = reduce_expr(
             cast_to::<_, AverageOf<T, W>>(weights.into_expr()),
             Op::Sum,
@@ -814,15 +822,17 @@ fn nonzero_weights<R: Scalars>(weight_sum: &DeviceArray<R>) -> Result<()> {
 
 impl<T: Scalars + Promote<T, Output = T>> DeviceArray<T> {
     /// The range of the values, `max - min`, a 0-d array of `T` (NumPy's `ptp`: integers wrap,
-    /// NaN if any is NaN; an error when empty): two reductions and a subtraction.
+    /// NaN if any is NaN; an error when empty, and for `Bool`, whose subtraction NumPy refuses):
+    /// two reductions and a subtraction.
     pub fn ptp(&self) -> Result<DeviceArray<T>> {
         let (high, low) = (self.max()?, self.min()?);
         (&high - &low).eval()
     }
 
     /// Ranges along `axes` (see [`sum_axes`](Self::sum_axes)).
-    pub fn ptp_axes(&self, axes: &[usize], keepdims: bool) -> Result<DeviceArray<T>> {
-        let (high, low) = (self.max_axes(axes, keepdims)?, self.min_axes(axes, keepdims)?);
+    pub fn ptp_axes(&self, axes: impl Into<Axes>, keepdims: bool) -> Result<DeviceArray<T>> {
+        let axes = axes.into();
+        let (high, low) = (self.max_axes(axes.clone(), keepdims)?, self.min_axes(axes, keepdims)?);
         (&high - &low).eval()
     }
 }
@@ -865,8 +875,8 @@ impl<T: Scalars> Expr<'_, T> {
     }
 
     /// The index along `axis` of the greatest value of each line (see [`DeviceArray::argmax_axis`]).
-    pub fn argmax_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce_expr(self, Op::ArgMax, Some(&[axis]), keepdims, 0.0)
+    pub fn argmax_axis(self, axis: impl Into<Axis>, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMax, Some(&Axes::from(axis.into())), keepdims, 0.0)
     }
 
     /// The row-major index of the least value of the expression (see [`DeviceArray::argmin`]).
@@ -875,8 +885,8 @@ impl<T: Scalars> Expr<'_, T> {
     }
 
     /// The index along `axis` of the least value of each line (see [`DeviceArray::argmin_axis`]).
-    pub fn argmin_axis(self, axis: usize, keepdims: bool) -> Result<DeviceArray<i64>> {
-        reduce_expr(self, Op::ArgMin, Some(&[axis]), keepdims, 0.0)
+    pub fn argmin_axis(self, axis: impl Into<Axis>, keepdims: bool) -> Result<DeviceArray<i64>> {
+        reduce_expr(self, Op::ArgMin, Some(&Axes::from(axis.into())), keepdims, 0.0)
     }
 
     /// The row-major index of the greatest value ignoring NaNs (see [`DeviceArray::nanargmax`]).

@@ -78,7 +78,7 @@ impl<T: Element> DeviceArray<T> {
         match (increasing, decreasing) {
             (true, _) => bins.searchsorted(self, side, None),
             (false, true) => {
-                let found = bins.flip(&[0])?.searchsorted(self, side, None)?;
+                let found = bins.flip(0)?.searchsorted(self, side, None)?;
                 (bins.len() as i64 - &found).eval()
             }
             (false, false) => Err(Error::InvalidValue(

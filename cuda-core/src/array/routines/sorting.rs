@@ -6,46 +6,32 @@
 //! it already is), its rows sorted together, and the result moved back as a C-contiguous array.
 
 use crate::algorithms::sort::{argsort_rows, sort_rows, SortOrder};
+use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::kernels::IndexMode;
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
-/// `axis` (negative counts from the end) as an axis of `ndim` axes, or NumPy's `AxisError` as
-/// [`Error::InvalidValue`].
-pub(crate) fn normalise_axis(what: &str, axis: isize, ndim: usize) -> Result<usize> {
-    let resolved = match axis < 0 {
-        true => axis.checked_add(ndim as isize),
-        false => Some(axis),
-    };
-    match resolved {
-        Some(a) if a >= 0 && (a as usize) < ndim => Ok(a as usize),
-        _ => Err(Error::InvalidValue(format!(
-            "{what}: axis {axis} is out of bounds for array of dimension {ndim}"
-        ))),
-    }
-}
-
 impl<T: Element> DeviceArray<T> {
     /// A sorted copy along `axis` (negative counts from the end): NumPy's `np.sort(a, axis,
     /// kind="stable")`, queued on the array's stream. NaNs go last; equal elements keep their
     /// order. A 0-d array has no axis to sort: an error, as in NumPy.
-    pub fn sort(&self, axis: isize) -> Result<DeviceArray<T>> {
-        self.sort_along("sort", axis, SortOrder::Ascending)
+    pub fn sort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        self.sort_along(axis, SortOrder::Ascending)
     }
 
     /// As [`sort`](Self::sort), largest first (NaN first): the reverse order, equal elements
     /// still in their input order (`torch.sort(descending=True, stable=True)`).
-    pub fn sort_descending(&self, axis: isize) -> Result<DeviceArray<T>> {
-        self.sort_along("sort_descending", axis, SortOrder::Descending)
+    pub fn sort_descending(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        self.sort_along(axis, SortOrder::Descending)
     }
 
     /// The indices that sort the array along `axis` (negative counts from the end), as `i64`
     /// positions within that axis: NumPy's `np.argsort(a, axis, kind="stable")`, queued on the
     /// array's stream. Ties keep their input order.
-    pub fn argsort(&self, axis: isize) -> Result<DeviceArray<i64>> {
-        self.argsort_along("argsort", axis, SortOrder::Ascending)
+    pub fn argsort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<i64>> {
+        self.argsort_along(axis, SortOrder::Ascending)
     }
 
     /// The `k` largest elements along `axis` (or the `k` smallest if not `largest`), in that
@@ -53,19 +39,21 @@ impl<T: Element> DeviceArray<T> {
     /// sorted=True)`, by a stable sort of each line (equal elements in input order; NaN counts
     /// as the largest, as in torch). The axis keeps `k` elements; `k` above its extent is an
     /// error.
-    pub fn topk(&self, k: usize, axis: isize, largest: bool) -> Result<(DeviceArray<T>, DeviceArray<i64>)> {
-        let normal = normalise_axis("topk", axis, self.ndim())?;
+    pub fn topk(&self, k: usize, axis: impl Into<Axis>, largest: bool) -> Result<(DeviceArray<T>, DeviceArray<i64>)> {
+        let axis = axis.into();
+        let normal = axis.index(self.ndim())?;
         let extent = self.shape()[normal];
         if k > extent {
             return Err(Error::InvalidValue(format!(
-                "topk: k = {k} is above the extent {extent} of axis {axis}"
+                "topk: k = {k} is above the extent {extent} of axis {}",
+                axis.get()
             )));
         }
         let order = match largest {
             true => SortOrder::Descending,
             false => SortOrder::Ascending,
         };
-        let sorted = self.argsort_along("topk", axis, order)?;
+        let sorted = self.argsort_along(axis, order)?;
         let mut first = vec![Slice::new(0, None); self.ndim()];
         first[normal] = Slice::new(0, Some(k));
         let indices = sorted.slice(&first)?.try_clone()?;
@@ -73,8 +61,8 @@ impl<T: Element> DeviceArray<T> {
         Ok((values, indices))
     }
 
-    fn argsort_along(&self, what: &str, axis: isize, order: SortOrder) -> Result<DeviceArray<i64>> {
-        let (axis, rows) = self.rows_along(what, axis)?;
+    fn argsort_along(&self, axis: impl Into<Axis>, order: SortOrder) -> Result<DeviceArray<i64>> {
+        let (axis, rows) = self.rows_along(axis)?;
         let stream = self.stream();
         let mut out = DeviceArray::<i64>::empty(stream, rows.shape().to_vec())?;
         let row_len = rows.shape().last().copied().unwrap_or(1);
@@ -86,14 +74,16 @@ impl<T: Element> DeviceArray<T> {
     /// counts from the end) is the one a sort puts there, none before it is greater and none
     /// after it smaller. Done by a full stable sort (one valid partition; NumPy's order of the
     /// other elements is its selection algorithm's). `kth` outside the axis is an error.
-    pub fn partition(&self, kth: isize, axis: isize) -> Result<DeviceArray<T>> {
+    pub fn partition(&self, kth: isize, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        let axis = axis.into();
         self.check_kth("partition", kth, axis)?;
         self.sort(axis)
     }
 
     /// NumPy's `np.argpartition(a, kth, axis)`: indices that partition the array (see
     /// [`partition`](Self::partition)), from a full stable sort.
-    pub fn argpartition(&self, kth: isize, axis: isize) -> Result<DeviceArray<i64>> {
+    pub fn argpartition(&self, kth: isize, axis: impl Into<Axis>) -> Result<DeviceArray<i64>> {
+        let axis = axis.into();
         self.check_kth("argpartition", kth, axis)?;
         self.argsort(axis)
     }
@@ -125,8 +115,8 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// Checks `kth` against the extent of `axis`.
-    fn check_kth(&self, what: &str, kth: isize, axis: isize) -> Result<()> {
-        let axis = normalise_axis(what, axis, self.ndim())?;
+    fn check_kth(&self, what: &str, kth: isize, axis: Axis) -> Result<()> {
+        let axis = axis.index(self.ndim())?;
         let extent = self.shape()[axis];
         let inside = match kth < 0 {
             true => kth.unsigned_abs() <= extent,
@@ -140,8 +130,8 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    fn sort_along(&self, what: &str, axis: isize, order: SortOrder) -> Result<DeviceArray<T>> {
-        let (axis, rows) = self.rows_along(what, axis)?;
+    fn sort_along(&self, axis: impl Into<Axis>, order: SortOrder) -> Result<DeviceArray<T>> {
+        let (axis, rows) = self.rows_along(axis)?;
         let stream = self.stream();
         let mut out = DeviceArray::<T>::empty(stream, rows.shape().to_vec())?;
         let row_len = rows.shape().last().copied().unwrap_or(1);
@@ -150,8 +140,8 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// The normalised `axis` and a compact array with that axis last.
-    fn rows_along(&self, what: &str, axis: isize) -> Result<(usize, DeviceArray<T>)> {
-        let axis = normalise_axis(what, axis, self.ndim())?;
+    fn rows_along(&self, axis: impl Into<Axis>) -> Result<(usize, DeviceArray<T>)> {
+        let axis = axis.into().index(self.ndim())?;
         let moved = self.moveaxis(axis, self.ndim() - 1)?;
         Ok((axis, moved.to_contiguous()?))
     }
@@ -163,24 +153,5 @@ fn restore_axis<U: Element>(sorted: DeviceArray<U>, axis: usize) -> Result<Devic
     match axis == last {
         true => Ok(sorted),
         false => sorted.moveaxis(last, axis)?.try_clone(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn axes_normalise_as_numpy() {
-        assert_eq!(normalise_axis("sort", -1, 3).ok(), Some(2));
-        assert_eq!(normalise_axis("sort", -3, 3).ok(), Some(0));
-        assert_eq!(normalise_axis("sort", 2, 3).ok(), Some(2));
-        assert!(matches!(normalise_axis("sort", 3, 3), Err(Error::InvalidValue(_))));
-        assert!(matches!(normalise_axis("sort", -4, 3), Err(Error::InvalidValue(_))));
-        assert!(matches!(normalise_axis("sort", -1, 0), Err(Error::InvalidValue(_))));
-        assert!(matches!(
-            normalise_axis("sort", isize::MIN, 2),
-            Err(Error::InvalidValue(_))
-        ));
     }
 }

@@ -13,13 +13,13 @@
 //! the 32- and 16-bit floats (NumPy computes `f16` in `f16`: the last bit may differ).
 
 use crate::algorithms::histogram::{check_bins, even_edge, histogram_even};
+use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel, KernelKey, LoadedTable};
 use crate::array::kernels::signature::ArgType;
 use crate::array::kernels::{Arg, PRELUDE};
-use crate::array::routines::sorting::normalise_axis;
 use crate::error::{Error, Result};
 
 /// The quantile read-out kernel.
@@ -153,38 +153,38 @@ impl<T: Element> DeviceArray<T> {
     /// The median along `axis` (negative counts from the end): NumPy's `np.median(a, axis)`,
     /// of `T::Mean` (`f64` for integers), the axis removed. A line with a NaN gives NaN; an
     /// empty axis is an error (see the module's docs).
-    pub fn median(&self, axis: isize) -> Result<DeviceArray<T::Mean>> {
+    pub fn median(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T::Mean>> {
         self.quantile_along("median", 0.5, axis, QuantileMethod::Linear, false)
     }
 
     /// The median of the numbers along `axis`, NaNs left out: NumPy's `np.nanmedian(a, axis)`
     /// (NaN for a line of NaNs only, where NumPy also warns).
-    pub fn nanmedian(&self, axis: isize) -> Result<DeviceArray<T::Mean>> {
+    pub fn nanmedian(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T::Mean>> {
         self.quantile_along("nanmedian", 0.5, axis, QuantileMethod::Linear, true)
     }
 
     /// The `p`-th percentile along `axis`: NumPy's `np.percentile(a, p, axis, method)`. `p`
     /// outside `[0, 100]` (or NaN) is an error.
-    pub fn percentile(&self, p: f64, axis: isize, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn percentile(&self, p: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
         check_fraction("percentile", p, 100.0)?;
         self.quantile_along("percentile", p / 100.0, axis, method, false)
     }
 
     /// As [`percentile`](Self::percentile), NaNs left out: NumPy's `np.nanpercentile`.
-    pub fn nanpercentile(&self, p: f64, axis: isize, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn nanpercentile(&self, p: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
         check_fraction("nanpercentile", p, 100.0)?;
         self.quantile_along("nanpercentile", p / 100.0, axis, method, true)
     }
 
     /// The `q`-th quantile along `axis`: NumPy's `np.quantile(a, q, axis, method)`. `q`
     /// outside `[0, 1]` (or NaN) is an error.
-    pub fn quantile(&self, q: f64, axis: isize, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn quantile(&self, q: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
         check_fraction("quantile", q, 1.0)?;
         self.quantile_along("quantile", q, axis, method, false)
     }
 
     /// As [`quantile`](Self::quantile), NaNs left out: NumPy's `np.nanquantile`.
-    pub fn nanquantile(&self, q: f64, axis: isize, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn nanquantile(&self, q: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
         check_fraction("nanquantile", q, 1.0)?;
         self.quantile_along("nanquantile", q, axis, method, true)
     }
@@ -193,11 +193,11 @@ impl<T: Element> DeviceArray<T> {
         &self,
         what: &str,
         q: f64,
-        axis: isize,
+        axis: impl Into<Axis>,
         method: QuantileMethod,
         skip_nan: bool,
     ) -> Result<DeviceArray<T::Mean>> {
-        let axis = normalise_axis(what, axis, self.ndim())?;
+        let axis = axis.into().index(self.ndim())?;
         let n = self.shape()[axis];
         if n == 0 {
             return Err(Error::InvalidValue(format!(

@@ -1,5 +1,5 @@
-//! The cuBLAS and cuBLASLt handles of each stream, and the process-wide TF32 setting they
-//! follow.
+//! The cuBLAS and cuBLASLt handles of each stream, and the process-wide TF32 and graph-replay
+//! settings they follow.
 //!
 //! A handle is made on a stream's first product and kept (with the stream) in the kernel
 //! registry, as CuPy keeps one per device; its lock serialises the calls through it. The
@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::LocalKey;
 
@@ -63,6 +63,32 @@ pub fn tf32() -> bool {
         }
         state => state == ON,
     }
+}
+
+/// Whether 2-D products through cuBLASLt replay as CUDA graphs (see [`set_matmul_replay`]).
+static MATMUL_REPLAY: AtomicBool = AtomicBool::new(false);
+
+/// Lets a 2-D [`matmul`](crate::DeviceArray::matmul) (and a fused epilogue) that repeats on the
+/// same arrays and output block be captured once as a CUDA graph and replayed from then on
+/// ([`cuda_libs::blas::Lt::set_replay`]), process-wide: a fraction of the library call's host
+/// cost. Off by default, because each capture lasts one library call during which any
+/// context-wide synchronise on another thread of the process (`Context::synchronize`,
+/// `cudaDeviceSynchronize`, another library's wait) fails with
+/// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`. Turn it on in programs where no other thread
+/// synchronises the context while products run.
+///
+/// ```
+/// cuda_core::set_matmul_replay(true);
+/// assert!(cuda_core::matmul_replay());
+/// cuda_core::set_matmul_replay(false);
+/// ```
+pub fn set_matmul_replay(replay: bool) {
+    MATMUL_REPLAY.store(replay, Ordering::Relaxed);
+}
+
+/// Whether repeated products replay as graphs (see [`set_matmul_replay`]).
+pub fn matmul_replay() -> bool {
+    MATMUL_REPLAY.load(Ordering::Relaxed)
 }
 
 /// The (context, stream) a handle is kept for: a stream handle is unique while the stream
@@ -175,6 +201,15 @@ mod tests {
         assert_eq!(keep(&mut kept, "lt", [3; 4], 2), Some([1; 4]));
         assert_eq!(keep(&mut kept, "blas", [4; 4], 2), Some([2; 4]));
         assert_eq!(kept.len(), 4);
+    }
+
+    #[test]
+    fn matmul_replay_is_off_until_asked_for() {
+        assert!(!matmul_replay(), "no hidden captures: off by default");
+        set_matmul_replay(true);
+        assert!(matmul_replay());
+        set_matmul_replay(false);
+        assert!(!matmul_replay());
     }
 
     #[test]

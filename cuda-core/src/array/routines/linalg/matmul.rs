@@ -16,7 +16,8 @@ use cuda_driver::Stream;
 use cuda_libs::blas::{Batch, Epilogue, Gemm, Lt, Operand};
 
 use super::batches::for_each_batch;
-use super::handles::{blas, lt, tf32};
+use super::handles::{blas, lt, matmul_replay, tf32};
+use super::laid_out::LaidOut;
 use super::{same_context, tiled};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
@@ -24,7 +25,8 @@ use crate::array::promotion::Scalars;
 use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 
-// Arrays are cuBLAS operands of their element type, through the device-memory contract.
+// Arrays are cuBLAS operands of their element type, through the device-memory contract (which
+// takes compact arrays only; this module passes other views with their layouts, as `LaidOut`).
 impl<T: Element> Operand<T> for DeviceArray<T> {}
 
 pub(crate) mod sealed {
@@ -125,8 +127,11 @@ macro_rules! cublas_types {
                     bias: Option<&DeviceArray<Self>>,
                     c: &mut DeviceArray<Self>,
                 ) -> Option<cuda_libs::Result<()>> {
-                    let matmul: Option<fn(&mut Lt, &Gemm, Epilogue, &DeviceArray<Self>, &DeviceArray<Self>, Option<&dyn Operand<Self>>, &mut DeviceArray<Self>) -> cuda_libs::Result<()>> = $lt;
-                    matmul.map(|matmul| matmul(lt, gemm, epilogue, a, b, bias.map(|b| b as &dyn Operand<Self>), c))
+                    let matmul: Option<fn(&mut Lt, &Gemm, Epilogue, &LaidOut<'_, Self>, &LaidOut<'_, Self>, Option<&dyn Operand<Self>>, &mut DeviceArray<Self>) -> cuda_libs::Result<()>> = $lt;
+                    // `a` and `b` go with the layouts `gemm` took from their strides; the bias
+                    // and `c` are compact.
+                    let (a, b) = (LaidOut::new(a), LaidOut::new(b));
+                    matmul.map(|matmul| matmul(lt, gemm, epilogue, &a, &b, bias.map(|b| b as &dyn Operand<Self>), c))
                 }
             }
 
@@ -240,8 +245,9 @@ impl<T: MatmulType> DeviceArray<T> {
     /// `cublasGemmStridedBatchedEx` where one stride per operand describes its batch axes
     /// (contiguous or broadcast stacks, after merging axes), one per outer index otherwise. A 2-D
     /// product repeated on the same arrays and the same output block (a loop that drops each
-    /// result gets the same block from the pool) is replayed as a CUDA graph from its second time
-    /// on, at a fraction of the library call's host cost (`cuda_libs::blas::Lt::set_replay`).
+    /// result gets the same block from the pool) can be replayed as a CUDA graph from its second
+    /// time on, at a fraction of the library call's host cost: off by default, see
+    /// [`set_matmul_replay`](crate::set_matmul_replay) for the trade-off.
     /// Products of at most 64^3 multiply-adds, integers and `Bool` go to a generated tiled kernel
     /// that reads any strides (see [`MatmulType`]). [`DeviceArray::matmul_expr`] is the same product inside an expression
     /// (fused with a bias and an activation).
@@ -361,7 +367,7 @@ fn gemm_2d<T: MatmulElement>(
     let handle = blas(stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
     blas.set_allow_tf32(tf32());
-    Ok(blas.gemm(&gemm, a, b, out)?)
+    Ok(blas.gemm(&gemm, &LaidOut::new(a), &LaidOut::new(b), out)?)
 }
 
 /// The alignment cuBLASLt's algorithm heuristic assumes of every operand.
@@ -390,6 +396,7 @@ fn lt_product<T: MatmulElement>(
     let handle = lt(stream)?;
     let mut lt = handle.lock().unwrap_or_else(PoisonError::into_inner);
     lt.set_allow_tf32(tf32());
+    lt.set_replay(matmul_replay());
     match T::lt_matmul(&mut lt, &gemm, epilogue, [a, b], bias, out) {
         None => Ok(false),
         Some(Ok(())) => Ok(true),
@@ -423,8 +430,8 @@ fn multiply_stack<T: MatmulElement>(
             stride_c,
         };
         match count {
-            1 => blas.gemm(&gemm, a_i, b_i, c_i)?,
-            _ => blas.gemm_strided_batched(&gemm, &batch, a_i, b_i, c_i)?,
+            1 => blas.gemm(&gemm, &LaidOut::new(a_i), &LaidOut::new(b_i), c_i)?,
+            _ => blas.gemm_strided_batched(&gemm, &batch, &LaidOut::new(a_i), &LaidOut::new(b_i), c_i)?,
         }
         Ok(())
     })

@@ -14,41 +14,49 @@ use std::sync::PoisonError;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
-use crate::array::routines::math::ExprOps;
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::{binary, BinaryOp, Expr, ExprOps, IntoExpr, ScalarValue};
 use crate::error::{Error, Result};
+use laid_out::LaidOut;
 
 mod batches;
 mod fusion;
 mod handles;
+mod laid_out;
 mod matmul;
 mod tensordot;
 mod tiled;
 
-pub use handles::{set_tf32, tf32, TF32_ENV};
+pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
 pub use matmul::{MatmulElement, MatmulType};
 pub use tensordot::TensorAxes;
 
 /// Which norm [`DeviceArray::linalg_norm`] computes: NumPy's `ord` argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Norm {
-    /// `ord=None`: the 2-norm of a vector, the Frobenius norm of a matrix.
+    /// `ord=None`: the 2-norm of a vector, the Frobenius norm of a matrix, and of any other
+    /// array the 2-norm of its elements flattened.
     Default,
     /// `ord='fro'`: the Frobenius norm of a matrix.
     Fro,
     /// `ord='nuc'`: the nuclear norm (sum of singular values); not supported yet.
     Nuc,
-    /// `ord=inf`: the greatest `|x_i|` of a vector.
+    /// `ord=inf`: the greatest `|x_i|` of a vector; the greatest row sum of `|x|` of a matrix.
     Inf,
-    /// `ord=-inf`: the least `|x_i|` of a vector.
+    /// `ord=-inf`: the least `|x_i|` of a vector; the least row sum of `|x|` of a matrix.
     NegInf,
-    /// A numeric `ord`: 1 (sum of `|x_i|`) and 2 for vectors; others not supported yet.
+    /// A numeric `ord`. Vectors: any `p`, `(sum |x_i|^p)^(1/p)`, with `0` the count of nonzero
+    /// elements and `±inf` as [`Inf`](Self::Inf) and [`NegInf`](Self::NegInf). Matrices: `1`
+    /// (the greatest column sum of `|x|`), `-1` (the least), `±inf`; `±2` need singular values
+    /// (not supported yet).
     Ord(f64),
 }
 
 /// How a norm is computed, once `ord` is checked against the array's dimensions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum NormKind {
-    /// cuBLAS `nrm2` over every element (the vector 2-norm, the Frobenius norm).
+    /// cuBLAS `nrm2` over every element (the vector 2-norm, the Frobenius norm, the default
+    /// norm of any other array).
     Euclidean,
     /// The sum of `|x|`.
     SumAbs,
@@ -56,23 +64,51 @@ enum NormKind {
     MaxAbs,
     /// The least `|x|`.
     MinAbs,
+    /// The number of nonzero elements.
+    Nonzero,
+    /// `(sum |x|^p)^(1/p)`.
+    Power(f64),
+    /// The sums of `|x|` along an axis of a matrix (0: column sums, 1: row sums), then the
+    /// greatest or the least of them.
+    LineSums(usize, Extreme),
+}
+
+/// Which of a norm's line sums is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Extreme {
+    Greatest,
+    Least,
 }
 
 fn norm_kind(ndim: usize, ord: Norm) -> Result<NormKind> {
+    // NumPy compares `ord` with `inf`, so a numeric infinity is the infinity norm.
+    let ord = match ord {
+        Norm::Ord(p) if p == f64::INFINITY => Norm::Inf,
+        Norm::Ord(p) if p == f64::NEG_INFINITY => Norm::NegInf,
+        ord => ord,
+    };
     match (ndim, ord) {
-        (1, Norm::Default | Norm::Ord(2.0)) | (2, Norm::Default | Norm::Fro) => Ok(NormKind::Euclidean),
+        (_, Norm::Default) | (1, Norm::Ord(2.0)) | (2, Norm::Fro) => Ok(NormKind::Euclidean),
         (1, Norm::Ord(1.0)) => Ok(NormKind::SumAbs),
+        (1, Norm::Ord(0.0)) => Ok(NormKind::Nonzero),
+        (1, Norm::Ord(p)) => Ok(NormKind::Power(p)),
         (1, Norm::Inf) => Ok(NormKind::MaxAbs),
         (1, Norm::NegInf) => Ok(NormKind::MinAbs),
         (1, Norm::Fro | Norm::Nuc) => Err(Error::InvalidValue(format!(
             "linalg_norm: {ord:?} is a matrix norm; the array is 1-D"
         ))),
-        (1 | 2, _) => Err(Error::NotSupported(format!(
-            "linalg_norm: ord {ord:?} of a {ndim}-D array (vectors: Default, 1, 2, Inf, NegInf; \
-             matrices: Default, Fro)"
+        (2, Norm::Ord(1.0)) => Ok(NormKind::LineSums(0, Extreme::Greatest)),
+        (2, Norm::Ord(-1.0)) => Ok(NormKind::LineSums(0, Extreme::Least)),
+        (2, Norm::Inf) => Ok(NormKind::LineSums(1, Extreme::Greatest)),
+        (2, Norm::NegInf) => Ok(NormKind::LineSums(1, Extreme::Least)),
+        (2, Norm::Nuc | Norm::Ord(2.0) | Norm::Ord(-2.0)) => Err(Error::NotSupported(format!(
+            "linalg_norm: ord {ord:?} of a matrix needs its singular values, which need a solver"
+        ))),
+        (2, _) => Err(Error::InvalidValue(format!(
+            "linalg_norm: invalid norm order {ord:?} for matrices (Default, Fro, Nuc, 1, -1, 2, -2, Inf, NegInf)"
         ))),
         _ => Err(Error::InvalidValue(format!(
-            "linalg_norm: the array must be 1-D or 2-D; it has {ndim} dimensions"
+            "linalg_norm: ord {ord:?} needs a 1-D or 2-D array; it has {ndim} dimensions (only Default takes any)"
         ))),
     }
 }
@@ -135,7 +171,7 @@ impl<T: Element> DeviceArray<T> {
     /// [`Error::InvalidValue`] under two dimensions.
     pub fn trace(&self) -> Result<DeviceArray<T::Sum>> {
         let (shape, strides) = diagonal(self.shape(), self.strides())?;
-        self.view(*self.ptr_ref(), shape, strides).sum_axes(&[0], false)
+        self.view(*self.ptr_ref(), shape, strides).sum_axes([0], false)
     }
 
     /// Another view of the same elements.
@@ -213,13 +249,17 @@ impl<T: MatmulElement> DeviceArray<T> {
         flat(self)?.expand_dims(1)?.matmul(&flat(other)?.expand_dims(0)?)
     }
 
-    /// NumPy's `linalg.norm(x, ord)` for a vector or a matrix, a 0-d array: the 2-norm and the
-    /// Frobenius norm through cuBLAS `nrm2` (scaled, so no overflow in the squares), `ord=1` as
-    /// the sum of `|x|`, `Inf`/`NegInf` as the greatest/least `|x|` (reductions of an `abs`
-    /// expression).
+    /// NumPy's `linalg.norm(x, ord)` (no `axis`), a 0-d array: the 2-norm of a vector, the
+    /// Frobenius norm of a matrix and the default norm of any array (its elements flattened)
+    /// through cuBLAS `nrm2` (scaled, so no overflow in the squares); for vectors `ord=1` as the
+    /// sum of `|x|`, `Inf`/`NegInf` as the greatest/least `|x|`, `ord=0` as the count of nonzero
+    /// elements and any other `p` as `(sum |x|^p)^(1/p)`; for matrices `1`/`-1` as the
+    /// greatest/least column sum of `|x|` and `Inf`/`NegInf` as the greatest/least row sum
+    /// (reductions of an `abs` expression).
     ///
-    /// Norms that need a solver (matrix 2-norm, nuclear norm, ...) and other orders are
-    /// [`Error::NotSupported`]; other dimensions and a matrix norm of a vector
+    /// Norms that need a solver (matrix 2-norm and -2-norm, nuclear norm) are
+    /// [`Error::NotSupported`]; an order NumPy refuses (another matrix order, a matrix norm of
+    /// a vector, an order other than `Default` beyond two dimensions) is
     /// [`Error::InvalidValue`]. `Inf`/`NegInf` of an empty vector are errors, as in NumPy.
     pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<T>> {
         match norm_kind(self.ndim(), ord)? {
@@ -227,8 +267,25 @@ impl<T: MatmulElement> DeviceArray<T> {
             NormKind::SumAbs => self.abs().eval()?.sum(),
             NormKind::MaxAbs => self.abs().eval()?.max(),
             NormKind::MinAbs => self.abs().eval()?.min(),
+            NormKind::Nonzero => self.count_nonzero()?.astype::<T>().eval(),
+            NormKind::Power(p) => {
+                let sum = power(self.abs(), p).sum()?;
+                power((&sum).into_expr(), 1.0 / p).eval()
+            }
+            NormKind::LineSums(axis, extreme) => {
+                let sums = self.abs().sum_axes(&[axis], false)?;
+                match extreme {
+                    Extreme::Greatest => sums.max(),
+                    Extreme::Least => sums.min(),
+                }
+            }
         }
     }
+}
+
+/// `x^p` in `x`'s type, `p` rounded to it as NumPy's weak `x ** p` does.
+fn power<T: Scalars>(x: Expr<'_, T>, p: f64) -> Expr<'_, T> {
+    binary(BinaryOp::Pow, x, Expr::<T>::scalar(T::DTYPE, ScalarValue::Float(p)))
 }
 
 /// The product of `shape` without axis `axis`.
@@ -298,7 +355,7 @@ fn vector_dot<T: MatmulElement>(x: &DeviceArray<T>, y: &DeviceArray<T>) -> Resul
     let mut out = DeviceArray::<T>::empty(&stream, [0usize; 0])?;
     let handle = handles::blas(&stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    blas.dot(x.len(), &x, incx, &y, incy, &mut out)?;
+    blas.dot(x.len(), &LaidOut::new(&x), incx, &LaidOut::new(&y), incy, &mut out)?;
     Ok(out)
 }
 
@@ -312,7 +369,7 @@ fn euclidean<T: MatmulElement>(x: &DeviceArray<T>) -> Result<DeviceArray<T>> {
     let mut out = DeviceArray::<T>::empty(&stream, [0usize; 0])?;
     let handle = handles::blas(&stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    blas.nrm2(x.len(), &x, incx, &mut out)?;
+    blas.nrm2(x.len(), &LaidOut::new(&x), incx, &mut out)?;
     Ok(out)
 }
 
@@ -376,9 +433,32 @@ mod tests {
         assert_eq!(norm_kind(1, Norm::NegInf).unwrap(), NormKind::MinAbs);
         assert!(matches!(norm_kind(2, Norm::Nuc), Err(Error::NotSupported(_))));
         assert!(matches!(norm_kind(2, Norm::Ord(2.0)), Err(Error::NotSupported(_))));
-        assert!(matches!(norm_kind(1, Norm::Ord(3.0)), Err(Error::NotSupported(_))));
+        assert!(matches!(norm_kind(2, Norm::Ord(-2.0)), Err(Error::NotSupported(_))));
         assert!(matches!(norm_kind(1, Norm::Fro), Err(Error::InvalidValue(_))));
-        assert!(matches!(norm_kind(3, Norm::Default), Err(Error::InvalidValue(_))));
-        assert!(matches!(norm_kind(0, Norm::Default), Err(Error::InvalidValue(_))));
+        // Vector p-norms need no solver: any p, 0 counting nonzeros, infinities as Inf/NegInf.
+        assert_eq!(norm_kind(1, Norm::Ord(3.0)).unwrap(), NormKind::Power(3.0));
+        assert_eq!(norm_kind(1, Norm::Ord(-0.5)).unwrap(), NormKind::Power(-0.5));
+        assert_eq!(norm_kind(1, Norm::Ord(0.0)).unwrap(), NormKind::Nonzero);
+        assert_eq!(norm_kind(1, Norm::Ord(f64::INFINITY)).unwrap(), NormKind::MaxAbs);
+        assert_eq!(norm_kind(1, Norm::Ord(f64::NEG_INFINITY)).unwrap(), NormKind::MinAbs);
+        // Matrix 1- and inf-norms: column and row sums.
+        let (greatest, least) = (Extreme::Greatest, Extreme::Least);
+        assert_eq!(norm_kind(2, Norm::Ord(1.0)).unwrap(), NormKind::LineSums(0, greatest));
+        assert_eq!(norm_kind(2, Norm::Ord(-1.0)).unwrap(), NormKind::LineSums(0, least));
+        assert_eq!(norm_kind(2, Norm::Inf).unwrap(), NormKind::LineSums(1, greatest));
+        assert_eq!(norm_kind(2, Norm::NegInf).unwrap(), NormKind::LineSums(1, least));
+        assert_eq!(
+            norm_kind(2, Norm::Ord(f64::INFINITY)).unwrap(),
+            NormKind::LineSums(1, greatest)
+        );
+        // NumPy refuses other matrix orders (ValueError).
+        assert!(matches!(norm_kind(2, Norm::Ord(3.0)), Err(Error::InvalidValue(_))));
+        assert!(matches!(norm_kind(2, Norm::Ord(0.0)), Err(Error::InvalidValue(_))));
+        // The default norm flattens any array, as NumPy's; other orders need 1-D or 2-D.
+        assert_eq!(norm_kind(3, Norm::Default).unwrap(), NormKind::Euclidean);
+        assert_eq!(norm_kind(0, Norm::Default).unwrap(), NormKind::Euclidean);
+        assert!(matches!(norm_kind(3, Norm::Fro), Err(Error::InvalidValue(_))));
+        assert!(matches!(norm_kind(3, Norm::Ord(1.0)), Err(Error::InvalidValue(_))));
+        assert!(matches!(norm_kind(0, Norm::Inf), Err(Error::InvalidValue(_))));
     }
 }

@@ -8,6 +8,7 @@
 //! its result is viewed in the shape `a`'s free axes then `b`'s.
 
 use super::matmul::MatmulType;
+use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
 use crate::error::{Error, Result};
 
@@ -18,7 +19,8 @@ pub enum TensorAxes {
     /// order.
     Count(usize),
     /// `axes=(a_axes, b_axes)`: axis `a_axes[i]` of the first operand with `b_axes[i]` of the
-    /// second; negative axes count from the end.
+    /// second; negative axes count from the end, and one out of range is an
+    /// [`Error::Axis`](crate::Error::Axis).
     Pairs(Vec<isize>, Vec<isize>),
 }
 
@@ -75,16 +77,10 @@ impl Contraction {
                     let mut seen = vec![false; ndim];
                     axes.iter()
                         .map(|&axis| {
-                            let index = if axis < 0 { axis + ndim as isize } else { axis };
-                            match usize::try_from(index).ok().filter(|&i| i < ndim) {
-                                Some(i) if !seen[i] => {
-                                    seen[i] = true;
-                                    Ok(i)
-                                }
-                                Some(_) => Err(mismatch(format!("axis {axis} of the {which} operand is repeated"))),
-                                None => Err(mismatch(format!(
-                                    "axis {axis} is out of bounds for the {which} operand ({ndim} dimensions)"
-                                ))),
+                            let i = Axis::from(axis).index(ndim)?;
+                            match std::mem::replace(&mut seen[i], true) {
+                                false => Ok(i),
+                                true => Err(mismatch(format!("axis {axis} of the {which} operand is repeated"))),
                             }
                         })
                         .collect()
@@ -238,8 +234,14 @@ mod tests {
         assert!(m.contains("cannot sum over 2 axes"), "{m}");
         let m = message(Contraction::new(&[3, 4], &[4, 3], &([0, 0], [1, 0]).into()));
         assert!(m.contains("repeated"), "{m}");
-        let m = message(Contraction::new(&[3, 4], &[4, 3], &([2], [0]).into()));
-        assert!(m.contains("out of bounds"), "{m}");
+        assert!(matches!(
+            Contraction::new(&[3, 4], &[4, 3], &([2], [0]).into()),
+            Err(Error::Axis { axis: 2, ndim: 2 })
+        ));
+        assert!(matches!(
+            Contraction::new(&[3, 4], &[4, 3], &([0], [-3]).into()),
+            Err(Error::Axis { axis: -3, ndim: 2 })
+        ));
         let m = message(Contraction::new(&[3, 4], &[4, 3], &(vec![0], vec![1, 0]).into()));
         assert!(m.contains("differ in length"), "{m}");
     }
