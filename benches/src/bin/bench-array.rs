@@ -588,7 +588,7 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
         let along = (|| {
             let mut sums = None;
             let stats = time_on_stream(stream, || {
-                sums = Some(square.sum_axes(&[axis], false).map_err(text)?);
+                sums = Some(square.sum_axes([axis], false).map_err(text)?);
                 Ok(())
             })?;
             let sums = sums.ok_or("no sums")?.to_vec().map_err(text)?;
