@@ -447,6 +447,16 @@ fn bad_input_is_a_typed_error() {
         sort::sort_keys::<f32>(&stream, &x, &mut index, usize::MAX / 2, SortOrder::Ascending),
         Err(Error::InvalidValue(_))
     ));
+    // A view that is not dense is refused by the device-memory contract.
+    let matrix = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .unwrap()
+        .reshape(vec![2, 3])
+        .unwrap();
+    let mut six = DeviceArray::<f32>::empty(&stream, 6).unwrap();
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &matrix.transpose(), &mut six, 6, SortOrder::Ascending),
+        Err(Error::Driver(cuda_core::driver::Error::NotDense { .. }))
+    ));
     // The input is untouched by the sorts above and by a good one.
     let mut out = DeviceArray::<f32>::empty(&stream, 4).unwrap();
     sort::sort_keys::<f32>(&stream, &x, &mut out, 4, SortOrder::Ascending).unwrap();

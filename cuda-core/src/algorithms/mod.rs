@@ -7,8 +7,8 @@
 //! `array` feature, which holds the pool and the registry.
 //!
 //! Memory is read and written as the dense range the contract gives (`byte_len()` bytes from
-//! `device_ptr()`): a [`DeviceArray`](crate::DeviceArray) passed here should be compact (a
-//! strided view's range holds elements of other views). Each call checks that every buffer
+//! `device_ptr()`); a [`DeviceArray`](crate::DeviceArray) view that is not dense (strided,
+//! transposed, reversed, broadcast) is refused by the contract with `NotDense`. Each call checks that every buffer
 //! belongs to the stream's context and holds the bytes its length needs, and that no output
 //! overlaps another buffer of the call (by address range): typed errors, before anything runs.
 //! Everything is queued on the stream with no host wait, except where a result's size or a

@@ -327,8 +327,9 @@ impl Scratch {
     }
 }
 
-/// The uses of the caller's memory a call begins (ended once its work is queued), after the
-/// checks of [`Operands::input`] and [`Operands::output`].
+/// The uses of the caller's memory a call begins (ended once its work is queued, or when a
+/// check fails: nothing was queued then), with the checks of [`Operands::input`] and
+/// [`Operands::output`].
 pub(crate) struct Operands<'a> {
     stream: &'a Stream,
     what: &'static str,
@@ -376,11 +377,12 @@ impl<'a> Operands<'a> {
 
     /// Memory the call reads: `bytes` of `memory`, ordered on the stream.
     pub(crate) fn input(&mut self, name: &str, memory: &'a dyn DeviceMemory, bytes: usize) -> Result<CUdeviceptr> {
+        // First, so that memory that is not dense reports the contract's `NotDense`.
+        self.uses.push(memory.begin_use(self.stream, Access::Read)?);
         let ptr = self.check(name, memory, bytes)?;
         if self.overlaps(ptr, bytes, &self.written) {
             return Err(self.overlap_error(name));
         }
-        self.uses.push(memory.begin_use(self.stream, Access::Read)?);
         self.read.push((ptr, bytes));
         Ok(ptr)
     }
@@ -393,11 +395,11 @@ impl<'a> Operands<'a> {
         bytes: usize,
     ) -> Result<CUdeviceptr> {
         let memory: &'a dyn DeviceMemory = memory;
+        self.uses.push(memory.begin_use(self.stream, Access::Write)?);
         let ptr = self.check(name, memory, bytes)?;
         if self.overlaps(ptr, bytes, &self.written) || self.overlaps(ptr, bytes, &self.read) {
             return Err(self.overlap_error(name));
         }
-        self.uses.push(memory.begin_use(self.stream, Access::Write)?);
         self.written.push((ptr, bytes));
         Ok(ptr)
     }
