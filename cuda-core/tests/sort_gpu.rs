@@ -457,6 +457,24 @@ fn bad_input_is_a_typed_error() {
         sort::sort_keys::<f32>(&stream, &matrix.transpose(), &mut six, 6, SortOrder::Ascending),
         Err(Error::Driver(cuda_core::driver::Error::NotDense { .. }))
     ));
+    // In place, through a strided view: each column of a matrix sorted where it is.
+    let mut matrix = DeviceArray::from_slice(&stream, &[3i32, 9, 1, 8, 2, 7])
+        .unwrap()
+        .reshape(vec![3, 2])
+        .unwrap();
+    matrix.sort_in_place(0).unwrap();
+    assert_eq!(matrix.to_vec().unwrap(), [1, 7, 2, 8, 3, 9]);
+    let mut other = DeviceArray::from_slice(&stream, &[1i32, 9, 2, 7, 3, 8])
+        .unwrap()
+        .reshape(vec![3, 2])
+        .unwrap();
+    let mut column = other
+        .slice(&[cuda_core::Slice::new(0, None), cuda_core::Slice::at(1)])
+        .unwrap();
+    column.sort_in_place(-1).unwrap();
+    assert_eq!(other.to_vec().unwrap(), [1, 7, 2, 8, 3, 9]);
+    other.sort_in_place(0).unwrap();
+    assert_eq!(other.to_vec().unwrap(), [1, 7, 2, 8, 3, 9]);
     // The input is untouched by the sorts above and by a good one.
     let mut out = DeviceArray::<f32>::empty(&stream, 4).unwrap();
     sort::sort_keys::<f32>(&stream, &x, &mut out, 4, SortOrder::Ascending).unwrap();

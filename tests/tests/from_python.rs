@@ -738,6 +738,8 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     x.nanpercentile(90.0, -1, QuantileMethod::Linear)?;
     x.nanquantile(0.25, 1, QuantileMethod::Lower)?;
     x.partition(3, -1)?;
+    let mut x = x.try_clone()?;
+    (x.sort_in_place(-1)?, x.sort_in_place(0)?);
     (x.topk(5, 1, true)?, x.topk(3, 0, false)?);
     x.argpartition(-1, 0)?;
     let test = x.try_clone()?;

@@ -21,6 +21,14 @@ impl<T: Element> DeviceArray<T> {
         self.sort_along(axis, SortOrder::Ascending)
     }
 
+    /// Sorts the array in place along `axis`: NumPy's `x.sort(axis)` (the method), a sorted
+    /// copy written back (strided views too), queued on the array's stream.
+    pub fn sort_in_place(&mut self, axis: impl Into<Axis>) -> Result<()> {
+        self.check_writable("sort_in_place")?;
+        let sorted = self.sort(axis)?;
+        self.copy_from(&sorted)
+    }
+
     /// As [`sort`](Self::sort), largest first (NaN first): the reverse order, equal elements
     /// still in their input order (`torch.sort(descending=True, stable=True)`).
     pub fn sort_descending(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
