@@ -6,7 +6,8 @@ Usage: python3 report.py --json OUT.json --markdown OUT.md [--meta KEY=VALUE ...
 
 Ratios: for times (us, ms) value / reference, so 1.05 is 5 % slower than the
 reference; for bandwidth value / reference, the fraction of the copy's GB/s; for gemm
-(TFLOP/s) value / torch.matmul's of the same case.
+(TFLOP/s) value / torch.matmul's of the same case; for sort (keys or queries per second) value /
+torch's of the same case.
 Rows in other units (the same-process paired ratios, in x, and the added host
 costs, in ns/launch) carry their own figure and no ratio.
 
@@ -26,6 +27,11 @@ ALLOC_IMPLS = ["C++ cuMemAlloc+cuMemFree", "C++ cuMemAllocAsync+cuMemFreeAsync",
                "cuda-sys cuMemAllocAsync+cuMemFreeAsync", "cuda-driver DeviceBuffer::alloc+drop",
                "cuda-driver DeviceBuffer::alloc_async+drop", "cuda-core pool", "CuPy pool",
                "cuda.core Device.allocate (Python)"]
+# bench-array's sort rows and bench_sort.py's: (case, the torch/CuPy operation, cuda-core's implementation).
+SORT_CASES = [("sort 2^28 f32", "sort", "cuda-core sort"), ("sort 2^28 i32", "sort", "cuda-core sort"),
+              ("argsort 2^26 f32", "argsort", "cuda-core argsort"),
+              ("sort rows 2^16x2^10 f32", "sort", "cuda-core sort axis=-1"),
+              ("searchsorted 2^20 in 2^26 f32", "searchsorted", "cuda-core searchsorted")]
 EXPECTED = (
     [("launch", case, impl) for case in ("empty", "axpy") for impl in LAUNCH_IMPLS]
     + [("alloc", case, impl) for case in ("1 KiB", "1 MiB", "256 MiB") for impl in ALLOC_IMPLS]
@@ -50,9 +56,12 @@ EXPECTED = (
        for impl in ("torch.matmul (Python)", "CuPy matmul (Python)", "cuda-libs Blas::gemm")]
     + [("gemm", "bf16 8192^3", impl) for impl in ("torch relu(x @ w + b) (Python)",
                                                   "cuda-libs Lt::matmul (bias+ReLU epilogue)")]
+    + [("sort", case, impl) for case, op, ours in SORT_CASES
+       for impl in ("torch " + op, "CuPy " + op, ours)]
 )
-UNITS = {"launch": "us/launch", "alloc": "us/pair", "bandwidth": "GB/s", "nvrtc": "ms", "gemm": "TFLOP/s"}
-BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc", "gemm"]
+UNITS = {"launch": "us/launch", "alloc": "us/pair", "bandwidth": "GB/s", "nvrtc": "ms", "gemm": "TFLOP/s",
+         "sort": "Gkeys/s"}
+BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc", "gemm", "sort"]
 
 
 def reference(bench, case):
@@ -65,6 +74,8 @@ def reference(bench, case):
         return "D2D copy", ["cuda-sys cuMemcpyDtoDAsync", "C++ cuMemcpyDtoDAsync"]
     if bench == "gemm":
         return case, ["torch.matmul (Python)"]
+    if bench == "sort":
+        return case, ["torch " + op for c, op, _ in SORT_CASES if c == case]
     return "cold compile", ["C++ NVRTC", "cuda-sys NVRTC"]
 
 

@@ -57,12 +57,15 @@
 //!   (`arch.rs`, `code_kind.rs`, `options.rs`, `error.rs`), which imports none of it: no
 //!   import circle. The driver is reached through cuda-driver only; NVRTC and
 //!   nvJitLink, this layer's own, directly (`nvrtc.rs`, `linker.rs`).
+//! - `algorithms/`: the device-wide algorithms on contract memory (radix sort, searches,
+//!   histograms), the project's own kernels generated through the array layer's registry.
 //! - `array/`: the array layer, in folders from the bottom up: `memory/` (the pool; ordering
 //!   of memory several streams use, through cuda-driver's device-memory contract; overlap by
 //!   address range), `device_array.rs` and `view.rs` (the type and its views), `kernels/` (the
 //!   kernel families, their shared argument checks, the one launch path and the one registry
 //!   of generated code), `routines/` (NumPy's chapters: creation, manipulation, math,
-//!   reductions, random, linalg, io, printing), `interop/` (DLPack, Python).
+//!   reductions, random, linalg, io, printing, sorting, searching, sets, statistics), `interop/`
+//!   (DLPack, Python).
 //! - A new ufunc is one line of `routines/math.rs`'s tables; a new reduction one arm in
 //!   `routines/reductions.rs`; a new kernel family one file in `kernels/` and its `mod` line; a
 //!   routine that needs an NVIDIA library calls the `cuda-libs` crate from its chapter (as
@@ -115,6 +118,8 @@
 // Where crates documented without this one (docs.rs builds each alone) link its items.
 #![doc(html_root_url = "https://docs.rs/cudars-core/0.1.0")]
 
+#[cfg(feature = "array")]
+pub mod algorithms;
 mod arch;
 #[cfg(feature = "array")]
 mod array;
@@ -147,8 +152,8 @@ pub use array::{
     ArgType, Average, AverageOf, Axes, Axis, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
     DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType,
     DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr,
-    IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock, Promote, RawKernel,
-    ReductionKernel, Rhs, Scalars, Slice, SplitAt, WhereArms,
+    IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock, Promote,
+    QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SplitAt, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{

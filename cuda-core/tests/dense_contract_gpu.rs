@@ -47,7 +47,7 @@ fn not_dense(x: &DeviceArray<f32>) -> Vec<(&'static str, DeviceArray<f32>)> {
     let one = x.slice(&[Slice::from(3..4)]).unwrap();
     vec![
         ("x[::2]", x.slice(&[Slice::ALL.step(2)]).unwrap()),
-        ("x[::-1]", x.flip(&[0]).unwrap()),
+        ("x[::-1]", x.flip([0]).unwrap()),
         ("x[3] broadcast", one.broadcast_to([8]).unwrap()),
         ("x.reshape(4, 4).T", x.reshape_view([4, 4]).unwrap().transpose()),
     ]
@@ -114,7 +114,7 @@ fn blas_levels_2_and_3_refuse_views_that_are_not_dense() {
     let a_t = square.transpose();
     assert_not_dense("gemm A^T", blas.gemm(&Gemm::new(4, 4, 4), &a_t, &square, &mut c));
     assert_not_dense("gemm B^T", blas.gemm(&Gemm::new(4, 4, 4), &square, &a_t, &mut c));
-    let reversed = square.flip(&[0, 1]).unwrap();
+    let reversed = square.flip([0, 1]).unwrap();
     assert_not_dense(
         "gemm A reversed",
         blas.gemm(&Gemm::new(4, 4, 4), &reversed, &square, &mut c),
@@ -198,7 +198,7 @@ fn cublaslt_refuses_views_that_are_not_dense() {
         "Lt broadcast bias",
         lt.matmul(&g, Epilogue::Bias, &a, &b, Some(&one), &mut c),
     );
-    let reversed = bias.flip(&[0]).unwrap();
+    let reversed = bias.flip([0]).unwrap();
     assert_not_dense(
         "Lt reversed bias",
         lt.matmul(&g, Epilogue::ReluBias, &a, &b, Some(&reversed), &mut c),

@@ -472,7 +472,7 @@ fn views_that_are_not_dense_are_refused_by_the_contract() {
     let not_dense = [
         ("strided x[::2]", x.slice(&[cuda_core::Slice::ALL.step(2)]).unwrap()),
         ("transposed", matrix.transpose()),
-        ("reversed x[::-1]", x.flip(&[0]).unwrap()),
+        ("reversed x[::-1]", x.flip([0]).unwrap()),
         ("broadcast", one.broadcast_to([8]).unwrap()),
         (
             "padded rows x[:, :2]",

@@ -28,6 +28,10 @@ use cuda_driver::{
 
 type Checked = Result<(), Box<dyn Error>>;
 
+use cuda_core::algorithms::search::Side;
+use cuda_core::algorithms::sort::{self, SortOrder};
+use cuda_core::{QuantileMethod, Unique};
+
 /// Code spans of the Rust column that are not calls: values, file and variable names, types
 /// and words, each listed once.
 const NOT_CALLS: &[&str] = &[
@@ -719,6 +723,68 @@ fn several_gpus(
     Ok(())
 }
 
+fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
+    let x = DeviceArray::<f32>::from_slice(&stream, &[3.0, 1.0, 2.0])?;
+    (x.sort(-1)?, x.sort(0)?, x.sort_descending(-1)?);
+    (x.argsort(-1)?, x.argsort(0)?);
+    let (a, v) = (x.sort(-1)?, x.try_clone()?);
+    let s: DeviceArray<i64> = x.argsort(-1)?;
+    a.searchsorted(&v, Side::Left, None)?;
+    a.searchsorted(&v, Side::Right, Some(&s))?;
+    "left".parse::<Side>()?;
+    x.unique()?;
+    x.median(0)?;
+    x.nanmedian(0)?;
+    x.nanpercentile(90.0, -1, QuantileMethod::Linear)?;
+    x.nanquantile(0.25, 1, QuantileMethod::Lower)?;
+    x.partition(3, -1)?;
+    let mut x = x.try_clone()?;
+    (x.sort_in_place(-1)?, x.sort_in_place(0)?);
+    (x.topk(5, 1, true)?, x.topk(3, 0, false)?);
+    x.argpartition(-1, 0)?;
+    let test = x.try_clone()?;
+    x.isin(&test)?;
+    let b = v.try_clone()?;
+    a.union1d(&b)?;
+    DeviceArray::lexsort(&[&b, &a])?;
+    x.histogram(10, None)?;
+    let bins = x.sort(-1)?;
+    x.digitize(&bins, false)?;
+    x.digitize(&bins, true)?;
+    let i = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 1])?;
+    (i.bincount(0)?, i.bincount(10)?);
+    x.histogram(10, Some((0.0, 1.0)))?;
+    let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
+    cuda_core::algorithms::histogram::histogram_even::<f32, f32>(&stream, (&x, 3), (0.0, 1.0), &mut counts, 10)?;
+    x.percentile(90.0, -1, QuantileMethod::Linear)?;
+    x.quantile(0.25, 1, QuantileMethod::Lower)?;
+    let Unique {
+        values,
+        indices,
+        inverse,
+        counts,
+    } = x.unique_all()?;
+    let (keys, values) = (x.try_clone()?, DeviceArray::<u32>::from_slice(&stream, &[0, 1, 2])?);
+    let (mut keys_out, mut values_out) = (
+        DeviceArray::<f32>::empty(&stream, 3)?,
+        DeviceArray::<u32>::empty(&stream, 3)?,
+    );
+    sort::sort_pairs::<f32, u32>(
+        &stream,
+        (&keys, &values),
+        (&mut keys_out, &mut values_out),
+        n,
+        SortOrder::Ascending,
+    )?;
+    let mut index = DeviceArray::<i64>::empty(&stream, 3)?;
+    sort::sort_keys::<f32>(&stream, &keys, &mut keys_out, n, SortOrder::Descending)?;
+    sort::argsort::<f32>(&stream, &keys, &mut index, n, SortOrder::Ascending)?;
+    sort::sort_rows::<f32>(&stream, &keys, &mut keys_out, (n, 1), SortOrder::Ascending)?;
+    sort::argsort_rows::<f32>(&stream, &keys, &mut index, (n, 1), SortOrder::Ascending)?;
+    cuda_core::algorithms::search::search_sorted::<f32>(&stream, (&a, 3), (&v, 3), &mut index, Side::Left)?;
+    Ok(())
+}
+
 /// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
 fn squeeze(text: &str) -> String {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -786,6 +852,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         launching,
         pool_and_arrays,
         manipulation_and_indexing,
+        sorting_and_searching,
         several_gpus,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");

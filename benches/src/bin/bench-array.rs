@@ -5,10 +5,13 @@
 //! one 2^29 array), `std` (one pass), `fill` and `random::rand`, `concatenate` of two 2^27 f32
 //! arrays and `take` of 2^26 random i64 indices from 2^26 f32 (modes wrap and raise) as GB/s of
 //! read plus written bytes, each also as a fraction of the copy measured here; and the host cost of a
-//! cache-hit expression evaluation against a `RawKernel` launch of the same work. Prints `ROW {json}` lines
-//! (see the `benches` crate docs). Built with `--features array`.
+//! cache-hit expression evaluation against a `RawKernel` launch of the same work; and the sorts
+//! (keys per second): `sort` of 2^28 f32 and of 2^28 i32, `argsort` of 2^26 f32, `sort` along the
+//! rows of 2^16 x 2^10 f32, and `searchsorted` of 2^20 queries in 2^26 sorted f32 (queries per
+//! second). Prints `ROW {json}` lines (see the `benches` crate docs). Built with `--features array`.
 
 use benches::*;
+use cuda_core::algorithms::search::Side;
 use cuda_core::{
     random, Arg, Device, DeviceArray, ElementwiseKernel, IndexMode, LaunchConfig, MemoryPool, ProgramOptions, RawKernel,
 };
@@ -36,6 +39,14 @@ const TAKE_RAISE: &str = "cuda-core take (raise)";
 const TAKE_ELEMS: usize = 1 << 26;
 /// The rows of [`gather_rows`]: case and implementation.
 const GATHER_ROWS: [(&str, &str); 3] = [("concatenate", CONCATENATE), ("take", TAKE_WRAP), ("take", TAKE_RAISE)];
+/// The sort rows: case, implementation, and what a key is.
+const SORT_ROWS: [(&str, &str, &str); 5] = [
+    ("sort 2^28 f32", "cuda-core sort", "Gkeys/s"),
+    ("sort 2^28 i32", "cuda-core sort", "Gkeys/s"),
+    ("argsort 2^26 f32", "cuda-core argsort", "Gkeys/s"),
+    ("sort rows 2^16x2^10 f32", "cuda-core sort axis=-1", "Gkeys/s"),
+    ("searchsorted 2^20 in 2^26 f32", "cuda-core searchsorted", "Gqueries/s"),
+];
 /// The `(2^14, 2^14)` view of the 2^28 elements that the axis sums reduce.
 const SIDE: usize = 1 << 14;
 /// Alloc+free pairs per timed batch (cache hits are tens of nanoseconds).
@@ -85,6 +96,9 @@ fn main() {
             }
             Row::unavailable("host", "expression launch", EXPRESSION_LAUNCH, "us/call", why).emit();
             Row::unavailable("host", "expression launch", RAW_LAUNCH, "us/call", why).emit();
+            for (case, implementation, unit) in SORT_ROWS {
+                Row::unavailable("sort", case, implementation, unit, why).emit();
+            }
             return;
         }
     };
@@ -119,6 +133,7 @@ fn main() {
             }
         }
     }
+    sort_rows(&stream).iter().for_each(Row::emit);
     match expression_overhead(&stream) {
         Ok(rows) => rows.iter().for_each(Row::emit),
         Err(why) => {
@@ -126,6 +141,158 @@ fn main() {
             Row::failed("host", "expression launch", RAW_LAUNCH, "us/call", &why).emit();
         }
     }
+}
+
+/// `elements` (keys or queries) per op of `stats`, as billions per second.
+fn per_second_row(case: &str, implementation: &str, unit: &str, elements: usize, stats: Result<Stats, String>) -> Row {
+    match stats {
+        Ok(stats) => Row::value(
+            "sort",
+            case,
+            implementation,
+            unit,
+            elements as f64 / (stats.median * 1e-3) / 1e9,
+            format!(
+                "{elements} per op; median of {} event-timed samples of {} ops ({:.3} ms/op)",
+                stats.samples, stats.per_sample, stats.median
+            ),
+        ),
+        Err(why) => Row::failed("sort", case, implementation, unit, &why),
+    }
+}
+
+/// Times `op` (which returns its result) and checks the last result with `check`.
+fn timed_and_checked<R>(
+    stream: &Stream,
+    mut op: impl FnMut() -> Result<R, String>,
+    check: impl FnOnce(R) -> Result<(), String>,
+) -> Result<Stats, String> {
+    let mut last = None;
+    let stats = time_on_stream(stream, || {
+        last = Some(op()?);
+        Ok(())
+    })?;
+    check(last.ok_or("no result")?)?;
+    Ok(stats)
+}
+
+/// Whether `values` is sorted in NumPy's order (`f32` here: no NaN in the inputs).
+fn sorted<T: PartialOrd>(values: &[T]) -> Result<(), String> {
+    match values.windows(2).position(|w| w[0] > w[1]) {
+        Some(i) => Err(format!("not sorted at {i}")),
+        None => Ok(()),
+    }
+}
+
+/// The rows of [`SORT_ROWS`], each checked against the host after timing.
+fn sort_rows(stream: &Stream) -> Vec<Row> {
+    let big = BANDWIDTH_ELEMS;
+    let mid = 1usize << 26;
+    let mut rows = Vec::new();
+    let f32_keys = random::rand::<f32>(stream, big, 11).map_err(text);
+    let stats = f32_keys.as_ref().map_err(Clone::clone).and_then(|x| {
+        timed_and_checked(
+            stream,
+            || x.sort(-1).map_err(text),
+            |s| sorted(&s.to_vec().map_err(text)?),
+        )
+    });
+    rows.push(per_second_row(
+        SORT_ROWS[0].0,
+        SORT_ROWS[0].1,
+        SORT_ROWS[0].2,
+        big,
+        stats,
+    ));
+    drop(f32_keys);
+    let i32_keys = random::Generator::new(12)
+        .randint::<i32>(stream, big, i64::from(i32::MIN), i64::from(i32::MAX) + 1)
+        .map_err(text);
+    let stats = i32_keys.as_ref().map_err(Clone::clone).and_then(|x| {
+        timed_and_checked(
+            stream,
+            || x.sort(-1).map_err(text),
+            |s| sorted(&s.to_vec().map_err(text)?),
+        )
+    });
+    rows.push(per_second_row(
+        SORT_ROWS[1].0,
+        SORT_ROWS[1].1,
+        SORT_ROWS[1].2,
+        big,
+        stats,
+    ));
+    drop(i32_keys);
+    let stats = random::rand::<f32>(stream, mid, 13).map_err(text).and_then(|x| {
+        let host = x.to_vec().map_err(text)?;
+        timed_and_checked(
+            stream,
+            || x.argsort(-1).map_err(text),
+            |index| {
+                let index = index.to_vec().map_err(text)?;
+                let gathered: Vec<f32> = index.iter().map(|&i| host[i as usize]).collect();
+                sorted(&gathered)
+            },
+        )
+    });
+    rows.push(per_second_row(
+        SORT_ROWS[2].0,
+        SORT_ROWS[2].1,
+        SORT_ROWS[2].2,
+        mid,
+        stats,
+    ));
+    let stats = random::rand::<f32>(stream, mid, 14)
+        .and_then(|x| x.reshape(vec![1 << 16, 1 << 10]))
+        .map_err(text)
+        .and_then(|x| {
+            timed_and_checked(
+                stream,
+                || x.sort(-1).map_err(text),
+                |s| {
+                    let s = s.to_vec().map_err(text)?;
+                    s.chunks(1 << 10).try_for_each(sorted)
+                },
+            )
+        });
+    rows.push(per_second_row(
+        SORT_ROWS[3].0,
+        SORT_ROWS[3].1,
+        SORT_ROWS[3].2,
+        mid,
+        stats,
+    ));
+    let queries_len = 1usize << 20;
+    let stats = (|| {
+        let keys = random::rand::<f32>(stream, mid, 15)
+            .and_then(|x| x.sort(-1))
+            .map_err(text)?;
+        let queries = random::rand::<f32>(stream, queries_len, 16).map_err(text)?;
+        let (host_keys, host_queries) = (keys.to_vec().map_err(text)?, queries.to_vec().map_err(text)?);
+        timed_and_checked(
+            stream,
+            || keys.searchsorted(&queries, Side::Left, None).map_err(text),
+            |found| {
+                let found = found.to_vec().map_err(text)?;
+                let wrong = host_queries
+                    .iter()
+                    .zip(&found)
+                    .position(|(q, &at)| host_keys.partition_point(|k| k < q) as i64 != at);
+                match wrong {
+                    Some(i) => Err(format!("searchsorted is wrong at {i}")),
+                    None => Ok(()),
+                }
+            },
+        )
+    })();
+    rows.push(per_second_row(
+        SORT_ROWS[4].0,
+        SORT_ROWS[4].1,
+        SORT_ROWS[4].2,
+        queries_len,
+        stats,
+    ));
+    rows
 }
 
 /// Host time per call of a cache-hit evaluation of `w = x * y + z` on [`SMALL_N`] elements
@@ -421,7 +588,7 @@ fn bandwidth_rows(stream: &Stream) -> Result<Vec<Row>, String> {
         let along = (|| {
             let mut sums = None;
             let stats = time_on_stream(stream, || {
-                sums = Some(square.sum_axes(&[axis], false).map_err(text)?);
+                sums = Some(square.sum_axes([axis], false).map_err(text)?);
                 Ok(())
             })?;
             let sums = sums.ok_or("no sums")?.to_vec().map_err(text)?;

@@ -9,16 +9,16 @@
 //!   copy and fill, [`RawKernel`]) with their shared argument checks and the one registry of
 //!   loaded code;
 //! - `routines/`: NumPy's chapters as methods (creation, manipulation, math, reductions,
-//!   random, linalg, io, printing);
+//!   random, linalg, io, printing, sorting, searching, sets, statistics);
 //! - `interop/`: DLPack and Python.
 //!
 //! Each layer uses only those above it in this list.
 
 mod axis;
-mod device_array;
-mod dtype;
+pub(crate) mod device_array;
+pub(crate) mod dtype;
 pub(crate) mod interop;
-mod kernels;
+pub(crate) mod kernels;
 mod memory;
 mod promotion;
 pub(crate) mod routines;
@@ -44,8 +44,8 @@ pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
 pub use routines::{
-    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError, PadMode, Rhs,
-    WhereArms,
+    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError, PadMode,
+    QuantileMethod, Rhs, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use routines::{

@@ -21,7 +21,10 @@
 //!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, the TF32 setting;
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
 //! - `npy`: NumPy's `.npy` files (`save_npy`, `load_npy`, `write_npy`, `read_npy`);
-//! - `printing`: `Display` in NumPy's layout.
+//! - `printing`: `Display` in NumPy's layout;
+//! - `sorting`, `searching`, `sets`: `sort`, `argsort` (any axis, stable), `searchsorted`,
+//!   `unique` and `unique_all`, on the device-wide algorithms of [`crate::algorithms`];
+//! - `statistics`: `median`, `percentile`, `quantile` (NumPy's methods), by sorting.
 //!
 //! Later chapters (`linalg` through the library crate, `fft`, `sorting`, `statistics`, ...)
 //! are one new file each.
@@ -38,6 +41,10 @@ mod operators;
 mod printing;
 pub mod random;
 mod reductions;
+mod searching;
+mod sets;
+mod sorting;
+mod statistics;
 
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
@@ -47,5 +54,7 @@ pub use linalg::{
 pub use manipulation::PadMode;
 pub use npy::NpyError;
 pub use reductions::{allclose, array_equal, Average, AverageOf};
+pub use sets::Unique;
+pub use statistics::QuantileMethod;
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};

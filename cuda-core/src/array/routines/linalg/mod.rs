@@ -273,7 +273,7 @@ impl<T: MatmulElement> DeviceArray<T> {
                 power((&sum).into_expr(), 1.0 / p).eval()
             }
             NormKind::LineSums(axis, extreme) => {
-                let sums = self.abs().sum_axes(&[axis], false)?;
+                let sums = self.abs().sum_axes([axis], false)?;
                 match extreme {
                     Extreme::Greatest => sums.max(),
                     Extreme::Least => sums.min(),

@@ -1,0 +1,257 @@
+// The radix sort of cuda-core's algorithms (sort.rs): an LSD radix sort over 8-bit digits, stable,
+// in three kernels per pass (digit counts per block, one scan of the counts, a stable scatter),
+// plus the index helpers of argsort and row sorts. The host side prepends keys.cuh (with what it
+// needs), the typedefs O (offsets) and V (the payload, when PAIRS) and the constant PAIRS.
+#define SORT_BLOCK 256
+#define SORT_WARPS (SORT_BLOCK / 32)
+#define SCAN_BLOCK 1024
+#define SCAN_ITEMS 4
+
+// The digit of element i for a pass: mode 0 the key's 8 bits from `shift`; mode 1 whether the
+// key differs from its predecessor (0) or equals it (1), for unique; mode 2 the 8 bits from
+// `shift` of the row of the index rows[i] (rows of `row_len`), for row sorts.
+__device__ __forceinline__ unsigned digit_of(const K *keys, const long long *rows, unsigned long long i, int mode,
+                                             unsigned shift, unsigned long long row_len) {
+    if (mode == 0) return (unsigned)((key_bits(keys[i]) >> shift) & 255u);
+    if (mode == 1) return (i == 0 || key_bits(keys[i]) != key_bits(keys[i - 1])) ? 0u : 1u;
+    return (unsigned)((((unsigned long long)rows[i] / row_len) >> shift) & 255u);
+}
+
+// counts[d * gridDim.x + b] = how many elements of block b's range have digit d. Block b's range
+// is [b * per_block, min(n, (b + 1) * per_block)).
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
+    const K *keys, const long long *rows, O *counts, unsigned long long n, unsigned long long per_block, int mode,
+    unsigned shift, unsigned long long row_len) {
+    __shared__ O bins[256];
+    bins[threadIdx.x] = 0;
+    __syncthreads();
+    const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
+    const unsigned long long end = n - start < per_block ? n : start + per_block;
+    const unsigned lower_lanes = (1u << (threadIdx.x & 31u)) - 1u;
+    // Lanes with the same digit add once (sorted or few-valued input would otherwise queue on
+    // one shared counter); the loop is uniform so that every lane takes part in the match.
+    for (unsigned long long base = start; base < end; base += SORT_BLOCK) {
+        const unsigned long long i = base + threadIdx.x;
+        const bool valid = i < end;
+        const unsigned digit = valid ? digit_of(keys, rows, i, mode, shift, row_len) : 256u;
+        const unsigned peers = __match_any_sync(0xffffffffu, digit);
+        if (valid && (peers & lower_lanes) == 0) atomicAdd(&bins[digit], (O)__popc(peers));
+    }
+    __syncthreads();
+    counts[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x] = bins[threadIdx.x];
+}
+
+// The exclusive prefix sum of counts[0..m], in place, by one block of SCAN_BLOCK threads.
+extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) cuda_core_sort_scan(O *counts, unsigned long long m) {
+    __shared__ O warp_sums[SCAN_BLOCK / 32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    O carry = 0;
+    for (unsigned long long base = 0; base < m; base += SCAN_BLOCK * SCAN_ITEMS) {
+        O local[SCAN_ITEMS];
+        O sum = 0;
+        const unsigned long long first = base + (unsigned long long)threadIdx.x * SCAN_ITEMS;
+#pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) {
+            local[j] = first + j < m ? counts[first + j] : (O)0;
+            sum += local[j];
+        }
+        O x = sum;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const O y = __shfl_up_sync(0xffffffffu, x, offset);
+            if (lane >= (unsigned)offset) x += y;
+        }
+        if (lane == 31) warp_sums[warp] = x;
+        __syncthreads();
+        if (warp == 0) {
+            O w = warp_sums[lane];
+#pragma unroll
+            for (int offset = 1; offset < 32; offset <<= 1) {
+                const O y = __shfl_up_sync(0xffffffffu, w, offset);
+                if (lane >= (unsigned)offset) w += y;
+            }
+            warp_sums[lane] = w;
+        }
+        __syncthreads();
+        O prefix = carry + (warp > 0 ? warp_sums[warp - 1] : (O)0) + x - sum;
+#pragma unroll
+        for (int j = 0; j < SCAN_ITEMS; ++j) {
+            if (first + j < m) counts[first + j] = prefix;
+            prefix += local[j];
+        }
+        carry += warp_sums[SCAN_BLOCK / 32 - 1];
+        // warp_sums is written again in the next round.
+        __syncthreads();
+    }
+}
+
+// The stable scatter of one pass. Block b moves its range in tiles of SORT_TILE elements, thread
+// t holding elements base + j * SORT_BLOCK + t (j < SORT_ITEMS), so index order is (j, warp,
+// lane). A tile's elements are ranked (within a warp by a match of the digits; across items and
+// warps by per-(item, warp, digit) counts in shared memory), staged in shared memory in digit
+// order, and written out from there: consecutive threads write consecutive positions of a
+// digit's run, at offsets[d * gridDim.x + b] (the scanned counts) plus what the block's earlier
+// tiles wrote of that digit.
+#define SORT_ITEMS 4
+#define SORT_TILE (SORT_BLOCK * SORT_ITEMS)
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
+    const K *keys_in, K *keys_out,
+#if PAIRS
+    const V *values_in, V *values_out,
+#endif
+    const long long *rows, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
+    unsigned shift, unsigned long long row_len) {
+    // counts[j][w][d]: elements of item j, warp w with digit d; then where they start in the tile
+    // among the digit's elements.
+    __shared__ unsigned short counts[SORT_ITEMS][SORT_WARPS][256];
+    // Where each digit's run starts in the staged tile, and the block's next output position
+    // of each digit.
+    __shared__ unsigned short tile_start[256];
+    __shared__ O running[256];
+    __shared__ unsigned warp_totals[SORT_WARPS];
+    __shared__ K staged_keys[SORT_TILE];
+#if PAIRS
+    __shared__ V staged_values[SORT_TILE];
+#endif
+    __shared__ unsigned short staged_digit[SORT_TILE];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const unsigned lower_lanes = (1u << lane) - 1u;
+    running[threadIdx.x] = offsets[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x];
+    const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
+    const unsigned long long end = n - start < per_block ? n : start + per_block;
+    for (unsigned long long base = start; base < end; base += SORT_TILE) {
+        const unsigned tile_len = end - base < SORT_TILE ? (unsigned)(end - base) : SORT_TILE;
+        unsigned short *all_counts = &counts[0][0][0];
+#pragma unroll
+        for (int c = 0; c < SORT_ITEMS * SORT_WARPS; ++c) all_counts[c * SORT_BLOCK + threadIdx.x] = 0;
+        __syncthreads();
+        K key[SORT_ITEMS];
+        unsigned digit[SORT_ITEMS], rank[SORT_ITEMS];
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            const unsigned local = j * SORT_BLOCK + threadIdx.x;
+            const bool valid = local < tile_len;
+            const unsigned long long i = base + local;
+            if (valid) key[j] = keys_in[i];
+            digit[j] = valid ? digit_of(keys_in, rows, i, mode, shift, row_len) : 256u;
+            const unsigned peers = __match_any_sync(0xffffffffu, digit[j]);
+            rank[j] = __popc(peers & lower_lanes);
+            if (valid && rank[j] == 0) counts[j][warp][digit[j]] = (unsigned short)__popc(peers);
+        }
+        __syncthreads();
+        // Thread d: the starts of digit d's elements per (item, warp), and the digit's total.
+        unsigned total = 0;
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+#pragma unroll
+            for (int w = 0; w < SORT_WARPS; ++w) {
+                const unsigned count = counts[j][w][threadIdx.x];
+                counts[j][w][threadIdx.x] = (unsigned short)total;
+                total += count;
+            }
+        }
+        // The exclusive scan of the totals over the digits: within each warp, then across.
+        unsigned inclusive = total;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const unsigned y = __shfl_up_sync(0xffffffffu, inclusive, offset);
+            if (lane >= (unsigned)offset) inclusive += y;
+        }
+        if (lane == 31) warp_totals[warp] = inclusive;
+        __syncthreads();
+        unsigned before = 0;
+        for (unsigned w = 0; w < warp; ++w) before += warp_totals[w];
+        tile_start[threadIdx.x] = (unsigned short)(before + inclusive - total);
+        __syncthreads();
+        // Staged in digit order.
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            if (digit[j] < 256u) {
+                const unsigned at = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
+                staged_keys[at] = key[j];
+#if PAIRS
+                staged_values[at] = values_in[base + j * SORT_BLOCK + threadIdx.x];
+#endif
+                staged_digit[at] = (unsigned short)digit[j];
+            }
+        }
+        __syncthreads();
+        // Written out from the stage: consecutive threads, consecutive positions of a run.
+        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+            const unsigned d = staged_digit[s];
+            const O position = running[d] + (O)(s - tile_start[d]);
+            keys_out[position] = staged_keys[s];
+#if PAIRS
+            values_out[position] = staged_values[s];
+#endif
+        }
+        // Everyone has read running, tile_start and the stage; counts, tile_start, the stage
+        // and warp_totals are written again only after the next tile's first barrier.
+        __syncthreads();
+        running[threadIdx.x] += (O)total;
+    }
+}
+
+// out[i] = i, the payload of an argsort.
+extern "C" __global__ void cuda_core_sort_iota(long long *out, unsigned long long n) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        out[i] = (long long)i;
+    }
+}
+
+// index[i] %= row_len: flat indices to indices within their row.
+extern "C" __global__ void cuda_core_sort_row_index(long long *index, unsigned long long n, unsigned long long row_len) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        index[i] = (long long)((unsigned long long)index[i] % row_len);
+    }
+}
+
+// Sorts each of `rows` rows of `row_len` keys (row_len <= ROW_SORT_MAX) inside one block: a
+// bitonic network over (key_bits, position in the row) pairs in shared memory, padded to
+// `padded` (a power of two) with pairs after every real one, so equal keys keep their order.
+// Writes the sorted keys (when keys_out is not null) and the positions within the row (when
+// indices_out is not null).
+#define ROW_SORT_MAX 2048
+#define ROW_SORT_BLOCK 512
+extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows_block(
+    const K *keys, K *keys_out, long long *indices_out, unsigned long long rows, unsigned row_len, unsigned padded) {
+    __shared__ U bits[ROW_SORT_MAX];
+    __shared__ unsigned position[ROW_SORT_MAX];
+    for (unsigned long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const K *line = keys + row * row_len;
+        for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
+            bits[i] = i < row_len ? key_bits(line[i]) : (U)~(U)0;
+            position[i] = i;
+        }
+        __syncthreads();
+        for (unsigned k = 2; k <= padded; k <<= 1) {
+            for (unsigned j = k >> 1; j > 0; j >>= 1) {
+                for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
+                    const unsigned partner = i ^ j;
+                    if (partner > i) {
+                        const U a = bits[i], b = bits[partner];
+                        const unsigned pa = position[i], pb = position[partner];
+                        const bool after = a > b || (a == b && pa > pb);
+                        // Ascending where bit k of i is clear, descending where it is set.
+                        if (((i & k) == 0) == after) {
+                            bits[i] = b;
+                            bits[partner] = a;
+                            position[i] = pb;
+                            position[partner] = pa;
+                        }
+                    }
+                }
+                __syncthreads();
+            }
+        }
+        for (unsigned i = threadIdx.x; i < row_len; i += ROW_SORT_BLOCK) {
+            const unsigned from = position[i];
+            if (keys_out) keys_out[row * row_len + i] = line[from];
+            if (indices_out) indices_out[row * row_len + i] = (long long)from;
+        }
+        // The next row overwrites the shared arrays.
+        __syncthreads();
+    }
+}

@@ -1,0 +1,773 @@
+//! Radix sort on device memory: keys, key-value pairs, `argsort` (the permutation), and sorts of
+//! the rows of a row-major matrix, for every element type (`bool`, the integers, `f16`, `bf16`,
+//! `f32`, `f64`), ascending or descending.
+//!
+//! The order is NumPy's: integers by value; floats by value with `-0.0` equal to `0.0` and every
+//! NaN after `+inf`. The sort is stable: equal keys (and `-0.0` beside `0.0`, and NaNs among
+//! themselves) keep their input order, as NumPy's `kind="stable"` does. [`SortOrder::Descending`]
+//! is the exact reverse order (NaN first, as `torch.sort(descending=True)`), still stable.
+//!
+//! How: a least-significant-digit radix sort over 8-bit digits of the key's bits mapped so that
+//! unsigned order is the order above (`keys.cuh`), one pass per byte of the key. A pass is three
+//! kernels: per-block digit counts over a contiguous range per block, one exclusive scan of the
+//! counts (digit-major, so each block learns where each of its digits starts), and a stable
+//! scatter in which each block moves its range in tiles of 1024 elements, in index order: it
+//! ranks equal digits with a warp match and per-(item, warp) counts in shared memory, stages the
+//! tile in shared memory in digit order, and writes it out from there so that consecutive
+//! threads write consecutive positions of each digit's run. Passes ping-pong
+//! between the output and one scratch buffer from the pool, so the inputs are never written.
+//! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
+//! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
+//! because the position breaks ties, reading and writing each key once. A longer row sort is a
+//! stable sort by key followed by stable passes on the row of each element's flat index
+//! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
+//!
+//! Everything is queued on the stream given, with no host wait; scratch memory comes from the
+//! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream. Offsets are 32-bit up to
+//! `u32::MAX` elements and 64-bit beyond.
+
+use std::sync::Arc;
+
+use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
+use cuda_sys::driver::CUdeviceptr;
+
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::{DType, Element};
+use crate::array::kernels::launch::Launch;
+use crate::array::kernels::registry::{grid_for, kernel, KernelKey, Loaded, LoadedTable};
+use crate::array::kernels::signature::ArgType;
+use crate::array::kernels::PRELUDE;
+use crate::error::{Error, Result};
+
+/// The order-preserving key map shared with the searches.
+const KEYS: &str = include_str!("keys.cuh");
+/// The sort's kernels.
+const SORT: &str = include_str!("sort.cuh");
+
+/// Threads per block of the count and scatter kernels (one per digit value).
+const SORT_BLOCK: u32 = 256;
+/// Threads of the one block that scans the counts.
+const SCAN_BLOCK: u32 = 1024;
+/// Resident blocks per SM the sort's grid is sized to (the scatter's shared memory, about
+/// 37 KiB a block with 8-byte keys and payloads, leaves room for 6).
+const SORT_BLOCKS_PER_SM: u32 = 6;
+/// Threads per block of the grid-stride helpers (iota, row index).
+const HELPER_BLOCK: u32 = 256;
+
+/// The direction of a sort.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SortOrder {
+    /// Smallest first, NaN last (NumPy's order).
+    #[default]
+    Ascending,
+    /// Largest first, NaN first: the reverse of [`Ascending`](Self::Ascending), ties stable.
+    Descending,
+}
+
+/// The CUDA C++ that defines `K`, `U` and `key_bits` for keys of `key` (see `keys.cuh`).
+pub(crate) fn key_header(key: DType, order: SortOrder) -> String {
+    // Integers convert to the unsigned type of their width modulo 2^bits: their own bits.
+    let (bits, kind, inf, to_bits): (&str, u8, u64, &str) = match key {
+        // A `Bool` byte other than 0 and 1 is true, as everywhere in the crate.
+        DType::Bool => ("unsigned char", 0, 0, "(U)((k) != 0)"),
+        DType::U8 => ("unsigned char", 0, 0, "(U)(k)"),
+        DType::U16 => ("unsigned short", 0, 0, "(U)(k)"),
+        DType::U32 => ("unsigned int", 0, 0, "(U)(k)"),
+        DType::U64 => ("unsigned long long", 0, 0, "(U)(k)"),
+        DType::I8 => ("unsigned char", 1, 0, "(U)(k)"),
+        DType::I16 => ("unsigned short", 1, 0, "(U)(k)"),
+        DType::I32 => ("unsigned int", 1, 0, "(U)(k)"),
+        DType::I64 => ("unsigned long long", 1, 0, "(U)(k)"),
+        DType::F16 => ("unsigned short", 2, 0x7c00, "(U)(k).bits"),
+        DType::BF16 => ("unsigned short", 2, 0x7f80, "(U)(k).bits"),
+        DType::F32 => ("unsigned int", 2, 0x7f80_0000, "__float_as_uint(k)"),
+        DType::F64 => (
+            "unsigned long long",
+            2,
+            0x7ff0_0000_0000_0000,
+            "(U)__double_as_longlong(k)",
+        ),
+    };
+    // `Bool` keys are read as bytes (a byte other than 0 or 1 is not a valid C++ `bool`).
+    let key_type = match key {
+        DType::Bool => "unsigned char",
+        other => other.c_name(),
+    };
+    format!(
+        "{PRELUDE}typedef {key_type} K;\ntypedef {bits} U;\n#define KEY_BITS(k) {to_bits}\n#define KIND {kind}\n#define INF_BITS {inf}ull\n#define DESCENDING {}\n{KEYS}",
+        u8::from(order == SortOrder::Descending),
+    )
+}
+
+/// The unsigned type that moves a payload of `bytes` bytes.
+fn payload_type(bytes: usize) -> &'static str {
+    match bytes {
+        1 => "unsigned char",
+        2 => "unsigned short",
+        4 => "unsigned int",
+        _ => "unsigned long long",
+    }
+}
+
+/// The CUDA C++ of the sort kernels for keys of `key`, a payload of `value_bytes` bytes (none
+/// for a keys-only sort), 64-bit offsets if `wide`.
+fn source(key: DType, value_bytes: Option<usize>, wide: bool, order: SortOrder) -> String {
+    let offsets = match wide {
+        true => "unsigned long long",
+        false => "unsigned int",
+    };
+    let mut s = format!("// generated by cuda-core: radix sort of {key}, {order:?}, payload {value_bytes:?} bytes\n");
+    s.push_str(&key_header(key, order));
+    s.push_str(&format!("typedef {offsets} O;\n"));
+    match value_bytes {
+        Some(bytes) => s.push_str(&format!("typedef {} V;\n#define PAIRS 1\n", payload_type(bytes))),
+        None => s.push_str("#define PAIRS 0\n"),
+    }
+    s.push_str(SORT);
+    s
+}
+
+/// The entry points of [`source`], in the order of [`Loaded::functions`].
+const ENTRIES: [&str; 6] = [
+    "cuda_core_sort_upsweep",
+    "cuda_core_sort_scan",
+    "cuda_core_sort_scatter",
+    "cuda_core_sort_iota",
+    "cuda_core_sort_row_index",
+    "cuda_core_sort_rows_block",
+];
+const UPSWEEP: usize = 0;
+const SCAN: usize = 1;
+const SCATTER: usize = 2;
+const IOTA: usize = 3;
+const ROW_INDEX: usize = 4;
+const ROWS_BLOCK: usize = 5;
+/// The longest row sorted inside one block (`ROW_SORT_MAX` in `sort.cuh`).
+const ROW_SORT_MAX: usize = 2048;
+/// Threads of a block that sorts rows (`ROW_SORT_BLOCK` in `sort.cuh`).
+const ROW_SORT_BLOCK: u32 = 512;
+/// Resident row-sorting blocks per SM the grid is sized to.
+const ROW_SORT_BLOCKS_PER_SM: u32 = 4;
+
+/// The loaded code of the sort family (one registry entry; code per key type and variant).
+#[derive(Default)]
+struct SortKernels {
+    loaded: LoadedTable,
+}
+
+/// The sort's code for keys of `key` in `stream`'s context.
+fn load(stream: &Stream, key: DType, value_bytes: Option<usize>, wide: bool, order: SortOrder) -> Result<Arc<Loaded>> {
+    let kernels = kernel(KernelKey::Named("cuda_core_sort"), || Ok(SortKernels::default()))?;
+    let variant =
+        (value_bytes.unwrap_or(0) as u64) << 2 | u64::from(wide) << 1 | u64::from(order == SortOrder::Descending);
+    kernels
+        .loaded
+        .get_or_load(stream.context(), &[ArgType::Array(key)], variant, || {
+            Ok((
+                source(key, value_bytes, wide, order),
+                ENTRIES.iter().map(|e| e.to_string()).collect(),
+            ))
+        })
+}
+
+/// How a pass finds an element's digit (`digit_of` in `sort.cuh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Digits {
+    /// The key's 8 bits from `shift`.
+    Key(u32),
+    /// Whether the key differs from its predecessor (first) or equals it (second): unique.
+    Distinct,
+    /// The 8 bits from `shift` of the row (of `row_len`) of the payload's flat index.
+    Row(u32, u64),
+}
+
+/// A sort to queue: sizes and the addresses of its buffers, checked by the public functions.
+struct Job {
+    key: DType,
+    value_bytes: Option<usize>,
+    order: SortOrder,
+    len: usize,
+    keys_in: CUdeviceptr,
+    keys_out: CUdeviceptr,
+    /// The payload in and out (`value_bytes` each), if any.
+    values: Option<(CUdeviceptr, CUdeviceptr)>,
+}
+
+/// The passes of a sort of `len` keys of `key_bytes` bytes, then (rows of `row_len`) of the rows.
+fn passes(key_bytes: usize, len: usize, row_len: Option<usize>) -> Vec<Digits> {
+    let mut passes: Vec<Digits> = (0..key_bytes as u32).map(|byte| Digits::Key(8 * byte)).collect();
+    if let Some(row_len) = row_len.filter(|&r| r > 0) {
+        let rows = (len / row_len) as u64;
+        let bits = 64 - rows.saturating_sub(1).leading_zeros();
+        passes.extend((0..bits.div_ceil(8)).map(|byte| Digits::Row(8 * byte, row_len as u64)));
+    }
+    passes
+}
+
+/// Grid and range per block of a pass over `len` elements.
+fn pass_grid(sm_count: u32, len: usize) -> (u32, u64) {
+    let grid = grid_for(len as u64, SORT_BLOCK, sm_count, SORT_BLOCKS_PER_SM);
+    let per_block = (len as u64).div_ceil(u64::from(grid));
+    let grid = (len as u64).div_ceil(per_block) as u32;
+    (grid, per_block)
+}
+
+/// Queues one pass: the digit counts, their scan, and the scatter from `src` to `dst` (keys,
+/// then payloads). `counts` holds `256 * grid` offsets.
+fn queue_pass(
+    stream: &Stream,
+    loaded: &Loaded,
+    (grid, per_block): (u32, u64),
+    len: usize,
+    digits: Digits,
+    (src, dst): ((CUdeviceptr, Option<CUdeviceptr>), (CUdeviceptr, Option<CUdeviceptr>)),
+    counts: CUdeviceptr,
+) -> Result<()> {
+    let (mode, shift, row_len): (i32, u32, u64) = match digits {
+        Digits::Key(shift) => (0, shift, 1),
+        Digits::Distinct => (1, 0, 1),
+        Digits::Row(shift, row_len) => (2, shift, row_len),
+    };
+    // The row passes read the flat indices from the payload being moved.
+    let rows = match digits {
+        Digits::Row(..) => src.1.unwrap_or(0),
+        _ => 0,
+    };
+    let n = len as u64;
+    let mut upsweep = Launch::on(stream);
+    upsweep
+        .value(src.0)
+        .value(rows)
+        .value(counts)
+        .value(n)
+        .value(per_block)
+        .value(mode)
+        .value(shift)
+        .value(row_len);
+    // SAFETY: cuda_core_sort_upsweep(keys, rows, counts, n, per_block, mode, shift, row_len):
+    // block b reads keys (and rows in a row pass, which then is the payload of `len` i64) at
+    // [b * per_block, min(n, (b + 1) * per_block)), inside the `len` elements, and writes
+    // counts[d * grid + b] for d < 256, inside the 256 * grid offsets of `counts`.
+    unsafe { upsweep.run(&loaded.functions[UPSWEEP], (grid, 1), (SORT_BLOCK, 1))? };
+    let mut scan = Launch::on(stream);
+    scan.value(counts).value(256 * u64::from(grid));
+    // SAFETY: cuda_core_sort_scan(counts, m) reads and writes counts[0..m], m = 256 * grid.
+    unsafe { scan.run(&loaded.functions[SCAN], (1, 1), (SCAN_BLOCK, 1))? };
+    let mut scatter = Launch::on(stream);
+    scatter.value(src.0).value(dst.0);
+    if let (Some(values_in), Some(values_out)) = (src.1, dst.1) {
+        scatter.value(values_in).value(values_out);
+    }
+    scatter
+        .value(rows)
+        .value(counts)
+        .value(n)
+        .value(per_block)
+        .value(mode)
+        .value(shift)
+        .value(row_len);
+    // SAFETY: cuda_core_sort_scatter(keys_in, keys_out, [values_in, values_out,] rows, offsets,
+    // n, per_block, mode, shift, row_len), the payload pointers present exactly when the code
+    // was generated with PAIRS: block b reads its range of the inputs as the upsweep did and
+    // writes each element once at its scanned offset plus its rank among the equal digits
+    // before it, a permutation of 0..n, inside the `len` elements of each output.
+    unsafe { scatter.run(&loaded.functions[SCATTER], (grid, 1), (SORT_BLOCK, 1))? };
+    Ok(())
+}
+
+/// Queues the sort of `job` (stably by key, then by row of the payload's flat index if
+/// `row_len` is given, the payload being those indices).
+fn queue_sort(stream: &Stream, job: &Job, row_len: Option<usize>) -> Result<()> {
+    if job.len == 0 {
+        return Ok(());
+    }
+    let key_bytes = job.key.size();
+    let wide = u32::try_from(job.len).is_err();
+    let loaded = load(stream, job.key, job.value_bytes, wide, job.order)?;
+    let geometry = pass_grid(loaded.sm_count, job.len);
+    let counts = Scratch::new(stream, 256 * geometry.0 as usize * if wide { 8 } else { 4 })?;
+    let passes = passes(key_bytes, job.len, row_len);
+    // Scratch keys and payloads, when the passes need a second buffer.
+    let alternate_keys = match passes.len() > 1 {
+        true => Some(Scratch::new(stream, job.len * key_bytes)?),
+        false => None,
+    };
+    let alternate_values = match (passes.len() > 1, job.value_bytes) {
+        (true, Some(bytes)) => Some(Scratch::new(stream, job.len * bytes)?),
+        _ => None,
+    };
+    let out = (job.keys_out, job.values.map(|v| v.1));
+    let alternate = (
+        alternate_keys.as_ref().map_or(0, Scratch::ptr),
+        alternate_values.as_ref().map(Scratch::ptr),
+    );
+    let mut src = (job.keys_in, job.values.map(|v| v.0));
+    for (i, &digits) in passes.iter().enumerate() {
+        // The last pass writes the output; the ones before alternate so that it does.
+        let dst = match (passes.len() - 1 - i) % 2 {
+            0 => out,
+            _ => alternate,
+        };
+        queue_pass(stream, &loaded, geometry, job.len, digits, (src, dst), counts.ptr())?;
+        src = dst;
+    }
+    Ok(())
+}
+
+/// Scratch memory for one call, from the context's pool, in `stream`'s order.
+struct Scratch(DeviceArray<u8>);
+
+impl Scratch {
+    fn new(stream: &Stream, bytes: usize) -> Result<Scratch> {
+        Ok(Scratch(DeviceArray::<u8>::empty(stream, bytes.max(1))?))
+    }
+
+    fn ptr(&self) -> CUdeviceptr {
+        *self.0.ptr_ref()
+    }
+}
+
+/// The uses of the caller's memory a call begins (ended once its work is queued, or when a
+/// check fails: nothing was queued then), with the checks of [`Operands::input`] and
+/// [`Operands::output`].
+pub(crate) struct Operands<'a> {
+    stream: &'a Stream,
+    what: &'static str,
+    uses: Vec<StreamUse<'a>>,
+    written: Vec<(CUdeviceptr, usize)>,
+    read: Vec<(CUdeviceptr, usize)>,
+}
+
+impl<'a> Operands<'a> {
+    pub(crate) fn new(what: &'static str, stream: &'a Stream) -> Self {
+        Operands {
+            stream,
+            what,
+            uses: Vec::new(),
+            written: Vec::new(),
+            read: Vec::new(),
+        }
+    }
+
+    /// Checks `memory` (of the stream's context, at least `bytes` long) and returns its address.
+    fn check(&self, name: &str, memory: &dyn DeviceMemory, bytes: usize) -> Result<CUdeviceptr> {
+        if memory.context() != self.stream.context() {
+            return Err(Error::InvalidValue(format!(
+                "{}: {name} belongs to another context than the stream",
+                self.what
+            )));
+        }
+        if memory.byte_len() < bytes {
+            return Err(Error::InvalidValue(format!(
+                "{}: {name} holds {} bytes, fewer than the {bytes} the call needs",
+                self.what,
+                memory.byte_len()
+            )));
+        }
+        Ok(memory.device_ptr())
+    }
+
+    /// Whether `[ptr, ptr + bytes)` overlaps memory already written by the call.
+    fn overlaps(&self, ptr: CUdeviceptr, bytes: usize, against: &[(CUdeviceptr, usize)]) -> bool {
+        bytes > 0
+            && against
+                .iter()
+                .any(|&(p, b)| b > 0 && ptr < p + b as CUdeviceptr && p < ptr + bytes as CUdeviceptr)
+    }
+
+    /// Memory the call reads: `bytes` of `memory`, ordered on the stream.
+    pub(crate) fn input(&mut self, name: &str, memory: &'a dyn DeviceMemory, bytes: usize) -> Result<CUdeviceptr> {
+        // First, so that memory that is not dense reports the contract's `NotDense`.
+        self.uses.push(memory.begin_use(self.stream, Access::Read)?);
+        let ptr = self.check(name, memory, bytes)?;
+        if self.overlaps(ptr, bytes, &self.written) {
+            return Err(self.overlap_error(name));
+        }
+        self.read.push((ptr, bytes));
+        Ok(ptr)
+    }
+
+    /// Memory the call writes: `bytes` of `memory`, overlapping nothing else of the call.
+    pub(crate) fn output(
+        &mut self,
+        name: &str,
+        memory: &'a mut dyn DeviceMemoryMut,
+        bytes: usize,
+    ) -> Result<CUdeviceptr> {
+        let memory: &'a dyn DeviceMemory = memory;
+        self.uses.push(memory.begin_use(self.stream, Access::Write)?);
+        let ptr = self.check(name, memory, bytes)?;
+        if self.overlaps(ptr, bytes, &self.written) || self.overlaps(ptr, bytes, &self.read) {
+            return Err(self.overlap_error(name));
+        }
+        self.written.push((ptr, bytes));
+        Ok(ptr)
+    }
+
+    fn overlap_error(&self, name: &str) -> Error {
+        Error::InvalidValue(format!(
+            "{}: {name} overlaps another buffer of the call; outputs must not share memory with anything else",
+            self.what
+        ))
+    }
+}
+
+/// The byte size of `len` elements of `T`, checked.
+pub(crate) fn bytes_of<T>(what: &str, len: usize) -> Result<usize> {
+    len.checked_mul(size_of::<T>())
+        .ok_or_else(|| Error::InvalidValue(format!("{what}: {len} elements do not fit in memory")))
+}
+
+/// Sorts `len` keys of `keys` into `keys_out` on `stream` (stable; see the module's docs).
+pub fn sort_keys<K: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    keys_out: &mut impl DeviceMemoryMut,
+    len: usize,
+    order: SortOrder,
+) -> Result<()> {
+    let bytes = bytes_of::<K>("sort_keys", len)?;
+    let mut operands = Operands::new("sort_keys", stream);
+    let keys_in = operands.input("keys", keys, bytes)?;
+    let keys_out = operands.output("keys_out", keys_out, bytes)?;
+    let job = Job {
+        key: K::DTYPE,
+        value_bytes: None,
+        order,
+        len,
+        keys_in,
+        keys_out,
+        values: None,
+    };
+    queue_sort(stream, &job, None)
+}
+
+/// Sorts `len` keys of `keys` into `keys_out` and moves the values of `values` with them into
+/// `values_out`, on `stream` (stable; see the module's docs).
+pub fn sort_pairs<K: Element, V: Element>(
+    stream: &Stream,
+    (keys, values): (&impl DeviceMemory, &impl DeviceMemory),
+    (keys_out, values_out): (&mut impl DeviceMemoryMut, &mut impl DeviceMemoryMut),
+    len: usize,
+    order: SortOrder,
+) -> Result<()> {
+    let key_bytes = bytes_of::<K>("sort_pairs", len)?;
+    let value_bytes = bytes_of::<V>("sort_pairs", len)?;
+    let mut operands = Operands::new("sort_pairs", stream);
+    let keys_in = operands.input("keys", keys, key_bytes)?;
+    let values_in = operands.input("values", values, value_bytes)?;
+    let keys_out = operands.output("keys_out", keys_out, key_bytes)?;
+    let values_out = operands.output("values_out", values_out, value_bytes)?;
+    let job = Job {
+        key: K::DTYPE,
+        value_bytes: Some(size_of::<V>()),
+        order,
+        len,
+        keys_in,
+        keys_out,
+        values: Some((values_in, values_out)),
+    };
+    queue_sort(stream, &job, None)
+}
+
+/// Writes to `indices_out` the `i64` permutation that sorts the `len` keys of `keys` (NumPy's
+/// `argsort(kind="stable")`), on `stream`.
+pub fn argsort<K: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    indices_out: &mut impl DeviceMemoryMut,
+    len: usize,
+    order: SortOrder,
+) -> Result<()> {
+    sort_segments::<K>(
+        "argsort",
+        stream,
+        keys,
+        (None::<&mut DeviceArray<K>>, Some(indices_out)),
+        len,
+        None,
+        order,
+    )
+}
+
+/// Sorts each row of `len / row_len` rows of `row_len` keys (a C-contiguous matrix) into
+/// `keys_out` on `stream`: NumPy's `sort(axis=-1, kind="stable")`.
+pub fn sort_rows<K: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    keys_out: &mut impl DeviceMemoryMut,
+    (len, row_len): (usize, usize),
+    order: SortOrder,
+) -> Result<()> {
+    sort_segments::<K>(
+        "sort_rows",
+        stream,
+        keys,
+        (Some(keys_out), None::<&mut DeviceArray<i64>>),
+        len,
+        Some(row_len),
+        order,
+    )
+}
+
+/// Writes to `indices_out` the `i64` indices, within each row, that sort each row of `len /
+/// row_len` rows of `row_len` keys (a C-contiguous matrix): NumPy's `argsort(axis=-1,
+/// kind="stable")`, on `stream`.
+pub fn argsort_rows<K: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    indices_out: &mut impl DeviceMemoryMut,
+    (len, row_len): (usize, usize),
+    order: SortOrder,
+) -> Result<()> {
+    sort_segments::<K>(
+        "argsort_rows",
+        stream,
+        keys,
+        (None::<&mut DeviceArray<K>>, Some(indices_out)),
+        len,
+        Some(row_len),
+        order,
+    )
+}
+
+/// The sorts that carry flat indices: `argsort` (no `row_len`) and the row sorts, writing the
+/// sorted keys and/or the indices (within their row for a row sort).
+fn sort_segments<K: Element>(
+    what: &'static str,
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    (keys_out, indices_out): (Option<&mut impl DeviceMemoryMut>, Option<&mut impl DeviceMemoryMut>),
+    len: usize,
+    row_len: Option<usize>,
+    order: SortOrder,
+) -> Result<()> {
+    if let Some(row_len) = row_len {
+        if row_len == 0 && len > 0 || row_len > 0 && len % row_len != 0 {
+            return Err(Error::InvalidValue(format!(
+                "{what}: {len} keys are not whole rows of {row_len}"
+            )));
+        }
+    }
+    let key_bytes = bytes_of::<K>(what, len)?;
+    let index_bytes = bytes_of::<i64>(what, len)?;
+    let mut operands = Operands::new(what, stream);
+    let keys_in = operands.input("keys", keys, key_bytes)?;
+    let keys_out = match keys_out {
+        Some(out) => Some(operands.output("keys_out", out, key_bytes)?),
+        None => None,
+    };
+    let indices_out = match indices_out {
+        Some(out) => Some(operands.output("indices_out", out, index_bytes)?),
+        None => None,
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    let segment = row_len.unwrap_or(len);
+    if let (Some(keys_out), None, true) = (keys_out, indices_out, segment == len) {
+        if segment > ROW_SORT_MAX {
+            // One long row and no indices wanted: a sort of the keys alone, no payload.
+            let job = Job {
+                key: K::DTYPE,
+                value_bytes: None,
+                order,
+                len,
+                keys_in,
+                keys_out,
+                values: None,
+            };
+            return queue_sort(stream, &job, None);
+        }
+    }
+    let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), order)?;
+    if segment <= ROW_SORT_MAX {
+        // Short rows (or a short array): each sorted inside one block, read and written once.
+        let rows = (len / segment) as u64;
+        let grid = rows.min(u64::from(loaded.sm_count) * u64::from(ROW_SORT_BLOCKS_PER_SM)) as u32;
+        let mut launch = Launch::on(stream);
+        launch
+            .value(keys_in)
+            .value(keys_out.unwrap_or(0))
+            .value(indices_out.unwrap_or(0))
+            .value(rows)
+            .value(segment as u32)
+            .value(segment.next_power_of_two() as u32);
+        // SAFETY: cuda_core_sort_rows_block(keys, keys_out, indices_out, rows, row_len, padded):
+        // block b sorts rows b, b + grid, ... below `rows`, reading keys[row * row_len + i] for
+        // i < row_len (inside the `len` = rows * row_len keys) and writing the same positions
+        // of keys_out and indices_out where not null (`len` keys and `len` i64, checked above);
+        // its shared arrays hold ROW_SORT_MAX >= padded = row_len's next power of two.
+        unsafe { launch.run(&loaded.functions[ROWS_BLOCK], (grid, 1), (ROW_SORT_BLOCK, 1))? };
+        return Ok(());
+    }
+    let scratch_keys = match keys_out {
+        Some(_) => None,
+        None => Some(Scratch::new(stream, key_bytes)?),
+    };
+    let scratch_indices = match indices_out {
+        Some(_) => None,
+        None => Some(Scratch::new(stream, index_bytes)?),
+    };
+    let iota = Scratch::new(stream, index_bytes)?;
+    let helper_grid = grid_for(len as u64, HELPER_BLOCK, loaded.sm_count, 8);
+    let mut launch = Launch::on(stream);
+    launch.value(iota.ptr()).value(len as u64);
+    // SAFETY: cuda_core_sort_iota(out, n) writes out[0..n], the `len` i64 of `iota`.
+    unsafe { launch.run(&loaded.functions[IOTA], (helper_grid, 1), (HELPER_BLOCK, 1))? };
+    let indices = indices_out.unwrap_or_else(|| scratch_indices.as_ref().map_or(0, Scratch::ptr));
+    let job = Job {
+        key: K::DTYPE,
+        value_bytes: Some(8),
+        order,
+        len,
+        keys_in,
+        keys_out: keys_out.unwrap_or_else(|| scratch_keys.as_ref().map_or(0, Scratch::ptr)),
+        values: Some((iota.ptr(), indices)),
+    };
+    queue_sort(stream, &job, row_len)?;
+    if let Some(row_len) = row_len.filter(|&r| r > 0 && r < len) {
+        let mut launch = Launch::on(stream);
+        launch.value(indices).value(len as u64).value(row_len as u64);
+        // SAFETY: cuda_core_sort_row_index(index, n, row_len) reads and writes index[0..n], the
+        // `len` i64 of the indices; row_len is not zero.
+        unsafe { launch.run(&loaded.functions[ROW_INDEX], (helper_grid, 1), (HELPER_BLOCK, 1))? };
+    }
+    Ok(())
+}
+
+/// Sorts `len` keys of `keys` into `keys_out` and writes the permutation that sorts them
+/// (`i64`) to `indices_out`, on `stream` (stable; see the module's docs).
+pub(crate) fn sort_keys_and_indices<K: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    (keys_out, indices_out): (&mut impl DeviceMemoryMut, &mut impl DeviceMemoryMut),
+    len: usize,
+    order: SortOrder,
+) -> Result<()> {
+    sort_segments::<K>(
+        "sort_keys_and_indices",
+        stream,
+        keys,
+        (Some(keys_out), Some(indices_out)),
+        len,
+        None,
+        order,
+    )
+}
+
+/// Keeps the first of each run of equal keys of the `len` sorted `keys` (NumPy's equality, all
+/// NaN equal), moving their `i64` payloads with them: the distinct keys go, in order, to the
+/// start of `keys_out` (their payloads to the start of `values_out`), the others after them.
+/// Returns how many are distinct, read back from the device (a wait for `stream`).
+pub(crate) fn partition_distinct<K: Element>(
+    stream: &Stream,
+    (keys, values): (&impl DeviceMemory, &impl DeviceMemory),
+    (keys_out, values_out): (&mut impl DeviceMemoryMut, &mut impl DeviceMemoryMut),
+    len: usize,
+) -> Result<usize> {
+    let what = "unique";
+    let key_bytes = bytes_of::<K>(what, len)?;
+    let value_bytes = bytes_of::<i64>(what, len)?;
+    let mut operands = Operands::new(what, stream);
+    let keys = operands.input("keys", keys, key_bytes)?;
+    let values = operands.input("values", values, value_bytes)?;
+    let keys_out = operands.output("keys_out", keys_out, key_bytes)?;
+    let values_out = operands.output("values_out", values_out, value_bytes)?;
+    if len == 0 {
+        return Ok(0);
+    }
+    let wide = u32::try_from(len).is_err();
+    let loaded = load(stream, K::DTYPE, Some(8), wide, SortOrder::Ascending)?;
+    let geometry = pass_grid(loaded.sm_count, len);
+    let offset_bytes = if wide { 8 } else { 4 };
+    let counts = Scratch::new(stream, 256 * geometry.0 as usize * offset_bytes)?;
+    queue_pass(
+        stream,
+        &loaded,
+        geometry,
+        len,
+        Digits::Distinct,
+        ((keys, Some(values)), (keys_out, Some(values_out))),
+        counts.ptr(),
+    )?;
+    drop(operands);
+    // The scanned count where digit 1 (a repeat) starts, at block 0: the number of distinct keys.
+    let at = geometry.0 as usize * offset_bytes;
+    let distinct = counts
+        .0
+        .view(counts.ptr() + at as CUdeviceptr, vec![offset_bytes], vec![1]);
+    let bytes = distinct.to_vec()?;
+    let mut word = [0u8; 8];
+    word[..offset_bytes].copy_from_slice(&bytes);
+    Ok(u64::from_le_bytes(word) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Arch, CompileTarget, Program, ProgramOptions};
+
+    const ALL: [DType; 13] = [
+        DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    #[test]
+    fn every_key_type_compiles() {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let mut cases: Vec<(DType, Option<usize>, bool, SortOrder)> = ALL
+            .iter()
+            .map(|&key| (key, Some(8), key.size() == 4, SortOrder::Ascending))
+            .collect();
+        cases.extend([
+            (DType::F64, None, false, SortOrder::Descending),
+            // The most shared memory: 8-byte keys, payloads and offsets.
+            (DType::I64, Some(8), true, SortOrder::Ascending),
+            (DType::F64, Some(1), true, SortOrder::Ascending),
+            (DType::I16, Some(2), false, SortOrder::Descending),
+            (DType::U8, Some(4), true, SortOrder::Descending),
+        ]);
+        for (key, value_bytes, wide, order) in cases {
+            let text = source(key, value_bytes, wide, order);
+            let program = Program::new(text.clone(), options.clone());
+            if let Err(error) = program.compile(CompileTarget::Ptx) {
+                panic!("{key} {value_bytes:?} {wide} {order:?}: {error}\n{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn passes_cover_the_key_then_the_rows() {
+        assert_eq!(passes(4, 100, None), [0, 8, 16, 24].map(Digits::Key));
+        assert_eq!(passes(1, 100, Some(100)), [Digits::Key(0)]);
+        assert_eq!(passes(2, 1000, Some(4)).len(), 2 + 1);
+        assert_eq!(passes(2, 1 << 20, Some(8)).len(), 2 + 3);
+        assert_eq!(passes(1, 256 * 3, Some(3))[1..], [Digits::Row(0, 3)]);
+        assert_eq!(passes(1, 257 * 3, Some(3))[1..], [Digits::Row(0, 3), Digits::Row(8, 3)]);
+    }
+
+    #[test]
+    fn pass_grids_cover_every_element() {
+        for len in [1usize, 255, 256, 257, 10_000_000, (1 << 28) + 3] {
+            let (grid, per_block) = pass_grid(132, len);
+            assert!(u64::from(grid) * per_block >= len as u64, "{len}");
+            assert!(u64::from(grid - 1) * per_block < len as u64, "{len}");
+            assert!(grid <= 132 * SORT_BLOCKS_PER_SM);
+        }
+    }
+}

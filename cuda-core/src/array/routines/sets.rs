@@ -1,0 +1,134 @@
+//! Set routines (NumPy's chapter): `unique` with its optional outputs, `isin` and `union1d`, on
+//! the device-wide sort and searches of [`crate::algorithms`]. `unique` is a stable sort of the
+//! flattened array carrying each element's index, a partition that keeps the first of each run
+//! of equal keys (the one data-dependent size, read back: one wait for the stream), and binary
+//! searches for the inverse and the counts; `isin` sorts the test values and looks each element
+//! up, with no wait.
+
+use cuda_sys::driver::CUdeviceptr;
+
+use crate::algorithms::search::{search_sorted, Side};
+use crate::algorithms::sort::{partition_distinct, sort_keys_and_indices, SortOrder};
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::{Bool, Element};
+use crate::array::kernels::IndexMode;
+use crate::array::promotion::{Promote, Scalars};
+use crate::array::routines::math::ExprOps;
+use crate::error::Result;
+
+/// What [`DeviceArray::unique_all`] returns: NumPy's `np.unique(a, return_index=True,
+/// return_inverse=True, return_counts=True)`.
+#[derive(Debug)]
+pub struct Unique<T: Element> {
+    /// The distinct elements, sorted.
+    pub values: DeviceArray<T>,
+    /// For each distinct element, the flat index of its first occurrence.
+    pub indices: DeviceArray<i64>,
+    /// For each element of the array (of its shape), the position of its value in `values`.
+    pub inverse: DeviceArray<i64>,
+    /// How many times each distinct element occurs.
+    pub counts: DeviceArray<i64>,
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// The sorted distinct elements of the flattened array: NumPy's `np.unique(a)` (NumPy 2's
+    /// `equal_nan=True`: all NaNs are one element, after the others; `-0.0` and `0.0` are one,
+    /// whichever comes first in the array). Waits for the stream once, for the count.
+    pub fn unique(&self) -> Result<DeviceArray<T>> {
+        Ok(self.unique_sorted()?.0)
+    }
+
+    /// [`unique`](Self::unique) with the index of each distinct element's first occurrence, the
+    /// inverse (of the array's shape, as NumPy 2 gives it) and the counts.
+    pub fn unique_all(&self) -> Result<Unique<T>> {
+        let (values, indices, sorted) = self.unique_sorted()?;
+        let stream = self.stream();
+        let flat = self.to_contiguous()?;
+        let mut inverse = DeviceArray::<i64>::empty(stream, self.shape().to_vec())?;
+        search_sorted::<T>(
+            stream,
+            (&values, values.len()),
+            (&flat, flat.len()),
+            &mut inverse,
+            Side::Left,
+        )?;
+        let mut first = DeviceArray::<i64>::empty(stream, values.len())?;
+        let mut end = DeviceArray::<i64>::empty(stream, values.len())?;
+        search_sorted::<T>(
+            stream,
+            (&sorted, sorted.len()),
+            (&values, values.len()),
+            &mut first,
+            Side::Left,
+        )?;
+        search_sorted::<T>(
+            stream,
+            (&sorted, sorted.len()),
+            (&values, values.len()),
+            &mut end,
+            Side::Right,
+        )?;
+        let counts = (&end - &first).eval()?;
+        Ok(Unique {
+            values,
+            indices,
+            inverse,
+            counts,
+        })
+    }
+
+    /// The distinct values, the index of each one's first occurrence, and the sorted flattened
+    /// array.
+    fn unique_sorted(&self) -> Result<(DeviceArray<T>, DeviceArray<i64>, DeviceArray<T>)> {
+        let stream = self.stream();
+        let flat = self.to_contiguous()?;
+        let n = flat.len();
+        let mut sorted = DeviceArray::<T>::empty(stream, n)?;
+        let mut order = DeviceArray::<i64>::empty(stream, n)?;
+        sort_keys_and_indices::<T>(stream, &flat, (&mut sorted, &mut order), n, SortOrder::Ascending)?;
+        let mut kept = DeviceArray::<T>::empty(stream, n)?;
+        let mut kept_order = DeviceArray::<i64>::empty(stream, n)?;
+        let distinct = partition_distinct::<T>(stream, (&sorted, &order), (&mut kept, &mut kept_order), n)?;
+        let values = first_of(&kept, distinct)?;
+        let indices = first_of(&kept_order, distinct)?;
+        Ok((values, indices, sorted))
+    }
+}
+
+impl<T: Scalars + Promote<T>> DeviceArray<T> {
+    /// Whether each element is among the elements of `test` (any shape): NumPy's
+    /// `np.isin(x, test)`, a `Bool` array of this array's shape. NaN is in nothing (NaN != NaN,
+    /// as in NumPy); `-0.0` is in an array holding `0.0`. No host wait.
+    pub fn isin(&self, test: &DeviceArray<T>) -> Result<DeviceArray<Bool>> {
+        let stream = self.stream();
+        if test.is_empty() {
+            return DeviceArray::<Bool>::zeros(stream, self.shape().to_vec());
+        }
+        let sorted = test.ravel()?.sort(-1)?;
+        let flat = self.to_contiguous()?;
+        let mut at = DeviceArray::<i64>::empty(stream, self.shape().to_vec())?;
+        search_sorted::<T>(
+            stream,
+            (&sorted, sorted.len()),
+            (&flat, flat.len()),
+            &mut at,
+            Side::Left,
+        )?;
+        // The first test value not below each element (clipped: past the end, the last value,
+        // which is then below it): equal exactly when the element is in `test`.
+        let found = sorted.take(&at, None, IndexMode::Clip)?;
+        ExprOps::eq(&found, &flat).eval()
+    }
+
+    /// The sorted distinct elements of both arrays, flattened: NumPy's `np.union1d(a, b)`
+    /// (one wait for the count, as [`unique`](Self::unique)).
+    pub fn union1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        DeviceArray::concatenate(&[&self.ravel()?, &other.ravel()?], 0)?.unique()
+    }
+}
+
+/// A compact copy of the first `count` elements of the compact 1-D `array`.
+fn first_of<U: Element>(array: &DeviceArray<U>, count: usize) -> Result<DeviceArray<U>> {
+    let ptr: CUdeviceptr = *array.ptr_ref();
+    array.view(ptr, vec![count], vec![1]).try_clone()
+}

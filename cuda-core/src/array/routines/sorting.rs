@@ -1,0 +1,165 @@
+//! Sorting (NumPy's chapter): `sort` and `argsort` along any axis, `partition` and
+//! `argpartition` (a full sort, which is one valid partition), `lexsort`, and torch's `topk`;
+//! stable, in NumPy's order
+//! (NaN last, `-0.0` and `0.0` equal and kept in input order), on the device-wide radix sort of
+//! [`crate::algorithms::sort`]. The sorted axis is moved last and made compact (a copy unless
+//! it already is), its rows sorted together, and the result moved back as a C-contiguous array.
+
+use crate::algorithms::sort::{argsort_rows, sort_rows, SortOrder};
+use crate::array::axis::Axis;
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
+use crate::array::kernels::IndexMode;
+use crate::array::view::Slice;
+use crate::error::{Error, Result};
+
+impl<T: Element> DeviceArray<T> {
+    /// A sorted copy along `axis` (negative counts from the end): NumPy's `np.sort(a, axis,
+    /// kind="stable")`, queued on the array's stream. NaNs go last; equal elements keep their
+    /// order. A 0-d array has no axis to sort: an error, as in NumPy.
+    pub fn sort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        self.sort_along(axis, SortOrder::Ascending)
+    }
+
+    /// Sorts the array in place along `axis`: NumPy's `x.sort(axis)` (the method), a sorted
+    /// copy written back (strided views too), queued on the array's stream.
+    pub fn sort_in_place(&mut self, axis: impl Into<Axis>) -> Result<()> {
+        self.check_writable("sort_in_place")?;
+        let sorted = self.sort(axis)?;
+        self.copy_from(&sorted)
+    }
+
+    /// As [`sort`](Self::sort), largest first (NaN first): the reverse order, equal elements
+    /// still in their input order (`torch.sort(descending=True, stable=True)`).
+    pub fn sort_descending(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        self.sort_along(axis, SortOrder::Descending)
+    }
+
+    /// The indices that sort the array along `axis` (negative counts from the end), as `i64`
+    /// positions within that axis: NumPy's `np.argsort(a, axis, kind="stable")`, queued on the
+    /// array's stream. Ties keep their input order.
+    pub fn argsort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<i64>> {
+        self.argsort_along(axis, SortOrder::Ascending)
+    }
+
+    /// The `k` largest elements along `axis` (or the `k` smallest if not `largest`), in that
+    /// order, and their positions along the axis (`i64`): `torch.topk(x, k, dim, largest,
+    /// sorted=True)`, by a stable sort of each line (equal elements in input order; NaN counts
+    /// as the largest, as in torch). The axis keeps `k` elements; `k` above its extent is an
+    /// error.
+    pub fn topk(&self, k: usize, axis: impl Into<Axis>, largest: bool) -> Result<(DeviceArray<T>, DeviceArray<i64>)> {
+        let axis = axis.into();
+        let normal = axis.index(self.ndim())?;
+        let extent = self.shape()[normal];
+        if k > extent {
+            return Err(Error::InvalidValue(format!(
+                "topk: k = {k} is above the extent {extent} of axis {}",
+                axis.get()
+            )));
+        }
+        let order = match largest {
+            true => SortOrder::Descending,
+            false => SortOrder::Ascending,
+        };
+        let sorted = self.argsort_along(axis, order)?;
+        let mut first = vec![Slice::new(0, None); self.ndim()];
+        first[normal] = Slice::new(0, Some(k));
+        let indices = sorted.slice(&first)?.try_clone()?;
+        let values = self.take_along_axis(&indices, normal, IndexMode::Clip)?;
+        Ok((values, indices))
+    }
+
+    fn argsort_along(&self, axis: impl Into<Axis>, order: SortOrder) -> Result<DeviceArray<i64>> {
+        let (axis, rows) = self.rows_along(axis)?;
+        let stream = self.stream();
+        let mut out = DeviceArray::<i64>::empty(stream, rows.shape().to_vec())?;
+        let row_len = rows.shape().last().copied().unwrap_or(1);
+        argsort_rows::<T>(stream, &rows, &mut out, (rows.len(), row_len), order)?;
+        restore_axis(out, axis)
+    }
+
+    /// NumPy's `np.partition(a, kth, axis)`: along `axis`, the element at `kth` (negative
+    /// counts from the end) is the one a sort puts there, none before it is greater and none
+    /// after it smaller. Done by a full stable sort (one valid partition; NumPy's order of the
+    /// other elements is its selection algorithm's). `kth` outside the axis is an error.
+    pub fn partition(&self, kth: isize, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        let axis = axis.into();
+        self.check_kth("partition", kth, axis)?;
+        self.sort(axis)
+    }
+
+    /// NumPy's `np.argpartition(a, kth, axis)`: indices that partition the array (see
+    /// [`partition`](Self::partition)), from a full stable sort.
+    pub fn argpartition(&self, kth: isize, axis: impl Into<Axis>) -> Result<DeviceArray<i64>> {
+        let axis = axis.into();
+        self.check_kth("argpartition", kth, axis)?;
+        self.argsort(axis)
+    }
+
+    /// The indirect stable sort by several 1-D keys of one length, the last key primary:
+    /// NumPy's `np.lexsort(keys)`, `i64` indices. No keys, keys that are not 1-D, or keys of
+    /// different lengths are errors.
+    pub fn lexsort(keys: &[&DeviceArray<T>]) -> Result<DeviceArray<i64>> {
+        let Some((least, more)) = keys.split_first() else {
+            return Err(Error::InvalidValue("lexsort needs at least one key".into()));
+        };
+        if keys.iter().any(|k| k.ndim() != 1 || k.len() != least.len()) {
+            return Err(Error::InvalidValue(format!(
+                "lexsort: keys must be 1-D of one length, not of shapes {:?}",
+                keys.iter().map(|k| k.shape().to_vec()).collect::<Vec<_>>()
+            )));
+        }
+        // Sorted by the least significant key (the first), then stably by each later key in
+        // turn: the last sort (the primary key) decides first, and its ties keep the order the
+        // sorts before it left.
+        let mut order = least.argsort(0)?;
+        for key in more {
+            // `order` holds indices below the keys' length: Clip never changes one.
+            let gathered = key.take(&order, None, IndexMode::Clip)?;
+            let by_key = gathered.argsort(0)?;
+            order = order.take(&by_key, None, IndexMode::Clip)?;
+        }
+        Ok(order)
+    }
+
+    /// Checks `kth` against the extent of `axis`.
+    fn check_kth(&self, what: &str, kth: isize, axis: Axis) -> Result<()> {
+        let axis = axis.index(self.ndim())?;
+        let extent = self.shape()[axis];
+        let inside = match kth < 0 {
+            true => kth.unsigned_abs() <= extent,
+            false => (kth as usize) < extent,
+        };
+        match inside {
+            true => Ok(()),
+            false => Err(Error::InvalidValue(format!(
+                "{what}: kth {kth} is out of bounds for an axis of {extent}"
+            ))),
+        }
+    }
+
+    fn sort_along(&self, axis: impl Into<Axis>, order: SortOrder) -> Result<DeviceArray<T>> {
+        let (axis, rows) = self.rows_along(axis)?;
+        let stream = self.stream();
+        let mut out = DeviceArray::<T>::empty(stream, rows.shape().to_vec())?;
+        let row_len = rows.shape().last().copied().unwrap_or(1);
+        sort_rows::<T>(stream, &rows, &mut out, (rows.len(), row_len), order)?;
+        restore_axis(out, axis)
+    }
+
+    /// The normalised `axis` and a compact array with that axis last.
+    fn rows_along(&self, axis: impl Into<Axis>) -> Result<(usize, DeviceArray<T>)> {
+        let axis = axis.into().index(self.ndim())?;
+        let moved = self.moveaxis(axis, self.ndim() - 1)?;
+        Ok((axis, moved.to_contiguous()?))
+    }
+}
+
+/// `sorted` (its last axis the sorted one) with that axis moved back to `axis`, C-contiguous.
+fn restore_axis<U: Element>(sorted: DeviceArray<U>, axis: usize) -> Result<DeviceArray<U>> {
+    let last = sorted.ndim() - 1;
+    match axis == last {
+        true => Ok(sorted),
+        false => sorted.moveaxis(last, axis)?.try_clone(),
+    }
+}

@@ -1,0 +1,816 @@
+//! The device-wide radix sort and the routines on it (`sort`, `argsort`, `unique`) on a GPU,
+//! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
+//! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
+//! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
+//! the typed errors of bad input. Results are compared bit for bit (a stable sort has one
+//! answer). Without a driver or device each test prints `skipped: <why>` and passes, unless
+//! `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use std::cmp::Ordering;
+
+use cuda_core::algorithms::sort::{self, SortOrder};
+use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, QuantileMethod};
+use cuda_driver::Stream;
+use half::{bf16, f16};
+
+/// A test element: made from random bits, compared in NumPy's order.
+trait Key: Element + Copy + std::fmt::Debug {
+    /// An element from `bits`: mostly a few small values (ties), sometimes any value, and for
+    /// floats NaN (either sign), infinities and both zeros.
+    fn make(bits: u64) -> Self;
+    /// NumPy's order.
+    fn numpy_cmp(a: &Self, b: &Self) -> Ordering;
+}
+
+macro_rules! int_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            fn make(bits: u64) -> Self {
+                match bits % 4 {
+                    0 => (bits >> 8) as $t,
+                    // Small values, and (below zero for signed types) just under a wrap.
+                    _ => {
+                        let small = ((bits >> 8) % 16) as $t;
+                        if bits & 4 == 0 { small } else { small.wrapping_sub(8) }
+                    }
+                }
+            }
+            fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+                a.cmp(b)
+            }
+        }
+    )*};
+}
+int_key!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Key for Bool {
+    fn make(bits: u64) -> Self {
+        Bool(((bits >> 8) & 1) as u8)
+    }
+    fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+        a.get().cmp(&b.get())
+    }
+}
+
+/// A float from `bits` as `f64` (converted to the element type by `from_f64`).
+fn float_value(bits: u64) -> f64 {
+    const SPECIAL: [f64; 8] = [
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.5,
+        -2.25,
+    ];
+    match bits % 8 {
+        0 => SPECIAL[((bits >> 8) % 8) as usize],
+        1 | 2 => ((bits >> 8) % 1000) as f64 / 7.0 - 70.0,
+        _ => ((bits >> 8) % 9) as f64 - 4.0,
+    }
+}
+
+/// NumPy's order on `f64`: NaN last, `-0.0 == 0.0`.
+fn float_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+macro_rules! float_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            fn make(bits: u64) -> Self {
+                <$t as Element>::from_f64(float_value(bits))
+            }
+            fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+                float_cmp(a.to_f64(), b.to_f64())
+            }
+        }
+    )*};
+}
+float_key!(f16, bf16, f32, f64);
+
+/// `len` pseudo-random elements from `seed` (a 64-bit LCG).
+fn data<T: Key>(len: usize, seed: u64) -> Vec<T> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            T::make(state >> 11)
+        })
+        .collect()
+}
+
+/// The bytes of `values`, to compare elements bit for bit (NaN, `-0.0`).
+fn bytes<T: Element>(values: &[T]) -> Vec<u8> {
+    // SAFETY: `T` is plain data (`DeviceCopy`); the slice covers exactly the values' bytes.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }.to_vec()
+}
+
+/// The stable permutation that sorts `values` in NumPy's order (reversed for descending).
+fn host_argsort<T: Key>(values: &[T], order: SortOrder) -> Vec<i64> {
+    let mut index: Vec<usize> = (0..values.len()).collect();
+    match order {
+        SortOrder::Ascending => index.sort_by(|&a, &b| T::numpy_cmp(&values[a], &values[b])),
+        SortOrder::Descending => index.sort_by(|&a, &b| T::numpy_cmp(&values[b], &values[a])),
+    }
+    index.into_iter().map(|i| i as i64).collect()
+}
+
+/// Sorts `host` on the device every way (keys, pairs, argsort, 1-D routines) and compares
+/// with the host's stable sort.
+fn check_sorts<T: Key>(stream: &Stream, host: &[T], what: &str) {
+    let n = host.len();
+    for order in [SortOrder::Ascending, SortOrder::Descending] {
+        let expected_index = host_argsort(host, order);
+        let expected: Vec<T> = expected_index.iter().map(|&i| host[i as usize]).collect();
+        let keys = DeviceArray::from_slice(stream, host).unwrap();
+        let mut out = DeviceArray::<T>::empty(stream, n).unwrap();
+        sort::sort_keys::<T>(stream, &keys, &mut out, n, order).unwrap();
+        assert_eq!(
+            bytes(&out.to_vec().unwrap()),
+            bytes(&expected),
+            "{what} {:?} sort_keys {order:?} of {n}",
+            T::DTYPE
+        );
+        let mut index = DeviceArray::<i64>::empty(stream, n).unwrap();
+        sort::argsort::<T>(stream, &keys, &mut index, n, order).unwrap();
+        assert_eq!(
+            index.to_vec().unwrap(),
+            expected_index,
+            "{what} {:?} argsort {order:?} of {n}",
+            T::DTYPE
+        );
+        // Pairs: the payload is the position as u32, so it must come out as the argsort.
+        let payload: Vec<u32> = (0..n as u32).collect();
+        let values = DeviceArray::from_slice(stream, &payload).unwrap();
+        let mut keys_out = DeviceArray::<T>::empty(stream, n).unwrap();
+        let mut values_out = DeviceArray::<u32>::empty(stream, n).unwrap();
+        sort::sort_pairs::<T, u32>(stream, (&keys, &values), (&mut keys_out, &mut values_out), n, order).unwrap();
+        assert_eq!(
+            bytes(&keys_out.to_vec().unwrap()),
+            bytes(&expected),
+            "{what} pairs keys"
+        );
+        let moved: Vec<i64> = values_out.to_vec().unwrap().into_iter().map(i64::from).collect();
+        assert_eq!(moved, expected_index, "{what} {:?} pairs values {order:?}", T::DTYPE);
+    }
+    let keys = DeviceArray::from_slice(stream, host).unwrap();
+    let ascending = host_argsort(host, SortOrder::Ascending);
+    let expected: Vec<T> = ascending.iter().map(|&i| host[i as usize]).collect();
+    assert_eq!(
+        bytes(&keys.sort(-1).unwrap().to_vec().unwrap()),
+        bytes(&expected),
+        "{what} sort(-1)"
+    );
+    assert_eq!(
+        keys.argsort(0).unwrap().to_vec().unwrap(),
+        ascending,
+        "{what} argsort(0)"
+    );
+}
+
+fn every_size<T: Key>(stream: &Stream) {
+    for (i, n) in [0usize, 1, 2, 31, 255, 256, 257, 1000, 4097, 65_537, 300_001]
+        .into_iter()
+        .enumerate()
+    {
+        check_sorts::<T>(stream, &data::<T>(n, i as u64 + 1), "random");
+    }
+    let mut sorted = data::<T>(5000, 99);
+    sorted.sort_by(T::numpy_cmp);
+    check_sorts::<T>(stream, &sorted, "sorted");
+    sorted.reverse();
+    check_sorts::<T>(stream, &sorted, "reversed");
+    check_sorts::<T>(stream, &[T::make(8 * 256 + 1); 3000], "all equal");
+}
+
+#[test]
+fn every_type_sorts_as_numpy_stable_sort() {
+    let Some(device) = common::device_or_skip("every_type_sorts_as_numpy_stable_sort") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    every_size::<Bool>(&stream);
+    every_size::<i8>(&stream);
+    every_size::<i16>(&stream);
+    every_size::<i32>(&stream);
+    every_size::<i64>(&stream);
+    every_size::<u8>(&stream);
+    every_size::<u16>(&stream);
+    every_size::<u32>(&stream);
+    every_size::<u64>(&stream);
+    every_size::<f16>(&stream);
+    every_size::<bf16>(&stream);
+    every_size::<f32>(&stream);
+    every_size::<f64>(&stream);
+    println!("every type sorts as NumPy's stable sort");
+}
+
+#[test]
+fn ten_million_keys_sort_across_every_block() {
+    let Some(device) = common::device_or_skip("ten_million_keys_sort_across_every_block") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 10_000_000;
+    for seed in [5u64, 6] {
+        let host = data::<f32>(n, seed);
+        let keys = DeviceArray::from_slice(&stream, &host).unwrap();
+        let expected = host_argsort(&host, SortOrder::Ascending);
+        assert_eq!(
+            keys.argsort(-1).unwrap().to_vec().unwrap(),
+            expected,
+            "argsort of 10^7 f32"
+        );
+        let sorted: Vec<f32> = expected.iter().map(|&i| host[i as usize]).collect();
+        assert_eq!(
+            bytes(&keys.sort(0).unwrap().to_vec().unwrap()),
+            bytes(&sorted),
+            "sort of 10^7 f32"
+        );
+    }
+    let host = data::<i32>(n, 7);
+    let keys = DeviceArray::from_slice(&stream, &host).unwrap();
+    let mut expected = host.clone();
+    expected.sort();
+    assert_eq!(keys.sort(-1).unwrap().to_vec().unwrap(), expected, "sort of 10^7 i32");
+    println!("10^7 keys sort");
+}
+
+/// The host's stable sort of a row-major `shape` array along `axis`: (values, indices).
+fn host_sort_axis<T: Key>(host: &[T], shape: &[usize], axis: usize) -> (Vec<T>, Vec<i64>) {
+    let outer: usize = shape[..axis].iter().product();
+    let extent = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let mut values = host.to_vec();
+    let mut indices = vec![0i64; host.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * extent + k) * inner + i;
+            let line: Vec<T> = (0..extent).map(|k| host[at(k)]).collect();
+            let order = host_argsort(&line, SortOrder::Ascending);
+            for (k, &j) in order.iter().enumerate() {
+                values[at(k)] = line[j as usize];
+                indices[at(k)] = j;
+            }
+        }
+    }
+    (values, indices)
+}
+
+fn check_axes<T: Key>(stream: &Stream, shape: &[usize], seed: u64) {
+    let len: usize = shape.iter().product();
+    let host = data::<T>(len, seed);
+    let x = DeviceArray::from_slice(stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
+    let ndim = shape.len() as isize;
+    for axis in -ndim..ndim {
+        let normal = axis.rem_euclid(ndim) as usize;
+        let (values, indices) = host_sort_axis(&host, shape, normal);
+        let sorted = x.sort(axis).unwrap();
+        assert_eq!(sorted.shape(), shape);
+        assert_eq!(
+            bytes(&sorted.to_vec().unwrap()),
+            bytes(&values),
+            "sort {shape:?} axis {axis} {:?}",
+            T::DTYPE
+        );
+        assert_eq!(
+            x.argsort(axis).unwrap().to_vec().unwrap(),
+            indices,
+            "argsort {shape:?} axis {axis} {:?}",
+            T::DTYPE
+        );
+    }
+}
+
+#[test]
+fn every_axis_sorts_each_line_alone() {
+    let Some(device) = common::device_or_skip("every_axis_sorts_each_line_alone") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    check_axes::<f32>(&stream, &[5, 7, 9], 1);
+    check_axes::<i16>(&stream, &[3, 1, 4, 2], 2);
+    check_axes::<f16>(&stream, &[6, 300], 3);
+    // Many short rows (one block sorts each row of up to 2048): 70000 rows of 3, 2^17 + 1 of 2,
+    // and rows of exactly 2048 and of 1000 (padded to 1024).
+    check_axes::<f64>(&stream, &[70_000, 3], 4);
+    check_axes::<u8>(&stream, &[(1 << 17) + 1, 2], 5);
+    check_axes::<f32>(&stream, &[40, 2048], 10);
+    check_axes::<i64>(&stream, &[50, 1000], 11);
+    // Long rows (the global sort and then passes over the row index): a few rows, across
+    // blocks (one row pass), 300 rows of 2049 (two row passes).
+    check_axes::<bf16>(&stream, &[3, 100_000], 6);
+    check_axes::<i8>(&stream, &[300, 2049], 12);
+    // Empty axes, one-element axes.
+    check_axes::<i32>(&stream, &[4, 0, 3], 7);
+    check_axes::<u64>(&stream, &[1, 1], 8);
+    // The raw row sort of a matrix, with its own row length.
+    let host = data::<f32>(1024 * 33, 9);
+    let keys = DeviceBuffer::from_slice(stream.context(), &host).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed(stream.context(), host.len()).unwrap();
+    let mut index = DeviceBuffer::<i64>::zeroed(stream.context(), host.len()).unwrap();
+    sort::sort_rows::<f32>(&stream, &keys, &mut out, (host.len(), 33), SortOrder::Descending).unwrap();
+    sort::argsort_rows::<f32>(&stream, &keys, &mut index, (host.len(), 33), SortOrder::Descending).unwrap();
+    stream.synchronize().unwrap();
+    let (out, index) = (out.to_vec().unwrap(), index.to_vec().unwrap());
+    for row in 0..1024 {
+        let line = &host[row * 33..(row + 1) * 33];
+        let expected = host_argsort(line, SortOrder::Descending);
+        assert_eq!(index[row * 33..(row + 1) * 33], expected, "row {row}");
+        let values: Vec<f32> = expected.iter().map(|&i| line[i as usize]).collect();
+        assert_eq!(bytes(&out[row * 33..(row + 1) * 33]), bytes(&values), "row {row}");
+    }
+    // The raw row sort with rows too long for one block: 260 rows of 2100, descending.
+    let (rows, row_len) = (260usize, 2100usize);
+    let host = data::<f64>(rows * row_len, 13);
+    let keys = DeviceBuffer::from_slice(stream.context(), &host).unwrap();
+    let mut out = DeviceBuffer::<f64>::zeroed(stream.context(), host.len()).unwrap();
+    let mut index = DeviceBuffer::<i64>::zeroed(stream.context(), host.len()).unwrap();
+    sort::sort_rows::<f64>(&stream, &keys, &mut out, (host.len(), row_len), SortOrder::Descending).unwrap();
+    sort::argsort_rows::<f64>(&stream, &keys, &mut index, (host.len(), row_len), SortOrder::Descending).unwrap();
+    stream.synchronize().unwrap();
+    let (out, index) = (out.to_vec().unwrap(), index.to_vec().unwrap());
+    for row in 0..rows {
+        let span = row * row_len..(row + 1) * row_len;
+        let line = &host[span.clone()];
+        let expected = host_argsort(line, SortOrder::Descending);
+        assert_eq!(index[span.clone()], expected, "long row {row}");
+        let values: Vec<f64> = expected.iter().map(|&i| line[i as usize]).collect();
+        assert_eq!(bytes(&out[span]), bytes(&values), "long row {row}");
+    }
+    println!("every axis sorts each line alone");
+}
+
+#[test]
+fn unique_matches_numpy() {
+    let Some(device) = common::device_or_skip("unique_matches_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    fn check<T: Key>(stream: &Stream, host: &[T], shape: &[usize]) {
+        let x = DeviceArray::from_slice(stream, host)
+            .unwrap()
+            .reshape(shape.to_vec())
+            .unwrap();
+        let order = host_argsort(host, SortOrder::Ascending);
+        // The first of each run of equal elements in the stable order: NumPy's values and
+        // first indices; every element's run number is its inverse.
+        let (mut values, mut first, mut counts, mut inverse) =
+            (Vec::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
+        for &i in &order {
+            let v = host[i as usize];
+            let new = values
+                .last()
+                .is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal);
+            if new {
+                values.push(v);
+                first.push(i);
+                counts.push(0i64);
+            }
+            *counts.last_mut().unwrap() += 1;
+            inverse[i as usize] = values.len() as i64 - 1;
+        }
+        assert_eq!(
+            bytes(&x.unique().unwrap().to_vec().unwrap()),
+            bytes(&values),
+            "unique {:?}",
+            T::DTYPE
+        );
+        let all = x.unique_all().unwrap();
+        assert_eq!(bytes(&all.values.to_vec().unwrap()), bytes(&values));
+        assert_eq!(all.indices.to_vec().unwrap(), first, "unique indices {:?}", T::DTYPE);
+        assert_eq!(all.counts.to_vec().unwrap(), counts, "unique counts {:?}", T::DTYPE);
+        assert_eq!(all.inverse.shape(), shape);
+        assert_eq!(all.inverse.to_vec().unwrap(), inverse, "unique inverse {:?}", T::DTYPE);
+    }
+    check::<f32>(&stream, &data::<f32>(100_000, 1), &[100, 1000]);
+    check::<f64>(&stream, &data::<f64>(777, 2), &[777]);
+    check::<i64>(&stream, &data::<i64>(5000, 3), &[50, 100]);
+    check::<u8>(&stream, &data::<u8>(300_000, 4), &[300_000]);
+    check::<f16>(&stream, &data::<f16>(1, 5), &[1]);
+    check::<i32>(&stream, &[], &[0]);
+    check::<Bool>(&stream, &data::<Bool>(1000, 6), &[10, 100]);
+    // All NaNs are one element, as NumPy 2's equal_nan=True; -0.0 and 0.0 are one.
+    let special = [f32::NAN, 0.0, -f32::NAN, -0.0, 1.0, f32::NAN, 0.0];
+    let x = DeviceArray::from_slice(&stream, &special).unwrap();
+    let unique = x.unique().unwrap().to_vec().unwrap();
+    assert_eq!(unique.len(), 3);
+    assert_eq!((unique[0].to_bits(), unique[1]), (0.0f32.to_bits(), 1.0));
+    assert!(unique[2].is_nan());
+    println!("unique matches numpy");
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let Some(device) = common::device_or_skip("bad_input_is_a_typed_error") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[3.0f32, 1.0, 2.0, 0.0]).unwrap();
+    // A 0-d array has no axis; axes past the dimensions are NumPy's AxisError.
+    let scalar = x.reshape_view(vec![4]).unwrap().index_axis(0, 1).unwrap();
+    assert_eq!(scalar.ndim(), 0);
+    assert!(matches!(scalar.sort(-1), Err(Error::Axis { .. })));
+    assert!(matches!(x.sort(1), Err(Error::Axis { .. })));
+    assert!(matches!(x.argsort(-2), Err(Error::Axis { .. })));
+    // Outputs that overlap an input, or are too short, are refused before anything runs.
+    let mut alias = x.reshape_view(vec![2, 2]).unwrap();
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &x, &mut alias, 4, SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    let mut short = DeviceArray::<f32>::empty(&stream, 3).unwrap();
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &x, &mut short, 4, SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    let mut index = DeviceArray::<i64>::empty(&stream, 4).unwrap();
+    assert!(matches!(
+        sort::argsort_rows::<f32>(&stream, &x, &mut index, (4, 3), SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &x, &mut index, usize::MAX / 2, SortOrder::Ascending),
+        Err(Error::InvalidValue(_))
+    ));
+    // A view that is not dense is refused by the device-memory contract.
+    let matrix = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+        .unwrap()
+        .reshape(vec![2, 3])
+        .unwrap();
+    let mut six = DeviceArray::<f32>::empty(&stream, 6).unwrap();
+    assert!(matches!(
+        sort::sort_keys::<f32>(&stream, &matrix.transpose(), &mut six, 6, SortOrder::Ascending),
+        Err(Error::Driver(cuda_core::driver::Error::NotDense { .. }))
+    ));
+    // In place, through a strided view: each column of a matrix sorted where it is.
+    let mut matrix = DeviceArray::from_slice(&stream, &[3i32, 9, 1, 8, 2, 7])
+        .unwrap()
+        .reshape(vec![3, 2])
+        .unwrap();
+    matrix.sort_in_place(0).unwrap();
+    assert_eq!(matrix.to_vec().unwrap(), [1, 7, 2, 8, 3, 9]);
+    let mut other = DeviceArray::from_slice(&stream, &[1i32, 9, 2, 7, 3, 8])
+        .unwrap()
+        .reshape(vec![3, 2])
+        .unwrap();
+    let mut column = other
+        .slice(&[cuda_core::Slice::new(0, None), cuda_core::Slice::at(1)])
+        .unwrap();
+    column.sort_in_place(-1).unwrap();
+    assert_eq!(other.to_vec().unwrap(), [1, 7, 2, 8, 3, 9]);
+    other.sort_in_place(0).unwrap();
+    assert_eq!(other.to_vec().unwrap(), [1, 7, 2, 8, 3, 9]);
+    // The input is untouched by the sorts above and by a good one.
+    let mut out = DeviceArray::<f32>::empty(&stream, 4).unwrap();
+    sort::sort_keys::<f32>(&stream, &x, &mut out, 4, SortOrder::Ascending).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(x.to_vec().unwrap(), [3.0, 1.0, 2.0, 0.0]);
+    println!("bad input is a typed error");
+}
+
+/// NumPy's quantile of one line in `f64` (its `_lerp`; NaN if the line holds one).
+fn host_quantile(line: &[f64], q: f64, method: QuantileMethod) -> f64 {
+    let mut sorted = line.to_vec();
+    sorted.sort_by(|a, b| float_cmp(*a, *b));
+    let n = sorted.len();
+    if sorted[n - 1].is_nan() {
+        return f64::NAN;
+    }
+    let virtual_index = q * (n - 1) as f64;
+    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
+    let lerp = |a: f64, b: f64, t: f64| {
+        let diff = b - a;
+        if t >= 0.5 {
+            b - diff * (1.0 - t)
+        } else {
+            a + diff * t
+        }
+    };
+    let floor = virtual_index.floor();
+    match method {
+        QuantileMethod::Linear => lerp(at(floor), at(floor + 1.0), virtual_index - floor),
+        QuantileMethod::Lower => at(floor),
+        QuantileMethod::Higher => at(virtual_index.ceil()),
+        QuantileMethod::Nearest => at(virtual_index.round_ties_even()),
+        QuantileMethod::Midpoint if virtual_index == floor => at(floor),
+        QuantileMethod::Midpoint => lerp(at(floor), at(floor + 1.0), 0.5),
+    }
+}
+
+#[test]
+fn median_and_percentiles_match_numpy() {
+    let Some(device) = common::device_or_skip("median_and_percentiles_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let methods = [
+        QuantileMethod::Linear,
+        QuantileMethod::Lower,
+        QuantileMethod::Higher,
+        QuantileMethod::Nearest,
+        QuantileMethod::Midpoint,
+    ];
+    // f64 and i32 (whose quantiles are f64): exact against the host's f64 arithmetic.
+    let shape = [7usize, 10, 3];
+    let host: Vec<f64> = data::<i32>(210, 1).iter().map(|&v| f64::from(v % 1000)).collect();
+    let ints: Vec<i32> = host.iter().map(|&v| v as i32).collect();
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
+    let xi = DeviceArray::from_slice(&stream, &ints)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
+    for axis in [0isize, 1, -1] {
+        let a = axis.rem_euclid(3) as usize;
+        let mut out_shape = shape.to_vec();
+        out_shape.remove(a);
+        let strides = [30usize, 3, 1];
+        let lines: Vec<Vec<f64>> = (0..70)
+            .map(|o| {
+                // The o-th line along `a`: the other two coordinates from o in C order.
+                let others: Vec<usize> = (0..3).filter(|&d| d != a).collect();
+                let (i, j) = (o / shape[others[1]], o % shape[others[1]]);
+                let base = i * strides[others[0]] + j * strides[others[1]];
+                (0..shape[a]).map(|k| host[base + k * strides[a]]).collect()
+            })
+            .collect();
+        for q in [0.0, 0.25, 0.3, 0.5, 0.9, 1.0] {
+            for method in methods {
+                let expected: Vec<f64> = lines.iter().map(|l| host_quantile(l, q, method)).collect();
+                let got = x.quantile(q, axis, method).unwrap();
+                assert_eq!(got.shape(), out_shape.as_slice());
+                assert_eq!(got.to_vec().unwrap(), expected, "f64 q {q} axis {axis} {method:?}");
+                let got = xi.percentile(q * 100.0, axis, method).unwrap().to_vec().unwrap();
+                let close = got
+                    .iter()
+                    .zip(&expected)
+                    .all(|(g, e)| (g - e).abs() <= 1e-9 * e.abs().max(1.0));
+                assert!(
+                    close,
+                    "i32 percentile {} axis {axis} {method:?}: {got:?} vs {expected:?}",
+                    q * 100.0
+                );
+            }
+        }
+        let medians: Vec<f64> = lines
+            .iter()
+            .map(|l| host_quantile(l, 0.5, QuantileMethod::Linear))
+            .collect();
+        assert_eq!(x.median(axis).unwrap().to_vec().unwrap(), medians);
+    }
+    // A NaN makes its line's median NaN; the others are unaffected. f32 computes in f32.
+    let host = [3.0f32, 1.0, f32::NAN, 2.0, 5.0, 4.0, 7.0, 6.0];
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(vec![2, 4])
+        .unwrap();
+    let median = x.median(-1).unwrap().to_vec().unwrap();
+    assert!(median[0].is_nan());
+    assert_eq!(median[1], 5.5);
+    let even = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    assert_eq!(even.median(0).unwrap().to_vec().unwrap(), [2.5]);
+    // The nan* forms leave NaNs out; a line of NaNs only gives NaN.
+    let shape = [40usize, 33];
+    let host: Vec<f64> = data::<f64>(40 * 33, 41)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| if i / 33 == 7 { f64::NAN } else { v })
+        .collect();
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap();
+    for q in [0.0, 0.1, 0.5, 0.75, 1.0] {
+        for method in methods {
+            let expected: Vec<f64> = host
+                .chunks(33)
+                .map(|line| {
+                    let numbers: Vec<f64> = line.iter().copied().filter(|v| !v.is_nan()).collect();
+                    match numbers.is_empty() {
+                        true => f64::NAN,
+                        false => host_quantile(&numbers, q, method),
+                    }
+                })
+                .collect();
+            // Equal, or both NaN (inf - inf gives NaNs of different bits on host and device).
+            let same = |got: &[f64]| {
+                got.iter()
+                    .zip(&expected)
+                    .all(|(g, e)| g == e || g.is_nan() && e.is_nan())
+            };
+            let got = x.nanquantile(q, -1, method).unwrap().to_vec().unwrap();
+            assert!(same(&got), "nanquantile {q} {method:?}: {got:?} vs {expected:?}");
+            let got = x.nanpercentile(q * 100.0, 1, method).unwrap().to_vec().unwrap();
+            assert!(same(&got), "nanpercentile {q} {method:?}: {got:?} vs {expected:?}");
+        }
+    }
+    let f = DeviceArray::from_slice(&stream, &[f32::NAN, 1.0, 4.0, f32::NAN, 2.0]).unwrap();
+    assert_eq!(f.nanmedian(0).unwrap().to_vec().unwrap(), [2.0]);
+    assert!(f.median(0).unwrap().to_vec().unwrap()[0].is_nan());
+    // Bad input: an empty axis, p outside [0, 100], q outside [0, 1], an axis out of range.
+    let empty = DeviceArray::<f32>::empty(&stream, vec![3, 0]).unwrap();
+    assert!(matches!(empty.median(-1), Err(Error::InvalidValue(_))));
+    assert_eq!(empty.median(0).unwrap().shape(), [0]);
+    assert!(matches!(
+        x.percentile(100.5, -1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        x.percentile(-1.0, -1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        x.quantile(f64::NAN, -1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(x.median(2), Err(Error::Axis { .. })));
+    assert!(matches!(
+        x.nanpercentile(101.0, 0, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(empty.nanmedian(-1), Err(Error::InvalidValue(_))));
+    println!("median and percentiles match numpy");
+}
+
+#[test]
+fn isin_and_union1d_match_numpy() {
+    let Some(device) = common::device_or_skip("isin_and_union1d_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = data::<i32>(100_000, 21);
+    let test = data::<i32>(3001, 22);
+    let dx = DeviceArray::from_slice(&stream, &x)
+        .unwrap()
+        .reshape(vec![250, 400])
+        .unwrap();
+    let dtest = DeviceArray::from_slice(&stream, &test)
+        .unwrap()
+        .reshape(vec![3001, 1])
+        .unwrap();
+    let found = dx.isin(&dtest).unwrap();
+    assert_eq!(found.shape(), [250, 400]);
+    let members: std::collections::HashSet<i32> = test.iter().copied().collect();
+    let expected: Vec<Bool> = x.iter().map(|v| Bool(u8::from(members.contains(v)))).collect();
+    assert_eq!(found.to_vec().unwrap(), expected);
+    // NaN is in nothing; -0.0 is in [0.0]; an empty test array holds nothing.
+    let f = DeviceArray::from_slice(&stream, &[f32::NAN, -0.0, 1.0, 2.5, f32::INFINITY]).unwrap();
+    let t = DeviceArray::from_slice(&stream, &[0.0f32, f32::NAN, 2.5, f32::INFINITY]).unwrap();
+    let found: Vec<bool> = f.isin(&t).unwrap().to_vec().unwrap().iter().map(|b| b.get()).collect();
+    assert_eq!(found, [false, true, false, true, true]);
+    let none = DeviceArray::<f32>::empty(&stream, 0).unwrap();
+    assert!(f.isin(&none).unwrap().to_vec().unwrap().iter().all(|b| !b.get()));
+    // union1d: the sorted distinct elements of both.
+    let a = DeviceArray::from_slice(&stream, &[-1i64, 0, 1]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[-2i64, 0, 2, 2])
+        .unwrap()
+        .reshape(vec![2, 2])
+        .unwrap();
+    assert_eq!(a.union1d(&b).unwrap().to_vec().unwrap(), [-2, -1, 0, 1, 2]);
+    println!("isin and union1d match numpy");
+}
+
+#[test]
+fn partition_and_lexsort_match_numpy() {
+    let Some(device) = common::device_or_skip("partition_and_lexsort_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // NumPy's lexsort example: a primary, b breaking ties.
+    let a = DeviceArray::from_slice(&stream, &[1i32, 5, 1, 4, 3, 4, 4]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[9i32, 4, 0, 4, 0, 2, 1]).unwrap();
+    let order = DeviceArray::lexsort(&[&b, &a]).unwrap();
+    assert_eq!(order.to_vec().unwrap(), [2, 0, 4, 6, 5, 3, 1]);
+    // Three keys against the host's stable sort by (c, b, a) with c primary.
+    let n = 20_000;
+    let (ka, kb, kc) = (data::<i32>(n, 31), data::<i32>(n, 32), data::<i32>(n, 33));
+    let keys: Vec<DeviceArray<i32>> = [&ka, &kb, &kc]
+        .iter()
+        .map(|k| DeviceArray::from_slice(&stream, k).unwrap())
+        .collect();
+    let order = DeviceArray::lexsort(&[&keys[0], &keys[1], &keys[2]]).unwrap();
+    let mut expected: Vec<usize> = (0..n).collect();
+    expected.sort_by_key(|&i| (kc[i], kb[i], ka[i]));
+    let expected: Vec<i64> = expected.into_iter().map(|i| i as i64).collect();
+    assert_eq!(order.to_vec().unwrap(), expected);
+    // partition: the kth element is in place, none before it greater, none after it smaller.
+    let host = data::<f32>(5000, 34);
+    let x = DeviceArray::from_slice(&stream, &host).unwrap();
+    let mut sorted = host.clone();
+    sorted.sort_by(f32::numpy_cmp);
+    for kth in [0isize, 17, 2500, -1] {
+        let k = kth.rem_euclid(5000) as usize;
+        let parted = x.partition(kth, -1).unwrap().to_vec().unwrap();
+        assert_eq!(parted[k].to_bits(), sorted[k].to_bits(), "kth {kth}");
+        assert!(parted[..k]
+            .iter()
+            .all(|v| f32::numpy_cmp(v, &parted[k]) != Ordering::Greater));
+        assert!(parted[k + 1..]
+            .iter()
+            .all(|v| f32::numpy_cmp(v, &parted[k]) != Ordering::Less));
+        let index = x.argpartition(kth, 0).unwrap().to_vec().unwrap();
+        assert_eq!(host[index[k] as usize].to_bits(), sorted[k].to_bits());
+    }
+    // topk along each axis of a matrix: the first k of the stable descending (or ascending)
+    // order of each line, NaN largest.
+    let host = data::<f32>(30 * 50, 35);
+    let m = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(vec![30, 50])
+        .unwrap();
+    for (axis, k, largest) in [(1isize, 5usize, true), (0, 3, false), (-1, 50, false), (0, 0, true)] {
+        let (values, indices) = m.topk(k, axis, largest).unwrap();
+        let a = axis.rem_euclid(2) as usize;
+        let (lines, extent) = if a == 1 { (30, 50) } else { (50, 30) };
+        let at = |line: usize, e: usize| if a == 1 { line * 50 + e } else { e * 50 + line };
+        let mut shape = vec![30, 50];
+        shape[a] = k;
+        assert_eq!(values.shape(), shape.as_slice());
+        let (values, indices) = (values.to_vec().unwrap(), indices.to_vec().unwrap());
+        for line in 0..lines {
+            let items: Vec<f32> = (0..extent).map(|e| host[at(line, e)]).collect();
+            let order = match largest {
+                true => SortOrder::Descending,
+                false => SortOrder::Ascending,
+            };
+            let expected = host_argsort(&items, order);
+            let out_at = |e: usize| if a == 1 { line * k + e } else { e * 50 + line };
+            for e in 0..k {
+                assert_eq!(indices[out_at(e)], expected[e], "topk axis {axis} line {line}");
+                assert_eq!(values[out_at(e)].to_bits(), items[expected[e] as usize].to_bits());
+            }
+        }
+    }
+    assert!(matches!(m.topk(51, 1, true), Err(Error::InvalidValue(_))));
+    // Bad input.
+    assert!(matches!(x.partition(5000, -1), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.partition(-5001, -1), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.argpartition(0, 1), Err(Error::Axis { .. })));
+    assert!(matches!(DeviceArray::<i32>::lexsort(&[]), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        DeviceArray::lexsort(&[&a, &keys[0]]),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("partition and lexsort match numpy");
+}
+
+#[test]
+fn more_than_u32_max_keys_take_the_wide_path() {
+    let Some(device) = common::device_or_skip("more_than_u32_max_keys_take_the_wide_path") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // 2^32 + 4097 one-byte keys (64-bit offsets), made and counted on the device.
+    let n = (1usize << 32) + 4097;
+    let keys = cuda_core::random::Generator::new(3)
+        .randint::<u8>(&stream, n, 0, 251)
+        .unwrap();
+    let counts = keys.bincount(0).unwrap().to_vec().unwrap();
+    assert_eq!(counts.iter().sum::<i64>() as usize, n);
+    let mut out = DeviceArray::<u8>::empty(&stream, n).unwrap();
+    sort::sort_keys::<u8>(&stream, &keys, &mut out, n, SortOrder::Ascending).unwrap();
+    drop(keys);
+    // Each value's run starts where the counts of the smaller values end: each run holds only
+    // its value, and its neighbours are smaller before and greater after.
+    let mut start = 0usize;
+    for (value, &count) in counts.iter().enumerate() {
+        let count = count as usize;
+        if count == 0 {
+            continue;
+        }
+        let from = start.saturating_sub(1);
+        let to = (start + count + 1).min(n);
+        let window = out
+            .slice(&[cuda_core::Slice::new(from, Some(to))])
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let inside = &window[start - from..start - from + count];
+        assert!(inside.iter().all(|&v| v == value as u8), "the run of value {value}");
+        if start > 0 {
+            assert!(window[0] < value as u8, "before value {value}");
+        }
+        if start + count < n {
+            assert!(*window.last().unwrap() > value as u8, "after value {value}");
+        }
+        start += count;
+    }
+    println!("more than u32::MAX keys take the wide path");
+}
