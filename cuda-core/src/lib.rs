@@ -115,6 +115,8 @@
 // Where crates documented without this one (docs.rs builds each alone) link its items.
 #![doc(html_root_url = "https://docs.rs/cudars-core/0.1.0")]
 
+#[cfg(feature = "array")]
+pub mod algorithms;
 mod arch;
 #[cfg(feature = "array")]
 mod array;

@@ -16,7 +16,7 @@
 mod device_array;
 mod dtype;
 pub(crate) mod interop;
-mod kernels;
+pub(crate) mod kernels;
 mod memory;
 mod promotion;
 pub(crate) mod routines;

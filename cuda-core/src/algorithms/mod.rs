@@ -1,0 +1,130 @@
+//! Device-wide algorithms (the role of `cuda.compute`), on device memory of the memory contract
+//! ([`DeviceMemory`](cuda_driver::DeviceMemory) and
+//! [`DeviceMemoryMut`](cuda_driver::DeviceMemoryMut)), with no array needed:
+//! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole or
+//!   by segments of equal length;
+//! - [`select`]: compaction by flags (select and partition), the count left on the device or read
+//!   back.
+//!
+//! They are the project's own kernels, generated as CUDA C++ and compiled by NVRTC through the
+//! kernel cache (no CCCL headers needed): a single-pass scan with decoupled look-back. Each
+//! block takes the next tile number from an atomic counter (so a tile only waits for tiles that
+//! have started), reduces its tile, publishes the aggregate with a status flag, then looks back
+//! over the flags of the tiles before it, a warp reading 32 of them at a time, until it meets a
+//! published inclusive prefix; it then publishes its own inclusive prefix. Values and flags are
+//! written with volatile stores separated by `__threadfence()` (a scan's value and flag are two
+//! words), or packed in one 64-bit word (a selection's count). Temporary storage (the counter
+//! and the per-tile status) comes from the context's [`MemoryPool`](crate::MemoryPool) in the
+//! stream's order; nothing waits on the host except the documented count read-back.
+
+pub mod scan;
+pub mod select;
+
+use cuda_driver::{DeviceMemory, Stream};
+
+use crate::array::Element;
+use crate::error::{Error, Result};
+
+/// Threads per block of the tile kernels.
+pub(crate) const BLOCK: u32 = 256;
+/// Elements each thread holds.
+pub(crate) const ITEMS: u32 = 8;
+/// Elements per tile.
+pub(crate) const TILE: u64 = (BLOCK * ITEMS) as u64;
+
+/// The element count of `memory` read as `T`, checked against `stream`'s context.
+pub(crate) fn elements<T: Element>(what: &str, memory: &impl DeviceMemory, stream: &Stream) -> Result<usize> {
+    if memory.context() != stream.context() {
+        return Err(cuda_driver::Error::WrongContext {
+            object: "stream",
+            used_with: "device memory",
+        }
+        .into());
+    }
+    let size = std::mem::size_of::<T>();
+    if memory.byte_len() % size != 0 {
+        return Err(Error::InvalidValue(format!(
+            "{what}: {} bytes is not a whole number of {} elements",
+            memory.byte_len(),
+            T::DTYPE
+        )));
+    }
+    Ok(memory.byte_len() / size)
+}
+
+/// Fails when the byte ranges of `a` and `b` overlap (a kernel reading one while writing the
+/// other would race).
+pub(crate) fn disjoint(what: &str, a: &impl DeviceMemory, b: &impl DeviceMemory) -> Result<()> {
+    let (a0, a1) = (a.device_ptr(), a.device_ptr() + a.byte_len() as u64);
+    let (b0, b1) = (b.device_ptr(), b.device_ptr() + b.byte_len() as u64);
+    if a0 < b1 && b0 < a1 {
+        return Err(Error::InvalidValue(format!("{what}: the output overlaps an input")));
+    }
+    Ok(())
+}
+
+/// Blocks for `tiles` tiles, one each (the grid's x extent is at most 2^31 - 1).
+pub(crate) fn tile_grid(tiles: u64) -> Result<u32> {
+    u32::try_from(tiles)
+        .ok()
+        .filter(|&t| t <= i32::MAX as u32)
+        .ok_or_else(|| Error::InvalidValue(format!("{tiles} tiles exceed the grid's limit")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scan::{builtin_source, ScanOp, ScanOperator};
+    use super::select::{select_source, Emit, Predicate};
+    use crate::array::DType;
+    use crate::{Arch, CompileTarget, Program, ProgramOptions};
+
+    /// Compiles `source` for sm_90 with NVRTC (no GPU needed), returning the PTX.
+    fn compile(source: &str) -> String {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let code = Program::new(source, options)
+            .compile(CompileTarget::Ptx)
+            .unwrap_or_else(|e| panic!("generated code does not compile: {e}\n--- source ---\n{source}"));
+        code.ptx().expect("PTX").to_string()
+    }
+
+    macro_rules! every_scan {
+        ($($ty:ty),*) => {
+            $(
+                for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Min, ScanOp::Max] {
+                    let ptx = compile(&builtin_source::<$ty, <$ty as crate::array::Element>::Sum>(op, false));
+                    assert!(ptx.contains(".entry scan_scan(") && ptx.contains(".entry scan_init("));
+                }
+                compile(&builtin_source::<$ty, $ty>(ScanOp::Max, false));
+            )*
+        };
+    }
+
+    #[test]
+    fn scans_compile_for_every_type_and_operation() {
+        every_scan!(crate::Bool, i8, i16, i32, i64, u8, u16, u32, u64, half::f16, half::bf16, f32, f64);
+        compile(&builtin_source::<f32, f32>(ScanOp::Sum, true));
+        compile(&builtin_source::<half::bf16, half::bf16>(ScanOp::Prod, true));
+        compile(&builtin_source::<f64, f64>(ScanOp::Sum, true));
+    }
+
+    #[test]
+    fn scan_operators_compile_and_bad_names_are_errors() {
+        let op = ScanOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();
+        let ptx = compile(&op.source_for(DType::F16, DType::F32));
+        assert!(ptx.contains(".entry scan_absmax_scan("));
+        assert!(ScanOperator::new("not an identifier", "a + b", "0").is_err());
+    }
+
+    #[test]
+    fn selects_compile_for_every_type_and_output() {
+        for dtype in DType::ALL {
+            let ptx = compile(&select_source("s", &Predicate::flags(dtype), Emit::Value(dtype)));
+            assert!(ptx.contains(".entry s_select(") && ptx.contains(".entry s_init("));
+            compile(&select_source("i", &Predicate::flags(dtype), Emit::Index));
+        }
+        compile(&select_source("c", &Predicate::flags(DType::F32), Emit::Coordinates));
+    }
+}
