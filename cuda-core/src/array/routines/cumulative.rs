@@ -1,0 +1,105 @@
+//! NumPy's cumulative sums and products: `cumsum`, `cumprod`, `nancumsum`, `nancumprod`, over
+//! the flattened array or along one axis (negative axes count from the end), each one pass of
+//! the single-pass scan of [`crate::algorithms::scan`] (rows of the moved axis as segments).
+//!
+//! ```no_run
+//! use cuda_core::{Device, DeviceArray};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4, 5, 6])?.reshape([2, 3])?;
+//! assert_eq!(x.cumsum(None)?.to_vec()?, [1i64, 3, 6, 10, 15, 21]);
+//! assert_eq!(x.cumsum(Some(0))?.to_vec()?, [1i64, 2, 3, 5, 7, 9]);
+//! assert_eq!(x.cumprod(Some(-1))?.to_vec()?, [1i64, 2, 6, 4, 20, 120]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Types follow NumPy's `sum`: [`Element::Sum`] (`i64` for `bool` and signed integers, `u64`
+//! for unsigned ones, the type itself for floats). `f16` and `bf16` are accumulated in `f32`
+//! and each output rounded once (NumPy rounds every partial sum to the 16-bit type), and
+//! floating-point sums are combined in a tree order within tiles, so they may differ from
+//! NumPy's sequential sums in the last bits.
+
+use crate::algorithms::scan::{scan_loaded, Load, ScanKind, ScanOp};
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
+use crate::error::{Error, Result};
+
+/// `axis` as an index among `ndim` axes: NumPy's negative axes count from the end.
+pub(crate) fn normalize_axis(axis: isize, ndim: usize) -> Result<usize> {
+    let resolved = match axis < 0 {
+        true => axis.checked_add(ndim as isize),
+        false => Some(axis),
+    };
+    match resolved {
+        Some(a) if a >= 0 && (a as usize) < ndim => Ok(a as usize),
+        _ => Err(Error::InvalidValue(format!(
+            "axis {axis} is out of bounds for an array of {ndim} dimensions"
+        ))),
+    }
+}
+
+/// The inclusive scan of `x` with `op` (reading through `load`) over the flattened array
+/// (`axis` `None`, a 1-D result) or along `axis` (the shape of `x`).
+fn cumulative<T: Element, R: Element>(x: &DeviceArray<T>, axis: Option<isize>, op: ScanOp, load: Load) -> Result<DeviceArray<R>> {
+    let stream = x.stream();
+    let Some(axis) = axis else {
+        let flat = x.to_contiguous()?;
+        let mut out = DeviceArray::<R>::empty(stream, [x.len()])?;
+        scan_loaded::<T, R>(stream, op, load, &flat, &mut out, ScanKind::Inclusive, None)?;
+        return Ok(out);
+    };
+    let last = x.ndim().checked_sub(1);
+    let axis = normalize_axis(axis, x.ndim())?;
+    let last = last.unwrap_or(0);
+    let moved = x.moveaxis(axis, last)?.to_contiguous()?;
+    let mut out = DeviceArray::<R>::empty(stream, moved.shape().to_vec())?;
+    let row = x.shape()[axis];
+    if row > 0 {
+        scan_loaded::<T, R>(stream, op, load, &moved, &mut out, ScanKind::Inclusive, Some(row))?;
+    }
+    match axis == last {
+        true => Ok(out),
+        false => out.moveaxis(last, axis)?.try_clone(),
+    }
+}
+
+impl<T: Element> DeviceArray<T> {
+    /// Cumulative sums (NumPy's `cumsum`): of the flattened array when `axis` is `None` (a 1-D
+    /// result), else along `axis` (negative counts from the end), in [`Element::Sum`].
+    pub fn cumsum(&self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        cumulative(self, axis, ScanOp::Sum, Load::Plain)
+    }
+
+    /// Cumulative products (NumPy's `cumprod`), as [`cumsum`](Self::cumsum).
+    pub fn cumprod(&self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        cumulative(self, axis, ScanOp::Prod, Load::Plain)
+    }
+
+    /// Cumulative sums with NaN read as zero (NumPy's `nancumsum`; `cumsum` for integers).
+    pub fn nancumsum(&self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        cumulative(self, axis, ScanOp::Sum, Load::SkipNan)
+    }
+
+    /// Cumulative products with NaN read as one (NumPy's `nancumprod`; `cumprod` for integers).
+    pub fn nancumprod(&self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        cumulative(self, axis, ScanOp::Prod, Load::SkipNan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_count_from_the_end_and_out_of_range_ones_are_errors() {
+        assert_eq!(normalize_axis(-1, 3).unwrap(), 2);
+        assert_eq!(normalize_axis(0, 3).unwrap(), 0);
+        assert_eq!(normalize_axis(-3, 3).unwrap(), 0);
+        for bad in [3, -4, isize::MIN, isize::MAX] {
+            assert!(normalize_axis(bad, 3).is_err(), "{bad}");
+        }
+        assert!(normalize_axis(0, 0).is_err());
+    }
+}

@@ -1,0 +1,187 @@
+//! Selection on a GPU against a host reference: `flatnonzero`, `argwhere`, `nonzero` for every
+//! element type (NaN counts as nonzero, -0.0 as zero), sizes around the tile (2048 elements)
+//! and 10^7 at half density (the look-back across thousands of tiles); `extract` (`x[mask]`)
+//! with a bool array, a fused expression and a strided mask, and the typed error of a mask of
+//! another shape; the algorithms' select and partition on plain device buffers, the count left
+//! on the device. Without a driver or device each test prints `skipped: <why>` and passes,
+//! unless `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use cuda_core::algorithms::select::{select_flagged, select_flagged_count};
+use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
+use cuda_driver::Stream;
+use half::{bf16, f16};
+
+fn host_nonzero(values: &[f64]) -> Vec<i64> {
+    (0..values.len()).filter(|&i| values[i] != 0.0 || values[i].is_nan()).map(|i| i as i64).collect()
+}
+
+fn nonzero_for<T: Element>(stream: &Stream) {
+    for n in [0usize, 1, 2, 33, 2047, 2048, 2049, 6000, 100_003] {
+        let data: Vec<T> = (0..n).map(|i| T::from_f64(((i * 7 + i / 5) % 3 == 0) as u8 as f64 * 2.0)).collect();
+        let host: Vec<f64> = data.iter().map(|&x| x.to_f64()).collect();
+        let x = DeviceArray::from_slice(stream, &data).unwrap();
+        let got = x.flatnonzero().unwrap();
+        assert_eq!(got.to_vec().unwrap(), host_nonzero(&host), "flatnonzero of {n} {}", T::DTYPE);
+        assert_eq!(got.shape(), [host_nonzero(&host).len()]);
+    }
+}
+
+#[test]
+fn flatnonzero_matches_the_host_for_every_type() {
+    let Some(device) = common::device_or_skip("flatnonzero_matches_the_host_for_every_type") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    nonzero_for::<Bool>(&stream);
+    nonzero_for::<i8>(&stream);
+    nonzero_for::<i16>(&stream);
+    nonzero_for::<i32>(&stream);
+    nonzero_for::<i64>(&stream);
+    nonzero_for::<u8>(&stream);
+    nonzero_for::<u16>(&stream);
+    nonzero_for::<u32>(&stream);
+    nonzero_for::<u64>(&stream);
+    nonzero_for::<f16>(&stream);
+    nonzero_for::<bf16>(&stream);
+    nonzero_for::<f32>(&stream);
+    nonzero_for::<f64>(&stream);
+    let specials = DeviceArray::from_slice(&stream, &[0.0f32, -0.0, f32::NAN, f32::INFINITY, 1e-45]).unwrap();
+    assert_eq!(specials.flatnonzero().unwrap().to_vec().unwrap(), [2i64, 3, 4]);
+}
+
+#[test]
+fn ten_million_at_half_density() {
+    let Some(device) = common::device_or_skip("ten_million_at_half_density") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 10_000_000usize;
+    // A pattern whose density varies from tile to tile (whole tiles empty or full too).
+    let data: Vec<u8> = (0..n)
+        .map(|i| match (i / 2048) % 4 {
+            0 => (i % 2) as u8,
+            1 => 0,
+            2 => 1,
+            _ => ((i * 2_654_435_761) >> 7) as u8 & 1,
+        })
+        .collect();
+    let want: Vec<i64> = (0..n).filter(|&i| data[i] != 0).map(|i| i as i64).collect();
+    let x = DeviceArray::from_slice(&stream, &data).unwrap();
+    for run in 0..3 {
+        assert_eq!(x.flatnonzero().unwrap().to_vec().unwrap(), want, "run {run}");
+    }
+    let values = DeviceArray::<f32>::arange(&stream, 0.0, n as f32, 1.0).unwrap();
+    let mask: Vec<Bool> = data.iter().map(|&d| Bool(d)).collect();
+    let mask = DeviceArray::from_slice(&stream, &mask).unwrap();
+    let got = values.extract(&mask).unwrap().to_vec().unwrap();
+    assert_eq!(got.len(), want.len());
+    assert!(got.iter().zip(&want).all(|(&g, &w)| g == w as f32));
+}
+
+#[test]
+fn argwhere_and_nonzero_give_coordinates_in_c_order() {
+    let Some(device) = common::device_or_skip("argwhere_and_nonzero_give_coordinates_in_c_order") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let shape = [3usize, 4, 5];
+    let data: Vec<i32> = (0..60).map(|i| (i % 7 == 0 || i % 11 == 3) as i32).collect();
+    let x = DeviceArray::from_slice(&stream, &data).unwrap().reshape(shape).unwrap();
+    let flat: Vec<usize> = (0..60).filter(|&i| data[i] != 0).collect();
+    let rows: Vec<i64> = flat
+        .iter()
+        .flat_map(|&i| [(i / 20) as i64, ((i / 5) % 4) as i64, (i % 5) as i64])
+        .collect();
+    let argwhere = x.argwhere().unwrap();
+    assert_eq!(argwhere.shape(), [flat.len(), 3]);
+    assert_eq!(argwhere.to_vec().unwrap(), rows);
+    let nonzero = x.nonzero().unwrap();
+    assert_eq!(nonzero.len(), 3);
+    for (d, axis) in nonzero.iter().enumerate() {
+        let want: Vec<i64> = rows.iter().skip(d).step_by(3).copied().collect();
+        assert_eq!(axis.to_vec().unwrap(), want, "axis {d}");
+    }
+    // A transposed view: C order of the view's own shape.
+    let t = x.transpose();
+    let want: Vec<i64> = {
+        let host: Vec<i32> = (0..60).map(|j| data[(j % 3) * 20 + ((j / 3) % 4) * 5 + j / 12]).collect();
+        (0..60).filter(|&j| host[j] != 0).map(|j| j as i64).collect()
+    };
+    assert_eq!(t.flatnonzero().unwrap().to_vec().unwrap(), want);
+    let empty = DeviceArray::<f32>::zeros(&stream, [0, 3]).unwrap();
+    assert_eq!(empty.argwhere().unwrap().shape(), [0, 2]);
+    let scalar = DeviceArray::from_slice(&stream, &[1.0f32]).unwrap().reshape(Vec::<usize>::new()).unwrap();
+    assert!(matches!(scalar.nonzero(), Err(Error::InvalidValue(_))));
+    assert_eq!(scalar.flatnonzero().unwrap().to_vec().unwrap(), [0i64]);
+}
+
+#[test]
+fn extract_reads_through_masks_and_fused_expressions() {
+    let Some(device) = common::device_or_skip("extract_reads_through_masks_and_fused_expressions") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 100_003usize;
+    let data: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 / 100.0).collect();
+    let x = DeviceArray::from_slice(&stream, &data).unwrap();
+    let want: Vec<f32> = data.iter().copied().filter(|&v| v > 0.5).collect();
+    assert_eq!(x.extract(x.gt(0.5)).unwrap().to_vec().unwrap(), want, "x[x > 0.5], fused");
+    let mask = x.gt(0.5).eval().unwrap();
+    assert_eq!(x.extract(&mask).unwrap().to_vec().unwrap(), want, "x[mask]");
+    // An expression of two arrays and a scalar.
+    let y = DeviceArray::from_slice(&stream, &data.iter().rev().copied().collect::<Vec<_>>()).unwrap();
+    let want: Vec<f32> = (0..n).filter(|&i| data[i] + data[n - 1 - i] > 1.2).map(|i| data[i]).collect();
+    assert_eq!(x.extract((&x + &y).gt(1.2)).unwrap().to_vec().unwrap(), want);
+    // A strided mask (evaluated first) and a 2-D array.
+    let m = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4, 5, 6]).unwrap().reshape([2, 3]).unwrap();
+    let mt = DeviceArray::from_slice(&stream, &[1i32, 0, 0, 1, 1, 0]).unwrap().reshape([3, 2]).unwrap();
+    let strided = mt.transpose();
+    assert_eq!(m.extract(strided.ne(0)).unwrap().to_vec().unwrap(), [1, 3, 5]);
+    // NaN is true in a bool cast; a mask of another shape is an error.
+    let wrong = DeviceArray::<Bool>::zeros(&stream, [3, 2]).unwrap();
+    assert!(matches!(m.extract(&wrong), Err(Error::InvalidValue(_))));
+    let empty = DeviceArray::<f64>::zeros(&stream, [0]).unwrap();
+    assert!(empty.extract(empty.gt(0.0)).unwrap().is_empty());
+}
+
+#[test]
+fn select_and_partition_on_plain_buffers() {
+    let Some(device) = common::device_or_skip("select_and_partition_on_plain_buffers") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    let n = 50_001usize;
+    let data: Vec<u64> = (0..n as u64).map(|i| i * 3).collect();
+    let flags: Vec<u8> = (0..n).map(|i| (i % 3 == 1 || i % 17 == 0) as u8).collect();
+    let x = DeviceBuffer::from_slice(context, &data).unwrap();
+    let f = DeviceBuffer::from_slice(context, &flags).unwrap();
+    let mut out = DeviceBuffer::<u64>::zeroed(context, n).unwrap();
+    let selected: Vec<u64> = (0..n).filter(|&i| flags[i] != 0).map(|i| data[i]).collect();
+    let count = select_flagged_count::<u64, u8>(&stream, &x, &f, &mut out).unwrap();
+    assert_eq!(count, selected.len());
+    assert_eq!(&out.to_vec().unwrap()[..count], selected.as_slice());
+    // Partition, the count left on the device: the rest after, in reverse order.
+    let mut count_on_device = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
+    select_flagged::<u64, u8>(&stream, &x, &f, &mut out, &mut count_on_device, true).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(count_on_device.to_vec().unwrap(), [selected.len() as u64]);
+    let mut want = selected.clone();
+    want.extend((0..n).rev().filter(|&i| flags[i] == 0).map(|i| data[i]));
+    assert_eq!(out.to_vec().unwrap(), want);
+    // Typed errors: flags of another length, an output too small, the count overlapping the output.
+    let short = DeviceBuffer::<u8>::zeroed(context, n - 1).unwrap();
+    let error = select_flagged_count::<u64, u8>(&stream, &x, &short, &mut out);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut small = DeviceBuffer::<u64>::zeroed(context, n - 1).unwrap();
+    let error = select_flagged_count::<u64, u8>(&stream, &x, &f, &mut small);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    // Empty input: count 0.
+    let none = DeviceBuffer::<u64>::zeroed(context, 0);
+    if let (Ok(none), Ok(no_flags)) = (none, DeviceBuffer::<u8>::zeroed(context, 0)) {
+        let mut no_out = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
+        assert_eq!(select_flagged_count::<u64, u8>(&stream, &none, &no_flags, &mut no_out).unwrap(), 0);
+    }
+}
