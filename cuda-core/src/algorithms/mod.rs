@@ -74,7 +74,7 @@ pub(crate) fn tile_grid(tiles: u64) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::scan::{builtin_source, ScanOp, ScanOperator};
-    use super::select::{select_source, Emit, Predicate};
+    use super::select::{select_source, Emit, PredParam, Predicate};
     use crate::array::DType;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
@@ -126,5 +126,25 @@ mod tests {
             compile(&select_source("i", &Predicate::flags(dtype), Emit::Index));
         }
         compile(&select_source("c", &Predicate::flags(DType::F32), Emit::Coordinates));
+        // A predicate as a fused mask expression makes it: arrays and scalars, the expression
+        // prelude.
+        let fused = Predicate {
+            params: vec![
+                PredParam {
+                    c_type: "cuda_core_f16".into(),
+                    name: "a0".into(),
+                    array: true,
+                },
+                PredParam {
+                    c_type: "double".into(),
+                    name: "a1".into(),
+                    array: false,
+                },
+            ],
+            value: "((float)a0 > a1)".into(),
+            prelude: crate::array::routines::math::EXPR_PRELUDE.into(),
+        };
+        let ptx = compile(&select_source("e", &fused, Emit::Value(DType::I64)));
+        assert!(ptx.contains(".entry e_select("));
     }
 }
