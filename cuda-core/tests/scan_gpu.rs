@@ -31,7 +31,12 @@ fn check<R: Element>(what: &str, got: &DeviceArray<R>, want: &[f64], tolerance: 
     let got: Vec<f64> = got.to_vec().unwrap().into_iter().map(Element::to_f64).collect();
     assert_eq!(got.len(), want.len(), "{what}: length");
     if let Some(i) = (0..got.len()).find(|&i| !close(got[i], want[i], tolerance)) {
-        panic!("{what}: element {i} of {} is {}, the host gives {}", got.len(), got[i], want[i]);
+        panic!(
+            "{what}: element {i} of {} is {}, the host gives {}",
+            got.len(),
+            got[i],
+            want[i]
+        );
     }
 }
 
@@ -43,13 +48,23 @@ fn flat_scans<T: Element>(stream: &Stream, sizes: &[usize], tolerance: f64) {
         let host: Vec<f64> = data.iter().map(|&x| x.to_f64()).collect();
         let x = DeviceArray::from_slice(stream, &data).unwrap();
         let what = format!("cumsum of {n} {}", T::DTYPE);
-        check(&what, &x.cumsum(None).unwrap(), &host_scan(&host, n.max(1), &|a, b| a + b), tolerance);
+        check(
+            &what,
+            &x.cumsum(None).unwrap(),
+            &host_scan(&host, n.max(1), &|a, b| a + b),
+            tolerance,
+        );
         // Products of ones and twos, kept short of overflow: the first 40 elements.
         let short: Vec<T> = (0..n.min(40)).map(|i| T::from_f64(1.0 + (i % 2) as f64)).collect();
         let host: Vec<f64> = short.iter().map(|&x| x.to_f64()).collect();
         let y = DeviceArray::from_slice(stream, &short).unwrap();
         let what = format!("cumprod of {} {}", short.len(), T::DTYPE);
-        check(&what, &y.cumprod(None).unwrap(), &host_scan(&host, short.len().max(1), &|a, b| a * b), tolerance);
+        check(
+            &what,
+            &y.cumprod(None).unwrap(),
+            &host_scan(&host, short.len().max(1), &|a, b| a * b),
+            tolerance,
+        );
     }
 }
 
@@ -142,7 +157,10 @@ fn every_axis_of_a_3d_array_matches_the_host() {
         assert!(matches!(x.cumsum(Some(-4)), Err(Error::InvalidValue(_))));
     }
     // A transposed (strided) view scans in its own order.
-    let x = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4, 5, 6]).unwrap().reshape([2, 3]).unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4, 5, 6])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
     let t = x.transpose();
     assert_eq!(t.cumsum(Some(1)).unwrap().to_vec().unwrap(), [1i64, 5, 2, 7, 3, 9]);
     assert_eq!(t.cumsum(None).unwrap().to_vec().unwrap(), [1i64, 5, 7, 12, 15, 21]);
@@ -158,15 +176,35 @@ fn nan_infinities_and_negative_zero_follow_numpy() {
     let data = [1.0, nan, 2.0, f64::INFINITY, -1.0];
     let x = DeviceArray::from_slice(&stream, &data).unwrap();
     check("cumsum", &x.cumsum(None).unwrap(), &[1.0, nan, nan, nan, nan], 0.0);
-    check("nancumsum", &x.nancumsum(None).unwrap(), &[1.0, 1.0, 3.0, f64::INFINITY, f64::INFINITY], 0.0);
-    check("nancumprod", &x.nancumprod(None).unwrap(), &[1.0, 1.0, 2.0, f64::INFINITY, -f64::INFINITY], 0.0);
+    check(
+        "nancumsum",
+        &x.nancumsum(None).unwrap(),
+        &[1.0, 1.0, 3.0, f64::INFINITY, f64::INFINITY],
+        0.0,
+    );
+    check(
+        "nancumprod",
+        &x.nancumprod(None).unwrap(),
+        &[1.0, 1.0, 2.0, f64::INFINITY, -f64::INFINITY],
+        0.0,
+    );
     let inf = DeviceArray::from_slice(&stream, &[f32::INFINITY, f32::NEG_INFINITY, 1.0]).unwrap();
     check("inf - inf", &inf.cumsum(None).unwrap(), &[f64::INFINITY, nan, nan], 0.0);
     let zero = DeviceArray::from_slice(&stream, &[-0.0f32, -0.0]).unwrap();
     let sums = zero.cumsum(None).unwrap().to_vec().unwrap();
-    assert!(sums.iter().all(|s| *s == 0.0 && s.is_sign_negative()), "-0.0 + -0.0 is -0.0: {sums:?}");
+    assert!(
+        sums.iter().all(|s| *s == 0.0 && s.is_sign_negative()),
+        "-0.0 + -0.0 is -0.0: {sums:?}"
+    );
     let halves = DeviceArray::from_slice(&stream, &[f16::from_f32(1.0), f16::NAN, f16::from_f32(2.0)]).unwrap();
-    let got: Vec<f32> = halves.nancumsum(None).unwrap().to_vec().unwrap().iter().map(|h| h.to_f32()).collect();
+    let got: Vec<f32> = halves
+        .nancumsum(None)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|h| h.to_f32())
+        .collect();
     assert_eq!(got, [1.0, 1.0, 3.0]);
     let ints = DeviceArray::from_slice(&stream, &[3i32, 4]).unwrap();
     assert_eq!(ints.nancumprod(None).unwrap().to_vec().unwrap(), [3i64, 12]);
@@ -206,7 +244,15 @@ fn algorithm_forms_on_plain_buffers() {
         let got: Vec<f64> = out.to_vec().unwrap().into_iter().map(|v| v as f64).collect();
         assert_eq!(got, want, "{op:?} by segments of {segment}");
     }
-    scan::<i32, i64>(&stream, &x, &mut out, ScanOp::Sum, ScanKind::Exclusive(0), Some(segment)).unwrap();
+    scan::<i32, i64>(
+        &stream,
+        &x,
+        &mut out,
+        ScanOp::Sum,
+        ScanKind::Exclusive(0),
+        Some(segment),
+    )
+    .unwrap();
     stream.synchronize().unwrap();
     let got = out.to_vec().unwrap();
     let mut acc = 0i64;
@@ -228,7 +274,10 @@ fn algorithm_forms_on_plain_buffers() {
     // A C++ operator.
     let op = ScanOperator::new("running_absmax", "max(abs(a), abs(b))", "0").unwrap();
     // SAFETY: the operator only computes with `a` and `b`.
-    unsafe { op.scan::<i32, i64>(&stream, &x, &mut out, ScanKind::Inclusive, None).unwrap() };
+    unsafe {
+        op.scan::<i32, i64>(&stream, &x, &mut out, ScanKind::Inclusive, None)
+            .unwrap()
+    };
     stream.synchronize().unwrap();
     let got = out.to_vec().unwrap();
     let mut acc = 0i64;

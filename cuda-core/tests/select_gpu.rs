@@ -14,16 +14,26 @@ use cuda_driver::Stream;
 use half::{bf16, f16};
 
 fn host_nonzero(values: &[f64]) -> Vec<i64> {
-    (0..values.len()).filter(|&i| values[i] != 0.0 || values[i].is_nan()).map(|i| i as i64).collect()
+    (0..values.len())
+        .filter(|&i| values[i] != 0.0 || values[i].is_nan())
+        .map(|i| i as i64)
+        .collect()
 }
 
 fn nonzero_for<T: Element>(stream: &Stream) {
     for n in [0usize, 1, 2, 33, 2047, 2048, 2049, 6000, 100_003] {
-        let data: Vec<T> = (0..n).map(|i| T::from_f64(((i * 7 + i / 5) % 3 == 0) as u8 as f64 * 2.0)).collect();
+        let data: Vec<T> = (0..n)
+            .map(|i| T::from_f64(((i * 7 + i / 5) % 3 == 0) as u8 as f64 * 2.0))
+            .collect();
         let host: Vec<f64> = data.iter().map(|&x| x.to_f64()).collect();
         let x = DeviceArray::from_slice(stream, &data).unwrap();
         let got = x.flatnonzero().unwrap();
-        assert_eq!(got.to_vec().unwrap(), host_nonzero(&host), "flatnonzero of {n} {}", T::DTYPE);
+        assert_eq!(
+            got.to_vec().unwrap(),
+            host_nonzero(&host),
+            "flatnonzero of {n} {}",
+            T::DTYPE
+        );
         assert_eq!(got.shape(), [host_nonzero(&host).len()]);
     }
 }
@@ -106,13 +116,18 @@ fn argwhere_and_nonzero_give_coordinates_in_c_order() {
     // A transposed view: C order of the view's own shape.
     let t = x.transpose();
     let want: Vec<i64> = {
-        let host: Vec<i32> = (0..60).map(|j| data[(j % 3) * 20 + ((j / 3) % 4) * 5 + j / 12]).collect();
+        let host: Vec<i32> = (0..60)
+            .map(|j| data[(j % 3) * 20 + ((j / 3) % 4) * 5 + j / 12])
+            .collect();
         (0..60).filter(|&j| host[j] != 0).map(|j| j as i64).collect()
     };
     assert_eq!(t.flatnonzero().unwrap().to_vec().unwrap(), want);
     let empty = DeviceArray::<f32>::zeros(&stream, [0, 3]).unwrap();
     assert_eq!(empty.argwhere().unwrap().shape(), [0, 2]);
-    let scalar = DeviceArray::from_slice(&stream, &[1.0f32]).unwrap().reshape(Vec::<usize>::new()).unwrap();
+    let scalar = DeviceArray::from_slice(&stream, &[1.0f32])
+        .unwrap()
+        .reshape(Vec::<usize>::new())
+        .unwrap();
     assert!(matches!(scalar.nonzero(), Err(Error::InvalidValue(_))));
     assert_eq!(scalar.flatnonzero().unwrap().to_vec().unwrap(), [0i64]);
 }
@@ -127,16 +142,29 @@ fn extract_reads_through_masks_and_fused_expressions() {
     let data: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 / 100.0).collect();
     let x = DeviceArray::from_slice(&stream, &data).unwrap();
     let want: Vec<f32> = data.iter().copied().filter(|&v| v > 0.5).collect();
-    assert_eq!(x.extract(x.gt(0.5)).unwrap().to_vec().unwrap(), want, "x[x > 0.5], fused");
+    assert_eq!(
+        x.extract(x.gt(0.5)).unwrap().to_vec().unwrap(),
+        want,
+        "x[x > 0.5], fused"
+    );
     let mask = x.gt(0.5).eval().unwrap();
     assert_eq!(x.extract(&mask).unwrap().to_vec().unwrap(), want, "x[mask]");
     // An expression of two arrays and a scalar.
     let y = DeviceArray::from_slice(&stream, &data.iter().rev().copied().collect::<Vec<_>>()).unwrap();
-    let want: Vec<f32> = (0..n).filter(|&i| data[i] + data[n - 1 - i] > 1.2).map(|i| data[i]).collect();
+    let want: Vec<f32> = (0..n)
+        .filter(|&i| data[i] + data[n - 1 - i] > 1.2)
+        .map(|i| data[i])
+        .collect();
     assert_eq!(x.extract((&x + &y).gt(1.2)).unwrap().to_vec().unwrap(), want);
     // A strided mask (evaluated first) and a 2-D array.
-    let m = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4, 5, 6]).unwrap().reshape([2, 3]).unwrap();
-    let mt = DeviceArray::from_slice(&stream, &[1i32, 0, 0, 1, 1, 0]).unwrap().reshape([3, 2]).unwrap();
+    let m = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4, 5, 6])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    let mt = DeviceArray::from_slice(&stream, &[1i32, 0, 0, 1, 1, 0])
+        .unwrap()
+        .reshape([3, 2])
+        .unwrap();
     let strided = mt.transpose();
     assert_eq!(m.extract(strided.ne(0)).unwrap().to_vec().unwrap(), [1, 3, 5]);
     // NaN is true in a bool cast; a mask of another shape is an error.
@@ -182,6 +210,9 @@ fn select_and_partition_on_plain_buffers() {
     let none = DeviceBuffer::<u64>::zeroed(context, 0);
     if let (Ok(none), Ok(no_flags)) = (none, DeviceBuffer::<u8>::zeroed(context, 0)) {
         let mut no_out = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
-        assert_eq!(select_flagged_count::<u64, u8>(&stream, &none, &no_flags, &mut no_out).unwrap(), 0);
+        assert_eq!(
+            select_flagged_count::<u64, u8>(&stream, &none, &no_flags, &mut no_out).unwrap(),
+            0
+        );
     }
 }

@@ -628,7 +628,14 @@ fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
             Ok(())
         })?;
         let kept = out.ok_or("no result")?.len();
-        let want = values.gt(0.5).eval().map_err(text)?.count_nonzero().map_err(text)?.item().map_err(text)?;
+        let want = values
+            .gt(0.5)
+            .eval()
+            .map_err(text)?
+            .count_nonzero()
+            .map_err(text)?
+            .item()
+            .map_err(text)?;
         match kept as i64 == want {
             true => Ok((stats, kept)),
             false => Err(format!("x[x > 0.5] kept {kept}, count_nonzero gives {want}")),

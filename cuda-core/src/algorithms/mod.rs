@@ -104,7 +104,21 @@ mod tests {
 
     #[test]
     fn scans_compile_for_every_type_and_operation() {
-        every_scan!(crate::Bool, i8, i16, i32, i64, u8, u16, u32, u64, half::f16, half::bf16, f32, f64);
+        every_scan!(
+            crate::Bool,
+            i8,
+            i16,
+            i32,
+            i64,
+            u8,
+            u16,
+            u32,
+            u64,
+            half::f16,
+            half::bf16,
+            f32,
+            f64
+        );
         compile(&builtin_source::<f32, f32>(ScanOp::Sum, true));
         compile(&builtin_source::<half::bf16, half::bf16>(ScanOp::Prod, true));
         compile(&builtin_source::<f64, f64>(ScanOp::Sum, true));

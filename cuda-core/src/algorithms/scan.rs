@@ -456,7 +456,16 @@ impl ScanOperator {
     ) -> Result<()> {
         let signature = [ArgType::Array(I::DTYPE), ArgType::Array(O::DTYPE)];
         let code = || self.code(I::DTYPE, O::DTYPE);
-        run::<I, O>(stream, &self.loaded, &signature, &code, input, output, kind, segment_len)
+        run::<I, O>(
+            stream,
+            &self.loaded,
+            &signature,
+            &code,
+            input,
+            output,
+            kind,
+            segment_len,
+        )
     }
 }
 
@@ -528,7 +537,18 @@ pub(crate) fn scan_loaded<I: Element, O: Element>(
     let signature = [ArgType::Array(I::DTYPE), ArgType::Array(O::DTYPE)];
     let code = || builtin_code(kernel.op, kernel.load, I::DTYPE, O::DTYPE);
     // SAFETY: the built-in operations only compute with their two values.
-    unsafe { run::<I, O>(stream, &kernel.loaded, &signature, &code, input, output, kind, segment_len) }
+    unsafe {
+        run::<I, O>(
+            stream,
+            &kernel.loaded,
+            &signature,
+            &code,
+            input,
+            output,
+            kind,
+            segment_len,
+        )
+    }
 }
 
 /// Checks the buffers and runs the scan whose code `code` gives.
@@ -573,7 +593,18 @@ unsafe fn run<I: Element, O: Element>(
     let _input_use = input.begin_use(stream, Access::Read)?;
     let _output_use = output.begin_use(stream, Access::Write)?;
     // SAFETY: the pointers are of the memory checked above, whose uses on `stream` are begun.
-    unsafe { launch_scan(&loaded, stream, input.device_ptr(), output.device_ptr(), n as u64, segment, init, exclusive) }
+    unsafe {
+        launch_scan(
+            &loaded,
+            stream,
+            input.device_ptr(),
+            output.device_ptr(),
+            n as u64,
+            segment,
+            init,
+            exclusive,
+        )
+    }
 }
 
 /// The bits of `init` in the arithmetic type of `O` (`float` for `f16`/`bf16`), zero-extended.
@@ -629,7 +660,13 @@ pub(crate) unsafe fn launch_scan(
     clear.value(temp.ptr()).value(tiles);
     // SAFETY: `_init` takes the temporary storage's address and the tile count, and writes the
     // counter and `tiles` status words, inside the block's `temp_bytes(tiles)` bytes.
-    unsafe { clear.run(&loaded.functions[0], (grid_for(tiles, BLOCK, loaded.sm_count, 4), 1), (BLOCK, 1))? };
+    unsafe {
+        clear.run(
+            &loaded.functions[0],
+            (grid_for(tiles, BLOCK, loaded.sm_count, 4), 1),
+            (BLOCK, 1),
+        )?
+    };
     let mut pass = Launch::on(stream);
     pass.value(input)
         .value(output)

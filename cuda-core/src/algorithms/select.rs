@@ -31,8 +31,8 @@ use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream};
 use super::{disjoint, elements, tile_grid, BLOCK, ITEMS, TILE};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel_encoded, Loaded, LoadedTable};
-use crate::array::kernels::{Arg, ArgType};
 use crate::array::kernels::PRELUDE;
+use crate::array::kernels::{Arg, ArgType};
 use crate::array::{DType, Element, MemoryPool};
 use crate::error::{Error, Result};
 
@@ -341,7 +341,13 @@ pub(crate) unsafe fn launch_select<'a>(loaded: &Loaded, stream: &Stream, call: &
     clear.value(temp.ptr()).value(tiles);
     // SAFETY: `_init` takes the temporary storage's address and the tile count and writes the
     // counter and `tiles` status words: `tiles + 1` words, the block's size.
-    unsafe { clear.run(&loaded.functions[0], (grid_for(tiles + 1, BLOCK, loaded.sm_count, 4), 1), (BLOCK, 1))? };
+    unsafe {
+        clear.run(
+            &loaded.functions[0],
+            (grid_for(tiles + 1, BLOCK, loaded.sm_count, 4), 1),
+            (BLOCK, 1),
+        )?
+    };
     let mut shape = [0u64; MAX_DIMS + 1];
     shape[0] = call.shape.len() as u64;
     for (slot, &extent) in shape[1..].iter_mut().zip(call.shape) {

@@ -42,7 +42,12 @@ pub(crate) fn normalize_axis(axis: isize, ndim: usize) -> Result<usize> {
 
 /// The inclusive scan of `x` with `op` (reading through `load`) over the flattened array
 /// (`axis` `None`, a 1-D result) or along `axis` (the shape of `x`).
-fn cumulative<T: Element, R: Element>(x: &DeviceArray<T>, axis: Option<isize>, op: ScanOp, load: Load) -> Result<DeviceArray<R>> {
+fn cumulative<T: Element, R: Element>(
+    x: &DeviceArray<T>,
+    axis: Option<isize>,
+    op: ScanOp,
+    load: Load,
+) -> Result<DeviceArray<R>> {
     let stream = x.stream();
     let Some(axis) = axis else {
         let flat = x.to_contiguous()?;

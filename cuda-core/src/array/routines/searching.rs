@@ -22,7 +22,9 @@
 
 use cuda_driver::Access;
 
-use crate::algorithms::select::{launch_select, load_select, read_count, Emit, PredArgs, PredParam, Predicate, SelectCall};
+use crate::algorithms::select::{
+    launch_select, load_select, read_count, Emit, PredArgs, PredParam, Predicate, SelectCall,
+};
 use crate::array::device_array::{c_strides, DeviceArray};
 use crate::array::dtype::{Bool, Element};
 use crate::array::kernels::params::{parse_params, ParamType};
