@@ -1,6 +1,6 @@
 //! Device-wide algorithms (the role of `cuda.compute`), on device memory of the memory contract
-//! ([`DeviceMemory`](cuda_driver::DeviceMemory) and
-//! [`DeviceMemoryMut`](cuda_driver::DeviceMemoryMut)), with no array needed:
+//! ([`DeviceMemory`] and [`DeviceMemoryMut`](cuda_driver::DeviceMemoryMut)), with no array
+//! needed:
 //! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole or
 //!   by segments of equal length;
 //! - [`select`]: compaction by flags (select and partition), the count left on the device or read
