@@ -295,3 +295,31 @@ fn algorithm_forms_on_plain_buffers() {
     let error = scan::<i32, i64>(&stream, &bytes, &mut out, ScanOp::Sum, ScanKind::Inclusive, None);
     assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
+
+#[test]
+fn diff_follows_numpy() {
+    let Some(device) = common::device_or_skip("diff_follows_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1i32, 4, 9, 16, 25, 36]).unwrap().reshape([2, 3]).unwrap();
+    assert_eq!(x.diff(1, -1).unwrap().to_vec().unwrap(), [3, 5, 9, 11]);
+    assert_eq!(x.diff(1, -1).unwrap().shape(), [2, 2]);
+    assert_eq!(x.diff(2, 1).unwrap().to_vec().unwrap(), [2, 2]);
+    assert_eq!(x.diff(1, 0).unwrap().to_vec().unwrap(), [15, 21, 27]);
+    assert_eq!(x.diff(0, 0).unwrap().to_vec().unwrap(), [1, 4, 9, 16, 25, 36]);
+    // Past the axis's length: an empty axis, as in NumPy.
+    assert_eq!(x.diff(5, 1).unwrap().shape(), [2, 0]);
+    // Integers wrap; bools compare.
+    let u = DeviceArray::from_slice(&stream, &[5u8, 3]).unwrap();
+    assert_eq!(u.diff(1, 0).unwrap().to_vec().unwrap(), [254]);
+    let b = DeviceArray::from_slice(&stream, &[Bool(1), Bool(1), Bool(0)]).unwrap();
+    assert_eq!(b.diff(1, 0).unwrap().to_vec().unwrap(), [Bool(0), Bool(1)]);
+    // The inverse of cumsum.
+    let data: Vec<i64> = (0..5000).map(|i| (i * 31 % 17) - 8).collect();
+    let y = DeviceArray::from_slice(&stream, &data).unwrap();
+    assert_eq!(y.cumsum(None).unwrap().diff(1, 0).unwrap().to_vec().unwrap(), &data[1..]);
+    assert!(matches!(x.diff(1, 2), Err(Error::InvalidValue(_))));
+    let scalar = DeviceArray::from_slice(&stream, &[1.0f32]).unwrap().reshape(Vec::<usize>::new()).unwrap();
+    assert!(matches!(scalar.diff(1, 0), Err(Error::InvalidValue(_))));
+}

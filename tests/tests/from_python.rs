@@ -476,7 +476,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
     x.nansum_axes(&[0], false)?;
     (x.count_nonzero()?, x.ptp_axes(&[1], false)?);
-    (x.cumsum(None)?, x.cumprod(Some(-1))?, x.nancumsum(Some(0))?);
+    (x.cumsum(None)?, x.cumprod(Some(-1))?, x.nancumsum(Some(0))?, x.diff(2, -1)?);
     (x.nonzero()?, x.flatnonzero()?, x.argwhere()?);
     {
         let mask = x.gt(0.5).eval()?;

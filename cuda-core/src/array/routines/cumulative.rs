@@ -1,6 +1,7 @@
 //! NumPy's cumulative sums and products: `cumsum`, `cumprod`, `nancumsum`, `nancumprod`, over
 //! the flattened array or along one axis (negative axes count from the end), each one pass of
-//! the single-pass scan of [`crate::algorithms::scan`] (rows of the moved axis as segments).
+//! the single-pass scan of [`crate::algorithms::scan`] (rows of the moved axis as segments);
+//! and their inverse, `diff` (one fused kernel per order).
 //!
 //! ```no_run
 //! use cuda_core::{Device, DeviceArray};
@@ -23,7 +24,10 @@
 
 use crate::algorithms::scan::{scan_loaded, Load, ScanKind, ScanOp};
 use crate::array::device_array::DeviceArray;
-use crate::array::dtype::Element;
+use crate::array::dtype::{Bool, DType, Element};
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::{binary, BinaryOp, IntoExpr};
+use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
 /// `axis` as an index among `ndim` axes: NumPy's negative axes count from the end.
@@ -90,6 +94,36 @@ impl<T: Element> DeviceArray<T> {
     /// Cumulative products with NaN read as one (NumPy's `nancumprod`; `cumprod` for integers).
     pub fn nancumprod(&self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
         cumulative(self, axis, ScanOp::Prod, Load::SkipNan)
+    }
+}
+
+impl<T: Scalars> DeviceArray<T> {
+    /// The `n`-th discrete difference along `axis` (NumPy's `diff`; negative axes count from
+    /// the end): `x[1:] - x[:-1]` along the axis, `n` times, in `T` (integers wrap as in NumPy;
+    /// for `Bool`, `x[1:] != x[:-1]`). The axis shrinks by `n` (to no less than 0); `n` = 0 gives
+    /// the array itself. A 0-d array is an error, as in NumPy.
+    pub fn diff(&self, n: usize, axis: isize) -> Result<DeviceArray<T>> {
+        let ndim = self.ndim();
+        let axis = normalize_axis(axis, ndim)?;
+        let mut current = self.to_contiguous()?;
+        for _ in 0..n {
+            let len = current.shape()[axis];
+            if len == 0 {
+                break;
+            }
+            let mut upper = vec![Slice::ALL; ndim];
+            upper[axis] = Slice::new(1, None);
+            let mut lower = vec![Slice::ALL; ndim];
+            lower[axis] = Slice::new(0, Some(len - 1));
+            let (upper, lower) = (current.slice(&upper)?, current.slice(&lower)?);
+            let difference = match T::DTYPE {
+                DType::Bool => binary::<T, T, Bool>(BinaryOp::Ne, (&upper).into_expr(), (&lower).into_expr()).retyped(),
+                _ => binary::<T, T, T>(BinaryOp::Sub, (&upper).into_expr(), (&lower).into_expr()),
+            };
+            let next = difference.eval()?;
+            current = next;
+        }
+        Ok(current)
     }
 }
 
