@@ -302,7 +302,10 @@ fn diff_follows_numpy() {
         return;
     };
     let stream = device.create_stream().unwrap();
-    let x = DeviceArray::from_slice(&stream, &[1i32, 4, 9, 16, 25, 36]).unwrap().reshape([2, 3]).unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1i32, 4, 9, 16, 25, 36])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
     assert_eq!(x.diff(1, -1).unwrap().to_vec().unwrap(), [3, 5, 9, 11]);
     assert_eq!(x.diff(1, -1).unwrap().shape(), [2, 2]);
     assert_eq!(x.diff(2, 1).unwrap().to_vec().unwrap(), [2, 2]);
@@ -318,8 +321,14 @@ fn diff_follows_numpy() {
     // The inverse of cumsum.
     let data: Vec<i64> = (0..5000).map(|i| (i * 31 % 17) - 8).collect();
     let y = DeviceArray::from_slice(&stream, &data).unwrap();
-    assert_eq!(y.cumsum(None).unwrap().diff(1, 0).unwrap().to_vec().unwrap(), &data[1..]);
+    assert_eq!(
+        y.cumsum(None).unwrap().diff(1, 0).unwrap().to_vec().unwrap(),
+        &data[1..]
+    );
     assert!(matches!(x.diff(1, 2), Err(Error::InvalidValue(_))));
-    let scalar = DeviceArray::from_slice(&stream, &[1.0f32]).unwrap().reshape(Vec::<usize>::new()).unwrap();
+    let scalar = DeviceArray::from_slice(&stream, &[1.0f32])
+        .unwrap()
+        .reshape(Vec::<usize>::new())
+        .unwrap();
     assert!(matches!(scalar.diff(1, 0), Err(Error::InvalidValue(_))));
 }

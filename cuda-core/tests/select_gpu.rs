@@ -216,3 +216,66 @@ fn select_and_partition_on_plain_buffers() {
         );
     }
 }
+
+#[test]
+fn place_and_putmask_write_through_masks() {
+    let Some(device) = common::device_or_skip("place_and_putmask_write_through_masks") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 10_007usize;
+    let data: Vec<i32> = (0..n as i32).collect();
+    let values = DeviceArray::from_slice(&stream, &[-1i32, -2, -3]).unwrap();
+    let flags: Vec<bool> = (0..n).map(|i| i % 4 == 1 || i % 7 == 0).collect();
+    let mask_host: Vec<Bool> = flags.iter().map(|&f| Bool(f as u8)).collect();
+    let mask = DeviceArray::from_slice(&stream, &mask_host).unwrap();
+    // place: the k-th selected element gets values[k % 3].
+    let mut x = DeviceArray::from_slice(&stream, &data).unwrap();
+    x.place(&mask, &values).unwrap();
+    let mut want = data.clone();
+    let mut k = 0;
+    for i in 0..n {
+        if flags[i] {
+            want[i] = -1 - k % 3;
+            k += 1;
+        }
+    }
+    assert_eq!(x.to_vec().unwrap(), want, "place");
+    // putmask: element i gets values[i % 3].
+    let mut y = DeviceArray::from_slice(&stream, &data).unwrap();
+    y.putmask(&mask, &values).unwrap();
+    let want: Vec<i32> = (0..n)
+        .map(|i| if flags[i] { -1 - (i % 3) as i32 } else { data[i] })
+        .collect();
+    assert_eq!(y.to_vec().unwrap(), want, "putmask");
+    // A fused mask expression of another array; x[x > 5000] = 0 through a separate mask view.
+    let z = DeviceArray::from_slice(&stream, &data).unwrap();
+    let mut w = DeviceArray::from_slice(&stream, &data).unwrap();
+    let zero = DeviceArray::from_slice(&stream, &[0i32]).unwrap();
+    w.putmask(z.gt(5000), &zero).unwrap();
+    let want: Vec<i32> = data.iter().map(|&v| if v > 5000 { 0 } else { v }).collect();
+    assert_eq!(w.to_vec().unwrap(), want, "putmask(w, z > 5000, 0)");
+    // Typed errors: empty values, a mask of another shape, values sharing the array's memory, a
+    // strided array.
+    let empty = DeviceArray::<i32>::zeros(&stream, [0]).unwrap();
+    assert!(matches!(w.place(&mask, &empty), Err(Error::InvalidValue(_))));
+    let short = DeviceArray::<Bool>::zeros(&stream, [n - 1]).unwrap();
+    assert!(matches!(w.place(&short, &values), Err(Error::InvalidValue(_))));
+    let alias = w.reshape_view([n]).unwrap();
+    assert!(matches!(w.place(&mask, &alias), Err(Error::InvalidValue(_))));
+    let mut square = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let square_mask = DeviceArray::from_slice(&stream, &[Bool(1), Bool(0), Bool(0), Bool(1)])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let mut transposed = square.transpose();
+    assert!(matches!(
+        transposed.place(&square_mask, &values),
+        Err(Error::InvalidValue(_))
+    ));
+    square.place(&square_mask, &values).unwrap();
+    assert_eq!(square.to_vec().unwrap(), [-1, 2, 3, -2]);
+}

@@ -476,11 +476,18 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
     x.nansum_axes(&[0], false)?;
     (x.count_nonzero()?, x.ptp_axes(&[1], false)?);
-    (x.cumsum(None)?, x.cumprod(Some(-1))?, x.nancumsum(Some(0))?, x.diff(2, -1)?);
+    (
+        x.cumsum(None)?,
+        x.cumprod(Some(-1))?,
+        x.nancumsum(Some(0))?,
+        x.diff(2, -1)?,
+    );
     (x.nonzero()?, x.flatnonzero()?, x.argwhere()?);
     {
         let mask = x.gt(0.5).eval()?;
         (x.extract(&mask)?, x.extract(x.gt(0.5))?);
+        let (mut x, vals) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 2)?);
+        (x.place(&mask, &vals)?, x.putmask(&mask, &vals)?);
     }
     (x.nanargmax()?, x.nanargmin_axis(1, false)?);
     {

@@ -138,6 +138,12 @@ mod tests {
             let ptx = compile(&select_source("s", &Predicate::flags(dtype), Emit::Value(dtype)));
             assert!(ptx.contains(".entry s_select(") && ptx.contains(".entry s_init("));
             compile(&select_source("i", &Predicate::flags(dtype), Emit::Index));
+            compile(&select_source("p", &Predicate::flags(DType::Bool), Emit::Place(dtype)));
+            compile(&select_source(
+                "m",
+                &Predicate::flags(DType::Bool),
+                Emit::PutMask(dtype),
+            ));
         }
         compile(&select_source("c", &Predicate::flags(DType::F32), Emit::Coordinates));
         // A predicate as a fused mask expression makes it: arrays and scalars, the expression

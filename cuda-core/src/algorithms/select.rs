@@ -49,6 +49,11 @@ pub(crate) enum Emit {
     /// Its coordinates in a C-order shape of up to [`MAX_DIMS`] axes, `ndim` `long long`s per
     /// selected element (NumPy's `argwhere`).
     Coordinates,
+    /// Nothing out: the output (the data's own array, of this type) gets, at the element's
+    /// index, value `rank % count` of a values array (NumPy's `place`).
+    Place(DType),
+    /// As `Place`, value `index % count` (NumPy's `putmask`).
+    PutMask(DType),
 }
 
 /// One parameter of a select kernel's predicate: an array read at the element's index, or a
@@ -135,6 +140,20 @@ pub(crate) fn select_source(name: &str, predicate: &Predicate, emit: Emit) -> St
         Emit::Index => (
             "long long *__restrict__ _out".to_string(),
             "_out[pos] = (long long)e;",
+        ),
+        Emit::Place(dtype) => (
+            format!(
+                "const {0} *__restrict__ _data, const unsigned long long _nvals, {0} *__restrict__ _out",
+                dtype.c_name()
+            ),
+            "_out[e] = _data[pos % _nvals];",
+        ),
+        Emit::PutMask(dtype) => (
+            format!(
+                "const {0} *__restrict__ _data, const unsigned long long _nvals, {0} *__restrict__ _out",
+                dtype.c_name()
+            ),
+            "_out[e] = _data[e % _nvals];",
         ),
         Emit::Coordinates => (
             "long long *__restrict__ _out".to_string(),
@@ -273,8 +292,11 @@ struct SelectKernel {
 pub(crate) struct SelectCall<'a> {
     /// The predicate's arguments, in order.
     pub(crate) pred: PredArgs<'a>,
-    /// The data's address (for [`Emit::Value`]).
+    /// The data's address (for [`Emit::Value`]), or the values' (for [`Emit::Place`] and
+    /// [`Emit::PutMask`]).
     pub(crate) data: Option<u64>,
+    /// The number of values (for [`Emit::Place`] and [`Emit::PutMask`]; at least 1).
+    pub(crate) values_len: Option<u64>,
     /// Where the output goes.
     pub(crate) out: u64,
     /// Where the count goes (one `u64`).
@@ -315,6 +337,9 @@ pub(crate) fn load_select(
 }
 
 /// Launches a loaded select kernel.
+///
+/// (With [`Emit::Place`] and [`Emit::PutMask`] the output is the array of `n` elements written
+/// at the selected indices, `data` the values, and `partition` must be off.)
 ///
 /// # Safety
 /// The kernel's predicate reads only its parameters' elements at the indices below `call.n`
@@ -366,6 +391,12 @@ pub(crate) unsafe fn launch_select<'a>(loaded: &Loaded, stream: &Stream, call: &
     }
     if let Some(data) = call.data {
         pass.value(data);
+    }
+    if let Some(count) = call.values_len {
+        if count == 0 {
+            return Err(Error::InvalidValue("select: no values to place".into()));
+        }
+        pass.value(count);
     }
     pass.value(call.out)
         .value(call.count)
@@ -434,6 +465,7 @@ pub fn select_flagged<T: Element, F: Element>(
     let call = SelectCall {
         pred: PredArgs::Addresses(&[flags.device_ptr()]),
         data: Some(input.device_ptr()),
+        values_len: None,
         out: output.device_ptr(),
         count: count.device_ptr(),
         n: n as u64,

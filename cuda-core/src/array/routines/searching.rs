@@ -1,6 +1,7 @@
 //! NumPy's selection routines on the compaction of [`crate::algorithms::select`]: `flatnonzero`,
-//! `nonzero`, `argwhere`, and reading through a boolean mask (`x[mask]`, NumPy's `extract`),
-//! each one pass that scans the flags and writes the selected elements or indices.
+//! `nonzero`, `argwhere`, reading through a boolean mask (`x[mask]`, NumPy's `extract`) and
+//! writing through one (`place`, `putmask`), each one pass that scans the flags and writes the
+//! selected elements, indices or values.
 //!
 //! ```no_run
 //! use cuda_core::{Device, DeviceArray, ExprOps};
@@ -20,23 +21,25 @@
 //! ([`select_flagged`](crate::algorithms::select::select_flagged)) leaves it on the device. The
 //! result is a view of the first `count` elements of a buffer sized for every element.
 
-use cuda_driver::Access;
+use cuda_driver::{Access, Stream};
 
 use crate::algorithms::select::{
     launch_select, load_select, read_count, Emit, PredArgs, PredParam, Predicate, SelectCall,
 };
 use crate::array::device_array::{c_strides, DeviceArray};
-use crate::array::dtype::{Bool, Element};
+use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::params::{parse_params, ParamType};
 use crate::array::kernels::ArgType;
-use crate::array::routines::math::{IntoExpr, EXPR_PRELUDE};
+use crate::array::routines::math::{Expr, IntoExpr, EXPR_PRELUDE};
 use crate::error::{Error, Result};
 
-/// The registry keys of the select kernels of this chapter (the signature tells the types).
+/// The registry keys of the select kernels of this chapter (the signature tells the types);
+/// pairs: for an evaluated mask, and (followed by the expression's key) for a fused one.
 const INDEX_KEY: u32 = 1;
 const COORDINATES_KEY: u32 = 2;
-const MASK_ARRAY_KEY: u32 = 3;
-const MASK_EXPR_KEY: u32 = 4;
+const EXTRACT_KEYS: (u32, u32) = (3, 4);
+const PLACE_KEYS: (u32, u32) = (5, 6);
+const PUTMASK_KEYS: (u32, u32) = (7, 8);
 
 /// The flat indices (`Emit::Index`) or coordinates (`Emit::Coordinates`) of the nonzero
 /// elements of `x`, in C order: the buffer (`n` or `n * ndim` elements) and the count.
@@ -63,6 +66,7 @@ fn nonzero_select<T: Element>(x: &DeviceArray<T>, emit: Emit) -> Result<(DeviceA
     let call = SelectCall {
         pred: PredArgs::Addresses(&[*src.ptr_ref()]),
         data: None,
+        values_len: None,
         out: *out.ptr_ref(),
         count: *count.ptr_ref(),
         n: n as u64,
@@ -123,103 +127,209 @@ impl<T: Element> DeviceArray<T> {
     /// such as `x.gt(0.5)`, is computed inside the select kernel, with no bool array in
     /// between. Reads the count back (see the module's docs).
     pub fn extract<'a, M: IntoExpr<'a, Elem = Bool>>(&'a self, mask: M) -> Result<DeviceArray<T>> {
-        let mask = mask.into_expr();
-        mask.check()?;
-        let mask_shape = mask.shape()?;
-        if mask_shape != self.shape() {
-            return Err(Error::InvalidValue(format!(
-                "extract: the mask's shape {mask_shape:?} differs from the array's {:?}",
-                self.shape()
-            )));
-        }
+        let mask = checked_mask("extract", mask, self.shape())?;
         let stream = self.stream();
         let data = self.to_contiguous()?;
         let n = data.len();
         let out = DeviceArray::<T>::empty(stream, [n])?;
         let count = DeviceArray::<u64>::empty(stream, [1])?;
-        // A mask the select kernel cannot compute itself (broadcast or strided operands) is
-        // evaluated first.
-        let (evaluated, mask) = match mask.fused_map()?.is_none() {
-            true => (Some(mask.eval()?), None),
-            false => (None, Some(mask)),
-        };
-        let fused = match &mask {
-            Some(mask) => mask.fused_map()?,
-            None => None,
-        };
-        let (loaded, args) = match (&fused, &evaluated) {
-            (Some(fused), _) => {
-                let params = parse_params(&fused.params, "mask")?;
-                let mut pred_params = Vec::with_capacity(params.len());
-                for (param, arg) in params.iter().zip(&fused.args) {
-                    let ParamType::Concrete(dtype) = param.ty else {
-                        return Err(Error::InvalidValue(format!(
-                            "extract: the mask's parameter `{}` has no concrete type",
-                            param.name
-                        )));
-                    };
-                    pred_params.push(PredParam {
-                        c_type: dtype.c_name().to_string(),
-                        name: param.name.clone(),
-                        array: arg.array().is_some(),
-                    });
-                }
-                let predicate = Predicate {
-                    params: pred_params,
-                    value: fused.value.clone(),
-                    prelude: EXPR_PRELUDE.to_string(),
-                };
-                let mut key = vec![MASK_EXPR_KEY];
-                key.extend_from_slice(&fused.key);
-                let mut signature: Vec<ArgType> = fused.args.iter().map(|a| a.arg_type()).collect();
-                signature.push(ArgType::Array(T::DTYPE));
-                let loaded = load_select(
-                    stream,
-                    &key,
-                    &signature,
-                    "extract_expr",
-                    &|| predicate.clone(),
-                    Emit::Value(T::DTYPE),
-                )?;
-                (loaded, PredArgs::Args(&fused.args))
-            }
-            (None, Some(evaluated)) => {
-                let signature = [ArgType::Array(Bool::DTYPE), ArgType::Array(T::DTYPE)];
-                let loaded = load_select(
-                    stream,
-                    &[MASK_ARRAY_KEY],
-                    &signature,
-                    "extract",
-                    &|| Predicate::flags(Bool::DTYPE),
-                    Emit::Value(T::DTYPE),
-                )?;
-                (loaded, PredArgs::Addresses(std::slice::from_ref(evaluated.ptr_ref())))
-            }
-            (None, None) => return Err(Error::InvalidValue("extract: the mask could not be computed".into())),
-        };
-        let _mask_use = match &evaluated {
-            Some(evaluated) => Some(evaluated.begin_use(stream, Access::Read)?),
-            None => None,
-        };
-        let _data_use = data.begin_use(stream, Access::Read)?;
-        let _out_use = out.begin_use(stream, Access::Write)?;
-        let _count_use = count.begin_use(stream, Access::Write)?;
+        let data_use = data.begin_use(stream, Access::Read)?;
+        let out_use = out.begin_use(stream, Access::Write)?;
         let call = SelectCall {
-            pred: args,
+            pred: PredArgs::Addresses(&[]),
             data: Some(*data.ptr_ref()),
+            values_len: None,
             out: *out.ptr_ref(),
             count: *count.ptr_ref(),
             n: n as u64,
             partition: false,
             shape: &[],
         };
-        // SAFETY: the predicate reads the mask's arrays (or the evaluated mask), each C-contiguous
-        // of the array's shape (checked: `n` elements), at indices below `n`, and its scalars;
-        // `data` holds `n` elements; `out` (n elements) and `count` are new, apart from every
-        // input; the uses are begun on `stream` (the expression's by the launch).
-        unsafe { launch_select(&loaded, stream, &call)? };
-        drop((_mask_use, _data_use, _out_use, _count_use));
+        // SAFETY: `data` holds `n` elements; `out` (n elements) and `count` are new, apart from
+        // every input; their uses are begun on `stream`.
+        unsafe {
+            select_by_mask(
+                mask,
+                stream,
+                "extract",
+                EXTRACT_KEYS,
+                Emit::Value(T::DTYPE),
+                &count,
+                call,
+            )?
+        };
+        drop((data_use, out_use));
         let selected = read_count(&count)?;
         Ok(out.view(*out.ptr_ref(), vec![selected], vec![1]))
     }
+
+    /// Writes `values` into the elements where `mask` is true, the k-th true element (in C
+    /// order) getting `values[k % values.len()]` (NumPy's `place`, `x[mask] = values` with
+    /// values repeated). `mask` as for [`extract`](Self::extract); `values` any array, read
+    /// flat in C order. One pass, no host wait. The array must be C-contiguous (a view of
+    /// another layout is an error), and `values` may not share its memory, nor the mask's
+    /// arrays, but for another view of the very same elements (read element for element).
+    /// Empty `values` is an error (NumPy accepts them when no element is selected).
+    pub fn place<'a, M: IntoExpr<'a, Elem = Bool>>(&mut self, mask: M, values: &DeviceArray<T>) -> Result<()> {
+        self.write_masked("place", mask, values, Emit::Place(T::DTYPE), PLACE_KEYS)
+    }
+
+    /// Writes `values[i % values.len()]` into each element `i` (flat, C order) where `mask` is
+    /// true (NumPy's `putmask`); otherwise as [`place`](Self::place).
+    pub fn putmask<'a, M: IntoExpr<'a, Elem = Bool>>(&mut self, mask: M, values: &DeviceArray<T>) -> Result<()> {
+        self.write_masked("putmask", mask, values, Emit::PutMask(T::DTYPE), PUTMASK_KEYS)
+    }
+
+    fn write_masked<'a, M: IntoExpr<'a, Elem = Bool>>(
+        &mut self,
+        what: &str,
+        mask: M,
+        values: &DeviceArray<T>,
+        emit: Emit,
+        keys: (u32, u32),
+    ) -> Result<()> {
+        self.check_writable(what)?;
+        if !self.is_contiguous() {
+            return Err(Error::InvalidValue(format!(
+                "{what}: the array must be C-contiguous (write into a compact copy and copy it back)"
+            )));
+        }
+        if values.is_empty() {
+            return Err(Error::InvalidValue(format!("{what}: no values to write")));
+        }
+        if values.may_share_memory(self) {
+            return Err(Error::InvalidValue(format!(
+                "{what}: the values share the array's memory"
+            )));
+        }
+        let mask = checked_mask(what, mask, self.shape())?;
+        if mask.reads_partly(self) {
+            return Err(Error::InvalidValue(format!(
+                "{what}: the mask reads part of the array it writes (other than element for element)"
+            )));
+        }
+        let stream = self.stream().clone();
+        let values = values.to_contiguous()?;
+        let count = DeviceArray::<u64>::empty(&stream, [1])?;
+        let n = self.len();
+        let values_use = values.begin_use(&stream, Access::Read)?;
+        let out_use = self.begin_use(&stream, Access::Write)?;
+        let call = SelectCall {
+            pred: PredArgs::Addresses(&[]),
+            data: Some(*values.ptr_ref()),
+            values_len: Some(values.len() as u64),
+            out: *self.ptr_ref(),
+            count: *count.ptr_ref(),
+            n: n as u64,
+            partition: false,
+            shape: &[],
+        };
+        // SAFETY: the array is C-contiguous with `n` elements, written only at selected indices
+        // below `n`; `values` holds `values_len` (at least 1) elements, apart from the array, as
+        // is the mask (checked); `count` is new; the uses are begun on `stream`.
+        unsafe { select_by_mask(mask, &stream, what, keys, emit, &count, call)? };
+        drop((values_use, out_use));
+        Ok(())
+    }
+}
+
+/// `mask` as an expression, checked as evaluation checks it, of `shape`.
+fn checked_mask<'a, M: IntoExpr<'a, Elem = Bool>>(what: &str, mask: M, shape: &[usize]) -> Result<Expr<'a, Bool>> {
+    let mask = mask.into_expr();
+    mask.check()?;
+    let mask_shape = mask.shape()?;
+    if mask_shape != shape {
+        return Err(Error::InvalidValue(format!(
+            "{what}: the mask's shape {mask_shape:?} differs from the array's {shape:?}"
+        )));
+    }
+    Ok(mask)
+}
+
+/// Runs the select kernel `name` (registry keys: `keys.0` for an evaluated mask, `keys.1`
+/// followed by the expression's key for a fused one) of `emit` with `call`, its predicate
+/// `mask`: computed inside the kernel when its arrays are C-contiguous of its shape, else
+/// evaluated first into a bool array.
+///
+/// # Safety
+/// `call` but its predicate satisfies [`launch_select`]'s contract for a predicate reading
+/// arrays of `call.n` elements, apart from the outputs; `count` is `call.count`'s array; the
+/// caller began the uses of the other memory `call` names.
+unsafe fn select_by_mask(
+    mask: Expr<'_, Bool>,
+    stream: &Stream,
+    name: &str,
+    keys: (u32, u32),
+    emit: Emit,
+    count: &DeviceArray<u64>,
+    call: SelectCall<'_>,
+) -> Result<()> {
+    let data_type = match emit {
+        Emit::Value(dtype) | Emit::Place(dtype) | Emit::PutMask(dtype) => dtype,
+        Emit::Index | Emit::Coordinates => DType::I64,
+    };
+    let count_use = count.begin_use(stream, Access::Write)?;
+    // A mask the select kernel cannot compute itself (broadcast or strided operands) is
+    // evaluated first.
+    if mask.fused_map()?.is_none() {
+        let evaluated = mask.eval()?;
+        let signature = [ArgType::Array(Bool::DTYPE), ArgType::Array(data_type)];
+        let loaded = load_select(
+            stream,
+            &[keys.0],
+            &signature,
+            name,
+            &|| Predicate::flags(Bool::DTYPE),
+            emit,
+        )?;
+        let mask_use = evaluated.begin_use(stream, Access::Read)?;
+        let call = SelectCall {
+            pred: PredArgs::Addresses(std::slice::from_ref(evaluated.ptr_ref())),
+            ..call
+        };
+        // SAFETY: the flag predicate reads the evaluated mask (new, `n` elements) below `n`;
+        // the rest is the caller's guarantee.
+        unsafe { launch_select(&loaded, stream, &call)? };
+        drop((mask_use, count_use));
+        return Ok(());
+    }
+    let fused = mask
+        .fused_map()?
+        .ok_or_else(|| Error::InvalidValue(format!("{name}: the mask could not be fused")))?;
+    let params = parse_params(&fused.params, "mask")?;
+    let mut pred_params = Vec::with_capacity(params.len());
+    for (param, arg) in params.iter().zip(&fused.args) {
+        let ParamType::Concrete(dtype) = param.ty else {
+            return Err(Error::InvalidValue(format!(
+                "{name}: the mask's parameter `{}` has no concrete type",
+                param.name
+            )));
+        };
+        pred_params.push(PredParam {
+            c_type: dtype.c_name().to_string(),
+            name: param.name.clone(),
+            array: arg.array().is_some(),
+        });
+    }
+    let predicate = Predicate {
+        params: pred_params,
+        value: fused.value.clone(),
+        prelude: EXPR_PRELUDE.to_string(),
+    };
+    let mut key = vec![keys.1];
+    key.extend_from_slice(&fused.key);
+    let mut signature: Vec<ArgType> = fused.args.iter().map(|a| a.arg_type()).collect();
+    signature.push(ArgType::Array(data_type));
+    let kernel_name = format!("{name}_expr");
+    let loaded = load_select(stream, &key, &signature, &kernel_name, &|| predicate.clone(), emit)?;
+    let call = SelectCall {
+        pred: PredArgs::Args(&fused.args),
+        ..call
+    };
+    // SAFETY: the predicate is the expression's element-wise code, reading its arrays (each
+    // C-contiguous of the mask's shape: `n` elements) at indices below `n` and its scalars; the
+    // launch begins the arrays' uses; the rest is the caller's guarantee.
+    unsafe { launch_select(&loaded, stream, &call)? };
+    drop(count_use);
+    Ok(())
 }
