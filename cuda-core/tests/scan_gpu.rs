@@ -332,3 +332,26 @@ fn diff_follows_numpy() {
         .unwrap();
     assert!(matches!(scalar.diff(1, 0), Err(Error::InvalidValue(_))));
 }
+
+#[test]
+fn more_than_2_31_elements_take_the_64_bit_path() {
+    let Some(device) = common::device_or_skip("more_than_2_31_elements_take_the_64_bit_path") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // 2^31 + 4099 ones (2 GiB) into u64 sums (16 GiB): indices, tile numbers and counts past
+    // 2^31.
+    let n = (1usize << 31) + 4099;
+    let x = DeviceArray::<u8>::full(&stream, n, 1).unwrap();
+    let sums = x.cumsum(None).unwrap();
+    drop(x);
+    for start in [0, (1usize << 31) - 2, n - 3] {
+        let got = sums
+            .slice(&[cuda_core::Slice::new(start, Some(start + 3))])
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let want: Vec<u64> = (start as u64 + 1..start as u64 + 4).collect();
+        assert_eq!(got, want, "sums from {start}");
+    }
+}

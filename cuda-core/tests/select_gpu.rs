@@ -279,3 +279,22 @@ fn place_and_putmask_write_through_masks() {
     square.place(&square_mask, &values).unwrap();
     assert_eq!(square.to_vec().unwrap(), [-1, 2, 3, -2]);
 }
+
+#[test]
+fn more_than_2_31_elements_take_the_64_bit_path() {
+    let Some(device) = common::device_or_skip("more_than_2_31_elements_take_the_64_bit_path") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // 2 GiB of u8 with three nonzero elements, one past 2^31 and the last.
+    let n = (1usize << 31) + 4099;
+    let mut host = vec![0u8; n];
+    for i in [0, (1usize << 31) + 1, n - 1] {
+        host[i] = 1;
+    }
+    let x = DeviceArray::from_slice(&stream, &host).unwrap();
+    drop(host);
+    let want = [0i64, (1i64 << 31) + 1, n as i64 - 1];
+    assert_eq!(x.flatnonzero().unwrap().to_vec().unwrap(), want);
+    assert_eq!(x.extract(x.gt(0u8)).unwrap().to_vec().unwrap(), [1u8, 1, 1]);
+}
