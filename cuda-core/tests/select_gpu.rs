@@ -8,7 +8,7 @@
 
 mod common;
 
-use cuda_core::algorithms::select::{select_flagged, select_flagged_count};
+use cuda_core::algorithms::select::{select_flagged, select_flagged_count, unique_sorted, unique_sorted_count};
 use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
 use cuda_driver::Stream;
 use half::{bf16, f16};
@@ -297,4 +297,49 @@ fn more_than_2_31_elements_take_the_64_bit_path() {
     let want = [0i64, (1i64 << 31) + 1, n as i64 - 1];
     assert_eq!(x.flatnonzero().unwrap().to_vec().unwrap(), want);
     assert_eq!(x.extract(x.gt(0u8)).unwrap().to_vec().unwrap(), [1u8, 1, 1]);
+}
+
+#[test]
+fn unique_of_sorted_input_keeps_each_runs_first() {
+    let Some(device) = common::device_or_skip("unique_of_sorted_input_keeps_each_runs_first") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    // Runs of lengths 1 to 5000, across tile boundaries.
+    let mut data: Vec<i64> = Vec::new();
+    let mut value = -1000i64;
+    let mut length = 1usize;
+    while data.len() < 300_000 {
+        data.extend(std::iter::repeat_n(value, length));
+        value += 1 + (length % 3) as i64;
+        length = length * 7 % 5001 + 1;
+    }
+    let mut want = data.clone();
+    want.dedup();
+    let x = DeviceBuffer::from_slice(context, &data).unwrap();
+    let mut out = DeviceBuffer::<i64>::zeroed(context, data.len()).unwrap();
+    let count = unique_sorted_count::<i64>(&stream, &x, &mut out).unwrap();
+    assert_eq!(count, want.len());
+    assert_eq!(&out.to_vec().unwrap()[..count], want.as_slice());
+    // NaNs are equal, as NumPy's unique; -0.0 equals 0.0 and keeps the first.
+    let floats = DeviceBuffer::from_slice(context, &[-0.0f32, 0.0, 1.0, 1.0, f32::NAN, f32::NAN]).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed(context, 6).unwrap();
+    let mut count = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
+    unique_sorted::<f32>(&stream, &floats, &mut out, &mut count).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(count.to_vec().unwrap(), [3]);
+    let got = out.to_vec().unwrap();
+    assert!(
+        got[0] == 0.0 && got[0].is_sign_negative() && got[1] == 1.0 && got[2].is_nan(),
+        "{got:?}"
+    );
+    let halves =
+        DeviceBuffer::from_slice(context, &[f16::from_f32(2.0), f16::from_f32(2.0), bf16_to_f16(3.0)]).unwrap();
+    let mut out = DeviceBuffer::<f16>::zeroed(context, 3).unwrap();
+    assert_eq!(unique_sorted_count::<f16>(&stream, &halves, &mut out).unwrap(), 2);
+}
+
+fn bf16_to_f16(value: f32) -> f16 {
+    f16::from_f32(bf16::from_f32(value).to_f32())
 }

@@ -1,6 +1,7 @@
 //! Compaction: the elements (or the indices) whose flag is set, in order, in one pass (a scan of
 //! the flags fused with the scatter, with decoupled look-back; see the [module above](super)).
-//! Partition puts the rest after them, in reverse order.
+//! Partition puts the rest after them, in reverse order. [`unique_sorted`] keeps the first of
+//! each run of equal elements (the unique values of sorted input).
 //!
 //! The number selected depends on the data: [`select_flagged`] leaves it on the device (no
 //! host wait), [`select_flagged_count`] reads it back (one small copy and a wait for the
@@ -85,6 +86,30 @@ impl Predicate {
             }],
             value: "_truthy(flag)".to_string(),
             prelude: String::new(),
+        }
+    }
+}
+
+/// Device code of [`Predicate::run_heads`]: equality with NaN equal to NaN, as NumPy's
+/// `unique` (`equal_nan`).
+const SAME_PRELUDE: &str = r#"
+template <typename T> __device__ __forceinline__ bool _same(const T a, const T b) { return a == b || (a != a && b != b); }
+__device__ __forceinline__ bool _same(const cuda_core_f16 a, const cuda_core_f16 b) { return _same((float)a, (float)b); }
+__device__ __forceinline__ bool _same(const cuda_core_bf16 a, const cuda_core_bf16 b) { return _same((float)a, (float)b); }
+"#;
+
+impl Predicate {
+    /// Elements of `dtype` that start a run of equal values (the first, and each differing from
+    /// the one before; NaNs equal): in sorted input, the unique values.
+    pub(crate) fn run_heads(dtype: DType) -> Predicate {
+        Predicate {
+            params: vec![PredParam {
+                c_type: dtype.c_name().to_string(),
+                name: "x".to_string(),
+                array: true,
+            }],
+            value: "i == 0 || !_same(x, _p_x[i - 1])".to_string(),
+            prelude: SAME_PRELUDE.to_string(),
         }
     }
 }
@@ -476,6 +501,72 @@ pub fn select_flagged<T: Element, F: Element>(
     // uses on `stream` are checked and begun above.
     unsafe { launch_select(&loaded, stream, &call) }
 }
+
+/// Copies the first element of each run of equal elements of `input` (NaNs equal, as NumPy's
+/// `unique`) to the start of `output`, in order, and writes their number to `count` (one `u64`
+/// on the device), on `stream`: for sorted input, its unique values (CUB's `Unique`). One pass,
+/// no host wait. `output` holds at least as many elements as `input`.
+pub fn unique_sorted<T: Element>(
+    stream: &Stream,
+    input: &impl DeviceMemory,
+    output: &mut impl DeviceMemoryMut,
+    count: &mut impl DeviceMemoryMut,
+) -> Result<()> {
+    let n = elements::<T>("unique input", input, stream)?;
+    let capacity = elements::<T>("unique output", output, stream)?;
+    if capacity < n {
+        return Err(Error::InvalidValue(format!(
+            "unique: the output holds {capacity} elements, the input {n}"
+        )));
+    }
+    if elements::<u64>("unique count", count, stream)? < 1 {
+        return Err(Error::InvalidValue("unique: the count needs room for one u64".into()));
+    }
+    disjoint("unique", input, output)?;
+    disjoint("unique count", input, count)?;
+    disjoint("unique count", output, count)?;
+    let signature = [ArgType::Array(T::DTYPE), ArgType::Array(T::DTYPE)];
+    let loaded = load_select(
+        stream,
+        &[UNIQUE_KEY],
+        &signature,
+        "unique_sorted",
+        &|| Predicate::run_heads(T::DTYPE),
+        Emit::Value(T::DTYPE),
+    )?;
+    let _input_use = input.begin_use(stream, Access::Read)?;
+    let _output_use = output.begin_use(stream, Access::Write)?;
+    let _count_use = count.begin_use(stream, Access::Write)?;
+    let call = SelectCall {
+        pred: PredArgs::Addresses(&[input.device_ptr()]),
+        data: Some(input.device_ptr()),
+        values_len: None,
+        out: output.device_ptr(),
+        count: count.device_ptr(),
+        n: n as u64,
+        partition: false,
+        shape: &[],
+    };
+    // SAFETY: the run-head predicate reads `input` at `i` and `i - 1` (for `i` > 0), below `n`;
+    // the sizes, disjointness and uses on `stream` are checked and begun above.
+    unsafe { launch_select(&loaded, stream, &call) }
+}
+
+/// [`unique_sorted`] that reads the count back: the number of values at the start of `output`.
+/// Waits for `stream` to reach the count.
+pub fn unique_sorted_count<T: Element>(
+    stream: &Stream,
+    input: &impl DeviceMemory,
+    output: &mut impl DeviceMemoryMut,
+) -> Result<usize> {
+    let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
+    unique_sorted::<T>(stream, input, output, &mut count)?;
+    read_count(&count)
+}
+
+/// The registry key of [`unique_sorted`]'s kernel (0 is [`select_flagged`]'s; the array
+/// routines use small numbers above).
+const UNIQUE_KEY: u32 = 100;
 
 /// [`select_flagged`] (without partition) that reads the count back: the number of elements
 /// at the start of `output`. Waits for `stream` to reach the count.
