@@ -59,9 +59,9 @@ fn cumulative<T: Element, R: Element>(
         scan_loaded::<T, R>(stream, op, load, &flat, &mut out, ScanKind::Inclusive, None)?;
         return Ok(out);
     };
-    let last = x.ndim().checked_sub(1);
     let axis = normalize_axis(axis, x.ndim())?;
-    let last = last.unwrap_or(0);
+    // At least one axis: `normalize_axis` found `axis` among them.
+    let last = x.ndim() - 1;
     let moved = x.moveaxis(axis, last)?.to_contiguous()?;
     let mut out = DeviceArray::<R>::empty(stream, moved.shape().to_vec())?;
     let row = x.shape()[axis];
@@ -120,8 +120,7 @@ impl<T: Scalars> DeviceArray<T> {
                 DType::Bool => binary::<T, T, Bool>(BinaryOp::Ne, (&upper).into_expr(), (&lower).into_expr()).retyped(),
                 _ => binary::<T, T, T>(BinaryOp::Sub, (&upper).into_expr(), (&lower).into_expr()),
             };
-            let next = difference.eval()?;
-            current = next;
+            current = difference.eval()?;
         }
         Ok(current)
     }
