@@ -3,8 +3,8 @@
 //! needed:
 //! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole or
 //!   by segments of equal length;
-//! - [`select`]: compaction by flags (select and partition) and unique values of sorted input,
-//!   the count left on the device or read back.
+//! - [`select`]: compaction by flags (select and partition), unique values of sorted input and
+//!   run-length encoding, the count left on the device or read back.
 //!
 //! They are the project's own kernels, generated as CUDA C++ and compiled by NVRTC through the
 //! kernel cache (no CCCL headers needed): a single-pass scan with decoupled look-back. Each
@@ -148,6 +148,8 @@ mod tests {
         compile(&select_source("c", &Predicate::flags(DType::F32), Emit::Coordinates));
         for dtype in DType::ALL {
             compile(&select_source("u", &Predicate::run_heads(dtype), Emit::Value(dtype)));
+            let ptx = compile(&select_source("r", &Predicate::run_heads(dtype), Emit::Runs(dtype)));
+            assert!(ptx.contains(".entry r_lengths("));
         }
         // A predicate as a fused mask expression makes it: arrays and scalars, the expression
         // prelude.

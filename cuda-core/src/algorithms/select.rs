@@ -1,7 +1,8 @@
 //! Compaction: the elements (or the indices) whose flag is set, in order, in one pass (a scan of
 //! the flags fused with the scatter, with decoupled look-back; see the [module above](super)).
 //! Partition puts the rest after them, in reverse order. [`unique_sorted`] keeps the first of
-//! each run of equal elements (the unique values of sorted input).
+//! each run of equal elements (the unique values of sorted input); [`run_length_encode`] also
+//! gives the runs' lengths.
 //!
 //! The number selected depends on the data: [`select_flagged`] leaves it on the device (no
 //! host wait), [`select_flagged_count`] reads it back (one small copy and a wait for the
@@ -55,6 +56,9 @@ pub(crate) enum Emit {
     Place(DType),
     /// As `Place`, value `index % count` (NumPy's `putmask`).
     PutMask(DType),
+    /// With [`Predicate::run_heads`]: each run's first value, and (every run's last element)
+    /// the run's end index into an `ends` array, from which `{name}_lengths` makes the lengths.
+    Runs(DType),
 }
 
 /// One parameter of a select kernel's predicate: an array read at the element's index, or a
@@ -157,7 +161,19 @@ pub(crate) fn select_source(name: &str, predicate: &Predicate, emit: Emit) -> St
         pred_params.join(", "),
         predicate.value
     );
+    let mut every = "";
     let (data_params, emit_code) = match emit {
+        Emit::Runs(dtype) => {
+            // Run r ends at the last element whose count of run heads up to it is r + 1.
+            every = "if (e + 1 == n || !_same(_data[e + 1], _data[e])) _ends[selected_before + (flag[k] ? 0ull : ~0ull)] = e + 1;";
+            (
+                format!(
+                    "const {0} *__restrict__ _data, {0} *__restrict__ _out, unsigned long long *__restrict__ _ends",
+                    dtype.c_name()
+                ),
+                "_out[pos] = _data[e];",
+            )
+        }
         Emit::Value(dtype) => (
             format!("const {0} *__restrict__ _data, {0} *__restrict__ _out", dtype.c_name()),
             "_out[pos] = _data[e];",
@@ -200,8 +216,12 @@ pub(crate) fn select_source(name: &str, predicate: &Predicate, emit: Emit) -> St
             .replace("NAME", name)
             .replace("PARAMS", &params.join(", "))
             .replace("PRED_ARGS", &call_args.join(", "))
+            .replace("EVERY", every)
             .replace("EMIT", emit_code),
     );
+    if let Emit::Runs(_) = emit {
+        s.push_str(&RUN_LENGTHS.replace("NAME", name));
+    }
     s
 }
 
@@ -299,12 +319,25 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_select(PARAMS) {
         const unsigned long long e = base + (unsigned long long)k * _BLOCK + tid;
         if (e >= n) continue;
         const unsigned long long selected_before = prefix + sh_count[k * _WARPS + warp] + __popc(mask[k] & lower);
+        EVERY
         unsigned long long pos;
         if (flag[k]) pos = selected_before;
         else if (partition) pos = n - 1ull - (e - selected_before);
         else continue;
         EMIT
     }
+}
+"#;
+
+/// The run lengths from the run ends that [`Emit::Runs`] wrote, once the count is known on the
+/// device.
+const RUN_LENGTHS: &str = r#"
+extern "C" __global__ void NAME_lengths(const unsigned long long *__restrict__ ends, const unsigned long long *__restrict__ count,
+        unsigned long long *__restrict__ lengths) {
+    const unsigned long long runs = *count;
+    for (unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; k < runs;
+         k += (unsigned long long)gridDim.x * blockDim.x)
+        lengths[k] = ends[k] - (k ? ends[k - 1] : 0ull);
 }
 "#;
 
@@ -324,6 +357,8 @@ pub(crate) struct SelectCall<'a> {
     pub(crate) values_len: Option<u64>,
     /// Where the output goes.
     pub(crate) out: u64,
+    /// Where the run ends go (for [`Emit::Runs`]: room for `n`).
+    pub(crate) ends: Option<u64>,
     /// Where the count goes (one `u64`).
     pub(crate) count: u64,
     pub(crate) n: u64,
@@ -357,7 +392,11 @@ pub(crate) fn load_select(
     })?;
     kernel.loaded.get_or_load(stream.context(), signature, 0, || {
         let source = select_source(name, &predicate(), emit);
-        Ok((source, vec![format!("{name}_init"), format!("{name}_select")]))
+        let mut names = vec![format!("{name}_init"), format!("{name}_select")];
+        if let Emit::Runs(_) = emit {
+            names.push(format!("{name}_lengths"));
+        }
+        Ok((source, names))
     })
 }
 
@@ -423,8 +462,11 @@ pub(crate) unsafe fn launch_select<'a>(loaded: &Loaded, stream: &Stream, call: &
         }
         pass.value(count);
     }
-    pass.value(call.out)
-        .value(call.count)
+    pass.value(call.out);
+    if let Some(ends) = call.ends {
+        pass.value(ends);
+    }
+    pass.value(call.count)
         .value(call.n)
         .value(temp.ptr())
         .value(i32::from(call.partition))
@@ -492,6 +534,7 @@ pub fn select_flagged<T: Element, F: Element>(
         data: Some(input.device_ptr()),
         values_len: None,
         out: output.device_ptr(),
+        ends: None,
         count: count.device_ptr(),
         n: n as u64,
         partition,
@@ -542,6 +585,7 @@ pub fn unique_sorted<T: Element>(
         data: Some(input.device_ptr()),
         values_len: None,
         out: output.device_ptr(),
+        ends: None,
         count: count.device_ptr(),
         n: n as u64,
         partition: false,
@@ -563,6 +607,106 @@ pub fn unique_sorted_count<T: Element>(
     unique_sorted::<T>(stream, input, output, &mut count)?;
     read_count(&count)
 }
+
+/// Run-length encoding (CUB's `RunLengthEncode::Encode`): the first value of each run of equal
+/// elements of `input` (NaNs equal) to the start of `unique`, each run's length to the start of
+/// `lengths`, and the number of runs to `count` (one `u64` on the device), on `stream`: one
+/// pass plus a pass over the runs, no host wait. `unique` and `lengths` hold at least as many
+/// elements as `input`.
+pub fn run_length_encode<T: Element>(
+    stream: &Stream,
+    input: &impl DeviceMemory,
+    unique: &mut impl DeviceMemoryMut,
+    lengths: &mut impl DeviceMemoryMut,
+    count: &mut impl DeviceMemoryMut,
+) -> Result<()> {
+    let n = elements::<T>("run-length input", input, stream)?;
+    let room = elements::<T>("run-length values", unique, stream)?;
+    let length_room = elements::<u64>("run-length lengths", lengths, stream)?;
+    if room < n || length_room < n {
+        return Err(Error::InvalidValue(format!(
+            "run-length encode: the outputs hold {room} values and {length_room} lengths, the input {n} elements"
+        )));
+    }
+    if elements::<u64>("run-length count", count, stream)? < 1 {
+        return Err(Error::InvalidValue(
+            "run-length encode: the count needs room for one u64".into(),
+        ));
+    }
+    disjoint("run-length encode", input, unique)?;
+    disjoint("run-length encode", input, lengths)?;
+    disjoint("run-length encode", unique, lengths)?;
+    disjoint("run-length count", input, count)?;
+    disjoint("run-length count", unique, count)?;
+    disjoint("run-length count", lengths, count)?;
+    let signature = [ArgType::Array(T::DTYPE), ArgType::Array(T::DTYPE)];
+    let loaded = load_select(
+        stream,
+        &[RUNS_KEY],
+        &signature,
+        "run_length",
+        &|| Predicate::run_heads(T::DTYPE),
+        Emit::Runs(T::DTYPE),
+    )?;
+    let ends_bytes = n
+        .max(1)
+        .checked_mul(8)
+        .ok_or_else(|| Error::InvalidValue("run-length encode: too many elements".into()))?;
+    let ends = MemoryPool::for_context(stream.context()).alloc(stream, ends_bytes)?;
+    let _input_use = input.begin_use(stream, Access::Read)?;
+    let _unique_use = unique.begin_use(stream, Access::Write)?;
+    let _lengths_use = lengths.begin_use(stream, Access::Write)?;
+    let _count_use = count.begin_use(stream, Access::Write)?;
+    let call = SelectCall {
+        pred: PredArgs::Addresses(&[input.device_ptr()]),
+        data: Some(input.device_ptr()),
+        values_len: None,
+        out: unique.device_ptr(),
+        ends: Some(ends.ptr()),
+        count: count.device_ptr(),
+        n: n as u64,
+        partition: false,
+        shape: &[],
+    };
+    // SAFETY: the run-head predicate and the run ends read `input` at `i - 1`, `i` and `i + 1`
+    // within `0..n`; `unique` takes one value per run, `ends` (a pool block of `n` u64) one end
+    // per run; sizes, disjointness and uses on `stream` are checked and begun above.
+    unsafe { launch_select(&loaded, stream, &call)? };
+    let mut finish = Launch::on(stream);
+    finish
+        .value(ends.ptr())
+        .value(count.device_ptr())
+        .value(lengths.device_ptr());
+    // SAFETY: `_lengths` takes the ends, the count and the lengths, in this order; it reads the
+    // count the select kernel wrote before it on `stream` (at most `n`) and as many ends, and
+    // writes as many lengths (room for `n`, checked).
+    unsafe {
+        finish.run(
+            &loaded.functions[2],
+            (grid_for(n as u64, BLOCK, loaded.sm_count, 4), 1),
+            (BLOCK, 1),
+        )?
+    };
+    // Back to the pool in `stream`'s order, after both kernels.
+    drop(ends);
+    Ok(())
+}
+
+/// [`run_length_encode`] that reads the number of runs back (one small copy and a wait for
+/// `stream`).
+pub fn run_length_encode_count<T: Element>(
+    stream: &Stream,
+    input: &impl DeviceMemory,
+    unique: &mut impl DeviceMemoryMut,
+    lengths: &mut impl DeviceMemoryMut,
+) -> Result<usize> {
+    let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
+    run_length_encode::<T>(stream, input, unique, lengths, &mut count)?;
+    read_count(&count)
+}
+
+/// The registry key of [`run_length_encode`]'s kernels.
+const RUNS_KEY: u32 = 101;
 
 /// The registry key of [`unique_sorted`]'s kernel (0 is [`select_flagged`]'s; the array
 /// routines use small numbers above).

@@ -68,6 +68,7 @@ fn nonzero_select<T: Element>(x: &DeviceArray<T>, emit: Emit) -> Result<(DeviceA
         data: None,
         values_len: None,
         out: *out.ptr_ref(),
+        ends: None,
         count: *count.ptr_ref(),
         n: n as u64,
         partition: false,
@@ -140,6 +141,7 @@ impl<T: Element> DeviceArray<T> {
             data: Some(*data.ptr_ref()),
             values_len: None,
             out: *out.ptr_ref(),
+            ends: None,
             count: *count.ptr_ref(),
             n: n as u64,
             partition: false,
@@ -219,6 +221,7 @@ impl<T: Element> DeviceArray<T> {
             data: Some(*values.ptr_ref()),
             values_len: Some(values.len() as u64),
             out: *self.ptr_ref(),
+            ends: None,
             count: *count.ptr_ref(),
             n: n as u64,
             partition: false,
@@ -265,7 +268,7 @@ unsafe fn select_by_mask(
     call: SelectCall<'_>,
 ) -> Result<()> {
     let data_type = match emit {
-        Emit::Value(dtype) | Emit::Place(dtype) | Emit::PutMask(dtype) => dtype,
+        Emit::Value(dtype) | Emit::Place(dtype) | Emit::PutMask(dtype) | Emit::Runs(dtype) => dtype,
         Emit::Index | Emit::Coordinates => DType::I64,
     };
     let count_use = count.begin_use(stream, Access::Write)?;
