@@ -8,7 +8,10 @@
 
 mod common;
 
-use cuda_core::algorithms::select::{select_flagged, select_flagged_count, unique_sorted, unique_sorted_count};
+use cuda_core::algorithms::select::{
+    run_length_encode, run_length_encode_count, select_flagged, select_flagged_count, unique_sorted,
+    unique_sorted_count,
+};
 use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
 use cuda_driver::Stream;
 use half::{bf16, f16};
@@ -342,4 +345,62 @@ fn unique_of_sorted_input_keeps_each_runs_first() {
 
 fn bf16_to_f16(value: f32) -> f16 {
     f16::from_f32(bf16::from_f32(value).to_f32())
+}
+
+#[test]
+fn run_length_encoding_gives_values_and_lengths() {
+    let Some(device) = common::device_or_skip("run_length_encoding_gives_values_and_lengths") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    for target in [1usize, 2, 2048, 2049, 300_000] {
+        let mut data: Vec<u16> = Vec::new();
+        let (mut value, mut length) = (0u16, 1usize);
+        while data.len() < target {
+            let take = length.min(target - data.len());
+            data.extend(std::iter::repeat_n(value, take));
+            value = value.wrapping_add(1 + (length % 3) as u16);
+            length = length * 7 % 3001 + 1;
+        }
+        let mut values: Vec<u16> = Vec::new();
+        let mut lengths: Vec<u64> = Vec::new();
+        for &d in &data {
+            match values.last() {
+                Some(&last) if last == d => *lengths.last_mut().unwrap() += 1,
+                _ => {
+                    values.push(d);
+                    lengths.push(1);
+                }
+            }
+        }
+        let x = DeviceBuffer::from_slice(context, &data).unwrap();
+        let mut unique = DeviceBuffer::<u16>::zeroed(context, data.len()).unwrap();
+        let mut runs = DeviceBuffer::<u64>::zeroed(context, data.len()).unwrap();
+        let count = run_length_encode_count::<u16>(&stream, &x, &mut unique, &mut runs).unwrap();
+        assert_eq!(count, values.len(), "runs of {target}");
+        assert_eq!(
+            &unique.to_vec().unwrap()[..count],
+            values.as_slice(),
+            "values of {target}"
+        );
+        assert_eq!(
+            &runs.to_vec().unwrap()[..count],
+            lengths.as_slice(),
+            "lengths of {target}"
+        );
+    }
+    // Floats: NaNs are one run; the count left on the device.
+    let x = DeviceBuffer::from_slice(context, &[f64::NAN, f64::NAN, 1.0, 2.0, 2.0]).unwrap();
+    let mut unique = DeviceBuffer::<f64>::zeroed(context, 5).unwrap();
+    let mut runs = DeviceBuffer::<u64>::zeroed(context, 5).unwrap();
+    let mut count = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
+    run_length_encode::<f64>(&stream, &x, &mut unique, &mut runs, &mut count).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(count.to_vec().unwrap(), [3]);
+    assert_eq!(&runs.to_vec().unwrap()[..3], [2, 1, 2]);
+    // Outputs too small are typed errors.
+    let mut short = DeviceBuffer::<u64>::zeroed(context, 4).unwrap();
+    let error = run_length_encode::<f64>(&stream, &x, &mut unique, &mut short, &mut count);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
