@@ -404,3 +404,31 @@ fn run_length_encoding_gives_values_and_lengths() {
     let error = run_length_encode::<f64>(&stream, &x, &mut unique, &mut short, &mut count);
     assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
+
+#[test]
+fn compress_selects_slices_along_an_axis() {
+    let Some(device) = common::device_or_skip("compress_selects_slices_along_an_axis") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::<f32>::arange(&stream, 0.0, 12.0, 1.0)
+        .unwrap()
+        .reshape([3, 4])
+        .unwrap();
+    let rows = DeviceArray::from_slice(&stream, &[Bool(1), Bool(0), Bool(1)]).unwrap();
+    let got = x.compress(&rows, Some(0)).unwrap();
+    assert_eq!(got.shape(), [2, 4]);
+    assert_eq!(got.to_vec().unwrap(), [0.0, 1.0, 2.0, 3.0, 8.0, 9.0, 10.0, 11.0]);
+    let columns = DeviceArray::from_slice(&stream, &[Bool(0), Bool(1)]).unwrap();
+    let got = x.compress(&columns, Some(-1)).unwrap();
+    assert_eq!(got.shape(), [3, 1]);
+    assert_eq!(got.to_vec().unwrap(), [1.0, 5.0, 9.0]);
+    let flat = DeviceArray::from_slice(&stream, &[Bool(0), Bool(0), Bool(0), Bool(0), Bool(0), Bool(1)]).unwrap();
+    assert_eq!(x.compress(&flat, None).unwrap().to_vec().unwrap(), [5.0]);
+    // A true entry past the axis, a 2-D condition and a bad axis are errors.
+    let long = DeviceArray::from_slice(&stream, &[Bool(0), Bool(0), Bool(0), Bool(1)]).unwrap();
+    assert!(x.compress(&long, Some(0)).is_err());
+    let square = DeviceArray::<Bool>::zeros(&stream, [2, 2]).unwrap();
+    assert!(matches!(x.compress(&square, Some(0)), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.compress(&rows, Some(2)), Err(Error::InvalidValue(_))));
+}

@@ -486,6 +486,8 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     {
         let mask = x.gt(0.5).eval()?;
         (x.extract(&mask)?, x.extract(x.gt(0.5))?);
+        let c = DeviceArray::<cuda_core::Bool>::zeros(&stream, 2)?;
+        x.compress(&c, Some(0))?;
         let (mut x, vals) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 2)?);
         (x.place(&mask, &vals)?, x.putmask(&mask, &vals)?);
     }

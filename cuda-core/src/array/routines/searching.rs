@@ -1,5 +1,6 @@
 //! NumPy's selection routines on the compaction of [`crate::algorithms::select`]: `flatnonzero`,
-//! `nonzero`, `argwhere`, reading through a boolean mask (`x[mask]`, NumPy's `extract`) and
+//! `nonzero`, `argwhere`, reading through a boolean mask (`x[mask]`, NumPy's `extract`, and
+//! `compress` along an axis) and
 //! writing through one (`place`, `putmask`), each one pass that scans the flags and writes the
 //! selected elements, indices or values.
 //!
@@ -29,7 +30,8 @@ use crate::algorithms::select::{
 use crate::array::device_array::{c_strides, DeviceArray};
 use crate::array::dtype::{Bool, DType, Element};
 use crate::array::kernels::params::{parse_params, ParamType};
-use crate::array::kernels::ArgType;
+use crate::array::kernels::{ArgType, IndexMode};
+use crate::array::routines::cumulative::normalize_axis;
 use crate::array::routines::math::{Expr, IntoExpr, EXPR_PRELUDE};
 use crate::error::{Error, Result};
 
@@ -163,6 +165,32 @@ impl<T: Element> DeviceArray<T> {
         drop((data_use, out_use));
         let selected = read_count(&count)?;
         Ok(out.view(*out.ptr_ref(), vec![selected], vec![1]))
+    }
+
+    /// The slices along `axis` (negative counts from the end; `None`: the flattened array)
+    /// whose entry of `condition` (1-D) is true (NumPy's `compress`): the selected indices (one
+    /// select pass and a count read-back), then one gather. A `condition` shorter than the axis
+    /// selects among its first entries only; a true entry past the axis's end is
+    /// [`Error::IndexOutOfBounds`](crate::Error::IndexOutOfBounds), as NumPy's `IndexError`.
+    pub fn compress(&self, condition: &DeviceArray<Bool>, axis: Option<isize>) -> Result<DeviceArray<T>> {
+        if condition.ndim() != 1 {
+            return Err(Error::InvalidValue(format!(
+                "compress: the condition must be 1-D, it has {} dimensions",
+                condition.ndim()
+            )));
+        }
+        let axis = match axis {
+            Some(axis) => Some(normalize_axis(axis, self.ndim())?),
+            None => None,
+        };
+        let indices = condition.flatnonzero()?;
+        match axis {
+            Some(axis) => self.take(&indices, Some(axis), IndexMode::Raise),
+            None => self
+                .to_contiguous()?
+                .reshape([self.len()])?
+                .take(&indices, None, IndexMode::Raise),
+        }
     }
 
     /// Writes `values` into the elements where `mask` is true, the k-th true element (in C
