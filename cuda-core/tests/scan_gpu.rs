@@ -8,7 +8,7 @@
 mod common;
 
 use cuda_core::algorithms::scan::{scan, ScanKind, ScanOp, ScanOperator};
-use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error};
+use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
 use cuda_driver::Stream;
 use half::{bf16, f16};
 
@@ -354,4 +354,63 @@ fn more_than_2_31_elements_take_the_64_bit_path() {
         let want: Vec<u64> = (start as u64 + 1..start as u64 + 4).collect();
         assert_eq!(got, want, "sums from {start}");
     }
+}
+
+#[test]
+fn scans_of_expressions_read_their_operands_once() {
+    let Some(device) = common::device_or_skip("scans_of_expressions_read_their_operands_once") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 100_003usize;
+    let a: Vec<i32> = (0..n).map(|i| (i % 13) as i32 - 6).collect();
+    let b: Vec<i32> = (0..n).map(|i| (i % 5) as i32).collect();
+    let x = DeviceArray::from_slice(&stream, &a).unwrap();
+    let y = DeviceArray::from_slice(&stream, &b).unwrap();
+    // Fused, flattened: sum of x * y + 3.
+    let mut acc = 0i64;
+    let want: Vec<i64> = (0..n)
+        .map(|i| {
+            acc += i64::from(a[i] * b[i] + 3);
+            acc
+        })
+        .collect();
+    assert_eq!((&x * &y + 3).cumsum(None).unwrap().to_vec().unwrap(), want);
+    // Fused along the last axis of a 2-D view, and along the first (evaluated first).
+    let rows = [101usize, 990];
+    let xr = x
+        .slice(&[cuda_core::Slice::new(0, Some(rows[0] * rows[1]))])
+        .unwrap()
+        .reshape(rows)
+        .unwrap();
+    let yr = y
+        .slice(&[cuda_core::Slice::new(0, Some(rows[0] * rows[1]))])
+        .unwrap()
+        .reshape(rows)
+        .unwrap();
+    let value = |i: usize| i64::from(a[i] * b[i] + 3);
+    let mut last = vec![0i64; rows[0] * rows[1]];
+    let mut first = vec![0i64; rows[0] * rows[1]];
+    for i in 0..rows[0] * rows[1] {
+        last[i] = if i % rows[1] == 0 {
+            value(i)
+        } else {
+            last[i - 1] + value(i)
+        };
+        first[i] = if i < rows[1] {
+            value(i)
+        } else {
+            first[i - rows[1]] + value(i)
+        };
+    }
+    assert_eq!((&xr * &yr + 3).cumsum(Some(-1)).unwrap().to_vec().unwrap(), last);
+    assert_eq!((&xr * &yr + 3).cumsum(Some(0)).unwrap().to_vec().unwrap(), first);
+    // A bool expression counts; a float one skips NaN.
+    let f = DeviceArray::from_slice(&stream, &[0.25f32, f32::NAN, 0.75, 1.0]).unwrap();
+    assert_eq!(f.gt(0.5).cumsum(None).unwrap().to_vec().unwrap(), [0i64, 0, 1, 2]);
+    assert_eq!(
+        (&f * 2.0f32).nancumsum(None).unwrap().to_vec().unwrap(),
+        [0.5f32, 0.5, 2.0, 4.0]
+    );
+    assert!(matches!((&x + 1).cumsum(Some(1)), Err(Error::InvalidValue(_))));
 }

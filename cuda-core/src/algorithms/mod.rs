@@ -125,6 +125,40 @@ mod tests {
     }
 
     #[test]
+    fn scans_of_fused_expressions_compile() {
+        use super::scan::{mapped_source, Load, ScanMap};
+        let map = ScanMap {
+            params: vec![
+                ("cuda_core_f16".into(), "a0".into(), true),
+                ("float".into(), "a1".into(), true),
+                ("double".into(), "a2".into(), false),
+            ],
+            value: "((float)a0 * a1 + a2)".into(),
+            prelude: crate::array::routines::math::EXPR_PRELUDE.into(),
+        };
+        for (input, output) in [
+            (DType::F32, DType::F32),
+            (DType::F16, DType::F16),
+            (DType::F64, DType::F64),
+        ] {
+            let ptx = compile(&mapped_source(ScanOp::Sum, Load::SkipNan, input, output, &map));
+            assert!(ptx.contains(".entry scan_map_scan("));
+        }
+        let flags = ScanMap {
+            params: vec![("float".into(), "a0".into(), true)],
+            value: "(a0 > 0.5f)".into(),
+            prelude: String::new(),
+        };
+        compile(&mapped_source(
+            ScanOp::Sum,
+            Load::Plain,
+            DType::Bool,
+            DType::I64,
+            &flags,
+        ));
+    }
+
+    #[test]
     fn scan_operators_compile_and_bad_names_are_errors() {
         let op = ScanOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();
         let ptx = compile(&op.source_for(DType::F16, DType::F32));

@@ -30,8 +30,8 @@ use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream};
 use super::{disjoint, elements, tile_grid, BLOCK, ITEMS, TILE};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel_encoded, Loaded, LoadedTable};
-use crate::array::kernels::ArgType;
 use crate::array::kernels::PRELUDE;
+use crate::array::kernels::{Arg, ArgType};
 use crate::array::{DType, Element, MemoryPool};
 use crate::error::{Error, Result};
 
@@ -77,6 +77,20 @@ struct ScanCode {
     identity: String,
     load: Load,
     prelude: String,
+    /// Inputs computed from several arrays (a fused expression) instead of read from one.
+    map: Option<ScanMap>,
+}
+
+/// The elements a scan reads, computed by a C++ expression of parameters (arrays, named for
+/// their element at `i`, and scalars): a fused element-wise expression.
+#[derive(Clone, Debug)]
+pub(crate) struct ScanMap {
+    /// `(C++ type, name, is an array)` of each parameter, in order.
+    pub(crate) params: Vec<(String, String, bool)>,
+    /// The element's value (of the input type's arithmetic type).
+    pub(crate) value: String,
+    /// Device code the value uses.
+    pub(crate) prelude: String,
 }
 
 /// The C++ literal of `dtype`'s highest (or lowest) value, as its arithmetic type.
@@ -157,7 +171,48 @@ impl ScanCode {
             identity = self.identity,
             op = self.op,
         );
-        s.push_str(SCAN_BODY.replace("NAME", name).as_str());
+        let (params, load) = match &self.map {
+            None => ("const _in_t *__restrict__ in".to_string(), "_load(in[e])".to_string()),
+            Some(map) => {
+                s.push_str(&map.prelude);
+                let params: Vec<String> = map
+                    .params
+                    .iter()
+                    .map(|(ty, name, array)| match array {
+                        true => format!("const {ty} *__restrict__ _p_{name}"),
+                        false => format!("const {ty} {name}"),
+                    })
+                    .collect();
+                let args: Vec<String> = map
+                    .params
+                    .iter()
+                    .map(|(_, name, array)| match array {
+                        true => format!("_p_{name}"),
+                        false => name.clone(),
+                    })
+                    .collect();
+                let binds: String = map
+                    .params
+                    .iter()
+                    .filter(|(_, _, array)| *array)
+                    .map(|(ty, name, _)| format!("    const {ty} &{name} = _p_{name}[i];\n"))
+                    .collect();
+                let _ = write!(
+                    s,
+                    "__device__ __forceinline__ _in_t _map({}, const unsigned long long i, const unsigned long long n) {{\n{binds}    return _in_t({});\n}}\n",
+                    params.join(", "),
+                    map.value
+                );
+                (params.join(", "), format!("_load(_map({}, e, n))", args.join(", ")))
+            }
+        };
+        s.push_str(
+            SCAN_BODY
+                .replace("NAME", name)
+                .replace("IN_PARAMS", &params)
+                .replace("LOAD_AT_E", &load)
+                .as_str(),
+        );
         s
     }
 }
@@ -225,7 +280,7 @@ extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const uns
     for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) status[i] = 0u;
 }
 
-extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(const _in_t *__restrict__ in, _out_t *__restrict__ out,
+extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, _out_t *__restrict__ out,
         const unsigned long long n, const unsigned long long seg, const unsigned long long init_bits,
         const int exclusive, unsigned char *__restrict__ temp, const unsigned long long tiles) {
     __shared__ _acc_t sh[_TILE + _TILE / 32];
@@ -244,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(const _in_t *__re
     for (int k = 0; k < _ITEMS; ++k) {
         const unsigned s = k * _BLOCK + tid;
         const unsigned long long e = base + s;
-        sh[s + (s >> 5)] = e < n ? _load(in[e]) : _identity();
+        sh[s + (s >> 5)] = e < n ? LOAD_AT_E : _identity();
     }
     __syncthreads();
     // Each thread combines its _ITEMS consecutive elements; bit k of `heads` marks a segment start.
@@ -435,6 +490,7 @@ impl ScanOperator {
             identity: self.identity.clone(),
             load: Load::Plain,
             prelude: self.prelude.clone(),
+            map: None,
         }
     }
 
@@ -495,6 +551,7 @@ fn builtin_code(op: ScanOp, load: Load, input: DType, output: DType) -> ScanCode
         identity: identity.to_string(),
         load,
         prelude: String::new(),
+        map: None,
     }
 }
 
@@ -551,6 +608,82 @@ pub(crate) fn scan_loaded<I: Element, O: Element>(
     }
 }
 
+/// The inclusive scan with `op` (reading through `load`) of the values `map` computes from
+/// `args` (arrays of `n` elements, C-contiguous, and scalars), whose element types are `I`'s
+/// and whose form `key` identifies, into `output` (`n` elements of `O`, apart from the arrays),
+/// by segments of `segment_len` when given: a scan of a fused expression, reading its operands
+/// once.
+///
+/// # Safety
+/// `map`'s value reads only its parameters' elements at `i` and its scalars; `args` match its
+/// parameters.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
+    stream: &Stream,
+    op: ScanOp,
+    load: Load,
+    key: &[u32],
+    map: &ScanMap,
+    args: &[Arg<'_>],
+    n: usize,
+    output: &mut crate::DeviceArray<O>,
+    segment_len: Option<usize>,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    if output.len() < n || !output.is_contiguous() {
+        return Err(Error::InvalidValue(
+            "scan: the output must be compact and hold every element".into(),
+        ));
+    }
+    let mut encoding = vec![op.code(), load as u32];
+    encoding.extend_from_slice(key);
+    let kernel: Arc<ScanKernel> = kernel_encoded("scan_map", &encoding, || {
+        Ok(ScanKernel {
+            op,
+            load,
+            loaded: LoadedTable::default(),
+        })
+    })?;
+    let mut signature: Vec<ArgType> = args.iter().map(Arg::arg_type).collect();
+    signature.push(ArgType::Array(O::DTYPE));
+    let loaded = kernel.loaded.get_or_load(stream.context(), &signature, 0, || {
+        let mut code = builtin_code(op, load, I::DTYPE, O::DTYPE);
+        code.name = "scan_map".to_string();
+        code.map = Some(map.clone());
+        let names = vec![format!("{}_init", code.name), format!("{}_scan", code.name)];
+        Ok((code.source(), names))
+    })?;
+    let segment = segment_len.map_or(n as u64, |len| len as u64);
+    let output_use = output.begin_use(stream, Access::Write)?;
+    // SAFETY: the map reads the arrays of `args` (n elements each, the caller's guarantee) at
+    // indices below `n`; `output` is compact with at least `n` elements, its use begun.
+    unsafe {
+        launch_scan(
+            &loaded,
+            stream,
+            ScanInput::Args(args),
+            *output.ptr_ref(),
+            n as u64,
+            segment,
+            0,
+            0,
+        )?
+    };
+    drop(output_use);
+    Ok(())
+}
+
+/// The source [`scan_mapped`] compiles (for tests of the generated code).
+#[cfg(test)]
+pub(crate) fn mapped_source(op: ScanOp, load: Load, input: DType, output: DType, map: &ScanMap) -> String {
+    let mut code = builtin_code(op, load, input, output);
+    code.name = "scan_map".to_string();
+    code.map = Some(map.clone());
+    code.source()
+}
+
 /// Checks the buffers and runs the scan whose code `code` gives.
 ///
 /// # Safety
@@ -597,7 +730,7 @@ unsafe fn run<I: Element, O: Element>(
         launch_scan(
             &loaded,
             stream,
-            input.device_ptr(),
+            ScanInput::Address(input.device_ptr()),
             output.device_ptr(),
             n as u64,
             segment,
@@ -637,16 +770,25 @@ fn temp_bytes(tiles: u64) -> Result<usize> {
         .ok_or_else(|| Error::InvalidValue(format!("scan: temporary storage for {tiles} tiles overflows")))
 }
 
+/// What a scan kernel reads.
+pub(crate) enum ScanInput<'a> {
+    /// One array's device address (its use begun by the caller).
+    Address(u64),
+    /// The arguments of a [`ScanMap`]'s parameters (the launch begins the arrays' uses).
+    Args(&'a [Arg<'a>]),
+}
+
 /// Launches a loaded scan over `n` elements at `input` into `output`.
 ///
 /// # Safety
-/// `input` holds `n` elements of the kernel's input type and `output` `n` of its output type,
-/// not overlapping, both usable in `stream`'s order.
+/// `input` holds `n` elements of the kernel's input type (or, for a map, its arrays `n` elements
+/// each, C-contiguous) and `output` `n` of its output type, not overlapping, all usable in
+/// `stream`'s order.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn launch_scan(
+pub(crate) unsafe fn launch_scan<'a>(
     loaded: &Loaded,
     stream: &Stream,
-    input: u64,
+    input: ScanInput<'a>,
     output: u64,
     n: u64,
     segment: u64,
@@ -668,8 +810,15 @@ pub(crate) unsafe fn launch_scan(
         )?
     };
     let mut pass = Launch::on(stream);
-    pass.value(input)
-        .value(output)
+    match input {
+        ScanInput::Address(address) => {
+            pass.value(address);
+        }
+        ScanInput::Args(args) => {
+            pass.args(args)?;
+        }
+    }
+    pass.value(output)
         .value(n)
         .value(segment)
         .value(init)

@@ -22,11 +22,12 @@
 //! floating-point sums are combined in a tree order within tiles, so they may differ from
 //! NumPy's sequential sums in the last bits.
 
-use crate::algorithms::scan::{scan_loaded, Load, ScanKind, ScanOp};
+use crate::algorithms::scan::{scan_loaded, scan_mapped, Load, ScanKind, ScanMap, ScanOp};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
+use crate::array::kernels::params::{parse_params, ParamType};
 use crate::array::promotion::Scalars;
-use crate::array::routines::math::{binary, BinaryOp, IntoExpr};
+use crate::array::routines::math::{binary, BinaryOp, Expr, IntoExpr, EXPR_PRELUDE};
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
@@ -94,6 +95,97 @@ impl<T: Element> DeviceArray<T> {
     /// Cumulative products with NaN read as one (NumPy's `nancumprod`; `cumprod` for integers).
     pub fn nancumprod(&self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
         cumulative(self, axis, ScanOp::Prod, Load::SkipNan)
+    }
+}
+
+/// The inclusive scan of `expr`'s values, as [`cumulative`]: fused (the expression computed
+/// inside the scan, reading its operands once, writing no temporary) over the flattened values
+/// or along the last axis when its arrays are C-contiguous of its shape; otherwise the
+/// expression is evaluated first.
+fn expr_cumulative<T: Scalars, R: Element>(
+    expr: Expr<'_, T>,
+    axis: Option<isize>,
+    op: ScanOp,
+    load: Load,
+) -> Result<DeviceArray<R>> {
+    expr.check()?;
+    let shape = expr.shape()?;
+    let along_last = match axis {
+        None => true,
+        Some(axis) => normalize_axis(axis, shape.len())? + 1 == shape.len(),
+    };
+    if !along_last || expr.fused_map()?.is_none() {
+        return cumulative(&expr.eval()?, axis, op, load);
+    }
+    let fused = expr
+        .fused_map()?
+        .ok_or_else(|| Error::InvalidValue("cumulative: the expression could not be fused".into()))?;
+    let n: usize = shape.iter().product();
+    let (out_shape, segment) = match axis {
+        None => (vec![n], None),
+        Some(_) => (shape.clone(), shape.last().copied()),
+    };
+    let mut out = DeviceArray::<R>::empty(&fused.stream, out_shape)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let params = parse_params(&fused.params, "expression")?;
+    let mut map_params = Vec::with_capacity(params.len());
+    for (param, arg) in params.iter().zip(&fused.args) {
+        let ParamType::Concrete(dtype) = param.ty else {
+            return Err(Error::InvalidValue(format!(
+                "cumulative: the expression's parameter `{}` has no concrete type",
+                param.name
+            )));
+        };
+        map_params.push((dtype.c_name().to_string(), param.name.clone(), arg.array().is_some()));
+    }
+    let map = ScanMap {
+        params: map_params,
+        value: fused.value.clone(),
+        prelude: EXPR_PRELUDE.to_string(),
+    };
+    // SAFETY: the map is the expression's element-wise code, reading its arrays (C-contiguous
+    // of its shape: `n` elements each) at `i` and its scalars; `fused.args` are its arguments.
+    unsafe {
+        scan_mapped::<T, R>(
+            &fused.stream,
+            op,
+            load,
+            &fused.key,
+            &map,
+            &fused.args,
+            n,
+            &mut out,
+            segment,
+        )?
+    };
+    Ok(out)
+}
+
+/// Cumulative sums and products of an expression's values: one scan whose input is the
+/// expression's element-wise code (no temporary) over the flattened values or along the last
+/// axis, when its arrays are C-contiguous of its shape; otherwise the expression is evaluated
+/// first. They run on the stream of the first array.
+impl<T: Scalars> Expr<'_, T> {
+    /// [`DeviceArray::cumsum`] of the values: `(&x * &y).cumsum(None)` reads `x` and `y` once.
+    pub fn cumsum(self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        expr_cumulative(self, axis, ScanOp::Sum, Load::Plain)
+    }
+
+    /// [`DeviceArray::cumprod`] of the values.
+    pub fn cumprod(self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        expr_cumulative(self, axis, ScanOp::Prod, Load::Plain)
+    }
+
+    /// [`DeviceArray::nancumsum`] of the values.
+    pub fn nancumsum(self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        expr_cumulative(self, axis, ScanOp::Sum, Load::SkipNan)
+    }
+
+    /// [`DeviceArray::nancumprod`] of the values.
+    pub fn nancumprod(self, axis: Option<isize>) -> Result<DeviceArray<T::Sum>> {
+        expr_cumulative(self, axis, ScanOp::Prod, Load::SkipNan)
     }
 }
 
