@@ -10,7 +10,7 @@ mod common;
 
 use cuda_core::algorithms::select::{
     run_length_encode, run_length_encode_count, select_flagged, select_flagged_count, unique_sorted,
-    unique_sorted_count,
+    unique_sorted_count, SelectIf,
 };
 use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
 use cuda_driver::Stream;
@@ -431,4 +431,42 @@ fn compress_selects_slices_along_an_axis() {
     let square = DeviceArray::<Bool>::zeros(&stream, [2, 2]).unwrap();
     assert!(matches!(x.compress(&square, Some(0)), Err(Error::InvalidValue(_))));
     assert!(matches!(x.compress(&rows, Some(2)), Err(Error::InvalidValue(_))));
+}
+
+#[test]
+fn select_if_takes_a_cpp_predicate() {
+    let Some(device) = common::device_or_skip("select_if_takes_a_cpp_predicate") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    let n = 123_457usize;
+    let data: Vec<f32> = (0..n).map(|i| ((i * 37) % 1000) as f32 - 500.0).collect();
+    let x = DeviceBuffer::from_slice(context, &data).unwrap();
+    let far = SelectIf::new("far_from_zero", "far(x) && i % 2 == 0")
+        .unwrap()
+        .with_prelude("__device__ bool far(float v) { return fabsf(v) > 400.0f; }");
+    let mut out = DeviceBuffer::<f32>::zeroed(context, n).unwrap();
+    // SAFETY: the predicate only computes with `x` and `i`.
+    let count = unsafe { far.select_count::<f32>(&stream, &x, &mut out).unwrap() };
+    let want: Vec<f32> = (0..n)
+        .filter(|&i| data[i].abs() > 400.0 && i % 2 == 0)
+        .map(|i| data[i])
+        .collect();
+    assert_eq!(count, want.len());
+    assert_eq!(&out.to_vec().unwrap()[..count], want.as_slice());
+    // Partition with the count on the device.
+    let mut on_device = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
+    // SAFETY: as above.
+    unsafe { far.select::<f32>(&stream, &x, &mut out, &mut on_device, true).unwrap() };
+    stream.synchronize().unwrap();
+    assert_eq!(on_device.to_vec().unwrap(), [want.len() as u64]);
+    let mut all = want.clone();
+    all.extend(
+        (0..n)
+            .rev()
+            .filter(|&i| !(data[i].abs() > 400.0 && i % 2 == 0))
+            .map(|i| data[i]),
+    );
+    assert_eq!(out.to_vec().unwrap(), all);
 }

@@ -3,8 +3,8 @@
 //! needed:
 //! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole or
 //!   by segments of equal length;
-//! - [`select`]: compaction by flags (select and partition), unique values of sorted input and
-//!   run-length encoding, the count left on the device or read back.
+//! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
+//!   sorted input and run-length encoding, the count left on the device or read back.
 //!
 //! They are the project's own kernels, generated as CUDA C++ and compiled by NVRTC through the
 //! kernel cache (no CCCL headers needed): a single-pass scan with decoupled look-back. Each
@@ -156,6 +156,19 @@ mod tests {
             DType::I64,
             &flags,
         ));
+    }
+
+    #[test]
+    fn select_predicates_compile_and_bad_names_are_errors() {
+        use super::select::SelectIf;
+        let odd = SelectIf::new("odd", "(x & 1) != 0 && i > 3").unwrap();
+        let ptx = compile(&odd.source_for(DType::I64));
+        assert!(ptx.contains(".entry select_odd_select("));
+        let big = SelectIf::new("big", "far(x)")
+            .unwrap()
+            .with_prelude("__device__ bool far(float v) { return fabsf(v) > 2.0f; }");
+        compile(&big.source_for(DType::F32));
+        assert!(SelectIf::new("1st", "true").is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Compaction: the elements (or the indices) whose flag is set, in order, in one pass (a scan of
 //! the flags fused with the scatter, with decoupled look-back; see the [module above](super)).
-//! Partition puts the rest after them, in reverse order. [`unique_sorted`] keeps the first of
+//! Partition puts the rest after them, in reverse order. [`SelectIf`] selects by a C++
+//! predicate. [`unique_sorted`] keeps the first of
 //! each run of equal elements (the unique values of sorted input); [`run_length_encode`] also
 //! gives the runs' lengths.
 //!
@@ -390,7 +391,20 @@ pub(crate) fn load_select(
             loaded: LoadedTable::default(),
         })
     })?;
-    kernel.loaded.get_or_load(stream.context(), signature, 0, || {
+    load_in(&kernel.loaded, stream, signature, name, predicate, emit)
+}
+
+/// Loads (once per context and signature) the select kernel `name` of `predicate` and `emit`
+/// into `table`.
+fn load_in(
+    table: &LoadedTable,
+    stream: &Stream,
+    signature: &[ArgType],
+    name: &str,
+    predicate: &dyn Fn() -> Predicate,
+    emit: Emit,
+) -> Result<Arc<Loaded>> {
+    table.get_or_load(stream.context(), signature, 0, || {
         let source = select_source(name, &predicate(), emit);
         let mut names = vec![format!("{name}_init"), format!("{name}_select")];
         if let Emit::Runs(_) = emit {
@@ -398,6 +412,163 @@ pub(crate) fn load_select(
         }
         Ok((source, names))
     })
+}
+
+/// A selection by a predicate written in C++, as [`ElementwiseKernel`](crate::ElementwiseKernel)'s
+/// operations are: a `bool` expression of `x` (the element) and `i` (its index, `unsigned long
+/// long`). The elements it holds for go to the start of the output, in order (and with
+/// partition, the others after them in reverse order); the count is left on the device or
+/// read back.
+///
+/// ```no_run
+/// use cuda_core::algorithms::select::SelectIf;
+/// use cuda_core::{Device, DeviceBuffer};
+///
+/// # fn main() -> cuda_core::Result<()> {
+/// let device = Device::new(0)?;
+/// let stream = device.create_stream()?;
+/// let odd = SelectIf::new("odd", "(x & 1) != 0")?;
+/// let x = DeviceBuffer::from_slice(device.context(), &[1i32, 2, 3, 4, 5])?;
+/// let mut out = DeviceBuffer::<i32>::zeroed(device.context(), 5)?;
+/// // SAFETY: the predicate only computes with `x`.
+/// let count = unsafe { odd.select_count::<i32>(&stream, &x, &mut out)? };
+/// assert_eq!(&out.to_vec()?[..count], [1, 3, 5]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct SelectIf {
+    name: String,
+    predicate: String,
+    prelude: String,
+    loaded: LoadedTable,
+}
+
+impl SelectIf {
+    /// A selection named `name` (a C identifier) by the C++ `bool` expression `predicate` of `x`
+    /// and `i`.
+    pub fn new(name: &str, predicate: &str) -> Result<Self> {
+        if !crate::array::kernels::params::is_identifier(name) {
+            return Err(Error::InvalidValue(format!(
+                "select predicate `{name}`: the name must be a C identifier"
+            )));
+        }
+        Ok(SelectIf {
+            name: name.to_string(),
+            predicate: predicate.to_string(),
+            prelude: String::new(),
+            loaded: LoadedTable::default(),
+        })
+    }
+
+    /// This selection with device code (helper functions, constants) its predicate may use.
+    pub fn with_prelude(mut self, prelude: &str) -> Self {
+        self.prelude = prelude.to_string();
+        self
+    }
+
+    fn predicate(&self, dtype: DType) -> Predicate {
+        Predicate {
+            params: vec![PredParam {
+                c_type: dtype.c_name().to_string(),
+                name: "x".to_string(),
+                array: true,
+            }],
+            value: self.predicate.clone(),
+            prelude: self.prelude.clone(),
+        }
+    }
+
+    /// The CUDA C++ generated for elements of `dtype`.
+    pub fn source_for(&self, dtype: DType) -> String {
+        select_source(
+            &format!("select_{}", self.name),
+            &self.predicate(dtype),
+            Emit::Value(dtype),
+        )
+    }
+
+    /// Copies the elements of `input` the predicate holds for to the start of `output` (at
+    /// least as many elements), in order, and their number to `count` (one `u64` on the
+    /// device), on `stream`: one pass, no host wait. With `partition`, the other elements
+    /// fill the rest of `output` in reverse order.
+    ///
+    /// # Safety
+    /// The predicate (and the prelude) is device code the crate cannot check: it must only
+    /// compute with `x` and `i` (no memory access through addresses, no shared state, no
+    /// undefined behaviour).
+    pub unsafe fn select<T: Element>(
+        &self,
+        stream: &Stream,
+        input: &impl DeviceMemory,
+        output: &mut impl DeviceMemoryMut,
+        count: &mut impl DeviceMemoryMut,
+        partition: bool,
+    ) -> Result<()> {
+        let n = elements::<T>("select input", input, stream)?;
+        let capacity = elements::<T>("select output", output, stream)?;
+        if capacity < n {
+            return Err(Error::InvalidValue(format!(
+                "select: the output holds {capacity} elements, the input {n}"
+            )));
+        }
+        if elements::<u64>("select count", count, stream)? < 1 {
+            return Err(Error::InvalidValue("select: the count needs room for one u64".into()));
+        }
+        disjoint("select", input, output)?;
+        disjoint("select count", input, count)?;
+        disjoint("select count", output, count)?;
+        let signature = [ArgType::Array(T::DTYPE), ArgType::Array(T::DTYPE)];
+        let name = format!("select_{}", self.name);
+        let loaded = load_in(
+            &self.loaded,
+            stream,
+            &signature,
+            &name,
+            &|| self.predicate(T::DTYPE),
+            Emit::Value(T::DTYPE),
+        )?;
+        let _input_use = input.begin_use(stream, Access::Read)?;
+        let _output_use = output.begin_use(stream, Access::Write)?;
+        let _count_use = count.begin_use(stream, Access::Write)?;
+        let call = SelectCall {
+            pred: PredArgs::Addresses(&[input.device_ptr()]),
+            data: Some(input.device_ptr()),
+            values_len: None,
+            out: output.device_ptr(),
+            ends: None,
+            count: count.device_ptr(),
+            n: n as u64,
+            partition,
+            shape: &[],
+        };
+        // SAFETY: the predicate reads `input` at `i` below `n` and computes with it (the
+        // caller's promise); sizes, disjointness and uses on `stream` are checked and begun
+        // above.
+        unsafe { launch_select(&loaded, stream, &call) }
+    }
+
+    /// [`select`](Self::select) (without partition) that reads the count back: the number of
+    /// elements at the start of `output`. Waits for `stream` to reach the count.
+    ///
+    /// # Safety
+    /// As for [`select`](Self::select).
+    pub unsafe fn select_count<T: Element>(
+        &self,
+        stream: &Stream,
+        input: &impl DeviceMemory,
+        output: &mut impl DeviceMemoryMut,
+    ) -> Result<usize> {
+        let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.select::<T>(stream, input, output, &mut count, false)? };
+        read_count(&count)
+    }
+}
+
+impl std::fmt::Debug for SelectIf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SelectIf").field("name", &self.name).finish()
+    }
 }
 
 /// Launches a loaded select kernel.
