@@ -1,8 +1,8 @@
 //! Device-wide algorithms (the role of `cuda.compute`), on device memory of the memory contract
 //! ([`DeviceMemory`] and [`DeviceMemoryMut`](cuda_driver::DeviceMemoryMut)), with no array
 //! needed:
-//! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole or
-//!   by segments of equal length;
+//! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole,
+//!   by segments of equal length, or by runs of equal keys;
 //! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
 //!   sorted input and run-length encoding, the count left on the device or read back.
 //!
@@ -169,6 +169,16 @@ mod tests {
             .with_prelude("__device__ bool far(float v) { return fabsf(v) > 2.0f; }");
         compile(&big.source_for(DType::F32));
         assert!(SelectIf::new("1st", "true").is_err());
+    }
+
+    #[test]
+    fn scans_by_key_compile_for_every_key_type() {
+        use super::scan::by_key_source;
+        for keys in DType::ALL {
+            let ptx = compile(&by_key_source(ScanOp::Sum, keys, DType::F32, DType::F32));
+            assert!(ptx.contains(".entry scan_by_key_scan("));
+        }
+        compile(&by_key_source(ScanOp::Max, DType::I64, DType::I8, DType::I64));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Inclusive and exclusive scans (prefix sums, products, minima, maxima, or a C++ operator), of
-//! a whole buffer or of consecutive segments of one length (the rows of a matrix), in one pass
-//! with decoupled look-back (see the [module above](super)).
+//! a whole buffer, of consecutive segments of one length (the rows of a matrix), or by runs of
+//! equal keys ([`scan_by_key`]), in one pass with decoupled look-back (see the
+//! [module above](super)).
 //!
 //! ```no_run
 //! use cuda_core::algorithms::scan::{scan, ScanKind, ScanOp};
@@ -79,6 +80,8 @@ struct ScanCode {
     prelude: String,
     /// Inputs computed from several arrays (a fused expression) instead of read from one.
     map: Option<ScanMap>,
+    /// The type of keys whose changes start segments (a scan by key), if any.
+    keys: Option<DType>,
 }
 
 /// The elements a scan reads, computed by a C++ expression of parameters (arrays, named for
@@ -206,10 +209,29 @@ impl ScanCode {
                 (params.join(", "), format!("_load(_map({}, e, n))", args.join(", ")))
             }
         };
+        let (key_params, head_by_key) = match self.keys {
+            None => ("", ""),
+            Some(keys) => {
+                let _ = write!(
+                    s,
+                    "typedef {} _key_t;\n{}",
+                    keys.c_name(),
+                    "template <typename T> __device__ __forceinline__ bool _key_equal(const T a, const T b) { return a == b; }\n\
+                     __device__ __forceinline__ bool _key_equal(const cuda_core_f16 a, const cuda_core_f16 b) { return (float)a == (float)b; }\n\
+                     __device__ __forceinline__ bool _key_equal(const cuda_core_bf16 a, const cuda_core_bf16 b) { return (float)a == (float)b; }\n"
+                );
+                (
+                    "const _key_t *__restrict__ keys, ",
+                    "{ const unsigned long long e = first + k; head = e >= n || e == 0ull || !_key_equal(keys[e], keys[e - 1]); }",
+                )
+            }
+        };
         s.push_str(
             SCAN_BODY
                 .replace("NAME", name)
                 .replace("IN_PARAMS", &params)
+                .replace("KEY_PARAMS", key_params)
+                .replace("HEAD_BY_KEY", head_by_key)
                 .replace("LOAD_AT_E", &load)
                 .as_str(),
         );
@@ -280,7 +302,7 @@ extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const uns
     for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) status[i] = 0u;
 }
 
-extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, _out_t *__restrict__ out,
+extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PARAMS_out_t *__restrict__ out,
         const unsigned long long n, const unsigned long long seg, const unsigned long long init_bits,
         const int exclusive, unsigned char *__restrict__ temp, const unsigned long long tiles) {
     __shared__ _acc_t sh[_TILE + _TILE / 32];
@@ -311,7 +333,9 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, _out_t
     for (int k = 0; k < _ITEMS; ++k) {
         const unsigned s = tid * _ITEMS + k;
         const _acc_t x = sh[s + (s >> 5)];
-        if (r == 0ull) { heads |= 1u << k; t.v = x; t.f = 1u; } else { t.v = _op(t.v, x); }
+        bool head = r == 0ull;
+        HEAD_BY_KEY
+        if (head) { heads |= 1u << k; t.v = x; t.f = 1u; } else { t.v = _op(t.v, x); }
         if (++r == seg) r = 0ull;
     }
     // The block's scan of the threads' values: warps by shuffles, then the warps' totals.
@@ -491,6 +515,7 @@ impl ScanOperator {
             load: Load::Plain,
             prelude: self.prelude.clone(),
             map: None,
+            keys: None,
         }
     }
 
@@ -552,6 +577,7 @@ fn builtin_code(op: ScanOp, load: Load, input: DType, output: DType) -> ScanCode
         load,
         prelude: String::new(),
         map: None,
+        keys: None,
     }
 }
 
@@ -664,6 +690,7 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
             &loaded,
             stream,
             ScanInput::Args(args),
+            None,
             *output.ptr_ref(),
             n as u64,
             segment,
@@ -673,6 +700,90 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
     };
     drop(output_use);
     Ok(())
+}
+
+/// Scans `input` (elements of `I`) into `output` (at least as many elements of `O`) with `op`
+/// by runs of equal keys (CUB's `InclusiveScanByKey` and `ExclusiveScanByKey`): a segment
+/// starts at element 0 and wherever `keys[i] != keys[i - 1]` (so NaN keys each start one).
+/// `keys` holds one `K` per element. Otherwise as [`scan`]: one pass, no host wait.
+pub fn scan_by_key<K: Element, I: Element, O: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    input: &impl DeviceMemory,
+    output: &mut impl DeviceMemoryMut,
+    op: ScanOp,
+    kind: ScanKind<O>,
+) -> Result<()> {
+    let n = elements::<I>("scan input", input, stream)?;
+    let key_count = elements::<K>("scan keys", keys, stream)?;
+    let capacity = elements::<O>("scan output", output, stream)?;
+    if key_count != n {
+        return Err(Error::InvalidValue(format!(
+            "scan by key: {key_count} keys for {n} elements"
+        )));
+    }
+    if capacity < n {
+        return Err(Error::InvalidValue(format!(
+            "scan: the output holds {capacity} elements, the input {n}"
+        )));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    disjoint("scan", input, output)?;
+    disjoint("scan", keys, output)?;
+    let (init, exclusive) = match kind {
+        ScanKind::Inclusive => (0u64, 0i32),
+        ScanKind::Exclusive(init) => (init_bits(init), 1i32),
+    };
+    let encoding = [op.code(), Load::Plain as u32];
+    let kernel: Arc<ScanKernel> = kernel_encoded("scan_by_key", &encoding, || {
+        Ok(ScanKernel {
+            op,
+            load: Load::Plain,
+            loaded: LoadedTable::default(),
+        })
+    })?;
+    let signature = [
+        ArgType::Array(I::DTYPE),
+        ArgType::Array(K::DTYPE),
+        ArgType::Array(O::DTYPE),
+    ];
+    let loaded = kernel.loaded.get_or_load(stream.context(), &signature, 0, || {
+        let mut code = builtin_code(op, Load::Plain, I::DTYPE, O::DTYPE);
+        code.name = "scan_by_key".to_string();
+        code.keys = Some(K::DTYPE);
+        let names = vec![format!("{}_init", code.name), format!("{}_scan", code.name)];
+        Ok((code.source(), names))
+    })?;
+    let _input_use = input.begin_use(stream, Access::Read)?;
+    let _keys_use = keys.begin_use(stream, Access::Read)?;
+    let _output_use = output.begin_use(stream, Access::Write)?;
+    // SAFETY: the built-in operations only compute with their values; `input`, `keys` (n
+    // elements each) and `output` (at least n) are checked above, their uses begun on `stream`;
+    // the kernel reads keys `e` and `e - 1` for `0 < e < n` only.
+    unsafe {
+        launch_scan(
+            &loaded,
+            stream,
+            ScanInput::Address(input.device_ptr()),
+            Some(keys.device_ptr()),
+            output.device_ptr(),
+            n as u64,
+            n as u64,
+            init,
+            exclusive,
+        )
+    }
+}
+
+/// The source [`scan_by_key`] compiles (for tests of the generated code).
+#[cfg(test)]
+pub(crate) fn by_key_source(op: ScanOp, keys: DType, input: DType, output: DType) -> String {
+    let mut code = builtin_code(op, Load::Plain, input, output);
+    code.name = "scan_by_key".to_string();
+    code.keys = Some(keys);
+    code.source()
 }
 
 /// The source [`scan_mapped`] compiles (for tests of the generated code).
@@ -731,6 +842,7 @@ unsafe fn run<I: Element, O: Element>(
             &loaded,
             stream,
             ScanInput::Address(input.device_ptr()),
+            None,
             output.device_ptr(),
             n as u64,
             segment,
@@ -782,13 +894,14 @@ pub(crate) enum ScanInput<'a> {
 ///
 /// # Safety
 /// `input` holds `n` elements of the kernel's input type (or, for a map, its arrays `n` elements
-/// each, C-contiguous) and `output` `n` of its output type, not overlapping, all usable in
-/// `stream`'s order.
+/// each, C-contiguous), `keys` (for a scan by key) `n` of its key type, and `output` `n` of its
+/// output type, not overlapping the others, all usable in `stream`'s order.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn launch_scan<'a>(
     loaded: &Loaded,
     stream: &Stream,
     input: ScanInput<'a>,
+    keys: Option<u64>,
     output: u64,
     n: u64,
     segment: u64,
@@ -817,6 +930,9 @@ pub(crate) unsafe fn launch_scan<'a>(
         ScanInput::Args(args) => {
             pass.args(args)?;
         }
+    }
+    if let Some(keys) = keys {
+        pass.value(keys);
     }
     pass.value(output)
         .value(n)
