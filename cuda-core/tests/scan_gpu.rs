@@ -7,7 +7,7 @@
 
 mod common;
 
-use cuda_core::algorithms::scan::{scan, ScanKind, ScanOp, ScanOperator};
+use cuda_core::algorithms::scan::{scan, scan_by_key, ScanKind, ScanOp, ScanOperator};
 use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
 use cuda_driver::Stream;
 use half::{bf16, f16};
@@ -413,4 +413,52 @@ fn scans_of_expressions_read_their_operands_once() {
         [0.5f32, 0.5, 2.0, 4.0]
     );
     assert!(matches!((&x + 1).cumsum(Some(1)), Err(Error::InvalidValue(_))));
+}
+
+#[test]
+fn scans_by_key_restart_where_the_key_changes() {
+    let Some(device) = common::device_or_skip("scans_by_key_restart_where_the_key_changes") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    for n in [1usize, 7, 2048, 2049, 1_000_003] {
+        let data: Vec<i32> = (0..n).map(|i| (i % 11) as i32 - 5).collect();
+        // Runs of growing length, some across tile boundaries, and a key that comes back later.
+        let keys: Vec<u16> = (0..n).map(|i| ((i * i / 3001) % 7) as u16).collect();
+        let x = DeviceBuffer::from_slice(context, &data).unwrap();
+        let k = DeviceBuffer::from_slice(context, &keys).unwrap();
+        let mut out = DeviceBuffer::<i64>::zeroed(context, n).unwrap();
+        for exclusive in [false, true] {
+            let kind = match exclusive {
+                true => ScanKind::Exclusive(100),
+                false => ScanKind::Inclusive,
+            };
+            scan_by_key::<u16, i32, i64>(&stream, &k, &x, &mut out, ScanOp::Sum, kind).unwrap();
+            stream.synchronize().unwrap();
+            let got = out.to_vec().unwrap();
+            let mut acc = 0i64;
+            for i in 0..n {
+                let head = i == 0 || keys[i] != keys[i - 1];
+                let want = match (exclusive, head) {
+                    (true, true) => 100,
+                    (true, false) => 100 + acc,
+                    (false, _) => 0,
+                };
+                acc = if head {
+                    i64::from(data[i])
+                } else {
+                    acc + i64::from(data[i])
+                };
+                let want = if exclusive { want } else { acc };
+                assert_eq!(got[i], want, "n {n}, exclusive {exclusive}, element {i}");
+            }
+        }
+    }
+    // Keys of another length are a typed error.
+    let x = DeviceBuffer::from_slice(context, &[1i32, 2, 3]).unwrap();
+    let k = DeviceBuffer::from_slice(context, &[0u16, 0]).unwrap();
+    let mut out = DeviceBuffer::<i64>::zeroed(context, 3).unwrap();
+    let error = scan_by_key::<u16, i32, i64>(&stream, &k, &x, &mut out, ScanOp::Sum, ScanKind::Inclusive);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
