@@ -212,14 +212,8 @@ impl ScanCode {
         let (key_params, head_by_key) = match self.keys {
             None => ("", ""),
             Some(keys) => {
-                let _ = write!(
-                    s,
-                    "typedef {} _key_t;\n{}",
-                    keys.c_name(),
-                    "template <typename T> __device__ __forceinline__ bool _key_equal(const T a, const T b) { return a == b; }\n\
-                     __device__ __forceinline__ bool _key_equal(const cuda_core_f16 a, const cuda_core_f16 b) { return (float)a == (float)b; }\n\
-                     __device__ __forceinline__ bool _key_equal(const cuda_core_bf16 a, const cuda_core_bf16 b) { return (float)a == (float)b; }\n"
-                );
+                let _ = writeln!(s, "typedef {} _key_t;", keys.c_name());
+                s.push_str(KEY_EQUAL);
                 (
                     "const _key_t *__restrict__ keys, ",
                     "{ const unsigned long long e = first + k; head = e >= n || e == 0ull || !_key_equal(keys[e], keys[e - 1]); }",
@@ -238,6 +232,13 @@ impl ScanCode {
         s
     }
 }
+
+/// Key equality of a scan by key (16-bit floats compared as floats).
+const KEY_EQUAL: &str = r#"
+template <typename T> __device__ __forceinline__ bool _key_equal(const T a, const T b) { return a == b; }
+__device__ __forceinline__ bool _key_equal(const cuda_core_f16 a, const cuda_core_f16 b) { return (float)a == (float)b; }
+__device__ __forceinline__ bool _key_equal(const cuda_core_bf16 a, const cuda_core_bf16 b) { return (float)a == (float)b; }
+"#;
 
 /// The scan's device code after the types and operations: values carried with a segment flag
 /// (`_seg`: `f` set when a segment starts inside what `v` covers, whose combination is
