@@ -14,11 +14,15 @@ LAUNCH = "CuPy RawKernel"
 POOL = "CuPy pool"
 
 
+SCAN_SELECT_CASES = (("cumsum", "CuPy cumsum"), ("cumsum axis=1", "CuPy cumsum"), ("x[x > 0.5]", "CuPy x[x > 0.5]"),
+                     ("nonzero", "CuPy flatnonzero"))
+# Elements of the selections' input (bench-array's SELECT_ELEMS).
+SELECT_ELEMS = 1 << 26
 BANDWIDTH_CASES = (("D2D copy", "CuPy copyto"), ("2.0*x+y", "CuPy ElementwiseKernel"),
                    ("2.0*x+y", "CuPy expression"), ("sum", "CuPy sum"), ("sum axis=0", "CuPy sum"),
                    ("sum axis=1", "CuPy sum"), ("(x*y).sum", "CuPy sum(x*y)"), ("std", "CuPy std"),
                    ("fill", "CuPy fill"), ("rand", "CuPy random.rand"),
-                   ("concatenate", "CuPy concatenate"), ("take", "CuPy take"))
+                   ("concatenate", "CuPy concatenate"), ("take", "CuPy take")) + SCAN_SELECT_CASES
 # Elements of take's source array and of its random indices (bench-array's TAKE_ELEMS).
 TAKE_ELEMS = 1 << 26
 
@@ -226,6 +230,8 @@ def bandwidth_rows(cupy, stream):
     del x, y, z, square
     holder.clear()
     gather_rows(cupy, figure, holder)
+    holder.clear()
+    scan_select_rows(cupy, figure, holder)
 
 
 def gather_rows(cupy, figure, holder):
@@ -281,3 +287,50 @@ def nvrtc_rows(cupy, source):
 
 if __name__ == "__main__":
     main()
+
+
+def scan_select_rows(cupy, figure, holder):
+    """cumsum of 2^28 f32 (whole, and the rows of its (2^18, 2^10) view), x[x > 0.5] on 2^26 f32
+    and flatnonzero of 2^26 uint8 half nonzero, as bench-array measures them."""
+    n, m = BANDWIDTH_ELEMS, SELECT_ELEMS
+    try:
+        x = cupy.ones(n, dtype=cupy.float32)
+        rows = x.reshape(n >> 10, 1 << 10)
+        values = cupy.random.rand(m, dtype=cupy.float32)
+        flags = ((cupy.arange(m, dtype=cupy.uint64) * 2654435761) >> 13).astype(cupy.uint8) & 1
+    except Exception as error:
+        for case, impl in SCAN_SELECT_CASES:
+            emit("bandwidth", case, impl, "GB/s", status="failed: %s" % error)
+        return
+    for case, array, axis, last in (("cumsum", x, None, float(n)), ("cumsum axis=1", rows, 1, 1024.0)):
+        def scan(array=array, axis=axis):
+            holder["scan"] = cupy.cumsum(array, axis=axis)
+
+        def check_scan(last=last):
+            largest = float(holder["scan"].max())
+            if abs(largest - last) > 1e-3 * last and largest != 2.0 ** 24:
+                raise AssertionError("cumsum reaches %r, expected %r" % (largest, last))
+
+        measure("bandwidth", case, "CuPy cumsum", "GB/s", figure(scan, 2 * n * 4, check_scan))
+    kept = int((values > 0.5).sum())
+
+    def extract():
+        holder["kept"] = values[values > 0.5]
+
+    def check_extract():
+        if holder["kept"].size != kept:
+            raise AssertionError("x[x > 0.5] kept %d, expected %d" % (holder["kept"].size, kept))
+
+    measure("bandwidth", "x[x > 0.5]", "CuPy x[x > 0.5]", "GB/s",
+            figure(extract, (m + kept) * 4, check_extract, "2^26 f32, about half kept"))
+    nonzero = int(cupy.count_nonzero(flags))
+
+    def flat():
+        holder["indices"] = cupy.flatnonzero(flags)
+
+    def check_flat():
+        if holder["indices"].size != nonzero:
+            raise AssertionError("flatnonzero found %d, expected %d" % (holder["indices"].size, nonzero))
+
+    measure("bandwidth", "nonzero", "CuPy flatnonzero", "GB/s",
+            figure(flat, m + nonzero * 8, check_flat, "2^26 u8, half nonzero, i64 indices"))

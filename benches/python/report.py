@@ -46,6 +46,9 @@ EXPECTED = (
     + [("bandwidth", "std", impl) for impl in ("cuda-core std", "CuPy std")]
     + [("bandwidth", "concatenate", impl) for impl in ("cuda-core concatenate", "CuPy concatenate")]
     + [("bandwidth", "take", impl) for impl in ("cuda-core take (wrap)", "cuda-core take (raise)", "CuPy take")]
+    + [("bandwidth", case, impl) for case in ("cumsum", "cumsum axis=1") for impl in ("cuda-core cumsum", "CuPy cumsum")]
+    + [("bandwidth", "x[x > 0.5]", impl) for impl in ("cuda-core extract (fused mask)", "CuPy x[x > 0.5]")]
+    + [("bandwidth", "nonzero", impl) for impl in ("cuda-core flatnonzero", "CuPy flatnonzero")]
     + [("bandwidth", "fill", impl) for impl in ("cuda-core fill", "CuPy fill")]
     + [("bandwidth", "rand", impl) for impl in ("cuda-core random::rand", "CuPy random.rand")]
     + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",

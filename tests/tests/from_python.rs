@@ -486,6 +486,16 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
     x.nansum_axes([0], false)?;
     (x.count_nonzero()?, x.ptp_axes([1], false)?);
+    (x.cumsum(None)?, x.cumprod(-1)?, x.nancumsum(0)?, x.diff(2, -1)?);
+    (x.nonzero()?, x.flatnonzero()?, x.argwhere()?);
+    {
+        let mask = x.gt(0.5).eval()?;
+        (x.extract(&mask)?, x.extract(x.gt(0.5))?);
+        let c = DeviceArray::<cuda_core::Bool>::zeros(&stream, 2)?;
+        x.compress(&c, 0)?;
+        let (mut x, vals) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 2)?);
+        (x.place(&mask, &vals)?, x.putmask(&mask, &vals)?);
+    }
     (x.nanargmax()?, x.nanargmin_axis(1, false)?);
     {
         let (w, w1d) = (x.try_clone()?, DeviceArray::<f32>::ones(&stream, 3)?);

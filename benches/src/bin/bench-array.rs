@@ -5,15 +5,18 @@
 //! one 2^29 array), `std` (one pass), `fill` and `random::rand`, `concatenate` of two 2^27 f32
 //! arrays and `take` of 2^26 random i64 indices from 2^26 f32 (modes wrap and raise) as GB/s of
 //! read plus written bytes, each also as a fraction of the copy measured here; and the host cost of a
-//! cache-hit expression evaluation against a `RawKernel` launch of the same work; and the sorts
-//! (keys per second): `sort` of 2^28 f32 and of 2^28 i32, `argsort` of 2^26 f32, `sort` along the
-//! rows of 2^16 x 2^10 f32, and `searchsorted` of 2^20 queries in 2^26 sorted f32 (queries per
-//! second). Prints `ROW {json}` lines (see the `benches` crate docs). Built with `--features array`.
+//! cache-hit expression evaluation against a `RawKernel` launch of the same work; `cumsum` of 2^28
+//! f32 (whole, and by rows of 2^10), `x[x > 0.5]` (fused) and `nonzero` on 2^26 elements; and the
+//! sorts (keys per second): `sort` of 2^28 f32 and of 2^28 i32, `argsort` of 2^26 f32, `sort`
+//! along the rows of 2^16 x 2^10 f32, and `searchsorted` of 2^20 queries in 2^26 sorted f32
+//! (queries per second). Prints `ROW {json}` lines (see the `benches` crate docs). Built with
+//! `--features array`.
 
 use benches::*;
 use cuda_core::algorithms::search::Side;
 use cuda_core::{
-    random, Arg, Device, DeviceArray, ElementwiseKernel, IndexMode, LaunchConfig, MemoryPool, ProgramOptions, RawKernel,
+    random, Arg, Device, DeviceArray, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig, MemoryPool, ProgramOptions,
+    RawKernel,
 };
 use cuda_driver::{Event, EventFlags, Stream};
 
@@ -37,6 +40,18 @@ const TAKE_WRAP: &str = "cuda-core take (wrap)";
 const TAKE_RAISE: &str = "cuda-core take (raise)";
 /// Elements of `take`'s source array and of its random indices.
 const TAKE_ELEMS: usize = 1 << 26;
+const CUMSUM: &str = "cuda-core cumsum";
+const EXTRACT_FUSED: &str = "cuda-core extract (fused mask)";
+const FLATNONZERO: &str = "cuda-core flatnonzero";
+/// The rows of [`scan_select_rows`]: case and implementation.
+const SCAN_SELECT_ROWS: [(&str, &str); 4] = [
+    ("cumsum", CUMSUM),
+    ("cumsum axis=1", CUMSUM),
+    ("x[x > 0.5]", EXTRACT_FUSED),
+    ("nonzero", FLATNONZERO),
+];
+/// Elements of the select rows' input (2^26 f32).
+const SELECT_ELEMS: usize = 1 << 26;
 /// The rows of [`gather_rows`]: case and implementation.
 const GATHER_ROWS: [(&str, &str); 3] = [("concatenate", CONCATENATE), ("take", TAKE_WRAP), ("take", TAKE_RAISE)];
 /// The sort rows: case, implementation, and what a key is.
@@ -91,7 +106,7 @@ fn main() {
             Row::unavailable("bandwidth", "std", STD, "GB/s", why).emit();
             Row::unavailable("bandwidth", "fill", FILL, "GB/s", why).emit();
             Row::unavailable("bandwidth", "rand", RAND, "GB/s", why).emit();
-            for (case, implementation) in GATHER_ROWS {
+            for (case, implementation) in GATHER_ROWS.iter().chain(&SCAN_SELECT_ROWS) {
                 Row::unavailable("bandwidth", case, implementation, "GB/s", why).emit();
             }
             Row::unavailable("host", "expression launch", EXPRESSION_LAUNCH, "us/call", why).emit();
@@ -134,6 +149,14 @@ fn main() {
         }
     }
     sort_rows(&stream).iter().for_each(Row::emit);
+    match scan_select_rows(&stream) {
+        Ok(rows) => rows.iter().for_each(Row::emit),
+        Err(why) => {
+            for (case, implementation) in SCAN_SELECT_ROWS {
+                Row::failed("bandwidth", case, implementation, "GB/s", &why).emit();
+            }
+        }
+    }
     match expression_overhead(&stream) {
         Ok(rows) => rows.iter().for_each(Row::emit),
         Err(why) => {
@@ -723,5 +746,104 @@ fn gather_rows(stream: &Stream) -> Result<Vec<Row>, String> {
             Err(why) => Row::failed("bandwidth", "take", implementation, "GB/s", &why),
         });
     }
+    Ok(rows)
+}
+
+/// `cumsum` of 2^28 f32 (the flattened array, and the rows of its `(2^18, 2^10)` view: the
+/// segmented form), `x[x > 0.5]` on 2^26 f32 with the comparison fused into the select kernel,
+/// and `flatnonzero` of 2^26 u8 half of which are nonzero: GB/s of the bytes read and written
+/// (the selections' times in the detail, with their count read-back).
+fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
+    let elem = std::mem::size_of::<f32>();
+    let n = BANDWIDTH_ELEMS;
+    let x = DeviceArray::<f32>::full(stream, n, 1.0).map_err(text)?;
+    let copy_gbps = {
+        let mut z = DeviceArray::<f32>::empty(stream, n).map_err(text)?;
+        let copy = time_on_stream(stream, || z.copy_from(&x).map_err(text))?;
+        gbps(2 * n * elem, copy.median)
+    };
+    let mut rows = Vec::new();
+    let rows_view = x.reshape([n >> 10, 1 << 10]).map_err(text)?;
+    for (case, array, axis, last) in [
+        ("cumsum", &x, None, n as f32),
+        ("cumsum axis=1", &rows_view, Some(1), 1024.0),
+    ] {
+        let scanned = (|| {
+            let mut out = None;
+            let stats = time_on_stream(stream, || {
+                out = Some(array.cumsum(axis).map_err(text)?);
+                Ok(())
+            })?;
+            // Sums of ones rise along each row: the largest is the last (beyond 2^24 within
+            // f32's rounding).
+            let largest = out.ok_or("no result")?.max().map_err(text)?.item().map_err(text)?;
+            match ((largest - last) / last).abs() < 1e-3 {
+                true => Ok(stats),
+                false => Err(format!("{case} reaches {largest}, expected {last}")),
+            }
+        })();
+        rows.push(match scanned {
+            Ok(stats) => bandwidth_row(case, CUMSUM, 2 * n * elem, &stats, Some(copy_gbps)),
+            Err(why) => Row::failed("bandwidth", case, CUMSUM, "GB/s", &why),
+        });
+    }
+    let m = SELECT_ELEMS;
+    let values = random::rand::<f32>(stream, m, 11).map_err(text)?;
+    let extract = (|| {
+        let mut out = None;
+        let stats = time_on_stream(stream, || {
+            out = Some(values.extract(values.gt(0.5)).map_err(text)?);
+            Ok(())
+        })?;
+        let kept = out.ok_or("no result")?.len();
+        let want = values
+            .gt(0.5)
+            .eval()
+            .map_err(text)?
+            .count_nonzero()
+            .map_err(text)?
+            .item()
+            .map_err(text)?;
+        match kept as i64 == want {
+            true => Ok((stats, kept)),
+            false => Err(format!("x[x > 0.5] kept {kept}, count_nonzero gives {want}")),
+        }
+    })();
+    rows.push(match extract {
+        Ok((stats, kept)) => sized_bandwidth_row(
+            "2^26 f32, about half kept, count read back",
+            "x[x > 0.5]",
+            EXTRACT_FUSED,
+            (m + kept) * elem,
+            &stats,
+            Some(copy_gbps),
+        ),
+        Err(why) => Row::failed("bandwidth", "x[x > 0.5]", EXTRACT_FUSED, "GB/s", &why),
+    });
+    let flags = (|| {
+        let host: Vec<u8> = (0..m).map(|i| ((i * 2_654_435_761usize) >> 13) as u8 & 1).collect();
+        let want = host.iter().filter(|&&f| f != 0).count();
+        let flags = DeviceArray::from_slice(stream, &host).map_err(text)?;
+        let mut out = None;
+        let stats = time_on_stream(stream, || {
+            out = Some(flags.flatnonzero().map_err(text)?);
+            Ok(())
+        })?;
+        match out.ok_or("no result")?.len() == want {
+            true => Ok((stats, want)),
+            false => Err(format!("nonzero found another count than the host's {want}")),
+        }
+    })();
+    rows.push(match flags {
+        Ok((stats, kept)) => sized_bandwidth_row(
+            "2^26 u8, half nonzero, i64 indices, count read back",
+            "nonzero",
+            FLATNONZERO,
+            m + kept * std::mem::size_of::<i64>(),
+            &stats,
+            Some(copy_gbps),
+        ),
+        Err(why) => Row::failed("bandwidth", "nonzero", FLATNONZERO, "GB/s", &why),
+    });
     Ok(rows)
 }

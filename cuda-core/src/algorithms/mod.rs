@@ -13,14 +13,243 @@
 //! overlaps another buffer of the call (by address range): typed errors, before anything runs.
 //! Everything is queued on the stream with no host wait, except where a result's size or a
 //! check depends on the data (a `sorter`'s check, `unique`'s count), each documented.
+//! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole,
+//!   by segments of equal length, or by runs of equal keys;
+//! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
+//!   sorted input and run-length encoding, the count left on the device or read back;
 //! - [`sort`]: stable radix sort of keys, pairs, `argsort`, and of the rows of a matrix;
 //! - [`search`]: lower and upper bounds of many queries in sorted keys;
 //! - [`histogram`]: counts in even bins.
 //!
-//! The array routines on top (`sort`, `argsort`, `partition`, `lexsort`, `searchsorted`,
-//! `digitize`, `unique`, `isin`, `union1d`, `histogram`, `bincount`, `median`, `percentile`,
-//! `quantile` and their `nan` forms) live with [`DeviceArray`](crate::DeviceArray).
+//! The array routines on top (`cumsum`, `cumprod` and their `nan` forms, `diff`, `nonzero`,
+//! `flatnonzero`, `argwhere`, `extract`, `compress`, `place`, `putmask`, `sort`, `argsort`,
+//! `partition`, `lexsort`, `searchsorted`, `digitize`, `unique`, `isin`, `union1d`,
+//! `histogram`, `bincount`, `median`, `percentile`, `quantile` and their `nan` forms) live with
+//! [`DeviceArray`](crate::DeviceArray).
+//!
+//! The scan is a single pass with decoupled look-back. Each
+//! block takes the next tile number from an atomic counter (so a tile only waits for tiles that
+//! have started), reduces its tile, publishes the aggregate with a status flag, then looks back
+//! over the flags of the tiles before it, a warp reading 32 of them at a time, until it meets a
+//! published inclusive prefix; it then publishes its own inclusive prefix. Values and flags are
+//! written with volatile stores separated by `__threadfence()` (a scan's value and flag are two
+//! words), or packed in one 64-bit word (a selection's count). Temporary storage (the counter
+//! and the per-tile status) comes from the context's [`MemoryPool`](crate::MemoryPool) in the
+//! stream's order; nothing waits on the host except the documented count read-back.
 
 pub mod histogram;
+pub mod scan;
 pub mod search;
+pub mod select;
 pub mod sort;
+
+use cuda_driver::{DeviceMemory, Stream};
+
+use crate::array::Element;
+use crate::error::{Error, Result};
+
+/// Threads per block of the tile kernels.
+pub(crate) const BLOCK: u32 = 256;
+/// Elements each thread holds.
+pub(crate) const ITEMS: u32 = 8;
+/// Elements per tile.
+pub(crate) const TILE: u64 = (BLOCK * ITEMS) as u64;
+
+/// The element count of `memory` read as `T`, checked against `stream`'s context.
+pub(crate) fn elements<T: Element>(what: &str, memory: &impl DeviceMemory, stream: &Stream) -> Result<usize> {
+    if memory.context() != stream.context() {
+        return Err(cuda_driver::Error::WrongContext {
+            object: "stream",
+            used_with: "device memory",
+        }
+        .into());
+    }
+    let size = std::mem::size_of::<T>();
+    if memory.byte_len() % size != 0 {
+        return Err(Error::InvalidValue(format!(
+            "{what}: {} bytes is not a whole number of {} elements",
+            memory.byte_len(),
+            T::DTYPE
+        )));
+    }
+    Ok(memory.byte_len() / size)
+}
+
+/// Fails when the byte ranges of `a` and `b` overlap (a kernel reading one while writing the
+/// other would race).
+pub(crate) fn disjoint(what: &str, a: &impl DeviceMemory, b: &impl DeviceMemory) -> Result<()> {
+    let (a0, a1) = (a.device_ptr(), a.device_ptr() + a.byte_len() as u64);
+    let (b0, b1) = (b.device_ptr(), b.device_ptr() + b.byte_len() as u64);
+    if a0 < b1 && b0 < a1 {
+        return Err(Error::InvalidValue(format!("{what}: the output overlaps an input")));
+    }
+    Ok(())
+}
+
+/// Blocks for `tiles` tiles, one each (the grid's x extent is at most 2^31 - 1).
+pub(crate) fn tile_grid(tiles: u64) -> Result<u32> {
+    u32::try_from(tiles)
+        .ok()
+        .filter(|&t| t <= i32::MAX as u32)
+        .ok_or_else(|| Error::InvalidValue(format!("{tiles} tiles exceed the grid's limit")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scan::{builtin_source, ScanOp, ScanOperator};
+    use super::select::{select_source, Emit, PredParam, Predicate};
+    use crate::array::DType;
+    use crate::{Arch, CompileTarget, Program, ProgramOptions};
+
+    /// Compiles `source` for sm_90 with NVRTC (no GPU needed), returning the PTX.
+    fn compile(source: &str) -> String {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        let code = Program::new(source, options)
+            .compile(CompileTarget::Ptx)
+            .unwrap_or_else(|e| panic!("generated code does not compile: {e}\n--- source ---\n{source}"));
+        code.ptx().expect("PTX").to_string()
+    }
+
+    macro_rules! every_scan {
+        ($($ty:ty),*) => {
+            $(
+                for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Min, ScanOp::Max] {
+                    let ptx = compile(&builtin_source::<$ty, <$ty as crate::array::Element>::Sum>(op, false));
+                    assert!(ptx.contains(".entry scan_scan(") && ptx.contains(".entry scan_init("));
+                }
+                compile(&builtin_source::<$ty, $ty>(ScanOp::Max, false));
+            )*
+        };
+    }
+
+    #[test]
+    fn scans_compile_for_every_type_and_operation() {
+        every_scan!(
+            crate::Bool,
+            i8,
+            i16,
+            i32,
+            i64,
+            u8,
+            u16,
+            u32,
+            u64,
+            half::f16,
+            half::bf16,
+            f32,
+            f64
+        );
+        compile(&builtin_source::<f32, f32>(ScanOp::Sum, true));
+        compile(&builtin_source::<half::bf16, half::bf16>(ScanOp::Prod, true));
+        compile(&builtin_source::<f64, f64>(ScanOp::Sum, true));
+    }
+
+    #[test]
+    fn scans_of_fused_expressions_compile() {
+        use super::scan::{mapped_source, Load, ScanMap};
+        let map = ScanMap {
+            params: vec![
+                ("cuda_core_f16".into(), "a0".into(), true),
+                ("float".into(), "a1".into(), true),
+                ("double".into(), "a2".into(), false),
+            ],
+            value: "((float)a0 * a1 + a2)".into(),
+            prelude: crate::array::routines::math::EXPR_PRELUDE.into(),
+        };
+        for (input, output) in [
+            (DType::F32, DType::F32),
+            (DType::F16, DType::F16),
+            (DType::F64, DType::F64),
+        ] {
+            let ptx = compile(&mapped_source(ScanOp::Sum, Load::SkipNan, input, output, &map));
+            assert!(ptx.contains(".entry scan_map_scan("));
+        }
+        let flags = ScanMap {
+            params: vec![("float".into(), "a0".into(), true)],
+            value: "(a0 > 0.5f)".into(),
+            prelude: String::new(),
+        };
+        compile(&mapped_source(
+            ScanOp::Sum,
+            Load::Plain,
+            DType::Bool,
+            DType::I64,
+            &flags,
+        ));
+    }
+
+    #[test]
+    fn select_predicates_compile_and_bad_names_are_errors() {
+        use super::select::SelectIf;
+        let odd = SelectIf::new("odd", "(x & 1) != 0 && i > 3").unwrap();
+        let ptx = compile(&odd.source_for(DType::I64));
+        assert!(ptx.contains(".entry select_odd_select("));
+        let big = SelectIf::new("big", "far(x)")
+            .unwrap()
+            .with_prelude("__device__ bool far(float v) { return fabsf(v) > 2.0f; }");
+        compile(&big.source_for(DType::F32));
+        assert!(SelectIf::new("1st", "true").is_err());
+    }
+
+    #[test]
+    fn scans_by_key_compile_for_every_key_type() {
+        use super::scan::by_key_source;
+        for keys in DType::ALL {
+            let ptx = compile(&by_key_source(ScanOp::Sum, keys, DType::F32, DType::F32));
+            assert!(ptx.contains(".entry scan_by_key_scan("));
+        }
+        compile(&by_key_source(ScanOp::Max, DType::I64, DType::I8, DType::I64));
+    }
+
+    #[test]
+    fn scan_operators_compile_and_bad_names_are_errors() {
+        let op = ScanOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();
+        let ptx = compile(&op.source_for(DType::F16, DType::F32));
+        assert!(ptx.contains(".entry scan_absmax_scan("));
+        assert!(ScanOperator::new("not an identifier", "a + b", "0").is_err());
+    }
+
+    #[test]
+    fn selects_compile_for_every_type_and_output() {
+        for dtype in DType::ALL {
+            let ptx = compile(&select_source("s", &Predicate::flags(dtype), Emit::Value(dtype)));
+            assert!(ptx.contains(".entry s_select(") && ptx.contains(".entry s_init("));
+            compile(&select_source("i", &Predicate::flags(dtype), Emit::Index));
+            compile(&select_source("p", &Predicate::flags(DType::Bool), Emit::Place(dtype)));
+            compile(&select_source(
+                "m",
+                &Predicate::flags(DType::Bool),
+                Emit::PutMask(dtype),
+            ));
+        }
+        compile(&select_source("c", &Predicate::flags(DType::F32), Emit::Coordinates));
+        for dtype in DType::ALL {
+            compile(&select_source("u", &Predicate::run_heads(dtype), Emit::Value(dtype)));
+            let ptx = compile(&select_source("r", &Predicate::run_heads(dtype), Emit::Runs(dtype)));
+            assert!(ptx.contains(".entry r_lengths("));
+        }
+        // A predicate as a fused mask expression makes it: arrays and scalars, the expression
+        // prelude.
+        let fused = Predicate {
+            params: vec![
+                PredParam {
+                    c_type: "cuda_core_f16".into(),
+                    name: "a0".into(),
+                    array: true,
+                },
+                PredParam {
+                    c_type: "double".into(),
+                    name: "a1".into(),
+                    array: false,
+                },
+            ],
+            value: "((float)a0 > a1)".into(),
+            prelude: crate::array::routines::math::EXPR_PRELUDE.into(),
+        };
+        let ptx = compile(&select_source("e", &fused, Emit::Value(DType::I64)));
+        assert!(ptx.contains(".entry e_select("));
+    }
+}

@@ -716,6 +716,13 @@ impl<'a, T: Element> Expr<'a, T> {
         })
     }
 
+    /// Whether an array the expression reads overlaps `array` other than as the very same view
+    /// (which a kernel reading and writing element `i` in one thread may share).
+    pub(crate) fn reads_partly<U: Element>(&self, array: &DeviceArray<U>) -> bool {
+        self.arrays()
+            .any(|a| overlap(a.span(), array.span()) == Overlap::Partial)
+    }
+
     /// Whether an operand is computed on evaluation (a matrix product).
     fn has_deferred(&self) -> bool {
         self.operands.iter().any(|o| matches!(o, Operand::Deferred(_)))

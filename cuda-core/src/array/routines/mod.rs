@@ -19,6 +19,10 @@
 //! - `linalg` (feature `blas`): `matmul` (cuBLAS, cuBLASLt, a generated kernel for integers),
 //!   `matmul_expr` (a product inside an expression: cuBLASLt epilogues), `dot`, `vdot`,
 //!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, the TF32 setting;
+//! - `cumulative`: `cumsum`, `cumprod`, `nancumsum`, `nancumprod` (the scan of
+//!   [`crate::algorithms::scan`]);
+//! - `searching`: `flatnonzero`, `nonzero`, `argwhere`, `extract` (`x[mask]`, a mask expression
+//!   fused into the select kernel of [`crate::algorithms::select`]);
 //! - `io`: host transfers (`to_vec`, `copy_from_host`, `copy_to_host`);
 //! - `npy`: NumPy's `.npy` files (`save_npy`, `load_npy`, `write_npy`, `read_npy`);
 //! - `printing`: `Display` in NumPy's layout;
@@ -30,6 +34,7 @@
 //! are one new file each.
 
 mod creation;
+mod cumulative;
 mod indexing;
 mod io;
 #[cfg(feature = "blas")]

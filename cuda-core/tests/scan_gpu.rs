@@ -1,0 +1,464 @@
+//! Scans on a GPU against a host reference: `cumsum`, `cumprod`, `nancumsum`, `nancumprod` for
+//! every element type, sizes around the tile (2048 elements) and far beyond it (10^7, so the
+//! look-back crosses thousands of tiles), every axis of a 3-D array, NaN, infinities and -0.0;
+//! and the algorithms' forms on plain device buffers (exclusive, segments, min and max, a C++
+//! operator) with their typed errors. Without a driver or device each test prints
+//! `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use cuda_core::algorithms::scan::{scan, scan_by_key, ScanKind, ScanOp, ScanOperator};
+use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
+use cuda_driver::Stream;
+use half::{bf16, f16};
+
+/// Inclusive prefix sums of `data` on the host, restarting every `segment` elements.
+fn host_scan(data: &[f64], segment: usize, op: &dyn Fn(f64, f64) -> f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(data.len());
+    let mut acc = 0.0;
+    for (i, &x) in data.iter().enumerate() {
+        acc = if i % segment == 0 { x } else { op(acc, x) };
+        out.push(acc);
+    }
+    out
+}
+
+fn close(got: f64, want: f64, tolerance: f64) -> bool {
+    (got.is_nan() && want.is_nan()) || got == want || (got - want).abs() <= tolerance * (1.0 + want.abs())
+}
+
+fn check<R: Element>(what: &str, got: &DeviceArray<R>, want: &[f64], tolerance: f64) {
+    let got: Vec<f64> = got.to_vec().unwrap().into_iter().map(Element::to_f64).collect();
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some(i) = (0..got.len()).find(|&i| !close(got[i], want[i], tolerance)) {
+        panic!(
+            "{what}: element {i} of {} is {}, the host gives {}",
+            got.len(),
+            got[i],
+            want[i]
+        );
+    }
+}
+
+/// `cumsum` and `cumprod` of the flattened array for sizes around the tile, values small
+/// enough that sums are exact in every type wide enough for them.
+fn flat_scans<T: Element>(stream: &Stream, sizes: &[usize], tolerance: f64) {
+    for &n in sizes {
+        let data: Vec<T> = (0..n).map(|i| T::from_f64((i % 3) as f64)).collect();
+        let host: Vec<f64> = data.iter().map(|&x| x.to_f64()).collect();
+        let x = DeviceArray::from_slice(stream, &data).unwrap();
+        let what = format!("cumsum of {n} {}", T::DTYPE);
+        check(
+            &what,
+            &x.cumsum(None).unwrap(),
+            &host_scan(&host, n.max(1), &|a, b| a + b),
+            tolerance,
+        );
+        // Products of ones and twos, kept short of overflow: the first 40 elements.
+        let short: Vec<T> = (0..n.min(40)).map(|i| T::from_f64(1.0 + (i % 2) as f64)).collect();
+        let host: Vec<f64> = short.iter().map(|&x| x.to_f64()).collect();
+        let y = DeviceArray::from_slice(stream, &short).unwrap();
+        let what = format!("cumprod of {} {}", short.len(), T::DTYPE);
+        check(
+            &what,
+            &y.cumprod(None).unwrap(),
+            &host_scan(&host, short.len().max(1), &|a, b| a * b),
+            tolerance,
+        );
+    }
+}
+
+#[test]
+fn cumsum_and_cumprod_match_the_host_for_every_type() {
+    let Some(device) = common::device_or_skip("cumsum_and_cumprod_match_the_host_for_every_type") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let sizes = [0, 1, 2, 31, 255, 2047, 2048, 2049, 4096, 5000, 100_003];
+    flat_scans::<i8>(&stream, &sizes, 0.0);
+    flat_scans::<i16>(&stream, &sizes, 0.0);
+    flat_scans::<i32>(&stream, &sizes, 0.0);
+    flat_scans::<i64>(&stream, &sizes, 0.0);
+    flat_scans::<u8>(&stream, &sizes, 0.0);
+    flat_scans::<u16>(&stream, &sizes, 0.0);
+    flat_scans::<u32>(&stream, &sizes, 0.0);
+    flat_scans::<u64>(&stream, &sizes, 0.0);
+    flat_scans::<f32>(&stream, &sizes, 0.0);
+    flat_scans::<f64>(&stream, &sizes, 0.0);
+    flat_scans::<Bool>(&stream, &sizes, 0.0);
+    // Sums of up to 2049 values of at most 2 stay below f16's largest value; each output is the
+    // exact sum rounded once.
+    flat_scans::<f16>(&stream, &[0, 1, 31, 2048, 2049], 1e-3);
+    flat_scans::<bf16>(&stream, &[0, 1, 31, 2048, 2049], 8e-3);
+    // Dtypes as NumPy's sum: bool and small integers widen.
+    let b = DeviceArray::from_slice(&stream, &[Bool(1), Bool(1), Bool(0)]).unwrap();
+    let sums: DeviceArray<i64> = b.cumsum(None).unwrap();
+    assert_eq!(sums.to_vec().unwrap(), [1, 2, 2]);
+    let small = DeviceArray::from_slice(&stream, &[100i8, 100, 100]).unwrap();
+    assert_eq!(small.cumsum(None).unwrap().to_vec().unwrap(), [100i64, 200, 300]);
+    let unsigned = DeviceArray::from_slice(&stream, &[255u8, 255]).unwrap();
+    assert_eq!(unsigned.cumsum(None).unwrap().to_vec().unwrap(), [255u64, 510]);
+}
+
+#[test]
+fn look_back_across_many_tiles_is_exact() {
+    let Some(device) = common::device_or_skip("look_back_across_many_tiles_is_exact") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 10_000_000usize;
+    let data: Vec<i32> = (0..n).map(|i| (i % 7) as i32 - 3 + ((i / 1000) % 3) as i32).collect();
+    let x = DeviceArray::from_slice(&stream, &data).unwrap();
+    let got = x.cumsum(None).unwrap().to_vec().unwrap();
+    let mut acc = 0i64;
+    for (i, (&g, &d)) in got.iter().zip(&data).enumerate() {
+        acc += i64::from(d);
+        assert_eq!(g, acc, "cumsum of 10^7 i32: element {i}");
+    }
+    // Floats whose sums are exact (integers below 2^53): the order of combination cannot show.
+    let floats: Vec<f64> = data.iter().map(|&d| f64::from(d)).collect();
+    let y = DeviceArray::from_slice(&stream, &floats).unwrap();
+    let want = host_scan(&floats, n, &|a, b| a + b);
+    check("cumsum of 10^7 f64", &y.cumsum(None).unwrap(), &want, 0.0);
+    // Repeated runs see the tiles finish in other orders.
+    for run in 0..5 {
+        let again = x.cumsum(None).unwrap().to_vec().unwrap();
+        assert_eq!(again, got, "run {run}");
+    }
+}
+
+#[test]
+fn every_axis_of_a_3d_array_matches_the_host() {
+    let Some(device) = common::device_or_skip("every_axis_of_a_3d_array_matches_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    for shape in [[4usize, 5, 6], [3, 2049, 2], [2, 3, 3000], [1, 1, 1], [2, 0, 3]] {
+        let len: usize = shape.iter().product();
+        let data: Vec<i32> = (0..len).map(|i| (i * 7919 % 11) as i32 - 5).collect();
+        let x = DeviceArray::from_slice(&stream, &data).unwrap().reshape(shape).unwrap();
+        for axis in [0isize, 1, 2, -1, -2, -3] {
+            let a = axis.rem_euclid(3) as usize;
+            let strides = [shape[1] * shape[2], shape[2], 1];
+            let mut want = vec![0i64; len];
+            for i in 0..len {
+                let coordinate = (i / strides[a]) % shape[a];
+                let value = i64::from(data[i]);
+                want[i] = match coordinate {
+                    0 => value,
+                    _ => want[i - strides[a]] + value,
+                };
+            }
+            let got = x.cumsum(axis).unwrap();
+            assert_eq!(got.shape(), shape, "cumsum along {axis} of {shape:?}: shape");
+            assert_eq!(got.to_vec().unwrap(), want, "cumsum along {axis} of {shape:?}");
+        }
+        assert!(matches!(x.cumsum(3), Err(Error::Axis { axis: 3, .. })));
+        assert!(matches!(x.cumsum(-4), Err(Error::Axis { axis: -4, .. })));
+    }
+    // A transposed (strided) view scans in its own order.
+    let x = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 4, 5, 6])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    let t = x.transpose();
+    assert_eq!(t.cumsum(1).unwrap().to_vec().unwrap(), [1i64, 5, 2, 7, 3, 9]);
+    assert_eq!(t.cumsum(None).unwrap().to_vec().unwrap(), [1i64, 5, 7, 12, 15, 21]);
+}
+
+#[test]
+fn nan_infinities_and_negative_zero_follow_numpy() {
+    let Some(device) = common::device_or_skip("nan_infinities_and_negative_zero_follow_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let nan = f64::NAN;
+    let data = [1.0, nan, 2.0, f64::INFINITY, -1.0];
+    let x = DeviceArray::from_slice(&stream, &data).unwrap();
+    check("cumsum", &x.cumsum(None).unwrap(), &[1.0, nan, nan, nan, nan], 0.0);
+    check(
+        "nancumsum",
+        &x.nancumsum(None).unwrap(),
+        &[1.0, 1.0, 3.0, f64::INFINITY, f64::INFINITY],
+        0.0,
+    );
+    check(
+        "nancumprod",
+        &x.nancumprod(None).unwrap(),
+        &[1.0, 1.0, 2.0, f64::INFINITY, -f64::INFINITY],
+        0.0,
+    );
+    let inf = DeviceArray::from_slice(&stream, &[f32::INFINITY, f32::NEG_INFINITY, 1.0]).unwrap();
+    check("inf - inf", &inf.cumsum(None).unwrap(), &[f64::INFINITY, nan, nan], 0.0);
+    let zero = DeviceArray::from_slice(&stream, &[-0.0f32, -0.0]).unwrap();
+    let sums = zero.cumsum(None).unwrap().to_vec().unwrap();
+    assert!(
+        sums.iter().all(|s| *s == 0.0 && s.is_sign_negative()),
+        "-0.0 + -0.0 is -0.0: {sums:?}"
+    );
+    let halves = DeviceArray::from_slice(&stream, &[f16::from_f32(1.0), f16::NAN, f16::from_f32(2.0)]).unwrap();
+    let got: Vec<f32> = halves
+        .nancumsum(None)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|h| h.to_f32())
+        .collect();
+    assert_eq!(got, [1.0, 1.0, 3.0]);
+    let ints = DeviceArray::from_slice(&stream, &[3i32, 4]).unwrap();
+    assert_eq!(ints.nancumprod(None).unwrap().to_vec().unwrap(), [3i64, 12]);
+}
+
+#[test]
+fn algorithm_forms_on_plain_buffers() {
+    let Some(device) = common::device_or_skip("algorithm_forms_on_plain_buffers") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    let n = 1_000_003usize;
+    let data: Vec<i32> = (0..n).map(|i| ((i * 2_654_435_761) % 1000) as i32 - 500).collect();
+    let x = DeviceBuffer::from_slice(context, &data).unwrap();
+    let mut out = DeviceBuffer::<i64>::zeroed(context, n).unwrap();
+    // Exclusive with an init value.
+    scan::<i32, i64>(&stream, &x, &mut out, ScanOp::Sum, ScanKind::Exclusive(10), None).unwrap();
+    stream.synchronize().unwrap();
+    let got = out.to_vec().unwrap();
+    let mut acc = 10i64;
+    for (i, &d) in data.iter().enumerate() {
+        assert_eq!(got[i], acc, "exclusive sum, element {i}");
+        acc += i64::from(d);
+    }
+    // Segments of 1000 (the last shorter), inclusive min and max, and exclusive by segments.
+    let segment = 1000;
+    for (op, fold) in [
+        (ScanOp::Min, &(|a: f64, b: f64| a.min(b)) as &dyn Fn(f64, f64) -> f64),
+        (ScanOp::Max, &|a: f64, b: f64| a.max(b)),
+        (ScanOp::Sum, &|a: f64, b: f64| a + b),
+    ] {
+        scan::<i32, i64>(&stream, &x, &mut out, op, ScanKind::Inclusive, Some(segment)).unwrap();
+        stream.synchronize().unwrap();
+        let host: Vec<f64> = data.iter().map(|&d| f64::from(d)).collect();
+        let want = host_scan(&host, segment, fold);
+        let got: Vec<f64> = out.to_vec().unwrap().into_iter().map(|v| v as f64).collect();
+        assert_eq!(got, want, "{op:?} by segments of {segment}");
+    }
+    scan::<i32, i64>(
+        &stream,
+        &x,
+        &mut out,
+        ScanOp::Sum,
+        ScanKind::Exclusive(0),
+        Some(segment),
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    let got = out.to_vec().unwrap();
+    let mut acc = 0i64;
+    for (i, &d) in data.iter().enumerate() {
+        if i % segment == 0 {
+            acc = 0;
+        }
+        assert_eq!(got[i], acc, "exclusive by segments, element {i}");
+        acc += i64::from(d);
+    }
+    // Floats: min propagates NaN.
+    let f = DeviceBuffer::from_slice(context, &[3.0f32, 1.0, f32::NAN, 0.0]).unwrap();
+    let mut g = DeviceBuffer::<f32>::zeroed(context, 4).unwrap();
+    scan::<f32, f32>(&stream, &f, &mut g, ScanOp::Min, ScanKind::Inclusive, None).unwrap();
+    stream.synchronize().unwrap();
+    let got = g.to_vec().unwrap();
+    assert_eq!(&got[..2], [3.0, 1.0]);
+    assert!(got[2].is_nan() && got[3].is_nan(), "{got:?}");
+    // A C++ operator.
+    let op = ScanOperator::new("running_absmax", "max(abs(a), abs(b))", "0").unwrap();
+    // SAFETY: the operator only computes with `a` and `b`.
+    unsafe {
+        op.scan::<i32, i64>(&stream, &x, &mut out, ScanKind::Inclusive, None)
+            .unwrap()
+    };
+    stream.synchronize().unwrap();
+    let got = out.to_vec().unwrap();
+    let mut acc = 0i64;
+    for (i, &d) in data.iter().enumerate() {
+        acc = acc.max(i64::from(d).abs());
+        assert_eq!(got[i], acc, "running |max|, element {i}");
+    }
+    // Typed errors: an output too small, segments of 0, a ragged byte length.
+    let mut small = DeviceBuffer::<i64>::zeroed(context, n - 1).unwrap();
+    let error = scan::<i32, i64>(&stream, &x, &mut small, ScanOp::Sum, ScanKind::Inclusive, None);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let error = scan::<i32, i64>(&stream, &x, &mut out, ScanOp::Sum, ScanKind::Inclusive, Some(0));
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let bytes = DeviceBuffer::<u8>::zeroed(context, 7).unwrap();
+    let error = scan::<i32, i64>(&stream, &bytes, &mut out, ScanOp::Sum, ScanKind::Inclusive, None);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+}
+
+#[test]
+fn diff_follows_numpy() {
+    let Some(device) = common::device_or_skip("diff_follows_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1i32, 4, 9, 16, 25, 36])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    assert_eq!(x.diff(1, -1).unwrap().to_vec().unwrap(), [3, 5, 9, 11]);
+    assert_eq!(x.diff(1, -1).unwrap().shape(), [2, 2]);
+    assert_eq!(x.diff(2, 1).unwrap().to_vec().unwrap(), [2, 2]);
+    assert_eq!(x.diff(1, 0).unwrap().to_vec().unwrap(), [15, 21, 27]);
+    assert_eq!(x.diff(0, 0).unwrap().to_vec().unwrap(), [1, 4, 9, 16, 25, 36]);
+    // Past the axis's length: an empty axis, as in NumPy.
+    assert_eq!(x.diff(5, 1).unwrap().shape(), [2, 0]);
+    // Integers wrap; bools compare.
+    let u = DeviceArray::from_slice(&stream, &[5u8, 3]).unwrap();
+    assert_eq!(u.diff(1, 0).unwrap().to_vec().unwrap(), [254]);
+    let b = DeviceArray::from_slice(&stream, &[Bool(1), Bool(1), Bool(0)]).unwrap();
+    assert_eq!(b.diff(1, 0).unwrap().to_vec().unwrap(), [Bool(0), Bool(1)]);
+    // The inverse of cumsum.
+    let data: Vec<i64> = (0..5000).map(|i| (i * 31 % 17) - 8).collect();
+    let y = DeviceArray::from_slice(&stream, &data).unwrap();
+    assert_eq!(
+        y.cumsum(None).unwrap().diff(1, 0).unwrap().to_vec().unwrap(),
+        &data[1..]
+    );
+    assert!(matches!(x.diff(1, 2), Err(Error::Axis { axis: 2, .. })));
+    let scalar = DeviceArray::from_slice(&stream, &[1.0f32])
+        .unwrap()
+        .reshape(Vec::<usize>::new())
+        .unwrap();
+    assert!(matches!(scalar.diff(1, 0), Err(Error::Axis { axis: 0, ndim: 0 })));
+}
+
+#[test]
+fn more_than_2_31_elements_take_the_64_bit_path() {
+    let Some(device) = common::device_or_skip("more_than_2_31_elements_take_the_64_bit_path") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // 2^31 + 4099 ones (2 GiB) into u64 sums (16 GiB): indices, tile numbers and counts past
+    // 2^31.
+    let n = (1usize << 31) + 4099;
+    let x = DeviceArray::<u8>::full(&stream, n, 1).unwrap();
+    let sums = x.cumsum(None).unwrap();
+    drop(x);
+    for start in [0, (1usize << 31) - 2, n - 3] {
+        let got = sums
+            .slice(&[cuda_core::Slice::new(start, Some(start + 3))])
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let want: Vec<u64> = (start as u64 + 1..start as u64 + 4).collect();
+        assert_eq!(got, want, "sums from {start}");
+    }
+}
+
+#[test]
+fn scans_of_expressions_read_their_operands_once() {
+    let Some(device) = common::device_or_skip("scans_of_expressions_read_their_operands_once") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 100_003usize;
+    let a: Vec<i32> = (0..n).map(|i| (i % 13) as i32 - 6).collect();
+    let b: Vec<i32> = (0..n).map(|i| (i % 5) as i32).collect();
+    let x = DeviceArray::from_slice(&stream, &a).unwrap();
+    let y = DeviceArray::from_slice(&stream, &b).unwrap();
+    // Fused, flattened: sum of x * y + 3.
+    let mut acc = 0i64;
+    let want: Vec<i64> = (0..n)
+        .map(|i| {
+            acc += i64::from(a[i] * b[i] + 3);
+            acc
+        })
+        .collect();
+    assert_eq!((&x * &y + 3).cumsum(None).unwrap().to_vec().unwrap(), want);
+    // Fused along the last axis of a 2-D view, and along the first (evaluated first).
+    let rows = [101usize, 990];
+    let xr = x
+        .slice(&[cuda_core::Slice::new(0, Some(rows[0] * rows[1]))])
+        .unwrap()
+        .reshape(rows)
+        .unwrap();
+    let yr = y
+        .slice(&[cuda_core::Slice::new(0, Some(rows[0] * rows[1]))])
+        .unwrap()
+        .reshape(rows)
+        .unwrap();
+    let value = |i: usize| i64::from(a[i] * b[i] + 3);
+    let mut last = vec![0i64; rows[0] * rows[1]];
+    let mut first = vec![0i64; rows[0] * rows[1]];
+    for i in 0..rows[0] * rows[1] {
+        last[i] = if i % rows[1] == 0 {
+            value(i)
+        } else {
+            last[i - 1] + value(i)
+        };
+        first[i] = if i < rows[1] {
+            value(i)
+        } else {
+            first[i - rows[1]] + value(i)
+        };
+    }
+    assert_eq!((&xr * &yr + 3).cumsum(-1).unwrap().to_vec().unwrap(), last);
+    assert_eq!((&xr * &yr + 3).cumsum(0).unwrap().to_vec().unwrap(), first);
+    // A bool expression counts; a float one skips NaN.
+    let f = DeviceArray::from_slice(&stream, &[0.25f32, f32::NAN, 0.75, 1.0]).unwrap();
+    assert_eq!(f.gt(0.5).cumsum(None).unwrap().to_vec().unwrap(), [0i64, 0, 1, 2]);
+    assert_eq!(
+        (&f * 2.0f32).nancumsum(None).unwrap().to_vec().unwrap(),
+        [0.5f32, 0.5, 2.0, 4.0]
+    );
+    assert!(matches!((&x + 1).cumsum(1), Err(Error::Axis { axis: 1, ndim: 1 })));
+}
+
+#[test]
+fn scans_by_key_restart_where_the_key_changes() {
+    let Some(device) = common::device_or_skip("scans_by_key_restart_where_the_key_changes") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    for n in [1usize, 7, 2048, 2049, 1_000_003] {
+        let data: Vec<i32> = (0..n).map(|i| (i % 11) as i32 - 5).collect();
+        // Runs of growing length, some across tile boundaries, and a key that comes back later.
+        let keys: Vec<u16> = (0..n).map(|i| ((i * i / 3001) % 7) as u16).collect();
+        let x = DeviceBuffer::from_slice(context, &data).unwrap();
+        let k = DeviceBuffer::from_slice(context, &keys).unwrap();
+        let mut out = DeviceBuffer::<i64>::zeroed(context, n).unwrap();
+        for exclusive in [false, true] {
+            let kind = match exclusive {
+                true => ScanKind::Exclusive(100),
+                false => ScanKind::Inclusive,
+            };
+            scan_by_key::<u16, i32, i64>(&stream, &k, &x, &mut out, ScanOp::Sum, kind).unwrap();
+            stream.synchronize().unwrap();
+            let got = out.to_vec().unwrap();
+            let mut acc = 0i64;
+            for i in 0..n {
+                let head = i == 0 || keys[i] != keys[i - 1];
+                let want = match (exclusive, head) {
+                    (true, true) => 100,
+                    (true, false) => 100 + acc,
+                    (false, _) => 0,
+                };
+                acc = if head {
+                    i64::from(data[i])
+                } else {
+                    acc + i64::from(data[i])
+                };
+                let want = if exclusive { want } else { acc };
+                assert_eq!(got[i], want, "n {n}, exclusive {exclusive}, element {i}");
+            }
+        }
+    }
+    // Keys of another length are a typed error.
+    let x = DeviceBuffer::from_slice(context, &[1i32, 2, 3]).unwrap();
+    let k = DeviceBuffer::from_slice(context, &[0u16, 0]).unwrap();
+    let mut out = DeviceBuffer::<i64>::zeroed(context, 3).unwrap();
+    let error = scan_by_key::<u16, i32, i64>(&stream, &k, &x, &mut out, ScanOp::Sum, ScanKind::Inclusive);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+}
