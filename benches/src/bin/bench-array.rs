@@ -15,8 +15,8 @@
 use benches::*;
 use cuda_core::algorithms::search::Side;
 use cuda_core::{
-    random, Arg, Device, DeviceArray, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig, MemoryPool, ProgramOptions,
-    RawKernel,
+    random, Arg, Device, DeviceArray, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig, MemoryPool, OptionalAxis,
+    ProgramOptions, RawKernel,
 };
 use cuda_driver::{Event, EventFlags, Stream};
 
@@ -765,8 +765,8 @@ fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     let rows_view = x.reshape([n >> 10, 1 << 10]).map_err(text)?;
     for (case, array, axis, last) in [
-        ("cumsum", &x, None, n as f32),
-        ("cumsum axis=1", &rows_view, Some(1), 1024.0),
+        ("cumsum", &x, OptionalAxis::from(None), n as f32),
+        ("cumsum axis=1", &rows_view, OptionalAxis::from(1), 1024.0),
     ] {
         let scanned = (|| {
             let mut out = None;
