@@ -7,7 +7,7 @@ Usage: python3 report.py --json OUT.json --markdown OUT.md [--meta KEY=VALUE ...
 Ratios: for times (us, ms) value / reference, so 1.05 is 5 % slower than the
 reference; for bandwidth value / reference, the fraction of the copy's GB/s; for gemm
 (TFLOP/s) value / torch.matmul's of the same case; for sort (keys or queries per second) value /
-torch's of the same case.
+torch's of the same case; for algorithms (ms per call) value / torch's of the same case.
 Rows in other units (the same-process paired ratios, in x, and the added host
 costs, in ns/launch) carry their own figure and no ratio.
 
@@ -32,6 +32,10 @@ SORT_CASES = [("sort 2^28 f32", "sort", "cuda-core sort"), ("sort 2^28 i32", "so
               ("argsort 2^26 f32", "argsort", "cuda-core argsort"),
               ("sort rows 2^16x2^10 f32", "sort", "cuda-core sort axis=-1"),
               ("searchsorted 2^20 in 2^26 f32", "searchsorted", "cuda-core searchsorted")]
+# bench-array's algorithm rows and bench_sort.py's (ms per call): (case, the operation in every implementation's name).
+ALGORITHM_CASES = [("unique 2^26 i64, 2^20 distinct", "unique"), ("bincount 2^26 i64 into 1024 bins", "bincount"),
+                   ("histogram 2^26 f32 into 256 bins", "histogram"), ("median 2^26 f32", "median"),
+                   ("percentile 90 of 2^24 f32", "percentile")]
 EXPECTED = (
     [("launch", case, impl) for case in ("empty", "axpy") for impl in LAUNCH_IMPLS]
     + [("alloc", case, impl) for case in ("1 KiB", "1 MiB", "256 MiB") for impl in ALLOC_IMPLS]
@@ -46,9 +50,11 @@ EXPECTED = (
     + [("bandwidth", "std", impl) for impl in ("cuda-core std", "CuPy std")]
     + [("bandwidth", "concatenate", impl) for impl in ("cuda-core concatenate", "CuPy concatenate")]
     + [("bandwidth", "take", impl) for impl in ("cuda-core take (wrap)", "cuda-core take (raise)", "CuPy take")]
-    + [("bandwidth", case, impl) for case in ("cumsum", "cumsum axis=1") for impl in ("cuda-core cumsum", "CuPy cumsum")]
-    + [("bandwidth", "x[x > 0.5]", impl) for impl in ("cuda-core extract (fused mask)", "CuPy x[x > 0.5]")]
-    + [("bandwidth", "nonzero", impl) for impl in ("cuda-core flatnonzero", "CuPy flatnonzero")]
+    + [("bandwidth", case, impl) for case in ("cumsum", "cumsum axis=1")
+       for impl in ("cuda-core cumsum", "torch cumsum", "CuPy cumsum")]
+    + [("bandwidth", "x[x > 0.5]", impl) for impl in ("cuda-core extract (fused mask)", "torch x[x > 0.5]",
+                                                      "CuPy x[x > 0.5]")]
+    + [("bandwidth", "nonzero", impl) for impl in ("cuda-core flatnonzero", "torch nonzero", "CuPy flatnonzero")]
     + [("bandwidth", "fill", impl) for impl in ("cuda-core fill", "CuPy fill")]
     + [("bandwidth", "rand", impl) for impl in ("cuda-core random::rand", "CuPy random.rand")]
     + [("nvrtc", "cold compile", impl) for impl in ("C++ NVRTC", "cuda-sys NVRTC", "cuda-core Program",
@@ -61,10 +67,12 @@ EXPECTED = (
                                                   "cuda-libs Lt::matmul (bias+ReLU epilogue)")]
     + [("sort", case, impl) for case, op, ours in SORT_CASES
        for impl in ("torch " + op, "CuPy " + op, ours)]
+    + [("algorithms", case, impl) for case, op in ALGORITHM_CASES
+       for impl in ("torch " + op, "CuPy " + op, "cuda-core " + op)]
 )
 UNITS = {"launch": "us/launch", "alloc": "us/pair", "bandwidth": "GB/s", "nvrtc": "ms", "gemm": "TFLOP/s",
-         "sort": "Gkeys/s"}
-BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc", "gemm", "sort"]
+         "sort": "Gkeys/s", "algorithms": "ms"}
+BENCH_ORDER = ["launch", "alloc", "bandwidth", "nvrtc", "gemm", "sort", "algorithms"]
 
 
 def reference(bench, case):
@@ -79,6 +87,8 @@ def reference(bench, case):
         return case, ["torch.matmul (Python)"]
     if bench == "sort":
         return case, ["torch " + op for c, op, _ in SORT_CASES if c == case]
+    if bench == "algorithms":
+        return case, ["torch " + op for c, op in ALGORITHM_CASES if c == case]
     return "cold compile", ["C++ NVRTC", "cuda-sys NVRTC"]
 
 

@@ -251,6 +251,26 @@ class Planning(unittest.TestCase):
         self.assertIn("exit_release\texample\tmemcheck\tshared\t--detect-missing-module-unload", lines)
         self.assertEqual(expected.leak_policy("exit_release"), "zero")
 
+    def test_the_shipped_list_runs_the_new_gpu_binaries(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "expected.tsv")) as f:
+            expected = check.Expected(f.read())
+        names = ["cuda_core-axes_gpu", "cuda_core-scan_gpu", "cuda_core-select_gpu", "cuda_core-sort_gpu",
+                 "cuda_core-search_gpu", "cuda_core-dense_contract_gpu", "cuda_core-matmul_replay_gpu",
+                 "cuda_libs-no_hidden_capture_gpu", "cuda_driver-cross_stream_order", "tests-nccl_views_gpu",
+                 "tests-algorithm_failure_points"]
+        manifest = "\n".join(f"test\t{name}\t{name.split('-')[0]}" for name in names)
+        runs = {tuple(l.split("\t")[:3]) for l in check.plan(expected, manifest) if not l.startswith("#")}
+        for name in names[:-1]:
+            self.assertIn((name, "test", "memcheck"), runs, name)
+        for name in names[:5]:
+            self.assertIn((name, "test", "racecheck"), runs, name)
+            self.assertIn((name, "test", "synccheck"), runs, name)
+        # a binary of the tests package on the real driver is matched before the stand-in's rows
+        self.assertNotIn(("tests-nccl_views_gpu", "test", "racecheck"), runs)
+        # the stand-in's binaries are not run
+        self.assertFalse([r for r in runs if r[0] == "tests-algorithm_failure_points"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -159,6 +159,8 @@ pub use array::{
 pub use array::{
     matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
 };
+#[cfg(feature = "array")]
+pub use at_exit::release_process_caches;
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};
 pub use code_kind::CodeKind;
 pub use cuda_headers::find_cuda_include_dirs;

@@ -40,6 +40,17 @@ EXPORT void fakecuda_set_deferred(int on) {
     fake_unlock();
 }
 
+/* 0 (the default): launching a kernel with no host implementation in kernels.c fails with
+ * CUDA_ERROR_NOT_SUPPORTED when it runs; 1: it runs as a no-op, so the host side of generated
+ * kernels the stand-in cannot emulate (the device-wide algorithms) can be exercised. */
+static int bodiless_noop = 0;
+
+EXPORT void fakecuda_set_bodiless_kernels_noop(int on) {
+    fake_lock();
+    bodiless_noop = on != 0;
+    fake_unlock();
+}
+
 double fake_now_ms(void) {
     struct timespec time;
     clock_gettime(CLOCK_MONOTONIC, &time);
@@ -87,7 +98,8 @@ CUresult fake_run_node(const struct fake_node *node) {
             fake_record_invalid();
             return CUDA_ERROR_INVALID_HANDLE;
         }
-        if (!function->u.func.kernel) return CUDA_ERROR_NOT_SUPPORTED; /* no host implementation */
+        if (!function->u.func.kernel) /* no host implementation */
+            return bodiless_noop ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
         struct fake_launch launch = node->u.kernel.launch;
         launch.params = (void **)node->u.kernel.arg_pointers;
         return function->u.func.kernel->run(&launch);

@@ -153,6 +153,7 @@ struct Controls {
     fail_every: unsafe extern "C" fn(u64, c_int),
     destroy_all: unsafe extern "C" fn() -> i64,
     set_deferred: unsafe extern "C" fn(c_int),
+    set_bodiless_kernels_noop: unsafe extern "C" fn(c_int),
     calls: unsafe extern "C" fn() -> u64,
     injected: unsafe extern "C" fn() -> u64,
     live: unsafe extern "C" fn(c_int) -> i64,
@@ -187,6 +188,7 @@ fn controls() -> &'static Controls {
             fail_every: get!("fakecuda_fail_every"),
             destroy_all: get!("fakecuda_destroy_all"),
             set_deferred: get!("fakecuda_set_deferred"),
+            set_bodiless_kernels_noop: get!("fakecuda_set_bodiless_kernels_noop"),
             calls: get!("fakecuda_calls"),
             injected: get!("fakecuda_injected"),
             live: get!("fakecuda_live"),
@@ -216,6 +218,7 @@ pub fn session() -> Session {
     let session = Session { _exclusive: guard };
     session.reset();
     session.set_deferred(false);
+    session.set_bodiless_kernels_noop(false);
     session
 }
 
@@ -269,6 +272,15 @@ impl Session {
     pub fn set_deferred(&self, on: bool) {
         // SAFETY: as in `reset`.
         unsafe { (controls().set_deferred)(c_int::from(on)) }
+    }
+
+    /// On, a launched kernel the stand-in has no host body for (see `tests/fakecuda/kernels.c`)
+    /// runs as a no-op, leaving its outputs as they were (new memory holds the byte 0xa5);
+    /// off (the default, and what [`session`] sets), it fails with `CUDA_ERROR_NOT_SUPPORTED`.
+    /// For exercising the host side of generated kernels the stand-in cannot run.
+    pub fn set_bodiless_kernels_noop(&self, on: bool) {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().set_bodiless_kernels_noop)(c_int::from(on)) }
     }
 
     /// Counted driver calls since the last reset.

@@ -4,7 +4,8 @@
 //! share: [`fake`], the fault-injecting stand-in driver (a test double that
 //! only tests load); [`faults`], which runs a sequence of safe calls once per
 //! driver call with that call failing; [`sequences`], the sequences it runs
-//! (which also run on a GPU); [`kernels`], the test kernels as CUDA C; and [`checks`], the
+//! (which also run on a GPU); [`algorithm_sequences`], one per family of
+//! cuda-core's device-wide algorithms; [`kernels`], the test kernels as CUDA C; and [`checks`], the
 //! assertions the stand-in's test files share.
 //!
 //! ```no_run
@@ -14,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+pub mod algorithm_sequences;
 pub mod checks;
 pub mod fake;
 pub mod faults;

@@ -9,14 +9,16 @@
 //! f32 (whole, and by rows of 2^10), `x[x > 0.5]` (fused) and `nonzero` on 2^26 elements; and the
 //! sorts (keys per second): `sort` of 2^28 f32 and of 2^28 i32, `argsort` of 2^26 f32, `sort`
 //! along the rows of 2^16 x 2^10 f32, and `searchsorted` of 2^20 queries in 2^26 sorted f32
-//! (queries per second). Prints `ROW {json}` lines (see the `benches` crate docs). Built with
+//! (queries per second); and milliseconds per call of `unique` of 2^26 i64 with 2^20 distinct
+//! values, `bincount` of 2^26 i64 into 1024 bins, `histogram` of 2^26 f32 into 256 bins,
+//! `median` of 2^26 f32 and the 90th `percentile` of 2^24 f32. Prints `ROW {json}` lines (see the `benches` crate docs). Built with
 //! `--features array`.
 
 use benches::*;
 use cuda_core::algorithms::search::Side;
 use cuda_core::{
     random, Arg, Device, DeviceArray, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig, MemoryPool, OptionalAxis,
-    ProgramOptions, RawKernel,
+    ProgramOptions, QuantileMethod, RawKernel,
 };
 use cuda_driver::{Event, EventFlags, Stream};
 
@@ -61,6 +63,15 @@ const SORT_ROWS: [(&str, &str, &str); 5] = [
     ("argsort 2^26 f32", "cuda-core argsort", "Gkeys/s"),
     ("sort rows 2^16x2^10 f32", "cuda-core sort axis=-1", "Gkeys/s"),
     ("searchsorted 2^20 in 2^26 f32", "cuda-core searchsorted", "Gqueries/s"),
+];
+/// The rows of [`algorithm_rows`] (milliseconds per call): case and implementation, named as
+/// benches/python/bench_sort.py names torch's and CuPy's.
+const ALGORITHM_ROWS: [(&str, &str); 5] = [
+    ("unique 2^26 i64, 2^20 distinct", "cuda-core unique"),
+    ("bincount 2^26 i64 into 1024 bins", "cuda-core bincount"),
+    ("histogram 2^26 f32 into 256 bins", "cuda-core histogram"),
+    ("median 2^26 f32", "cuda-core median"),
+    ("percentile 90 of 2^24 f32", "cuda-core percentile"),
 ];
 /// The `(2^14, 2^14)` view of the 2^28 elements that the axis sums reduce.
 const SIDE: usize = 1 << 14;
@@ -114,6 +125,9 @@ fn main() {
             for (case, implementation, unit) in SORT_ROWS {
                 Row::unavailable("sort", case, implementation, unit, why).emit();
             }
+            for (case, implementation) in ALGORITHM_ROWS {
+                Row::unavailable("algorithms", case, implementation, "ms", why).emit();
+            }
             return;
         }
     };
@@ -149,6 +163,7 @@ fn main() {
         }
     }
     sort_rows(&stream).iter().for_each(Row::emit);
+    algorithm_rows(&stream).iter().for_each(Row::emit);
     match scan_select_rows(&stream) {
         Ok(rows) => rows.iter().for_each(Row::emit),
         Err(why) => {
@@ -315,6 +330,113 @@ fn sort_rows(stream: &Stream) -> Vec<Row> {
         queries_len,
         stats,
     ));
+    rows
+}
+
+/// The host's NumPy `percentile(values, q)` (linear method) of `values`, which it reorders.
+fn host_quantile(values: &mut [f32], q: f64) -> f64 {
+    let position = q * (values.len() - 1) as f64;
+    let below = position.floor() as usize;
+    let (_, &mut low, above) = values.select_nth_unstable_by(below, f32::total_cmp);
+    let high = above.iter().copied().fold(f32::INFINITY, f32::min);
+    let high = if below + 1 < values.len() { high } else { low };
+    f64::from(low) + (position - below as f64) * (f64::from(high) - f64::from(low))
+}
+
+/// `Ok` when `got` is within a relative `1e-6` of the host's `want`.
+fn close_to(what: &str, got: f64, want: f64) -> Result<(), String> {
+    match (got - want).abs() <= 1e-6 * want.abs().max(1e-30) {
+        true => Ok(()),
+        false => Err(format!("{what} is {got}, the host gives {want}")),
+    }
+}
+
+/// The rows of [`ALGORITHM_ROWS`]: milliseconds per call, each result checked against the host
+/// after timing.
+fn algorithm_rows(stream: &Stream) -> Vec<Row> {
+    let n = 1usize << 26;
+    let distinct = 1usize << 20;
+    let bins = 1024usize;
+    let row = |index: usize, stats: Result<Stats, String>| {
+        let (case, implementation) = ALGORITHM_ROWS[index];
+        Row::measured("algorithms", case, implementation, "ms", stats)
+    };
+    let mut rows = Vec::new();
+    let stats = random::Generator::new(21)
+        .randint::<i64>(stream, n, 0, distinct as i64)
+        .map_err(text)
+        .and_then(|x| {
+            timed_and_checked(
+                stream,
+                || x.unique().map_err(text),
+                |u| {
+                    let u = u.to_vec().map_err(text)?;
+                    // 2^26 draws of 2^20 values: each is missed with probability e^-64.
+                    match u.len() == distinct && u.iter().enumerate().all(|(i, &v)| v == i as i64) {
+                        true => Ok(()),
+                        false => Err(format!("unique gave {} values, want 0..{distinct}", u.len())),
+                    }
+                },
+            )
+        });
+    rows.push(row(0, stats));
+    let stats = random::Generator::new(22)
+        .randint::<i64>(stream, n, 0, bins as i64)
+        .map_err(text)
+        .and_then(|k| {
+            timed_and_checked(
+                stream,
+                || k.bincount(bins).map_err(text),
+                |counts| {
+                    let counts = counts.to_vec().map_err(text)?;
+                    match counts.len() == bins && counts.iter().sum::<i64>() == n as i64 {
+                        true => Ok(()),
+                        false => Err(format!(
+                            "bincount gave {} bins holding {}",
+                            counts.len(),
+                            counts.iter().sum::<i64>()
+                        )),
+                    }
+                },
+            )
+        });
+    rows.push(row(1, stats));
+    let stats = random::rand::<f32>(stream, n, 23).map_err(text).and_then(|x| {
+        timed_and_checked(
+            stream,
+            || x.histogram(256, Some((0.0, 1.0))).map_err(text),
+            |(counts, _)| {
+                let counts = counts.to_vec().map_err(text)?;
+                // rand's values lie in [0, 1): every one is counted.
+                match counts.len() == 256 && counts.iter().sum::<i64>() == n as i64 {
+                    true => Ok(()),
+                    false => Err(format!(
+                        "histogram counted {} in {} bins",
+                        counts.iter().sum::<i64>(),
+                        counts.len()
+                    )),
+                }
+            },
+        )
+    });
+    rows.push(row(2, stats));
+    for (index, len, q) in [(3, n, 0.5), (4, 1usize << 24, 0.9)] {
+        let stats = random::rand::<f32>(stream, len, 24 + index as u64)
+            .map_err(text)
+            .and_then(|x| {
+                let mut host = x.to_vec().map_err(text)?;
+                let want = host_quantile(&mut host, q);
+                timed_and_checked(
+                    stream,
+                    || match index {
+                        3 => x.median(0).map_err(text),
+                        _ => x.percentile(100.0 * q, 0, QuantileMethod::Linear).map_err(text),
+                    },
+                    |got| close_to(ALGORITHM_ROWS[index].0, f64::from(got.item().map_err(text)?), want),
+                )
+            });
+        rows.push(row(index, stats));
+    }
     rows
 }
 

@@ -561,7 +561,7 @@ impl SelectIf {
         let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
         // SAFETY: the caller's promise, passed on.
         unsafe { self.select::<T>(stream, input, output, &mut count, false)? };
-        read_count(&count)
+        read_count(&count, input.byte_len() / std::mem::size_of::<T>())
     }
 }
 
@@ -776,7 +776,7 @@ pub fn unique_sorted_count<T: Element>(
 ) -> Result<usize> {
     let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
     unique_sorted::<T>(stream, input, output, &mut count)?;
-    read_count(&count)
+    read_count(&count, input.byte_len() / std::mem::size_of::<T>())
 }
 
 /// Run-length encoding (CUB's `RunLengthEncode::Encode`): the first value of each run of equal
@@ -873,7 +873,7 @@ pub fn run_length_encode_count<T: Element>(
 ) -> Result<usize> {
     let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
     run_length_encode::<T>(stream, input, unique, lengths, &mut count)?;
-    read_count(&count)
+    read_count(&count, input.byte_len() / std::mem::size_of::<T>())
 }
 
 /// The registry key of [`run_length_encode`]'s kernels.
@@ -893,13 +893,20 @@ pub fn select_flagged_count<T: Element, F: Element>(
 ) -> Result<usize> {
     let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
     select_flagged::<T, F>(stream, input, flags, output, &mut count, false)?;
-    read_count(&count)
+    read_count(&count, input.byte_len() / std::mem::size_of::<T>())
 }
 
-/// The count a select kernel wrote (one `u64`), read back to the host.
-pub(crate) fn read_count(count: &crate::DeviceArray<u64>) -> Result<usize> {
+/// The count a select kernel wrote (one `u64`), read back to the host. A count above `most`
+/// (the number of candidates: what a failed kernel or corrupted memory would leave) is
+/// [`Error::InvalidValue`], so no caller sizes a view past its output by it.
+pub(crate) fn read_count(count: &crate::DeviceArray<u64>, most: usize) -> Result<usize> {
     let value = count.to_vec()?[0];
-    usize::try_from(value).map_err(|_| Error::InvalidValue(format!("select: count {value} exceeds usize")))
+    match usize::try_from(value) {
+        Ok(selected) if selected <= most => Ok(selected),
+        _ => Err(Error::InvalidValue(format!(
+            "select: the device reported {value} selected of {most} elements (a failed kernel or corrupted memory)"
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -700,7 +700,14 @@ pub(crate) fn partition_distinct<K: Element>(
     let bytes = distinct.to_vec()?;
     let mut word = [0u8; 8];
     word[..offset_bytes].copy_from_slice(&bytes);
-    Ok(u64::from_le_bytes(word) as usize)
+    // A count above `len` (a failed pass or corrupted memory) would size views past the outputs.
+    match usize::try_from(u64::from_le_bytes(word)) {
+        Ok(count) if count <= len => Ok(count),
+        _ => Err(Error::InvalidValue(format!(
+            "unique: the device reported {} distinct of {len} keys (a failed kernel or corrupted memory)",
+            u64::from_le_bytes(word)
+        ))),
+    }
 }
 
 #[cfg(test)]

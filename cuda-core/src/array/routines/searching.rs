@@ -166,7 +166,7 @@ fn nonzero_select<T: Element>(x: &DeviceArray<T>, emit: Emit) -> Result<(DeviceA
     // uses are begun on `stream`.
     unsafe { launch_select(&loaded, stream, &call)? };
     drop((_src_use, _out_use, _count_use));
-    let selected = read_count(&count)?;
+    let selected = read_count(&count, n)?;
     Ok((out, selected))
 }
 
@@ -248,7 +248,7 @@ impl<T: Element> DeviceArray<T> {
             )?
         };
         drop((data_use, out_use));
-        let selected = read_count(&count)?;
+        let selected = read_count(&count, n)?;
         Ok(out.view(*out.ptr_ref(), vec![selected], vec![1]))
     }
 

@@ -1,0 +1,189 @@
+//! One sequence per family of cuda-core's device-wide algorithms, through the NumPy routines
+//! on them: scan (`cumsum`), select (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`),
+//! search (`searchsorted` with a sorter), counting (`histogram`, `bincount`) and sets
+//! (`unique`). The failure-point suite runs each against the stand-in driver with every
+//! driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
+//!
+//! The stand-in cannot run these generated kernels: the suite switches on
+//! [`Session::set_bodiless_kernels_noop`](crate::fake::Session::set_bodiless_kernels_noop), so
+//! they launch and do nothing, and every host step around them (checks, pool allocations,
+//! stream uses, read-backs, frees) runs for real. What a kernel should have written is then
+//! whatever the memory held (the stand-in fills new memory with the byte 0xa5), so the
+//! sequences check what the host decides (shapes, lengths), not values; a count read back
+//! from such memory is far above the number of candidates, which the routines must refuse
+//! with a typed error ([`GARBAGE_COUNT`]) rather than size a view past their output by it.
+//!
+//! The routines allocate from the context's default pool (`MemoryPool::for_context`): each
+//! sequence gives the process-wide caches back ([`cuda_core::release_process_caches`]: the
+//! pool, its blocks and its hold on the context, the generated kernels' modules) before it
+//! returns, on every path, so nothing of a run outlives it.
+
+use cuda_core::{DeviceArray, ExprOps};
+use cuda_driver::{Error, Result, Stream};
+
+use crate::sequences::{primary, Sequence};
+
+/// What the routines say when a count read back from the device exceeds the candidates
+/// (`cuda_core::Error::InvalidValue` with this text).
+pub const GARBAGE_COUNT: &str = "(a failed kernel or corrupted memory)";
+
+/// `Ok` if `got == want`, else a cuda-core `InvalidValue` naming `what`.
+fn check<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> cuda_core::Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(cuda_core::Error::InvalidValue(format!(
+            "{what}: got {got:?}, want {want:?}"
+        )))
+    }
+}
+
+/// `result`, with a count refused as [`GARBAGE_COUNT`] as `None`: the steps of a sequence after
+/// a read-back still run on the stand-in.
+fn counted<T>(result: cuda_core::Result<T>) -> cuda_core::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(cuda_core::Error::InvalidValue(why)) if why.contains(GARBAGE_COUNT) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Runs `body` on a new stream of device 0's primary context with generated kernels loaded as
+/// PTX (which the stand-in reads); then waits for the stream and gives the process-wide caches
+/// back, whatever `body` returned. A driver error is passed on as
+/// is (so the suite can compare its code with the injected one); any other error of cuda-core
+/// becomes `InvalidValue`, which the suite reports.
+fn on_default_pool(what: &str, body: impl FnOnce(&Stream) -> cuda_core::Result<()>) -> Result<()> {
+    if let Err(why) = cuda_sys::nvrtc() {
+        println!("skipped: {what}: NVRTC is not available ({why})");
+        return Ok(());
+    }
+    cuda_core::load_generated_as_ptx(true);
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let outcome = body(&stream);
+    let synchronized = stream.synchronize();
+    drop(stream);
+    // An injected failure of the context's synchronisation keeps the caches: the second call
+    // (the fault fires once) gives them back, so no run leaves a pool or module to the next.
+    if !cuda_core::release_process_caches() {
+        cuda_core::release_process_caches();
+    }
+    drop(context);
+    match outcome {
+        Ok(()) => {}
+        Err(cuda_core::Error::Driver(error)) => return Err(error),
+        Err(other) => return Err(Error::InvalidValue(format!("{what}: {other}"))),
+    }
+    synchronized
+}
+
+/// Scan: `cumsum` of a 1-D f32 array (the look-back scan) and of each row of an i32 matrix.
+fn scan_cumsum(_ptx: &str) -> Result<()> {
+    on_default_pool("scan (cumsum)", |stream| {
+        let xs: Vec<f32> = (0..1000).map(|i| (i % 5) as f32).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        let sums = x.cumsum(None)?;
+        check("cumsum shape", sums.shape().to_vec(), vec![1000])?;
+        let rows = DeviceArray::from_slice(stream, &(0..512).collect::<Vec<i32>>())?.reshape([8, 64])?;
+        let row_sums = rows.cumsum(-1)?;
+        check("row cumsum shape", row_sums.shape().to_vec(), vec![8, 64])?;
+        drop((x, sums, rows, row_sums));
+        Ok(())
+    })
+}
+
+/// Select: `x[x > 0.5]` with the mask fused into the select kernel, and `nonzero` of a
+/// matrix; each reads its count back.
+fn select_extract_nonzero(_ptx: &str) -> Result<()> {
+    on_default_pool("select (extract, nonzero)", |stream| {
+        let xs: Vec<f32> = (0..1000).map(|i| (i % 10) as f32 / 10.0).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        if let Some(picked) = counted(x.extract(x.gt(0.5)))? {
+            check("x[x > 0.5] is 1-D", picked.ndim(), 1)?;
+        }
+        let m = DeviceArray::from_slice(stream, &(0..96).map(|i| i % 3).collect::<Vec<i32>>())?.reshape([8, 12])?;
+        if let Some(coordinates) = counted(m.nonzero())? {
+            check("nonzero gives one array per axis", coordinates.len(), 2)?;
+        }
+        drop((x, m));
+        Ok(())
+    })
+}
+
+/// Sort: `sort` of a 1-D f32 array (radix passes) and `argsort` of each row of an i32 matrix.
+fn sort_argsort(_ptx: &str) -> Result<()> {
+    on_default_pool("sort (sort, argsort)", |stream| {
+        let xs: Vec<f32> = (0..3000).map(|i| ((i * 7919) % 3001) as f32).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        let sorted = x.sort(-1)?;
+        check("sort shape", sorted.shape().to_vec(), vec![3000])?;
+        let m = DeviceArray::from_slice(stream, &(0..256).rev().collect::<Vec<i32>>())?.reshape([4, 64])?;
+        let order = m.argsort(1)?;
+        check("argsort shape", order.shape().to_vec(), vec![4, 64])?;
+        drop((x, sorted, m, order));
+        Ok(())
+    })
+}
+
+/// Search: `searchsorted` on the right, without a sorter and with one (checked on the device:
+/// a flag read back).
+fn search_searchsorted(_ptx: &str) -> Result<()> {
+    on_default_pool("search (searchsorted)", |stream| {
+        let a = DeviceArray::from_slice(stream, &(0..500).map(|i| i as f64 * 0.5).collect::<Vec<f64>>())?;
+        let v = DeviceArray::from_slice(stream, &[-1.0f64, 3.25, 100.0, 1e9])?;
+        let at = a.searchsorted(&v, cuda_core::algorithms::search::Side::Right, None)?;
+        check("searchsorted shape", at.shape().to_vec(), vec![4])?;
+        let sorter = DeviceArray::from_slice(stream, &(0..500).collect::<Vec<i64>>())?;
+        let through = a.searchsorted(&v, cuda_core::algorithms::search::Side::Left, Some(&sorter))?;
+        check("searchsorted with a sorter shape", through.shape().to_vec(), vec![4])?;
+        drop((a, v, at, sorter, through));
+        Ok(())
+    })
+}
+
+/// Counting: `histogram` with a range (no read-back) and `bincount` (its greatest value read
+/// back to size the counts).
+fn histogram_bincount(_ptx: &str) -> Result<()> {
+    on_default_pool("histogram (histogram, bincount)", |stream| {
+        let xs: Vec<f32> = (0..2000).map(|i| (i % 100) as f32 / 100.0).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        let (counts, edges) = x.histogram(16, Some((0.0, 1.0)))?;
+        check("histogram counts", counts.shape().to_vec(), vec![16])?;
+        check("histogram edges", edges.shape().to_vec(), vec![17])?;
+        // u8: on the stand-in the least and greatest elements read back are whatever the
+        // reduction's output held (0xa5), which is a valid byte, so the counting pass runs.
+        let k = DeviceArray::from_slice(stream, &(0..2000).map(|i| (i % 37) as u8).collect::<Vec<u8>>())?;
+        let bins = k.bincount(8)?;
+        check("bincount is 1-D", bins.ndim(), 1)?;
+        drop((x, counts, edges, k, bins));
+        Ok(())
+    })
+}
+
+/// Sets: `unique` and `unique_all` of an i64 array (a sort, then the distinct keys' count read
+/// back).
+fn unique_sets(_ptx: &str) -> Result<()> {
+    on_default_pool("unique (unique, unique_all)", |stream| {
+        let x = DeviceArray::from_slice(stream, &(0..1500).map(|i| (i * 31) % 97).collect::<Vec<i64>>())?;
+        if let Some(distinct) = counted(x.unique())? {
+            check("unique is 1-D", distinct.ndim(), 1)?;
+        }
+        if let Some(all) = counted(x.unique_all())? {
+            check("unique_all inverse shape", all.inverse.shape().to_vec(), vec![1500])?;
+            check("unique_all counts", all.counts.len(), all.values.len())?;
+        }
+        drop(x);
+        Ok(())
+    })
+}
+
+/// The sequences of the algorithm families, by name.
+pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 6] = [
+    ("scan: cumsum", scan_cumsum),
+    ("select: extract and nonzero", select_extract_nonzero),
+    ("sort: sort and argsort", sort_argsort),
+    ("search: searchsorted", search_searchsorted),
+    ("counting: histogram and bincount", histogram_bincount),
+    ("sets: unique", unique_sets),
+];
