@@ -1,4 +1,5 @@
-//! Set routines (NumPy's chapter): `unique` with its optional outputs, `isin` and `union1d`, on
+//! Set routines (NumPy's chapter): `unique` with its optional outputs, `isin`, `union1d`,
+//! `intersect1d` and `setdiff1d`, on
 //! the device-wide sort and searches of [`crate::algorithms`]. `unique` is a stable sort of the
 //! flattened array carrying each element's index, a partition that keeps the first of each run
 //! of equal keys (the one data-dependent size, read back: one wait for the stream), and binary
@@ -124,6 +125,26 @@ impl<T: Scalars + Promote<T>> DeviceArray<T> {
     /// (one wait for the count, as [`unique`](Self::unique)).
     pub fn union1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
         DeviceArray::concatenate(&[&self.ravel()?, &other.ravel()?], 0)?.unique()
+    }
+
+    /// The sorted distinct elements found in both arrays, flattened: NumPy's
+    /// `np.intersect1d(a, b)`. NaN is in no intersection (NaN != NaN, as in NumPy); `-0.0` and
+    /// `0.0` are one element. The distinct elements of this array ([`unique`](Self::unique))
+    /// kept where [`isin`](Self::isin) `other`: two waits for counts.
+    pub fn intersect1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        let distinct = self.unique()?;
+        let found = distinct.isin(other)?;
+        distinct.extract(&found)
+    }
+
+    /// The sorted distinct elements of this array not in `other`, flattened: NumPy's
+    /// `np.setdiff1d(a, b)`. NaN is never in `other`, so a NaN here is kept (once), as in
+    /// NumPy. The distinct elements ([`unique`](Self::unique)) kept where
+    /// [`isin`](Self::isin) `other` is false: two waits for counts.
+    pub fn setdiff1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        let distinct = self.unique()?;
+        let found = distinct.isin(other)?;
+        distinct.extract(ExprOps::logical_not(&found))
     }
 }
 
