@@ -1,4 +1,5 @@
-//! The device-wide radix sort and the routines on it (`sort`, `argsort`, `unique`) on a GPU,
+//! The device-wide radix sort and the routines on it (`sort`, `argsort`, `unique`,
+//! `intersect1d`, `setdiff1d`) on a GPU,
 //! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
 //! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
@@ -412,6 +413,84 @@ fn unique_matches_numpy() {
     assert_eq!((unique[0].to_bits(), unique[1]), (0.0f32.to_bits(), 1.0));
     assert!(unique[2].is_nan());
     println!("unique matches numpy");
+}
+
+/// NumPy's `unique` on the host: the first of each run of equal elements in the stable order.
+fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
+    let mut values: Vec<T> = Vec::new();
+    for i in host_argsort(host, SortOrder::Ascending) {
+        let v = host[i as usize];
+        if values
+            .last()
+            .is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal)
+        {
+            values.push(v);
+        }
+    }
+    values
+}
+
+/// Whether `v` equals an element of `test` (NaN equals nothing, as NumPy's `isin`).
+fn host_isin<T: Key>(v: &T, test: &[T]) -> bool {
+    !v.to_f64().is_nan() && test.iter().any(|t| T::numpy_cmp(v, t) == Ordering::Equal)
+}
+
+#[test]
+fn intersect1d_and_setdiff1d_match_numpy() {
+    let Some(device) = common::device_or_skip("intersect1d_and_setdiff1d_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    fn check<T: Key + cuda_core::Scalars + cuda_core::Promote<T>>(stream: &Stream, a: &[T], b: &[T]) {
+        let x = DeviceArray::from_slice(stream, a).unwrap();
+        let y = DeviceArray::from_slice(stream, b).unwrap();
+        let distinct = host_unique(a);
+        let both: Vec<T> = distinct.iter().copied().filter(|v| host_isin(v, b)).collect();
+        let only: Vec<T> = distinct.iter().copied().filter(|v| !host_isin(v, b)).collect();
+        let what = (T::DTYPE, a.len(), b.len());
+        assert_eq!(
+            bytes(&x.intersect1d(&y).unwrap().to_vec().unwrap()),
+            bytes(&both),
+            "intersect1d {what:?}"
+        );
+        assert_eq!(
+            bytes(&x.setdiff1d(&y).unwrap().to_vec().unwrap()),
+            bytes(&only),
+            "setdiff1d {what:?}"
+        );
+    }
+    check::<f32>(&stream, &data::<f32>(100_000, 11), &data::<f32>(3000, 12));
+    check::<f64>(&stream, &data::<f64>(777, 13), &data::<f64>(50, 14));
+    check::<i64>(&stream, &data::<i64>(5000, 15), &data::<i64>(5000, 16));
+    check::<u8>(&stream, &data::<u8>(300_000, 17), &data::<u8>(10, 18));
+    check::<f16>(&stream, &data::<f16>(1, 19), &data::<f16>(1, 19));
+    check::<i32>(&stream, &[], &data::<i32>(9, 20));
+    check::<i32>(&stream, &data::<i32>(9, 21), &[]);
+    // np.intersect1d([1, 3, 4, 3], [3, 1, 2, 1]) == [1, 3]; np.setdiff1d([1, 2, 3, 2, 4, 1],
+    // [3, 4, 5, 6]) == [1, 2]; NaN is in no intersection and stays in a difference, once.
+    let a = DeviceArray::from_slice(&stream, &[1i32, 3, 4, 3]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[3i32, 1, 2, 1]).unwrap();
+    assert_eq!(a.intersect1d(&b).unwrap().to_vec().unwrap(), [1, 3]);
+    let a = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 2, 4, 1]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[3i32, 4, 5, 6]).unwrap();
+    assert_eq!(a.setdiff1d(&b).unwrap().to_vec().unwrap(), [1, 2]);
+    let a = DeviceArray::from_slice(&stream, &[f32::NAN, 2.0, f32::NAN, -0.0]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[f32::NAN, 0.0]).unwrap();
+    let common = a.intersect1d(&b).unwrap().to_vec().unwrap();
+    assert_eq!(common.len(), 1);
+    assert_eq!(common[0], 0.0);
+    let rest = a.setdiff1d(&b).unwrap().to_vec().unwrap();
+    assert_eq!((rest.len(), rest[0]), (2, 2.0));
+    assert!(rest[1].is_nan());
+    // A 2-D argument is flattened, as NumPy's.
+    let grid = DeviceArray::from_slice(&stream, &[5i64, 1, 5, 2, 9, 1])
+        .unwrap()
+        .reshape(vec![2, 3])
+        .unwrap();
+    let few = DeviceArray::from_slice(&stream, &[1i64, 9]).unwrap();
+    assert_eq!(grid.intersect1d(&few).unwrap().to_vec().unwrap(), [1, 9]);
+    assert_eq!(grid.setdiff1d(&few).unwrap().to_vec().unwrap(), [2, 5]);
+    println!("intersect1d and setdiff1d match numpy");
 }
 
 #[test]
