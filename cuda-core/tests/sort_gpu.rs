@@ -420,10 +420,8 @@ fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
     let mut values: Vec<T> = Vec::new();
     for i in host_argsort(host, SortOrder::Ascending) {
         let v = host[i as usize];
-        if values
-            .last()
-            .is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal)
-        {
+        let repeated = matches!(values.last(), Some(last) if T::numpy_cmp(last, &v) == Ordering::Equal);
+        if !repeated {
             values.push(v);
         }
     }

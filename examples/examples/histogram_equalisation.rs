@@ -153,7 +153,7 @@ fn main() -> ExitCode {
             host_bands[(usize::from(v) / 64).min(3)] += 1;
         }
         same("bands", &bands.to_vec()?, &host_bands)?;
-        let mut host_density = vec![0i64; 8];
+        let mut host_density = [0i64; 8];
         host_out.iter().for_each(|&v| host_density[usize::from(v) / 32] += 1);
         let pixels = host_out.len() as f64;
         let host_density: Vec<f64> = host_density.iter().map(|&c| c as f64 / 32.0 / pixels).collect();
