@@ -1,5 +1,7 @@
 //! Statistics (NumPy's chapter): `histogram` with even bins (on
-//! [`crate::algorithms::histogram`]), and the order statistics `median`, `percentile` and
+//! [`crate::algorithms::histogram`]) or explicit edges (binary searches, then even bins of the
+//! bin numbers), with `density`, `histogram2d`, `bincount` with and without weights, and the
+//! order statistics `median`, `percentile` and
 //! `quantile` along an axis, by
 //! the stable sort of [`sorting`](super::sorting) and one kernel that reads the one or two
 //! sorted elements each output needs. NumPy's methods `linear` (its default), `lower`,
