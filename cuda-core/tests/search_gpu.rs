@@ -1,7 +1,8 @@
 //! `searchsorted` and the device-wide bounds on a GPU, against a host binary search in NumPy's
 //! order (NaN last, `-0.0` equal to `0.0`): both sides, every element type, queries between,
 //! on and outside the keys, NaN queries, a sorter, empty inputs, and the typed errors of a bad
-//! sorter or a bad side. Without a driver or device each test prints `skipped: <why>` and
+//! sorter or a bad side; and the histograms on them (`histogram` with a bin count or edges,
+//! `density`, `histogram2d`, `digitize`, `bincount` with and without weights). Without a driver or device each test prints `skipped: <why>` and
 //! passes, unless `CUDA_REQUIRE_GPU=1`.
 
 mod common;
@@ -384,4 +385,268 @@ fn digitize_and_bincount_match_numpy() {
         .unwrap();
     assert!(matches!(matrix.bincount(0), Err(Error::InvalidValue(_))));
     println!("digitize and bincount match numpy");
+}
+
+/// NumPy's `histogram(samples, bins=edges)` counts: bin `i` holds `edges[i] <= x <
+/// edges[i + 1]`, the last bin `edges[m - 1] <= x <= edges[m]`.
+fn host_histogram_edges(samples: &[f64], edges: &[f64]) -> Vec<i64> {
+    let bins = edges.len() - 1;
+    (0..bins)
+        .map(|i| {
+            let last = i + 1 == bins;
+            samples
+                .iter()
+                .filter(|&&x| x >= edges[i] && (x < edges[i + 1] || (last && x == edges[i + 1])))
+                .count() as i64
+        })
+        .collect()
+}
+
+/// NumPy's density: `counts / widths / counts.sum()`, the widths subtracted in `f32` (as
+/// NumPy's `diff` of `f32` edges).
+fn host_density(counts: &[i64], edges: &[f32]) -> Vec<f64> {
+    let total = counts.iter().sum::<i64>() as f64;
+    counts
+        .iter()
+        .zip(edges.windows(2))
+        .map(|(&c, w)| c as f64 / f64::from(w[1] - w[0]) / total)
+        .collect()
+}
+
+#[test]
+fn histograms_with_edges_and_densities_match_numpy() {
+    let Some(device) = common::device_or_skip("histograms_with_edges_and_densities_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // f32 samples (NaN, infinities, values on edges) in uneven edges, a repeated edge included.
+    let host: Vec<f32> = values::<f32>(100_000, 9, true)
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| if i % 2 == 0 { v } else { v / 4.0 })
+        .collect();
+    let wide: Vec<f64> = host.iter().map(|&v| f64::from(v)).collect();
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape(vec![1000, 100])
+        .unwrap();
+    for edges in [
+        vec![0.0f32, 1.0, 2.5, 2.5, 10.0, 40.0],
+        vec![-1.0, 59.0],
+        vec![3.0, 3.25, 3.5, 4.0, 8.0, 14.75, 15.0],
+        vec![f32::NEG_INFINITY, 0.0, f32::INFINITY],
+    ] {
+        let wide_edges: Vec<f64> = edges.iter().map(|&e| f64::from(e)).collect();
+        let device_edges = DeviceArray::from_slice(&stream, &edges).unwrap();
+        let counts = x.histogram_with_edges(&device_edges).unwrap().to_vec().unwrap();
+        let expected = host_histogram_edges(&wide, &wide_edges);
+        assert_eq!(counts, expected, "edges {edges:?}");
+        if edges.iter().all(|e| e.is_finite()) {
+            let density = x.histogram_density_with_edges(&device_edges).unwrap().to_vec().unwrap();
+            let expected = host_density(&expected, &edges);
+            for (got, want) in density.iter().zip(&expected) {
+                assert!(
+                    got == want || (got.is_nan() && want.is_nan()),
+                    "density {edges:?}: {density:?} != {expected:?}"
+                );
+            }
+        }
+    }
+    // Integers in integer edges: np.histogram([1, 2, 1, 7, 9, 3], bins=[1, 2, 3, 9]) ==
+    // [2, 1, 3] (9 is on the last, closed edge).
+    let ints = DeviceArray::from_slice(&stream, &[1i32, 2, 1, 7, 9, 3]).unwrap();
+    let edges = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 9]).unwrap();
+    assert_eq!(ints.histogram_with_edges(&edges).unwrap().to_vec().unwrap(), [2, 1, 3]);
+    // Density with even bins: np.histogram([1, 2, 1], bins=2, range=(0, 4), density=True) ==
+    // ([0.25, 0.25], [0, 2, 4]) and the integral over the range is 1.
+    let few = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 1.0]).unwrap();
+    let (density, edges) = few.histogram_density(2, Some((0.0, 4.0))).unwrap();
+    assert_eq!(density.to_vec().unwrap(), [0.25, 0.25]);
+    assert_eq!(edges.to_vec().unwrap(), [0.0, 2.0, 4.0]);
+    let (density, edges) = x.histogram_density(37, Some((0.5, 41.0))).unwrap();
+    let (counts, _) = x.histogram(37, Some((0.5, 41.0))).unwrap();
+    let host_edges = edges.to_vec().unwrap();
+    let expected = host_density(&counts.to_vec().unwrap(), &host_edges);
+    assert_eq!(density.to_vec().unwrap(), expected);
+    let integral: f64 = expected
+        .iter()
+        .zip(host_edges.windows(2))
+        .map(|(d, w)| d * f64::from(w[1] - w[0]))
+        .sum();
+    assert!((integral - 1.0).abs() < 1e-6, "integral {integral}");
+    // Nothing counted: 0 / 0 is NaN, as NumPy.
+    let (density, _) = few.histogram_density(2, Some((10.0, 11.0))).unwrap();
+    assert!(density.to_vec().unwrap().iter().all(|d| d.is_nan()));
+    // Bad edges: decreasing, NaN, fewer than two, not 1-D.
+    for bad in [vec![0.0f64, 2.0, 1.0], vec![0.0, f64::NAN, 1.0], vec![1.0]] {
+        let bad = DeviceArray::from_slice(&stream, &bad).unwrap();
+        assert!(
+            matches!(few.histogram_with_edges(&bad), Err(Error::InvalidValue(_))),
+            "{bad:?}"
+        );
+        assert!(matches!(
+            few.histogram_density_with_edges(&bad),
+            Err(Error::InvalidValue(_))
+        ));
+    }
+    let square = DeviceArray::from_slice(&stream, &[0.0f64, 1.0, 2.0, 3.0])
+        .unwrap()
+        .reshape(vec![2, 2])
+        .unwrap();
+    assert!(matches!(few.histogram_with_edges(&square), Err(Error::InvalidValue(_))));
+    assert!(matches!(few.histogram_density(0, None), Err(Error::InvalidValue(_))));
+    // An empty array: zero counts.
+    let empty = DeviceArray::<f64>::empty(&stream, 0).unwrap();
+    let edges = DeviceArray::from_slice(&stream, &[0.0f64, 1.0, 2.0]).unwrap();
+    assert_eq!(empty.histogram_with_edges(&edges).unwrap().to_vec().unwrap(), [0, 0]);
+    println!("histograms with edges and densities match numpy");
+}
+
+/// NumPy's `histogram2d(x, y, bins, range)` counts (row-major, `bins.0` rows).
+fn host_histogram2d(x: &[f64], y: &[f64], bins: (usize, usize), range: [(f64, f64); 2]) -> Vec<f64> {
+    let bin = |v: f64, count: usize, (lower, upper): (f64, f64)| -> Option<usize> {
+        let edges: Vec<f64> = (0..=count)
+            .map(|i| {
+                if i == count {
+                    upper
+                } else {
+                    i as f64 * ((upper - lower) / count as f64) + lower
+                }
+            })
+            .collect();
+        (v >= edges[0] && v <= edges[count]).then(|| edges[1..count].partition_point(|&e| e <= v))
+    };
+    let mut counts = vec![0.0; bins.0 * bins.1];
+    for (&a, &b) in x.iter().zip(y) {
+        if let (Some(i), Some(j)) = (bin(a, bins.0, range[0]), bin(b, bins.1, range[1])) {
+            counts[i * bins.1 + j] += 1.0;
+        }
+    }
+    counts
+}
+
+#[test]
+fn histogram2d_matches_numpy() {
+    let Some(device) = common::device_or_skip("histogram2d_matches_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let xs: Vec<f32> = values::<f32>(50_000, 21, true);
+    let ys: Vec<f32> = values::<f32>(50_000, 22, true).iter().map(|v| v / 3.0).collect();
+    let (wx, wy): (Vec<f64>, Vec<f64>) = (
+        xs.iter().map(|&v| f64::from(v)).collect(),
+        ys.iter().map(|&v| f64::from(v)).collect(),
+    );
+    let x = DeviceArray::from_slice(&stream, &xs).unwrap();
+    let y = DeviceArray::from_slice(&stream, &ys).unwrap();
+    for (bins, range) in [
+        ((10usize, 7usize), [(0.0, 60.0), (0.0, 20.0)]),
+        ((1, 1), [(-1.0, 1.0), (0.0, 1.0)]),
+        ((64, 33), [(2.5, 40.0), (-3.0, 9.5)]),
+    ] {
+        let (counts, x_edges, y_edges) = x.histogram2d(&y, bins, Some(range)).unwrap();
+        assert_eq!(counts.shape(), [bins.0, bins.1]);
+        assert_eq!(
+            counts.to_vec().unwrap(),
+            host_histogram2d(&wx, &wy, bins, range),
+            "{bins:?} {range:?}"
+        );
+        assert_eq!((x_edges.len(), y_edges.len()), (bins.0 + 1, bins.1 + 1));
+        assert_eq!(x_edges.to_vec().unwrap()[0], range[0].0);
+        assert_eq!(y_edges.to_vec().unwrap()[bins.1], range[1].1);
+    }
+    // Integers, the ranges from the data: np.histogram2d([0, 1, 2, 2], [5, 5, 6, 9], bins=2)
+    // == [[1, 0], [2, 1]] over x in [0, 2] and y in [5, 9] (2 and 9 are on the last, closed edges).
+    let xi = DeviceArray::from_slice(&stream, &[0i32, 1, 2, 2]).unwrap();
+    let yi = DeviceArray::from_slice(&stream, &[5i32, 5, 6, 9]).unwrap();
+    let (counts, x_edges, y_edges) = xi.histogram2d(&yi, (2, 2), None).unwrap();
+    assert_eq!(counts.to_vec().unwrap(), [1.0, 0.0, 2.0, 1.0]);
+    assert_eq!(x_edges.to_vec().unwrap(), [0.0, 1.0, 2.0]);
+    assert_eq!(y_edges.to_vec().unwrap(), [5.0, 7.0, 9.0]);
+    // Bad input: unequal shapes, no bins, a reversed range, NaN without a range.
+    let short = DeviceArray::from_slice(&stream, &[1i32, 2, 3]).unwrap();
+    assert!(matches!(
+        xi.histogram2d(&short, (2, 2), None),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(xi.histogram2d(&yi, (0, 2), None), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        xi.histogram2d(&yi, (2, 2), Some([(1.0, 0.0), (0.0, 1.0)])),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(x.histogram2d(&y, (2, 2), None), Err(Error::InvalidValue(_))));
+    println!("histogram2d matches numpy");
+}
+
+#[test]
+fn weighted_bincount_matches_numpy() {
+    let Some(device) = common::device_or_skip("weighted_bincount_matches_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // np.bincount([0, 1, 1, 2, 2, 2], weights=[0.3, 0.5, 0.2, 0.7, 1., -0.6]) ==
+    // [0.3, 0.7, 1.1].
+    let x = DeviceArray::from_slice(&stream, &[0i64, 1, 1, 2, 2, 2]).unwrap();
+    let w = DeviceArray::from_slice(&stream, &[0.3f64, 0.5, 0.2, 0.7, 1.0, -0.6]).unwrap();
+    let sums = x.bincount_weighted(&w, 0).unwrap().to_vec().unwrap();
+    for (got, want) in sums.iter().zip([0.3, 0.7, 1.1]) {
+        assert!((got - want).abs() < 1e-12, "{sums:?}");
+    }
+    assert_eq!(sums.len(), 3);
+    // Many values with gaps (absent values sum to 0), integer weights (exact sums), minlength.
+    let n = 300_000u32;
+    let many: Vec<u16> = (0..n).map(|i| (i * 7919 % 5003 * 2) as u16).collect();
+    let weights: Vec<i32> = (0..n).map(|i| (i % 17) as i32 - 8).collect();
+    let mut expected = vec![0.0f64; 10_100];
+    for (&v, &w) in many.iter().zip(&weights) {
+        expected[usize::from(v)] += f64::from(w);
+    }
+    let x = DeviceArray::from_slice(&stream, &many).unwrap();
+    let w = DeviceArray::from_slice(&stream, &weights).unwrap();
+    assert_eq!(x.bincount_weighted(&w, 10_100).unwrap().to_vec().unwrap(), expected);
+    assert_eq!(
+        x.bincount_weighted(&w, 0).unwrap().to_vec().unwrap(),
+        expected[..10_005]
+    );
+    // f32 weights: sums of up to ~60 values, near the host's sequential f64 sums.
+    let fw: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 / 7.0).collect();
+    let mut expected = vec![0.0f64; 10_005];
+    for (&v, &w) in many.iter().zip(&fw) {
+        expected[usize::from(v)] += f64::from(w);
+    }
+    let w = DeviceArray::from_slice(&stream, &fw).unwrap();
+    let sums = x.bincount_weighted(&w, 0).unwrap().to_vec().unwrap();
+    for (i, (got, want)) in sums.iter().zip(&expected).enumerate() {
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "bin {i}: {got} != {want}"
+        );
+    }
+    // Empty: zeros of minlength. Bad input: mismatched weights, negatives, floats, 2-D.
+    let empty = DeviceArray::<u8>::empty(&stream, 0).unwrap();
+    let none = DeviceArray::<f64>::empty(&stream, 0).unwrap();
+    assert_eq!(empty.bincount_weighted(&none, 2).unwrap().to_vec().unwrap(), [0.0, 0.0]);
+    let three = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 3.0]).unwrap();
+    let two = DeviceArray::from_slice(&stream, &[1i32, 0]).unwrap();
+    assert!(matches!(two.bincount_weighted(&three, 0), Err(Error::InvalidValue(_))));
+    let negative = DeviceArray::from_slice(&stream, &[1i32, -1]).unwrap();
+    let pair = DeviceArray::from_slice(&stream, &[1.0f64, 1.0]).unwrap();
+    assert!(matches!(
+        negative.bincount_weighted(&pair, 0),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(pair.bincount_weighted(&pair, 0), Err(Error::InvalidValue(_))));
+    let grid = DeviceArray::from_slice(&stream, &[0u32, 1, 2, 3])
+        .unwrap()
+        .reshape(vec![2, 2])
+        .unwrap();
+    let grid_weights = DeviceArray::from_slice(&stream, &[1.0f64; 4])
+        .unwrap()
+        .reshape(vec![2, 2])
+        .unwrap();
+    assert!(matches!(
+        grid.bincount_weighted(&grid_weights, 0),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("weighted bincount matches numpy");
 }

@@ -1,4 +1,5 @@
-//! The device-wide radix sort and the routines on it (`sort`, `argsort`, `unique`) on a GPU,
+//! The device-wide radix sort and the routines on it (`sort`, `argsort`, `unique`,
+//! `intersect1d`, `setdiff1d`) on a GPU,
 //! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
 //! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
@@ -412,6 +413,186 @@ fn unique_matches_numpy() {
     assert_eq!((unique[0].to_bits(), unique[1]), (0.0f32.to_bits(), 1.0));
     assert!(unique[2].is_nan());
     println!("unique matches numpy");
+}
+
+/// NumPy's `unique` on the host: the first of each run of equal elements in the stable order.
+fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
+    let mut values: Vec<T> = Vec::new();
+    for i in host_argsort(host, SortOrder::Ascending) {
+        let v = host[i as usize];
+        let repeated = matches!(values.last(), Some(last) if T::numpy_cmp(last, &v) == Ordering::Equal);
+        if !repeated {
+            values.push(v);
+        }
+    }
+    values
+}
+
+/// Whether `v` equals an element of `test` (NaN equals nothing, as NumPy's `isin`).
+fn host_isin<T: Key>(v: &T, test: &[T]) -> bool {
+    !v.to_f64().is_nan() && test.iter().any(|t| T::numpy_cmp(v, t) == Ordering::Equal)
+}
+
+#[test]
+fn intersect1d_and_setdiff1d_match_numpy() {
+    let Some(device) = common::device_or_skip("intersect1d_and_setdiff1d_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    fn check<T: Key + cuda_core::Scalars + cuda_core::Promote<T>>(stream: &Stream, a: &[T], b: &[T]) {
+        let x = DeviceArray::from_slice(stream, a).unwrap();
+        let y = DeviceArray::from_slice(stream, b).unwrap();
+        let distinct = host_unique(a);
+        let both: Vec<T> = distinct.iter().copied().filter(|v| host_isin(v, b)).collect();
+        let only: Vec<T> = distinct.iter().copied().filter(|v| !host_isin(v, b)).collect();
+        let what = (T::DTYPE, a.len(), b.len());
+        assert_eq!(
+            bytes(&x.intersect1d(&y).unwrap().to_vec().unwrap()),
+            bytes(&both),
+            "intersect1d {what:?}"
+        );
+        assert_eq!(
+            bytes(&x.setdiff1d(&y).unwrap().to_vec().unwrap()),
+            bytes(&only),
+            "setdiff1d {what:?}"
+        );
+    }
+    check::<f32>(&stream, &data::<f32>(100_000, 11), &data::<f32>(3000, 12));
+    check::<f64>(&stream, &data::<f64>(777, 13), &data::<f64>(50, 14));
+    check::<i64>(&stream, &data::<i64>(5000, 15), &data::<i64>(5000, 16));
+    check::<u8>(&stream, &data::<u8>(300_000, 17), &data::<u8>(10, 18));
+    check::<f16>(&stream, &data::<f16>(1, 19), &data::<f16>(1, 19));
+    check::<i32>(&stream, &[], &data::<i32>(9, 20));
+    check::<i32>(&stream, &data::<i32>(9, 21), &[]);
+    // np.intersect1d([1, 3, 4, 3], [3, 1, 2, 1]) == [1, 3]; np.setdiff1d([1, 2, 3, 2, 4, 1],
+    // [3, 4, 5, 6]) == [1, 2]; NaN is in no intersection and stays in a difference, once.
+    let a = DeviceArray::from_slice(&stream, &[1i32, 3, 4, 3]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[3i32, 1, 2, 1]).unwrap();
+    assert_eq!(a.intersect1d(&b).unwrap().to_vec().unwrap(), [1, 3]);
+    let a = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 2, 4, 1]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[3i32, 4, 5, 6]).unwrap();
+    assert_eq!(a.setdiff1d(&b).unwrap().to_vec().unwrap(), [1, 2]);
+    let a = DeviceArray::from_slice(&stream, &[f32::NAN, 2.0, f32::NAN, -0.0]).unwrap();
+    let b = DeviceArray::from_slice(&stream, &[f32::NAN, 0.0]).unwrap();
+    let common = a.intersect1d(&b).unwrap().to_vec().unwrap();
+    assert_eq!(common.len(), 1);
+    assert_eq!(common[0], 0.0);
+    let rest = a.setdiff1d(&b).unwrap().to_vec().unwrap();
+    assert_eq!((rest.len(), rest[0]), (2, 2.0));
+    assert!(rest[1].is_nan());
+    // A 2-D argument is flattened, as NumPy's.
+    let grid = DeviceArray::from_slice(&stream, &[5i64, 1, 5, 2, 9, 1])
+        .unwrap()
+        .reshape(vec![2, 3])
+        .unwrap();
+    let few = DeviceArray::from_slice(&stream, &[1i64, 9]).unwrap();
+    assert_eq!(grid.intersect1d(&few).unwrap().to_vec().unwrap(), [1, 9]);
+    assert_eq!(grid.setdiff1d(&few).unwrap().to_vec().unwrap(), [2, 5]);
+    println!("intersect1d and setdiff1d match numpy");
+}
+
+/// NumPy's `unique(x, axis=0)` of the `rows x width` matrix `host`: the rows sorted
+/// element by element in NumPy's order, a row dropped when it equals the one before (NaN equals
+/// nothing there).
+fn host_unique_rows<T: Key>(host: &[T], width: usize) -> Vec<T> {
+    let mut rows: Vec<&[T]> = host.chunks(width).collect();
+    rows.sort_by(|a, b| {
+        a.iter()
+            .zip(b.iter())
+            .map(|(x, y)| T::numpy_cmp(x, y))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    });
+    let mut kept: Vec<&[T]> = Vec::new();
+    for row in rows {
+        let equal = |last: &&[T]| last.iter().zip(row.iter()).all(|(x, y)| x.to_f64() == y.to_f64());
+        if !kept.last().is_some_and(equal) {
+            kept.push(row);
+        }
+    }
+    kept.concat()
+}
+
+#[test]
+fn unique_along_an_axis_matches_numpy() {
+    let Some(device) = common::device_or_skip("unique_along_an_axis_matches_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    fn check<T: Key + cuda_core::Scalars + cuda_core::Promote<T>>(
+        stream: &Stream,
+        rows: usize,
+        width: usize,
+        seed: u64,
+    ) {
+        // Few distinct values so that rows repeat.
+        let host: Vec<T> = data::<T>(rows * width, seed);
+        let x = DeviceArray::from_slice(stream, &host)
+            .unwrap()
+            .reshape(vec![rows, width])
+            .unwrap();
+        let expected = host_unique_rows(&host, width);
+        let got = x.unique_axis(0).unwrap();
+        assert_eq!(got.shape(), [expected.len() / width.max(1), width], "{:?}", T::DTYPE);
+        let got = got.to_vec().unwrap();
+        let same = got.len() == expected.len()
+            && got
+                .iter()
+                .zip(&expected)
+                .all(|(a, b)| T::numpy_cmp(a, b) == Ordering::Equal);
+        assert!(same, "unique rows {:?}: {got:?} != {expected:?}", T::DTYPE);
+        // Along the last axis of the transpose: the same slices, as columns.
+        let by_columns = x.transpose().unique_axis(-1).unwrap();
+        assert_eq!(by_columns.transpose().to_vec().unwrap().len(), got.len());
+        let columns = by_columns.transpose().to_contiguous().unwrap().to_vec().unwrap();
+        assert!(columns
+            .iter()
+            .zip(&got)
+            .all(|(a, b)| T::numpy_cmp(a, b) == Ordering::Equal));
+    }
+    check::<u8>(&stream, 3000, 2, 31);
+    check::<i32>(&stream, 500, 3, 32);
+    check::<f32>(&stream, 2000, 2, 33);
+    check::<f64>(&stream, 1, 4, 34);
+    check::<i64>(&stream, 7, 1, 35);
+    // np.unique([[1, 0, 0], [1, 0, 0], [2, 3, 4]], axis=0) == [[1, 0, 0], [2, 3, 4]], and
+    // axis=1 of it: the columns [0, 0, 3], [0, 0, 4], [1, 1, 2] (sorted), as a 3 x 3 array.
+    let m = DeviceArray::from_slice(&stream, &[1i32, 0, 0, 1, 0, 0, 2, 3, 4])
+        .unwrap()
+        .reshape(vec![3, 3])
+        .unwrap();
+    let rows = m.unique_axis(0).unwrap();
+    assert_eq!(rows.shape(), [2, 3]);
+    assert_eq!(rows.to_vec().unwrap(), [1, 0, 0, 2, 3, 4]);
+    let columns = m.unique_axis(1).unwrap();
+    assert_eq!(columns.shape(), [3, 3]);
+    assert_eq!(columns.to_vec().unwrap(), [0, 0, 1, 0, 0, 1, 3, 4, 2]);
+    // 3-D along the middle axis: slices are 2 x 2 blocks.
+    let cube = DeviceArray::from_slice(&stream, &[5i64, 1, 5, 9, 1, 5, 2, 1, 2, 5, 3, 3])
+        .unwrap()
+        .reshape(vec![2, 3, 2])
+        .unwrap();
+    // Slices j: [[5, 1], [2, 1]], [[5, 9], [2, 5]], [[1, 5], [3, 3]] in C order: sorted as
+    // (1, 5, 3, 3), (5, 1, 2, 1), (5, 9, 2, 5).
+    let middle = cube.unique_axis(-2).unwrap();
+    assert_eq!(middle.shape(), [2, 3, 2]);
+    assert_eq!(middle.to_vec().unwrap(), [1, 5, 5, 1, 5, 9, 3, 3, 2, 1, 2, 5]);
+    // Rows holding NaN are each their own; -0.0 equals 0.0.
+    let nan = DeviceArray::from_slice(&stream, &[f32::NAN, 1.0, f32::NAN, 1.0, -0.0, 2.0, 0.0, 2.0])
+        .unwrap()
+        .reshape(vec![4, 2])
+        .unwrap();
+    let kept = nan.unique_axis(0).unwrap();
+    assert_eq!(kept.shape(), [3, 2]);
+    let kept = kept.to_vec().unwrap();
+    assert_eq!((kept[0], kept[1]), (0.0, 2.0));
+    assert!(kept[2].is_nan() && kept[4].is_nan());
+    // Empty and out-of-range axes.
+    let empty = DeviceArray::<f32>::empty(&stream, vec![0, 3]).unwrap();
+    assert_eq!(empty.unique_axis(0).unwrap().shape(), [0, 3]);
+    assert_eq!(empty.unique_axis(1).unwrap().shape(), [0, 1]);
+    assert!(matches!(m.unique_axis(2), Err(Error::Axis { .. })));
+    println!("unique along an axis matches numpy");
 }
 
 #[test]

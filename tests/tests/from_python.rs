@@ -795,6 +795,58 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     Ok(())
 }
 
+fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m: usize) -> Checked {
+    let x = DeviceArray::<f32>::from_slice(&stream, &[3.0, 1.0, 2.0])?;
+    let (a, b) = (x.try_clone()?, x.try_clone()?);
+    (a.intersect1d(&b)?, a.setdiff1d(&b)?, a.unique()?, a.isin(&b)?);
+    (x.unique_axis(0)?, x.unique_axis(-1)?);
+    let i = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 1])?;
+    let w = DeviceArray::<f32>::from_slice(&stream, &[0.5, 1.0, 2.0])?;
+    (i.bincount_weighted(&w, 0)?, i.bincount_weighted(&w, 10)?);
+    let edges = DeviceArray::<f32>::from_slice(&stream, &[0.0, 1.0, 4.0])?;
+    x.histogram_with_edges(&edges)?;
+    x.histogram_density(10, Some((0.0, 1.0)))?;
+    x.histogram_density_with_edges(&edges)?;
+    let y = x.try_clone()?;
+    x.histogram2d(&y, (10, 20), Some([(0.0, 1.0), (0.0, 2.0)]))?;
+    x.histogram2d(&y, (4, 4), None)?;
+    x.sum()?;
+
+    use cuda_core::algorithms::scan::{self, ScanKind, ScanOp, ScanOperator};
+    use cuda_core::algorithms::select::{self, SelectIf};
+    use cuda_core::algorithms::{histogram, search};
+    let mut out = DeviceArray::<f32>::empty(&stream, 3)?;
+    let mut y = DeviceArray::<f32>::empty(&stream, 3)?;
+    let mut count = DeviceArray::<u64>::empty(&stream, 1)?;
+    scan::scan::<f32, f32>(&stream, &x, &mut y, ScanOp::Sum, ScanKind::Inclusive, None)?;
+    scan::scan::<f32, f32>(&stream, &x, &mut y, ScanOp::Max, ScanKind::Exclusive(0.0), None)?;
+    let keys = DeviceArray::<i32>::from_slice(&stream, &[0, 0, 1])?;
+    scan::scan_by_key::<i32, f32, f32>(&stream, &keys, &x, &mut y, ScanOp::Sum, ScanKind::Inclusive)?;
+    let op = ScanOperator::new("running_max", "a > b ? a : b", "-3.4e38f")?;
+    unsafe { op.scan::<f32, f32>(&stream, &x, &mut y, ScanKind::Inclusive, None)? };
+    let keys = x.try_clone()?;
+    let mut keys_out = DeviceArray::<f32>::empty(&stream, 3)?;
+    sort::sort_keys::<f32>(&stream, &keys, &mut keys_out, n, SortOrder::Descending)?;
+    sort::sort_rows::<f32>(&stream, &keys, &mut keys_out, (n, 1), SortOrder::Ascending)?;
+    let flags = DeviceArray::<u8>::from_slice(&stream, &[1, 0, 1])?;
+    select::select_flagged::<f32, u8>(&stream, &x, &flags, &mut out, &mut count, false)?;
+    let positive = SelectIf::new("positive", "x > 0")?;
+    unsafe { positive.select::<f32>(&stream, &x, &mut out, &mut count, false)? };
+    select::unique_sorted::<f32>(&stream, &keys, &mut out, &mut count)?;
+    let (mut unique, mut lengths) = (
+        DeviceArray::<f32>::empty(&stream, 3)?,
+        DeviceArray::<u64>::empty(&stream, 3)?,
+    );
+    select::run_length_encode::<f32>(&stream, &keys, &mut unique, &mut lengths, &mut count)?;
+    let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
+    histogram::histogram_even::<f32, f32>(&stream, (&x, n), (0.0, 1.0), &mut counts, 10)?;
+    let queries = x.try_clone()?;
+    let mut out = DeviceArray::<i64>::empty(&stream, 3)?;
+    search::search_sorted::<f32>(&stream, (&keys, n), (&queries, m), &mut out, Side::Left)?;
+    search::search_sorted::<f32>(&stream, (&keys, n), (&queries, m), &mut out, Side::Right)?;
+    Ok(())
+}
+
 /// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
 fn squeeze(text: &str) -> String {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -863,6 +915,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         pool_and_arrays,
         manipulation_and_indexing,
         sorting_and_searching,
+        counting_sets_and_device_algorithms,
         several_gpus,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");

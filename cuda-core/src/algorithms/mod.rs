@@ -1,5 +1,5 @@
 //! Device-wide algorithms on device memory (the role of `cuda.compute`): they take memory under
-//! the device-memory contract ([`DeviceMemory`](crate::driver::DeviceMemory),
+//! the device-memory contract ([`DeviceMemory`],
 //! [`DeviceMemoryMut`](crate::driver::DeviceMemoryMut)), a stream and lengths, and need no
 //! array. Their code is the project's own kernels, generated as CUDA C++ and compiled by NVRTC
 //! through the kernel cache and the registry of generated code; scratch memory comes from the
@@ -24,7 +24,8 @@
 //! The array routines on top (`cumsum`, `cumprod` and their `nan` forms, `diff`, `nonzero`,
 //! `flatnonzero`, `argwhere`, `extract`, `compress`, `place`, `putmask`, `sort`, `argsort`,
 //! `partition`, `lexsort`, `searchsorted`, `digitize`, `unique`, `isin`, `union1d`,
-//! `histogram`, `bincount`, `median`, `percentile`, `quantile` and their `nan` forms) live with
+//! `intersect1d`, `setdiff1d`, `histogram` (a bin count or edges, `density`), `histogram2d`,
+//! `bincount` (with weights too), `median`, `percentile`, `quantile` and their `nan` forms) live with
 //! [`DeviceArray`](crate::DeviceArray).
 //!
 //! The scan is a single pass with decoupled look-back. Each

@@ -1,4 +1,6 @@
-//! Set routines (NumPy's chapter): `unique` with its optional outputs, `isin` and `union1d`, on
+//! Set routines (NumPy's chapter): `unique` with its optional outputs and along an axis, `isin`,
+//! `union1d`,
+//! `intersect1d` and `setdiff1d`, on
 //! the device-wide sort and searches of [`crate::algorithms`]. `unique` is a stable sort of the
 //! flattened array carrying each element's index, a partition that keeps the first of each run
 //! of equal keys (the one data-dependent size, read back: one wait for the stream), and binary
@@ -9,11 +11,13 @@ use cuda_sys::driver::CUdeviceptr;
 
 use crate::algorithms::search::{search_sorted, Side};
 use crate::algorithms::sort::{partition_distinct, sort_keys_and_indices, SortOrder};
+use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
 use crate::array::kernels::IndexMode;
 use crate::array::promotion::{Promote, Scalars};
 use crate::array::routines::math::ExprOps;
+use crate::array::view::Slice;
 use crate::error::Result;
 
 /// What [`DeviceArray::unique_all`] returns: NumPy's `np.unique(a, return_index=True,
@@ -124,6 +128,66 @@ impl<T: Scalars + Promote<T>> DeviceArray<T> {
     /// (one wait for the count, as [`unique`](Self::unique)).
     pub fn union1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
         DeviceArray::concatenate(&[&self.ravel()?, &other.ravel()?], 0)?.unique()
+    }
+
+    /// The distinct slices along `axis` (negative counts from the end), sorted: NumPy's
+    /// `np.unique(a, axis=axis)`. Each slice (the array with `axis` first, each index's
+    /// elements in C order) is one key, compared element by element in NumPy's order (NaN
+    /// last); slices are equal when every element is (`-0.0 == 0.0`; a slice holding NaN equals
+    /// no other, as in NumPy, whose `equal_nan` does not apply along an axis). A stable sort
+    /// per element of a slice (`lexsort`, the first element primary), a comparison of
+    /// neighbours, and `compress` (one wait for the count). An axis out of range is
+    /// [`Error::Axis`](crate::Error::Axis).
+    pub fn unique_axis(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
+        let axis = axis.into().index(self.ndim())?;
+        let moved = self.moveaxis(axis, 0)?;
+        let mut shape = moved.shape().to_vec();
+        let n = shape[0];
+        let width: usize = shape[1..].iter().product();
+        let rows = moved.to_contiguous()?.reshape([n, width])?;
+        let kept = match (n, width) {
+            (0, _) => rows,
+            // Slices without elements are all equal: the first stands for them.
+            (_, 0) => rows.slice(&[Slice::new(0, Some(1))])?.try_clone()?,
+            _ => {
+                let columns = (0..width)
+                    .rev()
+                    .map(|j| rows.index_axis(1, j as i64))
+                    .collect::<Result<Vec<_>>>()?;
+                let keys: Vec<&DeviceArray<T>> = columns.iter().collect();
+                let order = DeviceArray::lexsort(&keys)?;
+                // `order` is a permutation of the rows: Clip never changes an index.
+                let sorted = rows.take(&order, 0, IndexMode::Clip)?;
+                let later = sorted.slice(&[Slice::new(1, None)])?;
+                let earlier = sorted.slice(&[Slice::new(0, Some(n - 1))])?;
+                let differs = ExprOps::ne(&later, &earlier).any_axes(1, false)?;
+                let first = DeviceArray::from_slice(self.stream(), &[Bool(1)])?;
+                let starts = DeviceArray::concatenate(&[&first, &differs], 0)?;
+                sorted.compress(&starts, 0)?
+            }
+        };
+        shape[0] = kept.shape()[0];
+        kept.reshape(shape)?.moveaxis(0, axis)?.try_clone()
+    }
+
+    /// The sorted distinct elements found in both arrays, flattened: NumPy's
+    /// `np.intersect1d(a, b)`. NaN is in no intersection (NaN != NaN, as in NumPy); `-0.0` and
+    /// `0.0` are one element. The distinct elements of this array ([`unique`](Self::unique))
+    /// kept where [`isin`](Self::isin) `other`: two waits for counts.
+    pub fn intersect1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        let distinct = self.unique()?;
+        let found = distinct.isin(other)?;
+        distinct.extract(&found)
+    }
+
+    /// The sorted distinct elements of this array not in `other`, flattened: NumPy's
+    /// `np.setdiff1d(a, b)`. NaN is never in `other`, so a NaN here is kept (once), as in
+    /// NumPy. The distinct elements ([`unique`](Self::unique)) kept where
+    /// [`isin`](Self::isin) `other` is false: two waits for counts.
+    pub fn setdiff1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        let distinct = self.unique()?;
+        let found = distinct.isin(other)?;
+        distinct.extract(ExprOps::logical_not(&found))
     }
 }
 

@@ -1,5 +1,7 @@
 //! Statistics (NumPy's chapter): `histogram` with even bins (on
-//! [`crate::algorithms::histogram`]), and the order statistics `median`, `percentile` and
+//! [`crate::algorithms::histogram`]) or explicit edges (binary searches, then even bins of the
+//! bin numbers), with `density`, `histogram2d`, `bincount` with and without weights, and the
+//! order statistics `median`, `percentile` and
 //! `quantile` along an axis, by
 //! the stable sort of [`sorting`](super::sorting) and one kernel that reads the one or two
 //! sorted elements each output needs. NumPy's methods `linear` (its default), `lower`,
@@ -12,14 +14,23 @@
 //! the float type itself for floats, computed in `f64` for `f64` and integers and in `f32` for
 //! the 32- and 16-bit floats (NumPy computes `f16` in `f16`: the last bit may differ).
 
+use cuda_driver::Stream;
+
 use crate::algorithms::histogram::{check_bins, even_edge, histogram_even};
+use crate::algorithms::scan::{scan_by_key, ScanKind, ScanOp};
+use crate::algorithms::search::{search_sorted, Side};
+use crate::algorithms::sort::{sort_pairs, SortOrder};
 use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel, KernelKey, LoadedTable};
 use crate::array::kernels::signature::ArgType;
+use crate::array::kernels::IndexMode;
 use crate::array::kernels::{Arg, PRELUDE};
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::{where_, ExprOps};
+use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
 /// The quantile read-out kernel.
@@ -91,20 +102,7 @@ impl<T: Element> DeviceArray<T> {
         bins: usize,
         range: Option<(f64, f64)>,
     ) -> Result<(DeviceArray<i64>, DeviceArray<T::Mean>)> {
-        let (lower, upper) = match range {
-            Some(range) => range,
-            None if self.is_empty() => (0.0, 1.0),
-            None => (self.min()?.item()?.to_f64(), self.max()?.item()?.to_f64()),
-        };
-        if lower > upper {
-            return Err(Error::InvalidValue(format!(
-                "histogram: the range's lower end {lower} is above its upper end {upper}"
-            )));
-        }
-        let range = match lower == upper {
-            true => (lower - 0.5, upper + 0.5),
-            false => (lower, upper),
-        };
+        let range = self.histogram_range(range)?;
         check_bins(bins, range)?;
         let stream = self.stream();
         let samples = self.to_contiguous()?;
@@ -116,19 +114,78 @@ impl<T: Element> DeviceArray<T> {
         Ok((counts, DeviceArray::from_slice(stream, &edges)?))
     }
 
+    /// NumPy's `np.histogram(a, bins, range, density=True)` with a bin count: as
+    /// [`histogram`](Self::histogram), the counts divided by their total and by each bin's
+    /// width (`f64`: a probability density, whose integral over the range is 1; NaN everywhere
+    /// when nothing is counted, as NumPy's `0 / 0`). The counts are read back (one more wait)
+    /// and divided on the host (`bins` values).
+    pub fn histogram_density(
+        &self,
+        bins: usize,
+        range: Option<(f64, f64)>,
+    ) -> Result<(DeviceArray<f64>, DeviceArray<T::Mean>)> {
+        let (counts, edges) = self.histogram(bins, range)?;
+        let density = density_of(self.stream(), &counts, &edges.to_vec()?)?;
+        Ok((density, edges))
+    }
+
+    /// NumPy's `np.histogram(a, bins=edges)`: the `i64` counts of the flattened array in the
+    /// `edges.len() - 1` bins `[edges[i], edges[i + 1])`, the last one closed, compared in `T`
+    /// (cast the edges to the samples' type first). `edges` is 1-D and monotonically increasing
+    /// (equal neighbours allowed, as in NumPy); it is read back and checked on the host (one
+    /// wait): decreasing edges or NaN among them, fewer than two edges (no bin; NumPy returns
+    /// an empty histogram for one edge), or edges that are not 1-D are
+    /// [`Error::InvalidValue`]. Samples outside the edges and NaN are not counted. Each sample's
+    /// bin is two binary searches in the edges, then one even histogram of the bin numbers.
+    pub fn histogram_with_edges(&self, edges: &DeviceArray<T>) -> Result<DeviceArray<i64>> {
+        let host_edges = checked_edges("histogram", edges)?;
+        let stream = self.stream();
+        let samples = self.to_contiguous()?;
+        let bins = host_edges.len() - 1;
+        let index = bin_index(&samples, &host_edges)?;
+        // Bin numbers 0 (below) ..= bins + 1 (above, NaN): count all, keep 1..=bins.
+        let mut counts = DeviceArray::<i64>::empty(stream, bins + 2)?;
+        let all = (0.0, (bins + 2) as f64);
+        histogram_even::<i64, f64>(stream, (&index, index.len()), all, &mut counts, bins + 2)?;
+        counts.slice(&[Slice::new(1, Some(bins + 1))])?.try_clone()
+    }
+
+    /// [`histogram_with_edges`](Self::histogram_with_edges) with `density=True`: the counts
+    /// divided by their total and by each bin's width, `f64` (see
+    /// [`histogram_density`](Self::histogram_density); a bin of width 0 holding samples gives
+    /// inf, as NumPy's division).
+    pub fn histogram_density_with_edges(&self, edges: &DeviceArray<T>) -> Result<DeviceArray<f64>> {
+        let counts = self.histogram_with_edges(edges)?;
+        density_of(self.stream(), &counts, &edges.to_vec()?)
+    }
+
+    /// The range of a histogram: the given one, or the array's least and greatest elements
+    /// (read back: one wait; `(0, 1)` when empty), a one-point range widened by 0.5 each way,
+    /// as NumPy. A lower end above the upper end is [`Error::InvalidValue`].
+    fn histogram_range(&self, range: Option<(f64, f64)>) -> Result<(f64, f64)> {
+        let (lower, upper) = match range {
+            Some(range) => range,
+            None if self.is_empty() => (0.0, 1.0),
+            None => (self.min()?.item()?.to_f64(), self.max()?.item()?.to_f64()),
+        };
+        if lower > upper {
+            return Err(Error::InvalidValue(format!(
+                "histogram: the range's lower end {lower} is above its upper end {upper}"
+            )));
+        }
+        Ok(match lower == upper {
+            true => (lower - 0.5, upper + 0.5),
+            false => (lower, upper),
+        })
+    }
+
     /// How many times each value `0..=max` occurs in this 1-D array of non-negative
     /// integers: NumPy's `np.bincount(x, minlength)` without weights, `i64` counts of length
     /// `max(x.max() + 1, minlength)`. The least and greatest elements are read back (one wait).
     /// A negative element, a float or `Bool` array, or an array that is not 1-D is
     /// [`Error::InvalidValue`].
     pub fn bincount(&self, minlength: usize) -> Result<DeviceArray<i64>> {
-        if !T::DTYPE.is_int() || self.ndim() != 1 {
-            return Err(Error::InvalidValue(format!(
-                "bincount: needs a 1-D array of integers, not {} of shape {:?}",
-                T::DTYPE,
-                self.shape()
-            )));
-        }
+        self.check_bincount()?;
         let stream = self.stream();
         if self.is_empty() {
             return DeviceArray::<i64>::zeros(stream, minlength);
@@ -148,6 +205,18 @@ impl<T: Element> DeviceArray<T> {
         let mut counts = DeviceArray::<i64>::empty(stream, bins)?;
         histogram_even::<T, f64>(stream, (&samples, samples.len()), (0.0, bins as f64), &mut counts, bins)?;
         Ok(counts)
+    }
+
+    /// Checks that this is a 1-D array of integers, for `bincount`.
+    fn check_bincount(&self) -> Result<()> {
+        match T::DTYPE.is_int() && self.ndim() == 1 {
+            true => Ok(()),
+            false => Err(Error::InvalidValue(format!(
+                "bincount: needs a 1-D array of integers, not {} of shape {:?}",
+                T::DTYPE,
+                self.shape()
+            ))),
+        }
     }
 
     /// The median along `axis` (negative counts from the end): NumPy's `np.median(a, axis)`,
@@ -252,6 +321,185 @@ impl<T: Element> DeviceArray<T> {
         drop(launch);
         Ok(out)
     }
+}
+
+impl<T: Scalars> DeviceArray<T> {
+    /// NumPy's `np.bincount(x, weights, minlength)`: for each value `v` in `0..=max`, the sum
+    /// of the weights (converted to `f64`) of the elements equal to `v`, `f64` of length
+    /// `max(x.max() + 1, minlength)`. `weights` has this array's shape; otherwise, or for an
+    /// array as [`bincount`](Self::bincount) refuses, [`Error::InvalidValue`]. The least and
+    /// greatest elements are read back (one wait). A stable sort of the pairs, a sum scan by
+    /// runs of equal values and two searches per value (no new kernel); the sums are in a tree
+    /// order within tiles, so they may differ from NumPy's sequential sums in the last bits.
+    pub fn bincount_weighted<W: Scalars>(
+        &self,
+        weights: &DeviceArray<W>,
+        minlength: usize,
+    ) -> Result<DeviceArray<f64>> {
+        self.check_bincount()?;
+        if weights.shape() != self.shape() {
+            return Err(Error::InvalidValue(format!(
+                "bincount: {:?} weights for an array of shape {:?}",
+                weights.shape(),
+                self.shape()
+            )));
+        }
+        let stream = self.stream();
+        if self.is_empty() {
+            return DeviceArray::<f64>::zeros(stream, minlength);
+        }
+        let (least, greatest) = (self.min()?.item()?, self.max()?.item()?);
+        if least.to_f64() < 0.0 {
+            return Err(Error::InvalidValue(format!(
+                "bincount: the array holds a negative value ({})",
+                least.to_f64()
+            )));
+        }
+        let n = self.len();
+        let keys = self.to_contiguous()?;
+        let values = ExprOps::astype::<f64>(weights).eval()?;
+        let mut sorted_keys = DeviceArray::<T>::empty(stream, n)?;
+        let mut sorted_values = DeviceArray::<f64>::empty(stream, n)?;
+        sort_pairs::<T, f64>(
+            stream,
+            (&keys, &values),
+            (&mut sorted_keys, &mut sorted_values),
+            n,
+            SortOrder::Ascending,
+        )?;
+        // Running sums within each run of equal values: a run's last is its total.
+        let mut sums = DeviceArray::<f64>::empty(stream, n)?;
+        scan_by_key::<T, f64, f64>(
+            stream,
+            &sorted_keys,
+            &sorted_values,
+            &mut sums,
+            ScanOp::Sum,
+            ScanKind::Inclusive,
+        )?;
+        // Every value 0..=greatest is one of T (they lie between two of its elements).
+        let used = (greatest.to_f64() as usize)
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidValue("bincount: the number of bins overflows".into()))?;
+        let queries: Vec<T> = (0..used).map(|v| T::from_f64(v as f64)).collect();
+        let queries = DeviceArray::from_slice(stream, &queries)?;
+        let mut starts = DeviceArray::<i64>::empty(stream, used)?;
+        let mut ends = DeviceArray::<i64>::empty(stream, used)?;
+        search_sorted::<T>(stream, (&sorted_keys, n), (&queries, used), &mut starts, Side::Left)?;
+        search_sorted::<T>(stream, (&sorted_keys, n), (&queries, used), &mut ends, Side::Right)?;
+        // A run's total sits before its end; an absent value (an empty run) sums to 0.
+        let last = (&ends - 1i64).eval()?;
+        let totals = sums.take(&last, None, IndexMode::Clip)?;
+        let sums = where_(ExprOps::gt(&ends, &starts), &totals, 0.0).eval()?;
+        match minlength > used {
+            true => {
+                let padding = DeviceArray::<f64>::zeros(stream, minlength - used)?;
+                DeviceArray::concatenate(&[&sums, &padding], 0)
+            }
+            false => Ok(sums),
+        }
+    }
+
+    /// NumPy's `np.histogram2d(x, y, bins, range)` with bin counts: the counts of the pairs
+    /// `(self[i], y[i])` (both flattened; the shapes must be equal) in `bins.0` even bins of
+    /// the first over `bins.1` of the second, as an `f64` matrix of shape `bins` (NumPy's
+    /// type), and the two axes' edges (`f64`). Each axis's range is as in
+    /// [`histogram`](Self::histogram) (from the data when `range` is `None`: up to two waits);
+    /// its bins are half-open, the last closed. Pairs with a coordinate outside its range or NaN
+    /// are not counted. A bin count of 0, an unusable range or unequal shapes are
+    /// [`Error::InvalidValue`]. NumPy rounds the edges of a range found in `f32` data to `f32`;
+    /// here edges are always `f64`.
+    #[allow(clippy::type_complexity)]
+    pub fn histogram2d(
+        &self,
+        y: &DeviceArray<T>,
+        bins: (usize, usize),
+        range: Option<[(f64, f64); 2]>,
+    ) -> Result<(DeviceArray<f64>, DeviceArray<f64>, DeviceArray<f64>)> {
+        if y.shape() != self.shape() {
+            return Err(Error::InvalidValue(format!(
+                "histogram2d: x of shape {:?} and y of shape {:?} differ",
+                self.shape(),
+                y.shape()
+            )));
+        }
+        let stream = self.stream();
+        let mut indices = Vec::with_capacity(2);
+        let mut edges = Vec::with_capacity(2);
+        for (axis, (samples, count)) in [(self, bins.0), (y, bins.1)].into_iter().enumerate() {
+            let range = samples.histogram_range(range.map(|r| r[axis]))?;
+            check_bins(count, range)?;
+            let host: Vec<f64> = (0..=count).map(|i| even_edge(i, count, range)).collect();
+            let wide = ExprOps::astype::<f64>(samples).eval()?.ravel()?;
+            indices.push(bin_index(&wide, &host)?);
+            edges.push(DeviceArray::from_slice(stream, &host)?);
+        }
+        // Bin numbers with the outliers' bins: 0 ..= bins + 1 on each axis.
+        let (rows, columns) = (bins.0 + 2, bins.1 + 2);
+        let cells = rows
+            .checked_mul(columns)
+            .ok_or_else(|| Error::InvalidValue(format!("histogram2d: {bins:?} bins overflow")))?;
+        let flat = (&indices[0] * columns as i64 + &indices[1]).eval()?;
+        let mut counts = DeviceArray::<i64>::empty(stream, cells)?;
+        histogram_even::<i64, f64>(stream, (&flat, flat.len()), (0.0, cells as f64), &mut counts, cells)?;
+        let inner = counts
+            .reshape([rows, columns])?
+            .slice(&[Slice::new(1, Some(bins.0 + 1)), Slice::new(1, Some(bins.1 + 1))])?;
+        let counts = ExprOps::astype::<f64>(&inner).eval()?;
+        let y_edges = edges.pop().expect("two axes");
+        let x_edges = edges.pop().expect("two axes");
+        Ok((counts, x_edges, y_edges))
+    }
+}
+
+/// The edges of a histogram read back and checked: 1-D, at least two, monotonically
+/// increasing (NaN is not).
+fn checked_edges<T: Element>(what: &str, edges: &DeviceArray<T>) -> Result<Vec<T>> {
+    if edges.ndim() != 1 || edges.len() < 2 {
+        return Err(Error::InvalidValue(format!(
+            "{what}: the edges must be 1-D with at least two (one bin), not of shape {:?}",
+            edges.shape()
+        )));
+    }
+    let host = edges.to_vec()?;
+    match host.windows(2).all(|w| w[0].to_f64() <= w[1].to_f64()) {
+        true => Ok(host),
+        false => Err(Error::InvalidValue(format!(
+            "{what}: the edges must increase monotonically"
+        ))),
+    }
+}
+
+/// Each compact sample's bin among the increasing `edges` (NumPy's `histogramdd` numbering):
+/// `1..=bins` inside, the last bin closed; 0 below the first edge; `bins + 1` above the last
+/// or NaN. The number of edges at or below the sample among all but the last edge, plus one if
+/// the sample is above the last edge.
+fn bin_index<K: Element>(samples: &DeviceArray<K>, edges: &[K]) -> Result<DeviceArray<i64>> {
+    let stream = samples.stream();
+    let (n, bins) = (samples.len(), edges.len() - 1);
+    let inner = DeviceArray::from_slice(stream, &edges[..bins])?;
+    let last = DeviceArray::from_slice(stream, &edges[bins..])?;
+    let mut below = DeviceArray::<i64>::empty(stream, n)?;
+    let mut past = DeviceArray::<i64>::empty(stream, n)?;
+    search_sorted::<K>(stream, (&inner, bins), (samples, n), &mut below, Side::Right)?;
+    search_sorted::<K>(stream, (&last, 1), (samples, n), &mut past, Side::Left)?;
+    (&below + &past).eval()
+}
+
+/// NumPy's density: `counts / widths / counts.sum()`, each width computed in the edges' type
+/// `E` (as NumPy's `diff`) and divided in `f64`.
+fn density_of<E: Element>(stream: &Stream, counts: &DeviceArray<i64>, edges: &[E]) -> Result<DeviceArray<f64>> {
+    let counts = counts.to_vec()?;
+    let total = counts.iter().sum::<i64>() as f64;
+    let density: Vec<f64> = counts
+        .iter()
+        .zip(edges.windows(2))
+        .map(|(&count, pair)| {
+            let width = E::from_f64(pair[1].to_f64() - pair[0].to_f64()).to_f64();
+            count as f64 / width / total
+        })
+        .collect();
+    DeviceArray::from_slice(stream, &density)
 }
 
 #[cfg(test)]
