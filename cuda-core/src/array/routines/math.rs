@@ -36,7 +36,7 @@ use crate::array::kernels::elementwise::ElementwiseKernel;
 use crate::array::kernels::inline::{Inline, Vacant};
 use crate::array::kernels::registry::kernel_encoded;
 use crate::array::kernels::{Arg, ErasedArray};
-use crate::array::memory::{overlap, Overlap};
+use crate::array::memory::{overlap, overlap_measured, Overlap};
 use crate::array::promotion::{Bitwise, Integral, Promote, Scalars};
 use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
@@ -1192,8 +1192,9 @@ impl<T: Element> DeviceArray<T> {
 
     /// Runs the kernel of `code` over `operands` (arrays and scalars) into this array.
     fn run(&mut self, code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
+        let (out, out_range) = (self.span(), self.span().byte_range());
         let overlapping = operands.iter().any(|o| match o {
-            Operand::Array(a) => overlap(a.span(), self.span()) == Overlap::Partial,
+            Operand::Array(a) => overlap_measured(a.span(), out, out_range) == Overlap::Partial,
             Operand::Scalar(..) | Operand::Deferred(_) => false,
         });
         if overlapping {
