@@ -427,8 +427,8 @@ const INLINE_STEPS: usize = 16;
 /// Operands an expression keeps in place.
 const INLINE_OPERANDS: usize = 6;
 /// Words of a kernel key kept in place: enough for an expression kept in place (a type per
-/// operand, two words, at most three per step).
-const INLINE_KEY: usize = INLINE_OPERANDS + 2 + 3 * INLINE_STEPS;
+/// operand, two words, one per step: see [`encode`]).
+const INLINE_KEY: usize = INLINE_OPERANDS + 2 + INLINE_STEPS;
 
 /// An expression's tree, in postfix order.
 type Code = Inline<Step, INLINE_STEPS>;
@@ -1517,16 +1517,28 @@ fn operand_dtype(operand: &Operand<'_>) -> DType {
     }
 }
 
-/// Appends `step` to a plan's key: its kind, operator, type and parameter. Each kind takes a
+/// Appends `step` to a plan's key, in one word for the usual step: its kind in the top 4 bits,
+/// then its operator (bits 8 to 27) and type (bits 0 to 7), or for an operand its type (bits 20
+/// to 27) and parameter (bits 0 to 19); an operand of a parameter past that takes a second word
+/// (kind 5, then the parameter). The first word says how many follow and each kind takes a
 /// fixed number of operands, so the steps of a tree in postfix order are a code that different
 /// trees cannot share.
 fn encode(step: Step, param_of: &[usize], key: &mut Inline<u32, INLINE_KEY>) {
+    const KIND: u32 = 28;
+    const WIDE: usize = 1 << 20;
+    let word = |kind: u32, op: u32, dtype: DType| (kind << KIND) | (op << 8) | dtype as u32;
     match step {
-        Step::Operand(index, dtype) => key.extend([0, param_of[index as usize] as u32, dtype as u32]),
-        Step::Out(dtype) => key.extend([1, dtype as u32]),
-        Step::Unary(op, dtype) => key.extend([2, op as u32, dtype as u32]),
-        Step::Binary(op, dtype) => key.extend([3, op as u32, dtype as u32]),
-        Step::Where(dtype) => key.extend([4, dtype as u32]),
+        Step::Operand(index, dtype) => match param_of[index as usize] {
+            param if param < WIDE => key.push((dtype as u32) << 20 | param as u32),
+            param => {
+                key.push(word(5, 0, dtype));
+                key.push(u32::try_from(param).unwrap_or(u32::MAX));
+            }
+        },
+        Step::Out(dtype) => key.push(word(1, 0, dtype)),
+        Step::Unary(op, dtype) => key.push(word(2, op as u32, dtype)),
+        Step::Binary(op, dtype) => key.push(word(3, op as u32, dtype)),
+        Step::Where(dtype) => key.push(word(4, 0, dtype)),
     }
 }
 
