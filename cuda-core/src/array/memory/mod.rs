@@ -8,7 +8,7 @@ mod pool;
 mod pool_cupy;
 mod stream_uses;
 
-pub(crate) use overlap::{offset_range, overlap, Overlap, Span};
+pub(crate) use overlap::{offset_range, overlap, overlap_measured, Overlap, Span};
 pub(crate) use pool::{default_pool_contexts, order_after, release_default_pools, synchronize_context};
 pub use pool::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub(crate) use stream_uses::{check_per_thread, StreamUses};

@@ -36,11 +36,19 @@ impl Span<'_> {
     /// The bytes the view can reach, `[start, end)`: from its lowest element to one past its
     /// highest (empty, at the first element, for a zero-size view).
     pub(crate) fn byte_range(&self) -> (CUdeviceptr, CUdeviceptr) {
-        let Some((low, high)) = offset_range(self.shape, self.strides) else {
+        if self.shape.contains(&0) {
             return (self.ptr, self.ptr);
-        };
-        // A view reaches only elements of its memory, so its offsets fit i64.
-        let (low, high) = (low as i64, high as i64);
+        }
+        // `offset_range` in `i64`: a view reaches only elements of its memory, so its lowest and
+        // highest offsets fit, and so does each axis's reach (at most either in size).
+        let (mut low, mut high) = (0i64, 0i64);
+        for (&extent, &stride) in self.shape.iter().zip(self.strides) {
+            let reach = (extent as i64 - 1).wrapping_mul(stride as i64);
+            match reach < 0 {
+                true => low = low.wrapping_add(reach),
+                false => high = high.wrapping_add(reach),
+            }
+        }
         let size = self.element_size as i64;
         let start = self.ptr.wrapping_add_signed(low.wrapping_mul(size));
         let end = self.ptr.wrapping_add_signed((high + 1).wrapping_mul(size));
@@ -62,8 +70,14 @@ pub(crate) enum Overlap {
 
 /// How `a` and `b` overlap (NumPy's `may_share_memory`: ranges, not exact element sets).
 pub(crate) fn overlap(a: Span<'_>, b: Span<'_>) -> Overlap {
+    overlap_measured(a, b, b.byte_range())
+}
+
+/// [`overlap`] with `b`'s [`byte_range`](Span::byte_range) measured by the caller (one output
+/// against each of several inputs).
+pub(crate) fn overlap_measured(a: Span<'_>, b: Span<'_>, b_range: (CUdeviceptr, CUdeviceptr)) -> Overlap {
     let (a_start, a_end) = a.byte_range();
-    let (b_start, b_end) = b.byte_range();
+    let (b_start, b_end) = b_range;
     if a_start >= a_end || b_start >= b_end || a_end <= b_start || b_end <= a_start {
         return Overlap::Disjoint;
     }
@@ -135,5 +149,31 @@ mod tests {
         assert_eq!(span(base + 16, &[2, 4], &[-4, 1]).byte_range(), (base, base + 32));
         assert_eq!(offset_range(&[4, 3], &[-3, 1]), Some((-9, 2)));
         assert_eq!(offset_range(&[0, 3], &[-3, 1]), None);
+    }
+
+    #[test]
+    fn byte_ranges_agree_with_offset_ranges() {
+        let base = 1 << 40;
+        let layouts: [(&[usize], &[isize]); 6] = [
+            (&[16], &[1]),
+            (&[3, 5], &[-5, 1]),
+            (&[4, 2, 3], &[6, -3, -1]),
+            (&[7], &[0]),
+            (&[2, 1 << 20], &[-(1 << 20), 1]),
+            (&[5, 0], &[1, 1]),
+        ];
+        for (shape, strides) in layouts {
+            let view = span(base, shape, strides);
+            let expected = offset_range(shape, strides).map_or((base, base), |(low, high)| {
+                ((base as i128 + 4 * low) as u64, (base as i128 + 4 * (high + 1)) as u64)
+            });
+            assert_eq!(view.byte_range(), expected, "{shape:?} {strides:?}");
+            let other = span(base + 8, &[4], &[1]);
+            assert_eq!(
+                overlap_measured(other, view, view.byte_range()),
+                overlap(other, view),
+                "{shape:?} {strides:?}"
+            );
+        }
     }
 }

@@ -36,16 +36,47 @@ use crate::array::kernels::elementwise::ElementwiseKernel;
 use crate::array::kernels::inline::{Inline, Vacant};
 use crate::array::kernels::registry::kernel_encoded;
 use crate::array::kernels::{Arg, ErasedArray};
-use crate::array::memory::{overlap, Overlap};
+use crate::array::memory::{overlap, overlap_measured, Overlap};
 use crate::array::promotion::{Bitwise, Integral, Promote, Scalars};
 use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 
-/// A scalar's value, kept exact for integers (`i128` holds every `i64` and `u64`).
+/// A scalar's value, kept exact for integers (an [`ExactInt`] holds every `i64` and `u64`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ScalarValue {
     Float(f64),
-    Int(i128),
+    Int(ExactInt),
+}
+
+impl ScalarValue {
+    /// The integer `value`.
+    pub(crate) const fn int(value: i128) -> ScalarValue {
+        ScalarValue::Int(ExactInt::new(value))
+    }
+}
+
+/// An integer scalar's value as an `i128` kept in two words: 8-byte aligned where an `i128` is
+/// 16, so that an expression's operands (and so the expression, moved by each operator) stay
+/// small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ExactInt {
+    low: u64,
+    high: i64,
+}
+
+impl ExactInt {
+    /// `value`, split into its words.
+    pub(crate) const fn new(value: i128) -> ExactInt {
+        ExactInt {
+            low: value as u64,
+            high: (value >> 64) as i64,
+        }
+    }
+
+    /// The value.
+    pub(crate) const fn get(self) -> i128 {
+        ((self.high as i128) << 64) | self.low as i128
+    }
 }
 
 /// What an expression reads: an array, a scalar of a given type, or a value computed when the
@@ -60,7 +91,7 @@ pub(crate) enum Operand<'a> {
 }
 
 impl Vacant for Operand<'_> {
-    const VACANT: Self = Operand::Scalar(DType::Bool, ScalarValue::Int(0));
+    const VACANT: Self = Operand::Scalar(DType::Bool, ScalarValue::int(0));
 }
 
 /// An operand computed by a library call when its expression is evaluated (the matrix product
@@ -358,8 +389,9 @@ impl Node {
 /// last step before a binary operator ends its right operand).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
-    /// Operand `index` of the expression.
-    Operand(usize, DType),
+    /// Operand `index` of the expression (a `u32` keeps a step at 8 bytes; evaluation refuses
+    /// an expression of more operands than that counts, see [`check_operand_count`]).
+    Operand(u32, DType),
     /// The current value of the element being written (in-place updates).
     Out(DType),
     Unary(UnaryOp, DType),
@@ -380,10 +412,11 @@ impl Step {
         }
     }
 
-    /// The same step in an expression whose operands start `by` later.
-    fn shifted(self, by: usize) -> Step {
+    /// The same step in an expression whose operands start `by` later (saturating: an index
+    /// that does not fit means more operands than evaluation accepts).
+    fn shifted(self, by: u32) -> Step {
         match self {
-            Step::Operand(index, dtype) => Step::Operand(index + by, dtype),
+            Step::Operand(index, dtype) => Step::Operand(index.saturating_add(by), dtype),
             other => other,
         }
     }
@@ -394,8 +427,8 @@ const INLINE_STEPS: usize = 16;
 /// Operands an expression keeps in place.
 const INLINE_OPERANDS: usize = 6;
 /// Words of a kernel key kept in place: enough for an expression kept in place (a type per
-/// operand, two words, at most three per step).
-const INLINE_KEY: usize = INLINE_OPERANDS + 2 + 3 * INLINE_STEPS;
+/// operand, two words, one per step: see [`encode`]).
+const INLINE_KEY: usize = INLINE_OPERANDS + 2 + INLINE_STEPS;
 
 /// An expression's tree, in postfix order.
 type Code = Inline<Step, INLINE_STEPS>;
@@ -409,7 +442,7 @@ pub(crate) fn tree(code: &[Step]) -> Node {
     let pop = |stack: &mut Vec<Node>| Box::new(stack.pop().expect("an expression's steps are postfix"));
     for &step in code {
         let node = match step {
-            Step::Operand(index, dtype) => Node::Operand(index, dtype),
+            Step::Operand(index, dtype) => Node::Operand(index as usize, dtype),
             Step::Out(dtype) => Node::Out(dtype),
             Step::Unary(op, dtype) => Node::Unary(op, pop(&mut stack), dtype),
             Step::Binary(op, dtype) => {
@@ -545,14 +578,14 @@ macro_rules! weak_scalars {
 }
 
 weak_scalars! {
-    i8 => WithInt, |v| ScalarValue::Int(v.into());
-    i16 => WithInt, |v| ScalarValue::Int(v.into());
-    i32 => WithInt, |v| ScalarValue::Int(v.into());
-    i64 => WithInt, |v| ScalarValue::Int(v.into());
-    u8 => WithInt, |v| ScalarValue::Int(v.into());
-    u16 => WithInt, |v| ScalarValue::Int(v.into());
-    u32 => WithInt, |v| ScalarValue::Int(v.into());
-    u64 => WithInt, |v| ScalarValue::Int(v.into());
+    i8 => WithInt, |v| ScalarValue::int(v.into());
+    i16 => WithInt, |v| ScalarValue::int(v.into());
+    i32 => WithInt, |v| ScalarValue::int(v.into());
+    i64 => WithInt, |v| ScalarValue::int(v.into());
+    u8 => WithInt, |v| ScalarValue::int(v.into());
+    u16 => WithInt, |v| ScalarValue::int(v.into());
+    u32 => WithInt, |v| ScalarValue::int(v.into());
+    u64 => WithInt, |v| ScalarValue::int(v.into());
     f32 => WithFloat, |v| ScalarValue::Float(v.into());
     f64 => WithFloat, ScalarValue::Float;
     half::f16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
@@ -579,15 +612,15 @@ fn compare<'a, L: Scalars, R: Rhs<'a, L>>(op: BinaryOp, left: Expr<'a, L>, rhs: 
     let beyond = match (b.code.as_slice(), b.operands.as_slice()) {
         ([Step::Operand(0, _)], [Operand::Scalar(dtype, ScalarValue::Int(value))]) => dtype
             .int_range()
-            .filter(|&(low, high)| dtype.is_int() && !(low..=high).contains(value))
-            .map(|_| *value),
+            .filter(|&(low, high)| dtype.is_int() && !(low..=high).contains(&value.get()))
+            .map(|_| value.get()),
         _ => None,
     };
     match beyond {
         Some(value) if value > i128::from(i64::MAX) => {
-            binary(op, a, Expr::<u64>::scalar(DType::U64, ScalarValue::Int(value)))
+            binary(op, a, Expr::<u64>::scalar(DType::U64, ScalarValue::int(value)))
         }
-        Some(value) => binary(op, a, Expr::<i64>::scalar(DType::I64, ScalarValue::Int(value))),
+        Some(value) => binary(op, a, Expr::<i64>::scalar(DType::I64, ScalarValue::int(value))),
         None => binary(op, a, b),
     }
 }
@@ -681,7 +714,7 @@ impl<'a, T: Element> Expr<'a, T> {
     #[inline(always)]
     fn append<U: Element>(&mut self, other: Expr<'a, U>) {
         let Expr { code, mut operands, .. } = other;
-        let shift = self.operands.len();
+        let shift = u32::try_from(self.operands.len()).unwrap_or(u32::MAX);
         self.code.extend(code.iter().map(|step| step.shifted(shift)));
         self.operands.extend(operands.drain());
     }
@@ -1036,7 +1069,7 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     fn powi(self, exponent: i64) -> Expr<'a, <Self::Elem as Scalars>::WithInt> {
         let base: Expr<'a, <Self::Elem as Scalars>::WithInt> = cast_to(self.into_expr());
         let dtype = <<Self::Elem as Scalars>::WithInt as Element>::DTYPE;
-        let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::Int(exponent.into()));
+        let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::int(exponent.into()));
         binary(BinaryOp::Pow, base, exponent)
     }
     /// The larger of each pair (NaN if either is NaN, as NumPy's `maximum`).
@@ -1159,8 +1192,9 @@ impl<T: Element> DeviceArray<T> {
 
     /// Runs the kernel of `code` over `operands` (arrays and scalars) into this array.
     fn run(&mut self, code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
+        let (out, out_range) = (self.span(), self.span().byte_range());
         let overlapping = operands.iter().any(|o| match o {
-            Operand::Array(a) => overlap(a.span(), self.span()) == Overlap::Partial,
+            Operand::Array(a) => overlap_measured(a.span(), out, out_range) == Overlap::Partial,
             Operand::Scalar(..) | Operand::Deferred(_) => false,
         });
         if overlapping {
@@ -1184,13 +1218,16 @@ impl<T: Element> DeviceArray<T> {
     }
 }
 
-/// Refuses what NumPy 2 raises for when an expression runs: an integer scalar that does not fit
+/// Refuses what NumPy 2 raises for when an expression runs (and an expression of more operands
+/// than its steps can index, [`check_operand_count`]): an integer scalar that does not fit
 /// the integer type it takes in arithmetic (`OverflowError`; comparisons widen such a scalar
 /// instead, see [`compare`]), an integer power with a negative scalar exponent (`ValueError`),
 /// and arithmetic NumPy has no `bool` form of (`TypeError`, [`check_bool_arithmetic`]).
 fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
+    check_operand_count(operands.len())?;
     for operand in operands {
         if let Operand::Scalar(dtype, ScalarValue::Int(value)) = *operand {
+            let value = value.get();
             if let Some((low, high)) = dtype.int_range().filter(|_| dtype.is_int()) {
                 if !(low..=high).contains(&value) {
                     return Err(Error::InvalidValue(format!(
@@ -1202,6 +1239,18 @@ fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
     }
     check_powers(code, operands)?;
     check_bool_arithmetic(code)
+}
+
+/// Refuses an expression of more operands than a step's `u32` index counts (its later indices
+/// saturated while it was built), so that no step names the wrong operand.
+fn check_operand_count(count: usize) -> Result<()> {
+    match u32::try_from(count) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Error::InvalidValue(format!(
+            "an expression of {count} operands has more than the {} it can index",
+            u32::MAX
+        ))),
+    }
 }
 
 /// Refuses the operations NumPy has no `bool` form of and raises `TypeError` for: `bool - bool`,
@@ -1236,10 +1285,11 @@ fn check_powers(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
         // The step before a binary operator ends its right operand: the exponent, when that is
         // an operand of the expression itself.
         let exponent = match position.checked_sub(1).map(|before| code[before]) {
-            Some(Step::Operand(index, _)) => &operands[index],
+            Some(Step::Operand(index, _)) => &operands[index as usize],
             _ => continue,
         };
         if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
+            let exponent = exponent.get();
             if exponent < 0 {
                 return Err(Error::InvalidValue(format!(
                     "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
@@ -1265,11 +1315,11 @@ fn kernel_arg<'o>(operand: &Operand<'o>) -> Result<Arg<'o>> {
 fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
     let float = match value {
         ScalarValue::Float(f) => f,
-        ScalarValue::Int(i) => i as f64,
+        ScalarValue::Int(i) => i.get() as f64,
     };
     let int = match value {
         ScalarValue::Float(f) => f as i128,
-        ScalarValue::Int(i) => i,
+        ScalarValue::Int(i) => i.get(),
     };
     match dtype {
         DType::Bool => Arg::scalar(Bool::from(float != 0.0)),
@@ -1467,16 +1517,28 @@ fn operand_dtype(operand: &Operand<'_>) -> DType {
     }
 }
 
-/// Appends `step` to a plan's key: its kind, operator, type and parameter. Each kind takes a
+/// Appends `step` to a plan's key, in one word for the usual step: its kind in the top 4 bits,
+/// then its operator (bits 8 to 27) and type (bits 0 to 7), or for an operand its type (bits 20
+/// to 27) and parameter (bits 0 to 19); an operand of a parameter past that takes a second word
+/// (kind 5, then the parameter). The first word says how many follow and each kind takes a
 /// fixed number of operands, so the steps of a tree in postfix order are a code that different
 /// trees cannot share.
 fn encode(step: Step, param_of: &[usize], key: &mut Inline<u32, INLINE_KEY>) {
+    const KIND: u32 = 28;
+    const WIDE: usize = 1 << 20;
+    let word = |kind: u32, op: u32, dtype: DType| (kind << KIND) | (op << 8) | dtype as u32;
     match step {
-        Step::Operand(index, dtype) => key.extend([0, param_of[index] as u32, dtype as u32]),
-        Step::Out(dtype) => key.extend([1, dtype as u32]),
-        Step::Unary(op, dtype) => key.extend([2, op as u32, dtype as u32]),
-        Step::Binary(op, dtype) => key.extend([3, op as u32, dtype as u32]),
-        Step::Where(dtype) => key.extend([4, dtype as u32]),
+        Step::Operand(index, dtype) => match param_of[index as usize] {
+            param if param < WIDE => key.push((dtype as u32) << 20 | param as u32),
+            param => {
+                key.push(word(5, 0, dtype));
+                key.push(u32::try_from(param).unwrap_or(u32::MAX));
+            }
+        },
+        Step::Out(dtype) => key.push(word(1, 0, dtype)),
+        Step::Unary(op, dtype) => key.push(word(2, op as u32, dtype)),
+        Step::Binary(op, dtype) => key.push(word(3, op as u32, dtype)),
+        Step::Where(dtype) => key.push(word(4, 0, dtype)),
     }
 }
 
@@ -1633,7 +1695,7 @@ mod tests {
     fn postfix(node: &Node) -> Vec<Step> {
         fn walk(node: &Node, code: &mut Vec<Step>) {
             let step = match node {
-                Node::Operand(index, dtype) => Step::Operand(*index, *dtype),
+                Node::Operand(index, dtype) => Step::Operand(u32::try_from(*index).unwrap(), *dtype),
                 Node::Out(dtype) => Step::Out(*dtype),
                 Node::Unary(op, a, dtype) => {
                     walk(a, code);
@@ -1755,7 +1817,7 @@ mod tests {
 
     /// A one-operand expression of type `T` (a host scalar standing in for an array).
     fn value<'a, T: Element>(v: i64) -> Expr<'a, T> {
-        Expr::scalar(T::DTYPE, ScalarValue::Int(v.into()))
+        Expr::scalar(T::DTYPE, ScalarValue::int(v.into()))
     }
 
     fn checked<T: Element>(e: &Expr<'_, T>) -> Result<()> {
@@ -1955,7 +2017,7 @@ mod tests {
             crate::array::ArgType::Scalar(DType::F32)
         );
         assert_eq!(
-            scalar_arg(DType::I64, ScalarValue::Int(i64::MAX.into()))
+            scalar_arg(DType::I64, ScalarValue::int(i64::MAX.into()))
                 .arg_type()
                 .dtype(),
             DType::I64
@@ -2034,8 +2096,8 @@ mod tests {
         for (a, b) in pairs {
             let node = every_table_operation(a, b);
             let operands = [
-                Operand::Scalar(a, ScalarValue::Int(3)),
-                Operand::Scalar(b, ScalarValue::Int(2)),
+                Operand::Scalar(a, ScalarValue::int(3)),
+                Operand::Scalar(b, ScalarValue::int(2)),
             ];
             let plan = Plan::new(&postfix(&node), &operands, DType::F64);
             let (params, operation) = plan.source(&node, &operands, DType::F64);
@@ -2055,7 +2117,7 @@ mod tests {
     #[test]
     fn table_operations_have_numpy_result_types() {
         fn v<'a, T: Element>() -> Expr<'a, T> {
-            Expr::scalar(T::DTYPE, ScalarValue::Int(1))
+            Expr::scalar(T::DTYPE, ScalarValue::int(1))
         }
         assert_eq!(v::<f32>().isnan().dtype(), DType::Bool);
         assert_eq!(v::<i32>().isfinite().dtype(), DType::Bool);
@@ -2222,7 +2284,7 @@ mod tests {
             let node = everything(a, b);
             for out in [node.dtype(), DType::F64, DType::F16] {
                 let operands = [
-                    Operand::Scalar(a, ScalarValue::Int(3)),
+                    Operand::Scalar(a, ScalarValue::int(3)),
                     Operand::Scalar(b, ScalarValue::Float(0.5)),
                 ];
                 let plan = Plan::new(&postfix(&node), &operands, out);
@@ -2292,5 +2354,51 @@ mod tests {
             Operand::Scalar(DType::F32, ScalarValue::Float(3.0)),
         ];
         assert_ne!(Plan::new(&node, &wider, DType::F32).key.as_slice(), two.key.as_slice());
+    }
+
+    #[test]
+    fn expressions_stay_small_and_exact() {
+        // What each operator moves: a step of 8 bytes, an operand of 32 (an `i128` field would
+        // make it 48), so the whole expression is well under the 608 bytes it once was.
+        assert!(std::mem::size_of::<Step>() <= 8, "{}", std::mem::size_of::<Step>());
+        assert!(
+            std::mem::size_of::<Operand<'_>>() <= 32,
+            "{}",
+            std::mem::size_of::<Operand<'_>>()
+        );
+        assert!(
+            std::mem::size_of::<Expr<'_, f32>>() <= 400,
+            "{}",
+            std::mem::size_of::<Expr<'_, f32>>()
+        );
+        for value in [
+            0,
+            -1,
+            1,
+            i128::from(i64::MIN),
+            i128::from(i64::MAX),
+            i128::from(u64::MAX),
+            -300,
+        ] {
+            assert_eq!(ExactInt::new(value).get(), value);
+        }
+        let beyond = value::<u8>(1).lt(u64::MAX);
+        assert!(matches!(
+            beyond.operands.as_slice()[1],
+            Operand::Scalar(DType::U64, ScalarValue::Int(v)) if v.get() == i128::from(u64::MAX)
+        ));
+    }
+
+    #[test]
+    fn more_operands_than_a_step_indexes_are_refused() {
+        let count = usize::try_from(u32::MAX).unwrap();
+        assert!(check_operand_count(count).is_ok());
+        let error = check_operand_count(count + 1).unwrap_err().to_string();
+        assert!(error.contains("operands"), "{error}");
+        // Building saturates rather than wrapping, so no step names a wrong operand meanwhile.
+        assert_eq!(
+            Step::Operand(5, DType::F32).shifted(u32::MAX),
+            Step::Operand(u32::MAX, DType::F32)
+        );
     }
 }

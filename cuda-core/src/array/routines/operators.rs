@@ -149,7 +149,7 @@ mod tests {
         use crate::array::routines::math::{where_, ExprOps};
         use crate::DType;
         fn v<'a, T: Scalars>() -> Expr<'a, T> {
-            Expr::scalar(T::DTYPE, crate::array::routines::math::ScalarValue::Int(1))
+            Expr::scalar(T::DTYPE, crate::array::routines::math::ScalarValue::int(1))
         }
         let a = 2.0f32;
         // Any numeric type on the right; its kind, not its width, decides (weak).

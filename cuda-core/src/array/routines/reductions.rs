@@ -962,7 +962,7 @@ mod tests {
 
     /// A one-operand expression of type `T` (a host scalar standing in for an array).
     fn value<'a, T: Element>() -> Expr<'a, T> {
-        Expr::scalar(T::DTYPE, crate::array::routines::math::ScalarValue::Int(1))
+        Expr::scalar(T::DTYPE, crate::array::routines::math::ScalarValue::int(1))
     }
 
     /// Every reduction of `expr` generates the expression as its map (no temporary: the

@@ -98,7 +98,7 @@ fn is_zero(node: &Node, leaves: &[Leaf<'_>]) -> bool {
     match node {
         Node::Operand(index, _) => match leaves[*index] {
             Leaf::Scalar(ScalarValue::Float(value)) => value == 0.0,
-            Leaf::Scalar(ScalarValue::Int(value)) => value == 0,
+            Leaf::Scalar(ScalarValue::Int(value)) => value.get() == 0,
             _ => false,
         },
         _ => false,
