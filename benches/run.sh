@@ -128,21 +128,8 @@ if [ -z "${CUDA_SYS_HEADERS:-}" ] && [ -f "$BUNDLE/headers/cuda.h" ]; then
 fi
 echo "  NCCL_NVLS_ENABLE=0 CUDA_REQUIRE_GPU=1 CUDA_SYS_HEADERS=${CUDA_SYS_HEADERS:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
-# Tests may name files of the source tree by the absolute path they were built in (env!("CARGO_MANIFEST_DIR")).
-# Where this bundle sits in a copy of the repository (REPO/target/gpu-bundle) and that path is missing, link it.
-BUILD_ROOT="$(head -n1 "$BUNDLE/build-root" 2>/dev/null || true)"
-REPO=""
-if [ -f "$BUNDLE/../../Cargo.toml" ]; then
-    REPO="$(cd "$BUNDLE/../.." && pwd)"
-fi
-if [ -n "$BUILD_ROOT" ] && [ -n "$REPO" ] && [ ! -e "$BUILD_ROOT" ]; then
-    if mkdir -p "$(dirname "$BUILD_ROOT")" 2>/dev/null && ln -s "$REPO" "$BUILD_ROOT" 2>/dev/null; then
-        echo "  linked the build root $BUILD_ROOT -> $REPO"
-    else
-        echo "  note: the build root $BUILD_ROOT is missing and could not be linked to $REPO"
-    fi
-fi
-SOURCE_ROOT="${REPO:-$BUILD_ROOT}"
+# Every binary runs from the bundle alone (gpu-bundle refuses one that names the build root), so
+# nothing here links or enters a source tree: a test that read one would pass only beside a checkout.
 
 echo "== device"
 if have nvidia-smi; then
@@ -210,9 +197,7 @@ run_tests() {
         [ -n "$name" ] || continue
         over_budget "test binary $name" "$TEST_BUDGET" && continue
         log="$WORK/tests/$name.log"
-        local cwd="$BUNDLE"
-        if [ -n "$SOURCE_ROOT" ] && [ -d "$SOURCE_ROOT/$dir" ]; then cwd="$SOURCE_ROOT/$dir"; fi
-        (cd "$cwd" && CARGO_MANIFEST_DIR="$cwd" with_timeout "$TEST_TIMEOUT" "$BIN/tests/$name" "${args[@]}") \
+        (cd "$BUNDLE" && CARGO_MANIFEST_DIR="$BUNDLE" with_timeout "$TEST_TIMEOUT" "$BIN/tests/$name" "${args[@]}") \
             >"$log" 2>&1 </dev/null
         rc=$?
         passed=$(grep -cE '^test .* \.\.\. ok$' "$log")
@@ -462,7 +447,7 @@ SANITIZER="${COMPUTE_SANITIZER:-$CUDA_HOME/bin/compute-sanitizer}"
 sanitize_one() { # name kind tool seconds port extra-option|- [test to skip...] -> WORK/sanitize/NAME.TOOL.log, .rc
     local name=$1 kind=$2 tool=$3 seconds=$4 port=$5 extra=$6
     shift 6
-    local log="$WORK/sanitize/$name.$tool.log" cwd="$BUNDLE" binary dir test begin=$SECONDS
+    local log="$WORK/sanitize/$name.$tool.log" cwd="$BUNDLE" binary test begin=$SECONDS
     # The print limit must match check.py's PRINT_LIMIT; backtraces of stripped binaries say little;
     # API errors of the calls the program makes, not those the driver logs internally.
     # Each run has ports of its own for the sanitizer's connections to its processes, since several
@@ -474,8 +459,6 @@ sanitize_one() { # name kind tool seconds port extra-option|- [test to skip...] 
     local args=()
     if [ "$kind" = test ]; then
         binary="$BIN/tests/$name"
-        dir="$(manifest test | awk -F'\t' -v name="$name" '$1 == name { print $2; exit }')"
-        if [ -n "$SOURCE_ROOT" ] && [ -n "$dir" ] && [ -d "$SOURCE_ROOT/$dir" ]; then cwd="$SOURCE_ROOT/$dir"; fi
         args=(--test-threads=1)
         if [ $# -gt 0 ]; then args+=(--exact); fi
         for test in "$@"; do args+=(--skip "$test"); done

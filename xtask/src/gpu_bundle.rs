@@ -8,7 +8,7 @@
 //! `manifest.tsv` lists what is in it: `kind<TAB>name<TAB>package folder`
 //! (kind `test`, `example` or `bench`; kind `file` for a build-script output
 //! that tests name by absolute path, with that path in the third column), and
-//! `build-root` the folder it was built in. A target that does not compile is left out and named in
+//! A target that does not compile is left out and named in
 //! `not-built.txt`; for tests and examples the command then fails unless
 //! `--keep-going` is given, for a benchmark it warns (each layer's benchmark
 //! is a feature of the `benches` package and joins when its crate builds).
@@ -561,7 +561,6 @@ fn write_bundle(
         );
     }
     fs::write(dir.join("manifest.tsv"), manifest).map_err(io(&dir.join("manifest.tsv")))?;
-    fs::write(dir.join("build-root"), format!("{}\n", root.display())).map_err(io(&dir.join("build-root")))?;
     let not_built: String = broken.iter().map(|b| format!("{}\n", b.replace('\n', " "))).collect();
     fs::write(dir.join("not-built.txt"), not_built).map_err(io(&dir.join("not-built.txt")))?;
 
