@@ -13,12 +13,13 @@ if ! command -v valgrind >/dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get install -y valgrind; else sudo apt-get install -y valgrind; fi
 fi
 
-# Build the test binaries and collect their paths from cargo's JSON messages.
+# Build the test binaries and collect their paths from cargo's JSON messages (the package's
+# examples are built too and reported with theirs: left out, they are not test harnesses).
 # real_driver and layers_gpu talk to NVIDIA's libcuda and libcudart, not to our code under
 # test: left out.
 mapfile -t binaries < <(
     cargo test -p tests --no-run --message-format=json 2>/dev/null |
-        grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | grep -v -e '/real_driver-' -e '/layers_gpu-'
+        grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | grep -v -e '/examples/' -e '/real_driver-' -e '/layers_gpu-'
 )
 if [ "${#binaries[@]}" -eq 0 ]; then
     echo "leakcheck: no test binaries were built" >&2

@@ -46,6 +46,10 @@ fn measured(count: usize, mut call: impl FnMut()) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("assign", String::as_str);
+    if !["raw", "assign", "eval"].contains(&mode) {
+        eprintln!("expression_cost: unknown mode {mode}: raw, assign or eval");
+        std::process::exit(2);
+    }
     let count: usize = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(1000);
     cuda_core::load_generated_as_ptx(true);
     let (_fake, context) = tests::checks::setup();
@@ -80,7 +84,7 @@ fn main() {
             eval();
             measured(count, eval);
         }
-        other => panic!("unknown mode {other}: raw, assign or eval"),
+        _ => unreachable!("the mode was checked above"),
     }
     stream.synchronize().unwrap();
     assert!(w
