@@ -354,6 +354,57 @@ libraries! {
             defines: HALF_AS_BITS,
         },
     }
+
+    /// cuFFT, fast Fourier transforms (`libcufft`): the `cufft.h` API and its `cufftXt.h`
+    /// extensions (half-precision and 64-bit plans through `cufftXtMakePlanMany`). Not a default
+    /// feature.
+    Cufft, cufft, "cufft", "generated/cufft.rs", "cuFFT (`cufftXt.h`, which includes `cufft.h`)" => {
+        description: "cuFFT (libcufft)",
+        short_name: "cuFFT",
+        soname: Soname { linux: "libcufft.so.12", windows: "cufft64_12.dll" },
+        env_var: "CUDA_CUFFT_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cufft", folder: "nvidia/cu13/lib" }),
+        default_feature: false,
+        companions: &[],
+        version: VersionQuery::Property("cufftGetProperty"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "cufftXt.h",
+            // `cufft.h` includes the runtime's `cuComplex.h`, `driver_types.h` and
+            // `library_types.h`, and so `crt/host_defines.h`.
+            wheels: &["nvidia-cufft", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^cufft[A-Z].*",
+            types: "^cufft.*",
+            vars: "^CUFFT.*",
+            defines: HALF_AS_BITS,
+        },
+    }
+
+    /// cuSOLVER's dense API (`libcusolver`): `cusolverDn.h`, with the 64-bit `X` functions.
+    /// Not a default feature.
+    Cusolver, cusolver, "cusolver", "generated/cusolver.rs", "cuSOLVER (`cusolverDn.h`)" => {
+        description: "cuSOLVER (libcusolver)",
+        short_name: "cuSOLVER",
+        soname: Soname { linux: "libcusolver.so.12", windows: "cusolver64_12.dll" },
+        env_var: "CUDA_CUSOLVER_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cusolver", folder: "nvidia/cu13/lib" }),
+        default_feature: false,
+        // libcusolver needs these; a toolkit's `lib64` outside the loader's path provides them
+        // only when they are loaded first (the wheels find them through their own run path).
+        companions: &["libnvJitLink.so.", "libcublasLt.so.", "libcublas.so.", "libcusparse.so."],
+        version: VersionQuery::Property("cusolverGetProperty"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "cusolverDn.h",
+            // `cusolverDn.h` includes cuBLAS's `cublas_api.h` (and so the runtime's headers and
+            // `cuda_fp16.h`).
+            wheels: &["nvidia-cusolver", "nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^cusolver[A-Z].*",
+            types: "^(cusolver|syevjInfo|gesvdjInfo).*",
+            vars: "^CUSOLVER.*",
+            defines: HALF_AS_BITS,
+        },
+    }
 }
 
 impl LibraryKind {
