@@ -77,7 +77,11 @@
 #[cfg(feature = "blas")]
 pub mod blas;
 mod error;
+#[cfg(feature = "fft")]
+pub mod fft;
 #[cfg(feature = "nccl")]
 pub mod nccl;
+#[cfg(feature = "solver")]
+pub mod solver;
 
 pub use error::{Error, Result};
