@@ -84,4 +84,4 @@ pub mod nccl;
 #[cfg(feature = "solver")]
 pub mod solver;
 
-pub use error::{Error, Result};
+pub use error::{Error, LinalgFailure, Result};
