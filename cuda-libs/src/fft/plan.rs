@@ -384,15 +384,15 @@ impl Drop for Plan {
             return;
         };
         // cuFFT frees the plan's device tables at once: the last transform must be done first.
-        // Errors cannot be returned from `drop`.
+        // Errors cannot be returned from `drop`; a failure to wait or to make the context
+        // current still destroys the plan (leaking it would be worse: a failed wait means the
+        // context is broken, and its work is not running).
         if let Some(stream) = self.last_stream.take() {
             let _ = stream.synchronize_quiet();
         }
-        if self.context.set_current().is_err() {
-            return;
-        }
-        // SAFETY: the handle was made by `cufftCreate` and is destroyed once, here, with its
-        // context current and no work of it left queued.
+        let _ = self.context.set_current();
+        // SAFETY: the handle was made by `cufftCreate` and is destroyed once, here, after its
+        // last stream was waited for.
         let _ = unsafe { destroy(self.handle) };
     }
 }

@@ -144,7 +144,7 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _w_use = w.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) =
+        let (info, info_use) =
             self.infos
                 .slots(&self.stream, "cusolverDn<t>syevjBatched", Meaning::NoConvergence, count)?;
         self.stream.context().set_current()?;
@@ -167,7 +167,10 @@ impl Solver {
                 to_int("count", count)?,
             )
         }?;
-        check("cusolverDn<t>syevjBatched", status)
+        drop(info_use);
+        check("cusolverDn<t>syevjBatched", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Device workspace bytes of `gesvdjBatched` for `count` matrices of `a`.
@@ -261,7 +264,7 @@ impl Solver {
         let _u_use = begin_workspace_use(u, &self.stream)?;
         let _v_use = begin_workspace_use(v, &self.stream)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) = self.infos.slots(
+        let (info, info_use) = self.infos.slots(
             &self.stream,
             "cusolverDn<t>gesvdjBatched",
             Meaning::NoConvergence,
@@ -290,7 +293,10 @@ impl Solver {
                 to_int("count", count)?,
             )
         }?;
-        check("cusolverDn<t>gesvdjBatched", status)
+        drop(info_use);
+        check("cusolverDn<t>gesvdjBatched", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Queues the Cholesky factorisations of `count` symmetric positive definite matrices of
@@ -314,7 +320,7 @@ impl Solver {
         let handle = self.raw();
         let (array, _array_use) = pointers.begin(self)?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let (info, _info_use) = self.infos.slots(
+        let (info, info_use) = self.infos.slots(
             &self.stream,
             "cusolverDn<t>potrfBatched",
             Meaning::NotPositiveDefinite,
@@ -334,7 +340,10 @@ impl Solver {
                 batch,
             )
         }?;
-        check("cusolverDn<t>potrfBatched", status)
+        drop(info_use);
+        check("cusolverDn<t>potrfBatched", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Queues the LU factorisations with partial pivoting of `count` square matrices of `a` in
@@ -363,7 +372,7 @@ impl Solver {
         let (array, _array_use) = pointers.begin(self)?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Write)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cublas<t>getrfBatched", Meaning::Singular, count)?;
         self.stream.context().set_current()?;
@@ -381,7 +390,10 @@ impl Solver {
                 batch,
             )
         }?;
-        crate::blas::check("cuBLAS", "cublas<t>getrfBatched", status.0)
+        drop(info_use);
+        crate::blas::check("cuBLAS", "cublas<t>getrfBatched", status.0)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Queues the solves `A_i X_i = B_i` (or `A_i^T X_i = B_i`) from the LU factors and pivots of
@@ -492,7 +504,7 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Read)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Read)?;
         let _c_use = c.begin_use(&self.stream, Access::Write)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cublas<t>getriBatched", Meaning::Singular, count)?;
         self.stream.context().set_current()?;
@@ -511,7 +523,10 @@ impl Solver {
                 batch,
             )
         }?;
-        crate::blas::check("cuBLAS", "cublas<t>getriBatched", status.0)
+        drop(info_use);
+        crate::blas::check("cuBLAS", "cublas<t>getriBatched", status.0)?;
+        self.infos.confirm();
+        Ok(())
     }
 }
 

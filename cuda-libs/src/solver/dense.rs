@@ -165,7 +165,7 @@ impl Solver {
         let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes)])?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDnXpotrf", Meaning::NotPositiveDefinite, 1)?;
         self.stream.context().set_current()?;
@@ -174,7 +174,7 @@ impl Solver {
         // spans, the workspaces hold the bytes queried for this call, `info` is a slot of the
         // handle's info buffer; every buffer is borrowed, with its stream use open, until the
         // call has queued its work.
-        check("cusolverDnXpotrf", unsafe {
+        let status = unsafe {
             call(
                 self.handle,
                 self.params,
@@ -190,7 +190,11 @@ impl Solver {
                 host_bytes,
                 info as usize as *mut i32,
             )
-        })
+        };
+        drop(info_use);
+        check("cusolverDnXpotrf", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Queues the solve of `A X = B` from a Cholesky factor of [`Solver::potrf`]
@@ -216,12 +220,12 @@ impl Solver {
         apart(("A", a_ptr, a_bytes), ("B", b_ptr, b_bytes))?;
         let _a_use = a.begin_use(&self.stream, Access::Read)?;
         let _b_use = b.begin_use(&self.stream, Access::Write)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDnXpotrs", Meaning::ArgumentsOnly, 1)?;
         self.stream.context().set_current()?;
         // SAFETY: as in `potrf`; A and B hold the matrices their shapes span and do not overlap.
-        check("cusolverDnXpotrs", unsafe {
+        let status = unsafe {
             call(
                 self.handle,
                 self.params,
@@ -236,7 +240,11 @@ impl Solver {
                 to_long("ldb", b_shape.ld)?,
                 info as usize as *mut i32,
             )
-        })
+        };
+        drop(info_use);
+        check("cusolverDnXpotrs", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Device workspace bytes of `cusolverDnXgetrf` for `a`.
@@ -297,13 +305,13 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDnXgetrf", Meaning::Singular, 1)?;
         self.stream.context().set_current()?;
         let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         // SAFETY: as in `potrf`; the pivots hold `min(m, n)` `i64`s and overlap nothing else.
-        check("cusolverDnXgetrf", unsafe {
+        let status = unsafe {
             call(
                 self.handle,
                 self.params,
@@ -320,7 +328,11 @@ impl Solver {
                 host_bytes,
                 info as usize as *mut i32,
             )
-        })
+        };
+        drop(info_use);
+        check("cusolverDnXgetrf", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Queues the solve of `A X = B` (or `A^T X = B` with `transpose`) from an LU factorisation of
@@ -352,7 +364,7 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Read)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Read)?;
         let _b_use = b.begin_use(&self.stream, Access::Write)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDnXgetrs", Meaning::ArgumentsOnly, 1)?;
         self.stream.context().set_current()?;
@@ -362,7 +374,7 @@ impl Solver {
             cublasOperation_t::CUBLAS_OP_N
         };
         // SAFETY: as in `potrs`; the pivots hold `n` `i64`s.
-        check("cusolverDnXgetrs", unsafe {
+        let status = unsafe {
             call(
                 self.handle,
                 self.params,
@@ -378,7 +390,11 @@ impl Solver {
                 to_long("ldb", b_shape.ld)?,
                 info as usize as *mut i32,
             )
-        })
+        };
+        drop(info_use);
+        check("cusolverDnXgetrs", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Device workspace bytes of `cusolverDnXgeqrf` for `a`.
@@ -441,13 +457,13 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _tau_use = tau.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDnXgeqrf", Meaning::ArgumentsOnly, 1)?;
         self.stream.context().set_current()?;
         let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         // SAFETY: as in `potrf`; `tau` holds `min(m, n)` elements and overlaps nothing else.
-        check("cusolverDnXgeqrf", unsafe {
+        let status = unsafe {
             call(
                 self.handle,
                 self.params,
@@ -465,7 +481,11 @@ impl Solver {
                 host_bytes,
                 info as usize as *mut i32,
             )
-        })
+        };
+        drop(info_use);
+        check("cusolverDnXgeqrf", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Device workspace bytes of `orgqr` for `a` (`m x n`, `m >= n`) and `k` reflectors.
@@ -520,7 +540,7 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _tau_use = tau.begin_use(&self.stream, Access::Read)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDn<t>orgqr", Meaning::ArgumentsOnly, 1)?;
         self.stream.context().set_current()?;
@@ -540,7 +560,10 @@ impl Solver {
                 info as usize as *mut i32,
             )
         }?;
-        check("cusolverDn<t>orgqr", status)
+        drop(info_use);
+        check("cusolverDn<t>orgqr", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Device workspace bytes of `cusolverDnXgesvd` for `a` and `vectors`.
@@ -652,7 +675,7 @@ impl Solver {
         let _u_use = begin_workspace_use(u, &self.stream)?;
         let _vt_use = begin_workspace_use(vt, &self.stream)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDnXgesvd", Meaning::NoConvergence, 1)?;
         self.stream.context().set_current()?;
@@ -660,7 +683,7 @@ impl Solver {
         let job = vectors.job();
         // SAFETY: as in `potrf`; S, U and V^T hold what their shapes span (U and V^T null and
         // unread without vectors) and overlap nothing else.
-        check("cusolverDnXgesvd", unsafe {
+        let status = unsafe {
             call(
                 self.handle,
                 self.params,
@@ -686,7 +709,11 @@ impl Solver {
                 host_bytes,
                 info as usize as *mut i32,
             )
-        })
+        };
+        drop(info_use);
+        check("cusolverDnXgesvd", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// Device workspace bytes of `cusolverDnXsyevd` for `a`.
@@ -750,13 +777,13 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _w_use = w.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, _info_use) = self
+        let (info, info_use) = self
             .infos
             .slots(&self.stream, "cusolverDnXsyevd", Meaning::NoConvergence, 1)?;
         self.stream.context().set_current()?;
         let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         // SAFETY: as in `potrf`; W holds `n` elements and overlaps nothing else.
-        check("cusolverDnXsyevd", unsafe {
+        let status = unsafe {
             call(
                 self.handle,
                 self.params,
@@ -775,7 +802,11 @@ impl Solver {
                 host_bytes,
                 info as usize as *mut i32,
             )
-        })
+        };
+        drop(info_use);
+        check("cusolverDnXsyevd", status)?;
+        self.infos.confirm();
+        Ok(())
     }
 
     /// One buffer's address, once its context, density, length (`bytes`) and alignment (to `E`)
@@ -960,12 +991,11 @@ impl Drop for Solver {
         };
         // The handle's host workspace and Jacobi parameters may be read by queued work: wait for
         // it (errors cannot be returned from `drop`).
+        // A failure to wait or to make the context current still destroys (as for a cuFFT plan).
         let _ = self.stream.synchronize_quiet();
-        if self.stream.context().set_current().is_err() {
-            return;
-        }
+        let _ = self.stream.context().set_current();
         // SAFETY (each): every object was made by its create function, is destroyed once, here,
-        // with its context current and no work of it left queued; null ones were never made.
+        // after the stream was waited for; null ones were never made.
         unsafe {
             if !self.syevj.is_null() {
                 if let Ok(destroy) = cusolver.cusolverDnDestroySyevjInfo() {

@@ -45,10 +45,14 @@ struct Pending {
     count: usize,
 }
 
-/// The bookkeeping of the slots, apart from the memory: which routine owns which.
+/// The bookkeeping of the slots, apart from the memory: which routine owns which. The slots
+/// of the routine being queued are tentative until [`Ledger::confirm`]: a routine that failed
+/// to queue never writes them, so they are given back by the next [`Ledger::take`] or
+/// [`Ledger::settle`] instead of being read as a result.
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     pending: Vec<Pending>,
+    tentative: Option<Pending>,
     used: usize,
 }
 
@@ -58,10 +62,16 @@ impl Ledger {
         self.used
     }
 
-    /// Notes `count` slots for `routine`, returning the first.
+    /// Routines queued whose slots are not read back yet.
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Notes `count` tentative slots for `routine`, returning the first.
     pub(crate) fn take(&mut self, routine: &'static str, meaning: Meaning, count: usize) -> usize {
+        self.give_back_tentative();
         let first = self.used;
-        self.pending.push(Pending {
+        self.tentative = Some(Pending {
             routine,
             meaning,
             first,
@@ -71,9 +81,24 @@ impl Ledger {
         first
     }
 
+    /// The routine of the tentative slots was queued: they will be read back.
+    pub(crate) fn confirm(&mut self) {
+        if let Some(pending) = self.tentative.take() {
+            self.pending.push(pending);
+        }
+    }
+
+    /// Tentative slots are the last taken: giving them back frees them for the next routine.
+    fn give_back_tentative(&mut self) {
+        if let Some(pending) = self.tentative.take() {
+            self.used -= pending.count;
+        }
+    }
+
     /// The first failure in the values read back (slot order: routines in the order queued,
     /// matrices in batch order); the ledger is empty afterwards.
     pub(crate) fn settle(&mut self, values: &[i32]) -> Result<()> {
+        self.give_back_tentative();
         let pending = std::mem::take(&mut self.pending);
         self.used = 0;
         for Pending {
@@ -113,12 +138,17 @@ impl Infos {
 
     /// Routines whose `info` is not read back yet.
     pub(crate) fn pending(&self) -> usize {
-        self.ledger.pending.len()
+        self.ledger.pending()
     }
 
-    /// `count` slots for `routine`, their address and the buffer's use on `stream` (drop it once
-    /// the routine is queued). A full buffer with routines pending is read back first (a host
-    /// wait; its failure is returned), then grown.
+    /// The routine given the last slots was queued (see [`Ledger::confirm`]).
+    pub(crate) fn confirm(&mut self) {
+        self.ledger.confirm();
+    }
+
+    /// `count` tentative slots for `routine`, their address and the buffer's use on `stream`
+    /// (drop it once the routine is queued, then [`Infos::confirm`] if it was). A full buffer with
+    /// routines pending is read back first (a host wait; its failure is returned), then grown.
     pub(crate) fn slots(
         &mut self,
         stream: &Stream,
@@ -127,6 +157,7 @@ impl Infos {
         count: usize,
     ) -> Result<(CUdeviceptr, StreamUse<'_>)> {
         let capacity = self.buffer.as_ref().map_or(0, DeviceBuffer::len);
+        self.ledger.give_back_tentative();
         if self.ledger.used() + count > capacity {
             self.read_back(stream)?;
             let grown = capacity.saturating_mul(2).max(count).max(64);
@@ -180,12 +211,15 @@ mod tests {
     fn the_first_failure_names_its_routine_and_batch_index() {
         let mut ledger = Ledger::default();
         assert_eq!(ledger.take("cusolverDnXgetrf", Meaning::Singular, 1), 0);
+        ledger.confirm();
         assert_eq!(
             ledger.take("cusolverDnSpotrfBatched", Meaning::NotPositiveDefinite, 4),
             1
         );
+        ledger.confirm();
         assert_eq!(ledger.take("cusolverDnXgesvd", Meaning::NoConvergence, 1), 5);
-        assert_eq!(ledger.used(), 6);
+        ledger.confirm();
+        assert_eq!((ledger.used(), ledger.pending()), (6, 3));
         // Matrix 2 of the batch fails, and so does the SVD after it: the batch is reported.
         let error = ledger.settle(&[0, 0, 0, 3, 0, 7]).unwrap_err();
         match &error {
@@ -208,6 +242,23 @@ mod tests {
         assert_eq!(ledger.used(), 0);
         assert!(ledger.settle(&[]).is_ok());
         ledger.take("cusolverDnXpotrs", Meaning::ArgumentsOnly, 1);
+        ledger.confirm();
         assert!(ledger.settle(&[0]).is_ok());
+    }
+
+    #[test]
+    fn slots_of_a_routine_that_failed_to_queue_are_never_read() {
+        let mut ledger = Ledger::default();
+        ledger.take("cusolverDnXpotrf", Meaning::NotPositiveDefinite, 1);
+        ledger.confirm();
+        // The next routine failed before it was queued: its slot is given back and reused.
+        assert_eq!(ledger.take("cusolverDnXgetrf", Meaning::Singular, 1), 1);
+        assert_eq!(ledger.take("cusolverDnXgeqrf", Meaning::ArgumentsOnly, 1), 1);
+        ledger.confirm();
+        assert_eq!((ledger.used(), ledger.pending()), (2, 2));
+        // A tentative slot is not read back: its garbage does not become an error.
+        ledger.take("cusolverDnXgesvd", Meaning::NoConvergence, 1);
+        assert!(ledger.settle(&[0, 0, -99]).is_ok());
+        assert_eq!((ledger.used(), ledger.pending()), (0, 0));
     }
 }
