@@ -14,16 +14,16 @@ use crate::{Error, Result};
 ///
 /// Automatic workspace allocation is off: an execution takes a workspace of at least
 /// [`Plan::workspace_size`] bytes from the caller. Executions queue on the stream they name
-/// (`cufftSetStream` each time). The plan is destroyed on drop, after the last stream it ran on
-/// has finished (cuFFT frees its device tables then).
+/// (`cufftSetStream` each time). The plan is destroyed on drop, after every stream it ran on has
+/// finished (cuFFT frees its device tables then): a host wait.
 pub struct Plan {
     handle: cufftHandle,
     context: Context,
     desc: PlanDesc,
     checked: Checked,
     workspace_size: usize,
-    /// The stream of the last execution, waited for before the plan is destroyed.
-    last_stream: Option<Stream>,
+    /// Every stream the plan ran on (each once), waited for before the plan is destroyed.
+    streams: Vec<Stream>,
 }
 
 impl Plan {
@@ -47,7 +47,7 @@ impl Plan {
             desc: *desc,
             checked,
             workspace_size: 0,
-            last_stream: None,
+            streams: Vec::new(),
         };
         // SAFETY: the handle is live and not yet made.
         check("cufftSetAutoAllocation", unsafe { auto_allocation(plan.handle, 0) })?;
@@ -329,7 +329,7 @@ impl Plan {
         let raw_stream = unsafe { stream.as_raw() }.cast();
         // SAFETY: the handle is a live plan of the current context.
         check("cufftSetStream", unsafe { set_stream(self.handle, raw_stream) })?;
-        self.last_stream = Some(stream.clone());
+        self.note_stream(stream);
         if self.workspace_size > 0 {
             // SAFETY: the workspace holds at least `workspace_size` bytes of this context's memory,
             // its use on `stream` is open until the transform below is queued.
@@ -346,6 +346,17 @@ impl Plan {
         // not overlap; all are borrowed, with their stream uses open, until the call returns.
         let result = unsafe { exec(self.handle, device_ptr(input), device_ptr(output), sign) };
         check("cufftXtExec", result)
+    }
+}
+
+impl Plan {
+    /// Keeps `stream` (once) for the wait before the plan is destroyed.
+    fn note_stream(&mut self, stream: &Stream) {
+        // SAFETY (both): the handles are only compared, while both streams are alive.
+        let raw = unsafe { stream.as_raw() };
+        if !self.streams.iter().any(|known| unsafe { known.as_raw() } == raw) {
+            self.streams.push(stream.clone());
+        }
     }
 }
 
@@ -383,11 +394,11 @@ impl Drop for Plan {
         let Some(destroy) = cuda_sys::cufft().ok().and_then(|cufft| cufft.cufftDestroy().ok()) else {
             return;
         };
-        // cuFFT frees the plan's device tables at once: the last transform must be done first.
+        // cuFFT frees the plan's device tables at once: every transform must be done first.
         // Errors cannot be returned from `drop`; a failure to wait or to make the context
         // current still destroys the plan (leaking it would be worse: a failed wait means the
         // context is broken, and its work is not running).
-        if let Some(stream) = self.last_stream.take() {
+        for stream in self.streams.drain(..) {
             let _ = stream.synchronize_quiet();
         }
         let _ = self.context.set_current();
