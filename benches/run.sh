@@ -113,6 +113,8 @@ pick_library CUDA_RUNTIME_LIBRARY libcudart.so.13 libcudart.so
 pick_library CUDA_NVJITLINK_LIBRARY libnvJitLink.so.13 libnvJitLink.so
 pick_library CUDA_CUBLAS_LIBRARY libcublas.so.13
 pick_library CUDA_CUBLASLT_LIBRARY libcublasLt.so.13
+pick_library CUDA_CUFFT_LIBRARY libcufft.so.12
+pick_library CUDA_CUSOLVER_LIBRARY libcusolver.so.12
 # NCCL: the toolkit's where it has one, else the search (the loader, a `nvidia-nccl-cu13` wheel's
 # nvidia/nccl/lib under site-packages). NVLink SHARP (multicast) stays off in every run.
 pick_library CUDA_NCCL_LIBRARY libnccl.so.2

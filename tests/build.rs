@@ -79,4 +79,39 @@ fn main() {
 
     println!("cargo:rustc-env=FAKECUDA_PATH={}", library.display());
     println!("cargo:rerun-if-changed=fakecuda");
+    build_fakelibs(&compiler, &out);
+}
+
+/// Builds `libfakelibs.so`, the stand-in cuFFT and cuSOLVER (`fakelibs/fakelibs.c`, see
+/// `src/fake_libs.rs`), and hands its path to the tests as `FAKELIBS_PATH`.
+fn build_fakelibs(compiler: &cc::Tool, out: &std::path::Path) {
+    let source = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("fakelibs/fakelibs.c");
+    let library = out.join("libfakelibs.so");
+    let mut command = compiler.to_command();
+    command
+        .args([
+            "-std=gnu11",
+            "-shared",
+            "-fPIC",
+            "-fvisibility=hidden",
+            "-Wall",
+            "-Wextra",
+        ])
+        .arg("-o")
+        .arg(&library)
+        .arg(&source)
+        .args(["-ldl", "-lpthread"]);
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
+    let diagnostics = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        panic!("building libfakelibs.so failed ({command:?}):\n{diagnostics}");
+    }
+    for line in diagnostics.lines().filter(|line| !line.trim().is_empty()) {
+        println!("cargo:warning=fakelibs: {line}");
+    }
+    println!("cargo:rustc-env=FAKELIBS_PATH={}", library.display());
+    println!("cargo:rerun-if-changed=fakelibs");
 }

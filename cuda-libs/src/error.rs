@@ -51,6 +51,17 @@ pub enum Error {
     /// Bad input caught on the host, before any library call: shapes, leading dimensions,
     /// buffer lengths, sizes over the libraries' 32-bit limits.
     InvalidValue(String),
+    /// A cuSOLVER routine (or cuBLAS's batched LU) reported through its `info` output that a
+    /// matrix could not be factored or did not converge: read back once per
+    /// [`solver::Solver::check_info`](crate::solver::Solver::check_info) call.
+    Linalg {
+        /// The routine, e.g. `"cusolverDnXpotrf"`.
+        routine: &'static str,
+        /// The matrix of the batch that failed (0 for a routine of one matrix).
+        index: usize,
+        /// Why.
+        failure: LinalgFailure,
+    },
     /// A buffer of one context was used with a handle of another.
     WrongContext {
         /// What belonged to the other context (`"matrix A"`, ...).
@@ -58,6 +69,49 @@ pub enum Error {
         /// What it was used with (`"cuBLAS handle"`, ...).
         used_with: &'static str,
     },
+}
+
+/// Why a factorisation or decomposition failed, as its `info` output says (LAPACK's meanings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LinalgFailure {
+    /// The matrix is singular: the LU factor `U(pivot, pivot)` (1-based) is exactly zero.
+    Singular {
+        /// The 1-based index of the zero pivot.
+        pivot: i64,
+    },
+    /// The matrix is not positive definite: its leading minor of this order (1-based) is not.
+    NotPositiveDefinite {
+        /// The order of the first leading minor that is not positive definite.
+        order: i64,
+    },
+    /// An iterative solver (SVD, eigenvalues) did not converge; `count` is what the routine
+    /// reports (elements or superdiagonals that did not converge, or sweeps past the limit).
+    NoConvergence {
+        /// The routine's count.
+        count: i64,
+    },
+    /// The routine refused an argument: the 1-based position of the parameter.
+    InvalidArgument {
+        /// The parameter's 1-based position in the routine's C signature.
+        position: i64,
+    },
+}
+
+impl fmt::Display for LinalgFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinalgFailure::Singular { pivot } => write!(f, "is singular (U({pivot}, {pivot}) is exactly zero)"),
+            LinalgFailure::NotPositiveDefinite { order } => {
+                write!(
+                    f,
+                    "is not positive definite (its leading minor of order {order} is not)"
+                )
+            }
+            LinalgFailure::NoConvergence { count } => write!(f, "did not converge (info {count})"),
+            LinalgFailure::InvalidArgument { position } => write!(f, "was refused: parameter {position} is invalid"),
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -76,6 +130,11 @@ impl fmt::Display for Error {
             Error::Symbol(e) => e.fmt(f),
             Error::Driver(e) => e.fmt(f),
             Error::InvalidValue(message) => write!(f, "invalid value: {message}"),
+            Error::Linalg {
+                routine,
+                index,
+                failure,
+            } => write!(f, "{routine}: matrix {index} {failure}"),
             Error::WrongContext { object, used_with } => write!(
                 f,
                 "{object} belongs to a different context than the {used_with} it was used with"

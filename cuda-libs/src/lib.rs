@@ -1,6 +1,8 @@
 //! NVIDIA's libraries for the crates of this workspace: cuBLAS and cuBLASLt (the `blas`
-//! feature) and NCCL (the `nccl` feature), both on by default, over [`cuda_driver`]'s streams
-//! and buffers, loaded at run time through [`cuda_sys`] like every other CUDA library here.
+//! feature), NCCL (the `nccl` feature), cuFFT ([`fft`], the `fft` feature) and cuSOLVER with
+//! cuBLAS's batched LU ([`solver`], the `solver` feature), all on by default, over
+//! [`cuda_driver`]'s streams and buffers, loaded at run time through [`cuda_sys`] like every
+//! other CUDA library here.
 //!
 //! ```no_run
 //! use cuda_driver::{Device, DeviceBuffer, Stream};
@@ -60,12 +62,16 @@
 //! or the `nvidia-cublas` wheel (`pip install "nvidia-cublas==13.*"`), and are looked for as
 //! [`cuda_sys::search`] describes; `CUDA_CUBLAS_LIBRARY` and `CUDA_CUBLASLT_LIBRARY` name the
 //! files explicitly. NCCL (`libnccl.so.2`) comes with the `nvidia-nccl-cu13` wheel (its
-//! `nvidia/nccl/lib` folder) or a system package; `CUDA_NCCL_LIBRARY` names the file. A library
+//! `nvidia/nccl/lib` folder) or a system package; `CUDA_NCCL_LIBRARY` names the file. cuFFT
+//! (`libcufft.so.12`) and cuSOLVER (`libcusolver.so.12`, which needs cuSPARSE, cuBLAS and
+//! nvJitLink beside it) come with the toolkit or the `nvidia-cufft` and `nvidia-cusolver` wheels;
+//! `CUDA_CUFFT_LIBRARY` and `CUDA_CUSOLVER_LIBRARY` name the files. A library
 //! that is not found is an [`Error::Load`] listing every place tried, never a panic.
 //!
 //! # Errors
 //! Every function returns this crate's [`Error`]: a library status with its name
-//! ([`Error::Status`]; NCCL's with `ncclGetErrorString`'s text, [`Error::Nccl`]), a wait for
+//! ([`Error::Status`]; NCCL's with `ncclGetErrorString`'s text, [`Error::Nccl`]), a matrix a
+//! solver found singular, not positive definite or not converging ([`Error::Linalg`]), a wait for
 //! NCCL that timed out ([`Error::Timeout`]), a library or function that is not there, a driver
 //! error, or bad input (shapes, leading dimensions, buffer lengths, counts, ranks) caught before
 //! any library call.
@@ -77,7 +83,11 @@
 #[cfg(feature = "blas")]
 pub mod blas;
 mod error;
+#[cfg(feature = "fft")]
+pub mod fft;
 #[cfg(feature = "nccl")]
 pub mod nccl;
+#[cfg(feature = "solver")]
+pub mod solver;
 
-pub use error::{Error, Result};
+pub use error::{Error, LinalgFailure, Result};

@@ -71,6 +71,9 @@ pub struct Wheel {
     pub name: &'static str,
     /// The folder inside `site-packages` that holds the library: `nvidia/cu13/lib`.
     pub folder: &'static str,
+    /// The versions of the wheel built for CUDA 13, as pip takes them: `13.*` for the
+    /// toolkit's own wheels, `12.*` for cuFFT and cuSOLVER (their own numbering), `2.*` for NCCL.
+    pub series: &'static str,
 }
 
 /// The exported function that reports a library's version.
@@ -227,7 +230,7 @@ libraries! {
         short_name: "the runtime",
         soname: Soname { linux: "libcudart.so.13", windows: "cudart64_13.dll" },
         env_var: "CUDA_RUNTIME_LIBRARY",
-        install: Install::Wheel(Wheel { name: "nvidia-cuda-runtime", folder: "nvidia/cu13/lib" }),
+        install: Install::Wheel(Wheel { name: "nvidia-cuda-runtime", folder: "nvidia/cu13/lib", series: "13.*" }),
         default_feature: true,
         companions: &[],
         version: VersionQuery::Number("cudaRuntimeGetVersion"),
@@ -249,7 +252,7 @@ libraries! {
         short_name: "NVRTC",
         soname: Soname { linux: "libnvrtc.so.13", windows: "nvrtc64_130_0.dll" },
         env_var: "CUDA_NVRTC_LIBRARY",
-        install: Install::Wheel(Wheel { name: "nvidia-cuda-nvrtc", folder: "nvidia/cu13/lib" }),
+        install: Install::Wheel(Wheel { name: "nvidia-cuda-nvrtc", folder: "nvidia/cu13/lib", series: "13.*" }),
         default_feature: true,
         companions: &["libnvrtc-builtins.so."],
         version: VersionQuery::MajorMinor("nvrtcVersion"),
@@ -270,7 +273,7 @@ libraries! {
         short_name: "nvJitLink",
         soname: Soname { linux: "libnvJitLink.so.13", windows: "nvJitLink_130_0.dll" },
         env_var: "CUDA_NVJITLINK_LIBRARY",
-        install: Install::Wheel(Wheel { name: "nvidia-nvjitlink", folder: "nvidia/cu13/lib" }),
+        install: Install::Wheel(Wheel { name: "nvidia-nvjitlink", folder: "nvidia/cu13/lib", series: "13.*" }),
         default_feature: true,
         companions: &[],
         version: VersionQuery::MajorMinor("nvJitLinkVersion"),
@@ -292,7 +295,7 @@ libraries! {
         short_name: "cuBLAS",
         soname: Soname { linux: "libcublas.so.13", windows: "cublas64_13.dll" },
         env_var: "CUDA_CUBLAS_LIBRARY",
-        install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib" }),
+        install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib", series: "13.*" }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Property("cublasGetProperty"),
@@ -316,7 +319,7 @@ libraries! {
         short_name: "cuBLASLt",
         soname: Soname { linux: "libcublasLt.so.13", windows: "cublasLt64_13.dll" },
         env_var: "CUDA_CUBLASLT_LIBRARY",
-        install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib" }),
+        install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib", series: "13.*" }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Property("cublasLtGetProperty"),
@@ -338,7 +341,7 @@ libraries! {
         // NCCL has no Windows build; the name is the one its Linux soname would have there.
         soname: Soname { linux: "libnccl.so.2", windows: "nccl64_2.dll" },
         env_var: "CUDA_NCCL_LIBRARY",
-        install: Install::Wheel(Wheel { name: "nvidia-nccl-cu13", folder: "nvidia/nccl/lib" }),
+        install: Install::Wheel(Wheel { name: "nvidia-nccl-cu13", folder: "nvidia/nccl/lib", series: "2.*" }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Code("ncclGetVersion"),
@@ -351,6 +354,57 @@ libraries! {
             functions: "^nccl[A-Z].*",
             types: "^nccl.*",
             vars: "^NCCL.*",
+            defines: HALF_AS_BITS,
+        },
+    }
+
+    /// cuFFT, fast Fourier transforms (`libcufft`): the `cufft.h` API and its `cufftXt.h`
+    /// extensions (half-precision and 64-bit plans through `cufftXtMakePlanMany`). Not a default
+    /// feature.
+    Cufft, cufft, "cufft", "generated/cufft.rs", "cuFFT (`cufftXt.h`, which includes `cufft.h`)" => {
+        description: "cuFFT (libcufft)",
+        short_name: "cuFFT",
+        soname: Soname { linux: "libcufft.so.12", windows: "cufft64_12.dll" },
+        env_var: "CUDA_CUFFT_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cufft", folder: "nvidia/cu13/lib", series: "12.*" }),
+        default_feature: false,
+        companions: &[],
+        version: VersionQuery::Property("cufftGetProperty"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "cufftXt.h",
+            // `cufft.h` includes the runtime's `cuComplex.h`, `driver_types.h` and
+            // `library_types.h`, and so `crt/host_defines.h`.
+            wheels: &["nvidia-cufft", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^cufft[A-Z].*",
+            types: "^cufft.*",
+            vars: "^CUFFT.*",
+            defines: HALF_AS_BITS,
+        },
+    }
+
+    /// cuSOLVER's dense API (`libcusolver`): `cusolverDn.h`, with the 64-bit `X` functions.
+    /// Not a default feature.
+    Cusolver, cusolver, "cusolver", "generated/cusolver.rs", "cuSOLVER (`cusolverDn.h`)" => {
+        description: "cuSOLVER (libcusolver)",
+        short_name: "cuSOLVER",
+        soname: Soname { linux: "libcusolver.so.12", windows: "cusolver64_12.dll" },
+        env_var: "CUDA_CUSOLVER_LIBRARY",
+        install: Install::Wheel(Wheel { name: "nvidia-cusolver", folder: "nvidia/cu13/lib", series: "12.*" }),
+        default_feature: false,
+        // libcusolver needs these; a toolkit's `lib64` outside the loader's path provides them
+        // only when they are loaded first (the wheels find them through their own run path).
+        companions: &["libnvJitLink.so.", "libcublasLt.so.", "libcublas.so.", "libcusparse.so."],
+        version: VersionQuery::Property("cusolverGetProperty"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "cusolverDn.h",
+            // `cusolverDn.h` includes cuBLAS's `cublas_api.h` (and so the runtime's headers and
+            // `cuda_fp16.h`).
+            wheels: &["nvidia-cusolver", "nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
+            functions: "^cusolver[A-Z].*",
+            types: "^(cusolver|syevjInfo|gesvdjInfo).*",
+            vars: "^CUSOLVER.*",
             defines: HALF_AS_BITS,
         },
     }
@@ -390,9 +444,11 @@ impl LibraryKind {
                 library.env_var,
                 library.loader_name()
             ),
-            Install::Wheel(Wheel { name: wheel, .. }) => format!(
+            Install::Wheel(Wheel {
+                name: wheel, series, ..
+            }) => format!(
                 "{} comes with the CUDA 13 toolkit or with the `{wheel}` wheel \
-                 (`pip install \"{wheel}==13.*\"`); \
+                 (`pip install \"{wheel}=={series}\"`); \
                  or set {} to the path of {}",
                 library.short_name,
                 library.env_var,
@@ -496,6 +552,14 @@ mod tests {
             if let Install::Wheel(wheel) = library.install {
                 assert!(is_pinned(wheel.name), "{row}: {} is not in cuda-wheels.txt", wheel.name);
                 assert!(!wheel.folder.is_empty() && !wheel.folder.starts_with('/'), "{row}");
+                let pin = &pins.iter().find(|(name, _)| name == wheel.name).expect("pinned").1;
+                let major = wheel.series.strip_suffix(".*").expect("a series is MAJOR.*");
+                assert!(
+                    pin.starts_with(&format!("{major}.")),
+                    "{row}: the pin {pin} of {} is not in its series {}",
+                    wheel.name,
+                    wheel.series
+                );
             }
             let bindings = library.bindings;
             assert!(!bindings.wheels.is_empty(), "{row}: no wheel ships {}", bindings.header);
@@ -542,6 +606,11 @@ mod tests {
         let cublas = LibraryKind::Cublas.remedy();
         assert!(cublas.contains("pip install \"nvidia-cublas==13.*\""), "{cublas}");
         assert!(cublas.contains("CUDA_CUBLAS_LIBRARY"), "{cublas}");
+        let cufft = LibraryKind::Cufft.remedy();
+        assert!(cufft.contains("pip install \"nvidia-cufft==12.*\""), "{cufft}");
+        assert!(cufft.contains("CUDA_CUFFT_LIBRARY"), "{cufft}");
+        let cusolver = LibraryKind::Cusolver.remedy();
+        assert!(cusolver.contains("pip install \"nvidia-cusolver==12.*\""), "{cusolver}");
         let nvrtc = LibraryKind::Nvrtc.remedy();
         assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
         assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");

@@ -1,7 +1,8 @@
 //! Coverage: every function each header declares resolves in the library
 //! found here. NVRTC, cudart and nvJitLink are checked wherever they load
-//! (`cargo xtask test` fetches them); the driver where one is installed; cuBLAS and cuBLASLt
-//! and NCCL (features off by default) in builds that have them, where they are installed.
+//! (`cargo xtask test` fetches them); the driver where one is installed; cuBLAS, cuBLASLt,
+//! NCCL, cuFFT and cuSOLVER (features off by default) in builds that have them, where they are
+//! installed.
 
 /// The pinned headers' NCCL (2.28.9) as `ncclGetVersion` gives it:
 /// `major * 10000 + minor * 100 + patch`.
@@ -127,5 +128,58 @@ fn every_nccl_function_is_callable() {
             }
         }
         Err(e) => require("nccl", "CUDA_NCCL_LIBRARY", e),
+    }
+}
+
+#[cfg(feature = "cufft")]
+#[test]
+fn every_cufft_function_is_callable() {
+    match cuda_sys::cufft() {
+        Ok(lib) => {
+            // `cufftGetProperty`'s major and minor: cuFFT 12 ships with CUDA 13.
+            let version = lib.library_version();
+            assert!(version.is_some_and(|v| (12000..13000).contains(&v)), "{version:?}");
+            report("cufft", lib.functions().len(), lib.missing_functions())
+        }
+        Err(e) => require("cufft", "CUDA_CUFFT_LIBRARY", e),
+    }
+}
+
+/// `cusolverDn.h` (12.0.4.66) declares the logger functions of cuSOLVER's older releases, which
+/// `libcusolver.so.12` of the same wheel does not export: each accessor returns a
+/// `SymbolError`, as for any function a library lacks.
+#[cfg(feature = "cusolver")]
+const CUSOLVER_DECLARED_NOT_EXPORTED: &[&str] = &[
+    "cusolverDnLoggerForceDisable",
+    "cusolverDnLoggerOpenFile",
+    "cusolverDnLoggerSetCallback",
+    "cusolverDnLoggerSetFile",
+    "cusolverDnLoggerSetLevel",
+    "cusolverDnLoggerSetMask",
+];
+
+#[cfg(feature = "cusolver")]
+#[test]
+fn every_cusolver_function_is_callable() {
+    match cuda_sys::cusolver() {
+        Ok(lib) => {
+            // `cusolverGetProperty`'s major and minor: cuSOLVER 12 ships with CUDA 13.
+            let version = lib.library_version();
+            assert!(version.is_some_and(|v| (12000..13000).contains(&v)), "{version:?}");
+            let mut missing = lib.missing_functions();
+            for known in CUSOLVER_DECLARED_NOT_EXPORTED {
+                assert!(
+                    missing.contains(known),
+                    "{known} is exported now: drop it from the list"
+                );
+            }
+            missing.retain(|symbol| !CUSOLVER_DECLARED_NOT_EXPORTED.contains(symbol));
+            report(
+                "cusolver",
+                lib.functions().len() - CUSOLVER_DECLARED_NOT_EXPORTED.len(),
+                missing,
+            )
+        }
+        Err(e) => require("cusolver", "CUDA_CUSOLVER_LIBRARY", e),
     }
 }

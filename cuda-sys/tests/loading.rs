@@ -140,6 +140,10 @@ fn function_counts_match_the_headers() {
     assert_eq!(cuda_sys::cublaslt::FUNCTIONS.len(), 50);
     #[cfg(feature = "nccl")]
     assert_eq!(cuda_sys::nccl::FUNCTIONS.len(), 41);
+    #[cfg(feature = "cufft")]
+    assert_eq!(cuda_sys::cufft::FUNCTIONS.len(), 56);
+    #[cfg(feature = "cusolver")]
+    assert_eq!(cuda_sys::cusolver::FUNCTIONS.len(), 379);
 }
 
 #[test]

@@ -18,6 +18,7 @@
 pub mod algorithm_sequences;
 pub mod checks;
 pub mod fake;
+pub mod fake_libs;
 pub mod faults;
 pub mod kernels;
 pub mod sequences;

@@ -364,7 +364,9 @@ mod tests {
                 "nvidia-cuda-nvrtc",
                 "nvidia-nvjitlink",
                 "nvidia-cublas",
-                "nvidia-nccl-cu13"
+                "nvidia-nccl-cu13",
+                "nvidia-cufft",
+                "nvidia-cusolver"
             ]
         );
     }

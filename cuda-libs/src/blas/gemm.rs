@@ -82,6 +82,12 @@ impl Blas {
         &self.stream
     }
 
+    /// The raw handle, for the crate's other wrappers that call cuBLAS on this stream (the
+    /// solver's batched LU).
+    pub(crate) fn raw_handle(&self) -> cublasHandle_t {
+        self.handle
+    }
+
     /// Lets `f32` products use TF32 tensor cores (`CUBLAS_COMPUTE_32F_FAST_TF32`): much faster,
     /// with inputs rounded to 10 mantissa bits. Off by default (`CUBLAS_COMPUTE_32F`, full
     /// `f32`); other element types are unaffected.

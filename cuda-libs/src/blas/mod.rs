@@ -403,7 +403,7 @@ fn device_ptr(address: CUdeviceptr) -> *mut c_void {
 }
 
 /// `Ok` for `CUBLAS_STATUS_SUCCESS`, otherwise [`status_error`].
-fn check(library: &'static str, function: &'static str, code: u32) -> Result<()> {
+pub(crate) fn check(library: &'static str, function: &'static str, code: u32) -> Result<()> {
     if code == cublasStatus_t::CUBLAS_STATUS_SUCCESS.0 {
         return Ok(());
     }

@@ -1,0 +1,1064 @@
+//! [`Solver`]: a cuSOLVER handle bound to one stream, and its routines of one matrix through the
+//! 64-bit API (`cusolverDnX*`; `orgqr` has no 64-bit form and uses the typed one).
+
+use std::ffi::c_void;
+use std::mem::{align_of, size_of};
+
+use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
+use cuda_sys::cusolver::{cublasOperation_t, cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t};
+use cuda_sys::driver::CUdeviceptr;
+
+use super::info::{Infos, Meaning};
+use super::{check, to_int, to_long, Element, Fill, Matrix};
+use crate::blas::Blas;
+use crate::{Error, Result};
+
+/// Which singular vectors [`Solver::gesvd`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SvdVectors {
+    /// All of them: `U` is `m x m`, `V^T` is `n x n` (LAPACK's `'A'`).
+    All,
+    /// The first `min(m, n)`: `U` is `m x min`, `V^T` is `min x n` (`'S'`).
+    Thin,
+    /// None: only the singular values (`'N'`).
+    None,
+}
+
+/// A cuSOLVER handle whose work is queued on one stream, with the `info` outputs of what it
+/// queued (read back by [`Solver::check_info`]).
+///
+/// `Send` but not `Sync`: cuSOLVER lets a handle move between threads, never be used by two at
+/// once. Destroyed on drop, after the stream's work is done (errors there cannot be returned).
+pub struct Solver {
+    handle: cusolverDnHandle_t,
+    params: cusolverDnParams_t,
+    pub(super) stream: Stream,
+    /// The 64-bit API's host workspace, grown as routines ask.
+    host_workspace: Vec<u8>,
+    pub(super) infos: Infos,
+    /// cuBLAS on the same stream, for the batched LU; made on first use.
+    blas: Option<Blas>,
+    /// Jacobi parameters of the batched eigenvalue and SVD routines; made on first use.
+    pub(super) syevj: cuda_sys::cusolver::syevjInfo_t,
+    pub(super) gesvdj: cuda_sys::cusolver::gesvdjInfo_t,
+}
+
+// SAFETY: cuSOLVER allows a handle (and its parameter objects) to be used from any host thread,
+// one thread at a time; `Solver` is not `Sync`, and every call makes the stream's context
+// current on the calling thread.
+unsafe impl Send for Solver {}
+
+impl Solver {
+    /// Creates a handle for `stream` (`cusolverDnCreate` with the stream's context current) and
+    /// queues its work there (`cusolverDnSetStream`). Loads cuSOLVER first: a missing library is
+    /// [`Error::Load`].
+    pub fn new(stream: &Stream) -> Result<Solver> {
+        let cusolver = cuda_sys::cusolver()?;
+        let create = cusolver.cusolverDnCreate()?;
+        let create_params = cusolver.cusolverDnCreateParams()?;
+        let set_stream = cusolver.cusolverDnSetStream()?;
+        stream.context().set_current()?;
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: `handle` is a valid out-pointer; the stream's context is current.
+        check("cusolverDnCreate", unsafe { create(&mut handle) })?;
+        // From here `drop` destroys what was made, whatever fails next.
+        let mut solver = Solver {
+            handle,
+            params: std::ptr::null_mut(),
+            stream: stream.clone(),
+            host_workspace: Vec::new(),
+            infos: Infos::new(),
+            blas: None,
+            syevj: std::ptr::null_mut(),
+            gesvdj: std::ptr::null_mut(),
+        };
+        // SAFETY: `params` is a valid out-pointer.
+        check("cusolverDnCreateParams", unsafe { create_params(&mut solver.params) })?;
+        // SAFETY: the handle is live; the stream belongs to the current context and `solver`
+        // keeps a clone of it, so it outlives the handle.
+        let raw_stream = unsafe { stream.as_raw() }.cast();
+        // SAFETY: as above.
+        check("cusolverDnSetStream", unsafe { set_stream(solver.handle, raw_stream) })?;
+        Ok(solver)
+    }
+
+    /// The stream this handle queues its work on.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Routines queued whose `info` is not read back yet.
+    pub fn pending_infos(&self) -> usize {
+        self.infos.pending()
+    }
+
+    /// Reads back the `info` of every routine queued since the last call, at once (one copy,
+    /// after the stream's work: a host wait), and returns the first failure as
+    /// [`Error::Linalg`] (routine, matrix of the batch, cause). Every routine's results are
+    /// trustworthy only once this returned `Ok`.
+    pub fn check_info(&mut self) -> Result<()> {
+        self.infos.read_back(&self.stream)
+    }
+
+    /// The raw handle, for the batched routines of this module.
+    pub(super) fn raw(&self) -> cusolverDnHandle_t {
+        self.handle
+    }
+
+    /// cuBLAS on this handle's stream (made on first use).
+    pub(super) fn blas(&mut self) -> Result<&mut Blas> {
+        if self.blas.is_none() {
+            self.blas = Some(Blas::new(&self.stream)?);
+        }
+        Ok(self.blas.as_mut().expect("made above"))
+    }
+
+    /// Device and host workspace bytes of `cusolverDnXpotrf` for `a`.
+    pub fn potrf_workspace<T: Element>(&mut self, fill: Fill, a: Matrix) -> Result<usize> {
+        Ok(self.potrf_sizes::<T>(fill, a)?.0)
+    }
+
+    fn potrf_sizes<T: Element>(&mut self, fill: Fill, a: Matrix) -> Result<(usize, usize)> {
+        let n = to_long("n", a.order("A")?)?;
+        a.span("A")?;
+        let query = cuda_sys::cusolver()?.cusolverDnXpotrf_bufferSize()?;
+        let (mut device, mut host) = (0, 0);
+        self.stream.context().set_current()?;
+        // SAFETY: a size query on a live handle: the matrix pointer is not read (null), the
+        // two out-pointers are valid.
+        check("cusolverDnXpotrf_bufferSize", unsafe {
+            query(
+                self.handle,
+                self.params,
+                fill.raw(),
+                n,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                to_long("lda", a.ld)?,
+                T::DATA_TYPE,
+                &mut device,
+                &mut host,
+            )
+        })?;
+        Ok((device, host))
+    }
+
+    /// Queues the Cholesky factorisation of the symmetric positive definite `a` in place
+    /// (`cusolverDnXpotrf`): its `fill` triangle becomes `L` (`A = L L^T`) or `U` (`A = U^T U`).
+    /// A matrix that is not positive definite is [`Error::Linalg`] from [`Solver::check_info`].
+    pub fn potrf<T: Element>(
+        &mut self,
+        fill: Fill,
+        a_shape: Matrix,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let (device_bytes, host_bytes) = self.potrf_sizes::<T>(fill, a_shape)?;
+        let n = a_shape.rows;
+        if n == 0 {
+            return Ok(());
+        }
+        let call = cuda_sys::cusolver()?.cusolverDnXpotrf()?;
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes)])?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDnXpotrf", Meaning::NotPositiveDefinite, 1)?;
+        self.stream.context().set_current()?;
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
+        // SAFETY: the handle is live and its context current; A holds the matrix its shape
+        // spans, the workspaces hold the bytes queried for this call, `info` is a slot of the
+        // handle's info buffer; every buffer is borrowed, with its stream use open, until the
+        // call has queued its work.
+        let status = unsafe {
+            call(
+                self.handle,
+                self.params,
+                fill.raw(),
+                to_long("n", n)?,
+                T::DATA_TYPE,
+                device_ptr(a_ptr),
+                to_long("lda", a_shape.ld)?,
+                T::DATA_TYPE,
+                device_ptr(workspace_ptr),
+                device_bytes,
+                host,
+                host_bytes,
+                info as usize as *mut i32,
+            )
+        };
+        drop(info_use);
+        check("cusolverDnXpotrf", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// Queues the solve of `A X = B` from a Cholesky factor of [`Solver::potrf`]
+    /// (`cusolverDnXpotrs`): `b` (`n x nrhs`) is overwritten with `X`.
+    pub fn potrs<T: Element>(
+        &mut self,
+        fill: Fill,
+        a_shape: Matrix,
+        a: &(impl DeviceMemory + ?Sized),
+        b_shape: Matrix,
+        b: &mut (impl DeviceMemoryMut + ?Sized),
+    ) -> Result<()> {
+        let n = a_shape.order("A")?;
+        rhs_rows("B", b_shape, n)?;
+        let call = cuda_sys::cusolver()?.cusolverDnXpotrs()?;
+        if n == 0 || b_shape.cols == 0 {
+            return Ok(());
+        }
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let b_bytes = b_shape.span("B")? * size_of::<T>();
+        let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
+        let b_ptr = self.address::<T, _>("B", &*b, b_bytes)?;
+        apart(("A", a_ptr, a_bytes), ("B", b_ptr, b_bytes))?;
+        let _a_use = a.begin_use(&self.stream, Access::Read)?;
+        let _b_use = b.begin_use(&self.stream, Access::Write)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDnXpotrs", Meaning::ArgumentsOnly, 1)?;
+        self.stream.context().set_current()?;
+        // SAFETY: as in `potrf`; A and B hold the matrices their shapes span and do not overlap.
+        let status = unsafe {
+            call(
+                self.handle,
+                self.params,
+                fill.raw(),
+                to_long("n", n)?,
+                to_long("nrhs", b_shape.cols)?,
+                T::DATA_TYPE,
+                device_ptr(a_ptr),
+                to_long("lda", a_shape.ld)?,
+                T::DATA_TYPE,
+                device_ptr(b_ptr),
+                to_long("ldb", b_shape.ld)?,
+                info as usize as *mut i32,
+            )
+        };
+        drop(info_use);
+        check("cusolverDnXpotrs", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// Device workspace bytes of `cusolverDnXgetrf` for `a`.
+    pub fn getrf_workspace<T: Element>(&mut self, a: Matrix) -> Result<usize> {
+        Ok(self.getrf_sizes::<T>(a)?.0)
+    }
+
+    fn getrf_sizes<T: Element>(&mut self, a: Matrix) -> Result<(usize, usize)> {
+        a.span("A")?;
+        let query = cuda_sys::cusolver()?.cusolverDnXgetrf_bufferSize()?;
+        let (mut device, mut host) = (0, 0);
+        self.stream.context().set_current()?;
+        // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+        check("cusolverDnXgetrf_bufferSize", unsafe {
+            query(
+                self.handle,
+                self.params,
+                to_long("m", a.rows)?,
+                to_long("n", a.cols)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                to_long("lda", a.ld)?,
+                T::DATA_TYPE,
+                &mut device,
+                &mut host,
+            )
+        })?;
+        Ok((device, host))
+    }
+
+    /// Queues the LU factorisation with partial pivoting of `a` (`m x n`) in place
+    /// (`cusolverDnXgetrf`): `P A = L U`, the pivots (1-based rows, `min(m, n)` of them, `i64`)
+    /// into `pivots`. A singular matrix is [`Error::Linalg`] from [`Solver::check_info`].
+    pub fn getrf<T: Element>(
+        &mut self,
+        a_shape: Matrix,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        pivots: &mut (impl DeviceMemoryMut + ?Sized),
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let (device_bytes, host_bytes) = self.getrf_sizes::<T>(a_shape)?;
+        let k = a_shape.rows.min(a_shape.cols);
+        if k == 0 {
+            return Ok(());
+        }
+        let call = cuda_sys::cusolver()?.cusolverDnXgetrf()?;
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let pivot_bytes = k * size_of::<i64>();
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let pivots_ptr = self.address::<i64, _>("pivots", &*pivots, pivot_bytes)?;
+        apart(("A", a_ptr, a_bytes), ("pivots", pivots_ptr, pivot_bytes))?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_ptr = self.workspace(
+            device_bytes,
+            workspace,
+            &[("A", a_ptr, a_bytes), ("pivots", pivots_ptr, pivot_bytes)],
+        )?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _pivots_use = pivots.begin_use(&self.stream, Access::Write)?;
+        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDnXgetrf", Meaning::Singular, 1)?;
+        self.stream.context().set_current()?;
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
+        // SAFETY: as in `potrf`; the pivots hold `min(m, n)` `i64`s and overlap nothing else.
+        let status = unsafe {
+            call(
+                self.handle,
+                self.params,
+                to_long("m", a_shape.rows)?,
+                to_long("n", a_shape.cols)?,
+                T::DATA_TYPE,
+                device_ptr(a_ptr),
+                to_long("lda", a_shape.ld)?,
+                pivots_ptr as usize as *mut i64,
+                T::DATA_TYPE,
+                device_ptr(workspace_ptr),
+                device_bytes,
+                host,
+                host_bytes,
+                info as usize as *mut i32,
+            )
+        };
+        drop(info_use);
+        check("cusolverDnXgetrf", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// Queues the solve of `A X = B` (or `A^T X = B` with `transpose`) from an LU factorisation of
+    /// [`Solver::getrf`] (`cusolverDnXgetrs`): `b` (`n x nrhs`) is overwritten with `X`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn getrs<T: Element>(
+        &mut self,
+        transpose: bool,
+        a_shape: Matrix,
+        a: &(impl DeviceMemory + ?Sized),
+        pivots: &(impl DeviceMemory + ?Sized),
+        b_shape: Matrix,
+        b: &mut (impl DeviceMemoryMut + ?Sized),
+    ) -> Result<()> {
+        let n = a_shape.order("A")?;
+        rhs_rows("B", b_shape, n)?;
+        let call = cuda_sys::cusolver()?.cusolverDnXgetrs()?;
+        if n == 0 || b_shape.cols == 0 {
+            return Ok(());
+        }
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let b_bytes = b_shape.span("B")? * size_of::<T>();
+        let pivot_bytes = n * size_of::<i64>();
+        let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
+        let pivots_ptr = self.address::<i64, _>("pivots", pivots, pivot_bytes)?;
+        let b_ptr = self.address::<T, _>("B", &*b, b_bytes)?;
+        apart(("A", a_ptr, a_bytes), ("B", b_ptr, b_bytes))?;
+        apart(("pivots", pivots_ptr, pivot_bytes), ("B", b_ptr, b_bytes))?;
+        let _a_use = a.begin_use(&self.stream, Access::Read)?;
+        let _pivots_use = pivots.begin_use(&self.stream, Access::Read)?;
+        let _b_use = b.begin_use(&self.stream, Access::Write)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDnXgetrs", Meaning::ArgumentsOnly, 1)?;
+        self.stream.context().set_current()?;
+        let trans = if transpose {
+            cublasOperation_t::CUBLAS_OP_T
+        } else {
+            cublasOperation_t::CUBLAS_OP_N
+        };
+        // SAFETY: as in `potrs`; the pivots hold `n` `i64`s.
+        let status = unsafe {
+            call(
+                self.handle,
+                self.params,
+                trans,
+                to_long("n", n)?,
+                to_long("nrhs", b_shape.cols)?,
+                T::DATA_TYPE,
+                device_ptr(a_ptr),
+                to_long("lda", a_shape.ld)?,
+                pivots_ptr as usize as *const i64,
+                T::DATA_TYPE,
+                device_ptr(b_ptr),
+                to_long("ldb", b_shape.ld)?,
+                info as usize as *mut i32,
+            )
+        };
+        drop(info_use);
+        check("cusolverDnXgetrs", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// Device workspace bytes of `cusolverDnXgeqrf` for `a`.
+    pub fn geqrf_workspace<T: Element>(&mut self, a: Matrix) -> Result<usize> {
+        Ok(self.geqrf_sizes::<T>(a)?.0)
+    }
+
+    fn geqrf_sizes<T: Element>(&mut self, a: Matrix) -> Result<(usize, usize)> {
+        a.span("A")?;
+        let query = cuda_sys::cusolver()?.cusolverDnXgeqrf_bufferSize()?;
+        let (mut device, mut host) = (0, 0);
+        self.stream.context().set_current()?;
+        // SAFETY: a size query on a live handle, as in `potrf_sizes` (`tau` is not read either).
+        check("cusolverDnXgeqrf_bufferSize", unsafe {
+            query(
+                self.handle,
+                self.params,
+                to_long("m", a.rows)?,
+                to_long("n", a.cols)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                to_long("lda", a.ld)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                T::DATA_TYPE,
+                &mut device,
+                &mut host,
+            )
+        })?;
+        Ok((device, host))
+    }
+
+    /// Queues the QR factorisation of `a` (`m x n`) in place (`cusolverDnXgeqrf`): `R` in the
+    /// upper triangle, the Householder reflectors below it and their `min(m, n)` scalars in
+    /// `tau`. [`Solver::orgqr`] forms `Q` from them.
+    pub fn geqrf<T: Element>(
+        &mut self,
+        a_shape: Matrix,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        tau: &mut (impl DeviceMemoryMut + ?Sized),
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let (device_bytes, host_bytes) = self.geqrf_sizes::<T>(a_shape)?;
+        let k = a_shape.rows.min(a_shape.cols);
+        if k == 0 {
+            return Ok(());
+        }
+        let call = cuda_sys::cusolver()?.cusolverDnXgeqrf()?;
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let tau_bytes = k * size_of::<T>();
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let tau_ptr = self.address::<T, _>("tau", &*tau, tau_bytes)?;
+        apart(("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes))?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_ptr = self.workspace(
+            device_bytes,
+            workspace,
+            &[("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes)],
+        )?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _tau_use = tau.begin_use(&self.stream, Access::Write)?;
+        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDnXgeqrf", Meaning::ArgumentsOnly, 1)?;
+        self.stream.context().set_current()?;
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
+        // SAFETY: as in `potrf`; `tau` holds `min(m, n)` elements and overlaps nothing else.
+        let status = unsafe {
+            call(
+                self.handle,
+                self.params,
+                to_long("m", a_shape.rows)?,
+                to_long("n", a_shape.cols)?,
+                T::DATA_TYPE,
+                device_ptr(a_ptr),
+                to_long("lda", a_shape.ld)?,
+                T::DATA_TYPE,
+                device_ptr(tau_ptr),
+                T::DATA_TYPE,
+                device_ptr(workspace_ptr),
+                device_bytes,
+                host,
+                host_bytes,
+                info as usize as *mut i32,
+            )
+        };
+        drop(info_use);
+        check("cusolverDnXgeqrf", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// Device workspace bytes of `orgqr` for `a` (`m x n`, `m >= n`) and `k` reflectors.
+    pub fn orgqr_workspace<T: Element>(&mut self, a: Matrix, k: usize) -> Result<usize> {
+        let (m, n, k, lda) = orgqr_sizes(a, k)?;
+        let mut lwork = 0;
+        self.stream.context().set_current()?;
+        // SAFETY: a size query on a live handle; the pointers are not read (null).
+        let status = unsafe {
+            T::orgqr_buffer_size(
+                self.handle,
+                m,
+                n,
+                k,
+                std::ptr::null(),
+                lda,
+                std::ptr::null(),
+                &mut lwork,
+            )
+        }?;
+        check("cusolverDn<t>orgqr_bufferSize", status)?;
+        Ok(usize::try_from(lwork).unwrap_or(0) * size_of::<T>())
+    }
+
+    /// Queues the forming of `Q` (`m x n`, the first `n` columns) from the `k` reflectors that
+    /// [`Solver::geqrf`] left in `a` and `tau`, in place (`cusolverDn<t>orgqr`: no 64-bit form
+    /// exists, so sizes are 32-bit).
+    pub fn orgqr<T: Element>(
+        &mut self,
+        a_shape: Matrix,
+        k: usize,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        tau: &(impl DeviceMemory + ?Sized),
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let device_bytes = self.orgqr_workspace::<T>(a_shape, k)?;
+        let (m, n, k32, lda) = orgqr_sizes(a_shape, k)?;
+        if a_shape.rows == 0 || a_shape.cols == 0 {
+            return Ok(());
+        }
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let tau_bytes = k.max(1) * size_of::<T>();
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let tau_ptr = self.address::<T, _>("tau", tau, tau_bytes)?;
+        apart(("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes))?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_ptr = self.workspace(
+            device_bytes,
+            workspace,
+            &[("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes)],
+        )?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _tau_use = tau.begin_use(&self.stream, Access::Read)?;
+        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDn<t>orgqr", Meaning::ArgumentsOnly, 1)?;
+        self.stream.context().set_current()?;
+        let lwork = to_int("orgqr's workspace", device_bytes / size_of::<T>())?;
+        // SAFETY: as in `potrf`; the workspace holds `lwork` elements, as queried.
+        let status = unsafe {
+            T::orgqr(
+                self.handle,
+                m,
+                n,
+                k32,
+                device_ptr(a_ptr),
+                lda,
+                device_ptr(tau_ptr),
+                device_ptr(workspace_ptr),
+                lwork,
+                info as usize as *mut i32,
+            )
+        }?;
+        drop(info_use);
+        check("cusolverDn<t>orgqr", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// Device workspace bytes of `cusolverDnXgesvd` for `a` and `vectors`.
+    pub fn gesvd_workspace<T: Element>(&mut self, vectors: SvdVectors, a: Matrix) -> Result<usize> {
+        Ok(self.gesvd_sizes::<T>(vectors, a)?.0)
+    }
+
+    fn gesvd_sizes<T: Element>(&mut self, vectors: SvdVectors, a: Matrix) -> Result<(usize, usize)> {
+        gesvd_shape(a)?;
+        let query = cuda_sys::cusolver()?.cusolverDnXgesvd_bufferSize()?;
+        let job = vectors.job();
+        let (ldu, ldvt) = gesvd_lds(vectors, a);
+        let (mut device, mut host) = (0, 0);
+        self.stream.context().set_current()?;
+        // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+        check("cusolverDnXgesvd_bufferSize", unsafe {
+            query(
+                self.handle,
+                self.params,
+                job,
+                job,
+                to_long("m", a.rows)?,
+                to_long("n", a.cols)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                to_long("lda", a.ld)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                T::DATA_TYPE,
+                std::ptr::null(),
+                to_long("ldu", ldu)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                to_long("ldvt", ldvt)?,
+                T::DATA_TYPE,
+                &mut device,
+                &mut host,
+            )
+        })?;
+        Ok((device, host))
+    }
+
+    /// Queues the singular value decomposition `A = U S V^T` of `a` (`m x n`, `m >= n`:
+    /// cuSOLVER's `gesvd` takes no wide matrix; decompose `A^T` for one) through
+    /// `cusolverDnXgesvd`. `a` is destroyed; `s` receives the `n` singular values in descending
+    /// order; `u` (`m x m` or `m x n`, leading dimension `m`) and `vt` (`n x n`, leading
+    /// dimension `n`) the vectors [`SvdVectors`] asks for (both `None` with [`SvdVectors::None`]).
+    /// A decomposition that did not converge is [`Error::Linalg`] from [`Solver::check_info`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn gesvd<T: Element>(
+        &mut self,
+        vectors: SvdVectors,
+        a_shape: Matrix,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        s: &mut (impl DeviceMemoryMut + ?Sized),
+        u: Option<&mut dyn DeviceMemoryMut>,
+        vt: Option<&mut dyn DeviceMemoryMut>,
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let (device_bytes, host_bytes) = self.gesvd_sizes::<T>(vectors, a_shape)?;
+        let (m, n) = (a_shape.rows, a_shape.cols);
+        if n == 0 {
+            return Ok(());
+        }
+        let call = cuda_sys::cusolver()?.cusolverDnXgesvd()?;
+        let (ldu, ldvt) = gesvd_lds(vectors, a_shape);
+        let (u_cols, vt_rows) = match vectors {
+            SvdVectors::All => (m, n),
+            SvdVectors::Thin => (n, n),
+            SvdVectors::None => (0, 0),
+        };
+        let u: Option<&dyn DeviceMemoryMut> = u.map(|w| &*w);
+        let vt: Option<&dyn DeviceMemoryMut> = vt.map(|w| &*w);
+        if (vectors == SvdVectors::None) != (u.is_none() && vt.is_none()) || u.is_some() != vt.is_some() {
+            return Err(Error::InvalidValue(format!(
+                "gesvd with {vectors:?} takes {} for U and V^T",
+                if vectors == SvdVectors::None {
+                    "no buffers"
+                } else {
+                    "a buffer each"
+                }
+            )));
+        }
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let s_bytes = n * size_of::<T>();
+        let u_bytes = Matrix::new(m, u_cols).span("U")? * size_of::<T>();
+        let vt_bytes = Matrix::new(vt_rows, n).span("V^T")? * size_of::<T>();
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let s_ptr = self.address::<T, _>("S", &*s, s_bytes)?;
+        let u_ptr = u
+            .map(|u| self.address::<T, _>("U", u, u_bytes))
+            .transpose()?
+            .unwrap_or(0);
+        let vt_ptr = vt
+            .map(|vt| self.address::<T, _>("V^T", vt, vt_bytes))
+            .transpose()?
+            .unwrap_or(0);
+        let written = [
+            ("A", a_ptr, a_bytes),
+            ("S", s_ptr, s_bytes),
+            ("U", u_ptr, if u_ptr == 0 { 0 } else { u_bytes }),
+            ("V^T", vt_ptr, if vt_ptr == 0 { 0 } else { vt_bytes }),
+        ];
+        all_apart(&written)?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_ptr = self.workspace(device_bytes, workspace, &written)?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _s_use = s.begin_use(&self.stream, Access::Write)?;
+        let _u_use = begin_workspace_use(u, &self.stream)?;
+        let _vt_use = begin_workspace_use(vt, &self.stream)?;
+        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDnXgesvd", Meaning::NoConvergence, 1)?;
+        self.stream.context().set_current()?;
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
+        let job = vectors.job();
+        // SAFETY: as in `potrf`; S, U and V^T hold what their shapes span (U and V^T null and
+        // unread without vectors) and overlap nothing else.
+        let status = unsafe {
+            call(
+                self.handle,
+                self.params,
+                job,
+                job,
+                to_long("m", m)?,
+                to_long("n", n)?,
+                T::DATA_TYPE,
+                device_ptr(a_ptr),
+                to_long("lda", a_shape.ld)?,
+                T::DATA_TYPE,
+                device_ptr(s_ptr),
+                T::DATA_TYPE,
+                device_ptr(u_ptr),
+                to_long("ldu", ldu)?,
+                T::DATA_TYPE,
+                device_ptr(vt_ptr),
+                to_long("ldvt", ldvt)?,
+                T::DATA_TYPE,
+                device_ptr(workspace_ptr),
+                device_bytes,
+                host,
+                host_bytes,
+                info as usize as *mut i32,
+            )
+        };
+        drop(info_use);
+        check("cusolverDnXgesvd", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// Device workspace bytes of `cusolverDnXsyevd` for `a`.
+    pub fn syevd_workspace<T: Element>(&mut self, vectors: bool, fill: Fill, a: Matrix) -> Result<usize> {
+        Ok(self.syevd_sizes::<T>(vectors, fill, a)?.0)
+    }
+
+    fn syevd_sizes<T: Element>(&mut self, vectors: bool, fill: Fill, a: Matrix) -> Result<(usize, usize)> {
+        let n = a.order("A")?;
+        a.span("A")?;
+        let query = cuda_sys::cusolver()?.cusolverDnXsyevd_bufferSize()?;
+        let (mut device, mut host) = (0, 0);
+        self.stream.context().set_current()?;
+        // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+        check("cusolverDnXsyevd_bufferSize", unsafe {
+            query(
+                self.handle,
+                self.params,
+                eig_mode(vectors),
+                fill.raw(),
+                to_long("n", n)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                to_long("lda", a.ld)?,
+                T::DATA_TYPE,
+                std::ptr::null(),
+                T::DATA_TYPE,
+                &mut device,
+                &mut host,
+            )
+        })?;
+        Ok((device, host))
+    }
+
+    /// Queues the eigenvalues (ascending, into `w`, `n` of them) and, with `vectors`, the
+    /// orthonormal eigenvectors (into `a`'s columns) of the symmetric `a`, read from its `fill`
+    /// triangle (`cusolverDnXsyevd`, divide and conquer). `a` is destroyed either way. A solver
+    /// that did not converge is [`Error::Linalg`] from [`Solver::check_info`].
+    pub fn syevd<T: Element>(
+        &mut self,
+        vectors: bool,
+        fill: Fill,
+        a_shape: Matrix,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        w: &mut (impl DeviceMemoryMut + ?Sized),
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let (device_bytes, host_bytes) = self.syevd_sizes::<T>(vectors, fill, a_shape)?;
+        let n = a_shape.rows;
+        if n == 0 {
+            return Ok(());
+        }
+        let call = cuda_sys::cusolver()?.cusolverDnXsyevd()?;
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let w_bytes = n * size_of::<T>();
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let w_ptr = self.address::<T, _>("W", &*w, w_bytes)?;
+        apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _w_use = w.begin_use(&self.stream, Access::Write)?;
+        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
+        let (info, info_use) = self
+            .infos
+            .slots(&self.stream, "cusolverDnXsyevd", Meaning::NoConvergence, 1)?;
+        self.stream.context().set_current()?;
+        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
+        // SAFETY: as in `potrf`; W holds `n` elements and overlaps nothing else.
+        let status = unsafe {
+            call(
+                self.handle,
+                self.params,
+                eig_mode(vectors),
+                fill.raw(),
+                to_long("n", n)?,
+                T::DATA_TYPE,
+                device_ptr(a_ptr),
+                to_long("lda", a_shape.ld)?,
+                T::DATA_TYPE,
+                device_ptr(w_ptr),
+                T::DATA_TYPE,
+                device_ptr(workspace_ptr),
+                device_bytes,
+                host,
+                host_bytes,
+                info as usize as *mut i32,
+            )
+        };
+        drop(info_use);
+        check("cusolverDnXsyevd", status)?;
+        self.infos.confirm();
+        Ok(())
+    }
+
+    /// One buffer's address, once its context, density, length (`bytes`) and alignment (to `E`)
+    /// are checked.
+    pub(super) fn address<E, M: DeviceMemory + ?Sized>(
+        &self,
+        name: &'static str,
+        memory: &M,
+        bytes: usize,
+    ) -> Result<CUdeviceptr> {
+        if memory.context() != self.stream.context() {
+            return Err(Error::WrongContext {
+                object: name,
+                used_with: "cuSOLVER handle",
+            });
+        }
+        memory.check_dense()?;
+        if memory.byte_len() < bytes {
+            return Err(Error::InvalidValue(format!(
+                "{name} spans {bytes} bytes but its memory holds {}",
+                memory.byte_len()
+            )));
+        }
+        let pointer = memory.device_ptr();
+        if pointer % align_of::<E>() as CUdeviceptr != 0 {
+            return Err(Error::InvalidValue(format!(
+                "{name} starts at {pointer:#x}, not aligned to its {}-byte elements",
+                align_of::<E>()
+            )));
+        }
+        Ok(pointer)
+    }
+
+    /// The workspace's address (0 where none is needed), checked like the data and against
+    /// overlap with it.
+    pub(super) fn workspace(
+        &self,
+        bytes: usize,
+        workspace: Option<&dyn DeviceMemoryMut>,
+        data: &[(&'static str, CUdeviceptr, usize)],
+    ) -> Result<CUdeviceptr> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let Some(workspace) = workspace else {
+            return Err(Error::InvalidValue(format!(
+                "the routine needs {bytes} bytes of workspace and none was given"
+            )));
+        };
+        let pointer = self.address::<u8, _>("workspace", workspace, bytes)?;
+        for &other in data {
+            apart(("workspace", pointer, bytes), other)?;
+        }
+        Ok(pointer)
+    }
+}
+
+impl SvdVectors {
+    fn job(self) -> std::ffi::c_char {
+        (match self {
+            SvdVectors::All => b'A',
+            SvdVectors::Thin => b'S',
+            SvdVectors::None => b'N',
+        }) as std::ffi::c_char
+    }
+}
+
+/// `gesvd`'s shape rule: `m >= n`.
+fn gesvd_shape(a: Matrix) -> Result<()> {
+    a.span("A")?;
+    if a.rows < a.cols {
+        return Err(Error::InvalidValue(format!(
+            "cuSOLVER's gesvd takes m >= n; A is {} x {} (decompose its transpose)",
+            a.rows, a.cols
+        )));
+    }
+    Ok(())
+}
+
+/// The leading dimensions of `U` and `V^T`: packed (`m` and `n`; 1 where unused).
+fn gesvd_lds(vectors: SvdVectors, a: Matrix) -> (usize, usize) {
+    match vectors {
+        SvdVectors::None => (1, 1),
+        _ => (a.rows.max(1), a.cols.max(1)),
+    }
+}
+
+/// `orgqr`'s sizes as `int`s: `m >= n >= k`.
+fn orgqr_sizes(a: Matrix, k: usize) -> Result<(i32, i32, i32, i32)> {
+    a.span("A")?;
+    if a.rows < a.cols || a.cols < k {
+        return Err(Error::InvalidValue(format!(
+            "orgqr takes m >= n >= k; A is {} x {} with k = {k}",
+            a.rows, a.cols
+        )));
+    }
+    Ok((
+        to_int("m", a.rows)?,
+        to_int("n", a.cols)?,
+        to_int("k", k)?,
+        to_int("lda", a.ld)?,
+    ))
+}
+
+/// A right-hand side must have `n` rows.
+pub(super) fn rhs_rows(name: &str, b: Matrix, n: usize) -> Result<()> {
+    b.span(name)?;
+    if b.rows != n {
+        return Err(Error::InvalidValue(format!(
+            "{name} has {} rows but the system has {n} equations",
+            b.rows
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn eig_mode(vectors: bool) -> cusolverEigMode_t {
+    if vectors {
+        cusolverEigMode_t::CUSOLVER_EIG_MODE_VECTOR
+    } else {
+        cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR
+    }
+}
+
+/// The handle's host workspace of at least `bytes` (null for none). Growing it moves it: the
+/// work queued before, which may still read the old one, is waited for first.
+fn host_buffer(buffer: &mut Vec<u8>, bytes: usize, stream: &Stream) -> Result<*mut c_void> {
+    if bytes == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    if buffer.len() < bytes {
+        if !buffer.is_empty() {
+            stream.synchronize()?;
+        }
+        *buffer = vec![0; bytes];
+    }
+    Ok(buffer.as_mut_ptr().cast())
+}
+
+/// Opens an optional buffer's use on `stream`.
+pub(super) fn begin_workspace_use<'w>(
+    memory: Option<&'w dyn DeviceMemoryMut>,
+    stream: &Stream,
+) -> Result<Option<StreamUse<'w>>> {
+    Ok(memory.map(|m| m.begin_use(stream, Access::Write)).transpose()?)
+}
+
+/// [`Error::InvalidValue`] where two byte ranges overlap (empty ranges overlap nothing).
+pub(super) fn apart(
+    (a_name, a, a_bytes): (&str, CUdeviceptr, usize),
+    (b_name, b, b_bytes): (&str, CUdeviceptr, usize),
+) -> Result<()> {
+    let a_end = a.saturating_add(a_bytes as CUdeviceptr);
+    let b_end = b.saturating_add(b_bytes as CUdeviceptr);
+    if a_bytes > 0 && b_bytes > 0 && a < b_end && b < a_end {
+        return Err(Error::InvalidValue(format!(
+            "{a_name} ({a:#x}, {a_bytes} bytes) and {b_name} ({b:#x}, {b_bytes} bytes) overlap"
+        )));
+    }
+    Ok(())
+}
+
+/// [`apart`] for every pair.
+pub(super) fn all_apart(ranges: &[(&str, CUdeviceptr, usize)]) -> Result<()> {
+    for (i, &a) in ranges.iter().enumerate() {
+        for &b in &ranges[i + 1..] {
+            apart(a, b)?;
+        }
+    }
+    Ok(())
+}
+
+/// A device address as the libraries' `void *`.
+pub(super) fn device_ptr(address: CUdeviceptr) -> *mut c_void {
+    address as usize as *mut c_void
+}
+
+impl Drop for Solver {
+    fn drop(&mut self) {
+        let Ok(cusolver) = cuda_sys::cusolver() else {
+            return;
+        };
+        // The handle's host workspace and Jacobi parameters may be read by queued work: wait for
+        // it (errors cannot be returned from `drop`).
+        // A failure to wait or to make the context current still destroys (as for a cuFFT plan).
+        let _ = self.stream.synchronize_quiet();
+        let _ = self.stream.context().set_current();
+        // SAFETY (each): every object was made by its create function, is destroyed once, here,
+        // after the stream was waited for; null ones were never made.
+        unsafe {
+            if !self.syevj.is_null() {
+                if let Ok(destroy) = cusolver.cusolverDnDestroySyevjInfo() {
+                    let _ = destroy(self.syevj);
+                }
+            }
+            if !self.gesvdj.is_null() {
+                if let Ok(destroy) = cusolver.cusolverDnDestroyGesvdjInfo() {
+                    let _ = destroy(self.gesvdj);
+                }
+            }
+            if !self.params.is_null() {
+                if let Ok(destroy) = cusolver.cusolverDnDestroyParams() {
+                    let _ = destroy(self.params);
+                }
+            }
+            if let Ok(destroy) = cusolver.cusolverDnDestroy() {
+                let _ = destroy(self.handle);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Solver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Solver")
+            .field("handle", &self.handle)
+            .field("stream", &self.stream)
+            .field("pending_infos", &self.infos.pending())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_checked_before_any_call() {
+        assert!(gesvd_shape(Matrix::new(4, 3)).is_ok());
+        let wide = gesvd_shape(Matrix::new(3, 4));
+        assert!(matches!(wide, Err(Error::InvalidValue(m)) if m.contains("m >= n")));
+        assert_eq!(gesvd_lds(SvdVectors::All, Matrix::new(5, 3)), (5, 3));
+        assert_eq!(gesvd_lds(SvdVectors::None, Matrix::new(5, 3)), (1, 1));
+        assert_eq!(orgqr_sizes(Matrix::new(5, 3), 3).unwrap(), (5, 3, 3, 5));
+        assert!(orgqr_sizes(Matrix::new(5, 3), 4).is_err());
+        assert!(orgqr_sizes(Matrix::new(2, 3), 2).is_err());
+        assert!(rhs_rows("B", Matrix::new(4, 2), 4).is_ok());
+        let mismatched = rhs_rows("B", Matrix::new(3, 2), 4);
+        assert!(matches!(mismatched, Err(Error::InvalidValue(m)) if m.contains("4 equations")));
+        assert_eq!(SvdVectors::Thin.job(), b'S' as std::ffi::c_char);
+    }
+
+    #[test]
+    fn overlap_is_decided_by_address_ranges() {
+        assert!(apart(("A", 0x1000, 0x100), ("B", 0x1100, 8)).is_ok());
+        assert!(apart(("A", 0x1000, 0x101), ("B", 0x1100, 8)).is_err());
+        assert!(
+            apart(("A", 0x1000, 0), ("B", 0x1000, 8)).is_ok(),
+            "empty ranges overlap nothing"
+        );
+        assert!(all_apart(&[("A", 0, 8), ("S", 8, 8), ("U", 16, 8)]).is_ok());
+        let overlap = all_apart(&[("A", 0, 8), ("S", 8, 8), ("U", 4, 8)]);
+        assert!(matches!(overlap, Err(Error::InvalidValue(m)) if m.contains("A") && m.contains("U")));
+    }
+}

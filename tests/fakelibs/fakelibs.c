@@ -1,0 +1,251 @@
+/* fakelibs: a test double for cuFFT and cuSOLVER, loaded in their place (CUDA_CUFFT_LIBRARY,
+ * CUDA_CUSOLVER_LIBRARY) beside the fakecuda driver. It exports the entry points the safe
+ * wrappers of cuda-libs call, with the headers' signatures, checks their handles (live, not
+ * destroyed twice), counts what is alive, can fail the Nth call, and writes a chosen `info`
+ * value into the device memory of fakecuda (through the driver's cuMemcpyHtoD) so the
+ * wrappers' read-back runs on the host. No transform or factorisation is computed. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum { MAX_PLANS = 4096 };
+enum { CUFFT_SUCCESS = 0, CUFFT_INVALID_PLAN = 1, CUFFT_INVALID_VALUE = 4, CUFFT_NO_WORKSPACE = 13 };
+enum { CUSOLVER_SUCCESS = 0, CUSOLVER_NOT_INITIALIZED = 1, CUSOLVER_INVALID_VALUE = 3 };
+/* Bytes of device workspace every plan and factorisation asks for. */
+enum { WORKSPACE = 4096 };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static long calls, fail_at, double_destroys, live_solvers, live_params;
+static int fail_code, next_info;
+static unsigned char plan_live[MAX_PLANS];
+static unsigned char plan_made[MAX_PLANS];
+static void *plan_work[MAX_PLANS];
+static int next_plan = 1;
+
+/* Counts a call; the code to fail it with, or 0. */
+static int enter(void) {
+    pthread_mutex_lock(&lock);
+    int code = 0;
+    calls++;
+    if (fail_at && calls == fail_at) {
+        code = fail_code;
+        fail_at = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return code;
+}
+
+EXPORT void fakelibs_reset(void) {
+    pthread_mutex_lock(&lock);
+    calls = fail_at = 0;
+    fail_code = next_info = 0;
+    pthread_mutex_unlock(&lock);
+}
+/* The `n`th call from now fails with `code`. */
+EXPORT void fakelibs_fail_nth(long n, int code) {
+    pthread_mutex_lock(&lock);
+    fail_at = calls + n;
+    fail_code = code;
+    pthread_mutex_unlock(&lock);
+}
+EXPORT long fakelibs_calls(void) { return calls; }
+/* 0: live plans; 1: live solver handles; 2: live parameter objects; 3: double destroys. */
+EXPORT long fakelibs_live(int what) {
+    pthread_mutex_lock(&lock);
+    long count = 0;
+    if (what == 0)
+        for (int i = 0; i < MAX_PLANS; i++) count += plan_live[i];
+    if (what == 1) count = live_solvers;
+    if (what == 2) count = live_params;
+    if (what == 3) count = double_destroys;
+    pthread_mutex_unlock(&lock);
+    return count;
+}
+/* The `info` the next factorisations write. */
+EXPORT void fakelibs_set_info(int info) { next_info = info; }
+
+/* ------------------------------------------------------------------ cuFFT */
+static int plan_ok(int plan) { return plan > 0 && plan < MAX_PLANS && plan_live[plan]; }
+
+EXPORT unsigned cufftGetProperty(int type, int *value) {
+    if (!value) return CUFFT_INVALID_VALUE;
+    *value = type == 0 ? 12 : 0;
+    return CUFFT_SUCCESS;
+}
+EXPORT unsigned cufftCreate(int *plan) {
+    int code = enter();
+    if (code) return code;
+    if (!plan) return CUFFT_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    if (next_plan >= MAX_PLANS) {
+        pthread_mutex_unlock(&lock);
+        return 2; /* CUFFT_ALLOC_FAILED */
+    }
+    *plan = next_plan++;
+    plan_live[*plan] = 1;
+    plan_made[*plan] = 0;
+    plan_work[*plan] = NULL;
+    pthread_mutex_unlock(&lock);
+    return CUFFT_SUCCESS;
+}
+EXPORT unsigned cufftDestroy(int plan) {
+    if (plan > 0 && plan < MAX_PLANS && !plan_live[plan]) {
+        double_destroys++;
+        return CUFFT_INVALID_PLAN;
+    }
+    if (!plan_ok(plan)) return CUFFT_INVALID_PLAN;
+    plan_live[plan] = 0;
+    return CUFFT_SUCCESS;
+}
+EXPORT unsigned cufftSetAutoAllocation(int plan, int automatic) {
+    int code = enter();
+    if (code) return code;
+    return plan_ok(plan) && automatic == 0 ? CUFFT_SUCCESS : CUFFT_INVALID_PLAN;
+}
+static unsigned make_plan(int plan, int rank, long long *n, size_t *work) {
+    int code = enter();
+    if (code) return code;
+    if (!plan_ok(plan)) return CUFFT_INVALID_PLAN;
+    if (rank < 1 || rank > 3 || !n || !work) return CUFFT_INVALID_VALUE;
+    for (int i = 0; i < rank; i++)
+        if (n[i] < 1) return 8; /* CUFFT_INVALID_SIZE */
+    plan_made[plan] = 1;
+    *work = WORKSPACE;
+    return CUFFT_SUCCESS;
+}
+EXPORT unsigned cufftMakePlanMany64(int plan, int rank, long long *n, long long *inembed, long long istride,
+                                    long long idist, long long *onembed, long long ostride, long long odist,
+                                    int type, long long batch, size_t *work) {
+    (void)inembed, (void)istride, (void)idist, (void)onembed, (void)ostride, (void)odist, (void)type, (void)batch;
+    return make_plan(plan, rank, n, work);
+}
+EXPORT unsigned cufftXtMakePlanMany(int plan, int rank, long long *n, long long *inembed, long long istride,
+                                    long long idist, int itype, long long *onembed, long long ostride, long long odist,
+                                    int otype, long long batch, size_t *work, int etype) {
+    (void)inembed, (void)istride, (void)idist, (void)itype, (void)onembed, (void)ostride, (void)odist, (void)otype,
+        (void)batch, (void)etype;
+    return make_plan(plan, rank, n, work);
+}
+EXPORT unsigned cufftSetStream(int plan, void *stream) {
+    (void)stream;
+    int code = enter();
+    if (code) return code;
+    return plan_ok(plan) ? CUFFT_SUCCESS : CUFFT_INVALID_PLAN;
+}
+EXPORT unsigned cufftSetWorkArea(int plan, void *area) {
+    int code = enter();
+    if (code) return code;
+    if (!plan_ok(plan)) return CUFFT_INVALID_PLAN;
+    plan_work[plan] = area;
+    return CUFFT_SUCCESS;
+}
+EXPORT unsigned cufftXtExec(int plan, void *input, void *output, int direction) {
+    int code = enter();
+    if (code) return code;
+    if (!plan_ok(plan) || !plan_made[plan]) return CUFFT_INVALID_PLAN;
+    if (!input || !output || (direction != -1 && direction != 1)) return CUFFT_INVALID_VALUE;
+    return plan_work[plan] ? CUFFT_SUCCESS : CUFFT_NO_WORKSPACE;
+}
+
+/* --------------------------------------------------------------- cuSOLVER */
+typedef int (*memcpy_htod)(unsigned long long, const void *, size_t);
+
+/* Writes `next_info` at a device address through the driver the process loaded. */
+static int write_info(int *info) {
+    static memcpy_htod copy;
+    if (!copy) {
+        const char *driver = getenv("CUDA_DRIVER_LIBRARY");
+        void *handle = driver ? dlopen(driver, RTLD_NOW | RTLD_NOLOAD) : NULL;
+        if (!handle) return CUSOLVER_NOT_INITIALIZED;
+        copy = (memcpy_htod)dlsym(handle, "cuMemcpyHtoD_v2");
+        if (!copy) return CUSOLVER_NOT_INITIALIZED;
+    }
+    int value = next_info;
+    return copy((unsigned long long)(uintptr_t)info, &value, sizeof value) == 0 ? CUSOLVER_SUCCESS
+                                                                              : CUSOLVER_INVALID_VALUE;
+}
+
+EXPORT unsigned cusolverGetProperty(int type, int *value) {
+    if (!value) return CUSOLVER_INVALID_VALUE;
+    *value = type == 0 ? 12 : 0;
+    return CUSOLVER_SUCCESS;
+}
+EXPORT unsigned cusolverDnCreate(void **handle) {
+    int code = enter();
+    if (code) return code;
+    if (!handle) return CUSOLVER_INVALID_VALUE;
+    *handle = malloc(16);
+    live_solvers++;
+    return CUSOLVER_SUCCESS;
+}
+EXPORT unsigned cusolverDnDestroy(void *handle) {
+    if (!handle) return CUSOLVER_NOT_INITIALIZED;
+    free(handle);
+    live_solvers--;
+    return CUSOLVER_SUCCESS;
+}
+EXPORT unsigned cusolverDnCreateParams(void **params) {
+    int code = enter();
+    if (code) return code;
+    if (!params) return CUSOLVER_INVALID_VALUE;
+    *params = malloc(16);
+    live_params++;
+    return CUSOLVER_SUCCESS;
+}
+EXPORT unsigned cusolverDnDestroyParams(void *params) {
+    if (!params) return CUSOLVER_INVALID_VALUE;
+    free(params);
+    live_params--;
+    return CUSOLVER_SUCCESS;
+}
+EXPORT unsigned cusolverDnSetStream(void *handle, void *stream) {
+    (void)stream;
+    int code = enter();
+    if (code) return code;
+    return handle ? CUSOLVER_SUCCESS : CUSOLVER_NOT_INITIALIZED;
+}
+static unsigned buffer_size(void *handle, size_t *device, size_t *host) {
+    int code = enter();
+    if (code) return code;
+    if (!handle || !device || !host) return CUSOLVER_INVALID_VALUE;
+    *device = WORKSPACE;
+    *host = 64;
+    return CUSOLVER_SUCCESS;
+}
+EXPORT unsigned cusolverDnXpotrf_bufferSize(void *handle, void *params, int uplo, long long n, int type,
+                                            const void *a, long long lda, int compute, size_t *device, size_t *host) {
+    (void)params, (void)uplo, (void)n, (void)type, (void)a, (void)lda, (void)compute;
+    return buffer_size(handle, device, host);
+}
+EXPORT unsigned cusolverDnXgetrf_bufferSize(void *handle, void *params, long long m, long long n, int type,
+                                            const void *a, long long lda, int compute, size_t *device, size_t *host) {
+    (void)params, (void)m, (void)n, (void)type, (void)a, (void)lda, (void)compute;
+    return buffer_size(handle, device, host);
+}
+/* A factorisation: checks its workspaces and writes `info`. */
+static unsigned factor(void *handle, void *a, void *device_work, size_t device_bytes, void *host_work,
+                       size_t host_bytes, int *info) {
+    int code = enter();
+    if (code) return code;
+    if (!handle || !a || !info) return CUSOLVER_INVALID_VALUE;
+    if (!device_work || device_bytes < WORKSPACE || !host_work || host_bytes < 64) return CUSOLVER_INVALID_VALUE;
+    memset(host_work, 0, host_bytes); /* the host workspace must be writable memory */
+    return write_info(info);
+}
+EXPORT unsigned cusolverDnXpotrf(void *handle, void *params, int uplo, long long n, int type, void *a, long long lda,
+                                 int compute, void *device_work, size_t device_bytes, void *host_work,
+                                 size_t host_bytes, int *info) {
+    (void)params, (void)uplo, (void)n, (void)type, (void)lda, (void)compute;
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}
+EXPORT unsigned cusolverDnXgetrf(void *handle, void *params, long long m, long long n, int type, void *a,
+                                 long long lda, long long *pivots, int compute, void *device_work, size_t device_bytes,
+                                 void *host_work, size_t host_bytes, int *info) {
+    (void)params, (void)m, (void)n, (void)type, (void)lda, (void)compute;
+    if (!pivots) return CUSOLVER_INVALID_VALUE;
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}
