@@ -13,6 +13,8 @@
 //! overlaps another buffer of the call (by address range): typed errors, before anything runs.
 //! Everything is queued on the stream with no host wait, except where a result's size or a
 //! check depends on the data (a `sorter`'s check, `unique`'s count), each documented.
+//! - [`reduce`]: reductions with an init value (sum, product, min, max, or a C++ operator), of
+//!   the whole input or of segments (rows, or ranges given by offsets);
 //! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole,
 //!   by segments of equal length, or by runs of equal keys;
 //! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
@@ -39,6 +41,7 @@
 //! stream's order; nothing waits on the host except the documented count read-back.
 
 pub mod histogram;
+pub mod reduce;
 pub mod scan;
 pub mod search;
 pub mod select;
@@ -146,6 +149,54 @@ mod tests {
         compile(&builtin_source::<f32, f32>(ScanOp::Sum, true));
         compile(&builtin_source::<half::bf16, half::bf16>(ScanOp::Prod, true));
         compile(&builtin_source::<f64, f64>(ScanOp::Sum, true));
+    }
+
+    macro_rules! every_reduce {
+        ($($ty:ty),*) => {
+            $(
+                for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Min, ScanOp::Max] {
+                    let ptx = compile(&super::reduce::builtin_source::<$ty, <$ty as crate::array::Element>::Sum>(op));
+                    assert!(
+                        ptx.contains(".entry reduce_partials(")
+                            && ptx.contains(".entry reduce_final(")
+                            && ptx.contains(".entry reduce_segments(")
+                    );
+                }
+                compile(&super::reduce::builtin_source::<$ty, $ty>(ScanOp::Max));
+                compile(&super::reduce::builtin_source::<$ty, f64>(ScanOp::Min));
+            )*
+        };
+    }
+
+    #[test]
+    fn reductions_compile_for_every_type_and_operation() {
+        every_reduce!(
+            crate::Bool,
+            i8,
+            i16,
+            i32,
+            i64,
+            u8,
+            u16,
+            u32,
+            u64,
+            half::f16,
+            half::bf16,
+            f32,
+            f64
+        );
+    }
+
+    #[test]
+    fn reduce_operators_compile() {
+        use super::reduce::ReduceOperator;
+        let op = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();
+        let ptx = compile(&op.source_for(DType::F16, DType::F32));
+        assert!(ptx.contains(".entry reduce_absmax_partials(") && ptx.contains(".entry reduce_absmax_segments("));
+        let helper = ReduceOperator::new("bits", "mix(a, b)", "0u")
+            .unwrap()
+            .with_prelude("__device__ unsigned mix(unsigned a, unsigned b) { return a ^ (b * 3u); }");
+        compile(&helper.source_for(DType::U8, DType::U32));
     }
 
     #[test]
