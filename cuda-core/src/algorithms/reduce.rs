@@ -221,7 +221,12 @@ struct ReduceKernel {
 }
 
 fn builtin_code(op: ScanOp, input: DType, output: DType) -> ReduceCode {
-    let (text, identity) = op.text(output);
+    let (text, identity) = match op.text(output) {
+        // -0.0 pads a float sum: `x + -0.0` is `x` for every x, -0.0 included, where +0.0 would
+        // turn a sum of negative zeros positive (NumPy keeps the sign).
+        (text, _) if op == ScanOp::Sum && output.is_float() => (text, "-0.0"),
+        other => other,
+    };
     ReduceCode {
         name: "reduce".to_string(),
         input,
