@@ -824,6 +824,14 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
     scan::scan_by_key::<i32, f32, f32>(&stream, &keys, &x, &mut y, ScanOp::Sum, ScanKind::Inclusive)?;
     let op = ScanOperator::new("running_max", "a > b ? a : b", "-3.4e38f")?;
     unsafe { op.scan::<f32, f32>(&stream, &x, &mut y, ScanKind::Inclusive, None)? };
+    use cuda_core::algorithms::reduce::{self, ReduceOperator, Segments};
+    let mut total = DeviceArray::<f32>::empty(&stream, 1)?;
+    reduce::reduce::<f32, f32>(&stream, &x, &mut total, ScanOp::Sum, 0.0)?;
+    reduce::reduce_segments::<f32, f32>(&stream, &x, Segments::Rows(3), &mut y, ScanOp::Max, f32::NEG_INFINITY)?;
+    let offsets = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 3])?;
+    reduce::reduce_segments::<f32, f32>(&stream, &x, Segments::Offsets(&offsets), &mut y, ScanOp::Sum, 0.0)?;
+    let absmax = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f")?;
+    unsafe { absmax.reduce::<f32, f32>(&stream, &x, &mut total, 0.0)? };
     let keys = x.try_clone()?;
     let mut keys_out = DeviceArray::<f32>::empty(&stream, 3)?;
     sort::sort_keys::<f32>(&stream, &keys, &mut keys_out, n, SortOrder::Descending)?;
