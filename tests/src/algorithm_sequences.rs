@@ -1,7 +1,7 @@
-//! One sequence per family of cuda-core's device-wide algorithms, through the NumPy routines
-//! on them: scan (`cumsum`), select (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`),
-//! search (`searchsorted` with a sorter), counting (`histogram`, `bincount`) and sets
-//! (`unique`). The failure-point suite runs each against the stand-in driver with every
+//! One sequence per family of cuda-core's device-wide algorithms, on device buffers (reduce)
+//! or through the NumPy routines on them: scan (`cumsum`), select (`x[x > 0.5]`, `nonzero`),
+//! sort (`sort`, `argsort`), search (`searchsorted` with a sorter), counting (`histogram`,
+//! `bincount`) and sets (`unique`). The failure-point suite runs each against the stand-in driver with every
 //! driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
 //!
 //! The stand-in cannot run these generated kernels: the suite switches on
@@ -178,8 +178,32 @@ fn unique_sets(_ptx: &str) -> Result<()> {
     })
 }
 
+/// Reduce: `algorithms::reduce` of a whole f32 buffer with an init value (two passes, the
+/// partials from the pool), by rows and by offsets (one pass), and with a C++ operator.
+fn reduce_device(_ptx: &str) -> Result<()> {
+    use cuda_core::algorithms::reduce::{reduce, reduce_segments, ReduceOperator, Segments};
+    use cuda_core::algorithms::scan::ScanOp;
+    on_default_pool("reduce (whole, segments, operator)", |stream| {
+        let xs: Vec<f32> = (0..5000).map(|i| (i % 7) as f32).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        let mut total = DeviceArray::<f64>::zeros(stream, 1)?;
+        reduce::<f32, f64>(stream, &x, &mut total, ScanOp::Sum, 1.0)?;
+        let mut rows = DeviceArray::<f32>::zeros(stream, 5)?;
+        reduce_segments::<f32, f32>(stream, &x, Segments::Rows(1000), &mut rows, ScanOp::Max, 0.0)?;
+        let offsets = DeviceArray::from_slice(stream, &[0i64, 10, 4000, 5000])?;
+        let mut parts = DeviceArray::<f32>::zeros(stream, 3)?;
+        reduce_segments::<f32, f32>(stream, &x, Segments::Offsets(&offsets), &mut parts, ScanOp::Min, 9.0)?;
+        let absmax = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f")?;
+        // SAFETY: the operator only computes with `a` and `b`.
+        unsafe { absmax.reduce::<f32, f32>(stream, &x, &mut parts, 0.0)? };
+        drop((x, total, rows, offsets, parts, absmax));
+        Ok(())
+    })
+}
+
 /// The sequences of the algorithm families, by name.
-pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 6] = [
+pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 7] = [
+    ("reduce: whole, segments, operator", reduce_device),
     ("scan: cumsum", scan_cumsum),
     ("select: extract and nonzero", select_extract_nonzero),
     ("sort: sort and argsort", sort_argsort),
