@@ -1,8 +1,8 @@
 //! One sequence per family of cuda-core's device-wide algorithms, on device buffers (reduce)
 //! or through the NumPy routines on them: scan (`cumsum`), select (`x[x > 0.5]`, `nonzero`),
 //! sort (`sort`, `argsort`), search (`searchsorted` with a sorter), counting (`histogram`,
-//! `bincount`) and sets (`unique`). The failure-point suite runs each against the stand-in driver with every
-//! driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
+//! `bincount`) and sets (`unique`). The failure-point suite runs each against the stand-in
+//! driver with every driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
 //!
 //! The stand-in cannot run these generated kernels: the suite switches on
 //! [`Session::set_bodiless_kernels_noop`](crate::fake::Session::set_bodiless_kernels_noop), so
