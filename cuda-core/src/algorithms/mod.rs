@@ -14,11 +14,12 @@
 //! Everything is queued on the stream with no host wait, except where a result's size or a
 //! check depends on the data (a `sorter`'s check, `unique`'s count), each documented.
 //! - [`reduce`]: reductions with an init value (sum, product, min, max, or a C++ operator), of
-//!   the whole input or of segments (rows, or ranges given by offsets);
+//!   the whole input or of segments (rows, or ranges given by offsets), and by runs of equal keys;
 //! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole,
 //!   by segments of equal length, or by runs of equal keys;
 //! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
-//!   sorted input and run-length encoding, the count left on the device or read back;
+//!   sorted input (also by key: the values beside them) and run-length encoding, the count left
+//!   on the device or read back;
 //! - [`sort`]: stable radix sort of keys, pairs, `argsort`, and of the rows of a matrix;
 //! - [`search`]: lower and upper bounds of many queries in sorted keys;
 //! - [`histogram`]: counts in even bins.
@@ -81,7 +82,7 @@ pub(crate) fn elements<T: Element>(what: &str, memory: &impl DeviceMemory, strea
 
 /// Fails when the byte ranges of `a` and `b` overlap (a kernel reading one while writing the
 /// other would race).
-pub(crate) fn disjoint(what: &str, a: &impl DeviceMemory, b: &impl DeviceMemory) -> Result<()> {
+pub(crate) fn disjoint(what: &str, a: &(impl DeviceMemory + ?Sized), b: &(impl DeviceMemory + ?Sized)) -> Result<()> {
     let (a0, a1) = (a.device_ptr(), a.device_ptr() + a.byte_len() as u64);
     let (b0, b1) = (b.device_ptr(), b.device_ptr() + b.byte_len() as u64);
     if a0 < b1 && b0 < a1 {
@@ -160,6 +161,7 @@ mod tests {
                         ptx.contains(".entry reduce_partials(")
                             && ptx.contains(".entry reduce_final(")
                             && ptx.contains(".entry reduce_segments(")
+                            && ptx.contains(".entry reduce_runs(")
                     );
                 }
                 compile(&super::reduce::builtin_source::<$ty, $ty>(ScanOp::Max));
