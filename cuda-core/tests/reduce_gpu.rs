@@ -3,9 +3,9 @@
 //! element types (f16 and bf16 included), shapes that take each kernel (rows, short rows,
 //! columns, split axes, vector loads), views, NaN and ties, empty inputs, `item`, the axis form
 //! of `ReductionKernel`, and the typed errors of bad input; and the device-wide
-//! `algorithms::reduce` (init values, built-in and C++ operators, segments, NaN, inf and -0.0,
-//! more than 2^31 elements). Without a driver or device each test prints `skipped: <why>` and
-//! passes, unless `CUDA_REQUIRE_GPU=1`.
+//! `algorithms::reduce` (init values, built-in and C++ operators, segments, runs of equal keys,
+//! NaN, inf and -0.0, more than 2^31 elements). Without a driver or device each test prints
+//! `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
 
 mod common;
 
@@ -949,4 +949,151 @@ fn device_reduce_of_more_than_2_to_the_31_elements() {
     let mut rows = DeviceArray::<u64>::zeros(&stream, 2).unwrap();
     reduce_segments::<u8, u64>(&stream, &x, Segments::Rows((1 << 31) + 1), &mut rows, ScanOp::Sum, 0).unwrap();
     assert_eq!(rows.to_vec().unwrap(), [(1u64 << 31) + 1, 2]);
+}
+
+/// `reduce_by_key` against a host fold of each run of equal keys (NaNs equal): sums (counts by
+/// key with ones), minima and maxima, runs of varied lengths across tiles and blocks, NaN and
+/// -0.0, a C++ operator that is not commutative, and the typed errors.
+#[test]
+fn device_reduce_by_key_matches_the_host() {
+    use cuda_core::algorithms::reduce::{reduce_by_key, ReduceOperator};
+    use cuda_core::algorithms::scan::ScanOp;
+    let Some(device) = common::device_or_skip("device_reduce_by_key_matches_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    for target in [1usize, 2, 2047, 2049, 300_000] {
+        let mut keys: Vec<f32> = Vec::with_capacity(target);
+        let (mut run, mut length) = (0usize, 1usize);
+        while keys.len() < target {
+            let take = length.min(target - keys.len());
+            let key = if run % 11 == 5 { f32::NAN } else { (run % 40) as f32 };
+            keys.extend(std::iter::repeat_n(key, take));
+            run += 1;
+            length = length * 7 % 5001 + 1;
+        }
+        let values: Vec<i32> = (0..target).map(|i| (i % 17) as i32 - 8).collect();
+        let starts: Vec<usize> = (0..target)
+            .filter(|&i| i == 0 || !same(f64::from(keys[i]), f64::from(keys[i - 1])))
+            .collect();
+        let bounds: Vec<(usize, usize)> = starts
+            .iter()
+            .enumerate()
+            .map(|(r, &s)| (s, starts.get(r + 1).copied().unwrap_or(target)))
+            .collect();
+        let k = DeviceArray::from_slice(&stream, &keys).unwrap();
+        let v = DeviceArray::from_slice(&stream, &values).unwrap();
+        let mut unique_keys = DeviceArray::<f32>::zeros(&stream, target).unwrap();
+        let mut count = DeviceArray::<u64>::zeros(&stream, 1).unwrap();
+        let what = format!("reduce_by_key of {target}");
+        let mut sums = DeviceArray::<i64>::zeros(&stream, target).unwrap();
+        reduce_by_key::<f32, i32, i64>(
+            &stream,
+            (&k, &v),
+            (&mut unique_keys, &mut sums),
+            &mut count,
+            ScanOp::Sum,
+        )
+        .unwrap();
+        let runs = count.to_vec().unwrap()[0] as usize;
+        assert_eq!(runs, starts.len(), "{what}: runs");
+        let got_keys = unique_keys.to_vec().unwrap();
+        for (r, &s) in starts.iter().enumerate() {
+            assert!(same(f64::from(got_keys[r]), f64::from(keys[s])), "{what}: key {r}");
+        }
+        let want: Vec<i64> = bounds
+            .iter()
+            .map(|&(b, e)| values[b..e].iter().map(|&x| i64::from(x)).sum())
+            .collect();
+        assert_eq!(&sums.to_vec().unwrap()[..runs], want.as_slice(), "{what}: sums");
+        let mut maxima = DeviceArray::<i32>::zeros(&stream, target).unwrap();
+        reduce_by_key::<f32, i32, i32>(
+            &stream,
+            (&k, &v),
+            (&mut unique_keys, &mut maxima),
+            &mut count,
+            ScanOp::Max,
+        )
+        .unwrap();
+        let want: Vec<i32> = bounds
+            .iter()
+            .map(|&(b, e)| *values[b..e].iter().max().unwrap())
+            .collect();
+        assert_eq!(&maxima.to_vec().unwrap()[..runs], want.as_slice(), "{what}: maxima");
+        // Counts by key: sums of ones.
+        let ones = DeviceArray::<u8>::ones(&stream, [target]).unwrap();
+        let mut counts = DeviceArray::<u64>::zeros(&stream, target).unwrap();
+        reduce_by_key::<f32, u8, u64>(
+            &stream,
+            (&k, &ones),
+            (&mut unique_keys, &mut counts),
+            &mut count,
+            ScanOp::Sum,
+        )
+        .unwrap();
+        let want: Vec<u64> = bounds.iter().map(|&(b, e)| (e - b) as u64).collect();
+        assert_eq!(&counts.to_vec().unwrap()[..runs], want.as_slice(), "{what}: counts");
+        // The first non-zero value of each run: the order of the values is kept.
+        let first = ReduceOperator::new("first_nonzero", "a != 0 ? a : b", "0").unwrap();
+        let mut firsts = DeviceArray::<i32>::zeros(&stream, target).unwrap();
+        // SAFETY: the operator only computes with `a` and `b`.
+        unsafe {
+            first
+                .reduce_by_key::<f32, i32, i32>(&stream, (&k, &v), (&mut unique_keys, &mut firsts), &mut count)
+                .unwrap()
+        };
+        let want: Vec<i32> = bounds
+            .iter()
+            .map(|&(b, e)| values[b..e].iter().copied().find(|&x| x != 0).unwrap_or(0))
+            .collect();
+        assert_eq!(
+            &firsts.to_vec().unwrap()[..runs],
+            want.as_slice(),
+            "{what}: first non-zero"
+        );
+    }
+    // NaN values propagate through max; -0.0 keeps its sign through a sum.
+    let k = DeviceArray::from_slice(&stream, &[1i64, 1, 2, 2, 3]).unwrap();
+    let v = DeviceArray::from_slice(&stream, &[f64::NAN, 1.0, -0.0, -0.0, f64::INFINITY]).unwrap();
+    let mut unique_keys = DeviceArray::<i64>::zeros(&stream, 5).unwrap();
+    let mut out = DeviceArray::<f64>::zeros(&stream, 5).unwrap();
+    let mut count = DeviceArray::<u64>::zeros(&stream, 1).unwrap();
+    reduce_by_key::<i64, f64, f64>(&stream, (&k, &v), (&mut unique_keys, &mut out), &mut count, ScanOp::Max).unwrap();
+    let got = out.to_vec().unwrap();
+    assert_eq!(count.to_vec().unwrap(), [3]);
+    assert!(got[0].is_nan() && got[2] == f64::INFINITY, "{got:?}");
+    reduce_by_key::<i64, f64, f64>(&stream, (&k, &v), (&mut unique_keys, &mut out), &mut count, ScanOp::Sum).unwrap();
+    let got = out.to_vec().unwrap();
+    assert!(got[1] == 0.0 && got[1].is_sign_negative(), "{got:?}");
+    assert_eq!(&unique_keys.to_vec().unwrap()[..3], [1, 2, 3]);
+    // Typed errors: values of another length, outputs too small, an output overlapping the
+    // values.
+    let short = DeviceArray::from_slice(&stream, &[1.0f64; 4]).unwrap();
+    let error = reduce_by_key::<i64, f64, f64>(
+        &stream,
+        (&k, &short),
+        (&mut unique_keys, &mut out),
+        &mut count,
+        ScanOp::Sum,
+    );
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut small = DeviceArray::<f64>::zeros(&stream, 4).unwrap();
+    let error = reduce_by_key::<i64, f64, f64>(
+        &stream,
+        (&k, &v),
+        (&mut unique_keys, &mut small),
+        &mut count,
+        ScanOp::Sum,
+    );
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut alias = v.reshape_view([5]).unwrap();
+    let error = reduce_by_key::<i64, f64, f64>(
+        &stream,
+        (&k, &v),
+        (&mut unique_keys, &mut alias),
+        &mut count,
+        ScanOp::Sum,
+    );
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
