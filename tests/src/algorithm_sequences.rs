@@ -179,11 +179,13 @@ fn unique_sets(_ptx: &str) -> Result<()> {
 }
 
 /// Reduce: `algorithms::reduce` of a whole f32 buffer with an init value (two passes, the
-/// partials from the pool), by rows and by offsets (one pass), and with a C++ operator.
+/// partials from the pool), by rows and by offsets (one pass), with a C++ operator, and by
+/// runs of equal keys (`reduce_by_key`, `unique_by_key`).
 fn reduce_device(_ptx: &str) -> Result<()> {
-    use cuda_core::algorithms::reduce::{reduce, reduce_segments, ReduceOperator, Segments};
+    use cuda_core::algorithms::reduce::{reduce, reduce_by_key, reduce_segments, ReduceOperator, Segments};
     use cuda_core::algorithms::scan::ScanOp;
-    on_default_pool("reduce (whole, segments, operator)", |stream| {
+    use cuda_core::algorithms::select::unique_by_key;
+    on_default_pool("reduce (whole, segments, operator, by key)", |stream| {
         let xs: Vec<f32> = (0..5000).map(|i| (i % 7) as f32).collect();
         let x = DeviceArray::from_slice(stream, &xs)?;
         let mut total = DeviceArray::<f64>::zeros(stream, 1)?;
@@ -196,14 +198,26 @@ fn reduce_device(_ptx: &str) -> Result<()> {
         let absmax = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f")?;
         // SAFETY: the operator only computes with `a` and `b`.
         unsafe { absmax.reduce::<f32, f32>(stream, &x, &mut parts, 0.0)? };
-        drop((x, total, rows, offsets, parts, absmax));
+        // By key: runs of equal keys, their sums and first values, the count left on the device.
+        let keys = DeviceArray::from_slice(stream, &(0..5000).map(|i| i / 7).collect::<Vec<i32>>())?;
+        let (mut unique, mut sums) = (
+            DeviceArray::<i32>::zeros(stream, 5000)?,
+            DeviceArray::<f64>::zeros(stream, 5000)?,
+        );
+        let mut firsts = DeviceArray::<f32>::zeros(stream, 5000)?;
+        let mut count = DeviceArray::<u64>::zeros(stream, 1)?;
+        reduce_by_key::<i32, f32, f64>(stream, (&keys, &x), (&mut unique, &mut sums), &mut count, ScanOp::Sum)?;
+        unique_by_key::<i32, f32>(stream, (&keys, &x), (&mut unique, &mut firsts), &mut count)?;
+        drop((
+            x, total, rows, offsets, parts, absmax, keys, unique, sums, firsts, count,
+        ));
         Ok(())
     })
 }
 
 /// The sequences of the algorithm families, by name.
 pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 7] = [
-    ("reduce: whole, segments, operator", reduce_device),
+    ("reduce: whole, segments, operator, by key", reduce_device),
     ("scan: cumsum", scan_cumsum),
     ("select: extract and nonzero", select_extract_nonzero),
     ("sort: sort and argsort", sort_argsort),

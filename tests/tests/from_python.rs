@@ -846,6 +846,21 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
         DeviceArray::<u64>::empty(&stream, 3)?,
     );
     select::run_length_encode::<f32>(&stream, &keys, &mut unique, &mut lengths, &mut count)?;
+    let values = DeviceArray::<i64>::from_slice(&stream, &[1, 2, 3])?;
+    let (mut firsts, mut sums) = (
+        DeviceArray::<i64>::empty(&stream, 3)?,
+        DeviceArray::<i64>::empty(&stream, 3)?,
+    );
+    select::unique_by_key::<f32, i64>(&stream, (&keys, &values), (&mut unique, &mut firsts), &mut count)?;
+    reduce::reduce_by_key::<f32, i64, i64>(
+        &stream,
+        (&keys, &values),
+        (&mut unique, &mut sums),
+        &mut count,
+        ScanOp::Sum,
+    )?;
+    let op = ReduceOperator::new("first_nonzero", "a != 0 ? a : b", "0")?;
+    unsafe { op.reduce_by_key::<f32, i64, i64>(&stream, (&keys, &values), (&mut unique, &mut sums), &mut count)? };
     let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
     histogram::histogram_even::<f32, f32>(&stream, (&x, n), (0.0, 1.0), &mut counts, 10)?;
     let queries = x.try_clone()?;
