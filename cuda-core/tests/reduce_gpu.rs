@@ -969,7 +969,7 @@ fn device_reduce_by_key_matches_the_host() {
         while keys.len() < target {
             let take = length.min(target - keys.len());
             let key = if run % 11 == 5 { f32::NAN } else { (run % 40) as f32 };
-            keys.extend(std::iter::repeat_n(key, take));
+            keys.extend(std::iter::repeat(key).take(take));
             run += 1;
             length = length * 7 % 5001 + 1;
         }

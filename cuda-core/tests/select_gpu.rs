@@ -488,7 +488,7 @@ fn unique_by_key_of<K: Element>(stream: &Stream) {
         let (mut run, mut length) = (0usize, 1usize);
         while keys.len() < target {
             let take = length.min(target - keys.len());
-            keys.extend(std::iter::repeat_n(K::from_f64((run % 50) as f64), take));
+            keys.extend(std::iter::repeat(K::from_f64((run % 50) as f64)).take(take));
             run += 1;
             length = length * 7 % 3001 + 1;
         }
