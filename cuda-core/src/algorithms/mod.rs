@@ -21,6 +21,8 @@
 //!   sorted input (also by key: the values beside them) and run-length encoding, the count left
 //!   on the device or read back;
 //! - [`sort`]: stable radix sort of keys, pairs, `argsort`, and of the rows of a matrix;
+//! - [`merge_sort`]: stable merge sort of keys or pairs by a C++ comparator, for keys radix
+//!   sort cannot take;
 //! - [`search`]: lower and upper bounds of many queries in sorted keys;
 //! - [`histogram`]: counts in even bins.
 //!
@@ -42,6 +44,7 @@
 //! stream's order; nothing waits on the host except the documented count read-back.
 
 pub mod histogram;
+pub mod merge_sort;
 pub mod reduce;
 pub mod scan;
 pub mod search;
@@ -199,6 +202,34 @@ mod tests {
             .unwrap()
             .with_prelude("__device__ unsigned mix(unsigned a, unsigned b) { return a ^ (b * 3u); }");
         compile(&helper.source_for(DType::U8, DType::U32));
+    }
+
+    #[test]
+    fn merge_sorts_compile_for_keys_alone_pairs_and_struct_keys() {
+        use super::merge_sort::MergeSort;
+        let by_magnitude = MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)").unwrap();
+        let ptx = compile(&by_magnitude.source_for(4, 0));
+        assert!(
+            ptx.contains(".entry merge_sort_by_magnitude_block(")
+                && ptx.contains(".entry merge_sort_by_magnitude_merge(")
+        );
+        for value_bytes in [1, 2, 4, 8, 12, 16, 64] {
+            compile(&by_magnitude.source_for(4, value_bytes));
+        }
+        let halves = MergeSort::new("halves", "cuda_core_f16", "(float)a > (float)b").unwrap();
+        compile(&halves.source_for(2, 8));
+        let points = MergeSort::new("points", "point", "a.x < b.x || (a.x == b.x && a.y < b.y)")
+            .unwrap()
+            .with_prelude("struct point { float x; float y; int id; };");
+        compile(&points.source_for(12, 8));
+        // A C++ key type of another size than the Rust one does not compile.
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        assert!(Program::new(points.source_for(16, 0), options)
+            .compile(CompileTarget::Ptx)
+            .is_err());
     }
 
     #[test]
