@@ -1,8 +1,9 @@
-//! One sequence per family of cuda-core's device-wide algorithms, on device buffers (reduce)
-//! or through the NumPy routines on them: scan (`cumsum`), select (`x[x > 0.5]`, `nonzero`),
-//! sort (`sort`, `argsort`), search (`searchsorted` with a sorter), counting (`histogram`,
-//! `bincount`) and sets (`unique`). The failure-point suite runs each against the stand-in
-//! driver with every driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
+//! One sequence per family of cuda-core's device-wide algorithms, on device buffers (reduce,
+//! merge sort by a comparator) or through the NumPy routines on them: scan (`cumsum`), select
+//! (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`), search (`searchsorted` with a sorter),
+//! counting (`histogram`, `bincount`) and sets (`unique`). The failure-point suite runs each
+//! against the stand-in driver with every driver call failing in turn
+//! (`tests/tests/algorithm_failure_points.rs`).
 //!
 //! The stand-in cannot run these generated kernels: the suite switches on
 //! [`Session::set_bodiless_kernels_noop`](crate::fake::Session::set_bodiless_kernels_noop), so
@@ -215,12 +216,39 @@ fn reduce_device(_ptx: &str) -> Result<()> {
     })
 }
 
+/// Merge sort: a C++ comparator's stable sort of f32 keys with i64 values across several
+/// blocks (the block sort and two merge passes through a pool buffer), and of keys alone.
+fn merge_sort_pairs(_ptx: &str) -> Result<()> {
+    use cuda_core::algorithms::merge_sort::MergeSort;
+    on_default_pool("merge sort (pairs, keys)", |stream| {
+        let n = 5000usize;
+        let keys = DeviceArray::from_slice(
+            stream,
+            &(0..n).map(|i| ((i * 37) % 101) as f32 - 50.0).collect::<Vec<f32>>(),
+        )?;
+        let values = DeviceArray::from_slice(stream, &(0..n as i64).collect::<Vec<i64>>())?;
+        let (mut keys_out, mut values_out) = (
+            DeviceArray::<f32>::zeros(stream, n)?,
+            DeviceArray::<i64>::zeros(stream, n)?,
+        );
+        let by_magnitude = MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)")?;
+        // SAFETY: the comparator only computes with `a` and `b`.
+        unsafe {
+            by_magnitude.sort_pairs::<f32, i64>(stream, (&keys, &values), (&mut keys_out, &mut values_out), n)?;
+            by_magnitude.sort_keys::<f32>(stream, &keys, &mut keys_out, n)?;
+        }
+        drop((keys, values, keys_out, values_out, by_magnitude));
+        Ok(())
+    })
+}
+
 /// The sequences of the algorithm families, by name.
-pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 7] = [
+pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 8] = [
     ("reduce: whole, segments, operator, by key", reduce_device),
     ("scan: cumsum", scan_cumsum),
     ("select: extract and nonzero", select_extract_nonzero),
     ("sort: sort and argsort", sort_argsort),
+    ("merge sort: pairs and keys", merge_sort_pairs),
     ("search: searchsorted", search_searchsorted),
     ("counting: histogram and bincount", histogram_bincount),
     ("sets: unique", unique_sets),

@@ -836,6 +836,13 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
     let mut keys_out = DeviceArray::<f32>::empty(&stream, 3)?;
     sort::sort_keys::<f32>(&stream, &keys, &mut keys_out, n, SortOrder::Descending)?;
     sort::sort_rows::<f32>(&stream, &keys, &mut keys_out, (n, 1), SortOrder::Ascending)?;
+    let by_magnitude =
+        cuda_core::algorithms::merge_sort::MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)")?;
+    let (mut values_out, values) = (
+        DeviceArray::<i64>::empty(&stream, 3)?,
+        DeviceArray::<i64>::from_slice(&stream, &[0, 1, 2])?,
+    );
+    unsafe { by_magnitude.sort_pairs::<f32, i64>(&stream, (&keys, &values), (&mut keys_out, &mut values_out), n)? };
     let flags = DeviceArray::<u8>::from_slice(&stream, &[1, 0, 1])?;
     select::select_flagged::<f32, u8>(&stream, &x, &flags, &mut out, &mut count, false)?;
     let positive = SelectIf::new("positive", "x > 0")?;
