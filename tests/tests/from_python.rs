@@ -487,6 +487,8 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     x.nansum_axes([0], false)?;
     (x.count_nonzero()?, x.ptp_axes([1], false)?);
     (x.cumsum(None)?, x.cumprod(-1)?, x.nancumsum(0)?, x.diff(2, -1)?);
+    let (b, e) = (x.try_clone()?, x.try_clone()?);
+    (x.ediff1d(None, None)?, x.ediff1d(Some(&b), Some(&e))?);
     (x.nonzero()?, x.flatnonzero()?, x.argwhere()?);
     {
         let mask = x.gt(0.5).eval()?;

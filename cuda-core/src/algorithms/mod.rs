@@ -26,7 +26,7 @@
 //! - [`search`]: lower and upper bounds of many queries in sorted keys;
 //! - [`histogram`]: counts in even bins.
 //!
-//! The array routines on top (`cumsum`, `cumprod` and their `nan` forms, `diff`, `nonzero`,
+//! The array routines on top (`cumsum`, `cumprod` and their `nan` forms, `diff`, `ediff1d`, `nonzero`,
 //! `flatnonzero`, `argwhere`, `extract`, `compress`, `place`, `putmask`, `sort`, `argsort`,
 //! `partition`, `lexsort`, `searchsorted`, `digitize`, `unique`, `isin`, `union1d`,
 //! `intersect1d`, `setdiff1d`, `histogram` (a bin count or edges, `density`), `histogram2d`,
