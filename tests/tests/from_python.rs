@@ -485,7 +485,11 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (x.var(1)?, x.std_axes([0], true, 0)?);
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
     x.nansum_axes([0], false)?;
-    (x.count_nonzero()?, x.count_nonzero_axes([1], false)?, x.ptp_axes([1], false)?);
+    (
+        x.count_nonzero()?,
+        x.count_nonzero_axes([1], false)?,
+        x.ptp_axes([1], false)?,
+    );
     (x.cumsum(None)?, x.cumprod(-1)?, x.nancumsum(0)?, x.diff(2, -1)?);
     let (b, e) = (x.try_clone()?, x.try_clone()?);
     (x.ediff1d(None, None)?, x.ediff1d(Some(&b), Some(&e))?);
