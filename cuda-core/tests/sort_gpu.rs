@@ -1134,3 +1134,103 @@ fn merge_sort_takes_struct_keys_and_checks_its_buffers() {
         unsafe { floats.sort_pairs::<f32, i64>(&stream, (&shared, &short), (&mut keys_out, &mut values_out), 3) };
     assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
+
+/// The quantile of one line of at least 2^16 elements (radix select, no sort) against the
+/// sorted read-out of the same line (two copies stacked: more than one line takes the sort) for
+/// every type, method and `q`, NaN in or left out, sorted, reversed and all-equal input; equal
+/// values, or both NaN (among equal zeros the select takes `-0.0` first, the sort its input
+/// order: the same value).
+fn check_select_quantiles<T: Key>(stream: &Stream, host: &[T], what: &str) {
+    let methods = [
+        QuantileMethod::Linear,
+        QuantileMethod::Lower,
+        QuantileMethod::Higher,
+        QuantileMethod::Nearest,
+        QuantileMethod::Midpoint,
+    ];
+    let line = DeviceArray::from_slice(stream, host).unwrap();
+    let lines = DeviceArray::stack(&[&line, &line], 0).unwrap();
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    for q in [0.0, 0.1, 0.25, 0.5, 0.9, 0.999, 1.0] {
+        for method in methods {
+            let whole = line.quantile(q, 0, method).unwrap().to_vec().unwrap()[0].to_f64();
+            let sorted = lines.quantile(q, 1, method).unwrap().to_vec().unwrap()[0].to_f64();
+            assert!(
+                same(whole, sorted),
+                "{what} {}: quantile {q} {method:?}: select {whole}, sort {sorted}",
+                T::DTYPE
+            );
+            let whole = line.nanquantile(q, 0, method).unwrap().to_vec().unwrap()[0].to_f64();
+            let sorted = lines.nanquantile(q, 1, method).unwrap().to_vec().unwrap()[0].to_f64();
+            assert!(
+                same(whole, sorted),
+                "{what} {}: nanquantile {q} {method:?}: select {whole}, sort {sorted}",
+                T::DTYPE
+            );
+        }
+    }
+    let whole = line.median(0).unwrap().to_vec().unwrap()[0].to_f64();
+    let sorted = lines.median(1).unwrap().to_vec().unwrap()[0].to_f64();
+    assert!(
+        same(whole, sorted),
+        "{what} {}: median: select {whole}, sort {sorted}",
+        T::DTYPE
+    );
+}
+
+fn select_quantiles_of<T: Key>(stream: &Stream) {
+    let n = (1usize << 16) + 37;
+    let random = data::<T>(n, 77);
+    check_select_quantiles::<T>(stream, &random, "random");
+    // Without NaN (the `make` of floats draws some): the NaN-free path of `median`.
+    let numbers: Vec<T> = random.iter().copied().filter(|v| !v.to_f64().is_nan()).collect();
+    check_select_quantiles::<T>(stream, &numbers, "no NaN");
+    let mut sorted = numbers.clone();
+    sorted.sort_by(T::numpy_cmp);
+    check_select_quantiles::<T>(stream, &sorted, "sorted");
+    sorted.reverse();
+    check_select_quantiles::<T>(stream, &sorted, "reversed");
+    check_select_quantiles::<T>(stream, &vec![T::make(8 * 256 + 1); n], "all equal");
+}
+
+#[test]
+fn quantiles_of_one_long_line_by_radix_select_match_the_sort() {
+    let Some(device) = common::device_or_skip("quantiles_of_one_long_line_by_radix_select_match_the_sort") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    select_quantiles_of::<Bool>(&stream);
+    select_quantiles_of::<i8>(&stream);
+    select_quantiles_of::<i16>(&stream);
+    select_quantiles_of::<i32>(&stream);
+    select_quantiles_of::<i64>(&stream);
+    select_quantiles_of::<u8>(&stream);
+    select_quantiles_of::<u16>(&stream);
+    select_quantiles_of::<u32>(&stream);
+    select_quantiles_of::<u64>(&stream);
+    select_quantiles_of::<f16>(&stream);
+    select_quantiles_of::<bf16>(&stream);
+    select_quantiles_of::<f32>(&stream);
+    select_quantiles_of::<f64>(&stream);
+    // f64 against the host's NumPy arithmetic, exactly; a NaN makes `median` NaN, a line of
+    // NaNs only makes `nanmedian` NaN; zeros of both signs give a zero.
+    let host: Vec<f64> = data::<f64>(1 << 17, 3).into_iter().filter(|v| !v.is_nan()).collect();
+    let x = DeviceArray::from_slice(&stream, &host).unwrap();
+    for q in [0.0, 0.3, 0.5, 0.75, 1.0] {
+        let got = x.quantile(q, 0, QuantileMethod::Linear).unwrap().to_vec().unwrap()[0];
+        assert_eq!(got, host_quantile(&host, q, QuantileMethod::Linear), "f64 quantile {q}");
+    }
+    let mut with_nan = host.clone();
+    with_nan[12_345] = f64::NAN;
+    let y = DeviceArray::from_slice(&stream, &with_nan).unwrap();
+    assert!(y.median(0).unwrap().to_vec().unwrap()[0].is_nan());
+    assert_eq!(y.nanmedian(0).unwrap().to_vec().unwrap()[0], {
+        let numbers: Vec<f64> = with_nan.iter().copied().filter(|v| !v.is_nan()).collect();
+        host_quantile(&numbers, 0.5, QuantileMethod::Linear)
+    });
+    let nans = DeviceArray::from_slice(&stream, &vec![f32::NAN; 1 << 16]).unwrap();
+    assert!(nans.nanmedian(0).unwrap().to_vec().unwrap()[0].is_nan());
+    let zeros: Vec<f32> = (0..1 << 16).map(|i| if i % 3 == 0 { -0.0 } else { 0.0 }).collect();
+    let z = DeviceArray::from_slice(&stream, &zeros).unwrap();
+    assert_eq!(z.median(0).unwrap().to_vec().unwrap(), [0.0]);
+}
