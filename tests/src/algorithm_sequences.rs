@@ -1,9 +1,9 @@
 //! One sequence per family of cuda-core's device-wide algorithms, on device buffers (reduce,
 //! merge sort by a comparator) or through the NumPy routines on them: scan (`cumsum`), select
 //! (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`), search (`searchsorted` with a sorter),
-//! counting (`histogram`, `bincount`) and sets (`unique`). The failure-point suite runs each
-//! against the stand-in driver with every driver call failing in turn
-//! (`tests/tests/algorithm_failure_points.rs`).
+//! counting (`histogram`, `bincount`), order statistics (`median` by radix select) and sets
+//! (`unique`). The failure-point suite runs each against the stand-in driver with every
+//! driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
 //!
 //! The stand-in cannot run these generated kernels: the suite switches on
 //! [`Session::set_bodiless_kernels_noop`](crate::fake::Session::set_bodiless_kernels_noop), so
@@ -242,8 +242,22 @@ fn merge_sort_pairs(_ptx: &str) -> Result<()> {
     })
 }
 
+/// Order statistics: `median` and `nanpercentile` of one line of 2^16 f32 (radix select: the
+/// NaN count, the plan, four digit passes, the read-out, scratch from the pool).
+fn median_select(_ptx: &str) -> Result<()> {
+    on_default_pool("median (radix select)", |stream| {
+        let xs: Vec<f32> = (0..1 << 16).map(|i| ((i * 37) % 1001) as f32).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        let median = x.median(0)?;
+        check("median shape", median.shape().to_vec(), Vec::<usize>::new())?;
+        let p90 = x.nanpercentile(90.0, 0, cuda_core::QuantileMethod::Nearest)?;
+        drop((x, median, p90));
+        Ok(())
+    })
+}
+
 /// The sequences of the algorithm families, by name.
-pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 8] = [
+pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 9] = [
     ("reduce: whole, segments, operator, by key", reduce_device),
     ("scan: cumsum", scan_cumsum),
     ("select: extract and nonzero", select_extract_nonzero),
@@ -251,5 +265,6 @@ pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 8] = [
     ("merge sort: pairs and keys", merge_sort_pairs),
     ("search: searchsorted", search_searchsorted),
     ("counting: histogram and bincount", histogram_bincount),
+    ("order statistics: median by radix select", median_select),
     ("sets: unique", unique_sets),
 ];
