@@ -100,20 +100,40 @@ extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long
     state[7] = (unsigned long long)__double_as_longlong(t);
 }
 
-// Counts the keys whose bits above `shift + 8` equal each prefix's, by their digit at `shift`.
+// Adds one to counts[bin] for each lane whose bin is below 512, a warp at a time: lanes with the
+// same bin add their number once (most keys of a pass share a few digits), from sm_70 on.
+__device__ __forceinline__ void qs_count(unsigned *counts, const unsigned bin) {
+#if __CUDA_ARCH__ >= 700
+    const unsigned peers = __match_any_sync(0xffffffffu, bin);
+    if (bin < 512u && (unsigned)(__ffs(peers) - 1) == (threadIdx.x & 31u)) atomicAdd(&counts[bin], (unsigned)__popc(peers));
+#else
+    if (bin < 512u) atomicAdd(&counts[bin], 1u);
+#endif
+}
+
+// Counts the keys whose bits above `shift + 8` equal each prefix's, by their digit at `shift`
+// (the second histogram only while the prefixes differ: qs_choose reads the first for both
+// otherwise). Every lane of a warp runs every iteration (blockDim is a multiple of 32).
 extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsigned long long *state, int shift) {
     __shared__ unsigned counts[512];
     if (state[5]) return;
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) counts[i] = 0u;
     __syncthreads();
     const unsigned long long p0 = state[3], p1 = state[4];
+    const bool same = p0 == p1;
     const bool all = shift + 8 >= (int)(8 * sizeof(U));
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        const unsigned long long key = (unsigned long long)qs_key(x[i]);
-        const unsigned digit = (unsigned)(key >> shift) & 255u;
-        if (all || ((key ^ p0) >> (shift + 8)) == 0ull) atomicAdd(&counts[digit], 1u);
-        if (all || ((key ^ p1) >> (shift + 8)) == 0ull) atomicAdd(&counts[256 + digit], 1u);
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x; base < n; base += stride) {
+        const unsigned long long i = base + threadIdx.x;
+        unsigned bin0 = 512u, bin1 = 512u;
+        if (i < n) {
+            const unsigned long long key = (unsigned long long)qs_key(x[i]);
+            const unsigned digit = (unsigned)(key >> shift) & 255u;
+            if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
+            if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
+        }
+        qs_count(counts, bin0);
+        if (!same) qs_count(counts, bin1);
     }
     __syncthreads();
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x)
@@ -124,8 +144,10 @@ extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsign
 // histograms for the next pass. One thread.
 extern "C" __global__ void qs_choose(unsigned long long *state, int shift) {
     if (state[5]) return;
+    // Equal prefixes: qs_histogram counted the first histogram only, which serves both.
+    const bool same = state[3] == state[4];
     for (int which = 0; which < 2; ++which) {
-        unsigned long long *counts = state + 8 + 256 * which;
+        unsigned long long *counts = state + 8 + 256 * (same ? 0 : which);
         unsigned long long rank = state[1 + which], before = 0ull;
         unsigned digit = 0u;
         // The rank is below the count of matching keys, so the walk stops at a digit; 255 when
@@ -133,8 +155,8 @@ extern "C" __global__ void qs_choose(unsigned long long *state, int shift) {
         while (digit < 255u && before + counts[digit] <= rank) before += counts[digit++];
         state[1 + which] = rank - before;
         state[3 + which] |= (unsigned long long)digit << shift;
-        for (int d = 0; d < 256; ++d) counts[d] = 0ull;
     }
+    for (int d = 0; d < 512; ++d) state[8 + d] = 0ull;
 }
 
 // out[0] = the quantile from the two keys found (NaN as planned).

@@ -1,8 +1,8 @@
 //! The quantile of one long line by radix select (the statistics chapter's fast path for
 //! `median`, `percentile` and `quantile` of a whole array): the one or two order statistics a
 //! quantile reads are found by digit histograms, 8 bits a pass from the most significant, each
-//! pass reading the line once and one thread narrowing each rank to a digit, with no sort and
-//! no host wait; then the quantile is computed from them as the sorted read-out does (NumPy's
+//! pass reading the line once (shared-memory counts, lanes with the same digit adding once) and
+//! one thread narrowing each rank to a digit, with no sort and no host wait; then the quantile is computed from them as the sorted read-out does (NumPy's
 //! methods, rounded operations). Keys order the values totally: among equal zeros `-0.0` comes
 //! before `0.0` (NumPy's `partition` leaves their order unspecified; the value is the same).
 //! Scratch (a few words and two histograms) comes from the pool.
