@@ -2,8 +2,10 @@
 //! axis set (adjacent, not adjacent, all, none), with and without `keepdims`, for several
 //! element types (f16 and bf16 included), shapes that take each kernel (rows, short rows,
 //! columns, split axes, vector loads), views, NaN and ties, empty inputs, `item`, the axis form
-//! of `ReductionKernel`, and the typed errors of bad input. Without a driver or device each test
-//! prints `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
+//! of `ReductionKernel`, and the typed errors of bad input; and the device-wide
+//! `algorithms::reduce` (init values, built-in and C++ operators, segments, runs of equal keys,
+//! NaN, inf and -0.0, more than 2^31 elements). Without a driver or device each test prints
+//! `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
 
 mod common;
 
@@ -708,4 +710,390 @@ fn kept(shape: &[usize], axes: &[usize]) -> Vec<usize> {
     (0..shape.len())
         .map(|a| if axes.contains(&a) { 1 } else { shape[a] })
         .collect()
+}
+
+/// `algorithms::reduce::reduce` of `T` with each built-in operation and an init value against
+/// a host fold, for sizes around the tile (2048) and many tiles; values small enough that sums
+/// are exact in every type wide enough for them.
+fn device_reduce_of<T: Element>(stream: &Stream, sizes: &[usize], tolerance: f64) {
+    use cuda_core::algorithms::reduce::reduce;
+    use cuda_core::algorithms::scan::ScanOp;
+    for &n in sizes {
+        let data: Vec<T> = (0..n).map(|i| T::from_f64(((i * 7) % 5) as f64)).collect();
+        let host: Vec<f64> = data.iter().map(|&v| v.to_f64()).collect();
+        let x = DeviceArray::from_slice(stream, &data).unwrap();
+        let what = |op: &str| format!("reduce {op} of {n} {}", T::DTYPE);
+        let mut sum = DeviceArray::<T::Sum>::zeros(stream, 1).unwrap();
+        reduce::<T, T::Sum>(stream, &x, &mut sum, ScanOp::Sum, T::Sum::from_f64(1.0)).unwrap();
+        let want = 1.0 + host.iter().sum::<f64>();
+        let got = sum.to_vec().unwrap()[0].to_f64();
+        assert!(
+            close(got, want, tolerance),
+            "{}: {got}, the host gives {want}",
+            what("sum")
+        );
+        // Min and max into T with an init inside the values' range, so both the init and the
+        // elements can win.
+        let mut out = DeviceArray::<T>::zeros(stream, 1).unwrap();
+        reduce::<T, T>(stream, &x, &mut out, ScanOp::Max, T::from_f64(1.0)).unwrap();
+        let want = host.iter().fold(1.0f64, |a, &b| a.max(b));
+        assert_eq!(out.to_vec().unwrap()[0].to_f64(), want, "{}", what("max"));
+        reduce::<T, T>(stream, &x, &mut out, ScanOp::Min, T::from_f64(1.0)).unwrap();
+        let want = host.iter().fold(1.0f64, |a, &b| a.min(b));
+        assert_eq!(out.to_vec().unwrap()[0].to_f64(), want, "{}", what("min"));
+    }
+    // A product of ones and a few twos (all ones as `Bool`): exact in every type.
+    let n = 5000usize;
+    let data: Vec<T> = (0..n)
+        .map(|i| T::from_f64(if i % 1000 == 999 { 2.0 } else { 1.0 }))
+        .collect();
+    let x = DeviceArray::from_slice(stream, &data).unwrap();
+    let mut out = DeviceArray::<T::Sum>::zeros(stream, 1).unwrap();
+    cuda_core::algorithms::reduce::reduce::<T, T::Sum>(
+        stream,
+        &x,
+        &mut out,
+        cuda_core::algorithms::scan::ScanOp::Prod,
+        T::Sum::from_f64(3.0),
+    )
+    .unwrap();
+    let want = 3.0 * data.iter().map(|&v| v.to_f64()).product::<f64>();
+    assert_eq!(out.to_vec().unwrap()[0].to_f64(), want, "reduce prod of {}", T::DTYPE);
+}
+
+#[test]
+fn device_reduce_matches_the_host_for_every_type() {
+    let Some(device) = common::device_or_skip("device_reduce_matches_the_host_for_every_type") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let sizes = [0, 1, 2, 31, 255, 2047, 2048, 2049, 4096, 100_003, 3_000_001];
+    device_reduce_of::<i8>(&stream, &sizes, 0.0);
+    device_reduce_of::<i16>(&stream, &sizes, 0.0);
+    device_reduce_of::<i32>(&stream, &sizes, 0.0);
+    device_reduce_of::<i64>(&stream, &sizes, 0.0);
+    device_reduce_of::<u8>(&stream, &sizes, 0.0);
+    device_reduce_of::<u16>(&stream, &sizes, 0.0);
+    device_reduce_of::<u32>(&stream, &sizes, 0.0);
+    device_reduce_of::<u64>(&stream, &sizes, 0.0);
+    device_reduce_of::<f32>(&stream, &sizes, 0.0);
+    device_reduce_of::<f64>(&stream, &sizes, 0.0);
+    device_reduce_of::<Bool>(&stream, &sizes, 0.0);
+    // Sums of up to 2049 values of at most 4 are exact in `float` and rounded once.
+    device_reduce_of::<f16>(&stream, &[0, 1, 31, 2048, 2049], 1e-3);
+    device_reduce_of::<bf16>(&stream, &[0, 1, 31, 2048, 2049], 8e-3);
+}
+
+#[test]
+fn device_reduce_follows_numpy_on_nan_inf_and_signed_zero() {
+    use cuda_core::algorithms::reduce::reduce;
+    use cuda_core::algorithms::scan::ScanOp;
+    let Some(device) = common::device_or_skip("device_reduce_follows_numpy_on_nan_inf_and_signed_zero") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let one = |data: &[f32], op: ScanOp, init: f32| -> f32 {
+        let x = DeviceArray::from_slice(&stream, data).unwrap();
+        let mut out = DeviceArray::<f32>::zeros(&stream, 1).unwrap();
+        reduce::<f32, f32>(&stream, &x, &mut out, op, init).unwrap();
+        out.to_vec().unwrap()[0]
+    };
+    // NaN propagates through min and max wherever it is (np.min, np.max), init included.
+    let mut long = vec![1.0f32; 100_003];
+    long[77_777] = f32::NAN;
+    assert!(one(&long, ScanOp::Min, 0.0).is_nan());
+    assert!(one(&long, ScanOp::Max, 0.0).is_nan());
+    assert!(one(&[1.0, 2.0], ScanOp::Max, f32::NAN).is_nan());
+    assert!(one(&[f32::INFINITY, f32::NEG_INFINITY], ScanOp::Sum, 0.0).is_nan());
+    assert_eq!(one(&[f32::INFINITY, 1.0], ScanOp::Sum, 0.0), f32::INFINITY);
+    assert_eq!(one(&[3.0, f32::NEG_INFINITY], ScanOp::Min, 0.0), f32::NEG_INFINITY);
+    // -0.0 keeps its sign through a max from -inf and a sum with -0.0.
+    let max = one(&[-0.0], ScanOp::Max, f32::NEG_INFINITY);
+    assert!(max == 0.0 && max.is_sign_negative(), "{max}");
+    let sum = one(&[-0.0, -0.0], ScanOp::Sum, -0.0);
+    assert!(sum == 0.0 && sum.is_sign_negative(), "{sum}");
+    // An empty input gives init, NaN included.
+    assert_eq!(one(&[], ScanOp::Sum, 5.0), 5.0);
+    assert!(one(&[], ScanOp::Max, f32::NAN).is_nan());
+}
+
+/// The C++ operator "the first non-zero" is associative but not commutative: the reduction
+/// must keep the elements' order across threads, warps, tiles and blocks.
+#[test]
+fn device_reduce_with_an_operator_keeps_the_order() {
+    use cuda_core::algorithms::reduce::{ReduceOperator, Segments};
+    let Some(device) = common::device_or_skip("device_reduce_with_an_operator_keeps_the_order") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let first = ReduceOperator::new("first_nonzero", "a != 0 ? a : b", "0").unwrap();
+    for (n, at) in [
+        (1usize, 0usize),
+        (2048, 2047),
+        (2049, 2048),
+        (100_003, 70_001),
+        (5_000_000, 4_321_987),
+    ] {
+        let mut data = vec![0i32; n];
+        data[at] = 5;
+        for later in (at + 1..n).step_by(997) {
+            data[later] = 7;
+        }
+        let x = DeviceArray::from_slice(&stream, &data).unwrap();
+        let mut out = DeviceArray::<i64>::zeros(&stream, 1).unwrap();
+        // SAFETY: the operator only computes with `a` and `b`.
+        unsafe { first.reduce::<i32, i64>(&stream, &x, &mut out, 0).unwrap() };
+        assert_eq!(out.to_vec().unwrap(), [5], "first non-zero of {n} at {at}");
+        // The init comes first.
+        unsafe { first.reduce::<i32, i64>(&stream, &x, &mut out, 9).unwrap() };
+        assert_eq!(out.to_vec().unwrap(), [9], "init before the elements, {n}");
+    }
+    // Segments: rows of 3000 (two tiles each), each row's first non-zero.
+    let (rows, len) = (7usize, 3000usize);
+    let mut data = vec![0i32; rows * len];
+    for r in 0..rows {
+        data[r * len + (r * 431) % len] = r as i32 + 1;
+        data[r * len + len - 1] = 100;
+    }
+    let x = DeviceArray::from_slice(&stream, &data).unwrap();
+    let mut out = DeviceArray::<i32>::zeros(&stream, rows).unwrap();
+    // SAFETY: as above.
+    unsafe {
+        first
+            .reduce_segments::<i32, i32>(&stream, &x, Segments::Rows(len), &mut out, 0)
+            .unwrap()
+    };
+    let want: Vec<i32> = (0..rows)
+        .map(|r| if (r * 431) % len == len - 1 { 100 } else { r as i32 + 1 })
+        .collect();
+    assert_eq!(out.to_vec().unwrap(), want);
+}
+
+#[test]
+fn device_segmented_reduce_matches_the_host() {
+    use cuda_core::algorithms::reduce::{reduce, reduce_segments, Segments};
+    use cuda_core::algorithms::scan::ScanOp;
+    let Some(device) = common::device_or_skip("device_segmented_reduce_matches_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = 10_007usize;
+    let data: Vec<i32> = (0..n).map(|i| (i % 13) as i32 - 6).collect();
+    let x = DeviceArray::from_slice(&stream, &data).unwrap();
+    // Rows: the last is shorter; rows of one element, of every element, longer than the input.
+    for len in [1usize, 100, 2048, 5000, n, n + 5] {
+        let count = n.div_ceil(len);
+        let mut out = DeviceArray::<i64>::zeros(&stream, count).unwrap();
+        reduce_segments::<i32, i64>(&stream, &x, Segments::Rows(len), &mut out, ScanOp::Sum, 10).unwrap();
+        let want: Vec<i64> = data
+            .chunks(len)
+            .map(|row| 10 + row.iter().map(|&v| i64::from(v)).sum::<i64>())
+            .collect();
+        assert_eq!(out.to_vec().unwrap(), want, "sums of rows of {len}");
+        let mut out = DeviceArray::<i32>::zeros(&stream, count).unwrap();
+        reduce_segments::<i32, i32>(&stream, &x, Segments::Rows(len), &mut out, ScanOp::Min, 100).unwrap();
+        let want: Vec<i32> = data.chunks(len).map(|row| *row.iter().min().unwrap()).collect();
+        assert_eq!(out.to_vec().unwrap(), want, "minima of rows of {len}");
+    }
+    // Offsets: ordinary, empty, reversed, below 0 and past the end (clamped into [0, n]).
+    let offsets = [0i64, 5, 5, 3, 20_000, -4, 9_000, n as i64];
+    let bounds = DeviceArray::from_slice(&stream, &offsets).unwrap();
+    let mut out = DeviceArray::<i64>::zeros(&stream, offsets.len() - 1).unwrap();
+    reduce_segments::<i32, i64>(&stream, &x, Segments::Offsets(&bounds), &mut out, ScanOp::Sum, 1000).unwrap();
+    let clamp = |o: i64| o.clamp(0, n as i64) as usize;
+    let want: Vec<i64> = offsets
+        .windows(2)
+        .map(|w| {
+            let (b, e) = (clamp(w[0]), clamp(w[1]));
+            1000 + if e > b {
+                data[b..e].iter().map(|&v| i64::from(v)).sum::<i64>()
+            } else {
+                0
+            }
+        })
+        .collect();
+    assert_eq!(out.to_vec().unwrap(), want, "sums by offsets");
+    // Typed errors: no room for the result, an output overlapping the input, rows of 0, no
+    // offsets, too few outputs for the segments.
+    let mut none = DeviceArray::<i64>::zeros(&stream, 0).unwrap();
+    let error = reduce::<i32, i64>(&stream, &x, &mut none, ScanOp::Sum, 0);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut alias = x.reshape_view([n]).unwrap();
+    let error = reduce::<i32, i32>(&stream, &x, &mut alias, ScanOp::Sum, 0);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut out = DeviceArray::<i64>::zeros(&stream, 4).unwrap();
+    let error = reduce_segments::<i32, i64>(&stream, &x, Segments::Rows(0), &mut out, ScanOp::Sum, 0);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let no_bounds = DeviceArray::<i64>::zeros(&stream, 0).unwrap();
+    let error = reduce_segments::<i32, i64>(&stream, &x, Segments::Offsets(&no_bounds), &mut out, ScanOp::Sum, 0);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let error = reduce_segments::<i32, i64>(&stream, &x, Segments::Rows(100), &mut out, ScanOp::Sum, 0);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+}
+
+/// More than 2^31 elements: 64-bit indices through both passes.
+#[test]
+fn device_reduce_of_more_than_2_to_the_31_elements() {
+    use cuda_core::algorithms::reduce::{reduce, reduce_segments, Segments};
+    use cuda_core::algorithms::scan::ScanOp;
+    let Some(device) = common::device_or_skip("device_reduce_of_more_than_2_to_the_31_elements") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let n = (1usize << 31) + 3;
+    let x = DeviceArray::<u8>::ones(&stream, [n]).unwrap();
+    let mut out = DeviceArray::<u64>::zeros(&stream, 1).unwrap();
+    reduce::<u8, u64>(&stream, &x, &mut out, ScanOp::Sum, 2).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [n as u64 + 2]);
+    // Two rows: the second starts past 2^31.
+    let mut rows = DeviceArray::<u64>::zeros(&stream, 2).unwrap();
+    reduce_segments::<u8, u64>(&stream, &x, Segments::Rows((1 << 31) + 1), &mut rows, ScanOp::Sum, 0).unwrap();
+    assert_eq!(rows.to_vec().unwrap(), [(1u64 << 31) + 1, 2]);
+}
+
+/// `reduce_by_key` against a host fold of each run of equal keys (NaNs equal): sums (counts by
+/// key with ones), minima and maxima, runs of varied lengths across tiles and blocks, NaN and
+/// -0.0, a C++ operator that is not commutative, and the typed errors.
+#[test]
+fn device_reduce_by_key_matches_the_host() {
+    use cuda_core::algorithms::reduce::{reduce_by_key, ReduceOperator};
+    use cuda_core::algorithms::scan::ScanOp;
+    let Some(device) = common::device_or_skip("device_reduce_by_key_matches_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    for target in [1usize, 2, 2047, 2049, 300_000] {
+        let mut keys: Vec<f32> = Vec::with_capacity(target);
+        let (mut run, mut length) = (0usize, 1usize);
+        while keys.len() < target {
+            let take = length.min(target - keys.len());
+            let key = if run % 11 == 5 { f32::NAN } else { (run % 40) as f32 };
+            keys.extend(std::iter::repeat(key).take(take));
+            run += 1;
+            length = length * 7 % 5001 + 1;
+        }
+        let values: Vec<i32> = (0..target).map(|i| (i % 17) as i32 - 8).collect();
+        let starts: Vec<usize> = (0..target)
+            .filter(|&i| i == 0 || !same(f64::from(keys[i]), f64::from(keys[i - 1])))
+            .collect();
+        let bounds: Vec<(usize, usize)> = starts
+            .iter()
+            .enumerate()
+            .map(|(r, &s)| (s, starts.get(r + 1).copied().unwrap_or(target)))
+            .collect();
+        let k = DeviceArray::from_slice(&stream, &keys).unwrap();
+        let v = DeviceArray::from_slice(&stream, &values).unwrap();
+        let mut unique_keys = DeviceArray::<f32>::zeros(&stream, target).unwrap();
+        let mut count = DeviceArray::<u64>::zeros(&stream, 1).unwrap();
+        let what = format!("reduce_by_key of {target}");
+        let mut sums = DeviceArray::<i64>::zeros(&stream, target).unwrap();
+        reduce_by_key::<f32, i32, i64>(
+            &stream,
+            (&k, &v),
+            (&mut unique_keys, &mut sums),
+            &mut count,
+            ScanOp::Sum,
+        )
+        .unwrap();
+        let runs = count.to_vec().unwrap()[0] as usize;
+        assert_eq!(runs, starts.len(), "{what}: runs");
+        let got_keys = unique_keys.to_vec().unwrap();
+        for (r, &s) in starts.iter().enumerate() {
+            assert!(same(f64::from(got_keys[r]), f64::from(keys[s])), "{what}: key {r}");
+        }
+        let want: Vec<i64> = bounds
+            .iter()
+            .map(|&(b, e)| values[b..e].iter().map(|&x| i64::from(x)).sum())
+            .collect();
+        assert_eq!(&sums.to_vec().unwrap()[..runs], want.as_slice(), "{what}: sums");
+        let mut maxima = DeviceArray::<i32>::zeros(&stream, target).unwrap();
+        reduce_by_key::<f32, i32, i32>(
+            &stream,
+            (&k, &v),
+            (&mut unique_keys, &mut maxima),
+            &mut count,
+            ScanOp::Max,
+        )
+        .unwrap();
+        let want: Vec<i32> = bounds
+            .iter()
+            .map(|&(b, e)| *values[b..e].iter().max().unwrap())
+            .collect();
+        assert_eq!(&maxima.to_vec().unwrap()[..runs], want.as_slice(), "{what}: maxima");
+        // Counts by key: sums of ones.
+        let ones = DeviceArray::<u8>::ones(&stream, [target]).unwrap();
+        let mut counts = DeviceArray::<u64>::zeros(&stream, target).unwrap();
+        reduce_by_key::<f32, u8, u64>(
+            &stream,
+            (&k, &ones),
+            (&mut unique_keys, &mut counts),
+            &mut count,
+            ScanOp::Sum,
+        )
+        .unwrap();
+        let want: Vec<u64> = bounds.iter().map(|&(b, e)| (e - b) as u64).collect();
+        assert_eq!(&counts.to_vec().unwrap()[..runs], want.as_slice(), "{what}: counts");
+        // The first non-zero value of each run: the order of the values is kept.
+        let first = ReduceOperator::new("first_nonzero", "a != 0 ? a : b", "0").unwrap();
+        let mut firsts = DeviceArray::<i32>::zeros(&stream, target).unwrap();
+        // SAFETY: the operator only computes with `a` and `b`.
+        unsafe {
+            first
+                .reduce_by_key::<f32, i32, i32>(&stream, (&k, &v), (&mut unique_keys, &mut firsts), &mut count)
+                .unwrap()
+        };
+        let want: Vec<i32> = bounds
+            .iter()
+            .map(|&(b, e)| values[b..e].iter().copied().find(|&x| x != 0).unwrap_or(0))
+            .collect();
+        assert_eq!(
+            &firsts.to_vec().unwrap()[..runs],
+            want.as_slice(),
+            "{what}: first non-zero"
+        );
+    }
+    // NaN values propagate through max; -0.0 keeps its sign through a sum.
+    let k = DeviceArray::from_slice(&stream, &[1i64, 1, 2, 2, 3]).unwrap();
+    let v = DeviceArray::from_slice(&stream, &[f64::NAN, 1.0, -0.0, -0.0, f64::INFINITY]).unwrap();
+    let mut unique_keys = DeviceArray::<i64>::zeros(&stream, 5).unwrap();
+    let mut out = DeviceArray::<f64>::zeros(&stream, 5).unwrap();
+    let mut count = DeviceArray::<u64>::zeros(&stream, 1).unwrap();
+    reduce_by_key::<i64, f64, f64>(&stream, (&k, &v), (&mut unique_keys, &mut out), &mut count, ScanOp::Max).unwrap();
+    let got = out.to_vec().unwrap();
+    assert_eq!(count.to_vec().unwrap(), [3]);
+    assert!(got[0].is_nan() && got[2] == f64::INFINITY, "{got:?}");
+    reduce_by_key::<i64, f64, f64>(&stream, (&k, &v), (&mut unique_keys, &mut out), &mut count, ScanOp::Sum).unwrap();
+    let got = out.to_vec().unwrap();
+    assert!(got[1] == 0.0 && got[1].is_sign_negative(), "{got:?}");
+    assert_eq!(&unique_keys.to_vec().unwrap()[..3], [1, 2, 3]);
+    // Typed errors: values of another length, outputs too small, an output overlapping the
+    // values.
+    let short = DeviceArray::from_slice(&stream, &[1.0f64; 4]).unwrap();
+    let error = reduce_by_key::<i64, f64, f64>(
+        &stream,
+        (&k, &short),
+        (&mut unique_keys, &mut out),
+        &mut count,
+        ScanOp::Sum,
+    );
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut small = DeviceArray::<f64>::zeros(&stream, 4).unwrap();
+    let error = reduce_by_key::<i64, f64, f64>(
+        &stream,
+        (&k, &v),
+        (&mut unique_keys, &mut small),
+        &mut count,
+        ScanOp::Sum,
+    );
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut alias = v.reshape_view([5]).unwrap();
+    let error = reduce_by_key::<i64, f64, f64>(
+        &stream,
+        (&k, &v),
+        (&mut unique_keys, &mut alias),
+        &mut count,
+        ScanOp::Sum,
+    );
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }

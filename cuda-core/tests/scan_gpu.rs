@@ -297,8 +297,8 @@ fn algorithm_forms_on_plain_buffers() {
 }
 
 #[test]
-fn diff_follows_numpy() {
-    let Some(device) = common::device_or_skip("diff_follows_numpy") else {
+fn diff_and_ediff1d_follow_numpy() {
+    let Some(device) = common::device_or_skip("diff_and_ediff1d_follow_numpy") else {
         return;
     };
     let stream = device.create_stream().unwrap();
@@ -331,6 +331,31 @@ fn diff_follows_numpy() {
         .reshape(Vec::<usize>::new())
         .unwrap();
     assert!(matches!(scalar.diff(1, 0), Err(Error::Axis { axis: 0, ndim: 0 })));
+    // ediff1d: the flattened differences, with `to_begin` and `to_end` around them.
+    assert_eq!(x.ediff1d(None, None).unwrap().to_vec().unwrap(), [3, 5, 7, 9, 11]);
+    let begin = DeviceArray::from_slice(&stream, &[-1i32, -2]).unwrap();
+    let end = DeviceArray::from_slice(&stream, &[100i32])
+        .unwrap()
+        .reshape([1, 1])
+        .unwrap();
+    assert_eq!(
+        x.ediff1d(Some(&begin), Some(&end)).unwrap().to_vec().unwrap(),
+        [-1, -2, 3, 5, 7, 9, 11, 100]
+    );
+    assert_eq!(x.ediff1d(None, Some(&end)).unwrap().shape(), [6]);
+    // A transposed view is read in C order; one element (and a 0-d array) gives no differences.
+    assert_eq!(
+        x.transpose().ediff1d(None, None).unwrap().to_vec().unwrap(),
+        [15, -12, 21, -16, 27]
+    );
+    assert_eq!(scalar.ediff1d(None, None).unwrap().shape(), [0]);
+    let one = DeviceArray::from_slice(&stream, &[7u8]).unwrap();
+    assert_eq!(one.ediff1d(Some(&one), None).unwrap().to_vec().unwrap(), [7]);
+    // NaN and infinities as NumPy's subtract; booleans are a typed error, as in NumPy.
+    let f = DeviceArray::from_slice(&stream, &[1.0f32, f32::INFINITY, f32::INFINITY, f32::NAN]).unwrap();
+    let got = f.ediff1d(None, None).unwrap().to_vec().unwrap();
+    assert!(got[0] == f32::INFINITY && got[1].is_nan() && got[2].is_nan(), "{got:?}");
+    assert!(matches!(b.ediff1d(None, None), Err(Error::InvalidValue(_))));
 }
 
 #[test]

@@ -3,13 +3,13 @@
 //! and 10^7 at half density (the look-back across thousands of tiles); `extract` (`x[mask]`)
 //! with a bool array, a fused expression and a strided mask, and the typed error of a mask of
 //! another shape; the algorithms' select and partition on plain device buffers, the count left
-//! on the device. Without a driver or device each test prints `skipped: <why>` and passes,
+//! on the device; unique by key for every key type. Without a driver or device each test prints `skipped: <why>` and passes,
 //! unless `CUDA_REQUIRE_GPU=1`.
 
 mod common;
 
 use cuda_core::algorithms::select::{
-    run_length_encode, run_length_encode_count, select_flagged, select_flagged_count, unique_sorted,
+    run_length_encode, run_length_encode_count, select_flagged, select_flagged_count, unique_by_key, unique_sorted,
     unique_sorted_count, SelectIf,
 };
 use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, ExprOps};
@@ -469,4 +469,120 @@ fn select_if_takes_a_cpp_predicate() {
             .map(|i| data[i]),
     );
     assert_eq!(out.to_vec().unwrap(), all);
+}
+
+/// The runs of equal keys (NaNs equal) of `keys`: each run's start.
+fn run_starts(keys: &[f64]) -> Vec<usize> {
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    (0..keys.len())
+        .filter(|&i| i == 0 || !same(keys[i], keys[i - 1]))
+        .collect()
+}
+
+/// `unique_by_key` of keys of `K` in runs of varied lengths with their indices as values: each
+/// run's first key and the index where it starts.
+fn unique_by_key_of<K: Element>(stream: &Stream) {
+    let context = stream.context();
+    for target in [0usize, 1, 2, 2047, 2048, 2049, 300_000] {
+        let mut keys: Vec<K> = Vec::with_capacity(target);
+        let (mut run, mut length) = (0usize, 1usize);
+        while keys.len() < target {
+            let take = length.min(target - keys.len());
+            keys.extend(std::iter::repeat(K::from_f64((run % 50) as f64)).take(take));
+            run += 1;
+            length = length * 7 % 3001 + 1;
+        }
+        let host: Vec<f64> = keys.iter().map(|&k| k.to_f64()).collect();
+        let starts = run_starts(&host);
+        let values: Vec<i64> = (0..target as i64).collect();
+        let (k, v) = match (
+            DeviceBuffer::from_slice(context, &keys),
+            DeviceBuffer::from_slice(context, &values),
+        ) {
+            (Ok(k), Ok(v)) => (k, v),
+            // A zero-byte allocation is refused by some drivers: nothing to select then.
+            _ if target == 0 => continue,
+            (k, v) => panic!("{:?} {:?}", k.err(), v.err()),
+        };
+        let mut unique_keys = DeviceBuffer::<K>::zeroed(context, target.max(1)).unwrap();
+        let mut unique_values = DeviceBuffer::<i64>::zeroed(context, target.max(1)).unwrap();
+        let mut count = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
+        unique_by_key::<K, i64>(stream, (&k, &v), (&mut unique_keys, &mut unique_values), &mut count).unwrap();
+        stream.synchronize().unwrap();
+        let what = format!("unique_by_key of {target} {}", K::DTYPE);
+        let runs = count.to_vec().unwrap()[0] as usize;
+        assert_eq!(runs, starts.len(), "{what}: count");
+        let got_keys: Vec<f64> = unique_keys.to_vec().unwrap()[..runs]
+            .iter()
+            .map(|k| k.to_f64())
+            .collect();
+        let want_keys: Vec<f64> = starts.iter().map(|&s| host[s]).collect();
+        assert_eq!(got_keys, want_keys, "{what}: keys");
+        let want_values: Vec<i64> = starts.iter().map(|&s| s as i64).collect();
+        assert_eq!(
+            &unique_values.to_vec().unwrap()[..runs],
+            want_values.as_slice(),
+            "{what}: values"
+        );
+    }
+}
+
+#[test]
+fn unique_by_key_keeps_each_runs_first_value_for_every_key_type() {
+    let Some(device) = common::device_or_skip("unique_by_key_keeps_each_runs_first_value_for_every_key_type") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    unique_by_key_of::<Bool>(&stream);
+    unique_by_key_of::<i8>(&stream);
+    unique_by_key_of::<i16>(&stream);
+    unique_by_key_of::<i32>(&stream);
+    unique_by_key_of::<i64>(&stream);
+    unique_by_key_of::<u8>(&stream);
+    unique_by_key_of::<u16>(&stream);
+    unique_by_key_of::<u32>(&stream);
+    unique_by_key_of::<u64>(&stream);
+    unique_by_key_of::<f16>(&stream);
+    unique_by_key_of::<bf16>(&stream);
+    unique_by_key_of::<f32>(&stream);
+    unique_by_key_of::<f64>(&stream);
+    // NaN keys are one run, -0.0 equals 0.0; values of another type.
+    let context = device.context();
+    let keys = DeviceBuffer::from_slice(context, &[f32::NAN, f32::NAN, -0.0, 0.0, 1.0]).unwrap();
+    let values = DeviceBuffer::from_slice(context, &[1.5f64, 2.5, 3.5, 4.5, 5.5]).unwrap();
+    let mut unique_keys = DeviceBuffer::<f32>::zeroed(context, 5).unwrap();
+    let mut unique_values = DeviceBuffer::<f64>::zeroed(context, 5).unwrap();
+    let mut count = DeviceBuffer::<u64>::zeroed(context, 1).unwrap();
+    unique_by_key::<f32, f64>(
+        &stream,
+        (&keys, &values),
+        (&mut unique_keys, &mut unique_values),
+        &mut count,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(count.to_vec().unwrap(), [3]);
+    let got = unique_keys.to_vec().unwrap();
+    assert!(
+        got[0].is_nan() && got[1] == 0.0 && got[1].is_sign_negative() && got[2] == 1.0,
+        "{got:?}"
+    );
+    assert_eq!(&unique_values.to_vec().unwrap()[..3], [1.5, 3.5, 5.5]);
+    // Typed errors: values of another length, a value output too small, an output overlapping
+    // the values.
+    let short = DeviceBuffer::from_slice(context, &[1.0f64; 4]).unwrap();
+    let error = unique_by_key::<f32, f64>(
+        &stream,
+        (&keys, &short),
+        (&mut unique_keys, &mut unique_values),
+        &mut count,
+    );
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let mut small = DeviceBuffer::<f64>::zeroed(context, 4).unwrap();
+    let error = unique_by_key::<f32, f64>(&stream, (&keys, &values), (&mut unique_keys, &mut small), &mut count);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let shared = DeviceArray::from_slice(&stream, &[1.5f64, 2.5, 3.5, 4.5, 5.5]).unwrap();
+    let mut alias = shared.reshape_view([5]).unwrap();
+    let error = unique_by_key::<f32, f64>(&stream, (&keys, &shared), (&mut unique_keys, &mut alias), &mut count);
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }

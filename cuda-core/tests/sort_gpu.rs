@@ -3,7 +3,8 @@
 //! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
 //! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
-//! the typed errors of bad input. Results are compared bit for bit (a stable sort has one
+//! the typed errors of bad input; the merge sort by a C++ comparator the same ways, and of
+//! struct keys. Results are compared bit for bit (a stable sort has one
 //! answer). Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -994,4 +995,242 @@ fn more_than_u32_max_keys_take_the_wide_path() {
         start += count;
     }
     println!("more than u32::MAX keys take the wide path");
+}
+
+/// The merge sort with `less` (NumPy's order in C++, over `a` and `b` of `T`'s C++ type) of
+/// `host`, keys alone and with their indices as values, ascending and descending (the
+/// comparator's arguments swapped), against the host's stable sort, bit for bit.
+fn check_merge_sort<T: Key>(stream: &Stream, host: &[T], less: &str, what: &str) {
+    use cuda_core::algorithms::merge_sort::MergeSort;
+    let n = host.len();
+    let ty = T::DTYPE.c_name();
+    let prelude =
+        format!("__device__ __forceinline__ bool numpy_before(const {ty} a, const {ty} b) {{ return {less}; }}");
+    let keys = DeviceArray::from_slice(stream, host).unwrap();
+    let values = DeviceArray::from_slice(stream, &(0..n as i64).collect::<Vec<i64>>()).unwrap();
+    for (order, before) in [
+        (SortOrder::Ascending, "numpy_before(a, b)"),
+        (SortOrder::Descending, "numpy_before(b, a)"),
+    ] {
+        let name = format!("numpy_{}_{order:?}", T::DTYPE.name()).to_lowercase();
+        let sorter = MergeSort::new(&name, ty, before).unwrap().with_prelude(&prelude);
+        let index = host_argsort(host, order);
+        let want: Vec<T> = index.iter().map(|&i| host[i as usize]).collect();
+        let mut keys_out = DeviceArray::<T>::zeros(stream, n).unwrap();
+        let mut values_out = DeviceArray::<i64>::zeros(stream, n).unwrap();
+        // SAFETY: the comparator only computes with `a` and `b`; `T` is the C++ type's
+        // counterpart.
+        unsafe {
+            sorter
+                .sort_pairs::<T, i64>(stream, (&keys, &values), (&mut keys_out, &mut values_out), n)
+                .unwrap()
+        };
+        stream.synchronize().unwrap();
+        let what = format!("merge sort of {n} {} ({what}, {order:?})", T::DTYPE);
+        assert_eq!(values_out.to_vec().unwrap(), index, "{what}: the permutation");
+        assert_eq!(bytes(&keys_out.to_vec().unwrap()), bytes(&want), "{what}: the keys");
+        let mut alone = DeviceArray::<T>::zeros(stream, n).unwrap();
+        // SAFETY: as above.
+        unsafe { sorter.sort_keys::<T>(stream, &keys, &mut alone, n).unwrap() };
+        stream.synchronize().unwrap();
+        assert_eq!(bytes(&alone.to_vec().unwrap()), bytes(&want), "{what}: keys alone");
+    }
+}
+
+fn merge_sort_every_size<T: Key>(stream: &Stream, less: &str) {
+    for (i, n) in [0usize, 1, 2, 31, 2047, 2048, 2049, 4097, 65_537, 300_001]
+        .into_iter()
+        .enumerate()
+    {
+        check_merge_sort::<T>(stream, &data::<T>(n, i as u64 + 7), less, "random");
+    }
+    let mut sorted = data::<T>(5000, 98);
+    sorted.sort_by(T::numpy_cmp);
+    check_merge_sort::<T>(stream, &sorted, less, "sorted");
+    sorted.reverse();
+    check_merge_sort::<T>(stream, &sorted, less, "reversed");
+    check_merge_sort::<T>(stream, &[T::make(8 * 256 + 1); 3000], less, "all equal");
+}
+
+#[test]
+fn merge_sort_by_a_cpp_comparator_is_numpys_stable_sort_for_every_type() {
+    let Some(device) = common::device_or_skip("merge_sort_by_a_cpp_comparator_is_numpys_stable_sort_for_every_type")
+    else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let plain = "a < b";
+    // NaN last, -0.0 equal to 0.0: a strict weak order.
+    let float = "(a == a) && (b != b || a < b)";
+    let half = "((float)a == (float)a) && ((float)b != (float)b || (float)a < (float)b)";
+    merge_sort_every_size::<Bool>(&stream, plain);
+    merge_sort_every_size::<i8>(&stream, plain);
+    merge_sort_every_size::<i16>(&stream, plain);
+    merge_sort_every_size::<i32>(&stream, plain);
+    merge_sort_every_size::<i64>(&stream, plain);
+    merge_sort_every_size::<u8>(&stream, plain);
+    merge_sort_every_size::<u16>(&stream, plain);
+    merge_sort_every_size::<u32>(&stream, plain);
+    merge_sort_every_size::<u64>(&stream, plain);
+    merge_sort_every_size::<f16>(&stream, half);
+    merge_sort_every_size::<bf16>(&stream, half);
+    merge_sort_every_size::<f32>(&stream, float);
+    merge_sort_every_size::<f64>(&stream, float);
+    // Many merge passes over global memory.
+    check_merge_sort::<f32>(&stream, &data::<f32>(1_000_003, 5), float, "a million");
+}
+
+/// A struct key (`#[repr(C)]`, its C++ twin in the prelude) radix sort cannot take, sorted by
+/// two fields with ties kept in order; and the typed errors.
+#[test]
+fn merge_sort_takes_struct_keys_and_checks_its_buffers() {
+    use cuda_core::algorithms::merge_sort::MergeSort;
+    let Some(device) = common::device_or_skip("merge_sort_takes_struct_keys_and_checks_its_buffers") else {
+        return;
+    };
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Point {
+        x: f32,
+        y: i32,
+        id: u32,
+    }
+    // SAFETY: plain data of fixed layout (`repr(C)`), every bit pattern valid.
+    unsafe impl cuda_driver::DeviceCopy for Point {}
+    let stream = device.create_stream().unwrap();
+    let context = device.context();
+    let n = 100_003usize;
+    let points: Vec<Point> = (0..n)
+        .map(|i| Point {
+            x: ((i * 7919) % 101) as f32 / 4.0,
+            y: ((i * 104_729) % 13) as i32 - 6,
+            id: i as u32,
+        })
+        .collect();
+    let by_x_then_y = MergeSort::new("by_x_then_y", "point", "a.x < b.x || (a.x == b.x && a.y < b.y)")
+        .unwrap()
+        .with_prelude("struct point { float x; int y; unsigned id; };");
+    let keys = DeviceBuffer::from_slice(context, &points).unwrap();
+    let mut out = DeviceBuffer::<Point>::zeroed(context, n).unwrap();
+    // SAFETY: the comparator only reads the two keys' fields; `Point` is `point`'s twin.
+    unsafe { by_x_then_y.sort_keys::<Point>(&stream, &keys, &mut out, n).unwrap() };
+    let mut want = points.clone();
+    want.sort_by(|a, b| a.x.partial_cmp(&b.x).unwrap().then(a.y.cmp(&b.y)));
+    assert_eq!(out.to_vec().unwrap(), want, "points by x then y, ties in input order");
+    // Typed errors: more keys than the buffers hold, an output overlapping the input, values
+    // too short.
+    // SAFETY: as above; each call fails its checks before anything runs.
+    let error = unsafe { by_x_then_y.sort_keys::<Point>(&stream, &keys, &mut out, n + 1) };
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let shared = DeviceArray::from_slice(&stream, &[3.0f32, 1.0, 2.0]).unwrap();
+    let mut alias = shared.reshape_view([3]).unwrap();
+    let floats = MergeSort::new("floats", "float", "a < b").unwrap();
+    let error = unsafe { floats.sort_keys::<f32>(&stream, &shared, &mut alias, 3) };
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+    let short = DeviceBuffer::from_slice(context, &[0i64; 2]).unwrap();
+    let mut keys_out = DeviceBuffer::<f32>::zeroed(context, 3).unwrap();
+    let mut values_out = DeviceBuffer::<i64>::zeroed(context, 3).unwrap();
+    let error =
+        unsafe { floats.sort_pairs::<f32, i64>(&stream, (&shared, &short), (&mut keys_out, &mut values_out), 3) };
+    assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
+}
+
+/// The quantile of one line of at least 2^16 elements (radix select, no sort) against the
+/// sorted read-out of the same line (two copies stacked: more than one line takes the sort) for
+/// every type, method and `q`, NaN in or left out, sorted, reversed and all-equal input; equal
+/// values, or both NaN (among equal zeros the select takes `-0.0` first, the sort its input
+/// order: the same value).
+fn check_select_quantiles<T: Key>(stream: &Stream, host: &[T], what: &str) {
+    let methods = [
+        QuantileMethod::Linear,
+        QuantileMethod::Lower,
+        QuantileMethod::Higher,
+        QuantileMethod::Nearest,
+        QuantileMethod::Midpoint,
+    ];
+    let line = DeviceArray::from_slice(stream, host).unwrap();
+    let lines = DeviceArray::stack(&[&line, &line], 0).unwrap();
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    for q in [0.0, 0.1, 0.25, 0.5, 0.9, 0.999, 1.0] {
+        for method in methods {
+            let whole = line.quantile(q, 0, method).unwrap().to_vec().unwrap()[0].to_f64();
+            let sorted = lines.quantile(q, 1, method).unwrap().to_vec().unwrap()[0].to_f64();
+            assert!(
+                same(whole, sorted),
+                "{what} {}: quantile {q} {method:?}: select {whole}, sort {sorted}",
+                T::DTYPE
+            );
+            let whole = line.nanquantile(q, 0, method).unwrap().to_vec().unwrap()[0].to_f64();
+            let sorted = lines.nanquantile(q, 1, method).unwrap().to_vec().unwrap()[0].to_f64();
+            assert!(
+                same(whole, sorted),
+                "{what} {}: nanquantile {q} {method:?}: select {whole}, sort {sorted}",
+                T::DTYPE
+            );
+        }
+    }
+    let whole = line.median(0).unwrap().to_vec().unwrap()[0].to_f64();
+    let sorted = lines.median(1).unwrap().to_vec().unwrap()[0].to_f64();
+    assert!(
+        same(whole, sorted),
+        "{what} {}: median: select {whole}, sort {sorted}",
+        T::DTYPE
+    );
+}
+
+fn select_quantiles_of<T: Key>(stream: &Stream) {
+    let n = (1usize << 16) + 37;
+    let random = data::<T>(n, 77);
+    check_select_quantiles::<T>(stream, &random, "random");
+    // Without NaN (the `make` of floats draws some): the NaN-free path of `median`.
+    let numbers: Vec<T> = random.iter().copied().filter(|v| !v.to_f64().is_nan()).collect();
+    check_select_quantiles::<T>(stream, &numbers, "no NaN");
+    let mut sorted = numbers.clone();
+    sorted.sort_by(T::numpy_cmp);
+    check_select_quantiles::<T>(stream, &sorted, "sorted");
+    sorted.reverse();
+    check_select_quantiles::<T>(stream, &sorted, "reversed");
+    check_select_quantiles::<T>(stream, &vec![T::make(8 * 256 + 1); n], "all equal");
+}
+
+#[test]
+fn quantiles_of_one_long_line_by_radix_select_match_the_sort() {
+    let Some(device) = common::device_or_skip("quantiles_of_one_long_line_by_radix_select_match_the_sort") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    select_quantiles_of::<Bool>(&stream);
+    select_quantiles_of::<i8>(&stream);
+    select_quantiles_of::<i16>(&stream);
+    select_quantiles_of::<i32>(&stream);
+    select_quantiles_of::<i64>(&stream);
+    select_quantiles_of::<u8>(&stream);
+    select_quantiles_of::<u16>(&stream);
+    select_quantiles_of::<u32>(&stream);
+    select_quantiles_of::<u64>(&stream);
+    select_quantiles_of::<f16>(&stream);
+    select_quantiles_of::<bf16>(&stream);
+    select_quantiles_of::<f32>(&stream);
+    select_quantiles_of::<f64>(&stream);
+    // f64 against the host's NumPy arithmetic, exactly; a NaN makes `median` NaN, a line of
+    // NaNs only makes `nanmedian` NaN; zeros of both signs give a zero.
+    let host: Vec<f64> = data::<f64>(1 << 17, 3).into_iter().filter(|v| !v.is_nan()).collect();
+    let x = DeviceArray::from_slice(&stream, &host).unwrap();
+    for q in [0.0, 0.3, 0.5, 0.75, 1.0] {
+        let got = x.quantile(q, 0, QuantileMethod::Linear).unwrap().to_vec().unwrap()[0];
+        assert_eq!(got, host_quantile(&host, q, QuantileMethod::Linear), "f64 quantile {q}");
+    }
+    let mut with_nan = host.clone();
+    with_nan[12_345] = f64::NAN;
+    let y = DeviceArray::from_slice(&stream, &with_nan).unwrap();
+    assert!(y.median(0).unwrap().to_vec().unwrap()[0].is_nan());
+    assert_eq!(y.nanmedian(0).unwrap().to_vec().unwrap()[0], {
+        let numbers: Vec<f64> = with_nan.iter().copied().filter(|v| !v.is_nan()).collect();
+        host_quantile(&numbers, 0.5, QuantileMethod::Linear)
+    });
+    let nans = DeviceArray::from_slice(&stream, &vec![f32::NAN; 1 << 16]).unwrap();
+    assert!(nans.nanmedian(0).unwrap().to_vec().unwrap()[0].is_nan());
+    let zeros: Vec<f32> = (0..1 << 16).map(|i| if i % 3 == 0 { -0.0 } else { 0.0 }).collect();
+    let z = DeviceArray::from_slice(&stream, &zeros).unwrap();
+    assert_eq!(z.median(0).unwrap().to_vec().unwrap(), [0.0]);
 }

@@ -1,6 +1,7 @@
-//! One sequence per family of cuda-core's device-wide algorithms, through the NumPy routines
-//! on them: scan (`cumsum`), select (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`),
-//! search (`searchsorted` with a sorter), counting (`histogram`, `bincount`) and sets
+//! One sequence per family of cuda-core's device-wide algorithms, on device buffers (reduce,
+//! merge sort by a comparator) or through the NumPy routines on them: scan (`cumsum`), select
+//! (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`), search (`searchsorted` with a sorter),
+//! counting (`histogram`, `bincount`), order statistics (`median` by radix select) and sets
 //! (`unique`). The failure-point suite runs each against the stand-in driver with every
 //! driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
 //!
@@ -178,12 +179,92 @@ fn unique_sets(_ptx: &str) -> Result<()> {
     })
 }
 
+/// Reduce: `algorithms::reduce` of a whole f32 buffer with an init value (two passes, the
+/// partials from the pool), by rows and by offsets (one pass), with a C++ operator, and by
+/// runs of equal keys (`reduce_by_key`, `unique_by_key`).
+fn reduce_device(_ptx: &str) -> Result<()> {
+    use cuda_core::algorithms::reduce::{reduce, reduce_by_key, reduce_segments, ReduceOperator, Segments};
+    use cuda_core::algorithms::scan::ScanOp;
+    use cuda_core::algorithms::select::unique_by_key;
+    on_default_pool("reduce (whole, segments, operator, by key)", |stream| {
+        let xs: Vec<f32> = (0..5000).map(|i| (i % 7) as f32).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        let mut total = DeviceArray::<f64>::zeros(stream, 1)?;
+        reduce::<f32, f64>(stream, &x, &mut total, ScanOp::Sum, 1.0)?;
+        let mut rows = DeviceArray::<f32>::zeros(stream, 5)?;
+        reduce_segments::<f32, f32>(stream, &x, Segments::Rows(1000), &mut rows, ScanOp::Max, 0.0)?;
+        let offsets = DeviceArray::from_slice(stream, &[0i64, 10, 4000, 5000])?;
+        let mut parts = DeviceArray::<f32>::zeros(stream, 3)?;
+        reduce_segments::<f32, f32>(stream, &x, Segments::Offsets(&offsets), &mut parts, ScanOp::Min, 9.0)?;
+        let absmax = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f")?;
+        // SAFETY: the operator only computes with `a` and `b`.
+        unsafe { absmax.reduce::<f32, f32>(stream, &x, &mut parts, 0.0)? };
+        // By key: runs of equal keys, their sums and first values, the count left on the device.
+        let keys = DeviceArray::from_slice(stream, &(0..5000).map(|i| i / 7).collect::<Vec<i32>>())?;
+        let (mut unique, mut sums) = (
+            DeviceArray::<i32>::zeros(stream, 5000)?,
+            DeviceArray::<f64>::zeros(stream, 5000)?,
+        );
+        let mut firsts = DeviceArray::<f32>::zeros(stream, 5000)?;
+        let mut count = DeviceArray::<u64>::zeros(stream, 1)?;
+        reduce_by_key::<i32, f32, f64>(stream, (&keys, &x), (&mut unique, &mut sums), &mut count, ScanOp::Sum)?;
+        unique_by_key::<i32, f32>(stream, (&keys, &x), (&mut unique, &mut firsts), &mut count)?;
+        drop((
+            x, total, rows, offsets, parts, absmax, keys, unique, sums, firsts, count,
+        ));
+        Ok(())
+    })
+}
+
+/// Merge sort: a C++ comparator's stable sort of f32 keys with i64 values across several
+/// blocks (the block sort and two merge passes through a pool buffer), and of keys alone.
+fn merge_sort_pairs(_ptx: &str) -> Result<()> {
+    use cuda_core::algorithms::merge_sort::MergeSort;
+    on_default_pool("merge sort (pairs, keys)", |stream| {
+        let n = 5000usize;
+        let keys = DeviceArray::from_slice(
+            stream,
+            &(0..n).map(|i| ((i * 37) % 101) as f32 - 50.0).collect::<Vec<f32>>(),
+        )?;
+        let values = DeviceArray::from_slice(stream, &(0..n as i64).collect::<Vec<i64>>())?;
+        let (mut keys_out, mut values_out) = (
+            DeviceArray::<f32>::zeros(stream, n)?,
+            DeviceArray::<i64>::zeros(stream, n)?,
+        );
+        let by_magnitude = MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)")?;
+        // SAFETY: the comparator only computes with `a` and `b`.
+        unsafe {
+            by_magnitude.sort_pairs::<f32, i64>(stream, (&keys, &values), (&mut keys_out, &mut values_out), n)?;
+            by_magnitude.sort_keys::<f32>(stream, &keys, &mut keys_out, n)?;
+        }
+        drop((keys, values, keys_out, values_out, by_magnitude));
+        Ok(())
+    })
+}
+
+/// Order statistics: `median` and `nanpercentile` of one line of 2^16 f32 (radix select: the
+/// NaN count, the plan, four digit passes, the read-out, scratch from the pool).
+fn median_select(_ptx: &str) -> Result<()> {
+    on_default_pool("median (radix select)", |stream| {
+        let xs: Vec<f32> = (0..1 << 16).map(|i| ((i * 37) % 1001) as f32).collect();
+        let x = DeviceArray::from_slice(stream, &xs)?;
+        let median = x.median(0)?;
+        check("median shape", median.shape().to_vec(), Vec::<usize>::new())?;
+        let p90 = x.nanpercentile(90.0, 0, cuda_core::QuantileMethod::Nearest)?;
+        drop((x, median, p90));
+        Ok(())
+    })
+}
+
 /// The sequences of the algorithm families, by name.
-pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 6] = [
+pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 9] = [
+    ("reduce: whole, segments, operator, by key", reduce_device),
     ("scan: cumsum", scan_cumsum),
     ("select: extract and nonzero", select_extract_nonzero),
     ("sort: sort and argsort", sort_argsort),
+    ("merge sort: pairs and keys", merge_sort_pairs),
     ("search: searchsorted", search_searchsorted),
     ("counting: histogram and bincount", histogram_bincount),
+    ("order statistics: median by radix select", median_select),
     ("sets: unique", unique_sets),
 ];

@@ -1,9 +1,10 @@
 //! Every driver call of each device-wide algorithm family's sequence
-//! (`tests::algorithm_sequences`: scan, select, sort, search, histogram, unique) fails once,
-//! with each injected error in turn, against the stand-in driver, whose generated kernels run
-//! as no-ops here: no panic, no leak, no double free, the injected error or success. And a
-//! count read back from memory no kernel wrote is a typed error, never a view past the output.
-//! The generated kernels are compiled by NVRTC; without it the tests say so and pass.
+//! (`tests::algorithm_sequences`: reduce, scan, select, sort, merge sort, search, histogram,
+//! median, unique) fails once, with each injected error in turn, against the stand-in driver,
+//! whose generated kernels run as no-ops here: no panic, no leak, no double free, the injected
+//! error or success. And a count read back from memory no kernel wrote is a typed error, never a
+//! view past the output. The generated kernels are compiled by NVRTC; without it the tests say
+//! so and pass.
 
 use std::io::Write;
 

@@ -485,8 +485,14 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
     (x.var(1)?, x.std_axes([0], true, 0)?);
     (x.nansum()?, x.nanmean()?, x.nanmax()?, x.nanmin()?);
     x.nansum_axes([0], false)?;
-    (x.count_nonzero()?, x.ptp_axes([1], false)?);
+    (
+        x.count_nonzero()?,
+        x.count_nonzero_axes([1], false)?,
+        x.ptp_axes([1], false)?,
+    );
     (x.cumsum(None)?, x.cumprod(-1)?, x.nancumsum(0)?, x.diff(2, -1)?);
+    let (b, e) = (x.try_clone()?, x.try_clone()?);
+    (x.ediff1d(None, None)?, x.ediff1d(Some(&b), Some(&e))?);
     (x.nonzero()?, x.flatnonzero()?, x.argwhere()?);
     {
         let mask = x.gt(0.5).eval()?;
@@ -824,10 +830,25 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
     scan::scan_by_key::<i32, f32, f32>(&stream, &keys, &x, &mut y, ScanOp::Sum, ScanKind::Inclusive)?;
     let op = ScanOperator::new("running_max", "a > b ? a : b", "-3.4e38f")?;
     unsafe { op.scan::<f32, f32>(&stream, &x, &mut y, ScanKind::Inclusive, None)? };
+    use cuda_core::algorithms::reduce::{self, ReduceOperator, Segments};
+    let mut total = DeviceArray::<f32>::empty(&stream, 1)?;
+    reduce::reduce::<f32, f32>(&stream, &x, &mut total, ScanOp::Sum, 0.0)?;
+    reduce::reduce_segments::<f32, f32>(&stream, &x, Segments::Rows(3), &mut y, ScanOp::Max, f32::NEG_INFINITY)?;
+    let offsets = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 3])?;
+    reduce::reduce_segments::<f32, f32>(&stream, &x, Segments::Offsets(&offsets), &mut y, ScanOp::Sum, 0.0)?;
+    let absmax = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f")?;
+    unsafe { absmax.reduce::<f32, f32>(&stream, &x, &mut total, 0.0)? };
     let keys = x.try_clone()?;
     let mut keys_out = DeviceArray::<f32>::empty(&stream, 3)?;
     sort::sort_keys::<f32>(&stream, &keys, &mut keys_out, n, SortOrder::Descending)?;
     sort::sort_rows::<f32>(&stream, &keys, &mut keys_out, (n, 1), SortOrder::Ascending)?;
+    let by_magnitude =
+        cuda_core::algorithms::merge_sort::MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)")?;
+    let (mut values_out, values) = (
+        DeviceArray::<i64>::empty(&stream, 3)?,
+        DeviceArray::<i64>::from_slice(&stream, &[0, 1, 2])?,
+    );
+    unsafe { by_magnitude.sort_pairs::<f32, i64>(&stream, (&keys, &values), (&mut keys_out, &mut values_out), n)? };
     let flags = DeviceArray::<u8>::from_slice(&stream, &[1, 0, 1])?;
     select::select_flagged::<f32, u8>(&stream, &x, &flags, &mut out, &mut count, false)?;
     let positive = SelectIf::new("positive", "x > 0")?;
@@ -838,6 +859,21 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
         DeviceArray::<u64>::empty(&stream, 3)?,
     );
     select::run_length_encode::<f32>(&stream, &keys, &mut unique, &mut lengths, &mut count)?;
+    let values = DeviceArray::<i64>::from_slice(&stream, &[1, 2, 3])?;
+    let (mut firsts, mut sums) = (
+        DeviceArray::<i64>::empty(&stream, 3)?,
+        DeviceArray::<i64>::empty(&stream, 3)?,
+    );
+    select::unique_by_key::<f32, i64>(&stream, (&keys, &values), (&mut unique, &mut firsts), &mut count)?;
+    reduce::reduce_by_key::<f32, i64, i64>(
+        &stream,
+        (&keys, &values),
+        (&mut unique, &mut sums),
+        &mut count,
+        ScanOp::Sum,
+    )?;
+    let op = ReduceOperator::new("first_nonzero", "a != 0 ? a : b", "0")?;
+    unsafe { op.reduce_by_key::<f32, i64, i64>(&stream, (&keys, &values), (&mut unique, &mut sums), &mut count)? };
     let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
     histogram::histogram_even::<f32, f32>(&stream, (&x, n), (0.0, 1.0), &mut counts, 10)?;
     let queries = x.try_clone()?;

@@ -11,8 +11,11 @@
 //! along the rows of 2^16 x 2^10 f32, and `searchsorted` of 2^20 queries in 2^26 sorted f32
 //! (queries per second); and milliseconds per call of `unique` of 2^26 i64 with 2^20 distinct
 //! values, `bincount` of 2^26 i64 into 1024 bins, `histogram` of 2^26 f32 into 256 bins,
-//! `median` of 2^26 f32 and the 90th `percentile` of 2^24 f32. Prints `ROW {json}` lines (see the `benches` crate docs). Built with
-//! `--features array`.
+//! `median` of 2^26 f32 and the 90th `percentile` of 2^24 f32; and milliseconds per call of the
+//! device-wide algorithms on buffers with no torch or CuPy row beside them: `reduce` of 2^28
+//! f32 with an init value, `reduce_by_key` of 2^26 f32 by sorted i64 keys in 2^20 runs, and the
+//! merge sort of 2^24 f32 by magnitude with i64 values. Prints `ROW {json}` lines (see the
+//! `benches` crate docs). Built with `--features array`.
 
 use benches::*;
 use cuda_core::algorithms::search::Side;
@@ -73,6 +76,18 @@ const ALGORITHM_ROWS: [(&str, &str); 5] = [
     ("median 2^26 f32", "cuda-core median"),
     ("percentile 90 of 2^24 f32", "cuda-core percentile"),
 ];
+/// The rows of [`device_algorithm_rows`] (milliseconds per call): case and implementation.
+const DEVICE_ALGORITHM_ROWS: [(&str, &str); 3] = [
+    ("reduce 2^28 f32, sum with init", "cuda-core algorithms::reduce"),
+    (
+        "reduce_by_key 2^26 f32, 2^20 runs of i64 keys",
+        "cuda-core algorithms::reduce_by_key",
+    ),
+    (
+        "merge sort 2^24 f32 by |x|, i64 values",
+        "cuda-core algorithms::merge_sort",
+    ),
+];
 /// The `(2^14, 2^14)` view of the 2^28 elements that the axis sums reduce.
 const SIDE: usize = 1 << 14;
 /// Alloc+free pairs per timed batch (cache hits are tens of nanoseconds).
@@ -125,7 +140,7 @@ fn main() {
             for (case, implementation, unit) in SORT_ROWS {
                 Row::unavailable("sort", case, implementation, unit, why).emit();
             }
-            for (case, implementation) in ALGORITHM_ROWS {
+            for (case, implementation) in ALGORITHM_ROWS.iter().chain(&DEVICE_ALGORITHM_ROWS) {
                 Row::unavailable("algorithms", case, implementation, "ms", why).emit();
             }
             return;
@@ -164,6 +179,7 @@ fn main() {
     }
     sort_rows(&stream).iter().for_each(Row::emit);
     algorithm_rows(&stream).iter().for_each(Row::emit);
+    device_algorithm_rows(&stream).iter().for_each(Row::emit);
     match scan_select_rows(&stream) {
         Ok(rows) => rows.iter().for_each(Row::emit),
         Err(why) => {
@@ -437,6 +453,82 @@ fn algorithm_rows(stream: &Stream) -> Vec<Row> {
             });
         rows.push(row(index, stats));
     }
+    rows
+}
+
+/// The rows of [`DEVICE_ALGORITHM_ROWS`]: milliseconds per call, each result checked against
+/// the host after timing.
+fn device_algorithm_rows(stream: &Stream) -> Vec<Row> {
+    use cuda_core::algorithms::merge_sort::MergeSort;
+    use cuda_core::algorithms::reduce::{reduce, reduce_by_key};
+    use cuda_core::algorithms::scan::ScanOp;
+    let row = |index: usize, stats: Result<Stats, String>| {
+        let (case, implementation) = DEVICE_ALGORITHM_ROWS[index];
+        Row::measured("algorithms", case, implementation, "ms", stats)
+    };
+    let mut rows = Vec::new();
+    // Ones: every partial sum is an exact integer in f32 up to 2^24 and in the f64 output.
+    let n = 1usize << 28;
+    let stats = DeviceArray::<f32>::ones(stream, [n]).map_err(text).and_then(|x| {
+        let mut total = DeviceArray::<f64>::zeros(stream, 1).map_err(text)?;
+        let stats = time_on_stream(stream, || {
+            reduce::<f32, f64>(stream, &x, &mut total, ScanOp::Sum, 1.0).map_err(text)
+        })?;
+        close_to(DEVICE_ALGORITHM_ROWS[0].0, total.item().map_err(text)?, n as f64 + 1.0)?;
+        Ok(stats)
+    });
+    rows.push(row(0, stats));
+    let n = 1usize << 26;
+    let runs = 1usize << 20;
+    // Keys i >> 6: 2^20 sorted runs of 64.
+    let stats = DeviceArray::<i64>::arange(stream, 0, n as i64, 1)
+        .and_then(|i| i.right_shift(6).eval())
+        .map_err(text)
+        .and_then(|keys| {
+            let values = DeviceArray::<f32>::ones(stream, [n]).map_err(text)?;
+            let mut unique = DeviceArray::<i64>::zeros(stream, n).map_err(text)?;
+            let mut sums = DeviceArray::<f32>::zeros(stream, n).map_err(text)?;
+            let mut count = DeviceArray::<u64>::zeros(stream, 1).map_err(text)?;
+            let stats = time_on_stream(stream, || {
+                reduce_by_key::<i64, f32, f32>(
+                    stream,
+                    (&keys, &values),
+                    (&mut unique, &mut sums),
+                    &mut count,
+                    ScanOp::Sum,
+                )
+                .map_err(text)
+            })?;
+            let sums = sums.to_vec().map_err(text)?;
+            match count.to_vec().map_err(text)?[0] as usize == runs
+                && sums[..runs].iter().all(|&s| s == (n / runs) as f32)
+            {
+                true => Ok(stats),
+                false => Err("reduce_by_key: wrong runs or sums".to_string()),
+            }
+        });
+    rows.push(row(1, stats));
+    let n = 1usize << 24;
+    let stats = random::rand::<f32>(stream, n, 31).map_err(text).and_then(|x| {
+        let centred = (&x - 0.5f32).eval().map_err(text)?;
+        let values = DeviceArray::<i64>::arange(stream, 0, n as i64, 1).map_err(text)?;
+        let mut keys_out = DeviceArray::<f32>::zeros(stream, n).map_err(text)?;
+        let mut values_out = DeviceArray::<i64>::zeros(stream, n).map_err(text)?;
+        let by_magnitude = MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)").map_err(text)?;
+        let stats = time_on_stream(stream, || {
+            // SAFETY: the comparator only computes with `a` and `b`.
+            unsafe {
+                by_magnitude.sort_pairs::<f32, i64>(stream, (&centred, &values), (&mut keys_out, &mut values_out), n)
+            }
+            .map_err(text)
+        })?;
+        let sorted = keys_out.to_vec().map_err(text)?;
+        match sorted.windows(2).position(|w| w[0].abs() > w[1].abs()) {
+            None => Ok(stats),
+            Some(i) => Err(format!("merge sort: not sorted by magnitude at {i}")),
+        }
+    });
+    rows.push(row(2, stats));
     rows
 }
 

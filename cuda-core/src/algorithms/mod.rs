@@ -13,15 +13,20 @@
 //! overlaps another buffer of the call (by address range): typed errors, before anything runs.
 //! Everything is queued on the stream with no host wait, except where a result's size or a
 //! check depends on the data (a `sorter`'s check, `unique`'s count), each documented.
+//! - [`reduce`]: reductions with an init value (sum, product, min, max, or a C++ operator), of
+//!   the whole input or of segments (rows, or ranges given by offsets), and by runs of equal keys;
 //! - [`scan`]: inclusive and exclusive scans (sum, product, min, max, or a C++ operator), whole,
 //!   by segments of equal length, or by runs of equal keys;
 //! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
-//!   sorted input and run-length encoding, the count left on the device or read back;
+//!   sorted input (also by key: the values beside them) and run-length encoding, the count left
+//!   on the device or read back;
 //! - [`sort`]: stable radix sort of keys, pairs, `argsort`, and of the rows of a matrix;
+//! - [`merge_sort`]: stable merge sort of keys or pairs by a C++ comparator, for keys radix
+//!   sort cannot take;
 //! - [`search`]: lower and upper bounds of many queries in sorted keys;
 //! - [`histogram`]: counts in even bins.
 //!
-//! The array routines on top (`cumsum`, `cumprod` and their `nan` forms, `diff`, `nonzero`,
+//! The array routines on top (`cumsum`, `cumprod` and their `nan` forms, `diff`, `ediff1d`, `nonzero`,
 //! `flatnonzero`, `argwhere`, `extract`, `compress`, `place`, `putmask`, `sort`, `argsort`,
 //! `partition`, `lexsort`, `searchsorted`, `digitize`, `unique`, `isin`, `union1d`,
 //! `intersect1d`, `setdiff1d`, `histogram` (a bin count or edges, `density`), `histogram2d`,
@@ -39,6 +44,8 @@
 //! stream's order; nothing waits on the host except the documented count read-back.
 
 pub mod histogram;
+pub mod merge_sort;
+pub mod reduce;
 pub mod scan;
 pub mod search;
 pub mod select;
@@ -78,7 +85,7 @@ pub(crate) fn elements<T: Element>(what: &str, memory: &impl DeviceMemory, strea
 
 /// Fails when the byte ranges of `a` and `b` overlap (a kernel reading one while writing the
 /// other would race).
-pub(crate) fn disjoint(what: &str, a: &impl DeviceMemory, b: &impl DeviceMemory) -> Result<()> {
+pub(crate) fn disjoint(what: &str, a: &(impl DeviceMemory + ?Sized), b: &(impl DeviceMemory + ?Sized)) -> Result<()> {
     let (a0, a1) = (a.device_ptr(), a.device_ptr() + a.byte_len() as u64);
     let (b0, b1) = (b.device_ptr(), b.device_ptr() + b.byte_len() as u64);
     if a0 < b1 && b0 < a1 {
@@ -146,6 +153,83 @@ mod tests {
         compile(&builtin_source::<f32, f32>(ScanOp::Sum, true));
         compile(&builtin_source::<half::bf16, half::bf16>(ScanOp::Prod, true));
         compile(&builtin_source::<f64, f64>(ScanOp::Sum, true));
+    }
+
+    macro_rules! every_reduce {
+        ($($ty:ty),*) => {
+            $(
+                for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Min, ScanOp::Max] {
+                    let ptx = compile(&super::reduce::builtin_source::<$ty, <$ty as crate::array::Element>::Sum>(op));
+                    assert!(
+                        ptx.contains(".entry reduce_partials(")
+                            && ptx.contains(".entry reduce_final(")
+                            && ptx.contains(".entry reduce_segments(")
+                            && ptx.contains(".entry reduce_runs(")
+                    );
+                }
+                compile(&super::reduce::builtin_source::<$ty, $ty>(ScanOp::Max));
+                compile(&super::reduce::builtin_source::<$ty, f64>(ScanOp::Min));
+            )*
+        };
+    }
+
+    #[test]
+    fn reductions_compile_for_every_type_and_operation() {
+        every_reduce!(
+            crate::Bool,
+            i8,
+            i16,
+            i32,
+            i64,
+            u8,
+            u16,
+            u32,
+            u64,
+            half::f16,
+            half::bf16,
+            f32,
+            f64
+        );
+    }
+
+    #[test]
+    fn reduce_operators_compile() {
+        use super::reduce::ReduceOperator;
+        let op = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();
+        let ptx = compile(&op.source_for(DType::F16, DType::F32));
+        assert!(ptx.contains(".entry reduce_absmax_partials(") && ptx.contains(".entry reduce_absmax_segments("));
+        let helper = ReduceOperator::new("bits", "mix(a, b)", "0u")
+            .unwrap()
+            .with_prelude("__device__ unsigned mix(unsigned a, unsigned b) { return a ^ (b * 3u); }");
+        compile(&helper.source_for(DType::U8, DType::U32));
+    }
+
+    #[test]
+    fn merge_sorts_compile_for_keys_alone_pairs_and_struct_keys() {
+        use super::merge_sort::MergeSort;
+        let by_magnitude = MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)").unwrap();
+        let ptx = compile(&by_magnitude.source_for(4, 0));
+        assert!(
+            ptx.contains(".entry merge_sort_by_magnitude_block(")
+                && ptx.contains(".entry merge_sort_by_magnitude_merge(")
+        );
+        for value_bytes in [1, 2, 4, 8, 12, 16, 64] {
+            compile(&by_magnitude.source_for(4, value_bytes));
+        }
+        let halves = MergeSort::new("halves", "cuda_core_f16", "(float)a > (float)b").unwrap();
+        compile(&halves.source_for(2, 8));
+        let points = MergeSort::new("points", "point", "a.x < b.x || (a.x == b.x && a.y < b.y)")
+            .unwrap()
+            .with_prelude("struct point { float x; float y; int id; };");
+        compile(&points.source_for(12, 8));
+        // A C++ key type of another size than the Rust one does not compile.
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        assert!(Program::new(points.source_for(16, 0), options)
+            .compile(CompileTarget::Ptx)
+            .is_err());
     }
 
     #[test]

@@ -123,12 +123,12 @@ fn limit(dtype: DType, highest: bool) -> &'static str {
 }
 
 impl ScanOp {
-    fn code(self) -> u32 {
+    pub(crate) fn code(self) -> u32 {
         self as u32
     }
 
     /// The operation and identity in C++ for values of `dtype`'s arithmetic type.
-    fn text(self, dtype: DType) -> (&'static str, &'static str) {
+    pub(crate) fn text(self, dtype: DType) -> (&'static str, &'static str) {
         let nan = |propagating: &'static str, plain: &'static str| match dtype.is_float() {
             true => propagating,
             false => plain,
@@ -854,7 +854,7 @@ unsafe fn run<I: Element, O: Element>(
 }
 
 /// The bits of `init` in the arithmetic type of `O` (`float` for `f16`/`bf16`), zero-extended.
-fn init_bits<O: Element>(init: O) -> u64 {
+pub(crate) fn init_bits<O: Element>(init: O) -> u64 {
     match O::DTYPE {
         DType::F16 | DType::BF16 => u64::from((init.to_f64() as f32).to_bits()),
         _ => {

@@ -2,8 +2,8 @@
 //! the flags fused with the scatter, with decoupled look-back; see the [module above](super)).
 //! Partition puts the rest after them, in reverse order. [`SelectIf`] selects by a C++
 //! predicate. [`unique_sorted`] keeps the first of
-//! each run of equal elements (the unique values of sorted input); [`run_length_encode`] also
-//! gives the runs' lengths.
+//! each run of equal elements (the unique values of sorted input); [`unique_by_key`] keeps the
+//! value beside each run's first key; [`run_length_encode`] also gives the runs' lengths.
 //!
 //! The number selected depends on the data: [`select_flagged`] leaves it on the device (no
 //! host wait), [`select_flagged_count`] reads it back (one small copy and a wait for the
@@ -779,6 +779,68 @@ pub fn unique_sorted_count<T: Element>(
     read_count(&count, input.byte_len() / std::mem::size_of::<T>())
 }
 
+/// Unique by key (CUB's `UniqueByKey`, `cuda.compute.unique_by_key`): the first key of each
+/// run of equal keys (NaNs equal, as [`unique_sorted`]) to the start of `unique_keys`, the value
+/// at the same place to the start of `unique_values`, and the number of runs to `count` (one
+/// `u64` on the device), on `stream`: two passes over the keys, no host wait. `values` holds one
+/// `V` per key; `unique_keys` and `unique_values` room for every key.
+pub fn unique_by_key<K: Element, V: Element>(
+    stream: &Stream,
+    (keys, values): (&impl DeviceMemory, &impl DeviceMemory),
+    (unique_keys, unique_values): (&mut impl DeviceMemoryMut, &mut impl DeviceMemoryMut),
+    count: &mut impl DeviceMemoryMut,
+) -> Result<()> {
+    let n = elements::<K>("unique_by_key keys", keys, stream)?;
+    let value_count = elements::<V>("unique_by_key values", values, stream)?;
+    if value_count != n {
+        return Err(Error::InvalidValue(format!(
+            "unique_by_key: {value_count} values for {n} keys"
+        )));
+    }
+    let value_room = elements::<V>("unique_by_key value output", unique_values, stream)?;
+    if value_room < n {
+        return Err(Error::InvalidValue(format!(
+            "unique_by_key: the value output holds {value_room} elements, the input {n}"
+        )));
+    }
+    disjoint("unique_by_key", keys, unique_values)?;
+    disjoint("unique_by_key", values, unique_values)?;
+    disjoint("unique_by_key", unique_keys, unique_values)?;
+    disjoint("unique_by_key", count, unique_values)?;
+    disjoint("unique_by_key", values, unique_keys)?;
+    disjoint("unique_by_key", values, count)?;
+    // The keys (and the count, and the other checks) as `unique_sorted`.
+    unique_sorted::<K>(stream, keys, unique_keys, count)?;
+    let signature = [ArgType::Array(K::DTYPE), ArgType::Array(V::DTYPE)];
+    let loaded = load_select(
+        stream,
+        &[UNIQUE_BY_KEY_KEY],
+        &signature,
+        "unique_by_key",
+        &|| Predicate::run_heads(K::DTYPE),
+        Emit::Value(V::DTYPE),
+    )?;
+    let _keys_use = keys.begin_use(stream, Access::Read)?;
+    let _values_use = values.begin_use(stream, Access::Read)?;
+    let _out_use = unique_values.begin_use(stream, Access::Write)?;
+    let _count_use = count.begin_use(stream, Access::Write)?;
+    let call = SelectCall {
+        pred: PredArgs::Addresses(&[keys.device_ptr()]),
+        data: Some(values.device_ptr()),
+        values_len: None,
+        out: unique_values.device_ptr(),
+        ends: None,
+        count: count.device_ptr(),
+        n: n as u64,
+        partition: false,
+        shape: &[],
+    };
+    // SAFETY: the run-head predicate reads `keys` at `i` and `i - 1` (for `i` > 0), below `n`;
+    // the values are read at selected indices below `n` and written at ranks below `n`; sizes,
+    // disjointness and uses on `stream` are checked and begun above.
+    unsafe { launch_select(&loaded, stream, &call) }
+}
+
 /// Run-length encoding (CUB's `RunLengthEncode::Encode`): the first value of each run of equal
 /// elements of `input` (NaNs equal) to the start of `unique`, each run's length to the start of
 /// `lengths`, and the number of runs to `count` (one `u64` on the device), on `stream`: one
@@ -877,7 +939,10 @@ pub fn run_length_encode_count<T: Element>(
 }
 
 /// The registry key of [`run_length_encode`]'s kernels.
-const RUNS_KEY: u32 = 101;
+pub(crate) const RUNS_KEY: u32 = 101;
+
+/// The registry key of [`unique_by_key`]'s value pass.
+const UNIQUE_BY_KEY_KEY: u32 = 102;
 
 /// The registry key of [`unique_sorted`]'s kernel (0 is [`select_flagged`]'s; the array
 /// routines use small numbers above).

@@ -1,7 +1,7 @@
 //! NumPy's cumulative sums and products: `cumsum`, `cumprod`, `nancumsum`, `nancumprod`, over
 //! the flattened array or along one axis (negative axes count from the end), each one pass of
 //! the single-pass scan of [`crate::algorithms::scan`] (rows of the moved axis as segments);
-//! and their inverse, `diff` (one fused kernel per order).
+//! and their inverse, `diff` (one fused kernel per order), and `ediff1d`.
 //!
 //! ```no_run
 //! use cuda_core::{Device, DeviceArray};
@@ -202,5 +202,29 @@ impl<T: Scalars> DeviceArray<T> {
             current = difference.eval()?;
         }
         Ok(current)
+    }
+
+    /// The differences of consecutive elements of the flattened array (NumPy's `ediff1d`), with
+    /// the elements of `to_begin` before them and those of `to_end` after (each flattened): a
+    /// 1-D array of `T`, `len - 1` differences (none for fewer than two elements). `Bool` is
+    /// [`Error::InvalidValue`], as NumPy refuses a boolean subtract (`diff` compares instead).
+    pub fn ediff1d(
+        &self,
+        to_begin: Option<&DeviceArray<T>>,
+        to_end: Option<&DeviceArray<T>>,
+    ) -> Result<DeviceArray<T>> {
+        if T::DTYPE == DType::Bool {
+            return Err(Error::InvalidValue(
+                "ediff1d: boolean subtract is not supported, as in NumPy (diff compares booleans)".into(),
+            ));
+        }
+        let differences = self.ravel()?.diff(1, 0)?;
+        let begin = to_begin.map(DeviceArray::ravel).transpose()?;
+        let end = to_end.map(DeviceArray::ravel).transpose()?;
+        let parts: Vec<&DeviceArray<T>> = begin.iter().chain([&differences]).chain(end.iter()).collect();
+        match parts.len() {
+            1 => Ok(differences),
+            _ => DeviceArray::concatenate(&parts, 0),
+        }
     }
 }

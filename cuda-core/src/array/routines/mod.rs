@@ -44,6 +44,7 @@ pub(crate) mod math;
 mod npy;
 mod operators;
 mod printing;
+mod quantile_select;
 pub mod random;
 mod reductions;
 mod searching;

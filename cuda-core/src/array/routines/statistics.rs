@@ -4,7 +4,9 @@
 //! order statistics `median`, `percentile` and
 //! `quantile` along an axis, by
 //! the stable sort of [`sorting`](super::sorting) and one kernel that reads the one or two
-//! sorted elements each output needs. NumPy's methods `linear` (its default), `lower`,
+//! sorted elements each output needs; one line of at least 2^16 elements (the whole array) by
+//! radix select instead, with no sort (see `quantile_select`; among equal zeros it picks `-0.0`
+//! before `0.0`, where the sort keeps their input order). NumPy's methods `linear` (its default), `lower`,
 //! `higher`, `nearest` and `midpoint`; a line holding a NaN gives NaN, as in NumPy, and the
 //! `nan*` forms (`nanmedian`, `nanpercentile`, `nanquantile`) leave NaNs out (NaNs sort last: each
 //! line's numbers are its first elements, found by bisection).
@@ -33,6 +35,8 @@ use crate::array::routines::math::{where_, ExprOps};
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
+use super::quantile_select::{quantile_of_line, SELECT_MIN_LEN};
+
 /// The quantile read-out kernel.
 const QUANTILE: &str = include_str!("quantile.cuh");
 /// Threads per block of the quantile kernel.
@@ -55,13 +59,18 @@ pub enum QuantileMethod {
     Midpoint,
 }
 
-/// The quantile kernel for sorted lines of `input`, results of `output`.
-fn source(input: DType, output: DType) -> String {
-    // Rounded operations (never contracted into a fused multiply-add), as NumPy computes.
-    let (compute, mul, add, sub) = match input {
+/// The type a quantile of `input` is computed in and its rounded operations (never contracted
+/// into a fused multiply-add, as NumPy computes): multiply, add, subtract.
+pub(super) fn rounded_arithmetic(input: DType) -> (&'static str, &'static str, &'static str, &'static str) {
+    match input {
         DType::F16 | DType::BF16 | DType::F32 => ("float", "__fmul_rn", "__fadd_rn", "__fsub_rn"),
         _ => ("double", "__dmul_rn", "__dadd_rn", "__dsub_rn"),
-    };
+    }
+}
+
+/// The quantile kernel for sorted lines of `input`, results of `output`.
+fn source(input: DType, output: DType) -> String {
+    let (compute, mul, add, sub) = rounded_arithmetic(input);
     // `Bool` is read as a byte: any byte but 0 is true (not every byte is a valid C++ `bool`).
     let (element, read) = match input {
         DType::Bool => ("unsigned char", "(C)(line[i] != 0)"),
@@ -281,6 +290,18 @@ impl<T: Element> DeviceArray<T> {
         if out.is_empty() {
             return Ok(out);
         }
+        let method = match method {
+            QuantileMethod::Linear => 0i32,
+            QuantileMethod::Lower => 1,
+            QuantileMethod::Higher => 2,
+            QuantileMethod::Nearest => 3,
+            QuantileMethod::Midpoint => 4,
+        };
+        // One long line (the whole array): radix select, no sort.
+        if out.len() == 1 && n >= SELECT_MIN_LEN {
+            quantile_of_line(&self.ravel()?, &mut out, q, method, skip_nan)?;
+            return Ok(out);
+        }
         // The lines sorted, the axis last and compact.
         let sorted = self.moveaxis(axis, self.ndim() - 1)?.sort(-1)?;
         let kernels = kernel(
@@ -299,13 +320,6 @@ impl<T: Element> DeviceArray<T> {
         let arrays = [Arg::from(&sorted), Arg::from(&mut out)];
         let mut launch = Launch::on(stream);
         launch.args(&arrays)?;
-        let method = match method {
-            QuantileMethod::Linear => 0i32,
-            QuantileMethod::Lower => 1,
-            QuantileMethod::Higher => 2,
-            QuantileMethod::Nearest => 3,
-            QuantileMethod::Midpoint => 4,
-        };
         launch
             .value(lines)
             .value(n as u64)

@@ -1,0 +1,176 @@
+// The quantile of one line by radix select (quantile_select.rs): the one or two order statistics
+// a quantile needs, found by digit histograms (8 bits a pass, most significant first) with no
+// sort. The host side prepends T (the element as stored), U (its bits, same size), KIND (0
+// unsigned, 1 signed, 2 float, 3 bool), SIGN and INF (as bits), M (the result), C (the computing
+// type) and MUL, ADD, SUB (rounded, never fused, as NumPy computes).
+//
+// State (unsigned long long words): 0 NaN count, 1 and 2 the ranks still wanted below the
+// prefixes, 3 and 4 the prefixes (the keys' bits found so far), 5 whether the result is NaN, 6
+// whether the result is the low element itself, 7 the interpolation weight t (a double's bits).
+// Then two histograms of 256 counts.
+
+// The key: unsigned order is a total order of the values: integers by value, floats by value
+// with -0.0 before 0.0 and every NaN last (all NaN equal).
+__device__ __forceinline__ U qs_key(const T x) {
+    U b;
+    memcpy(&b, &x, sizeof(U));
+#if KIND == 1
+    b = (U)(b ^ SIGN);
+#elif KIND == 2
+    if ((U)(b & (U)~SIGN) > INF) b = (U)~(U)0;
+    else b = (b & SIGN) ? (U)~b : (U)(b | SIGN);
+#elif KIND == 3
+    b = (U)(b != 0);
+#endif
+    return b;
+}
+
+// The value of a key (not a NaN's) in the computing type.
+__device__ __forceinline__ C qs_value(U key) {
+#if KIND == 1
+    key = (U)(key ^ SIGN);
+#elif KIND == 2
+    key = (key & SIGN) ? (U)(key ^ SIGN) : (U)~key;
+#endif
+    T x;
+    memcpy(&x, &key, sizeof(U));
+    return (C)(double)x;
+}
+
+__device__ __forceinline__ bool qs_is_nan(const T x) {
+#if KIND == 2
+    U b;
+    memcpy(&b, &x, sizeof(U));
+    return (U)(b & (U)~SIGN) > INF;
+#else
+    return false;
+#endif
+}
+
+// Clears the state and the histograms.
+extern "C" __global__ void qs_clear(unsigned long long *state) {
+    for (unsigned i = threadIdx.x; i < 8 + 512; i += blockDim.x) state[i] = 0ull;
+}
+
+// state[0] += the NaNs of x.
+extern "C" __global__ void qs_count_nan(const T *x, unsigned long long n, unsigned long long *state) {
+    unsigned long long found = 0;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        found += qs_is_nan(x[i]);
+    if (found) atomicAdd(&state[0], found);
+}
+
+// Index x clamped into [0, count - 1].
+__device__ __forceinline__ unsigned long long qs_clamp(double x, unsigned long long count) {
+    return x <= 0.0 ? 0ull : (x >= (double)(count - 1) ? count - 1 : (unsigned long long)x);
+}
+
+// The ranks of the one or two elements the quantile reads (as the sorted read-out does), from
+// the count of numbers (skip_nan) or NaN when a NaN is there (not skip_nan) or no number is.
+// method: 0 linear, 1 lower, 2 higher, 3 nearest (ties to even), 4 midpoint. One thread.
+extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long n, double q, int method, int skip_nan) {
+    const unsigned long long nans = state[0];
+    const unsigned long long count = n - nans;
+    if (count == 0 || (!skip_nan && nans != 0)) {
+        state[5] = 1ull;
+        return;
+    }
+    const double virtual_index = q * (double)(count - 1);
+    const double below = floor(virtual_index);
+    unsigned long long low = qs_clamp(below, count), high = low;
+    double t = 0.0;
+    bool direct = true;
+    if (method == 0) {
+        high = qs_clamp(below + 1.0, count);
+        t = virtual_index - below;
+        direct = false;
+    } else if (method == 2) {
+        low = high = qs_clamp(ceil(virtual_index), count);
+    } else if (method == 3) {
+        low = high = qs_clamp(rint(virtual_index), count);
+    } else if (method == 4 && virtual_index != below) {
+        high = qs_clamp(below + 1.0, count);
+        t = 0.5;
+        direct = false;
+    }
+    state[1] = low;
+    state[2] = high;
+    state[6] = direct;
+    state[7] = (unsigned long long)__double_as_longlong(t);
+}
+
+// Adds one to counts[bin] for each lane whose bin is below 512, a warp at a time: lanes with the
+// same bin add their number once (most keys of a pass share a few digits), from sm_70 on.
+__device__ __forceinline__ void qs_count(unsigned *counts, const unsigned bin) {
+#if __CUDA_ARCH__ >= 700
+    const unsigned peers = __match_any_sync(0xffffffffu, bin);
+    if (bin < 512u && (unsigned)(__ffs(peers) - 1) == (threadIdx.x & 31u)) atomicAdd(&counts[bin], (unsigned)__popc(peers));
+#else
+    if (bin < 512u) atomicAdd(&counts[bin], 1u);
+#endif
+}
+
+// Counts the keys whose bits above `shift + 8` equal each prefix's, by their digit at `shift`
+// (the second histogram only while the prefixes differ: qs_choose reads the first for both
+// otherwise). Every lane of a warp runs every iteration (blockDim is a multiple of 32).
+extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsigned long long *state, int shift) {
+    __shared__ unsigned counts[512];
+    if (state[5]) return;
+    for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) counts[i] = 0u;
+    __syncthreads();
+    const unsigned long long p0 = state[3], p1 = state[4];
+    const bool same = p0 == p1;
+    const bool all = shift + 8 >= (int)(8 * sizeof(U));
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x; base < n; base += stride) {
+        const unsigned long long i = base + threadIdx.x;
+        unsigned bin0 = 512u, bin1 = 512u;
+        if (i < n) {
+            const unsigned long long key = (unsigned long long)qs_key(x[i]);
+            const unsigned digit = (unsigned)(key >> shift) & 255u;
+            if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
+            if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
+        }
+        qs_count(counts, bin0);
+        if (!same) qs_count(counts, bin1);
+    }
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < 512; i += blockDim.x)
+        if (counts[i]) atomicAdd(&state[8 + i], (unsigned long long)counts[i]);
+}
+
+// Picks each rank's digit at `shift` from its histogram, narrows the rank, and clears the
+// histograms for the next pass. One thread.
+extern "C" __global__ void qs_choose(unsigned long long *state, int shift) {
+    if (state[5]) return;
+    // Equal prefixes: qs_histogram counted the first histogram only, which serves both.
+    const bool same = state[3] == state[4];
+    for (int which = 0; which < 2; ++which) {
+        unsigned long long *counts = state + 8 + 256 * (same ? 0 : which);
+        unsigned long long rank = state[1 + which], before = 0ull;
+        unsigned digit = 0u;
+        // The rank is below the count of matching keys, so the walk stops at a digit; 255 when
+        // the state is inconsistent (it cannot be: every matching key was counted).
+        while (digit < 255u && before + counts[digit] <= rank) before += counts[digit++];
+        state[1 + which] = rank - before;
+        state[3 + which] |= (unsigned long long)digit << shift;
+    }
+    for (int d = 0; d < 512; ++d) state[8 + d] = 0ull;
+}
+
+// out[0] = the quantile from the two keys found (NaN as planned).
+extern "C" __global__ void qs_finish(const unsigned long long *state, M *out) {
+    if (state[5]) {
+        out[0] = (M)(C)__longlong_as_double(0x7ff8000000000000ll);
+        return;
+    }
+    const C a = qs_value((U)state[3]);
+    C v = a;
+    if (!state[6]) {
+        const double t = __longlong_as_double((long long)state[7]);
+        const C b = qs_value((U)state[4]), diff = SUB(b, a);
+        v = t >= 0.5 ? SUB(b, MUL(diff, (C)(1.0 - t))) : ADD(a, MUL(diff, (C)t));
+    }
+    out[0] = (M)v;
+}
