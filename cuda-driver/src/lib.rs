@@ -141,6 +141,7 @@ mod flags;
 mod function;
 mod global;
 mod graph;
+mod graph_nodes;
 mod host;
 mod init;
 mod ipc;
@@ -164,12 +165,15 @@ pub use context::{Context, ContextLimit};
 pub use device::{Device, DeviceAttribute};
 pub use device_copy::DeviceCopy;
 pub use device_memory::{Access, DeviceMemory, DeviceMemoryMut, StreamTracker, StreamUse};
-pub use error::{DriverError, Error, JitLinkError, LaunchError, Result};
+pub use error::{DriverError, Error, GraphUpdateError, GraphUpdateReason, JitLinkError, LaunchError, Result};
 pub use event::Event;
-pub use flags::{CaptureMode, ContextFlags, EventFlags, HostAllocFlags, StreamFlags};
+pub use flags::{CaptureMode, ContextFlags, EventFlags, GraphInstantiateFlags, HostAllocFlags, StreamFlags};
 pub use function::{Function, FunctionAttribute, ParamInfo};
 pub use global::Global;
 pub use graph::{Graph, GraphExec};
+pub use graph_nodes::{
+    ConditionHandle, ConditionalKind, GraphArgs, GraphMemory, GraphNode, GraphNodes, MemsetValue, NodeMemory, Region,
+};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
 pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
 pub use jit_link::{JitInputKind, JitLinked, JitLinker};
