@@ -13,6 +13,7 @@ const SOURCES: &[&str] = &[
     "errors.c",
     "functions.c",
     "globals.c",
+    "graphs.c",
     "ipc.c",
     "kernels.c",
     "managed.c",

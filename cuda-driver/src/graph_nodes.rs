@@ -994,7 +994,7 @@ mod tests {
         let handle = ConditionHandle { raw: 77, graph: 1 };
         let args = GraphArgs::new().value(1.5f32).value([1u8, 2, 3]).condition(&handle);
         assert_eq!(args.spans, [(0, 4), (16, 3), (32, 8)]);
-        let mut params = KernelParams::new(args.bytes, &args.spans);
+        let params = KernelParams::new(args.bytes, &args.spans);
         assert_eq!(params.pointers.len(), 3);
         // SAFETY: each pointer points at the copy of the matching argument, alive with `params`.
         unsafe {

@@ -70,6 +70,12 @@ int fake_has_pending(struct fake_object *context, struct fake_object *stream);
 CUresult fake_take_async_error(struct fake_object *context);
 double fake_now_ms(void);
 
+/* graphs.c (lock held) */
+/* A deep copy of `graph` (argument copies included), or NULL without memory. */
+struct fake_graph *fake_copy_graph(const struct fake_graph *graph);
+/* Whether `count` node handles are nodes of `graph` (positions 1..count). */
+CUresult fake_check_dependencies(const struct fake_graph *graph, const CUgraphNode *nodes, size_t count);
+
 /* functions.c: the size of a function's argument block (offset + size of the last parameter). */
 size_t fake_argument_bytes(const struct fake_object *function);
 /* JIT log buffers named by cuModuleLoadDataEx / cuLibraryLoadData options. */

@@ -81,10 +81,12 @@ enum {
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
     CUDA_ERROR_LAUNCH_FAILED = 719,
     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
+    CUDA_ERROR_OPERATING_SYSTEM = 304,
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
     CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
     CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
     CUDA_ERROR_UNKNOWN = 999,
 };
@@ -192,6 +194,7 @@ struct fake_object {
             int capture_status; /* 0 none, 1 active, 2 invalidated */
             pthread_t capture_thread;
             struct fake_graph *capture;
+            struct fake_object *capture_target; /* cuStreamBeginCaptureToGraph: the graph captured into */
             struct fake_graph *queue; /* deferred mode: pending work */
         } stream;
         struct {
@@ -274,10 +277,11 @@ struct fake_object {
 enum fake_space { SPACE_DEVICE, SPACE_HOST, SPACE_UNIFIED };
 
 /* Work on a stream: run at once, or recorded while the stream is capturing. */
-enum fake_node_kind { NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_RECORD, NODE_FREE };
+enum fake_node_kind { NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_RECORD, NODE_FREE, NODE_EMPTY, NODE_COPY_3D };
 
 struct fake_node {
     int kind;
+    int disabled; /* graph nodes: cuGraphNodeSetEnabled(0) in an executable graph */
     union {
         struct {
             struct fake_object *function;
@@ -300,6 +304,12 @@ struct fake_node {
             CUhostFn fn;
             void *data;
         } host;
+        struct {
+            CUdeviceptr dst, src;           /* the block's first byte on each side */
+            size_t dst_pitch, src_pitch;    /* bytes per row */
+            size_t dst_rows, src_rows;      /* rows per slice */
+            size_t width, height, depth;    /* bytes per row, rows, slices */
+        } copy_3d;                          /* NODE_COPY_3D: graph memcpy nodes between device memory */
         struct fake_object *event; /* NODE_RECORD */
         CUdeviceptr free_address;  /* NODE_FREE (cuMemFreeAsync) */
     } u;

@@ -248,7 +248,7 @@ void fake_release_memory(struct fake_object *object) {
         object->u.graph.graph = NULL;
         break;
     case KIND_STREAM:
-        fake_free_graph(object->u.stream.capture);
+        if (!object->u.stream.capture_target) fake_free_graph(object->u.stream.capture); /* else the graph's */
         object->u.stream.capture = NULL;
         fake_free_graph(object->u.stream.queue);
         object->u.stream.queue = NULL;

@@ -116,6 +116,27 @@ CUresult fake_run_node(const struct fake_node *node) {
     }
     case NODE_FREE:
         return fake_free(node->u.free_address);
+    case NODE_EMPTY:
+        return CUDA_SUCCESS;
+    case NODE_COPY_3D: {
+        const size_t width = node->u.copy_3d.width;
+        for (size_t z = 0; z < node->u.copy_3d.depth; z++) {
+            for (size_t y = 0; y < node->u.copy_3d.height; y++) {
+                CUdeviceptr dst_row =
+                    node->u.copy_3d.dst + (z * node->u.copy_3d.dst_rows + y) * node->u.copy_3d.dst_pitch;
+                CUdeviceptr src_row =
+                    node->u.copy_3d.src + (z * node->u.copy_3d.src_rows + y) * node->u.copy_3d.src_pitch;
+                unsigned char *dst = fake_device_bytes(dst_row, width);
+                unsigned char *src = fake_device_bytes(src_row, width);
+                if (!dst || !src) {
+                    fake_record_invalid();
+                    return CUDA_ERROR_INVALID_VALUE;
+                }
+                memmove(dst, src, width);
+            }
+        }
+        return CUDA_SUCCESS;
+    }
     default:
         return CUDA_ERROR_UNKNOWN;
     }
