@@ -228,6 +228,12 @@ impl<'a> Graph<'a> {
         Ok(GraphNode::new(raw, self.id))
     }
 
+    /// The nodes created through [`Graph::nodes`] (conditional bodies' and captured ones
+    /// included), in creation order: the keys of an executable graph's per-node calls.
+    pub fn created_nodes(&self) -> Vec<GraphNode> {
+        self.held.nodes.iter().map(|record| record.node).collect()
+    }
+
     /// Number of nodes in the graph (not counting those inside child graphs and bodies).
     pub fn node_count(&self) -> Result<usize> {
         let driver = self.context.bind()?;

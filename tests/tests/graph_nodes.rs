@@ -1,0 +1,344 @@
+//! cuda-driver's graphs built node by node, against the stand-in driver: results of launches,
+//! per-node argument updates, enabling, updates from another graph, clones, capture into a
+//! graph and DOT output; bad input as typed errors (nodes and handles of another graph, a
+//! launch on another context's stream, an update the topology forbids, arguments the kernel
+//! does not take, blocks outside their memory), refused before the driver is asked where the
+//! host can tell; every driver call of a built graph's life failing once, without a panic, leak
+//! or double free.
+
+use std::io::Write;
+
+use cuda_driver::{
+    CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, Graph, GraphArgs,
+    GraphUpdateReason, LaunchConfig, LaunchError, MemsetValue, Module, Region, Result, Stream,
+};
+use tests::checks::{assert_clean, assert_invalid, setup};
+use tests::fake;
+use tests::faults;
+use tests::sequences::{expect, primary};
+
+const N: u32 = 64;
+
+/// Fills `out` with `value` (a graph of one kernel node).
+fn fill_graph<'a>(
+    context: &Context,
+    fill: &cuda_driver::Function,
+    out: &'a DeviceBuffer<f32>,
+    value: f32,
+) -> Result<Graph<'a>> {
+    let mut graph = Graph::new(context)?;
+    // SAFETY: `fill` writes N floats of `out`, which holds N.
+    unsafe {
+        graph.nodes().kernel(
+            &[],
+            fill,
+            &LaunchConfig::for_num_elems(N),
+            GraphArgs::new().write(out).value(value).value(N),
+        )?
+    };
+    Ok(graph)
+}
+
+#[test]
+fn built_graph_runs_its_nodes_in_order() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
+        let fill = module.function("fill").unwrap();
+        let source = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let pitched = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let marks = DeviceBuffer::<u16>::zeroed(&context, 8).unwrap();
+        let event = Event::new(&context, EventFlags::DEFAULT).unwrap();
+        let mut graph = Graph::new(&context).unwrap();
+        let mut nodes = graph.nodes();
+        // SAFETY: `fill` writes N floats of `source`.
+        let filled = unsafe {
+            nodes
+                .kernel(
+                    &[],
+                    &fill,
+                    &LaunchConfig::for_num_elems(N),
+                    GraphArgs::new().write(&source).value(4.0f32).value(N),
+                )
+                .unwrap()
+        };
+        // A 2-D block: rows 1..3 of 8-float rows, columns 2..6, to the same place in `pitched`.
+        let block = nodes
+            .memcpy_3d(
+                &[filled],
+                Region::pitched(&pitched, 32, 8).at(8, 1, 0),
+                Region::pitched(&source, 32, 8).at(8, 1, 0),
+                (16, 2, 1),
+            )
+            .unwrap();
+        let marked = nodes.memset(&[block], &marks, MemsetValue::U16(0xbeef)).unwrap();
+        let recorded = nodes.event_record(&[marked], &event).unwrap();
+        let joined = nodes.empty(&[recorded, block]).unwrap();
+        nodes.event_wait(&[joined], &event).unwrap();
+        assert_eq!(graph.node_count().unwrap(), 6);
+        let dot = graph.to_dot(false).unwrap();
+        assert!(dot.contains("digraph") && dot.contains("kernel fill"), "{dot}");
+        let exec = graph.instantiate().unwrap();
+        exec.upload(&stream).unwrap();
+        // SAFETY: the kernel writes inside `source`, which the graph borrows.
+        unsafe { exec.launch(&stream).unwrap() };
+        stream.synchronize().unwrap();
+        let copied = pitched.to_vec().unwrap();
+        for (i, value) in copied.iter().enumerate() {
+            let (row, column) = (i / 8, i % 8);
+            let inside = (1..3).contains(&row) && (2..6).contains(&column);
+            assert_eq!(*value, if inside { 4.0 } else { 0.0 }, "element {i}");
+        }
+        assert_eq!(marks.to_vec().unwrap(), [0xbeef; 8]);
+        assert!(event.query().unwrap());
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn kernel_arguments_and_enabling_change_without_a_new_instantiation() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
+        let fill = module.function("fill").unwrap();
+        let out = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let other = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let graph = fill_graph(&context, &fill, &out, 1.0).unwrap();
+        let node = graph.created_nodes()[0];
+        let clone = graph.try_clone().unwrap();
+        assert_eq!(clone.find_in_clone(&node).unwrap(), clone.created_nodes()[0]);
+        assert!(matches!(graph.find_in_clone(&node), Err(Error::WrongGraph { .. })));
+        let mut exec = graph.instantiate().unwrap();
+        let instantiations = fake.trace().matches("cuGraphInstantiateWithFlags").count();
+        // SAFETY: `fill` writes N floats of `other`.
+        unsafe {
+            exec.set_kernel_args(&node, GraphArgs::new().write(&other).value(7.0f32).value(N))
+                .unwrap();
+            exec.launch(&stream).unwrap();
+        }
+        stream.synchronize().unwrap();
+        assert_eq!(other.to_vec().unwrap(), vec![7.0; N as usize]);
+        assert_eq!(out.to_vec().unwrap(), vec![0.0; N as usize]);
+        exec.set_node_enabled(&node, false).unwrap();
+        assert!(!exec.node_enabled(&node).unwrap());
+        other.to_vec().unwrap();
+        // SAFETY: as above; the node is disabled.
+        unsafe {
+            exec.set_kernel_args(&node, GraphArgs::new().write(&other).value(9.0f32).value(N))
+                .unwrap();
+            exec.launch(&stream).unwrap();
+        }
+        stream.synchronize().unwrap();
+        assert_eq!(other.to_vec().unwrap()[0], 7.0, "a disabled node does not run");
+        assert_eq!(
+            fake.trace().matches("cuGraphInstantiateWithFlags").count(),
+            instantiations
+        );
+        // Arguments the kernel does not take: refused on the host.
+        // SAFETY: refused before anything runs.
+        let wrong = unsafe { exec.set_kernel_args(&node, GraphArgs::new().write(&other).value(1.0f64).value(N)) };
+        assert!(
+            matches!(wrong, Err(Error::Launch(LaunchError::ArgumentSize { index: 1, .. }))),
+            "{wrong:?}"
+        );
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn updates_the_topology_forbids_are_typed_errors() {
+    let (fake, context) = setup();
+    {
+        let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
+        let fill = module.function("fill").unwrap();
+        let out = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let graph = fill_graph(&context, &fill, &out, 1.0).unwrap();
+        let mut exec = graph.instantiate().unwrap();
+        // One node more: the topology changed.
+        let mut bigger = fill_graph(&context, &fill, &out, 2.0).unwrap();
+        bigger.nodes().empty(&[]).unwrap();
+        match exec.update(&bigger) {
+            Err(Error::GraphUpdate(failure)) => {
+                assert_eq!(failure.reason, GraphUpdateReason::TopologyChanged);
+                assert!(failure.to_string().contains("topology"), "{failure}");
+            }
+            other => panic!("expected a topology change, got {other:?}"),
+        }
+        // Same count, another type: the node is named.
+        let mut other_type = Graph::new(&context).unwrap();
+        other_type.nodes().memset(&[], &out, MemsetValue::U8(0)).unwrap();
+        match exec.update(&other_type) {
+            Err(Error::GraphUpdate(failure)) => {
+                assert_eq!(failure.reason, GraphUpdateReason::NodeTypeChanged);
+                assert_eq!(failure.node.as_deref(), Some("node 0 (memset)"));
+            }
+            other => panic!("expected a node type change, got {other:?}"),
+        }
+        // Same shape: updated.
+        let same = fill_graph(&context, &fill, &out, 5.0).unwrap();
+        exec.update(&same).unwrap();
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn nodes_and_streams_of_others_are_refused() {
+    let (fake, context) = setup();
+    {
+        let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
+        let fill = module.function("fill").unwrap();
+        let out = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let odd = DeviceBuffer::<u8>::zeroed(&context, 3).unwrap();
+        let mut first = Graph::new(&context).unwrap();
+        let mut second = Graph::new(&context).unwrap();
+        let foreign = first.nodes().empty(&[]).unwrap();
+        let calls = fake.calls();
+        assert!(matches!(
+            second.nodes().empty(&[foreign]),
+            Err(Error::WrongGraph { object: "dependency" })
+        ));
+        assert!(matches!(second.find_in_clone(&foreign), Err(Error::WrongGraph { .. })));
+        let mut exec = second.instantiate().unwrap();
+        assert!(matches!(
+            exec.set_node_enabled(&foreign, false),
+            Err(Error::WrongGraph { object: "node" })
+        ));
+        // A block outside its memory, an empty one, a memset that does not divide: no driver call.
+        let before = fake.calls();
+        let mut nodes = second.nodes();
+        assert_invalid(nodes.memcpy(&[], &out, &out, N as usize * 4 + 1), "does not fit");
+        assert_invalid(nodes.memcpy(&[], &out, &out, 0), "empty block");
+        let after_alloc = fake.calls();
+        assert_invalid(nodes.memset(&[], &odd, MemsetValue::U16(1)), "2-byte elements");
+        assert_eq!(fake.calls(), before, "refused on the host");
+        assert_eq!(after_alloc, before);
+        assert!(calls > 0);
+        // A launch on a stream of another context.
+        let own = Context::new(&Device::get(0).unwrap(), ContextFlags::SCHED_AUTO).unwrap();
+        let foreign_stream = Stream::new(&own).unwrap();
+        let graph = fill_graph(&context, &fill, &out, 1.0).unwrap();
+        let filled = graph.instantiate().unwrap();
+        // SAFETY: refused before anything runs.
+        let launched = unsafe { filled.launch(&foreign_stream) };
+        assert!(matches!(launched, Err(Error::WrongContext { .. })), "{launched:?}");
+        // A buffer of another context as a kernel argument.
+        let elsewhere = DeviceBuffer::<f32>::zeroed(&own, N as usize).unwrap();
+        let mut third = Graph::new(&context).unwrap();
+        // SAFETY: refused before anything runs.
+        let added = unsafe {
+            third.nodes().kernel(
+                &[],
+                &fill,
+                &LaunchConfig::for_num_elems(N),
+                GraphArgs::new().write(&elsewhere).value(1.0f32).value(N),
+            )
+        };
+        assert!(matches!(added, Err(Error::WrongContext { .. })), "{added:?}");
+        // Too few arguments.
+        // SAFETY: refused before anything runs.
+        let short = unsafe {
+            third.nodes().kernel(
+                &[],
+                &fill,
+                &LaunchConfig::for_num_elems(N),
+                GraphArgs::new().write(&out),
+            )
+        };
+        assert!(
+            matches!(short, Err(Error::Launch(LaunchError::ArgumentCount { .. }))),
+            "{short:?}"
+        );
+        exec.upload(&Stream::new(&context).unwrap()).unwrap();
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn capture_into_a_graph_adds_after_built_nodes() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
+        let fill = module.function("fill").unwrap();
+        let saxpy = module.function("saxpy").unwrap();
+        let x = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let mut y = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let mut graph = fill_graph(&context, &fill, &x, 3.0).unwrap();
+        let first = graph.created_nodes()[0];
+        let captured = graph
+            .nodes()
+            .capture(&[first], &stream, CaptureMode::ThreadLocal, |stream| {
+                // SAFETY: `saxpy` reads N floats of `x` and updates N of `y`.
+                unsafe { stream.launch(&saxpy, &LaunchConfig::for_num_elems(N), (2.0f32, &x, &mut y, N)) }
+            })
+            .unwrap();
+        assert_eq!(captured.len(), 1);
+        assert!(!stream.is_capturing().unwrap());
+        assert_eq!(graph.node_count().unwrap(), 2);
+        let exec = graph.instantiate().unwrap();
+        // SAFETY: `y`, the memory the captured kernel uses, outlives the launch.
+        unsafe { exec.launch(&stream).unwrap() };
+        stream.synchronize().unwrap();
+        drop(exec);
+        drop(graph);
+        assert_eq!(y.to_vec().unwrap(), vec![6.0; N as usize]);
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+/// A built graph's life: nodes, instantiation, launches, argument updates, clone and update.
+fn built_graph_life() -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let module = Module::from_ptx(&context, fake::KERNELS)?;
+    let fill = module.function("fill")?;
+    let out = DeviceBuffer::<f32>::zeroed(&context, N as usize)?;
+    let copy = DeviceBuffer::<f32>::zeroed(&context, N as usize)?;
+    let mut graph = fill_graph(&context, &fill, &out, 1.0)?;
+    let node = graph.created_nodes()[0];
+    let copied = graph.nodes().memcpy(&[node], &copy, &out, N as usize * 4)?;
+    let mut exec = graph.instantiate()?;
+    // SAFETY: the kernel writes N floats of buffers of N.
+    unsafe {
+        exec.launch(&stream)?;
+        exec.set_kernel_args(&node, GraphArgs::new().write(&out).value(2.0f32).value(N))?;
+        exec.launch(&stream)?;
+    }
+    exec.set_node_enabled(&copied, true)?;
+    let clone = graph.try_clone()?;
+    exec.update(&clone)?;
+    stream.synchronize()?;
+    expect("copy", copy.to_vec()?[3], 2.0)
+}
+
+#[test]
+fn every_failure_of_a_built_graph_is_clean() {
+    let fake = fake::session();
+    for deferred in [false, true] {
+        fake.set_deferred(deferred);
+        let report = faults::exercise(&fake, "built graph", &built_graph_life);
+        let _ = writeln!(
+            std::io::stdout(),
+            "failure points{}: built graph: {} driver calls, {} runs, {} broken",
+            if deferred { " (deferred work)" } else { "" },
+            report.calls,
+            report.points,
+            report.failures.len()
+        );
+        assert!(report.points > 0);
+        assert!(
+            report.failures.is_empty() && report.skipped_releases.is_empty(),
+            "{:?} {:?}",
+            report.failures,
+            report.skipped_releases
+        );
+    }
+    fake.set_deferred(false);
+}
