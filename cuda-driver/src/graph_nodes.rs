@@ -141,8 +141,10 @@ impl<'a, T: DeviceMemory + Sync> From<&'a T> for NodeMemory<'a> {
     }
 }
 
-impl<'a> From<&'a GraphMemory> for NodeMemory<'a> {
-    fn from(memory: &'a GraphMemory) -> Self {
+// The graph owns its allocations: the node keeps no borrow of the `GraphMemory`, which
+// `GraphNodes::mem_free` may then consume.
+impl<'a> From<&GraphMemory> for NodeMemory<'a> {
+    fn from(memory: &GraphMemory) -> Self {
         NodeMemory {
             ptr: memory.ptr,
             bytes: memory.bytes,
