@@ -1,7 +1,7 @@
 //! Raw bindings to the CUDA driver API (`cuda.h`), the runtime API
 //! (`cuda_runtime_api.h`), NVRTC (`nvrtc.h`) and nvJitLink (`nvJitLink.h`), and, behind
-//! features that are off by default, cuBLAS (`cublas_v2.h`), cuBLASLt (`cublasLt.h`) and
-//! NCCL (`nccl.h`), loaded at run time.
+//! features that are off by default, cuBLAS (`cublas_v2.h`), cuBLASLt (`cublasLt.h`),
+//! NCCL (`nccl.h`) and NVML (`nvml.h`), loaded at run time.
 //!
 //! Nothing is linked: `driver()`, `runtime()`, `nvrtc()` and `nvjitlink()` find
 //! and open the library on first use (see [`search`] for the order) and return a
@@ -30,7 +30,7 @@
 //! # One feature per library
 //!
 //! Each library is a cargo feature of the same name (`driver`, `runtime`, `nvrtc`,
-//! `nvjitlink`, on by default; `cublas`, `cublaslt` and `nccl`, off by default) that compiles its
+//! `nvjitlink`, on by default; `cublas`, `cublaslt`, `nccl` and `nvml`, off by default) that compiles its
 //! generated module, its table type and its loader function; a crate that needs only the driver depends on
 //! `cuda-sys = { version = "0.1", default-features = false, features = ["driver"] }` and
 //! compiles only `generated/driver.rs`. The table of libraries ([`LIBRARIES`], one
@@ -68,7 +68,8 @@
         feature = "nvjitlink",
         feature = "cublas",
         feature = "cublaslt",
-        feature = "nccl"
+        feature = "nccl",
+        feature = "nvml"
     )),
     allow(dead_code, unused_macros)
 )]
@@ -188,7 +189,8 @@ impl Opened {
             feature = "nvjitlink",
             feature = "cublas",
             feature = "cublaslt",
-            feature = "nccl"
+            feature = "nccl",
+            feature = "nvml"
         )),
         allow(dead_code)
     )]

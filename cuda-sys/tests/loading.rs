@@ -140,6 +140,8 @@ fn function_counts_match_the_headers() {
     assert_eq!(cuda_sys::cublaslt::FUNCTIONS.len(), 50);
     #[cfg(feature = "nccl")]
     assert_eq!(cuda_sys::nccl::FUNCTIONS.len(), 41);
+    #[cfg(feature = "nvml")]
+    assert_eq!(cuda_sys::nvml::FUNCTIONS.len(), 375);
 }
 
 #[test]
