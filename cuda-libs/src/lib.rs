@@ -55,13 +55,21 @@
 //! # }
 //! ```
 //!
+//! # The system (NVML)
+//! [`system`] (the `nvml` feature, on by default) reports what NVML (`libnvidia-ml.so.1`, part
+//! of the driver package) knows: the driver version, the devices' names, UUIDs, memory,
+//! utilisation, temperature, clocks and power, topology and peer-to-peer status between
+//! devices, NVLink states, and the processes using a device ([`system::System`]).
+//!
 //! # Finding the libraries
 //! cuBLAS (`libcublas.so.13`) and cuBLASLt (`libcublasLt.so.13`) come with the CUDA 13 toolkit
 //! or the `nvidia-cublas` wheel (`pip install "nvidia-cublas==13.*"`), and are looked for as
 //! [`cuda_sys::search`] describes; `CUDA_CUBLAS_LIBRARY` and `CUDA_CUBLASLT_LIBRARY` name the
 //! files explicitly. NCCL (`libnccl.so.2`) comes with the `nvidia-nccl-cu13` wheel (its
 //! `nvidia/nccl/lib` folder) or a system package; `CUDA_NCCL_LIBRARY` names the file. A library
-//! that is not found is an [`Error::Load`] listing every place tried, never a panic.
+//! that is not found is an [`Error::Load`] listing every place tried, never a panic. NVML is
+//! looked for like the driver (the loader, WSL's folder, the CUDA roots' `compat`);
+//! `CUDA_NVML_LIBRARY` names the file.
 //!
 //! # Errors
 //! Every function returns this crate's [`Error`]: a library status with its name
@@ -79,5 +87,7 @@ pub mod blas;
 mod error;
 #[cfg(feature = "nccl")]
 pub mod nccl;
+#[cfg(feature = "nvml")]
+pub mod system;
 
 pub use error::{Error, Result};
