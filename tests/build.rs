@@ -1,6 +1,7 @@
 //! Builds `libfakecuda.so`, the stand-in CUDA driver the tests load (a test
-//! double; see `src/fake.rs`), and tells the tests its path through the
-//! `FAKECUDA_PATH` environment variable at compile time. It also writes
+//! double; see `src/fake.rs`), and `libfakenvml.so`, the stand-in NVML
+//! (`fakenvml/nvml.c`), and tells the tests their paths through the
+//! `FAKECUDA_PATH` and `FAKENVML_PATH` environment variables at compile time. It also writes
 //! `fakecuda_sources.rs` into `OUT_DIR`: the C sources by name, embedded with
 //! `include_str!`, so tests that read them (`fake_abi`) carry them in the
 //! binary and run without the source tree (the GPU bundle runs them elsewhere).
@@ -33,33 +34,15 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let library = out.join("libfakecuda.so");
 
-    // cc chooses the compiler and base flags (CC, CFLAGS, the profile); the
-    // link to a shared object is ours, since cc builds static archives.
+    // cc chooses the compiler and base flags (CC, CFLAGS, the profile); the link to a shared
+    // object is ours, since cc builds static archives.
     let compiler = cc::Build::new().opt_level(1).debug(true).get_compiler();
-    let mut command = compiler.to_command();
-    command
-        .args([
-            "-std=gnu11",
-            "-shared",
-            "-fPIC",
-            "-fvisibility=hidden",
-            "-Wall",
-            "-Wextra",
-        ])
-        .arg("-o")
-        .arg(&library)
-        .args(SOURCES.iter().map(|source| folder.join(source)))
-        .args(["-lpthread", "-lm"]);
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
-    let diagnostics = String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() {
-        panic!("building libfakecuda.so failed ({command:?}):\n{diagnostics}");
-    }
-    for line in diagnostics.lines().filter(|line| !line.trim().is_empty()) {
-        println!("cargo:warning=fakecuda: {line}");
-    }
+    let sources: Vec<PathBuf> = SOURCES.iter().map(|source| folder.join(source)).collect();
+    build_library(&compiler, &sources, &library);
+    // The NVML stand-in, one file.
+    let nvml_folder = folder.with_file_name("fakenvml");
+    let nvml_library = out.join("libfakenvml.so");
+    build_library(&compiler, &[nvml_folder.join("nvml.c")], &nvml_library);
 
     // Every C file of the folder is built (and so embedded and checked by fake_abi).
     for entry in std::fs::read_dir(&folder).expect("tests/fakecuda is readable") {
@@ -79,5 +62,36 @@ fn main() {
         .unwrap_or_else(|e| panic!("cannot write fakecuda_sources.rs into {}: {e}", out.display()));
 
     println!("cargo:rustc-env=FAKECUDA_PATH={}", library.display());
+    println!("cargo:rustc-env=FAKENVML_PATH={}", nvml_library.display());
     println!("cargo:rerun-if-changed=fakecuda");
+    println!("cargo:rerun-if-changed=fakenvml");
+}
+
+/// Compiles and links `sources` into the shared object `library`; compiler warnings become
+/// cargo warnings, errors a failed build.
+fn build_library(compiler: &cc::Tool, sources: &[PathBuf], library: &std::path::Path) {
+    let mut command = compiler.to_command();
+    command
+        .args([
+            "-std=gnu11",
+            "-shared",
+            "-fPIC",
+            "-fvisibility=hidden",
+            "-Wall",
+            "-Wextra",
+        ])
+        .arg("-o")
+        .arg(library)
+        .args(sources)
+        .args(["-lpthread", "-lm"]);
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
+    let diagnostics = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        panic!("building {} failed ({command:?}):\n{diagnostics}", library.display());
+    }
+    for line in diagnostics.lines().filter(|line| !line.trim().is_empty()) {
+        println!("cargo:warning={}: {line}", library.display());
+    }
 }
