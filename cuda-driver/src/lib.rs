@@ -66,6 +66,11 @@
 //!   [`Event::open_ipc`].
 //! - CUDA arrays and what kernels read them through: [`CudaArray`],
 //!   [`TextureObject`], [`SurfaceObject`].
+//! - Graphs as data: [`Graph::new`] and [`Graph::nodes`] add kernel, memcpy, memset,
+//!   host-function, event, child-graph, memory and empty nodes, and conditional nodes
+//!   (`if`, `if`/`else`, `while`, `switch`) whose bodies are built the same way; capture into a
+//!   graph; [`GraphExec::update`], [`GraphExec::set_kernel_args`] and
+//!   [`GraphExec::set_node_enabled`] change an executable graph without a new instantiation.
 //!
 //! # The device-memory contract: what a library wrapper takes
 //! [`DeviceMemory`] is device memory of one context that work on streams uses: its address
@@ -124,6 +129,12 @@
 //!   is active, device and pinned memory that is dropped is freed when it
 //!   ends (freeing earlier would invalidate it). A [`Graph`] keeps the
 //!   kernels launched during its capture, and so their modules, loaded.
+//! - A graph built node by node holds what its nodes use: functions and host closures by
+//!   ownership, buffers and events by borrows of its lifetime, so no node outlives what it
+//!   refers to; each launch begins the buffers' uses under the contract. Nodes and condition
+//!   handles of another graph or body are [`Error::WrongGraph`], an update the driver refuses
+//!   is [`Error::GraphUpdate`] (what changed, at which node), and a graph launched on another
+//!   context's stream is [`Error::WrongContext`].
 //! - Without a driver library every call returns [`Error::Load`]; nothing panics.
 
 #![warn(missing_docs)]
