@@ -71,6 +71,9 @@ pub(crate) struct Held<'a> {
     pub(crate) nodes: Vec<NodeRecord>,
     /// The first node kind the driver refuses in a conditional body, if the graph has one.
     pub(crate) not_for_bodies: Option<&'static str>,
+    /// Whether memcpy nodes use pinned host memory (borrowed for `'a`): launches must be
+    /// waited for before the borrow ends.
+    pub(crate) host_memory: bool,
 }
 
 impl<'a> Held<'a> {
@@ -81,6 +84,13 @@ impl<'a> Held<'a> {
         self.host_functions.extend(other.host_functions.iter().cloned());
         self.events.extend(other.events.iter().copied());
         self.not_for_bodies = self.not_for_bodies.or(other.not_for_bodies);
+        self.host_memory |= other.host_memory;
+    }
+
+    /// Whether launches must be waited for before what is held is let go: host closures may
+    /// still be called, pinned host memory still copied to or from.
+    fn waits_for_launches(&self) -> bool {
+        !self.host_functions.is_empty() || self.host_memory
     }
 
     fn record(&self, node: &GraphNode) -> Option<(usize, &NodeRecord)> {
@@ -108,8 +118,9 @@ pub struct GraphExec<'a> {
     /// The graph it was instantiated from: the nodes its per-node calls accept.
     graph: u64,
     held: Held<'a>,
-    /// The streams it was launched on, waited for on drop when host closures are held (the
-    /// driver lets an executable graph destroyed in flight finish, calling them).
+    /// The streams it was launched on, waited for on drop when host closures or pinned host
+    /// memory are held (the driver lets an executable graph destroyed in flight finish, calling
+    /// the closures and copying the memory).
     launched: RefCell<Vec<Stream>>,
 }
 
@@ -317,7 +328,7 @@ impl<'a> GraphExec<'a> {
         for (memory, access) in &self.held.memory {
             uses.push(memory.begin_use(stream, *access)?);
         }
-        if !self.held.host_functions.is_empty() && !self.launched.borrow().contains(stream) {
+        if self.held.waits_for_launches() && !self.launched.borrow().contains(stream) {
             self.launched.borrow_mut().push(stream.clone());
         }
         let driver = self.context.bind()?;
@@ -498,7 +509,8 @@ impl Drop for Graph<'_> {
 
 impl Drop for GraphExec<'_> {
     fn drop(&mut self) {
-        // Launches in flight may still call the host closures, which are dropped with `self`.
+        // Launches in flight may still call the host closures, which are dropped with `self`, or
+        // copy pinned host memory whose borrow ends with `self`.
         for stream in self.launched.get_mut().drain(..) {
             if let Err(error) = stream.synchronize_quiet() {
                 self.context.record_drop_error(

@@ -24,7 +24,9 @@ use cuda_sys::LaunchConfig;
 use crate::error::{check, Error, Result};
 use crate::graph::{next_graph_id, Graph, Held, HostClosure, NodeKind, NodeRecord};
 use crate::launch::{check_args, check_config, KernelLimits};
-use crate::{Access, CaptureMode, Context, DeviceCopy, DeviceMemory, DeviceMemoryMut, Event, Function, Stream};
+use crate::{
+    Access, CaptureMode, Context, DeviceCopy, DeviceMemory, DeviceMemoryMut, Event, Function, HostBuffer, Stream,
+};
 
 /// A node of a graph or conditional body (`CUgraphNode`), as the adding call returned it:
 /// a dependency for later nodes of the same graph or body, and the key of per-node updates of
@@ -384,6 +386,37 @@ impl KernelParams {
     }
 }
 
+/// A copy descriptor of one row of `bytes` bytes, both sides yet to be filled in.
+fn linear_copy(bytes: usize) -> CUDA_MEMCPY3D {
+    CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: ptr::null(),
+        srcDevice: 0,
+        srcArray: ptr::null_mut(),
+        reserved0: ptr::null_mut(),
+        srcPitch: bytes,
+        srcHeight: 1,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: ptr::null_mut(),
+        dstDevice: 0,
+        dstArray: ptr::null_mut(),
+        reserved1: ptr::null_mut(),
+        dstPitch: bytes,
+        dstHeight: 1,
+        WidthInBytes: bytes,
+        Height: 1,
+        Depth: 1,
+    }
+}
+
 /// `CUDA_KERNEL_NODE_PARAMS` for `function` with `config`, pointing into `params`.
 pub(crate) fn kernel_params(
     function: &Function,
@@ -573,17 +606,93 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
             Height: extent.1,
             Depth: extent.2,
         };
+        // SAFETY: both sides are device memory of the graph's context with the block inside
+        // them (checked above), borrowed (or graph-allocated) for the graph's life.
+        unsafe { self.copy_node(&deps, &copy, Some(source.memory), Some(destination.memory)) }
+    }
+
+    /// Adds a copy of the whole of `source`, pinned host memory borrowed for the graph's life
+    /// (the host cannot write it meanwhile), to the start of `destination`.
+    pub fn memcpy_from_host<T: DeviceCopy + Sync>(
+        &mut self,
+        dependencies: &[GraphNode],
+        destination: impl Into<NodeMemory<'a>>,
+        source: &'a HostBuffer<T>,
+    ) -> Result<GraphNode> {
+        let deps = self.dependencies(dependencies)?;
+        let destination = destination.into();
+        let bytes = std::mem::size_of_val::<[T]>(source);
+        Region::linear(destination).check("memcpy node destination", (bytes, 1, 1))?;
+        self.check_memory(&destination)?;
+        source.context().expect_same(self.context, "host buffer", "graph")?;
+        let mut copy = linear_copy(bytes);
+        copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+        copy.srcHost = source.as_ptr().cast();
+        copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        copy.dstDevice = destination.ptr;
+        // SAFETY: the source is pinned memory of `bytes` bytes that the graph borrows for its
+        // life and the host cannot write meanwhile; the destination is device memory of the
+        // graph's context holding them (checked above).
+        let node = unsafe { self.copy_node(&deps, &copy, None, Some(destination))? };
+        self.held.host_memory = true;
+        Ok(node)
+    }
+
+    /// Adds a copy from the start of `source` to the whole of `destination`, pinned host memory
+    /// borrowed exclusively for the graph's life (the host cannot read it while a launch may
+    /// write it; an executable graph waits for its launches before it is dropped).
+    pub fn memcpy_to_host<T: DeviceCopy + Send>(
+        &mut self,
+        dependencies: &[GraphNode],
+        destination: &'a mut HostBuffer<T>,
+        source: impl Into<NodeMemory<'a>>,
+    ) -> Result<GraphNode> {
+        let deps = self.dependencies(dependencies)?;
+        let source = source.into();
+        destination
+            .context()
+            .expect_same(self.context, "host buffer", "graph")?;
+        let bytes = std::mem::size_of_val::<[T]>(destination);
+        Region::linear(source).check("memcpy node source", (bytes, 1, 1))?;
+        self.check_memory(&source)?;
+        let mut copy = linear_copy(bytes);
+        copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        copy.srcDevice = source.ptr;
+        copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+        copy.dstHost = destination.as_mut_ptr().cast();
+        // SAFETY: the destination is pinned memory of `bytes` bytes borrowed exclusively for the
+        // graph's life; the source is device memory of the graph's context holding them.
+        let node = unsafe { self.copy_node(&deps, &copy, Some(source), None)? };
+        self.held.host_memory = true;
+        Ok(node)
+    }
+
+    /// Adds the memcpy node `copy` and holds the device memory it reads and writes.
+    ///
+    /// # Safety
+    /// Every address `copy` names must stay valid, for the block it describes, while the graph
+    /// and its executable graphs live (borrowed for `'a`, or graph-allocated).
+    unsafe fn copy_node(
+        &mut self,
+        deps: &[CUgraphNode],
+        copy: &CUDA_MEMCPY3D,
+        reads: Option<NodeMemory<'a>>,
+        writes: Option<NodeMemory<'a>>,
+    ) -> Result<GraphNode> {
         let driver = self.context.bind()?;
         let mut raw = ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; graph and dependencies are alive; both sides are
-        // device memory of the graph's context with the block inside them (checked above),
-        // borrowed (or graph-allocated) for the graph's life.
+        // SAFETY: `raw` is a valid out-pointer; graph and dependencies are alive; the addresses
+        // are the caller's obligation.
         let result = check(unsafe {
-            driver.cuGraphAddMemcpyNode()?(&mut raw, self.raw, deps.as_ptr(), deps.len(), &copy, self.context.raw())
+            driver.cuGraphAddMemcpyNode()?(&mut raw, self.raw, deps.as_ptr(), deps.len(), copy, self.context.raw())
         });
         let node = self.added(result, raw, NodeKind::Other("memcpy"))?;
-        self.hold_memory(&source.memory, Access::Read);
-        self.hold_memory(&destination.memory, Access::Write);
+        if let Some(memory) = reads {
+            self.hold_memory(&memory, Access::Read);
+        }
+        if let Some(memory) = writes {
+            self.hold_memory(&memory, Access::Write);
+        }
         Ok(node)
     }
 

@@ -421,3 +421,39 @@ fn a_graph_launched_on_another_contexts_stream_is_refused() {
     let launched = unsafe { exec.launch(&foreign) };
     assert!(matches!(launched, Err(Error::WrongContext { .. })), "{launched:?}");
 }
+
+#[test]
+fn pinned_host_memory_goes_through_a_graph_and_back() {
+    let Some(context) = common::context() else { return };
+    let saxpy = common::kernels(&context).function("saxpy").unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let n = 4096u32;
+    let input = cuda_driver::HostBuffer::from_slice(&context, &vec![2.0f32; n as usize]).unwrap();
+    let mut output = cuda_driver::HostBuffer::<f32>::new(&context, n as usize).unwrap();
+    let x = DeviceBuffer::<f32>::zeroed(&context, n as usize).unwrap();
+    let y = DeviceBuffer::<f32>::zeroed(&context, n as usize).unwrap();
+    {
+        let mut graph = Graph::new(&context).unwrap();
+        let mut nodes = graph.nodes();
+        let up = nodes.memcpy_from_host(&[], &x, &input).unwrap();
+        let cleared = nodes.memset(&[], &y, MemsetValue::U32(0)).unwrap();
+        // SAFETY: `saxpy` reads n floats of `x` and updates n of `y`.
+        let scaled = unsafe {
+            nodes.kernel(
+                &[up, cleared],
+                &saxpy,
+                &LaunchConfig::for_num_elems(n),
+                GraphArgs::new().value(3.0f32).read(&x).write(&y).value(n),
+            )
+        }
+        .unwrap();
+        nodes.memcpy_to_host(&[scaled], &mut output, &y).unwrap();
+        let exec = graph.instantiate().unwrap();
+        for _ in 0..3 {
+            // SAFETY: as above.
+            unsafe { exec.launch(&stream).unwrap() };
+        }
+        // Dropping the executable graph waits for the launches that write `output`.
+    }
+    assert!(output.iter().all(|&v| v == 6.0));
+}

@@ -309,7 +309,7 @@ struct fake_node {
             size_t dst_pitch, src_pitch;    /* bytes per row */
             size_t dst_rows, src_rows;      /* rows per slice */
             size_t width, height, depth;    /* bytes per row, rows, slices */
-        } copy_3d;                          /* NODE_COPY_3D: graph memcpy nodes between device memory */
+        } copy_3d;                          /* NODE_COPY_3D: graph memcpy nodes (device or pinned host memory) */
         struct fake_object *event; /* NODE_RECORD */
         CUdeviceptr free_address;  /* NODE_FREE (cuMemFreeAsync) */
     } u;

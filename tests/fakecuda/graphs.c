@@ -5,7 +5,8 @@
  * edges are checked (they must name nodes of the graph) but not stored. Executable graphs copy
  * the list; their per-node calls take the position in the graph they were made from.
  *
- * Modelled: kernel, memset (one row), memcpy between device memory (1-D, 2-D and 3-D blocks),
+ * Modelled: kernel, memset (one row), memcpy between device and pinned host memory (1-D, 2-D and
+ * 3-D blocks),
  * host-function, event record and wait, and empty nodes; clone and cuGraphNodeFindInClone;
  * kernel-argument updates and enabling of executable-graph nodes; cuGraphExecUpdate (same node
  * count and types, kernels of the same context); cuGraphDebugDotPrint. Not modelled (not
@@ -65,7 +66,7 @@ typedef struct CUgraphExecUpdateResultInfo_st {
     CUgraphNode errorFromNode;
 } CUgraphExecUpdateResultInfo;
 
-enum { MEMORYTYPE_DEVICE = 2 };
+enum { MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
 /* CUgraphExecUpdateResult */
 enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3, UPDATE_FUNCTION_CHANGED = 4 };
 
@@ -234,13 +235,15 @@ EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, c
                                      CUcontext ctx)
     FAKE_API(cuGraphAddMemsetNode, add_memset(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx))
 
-/* The address of the block's first byte on one side, if the whole block lies in one allocation. */
-static int copy_side(CUdeviceptr base, size_t x, size_t y, size_t z, size_t pitch, size_t rows,
+/* The address of the block's first byte on one side, if the whole block lies in one allocation
+ * (device memory) or one pinned allocation (host memory: a pinned allocation's host address). */
+static int copy_side(CUdeviceptr base, int host, size_t x, size_t y, size_t z, size_t pitch, size_t rows,
                      const CUDA_MEMCPY3D *copy, CUdeviceptr *start) {
     size_t first = (z * rows + y) * pitch + x;
     size_t last = ((z + copy->Depth - 1) * rows + y + copy->Height - 1) * pitch + x + copy->WidthInBytes;
     if ((copy->Height > 1 || copy->Depth > 1) && x + copy->WidthInBytes > pitch) return 0;
-    if (!fake_device_bytes(base + first, last - first)) return 0;
+    struct fake_object *memory = fake_memory_containing(base + first, last - first);
+    if (!memory || (memory->kind == KIND_HOST_MEMORY) != host) return 0;
     *start = base + first;
     return 1;
 }
@@ -251,15 +254,18 @@ static CUresult add_memcpy(CUgraphNode *out, CUgraph handle, const CUgraphNode *
     struct fake_object *graph = graph_for_node(handle, out, dependencies, count, &result);
     if (!graph) return result;
     if (!copy || fake_lookup_context(context) != graph->context) return CUDA_ERROR_INVALID_VALUE;
-    if (copy->srcMemoryType != MEMORYTYPE_DEVICE || copy->dstMemoryType != MEMORYTYPE_DEVICE) {
-        return CUDA_ERROR_NOT_SUPPORTED; /* device-to-device is what the safe layer builds */
+    int src_host = copy->srcMemoryType == MEMORYTYPE_HOST, dst_host = copy->dstMemoryType == MEMORYTYPE_HOST;
+    if ((!src_host && copy->srcMemoryType != MEMORYTYPE_DEVICE) || (!dst_host && copy->dstMemoryType != MEMORYTYPE_DEVICE)) {
+        return CUDA_ERROR_NOT_SUPPORTED; /* device and pinned host memory are what the safe layer builds */
     }
     if (copy->WidthInBytes == 0 || copy->Height == 0 || copy->Depth == 0) return CUDA_ERROR_INVALID_VALUE;
     struct fake_node node = {.kind = NODE_COPY_3D};
-    if (!copy_side(copy->srcDevice, copy->srcXInBytes, copy->srcY, copy->srcZ, copy->srcPitch, copy->srcHeight, copy,
-                   &node.u.copy_3d.src) ||
-        !copy_side(copy->dstDevice, copy->dstXInBytes, copy->dstY, copy->dstZ, copy->dstPitch, copy->dstHeight, copy,
-                   &node.u.copy_3d.dst)) {
+    CUdeviceptr src_base = src_host ? (CUdeviceptr)(uintptr_t)copy->srcHost : copy->srcDevice;
+    CUdeviceptr dst_base = dst_host ? (CUdeviceptr)(uintptr_t)copy->dstHost : copy->dstDevice;
+    if (!copy_side(src_base, src_host, copy->srcXInBytes, copy->srcY, copy->srcZ, copy->srcPitch, copy->srcHeight,
+                   copy, &node.u.copy_3d.src) ||
+        !copy_side(dst_base, dst_host, copy->dstXInBytes, copy->dstY, copy->dstZ, copy->dstPitch, copy->dstHeight,
+                   copy, &node.u.copy_3d.dst)) {
         fake_record_invalid();
         return CUDA_ERROR_INVALID_VALUE;
     }

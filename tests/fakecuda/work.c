@@ -126,7 +126,7 @@ CUresult fake_run_node(const struct fake_node *node) {
                     node->u.copy_3d.dst + (z * node->u.copy_3d.dst_rows + y) * node->u.copy_3d.dst_pitch;
                 CUdeviceptr src_row =
                     node->u.copy_3d.src + (z * node->u.copy_3d.src_rows + y) * node->u.copy_3d.src_pitch;
-                unsigned char *dst = fake_device_bytes(dst_row, width);
+                unsigned char *dst = fake_device_bytes(dst_row, width); /* pinned host memory too */
                 unsigned char *src = fake_device_bytes(src_row, width);
                 if (!dst || !src) {
                     fake_record_invalid();

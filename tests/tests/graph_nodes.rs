@@ -301,21 +301,26 @@ fn built_graph_life() -> Result<()> {
     let fill = module.function("fill")?;
     let out = DeviceBuffer::<f32>::zeroed(&context, N as usize)?;
     let copy = DeviceBuffer::<f32>::zeroed(&context, N as usize)?;
-    let mut graph = fill_graph(&context, &fill, &out, 1.0)?;
-    let node = graph.created_nodes()[0];
-    let copied = graph.nodes().memcpy(&[node], &copy, &out, N as usize * 4)?;
-    let mut exec = graph.instantiate()?;
-    // SAFETY: the kernel writes N floats of buffers of N.
-    unsafe {
-        exec.launch(&stream)?;
-        exec.set_kernel_args(&node, GraphArgs::new().write(&out).value(2.0f32).value(N))?;
-        exec.launch(&stream)?;
+    let mut host = cuda_driver::HostBuffer::<f32>::new(&context, N as usize)?;
+    {
+        let mut graph = fill_graph(&context, &fill, &out, 1.0)?;
+        let node = graph.created_nodes()[0];
+        let copied = graph.nodes().memcpy(&[node], &copy, &out, N as usize * 4)?;
+        graph.nodes().memcpy_to_host(&[copied], &mut host, &copy)?;
+        let mut exec = graph.instantiate()?;
+        // SAFETY: the kernel writes N floats of buffers of N.
+        unsafe {
+            exec.launch(&stream)?;
+            exec.set_kernel_args(&node, GraphArgs::new().write(&out).value(2.0f32).value(N))?;
+            exec.launch(&stream)?;
+        }
+        exec.set_node_enabled(&copied, true)?;
+        let clone = graph.try_clone()?;
+        exec.update(&clone)?;
+        // Dropping the executable graph waits for its launches: they write `host`.
     }
-    exec.set_node_enabled(&copied, true)?;
-    let clone = graph.try_clone()?;
-    exec.update(&clone)?;
-    stream.synchronize()?;
-    expect("copy", copy.to_vec()?[3], 2.0)
+    expect("copy", copy.to_vec()?[3], 2.0)?;
+    expect("host copy", host[3], 2.0)
 }
 
 #[test]
@@ -341,4 +346,32 @@ fn every_failure_of_a_built_graph_is_clean() {
         );
     }
     fake.set_deferred(false);
+}
+
+#[test]
+fn copies_between_pinned_host_memory_and_the_device() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let input = cuda_driver::HostBuffer::from_slice(&context, &[1.5f32, 2.5, 3.5, 4.5]).unwrap();
+        let mut output = cuda_driver::HostBuffer::<f32>::new(&context, 4).unwrap();
+        let device = DeviceBuffer::<f32>::zeroed(&context, 4).unwrap();
+        let too_small = DeviceBuffer::<f32>::zeroed(&context, 2).unwrap();
+        {
+            let mut graph = Graph::new(&context).unwrap();
+            let mut nodes = graph.nodes();
+            let up = nodes.memcpy_from_host(&[], &device, &input).unwrap();
+            nodes.memcpy_to_host(&[up], &mut output, &device).unwrap();
+            let before = fake.calls();
+            assert_invalid(graph.nodes().memcpy_from_host(&[], &too_small, &input), "does not fit");
+            assert_eq!(fake.calls(), before);
+            let exec = graph.instantiate().unwrap();
+            // SAFETY: no kernels.
+            unsafe { exec.launch(&stream).unwrap() };
+            // Dropping the executable graph waits for the launch: the host memory's borrow ends.
+        }
+        assert_eq!(&output[..], &[1.5, 2.5, 3.5, 4.5]);
+    }
+    drop(context);
+    assert_clean(&fake);
 }
