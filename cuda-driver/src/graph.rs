@@ -33,8 +33,13 @@ pub(crate) type HostClosure<'a> = Box<dyn Fn() + Send + Sync + 'a>;
 /// What kind of node a record is, with what an update of it needs.
 #[derive(Clone)]
 pub(crate) enum NodeKind {
-    /// A kernel launch: its function and configuration (its arguments change by update).
-    Kernel { function: Function, config: LaunchConfig },
+    /// A kernel launch: its function, configuration, and the graphs whose condition handles it
+    /// may set (its arguments change by update).
+    Kernel {
+        function: Function,
+        config: LaunchConfig,
+        scope: Vec<u64>,
+    },
     /// Anything else, by name (`"memcpy"`, `"host function"`, ...).
     Other(&'static str),
 }
@@ -169,7 +174,7 @@ impl<'a> Graph<'a> {
 
     /// The graph's node list, to add nodes to (see [`GraphNodes`]).
     pub fn nodes(&mut self) -> GraphNodes<'_, 'a> {
-        GraphNodes::new(self.raw, self.id, &self.context, &mut self.held, false)
+        GraphNodes::new(self.raw, self.id, &self.context, &mut self.held, Vec::new())
     }
 
     /// Instantiates the graph for launching (`cuGraphInstantiateWithFlags`, no flags).
@@ -367,18 +372,20 @@ impl<'a> GraphExec<'a> {
         if result != cuda_sys::driver::CUresult::CUDA_SUCCESS {
             return Err(update_error(graph.held(), &info, result));
         }
-        // Nodes pair up in creation order: the kernels' functions and configurations are the new ones.
+        // Nodes pair up in creation order: the kernels' functions and configurations are the new
+        // ones. A graph without the same records (captured) leaves its kernels unknown here.
         let fresh = graph.held();
-        let old_nodes = std::mem::take(&mut self.held.nodes);
         self.held.absorb(fresh);
-        self.held.nodes = old_nodes
-            .into_iter()
-            .zip(&fresh.nodes)
-            .map(|(old, new)| NodeRecord {
-                node: old.node,
-                kind: new.kind.clone(),
-            })
-            .collect();
+        let same_records = fresh.nodes.len() == self.held.nodes.len();
+        for (position, record) in self.held.nodes.iter_mut().enumerate() {
+            record.kind = match (same_records, &record.kind) {
+                (true, _) => fresh.nodes[position].kind.clone(),
+                (false, NodeKind::Kernel { .. }) => {
+                    NodeKind::Other("kernel of unknown arguments (updated from a captured graph)")
+                }
+                (false, other) => other.clone(),
+            };
+        }
         Ok(())
     }
 
@@ -391,15 +398,19 @@ impl<'a> GraphExec<'a> {
     /// As for [`GraphNodes::kernel`]: the kernel's device code must be correct for these
     /// arguments at every later launch.
     pub unsafe fn set_kernel_args(&mut self, node: &GraphNode, args: GraphArgs<'a>) -> Result<()> {
-        let (function, config) = match self.record_of(node)? {
-            NodeKind::Kernel { function, config } => (function.clone(), *config),
+        let (function, config, scope) = match self.record_of(node)? {
+            NodeKind::Kernel {
+                function,
+                config,
+                scope,
+            } => (function.clone(), *config, scope.clone()),
             NodeKind::Other(kind) => {
                 return Err(Error::InvalidValue(format!(
                     "set_kernel_args needs a kernel node, this is a {kind} node"
                 )))
             }
         };
-        let (mut pointers, memory) = args.check(&function, &self.context)?;
+        let (mut pointers, memory) = args.check(&function, &self.context, &scope)?;
         let params = crate::graph_nodes::kernel_params(&function, &config, &mut pointers, &self.context);
         let driver = self.context.bind()?;
         // SAFETY: the executable graph and node are alive (the node is a kernel node of the graph

@@ -275,6 +275,8 @@ pub struct GraphArgs<'a> {
     /// `(offset, size)` of each argument in `bytes`.
     spans: Vec<(usize, usize)>,
     memory: Vec<(&'a (dyn DeviceMemory + Sync), Access)>,
+    /// The graphs or bodies of the condition handles passed.
+    conditions: Vec<u64>,
     /// The first bad argument, reported when the list is used.
     error: Option<Error>,
 }
@@ -318,8 +320,11 @@ impl<'a> GraphArgs<'a> {
         self.value(memory.ptr)
     }
 
-    /// Appends a condition handle (a `cudaGraphConditionalHandle` parameter).
-    pub fn condition(self, handle: &ConditionHandle) -> Self {
+    /// Appends a condition handle (a `cudaGraphConditionalHandle` parameter): one of the graph
+    /// or body the kernel node is added to, or of a graph that encloses that body (else
+    /// [`Error::WrongGraph`] when the list is used).
+    pub fn condition(mut self, handle: &ConditionHandle) -> Self {
+        self.conditions.push(handle.graph);
         self.value(handle.raw)
     }
 
@@ -331,12 +336,22 @@ impl<'a> GraphArgs<'a> {
         self.value(memory.device_ptr())
     }
 
-    /// Checks the list against `function`'s parameters and `context`; returns the parameter
-    /// pointers (into this list's bytes, so valid while `self` is unmoved: the caller keeps the
-    /// bytes alive through the returned box) and the memory to hold.
-    pub(crate) fn check(self, function: &Function, context: &Context) -> Result<(KernelParams, Vec<HeldMemory<'a>>)> {
+    /// Checks the list against `function`'s parameters, `context` and `scope` (the graphs
+    /// whose condition handles the kernel may set); returns the argument bytes with their
+    /// pointer array, and the memory to hold.
+    pub(crate) fn check(
+        self,
+        function: &Function,
+        context: &Context,
+        scope: &[u64],
+    ) -> Result<(KernelParams, Vec<HeldMemory<'a>>)> {
         if let Some(error) = self.error {
             return Err(error);
+        }
+        if self.conditions.iter().any(|graph| !scope.contains(graph)) {
+            return Err(Error::WrongGraph {
+                object: "condition handle",
+            });
         }
         function.context().expect_same(context, "function", "graph")?;
         for (memory, _) in &self.memory {
@@ -454,18 +469,37 @@ pub struct GraphNodes<'g, 'a> {
     id: u64,
     context: &'g Context,
     held: &'g mut Held<'a>,
-    in_body: bool,
+    /// The graph and the bodies that enclose this body, outermost first (empty for a graph).
+    enclosing: Vec<u64>,
 }
 
 impl<'g, 'a> GraphNodes<'g, 'a> {
-    pub(crate) fn new(raw: CUgraph, id: u64, context: &'g Context, held: &'g mut Held<'a>, in_body: bool) -> Self {
+    pub(crate) fn new(
+        raw: CUgraph,
+        id: u64,
+        context: &'g Context,
+        held: &'g mut Held<'a>,
+        enclosing: Vec<u64>,
+    ) -> Self {
         GraphNodes {
             raw,
             id,
             context,
             held,
-            in_body,
+            enclosing,
         }
+    }
+
+    /// Whether these are a conditional body's nodes.
+    fn in_body(&self) -> bool {
+        !self.enclosing.is_empty()
+    }
+
+    /// The graphs whose condition handles kernels here may set: the enclosing ones and this.
+    fn scope(&self) -> Vec<u64> {
+        let mut scope = self.enclosing.clone();
+        scope.push(self.id);
+        scope
     }
 
     /// The handles of `dependencies`, checked to be nodes of this graph or body.
@@ -484,7 +518,7 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
 
     /// Refuses `node` inside a conditional body; notes it for graphs that might become bodies' children.
     fn allow(&mut self, node: &'static str) -> Result<()> {
-        if self.in_body {
+        if self.in_body() {
             return Err(Error::NotInConditionalBody { node });
         }
         self.held.not_for_bodies.get_or_insert(node);
@@ -522,7 +556,8 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
             max_dynamic_shared: function.max_dynamic_shared_memory()?,
         };
         check_config(function.name(), config, &self.context.limits()?, &limits)?;
-        let (mut params, memory) = args.check(function, self.context)?;
+        let scope = self.scope();
+        let (mut params, memory) = args.check(function, self.context, &scope)?;
         let node_params = kernel_params(function, config, &mut params, self.context);
         let driver = self.context.bind()?;
         let mut raw = ptr::null_mut();
@@ -538,6 +573,7 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
             NodeKind::Kernel {
                 function: function.clone(),
                 config: *config,
+                scope,
             },
         )?;
         self.held.memory.extend(memory);
@@ -805,7 +841,7 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
     pub fn child_graph(&mut self, dependencies: &[GraphNode], child: &Graph<'a>) -> Result<GraphNode> {
         let deps = self.dependencies(dependencies)?;
         child.context().expect_same(self.context, "child graph", "graph")?;
-        if let (true, Some(node)) = (self.in_body, child.held().not_for_bodies) {
+        if let (true, Some(node)) = (self.in_body(), child.held().not_for_bodies) {
             return Err(Error::NotInConditionalBody { node });
         }
         let driver = self.context.bind()?;
@@ -962,7 +998,7 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
             std::slice::from_raw_parts(out, size as usize).to_vec()
         };
         for (index, body) in bodies.into_iter().enumerate() {
-            let mut nodes = GraphNodes::new(body, next_graph_id(), self.context, self.held, true);
+            let mut nodes = GraphNodes::new(body, next_graph_id(), self.context, self.held, self.scope());
             build(index, &mut nodes)?;
         }
         Ok(node)
@@ -1044,7 +1080,7 @@ impl std::fmt::Debug for GraphNodes<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GraphNodes")
             .field("nodes", &self.held.nodes.len())
-            .field("conditional_body", &self.in_body)
+            .field("conditional_body", &self.in_body())
             .finish()
     }
 }

@@ -197,6 +197,9 @@ fn if_else_and_switch_bodies_follow_the_device_condition() {
 #[test]
 fn bodies_refuse_what_the_driver_refuses_and_foreign_handles() {
     let Some(context) = common::context() else { return };
+    let module = condition_kernels(&context);
+    let choose = module.function("choose").unwrap();
+    let value = DeviceBuffer::from_slice(&context, &[1u32]).unwrap();
     let event = Event::new(&context, EventFlags::DEFAULT).unwrap();
     let mut other = Graph::new(&context).unwrap();
     let foreign = other.nodes().condition_handle(Some(0)).unwrap();
@@ -212,6 +215,18 @@ fn bodies_refuse_what_the_driver_refuses_and_foreign_handles() {
             })
         ),
         "{refused:?}"
+    );
+    // A kernel may set only handles of its graph or of graphs enclosing its body.
+    // SAFETY: refused before anything is added.
+    let setter = unsafe { nodes.kernel(&[], &choose, &ONE, GraphArgs::new().condition(&foreign).read(&value)) };
+    assert!(
+        matches!(
+            setter,
+            Err(Error::WrongGraph {
+                object: "condition handle"
+            })
+        ),
+        "{setter:?}"
     );
     let mut child = Graph::new(&context).unwrap();
     child.nodes().host_function(&[], || {}).unwrap();
