@@ -1027,12 +1027,15 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
             .capture_state()
             .begin_with(|| unsafe { begin(stream_raw, graph, deps.as_ptr(), ptr::null(), deps.len(), mode.raw()) })?;
         let recorded = std::panic::catch_unwind(AssertUnwindSafe(|| record(stream)));
-        let (ended, raw, kernels) = stream.capture_state().finish(driver, stream_raw)?;
-        self.held.kernels.extend(kernels);
-        match recorded {
+        let finished = stream.capture_state().finish(driver, stream_raw);
+        // The capture was ended (or could not be) above; a panic of `record` goes on.
+        let recorded = match recorded {
+            Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
-            Ok(result) => result?,
-        }
+        };
+        let (ended, raw, kernels) = finished?;
+        self.held.kernels.extend(kernels);
+        recorded?;
         ended?;
         if raw != self.raw {
             return Err(Error::InvalidValue("the capture ended in another graph".into()));
