@@ -375,3 +375,29 @@ fn copies_between_pinned_host_memory_and_the_device() {
     drop(context);
     assert_clean(&fake);
 }
+
+#[test]
+fn a_capture_into_a_graph_ends_when_its_closure_fails_or_panics() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let mut graph = Graph::new(&context).unwrap();
+        let failed = graph.nodes().capture(&[], &stream, CaptureMode::Global, |_| {
+            Err(Error::InvalidValue("the closure's own error".into()))
+        });
+        assert_invalid(failed, "the closure's own error");
+        assert!(!stream.is_capturing().unwrap());
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            graph
+                .nodes()
+                .capture(&[], &stream, CaptureMode::Global, |_| panic!("inside a capture"))
+        }));
+        assert!(panicked.is_err());
+        assert!(!stream.is_capturing().unwrap());
+        // The stream and the graph still work.
+        let node = graph.nodes().empty(&[]).unwrap();
+        assert_eq!(graph.created_nodes(), [node]);
+    }
+    drop(context);
+    assert_clean(&fake);
+}
