@@ -179,6 +179,47 @@ impl System {
     pub fn devices(&self) -> Result<Vec<NvmlDevice<'_>>> {
         (0..self.device_count()?).map(|index| self.device(index)).collect()
     }
+
+    /// The device whose UUID is `uuid`, as NVML and `nvidia-smi` write it (`"GPU-8c3e..."`).
+    pub fn device_by_uuid(&self, uuid: &str) -> Result<NvmlDevice<'_>> {
+        let text = std::ffi::CString::new(uuid)
+            .map_err(|_| Error::InvalidValue(format!("the UUID {uuid:?} holds a NUL byte")))?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `text` is NUL-terminated and outlives the call; `raw` is a valid out-pointer.
+        check("nvmlDeviceGetHandleByUUID", unsafe {
+            self.nvml.nvmlDeviceGetHandleByUUID()?(text.as_ptr(), &mut raw)
+        })?;
+        let mut index = 0;
+        // SAFETY: `raw` is the device NVML just returned; `index` is a valid out-pointer.
+        check("nvmlDeviceGetIndex", unsafe {
+            self.nvml.nvmlDeviceGetIndex()?(raw, &mut index)
+        })?;
+        Ok(NvmlDevice {
+            raw,
+            index,
+            nvml: self.nvml,
+            _system: PhantomData,
+        })
+    }
+
+    /// The NVML device that is CUDA's `device` (matched by UUID: NVML's order is PCI bus order,
+    /// CUDA's need not be, and `CUDA_VISIBLE_DEVICES` renumbers CUDA's).
+    pub fn device_of(&self, device: &cuda_driver::Device) -> Result<NvmlDevice<'_>> {
+        self.device_by_uuid(&uuid_text(&device.uuid()?))
+    }
+}
+
+/// A CUDA UUID as NVML writes it: `GPU-` and the 16 bytes in groups of 4, 2, 2, 2 and 6.
+fn uuid_text(bytes: &[u8; 16]) -> String {
+    let hex = |range: std::ops::Range<usize>| bytes[range].iter().map(|b| format!("{b:02x}")).collect::<String>();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    )
 }
 
 impl Drop for System {
@@ -647,6 +688,14 @@ mod tests {
         }
         assert_eq!(text(&buffer), "NVIDIA H200");
         assert_eq!(text(&[0; 4]), "");
+    }
+
+    #[test]
+    fn cuda_uuids_are_written_as_nvml_writes_them() {
+        let bytes = [
+            0x8c, 0x3e, 0x01, 0x02, 0xa0, 0xb1, 0x4c, 0x5d, 0x9e, 0x0f, 0x10, 0x21, 0x32, 0x43, 0x54, 0x65,
+        ];
+        assert_eq!(uuid_text(&bytes), "GPU-8c3e0102-a0b1-4c5d-9e0f-102132435465");
     }
 
     #[test]

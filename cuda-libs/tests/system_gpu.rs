@@ -130,18 +130,18 @@ fn a_process_with_a_cuda_context_is_listed() {
     };
     // The context's memory shows once it is used.
     let _buffer = cuda_driver::DeviceBuffer::<u8>::zeroed(&context, 1 << 20).unwrap();
+    let device = system.device_of(&context.device()).unwrap();
+    // The same device by its PCI address (CUDA writes a shorter domain than NVML).
     let bus_id = context.device().pci_bus_id().unwrap().to_lowercase();
-    let devices = system.devices().unwrap();
-    let device = devices
-        .iter()
-        .find(|device| {
-            device
-                .pci_bus_id()
-                .unwrap()
-                .to_lowercase()
-                .ends_with(&bus_id[bus_id.len() - 7..])
-        })
-        .expect("CUDA's device 0 is among NVML's");
+    let nvml_bus_id = device.pci_bus_id().unwrap().to_lowercase();
+    assert!(
+        nvml_bus_id.ends_with(&bus_id[bus_id.len() - 7..]),
+        "{nvml_bus_id} {bus_id}"
+    );
+    assert_eq!(
+        system.device_by_uuid(&device.uuid().unwrap()).unwrap().index(),
+        device.index()
+    );
     match device.processes() {
         Ok(processes) => {
             let pid = std::process::id();

@@ -27,6 +27,7 @@ enum {
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_SUPPORTED = 3,
     NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_NOT_FOUND = 6,
 };
 
 struct fake_nvml_device {
@@ -147,3 +148,23 @@ EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device
 }
 /* The initialisation count, for the tests (not an NVML function). */
 EXPORT int fakenvml_initialised(void) { return initialised; }
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device) {
+    if (!initialised) return NVML_ERROR_UNINITIALIZED;
+    if (!uuid || !device) return NVML_ERROR_INVALID_ARGUMENT;
+    for (int index = 0; index < 2; index++) {
+        char text[64];
+        snprintf(text, sizeof text, "GPU-00000000-0000-0000-0000-00000000000%d", index);
+        if (strcmp(text, uuid) == 0) {
+            *device = &devices[index];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
+    if (!initialised) return NVML_ERROR_UNINITIALIZED;
+    int found = device_index(device);
+    if (found < 0 || !index) return NVML_ERROR_INVALID_ARGUMENT;
+    *index = (unsigned int)found;
+    return NVML_SUCCESS;
+}

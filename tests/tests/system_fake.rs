@@ -74,6 +74,12 @@ fn system_reads_the_stand_in() {
             other => panic!("expected a missing symbol, got {other:?}"),
         }
         assert!(matches!(system.device(2), Err(Error::InvalidValue(_))));
+        let by_uuid = system
+            .device_by_uuid("GPU-00000000-0000-0000-0000-000000000001")
+            .unwrap();
+        assert_eq!(by_uuid.index(), 1);
+        assert!(matches!(system.device_by_uuid("GPU-nope"), Err(Error::Nvml { .. })));
+        assert!(matches!(system.device_by_uuid("GPU\0"), Err(Error::InvalidValue(_))));
     }
     assert_eq!(initialisations(), 0, "every System shut NVML down once");
 }
