@@ -383,7 +383,8 @@ mod tests {
                 "nvidia-cuda-nvrtc",
                 "nvidia-nvjitlink",
                 "nvidia-cublas",
-                "nvidia-nccl-cu13"
+                "nvidia-nccl-cu13",
+                "nvidia-nvml-dev"
             ]
         );
     }
