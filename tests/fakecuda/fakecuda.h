@@ -118,7 +118,8 @@ enum fake_kind {
     KIND_KERNEL = 20,        /* owned by a library: not counted as live */
     KIND_LIBRARY_MODULE = 21, /* a library's module in one context, owned by the library: not counted */
     KIND_GLOBAL = 22,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
-    KIND_COUNT = 23,
+    KIND_GRAPH_BODY = 23,    /* a conditional node's body graph, owned by the node: not counted */
+    KIND_COUNT = 24,
 };
 
 #define FAKE_DEVICES 2
@@ -277,7 +278,11 @@ struct fake_object {
 enum fake_space { SPACE_DEVICE, SPACE_HOST, SPACE_UNIFIED };
 
 /* Work on a stream: run at once, or recorded while the stream is capturing. */
-enum fake_node_kind { NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_RECORD, NODE_FREE, NODE_EMPTY, NODE_COPY_3D };
+enum fake_node_kind {
+    NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_RECORD, NODE_FREE, NODE_EMPTY, NODE_COPY_3D,
+    NODE_CONDITIONAL,   /* graphs.c: if, while or switch over body graphs */
+    NODE_SET_CONDITION, /* graphs.c: a condition's default value, set as a launch of its graph begins */
+};
 
 struct fake_node {
     int kind;
@@ -310,6 +315,18 @@ struct fake_node {
             size_t dst_rows, src_rows;      /* rows per slice */
             size_t width, height, depth;    /* bytes per row, rows, slices */
         } copy_3d;                          /* NODE_COPY_3D: graph memcpy nodes (device or pinned host memory) */
+        struct {
+            uint64_t handle;              /* the condition (graphs.c), 1-based */
+            int type;                     /* 0 if, 1 while, 2 switch (CUgraphConditionalNodeType) */
+            unsigned int size;            /* bodies */
+            struct fake_object **bodies;  /* in a graph: the body graphs, owned by the node */
+            CUgraph *handles;             /* in a graph: their handles (the driver's phGraph_out) */
+            struct fake_graph **copies;   /* elsewhere (executable graphs, queued work): copies of them */
+        } conditional;
+        struct {
+            uint64_t handle;
+            unsigned int value;
+        } set_condition;                  /* NODE_SET_CONDITION */
         struct fake_object *event; /* NODE_RECORD */
         CUdeviceptr free_address;  /* NODE_FREE (cuMemFreeAsync) */
     } u;

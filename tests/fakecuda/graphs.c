@@ -9,9 +9,11 @@
  * 3-D blocks),
  * host-function, event record and wait, and empty nodes; clone and cuGraphNodeFindInClone;
  * kernel-argument updates and enabling of executable-graph nodes; cuGraphExecUpdate (same node
- * count and types, kernels of the same context); cuGraphDebugDotPrint. Not modelled (not
- * exported, so the safe layer returns its missing-symbol error): child-graph, memory and
- * conditional nodes.
+ * count and types, kernels of the same context); cuGraphDebugDotPrint; conditional nodes (if,
+ * if/else, while, switch) over condition handles, whose bodies are graphs owned by the node and
+ * whose conditions the `countdown` host kernel (kernels.c) sets, defaults set as a launch begins.
+ * Not modelled (not exported, so the safe layer returns its missing-symbol error): child-graph
+ * and memory nodes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +80,11 @@ static struct fake_node *node_at(const struct fake_graph *graph, CUgraphNode nod
     return position >= 1 && position <= graph->count ? &graph->nodes[position - 1] : NULL;
 }
 
+struct fake_object *fake_lookup_graph(CUgraph handle) {
+    struct fake_object *body = fake_lookup_quiet(handle, KIND_GRAPH_BODY);
+    return body ? body : fake_lookup(handle, KIND_GRAPH);
+}
+
 CUresult fake_check_dependencies(const struct fake_graph *graph, const CUgraphNode *nodes, size_t count) {
     if (count && !nodes) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < count; i++) {
@@ -86,36 +93,111 @@ CUresult fake_check_dependencies(const struct fake_graph *graph, const CUgraphNo
     return CUDA_SUCCESS;
 }
 
-/* Copies the argument bytes of a kernel node (the node's own copy); 0 without memory. */
-static int copy_arguments(struct fake_node *node, const unsigned char *source) {
-    size_t size = fake_argument_bytes(node->u.kernel.function);
-    unsigned char *bytes = malloc(size ? size : 1);
-    if (!bytes) return 0;
-    memcpy(bytes, source, size);
-    node->u.kernel.arg_bytes = bytes;
-    fake_aim_arguments(node);
-    return 1;
+CUresult fake_copy_node(const struct fake_node *source, struct fake_node *out) {
+    *out = *source;
+    if (source->kind == NODE_COPY) out->u.copy.snapshot = NULL; /* graph copies read memory when they run */
+    if (source->kind == NODE_KERNEL) {
+        size_t size = fake_argument_bytes(source->u.kernel.function);
+        out->u.kernel.arg_bytes = malloc(size ? size : 1);
+        if (!out->u.kernel.arg_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+        memcpy(out->u.kernel.arg_bytes, source->u.kernel.arg_bytes, size);
+        fake_aim_arguments(out);
+    }
+    if (source->kind == NODE_CONDITIONAL) {
+        unsigned int size = source->u.conditional.size;
+        out->u.conditional.bodies = NULL;
+        out->u.conditional.handles = NULL;
+        out->u.conditional.copies = calloc(size, sizeof *out->u.conditional.copies);
+        if (!out->u.conditional.copies) return CUDA_ERROR_OUT_OF_MEMORY;
+        for (unsigned int i = 0; i < size; i++) {
+            const struct fake_graph *body = source->u.conditional.bodies ? source->u.conditional.bodies[i]->u.graph.graph
+                                                                         : source->u.conditional.copies[i];
+            out->u.conditional.copies[i] = fake_copy_graph(body);
+            if (!out->u.conditional.copies[i]) {
+                fake_free_node(out);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+        }
+    }
+    return CUDA_SUCCESS;
 }
 
 struct fake_graph *fake_copy_graph(const struct fake_graph *source) {
     struct fake_graph *copy = calloc(1, sizeof *copy);
     if (!copy) return NULL;
     for (size_t i = 0; i < source->count; i++) {
-        struct fake_node node = source->nodes[i];
-        if (node.kind == NODE_COPY) node.u.copy.snapshot = NULL; /* graph copies read memory when they run */
+        struct fake_node node;
+        if (fake_copy_node(&source->nodes[i], &node) != CUDA_SUCCESS) {
+            fake_free_graph(copy);
+            return NULL;
+        }
         if (fake_append(copy, &node) != CUDA_SUCCESS) {
+            fake_free_node(&node);
             fake_free_graph(copy);
             return NULL;
         }
-        struct fake_node *added = &copy->nodes[copy->count - 1];
-        if (node.kind == NODE_KERNEL && !copy_arguments(added, source->nodes[i].u.kernel.arg_bytes)) {
-            added->kind = NODE_EMPTY; /* owns nothing yet */
-            fake_free_graph(copy);
-            return NULL;
-        }
+        if (node.kind == NODE_KERNEL) fake_aim_arguments(&copy->nodes[copy->count - 1]);
     }
     return copy;
 }
+
+/* ---- conditions ------------------------------------------------------------------------ */
+
+#define FAKE_MAX_CONDITIONS 4096
+
+struct fake_condition {
+    unsigned int value;
+    unsigned int default_value;
+    int has_default;
+};
+static struct fake_condition conditions[FAKE_MAX_CONDITIONS];
+static size_t condition_count;
+
+void fake_set_condition(uint64_t handle, unsigned int value) {
+    if (handle >= 1 && handle <= condition_count) conditions[handle - 1].value = value;
+}
+
+unsigned int fake_condition(uint64_t handle) {
+    return handle >= 1 && handle <= condition_count ? conditions[handle - 1].value : 0;
+}
+
+CUresult fake_submit_conditions(struct fake_object *context, struct fake_object *stream, const struct fake_graph *graph) {
+    for (size_t i = 0; i < graph->count; i++) {
+        const struct fake_node *node = &graph->nodes[i];
+        if (node->kind != NODE_CONDITIONAL) continue;
+        uint64_t handle = node->u.conditional.handle;
+        if (handle >= 1 && handle <= condition_count && conditions[handle - 1].has_default) {
+            struct fake_node set = {.kind = NODE_SET_CONDITION};
+            set.u.set_condition.handle = handle;
+            set.u.set_condition.value = conditions[handle - 1].default_value;
+            CUresult result = fake_submit(context, stream, &set);
+            if (result != CUDA_SUCCESS) return result;
+        }
+        for (unsigned int b = 0; b < node->u.conditional.size; b++) {
+            const struct fake_graph *body = node->u.conditional.bodies ? node->u.conditional.bodies[b]->u.graph.graph
+                                                                       : node->u.conditional.copies[b];
+            CUresult result = fake_submit_conditions(context, stream, body);
+            if (result != CUDA_SUCCESS) return result;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult condition_create(uint64_t *out, CUgraph graph_handle, CUcontext context_handle, unsigned int value,
+                                 unsigned int flags) {
+    struct fake_object *graph = fake_lookup_graph(graph_handle);
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (!graph) return CUDA_ERROR_INVALID_HANDLE;
+    if (fake_lookup_context(context_handle) != graph->context || (flags & ~1u)) return CUDA_ERROR_INVALID_VALUE;
+    if (condition_count == FAKE_MAX_CONDITIONS) return CUDA_ERROR_OUT_OF_MEMORY;
+    conditions[condition_count] = (struct fake_condition){
+        .value = flags ? value : 0, .default_value = value, .has_default = (int)(flags & 1u)};
+    *out = ++condition_count;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphConditionalHandleCreate(uint64_t *pHandle_out, CUgraph hGraph, CUcontext ctx,
+                                               unsigned int defaultLaunchValue, unsigned int flags)
+    FAKE_API(cuGraphConditionalHandleCreate, condition_create(pHandle_out, hGraph, ctx, defaultLaunchValue, flags))
 
 /* ---- creating graphs and nodes --------------------------------------------------------- */
 
@@ -140,7 +222,7 @@ EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags) FAKE_API(cuG
 /* The graph behind `handle` after checking the out-pointer and dependencies; NULL with *result set. */
 static struct fake_object *graph_for_node(CUgraph handle, CUgraphNode *out, const CUgraphNode *dependencies,
                                           size_t count, CUresult *result) {
-    struct fake_object *graph = fake_lookup(handle, KIND_GRAPH);
+    struct fake_object *graph = fake_lookup_graph(handle);
     *result = !out ? CUDA_ERROR_INVALID_VALUE : !graph ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
     if (*result == CUDA_SUCCESS) *result = fake_check_dependencies(graph->u.graph.graph, dependencies, count);
     return *result == CUDA_SUCCESS ? graph : NULL;
@@ -297,6 +379,72 @@ EXPORT CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, con
                                    size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams)
     FAKE_API(cuGraphAddHostNode, add_host(phGraphNode, hGraph, dependencies, numDependencies, nodeParams))
 
+/* CUgraphNodeParams of cuda.h: only conditional nodes (CU_GRAPH_NODE_TYPE_CONDITIONAL) are modelled. */
+typedef struct CUgraphNodeParams_st {
+    int type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        struct {
+            uint64_t handle;
+            int type;
+            unsigned int size;
+            CUgraph *phGraph_out;
+            CUcontext ctx;
+        } conditional;
+    } u;
+    long long reserved2;
+} CUgraphNodeParams;
+
+enum { NODE_TYPE_CONDITIONAL = 13 };
+
+static CUresult add_generic(CUgraphNode *out, CUgraph handle, const CUgraphNode *dependencies, const void *edges,
+                            size_t count, CUgraphNodeParams *params) {
+    CUresult result;
+    struct fake_object *graph = graph_for_node(handle, out, dependencies, count, &result);
+    if (!graph) return result;
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    if (edges || params->type != NODE_TYPE_CONDITIONAL) return CUDA_ERROR_NOT_SUPPORTED;
+    uint64_t condition = params->u.conditional.handle;
+    int type = params->u.conditional.type;
+    unsigned int size = params->u.conditional.size;
+    if (condition < 1 || condition > condition_count || type < 0 || type > 2 || size == 0 ||
+        (type == 0 && size > 2) || (type == 1 && size != 1) ||
+        fake_lookup_context(params->u.conditional.ctx) != graph->context) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct fake_node node = {.kind = NODE_CONDITIONAL};
+    node.u.conditional.handle = condition;
+    node.u.conditional.type = type;
+    node.u.conditional.size = size;
+    node.u.conditional.bodies = calloc(size, sizeof *node.u.conditional.bodies);
+    node.u.conditional.handles = calloc(size, sizeof *node.u.conditional.handles);
+    if (!node.u.conditional.bodies || !node.u.conditional.handles) {
+        free(node.u.conditional.bodies);
+        free(node.u.conditional.handles);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (unsigned int i = 0; i < size; i++) {
+        struct fake_graph *nodes = calloc(1, sizeof *nodes);
+        struct fake_object *body = nodes ? fake_new(KIND_GRAPH_BODY, graph->context) : NULL;
+        if (!body) {
+            free(nodes);
+            node.u.conditional.size = i; /* the bodies made so far */
+            fake_free_node(&node);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        body->u.graph.graph = nodes;
+        node.u.conditional.bodies[i] = body;
+        node.u.conditional.handles[i] = fake_handle(body);
+    }
+    params->u.conditional.phGraph_out = node.u.conditional.handles;
+    return add_node(graph, &node, out);
+}
+EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                  const void *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams)
+    FAKE_API(cuGraphAddNode_v2,
+             add_generic(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams))
+
 /* An empty node, or (event not NULL) an event record (record) or wait (runs in order: empty). */
 static CUresult add_simple(CUgraphNode *out, CUgraph handle, const CUgraphNode *dependencies, size_t count,
                            CUevent event_handle, int record) {
@@ -441,7 +589,8 @@ EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUg
 /* ---- DOT ------------------------------------------------------------------------------- */
 
 static CUresult dot_print(CUgraph handle, const char *path) {
-    static const char *names[] = {"kernel", "memcpy", "memset", "host", "event record", "free", "empty", "memcpy"};
+    static const char *names[] = {"kernel", "memcpy", "memset", "host",   "event record",
+                                  "free",   "empty",  "memcpy", "conditional", "set condition"};
     struct fake_object *graph = fake_lookup(handle, KIND_GRAPH);
     if (!graph) return CUDA_ERROR_INVALID_HANDLE;
     if (!path) return CUDA_ERROR_INVALID_VALUE;

@@ -242,7 +242,7 @@ EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, int mode)
 /* Capture into an existing graph (dependencies are accepted and, as work runs in order, need no edges). */
 static CUresult begin_capture_to_graph(CUstream handle, CUgraph graph_handle, const CUgraphNode *dependencies,
                                        size_t count, int mode) {
-    struct fake_object *graph = fake_lookup(graph_handle, KIND_GRAPH);
+    struct fake_object *graph = fake_lookup_graph(graph_handle);
     if (!graph) return CUDA_ERROR_INVALID_HANDLE;
     CUresult result = fake_check_dependencies(graph->u.graph.graph, dependencies, count);
     if (result != CUDA_SUCCESS) return result;
@@ -375,18 +375,16 @@ static CUresult graph_launch(CUgraphExec handle, CUstream stream_handle) {
     if (context != exec->context) return CUDA_ERROR_INVALID_HANDLE;
     if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     const struct fake_graph *graph = exec->u.graph.graph;
+    result = fake_submit_conditions(context, stream, graph); /* defaults first, as a launch begins */
+    if (result != CUDA_SUCCESS) return result;
     for (size_t i = 0; i < graph->count; i++) {
-        struct fake_node node = graph->nodes[i];
-        if (node.disabled || node.kind == NODE_EMPTY) continue;
+        if (graph->nodes[i].disabled || graph->nodes[i].kind == NODE_EMPTY) continue;
+        struct fake_node node;
+        result = fake_copy_node(&graph->nodes[i], &node);
+        if (result != CUDA_SUCCESS) return result;
         if (node.kind == NODE_RECORD) {
             node.u.event->u.event.pending++;
             node.u.event->u.event.record_stream = stream;
-        }
-        if (node.kind == NODE_KERNEL) {
-            size_t size = fake_argument_bytes(node.u.kernel.function);
-            node.u.kernel.arg_bytes = malloc(size ? size : 1);
-            if (!node.u.kernel.arg_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
-            memcpy(node.u.kernel.arg_bytes, graph->nodes[i].u.kernel.arg_bytes, size);
         }
         result = fake_submit(context, stream, &node);
         if (result != CUDA_SUCCESS) {
@@ -402,7 +400,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 /* Node handles are positions (1-based), enough for counting and identity. */
 static CUresult graph_nodes(CUgraph handle, CUgraphNode *nodes, size_t *count) {
     if (!count) return CUDA_ERROR_INVALID_VALUE;
-    struct fake_object *graph = fake_lookup(handle, KIND_GRAPH);
+    struct fake_object *graph = fake_lookup_graph(handle);
     if (!graph) return CUDA_ERROR_INVALID_HANDLE;
     size_t total = graph->u.graph.graph->count;
     if (nodes) {

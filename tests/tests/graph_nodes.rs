@@ -9,8 +9,8 @@
 use std::io::Write;
 
 use cuda_driver::{
-    CaptureMode, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, Graph, GraphArgs,
-    GraphUpdateReason, LaunchConfig, LaunchError, MemsetValue, Module, Region, Result, Stream,
+    CaptureMode, ConditionalKind, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, Graph,
+    GraphArgs, GraphUpdateReason, LaunchConfig, LaunchError, MemsetValue, Module, Region, Result, Stream,
 };
 use tests::checks::{assert_clean, assert_invalid, setup};
 use tests::fake;
@@ -323,27 +323,66 @@ fn built_graph_life() -> Result<()> {
     expect("host copy", host[3], 2.0)
 }
 
+/// A while graph's life: a condition handle, a conditional node whose body counts down on the
+/// device, instantiation, two launches.
+fn while_graph_life() -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let module = Module::from_ptx(&context, fake::KERNELS)?;
+    let countdown = module.function("countdown")?;
+    let counter = DeviceBuffer::from_slice(&context, &[3i32])?;
+    let mut graph = Graph::new(&context)?;
+    let mut nodes = graph.nodes();
+    let handle = nodes.condition_handle(Some(1))?;
+    nodes.conditional(&[], &handle, ConditionalKind::While, |_, body| {
+        // SAFETY: `countdown` updates one int of `counter`.
+        unsafe {
+            body.kernel(
+                &[],
+                &countdown,
+                &LaunchConfig::for_num_elems(1),
+                GraphArgs::new().condition(&handle).write(&counter),
+            )
+        }
+        .map(|_| ())
+    })?;
+    let exec = graph.instantiate()?;
+    // SAFETY: as above.
+    unsafe {
+        exec.launch(&stream)?;
+        exec.launch(&stream)?;
+    }
+    stream.synchronize()?;
+    expect("counter", counter.to_vec()?[0], -1)
+}
+
+/// A sequence the failure-point suite runs.
+type Life = fn() -> Result<()>;
+
 #[test]
 fn every_failure_of_a_built_graph_is_clean() {
     let fake = fake::session();
-    for deferred in [false, true] {
-        fake.set_deferred(deferred);
-        let report = faults::exercise(&fake, "built graph", &built_graph_life);
-        let _ = writeln!(
-            std::io::stdout(),
-            "failure points{}: built graph: {} driver calls, {} runs, {} broken",
-            if deferred { " (deferred work)" } else { "" },
-            report.calls,
-            report.points,
-            report.failures.len()
-        );
-        assert!(report.points > 0);
-        assert!(
-            report.failures.is_empty() && report.skipped_releases.is_empty(),
-            "{:?} {:?}",
-            report.failures,
-            report.skipped_releases
-        );
+    let lives: [(&str, Life); 2] = [("built graph", built_graph_life), ("while graph", while_graph_life)];
+    for (name, life) in lives {
+        for deferred in [false, true] {
+            fake.set_deferred(deferred);
+            let report = faults::exercise(&fake, name, &life);
+            let _ = writeln!(
+                std::io::stdout(),
+                "failure points{}: {name}: {} driver calls, {} runs, {} broken",
+                if deferred { " (deferred work)" } else { "" },
+                report.calls,
+                report.points,
+                report.failures.len()
+            );
+            assert!(report.points > 0);
+            assert!(
+                report.failures.is_empty() && report.skipped_releases.is_empty(),
+                "{:?} {:?}",
+                report.failures,
+                report.skipped_releases
+            );
+        }
     }
     fake.set_deferred(false);
 }
@@ -397,6 +436,184 @@ fn a_capture_into_a_graph_ends_when_its_closure_fails_or_panics() {
         // The stream and the graph still work.
         let node = graph.nodes().empty(&[]).unwrap();
         assert_eq!(graph.created_nodes(), [node]);
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn conditional_nodes_follow_conditions_set_by_kernels() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
+        let (countdown, fill) = (module.function("countdown").unwrap(), module.function("fill").unwrap());
+        let counter = DeviceBuffer::from_slice(&context, &[5i32]).unwrap();
+        let out = DeviceBuffer::<f32>::zeroed(&context, N as usize).unwrap();
+        let one = LaunchConfig::for_num_elems(1);
+        // while (condition) countdown: five runs from 5, the condition 1 at each launch's start.
+        let mut graph = Graph::new(&context).unwrap();
+        let mut nodes = graph.nodes();
+        let handle = nodes.condition_handle(Some(1)).unwrap();
+        nodes
+            .conditional(&[], &handle, ConditionalKind::While, |_, body| {
+                // SAFETY: `countdown` updates one int of `counter`.
+                unsafe {
+                    body.kernel(
+                        &[],
+                        &countdown,
+                        &one,
+                        GraphArgs::new().condition(&handle).write(&counter),
+                    )
+                }
+                .map(|_| ())
+            })
+            .unwrap();
+        let exec = graph.instantiate().unwrap();
+        // SAFETY: as above.
+        unsafe { exec.launch(&stream).unwrap() };
+        stream.synchronize().unwrap();
+        assert_eq!(counter.to_vec().unwrap(), [0]);
+        // The default starts the next launch again: one run more, down to -1.
+        // SAFETY: as above.
+        unsafe { exec.launch(&stream).unwrap() };
+        stream.synchronize().unwrap();
+        assert_eq!(counter.to_vec().unwrap(), [-1]);
+        drop(exec);
+        drop(graph);
+        // if/else and switch on a default: the bodies that run fill with their index.
+        for (kind, value, expected) in [
+            (ConditionalKind::IfElse, 1, 0.0),
+            (ConditionalKind::IfElse, 0, 1.0),
+            (ConditionalKind::Switch(3), 2, 2.0),
+            (ConditionalKind::Switch(3), 7, -1.0),
+        ] {
+            let mut graph = Graph::new(&context).unwrap();
+            let mut nodes = graph.nodes();
+            let cleared = nodes.memset(&[], &out, MemsetValue::U32((-1.0f32).to_bits())).unwrap();
+            let handle = nodes.condition_handle(Some(value)).unwrap();
+            nodes
+                .conditional(&[cleared], &handle, kind, |index, body| {
+                    // SAFETY: `fill` writes N floats of `out`.
+                    unsafe {
+                        body.kernel(
+                            &[],
+                            &fill,
+                            &LaunchConfig::for_num_elems(N),
+                            GraphArgs::new().write(&out).value(index as f32).value(N),
+                        )
+                    }
+                    .map(|_| ())
+                })
+                .unwrap();
+            let exec = graph.instantiate().unwrap();
+            // SAFETY: as above.
+            unsafe { exec.launch(&stream).unwrap() };
+            stream.synchronize().unwrap();
+            assert_eq!(out.to_vec().unwrap()[N as usize - 1], expected, "{kind:?} on {value}");
+        }
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn bodies_refuse_nodes_and_handles_the_driver_refuses() {
+    let (fake, context) = setup();
+    {
+        let module = Module::from_ptx(&context, fake::KERNELS).unwrap();
+        let countdown = module.function("countdown").unwrap();
+        let counter = DeviceBuffer::from_slice(&context, &[1i32]).unwrap();
+        let event = Event::new(&context, EventFlags::DEFAULT).unwrap();
+        let one = LaunchConfig::for_num_elems(1);
+        let mut other = Graph::new(&context).unwrap();
+        let foreign = other.nodes().condition_handle(None).unwrap();
+        let mut child = Graph::new(&context).unwrap();
+        child.nodes().host_function(&[], || {}).unwrap();
+        let mut graph = Graph::new(&context).unwrap();
+        let mut nodes = graph.nodes();
+        let handle = nodes.condition_handle(None).unwrap();
+        let calls = fake.calls();
+        assert!(matches!(
+            nodes.conditional(&[], &foreign, ConditionalKind::If, |_, _| Ok(())),
+            Err(Error::WrongGraph {
+                object: "condition handle"
+            })
+        ));
+        // SAFETY: refused before anything is added.
+        let setter = unsafe {
+            nodes.kernel(
+                &[],
+                &countdown,
+                &one,
+                GraphArgs::new().condition(&foreign).write(&counter),
+            )
+        };
+        assert!(
+            matches!(
+                setter,
+                Err(Error::WrongGraph {
+                    object: "condition handle"
+                })
+            ),
+            "{setter:?}"
+        );
+        assert_invalid(
+            nodes.conditional(&[], &handle, ConditionalKind::Switch(0), |_, _| Ok(())),
+            "at least one body",
+        );
+        let refused_calls = fake.calls() - calls;
+        let outer = nodes.empty(&[]).unwrap();
+        let mut seen = Vec::new();
+        nodes
+            .conditional(&[outer], &handle, ConditionalKind::If, |_, body| {
+                seen.push(matches!(
+                    body.host_function(&[], || {}),
+                    Err(Error::NotInConditionalBody { node: "host function" })
+                ));
+                seen.push(matches!(
+                    body.event_record(&[], &event),
+                    Err(Error::NotInConditionalBody { node: "event record" })
+                ));
+                seen.push(matches!(
+                    body.event_wait(&[], &event),
+                    Err(Error::NotInConditionalBody { .. })
+                ));
+                seen.push(matches!(
+                    body.mem_alloc(&[], 64),
+                    Err(Error::NotInConditionalBody { .. })
+                ));
+                seen.push(matches!(
+                    body.child_graph(&[], &child),
+                    Err(Error::NotInConditionalBody { node: "host function" })
+                ));
+                seen.push(matches!(
+                    body.empty(&[outer]),
+                    Err(Error::WrongGraph { object: "dependency" })
+                ));
+                seen.push(matches!(
+                    body.conditional(&[], &handle, ConditionalKind::If, |_, _| Ok(())),
+                    Err(Error::WrongGraph {
+                        object: "condition handle"
+                    })
+                ));
+                // The enclosing graph's handle may be set by a kernel of the body.
+                // SAFETY: `countdown` updates one int of `counter`.
+                unsafe {
+                    body.kernel(
+                        &[],
+                        &countdown,
+                        &one,
+                        GraphArgs::new().condition(&handle).write(&counter),
+                    )
+                }
+                .map(|_| ())
+            })
+            .unwrap();
+        assert_eq!(seen, [true; 7]);
+        // Two refusals asked the context's limits and the kernel's attributes at most; none added.
+        assert!(refused_calls <= 20, "{refused_calls} calls");
+        assert_eq!(graph.node_count().unwrap(), 2);
     }
     drop(context);
     assert_clean(&fake);
