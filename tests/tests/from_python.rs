@@ -21,10 +21,12 @@ use cuda_core::{
     LinkerOptions, MemoryPool, ObjectCode, Program, ProgramOptions, RawKernel, ReductionKernel, Slice, Std,
 };
 use cuda_driver::{
-    Advice, CaptureMode, Context, ContextFlags, CudaArray, DeviceAttribute, DeviceBuffer, DeviceCopy, Global,
-    HostBuffer, IpcMemory, ManagedBuffer, MemoryLocation, Module, Pitched, PitchedBuffer, StreamFlags, SurfaceObject,
-    TextureDesc, TextureObject, VirtualBuffer,
+    Advice, CaptureMode, ConditionalKind, Context, ContextFlags, CudaArray, DeviceAttribute, DeviceBuffer, DeviceCopy,
+    Global, Graph, GraphArgs, GraphInstantiateFlags, GraphNode, HostBuffer, IpcMemory, ManagedBuffer, MemoryLocation,
+    MemsetValue, Module, Pitched, PitchedBuffer, Region, StreamFlags, SurfaceObject, TextureDesc, TextureObject,
+    VirtualBuffer,
 };
+use cuda_libs::system::{P2pCapability, Topology};
 
 type Checked = Result<(), Box<dyn Error>>;
 
@@ -36,6 +38,7 @@ use cuda_core::{QuantileMethod, Unique};
 /// and words, each listed once.
 const NOT_CALLS: &[&str] = &[
     "libcuda",
+    "cudaGraphSetConditional",
     "LoadError",
     "?",
     "cuda.h",
@@ -159,6 +162,99 @@ fn streams_events_graphs(dev: cuda_core::Device, ctx: Context, priority: i32) ->
     })?;
     let exec = g.instantiate()?;
     unsafe { exec.launch(&s)? }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn graphs_as_data(
+    ctx: Context,
+    s: cuda_driver::Stream,
+    f: cuda_driver::Function,
+    config: cuda_driver::LaunchConfig,
+    (dep, last, deps): (GraphNode, GraphNode, Vec<GraphNode>),
+    (x, y, dst, src): (
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+    ),
+    buf: DeviceBuffer<u32>,
+    (e, child): (cuda_driver::Event, Graph<'static>),
+    (n, v, bytes, pitch, rows, (col, row, slice)): (u32, u32, usize, usize, usize, (usize, usize, usize)),
+    verbose: bool,
+) -> Checked {
+    let mut g = Graph::new(&ctx)?;
+    let mut nodes = g.nodes();
+    let k = unsafe {
+        nodes.kernel(
+            &[dep],
+            &f,
+            &config,
+            GraphArgs::new().value(2.0f32).read(&x).write(&y).value(n),
+        )?
+    };
+    nodes.memcpy(&deps, &dst, &src, bytes)?;
+    nodes.memcpy_3d(
+        &deps,
+        Region::pitched(&buf, pitch, rows).at(col, row, slice),
+        Region::linear(&src),
+        (bytes, 1, 1),
+    )?;
+    nodes.memset(&deps, &buf, MemsetValue::U32(v))?;
+    nodes.host_function(&deps, || println!("ran"))?;
+    nodes.event_record(&deps, &e)?;
+    nodes.event_wait(&deps, &e)?;
+    nodes.child_graph(&deps, &child)?;
+    nodes.empty(&deps)?;
+    let (node, mem) = nodes.mem_alloc(&deps, bytes)?;
+    let with_memory = GraphArgs::new().graph_memory(&mem);
+    nodes.mem_free(&[last], mem)?;
+    let h = nodes.condition_handle(None)?;
+    nodes.conditional(&deps, &h, ConditionalKind::While, |i, body| {
+        println!("body {i}");
+        body.empty(&[]).map(|_| ())
+    })?;
+    let setter = GraphArgs::new().condition(&h);
+    if let Err(cuda_driver::Error::NotInConditionalBody { node }) = nodes.host_function(&deps, || {}) {
+        println!("{node}");
+    }
+    nodes.capture(&deps, &s, CaptureMode::ThreadLocal, |s| {
+        s.query()?;
+        s.synchronize()
+    })?;
+    let mut exec = g.instantiate_with(GraphInstantiateFlags::AUTO_FREE_ON_LAUNCH)?;
+    let graph = g.try_clone()?;
+    exec.update(&graph)?;
+    if let Err(cuda_driver::Error::GraphUpdate(failure)) = exec.update(&graph) {
+        println!("{}", failure.reason);
+    }
+    unsafe { exec.set_kernel_args(&k, GraphArgs::new().value(3.0f32).read(&x).write(&y).value(n))? }
+    exec.set_node_enabled(&k, false)?;
+    let clone = g.try_clone()?;
+    clone.find_in_clone(&k)?;
+    g.to_dot(verbose)?;
+    let exec = g.instantiate_with(GraphInstantiateFlags::UPLOAD)?;
+    exec.upload(&s)?;
+    Ok(())
+}
+
+fn system(i: u32) -> Checked {
+    let sys = cuda_libs::system::System::new()?;
+    sys.driver_version()?;
+    let d = sys.device(i)?;
+    d.name()?;
+    d.uuid()?;
+    d.memory()?;
+    d.utilization()?;
+    d.temperature()?;
+    d.clocks()?;
+    d.power_usage_mw()?;
+    d.pci_bus_id()?;
+    let e = sys.device(i + 1)?;
+    let level: Topology = d.topology_with(&e)?;
+    d.p2p_status(&e, P2pCapability::NvLink)?;
+    d.nvlinks()?;
+    d.processes()?;
     Ok(())
 }
 
@@ -909,6 +1005,8 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         raw_bindings,
         devices,
         streams_events_graphs,
+        graphs_as_data,
+        system,
         memory::<u32>,
         compiling,
         launching,
