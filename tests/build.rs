@@ -1,6 +1,8 @@
 //! Builds `libfakecuda.so`, the stand-in CUDA driver the tests load (a test
-//! double; see `src/fake.rs`), and tells the tests its path through the
-//! `FAKECUDA_PATH` environment variable at compile time. It also writes
+//! double; see `src/fake.rs`), `libfakenvml.so`, the stand-in NVML
+//! (`fakenvml/nvml.c`), and `libfakelibs.so`, the stand-in cuFFT and cuSOLVER
+//! (`fakelibs/fakelibs.c`), and tells the tests their paths through the
+//! `FAKECUDA_PATH`, `FAKENVML_PATH` and `FAKELIBS_PATH` environment variables at compile time. It also writes
 //! `fakecuda_sources.rs` into `OUT_DIR`: the C sources by name, embedded with
 //! `include_str!`, so tests that read them (`fake_abi`) carry them in the
 //! binary and run without the source tree (the GPU bundle runs them elsewhere).
@@ -13,6 +15,7 @@ const SOURCES: &[&str] = &[
     "errors.c",
     "functions.c",
     "globals.c",
+    "graphs.c",
     "ipc.c",
     "kernels.c",
     "managed.c",
@@ -32,33 +35,22 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let library = out.join("libfakecuda.so");
 
-    // cc chooses the compiler and base flags (CC, CFLAGS, the profile); the
-    // link to a shared object is ours, since cc builds static archives.
+    // cc chooses the compiler and base flags (CC, CFLAGS, the profile); the link to a shared
+    // object is ours, since cc builds static archives.
     let compiler = cc::Build::new().opt_level(1).debug(true).get_compiler();
-    let mut command = compiler.to_command();
-    command
-        .args([
-            "-std=gnu11",
-            "-shared",
-            "-fPIC",
-            "-fvisibility=hidden",
-            "-Wall",
-            "-Wextra",
-        ])
-        .arg("-o")
-        .arg(&library)
-        .args(SOURCES.iter().map(|source| folder.join(source)))
-        .args(["-lpthread", "-lm"]);
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
-    let diagnostics = String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() {
-        panic!("building libfakecuda.so failed ({command:?}):\n{diagnostics}");
-    }
-    for line in diagnostics.lines().filter(|line| !line.trim().is_empty()) {
-        println!("cargo:warning=fakecuda: {line}");
-    }
+    let sources: Vec<PathBuf> = SOURCES.iter().map(|source| folder.join(source)).collect();
+    build_library(&compiler, &sources, &library);
+    // The NVML stand-in, one file.
+    let nvml_folder = folder.with_file_name("fakenvml");
+    let nvml_library = out.join("libfakenvml.so");
+    build_library(&compiler, &[nvml_folder.join("nvml.c")], &nvml_library);
+    // The cuFFT and cuSOLVER stand-ins (see `src/fake_libs.rs`), one file.
+    let libs_library = out.join("libfakelibs.so");
+    build_library(
+        &compiler,
+        &[folder.with_file_name("fakelibs").join("fakelibs.c")],
+        &libs_library,
+    );
 
     // Every C file of the folder is built (and so embedded and checked by fake_abi).
     for entry in std::fs::read_dir(&folder).expect("tests/fakecuda is readable") {
@@ -78,16 +70,16 @@ fn main() {
         .unwrap_or_else(|e| panic!("cannot write fakecuda_sources.rs into {}: {e}", out.display()));
 
     println!("cargo:rustc-env=FAKECUDA_PATH={}", library.display());
+    println!("cargo:rustc-env=FAKENVML_PATH={}", nvml_library.display());
+    println!("cargo:rustc-env=FAKELIBS_PATH={}", libs_library.display());
     println!("cargo:rerun-if-changed=fakecuda");
-    build_fakelibs(&compiler, &out);
+    println!("cargo:rerun-if-changed=fakenvml");
+    println!("cargo:rerun-if-changed=fakelibs");
 }
 
-/// Builds `libfakelibs.so`, the stand-in cuFFT and cuSOLVER (`fakelibs/fakelibs.c`, see
-/// `src/fake_libs.rs`), and hands its path to the tests as `FAKELIBS_PATH`.
-fn build_fakelibs(compiler: &cc::Tool, out: &std::path::Path) {
-    let source = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
-        .join("fakelibs/fakelibs.c");
-    let library = out.join("libfakelibs.so");
+/// Compiles and links `sources` into the shared object `library`; compiler warnings become
+/// cargo warnings, errors a failed build.
+fn build_library(compiler: &cc::Tool, sources: &[PathBuf], library: &std::path::Path) {
     let mut command = compiler.to_command();
     command
         .args([
@@ -99,19 +91,17 @@ fn build_fakelibs(compiler: &cc::Tool, out: &std::path::Path) {
             "-Wextra",
         ])
         .arg("-o")
-        .arg(&library)
-        .arg(&source)
-        .args(["-ldl", "-lpthread"]);
+        .arg(library)
+        .args(sources)
+        .args(["-ldl", "-lpthread", "-lm"]);
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("could not run the C compiler ({command:?}): {e}"));
     let diagnostics = String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
-        panic!("building libfakelibs.so failed ({command:?}):\n{diagnostics}");
+        panic!("building {} failed ({command:?}):\n{diagnostics}", library.display());
     }
     for line in diagnostics.lines().filter(|line| !line.trim().is_empty()) {
-        println!("cargo:warning=fakelibs: {line}");
+        println!("cargo:warning={}: {line}", library.display());
     }
-    println!("cargo:rustc-env=FAKELIBS_PATH={}", library.display());
-    println!("cargo:rerun-if-changed=fakelibs");
 }

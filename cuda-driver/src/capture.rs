@@ -21,7 +21,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use cuda_sys::driver::{CUdeviceptr, CUresult, CUstream, CUstreamCaptureStatus};
+use cuda_sys::driver::{CUdeviceptr, CUgraph, CUresult, CUstream, CUstreamCaptureStatus};
 
 use crate::context::synchronize_current;
 use crate::error::{check, check_resolved, Result};
@@ -216,13 +216,19 @@ impl CaptureState {
 
     fn begin(&self, driver: &cuda_sys::Driver, stream: CUstream, mode: CaptureMode) -> Result<()> {
         let begin = driver.cuStreamBeginCapture_v2()?;
+        // SAFETY: the stream is alive while its owner is.
+        self.begin_with(|| unsafe { begin(stream, mode.raw()) })
+    }
+
+    /// Counts a capture as begun around `start`, the driver call that begins it on the stream,
+    /// and as ended again if that call fails.
+    pub(crate) fn begin_with(&self, start: impl FnOnce() -> CUresult) -> Result<()> {
         let _serial = self.kernels();
         let newly = !self.active.swap(true, Ordering::Relaxed);
         if newly {
             capture_started();
         }
-        // SAFETY: the stream is alive while its owner is.
-        let result = check(unsafe { begin(stream, mode.raw()) });
+        let result = check(start());
         if result.is_err() && newly {
             self.active.store(false, Ordering::Relaxed);
             capture_ended();
@@ -232,7 +238,25 @@ impl CaptureState {
 
     /// Ends the capture and returns its graph, which keeps the captured
     /// kernels. The capture counts as ended unless the driver says it goes on.
-    fn end(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) -> Result<Graph> {
+    fn end(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) -> Result<Graph<'static>> {
+        let (result, raw, kept) = self.finish(driver, stream)?;
+        if raw.is_null() {
+            result?;
+            return Err(crate::Error::InvalidValue("stream capture produced no graph".into()));
+        }
+        // SAFETY: the driver created `raw` for the caller, in the stream's context.
+        let graph = unsafe { Graph::from_owned(raw, context.clone(), kept) };
+        result.map(|()| graph)
+    }
+
+    /// Ends the capture (`cuStreamEndCapture`): its result, the graph the driver returned
+    /// (null if none) and the kernels kept for it. The capture counts as ended unless the
+    /// driver says it goes on.
+    pub(crate) fn finish(
+        &self,
+        driver: &'static cuda_sys::Driver,
+        stream: CUstream,
+    ) -> Result<(Result<()>, CUgraph, Vec<Function>)> {
         let end = driver.cuStreamEndCapture()?;
         let mut kernels = self.kernels();
         let mut raw = ptr::null_mut();
@@ -249,13 +273,7 @@ impl CaptureState {
         } else {
             Vec::new()
         };
-        if raw.is_null() {
-            result?;
-            return Err(crate::Error::InvalidValue("stream capture produced no graph".into()));
-        }
-        // SAFETY: the driver created `raw` for the caller, in the stream's context.
-        let graph = unsafe { Graph::from_owned(raw, context.clone(), kept) };
-        result.map(|()| graph)
+        Ok((result, raw, kept))
     }
 
     /// Ends the capture and discards its graph, for error paths and drops.
@@ -313,7 +331,7 @@ impl Stream {
     /// captured graph, which keeps the modules of the captured kernels
     /// loaded. Memory dropped during the capture is freed now (once no other
     /// capture is active).
-    pub fn end_capture(&self) -> Result<Graph> {
+    pub fn end_capture(&self) -> Result<Graph<'static>> {
         let driver = self.context().bind()?;
         self.inner.capture.end(driver, self.raw(), self.context())
     }
@@ -335,7 +353,7 @@ impl Stream {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn capture(&self, mode: CaptureMode, record: impl FnOnce(&Stream) -> Result<()>) -> Result<Graph> {
+    pub fn capture(&self, mode: CaptureMode, record: impl FnOnce(&Stream) -> Result<()>) -> Result<Graph<'static>> {
         let scope = self.capture_scope(mode)?;
         record(self)?;
         scope.end()
@@ -374,6 +392,11 @@ impl Stream {
         self.is_capturing()
     }
 
+    /// The stream's capture state.
+    pub(crate) fn capture_state(&self) -> &CaptureState {
+        &self.inner.capture
+    }
+
     /// Before a launch of `function` on this stream: while a capture is
     /// active, keeps a clone of it for the graph. One relaxed load otherwise.
     #[inline]
@@ -402,7 +425,7 @@ impl<'a> CaptureScope<'a> {
     }
 
     /// Ends the capture and returns the graph (see [`Stream::end_capture`]).
-    pub fn end(self) -> Result<Graph> {
+    pub fn end(self) -> Result<Graph<'static>> {
         match self.stream.context().bind() {
             Ok(driver) => {
                 let scope = ManuallyDrop::new(self);

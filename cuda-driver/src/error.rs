@@ -196,6 +196,75 @@ impl fmt::Display for JitLinkError {
 
 impl std::error::Error for JitLinkError {}
 
+/// Why `cuGraphExecUpdate` refused to update an executable graph (`CUgraphExecUpdateResult`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GraphUpdateReason {
+    /// Nodes or edges were added or removed: the graphs differ in shape.
+    TopologyChanged,
+    /// A node is of another type than its counterpart.
+    NodeTypeChanged,
+    /// A kernel node's function changed in a way the update cannot follow (another context).
+    FunctionChanged,
+    /// A node's parameters changed in a way the update cannot apply (a memcpy's or memset's
+    /// memory of another allocation or context, a child graph's or host node's shape).
+    ParametersChanged,
+    /// Something other than parameters changed in a way the driver does not update
+    /// (an event, a conditional node's handle, memory nodes).
+    NotSupported,
+    /// A kernel node's function changed to one the driver cannot swap in (a cooperative or
+    /// cluster launch, a device-side launch).
+    UnsupportedFunctionChange,
+    /// A kernel node's attributes changed in a way the update cannot apply.
+    AttributesChanged,
+    /// The driver reported another reason (`CUgraphExecUpdateResult` value).
+    Other(u32),
+}
+
+impl fmt::Display for GraphUpdateReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphUpdateReason::TopologyChanged => f.write_str("the topology changed (nodes or edges added or removed)"),
+            GraphUpdateReason::NodeTypeChanged => f.write_str("a node's type changed"),
+            GraphUpdateReason::FunctionChanged => f.write_str("a kernel node's function changed context"),
+            GraphUpdateReason::ParametersChanged => {
+                f.write_str("a node's parameters changed in a way that cannot be updated")
+            }
+            GraphUpdateReason::NotSupported => f.write_str("a change the driver cannot update in place"),
+            GraphUpdateReason::UnsupportedFunctionChange => {
+                f.write_str("a kernel node's function changed to one that cannot be swapped in")
+            }
+            GraphUpdateReason::AttributesChanged => f.write_str("a kernel node's attributes changed"),
+            GraphUpdateReason::Other(value) => write!(f, "update result {value}"),
+        }
+    }
+}
+
+/// An executable graph that could not be updated from a graph ([`Error::GraphUpdate`]): what
+/// changed, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphUpdateError {
+    /// What changed.
+    pub reason: GraphUpdateReason,
+    /// The node of the new graph where the driver found the change, described (its position
+    /// in creation order and its kind), when it named one this crate created.
+    pub node: Option<String>,
+    /// The driver's error code for the failed update.
+    pub error: DriverError,
+}
+
+impl fmt::Display for GraphUpdateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the executable graph cannot be updated: {}", self.reason)?;
+        if let Some(node) = &self.node {
+            write!(f, " at {node}")?;
+        }
+        write!(f, " ({})", self.error)
+    }
+}
+
+impl std::error::Error for GraphUpdateError {}
+
 /// Everything that can go wrong in this crate.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -241,6 +310,20 @@ pub enum Error {
         /// The view's strides, in elements.
         strides: Vec<isize>,
     },
+    /// An executable graph could not be updated in place (boxed: it carries a description).
+    GraphUpdate(Box<GraphUpdateError>),
+    /// A node, condition handle or graph allocation of one graph (or conditional body) was
+    /// given to another.
+    WrongGraph {
+        /// What belonged to the other graph (`"dependency"`, `"condition handle"`, ...).
+        object: &'static str,
+    },
+    /// A node the driver refuses inside a conditional node's body (host functions, events,
+    /// memory allocation and free nodes, or a child graph holding one).
+    NotInConditionalBody {
+        /// The kind of node (`"host function"`, ...).
+        node: &'static str,
+    },
 }
 
 impl Error {
@@ -249,6 +332,7 @@ impl Error {
         match self {
             Error::Driver(e) | Error::ModuleLoad { error: e, .. } => Some(e.code),
             Error::JitLink(failure) => Some(failure.error.code),
+            Error::GraphUpdate(failure) => Some(failure.error.code),
             Error::Deferred(errors) => errors.first().map(|e| e.code),
             _ => None,
         }
@@ -280,6 +364,11 @@ impl fmt::Display for Error {
                  (it is strided, transposed, reversed or broadcast): make a compact copy, or pass its \
                  layout to a routine that takes one"
             ),
+            Error::GraphUpdate(e) => e.fmt(f),
+            Error::WrongGraph { object } => write!(f, "the {object} belongs to another graph or conditional body"),
+            Error::NotInConditionalBody { node } => {
+                write!(f, "a {node} node cannot be part of a conditional node's body")
+            }
         }
     }
 }
@@ -292,6 +381,7 @@ impl std::error::Error for Error {
             Error::Symbol(e) => e.source(),
             Error::Launch(e) => e.source(),
             Error::JitLink(e) => e.source(),
+            Error::GraphUpdate(e) => e.source(),
             _ => None,
         }
     }

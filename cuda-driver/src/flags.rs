@@ -1,7 +1,7 @@
 //! Bit flags for contexts, streams, events and pinned host memory, and the
 //! stream capture mode.
 
-use cuda_sys::driver::{CUctx_flags, CUevent_flags, CUstreamCaptureMode, CUstream_flags};
+use cuda_sys::driver::{CUctx_flags, CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode, CUstream_flags};
 
 bitflags::bitflags! {
     /// Flags for [`Context::new`](crate::Context::new) (`CU_CTX_*`).
@@ -87,5 +87,22 @@ impl CaptureMode {
             CaptureMode::ThreadLocal => CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
             CaptureMode::Relaxed => CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
         }
+    }
+}
+
+bitflags::bitflags! {
+    /// Flags for [`Graph::instantiate_with`](crate::Graph::instantiate_with)
+    /// (`CUDA_GRAPH_INSTANTIATE_FLAG_*`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct GraphInstantiateFlags: u64 {
+        /// Memory a graph allocates and does not free is freed before each launch, so the graph
+        /// can be launched again without freeing it.
+        const AUTO_FREE_ON_LAUNCH = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.0 as u64;
+        /// Upload the graph to the device as part of instantiation.
+        const UPLOAD = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD.0 as u64;
+        /// Make the graph launchable from the device (kernel-side `cudaGraphLaunch`).
+        const DEVICE_LAUNCH = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.0 as u64;
+        /// Launch kernel nodes with the priorities of their launch attributes.
+        const USE_NODE_PRIORITY = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY.0 as u64;
     }
 }

@@ -66,6 +66,11 @@
 //!   [`Event::open_ipc`].
 //! - CUDA arrays and what kernels read them through: [`CudaArray`],
 //!   [`TextureObject`], [`SurfaceObject`].
+//! - Graphs as data: [`Graph::new`] and [`Graph::nodes`] add kernel, memcpy, memset,
+//!   host-function, event, child-graph, memory and empty nodes, and conditional nodes
+//!   (`if`, `if`/`else`, `while`, `switch`) whose bodies are built the same way; capture into a
+//!   graph; [`GraphExec::update`], [`GraphExec::set_kernel_args`] and
+//!   [`GraphExec::set_node_enabled`] change an executable graph without a new instantiation.
 //!
 //! # The device-memory contract: what a library wrapper takes
 //! [`DeviceMemory`] is device memory of one context that work on streams uses: its address
@@ -124,6 +129,12 @@
 //!   is active, device and pinned memory that is dropped is freed when it
 //!   ends (freeing earlier would invalidate it). A [`Graph`] keeps the
 //!   kernels launched during its capture, and so their modules, loaded.
+//! - A graph built node by node holds what its nodes use: functions and host closures by
+//!   ownership, buffers and events by borrows of its lifetime, so no node outlives what it
+//!   refers to; each launch begins the buffers' uses under the contract. Nodes and condition
+//!   handles of another graph or body are [`Error::WrongGraph`], an update the driver refuses
+//!   is [`Error::GraphUpdate`] (what changed, at which node), and a graph launched on another
+//!   context's stream is [`Error::WrongContext`].
 //! - Without a driver library every call returns [`Error::Load`]; nothing panics.
 
 #![warn(missing_docs)]
@@ -141,6 +152,7 @@ mod flags;
 mod function;
 mod global;
 mod graph;
+mod graph_nodes;
 mod host;
 mod init;
 mod ipc;
@@ -164,12 +176,15 @@ pub use context::{Context, ContextLimit};
 pub use device::{Device, DeviceAttribute};
 pub use device_copy::DeviceCopy;
 pub use device_memory::{Access, DeviceMemory, DeviceMemoryMut, StreamTracker, StreamUse};
-pub use error::{DriverError, Error, JitLinkError, LaunchError, Result};
+pub use error::{DriverError, Error, GraphUpdateError, GraphUpdateReason, JitLinkError, LaunchError, Result};
 pub use event::Event;
-pub use flags::{CaptureMode, ContextFlags, EventFlags, HostAllocFlags, StreamFlags};
+pub use flags::{CaptureMode, ContextFlags, EventFlags, GraphInstantiateFlags, HostAllocFlags, StreamFlags};
 pub use function::{Function, FunctionAttribute, ParamInfo};
 pub use global::Global;
 pub use graph::{Graph, GraphExec};
+pub use graph_nodes::{
+    ConditionHandle, ConditionalKind, GraphArgs, GraphMemory, GraphNode, GraphNodes, MemsetValue, NodeMemory, Region,
+};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
 pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
 pub use jit_link::{JitInputKind, JitLinked, JitLinker};

@@ -198,4 +198,7 @@ fn handles_are_send_and_sync_where_documented() {
     send_sync::<cuda_driver::HostBuffer<u8>>();
     send::<cuda_driver::Graph>();
     send::<cuda_driver::GraphExec>();
+    send_sync::<cuda_driver::GraphNode>();
+    send_sync::<cuda_driver::ConditionHandle>();
+    send_sync::<cuda_driver::GraphArgs<'static>>();
 }

@@ -33,6 +33,16 @@ pub enum Error {
         /// NCCL's description of the code (`ncclGetErrorString`).
         message: String,
     },
+    /// An NVML call returned a status other than success.
+    #[cfg(feature = "nvml")]
+    Nvml {
+        /// The function that failed, e.g. `"nvmlDeviceGetPowerUsage"`.
+        function: &'static str,
+        /// The status it returned.
+        code: crate::system::NvmlCode,
+        /// NVML's description of the code (`nvmlErrorString`).
+        message: String,
+    },
     /// NCCL did not finish in time: a communicator stayed in progress (a rank that never joined,
     /// a peer that stopped, collectives of one thread's communicators outside a group).
     Timeout {
@@ -125,6 +135,12 @@ impl fmt::Display for Error {
                 code,
                 message,
             } => write!(f, "{function} failed: {message} (ncclResult_t {code})"),
+            #[cfg(feature = "nvml")]
+            Error::Nvml {
+                function,
+                code,
+                message,
+            } => write!(f, "{function} failed: {message} (nvmlReturn_t {})", code.raw()),
             Error::Timeout { operation, after } => write!(f, "{operation} did not complete within {after:?}"),
             Error::Load(e) => e.fmt(f),
             Error::Symbol(e) => e.fmt(f),

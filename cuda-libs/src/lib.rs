@@ -57,6 +57,12 @@
 //! # }
 //! ```
 //!
+//! # The system (NVML)
+//! [`system`] (the `nvml` feature, on by default) reports what NVML (`libnvidia-ml.so.1`, part
+//! of the driver package) knows: the driver version, the devices' names, UUIDs, memory,
+//! utilisation, temperature, clocks and power, topology and peer-to-peer status between
+//! devices, NVLink states, and the processes using a device ([`system::System`]).
+//!
 //! # Finding the libraries
 //! cuBLAS (`libcublas.so.13`) and cuBLASLt (`libcublasLt.so.13`) come with the CUDA 13 toolkit
 //! or the `nvidia-cublas` wheel (`pip install "nvidia-cublas==13.*"`), and are looked for as
@@ -67,6 +73,8 @@
 //! nvJitLink beside it) come with the toolkit or the `nvidia-cufft` and `nvidia-cusolver` wheels;
 //! `CUDA_CUFFT_LIBRARY` and `CUDA_CUSOLVER_LIBRARY` name the files. A library
 //! that is not found is an [`Error::Load`] listing every place tried, never a panic.
+//! NVML is looked for like the driver (the loader, WSL's folder, the CUDA roots' `compat`);
+//! `CUDA_NVML_LIBRARY` names the file.
 //!
 //! # Errors
 //! Every function returns this crate's [`Error`]: a library status with its name
@@ -89,5 +97,7 @@ pub mod fft;
 pub mod nccl;
 #[cfg(feature = "solver")]
 pub mod solver;
+#[cfg(feature = "nvml")]
+pub mod system;
 
 pub use error::{Error, LinalgFailure, Result};

@@ -1,7 +1,8 @@
 //! Raw bindings to the CUDA driver API (`cuda.h`), the runtime API
 //! (`cuda_runtime_api.h`), NVRTC (`nvrtc.h`) and nvJitLink (`nvJitLink.h`), and, behind
 //! features that are off by default, cuBLAS (`cublas_v2.h`), cuBLASLt (`cublasLt.h`), NCCL
-//! (`nccl.h`), cuFFT (`cufftXt.h`) and cuSOLVER (`cusolverDn.h`), loaded at run time.
+//! (`nccl.h`), cuFFT (`cufftXt.h`), cuSOLVER (`cusolverDn.h`) and NVML (`nvml.h`), loaded at
+//! run time.
 //!
 //! Nothing is linked: `driver()`, `runtime()`, `nvrtc()` and `nvjitlink()` find
 //! and open the library on first use (see [`search`] for the order) and return a
@@ -30,8 +31,8 @@
 //! # One feature per library
 //!
 //! Each library is a cargo feature of the same name (`driver`, `runtime`, `nvrtc`,
-//! `nvjitlink`, on by default; `cublas`, `cublaslt`, `nccl`, `cufft` and `cusolver`, off by default) that compiles its
-//! generated module, its table type and its loader function; a crate that needs only the driver depends on
+//! `nvjitlink`, on by default; `cublas`, `cublaslt`, `nccl`, `cufft`, `cusolver` and `nvml`, off
+//! by default) that compiles its generated module, its table type and its loader function; a crate that needs only the driver depends on
 //! `cuda-sys = { version = "0.1", default-features = false, features = ["driver"] }` and
 //! compiles only `generated/driver.rs`. The table of libraries ([`LIBRARIES`], one
 //! [`Library`] per [`LibraryKind`]), the search and [`LoadError`] are always there.
@@ -70,7 +71,8 @@
         feature = "cublaslt",
         feature = "nccl",
         feature = "cufft",
-        feature = "cusolver"
+        feature = "cusolver",
+        feature = "nvml"
     )),
     allow(dead_code, unused_macros)
 )]
@@ -192,7 +194,8 @@ impl Opened {
             feature = "cublaslt",
             feature = "nccl",
             feature = "cufft",
-            feature = "cusolver"
+            feature = "cusolver",
+            feature = "nvml"
         )),
         allow(dead_code)
     )]

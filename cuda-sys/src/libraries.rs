@@ -408,6 +408,30 @@ libraries! {
             defines: HALF_AS_BITS,
         },
     }
+
+    /// NVML, the NVIDIA Management Library (`libnvidia-ml`): device names, memory, utilisation,
+    /// temperature, clocks, power, topology and processes. Part of the GPU's driver package, like
+    /// the driver. Not a default feature.
+    Nvml, nvml, "nvml", "generated/nvml.rs", "NVML (`nvml.h`)" => {
+        description: "NVML, the NVIDIA Management Library (libnvidia-ml)",
+        short_name: "NVML",
+        soname: Soname { linux: "libnvidia-ml.so.1", windows: "nvml.dll" },
+        env_var: "CUDA_NVML_LIBRARY",
+        install: Install::DriverPackage,
+        default_feature: false,
+        companions: &[],
+        // Answers once NVML is initialised (`nvmlInit_v2`); before, the version is unknown.
+        version: VersionQuery::Number("nvmlSystemGetCudaDriverVersion_v2"),
+        proc_address: false,
+        bindings: Bindings {
+            header: "nvml.h",
+            wheels: &["nvidia-nvml-dev"],
+            functions: "^nvml[A-Z].*",
+            types: "^nvml.*",
+            vars: "^NVML.*",
+            defines: &[],
+        },
+    }
 }
 
 impl LibraryKind {

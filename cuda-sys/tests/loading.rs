@@ -144,6 +144,8 @@ fn function_counts_match_the_headers() {
     assert_eq!(cuda_sys::cufft::FUNCTIONS.len(), 56);
     #[cfg(feature = "cusolver")]
     assert_eq!(cuda_sys::cusolver::FUNCTIONS.len(), 379);
+    #[cfg(feature = "nvml")]
+    assert_eq!(cuda_sys::nvml::FUNCTIONS.len(), 375);
 }
 
 #[test]

@@ -70,6 +70,25 @@ int fake_has_pending(struct fake_object *context, struct fake_object *stream);
 CUresult fake_take_async_error(struct fake_object *context);
 double fake_now_ms(void);
 
+/* graphs.c (lock held) */
+/* A live graph or conditional body behind `handle`, or NULL (and an invalid-handle record). */
+struct fake_object *fake_lookup_graph(CUgraph handle);
+/* A deep copy of `graph` (argument copies and conditional bodies included), or NULL without memory. */
+struct fake_graph *fake_copy_graph(const struct fake_graph *graph);
+/* A copy of `node` that owns its own argument bytes and body copies (what fake_submit takes). */
+CUresult fake_copy_node(const struct fake_node *node, struct fake_node *out);
+/* Submits, for every condition with a default used by `graph`'s conditional nodes (bodies
+ * included), the setting of that default. */
+CUresult fake_submit_conditions(struct fake_object *context, struct fake_object *stream, const struct fake_graph *graph);
+/* Conditions of conditional nodes: set (by NODE_SET_CONDITION and the `countdown` host kernel)
+ * and read (by NODE_CONDITIONAL); an unknown handle reads as 0 and is not set. */
+void fake_set_condition(uint64_t handle, unsigned int value);
+unsigned int fake_condition(uint64_t handle);
+/* Runs the nodes of a conditional node's body copy in order (work.c's fake_run_node on each). */
+CUresult fake_run_graph(const struct fake_graph *graph);
+/* Whether `count` node handles are nodes of `graph` (positions 1..count). */
+CUresult fake_check_dependencies(const struct fake_graph *graph, const CUgraphNode *nodes, size_t count);
+
 /* functions.c: the size of a function's argument block (offset + size of the last parameter). */
 size_t fake_argument_bytes(const struct fake_object *function);
 /* JIT log buffers named by cuModuleLoadDataEx / cuLibraryLoadData options. */

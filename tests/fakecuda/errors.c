@@ -103,6 +103,7 @@ static const struct {
     {906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "fakecuda: stream capture implicit"},
     {907, "CUDA_ERROR_CAPTURED_EVENT", "fakecuda: captured event"},
     {908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "fakecuda: stream capture wrong thread"},
+    {910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "fakecuda: the graph update was not performed"},
     {909, "CUDA_ERROR_TIMEOUT", "fakecuda: timeout"},
     {910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "fakecuda: graph exec update failure"},
     {911, "CUDA_ERROR_EXTERNAL_DEVICE", "fakecuda: external device"},

@@ -81,10 +81,12 @@ enum {
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
     CUDA_ERROR_LAUNCH_FAILED = 719,
     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
+    CUDA_ERROR_OPERATING_SYSTEM = 304,
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
     CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
     CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
     CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
     CUDA_ERROR_UNKNOWN = 999,
 };
@@ -116,7 +118,8 @@ enum fake_kind {
     KIND_KERNEL = 20,        /* owned by a library: not counted as live */
     KIND_LIBRARY_MODULE = 21, /* a library's module in one context, owned by the library: not counted */
     KIND_GLOBAL = 22,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
-    KIND_COUNT = 23,
+    KIND_GRAPH_BODY = 23,    /* a conditional node's body graph, owned by the node: not counted */
+    KIND_COUNT = 24,
 };
 
 #define FAKE_DEVICES 2
@@ -192,6 +195,7 @@ struct fake_object {
             int capture_status; /* 0 none, 1 active, 2 invalidated */
             pthread_t capture_thread;
             struct fake_graph *capture;
+            struct fake_object *capture_target; /* cuStreamBeginCaptureToGraph: the graph captured into */
             struct fake_graph *queue; /* deferred mode: pending work */
         } stream;
         struct {
@@ -274,10 +278,15 @@ struct fake_object {
 enum fake_space { SPACE_DEVICE, SPACE_HOST, SPACE_UNIFIED };
 
 /* Work on a stream: run at once, or recorded while the stream is capturing. */
-enum fake_node_kind { NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_RECORD, NODE_FREE };
+enum fake_node_kind {
+    NODE_KERNEL, NODE_COPY, NODE_MEMSET, NODE_HOST, NODE_RECORD, NODE_FREE, NODE_EMPTY, NODE_COPY_3D,
+    NODE_CONDITIONAL,   /* graphs.c: if, while or switch over body graphs */
+    NODE_SET_CONDITION, /* graphs.c: a condition's default value, set as a launch of its graph begins */
+};
 
 struct fake_node {
     int kind;
+    int disabled; /* graph nodes: cuGraphNodeSetEnabled(0) in an executable graph */
     union {
         struct {
             struct fake_object *function;
@@ -300,6 +309,24 @@ struct fake_node {
             CUhostFn fn;
             void *data;
         } host;
+        struct {
+            CUdeviceptr dst, src;           /* the block's first byte on each side */
+            size_t dst_pitch, src_pitch;    /* bytes per row */
+            size_t dst_rows, src_rows;      /* rows per slice */
+            size_t width, height, depth;    /* bytes per row, rows, slices */
+        } copy_3d;                          /* NODE_COPY_3D: graph memcpy nodes (device or pinned host memory) */
+        struct {
+            uint64_t handle;              /* the condition (graphs.c), 1-based */
+            int type;                     /* 0 if, 1 while, 2 switch (CUgraphConditionalNodeType) */
+            unsigned int size;            /* bodies */
+            struct fake_object **bodies;  /* in a graph: the body graphs, owned by the node */
+            CUgraph *handles;             /* in a graph: their handles (the driver's phGraph_out) */
+            struct fake_graph **copies;   /* elsewhere (executable graphs, queued work): copies of them */
+        } conditional;
+        struct {
+            uint64_t handle;
+            unsigned int value;
+        } set_condition;                  /* NODE_SET_CONDITION */
         struct fake_object *event; /* NODE_RECORD */
         CUdeviceptr free_address;  /* NODE_FREE (cuMemFreeAsync) */
     } u;

@@ -12,6 +12,8 @@
  *   affine(struct { float scale, offset; } f, float *data, unsigned n) data[i] = scale * data[i] + offset
  *   add_one(int *data, unsigned n)                                    data[i] += 1
  *   noop()                                                            nothing
+ *   countdown(cudaGraphConditionalHandle handle, int *counter)        --*counter; the condition = *counter > 0
+ *     (what a `while` node's body runs: one thread's work, whatever the grid)
  *   cuda_core_expr(float a, const float *x, const float *y, float *out, unsigned long long n)
  *                                                                     out[i] = a * x[i] + y[i]
  *     (and its pack-wise twin cuda_core_expr_vec: what cuda-core generates for the expression
@@ -108,6 +110,18 @@ static CUresult add_one(const struct fake_launch *launch) {
     int *data = (int *)fake_device_bytes(ARG(launch, 0, CUdeviceptr), n * sizeof(int));
     if (!data) return CUDA_ERROR_ILLEGAL_ADDRESS;
     for (size_t i = 0; i < n; i++) data[i] += 1;
+    return CUDA_SUCCESS;
+}
+
+/* The condition setter of conditional nodes (graphs.c), declared here to keep the kernels'
+ * header-free of driver.h. */
+void fake_set_condition(uint64_t handle, unsigned int value);
+
+static CUresult countdown(const struct fake_launch *launch) {
+    int *counter = (int *)fake_device_bytes(ARG(launch, 1, CUdeviceptr), sizeof(int));
+    if (!counter) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    *counter -= 1;
+    fake_set_condition(ARG(launch, 0, unsigned long long), *counter > 0);
     return CUDA_SUCCESS;
 }
 
@@ -214,6 +228,7 @@ static const struct fake_kernel kernels[] = {
     {"affine", 3, {8, 8, 4}, affine},
     {"add_one", 2, {8, 4}, add_one},
     {"noop", 0, {0}, noop},
+    {"countdown", 2, {8, 8}, countdown},
     {"cuda_core_expr", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"cuda_core_expr_vec", 5, {4, 8, 8, 8, 8}, cuda_core_expr},
     {"cuda_core_expr", 5, {8, 8, 8, 8, 8}, cuda_core_expr_fma},

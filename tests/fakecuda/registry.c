@@ -188,6 +188,21 @@ struct fake_object *fake_lookup_for_destroy(const void *handle, int kind) {
 void fake_free_node(struct fake_node *node) {
     if (node->kind == NODE_KERNEL) free(node->u.kernel.arg_bytes);
     if (node->kind == NODE_COPY) free(node->u.copy.snapshot);
+    if (node->kind == NODE_CONDITIONAL) {
+        for (unsigned int i = 0; i < node->u.conditional.size; i++) {
+            /* a context's teardown may have destroyed the bodies already */
+            if (node->u.conditional.bodies && node->u.conditional.bodies[i]->live) {
+                fake_destroy(node->u.conditional.bodies[i]);
+            }
+            if (node->u.conditional.copies) fake_free_graph(node->u.conditional.copies[i]);
+        }
+        free(node->u.conditional.bodies);
+        free(node->u.conditional.handles);
+        free(node->u.conditional.copies);
+        node->u.conditional.bodies = NULL;
+        node->u.conditional.handles = NULL;
+        node->u.conditional.copies = NULL;
+    }
 }
 
 void fake_free_graph(struct fake_graph *graph) {
@@ -243,12 +258,13 @@ void fake_release_memory(struct fake_object *object) {
         object->u.func.name = NULL;
         break;
     case KIND_GRAPH:
+    case KIND_GRAPH_BODY:
     case KIND_GRAPH_EXEC:
         fake_free_graph(object->u.graph.graph);
         object->u.graph.graph = NULL;
         break;
     case KIND_STREAM:
-        fake_free_graph(object->u.stream.capture);
+        if (!object->u.stream.capture_target) fake_free_graph(object->u.stream.capture); /* else the graph's */
         object->u.stream.capture = NULL;
         fake_free_graph(object->u.stream.queue);
         object->u.stream.queue = NULL;
@@ -298,8 +314,8 @@ void fake_teardown_context(struct fake_object *context) {
         if (i >= present_count) continue;
         struct fake_object *object = present[i];
         if (!object->live || object->context != context || object->kind == KIND_FUNCTION ||
-            object->kind == KIND_GLOBAL) {
-            continue; /* owned by their modules */
+            object->kind == KIND_GLOBAL || object->kind == KIND_GRAPH_BODY) {
+            continue; /* owned by their modules, or by their conditional nodes */
         }
         /* a library's module in this context goes with it, as in the driver; anything else was orphaned */
         if (object->kind != KIND_LIBRARY_MODULE) fake_record_orphan();

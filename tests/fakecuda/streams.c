@@ -239,11 +239,42 @@ static CUresult begin_capture(CUstream handle, int mode) {
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, int mode)
     FAKE_API(cuStreamBeginCapture_v2, begin_capture(hStream, mode))
 
+/* Capture into an existing graph (dependencies are accepted and, as work runs in order, need no edges). */
+static CUresult begin_capture_to_graph(CUstream handle, CUgraph graph_handle, const CUgraphNode *dependencies,
+                                       size_t count, int mode) {
+    struct fake_object *graph = fake_lookup_graph(graph_handle);
+    if (!graph) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult result = fake_check_dependencies(graph->u.graph.graph, dependencies, count);
+    if (result != CUDA_SUCCESS) return result;
+    if (handle == NULL || handle == STREAM_LEGACY || handle == STREAM_PER_THREAD) {
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    struct fake_object *stream = fake_lookup(handle, KIND_STREAM);
+    if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+    if (stream->context != graph->context) return CUDA_ERROR_INVALID_VALUE;
+    if (mode < CAPTURE_MODE_GLOBAL || mode > CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    if (stream->u.stream.capture_status != CAPTURE_NONE) return CUDA_ERROR_ILLEGAL_STATE;
+    stream->u.stream.capture = graph->u.graph.graph;
+    stream->u.stream.capture_target = graph;
+    stream->u.stream.capture_status = CAPTURE_ACTIVE;
+    stream->u.stream.capture_mode = mode;
+    stream->u.stream.capture_thread = pthread_self();
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+                                            const void *dependencyData, size_t numDependencies, int mode)
+    FAKE_API(cuStreamBeginCaptureToGraph,
+             dependencyData ? CUDA_ERROR_NOT_SUPPORTED
+                            : begin_capture_to_graph(hStream, hGraph, dependencies, numDependencies, mode))
+
 static void release_capture(struct fake_object *stream) {
-    struct fake_object dropped = {.kind = KIND_STREAM};
-    dropped.u.stream.capture = stream->u.stream.capture;
-    fake_release_memory(&dropped); /* frees the recorded graph */
+    if (!stream->u.stream.capture_target) { /* a graph captured into keeps what was recorded */
+        struct fake_object dropped = {.kind = KIND_STREAM};
+        dropped.u.stream.capture = stream->u.stream.capture;
+        fake_release_memory(&dropped); /* frees the recorded graph */
+    }
     stream->u.stream.capture = NULL;
+    stream->u.stream.capture_target = NULL;
     stream->u.stream.capture_status = CAPTURE_NONE;
 }
 
@@ -260,6 +291,13 @@ static CUresult end_capture(CUstream handle, CUgraph *out) {
     if (stream->u.stream.capture_status == CAPTURE_INVALIDATED) {
         release_capture(stream);
         return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    if (stream->u.stream.capture_target) { /* cuStreamBeginCaptureToGraph: the nodes are in its graph */
+        *out = fake_handle(stream->u.stream.capture_target);
+        stream->u.stream.capture = NULL;
+        stream->u.stream.capture_target = NULL;
+        stream->u.stream.capture_status = CAPTURE_NONE;
+        return CUDA_SUCCESS;
     }
     struct fake_object *graph = fake_new(KIND_GRAPH, stream->context);
     if (!graph) {
@@ -312,25 +350,8 @@ static CUresult instantiate(CUgraphExec *out, CUgraph handle, unsigned long long
     struct fake_object *graph = fake_lookup(handle, KIND_GRAPH);
     if (!graph) return CUDA_ERROR_INVALID_HANDLE;
     if (flags & ~0xfull) return CUDA_ERROR_INVALID_VALUE;
-    const struct fake_graph *source = graph->u.graph.graph;
-    struct fake_graph *copy = calloc(1, sizeof *copy);
+    struct fake_graph *copy = fake_copy_graph(graph->u.graph.graph);
     if (!copy) return CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < source->count; i++) {
-        struct fake_node node = source->nodes[i];
-        if (node.kind == NODE_KERNEL) {
-            size_t size = fake_argument_bytes(node.u.kernel.function);
-            node.u.kernel.arg_bytes = malloc(size ? size : 1);
-            if (node.u.kernel.arg_bytes) memcpy(node.u.kernel.arg_bytes, source->nodes[i].u.kernel.arg_bytes, size);
-        }
-        if ((node.kind == NODE_KERNEL && !node.u.kernel.arg_bytes) || fake_append(copy, &node) != CUDA_SUCCESS) {
-            if (node.kind == NODE_KERNEL) free(node.u.kernel.arg_bytes);
-            struct fake_object dropped = {.kind = KIND_GRAPH_EXEC};
-            dropped.u.graph.graph = copy;
-            fake_release_memory(&dropped);
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        if (node.kind == NODE_KERNEL) fake_aim_arguments(&copy->nodes[copy->count - 1]);
-    }
     struct fake_object *exec = fake_new(KIND_GRAPH_EXEC, graph->context);
     if (!exec) {
         struct fake_object dropped = {.kind = KIND_GRAPH_EXEC};
@@ -354,16 +375,22 @@ static CUresult graph_launch(CUgraphExec handle, CUstream stream_handle) {
     if (context != exec->context) return CUDA_ERROR_INVALID_HANDLE;
     if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     const struct fake_graph *graph = exec->u.graph.graph;
+    result = fake_submit_conditions(context, stream, graph); /* defaults first, as a launch begins */
+    if (result != CUDA_SUCCESS) return result;
     for (size_t i = 0; i < graph->count; i++) {
-        struct fake_node node = graph->nodes[i];
-        if (node.kind == NODE_KERNEL) {
-            size_t size = fake_argument_bytes(node.u.kernel.function);
-            node.u.kernel.arg_bytes = malloc(size ? size : 1);
-            if (!node.u.kernel.arg_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
-            memcpy(node.u.kernel.arg_bytes, graph->nodes[i].u.kernel.arg_bytes, size);
+        if (graph->nodes[i].disabled || graph->nodes[i].kind == NODE_EMPTY) continue;
+        struct fake_node node;
+        result = fake_copy_node(&graph->nodes[i], &node);
+        if (result != CUDA_SUCCESS) return result;
+        if (node.kind == NODE_RECORD) {
+            node.u.event->u.event.pending++;
+            node.u.event->u.event.record_stream = stream;
         }
         result = fake_submit(context, stream, &node);
-        if (result != CUDA_SUCCESS) return result;
+        if (result != CUDA_SUCCESS) {
+            if (node.kind == NODE_RECORD) node.u.event->u.event.pending--;
+            return result;
+        }
     }
     return CUDA_SUCCESS;
 }
@@ -373,7 +400,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 /* Node handles are positions (1-based), enough for counting and identity. */
 static CUresult graph_nodes(CUgraph handle, CUgraphNode *nodes, size_t *count) {
     if (!count) return CUDA_ERROR_INVALID_VALUE;
-    struct fake_object *graph = fake_lookup(handle, KIND_GRAPH);
+    struct fake_object *graph = fake_lookup_graph(handle);
     if (!graph) return CUDA_ERROR_INVALID_HANDLE;
     size_t total = graph->u.graph.graph->count;
     if (nodes) {

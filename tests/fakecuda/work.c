@@ -116,9 +116,63 @@ CUresult fake_run_node(const struct fake_node *node) {
     }
     case NODE_FREE:
         return fake_free(node->u.free_address);
+    case NODE_EMPTY:
+        return CUDA_SUCCESS;
+    case NODE_SET_CONDITION:
+        fake_set_condition(node->u.set_condition.handle, node->u.set_condition.value);
+        return CUDA_SUCCESS;
+    case NODE_CONDITIONAL: {
+        const struct fake_graph *const *bodies = (const struct fake_graph *const *)node->u.conditional.copies;
+        unsigned int size = node->u.conditional.size;
+        if (!bodies) return CUDA_ERROR_UNKNOWN; /* only copies run */
+        uint64_t handle = node->u.conditional.handle;
+        unsigned int value = fake_condition(handle);
+        switch (node->u.conditional.type) {
+        case 0: /* if, or if/else with two bodies */
+            if (value) return fake_run_graph(bodies[0]);
+            return size == 2 ? fake_run_graph(bodies[1]) : CUDA_SUCCESS;
+        case 1: /* while: checked before each run */
+            for (unsigned long iterations = 0; fake_condition(handle); iterations++) {
+                if (iterations == 1000000) return CUDA_ERROR_LAUNCH_FAILED; /* a loop that never ends */
+                CUresult result = fake_run_graph(bodies[0]);
+                if (result != CUDA_SUCCESS) return result;
+            }
+            return CUDA_SUCCESS;
+        default: /* switch */
+            return value < size ? fake_run_graph(bodies[value]) : CUDA_SUCCESS;
+        }
+    }
+    case NODE_COPY_3D: {
+        const size_t width = node->u.copy_3d.width;
+        for (size_t z = 0; z < node->u.copy_3d.depth; z++) {
+            for (size_t y = 0; y < node->u.copy_3d.height; y++) {
+                CUdeviceptr dst_row =
+                    node->u.copy_3d.dst + (z * node->u.copy_3d.dst_rows + y) * node->u.copy_3d.dst_pitch;
+                CUdeviceptr src_row =
+                    node->u.copy_3d.src + (z * node->u.copy_3d.src_rows + y) * node->u.copy_3d.src_pitch;
+                unsigned char *dst = fake_device_bytes(dst_row, width); /* pinned host memory too */
+                unsigned char *src = fake_device_bytes(src_row, width);
+                if (!dst || !src) {
+                    fake_record_invalid();
+                    return CUDA_ERROR_INVALID_VALUE;
+                }
+                memmove(dst, src, width);
+            }
+        }
+        return CUDA_SUCCESS;
+    }
     default:
         return CUDA_ERROR_UNKNOWN;
     }
+}
+
+CUresult fake_run_graph(const struct fake_graph *graph) {
+    for (size_t i = 0; i < graph->count; i++) {
+        if (graph->nodes[i].disabled) continue;
+        CUresult result = fake_run_node(&graph->nodes[i]);
+        if (result != CUDA_SUCCESS) return result;
+    }
+    return CUDA_SUCCESS;
 }
 
 CUresult fake_append(struct fake_graph *graph, const struct fake_node *node) {

@@ -33,7 +33,9 @@ pub const LIBRARY_PATH: &str = env!("FAKECUDA_PATH");
 /// `vector_add(const float *a, const float *b, float *c, unsigned n)`,
 /// `fill(float *out, float value, unsigned n)`,
 /// `saxpy(float a, const float *x, float *y, unsigned n)`,
-/// `affine(struct { float scale, offset; }, float *data, unsigned n)` and `noop()`.
+/// `affine(struct { float scale, offset; }, float *data, unsigned n)`, `noop()` and
+/// `countdown(cudaGraphConditionalHandle handle, int *counter)` (decrements the counter and sets
+/// the condition to whether it is still positive).
 pub const KERNELS: &str = "\
 .version 8.0
 .target sm_90
@@ -43,6 +45,7 @@ pub const KERNELS: &str = "\
 .visible .entry saxpy(.param .f32 a, .param .u64 x, .param .u64 y, .param .u32 n)
 .visible .entry affine(.param .align 4 .b8 f[8], .param .u64 data, .param .u32 n)
 .visible .entry noop()
+.visible .entry countdown(.param .u64 handle, .param .u64 counter)
 ";
 
 /// `CUDA_ERROR_OUT_OF_MEMORY`.

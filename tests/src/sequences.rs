@@ -16,7 +16,8 @@ use cuda_core::{DeviceArray, MemoryPool};
 
 use cuda_driver::{
     launch_raw, CaptureMode, Context, ContextFlags, ContextLimit, Device, DeviceBuffer, Error, Event, EventFlags,
-    Function, HostBuffer, LaunchAttributes, LaunchConfig, Library, MemPool, Module, Result, Stream, StreamFlags,
+    Function, Graph, GraphArgs, HostBuffer, LaunchAttributes, LaunchConfig, Library, MemPool, MemsetValue, Module,
+    Result, Stream, StreamFlags,
 };
 
 /// Device 0's primary context.
@@ -197,6 +198,62 @@ fn replay(graph: &cuda_driver::Graph, stream: &Stream) -> Result<()> {
         exec.launch(stream)?;
     }
     stream.synchronize()
+}
+
+/// A graph built node by node (memset, two kernels, a copy, a host function), instantiated,
+/// launched, its kernel's scalar updated without a new instantiation, a node disabled, and
+/// the executable graph updated from a clone.
+fn graph_built_and_updated(ptx: &str) -> Result<()> {
+    let context = primary()?;
+    let stream = Stream::new(&context)?;
+    let module = Module::from_ptx(&context, ptx)?;
+    let (fill, saxpy) = (module.function("fill")?, module.function("saxpy")?);
+    let x = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    let y = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    let z = DeviceBuffer::<f32>::zeroed(&context, 256)?;
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let config = LaunchConfig::for_num_elems(256);
+    let mut graph = Graph::new(&context)?;
+    let mut nodes = graph.nodes();
+    let clear = nodes.memset(&[], &y, MemsetValue::U32(0))?;
+    // SAFETY: `fill` writes 256 floats of `x`, which holds 256.
+    let filled = unsafe {
+        nodes.kernel(
+            &[],
+            &fill,
+            &config,
+            GraphArgs::new().write(&x).value(1.0f32).value(256u32),
+        )?
+    };
+    let axpy_args = |a: f32| GraphArgs::new().value(a).read(&x).write(&y).value(256u32);
+    // SAFETY: `saxpy` reads 256 floats of `x` and updates 256 of `y`.
+    let axpy = unsafe { nodes.kernel(&[clear, filled], &saxpy, &config, axpy_args(2.0))? };
+    let copied = nodes.memcpy(&[axpy], &z, &y, 256 * 4)?;
+    nodes.host_function(&[copied], || {
+        calls.fetch_add(1, Ordering::SeqCst);
+    })?;
+    expect("graph nodes", graph.node_count()?, 5)?;
+    let mut exec = graph.instantiate()?;
+    // SAFETY: the kernels stay inside the buffers, which the graph borrows.
+    unsafe { exec.launch(&stream)? };
+    stream.synchronize()?;
+    expect("z after a launch", z.to_vec()?[255], 2.0)?;
+    // SAFETY: as for the node's first arguments.
+    unsafe { exec.set_kernel_args(&axpy, axpy_args(3.0))? };
+    exec.set_node_enabled(&copied, false)?;
+    // SAFETY: as above.
+    unsafe { exec.launch(&stream)? };
+    stream.synchronize()?;
+    expect("y after the scalar update", y.to_vec()?[0], 3.0)?;
+    expect("z with its copy disabled", z.to_vec()?[0], 2.0)?;
+    let clone = graph.try_clone()?;
+    exec.update(&clone)?;
+    // SAFETY: as above; the update brought back the scalar 2 and enabled copy node's parameters.
+    unsafe { exec.launch(&stream)? };
+    stream.synchronize()?;
+    expect("y after the update from the clone", y.to_vec()?[7], 2.0)?;
+    drop(exec);
+    expect("host function calls", calls.load(Ordering::SeqCst), 3)
 }
 
 /// Graph capture written the natural way, leaving the capture region with
@@ -567,7 +624,7 @@ fn take_with_indices_checked_on_the_device(_ptx: &str) -> Result<()> {
 }
 
 /// The sequences the failure-point suite runs, by name.
-pub const SEQUENCES: [(&str, Sequence); 15] = [
+pub const SEQUENCES: [(&str, Sequence); 16] = [
     ("device queries", device_queries),
     (
         "allocate, copy, launch, synchronize, drop",
@@ -579,6 +636,7 @@ pub const SEQUENCES: [(&str, Sequence); 15] = [
     ),
     ("pool churn", pool_churn),
     ("graph capture and replay", graph_capture_and_replay),
+    ("graph built, instantiated and updated", graph_built_and_updated),
     ("peers and explicit contexts", peers_and_explicit_contexts),
     ("host functions and stream order", host_functions_and_stream_order),
     ("streams share memory", streams_share_memory),

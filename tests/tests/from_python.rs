@@ -21,10 +21,12 @@ use cuda_core::{
     LinkerOptions, MemoryPool, ObjectCode, Program, ProgramOptions, RawKernel, ReductionKernel, Slice, Std,
 };
 use cuda_driver::{
-    Advice, CaptureMode, Context, ContextFlags, CudaArray, DeviceAttribute, DeviceBuffer, DeviceCopy, Global,
-    HostBuffer, IpcMemory, ManagedBuffer, MemoryLocation, Module, Pitched, PitchedBuffer, StreamFlags, SurfaceObject,
-    TextureDesc, TextureObject, VirtualBuffer,
+    Advice, CaptureMode, ConditionalKind, Context, ContextFlags, CudaArray, DeviceAttribute, DeviceBuffer, DeviceCopy,
+    Global, Graph, GraphArgs, GraphInstantiateFlags, GraphNode, HostBuffer, IpcMemory, ManagedBuffer, MemoryLocation,
+    MemsetValue, Module, Pitched, PitchedBuffer, Region, StreamFlags, SurfaceObject, TextureDesc, TextureObject,
+    VirtualBuffer,
 };
+use cuda_libs::system::{P2pCapability, Topology};
 
 type Checked = Result<(), Box<dyn Error>>;
 
@@ -36,6 +38,14 @@ use cuda_core::{QuantileMethod, Unique};
 /// and words, each listed once.
 const NOT_CALLS: &[&str] = &[
     "libcuda",
+    "cudaGraphSetConditional",
+    "Send",
+    "Sync",
+    "*_workspace",
+    "cufftMakePlanMany64",
+    "cufftXtMakePlanMany",
+    "CUFFT_INVALID_SIZE",
+    "Error::Linalg { routine, index, failure: Singular / NotPositiveDefinite / NoConvergence / InvalidArgument }",
     "LoadError",
     "?",
     "cuda.h",
@@ -159,6 +169,99 @@ fn streams_events_graphs(dev: cuda_core::Device, ctx: Context, priority: i32) ->
     })?;
     let exec = g.instantiate()?;
     unsafe { exec.launch(&s)? }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn graphs_as_data(
+    ctx: Context,
+    s: cuda_driver::Stream,
+    f: cuda_driver::Function,
+    config: cuda_driver::LaunchConfig,
+    (dep, last, deps): (GraphNode, GraphNode, Vec<GraphNode>),
+    (x, y, dst, src): (
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+        DeviceBuffer<f32>,
+    ),
+    buf: DeviceBuffer<u32>,
+    (e, child): (cuda_driver::Event, Graph<'static>),
+    (n, v, bytes, pitch, rows, (col, row, slice)): (u32, u32, usize, usize, usize, (usize, usize, usize)),
+    verbose: bool,
+) -> Checked {
+    let mut g = Graph::new(&ctx)?;
+    let mut nodes = g.nodes();
+    let k = unsafe {
+        nodes.kernel(
+            &[dep],
+            &f,
+            &config,
+            GraphArgs::new().value(2.0f32).read(&x).write(&y).value(n),
+        )?
+    };
+    nodes.memcpy(&deps, &dst, &src, bytes)?;
+    nodes.memcpy_3d(
+        &deps,
+        Region::pitched(&buf, pitch, rows).at(col, row, slice),
+        Region::linear(&src),
+        (bytes, 1, 1),
+    )?;
+    nodes.memset(&deps, &buf, MemsetValue::U32(v))?;
+    nodes.host_function(&deps, || println!("ran"))?;
+    nodes.event_record(&deps, &e)?;
+    nodes.event_wait(&deps, &e)?;
+    nodes.child_graph(&deps, &child)?;
+    nodes.empty(&deps)?;
+    let (node, mem) = nodes.mem_alloc(&deps, bytes)?;
+    let with_memory = GraphArgs::new().graph_memory(&mem);
+    nodes.mem_free(&[last], mem)?;
+    let h = nodes.condition_handle(None)?;
+    nodes.conditional(&deps, &h, ConditionalKind::While, |i, body| {
+        println!("body {i}");
+        body.empty(&[]).map(|_| ())
+    })?;
+    let setter = GraphArgs::new().condition(&h);
+    if let Err(cuda_driver::Error::NotInConditionalBody { node }) = nodes.host_function(&deps, || {}) {
+        println!("{node}");
+    }
+    nodes.capture(&deps, &s, CaptureMode::ThreadLocal, |s| {
+        s.query()?;
+        s.synchronize()
+    })?;
+    let mut exec = g.instantiate_with(GraphInstantiateFlags::AUTO_FREE_ON_LAUNCH)?;
+    let graph = g.try_clone()?;
+    exec.update(&graph)?;
+    if let Err(cuda_driver::Error::GraphUpdate(failure)) = exec.update(&graph) {
+        println!("{}", failure.reason);
+    }
+    unsafe { exec.set_kernel_args(&k, GraphArgs::new().value(3.0f32).read(&x).write(&y).value(n))? }
+    exec.set_node_enabled(&k, false)?;
+    let clone = g.try_clone()?;
+    clone.find_in_clone(&k)?;
+    g.to_dot(verbose)?;
+    let exec = g.instantiate_with(GraphInstantiateFlags::UPLOAD)?;
+    exec.upload(&s)?;
+    Ok(())
+}
+
+fn system(i: u32) -> Checked {
+    let sys = cuda_libs::system::System::new()?;
+    sys.driver_version()?;
+    let d = sys.device(i)?;
+    d.name()?;
+    d.uuid()?;
+    d.memory()?;
+    d.utilization()?;
+    d.temperature()?;
+    d.clocks()?;
+    d.power_usage_mw()?;
+    d.pci_bus_id()?;
+    let e = sys.device(i + 1)?;
+    let level: Topology = d.topology_with(&e)?;
+    d.p2p_status(&e, P2pCapability::NvLink)?;
+    d.nvlinks()?;
+    d.processes()?;
     Ok(())
 }
 
@@ -739,6 +842,66 @@ fn several_gpus(
     Ok(())
 }
 
+/// The buffers [`fft_and_solver`] works on: two f32 signals, a workspace, an f64 matrix batch,
+/// its workspace and its results.
+type FftSolverBuffers = (
+    DeviceBuffer<f32>,
+    DeviceBuffer<f32>,
+    DeviceBuffer<u8>,
+    DeviceBuffer<f64>,
+    DeviceBuffer<u8>,
+    DeviceBuffer<f64>,
+);
+
+fn fft_and_solver(
+    ctx: Context,
+    stream: cuda_driver::Stream,
+    (mut x, mut y, mut workspace, mut a, mut ws, mut w): FftSolverBuffers,
+    mut pivots: DeviceBuffer<i32>,
+    (shape, inembed): (Vec<usize>, Vec<usize>),
+    (istride, idist, b, n, count, capacity): (usize, usize, usize, usize, usize, usize),
+) -> Checked {
+    use cuda_libs::fft::{Direction, Kind, Layout, Plan, PlanCache, PlanDesc, Precision};
+    use cuda_libs::solver::{Fill, Matrix, Solver};
+    let mut plan = Plan::new(
+        &ctx,
+        &PlanDesc::new(Kind::C2C, Precision::F32, &shape)?
+            .batch(b)
+            .input_layout(Layout::strided(&inembed, istride, idist)?),
+    )?;
+    plan.workspace_size();
+    plan.execute(&stream, Direction::Forward, &x, &mut y, Some(&mut workspace))?;
+    {
+        let (direction, workspace) = (Direction::Inverse, None);
+        plan.execute_in_place(&stream, direction, &mut x, workspace)?;
+    }
+    {
+        let mut plan = Plan::new(&ctx, &PlanDesc::new(Kind::C2R, Precision::F32, &shape)?)?;
+        let workspace = None;
+        plan.execute_c2r(&stream, &mut x, &mut y, workspace)?;
+    }
+    let mut cache = PlanCache::new(capacity)?;
+    let desc = PlanDesc::new(Kind::R2C, Precision::F32, &shape)?;
+    cache.plan(&stream, &desc)?;
+    if let Err(cuda_libs::Error::Status {
+        library: "cuFFT", name, ..
+    }) = Plan::new(&ctx, &desc)
+    {
+        name == "CUFFT_INVALID_SIZE";
+    }
+    let mut solver = Solver::new(&stream)?;
+    solver.potrf::<f64>(Fill::Lower, Matrix::square(n), &mut a, Some(&mut ws))?;
+    solver.potrf_workspace::<f64>(Fill::Lower, Matrix::square(n))?;
+    solver.syevj_batched::<f64>(true, Fill::Lower, Matrix::square(n), count, &mut a, &mut w, None)?;
+    solver.gesvdj_batched::<f64>(Matrix::square(n), count, &mut a, &mut w, None, None, None)?;
+    solver.potrf_batched::<f64>(Fill::Lower, Matrix::square(n), count, &mut a)?;
+    solver.getrf_batched::<f64>(Matrix::square(n), count, &mut a, &mut pivots)?;
+    solver.getrs_batched::<f64>(false, Matrix::square(n), count, &a, &pivots, Matrix::new(n, 1), &mut w)?;
+    solver.getri_batched::<f64>(Matrix::square(n), count, &a, &pivots, Matrix::square(n), &mut w)?;
+    solver.check_info()?;
+    Ok(())
+}
+
 fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     let x = DeviceArray::<f32>::from_slice(&stream, &[3.0, 1.0, 2.0])?;
     (x.sort(-1)?, x.sort(0)?, x.sort_descending(-1)?);
@@ -945,6 +1108,8 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         raw_bindings,
         devices,
         streams_events_graphs,
+        graphs_as_data,
+        system,
         memory::<u32>,
         compiling,
         launching,
@@ -953,6 +1118,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         sorting_and_searching,
         counting_sets_and_device_algorithms,
         several_gpus,
+        fft_and_solver,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");
     let this = include_str!("from_python.rs");

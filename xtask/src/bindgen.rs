@@ -16,15 +16,34 @@ use cuda_sys::{Library, LIBRARIES};
 use crate::wheels;
 
 /// Every library of `cuda_sys::LIBRARIES`, each from its row's header, allowlists and wheels;
-/// the include folders are those of every row's wheels, in table order.
-pub fn run(root: &Path) -> Result<(), String> {
+/// the include folders are those of every row's wheels, in table order. `--only MODULE`
+/// generates one row's module from its own wheels (a header that includes nothing from the
+/// other rows' wheels, such as `nvml.h`), without fetching the others.
+pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let only = match args {
+        [] => None,
+        [flag, module] if flag == "--only" => Some(
+            LIBRARIES
+                .iter()
+                .find(|library| library.module == module)
+                .ok_or_else(|| format!("no library row has the module {module:?}"))?,
+        ),
+        other => return Err(format!("bindgen takes no arguments or `--only MODULE`, not {other:?}")),
+    };
     let pins = wheels::pins(root)?;
     let mut includes = Vec::new();
-    for name in include_wheels() {
+    let wheel_names = match only {
+        Some(library) => library.bindings.wheels.to_vec(),
+        None => include_wheels(),
+    };
+    for name in wheel_names {
         includes.push(wheels::include(&wheels::ensure(root, wheels::pin(&pins, name)?)?));
     }
     let out_dir = root.join("cuda-sys/src");
-    for library in LIBRARIES {
+    for library in LIBRARIES
+        .iter()
+        .filter(|library| only.map_or(true, |only| only == *library))
+    {
         let bindings = &library.bindings;
         let pin = wheels::pin(&pins, bindings.wheels[0])?;
         let header = includes
@@ -366,7 +385,8 @@ mod tests {
                 "nvidia-cublas",
                 "nvidia-nccl-cu13",
                 "nvidia-cufft",
-                "nvidia-cusolver"
+                "nvidia-cusolver",
+                "nvidia-nvml-dev"
             ]
         );
     }

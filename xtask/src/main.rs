@@ -21,13 +21,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root();
     let result = match args.first().map(String::as_str) {
-        Some("bindgen") => bindgen::run(&root),
+        Some("bindgen") => bindgen::run(&root, &args[1..]),
         Some("test") => test::run(&root, &args[1..]),
         Some("gpu-bundle") => gpu_bundle::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <bindgen | test [--no-leakcheck] [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR]>"
+                "usage: cargo xtask <bindgen [--only MODULE] | test [--no-leakcheck] [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR]>"
             );
             return ExitCode::from(2);
         }

@@ -53,7 +53,7 @@ pub(crate) const REPLAYS_PER_CAPTURE: u64 = 4;
 /// A remembered call: when it last ran, and its graph once it repeated.
 struct Call {
     last_use: u64,
-    graph: Option<GraphExec>,
+    graph: Option<GraphExec<'static>>,
 }
 
 /// The calls a handle has made and the graphs of those it made twice.
@@ -163,7 +163,11 @@ impl<K: Hash + Eq + Copy> Replays<K> {
         }
     }
 
-    fn capture(&mut self, context: &cuda_driver::Context, call: &impl Fn(&Stream) -> Result<()>) -> Result<GraphExec> {
+    fn capture(
+        &mut self,
+        context: &cuda_driver::Context,
+        call: &impl Fn(&Stream) -> Result<()>,
+    ) -> Result<GraphExec<'static>> {
         let side = match &self.side {
             Some(side) => side,
             None => self
