@@ -74,7 +74,9 @@
 )]
 
 use std::ffi::OsStr;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// A library's table type, its loader function and its `load`/`open`; invoked once per row of
 /// the table in `libraries.rs`, whose generated module adds one accessor per function.
@@ -87,8 +89,12 @@ macro_rules! library_table {
 
         impl $table {
             /// Searches for the library in the documented order and opens the first that loads.
+            /// The CUDA 12 build is looked for first where the driver supports CUDA 12 only or
+            /// the partner library loaded is of CUDA 12 (see [`crate::search`]); one that does
+            /// not suit them is skipped, and named in the error if nothing else loads.
             pub fn load() -> Result<Self, $crate::LoadError> {
-                let found = $crate::search::candidates($kind, $crate::search::process_environment);
+                let prefer = $crate::preferred_generation($kind);
+                let found = $crate::search::candidates_preferring($kind, $crate::search::process_environment, prefer);
                 Ok(Self { symbols: $crate::open_first($kind, &found)?.into_table(&$functions) })
             }
 
@@ -123,7 +129,16 @@ macro_rules! library_table {
         /// same table, or the same error.
         pub fn $getter() -> Result<&'static $table, $crate::LoadError> {
             static LOADED: std::sync::OnceLock<Result<$table, $crate::LoadError>> = std::sync::OnceLock::new();
-            LOADED.get_or_init($table::load).as_ref().map_err(Clone::clone)
+            LOADED
+                .get_or_init(|| {
+                    let loaded = $table::load();
+                    if let Ok(table) = &loaded {
+                        $crate::record_loaded($kind, table.path(), table.library_version());
+                    }
+                    loaded
+                })
+                .as_ref()
+                .map_err(Clone::clone)
         }
     };
 }
@@ -134,7 +149,7 @@ mod libraries;
 pub mod search;
 mod symbols;
 
-pub use error::{LoadError, SymbolError};
+pub use error::{LoadError, SymbolError, Unusable};
 pub use launch_config::LaunchConfig;
 #[doc(inline)]
 pub use libraries::*;
@@ -205,9 +220,118 @@ impl Opened {
     }
 }
 
-/// Opens the first candidate that loads; lists all failures otherwise.
+/// A library loaded through its process-wide loader (`cuda_sys::nvrtc()`, ...): which, from
+/// where, and its version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadedLibrary {
+    /// Which library.
+    pub kind: LibraryKind,
+    /// The file (or loader name) it was opened from.
+    pub path: PathBuf,
+    /// Its version as `major * 1000 + minor * 10` (NCCL's own, 2.28 as 2280), where it reports
+    /// one.
+    pub version: Option<i32>,
+}
+
+impl fmt::Display for LoadedLibrary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.kind.library().short_name;
+        match self.version {
+            Some(version) => write!(f, "{name} {}", error::Version(version))?,
+            None => write!(f, "{name} (version unknown)")?,
+        }
+        write!(f, " from {}", self.path.display())
+    }
+}
+
+/// The libraries loaded so far through the process-wide loaders, in the order they loaded.
+static LOADED: Mutex<Vec<LoadedLibrary>> = Mutex::new(Vec::new());
+
+pub(crate) fn record_loaded(kind: LibraryKind, path: &Path, version: Option<i32>) {
+    let mut loaded = LOADED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    loaded.push(LoadedLibrary {
+        kind,
+        path: path.to_path_buf(),
+        version,
+    });
+}
+
+/// What this process has loaded through the process-wide loaders (`driver()`, `nvrtc()`, ...),
+/// with each library's file and version: which CUDA generation is in use. A library not asked
+/// for yet is not listed; [`driver_version`] reports the driver without loading its table.
+pub fn versions() -> Vec<LoadedLibrary> {
+    LOADED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+}
+
+fn loaded_version(kind: LibraryKind) -> Option<i32> {
+    versions().into_iter().find(|l| l.kind == kind).and_then(|l| l.version)
+}
+
+/// The CUDA version the driver supports (`cuDriverGetVersion`: 12020 for 12.2), found by the
+/// driver's search (its environment variable included) without loading the process-wide driver
+/// table; `None` where there is no usable driver (a CPU machine). A driver found is kept open
+/// and its answer kept; an absent one is looked for again on the next call.
+pub fn driver_version() -> Option<i32> {
+    static FOUND: OnceLock<(libloading::Library, i32)> = OnceLock::new();
+    if let Some((_, version)) = FOUND.get() {
+        return Some(*version);
+    }
+    if let Some(version) = loaded_version(LibraryKind::Driver) {
+        return Some(version);
+    }
+    let candidates = search::candidates(LibraryKind::Driver, search::process_environment);
+    let opened = open_first(LibraryKind::Driver, &candidates).ok()?;
+    let version = query_version(&opened.library, LibraryKind::Driver.library().version)?;
+    Some(FOUND.get_or_init(|| (opened.library, version)).1)
+}
+
+/// The CUDA generation (12 or 13) whose build of `kind` is looked for first: its partner's
+/// where that is loaded (NVRTC 12 makes nvJitLink 12 first), else 12 on a driver of CUDA 12,
+/// else 13.
+pub(crate) fn preferred_generation(kind: LibraryKind) -> i32 {
+    let partner = kind.partner().and_then(loaded_version).filter(|v| *v >= 12000);
+    match partner.or_else(driver_version) {
+        Some(version) if version < 13000 => 12,
+        _ => 13,
+    }
+}
+
+/// Why a library of `kind` at `version`, opened, must not be used here: a driver older than
+/// CUDA 12.0; a CUDA library newer than the driver; one of another generation than its loaded
+/// partner. Libraries that report no CUDA version (NCCL's is its own) are not judged.
+fn unusable(kind: LibraryKind, version: Option<i32>) -> Option<Unusable> {
+    let version = version?;
+    if kind == LibraryKind::Driver {
+        return (version < 12000).then_some(Unusable::DriverTooOld { driver: version });
+    }
+    if version < 12000 {
+        return None;
+    }
+    if let Some(other) = kind.partner() {
+        if let Some(other_version) = loaded_version(other).filter(|v| *v >= 12000) {
+            if other_version / 1000 != version / 1000 {
+                return Some(Unusable::MixedGenerations {
+                    library: version,
+                    other,
+                    other_version,
+                });
+            }
+        }
+    }
+    match driver_version() {
+        Some(driver) if version / 1000 > driver / 1000 => Some(Unusable::NewerThanDriver {
+            library: version,
+            driver,
+        }),
+        _ => None,
+    }
+}
+
+/// Opens the first candidate that loads and suits the driver and the libraries loaded (see
+/// [`Unusable`]); lists all failures otherwise.
 fn open_first(kind: LibraryKind, candidates: &[Candidate]) -> Result<Opened, LoadError> {
     let mut tried = Vec::new();
+    let mut refused = None;
     for candidate in candidates {
         if let Candidate::File(path) = candidate {
             if !path.exists() {
@@ -221,12 +345,17 @@ fn open_first(kind: LibraryKind, candidates: &[Candidate]) -> Result<Opened, Loa
         };
         match open_library(candidate.as_path().as_os_str()) {
             Ok(library) => {
+                if let Some(reason) = unusable(kind, query_version(&library, kind.library().version)) {
+                    tried.push((candidate.as_path().to_path_buf(), reason.describe(kind)));
+                    refused.get_or_insert(reason);
+                    continue;
+                }
                 return Ok(Opened {
                     library,
                     companions,
                     path: candidate.as_path().to_path_buf(),
                     kind,
-                })
+                });
             }
             Err(reason) => {
                 // The loader's message starts with the name it was given; it is listed already.
@@ -240,6 +369,7 @@ fn open_first(kind: LibraryKind, candidates: &[Candidate]) -> Result<Opened, Loa
         library: kind.description(),
         kind,
         tried,
+        unusable: refused,
     })
 }
 

@@ -32,6 +32,9 @@ pub struct Library {
     pub env_var: &'static str,
     /// Where it is installed from, which decides where it is looked for.
     pub install: Install,
+    /// Its CUDA 12 build, looked for after the CUDA 13 one (before it where the driver is a
+    /// 12.x one); `None` where one build serves both (the driver).
+    pub cuda12: Option<Cuda12Build>,
     /// File name prefixes of libraries loaded first, from the same folder, when it is opened
     /// from a folder the platform loader does not search (NVRTC's `libnvrtc-builtins.so.`).
     pub companions: &'static [&'static str],
@@ -42,6 +45,17 @@ pub struct Library {
     pub proc_address: bool,
     /// What `cargo xtask bindgen` reads to generate its module.
     pub bindings: Bindings,
+}
+
+/// Where a library's CUDA 12 build is found: its file name, and its `-cu12` wheel, which keeps
+/// the library in a folder of its own package (`nvidia/cuda_nvrtc/lib`) rather than cu13's
+/// shared `nvidia/cu13/lib`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cuda12Build {
+    /// Its file name: `libnvrtc.so.12`.
+    pub soname: Soname,
+    /// Its wheel: `nvidia-cuda-nvrtc-cu12`, folder `nvidia/cuda_nvrtc/lib`.
+    pub wheel: Wheel,
 }
 
 /// A library's file name on each platform.
@@ -108,14 +122,21 @@ pub struct Bindings {
     pub defines: &'static [&'static str],
 }
 
-impl Library {
-    /// The file name the platform loader is asked for on this platform.
-    pub fn loader_name(&self) -> &'static str {
+impl Soname {
+    /// The name on this platform.
+    pub fn here(&self) -> &'static str {
         if cfg!(windows) {
-            self.soname.windows
+            self.windows
         } else {
-            self.soname.linux
+            self.linux
         }
+    }
+}
+
+impl Library {
+    /// The file name the platform loader is asked for on this platform (the CUDA 13 build's).
+    pub fn loader_name(&self) -> &'static str {
+        self.soname.here()
     }
 }
 
@@ -207,6 +228,7 @@ libraries! {
         soname: Soname { linux: "libcuda.so.1", windows: "nvcuda.dll" },
         env_var: "CUDA_DRIVER_LIBRARY",
         install: Install::DriverPackage,
+        cuda12: None,
         default_feature: true,
         companions: &[],
         version: VersionQuery::Number("cuDriverGetVersion"),
@@ -228,6 +250,10 @@ libraries! {
         soname: Soname { linux: "libcudart.so.13", windows: "cudart64_13.dll" },
         env_var: "CUDA_RUNTIME_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cuda-runtime", folder: "nvidia/cu13/lib" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcudart.so.12", windows: "cudart64_12.dll" },
+            wheel: Wheel { name: "nvidia-cuda-runtime-cu12", folder: "nvidia/cuda_runtime/lib" },
+        }),
         default_feature: true,
         companions: &[],
         version: VersionQuery::Number("cudaRuntimeGetVersion"),
@@ -250,6 +276,10 @@ libraries! {
         soname: Soname { linux: "libnvrtc.so.13", windows: "nvrtc64_130_0.dll" },
         env_var: "CUDA_NVRTC_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cuda-nvrtc", folder: "nvidia/cu13/lib" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libnvrtc.so.12", windows: "nvrtc64_120_0.dll" },
+            wheel: Wheel { name: "nvidia-cuda-nvrtc-cu12", folder: "nvidia/cuda_nvrtc/lib" },
+        }),
         default_feature: true,
         companions: &["libnvrtc-builtins.so."],
         version: VersionQuery::MajorMinor("nvrtcVersion"),
@@ -271,6 +301,10 @@ libraries! {
         soname: Soname { linux: "libnvJitLink.so.13", windows: "nvJitLink_130_0.dll" },
         env_var: "CUDA_NVJITLINK_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-nvjitlink", folder: "nvidia/cu13/lib" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libnvJitLink.so.12", windows: "nvJitLink_120_0.dll" },
+            wheel: Wheel { name: "nvidia-nvjitlink-cu12", folder: "nvidia/nvjitlink/lib" },
+        }),
         default_feature: true,
         companions: &[],
         version: VersionQuery::MajorMinor("nvJitLinkVersion"),
@@ -293,6 +327,10 @@ libraries! {
         soname: Soname { linux: "libcublas.so.13", windows: "cublas64_13.dll" },
         env_var: "CUDA_CUBLAS_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcublas.so.12", windows: "cublas64_12.dll" },
+            wheel: Wheel { name: "nvidia-cublas-cu12", folder: "nvidia/cublas/lib" },
+        }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Property("cublasGetProperty"),
@@ -317,6 +355,10 @@ libraries! {
         soname: Soname { linux: "libcublasLt.so.13", windows: "cublasLt64_13.dll" },
         env_var: "CUDA_CUBLASLT_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcublasLt.so.12", windows: "cublasLt64_12.dll" },
+            wheel: Wheel { name: "nvidia-cublas-cu12", folder: "nvidia/cublas/lib" },
+        }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Property("cublasLtGetProperty"),
@@ -339,6 +381,10 @@ libraries! {
         soname: Soname { linux: "libnccl.so.2", windows: "nccl64_2.dll" },
         env_var: "CUDA_NCCL_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-nccl-cu13", folder: "nvidia/nccl/lib" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libnccl.so.2", windows: "nccl64_2.dll" },
+            wheel: Wheel { name: "nvidia-nccl-cu12", folder: "nvidia/nccl/lib" },
+        }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Code("ncclGetVersion"),
@@ -383,21 +429,61 @@ impl LibraryKind {
         let library = self.library();
         match library.install {
             Install::DriverPackage => format!(
-                "this program needs an NVIDIA GPU and its driver, one that supports CUDA 13 \
-                 (R580 or newer); the driver comes with the GPU's driver package, never in a \
-                 Python wheel. If it is installed where the loader does not look, set {} to \
-                 the path of {}",
+                "this program needs an NVIDIA GPU and its driver, one that supports CUDA 12.0 or \
+                 newer (R525 or newer; R580 or newer for CUDA 13); the driver comes with the GPU's \
+                 driver package, never in a Python wheel. If it is installed where the loader does \
+                 not look, set {} to the path of {}",
                 library.env_var,
                 library.loader_name()
             ),
-            Install::Wheel(Wheel { name: wheel, .. }) => format!(
-                "{} comes with the CUDA 13 toolkit or with the `{wheel}` wheel \
-                 (`pip install \"{wheel}==13.*\"`); \
-                 or set {} to the path of {}",
-                library.short_name,
-                library.env_var,
-                library.loader_name()
-            ),
+            Install::Wheel(_) => {
+                let cuda12 = match library.cuda12 {
+                    Some(build) => format!(
+                        ", or for a CUDA 12 driver with the CUDA 12 toolkit or `pip install \"{}\"` ({})",
+                        self.pip_requirement(12),
+                        build.soname.here()
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "{} comes with the CUDA 13 toolkit or with `pip install \"{}\"`{cuda12}; \
+                     or set {} to the path of {}",
+                    library.short_name,
+                    self.pip_requirement(13),
+                    library.env_var,
+                    library.loader_name()
+                )
+            }
+        }
+    }
+
+    /// The pip requirement that installs this library for CUDA `major` (12 or 13):
+    /// `nvidia-cuda-nvrtc==13.*`, `nvidia-cuda-nvrtc-cu12==12.*`; NCCL's wheels are versioned
+    /// by NCCL (`nvidia-nccl-cu12`). Empty for the driver, which no wheel ships.
+    pub fn pip_requirement(self, major: i32) -> String {
+        let library = self.library();
+        let wheel = match (major, library.install, library.cuda12) {
+            (12, _, Some(build)) => build.wheel,
+            (_, Install::Wheel(wheel), _) => wheel,
+            _ => return String::new(),
+        };
+        if self == LibraryKind::Nccl {
+            wheel.name.to_string()
+        } else {
+            format!("{}=={major}.*", wheel.name)
+        }
+    }
+
+    /// The library that must be of the same CUDA generation as this one, where there is one:
+    /// NVRTC and nvJitLink (the linker reads the compiler's LTO-IR), cuBLAS and cuBLASLt (one
+    /// wheel, and cuBLAS calls cuBLASLt).
+    pub fn partner(self) -> Option<LibraryKind> {
+        match self {
+            LibraryKind::Nvrtc => Some(LibraryKind::NvJitLink),
+            LibraryKind::NvJitLink => Some(LibraryKind::Nvrtc),
+            LibraryKind::Cublas => Some(LibraryKind::CublasLt),
+            LibraryKind::CublasLt => Some(LibraryKind::Cublas),
+            _ => None,
         }
     }
 
@@ -535,6 +621,7 @@ mod tests {
     fn a_missing_library_says_what_to_install_and_which_variable_to_set() {
         let driver = LibraryKind::Driver.remedy();
         assert!(driver.contains("NVIDIA GPU") && driver.contains("R580"), "{driver}");
+        assert!(driver.contains("CUDA 12.0 or newer"), "{driver}");
         assert!(
             driver.contains("CUDA_DRIVER_LIBRARY") && !driver.contains("pip"),
             "{driver}"
@@ -545,5 +632,33 @@ mod tests {
         let nvrtc = LibraryKind::Nvrtc.remedy();
         assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
         assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");
+        assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc-cu12==12.*\"") && nvrtc.contains("libnvrtc.so.12"));
+        assert_eq!(LibraryKind::Nccl.pip_requirement(12), "nvidia-nccl-cu12");
+        assert_eq!(LibraryKind::Nccl.pip_requirement(13), "nvidia-nccl-cu13");
+        assert_eq!(LibraryKind::Driver.pip_requirement(12), "");
+    }
+
+    #[test]
+    fn every_toolkit_library_has_a_cuda_12_build_in_its_own_wheel_folder() {
+        for kind in LibraryKind::ALL {
+            let library = kind.library();
+            match (library.install, library.cuda12) {
+                (Install::DriverPackage, build) => assert_eq!(build, None, "{kind:?}"),
+                (Install::Wheel(_), None) => panic!("{kind:?} has no CUDA 12 build"),
+                (Install::Wheel(_), Some(build)) => {
+                    let linux = build.soname.linux;
+                    assert!(
+                        linux.ends_with(".so.12") || *kind == LibraryKind::Nccl,
+                        "{kind:?}: {linux}"
+                    );
+                    assert!(build.wheel.name.ends_with("-cu12"), "{kind:?}: {}", build.wheel.name);
+                    assert!(build.wheel.folder.starts_with("nvidia/") && build.wheel.folder.ends_with("/lib"));
+                    assert!(!build.wheel.folder.contains("cu13"), "{kind:?}");
+                }
+            }
+            if let Some(partner) = kind.partner() {
+                assert_eq!(partner.partner(), Some(*kind));
+            }
+        }
     }
 }

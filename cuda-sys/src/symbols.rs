@@ -35,6 +35,9 @@ pub(crate) struct SymbolTable {
     names: &'static [FunctionName],
     slots: Box<[AtomicUsize]>,
     proc_address: Option<GetProcAddress>,
+    /// Whether `FunctionName::proc_version` says which driver version each function needs (the
+    /// driver's table).
+    versioned: bool,
     version_query: VersionQuery,
     version: OnceLock<Option<i32>>,
 }
@@ -64,6 +67,7 @@ impl SymbolTable {
             names,
             slots: names.iter().map(|_| AtomicUsize::new(UNRESOLVED)).collect(),
             proc_address,
+            versioned: use_proc_address,
             version_query,
             version: OnceLock::new(),
         }
@@ -89,10 +93,24 @@ impl SymbolTable {
         }
     }
 
+    /// The driver version function `index`'s declared ABI needs, where the loaded driver is
+    /// older: it is missing then whatever the library exports under its name.
+    fn needs_newer_driver(&self, index: usize) -> Option<i32> {
+        let needs = self.names[index].proc_version;
+        let has = self.library_version()?;
+        (self.versioned && needs > has).then_some(needs)
+    }
+
     #[cold]
     fn resolve(&self, index: usize) -> Result<*mut c_void, SymbolError> {
         let name = &self.names[index];
-        let address = self.by_proc_address(name).or_else(|| self.by_export(name.symbol));
+        // A driver older than the ABI the header declares either lacks the function or has only
+        // an older ABI of it (`cuGetProcAddress("cuMemAdvise")` below 12020 is the one taking a
+        // device, not a location): it is never looked up, by either route.
+        let address = match self.needs_newer_driver(index) {
+            Some(_) => None,
+            None => self.by_proc_address(name).or_else(|| self.by_export(name.symbol)),
+        };
         match address {
             Some(address) => {
                 self.slots[index].store(address as usize, Ordering::Release);
@@ -135,6 +153,7 @@ impl SymbolTable {
             symbol: self.names[index].symbol,
             library: self.path.clone(),
             library_version: self.library_version(),
+            needs_version: self.needs_newer_driver(index),
         }
     }
 
