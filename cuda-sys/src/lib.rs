@@ -84,7 +84,7 @@ macro_rules! library_table {
     ($(#[$doc:meta])* $table:ident, $kind:expr, $functions:path, $getter:ident) => {
         $(#[$doc])*
         pub struct $table {
-            symbols: $crate::symbols::SymbolTable,
+            pub(crate) symbols: $crate::symbols::SymbolTable,
         }
 
         impl $table {
@@ -143,6 +143,8 @@ macro_rules! library_table {
     };
 }
 
+#[cfg(feature = "driver")]
+mod driver_abi12;
 mod error;
 mod launch_config;
 mod libraries;

@@ -93,10 +93,10 @@ impl SymbolTable {
         }
     }
 
-    /// The driver version function `index`'s declared ABI needs, where the loaded driver is
+    /// The driver version `name`'s declared ABI needs, where the loaded driver is
     /// older: it is missing then whatever the library exports under its name.
-    fn needs_newer_driver(&self, index: usize) -> Option<i32> {
-        let needs = self.names[index].proc_version;
+    fn needs_newer_driver(&self, name: &FunctionName) -> Option<i32> {
+        let needs = name.proc_version;
         let has = self.library_version()?;
         (self.versioned && needs > has).then_some(needs)
     }
@@ -107,7 +107,7 @@ impl SymbolTable {
         // A driver older than the ABI the header declares either lacks the function or has only
         // an older ABI of it (`cuGetProcAddress("cuMemAdvise")` below 12020 is the one taking a
         // device, not a location): it is never looked up, by either route.
-        let address = match self.needs_newer_driver(index) {
+        let address = match self.needs_newer_driver(name) {
             Some(_) => None,
             None => self.by_proc_address(name).or_else(|| self.by_export(name.symbol)),
         };
@@ -149,12 +149,29 @@ impl SymbolTable {
     }
 
     fn missing(&self, index: usize) -> SymbolError {
+        self.missing_name(&self.names[index])
+    }
+
+    fn missing_name(&self, name: &FunctionName) -> SymbolError {
         SymbolError {
-            symbol: self.names[index].symbol,
+            symbol: name.symbol,
             library: self.path.clone(),
             library_version: self.library_version(),
-            needs_version: self.needs_newer_driver(index),
+            needs_version: self.needs_newer_driver(name),
         }
+    }
+
+    /// The address of a function outside the declared table (an older ABI of a driver
+    /// function, see `driver_abi12.rs`), looked up on every call: these serve old drivers
+    /// where the declared one is missing, off the hot path.
+    #[cfg_attr(not(feature = "driver"), allow(dead_code))]
+    pub(crate) fn address_of(&self, name: &FunctionName) -> Result<*mut c_void, SymbolError> {
+        if self.needs_newer_driver(name).is_some() {
+            return Err(self.missing_name(name));
+        }
+        self.by_proc_address(name)
+            .or_else(|| self.by_export(name.symbol))
+            .ok_or_else(|| self.missing_name(name))
     }
 
     /// The declared functions the library does not provide (resolving every slot).
