@@ -27,6 +27,10 @@ use std::process::Command;
 
 use crate::wheels;
 
+/// The variable the tests read CUDA 12's NVRTC from (the loader's own, `CUDA_NVRTC_LIBRARY`,
+/// names CUDA 13's).
+const CUDA12_NVRTC_LIBRARY: &str = "CUDA12_NVRTC_LIBRARY";
+
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let leakcheck = args.first().map(String::as_str) != Some("--no-leakcheck");
     let cargo_args = if leakcheck { args } else { &args[1..] };
@@ -51,6 +55,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         let file = installed.join(wheel.folder).join(library.soname.linux);
         library_env.push((library.env_var, file.into_os_string()));
         headers.push(wheels::include(&installed));
+    }
+    // CUDA 12's NVRTC as well (its pinned `-cu12` wheel, some 90 MB), so the tests compile a
+    // kernel with each generation (cuda-sys's `generations`, tests' `driver_12_2`).
+    let nvrtc = cuda_sys::LibraryKind::Nvrtc.library();
+    if let (Some(build), None) = (nvrtc.cuda12, std::env::var_os(CUDA12_NVRTC_LIBRARY)) {
+        let installed = wheels::ensure(root, wheels::pin(&pins, build.wheel.name)?)?;
+        let file = installed.join(build.wheel.folder).join(build.soname.linux);
+        library_env.push((CUDA12_NVRTC_LIBRARY, file.into_os_string()));
     }
     if !headers.is_empty() {
         let joined = std::env::join_paths(&headers).map_err(|e| format!("header folders: {e}"))?;
