@@ -124,11 +124,14 @@ if [ -n "${CUDA12_LIBS:-}" ]; then
             *) cp "$file" "$CUDA12_DIR/" ;;
         esac
     done
+    # cuda-sys's `generations` test and tests' `driver_12_2` read CUDA 12's NVRTC from here too.
+    if [ -f "$CUDA12_DIR/libnvrtc.so.12" ]; then export CUDA12_NVRTC_LIBRARY="$CUDA12_DIR/libnvrtc.so.12"; fi
     for pair in NVRTC:libnvrtc.so.12 RUNTIME:libcudart.so.12 NVJITLINK:libnvJitLink.so.12; do
         variable="CUDA_${pair%%:*}_LIBRARY"
         name="${pair#*:}"
         if [ -f "$CUDA12_DIR/$name" ]; then
             export "$variable=$CUDA12_DIR/$name"
+            echo "  $variable=$CUDA12_DIR/$name (CUDA 12)"
         else
             echo "  CUDA12_LIBS ($CUDA12_LIBS) has no $name: $variable is left to the search below"
         fi
