@@ -140,6 +140,40 @@ fn a_cuda_12_2_driver_runs_what_it_supports_and_refuses_the_rest_by_name() {
     }
     println!("{refused} CUDA 13 NVRTC refused");
 
+    // cuda-core on this driver: NVRTC as the process loads it (`CUDA_NVRTC_LIBRARY`). A CUDA 13 one
+    // is refused, and an expression that needs a generated kernel says so; a CUDA 12 one newer
+    // than the driver makes CUBINs, since the driver cannot read its PTX.
+    let context = Context::primary(&device).unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let x = cuda_core::DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0]).unwrap();
+    match cuda_sys::nvrtc() {
+        Err(load) => {
+            assert!(
+                matches!(load.unusable, Some(Unusable::NewerThanDriver { .. })),
+                "{load:?}"
+            );
+            let error = (&x + &x).eval().err().expect("no usable NVRTC");
+            assert!(
+                matches!(&error, cuda_core::Error::NvrtcUnavailable(why) if why.unusable == load.unusable),
+                "{error:?}"
+            );
+        }
+        Ok(nvrtc) => {
+            let version = nvrtc.library_version().unwrap();
+            assert_eq!(version / 1000, 12);
+            let (arch, target) = cuda_core::device_target(9, 0, cuda_core::CompileTarget::Ptx).unwrap();
+            assert_eq!(arch, cuda_core::Arch::Sm(90));
+            let expected = if version > 12020 {
+                cuda_core::CompileTarget::Cubin
+            } else {
+                cuda_core::CompileTarget::Ptx
+            };
+            assert_eq!(target, expected, "NVRTC {version} on a 12.2 driver");
+        }
+    }
+    drop((x, stream, context));
+    assert!(cuda_core::release_process_caches());
+
     // A driver older than CUDA 12.0 is refused, saying what is needed.
     std::env::set_var("FAKECUDA_DRIVER_VERSION", "11080");
     let error = cuda_sys::Driver::open(fake::LIBRARY_PATH)
