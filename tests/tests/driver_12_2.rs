@@ -152,7 +152,7 @@ fn a_cuda_12_2_driver_runs_what_it_supports_and_refuses_the_rest_by_name() {
                 matches!(load.unusable, Some(Unusable::NewerThanDriver { .. })),
                 "{load:?}"
             );
-            let error = (&x + &x).eval().err().expect("no usable NVRTC");
+            let error = (&x + &x).eval().expect_err("no usable NVRTC");
             assert!(
                 matches!(&error, cuda_core::Error::NvrtcUnavailable(why) if why.unusable == load.unusable),
                 "{error:?}"
