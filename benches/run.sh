@@ -124,8 +124,10 @@ if [ -n "${CUDA12_LIBS:-}" ]; then
             *) cp "$file" "$CUDA12_DIR/" ;;
         esac
     done
-    # cuda-sys's `generations` test and tests' `driver_12_2` read CUDA 12's NVRTC from here too.
+    # cuda-sys's `generations`, tests' `driver_12_2` and cuda-runtime's `cuda12_runtime` read
+    # CUDA 12's NVRTC and runtime from these too.
     if [ -f "$CUDA12_DIR/libnvrtc.so.12" ]; then export CUDA12_NVRTC_LIBRARY="$CUDA12_DIR/libnvrtc.so.12"; fi
+    if [ -f "$CUDA12_DIR/libcudart.so.12" ]; then export CUDA12_RUNTIME_LIBRARY="$CUDA12_DIR/libcudart.so.12"; fi
     for pair in NVRTC:libnvrtc.so.12 RUNTIME:libcudart.so.12 NVJITLINK:libnvJitLink.so.12; do
         variable="CUDA_${pair%%:*}_LIBRARY"
         name="${pair#*:}"

@@ -148,6 +148,8 @@ mod driver_abi12;
 mod error;
 mod launch_config;
 mod libraries;
+#[cfg(feature = "runtime")]
+mod runtime_abi12;
 pub mod search;
 mod symbols;
 

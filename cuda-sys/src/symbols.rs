@@ -161,10 +161,10 @@ impl SymbolTable {
         }
     }
 
-    /// The address of a function outside the declared table (an older ABI of a driver
-    /// function, see `driver_abi12.rs`), looked up on every call: these serve old drivers
+    /// The address of a function outside the declared table (an older ABI of a driver or
+    /// runtime function, see `driver_abi12.rs` and `runtime_abi12.rs`), looked up on every call: these serve old drivers
     /// where the declared one is missing, off the hot path.
-    #[cfg_attr(not(feature = "driver"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "driver", feature = "runtime")), allow(dead_code))]
     pub(crate) fn address_of(&self, name: &FunctionName) -> Result<*mut c_void, SymbolError> {
         if self.needs_newer_driver(name).is_some() {
             return Err(self.missing_name(name));
