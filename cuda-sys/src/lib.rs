@@ -219,6 +219,7 @@ impl Opened {
             self.path,
             functions,
             library.proc_address,
+            library.versioned_exports,
             library.version,
         )
     }

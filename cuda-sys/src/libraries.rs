@@ -43,6 +43,11 @@ pub struct Library {
     /// Whether entry points come through `cuGetProcAddress` (the driver) rather than by
     /// exported name.
     pub proc_address: bool,
+    /// Whether its header names each export after the header's version
+    /// (`__nvJitLinkCreate_13_0`), the library exporting one name per version it serves
+    /// (`__nvJitLinkCreate_12_0` to `_12_9` in 12.9): a library of another version is asked
+    /// for the name of its own version.
+    pub versioned_exports: bool,
     /// What `cargo xtask bindgen` reads to generate its module.
     pub bindings: Bindings,
 }
@@ -233,6 +238,7 @@ libraries! {
         companions: &[],
         version: VersionQuery::Number("cuDriverGetVersion"),
         proc_address: true,
+        versioned_exports: false,
         bindings: Bindings {
             header: "cuda.h",
             wheels: &["nvidia-cuda-runtime"],
@@ -258,6 +264,7 @@ libraries! {
         companions: &[],
         version: VersionQuery::Number("cudaRuntimeGetVersion"),
         proc_address: false,
+        versioned_exports: false,
         bindings: Bindings {
             header: "cuda_runtime_api.h",
             // `cuda_runtime_api.h` includes `crt/host_defines.h`, from the crt wheel.
@@ -284,6 +291,7 @@ libraries! {
         companions: &["libnvrtc-builtins.so."],
         version: VersionQuery::MajorMinor("nvrtcVersion"),
         proc_address: false,
+        versioned_exports: false,
         bindings: Bindings {
             header: "nvrtc.h",
             wheels: &["nvidia-cuda-nvrtc"],
@@ -309,6 +317,7 @@ libraries! {
         companions: &[],
         version: VersionQuery::MajorMinor("nvJitLinkVersion"),
         proc_address: false,
+        versioned_exports: true,
         bindings: Bindings {
             header: "nvJitLink.h",
             wheels: &["nvidia-nvjitlink"],
@@ -335,6 +344,7 @@ libraries! {
         companions: &[],
         version: VersionQuery::Property("cublasGetProperty"),
         proc_address: false,
+        versioned_exports: false,
         bindings: Bindings {
             header: "cublas_v2.h",
             // `cublas_api.h` includes the runtime's `driver_types.h`, `library_types.h` and
@@ -363,6 +373,7 @@ libraries! {
         companions: &[],
         version: VersionQuery::Property("cublasLtGetProperty"),
         proc_address: false,
+        versioned_exports: false,
         bindings: Bindings {
             header: "cublasLt.h",
             wheels: &["nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
@@ -389,6 +400,7 @@ libraries! {
         companions: &[],
         version: VersionQuery::Code("ncclGetVersion"),
         proc_address: false,
+        versioned_exports: false,
         bindings: Bindings {
             header: "nccl.h",
             // `nccl.h` includes the runtime's `cuda_runtime.h` (and so `crt/host_defines.h`)

@@ -38,6 +38,9 @@ pub(crate) struct SymbolTable {
     /// Whether `FunctionName::proc_version` says which driver version each function needs (the
     /// driver's table).
     versioned: bool,
+    /// Whether exports carry the library's version (`__nvJitLinkCreate_13_0`; see
+    /// `Library::versioned_exports`).
+    versioned_exports: bool,
     version_query: VersionQuery,
     version: OnceLock<Option<i32>>,
 }
@@ -49,6 +52,7 @@ impl SymbolTable {
         path: PathBuf,
         names: &'static [FunctionName],
         use_proc_address: bool,
+        versioned_exports: bool,
         version_query: VersionQuery,
     ) -> Self {
         let proc_address = if use_proc_address {
@@ -68,6 +72,7 @@ impl SymbolTable {
             slots: names.iter().map(|_| AtomicUsize::new(UNRESOLVED)).collect(),
             proc_address,
             versioned: use_proc_address,
+            versioned_exports,
             version_query,
             version: OnceLock::new(),
         }
@@ -109,7 +114,12 @@ impl SymbolTable {
         // device, not a location): it is never looked up, by either route.
         let address = match self.needs_newer_driver(name) {
             Some(_) => None,
-            None => self.by_proc_address(name).or_else(|| self.by_export(name.symbol)),
+            None => self
+                .by_proc_address(name)
+                .or_else(|| self.by_export(name.symbol))
+                // nvJitLink 12.x under its own version's name: the parameter lists and the
+                // enums' values it shares with 13.0 are the same (checked against 12.9's header).
+                .or_else(|| self.by_export(&self.at_library_version(name.symbol)?)),
         };
         match address {
             Some(address) => {
@@ -137,6 +147,21 @@ impl SymbolTable {
         let result = unsafe { get_proc_address(proc_name.as_ptr(), &mut address, name.proc_version, 0, &mut status) };
         let found = result == SUCCESS && status == SUCCESS;
         (found && !address.is_null()).then_some(address)
+    }
+
+    /// `symbol` under the loaded library's version where exports carry it
+    /// (`__nvJitLinkCreate_13_0` as `__nvJitLinkCreate_12_9` in nvJitLink 12.9); `None` where
+    /// they do not, or the name is already that.
+    fn at_library_version(&self, symbol: &str) -> Option<String> {
+        if !self.versioned_exports {
+            return None;
+        }
+        let version = self.library_version()?;
+        let mut parts = symbol.rsplitn(3, '_');
+        let (minor, major, stem) = (parts.next()?, parts.next()?, parts.next()?);
+        let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let own = format!("{stem}_{}_{}", version / 1000, version % 1000 / 10);
+        (numeric(major) && numeric(minor) && own != symbol).then_some(own)
     }
 
     fn by_export(&self, symbol: &str) -> Option<*mut c_void> {
