@@ -27,6 +27,17 @@
 //! headers (`cuda-wheels.txt`); enums are newtypes with associated constants,
 //! so any value a library returns is representable.
 //!
+//! # CUDA 12 and CUDA 13
+//!
+//! One build serves both: each library is looked for as its CUDA 13 build and then its CUDA 12
+//! one, CUDA 12's first on a CUDA 12 driver ([`driver_version`]) or beside a CUDA 12 partner
+//! ([`LibraryKind::partner`]); one that does not suit them is refused with an [`Unusable`]
+//! reason in the [`LoadError`]. [`versions`] lists what was loaded. Driver functions whose
+//! declared ABI is newer than the driver are missing, with [`SymbolError::needs_version`]
+//! saying which driver they need; the few older ABIs the safe layers fall back to are methods of
+//! the tables too (`Driver::cuCtxCreate_v2`, `Driver::cuEventElapsedTime_v1`,
+//! `Runtime::cudaGetDeviceProperties_v2`).
+//!
 //! # One feature per library
 //!
 //! Each library is a cargo feature of the same name (`driver`, `runtime`, `nvrtc`,
