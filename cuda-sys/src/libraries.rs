@@ -504,7 +504,8 @@ impl LibraryKind {
     /// library is closed again: this answers whether it can be found, whether or not its
     /// feature is on, and leaves the process-wide tables alone.
     pub fn find(self) -> Result<std::path::PathBuf, crate::LoadError> {
-        let found = crate::search::candidates(self, crate::search::process_environment);
+        let prefer = crate::preferred_generation(self);
+        let found = crate::search::candidates_preferring(self, crate::search::process_environment, prefer);
         crate::open_first(self, &found).map(|opened| opened.path)
     }
 }
