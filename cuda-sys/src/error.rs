@@ -69,8 +69,9 @@ impl Unusable {
                 Version(driver)
             ),
             Unusable::NewerThanDriver { library, driver } => format!(
-                "{name} {} was found, but the driver supports CUDA {} only, which cannot load what a CUDA {} \
-                 library makes: install {name} of CUDA {} (`pip install \"{}\"`) or a newer driver",
+                "{name} {} was found, but the driver supports CUDA {} only, too old for a CUDA {} library \
+                 (it cannot load the code such a library makes or needs): install {name} of CUDA {} \
+                 (`pip install \"{}\"`) or a newer driver",
                 Version(library),
                 Version(driver),
                 library / 1000,
