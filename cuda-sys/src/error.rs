@@ -133,9 +133,10 @@ pub struct SymbolError {
     /// The library's own version number where it reports one (the driver's
     /// `cuDriverGetVersion`, NVRTC's `nvrtcVersion` as `major * 1000 + minor * 10`).
     pub library_version: Option<i32>,
-    /// The driver version the declared ABI of this function first shipped in, where that is
-    /// newer than the loaded driver (`cuCtxCreate_v4` needs 12050): the driver is too old,
-    /// rather than the function absent from every driver.
+    /// The version the declared ABI of this function first shipped in, where that is newer
+    /// than the loaded library (`cuCtxCreate_v4` needs a 12.5 driver; cudart's `cudaMemAdvise`
+    /// taking a location needs cudart 13.0): the library is too old, rather than the function
+    /// absent from every version.
     pub needs_version: Option<i32>,
 }
 
@@ -144,7 +145,7 @@ impl fmt::Display for SymbolError {
         if let (Some(needs), Some(has)) = (self.needs_version, self.library_version) {
             return write!(
                 f,
-                "`{}` needs a driver for CUDA {} or newer; {} supports CUDA {}",
+                "`{}` needs CUDA {} or newer, and {} is of CUDA {}",
                 self.symbol,
                 Version(needs),
                 self.library.display(),

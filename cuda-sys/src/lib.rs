@@ -231,6 +231,7 @@ impl Opened {
             functions,
             library.proc_address,
             library.versioned_exports,
+            library.changed_in_13,
             library.version,
         )
     }

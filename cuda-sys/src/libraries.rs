@@ -48,6 +48,10 @@ pub struct Library {
     /// (`__nvJitLinkCreate_12_0` to `_12_9` in 12.9): a library of another version is asked
     /// for the name of its own version.
     pub versioned_exports: bool,
+    /// Exports whose CUDA 13 ABI (the one the bindings declare) differs from the CUDA 12
+    /// export of the same name (cudart 12's `cudaMemAdvise` takes a device, 13's a location):
+    /// in a CUDA 12 build these are missing, with [`crate::SymbolError::needs_version`] 13.0.
+    pub changed_in_13: &'static [&'static str],
     /// What `cargo xtask bindgen` reads to generate its module.
     pub bindings: Bindings,
 }
@@ -156,6 +160,29 @@ const HALF_AS_BITS: &[&str] = &[
     "__nv_bfloat16=unsigned short",
 ];
 
+/// cudart exports whose CUDA 13 ABI differs from CUDA 12's export of the same name: graph
+/// edges with edge data, memory advice and prefetch by location, batched copies without a
+/// failure index, and the names CUDA 12's header maps to a `_v2` (its plain export being older
+/// still). Found by comparing the declarations of CUDA 12.9's and 13.0's
+/// `cuda_runtime_api.h`, every parameter's type.
+const RUNTIME_CHANGED_IN_13: &[&str] = &[
+    "cudaGetDeviceProperties",
+    "cudaGraphAddDependencies",
+    "cudaGraphAddNode",
+    "cudaGraphGetEdges",
+    "cudaGraphNodeGetDependencies",
+    "cudaGraphNodeGetDependentNodes",
+    "cudaGraphRemoveDependencies",
+    "cudaMemAdvise",
+    "cudaMemPrefetchAsync",
+    "cudaMemcpy3DBatchAsync",
+    "cudaMemcpyBatchAsync",
+    "cudaSignalExternalSemaphoresAsync",
+    "cudaStreamGetCaptureInfo",
+    "cudaStreamUpdateCaptureDependencies",
+    "cudaWaitExternalSemaphoresAsync",
+];
+
 /// The table: one row per library, each behind its cargo feature. A row starts with the
 /// library's table type (also its [`LibraryKind`] variant), its module and loader function,
 /// its cargo feature, its generated file and the header's name for docs; the fields in braces
@@ -239,6 +266,7 @@ libraries! {
         version: VersionQuery::Number("cuDriverGetVersion"),
         proc_address: true,
         versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cuda.h",
             wheels: &["nvidia-cuda-runtime"],
@@ -265,6 +293,7 @@ libraries! {
         version: VersionQuery::Number("cudaRuntimeGetVersion"),
         proc_address: false,
         versioned_exports: false,
+        changed_in_13: RUNTIME_CHANGED_IN_13,
         bindings: Bindings {
             header: "cuda_runtime_api.h",
             // `cuda_runtime_api.h` includes `crt/host_defines.h`, from the crt wheel.
@@ -292,6 +321,7 @@ libraries! {
         version: VersionQuery::MajorMinor("nvrtcVersion"),
         proc_address: false,
         versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "nvrtc.h",
             wheels: &["nvidia-cuda-nvrtc"],
@@ -318,6 +348,7 @@ libraries! {
         version: VersionQuery::MajorMinor("nvJitLinkVersion"),
         proc_address: false,
         versioned_exports: true,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "nvJitLink.h",
             wheels: &["nvidia-nvjitlink"],
@@ -345,6 +376,7 @@ libraries! {
         version: VersionQuery::Property("cublasGetProperty"),
         proc_address: false,
         versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cublas_v2.h",
             // `cublas_api.h` includes the runtime's `driver_types.h`, `library_types.h` and
@@ -374,6 +406,7 @@ libraries! {
         version: VersionQuery::Property("cublasLtGetProperty"),
         proc_address: false,
         versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cublasLt.h",
             wheels: &["nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
@@ -401,6 +434,7 @@ libraries! {
         version: VersionQuery::Code("ncclGetVersion"),
         proc_address: false,
         versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "nccl.h",
             // `nccl.h` includes the runtime's `cuda_runtime.h` (and so `crt/host_defines.h`)

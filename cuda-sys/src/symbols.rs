@@ -41,6 +41,8 @@ pub(crate) struct SymbolTable {
     /// Whether exports carry the library's version (`__nvJitLinkCreate_13_0`; see
     /// `Library::versioned_exports`).
     versioned_exports: bool,
+    /// Exports whose CUDA 13 ABI differs from a CUDA 12 build's (`Library::changed_in_13`).
+    changed_in_13: &'static [&'static str],
     version_query: VersionQuery,
     version: OnceLock<Option<i32>>,
 }
@@ -53,6 +55,7 @@ impl SymbolTable {
         names: &'static [FunctionName],
         use_proc_address: bool,
         versioned_exports: bool,
+        changed_in_13: &'static [&'static str],
         version_query: VersionQuery,
     ) -> Self {
         let proc_address = if use_proc_address {
@@ -73,6 +76,7 @@ impl SymbolTable {
             proc_address,
             versioned: use_proc_address,
             versioned_exports,
+            changed_in_13,
             version_query,
             version: OnceLock::new(),
         }
@@ -98,21 +102,25 @@ impl SymbolTable {
         }
     }
 
-    /// The driver version `name`'s declared ABI needs, where the loaded driver is
-    /// older: it is missing then whatever the library exports under its name.
-    fn needs_newer_driver(&self, name: &FunctionName) -> Option<i32> {
-        let needs = name.proc_version;
+    /// The version `name`'s declared ABI needs, where the loaded library is older: a driver
+    /// older than the function's `cuGetProcAddress` version, or a CUDA 12 build of a function
+    /// whose ABI changed in 13.0. It is missing then, whatever the library exports under its
+    /// name.
+    fn needs_newer_version(&self, name: &FunctionName) -> Option<i32> {
         let has = self.library_version()?;
-        (self.versioned && needs > has).then_some(needs)
+        if self.versioned && name.proc_version > has {
+            return Some(name.proc_version);
+        }
+        (has < 13000 && self.changed_in_13.contains(&name.symbol)).then_some(13000)
     }
 
     #[cold]
     fn resolve(&self, index: usize) -> Result<*mut c_void, SymbolError> {
         let name = &self.names[index];
-        // A driver older than the ABI the header declares either lacks the function or has only
-        // an older ABI of it (`cuGetProcAddress("cuMemAdvise")` below 12020 is the one taking a
-        // device, not a location): it is never looked up, by either route.
-        let address = match self.needs_newer_driver(name) {
+        // A library older than the ABI the header declares either lacks the function or has only
+        // an older ABI of it (`cuGetProcAddress("cuMemAdvise")` below 12020, or cudart 12's
+        // `cudaMemAdvise`, takes a device, not a location): it is never looked up.
+        let address = match self.needs_newer_version(name) {
             Some(_) => None,
             None => self
                 .by_proc_address(name)
@@ -182,7 +190,7 @@ impl SymbolTable {
             symbol: name.symbol,
             library: self.path.clone(),
             library_version: self.library_version(),
-            needs_version: self.needs_newer_driver(name),
+            needs_version: self.needs_newer_version(name),
         }
     }
 
@@ -191,7 +199,7 @@ impl SymbolTable {
     /// where the declared one is missing, off the hot path.
     #[cfg_attr(not(any(feature = "driver", feature = "runtime")), allow(dead_code))]
     pub(crate) fn address_of(&self, name: &FunctionName) -> Result<*mut c_void, SymbolError> {
-        if self.needs_newer_driver(name).is_some() {
+        if self.needs_newer_version(name).is_some() {
             return Err(self.missing_name(name));
         }
         self.by_proc_address(name)
