@@ -223,17 +223,7 @@ impl Opened {
         allow(dead_code)
     )]
     fn into_table(self, functions: &'static [FunctionName]) -> symbols::SymbolTable {
-        let library = self.kind.library();
-        symbols::SymbolTable::new(
-            self.library,
-            self.companions,
-            self.path,
-            functions,
-            library.proc_address,
-            library.versioned_exports,
-            library.changed_in_13,
-            library.version,
-        )
+        symbols::SymbolTable::new(self.library, self.companions, self.path, functions, self.kind.library())
     }
 }
 

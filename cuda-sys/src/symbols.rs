@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::{FunctionName, SymbolError, VersionQuery};
+use crate::{FunctionName, Library, SymbolError, VersionQuery};
 
 const UNRESOLVED: usize = 0;
 const MISSING: usize = 1;
@@ -48,17 +48,16 @@ pub(crate) struct SymbolTable {
 }
 
 impl SymbolTable {
+    /// The table of `names` over `library` opened from `path`, resolved as its `row` of the
+    /// library table says.
     pub(crate) fn new(
         library: libloading::Library,
         companions: Vec<libloading::Library>,
         path: PathBuf,
         names: &'static [FunctionName],
-        use_proc_address: bool,
-        versioned_exports: bool,
-        changed_in_13: &'static [&'static str],
-        version_query: VersionQuery,
+        row: &'static Library,
     ) -> Self {
-        let proc_address = if use_proc_address {
+        let proc_address = if row.proc_address {
             // SAFETY: `cuGetProcAddress_v2` has had this signature since CUDA 12.0;
             // the type above is the header's declaration.
             unsafe { library.get::<GetProcAddress>(b"cuGetProcAddress_v2\0") }
@@ -74,10 +73,10 @@ impl SymbolTable {
             names,
             slots: names.iter().map(|_| AtomicUsize::new(UNRESOLVED)).collect(),
             proc_address,
-            versioned: use_proc_address,
-            versioned_exports,
-            changed_in_13,
-            version_query,
+            versioned: row.proc_address,
+            versioned_exports: row.versioned_exports,
+            changed_in_13: row.changed_in_13,
+            version_query: row.version,
             version: OnceLock::new(),
         }
     }
