@@ -658,6 +658,16 @@ mod tests {
         unique("header", LIBRARIES.iter().map(|l| l.bindings.header).collect());
     }
 
+    #[cfg(feature = "runtime")]
+    #[test]
+    fn every_export_changed_in_13_is_declared() {
+        for name in LibraryKind::Runtime.library().changed_in_13 {
+            assert!(runtime::FUNCTIONS.iter().any(|f| f.symbol == *name), "{name}");
+        }
+        let others = LIBRARIES.iter().filter(|l| l.table != "Runtime");
+        assert!(others.clone().all(|l| l.changed_in_13.is_empty()));
+    }
+
     #[test]
     fn enabled_follows_the_features() {
         assert_eq!(LibraryKind::Driver.library().enabled, cfg!(feature = "driver"));
