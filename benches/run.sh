@@ -25,6 +25,9 @@
 # extension module python-ext/cuda_rs_ext.so) run after the examples, once as they are and once
 # under compute-sanitizer --tool memcheck; each counts with the tests.
 #
+# CUDA12_LIBS=DIR runs everything with CUDA 12's NVRTC, cudart and nvJitLink from DIR (see
+# "environment" below); the programs print which libraries they loaded.
+#
 # Environment: TEST_TIMEOUT, EXAMPLE_TIMEOUT, BENCH_TIMEOUT (seconds per binary), PYTHON_TIMEOUT,
 # MEMCHECK_TIMEOUT (the Python interop run, plain and under memcheck), LAUNCH_ROUNDS
 # (process rounds of the launch benchmarks, whose median is reported: default 3),
@@ -108,6 +111,34 @@ pick_library() { # variable, file names...
     echo "  $variable not set: none of $* in $CUDA_HOME/lib64 (the loader's search decides)"
 }
 echo "== environment"
+# The CUDA 12 run: CUDA12_LIBS=DIR names a folder with CUDA 12's libnvrtc.so.12 (and its
+# libnvrtc-builtins.so.12.*), libcudart.so.12 and libnvJitLink.so.12, each as is or xz-compressed
+# (NAME.xz, unpacked here; the cu12 wheels' `.alt` copies are not needed). The tests, examples and
+# Python interop then load those; cuBLAS and NCCL stay CUDA 13's (CUDA 12's do not fit a call).
+if [ -n "${CUDA12_LIBS:-}" ]; then
+    CUDA12_DIR="$WORK/cuda12-libs"
+    mkdir -p "$CUDA12_DIR"
+    for file in "$CUDA12_LIBS"/*; do
+        case "$file" in
+            *.xz) xz -dc "$file" >"$CUDA12_DIR/$(basename "${file%.xz}")" || echo "  could not unpack $file" ;;
+            *) cp "$file" "$CUDA12_DIR/" ;;
+        esac
+    done
+    # cuda-sys's `generations`, tests' `driver_12_2` and cuda-runtime's `cuda12_runtime` read
+    # CUDA 12's NVRTC and runtime from these too.
+    if [ -f "$CUDA12_DIR/libnvrtc.so.12" ]; then export CUDA12_NVRTC_LIBRARY="$CUDA12_DIR/libnvrtc.so.12"; fi
+    if [ -f "$CUDA12_DIR/libcudart.so.12" ]; then export CUDA12_RUNTIME_LIBRARY="$CUDA12_DIR/libcudart.so.12"; fi
+    for pair in NVRTC:libnvrtc.so.12 RUNTIME:libcudart.so.12 NVJITLINK:libnvJitLink.so.12; do
+        variable="CUDA_${pair%%:*}_LIBRARY"
+        name="${pair#*:}"
+        if [ -f "$CUDA12_DIR/$name" ]; then
+            export "$variable=$CUDA12_DIR/$name"
+            echo "  $variable=$CUDA12_DIR/$name (CUDA 12)"
+        else
+            echo "  CUDA12_LIBS ($CUDA12_LIBS) has no $name: $variable is left to the search below"
+        fi
+    done
+fi
 pick_library CUDA_NVRTC_LIBRARY libnvrtc.so.13 libnvrtc.so
 pick_library CUDA_RUNTIME_LIBRARY libcudart.so.13 libcudart.so
 pick_library CUDA_NVJITLINK_LIBRARY libnvJitLink.so.13 libnvJitLink.so

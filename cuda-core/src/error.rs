@@ -34,6 +34,19 @@ pub enum Error {
         /// The device's ordinal.
         device: u32,
     },
+    /// The NVRTC loaded can make no code this device runs with this driver (a device older
+    /// than NVRTC's oldest architecture, or newer than it knows with a driver older than it);
+    /// `reason` says what to install.
+    NoCodeForDevice {
+        /// The device's architecture.
+        device_arch: Arch,
+        /// NVRTC's version (`major * 1000 + minor * 10`).
+        nvrtc_version: i32,
+        /// The driver's version, where there is a driver.
+        driver_version: Option<i32>,
+        /// Why, and what to install.
+        reason: String,
+    },
     /// NVRTC could not be loaded.
     NvrtcUnavailable(cuda_sys::LoadError),
     /// nvJitLink could not be loaded, and the inputs need it (LTO-IR, or no driver to fall back to).
@@ -135,6 +148,23 @@ impl fmt::Display for Error {
             Error::Driver(e) => e.fmt(f),
             #[cfg(feature = "blas")]
             Error::Library(e) => e.fmt(f),
+            Error::NoCodeForDevice {
+                device_arch,
+                nvrtc_version,
+                driver_version,
+                reason,
+            } => {
+                let version = |v: i32| format!("{}.{}", v / 1000, v % 1000 / 10);
+                write!(
+                    f,
+                    "NVRTC {} cannot make code for a {device_arch} device",
+                    version(*nvrtc_version)
+                )?;
+                if let Some(driver) = driver_version {
+                    write!(f, " on a driver for CUDA {}", version(*driver))?;
+                }
+                write!(f, ": {reason}")
+            }
             Error::WrongArch {
                 kind,
                 code_arch,

@@ -129,6 +129,7 @@ mod cache;
 mod code_kind;
 mod cuda_headers;
 mod device;
+mod device_target;
 mod driver_link;
 mod error;
 mod kernel;
@@ -165,6 +166,7 @@ pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, 
 pub use code_kind::CodeKind;
 pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};
+pub use device_target::{device_target, nvrtc_supported_archs};
 pub use error::{Error, Result};
 pub use kernel::{Kernel, KernelAttributes};
 pub use launch::{launch, launch_ex};

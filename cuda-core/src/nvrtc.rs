@@ -193,6 +193,11 @@ fn c_string(what: &str, text: &str) -> Result<CString> {
     CString::new(text).map_err(|_| Error::InvalidValue(format!("the {what} contains a NUL byte")))
 }
 
+/// [`check`] for a call that makes no log.
+pub(crate) fn check_code(nvrtc: &Nvrtc, call: &'static str, code: nvrtcResult) -> Result<()> {
+    check(nvrtc, call, code, String::new())
+}
+
 /// `Ok` for success, otherwise the typed error with NVRTC's description and `log`.
 fn check(nvrtc: &Nvrtc, call: &'static str, code: nvrtcResult, log: String) -> Result<()> {
     if code == nvrtcResult::NVRTC_SUCCESS {

@@ -104,8 +104,9 @@ impl Program {
     }
 
     /// The cache key of compiling this program for `target`: a SHA-256 of the source, the
-    /// headers, the options (with the architecture), the target, the name expressions and the
-    /// NVRTC version.
+    /// headers, the options (with the architecture), the target, the name expressions, the
+    /// NVRTC version and the driver's version ([`cuda_sys::driver_version`], none on a machine
+    /// without one), so code cached for a CUDA 13 driver is never handed to a CUDA 12 one.
     pub fn cache_key(&self, target: CompileTarget) -> Result<CacheKey> {
         let arch = self.resolve_arch(target)?;
         self.key_for(arch, target)
@@ -130,8 +131,9 @@ impl Program {
             hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(bytes);
         };
-        field(b"cuda-rs kernel cache key v1");
+        field(b"cuda-rs kernel cache key v2");
         field(&nvrtc::version()?.to_le_bytes());
+        field(&cuda_sys::driver_version().unwrap_or(0).to_le_bytes());
         field(&[code_kind(target).tag()]);
         let options = self.nvrtc_options(arch, target)?;
         field(&(options.len() as u64).to_le_bytes());

@@ -83,8 +83,16 @@ impl Context {
     pub fn new(device: &Device, flags: ContextFlags) -> Result<Context> {
         let driver = api()?;
         let mut raw = ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer; null creation parameters are allowed.
-        check(unsafe { driver.cuCtxCreate_v4()?(&mut raw, ptr::null_mut(), flags.bits(), device.as_raw()) })?;
+        match driver.cuCtxCreate_v4() {
+            // SAFETY: `raw` is a valid out-pointer; null creation parameters are allowed.
+            Ok(create) => check(unsafe { create(&mut raw, ptr::null_mut(), flags.bits(), device.as_raw()) })?,
+            // Drivers before 12.5 have the same context without creation parameters.
+            Err(missing) if missing.needs_version.is_some() => {
+                // SAFETY: as above; the 12.x ABI takes flags and device only.
+                check(unsafe { driver.cuCtxCreate_v2()?(&mut raw, flags.bits(), device.as_raw()) })?
+            }
+            Err(missing) => return Err(missing.into()),
+        }
         let context = Context {
             inner: Arc::new(ContextInner::new(raw, *device, false)),
         };

@@ -275,6 +275,17 @@ pub enum Error {
     Load(LoadError),
     /// The loaded driver lacks a function.
     Symbol(SymbolError),
+    /// The loaded driver is older than the function needs (a CUDA 12.2 driver asked for
+    /// `cuCtxCreate_v4`, which came with 12.5). The table in `docs/DRIVER_VERSIONS.md` lists
+    /// which operations need which driver.
+    NotSupported {
+        /// The function (its exported name).
+        function: &'static str,
+        /// The driver version it needs (`major * 1000 + minor * 10`).
+        needs: i32,
+        /// The loaded driver's version.
+        driver: i32,
+    },
     /// An object of one context was used with an object of another.
     WrongContext {
         /// What belonged to the other context (`"buffer"`, `"stream"`, ...).
@@ -345,6 +356,19 @@ impl fmt::Display for Error {
             Error::Driver(e) => e.fmt(f),
             Error::Load(e) => e.fmt(f),
             Error::Symbol(e) => e.fmt(f),
+            Error::NotSupported {
+                function,
+                needs,
+                driver,
+            } => write!(
+                f,
+                "`{function}` is not supported by this driver: it needs a driver for CUDA {}.{} or newer, \
+                 and the loaded one supports CUDA {}.{}",
+                needs / 1000,
+                needs % 1000 / 10,
+                driver / 1000,
+                driver % 1000 / 10
+            ),
             Error::WrongContext { object, used_with } => write!(
                 f,
                 "{object} belongs to a different context than the {used_with} it was used with"
@@ -399,9 +423,18 @@ impl From<LoadError> for Error {
     }
 }
 
+/// A function the driver is too old for is [`Error::NotSupported`]; one it lacks otherwise
+/// (absent from every driver, or from this platform) stays [`Error::Symbol`].
 impl From<SymbolError> for Error {
     fn from(error: SymbolError) -> Self {
-        Error::Symbol(error)
+        match (error.needs_version, error.library_version) {
+            (Some(needs), Some(driver)) => Error::NotSupported {
+                function: error.symbol,
+                needs,
+                driver,
+            },
+            _ => Error::Symbol(error),
+        }
     }
 }
 

@@ -73,8 +73,14 @@ impl Event {
         self.context.expect_same(&end.context, "end event", "start event")?;
         let driver = self.context.bind()?;
         let mut ms = 0.0f32;
+        // Drivers before 12.8 have the same function under its 12.x name only.
+        let elapsed = match driver.cuEventElapsedTime_v2() {
+            Ok(elapsed) => elapsed,
+            Err(missing) if missing.needs_version.is_some() => driver.cuEventElapsedTime_v1()?,
+            Err(missing) => return Err(missing.into()),
+        };
         // SAFETY: `ms` is a valid out-pointer; both events are alive.
-        check(unsafe { driver.cuEventElapsedTime_v2()?(&mut ms, self.raw, end.raw) })?;
+        check(unsafe { elapsed(&mut ms, self.raw, end.raw) })?;
         Ok(ms)
     }
 

@@ -81,7 +81,7 @@ impl Function {
     }
 
     /// Offset and size of every parameter (`cuFuncGetParamInfo`), read once
-    /// and cached. `Err(Error::Symbol)` from drivers older than CUDA 12.4.
+    /// and cached. `Err(Error::NotSupported)` from drivers older than CUDA 12.4.
     pub fn param_info(&self) -> Result<&[ParamInfo]> {
         match self.inner.params.get_or_init(|| self.query_params()) {
             Ok(params) => Ok(params),
@@ -118,7 +118,7 @@ impl Function {
     pub(crate) fn params_if_known(&self) -> Result<Option<&[ParamInfo]>> {
         match self.param_info() {
             Ok(params) => Ok(Some(params)),
-            Err(Error::Symbol(_)) => Ok(None),
+            Err(Error::Symbol(_) | Error::NotSupported { .. }) => Ok(None),
             Err(error) if error.code() == Some(CUresult::CUDA_ERROR_NOT_SUPPORTED) => Ok(None),
             Err(error) => Err(error),
         }

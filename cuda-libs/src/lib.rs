@@ -68,13 +68,19 @@
 //! or the `nvidia-cublas` wheel (`pip install "nvidia-cublas==13.*"`), and are looked for as
 //! [`cuda_sys::search`] describes; `CUDA_CUBLAS_LIBRARY` and `CUDA_CUBLASLT_LIBRARY` name the
 //! files explicitly. NCCL (`libnccl.so.2`) comes with the `nvidia-nccl-cu13` wheel (its
-//! `nvidia/nccl/lib` folder) or a system package; `CUDA_NCCL_LIBRARY` names the file. cuFFT
+//! `nvidia/nccl/lib` folder) or a system package; `CUDA_NCCL_LIBRARY` names the file. On a CUDA
+//! 12 driver the CUDA 12 builds are looked for first (`libcublas.so.12`, `libcublasLt.so.12` of
+//! `nvidia-cublas-cu12`, NCCL of `nvidia-nccl-cu12`): the wrappers call the same functions in
+//! both (checked on the CPU by the `cuda12_symbols` test, not yet on a GPU). A library that is
+//! not found, or only in a build the driver cannot use, is an [`Error::Load`] listing every place
+//! tried, never a panic. cuFFT
 //! (`libcufft.so.12`) and cuSOLVER (`libcusolver.so.12`, which needs cuSPARSE, cuBLAS and
 //! nvJitLink beside it) come with the toolkit or the `nvidia-cufft` and `nvidia-cusolver` wheels;
-//! `CUDA_CUFFT_LIBRARY` and `CUDA_CUSOLVER_LIBRARY` name the files. A library
-//! that is not found is an [`Error::Load`] listing every place tried, never a panic.
-//! NVML is looked for like the driver (the loader, WSL's folder, the CUDA roots' `compat`);
-//! `CUDA_NVML_LIBRARY` names the file.
+//! `CUDA_CUFFT_LIBRARY` and `CUDA_CUSOLVER_LIBRARY` name the files; on a CUDA 12 driver their
+//! CUDA 12 builds (`libcufft.so.11`, `libcusolver.so.11` of the `-cu12` wheels) are looked for
+//! first (not yet run on a GPU). NVML is looked for like
+//! the driver (the loader, WSL's folder, the CUDA roots' `compat`); `CUDA_NVML_LIBRARY` names
+//! the file.
 //!
 //! # Errors
 //! Every function returns this crate's [`Error`]: a library status with its name

@@ -122,16 +122,24 @@ impl Device {
         Ok(value)
     }
 
-    /// Every property the runtime reports (`cudaGetDeviceProperties`), typed.
+    /// Every property the runtime reports (`cudaGetDeviceProperties`), typed. A CUDA 12
+    /// runtime's struct, of another layout, is read field by field into CUDA 13's.
     pub fn properties(self) -> Result<DeviceProperties> {
         let runtime = runtime()?;
-        let mut raw = MaybeUninit::<cudaDeviceProp>::zeroed();
-        // SAFETY: `raw` is a writable `cudaDeviceProp` of the headers' layout.
-        check(runtime, unsafe {
-            runtime.cudaGetDeviceProperties()?(raw.as_mut_ptr(), self.0)
-        })?;
-        // SAFETY: zero is valid for every field (integers and arrays), and the call filled it.
-        let raw = unsafe { raw.assume_init() };
+        let raw = match runtime.library_version() {
+            // A CUDA 12 runtime fills CUDA 12's layout of the struct.
+            Some(version) if version < 13000 => crate::device_prop12::properties(runtime, self.0)?,
+            _ => {
+                let mut raw = MaybeUninit::<cudaDeviceProp>::zeroed();
+                // SAFETY: `raw` is a writable `cudaDeviceProp` of the headers' layout, the one a
+                // CUDA 13 runtime writes.
+                check(runtime, unsafe {
+                    runtime.cudaGetDeviceProperties()?(raw.as_mut_ptr(), self.0)
+                })?;
+                // SAFETY: zero is valid for every field (integers and arrays), and the call filled it.
+                unsafe { raw.assume_init() }
+            }
+        };
         // CUDA 13 removed the clock fields from `cudaDeviceProp`; they remain attributes.
         let clock_rate_khz = self
             .attribute(DeviceAttribute::cudaDevAttrClockRate)

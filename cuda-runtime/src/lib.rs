@@ -89,6 +89,7 @@
 
 mod copy;
 mod device;
+mod device_prop12;
 mod error;
 mod event;
 mod graph;

@@ -28,6 +28,17 @@
 //! headers (`cuda-wheels.txt`); enums are newtypes with associated constants,
 //! so any value a library returns is representable.
 //!
+//! # CUDA 12 and CUDA 13
+//!
+//! One build serves both: each library is looked for as its CUDA 13 build and then its CUDA 12
+//! one, CUDA 12's first on a CUDA 12 driver ([`driver_version`]) or beside a CUDA 12 partner
+//! ([`LibraryKind::partner`]); one that does not suit them is refused with an [`Unusable`]
+//! reason in the [`LoadError`]. [`versions`] lists what was loaded. Driver functions whose
+//! declared ABI is newer than the driver are missing, with [`SymbolError::needs_version`]
+//! saying which driver they need; the few older ABIs the safe layers fall back to are methods of
+//! the tables too (`Driver::cuCtxCreate_v2`, `Driver::cuEventElapsedTime_v1`,
+//! `Runtime::cudaGetDeviceProperties_v2`).
+//!
 //! # One feature per library
 //!
 //! Each library is a cargo feature of the same name (`driver`, `runtime`, `nvrtc`,
@@ -78,7 +89,9 @@
 )]
 
 use std::ffi::OsStr;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// A library's table type, its loader function and its `load`/`open`; invoked once per row of
 /// the table in `libraries.rs`, whose generated module adds one accessor per function.
@@ -86,13 +99,17 @@ macro_rules! library_table {
     ($(#[$doc:meta])* $table:ident, $kind:expr, $functions:path, $getter:ident) => {
         $(#[$doc])*
         pub struct $table {
-            symbols: $crate::symbols::SymbolTable,
+            pub(crate) symbols: $crate::symbols::SymbolTable,
         }
 
         impl $table {
             /// Searches for the library in the documented order and opens the first that loads.
+            /// The CUDA 12 build is looked for first where the driver supports CUDA 12 only or
+            /// the partner library loaded is of CUDA 12 (see [`crate::search`]); one that does
+            /// not suit them is skipped, and named in the error if nothing else loads.
             pub fn load() -> Result<Self, $crate::LoadError> {
-                let found = $crate::search::candidates($kind, $crate::search::process_environment);
+                let prefer = $crate::preferred_generation($kind);
+                let found = $crate::search::candidates_preferring($kind, $crate::search::process_environment, prefer);
                 Ok(Self { symbols: $crate::open_first($kind, &found)?.into_table(&$functions) })
             }
 
@@ -127,18 +144,31 @@ macro_rules! library_table {
         /// same table, or the same error.
         pub fn $getter() -> Result<&'static $table, $crate::LoadError> {
             static LOADED: std::sync::OnceLock<Result<$table, $crate::LoadError>> = std::sync::OnceLock::new();
-            LOADED.get_or_init($table::load).as_ref().map_err(Clone::clone)
+            LOADED
+                .get_or_init(|| {
+                    let loaded = $table::load();
+                    if let Ok(table) = &loaded {
+                        $crate::record_loaded($kind, table.path(), table.library_version());
+                    }
+                    loaded
+                })
+                .as_ref()
+                .map_err(Clone::clone)
         }
     };
 }
 
+#[cfg(feature = "driver")]
+mod driver_abi12;
 mod error;
 mod launch_config;
 mod libraries;
+#[cfg(feature = "runtime")]
+mod runtime_abi12;
 pub mod search;
 mod symbols;
 
-pub use error::{LoadError, SymbolError};
+pub use error::{LoadError, SymbolError, Unusable};
 pub use launch_config::LaunchConfig;
 #[doc(inline)]
 pub use libraries::*;
@@ -200,21 +230,122 @@ impl Opened {
         allow(dead_code)
     )]
     fn into_table(self, functions: &'static [FunctionName]) -> symbols::SymbolTable {
-        let library = self.kind.library();
-        symbols::SymbolTable::new(
-            self.library,
-            self.companions,
-            self.path,
-            functions,
-            library.proc_address,
-            library.version,
-        )
+        symbols::SymbolTable::new(self.library, self.companions, self.path, functions, self.kind.library())
     }
 }
 
-/// Opens the first candidate that loads; lists all failures otherwise.
+/// A library loaded through its process-wide loader (`cuda_sys::nvrtc()`, ...): which, from
+/// where, and its version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadedLibrary {
+    /// Which library.
+    pub kind: LibraryKind,
+    /// The file (or loader name) it was opened from.
+    pub path: PathBuf,
+    /// Its version as `major * 1000 + minor * 10` (NCCL's own, 2.28 as 2280), where it reports
+    /// one.
+    pub version: Option<i32>,
+}
+
+impl fmt::Display for LoadedLibrary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.kind.library().short_name;
+        match self.version {
+            Some(version) => write!(f, "{name} {}", error::Version(version))?,
+            None => write!(f, "{name} (version unknown)")?,
+        }
+        write!(f, " from {}", self.path.display())
+    }
+}
+
+/// The libraries loaded so far through the process-wide loaders, in the order they loaded.
+static LOADED: Mutex<Vec<LoadedLibrary>> = Mutex::new(Vec::new());
+
+pub(crate) fn record_loaded(kind: LibraryKind, path: &Path, version: Option<i32>) {
+    let mut loaded = LOADED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    loaded.push(LoadedLibrary {
+        kind,
+        path: path.to_path_buf(),
+        version,
+    });
+}
+
+/// What this process has loaded through the process-wide loaders (`driver()`, `nvrtc()`, ...),
+/// with each library's file and version: which CUDA generation is in use. A library not asked
+/// for yet is not listed; [`driver_version`] reports the driver without loading its table.
+pub fn versions() -> Vec<LoadedLibrary> {
+    LOADED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+}
+
+fn loaded_version(kind: LibraryKind) -> Option<i32> {
+    versions().into_iter().find(|l| l.kind == kind).and_then(|l| l.version)
+}
+
+/// The CUDA version the driver supports (`cuDriverGetVersion`: 12020 for 12.2), found by the
+/// driver's search (its environment variable included) without loading the process-wide driver
+/// table; `None` where there is no usable driver (a CPU machine). A driver found is kept open
+/// and its answer kept; an absent one is looked for again on the next call.
+pub fn driver_version() -> Option<i32> {
+    static FOUND: OnceLock<(libloading::Library, i32)> = OnceLock::new();
+    if let Some((_, version)) = FOUND.get() {
+        return Some(*version);
+    }
+    if let Some(version) = loaded_version(LibraryKind::Driver) {
+        return Some(version);
+    }
+    let candidates = search::candidates(LibraryKind::Driver, search::process_environment);
+    let opened = open_first(LibraryKind::Driver, &candidates).ok()?;
+    let version = query_version(&opened.library, LibraryKind::Driver.library().version)?;
+    Some(FOUND.get_or_init(|| (opened.library, version)).1)
+}
+
+/// The CUDA generation (12 or 13) whose build of `kind` is looked for first: its partner's
+/// where that is loaded (NVRTC 12 makes nvJitLink 12 first), else 12 on a driver of CUDA 12,
+/// else 13.
+pub(crate) fn preferred_generation(kind: LibraryKind) -> i32 {
+    let partner = kind.partner().and_then(loaded_version).filter(|v| *v >= 12000);
+    match partner.or_else(driver_version) {
+        Some(version) if version < 13000 => 12,
+        _ => 13,
+    }
+}
+
+/// Why a library of `kind` at `version`, opened, must not be used here: a driver older than
+/// CUDA 12.0; a CUDA library newer than the driver; one of another generation than its loaded
+/// partner. Libraries that report no CUDA version (NCCL's is its own) are not judged.
+fn unusable(kind: LibraryKind, version: Option<i32>) -> Option<Unusable> {
+    let version = version?;
+    if kind == LibraryKind::Driver {
+        return (version < 12000).then_some(Unusable::DriverTooOld { driver: version });
+    }
+    if version < 12000 {
+        return None;
+    }
+    if let Some(other) = kind.partner() {
+        if let Some(other_version) = loaded_version(other).filter(|v| *v >= 12000) {
+            if other_version / 1000 != version / 1000 {
+                return Some(Unusable::MixedGenerations {
+                    library: version,
+                    other,
+                    other_version,
+                });
+            }
+        }
+    }
+    match driver_version() {
+        Some(driver) if version / 1000 > driver / 1000 => Some(Unusable::NewerThanDriver {
+            library: version,
+            driver,
+        }),
+        _ => None,
+    }
+}
+
+/// Opens the first candidate that loads and suits the driver and the libraries loaded (see
+/// [`Unusable`]); lists all failures otherwise.
 fn open_first(kind: LibraryKind, candidates: &[Candidate]) -> Result<Opened, LoadError> {
     let mut tried = Vec::new();
+    let mut refused = None;
     for candidate in candidates {
         if let Candidate::File(path) = candidate {
             if !path.exists() {
@@ -228,12 +359,17 @@ fn open_first(kind: LibraryKind, candidates: &[Candidate]) -> Result<Opened, Loa
         };
         match open_library(candidate.as_path().as_os_str()) {
             Ok(library) => {
+                if let Some(reason) = unusable(kind, query_version(&library, kind.library().version)) {
+                    tried.push((candidate.as_path().to_path_buf(), reason.describe(kind)));
+                    refused.get_or_insert(reason);
+                    continue;
+                }
                 return Ok(Opened {
                     library,
                     companions,
                     path: candidate.as_path().to_path_buf(),
                     kind,
-                })
+                });
             }
             Err(reason) => {
                 // The loader's message starts with the name it was given; it is listed already.
@@ -247,6 +383,7 @@ fn open_first(kind: LibraryKind, candidates: &[Candidate]) -> Result<Opened, Loa
         library: kind.description(),
         kind,
         tried,
+        unusable: refused,
     })
 }
 

@@ -32,6 +32,9 @@ pub struct Library {
     pub env_var: &'static str,
     /// Where it is installed from, which decides where it is looked for.
     pub install: Install,
+    /// Its CUDA 12 build, looked for after the CUDA 13 one (before it where the driver is a
+    /// 12.x one); `None` where one build serves both (the driver).
+    pub cuda12: Option<Cuda12Build>,
     /// File name prefixes of libraries loaded first, from the same folder, when it is opened
     /// from a folder the platform loader does not search (NVRTC's `libnvrtc-builtins.so.`).
     pub companions: &'static [&'static str],
@@ -40,8 +43,28 @@ pub struct Library {
     /// Whether entry points come through `cuGetProcAddress` (the driver) rather than by
     /// exported name.
     pub proc_address: bool,
+    /// Whether its header names each export after the header's version
+    /// (`__nvJitLinkCreate_13_0`), the library exporting one name per version it serves
+    /// (`__nvJitLinkCreate_12_0` to `_12_9` in 12.9): a library of another version is asked
+    /// for the name of its own version.
+    pub versioned_exports: bool,
+    /// Exports whose CUDA 13 ABI (the one the bindings declare) differs from the CUDA 12
+    /// export of the same name (cudart 12's `cudaMemAdvise` takes a device, 13's a location):
+    /// in a CUDA 12 build these are missing, with [`crate::SymbolError::needs_version`] 13.0.
+    pub changed_in_13: &'static [&'static str],
     /// What `cargo xtask bindgen` reads to generate its module.
     pub bindings: Bindings,
+}
+
+/// Where a library's CUDA 12 build is found: its file name, and its `-cu12` wheel, which keeps
+/// the library in a folder of its own package (`nvidia/cuda_nvrtc/lib`) rather than cu13's
+/// shared `nvidia/cu13/lib`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cuda12Build {
+    /// Its file name: `libnvrtc.so.12`.
+    pub soname: Soname,
+    /// Its wheel: `nvidia-cuda-nvrtc-cu12`, folder `nvidia/cuda_nvrtc/lib`.
+    pub wheel: Wheel,
 }
 
 /// A library's file name on each platform.
@@ -71,8 +94,9 @@ pub struct Wheel {
     pub name: &'static str,
     /// The folder inside `site-packages` that holds the library: `nvidia/cu13/lib`.
     pub folder: &'static str,
-    /// The versions of the wheel built for CUDA 13, as pip takes them: `13.*` for the
-    /// toolkit's own wheels, `12.*` for cuFFT and cuSOLVER (their own numbering), `2.*` for NCCL.
+    /// The versions of the wheel, as pip takes them: `13.*` for the CUDA 13 toolkit's own
+    /// wheels (`12.*` for CUDA 12's), `12.*` for CUDA 13's cuFFT and cuSOLVER (their own
+    /// numbering), `2.*` for NCCL of either generation.
     pub series: &'static str,
 }
 
@@ -111,14 +135,21 @@ pub struct Bindings {
     pub defines: &'static [&'static str],
 }
 
-impl Library {
-    /// The file name the platform loader is asked for on this platform.
-    pub fn loader_name(&self) -> &'static str {
+impl Soname {
+    /// The name on this platform.
+    pub fn here(&self) -> &'static str {
         if cfg!(windows) {
-            self.soname.windows
+            self.windows
         } else {
-            self.soname.linux
+            self.linux
         }
+    }
+}
+
+impl Library {
+    /// The file name the platform loader is asked for on this platform (the CUDA 13 build's).
+    pub fn loader_name(&self) -> &'static str {
+        self.soname.here()
     }
 }
 
@@ -131,6 +162,29 @@ const HALF_AS_BITS: &[&str] = &[
     "__CUDA_BF16_H__",
     "__half=unsigned short",
     "__nv_bfloat16=unsigned short",
+];
+
+/// cudart exports whose CUDA 13 ABI differs from CUDA 12's export of the same name: graph
+/// edges with edge data, memory advice and prefetch by location, batched copies without a
+/// failure index, and the names CUDA 12's header maps to a `_v2` (its plain export being older
+/// still). Found by comparing the declarations of CUDA 12.9's and 13.0's
+/// `cuda_runtime_api.h`, every parameter's type.
+const RUNTIME_CHANGED_IN_13: &[&str] = &[
+    "cudaGetDeviceProperties",
+    "cudaGraphAddDependencies",
+    "cudaGraphAddNode",
+    "cudaGraphGetEdges",
+    "cudaGraphNodeGetDependencies",
+    "cudaGraphNodeGetDependentNodes",
+    "cudaGraphRemoveDependencies",
+    "cudaMemAdvise",
+    "cudaMemPrefetchAsync",
+    "cudaMemcpy3DBatchAsync",
+    "cudaMemcpyBatchAsync",
+    "cudaSignalExternalSemaphoresAsync",
+    "cudaStreamGetCaptureInfo",
+    "cudaStreamUpdateCaptureDependencies",
+    "cudaWaitExternalSemaphoresAsync",
 ];
 
 /// The table: one row per library, each behind its cargo feature. A row starts with the
@@ -210,10 +264,13 @@ libraries! {
         soname: Soname { linux: "libcuda.so.1", windows: "nvcuda.dll" },
         env_var: "CUDA_DRIVER_LIBRARY",
         install: Install::DriverPackage,
+        cuda12: None,
         default_feature: true,
         companions: &[],
         version: VersionQuery::Number("cuDriverGetVersion"),
         proc_address: true,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cuda.h",
             wheels: &["nvidia-cuda-runtime"],
@@ -231,10 +288,16 @@ libraries! {
         soname: Soname { linux: "libcudart.so.13", windows: "cudart64_13.dll" },
         env_var: "CUDA_RUNTIME_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cuda-runtime", folder: "nvidia/cu13/lib", series: "13.*" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcudart.so.12", windows: "cudart64_12.dll" },
+            wheel: Wheel { name: "nvidia-cuda-runtime-cu12", folder: "nvidia/cuda_runtime/lib", series: "12.*" },
+        }),
         default_feature: true,
         companions: &[],
         version: VersionQuery::Number("cudaRuntimeGetVersion"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: RUNTIME_CHANGED_IN_13,
         bindings: Bindings {
             header: "cuda_runtime_api.h",
             // `cuda_runtime_api.h` includes `crt/host_defines.h`, from the crt wheel.
@@ -253,10 +316,16 @@ libraries! {
         soname: Soname { linux: "libnvrtc.so.13", windows: "nvrtc64_130_0.dll" },
         env_var: "CUDA_NVRTC_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cuda-nvrtc", folder: "nvidia/cu13/lib", series: "13.*" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libnvrtc.so.12", windows: "nvrtc64_120_0.dll" },
+            wheel: Wheel { name: "nvidia-cuda-nvrtc-cu12", folder: "nvidia/cuda_nvrtc/lib", series: "12.*" },
+        }),
         default_feature: true,
         companions: &["libnvrtc-builtins.so."],
         version: VersionQuery::MajorMinor("nvrtcVersion"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "nvrtc.h",
             wheels: &["nvidia-cuda-nvrtc"],
@@ -274,10 +343,16 @@ libraries! {
         soname: Soname { linux: "libnvJitLink.so.13", windows: "nvJitLink_130_0.dll" },
         env_var: "CUDA_NVJITLINK_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-nvjitlink", folder: "nvidia/cu13/lib", series: "13.*" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libnvJitLink.so.12", windows: "nvJitLink_120_0.dll" },
+            wheel: Wheel { name: "nvidia-nvjitlink-cu12", folder: "nvidia/nvjitlink/lib", series: "12.*" },
+        }),
         default_feature: true,
         companions: &[],
         version: VersionQuery::MajorMinor("nvJitLinkVersion"),
         proc_address: false,
+        versioned_exports: true,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "nvJitLink.h",
             wheels: &["nvidia-nvjitlink"],
@@ -296,10 +371,16 @@ libraries! {
         soname: Soname { linux: "libcublas.so.13", windows: "cublas64_13.dll" },
         env_var: "CUDA_CUBLAS_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib", series: "13.*" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcublas.so.12", windows: "cublas64_12.dll" },
+            wheel: Wheel { name: "nvidia-cublas-cu12", folder: "nvidia/cublas/lib", series: "12.*" },
+        }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Property("cublasGetProperty"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cublas_v2.h",
             // `cublas_api.h` includes the runtime's `driver_types.h`, `library_types.h` and
@@ -320,10 +401,16 @@ libraries! {
         soname: Soname { linux: "libcublasLt.so.13", windows: "cublasLt64_13.dll" },
         env_var: "CUDA_CUBLASLT_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cublas", folder: "nvidia/cu13/lib", series: "13.*" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcublasLt.so.12", windows: "cublasLt64_12.dll" },
+            wheel: Wheel { name: "nvidia-cublas-cu12", folder: "nvidia/cublas/lib", series: "12.*" },
+        }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Property("cublasLtGetProperty"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cublasLt.h",
             wheels: &["nvidia-cublas", "nvidia-cuda-runtime", "nvidia-cuda-crt"],
@@ -342,10 +429,16 @@ libraries! {
         soname: Soname { linux: "libnccl.so.2", windows: "nccl64_2.dll" },
         env_var: "CUDA_NCCL_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-nccl-cu13", folder: "nvidia/nccl/lib", series: "2.*" }),
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libnccl.so.2", windows: "nccl64_2.dll" },
+            wheel: Wheel { name: "nvidia-nccl-cu12", folder: "nvidia/nccl/lib", series: "2.*" },
+        }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Code("ncclGetVersion"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "nccl.h",
             // `nccl.h` includes the runtime's `cuda_runtime.h` (and so `crt/host_defines.h`)
@@ -367,10 +460,17 @@ libraries! {
         soname: Soname { linux: "libcufft.so.12", windows: "cufft64_12.dll" },
         env_var: "CUDA_CUFFT_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cufft", folder: "nvidia/cu13/lib", series: "12.*" }),
+        // CUDA 12 ships cuFFT and cuSOLVER 11.x.
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcufft.so.11", windows: "cufft64_11.dll" },
+            wheel: Wheel { name: "nvidia-cufft-cu12", folder: "nvidia/cufft/lib", series: "11.*" },
+        }),
         default_feature: false,
         companions: &[],
         version: VersionQuery::Property("cufftGetProperty"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cufftXt.h",
             // `cufft.h` includes the runtime's `cuComplex.h`, `driver_types.h` and
@@ -391,12 +491,19 @@ libraries! {
         soname: Soname { linux: "libcusolver.so.12", windows: "cusolver64_12.dll" },
         env_var: "CUDA_CUSOLVER_LIBRARY",
         install: Install::Wheel(Wheel { name: "nvidia-cusolver", folder: "nvidia/cu13/lib", series: "12.*" }),
+        // CUDA 12 ships cuFFT and cuSOLVER 11.x.
+        cuda12: Some(Cuda12Build {
+            soname: Soname { linux: "libcusolver.so.11", windows: "cusolver64_11.dll" },
+            wheel: Wheel { name: "nvidia-cusolver-cu12", folder: "nvidia/cusolver/lib", series: "11.*" },
+        }),
         default_feature: false,
         // libcusolver needs these; a toolkit's `lib64` outside the loader's path provides them
         // only when they are loaded first (the wheels find them through their own run path).
         companions: &["libnvJitLink.so.", "libcublasLt.so.", "libcublas.so.", "libcusparse.so."],
         version: VersionQuery::Property("cusolverGetProperty"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "cusolverDn.h",
             // `cusolverDn.h` includes cuBLAS's `cublas_api.h` (and so the runtime's headers and
@@ -418,11 +525,14 @@ libraries! {
         soname: Soname { linux: "libnvidia-ml.so.1", windows: "nvml.dll" },
         env_var: "CUDA_NVML_LIBRARY",
         install: Install::DriverPackage,
+        cuda12: None,
         default_feature: false,
         companions: &[],
         // Answers once NVML is initialised (`nvmlInit_v2`); before, the version is unknown.
         version: VersionQuery::Number("nvmlSystemGetCudaDriverVersion_v2"),
         proc_address: false,
+        versioned_exports: false,
+        changed_in_13: &[],
         bindings: Bindings {
             header: "nvml.h",
             wheels: &["nvidia-nvml-dev"],
@@ -461,23 +571,58 @@ impl LibraryKind {
         let library = self.library();
         match library.install {
             Install::DriverPackage => format!(
-                "this program needs an NVIDIA GPU and its driver, one that supports CUDA 13 \
-                 (R580 or newer); the driver comes with the GPU's driver package, never in a \
-                 Python wheel. If it is installed where the loader does not look, set {} to \
-                 the path of {}",
+                "this program needs an NVIDIA GPU and its driver, one that supports CUDA 12.0 or \
+                 newer (R525 or newer; R580 or newer for CUDA 13); the driver comes with the GPU's \
+                 driver package, never in a Python wheel. If it is installed where the loader does \
+                 not look, set {} to the path of {}",
                 library.env_var,
                 library.loader_name()
             ),
-            Install::Wheel(Wheel {
-                name: wheel, series, ..
-            }) => format!(
-                "{} comes with the CUDA 13 toolkit or with the `{wheel}` wheel \
-                 (`pip install \"{wheel}=={series}\"`); \
-                 or set {} to the path of {}",
-                library.short_name,
-                library.env_var,
-                library.loader_name()
-            ),
+            Install::Wheel(_) => {
+                let cuda12 = match library.cuda12 {
+                    Some(build) => format!(
+                        ", or for a CUDA 12 driver with the CUDA 12 toolkit or `pip install \"{}\"` ({})",
+                        self.pip_requirement(12),
+                        build.soname.here()
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "{} comes with the CUDA 13 toolkit or with `pip install \"{}\"`{cuda12}; \
+                     or set {} to the path of {}",
+                    library.short_name,
+                    self.pip_requirement(13),
+                    library.env_var,
+                    library.loader_name()
+                )
+            }
+        }
+    }
+
+    /// The pip requirement that installs this library for CUDA `major` (12 or 13), from its
+    /// wheel's [`Wheel::series`]: `nvidia-cuda-nvrtc==13.*`, `nvidia-cuda-nvrtc-cu12==12.*`,
+    /// `nvidia-cufft==12.*` (cuFFT's own numbering), `nvidia-nccl-cu12==2.*`. Empty for the
+    /// driver, which no wheel ships.
+    pub fn pip_requirement(self, major: i32) -> String {
+        let library = self.library();
+        let wheel = match (major, library.install, library.cuda12) {
+            (12, _, Some(build)) => build.wheel,
+            (_, Install::Wheel(wheel), _) => wheel,
+            _ => return String::new(),
+        };
+        format!("{}=={}", wheel.name, wheel.series)
+    }
+
+    /// The library that must be of the same CUDA generation as this one, where there is one:
+    /// NVRTC and nvJitLink (the linker reads the compiler's LTO-IR), cuBLAS and cuBLASLt (one
+    /// wheel, and cuBLAS calls cuBLASLt).
+    pub fn partner(self) -> Option<LibraryKind> {
+        match self {
+            LibraryKind::Nvrtc => Some(LibraryKind::NvJitLink),
+            LibraryKind::NvJitLink => Some(LibraryKind::Nvrtc),
+            LibraryKind::Cublas => Some(LibraryKind::CublasLt),
+            LibraryKind::CublasLt => Some(LibraryKind::Cublas),
+            _ => None,
         }
     }
 
@@ -486,7 +631,8 @@ impl LibraryKind {
     /// library is closed again: this answers whether it can be found, whether or not its
     /// feature is on, and leaves the process-wide tables alone.
     pub fn find(self) -> Result<std::path::PathBuf, crate::LoadError> {
-        let found = crate::search::candidates(self, crate::search::process_environment);
+        let prefer = crate::preferred_generation(self);
+        let found = crate::search::candidates_preferring(self, crate::search::process_environment, prefer);
         crate::open_first(self, &found).map(|opened| opened.path)
     }
 }
@@ -613,6 +759,16 @@ mod tests {
         unique("header", LIBRARIES.iter().map(|l| l.bindings.header).collect());
     }
 
+    #[cfg(feature = "runtime")]
+    #[test]
+    fn every_export_changed_in_13_is_declared() {
+        for name in LibraryKind::Runtime.library().changed_in_13 {
+            assert!(runtime::FUNCTIONS.iter().any(|f| f.symbol == *name), "{name}");
+        }
+        let others = LIBRARIES.iter().filter(|l| l.table != "Runtime");
+        assert!(others.clone().all(|l| l.changed_in_13.is_empty()));
+    }
+
     #[test]
     fn enabled_follows_the_features() {
         assert_eq!(LibraryKind::Driver.library().enabled, cfg!(feature = "driver"));
@@ -623,6 +779,7 @@ mod tests {
     fn a_missing_library_says_what_to_install_and_which_variable_to_set() {
         let driver = LibraryKind::Driver.remedy();
         assert!(driver.contains("NVIDIA GPU") && driver.contains("R580"), "{driver}");
+        assert!(driver.contains("CUDA 12.0 or newer"), "{driver}");
         assert!(
             driver.contains("CUDA_DRIVER_LIBRARY") && !driver.contains("pip"),
             "{driver}"
@@ -638,5 +795,37 @@ mod tests {
         let nvrtc = LibraryKind::Nvrtc.remedy();
         assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc==13.*\""), "{nvrtc}");
         assert!(nvrtc.contains("CUDA_NVRTC_LIBRARY"), "{nvrtc}");
+        assert!(nvrtc.contains("pip install \"nvidia-cuda-nvrtc-cu12==12.*\"") && nvrtc.contains("libnvrtc.so.12"));
+        assert_eq!(LibraryKind::Nccl.pip_requirement(12), "nvidia-nccl-cu12==2.*");
+        assert_eq!(LibraryKind::Nccl.pip_requirement(13), "nvidia-nccl-cu13==2.*");
+        assert_eq!(LibraryKind::Cufft.pip_requirement(12), "nvidia-cufft-cu12==11.*");
+        assert_eq!(LibraryKind::Driver.pip_requirement(12), "");
+    }
+
+    #[test]
+    fn every_toolkit_library_has_a_cuda_12_build_in_its_own_wheel_folder() {
+        for kind in LibraryKind::ALL {
+            let library = kind.library();
+            match (library.install, library.cuda12) {
+                (Install::DriverPackage, build) => assert_eq!(build, None, "{kind:?}"),
+                (Install::Wheel(_), None) => panic!("{kind:?} has no CUDA 12 build"),
+                (Install::Wheel(_), Some(build)) => {
+                    let linux = build.soname.linux;
+                    // NCCL has its own numbering; CUDA 12's cuFFT and cuSOLVER are 11.x.
+                    let expected = match kind {
+                        LibraryKind::Nccl => ".so.2",
+                        LibraryKind::Cufft | LibraryKind::Cusolver => ".so.11",
+                        _ => ".so.12",
+                    };
+                    assert!(linux.ends_with(expected), "{kind:?}: {linux}");
+                    assert!(build.wheel.name.ends_with("-cu12"), "{kind:?}: {}", build.wheel.name);
+                    assert!(build.wheel.folder.starts_with("nvidia/") && build.wheel.folder.ends_with("/lib"));
+                    assert!(!build.wheel.folder.contains("cu13"), "{kind:?}");
+                }
+            }
+            if let Some(partner) = kind.partner() {
+                assert_eq!(partner.partner(), Some(*kind));
+            }
+        }
     }
 }

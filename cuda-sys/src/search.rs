@@ -10,6 +10,11 @@
 //!    installs, and the system and user prefixes (`/usr/local`, `/usr`, `~/.local`).
 //!    Only the file system is read, once per library: no Python interpreter is run.
 //!
+//! Steps 2 to 4 are taken for the library's CUDA 13 file name (`libnvrtc.so.13`, wheel
+//! folder `nvidia/cu13/lib`), then for its CUDA 12 one (`libnvrtc.so.12`, the `-cu12` wheel's
+//! own folder `nvidia/cuda_nvrtc/lib`): CUDA 12 first where the driver supports CUDA 12 only
+//! (see [`candidates_preferring`]).
+//!
 //! The driver ([`crate::Install::DriverPackage`]) is never in a
 //! toolkit's `lib64` or in a wheel: for it steps 3 and 4 are
 //! replaced by WSL's `/usr/lib/wsl/lib` and the forward-compatibility package's `compat`
@@ -46,14 +51,20 @@ pub(crate) fn process_environment(name: &str) -> Option<OsString> {
 }
 
 /// The candidates for `kind`, in search order (its row of [`crate::LIBRARIES`] says where it is
-/// installed from), reading the environment through `env` (so the order can be tested without
-/// touching the process).
+/// installed from), the CUDA 13 build's before the CUDA 12 one's, reading the environment
+/// through `env` (so the order can be tested without touching the process).
 pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> Vec<Candidate> {
+    candidates_preferring(kind, env, 13)
+}
+
+/// The candidates for `kind` with the build of CUDA `prefer` (12 or 13) first: every place of
+/// its file name (loader, toolkits, its wheel's folder), then every place of the other's. The
+/// loader picks 12 where the driver supports CUDA 12 only, or where a partner library of CUDA
+/// 12 is loaded (see [`crate::LibraryKind::partner`]).
+pub fn candidates_preferring(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>, prefer: i32) -> Vec<Candidate> {
     if let Some(explicit) = env(kind.env_var()).filter(|v| !v.is_empty()) {
         return vec![Candidate::File(PathBuf::from(explicit))];
     }
-    let mut found = vec![Candidate::LoaderName(kind.loader_name())];
-    let mut folders: Vec<PathBuf> = Vec::new();
     let roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .into_iter()
         .filter_map(&env)
@@ -61,30 +72,45 @@ pub fn candidates(kind: LibraryKind, env: impl Fn(&str) -> Option<OsString>) -> 
         .chain([PathBuf::from("/usr/local/cuda")])
         .collect();
     let library = kind.library();
+    let mut found = Vec::new();
+    let mut push = |candidate: Candidate| {
+        if !found.contains(&candidate) {
+            found.push(candidate);
+        }
+    };
     match library.install {
         Install::DriverPackage => {
             // The driver is installed with the GPU's driver package, which the loader finds; beyond
             // that only WSL's folder and the CUDA forward-compatibility package hold one. Toolkits
             // ship a stub only, and wheels none.
+            let name = library.loader_name();
+            push(Candidate::LoaderName(name));
             if cfg!(target_os = "linux") {
-                folders.push(PathBuf::from("/usr/lib/wsl/lib"));
-                folders.extend(roots.iter().map(|root| root.join("compat")));
+                push(Candidate::File(PathBuf::from("/usr/lib/wsl/lib").join(name)));
+                for root in &roots {
+                    push(Candidate::File(root.join("compat").join(name)));
+                }
             }
         }
         Install::Wheel(wheel) => {
-            for root in &roots {
-                folders.push(root.join("lib64"));
-                folders.push(root.join("lib"));
+            let mut builds = vec![(library.loader_name(), wheel.folder)];
+            if let Some(build) = library.cuda12 {
+                builds.push((build.soname.here(), build.wheel.folder));
             }
-            for site_packages in site_packages_folders(&env) {
-                folders.push(site_packages.join(wheel.folder));
+            if prefer == 12 {
+                builds.reverse();
             }
-        }
-    }
-    for folder in folders {
-        let file = Candidate::File(folder.join(library.loader_name()));
-        if !found.contains(&file) {
-            found.push(file);
+            let site_packages = site_packages_folders(&env);
+            for (name, wheel_folder) in builds {
+                push(Candidate::LoaderName(name));
+                for root in &roots {
+                    push(Candidate::File(root.join("lib64").join(name)));
+                    push(Candidate::File(root.join("lib").join(name)));
+                }
+                for site in &site_packages {
+                    push(Candidate::File(site.join(wheel_folder).join(name)));
+                }
+            }
         }
     }
     found
@@ -249,6 +275,44 @@ mod tests {
         let positions: Vec<_> = [&venv, &base, &pyenv, &conda, &user].map(position).into();
         assert!(positions.iter().all(Option::is_some), "{positions:?} in {found:?}");
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    }
+
+    #[test]
+    fn cuda_13_names_come_first_then_cuda_12_unless_12_is_preferred() {
+        let venv = std::env::temp_dir().join(format!("cuda-sys-generations-{}", std::process::id()));
+        let site = venv.join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(&site).unwrap();
+        let env = || env_of([("VIRTUAL_ENV", venv.clone().into_os_string())]);
+        let cu13 = Candidate::File(site.join("nvidia/cu13/lib/libnvrtc.so.13"));
+        let cu12 = Candidate::File(site.join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12"));
+        let first13 = candidates(LibraryKind::Nvrtc, env());
+        let first12 = candidates_preferring(LibraryKind::Nvrtc, env(), 12);
+        std::fs::remove_dir_all(&venv).unwrap();
+        let at = |found: &[Candidate], c: &Candidate| found.iter().position(|f| f == c).expect("listed");
+        assert_eq!(first13[0], Candidate::LoaderName("libnvrtc.so.13"));
+        assert!(at(&first13, &cu13) < at(&first13, &Candidate::LoaderName("libnvrtc.so.12")));
+        assert!(at(&first13, &Candidate::LoaderName("libnvrtc.so.12")) < at(&first13, &cu12));
+        assert_eq!(first12[0], Candidate::LoaderName("libnvrtc.so.12"));
+        assert!(at(&first12, &cu12) < at(&first12, &Candidate::LoaderName("libnvrtc.so.13")));
+        let mut sorted13 = first13.clone();
+        let mut sorted12 = first12.clone();
+        sorted13.sort_by_key(|c| c.as_path().to_path_buf());
+        sorted12.sort_by_key(|c| c.as_path().to_path_buf());
+        assert_eq!(sorted13, sorted12, "the same places, in another order");
+        // NCCL's file name and folder are one in both generations: listed once.
+        let nccl = candidates(LibraryKind::Nccl, env_of([]));
+        let loader = nccl
+            .iter()
+            .filter(|c| **c == Candidate::LoaderName("libnccl.so.2"))
+            .count();
+        assert_eq!(loader, 1, "{nccl:?}");
+        // The explicit variable is still the only candidate.
+        let explicit = candidates_preferring(
+            LibraryKind::Cublas,
+            env_of([("CUDA_CUBLAS_LIBRARY", "/x/libcublas.so.12".into())]),
+            12,
+        );
+        assert_eq!(explicit, vec![Candidate::File("/x/libcublas.so.12".into())]);
     }
 
     #[test]

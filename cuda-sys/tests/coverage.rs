@@ -17,6 +17,20 @@ fn report(name: &str, declared: usize, missing: Vec<&'static str>) {
     );
 }
 
+/// [`report`] for a library that may be a CUDA 12 build (the GPU bundle's CUDA 12 run): one
+/// lacks what 13.0 added, and refuses what 13.0 changed, a small part of the table.
+fn report_any_generation(name: &str, version: Option<i32>, declared: usize, missing: Vec<&'static str>) {
+    if version.is_some_and(|v| v < 13000) {
+        println!(
+            "{name} {version:?}: {declared} declared, {} callable; added or changed in 13.0: {missing:?}",
+            declared - missing.len()
+        );
+        assert!(missing.len() * 10 < declared, "{name} lacks {missing:?}");
+        return;
+    }
+    report(name, declared, missing)
+}
+
 fn require(name: &str, variable: &str, error: cuda_sys::LoadError) {
     if std::env::var_os(variable).is_some() {
         panic!("{variable} is set but {name} did not load: {error}");
@@ -27,7 +41,12 @@ fn require(name: &str, variable: &str, error: cuda_sys::LoadError) {
 #[test]
 fn every_nvrtc_function_is_callable() {
     match cuda_sys::nvrtc() {
-        Ok(lib) => report("nvrtc", lib.functions().len(), lib.missing_functions()),
+        Ok(lib) => report_any_generation(
+            "nvrtc",
+            lib.library_version(),
+            lib.functions().len(),
+            lib.missing_functions(),
+        ),
         Err(e) => require("nvrtc", "CUDA_NVRTC_LIBRARY", e),
     }
 }
@@ -35,7 +54,16 @@ fn every_nvrtc_function_is_callable() {
 #[test]
 fn every_runtime_function_is_callable() {
     match cuda_sys::runtime() {
-        Ok(lib) => report("runtime", lib.functions().len(), lib.missing_functions()),
+        Ok(lib) => {
+            let missing = lib.missing_functions();
+            if lib.library_version().is_some_and(|v| v < 13000) {
+                // cudart 12's exports of these names have other parameter lists: refused.
+                for changed in ["cudaMemAdvise", "cudaGetDeviceProperties", "cudaGraphAddNode"] {
+                    assert!(missing.contains(&changed), "{changed} of cudart 12 must be refused");
+                }
+            }
+            report_any_generation("runtime", lib.library_version(), lib.functions().len(), missing)
+        }
         Err(e) => require("runtime", "CUDA_RUNTIME_LIBRARY", e),
     }
 }
@@ -43,7 +71,12 @@ fn every_runtime_function_is_callable() {
 #[test]
 fn every_nvjitlink_function_is_callable() {
     match cuda_sys::nvjitlink() {
-        Ok(lib) => report("nvjitlink", lib.functions().len(), lib.missing_functions()),
+        Ok(lib) => report_any_generation(
+            "nvjitlink",
+            lib.library_version(),
+            lib.functions().len(),
+            lib.missing_functions(),
+        ),
         Err(e) => require("nvjitlink", "CUDA_NVJITLINK_LIBRARY", e),
     }
 }
@@ -63,7 +96,7 @@ fn every_cublas_function_is_callable() {
         Ok(lib) => {
             // `cublasGetProperty`'s major and minor, as `major * 1000 + minor * 10`.
             let version = lib.library_version();
-            assert!(version.is_some_and(|v| (13000..14000).contains(&v)), "{version:?}");
+            assert!(version.is_some_and(|v| (12000..14000).contains(&v)), "{version:?}");
             report("cublas", lib.functions().len(), lib.missing_functions())
         }
         Err(e) => require("cublas", "CUDA_CUBLAS_LIBRARY", e),

@@ -14,7 +14,8 @@ fn reports_its_version() {
     let result = unsafe { nvrtc().nvrtcVersion().unwrap()(&mut major, &mut minor) };
     assert_eq!(result, nvrtcResult::NVRTC_SUCCESS);
     println!("NVRTC {major}.{minor} from {}", nvrtc().path().display());
-    assert_eq!(major, 13);
+    // One build serves both generations: CUDA 13's NVRTC, or CUDA 12's (the bundle's CUDA 12 run).
+    assert!(major == 13 || major == 12, "NVRTC {major}.{minor}");
     assert_eq!(nvrtc().library_version(), Some(major * 1000 + minor * 10));
 }
 

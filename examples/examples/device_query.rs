@@ -1,6 +1,8 @@
 //! Every attribute of every device, like CUDA's `deviceQuery` sample: the driver version, then
 //! per device its name, compute capability, PCI bus id, UUID, memory (total and free) and each
-//! `CUdevice_attribute` value by name, as the driver reports it. The list of attributes is checked
+//! `CUdevice_attribute` value by name, as the driver reports it; last, each CUDA library loaded
+//! (driver, NVRTC, nvJitLink, runtime) with its version and file (`cuda_sys::versions()`), so a
+//! run says which CUDA generation it used. The list of attributes is checked
 //! at compile time to be every value below `CU_DEVICE_ATTRIBUTE_MAX` of the pinned `cuda.h`; one
 //! the installed driver does not know is printed as such. The figures read in two ways (an
 //! attribute and the matching call, or `cuDeviceTotalMem` and `cuMemGetInfo`) must agree.
@@ -302,6 +304,22 @@ fn main() -> ExitCode {
         for device in &devices {
             query(device)?;
             println!();
+        }
+        // Which CUDA generation this run uses: every library loaded so far, and NVRTC, nvJitLink
+        // and the runtime, loaded here to report them (each is found by the same search as in a
+        // program that uses it: CUDA 12's build first on a CUDA 12 driver).
+        for (name, loaded) in [
+            ("NVRTC", cuda_core::sys::nvrtc().map(drop)),
+            ("nvJitLink", cuda_core::sys::nvjitlink().map(drop)),
+            ("the CUDA runtime", cuda_core::sys::runtime().map(drop)),
+        ] {
+            if let Err(error) = loaded {
+                println!("{name} not loaded: {error}");
+            }
+        }
+        println!("loaded libraries:");
+        for library in cuda_core::sys::versions() {
+            println!("  {library}");
         }
         println!(
             "device_query: {} device(s), {} attributes each",

@@ -4,6 +4,7 @@
  * and peer access.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver.h"
@@ -128,7 +129,11 @@ EXPORT CUresult cuDriverGetVersion(int *driverVersion) {
     CUresult result = fake_enter("cuDriverGetVersion", 0);
     if (result != CUDA_SUCCESS) return result;
     if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = 13000;
+    /* FAKECUDA_DRIVER_VERSION=12020 emulates a CUDA 12.2 driver (R535): cuda-sys then treats
+       every function whose declared ABI is newer as absent, as such a driver's
+       cuGetProcAddress does. Read on every call, so one process can try several. */
+    const char *emulated = getenv("FAKECUDA_DRIVER_VERSION");
+    *driverVersion = emulated && *emulated ? atoi(emulated) : 13000;
     return CUDA_SUCCESS;
 }
 
@@ -307,6 +312,9 @@ static CUresult context_create(CUcontext *out, const struct context_create_param
 }
 EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, void *ctxCreateParams, unsigned int flags, CUdevice dev)
     FAKE_API(cuCtxCreate_v4, context_create(pctx, ctxCreateParams, flags, dev))
+/* The 12.x ABI (no creation parameters), which drivers before 12.5 have instead of _v4. */
+EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+    FAKE_API(cuCtxCreate_v2, context_create(pctx, NULL, flags, dev))
 
 static CUresult context_destroy(CUcontext handle) {
     struct fake_object *context = fake_lookup_for_destroy(handle, KIND_CONTEXT);

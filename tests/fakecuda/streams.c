@@ -217,6 +217,9 @@ static CUresult event_elapsed(float *ms, CUevent start_handle, CUevent end_handl
 }
 EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
     FAKE_API(cuEventElapsedTime_v2, event_elapsed(pMilliseconds, hStart, hEnd))
+/* The name drivers before 12.8 export (the same parameters). */
+EXPORT CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+    FAKE_API(cuEventElapsedTime, event_elapsed(pMilliseconds, hStart, hEnd))
 
 /* ---- capture ------------------------------------------------------------------------- */
 

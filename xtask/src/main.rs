@@ -5,9 +5,12 @@
 //! - `gpu-bundle [--keep-going]`: build every test binary, example and benchmark in release into
 //!   `target/gpu-bundle/` with the `run.sh` that runs them on a GPU machine without Rust.
 //! - `bench [LOGDIR]`: build the bundle and run only its benchmarks (on a machine with a GPU).
+//! - `cuda12-libs [OUT]`: CUDA 12's NVRTC, runtime and nvJitLink, xz-compressed, for the
+//!   bundle's CUDA 12 run (`CUDA12_LIBS=OUT run.sh LOGDIR`).
 
 mod bench;
 mod bindgen;
+mod cuda12_libs;
 mod gpu_bundle;
 mod json;
 mod test;
@@ -25,9 +28,10 @@ fn main() -> ExitCode {
         Some("test") => test::run(&root, &args[1..]),
         Some("gpu-bundle") => gpu_bundle::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("cuda12-libs") => cuda12_libs::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <bindgen [--only MODULE] | test [--no-leakcheck] [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR]>"
+                "usage: cargo xtask <bindgen [--only MODULE] | test [--no-leakcheck] [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR] | cuda12-libs [OUT]>"
             );
             return ExitCode::from(2);
         }

@@ -27,6 +27,10 @@ use std::process::Command;
 
 use crate::wheels;
 
+/// The libraries whose CUDA 12 build the tests also load, each from `CUDA12_<NAME>_LIBRARY`
+/// (the loader's own variable, `CUDA_<NAME>_LIBRARY`, names CUDA 13's).
+const CUDA12_FETCHED: [cuda_sys::LibraryKind; 2] = [cuda_sys::LibraryKind::Nvrtc, cuda_sys::LibraryKind::Runtime];
+
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let leakcheck = args.first().map(String::as_str) != Some("--no-leakcheck");
     let cargo_args = if leakcheck { args } else { &args[1..] };
@@ -37,7 +41,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root).args(["test", "--workspace"]).args(cargo_args);
     let mut headers = Vec::new();
-    let mut library_env: Vec<(&str, OsString)> = Vec::new();
+    let mut library_env: Vec<(String, OsString)> = Vec::new();
     // Every library of a default feature that comes in a wheel (the driver does not), as the
     // table says. The others (cuBLAS) are tested where they are found and skipped otherwise.
     for library in cuda_sys::LIBRARIES.iter().filter(|library| library.default_feature) {
@@ -49,12 +53,25 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         }
         let installed = wheels::ensure(root, wheels::pin(&pins, wheel.name)?)?;
         let file = installed.join(wheel.folder).join(library.soname.linux);
-        library_env.push((library.env_var, file.into_os_string()));
+        library_env.push((library.env_var.to_string(), file.into_os_string()));
         headers.push(wheels::include(&installed));
+    }
+    // CUDA 12's NVRTC and runtime as well (their pinned `-cu12` wheels, some 90 MB and 3 MB),
+    // named by `CUDA12_NVRTC_LIBRARY` and `CUDA12_RUNTIME_LIBRARY`, so the tests compile a
+    // kernel with each generation (cuda-sys's `generations`, tests' `driver_12_2`) and read
+    // device properties through CUDA 12's layout (cuda-runtime's `cuda12_runtime`).
+    for kind in CUDA12_FETCHED {
+        let library = kind.library();
+        let variable = library.env_var.replacen("CUDA_", "CUDA12_", 1);
+        if let (Some(build), None) = (library.cuda12, std::env::var_os(&variable)) {
+            let installed = wheels::ensure(root, wheels::pin(&pins, build.wheel.name)?)?;
+            let file = installed.join(build.wheel.folder).join(build.soname.linux);
+            library_env.push((variable, file.into_os_string()));
+        }
     }
     if !headers.is_empty() {
         let joined = std::env::join_paths(&headers).map_err(|e| format!("header folders: {e}"))?;
-        library_env.push(("CUDA_SYS_HEADERS", joined));
+        library_env.push(("CUDA_SYS_HEADERS".to_string(), joined));
     }
     command.envs(library_env.iter().map(|(k, v)| (k, v)));
     let status = command.status().map_err(|e| format!("running cargo test: {e}"))?;
@@ -337,7 +354,7 @@ fn unresolved_links(html: &str) -> Vec<String> {
 /// (in its own target folder, since an extension module links no libpython and the tests do)
 /// and its Python tests run; first the sanitizer log checker's tests. Skipped, loudly, without
 /// a `python3`.
-fn python(root: &Path, library_env: &[(&str, OsString)]) -> Result<(), String> {
+fn python(root: &Path, library_env: &[(String, OsString)]) -> Result<(), String> {
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
     let version = Command::new(&python).arg("--version").output();
     match version {

@@ -9,8 +9,13 @@ pub fn nvrtc() -> &'static cuda_sys::Nvrtc {
 }
 
 /// Compiles `source` to PTX for compute_90; returns the result, the log, and the PTX on success.
+#[allow(dead_code)] // not every test binary that shares this module compiles with the process-wide NVRTC
 pub fn compile(source: &str) -> (nvrtcResult, String, Option<String>) {
-    let lib = nvrtc();
+    compile_with(nvrtc(), source)
+}
+
+/// [`compile`] with the given NVRTC (of either CUDA generation).
+pub fn compile_with(lib: &cuda_sys::Nvrtc, source: &str) -> (nvrtcResult, String, Option<String>) {
     let source = CString::new(source).unwrap();
     let name = CString::new("test.cu").unwrap();
     let mut program: nvrtcProgram = ptr::null_mut();

@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use cuda_driver::{Context, DeviceAttribute, Function, Module};
 
-use crate::arch::Arch;
 use crate::array::kernels::signature::ArgType;
 use crate::error::Result;
 use crate::options::{CompileTarget, ProgramOptions};
@@ -367,14 +366,13 @@ impl LoadedTable {
         let device = context.device();
         let (major, minor) = device.compute_capability()?;
         let (source, names) = generate()?;
-        let program = Program::new(
-            source,
-            ProgramOptions::for_arch(Arch::from_compute_capability(major, minor)),
-        );
-        let target = match GENERATED_AS_PTX.load(Ordering::Relaxed) {
+        let wanted = match GENERATED_AS_PTX.load(Ordering::Relaxed) {
             true => CompileTarget::Ptx,
             false => CompileTarget::Cubin,
         };
+        // The device's own CUBIN where this NVRTC knows it; PTX the driver compiles otherwise.
+        let (arch, target) = crate::device_target(major, minor, wanted)?;
+        let program = Program::new(source, ProgramOptions::for_arch(arch));
         let code = program.compile(target)?;
         let module = Module::from_image(context, code.code())?;
         let functions = names
