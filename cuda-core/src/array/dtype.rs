@@ -68,11 +68,17 @@ pub enum DType {
     F32,
     /// `double`
     F64,
+    /// Single-precision complex, Rust `num_complex::Complex<f32>` (NumPy's `complex64`; CUDA C++
+    /// `cuda_core_c64`, two `float`s, real part first).
+    C64,
+    /// Double-precision complex, Rust `num_complex::Complex<f64>` (NumPy's `complex128`; CUDA
+    /// C++ `cuda_core_c128`, two `double`s).
+    C128,
 }
 
 impl DType {
     /// Every type, in declaration order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -86,6 +92,8 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// The CUDA C++ spelling used in generated code.
@@ -104,6 +112,8 @@ impl DType {
             DType::BF16 => "cuda_core_bf16",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::C64 => "cuda_core_c64",
+            DType::C128 => "cuda_core_c128",
         }
     }
 
@@ -123,6 +133,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -140,13 +152,39 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
     /// Whether it is a floating-point type.
     pub const fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// Whether it is a complex type.
+    pub const fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// The real type of a complex type's parts (`f32` for `c64`, `f64` for `c128`); other types
+    /// are their own real type. NumPy's `abs`, `real`, `imag` and `var` of complex give it.
+    pub const fn real_type(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            other => other,
+        }
+    }
+
+    /// The complex type that holds every value of this type, as NumPy promotes it with complex
+    /// (`bool`, 8- and 16-bit integers, `f16`, `bf16` and `f32` give `c64`; wider ones `c128`).
+    pub const fn complex_of(self) -> DType {
+        match self {
+            DType::Bool | DType::I8 | DType::I16 | DType::U8 | DType::U16 => DType::C64,
+            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => DType::C64,
+            _ => DType::C128,
+        }
     }
 
     /// Whether it is a signed integer type.
@@ -183,6 +221,11 @@ impl DType {
         let (a, b) = (self, other);
         match (a, b) {
             (Bool, t) | (t, Bool) => t,
+            // The complex type holding both: the wider of the two complex types each gives.
+            _ if a.is_complex() || b.is_complex() => match (a.complex_of(), b.complex_of()) {
+                (C64, C64) => C64,
+                _ => C128,
+            },
             _ if a.is_float() && b.is_float() => match (a, b) {
                 (F16, BF16) | (BF16, F16) => F32,
                 _ => {
@@ -228,7 +271,7 @@ impl DType {
 
     /// The type of an array of this type combined with a float scalar (NEP 50: weak scalar).
     pub fn with_float_scalar(self) -> DType {
-        if self.is_float() {
+        if self.is_float() || self.is_complex() {
             self
         } else {
             DType::F64
@@ -247,7 +290,7 @@ impl DType {
     /// in NumPy: floats keep their type; `bool` and 8-bit integers give `f16`, 16-bit `f32`,
     /// wider `f64`.
     pub fn float_result(self) -> DType {
-        if self.is_float() {
+        if self.is_float() || self.is_complex() {
             return self;
         }
         match self.size() {
@@ -260,7 +303,7 @@ impl DType {
     /// The type true division (`/`) gives, as in NumPy: floats keep their type; `bool` and every
     /// integer type give `f64` (`u8 / u8` is `f64`, unlike [`float_result`](Self::float_result)).
     pub fn quotient_result(self) -> DType {
-        match self.is_float() {
+        match self.is_float() || self.is_complex() {
             true => self,
             false => DType::F64,
         }
@@ -283,7 +326,8 @@ impl DType {
             DType::F16 => Some(3),
             DType::BF16 => Some(2),
             DType::F32 => Some(6),
-            DType::F64 => Some(15),
+            DType::F64 | DType::C128 => Some(15),
+            DType::C64 => Some(6),
             _ => None,
         }
     }
@@ -317,6 +361,8 @@ impl DType {
             "cuda_core_bf16" | "bfloat16" | "__nv_bfloat16" => DType::BF16,
             "float" => DType::F32,
             "double" => DType::F64,
+            "cuda_core_c64" | "cuComplex" | "cuFloatComplex" => DType::C64,
+            "cuda_core_c128" | "cuDoubleComplex" => DType::C128,
             _ => return None,
         };
         Some(dtype)
@@ -471,16 +517,18 @@ mod sealed {
 pub trait Element: DeviceCopy + Send + Sync + sealed::Sealed {
     /// The element type.
     const DTYPE: DType;
-    /// The value as an `f64` (exact for every type but the 64-bit integers beyond 2^53).
+    /// The value as an `f64` (exact for every type but the 64-bit integers beyond 2^53; the real
+    /// part of a complex value, as NumPy's cast of complex to real keeps).
     fn to_f64(self) -> f64;
-    /// The value nearest `value` (saturating for integers; `!= 0` for `Bool`).
+    /// The value nearest `value` (saturating for integers; `!= 0` for `Bool`; a complex value
+    /// with imaginary part zero).
     fn from_f64(value: f64) -> Self;
     /// What [`sum`](crate::DeviceArray::sum) and [`prod`](crate::DeviceArray::prod) give, as in
     /// NumPy: `i64` for `Bool` and signed integers, `u64` for unsigned ones, the type itself for
-    /// floats.
+    /// floats and complex.
     type Sum: Element;
     /// What [`mean`](crate::DeviceArray::mean) gives, as in NumPy: `f64` for `Bool` and
-    /// integers, the type itself for floats.
+    /// integers, the type itself for floats and complex.
     type Mean: Element;
 }
 
@@ -536,6 +584,27 @@ macro_rules! half_element {
 }
 
 half_element!(half::f16 => F16, f16_from_f64, half::bf16 => BF16, bf16_from_f64);
+
+macro_rules! complex_element {
+    ($($part:ty => $dtype:ident),*) => {
+        $(
+            impl sealed::Sealed for num_complex::Complex<$part> {}
+            impl Element for num_complex::Complex<$part> {
+                const DTYPE: DType = DType::$dtype;
+                type Sum = Self;
+                type Mean = Self;
+                fn to_f64(self) -> f64 {
+                    self.re as f64
+                }
+                fn from_f64(value: f64) -> Self {
+                    num_complex::Complex::new(value as $part, 0.0)
+                }
+            }
+        )*
+    };
+}
+
+complex_element!(f32 => C64, f64 => C128);
 
 impl sealed::Sealed for Bool {}
 impl Element for Bool {
@@ -634,7 +703,11 @@ mod tests {
     #[test]
     fn true_division_of_integers_and_bool_gives_f64() {
         for dtype in DType::ALL {
-            let expected = if dtype.is_float() { dtype } else { F64 };
+            let expected = if dtype.is_float() || dtype.is_complex() {
+                dtype
+            } else {
+                F64
+            };
             assert_eq!(dtype.quotient_result(), expected, "{dtype}");
         }
         assert_eq!(U8.float_result(), F16, "math functions keep NumPy's smallest float");
