@@ -177,6 +177,12 @@ impl DType {
         }
     }
 
+    /// The type NumPy's `angle` gives: the real type of [`float_result`](Self::float_result)
+    /// (`c64` gives `f32`, `i32` gives `f64`).
+    pub fn angle_result(self) -> DType {
+        self.float_result().real_type()
+    }
+
     /// The complex type that holds every value of this type, as NumPy promotes it with complex
     /// (`bool`, 8- and 16-bit integers, `f16`, `bf16` and `f32` give `c64`; wider ones `c128`).
     pub const fn complex_of(self) -> DType {

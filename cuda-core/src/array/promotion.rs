@@ -14,6 +14,10 @@
 
 use crate::array::dtype::{Bool, Element};
 
+/// The complex types, short for the tables.
+type C64 = num_complex::Complex<f32>;
+type C128 = num_complex::Complex<f64>;
+
 /// The element type two operands of types `Self` and `B` combine in ([`DType::promote`](crate::DType::promote)).
 pub trait Promote<B: Element>: Scalars {
     /// The promoted type.
@@ -33,6 +37,11 @@ pub trait Scalars: Element {
     /// Of `square`, `reciprocal`, `pow`, `floor_divide`, `remainder` and `fmod`, which have no
     /// `bool` form in NumPy ([`DType::arithmetic_result`](crate::DType::arithmetic_result)).
     type Arithmetic: Element + Scalars;
+    /// Of `abs`, `real` and `imag`: the type itself, or a complex type's part type
+    /// ([`DType::real_type`](crate::DType::real_type)).
+    type Real: Element + Scalars;
+    /// Of `angle`: the real type of [`Float`](Self::Float) ([`DType::angle_result`](crate::DType::angle_result)).
+    type Angle: Element + Scalars;
 }
 
 macro_rules! promote_table {
@@ -58,23 +67,25 @@ macro_rules! promote_table {
 }
 
 promote_table! {
-    Bool: Bool => Bool, i8 => i8, i16 => i16, i32 => i32, i64 => i64, u8 => u8, u16 => u16, u32 => u32, u64 => u64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64;
-    i8: Bool => i8, i8 => i8, i16 => i16, i32 => i32, i64 => i64, u8 => i16, u16 => i32, u32 => i64, u64 => f64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64;
-    i16: Bool => i16, i8 => i16, i16 => i16, i32 => i32, i64 => i64, u8 => i16, u16 => i32, u32 => i64, u64 => f64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64;
-    i32: Bool => i32, i8 => i32, i16 => i32, i32 => i32, i64 => i64, u8 => i32, u16 => i32, u32 => i64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
-    i64: Bool => i64, i8 => i64, i16 => i64, i32 => i64, i64 => i64, u8 => i64, u16 => i64, u32 => i64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
-    u8: Bool => u8, i8 => i16, i16 => i16, i32 => i32, i64 => i64, u8 => u8, u16 => u16, u32 => u32, u64 => u64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64;
-    u16: Bool => u16, i8 => i32, i16 => i32, i32 => i32, i64 => i64, u8 => u16, u16 => u16, u32 => u32, u64 => u64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64;
-    u32: Bool => u32, i8 => i64, i16 => i64, i32 => i64, i64 => i64, u8 => u32, u16 => u32, u32 => u32, u64 => u64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
-    u64: Bool => u64, i8 => f64, i16 => f64, i32 => f64, i64 => f64, u8 => u64, u16 => u64, u32 => u64, u64 => u64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
-    half::f16: Bool => half::f16, i8 => half::f16, i16 => f32, i32 => f64, i64 => f64, u8 => half::f16, u16 => f32, u32 => f64, u64 => f64, half::f16 => half::f16, half::bf16 => f32, f32 => f32, f64 => f64;
-    half::bf16: Bool => half::bf16, i8 => half::bf16, i16 => f32, i32 => f64, i64 => f64, u8 => half::bf16, u16 => f32, u32 => f64, u64 => f64, half::f16 => f32, half::bf16 => half::bf16, f32 => f32, f64 => f64;
-    f32: Bool => f32, i8 => f32, i16 => f32, i32 => f64, i64 => f64, u8 => f32, u16 => f32, u32 => f64, u64 => f64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64;
-    f64: Bool => f64, i8 => f64, i16 => f64, i32 => f64, i64 => f64, u8 => f64, u16 => f64, u32 => f64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64;
+    Bool: Bool => Bool, i8 => i8, i16 => i16, i32 => i32, i64 => i64, u8 => u8, u16 => u16, u32 => u32, u64 => u64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    i8: Bool => i8, i8 => i8, i16 => i16, i32 => i32, i64 => i64, u8 => i16, u16 => i32, u32 => i64, u64 => f64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    i16: Bool => i16, i8 => i16, i16 => i16, i32 => i32, i64 => i64, u8 => i16, u16 => i32, u32 => i64, u64 => f64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    i32: Bool => i32, i8 => i32, i16 => i32, i32 => i32, i64 => i64, u8 => i32, u16 => i32, u32 => i64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64, C64 => C128, C128 => C128;
+    i64: Bool => i64, i8 => i64, i16 => i64, i32 => i64, i64 => i64, u8 => i64, u16 => i64, u32 => i64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64, C64 => C128, C128 => C128;
+    u8: Bool => u8, i8 => i16, i16 => i16, i32 => i32, i64 => i64, u8 => u8, u16 => u16, u32 => u32, u64 => u64, half::f16 => half::f16, half::bf16 => half::bf16, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    u16: Bool => u16, i8 => i32, i16 => i32, i32 => i32, i64 => i64, u8 => u16, u16 => u16, u32 => u32, u64 => u64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    u32: Bool => u32, i8 => i64, i16 => i64, i32 => i64, i64 => i64, u8 => u32, u16 => u32, u32 => u32, u64 => u64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64, C64 => C128, C128 => C128;
+    u64: Bool => u64, i8 => f64, i16 => f64, i32 => f64, i64 => f64, u8 => u64, u16 => u64, u32 => u64, u64 => u64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64, C64 => C128, C128 => C128;
+    half::f16: Bool => half::f16, i8 => half::f16, i16 => f32, i32 => f64, i64 => f64, u8 => half::f16, u16 => f32, u32 => f64, u64 => f64, half::f16 => half::f16, half::bf16 => f32, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    half::bf16: Bool => half::bf16, i8 => half::bf16, i16 => f32, i32 => f64, i64 => f64, u8 => half::bf16, u16 => f32, u32 => f64, u64 => f64, half::f16 => f32, half::bf16 => half::bf16, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    f32: Bool => f32, i8 => f32, i16 => f32, i32 => f64, i64 => f64, u8 => f32, u16 => f32, u32 => f64, u64 => f64, half::f16 => f32, half::bf16 => f32, f32 => f32, f64 => f64, C64 => C64, C128 => C128;
+    f64: Bool => f64, i8 => f64, i16 => f64, i32 => f64, i64 => f64, u8 => f64, u16 => f64, u32 => f64, u64 => f64, half::f16 => f64, half::bf16 => f64, f32 => f64, f64 => f64, C64 => C128, C128 => C128;
+    C64: Bool => C64, i8 => C64, i16 => C64, i32 => C128, i64 => C128, u8 => C64, u16 => C64, u32 => C128, u64 => C128, half::f16 => C64, half::bf16 => C64, f32 => C64, f64 => C128, C64 => C64, C128 => C128;
+    C128: Bool => C128, i8 => C128, i16 => C128, i32 => C128, i64 => C128, u8 => C128, u16 => C128, u32 => C128, u64 => C128, half::f16 => C128, half::bf16 => C128, f32 => C128, f64 => C128, C64 => C128, C128 => C128;
 }
 
 macro_rules! scalars {
-    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty, $quotient:ty, $arithmetic:ty;)*) => {
+    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty, $quotient:ty, $arithmetic:ty, $real:ty, $angle:ty;)*) => {
         $(
             impl Scalars for $t {
                 type WithFloat = $float_scalar;
@@ -82,6 +93,8 @@ macro_rules! scalars {
                 type Float = $float;
                 type Quotient = $quotient;
                 type Arithmetic = $arithmetic;
+                type Real = $real;
+                type Angle = $angle;
             }
         )*
 
@@ -95,25 +108,29 @@ macro_rules! scalars {
                 assert_eq!(<<$t as Scalars>::Float as Element>::DTYPE, dtype.float_result());
                 assert_eq!(<<$t as Scalars>::Quotient as Element>::DTYPE, dtype.quotient_result());
                 assert_eq!(<<$t as Scalars>::Arithmetic as Element>::DTYPE, dtype.arithmetic_result());
+                assert_eq!(<<$t as Scalars>::Real as Element>::DTYPE, dtype.real_type());
+                assert_eq!(<<$t as Scalars>::Angle as Element>::DTYPE, dtype.angle_result());
             )*
         }
     };
 }
 
 scalars! {
-    Bool => f64, i64, half::f16, f64, i8;
-    i8 => f64, i8, half::f16, f64, i8;
-    i16 => f64, i16, f32, f64, i16;
-    i32 => f64, i32, f64, f64, i32;
-    i64 => f64, i64, f64, f64, i64;
-    u8 => f64, u8, half::f16, f64, u8;
-    u16 => f64, u16, f32, f64, u16;
-    u32 => f64, u32, f64, f64, u32;
-    u64 => f64, u64, f64, f64, u64;
-    half::f16 => half::f16, half::f16, half::f16, half::f16, half::f16;
-    half::bf16 => half::bf16, half::bf16, half::bf16, half::bf16, half::bf16;
-    f32 => f32, f32, f32, f32, f32;
-    f64 => f64, f64, f64, f64, f64;
+    Bool => f64, i64, half::f16, f64, i8, Bool, half::f16;
+    i8 => f64, i8, half::f16, f64, i8, i8, half::f16;
+    i16 => f64, i16, f32, f64, i16, i16, f32;
+    i32 => f64, i32, f64, f64, i32, i32, f64;
+    i64 => f64, i64, f64, f64, i64, i64, f64;
+    u8 => f64, u8, half::f16, f64, u8, u8, half::f16;
+    u16 => f64, u16, f32, f64, u16, u16, f32;
+    u32 => f64, u32, f64, f64, u32, u32, f64;
+    u64 => f64, u64, f64, f64, u64, u64, f64;
+    half::f16 => half::f16, half::f16, half::f16, half::f16, half::f16, half::f16, half::f16;
+    half::bf16 => half::bf16, half::bf16, half::bf16, half::bf16, half::bf16, half::bf16, half::bf16;
+    f32 => f32, f32, f32, f32, f32, f32, f32;
+    f64 => f64, f64, f64, f64, f64, f64, f64;
+    C64 => C64, C64, C64, C64, C64, f32, f32;
+    C128 => C128, C128, C128, C128, C128, f64, f64;
 }
 
 /// Element types of bitwise operations: integers and [`Bool`].

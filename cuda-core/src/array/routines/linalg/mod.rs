@@ -15,7 +15,7 @@ use std::sync::PoisonError;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::promotion::Scalars;
-use crate::array::routines::math::{binary, BinaryOp, Expr, ExprOps, IntoExpr, ScalarValue};
+use crate::array::routines::math::{binary, unary, BinaryOp, Expr, ExprOps, IntoExpr, ScalarValue, UnaryOp};
 use crate::error::{Error, Result};
 use laid_out::LaidOut;
 
@@ -264,16 +264,16 @@ impl<T: MatmulElement> DeviceArray<T> {
     pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<T>> {
         match norm_kind(self.ndim(), ord)? {
             NormKind::Euclidean => euclidean(&flat(self)?),
-            NormKind::SumAbs => self.abs().eval()?.sum(),
-            NormKind::MaxAbs => self.abs().eval()?.max(),
-            NormKind::MinAbs => self.abs().eval()?.min(),
+            NormKind::SumAbs => magnitude(self).eval()?.sum(),
+            NormKind::MaxAbs => magnitude(self).eval()?.max(),
+            NormKind::MinAbs => magnitude(self).eval()?.min(),
             NormKind::Nonzero => self.count_nonzero()?.astype::<T>().eval(),
             NormKind::Power(p) => {
-                let sum = power(self.abs(), p).sum()?;
+                let sum = power(magnitude(self), p).sum()?;
                 power((&sum).into_expr(), 1.0 / p).eval()
             }
             NormKind::LineSums(axis, extreme) => {
-                let sums = self.abs().sum_axes([axis], false)?;
+                let sums = magnitude(self).sum_axes([axis], false)?;
                 match extreme {
                     Extreme::Greatest => sums.max(),
                     Extreme::Least => sums.min(),
@@ -281,6 +281,11 @@ impl<T: MatmulElement> DeviceArray<T> {
             }
         }
     }
+}
+
+/// `|x|` in `x`'s type (the matrix element types are real, so `abs` keeps their type).
+fn magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, T> {
+    unary(UnaryOp::Abs, x.into_expr())
 }
 
 /// `x^p` in `x`'s type, `p` rounded to it as NumPy's weak `x ** p` does.
