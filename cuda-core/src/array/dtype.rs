@@ -536,6 +536,9 @@ pub trait Element: DeviceCopy + Send + Sync + sealed::Sealed {
     /// What [`mean`](crate::DeviceArray::mean) gives, as in NumPy: `f64` for `Bool` and
     /// integers, the type itself for floats and complex.
     type Mean: Element;
+    /// What [`var`](crate::DeviceArray::var) and [`std`](crate::DeviceArray::std) give, as in
+    /// NumPy: [`Mean`](Self::Mean) for real types, the part type (`f32`, `f64`) for complex.
+    type Var: Element;
 }
 
 macro_rules! element {
@@ -546,6 +549,7 @@ macro_rules! element {
                 const DTYPE: DType = DType::$dtype;
                 type Sum = $sum;
                 type Mean = $mean;
+                type Var = $mean;
                 fn to_f64(self) -> f64 {
                     self as f64
                 }
@@ -578,6 +582,7 @@ macro_rules! half_element {
                 const DTYPE: DType = DType::$dtype;
                 type Sum = $ty;
                 type Mean = $ty;
+                type Var = $ty;
                 fn to_f64(self) -> f64 {
                     self.to_f64()
                 }
@@ -599,6 +604,7 @@ macro_rules! complex_element {
                 const DTYPE: DType = DType::$dtype;
                 type Sum = Self;
                 type Mean = Self;
+                type Var = $part;
                 fn to_f64(self) -> f64 {
                     self.re as f64
                 }
@@ -617,6 +623,7 @@ impl Element for Bool {
     const DTYPE: DType = DType::Bool;
     type Sum = i64;
     type Mean = f64;
+    type Var = f64;
     fn to_f64(self) -> f64 {
         self.0.min(1) as f64
     }

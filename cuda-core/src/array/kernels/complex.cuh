@@ -1,6 +1,8 @@
 // The crate's complex types: two parts, real first (num-complex's and NumPy's layout), with
 // the arithmetic, NumPy's lexicographic order, and the math functions expressions call, each
-// written once for both widths (`_cc_cx_*` templates over the part type).
+// written once for both widths (`_cc_cx_*` templates over the part type). Operators and
+// functions are friends of the types, found only for complex arguments (argument-dependent
+// lookup), so they never compete with the built-in ones for other types.
 struct cuda_core_c64;
 struct cuda_core_c128;
 // Which types convert to complex implicitly: the real ones, not the other complex width (a
@@ -11,27 +13,6 @@ template <> struct _cc_real_type<cuda_core_c128> { static const bool value = fal
 template <bool B> struct _cc_if_real {};
 template <> struct _cc_if_real<true> { typedef int type; };
 #define _CC_IF_REAL(R) typename _cc_if_real<_cc_real_type<R>::value>::type = 0
-struct cuda_core_c64 {
-    float re, im;
-    cuda_core_c64() = default;
-    __device__ cuda_core_c64(float r, float i) : re(r), im(i) {}
-    // From any real type (the 16-bit floats through their `float` conversion).
-    template <typename R, _CC_IF_REAL(R)> __device__ cuda_core_c64(R r) : re((float)r), im(0.0f) {}
-    __device__ explicit cuda_core_c64(const cuda_core_c128 &z);
-    // To a real type: the real part, as NumPy's cast of complex to real keeps it.
-    template <typename R> __device__ explicit operator R() const { return (R)re; }
-};
-struct cuda_core_c128 {
-    double re, im;
-    cuda_core_c128() = default;
-    __device__ cuda_core_c128(double r, double i) : re(r), im(i) {}
-    template <typename R, _CC_IF_REAL(R)> __device__ cuda_core_c128(R r) : re((double)r), im(0.0) {}
-    __device__ explicit cuda_core_c128(const cuda_core_c64 &z) : re(z.re), im(z.im) {}
-    template <typename R> __device__ explicit operator R() const { return (R)re; }
-};
-#undef _CC_IF_REAL
-__device__ __forceinline__ cuda_core_c64::cuda_core_c64(const cuda_core_c128 &z) : re((float)z.re), im((float)z.im) {}
-
 template <typename F> struct _cc_cx_of;
 template <> struct _cc_cx_of<float> { typedef cuda_core_c64 type; };
 template <> struct _cc_cx_of<double> { typedef cuda_core_c128 type; };
@@ -60,24 +41,6 @@ template <typename F> __device__ __forceinline__ bool _cc_cx_le(F ar, F ai, F br
     return (ar < br && ai == ai && bi == bi) || (ar == br && ai <= bi);
 }
 
-#define _CC_CX_OPERATORS(Z)                                                                            \
-    __device__ __forceinline__ Z operator+(Z a, Z b) { return _cc_cx_add(a.re, a.im, b.re, b.im); }   \
-    __device__ __forceinline__ Z operator-(Z a, Z b) { return _cc_cx_add(a.re, a.im, -b.re, -b.im); } \
-    __device__ __forceinline__ Z operator*(Z a, Z b) { return _cc_cx_mul(a.re, a.im, b.re, b.im); }   \
-    __device__ __forceinline__ Z operator/(Z a, Z b) { return _cc_cx_div(a.re, a.im, b.re, b.im); }   \
-    __device__ __forceinline__ Z operator-(Z a) { return Z(-a.re, -a.im); }                           \
-    __device__ __forceinline__ Z &operator+=(Z &a, Z b) { return a = a + b; }                         \
-    __device__ __forceinline__ Z &operator*=(Z &a, Z b) { return a = a * b; }                         \
-    __device__ __forceinline__ bool operator==(Z a, Z b) { return a.re == b.re && a.im == b.im; }     \
-    __device__ __forceinline__ bool operator!=(Z a, Z b) { return !(a == b); }                        \
-    __device__ __forceinline__ bool operator!(Z a) { return a.re == 0 && a.im == 0; }                 \
-    __device__ __forceinline__ bool operator<(Z a, Z b) { return _cc_cx_lt(a.re, a.im, b.re, b.im); } \
-    __device__ __forceinline__ bool operator<=(Z a, Z b) { return _cc_cx_le(a.re, a.im, b.re, b.im); }\
-    __device__ __forceinline__ bool operator>(Z a, Z b) { return b < a; }                             \
-    __device__ __forceinline__ bool operator>=(Z a, Z b) { return b <= a; }
-_CC_CX_OPERATORS(cuda_core_c64)
-_CC_CX_OPERATORS(cuda_core_c128)
-#undef _CC_CX_OPERATORS
 
 template <typename F> __device__ __forceinline__ _CC_CX _cc_cx_exp(F x, F y) {
     if (y == (F)0) return _cc_cx(exp(x), y);
@@ -153,44 +116,83 @@ template <typename F> __device__ __forceinline__ _CC_CX _cc_cx_pow(F ar, F ai, F
     return _cc_cx_exp(e.re, e.im);
 }
 
+#define _CC_CX_OPERATORS(Z)                                                                            \
+    friend __device__ __forceinline__ Z operator+(Z a, Z b) { return _cc_cx_add(a.re, a.im, b.re, b.im); }   \
+    friend __device__ __forceinline__ Z operator-(Z a, Z b) { return _cc_cx_add(a.re, a.im, -b.re, -b.im); } \
+    friend __device__ __forceinline__ Z operator*(Z a, Z b) { return _cc_cx_mul(a.re, a.im, b.re, b.im); }   \
+    friend __device__ __forceinline__ Z operator/(Z a, Z b) { return _cc_cx_div(a.re, a.im, b.re, b.im); }   \
+    friend __device__ __forceinline__ Z operator-(Z a) { return Z(-a.re, -a.im); }                           \
+    friend __device__ __forceinline__ Z &operator+=(Z &a, Z b) { return a = a + b; }                         \
+    friend __device__ __forceinline__ Z &operator*=(Z &a, Z b) { return a = a * b; }                         \
+    friend __device__ __forceinline__ bool operator==(Z a, Z b) { return a.re == b.re && a.im == b.im; }     \
+    friend __device__ __forceinline__ bool operator!=(Z a, Z b) { return !(a == b); }                        \
+    friend __device__ __forceinline__ bool operator!(Z a) { return a.re == 0 && a.im == 0; }                 \
+    friend __device__ __forceinline__ bool operator<(Z a, Z b) { return _cc_cx_lt(a.re, a.im, b.re, b.im); } \
+    friend __device__ __forceinline__ bool operator<=(Z a, Z b) { return _cc_cx_le(a.re, a.im, b.re, b.im); }\
+    friend __device__ __forceinline__ bool operator>(Z a, Z b) { return b < a; }                             \
+    friend __device__ __forceinline__ bool operator>=(Z a, Z b) { return b <= a; }
 #define _CC_CX_FUNCTIONS(Z, F)                                                                              \
-    __device__ __forceinline__ F _cc_abs(Z z) { return hypot(z.re, z.im); }                                 \
-    __device__ __forceinline__ F _cc_angle(Z z) { return atan2(z.im, z.re); }                               \
-    __device__ __forceinline__ F _cc_real(Z z) { return z.re; }                                             \
-    __device__ __forceinline__ F _cc_imag(Z z) { return z.im; }                                             \
-    __device__ __forceinline__ Z _cc_conj(Z z) { return Z(z.re, -z.im); }                                   \
-    __device__ __forceinline__ Z exp(Z z) { return _cc_cx_exp(z.re, z.im); }                                \
-    __device__ __forceinline__ Z exp2(Z z) { return _cc_cx_exp(z.re * (F)0.6931471805599453, z.im * (F)0.6931471805599453); }        \
-    __device__ __forceinline__ Z expm1(Z z) { return _cc_cx_expm1(z.re, z.im); }                            \
-    __device__ __forceinline__ Z log(Z z) { return _cc_cx_log(z.re, z.im); }                                \
-    __device__ __forceinline__ Z log2(Z z) { Z l = log(z); return Z(l.re / (F)0.6931471805599453, l.im / (F)0.6931471805599453); }    \
-    __device__ __forceinline__ Z log10(Z z) { Z l = log(z); return Z(l.re / (F)2.302585092994046, l.im / (F)2.302585092994046); } \
-    __device__ __forceinline__ Z log1p(Z z) { return _cc_cx_log1p(z.re, z.im); }                            \
-    __device__ __forceinline__ Z sqrt(Z z) { return _cc_cx_sqrt(z.re, z.im); }                              \
-    __device__ __forceinline__ Z sinh(Z z) { return _cc_cx_sinh(z.re, z.im); }                              \
-    __device__ __forceinline__ Z cosh(Z z) { return _cc_cx_cosh(z.re, z.im); }                              \
-    __device__ __forceinline__ Z tanh(Z z) { return _cc_cx_tanh(z.re, z.im); }                              \
-    __device__ __forceinline__ Z asinh(Z z) { return _cc_cx_asinh(z.re, z.im); }                            \
-    __device__ __forceinline__ Z acosh(Z z) { return _cc_cx_acosh(z.re, z.im); }                            \
-    __device__ __forceinline__ Z atanh(Z z) { return _cc_cx_atanh(z.re, z.im); }                            \
+    friend __device__ __forceinline__ F _cc_abs(Z z) { return hypot(z.re, z.im); }                                 \
+    friend __device__ __forceinline__ F _cc_angle(Z z) { return atan2(z.im, z.re); }                               \
+    friend __device__ __forceinline__ F _cc_real(Z z) { return z.re; }                                             \
+    friend __device__ __forceinline__ F _cc_imag(Z z) { return z.im; }                                             \
+    friend __device__ __forceinline__ Z _cc_conj(Z z) { return Z(z.re, -z.im); }                                   \
+    friend __device__ __forceinline__ Z exp(Z z) { return _cc_cx_exp(z.re, z.im); }                                \
+    friend __device__ __forceinline__ Z exp2(Z z) { return _cc_cx_exp(z.re * (F)0.6931471805599453, z.im * (F)0.6931471805599453); }        \
+    friend __device__ __forceinline__ Z expm1(Z z) { return _cc_cx_expm1(z.re, z.im); }                            \
+    friend __device__ __forceinline__ Z log(Z z) { return _cc_cx_log(z.re, z.im); }                                \
+    friend __device__ __forceinline__ Z log2(Z z) { Z l = log(z); return Z(l.re / (F)0.6931471805599453, l.im / (F)0.6931471805599453); }    \
+    friend __device__ __forceinline__ Z log10(Z z) { Z l = log(z); return Z(l.re / (F)2.302585092994046, l.im / (F)2.302585092994046); } \
+    friend __device__ __forceinline__ Z log1p(Z z) { return _cc_cx_log1p(z.re, z.im); }                            \
+    friend __device__ __forceinline__ Z sqrt(Z z) { return _cc_cx_sqrt(z.re, z.im); }                              \
+    friend __device__ __forceinline__ Z sinh(Z z) { return _cc_cx_sinh(z.re, z.im); }                              \
+    friend __device__ __forceinline__ Z cosh(Z z) { return _cc_cx_cosh(z.re, z.im); }                              \
+    friend __device__ __forceinline__ Z tanh(Z z) { return _cc_cx_tanh(z.re, z.im); }                              \
+    friend __device__ __forceinline__ Z asinh(Z z) { return _cc_cx_asinh(z.re, z.im); }                            \
+    friend __device__ __forceinline__ Z acosh(Z z) { return _cc_cx_acosh(z.re, z.im); }                            \
+    friend __device__ __forceinline__ Z atanh(Z z) { return _cc_cx_atanh(z.re, z.im); }                            \
     /* sin z = -i sinh(iz), and so on: the circular functions from the hyperbolic ones. */                  \
-    __device__ __forceinline__ Z sin(Z z) { Z r = _cc_cx_sinh(-z.im, z.re); return Z(r.im, -r.re); }        \
-    __device__ __forceinline__ Z cos(Z z) { return _cc_cx_cosh(-z.im, z.re); }                              \
-    __device__ __forceinline__ Z tan(Z z) { Z r = _cc_cx_tanh(-z.im, z.re); return Z(r.im, -r.re); }        \
-    __device__ __forceinline__ Z asin(Z z) { Z r = _cc_cx_asinh(-z.im, z.re); return Z(r.im, -r.re); }      \
-    __device__ __forceinline__ Z atan(Z z) { Z r = _cc_cx_atanh(-z.im, z.re); return Z(r.im, -r.re); }      \
-    __device__ __forceinline__ Z acos(Z z) { Z r = asin(z); return Z((F)1.5707963267948966 - r.re, -r.im); }            \
-    __device__ __forceinline__ Z rint(Z z) { return Z(rint(z.re), rint(z.im)); }                            \
-    __device__ __forceinline__ Z _cc_sign(Z z) {                                                            \
+    friend __device__ __forceinline__ Z sin(Z z) { Z r = _cc_cx_sinh(-z.im, z.re); return Z(r.im, -r.re); }        \
+    friend __device__ __forceinline__ Z cos(Z z) { return _cc_cx_cosh(-z.im, z.re); }                              \
+    friend __device__ __forceinline__ Z tan(Z z) { Z r = _cc_cx_tanh(-z.im, z.re); return Z(r.im, -r.re); }        \
+    friend __device__ __forceinline__ Z asin(Z z) { Z r = _cc_cx_asinh(-z.im, z.re); return Z(r.im, -r.re); }      \
+    friend __device__ __forceinline__ Z atan(Z z) { Z r = _cc_cx_atanh(-z.im, z.re); return Z(r.im, -r.re); }      \
+    friend __device__ __forceinline__ Z acos(Z z) { Z r = asin(z); return Z((F)1.5707963267948966 - r.re, -r.im); }            \
+    friend __device__ __forceinline__ Z rint(Z z) { return Z(rint(z.re), rint(z.im)); }                            \
+    friend __device__ __forceinline__ Z _cc_sign(Z z) {                                                            \
         if (z.re != z.re || z.im != z.im) return Z((F)(0.0 / 0.0), (F)(0.0 / 0.0));                                         \
         F m = hypot(z.re, z.im);                                                                            \
         return m == (F)0 ? Z((F)0, (F)0) : Z(z.re / m, z.im / m);                                           \
     }                                                                                                       \
-    __device__ __forceinline__ Z _cc_reciprocal(Z z) { return _cc_cx_div((F)1, (F)0, z.re, z.im); }        \
-    __device__ __forceinline__ Z _cc_pow(Z a, Z b) { return _cc_cx_pow(a.re, a.im, b.re, b.im); }           \
-    __device__ __forceinline__ bool _cc_isinf(Z z) { return isinf(z.re) || isinf(z.im); }                   \
-    __device__ __forceinline__ bool _cc_isfinite(Z z) { return isfinite(z.re) && isfinite(z.im); }
-_CC_CX_FUNCTIONS(cuda_core_c64, float)
-_CC_CX_FUNCTIONS(cuda_core_c128, double)
+    friend __device__ __forceinline__ Z _cc_reciprocal(Z z) { return _cc_cx_div((F)1, (F)0, z.re, z.im); }        \
+    friend __device__ __forceinline__ Z _cc_pow(Z a, Z b) { return _cc_cx_pow(a.re, a.im, b.re, b.im); }           \
+    friend __device__ __forceinline__ bool _cc_isinf(Z z) { return isinf(z.re) || isinf(z.im); }                   \
+    friend __device__ __forceinline__ bool _cc_isfinite(Z z) { return isfinite(z.re) && isfinite(z.im); }
+
+struct cuda_core_c64 {
+    float re, im;
+    cuda_core_c64() = default;
+    __device__ cuda_core_c64(float r, float i) : re(r), im(i) {}
+    // From any real type (the 16-bit floats through their `float` conversion).
+    template <typename R, _CC_IF_REAL(R)> __device__ cuda_core_c64(R r) : re((float)r), im(0.0f) {}
+    __device__ explicit cuda_core_c64(const cuda_core_c128 &z);
+    // To a real type: the real part, as NumPy's cast of complex to real keeps it.
+    template <typename R> __device__ explicit operator R() const { return (R)re; }
+    _CC_CX_OPERATORS(cuda_core_c64)
+    _CC_CX_FUNCTIONS(cuda_core_c64, float)
+};
+struct cuda_core_c128 {
+    double re, im;
+    cuda_core_c128() = default;
+    __device__ cuda_core_c128(double r, double i) : re(r), im(i) {}
+    template <typename R, _CC_IF_REAL(R)> __device__ cuda_core_c128(R r) : re((double)r), im(0.0) {}
+    __device__ explicit cuda_core_c128(const cuda_core_c64 &z) : re(z.re), im(z.im) {}
+    template <typename R> __device__ explicit operator R() const { return (R)re; }
+    _CC_CX_OPERATORS(cuda_core_c128)
+    _CC_CX_FUNCTIONS(cuda_core_c128, double)
+};
+#undef _CC_IF_REAL
+#undef _CC_CX_OPERATORS
 #undef _CC_CX_FUNCTIONS
+__device__ __forceinline__ cuda_core_c64::cuda_core_c64(const cuda_core_c128 &z) : re((float)z.re), im((float)z.im) {}
 #undef _CC_CX

@@ -120,10 +120,34 @@ __device__ __forceinline__ double cc_variance(const cc_moments a, const double d
     const double dof = a.n - ddof;
     return a.m2 / (dof > 0.0 ? dof : 0.0);
 }
+// The same for complex values: a complex mean, and squared distances |x - mean|^2 (NumPy's
+// complex variance, the real parts' plus the imaginary parts').
+struct cc_cmoments { double n; double re; double im; double m2; };
+__device__ __forceinline__ cc_cmoments cc_no_cmoments() { cc_cmoments r; r.n = 0.0; r.re = 0.0; r.im = 0.0; r.m2 = 0.0; return r; }
+template <typename Z> __device__ __forceinline__ cc_cmoments cc_cmoment(const Z z) { cc_cmoments r; r.n = 1.0; r.re = (double)z.re; r.im = (double)z.im; r.m2 = 0.0; return r; }
+template <typename Z> __device__ __forceinline__ cc_cmoments cc_nan_cmoment(const Z z) { return cc_isnan(z) ? cc_no_cmoments() : cc_cmoment(z); }
+__device__ __forceinline__ cc_cmoments cc_ccombine(const cc_cmoments a, const cc_cmoments b) {
+    if (a.n == 0.0) return b;
+    if (b.n == 0.0) return a;
+    cc_cmoments r;
+    r.n = a.n + b.n;
+    const double dr = b.re - a.re, di = b.im - a.im, f = b.n / r.n;
+    r.re = a.re + dr * f;
+    r.im = a.im + di * f;
+    r.m2 = a.m2 + b.m2 + (dr * dr + di * di) * (a.n * f);
+    return r;
+}
+__device__ __forceinline__ double cc_cvariance(const cc_cmoments a, const double ddof) {
+    const double dof = a.n - ddof;
+    return a.m2 / (dof > 0.0 ? dof : 0.0);
+}
 "#;
 
 /// Bytes of `cc_moments`: three doubles.
 const MOMENTS_SIZE: usize = 24;
+
+/// Bytes of `cc_cmoments`: four doubles.
+const COMPLEX_MOMENTS_SIZE: usize = 32;
 
 /// Bytes of `cc_arg<V>` for every `V` of at most 8 bytes: the value padded to 8, the index.
 const ARG_SIZE: usize = 16;
@@ -195,6 +219,11 @@ impl Op {
     fn is_arg(self) -> bool {
         matches!(self, Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin)
     }
+
+    /// Whether it orders values (the extremes and their indices).
+    fn orders(self) -> bool {
+        !self.has_identity()
+    }
 }
 
 /// What a reduction's map reads: its input parameters, the C++ value of one element (of
@@ -214,6 +243,12 @@ fn array_map(input: DType) -> (String, [u32; 0]) {
 /// The reduction of `op` over values of type `input` read by `map`, giving `output` values:
 /// kernels are made once per operation, type and map.
 fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<Arc<ReductionKernel>> {
+    if input.is_complex() && op.orders() {
+        return Err(Error::NotSupported(format!(
+            "{} of {input} (NumPy orders complex values lexicographically; take real, imag or abs first)",
+            op.name()
+        )));
+    }
     let mut key = vec![op as u32, input as u32];
     key.extend_from_slice(map.key);
     kernel(KernelKey::Encoded("reduction", key), || {
@@ -279,6 +314,20 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             "0",
             "long long".to_string(),
         ),
+        Op::Var | Op::Std | Op::NanMean if input.is_complex() => (
+            match op {
+                Op::NanMean => format!("cc_nan_cmoment{x}"),
+                _ => format!("cc_cmoment{x}"),
+            },
+            "cc_ccombine(a, b)",
+            match op {
+                Op::Var => "y = cc_cvariance(a, ddof)",
+                Op::Std => "y = sqrt(cc_cvariance(a, ddof))",
+                _ => "y = a.n > 0.0 ? _type_y(a.re, a.im) : _type_y(cc_nan(), cc_nan())",
+            },
+            "cc_no_cmoments()",
+            "cc_cmoments".to_string(),
+        ),
         Op::Var | Op::Std | Op::NanMean => (
             match op {
                 Op::NanMean => format!("cc_nan_moment{x}"),
@@ -336,8 +385,18 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}{}", map.prelude))
             .with_struct_reduce_type(&reduce_type, ARG_SIZE),
         (_, true) => reduction
-            .with_prelude(&format!("{PRELUDE}{}", map.prelude))
-            .with_struct_reduce_type(&reduce_type, MOMENTS_SIZE),
+            .with_prelude(&format!(
+                "typedef {} _type_y;\n{PRELUDE}{}",
+                output.c_name(),
+                map.prelude
+            ))
+            .with_struct_reduce_type(
+                &reduce_type,
+                match input.is_complex() {
+                    true => COMPLEX_MOMENTS_SIZE,
+                    false => MOMENTS_SIZE,
+                },
+            ),
         _ => reduction.with_prelude(&format!("{PRELUDE}{}", map.prelude)),
     })
 }
@@ -579,12 +638,12 @@ macro_rules! moments {
         impl<T: Element> DeviceArray<T> {
             $(
                 $(#[$doc])*
-                pub fn $whole(&self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $whole(&self, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce(self, Op::$op, None, false, ddof as f64)
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(&self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $along(&self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce(self, Op::$op, Some(&axes.into()), keepdims, ddof as f64)
                 }
             )*
@@ -593,12 +652,12 @@ macro_rules! moments {
         impl<'a, T: Scalars> Expr<'a, T> {
             $(
                 $(#[$doc])*
-                pub fn $whole(self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $whole(self, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce_expr(self, Op::$op, None, false, ddof as f64)
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $along(self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce_expr(self, Op::$op, Some(&axes.into()), keepdims, ddof as f64)
                 }
             )*
@@ -607,8 +666,9 @@ macro_rules! moments {
 }
 
 moments! {
-    /// The variance of every element, `sum((x - mean)^2) / (n - ddof)`, a 0-d array of
-    /// [`Element::Mean`] (NumPy's `var(ddof=...)`; NaN when `n - ddof <= 0` and every element is
+    /// The variance of every element, `sum(|x - mean|^2) / (n - ddof)`, a 0-d array of
+    /// [`Element::Var`] (real for complex elements: the real parts' variance plus the imaginary
+    /// parts'; NumPy's `var(ddof=...)`; NaN when `n - ddof <= 0` and every element is
     /// equal, else inf, as NumPy divides by `max(n - ddof, 0)`).
     ///
     /// One pass over memory: each thread keeps a count, a mean and a sum of squared
@@ -953,7 +1013,8 @@ mod tests {
     fn output_of<T: Element>(op: Op) -> DType {
         match op {
             Op::Sum | Op::Prod | Op::NanSum => <T::Sum as Element>::DTYPE,
-            Op::Mean | Op::Var | Op::Std | Op::NanMean => <T::Mean as Element>::DTYPE,
+            Op::Mean | Op::NanMean => <T::Mean as Element>::DTYPE,
+            Op::Var | Op::Std => <T::Var as Element>::DTYPE,
             Op::Max | Op::Min | Op::NanMax | Op::NanMin => T::DTYPE,
             Op::All | Op::Any => DType::Bool,
             Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin | Op::CountNonzero => DType::I64,
@@ -1040,6 +1101,16 @@ mod tests {
                 key: &key,
                 prelude: "",
             };
+            if T::DTYPE.is_complex() && op.orders() {
+                let refused = kernel_for(op, T::DTYPE, output, &map);
+                assert!(
+                    matches!(refused, Err(Error::NotSupported(_))),
+                    "{} of {}",
+                    op.name(),
+                    T::DTYPE
+                );
+                continue;
+            }
             let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let mut signature = vec![ArgType::Array(T::DTYPE)];
             if op.is_arg() {
@@ -1064,7 +1135,7 @@ mod tests {
     fn every_reduction_compiles_for_every_element_type() {
         // One thread per element type: NVRTC compiles concurrently, and this is the longest
         // test of the crate on one thread.
-        let types: [fn(); 13] = [
+        let types: [fn(); 15] = [
             compiles_for::<Bool>,
             compiles_for::<i8>,
             compiles_for::<i16>,
@@ -1078,6 +1149,8 @@ mod tests {
             compiles_for::<half::bf16>,
             compiles_for::<f32>,
             compiles_for::<f64>,
+            compiles_for::<num_complex::Complex<f32>>,
+            compiles_for::<num_complex::Complex<f64>>,
         ];
         std::thread::scope(|scope| {
             for compile in types {
@@ -1094,5 +1167,18 @@ mod tests {
         assert_eq!(<<half::f16 as Element>::Sum as Element>::DTYPE, DType::F16);
         assert_eq!(<<i32 as Element>::Mean as Element>::DTYPE, DType::F64);
         assert_eq!(<<f32 as Element>::Mean as Element>::DTYPE, DType::F32);
+        type C64 = num_complex::Complex<f32>;
+        assert_eq!(<<C64 as Element>::Sum as Element>::DTYPE, DType::C64);
+        assert_eq!(<<C64 as Element>::Mean as Element>::DTYPE, DType::C64);
+        assert_eq!(
+            <<C64 as Element>::Var as Element>::DTYPE,
+            DType::F32,
+            "var of complex is real"
+        );
+        assert_eq!(
+            <<num_complex::Complex<f64> as Element>::Var as Element>::DTYPE,
+            DType::F64
+        );
+        assert_eq!(<<i8 as Element>::Var as Element>::DTYPE, DType::F64);
     }
 }
