@@ -1972,6 +1972,44 @@ mod tests {
     }
 
     #[test]
+    fn complex_operations_numpy_refuses_are_errors() {
+        type C64 = num_complex::Complex<f32>;
+        let refused = [
+            checked(&value::<C64>(1).floor()),
+            checked(&value::<C64>(1).ceil()),
+            checked(&value::<C64>(1).trunc()),
+            checked(&value::<C64>(1).cbrt()),
+            checked(&value::<C64>(1).signbit()),
+            checked(&(value::<C64>(1) * 2.0).signbit()),
+            checked(&value::<C64>(1).arctan2(value::<f32>(1))),
+            checked(&value::<f64>(1).hypot(value::<C64>(1))),
+            checked(&value::<C64>(1).copysign(1.0)),
+            checked(&value::<C64>(1).fmod(value::<C64>(1))),
+            checked(&value::<C64>(1).floor_divide(2)),
+            checked(&value::<i8>(1).remainder(value::<C64>(1))),
+        ];
+        for result in refused {
+            assert!(
+                matches!(result, Err(Error::InvalidValue(ref m)) if m.contains("complex")),
+                "{result:?}"
+            );
+        }
+        let allowed = [
+            checked(&value::<C64>(1).sqrt()),
+            checked(&(value::<C64>(1) + value::<f64>(2)).exp()),
+            checked(&value::<C64>(1).abs().floor()),
+            checked(&value::<C64>(1).real().signbit()),
+            checked(&value::<f32>(1).signbit()),
+            checked(&value::<C64>(1).lt(value::<C64>(2))),
+            checked(&value::<C64>(1).logical_and(value::<C64>(2))),
+            checked(&value::<C64>(1).pow(value::<C64>(2))),
+        ];
+        for result in allowed {
+            assert!(result.is_ok(), "{result:?}");
+        }
+    }
+
+    #[test]
     fn bool_arithmetic_follows_numpy() {
         let b = || value::<Bool>(1);
         // NumPy has no bool loop for these: int8 (np.square, np.reciprocal, np.power, //, %,

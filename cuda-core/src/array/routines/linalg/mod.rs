@@ -213,6 +213,12 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// (cuBLAS `dot`; real types, so nothing is conjugated). [`Error::InvalidValue`] when their
     /// sizes differ.
     pub fn vdot(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        if T::DTYPE.is_complex() {
+            return Err(Error::NotSupported(format!(
+                "vdot of {} (NumPy conjugates the first operand; use conj and dot)",
+                T::DTYPE
+            )));
+        }
         if self.len() != other.len() {
             return Err(Error::InvalidValue(format!(
                 "vdot: the arrays have {} and {} elements (shapes {:?} and {:?})",
@@ -262,6 +268,12 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// a vector, an order other than `Default` beyond two dimensions) is
     /// [`Error::InvalidValue`]. `Inf`/`NegInf` of an empty vector are errors, as in NumPy.
     pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<T>> {
+        if T::DTYPE.is_complex() {
+            return Err(Error::NotSupported(format!(
+                "linalg_norm of {} (its norm is real; take abs first)",
+                T::DTYPE
+            )));
+        }
         match norm_kind(self.ndim(), ord)? {
             NormKind::Euclidean => euclidean(&flat(self)?),
             NormKind::SumAbs => magnitude(self).eval()?.sum(),
