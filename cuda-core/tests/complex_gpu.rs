@@ -198,6 +198,20 @@ fn promotion_and_arithmetic_follow_numpy() {
     let scaled: DeviceArray<C64> = (2.5 * &a - 1).eval().unwrap();
     let expected: Vec<C128> = a64.iter().map(|z| z * 2.5 - 1.0).collect();
     assert_close("weak scalars keep c64", &scaled, &expected, eps32);
+    // A complex scalar is weak too: with f32 it gives c64, with an integer c128 (NumPy 2).
+    let rotated: DeviceArray<C64> = (&r32 * C64::new(0.0, 1.0) + &a).eval().unwrap();
+    let expected: Vec<C128> = a64.iter().zip(&r).map(|(z, x)| z + C128::new(0.0, *x)).collect();
+    assert_close("f32 * 1j is c64", &rotated, &expected, eps32);
+    let shifted: DeviceArray<C128> = (C128::new(1.0, -2.0) - &ints).eval().unwrap();
+    let expected: Vec<C128> = (0..257).map(|i| C128::new(1.0 - (i as f64 - 128.0), -2.0)).collect();
+    assert_close("(1-2j) - i32 is c128", &shifted, &expected, 0.0);
+    let picked: DeviceArray<C64> = cuda_core::where_(&flags, &a, C64::new(0.0, -1.0)).eval().unwrap();
+    let expected: Vec<C128> = a64
+        .iter()
+        .enumerate()
+        .map(|(i, z)| if i % 3 == 0 { *z } else { C128::new(0.0, -1.0) })
+        .collect();
+    assert_close("where with a complex scalar arm", &picked, &expected, 0.0);
     let power: DeviceArray<C128> = (&b).pow(&b).eval().unwrap();
     let expected: Vec<C128> = b_host.iter().map(|z| z.powc(*z)).collect();
     assert_close("z ** z", &power, &expected, 1e3 * eps64);

@@ -853,10 +853,24 @@ fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
     let w = DeviceArray::full(&stream, 3, Complex::new(1.5f64, -2.0))?;
     let x = DeviceArray::<f32>::zeros(&stream, 3)?;
     let y: DeviceArray<Complex<f32>> = (&z + &x).eval()?;
-    ((&z).abs(), (&z).angle(), (&z).conj(), (&z + 1.0).real(), (&z * 2.0).imag());
+    (
+        (&z).abs(),
+        (&z).angle(),
+        (&z).conj(),
+        (&z + 1.0).real(),
+        (&z * 2.0).imag(),
+    );
     let (re, im): (DeviceArray<f32>, DeviceArray<f32>) = (z.real(), z.imag());
     z.imag().fill(0.0)?;
-    ((&z).exp(), (&z).log(), (&z).sqrt(), (&z).sin(), (&z).arctanh(), (&z).isnan(), (&z).isfinite());
+    (
+        (&z).exp(),
+        (&z).log(),
+        (&z).sqrt(),
+        (&z).sin(),
+        (&z).arctanh(),
+        (&z).isnan(),
+        (&z).isfinite(),
+    );
     ((&w).eq(&z), (&z).eq(&w), (&z).lt(&w));
     (&z).floor().eval();
     (z.sum()?, z.prod()?, z.mean()?, z.var(0)?);

@@ -17,7 +17,9 @@
 //! | two floats | the wider |
 //!
 //! Scalars are weak, as in NumPy 2 (NEP 50): a Rust float scalar takes the array's type if that
-//! is a float (`2.0 * &x` with `x: f32` is `f32`), else `f64`; an integer scalar takes the
+//! is a float or complex (`2.0 * &x` with `x: f32` is `f32`), else `f64`; a complex scalar
+//! (`Complex<f32>` or `Complex<f64>`) gives the complex type of the array's precision
+//! ([`DType::with_complex_scalar`]); an integer scalar takes the
 //! array's type (`bool` arrays: `i64`). See [`DType::with_float_scalar`] and
 //! [`DType::with_int_scalar`]. An integer scalar must fit the integer type it takes (`&x + 300`
 //! with `x: u8`, or `&x - (-1)`, is an [`InvalidValue`](crate::Error::InvalidValue) error when
@@ -281,6 +283,16 @@ impl DType {
             self
         } else {
             DType::F64
+        }
+    }
+
+    /// The type of an array of this type combined with a complex scalar (NEP 50: weak scalar):
+    /// complex types keep theirs, `f16`, `bf16` and `f32` give `c64`, the others `c128`.
+    pub fn with_complex_scalar(self) -> DType {
+        match self {
+            DType::C64 | DType::C128 => self,
+            DType::F16 | DType::BF16 | DType::F32 => DType::C64,
+            _ => DType::C128,
         }
     }
 
@@ -699,6 +711,15 @@ mod tests {
         assert_eq!(U8.with_int_scalar(), U8);
         assert_eq!(DType::Bool.with_int_scalar(), I64);
         assert_eq!(DType::Bool.with_float_scalar(), F64);
+        // NumPy 2: `x * 1j` is complex64 for float16 and float32 arrays, complex128 otherwise.
+        assert_eq!(F16.with_complex_scalar(), DType::C64);
+        assert_eq!(F32.with_complex_scalar(), DType::C64);
+        assert_eq!(F64.with_complex_scalar(), DType::C128);
+        assert_eq!(I8.with_complex_scalar(), DType::C128);
+        assert_eq!(DType::Bool.with_complex_scalar(), DType::C128);
+        assert_eq!(DType::C64.with_complex_scalar(), DType::C64);
+        assert_eq!(DType::C64.with_float_scalar(), DType::C64);
+        assert_eq!(DType::C128.with_int_scalar(), DType::C128);
         assert_eq!(I8.float_result(), F16);
         assert_eq!(U16.float_result(), F32);
         assert_eq!(I64.float_result(), F64);

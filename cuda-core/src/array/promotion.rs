@@ -4,10 +4,11 @@
 //! [`DType::quotient_result`](crate::DType::quotient_result) and [`DType::arithmetic_result`](crate::DType::arithmetic_result)
 //! (tests check every pair).
 //!
-//! Scalars: a Rust scalar of a concrete type (`i8`..`u64`, `f32`, `f64`, `f16`, `bf16`) is
+//! Scalars: a Rust scalar of a concrete type (`i8`..`u64`, `f32`, `f64`, `f16`, `bf16`,
+//! `Complex<f32>`, `Complex<f64>`) is
 //! weak like a Python scalar of its kind in NumPy 2 (NEP 50), not strong like a NumPy scalar of
 //! that type: an integer scalar combines as [`Scalars::WithInt`], a float scalar as
-//! [`Scalars::WithFloat`], whatever its width. The choice keeps `&x * 0.5f64` of an `f32` (or
+//! [`Scalars::WithFloat`], a complex one as [`Scalars::WithComplex`], whatever its width. The choice keeps `&x * 0.5f64` of an `f32` (or
 //! `f16`) array in the array's type, as the same code in Python keeps it, and makes the Rust
 //! type of a scalar variable irrelevant to the result type; an integer scalar out of the range
 //! of the type it takes is an error when the expression runs.
@@ -30,6 +31,8 @@ pub trait Scalars: Element {
     type WithFloat: Element + Scalars;
     /// With an integer scalar ([`DType::with_int_scalar`](crate::DType::with_int_scalar)).
     type WithInt: Element + Scalars;
+    /// With a complex scalar ([`DType::with_complex_scalar`](crate::DType::with_complex_scalar)).
+    type WithComplex: Element + Scalars;
     /// Of `sqrt`, `exp`, ... ([`DType::float_result`](crate::DType::float_result)).
     type Float: Element + Scalars;
     /// Of true division `/` ([`DType::quotient_result`](crate::DType::quotient_result)).
@@ -85,11 +88,12 @@ promote_table! {
 }
 
 macro_rules! scalars {
-    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty, $quotient:ty, $arithmetic:ty, $real:ty, $angle:ty;)*) => {
+    ($($t:ty => $float_scalar:ty, $int_scalar:ty, $float:ty, $quotient:ty, $arithmetic:ty, $real:ty, $angle:ty, $complex_scalar:ty;)*) => {
         $(
             impl Scalars for $t {
                 type WithFloat = $float_scalar;
                 type WithInt = $int_scalar;
+                type WithComplex = $complex_scalar;
                 type Float = $float;
                 type Quotient = $quotient;
                 type Arithmetic = $arithmetic;
@@ -105,6 +109,7 @@ macro_rules! scalars {
                 let dtype: crate::array::dtype::DType = <$t as Element>::DTYPE;
                 assert_eq!(<<$t as Scalars>::WithFloat as Element>::DTYPE, dtype.with_float_scalar());
                 assert_eq!(<<$t as Scalars>::WithInt as Element>::DTYPE, dtype.with_int_scalar());
+                assert_eq!(<<$t as Scalars>::WithComplex as Element>::DTYPE, dtype.with_complex_scalar());
                 assert_eq!(<<$t as Scalars>::Float as Element>::DTYPE, dtype.float_result());
                 assert_eq!(<<$t as Scalars>::Quotient as Element>::DTYPE, dtype.quotient_result());
                 assert_eq!(<<$t as Scalars>::Arithmetic as Element>::DTYPE, dtype.arithmetic_result());
@@ -116,21 +121,21 @@ macro_rules! scalars {
 }
 
 scalars! {
-    Bool => f64, i64, half::f16, f64, i8, Bool, half::f16;
-    i8 => f64, i8, half::f16, f64, i8, i8, half::f16;
-    i16 => f64, i16, f32, f64, i16, i16, f32;
-    i32 => f64, i32, f64, f64, i32, i32, f64;
-    i64 => f64, i64, f64, f64, i64, i64, f64;
-    u8 => f64, u8, half::f16, f64, u8, u8, half::f16;
-    u16 => f64, u16, f32, f64, u16, u16, f32;
-    u32 => f64, u32, f64, f64, u32, u32, f64;
-    u64 => f64, u64, f64, f64, u64, u64, f64;
-    half::f16 => half::f16, half::f16, half::f16, half::f16, half::f16, half::f16, half::f16;
-    half::bf16 => half::bf16, half::bf16, half::bf16, half::bf16, half::bf16, half::bf16, half::bf16;
-    f32 => f32, f32, f32, f32, f32, f32, f32;
-    f64 => f64, f64, f64, f64, f64, f64, f64;
-    C64 => C64, C64, C64, C64, C64, f32, f32;
-    C128 => C128, C128, C128, C128, C128, f64, f64;
+    Bool => f64, i64, half::f16, f64, i8, Bool, half::f16, C128;
+    i8 => f64, i8, half::f16, f64, i8, i8, half::f16, C128;
+    i16 => f64, i16, f32, f64, i16, i16, f32, C128;
+    i32 => f64, i32, f64, f64, i32, i32, f64, C128;
+    i64 => f64, i64, f64, f64, i64, i64, f64, C128;
+    u8 => f64, u8, half::f16, f64, u8, u8, half::f16, C128;
+    u16 => f64, u16, f32, f64, u16, u16, f32, C128;
+    u32 => f64, u32, f64, f64, u32, u32, f64, C128;
+    u64 => f64, u64, f64, f64, u64, u64, f64, C128;
+    half::f16 => half::f16, half::f16, half::f16, half::f16, half::f16, half::f16, half::f16, C64;
+    half::bf16 => half::bf16, half::bf16, half::bf16, half::bf16, half::bf16, half::bf16, half::bf16, C64;
+    f32 => f32, f32, f32, f32, f32, f32, f32, C64;
+    f64 => f64, f64, f64, f64, f64, f64, f64, C128;
+    C64 => C64, C64, C64, C64, C64, f32, f32, C64;
+    C128 => C128, C128, C128, C128, C128, f64, f64, C128;
 }
 
 /// Element types of bitwise operations: integers and [`Bool`].

@@ -46,6 +46,8 @@ use crate::error::{Error, Result};
 pub(crate) enum ScalarValue {
     Float(f64),
     Int(ExactInt),
+    /// A complex scalar: real and imaginary parts.
+    Complex(f64, f64),
 }
 
 impl ScalarValue {
@@ -614,6 +616,8 @@ weak_scalars! {
     f64 => WithFloat, ScalarValue::Float;
     half::f16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
     half::bf16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
+    num_complex::Complex<f32> => WithComplex, |v| ScalarValue::Complex(v.re.into(), v.im.into());
+    num_complex::Complex<f64> => WithComplex, |v| ScalarValue::Complex(v.re, v.im);
 }
 
 /// `op` of `left` with `rhs` (any [`Rhs`]), of type `R`.
@@ -680,7 +684,22 @@ macro_rules! scalar_first_arms {
     };
 }
 
-scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
+scalar_first_arms!(
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16,
+    num_complex::Complex<f32>,
+    num_complex::Complex<f64>
+);
 
 impl<'a, T: Element> Expr<'a, T> {
     #[inline(always)]
@@ -1372,12 +1391,13 @@ fn kernel_arg<'o>(operand: &Operand<'o>) -> Result<Arg<'o>> {
 
 /// A scalar as a kernel argument of type `dtype` (integers checked by [`check_scalars`]).
 fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
-    let float = match value {
-        ScalarValue::Float(f) => f,
-        ScalarValue::Int(i) => i.get() as f64,
+    let (float, imaginary) = match value {
+        ScalarValue::Float(f) => (f, 0.0),
+        ScalarValue::Int(i) => (i.get() as f64, 0.0),
+        ScalarValue::Complex(re, im) => (re, im),
     };
     let int = match value {
-        ScalarValue::Float(f) => f as i128,
+        ScalarValue::Float(f) | ScalarValue::Complex(f, _) => f as i128,
         ScalarValue::Int(i) => i.get(),
     };
     match dtype {
@@ -1393,8 +1413,8 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
         DType::F16 => Arg::scalar(f16_from_f64(float)),
         DType::BF16 => Arg::scalar(bf16_from_f64(float)),
         DType::F32 => Arg::scalar(float as f32),
-        DType::C64 => Arg::scalar(num_complex::Complex::new(float as f32, 0.0)),
-        DType::C128 => Arg::scalar(num_complex::Complex::new(float, 0.0)),
+        DType::C64 => Arg::scalar(num_complex::Complex::new(float as f32, imaginary as f32)),
+        DType::C128 => Arg::scalar(num_complex::Complex::new(float, imaginary)),
         _ => Arg::scalar(float),
     }
 }
@@ -2127,6 +2147,22 @@ mod tests {
                 .dtype(),
             DType::I64
         );
+        assert_eq!(
+            scalar_arg(DType::C64, ScalarValue::Complex(1.0, -2.0)).arg_type(),
+            crate::array::ArgType::Scalar(DType::C64)
+        );
+        assert_eq!(
+            scalar_arg(DType::C128, ScalarValue::Float(0.5)).arg_type(),
+            crate::array::ArgType::Scalar(DType::C128)
+        );
+        // A complex scalar is weak: the array's precision, complex.
+        type C64 = num_complex::Complex<f32>;
+        let e = value::<f32>(1) * num_complex::Complex::new(0.0f64, 1.0);
+        assert_eq!(e.dtype(), DType::C64);
+        assert!(
+            matches!(e.operands.as_slice()[1], Operand::Scalar(DType::C64, ScalarValue::Complex(re, im)) if re == 0.0 && im == 1.0)
+        );
+        assert_eq!((value::<i8>(1) + C64::new(1.0, 0.0)).dtype(), DType::C128);
     }
 
     fn bin(op: BinaryOp, a: Node, b: Node) -> Node {
