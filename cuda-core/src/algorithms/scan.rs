@@ -666,6 +666,7 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
             "scan: the output must be compact and hold every element".into(),
         ));
     }
+    real_elements("scan", &[I::DTYPE, O::DTYPE])?;
     let mut encoding = vec![op.code(), load as u32];
     encoding.extend_from_slice(key);
     let kernel: Arc<ScanKernel> = kernel_encoded("scan_map", &encoding, || {
@@ -717,6 +718,7 @@ pub fn scan_by_key<K: Element, I: Element, O: Element>(
     op: ScanOp,
     kind: ScanKind<O>,
 ) -> Result<()> {
+    real_elements("scan by key", &[K::DTYPE, I::DTYPE, O::DTYPE])?;
     let n = elements::<I>("scan input", input, stream)?;
     let key_count = elements::<K>("scan keys", keys, stream)?;
     let capacity = elements::<O>("scan output", output, stream)?;

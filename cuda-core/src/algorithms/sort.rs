@@ -735,6 +735,20 @@ mod tests {
     ];
 
     #[test]
+    fn complex_keys_are_not_supported() {
+        for key in [DType::C64, DType::C128] {
+            assert!(matches!(
+                key_header(key, SortOrder::Ascending),
+                Err(Error::NotSupported(_))
+            ));
+            assert!(matches!(
+                source(key, None, false, SortOrder::Descending),
+                Err(Error::NotSupported(_))
+            ));
+        }
+    }
+
+    #[test]
     fn every_key_type_compiles() {
         let options = ProgramOptions {
             cache: false,
