@@ -194,7 +194,8 @@ fn promotion_and_arithmetic_follow_numpy() {
     assert_close("c64 * bool is c64", &masked, &expected, 0.0);
     let quotient: DeviceArray<C128> = (&a / &b).eval().unwrap();
     let expected: Vec<C128> = a64.iter().zip(&b_host).map(|(x, y)| x / y).collect();
-    assert_close("c64 / c128 is c128", &quotient, &expected, eps64);
+    // Smith's division (as NumPy's) against num-complex's conjugate formula: a few ulps apart.
+    assert_close("c64 / c128 is c128", &quotient, &expected, 16.0 * eps64);
     let scaled: DeviceArray<C64> = (2.5 * &a - 1).eval().unwrap();
     let expected: Vec<C128> = a64.iter().map(|z| z * 2.5 - 1.0).collect();
     assert_close("weak scalars keep c64", &scaled, &expected, eps32);
@@ -334,7 +335,7 @@ fn ufuncs_match_the_host() {
         "reciprocal",
         &reciprocal,
         &host.iter().map(|z| z.inv()).collect::<Vec<_>>(),
-        1e-15,
+        4e-15,
     );
     let square: DeviceArray<C128> = (&z).square().eval().unwrap();
     assert_close(
