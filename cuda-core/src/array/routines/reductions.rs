@@ -1041,7 +1041,7 @@ mod tests {
             key: &key,
             prelude: EXPR_PRELUDE,
         };
-        for op in ALL_OPS {
+        for op in ALL_OPS.into_iter().filter(|op| !(T::DTYPE.is_complex() && op.orders())) {
             let output = output_of::<T>(op);
             let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let (plain_params, plain_key) = array_map(T::DTYPE);
@@ -1084,6 +1084,7 @@ mod tests {
         expression_reductions_compile(value::<i32>().pow(value::<u8>()), "_cc_pow");
         expression_reductions_compile(value::<half::bf16>().gt(0.5), ">");
         expression_reductions_compile((value::<u8>() + value::<i8>()).maximum(2), "_cc_max");
+        expression_reductions_compile(value::<num_complex::Complex<f32>>().conj() * value::<f64>(), "_cc_conj");
     }
 
     /// Compiles the whole-array and axis forms of every built-in reduction of `T`.
