@@ -95,6 +95,11 @@ fn creation_transfers_printing_npy_and_dlpack() {
     assert_eq!(ones.to_vec().unwrap(), vec![C128::new(1.0, 0.0); 4]);
     let full = DeviceArray::full(&stream, [3], C64::new(1.5, -2.0)).unwrap();
     assert_eq!(full.to_vec().unwrap(), vec![C64::new(1.5, -2.0); 3]);
+    let steps =
+        DeviceArray::<C64>::arange(&stream, C64::new(0.0, 0.0), C64::new(3.0, 0.0), C64::new(1.0, 0.0)).unwrap();
+    assert_eq!(steps.to_vec().unwrap(), [0.0, 1.0, 2.0].map(|x| C64::new(x, 0.0)));
+    let off_axis = DeviceArray::<C64>::arange(&stream, C64::new(0.0, 1.0), C64::new(3.0, 0.0), C64::new(1.0, 0.0));
+    assert!(matches!(off_axis, Err(Error::NotSupported(_))));
     let host = [C64::new(1.0, 2.0), C64::new(3.5, -1.0)];
     let z = DeviceArray::from_slice(&stream, &host).unwrap();
     assert_eq!(z.to_vec().unwrap(), host);

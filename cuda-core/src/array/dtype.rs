@@ -541,6 +541,10 @@ pub trait Element: DeviceCopy + Send + Sync + sealed::Sealed {
     /// The value nearest `value` (saturating for integers; `!= 0` for `Bool`; a complex value
     /// with imaginary part zero).
     fn from_f64(value: f64) -> Self;
+    /// The imaginary part as an `f64` (zero for the real types).
+    fn imaginary_f64(self) -> f64 {
+        0.0
+    }
     /// What [`sum`](crate::DeviceArray::sum) and [`prod`](crate::DeviceArray::prod) give, as in
     /// NumPy: `i64` for `Bool` and signed integers, `u64` for unsigned ones, the type itself for
     /// floats and complex.
@@ -622,6 +626,9 @@ macro_rules! complex_element {
                 }
                 fn from_f64(value: f64) -> Self {
                     num_complex::Complex::new(value as $part, 0.0)
+                }
+                fn imaginary_f64(self) -> f64 {
+                    self.im as f64
                 }
             }
         )*
@@ -801,6 +808,31 @@ mod tests {
         assert_eq!(U64.int_range(), Some((0, u64::MAX as i128)));
         assert_eq!(I64.int_range(), Some((i64::MIN as i128, i64::MAX as i128)));
         assert_eq!(F32.int_range(), None);
+    }
+
+    #[test]
+    fn complex_elements_convert_through_their_parts() {
+        let z = num_complex::Complex::new(1.5f32, -2.0);
+        assert_eq!((z.to_f64(), z.imaginary_f64()), (1.5, -2.0));
+        assert_eq!(
+            num_complex::Complex::<f64>::from_f64(3.0),
+            num_complex::Complex::new(3.0, 0.0)
+        );
+        assert_eq!(2.5f32.imaginary_f64(), 0.0);
+        assert_eq!(
+            num_complex::Complex::<f32>::DTYPE.size(),
+            std::mem::size_of::<num_complex::Complex<f32>>()
+        );
+        assert_eq!(num_complex::Complex::<f64>::DTYPE.size(), 16);
+        assert_eq!(
+            (DType::C64.real_type(), DType::C128.real_type(), F32.real_type()),
+            (F32, F64, F32)
+        );
+        assert_eq!(
+            (DType::C64.angle_result(), I32.angle_result(), U8.angle_result()),
+            (F32, F64, F16)
+        );
+        assert_eq!(DType::C64.name(), "complex64");
     }
 
     #[test]
