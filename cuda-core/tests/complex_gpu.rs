@@ -378,6 +378,18 @@ fn ufuncs_match_the_host() {
         bools(&(&special).isinf().eval().unwrap()),
         [false, false, false, true, true]
     );
+    // nan_to_num replaces each part, as NumPy does.
+    let cleaned: DeviceArray<C64> = (&special).nan_to_num(0.0, Some(7.0), None).eval().unwrap();
+    assert_eq!(
+        cleaned.to_vec().unwrap(),
+        [
+            C64::new(1.0, 2.0),
+            C64::new(0.0, 0.0),
+            C64::new(0.0, 0.0),
+            C64::new(7.0, 1.0),
+            C64::new(1.0, -f32::MAX)
+        ]
+    );
 }
 
 #[test]

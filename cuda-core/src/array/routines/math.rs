@@ -1030,10 +1030,20 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     /// NumPy's `nan_to_num`: NaN becomes `nan`, `+inf` becomes `posinf` and `-inf` `neginf`
     /// (by default the largest and the most negative finite value of the type), converted to
     /// the type (a value beyond an `f16`'s range becomes infinite there); integers and `Bool`
-    /// are unchanged. One fused element-wise operation, not a copy per replacement.
+    /// are unchanged; complex values have each part replaced. One fused element-wise operation, not a copy per replacement.
     fn nan_to_num(self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Expr<'a, Self::Elem> {
         let x = self.into_expr();
         let dtype = <Self::Elem as Element>::DTYPE;
+        if dtype.is_complex() {
+            // Each part replaced, as NumPy does, then `re + im * 1j` in the complex type.
+            type Part<E> = <E as Scalars>::Real;
+            let re: Expr<'a, Part<Self::Elem>> = unary(UnaryOp::Real, x.duplicate());
+            let im: Expr<'a, Part<Self::Elem>> = unary(UnaryOp::Imag, x);
+            let (re, im) = (re.nan_to_num(nan, posinf, neginf), im.nan_to_num(nan, posinf, neginf));
+            let i = Expr::<'a, Self::Elem>::scalar(dtype, ScalarValue::Complex(0.0, 1.0));
+            let im: Expr<'a, Self::Elem> = binary(BinaryOp::Mul, cast_to::<_, Self::Elem>(im), i);
+            return binary(BinaryOp::Add, cast_to::<_, Self::Elem>(re), im);
+        }
         if !dtype.is_float() {
             return x;
         }
@@ -2397,6 +2407,18 @@ mod tests {
             })
             .collect();
         assert!(values.contains(&65504.0) && values.contains(&-65504.0), "{values:?}");
+        // Complex values: each part replaced (in its real type), then joined.
+        let complex = v::<num_complex::Complex<f32>>().nan_to_num(0.0, None, None);
+        assert_eq!(complex.dtype(), DType::C64);
+        let parts = complex
+            .operands
+            .iter()
+            .filter(|o| matches!(o, Operand::Scalar(DType::F32, ScalarValue::Float(f)) if *f == f64::from(f32::MAX)))
+            .count();
+        assert_eq!(parts, 2, "the part type's largest value, once per part");
+        let text = compiles(complex);
+        assert!(text.contains("_cc_real") && text.contains("_cc_imag"), "{text}");
+        compiles((v::<num_complex::Complex<f64>>() * 2.0).round(1));
         assert_eq!(power_of_ten(0), 1.0);
         assert_eq!(power_of_ten(22), 1e22);
     }
