@@ -76,6 +76,11 @@ template <> __device__ __forceinline__ float cc_lowest<float>() { return -__int_
 template <> __device__ __forceinline__ float cc_highest<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double cc_lowest<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
 template <> __device__ __forceinline__ double cc_highest<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+// Complex values order lexicographically (NumPy's order): the extremes have both parts infinite.
+template <> __device__ __forceinline__ cuda_core_c64 cc_lowest<cuda_core_c64>() { return cuda_core_c64(cc_lowest<float>(), cc_lowest<float>()); }
+template <> __device__ __forceinline__ cuda_core_c64 cc_highest<cuda_core_c64>() { return cuda_core_c64(cc_highest<float>(), cc_highest<float>()); }
+template <> __device__ __forceinline__ cuda_core_c128 cc_lowest<cuda_core_c128>() { return cuda_core_c128(cc_lowest<double>(), cc_lowest<double>()); }
+template <> __device__ __forceinline__ cuda_core_c128 cc_highest<cuda_core_c128>() { return cuda_core_c128(cc_highest<double>(), cc_highest<double>()); }
 template <typename V> struct cc_arg { V v; long long i; };
 template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_arg(const X x, const unsigned long long i) { cc_arg<V> r; r.v = (V)x; r.i = (long long)i; return r; }
 template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_nanarg(const X x, const unsigned long long i) {
@@ -220,9 +225,10 @@ impl Op {
         matches!(self, Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin)
     }
 
-    /// Whether it orders values (the extremes and their indices).
-    fn orders(self) -> bool {
-        !self.has_identity()
+    /// Whether complex values are refused: the indices of extremes (their values, NumPy's
+    /// lexicographic extremes, are taken).
+    fn refuses_complex(self) -> bool {
+        self.is_arg()
     }
 }
 
@@ -243,9 +249,9 @@ fn array_map(input: DType) -> (String, [u32; 0]) {
 /// The reduction of `op` over values of type `input` read by `map`, giving `output` values:
 /// kernels are made once per operation, type and map.
 fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<Arc<ReductionKernel>> {
-    if input.is_complex() && op.orders() {
+    if input.is_complex() && op.refuses_complex() {
         return Err(Error::NotSupported(format!(
-            "{} of {input} (NumPy orders complex values lexicographically; take real, imag or abs first)",
+            "{} of {input} (the index of a lexicographic extreme; take real, imag or abs first)",
             op.name()
         )));
     }
@@ -301,6 +307,7 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             },
             "y = a",
             match (input.is_float(), op) {
+                _ if input.is_complex() => "_type_reduce(cc_nan(), cc_nan())",
                 (true, _) => "cc_nan()",
                 (false, Op::NanMax) => "cc_lowest<_type_reduce>()",
                 (false, _) => "cc_highest<_type_reduce>()",
@@ -592,7 +599,8 @@ reductions! {
     mean,
     /// Means along `axes` (see [`sum_axes`](Self::sum_axes)).
     mean_axes => Mean, T::Mean;
-    /// The greatest element, a 0-d array; NaN if any is NaN; an error when empty.
+    /// The greatest element, a 0-d array; NaN if any is NaN; an error when empty. Complex values
+    /// compare lexicographically (real parts, then imaginary parts), as in NumPy.
     max,
     /// Greatest elements along `axes` (see [`sum_axes`](Self::sum_axes)).
     max_axes => Max, T;
@@ -1041,7 +1049,10 @@ mod tests {
             key: &key,
             prelude: EXPR_PRELUDE,
         };
-        for op in ALL_OPS.into_iter().filter(|op| !(T::DTYPE.is_complex() && op.orders())) {
+        for op in ALL_OPS
+            .into_iter()
+            .filter(|op| !(T::DTYPE.is_complex() && op.refuses_complex()))
+        {
             let output = output_of::<T>(op);
             let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let (plain_params, plain_key) = array_map(T::DTYPE);
@@ -1102,7 +1113,7 @@ mod tests {
                 key: &key,
                 prelude: "",
             };
-            if T::DTYPE.is_complex() && op.orders() {
+            if T::DTYPE.is_complex() && op.refuses_complex() {
                 let refused = kernel_for(op, T::DTYPE, output, &map);
                 assert!(
                     matches!(refused, Err(Error::NotSupported(_))),
