@@ -150,11 +150,11 @@ pub use array::release_completed_imports;
 #[cfg(feature = "array")]
 pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
-    ArgType, Average, AverageOf, Axes, Axis, Bitwise, Bool, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType,
-    DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor, DType,
-    DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth, Integral, IntoExpr,
-    IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock, Promote,
-    QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SplitAt, Unique, WhereArms,
+    ArgType, Average, AverageOf, Axes, Axis, Bitwise, Bool, ComplexElement, DLDataType, DLDataTypeCode, DLDevice,
+    DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion,
+    DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth,
+    Integral, IntoExpr, IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock,
+    Promote, QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SplitAt, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{
@@ -171,6 +171,10 @@ pub use error::{Error, Result};
 pub use kernel::{Kernel, KernelAttributes};
 pub use launch::{launch, launch_ex};
 pub use linker::{LinkTarget, Linker, LinkerOptions};
+/// The complex element type of arrays (`Complex<f32>` is NumPy's `complex64`, `Complex<f64>`
+/// its `complex128`), from the `num-complex` crate.
+#[cfg(feature = "array")]
+pub use num_complex::Complex;
 pub use object_code::ObjectCode;
 pub use options::{CompileTarget, ProgramOptions, Std};
 pub use program::Program;

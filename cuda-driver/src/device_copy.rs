@@ -53,6 +53,11 @@ unsafe impl<T: DeviceCopy> DeviceCopy for std::num::Wrapping<T> {}
 unsafe impl DeviceCopy for half::f16 {}
 // SAFETY: as above.
 unsafe impl DeviceCopy for half::bf16 {}
+// SAFETY: `Complex<T>` is `repr(C)` over two `T`s (real, then imaginary), plain data with no
+// padding for `f32` and `f64`, the layout of CUDA's `cuComplex`/`cuDoubleComplex`.
+unsafe impl DeviceCopy for num_complex::Complex<f32> {}
+// SAFETY: as for `Complex<f32>`.
+unsafe impl DeviceCopy for num_complex::Complex<f64> {}
 
 /// Byte size of `len` elements of `T`; zero lengths, zero-sized types and
 /// overflow are errors.

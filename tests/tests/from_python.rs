@@ -1046,6 +1046,38 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
     Ok(())
 }
 
+fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
+    use cuda_core::{Complex, ExprOps};
+    let z = DeviceArray::<Complex<f32>>::zeros(&stream, 3)?;
+    let w = DeviceArray::full(&stream, 3, Complex::new(1.5f64, -2.0))?;
+    let x = DeviceArray::<f32>::zeros(&stream, 3)?;
+    let y: DeviceArray<Complex<f32>> = (&z + &x).eval()?;
+    (
+        (&z).abs(),
+        (&z).angle(),
+        (&z).conj(),
+        (&z + 1.0).real(),
+        (&z * 2.0).imag(),
+    );
+    let (re, im): (DeviceArray<f32>, DeviceArray<f32>) = (z.real(), z.imag());
+    z.imag().fill(0.0)?;
+    (
+        (&z).exp(),
+        (&z).log(),
+        (&z).sqrt(),
+        (&z).sin(),
+        (&z).arctanh(),
+        (&z).isnan(),
+        (&z).isfinite(),
+    );
+    ((&w).eq(&z), (&z).eq(&w), (&z).lt(&w));
+    (&z).floor().eval();
+    (z.sum()?, z.prod()?, z.mean()?, z.var(0)?);
+    let w = w.astype::<Complex<f32>>().eval()?;
+    z.matmul(&w)?;
+    Ok(())
+}
+
 /// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
 fn squeeze(text: &str) -> String {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -1119,6 +1151,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         counting_sets_and_device_algorithms,
         several_gpus,
         fft_and_solver,
+        complex_arrays,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");
     let this = include_str!("from_python.rs");

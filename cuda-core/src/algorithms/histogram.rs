@@ -88,6 +88,7 @@ pub fn histogram_even<T: Element, E: Element>(
 ) -> Result<()> {
     check_bins(bins, range)?;
     let what = "histogram_even";
+    super::real_elements(what, &[T::DTYPE, E::DTYPE])?;
     let mut operands = Operands::new(what, stream);
     let samples = operands.input("samples", samples, bytes_of::<T>(what, len)?)?;
     let counts = operands.output("counts", counts, bytes_of::<i64>(what, bins)?)?;

@@ -53,7 +53,7 @@ pub mod sort;
 
 use cuda_driver::{DeviceMemory, Stream};
 
-use crate::array::Element;
+use crate::array::{DType, Element};
 use crate::error::{Error, Result};
 
 /// Threads per block of the tile kernels.
@@ -81,6 +81,15 @@ pub(crate) fn elements<T: Element>(what: &str, memory: &impl DeviceMemory, strea
         )));
     }
     Ok(memory.byte_len() / size)
+}
+
+/// Refuses complex element types: the device-wide algorithms order and compare real values
+/// (NumPy orders complex lexicographically, which they do not implement yet).
+pub(crate) fn real_elements(what: &str, dtypes: &[DType]) -> Result<()> {
+    match dtypes.iter().find(|d| d.is_complex()) {
+        Some(dtype) => Err(Error::NotSupported(format!("{what} of {dtype} elements"))),
+        None => Ok(()),
+    }
 }
 
 /// Fails when the byte ranges of `a` and `b` overlap (a kernel reading one while writing the

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream};
 
-use super::{disjoint, elements, tile_grid, BLOCK, ITEMS, TILE};
+use super::{disjoint, elements, real_elements, tile_grid, BLOCK, ITEMS, TILE};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel_encoded, Loaded, LoadedTable};
 use crate::array::kernels::PRELUDE;
@@ -119,6 +119,8 @@ fn limit(dtype: DType, highest: bool) -> &'static str {
         (F16 | BF16 | F32, false) => "__int_as_float((int)0xff800000u)",
         (F64, true) => "__longlong_as_double(0x7ff0000000000000ll)",
         (F64, false) => "__longlong_as_double((long long)0xfff0000000000000ull)",
+        // Scans refuse complex types before generating code (`run`); their parts' limits.
+        (C64 | C128, _) => limit(dtype.real_type(), highest),
     }
 }
 
@@ -664,6 +666,7 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
             "scan: the output must be compact and hold every element".into(),
         ));
     }
+    real_elements("scan", &[I::DTYPE, O::DTYPE])?;
     let mut encoding = vec![op.code(), load as u32];
     encoding.extend_from_slice(key);
     let kernel: Arc<ScanKernel> = kernel_encoded("scan_map", &encoding, || {
@@ -715,6 +718,7 @@ pub fn scan_by_key<K: Element, I: Element, O: Element>(
     op: ScanOp,
     kind: ScanKind<O>,
 ) -> Result<()> {
+    real_elements("scan by key", &[K::DTYPE, I::DTYPE, O::DTYPE])?;
     let n = elements::<I>("scan input", input, stream)?;
     let key_count = elements::<K>("scan keys", keys, stream)?;
     let capacity = elements::<O>("scan output", output, stream)?;
@@ -811,6 +815,7 @@ unsafe fn run<I: Element, O: Element>(
     kind: ScanKind<O>,
     segment_len: Option<usize>,
 ) -> Result<()> {
+    real_elements("scan", &[I::DTYPE, O::DTYPE])?;
     let n = elements::<I>("scan input", input, stream)?;
     let capacity = elements::<O>("scan output", output, stream)?;
     if capacity < n {

@@ -237,6 +237,24 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
+    /// A view of the same storage as elements of `U`: first element at `ptr`, `strides` in
+    /// elements of `U` (the parts of complex elements, see `DeviceArray::real`).
+    pub(crate) fn view_as<U: Element>(
+        &self,
+        ptr: CUdeviceptr,
+        shape: Vec<usize>,
+        strides: Vec<isize>,
+    ) -> DeviceArray<U> {
+        DeviceArray {
+            ptr,
+            len: shape.iter().product(),
+            shape,
+            strides,
+            storage: self.storage.clone(),
+            _marker: PhantomData,
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len

@@ -17,7 +17,9 @@
 //! | two floats | the wider |
 //!
 //! Scalars are weak, as in NumPy 2 (NEP 50): a Rust float scalar takes the array's type if that
-//! is a float (`2.0 * &x` with `x: f32` is `f32`), else `f64`; an integer scalar takes the
+//! is a float or complex (`2.0 * &x` with `x: f32` is `f32`), else `f64`; a complex scalar
+//! (`Complex<f32>` or `Complex<f64>`) gives the complex type of the array's precision
+//! ([`DType::with_complex_scalar`]); an integer scalar takes the
 //! array's type (`bool` arrays: `i64`). See [`DType::with_float_scalar`] and
 //! [`DType::with_int_scalar`]. An integer scalar must fit the integer type it takes (`&x + 300`
 //! with `x: u8`, or `&x - (-1)`, is an [`InvalidValue`](crate::Error::InvalidValue) error when
@@ -68,11 +70,17 @@ pub enum DType {
     F32,
     /// `double`
     F64,
+    /// Single-precision complex, Rust `num_complex::Complex<f32>` (NumPy's `complex64`; CUDA C++
+    /// `cuda_core_c64`, two `float`s, real part first).
+    C64,
+    /// Double-precision complex, Rust `num_complex::Complex<f64>` (NumPy's `complex128`; CUDA
+    /// C++ `cuda_core_c128`, two `double`s).
+    C128,
 }
 
 impl DType {
     /// Every type, in declaration order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -86,6 +94,8 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// The CUDA C++ spelling used in generated code.
@@ -104,6 +114,8 @@ impl DType {
             DType::BF16 => "cuda_core_bf16",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::C64 => "cuda_core_c64",
+            DType::C128 => "cuda_core_c128",
         }
     }
 
@@ -123,6 +135,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -140,13 +154,45 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
     /// Whether it is a floating-point type.
     pub const fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// Whether it is a complex type.
+    pub const fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// The real type of a complex type's parts (`f32` for `c64`, `f64` for `c128`); other types
+    /// are their own real type. NumPy's `abs`, `real`, `imag` and `var` of complex give it.
+    pub const fn real_type(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            other => other,
+        }
+    }
+
+    /// The type NumPy's `angle` gives: the real type of [`float_result`](Self::float_result)
+    /// (`c64` gives `f32`, `i32` gives `f64`).
+    pub fn angle_result(self) -> DType {
+        self.float_result().real_type()
+    }
+
+    /// The complex type that holds every value of this type, as NumPy promotes it with complex
+    /// (`bool`, 8- and 16-bit integers, `f16`, `bf16` and `f32` give `c64`; wider ones `c128`).
+    pub const fn complex_of(self) -> DType {
+        match self {
+            DType::Bool | DType::I8 | DType::I16 | DType::U8 | DType::U16 => DType::C64,
+            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => DType::C64,
+            _ => DType::C128,
+        }
     }
 
     /// Whether it is a signed integer type.
@@ -183,6 +229,11 @@ impl DType {
         let (a, b) = (self, other);
         match (a, b) {
             (Bool, t) | (t, Bool) => t,
+            // The complex type holding both: the wider of the two complex types each gives.
+            _ if a.is_complex() || b.is_complex() => match (a.complex_of(), b.complex_of()) {
+                (C64, C64) => C64,
+                _ => C128,
+            },
             _ if a.is_float() && b.is_float() => match (a, b) {
                 (F16, BF16) | (BF16, F16) => F32,
                 _ => {
@@ -228,10 +279,20 @@ impl DType {
 
     /// The type of an array of this type combined with a float scalar (NEP 50: weak scalar).
     pub fn with_float_scalar(self) -> DType {
-        if self.is_float() {
+        if self.is_float() || self.is_complex() {
             self
         } else {
             DType::F64
+        }
+    }
+
+    /// The type of an array of this type combined with a complex scalar (NEP 50: weak scalar):
+    /// complex types keep theirs, `f16`, `bf16` and `f32` give `c64`, the others `c128`.
+    pub fn with_complex_scalar(self) -> DType {
+        match self {
+            DType::C64 | DType::C128 => self,
+            DType::F16 | DType::BF16 | DType::F32 => DType::C64,
+            _ => DType::C128,
         }
     }
 
@@ -247,7 +308,7 @@ impl DType {
     /// in NumPy: floats keep their type; `bool` and 8-bit integers give `f16`, 16-bit `f32`,
     /// wider `f64`.
     pub fn float_result(self) -> DType {
-        if self.is_float() {
+        if self.is_float() || self.is_complex() {
             return self;
         }
         match self.size() {
@@ -260,7 +321,7 @@ impl DType {
     /// The type true division (`/`) gives, as in NumPy: floats keep their type; `bool` and every
     /// integer type give `f64` (`u8 / u8` is `f64`, unlike [`float_result`](Self::float_result)).
     pub fn quotient_result(self) -> DType {
-        match self.is_float() {
+        match self.is_float() || self.is_complex() {
             true => self,
             false => DType::F64,
         }
@@ -283,7 +344,8 @@ impl DType {
             DType::F16 => Some(3),
             DType::BF16 => Some(2),
             DType::F32 => Some(6),
-            DType::F64 => Some(15),
+            DType::F64 | DType::C128 => Some(15),
+            DType::C64 => Some(6),
             _ => None,
         }
     }
@@ -317,6 +379,8 @@ impl DType {
             "cuda_core_bf16" | "bfloat16" | "__nv_bfloat16" => DType::BF16,
             "float" => DType::F32,
             "double" => DType::F64,
+            "cuda_core_c64" | "cuComplex" | "cuFloatComplex" => DType::C64,
+            "cuda_core_c128" | "cuDoubleComplex" => DType::C128,
             _ => return None,
         };
         Some(dtype)
@@ -471,17 +535,26 @@ mod sealed {
 pub trait Element: DeviceCopy + Send + Sync + sealed::Sealed {
     /// The element type.
     const DTYPE: DType;
-    /// The value as an `f64` (exact for every type but the 64-bit integers beyond 2^53).
+    /// The value as an `f64` (exact for every type but the 64-bit integers beyond 2^53; the real
+    /// part of a complex value, as NumPy's cast of complex to real keeps).
     fn to_f64(self) -> f64;
-    /// The value nearest `value` (saturating for integers; `!= 0` for `Bool`).
+    /// The value nearest `value` (saturating for integers; `!= 0` for `Bool`; a complex value
+    /// with imaginary part zero).
     fn from_f64(value: f64) -> Self;
+    /// The imaginary part as an `f64` (zero for the real types).
+    fn imaginary_f64(self) -> f64 {
+        0.0
+    }
     /// What [`sum`](crate::DeviceArray::sum) and [`prod`](crate::DeviceArray::prod) give, as in
     /// NumPy: `i64` for `Bool` and signed integers, `u64` for unsigned ones, the type itself for
-    /// floats.
+    /// floats and complex.
     type Sum: Element;
     /// What [`mean`](crate::DeviceArray::mean) gives, as in NumPy: `f64` for `Bool` and
-    /// integers, the type itself for floats.
+    /// integers, the type itself for floats and complex.
     type Mean: Element;
+    /// What [`var`](crate::DeviceArray::var) and [`std`](crate::DeviceArray::std) give, as in
+    /// NumPy: [`Mean`](Self::Mean) for real types, the part type (`f32`, `f64`) for complex.
+    type Var: Element;
 }
 
 macro_rules! element {
@@ -492,6 +565,7 @@ macro_rules! element {
                 const DTYPE: DType = DType::$dtype;
                 type Sum = $sum;
                 type Mean = $mean;
+                type Var = $mean;
                 fn to_f64(self) -> f64 {
                     self as f64
                 }
@@ -524,6 +598,7 @@ macro_rules! half_element {
                 const DTYPE: DType = DType::$dtype;
                 type Sum = $ty;
                 type Mean = $ty;
+                type Var = $ty;
                 fn to_f64(self) -> f64 {
                     self.to_f64()
                 }
@@ -537,11 +612,37 @@ macro_rules! half_element {
 
 half_element!(half::f16 => F16, f16_from_f64, half::bf16 => BF16, bf16_from_f64);
 
+macro_rules! complex_element {
+    ($($part:ty => $dtype:ident),*) => {
+        $(
+            impl sealed::Sealed for num_complex::Complex<$part> {}
+            impl Element for num_complex::Complex<$part> {
+                const DTYPE: DType = DType::$dtype;
+                type Sum = Self;
+                type Mean = Self;
+                type Var = $part;
+                fn to_f64(self) -> f64 {
+                    self.re as f64
+                }
+                fn from_f64(value: f64) -> Self {
+                    num_complex::Complex::new(value as $part, 0.0)
+                }
+                fn imaginary_f64(self) -> f64 {
+                    self.im as f64
+                }
+            }
+        )*
+    };
+}
+
+complex_element!(f32 => C64, f64 => C128);
+
 impl sealed::Sealed for Bool {}
 impl Element for Bool {
     const DTYPE: DType = DType::Bool;
     type Sum = i64;
     type Mean = f64;
+    type Var = f64;
     fn to_f64(self) -> f64 {
         self.0.min(1) as f64
     }
@@ -617,6 +718,15 @@ mod tests {
         assert_eq!(U8.with_int_scalar(), U8);
         assert_eq!(DType::Bool.with_int_scalar(), I64);
         assert_eq!(DType::Bool.with_float_scalar(), F64);
+        // NumPy 2: `x * 1j` is complex64 for float16 and float32 arrays, complex128 otherwise.
+        assert_eq!(F16.with_complex_scalar(), DType::C64);
+        assert_eq!(F32.with_complex_scalar(), DType::C64);
+        assert_eq!(F64.with_complex_scalar(), DType::C128);
+        assert_eq!(I8.with_complex_scalar(), DType::C128);
+        assert_eq!(DType::Bool.with_complex_scalar(), DType::C128);
+        assert_eq!(DType::C64.with_complex_scalar(), DType::C64);
+        assert_eq!(DType::C64.with_float_scalar(), DType::C64);
+        assert_eq!(DType::C128.with_int_scalar(), DType::C128);
         assert_eq!(I8.float_result(), F16);
         assert_eq!(U16.float_result(), F32);
         assert_eq!(I64.float_result(), F64);
@@ -634,7 +744,11 @@ mod tests {
     #[test]
     fn true_division_of_integers_and_bool_gives_f64() {
         for dtype in DType::ALL {
-            let expected = if dtype.is_float() { dtype } else { F64 };
+            let expected = if dtype.is_float() || dtype.is_complex() {
+                dtype
+            } else {
+                F64
+            };
             assert_eq!(dtype.quotient_result(), expected, "{dtype}");
         }
         assert_eq!(U8.float_result(), F16, "math functions keep NumPy's smallest float");
@@ -694,6 +808,31 @@ mod tests {
         assert_eq!(U64.int_range(), Some((0, u64::MAX as i128)));
         assert_eq!(I64.int_range(), Some((i64::MIN as i128, i64::MAX as i128)));
         assert_eq!(F32.int_range(), None);
+    }
+
+    #[test]
+    fn complex_elements_convert_through_their_parts() {
+        let z = num_complex::Complex::new(1.5f32, -2.0);
+        assert_eq!((z.to_f64(), z.imaginary_f64()), (1.5, -2.0));
+        assert_eq!(
+            num_complex::Complex::<f64>::from_f64(3.0),
+            num_complex::Complex::new(3.0, 0.0)
+        );
+        assert_eq!(2.5f32.imaginary_f64(), 0.0);
+        assert_eq!(
+            num_complex::Complex::<f32>::DTYPE.size(),
+            std::mem::size_of::<num_complex::Complex<f32>>()
+        );
+        assert_eq!(num_complex::Complex::<f64>::DTYPE.size(), 16);
+        assert_eq!(
+            (DType::C64.real_type(), DType::C128.real_type(), F32.real_type()),
+            (F32, F64, F32)
+        );
+        assert_eq!(
+            (DType::C64.angle_result(), I32.angle_result(), U8.angle_result()),
+            (F32, F64, F16)
+        );
+        assert_eq!(DType::C64.name(), "complex64");
     }
 
     #[test]

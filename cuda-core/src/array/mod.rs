@@ -44,8 +44,8 @@ pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::random;
 pub use routines::{
-    allclose, array_equal, where_, Average, AverageOf, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError, PadMode,
-    QuantileMethod, Rhs, Unique, WhereArms,
+    allclose, array_equal, where_, Average, AverageOf, ComplexElement, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError,
+    PadMode, QuantileMethod, Rhs, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use routines::{

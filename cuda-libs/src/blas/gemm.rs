@@ -84,6 +84,7 @@ impl Blas {
 
     /// The raw handle, for the crate's other wrappers that call cuBLAS on this stream (the
     /// solver's batched LU).
+    #[cfg(feature = "solver")]
     pub(crate) fn raw_handle(&self) -> cublasHandle_t {
         self.handle
     }

@@ -30,6 +30,7 @@ use cuda_driver::{
 use cuda_sys::cublas::{cublasComputeType_t, cublasStatus_t, cudaDataType_t};
 use cuda_sys::driver::CUdeviceptr;
 use half::{bf16, f16};
+use num_complex::Complex;
 
 use crate::{Error, Result};
 
@@ -59,7 +60,8 @@ pub fn load() -> Result<()> {
 mod sealed {
     /// What cuBLAS needs to know of an element type.
     pub trait Sealed: Copy {
-        /// The type of `alpha` and `beta`: `f64` for `f64`, `f32` for every other type.
+        /// The type of `alpha` and `beta`: `f64` for `f64`, `f32` for the other real types, the
+        /// element type itself for complex ones.
         type Scalar: Copy;
         /// Its `cudaDataType_t` value.
         const DATA_TYPE: u32;
@@ -70,27 +72,34 @@ mod sealed {
     }
 }
 
-/// An element type cuBLAS multiplies: `f32`, `f64`, [`half::f16`] and [`half::bf16`].
+/// An element type cuBLAS multiplies: `f32`, `f64`, [`half::f16`], [`half::bf16`], and the
+/// complex `Complex<f32>` and `Complex<f64>` (cuBLAS's C and Z products, through `GemmEx`).
 ///
 /// | type | compute type | `alpha`, `beta` |
 /// |---|---|---|
 /// | `f32` | `CUBLAS_COMPUTE_32F` (`32F_FAST_TF32` with [`Blas::set_allow_tf32`]) | `f32` |
 /// | `f64` | `CUBLAS_COMPUTE_64F` | `f64` |
 /// | `f16`, `bf16` | `CUBLAS_COMPUTE_32F` (f32 accumulation) | `f32` |
+/// | `Complex<f32>` (`CUDA_C_32F`) | `CUBLAS_COMPUTE_32F` | `Complex<f32>` |
+/// | `Complex<f64>` (`CUDA_C_64F`) | `CUBLAS_COMPUTE_64F` | `Complex<f64>` |
 pub trait Element: DeviceCopy + sealed::Sealed {}
 
 const COMPUTE_32F: u32 = cublasComputeType_t::CUBLAS_COMPUTE_32F.0;
+const COMPUTE_64F: u32 = cublasComputeType_t::CUBLAS_COMPUTE_64F.0;
 
 macro_rules! element {
     ($ty:ty, $data:ident, $scalar:ty, |$tf32:ident| $compute:expr) => {
+        element!($ty, $data, $scalar, |$tf32| $compute, |value| value as $scalar);
+    };
+    ($ty:ty, $data:ident, $scalar:ty, |$tf32:ident| $compute:expr, |$value:ident| $to_scalar:expr) => {
         impl sealed::Sealed for $ty {
             type Scalar = $scalar;
             const DATA_TYPE: u32 = cudaDataType_t::$data.0;
             fn compute_type($tf32: bool) -> u32 {
                 $compute
             }
-            fn scalar(value: f64) -> $scalar {
-                value as $scalar
+            fn scalar($value: f64) -> $scalar {
+                $to_scalar
             }
         }
         impl Element for $ty {}
@@ -105,6 +114,12 @@ element!(f32, CUDA_R_32F, f32, |tf32| if tf32 {
 element!(f64, CUDA_R_64F, f64, |_tf32| cublasComputeType_t::CUBLAS_COMPUTE_64F.0);
 element!(f16, CUDA_R_16F, f32, |_tf32| COMPUTE_32F);
 element!(bf16, CUDA_R_16BF, f32, |_tf32| COMPUTE_32F);
+element!(Complex<f32>, CUDA_C_32F, Complex<f32>, |_tf32| COMPUTE_32F, |value| {
+    Complex::new(value as f32, 0.0)
+});
+element!(Complex<f64>, CUDA_C_64F, Complex<f64>, |_tf32| COMPUTE_64F, |value| {
+    Complex::new(value, 0.0)
+});
 
 /// One matrix product, `C = alpha * op(A) op(B) + beta * C`, in row-major terms (see the
 /// [module docs](self)): `op(A)` is `m x k`, `op(B)` is `k x n`, `C` is `m x n`.
@@ -550,6 +565,12 @@ mod tests {
         assert_eq!(<bf16 as Sealed>::DATA_TYPE, cudaDataType_t::CUDA_R_16BF.0);
         assert_eq!(<f64 as Sealed>::scalar(0.1), 0.1);
         assert_eq!(<bf16 as Sealed>::scalar(0.5), 0.5f32);
+        assert_eq!(<Complex<f32> as Sealed>::scalar(0.5), Complex::new(0.5f32, 0.0));
+        assert_eq!(
+            <Complex<f64> as Sealed>::compute_type(true),
+            cublasComputeType_t::CUBLAS_COMPUTE_64F.0
+        );
+        assert_eq!(<Complex<f32> as Sealed>::DATA_TYPE, cudaDataType_t::CUDA_C_32F.0);
     }
 
     #[test]

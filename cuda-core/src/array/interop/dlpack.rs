@@ -548,13 +548,17 @@ mod tests {
         assert_eq!((bf16_type.code, bf16_type.bits), (DLDataTypeCode::BFLOAT, 16));
         let bool_type: DLDataType = DType::Bool.into();
         assert_eq!((bool_type.code, bool_type.bits), (DLDataTypeCode::BOOL, 8));
+        let c64_type: DLDataType = DType::C64.into();
+        assert_eq!((c64_type.code, c64_type.bits), (DLDataTypeCode::COMPLEX, 64));
+        let c128_type: DLDataType = DType::C128.into();
+        assert_eq!((c128_type.code, c128_type.bits), (DLDataTypeCode::COMPLEX, 128));
         for dtype in DType::ALL {
             assert_eq!(DType::try_from(DLDataType::from(dtype)), Ok(dtype), "{dtype}");
         }
         let refused = [
             DLDataType {
                 code: DLDataTypeCode::COMPLEX,
-                bits: 64,
+                bits: 32,
                 lanes: 1,
             },
             DLDataType {
@@ -581,11 +585,11 @@ mod tests {
         for dtype in refused {
             assert_eq!(DType::try_from(dtype), Err(DLPackError::UnsupportedDType(dtype)));
         }
-        assert_eq!(refused[0].to_string(), "complex64");
+        assert_eq!(refused[0].to_string(), "complex32");
         assert_eq!(refused[1].to_string(), "float32x4");
         assert!(DLPackError::UnsupportedDType(refused[0])
             .to_string()
-            .contains("complex64"));
+            .contains("complex32"));
     }
 
     /// Deleter calls of the tensors of one test, counted through `manager_ctx`.
@@ -794,7 +798,7 @@ mod tests {
         let mut t = fake(&counter, CUDA0, DType::F32, &[4], None, 0);
         t.legacy.dl_tensor.dtype = DLDataType {
             code: DLDataTypeCode::COMPLEX,
-            bits: 64,
+            bits: 32,
             lanes: 1,
         };
         // SAFETY: as above.

@@ -85,6 +85,8 @@ impl From<DType> for DLDataType {
             DLDataTypeCode::BFLOAT
         } else if dtype == DType::Bool {
             DLDataTypeCode::BOOL
+        } else if dtype.is_complex() {
+            DLDataTypeCode::COMPLEX
         } else if dtype.is_float() {
             DLDataTypeCode::FLOAT
         } else if dtype.is_signed_int() {
@@ -103,8 +105,8 @@ impl From<DType> for DLDataType {
 impl TryFrom<DLDataType> for DType {
     type Error = DLPackError;
 
-    /// The element type of that code and width (one lane); complex, vector and other types
-    /// are [`DLPackError::UnsupportedDType`].
+    /// The element type of that code and width (one lane; `kDLComplex` of 64 and 128 bits are
+    /// `c64` and `c128`); vector and other types are [`DLPackError::UnsupportedDType`].
     fn try_from(dtype: DLDataType) -> std::result::Result<Self, DLPackError> {
         if dtype.lanes == 1 {
             if let Some(found) = DType::ALL.into_iter().find(|&d| DLDataType::from(d) == dtype) {

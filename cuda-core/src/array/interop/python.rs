@@ -116,6 +116,8 @@ mod erased {
         BF16(DeviceArray<half::bf16>),
         F32(DeviceArray<f32>),
         F64(DeviceArray<f64>),
+        C64(DeviceArray<num_complex::Complex<f32>>),
+        C128(DeviceArray<num_complex::Complex<f64>>),
     }
 
     /// Implemented by every element type.
@@ -144,6 +146,8 @@ macro_rules! with_array {
             AnyArray::BF16($a) => $body,
             AnyArray::F32($a) => $body,
             AnyArray::F64($a) => $body,
+            AnyArray::C64($a) => $body,
+            AnyArray::C128($a) => $body,
         }
     };
 }
@@ -171,7 +175,8 @@ macro_rules! py_elements {
 }
 
 py_elements!(Bool => Bool, I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32,
-    U64 => u64, F16 => half::f16, BF16 => half::bf16, F32 => f32, F64 => f64);
+    U64 => u64, F16 => half::f16, BF16 => half::bf16, F32 => f32, F64 => f64,
+    C64 => num_complex::Complex<f32>, C128 => num_complex::Complex<f64>);
 
 /// Another view of all of `array` (same storage, no copy).
 fn share<T: Element>(array: &DeviceArray<T>) -> DeviceArray<T> {
@@ -232,6 +237,8 @@ fn typestr(dtype: DType) -> Option<&'static str> {
         DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
         _ => return None,
     })
 }
@@ -457,6 +464,8 @@ fn import_any(capsule: &Bound<'_, PyAny>, stream: &Stream) -> PyResult<AnyArray>
         DType::BF16 => AnyArray::BF16(import(capsule, stream)?),
         DType::F32 => AnyArray::F32(import(capsule, stream)?),
         DType::F64 => AnyArray::F64(import(capsule, stream)?),
+        DType::C64 => AnyArray::C64(import(capsule, stream)?),
+        DType::C128 => AnyArray::C128(import(capsule, stream)?),
     })
 }
 

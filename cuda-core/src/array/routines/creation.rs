@@ -105,11 +105,17 @@ impl<T: Element> DeviceArray<T> {
     /// NumPy's `arange`: `ceil((stop - start) / step)` elements. For integer types the length and
     /// the values are exact integer arithmetic (`i64` and `u64` beyond 2^53 included); for the
     /// others element `i` is `start + i * step` computed in `double` and converted to `T`. A
-    /// zero or non-finite step is an error.
+    /// zero or non-finite step is an error; complex values must be real
+    /// ([`Error::NotSupported`] otherwise).
     pub fn arange(stream: &Stream, start: T, stop: T, step: T) -> Result<Self> {
         if let (Some(start), Some(stop), Some(step)) = (int_value(start), int_value(stop), int_value(step)) {
             let count = int_arange_len(start, stop, step)?;
             return Self::int_affine(stream, count, start, step);
+        }
+        if [start, stop, step].iter().any(|v| v.imaginary_f64() != 0.0) {
+            return Err(Error::NotSupported(
+                "arange with complex bounds or step off the real axis (NumPy's complex arange)".into(),
+            ));
         }
         let (start, stop, step) = (start.to_f64(), stop.to_f64(), step.to_f64());
         if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {

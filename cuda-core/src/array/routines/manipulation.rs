@@ -522,7 +522,7 @@ mod tests {
     use crate::array::ArgType;
     use crate::{Arch, CompileTarget, DType, Program, ProgramOptions};
 
-    const TYPES: [DType; 13] = DType::ALL;
+    const TYPES: [DType; 15] = DType::ALL;
 
     fn compiles(source: String, what: &str) {
         let options = ProgramOptions {

@@ -46,6 +46,8 @@ use crate::error::{Error, Result};
 pub(crate) enum ScalarValue {
     Float(f64),
     Int(ExactInt),
+    /// A complex scalar: real and imaginary parts.
+    Complex(f64, f64),
 }
 
 impl ScalarValue {
@@ -122,6 +124,11 @@ pub(crate) enum Kind {
     Arithmetic,
     /// `Bool`, from each operand in its own type: `isnan`, `logical_and`, ...
     Predicate,
+    /// The real type of a complex operand, else the operand type ([`DType::real_type`]): `abs`,
+    /// `real`, `imag`.
+    Real,
+    /// The real type of the float type ([`DType::angle_result`]): `angle`.
+    Angle,
 }
 
 /// The result type of an operation of kind `$kind` on `$t` at the type level.
@@ -137,6 +144,12 @@ macro_rules! kind_type {
     };
     (Predicate, $t:ty) => {
         Bool
+    };
+    (Real, $t:ty) => {
+        <$t as Scalars>::Real
+    };
+    (Angle, $t:ty) => {
+        <$t as Scalars>::Angle
     };
 }
 
@@ -187,11 +200,23 @@ macro_rules! unary_table {
 }
 
 unary_table! {
-    /// `|x|` (NumPy's `abs`).
-    abs => Abs, Same, "_cc_abs({x})";
+    /// `|x|` (NumPy's `abs`; of a complex value its modulus, a real type).
+    abs => Abs, Real, "_cc_abs({x})";
+    /// The angle of a complex value in radians (NumPy's `angle`; of a real value `0` or `pi`), a
+    /// real type.
+    angle => Angle, Angle, "_cc_angle({x})";
+    /// The complex conjugate (NumPy's `conj`, `conjugate`; real values unchanged).
+    #[doc(alias = "conjugate")]
+    conj => Conj, Same, "_cc_conj({x})";
+    /// The real part (NumPy's `real`; real values unchanged). Of an array, `DeviceArray::real`
+    /// is a view instead.
+    real => Real, Real, "_cc_real({x})";
+    /// The imaginary part (NumPy's `imag`; `0` for real values). Of an array,
+    /// `DeviceArray::imag` is a view instead.
+    imag => Imag, Real, "_cc_imag({x})";
     /// Square root (a float type: [`DType::float_result`]).
     sqrt => Sqrt, Float, "sqrt({x})";
-    /// Cube root.
+    /// Cube root (not of complex values, as in NumPy).
     cbrt => Cbrt, Float, "cbrt({x})";
     /// `e^x`.
     exp => Exp, Float, "exp({x})";
@@ -236,14 +261,15 @@ unary_table! {
     arctanh => Arctanh, Float, "atanh({x})";
     /// Round to the nearest integer, ties to even (a float type, as NumPy's `rint`).
     rint => Rint, Float, "rint({x})";
-    /// Round down (integers and `Bool` unchanged, keeping their type, as NumPy 2).
+    /// Round down (integers and `Bool` unchanged, keeping their type, as NumPy 2; not of complex
+    /// values).
     floor => Floor, Same, "_cc_floor({x})";
     /// Round up (integers unchanged).
     ceil => Ceil, Same, "_cc_ceil({x})";
     /// Round toward zero (integers unchanged).
     trunc => Trunc, Same, "_cc_trunc({x})";
-    /// `-1`, `0` or `1` by the sign (NaN stays NaN). Of `Bool` an [`Error::InvalidValue`] when
-    /// evaluated, as NumPy has no `bool` sign.
+    /// `-1`, `0` or `1` by the sign (NaN stays NaN; of a complex value `x / |x|`, as NumPy 2).
+    /// Of `Bool` an [`Error::InvalidValue`] when evaluated, as NumPy has no `bool` sign.
     sign => Sign, Same, "_cc_sign({x})";
     /// `x * x`, in `x`'s type (`Bool` gives `i8`, as in NumPy).
     square => Square, Arithmetic, "_cc_square({x})";
@@ -590,6 +616,8 @@ weak_scalars! {
     f64 => WithFloat, ScalarValue::Float;
     half::f16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
     half::bf16 => WithFloat, |v| ScalarValue::Float(v.to_f64());
+    num_complex::Complex<f32> => WithComplex, |v| ScalarValue::Complex(v.re.into(), v.im.into());
+    num_complex::Complex<f64> => WithComplex, |v| ScalarValue::Complex(v.re, v.im);
 }
 
 /// `op` of `left` with `rhs` (any [`Rhs`]), of type `R`.
@@ -656,7 +684,22 @@ macro_rules! scalar_first_arms {
     };
 }
 
-scalar_first_arms!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, half::f16, half::bf16);
+scalar_first_arms!(
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16,
+    num_complex::Complex<f32>,
+    num_complex::Complex<f64>
+);
 
 impl<'a, T: Element> Expr<'a, T> {
     #[inline(always)]
@@ -987,10 +1030,20 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     /// NumPy's `nan_to_num`: NaN becomes `nan`, `+inf` becomes `posinf` and `-inf` `neginf`
     /// (by default the largest and the most negative finite value of the type), converted to
     /// the type (a value beyond an `f16`'s range becomes infinite there); integers and `Bool`
-    /// are unchanged. One fused element-wise operation, not a copy per replacement.
+    /// are unchanged; complex values have each part replaced. One fused element-wise operation, not a copy per replacement.
     fn nan_to_num(self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Expr<'a, Self::Elem> {
         let x = self.into_expr();
         let dtype = <Self::Elem as Element>::DTYPE;
+        if dtype.is_complex() {
+            // Each part replaced, as NumPy does, then `re + im * 1j` in the complex type.
+            type Part<E> = <E as Scalars>::Real;
+            let re: Expr<'a, Part<Self::Elem>> = unary(UnaryOp::Real, x.duplicate());
+            let im: Expr<'a, Part<Self::Elem>> = unary(UnaryOp::Imag, x);
+            let (re, im) = (re.nan_to_num(nan, posinf, neginf), im.nan_to_num(nan, posinf, neginf));
+            let i = Expr::<'a, Self::Elem>::scalar(dtype, ScalarValue::Complex(0.0, 1.0));
+            let im: Expr<'a, Self::Elem> = binary(BinaryOp::Mul, cast_to::<_, Self::Elem>(im), i);
+            return binary(BinaryOp::Add, cast_to::<_, Self::Elem>(re), im);
+        }
         if !dtype.is_float() {
             return x;
         }
@@ -1110,12 +1163,13 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
 
 impl<'a, E: IntoExpr<'a>> ExprOps<'a> for E {}
 
-/// The kind order of NumPy's `same_kind` casting: bool, unsigned, signed, float.
+/// The kind order of NumPy's `same_kind` casting: bool, unsigned, signed, float, complex.
 fn kind_rank(dtype: DType) -> u8 {
     match dtype {
         DType::Bool => 0,
         d if d.is_unsigned_int() => 1,
         d if d.is_signed_int() => 2,
+        d if d.is_complex() => 4,
         _ => 3,
     }
 }
@@ -1131,7 +1185,7 @@ impl<T: Element> DeviceArray<T> {
         let from = <E::Elem as Element>::DTYPE;
         if kind_rank(from) > kind_rank(T::DTYPE) {
             return Err(Error::InvalidValue(format!(
-                "cannot assign a {from} expression to a {} array (only same-kind casts: bool, unsigned, signed, float, in that order)",
+                "cannot assign a {from} expression to a {} array (only same-kind casts: bool, unsigned, signed, float, complex, in that order)",
                 T::DTYPE
             )));
         }
@@ -1238,7 +1292,41 @@ fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
         }
     }
     check_powers(code, operands)?;
-    check_bool_arithmetic(code)
+    check_bool_arithmetic(code)?;
+    check_complex(code)
+}
+
+/// Refuses the operations NumPy has no complex form of and raises `TypeError` for: `floor`,
+/// `ceil`, `trunc`, `cbrt`, `signbit`, `arctan2`, `hypot`, `copysign`, `fmod`, `floor_divide`
+/// and `remainder` of complex values.
+fn check_complex(code: &[Step]) -> Result<()> {
+    for (position, step) in code.iter().enumerate() {
+        let name = match *step {
+            Step::Unary(op, dtype) if dtype.is_complex() => match op {
+                UnaryOp::Floor => "floor",
+                UnaryOp::Ceil => "ceil",
+                UnaryOp::Trunc => "trunc",
+                UnaryOp::Cbrt => "cbrt",
+                _ => continue,
+            },
+            // A unary operator's operand ends on the step before it.
+            Step::Unary(UnaryOp::Signbit, _) if position > 0 && code[position - 1].dtype().is_complex() => "signbit",
+            Step::Binary(op, dtype) if dtype.is_complex() => match op {
+                BinaryOp::Arctan2 => "arctan2",
+                BinaryOp::Hypot => "hypot",
+                BinaryOp::Copysign => "copysign",
+                BinaryOp::Fmod => "fmod",
+                BinaryOp::FloorDivide => "floor_divide",
+                BinaryOp::Remainder => "remainder",
+                _ => continue,
+            },
+            _ => continue,
+        };
+        return Err(Error::InvalidValue(format!(
+            "{name} is not defined for complex values, as in NumPy (TypeError); take real or imag first"
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses an expression of more operands than a step's `u32` index counts (its later indices
@@ -1313,12 +1401,13 @@ fn kernel_arg<'o>(operand: &Operand<'o>) -> Result<Arg<'o>> {
 
 /// A scalar as a kernel argument of type `dtype` (integers checked by [`check_scalars`]).
 fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
-    let float = match value {
-        ScalarValue::Float(f) => f,
-        ScalarValue::Int(i) => i.get() as f64,
+    let (float, imaginary) = match value {
+        ScalarValue::Float(f) => (f, 0.0),
+        ScalarValue::Int(i) => (i.get() as f64, 0.0),
+        ScalarValue::Complex(re, im) => (re, im),
     };
     let int = match value {
-        ScalarValue::Float(f) => f as i128,
+        ScalarValue::Float(f) | ScalarValue::Complex(f, _) => f as i128,
         ScalarValue::Int(i) => i.get(),
     };
     match dtype {
@@ -1334,6 +1423,8 @@ fn scalar_arg(dtype: DType, value: ScalarValue) -> Arg<'static> {
         DType::F16 => Arg::scalar(f16_from_f64(float)),
         DType::BF16 => Arg::scalar(bf16_from_f64(float)),
         DType::F32 => Arg::scalar(float as f32),
+        DType::C64 => Arg::scalar(num_complex::Complex::new(float as f32, imaginary as f32)),
+        DType::C128 => Arg::scalar(num_complex::Complex::new(float, imaginary)),
         _ => Arg::scalar(float),
     }
 }
@@ -1357,6 +1448,10 @@ template <typename T> __device__ __forceinline__ T _cc_abs(T a) { return a < 0 ?
 __device__ __forceinline__ bool _cc_abs(bool a) { return a; }
 __device__ __forceinline__ float _cc_abs(float a) { return fabsf(a); }
 __device__ __forceinline__ double _cc_abs(double a) { return fabs(a); }
+template <typename T> __device__ __forceinline__ T _cc_conj(T a) { return a; }
+template <typename T> __device__ __forceinline__ T _cc_real(T a) { return a; }
+template <typename T> __device__ __forceinline__ T _cc_imag(T) { return (T)0; }
+template <typename T> __device__ __forceinline__ T _cc_angle(T a) { return atan2((T)0, a); }
 template <typename T> __device__ __forceinline__ T _cc_floor(T a) { return a; }
 __device__ __forceinline__ float _cc_floor(float a) { return floorf(a); }
 __device__ __forceinline__ double _cc_floor(double a) { return floor(a); }
@@ -1582,7 +1677,9 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let operand_type = match op.kind() {
                 _ if *op == UnaryOp::Cast => a.dtype(),
                 Kind::Predicate => a.dtype(),
-                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
+                // A complex operand stays complex; a real one is read in the (real) result type.
+                Kind::Real | Kind::Angle if a.dtype().is_complex() => a.dtype(),
+                Kind::Same | Kind::Float | Kind::Arithmetic | Kind::Real | Kind::Angle => *dtype,
             };
             let x = sub(a, operand_type);
             let c = dtype.compute_c_name();
@@ -1610,7 +1707,7 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
             let (kind, cpp) = op.table().expect("a table operation");
             let operand_type = match kind {
                 Kind::Predicate => DType::Bool,
-                Kind::Same | Kind::Float | Kind::Arithmetic => *dtype,
+                Kind::Same | Kind::Float | Kind::Arithmetic | Kind::Real | Kind::Angle => *dtype,
             };
             let (x, y) = (sub(a, operand_type), sub(b, operand_type));
             out.push_str(&round(*dtype, &cpp.replace("{x}", &x).replace("{y}", &y)));
@@ -1905,6 +2002,44 @@ mod tests {
     }
 
     #[test]
+    fn complex_operations_numpy_refuses_are_errors() {
+        type C64 = num_complex::Complex<f32>;
+        let refused = [
+            checked(&value::<C64>(1).floor()),
+            checked(&value::<C64>(1).ceil()),
+            checked(&value::<C64>(1).trunc()),
+            checked(&value::<C64>(1).cbrt()),
+            checked(&value::<C64>(1).signbit()),
+            checked(&(value::<C64>(1) * 2.0).signbit()),
+            checked(&value::<C64>(1).arctan2(value::<f32>(1))),
+            checked(&value::<f64>(1).hypot(value::<C64>(1))),
+            checked(&value::<C64>(1).copysign(1.0)),
+            checked(&value::<C64>(1).fmod(value::<C64>(1))),
+            checked(&value::<C64>(1).floor_divide(2)),
+            checked(&value::<i8>(1).remainder(value::<C64>(1))),
+        ];
+        for result in refused {
+            assert!(
+                matches!(result, Err(Error::InvalidValue(ref m)) if m.contains("complex")),
+                "{result:?}"
+            );
+        }
+        let allowed = [
+            checked(&value::<C64>(1).sqrt()),
+            checked(&(value::<C64>(1) + value::<f64>(2)).exp()),
+            checked(&value::<C64>(1).abs().floor()),
+            checked(&value::<C64>(1).real().signbit()),
+            checked(&value::<f32>(1).signbit()),
+            checked(&value::<C64>(1).lt(value::<C64>(2))),
+            checked(&value::<C64>(1).logical_and(value::<C64>(2))),
+            checked(&value::<C64>(1).pow(value::<C64>(2))),
+        ];
+        for result in allowed {
+            assert!(result.is_ok(), "{result:?}");
+        }
+    }
+
+    #[test]
     fn bool_arithmetic_follows_numpy() {
         let b = || value::<Bool>(1);
         // NumPy has no bool loop for these: int8 (np.square, np.reciprocal, np.power, //, %,
@@ -2022,6 +2157,22 @@ mod tests {
                 .dtype(),
             DType::I64
         );
+        assert_eq!(
+            scalar_arg(DType::C64, ScalarValue::Complex(1.0, -2.0)).arg_type(),
+            crate::array::ArgType::Scalar(DType::C64)
+        );
+        assert_eq!(
+            scalar_arg(DType::C128, ScalarValue::Float(0.5)).arg_type(),
+            crate::array::ArgType::Scalar(DType::C128)
+        );
+        // A complex scalar is weak: the array's precision, complex.
+        type C64 = num_complex::Complex<f32>;
+        let e = value::<f32>(1) * num_complex::Complex::new(0.0f64, 1.0);
+        assert_eq!(e.dtype(), DType::C64);
+        assert!(
+            matches!(e.operands.as_slice()[1], Operand::Scalar(DType::C64, ScalarValue::Complex(re, im)) if re == 0.0 && im == 1.0)
+        );
+        assert_eq!((value::<i8>(1) + C64::new(1.0, 0.0)).dtype(), DType::C128);
     }
 
     fn bin(op: BinaryOp, a: Node, b: Node) -> Node {
@@ -2042,6 +2193,8 @@ mod tests {
             Kind::Float => dtype.float_result(),
             Kind::Arithmetic => dtype.arithmetic_result(),
             Kind::Predicate => DType::Bool,
+            Kind::Real => dtype.real_type(),
+            Kind::Angle => dtype.angle_result(),
         }
     }
 
@@ -2055,15 +2208,28 @@ mod tests {
     fn every_table_operation(a: DType, b: DType) -> Node {
         let (x, y) = (scalar(a, 0), scalar(b, 1));
         let promoted = a.promote(b);
+        // What evaluation refuses for complex operands (`check_complex`) is left out for them.
+        let real_only_unary = [
+            UnaryOp::Floor,
+            UnaryOp::Ceil,
+            UnaryOp::Trunc,
+            UnaryOp::Cbrt,
+            UnaryOp::Signbit,
+        ];
         let mut terms: Vec<Node> = UnaryOp::TABLE
             .iter()
             .filter(|&&op| op != UnaryOp::Invert || a.is_int() || a == DType::Bool)
+            .filter(|op| !(a.is_complex() && real_only_unary.contains(op)))
             .map(|&op| un(op, x.clone()))
             .collect();
         for &op in BinaryOp::TABLE {
             let bitwise = matches!(op, BinaryOp::BitwiseAnd | BinaryOp::BitwiseOr | BinaryOp::BitwiseXor);
             let shift = matches!(op, BinaryOp::LeftShift | BinaryOp::RightShift);
-            if (bitwise && !(promoted.is_int() || promoted == DType::Bool)) || (shift && !promoted.is_int()) {
+            let real_only = !matches!(op, BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor);
+            if (bitwise && !(promoted.is_int() || promoted == DType::Bool))
+                || (shift && !promoted.is_int())
+                || (real_only && promoted.is_complex())
+            {
                 continue;
             }
             terms.push(bin(op, x.clone(), y.clone()));
@@ -2088,6 +2254,9 @@ mod tests {
             (DType::U16, DType::U32),
             (DType::Bool, DType::Bool),
             (DType::I16, DType::Bool),
+            (DType::C64, DType::C64),
+            (DType::C128, DType::F32),
+            (DType::I8, DType::C64),
         ];
         let options = ProgramOptions {
             cache: false,
@@ -2138,6 +2307,26 @@ mod tests {
         assert_eq!(v::<Bool>().invert().dtype(), DType::Bool);
         assert_eq!(v::<f32>().clip(0.0, 1.0).dtype(), DType::F32);
         assert_eq!(v::<u8>().clip(0, v::<i8>()).dtype(), DType::I16);
+        type C64 = num_complex::Complex<f32>;
+        type C128 = num_complex::Complex<f64>;
+        assert_eq!(v::<C64>().abs().dtype(), DType::F32, "abs of complex is real");
+        assert_eq!(v::<C128>().angle().dtype(), DType::F64);
+        assert_eq!(v::<i32>().angle().dtype(), DType::F64);
+        assert_eq!(v::<f32>().abs().dtype(), DType::F32);
+        assert_eq!(v::<C64>().real().dtype(), DType::F32);
+        assert_eq!(v::<C64>().imag().dtype(), DType::F32);
+        assert_eq!(v::<i16>().imag().dtype(), DType::I16, "imag of a real type keeps it");
+        assert_eq!(v::<C64>().conj().dtype(), DType::C64);
+        assert_eq!(v::<C64>().exp().dtype(), DType::C64);
+        assert_eq!(v::<C64>().isnan().dtype(), DType::Bool);
+        assert_eq!((v::<C64>() * v::<f32>()).dtype(), DType::C64);
+        assert_eq!((v::<C64>() * v::<f64>()).dtype(), DType::C128);
+        assert_eq!((v::<C64>() + v::<i16>()).dtype(), DType::C64);
+        assert_eq!((v::<C64>() + v::<i32>()).dtype(), DType::C128);
+        assert_eq!((v::<Bool>() * v::<C64>()).dtype(), DType::C64);
+        assert_eq!((v::<C64>() * 2.0).dtype(), DType::C64, "a float scalar is weak");
+        assert_eq!((v::<C64>() / 2).dtype(), DType::C64);
+        assert_eq!(v::<C128>().eq(v::<C64>()).dtype(), DType::Bool);
         let text = plan_text(&un(UnaryOp::IsNan, scalar(DType::F16, 0)), 1, DType::Bool);
         assert_eq!(
             text, "out = ((bool)(_cc_isnan(((float)a0))))",
@@ -2218,6 +2407,18 @@ mod tests {
             })
             .collect();
         assert!(values.contains(&65504.0) && values.contains(&-65504.0), "{values:?}");
+        // Complex values: each part replaced (in its real type), then joined.
+        let complex = v::<num_complex::Complex<f32>>().nan_to_num(0.0, None, None);
+        assert_eq!(complex.dtype(), DType::C64);
+        let parts = complex
+            .operands
+            .iter()
+            .filter(|o| matches!(o, Operand::Scalar(DType::F32, ScalarValue::Float(f)) if *f == f64::from(f32::MAX)))
+            .count();
+        assert_eq!(parts, 2, "the part type's largest value, once per part");
+        let text = compiles(complex);
+        assert!(text.contains("_cc_real") && text.contains("_cc_imag"), "{text}");
+        compiles((v::<num_complex::Complex<f64>>() * 2.0).round(1));
         assert_eq!(power_of_ten(0), 1.0);
         assert_eq!(power_of_ten(22), 1e22);
     }
@@ -2279,6 +2480,12 @@ mod tests {
             (DType::F64, DType::BF16),
             (DType::Bool, DType::I16),
             (DType::U32, DType::U32),
+            (DType::C64, DType::C64),
+            (DType::C64, DType::F32),
+            (DType::C128, DType::I32),
+            (DType::F16, DType::C64),
+            (DType::Bool, DType::C128),
+            (DType::C64, DType::C128),
         ];
         for (a, b) in pairs {
             let node = everything(a, b);

@@ -19,6 +19,7 @@
 //! - `linalg` (feature `blas`): `matmul` (cuBLAS, cuBLASLt, a generated kernel for integers),
 //!   `matmul_expr` (a product inside an expression: cuBLASLt epilogues), `dot`, `vdot`,
 //!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, the TF32 setting;
+//! - `complex`: `real` and `imag` of complex arrays, views of the parts;
 //! - `cumulative`: `cumsum`, `cumprod`, `nancumsum`, `nancumprod` (the scan of
 //!   [`crate::algorithms::scan`]);
 //! - `searching`: `flatnonzero`, `nonzero`, `argwhere`, `extract` (`x[mask]`, a mask expression
@@ -33,6 +34,7 @@
 //! Later chapters (`linalg` through the library crate, `fft`, `sorting`, `statistics`, ...)
 //! are one new file each.
 
+mod complex;
 mod creation;
 mod cumulative;
 mod indexing;
@@ -52,6 +54,7 @@ mod sets;
 mod sorting;
 mod statistics;
 
+pub use complex::ComplexElement;
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
 pub use linalg::{

@@ -145,6 +145,8 @@ fn descr(dtype: DType) -> Option<&'static str> {
         DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
         DType::BF16 => return None,
     })
 }
@@ -345,7 +347,7 @@ fn read_elements<T: Element>(reader: &mut impl Read, len: usize) -> Result<Vec<T
         values.resize(end, T::from_f64(0.0));
         let chunk = &mut values[start..];
         // SAFETY: `chunk` holds initialised elements, `size_of_val` bytes, and every byte pattern
-        // is a valid `Element` (plain integers, floats, and `Bool`, any `u8`).
+        // is a valid `Element` (plain integers, floats, pairs of floats, and `Bool`, any `u8`).
         let bytes =
             unsafe { std::slice::from_raw_parts_mut(chunk.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(chunk)) };
         let found = read_full(reader, bytes)?;
@@ -362,7 +364,8 @@ fn read_elements<T: Element>(reader: &mut impl Read, len: usize) -> Result<Vec<T
 
 /// `values` as bytes.
 fn as_bytes<T: Element>(values: &[T]) -> &[u8] {
-    // SAFETY: every `Element` is a plain integer, float or `Bool` (one `u8`) without padding, so
+    // SAFETY: every `Element` is a plain integer, float, pair of floats (complex) or `Bool` (one
+    // `u8`) without padding, so
     // its `size_of_val(values)` bytes are initialised; `u8` has no alignment requirement.
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
@@ -612,5 +615,42 @@ mod tests {
         assert_eq!(as_bytes(&[half::f16::from_f32(1.0)]), [0x00, 0x3c]);
         assert_eq!(as_bytes(&[crate::Bool::TRUE, crate::Bool::FALSE]), [1, 0]);
         assert_eq!(as_bytes(&[-2i16]), [0xfe, 0xff]);
+        let z = [num_complex::Complex::new(1.0f32, -2.0)];
+        assert_eq!(as_bytes(&z), [0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0], "real part first");
+    }
+
+    #[test]
+    fn complex_files_match_numpys_bytes_and_read_back() {
+        // `np.save(f, np.array([1+2j, -0.5j], np.complex64))`: the header, then the pairs.
+        let mut numpy = b"\x93NUMPY\x01\x00v\x00{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }".to_vec();
+        numpy.resize(127, b' ');
+        numpy.push(b'\n');
+        numpy.extend_from_slice(&[0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 0, 128, 0, 0, 0, 191]);
+        let values = [
+            num_complex::Complex::new(1.0f32, 2.0),
+            num_complex::Complex::new(-0.0, -0.5),
+        ];
+        let mut ours = header_bytes(DType::C64, &[2]).unwrap();
+        ours.extend_from_slice(as_bytes(&values));
+        assert_eq!(ours, numpy);
+        let mut reader = numpy.as_slice();
+        let header = Header::read(&mut reader).unwrap();
+        assert!(descr_matches(&header.descr, DType::C64) && !descr_matches(&header.descr, DType::C128));
+        assert_eq!(
+            read_elements::<num_complex::Complex<f32>>(&mut reader, 2).unwrap(),
+            values
+        );
+        // `np.save(f, np.array([[3-4j]], np.complex128))`.
+        let wide = [num_complex::Complex::new(3.0f64, -4.0)];
+        let mut bytes = header_bytes(DType::C128, &[1, 1]).unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains("'descr': '<c16'"));
+        bytes.extend_from_slice(&[0, 0, 0, 0, 0, 0, 8, 64, 0, 0, 0, 0, 0, 0, 16, 192]);
+        let mut reader = bytes.as_slice();
+        let header = Header::read(&mut reader).unwrap();
+        assert_eq!(header.shape, [1, 1]);
+        assert_eq!(
+            read_elements::<num_complex::Complex<f64>>(&mut reader, 1).unwrap(),
+            wide
+        );
     }
 }

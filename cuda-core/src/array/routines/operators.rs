@@ -59,8 +59,8 @@ macro_rules! array_ops {
 
 array_ops!(&'a DeviceArray<T>, Expr<'a, T>);
 
-/// Scalars on the left of an array or expression: `$kind` picks the weak rule (`WithFloat` or
-/// `WithInt`).
+/// Scalars on the left of an array or expression: `$kind` picks the weak rule (`WithFloat`,
+/// `WithInt` or `WithComplex`).
 macro_rules! scalar_ops {
     ($($scalar:ty => $kind:ident;)*) => {
         $(
@@ -86,14 +86,15 @@ macro_rules! scalar_ops {
     };
 }
 
-// On the left, one float and one integer scalar type, so that literals infer (`2.0 * &x`,
-// `1 - &x`): Rust's literal fallback does not reach through an operator trait with several
+// On the left, one float, one integer and one complex scalar type, so that literals infer
+// (`2.0 * &x`, `1 - &x`; no literal is complex): Rust's literal fallback does not reach through an operator trait with several
 // implementing left types, so a second type of either kind would leave `(2.0 * &x).eval()`
 // ambiguous. A scalar of another type goes on the right (`&x * a`, any Rust numeric type) or
 // converts (`f64::from(a) - &x`: weak, so the result type is the same).
 scalar_ops! {
     f64 => WithFloat;
     i64 => WithInt;
+    num_complex::Complex<f64> => WithComplex;
 }
 
 #[cfg(test)]

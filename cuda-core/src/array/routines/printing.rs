@@ -185,7 +185,25 @@ fn format_values<T: Element>(values: &[T]) -> Vec<String> {
             .map(|v| if v.to_f64() != 0.0 { "True" } else { "False" }.to_string())
             .collect(),
         d if d.is_float() => format_floats(values),
+        d if d.is_complex() => complex_values(values),
         _ => values.iter().map(|&v| integer_text(v)).collect(),
+    }
+}
+
+/// [`format_complex`] of complex elements (of either width).
+fn complex_values<T: Element>(values: &[T]) -> Vec<String> {
+    fn read<T, U: Copy>(values: &[T]) -> Vec<U> {
+        assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<U>());
+        // SAFETY: `T` is `U` (the caller matched `T::DTYPE`, sizes checked above); every bit
+        // pattern of two floats is a valid complex value.
+        values
+            .iter()
+            .map(|v| unsafe { std::ptr::read_unaligned((v as *const T).cast::<U>()) })
+            .collect()
+    }
+    match T::DTYPE {
+        DType::C64 => format_complex(&read::<T, num_complex::Complex<f32>>(values)),
+        _ => format_complex(&read::<T, num_complex::Complex<f64>>(values)),
     }
 }
 
@@ -218,6 +236,13 @@ fn scientific_above(dtype: DType) -> f64 {
 /// the magnitudes are very large for the type ([`scientific_above`]), very small (below 1e-4)
 /// or far apart (a ratio above 1e3).
 fn format_floats<T: Element>(values: &[T]) -> Vec<String> {
+    format_signed_floats(values, false)
+}
+
+/// [`format_floats`], with a `+` before values that are not negative when `plus` is set (the
+/// imaginary parts of complex values), padded as NumPy pads them: every finite value to the
+/// widest whole part, NaN and infinities to the width of the others.
+fn format_signed_floats<T: Element>(values: &[T], plus: bool) -> Vec<String> {
     let finite: Vec<f64> = values
         .iter()
         .map(|v| v.to_f64().abs())
@@ -226,64 +251,96 @@ fn format_floats<T: Element>(values: &[T]) -> Vec<String> {
     let max = finite.iter().cloned().fold(0.0, f64::max);
     let min = finite.iter().cloned().fold(f64::INFINITY, f64::min);
     let scientific = !finite.is_empty() && (max >= scientific_above(T::DTYPE) || min < 1e-4 || max / min > 1e3);
-    let special = |v: f64| match v {
-        v if v.is_nan() => Some("nan".to_string()),
-        v if v == f64::INFINITY => Some("inf".to_string()),
-        v if v == f64::NEG_INFINITY => Some("-inf".to_string()),
-        _ => None,
+    let sign = |x: f64| match plus && !x.is_sign_negative() {
+        true => "+",
+        false => "",
     };
-    if scientific {
-        let precision = values
-            .iter()
-            .filter(|v| v.to_f64().is_finite())
-            .map(|&v| shortest_digits(v) - 1)
-            .max()
-            .unwrap_or(0)
-            .min(PRECISION);
-        return values
-            .iter()
-            .map(|&v| {
-                let x = v.to_f64();
-                special(x).unwrap_or_else(|| {
-                    let text = format!("{x:.precision$e}");
+    // Each finite value as (whole part with its sign, the rest after the point).
+    let parts: Vec<Option<(String, String)>> = match scientific {
+        true => {
+            let precision = values
+                .iter()
+                .filter(|v| v.to_f64().is_finite())
+                .map(|&v| shortest_digits(v) - 1)
+                .max()
+                .unwrap_or(0)
+                .min(PRECISION);
+            values
+                .iter()
+                .map(|&v| {
+                    let x = v.to_f64();
+                    if !x.is_finite() {
+                        return None;
+                    }
+                    let text = format!("{}{x:.precision$e}", sign(x));
                     let (mantissa, exponent) = text.split_once('e').expect("scientific form");
-                    let (sign, digits) = match exponent.strip_prefix('-') {
+                    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+                    let (exponent_sign, digits) = match exponent.strip_prefix('-') {
                         Some(digits) => ('-', digits),
                         None => ('+', exponent),
                     };
-                    let point = if mantissa.contains('.') { "" } else { "." };
-                    format!("{mantissa}{point}e{sign}{digits:0>2}")
+                    Some((whole.to_string(), format!("{fraction}e{exponent_sign}{digits:0>2}")))
                 })
+                .collect()
+        }
+        false => values
+            .iter()
+            .map(|&v| {
+                let x = v.to_f64();
+                if !x.is_finite() {
+                    return None;
+                }
+                let digits = shortest_digits(v);
+                let exponent = match x {
+                    0.0 => 0,
+                    x => x.abs().log10().floor() as i64,
+                };
+                let fraction = (digits as i64 - 1 - exponent).clamp(0, PRECISION as i64) as usize;
+                let text = format!("{}{x:.fraction$}", sign(x));
+                let (whole, frac) = text.split_once('.').unwrap_or((&text, ""));
+                Some((whole.to_string(), frac.trim_end_matches('0').to_string()))
             })
-            .collect();
-    }
-    // Positional: each value with the fraction digits its shortest form needs.
-    let parts: Vec<Option<(String, String)>> = values
+            .collect(),
+    };
+    let mut whole_width = parts.iter().flatten().map(|(w, _)| w.len()).max().unwrap_or(0);
+    let rest_width = parts.iter().flatten().map(|(_, f)| f.len()).max().unwrap_or(0);
+    let special = |x: f64| match x {
+        x if x.is_nan() => format!("{}nan", if plus { "+" } else { "" }),
+        x if x < 0.0 => "-inf".to_string(),
+        _ => format!("{}inf", if plus { "+" } else { "" }),
+    };
+    let non_finite: Vec<String> = values
         .iter()
-        .map(|&v| {
-            let x = v.to_f64();
-            if !x.is_finite() {
-                return None;
-            }
-            let digits = shortest_digits(v);
-            let exponent = match x {
-                0.0 => 0,
-                x => x.abs().log10().floor() as i64,
-            };
-            let fraction = (digits as i64 - 1 - exponent).clamp(0, PRECISION as i64) as usize;
-            let text = format!("{x:.fraction$}");
-            let (whole, frac) = text.split_once('.').unwrap_or((&text, ""));
-            Some((whole.to_string(), frac.trim_end_matches('0').to_string()))
-        })
+        .map(|v| v.to_f64())
+        .filter(|x| !x.is_finite())
+        .map(special)
         .collect();
-    let whole_width = parts.iter().flatten().map(|(w, _)| w.len()).max().unwrap_or(0);
-    let frac_width = parts.iter().flatten().map(|(_, f)| f.len()).max().unwrap_or(0);
+    if !non_finite.is_empty() {
+        // NaN and infinities widen the whole part so that they fit the others' width.
+        let longest = non_finite.iter().map(String::len).max().unwrap_or(0);
+        whole_width = whole_width.max(longest.saturating_sub(rest_width + 1));
+    }
     parts
         .iter()
         .zip(values)
         .map(|(part, &v)| match part {
-            Some((whole, frac)) => format!("{whole:>whole_width$}.{frac:<frac_width$}"),
-            None => special(v.to_f64()).expect("not finite"),
+            Some((whole, rest)) => format!("{whole:>whole_width$}.{rest:<rest_width$}"),
+            None => format!("{:>width$}", special(v.to_f64()), width = whole_width + rest_width + 1),
+        })
+        .collect()
+}
+
+/// Complex values as NumPy prints them: the real parts formatted together as floats, the
+/// imaginary parts together with a sign, joined with `j` before the imaginary part's padding.
+fn format_complex<P: Element>(values: &[num_complex::Complex<P>]) -> Vec<String> {
+    let real: Vec<P> = values.iter().map(|z| z.re).collect();
+    let imag: Vec<P> = values.iter().map(|z| z.im).collect();
+    format_floats(&real)
+        .into_iter()
+        .zip(format_signed_floats(&imag, true))
+        .map(|(re, im)| {
+            let digits = im.trim_end();
+            format!("{re}{digits}j{}", &im[digits.len()..])
         })
         .collect()
 }
@@ -304,7 +361,7 @@ mod tests {
         assert_eq!(floats(&[1e-5, 1.0]), ["1.e-05", "1.e+00"]);
         assert_eq!(floats(&[1.5e-5, 1000.0]), ["1.5e-05", "1.0e+03"]);
         assert_eq!(floats(&[1.0 / 3.0]), ["0.33333333"]);
-        assert_eq!(floats(&[f64::NAN, 1.5, f64::NEG_INFINITY]), ["nan", "1.5", "-inf"]);
+        assert_eq!(floats(&[f64::NAN, 1.5, f64::NEG_INFINITY]), [" nan", " 1.5", "-inf"]);
         // Shortest digits in the element's own type: f32's 0.1 is 0.1, not 0.100000001.
         assert_eq!(format_floats(&[0.1f32, 0.2]), ["0.1", "0.2"]);
         assert_eq!(format_floats(&[half::f16::from_f64(0.1)]), ["0.1"]);
@@ -329,6 +386,40 @@ mod tests {
             format_values(&[crate::array::Bool::TRUE, crate::array::Bool::FALSE]),
             ["True", "False"]
         );
+    }
+
+    fn complex(values: &[(f64, f64)]) -> String {
+        let values: Vec<num_complex::Complex<f64>> = values
+            .iter()
+            .map(|&(re, im)| num_complex::Complex::new(re, im))
+            .collect();
+        let texts = format_complex(&values);
+        let width = texts.iter().map(String::len).max().unwrap();
+        let mut out = String::new();
+        nest(&mut out, &texts, &[values.len()], &[false], width, 0, 0);
+        out
+    }
+
+    #[test]
+    fn complex_values_print_like_numpy() {
+        // Each expected line is NumPy 2.4's `str` of the same complex128 array.
+        assert_eq!(complex(&[(1.0, 2.0), (3.5, -1.0)]), "[1. +2.j 3.5-1.j]");
+        assert_eq!(complex(&[(0.0, 0.0)]), "[0.+0.j]");
+        assert_eq!(complex(&[(1.0, 1.0), (2.0, 0.0), (3.0, 0.0)]), "[1.+1.j 2.+0.j 3.+0.j]");
+        assert_eq!(complex(&[(0.1, 0.2), (0.0, 1e-5)]), "[0.1+2.e-01j 0. +1.e-05j]");
+        assert_eq!(complex(&[(1.5, 0.0), (-2.25, 100.0)]), "[ 1.5   +0.j -2.25+100.j]");
+        assert_eq!(
+            complex(&[(f64::NAN, f64::NAN), (f64::NEG_INFINITY, 1.0)]),
+            "[ nan+nanj -inf +1.j]"
+        );
+        assert_eq!(complex(&[(1e20, 1e-20)]), "[1.e+20+1.e-20j]");
+        assert_eq!(complex(&[(-1.0, -1.0), (10.0, -100.0)]), "[-1.  -1.j 10.-100.j]");
+        assert_eq!(complex(&[(1.5, -0.0)]), "[1.5-0.j]");
+        let single = [
+            num_complex::Complex::new(1.0f32, 2.0),
+            num_complex::Complex::new(3.5, -1.0),
+        ];
+        assert_eq!(format_values(&single), ["1. +2.j", "3.5-1.j"]);
     }
 
     fn nested(values: &[&str], shown: &[usize], elided: &[bool]) -> String {

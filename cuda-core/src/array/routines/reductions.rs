@@ -76,6 +76,11 @@ template <> __device__ __forceinline__ float cc_lowest<float>() { return -__int_
 template <> __device__ __forceinline__ float cc_highest<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double cc_lowest<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
 template <> __device__ __forceinline__ double cc_highest<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+// Complex values order lexicographically (NumPy's order): the extremes have both parts infinite.
+template <> __device__ __forceinline__ cuda_core_c64 cc_lowest<cuda_core_c64>() { return cuda_core_c64(cc_lowest<float>(), cc_lowest<float>()); }
+template <> __device__ __forceinline__ cuda_core_c64 cc_highest<cuda_core_c64>() { return cuda_core_c64(cc_highest<float>(), cc_highest<float>()); }
+template <> __device__ __forceinline__ cuda_core_c128 cc_lowest<cuda_core_c128>() { return cuda_core_c128(cc_lowest<double>(), cc_lowest<double>()); }
+template <> __device__ __forceinline__ cuda_core_c128 cc_highest<cuda_core_c128>() { return cuda_core_c128(cc_highest<double>(), cc_highest<double>()); }
 template <typename V> struct cc_arg { V v; long long i; };
 template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_arg(const X x, const unsigned long long i) { cc_arg<V> r; r.v = (V)x; r.i = (long long)i; return r; }
 template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_nanarg(const X x, const unsigned long long i) {
@@ -120,10 +125,34 @@ __device__ __forceinline__ double cc_variance(const cc_moments a, const double d
     const double dof = a.n - ddof;
     return a.m2 / (dof > 0.0 ? dof : 0.0);
 }
+// The same for complex values: a complex mean, and squared distances |x - mean|^2 (NumPy's
+// complex variance, the real parts' plus the imaginary parts').
+struct cc_cmoments { double n; double re; double im; double m2; };
+__device__ __forceinline__ cc_cmoments cc_no_cmoments() { cc_cmoments r; r.n = 0.0; r.re = 0.0; r.im = 0.0; r.m2 = 0.0; return r; }
+template <typename Z> __device__ __forceinline__ cc_cmoments cc_cmoment(const Z z) { cc_cmoments r; r.n = 1.0; r.re = (double)z.re; r.im = (double)z.im; r.m2 = 0.0; return r; }
+template <typename Z> __device__ __forceinline__ cc_cmoments cc_nan_cmoment(const Z z) { return cc_isnan(z) ? cc_no_cmoments() : cc_cmoment(z); }
+__device__ __forceinline__ cc_cmoments cc_ccombine(const cc_cmoments a, const cc_cmoments b) {
+    if (a.n == 0.0) return b;
+    if (b.n == 0.0) return a;
+    cc_cmoments r;
+    r.n = a.n + b.n;
+    const double dr = b.re - a.re, di = b.im - a.im, f = b.n / r.n;
+    r.re = a.re + dr * f;
+    r.im = a.im + di * f;
+    r.m2 = a.m2 + b.m2 + (dr * dr + di * di) * (a.n * f);
+    return r;
+}
+__device__ __forceinline__ double cc_cvariance(const cc_cmoments a, const double ddof) {
+    const double dof = a.n - ddof;
+    return a.m2 / (dof > 0.0 ? dof : 0.0);
+}
 "#;
 
 /// Bytes of `cc_moments`: three doubles.
 const MOMENTS_SIZE: usize = 24;
+
+/// Bytes of `cc_cmoments`: four doubles.
+const COMPLEX_MOMENTS_SIZE: usize = 32;
 
 /// Bytes of `cc_arg<V>` for every `V` of at most 8 bytes: the value padded to 8, the index.
 const ARG_SIZE: usize = 16;
@@ -195,6 +224,12 @@ impl Op {
     fn is_arg(self) -> bool {
         matches!(self, Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin)
     }
+
+    /// Whether complex values are refused: the indices of extremes (their values, NumPy's
+    /// lexicographic extremes, are taken).
+    fn refuses_complex(self) -> bool {
+        self.is_arg()
+    }
 }
 
 /// What a reduction's map reads: its input parameters, the C++ value of one element (of
@@ -214,6 +249,12 @@ fn array_map(input: DType) -> (String, [u32; 0]) {
 /// The reduction of `op` over values of type `input` read by `map`, giving `output` values:
 /// kernels are made once per operation, type and map.
 fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<Arc<ReductionKernel>> {
+    if input.is_complex() && op.refuses_complex() {
+        return Err(Error::NotSupported(format!(
+            "{} of {input} (the index of a lexicographic extreme; take real, imag or abs first)",
+            op.name()
+        )));
+    }
     let mut key = vec![op as u32, input as u32];
     key.extend_from_slice(map.key);
     kernel(KernelKey::Encoded("reduction", key), || {
@@ -266,6 +307,7 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             },
             "y = a",
             match (input.is_float(), op) {
+                _ if input.is_complex() => "_type_reduce(cc_nan(), cc_nan())",
                 (true, _) => "cc_nan()",
                 (false, Op::NanMax) => "cc_lowest<_type_reduce>()",
                 (false, _) => "cc_highest<_type_reduce>()",
@@ -278,6 +320,20 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             "y = a",
             "0",
             "long long".to_string(),
+        ),
+        Op::Var | Op::Std | Op::NanMean if input.is_complex() => (
+            match op {
+                Op::NanMean => format!("cc_nan_cmoment{x}"),
+                _ => format!("cc_cmoment{x}"),
+            },
+            "cc_ccombine(a, b)",
+            match op {
+                Op::Var => "y = cc_cvariance(a, ddof)",
+                Op::Std => "y = sqrt(cc_cvariance(a, ddof))",
+                _ => "y = a.n > 0.0 ? _type_y(a.re, a.im) : _type_y(cc_nan(), cc_nan())",
+            },
+            "cc_no_cmoments()",
+            "cc_cmoments".to_string(),
         ),
         Op::Var | Op::Std | Op::NanMean => (
             match op {
@@ -336,8 +392,18 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}{}", map.prelude))
             .with_struct_reduce_type(&reduce_type, ARG_SIZE),
         (_, true) => reduction
-            .with_prelude(&format!("{PRELUDE}{}", map.prelude))
-            .with_struct_reduce_type(&reduce_type, MOMENTS_SIZE),
+            .with_prelude(&format!(
+                "typedef {} _type_y;\n{PRELUDE}{}",
+                output.c_name(),
+                map.prelude
+            ))
+            .with_struct_reduce_type(
+                &reduce_type,
+                match input.is_complex() {
+                    true => COMPLEX_MOMENTS_SIZE,
+                    false => MOMENTS_SIZE,
+                },
+            ),
         _ => reduction.with_prelude(&format!("{PRELUDE}{}", map.prelude)),
     })
 }
@@ -533,7 +599,8 @@ reductions! {
     mean,
     /// Means along `axes` (see [`sum_axes`](Self::sum_axes)).
     mean_axes => Mean, T::Mean;
-    /// The greatest element, a 0-d array; NaN if any is NaN; an error when empty.
+    /// The greatest element, a 0-d array; NaN if any is NaN; an error when empty. Complex values
+    /// compare lexicographically (real parts, then imaginary parts), as in NumPy.
     max,
     /// Greatest elements along `axes` (see [`sum_axes`](Self::sum_axes)).
     max_axes => Max, T;
@@ -579,12 +646,12 @@ macro_rules! moments {
         impl<T: Element> DeviceArray<T> {
             $(
                 $(#[$doc])*
-                pub fn $whole(&self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $whole(&self, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce(self, Op::$op, None, false, ddof as f64)
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(&self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $along(&self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce(self, Op::$op, Some(&axes.into()), keepdims, ddof as f64)
                 }
             )*
@@ -593,12 +660,12 @@ macro_rules! moments {
         impl<'a, T: Scalars> Expr<'a, T> {
             $(
                 $(#[$doc])*
-                pub fn $whole(self, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $whole(self, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce_expr(self, Op::$op, None, false, ddof as f64)
                 }
 
                 $(#[$axes_doc])*
-                pub fn $along(self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Mean>> {
+                pub fn $along(self, axes: impl Into<Axes>, keepdims: bool, ddof: usize) -> Result<DeviceArray<T::Var>> {
                     reduce_expr(self, Op::$op, Some(&axes.into()), keepdims, ddof as f64)
                 }
             )*
@@ -607,8 +674,9 @@ macro_rules! moments {
 }
 
 moments! {
-    /// The variance of every element, `sum((x - mean)^2) / (n - ddof)`, a 0-d array of
-    /// [`Element::Mean`] (NumPy's `var(ddof=...)`; NaN when `n - ddof <= 0` and every element is
+    /// The variance of every element, `sum(|x - mean|^2) / (n - ddof)`, a 0-d array of
+    /// [`Element::Var`] (real for complex elements: the real parts' variance plus the imaginary
+    /// parts'; NumPy's `var(ddof=...)`; NaN when `n - ddof <= 0` and every element is
     /// equal, else inf, as NumPy divides by `max(n - ddof, 0)`).
     ///
     /// One pass over memory: each thread keeps a count, a mean and a sum of squared
@@ -953,7 +1021,8 @@ mod tests {
     fn output_of<T: Element>(op: Op) -> DType {
         match op {
             Op::Sum | Op::Prod | Op::NanSum => <T::Sum as Element>::DTYPE,
-            Op::Mean | Op::Var | Op::Std | Op::NanMean => <T::Mean as Element>::DTYPE,
+            Op::Mean | Op::NanMean => <T::Mean as Element>::DTYPE,
+            Op::Var | Op::Std => <T::Var as Element>::DTYPE,
             Op::Max | Op::Min | Op::NanMax | Op::NanMin => T::DTYPE,
             Op::All | Op::Any => DType::Bool,
             Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin | Op::CountNonzero => DType::I64,
@@ -980,7 +1049,10 @@ mod tests {
             key: &key,
             prelude: EXPR_PRELUDE,
         };
-        for op in ALL_OPS {
+        for op in ALL_OPS
+            .into_iter()
+            .filter(|op| !(T::DTYPE.is_complex() && op.refuses_complex()))
+        {
             let output = output_of::<T>(op);
             let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let (plain_params, plain_key) = array_map(T::DTYPE);
@@ -1023,6 +1095,7 @@ mod tests {
         expression_reductions_compile(value::<i32>().pow(value::<u8>()), "_cc_pow");
         expression_reductions_compile(value::<half::bf16>().gt(0.5), ">");
         expression_reductions_compile((value::<u8>() + value::<i8>()).maximum(2), "_cc_max");
+        expression_reductions_compile(value::<num_complex::Complex<f32>>().conj() * value::<f64>(), "_cc_conj");
     }
 
     /// Compiles the whole-array and axis forms of every built-in reduction of `T`.
@@ -1040,6 +1113,16 @@ mod tests {
                 key: &key,
                 prelude: "",
             };
+            if T::DTYPE.is_complex() && op.refuses_complex() {
+                let refused = kernel_for(op, T::DTYPE, output, &map);
+                assert!(
+                    matches!(refused, Err(Error::NotSupported(_))),
+                    "{} of {}",
+                    op.name(),
+                    T::DTYPE
+                );
+                continue;
+            }
             let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let mut signature = vec![ArgType::Array(T::DTYPE)];
             if op.is_arg() {
@@ -1064,7 +1147,7 @@ mod tests {
     fn every_reduction_compiles_for_every_element_type() {
         // One thread per element type: NVRTC compiles concurrently, and this is the longest
         // test of the crate on one thread.
-        let types: [fn(); 13] = [
+        let types: [fn(); 15] = [
             compiles_for::<Bool>,
             compiles_for::<i8>,
             compiles_for::<i16>,
@@ -1078,6 +1161,8 @@ mod tests {
             compiles_for::<half::bf16>,
             compiles_for::<f32>,
             compiles_for::<f64>,
+            compiles_for::<num_complex::Complex<f32>>,
+            compiles_for::<num_complex::Complex<f64>>,
         ];
         std::thread::scope(|scope| {
             for compile in types {
@@ -1094,5 +1179,18 @@ mod tests {
         assert_eq!(<<half::f16 as Element>::Sum as Element>::DTYPE, DType::F16);
         assert_eq!(<<i32 as Element>::Mean as Element>::DTYPE, DType::F64);
         assert_eq!(<<f32 as Element>::Mean as Element>::DTYPE, DType::F32);
+        type C64 = num_complex::Complex<f32>;
+        assert_eq!(<<C64 as Element>::Sum as Element>::DTYPE, DType::C64);
+        assert_eq!(<<C64 as Element>::Mean as Element>::DTYPE, DType::C64);
+        assert_eq!(
+            <<C64 as Element>::Var as Element>::DTYPE,
+            DType::F32,
+            "var of complex is real"
+        );
+        assert_eq!(
+            <<num_complex::Complex<f64> as Element>::Var as Element>::DTYPE,
+            DType::F64
+        );
+        assert_eq!(<<i8 as Element>::Var as Element>::DTYPE, DType::F64);
     }
 }

@@ -275,6 +275,7 @@ impl<T: Element> DeviceArray<T> {
         method: QuantileMethod,
         skip_nan: bool,
     ) -> Result<DeviceArray<T::Mean>> {
+        crate::algorithms::real_elements(what, &[T::DTYPE])?;
         let axis = axis.into().index(self.ndim())?;
         let n = self.shape()[axis];
         if n == 0 {

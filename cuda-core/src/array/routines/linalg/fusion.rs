@@ -99,6 +99,7 @@ fn is_zero(node: &Node, leaves: &[Leaf<'_>]) -> bool {
         Node::Operand(index, _) => match leaves[*index] {
             Leaf::Scalar(ScalarValue::Float(value)) => value == 0.0,
             Leaf::Scalar(ScalarValue::Int(value)) => value.get() == 0,
+            Leaf::Scalar(ScalarValue::Complex(re, im)) => re == 0.0 && im == 0.0,
             _ => false,
         },
         _ => false,

@@ -75,16 +75,18 @@ pub(crate) mod sealed {
 }
 
 /// An element type [`matmul`](DeviceArray::matmul) takes, as NumPy's `matmul` does: `f32`,
-/// `f64`, `f16` and `bf16` through cuBLAS (f16 and bf16 accumulate in f32; f32 is true single
+/// `f64`, `f16`, `bf16` and the complex types (cuBLAS's C and Z products) through cuBLAS (f16 and bf16 accumulate in f32; f32 is true single
 /// precision unless [TF32 is allowed](crate::set_tf32); products of at most 64^3 multiply-adds
 /// through the generated tiled kernel, in full precision), every integer type through a generated
 /// tiled kernel (products and sums wrap around in the type, as NumPy's do), and `Bool` (NumPy's
 /// logical product: any `a[i, l] && b[l, j]`).
 pub trait MatmulType: Scalars + sealed::Multiply {}
 
-/// An element type multiplied through cuBLAS: `f32`, `f64`, `f16` and `bf16` (f16 and bf16
-/// accumulate in f32; f32 is true single precision unless [TF32 is allowed](crate::set_tf32)).
-/// `dot`, `vdot`, `inner`, `outer`, `tensordot` and `linalg_norm` take these.
+/// An element type multiplied through cuBLAS: `f32`, `f64`, `f16`, `bf16`, `Complex<f32>` and
+/// `Complex<f64>` (f16 and bf16 accumulate in f32; f32 is true single precision unless [TF32 is
+/// allowed](crate::set_tf32); cuBLASLt's epilogues take the real ones but `f64`). `dot`, `vdot`,
+/// `inner`, `outer`, `tensordot` and `linalg_norm` take these (`vdot` and `linalg_norm` of
+/// complex arrays are [`Error::NotSupported`] yet).
 ///
 /// Their sums are of their own type (`Element::Sum = Self`), so the norms and products built on
 /// reductions keep the element type.
@@ -146,6 +148,8 @@ cublas_types! {
     half::f16 => Some(|lt, g, e, a, b, bias, c| lt.matmul(g, e, a, b, bias, c));
     half::bf16 => Some(|lt, g, e, a, b, bias, c| lt.matmul(g, e, a, b, bias, c));
     f64 => None;
+    num_complex::Complex<f32> => None;
+    num_complex::Complex<f64> => None;
 }
 
 macro_rules! kernel_types {

@@ -15,7 +15,7 @@ use std::sync::PoisonError;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::promotion::Scalars;
-use crate::array::routines::math::{binary, BinaryOp, Expr, ExprOps, IntoExpr, ScalarValue};
+use crate::array::routines::math::{binary, unary, BinaryOp, Expr, ExprOps, IntoExpr, ScalarValue, UnaryOp};
 use crate::error::{Error, Result};
 use laid_out::LaidOut;
 
@@ -213,6 +213,12 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// (cuBLAS `dot`; real types, so nothing is conjugated). [`Error::InvalidValue`] when their
     /// sizes differ.
     pub fn vdot(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        if T::DTYPE.is_complex() {
+            return Err(Error::NotSupported(format!(
+                "vdot of {} (NumPy conjugates the first operand; use conj and dot)",
+                T::DTYPE
+            )));
+        }
         if self.len() != other.len() {
             return Err(Error::InvalidValue(format!(
                 "vdot: the arrays have {} and {} elements (shapes {:?} and {:?})",
@@ -262,18 +268,24 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// a vector, an order other than `Default` beyond two dimensions) is
     /// [`Error::InvalidValue`]. `Inf`/`NegInf` of an empty vector are errors, as in NumPy.
     pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<T>> {
+        if T::DTYPE.is_complex() {
+            return Err(Error::NotSupported(format!(
+                "linalg_norm of {} (its norm is real; take abs first)",
+                T::DTYPE
+            )));
+        }
         match norm_kind(self.ndim(), ord)? {
             NormKind::Euclidean => euclidean(&flat(self)?),
-            NormKind::SumAbs => self.abs().eval()?.sum(),
-            NormKind::MaxAbs => self.abs().eval()?.max(),
-            NormKind::MinAbs => self.abs().eval()?.min(),
+            NormKind::SumAbs => magnitude(self).eval()?.sum(),
+            NormKind::MaxAbs => magnitude(self).eval()?.max(),
+            NormKind::MinAbs => magnitude(self).eval()?.min(),
             NormKind::Nonzero => self.count_nonzero()?.astype::<T>().eval(),
             NormKind::Power(p) => {
-                let sum = power(self.abs(), p).sum()?;
+                let sum = power(magnitude(self), p).sum()?;
                 power((&sum).into_expr(), 1.0 / p).eval()
             }
             NormKind::LineSums(axis, extreme) => {
-                let sums = self.abs().sum_axes([axis], false)?;
+                let sums = magnitude(self).sum_axes([axis], false)?;
                 match extreme {
                     Extreme::Greatest => sums.max(),
                     Extreme::Least => sums.min(),
@@ -281,6 +293,11 @@ impl<T: MatmulElement> DeviceArray<T> {
             }
         }
     }
+}
+
+/// `|x|` in `x`'s type (the matrix element types are real, so `abs` keeps their type).
+fn magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, T> {
+    unary(UnaryOp::Abs, x.into_expr())
 }
 
 /// `x^p` in `x`'s type, `p` rounded to it as NumPy's weak `x ** p` does.

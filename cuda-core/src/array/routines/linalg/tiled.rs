@@ -8,7 +8,8 @@
 //! accumulates in unsigned 64-bit arithmetic (which wraps, where signed overflow would be
 //! undefined in C++) and keeps the low bits, the same value modulo `2^bits`. `Bool` is the
 //! logical product: `out[i, j]` is whether some `a[i, l] && b[l, j]`. Floats accumulate in
-//! `f32` (`f16`, `bf16` and `f32`, always full single precision) or `f64`.
+//! `f32` (`f16`, `bf16` and `f32`, always full single precision) or `f64`, complex values in
+//! their own type.
 
 use cuda_driver::Stream;
 
@@ -53,6 +54,7 @@ pub(crate) fn source(dtype: DType) -> String {
     let (prelude, acc) = match dtype {
         DType::F16 | DType::BF16 | DType::F32 => (PRELUDE, "float"),
         DType::F64 => (PRELUDE, "double"),
+        DType::C64 | DType::C128 => (PRELUDE, dtype.c_name()),
         _ => ("", "unsigned long long"),
     };
     format!(
