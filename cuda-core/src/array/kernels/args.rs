@@ -311,20 +311,6 @@ pub(crate) fn check_args<'a>(
     inputs: usize,
     inputs_only: bool,
 ) -> Result<CallShape<'a>> {
-    check_args_with(kernel, stream, args, inputs, inputs_only, false)
-}
-
-/// [`check_args`], leaving out the overlap of inputs with outputs when `overlap_checked` (the
-/// caller has found no input overlapping an output other than as the very same view: an array
-/// expression, which decides by that check whether to go through a temporary).
-pub(crate) fn check_args_with<'a>(
-    kernel: &str,
-    stream: &Stream,
-    args: &'a [Arg<'_>],
-    inputs: usize,
-    inputs_only: bool,
-    overlap_checked: bool,
-) -> Result<CallShape<'a>> {
     for (index, arg) in args.iter().enumerate().skip(inputs) {
         if !matches!(arg.0, ArgKind::ArrayMut(_)) {
             return Err(Error::InvalidValue(format!(
@@ -391,11 +377,7 @@ pub(crate) fn check_args_with<'a>(
                     output.strides()
                 )));
             }
-            let unchecked = match overlap_checked {
-                true => &args[..0],
-                false => &args[..inputs],
-            };
-            for input in unchecked.iter().filter_map(Arg::array) {
+            for input in args[..inputs].iter().filter_map(Arg::array) {
                 if overlap(input.span(), output.span()) == Overlap::Partial {
                     return Err(Error::InvalidValue(format!(
                         "kernel `{kernel}`: an input (shape {:?}, strides {:?}) overlaps output {index} (shape {:?}, strides {:?}) without being the same view; pass a copy",
@@ -414,6 +396,17 @@ pub(crate) fn check_args_with<'a>(
         .filter_map(Arg::array)
         .all(|a| a.shape() == &*shape && a.is_contiguous());
     Ok(CallShape { shape, len, contiguous })
+}
+
+/// Whether an array of `shape` broadcasts to `target` under NumPy's rule: no more axes, and each
+/// extent, aligned from the last, equal to `target`'s or 1.
+pub(crate) fn broadcasts_to(shape: &[usize], target: &[usize]) -> bool {
+    shape.len() <= target.len()
+        && shape
+            .iter()
+            .rev()
+            .zip(target.iter().rev())
+            .all(|(&extent, &wanted)| extent == wanted || extent == 1)
 }
 
 /// The strided layout of a call over `shape`: the extents and, per array argument, the strides

@@ -1213,8 +1213,10 @@ impl<T: Element> DeviceArray<T> {
         }
         let stream = self.stream().clone();
         args.push(Arg::from(self));
-        // No operand overlaps this array other than as the same view (checked above).
-        kernel.launch_generated_disjoint(&stream, &args)
+        // SAFETY: `kernel` is this plan's expression kernel; no operand overlaps this array
+        // other than as the same view (checked above), and the array is not a broadcast view
+        // (`assign` refuses one, and a staged temporary is compact).
+        unsafe { kernel.launch_expression(&stream, &args) }
     }
 }
 
