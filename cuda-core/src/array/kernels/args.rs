@@ -12,7 +12,6 @@ use cuda_sys::driver::CUdeviceptr;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
-use crate::array::kernels::inline::Vacant;
 use crate::array::kernels::params::{Bindings, Param, ParamType};
 pub use crate::array::kernels::signature::ArgType;
 use crate::array::memory::{offset_range, overlap, Overlap, Span};
@@ -120,11 +119,6 @@ impl Arg<'static> {
         };
         Arg(ArgKind::Scalar(T::DTYPE, bytes))
     }
-}
-
-impl Vacant for Arg<'_> {
-    /// `false` as a scalar.
-    const VACANT: Self = Arg(ArgKind::Scalar(DType::Bool, ScalarBytes([0; 8])));
 }
 
 impl<'a> Arg<'a> {

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use crate::array::kernels::elementwise::ElementwiseKernel;
-use crate::array::kernels::inline::{Inline, Vacant};
+use crate::array::kernels::inline::Inline;
 use crate::array::kernels::registry::kernel_encoded;
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, overlap_measured, Overlap};
@@ -88,10 +88,6 @@ pub(crate) enum Operand<'a> {
     // Only matrix products (feature `blas`) make deferred operands so far.
     #[cfg_attr(not(feature = "blas"), allow(dead_code))]
     Deferred(Rc<dyn Deferred + 'a>),
-}
-
-impl Vacant for Operand<'_> {
-    const VACANT: Self = Operand::Scalar(DType::Bool, ScalarValue::int(0));
 }
 
 /// An operand computed by a library call when its expression is evaluated (the matrix product
@@ -398,10 +394,6 @@ pub(crate) enum Step {
     Binary(BinaryOp, DType),
     /// `where`: condition, then the two arms.
     Where(DType),
-}
-
-impl Vacant for Step {
-    const VACANT: Self = Step::Out(DType::Bool);
 }
 
 impl Step {
