@@ -30,19 +30,29 @@ impl<T, const N: usize> Inline<T, N> {
     /// Appends `item`.
     #[inline]
     pub(crate) fn push(&mut self, item: T) {
-        if let Some(slot) = self.inline.get_mut(self.len) {
-            slot.write(item);
-        } else {
-            if self.len == N {
-                self.spilled.reserve(2 * N + 1);
-                // SAFETY: with `len == N` every slot holds an item; each is read once, and
-                // `len` passing `N` below marks the slots as moved out (never read or dropped
-                // again). The reserved room means the extension does not allocate or panic.
-                let kept = self.inline.iter().map(|slot| unsafe { slot.assume_init_read() });
-                self.spilled.extend(kept);
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                slot.write(item);
+                self.len += 1;
             }
-            self.spilled.push(item);
+            None => self.push_spilled(item),
         }
+    }
+
+    /// [`push`](Self::push) past the `N` kept in place: out of line, so that the usual push is
+    /// a store and an increment where it is called.
+    #[cold]
+    #[inline(never)]
+    fn push_spilled(&mut self, item: T) {
+        if self.len == N {
+            self.spilled.reserve(2 * N + 1);
+            // SAFETY: with `len == N` every slot holds an item; each is read once, and `len`
+            // passing `N` below marks the slots as moved out (never read or dropped again). The
+            // reserved room means the extension does not allocate or panic.
+            let kept = self.inline.iter().map(|slot| unsafe { slot.assume_init_read() });
+            self.spilled.extend(kept);
+        }
+        self.spilled.push(item);
         self.len += 1;
     }
 
