@@ -1231,8 +1231,11 @@ fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
             }
         }
     }
-    check_powers(code, operands)?;
-    check_bool_arithmetic(code)
+    for (position, &step) in code.iter().enumerate() {
+        check_bool_arithmetic(step)?;
+        check_power(code, position, operands)?;
+    }
+    Ok(())
 }
 
 /// Refuses an expression of more operands than a step's `u32` index counts (its later indices
@@ -1249,52 +1252,50 @@ fn check_operand_count(count: usize) -> Result<()> {
 
 /// Refuses the operations NumPy has no `bool` form of and raises `TypeError` for: `bool - bool`,
 /// `-bool` and `sign` of `bool`.
-fn check_bool_arithmetic(code: &[Step]) -> Result<()> {
-    for step in code {
-        let refused = match *step {
-            Step::Binary(BinaryOp::Sub, DType::Bool) => {
-                "bool subtraction (`-`) is not supported, as in NumPy (TypeError); use bitwise_xor or logical_xor"
-            }
-            Step::Unary(UnaryOp::Neg, DType::Bool) => {
-                "bool negation (`-`) is not supported, as in NumPy (TypeError); use invert or logical_not"
-            }
-            Step::Unary(UnaryOp::Sign, DType::Bool) => {
-                "sign of bool is not supported, as in NumPy (TypeError); use astype first"
-            }
-            _ => continue,
-        };
-        return Err(Error::InvalidValue(refused.into()));
-    }
-    Ok(())
+fn check_bool_arithmetic(step: Step) -> Result<()> {
+    let refused = match step {
+        Step::Binary(BinaryOp::Sub, DType::Bool) => {
+            "bool subtraction (`-`) is not supported, as in NumPy (TypeError); use bitwise_xor or logical_xor"
+        }
+        Step::Unary(UnaryOp::Neg, DType::Bool) => {
+            "bool negation (`-`) is not supported, as in NumPy (TypeError); use invert or logical_not"
+        }
+        Step::Unary(UnaryOp::Sign, DType::Bool) => {
+            "sign of bool is not supported, as in NumPy (TypeError); use astype first"
+        }
+        _ => return Ok(()),
+    };
+    Err(Error::InvalidValue(refused.into()))
 }
 
-fn check_powers(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
-    for (position, step) in code.iter().enumerate() {
-        let Step::Binary(BinaryOp::Pow, dtype) = *step else {
-            continue;
-        };
-        if !(dtype.is_int() || dtype == DType::Bool) {
-            continue;
-        }
-        // The step before a binary operator ends its right operand: the exponent, when that is
-        // an operand of the expression itself.
-        let exponent = match position.checked_sub(1).map(|before| code[before]) {
-            Some(Step::Operand(index, _)) => &operands[index as usize],
-            _ => continue,
-        };
-        if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
-            let exponent = exponent.get();
-            if exponent < 0 {
-                return Err(Error::InvalidValue(format!(
-                    "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
-                )));
-            }
+/// Refuses the step at `position` of `code` if it is an integer power whose exponent is a
+/// negative integer scalar (NumPy's `ValueError`).
+fn check_power(code: &[Step], position: usize, operands: &[Operand<'_>]) -> Result<()> {
+    let Step::Binary(BinaryOp::Pow, dtype) = code[position] else {
+        return Ok(());
+    };
+    if !(dtype.is_int() || dtype == DType::Bool) {
+        return Ok(());
+    }
+    // The step before a binary operator ends its right operand: the exponent, when that is an
+    // operand of the expression itself.
+    let exponent = match position.checked_sub(1).map(|before| code[before]) {
+        Some(Step::Operand(index, _)) => &operands[index as usize],
+        _ => return Ok(()),
+    };
+    if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
+        let exponent = exponent.get();
+        if exponent < 0 {
+            return Err(Error::InvalidValue(format!(
+                "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
+            )));
         }
     }
     Ok(())
 }
 
 /// An operand as a kernel argument; a deferred operand has to be evaluated first.
+#[inline]
 fn kernel_arg<'o>(operand: &Operand<'o>) -> Result<Arg<'o>> {
     match *operand {
         Operand::Array(a) => Ok(Arg::erased(a)),
@@ -1449,12 +1450,7 @@ impl Plan {
         let mut key = Inline::new();
         for (index, operand) in operands.iter().enumerate() {
             let same = |other: &Operand<'_>| match (operand, other) {
-                (Operand::Array(a), Operand::Array(b)) => {
-                    a.dtype() == b.dtype()
-                        && a.ptr_ref() == b.ptr_ref()
-                        && a.shape() == b.shape()
-                        && a.strides() == b.strides()
-                }
+                (Operand::Array(a), Operand::Array(b)) => same_view(*a, *b),
                 _ => false,
             };
             if let Some(position) = inputs.iter().position(|&i| same(&operands[i])) {
@@ -1501,6 +1497,16 @@ impl Plan {
             ElementwiseKernel::with_prelude(&params, "O out", &operation, "cuda_core_expr", EXPR_PRELUDE)
         })
     }
+}
+
+/// Whether `a` and `b` are the same view of the same memory (the same array object, or another
+/// one with the same address, type, shape and strides).
+fn same_view(a: &dyn ErasedArray, b: &dyn ErasedArray) -> bool {
+    std::ptr::addr_eq(a, b)
+        || (a.ptr_ref() == b.ptr_ref()
+            && a.dtype() == b.dtype()
+            && a.shape() == b.shape()
+            && a.strides() == b.strides())
 }
 
 fn operand_dtype(operand: &Operand<'_>) -> DType {
