@@ -575,6 +575,19 @@ mod tests {
     }
 
     #[test]
+    fn shapes_broadcast_to_a_target_by_numpys_rule() {
+        assert!(broadcasts_to(&[3], &[2, 3]));
+        assert!(broadcasts_to(&[1, 3], &[2, 3]));
+        assert!(broadcasts_to(&[2, 1], &[2, 3]));
+        assert!(broadcasts_to(&[], &[2, 3]));
+        assert!(broadcasts_to(&[1], &[0]));
+        assert!(!broadcasts_to(&[4], &[2, 3]));
+        assert!(!broadcasts_to(&[2, 3], &[3]), "more axes than the target");
+        assert!(!broadcasts_to(&[2], &[1]), "the target's extent of 1 does not stretch");
+        assert!(!broadcasts_to(&[0], &[1]));
+    }
+
+    #[test]
     fn scalars_keep_their_bytes_and_type() {
         let arg = Arg::scalar(-2.5f64);
         assert_eq!(arg.arg_type(), ArgType::Scalar(DType::F64));
