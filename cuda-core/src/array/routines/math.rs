@@ -385,9 +385,10 @@ impl Node {
 /// last step before a binary operator ends its right operand).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
-    /// Operand `index` of the expression (a `u32` keeps a step at 8 bytes; evaluation refuses
-    /// an expression of more operands than that counts, see [`check_operand_count`]).
-    Operand(u32, DType),
+    /// Operand `index` of the expression (a `u16` keeps a step at 4 bytes, and so an
+    /// expression small to move; evaluation refuses an expression of more operands than that
+    /// counts, see [`check_operand_count`]).
+    Operand(u16, DType),
     /// The current value of the element being written (in-place updates).
     Out(DType),
     Unary(UnaryOp, DType),
@@ -406,7 +407,7 @@ impl Step {
 
     /// The same step in an expression whose operands start `by` later (saturating: an index
     /// that does not fit means more operands than evaluation accepts).
-    fn shifted(self, by: u32) -> Step {
+    fn shifted(self, by: u16) -> Step {
         match self {
             Step::Operand(index, dtype) => Step::Operand(index.saturating_add(by), dtype),
             other => other,
@@ -706,7 +707,7 @@ impl<'a, T: Element> Expr<'a, T> {
     #[inline(always)]
     fn append<U: Element>(&mut self, other: Expr<'a, U>) {
         let Expr { code, mut operands, .. } = other;
-        let shift = u32::try_from(self.operands.len()).unwrap_or(u32::MAX);
+        let shift = u16::try_from(self.operands.len()).unwrap_or(u16::MAX);
         self.code.extend(code.iter().map(|step| step.shifted(shift)));
         self.operands.extend(operands.drain());
     }
@@ -1238,14 +1239,14 @@ fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses an expression of more operands than a step's `u32` index counts (its later indices
+/// Refuses an expression of more operands than a step's `u16` index counts (its later indices
 /// saturated while it was built), so that no step names the wrong operand.
 fn check_operand_count(count: usize) -> Result<()> {
-    match u32::try_from(count) {
+    match u16::try_from(count) {
         Ok(_) => Ok(()),
         Err(_) => Err(Error::InvalidValue(format!(
             "an expression of {count} operands has more than the {} it can index",
-            u32::MAX
+            u16::MAX
         ))),
     }
 }
@@ -1695,7 +1696,7 @@ mod tests {
     fn postfix(node: &Node) -> Vec<Step> {
         fn walk(node: &Node, code: &mut Vec<Step>) {
             let step = match node {
-                Node::Operand(index, dtype) => Step::Operand(u32::try_from(*index).unwrap(), *dtype),
+                Node::Operand(index, dtype) => Step::Operand(u16::try_from(*index).unwrap(), *dtype),
                 Node::Out(dtype) => Step::Out(*dtype),
                 Node::Unary(op, a, dtype) => {
                     walk(a, code);
@@ -2391,14 +2392,14 @@ mod tests {
 
     #[test]
     fn more_operands_than_a_step_indexes_are_refused() {
-        let count = usize::try_from(u32::MAX).unwrap();
+        let count = usize::from(u16::MAX);
         assert!(check_operand_count(count).is_ok());
         let error = check_operand_count(count + 1).unwrap_err().to_string();
         assert!(error.contains("operands"), "{error}");
         // Building saturates rather than wrapping, so no step names a wrong operand meanwhile.
         assert_eq!(
-            Step::Operand(5, DType::F32).shifted(u32::MAX),
-            Step::Operand(u32::MAX, DType::F32)
+            Step::Operand(5, DType::F32).shifted(u16::MAX),
+            Step::Operand(u16::MAX, DType::F32)
         );
     }
 }
