@@ -91,22 +91,25 @@ impl<T, const N: usize> Inline<T, N> {
         self.len
     }
 
-    /// The items, moved out in order (the list is left empty; items the iterator is dropped
-    /// before reaching are leaked, not dropped).
+    /// Moves every item of `other` to the end of this list, in order, leaving `other` empty.
     #[inline]
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        let len = std::mem::take(&mut self.len);
-        let spilled = std::mem::take(&mut self.spilled);
-        let inline = match len <= N {
-            true => len,
-            false => 0,
-        };
-        // SAFETY: the first `inline` slots hold the items (`len <= N`); `len` is 0 now, so
-        // each is read once, here, and never read or dropped again.
-        self.inline[..inline]
-            .iter()
-            .map(|slot| unsafe { slot.assume_init_read() })
-            .chain(spilled)
+    pub(crate) fn append(&mut self, other: &mut Self) {
+        let len = std::mem::take(&mut other.len);
+        match other.inline.get(..len) {
+            Some(items) => {
+                for slot in items {
+                    // SAFETY: with `len <= N` the first `len` slots of `other` hold its items;
+                    // its `len` is 0 now, so each is read once, here, and never read or dropped
+                    // again (a panic part-way leaks the rest, it does not drop them twice).
+                    self.push(unsafe { slot.assume_init_read() });
+                }
+            }
+            None => {
+                for item in other.spilled.drain(..) {
+                    self.push(item);
+                }
+            }
+        }
     }
 }
 
@@ -161,12 +164,24 @@ mod tests {
         assert_eq!((list.as_slice(), list.len()), (&[1, 2, 3, 4, 5][..], 5));
         list.as_mut_slice()[4] = 6;
         assert_eq!(list.clone().as_slice(), [1, 2, 3, 4, 6]);
-        assert_eq!(list.drain().collect::<Vec<_>>(), [1, 2, 3, 4, 6]);
-        assert_eq!(list.len(), 0);
+        let mut all: Inline<u32, 3> = Inline::new();
+        all.append(&mut list);
+        assert_eq!((all.as_slice(), list.len()), (&[1, 2, 3, 4, 6][..], 0));
         list.push(7);
         assert_eq!(list.as_slice(), [7]);
         let mut short: Inline<u32, 3> = Inline::new();
         short.extend([8, 9]);
-        assert_eq!(short.drain().collect::<Vec<_>>(), [8, 9]);
+        list.append(&mut short);
+        assert_eq!((list.as_slice(), short.len()), (&[7, 8, 9][..], 0));
+        // Items that own memory move once: none is dropped twice or left behind.
+        let mut owned: Inline<String, 2> = Inline::new();
+        owned.extend(["a".to_string(), "b".to_string()]);
+        let mut more: Inline<String, 2> = Inline::new();
+        more.push("c".to_string());
+        more.append(&mut owned);
+        assert_eq!(
+            (more.as_slice(), owned.len()),
+            (&["c", "a", "b"].map(String::from)[..], 0)
+        );
     }
 }

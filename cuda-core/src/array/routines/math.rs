@@ -726,7 +726,7 @@ impl<'a, T: Element> Expr<'a, T> {
         let Expr { code, mut operands, .. } = other;
         let shift = u16::try_from(self.operands.len()).unwrap_or(u16::MAX);
         self.code.extend(code.iter().map(|step| step.shifted(shift)));
-        self.operands.extend(operands.drain());
+        self.operands.append(&mut operands);
     }
 
     /// The element type of the value.
