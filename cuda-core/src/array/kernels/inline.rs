@@ -92,7 +92,7 @@ impl<T, const N: usize> Inline<T, N> {
     }
 
     /// Moves every item of `other` to the end of this list, in order, leaving `other` empty.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn append(&mut self, other: &mut Self) {
         let len = std::mem::take(&mut other.len);
         match other.inline.get(..len) {
