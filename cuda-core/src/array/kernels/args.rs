@@ -512,11 +512,15 @@ impl IndexWidth {
     }
 }
 
-/// Whether every array argument's address is aligned to `bytes`.
+/// Whether every array argument's address is aligned to `bytes` (a mask, not a division, for
+/// the usual power of two).
 pub(crate) fn arrays_aligned(args: &[Arg<'_>], bytes: usize) -> bool {
-    args.iter()
-        .filter_map(Arg::array)
-        .all(|a| *a.ptr_ref() % bytes as CUdeviceptr == 0)
+    let bytes = bytes as CUdeviceptr;
+    let aligned = |address: CUdeviceptr| match bytes.is_power_of_two() {
+        true => address & (bytes - 1) == 0,
+        false => address % bytes == 0,
+    };
+    args.iter().filter_map(Arg::array).all(|a| aligned(*a.ptr_ref()))
 }
 
 /// A generated call's argument list: each array parameter as `array(param)` gives it, each
