@@ -411,7 +411,7 @@ pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, 
     let per_array: Vec<Vec<isize>> = args
         .iter()
         .filter_map(Arg::array)
-        .map(|a| broadcast_strides(a.shape(), a.strides(), shape).expect("checked by check_args"))
+        .map(|a| broadcast_strides(a.shape(), a.strides(), shape).expect("checked by check_args or launch_expression"))
         .collect();
     let mut extents: Vec<usize> = Vec::new();
     let mut strides: Vec<Vec<isize>> = vec![Vec::new(); per_array.len()];

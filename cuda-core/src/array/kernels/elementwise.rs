@@ -493,9 +493,9 @@ impl ElementwiseKernel {
         // argument, the array device addresses and the scalars' bytes of the bound types, then
         // `n`); every array is a C-contiguous run of `n` elements of its type (checked), the
         // generated loop passes the operation elements below `n` only, and the operation
-        // touches only those (the contract of `launch`, which calls this); arrays are ordered on `stream` (noted above)
-        // and stay borrowed for the call, and their memory is returned to the pool in stream
-        // order.
+        // touches only those (the contract of `launch` and of `launch_expression`, which call
+        // this); arrays are ordered on `stream` (noted above) and stay borrowed for the call,
+        // and their memory is returned to the pool in stream order.
         unsafe { launch.run(function, (grid, 1), (BLOCK, 1))? };
         Ok(())
     }
@@ -523,8 +523,8 @@ impl ElementwiseKernel {
         // strides give for an index below `n` (exact in the offset type `IndexWidth` chose)
         // lies inside the array (strides and extents come from the arrays themselves, broadcast
         // to the checked shape), and the operation touches only those elements (the contract of
-        // `launch`, which calls this); arrays are ordered on `stream` (noted above) and stay
-        // borrowed for the call.
+        // `launch` and of `launch_expression`, which call this); arrays are ordered on `stream`
+        // (noted above) and stay borrowed for the call.
         unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
         Ok(())
     }
