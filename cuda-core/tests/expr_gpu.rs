@@ -372,6 +372,14 @@ fn assign_update_and_overlap_behave_like_numpy() {
     let mut doubles = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
     doubles.assign(&floats * 2.0).unwrap();
     assert_eq!(doubles.to_vec().unwrap(), [2.0; 6], "broadcast into the target");
+    // An operand that does not broadcast to the target: other extents, or more axes.
+    let four = DeviceArray::<f32>::ones(&stream, [4]).unwrap();
+    let error = doubles.assign(&four * 2.0).unwrap_err().to_string();
+    assert!(error.contains("[4]") && error.contains("[2, 3]"), "{error}");
+    let mut three = DeviceArray::<f64>::zeros(&stream, [3]).unwrap();
+    let error = three.assign(&x + 1.0).unwrap_err().to_string();
+    assert!(error.contains("[2, 3]") && error.contains("[3]"), "{error}");
+    assert_eq!(three.to_vec().unwrap(), [0.0; 3], "nothing written");
     let error = (&x + &DeviceArray::<f32>::ones(&stream, [4]).unwrap())
         .eval()
         .unwrap_err()

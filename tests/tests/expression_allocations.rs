@@ -153,7 +153,8 @@ fn cache_hit_eval_of_an_expression_allocates_only_its_result() {
 
 /// The cache-hit path keeps every check: an operand overlapping the output other than as the
 /// same view still goes through a temporary (NumPy's result, which a kernel reading `x` while
-/// writing `w` one element later would not give), an array of another context is still refused,
+/// writing `w` one element later would not give), an operand that does not broadcast to the
+/// output's shape and an array of another context are still refused,
 /// and so, for a user's `ElementwiseKernel`, is an input overlapping its output.
 #[test]
 fn cache_hit_expressions_keep_their_overlap_and_context_checks() {
@@ -183,6 +184,12 @@ fn cache_hit_expressions_keep_their_overlap_and_context_checks() {
     let alias = same.slice(&[(..).into()]).unwrap();
     same.assign(&alias * &y + &z).unwrap();
     assert_eq!(same.to_vec().unwrap(), want);
+    // An operand whose shape does not broadcast to the output's (the kernel is the cached one:
+    // shapes are not part of its key).
+    let half = DeviceArray::full(&stream, N / 2, 1.0f32).unwrap();
+    let error = w.assign(&x * &y + &half).unwrap_err();
+    assert!(error.to_string().contains("cannot be broadcast"), "{error}");
+    assert_eq!(w.to_vec().unwrap(), expected(), "nothing written");
     // An operand of another context.
     let other = cuda_driver::Context::primary(&cuda_driver::Device::get(1).unwrap()).unwrap();
     let elsewhere = DeviceArray::full(&Stream::new(&other).unwrap(), N, 1.0f32).unwrap();

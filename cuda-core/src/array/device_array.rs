@@ -75,13 +75,11 @@ pub(crate) fn c_strides(shape: &[usize]) -> Vec<isize> {
 
 /// Whether `strides` lay `shape` out C-contiguously (extents of 1 may have any stride).
 pub(crate) fn is_c_contiguous(shape: &[usize], strides: &[isize]) -> bool {
-    if shape.contains(&0) {
-        return true;
-    }
     let mut expected = 1isize;
     for (&extent, &stride) in shape.iter().zip(strides).rev() {
         if extent != 1 && stride != expected {
-            return false;
+            // A zero-size array has no element to be out of place.
+            return shape.contains(&0);
         }
         expected = expected.wrapping_mul(extent as isize);
     }
@@ -115,6 +113,7 @@ unsafe impl Send for Storage {}
 unsafe impl Sync for Storage {}
 
 impl Storage {
+    #[inline]
     fn uses(&self) -> &StreamUses {
         match self {
             Storage::Pooled(block) => block.uses(),

@@ -12,7 +12,6 @@ use cuda_sys::driver::CUdeviceptr;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, DType, Element};
-use crate::array::kernels::inline::Vacant;
 use crate::array::kernels::params::{Bindings, Param, ParamType};
 pub use crate::array::kernels::signature::ArgType;
 use crate::array::memory::{offset_range, overlap, Overlap, Span};
@@ -120,11 +119,6 @@ impl Arg<'static> {
         };
         Arg(ArgKind::Scalar(T::DTYPE, bytes))
     }
-}
-
-impl Vacant for Arg<'_> {
-    /// `false` as a scalar.
-    const VACANT: Self = Arg(ArgKind::Scalar(DType::Bool, ScalarBytes([0; 8])));
 }
 
 impl<'a> Arg<'a> {
@@ -311,20 +305,6 @@ pub(crate) fn check_args<'a>(
     inputs: usize,
     inputs_only: bool,
 ) -> Result<CallShape<'a>> {
-    check_args_with(kernel, stream, args, inputs, inputs_only, false)
-}
-
-/// [`check_args`], leaving out the overlap of inputs with outputs when `overlap_checked` (the
-/// caller has found no input overlapping an output other than as the very same view: an array
-/// expression, which decides by that check whether to go through a temporary).
-pub(crate) fn check_args_with<'a>(
-    kernel: &str,
-    stream: &Stream,
-    args: &'a [Arg<'_>],
-    inputs: usize,
-    inputs_only: bool,
-    overlap_checked: bool,
-) -> Result<CallShape<'a>> {
     for (index, arg) in args.iter().enumerate().skip(inputs) {
         if !matches!(arg.0, ArgKind::ArrayMut(_)) {
             return Err(Error::InvalidValue(format!(
@@ -391,11 +371,7 @@ pub(crate) fn check_args_with<'a>(
                     output.strides()
                 )));
             }
-            let unchecked = match overlap_checked {
-                true => &args[..0],
-                false => &args[..inputs],
-            };
-            for input in unchecked.iter().filter_map(Arg::array) {
+            for input in args[..inputs].iter().filter_map(Arg::array) {
                 if overlap(input.span(), output.span()) == Overlap::Partial {
                     return Err(Error::InvalidValue(format!(
                         "kernel `{kernel}`: an input (shape {:?}, strides {:?}) overlaps output {index} (shape {:?}, strides {:?}) without being the same view; pass a copy",
@@ -416,6 +392,17 @@ pub(crate) fn check_args_with<'a>(
     Ok(CallShape { shape, len, contiguous })
 }
 
+/// Whether an array of `shape` broadcasts to `target` under NumPy's rule: no more axes, and each
+/// extent, aligned from the last, equal to `target`'s or 1.
+pub(crate) fn broadcasts_to(shape: &[usize], target: &[usize]) -> bool {
+    shape.len() <= target.len()
+        && shape
+            .iter()
+            .rev()
+            .zip(target.iter().rev())
+            .all(|(&extent, &wanted)| extent == wanted || extent == 1)
+}
+
 /// The strided layout of a call over `shape`: the extents and, per array argument, the strides
 /// (in elements) of each array broadcast to `shape`, with extents of 1 dropped and axes that
 /// are contiguous in every array merged, so the generated index arithmetic is as short as it
@@ -424,7 +411,7 @@ pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, 
     let per_array: Vec<Vec<isize>> = args
         .iter()
         .filter_map(Arg::array)
-        .map(|a| broadcast_strides(a.shape(), a.strides(), shape).expect("checked by check_args"))
+        .map(|a| broadcast_strides(a.shape(), a.strides(), shape).expect("checked by check_args or launch_expression"))
         .collect();
     let mut extents: Vec<usize> = Vec::new();
     let mut strides: Vec<Vec<isize>> = vec![Vec::new(); per_array.len()];
@@ -525,11 +512,15 @@ impl IndexWidth {
     }
 }
 
-/// Whether every array argument's address is aligned to `bytes`.
+/// Whether every array argument's address is aligned to `bytes` (a mask, not a division, for
+/// the usual power of two).
 pub(crate) fn arrays_aligned(args: &[Arg<'_>], bytes: usize) -> bool {
-    args.iter()
-        .filter_map(Arg::array)
-        .all(|a| *a.ptr_ref() % bytes as CUdeviceptr == 0)
+    let bytes = bytes as CUdeviceptr;
+    let aligned = |address: CUdeviceptr| match bytes.is_power_of_two() {
+        true => address & (bytes - 1) == 0,
+        false => address % bytes == 0,
+    };
+    args.iter().filter_map(Arg::array).all(|a| aligned(*a.ptr_ref()))
 }
 
 /// A generated call's argument list: each array parameter as `array(param)` gives it, each
@@ -585,6 +576,19 @@ mod tests {
         scalar_out[3] = ArgType::Scalar(DType::F64);
         let error = bind_signature("k", &inputs, &outputs, &scalar_out).unwrap_err();
         assert!(error.to_string().contains("must be an array"), "{error}");
+    }
+
+    #[test]
+    fn shapes_broadcast_to_a_target_by_numpys_rule() {
+        assert!(broadcasts_to(&[3], &[2, 3]));
+        assert!(broadcasts_to(&[1, 3], &[2, 3]));
+        assert!(broadcasts_to(&[2, 1], &[2, 3]));
+        assert!(broadcasts_to(&[], &[2, 3]));
+        assert!(broadcasts_to(&[1], &[0]));
+        assert!(!broadcasts_to(&[4], &[2, 3]));
+        assert!(!broadcasts_to(&[2, 3], &[3]), "more axes than the target");
+        assert!(!broadcasts_to(&[2], &[1]), "the target's extent of 1 does not stretch");
+        assert!(!broadcasts_to(&[0], &[1]));
     }
 
     #[test]

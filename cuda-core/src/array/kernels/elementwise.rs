@@ -5,8 +5,8 @@ use std::fmt::Write;
 use cuda_driver::Stream;
 
 use crate::array::kernels::args::{
-    arrays_aligned, bind_signature, call_args, check_args_with, check_signature, declared_type, strided_layout, Arg,
-    ArgType, IndexWidth,
+    arrays_aligned, bind_signature, broadcasts_to, call_args, check_args, check_signature, declared_type,
+    strided_layout, Arg, ArgType, IndexWidth,
 };
 use crate::array::kernels::inline::Inline;
 use crate::array::kernels::launch::Launch;
@@ -381,21 +381,10 @@ impl ElementwiseKernel {
     /// # }
     /// ```
     pub unsafe fn launch(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
-        // SAFETY: the caller's contract is this function's.
-        unsafe { self.launch_with(stream, args, false) }
-    }
-
-    /// [`launch`](Self::launch), leaving out the overlap check of inputs with outputs when the
-    /// caller has made it (`overlap_checked`).
-    ///
-    /// # Safety
-    /// As for [`launch`](Self::launch); with `overlap_checked`, no input may overlap an output
-    /// other than as the very same view.
-    unsafe fn launch_with(&self, stream: &Stream, args: &[Arg<'_>], overlap_checked: bool) -> Result<()> {
         let mut signature: Inline<ArgType, 8> = Inline::new();
         signature.extend(args.iter().map(Arg::arg_type));
         check_signature(&self.name, &self.inputs, &self.outputs, &signature)?;
-        let call = check_args_with(&self.name, stream, args, self.inputs.len(), false, overlap_checked)?;
+        let call = check_args(&self.name, stream, args, self.inputs.len(), false)?;
         if call.len == 0 {
             return Ok(());
         }
@@ -414,13 +403,67 @@ impl ElementwiseKernel {
         unsafe { self.launch(stream, args) }
     }
 
-    /// [`launch_generated`](Self::launch_generated) for a caller that has found that no input
-    /// overlaps an output other than as the very same view (an array expression, which checks
-    /// that first to decide whether to go through a temporary), so it is not checked again.
-    pub(crate) fn launch_generated_disjoint(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
-        // SAFETY: as in `launch_generated`; the caller has checked the overlap `launch_with`
-        // leaves out.
-        unsafe { self.launch_with(stream, args, true) }
+    /// Launches the kernel an array expression's plan generated: `args` are the plan's inputs
+    /// (each operand of a kernel parameter, in parameter order) and then `out`, the array
+    /// written, on `out`'s stream. It checks what the expression's own construction does not
+    /// settle: that every input array is of the stream's context and is `out`'s shape or
+    /// broadcasts to it (NumPy's rule). The rest of [`launch`](Self::launch)'s checks hold by
+    /// how the caller builds the call:
+    /// - the signature: the kernel was generated for the plan's key, which holds each
+    ///   parameter's type (the registry finds the kernel by that key), so each input argument
+    ///   has its concrete parameter's type and there is one per parameter; the one output, a
+    ///   placeholder, is bound by `out`, an array passed as `&mut`;
+    /// - `out` is of the stream's context (the stream is `out`'s own) and is not a broadcast
+    ///   view (`assign` refuses one; a staged temporary is compact);
+    /// - no input overlaps `out` other than as the very same view (the expression checks that
+    ///   first, to decide whether to go through a temporary).
+    ///
+    /// # Safety
+    /// `self` is an expression's kernel (its operation the crate wrote: one assignment to the
+    /// output's element from the input elements and scalars), and the caller has made sure of
+    /// the last two points above, which this does not check.
+    pub(crate) unsafe fn launch_expression(&self, stream: &Stream, args: &[Arg<'_>]) -> Result<()> {
+        let Some((out, inputs)) = args.split_last() else {
+            return Err(Error::InvalidValue(format!("kernel `{}`: no output", self.name)));
+        };
+        let Some(out) = out.array() else {
+            return Err(Error::InvalidValue(format!(
+                "kernel `{}`: the output is not an array",
+                self.name
+            )));
+        };
+        let shape = out.shape();
+        let mut contiguous = true;
+        for input in inputs.iter().filter_map(Arg::array) {
+            if input.context() != stream.context() {
+                return Err(cuda_driver::Error::WrongContext {
+                    object: "array",
+                    used_with: "stream",
+                }
+                .into());
+            }
+            if input.shape() == shape {
+                contiguous = contiguous && input.is_contiguous();
+            } else if broadcasts_to(input.shape(), shape) {
+                contiguous = false;
+            } else {
+                return Err(Error::InvalidValue(format!(
+                    "kernel `{}`: an operand of shape {:?} cannot be broadcast to the output's shape {shape:?}",
+                    self.name,
+                    input.shape()
+                )));
+            }
+        }
+        let len = out.len();
+        if len == 0 {
+            return Ok(());
+        }
+        let mut signature: Inline<ArgType, 8> = Inline::new();
+        signature.extend(args.iter().map(Arg::arg_type));
+        match contiguous && out.is_contiguous() {
+            true => self.launch_contiguous(stream, args, &signature, len),
+            false => self.launch_strided(stream, args, &signature, shape),
+        }
     }
 
     fn launch_contiguous(&self, stream: &Stream, args: &[Arg<'_>], signature: &[ArgType], n: usize) -> Result<()> {
@@ -450,9 +493,9 @@ impl ElementwiseKernel {
         // argument, the array device addresses and the scalars' bytes of the bound types, then
         // `n`); every array is a C-contiguous run of `n` elements of its type (checked), the
         // generated loop passes the operation elements below `n` only, and the operation
-        // touches only those (the contract of `launch`, which calls this); arrays are ordered on `stream` (noted above)
-        // and stay borrowed for the call, and their memory is returned to the pool in stream
-        // order.
+        // touches only those (the contract of `launch` and of `launch_expression`, which call
+        // this); arrays are ordered on `stream` (noted above) and stay borrowed for the call,
+        // and their memory is returned to the pool in stream order.
         unsafe { launch.run(function, (grid, 1), (BLOCK, 1))? };
         Ok(())
     }
@@ -480,8 +523,8 @@ impl ElementwiseKernel {
         // strides give for an index below `n` (exact in the offset type `IndexWidth` chose)
         // lies inside the array (strides and extents come from the arrays themselves, broadcast
         // to the checked shape), and the operation touches only those elements (the contract of
-        // `launch`, which calls this); arrays are ordered on `stream` (noted above) and stay
-        // borrowed for the call.
+        // `launch` and of `launch_expression`, which call this); arrays are ordered on `stream`
+        // (noted above) and stay borrowed for the call.
         unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
         Ok(())
     }

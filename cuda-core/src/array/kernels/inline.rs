@@ -2,41 +2,26 @@
 //! launch of generated code (an expression's tree, its operands, its kernel key, the arguments
 //! and parameters) allocates nothing.
 
-/// A type with a placeholder value that fills the unused slots of an [`Inline`] list (never
-/// read as an item); a constant, so that an empty list is a plain copy of it.
-pub(crate) trait Vacant {
-    /// The placeholder.
-    const VACANT: Self;
-}
-
-macro_rules! vacant_default {
-    ($($t:ty),*) => {
-        $(
-            impl Vacant for $t {
-                const VACANT: Self = 0;
-            }
-        )*
-    };
-}
-
-vacant_default!(u32, u64, usize);
+use std::mem::MaybeUninit;
 
 /// A list kept in place for up to `N` items, on the heap beyond (every item moves there once
-/// the list outgrows `N`).
-pub(crate) struct Inline<T: Vacant, const N: usize> {
-    /// The first `len` slots are the items while there are at most `N`; the rest are vacant.
-    inline: [T; N],
+/// the list outgrows `N`). Slots past the items are left uninitialised, so that making an
+/// empty list writes two words and dropping one touches only its items.
+pub(crate) struct Inline<T, const N: usize> {
+    /// While there are at most `N` items (`len <= N`), the first `len` slots hold them and the
+    /// rest are uninitialised; once there are more, every slot is (moved out, so) uninitialised.
+    inline: [MaybeUninit<T>; N],
     len: usize,
     /// Every item, once there are more than `N` (empty while there are at most `N`).
     spilled: Vec<T>,
 }
 
-impl<T: Vacant, const N: usize> Inline<T, N> {
+impl<T, const N: usize> Inline<T, N> {
     /// An empty list.
     #[inline]
     pub(crate) fn new() -> Self {
         Inline {
-            inline: [const { T::VACANT }; N],
+            inline: [const { MaybeUninit::uninit() }; N],
             len: 0,
             spilled: Vec::new(),
         }
@@ -45,17 +30,29 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     /// Appends `item`.
     #[inline]
     pub(crate) fn push(&mut self, item: T) {
-        if let Some(slot) = self.inline.get_mut(self.len) {
-            *slot = item;
-        } else {
-            if self.len == N {
-                self.spilled.reserve(2 * N + 1);
-                let kept = &mut self.inline[..self.len];
-                self.spilled
-                    .extend(kept.iter_mut().map(|slot| std::mem::replace(slot, T::VACANT)));
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                slot.write(item);
+                self.len += 1;
             }
-            self.spilled.push(item);
+            None => self.push_spilled(item),
         }
+    }
+
+    /// [`push`](Self::push) past the `N` kept in place: out of line, so that the usual push is
+    /// a store and an increment where it is called.
+    #[cold]
+    #[inline(never)]
+    fn push_spilled(&mut self, item: T) {
+        if self.len == N {
+            self.spilled.reserve(2 * N + 1);
+            // SAFETY: with `len == N` every slot holds an item; each is read once, and `len`
+            // passing `N` below marks the slots as moved out (never read or dropped again). The
+            // reserved room means the extension does not allocate or panic.
+            let kept = self.inline.iter().map(|slot| unsafe { slot.assume_init_read() });
+            self.spilled.extend(kept);
+        }
+        self.spilled.push(item);
         self.len += 1;
     }
 
@@ -71,7 +68,9 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     #[inline]
     pub(crate) fn as_slice(&self) -> &[T] {
         match self.inline.get(..self.len) {
-            Some(items) => items,
+            // SAFETY: with `len <= N` the first `len` slots hold the items; `MaybeUninit<T>`
+            // has `T`'s layout.
+            Some(items) => unsafe { &*(items as *const [MaybeUninit<T>] as *const [T]) },
             None => &self.spilled,
         }
     }
@@ -80,7 +79,8 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
     #[inline]
     pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
         match self.inline.get_mut(..self.len) {
-            Some(items) => items,
+            // SAFETY: as in `as_slice`.
+            Some(items) => unsafe { &mut *(items as *mut [MaybeUninit<T>] as *mut [T]) },
             None => &mut self.spilled,
         }
     }
@@ -91,36 +91,53 @@ impl<T: Vacant, const N: usize> Inline<T, N> {
         self.len
     }
 
-    /// The items, moved out in order (the list is left empty).
-    #[inline]
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        let len = std::mem::take(&mut self.len);
-        let spilled = std::mem::take(&mut self.spilled);
-        let inline = match spilled.is_empty() {
-            true => len,
-            false => 0,
-        };
-        self.inline[..inline]
-            .iter_mut()
-            .map(|slot| std::mem::replace(slot, T::VACANT))
-            .chain(spilled)
+    /// Moves every item of `other` to the end of this list, in order, leaving `other` empty.
+    #[inline(always)]
+    pub(crate) fn append(&mut self, other: &mut Self) {
+        let len = std::mem::take(&mut other.len);
+        match other.inline.get(..len) {
+            Some(items) => {
+                for slot in items {
+                    // SAFETY: with `len <= N` the first `len` slots of `other` hold its items;
+                    // its `len` is 0 now, so each is read once, here, and never read or dropped
+                    // again (a panic part-way leaks the rest, it does not drop them twice).
+                    self.push(unsafe { slot.assume_init_read() });
+                }
+            }
+            None => {
+                for item in other.spilled.drain(..) {
+                    self.push(item);
+                }
+            }
+        }
     }
 }
 
-impl<T: Vacant, const N: usize> Default for Inline<T, N> {
+impl<T, const N: usize> Drop for Inline<T, N> {
+    #[inline]
+    fn drop(&mut self) {
+        if std::mem::needs_drop::<T>() && self.len <= N {
+            // SAFETY: the first `len` slots hold the items (`len <= N`), dropped once here;
+            // the spilled ones are the `Vec`'s to drop.
+            unsafe { std::ptr::drop_in_place(self.as_mut_slice()) }
+        }
+    }
+}
+
+impl<T, const N: usize> Default for Inline<T, N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Vacant, const N: usize> std::ops::Deref for Inline<T, N> {
+impl<T, const N: usize> std::ops::Deref for Inline<T, N> {
     type Target = [T];
     fn deref(&self) -> &[T] {
         self.as_slice()
     }
 }
 
-impl<T: Vacant + Clone, const N: usize> Clone for Inline<T, N> {
+impl<T: Clone, const N: usize> Clone for Inline<T, N> {
     fn clone(&self) -> Self {
         let mut copy = Self::new();
         copy.extend(self.iter().cloned());
@@ -128,7 +145,7 @@ impl<T: Vacant + Clone, const N: usize> Clone for Inline<T, N> {
     }
 }
 
-impl<T: Vacant + std::fmt::Debug, const N: usize> std::fmt::Debug for Inline<T, N> {
+impl<T: std::fmt::Debug, const N: usize> std::fmt::Debug for Inline<T, N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
@@ -147,12 +164,24 @@ mod tests {
         assert_eq!((list.as_slice(), list.len()), (&[1, 2, 3, 4, 5][..], 5));
         list.as_mut_slice()[4] = 6;
         assert_eq!(list.clone().as_slice(), [1, 2, 3, 4, 6]);
-        assert_eq!(list.drain().collect::<Vec<_>>(), [1, 2, 3, 4, 6]);
-        assert_eq!(list.len(), 0);
+        let mut all: Inline<u32, 3> = Inline::new();
+        all.append(&mut list);
+        assert_eq!((all.as_slice(), list.len()), (&[1, 2, 3, 4, 6][..], 0));
         list.push(7);
         assert_eq!(list.as_slice(), [7]);
         let mut short: Inline<u32, 3> = Inline::new();
         short.extend([8, 9]);
-        assert_eq!(short.drain().collect::<Vec<_>>(), [8, 9]);
+        list.append(&mut short);
+        assert_eq!((list.as_slice(), short.len()), (&[7, 8, 9][..], 0));
+        // Items that own memory move once: none is dropped twice or left behind.
+        let mut owned: Inline<String, 2> = Inline::new();
+        owned.extend(["a".to_string(), "b".to_string()]);
+        let mut more: Inline<String, 2> = Inline::new();
+        more.push("c".to_string());
+        more.append(&mut owned);
+        assert_eq!(
+            (more.as_slice(), owned.len()),
+            (&["c", "a", "b"].map(String::from)[..], 0)
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::mem::size_of;
 use cuda_driver::{launch_checked, Function, LaunchConfig, Stream, StreamUse};
 
 use crate::array::kernels::args::Arg;
-use crate::array::kernels::inline::{Inline, Vacant};
+use crate::array::kernels::inline::Inline;
 use crate::error::Result;
 
 /// Parameters whose pointer array needs no allocation.
@@ -23,10 +23,6 @@ enum Param {
     Borrowed(*mut c_void),
     /// Offset, in 8-byte words, into [`Launch::words`].
     Value(usize),
-}
-
-impl Vacant for Param {
-    const VACANT: Self = Param::Value(0);
 }
 
 /// A launch of generated code being put together (see the module's docs); the call arguments

@@ -2,7 +2,6 @@
 //! in the registry.
 
 use crate::array::dtype::DType;
-use crate::array::kernels::inline::Vacant;
 
 /// The kind and element type of an argument: what generated code is specialised on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,8 +24,4 @@ impl ArgType {
     pub fn is_array(self) -> bool {
         matches!(self, ArgType::Array(_))
     }
-}
-
-impl Vacant for ArgType {
-    const VACANT: Self = ArgType::Scalar(DType::Bool);
 }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{bf16_from_f64, f16_from_f64, Bool, DType, Element};
 use crate::array::kernels::elementwise::ElementwiseKernel;
-use crate::array::kernels::inline::{Inline, Vacant};
+use crate::array::kernels::inline::Inline;
 use crate::array::kernels::registry::kernel_encoded;
 use crate::array::kernels::{Arg, ErasedArray};
 use crate::array::memory::{overlap, overlap_measured, Overlap};
@@ -57,27 +57,44 @@ impl ScalarValue {
     }
 }
 
-/// An integer scalar's value as an `i128` kept in two words: 8-byte aligned where an `i128` is
-/// 16, so that an expression's operands (and so the expression, moved by each operator) stay
-/// small.
+/// An integer scalar's value, exact from `-2^64` to `2^64 - 1` (every `i64` and `u64`, what a
+/// Rust scalar can be), kept as its low word and whether it is negative: 8-byte aligned where
+/// an `i128` is 16, and with room for [`ScalarValue`]'s tag in the flag, so that an
+/// expression's operands (and so the expression, moved by each operator) stay small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ExactInt {
     low: u64,
-    high: i64,
+    negative: bool,
 }
 
 impl ExactInt {
-    /// `value`, split into its words.
+    /// The smallest value kept exactly.
+    const MIN: i128 = -(1 << 64);
+    /// The largest value kept exactly.
+    const MAX: i128 = (1 << 64) - 1;
+
+    /// `value`, saturated to the range kept exactly (beyond it, it is out of every integer
+    /// type's range all the same).
     pub(crate) const fn new(value: i128) -> ExactInt {
+        let value = if value < Self::MIN {
+            Self::MIN
+        } else if value > Self::MAX {
+            Self::MAX
+        } else {
+            value
+        };
         ExactInt {
             low: value as u64,
-            high: (value >> 64) as i64,
+            negative: value < 0,
         }
     }
 
     /// The value.
     pub(crate) const fn get(self) -> i128 {
-        ((self.high as i128) << 64) | self.low as i128
+        match self.negative {
+            true => self.low as i128 + Self::MIN,
+            false => self.low as i128,
+        }
     }
 }
 
@@ -90,10 +107,6 @@ pub(crate) enum Operand<'a> {
     // Only matrix products (feature `blas`) make deferred operands so far.
     #[cfg_attr(not(feature = "blas"), allow(dead_code))]
     Deferred(Rc<dyn Deferred + 'a>),
-}
-
-impl Vacant for Operand<'_> {
-    const VACANT: Self = Operand::Scalar(DType::Bool, ScalarValue::int(0));
 }
 
 /// An operand computed by a library call when its expression is evaluated (the matrix product
@@ -415,19 +428,16 @@ impl Node {
 /// last step before a binary operator ends its right operand).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
-    /// Operand `index` of the expression (a `u32` keeps a step at 8 bytes; evaluation refuses
-    /// an expression of more operands than that counts, see [`check_operand_count`]).
-    Operand(u32, DType),
+    /// Operand `index` of the expression (a `u16` keeps a step at 4 bytes, and so an
+    /// expression small to move; evaluation refuses an expression of more operands than that
+    /// counts, see [`check_operand_count`]).
+    Operand(u16, DType),
     /// The current value of the element being written (in-place updates).
     Out(DType),
     Unary(UnaryOp, DType),
     Binary(BinaryOp, DType),
     /// `where`: condition, then the two arms.
     Where(DType),
-}
-
-impl Vacant for Step {
-    const VACANT: Self = Step::Out(DType::Bool);
 }
 
 impl Step {
@@ -440,7 +450,7 @@ impl Step {
 
     /// The same step in an expression whose operands start `by` later (saturating: an index
     /// that does not fit means more operands than evaluation accepts).
-    fn shifted(self, by: u32) -> Step {
+    fn shifted(self, by: u16) -> Step {
         match self {
             Step::Operand(index, dtype) => Step::Operand(index.saturating_add(by), dtype),
             other => other,
@@ -757,9 +767,9 @@ impl<'a, T: Element> Expr<'a, T> {
     #[inline(always)]
     fn append<U: Element>(&mut self, other: Expr<'a, U>) {
         let Expr { code, mut operands, .. } = other;
-        let shift = u32::try_from(self.operands.len()).unwrap_or(u32::MAX);
+        let shift = u16::try_from(self.operands.len()).unwrap_or(u16::MAX);
         self.code.extend(code.iter().map(|step| step.shifted(shift)));
-        self.operands.extend(operands.drain());
+        self.operands.append(&mut operands);
     }
 
     /// The element type of the value.
@@ -1267,8 +1277,10 @@ impl<T: Element> DeviceArray<T> {
         }
         let stream = self.stream().clone();
         args.push(Arg::from(self));
-        // No operand overlaps this array other than as the same view (checked above).
-        kernel.launch_generated_disjoint(&stream, &args)
+        // SAFETY: `kernel` is this plan's expression kernel; no operand overlaps this array
+        // other than as the same view (checked above), and the array is not a broadcast view
+        // (`assign` refuses one, and a staged temporary is compact).
+        unsafe { kernel.launch_expression(&stream, &args) }
     }
 }
 
@@ -1291,104 +1303,102 @@ fn check_scalars(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
             }
         }
     }
-    check_powers(code, operands)?;
-    check_bool_arithmetic(code)?;
-    check_complex(code)
-}
-
-/// Refuses the operations NumPy has no complex form of and raises `TypeError` for: `floor`,
-/// `ceil`, `trunc`, `cbrt`, `signbit`, `arctan2`, `hypot`, `copysign`, `fmod`, `floor_divide`
-/// and `remainder` of complex values.
-fn check_complex(code: &[Step]) -> Result<()> {
-    for (position, step) in code.iter().enumerate() {
-        let name = match *step {
-            Step::Unary(op, dtype) if dtype.is_complex() => match op {
-                UnaryOp::Floor => "floor",
-                UnaryOp::Ceil => "ceil",
-                UnaryOp::Trunc => "trunc",
-                UnaryOp::Cbrt => "cbrt",
-                _ => continue,
-            },
-            // A unary operator's operand ends on the step before it.
-            Step::Unary(UnaryOp::Signbit, _) if position > 0 && code[position - 1].dtype().is_complex() => "signbit",
-            Step::Binary(op, dtype) if dtype.is_complex() => match op {
-                BinaryOp::Arctan2 => "arctan2",
-                BinaryOp::Hypot => "hypot",
-                BinaryOp::Copysign => "copysign",
-                BinaryOp::Fmod => "fmod",
-                BinaryOp::FloorDivide => "floor_divide",
-                BinaryOp::Remainder => "remainder",
-                _ => continue,
-            },
-            _ => continue,
-        };
-        return Err(Error::InvalidValue(format!(
-            "{name} is not defined for complex values, as in NumPy (TypeError); take real or imag first"
-        )));
+    for (position, &step) in code.iter().enumerate() {
+        check_bool_arithmetic(step)?;
+        check_power(code, position, operands)?;
+        check_complex(code, position)?;
     }
     Ok(())
 }
 
-/// Refuses an expression of more operands than a step's `u32` index counts (its later indices
+/// Refuses the step at `position` of `code` if it is an operation NumPy has no complex form of
+/// and raises `TypeError` for: `floor`, `ceil`, `trunc`, `cbrt`, `signbit`, `arctan2`, `hypot`,
+/// `copysign`, `fmod`, `floor_divide` and `remainder` of complex values.
+fn check_complex(code: &[Step], position: usize) -> Result<()> {
+    let name = match code[position] {
+        Step::Unary(op, dtype) if dtype.is_complex() => match op {
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Trunc => "trunc",
+            UnaryOp::Cbrt => "cbrt",
+            _ => return Ok(()),
+        },
+        // A unary operator's operand ends on the step before it.
+        Step::Unary(UnaryOp::Signbit, _) if position > 0 && code[position - 1].dtype().is_complex() => "signbit",
+        Step::Binary(op, dtype) if dtype.is_complex() => match op {
+            BinaryOp::Arctan2 => "arctan2",
+            BinaryOp::Hypot => "hypot",
+            BinaryOp::Copysign => "copysign",
+            BinaryOp::Fmod => "fmod",
+            BinaryOp::FloorDivide => "floor_divide",
+            BinaryOp::Remainder => "remainder",
+            _ => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    Err(Error::InvalidValue(format!(
+        "{name} is not defined for complex values, as in NumPy (TypeError); take real or imag first"
+    )))
+}
+
+/// Refuses an expression of more operands than a step's `u16` index counts (its later indices
 /// saturated while it was built), so that no step names the wrong operand.
 fn check_operand_count(count: usize) -> Result<()> {
-    match u32::try_from(count) {
+    match u16::try_from(count) {
         Ok(_) => Ok(()),
         Err(_) => Err(Error::InvalidValue(format!(
             "an expression of {count} operands has more than the {} it can index",
-            u32::MAX
+            u16::MAX
         ))),
     }
 }
 
 /// Refuses the operations NumPy has no `bool` form of and raises `TypeError` for: `bool - bool`,
 /// `-bool` and `sign` of `bool`.
-fn check_bool_arithmetic(code: &[Step]) -> Result<()> {
-    for step in code {
-        let refused = match *step {
-            Step::Binary(BinaryOp::Sub, DType::Bool) => {
-                "bool subtraction (`-`) is not supported, as in NumPy (TypeError); use bitwise_xor or logical_xor"
-            }
-            Step::Unary(UnaryOp::Neg, DType::Bool) => {
-                "bool negation (`-`) is not supported, as in NumPy (TypeError); use invert or logical_not"
-            }
-            Step::Unary(UnaryOp::Sign, DType::Bool) => {
-                "sign of bool is not supported, as in NumPy (TypeError); use astype first"
-            }
-            _ => continue,
-        };
-        return Err(Error::InvalidValue(refused.into()));
-    }
-    Ok(())
+fn check_bool_arithmetic(step: Step) -> Result<()> {
+    let refused = match step {
+        Step::Binary(BinaryOp::Sub, DType::Bool) => {
+            "bool subtraction (`-`) is not supported, as in NumPy (TypeError); use bitwise_xor or logical_xor"
+        }
+        Step::Unary(UnaryOp::Neg, DType::Bool) => {
+            "bool negation (`-`) is not supported, as in NumPy (TypeError); use invert or logical_not"
+        }
+        Step::Unary(UnaryOp::Sign, DType::Bool) => {
+            "sign of bool is not supported, as in NumPy (TypeError); use astype first"
+        }
+        _ => return Ok(()),
+    };
+    Err(Error::InvalidValue(refused.into()))
 }
 
-fn check_powers(code: &[Step], operands: &[Operand<'_>]) -> Result<()> {
-    for (position, step) in code.iter().enumerate() {
-        let Step::Binary(BinaryOp::Pow, dtype) = *step else {
-            continue;
-        };
-        if !(dtype.is_int() || dtype == DType::Bool) {
-            continue;
-        }
-        // The step before a binary operator ends its right operand: the exponent, when that is
-        // an operand of the expression itself.
-        let exponent = match position.checked_sub(1).map(|before| code[before]) {
-            Some(Step::Operand(index, _)) => &operands[index as usize],
-            _ => continue,
-        };
-        if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
-            let exponent = exponent.get();
-            if exponent < 0 {
-                return Err(Error::InvalidValue(format!(
-                    "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
-                )));
-            }
+/// Refuses the step at `position` of `code` if it is an integer power whose exponent is a
+/// negative integer scalar (NumPy's `ValueError`).
+fn check_power(code: &[Step], position: usize, operands: &[Operand<'_>]) -> Result<()> {
+    let Step::Binary(BinaryOp::Pow, dtype) = code[position] else {
+        return Ok(());
+    };
+    if !(dtype.is_int() || dtype == DType::Bool) {
+        return Ok(());
+    }
+    // The step before a binary operator ends its right operand: the exponent, when that is an
+    // operand of the expression itself.
+    let exponent = match position.checked_sub(1).map(|before| code[before]) {
+        Some(Step::Operand(index, _)) => &operands[index as usize],
+        _ => return Ok(()),
+    };
+    if let Operand::Scalar(_, ScalarValue::Int(exponent)) = *exponent {
+        let exponent = exponent.get();
+        if exponent < 0 {
+            return Err(Error::InvalidValue(format!(
+                "integers to negative integer powers are not allowed (exponent {exponent}, type {dtype})"
+            )));
         }
     }
     Ok(())
 }
 
 /// An operand as a kernel argument; a deferred operand has to be evaluated first.
+#[inline]
 fn kernel_arg<'o>(operand: &Operand<'o>) -> Result<Arg<'o>> {
     match *operand {
         Operand::Array(a) => Ok(Arg::erased(a)),
@@ -1550,12 +1560,7 @@ impl Plan {
         let mut key = Inline::new();
         for (index, operand) in operands.iter().enumerate() {
             let same = |other: &Operand<'_>| match (operand, other) {
-                (Operand::Array(a), Operand::Array(b)) => {
-                    a.dtype() == b.dtype()
-                        && a.ptr_ref() == b.ptr_ref()
-                        && a.shape() == b.shape()
-                        && a.strides() == b.strides()
-                }
+                (Operand::Array(a), Operand::Array(b)) => same_view(*a, *b),
                 _ => false,
             };
             if let Some(position) = inputs.iter().position(|&i| same(&operands[i])) {
@@ -1602,6 +1607,16 @@ impl Plan {
             ElementwiseKernel::with_prelude(&params, "O out", &operation, "cuda_core_expr", EXPR_PRELUDE)
         })
     }
+}
+
+/// Whether `a` and `b` are the same view of the same memory (the same array object, or another
+/// one with the same address, type, shape and strides).
+fn same_view(a: &dyn ErasedArray, b: &dyn ErasedArray) -> bool {
+    std::ptr::addr_eq(a, b)
+        || (a.ptr_ref() == b.ptr_ref()
+            && a.dtype() == b.dtype()
+            && a.shape() == b.shape()
+            && a.strides() == b.strides())
 }
 
 fn operand_dtype(operand: &Operand<'_>) -> DType {
@@ -1792,7 +1807,7 @@ mod tests {
     fn postfix(node: &Node) -> Vec<Step> {
         fn walk(node: &Node, code: &mut Vec<Step>) {
             let step = match node {
-                Node::Operand(index, dtype) => Step::Operand(u32::try_from(*index).unwrap(), *dtype),
+                Node::Operand(index, dtype) => Step::Operand(u16::try_from(*index).unwrap(), *dtype),
                 Node::Out(dtype) => Step::Out(*dtype),
                 Node::Unary(op, a, dtype) => {
                     walk(a, code);
@@ -2565,16 +2580,17 @@ mod tests {
 
     #[test]
     fn expressions_stay_small_and_exact() {
-        // What each operator moves: a step of 8 bytes, an operand of 32 (an `i128` field would
-        // make it 48), so the whole expression is well under the 608 bytes it once was.
-        assert!(std::mem::size_of::<Step>() <= 8, "{}", std::mem::size_of::<Step>());
+        // What each operator moves: a step of 4 bytes, an operand of 32 (a complex scalar's two
+        // `f64`s and its tag; an `i128` field would make it 48), so the whole expression is
+        // well under the 608 bytes it once was.
+        assert!(std::mem::size_of::<Step>() <= 4, "{}", std::mem::size_of::<Step>());
         assert!(
             std::mem::size_of::<Operand<'_>>() <= 32,
             "{}",
             std::mem::size_of::<Operand<'_>>()
         );
         assert!(
-            std::mem::size_of::<Expr<'_, f32>>() <= 400,
+            std::mem::size_of::<Expr<'_, f32>>() <= 320,
             "{}",
             std::mem::size_of::<Expr<'_, f32>>()
         );
@@ -2586,9 +2602,12 @@ mod tests {
             i128::from(i64::MAX),
             i128::from(u64::MAX),
             -300,
+            -(1 << 64),
         ] {
             assert_eq!(ExactInt::new(value).get(), value);
         }
+        assert_eq!(ExactInt::new(i128::MAX).get(), i128::from(u64::MAX));
+        assert_eq!(ExactInt::new(i128::MIN).get(), -(1 << 64));
         let beyond = value::<u8>(1).lt(u64::MAX);
         assert!(matches!(
             beyond.operands.as_slice()[1],
@@ -2598,14 +2617,14 @@ mod tests {
 
     #[test]
     fn more_operands_than_a_step_indexes_are_refused() {
-        let count = usize::try_from(u32::MAX).unwrap();
+        let count = usize::from(u16::MAX);
         assert!(check_operand_count(count).is_ok());
         let error = check_operand_count(count + 1).unwrap_err().to_string();
         assert!(error.contains("operands"), "{error}");
         // Building saturates rather than wrapping, so no step names a wrong operand meanwhile.
         assert_eq!(
-            Step::Operand(5, DType::F32).shifted(u32::MAX),
-            Step::Operand(u32::MAX, DType::F32)
+            Step::Operand(5, DType::F32).shifted(u16::MAX),
+            Step::Operand(u16::MAX, DType::F32)
         );
     }
 }
