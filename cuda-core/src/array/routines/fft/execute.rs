@@ -68,7 +68,7 @@ pub(super) fn complex_to_complex<T: FftElement>(
         }
         current = Some(out);
     }
-    let mut out = current.expect("at least one stage ran");
+    let mut out = current.ok_or_else(|| internal("no stage ran"))?;
     if left != 1.0 {
         out.update(|x| x * left)?;
     }
@@ -126,7 +126,9 @@ pub(super) fn complex_to_real<T: FftElement>(
     let private = plan[0].0 == Stage::C2R;
     let (staged, left) = staged::<T, T::Complex>(a, &shapes.input, factor, conjugate, private, &order)?;
     let mut current: Option<DeviceArray<T::Complex>> = None;
-    let (last, complex_stages) = plan.split_last().expect("a real transform has a stage");
+    let (last, complex_stages) = plan
+        .split_last()
+        .ok_or_else(|| internal("a real transform without a stage"))?;
     for (stage, axes) in complex_stages {
         let mut out = DeviceArray::empty(a.stream(), shapes.input.clone())?;
         match (&current, &staged) {
@@ -137,7 +139,7 @@ pub(super) fn complex_to_real<T: FftElement>(
     }
     let input = current
         .or(staged)
-        .expect("the first stage reads a private copy or an earlier stage's result");
+        .ok_or_else(|| internal("the complex-to-real stage has no private input"))?;
     let mut out = DeviceArray::<T::Part>::empty(a.stream(), shapes.output.clone())?;
     run_stage(&input, &mut out, &last.1, Stage::C2R, true)?;
     if left != 1.0 {
@@ -262,8 +264,8 @@ fn run_stage<I: Element, O: Element>(
         Stage::C2R => (Kind::C2R, Direction::Inverse, complex_of::<O>(), O::DTYPE),
     };
     if I::DTYPE != input_type || O::DTYPE != output_type {
-        return Err(Error::InvalidValue(format!(
-            "internal: a {stage:?} stage from {} into {}",
+        return Err(internal(&format!(
+            "a {stage:?} stage from {} into {}",
             I::DTYPE,
             O::DTYPE
         )));
@@ -289,7 +291,7 @@ fn run_stage<I: Element, O: Element>(
         Some(side) => (moved_input, side),
         None => {
             let compact = moved_input.to_contiguous()?;
-            let side = describe(compact.shape(), compact.strides(), rank).expect("a compact array has a layout");
+            let side = compact_layout(&compact, rank)?;
             (compact, side)
         }
     };
@@ -298,7 +300,7 @@ fn run_stage<I: Element, O: Element>(
         Some(side) => (None, side),
         None => {
             let compact = DeviceArray::<O>::empty(&stream, moved_shape.clone())?;
-            let side = describe(compact.shape(), compact.strides(), rank).expect("a compact array has a layout");
+            let side = compact_layout(&compact, rank)?;
             (Some(compact), side)
         }
     };
@@ -329,6 +331,16 @@ fn run_stage<I: Element, O: Element>(
         output.permute(order)?.copy_from(&compact)?;
     }
     Ok(())
+}
+
+/// The layout of a compact array (which cuFFT's advanced layout always describes).
+fn compact_layout<T: Element>(compact: &DeviceArray<T>, rank: usize) -> Result<Described> {
+    describe(compact.shape(), compact.strides(), rank).ok_or_else(|| internal("a compact array without a layout"))
+}
+
+/// A broken invariant of this module, as an error rather than a panic.
+fn internal(what: &str) -> Error {
+    Error::InvalidValue(format!("internal error of the fft module: {what}"))
 }
 
 fn complex_of<T: Element>() -> DType {
