@@ -333,6 +333,20 @@ fn transforms_over_several_axes_match_the_host_dft() {
     assert_fft_close("fftn s [7, 3]", &got, &x.fftn(&[2, 0], &[7, 3], false), 21);
     let got = fft::ifftn(&device, None, Axes::ALL, FftNorm::Forward).unwrap();
     assert_fft_close("ifftn", &got, &x.fftn(&[0, 1, 2], &[6, 5, 8], true), 240);
+    // Axes of one point leave the plan (a transform of one value is the value).
+    let thin = Host::random(&[1, 7, 1], 24);
+    let got = fft::fftn(&thin.upload(&stream, |z| z), None, Axes::ALL, FftNorm::Backward).unwrap();
+    assert_fft_close("fftn of [1, 7, 1]", &got, &thin.fftn(&[0, 1, 2], &[1, 7, 1], false), 7);
+    let spectrum = fft::rfftn(
+        &thin.clone().real().upload(&stream, |z| z.re),
+        None,
+        Axes::ALL,
+        FftNorm::Backward,
+    )
+    .unwrap();
+    assert_eq!(spectrum.shape(), [1, 7, 1]);
+    let back = fft::irfftn(&spectrum, Some(&[1, 7, 1][..]), Axes::ALL, FftNorm::Backward).unwrap();
+    assert_fft_close("irfftn of [1, 7, 1]", &back, &thin.real(), 7);
     // Four axes: two cuFFT plans.
     let y = Host::random(&[3, 4, 2, 5], 22);
     let got = fft::fftn(&y.upload(&stream, |z| z), None, Axes::ALL, FftNorm::Backward).unwrap();
@@ -394,6 +408,8 @@ fn batched_strided_transposed_and_reversed_inputs() {
         shape: vec![64, 256],
         data: reversed.to_vec().unwrap(),
     };
+    let got = fft::fft(&reversed, None, -1, FftNorm::Backward).unwrap();
+    assert_fft_close("x[:, ::-1]", &got, &host_r.dft(1, false), 256);
     let got = fft::fft(&reversed, Some(300), -1, FftNorm::Ortho).unwrap();
     assert_fft_close(
         "x[:, ::-1] padded",

@@ -242,7 +242,7 @@ fn layout(side: &Described, dims: &[usize]) -> Result<Layout> {
 /// through one compact copy; likewise `output` is written in place or through a compact
 /// temporary. A complex-to-real stage overwrites its input: the callers hand it an array of
 /// their own.
-fn run_stage<I: Element, O: Element>(
+fn run_stage<I: Scalars, O: Scalars>(
     input: &DeviceArray<I>,
     output: &mut DeviceArray<O>,
     axes: &[usize],
@@ -270,6 +270,26 @@ fn run_stage<I: Element, O: Element>(
             O::DTYPE
         )));
     }
+    // A transform of one point is the value itself: such axes leave the plan (but for the
+    // halved axis of a real transform, whose extents differ between the sides), and a stage
+    // left with none is a copy.
+    let real_side = match stage {
+        Stage::C2R => output.shape().to_vec(),
+        Stage::C2C | Stage::R2C => input.shape().to_vec(),
+    };
+    let last = axes.last().copied();
+    let axes: Vec<usize> = axes
+        .iter()
+        .copied()
+        .filter(|&k| real_side[k] != 1 || (stage != Stage::C2C && Some(k) == last))
+        .collect();
+    if axes.iter().all(|&k| real_side[k] == 1) {
+        return match stage {
+            Stage::C2C | Stage::R2C => output.assign(input),
+            Stage::C2R => output.assign(input.real()),
+        };
+    }
+    let axes = &axes[..];
     let stream = input.stream().clone();
     let ndim = input.ndim();
     let rank = axes.len();
