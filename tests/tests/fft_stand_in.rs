@@ -3,6 +3,8 @@
 //! context's default pool, which keeps its blocks (and the context) for the process, where the
 //! failure-point suites of `library_stand_ins` destroy every context of the stand-in.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use cuda_driver::{Device, Stream};
 use cuda_libs::Error;
 use tests::fake::{self, Session};
@@ -90,4 +92,81 @@ fn array_transforms_live_through_the_plan_cache() {
     stream.synchronize().unwrap();
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+/// Transforms through the array API: rows, columns (a strided plan) and an inverse, each on a
+/// plan of its own.
+fn array_fft_life(stream: &Stream) -> cuda_core::Result<()> {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    let x = DeviceArray::<Complex<f32>>::zeros(stream, [4, 64])?;
+    fft::fft(&x, None, -1, FftNorm::Backward)?;
+    fft::fft(&x, None, 0, FftNorm::Backward)?;
+    fft::ifft(&x, None, -1, FftNorm::Forward)?;
+    stream.synchronize()?;
+    Ok(())
+}
+
+/// A failure at every cuFFT call and at every driver call of `array_fft_life`: a typed error
+/// (the cufftResult's for cuFFT's), never a panic, and no plan left once the cache is cleared.
+#[test]
+fn array_transforms_survive_a_failure_at_every_call() {
+    use cuda_core::fft;
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    fft::clear_plan_cache();
+    fake_libs::reset();
+    fake.reset();
+    array_fft_life(&stream).expect("the clean run");
+    let (library_calls, driver_calls) = (fake_libs::calls(), fake.calls());
+    assert!(library_calls >= 12, "3 plans of 4 calls, 3 executions: {library_calls}");
+    fft::clear_plan_cache();
+    let check_clean = |what: &str| {
+        fft::clear_plan_cache();
+        assert_eq!(fake_libs::live(Live::Plans), 0, "{what}: a plan left");
+        assert_eq!(
+            fake_libs::live(Live::DoubleDestroys),
+            0,
+            "{what}: a plan destroyed twice"
+        );
+        let counts = fake.counts();
+        assert!(
+            counts.double_frees == 0 && counts.invalid_handles == 0,
+            "{what}: {counts}"
+        );
+    };
+    for n in 1..=library_calls {
+        fake_libs::reset();
+        fake_libs::fail_nth(n, CUFFT_INTERNAL_ERROR);
+        let outcome = catch_unwind(AssertUnwindSafe(|| array_fft_life(&stream)))
+            .unwrap_or_else(|_| panic!("cuFFT call {n} panicked"));
+        match outcome {
+            Err(cuda_core::Error::Library(Error::Status { library, name, .. })) => {
+                assert_eq!(
+                    (library, name.as_str()),
+                    ("cuFFT", "CUFFT_INTERNAL_ERROR"),
+                    "cuFFT call {n}"
+                )
+            }
+            other => panic!("cuFFT call {n} failing gave {other:?}"),
+        }
+        check_clean(&format!("cuFFT call {n}"));
+    }
+    for n in 1..=driver_calls as u64 {
+        fake_libs::reset();
+        fake.reset();
+        fake.fail_nth(n, fake::OUT_OF_MEMORY);
+        let outcome = catch_unwind(AssertUnwindSafe(|| array_fft_life(&stream)))
+            .unwrap_or_else(|_| panic!("driver call {n} panicked"));
+        if let Err(error) = &outcome {
+            assert!(
+                matches!(error, cuda_core::Error::Driver(_) | cuda_core::Error::Library(_)),
+                "driver call {n}: {error:?}"
+            );
+        }
+        fake.clear_faults();
+        check_clean(&format!("driver call {n}"));
+    }
+    println!("failure points: {library_calls} cuFFT calls, {driver_calls} driver calls");
 }
