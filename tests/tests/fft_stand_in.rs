@@ -153,7 +153,7 @@ fn array_transforms_survive_a_failure_at_every_call() {
         }
         check_clean(&format!("cuFFT call {n}"));
     }
-    for n in 1..=driver_calls as u64 {
+    for n in 1..=driver_calls {
         fake_libs::reset();
         fake.reset();
         fake.fail_nth(n, fake::OUT_OF_MEMORY);
