@@ -8,7 +8,8 @@
 //! [`FftNorm`]. Element types promote as NumPy 2's: `f16` and `f32` (and `Complex<f32>`) give
 //! `Complex<f32>`, `f64`, integers and `bool` (and `Complex<f64>`) give `Complex<f64>`; real
 //! results (`irfft`, `hfft`) are the matching `f32`/`f64`. `f16` is computed in single
-//! precision, as NumPy does.
+//! precision, as NumPy does (cuFFT's half-precision plans take powers of two only); `bf16`,
+//! which NumPy lacks, is not taken (cast it first).
 //!
 //! ```no_run
 //! use cuda_core::{fft, fft::FftNorm, Device, DeviceArray};
