@@ -58,13 +58,17 @@ pub(super) fn complex_to_complex<T: FftElement>(
         return rewritten(a, &shapes.input, factor, false, &identity(a.ndim()));
     }
     let order = moved_last(a.ndim(), &plan[0].1);
-    let (staged, left) = staged::<T, T::Complex>(a, &shapes.input, factor, false, false, &order)?;
+    let (staged, mut left) = staged::<T, T::Complex>(a, &shapes.input, factor, false, false, &order)?;
     let mut current: Option<DeviceArray<T::Complex>> = None;
-    for (stage, axes) in &plan {
+    for (index, (stage, axes)) in plan.iter().enumerate() {
         let mut out = DeviceArray::empty(a.stream(), shapes.output.clone())?;
-        match (&current, &staged) {
-            (Some(c), _) | (None, Some(c)) => run_stage(c, &mut out, axes, *stage, inverse)?,
-            (None, None) => run_stage(a, &mut out, axes, *stage, inverse)?,
+        let scale = if index + 1 == plan.len() { left } else { 1.0 };
+        let scaled = match (&current, &staged) {
+            (Some(c), _) | (None, Some(c)) => run_stage(c, &mut out, axes, *stage, inverse, scale)?,
+            (None, None) => run_stage(a, &mut out, axes, *stage, inverse, scale)?,
+        };
+        if scaled {
+            left = 1.0;
         }
         current = Some(out);
     }
@@ -88,16 +92,27 @@ pub(super) fn real_to_complex<T: FftElement>(
     }
     let plan = stages(&shapes.axes, Real::Input);
     let order = moved_last(a.ndim(), &plan[0].1);
-    let (staged, left) = staged::<T, T::Part>(a, &shapes.input, factor, false, false, &order)?;
+    let (staged, mut left) = staged::<T, T::Part>(a, &shapes.input, factor, false, false, &order)?;
+    // The factor rides in the last stage's copy where it makes one (not with a conjugate).
+    let last_scale = |index: usize, left: f64| match !conjugate && index + 1 == plan.len() {
+        true => left,
+        false => 1.0,
+    };
     let mut first = DeviceArray::<T::Complex>::empty(a.stream(), shapes.output.clone())?;
-    match &staged {
-        Some(real) => run_stage(real, &mut first, &plan[0].1, Stage::R2C, false)?,
-        None => run_stage(a, &mut first, &plan[0].1, Stage::R2C, false)?,
+    let scale = last_scale(0, left);
+    let scaled = match &staged {
+        Some(real) => run_stage(real, &mut first, &plan[0].1, Stage::R2C, false, scale)?,
+        None => run_stage(a, &mut first, &plan[0].1, Stage::R2C, false, scale)?,
+    };
+    if scaled {
+        left = 1.0;
     }
     let mut current = first;
-    for (stage, axes) in &plan[1..] {
+    for (index, (stage, axes)) in plan.iter().enumerate().skip(1) {
         let mut out = DeviceArray::empty(a.stream(), shapes.output.clone())?;
-        run_stage(&current, &mut out, axes, *stage, false)?;
+        if run_stage(&current, &mut out, axes, *stage, false, last_scale(index, left))? {
+            left = 1.0;
+        }
         current = out;
     }
     match (conjugate, left != 1.0) {
@@ -124,24 +139,26 @@ pub(super) fn complex_to_real<T: FftElement>(
     let order = moved_last(a.ndim(), &plan[0].1);
     // cuFFT overwrites a complex-to-real input: when that stage comes first it reads a copy.
     let private = plan[0].0 == Stage::C2R;
-    let (staged, left) = staged::<T, T::Complex>(a, &shapes.input, factor, conjugate, private, &order)?;
+    let (staged, mut left) = staged::<T, T::Complex>(a, &shapes.input, factor, conjugate, private, &order)?;
     let mut current: Option<DeviceArray<T::Complex>> = None;
     let (last, complex_stages) = plan
         .split_last()
         .ok_or_else(|| internal("a real transform without a stage"))?;
     for (stage, axes) in complex_stages {
         let mut out = DeviceArray::empty(a.stream(), shapes.input.clone())?;
-        match (&current, &staged) {
-            (Some(c), _) | (None, Some(c)) => run_stage(c, &mut out, axes, *stage, true)?,
-            (None, None) => run_stage(a, &mut out, axes, *stage, true)?,
-        }
+        let _ = match (&current, &staged) {
+            (Some(c), _) | (None, Some(c)) => run_stage(c, &mut out, axes, *stage, true, 1.0)?,
+            (None, None) => run_stage(a, &mut out, axes, *stage, true, 1.0)?,
+        };
         current = Some(out);
     }
     let input = current
         .or(staged)
         .ok_or_else(|| internal("the complex-to-real stage has no private input"))?;
     let mut out = DeviceArray::<T::Part>::empty(a.stream(), shapes.output.clone())?;
-    run_stage(&input, &mut out, &last.1, Stage::C2R, true)?;
+    if run_stage(&input, &mut out, &last.1, Stage::C2R, true, left)? {
+        left = 1.0;
+    }
     if left != 1.0 {
         out.update(|x| x * left)?;
     }
@@ -241,14 +258,17 @@ fn layout(side: &Described, dims: &[usize]) -> Result<Layout> {
 /// shape). `input` is read in place where cuFFT's layout describes it with `axes` last, else
 /// through one compact copy; likewise `output` is written in place or through a compact
 /// temporary. A complex-to-real stage overwrites its input: the callers hand it an array of
-/// their own.
+/// their own. `scale` multiplies the result where the stage writes it in a pass of its own (a
+/// transform of one point, the copy out of a temporary); whether it did is returned, else the
+/// caller applies it.
 fn run_stage<I: Scalars, O: Scalars>(
     input: &DeviceArray<I>,
     output: &mut DeviceArray<O>,
     axes: &[usize],
     stage: Stage,
     inverse: bool,
-) -> Result<()> {
+    scale: f64,
+) -> Result<bool> {
     let (kind, direction, input_type, output_type) = match stage {
         Stage::C2C => (
             Kind::C2C,
@@ -284,10 +304,13 @@ fn run_stage<I: Scalars, O: Scalars>(
         .filter(|&k| real_side[k] != 1 || (stage != Stage::C2C && Some(k) == last))
         .collect();
     if axes.iter().all(|&k| real_side[k] == 1) {
-        return match stage {
-            Stage::C2C | Stage::R2C => output.assign(input),
-            Stage::C2R => output.assign(input.real()),
-        };
+        match (stage, scale != 1.0) {
+            (Stage::C2C | Stage::R2C, false) => output.assign(input)?,
+            (Stage::C2C | Stage::R2C, true) => output.assign(input * scale)?,
+            (Stage::C2R, false) => output.assign(input.real())?,
+            (Stage::C2R, true) => output.assign(input.real() * scale)?,
+        }
+        return Ok(true);
     }
     let axes = &axes[..];
     let stream = input.stream().clone();
@@ -347,10 +370,12 @@ fn run_stage<I: Scalars, O: Scalars>(
         }
         Ok(())
     })?;
-    if let Some(compact) = temporary {
-        output.permute(order)?.copy_from(&compact)?;
+    match temporary {
+        Some(compact) if scale != 1.0 => output.permute(order)?.assign(&compact * scale)?,
+        Some(compact) => output.permute(order)?.copy_from(&compact)?,
+        None => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The layout of a compact array (which cuFFT's advanced layout always describes).

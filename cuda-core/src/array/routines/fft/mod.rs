@@ -34,8 +34,9 @@
 //! 3-D array, whose batch axes do not merge into one distance) the view is copied once, compact.
 //! Input that must change anyway (promotion to complex, padding or cropping, the input of a
 //! complex-to-real transform, which cuFFT overwrites) is written once into a new array, and the
-//! `norm` factor and `hfft`'s conjugate go into that same pass; otherwise the factor is one
-//! pass over the result.
+//! `norm` factor and `hfft`'s conjugate go into that same pass. Otherwise the factor goes into
+//! the pass that copies the result out of a temporary (where one is needed) or, failing both,
+//! one element-wise pass over the result (cuFFT's store callbacks would remove that one).
 //!
 //! Plans are cached per thread ([`PLAN_CACHE_CAPACITY`] of them, least recently used out, as
 //! CuPy's per-thread cache), keyed by shape, layout, type and stream; each execution takes its
