@@ -3,6 +3,7 @@
 //! per-thread plan cache, on the array's stream, with workspace from the array's pool.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cuda_driver::{Access, Context, Stream, StreamUse};
 use cuda_libs::fft::{Direction, Kind, Layout, Plan, PlanCache, PlanDesc, Precision};
@@ -33,6 +34,9 @@ pub fn clear_plan_cache() {
     });
 }
 
+/// Whether the exit hook was registered again after cuFFT's first plan.
+static REGISTERED_AT_EXIT: AtomicBool = AtomicBool::new(false);
+
 /// Runs `work` with the calling thread's plan of `desc` on `stream`.
 fn with_plan<R>(stream: &Stream, desc: &PlanDesc, work: impl FnOnce(&mut Plan) -> Result<R>) -> Result<R> {
     PLANS.with(|plans| {
@@ -41,7 +45,13 @@ fn with_plan<R>(stream: &Stream, desc: &PlanDesc, work: impl FnOnce(&mut Plan) -
             Some(cache) => cache,
             empty => empty.insert(PlanCache::new(PLAN_CACHE_CAPACITY)?),
         };
-        work(cache.plan(stream, desc)?)
+        let plan = cache.plan(stream, desc)?;
+        // cuFFT carries the CUDA runtime, whose exit teardown (registered on its first use)
+        // must come after the pools are given back, as for cuBLAS.
+        if !REGISTERED_AT_EXIT.swap(true, Ordering::Relaxed) {
+            crate::at_exit::register_after_library("cuFFT");
+        }
+        work(plan)
     })
 }
 
