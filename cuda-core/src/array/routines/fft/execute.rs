@@ -156,7 +156,8 @@ pub(super) fn complex_to_real<T: FftElement>(
         .ok_or_else(|| internal("a real transform without a stage"))?;
     for (stage, axes) in complex_stages {
         let mut out = DeviceArray::empty(a.stream(), shapes.input.clone())?;
-        let _ = match (&current, &staged) {
+        // Unscaled (the factor goes with the last stage): whether it scaled does not matter.
+        match (&current, &staged) {
             (Some(c), _) | (None, Some(c)) => run_stage(c, &mut out, axes, *stage, true, 1.0)?,
             (None, None) => run_stage(a, &mut out, axes, *stage, true, 1.0)?,
         };
