@@ -2,7 +2,8 @@
 2^28 i32 keys, argsort of 2^26 f32, sort along the rows of 2^16 x 2^10 f32 (keys per second),
 searchsorted of 2^20 queries in 2^26 sorted f32 (queries per second); unique of 2^26 i64 with 2^20
 distinct values, bincount of 2^26 i64 into 1024 bins, histogram of 2^26 f32 into 256 bins, median
-of 2^26 f32 and the 90th percentile of 2^24 f32 (ms per call); and torch's side of the scan and
+of 2^26 f32, the 90th percentile of 2^24 f32, fft of 2^24 complex64 ones and rfft2 of 4096^2
+float32 ones (ms per call); and torch's side of the scan and
 select bandwidth rows (cumsum of 2^28 f32 whole and by rows of 2^10, x[x > 0.5] of 2^26 f32,
 nonzero of 2^26 u8 half nonzero), whose CuPy side is in bench_cupy.py. Timed with CUDA events like
 benches/src/bin/bench-array.rs (median of 20 after the warm-up of benches/src/lib.rs).
@@ -22,9 +23,12 @@ CASES = [("sort 2^28 f32", "Gkeys/s", BIG), ("sort 2^28 i32", "Gkeys/s", BIG),
 # bench-array's ALGORITHM_ROWS (ms per call): (case, operation named in the implementation).
 ALGORITHM_CASES = [("unique 2^26 i64, 2^20 distinct", "unique"), ("bincount 2^26 i64 into 1024 bins", "bincount"),
                    ("histogram 2^26 f32 into 256 bins", "histogram"), ("median 2^26 f32", "median"),
-                   ("percentile 90 of 2^24 f32", "percentile")]
+                   ("percentile 90 of 2^24 f32", "percentile"),
+                   ("c2c fft 2^24 c64", "fft"), ("rfft2 4096^2 f32", "rfft2")]
 DISTINCT = 1 << 20
 BINS = 1024
+# The transforms' inputs are ones: their zero frequency is the element count, 2^24 for both.
+SPECTRUM_PEAK = float(1 << 24)
 # bench-array's scan and select rows: (case, torch's implementation, bytes read and written per call,
 # what moves); the selections' byte counts depend on how many are kept and are set when measured.
 SCAN_SELECT_CASES = [("cumsum", "torch cumsum"), ("cumsum axis=1", "torch cumsum"),
@@ -169,9 +173,14 @@ def algorithm_checks(to_list):
         value = float(result)
         expect(0.0 < value < 1.0, "a quantile of rand's values is %r" % value)
 
+    def spectrum(result):
+        # The transform of ones: 2^24 at frequency 0 (the first element), 0 elsewhere.
+        first = complex(result.ravel()[0].item()) if hasattr(result, "ravel") else complex(result)
+        expect(abs(first - SPECTRUM_PEAK) < 1e-3 * SPECTRUM_PEAK, "the zero frequency is %r" % first)
+
     return {"unique 2^26 i64, 2^20 distinct": unique, "bincount 2^26 i64 into 1024 bins": counts(BINS),
             "histogram 2^26 f32 into 256 bins": counts(256), "median 2^26 f32": between,
-            "percentile 90 of 2^24 f32": between}
+            "percentile 90 of 2^24 f32": between, "c2c fft 2^24 c64": spectrum, "rfft2 4096^2 f32": spectrum}
 
 
 def torch_rows():
@@ -208,15 +217,19 @@ def torch_rows():
     samples = torch.randint(0, BINS, (MID,), device="cuda", dtype=torch.int64, generator=g)
     values = torch.rand(MID, device="cuda", generator=g)
     small = torch.rand(1 << 24, device="cuda", generator=g)
+    signal = torch.ones(1 << 24, device="cuda", dtype=torch.complex64)
+    image = torch.ones(4096, 4096, device="cuda")
     # torch.histogram has no CUDA kernel: histc is torch's even-bin histogram on the GPU.
     ops = {"unique 2^26 i64, 2^20 distinct": lambda: torch.unique(keys, sorted=True),
            "bincount 2^26 i64 into 1024 bins": lambda: torch.bincount(samples, minlength=BINS),
            "histogram 2^26 f32 into 256 bins": lambda: torch.histc(values, bins=256, min=0.0, max=1.0),
            "median 2^26 f32": lambda: torch.median(values),
-           "percentile 90 of 2^24 f32": lambda: torch.quantile(small, 0.9)}
+           "percentile 90 of 2^24 f32": lambda: torch.quantile(small, 0.9),
+           "c2c fft 2^24 c64": lambda: torch.fft.fft(signal),
+           "rfft2 4096^2 f32": lambda: torch.fft.rfft2(image)}
     checks = algorithm_checks(lambda t: [int(v) for v in t.tolist()])
     algorithm_rows("torch", events, torch.cuda.synchronize, ops, checks)
-    del keys, samples, values, small, ops
+    del keys, samples, values, small, signal, image, ops
     torch.cuda.empty_cache()
     torch_scan_select_rows(torch, events)
 
@@ -252,11 +265,15 @@ def cupy_rows():
     samples = rng.integers(0, BINS, MID, dtype=cupy.int64)
     values = rng.random(MID, dtype=cupy.float32)
     small = rng.random(1 << 24, dtype=cupy.float32)
+    signal = cupy.ones(1 << 24, dtype=cupy.complex64)
+    image = cupy.ones((4096, 4096), dtype=cupy.float32)
     ops = {"unique 2^26 i64, 2^20 distinct": lambda: cupy.unique(keys),
            "bincount 2^26 i64 into 1024 bins": lambda: cupy.bincount(samples, minlength=BINS),
            "histogram 2^26 f32 into 256 bins": lambda: cupy.histogram(values, bins=256, range=(0.0, 1.0)),
            "median 2^26 f32": lambda: cupy.median(values),
-           "percentile 90 of 2^24 f32": lambda: cupy.percentile(small, 90)}
+           "percentile 90 of 2^24 f32": lambda: cupy.percentile(small, 90),
+           "c2c fft 2^24 c64": lambda: cupy.fft.fft(signal),
+           "rfft2 4096^2 f32": lambda: cupy.fft.rfft2(image)}
     checks = algorithm_checks(lambda a: [int(v) for v in a.get().tolist()])
     algorithm_rows("CuPy", events, cupy.cuda.Device().synchronize, ops, checks)
 

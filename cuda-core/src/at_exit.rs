@@ -53,13 +53,13 @@ pub(crate) fn register() {
     });
 }
 
-/// Registers [`release_at_exit`] once more, right after `library` made its first handle: cuBLAS
-/// and cuBLASLt each carry the CUDA runtime, which registers its teardown on first use, and that
+/// Registers [`release_at_exit`] once more, right after `library` made its first handle: cuBLAS,
+/// cuBLASLt and cuFFT each carry the CUDA runtime, which registers its teardown on first use, and that
 /// teardown leaves the context unusable (the H200's leak check listed the pools' blocks and
 /// cuBLAS's own allocations when it ran first). Handlers run in the reverse order of
 /// registration, so this one runs before that teardown, while the cached handles and blocks can
 /// still be released. Releasing more than once is harmless: later runs find the caches empty.
-#[cfg(feature = "blas")]
+#[cfg(any(feature = "blas", feature = "fft"))]
 pub(crate) fn register_after_library(library: &'static str) {
     static REGISTERED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
     let mut registered = REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -20,8 +20,8 @@ pub enum Error {
     /// A CUDA driver call failed, or `cuda-driver` refused bad input (loading code, launching,
     /// streams, memory); [`Error::driver_code`] gives the `CUresult`.
     Driver(cuda_driver::Error),
-    /// An error of an NVIDIA library call (cuBLAS, ...) made for an array routine.
-    #[cfg(feature = "blas")]
+    /// An error of an NVIDIA library call (cuBLAS, cuFFT, ...) made for an array routine.
+    #[cfg(any(feature = "blas", feature = "fft"))]
     Library(cuda_libs::Error),
     /// Code built for an architecture the device cannot run.
     WrongArch {
@@ -146,7 +146,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Driver(e) => e.fmt(f),
-            #[cfg(feature = "blas")]
+            #[cfg(any(feature = "blas", feature = "fft"))]
             Error::Library(e) => e.fmt(f),
             Error::NoCodeForDevice {
                 device_arch,
@@ -225,7 +225,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Driver(e) => e.source(),
-            #[cfg(feature = "blas")]
+            #[cfg(any(feature = "blas", feature = "fft"))]
             Error::Library(e) => e.source(),
             Error::NvrtcUnavailable(e) => Some(e),
             Error::NvJitLinkUnavailable { source, .. } => Some(source),
@@ -246,7 +246,7 @@ impl From<cuda_driver::Error> for Error {
     }
 }
 
-#[cfg(feature = "blas")]
+#[cfg(any(feature = "blas", feature = "fft"))]
 impl From<cuda_libs::Error> for Error {
     fn from(error: cuda_libs::Error) -> Self {
         Error::Library(error)

@@ -77,6 +77,9 @@
 //!   launch layer alone, and builds in about half the time: what a crate that brings its own
 //!   kernels needs (`default-features = false`).
 //! - `blas` (default, implies `array`): `matmul` and the other matrix products through cuBLAS.
+//! - `fft` (default, implies `array`): [`fft`], NumPy's fft module through cuFFT. On by default
+//!   as `blas` is: cuFFT is loaded at run time, on the first transform, so a program that never
+//!   transforms needs no cuFFT; the feature costs only build time.
 //! - `python` (implies `array`): `DeviceArray` as a Python object, with pyo3.
 //!
 //! # One dependency
@@ -141,6 +144,8 @@ mod options;
 mod program;
 
 pub use arch::{Arch, ParseArchError};
+#[cfg(feature = "fft")]
+pub use array::fft;
 #[cfg(feature = "python")]
 pub use array::interop::python;
 #[cfg(feature = "array")]

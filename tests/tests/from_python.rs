@@ -45,6 +45,8 @@ const NOT_CALLS: &[&str] = &[
     "cufftMakePlanMany64",
     "cufftXtMakePlanMany",
     "CUFFT_INVALID_SIZE",
+    "Error::Axis",
+    "Error::NotSupported",
     "Error::Linalg { routine, index, failure: Singular / NotPositiveDefinite / NoConvergence / InvalidArgument }",
     "LoadError",
     "?",
@@ -1078,6 +1080,45 @@ fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
     Ok(())
 }
 
+fn fft_module(stream: cuda_driver::Stream, n: i64) -> Checked {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Axes, Complex};
+    let x = DeviceArray::<f32>::zeros(&stream, [8, 8, 8])?;
+    let z = DeviceArray::<Complex<f32>>::zeros(&stream, [8, 8])?;
+    let y = DeviceArray::<Complex<f64>>::zeros(&stream, [8, 5])?;
+    let s = [8i64, 8];
+    let d = 0.5;
+    (
+        fft::fft(&x, None, -1, FftNorm::Backward)?,
+        fft::fft(&x, Some(64), 0, FftNorm::Ortho)?,
+        fft::ifft(&x, None, -1, FftNorm::Backward)?,
+    );
+    (
+        fft::fft2(&x, None, Axes::ALL, FftNorm::Backward)?,
+        fft::fftn(&x, Some(&[8, 8][..]), [0, 2], FftNorm::Backward)?,
+        fft::ifftn(&x, None, Axes::ALL, FftNorm::Forward)?,
+    );
+    (
+        fft::rfft(&x, None, -1, FftNorm::Backward)?,
+        fft::irfft(&y, Some(n), -1, FftNorm::Backward)?,
+        fft::rfftn(&x, None, Axes::ALL, FftNorm::Backward)?,
+        fft::irfftn(&y, Some(&s[..]), Axes::ALL, FftNorm::Backward)?,
+    );
+    (
+        fft::hfft(&y, Some(n), -1, FftNorm::Backward)?,
+        fft::ihfft(&x, None, -1, FftNorm::Backward)?,
+    );
+    (
+        fft::fftfreq(&stream, n, d)?,
+        fft::rfftfreq(&stream, n, d)?,
+        fft::fftshift(&x, Axes::ALL)?,
+        fft::ifftshift(&x, 0)?,
+    );
+    fft::clear_plan_cache();
+    let _ = (z, fft::PLAN_CACHE_CAPACITY);
+    Ok(())
+}
+
 /// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
 fn squeeze(text: &str) -> String {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -1152,6 +1193,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         several_gpus,
         fft_and_solver,
         complex_arrays,
+        fft_module,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");
     let this = include_str!("from_python.rs");

@@ -19,9 +19,10 @@
 
 use benches::*;
 use cuda_core::algorithms::search::Side;
+use cuda_core::fft::{self, FftNorm};
 use cuda_core::{
-    random, Arg, Device, DeviceArray, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig, MemoryPool, OptionalAxis,
-    ProgramOptions, QuantileMethod, RawKernel,
+    random, Arg, Axes, Complex, Device, DeviceArray, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig, MemoryPool,
+    OptionalAxis, ProgramOptions, QuantileMethod, RawKernel, Slice,
 };
 use cuda_driver::{Event, EventFlags, Stream};
 
@@ -69,12 +70,14 @@ const SORT_ROWS: [(&str, &str, &str); 5] = [
 ];
 /// The rows of [`algorithm_rows`] (milliseconds per call): case and implementation, named as
 /// benches/python/bench_sort.py names torch's and CuPy's.
-const ALGORITHM_ROWS: [(&str, &str); 5] = [
+const ALGORITHM_ROWS: [(&str, &str); 7] = [
     ("unique 2^26 i64, 2^20 distinct", "cuda-core unique"),
     ("bincount 2^26 i64 into 1024 bins", "cuda-core bincount"),
     ("histogram 2^26 f32 into 256 bins", "cuda-core histogram"),
     ("median 2^26 f32", "cuda-core median"),
     ("percentile 90 of 2^24 f32", "cuda-core percentile"),
+    ("c2c fft 2^24 c64", "cuda-core fft"),
+    ("rfft2 4096^2 f32", "cuda-core rfft2"),
 ];
 /// The rows of [`device_algorithm_rows`] (milliseconds per call): case and implementation.
 const DEVICE_ALGORITHM_ROWS: [(&str, &str); 3] = [
@@ -453,6 +456,32 @@ fn algorithm_rows(stream: &Stream) -> Vec<Row> {
             });
         rows.push(row(index, stats));
     }
+    // Transforms of ones, as torch's and CuPy's rows (bench_sort.py): 2^24 at frequency 0.
+    let peak = (1usize << 24) as f64;
+    let spectrum = |first: Complex<f32>| close_to("the zero frequency", f64::from(first.re), peak);
+    let stats = DeviceArray::full(stream, 1usize << 24, Complex::new(1.0f32, 0.0))
+        .map_err(text)
+        .and_then(|signal| {
+            timed_and_checked(
+                stream,
+                || fft::fft(&signal, None, -1, FftNorm::Backward).map_err(text),
+                |got| spectrum(got.slice(&[Slice::from(0..1)]).map_err(text)?.to_vec().map_err(text)?[0]),
+            )
+        });
+    rows.push(row(5, stats));
+    let stats = DeviceArray::full(stream, [4096usize, 4096], 1.0f32)
+        .map_err(text)
+        .and_then(|image| {
+            timed_and_checked(
+                stream,
+                || fft::rfft2(&image, None, Axes::ALL, FftNorm::Backward).map_err(text),
+                |got| {
+                    let corner = got.slice(&[Slice::from(0..1), Slice::from(0..1)]).map_err(text)?;
+                    spectrum(corner.to_vec().map_err(text)?[0])
+                },
+            )
+        });
+    rows.push(row(6, stats));
     rows
 }
 

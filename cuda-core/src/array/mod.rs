@@ -42,6 +42,8 @@ pub use kernels::{
 pub(crate) use memory::{default_pool_contexts, release_default_pools, synchronize_context};
 pub use memory::{size_class, MemoryPool, PoolStats, PooledBlock};
 pub use promotion::{Bitwise, Integral, Promote, Scalars};
+#[cfg(feature = "fft")]
+pub use routines::fft;
 pub use routines::random;
 pub use routines::{
     allclose, array_equal, where_, Average, AverageOf, ComplexElement, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError,

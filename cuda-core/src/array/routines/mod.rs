@@ -19,6 +19,8 @@
 //! - `linalg` (feature `blas`): `matmul` (cuBLAS, cuBLASLt, a generated kernel for integers),
 //!   `matmul_expr` (a product inside an expression: cuBLASLt epilogues), `dot`, `vdot`,
 //!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, the TF32 setting;
+//! - `fft` (feature `fft`): NumPy's fft module through cuFFT (`fft`, `rfft`, `fftn`, ...,
+//!   `fftfreq`, `fftshift`), a module of functions as `numpy.fft` is;
 //! - `complex`: `real` and `imag` of complex arrays, views of the parts;
 //! - `cumulative`: `cumsum`, `cumprod`, `nancumsum`, `nancumprod` (the scan of
 //!   [`crate::algorithms::scan`]);
@@ -37,6 +39,8 @@
 mod complex;
 mod creation;
 mod cumulative;
+#[cfg(feature = "fft")]
+pub mod fft;
 mod indexing;
 mod io;
 #[cfg(feature = "blas")]

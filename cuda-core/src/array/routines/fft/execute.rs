@@ -1,0 +1,477 @@
+//! Running a transform: the input written once where it must change (promotion, padding,
+//! cropping, conjugation, the norm factor: one pass), then one cuFFT plan per stage from the
+//! per-thread plan cache, on the array's stream, with workspace from the array's pool.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cuda_driver::{Access, Context, Stream, StreamUse};
+use cuda_libs::fft::{Direction, Kind, Layout, Plan, PlanCache, PlanDesc, Precision};
+use cuda_sys::driver::CUdeviceptr;
+
+use super::layout::{describe, stages, Described, Real, Shapes, Stage};
+use super::FftElement;
+use crate::array::device_array::{shape_len, DeviceArray};
+use crate::array::dtype::{DType, Element};
+use crate::array::ExprOps;
+use crate::array::Scalars;
+use crate::array::Slice;
+use crate::error::{Error, Result};
+
+/// Plans each thread keeps (CuPy's default plan cache size per device and thread is 16).
+pub const PLAN_CACHE_CAPACITY: usize = 16;
+
+thread_local! {
+    static PLANS: RefCell<Option<PlanCache>> = const { RefCell::new(None) };
+}
+
+/// Drops the calling thread's cached cuFFT plans (each waits for its last transform first).
+pub fn clear_plan_cache() {
+    PLANS.with(|plans| {
+        if let Some(cache) = plans.borrow_mut().as_mut() {
+            cache.clear();
+        }
+    });
+}
+
+/// Whether the exit hook was registered again after cuFFT's first plan.
+static REGISTERED_AT_EXIT: AtomicBool = AtomicBool::new(false);
+
+/// Runs `work` with the calling thread's plan of `desc` on `stream`.
+fn with_plan<R>(stream: &Stream, desc: &PlanDesc, work: impl FnOnce(&mut Plan) -> Result<R>) -> Result<R> {
+    PLANS.with(|plans| {
+        let mut plans = plans.borrow_mut();
+        let cache = match &mut *plans {
+            Some(cache) => cache,
+            empty => empty.insert(PlanCache::new(PLAN_CACHE_CAPACITY)?),
+        };
+        let plan = cache.plan(stream, desc)?;
+        // cuFFT carries the CUDA runtime, whose exit teardown (registered on its first use)
+        // must come after the pools are given back, as for cuBLAS.
+        if !REGISTERED_AT_EXIT.swap(true, Ordering::Relaxed) {
+            crate::at_exit::register_after_library("cuFFT");
+        }
+        work(plan)
+    })
+}
+
+/// The complex transform of `a` over `shapes`, times `factor`.
+pub(super) fn complex_to_complex<T: FftElement>(
+    a: &DeviceArray<T>,
+    shapes: &Shapes,
+    factor: f64,
+    inverse: bool,
+) -> Result<DeviceArray<T::Complex>> {
+    let plan = stages(&shapes.axes, Real::Neither);
+    if shape_len(&shapes.output)? == 0 || plan.is_empty() {
+        // Nothing to transform: the promoted, resized input (NumPy's result too).
+        return rewritten(a, &shapes.input, factor, false, &identity(a.ndim()));
+    }
+    let order = moved_last(a.ndim(), &plan[0].1);
+    let (staged, mut left) = staged::<T, T::Complex>(a, &shapes.input, factor, false, false, &order)?;
+    let mut current: Option<DeviceArray<T::Complex>> = None;
+    for (index, (stage, axes)) in plan.iter().enumerate() {
+        let mut out = DeviceArray::empty(a.stream(), shapes.output.clone())?;
+        let scale = if index + 1 == plan.len() { left } else { 1.0 };
+        let scaled = match (&current, &staged) {
+            (Some(c), _) | (None, Some(c)) => run_stage(c, &mut out, axes, *stage, inverse, scale)?,
+            (None, None) => run_stage(a, &mut out, axes, *stage, inverse, scale)?,
+        };
+        if scaled {
+            left = 1.0;
+        }
+        current = Some(out);
+    }
+    let mut out = current.ok_or_else(|| internal("no stage ran"))?;
+    if left != 1.0 {
+        out.update(|x| x * left)?;
+    }
+    Ok(out)
+}
+
+/// The real-input transform of `a` over `shapes`, times `factor`, conjugated where asked
+/// (`ihfft`).
+pub(super) fn real_to_complex<T: FftElement>(
+    a: &DeviceArray<T>,
+    shapes: &Shapes,
+    factor: f64,
+    conjugate: bool,
+) -> Result<DeviceArray<T::Complex>> {
+    if shape_len(&shapes.output)? == 0 {
+        return DeviceArray::zeros(a.stream(), shapes.output.clone());
+    }
+    let plan = stages(&shapes.axes, Real::Input);
+    let order = moved_last(a.ndim(), &plan[0].1);
+    let (staged, mut left) = staged::<T, T::Part>(a, &shapes.input, factor, false, false, &order)?;
+    // The factor rides in the last stage's copy where it makes one (not with a conjugate).
+    let last_scale = |index: usize, left: f64| match !conjugate && index + 1 == plan.len() {
+        true => left,
+        false => 1.0,
+    };
+    let mut first = DeviceArray::<T::Complex>::empty(a.stream(), shapes.output.clone())?;
+    let scale = last_scale(0, left);
+    let scaled = match &staged {
+        Some(real) => run_stage(real, &mut first, &plan[0].1, Stage::R2C, false, scale)?,
+        None => run_stage(a, &mut first, &plan[0].1, Stage::R2C, false, scale)?,
+    };
+    if scaled {
+        left = 1.0;
+    }
+    let mut current = first;
+    for (index, (stage, axes)) in plan.iter().enumerate().skip(1) {
+        let mut out = DeviceArray::empty(a.stream(), shapes.output.clone())?;
+        if run_stage(&current, &mut out, axes, *stage, false, last_scale(index, left))? {
+            left = 1.0;
+        }
+        current = out;
+    }
+    match (conjugate, left != 1.0) {
+        (true, true) => current.update(|x| x.conj() * left)?,
+        (true, false) => current.update(|x| x.conj())?,
+        (false, true) => current.update(|x| x * left)?,
+        (false, false) => {}
+    }
+    Ok(current)
+}
+
+/// The real-output transform of `a` over `shapes`, times `factor`, of the conjugate where asked
+/// (`hfft`).
+pub(super) fn complex_to_real<T: FftElement>(
+    a: &DeviceArray<T>,
+    shapes: &Shapes,
+    factor: f64,
+    conjugate: bool,
+) -> Result<DeviceArray<T::Part>> {
+    if shape_len(&shapes.output)? == 0 {
+        return DeviceArray::zeros(a.stream(), shapes.output.clone());
+    }
+    let plan = stages(&shapes.axes, Real::Output);
+    let order = moved_last(a.ndim(), &plan[0].1);
+    // cuFFT overwrites a complex-to-real input: when that stage comes first it reads a copy.
+    let private = plan[0].0 == Stage::C2R;
+    let (staged, mut left) = staged::<T, T::Complex>(a, &shapes.input, factor, conjugate, private, &order)?;
+    let mut current: Option<DeviceArray<T::Complex>> = None;
+    let (last, complex_stages) = plan
+        .split_last()
+        .ok_or_else(|| internal("a real transform without a stage"))?;
+    for (stage, axes) in complex_stages {
+        let mut out = DeviceArray::empty(a.stream(), shapes.input.clone())?;
+        // Unscaled (the factor goes with the last stage): whether it scaled does not matter.
+        match (&current, &staged) {
+            (Some(c), _) | (None, Some(c)) => run_stage(c, &mut out, axes, *stage, true, 1.0)?,
+            (None, None) => run_stage(a, &mut out, axes, *stage, true, 1.0)?,
+        };
+        current = Some(out);
+    }
+    let input = current
+        .or(staged)
+        .ok_or_else(|| internal("the complex-to-real stage has no private input"))?;
+    let mut out = DeviceArray::<T::Part>::empty(a.stream(), shapes.output.clone())?;
+    if run_stage(&input, &mut out, &last.1, Stage::C2R, true, left)? {
+        left = 1.0;
+    }
+    if left != 1.0 {
+        out.update(|x| x * left)?;
+    }
+    Ok(out)
+}
+
+/// What the first stage reads: `None` for `a` itself (already of type `U` and shape `shape`,
+/// nothing to conjugate, not `private`), else `a` written once into a new array of `U` (see
+/// [`rewritten`]), laid out with the first stage's axes last. With the factor left to apply
+/// to the result (1 when the pass took it; an `f16` input keeps it, as `f16` arithmetic would
+/// round the factor).
+fn staged<T: Scalars, U: Scalars>(
+    a: &DeviceArray<T>,
+    shape: &[usize],
+    factor: f64,
+    conjugate: bool,
+    private: bool,
+    order: &[usize],
+) -> Result<(Option<DeviceArray<U>>, f64)> {
+    if T::DTYPE == U::DTYPE && a.shape() == shape && !conjugate && !private {
+        return Ok((None, factor));
+    }
+    let fused = T::DTYPE != DType::F16;
+    let pass_factor = if fused { factor } else { 1.0 };
+    let array = rewritten(a, shape, pass_factor, conjugate, order)?;
+    Ok((Some(array), if fused { 1.0 } else { factor }))
+}
+
+/// `a` cropped or zero-padded to `shape`, as `U`, times `factor`, conjugated where asked: one
+/// kernel (and a memset where it pads). The array's memory holds its axes in `order` (so the
+/// stage whose axes come last reads it compact); the view returned is in `a`'s axis order.
+fn rewritten<T: Scalars, U: Scalars>(
+    a: &DeviceArray<T>,
+    shape: &[usize],
+    factor: f64,
+    conjugate: bool,
+    order: &[usize],
+) -> Result<DeviceArray<U>> {
+    let stream = a.stream();
+    let stored: Vec<usize> = order.iter().map(|&k| shape[k]).collect();
+    let pads = shape.iter().zip(a.shape()).any(|(n, m)| n > m);
+    let storage = match pads {
+        true => DeviceArray::<U>::zeros(stream, stored)?,
+        false => DeviceArray::<U>::empty(stream, stored)?,
+    };
+    let mut inverse = vec![0usize; order.len()];
+    for (position, &axis) in order.iter().enumerate() {
+        inverse[axis] = position;
+    }
+    let array = storage.permute(inverse)?;
+    let common: Vec<Slice> = shape
+        .iter()
+        .zip(a.shape())
+        .map(|(&n, &m)| Slice::from(0..n.min(m)))
+        .collect();
+    let source = a.slice(&common)?;
+    let mut target = array.slice(&common)?;
+    match (conjugate, factor != 1.0) {
+        (false, false) => target.assign(&source)?,
+        (false, true) => target.assign(&source * factor)?,
+        (true, false) => target.assign((&source).conj())?,
+        (true, true) => target.assign((&source).conj() * factor)?,
+    }
+    Ok(array)
+}
+
+fn identity(ndim: usize) -> Vec<usize> {
+    (0..ndim).collect()
+}
+
+/// The axes in the order that puts `axes` last (the others keep their order).
+pub(super) fn moved_last(ndim: usize, axes: &[usize]) -> Vec<usize> {
+    (0..ndim)
+        .filter(|k| !axes.contains(k))
+        .chain(axes.iter().copied())
+        .collect()
+}
+
+/// The precision of a transform whose complex or real side is `T`.
+fn precision<T: Element>() -> Precision {
+    match T::DTYPE {
+        DType::C64 | DType::F32 => Precision::F32,
+        _ => Precision::F64,
+    }
+}
+
+/// cuFFT's layout of a described side: packed where it is.
+fn layout(side: &Described, dims: &[usize]) -> Result<Layout> {
+    let per_transform: usize = dims.iter().product();
+    if side.embed == dims && side.stride == 1 && (side.batch == 1 || side.distance == per_transform) {
+        return Ok(Layout::Packed);
+    }
+    Ok(Layout::strided(&side.embed, side.stride, side.distance)?)
+}
+
+/// One plan: the transform of `input` over `axes` into `output` (compact, of the result's
+/// shape). `input` is read in place where cuFFT's layout describes it with `axes` last, else
+/// through one compact copy; likewise `output` is written in place or through a compact
+/// temporary. A complex-to-real stage overwrites its input: the callers hand it an array of
+/// their own. `scale` multiplies the result where the stage writes it in a pass of its own (a
+/// transform of one point, the copy out of a temporary); whether it did is returned, else the
+/// caller applies it.
+fn run_stage<I: Scalars, O: Scalars>(
+    input: &DeviceArray<I>,
+    output: &mut DeviceArray<O>,
+    axes: &[usize],
+    stage: Stage,
+    inverse: bool,
+    scale: f64,
+) -> Result<bool> {
+    let (kind, direction, input_type, output_type) = match stage {
+        Stage::C2C => (
+            Kind::C2C,
+            if inverse {
+                Direction::Inverse
+            } else {
+                Direction::Forward
+            },
+            complex_of::<O>(),
+            O::DTYPE,
+        ),
+        Stage::R2C => (Kind::R2C, Direction::Forward, real_of::<O>(), O::DTYPE),
+        Stage::C2R => (Kind::C2R, Direction::Inverse, complex_of::<O>(), O::DTYPE),
+    };
+    if I::DTYPE != input_type || O::DTYPE != output_type {
+        return Err(internal(&format!(
+            "a {stage:?} stage from {} into {}",
+            I::DTYPE,
+            O::DTYPE
+        )));
+    }
+    // A transform of one point is the value itself: such axes leave the plan (but for the
+    // halved axis of a real transform, whose extents differ between the sides), and a stage
+    // left with none is a copy.
+    let real_side = match stage {
+        Stage::C2R => output.shape().to_vec(),
+        Stage::C2C | Stage::R2C => input.shape().to_vec(),
+    };
+    let last = axes.last().copied();
+    let axes: Vec<usize> = axes
+        .iter()
+        .copied()
+        .filter(|&k| real_side[k] != 1 || (stage != Stage::C2C && Some(k) == last))
+        .collect();
+    if axes.iter().all(|&k| real_side[k] == 1) {
+        match (stage, scale != 1.0) {
+            (Stage::C2C | Stage::R2C, false) => output.assign(input)?,
+            (Stage::C2C | Stage::R2C, true) => output.assign(input * scale)?,
+            (Stage::C2R, false) => output.assign(input.real())?,
+            (Stage::C2R, true) => output.assign(input.real() * scale)?,
+        }
+        return Ok(true);
+    }
+    let axes = &axes[..];
+    let stream = input.stream().clone();
+    let ndim = input.ndim();
+    let rank = axes.len();
+    let order = moved_last(ndim, axes);
+    let moved_input = input.permute(order.clone())?;
+    let moved_shape: Vec<usize> = order.iter().map(|&k| output.shape()[k]).collect();
+    let moved_strides: Vec<isize> = order.iter().map(|&k| output.strides()[k]).collect();
+    let split = ndim - rank;
+    let real_dims: Vec<usize> = match stage {
+        Stage::C2R => moved_shape[split..].to_vec(),
+        Stage::C2C | Stage::R2C => moved_input.shape()[split..].to_vec(),
+    };
+    // The input in place, or compact; a complex-to-real input compact always (cuFFT writes it).
+    let described = match stage {
+        Stage::C2R => None,
+        Stage::C2C | Stage::R2C => describe(moved_input.shape(), moved_input.strides(), rank),
+    };
+    let (mut read, input_side) = match described {
+        Some(side) => (moved_input, side),
+        None => {
+            let compact = moved_input.to_contiguous()?;
+            let side = compact_layout(&compact, rank)?;
+            (compact, side)
+        }
+    };
+    let output_in_place = describe(&moved_shape, &moved_strides, rank);
+    let (mut temporary, output_side) = match output_in_place {
+        Some(side) => (None, side),
+        None => {
+            let compact = DeviceArray::<O>::empty(&stream, moved_shape.clone())?;
+            let side = compact_layout(&compact, rank)?;
+            (Some(compact), side)
+        }
+    };
+    let input_dims = read.shape()[split..].to_vec();
+    let output_dims = moved_shape[split..].to_vec();
+    let desc = PlanDesc::new(kind, precision::<O>(), &real_dims)?
+        .batch(input_side.batch)
+        .input_layout(layout(&input_side, &input_dims)?)
+        .output_layout(layout(&output_side, &output_dims)?);
+    let target: &mut DeviceArray<O> = match &mut temporary {
+        Some(compact) => compact,
+        None => output,
+    };
+    let pool = target.pool();
+    with_plan(&stream, &desc, |plan| {
+        let mut workspace = match plan.workspace_size() {
+            0 => None,
+            bytes => Some(DeviceArray::<u8>::empty_in(&pool, &stream, [bytes])?),
+        };
+        let workspace = workspace.as_mut().map(|w| w as &mut dyn cuda_driver::DeviceMemoryMut);
+        match stage {
+            Stage::C2C | Stage::R2C => plan.execute(&stream, direction, &Extent(&read), target, workspace)?,
+            Stage::C2R => plan.execute_c2r(&stream, &mut read, target, workspace)?,
+        }
+        Ok(())
+    })?;
+    match temporary {
+        Some(compact) if scale != 1.0 => output.permute(order)?.assign(&compact * scale)?,
+        Some(compact) => output.permute(order)?.copy_from(&compact)?,
+        None => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The layout of a compact array (which cuFFT's advanced layout always describes).
+fn compact_layout<T: Element>(compact: &DeviceArray<T>, rank: usize) -> Result<Described> {
+    describe(compact.shape(), compact.strides(), rank).ok_or_else(|| internal("a compact array without a layout"))
+}
+
+/// A broken invariant of this module, as an error rather than a panic.
+fn internal(what: &str) -> Error {
+    Error::InvalidValue(format!("internal error of the fft module: {what}"))
+}
+
+fn complex_of<T: Element>() -> DType {
+    match T::DTYPE {
+        DType::C64 | DType::F32 => DType::C64,
+        _ => DType::C128,
+    }
+}
+
+fn real_of<T: Element>() -> DType {
+    match T::DTYPE {
+        DType::C64 | DType::F32 => DType::F32,
+        _ => DType::F64,
+    }
+}
+
+/// An array read by cuFFT through an advanced layout computed from its strides (all positive):
+/// the device-memory contract over the bytes from its first element to one past its last.
+struct Extent<'a, T: Element>(&'a DeviceArray<T>);
+
+// SAFETY: the range is the view's extent inside its storage (a view never reaches outside it),
+// alive for the borrow; with positive strides the first element is the lowest address, and the
+// layout handed with it (computed from the view's strides) reaches only the view's elements.
+// Uses go through the array's own tracker. Not `DeviceMemoryMut`: only read.
+unsafe impl<T: Element> cuda_driver::DeviceMemory for Extent<'_, T> {
+    fn context(&self) -> &Context {
+        self.0.context()
+    }
+
+    fn device_ptr(&self) -> CUdeviceptr {
+        self.0.span().byte_range().0
+    }
+
+    fn byte_len(&self) -> usize {
+        let (start, end) = self.0.span().byte_range();
+        (end - start) as usize
+    }
+
+    fn begin_use(&self, stream: &Stream, access: Access) -> cuda_driver::Result<StreamUse<'_>> {
+        self.0.begin_use(stream, access)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_transformed_axes_move_last() {
+        assert_eq!(moved_last(3, &[0]), [1, 2, 0]);
+        assert_eq!(moved_last(4, &[2, 0]), [1, 3, 2, 0]);
+        assert_eq!(moved_last(2, &[0, 1]), [0, 1]);
+    }
+
+    #[test]
+    fn packed_sides_are_packed_layouts() {
+        let packed = Described {
+            embed: vec![4, 8],
+            stride: 1,
+            distance: 32,
+            batch: 3,
+        };
+        assert_eq!(layout(&packed, &[4, 8]).unwrap(), Layout::Packed);
+        let columns = Described {
+            embed: vec![8],
+            stride: 16,
+            distance: 1,
+            batch: 16,
+        };
+        assert_eq!(layout(&columns, &[8]).unwrap(), Layout::strided(&[8], 16, 1).unwrap());
+        assert_eq!(precision::<num_complex::Complex<f32>>(), Precision::F32);
+        assert_eq!(precision::<f64>(), Precision::F64);
+        assert_eq!(
+            (complex_of::<f32>(), real_of::<num_complex::Complex<f64>>()),
+            (DType::C64, DType::F64)
+        );
+    }
+}

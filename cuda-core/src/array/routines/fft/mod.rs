@@ -1,0 +1,309 @@
+//! NumPy's discrete Fourier transforms (`numpy.fft`, `cupy.fft`) of arrays, through cuFFT
+//! (feature `fft`): `fft`, `ifft`, `rfft`, `irfft`, `hfft`, `ihfft` along one axis, their `2`
+//! and `n` forms over several, `fftfreq`, `rfftfreq`, `fftshift` and `ifftshift`.
+//!
+//! Arguments are NumPy's: `n` (`s` for several axes) pads with zeros or crops each axis, `None`
+//! keeping its extent; axes are [`Axis`]/[`Axes`] (negative count from the end; `fftn` with
+//! [`Axes::ALL`] transforms every axis, or the last `len(s)` when `s` is given); `norm` is
+//! [`FftNorm`]. Element types promote as NumPy 2's: `f16` and `f32` (and `Complex<f32>`) give
+//! `Complex<f32>`, `f64`, integers and `bool` (and `Complex<f64>`) give `Complex<f64>`; real
+//! results (`irfft`, `hfft`) are the matching `f32`/`f64`. `f16` is computed in single
+//! precision, as NumPy does (cuFFT's half-precision plans take powers of two only); `bf16`,
+//! which NumPy lacks, is not taken (cast it first).
+//!
+//! ```no_run
+//! use cuda_core::{fft, fft::FftNorm, Device, DeviceArray};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0])?;
+//! let spectrum = fft::rfft(&x, None, -1, FftNorm::Backward)?; // Complex<f32>, 3 values
+//! assert_eq!(spectrum.shape(), [3]);
+//! let back = fft::irfft(&spectrum, Some(4), -1, FftNorm::Backward)?; // f32, 4 values
+//! let error = back.to_vec()?.iter().zip([1.0f32, 2.0, 3.0, 4.0]).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+//! assert!(error < 1e-5);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # How a call runs
+//! The transformed axes are cut into cuFFT plans of at most 3 axes. Each plan reads the array
+//! in place when cuFFT's advanced layout (storage sizes, a stride, a batch distance) can
+//! describe the view with the plan's axes moved last: a compact array, a slice with steps, the
+//! columns of a row-major matrix. Otherwise (reversed or broadcast views, a middle axis of a
+//! 3-D array, whose batch axes do not merge into one distance) the view is copied once, compact.
+//! Input that must change anyway (promotion to complex, padding or cropping, the input of a
+//! complex-to-real transform, which cuFFT overwrites) is written once into a new array, and the
+//! `norm` factor and `hfft`'s conjugate go into that same pass. Otherwise the factor goes into
+//! the pass that copies the result out of a temporary (where one is needed) or, failing both,
+//! one element-wise pass over the result (cuFFT's store callbacks would remove that one).
+//!
+//! Plans are cached per thread ([`PLAN_CACHE_CAPACITY`] of them, least recently used out, as
+//! CuPy's per-thread cache), keyed by shape, layout, type and stream; each execution takes its
+//! workspace from the array's memory pool on the array's stream, returned in stream order.
+//! Dropping an evicted plan waits for its last transform ([`cuda_libs::fft::Plan`]).
+//!
+//! # Errors
+//! `n` or `s` below 1, `s` and `axes` of different lengths, a real transform with no axis and
+//! sizes whose product overflows are [`Error::InvalidValue`]; an axis out of range is
+//! [`Error::Axis`], a repeated one [`Error::InvalidValue`]; complex input to `rfft`, `rfftn`
+//! or `ihfft` is [`Error::NotSupported`] (NumPy's `TypeError`); a plan cuFFT refuses is
+//! [`Error::Library`] carrying the `cufftResult` name.
+
+mod execute;
+mod freq;
+mod layout;
+
+use num_complex::Complex;
+
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::{Bool, Element};
+use crate::array::Scalars;
+use crate::array::{Axes, Axis};
+use crate::error::{Error, Result};
+
+pub use execute::{clear_plan_cache, PLAN_CACHE_CAPACITY};
+pub use freq::{fftfreq, fftshift, ifftshift, rfftfreq};
+pub use layout::FftNorm;
+
+use execute::{complex_to_complex, complex_to_real, real_to_complex};
+use layout::{shapes, Real};
+
+/// The element types the transforms take, with the complex and real types of their results
+/// (NumPy 2's promotion; see the module's docs).
+pub trait FftElement: Scalars + sealed::Sealed {
+    /// The complex type of a transform of this type.
+    type Complex: Scalars;
+    /// The real type of the same precision (of `irfft`'s and `hfft`'s results).
+    type Part: Scalars;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! fft_element {
+    ($complex:ty, $real:ty: $($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl FftElement for $t {
+            type Complex = $complex;
+            type Part = $real;
+        }
+    )*};
+}
+
+fft_element!(Complex<f32>, f32: half::f16, f32, Complex<f32>);
+fft_element!(Complex<f64>, f64: f64, Bool, i8, i16, i32, i64, u8, u16, u32, u64, Complex<f64>);
+
+fn one(n: Option<i64>) -> Option<[i64; 1]> {
+    n.map(|n| [n])
+}
+
+fn one_axis(axis: impl Into<Axis>) -> Axes {
+    Axes::from(axis.into())
+}
+
+fn real_only<T: Element>(routine: &str) -> Result<()> {
+    match T::DTYPE.is_complex() {
+        true => Err(Error::NotSupported(format!(
+            "{routine} takes real input; this array is {} (use fft for complex input)",
+            T::DTYPE
+        ))),
+        false => Ok(()),
+    }
+}
+
+/// The one-dimensional transform along `axis` (NumPy's `fft.fft`): `n` points (`None`: the
+/// axis's extent), the input cropped or padded with zeros to them.
+pub fn fft<T: FftElement>(
+    a: &DeviceArray<T>,
+    n: Option<i64>,
+    axis: impl Into<Axis>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    let n = one(n);
+    fftn_impl(a, n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, false)
+}
+
+/// The inverse of [`fft`] (NumPy's `fft.ifft`).
+pub fn ifft<T: FftElement>(
+    a: &DeviceArray<T>,
+    n: Option<i64>,
+    axis: impl Into<Axis>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    let n = one(n);
+    fftn_impl(a, n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, true)
+}
+
+/// The transform over two axes (NumPy's `fft.fft2`, whose default axes are `[-2, -1]`).
+pub fn fft2<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    fftn_impl(a, s, &two(axes)?, norm, false)
+}
+
+/// The inverse of [`fft2`] (NumPy's `fft.ifft2`).
+pub fn ifft2<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    fftn_impl(a, s, &two(axes)?, norm, true)
+}
+
+/// The transform over `axes` (NumPy's `fft.fftn`: [`Axes::ALL`] is every axis, or the last
+/// `len(s)` ones when `s` is given).
+pub fn fftn<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    fftn_impl(a, s, &axes.into(), norm, false)
+}
+
+/// The inverse of [`fftn`] (NumPy's `fft.ifftn`).
+pub fn ifftn<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    fftn_impl(a, s, &axes.into(), norm, true)
+}
+
+/// The transform of real input along `axis` (NumPy's `fft.rfft`): `n / 2 + 1` complex values
+/// of `n` real points. Complex input is [`Error::NotSupported`].
+pub fn rfft<T: FftElement>(
+    a: &DeviceArray<T>,
+    n: Option<i64>,
+    axis: impl Into<Axis>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    real_only::<T>("rfft")?;
+    let n = one(n);
+    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Input)?;
+    let factor = norm.factor(false, shapes.total);
+    real_to_complex(a, &shapes, factor, false)
+}
+
+/// The inverse of [`rfft`] (NumPy's `fft.irfft`): `n` real points (`None`: `2 * (m - 1)` of
+/// `m` input values) from `n / 2 + 1` complex values. As cuFFT's complex-to-real transforms,
+/// the imaginary parts of the zero-frequency (and, for even `n`, the last) value are taken as
+/// zero, which is what NumPy's result shows too.
+pub fn irfft<T: FftElement>(
+    a: &DeviceArray<T>,
+    n: Option<i64>,
+    axis: impl Into<Axis>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Part>> {
+    let n = one(n);
+    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Output)?;
+    let factor = norm.factor(true, shapes.total);
+    complex_to_real(a, &shapes, factor, false)
+}
+
+/// [`rfft`] over two axes (NumPy's `fft.rfft2`, default axes `[-2, -1]`): the last is halved.
+pub fn rfft2<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    rfftn(a, s, two(axes)?, norm)
+}
+
+/// The inverse of [`rfft2`] (NumPy's `fft.irfft2`).
+pub fn irfft2<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Part>> {
+    irfftn(a, s, two(axes)?, norm)
+}
+
+/// [`rfft`] over `axes` (NumPy's `fft.rfftn`): the last axis is halved, the others are complex
+/// transforms of the result.
+pub fn rfftn<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    real_only::<T>("rfftn")?;
+    let shapes = shapes(a.shape(), s, &axes.into(), Real::Input)?;
+    let factor = norm.factor(false, shapes.total);
+    real_to_complex(a, &shapes, factor, false)
+}
+
+/// The inverse of [`rfftn`] (NumPy's `fft.irfftn`): `s` gives the real output's sizes (`None`:
+/// the input's, `2 * (m - 1)` on the last axis).
+pub fn irfftn<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: impl Into<Axes>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Part>> {
+    let shapes = shapes(a.shape(), s, &axes.into(), Real::Output)?;
+    let factor = norm.factor(true, shapes.total);
+    complex_to_real(a, &shapes, factor, false)
+}
+
+/// The transform of a Hermitian-symmetric signal, given by its first half (NumPy's
+/// `fft.hfft`): `n` real values (`None`: `2 * (m - 1)`); `irfft` of the conjugate with the
+/// norm's direction swapped.
+pub fn hfft<T: FftElement>(
+    a: &DeviceArray<T>,
+    n: Option<i64>,
+    axis: impl Into<Axis>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Part>> {
+    let n = one(n);
+    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Output)?;
+    let factor = norm.swapped().factor(true, shapes.total);
+    complex_to_real(a, &shapes, factor, true)
+}
+
+/// The inverse of [`hfft`] (NumPy's `fft.ihfft`): `n / 2 + 1` complex values of `n` real
+/// points, the conjugate of `rfft` with the norm's direction swapped. Complex input is
+/// [`Error::NotSupported`].
+pub fn ihfft<T: FftElement>(
+    a: &DeviceArray<T>,
+    n: Option<i64>,
+    axis: impl Into<Axis>,
+    norm: FftNorm,
+) -> Result<DeviceArray<T::Complex>> {
+    real_only::<T>("ihfft")?;
+    let n = one(n);
+    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Input)?;
+    let factor = norm.swapped().factor(false, shapes.total);
+    real_to_complex(a, &shapes, factor, true)
+}
+
+/// The axes of a `*2` routine: two of them (NumPy's `fft2` takes any number, but names two by
+/// default; [`Axes::ALL`] here means the last two).
+fn two(axes: impl Into<Axes>) -> Result<Axes> {
+    let axes = axes.into();
+    if axes.is_all() {
+        return Ok(Axes::from([-2, -1]));
+    }
+    Ok(axes)
+}
+
+fn fftn_impl<T: FftElement>(
+    a: &DeviceArray<T>,
+    s: Option<&[i64]>,
+    axes: &Axes,
+    norm: FftNorm,
+    inverse: bool,
+) -> Result<DeviceArray<T::Complex>> {
+    let shapes = shapes(a.shape(), s, axes, Real::Neither)?;
+    let factor = norm.factor(inverse, shapes.total);
+    complex_to_complex(a, &shapes, factor, inverse)
+}

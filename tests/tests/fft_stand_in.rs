@@ -1,0 +1,172 @@
+//! NumPy's fft module over arrays (`cuda_core::fft`) against the stand-ins of cuFFT
+//! (`fakelibs`) and of the driver (`fakecuda`). A binary of its own: the arrays come from the
+//! context's default pool, which keeps its blocks (and the context) for the process, where the
+//! failure-point suites of `library_stand_ins` destroy every context of the stand-in.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use cuda_driver::{Device, Stream};
+use cuda_libs::Error;
+use tests::fake::{self, Session};
+use tests::fake_libs::{self, Live};
+
+/// `CUFFT_INTERNAL_ERROR`: the status injected.
+const CUFFT_INTERNAL_ERROR: i32 = 5;
+
+fn session() -> Session {
+    let fake = fake::session();
+    fake_libs::install();
+    fake_libs::reset();
+    fake
+}
+
+/// NumPy's fft module over arrays runs a plan's life through the stand-in: made on the first
+/// transform, found again in the calling thread's cache, a strided view (the columns of a
+/// row-major array) planned in place, bad arguments refused before cuFFT is called, a plan
+/// cuFFT refuses carried as its `cufftResult` name, and every plan destroyed by
+/// `clear_plan_cache`. (Only transforms that need no generated kernel: the stand-in driver
+/// runs none.)
+#[test]
+fn array_transforms_live_through_the_plan_cache() {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Axes, Complex, DeviceArray};
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::<Complex<f32>>::zeros(&stream, [4, 64]).unwrap();
+    fake_libs::reset();
+    let y = fft::fft(&x, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!((y.shape(), y.is_contiguous()), (&[4usize, 64][..], true));
+    assert_eq!(fake_libs::live(Live::Plans), 1);
+    let calls = fake_libs::calls();
+    // The same transform again: the cached plan, only its stream, work area and execution.
+    fft::ifft(&x, None, 1, FftNorm::Forward).unwrap();
+    assert_eq!(fake_libs::live(Live::Plans), 1);
+    assert_eq!(fake_libs::calls() - calls, 3, "a cache hit makes no plan");
+    // Along axis 0: the columns, stride 64 and batch distance 1, read and written in place.
+    let columns = fft::fft(&x, None, 0, FftNorm::Backward).unwrap();
+    assert_eq!(columns.shape(), [4, 64]);
+    assert_eq!(fake_libs::live(Live::Plans), 2);
+    let both = fft::fft2(&x, None, Axes::ALL, FftNorm::Backward).unwrap();
+    assert_eq!(both.shape(), [4, 64]);
+    assert_eq!(fake_libs::live(Live::Plans), 3);
+
+    // Bad arguments: typed errors before any library call.
+    let before = fake_libs::calls();
+    assert!(matches!(
+        fft::rfft(&x, None, -1, FftNorm::Backward),
+        Err(cuda_core::Error::NotSupported(_))
+    ));
+    assert!(matches!(
+        fft::fft(&x, Some(0), -1, FftNorm::Backward),
+        Err(cuda_core::Error::InvalidValue(m)) if m.contains("(0)")
+    ));
+    assert!(matches!(
+        fft::fft(&x, None, 2, FftNorm::Backward),
+        Err(cuda_core::Error::Axis { axis: 2, ndim: 2 })
+    ));
+    assert!(matches!(
+        fft::fftn(&x, None, [0, -2], FftNorm::Backward),
+        Err(cuda_core::Error::InvalidValue(m)) if m.contains("repeated")
+    ));
+    assert!(matches!(
+        fft::irfftn(&x, Some(&[4, -6][..]), [0, 1], FftNorm::Backward),
+        Err(cuda_core::Error::InvalidValue(m)) if m.contains("(-6)")
+    ));
+    assert_eq!(fake_libs::calls(), before);
+
+    // A plan cuFFT refuses: its cufftResult name comes back; nothing is cached.
+    let other = DeviceArray::<Complex<f32>>::zeros(&stream, [2, 32]).unwrap();
+    fake_libs::fail_nth(1, CUFFT_INTERNAL_ERROR);
+    match fft::fft(&other, None, -1, FftNorm::Backward) {
+        Err(cuda_core::Error::Library(Error::Status { library, name, .. })) => {
+            assert_eq!((library, name.as_str()), ("cuFFT", "CUFFT_INTERNAL_ERROR"))
+        }
+        other => panic!("a refused plan gave {other:?}"),
+    }
+    assert_eq!(fake_libs::live(Live::Plans), 3);
+    fft::clear_plan_cache();
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    assert_eq!(fake_libs::live(Live::DoubleDestroys), 0);
+    drop((x, y, columns, both, other));
+    stream.synchronize().unwrap();
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+/// Transforms through the array API: rows, columns (a strided plan) and an inverse, each on a
+/// plan of its own.
+fn array_fft_life(stream: &Stream) -> cuda_core::Result<()> {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    let x = DeviceArray::<Complex<f32>>::zeros(stream, [4, 64])?;
+    fft::fft(&x, None, -1, FftNorm::Backward)?;
+    fft::fft(&x, None, 0, FftNorm::Backward)?;
+    fft::ifft(&x, None, -1, FftNorm::Forward)?;
+    stream.synchronize()?;
+    Ok(())
+}
+
+/// A failure at every cuFFT call and at every driver call of `array_fft_life`: a typed error
+/// (the cufftResult's for cuFFT's), never a panic, and no plan left once the cache is cleared.
+#[test]
+fn array_transforms_survive_a_failure_at_every_call() {
+    use cuda_core::fft;
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    fft::clear_plan_cache();
+    fake_libs::reset();
+    fake.reset();
+    array_fft_life(&stream).expect("the clean run");
+    let (library_calls, driver_calls) = (fake_libs::calls(), fake.calls());
+    assert!(library_calls >= 12, "3 plans of 4 calls, 3 executions: {library_calls}");
+    fft::clear_plan_cache();
+    let check_clean = |what: &str| {
+        fft::clear_plan_cache();
+        assert_eq!(fake_libs::live(Live::Plans), 0, "{what}: a plan left");
+        assert_eq!(
+            fake_libs::live(Live::DoubleDestroys),
+            0,
+            "{what}: a plan destroyed twice"
+        );
+        let counts = fake.counts();
+        assert!(
+            counts.double_frees == 0 && counts.invalid_handles == 0,
+            "{what}: {counts}"
+        );
+    };
+    for n in 1..=library_calls {
+        fake_libs::reset();
+        fake_libs::fail_nth(n, CUFFT_INTERNAL_ERROR);
+        let outcome = catch_unwind(AssertUnwindSafe(|| array_fft_life(&stream)))
+            .unwrap_or_else(|_| panic!("cuFFT call {n} panicked"));
+        match outcome {
+            Err(cuda_core::Error::Library(Error::Status { library, name, .. })) => {
+                assert_eq!(
+                    (library, name.as_str()),
+                    ("cuFFT", "CUFFT_INTERNAL_ERROR"),
+                    "cuFFT call {n}"
+                )
+            }
+            other => panic!("cuFFT call {n} failing gave {other:?}"),
+        }
+        check_clean(&format!("cuFFT call {n}"));
+    }
+    for n in 1..=driver_calls {
+        fake_libs::reset();
+        fake.reset();
+        fake.fail_nth(n, fake::OUT_OF_MEMORY);
+        let outcome = catch_unwind(AssertUnwindSafe(|| array_fft_life(&stream)))
+            .unwrap_or_else(|_| panic!("driver call {n} panicked"));
+        if let Err(error) = &outcome {
+            assert!(
+                matches!(error, cuda_core::Error::Driver(_) | cuda_core::Error::Library(_)),
+                "driver call {n}: {error:?}"
+            );
+        }
+        fake.clear_faults();
+        check_clean(&format!("driver call {n}"));
+    }
+    println!("failure points: {library_calls} cuFFT calls, {driver_calls} driver calls");
+}
