@@ -77,6 +77,8 @@
 //!   launch layer alone, and builds in about half the time: what a crate that brings its own
 //!   kernels needs (`default-features = false`).
 //! - `blas` (default, implies `array`): `matmul` and the other matrix products through cuBLAS.
+//! - `solver` (default, implies `blas`): NumPy's `linalg` routines that factor matrices
+//!   (`solve`, `inv`, `det`, `slogdet`) through cuSOLVER and cuBLAS's batched LU.
 //! - `python` (implies `array`): `DeviceArray` as a Python object, with pyo3.
 //!
 //! # One dependency
@@ -160,6 +162,8 @@ pub use array::{
 pub use array::{
     matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
 };
+#[cfg(feature = "solver")]
+pub use array::{LinalgInput, SolverElement};
 #[cfg(feature = "array")]
 pub use at_exit::release_process_caches;
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};

@@ -51,4 +51,6 @@ pub use routines::{
 pub use routines::{
     matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
 };
+#[cfg(feature = "solver")]
+pub use routines::{LinalgInput, SolverElement};
 pub use view::{broadcast_shapes, Slice, SplitAt};

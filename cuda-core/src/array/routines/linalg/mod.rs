@@ -23,12 +23,18 @@ mod batches;
 mod fusion;
 mod handles;
 mod laid_out;
+#[cfg(feature = "solver")]
+mod lu;
 mod matmul;
+#[cfg(feature = "solver")]
+mod stacks;
 mod tensordot;
 mod tiled;
 
 pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
 pub use matmul::{MatmulElement, MatmulType};
+#[cfg(feature = "solver")]
+pub use stacks::{LinalgInput, SolverElement};
 pub use tensordot::TensorAxes;
 
 /// Which norm [`DeviceArray::linalg_norm`] computes: NumPy's `ord` argument.
