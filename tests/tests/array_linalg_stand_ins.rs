@@ -1,0 +1,82 @@
+//! cuda-core's LU routines (`solve`, `inv`, `det`) end to end against the stand-in cuSOLVER
+//! (`fakelibs`) and driver (`fakecuda`), whose generated kernels run as no-ops: the `info` a
+//! factorisation writes comes back from the array routine as a typed error naming the routine,
+//! the cause and the matrix (NumPy's `LinAlgError`), never as a result; a determinant of a
+//! singular matrix is no error. Its own binary: the routines keep their cuSOLVER handle per
+//! stream for the process, which the handle counts of `library_stand_ins` must not see. The
+//! generated kernels are compiled by NVRTC; without it the test says so and passes.
+
+use cuda_core::{DeviceArray, Error};
+use cuda_driver::{Device, Stream};
+use cuda_libs::LinalgFailure;
+use tests::fake;
+use tests::fake_libs;
+
+/// The factorisation's failure inside `result`, or a panic naming what came instead.
+#[track_caller]
+fn linalg_failure<T: std::fmt::Debug>(result: cuda_core::Result<T>) -> (&'static str, usize, LinalgFailure) {
+    match result {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure,
+        })) => (routine, index, failure),
+        other => panic!("expected a linalg failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
+    if let Err(why) = cuda_sys::nvrtc() {
+        println!("skipped: NVRTC is not available ({why})");
+        return;
+    }
+    let fake = fake::session();
+    fake.set_bodiless_kernels_noop(true);
+    cuda_core::load_generated_as_ptx(true);
+    fake_libs::install();
+    fake_libs::reset();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let a = DeviceArray::<i32>::from_slice(&stream, &[1, 2, 2, 4])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let b = DeviceArray::<f64>::from_slice(&stream, &[1.0, 2.0]).unwrap();
+
+    // The factorisation reports U(2, 2) == 0: solve and inv return that, not a result.
+    fake_libs::set_info(2);
+    let (routine, index, failure) = linalg_failure(a.solve(&b));
+    assert_eq!((routine, index), ("cusolverDnXgetrf", 0));
+    assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
+    let (routine, _, failure) = linalg_failure(a.inv());
+    assert_eq!(routine, "cusolverDnXgetrf");
+    assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
+    // det of a singular matrix is 0 in NumPy, so the same info is no error there; integers
+    // promote to f64, and a matrix gives a 0-d result.
+    let det = a.det().unwrap();
+    assert_eq!(det.shape(), [0usize; 0]);
+
+    // A clean factorisation: solve and inv return arrays of NumPy's shapes, and the handle's
+    // infos were all read back (the next failure is reported by the routine that queued it).
+    fake_libs::set_info(0);
+    let x = a.solve(&b).unwrap();
+    assert_eq!(x.shape(), [2]);
+    let b_matrix = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
+    assert_eq!(a.solve(&b_matrix).unwrap().shape(), [2, 3]);
+    assert_eq!(a.inv().unwrap().shape(), [2, 2]);
+    fake_libs::set_info(1);
+    let (_, _, failure) = linalg_failure(a.inv());
+    assert_eq!(failure, LinalgFailure::Singular { pivot: 1 });
+
+    // Shape errors come before any library call.
+    fake_libs::reset();
+    let wide = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
+    assert!(matches!(wide.inv(), Err(Error::InvalidValue(m)) if m.contains("square")));
+    let short = DeviceArray::<f64>::zeros(&stream, [3]).unwrap();
+    assert!(matches!(a.solve(&short), Err(Error::InvalidValue(m)) if m.contains("b has 3 rows")));
+    assert_eq!(fake_libs::calls(), 0, "refusals call no library");
+    drop((a, b, x, b_matrix, wide, short, det, stream, context));
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
