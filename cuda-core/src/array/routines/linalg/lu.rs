@@ -27,6 +27,9 @@ use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::{Expr, ExprOps, IntoExpr};
 use crate::error::Result;
 
+/// `slogdet`'s result: the signs and the logarithms of the absolute values.
+type SignAndLogDet<F> = (DeviceArray<F>, DeviceArray<F>);
+
 /// The pivots of an LU factorisation: cuSOLVER's 64-bit ones for one matrix, cuBLAS's 32-bit
 /// ones (`n` per matrix) for a batch. 1-based rows, as LAPACK's.
 enum Pivots {
@@ -221,7 +224,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.slogdet`: `(sign, logabsdet)` of each square matrix of the stack, both
     /// of shape `self.shape[:-2]`, with `det = sign * exp(logabsdet)` (no overflow for large
     /// matrices). A singular matrix gives `(0, -inf)`; a `0 x 0` one `(1, 0)`.
-    pub fn slogdet(&self) -> Result<(DeviceArray<T::Factored>, DeviceArray<T::Factored>)> {
+    pub fn slogdet(&self) -> Result<SignAndLogDet<T::Factored>> {
         let stack = SquareStack::of("slogdet", self.shape())?;
         let stream = self.stream().clone();
         if stack.is_empty() {

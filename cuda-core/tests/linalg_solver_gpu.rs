@@ -1,0 +1,332 @@
+//! NumPy's LU family (`solve`, `inv`, `det`, `slogdet`) on a GPU against host references in
+//! f64: residuals `||A x - b|| / (||A|| ||x||) <= c * eps` for single matrices (cuSOLVER) and
+//! stacks (cuBLAS's batched LU) with vector and matrix right-hand sides and broadcast batches;
+//! `A @ inv(A)` against the identity; determinants against a host elimination; integers
+//! promoted to f64; empty stacks and `0 x 0` matrices as NumPy gives them; a singular matrix
+//! (alone, and one inside a batch, with its index) as `Error::Linalg`, and its determinant 0.
+//! Without a driver or device each test prints `skipped: <why>` and passes, unless
+//! `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use common::products::{array, host_matmul};
+use cuda_core::{DeviceArray, Error, LinalgInput, SolverElement, Stream};
+use cuda_libs::LinalgFailure;
+
+fn stream_or_skip(test: &str) -> Option<Stream> {
+    common::device_or_skip(test).map(|device| device.create_stream().unwrap())
+}
+
+/// `count` well-conditioned `n x n` matrices (diagonally dominant), row-major one after another.
+fn matrices(count: usize, n: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let mut out = Vec::with_capacity(count * n * n);
+    for _ in 0..count {
+        for i in 0..n {
+            for j in 0..n {
+                let value = next();
+                // Alternating signs on the diagonal, so determinants of both signs occur.
+                let diagonal = if i % 2 == 0 { n as f64 } else { -(n as f64) };
+                out.push(if i == j { diagonal + value } else { value });
+            }
+        }
+    }
+    out
+}
+
+fn host<T: SolverElement>(array: &DeviceArray<T>) -> Vec<f64> {
+    array.to_vec().unwrap().iter().map(|v| v.to_f64()).collect()
+}
+
+fn frobenius(values: &[f64]) -> f64 {
+    values.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+/// The determinant of a row-major `n x n` matrix by elimination with partial pivoting.
+fn host_det(a: &[f64], n: usize) -> f64 {
+    let mut m = a.to_vec();
+    let mut det = 1.0;
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&x, &y| m[x * n + col].abs().total_cmp(&m[y * n + col].abs()))
+            .unwrap();
+        if m[pivot * n + col] == 0.0 {
+            return 0.0;
+        }
+        if pivot != col {
+            for j in 0..n {
+                m.swap(pivot * n + j, col * n + j);
+            }
+            det = -det;
+        }
+        det *= m[col * n + col];
+        for row in col + 1..n {
+            let factor = m[row * n + col] / m[col * n + col];
+            for j in col..n {
+                m[row * n + j] -= factor * m[col * n + j];
+            }
+        }
+    }
+    det
+}
+
+/// Asserts `||A x - b|| / (||A|| ||x||) <= c * eps` for each system of a stack.
+#[track_caller]
+fn assert_residuals(what: &str, a: &[f64], x: &[f64], b: &[f64], (count, n, k): (usize, usize, usize), eps: f64) {
+    for i in 0..count {
+        let a_i = &a[i * n * n..(i + 1) * n * n];
+        let x_i = &x[i * n * k..(i + 1) * n * k];
+        let b_i = &b[i * n * k..(i + 1) * n * k];
+        let ax = host_matmul(a_i, x_i, n, n, k);
+        let r: Vec<f64> = ax.iter().zip(b_i).map(|(p, q)| p - q).collect();
+        let relative = frobenius(&r) / (frobenius(a_i) * frobenius(x_i)).max(f64::MIN_POSITIVE);
+        assert!(
+            relative <= 50.0 * n as f64 * eps,
+            "{what}: system {i}: relative residual {relative:e}"
+        );
+    }
+}
+
+fn epsilon<T: SolverElement>() -> f64 {
+    match std::mem::size_of::<T>() {
+        4 => f32::EPSILON as f64,
+        _ => f64::EPSILON,
+    }
+}
+
+fn solves<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    // One matrix (cuSOLVER), one vector.
+    for n in [1, 7, 64, 300] {
+        let a_host = matrices(1, n, n as u64);
+        let b_host = common::products::values(n, 3);
+        let a = array::<T>(stream, &a_host, &[n, n]);
+        let b = array::<T>(stream, &b_host, &[n]);
+        let x = a.solve(&b).unwrap();
+        assert_eq!(x.shape(), [n]);
+        assert_residuals(
+            &format!("{dtype} solve {n}"),
+            &a_host,
+            &host(&x),
+            &b_host,
+            (1, n, 1),
+            eps,
+        );
+    }
+    // One matrix, several right-hand sides.
+    let (n, k) = (48, 5);
+    let a_host = matrices(1, n, 11);
+    let b_host = common::products::values(n * k, 4);
+    let x = array::<T>(stream, &a_host, &[n, n])
+        .solve(&array::<T>(stream, &b_host, &[n, k]))
+        .unwrap();
+    assert_eq!(x.shape(), [n, k]);
+    let x = x.to_contiguous().unwrap();
+    assert_residuals(
+        &format!("{dtype} solve {n}x{k}"),
+        &a_host,
+        &host(&x),
+        &b_host,
+        (1, n, k),
+        eps,
+    );
+    // A stack (the batched LU): (3, 2, n, n) with b (n, k) broadcast over the batch.
+    let (count, n, k) = (6, 9, 3);
+    let a_host = matrices(count, n, 5);
+    let b_one = common::products::values(n * k, 6);
+    let a = array::<T>(stream, &a_host, &[3, 2, n, n]);
+    let x = a.solve(&array::<T>(stream, &b_one, &[n, k])).unwrap();
+    assert_eq!(x.shape(), [3, 2, n, k]);
+    let b_host: Vec<f64> = (0..count).flat_map(|_| b_one.iter().copied()).collect();
+    let x = host(&x.to_contiguous().unwrap());
+    assert_residuals(
+        &format!("{dtype} stacked solve"),
+        &a_host,
+        &x,
+        &b_host,
+        (count, n, k),
+        eps,
+    );
+    // A stack with one vector: (count, n).
+    let b_vector = common::products::values(n, 8);
+    let x = a.solve(&array::<T>(stream, &b_vector, &[n])).unwrap();
+    assert_eq!(x.shape(), [3, 2, n]);
+    let b_host: Vec<f64> = (0..count).flat_map(|_| b_vector.iter().copied()).collect();
+    assert_residuals(
+        &format!("{dtype} stacked vector solve"),
+        &a_host,
+        &host(&x),
+        &b_host,
+        (count, n, 1),
+        eps,
+    );
+}
+
+fn inverses_and_determinants<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, n) in [(1, 5), (1, 100), (4, 6), (64, 33)] {
+        let a_host = matrices(count, n, (count * n) as u64);
+        let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        let inverse = a.inv().unwrap();
+        assert_eq!(inverse.shape(), shape);
+        let identity: Vec<f64> = (0..count)
+            .flat_map(|_| (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 }))
+            .collect();
+        assert_residuals(
+            &format!("{dtype} inv {count}x{n}"),
+            &a_host,
+            &host(&inverse),
+            &identity,
+            (count, n, n),
+            eps,
+        );
+
+        let det = host(&a.det().unwrap());
+        let (sign, logabs) = a.slogdet().unwrap();
+        let (sign, logabs) = (host(&sign), host(&logabs));
+        assert_eq!(det.len(), count);
+        for i in 0..count {
+            let expected = host_det(&a_host[i * n * n..(i + 1) * n * n], n);
+            let tolerance = 100.0 * n as f64 * eps;
+            if expected.abs().log10() < 30.0 {
+                assert!(
+                    ((det[i] - expected) / expected).abs() <= tolerance,
+                    "{dtype} det {count}x{n} [{i}]: {} vs {expected}",
+                    det[i]
+                );
+            }
+            assert_eq!(sign[i], expected.signum(), "{dtype} slogdet sign {count}x{n} [{i}]");
+            assert!(
+                (logabs[i] - expected.abs().ln()).abs() <= tolerance * expected.abs().ln().abs().max(1.0),
+                "{dtype} slogdet {count}x{n} [{i}]: {} vs {}",
+                logabs[i],
+                expected.abs().ln()
+            );
+        }
+    }
+}
+
+#[test]
+fn solve_residuals_are_small_in_f32_and_f64() {
+    let Some(stream) = stream_or_skip("solve_residuals_are_small_in_f32_and_f64") else {
+        return;
+    };
+    solves::<f32>(&stream);
+    solves::<f64>(&stream);
+}
+
+#[test]
+fn inverses_and_determinants_match_the_host() {
+    let Some(stream) = stream_or_skip("inverses_and_determinants_match_the_host") else {
+        return;
+    };
+    inverses_and_determinants::<f32>(&stream);
+    inverses_and_determinants::<f64>(&stream);
+}
+
+#[test]
+fn integers_promote_and_empty_stacks_follow_numpy() {
+    let Some(stream) = stream_or_skip("integers_promote_and_empty_stacks_follow_numpy") else {
+        return;
+    };
+    let a = DeviceArray::<i32>::from_slice(&stream, &[2, 1, 1, 3])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let b = DeviceArray::<i64>::from_slice(&stream, &[3, 5]).unwrap();
+    let x: DeviceArray<f64> = a.solve(&b).unwrap();
+    let x = x.to_vec().unwrap();
+    assert!((x[0] - 0.8).abs() < 1e-14 && (x[1] - 1.4).abs() < 1e-14, "{x:?}");
+    assert!((a.det().unwrap().item().unwrap() - 5.0).abs() < 1e-14);
+    let inverse = a.inv().unwrap().to_vec().unwrap();
+    let expected = [0.6, -0.2, -0.2, 0.4];
+    assert!(
+        inverse.iter().zip(expected).all(|(g, e)| (g - e).abs() < 1e-14),
+        "{inverse:?}"
+    );
+
+    // 0 x 0 matrices: inv gives 0 x 0, det 1, slogdet (1, 0); an empty stack gives empty results.
+    let empty = DeviceArray::<f64>::zeros(&stream, [0, 0]).unwrap();
+    assert_eq!(empty.inv().unwrap().shape(), [0, 0]);
+    assert_eq!(empty.det().unwrap().item().unwrap(), 1.0);
+    let (sign, logabs) = empty.slogdet().unwrap();
+    assert_eq!((sign.item().unwrap(), logabs.item().unwrap()), (1.0, 0.0));
+    let stack = DeviceArray::<f32>::zeros(&stream, [0, 3, 3]).unwrap();
+    assert_eq!(stack.det().unwrap().shape(), [0]);
+    assert_eq!(stack.inv().unwrap().shape(), [0, 3, 3]);
+    let b = DeviceArray::<f32>::zeros(&stream, [3, 2]).unwrap();
+    assert_eq!(stack.solve(&b).unwrap().shape(), [0, 3, 2]);
+    let none = DeviceArray::<f32>::zeros(&stream, [3, 0]).unwrap();
+    let square = DeviceArray::<f32>::ones(&stream, [3, 3]).unwrap();
+    assert_eq!(square.solve(&none).unwrap().shape(), [3, 0]);
+
+    // Shapes NumPy refuses.
+    let wide = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
+    assert!(matches!(wide.inv(), Err(Error::InvalidValue(m)) if m.contains("square")));
+    assert!(matches!(wide.det(), Err(Error::InvalidValue(m)) if m.contains("square")));
+    let rows = DeviceArray::<f64>::zeros(&stream, [3, 1]).unwrap();
+    assert!(matches!(a.solve(&rows), Err(Error::InvalidValue(m)) if m.contains("b has 3 rows")));
+}
+
+#[test]
+fn singular_matrices_are_errors_with_their_index() {
+    let Some(stream) = stream_or_skip("singular_matrices_are_errors_with_their_index") else {
+        return;
+    };
+    // One singular matrix (cuSOLVER's getrf): rows 2 = 2 * row 1.
+    let singular = [1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0];
+    let a = array::<f64>(&stream, &singular, &[3, 3]);
+    let b = array::<f64>(&stream, &[1.0, 2.0, 3.0], &[3]);
+    for (what, result) in [("solve", a.solve(&b).map(drop)), ("inv", a.inv().map(drop))] {
+        match result {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index: 0,
+                failure: LinalgFailure::Singular { .. },
+            })) => assert_eq!(routine, "cusolverDnXgetrf", "{what}"),
+            other => panic!("{what} of a singular matrix: {other:?}"),
+        }
+    }
+    // Its determinant is 0 and its slogdet (0, -inf), as NumPy's.
+    assert_eq!(a.det().unwrap().item().unwrap(), 0.0);
+    let (sign, logabs) = a.slogdet().unwrap();
+    assert_eq!(sign.item().unwrap(), 0.0);
+    assert_eq!(logabs.item().unwrap(), f64::NEG_INFINITY);
+
+    // One bad matrix inside a batch of five (cuBLAS's batched LU): its index comes back.
+    let mut stack = matrices(5, 3, 9);
+    stack[2 * 9..3 * 9].copy_from_slice(&singular);
+    for dtype_f32 in [false, true] {
+        let result = match dtype_f32 {
+            false => array::<f64>(&stream, &stack, &[5, 3, 3]).inv().map(drop),
+            true => array::<f32>(&stream, &stack, &[5, 3, 3])
+                .solve(&array::<f32>(&stream, &[1.0, 2.0, 3.0], &[3]))
+                .map(drop),
+        };
+        match result {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: LinalgFailure::Singular { .. },
+            })) => assert_eq!((routine, index), ("cublas<t>getrfBatched", 2)),
+            other => panic!("a batch with a singular matrix: {other:?}"),
+        }
+    }
+    let det = host(&array::<f64>(&stream, &stack, &[5, 3, 3]).det().unwrap());
+    assert_eq!(det[2], 0.0);
+    assert!(det.iter().enumerate().all(|(i, d)| i == 2 || *d != 0.0), "{det:?}");
+    // The handle is clean afterwards: the next solve on the stream succeeds.
+    let good = array::<f64>(&stream, &matrices(1, 3, 1), &[3, 3]);
+    assert_eq!(good.solve(&b).unwrap().shape(), [3]);
+}
