@@ -683,6 +683,22 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         );
         let m = DeviceArray::<f32>::zeros(&stream, [3, 3])?;
         m.linalg_norm(Norm::Fro)?;
+        {
+            let (a, b) = (
+                DeviceArray::<f64>::zeros(&stream, [4, 3, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [3])?,
+            );
+            (a.solve(&b)?, a.inv()?, a.det()?);
+            let (sign, logabsdet) = a.slogdet()?;
+            match a.inv() {
+                Err(cuda_core::Error::Library(cuda_libs::Error::Linalg {
+                    routine,
+                    index,
+                    failure: cuda_libs::LinalgFailure::Singular { pivot },
+                })) => {}
+                _ => {}
+            }
+        }
         (
             x.linalg_norm(Norm::Ord(3.0))?,
             m.linalg_norm(Norm::Ord(1.0))?,
