@@ -78,7 +78,7 @@
 //!   kernels needs (`default-features = false`).
 //! - `blas` (default, implies `array`): `matmul` and the other matrix products through cuBLAS.
 //! - `solver` (default, implies `blas`): NumPy's `linalg` routines that factor matrices
-//!   (`solve`, `inv`, `det`, `slogdet`) through cuSOLVER and cuBLAS's batched LU.
+//!   (`solve`, `inv`, `det`, `slogdet`, `cholesky`) through cuSOLVER and cuBLAS's batched LU.
 //! - `python` (implies `array`): `DeviceArray` as a Python object, with pyo3.
 //!
 //! # One dependency

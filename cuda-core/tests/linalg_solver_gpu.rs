@@ -1,9 +1,11 @@
-//! NumPy's LU family (`solve`, `inv`, `det`, `slogdet`) on a GPU against host references in
+//! NumPy's LU family (`solve`, `inv`, `det`, `slogdet`) and `cholesky` on a GPU against host references in
 //! f64: residuals `||A x - b|| / (||A|| ||x||) <= c * eps` for single matrices (cuSOLVER) and
 //! stacks (cuBLAS's batched LU) with vector and matrix right-hand sides and broadcast batches;
 //! `A @ inv(A)` against the identity; determinants against a host elimination; integers
 //! promoted to f64; empty stacks and `0 x 0` matrices as NumPy gives them; a singular matrix
-//! (alone, and one inside a batch, with its index) as `Error::Linalg`, and its determinant 0.
+//! (alone, and one inside a batch, with its index) as `Error::Linalg`, and its determinant 0;
+//! Cholesky factors rebuilding `A` (lower and upper, one matrix and stacks) with the other
+//! triangle zero, and indefinite matrices (alone, and one inside a batch) as `Error::Linalg`.
 //! Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -329,4 +331,106 @@ fn singular_matrices_are_errors_with_their_index() {
     // The handle is clean afterwards: the next solve on the stream succeeds.
     let good = array::<f64>(&stream, &matrices(1, 3, 1), &[3, 3]);
     assert_eq!(good.solve(&b).unwrap().shape(), [3]);
+}
+
+/// `count` symmetric positive definite `n x n` matrices, `M M^T + n I`.
+fn positive_definite(count: usize, n: usize, seed: u64) -> Vec<f64> {
+    let m = matrices(count, n, seed);
+    let mut out = Vec::with_capacity(count * n * n);
+    for i in 0..count {
+        let m_i = &m[i * n * n..(i + 1) * n * n];
+        let m_t: Vec<f64> = (0..n * n).map(|p| m_i[(p % n) * n + p / n]).collect();
+        let product = host_matmul(m_i, &m_t, n, n, n);
+        out.extend((0..n * n).map(|p| product[p] + if p / n == p % n { n as f64 } else { 0.0 }));
+    }
+    out
+}
+
+fn cholesky_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, n) in [(1, 1), (1, 9), (1, 200), (3, 8), (64, 32)] {
+        let a_host = positive_definite(count, n, (count + n) as u64);
+        let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        for upper in [false, true] {
+            let factor = a.cholesky(upper).unwrap();
+            assert_eq!(factor.shape(), shape);
+            let factor = host(&factor);
+            for i in 0..count {
+                let f = &factor[i * n * n..(i + 1) * n * n];
+                let f_t: Vec<f64> = (0..n * n).map(|p| f[(p % n) * n + p / n]).collect();
+                // The other triangle is zero, and the product rebuilds A.
+                for (p, value) in f.iter().enumerate() {
+                    let (row, col) = (p / n, p % n);
+                    if (upper && row > col) || (!upper && row < col) {
+                        assert_eq!(
+                            *value, 0.0,
+                            "{dtype} cholesky {count}x{n} upper={upper} [{i}]: ({row}, {col})"
+                        );
+                    }
+                }
+                let rebuilt = match upper {
+                    false => host_matmul(f, &f_t, n, n, n),
+                    true => host_matmul(&f_t, f, n, n, n),
+                };
+                let a_i = &a_host[i * n * n..(i + 1) * n * n];
+                let r: Vec<f64> = rebuilt.iter().zip(a_i).map(|(p, q)| p - q).collect();
+                let relative = frobenius(&r) / frobenius(a_i);
+                assert!(
+                    relative <= 50.0 * n as f64 * eps,
+                    "{dtype} cholesky {count}x{n} upper={upper} [{i}]: {relative:e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn cholesky_factors_rebuild_their_matrices() {
+    let Some(stream) = stream_or_skip("cholesky_factors_rebuild_their_matrices") else {
+        return;
+    };
+    cholesky_factors::<f32>(&stream);
+    cholesky_factors::<f64>(&stream);
+    // Integers promote to f64: [[4, 2], [2, 3]] = L L^T with L = [[2, 0], [1, sqrt(2)]].
+    let a = DeviceArray::<i64>::from_slice(&stream, &[4, 2, 2, 3])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let l: Vec<f64> = a.cholesky(false).unwrap().to_vec().unwrap();
+    let expected = [2.0, 0.0, 1.0, 2f64.sqrt()];
+    assert!(l.iter().zip(expected).all(|(g, e)| (g - e).abs() < 1e-14), "{l:?}");
+    let empty = DeviceArray::<f64>::zeros(&stream, [2, 0, 0]).unwrap();
+    assert_eq!(empty.cholesky(false).unwrap().shape(), [2, 0, 0]);
+}
+
+#[test]
+fn matrices_that_are_not_positive_definite_are_errors_with_their_index() {
+    let Some(stream) = stream_or_skip("matrices_that_are_not_positive_definite_are_errors_with_their_index") else {
+        return;
+    };
+    // Indefinite: eigenvalues 3 and -1; its leading minor of order 2 is negative.
+    let indefinite = [1.0, 2.0, 2.0, 1.0];
+    match array::<f64>(&stream, &indefinite, &[2, 2]).cholesky(false) {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index: 0,
+            failure: LinalgFailure::NotPositiveDefinite { order: 2 },
+        })) => assert_eq!(routine, "cusolverDnXpotrf"),
+        other => panic!("cholesky of an indefinite matrix: {other:?}"),
+    }
+    // One indefinite matrix (index 3) in a batch of six (potrfBatched).
+    let mut stack = positive_definite(6, 2, 4);
+    stack[3 * 4..4 * 4].copy_from_slice(&indefinite);
+    for upper in [false, true] {
+        match array::<f32>(&stream, &stack, &[6, 2, 2]).cholesky(upper) {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: LinalgFailure::NotPositiveDefinite { .. },
+            })) => assert_eq!((routine, index), ("cusolverDn<t>potrfBatched", 3)),
+            other => panic!("a batch with an indefinite matrix (upper={upper}): {other:?}"),
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! cuda-core's LU routines (`solve`, `inv`, `det`) end to end against the stand-in cuSOLVER
+//! cuda-core's LU routines (`solve`, `inv`, `det`) and `cholesky` end to end against the stand-in cuSOLVER
 //! (`fakelibs`) and driver (`fakecuda`), whose generated kernels run as no-ops: the `info` a
 //! factorisation writes comes back from the array routine as a typed error naming the routine,
 //! the cause and the matrix (NumPy's `LinAlgError`), never as a result; a determinant of a
@@ -69,14 +69,30 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     let (_, _, failure) = linalg_failure(a.inv());
     assert_eq!(failure, LinalgFailure::Singular { pivot: 1 });
 
+    // Cholesky: the info of a matrix that is not positive definite comes back through
+    // `cholesky`, in either triangle; a clean one gives the factor's shape.
+    let spd = DeviceArray::<f32>::from_slice(&stream, &[4.0, 2.0, 2.0, 3.0])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    fake_libs::set_info(2);
+    for upper in [false, true] {
+        let (routine, index, failure) = linalg_failure(spd.cholesky(upper));
+        assert_eq!((routine, index), ("cusolverDnXpotrf", 0));
+        assert_eq!(failure, LinalgFailure::NotPositiveDefinite { order: 2 });
+    }
+    fake_libs::set_info(0);
+    assert_eq!(spd.cholesky(false).unwrap().shape(), [2, 2]);
+
     // Shape errors come before any library call.
     fake_libs::reset();
     let wide = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
     assert!(matches!(wide.inv(), Err(Error::InvalidValue(m)) if m.contains("square")));
+    assert!(matches!(wide.cholesky(false), Err(Error::InvalidValue(m)) if m.contains("cholesky")));
     let short = DeviceArray::<f64>::zeros(&stream, [3]).unwrap();
     assert!(matches!(a.solve(&short), Err(Error::InvalidValue(m)) if m.contains("b has 3 rows")));
     assert_eq!(fake_libs::calls(), 0, "refusals call no library");
-    drop((a, b, x, b_matrix, wide, short, det, stream, context));
+    drop((a, b, x, b_matrix, spd, wide, short, det, stream, context));
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
 }

@@ -690,6 +690,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
             );
             (a.solve(&b)?, a.inv()?, a.det()?);
             let (sign, logabsdet) = a.slogdet()?;
+            (a.cholesky(false)?, a.cholesky(true)?);
             match a.inv() {
                 Err(cuda_core::Error::Library(cuda_libs::Error::Linalg {
                     routine,

@@ -19,7 +19,7 @@
 //! - `linalg` (feature `blas`): `matmul` (cuBLAS, cuBLASLt, a generated kernel for integers),
 //!   `matmul_expr` (a product inside an expression: cuBLASLt epilogues), `dot`, `vdot`,
 //!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, the TF32 setting; with feature
-//!   `solver` the LU family (`solve`, `inv`, `det`, `slogdet`) through cuSOLVER;
+//!   `solver` the LU family (`solve`, `inv`, `det`, `slogdet`) and `cholesky` through cuSOLVER;
 //! - `complex`: `real` and `imag` of complex arrays, views of the parts;
 //! - `cumulative`: `cumsum`, `cumprod`, `nancumsum`, `nancumprod` (the scan of
 //!   [`crate::algorithms::scan`]);

@@ -198,6 +198,18 @@ pub(super) fn solver(stream: &Stream) -> Result<Arc<Mutex<cuda_libs::solver::Sol
     })
 }
 
+/// Runs `routine` with the cuSOLVER handle of `stream`, locked for the whole routine (the `info`
+/// slots it queues belong to it until read back).
+#[cfg(feature = "solver")]
+pub(super) fn with_solver<R>(
+    stream: &Stream,
+    routine: impl FnOnce(&mut cuda_libs::solver::Solver) -> Result<R>,
+) -> Result<R> {
+    let handle = solver(stream)?;
+    let mut solver = handle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    routine(&mut solver)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,13 +15,11 @@
 //! result of a singular matrix is ever returned. `det` and `slogdet` of a singular matrix are
 //! `0` and `(0, -inf)`, as in NumPy.
 
-use std::sync::PoisonError;
-
 use cuda_driver::{DeviceMemoryMut, Stream};
 use cuda_libs::solver::{Matrix, Solver};
 use cuda_libs::LinalgFailure;
 
-use super::handles;
+use super::handles::with_solver;
 use super::stacks::{same_context, LinalgInput, SolvePlan, SolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::{Expr, ExprOps, IntoExpr};
@@ -114,14 +112,6 @@ impl<F: SolverElement> Factors<F> {
             .astype::<F>()
             .eval_on(stream)
     }
-}
-
-/// The solver of `stream`, locked for one routine (its `info` slots belong to the routine until
-/// read back).
-fn with_solver<R>(stream: &Stream, routine: impl FnOnce(&mut Solver) -> Result<R>) -> Result<R> {
-    let handle = handles::solver(stream)?;
-    let mut solver = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    routine(&mut solver)
 }
 
 impl<T: LinalgInput> DeviceArray<T> {

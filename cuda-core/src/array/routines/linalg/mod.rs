@@ -20,6 +20,8 @@ use crate::error::{Error, Result};
 use laid_out::LaidOut;
 
 mod batches;
+#[cfg(feature = "solver")]
+mod cholesky;
 mod fusion;
 mod handles;
 mod laid_out;
