@@ -8,21 +8,13 @@
 //! triangle the factor does not use is then zeroed, as NumPy returns it.
 
 use cuda_driver::DeviceMemoryMut;
-use cuda_libs::solver::{Fill, Matrix};
+use cuda_libs::solver::Matrix;
 
 use super::handles::with_solver;
-use super::stacks::{LinalgInput, SquareStack};
+use super::stacks::{column_major_fill, LinalgInput, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::ExprOps;
 use crate::error::Result;
-
-/// The triangle cuSOLVER factors, column-major, for the row-major factor asked for.
-fn column_major_fill(upper: bool) -> Fill {
-    match upper {
-        true => Fill::Lower,
-        false => Fill::Upper,
-    }
-}
 
 impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.cholesky(a, upper=upper)`: for each matrix of the stack `(..., n, n)`,
@@ -63,16 +55,5 @@ impl<T: LinalgInput> DeviceArray<T> {
             false => factor.tril(0)?,
         };
         factor.reshape(stack.shape())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_row_major_factor_is_the_other_column_major_triangle() {
-        assert_eq!(column_major_fill(false), Fill::Upper);
-        assert_eq!(column_major_fill(true), Fill::Lower);
     }
 }

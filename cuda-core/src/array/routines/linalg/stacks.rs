@@ -6,6 +6,8 @@
 //! transposes, packed one after another: that is how the routines hand a row-major array to
 //! cuSOLVER without a transposing copy (see `lu.rs`).
 
+use cuda_libs::solver::{Fill, Matrix};
+
 use crate::array::dtype::Element;
 use crate::array::promotion::{Promote, Scalars};
 use crate::array::routines::linalg::MatmulElement;
@@ -21,10 +23,17 @@ pub trait SolverElement:
     + Scalars<Float = Self, Real = Self, Arithmetic = Self, Quotient = Self, WithFloat = Self>
     + cuda_libs::solver::Element
 {
+    /// The machine epsilon (NumPy's `finfo(dtype).eps`), as `f64`.
+    const EPSILON: f64;
 }
 
-impl SolverElement for f32 {}
-impl SolverElement for f64 {}
+impl SolverElement for f32 {
+    const EPSILON: f64 = f32::EPSILON as f64;
+}
+
+impl SolverElement for f64 {
+    const EPSILON: f64 = f64::EPSILON;
+}
 
 /// An element type the factoring routines accept, with the type they compute in
 /// ([`Factored`](Self::Factored)): NumPy 2's promotion, `f32` and `f64` as they are, `bool` and the integers to
@@ -159,6 +168,60 @@ impl SolvePlan {
     }
 }
 
+/// The triangle of the column-major copy (`A^T`) a routine reads for the row-major triangle
+/// asked for: the upper one for the lower (`upper == false`), and the other way round.
+pub(super) fn column_major_fill(upper: bool) -> Fill {
+    match upper {
+        true => Fill::Lower,
+        false => Fill::Upper,
+    }
+}
+
+/// A stack of `(..., m, n)` matrices, square or not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct MatrixStack {
+    pub(super) batch: Vec<usize>,
+    pub(super) m: usize,
+    pub(super) n: usize,
+}
+
+impl MatrixStack {
+    /// The stack of `shape`: [`Error::InvalidValue`] under two dimensions, naming `routine`.
+    pub(super) fn of(routine: &str, shape: &[usize]) -> Result<MatrixStack> {
+        let nd = shape.len();
+        if nd < 2 {
+            return Err(Error::InvalidValue(format!(
+                "{routine}: {nd}-dimensional array given; the array must be at least two-dimensional"
+            )));
+        }
+        Ok(MatrixStack {
+            batch: shape[..nd - 2].to_vec(),
+            m: shape[nd - 2],
+            n: shape[nd - 1],
+        })
+    }
+
+    /// The number of matrices.
+    pub(super) fn count(&self) -> usize {
+        self.batch.iter().product()
+    }
+
+    /// `min(m, n)`: the number of singular values of each matrix.
+    pub(super) fn k(&self) -> usize {
+        self.m.min(self.n)
+    }
+
+    /// The column-major matrix cuSOLVER's SVD takes (rows at least columns) and whether it is
+    /// `A^T` copied as it is (`m <= n`: the row-major copy read column-major) rather than `A`
+    /// (the transposed copy).
+    pub(super) fn svd_operand(&self) -> (Matrix, bool) {
+        match self.m <= self.n {
+            true => (Matrix::new(self.n, self.m), true),
+            false => (Matrix::new(self.m, self.n), false),
+        }
+    }
+}
+
 /// [`Error`] unless both arrays belong to one context.
 pub(super) fn same_context<A: Element, B: Element>(
     a: &crate::DeviceArray<A>,
@@ -197,6 +260,18 @@ mod tests {
         assert_eq!(SquareStack::of("det", &[4, 4]).unwrap().count(), 1);
         assert!(message(SquareStack::of("inv", &[3, 4])).contains("inv: the last 2 dimensions"));
         assert!(message(SquareStack::of("det", &[3])).contains("at least two-dimensional"));
+    }
+
+    #[test]
+    fn triangles_and_svd_operands_follow_the_transpose() {
+        assert_eq!(column_major_fill(false), Fill::Upper);
+        assert_eq!(column_major_fill(true), Fill::Lower);
+        let wide = MatrixStack::of("svd", &[2, 3, 5]).unwrap();
+        assert_eq!((wide.count(), wide.k()), (2, 3));
+        assert_eq!(wide.svd_operand(), (Matrix::new(5, 3), true));
+        let tall = MatrixStack::of("svd", &[7, 4]).unwrap();
+        assert_eq!(tall.svd_operand(), (Matrix::new(7, 4), false));
+        assert!(message(MatrixStack::of("svd", &[4])).contains("at least two-dimensional"));
     }
 
     #[test]
