@@ -12,7 +12,7 @@
 mod common;
 
 use common::products::{array, host_matmul};
-use cuda_core::{DeviceArray, Error, LinalgInput, SolverElement, Stream};
+use cuda_core::{DeviceArray, Error, LinalgInput, Norm, SolverElement, Stream};
 use cuda_libs::LinalgFailure;
 
 fn stream_or_skip(test: &str) -> Option<Stream> {
@@ -433,4 +433,216 @@ fn matrices_that_are_not_positive_definite_are_errors_with_their_index() {
             other => panic!("a batch with an indefinite matrix (upper={upper}): {other:?}"),
         }
     }
+}
+
+/// The eigenvalues of a symmetric row-major `n x n` matrix, ascending, by cyclic Jacobi
+/// rotations on the host.
+fn host_eigenvalues(a: &[f64], n: usize) -> Vec<f64> {
+    let mut m = a.to_vec();
+    for _sweep in 0..100 {
+        let off: f64 = (0..n * n).filter(|p| p / n != p % n).map(|p| m[p] * m[p]).sum();
+        if off < 1e-30 {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                if m[p * n + q].abs() < 1e-300 {
+                    continue;
+                }
+                let theta = (m[q * n + q] - m[p * n + p]) / (2.0 * m[p * n + q]);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let (c, s) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
+                for k in 0..n {
+                    let (kp, kq) = (m[k * n + p], m[k * n + q]);
+                    m[k * n + p] = c * kp - s * kq;
+                    m[k * n + q] = s * kp + c * kq;
+                }
+                for k in 0..n {
+                    let (pk, qk) = (m[p * n + k], m[q * n + k]);
+                    m[p * n + k] = c * pk - s * qk;
+                    m[q * n + k] = s * pk + c * qk;
+                }
+            }
+        }
+    }
+    let mut values: Vec<f64> = (0..n).map(|i| m[i * n + i]).collect();
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+/// The singular values of a row-major `m x n` matrix, descending, from `A^T A` on the host.
+fn host_singular_values(a: &[f64], m: usize, n: usize) -> Vec<f64> {
+    let a_t: Vec<f64> = (0..n * m).map(|p| a[(p % m) * n + p / m]).collect();
+    let gram = if m >= n {
+        host_matmul(&a_t, a, n, m, n)
+    } else {
+        host_matmul(a, &a_t, m, n, m)
+    };
+    let mut values: Vec<f64> = host_eigenvalues(&gram, m.min(n))
+        .iter()
+        .map(|v| v.max(0.0).sqrt())
+        .collect();
+    values.reverse();
+    values
+}
+
+fn eigen_decompositions<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, n) in [(1, 6), (1, 70), (5, 12), (3, 40)] {
+        let a_host = positive_definite(count, n, (3 * count + n) as u64);
+        let a_host: Vec<f64> = a_host
+            .iter()
+            .enumerate()
+            .map(|(p, v)| v - if p % (n + 1) == 0 { 2.0 * n as f64 } else { 0.0 })
+            .collect();
+        let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        for upper in [false, true] {
+            let (w, v) = a.eigh(upper).unwrap();
+            assert_eq!(w.shape(), &shape[..shape.len() - 1]);
+            assert_eq!(v.shape(), shape);
+            let (w, v) = (host(&w), host(&v.to_contiguous().unwrap()));
+            let values_only = host(&a.eigvalsh(upper).unwrap());
+            for i in 0..count {
+                let a_i = &a_host[i * n * n..(i + 1) * n * n];
+                let (w_i, v_i) = (&w[i * n..(i + 1) * n], &v[i * n * n..(i + 1) * n * n]);
+                let scale = frobenius(a_i);
+                let expected = host_eigenvalues(a_i, n);
+                for (j, (got, e)) in w_i.iter().zip(&expected).enumerate() {
+                    assert!(
+                        (got - e).abs() <= 100.0 * n as f64 * eps * scale,
+                        "{dtype} eigh {count}x{n} [{i}] value {j}: {got} vs {e}"
+                    );
+                    assert!(
+                        (values_only[i * n + j] - e).abs() <= 100.0 * n as f64 * eps * scale,
+                        "{dtype} eigvalsh [{i}] {j}"
+                    );
+                }
+                // A V = V diag(w), and V^T V = I.
+                let av = host_matmul(a_i, v_i, n, n, n);
+                let vw: Vec<f64> = (0..n * n).map(|p| v_i[p] * w_i[p % n]).collect();
+                let r: Vec<f64> = av.iter().zip(&vw).map(|(x, y)| x - y).collect();
+                assert!(
+                    frobenius(&r) <= 100.0 * n as f64 * eps * scale,
+                    "{dtype} eigh {count}x{n} [{i}]: A V - V W"
+                );
+                let v_t: Vec<f64> = (0..n * n).map(|p| v_i[(p % n) * n + p / n]).collect();
+                let gram = host_matmul(&v_t, v_i, n, n, n);
+                let off: Vec<f64> = gram
+                    .iter()
+                    .enumerate()
+                    .map(|(p, g)| g - if p / n == p % n { 1.0 } else { 0.0 })
+                    .collect();
+                assert!(
+                    frobenius(&off) <= 100.0 * n as f64 * eps,
+                    "{dtype} eigh {count}x{n} [{i}]: V^T V - I"
+                );
+            }
+        }
+    }
+}
+
+fn singular_value_routines<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, m, n) in [(1, 5, 9), (1, 60, 20), (4, 7, 3), (4, 3, 7), (2, 50, 50)] {
+        let a_host = common::products::values(count * m * n, m + n)
+            .iter()
+            .enumerate()
+            .map(|(p, v)| v + 0.01 * (p % 7) as f64)
+            .collect::<Vec<f64>>();
+        let shape = if count == 1 { vec![m, n] } else { vec![count, m, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        let s = a.svdvals().unwrap();
+        let k = m.min(n);
+        assert_eq!(s.shape()[s.ndim() - 1], k);
+        let s = host(&s);
+        for i in 0..count {
+            let a_i = &a_host[i * m * n..(i + 1) * m * n];
+            let expected = host_singular_values(a_i, m, n);
+            // The host reference goes through A^T A, which squares the condition number: it
+            // agrees to about sqrt(eps) of the matrix's norm, not eps.
+            let tolerance = 10.0 * eps.sqrt() * frobenius(a_i);
+            for (j, (got, e)) in s[i * k..(i + 1) * k].iter().zip(&expected).enumerate() {
+                assert!(
+                    (got - e).abs() <= tolerance,
+                    "{dtype} svdvals {count}x{m}x{n} [{i}] {j}: {got} vs {e}"
+                );
+            }
+        }
+        if count == 1 {
+            let expected = host_singular_values(&a_host, m, n);
+            let close = |what: &str, got: f64, e: f64| {
+                assert!(
+                    (got - e).abs() <= 1e-3 * e.abs().max(1.0),
+                    "{dtype} {what}: {got} vs {e}"
+                )
+            };
+            close(
+                "norm 2",
+                a.linalg_norm(Norm::Ord(2.0)).unwrap().item().unwrap().to_f64(),
+                expected[0],
+            );
+            close(
+                "norm -2",
+                a.linalg_norm(Norm::Ord(-2.0)).unwrap().item().unwrap().to_f64(),
+                expected[k - 1],
+            );
+            close(
+                "norm nuc",
+                a.linalg_norm(Norm::Nuc).unwrap().item().unwrap().to_f64(),
+                expected.iter().sum(),
+            );
+            close(
+                "cond",
+                a.cond().unwrap().item().unwrap().to_f64(),
+                expected[0] / expected[k - 1],
+            );
+            assert_eq!(
+                a.matrix_rank().unwrap().item().unwrap(),
+                k as i64,
+                "{dtype} matrix_rank"
+            );
+        }
+    }
+}
+
+#[test]
+fn eigh_matches_a_host_solver_with_orthonormal_vectors() {
+    let Some(stream) = stream_or_skip("eigh_matches_a_host_solver_with_orthonormal_vectors") else {
+        return;
+    };
+    eigen_decompositions::<f32>(&stream);
+    eigen_decompositions::<f64>(&stream);
+    let empty = DeviceArray::<f64>::zeros(&stream, [0, 0]).unwrap();
+    let (w, v) = empty.eigh(false).unwrap();
+    assert_eq!((w.shape(), v.shape()), (&[0usize][..], &[0usize, 0][..]));
+}
+
+#[test]
+fn singular_values_norms_cond_and_rank_match_the_host() {
+    let Some(stream) = stream_or_skip("singular_values_norms_cond_and_rank_match_the_host") else {
+        return;
+    };
+    singular_value_routines::<f32>(&stream);
+    singular_value_routines::<f64>(&stream);
+    // A rank-1 matrix (integers, promoted): rank 1, cond huge or infinite.
+    let outer = DeviceArray::<i32>::from_slice(&stream, &[1, 2, 3, 2, 4, 6, 3, 6, 9])
+        .unwrap()
+        .reshape([3, 3])
+        .unwrap();
+    assert_eq!(outer.matrix_rank().unwrap().item().unwrap(), 1);
+    assert!(outer.cond().unwrap().item().unwrap() > 1e14);
+    let vector = DeviceArray::<f64>::zeros(&stream, [4]).unwrap();
+    assert_eq!(vector.matrix_rank().unwrap().item().unwrap(), 0);
+    assert_eq!(
+        DeviceArray::<f32>::zeros(&stream, [2, 0, 3])
+            .unwrap()
+            .svdvals()
+            .unwrap()
+            .shape(),
+        [2, 0]
+    );
 }
