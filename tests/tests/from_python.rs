@@ -683,6 +683,11 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         );
         let m = DeviceArray::<f32>::zeros(&stream, [3, 3])?;
         m.linalg_norm(Norm::Fro)?;
+        (
+            m.linalg_norm(Norm::Ord(2.0))?,
+            m.linalg_norm(Norm::Ord(-2.0))?,
+            m.linalg_norm(Norm::Nuc)?,
+        );
         {
             let (a, b) = (
                 DeviceArray::<f64>::zeros(&stream, [4, 3, 3])?,
@@ -691,6 +696,14 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
             (a.solve(&b)?, a.inv()?, a.det()?);
             let (sign, logabsdet) = a.slogdet()?;
             (a.cholesky(false)?, a.cholesky(true)?);
+            let (w, v) = a.eigh(false)?;
+            (
+                a.eigh(true)?,
+                a.eigvalsh(false)?,
+                a.svdvals()?,
+                a.cond()?,
+                a.matrix_rank()?,
+            );
             match a.inv() {
                 Err(cuda_core::Error::Library(cuda_libs::Error::Linalg {
                     routine,
