@@ -5,7 +5,10 @@
 //! promoted to f64; empty stacks and `0 x 0` matrices as NumPy gives them; a singular matrix
 //! (alone, and one inside a batch, with its index) as `Error::Linalg`, and its determinant 0;
 //! Cholesky factors rebuilding `A` (lower and upper, one matrix and stacks) with the other
-//! triangle zero, and indefinite matrices (alone, and one inside a batch) as `Error::Linalg`.
+//! triangle zero, and indefinite matrices (alone, and one inside a batch) as `Error::Linalg`;
+//! `eigh`/`eigvalsh` against a host Jacobi solver with orthonormal vectors; `svdvals`, the
+//! matrix norms 2, -2 and nuclear, `cond` and `matrix_rank` against the host; `matrix_power`
+//! (with a negative power through `inv`) and `multi_dot` against host products.
 //! Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -645,4 +648,84 @@ fn singular_values_norms_cond_and_rank_match_the_host() {
             .shape(),
         [2, 0]
     );
+}
+
+#[test]
+fn matrix_powers_and_multi_dot_match_host_products() {
+    let Some(stream) = stream_or_skip("matrix_powers_and_multi_dot_match_host_products") else {
+        return;
+    };
+    let n = 6;
+    let a_host: Vec<f64> = matrices(2, n, 21).iter().map(|v| v / n as f64).collect();
+    let a = array::<f64>(&stream, &a_host, &[2, n, n]);
+    for power in [0u64, 1, 2, 5, 8] {
+        let got = host(&a.matrix_power(power).unwrap());
+        for i in 0..2 {
+            let a_i = &a_host[i * n * n..(i + 1) * n * n];
+            let mut expected: Vec<f64> = (0..n * n).map(|p| if p / n == p % n { 1.0 } else { 0.0 }).collect();
+            for _ in 0..power {
+                expected = host_matmul(&expected, a_i, n, n, n);
+            }
+            let r: Vec<f64> = got[i * n * n..(i + 1) * n * n]
+                .iter()
+                .zip(&expected)
+                .map(|(g, e)| g - e)
+                .collect();
+            assert!(
+                frobenius(&r) <= 1e-12 * frobenius(&expected).max(1.0),
+                "a^{power} [{i}]"
+            );
+        }
+    }
+    // A negative power: the inverse's power, as NumPy computes it.
+    let minus_two = host(&a.inv().unwrap().matrix_power(2).unwrap());
+    let square = host(&a.matrix_power(2).unwrap());
+    for i in 0..2 {
+        let product = host_matmul(
+            &square[i * n * n..(i + 1) * n * n],
+            &minus_two[i * n * n..(i + 1) * n * n],
+            n,
+            n,
+            n,
+        );
+        let off: Vec<f64> = product
+            .iter()
+            .enumerate()
+            .map(|(p, g)| g - if p / n == p % n { 1.0 } else { 0.0 })
+            .collect();
+        assert!(frobenius(&off) <= 1e-10, "a^2 a^-2 [{i}]");
+    }
+    assert!(matches!(
+        array::<f64>(&stream, &[1.0; 6], &[2, 3]).matrix_power(2),
+        Err(Error::InvalidValue(_))
+    ));
+
+    // multi_dot: a row vector, two matrices and a column vector; the association does not
+    // change the value.
+    let (x, b, c, y) = (
+        common::products::values(4, 1),
+        common::products::values(4 * 30, 2),
+        common::products::values(30 * 3, 3),
+        common::products::values(3, 4),
+    );
+    let arrays = [
+        array::<f64>(&stream, &x, &[4]),
+        array::<f64>(&stream, &b, &[4, 30]),
+        array::<f64>(&stream, &c, &[30, 3]),
+        array::<f64>(&stream, &y, &[3]),
+    ];
+    let got = cuda_core::multi_dot(&arrays.iter().collect::<Vec<_>>()).unwrap();
+    assert_eq!(got.shape(), [0usize; 0]);
+    let expected = host_matmul(&host_matmul(&host_matmul(&x, &b, 1, 4, 30), &c, 1, 30, 3), &y, 1, 3, 1)[0];
+    assert!((got.item().unwrap() - expected).abs() <= 1e-12 * expected.abs().max(1.0));
+    let matrix = cuda_core::multi_dot(&[&arrays[1], &arrays[2]]).unwrap();
+    assert_eq!(matrix.shape(), [4, 3]);
+    assert!(matches!(
+        cuda_core::multi_dot(&[&arrays[1]]),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        cuda_core::multi_dot(&[&arrays[2], &arrays[1]]),
+        Err(Error::InvalidValue(_))
+    ));
 }

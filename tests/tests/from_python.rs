@@ -704,6 +704,14 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
                 a.cond()?,
                 a.matrix_rank()?,
             );
+            (a.matrix_power(5)?, a.inv()?.matrix_power(2)?);
+            let (x, b, c, y) = (
+                DeviceArray::<f64>::zeros(&stream, [3])?,
+                DeviceArray::<f64>::zeros(&stream, [3, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [3, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [3])?,
+            );
+            cuda_core::multi_dot(&[&x, &b, &c, &y])?;
             match a.inv() {
                 Err(cuda_core::Error::Library(cuda_libs::Error::Linalg {
                     routine,

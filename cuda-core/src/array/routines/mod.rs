@@ -59,7 +59,7 @@ pub use complex::ComplexElement;
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
 pub use linalg::{
-    matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
 pub use linalg::{LinalgInput, SolverElement};

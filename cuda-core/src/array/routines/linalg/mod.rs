@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use laid_out::LaidOut;
 
 mod batches;
+mod chains;
 #[cfg(feature = "solver")]
 mod cholesky;
 #[cfg(feature = "solver")]
@@ -37,6 +38,7 @@ mod stacks;
 mod tensordot;
 mod tiled;
 
+pub use chains::multi_dot;
 pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
 pub use matmul::{MatmulElement, MatmulType};
 #[cfg(feature = "solver")]
