@@ -712,14 +712,12 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
                 DeviceArray::<f64>::zeros(&stream, [3])?,
             );
             cuda_core::multi_dot(&[&x, &b, &c, &y])?;
-            match a.inv() {
-                Err(cuda_core::Error::Library(cuda_libs::Error::Linalg {
-                    routine,
-                    index,
-                    failure: cuda_libs::LinalgFailure::Singular { pivot },
-                })) => {}
-                _ => {}
-            }
+            if let Err(cuda_core::Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: cuda_libs::LinalgFailure::Singular { pivot },
+            })) = a.inv()
+            {}
         }
         (
             x.linalg_norm(Norm::Ord(3.0))?,
