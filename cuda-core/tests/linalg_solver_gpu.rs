@@ -7,6 +7,7 @@
 //! Cholesky factors rebuilding `A` (lower and upper, one matrix and stacks) with the other
 //! triangle zero, and indefinite matrices (alone, and one inside a batch) as `Error::Linalg`;
 //! `eigh`/`eigvalsh` against a host Jacobi solver with orthonormal vectors; `svdvals`, the
+//! full and reduced `svd` (reconstruction, orthonormal `U` and `Vh`), the
 //! matrix norms 2, -2 and nuclear, `cond` and `matrix_rank` against the host; `matrix_power`
 //! (with a negative power through `inv`) and `multi_dot` against host products.
 //! Without a driver or device each test prints `skipped: <why>` and passes, unless
@@ -550,7 +551,7 @@ fn eigen_decompositions<T: SolverElement + LinalgInput<Factored = T>>(stream: &S
 fn singular_value_routines<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
-    for (count, m, n) in [(1, 5, 9), (1, 60, 20), (4, 7, 3), (4, 3, 7), (2, 50, 50)] {
+    for (count, m, n) in [(1, 5, 9), (1, 60, 20), (4, 7, 3), (4, 3, 7), (2, 50, 50), (3, 40, 6)] {
         let a_host = common::products::values(count * m * n, m + n)
             .iter()
             .enumerate()
@@ -573,6 +574,49 @@ fn singular_value_routines<T: SolverElement + LinalgInput<Factored = T>>(stream:
                     (got - e).abs() <= tolerance,
                     "{dtype} svdvals {count}x{m}x{n} [{i}] {j}: {got} vs {e}"
                 );
+            }
+        }
+        for full in [false, true] {
+            let (u, s_again, vh) = a.svd(full).unwrap();
+            let (u_cols, vh_rows) = if full { (m, n) } else { (k, k) };
+            let batch = &shape[..shape.len() - 2];
+            assert_eq!(u.shape(), [batch, &[m, u_cols]].concat(), "{dtype} svd U");
+            assert_eq!(vh.shape(), [batch, &[vh_rows, n]].concat(), "{dtype} svd Vh");
+            let (u, vh) = (host(&u.to_contiguous().unwrap()), host(&vh.to_contiguous().unwrap()));
+            let s_again = host(&s_again);
+            for i in 0..count {
+                let u_i = &u[i * m * u_cols..(i + 1) * m * u_cols];
+                let vh_i = &vh[i * vh_rows * n..(i + 1) * vh_rows * n];
+                let a_i = &a_host[i * m * n..(i + 1) * m * n];
+                // U[:, :k] diag(S) Vh[:k, :] rebuilds A.
+                let us: Vec<f64> = (0..m * k)
+                    .map(|p| u_i[(p / k) * u_cols + p % k] * s_again[i * k + p % k])
+                    .collect();
+                let rebuilt = host_matmul(&us, &vh_i[..k * n], m, k, n);
+                let r: Vec<f64> = rebuilt.iter().zip(a_i).map(|(x, y)| x - y).collect();
+                assert!(
+                    frobenius(&r) <= 100.0 * m.max(n) as f64 * eps * frobenius(a_i),
+                    "{dtype} svd {count}x{m}x{n} full={full} [{i}]: U S Vh - A"
+                );
+                // U^T U = I and Vh Vh^T = I.
+                let u_t: Vec<f64> = (0..u_cols * m).map(|p| u_i[(p % m) * u_cols + p / m]).collect();
+                let vh_t: Vec<f64> = (0..n * vh_rows)
+                    .map(|p| vh_i[(p % vh_rows) * n + p / vh_rows])
+                    .collect();
+                for (what, gram, size) in [
+                    ("U^T U", host_matmul(&u_t, u_i, u_cols, m, u_cols), u_cols),
+                    ("Vh Vh^T", host_matmul(vh_i, &vh_t, vh_rows, n, vh_rows), vh_rows),
+                ] {
+                    let off: Vec<f64> = gram
+                        .iter()
+                        .enumerate()
+                        .map(|(p, g)| g - if p / size == p % size { 1.0 } else { 0.0 })
+                        .collect();
+                    assert!(
+                        frobenius(&off) <= 100.0 * m.max(n) as f64 * eps,
+                        "{dtype} svd {count}x{m}x{n} full={full} [{i}]: {what}"
+                    );
+                }
             }
         }
         if count == 1 {
