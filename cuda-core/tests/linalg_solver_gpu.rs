@@ -7,9 +7,9 @@
 //! Cholesky factors rebuilding `A` (lower and upper, one matrix and stacks) with the other
 //! triangle zero, and indefinite matrices (alone, and one inside a batch) as `Error::Linalg`;
 //! `eigh`/`eigvalsh` against a host Jacobi solver with orthonormal vectors; `svdvals`, the
-//! full and reduced `svd` (reconstruction, orthonormal `U` and `Vh`), the
-//! matrix norms 2, -2 and nuclear, `cond` and `matrix_rank` against the host; `matrix_power`
-//! (with a negative power through `inv`) and `multi_dot` against host products.
+//! full and reduced `svd` (reconstruction, orthonormal `U` and `Vh`), the matrix norms 2, -2
+//! and nuclear, `cond`, `matrix_rank` and `pinv` against the host; `matrix_power` (with a
+//! negative power through `inv`) and `multi_dot` against host products.
 //! Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -618,6 +618,22 @@ fn singular_value_routines<T: SolverElement + LinalgInput<Factored = T>>(stream:
                     );
                 }
             }
+        }
+        // pinv: A pinv(A) A = A, (n, m) per matrix.
+        let pinv = a.pinv(1e-15).unwrap();
+        assert_eq!(
+            pinv.shape(),
+            [&shape[..shape.len() - 2], &[n, m]].concat(),
+            "{dtype} pinv"
+        );
+        let pinv = host(&pinv);
+        for i in 0..count {
+            let a_i = &a_host[i * m * n..(i + 1) * m * n];
+            let p_i = &pinv[i * n * m..(i + 1) * n * m];
+            let again = host_matmul(&host_matmul(a_i, p_i, m, n, m), a_i, m, m, n);
+            let r: Vec<f64> = again.iter().zip(a_i).map(|(x, y)| x - y).collect();
+            let bound = 1e4 * m.max(n) as f64 * eps * frobenius(a_i);
+            assert!(frobenius(&r) <= bound, "{dtype} pinv {count}x{m}x{n} [{i}]: A A+ A - A");
         }
         if count == 1 {
             let expected = host_singular_values(&a_host, m, n);

@@ -1,5 +1,6 @@
 //! NumPy's `linalg.svd` and `linalg.svdvals` over stacks `(..., m, n)`, and what is computed
-//! from singular values: the matrix 2-norm, -2-norm and nuclear norm, `cond` and `matrix_rank`.
+//! from singular values: the matrix 2-norm, -2-norm and nuclear norm, `cond`, `matrix_rank`
+//! and `pinv`.
 //!
 //! A stack of matrices up to [`JACOBI_BATCHED_MAX`] on each side is one Jacobi call for the
 //! whole stack (`gesvdjBatched`); one matrix, or a stack of larger ones, goes through
@@ -24,7 +25,7 @@ use super::handles::with_solver;
 use super::stacks::{LinalgInput, MatrixStack, SolverElement};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
-use crate::array::routines::math::ExprOps;
+use crate::array::routines::math::{where_, ExprOps};
 use crate::array::view::Slice;
 use crate::error::Result;
 
@@ -211,6 +212,24 @@ impl<T: LinalgInput> DeviceArray<T> {
             s.reshape(with(&[k]))?,
             reshape_view(vh, with(&[vh_rows, n]))?,
         ))
+    }
+
+    /// NumPy's `linalg.pinv(a, rcond)`: the Moore-Penrose pseudo-inverse of each matrix of the
+    /// stack `(..., m, n)`, of shape `(..., n, m)`, from the reduced SVD: `Vh^T diag(1/S) U^T`,
+    /// singular values at most `rcond * S.max()` taken as zero (NumPy's default `rcond` is
+    /// `1e-15`). The reciprocals scale `U^T` in one fused kernel; one batched product follows.
+    pub fn pinv(&self, rcond: f64) -> Result<DeviceArray<T::Factored>> {
+        let stack = MatrixStack::of("pinv", self.shape())?;
+        let (u, s, vh) = self.svd(false)?;
+        if stack.count() == 0 || stack.k() == 0 {
+            let shape = [&stack.batch[..], &[stack.n, stack.m]].concat();
+            return DeviceArray::zeros(self.stream(), shape);
+        }
+        let cutoff = s.max_axes([-1], true)?;
+        let kept = (&s).gt(&cutoff * rcond);
+        let inverse = where_(kept, (&s).reciprocal(), 0.0).eval()?.expand_dims(-1)?;
+        let scaled = (&inverse * &u.swapaxes(-2, -1)?).eval()?;
+        vh.swapaxes(-2, -1)?.matmul(&scaled)
     }
 
     /// NumPy's `linalg.cond(x)` (the 2-norm condition number, `ord=None`): the greatest
