@@ -8,7 +8,8 @@
 //! triangle zero, and indefinite matrices (alone, and one inside a batch) as `Error::Linalg`;
 //! `eigh`/`eigvalsh` against a host Jacobi solver with orthonormal vectors; `svdvals`, the
 //! full and reduced `svd` (reconstruction, orthonormal `U` and `Vh`), the matrix norms 2, -2
-//! and nuclear, `cond`, `matrix_rank` and `pinv` against the host; `matrix_power` (with a
+//! and nuclear, `cond`, `matrix_rank` and `pinv` against the host; `qr` (reduced, complete,
+//! `r`: reconstruction, orthonormal `Q`, triangular `R`); `matrix_power` (with a
 //! negative power through `inv`) and `multi_dot` against host products.
 //! Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
@@ -788,4 +789,69 @@ fn matrix_powers_and_multi_dot_match_host_products() {
         cuda_core::multi_dot(&[&arrays[2], &arrays[1]]),
         Err(Error::InvalidValue(_))
     ));
+}
+
+fn qr_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, m, n) in [(1, 9, 4), (1, 4, 9), (3, 6, 6), (2, 30, 5)] {
+        let a_host = common::products::values(count * m * n, 2 * m + n)
+            .iter()
+            .enumerate()
+            .map(|(p, v)| v + 0.02 * (p % 5) as f64)
+            .collect::<Vec<f64>>();
+        let shape = if count == 1 { vec![m, n] } else { vec![count, m, n] };
+        let batch = &shape[..shape.len() - 2];
+        let a = array::<T>(stream, &a_host, &shape);
+        let k = m.min(n);
+        for complete in [false, true] {
+            let (q, r) = a.qr(complete).unwrap();
+            let (q_cols, r_rows) = if complete { (m, m) } else { (k, k) };
+            assert_eq!(q.shape(), [batch, &[m, q_cols]].concat(), "{dtype} qr Q");
+            assert_eq!(r.shape(), [batch, &[r_rows, n]].concat(), "{dtype} qr R");
+            let (q, r) = (host(&q.to_contiguous().unwrap()), host(&r));
+            for i in 0..count {
+                let a_i = &a_host[i * m * n..(i + 1) * m * n];
+                let q_i = &q[i * m * q_cols..(i + 1) * m * q_cols];
+                let r_i = &r[i * r_rows * n..(i + 1) * r_rows * n];
+                for (p, value) in r_i.iter().enumerate() {
+                    if p / n > p % n {
+                        assert_eq!(*value, 0.0, "{dtype} qr R [{i}] below the diagonal");
+                    }
+                }
+                let rebuilt = host_matmul(q_i, r_i, m, q_cols, n);
+                let residual: Vec<f64> = rebuilt.iter().zip(a_i).map(|(x, y)| x - y).collect();
+                assert!(
+                    frobenius(&residual) <= 100.0 * m.max(n) as f64 * eps * frobenius(a_i),
+                    "{dtype} qr {count}x{m}x{n} complete={complete} [{i}]: Q R - A"
+                );
+                let q_t: Vec<f64> = (0..q_cols * m).map(|p| q_i[(p % m) * q_cols + p / m]).collect();
+                let gram = host_matmul(&q_t, q_i, q_cols, m, q_cols);
+                let off: Vec<f64> = gram
+                    .iter()
+                    .enumerate()
+                    .map(|(p, g)| g - if p / q_cols == p % q_cols { 1.0 } else { 0.0 })
+                    .collect();
+                assert!(
+                    frobenius(&off) <= 100.0 * m.max(n) as f64 * eps,
+                    "{dtype} qr {count}x{m}x{n} complete={complete} [{i}]: Q^T Q - I"
+                );
+            }
+        }
+        // mode='r': the reduced R, without Q.
+        let r_only = host(&a.qr_r().unwrap());
+        let reduced = host(&a.qr(false).unwrap().1);
+        assert_eq!(r_only, reduced, "{dtype} qr mode r");
+    }
+}
+
+#[test]
+fn qr_factors_rebuild_their_matrices_with_orthonormal_q() {
+    let Some(stream) = stream_or_skip("qr_factors_rebuild_their_matrices_with_orthonormal_q") else {
+        return;
+    };
+    qr_factors::<f32>(&stream);
+    qr_factors::<f64>(&stream);
+    let (q, r) = DeviceArray::<f64>::zeros(&stream, [3, 0]).unwrap().qr(true).unwrap();
+    assert_eq!((q.shape(), r.shape()), (&[3usize, 3][..], &[3usize, 0][..]));
 }

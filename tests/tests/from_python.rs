@@ -707,6 +707,8 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
             (a.matrix_power(5)?, a.inv()?.matrix_power(2)?);
             let (u, s, vh) = a.svd(true)?;
             a.pinv(1e-15)?;
+            let (q, r) = a.qr(false)?;
+            (a.qr(true)?, a.qr_r()?);
             a.svd(false)?;
             let (x, b, c, y) = (
                 DeviceArray::<f64>::zeros(&stream, [3])?,

@@ -32,6 +32,8 @@ mod laid_out;
 mod lu;
 mod matmul;
 #[cfg(feature = "solver")]
+mod qr;
+#[cfg(feature = "solver")]
 mod singular;
 #[cfg(feature = "solver")]
 mod stacks;
