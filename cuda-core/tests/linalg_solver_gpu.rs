@@ -9,7 +9,8 @@
 //! `eigh`/`eigvalsh` against a host Jacobi solver with orthonormal vectors; `svdvals`, the
 //! full and reduced `svd` (reconstruction, orthonormal `U` and `Vh`), the matrix norms 2, -2
 //! and nuclear, `cond`, `matrix_rank` and `pinv` against the host; `qr` (reduced, complete,
-//! `r`: reconstruction, orthonormal `Q`, triangular `R`); `matrix_power` (with a
+//! `r`: reconstruction, orthonormal `Q`, triangular `R`); `lstsq` (normal equations, residuals,
+//! rank, the minimum-norm solution); `matrix_power` (with a
 //! negative power through `inv`) and `multi_dot` against host products.
 //! Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
@@ -854,4 +855,79 @@ fn qr_factors_rebuild_their_matrices_with_orthonormal_q() {
     qr_factors::<f64>(&stream);
     let (q, r) = DeviceArray::<f64>::zeros(&stream, [3, 0]).unwrap().qr(true).unwrap();
     assert_eq!((q.shape(), r.shape()), (&[3usize, 3][..], &[3usize, 0][..]));
+}
+
+#[test]
+fn lstsq_fits_with_residuals_rank_and_minimum_norm() {
+    let Some(stream) = stream_or_skip("lstsq_fits_with_residuals_rank_and_minimum_norm") else {
+        return;
+    };
+    // Overdetermined, full rank: x solves the normal equations; residuals are ||b - A x||^2.
+    let (m, n, k) = (40, 4, 2);
+    let a_host = common::products::values(m * n, 5)
+        .iter()
+        .enumerate()
+        .map(|(p, v)| v + 0.03 * (p % 11) as f64)
+        .collect::<Vec<f64>>();
+    let b_host = common::products::values(m * k, 6);
+    let a = array::<f64>(&stream, &a_host, &[m, n]);
+    let fit = a.lstsq(&array::<f64>(&stream, &b_host, &[m, k]), None).unwrap();
+    assert_eq!((fit.x.shape(), fit.rank), (&[n, k][..], n));
+    assert_eq!(
+        (fit.residuals.shape(), fit.singular_values.shape()),
+        (&[k][..], &[n][..])
+    );
+    let x = host(&fit.x.to_contiguous().unwrap());
+    let a_t: Vec<f64> = (0..n * m).map(|p| a_host[(p % m) * n + p / m]).collect();
+    // A^T (A x - b) = 0.
+    let r: Vec<f64> = host_matmul(&a_host, &x, m, n, k)
+        .iter()
+        .zip(&b_host)
+        .map(|(p, q)| p - q)
+        .collect();
+    let normal = host_matmul(&a_t, &r, n, m, k);
+    assert!(
+        frobenius(&normal) <= 1e-10 * frobenius(&a_host) * frobenius(&b_host),
+        "normal equations"
+    );
+    let residuals = host(&fit.residuals);
+    for j in 0..k {
+        let expected: f64 = (0..m).map(|i| r[i * k + j] * r[i * k + j]).sum();
+        assert!(
+            (residuals[j] - expected).abs() <= 1e-10 * expected.max(1.0),
+            "residual {j}"
+        );
+    }
+    // Underdetermined: A x = b exactly, with the least norm (x in the row space: x = A^T y).
+    let wide = array::<f64>(&stream, &a_t, &[n, m]);
+    let b_short = common::products::values(n, 7);
+    let fit = wide.lstsq(&array::<f64>(&stream, &b_short, &[n]), None).unwrap();
+    assert_eq!(
+        (fit.x.shape(), fit.rank, fit.residuals.shape()),
+        (&[m][..], n, &[0usize][..])
+    );
+    let x = host(&fit.x);
+    let ax = host_matmul(&a_t, &x, n, m, 1);
+    assert!(ax.iter().zip(&b_short).all(|(p, q)| (p - q).abs() < 1e-10), "A x = b");
+    let pinv_x = host(
+        &wide
+            .pinv(1e-15)
+            .unwrap()
+            .matmul(&array::<f64>(&stream, &b_short, &[n]))
+            .unwrap(),
+    );
+    assert!(
+        x.iter().zip(&pinv_x).all(|(p, q)| (p - q).abs() < 1e-10),
+        "the minimum-norm solution"
+    );
+    // A rank-deficient matrix: rank 1, no residuals.
+    let outer = array::<f64>(&stream, &[1.0, 2.0, 2.0, 4.0, 3.0, 6.0], &[3, 2]);
+    let fit = outer
+        .lstsq(&array::<f64>(&stream, &[1.0, 2.0, 3.0], &[3]), None)
+        .unwrap();
+    assert_eq!((fit.rank, fit.residuals.shape()), (1, &[0usize][..]));
+    assert!(matches!(
+        outer.lstsq(&array::<f64>(&stream, &[1.0, 2.0], &[2]), None),
+        Err(Error::InvalidValue(_))
+    ));
 }

@@ -709,6 +709,12 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
             a.pinv(1e-15)?;
             let (q, r) = a.qr(false)?;
             (a.qr(true)?, a.qr_r()?);
+            let (a, b) = (
+                DeviceArray::<f64>::zeros(&stream, [5, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [5])?,
+            );
+            let fit = a.lstsq(&b, None)?;
+            (fit.x, fit.residuals, fit.rank, fit.singular_values);
             a.svd(false)?;
             let (x, b, c, y) = (
                 DeviceArray::<f64>::zeros(&stream, [3])?,

@@ -29,6 +29,8 @@ mod fusion;
 mod handles;
 mod laid_out;
 #[cfg(feature = "solver")]
+mod lstsq;
+#[cfg(feature = "solver")]
 mod lu;
 mod matmul;
 #[cfg(feature = "solver")]
@@ -42,6 +44,8 @@ mod tiled;
 
 pub use chains::multi_dot;
 pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
+#[cfg(feature = "solver")]
+pub use lstsq::Lstsq;
 pub use matmul::{MatmulElement, MatmulType};
 #[cfg(feature = "solver")]
 pub use stacks::{LinalgInput, SolverElement};
