@@ -2,15 +2,21 @@
 //! (`fakelibs`) and driver (`fakecuda`), whose generated kernels run as no-ops: the `info` a
 //! factorisation writes comes back from the array routine as a typed error naming the routine,
 //! the cause and the matrix (NumPy's `LinAlgError`), never as a result; a determinant of a
-//! singular matrix is no error. Its own binary: the routines keep their cuSOLVER handle per
+//! singular matrix is no error; and every cuSOLVER and driver call of their life failing in
+//! turn gives a typed error, no panic, no handle left or destroyed twice. Its own binary: the routines keep their cuSOLVER handle per
 //! stream for the process, which the handle counts of `library_stand_ins` must not see. The
 //! generated kernels are compiled by NVRTC; without it the test says so and passes.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cuda_core::{DeviceArray, Error};
 use cuda_driver::{Device, Stream};
 use cuda_libs::LinalgFailure;
 use tests::fake;
-use tests::fake_libs;
+use tests::fake_libs::{self, Live};
+
+/// `CUSOLVER_STATUS_INTERNAL_ERROR`: the status injected.
+const CUSOLVER_INTERNAL_ERROR: i32 = 7;
 
 /// The factorisation's failure inside `result`, or a panic naming what came instead.
 #[track_caller]
@@ -93,6 +99,100 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     assert!(matches!(a.solve(&short), Err(Error::InvalidValue(m)) if m.contains("b has 3 rows")));
     assert_eq!(fake_libs::calls(), 0, "refusals call no library");
     drop((a, b, x, b_matrix, spd, wide, short, det, stream, context));
+    // The stream's cuSOLVER handle goes with the process caches, so the next test starts with
+    // none alive.
+    assert!(cuda_core::release_process_caches());
+    assert_eq!(fake_libs::live(Live::Solvers), 0);
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+/// The LU and Cholesky routines' life on a fresh stream (one matrix: the cuSOLVER stand-in's
+/// routines), then the process caches (pool, modules, the stream's cuSOLVER handle) given back.
+fn linalg_life() -> cuda_core::Result<()> {
+    let context = Device::get(0)?.primary_context()?;
+    let stream = Stream::new(&context)?;
+    let outcome = (|| {
+        let a = DeviceArray::<f64>::from_slice(&stream, &[4.0, 2.0, 2.0, 3.0])?.reshape([2, 2])?;
+        let b = DeviceArray::<f64>::from_slice(&stream, &[1.0, 2.0])?;
+        a.solve(&b)?;
+        a.inv()?;
+        a.det()?;
+        a.cholesky(false)?;
+        stream.synchronize()?;
+        Ok(())
+    })();
+    drop(stream);
+    if !cuda_core::release_process_caches() {
+        cuda_core::release_process_caches();
+    }
+    drop(context);
+    outcome
+}
+
+#[test]
+fn the_routines_survive_a_failure_at_every_library_and_driver_call() {
+    if let Err(why) = cuda_sys::nvrtc() {
+        println!("skipped: NVRTC is not available ({why})");
+        return;
+    }
+    let fake = fake::session();
+    fake.set_bodiless_kernels_noop(true);
+    cuda_core::load_generated_as_ptx(true);
+    fake_libs::install();
+    fake_libs::reset();
+    fake.reset();
+    linalg_life().expect("the clean run");
+    let (library_calls, driver_calls) = (fake_libs::calls(), fake.calls());
+    assert!(library_calls > 5 && driver_calls > 5, "{library_calls} {driver_calls}");
+    println!("failure points: {library_calls} cuSOLVER calls, {driver_calls} driver calls");
+    let check_clean = |what: &str| {
+        assert_eq!(fake_libs::live(Live::Solvers), 0, "{what}: a cuSOLVER handle left");
+        assert_eq!(fake_libs::live(Live::Params), 0, "{what}: a parameter object left");
+        assert_eq!(
+            fake_libs::live(Live::DoubleDestroys),
+            0,
+            "{what}: a handle destroyed twice"
+        );
+        let counts = fake.counts();
+        assert!(
+            counts.double_frees == 0 && counts.invalid_handles == 0,
+            "{what}: {counts}"
+        );
+    };
+    check_clean("the clean run");
+    for n in 1..=library_calls {
+        fake_libs::reset();
+        fake_libs::fail_nth(n, CUSOLVER_INTERNAL_ERROR);
+        let outcome =
+            catch_unwind(AssertUnwindSafe(linalg_life)).unwrap_or_else(|_| panic!("library call {n} panicked"));
+        match outcome {
+            Err(Error::Library(cuda_libs::Error::Status { library, code, .. })) => {
+                assert_eq!(
+                    (library, code as i32),
+                    ("cuSOLVER", CUSOLVER_INTERNAL_ERROR),
+                    "library call {n}"
+                )
+            }
+            other => panic!("library call {n} failing gave {other:?}"),
+        }
+        check_clean(&format!("library call {n}"));
+    }
+    for n in 1..=driver_calls {
+        fake_libs::reset();
+        fake.reset();
+        fake.fail_nth(n, fake::OUT_OF_MEMORY);
+        let outcome =
+            catch_unwind(AssertUnwindSafe(linalg_life)).unwrap_or_else(|_| panic!("driver call {n} panicked"));
+        if let Err(error) = &outcome {
+            assert!(
+                matches!(error, Error::Driver(_) | Error::Library(_)),
+                "driver call {n}: {error:?}"
+            );
+        }
+        fake.clear_faults();
+        check_clean(&format!("driver call {n}"));
+    }
+    fake.set_bodiless_kernels_noop(false);
+    fake.destroy_all();
 }
