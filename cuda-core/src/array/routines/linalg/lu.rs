@@ -9,7 +9,7 @@
 //! `A^T`, whose column-major inverse `(A^-1)^T` read row-major is `A^-1`; and `det(A^T) =
 //! det(A)`. No transposing copy is made of `A`.
 //!
-//! A singular matrix in `solve` or `inv` is [`Error::Library`] holding
+//! A singular matrix in `solve` or `inv` is [`crate::Error::Library`] holding
 //! [`cuda_libs::Error::Linalg`] (routine, cause, index in the stack), NumPy's `LinAlgError`:
 //! these routines read the `info` outputs back before returning (one host wait), so no
 //! result of a singular matrix is ever returned. `det` and `slogdet` of a singular matrix are
