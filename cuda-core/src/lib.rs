@@ -80,6 +80,8 @@
 //! - `fft` (default, implies `array`): [`fft`], NumPy's fft module through cuFFT. On by default
 //!   as `blas` is: cuFFT is loaded at run time, on the first transform, so a program that never
 //!   transforms needs no cuFFT; the feature costs only build time.
+//! - `solver` (default, implies `blas`): NumPy's `linalg` routines that factor matrices
+//!   (`solve`, `inv`, `det`, `slogdet`, `cholesky`) through cuSOLVER and cuBLAS's batched LU.
 //! - `python` (implies `array`): `DeviceArray` as a Python object, with pyo3.
 //!
 //! # One dependency
@@ -163,8 +165,10 @@ pub use array::{
 };
 #[cfg(feature = "blas")]
 pub use array::{
-    matmul_replay, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
 };
+#[cfg(feature = "solver")]
+pub use array::{LinalgInput, Lstsq, SolverElement};
 #[cfg(feature = "array")]
 pub use at_exit::release_process_caches;
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};

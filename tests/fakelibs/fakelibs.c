@@ -249,3 +249,19 @@ EXPORT unsigned cusolverDnXgetrf(void *handle, void *params, long long m, long l
     if (!pivots) return CUSOLVER_INVALID_VALUE;
     return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
 }
+/* A solve from LU factors: checks its arguments and writes `info` 0 (its `info` reports only
+ * invalid arguments). */
+EXPORT unsigned cusolverDnXgetrs(void *handle, void *params, int trans, long long n, long long nrhs, int type,
+                                 const void *a, long long lda, const long long *pivots, int type_b, void *b,
+                                 long long ldb, int *info) {
+    (void)params, (void)trans, (void)type, (void)type_b;
+    int code = enter();
+    if (code) return code;
+    if (!handle || !a || !pivots || !b || !info || n < 0 || nrhs < 0 || lda < n || ldb < n)
+        return CUSOLVER_INVALID_VALUE;
+    int pending = next_info;
+    next_info = 0;
+    unsigned status = write_info(info);
+    next_info = pending;
+    return status;
+}

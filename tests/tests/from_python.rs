@@ -686,6 +686,53 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         let m = DeviceArray::<f32>::zeros(&stream, [3, 3])?;
         m.linalg_norm(Norm::Fro)?;
         (
+            m.linalg_norm(Norm::Ord(2.0))?,
+            m.linalg_norm(Norm::Ord(-2.0))?,
+            m.linalg_norm(Norm::Nuc)?,
+        );
+        {
+            let (a, b) = (
+                DeviceArray::<f64>::zeros(&stream, [4, 3, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [3])?,
+            );
+            (a.solve(&b)?, a.inv()?, a.det()?);
+            let (sign, logabsdet) = a.slogdet()?;
+            (a.cholesky(false)?, a.cholesky(true)?);
+            let (w, v) = a.eigh(false)?;
+            (
+                a.eigh(true)?,
+                a.eigvalsh(false)?,
+                a.svdvals()?,
+                a.cond()?,
+                a.matrix_rank()?,
+            );
+            (a.matrix_power(5)?, a.inv()?.matrix_power(2)?);
+            let (u, s, vh) = a.svd(true)?;
+            a.pinv(1e-15)?;
+            let (q, r) = a.qr(false)?;
+            (a.qr(true)?, a.qr_r()?);
+            let (a, b) = (
+                DeviceArray::<f64>::zeros(&stream, [5, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [5])?,
+            );
+            let fit = a.lstsq(&b, None)?;
+            (fit.x, fit.residuals, fit.rank, fit.singular_values);
+            a.svd(false)?;
+            let (x, b, c, y) = (
+                DeviceArray::<f64>::zeros(&stream, [3])?,
+                DeviceArray::<f64>::zeros(&stream, [3, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [3, 3])?,
+                DeviceArray::<f64>::zeros(&stream, [3])?,
+            );
+            cuda_core::multi_dot(&[&x, &b, &c, &y])?;
+            if let Err(cuda_core::Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: cuda_libs::LinalgFailure::Singular { pivot },
+            })) = a.inv()
+            {}
+        }
+        (
             x.linalg_norm(Norm::Ord(3.0))?,
             m.linalg_norm(Norm::Ord(1.0))?,
             m.linalg_norm(Norm::Inf)?,

@@ -1,5 +1,5 @@
-//! The cuBLAS and cuBLASLt handles of each stream, and the process-wide TF32 and graph-replay
-//! settings they follow.
+//! The cuBLAS, cuBLASLt and (feature `solver`) cuSOLVER handles of each stream, and the
+//! process-wide TF32 and graph-replay settings they follow.
 //!
 //! A handle is made on a stream's first product and kept (with the stream) in the kernel
 //! registry, as CuPy keeps one per device; its lock serialises the calls through it. The
@@ -111,6 +111,11 @@ thread_local! {
     static LAST_LT: LastUsed<Lt> = const { RefCell::new(None) };
 }
 
+#[cfg(feature = "solver")]
+thread_local! {
+    static LAST_SOLVER: LastUsed<cuda_libs::solver::Solver> = const { RefCell::new(None) };
+}
+
 /// Streams whose handles the registry keeps, per kind of handle.
 pub(crate) const KEPT_HANDLES: usize = 8;
 
@@ -183,6 +188,26 @@ pub(super) fn blas(stream: &Stream) -> Result<Arc<Mutex<Blas>>> {
 /// The cuBLASLt handle of `stream` (its plans: descriptors and algorithms per shape).
 pub(super) fn lt(stream: &Stream) -> Result<Arc<Mutex<Lt>>> {
     cached(&LAST_LT, "cublaslt handle", stream, || Ok(Lt::new(stream)?))
+}
+
+/// The cuSOLVER handle of `stream` (with its cuBLAS for the batched LU and its `info` slots).
+#[cfg(feature = "solver")]
+pub(super) fn solver(stream: &Stream) -> Result<Arc<Mutex<cuda_libs::solver::Solver>>> {
+    cached(&LAST_SOLVER, "cusolver handle", stream, || {
+        Ok(cuda_libs::solver::Solver::new(stream)?)
+    })
+}
+
+/// Runs `routine` with the cuSOLVER handle of `stream`, locked for the whole routine (the `info`
+/// slots it queues belong to it until read back).
+#[cfg(feature = "solver")]
+pub(super) fn with_solver<R>(
+    stream: &Stream,
+    routine: impl FnOnce(&mut cuda_libs::solver::Solver) -> Result<R>,
+) -> Result<R> {
+    let handle = solver(stream)?;
+    let mut solver = handle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    routine(&mut solver)
 }
 
 #[cfg(test)]

@@ -20,15 +20,35 @@ use crate::error::{Error, Result};
 use laid_out::LaidOut;
 
 mod batches;
+mod chains;
+#[cfg(feature = "solver")]
+mod cholesky;
+#[cfg(feature = "solver")]
+mod eigen;
 mod fusion;
 mod handles;
 mod laid_out;
+#[cfg(feature = "solver")]
+mod lstsq;
+#[cfg(feature = "solver")]
+mod lu;
 mod matmul;
+#[cfg(feature = "solver")]
+mod qr;
+#[cfg(feature = "solver")]
+mod singular;
+#[cfg(feature = "solver")]
+mod stacks;
 mod tensordot;
 mod tiled;
 
+pub use chains::multi_dot;
 pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
+#[cfg(feature = "solver")]
+pub use lstsq::Lstsq;
 pub use matmul::{MatmulElement, MatmulType};
+#[cfg(feature = "solver")]
+pub use stacks::{LinalgInput, SolverElement};
 pub use tensordot::TensorAxes;
 
 /// Which norm [`DeviceArray::linalg_norm`] computes: NumPy's `ord` argument.
@@ -39,7 +59,7 @@ pub enum Norm {
     Default,
     /// `ord='fro'`: the Frobenius norm of a matrix.
     Fro,
-    /// `ord='nuc'`: the nuclear norm (sum of singular values); not supported yet.
+    /// `ord='nuc'`: the nuclear norm (sum of singular values; feature `solver`).
     Nuc,
     /// `ord=inf`: the greatest `|x_i|` of a vector; the greatest row sum of `|x|` of a matrix.
     Inf,
@@ -47,8 +67,8 @@ pub enum Norm {
     NegInf,
     /// A numeric `ord`. Vectors: any `p`, `(sum |x_i|^p)^(1/p)`, with `0` the count of nonzero
     /// elements and `±inf` as [`Inf`](Self::Inf) and [`NegInf`](Self::NegInf). Matrices: `1`
-    /// (the greatest column sum of `|x|`), `-1` (the least), `±inf`; `±2` need singular values
-    /// (not supported yet).
+    /// (the greatest column sum of `|x|`), `-1` (the least), `±inf`; `2` and `-2` (the
+    /// greatest and least singular value; feature `solver`).
     Ord(f64),
 }
 
@@ -71,6 +91,19 @@ enum NormKind {
     /// The sums of `|x|` along an axis of a matrix (0: column sums, 1: row sums), then the
     /// greatest or the least of them.
     LineSums(usize, Extreme),
+    /// From the singular values (feature `solver`): the greatest (`ord=2`), the least
+    /// (`ord=-2`), their sum (`'nuc'`).
+    #[cfg(feature = "solver")]
+    Singular(SingularNorm),
+}
+
+/// Which function of the singular values a matrix norm is.
+#[cfg(feature = "solver")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SingularNorm {
+    Greatest,
+    Least,
+    Sum,
 }
 
 /// Which of a norm's line sums is taken.
@@ -101,8 +134,15 @@ fn norm_kind(ndim: usize, ord: Norm) -> Result<NormKind> {
         (2, Norm::Ord(-1.0)) => Ok(NormKind::LineSums(0, Extreme::Least)),
         (2, Norm::Inf) => Ok(NormKind::LineSums(1, Extreme::Greatest)),
         (2, Norm::NegInf) => Ok(NormKind::LineSums(1, Extreme::Least)),
+        #[cfg(feature = "solver")]
+        (2, Norm::Ord(2.0)) => Ok(NormKind::Singular(SingularNorm::Greatest)),
+        #[cfg(feature = "solver")]
+        (2, Norm::Ord(-2.0)) => Ok(NormKind::Singular(SingularNorm::Least)),
+        #[cfg(feature = "solver")]
+        (2, Norm::Nuc) => Ok(NormKind::Singular(SingularNorm::Sum)),
+        #[cfg(not(feature = "solver"))]
         (2, Norm::Nuc | Norm::Ord(2.0) | Norm::Ord(-2.0)) => Err(Error::NotSupported(format!(
-            "linalg_norm: ord {ord:?} of a matrix needs its singular values, which need a solver"
+            "linalg_norm: ord {ord:?} of a matrix needs its singular values (feature `solver`)"
         ))),
         (2, _) => Err(Error::InvalidValue(format!(
             "linalg_norm: invalid norm order {ord:?} for matrices (Default, Fro, Nuc, 1, -1, 2, -2, Inf, NegInf)"
@@ -263,9 +303,10 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// greatest/least column sum of `|x|` and `Inf`/`NegInf` as the greatest/least row sum
     /// (reductions of an `abs` expression).
     ///
-    /// Norms that need a solver (matrix 2-norm and -2-norm, nuclear norm) are
-    /// [`Error::NotSupported`]; an order NumPy refuses (another matrix order, a matrix norm of
-    /// a vector, an order other than `Default` beyond two dimensions) is
+    /// The matrix 2-norm, -2-norm and nuclear norm are the greatest, the least and the sum of
+    /// the singular values (`svdvals`, feature `solver`; without it, and for 16-bit floats,
+    /// [`Error::NotSupported`]); an order NumPy refuses (another matrix order, a matrix norm
+    /// of a vector, an order other than `Default` beyond two dimensions) is
     /// [`Error::InvalidValue`]. `Inf`/`NegInf` of an empty vector are errors, as in NumPy.
     pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<T>> {
         if T::DTYPE.is_complex() {
@@ -283,6 +324,20 @@ impl<T: MatmulElement> DeviceArray<T> {
             NormKind::Power(p) => {
                 let sum = power(magnitude(self), p).sum()?;
                 power((&sum).into_expr(), 1.0 / p).eval()
+            }
+            #[cfg(feature = "solver")]
+            NormKind::Singular(which) => {
+                let values = singular::singular_values_in_own_type(self).unwrap_or_else(|| {
+                    Err(Error::NotSupported(format!(
+                        "linalg_norm: ord 2, -2 and 'nuc' of {} (NumPy's linalg refuses 16-bit floats)",
+                        T::DTYPE
+                    )))
+                })?;
+                match which {
+                    SingularNorm::Greatest => values.max(),
+                    SingularNorm::Least => values.min(),
+                    SingularNorm::Sum => values.sum(),
+                }
             }
             NormKind::LineSums(axis, extreme) => {
                 let sums = magnitude(self).sum_axes([axis], false)?;
@@ -448,9 +503,24 @@ mod tests {
         assert_eq!(norm_kind(1, Norm::Ord(1.0)).unwrap(), NormKind::SumAbs);
         assert_eq!(norm_kind(1, Norm::Inf).unwrap(), NormKind::MaxAbs);
         assert_eq!(norm_kind(1, Norm::NegInf).unwrap(), NormKind::MinAbs);
-        assert!(matches!(norm_kind(2, Norm::Nuc), Err(Error::NotSupported(_))));
-        assert!(matches!(norm_kind(2, Norm::Ord(2.0)), Err(Error::NotSupported(_))));
-        assert!(matches!(norm_kind(2, Norm::Ord(-2.0)), Err(Error::NotSupported(_))));
+        #[cfg(not(feature = "solver"))]
+        {
+            assert!(matches!(norm_kind(2, Norm::Nuc), Err(Error::NotSupported(_))));
+            assert!(matches!(norm_kind(2, Norm::Ord(2.0)), Err(Error::NotSupported(_))));
+            assert!(matches!(norm_kind(2, Norm::Ord(-2.0)), Err(Error::NotSupported(_))));
+        }
+        #[cfg(feature = "solver")]
+        {
+            assert_eq!(norm_kind(2, Norm::Nuc).unwrap(), NormKind::Singular(SingularNorm::Sum));
+            assert_eq!(
+                norm_kind(2, Norm::Ord(2.0)).unwrap(),
+                NormKind::Singular(SingularNorm::Greatest)
+            );
+            assert_eq!(
+                norm_kind(2, Norm::Ord(-2.0)).unwrap(),
+                NormKind::Singular(SingularNorm::Least)
+            );
+        }
         assert!(matches!(norm_kind(1, Norm::Fro), Err(Error::InvalidValue(_))));
         // Vector p-norms need no solver: any p, 0 counting nonzeros, infinities as Inf/NegInf.
         assert_eq!(norm_kind(1, Norm::Ord(3.0)).unwrap(), NormKind::Power(3.0));

@@ -1,0 +1,134 @@
+//! NumPy's `linalg` routines of cuda-core (feature `solver`) on the workloads of the cuSOLVER
+//! issue, whose torch 2.11 and CuPy 14.2 figures on the H200 are the targets: `solve` of a
+//! 4096^2 f64 system with 64 right-hand sides, `svd` of a 2048^2 f32 matrix, `cholesky` of 1024
+//! 32^2 f32 matrices, `eigh` of 500 100^2 matrices in f32 and f64, `inv` and `det` of 256 64^2
+//! f32 matrices. Each row is the median wall-clock time of one call (milliseconds), the call
+//! included whole: these routines read their `info`s back before returning, so a call ends
+//! with its stream's work, and the host clock times it all. Prints `ROW {json}` lines (see the
+//! `benches` crate docs). Built with `--features linalg`. Argument `launch` or `other` runs one
+//! part: every row here is in `other`.
+
+use std::time::Instant;
+
+use benches::{Part, Row, Stats};
+use cuda_core::{Device, DeviceArray, Stream};
+
+const BENCH: &str = "linalg";
+const UNIT: &str = "ms";
+const IMPLEMENTATION: &str = "cuda-core DeviceArray (cuSOLVER, cuBLAS batched LU)";
+/// Calls before timing (the first ones load libraries and kernels).
+const WARMUP: usize = 2;
+/// Timed calls; the figure is the median.
+const REPS: usize = 10;
+
+/// The workloads: the issue's table.
+const CASES: [&str; 7] = [
+    "solve, 4096^2 f64 with 64 right-hand sides",
+    "svd, 2048^2 f32",
+    "cholesky, batched 1024 x 32^2 f32",
+    "eigh, batched 500 x 100^2 f32",
+    "eigh, batched 500 x 100^2 f64",
+    "inv, batched 256 x 64^2 f32",
+    "det, batched 256 x 64^2 f32",
+];
+
+fn main() {
+    let part = Part::from_args();
+    if !part.other() {
+        return;
+    }
+    let stream = match Device::new(0).and_then(|device| {
+        println!("device: {}", device.name()?);
+        device.create_stream()
+    }) {
+        Ok(stream) => stream,
+        Err(why) => {
+            let why = why.to_string().lines().next().unwrap_or_default().to_string();
+            println!("no GPU: {why}");
+            for case in CASES {
+                Row::unavailable(BENCH, case, IMPLEMENTATION, UNIT, &why).emit();
+            }
+            return;
+        }
+    };
+    for case in CASES {
+        let stats = run_case(&stream, case).map_err(|e| e.to_string());
+        Row::measured(BENCH, case, IMPLEMENTATION, UNIT, stats.and_then(|s| s)).emit();
+    }
+    println!("reference: the torch and CuPy figures of the cuSOLVER issue (docs/BENCHMARKS.md)");
+}
+
+/// `count` matrices `n x n`, row-major one after another: well conditioned (diagonally
+/// dominant) and, with `symmetric`, symmetric positive definite.
+fn matrices(count: usize, n: usize, symmetric: bool) -> Vec<f64> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let mut out = vec![0.0; count * n * n];
+    for matrix in out.chunks_mut(n * n) {
+        for i in 0..n {
+            for j in 0..n {
+                let value = if symmetric && j < i { matrix[j * n + i] } else { next() };
+                matrix[i * n + j] = if i == j { n as f64 + value.abs() } else { value };
+            }
+        }
+    }
+    out
+}
+
+fn array<T: cuda_core::Element>(stream: &Stream, data: &[f64], shape: &[usize]) -> cuda_core::Result<DeviceArray<T>> {
+    let typed: Vec<T> = data.iter().map(|&v| T::from_f64(v)).collect();
+    DeviceArray::from_slice(stream, &typed)?.reshape(shape.to_vec())
+}
+
+/// Median milliseconds of [`REPS`] calls of `call` after [`WARMUP`].
+fn time(mut call: impl FnMut() -> cuda_core::Result<()>) -> cuda_core::Result<Result<Stats, String>> {
+    for _ in 0..WARMUP {
+        call()?;
+    }
+    let mut samples = Vec::with_capacity(REPS);
+    for _ in 0..REPS {
+        let start = Instant::now();
+        call()?;
+        samples.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(Stats::from_samples(samples, 1))
+}
+
+fn run_case(stream: &Stream, case: &str) -> cuda_core::Result<Result<Stats, String>> {
+    match case {
+        c if c.starts_with("solve") => {
+            let a = array::<f64>(stream, &matrices(1, 4096, false), &[4096, 4096])?;
+            let b = array::<f64>(stream, &matrices(1, 64, false).repeat(64)[..4096 * 64], &[4096, 64])?;
+            time(|| a.solve(&b).map(drop))
+        }
+        c if c.starts_with("svd") => {
+            let a = array::<f32>(stream, &matrices(1, 2048, false), &[2048, 2048])?;
+            time(|| a.svd(false).map(drop))
+        }
+        c if c.starts_with("cholesky") => {
+            let a = array::<f32>(stream, &matrices(1024, 32, true), &[1024, 32, 32])?;
+            time(|| a.cholesky(false).map(drop))
+        }
+        c if c.starts_with("eigh") && c.ends_with("f32") => {
+            let a = array::<f32>(stream, &matrices(500, 100, true), &[500, 100, 100])?;
+            time(|| a.eigh(false).map(drop))
+        }
+        c if c.starts_with("eigh") => {
+            let a = array::<f64>(stream, &matrices(500, 100, true), &[500, 100, 100])?;
+            time(|| a.eigh(false).map(drop))
+        }
+        c if c.starts_with("inv") => {
+            let a = array::<f32>(stream, &matrices(256, 64, false), &[256, 64, 64])?;
+            time(|| a.inv().map(drop))
+        }
+        _ => {
+            let a = array::<f32>(stream, &matrices(256, 64, false), &[256, 64, 64])?;
+            time(|| a.det().map(drop))
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! NumPy's `linalg.eigh` and `linalg.eigvalsh` over stacks `(..., n, n)` of symmetric matrices.
+//!
+//! A stack of matrices up to [`JACOBI_BATCHED_MAX`] is one Jacobi call for the whole stack
+//! (`syevjBatched`); one matrix, or a stack of larger ones, goes through cuSOLVER's divide and
+//! conquer (`Xsyevd`), one call per matrix (cuSOLVER has no batched form of it), all on one
+//! workspace and stream, with one read-back of the `info`s at the end.
+//!
+//! The row-major copy read column-major is `A^T`: NumPy's lower triangle is its upper one, and
+//! the eigenvectors, the columns of the column-major result, are the rows of the row-major
+//! buffer, so the vectors returned are that buffer's transposed view (no copy).
+
+use cuda_driver::DeviceMemoryMut;
+use cuda_libs::solver::{Matrix, JACOBI_BATCHED_MAX};
+
+use super::handles::with_solver;
+use super::stacks::{column_major_fill, LinalgInput, SquareStack};
+use crate::array::device_array::DeviceArray;
+use crate::array::routines::math::ExprOps;
+use crate::error::Result;
+
+/// The eigenvalues and the eigenvectors: `eigh`'s result (vectors as columns), or `decompose`'s
+/// (vectors as rows).
+type Eigen<F> = (DeviceArray<F>, DeviceArray<F>);
+
+/// The eigenvalues (`(count, n)`) and, with `vectors`, the eigenvectors (the compact
+/// `(count, n, n)` buffer whose rows they are) of the stack `a`.
+fn decompose<T: LinalgInput>(
+    a: &DeviceArray<T>,
+    stack: &SquareStack,
+    upper: bool,
+    vectors: bool,
+) -> Result<Eigen<T::Factored>> {
+    let stream = a.stream().clone();
+    let (n, count) = (stack.n, stack.count());
+    let mut m = a.astype::<T::Factored>().eval_on(&stream)?.reshape([count, n, n])?;
+    let mut w = DeviceArray::<T::Factored>::empty(&stream, [count, n])?;
+    let (fill, square) = (column_major_fill(upper), Matrix::square(n));
+    with_solver(&stream, |solver| {
+        if count > 1 && n <= JACOBI_BATCHED_MAX {
+            let bytes = solver.syevj_batched_workspace::<T::Factored>(vectors, fill, square, count)?;
+            let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
+            let workspace: Option<&mut dyn DeviceMemoryMut> = match bytes {
+                0 => None,
+                _ => Some(&mut workspace),
+            };
+            solver.syevj_batched::<T::Factored>(vectors, fill, square, count, &mut m, &mut w, workspace)?;
+        } else {
+            let bytes = solver.syevd_workspace::<T::Factored>(vectors, fill, square)?;
+            let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
+            for i in 0..count {
+                let mut matrix = m.index_axis(0, i as i64)?;
+                let mut values = w.index_axis(0, i as i64)?;
+                let workspace: Option<&mut dyn DeviceMemoryMut> = match bytes {
+                    0 => None,
+                    _ => Some(&mut workspace),
+                };
+                solver.syevd::<T::Factored>(vectors, fill, square, &mut matrix, &mut values, workspace)?;
+            }
+        }
+        Ok(solver.check_info()?)
+    })?;
+    Ok((w, m))
+}
+
+impl<T: LinalgInput> DeviceArray<T> {
+    /// NumPy's `linalg.eigh(a, UPLO)`: the eigenvalues (ascending, `(..., n)`) and the
+    /// orthonormal eigenvectors (`(..., n, n)`, column `i` for eigenvalue `i`) of each
+    /// symmetric matrix of the stack, in the promoted type. Only one triangle is read: the
+    /// lower (`upper == false`, NumPy's `UPLO='L'`, its default) or the upper.
+    ///
+    /// Errors: a stack that is not square ([`Error::InvalidValue`](crate::Error::InvalidValue));
+    /// a solver that did not converge ([`cuda_libs::Error::Linalg`] with
+    /// [`cuda_libs::LinalgFailure::NoConvergence`] and the matrix's index). `0 x 0` matrices
+    /// give empty results.
+    pub fn eigh(&self, upper: bool) -> Result<Eigen<T::Factored>> {
+        let stack = SquareStack::of("eigh", self.shape())?;
+        let stream = self.stream().clone();
+        let values_shape = [&stack.batch[..], &[stack.n]].concat();
+        if stack.is_empty() {
+            return Ok((
+                DeviceArray::zeros(&stream, values_shape)?,
+                DeviceArray::zeros(&stream, stack.shape())?,
+            ));
+        }
+        let (values, vectors) = decompose(self, &stack, upper, true)?;
+        Ok((
+            values.reshape(values_shape)?,
+            vectors.reshape(stack.shape())?.swapaxes(-2, -1)?,
+        ))
+    }
+
+    /// NumPy's `linalg.eigvalsh(a, UPLO)`: the eigenvalues alone (ascending, `(..., n)`), as
+    /// [`eigh`](Self::eigh) computes them without the vectors.
+    pub fn eigvalsh(&self, upper: bool) -> Result<DeviceArray<T::Factored>> {
+        let stack = SquareStack::of("eigvalsh", self.shape())?;
+        let values_shape = [&stack.batch[..], &[stack.n]].concat();
+        if stack.is_empty() {
+            return DeviceArray::zeros(self.stream(), values_shape);
+        }
+        decompose(self, &stack, upper, false)?.0.reshape(values_shape)
+    }
+}

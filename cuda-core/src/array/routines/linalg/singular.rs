@@ -1,0 +1,260 @@
+//! NumPy's `linalg.svd` and `linalg.svdvals` over stacks `(..., m, n)`, and what is computed
+//! from singular values: the matrix 2-norm, -2-norm and nuclear norm, `cond`, `matrix_rank`
+//! and `pinv`.
+//!
+//! A stack of matrices up to [`JACOBI_BATCHED_MAX`] on each side is one Jacobi call for the
+//! whole stack (`gesvdjBatched`); one matrix, or a stack of larger ones, goes through
+//! cuSOLVER's `Xgesvd`, one call per matrix (no batched form), with one read-back at the end.
+//! cuSOLVER's `gesvd` takes matrices with at least as many rows as columns: a row-major `m x n`
+//! copy with `m <= n` is such a matrix read column-major (its transpose, whose singular values
+//! are the same), and a taller one is copied transposed instead: one copy either way, which
+//! the destructive routine needs anyway.
+//!
+//! With vectors, `A^T = U' S V'^T` gives `A = V' S U'^T`: for the copy read as `A^T`, cuSOLVER's
+//! `U'` buffer read row-major is `U'^T`, NumPy's `Vh`, and its `V'^T` buffer read row-major is
+//! `V'`, NumPy's `U`, with no transpose at all; for the transposed copy both come back as
+//! transposed views. Jacobi's batched form returns `V` rather than `V^T`, and full matrices
+//! only: the reduced ones are views of their leading rows or columns.
+
+use std::any::Any;
+
+use cuda_driver::DeviceMemoryMut;
+use cuda_libs::solver::{SvdVectors, JACOBI_BATCHED_MAX};
+
+use super::handles::with_solver;
+use super::stacks::{LinalgInput, MatrixStack, SolverElement};
+use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
+use crate::array::routines::math::{where_, ExprOps};
+use crate::array::view::Slice;
+use crate::error::Result;
+
+/// `svd`'s result: `U`, the singular values, `Vh`.
+type Svd<F> = (DeviceArray<F>, DeviceArray<F>, DeviceArray<F>);
+
+/// The singular values and, when asked for, the vectors `U` and `Vh`.
+type Decomposed<F> = (DeviceArray<F>, Option<(DeviceArray<F>, DeviceArray<F>)>);
+
+/// The singular values of `stack` (`(count, k)`, descending) and, with `vectors`, `U` and `Vh`
+/// (`(count, m, m)` and `(count, n, n)` when `full`, else `(count, m, k)` and `(count, k, n)`),
+/// none of its extents 0.
+fn decompose<T: LinalgInput>(
+    a: &DeviceArray<T>,
+    stack: &MatrixStack,
+    vectors: Option<bool>,
+) -> Result<Decomposed<T::Factored>> {
+    let stream = a.stream().clone();
+    let (count, k) = (stack.count(), stack.k());
+    let (operand, as_is) = stack.svd_operand();
+    let (rows, cols) = (operand.rows, operand.cols);
+    let source = match as_is {
+        true => a.to_view(),
+        false => a.swapaxes(-2, -1)?,
+    };
+    let mut copy = source
+        .astype::<T::Factored>()
+        .eval_on(&stream)?
+        .reshape([count, cols, rows])?;
+    let mut s = DeviceArray::<T::Factored>::empty(&stream, [count, k])?;
+    let jacobi = count > 1 && stack.m.max(stack.n) <= JACOBI_BATCHED_MAX;
+    let full = vectors.unwrap_or(false);
+    // cuSOLVER's left vectors (rows x ucols) and right ones (vt_rows x cols, or cols x cols for
+    // Jacobi's V), column-major, one matrix after another; none without vectors.
+    let (ucols, vt_rows) = match (vectors.is_some(), jacobi, full) {
+        (false, _, _) => (0, 0),
+        (true, true, _) | (true, false, true) => (rows, cols),
+        (true, false, false) => (cols, cols),
+    };
+    let mut left = DeviceArray::<T::Factored>::empty(&stream, [count, ucols, rows])?;
+    let mut right = DeviceArray::<T::Factored>::empty(&stream, [count, cols, vt_rows])?;
+    let job = match (vectors, full) {
+        (None, _) => SvdVectors::None,
+        (Some(_), true) => SvdVectors::All,
+        (Some(_), false) => SvdVectors::Thin,
+    };
+    with_solver(&stream, |solver| {
+        if jacobi {
+            let with = vectors.is_some();
+            let bytes = solver.gesvdj_batched_workspace::<T::Factored>(with, operand, count)?;
+            let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
+            let workspace: Option<&mut dyn DeviceMemoryMut> = match bytes {
+                0 => None,
+                _ => Some(&mut workspace),
+            };
+            let (u, v): (Option<&mut dyn DeviceMemoryMut>, Option<&mut dyn DeviceMemoryMut>) = match with {
+                true => (Some(&mut left), Some(&mut right)),
+                false => (None, None),
+            };
+            solver.gesvdj_batched::<T::Factored>(operand, count, &mut copy, &mut s, u, v, workspace)?;
+        } else {
+            let bytes = solver.gesvd_workspace::<T::Factored>(job, operand)?;
+            let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
+            for i in 0..count {
+                let index = i as i64;
+                let mut matrix = copy.index_axis(0, index)?;
+                let mut values = s.index_axis(0, index)?;
+                let (mut u, mut vt) = (left.index_axis(0, index)?, right.index_axis(0, index)?);
+                let (u, vt): (Option<&mut dyn DeviceMemoryMut>, Option<&mut dyn DeviceMemoryMut>) = match job {
+                    SvdVectors::None => (None, None),
+                    _ => (Some(&mut u), Some(&mut vt)),
+                };
+                let workspace: Option<&mut dyn DeviceMemoryMut> = match bytes {
+                    0 => None,
+                    _ => Some(&mut workspace),
+                };
+                solver.gesvd::<T::Factored>(job, operand, &mut matrix, &mut values, u, vt, workspace)?;
+            }
+        }
+        Ok(solver.check_info()?)
+    })?;
+    if vectors.is_none() {
+        return Ok((s, None));
+    }
+    // Read row-major, `left` is U'^T, and `right` is V' (gesvd wrote V'^T) or V'^T (Jacobi
+    // wrote V').
+    let (u, vh) = match (as_is, jacobi) {
+        // The operand was A^T = U' S V'^T, so A = V' S U'^T: U = V', Vh = U'^T.
+        (true, false) => (right, left),
+        (true, true) => (right.swapaxes(-2, -1)?, left),
+        // The operand was A = U' S V'^T: U = U', Vh = V'^T.
+        (false, false) => (left.swapaxes(-2, -1)?, right.swapaxes(-2, -1)?),
+        (false, true) => (left.swapaxes(-2, -1)?, right),
+    };
+    let (u, vh) = match full || !jacobi {
+        true => (u, vh),
+        false => (
+            u.slice(&[Slice::ALL, Slice::ALL, Slice::new(0, Some(k))])?,
+            vh.slice(&[Slice::ALL, Slice::new(0, Some(k))])?,
+        ),
+    };
+    Ok((s, Some((u, vh))))
+}
+
+/// The singular values of an `f32` or `f64` array, in its own type, for callers generic over
+/// more types (the matrix norms of `linalg_norm`); `None` for any other type.
+pub(super) fn singular_values_in_own_type<T: Element>(a: &DeviceArray<T>) -> Option<Result<DeviceArray<T>>> {
+    fn same<S: Element, T: Element>(s: DeviceArray<S>) -> DeviceArray<T> {
+        let boxed: Box<dyn Any> = Box::new(s);
+        *boxed.downcast::<DeviceArray<T>>().expect("S and T are one type")
+    }
+    let any: &dyn Any = a;
+    if let Some(a) = any.downcast_ref::<DeviceArray<f32>>() {
+        return Some(a.svdvals().map(same));
+    }
+    any.downcast_ref::<DeviceArray<f64>>().map(|a| a.svdvals().map(same))
+}
+
+/// `x` (a `(count, r, c)` stack, perhaps a transposed or sliced view) in the shape `batch + [r,
+/// c]`: a view when the batch is one axis of `count` or none, a compact copy otherwise.
+fn reshape_view<F: Element>(x: DeviceArray<F>, shape: Vec<usize>) -> Result<DeviceArray<F>> {
+    match shape.len() {
+        2 => x.index_axis(0, 0),
+        3 => Ok(x),
+        _ => x.reshape(shape),
+    }
+}
+
+impl<T: LinalgInput> DeviceArray<T> {
+    /// NumPy's `linalg.svdvals`: the singular values of each matrix of the stack `(..., m, n)`,
+    /// descending, of shape `(..., min(m, n))`, in the promoted type. Under two dimensions is
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue); an SVD that did not converge is
+    /// [`cuda_libs::Error::Linalg`] with [`cuda_libs::LinalgFailure::NoConvergence`] and the
+    /// matrix's index. Empty matrices give empty results.
+    pub fn svdvals(&self) -> Result<DeviceArray<T::Factored>> {
+        let stack = MatrixStack::of("svdvals", self.shape())?;
+        let shape = [&stack.batch[..], &[stack.k()]].concat();
+        if stack.count() == 0 || stack.k() == 0 {
+            return DeviceArray::zeros(self.stream(), shape);
+        }
+        decompose(self, &stack, None)?.0.reshape(shape)
+    }
+
+    /// NumPy's `linalg.svd(a, full_matrices)`: `(U, S, Vh)` with `A = U diag(S) Vh` for each
+    /// matrix of the stack `(..., m, n)`: `S` descending, `(..., k)` with `k = min(m, n)`;
+    /// `U` `(..., m, m)` and `Vh` `(..., n, n)` with `full_matrices`, else `(..., m, k)` and
+    /// `(..., k, n)`; in the promoted type. (`compute_uv=False` is
+    /// [`svdvals`](Self::svdvals).) `U` and `Vh` may be transposed or sliced views.
+    ///
+    /// Errors: under two dimensions ([`Error::InvalidValue`](crate::Error::InvalidValue)); an
+    /// SVD that did not converge ([`cuda_libs::Error::Linalg`] with the matrix's index). Empty
+    /// matrices give NumPy's shapes (identities for the full vectors of an empty side).
+    pub fn svd(&self, full_matrices: bool) -> Result<Svd<T::Factored>> {
+        let stack = MatrixStack::of("svd", self.shape())?;
+        let (m, n, k) = (stack.m, stack.n, stack.k());
+        let with = |tail: &[usize]| [&stack.batch[..], tail].concat();
+        let stream = self.stream().clone();
+        if stack.count() == 0 || k == 0 {
+            let s = DeviceArray::zeros(&stream, with(&[k]))?;
+            let (u, vh) = match full_matrices {
+                true => (
+                    DeviceArray::<T::Factored>::identity(&stream, m)?
+                        .broadcast_to(with(&[m, m]))?
+                        .try_clone()?,
+                    DeviceArray::<T::Factored>::identity(&stream, n)?
+                        .broadcast_to(with(&[n, n]))?
+                        .try_clone()?,
+                ),
+                false => (
+                    DeviceArray::zeros(&stream, with(&[m, k]))?,
+                    DeviceArray::zeros(&stream, with(&[k, n]))?,
+                ),
+            };
+            return Ok((u, s, vh));
+        }
+        let (s, vectors) = decompose(self, &stack, Some(full_matrices))?;
+        let (u, vh) = vectors.expect("asked for vectors");
+        let (u_cols, vh_rows) = match full_matrices {
+            true => (m, n),
+            false => (k, k),
+        };
+        Ok((
+            reshape_view(u, with(&[m, u_cols]))?,
+            s.reshape(with(&[k]))?,
+            reshape_view(vh, with(&[vh_rows, n]))?,
+        ))
+    }
+
+    /// NumPy's `linalg.pinv(a, rcond)`: the Moore-Penrose pseudo-inverse of each matrix of the
+    /// stack `(..., m, n)`, of shape `(..., n, m)`, from the reduced SVD: `Vh^T diag(1/S) U^T`,
+    /// singular values at most `rcond * S.max()` taken as zero (NumPy's default `rcond` is
+    /// `1e-15`). The reciprocals scale `U^T` in one fused kernel; one batched product follows.
+    pub fn pinv(&self, rcond: f64) -> Result<DeviceArray<T::Factored>> {
+        let stack = MatrixStack::of("pinv", self.shape())?;
+        let (u, s, vh) = self.svd(false)?;
+        if stack.count() == 0 || stack.k() == 0 {
+            let shape = [&stack.batch[..], &[stack.n, stack.m]].concat();
+            return DeviceArray::zeros(self.stream(), shape);
+        }
+        let cutoff = s.max_axes([-1], true)?;
+        let kept = (&s).gt(&cutoff * rcond);
+        let inverse = where_(kept, (&s).reciprocal(), 0.0).eval()?.expand_dims(-1)?;
+        let scaled = (&inverse * &u.swapaxes(-2, -1)?).eval()?;
+        vh.swapaxes(-2, -1)?.matmul(&scaled)
+    }
+
+    /// NumPy's `linalg.cond(x)` (the 2-norm condition number, `ord=None`): the greatest
+    /// singular value over the least, of shape `self.shape[:-2]` (infinite for a singular
+    /// matrix, as NumPy's).
+    pub fn cond(&self) -> Result<DeviceArray<T::Factored>> {
+        let s = self.svdvals()?;
+        let greatest = s.max_axes(-1, false)?;
+        let least = s.min_axes(-1, false)?;
+        (&greatest / &least).eval()
+    }
+
+    /// NumPy's `linalg.matrix_rank(A)` with its default tolerance: the number of singular
+    /// values above `S.max() * max(M, N) * eps` per matrix, of shape `self.shape[:-2]`
+    /// (`i64`). A 1-D array is a vector: its rank is 1 unless it is all zeros; 0-d is
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue).
+    pub fn matrix_rank(&self) -> Result<DeviceArray<i64>> {
+        if self.ndim() == 1 {
+            return self.ne(0).any()?.astype::<i64>().eval();
+        }
+        let stack = MatrixStack::of("matrix_rank", self.shape())?;
+        let s = self.svdvals()?;
+        let eps = <T::Factored as SolverElement>::EPSILON;
+        let scale = stack.m.max(stack.n) as f64 * eps;
+        let tolerance = s.max_axes([-1], true)?;
+        (&s).gt(&tolerance * scale).count_nonzero_axes(-1, false)
+    }
+}

@@ -1,0 +1,933 @@
+//! NumPy's LU family (`solve`, `inv`, `det`, `slogdet`) and `cholesky` on a GPU against host references in
+//! f64: residuals `||A x - b|| / (||A|| ||x||) <= c * eps` for single matrices (cuSOLVER) and
+//! stacks (cuBLAS's batched LU) with vector and matrix right-hand sides and broadcast batches;
+//! `A @ inv(A)` against the identity; determinants against a host elimination; integers
+//! promoted to f64; empty stacks and `0 x 0` matrices as NumPy gives them; a singular matrix
+//! (alone, and one inside a batch, with its index) as `Error::Linalg`, and its determinant 0;
+//! Cholesky factors rebuilding `A` (lower and upper, one matrix and stacks) with the other
+//! triangle zero, and indefinite matrices (alone, and one inside a batch) as `Error::Linalg`;
+//! `eigh`/`eigvalsh` against a host Jacobi solver with orthonormal vectors; `svdvals`, the
+//! full and reduced `svd` (reconstruction, orthonormal `U` and `Vh`), the matrix norms 2, -2
+//! and nuclear, `cond`, `matrix_rank` and `pinv` against the host; `qr` (reduced, complete,
+//! `r`: reconstruction, orthonormal `Q`, triangular `R`); `lstsq` (normal equations, residuals,
+//! rank, the minimum-norm solution); `matrix_power` (with a
+//! negative power through `inv`) and `multi_dot` against host products.
+//! Without a driver or device each test prints `skipped: <why>` and passes, unless
+//! `CUDA_REQUIRE_GPU=1`.
+
+mod common;
+
+use common::products::{array, host_matmul};
+use cuda_core::{DeviceArray, Error, LinalgInput, Norm, SolverElement, Stream};
+use cuda_libs::LinalgFailure;
+
+fn stream_or_skip(test: &str) -> Option<Stream> {
+    common::device_or_skip(test).map(|device| device.create_stream().unwrap())
+}
+
+/// `count` well-conditioned `n x n` matrices (diagonally dominant), row-major one after another.
+fn matrices(count: usize, n: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let mut out = Vec::with_capacity(count * n * n);
+    for _ in 0..count {
+        for i in 0..n {
+            for j in 0..n {
+                let value = next();
+                // Alternating signs on the diagonal, so determinants of both signs occur.
+                let diagonal = if i % 2 == 0 { n as f64 } else { -(n as f64) };
+                out.push(if i == j { diagonal + value } else { value });
+            }
+        }
+    }
+    out
+}
+
+fn host<T: SolverElement>(array: &DeviceArray<T>) -> Vec<f64> {
+    array.to_vec().unwrap().iter().map(|v| v.to_f64()).collect()
+}
+
+fn frobenius(values: &[f64]) -> f64 {
+    values.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+/// The determinant of a row-major `n x n` matrix by elimination with partial pivoting.
+fn host_det(a: &[f64], n: usize) -> f64 {
+    let mut m = a.to_vec();
+    let mut det = 1.0;
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&x, &y| m[x * n + col].abs().total_cmp(&m[y * n + col].abs()))
+            .unwrap();
+        if m[pivot * n + col] == 0.0 {
+            return 0.0;
+        }
+        if pivot != col {
+            for j in 0..n {
+                m.swap(pivot * n + j, col * n + j);
+            }
+            det = -det;
+        }
+        det *= m[col * n + col];
+        for row in col + 1..n {
+            let factor = m[row * n + col] / m[col * n + col];
+            for j in col..n {
+                m[row * n + j] -= factor * m[col * n + j];
+            }
+        }
+    }
+    det
+}
+
+/// Asserts `||A x - b|| / (||A|| ||x||) <= c * eps` for each system of a stack.
+#[track_caller]
+fn assert_residuals(what: &str, a: &[f64], x: &[f64], b: &[f64], (count, n, k): (usize, usize, usize), eps: f64) {
+    for i in 0..count {
+        let a_i = &a[i * n * n..(i + 1) * n * n];
+        let x_i = &x[i * n * k..(i + 1) * n * k];
+        let b_i = &b[i * n * k..(i + 1) * n * k];
+        let ax = host_matmul(a_i, x_i, n, n, k);
+        let r: Vec<f64> = ax.iter().zip(b_i).map(|(p, q)| p - q).collect();
+        let relative = frobenius(&r) / (frobenius(a_i) * frobenius(x_i)).max(f64::MIN_POSITIVE);
+        assert!(
+            relative <= 50.0 * n as f64 * eps,
+            "{what}: system {i}: relative residual {relative:e}"
+        );
+    }
+}
+
+fn epsilon<T: SolverElement>() -> f64 {
+    match std::mem::size_of::<T>() {
+        4 => f32::EPSILON as f64,
+        _ => f64::EPSILON,
+    }
+}
+
+fn solves<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    // One matrix (cuSOLVER), one vector.
+    for n in [1, 7, 64, 300] {
+        let a_host = matrices(1, n, n as u64);
+        let b_host = common::products::values(n, 3);
+        let a = array::<T>(stream, &a_host, &[n, n]);
+        let b = array::<T>(stream, &b_host, &[n]);
+        let x = a.solve(&b).unwrap();
+        assert_eq!(x.shape(), [n]);
+        assert_residuals(
+            &format!("{dtype} solve {n}"),
+            &a_host,
+            &host(&x),
+            &b_host,
+            (1, n, 1),
+            eps,
+        );
+    }
+    // One matrix, several right-hand sides.
+    let (n, k) = (48, 5);
+    let a_host = matrices(1, n, 11);
+    let b_host = common::products::values(n * k, 4);
+    let x = array::<T>(stream, &a_host, &[n, n])
+        .solve(&array::<T>(stream, &b_host, &[n, k]))
+        .unwrap();
+    assert_eq!(x.shape(), [n, k]);
+    let x = x.to_contiguous().unwrap();
+    assert_residuals(
+        &format!("{dtype} solve {n}x{k}"),
+        &a_host,
+        &host(&x),
+        &b_host,
+        (1, n, k),
+        eps,
+    );
+    // A stack (the batched LU): (3, 2, n, n) with b (n, k) broadcast over the batch.
+    let (count, n, k) = (6, 9, 3);
+    let a_host = matrices(count, n, 5);
+    let b_one = common::products::values(n * k, 6);
+    let a = array::<T>(stream, &a_host, &[3, 2, n, n]);
+    let x = a.solve(&array::<T>(stream, &b_one, &[n, k])).unwrap();
+    assert_eq!(x.shape(), [3, 2, n, k]);
+    let b_host: Vec<f64> = (0..count).flat_map(|_| b_one.iter().copied()).collect();
+    let x = host(&x.to_contiguous().unwrap());
+    assert_residuals(
+        &format!("{dtype} stacked solve"),
+        &a_host,
+        &x,
+        &b_host,
+        (count, n, k),
+        eps,
+    );
+    // A stack with one vector: (count, n).
+    let b_vector = common::products::values(n, 8);
+    let x = a.solve(&array::<T>(stream, &b_vector, &[n])).unwrap();
+    assert_eq!(x.shape(), [3, 2, n]);
+    let b_host: Vec<f64> = (0..count).flat_map(|_| b_vector.iter().copied()).collect();
+    assert_residuals(
+        &format!("{dtype} stacked vector solve"),
+        &a_host,
+        &host(&x),
+        &b_host,
+        (count, n, 1),
+        eps,
+    );
+}
+
+fn inverses_and_determinants<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, n) in [(1, 5), (1, 100), (4, 6), (64, 33)] {
+        let a_host = matrices(count, n, (count * n) as u64);
+        let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        let inverse = a.inv().unwrap();
+        assert_eq!(inverse.shape(), shape);
+        let identity: Vec<f64> = (0..count)
+            .flat_map(|_| (0..n * n).map(|i| if i / n == i % n { 1.0 } else { 0.0 }))
+            .collect();
+        assert_residuals(
+            &format!("{dtype} inv {count}x{n}"),
+            &a_host,
+            &host(&inverse),
+            &identity,
+            (count, n, n),
+            eps,
+        );
+
+        let det = host(&a.det().unwrap());
+        let (sign, logabs) = a.slogdet().unwrap();
+        let (sign, logabs) = (host(&sign), host(&logabs));
+        assert_eq!(det.len(), count);
+        for i in 0..count {
+            let expected = host_det(&a_host[i * n * n..(i + 1) * n * n], n);
+            let tolerance = 100.0 * n as f64 * eps;
+            if expected.abs().log10() < 30.0 {
+                assert!(
+                    ((det[i] - expected) / expected).abs() <= tolerance,
+                    "{dtype} det {count}x{n} [{i}]: {} vs {expected}",
+                    det[i]
+                );
+            }
+            assert_eq!(sign[i], expected.signum(), "{dtype} slogdet sign {count}x{n} [{i}]");
+            assert!(
+                (logabs[i] - expected.abs().ln()).abs() <= tolerance * expected.abs().ln().abs().max(1.0),
+                "{dtype} slogdet {count}x{n} [{i}]: {} vs {}",
+                logabs[i],
+                expected.abs().ln()
+            );
+        }
+    }
+}
+
+#[test]
+fn solve_residuals_are_small_in_f32_and_f64() {
+    let Some(stream) = stream_or_skip("solve_residuals_are_small_in_f32_and_f64") else {
+        return;
+    };
+    solves::<f32>(&stream);
+    solves::<f64>(&stream);
+}
+
+#[test]
+fn inverses_and_determinants_match_the_host() {
+    let Some(stream) = stream_or_skip("inverses_and_determinants_match_the_host") else {
+        return;
+    };
+    inverses_and_determinants::<f32>(&stream);
+    inverses_and_determinants::<f64>(&stream);
+}
+
+#[test]
+fn integers_promote_and_empty_stacks_follow_numpy() {
+    let Some(stream) = stream_or_skip("integers_promote_and_empty_stacks_follow_numpy") else {
+        return;
+    };
+    let a = DeviceArray::<i32>::from_slice(&stream, &[2, 1, 1, 3])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let b = DeviceArray::<i64>::from_slice(&stream, &[3, 5]).unwrap();
+    let x: DeviceArray<f64> = a.solve(&b).unwrap();
+    let x = x.to_vec().unwrap();
+    assert!((x[0] - 0.8).abs() < 1e-14 && (x[1] - 1.4).abs() < 1e-14, "{x:?}");
+    assert!((a.det().unwrap().item().unwrap() - 5.0).abs() < 1e-14);
+    let inverse = a.inv().unwrap().to_vec().unwrap();
+    let expected = [0.6, -0.2, -0.2, 0.4];
+    assert!(
+        inverse.iter().zip(expected).all(|(g, e)| (g - e).abs() < 1e-14),
+        "{inverse:?}"
+    );
+
+    // 0 x 0 matrices: inv gives 0 x 0, det 1, slogdet (1, 0); an empty stack gives empty results.
+    let empty = DeviceArray::<f64>::zeros(&stream, [0, 0]).unwrap();
+    assert_eq!(empty.inv().unwrap().shape(), [0, 0]);
+    assert_eq!(empty.det().unwrap().item().unwrap(), 1.0);
+    let (sign, logabs) = empty.slogdet().unwrap();
+    assert_eq!((sign.item().unwrap(), logabs.item().unwrap()), (1.0, 0.0));
+    let stack = DeviceArray::<f32>::zeros(&stream, [0, 3, 3]).unwrap();
+    assert_eq!(stack.det().unwrap().shape(), [0]);
+    assert_eq!(stack.inv().unwrap().shape(), [0, 3, 3]);
+    let b = DeviceArray::<f32>::zeros(&stream, [3, 2]).unwrap();
+    assert_eq!(stack.solve(&b).unwrap().shape(), [0, 3, 2]);
+    let none = DeviceArray::<f32>::zeros(&stream, [3, 0]).unwrap();
+    let square = DeviceArray::<f32>::ones(&stream, [3, 3]).unwrap();
+    assert_eq!(square.solve(&none).unwrap().shape(), [3, 0]);
+
+    // Shapes NumPy refuses.
+    let wide = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
+    assert!(matches!(wide.inv(), Err(Error::InvalidValue(m)) if m.contains("square")));
+    assert!(matches!(wide.det(), Err(Error::InvalidValue(m)) if m.contains("square")));
+    let rows = DeviceArray::<f64>::zeros(&stream, [3, 1]).unwrap();
+    assert!(matches!(a.solve(&rows), Err(Error::InvalidValue(m)) if m.contains("b has 3 rows")));
+}
+
+#[test]
+fn singular_matrices_are_errors_with_their_index() {
+    let Some(stream) = stream_or_skip("singular_matrices_are_errors_with_their_index") else {
+        return;
+    };
+    // One singular matrix (cuSOLVER's getrf): rows 2 = 2 * row 1.
+    let singular = [1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0];
+    let a = array::<f64>(&stream, &singular, &[3, 3]);
+    let b = array::<f64>(&stream, &[1.0, 2.0, 3.0], &[3]);
+    for (what, result) in [("solve", a.solve(&b).map(drop)), ("inv", a.inv().map(drop))] {
+        match result {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index: 0,
+                failure: LinalgFailure::Singular { .. },
+            })) => assert_eq!(routine, "cusolverDnXgetrf", "{what}"),
+            other => panic!("{what} of a singular matrix: {other:?}"),
+        }
+    }
+    // Its determinant is 0 and its slogdet (0, -inf), as NumPy's.
+    assert_eq!(a.det().unwrap().item().unwrap(), 0.0);
+    let (sign, logabs) = a.slogdet().unwrap();
+    assert_eq!(sign.item().unwrap(), 0.0);
+    assert_eq!(logabs.item().unwrap(), f64::NEG_INFINITY);
+
+    // One bad matrix inside a batch of five (cuBLAS's batched LU): its index comes back.
+    let mut stack = matrices(5, 3, 9);
+    stack[2 * 9..3 * 9].copy_from_slice(&singular);
+    for dtype_f32 in [false, true] {
+        let result = match dtype_f32 {
+            false => array::<f64>(&stream, &stack, &[5, 3, 3]).inv().map(drop),
+            true => array::<f32>(&stream, &stack, &[5, 3, 3])
+                .solve(&array::<f32>(&stream, &[1.0, 2.0, 3.0], &[3]))
+                .map(drop),
+        };
+        match result {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: LinalgFailure::Singular { .. },
+            })) => assert_eq!((routine, index), ("cublas<t>getrfBatched", 2)),
+            other => panic!("a batch with a singular matrix: {other:?}"),
+        }
+    }
+    let det = host(&array::<f64>(&stream, &stack, &[5, 3, 3]).det().unwrap());
+    assert_eq!(det[2], 0.0);
+    assert!(det.iter().enumerate().all(|(i, d)| i == 2 || *d != 0.0), "{det:?}");
+    // The handle is clean afterwards: the next solve on the stream succeeds.
+    let good = array::<f64>(&stream, &matrices(1, 3, 1), &[3, 3]);
+    assert_eq!(good.solve(&b).unwrap().shape(), [3]);
+}
+
+/// `count` symmetric positive definite `n x n` matrices, `M M^T + n I`.
+fn positive_definite(count: usize, n: usize, seed: u64) -> Vec<f64> {
+    let m = matrices(count, n, seed);
+    let mut out = Vec::with_capacity(count * n * n);
+    for i in 0..count {
+        let m_i = &m[i * n * n..(i + 1) * n * n];
+        let m_t: Vec<f64> = (0..n * n).map(|p| m_i[(p % n) * n + p / n]).collect();
+        let product = host_matmul(m_i, &m_t, n, n, n);
+        out.extend((0..n * n).map(|p| product[p] + if p / n == p % n { n as f64 } else { 0.0 }));
+    }
+    out
+}
+
+fn cholesky_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, n) in [(1, 1), (1, 9), (1, 200), (3, 8), (64, 32)] {
+        let a_host = positive_definite(count, n, (count + n) as u64);
+        let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        for upper in [false, true] {
+            let factor = a.cholesky(upper).unwrap();
+            assert_eq!(factor.shape(), shape);
+            let factor = host(&factor);
+            for i in 0..count {
+                let f = &factor[i * n * n..(i + 1) * n * n];
+                let f_t: Vec<f64> = (0..n * n).map(|p| f[(p % n) * n + p / n]).collect();
+                // The other triangle is zero, and the product rebuilds A.
+                for (p, value) in f.iter().enumerate() {
+                    let (row, col) = (p / n, p % n);
+                    if (upper && row > col) || (!upper && row < col) {
+                        assert_eq!(
+                            *value, 0.0,
+                            "{dtype} cholesky {count}x{n} upper={upper} [{i}]: ({row}, {col})"
+                        );
+                    }
+                }
+                let rebuilt = match upper {
+                    false => host_matmul(f, &f_t, n, n, n),
+                    true => host_matmul(&f_t, f, n, n, n),
+                };
+                let a_i = &a_host[i * n * n..(i + 1) * n * n];
+                let r: Vec<f64> = rebuilt.iter().zip(a_i).map(|(p, q)| p - q).collect();
+                let relative = frobenius(&r) / frobenius(a_i);
+                assert!(
+                    relative <= 50.0 * n as f64 * eps,
+                    "{dtype} cholesky {count}x{n} upper={upper} [{i}]: {relative:e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn cholesky_factors_rebuild_their_matrices() {
+    let Some(stream) = stream_or_skip("cholesky_factors_rebuild_their_matrices") else {
+        return;
+    };
+    cholesky_factors::<f32>(&stream);
+    cholesky_factors::<f64>(&stream);
+    // Integers promote to f64: [[4, 2], [2, 3]] = L L^T with L = [[2, 0], [1, sqrt(2)]].
+    let a = DeviceArray::<i64>::from_slice(&stream, &[4, 2, 2, 3])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let l: Vec<f64> = a.cholesky(false).unwrap().to_vec().unwrap();
+    let expected = [2.0, 0.0, 1.0, 2f64.sqrt()];
+    assert!(l.iter().zip(expected).all(|(g, e)| (g - e).abs() < 1e-14), "{l:?}");
+    let empty = DeviceArray::<f64>::zeros(&stream, [2, 0, 0]).unwrap();
+    assert_eq!(empty.cholesky(false).unwrap().shape(), [2, 0, 0]);
+}
+
+#[test]
+fn matrices_that_are_not_positive_definite_are_errors_with_their_index() {
+    let Some(stream) = stream_or_skip("matrices_that_are_not_positive_definite_are_errors_with_their_index") else {
+        return;
+    };
+    // Indefinite: eigenvalues 3 and -1; its leading minor of order 2 is negative.
+    let indefinite = [1.0, 2.0, 2.0, 1.0];
+    match array::<f64>(&stream, &indefinite, &[2, 2]).cholesky(false) {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index: 0,
+            failure: LinalgFailure::NotPositiveDefinite { order: 2 },
+        })) => assert_eq!(routine, "cusolverDnXpotrf"),
+        other => panic!("cholesky of an indefinite matrix: {other:?}"),
+    }
+    // One indefinite matrix (index 3) in a batch of six (potrfBatched).
+    let mut stack = positive_definite(6, 2, 4);
+    stack[3 * 4..4 * 4].copy_from_slice(&indefinite);
+    for upper in [false, true] {
+        match array::<f32>(&stream, &stack, &[6, 2, 2]).cholesky(upper) {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: LinalgFailure::NotPositiveDefinite { .. },
+            })) => assert_eq!((routine, index), ("cusolverDn<t>potrfBatched", 3)),
+            other => panic!("a batch with an indefinite matrix (upper={upper}): {other:?}"),
+        }
+    }
+}
+
+/// The eigenvalues of a symmetric row-major `n x n` matrix, ascending, by cyclic Jacobi
+/// rotations on the host.
+fn host_eigenvalues(a: &[f64], n: usize) -> Vec<f64> {
+    let mut m = a.to_vec();
+    for _sweep in 0..100 {
+        let off: f64 = (0..n * n).filter(|p| p / n != p % n).map(|p| m[p] * m[p]).sum();
+        if off < 1e-30 {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                if m[p * n + q].abs() < 1e-300 {
+                    continue;
+                }
+                let theta = (m[q * n + q] - m[p * n + p]) / (2.0 * m[p * n + q]);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let (c, s) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
+                for k in 0..n {
+                    let (kp, kq) = (m[k * n + p], m[k * n + q]);
+                    m[k * n + p] = c * kp - s * kq;
+                    m[k * n + q] = s * kp + c * kq;
+                }
+                for k in 0..n {
+                    let (pk, qk) = (m[p * n + k], m[q * n + k]);
+                    m[p * n + k] = c * pk - s * qk;
+                    m[q * n + k] = s * pk + c * qk;
+                }
+            }
+        }
+    }
+    let mut values: Vec<f64> = (0..n).map(|i| m[i * n + i]).collect();
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+/// The singular values of a row-major `m x n` matrix, descending, from `A^T A` on the host.
+fn host_singular_values(a: &[f64], m: usize, n: usize) -> Vec<f64> {
+    let a_t: Vec<f64> = (0..n * m).map(|p| a[(p % m) * n + p / m]).collect();
+    let gram = if m >= n {
+        host_matmul(&a_t, a, n, m, n)
+    } else {
+        host_matmul(a, &a_t, m, n, m)
+    };
+    let mut values: Vec<f64> = host_eigenvalues(&gram, m.min(n))
+        .iter()
+        .map(|v| v.max(0.0).sqrt())
+        .collect();
+    values.reverse();
+    values
+}
+
+fn eigen_decompositions<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, n) in [(1, 6), (1, 70), (5, 12), (3, 40)] {
+        let a_host = positive_definite(count, n, (3 * count + n) as u64);
+        let a_host: Vec<f64> = a_host
+            .iter()
+            .enumerate()
+            .map(|(p, v)| v - if p % (n + 1) == 0 { 2.0 * n as f64 } else { 0.0 })
+            .collect();
+        let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        for upper in [false, true] {
+            let (w, v) = a.eigh(upper).unwrap();
+            assert_eq!(w.shape(), &shape[..shape.len() - 1]);
+            assert_eq!(v.shape(), shape);
+            let (w, v) = (host(&w), host(&v.to_contiguous().unwrap()));
+            let values_only = host(&a.eigvalsh(upper).unwrap());
+            for i in 0..count {
+                let a_i = &a_host[i * n * n..(i + 1) * n * n];
+                let (w_i, v_i) = (&w[i * n..(i + 1) * n], &v[i * n * n..(i + 1) * n * n]);
+                let scale = frobenius(a_i);
+                let expected = host_eigenvalues(a_i, n);
+                for (j, (got, e)) in w_i.iter().zip(&expected).enumerate() {
+                    assert!(
+                        (got - e).abs() <= 100.0 * n as f64 * eps * scale,
+                        "{dtype} eigh {count}x{n} [{i}] value {j}: {got} vs {e}"
+                    );
+                    assert!(
+                        (values_only[i * n + j] - e).abs() <= 100.0 * n as f64 * eps * scale,
+                        "{dtype} eigvalsh [{i}] {j}"
+                    );
+                }
+                // A V = V diag(w), and V^T V = I.
+                let av = host_matmul(a_i, v_i, n, n, n);
+                let vw: Vec<f64> = (0..n * n).map(|p| v_i[p] * w_i[p % n]).collect();
+                let r: Vec<f64> = av.iter().zip(&vw).map(|(x, y)| x - y).collect();
+                assert!(
+                    frobenius(&r) <= 100.0 * n as f64 * eps * scale,
+                    "{dtype} eigh {count}x{n} [{i}]: A V - V W"
+                );
+                let v_t: Vec<f64> = (0..n * n).map(|p| v_i[(p % n) * n + p / n]).collect();
+                let gram = host_matmul(&v_t, v_i, n, n, n);
+                let off: Vec<f64> = gram
+                    .iter()
+                    .enumerate()
+                    .map(|(p, g)| g - if p / n == p % n { 1.0 } else { 0.0 })
+                    .collect();
+                assert!(
+                    frobenius(&off) <= 100.0 * n as f64 * eps,
+                    "{dtype} eigh {count}x{n} [{i}]: V^T V - I"
+                );
+            }
+        }
+    }
+}
+
+fn singular_value_routines<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, m, n) in [(1, 5, 9), (1, 60, 20), (4, 7, 3), (4, 3, 7), (2, 50, 50), (3, 40, 6)] {
+        let a_host = common::products::values(count * m * n, m + n)
+            .iter()
+            .enumerate()
+            .map(|(p, v)| v + 0.01 * (p % 7) as f64)
+            .collect::<Vec<f64>>();
+        let shape = if count == 1 { vec![m, n] } else { vec![count, m, n] };
+        let a = array::<T>(stream, &a_host, &shape);
+        let s = a.svdvals().unwrap();
+        let k = m.min(n);
+        assert_eq!(s.shape()[s.ndim() - 1], k);
+        let s = host(&s);
+        for i in 0..count {
+            let a_i = &a_host[i * m * n..(i + 1) * m * n];
+            let expected = host_singular_values(a_i, m, n);
+            // The host reference goes through A^T A, which squares the condition number: it
+            // agrees to about sqrt(eps) of the matrix's norm, not eps.
+            let tolerance = 10.0 * eps.sqrt() * frobenius(a_i);
+            for (j, (got, e)) in s[i * k..(i + 1) * k].iter().zip(&expected).enumerate() {
+                assert!(
+                    (got - e).abs() <= tolerance,
+                    "{dtype} svdvals {count}x{m}x{n} [{i}] {j}: {got} vs {e}"
+                );
+            }
+        }
+        for full in [false, true] {
+            let (u, s_again, vh) = a.svd(full).unwrap();
+            let (u_cols, vh_rows) = if full { (m, n) } else { (k, k) };
+            let batch = &shape[..shape.len() - 2];
+            assert_eq!(u.shape(), [batch, &[m, u_cols]].concat(), "{dtype} svd U");
+            assert_eq!(vh.shape(), [batch, &[vh_rows, n]].concat(), "{dtype} svd Vh");
+            let (u, vh) = (host(&u.to_contiguous().unwrap()), host(&vh.to_contiguous().unwrap()));
+            let s_again = host(&s_again);
+            for i in 0..count {
+                let u_i = &u[i * m * u_cols..(i + 1) * m * u_cols];
+                let vh_i = &vh[i * vh_rows * n..(i + 1) * vh_rows * n];
+                let a_i = &a_host[i * m * n..(i + 1) * m * n];
+                // U[:, :k] diag(S) Vh[:k, :] rebuilds A.
+                let us: Vec<f64> = (0..m * k)
+                    .map(|p| u_i[(p / k) * u_cols + p % k] * s_again[i * k + p % k])
+                    .collect();
+                let rebuilt = host_matmul(&us, &vh_i[..k * n], m, k, n);
+                let r: Vec<f64> = rebuilt.iter().zip(a_i).map(|(x, y)| x - y).collect();
+                assert!(
+                    frobenius(&r) <= 100.0 * m.max(n) as f64 * eps * frobenius(a_i),
+                    "{dtype} svd {count}x{m}x{n} full={full} [{i}]: U S Vh - A"
+                );
+                // U^T U = I and Vh Vh^T = I.
+                let u_t: Vec<f64> = (0..u_cols * m).map(|p| u_i[(p % m) * u_cols + p / m]).collect();
+                let vh_t: Vec<f64> = (0..n * vh_rows)
+                    .map(|p| vh_i[(p % vh_rows) * n + p / vh_rows])
+                    .collect();
+                for (what, gram, size) in [
+                    ("U^T U", host_matmul(&u_t, u_i, u_cols, m, u_cols), u_cols),
+                    ("Vh Vh^T", host_matmul(vh_i, &vh_t, vh_rows, n, vh_rows), vh_rows),
+                ] {
+                    let off: Vec<f64> = gram
+                        .iter()
+                        .enumerate()
+                        .map(|(p, g)| g - if p / size == p % size { 1.0 } else { 0.0 })
+                        .collect();
+                    assert!(
+                        frobenius(&off) <= 100.0 * m.max(n) as f64 * eps,
+                        "{dtype} svd {count}x{m}x{n} full={full} [{i}]: {what}"
+                    );
+                }
+            }
+        }
+        // pinv: A pinv(A) A = A, (n, m) per matrix.
+        let pinv = a.pinv(1e-15).unwrap();
+        assert_eq!(
+            pinv.shape(),
+            [&shape[..shape.len() - 2], &[n, m]].concat(),
+            "{dtype} pinv"
+        );
+        let pinv = host(&pinv);
+        for i in 0..count {
+            let a_i = &a_host[i * m * n..(i + 1) * m * n];
+            let p_i = &pinv[i * n * m..(i + 1) * n * m];
+            let again = host_matmul(&host_matmul(a_i, p_i, m, n, m), a_i, m, m, n);
+            let r: Vec<f64> = again.iter().zip(a_i).map(|(x, y)| x - y).collect();
+            let bound = 1e4 * m.max(n) as f64 * eps * frobenius(a_i);
+            assert!(frobenius(&r) <= bound, "{dtype} pinv {count}x{m}x{n} [{i}]: A A+ A - A");
+        }
+        if count == 1 {
+            let expected = host_singular_values(&a_host, m, n);
+            let close = |what: &str, got: f64, e: f64| {
+                assert!(
+                    (got - e).abs() <= 1e-3 * e.abs().max(1.0),
+                    "{dtype} {what}: {got} vs {e}"
+                )
+            };
+            close(
+                "norm 2",
+                a.linalg_norm(Norm::Ord(2.0)).unwrap().item().unwrap().to_f64(),
+                expected[0],
+            );
+            close(
+                "norm -2",
+                a.linalg_norm(Norm::Ord(-2.0)).unwrap().item().unwrap().to_f64(),
+                expected[k - 1],
+            );
+            close(
+                "norm nuc",
+                a.linalg_norm(Norm::Nuc).unwrap().item().unwrap().to_f64(),
+                expected.iter().sum(),
+            );
+            close(
+                "cond",
+                a.cond().unwrap().item().unwrap().to_f64(),
+                expected[0] / expected[k - 1],
+            );
+            assert_eq!(
+                a.matrix_rank().unwrap().item().unwrap(),
+                k as i64,
+                "{dtype} matrix_rank"
+            );
+        }
+    }
+}
+
+#[test]
+fn eigh_matches_a_host_solver_with_orthonormal_vectors() {
+    let Some(stream) = stream_or_skip("eigh_matches_a_host_solver_with_orthonormal_vectors") else {
+        return;
+    };
+    eigen_decompositions::<f32>(&stream);
+    eigen_decompositions::<f64>(&stream);
+    let empty = DeviceArray::<f64>::zeros(&stream, [0, 0]).unwrap();
+    let (w, v) = empty.eigh(false).unwrap();
+    assert_eq!((w.shape(), v.shape()), (&[0usize][..], &[0usize, 0][..]));
+}
+
+#[test]
+fn singular_values_norms_cond_and_rank_match_the_host() {
+    let Some(stream) = stream_or_skip("singular_values_norms_cond_and_rank_match_the_host") else {
+        return;
+    };
+    singular_value_routines::<f32>(&stream);
+    singular_value_routines::<f64>(&stream);
+    // A rank-1 matrix (integers, promoted): rank 1, cond huge or infinite.
+    let outer = DeviceArray::<i32>::from_slice(&stream, &[1, 2, 3, 2, 4, 6, 3, 6, 9])
+        .unwrap()
+        .reshape([3, 3])
+        .unwrap();
+    assert_eq!(outer.matrix_rank().unwrap().item().unwrap(), 1);
+    assert!(outer.cond().unwrap().item().unwrap() > 1e14);
+    let vector = DeviceArray::<f64>::zeros(&stream, [4]).unwrap();
+    assert_eq!(vector.matrix_rank().unwrap().item().unwrap(), 0);
+    assert_eq!(
+        DeviceArray::<f32>::zeros(&stream, [2, 0, 3])
+            .unwrap()
+            .svdvals()
+            .unwrap()
+            .shape(),
+        [2, 0]
+    );
+}
+
+#[test]
+fn matrix_powers_and_multi_dot_match_host_products() {
+    let Some(stream) = stream_or_skip("matrix_powers_and_multi_dot_match_host_products") else {
+        return;
+    };
+    let n = 6;
+    let a_host: Vec<f64> = matrices(2, n, 21).iter().map(|v| v / n as f64).collect();
+    let a = array::<f64>(&stream, &a_host, &[2, n, n]);
+    for power in [0u64, 1, 2, 5, 8] {
+        let got = host(&a.matrix_power(power).unwrap());
+        for i in 0..2 {
+            let a_i = &a_host[i * n * n..(i + 1) * n * n];
+            let mut expected: Vec<f64> = (0..n * n).map(|p| if p / n == p % n { 1.0 } else { 0.0 }).collect();
+            for _ in 0..power {
+                expected = host_matmul(&expected, a_i, n, n, n);
+            }
+            let r: Vec<f64> = got[i * n * n..(i + 1) * n * n]
+                .iter()
+                .zip(&expected)
+                .map(|(g, e)| g - e)
+                .collect();
+            assert!(
+                frobenius(&r) <= 1e-12 * frobenius(&expected).max(1.0),
+                "a^{power} [{i}]"
+            );
+        }
+    }
+    // A negative power: the inverse's power, as NumPy computes it.
+    let minus_two = host(&a.inv().unwrap().matrix_power(2).unwrap());
+    let square = host(&a.matrix_power(2).unwrap());
+    for i in 0..2 {
+        let product = host_matmul(
+            &square[i * n * n..(i + 1) * n * n],
+            &minus_two[i * n * n..(i + 1) * n * n],
+            n,
+            n,
+            n,
+        );
+        let off: Vec<f64> = product
+            .iter()
+            .enumerate()
+            .map(|(p, g)| g - if p / n == p % n { 1.0 } else { 0.0 })
+            .collect();
+        assert!(frobenius(&off) <= 1e-10, "a^2 a^-2 [{i}]");
+    }
+    assert!(matches!(
+        array::<f64>(&stream, &[1.0; 6], &[2, 3]).matrix_power(2),
+        Err(Error::InvalidValue(_))
+    ));
+
+    // multi_dot: a row vector, two matrices and a column vector; the association does not
+    // change the value.
+    let (x, b, c, y) = (
+        common::products::values(4, 1),
+        common::products::values(4 * 30, 2),
+        common::products::values(30 * 3, 3),
+        common::products::values(3, 4),
+    );
+    let arrays = [
+        array::<f64>(&stream, &x, &[4]),
+        array::<f64>(&stream, &b, &[4, 30]),
+        array::<f64>(&stream, &c, &[30, 3]),
+        array::<f64>(&stream, &y, &[3]),
+    ];
+    let got = cuda_core::multi_dot(&arrays.iter().collect::<Vec<_>>()).unwrap();
+    assert_eq!(got.shape(), [0usize; 0]);
+    let expected = host_matmul(&host_matmul(&host_matmul(&x, &b, 1, 4, 30), &c, 1, 30, 3), &y, 1, 3, 1)[0];
+    assert!((got.item().unwrap() - expected).abs() <= 1e-12 * expected.abs().max(1.0));
+    let matrix = cuda_core::multi_dot(&[&arrays[1], &arrays[2]]).unwrap();
+    assert_eq!(matrix.shape(), [4, 3]);
+    assert!(matches!(
+        cuda_core::multi_dot(&[&arrays[1]]),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        cuda_core::multi_dot(&[&arrays[2], &arrays[1]]),
+        Err(Error::InvalidValue(_))
+    ));
+}
+
+fn qr_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+    let eps = epsilon::<T>();
+    let dtype = T::DTYPE;
+    for (count, m, n) in [(1, 9, 4), (1, 4, 9), (3, 6, 6), (2, 30, 5)] {
+        let a_host = common::products::values(count * m * n, 2 * m + n)
+            .iter()
+            .enumerate()
+            .map(|(p, v)| v + 0.02 * (p % 5) as f64)
+            .collect::<Vec<f64>>();
+        let shape = if count == 1 { vec![m, n] } else { vec![count, m, n] };
+        let batch = &shape[..shape.len() - 2];
+        let a = array::<T>(stream, &a_host, &shape);
+        let k = m.min(n);
+        for complete in [false, true] {
+            let (q, r) = a.qr(complete).unwrap();
+            let (q_cols, r_rows) = if complete { (m, m) } else { (k, k) };
+            assert_eq!(q.shape(), [batch, &[m, q_cols]].concat(), "{dtype} qr Q");
+            assert_eq!(r.shape(), [batch, &[r_rows, n]].concat(), "{dtype} qr R");
+            let (q, r) = (host(&q.to_contiguous().unwrap()), host(&r));
+            for i in 0..count {
+                let a_i = &a_host[i * m * n..(i + 1) * m * n];
+                let q_i = &q[i * m * q_cols..(i + 1) * m * q_cols];
+                let r_i = &r[i * r_rows * n..(i + 1) * r_rows * n];
+                for (p, value) in r_i.iter().enumerate() {
+                    if p / n > p % n {
+                        assert_eq!(*value, 0.0, "{dtype} qr R [{i}] below the diagonal");
+                    }
+                }
+                let rebuilt = host_matmul(q_i, r_i, m, q_cols, n);
+                let residual: Vec<f64> = rebuilt.iter().zip(a_i).map(|(x, y)| x - y).collect();
+                assert!(
+                    frobenius(&residual) <= 100.0 * m.max(n) as f64 * eps * frobenius(a_i),
+                    "{dtype} qr {count}x{m}x{n} complete={complete} [{i}]: Q R - A"
+                );
+                let q_t: Vec<f64> = (0..q_cols * m).map(|p| q_i[(p % m) * q_cols + p / m]).collect();
+                let gram = host_matmul(&q_t, q_i, q_cols, m, q_cols);
+                let off: Vec<f64> = gram
+                    .iter()
+                    .enumerate()
+                    .map(|(p, g)| g - if p / q_cols == p % q_cols { 1.0 } else { 0.0 })
+                    .collect();
+                assert!(
+                    frobenius(&off) <= 100.0 * m.max(n) as f64 * eps,
+                    "{dtype} qr {count}x{m}x{n} complete={complete} [{i}]: Q^T Q - I"
+                );
+            }
+        }
+        // mode='r': the reduced R, without Q.
+        let r_only = host(&a.qr_r().unwrap());
+        let reduced = host(&a.qr(false).unwrap().1);
+        assert_eq!(r_only, reduced, "{dtype} qr mode r");
+    }
+}
+
+#[test]
+fn qr_factors_rebuild_their_matrices_with_orthonormal_q() {
+    let Some(stream) = stream_or_skip("qr_factors_rebuild_their_matrices_with_orthonormal_q") else {
+        return;
+    };
+    qr_factors::<f32>(&stream);
+    qr_factors::<f64>(&stream);
+    let (q, r) = DeviceArray::<f64>::zeros(&stream, [3, 0]).unwrap().qr(true).unwrap();
+    assert_eq!((q.shape(), r.shape()), (&[3usize, 3][..], &[3usize, 0][..]));
+}
+
+#[test]
+fn lstsq_fits_with_residuals_rank_and_minimum_norm() {
+    let Some(stream) = stream_or_skip("lstsq_fits_with_residuals_rank_and_minimum_norm") else {
+        return;
+    };
+    // Overdetermined, full rank: x solves the normal equations; residuals are ||b - A x||^2.
+    let (m, n, k) = (40, 4, 2);
+    let a_host = common::products::values(m * n, 5)
+        .iter()
+        .enumerate()
+        .map(|(p, v)| v + 0.03 * (p % 11) as f64)
+        .collect::<Vec<f64>>();
+    let b_host = common::products::values(m * k, 6);
+    let a = array::<f64>(&stream, &a_host, &[m, n]);
+    let fit = a.lstsq(&array::<f64>(&stream, &b_host, &[m, k]), None).unwrap();
+    assert_eq!((fit.x.shape(), fit.rank), (&[n, k][..], n));
+    assert_eq!(
+        (fit.residuals.shape(), fit.singular_values.shape()),
+        (&[k][..], &[n][..])
+    );
+    let x = host(&fit.x.to_contiguous().unwrap());
+    let a_t: Vec<f64> = (0..n * m).map(|p| a_host[(p % m) * n + p / m]).collect();
+    // A^T (A x - b) = 0.
+    let r: Vec<f64> = host_matmul(&a_host, &x, m, n, k)
+        .iter()
+        .zip(&b_host)
+        .map(|(p, q)| p - q)
+        .collect();
+    let normal = host_matmul(&a_t, &r, n, m, k);
+    assert!(
+        frobenius(&normal) <= 1e-10 * frobenius(&a_host) * frobenius(&b_host),
+        "normal equations"
+    );
+    let residuals = host(&fit.residuals);
+    for j in 0..k {
+        let expected: f64 = (0..m).map(|i| r[i * k + j] * r[i * k + j]).sum();
+        assert!(
+            (residuals[j] - expected).abs() <= 1e-10 * expected.max(1.0),
+            "residual {j}"
+        );
+    }
+    // Underdetermined: A x = b exactly, with the least norm (x in the row space: x = A^T y).
+    let wide = array::<f64>(&stream, &a_t, &[n, m]);
+    let b_short = common::products::values(n, 7);
+    let fit = wide.lstsq(&array::<f64>(&stream, &b_short, &[n]), None).unwrap();
+    assert_eq!(
+        (fit.x.shape(), fit.rank, fit.residuals.shape()),
+        (&[m][..], n, &[0usize][..])
+    );
+    let x = host(&fit.x);
+    let ax = host_matmul(&a_t, &x, n, m, 1);
+    assert!(ax.iter().zip(&b_short).all(|(p, q)| (p - q).abs() < 1e-10), "A x = b");
+    let pinv_x = host(
+        &wide
+            .pinv(1e-15)
+            .unwrap()
+            .matmul(&array::<f64>(&stream, &b_short, &[n]))
+            .unwrap(),
+    );
+    assert!(
+        x.iter().zip(&pinv_x).all(|(p, q)| (p - q).abs() < 1e-10),
+        "the minimum-norm solution"
+    );
+    // A rank-deficient matrix: rank 1, no residuals.
+    let outer = array::<f64>(&stream, &[1.0, 2.0, 2.0, 4.0, 3.0, 6.0], &[3, 2]);
+    let fit = outer
+        .lstsq(&array::<f64>(&stream, &[1.0, 2.0, 3.0], &[3]), None)
+        .unwrap();
+    assert_eq!((fit.rank, fit.residuals.shape()), (1, &[0usize][..]));
+    assert!(matches!(
+        outer.lstsq(&array::<f64>(&stream, &[1.0, 2.0], &[2]), None),
+        Err(Error::InvalidValue(_))
+    ));
+}

@@ -1,0 +1,198 @@
+//! cuda-core's LU routines (`solve`, `inv`, `det`) and `cholesky` end to end against the stand-in cuSOLVER
+//! (`fakelibs`) and driver (`fakecuda`), whose generated kernels run as no-ops: the `info` a
+//! factorisation writes comes back from the array routine as a typed error naming the routine,
+//! the cause and the matrix (NumPy's `LinAlgError`), never as a result; a determinant of a
+//! singular matrix is no error; and every cuSOLVER and driver call of their life failing in
+//! turn gives a typed error, no panic, no handle left or destroyed twice. Its own binary: the routines keep their cuSOLVER handle per
+//! stream for the process, which the handle counts of `library_stand_ins` must not see. The
+//! generated kernels are compiled by NVRTC; without it the test says so and passes.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use cuda_core::{DeviceArray, Error};
+use cuda_driver::{Device, Stream};
+use cuda_libs::LinalgFailure;
+use tests::fake;
+use tests::fake_libs::{self, Live};
+
+/// `CUSOLVER_STATUS_INTERNAL_ERROR`: the status injected.
+const CUSOLVER_INTERNAL_ERROR: i32 = 7;
+
+/// The factorisation's failure inside `result`, or a panic naming what came instead.
+#[track_caller]
+fn linalg_failure<T: std::fmt::Debug>(result: cuda_core::Result<T>) -> (&'static str, usize, LinalgFailure) {
+    match result {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure,
+        })) => (routine, index, failure),
+        other => panic!("expected a linalg failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
+    if let Err(why) = cuda_sys::nvrtc() {
+        println!("skipped: NVRTC is not available ({why})");
+        return;
+    }
+    let fake = fake::session();
+    fake.set_bodiless_kernels_noop(true);
+    cuda_core::load_generated_as_ptx(true);
+    fake_libs::install();
+    fake_libs::reset();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let a = DeviceArray::<i32>::from_slice(&stream, &[1, 2, 2, 4])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let b = DeviceArray::<f64>::from_slice(&stream, &[1.0, 2.0]).unwrap();
+
+    // The factorisation reports U(2, 2) == 0: solve and inv return that, not a result.
+    fake_libs::set_info(2);
+    let (routine, index, failure) = linalg_failure(a.solve(&b));
+    assert_eq!((routine, index), ("cusolverDnXgetrf", 0));
+    assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
+    let (routine, _, failure) = linalg_failure(a.inv());
+    assert_eq!(routine, "cusolverDnXgetrf");
+    assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
+    // det of a singular matrix is 0 in NumPy, so the same info is no error there; integers
+    // promote to f64, and a matrix gives a 0-d result.
+    let det = a.det().unwrap();
+    assert_eq!(det.shape(), [0usize; 0]);
+
+    // A clean factorisation: solve and inv return arrays of NumPy's shapes, and the handle's
+    // infos were all read back (the next failure is reported by the routine that queued it).
+    fake_libs::set_info(0);
+    let x = a.solve(&b).unwrap();
+    assert_eq!(x.shape(), [2]);
+    let b_matrix = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
+    assert_eq!(a.solve(&b_matrix).unwrap().shape(), [2, 3]);
+    assert_eq!(a.inv().unwrap().shape(), [2, 2]);
+    fake_libs::set_info(1);
+    let (_, _, failure) = linalg_failure(a.inv());
+    assert_eq!(failure, LinalgFailure::Singular { pivot: 1 });
+
+    // Cholesky: the info of a matrix that is not positive definite comes back through
+    // `cholesky`, in either triangle; a clean one gives the factor's shape.
+    let spd = DeviceArray::<f32>::from_slice(&stream, &[4.0, 2.0, 2.0, 3.0])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    fake_libs::set_info(2);
+    for upper in [false, true] {
+        let (routine, index, failure) = linalg_failure(spd.cholesky(upper));
+        assert_eq!((routine, index), ("cusolverDnXpotrf", 0));
+        assert_eq!(failure, LinalgFailure::NotPositiveDefinite { order: 2 });
+    }
+    fake_libs::set_info(0);
+    assert_eq!(spd.cholesky(false).unwrap().shape(), [2, 2]);
+
+    // Shape errors come before any library call.
+    fake_libs::reset();
+    let wide = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
+    assert!(matches!(wide.inv(), Err(Error::InvalidValue(m)) if m.contains("square")));
+    assert!(matches!(wide.cholesky(false), Err(Error::InvalidValue(m)) if m.contains("cholesky")));
+    let short = DeviceArray::<f64>::zeros(&stream, [3]).unwrap();
+    assert!(matches!(a.solve(&short), Err(Error::InvalidValue(m)) if m.contains("b has 3 rows")));
+    assert_eq!(fake_libs::calls(), 0, "refusals call no library");
+    drop((a, b, x, b_matrix, spd, wide, short, det, stream, context));
+    // The stream's cuSOLVER handle goes with the process caches, so the next test starts with
+    // none alive.
+    assert!(cuda_core::release_process_caches());
+    assert_eq!(fake_libs::live(Live::Solvers), 0);
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+/// The LU and Cholesky routines' life on a fresh stream (one matrix: the cuSOLVER stand-in's
+/// routines), then the process caches (pool, modules, the stream's cuSOLVER handle) given back.
+fn linalg_life() -> cuda_core::Result<()> {
+    let context = Device::get(0)?.primary_context()?;
+    let stream = Stream::new(&context)?;
+    let outcome = (|| {
+        let a = DeviceArray::<f64>::from_slice(&stream, &[4.0, 2.0, 2.0, 3.0])?.reshape([2, 2])?;
+        let b = DeviceArray::<f64>::from_slice(&stream, &[1.0, 2.0])?;
+        a.solve(&b)?;
+        a.inv()?;
+        a.det()?;
+        a.cholesky(false)?;
+        stream.synchronize()?;
+        Ok(())
+    })();
+    drop(stream);
+    if !cuda_core::release_process_caches() {
+        cuda_core::release_process_caches();
+    }
+    drop(context);
+    outcome
+}
+
+#[test]
+fn the_routines_survive_a_failure_at_every_library_and_driver_call() {
+    if let Err(why) = cuda_sys::nvrtc() {
+        println!("skipped: NVRTC is not available ({why})");
+        return;
+    }
+    let fake = fake::session();
+    fake.set_bodiless_kernels_noop(true);
+    cuda_core::load_generated_as_ptx(true);
+    fake_libs::install();
+    fake_libs::reset();
+    fake.reset();
+    linalg_life().expect("the clean run");
+    let (library_calls, driver_calls) = (fake_libs::calls(), fake.calls());
+    assert!(library_calls > 5 && driver_calls > 5, "{library_calls} {driver_calls}");
+    println!("failure points: {library_calls} cuSOLVER calls, {driver_calls} driver calls");
+    let check_clean = |what: &str| {
+        assert_eq!(fake_libs::live(Live::Solvers), 0, "{what}: a cuSOLVER handle left");
+        assert_eq!(fake_libs::live(Live::Params), 0, "{what}: a parameter object left");
+        assert_eq!(
+            fake_libs::live(Live::DoubleDestroys),
+            0,
+            "{what}: a handle destroyed twice"
+        );
+        let counts = fake.counts();
+        assert!(
+            counts.double_frees == 0 && counts.invalid_handles == 0,
+            "{what}: {counts}"
+        );
+    };
+    check_clean("the clean run");
+    for n in 1..=library_calls {
+        fake_libs::reset();
+        fake_libs::fail_nth(n, CUSOLVER_INTERNAL_ERROR);
+        let outcome =
+            catch_unwind(AssertUnwindSafe(linalg_life)).unwrap_or_else(|_| panic!("library call {n} panicked"));
+        match outcome {
+            Err(Error::Library(cuda_libs::Error::Status { library, code, .. })) => {
+                assert_eq!(
+                    (library, code as i32),
+                    ("cuSOLVER", CUSOLVER_INTERNAL_ERROR),
+                    "library call {n}"
+                )
+            }
+            other => panic!("library call {n} failing gave {other:?}"),
+        }
+        check_clean(&format!("library call {n}"));
+    }
+    for n in 1..=driver_calls {
+        fake_libs::reset();
+        fake.reset();
+        fake.fail_nth(n, fake::OUT_OF_MEMORY);
+        let outcome =
+            catch_unwind(AssertUnwindSafe(linalg_life)).unwrap_or_else(|_| panic!("driver call {n} panicked"));
+        if let Err(error) = &outcome {
+            assert!(
+                matches!(error, Error::Driver(_) | Error::Library(_)),
+                "driver call {n}: {error:?}"
+            );
+        }
+        fake.clear_faults();
+        check_clean(&format!("driver call {n}"));
+    }
+    fake.set_bodiless_kernels_noop(false);
+    fake.destroy_all();
+}
