@@ -1,33 +1,17 @@
 //! cuFFT on the GPU against an f64 host DFT. Each test prints `skipped:` without a GPU or
 //! without cuFFT, and fails instead under `CUDA_REQUIRE_GPU=1`.
 
-use cuda_driver::{Device, DeviceBuffer, DeviceCopy, DeviceMemoryMut, Stream};
+use cuda_driver::{DeviceBuffer, DeviceCopy, DeviceMemoryMut, Stream};
 use cuda_libs::fft::{Direction, Kind, Layout, Plan, PlanCache, PlanDesc, Precision};
 use cuda_libs::Error;
 use half::f16;
 
+mod common;
+
 /// A stream on device 0 with cuFFT loaded, or `None` after printing why the test is skipped (a
 /// panic under `CUDA_REQUIRE_GPU=1`).
 fn stream_or_skip(test: &str) -> Option<Stream> {
-    let stream = Device::count()
-        .map_err(Error::from)
-        .and_then(|count| match count {
-            0 => Err(Error::InvalidValue("the driver reports no device".into())),
-            _ => Ok(Device::get(0)?),
-        })
-        .and_then(|device| Ok(device.primary_context()?))
-        .and_then(|context| Ok(Stream::new(&context)?))
-        .and_then(|stream| cuda_libs::fft::load().map(|()| stream));
-    match stream {
-        Ok(stream) => Some(stream),
-        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("{test}: CUDA_REQUIRE_GPU=1 but there is no usable GPU with cuFFT: {error}")
-        }
-        Err(error) => {
-            println!("skipped: {test}: no usable GPU with cuFFT ({error})");
-            None
-        }
-    }
+    common::stream_with(test, "cuFFT", cuda_libs::fft::load)
 }
 
 /// A real type of a transform, as the host reference sees it.

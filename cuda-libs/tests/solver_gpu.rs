@@ -4,30 +4,16 @@
 //! Each test prints `skipped:` without a GPU or without cuSOLVER, and fails instead under
 //! `CUDA_REQUIRE_GPU=1`. Matrices are column-major, as the solver module takes them.
 
-use cuda_driver::{Device, DeviceBuffer, DeviceCopy, DeviceMemoryMut, Stream};
+use cuda_driver::{DeviceBuffer, DeviceCopy, DeviceMemoryMut, Stream};
 use cuda_libs::solver::{Element, Fill, Matrix, Solver, SvdVectors};
 use cuda_libs::{Error, LinalgFailure};
 
+mod common;
+
+/// A stream on device 0 with cuSOLVER loaded, or `None` after printing why the test is skipped (a
+/// panic under `CUDA_REQUIRE_GPU=1`).
 fn stream_or_skip(test: &str) -> Option<Stream> {
-    let stream = Device::count()
-        .map_err(Error::from)
-        .and_then(|count| match count {
-            0 => Err(Error::InvalidValue("the driver reports no device".into())),
-            _ => Ok(Device::get(0)?),
-        })
-        .and_then(|device| Ok(device.primary_context()?))
-        .and_then(|context| Ok(Stream::new(&context)?))
-        .and_then(|stream| cuda_libs::solver::load().map(|()| stream));
-    match stream {
-        Ok(stream) => Some(stream),
-        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("{test}: CUDA_REQUIRE_GPU=1 but there is no usable GPU with cuSOLVER: {error}")
-        }
-        Err(error) => {
-            println!("skipped: {test}: no usable GPU with cuSOLVER ({error})");
-            None
-        }
-    }
+    common::stream_with(test, "cuSOLVER", cuda_libs::solver::load)
 }
 
 trait Real: Element + DeviceCopy + Default + std::fmt::Debug {
