@@ -83,6 +83,34 @@ pub(crate) fn elements<T: Element>(what: &str, memory: &impl DeviceMemory, strea
     Ok(memory.byte_len() / size)
 }
 
+/// A user operator's C++ text, as [`scan::ScanOperator`] and [`reduce::ReduceOperator`] take it:
+/// its name (a C identifier), the expression combining `a` and `b`, its neutral value, and the
+/// device code (the prelude) those may use.
+pub(crate) struct UserOperator {
+    pub(crate) name: String,
+    pub(crate) op: String,
+    pub(crate) identity: String,
+    pub(crate) prelude: String,
+}
+
+impl UserOperator {
+    /// The operator, its name checked to be a C identifier (`kind`, `"scan"` or `"reduce"`,
+    /// names it in the error), with no prelude.
+    pub(crate) fn new(kind: &str, name: &str, op: &str, identity: &str) -> Result<Self> {
+        if !crate::array::kernels::params::is_identifier(name) {
+            return Err(Error::InvalidValue(format!(
+                "{kind} operator `{name}`: the name must be a C identifier"
+            )));
+        }
+        Ok(UserOperator {
+            name: name.to_string(),
+            op: op.to_string(),
+            identity: identity.to_string(),
+            prelude: String::new(),
+        })
+    }
+}
+
 /// Refuses complex element types: the device-wide algorithms order and compare real values
 /// (NumPy orders complex lexicographically, which they do not implement yet).
 pub(crate) fn real_elements(what: &str, dtypes: &[DType]) -> Result<()> {

@@ -40,7 +40,7 @@ use cuda_sys::driver::CUdeviceptr;
 use super::scan::{init_bits, ScanOp};
 use super::select::{launch_select, load_select, Emit, PredArgs, Predicate, SelectCall, RUNS_KEY};
 use super::sort::{bytes_of, Operands};
-use super::{disjoint, elements, tile_grid, BLOCK, ITEMS, TILE};
+use super::{disjoint, elements, tile_grid, UserOperator, BLOCK, ITEMS, TILE};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{kernel_encoded, Loaded, LoadedTable};
 use crate::array::kernels::signature::ArgType;
@@ -549,10 +549,7 @@ unsafe fn run_segments<I: Element, O: Element>(
 ///
 /// [`ScanOperator`]: super::scan::ScanOperator
 pub struct ReduceOperator {
-    name: String,
-    op: String,
-    identity: String,
-    prelude: String,
+    operator: UserOperator,
     loaded: LoadedTable,
 }
 
@@ -560,23 +557,15 @@ impl ReduceOperator {
     /// An operator named `name` (a C identifier), combining `a` and `b` with the C++ expression
     /// `op`, whose neutral value is the C++ expression `identity` (`op(identity, x) == x`).
     pub fn new(name: &str, op: &str, identity: &str) -> Result<Self> {
-        if !crate::array::kernels::params::is_identifier(name) {
-            return Err(Error::InvalidValue(format!(
-                "reduce operator `{name}`: the name must be a C identifier"
-            )));
-        }
         Ok(ReduceOperator {
-            name: name.to_string(),
-            op: op.to_string(),
-            identity: identity.to_string(),
-            prelude: String::new(),
+            operator: UserOperator::new("reduce", name, op, identity)?,
             loaded: LoadedTable::default(),
         })
     }
 
     /// This operator with device code (helper functions, types) that `op` and `identity` may use.
     pub fn with_prelude(mut self, prelude: &str) -> Self {
-        self.prelude = prelude.to_string();
+        self.operator.prelude = prelude.to_string();
         self
     }
 
@@ -587,12 +576,12 @@ impl ReduceOperator {
 
     fn code(&self, input: DType, output: DType) -> ReduceCode {
         ReduceCode {
-            name: format!("reduce_{}", self.name),
+            name: format!("reduce_{}", self.operator.name),
             input,
             output,
-            op: self.op.clone(),
-            identity: self.identity.clone(),
-            prelude: self.prelude.clone(),
+            op: self.operator.op.clone(),
+            identity: self.operator.identity.clone(),
+            prelude: self.operator.prelude.clone(),
         }
     }
 
@@ -662,7 +651,9 @@ impl ReduceOperator {
 
 impl std::fmt::Debug for ReduceOperator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReduceOperator").field("name", &self.name).finish()
+        f.debug_struct("ReduceOperator")
+            .field("name", &self.operator.name)
+            .finish()
     }
 }
 

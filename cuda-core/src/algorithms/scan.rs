@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream};
 
-use super::{disjoint, elements, real_elements, tile_grid, BLOCK, ITEMS, TILE};
+use super::{disjoint, elements, real_elements, tile_grid, UserOperator, BLOCK, ITEMS, TILE};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel_encoded, Loaded, LoadedTable};
 use crate::array::kernels::PRELUDE;
@@ -471,10 +471,7 @@ struct ScanKernel {
 /// # }
 /// ```
 pub struct ScanOperator {
-    name: String,
-    op: String,
-    identity: String,
-    prelude: String,
+    operator: UserOperator,
     loaded: LoadedTable,
 }
 
@@ -482,23 +479,15 @@ impl ScanOperator {
     /// An operator named `name` (a C identifier), combining `a` and `b` with the C++ expression
     /// `op`, whose neutral value is the C++ expression `identity` (`op(identity, x) == x`).
     pub fn new(name: &str, op: &str, identity: &str) -> Result<Self> {
-        if !crate::array::kernels::params::is_identifier(name) {
-            return Err(Error::InvalidValue(format!(
-                "scan operator `{name}`: the name must be a C identifier"
-            )));
-        }
         Ok(ScanOperator {
-            name: name.to_string(),
-            op: op.to_string(),
-            identity: identity.to_string(),
-            prelude: String::new(),
+            operator: UserOperator::new("scan", name, op, identity)?,
             loaded: LoadedTable::default(),
         })
     }
 
     /// This operator with device code (helper functions, types) that `op` and `identity` may use.
     pub fn with_prelude(mut self, prelude: &str) -> Self {
-        self.prelude = prelude.to_string();
+        self.operator.prelude = prelude.to_string();
         self
     }
 
@@ -509,14 +498,14 @@ impl ScanOperator {
 
     fn code(&self, input: DType, output: DType) -> ScanCode {
         ScanCode {
-            name: format!("scan_{}", self.name),
+            name: format!("scan_{}", self.operator.name),
             input,
             output,
             acc: output.compute_c_name(),
-            op: self.op.clone(),
-            identity: self.identity.clone(),
+            op: self.operator.op.clone(),
+            identity: self.operator.identity.clone(),
             load: Load::Plain,
-            prelude: self.prelude.clone(),
+            prelude: self.operator.prelude.clone(),
             map: None,
             keys: None,
         }
@@ -555,7 +544,9 @@ impl ScanOperator {
 
 impl std::fmt::Debug for ScanOperator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScanOperator").field("name", &self.name).finish()
+        f.debug_struct("ScanOperator")
+            .field("name", &self.operator.name)
+            .finish()
     }
 }
 
