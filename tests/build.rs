@@ -23,6 +23,7 @@ const SOURCES: &[&str] = &[
     "memory.c",
     "module.c",
     "pitch.c",
+    "pool_ipc.c",
     "registry.c",
     "streams.c",
     "vmm.c",

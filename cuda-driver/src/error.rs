@@ -335,6 +335,19 @@ pub enum Error {
         /// The kind of node (`"host function"`, ...).
         node: &'static str,
     },
+    /// The device lacks a feature the call needs, as its attribute reports.
+    DeviceUnsupported {
+        /// The device's ordinal.
+        device: u32,
+        /// The feature and the attribute that was asked.
+        feature: &'static str,
+    },
+    /// An inter-process operation on a memory pool, or on memory of one, that was not made for
+    /// it (a pool created without `ipc_enabled`, a pointer import into a pool of this process).
+    NotShareable {
+        /// Why, in a sentence.
+        reason: &'static str,
+    },
 }
 
 impl Error {
@@ -393,6 +406,8 @@ impl fmt::Display for Error {
             Error::NotInConditionalBody { node } => {
                 write!(f, "a {node} node cannot be part of a conditional node's body")
             }
+            Error::DeviceUnsupported { device, feature } => write!(f, "device {device} does not support {feature}"),
+            Error::NotShareable { reason } => write!(f, "not shareable between processes: {reason}"),
         }
     }
 }

@@ -77,10 +77,11 @@ handle_bytes!(IpcEventHandle, CUipcEventHandle);
 impl<T: DeviceCopy> DeviceBuffer<T> {
     /// A handle another process opens with [`IpcMemory::open`]
     /// (`cuIpcGetMemHandle`). It names the whole allocation, so this buffer
-    /// must outlive the other process's use. Stream-ordered buffers (from
-    /// a memory pool) cannot be shared this way: [`Error::InvalidValue`].
+    /// must outlive the other process's use. Stream-ordered buffers and
+    /// others of a memory pool cannot be shared this way (see
+    /// [`DeviceBuffer::export_pool_pointer`]): [`Error::InvalidValue`].
     pub fn ipc_handle(&self) -> Result<IpcMemHandle> {
-        if self.stream().is_some() {
+        if self.stream().is_some() || self.pool().is_some() {
             return Err(Error::InvalidValue(
                 "stream-ordered (pool) allocations have no IPC memory handle".into(),
             ));

@@ -63,7 +63,9 @@
 //!   [`Function::resident_config`] give [`LaunchConfig`]s chosen by it.
 //! - Virtual memory management: [`VirtualBuffer`], growable at a fixed address.
 //! - Inter-process sharing: [`IpcMemHandle`], [`IpcMemory`], [`IpcEventHandle`] and
-//!   [`Event::open_ipc`].
+//!   [`Event::open_ipc`]; memory pools shared between processes ([`MemPoolOptions::ipc_enabled`],
+//!   [`MemPool::export_fd`], [`MemPool::import_fd`], [`DeviceBuffer::export_pool_pointer`],
+//!   [`MemPool::import_pointer`]).
 //! - CUDA arrays and what kernels read them through: [`CudaArray`],
 //!   [`TextureObject`], [`SurfaceObject`].
 //! - Graphs as data: [`Graph::new`] and [`Graph::nodes`] add kernel, memcpy, memset,
@@ -166,6 +168,8 @@ mod module;
 mod occupancy;
 mod pointer;
 mod pool;
+#[cfg(unix)]
+mod pool_ipc;
 mod raw_memory;
 mod stream;
 mod texture;
@@ -196,7 +200,9 @@ pub use memory::{AsDeviceSlice, DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use module::Module;
 pub use occupancy::Occupancy;
 pub use pointer::{MemoryType, PointerInfo};
-pub use pool::MemPool;
+pub use pool::{MemPool, MemPoolOptions, PoolAccess};
+#[cfg(unix)]
+pub use pool_ipc::{PoolPointerExport, POOL_POINTER_EXPORT_BYTES};
 pub use stream::Stream;
 pub use texture::{
     AddressMode, ArrayElement, ArrayFlags, CudaArray, FilterMode, SurfaceObject, TextureDesc, TextureObject,

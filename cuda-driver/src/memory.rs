@@ -243,6 +243,13 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 used_with: "stream",
             });
         }
+        if pool.is_imported() {
+            return Err(Error::InvalidValue(
+                "a pool imported from another process hands out no allocations; import its pointers \
+                 with MemPool::import_pointer"
+                    .into(),
+            ));
+        }
         let bytes = byte_len::<T>(len)?;
         let driver = stream.context().bind()?;
         let mut ptr = 0;
@@ -256,6 +263,18 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             Some(stream.clone()),
             pool,
         ))
+    }
+
+    /// Takes ownership of `ptr`, `len` elements imported into `pool` from another process
+    /// (`cuMemPoolImportPointer`): freed with `cuMemFree` after its uses, the pool kept alive.
+    pub(crate) fn from_pool_import(ptr: CUdeviceptr, len: usize, context: Context, pool: MemPool) -> Self {
+        Self::from_allocation(ptr, len, context, None, Some(pool))
+    }
+
+    /// The pool the memory came from (or was imported into), unless the device's default pool
+    /// or none.
+    pub(crate) fn pool(&self) -> Option<&MemPool> {
+        self.alloc.pool.as_ref()
     }
 
     fn from_allocation(

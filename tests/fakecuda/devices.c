@@ -98,6 +98,7 @@ static int valid_device(CUdevice device) { return device >= 0 && device < FAKE_D
 
 int fake_device_attribute(int device, int attribute) {
     if (attribute == 33) return attributes[33] + 0x10 * device;
+    if (attribute == 119 && device == 1) return 0; /* device 1 shares no memory pools (pool_ipc.c) */
     return attributes[attribute];
 }
 

@@ -117,4 +117,12 @@ struct fake_object *fake_lookup_pool(CUmemoryPool handle);
 /* Frees device memory at once (cuMemFree, and stream-ordered frees when they run). */
 CUresult fake_free(CUdeviceptr address);
 
+/* pool_ipc.c (lock held) */
+/* A live import of a pool allocation at `address` (the calling thread's context's first), or NULL. */
+struct fake_object *fake_pool_import_at(CUdeviceptr address);
+/* Count an order violation if imports of `memory` (freed now) or into `pool` (an imported pool
+ * destroyed now) are not freed yet. */
+void fake_check_pool_free(const struct fake_object *memory);
+void fake_check_pool_destroy(const struct fake_object *pool);
+
 #endif

@@ -215,6 +215,7 @@ struct fake_object {
         struct {
             CUdeviceptr address;           /* where the allocation is opened (its own address) */
             struct fake_object *allocation; /* the exported device memory */
+            struct fake_object *pool;       /* cuMemPoolImportPointer: the imported pool (else NULL) */
         } ipc;
         struct {
             struct fake_object *array;
@@ -269,6 +270,9 @@ struct fake_object {
             uint64_t reserved_high;
             uint64_t used_high;
             int reuse[3];
+            int handle_types;                   /* CUmemPoolProps.handleTypes (1: POSIX file descriptor) */
+            struct fake_object *imported_from;  /* cuMemPoolImportFromShareableHandle: the exporter's pool */
+            int access[FAKE_DEVICES];           /* CUmemAccess_flags per device (pool_ipc.c) */
         } pool;
     } u;
 };

@@ -54,6 +54,7 @@ CUresult fake_free(CUdeviceptr address) {
         }
         return CUDA_ERROR_INVALID_VALUE;
     }
+    fake_check_pool_free(memory); /* importers free first (pool_ipc.c) */
     return fake_destroy(memory);
 }
 
@@ -65,11 +66,13 @@ static CUresult mem_alloc(CUdeviceptr *address, size_t bytes) {
     return fake_allocate(context, bytes, NULL, address);
 }
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize) FAKE_API(cuMemAlloc_v2, mem_alloc(dptr, bytesize))
-/* cuMemFree waits for the device's work first, as the driver does. */
+/* cuMemFree waits for the device's work first, as the driver does. An address imported into
+ * an imported pool is that import, freed (pool_ipc.c). */
 static CUresult mem_free(CUdeviceptr address) {
     if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     fake_flush_all();
-    return fake_free(address);
+    struct fake_object *import = fake_pool_import_at(address);
+    return import ? fake_destroy(import) : fake_free(address);
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) FAKE_API(cuMemFree_v2, mem_free(dptr))
 
@@ -246,6 +249,7 @@ static CUresult alloc_async(CUdeviceptr *address, size_t bytes, CUmemoryPool poo
     struct fake_object *pool = pool_handle ? fake_lookup_pool(pool_handle) : fake_pool(context->u.ctx.device);
     if (!pool) return pool_handle ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
     if (pool->u.pool.device != context->u.ctx.device) return CUDA_ERROR_INVALID_VALUE;
+    if (pool->u.pool.imported_from) return CUDA_ERROR_INVALID_VALUE; /* imported pools hand out nothing */
     if (fake_refuse_in_capture(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return fake_allocate(context, bytes, pool, address);
 }
@@ -358,9 +362,13 @@ static CUresult pool_create(CUmemoryPool *out, const struct pool_props *props) {
     if (!out || !props) return CUDA_ERROR_INVALID_VALUE;
     if (props->alloc_type != 1 || props->location_type != 1) return CUDA_ERROR_INVALID_VALUE;
     if (props->location_id < 0 || props->location_id >= FAKE_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
+    if (props->handle_types & ~1) return CUDA_ERROR_NOT_SUPPORTED; /* POSIX file descriptors only */
+    if (props->handle_types && !fake_device_attribute(props->location_id, 119)) return CUDA_ERROR_NOT_SUPPORTED;
     struct fake_object *pool = fake_new(KIND_MEMORY_POOL, NULL);
     if (!pool) return CUDA_ERROR_OUT_OF_MEMORY;
     pool->u.pool.device = props->location_id;
+    pool->u.pool.handle_types = props->handle_types;
+    pool->u.pool.access[props->location_id] = 3; /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */
     *out = fake_handle(pool);
     return CUDA_SUCCESS;
 }
@@ -371,6 +379,7 @@ EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const void *poolProps)
  * pool's resources once it is freed. */
 static CUresult pool_destroy(CUmemoryPool handle) {
     struct fake_object *pool = fake_lookup_for_destroy(handle, KIND_MEMORY_POOL);
+    if (pool) fake_check_pool_destroy(pool);
     return pool ? fake_destroy(pool) : CUDA_ERROR_INVALID_VALUE;
 }
 EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) FAKE_API(cuMemPoolDestroy, pool_destroy(pool))

@@ -163,6 +163,7 @@ struct Controls {
     double_frees: unsafe extern "C" fn() -> u64,
     invalid_handles: unsafe extern "C" fn() -> u64,
     orphaned: unsafe extern "C" fn() -> u64,
+    pool_order_violations: unsafe extern "C" fn() -> u64,
     trace: unsafe extern "C" fn(*mut c_char, usize) -> usize,
     /// Keeps the library (already loaded by cuda-sys; this is a second reference) open.
     _library: libloading::Library,
@@ -198,6 +199,7 @@ fn controls() -> &'static Controls {
             double_frees: get!("fakecuda_double_frees"),
             invalid_handles: get!("fakecuda_invalid_handles"),
             orphaned: get!("fakecuda_orphaned"),
+            pool_order_violations: get!("fakecuda_pool_order_violations"),
             trace: get!("fakecuda_trace"),
             _library: library,
         }
@@ -316,6 +318,14 @@ impl Session {
                 orphaned: (c.orphaned)(),
             }
         }
+    }
+
+    /// Frees in the wrong order of memory shared through pools, ever (not reset): an exporter
+    /// freeing an allocation that an import still holds, an imported pool destroyed before the
+    /// pointers imported into it (`tests/fakecuda/pool_ipc.c`).
+    pub fn pool_order_violations(&self) -> u64 {
+        // SAFETY: as in `reset`.
+        unsafe { (controls().pool_order_violations)() }
     }
 
     /// The names of the driver calls since the last reset (the last 1024).

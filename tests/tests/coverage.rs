@@ -9,9 +9,9 @@ use std::io::Write;
 
 use cuda_driver::{
     Advice, ArrayFlags, CaptureMode, Context, ContextFlags, CudaArray, Device, DeviceBuffer, Error, Event, EventFlags,
-    FilterMode, Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemoryLocation,
-    Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, Result, Stream, SurfaceObject, TextureDesc, TextureObject,
-    VirtualBuffer,
+    FilterMode, Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemPool,
+    MemPoolOptions, MemoryLocation, Module, Occupancy, Pitched, PitchedBuffer, PitchedMut, PoolAccess,
+    PoolPointerExport, Result, Stream, SurfaceObject, TextureDesc, TextureObject, VirtualBuffer,
 };
 use tests::checks::{assert_clean, assert_invalid, setup};
 use tests::fake;
@@ -635,6 +635,194 @@ fn ipc_bad_input() {
         Err(Error::Symbol(_))
     ));
     drop((event, buffer, pooled, stream, context));
+    assert_clean(&fake);
+}
+
+// ---------------------------------------------------------------- memory pools shared between processes
+
+const IPC_POOL: MemPoolOptions = MemPoolOptions {
+    ipc_enabled: true,
+    max_size: 0,
+};
+
+/// A pool exported by one context and imported, with one of its allocations, in another context
+/// of the same device (the stand-in's approximation of another process): both sides see each
+/// other's writes; the import is freed before the imported pool is destroyed and before the
+/// exporter frees the allocation, although the imported pool's handle is dropped first.
+fn ipc_pool() -> Result<()> {
+    let context = primary()?;
+    let device = context.device();
+    let pool = MemPool::with_options(&device, &IPC_POOL)?;
+    expect("made shareable", pool.is_ipc_enabled(), true)?;
+    let stream = Stream::new(&context)?;
+    let data: Vec<u32> = (0..300).collect();
+    let mut buffer = DeviceBuffer::<u32>::alloc_from_pool_async(&pool, &stream, 300)?;
+    buffer.copy_from_host(&data)?;
+    let export = PoolPointerExport::from_bytes(buffer.export_pool_pointer()?.to_bytes());
+    expect("the size travels with the pointer", export.byte_len(), 1200)?;
+    let other = Context::new(&device, ContextFlags::empty())?;
+    let imported = {
+        let fd = pool.export_fd()?;
+        MemPool::import_fd(&other, std::os::fd::AsFd::as_fd(&fd))?
+    };
+    expect(
+        "imported",
+        (imported.is_imported(), imported.is_ipc_enabled()),
+        (true, false),
+    )?;
+    expect(
+        "access granted on import",
+        imported.access(&device)?,
+        PoolAccess::ReadWrite,
+    )?;
+    let mut shared = imported.import_pointer::<u32>(&export)?;
+    expect("the import's context", shared.context() == &other, true)?;
+    drop(imported); // the imported buffer keeps the pool
+    expect("read through the import", shared.to_vec()?, data)?;
+    shared.copy_from_host(&[7; 300])?;
+    expect("written through the import", buffer.to_vec()?, vec![7; 300])?;
+    drop(shared);
+    // again, through a pool imported again, as another type (the stand-in tells two imports of
+    // one allocation in one context apart by nothing but their order)
+    let halves =
+        MemPool::import_fd(&other, std::os::fd::AsFd::as_fd(&pool.export_fd()?))?.import_pointer::<u16>(&export)?;
+    expect(
+        "the same bytes as another type",
+        halves.to_vec()?[..4].to_vec(),
+        vec![7, 0, 7, 0],
+    )?;
+    expect("as many halves", halves.len(), 600)?;
+    drop(halves);
+    drop(buffer);
+    stream.synchronize()?;
+    other.synchronize()?;
+    context.synchronize()
+}
+
+#[test]
+fn ipc_pools_are_shared_between_contexts_and_freed_in_order() {
+    let fake = fake::session();
+    let violations = fake.pool_order_violations();
+    ipc_pool().unwrap();
+    assert_eq!(fake.pool_order_violations(), violations, "frees in the driver's order");
+    assert_clean(&fake);
+}
+
+#[test]
+fn ipc_pools_fail_cleanly_at_every_failure_point() {
+    every_failure_point("IPC pool", ipc_pool);
+}
+
+/// The stand-in notices an exporter that frees an allocation an import still holds (what the
+/// test above proves does not happen).
+#[test]
+fn an_exporter_freeing_first_is_noticed() {
+    let (fake, context) = setup();
+    let device = context.device();
+    let pool = MemPool::with_options(&device, &IPC_POOL).unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let buffer = DeviceBuffer::<u32>::alloc_from_pool_async(&pool, &stream, 16).unwrap();
+    let other = Context::new(&device, ContextFlags::empty()).unwrap();
+    let imported = MemPool::import_fd(&other, std::os::fd::AsFd::as_fd(&pool.export_fd().unwrap())).unwrap();
+    let shared = imported
+        .import_pointer::<u32>(&buffer.export_pool_pointer().unwrap())
+        .unwrap();
+    let violations = fake.pool_order_violations();
+    drop(buffer);
+    stream.synchronize().unwrap();
+    assert_eq!(fake.pool_order_violations(), violations + 1);
+    drop((shared, imported, other, stream, pool, context));
+    assert_clean(&fake);
+}
+
+/// What cannot be shared is refused before the driver with typed errors; a device without
+/// shareable pool handles is `DeviceUnsupported`; the driver's refusals are typed.
+#[test]
+fn ipc_pool_bad_input() {
+    let (fake, context) = setup();
+    let device = context.device();
+    let bytes: [u8; 72] = std::array::from_fn(|i| (i * 5) as u8);
+    assert_eq!(PoolPointerExport::from_bytes(bytes).to_bytes(), bytes);
+    let stream = Stream::new(&context).unwrap();
+    let private = MemPool::new(&device).unwrap();
+    let from_private = DeviceBuffer::<f32>::alloc_from_pool_async(&private, &stream, 16).unwrap();
+    let from_default = DeviceBuffer::<f32>::alloc_async(&stream, 16).unwrap();
+    let plain = DeviceBuffer::<f32>::zeroed(&context, 16).unwrap();
+    let exportable = MemPool::with_options(&device, &IPC_POOL).unwrap();
+    let calls = fake.calls();
+    let not_shareable = |result: Result<_>| assert!(matches!(result, Err(Error::NotShareable { .. })), "{result:?}");
+    not_shareable(private.export_fd().map(drop));
+    not_shareable(MemPool::device_default(&device).unwrap().export_fd().map(drop));
+    for buffer in [&from_private, &from_default, &plain] {
+        not_shareable(buffer.export_pool_pointer().map(drop));
+    }
+    not_shareable(
+        exportable
+            .import_pointer::<f32>(&PoolPointerExport::from_bytes(bytes))
+            .map(drop),
+    );
+    let calls = calls + 2; // device_default's cuDeviceGetDefaultMemPool and its context binding
+    assert!(fake.calls() <= calls, "refused before the driver: {}", fake.trace());
+
+    // device 1 of the stand-in shares no pools
+    let second = Context::new(&Device::get(1).unwrap(), ContextFlags::empty()).unwrap();
+    for result in [
+        MemPool::with_options(&second.device(), &IPC_POOL).map(drop),
+        MemPool::import_fd(&second, std::os::fd::AsFd::as_fd(&exportable.export_fd().unwrap())).map(drop),
+    ] {
+        match result {
+            Err(Error::DeviceUnsupported { device: 1, feature }) => {
+                assert!(feature.contains("MEMPOOL_SUPPORTED_HANDLE_TYPES"), "{feature}")
+            }
+            other => panic!("expected DeviceUnsupported for device 1, got {other:?}"),
+        }
+    }
+
+    let other = Context::new(&device, ContextFlags::empty()).unwrap();
+    let imported = MemPool::import_fd(&other, std::os::fd::AsFd::as_fd(&exportable.export_fd().unwrap())).unwrap();
+    let other_stream = Stream::new(&other).unwrap();
+    let calls = fake.calls();
+    let mut sized = bytes;
+    for size in [0u64, 6] {
+        sized[64..].copy_from_slice(&size.to_le_bytes());
+        let result = imported.import_pointer::<f32>(&PoolPointerExport::from_bytes(sized));
+        assert_invalid(result, "whole, non-zero");
+    }
+    assert_invalid(
+        DeviceBuffer::<f32>::alloc_from_pool_async(&imported, &other_stream, 4),
+        "hands out no allocations",
+    );
+    assert_eq!(fake.calls(), calls, "refused before the driver: {}", fake.trace());
+    // bytes that name nothing; a file that is no pool; an import where the memory was made
+    sized[64..].copy_from_slice(&64u64.to_le_bytes());
+    let nothing = imported
+        .import_pointer::<f32>(&PoolPointerExport::from_bytes(sized))
+        .unwrap_err();
+    assert_eq!(
+        nothing.code().map(|c| c.0),
+        Some(1),
+        "CUDA_ERROR_INVALID_VALUE: {nothing}"
+    );
+    let null = std::fs::File::open("/dev/null").unwrap();
+    let not_a_pool = MemPool::import_fd(&context, std::os::fd::AsFd::as_fd(&null)).unwrap_err();
+    assert_eq!(
+        not_a_pool.code().map(|c| c.0),
+        Some(1),
+        "CUDA_ERROR_INVALID_VALUE: {not_a_pool}"
+    );
+    let mine = DeviceBuffer::<f32>::alloc_from_pool_async(&exportable, &stream, 16).unwrap();
+    let here = MemPool::import_fd(&context, std::os::fd::AsFd::as_fd(&exportable.export_fd().unwrap())).unwrap();
+    let own = here
+        .import_pointer::<f32>(&mine.export_pool_pointer().unwrap())
+        .unwrap_err();
+    assert_eq!(own.code().map(|c| c.0), Some(201), "CUDA_ERROR_INVALID_CONTEXT: {own}");
+    // an imported buffer has no legacy IPC handle
+    let shared = imported
+        .import_pointer::<f32>(&mine.export_pool_pointer().unwrap())
+        .unwrap();
+    assert_invalid(shared.ipc_handle(), "pool");
+    drop((shared, here, mine, imported, other_stream, other, second));
+    drop((exportable, plain, from_default, from_private, private, stream, context));
     assert_clean(&fake);
 }
 
