@@ -73,6 +73,8 @@ const NOT_CALLS: &[&str] = &[
     "i64",
     "Result",
     "Error::InvalidValue",
+    "Error::NotShareable",
+    "Error::DeviceUnsupported",
     "*mut DLManagedTensor",
     "*mut DLManagedTensorVersioned",
     "__dlpack__",
@@ -326,6 +328,24 @@ fn memory<T: DeviceCopy + Default>(
     virtual_buffer.grow(len)?;
     let handle = buf.ipc_handle()?;
     IpcMemory::<f32>::open(&ctx, &handle, len)?;
+    {
+        use cuda_driver::{MemPool, MemPoolOptions, PoolAccess, PoolPointerExport};
+        use std::os::fd::AsFd;
+        let pool = MemPool::with_options(
+            &device,
+            &MemPoolOptions {
+                ipc_enabled: true,
+                ..Default::default()
+            },
+        )?;
+        let buf = DeviceBuffer::<f32>::alloc_from_pool_async(&pool, &s, len)?;
+        let fd = pool.export_fd()?;
+        let bytes = buf.export_pool_pointer()?.to_bytes();
+        let imported = MemPool::import_fd(&ctx, fd.as_fd())?;
+        imported.import_pointer::<f32>(&PoolPointerExport::from_bytes(bytes))?;
+        let peer = device;
+        pool.set_access(&peer, PoolAccess::ReadWrite)?;
+    }
     let event = cuda_driver::Event::new(&ctx, cuda_driver::EventFlags::INTERPROCESS)?;
     cuda_driver::Event::open_ipc(&ctx, &cuda_driver::Event::ipc_handle(&event)?)?;
     let flags = Default::default();
