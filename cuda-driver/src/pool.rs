@@ -56,8 +56,8 @@ pub struct MemPoolOptions {
     /// `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`): see [`MemPool::export_fd`]. A device that
     /// cannot share pools so is [`Error::DeviceUnsupported`].
     pub ipc_enabled: bool,
-    /// The most bytes the pool may reserve (`maxSize`, CUDA 12.2 and later); 0: no limit but the
-    /// device's memory.
+    /// The most bytes the pool may reserve (`maxSize`); 0: no limit but the device's memory.
+    /// Drivers older than CUDA 12.2 have no such field and refuse any other value.
     pub max_size: usize,
 }
 

@@ -127,17 +127,28 @@ impl MemPool {
     /// ([`MemPool::export_fd`]; `cuMemPoolImportFromShareableHandle`) into `context`, and makes
     /// its memory readable and writable from `context`'s device (`cuMemPoolSetAccess`, when it
     /// is not already). The pool is of `context`'s device, which must be the exporter's device
-    /// (as this process numbers it). The descriptor stays the caller's to close. Destroyed on
+    /// (as this process numbers it). The descriptor stays the caller's to close (descriptor 0 is
+    /// duplicated for the call, since the driver would read its number as no handle). Destroyed on
     /// drop, once the pointers imported into it are freed; it hands out no allocations of its
     /// own. A device that cannot share pools through file descriptors is
     /// [`Error::DeviceUnsupported`].
     pub fn import_fd(context: &Context, fd: BorrowedFd<'_>) -> Result<MemPool> {
         let device = context.device();
         require_fd_pools(&device)?;
+        // The driver takes the descriptor's number in the pointer-sized argument, where 0 (a
+        // child's standard input, say) would read as no handle: that one is duplicated first.
+        let duplicate = match fd.as_raw_fd() {
+            0 => Some(fd.try_clone_to_owned().map_err(|error| {
+                Error::InvalidValue(format!(
+                    "duplicating file descriptor 0 to import a pool failed: {error}"
+                ))
+            })?),
+            _ => None,
+        };
+        let number = duplicate.as_ref().map_or(fd.as_raw_fd(), AsRawFd::as_raw_fd);
         let driver = context.bind()?;
         let mut raw = ptr::null_mut();
-        // The driver takes the descriptor's number in the pointer-sized argument.
-        let handle = fd.as_raw_fd() as usize as *mut c_void;
+        let handle = number as usize as *mut c_void;
         // SAFETY: valid out-pointer; the descriptor is open for the call; flags must be 0.
         check(unsafe { driver.cuMemPoolImportFromShareableHandle()?(&mut raw, handle, FD_HANDLE, 0) })?;
         let pool = MemPool::from_parts(raw, device, PoolOrigin::Imported(context.clone()));
@@ -151,9 +162,14 @@ impl MemPool {
     /// exported this pool; `cuMemPoolImportPointer`), as a buffer of this pool's context holding
     /// `export.byte_len() / size_of::<T>()` elements. The buffer keeps this pool alive and frees
     /// the import (`cuMemFree`, after the streams that used it) when dropped, which must happen
-    /// before the exporter frees the allocation. A pool that was not imported is
+    /// before the exporter frees the allocation. Import each export once per process. A pool
+    /// that was not imported is
     /// [`Error::NotShareable`]; a size that is zero or not a whole number of `T` is
     /// [`Error::InvalidValue`].
+    ///
+    /// The size is the exporter's word: it is not checked against the allocation here (no
+    /// driver query is documented to give a pool allocation's own extent), so send it as
+    /// [`PoolPointerExport::to_bytes`] made it.
     pub fn import_pointer<T: DeviceCopy>(&self, export: &PoolPointerExport) -> Result<DeviceBuffer<T>> {
         let PoolOrigin::Imported(context) = self.origin() else {
             return Err(Error::NotShareable {
@@ -174,18 +190,12 @@ impl MemPool {
         // SAFETY: valid out-pointer; the pool is alive and imported; the data is plain bytes the
         // driver checks.
         check(unsafe { driver.cuMemPoolImportPointer()?(&mut address, self.raw(), &mut data) })?;
-        // The buffer owns the import from here: an error below frees it.
-        let buffer = DeviceBuffer::from_pool_import(address, bytes / element, context.clone(), self.clone());
-        let (mut base, mut size) = (0, 0);
-        // SAFETY: both out-pointers are valid; `address` was just imported.
-        check(unsafe { driver.cuMemGetAddressRange_v2()?(&mut base, &mut size, address) })?;
-        let available = size.saturating_sub((address - base) as usize);
-        if bytes > available {
-            return Err(Error::InvalidValue(format!(
-                "the export says {bytes} bytes, the imported allocation holds {available}"
-            )));
-        }
-        Ok(buffer)
+        Ok(DeviceBuffer::from_pool_import(
+            address,
+            bytes / element,
+            context.clone(),
+            self.clone(),
+        ))
     }
 }
 
