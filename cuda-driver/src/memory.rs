@@ -267,6 +267,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// Takes ownership of `ptr`, `len` elements imported into `pool` from another process
     /// (`cuMemPoolImportPointer`): freed with `cuMemFree` after its uses, the pool kept alive.
+    #[cfg(unix)]
     pub(crate) fn from_pool_import(ptr: CUdeviceptr, len: usize, context: Context, pool: MemPool) -> Self {
         Self::from_allocation(ptr, len, context, None, Some(pool))
     }

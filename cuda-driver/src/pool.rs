@@ -33,6 +33,7 @@ pub(crate) enum PoolOrigin {
     /// Made by this process; `exportable` when made with [`MemPoolOptions::ipc_enabled`].
     Created { exportable: bool },
     /// Imported from another process, in this context: no allocations, only imported pointers.
+    #[cfg_attr(not(unix), allow(dead_code))] // imports take file descriptors (`pool_ipc`)
     Imported(Context),
 }
 
