@@ -185,8 +185,8 @@ impl MemPool {
     }
 
     /// Lets `device` access the pool's memory as `access` says (`cuMemPoolSetAccess`): memory
-    /// the pool hands out later and memory already out of it. The pool's own device always has
-    /// read-write access; refusing it is the driver's error.
+    /// the pool hands out later and memory already out of it. A device the driver cannot give
+    /// that access is the driver's error.
     pub fn set_access(&self, device: &Device, access: PoolAccess) -> Result<()> {
         let descriptor = CUmemAccessDesc {
             location: device_location(device),

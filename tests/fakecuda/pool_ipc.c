@@ -181,10 +181,6 @@ static CUresult set_access(CUmemoryPool handle, const struct access_desc *map, s
             desc->flags < 0 || desc->flags > ACCESS_READWRITE || desc->flags == 2) {
             return CUDA_ERROR_INVALID_VALUE;
         }
-        /* the pool's own device keeps read-write access (imported pools: once granted) */
-        if (desc->location.id == pool->u.pool.device && !pool->u.pool.imported_from && desc->flags != ACCESS_READWRITE) {
-            return CUDA_ERROR_INVALID_DEVICE;
-        }
     }
     for (size_t i = 0; i < count; i++) pool->u.pool.access[map[i].location.id] = map[i].flags;
     return CUDA_SUCCESS;
@@ -198,7 +194,8 @@ static CUresult get_access(int *flags, CUmemoryPool handle, struct location *loc
         location->id >= FAKE_DEVICES) {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    int own = location->id == pool->u.pool.device && !pool->u.pool.imported_from;
+    /* the default pools' own device: read-write (created pools record it at creation) */
+    int own = pool->kind == KIND_DEFAULT_POOL && location->id == pool->u.pool.device;
     *flags = own ? ACCESS_READWRITE : pool->u.pool.access[location->id];
     return CUDA_SUCCESS;
 }

@@ -654,6 +654,10 @@ fn ipc_pool() -> Result<()> {
     let device = context.device();
     let pool = MemPool::with_options(&device, &IPC_POOL)?;
     expect("made shareable", pool.is_ipc_enabled(), true)?;
+    let peer = Device::get(1)?;
+    expect("no access from a peer at first", pool.access(&peer)?, PoolAccess::None)?;
+    pool.set_access(&peer, PoolAccess::Read)?;
+    expect("read access from the peer", pool.access(&peer)?, PoolAccess::Read)?;
     let stream = Stream::new(&context)?;
     let data: Vec<u32> = (0..300).collect();
     let mut buffer = DeviceBuffer::<u32>::alloc_from_pool_async(&pool, &stream, 300)?;
