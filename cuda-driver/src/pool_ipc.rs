@@ -46,6 +46,7 @@ use std::ptr;
 use cuda_sys::driver::{CUmemAllocationHandleType, CUmemPoolPtrExportData};
 
 use crate::error::{check, Error, Result};
+use crate::init::api;
 use crate::pool::{require_fd_pools, PoolOrigin};
 use crate::{Context, DeviceBuffer, DeviceCopy, MemPool, PoolAccess};
 
@@ -107,12 +108,7 @@ impl MemPool {
         // SAFETY: the pool is alive; for a POSIX file descriptor the driver writes an `int`
         // through the out-pointer; flags must be 0.
         check(unsafe {
-            crate::init::api()?.cuMemPoolExportToShareableHandle()?(
-                (&mut fd as *mut i32).cast::<c_void>(),
-                self.raw(),
-                FD_HANDLE,
-                0,
-            )
+            api()?.cuMemPoolExportToShareableHandle()?((&mut fd as *mut i32).cast::<c_void>(), self.raw(), FD_HANDLE, 0)
         })?;
         if fd < 0 {
             return Err(Error::InvalidValue(format!(
@@ -163,9 +159,8 @@ impl MemPool {
     /// `export.byte_len() / size_of::<T>()` elements. The buffer keeps this pool alive and frees
     /// the import (`cuMemFree`, after the streams that used it) when dropped, which must happen
     /// before the exporter frees the allocation. Import each export once per process. A pool
-    /// that was not imported is
-    /// [`Error::NotShareable`]; a size that is zero or not a whole number of `T` is
-    /// [`Error::InvalidValue`].
+    /// that was not imported is [`Error::NotShareable`]; a size that is zero or not a whole
+    /// number of `T` is [`Error::InvalidValue`].
     ///
     /// The size is the exporter's word: it is not checked against the allocation here (no
     /// driver query is documented to give a pool allocation's own extent), so send it as
