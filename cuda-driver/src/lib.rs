@@ -153,6 +153,7 @@ mod function;
 mod global;
 mod graph;
 mod graph_nodes;
+mod green_context;
 mod host;
 mod init;
 mod ipc;
@@ -168,6 +169,7 @@ mod pointer;
 mod pool;
 mod raw_memory;
 mod stream;
+mod tensor_map;
 mod texture;
 mod vmm;
 
@@ -185,6 +187,7 @@ pub use graph::{Graph, GraphExec};
 pub use graph_nodes::{
     ConditionHandle, ConditionalKind, GraphArgs, GraphMemory, GraphNode, GraphNodes, MemsetValue, NodeMemory, Region,
 };
+pub use green_context::{GreenContext, SmResource, SmSplit};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
 pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
 pub use jit_link::{JitInputKind, JitLinked, JitLinker};
@@ -198,6 +201,10 @@ pub use occupancy::Occupancy;
 pub use pointer::{MemoryType, PointerInfo};
 pub use pool::MemPool;
 pub use stream::Stream;
+pub use tensor_map::{
+    Im2colTensorMap, L2Promotion, OobFill, TensorDataType, TensorInterleave, TensorMap, TensorMapError, TensorSwizzle,
+    TiledTensorMap,
+};
 pub use texture::{
     AddressMode, ArrayElement, ArrayFlags, CudaArray, FilterMode, SurfaceObject, TextureDesc, TextureObject,
 };
