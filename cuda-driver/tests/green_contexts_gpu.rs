@@ -1,6 +1,8 @@
 //! Green contexts on a GPU: a compute-bound kernel of many blocks on a stream of a 16-SM green
 //! context takes about (device SMs / group SMs) times as long as on an ordinary stream, and
-//! computes the same values. `skipped: <why>` without a GPU or without a driver for CUDA 12.5
+//! computes the same values. The time ratio is not asserted under a tool that injects itself into
+//! the driver (compute-sanitizer and profilers set `CUDA_INJECTION64_PATH`), which slows kernels
+//! by its own measure; the values are. `skipped: <why>` without a GPU or without a driver for CUDA 12.5
 //! (fails then if `CUDA_REQUIRE_GPU=1`); the NVRTC compile of the kernel runs wherever NVRTC does.
 
 mod common;
@@ -116,10 +118,14 @@ fn a_kernel_on_a_16_sm_green_context_takes_its_share_of_the_device() {
          ratio {ratio:.2} (predicted {predicted:.2})",
         group.sm_count()
     );
-    assert!(
-        (0.5 * predicted..=1.5 * predicted).contains(&ratio),
-        "ratio {ratio:.2} is not within 0.5..1.5 of the predicted {predicted:.2}"
-    );
+    if std::env::var_os("CUDA_INJECTION64_PATH").is_some() {
+        println!("the ratio is not asserted: a tool is injected (CUDA_INJECTION64_PATH)");
+    } else {
+        assert!(
+            (0.5 * predicted..=1.5 * predicted).contains(&ratio),
+            "ratio {ratio:.2} is not within 0.5..1.5 of the predicted {predicted:.2}"
+        );
+    }
     let (device_values, green_values) = (on_device.to_vec().unwrap(), on_green.to_vec().unwrap());
     assert!(device_values == green_values, "the green context computed other values");
     for i in [0, 1, 255, 256, n as u32 / 2, n as u32 - 1] {

@@ -78,7 +78,10 @@ fn a_tma_copy_kernel_reproduces_its_input() {
     let Some(context) = common::context() else { return };
     let arch = context.device().compute_capability().unwrap();
     if arch.0 < 9 {
-        common::skip::<()>(&format!("tensor maps need sm_90, the device is sm_{}{}", arch.0, arch.1));
+        common::skip::<()>(&format!(
+            "tensor maps need sm_90, the device is sm_{}{}",
+            arch.0, arch.1
+        ));
         return;
     }
     let ptx = common::compile(TMA_COPY, arch).unwrap_or_else(|log| panic!("NVRTC failed:\n{log}"));
@@ -107,5 +110,8 @@ fn a_tma_copy_kernel_reproduces_its_input() {
     // `output`, which has the input's shape.
     unsafe { stream.launch(&kernel, &config, (&map, &mut output, cols)) }.unwrap();
     stream.synchronize().unwrap();
-    assert!(output.to_vec().unwrap() == values, "the TMA copy differs from its input");
+    assert!(
+        output.to_vec().unwrap() == values,
+        "the TMA copy differs from its input"
+    );
 }
