@@ -71,6 +71,12 @@
 //!   (`if`, `if`/`else`, `while`, `switch`) whose bodies are built the same way; capture into a
 //!   graph; [`GraphExec::update`], [`GraphExec::set_kernel_args`] and
 //!   [`GraphExec::set_node_enabled`] change an executable graph without a new instantiation.
+//! - Green contexts: [`Device::sm_resource`] split into groups of SMs ([`SmResource::split`];
+//!   more than the device has is [`Error::SmSplit`]), a [`GreenContext`] over a group, and its
+//!   streams, where the usual launches run on the group's SMs only.
+//! - Tensor maps for Hopper's bulk tensor copies: [`TiledTensorMap`] and [`Im2colTensorMap`]
+//!   check every documented rule ([`TensorMapError`]) and encode a [`TensorMap`] that borrows its
+//!   memory and passes to a kernel as a `__grid_constant__ CUtensorMap`.
 //!
 //! # The device-memory contract: what a library wrapper takes
 //! [`DeviceMemory`] is device memory of one context that work on streams uses: its address

@@ -1202,7 +1202,6 @@ fn green_contexts_and_tensor_maps(
     }
     Im2colTensorMap::new(TensorDataType::F16, &dims, &strides, &lower, &upper, channels, pixels).encode(&buf)?;
     unsafe { s.launch(&f, &config, (&map, &mut out, cols))? };
-    drop(map);
     TiledTensorMap::new(TensorDataType::F32, &[cols, rows], &[cols * 4], &[32, 16]).encode_mut(&mut buf)?;
     Ok(())
 }

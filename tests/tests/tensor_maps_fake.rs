@@ -11,6 +11,13 @@ use tests::fake;
 
 const F32: TensorDataType = TensorDataType::F32;
 
+/// A rule, what encoding a description that breaks it gave, and whether that is its error.
+type Case<'a> = (
+    &'static str,
+    cuda_driver::Result<cuda_driver::TensorMap<'a>>,
+    fn(&TensorMapError) -> bool,
+);
+
 fn refused(result: cuda_driver::Result<cuda_driver::TensorMap<'_>>) -> TensorMapError {
     match result {
         Err(Error::TensorMap(error)) => {
@@ -43,7 +50,6 @@ fn tiled_and_im2col_maps_encode_over_their_memory_and_pass_by_value() {
         (&map).check_use(&other, &stream),
         Err(Error::WrongContext { .. })
     ));
-    drop(map);
 
     // NHWC 2 x 8 x 8 x 16 f16 for im2col; a mutable map over it.
     let mut image = DeviceBuffer::<u16>::zeroed(&context, 2 * 8 * 8 * 16).unwrap();
@@ -58,7 +64,6 @@ fn tiled_and_im2col_maps_encode_over_their_memory_and_pass_by_value() {
     );
     let map = im2col.encode_mut(&mut image).unwrap();
     assert_eq!(map.as_raw().opaque[1], 4);
-    drop(map);
     drop((image, matrix, stream, other, context));
 }
 
@@ -82,7 +87,7 @@ fn every_documented_rule_is_checked_on_the_host() {
     fake.reset();
 
     use TensorMapError as E;
-    let cases: Vec<(&str, cuda_driver::Result<cuda_driver::TensorMap<'_>>, fn(&E) -> bool)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("rank 0", tiled(&[], &[], &[]).encode(&memory), |e| {
             matches!(
                 e,
