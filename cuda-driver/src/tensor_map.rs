@@ -803,3 +803,42 @@ unsafe impl KernelArg for &TensorMap<'_> {
         self.memory.begin_use(stream, self.access).map(Some)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The enums' values are `cuda.h`'s, which the encoders pass as `as u32`.
+    #[test]
+    fn option_values_are_the_headers() {
+        assert_eq!(
+            TensorDataType::U8.raw(),
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
+        );
+        assert_eq!(
+            TensorDataType::BF16.raw(),
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+        );
+        assert_eq!(
+            TensorDataType::TF32Ftz.raw(),
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ
+        );
+        assert_eq!(
+            CUtensorMapInterleave(TensorInterleave::Bytes32 as u32),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_32B
+        );
+        assert_eq!(
+            CUtensorMapSwizzle(TensorSwizzle::Bytes128 as u32),
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B
+        );
+        assert_eq!(
+            CUtensorMapL2promotion(L2Promotion::Bytes256 as u32),
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+        );
+        assert_eq!(
+            CUtensorMapFloatOOBfill(OobFill::NanRequestZeroFma as u32),
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+        );
+        assert_eq!(size_of::<CUtensorMap>(), 128);
+    }
+}

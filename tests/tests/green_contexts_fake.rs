@@ -3,9 +3,11 @@
 //! over a group whose stream runs a kernel of the primary context and keeps the green context
 //! alive; splits larger than the resource refused before any driver call, naming its SM count;
 //! resources of another device or split refused; every driver call of a green context's life
-//! failing once leaks nothing.
+//! (with a tensor map encoded over a buffer of its context) failing once leaks nothing.
 
-use cuda_driver::{Context, Device, DeviceBuffer, Error, GreenContext, LaunchConfig, Module};
+use cuda_driver::{
+    Context, Device, DeviceBuffer, Error, GreenContext, LaunchConfig, Module, TensorDataType, TiledTensorMap,
+};
 use tests::fake::{self, Kind};
 use tests::faults;
 
@@ -144,6 +146,7 @@ fn every_failure_point_of_a_green_context_leaks_nothing() {
             let module = Module::from_ptx(green.context(), fake::KERNELS)?;
             let fill = module.function("fill")?;
             let mut out = DeviceBuffer::<f32>::zeroed(green.context(), 16)?;
+            TiledTensorMap::new(TensorDataType::F32, &[16], &[], &[4]).encode(&out)?;
             drop(green);
             // SAFETY: `fill` writes 16 floats of a 16-float buffer.
             unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(16), (&mut out, 1.0f32, 16u32))? };
