@@ -16,6 +16,7 @@ const SOURCES: &[&str] = &[
     "functions.c",
     "globals.c",
     "graphs.c",
+    "green.c",
     "ipc.c",
     "kernels.c",
     "managed.c",

@@ -348,6 +348,21 @@ pub enum Error {
         /// Why, in a sentence.
         reason: &'static str,
     },
+    /// An SM split asks for more streaming multiprocessors than the resource has, or the driver
+    /// made fewer groups than asked for (each group is rounded up to the partition alignment).
+    SmSplit {
+        /// Groups asked for.
+        groups: u32,
+        /// SMs asked for in each group.
+        sms_per_group: u32,
+        /// SMs the split resource (the device, or a group of it) has.
+        available: u32,
+        /// Groups the driver made, when it made fewer than asked for.
+        made: Option<u32>,
+    },
+    /// A tensor map description breaks a rule of `cuTensorMapEncodeTiled` / `Im2col`, caught
+    /// before the driver is asked.
+    TensorMap(crate::TensorMapError),
 }
 
 impl Error {
@@ -408,6 +423,26 @@ impl fmt::Display for Error {
             }
             Error::DeviceUnsupported { device, feature } => write!(f, "device {device} does not support {feature}"),
             Error::NotShareable { reason } => write!(f, "not shareable between processes: {reason}"),
+            Error::SmSplit {
+                groups,
+                sms_per_group,
+                available,
+                made: None,
+            } => write!(
+                f,
+                "cannot split {groups} group(s) of {sms_per_group} SMs from a resource of {available} SMs"
+            ),
+            Error::SmSplit {
+                groups,
+                sms_per_group,
+                available,
+                made: Some(made),
+            } => write!(
+                f,
+                "the driver split only {made} of {groups} group(s) of at least {sms_per_group} SMs from {available} SMs \
+                 (groups are rounded up to the partition alignment)"
+            ),
+            Error::TensorMap(e) => e.fmt(f),
         }
     }
 }
@@ -421,6 +456,7 @@ impl std::error::Error for Error {
             Error::Launch(e) => e.source(),
             Error::JitLink(e) => e.source(),
             Error::GraphUpdate(e) => e.source(),
+            Error::TensorMap(e) => e.source(),
             _ => None,
         }
     }

@@ -73,6 +73,12 @@
 //!   (`if`, `if`/`else`, `while`, `switch`) whose bodies are built the same way; capture into a
 //!   graph; [`GraphExec::update`], [`GraphExec::set_kernel_args`] and
 //!   [`GraphExec::set_node_enabled`] change an executable graph without a new instantiation.
+//! - Green contexts: [`Device::sm_resource`] split into groups of SMs ([`SmResource::split`];
+//!   more than the device has is [`Error::SmSplit`]), a [`GreenContext`] over a group, and its
+//!   streams, where the usual launches run on the group's SMs only.
+//! - Tensor maps for Hopper's bulk tensor copies: [`TiledTensorMap`] and [`Im2colTensorMap`]
+//!   check every documented rule ([`TensorMapError`]) and encode a [`TensorMap`] that borrows its
+//!   memory and passes to a kernel as a `__grid_constant__ CUtensorMap`.
 //!
 //! # The device-memory contract: what a library wrapper takes
 //! [`DeviceMemory`] is device memory of one context that work on streams uses: its address
@@ -155,6 +161,7 @@ mod function;
 mod global;
 mod graph;
 mod graph_nodes;
+mod green_context;
 mod host;
 mod init;
 mod ipc;
@@ -172,6 +179,7 @@ mod pool;
 mod pool_ipc;
 mod raw_memory;
 mod stream;
+mod tensor_map;
 mod texture;
 mod vmm;
 
@@ -189,6 +197,7 @@ pub use graph::{Graph, GraphExec};
 pub use graph_nodes::{
     ConditionHandle, ConditionalKind, GraphArgs, GraphMemory, GraphNode, GraphNodes, MemsetValue, NodeMemory, Region,
 };
+pub use green_context::{GreenContext, SmResource, SmSplit};
 pub use host::{HostBuffer, HostSlice, HostSliceMut};
 pub use ipc::{IpcEventHandle, IpcMemHandle, IpcMemory, IPC_HANDLE_BYTES};
 pub use jit_link::{JitInputKind, JitLinked, JitLinker};
@@ -204,6 +213,10 @@ pub use pool::{MemPool, MemPoolOptions, PoolAccess};
 #[cfg(unix)]
 pub use pool_ipc::{PoolPointerExport, POOL_POINTER_EXPORT_BYTES};
 pub use stream::Stream;
+pub use tensor_map::{
+    Im2colTensorMap, L2Promotion, OobFill, TensorDataType, TensorInterleave, TensorMap, TensorMapError, TensorSwizzle,
+    TiledTensorMap,
+};
 pub use texture::{
     AddressMode, ArrayElement, ArrayFlags, CudaArray, FilterMode, SurfaceObject, TextureDesc, TextureObject,
 };

@@ -10,6 +10,7 @@ use cuda_sys::driver::{CUresult, CUstream};
 use crate::capture::CaptureState;
 use crate::error::{check, check_resolved, Error, Result};
 use crate::flags::StreamFlags;
+use crate::green_context::GreenContextInner;
 use crate::{Context, Event};
 
 /// The driver's handle of the per-thread default stream (`CU_STREAM_PER_THREAD`).
@@ -28,6 +29,8 @@ pub(crate) struct StreamInner {
     context: Context,
     owned: bool,
     pub(crate) capture: CaptureState,
+    /// The green context a stream of it keeps alive (dropped after the stream is destroyed).
+    _green: Option<Arc<GreenContextInner>>,
 }
 
 // SAFETY: CUstream handles may be used from any thread; the driver
@@ -58,6 +61,7 @@ impl Stream {
                 context: context.clone(),
                 owned: true,
                 capture: CaptureState::default(),
+                _green: None,
             }),
         })
     }
@@ -76,6 +80,21 @@ impl Stream {
                 context: context.clone(),
                 owned: false,
                 capture: CaptureState::default(),
+                _green: None,
+            }),
+        }
+    }
+
+    /// A stream `cuGreenCtxStreamCreate` made; it belongs to the green context's primary context
+    /// and keeps the green context alive.
+    pub(crate) fn of_green_context(raw: CUstream, green: Arc<GreenContextInner>) -> Stream {
+        Stream {
+            inner: Arc::new(StreamInner {
+                raw,
+                context: green.context().clone(),
+                owned: true,
+                capture: CaptureState::default(),
+                _green: Some(green),
             }),
         }
     }

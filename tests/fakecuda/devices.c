@@ -480,3 +480,16 @@ EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
     FAKE_API(cuCtxEnablePeerAccess, peer_access(peerContext, Flags, 1))
 EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
     FAKE_API(cuCtxDisablePeerAccess, peer_access(peerContext, 0, 0))
+
+/* ---- for green contexts (green.c), lock held ------------------------------------- */
+
+int fake_valid_device(CUdevice device) { return valid_device(device); }
+
+CUresult fake_retain_primary(CUdevice device, struct fake_object **primary) {
+    CUcontext handle;
+    CUresult result = primary_retain(&handle, device);
+    if (result == CUDA_SUCCESS) *primary = fake_primary(device);
+    return result;
+}
+
+CUresult fake_release_primary(CUdevice device) { return primary_release(device); }

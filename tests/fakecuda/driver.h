@@ -29,6 +29,10 @@
 
 /* devices.c (lock held) */
 int fake_device_attribute(int device, int attribute);
+int fake_valid_device(CUdevice device);
+/* A retain of `device`'s primary context (as cuDevicePrimaryCtxRetain), and its release. */
+CUresult fake_retain_primary(CUdevice device, struct fake_object **primary);
+CUresult fake_release_primary(CUdevice device);
 /* The calling thread's current context, or CUDA_ERROR_INVALID_CONTEXT. */
 CUresult fake_current_context(struct fake_object **context);
 

@@ -32,6 +32,8 @@ typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUlib_st *CUlibrary;
 typedef struct CUkern_st *CUkernel;
 typedef struct CUarray_st *CUarray;
+typedef struct CUgreenCtx_st *CUgreenCtx;
+typedef struct CUdevResourceDesc_st *CUdevResourceDesc;
 typedef void (*CUhostFn)(void *user_data);
 typedef size_t (*CUoccupancyB2DSize)(int block_size);
 typedef struct {
@@ -119,7 +121,8 @@ enum fake_kind {
     KIND_LIBRARY_MODULE = 21, /* a library's module in one context, owned by the library: not counted */
     KIND_GLOBAL = 22,        /* a module's __device__ or __constant__ variable, owned by the module: not counted */
     KIND_GRAPH_BODY = 23,    /* a conditional node's body graph, owned by the node: not counted */
-    KIND_COUNT = 24,
+    KIND_GREEN_CONTEXT = 24, /* cuGreenCtxCreate: not counted itself; it holds a primary retain, which is */
+    KIND_COUNT = 25,
 };
 
 #define FAKE_DEVICES 2
@@ -264,6 +267,10 @@ struct fake_object {
         struct {
             struct fake_graph *graph;
         } graph;
+        struct {
+            int device;
+            unsigned int sm_count;
+        } green;
         struct {
             int device;
             uint64_t release_threshold;

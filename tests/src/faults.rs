@@ -46,7 +46,7 @@ pub struct Report {
 }
 
 /// Driver calls that release a handle: when one fails, its handle stays.
-const RELEASE_CALLS: [&str; 18] = [
+const RELEASE_CALLS: [&str; 19] = [
     "cuMemFree_v2",
     "cuMemFreeAsync",
     "cuMemFreeHost",
@@ -65,6 +65,7 @@ const RELEASE_CALLS: [&str; 18] = [
     "cuTexObjectDestroy",
     "cuSurfObjectDestroy",
     "cuIpcCloseMemHandle",
+    "cuGreenCtxDestroy",
 ];
 
 /// Calls a destructor makes before it releases: binding its context, waiting.

@@ -87,6 +87,19 @@ fn a_cuda_12_2_driver_runs_what_it_supports_and_refuses_the_rest_by_name() {
         "{:?}",
         fill.param_info()
     );
+    // Green contexts need 12.4: refused by name before anything is created.
+    let sm_resource = device.sm_resource();
+    assert!(
+        matches!(
+            sm_resource,
+            Err(Error::NotSupported {
+                function: "cuDeviceGetDevResource",
+                needs: 12040,
+                driver: 12020
+            })
+        ),
+        "{sm_resource:?}"
+    );
     let stream = Stream::new(&context).unwrap();
     let n = 1000u32;
     let x = DeviceBuffer::from_slice(&context, &vec![1.0f32; n as usize]).unwrap();

@@ -22,9 +22,9 @@ use cuda_core::{
 };
 use cuda_driver::{
     Advice, CaptureMode, ConditionalKind, Context, ContextFlags, CudaArray, DeviceAttribute, DeviceBuffer, DeviceCopy,
-    Global, Graph, GraphArgs, GraphInstantiateFlags, GraphNode, HostBuffer, IpcMemory, ManagedBuffer, MemoryLocation,
-    MemsetValue, Module, Pitched, PitchedBuffer, Region, StreamFlags, SurfaceObject, TextureDesc, TextureObject,
-    VirtualBuffer,
+    Global, Graph, GraphArgs, GraphInstantiateFlags, GraphNode, GreenContext, HostBuffer, Im2colTensorMap, IpcMemory,
+    ManagedBuffer, MemoryLocation, MemsetValue, Module, Pitched, PitchedBuffer, Region, StreamFlags, SurfaceObject,
+    TensorDataType, TensorSwizzle, TextureDesc, TextureObject, TiledTensorMap, VirtualBuffer,
 };
 use cuda_libs::system::{P2pCapability, Topology};
 
@@ -1186,6 +1186,46 @@ fn fft_module(stream: cuda_driver::Stream, n: i64) -> Checked {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
+fn green_contexts_and_tensor_maps(
+    device: cuda_driver::Device,
+    config: cuda_driver::LaunchConfig,
+    f: cuda_driver::Function,
+    s: cuda_driver::Stream,
+    (mut buf, mut out): (DeviceBuffer<f32>, DeviceBuffer<f32>),
+    (cols, rows, n): (u64, u64, u32),
+    (dims, strides, lower, upper): (Vec<u64>, Vec<u64>, Vec<i32>, Vec<i32>),
+    (channels, pixels): (u32, u32),
+) -> Checked {
+    let sm = device.sm_resource()?;
+    sm.sm_count();
+    sm.min_partition_size();
+    sm.coscheduled_alignment();
+    let split = sm.split(1, 16)?;
+    let (groups, remainder) = (&split.groups, split.remainder);
+    if let Err(cuda_driver::Error::SmSplit { available, .. }) = sm.split(1, 1000) {
+        println!("{available}");
+    }
+    let green = GreenContext::new(&device, &split.groups)?;
+    let gs = green.stream()?;
+    unsafe { gs.launch(&f, &config, (&mut out, n))? };
+    let primary = green.context();
+    green.sm_resource()?;
+    unsafe { green.raw_context()? };
+    let map = TiledTensorMap::new(TensorDataType::F32, &[cols, rows], &[cols * 4], &[32, 16])
+        .swizzle(TensorSwizzle::Bytes128)
+        .encode(&buf)?;
+    if let Err(cuda_driver::Error::TensorMap(rule)) =
+        TiledTensorMap::new(TensorDataType::F32, &[3], &[], &[3]).encode(&buf)
+    {
+        println!("{rule}");
+    }
+    Im2colTensorMap::new(TensorDataType::F16, &dims, &strides, &lower, &upper, channels, pixels).encode(&buf)?;
+    unsafe { s.launch(&f, &config, (&map, &mut out, cols))? };
+    TiledTensorMap::new(TensorDataType::F32, &[cols, rows], &[cols * 4], &[32, 16]).encode_mut(&mut buf)?;
+    Ok(())
+}
+
 /// Removes whitespace and trailing commas, so that line breaks and `rustfmt` do not matter.
 fn squeeze(text: &str) -> String {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -1261,6 +1301,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         fft_and_solver,
         complex_arrays,
         fft_module,
+        green_contexts_and_tensor_maps,
     );
     let markdown = include_str!("../../docs/FROM_PYTHON.md");
     let this = include_str!("from_python.rs");
