@@ -5,7 +5,7 @@
 //! `CUDA_REQUIRE_GPU=1`. Matrices are column-major, as the solver module takes them.
 
 use cuda_driver::{DeviceBuffer, DeviceCopy, DeviceMemoryMut, Stream};
-use cuda_libs::solver::{Element, Fill, Matrix, Solver, SvdVectors};
+use cuda_libs::solver::{Fill, Matrix, Solver, SolverScalar, SvdVectors};
 use cuda_libs::{Error, LinalgFailure};
 
 mod common;
@@ -16,7 +16,7 @@ fn stream_or_skip(test: &str) -> Option<Stream> {
     common::stream_with(test, "cuSOLVER", cuda_libs::solver::load)
 }
 
-trait Real: Element + DeviceCopy + Default + std::fmt::Debug {
+trait Real: SolverScalar + DeviceCopy + Default + std::fmt::Debug {
     const EPS: f64;
     fn from_f64(value: f64) -> Self;
     fn to_f64(self) -> f64;

@@ -21,7 +21,7 @@ pub trait SolverElement:
     MatmulElement
     + Promote<Self, Output = Self>
     + Scalars<Float = Self, Real = Self, Arithmetic = Self, Quotient = Self, WithFloat = Self>
-    + cuda_libs::solver::Element
+    + cuda_libs::solver::SolverScalar
 {
     /// The machine epsilon (NumPy's `finfo(dtype).eps`), as `f64`.
     const EPSILON: f64;
