@@ -18,7 +18,7 @@
 mod common;
 
 use common::products::{array, host_matmul};
-use cuda_core::{DeviceArray, Error, LinalgInput, Norm, SolverElement, Stream};
+use cuda_core::{DeviceArray, Error, LinalgInput, Norm, RealSolverElement, Stream};
 use cuda_libs::LinalgFailure;
 
 fn stream_or_skip(test: &str) -> Option<Stream> {
@@ -50,7 +50,7 @@ fn matrices(count: usize, n: usize, seed: u64) -> Vec<f64> {
     out
 }
 
-fn host<T: SolverElement>(array: &DeviceArray<T>) -> Vec<f64> {
+fn host<T: RealSolverElement>(array: &DeviceArray<T>) -> Vec<f64> {
     array.to_vec().unwrap().iter().map(|v| v.to_f64()).collect()
 }
 
@@ -103,14 +103,14 @@ fn assert_residuals(what: &str, a: &[f64], x: &[f64], b: &[f64], (count, n, k): 
     }
 }
 
-fn epsilon<T: SolverElement>() -> f64 {
+fn epsilon<T: RealSolverElement>() -> f64 {
     match std::mem::size_of::<T>() {
         4 => f32::EPSILON as f64,
         _ => f64::EPSILON,
     }
 }
 
-fn solves<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn solves<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     // One matrix (cuSOLVER), one vector.
@@ -179,7 +179,7 @@ fn solves<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     );
 }
 
-fn inverses_and_determinants<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn inverses_and_determinants<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, n) in [(1, 5), (1, 100), (4, 6), (64, 33)] {
@@ -352,7 +352,7 @@ fn positive_definite(count: usize, n: usize, seed: u64) -> Vec<f64> {
     out
 }
 
-fn cholesky_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn cholesky_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, n) in [(1, 1), (1, 9), (1, 200), (3, 8), (64, 32)] {
@@ -493,7 +493,7 @@ fn host_singular_values(a: &[f64], m: usize, n: usize) -> Vec<f64> {
     values
 }
 
-fn eigen_decompositions<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn eigen_decompositions<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, n) in [(1, 6), (1, 70), (5, 12), (3, 40)] {
@@ -550,7 +550,7 @@ fn eigen_decompositions<T: SolverElement + LinalgInput<Factored = T>>(stream: &S
     }
 }
 
-fn singular_value_routines<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn singular_value_routines<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, m, n) in [(1, 5, 9), (1, 60, 20), (4, 7, 3), (4, 3, 7), (2, 50, 50), (3, 40, 6)] {
@@ -792,7 +792,7 @@ fn matrix_powers_and_multi_dot_match_host_products() {
     ));
 }
 
-fn qr_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn qr_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, m, n) in [(1, 9, 4), (1, 4, 9), (3, 6, 6), (2, 30, 5)] {

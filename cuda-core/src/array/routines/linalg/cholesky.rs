@@ -11,12 +11,12 @@ use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::Matrix;
 
 use super::handles::with_solver;
-use super::stacks::{column_major_fill, LinalgInput, SquareStack};
+use super::stacks::{column_major_fill, LinalgInput, RealSolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::ExprOps;
 use crate::error::Result;
 
-impl<T: LinalgInput> DeviceArray<T> {
+impl<T: LinalgInput<Factored: RealSolverElement>> DeviceArray<T> {
     /// NumPy's `linalg.cholesky(a, upper=upper)`: for each matrix of the stack `(..., n, n)`,
     /// the lower factor `L` with `A = L L^T` (or with `upper` the upper factor `U = L^T`, `A =
     /// U^T U`), zeros in the other triangle, in the promoted type (integers and `bool` in

@@ -13,7 +13,7 @@ use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{Matrix, JACOBI_BATCHED_MAX};
 
 use super::handles::with_solver;
-use super::stacks::{column_major_fill, LinalgInput, SquareStack};
+use super::stacks::{column_major_fill, LinalgInput, RealSolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::ExprOps;
 use crate::error::Result;
@@ -24,7 +24,7 @@ type Eigen<F> = (DeviceArray<F>, DeviceArray<F>);
 
 /// The eigenvalues (`(count, n)`) and, with `vectors`, the eigenvectors (the compact
 /// `(count, n, n)` buffer whose rows they are) of the stack `a`.
-fn decompose<T: LinalgInput>(
+fn decompose<T: LinalgInput<Factored: RealSolverElement>>(
     a: &DeviceArray<T>,
     stack: &SquareStack,
     upper: bool,
@@ -62,7 +62,7 @@ fn decompose<T: LinalgInput>(
     Ok((w, m))
 }
 
-impl<T: LinalgInput> DeviceArray<T> {
+impl<T: LinalgInput<Factored: RealSolverElement>> DeviceArray<T> {
     /// NumPy's `linalg.eigh(a, UPLO)`: the eigenvalues (ascending, `(..., n)`) and the
     /// orthonormal eigenvectors (`(..., n, n)`, column `i` for eigenvalue `i`) of each
     /// symmetric matrix of the stack, in the promoted type. Only one triangle is read: the

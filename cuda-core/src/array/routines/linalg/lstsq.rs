@@ -2,7 +2,7 @@
 //! the reduced SVD (NumPy calls LAPACK's `gelsd`, also SVD-based): `x = V diag(1/S) U^T b`
 //! with singular values at most `rcond * S.max()` taken as zero.
 
-use super::stacks::{LinalgInput, SolverElement};
+use super::stacks::{LinalgInput, RealSolverElement, SolverElement};
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::{where_, ExprOps};
 use crate::error::{Error, Result};
@@ -21,7 +21,7 @@ pub struct Lstsq<F: SolverElement> {
     pub singular_values: DeviceArray<F>,
 }
 
-impl<T: LinalgInput> DeviceArray<T> {
+impl<T: LinalgInput<Factored: RealSolverElement>> DeviceArray<T> {
     /// NumPy's `linalg.lstsq(a, b, rcond)` for a matrix `a` (`(m, n)`) and `b` of `(m,)` or
     /// `(m, k)`: see [`Lstsq`]. `rcond: None` is NumPy 2's default, `eps * max(m, n)`. The rank
     /// is read back to the host (one wait), as NumPy returns it as an integer and the residuals'

@@ -22,7 +22,7 @@ use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{SvdVectors, JACOBI_BATCHED_MAX};
 
 use super::handles::with_solver;
-use super::stacks::{LinalgInput, MatrixStack, SolverElement};
+use super::stacks::{LinalgInput, MatrixStack, RealSolverElement, SolverElement};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::routines::math::{where_, ExprOps};
@@ -38,7 +38,7 @@ type Decomposed<F> = (DeviceArray<F>, Option<(DeviceArray<F>, DeviceArray<F>)>);
 /// The singular values of `stack` (`(count, k)`, descending) and, with `vectors`, `U` and `Vh`
 /// (`(count, m, m)` and `(count, n, n)` when `full`, else `(count, m, k)` and `(count, k, n)`),
 /// none of its extents 0.
-fn decompose<T: LinalgInput>(
+fn decompose<T: LinalgInput<Factored: RealSolverElement>>(
     a: &DeviceArray<T>,
     stack: &MatrixStack,
     vectors: Option<bool>,
@@ -154,7 +154,7 @@ fn reshape_view<F: Element>(x: DeviceArray<F>, shape: Vec<usize>) -> Result<Devi
     }
 }
 
-impl<T: LinalgInput> DeviceArray<T> {
+impl<T: LinalgInput<Factored: RealSolverElement>> DeviceArray<T> {
     /// NumPy's `linalg.svdvals`: the singular values of each matrix of the stack `(..., m, n)`,
     /// descending, of shape `(..., min(m, n))`, in the promoted type. Under two dimensions is
     /// [`Error::InvalidValue`](crate::Error::InvalidValue); an SVD that did not converge is
