@@ -20,6 +20,7 @@ mod common;
 use common::products::{array, host_matmul};
 use cuda_core::{DeviceArray, Error, LinalgInput, Norm, RealSolverElement, Stream};
 use cuda_libs::LinalgFailure;
+use num_complex::Complex;
 
 fn stream_or_skip(test: &str) -> Option<Stream> {
     common::device_or_skip(test).map(|device| device.create_stream().unwrap())
@@ -928,6 +929,300 @@ fn lstsq_fits_with_residuals_rank_and_minimum_norm() {
     assert_eq!((fit.rank, fit.residuals.shape()), (1, &[0usize][..]));
     assert!(matches!(
         outer.lstsq(&array::<f64>(&stream, &[1.0, 2.0], &[2]), None),
+        Err(Error::InvalidValue(_))
+    ));
+}
+
+/// The complex element types on the host, through `Complex<f64>`.
+trait HostComplex: cuda_core::SolverElement + LinalgInput<Factored = Self> {
+    const EPS: f64;
+    fn from_c128(z: Complex<f64>) -> Self;
+    fn to_c128(self) -> Complex<f64>;
+}
+
+impl HostComplex for Complex<f32> {
+    const EPS: f64 = f32::EPSILON as f64;
+    fn from_c128(z: Complex<f64>) -> Self {
+        Complex::new(z.re as f32, z.im as f32)
+    }
+    fn to_c128(self) -> Complex<f64> {
+        Complex::new(self.re as f64, self.im as f64)
+    }
+}
+
+impl HostComplex for Complex<f64> {
+    const EPS: f64 = f64::EPSILON;
+    fn from_c128(z: Complex<f64>) -> Self {
+        z
+    }
+    fn to_c128(self) -> Complex<f64> {
+        self
+    }
+}
+
+/// `count` well-conditioned complex `n x n` matrices (diagonally dominant), row-major.
+fn complex_matrices(count: usize, n: usize, seed: u64) -> Vec<Complex<f64>> {
+    let re = matrices(count, n, seed);
+    let im = matrices(count, n, seed + 1);
+    re.iter()
+        .zip(&im)
+        .enumerate()
+        .map(|(i, (&r, &m))| {
+            // The imaginary parts off the diagonal only: the real diagonal keeps dominance.
+            let diagonal = (i % (n * n)) % (n + 1) == 0;
+            Complex::new(r, if diagonal { 0.5 } else { m })
+        })
+        .collect()
+}
+
+fn complex_array<C: HostComplex>(stream: &Stream, values: &[Complex<f64>], shape: &[usize]) -> DeviceArray<C> {
+    let host: Vec<C> = values.iter().map(|&z| C::from_c128(z)).collect();
+    DeviceArray::from_slice(stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap()
+}
+
+fn complex_host<C: HostComplex>(array: &DeviceArray<C>) -> Vec<Complex<f64>> {
+    array.to_vec().unwrap().into_iter().map(C::to_c128).collect()
+}
+
+/// `a (m x k) @ b (k x n)`, row-major complex.
+fn complex_matmul(a: &[Complex<f64>], b: &[Complex<f64>], m: usize, k: usize, n: usize) -> Vec<Complex<f64>> {
+    let mut out = vec![Complex::new(0.0, 0.0); m * n];
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
+        }
+    }
+    out
+}
+
+fn complex_norm(values: &[Complex<f64>]) -> f64 {
+    values.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
+}
+
+/// The determinant of a row-major complex `n x n` matrix by elimination with partial pivoting.
+fn complex_det(a: &[Complex<f64>], n: usize) -> Complex<f64> {
+    let mut m = a.to_vec();
+    let mut det = Complex::new(1.0, 0.0);
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&x, &y| m[x * n + col].norm().total_cmp(&m[y * n + col].norm()))
+            .unwrap();
+        if m[pivot * n + col].norm() == 0.0 {
+            return Complex::new(0.0, 0.0);
+        }
+        if pivot != col {
+            for j in 0..n {
+                m.swap(pivot * n + j, col * n + j);
+            }
+            det = -det;
+        }
+        det *= m[col * n + col];
+        for row in col + 1..n {
+            let factor = m[row * n + col] / m[col * n + col];
+            for j in col..n {
+                let above = m[col * n + j];
+                m[row * n + j] -= factor * above;
+            }
+        }
+    }
+    det
+}
+
+fn complex_lu_family<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // One matrix (cuSOLVER's getrf) and a stack (cuBLAS's batched LU).
+    for (count, n, k) in [(1, 6, 2), (5, 8, 3), (3, 40, 1)] {
+        let a_host = complex_matrices(count, n, 21);
+        let b_host = complex_matrices(count, n, 22)
+            .chunks(n * n)
+            .flat_map(|m| m[..n * k].to_vec())
+            .collect::<Vec<_>>();
+        let a = complex_array::<C>(stream, &a_host, &[count, n, n]);
+        let b = complex_array::<C>(stream, &b_host, &[count, n, k]);
+        let x = complex_host(&a.solve(&b).unwrap());
+        let inverse = complex_host(&a.inv().unwrap());
+        let det = complex_host(&a.det().unwrap());
+        let (sign, logabs) = a.slogdet().unwrap();
+        let (sign, logabs) = (complex_host(&sign), logabs.to_vec().unwrap());
+        for i in 0..count {
+            let a_i = &a_host[i * n * n..(i + 1) * n * n];
+            let x_i = &x[i * n * k..(i + 1) * n * k];
+            let b_i = &b_host[i * n * k..(i + 1) * n * k];
+            let residual: Vec<_> = complex_matmul(a_i, x_i, n, n, k)
+                .iter()
+                .zip(b_i)
+                .map(|(ax, b)| ax - b)
+                .collect();
+            let relative = complex_norm(&residual) / (complex_norm(a_i) * complex_norm(x_i));
+            assert!(
+                relative <= 20.0 * n as f64 * eps,
+                "{dtype} solve {count}x{n}: {relative}"
+            );
+            let inv_i = &inverse[i * n * n..(i + 1) * n * n];
+            let mut product = complex_matmul(a_i, inv_i, n, n, n);
+            for d in 0..n {
+                product[d * n + d] -= 1.0;
+            }
+            let off = complex_norm(&product) / (complex_norm(a_i) * complex_norm(inv_i));
+            assert!(off <= 20.0 * n as f64 * eps, "{dtype} inv {count}x{n}: {off}");
+            let expected = complex_det(a_i, n);
+            let error = (det[i] - expected).norm() / expected.norm();
+            assert!(error <= 50.0 * n as f64 * eps, "{dtype} det {count}x{n}: {error}");
+            // slogdet: a sign of modulus 1 and a real logarithm, sign * exp(logabs) == det.
+            assert!((sign[i].norm() - 1.0).abs() <= 10.0 * eps, "{dtype} |sign| {}", sign[i]);
+            let rebuilt = sign[i] * cuda_core::Element::to_f64(logabs[i]).exp();
+            let error = (rebuilt - expected).norm() / expected.norm();
+            assert!(error <= 50.0 * n as f64 * eps, "{dtype} slogdet {count}x{n}: {error}");
+        }
+    }
+    // One singular matrix inside a complex batch: its index comes back, for solve and inv.
+    let n = 4;
+    let mut stack = complex_matrices(4, n, 23);
+    for j in 0..n {
+        let first = stack[2 * n * n + j];
+        stack[2 * n * n + n + j] = first * Complex::new(0.0, 2.0);
+    }
+    let a = complex_array::<C>(stream, &stack, &[4, n, n]);
+    let b = complex_array::<C>(stream, &stack[..n], &[n]);
+    for (what, result) in [("solve", a.solve(&b).map(drop)), ("inv", a.inv().map(drop))] {
+        match result {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: LinalgFailure::Singular { .. },
+            })) => assert_eq!((routine, index), ("cublas<t>getrfBatched", 2), "{dtype} {what}"),
+            other => panic!("{dtype} {what} of a batch with a singular matrix: {other:?}"),
+        }
+    }
+    // Its determinant is 0 (not an error), the others' are not.
+    let det = complex_host(&a.det().unwrap());
+    assert!(det[2].norm() <= 1e3 * eps * det[0].norm(), "{dtype}: {det:?}");
+}
+
+#[test]
+fn complex_solve_inv_det_and_slogdet_match_the_host() {
+    let Some(stream) = stream_or_skip("complex_solve_inv_det_and_slogdet_match_the_host") else {
+        return;
+    };
+    complex_lu_family::<Complex<f32>>(&stream);
+    complex_lu_family::<Complex<f64>>(&stream);
+}
+
+/// `eig`'s result, `None` (the test says why) where the loaded cuSOLVER has no `Xgeev`.
+fn eig_or_skip<C: cuda_core::Element>(
+    result: cuda_core::Result<(DeviceArray<C>, DeviceArray<C>)>,
+) -> Option<(DeviceArray<C>, DeviceArray<C>)> {
+    match result {
+        Err(Error::NotSupported(why)) => {
+            println!("skipped: eig: {why}");
+            None
+        }
+        other => Some(other.unwrap()),
+    }
+}
+
+/// Checks `A v = λ v` and `|v| = 1` for every pair of each matrix of the stack `a_host`.
+fn check_pairs(w: &[Complex<f64>], v: &[Complex<f64>], a_host: &[Complex<f64>], n: usize, eps: f64) {
+    for (i, a_i) in a_host.chunks(n * n).enumerate() {
+        let v_i = &v[i * n * n..(i + 1) * n * n];
+        let av = complex_matmul(a_i, v_i, n, n, n);
+        for col in 0..n {
+            let lambda = w[i * n + col];
+            let residual: Vec<_> = (0..n).map(|r| av[r * n + col] - lambda * v_i[r * n + col]).collect();
+            let column: Vec<_> = (0..n).map(|r| v_i[r * n + col]).collect();
+            assert!(
+                (complex_norm(&column) - 1.0).abs() <= 100.0 * eps,
+                "vector {col} has norm 1"
+            );
+            let relative = complex_norm(&residual) / complex_norm(a_i);
+            assert!(
+                relative <= 100.0 * n as f64 * eps,
+                "A v = λ v, matrix {i} pair {col}: {relative}"
+            );
+        }
+    }
+}
+
+/// `eig` and `eigvals` of a non-symmetric complex stack: `None` without `Xgeev`.
+fn complex_eig<C: HostComplex + cuda_core::SolverElement<Complex = C>>(stream: &Stream) -> Option<()> {
+    let (count, n) = (3, 7);
+    let host = complex_matrices(count, n, 31);
+    let a = complex_array::<C>(stream, &host, &[count, n, n]);
+    let (w, v) = eig_or_skip(a.eig())?;
+    assert_eq!((w.shape(), v.shape()), (&[count, n][..], &[count, n, n][..]));
+    let (w, v) = (complex_host(&w), complex_host(&v.to_contiguous().unwrap()));
+    check_pairs(&w, &v, &host, n, C::EPS);
+    // eigvals: the same values (geev is deterministic on one device), without the vectors.
+    let values = complex_host(&a.eigvals().unwrap());
+    for (x, y) in values.iter().zip(&w) {
+        assert!(
+            (x - y).norm() <= 100.0 * n as f64 * C::EPS * y.norm().max(1.0),
+            "{x} vs {y}"
+        );
+    }
+    Some(())
+}
+
+#[test]
+fn eig_gives_eigenpairs_of_non_symmetric_matrices() {
+    let Some(stream) = stream_or_skip("eig_gives_eigenpairs_of_non_symmetric_matrices") else {
+        return;
+    };
+    if complex_eig::<Complex<f32>>(&stream).is_none() {
+        return;
+    }
+    complex_eig::<Complex<f64>>(&stream).expect("geev was found for c64");
+    // A real matrix of known spectrum, promoted to complex results: upper triangular with
+    // 1..n on the diagonal, in f32 (c64 results) and f64 (c128).
+    let n = 5;
+    let mut triangular = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i..n {
+            triangular[i * n + j] = if i == j { (i + 1) as f64 } else { 0.5 };
+        }
+    }
+    let as_complex: Vec<_> = triangular.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    let single: Vec<f32> = triangular.iter().map(|&x| x as f32).collect();
+    let single = DeviceArray::from_slice(&stream, &single)
+        .unwrap()
+        .reshape([1, n, n])
+        .unwrap();
+    let double = array::<f64>(&stream, &triangular, &[1, n, n]);
+    let (w32, v32) = single.eig().unwrap();
+    let (w64, v64) = double.eig().unwrap();
+    let results = [
+        (
+            complex_host(&w32),
+            complex_host(&v32.to_contiguous().unwrap()),
+            f32::EPSILON as f64,
+        ),
+        (
+            complex_host(&w64),
+            complex_host(&v64.to_contiguous().unwrap()),
+            f64::EPSILON,
+        ),
+    ];
+    for (mut values, vectors, eps) in results {
+        check_pairs(&values, &vectors, &as_complex, n, eps);
+        values.sort_by(|x, y| x.re.total_cmp(&y.re));
+        for (i, value) in values.iter().enumerate() {
+            assert!((value - (i + 1) as f64).norm() <= 1e3 * eps, "{values:?}");
+        }
+    }
+    // A rotation: eigenvalues ±i from a real matrix.
+    let rotation = array::<f64>(&stream, &[0.0, -1.0, 1.0, 0.0], &[2, 2]);
+    let mut values = complex_host(&rotation.eigvals().unwrap());
+    values.sort_by(|x, y| x.im.total_cmp(&y.im));
+    assert!((values[0] - Complex::new(0.0, -1.0)).norm() <= 1e-12, "{values:?}");
+    assert!((values[1] - Complex::new(0.0, 1.0)).norm() <= 1e-12, "{values:?}");
+    // Empty stacks and 0 x 0 matrices give empty results; a matrix that is not square is an error.
+    let (w, v) = DeviceArray::<f64>::zeros(&stream, [2, 0, 0]).unwrap().eig().unwrap();
+    assert_eq!((w.shape(), v.shape()), (&[2, 0][..], &[2, 0, 0][..]));
+    assert!(matches!(
+        DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap().eigvals(),
         Err(Error::InvalidValue(_))
     ));
 }
