@@ -265,3 +265,24 @@ EXPORT unsigned cusolverDnXgetrs(void *handle, void *params, int trans, long lon
     next_info = pending;
     return status;
 }
+EXPORT unsigned cusolverDnXgeev_bufferSize(void *handle, void *params, int jobvl, int jobvr, long long n, int type_a,
+                                           const void *a, long long lda, int type_w, const void *w, int type_vl,
+                                           const void *vl, long long ldvl, int type_vr, const void *vr,
+                                           long long ldvr, int compute, size_t *device, size_t *host) {
+    (void)params, (void)jobvl, (void)jobvr, (void)n, (void)type_a, (void)a, (void)lda, (void)type_w, (void)w;
+    (void)type_vl, (void)vl, (void)ldvl, (void)type_vr, (void)vr, (void)ldvr, (void)compute;
+    return buffer_size(handle, device, host);
+}
+/* The eigenvalues of a general matrix: checks its arguments (left vectors are never asked
+ * for, right ones only with their buffer) and writes `info`. */
+EXPORT unsigned cusolverDnXgeev(void *handle, void *params, int jobvl, int jobvr, long long n, int type_a, void *a,
+                                long long lda, int type_w, void *w, int type_vl, void *vl, long long ldvl,
+                                int type_vr, void *vr, long long ldvr, int compute, void *device_work,
+                                size_t device_bytes, void *host_work, size_t host_bytes, int *info) {
+    (void)params, (void)type_a, (void)type_w, (void)type_vl, (void)type_vr, (void)compute, (void)ldvl;
+    if (!w || jobvl != 0 || vl || lda < n || (jobvr == 1 && (!vr || ldvr < n))) {
+        int code = enter();
+        return code ? (unsigned)code : CUSOLVER_INVALID_VALUE;
+    }
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}

@@ -9,7 +9,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use cuda_core::{DeviceArray, Error};
+use cuda_core::Complex;
+use cuda_core::{DeviceArray, Error, ExprOps};
 use cuda_driver::{Device, Stream};
 use cuda_libs::LinalgFailure;
 use tests::fake;
@@ -90,6 +91,39 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     fake_libs::set_info(0);
     assert_eq!(spd.cholesky(false).unwrap().shape(), [2, 2]);
 
+    // Complex stacks take the same path: the info of a singular complex matrix comes back from
+    // solve, and the complex kernels of det and slogdet compile (NVRTC) and run.
+    let z = DeviceArray::<Complex<f32>>::from_slice(&stream, &[Complex::new(1.0, 1.0); 4])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    fake_libs::set_info(2);
+    let (routine, _, failure) = linalg_failure(z.solve(&z));
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXgetrf", LinalgFailure::Singular { pivot: 2 })
+    );
+    assert_eq!(z.det().unwrap().shape(), [0usize; 0]);
+    let (sign, logabs) = z.slogdet().unwrap();
+    assert_eq!(
+        (sign.dtype(), logabs.dtype()),
+        (cuda_core::DType::C64, cuda_core::DType::F32)
+    );
+    // eig: the general solver's info, and complex results of a real matrix.
+    fake_libs::set_info(1);
+    let (routine, _, failure) = linalg_failure(a.eig());
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXgeev", LinalgFailure::NoConvergence { count: 1 })
+    );
+    fake_libs::set_info(0);
+    let (w, v) = a.eig().unwrap();
+    assert_eq!(
+        (w.dtype(), w.shape(), v.shape()),
+        (cuda_core::DType::C128, &[2][..], &[2, 2][..])
+    );
+    drop((z, sign, logabs, w, v));
+
     // Shape errors come before any library call.
     fake_libs::reset();
     let wide = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
@@ -119,6 +153,10 @@ fn linalg_life() -> cuda_core::Result<()> {
         a.inv()?;
         a.det()?;
         a.cholesky(false)?;
+        let z = a.astype::<Complex<f64>>().eval()?;
+        z.solve(&z)?;
+        z.slogdet()?;
+        a.eig()?;
         stream.synchronize()?;
         Ok(())
     })();
