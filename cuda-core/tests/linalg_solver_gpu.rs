@@ -18,9 +18,15 @@
 mod common;
 
 use common::products::{array, host_matmul};
-use cuda_core::{DeviceArray, Error, LinalgInput, Norm, RealSolverElement, Stream};
+use cuda_core::{DeviceArray, Error, LinalgInput, Norm, Scalars, SolverElement, Stream};
 use cuda_libs::LinalgFailure;
 use num_complex::Complex;
+
+/// The real element types the real-matrix tests run in: their singular values, eigenvalues and
+/// residuals are of the type itself.
+trait RealSolverElement: SolverElement + Scalars<Real = Self> {}
+impl RealSolverElement for f32 {}
+impl RealSolverElement for f64 {}
 
 fn stream_or_skip(test: &str) -> Option<Stream> {
     common::device_or_skip(test).map(|device| device.create_stream().unwrap())

@@ -11,7 +11,7 @@ use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{Matrix, Solver};
 
 use super::handles::with_solver;
-use super::stacks::{LinalgInput, MatrixStack, RealSolverElement};
+use super::stacks::{LinalgInput, MatrixStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::routines::math::ExprOps;
@@ -34,7 +34,7 @@ fn workspace_of(workspace: &mut DeviceArray<u8>) -> Option<&mut dyn DeviceMemory
 
 /// The `count` column-major `m x n` copies of `a` (`(count, n, m)` row-major), factored in place
 /// by `geqrf`, and their reflectors' scalars (`(count, k)`).
-fn factor<T: LinalgInput<Factored: RealSolverElement>>(
+fn factor<T: LinalgInput>(
     solver: &mut Solver,
     a: &DeviceArray<T>,
     stack: &MatrixStack,
@@ -74,7 +74,7 @@ fn in_batch<F: Element>(x: DeviceArray<F>, batch: &[usize]) -> Result<DeviceArra
     }
 }
 
-impl<T: LinalgInput<Factored: RealSolverElement>> DeviceArray<T> {
+impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.qr(a, mode)` with `mode='reduced'` (`complete == false`: `Q` `(..., m,
     /// k)`, `R` `(..., k, n)`, `k = min(m, n)`) or `'complete'` (`Q` `(..., m, m)`, `R` `(...,
     /// m, n)`): `A = Q R` with orthonormal columns in `Q` and `R` upper triangular, for each

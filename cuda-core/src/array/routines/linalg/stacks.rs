@@ -33,14 +33,15 @@ pub trait SolverElement:
 }
 
 /// The real type of a [`SolverElement`] (`f32`, `f64`): its sums stay in it.
-pub trait RealResult: Element<Sum = Self> + Scalars<Real = Self, Float = Self> {}
+pub trait RealResult:
+    Element<Sum = Self>
+    + Promote<Self, Output = Self>
+    + Scalars<Real = Self, Float = Self, WithFloat = Self, Quotient = Self, Arithmetic = Self>
+{
+}
 
 impl RealResult for f32 {}
 impl RealResult for f64 {}
-
-/// A [`SolverElement`] that is real (`f32`, `f64`): the routines not yet taking complex
-/// matrices (`cholesky`, `qr`, `svd`, `lstsq` and those built on them) ask for it.
-pub trait RealSolverElement: SolverElement + Scalars<Real = Self> {}
 
 impl SolverElement for f32 {
     const EPSILON: f64 = f32::EPSILON as f64;
@@ -61,9 +62,6 @@ impl SolverElement for Complex<f64> {
     const EPSILON: f64 = f64::EPSILON;
     type Complex = Complex<f64>;
 }
-
-impl RealSolverElement for f32 {}
-impl RealSolverElement for f64 {}
 
 /// An element type the factoring routines accept, with the type they compute in
 /// ([`Factored`](Self::Factored)): NumPy 2's promotion, `f32`, `f64`, `Complex<f32>` and
