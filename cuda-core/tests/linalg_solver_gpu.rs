@@ -1232,3 +1232,261 @@ fn eig_gives_eigenpairs_of_non_symmetric_matrices() {
         Err(Error::InvalidValue(_))
     ));
 }
+
+/// The conjugate transpose of each row-major `r x c` matrix of a stack.
+fn adjoint(x: &[Complex<f64>], r: usize, c: usize) -> Vec<Complex<f64>> {
+    x.chunks(r * c)
+        .flat_map(|m| (0..c).flat_map(move |j| (0..r).map(move |i| m[i * c + j].conj())))
+        .collect()
+}
+
+/// `‖x - y‖ / ‖y‖`.
+fn complex_relative(x: &[Complex<f64>], y: &[Complex<f64>]) -> f64 {
+    let difference: Vec<_> = x.iter().zip(y).map(|(a, b)| a - b).collect();
+    complex_norm(&difference) / complex_norm(y).max(f64::MIN_POSITIVE)
+}
+
+/// `‖X^H X - I‖` of a row-major `r x c` matrix with orthonormal columns.
+fn unitarity_error(x: &[Complex<f64>], r: usize, c: usize) -> f64 {
+    let mut gram = complex_matmul(&adjoint(x, r, c), x, c, r, c);
+    for d in 0..c {
+        gram[d * c + d] -= 1.0;
+    }
+    complex_norm(&gram)
+}
+
+/// `count` Hermitian positive definite matrices `B B^H + n I`.
+fn hermitian_positive(count: usize, n: usize, seed: u64) -> Vec<Complex<f64>> {
+    complex_matrices(count, n, seed)
+        .chunks(n * n)
+        .flat_map(|b| {
+            let mut h = complex_matmul(b, &adjoint(b, n, n), n, n, n);
+            for d in 0..n {
+                h[d * n + d] += n as f64;
+            }
+            h
+        })
+        .collect()
+}
+
+fn complex_factorizations<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // Cholesky: one matrix (Xpotrf) and a stack (potrfBatched), lower and upper.
+    for (count, n) in [(1, 9), (4, 6)] {
+        let h = hermitian_positive(count, n, 41);
+        let a = complex_array::<C>(stream, &h, &[count, n, n]);
+        for upper in [false, true] {
+            let factor = complex_host(&a.cholesky(upper).unwrap().to_contiguous().unwrap());
+            for (i, f) in factor.chunks(n * n).enumerate() {
+                let h_i = &h[i * n * n..(i + 1) * n * n];
+                for r in 0..n {
+                    for c in 0..n {
+                        let zero = if upper { c < r } else { c > r };
+                        assert!(!zero || f[r * n + c].norm() == 0.0, "{dtype} other triangle");
+                    }
+                }
+                let rebuilt = match upper {
+                    false => complex_matmul(f, &adjoint(f, n, n), n, n, n),
+                    true => complex_matmul(&adjoint(f, n, n), f, n, n, n),
+                };
+                let error = complex_relative(&rebuilt, h_i);
+                assert!(
+                    error <= 20.0 * n as f64 * eps,
+                    "{dtype} cholesky upper={upper}: {error}"
+                );
+            }
+        }
+    }
+    // One indefinite matrix inside a complex batch: its index comes back.
+    let n = 5;
+    let mut h = hermitian_positive(3, n, 42);
+    for z in &mut h[n * n..2 * n * n] {
+        *z = -*z;
+    }
+    match complex_array::<C>(stream, &h, &[3, n, n]).cholesky(false) {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure: LinalgFailure::NotPositiveDefinite { .. },
+        })) => assert_eq!((routine, index), ("cusolverDn<t>potrfBatched", 1)),
+        other => panic!("{dtype} cholesky of a batch with an indefinite matrix: {other:?}"),
+    }
+
+    // eigh / eigvalsh: Jacobi for a small stack, divide and conquer for one larger matrix.
+    for (count, n) in [(4, 5), (1, 40)] {
+        let h = hermitian_positive(count, n, 43);
+        let a = complex_array::<C>(stream, &h, &[count, n, n]);
+        for upper in [false, true] {
+            let (w, v) = a.eigh(upper).unwrap();
+            let w: Vec<f64> = w
+                .to_vec()
+                .unwrap()
+                .into_iter()
+                .map(cuda_core::Element::to_f64)
+                .collect();
+            let v = complex_host(&v.to_contiguous().unwrap());
+            let values = a.eigvalsh(upper).unwrap().to_vec().unwrap();
+            for i in 0..count {
+                let (h_i, v_i) = (&h[i * n * n..(i + 1) * n * n], &v[i * n * n..(i + 1) * n * n]);
+                let w_i = &w[i * n..(i + 1) * n];
+                assert!(w_i.windows(2).all(|p| p[0] <= p[1]), "{dtype} ascending");
+                let hv = complex_matmul(h_i, v_i, n, n, n);
+                let vw: Vec<_> = (0..n * n).map(|e| v_i[e] * w_i[e % n]).collect();
+                let error = complex_relative(&hv, &vw);
+                assert!(error <= 50.0 * n as f64 * eps, "{dtype} eigh H v = v w: {error}");
+                assert!(unitarity_error(v_i, n, n) <= 50.0 * n as f64 * eps, "{dtype} V^H V");
+                for (x, y) in values[i * n..(i + 1) * n].iter().zip(w_i) {
+                    assert!((cuda_core::Element::to_f64(*x) - y).abs() <= 50.0 * n as f64 * eps * y.abs());
+                }
+            }
+        }
+    }
+    // A known spectrum: [[2, i], [-i, 2]] has eigenvalues 1 and 3.
+    let known = [
+        Complex::new(2.0, 0.0),
+        Complex::new(0.0, 1.0),
+        Complex::new(0.0, -1.0),
+        Complex::new(2.0, 0.0),
+    ];
+    let w = complex_array::<C>(stream, &known, &[2, 2])
+        .eigvalsh(false)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let w: Vec<f64> = w.into_iter().map(cuda_core::Element::to_f64).collect();
+    assert!(
+        (w[0] - 1.0).abs() <= 10.0 * eps && (w[1] - 3.0).abs() <= 10.0 * eps,
+        "{dtype}: {w:?}"
+    );
+
+    // qr, svd, pinv, cond and matrix_rank of tall and wide stacks.
+    for (count, m, n) in [(1, 9, 6), (1, 6, 9), (3, 7, 4), (3, 4, 7), (1, 40, 30)] {
+        let k = m.min(n);
+        let host = complex_matrices(count, m.max(n), 44)
+            .chunks(m.max(n) * m.max(n))
+            .flat_map(|x| x[..m * n].to_vec())
+            .collect::<Vec<_>>();
+        let a = complex_array::<C>(stream, &host, &[count, m, n]);
+        let tolerance = 50.0 * m.max(n) as f64 * eps;
+        for complete in [false, true] {
+            let (q, r) = a.qr(complete).unwrap();
+            let q_cols = if complete { m } else { k };
+            let (q, r) = (
+                complex_host(&q.to_contiguous().unwrap()),
+                complex_host(&r.to_contiguous().unwrap()),
+            );
+            for i in 0..count {
+                let q_i = &q[i * m * q_cols..(i + 1) * m * q_cols];
+                let r_i = &r[i * q_cols * n..(i + 1) * q_cols * n];
+                assert!(unitarity_error(q_i, m, q_cols) <= tolerance, "{dtype} Q^H Q");
+                let rebuilt = complex_matmul(q_i, r_i, m, q_cols, n);
+                let error = complex_relative(&rebuilt, &host[i * m * n..(i + 1) * m * n]);
+                assert!(error <= tolerance, "{dtype} QR {m}x{n}: {error}");
+            }
+        }
+        for full in [false, true] {
+            let (u, s, vh) = a.svd(full).unwrap();
+            let (u_cols, vh_rows) = if full { (m, n) } else { (k, k) };
+            let u = complex_host(&u.to_contiguous().unwrap());
+            let vh = complex_host(&vh.to_contiguous().unwrap());
+            let s: Vec<f64> = s
+                .to_vec()
+                .unwrap()
+                .into_iter()
+                .map(cuda_core::Element::to_f64)
+                .collect();
+            for i in 0..count {
+                let u_i = &u[i * m * u_cols..(i + 1) * m * u_cols];
+                let vh_i = &vh[i * vh_rows * n..(i + 1) * vh_rows * n];
+                let s_i = &s[i * k..(i + 1) * k];
+                assert!(unitarity_error(u_i, m, u_cols) <= tolerance, "{dtype} U^H U {m}x{n}");
+                assert!(
+                    unitarity_error(&adjoint(vh_i, vh_rows, n), n, vh_rows) <= tolerance,
+                    "{dtype} Vh"
+                );
+                // A = U[:, :k] diag(S) Vh[:k, :].
+                let us: Vec<_> = (0..m * k).map(|e| u_i[(e / k) * u_cols + e % k] * s_i[e % k]).collect();
+                let rebuilt = complex_matmul(&us, &vh_i[..k * n], m, k, n);
+                let error = complex_relative(&rebuilt, &host[i * m * n..(i + 1) * m * n]);
+                assert!(error <= tolerance, "{dtype} U S Vh {m}x{n} full={full}: {error}");
+            }
+            let values = a.svdvals().unwrap().to_vec().unwrap();
+            for (x, y) in values.iter().zip(&s) {
+                assert!(
+                    (cuda_core::Element::to_f64(*x) - y).abs() <= tolerance * s[0],
+                    "{dtype} svdvals"
+                );
+            }
+            let cond = a.cond().unwrap().to_vec().unwrap();
+            for (i, c) in cond.iter().enumerate() {
+                let expected = s[i * k] / s[(i + 1) * k - 1];
+                assert!(
+                    (cuda_core::Element::to_f64(*c) - expected).abs() <= tolerance * expected,
+                    "{dtype} cond"
+                );
+            }
+        }
+        // pinv: A pinv(A) A == A.
+        let p = complex_host(&a.pinv(1e-15).unwrap().to_contiguous().unwrap());
+        for i in 0..count {
+            let a_i = &host[i * m * n..(i + 1) * m * n];
+            let p_i = &p[i * n * m..(i + 1) * n * m];
+            let rebuilt = complex_matmul(&complex_matmul(a_i, p_i, m, n, m), a_i, m, m, n);
+            let error = complex_relative(&rebuilt, a_i);
+            assert!(error <= 10.0 * tolerance, "{dtype} A pinv(A) A {m}x{n}: {error}");
+        }
+        assert!(a
+            .matrix_rank()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|&r| r == k as i64));
+    }
+    // A rank-deficient complex matrix: row 2 is i times row 1.
+    let mut deficient = complex_matrices(1, 4, 45);
+    for j in 0..4 {
+        deficient[4 + j] = deficient[j] * Complex::new(0.0, 1.0);
+    }
+    let rank = complex_array::<C>(stream, &deficient, &[4, 4]).matrix_rank().unwrap();
+    assert_eq!(rank.item().unwrap(), 3, "{dtype}");
+
+    // lstsq of a tall system: the normal equations A^H (A x - b) = 0 hold, residuals are real.
+    let (m, n) = (8, 5);
+    let host = complex_matrices(1, m, 46)[..m * n].to_vec();
+    let b_host = complex_matrices(1, m, 47)[..m].to_vec();
+    let a = complex_array::<C>(stream, &host, &[m, n]);
+    let b = complex_array::<C>(stream, &b_host, &[m]);
+    let fit = a.lstsq(&b, None).unwrap();
+    assert_eq!(
+        (fit.rank, fit.x.shape(), fit.residuals.shape()),
+        (n, &[n][..], &[1][..])
+    );
+    let x = complex_host(&fit.x);
+    let residual: Vec<_> = complex_matmul(&host, &x, m, n, 1)
+        .iter()
+        .zip(&b_host)
+        .map(|(ax, b)| ax - b)
+        .collect();
+    let normal = complex_matmul(&adjoint(&host, m, n), &residual, n, m, 1);
+    let scale = complex_norm(&host) * complex_norm(&b_host);
+    assert!(
+        complex_norm(&normal) <= 100.0 * m as f64 * eps * scale,
+        "{dtype} lstsq normal equations"
+    );
+    let squared = cuda_core::Element::to_f64(fit.residuals.to_vec().unwrap()[0]);
+    let expected = residual.iter().map(|z| z.norm_sqr()).sum::<f64>();
+    assert!(
+        (squared - expected).abs() <= 1e3 * eps * expected.max(1.0),
+        "{dtype} residuals"
+    );
+}
+
+#[test]
+fn complex_factorizations_rebuild_their_matrices() {
+    let Some(stream) = stream_or_skip("complex_factorizations_rebuild_their_matrices") else {
+        return;
+    };
+    complex_factorizations::<Complex<f32>>(&stream);
+    complex_factorizations::<Complex<f64>>(&stream);
+}
