@@ -1451,6 +1451,33 @@ fn complex_factorizations<C: HostComplex>(stream: &Stream) {
     let rank = complex_array::<C>(stream, &deficient, &[4, 4]).matrix_rank().unwrap();
     assert_eq!(rank.item().unwrap(), 3, "{dtype}");
 
+    // NumPy's tol and rtol on diag(4, 3, 2, 1): an absolute cut-off, a relative one, pinv's.
+    let mut diagonal = vec![Complex::new(0.0, 0.0); 16];
+    for d in 0..4 {
+        diagonal[d * 5] = Complex::new(0.0, (4 - d) as f64);
+    }
+    let a = complex_array::<C>(stream, &diagonal, &[4, 4]);
+    assert_eq!(
+        a.matrix_rank_with(Some(2.5), Some(0.9)).unwrap().item().unwrap(),
+        2,
+        "tol wins"
+    );
+    assert_eq!(a.matrix_rank_with(None, Some(0.4)).unwrap().item().unwrap(), 3);
+    assert_eq!(a.matrix_rank_with(None, None).unwrap().item().unwrap(), 4);
+    let p = complex_host(&a.pinv_rtol(Some(0.3)).unwrap().to_contiguous().unwrap());
+    for (e, z) in p.iter().enumerate() {
+        let (r, c) = (e / 4, e % 4);
+        // pinv of diag(i d) is diag(-i / d), the values at most 0.3 * 4 dropped.
+        let expected = match r == c && r < 3 {
+            true => Complex::new(0.0, -1.0 / (4 - r) as f64),
+            false => Complex::new(0.0, 0.0),
+        };
+        assert!(
+            (z - expected).norm() <= 100.0 * eps,
+            "{dtype} pinv_rtol[{r}, {c}] = {z}"
+        );
+    }
+
     // lstsq of a tall system: the normal equations A^H (A x - b) = 0 hold, residuals are real.
     let (m, n) = (8, 5);
     let host = complex_matrices(1, m, 46)[..m * n].to_vec();

@@ -109,6 +109,15 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
         (sign.dtype(), logabs.dtype()),
         (cuda_core::DType::C64, cuda_core::DType::F32)
     );
+    // A complex cholesky's info, and its zeroing kernel (NVRTC) for a clean factorisation.
+    fake_libs::set_info(2);
+    let (routine, _, failure) = linalg_failure(z.cholesky(true));
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXpotrf", LinalgFailure::NotPositiveDefinite { order: 2 })
+    );
+    fake_libs::set_info(0);
+    assert_eq!(z.cholesky(false).unwrap().shape(), [2, 2]);
     // eig: the general solver's info, and complex results of a real matrix.
     fake_libs::set_info(1);
     let (routine, _, failure) = linalg_failure(a.eig());

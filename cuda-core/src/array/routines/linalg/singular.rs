@@ -241,6 +241,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// singular values at most `rcond * S.max()` taken as zero (NumPy's default `rcond` is
     /// `1e-15`). The reciprocals scale `U^H` in one fused kernel; one batched product follows
     /// (after a conjugating copy of `Vh^H` for complex types).
+    /// [`pinv_rtol`](Self::pinv_rtol) takes NumPy 2's `rtol` instead.
     pub fn pinv(&self, rcond: f64) -> Result<DeviceArray<T::Factored>> {
         let stack = MatrixStack::of("pinv", self.shape())?;
         let (u, s, vh) = self.svd(false)?;
@@ -258,6 +259,14 @@ impl<T: LinalgInput> DeviceArray<T> {
         conjugate_transpose(&vh)?.matmul(&scaled)
     }
 
+    /// NumPy 2's `linalg.pinv(a, rtol=rtol)`: [`pinv`](Self::pinv) with the cut-off
+    /// `rtol * S.max()`, `rtol` defaulting (`None`) to `max(M, N) * eps` as NumPy's `rtol=None`.
+    pub fn pinv_rtol(&self, rtol: Option<f64>) -> Result<DeviceArray<T::Factored>> {
+        let stack = MatrixStack::of("pinv", self.shape())?;
+        let eps = <T::Factored as SolverElement>::EPSILON;
+        self.pinv(rtol.unwrap_or(stack.m.max(stack.n) as f64 * eps))
+    }
+
     /// NumPy's `linalg.cond(x)` (the 2-norm condition number, `ord=None`): the greatest
     /// singular value over the least, of shape `self.shape[:-2]` (infinite for a singular
     /// matrix, as NumPy's), real.
@@ -271,16 +280,28 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.matrix_rank(A)` with its default tolerance: the number of singular
     /// values above `S.max() * max(M, N) * eps` per matrix, of shape `self.shape[:-2]`
     /// (`i64`). A 1-D array is a vector: its rank is 1 unless it is all zeros; 0-d is
-    /// [`Error::InvalidValue`](crate::Error::InvalidValue).
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue). [`matrix_rank_with`](Self::matrix_rank_with)
+    /// takes NumPy's `tol` and `rtol`.
     pub fn matrix_rank(&self) -> Result<DeviceArray<i64>> {
+        self.matrix_rank_with(None, None)
+    }
+
+    /// NumPy's `linalg.matrix_rank(A, tol, rtol=rtol)`: the number of singular values above the
+    /// absolute `tol` when it is given (`rtol` is then unused, as in NumPy), otherwise above
+    /// `S.max() * rtol`, `rtol` defaulting to `max(M, N) * eps`. Otherwise as
+    /// [`matrix_rank`](Self::matrix_rank).
+    pub fn matrix_rank_with(&self, tol: Option<f64>, rtol: Option<f64>) -> Result<DeviceArray<i64>> {
         if self.ndim() == 1 {
             return self.ne(0).any()?.astype::<i64>().eval();
         }
         let stack = MatrixStack::of("matrix_rank", self.shape())?;
         let s = self.svdvals()?;
+        if let Some(tol) = tol {
+            return (&s).gt(tol).count_nonzero_axes(-1, false);
+        }
         let eps = <T::Factored as SolverElement>::EPSILON;
-        let scale = stack.m.max(stack.n) as f64 * eps;
-        let tolerance = s.max_axes([-1], true)?;
-        (&s).gt(&tolerance * scale).count_nonzero_axes(-1, false)
+        let rtol = rtol.unwrap_or(stack.m.max(stack.n) as f64 * eps);
+        let greatest = s.max_axes([-1], true)?;
+        (&s).gt(&greatest * rtol).count_nonzero_axes(-1, false)
     }
 }
