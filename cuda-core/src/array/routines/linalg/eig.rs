@@ -28,6 +28,9 @@ type EigType<T> = <<T as LinalgInput>::Factored as SolverElement>::Complex;
 /// `eig`'s result: the eigenvalues `(..., n)` and the eigenvectors `(..., n, n)` as columns.
 type EigPair<C> = (DeviceArray<C>, DeviceArray<C>);
 
+/// `decompose`'s result: the eigenvalues and, when asked for, the vectors (as rows).
+type Decomposed<C> = (DeviceArray<C>, Option<DeviceArray<C>>);
+
 /// The symbol `eig` needs.
 const GEEV: &str = "cusolverDnXgeev";
 
@@ -50,7 +53,7 @@ fn decompose<T: LinalgInput>(
     a: &DeviceArray<T>,
     stack: &SquareStack,
     vectors: bool,
-) -> Result<(DeviceArray<EigType<T>>, Option<DeviceArray<EigType<T>>>)> {
+) -> Result<Decomposed<EigType<T>>> {
     let stream = a.stream().clone();
     let (n, count) = (stack.n, stack.count());
     let m = a
