@@ -49,11 +49,7 @@ fn missing_geev(error: cuda_libs::Error) -> Error {
 
 /// The eigenvalues (`(count, n)`) and, with `vectors`, the right eigenvectors (the compact
 /// `(count, n, n)` buffer whose rows they are) of the non-empty stack `a`.
-fn decompose<T: LinalgInput>(
-    a: &DeviceArray<T>,
-    stack: &SquareStack,
-    vectors: bool,
-) -> Result<Decomposed<EigType<T>>> {
+fn decompose<T: LinalgInput>(a: &DeviceArray<T>, stack: &SquareStack, vectors: bool) -> Result<Decomposed<EigType<T>>> {
     let stream = a.stream().clone();
     let (n, count) = (stack.n, stack.count());
     let m = a
