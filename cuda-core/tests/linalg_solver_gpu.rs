@@ -67,30 +67,8 @@ fn frobenius(values: &[f64]) -> f64 {
 
 /// The determinant of a row-major `n x n` matrix by elimination with partial pivoting.
 fn host_det(a: &[f64], n: usize) -> f64 {
-    let mut m = a.to_vec();
-    let mut det = 1.0;
-    for col in 0..n {
-        let pivot = (col..n)
-            .max_by(|&x, &y| m[x * n + col].abs().total_cmp(&m[y * n + col].abs()))
-            .unwrap();
-        if m[pivot * n + col] == 0.0 {
-            return 0.0;
-        }
-        if pivot != col {
-            for j in 0..n {
-                m.swap(pivot * n + j, col * n + j);
-            }
-            det = -det;
-        }
-        det *= m[col * n + col];
-        for row in col + 1..n {
-            let factor = m[row * n + col] / m[col * n + col];
-            for j in col..n {
-                m[row * n + j] -= factor * m[col * n + j];
-            }
-        }
-    }
-    det
+    let promoted: Vec<_> = a.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    complex_det(&promoted, n).re
 }
 
 /// Asserts `||A x - b|| / (||A|| ||x||) <= c * eps` for each system of a stack.
