@@ -145,8 +145,9 @@ impl Solver {
         })
     }
 
-    /// Queues the Cholesky factorisation of the symmetric positive definite `a` in place
-    /// (`cusolverDnXpotrf`): its `fill` triangle becomes `L` (`A = L L^T`) or `U` (`A = U^T U`).
+    /// Queues the Cholesky factorisation of the symmetric (complex: Hermitian) positive definite
+    /// `a` in place (`cusolverDnXpotrf`): its `fill` triangle becomes `L` (`A = L L^H`) or `U`
+    /// (`A = U^H U`).
     /// A matrix that is not positive definite is [`Error::Linalg`] from [`Solver::check_info`].
     pub fn potrf<T: SolverScalar>(
         &mut self,
@@ -583,10 +584,11 @@ impl Solver {
         })
     }
 
-    /// Queues the singular value decomposition `A = U S V^T` of `a` (`m x n`, `m >= n`:
+    /// Queues the singular value decomposition `A = U S V^H` of `a` (`m x n`, `m >= n`:
     /// cuSOLVER's `gesvd` takes no wide matrix; decompose `A^T` for one) through
     /// `cusolverDnXgesvd`. `a` is destroyed; `s` receives the `n` singular values in descending
-    /// order; `u` (`m x m` or `m x n`, leading dimension `m`) and `vt` (`n x n`, leading
+    /// order (of [`SolverScalar::Real`]); `u` (`m x m` or `m x n`, leading dimension `m`) and
+    /// `vt` (`V^H`, `n x n`, leading
     /// dimension `n`) the vectors [`SvdVectors`] asks for (both `None` with [`SvdVectors::None`]).
     /// A decomposition that did not converge is [`Error::Linalg`] from [`Solver::check_info`].
     #[allow(clippy::too_many_arguments)]
@@ -725,8 +727,9 @@ impl Solver {
         })
     }
 
-    /// Queues the eigenvalues (ascending, into `w`, `n` of them) and, with `vectors`, the
-    /// orthonormal eigenvectors (into `a`'s columns) of the symmetric `a`, read from its `fill`
+    /// Queues the eigenvalues (ascending, into `w`, `n` of them, of [`SolverScalar::Real`]) and,
+    /// with `vectors`, the orthonormal eigenvectors (into `a`'s columns) of the symmetric
+    /// (complex: Hermitian) `a`, read from its `fill`
     /// triangle (`cusolverDnXsyevd`, divide and conquer). `a` is destroyed either way. A solver
     /// that did not converge is [`Error::Linalg`] from [`Solver::check_info`].
     pub fn syevd<T: SolverScalar>(
