@@ -286,3 +286,44 @@ EXPORT unsigned cusolverDnXgeev(void *handle, void *params, int jobvl, int jobvr
     }
     return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
 }
+EXPORT unsigned cusolverDnXsyevd_bufferSize(void *handle, void *params, int jobz, int uplo, long long n, int type_a,
+                                            const void *a, long long lda, int type_w, const void *w, int compute,
+                                            size_t *device, size_t *host) {
+    (void)params, (void)jobz, (void)uplo, (void)n, (void)type_a, (void)a, (void)lda, (void)type_w, (void)w;
+    (void)compute;
+    return buffer_size(handle, device, host);
+}
+/* The eigenvalues of a symmetric (Hermitian) matrix: checks `W` and writes `info`. */
+EXPORT unsigned cusolverDnXsyevd(void *handle, void *params, int jobz, int uplo, long long n, int type_a, void *a,
+                                 long long lda, int type_w, void *w, int compute, void *device_work,
+                                 size_t device_bytes, void *host_work, size_t host_bytes, int *info) {
+    (void)params, (void)jobz, (void)uplo, (void)type_a, (void)type_w, (void)compute;
+    if (!w || lda < n) {
+        int code = enter();
+        return code ? (unsigned)code : CUSOLVER_INVALID_VALUE;
+    }
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}
+EXPORT unsigned cusolverDnXgesvd_bufferSize(void *handle, void *params, signed char jobu, signed char jobvt,
+                                            long long m, long long n, int type_a, const void *a, long long lda,
+                                            int type_s, const void *s, int type_u, const void *u, long long ldu,
+                                            int type_vt, const void *vt, long long ldvt, int compute, size_t *device,
+                                            size_t *host) {
+    (void)params, (void)jobu, (void)jobvt, (void)m, (void)n, (void)type_a, (void)a, (void)lda, (void)type_s, (void)s;
+    (void)type_u, (void)u, (void)ldu, (void)type_vt, (void)vt, (void)ldvt, (void)compute;
+    return buffer_size(handle, device, host);
+}
+/* The singular value decomposition: checks `m >= n`, `S` and the vectors `jobu` asks for, and
+ * writes `info`. */
+EXPORT unsigned cusolverDnXgesvd(void *handle, void *params, signed char jobu, signed char jobvt, long long m,
+                                 long long n, int type_a, void *a, long long lda, int type_s, void *s, int type_u,
+                                 void *u, long long ldu, int type_vt, void *vt, long long ldvt, int compute,
+                                 void *device_work, size_t device_bytes, void *host_work, size_t host_bytes,
+                                 int *info) {
+    (void)params, (void)type_a, (void)type_s, (void)type_u, (void)type_vt, (void)compute, (void)ldu, (void)ldvt;
+    if (!s || m < n || lda < m || jobu != jobvt || (jobu != 'N' && (!u || !vt))) {
+        int code = enter();
+        return code ? (unsigned)code : CUSOLVER_INVALID_VALUE;
+    }
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}

@@ -1,4 +1,6 @@
-//! cuda-core's LU routines (`solve`, `inv`, `det`) and `cholesky` end to end against the stand-in cuSOLVER
+//! cuda-core's LU routines (`solve`, `inv`, `det`), `cholesky`, `eig`, and the complex forms of
+//! the decompositions (`eigh`, `svd`, `pinv`, `lstsq`, ...: NumPy 2's shapes and real result
+//! types, every complex kernel compiled) end to end against the stand-in cuSOLVER
 //! (`fakelibs`) and driver (`fakecuda`), whose generated kernels run as no-ops: the `info` a
 //! factorisation writes comes back from the array routine as a typed error naming the routine,
 //! the cause and the matrix (NumPy's `LinAlgError`), never as a result; a determinant of a
@@ -148,6 +150,66 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     assert_eq!(fake_libs::live(Live::Solvers), 0);
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+#[test]
+fn complex_decompositions_follow_numpys_shapes_and_types() {
+    if let Err(why) = cuda_sys::nvrtc() {
+        println!("skipped: NVRTC is not available ({why})");
+        return;
+    }
+    use cuda_core::DType;
+    let fake = fake::session();
+    fake.set_bodiless_kernels_noop(true);
+    cuda_core::load_generated_as_ptx(true);
+    fake_libs::install();
+    fake_libs::reset();
+    fake_libs::set_info(0);
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    // Every kernel of the complex paths compiles (NVRTC) and runs (a no-op here); the results
+    // have NumPy 2's types: real eigenvalues, singular values, cond and residuals.
+    let h = DeviceArray::<Complex<f32>>::zeros(&stream, [3, 3]).unwrap();
+    let (w, v) = h.eigh(false).unwrap();
+    assert_eq!((w.dtype(), v.dtype(), v.shape()), (DType::F32, DType::C64, &[3, 3][..]));
+    assert_eq!(h.eigvalsh(true).unwrap().dtype(), DType::F32);
+    let wide = DeviceArray::<Complex<f64>>::zeros(&stream, [2, 3]).unwrap();
+    let (u, s, vh) = wide.svd(false).unwrap();
+    assert_eq!((u.shape(), s.shape(), vh.shape()), (&[2, 2][..], &[2][..], &[2, 3][..]));
+    assert_eq!(
+        (u.dtype(), s.dtype(), vh.dtype()),
+        (DType::C128, DType::F64, DType::C128)
+    );
+    let (u_full, _, vh_full) = wide.svd(true).unwrap();
+    assert_eq!((u_full.shape(), vh_full.shape()), (&[2, 2][..], &[3, 3][..]));
+    assert_eq!(wide.svdvals().unwrap().dtype(), DType::F64);
+    assert_eq!(wide.cond().unwrap().dtype(), DType::F64);
+    assert_eq!(wide.pinv(1e-15).unwrap().shape(), [3, 2]);
+    assert_eq!(wide.pinv_rtol(None).unwrap().shape(), [3, 2]);
+    assert_eq!(wide.matrix_rank_with(Some(0.5), None).unwrap().dtype(), DType::I64);
+    assert_eq!(wide.matrix_rank_with(None, Some(1e-3)).unwrap().shape(), [0usize; 0]);
+    let tall = DeviceArray::<Complex<f64>>::zeros(&stream, [3, 2]).unwrap();
+    let b = DeviceArray::<Complex<f64>>::zeros(&stream, [3]).unwrap();
+    let fit = tall.lstsq(&b, None).unwrap();
+    assert_eq!((fit.x.shape(), fit.x.dtype()), (&[2][..], DType::C128));
+    assert_eq!(
+        (fit.residuals.dtype(), fit.singular_values.dtype()),
+        (DType::F64, DType::F64)
+    );
+    // The eigen-solver's info comes back from eigh, with its routine.
+    fake_libs::set_info(4);
+    let (routine, _, failure) = linalg_failure(h.eigh(false));
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXsyevd", LinalgFailure::NoConvergence { count: 4 })
+    );
+    fake_libs::set_info(0);
+    drop((h, w, v, wide, u, s, vh, u_full, vh_full, tall, b, fit, stream, context));
+    assert!(cuda_core::release_process_caches());
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+    fake.set_bodiless_kernels_noop(false);
+    fake.destroy_all();
 }
 
 /// The LU and Cholesky routines' life on a fresh stream (one matrix: the cuSOLVER stand-in's
