@@ -18,8 +18,15 @@
 mod common;
 
 use common::products::{array, host_matmul};
-use cuda_core::{DeviceArray, Error, LinalgInput, Norm, SolverElement, Stream};
+use cuda_core::{DeviceArray, Error, LinalgInput, Norm, Scalars, SolverElement, Stream};
 use cuda_libs::LinalgFailure;
+use num_complex::Complex;
+
+/// The real element types the real-matrix tests run in: their singular values, eigenvalues and
+/// residuals are of the type itself.
+trait RealSolverElement: SolverElement + Scalars<Real = Self> {}
+impl RealSolverElement for f32 {}
+impl RealSolverElement for f64 {}
 
 fn stream_or_skip(test: &str) -> Option<Stream> {
     common::device_or_skip(test).map(|device| device.create_stream().unwrap())
@@ -50,7 +57,7 @@ fn matrices(count: usize, n: usize, seed: u64) -> Vec<f64> {
     out
 }
 
-fn host<T: SolverElement>(array: &DeviceArray<T>) -> Vec<f64> {
+fn host<T: RealSolverElement>(array: &DeviceArray<T>) -> Vec<f64> {
     array.to_vec().unwrap().iter().map(|v| v.to_f64()).collect()
 }
 
@@ -60,30 +67,8 @@ fn frobenius(values: &[f64]) -> f64 {
 
 /// The determinant of a row-major `n x n` matrix by elimination with partial pivoting.
 fn host_det(a: &[f64], n: usize) -> f64 {
-    let mut m = a.to_vec();
-    let mut det = 1.0;
-    for col in 0..n {
-        let pivot = (col..n)
-            .max_by(|&x, &y| m[x * n + col].abs().total_cmp(&m[y * n + col].abs()))
-            .unwrap();
-        if m[pivot * n + col] == 0.0 {
-            return 0.0;
-        }
-        if pivot != col {
-            for j in 0..n {
-                m.swap(pivot * n + j, col * n + j);
-            }
-            det = -det;
-        }
-        det *= m[col * n + col];
-        for row in col + 1..n {
-            let factor = m[row * n + col] / m[col * n + col];
-            for j in col..n {
-                m[row * n + j] -= factor * m[col * n + j];
-            }
-        }
-    }
-    det
+    let promoted: Vec<_> = a.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    complex_det(&promoted, n).re
 }
 
 /// Asserts `||A x - b|| / (||A|| ||x||) <= c * eps` for each system of a stack.
@@ -103,14 +88,14 @@ fn assert_residuals(what: &str, a: &[f64], x: &[f64], b: &[f64], (count, n, k): 
     }
 }
 
-fn epsilon<T: SolverElement>() -> f64 {
+fn epsilon<T: RealSolverElement>() -> f64 {
     match std::mem::size_of::<T>() {
         4 => f32::EPSILON as f64,
         _ => f64::EPSILON,
     }
 }
 
-fn solves<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn solves<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     // One matrix (cuSOLVER), one vector.
@@ -179,7 +164,7 @@ fn solves<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     );
 }
 
-fn inverses_and_determinants<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn inverses_and_determinants<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, n) in [(1, 5), (1, 100), (4, 6), (64, 33)] {
@@ -352,7 +337,7 @@ fn positive_definite(count: usize, n: usize, seed: u64) -> Vec<f64> {
     out
 }
 
-fn cholesky_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn cholesky_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, n) in [(1, 1), (1, 9), (1, 200), (3, 8), (64, 32)] {
@@ -493,7 +478,7 @@ fn host_singular_values(a: &[f64], m: usize, n: usize) -> Vec<f64> {
     values
 }
 
-fn eigen_decompositions<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn eigen_decompositions<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, n) in [(1, 6), (1, 70), (5, 12), (3, 40)] {
@@ -550,7 +535,7 @@ fn eigen_decompositions<T: SolverElement + LinalgInput<Factored = T>>(stream: &S
     }
 }
 
-fn singular_value_routines<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn singular_value_routines<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, m, n) in [(1, 5, 9), (1, 60, 20), (4, 7, 3), (4, 3, 7), (2, 50, 50), (3, 40, 6)] {
@@ -792,7 +777,7 @@ fn matrix_powers_and_multi_dot_match_host_products() {
     ));
 }
 
-fn qr_factors<T: SolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+fn qr_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
     for (count, m, n) in [(1, 9, 4), (1, 4, 9), (3, 6, 6), (2, 30, 5)] {
@@ -930,4 +915,583 @@ fn lstsq_fits_with_residuals_rank_and_minimum_norm() {
         outer.lstsq(&array::<f64>(&stream, &[1.0, 2.0], &[2]), None),
         Err(Error::InvalidValue(_))
     ));
+}
+
+/// The complex element types on the host, through `Complex<f64>`.
+trait HostComplex: cuda_core::SolverElement + LinalgInput<Factored = Self> {
+    const EPS: f64;
+    fn from_c128(z: Complex<f64>) -> Self;
+    fn to_c128(self) -> Complex<f64>;
+}
+
+impl HostComplex for Complex<f32> {
+    const EPS: f64 = f32::EPSILON as f64;
+    fn from_c128(z: Complex<f64>) -> Self {
+        Complex::new(z.re as f32, z.im as f32)
+    }
+    fn to_c128(self) -> Complex<f64> {
+        Complex::new(self.re as f64, self.im as f64)
+    }
+}
+
+impl HostComplex for Complex<f64> {
+    const EPS: f64 = f64::EPSILON;
+    fn from_c128(z: Complex<f64>) -> Self {
+        z
+    }
+    fn to_c128(self) -> Complex<f64> {
+        self
+    }
+}
+
+/// `count` well-conditioned complex `n x n` matrices (diagonally dominant), row-major.
+fn complex_matrices(count: usize, n: usize, seed: u64) -> Vec<Complex<f64>> {
+    let re = matrices(count, n, seed);
+    let im = matrices(count, n, seed + 1);
+    re.iter()
+        .zip(&im)
+        .enumerate()
+        .map(|(i, (&r, &m))| {
+            // The imaginary parts off the diagonal only: the real diagonal keeps dominance.
+            let diagonal = (i % (n * n)) % (n + 1) == 0;
+            Complex::new(r, if diagonal { 0.5 } else { m })
+        })
+        .collect()
+}
+
+fn complex_array<C: HostComplex>(stream: &Stream, values: &[Complex<f64>], shape: &[usize]) -> DeviceArray<C> {
+    let host: Vec<C> = values.iter().map(|&z| C::from_c128(z)).collect();
+    DeviceArray::from_slice(stream, &host)
+        .unwrap()
+        .reshape(shape.to_vec())
+        .unwrap()
+}
+
+fn complex_host<C: HostComplex>(array: &DeviceArray<C>) -> Vec<Complex<f64>> {
+    array.to_vec().unwrap().into_iter().map(C::to_c128).collect()
+}
+
+/// `a (m x k) @ b (k x n)`, row-major complex.
+fn complex_matmul(a: &[Complex<f64>], b: &[Complex<f64>], m: usize, k: usize, n: usize) -> Vec<Complex<f64>> {
+    let mut out = vec![Complex::new(0.0, 0.0); m * n];
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum();
+        }
+    }
+    out
+}
+
+fn complex_norm(values: &[Complex<f64>]) -> f64 {
+    values.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
+}
+
+/// The determinant of a row-major complex `n x n` matrix by elimination with partial pivoting.
+fn complex_det(a: &[Complex<f64>], n: usize) -> Complex<f64> {
+    let mut m = a.to_vec();
+    let mut det = Complex::new(1.0, 0.0);
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&x, &y| m[x * n + col].norm().total_cmp(&m[y * n + col].norm()))
+            .unwrap();
+        if m[pivot * n + col].norm() == 0.0 {
+            return Complex::new(0.0, 0.0);
+        }
+        if pivot != col {
+            for j in 0..n {
+                m.swap(pivot * n + j, col * n + j);
+            }
+            det = -det;
+        }
+        det *= m[col * n + col];
+        for row in col + 1..n {
+            let factor = m[row * n + col] / m[col * n + col];
+            for j in col..n {
+                let above = m[col * n + j];
+                m[row * n + j] -= factor * above;
+            }
+        }
+    }
+    det
+}
+
+fn complex_lu_family<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // One matrix (cuSOLVER's getrf) and a stack (cuBLAS's batched LU).
+    for (count, n, k) in [(1, 6, 2), (5, 8, 3), (3, 40, 1)] {
+        let a_host = complex_matrices(count, n, 21);
+        let b_host = complex_matrices(count, n, 22)
+            .chunks(n * n)
+            .flat_map(|m| m[..n * k].to_vec())
+            .collect::<Vec<_>>();
+        let a = complex_array::<C>(stream, &a_host, &[count, n, n]);
+        let b = complex_array::<C>(stream, &b_host, &[count, n, k]);
+        let x = complex_host(&a.solve(&b).unwrap());
+        let inverse = complex_host(&a.inv().unwrap());
+        let det = complex_host(&a.det().unwrap());
+        let (sign, logabs) = a.slogdet().unwrap();
+        let (sign, logabs) = (complex_host(&sign), logabs.to_vec().unwrap());
+        for i in 0..count {
+            let a_i = &a_host[i * n * n..(i + 1) * n * n];
+            let x_i = &x[i * n * k..(i + 1) * n * k];
+            let b_i = &b_host[i * n * k..(i + 1) * n * k];
+            let residual: Vec<_> = complex_matmul(a_i, x_i, n, n, k)
+                .iter()
+                .zip(b_i)
+                .map(|(ax, b)| ax - b)
+                .collect();
+            let relative = complex_norm(&residual) / (complex_norm(a_i) * complex_norm(x_i));
+            assert!(
+                relative <= 20.0 * n as f64 * eps,
+                "{dtype} solve {count}x{n}: {relative}"
+            );
+            let inv_i = &inverse[i * n * n..(i + 1) * n * n];
+            let mut product = complex_matmul(a_i, inv_i, n, n, n);
+            for d in 0..n {
+                product[d * n + d] -= 1.0;
+            }
+            let off = complex_norm(&product) / (complex_norm(a_i) * complex_norm(inv_i));
+            assert!(off <= 20.0 * n as f64 * eps, "{dtype} inv {count}x{n}: {off}");
+            let expected = complex_det(a_i, n);
+            let error = (det[i] - expected).norm() / expected.norm();
+            assert!(error <= 50.0 * n as f64 * eps, "{dtype} det {count}x{n}: {error}");
+            // slogdet: a sign of modulus 1 and a real logarithm, sign * exp(logabs) == det.
+            assert!((sign[i].norm() - 1.0).abs() <= 10.0 * eps, "{dtype} |sign| {}", sign[i]);
+            let rebuilt = sign[i] * cuda_core::Element::to_f64(logabs[i]).exp();
+            let error = (rebuilt - expected).norm() / expected.norm();
+            assert!(error <= 50.0 * n as f64 * eps, "{dtype} slogdet {count}x{n}: {error}");
+        }
+    }
+    // One singular matrix inside a complex batch: its index comes back, for solve and inv.
+    let n = 4;
+    let mut stack = complex_matrices(4, n, 23);
+    for j in 0..n {
+        let first = stack[2 * n * n + j];
+        stack[2 * n * n + n + j] = first * Complex::new(0.0, 2.0);
+    }
+    let a = complex_array::<C>(stream, &stack, &[4, n, n]);
+    let b = complex_array::<C>(stream, &stack[..n], &[n]);
+    for (what, result) in [("solve", a.solve(&b).map(drop)), ("inv", a.inv().map(drop))] {
+        match result {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: LinalgFailure::Singular { .. },
+            })) => assert_eq!((routine, index), ("cublas<t>getrfBatched", 2), "{dtype} {what}"),
+            other => panic!("{dtype} {what} of a batch with a singular matrix: {other:?}"),
+        }
+    }
+    // Its determinant is 0 (not an error), the others' are not.
+    let det = complex_host(&a.det().unwrap());
+    assert!(det[2].norm() <= 1e3 * eps * det[0].norm(), "{dtype}: {det:?}");
+}
+
+#[test]
+fn complex_solve_inv_det_and_slogdet_match_the_host() {
+    let Some(stream) = stream_or_skip("complex_solve_inv_det_and_slogdet_match_the_host") else {
+        return;
+    };
+    complex_lu_family::<Complex<f32>>(&stream);
+    complex_lu_family::<Complex<f64>>(&stream);
+}
+
+/// `eig`'s result, `None` (the test says why) where the loaded cuSOLVER has no `Xgeev`.
+fn eig_or_skip<C: cuda_core::Element>(
+    result: cuda_core::Result<(DeviceArray<C>, DeviceArray<C>)>,
+) -> Option<(DeviceArray<C>, DeviceArray<C>)> {
+    match result {
+        Err(Error::NotSupported(why)) => {
+            println!("skipped: eig: {why}");
+            None
+        }
+        other => Some(other.unwrap()),
+    }
+}
+
+/// Checks `A v = λ v` and `|v| = 1` for every pair of each matrix of the stack `a_host`.
+fn check_pairs(w: &[Complex<f64>], v: &[Complex<f64>], a_host: &[Complex<f64>], n: usize, eps: f64) {
+    for (i, a_i) in a_host.chunks(n * n).enumerate() {
+        let v_i = &v[i * n * n..(i + 1) * n * n];
+        let av = complex_matmul(a_i, v_i, n, n, n);
+        for col in 0..n {
+            let lambda = w[i * n + col];
+            let residual: Vec<_> = (0..n).map(|r| av[r * n + col] - lambda * v_i[r * n + col]).collect();
+            let column: Vec<_> = (0..n).map(|r| v_i[r * n + col]).collect();
+            assert!(
+                (complex_norm(&column) - 1.0).abs() <= 100.0 * eps,
+                "vector {col} has norm 1"
+            );
+            let relative = complex_norm(&residual) / complex_norm(a_i);
+            assert!(
+                relative <= 100.0 * n as f64 * eps,
+                "A v = λ v, matrix {i} pair {col}: {relative}"
+            );
+        }
+    }
+}
+
+/// `eig` and `eigvals` of a non-symmetric complex stack: `None` without `Xgeev`.
+fn complex_eig<C: HostComplex + cuda_core::SolverElement<Complex = C>>(stream: &Stream) -> Option<()> {
+    let (count, n) = (3, 7);
+    let host = complex_matrices(count, n, 31);
+    let a = complex_array::<C>(stream, &host, &[count, n, n]);
+    let (w, v) = eig_or_skip(a.eig())?;
+    assert_eq!((w.shape(), v.shape()), (&[count, n][..], &[count, n, n][..]));
+    let (w, v) = (complex_host(&w), complex_host(&v.to_contiguous().unwrap()));
+    check_pairs(&w, &v, &host, n, C::EPS);
+    // eigvals: the same values (geev is deterministic on one device), without the vectors.
+    let values = complex_host(&a.eigvals().unwrap());
+    for (x, y) in values.iter().zip(&w) {
+        assert!(
+            (x - y).norm() <= 100.0 * n as f64 * C::EPS * y.norm().max(1.0),
+            "{x} vs {y}"
+        );
+    }
+    Some(())
+}
+
+#[test]
+fn eig_gives_eigenpairs_of_non_symmetric_matrices() {
+    let Some(stream) = stream_or_skip("eig_gives_eigenpairs_of_non_symmetric_matrices") else {
+        return;
+    };
+    if complex_eig::<Complex<f32>>(&stream).is_none() {
+        return;
+    }
+    complex_eig::<Complex<f64>>(&stream).expect("geev was found for c64");
+    // A real matrix of known spectrum, promoted to complex results: upper triangular with
+    // 1..n on the diagonal, in f32 (c64 results) and f64 (c128).
+    let n = 5;
+    let mut triangular = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i..n {
+            triangular[i * n + j] = if i == j { (i + 1) as f64 } else { 0.5 };
+        }
+    }
+    let as_complex: Vec<_> = triangular.iter().map(|&x| Complex::new(x, 0.0)).collect();
+    let single: Vec<f32> = triangular.iter().map(|&x| x as f32).collect();
+    let single = DeviceArray::from_slice(&stream, &single)
+        .unwrap()
+        .reshape([1, n, n])
+        .unwrap();
+    let double = array::<f64>(&stream, &triangular, &[1, n, n]);
+    let (w32, v32) = single.eig().unwrap();
+    let (w64, v64) = double.eig().unwrap();
+    let results = [
+        (
+            complex_host(&w32),
+            complex_host(&v32.to_contiguous().unwrap()),
+            f32::EPSILON as f64,
+        ),
+        (
+            complex_host(&w64),
+            complex_host(&v64.to_contiguous().unwrap()),
+            f64::EPSILON,
+        ),
+    ];
+    for (mut values, vectors, eps) in results {
+        check_pairs(&values, &vectors, &as_complex, n, eps);
+        values.sort_by(|x, y| x.re.total_cmp(&y.re));
+        for (i, value) in values.iter().enumerate() {
+            assert!((value - (i + 1) as f64).norm() <= 1e3 * eps, "{values:?}");
+        }
+    }
+    // A rotation: eigenvalues ±i from a real matrix.
+    let rotation = array::<f64>(&stream, &[0.0, -1.0, 1.0, 0.0], &[2, 2]);
+    let mut values = complex_host(&rotation.eigvals().unwrap());
+    values.sort_by(|x, y| x.im.total_cmp(&y.im));
+    assert!((values[0] - Complex::new(0.0, -1.0)).norm() <= 1e-12, "{values:?}");
+    assert!((values[1] - Complex::new(0.0, 1.0)).norm() <= 1e-12, "{values:?}");
+    // Empty stacks and 0 x 0 matrices give empty results; a matrix that is not square is an error.
+    let (w, v) = DeviceArray::<f64>::zeros(&stream, [2, 0, 0]).unwrap().eig().unwrap();
+    assert_eq!((w.shape(), v.shape()), (&[2, 0][..], &[2, 0, 0][..]));
+    assert!(matches!(
+        DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap().eigvals(),
+        Err(Error::InvalidValue(_))
+    ));
+}
+
+/// The conjugate transpose of each row-major `r x c` matrix of a stack.
+fn adjoint(x: &[Complex<f64>], r: usize, c: usize) -> Vec<Complex<f64>> {
+    x.chunks(r * c)
+        .flat_map(|m| (0..c).flat_map(move |j| (0..r).map(move |i| m[i * c + j].conj())))
+        .collect()
+}
+
+/// `‖x - y‖ / ‖y‖`.
+fn complex_relative(x: &[Complex<f64>], y: &[Complex<f64>]) -> f64 {
+    let difference: Vec<_> = x.iter().zip(y).map(|(a, b)| a - b).collect();
+    complex_norm(&difference) / complex_norm(y).max(f64::MIN_POSITIVE)
+}
+
+/// `‖X^H X - I‖` of a row-major `r x c` matrix with orthonormal columns.
+fn unitarity_error(x: &[Complex<f64>], r: usize, c: usize) -> f64 {
+    let mut gram = complex_matmul(&adjoint(x, r, c), x, c, r, c);
+    for d in 0..c {
+        gram[d * c + d] -= 1.0;
+    }
+    complex_norm(&gram)
+}
+
+/// `count` Hermitian positive definite matrices `B B^H + n I`.
+fn hermitian_positive(count: usize, n: usize, seed: u64) -> Vec<Complex<f64>> {
+    complex_matrices(count, n, seed)
+        .chunks(n * n)
+        .flat_map(|b| {
+            let mut h = complex_matmul(b, &adjoint(b, n, n), n, n, n);
+            for d in 0..n {
+                h[d * n + d] += n as f64;
+            }
+            h
+        })
+        .collect()
+}
+
+fn complex_factorizations<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // Cholesky: one matrix (Xpotrf) and a stack (potrfBatched), lower and upper.
+    for (count, n) in [(1, 9), (4, 6)] {
+        let h = hermitian_positive(count, n, 41);
+        let a = complex_array::<C>(stream, &h, &[count, n, n]);
+        for upper in [false, true] {
+            let factor = complex_host(&a.cholesky(upper).unwrap().to_contiguous().unwrap());
+            for (i, f) in factor.chunks(n * n).enumerate() {
+                let h_i = &h[i * n * n..(i + 1) * n * n];
+                for r in 0..n {
+                    for c in 0..n {
+                        let zero = if upper { c < r } else { c > r };
+                        assert!(!zero || f[r * n + c].norm() == 0.0, "{dtype} other triangle");
+                    }
+                }
+                let rebuilt = match upper {
+                    false => complex_matmul(f, &adjoint(f, n, n), n, n, n),
+                    true => complex_matmul(&adjoint(f, n, n), f, n, n, n),
+                };
+                let error = complex_relative(&rebuilt, h_i);
+                assert!(
+                    error <= 20.0 * n as f64 * eps,
+                    "{dtype} cholesky upper={upper}: {error}"
+                );
+            }
+        }
+    }
+    // One indefinite matrix inside a complex batch: its index comes back.
+    let n = 5;
+    let mut h = hermitian_positive(3, n, 42);
+    for z in &mut h[n * n..2 * n * n] {
+        *z = -*z;
+    }
+    match complex_array::<C>(stream, &h, &[3, n, n]).cholesky(false) {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure: LinalgFailure::NotPositiveDefinite { .. },
+        })) => assert_eq!((routine, index), ("cusolverDn<t>potrfBatched", 1)),
+        other => panic!("{dtype} cholesky of a batch with an indefinite matrix: {other:?}"),
+    }
+
+    // eigh / eigvalsh: Jacobi for a small stack, divide and conquer for one larger matrix.
+    for (count, n) in [(4, 5), (1, 40)] {
+        let h = hermitian_positive(count, n, 43);
+        let a = complex_array::<C>(stream, &h, &[count, n, n]);
+        for upper in [false, true] {
+            let (w, v) = a.eigh(upper).unwrap();
+            let w: Vec<f64> = w
+                .to_vec()
+                .unwrap()
+                .into_iter()
+                .map(cuda_core::Element::to_f64)
+                .collect();
+            let v = complex_host(&v.to_contiguous().unwrap());
+            let values = a.eigvalsh(upper).unwrap().to_vec().unwrap();
+            for i in 0..count {
+                let (h_i, v_i) = (&h[i * n * n..(i + 1) * n * n], &v[i * n * n..(i + 1) * n * n]);
+                let w_i = &w[i * n..(i + 1) * n];
+                assert!(w_i.windows(2).all(|p| p[0] <= p[1]), "{dtype} ascending");
+                let hv = complex_matmul(h_i, v_i, n, n, n);
+                let vw: Vec<_> = (0..n * n).map(|e| v_i[e] * w_i[e % n]).collect();
+                let error = complex_relative(&hv, &vw);
+                assert!(error <= 50.0 * n as f64 * eps, "{dtype} eigh H v = v w: {error}");
+                assert!(unitarity_error(v_i, n, n) <= 50.0 * n as f64 * eps, "{dtype} V^H V");
+                for (x, y) in values[i * n..(i + 1) * n].iter().zip(w_i) {
+                    assert!((cuda_core::Element::to_f64(*x) - y).abs() <= 50.0 * n as f64 * eps * y.abs());
+                }
+            }
+        }
+    }
+    // A known spectrum: [[2, i], [-i, 2]] has eigenvalues 1 and 3.
+    let known = [
+        Complex::new(2.0, 0.0),
+        Complex::new(0.0, 1.0),
+        Complex::new(0.0, -1.0),
+        Complex::new(2.0, 0.0),
+    ];
+    let w = complex_array::<C>(stream, &known, &[2, 2])
+        .eigvalsh(false)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    let w: Vec<f64> = w.into_iter().map(cuda_core::Element::to_f64).collect();
+    assert!(
+        (w[0] - 1.0).abs() <= 10.0 * eps && (w[1] - 3.0).abs() <= 10.0 * eps,
+        "{dtype}: {w:?}"
+    );
+
+    // qr, svd, pinv, cond and matrix_rank of tall and wide stacks.
+    for (count, m, n) in [(1, 9, 6), (1, 6, 9), (3, 7, 4), (3, 4, 7), (1, 40, 30)] {
+        let k = m.min(n);
+        let host = complex_matrices(count, m.max(n), 44)
+            .chunks(m.max(n) * m.max(n))
+            .flat_map(|x| x[..m * n].to_vec())
+            .collect::<Vec<_>>();
+        let a = complex_array::<C>(stream, &host, &[count, m, n]);
+        let tolerance = 50.0 * m.max(n) as f64 * eps;
+        for complete in [false, true] {
+            let (q, r) = a.qr(complete).unwrap();
+            let q_cols = if complete { m } else { k };
+            let (q, r) = (
+                complex_host(&q.to_contiguous().unwrap()),
+                complex_host(&r.to_contiguous().unwrap()),
+            );
+            for i in 0..count {
+                let q_i = &q[i * m * q_cols..(i + 1) * m * q_cols];
+                let r_i = &r[i * q_cols * n..(i + 1) * q_cols * n];
+                assert!(unitarity_error(q_i, m, q_cols) <= tolerance, "{dtype} Q^H Q");
+                let rebuilt = complex_matmul(q_i, r_i, m, q_cols, n);
+                let error = complex_relative(&rebuilt, &host[i * m * n..(i + 1) * m * n]);
+                assert!(error <= tolerance, "{dtype} QR {m}x{n}: {error}");
+            }
+        }
+        for full in [false, true] {
+            let (u, s, vh) = a.svd(full).unwrap();
+            let (u_cols, vh_rows) = if full { (m, n) } else { (k, k) };
+            let u = complex_host(&u.to_contiguous().unwrap());
+            let vh = complex_host(&vh.to_contiguous().unwrap());
+            let s: Vec<f64> = s
+                .to_vec()
+                .unwrap()
+                .into_iter()
+                .map(cuda_core::Element::to_f64)
+                .collect();
+            for i in 0..count {
+                let u_i = &u[i * m * u_cols..(i + 1) * m * u_cols];
+                let vh_i = &vh[i * vh_rows * n..(i + 1) * vh_rows * n];
+                let s_i = &s[i * k..(i + 1) * k];
+                assert!(unitarity_error(u_i, m, u_cols) <= tolerance, "{dtype} U^H U {m}x{n}");
+                assert!(
+                    unitarity_error(&adjoint(vh_i, vh_rows, n), n, vh_rows) <= tolerance,
+                    "{dtype} Vh"
+                );
+                // A = U[:, :k] diag(S) Vh[:k, :].
+                let us: Vec<_> = (0..m * k).map(|e| u_i[(e / k) * u_cols + e % k] * s_i[e % k]).collect();
+                let rebuilt = complex_matmul(&us, &vh_i[..k * n], m, k, n);
+                let error = complex_relative(&rebuilt, &host[i * m * n..(i + 1) * m * n]);
+                assert!(error <= tolerance, "{dtype} U S Vh {m}x{n} full={full}: {error}");
+            }
+            let values = a.svdvals().unwrap().to_vec().unwrap();
+            for (x, y) in values.iter().zip(&s) {
+                assert!(
+                    (cuda_core::Element::to_f64(*x) - y).abs() <= tolerance * s[0],
+                    "{dtype} svdvals"
+                );
+            }
+            let cond = a.cond().unwrap().to_vec().unwrap();
+            for (i, c) in cond.iter().enumerate() {
+                let expected = s[i * k] / s[(i + 1) * k - 1];
+                assert!(
+                    (cuda_core::Element::to_f64(*c) - expected).abs() <= tolerance * expected,
+                    "{dtype} cond"
+                );
+            }
+        }
+        // pinv: A pinv(A) A == A.
+        let p = complex_host(&a.pinv(1e-15).unwrap().to_contiguous().unwrap());
+        for i in 0..count {
+            let a_i = &host[i * m * n..(i + 1) * m * n];
+            let p_i = &p[i * n * m..(i + 1) * n * m];
+            let rebuilt = complex_matmul(&complex_matmul(a_i, p_i, m, n, m), a_i, m, m, n);
+            let error = complex_relative(&rebuilt, a_i);
+            assert!(error <= 10.0 * tolerance, "{dtype} A pinv(A) A {m}x{n}: {error}");
+        }
+        assert!(a
+            .matrix_rank()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|&r| r == k as i64));
+    }
+    // A rank-deficient complex matrix: row 2 is i times row 1.
+    let mut deficient = complex_matrices(1, 4, 45);
+    for j in 0..4 {
+        deficient[4 + j] = deficient[j] * Complex::new(0.0, 1.0);
+    }
+    let rank = complex_array::<C>(stream, &deficient, &[4, 4]).matrix_rank().unwrap();
+    assert_eq!(rank.item().unwrap(), 3, "{dtype}");
+
+    // NumPy's tol and rtol on diag(4, 3, 2, 1): an absolute cut-off, a relative one, pinv's.
+    let mut diagonal = vec![Complex::new(0.0, 0.0); 16];
+    for d in 0..4 {
+        diagonal[d * 5] = Complex::new(0.0, (4 - d) as f64);
+    }
+    let a = complex_array::<C>(stream, &diagonal, &[4, 4]);
+    assert_eq!(
+        a.matrix_rank_with(Some(2.5), Some(0.9)).unwrap().item().unwrap(),
+        2,
+        "tol wins"
+    );
+    assert_eq!(a.matrix_rank_with(None, Some(0.4)).unwrap().item().unwrap(), 3);
+    assert_eq!(a.matrix_rank_with(None, None).unwrap().item().unwrap(), 4);
+    let p = complex_host(&a.pinv_rtol(Some(0.3)).unwrap().to_contiguous().unwrap());
+    for (e, z) in p.iter().enumerate() {
+        let (r, c) = (e / 4, e % 4);
+        // pinv of diag(i d) is diag(-i / d), the values at most 0.3 * 4 dropped.
+        let expected = match r == c && r < 3 {
+            true => Complex::new(0.0, -1.0 / (4 - r) as f64),
+            false => Complex::new(0.0, 0.0),
+        };
+        assert!(
+            (z - expected).norm() <= 100.0 * eps,
+            "{dtype} pinv_rtol[{r}, {c}] = {z}"
+        );
+    }
+
+    // lstsq of a tall system: the normal equations A^H (A x - b) = 0 hold, residuals are real.
+    let (m, n) = (8, 5);
+    let host = complex_matrices(1, m, 46)[..m * n].to_vec();
+    let b_host = complex_matrices(1, m, 47)[..m].to_vec();
+    let a = complex_array::<C>(stream, &host, &[m, n]);
+    let b = complex_array::<C>(stream, &b_host, &[m]);
+    let fit = a.lstsq(&b, None).unwrap();
+    assert_eq!(
+        (fit.rank, fit.x.shape(), fit.residuals.shape()),
+        (n, &[n][..], &[1][..])
+    );
+    let x = complex_host(&fit.x);
+    let residual: Vec<_> = complex_matmul(&host, &x, m, n, 1)
+        .iter()
+        .zip(&b_host)
+        .map(|(ax, b)| ax - b)
+        .collect();
+    let normal = complex_matmul(&adjoint(&host, m, n), &residual, n, m, 1);
+    let scale = complex_norm(&host) * complex_norm(&b_host);
+    assert!(
+        complex_norm(&normal) <= 100.0 * m as f64 * eps * scale,
+        "{dtype} lstsq normal equations"
+    );
+    let squared = cuda_core::Element::to_f64(fit.residuals.to_vec().unwrap()[0]);
+    let expected = residual.iter().map(|z| z.norm_sqr()).sum::<f64>();
+    assert!(
+        (squared - expected).abs() <= 1e3 * eps * expected.max(1.0),
+        "{dtype} residuals"
+    );
+}
+
+#[test]
+fn complex_factorizations_rebuild_their_matrices() {
+    let Some(stream) = stream_or_skip("complex_factorizations_rebuild_their_matrices") else {
+        return;
+    };
+    complex_factorizations::<Complex<f32>>(&stream);
+    complex_factorizations::<Complex<f64>>(&stream);
 }

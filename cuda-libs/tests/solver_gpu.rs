@@ -5,8 +5,9 @@
 //! `CUDA_REQUIRE_GPU=1`. Matrices are column-major, as the solver module takes them.
 
 use cuda_driver::{DeviceBuffer, DeviceCopy, DeviceMemoryMut, Stream};
-use cuda_libs::solver::{Element, Fill, Matrix, Solver, SvdVectors};
+use cuda_libs::solver::{Fill, Matrix, Solver, SolverScalar, SvdVectors};
 use cuda_libs::{Error, LinalgFailure};
+use num_complex::Complex;
 
 mod common;
 
@@ -16,7 +17,7 @@ fn stream_or_skip(test: &str) -> Option<Stream> {
     common::stream_with(test, "cuSOLVER", cuda_libs::solver::load)
 }
 
-trait Real: Element + DeviceCopy + Default + std::fmt::Debug {
+trait Real: SolverScalar + DeviceCopy + Default + std::fmt::Debug {
     const EPS: f64;
     fn from_f64(value: f64) -> Self;
     fn to_f64(self) -> f64;
@@ -534,4 +535,178 @@ fn many_routines_are_read_back_at_once() {
     })
     .join()
     .unwrap();
+}
+
+/// The complex element types, through `Complex<f64>` on the host.
+trait ComplexScalar: SolverScalar + DeviceCopy + std::fmt::Debug {
+    const EPS: f64;
+    fn from_c128(z: Complex<f64>) -> Self;
+    fn to_c128(self) -> Complex<f64>;
+}
+
+impl ComplexScalar for Complex<f32> {
+    const EPS: f64 = f32::EPSILON as f64;
+    fn from_c128(z: Complex<f64>) -> Self {
+        Complex::new(z.re as f32, z.im as f32)
+    }
+    fn to_c128(self) -> Complex<f64> {
+        Complex::new(f64::from(self.re), f64::from(self.im))
+    }
+}
+
+impl ComplexScalar for Complex<f64> {
+    const EPS: f64 = f64::EPSILON;
+    fn from_c128(z: Complex<f64>) -> Self {
+        z
+    }
+    fn to_c128(self) -> Complex<f64> {
+        self
+    }
+}
+
+fn complex_values(count: usize, seed: u64) -> Vec<Complex<f64>> {
+    let (re, im) = (values(count, seed), values(count, seed + 1000));
+    re.into_iter().zip(im).map(|(r, i)| Complex::new(r, i)).collect()
+}
+
+/// Column-major complex product, `rows x inner` by `inner x cols`.
+fn complex_matmul(a: &[Complex<f64>], b: &[Complex<f64>], rows: usize, inner: usize, cols: usize) -> Vec<Complex<f64>> {
+    let mut c = vec![Complex::new(0.0, 0.0); rows * cols];
+    for j in 0..cols {
+        for k in 0..inner {
+            for i in 0..rows {
+                c[i + j * rows] += a[i + k * rows] * b[k + j * inner];
+            }
+        }
+    }
+    c
+}
+
+fn complex_norm(a: &[Complex<f64>]) -> f64 {
+    a.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
+}
+
+fn complex_diff(a: &[Complex<f64>], b: &[Complex<f64>]) -> f64 {
+    complex_norm(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<_>>())
+}
+
+/// A Hermitian positive definite `n x n` matrix: `M M^H + n I`.
+fn hermitian_positive(n: usize, seed: u64) -> Vec<Complex<f64>> {
+    let m = complex_values(n * n, seed);
+    let adjoint: Vec<_> = (0..n * n).map(|e| m[(e / n) + (e % n) * n].conj()).collect();
+    let mut a = complex_matmul(&m, &adjoint, n, n, n);
+    for i in 0..n {
+        a[i + i * n] += n as f64;
+    }
+    a
+}
+
+fn complex_upload<C: ComplexScalar>(stream: &Stream, data: &[Complex<f64>]) -> DeviceBuffer<C> {
+    let host: Vec<C> = data.iter().map(|&z| C::from_c128(z)).collect();
+    DeviceBuffer::from_slice(stream.context(), &host).unwrap()
+}
+
+fn complex_download<C: ComplexScalar>(buffer: &DeviceBuffer<C>) -> Vec<Complex<f64>> {
+    buffer.to_vec().unwrap().into_iter().map(C::to_c128).collect()
+}
+
+fn complex_routines<C: ComplexScalar>(stream: &Stream)
+where
+    C::Real: Real,
+{
+    let mut solver = Solver::new(stream).unwrap();
+    let (n, nrhs) = (24, 2);
+    let (shape, b_shape) = (Matrix::square(n), Matrix::new(n, nrhs));
+    let b_host = complex_values(n * nrhs, 61);
+    let residual = |a: &[Complex<f64>], x: &[Complex<f64>]| {
+        complex_diff(&complex_matmul(a, x, n, n, nrhs), &b_host) / (complex_norm(a) * complex_norm(x))
+    };
+    // Cholesky of a Hermitian matrix (both triangles) and LU of a general one.
+    let h = hermitian_positive(n, 62);
+    for fill in [Fill::Lower, Fill::Upper] {
+        let (mut a, mut b) = (complex_upload::<C>(stream, &h), complex_upload::<C>(stream, &b_host));
+        let mut ws = workspace(stream, solver.potrf_workspace::<C>(fill, shape).unwrap());
+        solver.potrf::<C>(fill, shape, &mut a, Some(&mut ws)).unwrap();
+        solver.potrs::<C>(fill, shape, &a, b_shape, &mut b).unwrap();
+        solver.check_info().unwrap();
+        let r = residual(&h, &complex_download(&b));
+        assert!(r <= 50.0 * C::EPS, "complex potrs {fill:?}: {r:e}");
+    }
+    let general = complex_values(n * n, 63);
+    let (mut a, mut b) = (
+        complex_upload::<C>(stream, &general),
+        complex_upload::<C>(stream, &b_host),
+    );
+    let mut pivots = DeviceBuffer::<i64>::zeroed(stream.context(), n).unwrap();
+    let mut ws = workspace(stream, solver.getrf_workspace::<C>(shape).unwrap());
+    solver.getrf::<C>(shape, &mut a, &mut pivots, Some(&mut ws)).unwrap();
+    solver.getrs::<C>(false, shape, &a, &pivots, b_shape, &mut b).unwrap();
+    solver.check_info().unwrap();
+    let r = residual(&general, &complex_download(&b));
+    assert!(r <= 100.0 * C::EPS, "complex getrs: {r:e}");
+
+    // Hermitian eigenvalues: real, into a buffer of the real type; H V = V diag(w).
+    let mut a = complex_upload::<C>(stream, &h);
+    let mut w = DeviceBuffer::<C::Real>::zeroed(stream.context(), n).unwrap();
+    let mut ws = workspace(stream, solver.syevd_workspace::<C>(true, Fill::Lower, shape).unwrap());
+    solver
+        .syevd::<C>(true, Fill::Lower, shape, &mut a, &mut w, Some(&mut ws))
+        .unwrap();
+    solver.check_info().unwrap();
+    let (v, w) = (complex_download(&a), download(&w));
+    let hv = complex_matmul(&h, &v, n, n, n);
+    let vw: Vec<_> = (0..n * n).map(|e| v[e] * w[e / n]).collect();
+    let error = complex_diff(&hv, &vw) / complex_norm(&h);
+    assert!(error <= 50.0 * n as f64 * C::EPS, "complex syevd: {error:e}");
+
+    // The general eigen-solver: A V = V diag(w) with complex eigenvalues (where cuSOLVER has it).
+    match solver.geev_workspace::<C>(true, shape) {
+        Err(Error::Symbol(missing)) => println!("skipped: geev: {missing}"),
+        bytes => {
+            let mut ws = workspace(stream, bytes.unwrap());
+            let mut a = complex_upload::<C>(stream, &general);
+            let mut w = DeviceBuffer::<C>::zeroed(stream.context(), n).unwrap();
+            let mut vr = DeviceBuffer::<C>::zeroed(stream.context(), n * n).unwrap();
+            solver
+                .geev::<C>(shape, &mut a, &mut w, Some(&mut vr), Some(&mut ws))
+                .unwrap();
+            solver.check_info().unwrap();
+            let (w, v) = (complex_download(&w), complex_download(&vr));
+            let av = complex_matmul(&general, &v, n, n, n);
+            let vw: Vec<_> = (0..n * n).map(|e| v[e] * w[e / n]).collect();
+            let error = complex_diff(&av, &vw) / complex_norm(&general);
+            assert!(error <= 100.0 * n as f64 * C::EPS, "complex geev: {error:e}");
+        }
+    }
+
+    // One singular matrix inside a complex batch (cuBLAS's batched LU) names its index.
+    let (count, n) = (3, 4);
+    let mut batch = complex_values(count * n * n, 64);
+    for j in 0..n {
+        // Column-major: row 1 of matrix 1 is i times its row 0.
+        let first = batch[n * n + j * n];
+        batch[n * n + j * n + 1] = first * Complex::new(0.0, 1.0);
+    }
+    let mut a = complex_upload::<C>(stream, &batch);
+    let mut pivots = DeviceBuffer::<i32>::zeroed(stream.context(), count * n).unwrap();
+    solver
+        .getrf_batched::<C>(Matrix::square(n), count, &mut a, &mut pivots)
+        .unwrap();
+    match solver.check_info() {
+        Err(Error::Linalg {
+            routine,
+            index,
+            failure: LinalgFailure::Singular { .. },
+        }) => assert_eq!((routine, index), ("cublas<t>getrfBatched", 1)),
+        other => panic!("a complex batch with a singular matrix: {other:?}"),
+    }
+}
+
+#[test]
+fn complex_routines_have_small_residuals_and_name_the_bad_matrix() {
+    let Some(stream) = stream_or_skip("complex_routines_have_small_residuals_and_name_the_bad_matrix") else {
+        return;
+    };
+    complex_routines::<Complex<f32>>(&stream);
+    complex_routines::<Complex<f64>>(&stream);
 }

@@ -265,3 +265,65 @@ EXPORT unsigned cusolverDnXgetrs(void *handle, void *params, int trans, long lon
     next_info = pending;
     return status;
 }
+EXPORT unsigned cusolverDnXgeev_bufferSize(void *handle, void *params, int jobvl, int jobvr, long long n, int type_a,
+                                           const void *a, long long lda, int type_w, const void *w, int type_vl,
+                                           const void *vl, long long ldvl, int type_vr, const void *vr,
+                                           long long ldvr, int compute, size_t *device, size_t *host) {
+    (void)params, (void)jobvl, (void)jobvr, (void)n, (void)type_a, (void)a, (void)lda, (void)type_w, (void)w;
+    (void)type_vl, (void)vl, (void)ldvl, (void)type_vr, (void)vr, (void)ldvr, (void)compute;
+    return buffer_size(handle, device, host);
+}
+/* The eigenvalues of a general matrix: checks its arguments (left vectors are never asked
+ * for, right ones only with their buffer) and writes `info`. */
+EXPORT unsigned cusolverDnXgeev(void *handle, void *params, int jobvl, int jobvr, long long n, int type_a, void *a,
+                                long long lda, int type_w, void *w, int type_vl, void *vl, long long ldvl,
+                                int type_vr, void *vr, long long ldvr, int compute, void *device_work,
+                                size_t device_bytes, void *host_work, size_t host_bytes, int *info) {
+    (void)params, (void)type_a, (void)type_w, (void)type_vl, (void)type_vr, (void)compute, (void)ldvl;
+    if (!w || jobvl != 0 || vl || lda < n || (jobvr == 1 && (!vr || ldvr < n))) {
+        int code = enter();
+        return code ? (unsigned)code : CUSOLVER_INVALID_VALUE;
+    }
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}
+EXPORT unsigned cusolverDnXsyevd_bufferSize(void *handle, void *params, int jobz, int uplo, long long n, int type_a,
+                                            const void *a, long long lda, int type_w, const void *w, int compute,
+                                            size_t *device, size_t *host) {
+    (void)params, (void)jobz, (void)uplo, (void)n, (void)type_a, (void)a, (void)lda, (void)type_w, (void)w;
+    (void)compute;
+    return buffer_size(handle, device, host);
+}
+/* The eigenvalues of a symmetric (Hermitian) matrix: checks `W` and writes `info`. */
+EXPORT unsigned cusolverDnXsyevd(void *handle, void *params, int jobz, int uplo, long long n, int type_a, void *a,
+                                 long long lda, int type_w, void *w, int compute, void *device_work,
+                                 size_t device_bytes, void *host_work, size_t host_bytes, int *info) {
+    (void)params, (void)jobz, (void)uplo, (void)type_a, (void)type_w, (void)compute;
+    if (!w || lda < n) {
+        int code = enter();
+        return code ? (unsigned)code : CUSOLVER_INVALID_VALUE;
+    }
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}
+EXPORT unsigned cusolverDnXgesvd_bufferSize(void *handle, void *params, signed char jobu, signed char jobvt,
+                                            long long m, long long n, int type_a, const void *a, long long lda,
+                                            int type_s, const void *s, int type_u, const void *u, long long ldu,
+                                            int type_vt, const void *vt, long long ldvt, int compute, size_t *device,
+                                            size_t *host) {
+    (void)params, (void)jobu, (void)jobvt, (void)m, (void)n, (void)type_a, (void)a, (void)lda, (void)type_s, (void)s;
+    (void)type_u, (void)u, (void)ldu, (void)type_vt, (void)vt, (void)ldvt, (void)compute;
+    return buffer_size(handle, device, host);
+}
+/* The singular value decomposition: checks `m >= n`, `S` and the vectors `jobu` asks for, and
+ * writes `info`. */
+EXPORT unsigned cusolverDnXgesvd(void *handle, void *params, signed char jobu, signed char jobvt, long long m,
+                                 long long n, int type_a, void *a, long long lda, int type_s, void *s, int type_u,
+                                 void *u, long long ldu, int type_vt, void *vt, long long ldvt, int compute,
+                                 void *device_work, size_t device_bytes, void *host_work, size_t host_bytes,
+                                 int *info) {
+    (void)params, (void)type_a, (void)type_s, (void)type_u, (void)type_vt, (void)compute, (void)ldu, (void)ldvt;
+    if (!s || m < n || lda < m || jobu != jobvt || (jobu != 'N' && (!u || !vt))) {
+        int code = enter();
+        return code ? (unsigned)code : CUSOLVER_INVALID_VALUE;
+    }
+    return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
+}

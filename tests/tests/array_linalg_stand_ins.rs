@@ -1,4 +1,6 @@
-//! cuda-core's LU routines (`solve`, `inv`, `det`) and `cholesky` end to end against the stand-in cuSOLVER
+//! cuda-core's LU routines (`solve`, `inv`, `det`), `cholesky`, `eig`, and the complex forms of
+//! the decompositions (`eigh`, `svd`, `pinv`, `lstsq`, ...: NumPy 2's shapes and real result
+//! types, every complex kernel compiled) end to end against the stand-in cuSOLVER
 //! (`fakelibs`) and driver (`fakecuda`), whose generated kernels run as no-ops: the `info` a
 //! factorisation writes comes back from the array routine as a typed error naming the routine,
 //! the cause and the matrix (NumPy's `LinAlgError`), never as a result; a determinant of a
@@ -9,7 +11,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use cuda_core::{DeviceArray, Error};
+use cuda_core::Complex;
+use cuda_core::{DeviceArray, Error, ExprOps};
 use cuda_driver::{Device, Stream};
 use cuda_libs::LinalgFailure;
 use tests::fake;
@@ -90,6 +93,48 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     fake_libs::set_info(0);
     assert_eq!(spd.cholesky(false).unwrap().shape(), [2, 2]);
 
+    // Complex stacks take the same path: the info of a singular complex matrix comes back from
+    // solve, and the complex kernels of det and slogdet compile (NVRTC) and run.
+    let z = DeviceArray::<Complex<f32>>::from_slice(&stream, &[Complex::new(1.0, 1.0); 4])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    fake_libs::set_info(2);
+    let (routine, _, failure) = linalg_failure(z.solve(&z));
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXgetrf", LinalgFailure::Singular { pivot: 2 })
+    );
+    assert_eq!(z.det().unwrap().shape(), [0usize; 0]);
+    let (sign, logabs) = z.slogdet().unwrap();
+    assert_eq!(
+        (sign.dtype(), logabs.dtype()),
+        (cuda_core::DType::C64, cuda_core::DType::F32)
+    );
+    // A complex cholesky's info, and its zeroing kernel (NVRTC) for a clean factorisation.
+    fake_libs::set_info(2);
+    let (routine, _, failure) = linalg_failure(z.cholesky(true));
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXpotrf", LinalgFailure::NotPositiveDefinite { order: 2 })
+    );
+    fake_libs::set_info(0);
+    assert_eq!(z.cholesky(false).unwrap().shape(), [2, 2]);
+    // eig: the general solver's info, and complex results of a real matrix.
+    fake_libs::set_info(1);
+    let (routine, _, failure) = linalg_failure(a.eig());
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXgeev", LinalgFailure::NoConvergence { count: 1 })
+    );
+    fake_libs::set_info(0);
+    let (w, v) = a.eig().unwrap();
+    assert_eq!(
+        (w.dtype(), w.shape(), v.shape()),
+        (cuda_core::DType::C128, &[2][..], &[2, 2][..])
+    );
+    drop((z, sign, logabs, w, v));
+
     // Shape errors come before any library call.
     fake_libs::reset();
     let wide = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
@@ -107,6 +152,66 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
 }
 
+#[test]
+fn complex_decompositions_follow_numpys_shapes_and_types() {
+    if let Err(why) = cuda_sys::nvrtc() {
+        println!("skipped: NVRTC is not available ({why})");
+        return;
+    }
+    use cuda_core::DType;
+    let fake = fake::session();
+    fake.set_bodiless_kernels_noop(true);
+    cuda_core::load_generated_as_ptx(true);
+    fake_libs::install();
+    fake_libs::reset();
+    fake_libs::set_info(0);
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    // Every kernel of the complex paths compiles (NVRTC) and runs (a no-op here); the results
+    // have NumPy 2's types: real eigenvalues, singular values, cond and residuals.
+    let h = DeviceArray::<Complex<f32>>::zeros(&stream, [3, 3]).unwrap();
+    let (w, v) = h.eigh(false).unwrap();
+    assert_eq!((w.dtype(), v.dtype(), v.shape()), (DType::F32, DType::C64, &[3, 3][..]));
+    assert_eq!(h.eigvalsh(true).unwrap().dtype(), DType::F32);
+    let wide = DeviceArray::<Complex<f64>>::zeros(&stream, [2, 3]).unwrap();
+    let (u, s, vh) = wide.svd(false).unwrap();
+    assert_eq!((u.shape(), s.shape(), vh.shape()), (&[2, 2][..], &[2][..], &[2, 3][..]));
+    assert_eq!(
+        (u.dtype(), s.dtype(), vh.dtype()),
+        (DType::C128, DType::F64, DType::C128)
+    );
+    let (u_full, _, vh_full) = wide.svd(true).unwrap();
+    assert_eq!((u_full.shape(), vh_full.shape()), (&[2, 2][..], &[3, 3][..]));
+    assert_eq!(wide.svdvals().unwrap().dtype(), DType::F64);
+    assert_eq!(wide.cond().unwrap().dtype(), DType::F64);
+    assert_eq!(wide.pinv(1e-15).unwrap().shape(), [3, 2]);
+    assert_eq!(wide.pinv_rtol(None).unwrap().shape(), [3, 2]);
+    assert_eq!(wide.matrix_rank_with(Some(0.5), None).unwrap().dtype(), DType::I64);
+    assert_eq!(wide.matrix_rank_with(None, Some(1e-3)).unwrap().shape(), [0usize; 0]);
+    let tall = DeviceArray::<Complex<f64>>::zeros(&stream, [3, 2]).unwrap();
+    let b = DeviceArray::<Complex<f64>>::zeros(&stream, [3]).unwrap();
+    let fit = tall.lstsq(&b, None).unwrap();
+    assert_eq!((fit.x.shape(), fit.x.dtype()), (&[2][..], DType::C128));
+    assert_eq!(
+        (fit.residuals.dtype(), fit.singular_values.dtype()),
+        (DType::F64, DType::F64)
+    );
+    // The eigen-solver's info comes back from eigh, with its routine.
+    fake_libs::set_info(4);
+    let (routine, _, failure) = linalg_failure(h.eigh(false));
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXsyevd", LinalgFailure::NoConvergence { count: 4 })
+    );
+    fake_libs::set_info(0);
+    drop((h, w, v, wide, u, s, vh, u_full, vh_full, tall, b, fit, stream, context));
+    assert!(cuda_core::release_process_caches());
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+    fake.set_bodiless_kernels_noop(false);
+    fake.destroy_all();
+}
+
 /// The LU and Cholesky routines' life on a fresh stream (one matrix: the cuSOLVER stand-in's
 /// routines), then the process caches (pool, modules, the stream's cuSOLVER handle) given back.
 fn linalg_life() -> cuda_core::Result<()> {
@@ -119,6 +224,10 @@ fn linalg_life() -> cuda_core::Result<()> {
         a.inv()?;
         a.det()?;
         a.cholesky(false)?;
+        let z = a.astype::<Complex<f64>>().eval()?;
+        z.solve(&z)?;
+        z.slogdet()?;
+        a.eig()?;
         stream.synchronize()?;
         Ok(())
     })();

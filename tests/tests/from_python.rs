@@ -1144,6 +1144,45 @@ fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
     (z.sum()?, z.prod()?, z.mean()?, z.var(0)?);
     let w = w.astype::<Complex<f32>>().eval()?;
     z.matmul(&w)?;
+    {
+        let a = DeviceArray::<f64>::zeros(&stream, [3, 3])?;
+        let (w, v) = a.eig()?;
+        a.eigvals()?;
+        (
+            a.matrix_rank_with(Some(0.5), None)?,
+            a.matrix_rank_with(None, Some(1e-3))?,
+            a.pinv_rtol(None)?,
+        );
+        let (z, y) = (
+            DeviceArray::<Complex<f64>>::zeros(&stream, [3, 3])?,
+            DeviceArray::<Complex<f64>>::zeros(&stream, [3])?,
+        );
+        z.solve(&y)?;
+        let (sign, logabsdet) = z.slogdet()?;
+        z.cholesky(false)?;
+        let (w, v) = z.eigh(false)?;
+        (z.svdvals()?, z.cond()?, z.pinv(1e-15)?);
+    }
+    {
+        use cuda_libs::solver::{Matrix, Solver};
+        let (n, mut solver) = (4, Solver::new(&stream)?);
+        let shape = Matrix::square(n);
+        let mut a = DeviceArray::<Complex<f32>>::zeros(&stream, [n, n])?;
+        let mut pivots = DeviceArray::<i64>::zeros(&stream, [n])?;
+        let mut ws = DeviceArray::<u8>::zeros(&stream, [solver.getrf_workspace::<Complex<f32>>(shape)?])?;
+        solver.getrf::<Complex<f32>>(shape, &mut a, &mut pivots, Some(&mut ws))?;
+        let (mut a, mut w, mut vr) = (
+            DeviceArray::<Complex<f64>>::zeros(&stream, [n, n])?,
+            DeviceArray::<Complex<f64>>::zeros(&stream, [n])?,
+            DeviceArray::<Complex<f64>>::zeros(&stream, [n, n])?,
+        );
+        let mut ws = DeviceArray::<u8>::zeros(&stream, [solver.geev_workspace::<Complex<f64>>(true, shape)?])?;
+        solver.geev::<Complex<f64>>(Matrix::square(n), &mut a, &mut w, Some(&mut vr), Some(&mut ws))?;
+        solver.check_info()?;
+        fn generic<T: cuda_libs::solver::SolverScalar>() {}
+        generic::<Complex<f64>>();
+        if let Err(cuda_libs::Error::Symbol(missing)) = solver.geev_workspace::<Complex<f64>>(false, shape) {}
+    }
     Ok(())
 }
 

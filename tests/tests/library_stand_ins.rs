@@ -5,6 +5,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use cuda_core::Complex;
 use cuda_driver::{Device, DeviceBuffer, DeviceMemoryMut, Stream};
 use cuda_libs::fft::{Direction, Kind, Plan, PlanCache, PlanDesc, Precision};
 use cuda_libs::solver::{Fill, Matrix, Solver};
@@ -52,6 +53,14 @@ fn solver_life() -> cuda_libs::Result<()> {
     let mut ws = DeviceBuffer::<u8>::zeroed(&context, solver.potrf_workspace::<f64>(Fill::Lower, shape)?)?;
     solver.potrf::<f64>(Fill::Lower, shape, &mut a, Some(&mut ws))?;
     solver.getrf::<f64>(shape, &mut a, &mut pivots, Some(&mut ws))?;
+    // The complex types take the same generic path, and the general eigen-solver its own.
+    let mut z = DeviceBuffer::<Complex<f64>>::zeroed(&context, 16)?;
+    let mut w = DeviceBuffer::<Complex<f64>>::zeroed(&context, 4)?;
+    let mut vr = DeviceBuffer::<Complex<f64>>::zeroed(&context, 16)?;
+    solver.getrf::<Complex<f64>>(shape, &mut z, &mut pivots, Some(&mut ws))?;
+    let geev_bytes = solver.geev_workspace::<Complex<f64>>(true, shape)?;
+    assert!(geev_bytes <= fake_libs::WORKSPACE);
+    solver.geev::<Complex<f64>>(shape, &mut z, &mut w, Some(&mut vr), Some(&mut ws))?;
     solver.check_info()
 }
 
@@ -171,10 +180,31 @@ fn info_values_come_back_as_typed_errors_with_their_routine() {
         other => panic!("{other:?}"),
     }
     assert!(solver.check_info().is_ok(), "nothing pending");
+
+    // A complex general matrix whose eigen-solver did not converge: `geev`'s info names it.
+    let mut z = DeviceBuffer::<Complex<f32>>::zeroed(&context, 16).unwrap();
+    let mut w = DeviceBuffer::<Complex<f32>>::zeroed(&context, 4).unwrap();
+    fake_libs::set_info(3);
+    solver
+        .geev::<Complex<f32>>(shape, &mut z, &mut w, None, Some(&mut ws))
+        .unwrap();
+    match solver.check_info() {
+        Err(Error::Linalg {
+            routine,
+            index: 0,
+            failure: LinalgFailure::NoConvergence { count: 3 },
+        }) => assert_eq!(routine, "cusolverDnXgeev"),
+        other => panic!("{other:?}"),
+    }
+    // Eigenvalues in a buffer too short for n complex values are refused before the call.
+    fake_libs::set_info(0);
+    let mut short = DeviceBuffer::<Complex<f32>>::zeroed(&context, 3).unwrap();
+    let refused = solver.geev::<Complex<f32>>(shape, &mut z, &mut short, None, Some(&mut ws));
+    assert!(matches!(refused, Err(Error::InvalidValue(m)) if m.contains("W spans 32 bytes")));
     drop(solver);
     assert_eq!(fake_libs::live(Live::Solvers), 0);
     assert_eq!(fake_libs::live(Live::Params), 0);
-    drop((a, pivots, ws, stream, context));
+    drop((a, pivots, ws, z, w, short, stream, context));
     fake.destroy_all();
 }
 

@@ -54,5 +54,5 @@ pub use routines::{
     matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
-pub use routines::{LinalgInput, Lstsq, SolverElement};
+pub use routines::{LinalgInput, Lstsq, RealResult, SolverElement};
 pub use view::{broadcast_shapes, Slice, SplitAt};

@@ -5,6 +5,8 @@
 //! matrix's index in the batch ([`Error::Linalg`]).
 
 use std::ffi::c_void;
+
+use cuda_sys::cublas::cublasOperation_t;
 use std::mem::size_of;
 
 use cuda_driver::{Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, StreamUse};
@@ -12,7 +14,7 @@ use cuda_sys::driver::CUdeviceptr;
 
 use super::dense::{all_apart, apart, begin_workspace_use, device_ptr, eig_mode, rhs_rows};
 use super::info::Meaning;
-use super::{check, to_int, Element, Fill, Matrix, Solver};
+use super::{check, to_int, Fill, Matrix, Solver, SolverScalar};
 use crate::{Error, LinalgFailure, Result};
 
 /// The most rows and columns the Jacobi batched routines take (cuSOLVER's limit).
@@ -78,46 +80,48 @@ impl Solver {
         Ok(self.gesvdj)
     }
 
-    /// Device workspace bytes of `syevjBatched` for `count` matrices of `a`.
-    pub fn syevj_batched_workspace<T: Element>(
+    /// Device workspace bytes of `syevjBatched` (`heevjBatched` for complex types) for `count`
+    /// matrices of `a`.
+    pub fn syevj_batched_workspace<T: SolverScalar>(
         &mut self,
         vectors: bool,
         fill: Fill,
         a: Matrix,
         count: usize,
     ) -> Result<usize> {
-        let n = a.order("A")?;
-        jacobi_size("syevjBatched", n)?;
+        let n = to_int("n", a.order("A")?)?;
+        jacobi_size("syevjBatched", a.rows)?;
         a.span("A")?;
-        let batch = batch_count(count)?;
+        let (batch, lda) = (batch_count(count)?, to_int("lda", a.ld)?);
         let params = self.syevj_params()?;
-        let mut lwork = 0;
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle; the matrix pointers are not read (null).
-        let status = unsafe {
-            T::syevj_batched_buffer_size(
-                self.raw(),
-                eig_mode(vectors),
-                fill.raw(),
-                to_int("n", n)?,
-                std::ptr::null(),
-                to_int("lda", a.ld)?,
-                std::ptr::null(),
-                &mut lwork,
-                params,
-                batch,
-            )
-        }?;
-        check("cusolverDn<t>syevjBatched_bufferSize", status)?;
-        Ok(usize::try_from(lwork).unwrap_or(0) * size_of::<T>())
+        let query = T::syevj_batched_buffer_size()?;
+        let handle = self.raw();
+        self.query_lwork::<T>("cusolverDn<t>syevjBatched_bufferSize", |lwork| {
+            // SAFETY: a size query on a live handle; the matrix pointers are not read (null).
+            unsafe {
+                query(
+                    handle,
+                    eig_mode(vectors),
+                    fill.raw(),
+                    n,
+                    std::ptr::null(),
+                    lda,
+                    std::ptr::null(),
+                    lwork,
+                    params,
+                    batch,
+                )
+            }
+        })
     }
 
-    /// Queues the eigenvalues (ascending, `n` per matrix into `w`) and, with `vectors`, the
-    /// eigenvectors (into `a`) of `count` symmetric matrices of `a` at once, by Jacobi rotations
-    /// (`cusolverDn<t>syevjBatched`, matrices up to [`JACOBI_BATCHED_MAX`]). A matrix that did not
-    /// converge is [`Error::Linalg`] from [`Solver::check_info`], with its index.
+    /// Queues the eigenvalues (ascending, `n` per matrix into `w`, of [`SolverScalar::Real`])
+    /// and, with `vectors`, the eigenvectors (into `a`) of `count` symmetric (Hermitian) matrices
+    /// of `a` at once, by Jacobi rotations (`cusolverDn<t>syevjBatched`, `<t>heevjBatched` for
+    /// complex types, matrices up to [`JACOBI_BATCHED_MAX`]). A matrix that did not converge is
+    /// [`Error::Linalg`] from [`Solver::check_info`], with its index.
     #[allow(clippy::too_many_arguments)]
-    pub fn syevj_batched<T: Element>(
+    pub fn syevj_batched<T: SolverScalar>(
         &mut self,
         vectors: bool,
         fill: Fill,
@@ -132,10 +136,11 @@ impl Solver {
         if n == 0 {
             return Ok(());
         }
+        let call = T::syevj_batched()?;
         let a_bytes = a_shape.batch_span("A", count)? * size_of::<T>();
-        let w_bytes = n * count * size_of::<T>();
+        let w_bytes = n * count * size_of::<T::Real>();
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let w_ptr = self.address::<T, _>("W", &*w, w_bytes)?;
+        let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
         apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
         let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
         let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
@@ -144,74 +149,85 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _w_use = w.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) =
-            self.infos
-                .slots(&self.stream, "cusolverDn<t>syevjBatched", Meaning::NoConvergence, count)?;
-        self.stream.context().set_current()?;
-        // SAFETY: the handle is live and its context current; A holds `count` matrices one
-        // after another, W `n` values per matrix, the workspace the queried bytes, `info` one
-        // slot per matrix; all are borrowed with their stream uses open until the call returns.
-        let status = unsafe {
-            T::syevj_batched(
-                handle,
-                eig_mode(vectors),
-                fill.raw(),
-                to_int("n", n)?,
-                device_ptr(a_ptr),
-                to_int("lda", a_shape.ld)?,
-                device_ptr(w_ptr),
-                device_ptr(workspace_ptr),
-                to_int("lwork", device_bytes / size_of::<T>())?,
-                info as usize as *mut i32,
-                params,
-                to_int("count", count)?,
-            )
-        }?;
-        drop(info_use);
-        check("cusolverDn<t>syevjBatched", status)?;
-        self.infos.confirm();
-        Ok(())
+        let (n, lda) = (to_int("n", n)?, to_int("lda", a_shape.ld)?);
+        let lwork = to_int("lwork", device_bytes / size_of::<T>())?;
+        let batch = to_int("count", count)?;
+        self.queue(
+            "cusolverDn<t>syevjBatched",
+            Meaning::NoConvergence,
+            count,
+            0,
+            |info, _| {
+                // SAFETY: the handle is live and its context current; A holds `count` matrices one
+                // after another, W `n` values per matrix, the workspace the queried bytes, `info`
+                // one slot per matrix; all are borrowed with their stream uses open until the call
+                // returns.
+                check("cusolverDn<t>syevjBatched", unsafe {
+                    call(
+                        handle,
+                        eig_mode(vectors),
+                        fill.raw(),
+                        n,
+                        device_ptr(a_ptr).cast(),
+                        lda,
+                        device_ptr(w_ptr).cast(),
+                        device_ptr(workspace_ptr).cast(),
+                        lwork,
+                        info,
+                        params,
+                        batch,
+                    )
+                })
+            },
+        )
     }
 
     /// Device workspace bytes of `gesvdjBatched` for `count` matrices of `a`.
-    pub fn gesvdj_batched_workspace<T: Element>(&mut self, vectors: bool, a: Matrix, count: usize) -> Result<usize> {
+    pub fn gesvdj_batched_workspace<T: SolverScalar>(
+        &mut self,
+        vectors: bool,
+        a: Matrix,
+        count: usize,
+    ) -> Result<usize> {
         jacobi_size("gesvdjBatched", a.rows.max(a.cols))?;
         a.span("A")?;
+        let (m, n, lda) = (to_int("m", a.rows)?, to_int("n", a.cols)?, to_int("lda", a.ld)?);
+        let (ldu, ldv) = (to_int("ldu", a.rows.max(1))?, to_int("ldv", a.cols.max(1))?);
         let batch = batch_count(count)?;
         let params = self.gesvdj_params()?;
-        let mut lwork = 0;
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle; the pointers are not read (null).
-        let status = unsafe {
-            T::gesvdj_batched_buffer_size(
-                self.raw(),
-                eig_mode(vectors),
-                to_int("m", a.rows)?,
-                to_int("n", a.cols)?,
-                std::ptr::null(),
-                to_int("lda", a.ld)?,
-                std::ptr::null(),
-                std::ptr::null(),
-                to_int("ldu", a.rows.max(1))?,
-                std::ptr::null(),
-                to_int("ldv", a.cols.max(1))?,
-                &mut lwork,
-                params,
-                batch,
-            )
-        }?;
-        check("cusolverDn<t>gesvdjBatched_bufferSize", status)?;
-        Ok(usize::try_from(lwork).unwrap_or(0) * size_of::<T>())
+        let query = T::gesvdj_batched_buffer_size()?;
+        let handle = self.raw();
+        self.query_lwork::<T>("cusolverDn<t>gesvdjBatched_bufferSize", |lwork| {
+            // SAFETY: a size query on a live handle; the pointers are not read (null).
+            unsafe {
+                query(
+                    handle,
+                    eig_mode(vectors),
+                    m,
+                    n,
+                    std::ptr::null(),
+                    lda,
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    ldu,
+                    std::ptr::null(),
+                    ldv,
+                    lwork,
+                    params,
+                    batch,
+                )
+            }
+        })
     }
 
-    /// Queues the SVDs `A_i = U_i S_i V_i^T` of `count` matrices of `a` (`m x n`, both up to
+    /// Queues the SVDs `A_i = U_i S_i V_i^H` of `count` matrices of `a` (`m x n`, both up to
     /// [`JACOBI_BATCHED_MAX`]) at once, by Jacobi rotations (`cusolverDn<t>gesvdjBatched`): `s`
-    /// receives `min(m, n)` values per matrix (descending), and with `vectors` `u` the `m x m`
-    /// and `v` the `n x n` matrices (packed, one after another; both `None` without). `a` is
-    /// destroyed. A matrix that did not converge is [`Error::Linalg`] from
-    /// [`Solver::check_info`], with its index.
+    /// receives `min(m, n)` values per matrix (descending, of [`SolverScalar::Real`]), and with
+    /// `vectors` `u` the `m x m` and `v` the `n x n` matrices (packed, one after another; both
+    /// `None` without). `a` is destroyed. A matrix that did not converge is [`Error::Linalg`]
+    /// from [`Solver::check_info`], with its index.
     #[allow(clippy::too_many_arguments)]
-    pub fn gesvdj_batched<T: Element>(
+    pub fn gesvdj_batched<T: SolverScalar>(
         &mut self,
         a_shape: Matrix,
         count: usize,
@@ -234,12 +250,13 @@ impl Solver {
         if m == 0 || n == 0 {
             return Ok(());
         }
+        let call = T::gesvdj_batched()?;
         let a_bytes = a_shape.batch_span("A", count)? * size_of::<T>();
-        let s_bytes = m.min(n) * count * size_of::<T>();
+        let s_bytes = m.min(n) * count * size_of::<T::Real>();
         let u_bytes = if vectors { m * m * count * size_of::<T>() } else { 0 };
         let v_bytes = if vectors { n * n * count * size_of::<T>() } else { 0 };
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let s_ptr = self.address::<T, _>("S", &*s, s_bytes)?;
+        let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
         let u_ptr = u
             .map(|b| self.address::<T, _>("U", b, u_bytes))
             .transpose()?
@@ -264,45 +281,45 @@ impl Solver {
         let _u_use = begin_workspace_use(u, &self.stream)?;
         let _v_use = begin_workspace_use(v, &self.stream)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) = self.infos.slots(
-            &self.stream,
+        let (m, n, lda) = (to_int("m", m)?, to_int("n", n)?, to_int("lda", a_shape.ld)?);
+        let lwork = to_int("lwork", device_bytes / size_of::<T>())?;
+        let batch = to_int("count", count)?;
+        self.queue(
             "cusolverDn<t>gesvdjBatched",
             Meaning::NoConvergence,
             count,
-        )?;
-        self.stream.context().set_current()?;
-        // SAFETY: as in `syevj_batched`; S, U and V hold their packed matrices per matrix of the
-        // batch (U and V null and unread without vectors) and overlap nothing else.
-        let status = unsafe {
-            T::gesvdj_batched(
-                handle,
-                eig_mode(vectors),
-                to_int("m", m)?,
-                to_int("n", n)?,
-                device_ptr(a_ptr),
-                to_int("lda", a_shape.ld)?,
-                device_ptr(s_ptr),
-                device_ptr(u_ptr),
-                to_int("ldu", m)?,
-                device_ptr(v_ptr),
-                to_int("ldv", n)?,
-                device_ptr(workspace_ptr),
-                to_int("lwork", device_bytes / size_of::<T>())?,
-                info as usize as *mut i32,
-                params,
-                to_int("count", count)?,
-            )
-        }?;
-        drop(info_use);
-        check("cusolverDn<t>gesvdjBatched", status)?;
-        self.infos.confirm();
-        Ok(())
+            0,
+            |info, _| {
+                // SAFETY: as in `syevj_batched`; S, U and V hold their packed matrices per matrix of
+                // the batch (U and V null and unread without vectors) and overlap nothing else.
+                check("cusolverDn<t>gesvdjBatched", unsafe {
+                    call(
+                        handle,
+                        eig_mode(vectors),
+                        m,
+                        n,
+                        device_ptr(a_ptr).cast(),
+                        lda,
+                        device_ptr(s_ptr).cast(),
+                        device_ptr(u_ptr).cast(),
+                        m,
+                        device_ptr(v_ptr).cast(),
+                        n,
+                        device_ptr(workspace_ptr).cast(),
+                        lwork,
+                        info,
+                        params,
+                        batch,
+                    )
+                })
+            },
+        )
     }
 
-    /// Queues the Cholesky factorisations of `count` symmetric positive definite matrices of
-    /// `a` in place (`cusolverDn<t>potrfBatched`). A matrix that is not positive definite is
-    /// [`Error::Linalg`] from [`Solver::check_info`], with its index.
-    pub fn potrf_batched<T: Element>(
+    /// Queues the Cholesky factorisations of `count` symmetric (Hermitian) positive definite
+    /// matrices of `a` in place (`cusolverDn<t>potrfBatched`). A matrix that is not positive
+    /// definite is [`Error::Linalg`] from [`Solver::check_info`], with its index.
+    pub fn potrf_batched<T: SolverScalar>(
         &mut self,
         fill: Fill,
         a_shape: Matrix,
@@ -315,42 +332,34 @@ impl Solver {
         if n == 0 {
             return Ok(());
         }
+        let call = T::potrf_batched()?;
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let pointers = PointerArray::new(self, a_ptr, a_shape.stride() * size_of::<T>(), count)?;
         let handle = self.raw();
         let (array, _array_use) = pointers.begin(self)?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let (info, info_use) = self.infos.slots(
-            &self.stream,
+        let (n, lda) = (to_int("n", n)?, to_int("lda", a_shape.ld)?);
+        self.queue(
             "cusolverDn<t>potrfBatched",
             Meaning::NotPositiveDefinite,
             count,
-        )?;
-        self.stream.context().set_current()?;
-        // SAFETY: the handle is live and its context current; the pointer array holds `count`
-        // addresses of matrices inside A (checked to span them), `info` one slot per matrix.
-        let status = unsafe {
-            T::potrf_batched(
-                handle,
-                fill.raw(),
-                to_int("n", n)?,
-                array,
-                to_int("lda", a_shape.ld)?,
-                info as usize as *mut i32,
-                batch,
-            )
-        }?;
-        drop(info_use);
-        check("cusolverDn<t>potrfBatched", status)?;
-        self.infos.confirm();
-        Ok(())
+            0,
+            |info, _| {
+                // SAFETY: the handle is live and its context current; the pointer array holds
+                // `count` addresses of matrices inside A (checked to span them), `info` one slot per
+                // matrix.
+                check("cusolverDn<t>potrfBatched", unsafe {
+                    call(handle, fill.raw(), n, array.cast(), lda, info, batch)
+                })
+            },
+        )
     }
 
     /// Queues the LU factorisations with partial pivoting of `count` square matrices of `a` in
     /// place (cuBLAS's `cublas<t>getrfBatched`): `n` pivots (`i32`, 1-based) per matrix into
     /// `pivots`. A singular matrix is [`Error::Linalg`] from [`Solver::check_info`], with its
     /// index.
-    pub fn getrf_batched<T: Element>(
+    pub fn getrf_batched<T: SolverScalar>(
         &mut self,
         a_shape: Matrix,
         count: usize,
@@ -363,6 +372,7 @@ impl Solver {
         if n == 0 {
             return Ok(());
         }
+        let call = T::getrf_batched()?;
         let pivot_bytes = n * count * size_of::<i32>();
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let pivots_ptr = self.address::<i32, _>("pivots", &*pivots, pivot_bytes)?;
@@ -372,35 +382,32 @@ impl Solver {
         let (array, _array_use) = pointers.begin(self)?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Write)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cublas<t>getrfBatched", Meaning::Singular, count)?;
-        self.stream.context().set_current()?;
-        // SAFETY: cuBLAS's handle is live on this stream and context; the pointer array holds
-        // `count` addresses of matrices inside A, the pivots `n` `int`s per matrix, `info` one
-        // slot per matrix.
-        let status = unsafe {
-            T::getrf_batched(
-                blas,
-                to_int("n", n)?,
-                array,
-                to_int("lda", a_shape.ld)?,
-                pivots_ptr as usize as *mut i32,
-                info as usize as *mut i32,
-                batch,
-            )
-        }?;
-        drop(info_use);
-        crate::blas::check("cuBLAS", "cublas<t>getrfBatched", status.0)?;
-        self.infos.confirm();
-        Ok(())
+        let (n, lda) = (to_int("n", n)?, to_int("lda", a_shape.ld)?);
+        self.queue("cublas<t>getrfBatched", Meaning::Singular, count, 0, |info, _| {
+            // SAFETY: cuBLAS's handle is live on this stream and context; the pointer array
+            // holds `count` addresses of matrices inside A, the pivots `n` `int`s per matrix,
+            // `info` one slot per matrix.
+            let status = unsafe {
+                call(
+                    blas,
+                    n,
+                    array as *const *mut T::BlasRaw,
+                    lda,
+                    pivots_ptr as usize as *mut i32,
+                    info,
+                    batch,
+                )
+            };
+            crate::blas::check("cuBLAS", "cublas<t>getrfBatched", status.0)
+        })
     }
 
-    /// Queues the solves `A_i X_i = B_i` (or `A_i^T X_i = B_i`) from the LU factors and pivots of
-    /// [`Solver::getrf_batched`] (`cublas<t>getrsBatched`): each `B_i` (`n x nrhs`) is overwritten
-    /// with `X_i`. cuBLAS reports only argument errors here, on the host, at once.
+    /// Queues the solves `A_i X_i = B_i` (or `A_i^T X_i = B_i`, transposed without conjugation)
+    /// from the LU factors and pivots of [`Solver::getrf_batched`] (`cublas<t>getrsBatched`):
+    /// each `B_i` (`n x nrhs`) is overwritten with `X_i`. cuBLAS reports only argument errors
+    /// here, on the host, at once.
     #[allow(clippy::too_many_arguments)]
-    pub fn getrs_batched<T: Element>(
+    pub fn getrs_batched<T: SolverScalar>(
         &mut self,
         transpose: bool,
         a_shape: Matrix,
@@ -418,6 +425,7 @@ impl Solver {
         if n == 0 || b_shape.cols == 0 {
             return Ok(());
         }
+        let call = T::getrs_batched()?;
         let pivot_bytes = n * count * size_of::<i32>();
         let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
         let pivots_ptr = self.address::<i32, _>("pivots", pivots, pivot_bytes)?;
@@ -433,24 +441,29 @@ impl Solver {
         let _pivots_use = pivots.begin_use(&self.stream, Access::Read)?;
         let _b_use = b.begin_use(&self.stream, Access::Write)?;
         self.stream.context().set_current()?;
+        let trans = if transpose {
+            cublasOperation_t::CUBLAS_OP_T
+        } else {
+            cublasOperation_t::CUBLAS_OP_N
+        };
         let mut info = 0;
         // SAFETY: as in `getrf_batched`; B's pointer array holds `count` addresses of matrices
         // inside B; `info` is a host `int` (this routine's only host output).
         let status = unsafe {
-            T::getrs_batched(
+            call(
                 blas,
-                transpose,
+                trans,
                 to_int("n", n)?,
                 to_int("nrhs", b_shape.cols)?,
-                a_array as *const *const c_void,
+                a_array as *const *const T::BlasRaw,
                 to_int("lda", a_shape.ld)?,
                 pivots_ptr as usize as *const i32,
-                b_array as *const *mut c_void,
+                b_array as *const *mut T::BlasRaw,
                 to_int("ldb", b_shape.ld)?,
                 &mut info,
                 batch,
             )
-        }?;
+        };
         crate::blas::check("cuBLAS", "cublas<t>getrsBatched", status.0)?;
         if info < 0 {
             return Err(Error::Linalg {
@@ -468,7 +481,7 @@ impl Solver {
     /// [`Solver::getrf_batched`] into `c` (`n x n` each, out of place: `cublas<t>getriBatched`).
     /// A singular matrix is [`Error::Linalg`] from [`Solver::check_info`], with its index.
     #[allow(clippy::too_many_arguments)]
-    pub fn getri_batched<T: Element>(
+    pub fn getri_batched<T: SolverScalar>(
         &mut self,
         a_shape: Matrix,
         count: usize,
@@ -490,6 +503,7 @@ impl Solver {
         if n == 0 {
             return Ok(());
         }
+        let call = T::getri_batched()?;
         let pivot_bytes = n * count * size_of::<i32>();
         let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
         let pivots_ptr = self.address::<i32, _>("pivots", pivots, pivot_bytes)?;
@@ -504,29 +518,25 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Read)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Read)?;
         let _c_use = c.begin_use(&self.stream, Access::Write)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cublas<t>getriBatched", Meaning::Singular, count)?;
-        self.stream.context().set_current()?;
-        // SAFETY: as in `getrf_batched`; C's pointer array holds `count` addresses of matrices
-        // inside C, which overlaps neither A nor the pivots.
-        let status = unsafe {
-            T::getri_batched(
-                blas,
-                to_int("n", n)?,
-                a_array as *const *const c_void,
-                to_int("lda", a_shape.ld)?,
-                pivots_ptr as usize as *const i32,
-                c_array as *const *mut c_void,
-                to_int("ldc", c_shape.ld)?,
-                info as usize as *mut i32,
-                batch,
-            )
-        }?;
-        drop(info_use);
-        crate::blas::check("cuBLAS", "cublas<t>getriBatched", status.0)?;
-        self.infos.confirm();
-        Ok(())
+        let (n, lda, ldc) = (to_int("n", n)?, to_int("lda", a_shape.ld)?, to_int("ldc", c_shape.ld)?);
+        self.queue("cublas<t>getriBatched", Meaning::Singular, count, 0, |info, _| {
+            // SAFETY: as in `getrf_batched`; C's pointer array holds `count` addresses of
+            // matrices inside C, which overlaps neither A nor the pivots.
+            let status = unsafe {
+                call(
+                    blas,
+                    n,
+                    a_array as *const *const T::BlasRaw,
+                    lda,
+                    pivots_ptr as usize as *const i32,
+                    c_array as *const *mut T::BlasRaw,
+                    ldc,
+                    info,
+                    batch,
+                )
+            };
+            crate::blas::check("cuBLAS", "cublas<t>getriBatched", status.0)
+        })
     }
 }
 

@@ -5,11 +5,13 @@ use std::ffi::c_void;
 use std::mem::{align_of, size_of};
 
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
-use cuda_sys::cusolver::{cublasOperation_t, cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t};
+use cuda_sys::cusolver::{
+    cublasOperation_t, cusolverDnHandle_t, cusolverDnParams_t, cusolverEigMode_t, cusolverStatus_t,
+};
 use cuda_sys::driver::CUdeviceptr;
 
 use super::info::{Infos, Meaning};
-use super::{check, to_int, to_long, Element, Fill, Matrix};
+use super::{check, to_int, to_long, Fill, Matrix, SolverScalar};
 use crate::blas::Blas;
 use crate::{Error, Result};
 
@@ -114,39 +116,40 @@ impl Solver {
     }
 
     /// Device and host workspace bytes of `cusolverDnXpotrf` for `a`.
-    pub fn potrf_workspace<T: Element>(&mut self, fill: Fill, a: Matrix) -> Result<usize> {
+    pub fn potrf_workspace<T: SolverScalar>(&mut self, fill: Fill, a: Matrix) -> Result<usize> {
         Ok(self.potrf_sizes::<T>(fill, a)?.0)
     }
 
-    fn potrf_sizes<T: Element>(&mut self, fill: Fill, a: Matrix) -> Result<(usize, usize)> {
+    fn potrf_sizes<T: SolverScalar>(&mut self, fill: Fill, a: Matrix) -> Result<(usize, usize)> {
         let n = to_long("n", a.order("A")?)?;
         a.span("A")?;
         let query = cuda_sys::cusolver()?.cusolverDnXpotrf_bufferSize()?;
-        let (mut device, mut host) = (0, 0);
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle: the matrix pointer is not read (null), the
-        // two out-pointers are valid.
-        check("cusolverDnXpotrf_bufferSize", unsafe {
-            query(
-                self.handle,
-                self.params,
-                fill.raw(),
-                n,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                to_long("lda", a.ld)?,
-                T::DATA_TYPE,
-                &mut device,
-                &mut host,
-            )
-        })?;
-        Ok((device, host))
+        let (handle, params) = (self.handle, self.params);
+        self.query_sizes("cusolverDnXpotrf_bufferSize", |device, host| {
+            // SAFETY: a size query on a live handle: the matrix pointer is not read (null), the
+            // two out-pointers are valid.
+            Ok(unsafe {
+                query(
+                    handle,
+                    params,
+                    fill.raw(),
+                    n,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("lda", a.ld)?,
+                    T::DATA_TYPE,
+                    device,
+                    host,
+                )
+            })
+        })
     }
 
-    /// Queues the Cholesky factorisation of the symmetric positive definite `a` in place
-    /// (`cusolverDnXpotrf`): its `fill` triangle becomes `L` (`A = L L^T`) or `U` (`A = U^T U`).
+    /// Queues the Cholesky factorisation of the symmetric (complex: Hermitian) positive definite
+    /// `a` in place (`cusolverDnXpotrf`): its `fill` triangle becomes `L` (`A = L L^H`) or `U`
+    /// (`A = U^H U`).
     /// A matrix that is not positive definite is [`Error::Linalg`] from [`Solver::check_info`].
-    pub fn potrf<T: Element>(
+    pub fn potrf<T: SolverScalar>(
         &mut self,
         fill: Fill,
         a_shape: Matrix,
@@ -165,41 +168,41 @@ impl Solver {
         let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes)])?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cusolverDnXpotrf", Meaning::NotPositiveDefinite, 1)?;
-        self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
-        // SAFETY: the handle is live and its context current; A holds the matrix its shape
-        // spans, the workspaces hold the bytes queried for this call, `info` is a slot of the
-        // handle's info buffer; every buffer is borrowed, with its stream use open, until the
-        // call has queued its work.
-        let status = unsafe {
-            call(
-                self.handle,
-                self.params,
-                fill.raw(),
-                to_long("n", n)?,
-                T::DATA_TYPE,
-                device_ptr(a_ptr),
-                to_long("lda", a_shape.ld)?,
-                T::DATA_TYPE,
-                device_ptr(workspace_ptr),
-                device_bytes,
-                host,
-                host_bytes,
-                info as usize as *mut i32,
-            )
-        };
-        drop(info_use);
-        check("cusolverDnXpotrf", status)?;
-        self.infos.confirm();
-        Ok(())
+        let (handle, params) = (self.handle, self.params);
+        self.queue(
+            "cusolverDnXpotrf",
+            Meaning::NotPositiveDefinite,
+            1,
+            host_bytes,
+            |info, host| {
+                // SAFETY: the handle is live and its context current; A holds the matrix its shape
+                // spans, the workspaces hold the bytes queried for this call, `info` is a slot of the
+                // handle's info buffer; every buffer is borrowed, with its stream use open, until the
+                // call has queued its work.
+                check("cusolverDnXpotrf", unsafe {
+                    call(
+                        handle,
+                        params,
+                        fill.raw(),
+                        to_long("n", n)?,
+                        T::DATA_TYPE,
+                        device_ptr(a_ptr),
+                        to_long("lda", a_shape.ld)?,
+                        T::DATA_TYPE,
+                        device_ptr(workspace_ptr),
+                        device_bytes,
+                        host,
+                        host_bytes,
+                        info,
+                    )
+                })
+            },
+        )
     }
 
     /// Queues the solve of `A X = B` from a Cholesky factor of [`Solver::potrf`]
     /// (`cusolverDnXpotrs`): `b` (`n x nrhs`) is overwritten with `X`.
-    pub fn potrs<T: Element>(
+    pub fn potrs<T: SolverScalar>(
         &mut self,
         fill: Fill,
         a_shape: Matrix,
@@ -220,65 +223,60 @@ impl Solver {
         apart(("A", a_ptr, a_bytes), ("B", b_ptr, b_bytes))?;
         let _a_use = a.begin_use(&self.stream, Access::Read)?;
         let _b_use = b.begin_use(&self.stream, Access::Write)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cusolverDnXpotrs", Meaning::ArgumentsOnly, 1)?;
-        self.stream.context().set_current()?;
-        // SAFETY: as in `potrf`; A and B hold the matrices their shapes span and do not overlap.
-        let status = unsafe {
-            call(
-                self.handle,
-                self.params,
-                fill.raw(),
-                to_long("n", n)?,
-                to_long("nrhs", b_shape.cols)?,
-                T::DATA_TYPE,
-                device_ptr(a_ptr),
-                to_long("lda", a_shape.ld)?,
-                T::DATA_TYPE,
-                device_ptr(b_ptr),
-                to_long("ldb", b_shape.ld)?,
-                info as usize as *mut i32,
-            )
-        };
-        drop(info_use);
-        check("cusolverDnXpotrs", status)?;
-        self.infos.confirm();
-        Ok(())
+        let (handle, params) = (self.handle, self.params);
+        self.queue("cusolverDnXpotrs", Meaning::ArgumentsOnly, 1, 0, |info, _| {
+            // SAFETY: as in `potrf`; A and B hold the matrices their shapes span and do not overlap.
+            check("cusolverDnXpotrs", unsafe {
+                call(
+                    handle,
+                    params,
+                    fill.raw(),
+                    to_long("n", n)?,
+                    to_long("nrhs", b_shape.cols)?,
+                    T::DATA_TYPE,
+                    device_ptr(a_ptr),
+                    to_long("lda", a_shape.ld)?,
+                    T::DATA_TYPE,
+                    device_ptr(b_ptr),
+                    to_long("ldb", b_shape.ld)?,
+                    info,
+                )
+            })
+        })
     }
 
     /// Device workspace bytes of `cusolverDnXgetrf` for `a`.
-    pub fn getrf_workspace<T: Element>(&mut self, a: Matrix) -> Result<usize> {
+    pub fn getrf_workspace<T: SolverScalar>(&mut self, a: Matrix) -> Result<usize> {
         Ok(self.getrf_sizes::<T>(a)?.0)
     }
 
-    fn getrf_sizes<T: Element>(&mut self, a: Matrix) -> Result<(usize, usize)> {
+    fn getrf_sizes<T: SolverScalar>(&mut self, a: Matrix) -> Result<(usize, usize)> {
         a.span("A")?;
         let query = cuda_sys::cusolver()?.cusolverDnXgetrf_bufferSize()?;
-        let (mut device, mut host) = (0, 0);
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle, as in `potrf_sizes`.
-        check("cusolverDnXgetrf_bufferSize", unsafe {
-            query(
-                self.handle,
-                self.params,
-                to_long("m", a.rows)?,
-                to_long("n", a.cols)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                to_long("lda", a.ld)?,
-                T::DATA_TYPE,
-                &mut device,
-                &mut host,
-            )
-        })?;
-        Ok((device, host))
+        let (handle, params) = (self.handle, self.params);
+        self.query_sizes("cusolverDnXgetrf_bufferSize", |device, host| {
+            // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+            Ok(unsafe {
+                query(
+                    handle,
+                    params,
+                    to_long("m", a.rows)?,
+                    to_long("n", a.cols)?,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("lda", a.ld)?,
+                    T::DATA_TYPE,
+                    device,
+                    host,
+                )
+            })
+        })
     }
 
     /// Queues the LU factorisation with partial pivoting of `a` (`m x n`) in place
     /// (`cusolverDnXgetrf`): `P A = L U`, the pivots (1-based rows, `min(m, n)` of them, `i64`)
     /// into `pivots`. A singular matrix is [`Error::Linalg`] from [`Solver::check_info`].
-    pub fn getrf<T: Element>(
+    pub fn getrf<T: SolverScalar>(
         &mut self,
         a_shape: Matrix,
         a: &mut (impl DeviceMemoryMut + ?Sized),
@@ -305,40 +303,34 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cusolverDnXgetrf", Meaning::Singular, 1)?;
-        self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
-        // SAFETY: as in `potrf`; the pivots hold `min(m, n)` `i64`s and overlap nothing else.
-        let status = unsafe {
-            call(
-                self.handle,
-                self.params,
-                to_long("m", a_shape.rows)?,
-                to_long("n", a_shape.cols)?,
-                T::DATA_TYPE,
-                device_ptr(a_ptr),
-                to_long("lda", a_shape.ld)?,
-                pivots_ptr as usize as *mut i64,
-                T::DATA_TYPE,
-                device_ptr(workspace_ptr),
-                device_bytes,
-                host,
-                host_bytes,
-                info as usize as *mut i32,
-            )
-        };
-        drop(info_use);
-        check("cusolverDnXgetrf", status)?;
-        self.infos.confirm();
-        Ok(())
+        let (handle, params) = (self.handle, self.params);
+        self.queue("cusolverDnXgetrf", Meaning::Singular, 1, host_bytes, |info, host| {
+            // SAFETY: as in `potrf`; the pivots hold `min(m, n)` `i64`s and overlap nothing else.
+            check("cusolverDnXgetrf", unsafe {
+                call(
+                    handle,
+                    params,
+                    to_long("m", a_shape.rows)?,
+                    to_long("n", a_shape.cols)?,
+                    T::DATA_TYPE,
+                    device_ptr(a_ptr),
+                    to_long("lda", a_shape.ld)?,
+                    pivots_ptr as usize as *mut i64,
+                    T::DATA_TYPE,
+                    device_ptr(workspace_ptr),
+                    device_bytes,
+                    host,
+                    host_bytes,
+                    info,
+                )
+            })
+        })
     }
 
     /// Queues the solve of `A X = B` (or `A^T X = B` with `transpose`) from an LU factorisation of
     /// [`Solver::getrf`] (`cusolverDnXgetrs`): `b` (`n x nrhs`) is overwritten with `X`.
     #[allow(clippy::too_many_arguments)]
-    pub fn getrs<T: Element>(
+    pub fn getrs<T: SolverScalar>(
         &mut self,
         transpose: bool,
         a_shape: Matrix,
@@ -398,39 +390,39 @@ impl Solver {
     }
 
     /// Device workspace bytes of `cusolverDnXgeqrf` for `a`.
-    pub fn geqrf_workspace<T: Element>(&mut self, a: Matrix) -> Result<usize> {
+    pub fn geqrf_workspace<T: SolverScalar>(&mut self, a: Matrix) -> Result<usize> {
         Ok(self.geqrf_sizes::<T>(a)?.0)
     }
 
-    fn geqrf_sizes<T: Element>(&mut self, a: Matrix) -> Result<(usize, usize)> {
+    fn geqrf_sizes<T: SolverScalar>(&mut self, a: Matrix) -> Result<(usize, usize)> {
         a.span("A")?;
         let query = cuda_sys::cusolver()?.cusolverDnXgeqrf_bufferSize()?;
-        let (mut device, mut host) = (0, 0);
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle, as in `potrf_sizes` (`tau` is not read either).
-        check("cusolverDnXgeqrf_bufferSize", unsafe {
-            query(
-                self.handle,
-                self.params,
-                to_long("m", a.rows)?,
-                to_long("n", a.cols)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                to_long("lda", a.ld)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                T::DATA_TYPE,
-                &mut device,
-                &mut host,
-            )
-        })?;
-        Ok((device, host))
+        let (handle, params) = (self.handle, self.params);
+        self.query_sizes("cusolverDnXgeqrf_bufferSize", |device, host| {
+            // SAFETY: a size query on a live handle, as in `potrf_sizes` (`tau` is not read either).
+            Ok(unsafe {
+                query(
+                    handle,
+                    params,
+                    to_long("m", a.rows)?,
+                    to_long("n", a.cols)?,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("lda", a.ld)?,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    T::DATA_TYPE,
+                    device,
+                    host,
+                )
+            })
+        })
     }
 
     /// Queues the QR factorisation of `a` (`m x n`) in place (`cusolverDnXgeqrf`): `R` in the
     /// upper triangle, the Householder reflectors below it and their `min(m, n)` scalars in
     /// `tau`. [`Solver::orgqr`] forms `Q` from them.
-    pub fn geqrf<T: Element>(
+    pub fn geqrf<T: SolverScalar>(
         &mut self,
         a_shape: Matrix,
         a: &mut (impl DeviceMemoryMut + ?Sized),
@@ -457,63 +449,53 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _tau_use = tau.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cusolverDnXgeqrf", Meaning::ArgumentsOnly, 1)?;
-        self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
-        // SAFETY: as in `potrf`; `tau` holds `min(m, n)` elements and overlaps nothing else.
-        let status = unsafe {
-            call(
-                self.handle,
-                self.params,
-                to_long("m", a_shape.rows)?,
-                to_long("n", a_shape.cols)?,
-                T::DATA_TYPE,
-                device_ptr(a_ptr),
-                to_long("lda", a_shape.ld)?,
-                T::DATA_TYPE,
-                device_ptr(tau_ptr),
-                T::DATA_TYPE,
-                device_ptr(workspace_ptr),
-                device_bytes,
-                host,
-                host_bytes,
-                info as usize as *mut i32,
-            )
-        };
-        drop(info_use);
-        check("cusolverDnXgeqrf", status)?;
-        self.infos.confirm();
-        Ok(())
+        let (handle, params) = (self.handle, self.params);
+        self.queue(
+            "cusolverDnXgeqrf",
+            Meaning::ArgumentsOnly,
+            1,
+            host_bytes,
+            |info, host| {
+                // SAFETY: as in `potrf`; `tau` holds `min(m, n)` elements and overlaps nothing else.
+                check("cusolverDnXgeqrf", unsafe {
+                    call(
+                        handle,
+                        params,
+                        to_long("m", a_shape.rows)?,
+                        to_long("n", a_shape.cols)?,
+                        T::DATA_TYPE,
+                        device_ptr(a_ptr),
+                        to_long("lda", a_shape.ld)?,
+                        T::DATA_TYPE,
+                        device_ptr(tau_ptr),
+                        T::DATA_TYPE,
+                        device_ptr(workspace_ptr),
+                        device_bytes,
+                        host,
+                        host_bytes,
+                        info,
+                    )
+                })
+            },
+        )
     }
 
-    /// Device workspace bytes of `orgqr` for `a` (`m x n`, `m >= n`) and `k` reflectors.
-    pub fn orgqr_workspace<T: Element>(&mut self, a: Matrix, k: usize) -> Result<usize> {
+    /// Device workspace bytes of `orgqr` (`ungqr` for complex types) for `a` (`m x n`,
+    /// `m >= n`) and `k` reflectors.
+    pub fn orgqr_workspace<T: SolverScalar>(&mut self, a: Matrix, k: usize) -> Result<usize> {
         let (m, n, k, lda) = orgqr_sizes(a, k)?;
-        let mut lwork = 0;
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle; the pointers are not read (null).
-        let status = unsafe {
-            T::orgqr_buffer_size(
-                self.handle,
-                m,
-                n,
-                k,
-                std::ptr::null(),
-                lda,
-                std::ptr::null(),
-                &mut lwork,
-            )
-        }?;
-        check("cusolverDn<t>orgqr_bufferSize", status)?;
-        Ok(usize::try_from(lwork).unwrap_or(0) * size_of::<T>())
+        let query = T::orgqr_buffer_size()?;
+        let handle = self.handle;
+        self.query_lwork::<T>("cusolverDn<t>orgqr_bufferSize", |lwork| {
+            // SAFETY: a size query on a live handle; the pointers are not read (null).
+            unsafe { query(handle, m, n, k, std::ptr::null(), lda, std::ptr::null(), lwork) }
+        })
     }
 
     /// Queues the forming of `Q` (`m x n`, the first `n` columns) from the `k` reflectors that
-    /// [`Solver::geqrf`] left in `a` and `tau`, in place (`cusolverDn<t>orgqr`: no 64-bit form
-    /// exists, so sizes are 32-bit).
-    pub fn orgqr<T: Element>(
+    /// [`Solver::geqrf`] left in `a` and `tau`, in place (`cusolverDn<t>orgqr`, `<t>ungqr` for
+    /// complex types: no 64-bit form exists, so sizes are 32-bit).
+    pub fn orgqr<T: SolverScalar>(
         &mut self,
         a_shape: Matrix,
         k: usize,
@@ -526,6 +508,7 @@ impl Solver {
         if a_shape.rows == 0 || a_shape.cols == 0 {
             return Ok(());
         }
+        let call = T::orgqr()?;
         let a_bytes = a_shape.span("A")? * size_of::<T>();
         let tau_bytes = k.max(1) * size_of::<T>();
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
@@ -540,80 +523,76 @@ impl Solver {
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _tau_use = tau.begin_use(&self.stream, Access::Read)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cusolverDn<t>orgqr", Meaning::ArgumentsOnly, 1)?;
-        self.stream.context().set_current()?;
         let lwork = to_int("orgqr's workspace", device_bytes / size_of::<T>())?;
-        // SAFETY: as in `potrf`; the workspace holds `lwork` elements, as queried.
-        let status = unsafe {
-            T::orgqr(
-                self.handle,
-                m,
-                n,
-                k32,
-                device_ptr(a_ptr),
-                lda,
-                device_ptr(tau_ptr),
-                device_ptr(workspace_ptr),
-                lwork,
-                info as usize as *mut i32,
-            )
-        }?;
-        drop(info_use);
-        check("cusolverDn<t>orgqr", status)?;
-        self.infos.confirm();
-        Ok(())
+        let handle = self.handle;
+        self.queue("cusolverDn<t>orgqr", Meaning::ArgumentsOnly, 1, 0, |info, _| {
+            // SAFETY: as in `potrf`; the workspace holds `lwork` elements, as queried.
+            check("cusolverDn<t>orgqr", unsafe {
+                call(
+                    handle,
+                    m,
+                    n,
+                    k32,
+                    device_ptr(a_ptr).cast(),
+                    lda,
+                    device_ptr(tau_ptr).cast(),
+                    device_ptr(workspace_ptr).cast(),
+                    lwork,
+                    info,
+                )
+            })
+        })
     }
 
     /// Device workspace bytes of `cusolverDnXgesvd` for `a` and `vectors`.
-    pub fn gesvd_workspace<T: Element>(&mut self, vectors: SvdVectors, a: Matrix) -> Result<usize> {
+    pub fn gesvd_workspace<T: SolverScalar>(&mut self, vectors: SvdVectors, a: Matrix) -> Result<usize> {
         Ok(self.gesvd_sizes::<T>(vectors, a)?.0)
     }
 
-    fn gesvd_sizes<T: Element>(&mut self, vectors: SvdVectors, a: Matrix) -> Result<(usize, usize)> {
+    fn gesvd_sizes<T: SolverScalar>(&mut self, vectors: SvdVectors, a: Matrix) -> Result<(usize, usize)> {
         gesvd_shape(a)?;
         let query = cuda_sys::cusolver()?.cusolverDnXgesvd_bufferSize()?;
         let job = vectors.job();
         let (ldu, ldvt) = gesvd_lds(vectors, a);
-        let (mut device, mut host) = (0, 0);
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle, as in `potrf_sizes`.
-        check("cusolverDnXgesvd_bufferSize", unsafe {
-            query(
-                self.handle,
-                self.params,
-                job,
-                job,
-                to_long("m", a.rows)?,
-                to_long("n", a.cols)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                to_long("lda", a.ld)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                T::DATA_TYPE,
-                std::ptr::null(),
-                to_long("ldu", ldu)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                to_long("ldvt", ldvt)?,
-                T::DATA_TYPE,
-                &mut device,
-                &mut host,
-            )
-        })?;
-        Ok((device, host))
+        let (handle, params) = (self.handle, self.params);
+        self.query_sizes("cusolverDnXgesvd_bufferSize", |device, host| {
+            // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+            Ok(unsafe {
+                query(
+                    handle,
+                    params,
+                    job,
+                    job,
+                    to_long("m", a.rows)?,
+                    to_long("n", a.cols)?,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("lda", a.ld)?,
+                    <T::Real as SolverScalar>::DATA_TYPE,
+                    std::ptr::null(),
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("ldu", ldu)?,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("ldvt", ldvt)?,
+                    T::DATA_TYPE,
+                    device,
+                    host,
+                )
+            })
+        })
     }
 
-    /// Queues the singular value decomposition `A = U S V^T` of `a` (`m x n`, `m >= n`:
+    /// Queues the singular value decomposition `A = U S V^H` of `a` (`m x n`, `m >= n`:
     /// cuSOLVER's `gesvd` takes no wide matrix; decompose `A^T` for one) through
     /// `cusolverDnXgesvd`. `a` is destroyed; `s` receives the `n` singular values in descending
-    /// order; `u` (`m x m` or `m x n`, leading dimension `m`) and `vt` (`n x n`, leading
+    /// order (of [`SolverScalar::Real`]); `u` (`m x m` or `m x n`, leading dimension `m`) and
+    /// `vt` (`V^H`, `n x n`, leading
     /// dimension `n`) the vectors [`SvdVectors`] asks for (both `None` with [`SvdVectors::None`]).
     /// A decomposition that did not converge is [`Error::Linalg`] from [`Solver::check_info`].
     #[allow(clippy::too_many_arguments)]
-    pub fn gesvd<T: Element>(
+    pub fn gesvd<T: SolverScalar>(
         &mut self,
         vectors: SvdVectors,
         a_shape: Matrix,
@@ -648,11 +627,11 @@ impl Solver {
             )));
         }
         let a_bytes = a_shape.span("A")? * size_of::<T>();
-        let s_bytes = n * size_of::<T>();
+        let s_bytes = n * size_of::<T::Real>();
         let u_bytes = Matrix::new(m, u_cols).span("U")? * size_of::<T>();
         let vt_bytes = Matrix::new(vt_rows, n).span("V^T")? * size_of::<T>();
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let s_ptr = self.address::<T, _>("S", &*s, s_bytes)?;
+        let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
         let u_ptr = u
             .map(|u| self.address::<T, _>("U", u, u_bytes))
             .transpose()?
@@ -675,84 +654,85 @@ impl Solver {
         let _u_use = begin_workspace_use(u, &self.stream)?;
         let _vt_use = begin_workspace_use(vt, &self.stream)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cusolverDnXgesvd", Meaning::NoConvergence, 1)?;
-        self.stream.context().set_current()?;
-        let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
         let job = vectors.job();
-        // SAFETY: as in `potrf`; S, U and V^T hold what their shapes span (U and V^T null and
-        // unread without vectors) and overlap nothing else.
-        let status = unsafe {
-            call(
-                self.handle,
-                self.params,
-                job,
-                job,
-                to_long("m", m)?,
-                to_long("n", n)?,
-                T::DATA_TYPE,
-                device_ptr(a_ptr),
-                to_long("lda", a_shape.ld)?,
-                T::DATA_TYPE,
-                device_ptr(s_ptr),
-                T::DATA_TYPE,
-                device_ptr(u_ptr),
-                to_long("ldu", ldu)?,
-                T::DATA_TYPE,
-                device_ptr(vt_ptr),
-                to_long("ldvt", ldvt)?,
-                T::DATA_TYPE,
-                device_ptr(workspace_ptr),
-                device_bytes,
-                host,
-                host_bytes,
-                info as usize as *mut i32,
-            )
-        };
-        drop(info_use);
-        check("cusolverDnXgesvd", status)?;
-        self.infos.confirm();
-        Ok(())
+        let (handle, params) = (self.handle, self.params);
+        self.queue(
+            "cusolverDnXgesvd",
+            Meaning::NoConvergence,
+            1,
+            host_bytes,
+            |info, host| {
+                // SAFETY: as in `potrf`; S, U and V^T hold what their shapes span (U and V^T null and
+                // unread without vectors) and overlap nothing else.
+                check("cusolverDnXgesvd", unsafe {
+                    call(
+                        handle,
+                        params,
+                        job,
+                        job,
+                        to_long("m", m)?,
+                        to_long("n", n)?,
+                        T::DATA_TYPE,
+                        device_ptr(a_ptr),
+                        to_long("lda", a_shape.ld)?,
+                        <T::Real as SolverScalar>::DATA_TYPE,
+                        device_ptr(s_ptr),
+                        T::DATA_TYPE,
+                        device_ptr(u_ptr),
+                        to_long("ldu", ldu)?,
+                        T::DATA_TYPE,
+                        device_ptr(vt_ptr),
+                        to_long("ldvt", ldvt)?,
+                        T::DATA_TYPE,
+                        device_ptr(workspace_ptr),
+                        device_bytes,
+                        host,
+                        host_bytes,
+                        info,
+                    )
+                })
+            },
+        )
     }
 
     /// Device workspace bytes of `cusolverDnXsyevd` for `a`.
-    pub fn syevd_workspace<T: Element>(&mut self, vectors: bool, fill: Fill, a: Matrix) -> Result<usize> {
+    pub fn syevd_workspace<T: SolverScalar>(&mut self, vectors: bool, fill: Fill, a: Matrix) -> Result<usize> {
         Ok(self.syevd_sizes::<T>(vectors, fill, a)?.0)
     }
 
-    fn syevd_sizes<T: Element>(&mut self, vectors: bool, fill: Fill, a: Matrix) -> Result<(usize, usize)> {
+    fn syevd_sizes<T: SolverScalar>(&mut self, vectors: bool, fill: Fill, a: Matrix) -> Result<(usize, usize)> {
         let n = a.order("A")?;
         a.span("A")?;
         let query = cuda_sys::cusolver()?.cusolverDnXsyevd_bufferSize()?;
-        let (mut device, mut host) = (0, 0);
-        self.stream.context().set_current()?;
-        // SAFETY: a size query on a live handle, as in `potrf_sizes`.
-        check("cusolverDnXsyevd_bufferSize", unsafe {
-            query(
-                self.handle,
-                self.params,
-                eig_mode(vectors),
-                fill.raw(),
-                to_long("n", n)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                to_long("lda", a.ld)?,
-                T::DATA_TYPE,
-                std::ptr::null(),
-                T::DATA_TYPE,
-                &mut device,
-                &mut host,
-            )
-        })?;
-        Ok((device, host))
+        let (handle, params) = (self.handle, self.params);
+        self.query_sizes("cusolverDnXsyevd_bufferSize", |device, host| {
+            // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+            Ok(unsafe {
+                query(
+                    handle,
+                    params,
+                    eig_mode(vectors),
+                    fill.raw(),
+                    to_long("n", n)?,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("lda", a.ld)?,
+                    <T::Real as SolverScalar>::DATA_TYPE,
+                    std::ptr::null(),
+                    T::DATA_TYPE,
+                    device,
+                    host,
+                )
+            })
+        })
     }
 
-    /// Queues the eigenvalues (ascending, into `w`, `n` of them) and, with `vectors`, the
-    /// orthonormal eigenvectors (into `a`'s columns) of the symmetric `a`, read from its `fill`
+    /// Queues the eigenvalues (ascending, into `w`, `n` of them, of [`SolverScalar::Real`]) and,
+    /// with `vectors`, the orthonormal eigenvectors (into `a`'s columns) of the symmetric
+    /// (complex: Hermitian) `a`, read from its `fill`
     /// triangle (`cusolverDnXsyevd`, divide and conquer). `a` is destroyed either way. A solver
     /// that did not converge is [`Error::Linalg`] from [`Solver::check_info`].
-    pub fn syevd<T: Element>(
+    pub fn syevd<T: SolverScalar>(
         &mut self,
         vectors: bool,
         fill: Fill,
@@ -768,43 +748,214 @@ impl Solver {
         }
         let call = cuda_sys::cusolver()?.cusolverDnXsyevd()?;
         let a_bytes = a_shape.span("A")? * size_of::<T>();
-        let w_bytes = n * size_of::<T>();
+        let w_bytes = n * size_of::<T::Real>();
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let w_ptr = self.address::<T, _>("W", &*w, w_bytes)?;
+        let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
         apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
         let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
         let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _w_use = w.begin_use(&self.stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
-        let (info, info_use) = self
-            .infos
-            .slots(&self.stream, "cusolverDnXsyevd", Meaning::NoConvergence, 1)?;
+        let (handle, params) = (self.handle, self.params);
+        self.queue(
+            "cusolverDnXsyevd",
+            Meaning::NoConvergence,
+            1,
+            host_bytes,
+            |info, host| {
+                // SAFETY: as in `potrf`; W holds `n` elements and overlaps nothing else.
+                check("cusolverDnXsyevd", unsafe {
+                    call(
+                        handle,
+                        params,
+                        eig_mode(vectors),
+                        fill.raw(),
+                        to_long("n", n)?,
+                        T::DATA_TYPE,
+                        device_ptr(a_ptr),
+                        to_long("lda", a_shape.ld)?,
+                        <T::Real as SolverScalar>::DATA_TYPE,
+                        device_ptr(w_ptr),
+                        T::DATA_TYPE,
+                        device_ptr(workspace_ptr),
+                        device_bytes,
+                        host,
+                        host_bytes,
+                        info,
+                    )
+                })
+            },
+        )
+    }
+
+    /// Device workspace bytes of `cusolverDnXgeev` for `a` (right eigenvectors with `vectors`).
+    /// A cuSOLVER without `Xgeev` (before CUDA 12.6) is [`Error::Symbol`] naming it.
+    pub fn geev_workspace<T: SolverScalar>(&mut self, vectors: bool, a: Matrix) -> Result<usize> {
+        Ok(self.geev_sizes::<T>(vectors, a)?.0)
+    }
+
+    fn geev_sizes<T: SolverScalar>(&mut self, vectors: bool, a: Matrix) -> Result<(usize, usize)> {
+        let n = to_long("n", a.order("A")?)?;
+        a.span("A")?;
+        let query = cuda_sys::cusolver()?.cusolverDnXgeev_bufferSize()?;
+        let (lda, ldvr) = (to_long("lda", a.ld)?, to_long("ldvr", a.rows.max(1))?);
+        let (handle, params) = (self.handle, self.params);
+        self.query_sizes("cusolverDnXgeev_bufferSize", |device, host| {
+            // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+            Ok(unsafe {
+                query(
+                    handle,
+                    params,
+                    eig_mode(false),
+                    eig_mode(vectors),
+                    n,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    lda,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    1,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    ldvr,
+                    T::DATA_TYPE,
+                    device,
+                    host,
+                )
+            })
+        })
+    }
+
+    /// Queues the eigenvalues and, with `vr`, the right eigenvectors of the general (not
+    /// symmetric) `a` (`n x n`) through `cusolverDnXgeev` (cuSOLVER of CUDA 12.6 and later; an
+    /// older one is [`Error::Symbol`] naming it). `a` is destroyed. For a complex `T`, `w`
+    /// receives the `n` eigenvalues and `vr` (`n x n`, leading dimension `n`) the eigenvectors
+    /// as its columns, each of norm 1. For a real `T` (every type real, as cuSOLVER takes it), `w`
+    /// holds `2n` values, the real parts then the imaginary parts, and a complex pair's vectors
+    /// are packed as LAPACK's `geev` packs them (`re ± i im` in two columns); promote to the
+    /// complex type for the vectors themselves. A solver that did not converge is
+    /// [`Error::Linalg`] from [`Solver::check_info`].
+    pub fn geev<T: SolverScalar>(
+        &mut self,
+        a_shape: Matrix,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        w: &mut (impl DeviceMemoryMut + ?Sized),
+        vr: Option<&mut dyn DeviceMemoryMut>,
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let vr: Option<&dyn DeviceMemoryMut> = vr.map(|b| &*b);
+        let vectors = vr.is_some();
+        let (device_bytes, host_bytes) = self.geev_sizes::<T>(vectors, a_shape)?;
+        let n = a_shape.rows;
+        if n == 0 {
+            return Ok(());
+        }
+        let call = cuda_sys::cusolver()?.cusolverDnXgeev()?;
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let w_bytes = 2 * n * size_of::<T::Real>();
+        let vr_bytes = if vectors { n * n * size_of::<T>() } else { 0 };
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let w_ptr = self.address::<T, _>("W", &*w, w_bytes)?;
+        let vr_ptr = vr
+            .map(|b| self.address::<T, _>("VR", b, vr_bytes))
+            .transpose()?
+            .unwrap_or(0);
+        let written = [("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes), ("VR", vr_ptr, vr_bytes)];
+        all_apart(&written)?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_ptr = self.workspace(device_bytes, workspace, &written)?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _w_use = w.begin_use(&self.stream, Access::Write)?;
+        let _vr_use = begin_workspace_use(vr, &self.stream)?;
+        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
+        let (n, lda) = (to_long("n", n)?, to_long("lda", a_shape.ld)?);
+        let (handle, params) = (self.handle, self.params);
+        self.queue(
+            "cusolverDnXgeev",
+            Meaning::NoConvergence,
+            1,
+            host_bytes,
+            |info, host| {
+                // SAFETY: as in `potrf`; W holds the eigenvalues' `2n` parts, VR `n x n` elements
+                // (null and unread without vectors; VL is never asked for) and they overlap nothing
+                // else.
+                check("cusolverDnXgeev", unsafe {
+                    call(
+                        handle,
+                        params,
+                        eig_mode(false),
+                        eig_mode(vectors),
+                        n,
+                        T::DATA_TYPE,
+                        device_ptr(a_ptr),
+                        lda,
+                        T::DATA_TYPE,
+                        device_ptr(w_ptr),
+                        T::DATA_TYPE,
+                        std::ptr::null_mut(),
+                        1,
+                        T::DATA_TYPE,
+                        device_ptr(vr_ptr),
+                        n,
+                        T::DATA_TYPE,
+                        device_ptr(workspace_ptr),
+                        device_bytes,
+                        host,
+                        host_bytes,
+                        info,
+                    )
+                })
+            },
+        )
+    }
+
+    /// The device and host workspace bytes a 64-bit size query reports: `query` is called with
+    /// the two out-pointers once the stream's context is current.
+    fn query_sizes(
+        &self,
+        function: &'static str,
+        query: impl FnOnce(&mut usize, &mut usize) -> Result<cusolverStatus_t>,
+    ) -> Result<(usize, usize)> {
+        let (mut device, mut host) = (0, 0);
+        self.stream.context().set_current()?;
+        check(function, query(&mut device, &mut host)?)?;
+        Ok((device, host))
+    }
+
+    /// The device workspace bytes of a typed routine whose size query reports `lwork` elements
+    /// of `T` (`query` is called with the out-pointer once the stream's context is current).
+    pub(super) fn query_lwork<T: SolverScalar>(
+        &self,
+        function: &'static str,
+        query: impl FnOnce(&mut i32) -> cusolverStatus_t,
+    ) -> Result<usize> {
+        let mut lwork = 0;
+        self.stream.context().set_current()?;
+        check(function, query(&mut lwork))?;
+        Ok(usize::try_from(lwork).unwrap_or(0) * size_of::<T>())
+    }
+
+    /// Queues one routine: takes `count` `info` slots for it, makes the stream's context
+    /// current and calls `call` with the slots' address and the handle's host workspace of
+    /// `host_bytes` (null for none). Once `call` returned `Ok` (the routine was queued) the slots
+    /// are read back by [`Solver::check_info`]; otherwise they are given back.
+    pub(super) fn queue(
+        &mut self,
+        routine: &'static str,
+        meaning: Meaning,
+        count: usize,
+        host_bytes: usize,
+        call: impl FnOnce(*mut i32, *mut c_void) -> Result<()>,
+    ) -> Result<()> {
+        let (info, info_use) = self.infos.slots(&self.stream, routine, meaning, count)?;
         self.stream.context().set_current()?;
         let host = host_buffer(&mut self.host_workspace, host_bytes, &self.stream)?;
-        // SAFETY: as in `potrf`; W holds `n` elements and overlaps nothing else.
-        let status = unsafe {
-            call(
-                self.handle,
-                self.params,
-                eig_mode(vectors),
-                fill.raw(),
-                to_long("n", n)?,
-                T::DATA_TYPE,
-                device_ptr(a_ptr),
-                to_long("lda", a_shape.ld)?,
-                T::DATA_TYPE,
-                device_ptr(w_ptr),
-                T::DATA_TYPE,
-                device_ptr(workspace_ptr),
-                device_bytes,
-                host,
-                host_bytes,
-                info as usize as *mut i32,
-            )
-        };
+        let queued = call(info as usize as *mut i32, host);
         drop(info_use);
-        check("cusolverDnXsyevd", status)?;
+        queued?;
         self.infos.confirm();
         Ok(())
     }

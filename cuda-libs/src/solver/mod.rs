@@ -1,5 +1,6 @@
 //! cuSOLVER's dense routines ([`Solver`]) and cuBLAS's batched LU, on column-major matrices in
-//! device memory of the contract ([`cuda_driver::DeviceMemory`]), in `f32` and `f64`.
+//! device memory of the contract ([`cuda_driver::DeviceMemory`]), in `f32`, `f64`, `Complex<f32>`
+//! and `Complex<f64>` ([`SolverScalar`]).
 //!
 //! # Column-major
 //! Unlike [`crate::blas`], matrices here are column-major, as cuSOLVER and LAPACK take them:
@@ -29,6 +30,7 @@
 
 use cuda_driver::DeviceCopy;
 use cuda_sys::cusolver::{cublasFillMode_t, cudaDataType, cusolverStatus_t};
+use num_complex::Complex;
 
 use crate::{Error, Result};
 
@@ -48,12 +50,13 @@ pub fn load() -> Result<()> {
     Ok(())
 }
 
-/// Which triangle of a symmetric matrix a routine reads (and a Cholesky factor is written to).
+/// Which triangle of a symmetric (complex: Hermitian) matrix a routine reads (and a Cholesky
+/// factor is written to). `^H` below is the conjugate transpose, `^T` for the real types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fill {
-    /// The lower triangle: `A = L L^T`.
+    /// The lower triangle: `A = L L^H`.
     Lower,
-    /// The upper triangle: `A = U^T U`.
+    /// The upper triangle: `A = U^H U`.
     Upper,
 }
 
@@ -148,18 +151,35 @@ impl Matrix {
     }
 }
 
-/// An element type cuSOLVER factors: `f32` and `f64`. Sealed.
-pub trait Element: DeviceCopy + typed::Typed {
+/// An element type cuSOLVER factors: `f32`, `f64`, `Complex<f32>` and `Complex<f64>`. Each
+/// routine is one generic path over it: the 64-bit API takes its [`DATA_TYPE`](Self::DATA_TYPE),
+/// the routines that come in one function per type resolve theirs through it. Sealed.
+pub trait SolverScalar: DeviceCopy + typed::Typed {
+    /// The type of the real outputs (eigenvalues of a Hermitian matrix, singular values): the
+    /// type itself for `f32` and `f64`, the part type for the complex ones.
+    type Real: SolverScalar<Real = Self::Real>;
     /// Its `cudaDataType` (the 64-bit API's data and compute type).
     const DATA_TYPE: cudaDataType;
 }
 
-impl Element for f32 {
+impl SolverScalar for f32 {
+    type Real = f32;
     const DATA_TYPE: cudaDataType = cudaDataType::CUDA_R_32F;
 }
 
-impl Element for f64 {
+impl SolverScalar for f64 {
+    type Real = f64;
     const DATA_TYPE: cudaDataType = cudaDataType::CUDA_R_64F;
+}
+
+impl SolverScalar for Complex<f32> {
+    type Real = f32;
+    const DATA_TYPE: cudaDataType = cudaDataType::CUDA_C_32F;
+}
+
+impl SolverScalar for Complex<f64> {
+    type Real = f64;
+    const DATA_TYPE: cudaDataType = cudaDataType::CUDA_C_64F;
 }
 
 /// A size as cuSOLVER's 32-bit `int` (its legacy and batched routines).

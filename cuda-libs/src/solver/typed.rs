@@ -1,405 +1,212 @@
 //! The routines that come in one function per element type (cuSOLVER's legacy and batched API,
-//! cuBLAS's batched LU), behind one trait: `S` functions for `f32`, `D` for `f64`. Pointers
-//! travel as `void` and are cast to the element type here.
+//! cuBLAS's batched LU): each element type names its functions once ([`Typed`]), as function
+//! pointers of one generic signature whose element pointers are the library's own types
+//! (`Raw`, and `RawReal` for the real outputs of the complex routines).
 
-use std::ffi::c_void;
-
-use cuda_sys::cublas::{cublasHandle_t, cublasStatus_t};
+use cuda_sys::cublas::{cublasHandle_t, cublasOperation_t, cublasStatus_t};
 use cuda_sys::cusolver::{
     cublasFillMode_t, cusolverDnHandle_t, cusolverEigMode_t, cusolverStatus_t, gesvdjInfo_t, syevjInfo_t,
 };
 
 use crate::Result;
 
-/// The typed routines of an element type. Sealed: implemented for `f32` and `f64` only.
-///
-/// # Safety (of every method)
-/// The arguments are those of the cuSOLVER or cuBLAS function named in the method's body, with
-/// the element pointers as `void`; the caller upholds that function's contract (live handle,
-/// device pointers of the handle's context that hold what the sizes say).
-#[allow(clippy::too_many_arguments, clippy::missing_safety_doc)]
+/// `cusolverDn<t>orgqr_bufferSize` (`<t>ungqr` for complex types).
+pub(crate) type OrgqrBufferSize<E> =
+    unsafe extern "C" fn(cusolverDnHandle_t, i32, i32, i32, *const E, i32, *const E, *mut i32) -> cusolverStatus_t;
+/// `cusolverDn<t>orgqr` (`<t>ungqr`).
+pub(crate) type Orgqr<E> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    i32,
+    i32,
+    i32,
+    *mut E,
+    i32,
+    *const E,
+    *mut E,
+    i32,
+    *mut i32,
+) -> cusolverStatus_t;
+/// `cusolverDn<t>syevjBatched_bufferSize` (`<t>heevjBatched`): `R` is the eigenvalues' type.
+pub(crate) type SyevjBatchedBufferSize<E, R> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    cusolverEigMode_t,
+    cublasFillMode_t,
+    i32,
+    *const E,
+    i32,
+    *const R,
+    *mut i32,
+    syevjInfo_t,
+    i32,
+) -> cusolverStatus_t;
+/// `cusolverDn<t>syevjBatched` (`<t>heevjBatched`).
+pub(crate) type SyevjBatched<E, R> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    cusolverEigMode_t,
+    cublasFillMode_t,
+    i32,
+    *mut E,
+    i32,
+    *mut R,
+    *mut E,
+    i32,
+    *mut i32,
+    syevjInfo_t,
+    i32,
+) -> cusolverStatus_t;
+/// `cusolverDn<t>gesvdjBatched_bufferSize`: `R` is the singular values' type.
+pub(crate) type GesvdjBatchedBufferSize<E, R> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    cusolverEigMode_t,
+    i32,
+    i32,
+    *const E,
+    i32,
+    *const R,
+    *const E,
+    i32,
+    *const E,
+    i32,
+    *mut i32,
+    gesvdjInfo_t,
+    i32,
+) -> cusolverStatus_t;
+/// `cusolverDn<t>gesvdjBatched`.
+pub(crate) type GesvdjBatched<E, R> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    cusolverEigMode_t,
+    i32,
+    i32,
+    *mut E,
+    i32,
+    *mut R,
+    *mut E,
+    i32,
+    *mut E,
+    i32,
+    *mut E,
+    i32,
+    *mut i32,
+    gesvdjInfo_t,
+    i32,
+) -> cusolverStatus_t;
+/// `cusolverDn<t>potrfBatched`.
+pub(crate) type PotrfBatched<E> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    cublasFillMode_t,
+    i32,
+    *mut *mut E,
+    i32,
+    *mut i32,
+    i32,
+) -> cusolverStatus_t;
+/// `cublas<t>getrfBatched`.
+pub(crate) type GetrfBatched<E> =
+    unsafe extern "C" fn(cublasHandle_t, i32, *const *mut E, i32, *mut i32, *mut i32, i32) -> cublasStatus_t;
+/// `cublas<t>getrsBatched`.
+pub(crate) type GetrsBatched<E> = unsafe extern "C" fn(
+    cublasHandle_t,
+    cublasOperation_t,
+    i32,
+    i32,
+    *const *const E,
+    i32,
+    *const i32,
+    *const *mut E,
+    i32,
+    *mut i32,
+    i32,
+) -> cublasStatus_t;
+/// `cublas<t>getriBatched`.
+pub(crate) type GetriBatched<E> = unsafe extern "C" fn(
+    cublasHandle_t,
+    i32,
+    *const *const E,
+    i32,
+    *const i32,
+    *const *mut E,
+    i32,
+    *mut i32,
+    i32,
+) -> cublasStatus_t;
+
+/// The typed functions of an element type, resolved on first use (a missing symbol is
+/// [`crate::Error::Symbol`]). Sealed: implemented for the four solver element types only.
 pub trait Typed: Sized {
-    unsafe fn orgqr_buffer_size(
-        h: cusolverDnHandle_t,
-        m: i32,
-        n: i32,
-        k: i32,
-        a: *const c_void,
-        lda: i32,
-        tau: *const c_void,
-        lwork: *mut i32,
-    ) -> Result<cusolverStatus_t>;
-    unsafe fn orgqr(
-        h: cusolverDnHandle_t,
-        m: i32,
-        n: i32,
-        k: i32,
-        a: *mut c_void,
-        lda: i32,
-        tau: *const c_void,
-        work: *mut c_void,
-        lwork: i32,
-        info: *mut i32,
-    ) -> Result<cusolverStatus_t>;
-    unsafe fn syevj_batched_buffer_size(
-        h: cusolverDnHandle_t,
-        jobz: cusolverEigMode_t,
-        uplo: cublasFillMode_t,
-        n: i32,
-        a: *const c_void,
-        lda: i32,
-        w: *const c_void,
-        lwork: *mut i32,
-        params: syevjInfo_t,
-        batch: i32,
-    ) -> Result<cusolverStatus_t>;
-    unsafe fn syevj_batched(
-        h: cusolverDnHandle_t,
-        jobz: cusolverEigMode_t,
-        uplo: cublasFillMode_t,
-        n: i32,
-        a: *mut c_void,
-        lda: i32,
-        w: *mut c_void,
-        work: *mut c_void,
-        lwork: i32,
-        info: *mut i32,
-        params: syevjInfo_t,
-        batch: i32,
-    ) -> Result<cusolverStatus_t>;
-    unsafe fn gesvdj_batched_buffer_size(
-        h: cusolverDnHandle_t,
-        jobz: cusolverEigMode_t,
-        m: i32,
-        n: i32,
-        a: *const c_void,
-        lda: i32,
-        s: *const c_void,
-        u: *const c_void,
-        ldu: i32,
-        v: *const c_void,
-        ldv: i32,
-        lwork: *mut i32,
-        params: gesvdjInfo_t,
-        batch: i32,
-    ) -> Result<cusolverStatus_t>;
-    unsafe fn gesvdj_batched(
-        h: cusolverDnHandle_t,
-        jobz: cusolverEigMode_t,
-        m: i32,
-        n: i32,
-        a: *mut c_void,
-        lda: i32,
-        s: *mut c_void,
-        u: *mut c_void,
-        ldu: i32,
-        v: *mut c_void,
-        ldv: i32,
-        work: *mut c_void,
-        lwork: i32,
-        info: *mut i32,
-        params: gesvdjInfo_t,
-        batch: i32,
-    ) -> Result<cusolverStatus_t>;
-    unsafe fn potrf_batched(
-        h: cusolverDnHandle_t,
-        uplo: cublasFillMode_t,
-        n: i32,
-        a_array: *mut *mut c_void,
-        lda: i32,
-        info: *mut i32,
-        batch: i32,
-    ) -> Result<cusolverStatus_t>;
-    unsafe fn getrf_batched(
-        h: cublasHandle_t,
-        n: i32,
-        a_array: *const *mut c_void,
-        lda: i32,
-        pivots: *mut i32,
-        info: *mut i32,
-        batch: i32,
-    ) -> Result<cublasStatus_t>;
-    unsafe fn getrs_batched(
-        h: cublasHandle_t,
-        transpose: bool,
-        n: i32,
-        nrhs: i32,
-        a_array: *const *const c_void,
-        lda: i32,
-        pivots: *const i32,
-        b_array: *const *mut c_void,
-        ldb: i32,
-        info: *mut i32,
-        batch: i32,
-    ) -> Result<cublasStatus_t>;
-    unsafe fn getri_batched(
-        h: cublasHandle_t,
-        n: i32,
-        a_array: *const *const c_void,
-        lda: i32,
-        pivots: *const i32,
-        c_array: *const *mut c_void,
-        ldc: i32,
-        info: *mut i32,
-        batch: i32,
-    ) -> Result<cublasStatus_t>;
+    /// cuSOLVER's element type (`float`, `double`, `cuComplex`, `cuDoubleComplex`).
+    type Raw;
+    /// cuSOLVER's type of the real outputs (eigenvalues, singular values).
+    type RawReal;
+    /// cuBLAS's element type.
+    type BlasRaw;
+    /// `<t>orgqr_bufferSize`, or `<t>ungqr_bufferSize`.
+    fn orgqr_buffer_size() -> Result<OrgqrBufferSize<Self::Raw>>;
+    /// `<t>orgqr`, or `<t>ungqr`.
+    fn orgqr() -> Result<Orgqr<Self::Raw>>;
+    /// `<t>syevjBatched_bufferSize`, or `<t>heevjBatched_bufferSize`.
+    fn syevj_batched_buffer_size() -> Result<SyevjBatchedBufferSize<Self::Raw, Self::RawReal>>;
+    /// `<t>syevjBatched`, or `<t>heevjBatched`.
+    fn syevj_batched() -> Result<SyevjBatched<Self::Raw, Self::RawReal>>;
+    /// `<t>gesvdjBatched_bufferSize`.
+    fn gesvdj_batched_buffer_size() -> Result<GesvdjBatchedBufferSize<Self::Raw, Self::RawReal>>;
+    /// `<t>gesvdjBatched`.
+    fn gesvdj_batched() -> Result<GesvdjBatched<Self::Raw, Self::RawReal>>;
+    /// `<t>potrfBatched`.
+    fn potrf_batched() -> Result<PotrfBatched<Self::Raw>>;
+    /// `cublas<t>getrfBatched`.
+    fn getrf_batched() -> Result<GetrfBatched<Self::BlasRaw>>;
+    /// `cublas<t>getrsBatched`.
+    fn getrs_batched() -> Result<GetrsBatched<Self::BlasRaw>>;
+    /// `cublas<t>getriBatched`.
+    fn getri_batched() -> Result<GetriBatched<Self::BlasRaw>>;
 }
 
 macro_rules! typed {
-    ($ty:ty, $orgqr_size:ident, $orgqr:ident, $syevj_size:ident, $syevj:ident, $gesvdj_size:ident,
-     $gesvdj:ident, $potrf_batched:ident, $getrf:ident, $getrs:ident, $getri:ident) => {
+    ($ty:ty, $raw:ty, $raw_real:ty, $blas_raw:ty, $orgqr_size:ident, $orgqr:ident, $syevj_size:ident,
+     $syevj:ident, $gesvdj_size:ident, $gesvdj:ident, $potrf_batched:ident, $getrf:ident, $getrs:ident,
+     $getri:ident) => {
         impl Typed for $ty {
-            unsafe fn orgqr_buffer_size(
-                h: cusolverDnHandle_t,
-                m: i32,
-                n: i32,
-                k: i32,
-                a: *const c_void,
-                lda: i32,
-                tau: *const c_void,
-                lwork: *mut i32,
-            ) -> Result<cusolverStatus_t> {
-                let f = cuda_sys::cusolver()?.$orgqr_size()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe { f(h, m, n, k, a.cast(), lda, tau.cast(), lwork) })
+            type Raw = $raw;
+            type RawReal = $raw_real;
+            type BlasRaw = $blas_raw;
+            fn orgqr_buffer_size() -> Result<OrgqrBufferSize<$raw>> {
+                Ok(cuda_sys::cusolver()?.$orgqr_size()?)
             }
-            unsafe fn orgqr(
-                h: cusolverDnHandle_t,
-                m: i32,
-                n: i32,
-                k: i32,
-                a: *mut c_void,
-                lda: i32,
-                tau: *const c_void,
-                work: *mut c_void,
-                lwork: i32,
-                info: *mut i32,
-            ) -> Result<cusolverStatus_t> {
-                let f = cuda_sys::cusolver()?.$orgqr()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe { f(h, m, n, k, a.cast(), lda, tau.cast(), work.cast(), lwork, info) })
+            fn orgqr() -> Result<Orgqr<$raw>> {
+                Ok(cuda_sys::cusolver()?.$orgqr()?)
             }
-            unsafe fn syevj_batched_buffer_size(
-                h: cusolverDnHandle_t,
-                jobz: cusolverEigMode_t,
-                uplo: cublasFillMode_t,
-                n: i32,
-                a: *const c_void,
-                lda: i32,
-                w: *const c_void,
-                lwork: *mut i32,
-                params: syevjInfo_t,
-                batch: i32,
-            ) -> Result<cusolverStatus_t> {
-                let f = cuda_sys::cusolver()?.$syevj_size()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe { f(h, jobz, uplo, n, a.cast(), lda, w.cast(), lwork, params, batch) })
+            fn syevj_batched_buffer_size() -> Result<SyevjBatchedBufferSize<$raw, $raw_real>> {
+                Ok(cuda_sys::cusolver()?.$syevj_size()?)
             }
-            unsafe fn syevj_batched(
-                h: cusolverDnHandle_t,
-                jobz: cusolverEigMode_t,
-                uplo: cublasFillMode_t,
-                n: i32,
-                a: *mut c_void,
-                lda: i32,
-                w: *mut c_void,
-                work: *mut c_void,
-                lwork: i32,
-                info: *mut i32,
-                params: syevjInfo_t,
-                batch: i32,
-            ) -> Result<cusolverStatus_t> {
-                let f = cuda_sys::cusolver()?.$syevj()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe {
-                    f(
-                        h,
-                        jobz,
-                        uplo,
-                        n,
-                        a.cast(),
-                        lda,
-                        w.cast(),
-                        work.cast(),
-                        lwork,
-                        info,
-                        params,
-                        batch,
-                    )
-                })
+            fn syevj_batched() -> Result<SyevjBatched<$raw, $raw_real>> {
+                Ok(cuda_sys::cusolver()?.$syevj()?)
             }
-            unsafe fn gesvdj_batched_buffer_size(
-                h: cusolverDnHandle_t,
-                jobz: cusolverEigMode_t,
-                m: i32,
-                n: i32,
-                a: *const c_void,
-                lda: i32,
-                s: *const c_void,
-                u: *const c_void,
-                ldu: i32,
-                v: *const c_void,
-                ldv: i32,
-                lwork: *mut i32,
-                params: gesvdjInfo_t,
-                batch: i32,
-            ) -> Result<cusolverStatus_t> {
-                let f = cuda_sys::cusolver()?.$gesvdj_size()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe {
-                    f(
-                        h,
-                        jobz,
-                        m,
-                        n,
-                        a.cast(),
-                        lda,
-                        s.cast(),
-                        u.cast(),
-                        ldu,
-                        v.cast(),
-                        ldv,
-                        lwork,
-                        params,
-                        batch,
-                    )
-                })
+            fn gesvdj_batched_buffer_size() -> Result<GesvdjBatchedBufferSize<$raw, $raw_real>> {
+                Ok(cuda_sys::cusolver()?.$gesvdj_size()?)
             }
-            unsafe fn gesvdj_batched(
-                h: cusolverDnHandle_t,
-                jobz: cusolverEigMode_t,
-                m: i32,
-                n: i32,
-                a: *mut c_void,
-                lda: i32,
-                s: *mut c_void,
-                u: *mut c_void,
-                ldu: i32,
-                v: *mut c_void,
-                ldv: i32,
-                work: *mut c_void,
-                lwork: i32,
-                info: *mut i32,
-                params: gesvdjInfo_t,
-                batch: i32,
-            ) -> Result<cusolverStatus_t> {
-                let f = cuda_sys::cusolver()?.$gesvdj()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe {
-                    f(
-                        h,
-                        jobz,
-                        m,
-                        n,
-                        a.cast(),
-                        lda,
-                        s.cast(),
-                        u.cast(),
-                        ldu,
-                        v.cast(),
-                        ldv,
-                        work.cast(),
-                        lwork,
-                        info,
-                        params,
-                        batch,
-                    )
-                })
+            fn gesvdj_batched() -> Result<GesvdjBatched<$raw, $raw_real>> {
+                Ok(cuda_sys::cusolver()?.$gesvdj()?)
             }
-            unsafe fn potrf_batched(
-                h: cusolverDnHandle_t,
-                uplo: cublasFillMode_t,
-                n: i32,
-                a_array: *mut *mut c_void,
-                lda: i32,
-                info: *mut i32,
-                batch: i32,
-            ) -> Result<cusolverStatus_t> {
-                let f = cuda_sys::cusolver()?.$potrf_batched()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe { f(h, uplo, n, a_array.cast(), lda, info, batch) })
+            fn potrf_batched() -> Result<PotrfBatched<$raw>> {
+                Ok(cuda_sys::cusolver()?.$potrf_batched()?)
             }
-            unsafe fn getrf_batched(
-                h: cublasHandle_t,
-                n: i32,
-                a_array: *const *mut c_void,
-                lda: i32,
-                pivots: *mut i32,
-                info: *mut i32,
-                batch: i32,
-            ) -> Result<cublasStatus_t> {
-                let f = cuda_sys::cublas()?.$getrf()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe { f(h, n, a_array.cast(), lda, pivots, info, batch) })
+            fn getrf_batched() -> Result<GetrfBatched<$blas_raw>> {
+                Ok(cuda_sys::cublas()?.$getrf()?)
             }
-            unsafe fn getrs_batched(
-                h: cublasHandle_t,
-                transpose: bool,
-                n: i32,
-                nrhs: i32,
-                a_array: *const *const c_void,
-                lda: i32,
-                pivots: *const i32,
-                b_array: *const *mut c_void,
-                ldb: i32,
-                info: *mut i32,
-                batch: i32,
-            ) -> Result<cublasStatus_t> {
-                let f = cuda_sys::cublas()?.$getrs()?;
-                let trans = if transpose {
-                    cuda_sys::cublas::cublasOperation_t::CUBLAS_OP_T
-                } else {
-                    cuda_sys::cublas::cublasOperation_t::CUBLAS_OP_N
-                };
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe {
-                    f(
-                        h,
-                        trans,
-                        n,
-                        nrhs,
-                        a_array.cast(),
-                        lda,
-                        pivots,
-                        b_array.cast(),
-                        ldb,
-                        info,
-                        batch,
-                    )
-                })
+            fn getrs_batched() -> Result<GetrsBatched<$blas_raw>> {
+                Ok(cuda_sys::cublas()?.$getrs()?)
             }
-            unsafe fn getri_batched(
-                h: cublasHandle_t,
-                n: i32,
-                a_array: *const *const c_void,
-                lda: i32,
-                pivots: *const i32,
-                c_array: *const *mut c_void,
-                ldc: i32,
-                info: *mut i32,
-                batch: i32,
-            ) -> Result<cublasStatus_t> {
-                let f = cuda_sys::cublas()?.$getri()?;
-                // SAFETY: the caller's contract (see the trait).
-                Ok(unsafe {
-                    f(
-                        h,
-                        n,
-                        a_array.cast(),
-                        lda,
-                        pivots,
-                        c_array.cast(),
-                        ldc,
-                        info,
-                        batch,
-                    )
-                })
+            fn getri_batched() -> Result<GetriBatched<$blas_raw>> {
+                Ok(cuda_sys::cublas()?.$getri()?)
             }
         }
     };
 }
 
 typed!(
+    f32,
+    f32,
+    f32,
     f32,
     cusolverDnSorgqr_bufferSize,
     cusolverDnSorgqr,
@@ -414,6 +221,9 @@ typed!(
 );
 typed!(
     f64,
+    f64,
+    f64,
+    f64,
     cusolverDnDorgqr_bufferSize,
     cusolverDnDorgqr,
     cusolverDnDsyevjBatched_bufferSize,
@@ -424,4 +234,36 @@ typed!(
     cublasDgetrfBatched,
     cublasDgetrsBatched,
     cublasDgetriBatched
+);
+typed!(
+    num_complex::Complex<f32>,
+    cuda_sys::cusolver::cuComplex,
+    f32,
+    cuda_sys::cublas::cuComplex,
+    cusolverDnCungqr_bufferSize,
+    cusolverDnCungqr,
+    cusolverDnCheevjBatched_bufferSize,
+    cusolverDnCheevjBatched,
+    cusolverDnCgesvdjBatched_bufferSize,
+    cusolverDnCgesvdjBatched,
+    cusolverDnCpotrfBatched,
+    cublasCgetrfBatched,
+    cublasCgetrsBatched,
+    cublasCgetriBatched
+);
+typed!(
+    num_complex::Complex<f64>,
+    cuda_sys::cusolver::cuDoubleComplex,
+    f64,
+    cuda_sys::cublas::cuDoubleComplex,
+    cusolverDnZungqr_bufferSize,
+    cusolverDnZungqr,
+    cusolverDnZheevjBatched_bufferSize,
+    cusolverDnZheevjBatched,
+    cusolverDnZgesvdjBatched_bufferSize,
+    cusolverDnZgesvdjBatched,
+    cusolverDnZpotrfBatched,
+    cublasZgetrfBatched,
+    cublasZgetrsBatched,
+    cublasZgetriBatched
 );

@@ -66,7 +66,7 @@ pub use linalg::{
     matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
-pub use linalg::{LinalgInput, Lstsq, SolverElement};
+pub use linalg::{LinalgInput, Lstsq, RealResult, SolverElement};
 pub use manipulation::PadMode;
 pub use npy::NpyError;
 pub use reductions::{allclose, array_equal, Average, AverageOf};

@@ -18,10 +18,13 @@ use crate::error::Result;
 
 impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.cholesky(a, upper=upper)`: for each matrix of the stack `(..., n, n)`,
-    /// the lower factor `L` with `A = L L^T` (or with `upper` the upper factor `U = L^T`, `A =
-    /// U^T U`), zeros in the other triangle, in the promoted type (integers and `bool` in
-    /// `f64`). Only one triangle of `A` is read (the lower for `L`, the upper for `U`): `A` is
-    /// taken to be symmetric, as NumPy takes it.
+    /// the lower factor `L` with `A = L L^H` (or with `upper` the upper factor `U = L^H`, `A =
+    /// U^H U`; `^H` is the conjugate transpose, `^T` for real types), zeros in the other
+    /// triangle, in the promoted type (integers and `bool` in `f64`). Only one triangle of `A`
+    /// is read (the lower for `L`, the upper for `U`): `A` is taken to be symmetric (complex:
+    /// Hermitian), as NumPy takes it. The copy read column-major is `A^T = conj(A)`, whose
+    /// factor `conj(A) = U'^H U'` read row-major is `U'^T`, and `A = U'^T (U'^T)^H`: the lower
+    /// factor itself, with no conjugation.
     ///
     /// Errors: a stack that is not square ([`Error::InvalidValue`](crate::Error::InvalidValue));
     /// a matrix that is not positive definite ([`cuda_libs::Error::Linalg`] with

@@ -7,7 +7,9 @@
 //!
 //! The row-major copy read column-major is `A^T`: NumPy's lower triangle is its upper one, and
 //! the eigenvectors, the columns of the column-major result, are the rows of the row-major
-//! buffer, so the vectors returned are that buffer's transposed view (no copy).
+//! buffer, so the vectors returned are that buffer's transposed view (no copy). Of a complex
+//! Hermitian `A`, `A^T` is `conj(A)`: the same (real) eigenvalues, conjugated eigenvectors, so
+//! complex vectors are conjugated once (one element-wise copy of the transposed view).
 
 use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{Matrix, JACOBI_BATCHED_MAX};
@@ -15,12 +17,14 @@ use cuda_libs::solver::{Matrix, JACOBI_BATCHED_MAX};
 use super::handles::with_solver;
 use super::stacks::{column_major_fill, LinalgInput, SquareStack};
 use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
+use crate::array::promotion::Scalars;
 use crate::array::routines::math::ExprOps;
 use crate::error::Result;
 
-/// The eigenvalues and the eigenvectors: `eigh`'s result (vectors as columns), or `decompose`'s
-/// (vectors as rows).
-type Eigen<F> = (DeviceArray<F>, DeviceArray<F>);
+/// The eigenvalues (real) and the eigenvectors: `eigh`'s result (vectors as columns), or
+/// `decompose`'s (vectors as rows, conjugated for complex types).
+type Eigen<F> = (DeviceArray<<F as Scalars>::Real>, DeviceArray<F>);
 
 /// The eigenvalues (`(count, n)`) and, with `vectors`, the eigenvectors (the compact
 /// `(count, n, n)` buffer whose rows they are) of the stack `a`.
@@ -33,7 +37,7 @@ fn decompose<T: LinalgInput>(
     let stream = a.stream().clone();
     let (n, count) = (stack.n, stack.count());
     let mut m = a.astype::<T::Factored>().eval_on(&stream)?.reshape([count, n, n])?;
-    let mut w = DeviceArray::<T::Factored>::empty(&stream, [count, n])?;
+    let mut w = DeviceArray::<<T::Factored as Scalars>::Real>::empty(&stream, [count, n])?;
     let (fill, square) = (column_major_fill(upper), Matrix::square(n));
     with_solver(&stream, |solver| {
         if count > 1 && n <= JACOBI_BATCHED_MAX {
@@ -63,9 +67,10 @@ fn decompose<T: LinalgInput>(
 }
 
 impl<T: LinalgInput> DeviceArray<T> {
-    /// NumPy's `linalg.eigh(a, UPLO)`: the eigenvalues (ascending, `(..., n)`) and the
-    /// orthonormal eigenvectors (`(..., n, n)`, column `i` for eigenvalue `i`) of each
-    /// symmetric matrix of the stack, in the promoted type. Only one triangle is read: the
+    /// NumPy's `linalg.eigh(a, UPLO)`: the eigenvalues (ascending, `(..., n)`, real: `f32` of
+    /// `f32` and `Complex<f32>`) and the orthonormal eigenvectors (`(..., n, n)`, column `i` for
+    /// eigenvalue `i`, in the promoted type) of each symmetric (complex: Hermitian) matrix of
+    /// the stack. Only one triangle is read: the
     /// lower (`upper == false`, NumPy's `UPLO='L'`, its default) or the upper.
     ///
     /// Errors: a stack that is not square ([`Error::InvalidValue`](crate::Error::InvalidValue));
@@ -83,15 +88,17 @@ impl<T: LinalgInput> DeviceArray<T> {
             ));
         }
         let (values, vectors) = decompose(self, &stack, upper, true)?;
-        Ok((
-            values.reshape(values_shape)?,
-            vectors.reshape(stack.shape())?.swapaxes(-2, -1)?,
-        ))
+        let vectors = vectors.reshape(stack.shape())?.swapaxes(-2, -1)?;
+        let vectors = match T::Factored::DTYPE.is_complex() {
+            true => (&vectors).conj().eval()?,
+            false => vectors,
+        };
+        Ok((values.reshape(values_shape)?, vectors))
     }
 
     /// NumPy's `linalg.eigvalsh(a, UPLO)`: the eigenvalues alone (ascending, `(..., n)`), as
     /// [`eigh`](Self::eigh) computes them without the vectors.
-    pub fn eigvalsh(&self, upper: bool) -> Result<DeviceArray<T::Factored>> {
+    pub fn eigvalsh(&self, upper: bool) -> Result<DeviceArray<<T::Factored as Scalars>::Real>> {
         let stack = SquareStack::of("eigvalsh", self.shape())?;
         let values_shape = [&stack.batch[..], &[stack.n]].concat();
         if stack.is_empty() {

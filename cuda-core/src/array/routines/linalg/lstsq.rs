@@ -1,9 +1,12 @@
 //! NumPy's `linalg.lstsq`: the least-squares solution of `A x = b` with the fewest norm, from
-//! the reduced SVD (NumPy calls LAPACK's `gelsd`, also SVD-based): `x = V diag(1/S) U^T b`
-//! with singular values at most `rcond * S.max()` taken as zero.
+//! the reduced SVD (NumPy calls LAPACK's `gelsd`, also SVD-based): `x = V diag(1/S) U^H b`
+//! with singular values at most `rcond * S.max()` taken as zero (`U^H` is the conjugate
+//! transpose; `U^T` for real types). Residuals and singular values are real.
 
+use super::singular::conjugate_transpose;
 use super::stacks::{LinalgInput, SolverElement};
 use crate::array::device_array::DeviceArray;
+use crate::array::promotion::Scalars;
 use crate::array::routines::math::{where_, ExprOps};
 use crate::error::{Error, Result};
 
@@ -14,11 +17,11 @@ pub struct Lstsq<F: SolverElement> {
     pub x: DeviceArray<F>,
     /// The squared 2-norms of the residuals `b - A x`, one per column of `b` (`(1,)` for a 1-D
     /// `b`), when the rank is `n` and `m > n`; otherwise empty, as NumPy's.
-    pub residuals: DeviceArray<F>,
+    pub residuals: DeviceArray<<F as Scalars>::Real>,
     /// The rank of `A` (singular values above the cut-off).
     pub rank: usize,
     /// The singular values of `A`, descending, `(min(m, n),)`.
-    pub singular_values: DeviceArray<F>,
+    pub singular_values: DeviceArray<<F as Scalars>::Real>,
 }
 
 impl<T: LinalgInput> DeviceArray<T> {
@@ -65,9 +68,12 @@ impl<T: LinalgInput> DeviceArray<T> {
                 let kept = (&s).gt(&cutoff * rcond);
                 let rank = kept.count_nonzero()?.item()? as usize;
                 let kept = (&s).gt(&cutoff * rcond);
-                let inverse = where_(kept, (&s).reciprocal(), 0.0).eval()?.expand_dims(-1)?;
-                let projected = (&inverse * &u.transpose().matmul(&b)?).eval()?;
-                (vh.transpose().matmul(&projected)?, rank)
+                let inverse = where_(kept, (&s).reciprocal(), 0.0)
+                    .astype::<T::Factored>()
+                    .eval()?
+                    .expand_dims(-1)?;
+                let projected = (&inverse * &conjugate_transpose(&u)?.matmul(&b)?).eval()?;
+                (conjugate_transpose(&vh)?.matmul(&projected)?, rank)
             }
         };
         let residuals = match rank == n && m > n {
@@ -76,7 +82,7 @@ impl<T: LinalgInput> DeviceArray<T> {
                     0 => DeviceArray::zeros(&stream, [m, k])?,
                     _ => self.astype::<T::Factored>().eval_on(&stream)?.matmul(&x)?,
                 };
-                (&b - &fitted).square().sum_axes([0], false)?
+                (&b - &fitted).abs().square().sum_axes([0], false)?
             }
             false => DeviceArray::zeros(&stream, [0usize])?,
         };

@@ -22,11 +22,13 @@ use cuda_libs::LinalgFailure;
 use super::handles::with_solver;
 use super::stacks::{same_context, LinalgInput, SolvePlan, SolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
+use crate::array::promotion::Scalars;
 use crate::array::routines::math::{Expr, ExprOps, IntoExpr};
 use crate::error::Result;
 
-/// `slogdet`'s result: the signs and the logarithms of the absolute values.
-type SignAndLogDet<F> = (DeviceArray<F>, DeviceArray<F>);
+/// `slogdet`'s result: the signs (of modulus 1 for complex types) and the logarithms of the
+/// absolute values (real).
+type SignAndLogDet<F> = (DeviceArray<F>, DeviceArray<<F as Scalars>::Real>);
 
 /// The pivots of an LU factorisation: cuSOLVER's 64-bit ones for one matrix, cuBLAS's 32-bit
 /// ones (`n` per matrix) for a batch. 1-based rows, as LAPACK's.

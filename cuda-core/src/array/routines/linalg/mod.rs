@@ -24,6 +24,8 @@ mod chains;
 #[cfg(feature = "solver")]
 mod cholesky;
 #[cfg(feature = "solver")]
+mod eig;
+#[cfg(feature = "solver")]
 mod eigen;
 mod fusion;
 mod handles;
@@ -48,7 +50,7 @@ pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
 pub use lstsq::Lstsq;
 pub use matmul::{MatmulElement, MatmulType};
 #[cfg(feature = "solver")]
-pub use stacks::{LinalgInput, SolverElement};
+pub use stacks::{LinalgInput, RealResult, SolverElement};
 pub use tensordot::TensorAxes;
 
 /// Which norm [`DeviceArray::linalg_norm`] computes: NumPy's `ord` argument.

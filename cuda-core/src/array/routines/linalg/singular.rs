@@ -15,6 +15,11 @@
 //! `V'`, NumPy's `U`, with no transpose at all; for the transposed copy both come back as
 //! transposed views. Jacobi's batched form returns `V` rather than `V^T`, and full matrices
 //! only: the reduced ones are views of their leading rows or columns.
+//!
+//! Complex matrices follow the same reading with `^H` (the conjugate transpose) in place of
+//! `^T` where cuSOLVER conjugates: `A^T = U' S V'^H` gives `A = conj(V') S U'^T`, and gesvd's
+//! `V'^H` buffer read row-major is `conj(V')` already; only Jacobi's `V'` buffer is conjugated
+//! (one element-wise copy). The singular values are real: `f32` of `Complex<f32>`.
 
 use std::any::Any;
 
@@ -25,15 +30,19 @@ use super::handles::with_solver;
 use super::stacks::{LinalgInput, MatrixStack, SolverElement};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
+use crate::array::promotion::Scalars;
 use crate::array::routines::math::{where_, ExprOps};
 use crate::array::view::Slice;
 use crate::error::Result;
 
+/// The real type of `F`'s singular values.
+type RealOf<F> = <F as Scalars>::Real;
+
 /// `svd`'s result: `U`, the singular values, `Vh`.
-type Svd<F> = (DeviceArray<F>, DeviceArray<F>, DeviceArray<F>);
+type Svd<F> = (DeviceArray<F>, DeviceArray<RealOf<F>>, DeviceArray<F>);
 
 /// The singular values and, when asked for, the vectors `U` and `Vh`.
-type Decomposed<F> = (DeviceArray<F>, Option<(DeviceArray<F>, DeviceArray<F>)>);
+type Decomposed<F> = (DeviceArray<RealOf<F>>, Option<(DeviceArray<F>, DeviceArray<F>)>);
 
 /// The singular values of `stack` (`(count, k)`, descending) and, with `vectors`, `U` and `Vh`
 /// (`(count, m, m)` and `(count, n, n)` when `full`, else `(count, m, k)` and `(count, k, n)`),
@@ -55,7 +64,7 @@ fn decompose<T: LinalgInput>(
         .astype::<T::Factored>()
         .eval_on(&stream)?
         .reshape([count, cols, rows])?;
-    let mut s = DeviceArray::<T::Factored>::empty(&stream, [count, k])?;
+    let mut s = DeviceArray::<RealOf<T::Factored>>::empty(&stream, [count, k])?;
     let jacobi = count > 1 && stack.m.max(stack.n) <= JACOBI_BATCHED_MAX;
     let full = vectors.unwrap_or(false);
     // cuSOLVER's left vectors (rows x ucols) and right ones (vt_rows x cols, or cols x cols for
@@ -110,13 +119,17 @@ fn decompose<T: LinalgInput>(
     if vectors.is_none() {
         return Ok((s, None));
     }
-    // Read row-major, `left` is U'^T, and `right` is V' (gesvd wrote V'^T) or V'^T (Jacobi
-    // wrote V').
+    // Read row-major, `left` is U'^T, and `right` is conj(V') (gesvd wrote V'^H) or V'^T
+    // (Jacobi wrote V'; conjugated here for complex types, so that it reads conj(V')^T).
+    let right = match jacobi && T::Factored::DTYPE.is_complex() {
+        true => (&right).conj().eval_on(&stream)?,
+        false => right,
+    };
     let (u, vh) = match (as_is, jacobi) {
-        // The operand was A^T = U' S V'^T, so A = V' S U'^T: U = V', Vh = U'^T.
+        // The operand was A^T = U' S V'^H, so A = conj(V') S U'^T: U = conj(V'), Vh = U'^T.
         (true, false) => (right, left),
         (true, true) => (right.swapaxes(-2, -1)?, left),
-        // The operand was A = U' S V'^T: U = U', Vh = V'^T.
+        // The operand was A = U' S V'^H: U = U', Vh = V'^H.
         (false, false) => (left.swapaxes(-2, -1)?, right.swapaxes(-2, -1)?),
         (false, true) => (left.swapaxes(-2, -1)?, right),
     };
@@ -144,6 +157,15 @@ pub(super) fn singular_values_in_own_type<T: Element>(a: &DeviceArray<T>) -> Opt
     any.downcast_ref::<DeviceArray<f64>>().map(|a| a.svdvals().map(same))
 }
 
+/// `x^H` of a stack: a transposed view of a real `x`, a conjugated compact copy of a complex one.
+pub(super) fn conjugate_transpose<F: SolverElement>(x: &DeviceArray<F>) -> Result<DeviceArray<F>> {
+    let transposed = x.swapaxes(-2, -1)?;
+    match F::DTYPE.is_complex() {
+        true => (&transposed).conj().eval(),
+        false => Ok(transposed),
+    }
+}
+
 /// `x` (a `(count, r, c)` stack, perhaps a transposed or sliced view) in the shape `batch + [r,
 /// c]`: a view when the batch is one axis of `count` or none, a compact copy otherwise.
 fn reshape_view<F: Element>(x: DeviceArray<F>, shape: Vec<usize>) -> Result<DeviceArray<F>> {
@@ -160,7 +182,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// [`Error::InvalidValue`](crate::Error::InvalidValue); an SVD that did not converge is
     /// [`cuda_libs::Error::Linalg`] with [`cuda_libs::LinalgFailure::NoConvergence`] and the
     /// matrix's index. Empty matrices give empty results.
-    pub fn svdvals(&self) -> Result<DeviceArray<T::Factored>> {
+    pub fn svdvals(&self) -> Result<DeviceArray<RealOf<T::Factored>>> {
         let stack = MatrixStack::of("svdvals", self.shape())?;
         let shape = [&stack.batch[..], &[stack.k()]].concat();
         if stack.count() == 0 || stack.k() == 0 {
@@ -172,7 +194,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.svd(a, full_matrices)`: `(U, S, Vh)` with `A = U diag(S) Vh` for each
     /// matrix of the stack `(..., m, n)`: `S` descending, `(..., k)` with `k = min(m, n)`;
     /// `U` `(..., m, m)` and `Vh` `(..., n, n)` with `full_matrices`, else `(..., m, k)` and
-    /// `(..., k, n)`; in the promoted type. (`compute_uv=False` is
+    /// `(..., k, n)`; in the promoted type, `S` in its real type. (`compute_uv=False` is
     /// [`svdvals`](Self::svdvals).) `U` and `Vh` may be transposed or sliced views.
     ///
     /// Errors: under two dimensions ([`Error::InvalidValue`](crate::Error::InvalidValue)); an
@@ -215,9 +237,11 @@ impl<T: LinalgInput> DeviceArray<T> {
     }
 
     /// NumPy's `linalg.pinv(a, rcond)`: the Moore-Penrose pseudo-inverse of each matrix of the
-    /// stack `(..., m, n)`, of shape `(..., n, m)`, from the reduced SVD: `Vh^T diag(1/S) U^T`,
+    /// stack `(..., m, n)`, of shape `(..., n, m)`, from the reduced SVD: `Vh^H diag(1/S) U^H`,
     /// singular values at most `rcond * S.max()` taken as zero (NumPy's default `rcond` is
-    /// `1e-15`). The reciprocals scale `U^T` in one fused kernel; one batched product follows.
+    /// `1e-15`). The reciprocals scale `U^H` in one fused kernel; one batched product follows
+    /// (after a conjugating copy of `Vh^H` for complex types).
+    /// [`pinv_rtol`](Self::pinv_rtol) takes NumPy 2's `rtol` instead.
     pub fn pinv(&self, rcond: f64) -> Result<DeviceArray<T::Factored>> {
         let stack = MatrixStack::of("pinv", self.shape())?;
         let (u, s, vh) = self.svd(false)?;
@@ -227,15 +251,26 @@ impl<T: LinalgInput> DeviceArray<T> {
         }
         let cutoff = s.max_axes([-1], true)?;
         let kept = (&s).gt(&cutoff * rcond);
-        let inverse = where_(kept, (&s).reciprocal(), 0.0).eval()?.expand_dims(-1)?;
-        let scaled = (&inverse * &u.swapaxes(-2, -1)?).eval()?;
-        vh.swapaxes(-2, -1)?.matmul(&scaled)
+        let inverse = where_(kept, (&s).reciprocal(), 0.0)
+            .astype::<T::Factored>()
+            .eval()?
+            .expand_dims(-1)?;
+        let scaled = (&inverse * (&u.swapaxes(-2, -1)?).conj()).eval()?;
+        conjugate_transpose(&vh)?.matmul(&scaled)
+    }
+
+    /// NumPy 2's `linalg.pinv(a, rtol=rtol)`: [`pinv`](Self::pinv) with the cut-off
+    /// `rtol * S.max()`, `rtol` defaulting (`None`) to `max(M, N) * eps` as NumPy's `rtol=None`.
+    pub fn pinv_rtol(&self, rtol: Option<f64>) -> Result<DeviceArray<T::Factored>> {
+        let stack = MatrixStack::of("pinv", self.shape())?;
+        let eps = <T::Factored as SolverElement>::EPSILON;
+        self.pinv(rtol.unwrap_or(stack.m.max(stack.n) as f64 * eps))
     }
 
     /// NumPy's `linalg.cond(x)` (the 2-norm condition number, `ord=None`): the greatest
     /// singular value over the least, of shape `self.shape[:-2]` (infinite for a singular
-    /// matrix, as NumPy's).
-    pub fn cond(&self) -> Result<DeviceArray<T::Factored>> {
+    /// matrix, as NumPy's), real.
+    pub fn cond(&self) -> Result<DeviceArray<RealOf<T::Factored>>> {
         let s = self.svdvals()?;
         let greatest = s.max_axes(-1, false)?;
         let least = s.min_axes(-1, false)?;
@@ -245,16 +280,28 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.matrix_rank(A)` with its default tolerance: the number of singular
     /// values above `S.max() * max(M, N) * eps` per matrix, of shape `self.shape[:-2]`
     /// (`i64`). A 1-D array is a vector: its rank is 1 unless it is all zeros; 0-d is
-    /// [`Error::InvalidValue`](crate::Error::InvalidValue).
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue). [`matrix_rank_with`](Self::matrix_rank_with)
+    /// takes NumPy's `tol` and `rtol`.
     pub fn matrix_rank(&self) -> Result<DeviceArray<i64>> {
+        self.matrix_rank_with(None, None)
+    }
+
+    /// NumPy's `linalg.matrix_rank(A, tol, rtol=rtol)`: the number of singular values above the
+    /// absolute `tol` when it is given (`rtol` is then unused, as in NumPy), otherwise above
+    /// `S.max() * rtol`, `rtol` defaulting to `max(M, N) * eps`. Otherwise as
+    /// [`matrix_rank`](Self::matrix_rank).
+    pub fn matrix_rank_with(&self, tol: Option<f64>, rtol: Option<f64>) -> Result<DeviceArray<i64>> {
         if self.ndim() == 1 {
             return self.ne(0).any()?.astype::<i64>().eval();
         }
         let stack = MatrixStack::of("matrix_rank", self.shape())?;
         let s = self.svdvals()?;
+        if let Some(tol) = tol {
+            return (&s).gt(tol).count_nonzero_axes(-1, false);
+        }
         let eps = <T::Factored as SolverElement>::EPSILON;
-        let scale = stack.m.max(stack.n) as f64 * eps;
-        let tolerance = s.max_axes([-1], true)?;
-        (&s).gt(&tolerance * scale).count_nonzero_axes(-1, false)
+        let rtol = rtol.unwrap_or(stack.m.max(stack.n) as f64 * eps);
+        let greatest = s.max_axes([-1], true)?;
+        (&s).gt(&greatest * rtol).count_nonzero_axes(-1, false)
     }
 }

@@ -7,6 +7,7 @@
 //! cuSOLVER without a transposing copy (see `lu.rs`).
 
 use cuda_libs::solver::{Fill, Matrix};
+use num_complex::Complex;
 
 use crate::array::dtype::Element;
 use crate::array::promotion::{Promote, Scalars};
@@ -15,29 +16,57 @@ use crate::array::view::broadcast_shapes;
 use crate::error::{Error, Result};
 use crate::Bool;
 
-/// An element type the factoring routines compute in: `f32` and `f64` (cuSOLVER's real types;
-/// the complex types are not factored yet).
+/// An element type the factoring routines compute in: `f32`, `f64`, `Complex<f32>` and
+/// `Complex<f64>` (cuSOLVER's four types). [`Real`](Scalars::Real) is the type of the real
+/// results (singular values, eigenvalues of a Hermitian matrix, `slogdet`'s logarithm).
 pub trait SolverElement:
     MatmulElement
     + Promote<Self, Output = Self>
-    + Scalars<Float = Self, Real = Self, Arithmetic = Self, Quotient = Self, WithFloat = Self>
-    + cuda_libs::solver::Element
+    + Scalars<Float = Self, Arithmetic = Self, Quotient = Self, WithFloat = Self, Real: RealResult>
+    + cuda_libs::solver::SolverScalar<Real = <Self as Scalars>::Real>
 {
-    /// The machine epsilon (NumPy's `finfo(dtype).eps`), as `f64`.
+    /// The machine epsilon of the real type (NumPy's `finfo(dtype).eps`), as `f64`.
     const EPSILON: f64;
+    /// The complex type of the same precision (`eig`'s result): `Complex<f32>` for `f32`, the
+    /// complex types themselves.
+    type Complex: SolverElement<Complex = Self::Complex> + Scalars<Real = <Self as Scalars>::Real>;
 }
+
+/// The real type of a [`SolverElement`] (`f32`, `f64`): its sums stay in it.
+pub trait RealResult:
+    Element<Sum = Self>
+    + Promote<Self, Output = Self>
+    + Scalars<Real = Self, Float = Self, WithFloat = Self, Quotient = Self, Arithmetic = Self>
+{
+}
+
+impl RealResult for f32 {}
+impl RealResult for f64 {}
 
 impl SolverElement for f32 {
     const EPSILON: f64 = f32::EPSILON as f64;
+    type Complex = Complex<f32>;
 }
 
 impl SolverElement for f64 {
     const EPSILON: f64 = f64::EPSILON;
+    type Complex = Complex<f64>;
+}
+
+impl SolverElement for Complex<f32> {
+    const EPSILON: f64 = f32::EPSILON as f64;
+    type Complex = Complex<f32>;
+}
+
+impl SolverElement for Complex<f64> {
+    const EPSILON: f64 = f64::EPSILON;
+    type Complex = Complex<f64>;
 }
 
 /// An element type the factoring routines accept, with the type they compute in
-/// ([`Factored`](Self::Factored)): NumPy 2's promotion, `f32` and `f64` as they are, `bool` and the integers to
-/// `f64`. `f16` and `bf16` are refused at compile time, as NumPy refuses `float16` in `linalg`.
+/// ([`Factored`](Self::Factored)): NumPy 2's promotion, `f32`, `f64`, `Complex<f32>` and
+/// `Complex<f64>` as they are, `bool` and the integers to `f64`. `f16` and `bf16` are refused at
+/// compile time, as NumPy refuses `float16` in `linalg`.
 pub trait LinalgInput: Scalars {
     /// The type the routine computes in and returns.
     type Factored: SolverElement;
@@ -55,6 +84,7 @@ linalg_inputs! {
     f32 => f32, f64 => f64, Bool => f64,
     i8 => f64, i16 => f64, i32 => f64, i64 => f64,
     u8 => f64, u16 => f64, u32 => f64, u64 => f64,
+    Complex<f32> => Complex<f32>, Complex<f64> => Complex<f64>,
 }
 
 /// A stack of square matrices: the batch shape, the order, and the number of matrices.
