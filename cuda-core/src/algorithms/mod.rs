@@ -111,8 +111,8 @@ impl UserOperator {
     }
 }
 
-/// Refuses complex element types: the device-wide algorithms order and compare real values
-/// (NumPy orders complex lexicographically, which they do not implement yet).
+/// Refuses complex element types where an algorithm needs real values (bins, quantiles, scans by
+/// a real operator); the sorts and searches take complex keys in NumPy's order.
 pub(crate) fn real_elements(what: &str, dtypes: &[DType]) -> Result<()> {
     match dtypes.iter().find(|d| d.is_complex()) {
         Some(dtype) => Err(Error::NotSupported(format!("{what} of {dtype} elements"))),

@@ -8,12 +8,12 @@
 #define SCAN_ITEMS 4
 
 // The digit of element i for a pass: mode 0 the key's 8 bits from `shift`; mode 1 whether the
-// key differs from its predecessor (0) or equals it (1), for unique; mode 2 the 8 bits from
+// key differs from its predecessor (0) or equals it (1) by unique_bits, for unique; mode 2 the 8 bits from
 // `shift` of the row of the index rows[i] (rows of `row_len`), for row sorts.
 __device__ __forceinline__ unsigned digit_of(const K *keys, const long long *rows, unsigned long long i, int mode,
                                              unsigned shift, unsigned long long row_len) {
-    if (mode == 0) return (unsigned)((key_bits(keys[i]) >> shift) & 255u);
-    if (mode == 1) return (i == 0 || key_bits(keys[i]) != key_bits(keys[i - 1])) ? 0u : 1u;
+    if (mode == 0) return key_digit(key_bits(keys[i]), shift);
+    if (mode == 1) return (i == 0 || unique_bits(keys[i]) != unique_bits(keys[i - 1])) ? 0u : 1u;
     return (unsigned)((((unsigned long long)rows[i] / row_len) >> shift) & 255u);
 }
 
@@ -222,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows
     for (unsigned long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const K *line = keys + row * row_len;
         for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
-            bits[i] = i < row_len ? key_bits(line[i]) : (U)~(U)0;
+            bits[i] = i < row_len ? key_bits(line[i]) : key_max();
             position[i] = i;
         }
         __syncthreads();
