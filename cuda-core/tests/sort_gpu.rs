@@ -13,7 +13,7 @@ mod common;
 use std::cmp::Ordering;
 
 use cuda_core::algorithms::sort::{self, SortOrder};
-use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, QuantileMethod};
+use cuda_core::{Bool, Complex, DeviceArray, DeviceBuffer, Element, Error, QuantileMethod};
 use cuda_driver::Stream;
 use half::{bf16, f16};
 
@@ -24,6 +24,10 @@ trait Key: Element + Copy + std::fmt::Debug {
     fn make(bits: u64) -> Self;
     /// NumPy's order.
     fn numpy_cmp(a: &Self, b: &Self) -> Ordering;
+    /// Whether the value holds a NaN (for complex values, in either part).
+    fn has_nan(&self) -> bool {
+        self.to_f64().is_nan()
+    }
 }
 
 macro_rules! int_key {
@@ -98,6 +102,35 @@ macro_rules! float_key {
     )*};
 }
 float_key!(f16, bf16, f32, f64);
+
+/// NumPy's documented order of complex values: `R + Rj < R + nanj < nan + Rj < nan + nanj`
+/// (R not NaN), values of one NaN pattern by their parts, real first (`-0.0 == 0.0`).
+fn complex_cmp(a: (f64, f64), b: (f64, f64)) -> Ordering {
+    let pattern = |z: (f64, f64)| (z.0.is_nan(), z.1.is_nan());
+    pattern(a)
+        .cmp(&pattern(b))
+        .then_with(|| float_cmp(a.0, b.0))
+        .then_with(|| float_cmp(a.1, b.1))
+}
+
+macro_rules! complex_key {
+    ($($t:ty),*) => {$(
+        impl Key for Complex<$t> {
+            /// Parts from two draws of `float_value`: NaN (either sign), infinities, both zeros
+            /// and ties in each part.
+            fn make(bits: u64) -> Self {
+                Complex::new(float_value(bits) as $t, float_value(bits.rotate_right(23)) as $t)
+            }
+            fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+                complex_cmp((f64::from(a.re), f64::from(a.im)), (f64::from(b.re), f64::from(b.im)))
+            }
+            fn has_nan(&self) -> bool {
+                self.re.is_nan() || self.im.is_nan()
+            }
+        }
+    )*};
+}
+complex_key!(f32, f64);
 
 /// `len` pseudo-random elements from `seed` (a 64-bit LCG).
 fn data<T: Key>(len: usize, seed: u64) -> Vec<T> {
@@ -215,6 +248,8 @@ fn every_type_sorts_as_numpy_stable_sort() {
     every_size::<bf16>(&stream);
     every_size::<f32>(&stream);
     every_size::<f64>(&stream);
+    every_size::<Complex<f32>>(&stream);
+    every_size::<Complex<f64>>(&stream);
     println!("every type sorts as NumPy's stable sort");
 }
 
@@ -307,6 +342,9 @@ fn every_axis_sorts_each_line_alone() {
     check_axes::<f32>(&stream, &[5, 7, 9], 1);
     check_axes::<i16>(&stream, &[3, 1, 4, 2], 2);
     check_axes::<f16>(&stream, &[6, 300], 3);
+    // Complex rows: short ones by the block sort, long ones (3000) by the radix passes.
+    check_axes::<Complex<f32>>(&stream, &[40, 3000], 5);
+    check_axes::<Complex<f64>>(&stream, &[333, 7, 5], 6);
     // Many short rows (one block sorts each row of up to 2048): 70000 rows of 3, 2^17 + 1 of 2,
     // and rows of exactly 2048 and of 1000 (padded to 1024).
     check_axes::<f64>(&stream, &[70_000, 3], 4);
@@ -368,27 +406,10 @@ fn unique_matches_numpy() {
             .unwrap()
             .reshape(shape.to_vec())
             .unwrap();
-        let order = host_argsort(host, SortOrder::Ascending);
-        // The first of each run of equal elements in the stable order: NumPy's values and
-        // first indices; every element's run number is its inverse.
-        let (mut values, mut first, mut counts, mut inverse) =
-            (Vec::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
-        for &i in &order {
-            let v = host[i as usize];
-            let new = values
-                .last()
-                .is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal);
-            if new {
-                values.push(v);
-                first.push(i);
-                counts.push(0i64);
-            }
-            *counts.last_mut().unwrap() += 1;
-            inverse[i as usize] = values.len() as i64 - 1;
-        }
+        let (values, first, counts, inverse) = host_unique_all(host);
         assert_eq!(
             bytes(&x.unique().unwrap().to_vec().unwrap()),
-            bytes(&values),
+            bytes(&host_unique(host)),
             "unique {:?}",
             T::DTYPE
         );
@@ -406,6 +427,34 @@ fn unique_matches_numpy() {
     check::<f16>(&stream, &data::<f16>(1, 5), &[1]);
     check::<i32>(&stream, &[], &[0]);
     check::<Bool>(&stream, &data::<Bool>(1000, 6), &[10, 100]);
+    check::<Complex<f32>>(&stream, &data::<Complex<f32>>(100_000, 7), &[100, 1000]);
+    check::<Complex<f64>>(&stream, &data::<Complex<f64>>(4001, 8), &[4001]);
+    // NumPy 2.4: x = [nan+1j, 1+nanj, 2, nan+nanj, 1+1j, -0+0j, 0-0j, 1+nanj, nan-5j];
+    // np.argsort(x, kind="stable") == [5, 6, 4, 2, 1, 7, 8, 0, 3]; np.unique(x) ==
+    // [-0+0j, 1+1j, 2, nan+1j] (the first value holding a NaN, in input order), while with
+    // return_index=True the values end in 1+nanj, with indices [5, 4, 2, 1], inverse
+    // [3, 3, 2, 3, 1, 0, 0, 3, 3] and counts [2, 1, 1, 5].
+    let nan = f64::NAN;
+    let z = [
+        Complex::new(nan, 1.0),
+        Complex::new(1.0, nan),
+        Complex::new(2.0, 0.0),
+        Complex::new(nan, nan),
+        Complex::new(1.0, 1.0),
+        Complex::new(-0.0, 0.0),
+        Complex::new(0.0, -0.0),
+        Complex::new(1.0, nan),
+        Complex::new(nan, -5.0),
+    ];
+    let x = DeviceArray::from_slice(&stream, &z).unwrap();
+    assert_eq!(x.argsort(0).unwrap().to_vec().unwrap(), [5, 6, 4, 2, 1, 7, 8, 0, 3]);
+    let plain = [z[5], z[4], z[2], z[0]];
+    assert_eq!(bytes(&x.unique().unwrap().to_vec().unwrap()), bytes(&plain));
+    let all = x.unique_all().unwrap();
+    assert_eq!(bytes(&all.values.to_vec().unwrap()), bytes(&[z[5], z[4], z[2], z[1]]));
+    assert_eq!(all.indices.to_vec().unwrap(), [5, 4, 2, 1]);
+    assert_eq!(all.inverse.to_vec().unwrap(), [3, 3, 2, 3, 1, 0, 0, 3, 3]);
+    assert_eq!(all.counts.to_vec().unwrap(), [2, 1, 1, 5]);
     // All NaNs are one element, as NumPy 2's equal_nan=True; -0.0 and 0.0 are one.
     let special = [f32::NAN, 0.0, -f32::NAN, -0.0, 1.0, f32::NAN, 0.0];
     let x = DeviceArray::from_slice(&stream, &special).unwrap();
@@ -416,14 +465,35 @@ fn unique_matches_numpy() {
     println!("unique matches numpy");
 }
 
-/// NumPy's `unique` on the host: the first of each run of equal elements in the stable order.
-fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
-    let mut values: Vec<T> = Vec::new();
+/// NumPy's `unique(return_index=True, return_inverse=True, return_counts=True)` on the host:
+/// the first of each run of equal elements in the stable order (every value holding a NaN equal
+/// to every other, NumPy 2's `equal_nan`), its index, the counts, and each element's run.
+fn host_unique_all<T: Key>(host: &[T]) -> (Vec<T>, Vec<i64>, Vec<i64>, Vec<i64>) {
+    let (mut values, mut first, mut counts, mut inverse) =
+        (Vec::<T>::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
     for i in host_argsort(host, SortOrder::Ascending) {
         let v = host[i as usize];
-        let repeated = matches!(values.last(), Some(last) if T::numpy_cmp(last, &v) == Ordering::Equal);
+        let repeated = values
+            .last()
+            .is_some_and(|last| T::numpy_cmp(last, &v) == Ordering::Equal || last.has_nan() && v.has_nan());
         if !repeated {
             values.push(v);
+            first.push(i);
+            counts.push(0i64);
+        }
+        *counts.last_mut().unwrap() += 1;
+        inverse[i as usize] = values.len() as i64 - 1;
+    }
+    (values, first, counts, inverse)
+}
+
+/// NumPy 2.4's `unique` (values only) on the host: as [`host_unique_all`]'s values, the value
+/// standing for those holding a NaN being the first of them in the input.
+fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
+    let mut values = host_unique_all(host).0;
+    if let (Some(last), Some(first_nan)) = (values.last_mut(), host.iter().find(|v| v.has_nan())) {
+        if last.has_nan() {
+            *last = *first_nan;
         }
     }
     values
@@ -431,7 +501,7 @@ fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
 
 /// Whether `v` equals an element of `test` (NaN equals nothing, as NumPy's `isin`).
 fn host_isin<T: Key>(v: &T, test: &[T]) -> bool {
-    !v.to_f64().is_nan() && test.iter().any(|t| T::numpy_cmp(v, t) == Ordering::Equal)
+    !v.has_nan() && test.iter().any(|t| T::numpy_cmp(v, t) == Ordering::Equal)
 }
 
 #[test]
@@ -465,6 +535,56 @@ fn intersect1d_and_setdiff1d_match_numpy() {
     check::<f16>(&stream, &data::<f16>(1, 19), &data::<f16>(1, 19));
     check::<i32>(&stream, &[], &data::<i32>(9, 20));
     check::<i32>(&stream, &data::<i32>(9, 21), &[]);
+    check::<Complex<f32>>(
+        &stream,
+        &data::<Complex<f32>>(50_000, 22),
+        &data::<Complex<f32>>(2000, 23),
+    );
+    check::<Complex<f64>>(&stream, &data::<Complex<f64>>(999, 24), &data::<Complex<f64>>(999, 25));
+    // NumPy 2.4, x as in unique_matches_numpy: np.intersect1d(x, [1+nanj, 2, 0]) == [-0+0j, 2];
+    // np.setdiff1d(x, [2]) == [-0+0j, 1+1j, nan+1j]; np.union1d(x, [3j]) ==
+    // [-0+0j, 3j, 1+1j, 2, nan+1j]; np.isin(x, [1+nanj, 2, 0]) is true at 2, 5 and 6.
+    let nan = f32::NAN;
+    let z = [
+        Complex::new(nan, 1.0),
+        Complex::new(1.0, nan),
+        Complex::new(2.0, 0.0),
+        Complex::new(nan, nan),
+        Complex::new(1.0, 1.0),
+        Complex::new(-0.0, 0.0),
+        Complex::new(0.0, -0.0),
+        Complex::new(1.0, nan),
+        Complex::new(nan, -5.0),
+    ];
+    let x = DeviceArray::from_slice(&stream, &z).unwrap();
+    let test = DeviceArray::from_slice(
+        &stream,
+        &[Complex::new(1.0, nan), Complex::new(2.0, 0.0), Complex::new(0.0, 0.0)],
+    )
+    .unwrap();
+    assert_eq!(
+        bytes(&x.intersect1d(&test).unwrap().to_vec().unwrap()),
+        bytes(&[z[5], z[2]])
+    );
+    let two = DeviceArray::from_slice(&stream, &[Complex::new(2.0f32, 0.0)]).unwrap();
+    assert_eq!(
+        bytes(&x.setdiff1d(&two).unwrap().to_vec().unwrap()),
+        bytes(&[z[5], z[4], z[0]])
+    );
+    let three = DeviceArray::from_slice(&stream, &[Complex::new(0.0f32, 3.0)]).unwrap();
+    assert_eq!(
+        bytes(&x.union1d(&three).unwrap().to_vec().unwrap()),
+        bytes(&[z[5], Complex::new(0.0, 3.0), z[4], z[2], z[0]])
+    );
+    let found: Vec<bool> = x
+        .isin(&test)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|b| b.get())
+        .collect();
+    assert_eq!(found, [false, false, true, false, false, true, true, false, false]);
     // np.intersect1d([1, 3, 4, 3], [3, 1, 2, 1]) == [1, 3]; np.setdiff1d([1, 2, 3, 2, 4, 1],
     // [3, 4, 5, 6]) == [1, 2]; NaN is in no intersection and stays in a difference, once.
     let a = DeviceArray::from_slice(&stream, &[1i32, 3, 4, 3]).unwrap();

@@ -105,7 +105,14 @@ pub fn search_sorted<K: Element>(
     let keys = operands.input("keys", keys, bytes_of::<K>("search_sorted", len)?)?;
     let queries = operands.input("queries", queries, bytes_of::<K>("search_sorted", queries_len)?)?;
     let out = operands.output("out", out, bytes_of::<i64>("search_sorted", queries_len)?)?;
-    queue_search(stream, (K::DTYPE, Order::Sort), (keys, 0, len), (queries, queries_len), out, side)
+    queue_search(
+        stream,
+        (K::DTYPE, Order::Sort),
+        (keys, 0, len),
+        (queries, queries_len),
+        out,
+        side,
+    )
 }
 
 /// As [`search_sorted`], every key that holds a NaN comparing equal to every other (`unique`'s
@@ -122,7 +129,14 @@ pub(crate) fn search_sorted_nan_equal<K: Element>(
     let keys = operands.input("keys", keys, bytes_of::<K>(what, len)?)?;
     let queries = operands.input("queries", queries, bytes_of::<K>(what, queries_len)?)?;
     let out = operands.output("out", out, bytes_of::<i64>(what, queries_len)?)?;
-    queue_search(stream, (K::DTYPE, Order::NanEqual), (keys, 0, len), (queries, queries_len), out, side)
+    queue_search(
+        stream,
+        (K::DTYPE, Order::NanEqual),
+        (keys, 0, len),
+        (queries, queries_len),
+        out,
+        side,
+    )
 }
 
 /// As [`search_sorted`], in the keys of `keys` taken in the order of `sorter` (`len` `i64`
@@ -144,7 +158,14 @@ pub fn search_sorted_with_sorter<K: Element>(
     let queries = operands.input("queries", queries, bytes_of::<K>(what, queries_len)?)?;
     let out = operands.output("out", out, bytes_of::<i64>(what, queries_len)?)?;
     check_sorter(stream, K::DTYPE, keys, sorter, len)?;
-    queue_search(stream, (K::DTYPE, Order::Sort), (keys, sorter, len), (queries, queries_len), out, side)
+    queue_search(
+        stream,
+        (K::DTYPE, Order::Sort),
+        (keys, sorter, len),
+        (queries, queries_len),
+        out,
+        side,
+    )
 }
 
 /// Checks on the device that `sorter` holds indices below `len` that sort `keys`, and reads

@@ -811,7 +811,10 @@ mod tests {
             f32::MAX,
             f32::MIN,
         ];
-        let values: Vec<(f32, f32)> = parts.iter().flat_map(|&re| parts.iter().map(move |&im| (re, im))).collect();
+        let values: Vec<(f32, f32)> = parts
+            .iter()
+            .flat_map(|&re| parts.iter().map(move |&im| (re, im)))
+            .collect();
         for &a in &values {
             for &b in &values {
                 assert_eq!(
@@ -823,7 +826,9 @@ mod tests {
         }
         // The classes: R+Rj < R+nanj < nan+Rj < nan+nanj, the NaN ones last.
         let classes = [(1e30, 1e30), (-1e30, f32::NAN), (f32::NAN, -1e30), (f32::NAN, f32::NAN)];
-        assert!(classes.windows(2).all(|w| complex_bits(w[0].0, w[0].1) < complex_bits(w[1].0, w[1].1)));
+        assert!(classes
+            .windows(2)
+            .all(|w| complex_bits(w[0].0, w[0].1) < complex_bits(w[1].0, w[1].1)));
     }
 
     #[test]

@@ -238,9 +238,14 @@ fn first_nan_of_input<T: Element>(
         Side::Left,
     )?;
     // The NaNs sort last, together: positions start..n of `sorted`, a nonempty range.
-    let start = usize::try_from(start.item()?).unwrap_or(0).min(last_index(sorted.len()));
+    let start = usize::try_from(start.item()?)
+        .unwrap_or(0)
+        .min(last_index(sorted.len()));
     let order_ptr = *order.ptr_ref() + (start * size_of::<i64>()) as CUdeviceptr;
-    let first = order.view(order_ptr, vec![sorted.len() - start], vec![1]).min()?.item()?;
+    let first = order
+        .view(order_ptr, vec![sorted.len() - start], vec![1])
+        .min()?
+        .item()?;
     let first = usize::try_from(first).unwrap_or(0).min(last_index(flat.len()));
     let flat_ptr = *flat.ptr_ref() + (first * size_of::<T>()) as CUdeviceptr;
     values
