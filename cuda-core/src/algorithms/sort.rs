@@ -30,6 +30,8 @@
 //! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream. Offsets are 32-bit up to
 //! `u32::MAX` elements and 64-bit beyond.
 
+mod segmented;
+
 use std::sync::Arc;
 
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
@@ -42,6 +44,8 @@ use crate::array::kernels::registry::{grid_for, kernel, KernelKey, Loaded, Loade
 use crate::array::kernels::signature::ArgType;
 use crate::array::kernels::PRELUDE;
 use crate::error::{Error, Result};
+
+pub use segmented::{segmented_sort_keys, segmented_sort_pairs};
 
 /// The order-preserving key map shared with the searches.
 const KEYS: &str = include_str!("keys.cuh");
@@ -150,13 +154,15 @@ fn source(key: DType, value_bytes: Option<usize>, wide: bool, order: SortOrder) 
 }
 
 /// The entry points of [`source`], in the order of [`Loaded::functions`].
-const ENTRIES: [&str; 6] = [
+const ENTRIES: [&str; 8] = [
     "cuda_core_sort_upsweep",
     "cuda_core_sort_scan",
     "cuda_core_sort_scatter",
     "cuda_core_sort_iota",
     "cuda_core_sort_row_index",
     "cuda_core_sort_rows_block",
+    "cuda_core_sort_label_segments",
+    "cuda_core_sort_gather",
 ];
 const UPSWEEP: usize = 0;
 const SCAN: usize = 1;
@@ -164,6 +170,8 @@ const SCATTER: usize = 2;
 const IOTA: usize = 3;
 const ROW_INDEX: usize = 4;
 const ROWS_BLOCK: usize = 5;
+const LABEL_SEGMENTS: usize = 6;
+const GATHER: usize = 7;
 /// The longest row sorted inside one block (`ROW_SORT_MAX` in `sort.cuh`).
 const ROW_SORT_MAX: usize = 2048;
 /// Threads of a block that sorts rows (`ROW_SORT_BLOCK` in `sort.cuh`).
@@ -201,6 +209,20 @@ enum Digits {
     Distinct,
     /// The 8 bits from `shift` of the row (of `row_len`) of the payload's flat index.
     Row(u32, u64),
+    /// The 8 bits from `shift` of the label (`u64`, at the address given) of the payload's flat
+    /// index: the segment it belongs to, for segmented sorts.
+    Segment(u32, CUdeviceptr),
+}
+
+/// What a sort orders by after the key, stably: the key's ties broken by nothing, or (the
+/// payload being the flat indices) by the row of `row_len` elements or the segment label of
+/// each element's flat index, so that rows or segments stay apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Then {
+    Nothing,
+    Rows(usize),
+    /// The labels: `u64` per element, each below the element count.
+    Segments(CUdeviceptr),
 }
 
 /// A sort to queue: sizes and the addresses of its buffers, checked by the public functions.
@@ -215,13 +237,21 @@ struct Job {
     values: Option<(CUdeviceptr, CUdeviceptr)>,
 }
 
-/// The passes of a sort of `len` keys of `key_bytes` bytes, then (rows of `row_len`) of the rows.
-fn passes(key_bytes: usize, len: usize, row_len: Option<usize>) -> Vec<Digits> {
+/// The passes of a sort of `len` keys of `key_bytes` bytes, then of the rows or segments.
+fn passes(key_bytes: usize, len: usize, then: Then) -> Vec<Digits> {
     let mut passes: Vec<Digits> = (0..key_bytes as u32).map(|byte| Digits::Key(8 * byte)).collect();
-    if let Some(row_len) = row_len.filter(|&r| r > 0) {
-        let rows = (len / row_len) as u64;
-        let bits = 64 - rows.saturating_sub(1).leading_zeros();
-        passes.extend((0..bits.div_ceil(8)).map(|byte| Digits::Row(8 * byte, row_len as u64)));
+    // The bits of the largest row number or label.
+    let bits = |largest: u64| (64 - largest.leading_zeros()).div_ceil(8);
+    match then {
+        Then::Nothing | Then::Rows(0) => {}
+        Then::Rows(row_len) => {
+            let rows = (len / row_len) as u64;
+            passes.extend((0..bits(rows.saturating_sub(1))).map(|byte| Digits::Row(8 * byte, row_len as u64)));
+        }
+        Then::Segments(labels) => {
+            let largest = (len as u64).saturating_sub(1);
+            passes.extend((0..bits(largest)).map(|byte| Digits::Segment(8 * byte, labels)));
+        }
     }
     passes
 }
@@ -245,14 +275,15 @@ fn queue_pass(
     (src, dst): ((CUdeviceptr, Option<CUdeviceptr>), (CUdeviceptr, Option<CUdeviceptr>)),
     counts: CUdeviceptr,
 ) -> Result<()> {
-    let (mode, shift, row_len): (i32, u32, u64) = match digits {
-        Digits::Key(shift) => (0, shift, 1),
-        Digits::Distinct => (1, 0, 1),
-        Digits::Row(shift, row_len) => (2, shift, row_len),
+    let (mode, shift, row_len, labels): (i32, u32, u64, CUdeviceptr) = match digits {
+        Digits::Key(shift) => (0, shift, 1, 0),
+        Digits::Distinct => (1, 0, 1, 0),
+        Digits::Row(shift, row_len) => (2, shift, row_len, 0),
+        Digits::Segment(shift, labels) => (3, shift, 1, labels),
     };
-    // The row passes read the flat indices from the payload being moved.
+    // The row and segment passes read the flat indices from the payload being moved.
     let rows = match digits {
-        Digits::Row(..) => src.1.unwrap_or(0),
+        Digits::Row(..) | Digits::Segment(..) => src.1.unwrap_or(0),
         _ => 0,
     };
     let n = len as u64;
@@ -260,15 +291,18 @@ fn queue_pass(
     upsweep
         .value(src.0)
         .value(rows)
+        .value(labels)
         .value(counts)
         .value(n)
         .value(per_block)
         .value(mode)
         .value(shift)
         .value(row_len);
-    // SAFETY: cuda_core_sort_upsweep(keys, rows, counts, n, per_block, mode, shift, row_len):
-    // block b reads keys (and rows in a row pass, which then is the payload of `len` i64) at
-    // [b * per_block, min(n, (b + 1) * per_block)), inside the `len` elements, and writes
+    // SAFETY: cuda_core_sort_upsweep(keys, rows, labels, counts, n, per_block, mode, shift,
+    // row_len): block b reads keys (and rows in a row or segment pass, which then is the
+    // payload of `len` i64 flat indices) at [b * per_block, min(n, (b + 1) * per_block)),
+    // inside the `len` elements, in a segment pass labels at those indices (clamped below n,
+    // inside the `len` labels), and writes
     // counts[d * grid + b] for d < 256, inside the 256 * grid offsets of `counts`.
     unsafe { upsweep.run(&loaded.functions[UPSWEEP], (grid, 1), (SORT_BLOCK, 1))? };
     let mut scan = Launch::on(stream);
@@ -282,24 +316,26 @@ fn queue_pass(
     }
     scatter
         .value(rows)
+        .value(labels)
         .value(counts)
         .value(n)
         .value(per_block)
         .value(mode)
         .value(shift)
         .value(row_len);
-    // SAFETY: cuda_core_sort_scatter(keys_in, keys_out, [values_in, values_out,] rows, offsets,
-    // n, per_block, mode, shift, row_len), the payload pointers present exactly when the code
-    // was generated with PAIRS: block b reads its range of the inputs as the upsweep did and
+    // SAFETY: cuda_core_sort_scatter(keys_in, keys_out, [values_in, values_out,] rows, labels,
+    // offsets, n, per_block, mode, shift, row_len), the payload pointers present exactly when
+    // the code was generated with PAIRS: block b reads its range of the inputs (and labels) as
+    // the upsweep did and
     // writes each element once at its scanned offset plus its rank among the equal digits
     // before it, a permutation of 0..n, inside the `len` elements of each output.
     unsafe { scatter.run(&loaded.functions[SCATTER], (grid, 1), (SORT_BLOCK, 1))? };
     Ok(())
 }
 
-/// Queues the sort of `job` (stably by key, then by row of the payload's flat index if
-/// `row_len` is given, the payload being those indices).
-fn queue_sort(stream: &Stream, job: &Job, row_len: Option<usize>) -> Result<()> {
+/// Queues the sort of `job`: stably by key, then as `then` says (the payload then being the flat
+/// indices).
+fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
     if job.len == 0 {
         return Ok(());
     }
@@ -308,7 +344,7 @@ fn queue_sort(stream: &Stream, job: &Job, row_len: Option<usize>) -> Result<()> 
     let loaded = load(stream, job.key, job.value_bytes, wide, job.order)?;
     let geometry = pass_grid(loaded.sm_count, job.len);
     let counts = Scratch::new(stream, 256 * geometry.0 as usize * if wide { 8 } else { 4 })?;
-    let passes = passes(key_bytes, job.len, row_len);
+    let passes = passes(key_bytes, job.len, then);
     // Scratch keys and payloads, when the passes need a second buffer.
     let alternate_keys = match passes.len() > 1 {
         true => Some(Scratch::new(stream, job.len * key_bytes)?),
@@ -461,7 +497,7 @@ pub fn sort_keys<K: Element>(
         keys_out,
         values: None,
     };
-    queue_sort(stream, &job, None)
+    queue_sort(stream, &job, Then::Nothing)
 }
 
 /// Sorts `len` keys of `keys` into `keys_out` and moves the values of `values` with them into
@@ -489,7 +525,7 @@ pub fn sort_pairs<K: Element, V: Element>(
         keys_out,
         values: Some((values_in, values_out)),
     };
-    queue_sort(stream, &job, None)
+    queue_sort(stream, &job, Then::Nothing)
 }
 
 /// Writes to `indices_out` the `i64` permutation that sorts the `len` keys of `keys` (NumPy's
@@ -599,7 +635,7 @@ fn sort_segments<K: Element>(
                 keys_out,
                 values: None,
             };
-            return queue_sort(stream, &job, None);
+            return queue_sort(stream, &job, Then::Nothing);
         }
     }
     let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), order)?;
@@ -647,7 +683,7 @@ fn sort_segments<K: Element>(
         keys_out: keys_out.unwrap_or_else(|| scratch_keys.as_ref().map_or(0, Scratch::ptr)),
         values: Some((iota.ptr(), indices)),
     };
-    queue_sort(stream, &job, row_len)?;
+    queue_sort(stream, &job, row_len.map_or(Then::Nothing, Then::Rows))?;
     if let Some(row_len) = row_len.filter(|&r| r > 0 && r < len) {
         let mut launch = Launch::on(stream);
         launch.value(indices).value(len as u64).value(row_len as u64);
@@ -868,12 +904,25 @@ mod tests {
 
     #[test]
     fn passes_cover_the_key_then_the_rows() {
-        assert_eq!(passes(4, 100, None), [0, 8, 16, 24].map(Digits::Key));
-        assert_eq!(passes(1, 100, Some(100)), [Digits::Key(0)]);
-        assert_eq!(passes(2, 1000, Some(4)).len(), 2 + 1);
-        assert_eq!(passes(2, 1 << 20, Some(8)).len(), 2 + 3);
-        assert_eq!(passes(1, 256 * 3, Some(3))[1..], [Digits::Row(0, 3)]);
-        assert_eq!(passes(1, 257 * 3, Some(3))[1..], [Digits::Row(0, 3), Digits::Row(8, 3)]);
+        assert_eq!(passes(4, 100, Then::Nothing), [0, 8, 16, 24].map(Digits::Key));
+        assert_eq!(passes(1, 100, Then::Rows(100)), [Digits::Key(0)]);
+        assert_eq!(passes(2, 1000, Then::Rows(4)).len(), 2 + 1);
+        assert_eq!(passes(2, 1 << 20, Then::Rows(8)).len(), 2 + 3);
+        assert_eq!(passes(1, 256 * 3, Then::Rows(3))[1..], [Digits::Row(0, 3)]);
+        assert_eq!(
+            passes(1, 257 * 3, Then::Rows(3))[1..],
+            [Digits::Row(0, 3), Digits::Row(8, 3)]
+        );
+        // Labels below `len`: one byte up to 256 elements, then one more per factor of 256.
+        let labels = 0xabc0;
+        assert_eq!(passes(2, 1, Then::Segments(labels)).len(), 2);
+        assert_eq!(
+            passes(2, 256, Then::Segments(labels))[2..],
+            [Digits::Segment(0, labels)]
+        );
+        assert_eq!(passes(2, 257, Then::Segments(labels)).len(), 2 + 2);
+        assert_eq!(passes(8, 1 << 32, Then::Segments(labels)).len(), 8 + 4);
+        assert_eq!(passes(8, (1 << 32) + 1, Then::Segments(labels)).len(), 8 + 5);
     }
 
     #[test]
