@@ -3,8 +3,9 @@
 //! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
 //! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
-//! the typed errors of bad input; the merge sort by a C++ comparator the same ways, and of
-//! struct keys. Results are compared bit for bit (a stable sort has one
+//! the typed errors of bad input; complex keys in NumPy's order (NaN patterns last); segmented
+//! sorts of variable-length segments (empty ones, gaps, clamped offsets, none at all); pairs
+//! with 16-byte values; the merge sort by a C++ comparator the same ways, and of struct keys. Results are compared bit for bit (a stable sort has one
 //! answer). Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -1353,4 +1354,219 @@ fn quantiles_of_one_long_line_by_radix_select_match_the_sort() {
     let zeros: Vec<f32> = (0..1 << 16).map(|i| if i % 3 == 0 { -0.0 } else { 0.0 }).collect();
     let z = DeviceArray::from_slice(&stream, &zeros).unwrap();
     assert_eq!(z.median(0).unwrap().to_vec().unwrap(), [0.0]);
+}
+
+/// The host's segmented sort of `keys` with `values`: each segment (clamped into the keys, empty
+/// when its end is not after its begin) sorted stably in NumPy's order (its reverse for
+/// descending), the rest in place.
+fn host_segmented<T: Key, V: Copy>(
+    keys: &[T],
+    values: &[V],
+    segments: &[(i64, i64)],
+    order: SortOrder,
+) -> (Vec<T>, Vec<V>) {
+    let (mut keys_out, mut values_out) = (keys.to_vec(), values.to_vec());
+    let n = keys.len() as i64;
+    for &(begin, end) in segments {
+        let (begin, end) = (begin.clamp(0, n) as usize, end.clamp(0, n) as usize);
+        if end <= begin {
+            continue;
+        }
+        for (k, i) in host_argsort(&keys[begin..end], order).into_iter().enumerate() {
+            keys_out[begin + k] = keys[begin + i as usize];
+            values_out[begin + k] = values[begin + i as usize];
+        }
+    }
+    (keys_out, values_out)
+}
+
+/// Segments of `n` elements from `seed`: lengths from 0 to `longest`, with gaps, listed in a
+/// scrambled order.
+fn segments_of(n: usize, longest: usize, seed: u64) -> Vec<(i64, i64)> {
+    let mut state = seed | 1;
+    let mut next = |m: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % m
+    };
+    let mut segments = Vec::new();
+    let mut at = 0usize;
+    while at < n {
+        let len = (next(longest as u64 + 1) as usize).min(n - at);
+        segments.push((at as i64, (at + len) as i64));
+        // A gap now and then: elements of no segment.
+        at += len + usize::from(next(4) == 0) * next(5) as usize;
+    }
+    for i in (1..segments.len()).rev() {
+        segments.swap(i, next(i as u64 + 1) as usize);
+    }
+    segments
+}
+
+/// Sorts `keys` by `segments` on the device, keys alone and with two kinds of values (`i64`
+/// positions and 16-byte complex values), both orders, against [`host_segmented`].
+fn check_segmented<T: Key>(stream: &Stream, keys: &[T], segments: &[(i64, i64)], what: &str) {
+    let n = keys.len();
+    let begins: Vec<i64> = segments.iter().map(|s| s.0).collect();
+    let ends: Vec<i64> = segments.iter().map(|s| s.1).collect();
+    let d_begins = DeviceArray::from_slice(stream, &begins).unwrap();
+    let d_ends = DeviceArray::from_slice(stream, &ends).unwrap();
+    let d_keys = DeviceArray::from_slice(stream, keys).unwrap();
+    let positions: Vec<i64> = (0..n as i64).collect();
+    let wide: Vec<Complex<f64>> = (0..n).map(|i| Complex::new(i as f64, -(i as f64))).collect();
+    let d_positions = DeviceArray::from_slice(stream, &positions).unwrap();
+    let d_wide = DeviceArray::from_slice(stream, &wide).unwrap();
+    let count = segments.len();
+    for order in [SortOrder::Ascending, SortOrder::Descending] {
+        let (expected, moved) = host_segmented(keys, &positions, segments, order);
+        let label = format!("{what} {:?} {order:?} n={n} segments={count}", T::DTYPE);
+        // Keys of no segment are copied: start from another value to see it.
+        let mut keys_out = DeviceArray::<T>::zeros(stream, n).unwrap();
+        sort::segmented_sort_keys::<T>(stream, &d_keys, &mut keys_out, n, (&d_begins, &d_ends), count, order).unwrap();
+        assert_eq!(bytes(&keys_out.to_vec().unwrap()), bytes(&expected), "keys {label}");
+        let mut values_out = DeviceArray::<i64>::zeros(stream, n).unwrap();
+        sort::segmented_sort_pairs::<T, i64>(
+            stream,
+            (&d_keys, &d_positions),
+            (&mut keys_out, &mut values_out),
+            n,
+            (&d_begins, &d_ends),
+            count,
+            order,
+        )
+        .unwrap();
+        assert_eq!(
+            bytes(&keys_out.to_vec().unwrap()),
+            bytes(&expected),
+            "pairs keys {label}"
+        );
+        assert_eq!(values_out.to_vec().unwrap(), moved, "pairs values {label}");
+        let mut wide_out = DeviceArray::<Complex<f64>>::zeros(stream, n).unwrap();
+        sort::segmented_sort_pairs::<T, Complex<f64>>(
+            stream,
+            (&d_keys, &d_wide),
+            (&mut keys_out, &mut wide_out),
+            n,
+            (&d_begins, &d_ends),
+            count,
+            order,
+        )
+        .unwrap();
+        let wide_moved: Vec<Complex<f64>> = moved.iter().map(|&i| wide[i as usize]).collect();
+        assert_eq!(wide_out.to_vec().unwrap(), wide_moved, "16-byte values {label}");
+    }
+}
+
+#[test]
+fn segmented_sorts_match_a_host_sort_of_each_segment() {
+    let Some(device) = common::device_or_skip("segmented_sorts_match_a_host_sort_of_each_segment") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // Many short segments, some empty, with gaps, listed out of order.
+    check_segmented::<f32>(&stream, &data::<f32>(100_000, 1), &segments_of(100_000, 40, 2), "short");
+    check_segmented::<i64>(&stream, &data::<i64>(50_000, 3), &segments_of(50_000, 3000, 4), "mixed");
+    check_segmented::<u8>(&stream, &data::<u8>(70_000, 5), &segments_of(70_000, 20_000, 6), "long");
+    check_segmented::<Bool>(&stream, &data::<Bool>(5000, 7), &segments_of(5000, 100, 8), "bool");
+    check_segmented::<f16>(&stream, &data::<f16>(9000, 9), &segments_of(9000, 500, 10), "f16");
+    check_segmented::<bf16>(&stream, &data::<bf16>(9000, 11), &segments_of(9000, 500, 12), "bf16");
+    check_segmented::<f64>(&stream, &data::<f64>(300_001, 13), &[(0, 300_001)], "one segment");
+    check_segmented::<Complex<f32>>(
+        &stream,
+        &data::<Complex<f32>>(20_000, 14),
+        &segments_of(20_000, 700, 15),
+        "c64",
+    );
+    check_segmented::<Complex<f64>>(
+        &stream,
+        &data::<Complex<f64>>(20_000, 16),
+        &segments_of(20_000, 700, 17),
+        "c128",
+    );
+    check_segmented::<i8>(&stream, &data::<i8>(3000, 18), &segments_of(3000, 64, 19), "i8");
+    check_segmented::<u32>(&stream, &data::<u32>(4096, 20), &segments_of(4096, 300, 21), "u32");
+    check_segmented::<i16>(&stream, &data::<i16>(4096, 22), &segments_of(4096, 300, 23), "i16");
+    check_segmented::<u16>(&stream, &data::<u16>(4096, 24), &segments_of(4096, 300, 25), "u16");
+    check_segmented::<i32>(&stream, &data::<i32>(4096, 26), &segments_of(4096, 300, 27), "i32");
+    check_segmented::<u64>(&stream, &data::<u64>(4096, 28), &segments_of(4096, 300, 29), "u64");
+    // No segments: every key stays where it is. Empty segments only, and offsets outside the
+    // keys (clamped: [-5, 3) is [0, 3), [90, 1000) is [90, 100)).
+    let keys = data::<f32>(100, 30);
+    check_segmented::<f32>(&stream, &keys, &[], "no segments");
+    check_segmented::<f32>(&stream, &keys, &[(5, 5), (9, 2), (100, 100)], "empty segments");
+    check_segmented::<f32>(&stream, &keys, &[(-5, 3), (90, 1000), (40, 60)], "clamped");
+    // No keys at all, with and without segments.
+    check_segmented::<f32>(&stream, &[], &[], "nothing");
+    check_segmented::<f32>(&stream, &[], &[(0, 0), (0, 5)], "no keys");
+    // Overlapping segments are not refused; the output is a permutation of the keys.
+    let d_keys = DeviceArray::from_slice(&stream, &keys).unwrap();
+    let d_begins = DeviceArray::from_slice(&stream, &[0i64, 10]).unwrap();
+    let d_ends = DeviceArray::from_slice(&stream, &[50i64, 80]).unwrap();
+    let mut out = DeviceArray::<f32>::empty(&stream, 100).unwrap();
+    sort::segmented_sort_keys::<f32>(
+        &stream,
+        &d_keys,
+        &mut out,
+        100,
+        (&d_begins, &d_ends),
+        2,
+        SortOrder::Ascending,
+    )
+    .unwrap();
+    let mut got = out.to_vec().unwrap();
+    let mut want = keys.clone();
+    got.sort_by(f32::numpy_cmp);
+    want.sort_by(f32::numpy_cmp);
+    assert_eq!(bytes(&got), bytes(&want), "overlapping segments permute the keys");
+    // An offsets array shorter than the segment count is a typed error.
+    assert!(matches!(
+        sort::segmented_sort_keys::<f32>(
+            &stream,
+            &d_keys,
+            &mut out,
+            100,
+            (&d_begins, &d_ends),
+            3,
+            SortOrder::Ascending
+        ),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("segmented sorts match a host sort of each segment");
+}
+
+#[test]
+fn pairs_move_16_byte_values() {
+    let Some(device) = common::device_or_skip("pairs_move_16_byte_values") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    for (n, seed) in [(1usize, 1u64), (5000, 2), (300_001, 3)] {
+        let keys = data::<Complex<f64>>(n, seed);
+        let values: Vec<Complex<f64>> = (0..n).map(|i| Complex::new(i as f64, 0.5 - i as f64)).collect();
+        for order in [SortOrder::Ascending, SortOrder::Descending] {
+            let index = host_argsort(&keys, order);
+            let d_keys = DeviceArray::from_slice(&stream, &keys).unwrap();
+            let d_values = DeviceArray::from_slice(&stream, &values).unwrap();
+            let mut keys_out = DeviceArray::<Complex<f64>>::empty(&stream, n).unwrap();
+            let mut values_out = DeviceArray::<Complex<f64>>::empty(&stream, n).unwrap();
+            sort::sort_pairs::<Complex<f64>, Complex<f64>>(
+                &stream,
+                (&d_keys, &d_values),
+                (&mut keys_out, &mut values_out),
+                n,
+                order,
+            )
+            .unwrap();
+            let expected: Vec<Complex<f64>> = index.iter().map(|&i| keys[i as usize]).collect();
+            let moved: Vec<Complex<f64>> = index.iter().map(|&i| values[i as usize]).collect();
+            assert_eq!(
+                bytes(&keys_out.to_vec().unwrap()),
+                bytes(&expected),
+                "{n} {order:?} keys"
+            );
+            assert_eq!(values_out.to_vec().unwrap(), moved, "{n} {order:?} values");
+        }
+    }
+    println!("pairs move 16-byte values");
 }

@@ -113,10 +113,15 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
     __shared__ unsigned short tile_start[256];
     __shared__ O running[256];
     __shared__ unsigned warp_totals[SORT_WARPS];
-    __shared__ K staged_keys[SORT_TILE];
+    // The stage holds the tile's keys, then (PAIRS) its values: one buffer of the larger, so
+    // that 16-byte keys and values fit the 48 KiB of static shared memory.
 #if PAIRS
-    __shared__ V staged_values[SORT_TILE];
+    __shared__ __align__(16) unsigned char stage[SORT_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V))];
+    V *staged_values = (V *)stage;
+#else
+    __shared__ __align__(16) unsigned char stage[SORT_TILE * sizeof(K)];
 #endif
+    K *staged_keys = (K *)stage;
     __shared__ unsigned short staged_digit[SORT_TILE];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned lower_lanes = (1u << lane) - 1u;
@@ -130,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
         for (int c = 0; c < SORT_ITEMS * SORT_WARPS; ++c) all_counts[c * SORT_BLOCK + threadIdx.x] = 0;
         __syncthreads();
         K key[SORT_ITEMS];
-        unsigned digit[SORT_ITEMS], rank[SORT_ITEMS];
+        unsigned digit[SORT_ITEMS], rank[SORT_ITEMS], at[SORT_ITEMS];
 #pragma unroll
         for (int j = 0; j < SORT_ITEMS; ++j) {
             const unsigned local = j * SORT_BLOCK + threadIdx.x;
@@ -171,24 +176,30 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
 #pragma unroll
         for (int j = 0; j < SORT_ITEMS; ++j) {
             if (digit[j] < 256u) {
-                const unsigned at = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
-                staged_keys[at] = key[j];
-#if PAIRS
-                staged_values[at] = values_in[base + j * SORT_BLOCK + threadIdx.x];
-#endif
-                staged_digit[at] = (unsigned short)digit[j];
+                at[j] = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
+                staged_keys[at[j]] = key[j];
+                staged_digit[at[j]] = (unsigned short)digit[j];
             }
         }
         __syncthreads();
         // Written out from the stage: consecutive threads, consecutive positions of a run.
         for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
             const unsigned d = staged_digit[s];
-            const O position = running[d] + (O)(s - tile_start[d]);
-            keys_out[position] = staged_keys[s];
-#if PAIRS
-            values_out[position] = staged_values[s];
-#endif
+            keys_out[running[d] + (O)(s - tile_start[d])] = staged_keys[s];
         }
+#if PAIRS
+        // The values through the same stage, once every key has left it.
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            if (digit[j] < 256u) staged_values[at[j]] = values_in[base + j * SORT_BLOCK + threadIdx.x];
+        }
+        __syncthreads();
+        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+            const unsigned d = staged_digit[s];
+            values_out[running[d] + (O)(s - tile_start[d])] = staged_values[s];
+        }
+#endif
         // Everyone has read running, tile_start and the stage; counts, tile_start, the stage
         // and warp_totals are written again only after the next tile's first barrier.
         __syncthreads();

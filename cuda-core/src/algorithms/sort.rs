@@ -17,8 +17,9 @@
 //! counts (digit-major, so each block learns where each of its digits starts), and a stable
 //! scatter in which each block moves its range in tiles of 1024 elements, in index order: it
 //! ranks equal digits with a warp match and per-(item, warp) counts in shared memory, stages the
-//! tile in shared memory in digit order, and writes it out from there so that consecutive
-//! threads write consecutive positions of each digit's run. Passes ping-pong
+//! tile in shared memory in digit order (its keys, then its payloads, through one buffer), and
+//! writes it out from there so that consecutive threads write consecutive positions of each
+//! digit's run. Passes ping-pong
 //! between the output and one scratch buffer from the pool, so the inputs are never written.
 //! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
 //! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
@@ -56,8 +57,8 @@ const SORT: &str = include_str!("sort.cuh");
 const SORT_BLOCK: u32 = 256;
 /// Threads of the one block that scans the counts.
 const SCAN_BLOCK: u32 = 1024;
-/// Resident blocks per SM the sort's grid is sized to (the scatter's shared memory, about
-/// 37 KiB a block with 8-byte keys and payloads, leaves room for 6).
+/// Resident blocks per SM the sort's grid is sized to (the scatter's shared memory, at most
+/// about 37 KiB a block, with 16-byte keys or payloads, leaves room for 6).
 const SORT_BLOCKS_PER_SM: u32 = 6;
 /// Threads per block of the grid-stride helpers (iota, row index).
 const HELPER_BLOCK: u32 = 256;
@@ -126,12 +127,14 @@ fn complex_header(key: DType, (bits, part): (&str, &str), inf: u64, order: SortO
 }
 
 /// The unsigned type that moves a payload of `bytes` bytes.
+/// (1, 2, 4, 8 or 16: an element type's size; 16, a complex128, as two 8-byte words).
 fn payload_type(bytes: usize) -> &'static str {
     match bytes {
         1 => "unsigned char",
         2 => "unsigned short",
         4 => "unsigned int",
-        _ => "unsigned long long",
+        8 => "unsigned long long",
+        _ => "cuda_core_payload16",
     }
 }
 
@@ -146,7 +149,10 @@ fn source(key: DType, value_bytes: Option<usize>, wide: bool, order: SortOrder) 
     s.push_str(&key_header(key, order));
     s.push_str(&format!("typedef {offsets} O;\n"));
     match value_bytes {
-        Some(bytes) => s.push_str(&format!("typedef {} V;\n#define PAIRS 1\n", payload_type(bytes))),
+        Some(bytes) => s.push_str(&format!(
+            "struct cuda_core_payload16 {{ unsigned long long lo, hi; }};\ntypedef {} V;\n#define PAIRS 1\n",
+            payload_type(bytes)
+        )),
         None => s.push_str("#define PAIRS 0\n"),
     }
     s.push_str(SORT);
@@ -885,6 +891,9 @@ mod tests {
             (DType::C64, Some(4), true, SortOrder::Descending),
             (DType::I64, Some(8), true, SortOrder::Ascending),
             (DType::F64, Some(1), true, SortOrder::Ascending),
+            // Complex128 values under 8-byte keys.
+            (DType::C128, Some(16), false, SortOrder::Ascending),
+            (DType::F64, Some(16), true, SortOrder::Ascending),
             (DType::I16, Some(2), false, SortOrder::Descending),
             (DType::U8, Some(4), true, SortOrder::Descending),
         ]);
@@ -893,7 +902,7 @@ mod tests {
             let program = Program::new(text.clone(), options.clone());
             // A CUBIN for the widest keys: ptxas checks the static shared memory (48 KiB).
             let target = match key {
-                DType::C128 => CompileTarget::Cubin,
+                DType::C128 | DType::F64 => CompileTarget::Cubin,
                 _ => CompileTarget::Ptx,
             };
             if let Err(error) = program.compile(target) {
