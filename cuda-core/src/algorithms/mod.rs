@@ -20,7 +20,8 @@
 //! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
 //!   sorted input (also by key: the values beside them) and run-length encoding, the count left
 //!   on the device or read back;
-//! - [`sort`]: stable radix sort of keys, pairs, `argsort`, and of the rows of a matrix;
+//! - [`sort`]: stable radix sort of keys, pairs, `argsort`, of the rows of a matrix, and of
+//!   segments of any lengths given by offsets; complex keys in NumPy's lexicographic order;
 //! - [`merge_sort`]: stable merge sort of keys or pairs by a C++ comparator, for keys radix
 //!   sort cannot take;
 //! - [`search`]: lower and upper bounds of many queries in sorted keys;
