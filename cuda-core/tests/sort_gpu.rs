@@ -1570,3 +1570,113 @@ fn pairs_move_16_byte_values() {
     }
     println!("pairs move 16-byte values");
 }
+
+#[test]
+fn complex_medians_match_numpy() {
+    let Some(device) = common::device_or_skip("complex_medians_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let nan = f32::NAN;
+    let c = Complex::new;
+    let a = [
+        [c(3.0, 1.0), c(1.0, 2.0), c(1.0, -1.0), c(-0.0, 5.0)],
+        [c(2.0, 0.0), c(nan, 1.0), c(1.0, 1.0), c(0.0, 0.0)],
+        [c(1.0, 1.0), c(1.0, 1.0), c(1.0, nan), c(0.0, -2.0)],
+    ];
+    let x = DeviceArray::from_slice(&stream, a.as_flattened())
+        .unwrap()
+        .reshape(vec![3, 4])
+        .unwrap();
+    // NumPy 2.4 (complex64): np.median(a, axis=1) == [1+0.5j, nan+1j, 1+nanj] (a line with a
+    // NaN gives its greatest value, NaN patterns last); axis=0: [2, nan+1j, 1+nanj, 0];
+    // np.nanmedian(a, axis=1) == [1+0.5j, 1+1j, 1+1j]; axis=0: [2, 1+1.5j, 1, 0].
+    let check = |got: DeviceArray<Complex<f32>>, want: &[Complex<f32>], what: &str| {
+        assert_eq!(bytes(&got.to_vec().unwrap()), bytes(want), "{what}");
+    };
+    check(
+        x.median(1).unwrap(),
+        &[c(1.0, 0.5), c(nan, 1.0), c(1.0, nan)],
+        "median axis 1",
+    );
+    check(
+        x.median(0).unwrap(),
+        &[c(2.0, 0.0), c(nan, 1.0), c(1.0, nan), c(0.0, 0.0)],
+        "median axis 0",
+    );
+    check(
+        x.nanmedian(-1).unwrap(),
+        &[c(1.0, 0.5), c(1.0, 1.0), c(1.0, 1.0)],
+        "nanmedian axis 1",
+    );
+    check(
+        x.nanmedian(0).unwrap(),
+        &[c(2.0, 0.0), c(1.0, 1.5), c(1.0, 0.0), c(0.0, 0.0)],
+        "nanmedian axis 0",
+    );
+    // complex128; a line of NaN values only: nanmedian gives nan+0j (NumPy along an axis).
+    let b = DeviceArray::from_slice(
+        &stream,
+        &[
+            Complex::new(f64::NAN, 1.0),
+            Complex::new(1.0, f64::NAN),
+            Complex::new(1.0, 1.0),
+            Complex::new(3.0, 5.0),
+        ],
+    )
+    .unwrap()
+    .reshape(vec![2, 2])
+    .unwrap();
+    let nanmedian = b.nanmedian(1).unwrap().to_vec().unwrap();
+    assert_eq!(
+        bytes(&nanmedian),
+        bytes(&[Complex::new(f64::NAN, 0.0), Complex::new(2.0, 3.0)])
+    );
+    let median = b.median(1).unwrap().to_vec().unwrap();
+    assert_eq!(
+        bytes(&median),
+        bytes(&[Complex::new(f64::NAN, 1.0), Complex::new(2.0, 3.0)])
+    );
+    // Against a host median of random lines (odd and even lengths, NaN patterns, ties).
+    for (lines, n, seed) in [(50usize, 7usize, 1u64), (20, 10, 2), (3, 3001, 3), (1, 1, 4)] {
+        let host = data::<Complex<f64>>(lines * n, seed);
+        let x = DeviceArray::from_slice(&stream, &host)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        let (median, nanmedian) = (
+            x.median(1).unwrap().to_vec().unwrap(),
+            x.nanmedian(1).unwrap().to_vec().unwrap(),
+        );
+        for (r, line) in host.chunks(n).enumerate() {
+            let mut sorted = line.to_vec();
+            sorted.sort_by(Key::numpy_cmp);
+            let middle = |values: &[Complex<f64>]| match values.len() {
+                0 => Complex::new(f64::NAN, 0.0),
+                m if m % 2 == 1 => values[m / 2],
+                m => (values[m / 2 - 1] + values[m / 2]) * 0.5,
+            };
+            let want = match sorted.last().is_some_and(Key::has_nan) {
+                true => *sorted.last().unwrap(),
+                false => middle(&sorted),
+            };
+            assert_eq!(bytes(&[median[r]]), bytes(&[want]), "median line {r} of {lines} x {n}");
+            let numbers: Vec<Complex<f64>> = sorted.iter().copied().filter(|v| !v.has_nan()).collect();
+            assert_eq!(
+                bytes(&[nanmedian[r]]),
+                bytes(&[middle(&numbers)]),
+                "nanmedian line {r} of {lines} x {n}"
+            );
+        }
+    }
+    // NumPy refuses percentile and quantile of complex arrays (TypeError).
+    assert!(matches!(
+        x.percentile(50.0, 1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        x.nanquantile(0.5, 0, QuantileMethod::Lower),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("complex medians match numpy");
+}
