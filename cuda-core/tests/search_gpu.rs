@@ -194,6 +194,8 @@ fn complex_bounds_match_numpy() {
         a.searchsorted(&q, Side::Right, None).unwrap().to_vec().unwrap(),
         [1, 2, 2, 5, 5, 6, 8, 3]
     );
+    // np.digitize refuses complex values (TypeError).
+    assert!(matches!(q.digitize(&a, false), Err(Error::InvalidValue(_))));
     println!("complex bounds match numpy");
 }
 

@@ -92,8 +92,15 @@ impl<T: Element> DeviceArray<T> {
     /// this array's shape. `bins` is 1-D and monotonic, increasing or decreasing (checked on the
     /// host: `bins` is read back, one wait; NaN in it is not monotonic); otherwise
     /// [`Error::InvalidValue`]. For increasing bins the index `i` has `bins[i-1] <= x <
-    /// bins[i]` (`bins[i-1] < x <= bins[i]` with `right`), as NumPy.
+    /// bins[i]` (`bins[i-1] < x <= bins[i]` with `right`), as NumPy. Complex arrays are
+    /// refused ([`Error::InvalidValue`]), as NumPy refuses them.
     pub fn digitize(&self, bins: &DeviceArray<T>, right: bool) -> Result<DeviceArray<i64>> {
+        if T::DTYPE.is_complex() {
+            return Err(Error::InvalidValue(format!(
+                "digitize: x may not be complex, not {} (NumPy raises TypeError)",
+                T::DTYPE
+            )));
+        }
         if bins.ndim() != 1 {
             return Err(Error::InvalidValue(format!(
                 "digitize: bins must be 1-D, not of shape {:?}",
