@@ -1680,3 +1680,155 @@ fn complex_medians_match_numpy() {
     ));
     println!("complex medians match numpy");
 }
+
+/// As `host_quantile` with NumPy's `float32` arithmetic (what `f32` lines compute in).
+fn host_quantile_f32(line: &[f32], q: f64, method: QuantileMethod) -> f32 {
+    let mut sorted = line.to_vec();
+    sorted.sort_by(f32::numpy_cmp);
+    let n = sorted.len();
+    if n == 0 || sorted[n - 1].is_nan() {
+        return f32::NAN;
+    }
+    let virtual_index = q * (n - 1) as f64;
+    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
+    let lerp = |a: f32, b: f32, t: f64| {
+        let diff = b - a;
+        if t >= 0.5 {
+            b - diff * (1.0 - t) as f32
+        } else {
+            a + diff * t as f32
+        }
+    };
+    let floor = virtual_index.floor();
+    match method {
+        QuantileMethod::Linear => lerp(at(floor), at(floor + 1.0), virtual_index - floor),
+        QuantileMethod::Lower => at(floor),
+        QuantileMethod::Higher => at(virtual_index.ceil()),
+        QuantileMethod::Nearest => at(virtual_index.round_ties_even()),
+        QuantileMethod::Midpoint if virtual_index == floor => at(floor),
+        QuantileMethod::Midpoint => lerp(at(floor), at(floor + 1.0), 0.5),
+    }
+}
+
+#[test]
+fn quantiles_of_many_lines_by_radix_select_match_the_host() {
+    let Some(device) = common::device_or_skip("quantiles_of_many_lines_by_radix_select_match_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let methods = [
+        QuantileMethod::Linear,
+        QuantileMethod::Lower,
+        QuantileMethod::Higher,
+        QuantileMethod::Nearest,
+        QuantileMethod::Midpoint,
+    ];
+    // Equal values, or both NaN (among equal zeros the select takes -0.0 first).
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    // Lines of 512 to 2^16 - 1 (one block each): f64, i32 (quantiles in f64) and f32 (in f32),
+    // NaN in or left out, every method; the lines along the last axis and along the first.
+    for (lines, n, seed) in [
+        (300usize, 512usize, 1u64),
+        (64, 1000, 2),
+        (5, 20_001, 3),
+        (1, 65_535, 4),
+    ] {
+        let f64s = data::<f64>(lines * n, seed);
+        let i32s = data::<i32>(lines * n, seed + 10);
+        let f32s = data::<f32>(lines * n, seed + 20);
+        let xf64 = DeviceArray::from_slice(&stream, &f64s)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        let xi32 = DeviceArray::from_slice(&stream, &i32s)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        let xf32 = DeviceArray::from_slice(&stream, &f32s)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        // The same lines along axis 0 of the transpose (moved and copied to rows first).
+        let tf64 = xf64.transpose().try_clone().unwrap();
+        for q in [0.0, 0.1, 0.5, 0.77, 1.0] {
+            for method in methods {
+                let what = format!("{lines} x {n} q {q} {method:?}");
+                let got = xf64.quantile(q, -1, method).unwrap().to_vec().unwrap();
+                let along_0 = tf64.quantile(q, 0, method).unwrap().to_vec().unwrap();
+                let skipping = xf64.nanquantile(q, 1, method).unwrap().to_vec().unwrap();
+                let ints = xi32.quantile(q, 1, method).unwrap().to_vec().unwrap();
+                let floats = xf32.quantile(q, 1, method).unwrap().to_vec().unwrap();
+                let floats_skipping = xf32.nanquantile(q, 1, method).unwrap().to_vec().unwrap();
+                for r in 0..lines {
+                    let line = &f64s[r * n..(r + 1) * n];
+                    let want = host_quantile(line, q, method);
+                    assert!(same(got[r], want), "f64 {what} line {r}: {} vs {want}", got[r]);
+                    assert!(same(along_0[r], want), "f64 axis 0 {what} line {r}");
+                    let numbers: Vec<f64> = line.iter().copied().filter(|v| !v.is_nan()).collect();
+                    let want = match numbers.is_empty() {
+                        true => f64::NAN,
+                        false => host_quantile(&numbers, q, method),
+                    };
+                    assert!(same(skipping[r], want), "f64 nanquantile {what} line {r}");
+                    let line: Vec<f64> = i32s[r * n..(r + 1) * n].iter().map(|&v| f64::from(v)).collect();
+                    let want = host_quantile(&line, q, method);
+                    assert!(same(ints[r], want), "i32 {what} line {r}: {} vs {want}", ints[r]);
+                    let line = &f32s[r * n..(r + 1) * n];
+                    let want = host_quantile_f32(line, q, method);
+                    assert!(same(f64::from(floats[r]), f64::from(want)), "f32 {what} line {r}");
+                    let numbers: Vec<f32> = line.iter().copied().filter(|v| !v.is_nan()).collect();
+                    let want = host_quantile_f32(&numbers, q, method);
+                    assert!(
+                        same(f64::from(floats_skipping[r]), f64::from(want)),
+                        "f32 nanquantile {what} line {r}"
+                    );
+                }
+            }
+        }
+        let medians = xf64.median(1).unwrap().to_vec().unwrap();
+        for (r, median) in medians.iter().enumerate() {
+            let want = host_quantile(&f64s[r * n..(r + 1) * n], 0.5, QuantileMethod::Linear);
+            assert!(same(*median, want), "median {lines} x {n} line {r}");
+        }
+    }
+    // Every key width and kind: the picks (lower, higher, nearest: one element each, exact in
+    // the result type) of lines of 1024 against the host's sort of each line.
+    fn against_sort<T: Key>(stream: &Stream) {
+        let (lines, n) = (40usize, 1024usize);
+        let host = data::<T>(lines * n, 50);
+        let x = DeviceArray::from_slice(stream, &host)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        for q in [0.0, 0.3, 0.5, 1.0] {
+            for method in [QuantileMethod::Lower, QuantileMethod::Higher, QuantileMethod::Nearest] {
+                let got = x.quantile(q, 1, method).unwrap().to_vec().unwrap();
+                for (r, line) in host.chunks(n).enumerate() {
+                    let mut sorted = line.to_vec();
+                    sorted.sort_by(T::numpy_cmp);
+                    let want = match sorted[n - 1].to_f64().is_nan() {
+                        true => f64::NAN,
+                        false => host_quantile(&sorted.iter().map(|v| v.to_f64()).collect::<Vec<_>>(), q, method),
+                    };
+                    let got = got[r].to_f64();
+                    assert!(
+                        got == want || (got.is_nan() && want.is_nan()),
+                        "{:?} q {q} {method:?} line {r}: {got} vs {want}",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+    against_sort::<Bool>(&stream);
+    against_sort::<i8>(&stream);
+    against_sort::<u8>(&stream);
+    against_sort::<i16>(&stream);
+    against_sort::<u16>(&stream);
+    against_sort::<u32>(&stream);
+    against_sort::<i64>(&stream);
+    against_sort::<u64>(&stream);
+    against_sort::<f16>(&stream);
+    against_sort::<bf16>(&stream);
+    println!("quantiles of many lines by radix select match the host");
+}

@@ -288,7 +288,13 @@ fn median_select(_ptx: &str) -> Result<()> {
         let median = x.median(0)?;
         check("median shape", median.shape().to_vec(), Vec::<usize>::new())?;
         let p90 = x.nanpercentile(90.0, 0, cuda_core::QuantileMethod::Nearest)?;
-        drop((x, median, p90));
+        // Lines of a middle length, one block each, along the first axis (moved and copied).
+        let rows = x.reshape([64, 1024])?;
+        let medians = rows.median(0)?;
+        check("row medians shape", medians.shape().to_vec(), vec![1024])?;
+        let medians = rows.median(1)?;
+        check("row medians shape", medians.shape().to_vec(), vec![64])?;
+        drop((x, median, p90, rows, medians));
         Ok(())
     })
 }

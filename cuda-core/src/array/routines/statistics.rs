@@ -4,8 +4,9 @@
 //! order statistics `median`, `percentile` and
 //! `quantile` along an axis, by
 //! the stable sort of [`sorting`](super::sorting) and one kernel that reads the one or two
-//! sorted elements each output needs; one line of at least 2^16 elements (the whole array) by
-//! radix select instead, with no sort (see `quantile_select`; among equal zeros it picks `-0.0`
+//! sorted elements each output needs; lines of 512 to 2^16 - 1 elements by radix select, one
+//! block a line, and one line of at least 2^16 elements (the whole array) by radix select across
+//! the device, with no sort (see `quantile_select`; among equal zeros it picks `-0.0`
 //! before `0.0`, where the sort keeps their input order). NumPy's methods `linear` (its default), `lower`,
 //! `higher`, `nearest` and `midpoint`; a line holding a NaN gives NaN, as in NumPy, and the
 //! `nan*` forms (`nanmedian`, `nanpercentile`, `nanquantile`) leave NaNs out (NaNs sort last: each
@@ -39,7 +40,7 @@ use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
 use super::complex_median::complex_median;
-use super::quantile_select::{quantile_of_line, SELECT_MIN_LEN};
+use super::quantile_select::{quantile_of_line, quantile_of_rows, ROWS_SELECT_MIN_LEN, SELECT_MIN_LEN};
 
 /// The quantile read-out kernel.
 const QUANTILE: &str = include_str!("quantile.cuh");
@@ -327,6 +328,13 @@ impl<T: Element> DeviceArray<T> {
         // One long line (the whole array): radix select, no sort.
         if out.len() == 1 && n >= SELECT_MIN_LEN {
             quantile_of_line(&self.ravel()?, &mut out, q, method, skip_nan)?;
+            return Ok(out);
+        }
+        // Lines of a middle length: radix select of each by one block, no sort (longer lines,
+        // more than one, are sorted: a block each would leave most of the device idle).
+        if (ROWS_SELECT_MIN_LEN..SELECT_MIN_LEN).contains(&n) {
+            let rows = self.moveaxis(axis, self.ndim() - 1)?.to_contiguous()?;
+            quantile_of_rows(&rows, &mut out, n, (q, method, skip_nan))?;
             return Ok(out);
         }
         // The lines sorted, the axis last and compact.
