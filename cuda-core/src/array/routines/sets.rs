@@ -40,8 +40,8 @@ impl<T: Element> DeviceArray<T> {
     /// `equal_nan=True`: all NaNs are one element, after the others; `-0.0` and `0.0` are one,
     /// whichever comes first in the array). Complex values are in NumPy's lexicographic order,
     /// and those with a NaN in either part are one element, the first of them in the array (as
-    /// NumPy 2.3 and later give it). Waits for the stream once, for the count (three more times
-    /// for complex values with a NaN).
+    /// NumPy 2.3 and later give it). Waits for the stream once, for the count (for complex
+    /// arrays once more, for the last value, and twice more when it holds a NaN).
     pub fn unique(&self) -> Result<DeviceArray<T>> {
         let (mut values, _, sorted, order) = self.unique_sorted()?;
         if T::DTYPE.is_complex() {
