@@ -41,8 +41,9 @@ use crate::error::{Error, Result};
 impl<T: Element> DeviceArray<T> {
     /// Where each element of `values` would go in this sorted 1-D array to keep it sorted:
     /// NumPy's `np.searchsorted(a, v, side, sorter)`, `i64` positions of `values`' shape, in
-    /// NumPy's order (NaN last). With a `sorter` (indices that sort this array, as
-    /// [`argsort`](Self::argsort) gives), the array is read in that order; the sorter is checked
+    /// NumPy's order (NaN last; complex values lexicographically, NaN patterns last). With a
+    /// `sorter` (indices that sort this array, as [`argsort`](Self::argsort) gives), the array
+    /// is read in that order; the sorter is checked
     /// on the device (an index outside the array is [`Error::IndexOutOfBounds`], an order that
     /// does not sort it [`Error::InvalidValue`]), which waits for the stream once. Without one,
     /// nothing waits, and an unsorted array gives unspecified positions, as in NumPy.
