@@ -96,33 +96,33 @@ fn load(stream: &Stream, key: DType, order: Order) -> Result<std::sync::Arc<Load
 /// ([`Side::Left`]) or is above it ([`Side::Right`]), on `stream`, without a host wait.
 pub fn search_sorted<K: Element>(
     stream: &Stream,
-    (keys, len): (&impl DeviceMemory, usize),
-    (queries, queries_len): (&impl DeviceMemory, usize),
+    keys: (&impl DeviceMemory, usize),
+    queries: (&impl DeviceMemory, usize),
     out: &mut impl DeviceMemoryMut,
     side: Side,
 ) -> Result<()> {
-    let mut operands = Operands::new("search_sorted", stream);
-    let keys = operands.input("keys", keys, bytes_of::<K>("search_sorted", len)?)?;
-    let queries = operands.input("queries", queries, bytes_of::<K>("search_sorted", queries_len)?)?;
-    let out = operands.output("out", out, bytes_of::<i64>("search_sorted", queries_len)?)?;
-    queue_search(
-        stream,
-        (K::DTYPE, Order::Sort),
-        (keys, 0, len),
-        (queries, queries_len),
-        out,
-        side,
-    )
+    search_in_order::<K>(stream, keys, queries, out, (side, Order::Sort))
 }
 
 /// As [`search_sorted`], every key that holds a NaN comparing equal to every other (`unique`'s
 /// equality: for complex keys, a NaN in either part), the keys sorted in NumPy's order.
 pub(crate) fn search_sorted_nan_equal<K: Element>(
     stream: &Stream,
+    keys: (&impl DeviceMemory, usize),
+    queries: (&impl DeviceMemory, usize),
+    out: &mut impl DeviceMemoryMut,
+    side: Side,
+) -> Result<()> {
+    search_in_order::<K>(stream, keys, queries, out, (side, Order::NanEqual))
+}
+
+/// [`search_sorted`] with keys compared in `order`.
+fn search_in_order<K: Element>(
+    stream: &Stream,
     (keys, len): (&impl DeviceMemory, usize),
     (queries, queries_len): (&impl DeviceMemory, usize),
     out: &mut impl DeviceMemoryMut,
-    side: Side,
+    (side, order): (Side, Order),
 ) -> Result<()> {
     let what = "search_sorted";
     let mut operands = Operands::new(what, stream);
@@ -131,7 +131,7 @@ pub(crate) fn search_sorted_nan_equal<K: Element>(
     let out = operands.output("out", out, bytes_of::<i64>(what, queries_len)?)?;
     queue_search(
         stream,
-        (K::DTYPE, Order::NanEqual),
+        (K::DTYPE, order),
         (keys, 0, len),
         (queries, queries_len),
         out,
