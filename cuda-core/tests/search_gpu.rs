@@ -1,5 +1,6 @@
 //! `searchsorted` and the device-wide bounds on a GPU, against a host binary search in NumPy's
-//! order (NaN last, `-0.0` equal to `0.0`): both sides, every element type, queries between,
+//! order (NaN last, `-0.0` equal to `0.0`; complex values lexicographically, NaN patterns
+//! last): both sides, every element type, queries between,
 //! on and outside the keys, NaN queries, a sorter, empty inputs, and the typed errors of a bad
 //! sorter or a bad side; and the histograms on them (`histogram` with a bin count or edges,
 //! `density`, `histogram2d`, `digitize`, `bincount` with and without weights). Without a driver or device each test prints `skipped: <why>` and
@@ -10,7 +11,7 @@ mod common;
 use std::cmp::Ordering;
 
 use cuda_core::algorithms::search::{self, Side};
-use cuda_core::{DeviceArray, DeviceBuffer, Element, Error};
+use cuda_core::{Complex, DeviceArray, DeviceBuffer, Element, Error};
 use cuda_driver::Stream;
 use half::{bf16, f16};
 
@@ -91,6 +92,111 @@ fn bounds_match_a_host_binary_search_for_every_type() {
     check_type::<f32>(&stream, true);
     check_type::<f64>(&stream, true);
     println!("bounds match a host binary search for every type");
+}
+
+/// NumPy's documented order of complex values: `R + Rj < R + nanj < nan + Rj < nan + nanj`
+/// (R not NaN), values of one NaN pattern by their parts, real first (`-0.0 == 0.0`).
+fn complex_cmp(a: Complex<f64>, b: Complex<f64>) -> Ordering {
+    let pattern = |z: Complex<f64>| (z.re.is_nan(), z.im.is_nan());
+    pattern(a)
+        .cmp(&pattern(b))
+        .then_with(|| numpy_cmp(a.re, b.re))
+        .then_with(|| numpy_cmp(a.im, b.im))
+}
+
+#[test]
+fn complex_bounds_match_numpy() {
+    let Some(device) = common::device_or_skip("complex_bounds_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // Parts with NaN, infinities and -0.0, so every NaN pattern and ties occur.
+    let complex = |len: usize, seed: u64| -> Vec<Complex<f64>> {
+        let re: Vec<f64> = values(len, seed, true);
+        let im: Vec<f64> = values(len, seed + 1000, true);
+        re.into_iter().zip(im).map(|(re, im)| Complex::new(re, im)).collect()
+    };
+    for (len, queries_len) in [(0usize, 5usize), (1, 9), (1000, 3000), (70_001, 5000)] {
+        let unsorted = complex(len, len as u64 + 5);
+        let mut keys = unsorted.clone();
+        keys.sort_by(|a, b| complex_cmp(*a, *b));
+        let queries = complex(queries_len, 91);
+        for side in [Side::Left, Side::Right] {
+            let expected: Vec<i64> = queries
+                .iter()
+                .map(|&q| {
+                    keys.partition_point(|&k| match side {
+                        Side::Left => complex_cmp(k, q) == Ordering::Less,
+                        Side::Right => complex_cmp(k, q) != Ordering::Greater,
+                    }) as i64
+                })
+                .collect();
+            let a = DeviceArray::from_slice(&stream, &keys).unwrap();
+            let v = DeviceArray::from_slice(&stream, &queries).unwrap();
+            assert_eq!(
+                a.searchsorted(&v, side, None).unwrap().to_vec().unwrap(),
+                expected,
+                "{len} {side:?}"
+            );
+            // The same in f32 parts (every value here is exact in f32).
+            let narrow = |z: &[Complex<f64>]| -> Vec<Complex<f32>> {
+                z.iter().map(|z| Complex::new(z.re as f32, z.im as f32)).collect()
+            };
+            let a32 = DeviceArray::from_slice(&stream, &narrow(&keys)).unwrap();
+            let v32 = DeviceArray::from_slice(&stream, &narrow(&queries)).unwrap();
+            assert_eq!(
+                a32.searchsorted(&v32, side, None).unwrap().to_vec().unwrap(),
+                expected,
+                "f32 {len} {side:?}"
+            );
+            // Through a sorter of the unsorted keys (checked on the device).
+            let u = DeviceArray::from_slice(&stream, &unsorted).unwrap();
+            let sorter = u.argsort(0).unwrap();
+            assert_eq!(
+                u.searchsorted(&v, side, Some(&sorter)).unwrap().to_vec().unwrap(),
+                expected,
+                "sorter {len} {side:?}"
+            );
+        }
+    }
+    // NumPy 2.4: a = np.sort([nan+1j, 1+nanj, 2, nan+nanj, 1+1j, -0+0j, 1+nanj, nan-5j]) is
+    // [-0+0j, 1+1j, 2, 1+nanj, 1+nanj, nan-5j, nan+1j, nan+nanj]; for the queries
+    // [0, 1+1j, 1+2j, 5+nanj, 1+nanj, nan+0j, nan+nanj, inf] searchsorted gives
+    // [0, 1, 2, 5, 3, 6, 7, 3] (left) and [1, 2, 2, 5, 5, 6, 8, 3] (right).
+    let nan = f64::NAN;
+    let a = [
+        Complex::new(-0.0, 0.0),
+        Complex::new(1.0, 1.0),
+        Complex::new(2.0, 0.0),
+        Complex::new(1.0, nan),
+        Complex::new(1.0, nan),
+        Complex::new(nan, -5.0),
+        Complex::new(nan, 1.0),
+        Complex::new(nan, nan),
+    ];
+    let q = [
+        Complex::new(0.0, 0.0),
+        Complex::new(1.0, 1.0),
+        Complex::new(1.0, 2.0),
+        Complex::new(5.0, nan),
+        Complex::new(1.0, nan),
+        Complex::new(nan, 0.0),
+        Complex::new(nan, nan),
+        Complex::new(f64::INFINITY, 0.0),
+    ];
+    let a = DeviceArray::from_slice(&stream, &a).unwrap();
+    let q = DeviceArray::from_slice(&stream, &q).unwrap();
+    assert_eq!(
+        a.searchsorted(&q, Side::Left, None).unwrap().to_vec().unwrap(),
+        [0, 1, 2, 5, 3, 6, 7, 3]
+    );
+    assert_eq!(
+        a.searchsorted(&q, Side::Right, None).unwrap().to_vec().unwrap(),
+        [1, 2, 2, 5, 5, 6, 8, 3]
+    );
+    // np.digitize refuses complex values (TypeError).
+    assert!(matches!(q.digitize(&a, false), Err(Error::InvalidValue(_))));
+    println!("complex bounds match numpy");
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
 //! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
-//! the typed errors of bad input; the merge sort by a C++ comparator the same ways, and of
-//! struct keys. Results are compared bit for bit (a stable sort has one
+//! the typed errors of bad input; complex keys in NumPy's order (NaN patterns last); segmented
+//! sorts of variable-length segments (empty ones, gaps, clamped offsets, none at all); pairs
+//! with 16-byte values; the merge sort by a C++ comparator the same ways, and of struct keys. Results are compared bit for bit (a stable sort has one
 //! answer). Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -13,7 +14,7 @@ mod common;
 use std::cmp::Ordering;
 
 use cuda_core::algorithms::sort::{self, SortOrder};
-use cuda_core::{Bool, DeviceArray, DeviceBuffer, Element, Error, QuantileMethod};
+use cuda_core::{Bool, Complex, DeviceArray, DeviceBuffer, Element, Error, QuantileMethod};
 use cuda_driver::Stream;
 use half::{bf16, f16};
 
@@ -24,6 +25,10 @@ trait Key: Element + Copy + std::fmt::Debug {
     fn make(bits: u64) -> Self;
     /// NumPy's order.
     fn numpy_cmp(a: &Self, b: &Self) -> Ordering;
+    /// Whether the value holds a NaN (for complex values, in either part).
+    fn has_nan(&self) -> bool {
+        self.to_f64().is_nan()
+    }
 }
 
 macro_rules! int_key {
@@ -98,6 +103,35 @@ macro_rules! float_key {
     )*};
 }
 float_key!(f16, bf16, f32, f64);
+
+/// NumPy's documented order of complex values: `R + Rj < R + nanj < nan + Rj < nan + nanj`
+/// (R not NaN), values of one NaN pattern by their parts, real first (`-0.0 == 0.0`).
+fn complex_cmp(a: (f64, f64), b: (f64, f64)) -> Ordering {
+    let pattern = |z: (f64, f64)| (z.0.is_nan(), z.1.is_nan());
+    pattern(a)
+        .cmp(&pattern(b))
+        .then_with(|| float_cmp(a.0, b.0))
+        .then_with(|| float_cmp(a.1, b.1))
+}
+
+macro_rules! complex_key {
+    ($($t:ty),*) => {$(
+        impl Key for Complex<$t> {
+            /// Parts from two draws of `float_value`: NaN (either sign), infinities, both zeros
+            /// and ties in each part.
+            fn make(bits: u64) -> Self {
+                Complex::new(float_value(bits) as $t, float_value(bits.rotate_right(23)) as $t)
+            }
+            fn numpy_cmp(a: &Self, b: &Self) -> Ordering {
+                complex_cmp((f64::from(a.re), f64::from(a.im)), (f64::from(b.re), f64::from(b.im)))
+            }
+            fn has_nan(&self) -> bool {
+                self.re.is_nan() || self.im.is_nan()
+            }
+        }
+    )*};
+}
+complex_key!(f32, f64);
 
 /// `len` pseudo-random elements from `seed` (a 64-bit LCG).
 fn data<T: Key>(len: usize, seed: u64) -> Vec<T> {
@@ -215,6 +249,8 @@ fn every_type_sorts_as_numpy_stable_sort() {
     every_size::<bf16>(&stream);
     every_size::<f32>(&stream);
     every_size::<f64>(&stream);
+    every_size::<Complex<f32>>(&stream);
+    every_size::<Complex<f64>>(&stream);
     println!("every type sorts as NumPy's stable sort");
 }
 
@@ -307,6 +343,9 @@ fn every_axis_sorts_each_line_alone() {
     check_axes::<f32>(&stream, &[5, 7, 9], 1);
     check_axes::<i16>(&stream, &[3, 1, 4, 2], 2);
     check_axes::<f16>(&stream, &[6, 300], 3);
+    // Complex rows: short ones by the block sort, long ones (3000) by the radix passes.
+    check_axes::<Complex<f32>>(&stream, &[40, 3000], 5);
+    check_axes::<Complex<f64>>(&stream, &[333, 7, 5], 6);
     // Many short rows (one block sorts each row of up to 2048): 70000 rows of 3, 2^17 + 1 of 2,
     // and rows of exactly 2048 and of 1000 (padded to 1024).
     check_axes::<f64>(&stream, &[70_000, 3], 4);
@@ -368,27 +407,10 @@ fn unique_matches_numpy() {
             .unwrap()
             .reshape(shape.to_vec())
             .unwrap();
-        let order = host_argsort(host, SortOrder::Ascending);
-        // The first of each run of equal elements in the stable order: NumPy's values and
-        // first indices; every element's run number is its inverse.
-        let (mut values, mut first, mut counts, mut inverse) =
-            (Vec::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
-        for &i in &order {
-            let v = host[i as usize];
-            let new = values
-                .last()
-                .is_none_or(|last| T::numpy_cmp(last, &v) != Ordering::Equal);
-            if new {
-                values.push(v);
-                first.push(i);
-                counts.push(0i64);
-            }
-            *counts.last_mut().unwrap() += 1;
-            inverse[i as usize] = values.len() as i64 - 1;
-        }
+        let (values, first, counts, inverse) = host_unique_all(host);
         assert_eq!(
             bytes(&x.unique().unwrap().to_vec().unwrap()),
-            bytes(&values),
+            bytes(&host_unique(host)),
             "unique {:?}",
             T::DTYPE
         );
@@ -406,6 +428,34 @@ fn unique_matches_numpy() {
     check::<f16>(&stream, &data::<f16>(1, 5), &[1]);
     check::<i32>(&stream, &[], &[0]);
     check::<Bool>(&stream, &data::<Bool>(1000, 6), &[10, 100]);
+    check::<Complex<f32>>(&stream, &data::<Complex<f32>>(100_000, 7), &[100, 1000]);
+    check::<Complex<f64>>(&stream, &data::<Complex<f64>>(4001, 8), &[4001]);
+    // NumPy 2.4: x = [nan+1j, 1+nanj, 2, nan+nanj, 1+1j, -0+0j, 0-0j, 1+nanj, nan-5j];
+    // np.argsort(x, kind="stable") == [5, 6, 4, 2, 1, 7, 8, 0, 3]; np.unique(x) ==
+    // [-0+0j, 1+1j, 2, nan+1j] (the first value holding a NaN, in input order), while with
+    // return_index=True the values end in 1+nanj, with indices [5, 4, 2, 1], inverse
+    // [3, 3, 2, 3, 1, 0, 0, 3, 3] and counts [2, 1, 1, 5].
+    let nan = f64::NAN;
+    let z = [
+        Complex::new(nan, 1.0),
+        Complex::new(1.0, nan),
+        Complex::new(2.0, 0.0),
+        Complex::new(nan, nan),
+        Complex::new(1.0, 1.0),
+        Complex::new(-0.0, 0.0),
+        Complex::new(0.0, -0.0),
+        Complex::new(1.0, nan),
+        Complex::new(nan, -5.0),
+    ];
+    let x = DeviceArray::from_slice(&stream, &z).unwrap();
+    assert_eq!(x.argsort(0).unwrap().to_vec().unwrap(), [5, 6, 4, 2, 1, 7, 8, 0, 3]);
+    let plain = [z[5], z[4], z[2], z[0]];
+    assert_eq!(bytes(&x.unique().unwrap().to_vec().unwrap()), bytes(&plain));
+    let all = x.unique_all().unwrap();
+    assert_eq!(bytes(&all.values.to_vec().unwrap()), bytes(&[z[5], z[4], z[2], z[1]]));
+    assert_eq!(all.indices.to_vec().unwrap(), [5, 4, 2, 1]);
+    assert_eq!(all.inverse.to_vec().unwrap(), [3, 3, 2, 3, 1, 0, 0, 3, 3]);
+    assert_eq!(all.counts.to_vec().unwrap(), [2, 1, 1, 5]);
     // All NaNs are one element, as NumPy 2's equal_nan=True; -0.0 and 0.0 are one.
     let special = [f32::NAN, 0.0, -f32::NAN, -0.0, 1.0, f32::NAN, 0.0];
     let x = DeviceArray::from_slice(&stream, &special).unwrap();
@@ -416,14 +466,35 @@ fn unique_matches_numpy() {
     println!("unique matches numpy");
 }
 
-/// NumPy's `unique` on the host: the first of each run of equal elements in the stable order.
-fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
-    let mut values: Vec<T> = Vec::new();
+/// NumPy's `unique(return_index=True, return_inverse=True, return_counts=True)` on the host:
+/// the first of each run of equal elements in the stable order (every value holding a NaN equal
+/// to every other, NumPy 2's `equal_nan`), its index, the counts, and each element's run.
+fn host_unique_all<T: Key>(host: &[T]) -> (Vec<T>, Vec<i64>, Vec<i64>, Vec<i64>) {
+    let (mut values, mut first, mut counts, mut inverse) =
+        (Vec::<T>::new(), Vec::new(), Vec::new(), vec![0i64; host.len()]);
     for i in host_argsort(host, SortOrder::Ascending) {
         let v = host[i as usize];
-        let repeated = matches!(values.last(), Some(last) if T::numpy_cmp(last, &v) == Ordering::Equal);
+        let repeated = values
+            .last()
+            .is_some_and(|last| T::numpy_cmp(last, &v) == Ordering::Equal || last.has_nan() && v.has_nan());
         if !repeated {
             values.push(v);
+            first.push(i);
+            counts.push(0i64);
+        }
+        *counts.last_mut().unwrap() += 1;
+        inverse[i as usize] = values.len() as i64 - 1;
+    }
+    (values, first, counts, inverse)
+}
+
+/// NumPy 2.4's `unique` (values only) on the host: as [`host_unique_all`]'s values, the value
+/// standing for those holding a NaN being the first of them in the input.
+fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
+    let mut values = host_unique_all(host).0;
+    if let (Some(last), Some(first_nan)) = (values.last_mut(), host.iter().find(|v| v.has_nan())) {
+        if last.has_nan() {
+            *last = *first_nan;
         }
     }
     values
@@ -431,7 +502,7 @@ fn host_unique<T: Key>(host: &[T]) -> Vec<T> {
 
 /// Whether `v` equals an element of `test` (NaN equals nothing, as NumPy's `isin`).
 fn host_isin<T: Key>(v: &T, test: &[T]) -> bool {
-    !v.to_f64().is_nan() && test.iter().any(|t| T::numpy_cmp(v, t) == Ordering::Equal)
+    !v.has_nan() && test.iter().any(|t| T::numpy_cmp(v, t) == Ordering::Equal)
 }
 
 #[test]
@@ -465,6 +536,56 @@ fn intersect1d_and_setdiff1d_match_numpy() {
     check::<f16>(&stream, &data::<f16>(1, 19), &data::<f16>(1, 19));
     check::<i32>(&stream, &[], &data::<i32>(9, 20));
     check::<i32>(&stream, &data::<i32>(9, 21), &[]);
+    check::<Complex<f32>>(
+        &stream,
+        &data::<Complex<f32>>(50_000, 22),
+        &data::<Complex<f32>>(2000, 23),
+    );
+    check::<Complex<f64>>(&stream, &data::<Complex<f64>>(999, 24), &data::<Complex<f64>>(999, 25));
+    // NumPy 2.4, x as in unique_matches_numpy: np.intersect1d(x, [1+nanj, 2, 0]) == [-0+0j, 2];
+    // np.setdiff1d(x, [2]) == [-0+0j, 1+1j, nan+1j]; np.union1d(x, [3j]) ==
+    // [-0+0j, 3j, 1+1j, 2, nan+1j]; np.isin(x, [1+nanj, 2, 0]) is true at 2, 5 and 6.
+    let nan = f32::NAN;
+    let z = [
+        Complex::new(nan, 1.0),
+        Complex::new(1.0, nan),
+        Complex::new(2.0, 0.0),
+        Complex::new(nan, nan),
+        Complex::new(1.0, 1.0),
+        Complex::new(-0.0, 0.0),
+        Complex::new(0.0, -0.0),
+        Complex::new(1.0, nan),
+        Complex::new(nan, -5.0),
+    ];
+    let x = DeviceArray::from_slice(&stream, &z).unwrap();
+    let test = DeviceArray::from_slice(
+        &stream,
+        &[Complex::new(1.0, nan), Complex::new(2.0, 0.0), Complex::new(0.0, 0.0)],
+    )
+    .unwrap();
+    assert_eq!(
+        bytes(&x.intersect1d(&test).unwrap().to_vec().unwrap()),
+        bytes(&[z[5], z[2]])
+    );
+    let two = DeviceArray::from_slice(&stream, &[Complex::new(2.0f32, 0.0)]).unwrap();
+    assert_eq!(
+        bytes(&x.setdiff1d(&two).unwrap().to_vec().unwrap()),
+        bytes(&[z[5], z[4], z[0]])
+    );
+    let three = DeviceArray::from_slice(&stream, &[Complex::new(0.0f32, 3.0)]).unwrap();
+    assert_eq!(
+        bytes(&x.union1d(&three).unwrap().to_vec().unwrap()),
+        bytes(&[z[5], Complex::new(0.0, 3.0), z[4], z[2], z[0]])
+    );
+    let found: Vec<bool> = x
+        .isin(&test)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|b| b.get())
+        .collect();
+    assert_eq!(found, [false, false, true, false, false, true, true, false, false]);
     // np.intersect1d([1, 3, 4, 3], [3, 1, 2, 1]) == [1, 3]; np.setdiff1d([1, 2, 3, 2, 4, 1],
     // [3, 4, 5, 6]) == [1, 2]; NaN is in no intersection and stays in a difference, once.
     let a = DeviceArray::from_slice(&stream, &[1i32, 3, 4, 3]).unwrap();
@@ -1233,4 +1354,482 @@ fn quantiles_of_one_long_line_by_radix_select_match_the_sort() {
     let zeros: Vec<f32> = (0..1 << 16).map(|i| if i % 3 == 0 { -0.0 } else { 0.0 }).collect();
     let z = DeviceArray::from_slice(&stream, &zeros).unwrap();
     assert_eq!(z.median(0).unwrap().to_vec().unwrap(), [0.0]);
+}
+
+/// The host's segmented sort of `keys` with `values`: each segment (clamped into the keys, empty
+/// when its end is not after its begin) sorted stably in NumPy's order (its reverse for
+/// descending), the rest in place.
+fn host_segmented<T: Key, V: Copy>(
+    keys: &[T],
+    values: &[V],
+    segments: &[(i64, i64)],
+    order: SortOrder,
+) -> (Vec<T>, Vec<V>) {
+    let (mut keys_out, mut values_out) = (keys.to_vec(), values.to_vec());
+    let n = keys.len() as i64;
+    for &(begin, end) in segments {
+        let (begin, end) = (begin.clamp(0, n) as usize, end.clamp(0, n) as usize);
+        if end <= begin {
+            continue;
+        }
+        for (k, i) in host_argsort(&keys[begin..end], order).into_iter().enumerate() {
+            keys_out[begin + k] = keys[begin + i as usize];
+            values_out[begin + k] = values[begin + i as usize];
+        }
+    }
+    (keys_out, values_out)
+}
+
+/// Segments of `n` elements from `seed`: lengths from 0 to `longest`, with gaps, listed in a
+/// scrambled order.
+fn segments_of(n: usize, longest: usize, seed: u64) -> Vec<(i64, i64)> {
+    let mut state = seed | 1;
+    let mut next = |m: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % m
+    };
+    let mut segments = Vec::new();
+    let mut at = 0usize;
+    while at < n {
+        let len = (next(longest as u64 + 1) as usize).min(n - at);
+        segments.push((at as i64, (at + len) as i64));
+        // A gap now and then: elements of no segment.
+        at += len + usize::from(next(4) == 0) * next(5) as usize;
+    }
+    for i in (1..segments.len()).rev() {
+        segments.swap(i, next(i as u64 + 1) as usize);
+    }
+    segments
+}
+
+/// Sorts `keys` by `segments` on the device, keys alone and with two kinds of values (`i64`
+/// positions and 16-byte complex values), both orders, against [`host_segmented`].
+fn check_segmented<T: Key>(stream: &Stream, keys: &[T], segments: &[(i64, i64)], what: &str) {
+    let n = keys.len();
+    let begins: Vec<i64> = segments.iter().map(|s| s.0).collect();
+    let ends: Vec<i64> = segments.iter().map(|s| s.1).collect();
+    let d_begins = DeviceArray::from_slice(stream, &begins).unwrap();
+    let d_ends = DeviceArray::from_slice(stream, &ends).unwrap();
+    let d_keys = DeviceArray::from_slice(stream, keys).unwrap();
+    let positions: Vec<i64> = (0..n as i64).collect();
+    let wide: Vec<Complex<f64>> = (0..n).map(|i| Complex::new(i as f64, -(i as f64))).collect();
+    let d_positions = DeviceArray::from_slice(stream, &positions).unwrap();
+    let d_wide = DeviceArray::from_slice(stream, &wide).unwrap();
+    let count = segments.len();
+    for order in [SortOrder::Ascending, SortOrder::Descending] {
+        let (expected, moved) = host_segmented(keys, &positions, segments, order);
+        let label = format!("{what} {:?} {order:?} n={n} segments={count}", T::DTYPE);
+        // Keys of no segment are copied: start from another value to see it.
+        let mut keys_out = DeviceArray::<T>::zeros(stream, n).unwrap();
+        sort::segmented_sort_keys::<T>(stream, &d_keys, &mut keys_out, n, (&d_begins, &d_ends), count, order).unwrap();
+        assert_eq!(bytes(&keys_out.to_vec().unwrap()), bytes(&expected), "keys {label}");
+        let mut values_out = DeviceArray::<i64>::zeros(stream, n).unwrap();
+        sort::segmented_sort_pairs::<T, i64>(
+            stream,
+            (&d_keys, &d_positions),
+            (&mut keys_out, &mut values_out),
+            n,
+            (&d_begins, &d_ends),
+            count,
+            order,
+        )
+        .unwrap();
+        assert_eq!(
+            bytes(&keys_out.to_vec().unwrap()),
+            bytes(&expected),
+            "pairs keys {label}"
+        );
+        assert_eq!(values_out.to_vec().unwrap(), moved, "pairs values {label}");
+        let mut wide_out = DeviceArray::<Complex<f64>>::zeros(stream, n).unwrap();
+        sort::segmented_sort_pairs::<T, Complex<f64>>(
+            stream,
+            (&d_keys, &d_wide),
+            (&mut keys_out, &mut wide_out),
+            n,
+            (&d_begins, &d_ends),
+            count,
+            order,
+        )
+        .unwrap();
+        let wide_moved: Vec<Complex<f64>> = moved.iter().map(|&i| wide[i as usize]).collect();
+        assert_eq!(wide_out.to_vec().unwrap(), wide_moved, "16-byte values {label}");
+    }
+}
+
+#[test]
+fn segmented_sorts_match_a_host_sort_of_each_segment() {
+    let Some(device) = common::device_or_skip("segmented_sorts_match_a_host_sort_of_each_segment") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // Many short segments, some empty, with gaps, listed out of order.
+    check_segmented::<f32>(&stream, &data::<f32>(100_000, 1), &segments_of(100_000, 40, 2), "short");
+    check_segmented::<i64>(&stream, &data::<i64>(50_000, 3), &segments_of(50_000, 3000, 4), "mixed");
+    check_segmented::<u8>(&stream, &data::<u8>(70_000, 5), &segments_of(70_000, 20_000, 6), "long");
+    check_segmented::<Bool>(&stream, &data::<Bool>(5000, 7), &segments_of(5000, 100, 8), "bool");
+    check_segmented::<f16>(&stream, &data::<f16>(9000, 9), &segments_of(9000, 500, 10), "f16");
+    check_segmented::<bf16>(&stream, &data::<bf16>(9000, 11), &segments_of(9000, 500, 12), "bf16");
+    check_segmented::<f64>(&stream, &data::<f64>(300_001, 13), &[(0, 300_001)], "one segment");
+    check_segmented::<Complex<f32>>(
+        &stream,
+        &data::<Complex<f32>>(20_000, 14),
+        &segments_of(20_000, 700, 15),
+        "c64",
+    );
+    check_segmented::<Complex<f64>>(
+        &stream,
+        &data::<Complex<f64>>(20_000, 16),
+        &segments_of(20_000, 700, 17),
+        "c128",
+    );
+    check_segmented::<i8>(&stream, &data::<i8>(3000, 18), &segments_of(3000, 64, 19), "i8");
+    check_segmented::<u32>(&stream, &data::<u32>(4096, 20), &segments_of(4096, 300, 21), "u32");
+    check_segmented::<i16>(&stream, &data::<i16>(4096, 22), &segments_of(4096, 300, 23), "i16");
+    check_segmented::<u16>(&stream, &data::<u16>(4096, 24), &segments_of(4096, 300, 25), "u16");
+    check_segmented::<i32>(&stream, &data::<i32>(4096, 26), &segments_of(4096, 300, 27), "i32");
+    check_segmented::<u64>(&stream, &data::<u64>(4096, 28), &segments_of(4096, 300, 29), "u64");
+    // No segments: every key stays where it is. Empty segments only, and offsets outside the
+    // keys (clamped: [-5, 3) is [0, 3), [90, 1000) is [90, 100)).
+    let keys = data::<f32>(100, 30);
+    check_segmented::<f32>(&stream, &keys, &[], "no segments");
+    check_segmented::<f32>(&stream, &keys, &[(5, 5), (9, 2), (100, 100)], "empty segments");
+    check_segmented::<f32>(&stream, &keys, &[(-5, 3), (90, 1000), (40, 60)], "clamped");
+    // No keys at all, with and without segments.
+    check_segmented::<f32>(&stream, &[], &[], "nothing");
+    check_segmented::<f32>(&stream, &[], &[(0, 0), (0, 5)], "no keys");
+    // Overlapping segments are not refused; the output is a permutation of the keys.
+    let d_keys = DeviceArray::from_slice(&stream, &keys).unwrap();
+    let d_begins = DeviceArray::from_slice(&stream, &[0i64, 10]).unwrap();
+    let d_ends = DeviceArray::from_slice(&stream, &[50i64, 80]).unwrap();
+    let mut out = DeviceArray::<f32>::empty(&stream, 100).unwrap();
+    sort::segmented_sort_keys::<f32>(
+        &stream,
+        &d_keys,
+        &mut out,
+        100,
+        (&d_begins, &d_ends),
+        2,
+        SortOrder::Ascending,
+    )
+    .unwrap();
+    let mut got = out.to_vec().unwrap();
+    let mut want = keys.clone();
+    // By their bits: NaNs of other signs and the two zeros apart, whatever their order.
+    got.sort_by_key(|v| v.to_bits());
+    want.sort_by_key(|v| v.to_bits());
+    assert_eq!(bytes(&got), bytes(&want), "overlapping segments permute the keys");
+    // An offsets array shorter than the segment count is a typed error.
+    assert!(matches!(
+        sort::segmented_sort_keys::<f32>(
+            &stream,
+            &d_keys,
+            &mut out,
+            100,
+            (&d_begins, &d_ends),
+            3,
+            SortOrder::Ascending
+        ),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("segmented sorts match a host sort of each segment");
+}
+
+#[test]
+fn pairs_move_16_byte_values() {
+    let Some(device) = common::device_or_skip("pairs_move_16_byte_values") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    for (n, seed) in [(1usize, 1u64), (5000, 2), (300_001, 3)] {
+        let keys = data::<Complex<f64>>(n, seed);
+        let values: Vec<Complex<f64>> = (0..n).map(|i| Complex::new(i as f64, 0.5 - i as f64)).collect();
+        for order in [SortOrder::Ascending, SortOrder::Descending] {
+            let index = host_argsort(&keys, order);
+            let d_keys = DeviceArray::from_slice(&stream, &keys).unwrap();
+            let d_values = DeviceArray::from_slice(&stream, &values).unwrap();
+            let mut keys_out = DeviceArray::<Complex<f64>>::empty(&stream, n).unwrap();
+            let mut values_out = DeviceArray::<Complex<f64>>::empty(&stream, n).unwrap();
+            sort::sort_pairs::<Complex<f64>, Complex<f64>>(
+                &stream,
+                (&d_keys, &d_values),
+                (&mut keys_out, &mut values_out),
+                n,
+                order,
+            )
+            .unwrap();
+            let expected: Vec<Complex<f64>> = index.iter().map(|&i| keys[i as usize]).collect();
+            let moved: Vec<Complex<f64>> = index.iter().map(|&i| values[i as usize]).collect();
+            assert_eq!(
+                bytes(&keys_out.to_vec().unwrap()),
+                bytes(&expected),
+                "{n} {order:?} keys"
+            );
+            assert_eq!(values_out.to_vec().unwrap(), moved, "{n} {order:?} values");
+        }
+    }
+    println!("pairs move 16-byte values");
+}
+
+#[test]
+fn complex_medians_match_numpy() {
+    let Some(device) = common::device_or_skip("complex_medians_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let nan = f32::NAN;
+    let c = Complex::new;
+    let a = [
+        [c(3.0, 1.0), c(1.0, 2.0), c(1.0, -1.0), c(-0.0, 5.0)],
+        [c(2.0, 0.0), c(nan, 1.0), c(1.0, 1.0), c(0.0, 0.0)],
+        [c(1.0, 1.0), c(1.0, 1.0), c(1.0, nan), c(0.0, -2.0)],
+    ];
+    let x = DeviceArray::from_slice(&stream, a.as_flattened())
+        .unwrap()
+        .reshape(vec![3, 4])
+        .unwrap();
+    // NumPy 2.4 (complex64): np.median(a, axis=1) == [1+0.5j, nan+1j, 1+nanj] (a line with a
+    // NaN gives its greatest value, NaN patterns last); axis=0: [2, nan+1j, 1+nanj, 0];
+    // np.nanmedian(a, axis=1) == [1+0.5j, 1+1j, 1+1j]; axis=0: [2, 1+1.5j, 1, 0].
+    let check = |got: DeviceArray<Complex<f32>>, want: &[Complex<f32>], what: &str| {
+        assert_eq!(bytes(&got.to_vec().unwrap()), bytes(want), "{what}");
+    };
+    check(
+        x.median(1).unwrap(),
+        &[c(1.0, 0.5), c(nan, 1.0), c(1.0, nan)],
+        "median axis 1",
+    );
+    check(
+        x.median(0).unwrap(),
+        &[c(2.0, 0.0), c(nan, 1.0), c(1.0, nan), c(0.0, 0.0)],
+        "median axis 0",
+    );
+    check(
+        x.nanmedian(-1).unwrap(),
+        &[c(1.0, 0.5), c(1.0, 1.0), c(1.0, 1.0)],
+        "nanmedian axis 1",
+    );
+    check(
+        x.nanmedian(0).unwrap(),
+        &[c(2.0, 0.0), c(1.0, 1.5), c(1.0, 0.0), c(0.0, 0.0)],
+        "nanmedian axis 0",
+    );
+    // complex128; a line of NaN values only: nanmedian gives nan+0j (NumPy along an axis).
+    let b = DeviceArray::from_slice(
+        &stream,
+        &[
+            Complex::new(f64::NAN, 1.0),
+            Complex::new(1.0, f64::NAN),
+            Complex::new(1.0, 1.0),
+            Complex::new(3.0, 5.0),
+        ],
+    )
+    .unwrap()
+    .reshape(vec![2, 2])
+    .unwrap();
+    let nanmedian = b.nanmedian(1).unwrap().to_vec().unwrap();
+    assert_eq!(
+        bytes(&nanmedian),
+        bytes(&[Complex::new(f64::NAN, 0.0), Complex::new(2.0, 3.0)])
+    );
+    let median = b.median(1).unwrap().to_vec().unwrap();
+    assert_eq!(
+        bytes(&median),
+        bytes(&[Complex::new(f64::NAN, 1.0), Complex::new(2.0, 3.0)])
+    );
+    // Against a host median of random lines (odd and even lengths, NaN patterns, ties).
+    for (lines, n, seed) in [(50usize, 7usize, 1u64), (20, 10, 2), (3, 3001, 3), (1, 1, 4)] {
+        let host = data::<Complex<f64>>(lines * n, seed);
+        let x = DeviceArray::from_slice(&stream, &host)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        let (median, nanmedian) = (
+            x.median(1).unwrap().to_vec().unwrap(),
+            x.nanmedian(1).unwrap().to_vec().unwrap(),
+        );
+        for (r, line) in host.chunks(n).enumerate() {
+            let mut sorted = line.to_vec();
+            sorted.sort_by(Key::numpy_cmp);
+            let middle = |values: &[Complex<f64>]| match values.len() {
+                0 => Complex::new(f64::NAN, 0.0),
+                m if m % 2 == 1 => values[m / 2],
+                m => (values[m / 2 - 1] + values[m / 2]) * 0.5,
+            };
+            let want = match sorted.last().is_some_and(Key::has_nan) {
+                true => *sorted.last().unwrap(),
+                false => middle(&sorted),
+            };
+            assert_eq!(bytes(&[median[r]]), bytes(&[want]), "median line {r} of {lines} x {n}");
+            let numbers: Vec<Complex<f64>> = sorted.iter().copied().filter(|v| !v.has_nan()).collect();
+            assert_eq!(
+                bytes(&[nanmedian[r]]),
+                bytes(&[middle(&numbers)]),
+                "nanmedian line {r} of {lines} x {n}"
+            );
+        }
+    }
+    // NumPy refuses percentile and quantile of complex arrays (TypeError).
+    assert!(matches!(
+        x.percentile(50.0, 1, QuantileMethod::Linear),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        x.nanquantile(0.5, 0, QuantileMethod::Lower),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("complex medians match numpy");
+}
+
+/// As `host_quantile` with NumPy's `float32` arithmetic (what `f32` lines compute in).
+fn host_quantile_f32(line: &[f32], q: f64, method: QuantileMethod) -> f32 {
+    let mut sorted = line.to_vec();
+    sorted.sort_by(f32::numpy_cmp);
+    let n = sorted.len();
+    if n == 0 || sorted[n - 1].is_nan() {
+        return f32::NAN;
+    }
+    let virtual_index = q * (n - 1) as f64;
+    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
+    let lerp = |a: f32, b: f32, t: f64| {
+        let diff = b - a;
+        if t >= 0.5 {
+            b - diff * (1.0 - t) as f32
+        } else {
+            a + diff * t as f32
+        }
+    };
+    let floor = virtual_index.floor();
+    match method {
+        QuantileMethod::Linear => lerp(at(floor), at(floor + 1.0), virtual_index - floor),
+        QuantileMethod::Lower => at(floor),
+        QuantileMethod::Higher => at(virtual_index.ceil()),
+        QuantileMethod::Nearest => at(virtual_index.round_ties_even()),
+        QuantileMethod::Midpoint if virtual_index == floor => at(floor),
+        QuantileMethod::Midpoint => lerp(at(floor), at(floor + 1.0), 0.5),
+    }
+}
+
+#[test]
+fn quantiles_of_many_lines_by_radix_select_match_the_host() {
+    let Some(device) = common::device_or_skip("quantiles_of_many_lines_by_radix_select_match_the_host") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let methods = [
+        QuantileMethod::Linear,
+        QuantileMethod::Lower,
+        QuantileMethod::Higher,
+        QuantileMethod::Nearest,
+        QuantileMethod::Midpoint,
+    ];
+    // Equal values, or both NaN (among equal zeros the select takes -0.0 first).
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    // Lines of 512 to 2^16 - 1 (one block each): f64, i32 (quantiles in f64) and f32 (in f32),
+    // NaN in or left out, every method; the lines along the last axis and along the first.
+    for (lines, n, seed) in [
+        (300usize, 512usize, 1u64),
+        (64, 1000, 2),
+        (5, 20_001, 3),
+        (1, 65_535, 4),
+    ] {
+        let f64s = data::<f64>(lines * n, seed);
+        let i32s = data::<i32>(lines * n, seed + 10);
+        let f32s = data::<f32>(lines * n, seed + 20);
+        let xf64 = DeviceArray::from_slice(&stream, &f64s)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        let xi32 = DeviceArray::from_slice(&stream, &i32s)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        let xf32 = DeviceArray::from_slice(&stream, &f32s)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        // The same lines along axis 0 of the transpose (moved and copied to rows first).
+        let tf64 = xf64.transpose().try_clone().unwrap();
+        for q in [0.0, 0.1, 0.5, 0.77, 1.0] {
+            for method in methods {
+                let what = format!("{lines} x {n} q {q} {method:?}");
+                let got = xf64.quantile(q, -1, method).unwrap().to_vec().unwrap();
+                let along_0 = tf64.quantile(q, 0, method).unwrap().to_vec().unwrap();
+                let skipping = xf64.nanquantile(q, 1, method).unwrap().to_vec().unwrap();
+                let ints = xi32.quantile(q, 1, method).unwrap().to_vec().unwrap();
+                let floats = xf32.quantile(q, 1, method).unwrap().to_vec().unwrap();
+                let floats_skipping = xf32.nanquantile(q, 1, method).unwrap().to_vec().unwrap();
+                for r in 0..lines {
+                    let line = &f64s[r * n..(r + 1) * n];
+                    let want = host_quantile(line, q, method);
+                    assert!(same(got[r], want), "f64 {what} line {r}: {} vs {want}", got[r]);
+                    assert!(same(along_0[r], want), "f64 axis 0 {what} line {r}");
+                    let numbers: Vec<f64> = line.iter().copied().filter(|v| !v.is_nan()).collect();
+                    let want = match numbers.is_empty() {
+                        true => f64::NAN,
+                        false => host_quantile(&numbers, q, method),
+                    };
+                    assert!(same(skipping[r], want), "f64 nanquantile {what} line {r}");
+                    let line: Vec<f64> = i32s[r * n..(r + 1) * n].iter().map(|&v| f64::from(v)).collect();
+                    let want = host_quantile(&line, q, method);
+                    assert!(same(ints[r], want), "i32 {what} line {r}: {} vs {want}", ints[r]);
+                    let line = &f32s[r * n..(r + 1) * n];
+                    let want = host_quantile_f32(line, q, method);
+                    assert!(same(f64::from(floats[r]), f64::from(want)), "f32 {what} line {r}");
+                    let numbers: Vec<f32> = line.iter().copied().filter(|v| !v.is_nan()).collect();
+                    let want = host_quantile_f32(&numbers, q, method);
+                    assert!(
+                        same(f64::from(floats_skipping[r]), f64::from(want)),
+                        "f32 nanquantile {what} line {r}"
+                    );
+                }
+            }
+        }
+        let medians = xf64.median(1).unwrap().to_vec().unwrap();
+        for (r, median) in medians.iter().enumerate() {
+            let want = host_quantile(&f64s[r * n..(r + 1) * n], 0.5, QuantileMethod::Linear);
+            assert!(same(*median, want), "median {lines} x {n} line {r}");
+        }
+    }
+    // Every key width and kind: the picks (lower, higher, nearest: one element each, exact in
+    // the result type) of lines of 1024 against the host's sort of each line.
+    fn against_sort<T: Key>(stream: &Stream) {
+        let (lines, n) = (40usize, 1024usize);
+        let host = data::<T>(lines * n, 50);
+        let x = DeviceArray::from_slice(stream, &host)
+            .unwrap()
+            .reshape(vec![lines, n])
+            .unwrap();
+        for q in [0.0, 0.3, 0.5, 1.0] {
+            for method in [QuantileMethod::Lower, QuantileMethod::Higher, QuantileMethod::Nearest] {
+                let got = x.quantile(q, 1, method).unwrap().to_vec().unwrap();
+                for (r, line) in host.chunks(n).enumerate() {
+                    let mut sorted = line.to_vec();
+                    sorted.sort_by(T::numpy_cmp);
+                    let want = match sorted[n - 1].to_f64().is_nan() {
+                        true => f64::NAN,
+                        false => host_quantile(&sorted.iter().map(|v| v.to_f64()).collect::<Vec<_>>(), q, method),
+                    };
+                    let got = got[r].to_f64();
+                    assert!(
+                        got == want || (got.is_nan() && want.is_nan()),
+                        "{:?} q {q} {method:?} line {r}: {got} vs {want}",
+                        T::DTYPE
+                    );
+                }
+            }
+        }
+    }
+    against_sort::<Bool>(&stream);
+    against_sort::<i8>(&stream);
+    against_sort::<u8>(&stream);
+    against_sort::<i16>(&stream);
+    against_sort::<u16>(&stream);
+    against_sort::<u32>(&stream);
+    against_sort::<i64>(&stream);
+    against_sort::<u64>(&stream);
+    against_sort::<f16>(&stream);
+    against_sort::<bf16>(&stream);
+    println!("quantiles of many lines by radix select match the host");
 }

@@ -1,6 +1,6 @@
 //! One sequence per family of cuda-core's device-wide algorithms, on device buffers (reduce,
 //! merge sort by a comparator) or through the NumPy routines on them: scan (`cumsum`), select
-//! (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`), search (`searchsorted` with a sorter),
+//! (`x[x > 0.5]`, `nonzero`), sort (`sort`, `argsort`, segmented sort), search (`searchsorted` with a sorter),
 //! counting (`histogram`, `bincount`), order statistics (`median` by radix select) and sets
 //! (`unique`). The failure-point suite runs each against the stand-in driver with every
 //! driver call failing in turn (`tests/tests/algorithm_failure_points.rs`).
@@ -123,6 +123,43 @@ fn sort_argsort(_ptx: &str) -> Result<()> {
         let order = m.argsort(1)?;
         check("argsort shape", order.shape().to_vec(), vec![4, 64])?;
         drop((x, sorted, m, order));
+        Ok(())
+    })
+}
+
+/// Segmented sort: pairs of f32 keys and i64 values in three segments (one empty) and a gap,
+/// then keys alone in descending order.
+fn segmented_sort(_ptx: &str) -> Result<()> {
+    use cuda_core::algorithms::sort::{segmented_sort_keys, segmented_sort_pairs, SortOrder};
+    on_default_pool("segmented sort (pairs, keys)", |stream| {
+        let n = 3000;
+        let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 3001) as f32).collect();
+        let keys = DeviceArray::from_slice(stream, &xs)?;
+        let values = DeviceArray::from_slice(stream, &(0..n as i64).collect::<Vec<i64>>())?;
+        let begins = DeviceArray::from_slice(stream, &[0i64, 10, 10, 600])?;
+        let ends = DeviceArray::from_slice(stream, &[10i64, 500, 10, 3000])?;
+        let mut keys_out = DeviceArray::<f32>::empty(stream, n)?;
+        let mut values_out = DeviceArray::<i64>::empty(stream, n)?;
+        let order = SortOrder::Ascending;
+        segmented_sort_pairs::<f32, i64>(
+            stream,
+            (&keys, &values),
+            (&mut keys_out, &mut values_out),
+            n,
+            (&begins, &ends),
+            4,
+            order,
+        )?;
+        segmented_sort_keys::<f32>(
+            stream,
+            &keys,
+            &mut keys_out,
+            n,
+            (&begins, &ends),
+            4,
+            SortOrder::Descending,
+        )?;
+        drop((keys, values, begins, ends, keys_out, values_out));
         Ok(())
     })
 }
@@ -251,18 +288,25 @@ fn median_select(_ptx: &str) -> Result<()> {
         let median = x.median(0)?;
         check("median shape", median.shape().to_vec(), Vec::<usize>::new())?;
         let p90 = x.nanpercentile(90.0, 0, cuda_core::QuantileMethod::Nearest)?;
-        drop((x, median, p90));
+        // Lines of a middle length, one block each, along the first axis (moved and copied).
+        let rows = x.reshape([64, 1024])?;
+        let medians = rows.median(0)?;
+        check("row medians shape", medians.shape().to_vec(), vec![1024])?;
+        let medians = rows.median(1)?;
+        check("row medians shape", medians.shape().to_vec(), vec![64])?;
+        drop((x, median, p90, rows, medians));
         Ok(())
     })
 }
 
 /// The sequences of the algorithm families, by name.
-pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 9] = [
+pub const ALGORITHM_SEQUENCES: [(&str, Sequence); 10] = [
     ("reduce: whole, segments, operator, by key", reduce_device),
     ("scan: cumsum", scan_cumsum),
     ("select: extract and nonzero", select_extract_nonzero),
     ("sort: sort and argsort", sort_argsort),
     ("merge sort: pairs and keys", merge_sort_pairs),
+    ("segmented sort: pairs and keys", segmented_sort),
     ("search: searchsorted", search_searchsorted),
     ("counting: histogram and bincount", histogram_bincount),
     ("order statistics: median by radix select", median_select),

@@ -1,5 +1,5 @@
 //! Every driver call of each device-wide algorithm family's sequence
-//! (`tests::algorithm_sequences`: reduce, scan, select, sort, merge sort, search, histogram,
+//! (`tests::algorithm_sequences`: reduce, scan, select, sort, merge sort, segmented sort, search, histogram,
 //! median, unique) fails once, with each injected error in turn, against the stand-in driver,
 //! whose generated kernels run as no-ops here: no panic, no leak, no double free, the injected
 //! error or success. And a count read back from memory no kernel wrote is a typed error, never a
@@ -87,6 +87,63 @@ fn every_algorithm_failure_point_fails_cleanly_with_deferred_work() {
     }
     let failures = exercise_all(&fake, true);
     assert!(failures.is_empty(), "broken promises: {}", first_few(&failures));
+}
+
+/// Offsets arrays shorter than the segment count, or keys shorter than the length, are typed
+/// errors of the segmented sort, before anything is queued.
+#[test]
+fn a_segmented_sort_with_short_offsets_is_a_typed_error() {
+    use cuda_core::algorithms::sort::{segmented_sort_keys, segmented_sort_pairs, SortOrder};
+    let fake = fake::session();
+    if !nvrtc_available("segmented sort offsets") {
+        return;
+    }
+    faults::clear_current_contexts();
+    let context = primary().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let keys = DeviceArray::from_slice(&stream, &[3.0f32, 1.0, 2.0, 0.5]).unwrap();
+    let values = DeviceArray::from_slice(&stream, &[0i32, 1, 2, 3]).unwrap();
+    let begins = DeviceArray::from_slice(&stream, &[0i64, 2]).unwrap();
+    let ends = DeviceArray::from_slice(&stream, &[2i64, 4]).unwrap();
+    let short = DeviceArray::from_slice(&stream, &[4i64]).unwrap();
+    let mut keys_out = DeviceArray::<f32>::empty(&stream, 4).unwrap();
+    let mut values_out = DeviceArray::<i32>::empty(&stream, 4).unwrap();
+    let order = SortOrder::Ascending;
+    let refused = |what: &str, outcome: cuda_core::Result<()>| match outcome {
+        Err(cuda_core::Error::InvalidValue(why)) if why.contains(what) => {}
+        other => panic!("{what}: want a typed refusal, got {other:?}"),
+    };
+    refused(
+        "end offsets",
+        segmented_sort_keys::<f32>(&stream, &keys, &mut keys_out, 4, (&begins, &short), 2, order),
+    );
+    refused(
+        "begin offsets",
+        segmented_sort_keys::<f32>(&stream, &keys, &mut keys_out, 4, (&short, &ends), 2, order),
+    );
+    refused(
+        "keys",
+        segmented_sort_keys::<f32>(&stream, &keys, &mut keys_out, 5, (&begins, &ends), 2, order),
+    );
+    refused(
+        "values",
+        segmented_sort_pairs::<f32, i64>(
+            &stream,
+            (&keys, &values),
+            (&mut keys_out, &mut values_out),
+            4,
+            (&begins, &ends),
+            2,
+            order,
+        ),
+    );
+    drop((keys, values, begins, ends, short, keys_out, values_out));
+    stream.synchronize().unwrap();
+    drop(stream);
+    assert!(cuda_core::release_process_caches());
+    drop(context);
+    let counts = fake.counts();
+    assert!(counts.is_clean(), "left over: {counts}");
 }
 
 /// A count the select and unique kernels did not write (the stand-in's new memory holds

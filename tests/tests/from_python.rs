@@ -1074,6 +1074,20 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
     let mut keys_out = DeviceArray::<f32>::empty(&stream, 3)?;
     sort::sort_keys::<f32>(&stream, &keys, &mut keys_out, n, SortOrder::Descending)?;
     sort::sort_rows::<f32>(&stream, &keys, &mut keys_out, (n, 1), SortOrder::Ascending)?;
+    let (begins, ends, segments) = (
+        DeviceArray::<i64>::from_slice(&stream, &[0, 1])?,
+        DeviceArray::<i64>::from_slice(&stream, &[1, 3])?,
+        2,
+    );
+    sort::segmented_sort_keys::<f32>(
+        &stream,
+        &keys,
+        &mut keys_out,
+        n,
+        (&begins, &ends),
+        segments,
+        SortOrder::Ascending,
+    )?;
     let by_magnitude =
         cuda_core::algorithms::merge_sort::MergeSort::new("by_magnitude", "float", "fabsf(a) < fabsf(b)")?;
     let (mut values_out, values) = (
@@ -1081,6 +1095,15 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
         DeviceArray::<i64>::from_slice(&stream, &[0, 1, 2])?,
     );
     unsafe { by_magnitude.sort_pairs::<f32, i64>(&stream, (&keys, &values), (&mut keys_out, &mut values_out), n)? };
+    sort::segmented_sort_pairs::<f32, i64>(
+        &stream,
+        (&keys, &values),
+        (&mut keys_out, &mut values_out),
+        n,
+        (&begins, &ends),
+        segments,
+        SortOrder::Descending,
+    )?;
     let flags = DeviceArray::<u8>::from_slice(&stream, &[1, 0, 1])?;
     select::select_flagged::<f32, u8>(&stream, &x, &flags, &mut out, &mut count, false)?;
     let positive = SelectIf::new("positive", "x > 0")?;

@@ -13,8 +13,10 @@
 //! values, `bincount` of 2^26 i64 into 1024 bins, `histogram` of 2^26 f32 into 256 bins,
 //! `median` of 2^26 f32 and the 90th `percentile` of 2^24 f32; and milliseconds per call of the
 //! device-wide algorithms on buffers with no torch or CuPy row beside them: `reduce` of 2^28
-//! f32 with an init value, `reduce_by_key` of 2^26 f32 by sorted i64 keys in 2^20 runs, and the
-//! merge sort of 2^24 f32 by magnitude with i64 values. Prints `ROW {json}` lines (see the
+//! f32 with an init value, `reduce_by_key` of 2^26 f32 by sorted i64 keys in 2^20 runs, the
+//! merge sort of 2^24 f32 by magnitude with i64 values, the segmented sort of 2^26 f32 keys with
+//! i64 values in 2^16 segments of 0 to 2047, and the median of each of 2^16 rows of 2^10 f32
+//! (radix select, a block a row). Prints `ROW {json}` lines (see the
 //! `benches` crate docs). Built with `--features array`.
 
 use benches::*;
@@ -80,7 +82,7 @@ const ALGORITHM_ROWS: [(&str, &str); 7] = [
     ("rfft2 4096^2 f32", "cuda-core rfft2"),
 ];
 /// The rows of [`device_algorithm_rows`] (milliseconds per call): case and implementation.
-const DEVICE_ALGORITHM_ROWS: [(&str, &str); 3] = [
+const DEVICE_ALGORITHM_ROWS: [(&str, &str); 5] = [
     ("reduce 2^28 f32, sum with init", "cuda-core algorithms::reduce"),
     (
         "reduce_by_key 2^26 f32, 2^20 runs of i64 keys",
@@ -90,6 +92,11 @@ const DEVICE_ALGORITHM_ROWS: [(&str, &str); 3] = [
         "merge sort 2^24 f32 by |x|, i64 values",
         "cuda-core algorithms::merge_sort",
     ),
+    (
+        "segmented sort 2^26 f32 in 2^16 segments of 0..2047, i64 values",
+        "cuda-core algorithms::segmented_sort_pairs",
+    ),
+    ("median along rows 2^16 x 2^10 f32", "cuda-core median axis=-1"),
 ];
 /// The `(2^14, 2^14)` view of the 2^28 elements that the axis sums reduce.
 const SIDE: usize = 1 << 14;
@@ -558,6 +565,58 @@ fn device_algorithm_rows(stream: &Stream) -> Vec<Row> {
         }
     });
     rows.push(row(2, stats));
+    // Segments of pseudo-random lengths below 2048, back to back, then a gap to the end.
+    let n = 1usize << 26;
+    let mut ends = Vec::with_capacity(1 << 16);
+    let mut at = 0i64;
+    for i in 0..1i64 << 16 {
+        at += (i * 7919) % 2048;
+        ends.push(at);
+    }
+    let begins: Vec<i64> = std::iter::once(0)
+        .chain(ends[..ends.len() - 1].iter().copied())
+        .collect();
+    let stats = random::rand::<f32>(stream, n, 32).map_err(text).and_then(|keys| {
+        use cuda_core::algorithms::sort::{segmented_sort_pairs, SortOrder};
+        let d_begins = DeviceArray::from_slice(stream, &begins).map_err(text)?;
+        let d_ends = DeviceArray::from_slice(stream, &ends).map_err(text)?;
+        let values = DeviceArray::<i64>::arange(stream, 0, n as i64, 1).map_err(text)?;
+        let mut keys_out = DeviceArray::<f32>::zeros(stream, n).map_err(text)?;
+        let mut values_out = DeviceArray::<i64>::zeros(stream, n).map_err(text)?;
+        let segments = (&d_begins, &d_ends);
+        let stats = time_on_stream(stream, || {
+            let (keys, values) = (&keys, &values);
+            let outputs = (&mut keys_out, &mut values_out);
+            segmented_sort_pairs::<f32, i64>(
+                stream,
+                (keys, values),
+                outputs,
+                n,
+                segments,
+                begins.len(),
+                SortOrder::Ascending,
+            )
+            .map_err(text)
+        })?;
+        let sorted_keys = keys_out.to_vec().map_err(text)?;
+        for (&begin, &end) in begins.iter().zip(&ends) {
+            sorted(&sorted_keys[begin as usize..end as usize])?;
+        }
+        Ok(stats)
+    });
+    rows.push(row(3, stats));
+    let stats = random::rand::<f32>(stream, 1 << 26, 33).map_err(text).and_then(|x| {
+        let x = x.reshape([1 << 16, 1 << 10]).map_err(text)?;
+        timed_and_checked(
+            stream,
+            || x.median(-1).map_err(text),
+            |m| match m.shape() == [1 << 16] {
+                true => Ok(()),
+                false => Err(format!("median along rows: shape {:?}", m.shape())),
+            },
+        )
+    });
+    rows.push(row(4, stats));
     rows
 }
 

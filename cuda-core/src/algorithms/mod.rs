@@ -20,7 +20,8 @@
 //! - [`select`]: compaction by flags or a C++ predicate (select and partition), unique values of
 //!   sorted input (also by key: the values beside them) and run-length encoding, the count left
 //!   on the device or read back;
-//! - [`sort`]: stable radix sort of keys, pairs, `argsort`, and of the rows of a matrix;
+//! - [`sort`]: stable radix sort of keys, pairs, `argsort`, of the rows of a matrix, and of
+//!   segments of any lengths given by offsets; complex keys in NumPy's lexicographic order;
 //! - [`merge_sort`]: stable merge sort of keys or pairs by a C++ comparator, for keys radix
 //!   sort cannot take;
 //! - [`search`]: lower and upper bounds of many queries in sorted keys;
@@ -111,8 +112,8 @@ impl UserOperator {
     }
 }
 
-/// Refuses complex element types: the device-wide algorithms order and compare real values
-/// (NumPy orders complex lexicographically, which they do not implement yet).
+/// Refuses complex element types where an algorithm needs real values (bins, quantiles, scans by
+/// a real operator); the sorts and searches take complex keys in NumPy's order.
 pub(crate) fn real_elements(what: &str, dtypes: &[DType]) -> Result<()> {
     match dtypes.iter().find(|d| d.is_complex()) {
         Some(dtype) => Err(Error::NotSupported(format!("{what} of {dtype} elements"))),

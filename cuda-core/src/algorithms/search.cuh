@@ -1,7 +1,8 @@
 // The searches of cuda-core's algorithms (search.rs): lower and upper bounds of many queries in a
 // sorted array, optionally through a permutation `sorter` (NumPy's searchsorted), and the check
-// of such a permutation. The host side prepends keys.cuh (with what it needs). Keys compare by
-// key_bits, NumPy's order (NaN last, -0.0 equal to 0.0).
+// of such a permutation. The host side prepends keys.cuh (with what it needs) and SEARCH_BITS, the
+// map the bounds compare keys by: key_bits, NumPy's order (NaN last, -0.0 equal to 0.0), or
+// unique_bits (every key with a NaN one value). The sorter's check compares by key_bits.
 
 // out[j] = the first position p in [0, n] where a[sorter[p]] (a[p] without a sorter) is not below
 // queries[j] (right == 0) or is above it (right != 0). Sorter entries outside [0, n) are clamped
@@ -10,7 +11,7 @@ extern "C" __global__ void cuda_core_search_bounds(const K *a, const long long *
                                                    const K *queries, long long *out, unsigned long long m, int right) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long j = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; j < m; j += stride) {
-        const U query = key_bits(queries[j]);
+        const U query = SEARCH_BITS(queries[j]);
         unsigned long long low = 0, high = n;
         while (low < high) {
             const unsigned long long middle = low + (high - low) / 2;
@@ -19,7 +20,7 @@ extern "C" __global__ void cuda_core_search_bounds(const K *a, const long long *
                 const long long s = sorter[middle];
                 at = s < 0 ? 0 : ((unsigned long long)s >= n ? n - 1 : (unsigned long long)s);
             }
-            const U value = key_bits(a[at]);
+            const U value = SEARCH_BITS(a[at]);
             if (right ? value <= query : value < query) low = middle + 1;
             else high = middle;
         }

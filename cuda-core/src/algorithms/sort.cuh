@@ -8,20 +8,24 @@
 #define SCAN_ITEMS 4
 
 // The digit of element i for a pass: mode 0 the key's 8 bits from `shift`; mode 1 whether the
-// key differs from its predecessor (0) or equals it (1), for unique; mode 2 the 8 bits from
-// `shift` of the row of the index rows[i] (rows of `row_len`), for row sorts.
-__device__ __forceinline__ unsigned digit_of(const K *keys, const long long *rows, unsigned long long i, int mode,
-                                             unsigned shift, unsigned long long row_len) {
-    if (mode == 0) return (unsigned)((key_bits(keys[i]) >> shift) & 255u);
-    if (mode == 1) return (i == 0 || key_bits(keys[i]) != key_bits(keys[i - 1])) ? 0u : 1u;
-    return (unsigned)((((unsigned long long)rows[i] / row_len) >> shift) & 255u);
+// key differs from its predecessor (0) or equals it (1) by unique_bits, for unique; mode 2 the 8
+// bits from `shift` of the row of the index rows[i] (rows of `row_len`), for row sorts; mode 3
+// the 8 bits from `shift` of labels[rows[i]] (the index clamped below n), for segmented sorts.
+__device__ __forceinline__ unsigned digit_of(const K *keys, const long long *rows, const unsigned long long *labels,
+                                             unsigned long long i, unsigned long long n, int mode, unsigned shift,
+                                             unsigned long long row_len) {
+    if (mode == 0) return key_digit(key_bits(keys[i]), shift);
+    if (mode == 1) return (i == 0 || unique_bits(keys[i]) != unique_bits(keys[i - 1])) ? 0u : 1u;
+    if (mode == 2) return (unsigned)((((unsigned long long)rows[i] / row_len) >> shift) & 255u);
+    const unsigned long long at = (unsigned long long)rows[i];
+    return (unsigned)((labels[at < n ? at : n - 1] >> shift) & 255u);
 }
 
 // counts[d * gridDim.x + b] = how many elements of block b's range have digit d. Block b's range
 // is [b * per_block, min(n, (b + 1) * per_block)).
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
-    const K *keys, const long long *rows, O *counts, unsigned long long n, unsigned long long per_block, int mode,
-    unsigned shift, unsigned long long row_len) {
+    const K *keys, const long long *rows, const unsigned long long *labels, O *counts, unsigned long long n,
+    unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
     __shared__ O bins[256];
     bins[threadIdx.x] = 0;
     __syncthreads();
@@ -33,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
     for (unsigned long long base = start; base < end; base += SORT_BLOCK) {
         const unsigned long long i = base + threadIdx.x;
         const bool valid = i < end;
-        const unsigned digit = valid ? digit_of(keys, rows, i, mode, shift, row_len) : 256u;
+        const unsigned digit = valid ? digit_of(keys, rows, labels, i, n, mode, shift, row_len) : 256u;
         const unsigned peers = __match_any_sync(0xffffffffu, digit);
         if (valid && (peers & lower_lanes) == 0) atomicAdd(&bins[digit], (O)__popc(peers));
     }
@@ -99,8 +103,8 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
 #if PAIRS
     const V *values_in, V *values_out,
 #endif
-    const long long *rows, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
-    unsigned shift, unsigned long long row_len) {
+    const long long *rows, const unsigned long long *labels, const O *offsets, unsigned long long n,
+    unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
     // counts[j][w][d]: elements of item j, warp w with digit d; then where they start in the tile
     // among the digit's elements.
     __shared__ unsigned short counts[SORT_ITEMS][SORT_WARPS][256];
@@ -109,10 +113,15 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
     __shared__ unsigned short tile_start[256];
     __shared__ O running[256];
     __shared__ unsigned warp_totals[SORT_WARPS];
-    __shared__ K staged_keys[SORT_TILE];
+    // The stage holds the tile's keys, then (PAIRS) its values: one buffer of the larger, so
+    // that 16-byte keys and values fit the 48 KiB of static shared memory.
 #if PAIRS
-    __shared__ V staged_values[SORT_TILE];
+    __shared__ __align__(16) unsigned char stage[SORT_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V))];
+    V *staged_values = (V *)stage;
+#else
+    __shared__ __align__(16) unsigned char stage[SORT_TILE * sizeof(K)];
 #endif
+    K *staged_keys = (K *)stage;
     __shared__ unsigned short staged_digit[SORT_TILE];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned lower_lanes = (1u << lane) - 1u;
@@ -126,14 +135,14 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
         for (int c = 0; c < SORT_ITEMS * SORT_WARPS; ++c) all_counts[c * SORT_BLOCK + threadIdx.x] = 0;
         __syncthreads();
         K key[SORT_ITEMS];
-        unsigned digit[SORT_ITEMS], rank[SORT_ITEMS];
+        unsigned digit[SORT_ITEMS], rank[SORT_ITEMS], at[SORT_ITEMS];
 #pragma unroll
         for (int j = 0; j < SORT_ITEMS; ++j) {
             const unsigned local = j * SORT_BLOCK + threadIdx.x;
             const bool valid = local < tile_len;
             const unsigned long long i = base + local;
             if (valid) key[j] = keys_in[i];
-            digit[j] = valid ? digit_of(keys_in, rows, i, mode, shift, row_len) : 256u;
+            digit[j] = valid ? digit_of(keys_in, rows, labels, i, n, mode, shift, row_len) : 256u;
             const unsigned peers = __match_any_sync(0xffffffffu, digit[j]);
             rank[j] = __popc(peers & lower_lanes);
             if (valid && rank[j] == 0) counts[j][warp][digit[j]] = (unsigned short)__popc(peers);
@@ -167,24 +176,30 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
 #pragma unroll
         for (int j = 0; j < SORT_ITEMS; ++j) {
             if (digit[j] < 256u) {
-                const unsigned at = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
-                staged_keys[at] = key[j];
-#if PAIRS
-                staged_values[at] = values_in[base + j * SORT_BLOCK + threadIdx.x];
-#endif
-                staged_digit[at] = (unsigned short)digit[j];
+                at[j] = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
+                staged_keys[at[j]] = key[j];
+                staged_digit[at[j]] = (unsigned short)digit[j];
             }
         }
         __syncthreads();
         // Written out from the stage: consecutive threads, consecutive positions of a run.
         for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
             const unsigned d = staged_digit[s];
-            const O position = running[d] + (O)(s - tile_start[d]);
-            keys_out[position] = staged_keys[s];
-#if PAIRS
-            values_out[position] = staged_values[s];
-#endif
+            keys_out[running[d] + (O)(s - tile_start[d])] = staged_keys[s];
         }
+#if PAIRS
+        // The values through the same stage, once every key has left it.
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            if (digit[j] < 256u) staged_values[at[j]] = values_in[base + j * SORT_BLOCK + threadIdx.x];
+        }
+        __syncthreads();
+        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+            const unsigned d = staged_digit[s];
+            values_out[running[d] + (O)(s - tile_start[d])] = staged_values[s];
+        }
+#endif
         // Everyone has read running, tile_start and the stage; counts, tile_start, the stage
         // and warp_totals are written again only after the next tile's first barrier.
         __syncthreads();
@@ -197,6 +212,45 @@ extern "C" __global__ void cuda_core_sort_iota(long long *out, unsigned long lon
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         out[i] = (long long)i;
+    }
+}
+
+// labels[i] = the least begin offset of the segments holding i, or i where none does (the caller
+// fills labels with 0..n first): segment s is [begins[s], ends[s]) clamped into [0, n), empty
+// when its end is not after its begin. Blocks (x, y) share segments x, x + gridDim.x, ...: block
+// y covers the y-th of gridDim.y chunks of each. atomicMin makes overlapping segments defined.
+extern "C" __global__ void cuda_core_sort_label_segments(unsigned long long *labels, const long long *begins,
+                                                          const long long *ends, unsigned long long segments,
+                                                          unsigned long long n) {
+    for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
+        const long long b = begins[s], e = ends[s];
+        const unsigned long long begin = b < 0 ? 0ull : ((unsigned long long)b > n ? n : (unsigned long long)b);
+        const unsigned long long end = e < 0 ? 0ull : ((unsigned long long)e > n ? n : (unsigned long long)e);
+        if (end <= begin) continue;
+        const unsigned long long chunk = (end - begin + gridDim.y - 1) / gridDim.y;
+        const unsigned long long first = begin + blockIdx.y * chunk;
+        if (first >= end) continue;
+        const unsigned long long last = end - first < chunk ? end : first + chunk;
+        for (unsigned long long i = first + threadIdx.x; i < last; i += blockDim.x) atomicMin(&labels[i], begin);
+    }
+}
+
+// out[i] = in[from] for from = perm[i] clamped below n, elements of `bytes` bytes (1, 2, 4, 8 or
+// 16, the last as two 8-byte words): a payload moved by a permutation.
+extern "C" __global__ void cuda_core_sort_gather(const void *in, void *out, const long long *perm,
+                                                 unsigned long long n, unsigned bytes) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const unsigned long long p = (unsigned long long)perm[i], from = p < n ? p : n - 1;
+        switch (bytes) {
+        case 1: ((unsigned char *)out)[i] = ((const unsigned char *)in)[from]; break;
+        case 2: ((unsigned short *)out)[i] = ((const unsigned short *)in)[from]; break;
+        case 4: ((unsigned *)out)[i] = ((const unsigned *)in)[from]; break;
+        case 8: ((unsigned long long *)out)[i] = ((const unsigned long long *)in)[from]; break;
+        default:
+            ((unsigned long long *)out)[2 * i] = ((const unsigned long long *)in)[2 * from];
+            ((unsigned long long *)out)[2 * i + 1] = ((const unsigned long long *)in)[2 * from + 1];
+        }
     }
 }
 
@@ -222,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows
     for (unsigned long long row = blockIdx.x; row < rows; row += gridDim.x) {
         const K *line = keys + row * row_len;
         for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
-            bits[i] = i < row_len ? key_bits(line[i]) : (U)~(U)0;
+            bits[i] = i < row_len ? key_bits(line[i]) : key_max();
             position[i] = i;
         }
         __syncthreads();

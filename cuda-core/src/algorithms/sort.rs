@@ -1,9 +1,13 @@
 //! Radix sort on device memory: keys, key-value pairs, `argsort` (the permutation), and sorts of
 //! the rows of a row-major matrix, for every element type (`bool`, the integers, `f16`, `bf16`,
-//! `f32`, `f64`), ascending or descending.
+//! `f32`, `f64`, `Complex<f32>`, `Complex<f64>`), ascending or descending.
 //!
 //! The order is NumPy's: integers by value; floats by value with `-0.0` equal to `0.0` and every
-//! NaN after `+inf`. The sort is stable: equal keys (and `-0.0` beside `0.0`, and NaNs among
+//! NaN after `+inf`; complex values lexicographically (real part, then imaginary part) among
+//! those without NaN, then `R + nanj` by real part, `nan + Rj` by imaginary part, and
+//! `nan + nanj` last (NumPy's documented `R + Rj < R + nanj < nan + Rj < nan + nanj`). A
+//! complex key sorts as one integer of twice a part's width: the two parts' order-preserving
+//! bits, or for a NaN pattern a high word above every number's and the other part's bits. The sort is stable: equal keys (and `-0.0` beside `0.0`, and NaNs among
 //! themselves) keep their input order, as NumPy's `kind="stable"` does. [`SortOrder::Descending`]
 //! is the exact reverse order (NaN first, as `torch.sort(descending=True)`), still stable.
 //!
@@ -13,8 +17,9 @@
 //! counts (digit-major, so each block learns where each of its digits starts), and a stable
 //! scatter in which each block moves its range in tiles of 1024 elements, in index order: it
 //! ranks equal digits with a warp match and per-(item, warp) counts in shared memory, stages the
-//! tile in shared memory in digit order, and writes it out from there so that consecutive
-//! threads write consecutive positions of each digit's run. Passes ping-pong
+//! tile in shared memory in digit order (its keys, then its payloads, through one buffer), and
+//! writes it out from there so that consecutive threads write consecutive positions of each
+//! digit's run. Passes ping-pong
 //! between the output and one scratch buffer from the pool, so the inputs are never written.
 //! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
 //! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
@@ -25,6 +30,8 @@
 //! Everything is queued on the stream given, with no host wait; scratch memory comes from the
 //! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream. Offsets are 32-bit up to
 //! `u32::MAX` elements and 64-bit beyond.
+
+mod segmented;
 
 use std::sync::Arc;
 
@@ -39,6 +46,8 @@ use crate::array::kernels::signature::ArgType;
 use crate::array::kernels::PRELUDE;
 use crate::error::{Error, Result};
 
+pub use segmented::{segmented_sort_keys, segmented_sort_pairs};
+
 /// The order-preserving key map shared with the searches.
 const KEYS: &str = include_str!("keys.cuh");
 /// The sort's kernels.
@@ -48,8 +57,8 @@ const SORT: &str = include_str!("sort.cuh");
 const SORT_BLOCK: u32 = 256;
 /// Threads of the one block that scans the counts.
 const SCAN_BLOCK: u32 = 1024;
-/// Resident blocks per SM the sort's grid is sized to (the scatter's shared memory, about
-/// 37 KiB a block with 8-byte keys and payloads, leaves room for 6).
+/// Resident blocks per SM the sort's grid is sized to (the scatter's shared memory, at most
+/// about 37 KiB a block, with 16-byte keys or payloads, leaves room for 6).
 const SORT_BLOCKS_PER_SM: u32 = 6;
 /// Threads per block of the grid-stride helpers (iota, row index).
 const HELPER_BLOCK: u32 = 256;
@@ -64,8 +73,10 @@ pub enum SortOrder {
     Descending,
 }
 
-/// The CUDA C++ that defines `K`, `U` and `key_bits` for keys of `key` (see `keys.cuh`).
-pub(crate) fn key_header(key: DType, order: SortOrder) -> Result<String> {
+/// The CUDA C++ that defines `K`, `U`, `key_bits` and `unique_bits` for keys of `key` (see
+/// `keys.cuh`).
+pub(crate) fn key_header(key: DType, order: SortOrder) -> String {
+    let descending = u8::from(order == SortOrder::Descending);
     // Integers convert to the unsigned type of their width modulo 2^bits: their own bits.
     let (bits, kind, inf, to_bits): (&str, u8, u64, &str) = match key {
         // A `Bool` byte other than 0 and 1 is true, as everywhere in the crate.
@@ -87,8 +98,11 @@ pub(crate) fn key_header(key: DType, order: SortOrder) -> Result<String> {
             0x7ff0_0000_0000_0000,
             "(U)__double_as_longlong(k)",
         ),
-        DType::C64 | DType::C128 => {
-            return super::real_elements("sorting or searching", &[key]).map(|()| String::new())
+        // Complex keys: two words of part bits (see `keys.cuh`).
+        DType::C64 => return complex_header(key, ("unsigned long long", "unsigned int"), 0x7f80_0000, order),
+        DType::C128 => {
+            let words = ("cuda_core_key128", "unsigned long long");
+            return complex_header(key, words, 0x7ff0_0000_0000_0000, order);
         }
     };
     // `Bool` keys are read as bytes (a byte other than 0 or 1 is not a valid C++ `bool`).
@@ -96,48 +110,65 @@ pub(crate) fn key_header(key: DType, order: SortOrder) -> Result<String> {
         DType::Bool => "unsigned char",
         other => other.c_name(),
     };
-    Ok(format!(
-        "{PRELUDE}typedef {key_type} K;\ntypedef {bits} U;\n#define KEY_BITS(k) {to_bits}\n#define KIND {kind}\n#define INF_BITS {inf}ull\n#define DESCENDING {}\n{KEYS}",
+    format!(
+        "{PRELUDE}typedef {key_type} K;\ntypedef {bits} U;\n#define KEY_BITS(k) {to_bits}\n#define KIND {kind}\n#define INF_BITS {inf}ull\n#define DESCENDING {descending}\n{KEYS}",
+    )
+}
+
+/// [`key_header`] for complex keys of `key`: `U` and `C` (`bits`, `part`: the key's bits and a
+/// part's), a part's `+inf` as bits.
+fn complex_header(key: DType, (bits, part): (&str, &str), inf: u64, order: SortOrder) -> String {
+    format!(
+        "{PRELUDE}typedef {} K;\nstruct cuda_core_key128;\ntypedef {bits} U;\ntypedef {part} C;\n#define KIND 3\n#define WIDE_KEY {}\n#define INF_BITS {inf}ull\n#define DESCENDING {}\n{KEYS}",
+        key.c_name(),
+        u8::from(key == DType::C128),
         u8::from(order == SortOrder::Descending),
-    ))
+    )
 }
 
 /// The unsigned type that moves a payload of `bytes` bytes.
+/// (1, 2, 4, 8 or 16: an element type's size; 16, a complex128, as two 8-byte words).
 fn payload_type(bytes: usize) -> &'static str {
     match bytes {
         1 => "unsigned char",
         2 => "unsigned short",
         4 => "unsigned int",
-        _ => "unsigned long long",
+        8 => "unsigned long long",
+        _ => "cuda_core_payload16",
     }
 }
 
 /// The CUDA C++ of the sort kernels for keys of `key`, a payload of `value_bytes` bytes (none
 /// for a keys-only sort), 64-bit offsets if `wide`.
-fn source(key: DType, value_bytes: Option<usize>, wide: bool, order: SortOrder) -> Result<String> {
+fn source(key: DType, value_bytes: Option<usize>, wide: bool, order: SortOrder) -> String {
     let offsets = match wide {
         true => "unsigned long long",
         false => "unsigned int",
     };
     let mut s = format!("// generated by cuda-core: radix sort of {key}, {order:?}, payload {value_bytes:?} bytes\n");
-    s.push_str(&key_header(key, order)?);
+    s.push_str(&key_header(key, order));
     s.push_str(&format!("typedef {offsets} O;\n"));
     match value_bytes {
-        Some(bytes) => s.push_str(&format!("typedef {} V;\n#define PAIRS 1\n", payload_type(bytes))),
+        Some(bytes) => s.push_str(&format!(
+            "struct cuda_core_payload16 {{ unsigned long long lo, hi; }};\ntypedef {} V;\n#define PAIRS 1\n",
+            payload_type(bytes)
+        )),
         None => s.push_str("#define PAIRS 0\n"),
     }
     s.push_str(SORT);
-    Ok(s)
+    s
 }
 
 /// The entry points of [`source`], in the order of [`Loaded::functions`].
-const ENTRIES: [&str; 6] = [
+const ENTRIES: [&str; 8] = [
     "cuda_core_sort_upsweep",
     "cuda_core_sort_scan",
     "cuda_core_sort_scatter",
     "cuda_core_sort_iota",
     "cuda_core_sort_row_index",
     "cuda_core_sort_rows_block",
+    "cuda_core_sort_label_segments",
+    "cuda_core_sort_gather",
 ];
 const UPSWEEP: usize = 0;
 const SCAN: usize = 1;
@@ -145,6 +176,8 @@ const SCATTER: usize = 2;
 const IOTA: usize = 3;
 const ROW_INDEX: usize = 4;
 const ROWS_BLOCK: usize = 5;
+const LABEL_SEGMENTS: usize = 6;
+const GATHER: usize = 7;
 /// The longest row sorted inside one block (`ROW_SORT_MAX` in `sort.cuh`).
 const ROW_SORT_MAX: usize = 2048;
 /// Threads of a block that sorts rows (`ROW_SORT_BLOCK` in `sort.cuh`).
@@ -167,7 +200,7 @@ fn load(stream: &Stream, key: DType, value_bytes: Option<usize>, wide: bool, ord
         .loaded
         .get_or_load(stream.context(), &[ArgType::Array(key)], variant, || {
             Ok((
-                source(key, value_bytes, wide, order)?,
+                source(key, value_bytes, wide, order),
                 ENTRIES.iter().map(|e| e.to_string()).collect(),
             ))
         })
@@ -182,6 +215,20 @@ enum Digits {
     Distinct,
     /// The 8 bits from `shift` of the row (of `row_len`) of the payload's flat index.
     Row(u32, u64),
+    /// The 8 bits from `shift` of the label (`u64`, at the address given) of the payload's flat
+    /// index: the segment it belongs to, for segmented sorts.
+    Segment(u32, CUdeviceptr),
+}
+
+/// What a sort orders by after the key, stably: the key's ties broken by nothing, or (the
+/// payload being the flat indices) by the row of `row_len` elements or the segment label of
+/// each element's flat index, so that rows or segments stay apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Then {
+    Nothing,
+    Rows(usize),
+    /// The labels: `u64` per element, each below the element count.
+    Segments(CUdeviceptr),
 }
 
 /// A sort to queue: sizes and the addresses of its buffers, checked by the public functions.
@@ -196,13 +243,21 @@ struct Job {
     values: Option<(CUdeviceptr, CUdeviceptr)>,
 }
 
-/// The passes of a sort of `len` keys of `key_bytes` bytes, then (rows of `row_len`) of the rows.
-fn passes(key_bytes: usize, len: usize, row_len: Option<usize>) -> Vec<Digits> {
+/// The passes of a sort of `len` keys of `key_bytes` bytes, then of the rows or segments.
+fn passes(key_bytes: usize, len: usize, then: Then) -> Vec<Digits> {
     let mut passes: Vec<Digits> = (0..key_bytes as u32).map(|byte| Digits::Key(8 * byte)).collect();
-    if let Some(row_len) = row_len.filter(|&r| r > 0) {
-        let rows = (len / row_len) as u64;
-        let bits = 64 - rows.saturating_sub(1).leading_zeros();
-        passes.extend((0..bits.div_ceil(8)).map(|byte| Digits::Row(8 * byte, row_len as u64)));
+    // The bits of the largest row number or label.
+    let bits = |largest: u64| (64 - largest.leading_zeros()).div_ceil(8);
+    match then {
+        Then::Nothing | Then::Rows(0) => {}
+        Then::Rows(row_len) => {
+            let rows = (len / row_len) as u64;
+            passes.extend((0..bits(rows.saturating_sub(1))).map(|byte| Digits::Row(8 * byte, row_len as u64)));
+        }
+        Then::Segments(labels) => {
+            let largest = (len as u64).saturating_sub(1);
+            passes.extend((0..bits(largest)).map(|byte| Digits::Segment(8 * byte, labels)));
+        }
     }
     passes
 }
@@ -226,14 +281,15 @@ fn queue_pass(
     (src, dst): ((CUdeviceptr, Option<CUdeviceptr>), (CUdeviceptr, Option<CUdeviceptr>)),
     counts: CUdeviceptr,
 ) -> Result<()> {
-    let (mode, shift, row_len): (i32, u32, u64) = match digits {
-        Digits::Key(shift) => (0, shift, 1),
-        Digits::Distinct => (1, 0, 1),
-        Digits::Row(shift, row_len) => (2, shift, row_len),
+    let (mode, shift, row_len, labels): (i32, u32, u64, CUdeviceptr) = match digits {
+        Digits::Key(shift) => (0, shift, 1, 0),
+        Digits::Distinct => (1, 0, 1, 0),
+        Digits::Row(shift, row_len) => (2, shift, row_len, 0),
+        Digits::Segment(shift, labels) => (3, shift, 1, labels),
     };
-    // The row passes read the flat indices from the payload being moved.
+    // The row and segment passes read the flat indices from the payload being moved.
     let rows = match digits {
-        Digits::Row(..) => src.1.unwrap_or(0),
+        Digits::Row(..) | Digits::Segment(..) => src.1.unwrap_or(0),
         _ => 0,
     };
     let n = len as u64;
@@ -241,15 +297,18 @@ fn queue_pass(
     upsweep
         .value(src.0)
         .value(rows)
+        .value(labels)
         .value(counts)
         .value(n)
         .value(per_block)
         .value(mode)
         .value(shift)
         .value(row_len);
-    // SAFETY: cuda_core_sort_upsweep(keys, rows, counts, n, per_block, mode, shift, row_len):
-    // block b reads keys (and rows in a row pass, which then is the payload of `len` i64) at
-    // [b * per_block, min(n, (b + 1) * per_block)), inside the `len` elements, and writes
+    // SAFETY: cuda_core_sort_upsweep(keys, rows, labels, counts, n, per_block, mode, shift,
+    // row_len): block b reads keys (and rows in a row or segment pass, which then is the
+    // payload of `len` i64 flat indices) at [b * per_block, min(n, (b + 1) * per_block)),
+    // inside the `len` elements, in a segment pass labels at those indices (clamped below n,
+    // inside the `len` labels), and writes
     // counts[d * grid + b] for d < 256, inside the 256 * grid offsets of `counts`.
     unsafe { upsweep.run(&loaded.functions[UPSWEEP], (grid, 1), (SORT_BLOCK, 1))? };
     let mut scan = Launch::on(stream);
@@ -263,24 +322,26 @@ fn queue_pass(
     }
     scatter
         .value(rows)
+        .value(labels)
         .value(counts)
         .value(n)
         .value(per_block)
         .value(mode)
         .value(shift)
         .value(row_len);
-    // SAFETY: cuda_core_sort_scatter(keys_in, keys_out, [values_in, values_out,] rows, offsets,
-    // n, per_block, mode, shift, row_len), the payload pointers present exactly when the code
-    // was generated with PAIRS: block b reads its range of the inputs as the upsweep did and
+    // SAFETY: cuda_core_sort_scatter(keys_in, keys_out, [values_in, values_out,] rows, labels,
+    // offsets, n, per_block, mode, shift, row_len), the payload pointers present exactly when
+    // the code was generated with PAIRS: block b reads its range of the inputs (and labels) as
+    // the upsweep did and
     // writes each element once at its scanned offset plus its rank among the equal digits
     // before it, a permutation of 0..n, inside the `len` elements of each output.
     unsafe { scatter.run(&loaded.functions[SCATTER], (grid, 1), (SORT_BLOCK, 1))? };
     Ok(())
 }
 
-/// Queues the sort of `job` (stably by key, then by row of the payload's flat index if
-/// `row_len` is given, the payload being those indices).
-fn queue_sort(stream: &Stream, job: &Job, row_len: Option<usize>) -> Result<()> {
+/// Queues the sort of `job`: stably by key, then as `then` says (the payload then being the flat
+/// indices).
+fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
     if job.len == 0 {
         return Ok(());
     }
@@ -289,7 +350,7 @@ fn queue_sort(stream: &Stream, job: &Job, row_len: Option<usize>) -> Result<()> 
     let loaded = load(stream, job.key, job.value_bytes, wide, job.order)?;
     let geometry = pass_grid(loaded.sm_count, job.len);
     let counts = Scratch::new(stream, 256 * geometry.0 as usize * if wide { 8 } else { 4 })?;
-    let passes = passes(key_bytes, job.len, row_len);
+    let passes = passes(key_bytes, job.len, then);
     // Scratch keys and payloads, when the passes need a second buffer.
     let alternate_keys = match passes.len() > 1 {
         true => Some(Scratch::new(stream, job.len * key_bytes)?),
@@ -442,7 +503,7 @@ pub fn sort_keys<K: Element>(
         keys_out,
         values: None,
     };
-    queue_sort(stream, &job, None)
+    queue_sort(stream, &job, Then::Nothing)
 }
 
 /// Sorts `len` keys of `keys` into `keys_out` and moves the values of `values` with them into
@@ -470,7 +531,7 @@ pub fn sort_pairs<K: Element, V: Element>(
         keys_out,
         values: Some((values_in, values_out)),
     };
-    queue_sort(stream, &job, None)
+    queue_sort(stream, &job, Then::Nothing)
 }
 
 /// Writes to `indices_out` the `i64` permutation that sorts the `len` keys of `keys` (NumPy's
@@ -580,7 +641,7 @@ fn sort_segments<K: Element>(
                 keys_out,
                 values: None,
             };
-            return queue_sort(stream, &job, None);
+            return queue_sort(stream, &job, Then::Nothing);
         }
     }
     let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), order)?;
@@ -628,7 +689,7 @@ fn sort_segments<K: Element>(
         keys_out: keys_out.unwrap_or_else(|| scratch_keys.as_ref().map_or(0, Scratch::ptr)),
         values: Some((iota.ptr(), indices)),
     };
-    queue_sort(stream, &job, row_len)?;
+    queue_sort(stream, &job, row_len.map_or(Then::Nothing, Then::Rows))?;
     if let Some(row_len) = row_len.filter(|&r| r > 0 && r < len) {
         let mut launch = Launch::on(stream);
         launch.value(indices).value(len as u64).value(row_len as u64);
@@ -715,10 +776,12 @@ pub(crate) fn partition_distinct<K: Element>(
 
 #[cfg(test)]
 mod tests {
+    use std::cmp::Ordering;
+
     use super::*;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
-    const ALL: [DType; 13] = [
+    const ALL: [DType; 15] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -732,20 +795,82 @@ mod tests {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
-    #[test]
-    fn complex_keys_are_not_supported() {
-        for key in [DType::C64, DType::C128] {
-            assert!(matches!(
-                key_header(key, SortOrder::Ascending),
-                Err(Error::NotSupported(_))
-            ));
-            assert!(matches!(
-                source(key, None, false, SortOrder::Descending),
-                Err(Error::NotSupported(_))
-            ));
+    /// `float_order` of `keys.cuh` for an `f32`'s bits, on the host (a model of the device code).
+    fn float_order(x: f32) -> u32 {
+        let (b, sign) = (x.to_bits(), 1u32 << 31);
+        let magnitude = b & !sign;
+        if magnitude > 0x7f80_0000 {
+            return u32::MAX;
         }
+        let b = if magnitude == 0 { 0 } else { b };
+        if b & sign != 0 {
+            !b
+        } else {
+            b | sign
+        }
+    }
+
+    /// `ascending_bits` of `keys.cuh` for a complex64 key, on the host (the same model).
+    fn complex_bits(re: f32, im: f32) -> u64 {
+        let (re, im) = (float_order(re), float_order(im));
+        let (hi, lo) = match (re == u32::MAX, im == u32::MAX) {
+            (false, false) => (re, im),
+            (false, true) => (u32::MAX - 1, re),
+            _ => (u32::MAX, im),
+        };
+        u64::from(hi) << 32 | u64::from(lo)
+    }
+
+    /// NumPy's documented order of complex values: `R + Rj < R + nanj < nan + Rj < nan + nanj`
+    /// (R not NaN), values of one NaN pattern by their parts, real first (`-0.0 == 0.0`).
+    fn numpy_cmp(a: (f32, f32), b: (f32, f32)) -> Ordering {
+        let pattern = |z: (f32, f32)| (z.0.is_nan(), z.1.is_nan());
+        let part = |x: f32, y: f32| x.partial_cmp(&y).unwrap_or(Ordering::Equal);
+        pattern(a)
+            .cmp(&pattern(b))
+            .then_with(|| part(a.0, b.0))
+            .then_with(|| part(a.1, b.1))
+    }
+
+    #[test]
+    fn complex_key_bits_order_as_numpy() {
+        let parts = [
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::MIN_POSITIVE,
+            -f32::from_bits(1),
+            f32::MAX,
+            f32::MIN,
+        ];
+        let values: Vec<(f32, f32)> = parts
+            .iter()
+            .flat_map(|&re| parts.iter().map(move |&im| (re, im)))
+            .collect();
+        for &a in &values {
+            for &b in &values {
+                assert_eq!(
+                    complex_bits(a.0, a.1).cmp(&complex_bits(b.0, b.1)),
+                    numpy_cmp(a, b),
+                    "{a:?} against {b:?}"
+                );
+            }
+        }
+        // The classes: R+Rj < R+nanj < nan+Rj < nan+nanj, the NaN ones last.
+        let classes = [(1e30, 1e30), (-1e30, f32::NAN), (f32::NAN, -1e30), (f32::NAN, f32::NAN)];
+        assert!(classes
+            .windows(2)
+            .all(|w| complex_bits(w[0].0, w[0].1) < complex_bits(w[1].0, w[1].1)));
     }
 
     #[test]
@@ -760,16 +885,27 @@ mod tests {
             .collect();
         cases.extend([
             (DType::F64, None, false, SortOrder::Descending),
-            // The most shared memory: 8-byte keys, payloads and offsets.
+            // The most shared memory: 16-byte keys, 8-byte payloads and offsets.
+            (DType::C128, Some(8), true, SortOrder::Ascending),
+            (DType::C128, None, false, SortOrder::Descending),
+            (DType::C64, Some(4), true, SortOrder::Descending),
             (DType::I64, Some(8), true, SortOrder::Ascending),
             (DType::F64, Some(1), true, SortOrder::Ascending),
+            // Complex128 values under 8-byte keys.
+            (DType::C128, Some(16), false, SortOrder::Ascending),
+            (DType::F64, Some(16), true, SortOrder::Ascending),
             (DType::I16, Some(2), false, SortOrder::Descending),
             (DType::U8, Some(4), true, SortOrder::Descending),
         ]);
         for (key, value_bytes, wide, order) in cases {
-            let text = source(key, value_bytes, wide, order).expect("real keys");
+            let text = source(key, value_bytes, wide, order);
             let program = Program::new(text.clone(), options.clone());
-            if let Err(error) = program.compile(CompileTarget::Ptx) {
+            // A CUBIN for the widest keys: ptxas checks the static shared memory (48 KiB).
+            let target = match key {
+                DType::C128 | DType::F64 => CompileTarget::Cubin,
+                _ => CompileTarget::Ptx,
+            };
+            if let Err(error) = program.compile(target) {
                 panic!("{key} {value_bytes:?} {wide} {order:?}: {error}\n{text}");
             }
         }
@@ -777,12 +913,25 @@ mod tests {
 
     #[test]
     fn passes_cover_the_key_then_the_rows() {
-        assert_eq!(passes(4, 100, None), [0, 8, 16, 24].map(Digits::Key));
-        assert_eq!(passes(1, 100, Some(100)), [Digits::Key(0)]);
-        assert_eq!(passes(2, 1000, Some(4)).len(), 2 + 1);
-        assert_eq!(passes(2, 1 << 20, Some(8)).len(), 2 + 3);
-        assert_eq!(passes(1, 256 * 3, Some(3))[1..], [Digits::Row(0, 3)]);
-        assert_eq!(passes(1, 257 * 3, Some(3))[1..], [Digits::Row(0, 3), Digits::Row(8, 3)]);
+        assert_eq!(passes(4, 100, Then::Nothing), [0, 8, 16, 24].map(Digits::Key));
+        assert_eq!(passes(1, 100, Then::Rows(100)), [Digits::Key(0)]);
+        assert_eq!(passes(2, 1000, Then::Rows(4)).len(), 2 + 1);
+        assert_eq!(passes(2, 1 << 20, Then::Rows(8)).len(), 2 + 3);
+        assert_eq!(passes(1, 256 * 3, Then::Rows(3))[1..], [Digits::Row(0, 3)]);
+        assert_eq!(
+            passes(1, 257 * 3, Then::Rows(3))[1..],
+            [Digits::Row(0, 3), Digits::Row(8, 3)]
+        );
+        // Labels below `len`: one byte up to 256 elements, then one more per factor of 256.
+        let labels = 0xabc0;
+        assert_eq!(passes(2, 1, Then::Segments(labels)).len(), 2);
+        assert_eq!(
+            passes(2, 256, Then::Segments(labels))[2..],
+            [Digits::Segment(0, labels)]
+        );
+        assert_eq!(passes(2, 257, Then::Segments(labels)).len(), 2 + 2);
+        assert_eq!(passes(8, 1 << 32, Then::Segments(labels)).len(), 8 + 4);
+        assert_eq!(passes(8, (1 << 32) + 1, Then::Segments(labels)).len(), 8 + 5);
     }
 
     #[test]

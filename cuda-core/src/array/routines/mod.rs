@@ -38,6 +38,7 @@
 //! are one new file each.
 
 mod complex;
+mod complex_median;
 mod creation;
 mod cumulative;
 #[cfg(feature = "fft")]

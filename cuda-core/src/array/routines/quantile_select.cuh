@@ -69,7 +69,7 @@ __device__ __forceinline__ unsigned long long qs_clamp(double x, unsigned long l
 // The ranks of the one or two elements the quantile reads (as the sorted read-out does), from
 // the count of numbers (skip_nan) or NaN when a NaN is there (not skip_nan) or no number is.
 // method: 0 linear, 1 lower, 2 higher, 3 nearest (ties to even), 4 midpoint. One thread.
-extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long n, double q, int method, int skip_nan) {
+__device__ void qs_plan_state(unsigned long long *state, unsigned long long n, double q, int method, int skip_nan) {
     const unsigned long long nans = state[0];
     const unsigned long long count = n - nans;
     if (count == 0 || (!skip_nan && nans != 0)) {
@@ -98,6 +98,9 @@ extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long
     state[2] = high;
     state[6] = direct;
     state[7] = (unsigned long long)__double_as_longlong(t);
+}
+extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long n, double q, int method, int skip_nan) {
+    qs_plan_state(state, n, q, method, skip_nan);
 }
 
 // Adds one to counts[bin] for each lane whose bin is below 512, a warp at a time: lanes with the
@@ -159,12 +162,9 @@ extern "C" __global__ void qs_choose(unsigned long long *state, int shift) {
     for (int d = 0; d < 512; ++d) state[8 + d] = 0ull;
 }
 
-// out[0] = the quantile from the two keys found (NaN as planned).
-extern "C" __global__ void qs_finish(const unsigned long long *state, M *out) {
-    if (state[5]) {
-        out[0] = (M)(C)__longlong_as_double(0x7ff8000000000000ll);
-        return;
-    }
+// The quantile from the two keys found (NaN as planned).
+__device__ M qs_result(const unsigned long long *state) {
+    if (state[5]) return (M)(C)__longlong_as_double(0x7ff8000000000000ll);
     const C a = qs_value((U)state[3]);
     C v = a;
     if (!state[6]) {
@@ -172,5 +172,79 @@ extern "C" __global__ void qs_finish(const unsigned long long *state, M *out) {
         const C b = qs_value((U)state[4]), diff = SUB(b, a);
         v = t >= 0.5 ? SUB(b, MUL(diff, (C)(1.0 - t))) : ADD(a, MUL(diff, (C)t));
     }
-    out[0] = (M)v;
+    return (M)v;
+}
+
+// out[0] = the quantile from the two keys found (NaN as planned).
+extern "C" __global__ void qs_finish(const unsigned long long *state, M *out) { out[0] = qs_result(state); }
+
+// The quantile of each of `lines` compact lines of n elements (n < 2^32) of x, one block of
+// QS_ROWS_BLOCK threads per line (blocks stride over the lines): the one-line kernels' plan,
+// passes and read-out, with the state and the histograms in shared memory and the digits
+// chosen by a scan of the histograms across the block instead of one thread's walk.
+#define QS_ROWS_BLOCK 256
+extern "C" __global__ void __launch_bounds__(QS_ROWS_BLOCK)
+    qs_rows(const T *x, M *out, unsigned long long lines, unsigned long long n, double q, int method, int skip_nan) {
+    __shared__ unsigned counts[512];
+    __shared__ unsigned long long state[8];
+    __shared__ unsigned long long warp_sums[2][QS_ROWS_BLOCK / 32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    for (unsigned long long line = blockIdx.x; line < lines; line += gridDim.x) {
+        const T *row = x + line * n;
+        if (threadIdx.x < 8) state[threadIdx.x] = 0ull;
+        for (unsigned i = threadIdx.x; i < 512; i += QS_ROWS_BLOCK) counts[i] = 0u;
+        __syncthreads();
+        unsigned long long nans = 0;
+        for (unsigned long long i = threadIdx.x; i < n; i += QS_ROWS_BLOCK) nans += qs_is_nan(row[i]);
+        if (nans) atomicAdd(&state[0], nans);
+        __syncthreads();
+        if (threadIdx.x == 0) qs_plan_state(state, n, q, method, skip_nan);
+        __syncthreads();
+        for (int shift = (int)(8 * sizeof(U)) - 8; shift >= 0 && !state[5]; shift -= 8) {
+            // The histograms of the keys matching each prefix above `shift + 8` (as qs_histogram).
+            const unsigned long long p0 = state[3], p1 = state[4];
+            const bool same = p0 == p1;
+            const bool all = shift + 8 >= (int)(8 * sizeof(U));
+            for (unsigned long long base = 0; base < n; base += QS_ROWS_BLOCK) {
+                const unsigned long long i = base + threadIdx.x;
+                unsigned bin0 = 512u, bin1 = 512u;
+                if (i < n) {
+                    const unsigned long long key = (unsigned long long)qs_key(row[i]);
+                    const unsigned digit = (unsigned)(key >> shift) & 255u;
+                    if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
+                    if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
+                }
+                qs_count(counts, bin0);
+                if (!same) qs_count(counts, bin1);
+            }
+            __syncthreads();
+            // Thread d: digit d's count for each rank, and the matching keys with a smaller digit
+            // (a scan over the digits); the thread whose digit holds the rank narrows it.
+            const unsigned long long rank[2] = {state[1], state[2]};
+            unsigned long long count[2], inclusive[2];
+            for (int which = 0; which < 2; ++which) {
+                count[which] = counts[(same ? 0 : 256 * which) + threadIdx.x];
+                inclusive[which] = count[which];
+                for (int offset = 1; offset < 32; offset <<= 1) {
+                    const unsigned long long y = __shfl_up_sync(0xffffffffu, inclusive[which], offset);
+                    if (lane >= (unsigned)offset) inclusive[which] += y;
+                }
+                if (lane == 31) warp_sums[which][warp] = inclusive[which];
+            }
+            __syncthreads();
+            for (int which = 0; which < 2; ++which) {
+                unsigned long long before = inclusive[which] - count[which];
+                for (unsigned w = 0; w < warp; ++w) before += warp_sums[which][w];
+                if (before <= rank[which] && rank[which] < before + count[which]) {
+                    state[1 + which] = rank[which] - before;
+                    state[3 + which] |= (unsigned long long)threadIdx.x << shift;
+                }
+            }
+            for (unsigned i = threadIdx.x; i < 512; i += QS_ROWS_BLOCK) counts[i] = 0u;
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) out[line] = qs_result(state);
+        // The next line clears the state and histograms.
+        __syncthreads();
+    }
 }

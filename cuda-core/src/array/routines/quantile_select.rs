@@ -2,7 +2,9 @@
 //! `median`, `percentile` and `quantile` of a whole array): the one or two order statistics a
 //! quantile reads are found by digit histograms, 8 bits a pass from the most significant, each
 //! pass reading the line once (shared-memory counts, lanes with the same digit adding once) and
-//! one thread narrowing each rank to a digit, with no sort and no host wait; then the quantile is computed from them as the sorted read-out does (NumPy's
+//! one thread narrowing each rank to a digit, with no sort and no host wait; and of many lines
+//! of a middle length the same way, one block a line (`qs_rows`: the histograms in shared
+//! memory, each digit chosen by a scan of them across the block); then the quantile is computed from them as the sorted read-out does (NumPy's
 //! methods, rounded operations). Keys order the values totally: among equal zeros `-0.0` comes
 //! before `0.0` (NumPy's `partition` leaves their order unspecified; the value is the same).
 //! Scratch (a few words and two histograms) comes from the pool.
@@ -10,7 +12,7 @@
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
-use crate::array::kernels::registry::{grid_for, kernel, KernelKey, LoadedTable};
+use crate::array::kernels::registry::{grid_for, kernel, KernelKey, Loaded, LoadedTable};
 use crate::array::kernels::signature::ArgType;
 use crate::array::kernels::{Arg, PRELUDE};
 use crate::error::{Error, Result};
@@ -27,14 +29,22 @@ const STATE_WORDS: usize = 8 + 512;
 pub(super) const SELECT_MIN_LEN: usize = 1 << 16;
 
 /// The entry points, in the order the host launches them.
-const ENTRIES: [&str; 6] = [
+const ENTRIES: [&str; 7] = [
     "qs_clear",
     "qs_count_nan",
     "qs_plan",
     "qs_histogram",
     "qs_choose",
     "qs_finish",
+    "qs_rows",
 ];
+/// Threads of a block of `qs_rows` (`QS_ROWS_BLOCK`: one per digit value).
+const ROWS_BLOCK: u32 = 256;
+/// Resident `qs_rows` blocks per SM the grid is sized to.
+const ROWS_BLOCKS_PER_SM: u32 = 8;
+/// The shortest lines taken by radix select one block a line (up to [`SELECT_MIN_LEN`]);
+/// shorter ones are sorted. A first guess, to be set by a benchmark on the GPU.
+pub(super) const ROWS_SELECT_MIN_LEN: usize = 512;
 
 /// The CUDA C++ for lines of `input` and results of `output`; complex lines have no order the
 /// digits follow (NumPy's is lexicographic), so they are refused.
@@ -79,6 +89,57 @@ struct QuantileSelectKernels {
     loaded: LoadedTable,
 }
 
+/// The code for lines of `T`, quantiles of `T::Mean`, in `stream`'s context.
+fn load<T: Element>(stream: &cuda_driver::Stream) -> Result<std::sync::Arc<Loaded>> {
+    let kernels = kernel(KernelKey::Named("cuda_core_quantile_select"), || {
+        Ok(QuantileSelectKernels::default())
+    })?;
+    let signature = [ArgType::Array(T::DTYPE), ArgType::Array(<T::Mean as Element>::DTYPE)];
+    kernels.loaded.get_or_load(stream.context(), &signature, 0, || {
+        Ok((
+            source(T::DTYPE, <T::Mean as Element>::DTYPE)?,
+            ENTRIES.iter().map(|e| e.to_string()).collect(),
+        ))
+    })
+}
+
+/// Writes to `out` (one element per line) the quantile `q` by `method` (as
+/// [`quantile_of_line`]) of each line of `rows` (C-contiguous, its last axis the lines, of
+/// `line_len` elements, 0 < `line_len` <= `u32::MAX`), one block per line: for many lines at
+/// least [`ROWS_SELECT_MIN_LEN`] long, instead of sorting them.
+pub(super) fn quantile_of_rows<T: Element>(
+    rows: &DeviceArray<T>,
+    out: &mut DeviceArray<T::Mean>,
+    line_len: usize,
+    (q, method, skip_nan): (f64, i32, bool),
+) -> Result<()> {
+    let lines = out.len();
+    if line_len == 0 || u32::try_from(line_len).is_err() || lines.checked_mul(line_len) != Some(rows.len()) {
+        return Err(Error::InvalidValue(format!(
+            "quantile by radix select: {} elements are not {lines} lines of {line_len} (at most 2^32 - 1)",
+            rows.len()
+        )));
+    }
+    let stream = rows.stream();
+    let loaded = load::<T>(stream)?;
+    let grid = grid_for(lines as u64, 1, loaded.sm_count, ROWS_BLOCKS_PER_SM);
+    let args = [Arg::from(rows), Arg::from(out)];
+    let mut launch = Launch::on(stream);
+    launch.args(&args)?;
+    launch
+        .value(lines as u64)
+        .value(line_len as u64)
+        .value(q)
+        .value(method)
+        .value(i32::from(skip_nan));
+    // SAFETY: qs_rows(x, out, lines, n, q, method, skip_nan): block b handles lines b, b + grid,
+    // ... below `lines`, reading x[line * n + i] for i < n (inside the lines * n elements of the
+    // compact `rows`, checked above) and writing out[line] (the `lines` elements of the compact
+    // `out`); n < 2^32 keeps its 32-bit shared counts exact; both are borrowed for the launch.
+    unsafe { launch.run(&loaded.functions[6], (grid, 1), (ROWS_BLOCK, 1))? };
+    Ok(())
+}
+
 /// Writes to `out` (one element) the quantile `q` by `method` (0 linear, 1 lower, 2 higher, 3
 /// nearest, 4 midpoint) of the `line` (1-D, at least one element), NaNs left out if
 /// `skip_nan`, else NaN when one is there: what the sorted read-out gives, by radix select.
@@ -91,16 +152,7 @@ pub(super) fn quantile_of_line<T: Element>(
 ) -> Result<()> {
     let stream = line.stream();
     let n = line.len() as u64;
-    let kernels = kernel(KernelKey::Named("cuda_core_quantile_select"), || {
-        Ok(QuantileSelectKernels::default())
-    })?;
-    let signature = [ArgType::Array(T::DTYPE), ArgType::Array(<T::Mean as Element>::DTYPE)];
-    let loaded = kernels.loaded.get_or_load(stream.context(), &signature, 0, || {
-        Ok((
-            source(T::DTYPE, <T::Mean as Element>::DTYPE)?,
-            ENTRIES.iter().map(|e| e.to_string()).collect(),
-        ))
-    })?;
+    let loaded = load::<T>(stream)?;
     let mut state = DeviceArray::<u64>::empty(stream, STATE_WORDS)?;
     let grid = grid_for(n, BLOCK, loaded.sm_count, 8);
     {

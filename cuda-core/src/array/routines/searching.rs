@@ -41,8 +41,9 @@ use crate::error::{Error, Result};
 impl<T: Element> DeviceArray<T> {
     /// Where each element of `values` would go in this sorted 1-D array to keep it sorted:
     /// NumPy's `np.searchsorted(a, v, side, sorter)`, `i64` positions of `values`' shape, in
-    /// NumPy's order (NaN last). With a `sorter` (indices that sort this array, as
-    /// [`argsort`](Self::argsort) gives), the array is read in that order; the sorter is checked
+    /// NumPy's order (NaN last; complex values lexicographically, NaN patterns last). With a
+    /// `sorter` (indices that sort this array, as [`argsort`](Self::argsort) gives), the array
+    /// is read in that order; the sorter is checked
     /// on the device (an index outside the array is [`Error::IndexOutOfBounds`], an order that
     /// does not sort it [`Error::InvalidValue`]), which waits for the stream once. Without one,
     /// nothing waits, and an unsorted array gives unspecified positions, as in NumPy.
@@ -92,8 +93,15 @@ impl<T: Element> DeviceArray<T> {
     /// this array's shape. `bins` is 1-D and monotonic, increasing or decreasing (checked on the
     /// host: `bins` is read back, one wait; NaN in it is not monotonic); otherwise
     /// [`Error::InvalidValue`]. For increasing bins the index `i` has `bins[i-1] <= x <
-    /// bins[i]` (`bins[i-1] < x <= bins[i]` with `right`), as NumPy.
+    /// bins[i]` (`bins[i-1] < x <= bins[i]` with `right`), as NumPy. Complex arrays are
+    /// refused ([`Error::InvalidValue`]), as NumPy refuses them.
     pub fn digitize(&self, bins: &DeviceArray<T>, right: bool) -> Result<DeviceArray<i64>> {
+        if T::DTYPE.is_complex() {
+            return Err(Error::InvalidValue(format!(
+                "digitize: x may not be complex, not {} (NumPy raises TypeError)",
+                T::DTYPE
+            )));
+        }
         if bins.ndim() != 1 {
             return Err(Error::InvalidValue(format!(
                 "digitize: bins must be 1-D, not of shape {:?}",

@@ -8,8 +8,9 @@
 //! up, with no wait.
 
 use cuda_sys::driver::CUdeviceptr;
+use num_complex::Complex;
 
-use crate::algorithms::search::{search_sorted, Side};
+use crate::algorithms::search::{search_sorted, search_sorted_nan_equal, Side};
 use crate::algorithms::sort::{partition_distinct, sort_keys_and_indices, SortOrder};
 use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
@@ -37,19 +38,28 @@ pub struct Unique<T: Element> {
 impl<T: Element> DeviceArray<T> {
     /// The sorted distinct elements of the flattened array: NumPy's `np.unique(a)` (NumPy 2's
     /// `equal_nan=True`: all NaNs are one element, after the others; `-0.0` and `0.0` are one,
-    /// whichever comes first in the array). Waits for the stream once, for the count.
+    /// whichever comes first in the array). Complex values are in NumPy's lexicographic order,
+    /// and those with a NaN in either part are one element, the first of them in the array (as
+    /// NumPy 2.3 and later give it). Waits for the stream once, for the count (for complex
+    /// arrays once more, for the last value, and twice more when it holds a NaN).
     pub fn unique(&self) -> Result<DeviceArray<T>> {
-        Ok(self.unique_sorted()?.0)
+        let (mut values, _, sorted, order) = self.unique_sorted()?;
+        if T::DTYPE.is_complex() {
+            first_nan_of_input(&mut values, &sorted, &order, &self.to_contiguous()?)?;
+        }
+        Ok(values)
     }
 
     /// [`unique`](Self::unique) with the index of each distinct element's first occurrence, the
-    /// inverse (of the array's shape, as NumPy 2 gives it) and the counts.
+    /// inverse (of the array's shape, as NumPy 2 gives it) and the counts. Complex values with a
+    /// NaN in either part are one element, the first of them in NumPy's order (as NumPy's
+    /// `return_index=True` gives it).
     pub fn unique_all(&self) -> Result<Unique<T>> {
-        let (values, indices, sorted) = self.unique_sorted()?;
+        let (values, indices, sorted, _) = self.unique_sorted()?;
         let stream = self.stream();
         let flat = self.to_contiguous()?;
         let mut inverse = DeviceArray::<i64>::empty(stream, self.shape().to_vec())?;
-        search_sorted::<T>(
+        search_sorted_nan_equal::<T>(
             stream,
             (&values, values.len()),
             (&flat, flat.len()),
@@ -58,14 +68,14 @@ impl<T: Element> DeviceArray<T> {
         )?;
         let mut first = DeviceArray::<i64>::empty(stream, values.len())?;
         let mut end = DeviceArray::<i64>::empty(stream, values.len())?;
-        search_sorted::<T>(
+        search_sorted_nan_equal::<T>(
             stream,
             (&sorted, sorted.len()),
             (&values, values.len()),
             &mut first,
             Side::Left,
         )?;
-        search_sorted::<T>(
+        search_sorted_nan_equal::<T>(
             stream,
             (&sorted, sorted.len()),
             (&values, values.len()),
@@ -81,9 +91,10 @@ impl<T: Element> DeviceArray<T> {
         })
     }
 
-    /// The distinct values, the index of each one's first occurrence, and the sorted flattened
-    /// array.
-    fn unique_sorted(&self) -> Result<(DeviceArray<T>, DeviceArray<i64>, DeviceArray<T>)> {
+    /// The distinct values, the index of each one's first occurrence, the sorted flattened array
+    /// and the permutation that sorts it.
+    #[allow(clippy::type_complexity)]
+    fn unique_sorted(&self) -> Result<(DeviceArray<T>, DeviceArray<i64>, DeviceArray<T>, DeviceArray<i64>)> {
         let stream = self.stream();
         let flat = self.to_contiguous()?;
         let n = flat.len();
@@ -95,7 +106,7 @@ impl<T: Element> DeviceArray<T> {
         let distinct = partition_distinct::<T>(stream, (&sorted, &order), (&mut kept, &mut kept_order), n)?;
         let values = first_of(&kept, distinct)?;
         let indices = first_of(&kept_order, distinct)?;
-        Ok((values, indices, sorted))
+        Ok((values, indices, sorted, order))
     }
 }
 
@@ -189,6 +200,62 @@ impl<T: Scalars + Promote<T>> DeviceArray<T> {
         let found = distinct.isin(other)?;
         distinct.extract(ExprOps::logical_not(&found))
     }
+}
+
+/// Replaces the last of the distinct `values` of `flat` (sorted into `sorted` by the stable
+/// permutation `order`), if it holds a NaN, by the first element of `flat` that holds one: the
+/// representative NumPy 2.3's `unique` (a hash of the values) keeps for complex values, where
+/// the first in sorted order can differ (`1+nanj` sorts before `nan+1j`). Reads back the last
+/// value, where the NaNs start in `sorted`, and the first of their positions in `flat`.
+fn first_nan_of_input<T: Element>(
+    values: &mut DeviceArray<T>,
+    sorted: &DeviceArray<T>,
+    order: &DeviceArray<i64>,
+    flat: &DeviceArray<T>,
+) -> Result<()> {
+    let Some(last) = values.len().checked_sub(1) else {
+        return Ok(());
+    };
+    let last_ptr = *values.ptr_ref() + (last * size_of::<T>()) as CUdeviceptr;
+    let representative = values.view(last_ptr, vec![1], vec![1]);
+    let value = representative.to_vec()?[0];
+    let any = &value as &dyn std::any::Any;
+    let has_nan = match (any.downcast_ref::<Complex<f32>>(), any.downcast_ref::<Complex<f64>>()) {
+        (Some(z), _) => z.re.is_nan() || z.im.is_nan(),
+        (_, Some(z)) => z.re.is_nan() || z.im.is_nan(),
+        _ => false,
+    };
+    if !has_nan {
+        return Ok(());
+    }
+    let stream = values.stream();
+    let mut start = DeviceArray::<i64>::empty(stream, 1)?;
+    search_sorted_nan_equal::<T>(
+        stream,
+        (sorted, sorted.len()),
+        (&representative, 1),
+        &mut start,
+        Side::Left,
+    )?;
+    // The NaNs sort last, together: positions start..n of `sorted`, a nonempty range.
+    let start = usize::try_from(start.item()?)
+        .unwrap_or(0)
+        .min(last_index(sorted.len()));
+    let order_ptr = *order.ptr_ref() + (start * size_of::<i64>()) as CUdeviceptr;
+    let first = order
+        .view(order_ptr, vec![sorted.len() - start], vec![1])
+        .min()?
+        .item()?;
+    let first = usize::try_from(first).unwrap_or(0).min(last_index(flat.len()));
+    let flat_ptr = *flat.ptr_ref() + (first * size_of::<T>()) as CUdeviceptr;
+    values
+        .view(last_ptr, vec![1], vec![1])
+        .copy_from(&flat.view(flat_ptr, vec![1], vec![1]))
+}
+
+/// The last index of `len` elements (0 for none).
+fn last_index(len: usize) -> usize {
+    len.saturating_sub(1)
 }
 
 /// A compact copy of the first `count` elements of the compact 1-D `array`.

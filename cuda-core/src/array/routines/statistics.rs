@@ -4,12 +4,16 @@
 //! order statistics `median`, `percentile` and
 //! `quantile` along an axis, by
 //! the stable sort of [`sorting`](super::sorting) and one kernel that reads the one or two
-//! sorted elements each output needs; one line of at least 2^16 elements (the whole array) by
-//! radix select instead, with no sort (see `quantile_select`; among equal zeros it picks `-0.0`
+//! sorted elements each output needs; lines of 512 to 2^16 - 1 elements by radix select, one
+//! block a line, and one line of at least 2^16 elements (the whole array) by radix select across
+//! the device, with no sort (see `quantile_select`; among equal zeros it picks `-0.0`
 //! before `0.0`, where the sort keeps their input order). NumPy's methods `linear` (its default), `lower`,
 //! `higher`, `nearest` and `midpoint`; a line holding a NaN gives NaN, as in NumPy, and the
 //! `nan*` forms (`nanmedian`, `nanpercentile`, `nanquantile`) leave NaNs out (NaNs sort last: each
 //! line's numbers are its first elements, found by bisection).
+//!
+//! Complex arrays: `median` and `nanmedian` in NumPy's order (see `complex_median`); the
+//! quantiles refuse them, as NumPy does.
 //!
 //! Deviation: the median or a quantile of an empty axis is [`Error::InvalidValue`] (NumPy
 //! returns NaN with a warning). The result's type is NumPy's: `f64` for integers and `bool`,
@@ -35,7 +39,8 @@ use crate::array::routines::math::{where_, ExprOps};
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
-use super::quantile_select::{quantile_of_line, SELECT_MIN_LEN};
+use super::complex_median::complex_median;
+use super::quantile_select::{quantile_of_line, quantile_of_rows, ROWS_SELECT_MIN_LEN, SELECT_MIN_LEN};
 
 /// The quantile read-out kernel.
 const QUANTILE: &str = include_str!("quantile.cuh");
@@ -82,6 +87,13 @@ fn source(input: DType, output: DType) -> String {
          #define MUL {mul}\n#define ADD {add}\n#define SUB {sub}\n{QUANTILE}",
         output.c_name(),
     )
+}
+
+/// The error of a median or quantile of an empty axis.
+fn empty_axis(what: &str, axis: usize, shape: &[usize]) -> Error {
+    Error::InvalidValue(format!(
+        "{what} of an empty axis (axis {axis} of shape {shape:?}); NumPy gives NaN with a warning"
+    ))
 }
 
 /// Checks that `value` is in `[0, top]` (NaN is not).
@@ -232,13 +244,26 @@ impl<T: Element> DeviceArray<T> {
     /// of `T::Mean` (`f64` for integers), the axis removed. A line with a NaN gives NaN; an
     /// empty axis is an error (see the module's docs).
     pub fn median(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T::Mean>> {
-        self.quantile_along("median", 0.5, axis, QuantileMethod::Linear, false)
+        self.median_along("median", axis, false)
     }
 
     /// The median of the numbers along `axis`, NaNs left out: NumPy's `np.nanmedian(a, axis)`
     /// (NaN for a line of NaNs only, where NumPy also warns).
     pub fn nanmedian(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T::Mean>> {
-        self.quantile_along("nanmedian", 0.5, axis, QuantileMethod::Linear, true)
+        self.median_along("nanmedian", axis, true)
+    }
+
+    /// The median: of complex values by their own kernel (see `complex_median`), else the
+    /// quantile 0.5.
+    fn median_along(&self, what: &str, axis: impl Into<Axis>, skip_nan: bool) -> Result<DeviceArray<T::Mean>> {
+        if !T::DTYPE.is_complex() {
+            return self.quantile_along(what, 0.5, axis, QuantileMethod::Linear, skip_nan);
+        }
+        let axis = axis.into().index(self.ndim())?;
+        if self.shape()[axis] == 0 {
+            return Err(empty_axis(what, axis, self.shape()));
+        }
+        complex_median::<T, T::Mean>(self, axis, skip_nan)
     }
 
     /// The `p`-th percentile along `axis`: NumPy's `np.percentile(a, p, axis, method)`. `p`
@@ -275,14 +300,16 @@ impl<T: Element> DeviceArray<T> {
         method: QuantileMethod,
         skip_nan: bool,
     ) -> Result<DeviceArray<T::Mean>> {
-        crate::algorithms::real_elements(what, &[T::DTYPE])?;
+        if T::DTYPE.is_complex() {
+            return Err(Error::InvalidValue(format!(
+                "{what}: a must be an array of real numbers, not {} (NumPy raises TypeError)",
+                T::DTYPE
+            )));
+        }
         let axis = axis.into().index(self.ndim())?;
         let n = self.shape()[axis];
         if n == 0 {
-            return Err(Error::InvalidValue(format!(
-                "{what} of an empty axis (axis {axis} of shape {:?}); NumPy gives NaN with a warning",
-                self.shape()
-            )));
+            return Err(empty_axis(what, axis, self.shape()));
         }
         let mut shape = self.shape().to_vec();
         shape.remove(axis);
@@ -301,6 +328,13 @@ impl<T: Element> DeviceArray<T> {
         // One long line (the whole array): radix select, no sort.
         if out.len() == 1 && n >= SELECT_MIN_LEN {
             quantile_of_line(&self.ravel()?, &mut out, q, method, skip_nan)?;
+            return Ok(out);
+        }
+        // Lines of a middle length: radix select of each by one block, no sort (longer lines,
+        // more than one, are sorted: a block each would leave most of the device idle).
+        if (ROWS_SELECT_MIN_LEN..SELECT_MIN_LEN).contains(&n) {
+            let rows = self.moveaxis(axis, self.ndim() - 1)?.to_contiguous()?;
+            quantile_of_rows(&rows, &mut out, n, (q, method, skip_nan))?;
             return Ok(out);
         }
         // The lines sorted, the axis last and compact.

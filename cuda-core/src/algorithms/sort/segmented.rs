@@ -1,0 +1,180 @@
+//! Segmented sort (`cuda.compute`'s `segmented_sort`): the keys (and values) of each segment,
+//! given by `i64` begin and end offsets on the device, sorted within it, stably, ascending or
+//! descending, for every key type the radix sort takes.
+//!
+//! How: each element is labelled with the begin offset of its segment (or its own index when no
+//! segment holds it), then the elements are sorted stably by key and then by label, carrying
+//! their flat indices (the row sort's way, with labels for rows), and a payload is moved by the
+//! resulting permutation. Segments that do not overlap tile the elements with the one-element
+//! groups of the rest, and each group's label is where it starts, so each segment's elements
+//! land inside it, sorted, and an element outside every segment keeps its place (copied to the
+//! output). The cost is independent of the segments' sizes: one labelling pass over the
+//! elements, `size_of::<K>()` key passes and one pass per byte of the element count's bits
+//! (`ceil(log2(len) / 8)`), plus one gather for values; many segments of equal length sort
+//! faster as rows ([`sort_rows`](super::sort_rows), one block per row up to 2048 keys).
+//!
+//! Offsets outside `0..=len` are clamped into it; a segment whose end is not after its begin is
+//! empty (as CUB's). Overlapping segments are not refused (that would need the offsets on the
+//! host): the output is then still a permutation of the input, in an unspecified order. Nothing
+//! waits on the host.
+
+use cuda_driver::{DeviceMemory, DeviceMemoryMut, Stream};
+use cuda_sys::driver::CUdeviceptr;
+
+use super::{
+    bytes_of, load, queue_sort, Job, Operands, Scratch, SortOrder, Then, GATHER, HELPER_BLOCK, IOTA, LABEL_SEGMENTS,
+};
+use crate::array::dtype::Element;
+use crate::array::kernels::launch::Launch;
+use crate::array::kernels::registry::{grid_for, Loaded};
+use crate::error::Result;
+
+/// Threads per block of the labelling kernel.
+const LABEL_BLOCK: u32 = 256;
+/// Blocks per SM the labelling grid is sized to.
+const LABEL_BLOCKS_PER_SM: u32 = 8;
+
+/// Sorts the keys of each of `segments` segments of the `len` keys of `keys` into `keys_out` on
+/// `stream`: segment `s` is `begins[s]..ends[s]` (`i64` offsets on the device; see the module's
+/// docs for empty, clamped and overlapping ones), sorted stably in NumPy's order (or its
+/// reverse). Keys of no segment are copied to the same place. Offsets arrays shorter than
+/// `segments` are [`Error::InvalidValue`](crate::Error::InvalidValue).
+pub fn segmented_sort_keys<K: Element>(
+    stream: &Stream,
+    keys: &impl DeviceMemory,
+    keys_out: &mut impl DeviceMemoryMut,
+    len: usize,
+    (begins, ends): (&impl DeviceMemory, &impl DeviceMemory),
+    segments: usize,
+    order: SortOrder,
+) -> Result<()> {
+    let what = "segmented_sort_keys";
+    let key_bytes = bytes_of::<K>(what, len)?;
+    let offset_bytes = bytes_of::<i64>(what, segments)?;
+    let mut operands = Operands::new(what, stream);
+    let keys_in = operands.input("keys", keys, key_bytes)?;
+    let begins = operands.input("begin offsets", begins, offset_bytes)?;
+    let ends = operands.input("end offsets", ends, offset_bytes)?;
+    let keys_out = operands.output("keys_out", keys_out, key_bytes)?;
+    let call = Segmented {
+        keys: (keys_in, keys_out),
+        values: None,
+        offsets: (begins, ends),
+        segments,
+        len,
+        order,
+    };
+    queue::<K>(stream, &call)
+}
+
+/// As [`segmented_sort_keys`], moving the values of `values` (any element type) with their keys
+/// into `values_out`.
+#[allow(clippy::too_many_arguments)]
+pub fn segmented_sort_pairs<K: Element, V: Element>(
+    stream: &Stream,
+    (keys, values): (&impl DeviceMemory, &impl DeviceMemory),
+    (keys_out, values_out): (&mut impl DeviceMemoryMut, &mut impl DeviceMemoryMut),
+    len: usize,
+    (begins, ends): (&impl DeviceMemory, &impl DeviceMemory),
+    segments: usize,
+    order: SortOrder,
+) -> Result<()> {
+    let what = "segmented_sort_pairs";
+    let key_bytes = bytes_of::<K>(what, len)?;
+    let value_bytes = bytes_of::<V>(what, len)?;
+    let offset_bytes = bytes_of::<i64>(what, segments)?;
+    let mut operands = Operands::new(what, stream);
+    let keys_in = operands.input("keys", keys, key_bytes)?;
+    let values_in = operands.input("values", values, value_bytes)?;
+    let begins = operands.input("begin offsets", begins, offset_bytes)?;
+    let ends = operands.input("end offsets", ends, offset_bytes)?;
+    let keys_out = operands.output("keys_out", keys_out, key_bytes)?;
+    let values_out = operands.output("values_out", values_out, value_bytes)?;
+    let call = Segmented {
+        keys: (keys_in, keys_out),
+        values: Some((values_in, values_out, size_of::<V>())),
+        offsets: (begins, ends),
+        segments,
+        len,
+        order,
+    };
+    queue::<K>(stream, &call)
+}
+
+/// A segmented sort's checked addresses and sizes.
+struct Segmented {
+    keys: (CUdeviceptr, CUdeviceptr),
+    /// Values in, out, and the bytes of one.
+    values: Option<(CUdeviceptr, CUdeviceptr, usize)>,
+    offsets: (CUdeviceptr, CUdeviceptr),
+    segments: usize,
+    len: usize,
+    order: SortOrder,
+}
+
+/// Queues `call`: the labels, the sort by key then label, and the values' gather.
+fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
+    let len = call.len;
+    if len == 0 {
+        return Ok(());
+    }
+    let index_bytes = bytes_of::<i64>("segmented sort", len)?;
+    let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), call.order)?;
+    let labels = Scratch::new(stream, index_bytes)?;
+    let indices = Scratch::new(stream, index_bytes)?;
+    let permutation = Scratch::new(stream, index_bytes)?;
+    iota(stream, &loaded, labels.ptr(), len)?;
+    iota(stream, &loaded, indices.ptr(), len)?;
+    if call.segments > 0 {
+        let blocks = u64::from(loaded.sm_count) * u64::from(LABEL_BLOCKS_PER_SM);
+        let grid_x = (call.segments as u64).min(blocks).min(i32::MAX as u64) as u32;
+        let grid_y = blocks.div_ceil(u64::from(grid_x)).clamp(1, 65_535) as u32;
+        let mut launch = Launch::on(stream);
+        launch
+            .value(labels.ptr())
+            .value(call.offsets.0)
+            .value(call.offsets.1)
+            .value(call.segments as u64)
+            .value(len as u64);
+        // SAFETY: cuda_core_sort_label_segments(labels, begins, ends, segments, n) reads
+        // begins[s] and ends[s] for s < segments (the `segments` i64 of each, checked) and
+        // updates labels[i] only for i in a segment clamped into [0, n), inside the `len` u64
+        // labels of the scratch.
+        unsafe { launch.run(&loaded.functions[LABEL_SEGMENTS], (grid_x, grid_y), (LABEL_BLOCK, 1))? };
+    }
+    let job = Job {
+        key: K::DTYPE,
+        value_bytes: Some(8),
+        order: call.order,
+        len,
+        keys_in: call.keys.0,
+        keys_out: call.keys.1,
+        values: Some((indices.ptr(), permutation.ptr())),
+    };
+    queue_sort(stream, &job, Then::Segments(labels.ptr()))?;
+    if let Some((values_in, values_out, bytes)) = call.values {
+        let grid = grid_for(len as u64, HELPER_BLOCK, loaded.sm_count, 8);
+        let mut launch = Launch::on(stream);
+        launch
+            .value(values_in)
+            .value(values_out)
+            .value(permutation.ptr())
+            .value(len as u64)
+            .value(bytes as u32);
+        // SAFETY: cuda_core_sort_gather(in, out, perm, n, bytes) reads perm[0..n] (the `len` i64
+        // of the permutation), in at those entries clamped below n and writes out[0..n],
+        // elements of `bytes` (an element type's size: 1, 2, 4, 8 or 16), inside the `len`
+        // values of each buffer, checked by the caller.
+        unsafe { launch.run(&loaded.functions[GATHER], (grid, 1), (HELPER_BLOCK, 1))? };
+    }
+    Ok(())
+}
+
+/// Queues `out[i] = i` for the `len` 8-byte words at `out`.
+fn iota(stream: &Stream, loaded: &Loaded, out: CUdeviceptr, len: usize) -> Result<()> {
+    let grid = grid_for(len as u64, HELPER_BLOCK, loaded.sm_count, 8);
+    let mut launch = Launch::on(stream);
+    launch.value(out).value(len as u64);
+    // SAFETY: cuda_core_sort_iota(out, n) writes out[0..n], the `len` words the caller holds.
+    unsafe { launch.run(&loaded.functions[IOTA], (grid, 1), (HELPER_BLOCK, 1)) }
+}
