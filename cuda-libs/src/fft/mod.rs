@@ -51,9 +51,11 @@ use cuda_sys::cufft::{cudaDataType, cufftResult_t, cufftType};
 use crate::{Error, Result};
 
 mod cache;
+mod callback;
 mod plan;
 
 pub use cache::PlanCache;
+pub use callback::{load_return_type, supports_load_callbacks, LoadCallback};
 pub use plan::Plan;
 
 /// Loads cuFFT now (it is loaded once per process, on first use), so a program can say early

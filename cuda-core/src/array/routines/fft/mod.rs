@@ -50,8 +50,11 @@
 //! or `ihfft` is [`Error::NotSupported`] (NumPy's `TypeError`); a plan cuFFT refuses is
 //! [`Error::Library`] carrying the `cufftResult` name.
 
+mod callback;
 mod execute;
 mod freq;
+mod fused;
+mod input;
 mod layout;
 
 use num_complex::Complex;
@@ -62,8 +65,9 @@ use crate::array::Scalars;
 use crate::array::{Axes, Axis};
 use crate::error::{Error, Result};
 
-pub use execute::{clear_plan_cache, PLAN_CACHE_CAPACITY};
+pub use execute::{clear_plan_cache, plan_cache_info, PlanCacheInfo, PLAN_CACHE_CAPACITY};
 pub use freq::{fftfreq, fftshift, ifftshift, rfftfreq};
+pub use input::{FftInput, Input};
 pub use layout::FftNorm;
 
 use execute::{complex_to_complex, complex_to_real, real_to_complex};
@@ -73,9 +77,9 @@ use layout::{shapes, Real};
 /// (NumPy 2's promotion; see the module's docs).
 pub trait FftElement: Scalars + sealed::Sealed {
     /// The complex type of a transform of this type.
-    type Complex: Scalars;
+    type Complex: FftElement<Complex = Self::Complex, Part = Self::Part>;
     /// The real type of the same precision (of `irfft`'s and `hfft`'s results).
-    type Part: Scalars;
+    type Part: FftElement<Complex = Self::Complex, Part = Self::Part>;
 }
 
 mod sealed {
@@ -113,177 +117,181 @@ fn real_only<T: Element>(routine: &str) -> Result<()> {
     }
 }
 
+/// The complex type of a transform of `A`'s elements.
+type ComplexOf<'a, A> = <<A as FftInput<'a>>::Elem as FftElement>::Complex;
+/// The real type of `A`'s elements' precision.
+type PartOf<'a, A> = <<A as FftInput<'a>>::Elem as FftElement>::Part;
+
 /// The one-dimensional transform along `axis` (NumPy's `fft.fft`): `n` points (`None`: the
 /// axis's extent), the input cropped or padded with zeros to them.
-pub fn fft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn fft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    fftn_impl(a, n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, false)
+    c2c(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, false)
 }
 
 /// The inverse of [`fft`] (NumPy's `fft.ifft`).
-pub fn ifft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ifft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    fftn_impl(a, n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, true)
+    c2c(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, true)
 }
 
 /// The transform over two axes (NumPy's `fft.fft2`, whose default axes are `[-2, -1]`).
-pub fn fft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn fft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &two(axes)?, norm, false)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &two(axes)?, norm, false)
 }
 
 /// The inverse of [`fft2`] (NumPy's `fft.ifft2`).
-pub fn ifft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ifft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &two(axes)?, norm, true)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &two(axes)?, norm, true)
 }
 
 /// The transform over `axes` (NumPy's `fft.fftn`: [`Axes::ALL`] is every axis, or the last
 /// `len(s)` ones when `s` is given).
-pub fn fftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn fftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &axes.into(), norm, false)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &axes.into(), norm, false)
 }
 
 /// The inverse of [`fftn`] (NumPy's `fft.ifftn`).
-pub fn ifftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ifftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &axes.into(), norm, true)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &axes.into(), norm, true)
 }
 
 /// The transform of real input along `axis` (NumPy's `fft.rfft`): `n / 2 + 1` complex values
 /// of `n` real points. Complex input is [`Error::NotSupported`].
-pub fn rfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn rfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    real_only::<T>("rfft")?;
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Input)?;
-    let factor = norm.factor(false, shapes.total);
-    real_to_complex(a, &shapes, factor, false)
+    r2c(
+        "rfft",
+        a.into_input(),
+        n.as_ref().map(|s| &s[..]),
+        &one_axis(axis),
+        norm,
+        false,
+    )
 }
 
 /// The inverse of [`rfft`] (NumPy's `fft.irfft`): `n` real points (`None`: `2 * (m - 1)` of
 /// `m` input values) from `n / 2 + 1` complex values. As cuFFT's complex-to-real transforms,
 /// the imaginary parts of the zero-frequency (and, for even `n`, the last) value are taken as
 /// zero, which is what NumPy's result shows too.
-pub fn irfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn irfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
+) -> Result<DeviceArray<PartOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Output)?;
-    let factor = norm.factor(true, shapes.total);
-    complex_to_real(a, &shapes, factor, false)
+    c2r(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, false)
 }
 
 /// [`rfft`] over two axes (NumPy's `fft.rfft2`, default axes `[-2, -1]`): the last is halved.
-pub fn rfft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn rfft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    rfftn(a, s, two(axes)?, norm)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    r2c("rfft2", a.into_input(), s, &two(axes)?, norm, false)
 }
 
 /// The inverse of [`rfft2`] (NumPy's `fft.irfft2`).
-pub fn irfft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn irfft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
-    irfftn(a, s, two(axes)?, norm)
+) -> Result<DeviceArray<PartOf<'a, A>>> {
+    c2r(a.into_input(), s, &two(axes)?, norm, false)
 }
 
 /// [`rfft`] over `axes` (NumPy's `fft.rfftn`): the last axis is halved, the others are complex
 /// transforms of the result.
-pub fn rfftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn rfftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    real_only::<T>("rfftn")?;
-    let shapes = shapes(a.shape(), s, &axes.into(), Real::Input)?;
-    let factor = norm.factor(false, shapes.total);
-    real_to_complex(a, &shapes, factor, false)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    r2c("rfftn", a.into_input(), s, &axes.into(), norm, false)
 }
 
 /// The inverse of [`rfftn`] (NumPy's `fft.irfftn`): `s` gives the real output's sizes (`None`:
 /// the input's, `2 * (m - 1)` on the last axis).
-pub fn irfftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn irfftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
-    let shapes = shapes(a.shape(), s, &axes.into(), Real::Output)?;
-    let factor = norm.factor(true, shapes.total);
-    complex_to_real(a, &shapes, factor, false)
+) -> Result<DeviceArray<PartOf<'a, A>>> {
+    c2r(a.into_input(), s, &axes.into(), norm, false)
 }
 
 /// The transform of a Hermitian-symmetric signal, given by its first half (NumPy's
 /// `fft.hfft`): `n` real values (`None`: `2 * (m - 1)`); `irfft` of the conjugate with the
 /// norm's direction swapped.
-pub fn hfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn hfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
+) -> Result<DeviceArray<PartOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Output)?;
-    let factor = norm.swapped().factor(true, shapes.total);
-    complex_to_real(a, &shapes, factor, true)
+    c2r(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, true)
 }
 
 /// The inverse of [`hfft`] (NumPy's `fft.ihfft`): `n / 2 + 1` complex values of `n` real
 /// points, the conjugate of `rfft` with the norm's direction swapped. Complex input is
 /// [`Error::NotSupported`].
-pub fn ihfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ihfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    real_only::<T>("ihfft")?;
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Input)?;
-    let factor = norm.swapped().factor(false, shapes.total);
-    real_to_complex(a, &shapes, factor, true)
+    r2c(
+        "ihfft",
+        a.into_input(),
+        n.as_ref().map(|s| &s[..]),
+        &one_axis(axis),
+        norm,
+        true,
+    )
 }
 
 /// The axes of a `*2` routine: two of them (NumPy's `fft2` takes any number, but names two by
@@ -296,14 +304,56 @@ fn two(axes: impl Into<Axes>) -> Result<Axes> {
     Ok(axes)
 }
 
-fn fftn_impl<T: FftElement>(
-    a: &DeviceArray<T>,
+/// A complex transform of `input` over `axes` (inverse where asked).
+fn c2c<T: FftElement>(
+    input: Input<'_, T>,
     s: Option<&[i64]>,
     axes: &Axes,
     norm: FftNorm,
     inverse: bool,
 ) -> Result<DeviceArray<T::Complex>> {
-    let shapes = shapes(a.shape(), s, axes, Real::Neither)?;
+    let shapes = shapes(&input.shape()?, s, axes, Real::Neither)?;
     let factor = norm.factor(inverse, shapes.total);
-    complex_to_complex(a, &shapes, factor, inverse)
+    match input {
+        Input::Array(a) => complex_to_complex(a, &shapes, factor, inverse),
+        Input::Expr(e) => fused::complex_to_complex(e, &shapes, factor, inverse),
+    }
+}
+
+/// A real-input transform of `input` (`routine` names it in errors), conjugated where asked
+/// with the norm's direction swapped (`ihfft`).
+fn r2c<T: FftElement>(
+    routine: &str,
+    input: Input<'_, T>,
+    s: Option<&[i64]>,
+    axes: &Axes,
+    norm: FftNorm,
+    conjugate: bool,
+) -> Result<DeviceArray<T::Complex>> {
+    real_only::<T>(routine)?;
+    let shapes = shapes(&input.shape()?, s, axes, Real::Input)?;
+    let norm = if conjugate { norm.swapped() } else { norm };
+    let factor = norm.factor(false, shapes.total);
+    match input {
+        Input::Array(a) => real_to_complex(a, &shapes, factor, conjugate),
+        Input::Expr(e) => fused::real_to_complex(e, &shapes, factor, conjugate),
+    }
+}
+
+/// A real-output transform of `input`, of the conjugate with the norm's direction swapped
+/// where asked (`hfft`).
+fn c2r<T: FftElement>(
+    input: Input<'_, T>,
+    s: Option<&[i64]>,
+    axes: &Axes,
+    norm: FftNorm,
+    conjugate: bool,
+) -> Result<DeviceArray<T::Part>> {
+    let shapes = shapes(&input.shape()?, s, axes, Real::Output)?;
+    let norm = if conjugate { norm.swapped() } else { norm };
+    let factor = norm.factor(true, shapes.total);
+    match input {
+        Input::Array(a) => complex_to_real(a, &shapes, factor, conjugate, false),
+        Input::Expr(e) => fused::complex_to_real(e, &shapes, factor, conjugate),
+    }
 }
