@@ -115,12 +115,15 @@ pub(super) fn note_refused(key: &[u32]) {
 /// Whether the exit hook was registered again after cuFFT's first plan.
 static REGISTERED_AT_EXIT: AtomicBool = AtomicBool::new(false);
 
+/// Makes a load callback when its plan is not cached.
+pub(super) type MakeCallback<'m, 'c> = &'m mut dyn FnMut() -> cuda_libs::Result<LoadCallback<'c>>;
+
 /// Runs `work` with the calling thread's plan of `desc` on `stream`: with the load callback
 /// `callback` names (`Some((key, make))`: made by `make` on a miss), or none.
 pub(super) fn with_plan<'c, R>(
     stream: &Stream,
     desc: &PlanDesc,
-    callback: Option<(&[u32], &mut dyn FnMut() -> cuda_libs::Result<LoadCallback<'c>>)>,
+    callback: Option<(&[u32], MakeCallback<'_, 'c>)>,
     work: impl FnOnce(&mut Plan) -> Result<R>,
 ) -> Result<R> {
     PLANS.with(|plans| {
@@ -332,7 +335,7 @@ pub(super) fn staging<U: Scalars>(
     for (position, &axis) in order.iter().enumerate() {
         inverse[axis] = position;
     }
-    Ok(storage.permute(inverse)?)
+    storage.permute(inverse)
 }
 
 fn identity(ndim: usize) -> Vec<usize> {

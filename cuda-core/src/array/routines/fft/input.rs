@@ -22,6 +22,9 @@ mod sealed {
 
 /// An input as the module runs it (public only as [`FftInput`]'s hidden method's type).
 #[doc(hidden)]
+// An expression is held in place (no allocation per call); the input is moved once, into the
+// transform.
+#[allow(clippy::large_enum_variant)]
 pub enum Input<'a, T: FftElement> {
     Array(&'a DeviceArray<T>),
     Expr(Expr<'a, T>),

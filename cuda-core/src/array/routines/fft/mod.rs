@@ -26,6 +26,45 @@
 //! # }
 //! ```
 //!
+//! # Expressions fused into the transform
+//! Every transform takes an array or a lazy expression ([`FftInput`]: `&DeviceArray<T>`,
+//! [`Expr`](crate::Expr) or `&Expr`), so a window, a scale or a complex product feeds the
+//! transform without an array of its own:
+//!
+//! ```no_run
+//! use cuda_core::{fft, fft::FftNorm, Device, DeviceArray};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = DeviceArray::<f32>::zeros(&stream, [256, 65536])?;
+//! let window = DeviceArray::<f32>::full(&stream, 65536, 0.5)?;
+//! let spectrum = fft::rfft(&(&x * &window), None, -1, FftNorm::Backward)?; // reads x once
+//! assert_eq!(spectrum.shape(), [256, 32769]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Where the loaded cuFFT takes LTO callbacks (cuFFT 12, from CUDA 13), the expression becomes
+//! the plan's **load callback**: the expression's element code (the same the fused element-wise
+//! kernel computes), with the index arithmetic of its operands' strides and broadcasting and the
+//! `norm` factor, is generated as a device function, compiled to LTO-IR by NVRTC for the
+//! device's architecture, and handed to cuFFT with `cufftXtSetJITCallback` before the plan is
+//! made; cuFFT links it into its kernels, which then compute each input element as they load
+//! it. The operands' addresses, strides and scalars go to the callback through its caller info,
+//! written before each execution, so the cached plan (keyed by the expression's kernel key as
+//! well as the shape, layout, type and stream) serves new arrays of the same shapes.
+//!
+//! Otherwise the **fallback** runs: the expression is written by one fused kernel, promoted and
+//! scaled, into the (padded) input array the transform needs anyway, and that is transformed.
+//! The fallback is taken with CUDA 12's cuFFT 11 (its `cufftXtSetJITCallback` has another
+//! signature), where cuFFT refuses the callback (`CUFFT_NOT_SUPPORTED`, a failed link: not asked
+//! again for that expression on the thread) or NVRTC cannot compile it, and for transforms a
+//! load callback does not fit: more than one cuFFT plan (over 3 axes, or `rfftn` over several),
+//! `n`/`s` that pad, a transformed axis of one point, complex-to-real transforms (`irfft*`,
+//! `hfft`: cuFFT overwrites their input), and expressions holding a matrix product.
+//! [`plan_cache_info`] counts on the calling thread which path each transform of an expression
+//! took, and says why the last fallback was taken.
+//!
 //! # How a call runs
 //! The transformed axes are cut into cuFFT plans of at most 3 axes. Each plan reads the array
 //! in place when cuFFT's advanced layout (storage sizes, a stride, a batch distance) can
@@ -36,7 +75,8 @@
 //! complex-to-real transform, which cuFFT overwrites) is written once into a new array, and the
 //! `norm` factor and `hfft`'s conjugate go into that same pass. Otherwise the factor goes into
 //! the pass that copies the result out of a temporary (where one is needed) or, failing both,
-//! one element-wise pass over the result (cuFFT's store callbacks would remove that one).
+//! one element-wise pass over the result (an expression's load callback takes the factor
+//! instead).
 //!
 //! Plans are cached per thread ([`PLAN_CACHE_CAPACITY`] of them, least recently used out, as
 //! CuPy's per-thread cache), keyed by shape, layout, type and stream; each execution takes its
