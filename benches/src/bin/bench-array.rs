@@ -495,7 +495,11 @@ fn algorithm_rows(stream: &Stream) -> Vec<Row> {
                 || fft::rfft(&x * &window, None, -1, FftNorm::Backward).map_err(text),
                 |got| {
                     let corner = got.slice(&[Slice::from(0..1), Slice::from(0..1)]).map_err(text)?;
-                    close_to("the zero frequency", f64::from(corner.to_vec().map_err(text)?[0].re), 65536.0)
+                    close_to(
+                        "the zero frequency",
+                        f64::from(corner.to_vec().map_err(text)?[0].re),
+                        65536.0,
+                    )
                 },
             )
         });
