@@ -822,17 +822,20 @@ impl<'a, T: Scalars> Expr<'a, T> {
     /// there, and the other operands are ordered after their own streams by the use each launch
     /// records. [`eval_on`](Self::eval_on) picks the stream.
     pub fn eval(self) -> Result<DeviceArray<T>> {
-        let stream = self
-            .operands
+        let stream = self.stream()?.clone();
+        self.eval_on(&stream)
+    }
+
+    /// The stream [`eval`](Self::eval) runs on: the first array (or matrix product) operand's.
+    pub(crate) fn stream(&self) -> Result<&cuda_driver::Stream> {
+        self.operands
             .iter()
             .find_map(|o| match o {
                 Operand::Array(a) => Some(a.stream()),
                 Operand::Deferred(d) => Some(d.stream()),
                 Operand::Scalar(..) => None,
             })
-            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))?
-            .clone();
-        self.eval_on(&stream)
+            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))
     }
 
     /// Evaluates the expression on `stream` (CuPy's `with stream:` around the expression): the

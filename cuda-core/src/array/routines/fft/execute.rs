@@ -273,7 +273,7 @@ pub(super) fn complex_to_real<T: FftElement>(
 /// [`rewritten`]), laid out with the first stage's axes last. With the factor left to apply
 /// to the result (1 when the pass took it; an `f16` input keeps it, as `f16` arithmetic would
 /// round the factor).
-pub(super) fn staged<T: Scalars, U: Scalars>(
+fn staged<T: Scalars, U: Scalars>(
     a: &DeviceArray<T>,
     shape: &[usize],
     factor: f64,

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use cuda_driver::{DeviceMemory, Stream};
+use cuda_driver::DeviceMemory;
 use cuda_libs::fft::{Direction, LoadCallback, PlanDesc};
 
 use super::callback::{self, CallbackLayout, SYMBOL};
@@ -41,9 +41,9 @@ pub(super) fn complex_to_complex<T: FftElement>(
         Err(why) => why,
     };
     note_expression_path(Some(why));
-    match staged::<T, T::Complex>(e, &expr_shape, shapes, factor, false, Real::Neither)? {
+    match staged::<T, T::Complex>(e.duplicate(), &expr_shape, shapes, factor, false, Real::Neither)? {
         Some(input) => execute::complex_to_complex(&input, shapes, 1.0, inverse),
-        None => Err(internal("a complex transform's input was not staged")),
+        None => execute::complex_to_complex(&e.eval()?, shapes, factor, inverse),
     }
 }
 
@@ -66,9 +66,9 @@ pub(super) fn real_to_complex<T: FftElement>(
         Err(why) => why,
     };
     note_expression_path(Some(why));
-    match staged::<T, T::Part>(e, &expr_shape, shapes, factor, false, Real::Input)? {
+    match staged::<T, T::Part>(e.duplicate(), &expr_shape, shapes, factor, false, Real::Input)? {
         Some(input) => execute::real_to_complex(&input, shapes, 1.0, conjugate),
-        None => Err(internal("a real transform's input was not staged")),
+        None => execute::real_to_complex(&e.eval()?, shapes, factor, conjugate),
     }
 }
 
@@ -85,16 +85,16 @@ pub(super) fn complex_to_real<T: FftElement>(
         "a complex-to-real transform takes no load callback (cuFFT overwrites its input)".into(),
     ));
     let expr_shape = e.shape()?;
-    match staged::<T, T::Complex>(e, &expr_shape, shapes, factor, conjugate, Real::Output)? {
+    match staged::<T, T::Complex>(e.duplicate(), &expr_shape, shapes, factor, conjugate, Real::Output)? {
         Some(input) => execute::complex_to_real(&input, shapes, 1.0, false, true),
-        None => Err(internal("a complex-to-real transform's input was not staged")),
+        None => execute::complex_to_real(&e.eval()?, shapes, factor, conjugate, false),
     }
 }
 
 /// `e` written once as `U` into the transform's input array (`shapes.input`, its memory laid
 /// out with the first plan's axes last, zeros where it pads), times `factor`, conjugated where
-/// asked. Where `n`/`s` crops the expression, it is evaluated first and written as an array
-/// is ([`execute::staged`]).
+/// asked. `None` where `n`/`s` crops the expression: the caller evaluates it and transforms the
+/// array as any other.
 fn staged<T: Scalars, U: Scalars>(
     e: Expr<'_, T>,
     expr_shape: &[usize],
@@ -103,23 +103,15 @@ fn staged<T: Scalars, U: Scalars>(
     conjugate: bool,
     real: Real,
 ) -> Result<Option<DeviceArray<U>>> {
+    if shapes.input.iter().zip(expr_shape).any(|(n, m)| n < m) {
+        return Ok(None);
+    }
     let plan = stages(&shapes.axes, real);
     let order = match plan.first() {
         Some((_, axes)) => moved_last(expr_shape.len(), axes),
         None => (0..expr_shape.len()).collect(),
     };
-    if shapes.input.iter().zip(expr_shape).any(|(n, m)| n < m) {
-        let value = e.eval()?;
-        let (array, left) = execute::staged::<T, U>(&value, &shapes.input, factor, conjugate, true, &order)?;
-        return match (array, left == 1.0) {
-            (Some(mut array), false) => {
-                array.update(|x| x * left)?;
-                Ok(Some(array))
-            }
-            (array, _) => Ok(array),
-        };
-    }
-    let stream = first_stream(&e)?;
+    let stream = e.stream()?.clone();
     let array = staging::<U>(&stream, &shapes.input, expr_shape, &order)?;
     let common: Vec<Slice> = expr_shape.iter().map(|&m| Slice::from(0..m)).collect();
     let mut target = array.slice(&common)?;
@@ -131,20 +123,6 @@ fn staged<T: Scalars, U: Scalars>(
         (true, true) => target.assign(value.conj() * factor)?,
     }
     Ok(Some(array))
-}
-
-/// The stream an expression runs on: its first array's (as [`Expr::eval`] chooses).
-fn first_stream<T: Scalars>(e: &Expr<'_, T>) -> Result<Stream> {
-    match e.element_map()? {
-        Some(map) => map
-            .params
-            .iter()
-            .find_map(Arg::array)
-            .map(|a| a.stream().clone())
-            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into())),
-        // A matrix product: its value's stream (it is evaluated first).
-        None => Ok(e.duplicate().eval()?.stream().clone()),
-    }
 }
 
 /// Why the loaded cuFFT takes no load callback, asked once per process (`None`: it takes them).
@@ -202,7 +180,7 @@ fn loaded<T: FftElement, I: Scalars, O: Scalars>(
     let Some(map) = e.element_map()? else {
         return Ok(Err("the expression holds a matrix product".into()));
     };
-    let stream = first_stream(e)?;
+    let stream = e.stream()?.clone();
     let rank = axes.len();
     let order = moved_last(expr_shape.len(), axes);
     let callback_layout = CallbackLayout::new(&map, expr_shape, &shapes.input, &order)?;
