@@ -86,9 +86,13 @@ impl CallbackLayout {
 }
 
 /// The registry key of the callback of `map` loading `input` (the plan's input type) over
-/// `layout`, compiled for `arch`: equal keys give equal source.
+/// `layout`, compiled for `arch`: equal keys give equal source. (The map's key holds each
+/// parameter's type, not whether it is an array or a scalar, which the callback reads
+/// differently: a bit per parameter says that.)
 pub(super) fn key(map: &ElementMap<'_>, layout: &CallbackLayout, input: DType, arch: u32) -> Vec<u32> {
     let mut key = map.key.clone();
+    key.push(u32::MAX - 2);
+    key.extend(map.params.iter().map(|p| u32::from(p.arg_type().is_array())));
     key.extend([
         u32::MAX - 1,
         layout.extents.len() as u32,
@@ -357,6 +361,40 @@ mod tests {
         // A complex f64 scalar takes two words.
         assert_eq!(param_words(ArgType::Scalar(DType::C128), 3), 2);
         assert_eq!(param_words(ArgType::Array(DType::F16), 3), 4);
+    }
+
+    #[test]
+    fn keys_tell_array_parameters_from_scalars() {
+        let layout = CallbackLayout::from_strides(&[8], &[vec![1]]);
+        let (value, key) = product::<f32>(DType::F32, ScalarValue::Float(1.0));
+        let map = |params: Vec<Arg<'static>>| ElementMap {
+            params,
+            value: value.clone(),
+            key: key.clone(),
+        };
+        let scalars = map(vec![Arg::scalar(1.0f32), Arg::scalar(2.0f32)]);
+        let (a, b) = (
+            super::key(&scalars, &layout, DType::F32, 90),
+            super::key(&scalars, &layout, DType::F32, 80),
+        );
+        assert_ne!(a, b, "the architecture");
+        assert_ne!(
+            a,
+            super::key(&scalars, &layout, DType::C64, 90),
+            "the plan's input type"
+        );
+        let words = info_words(&scalars, &layout, 0.5);
+        // The factor, one extent, then each scalar's bytes.
+        assert_eq!(words.len(), 4);
+        assert_eq!((f64::from_bits(words[0]), words[1]), (0.5, 8));
+        assert_eq!(f32::from_bits(words[3] as u32), 2.0);
+        let complex = map(vec![Arg::scalar(Complex::new(1.0f64, -2.0))]);
+        let words = info_words(&complex, &layout, 1.0);
+        assert_eq!((f64::from_bits(words[2]), f64::from_bits(words[3])), (1.0, -2.0));
+        assert_ne!(
+            super::key(&complex, &layout, DType::F32, 90)[key.len()..],
+            a[key.len()..]
+        );
     }
 
     #[test]
