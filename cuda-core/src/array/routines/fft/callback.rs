@@ -8,14 +8,14 @@
 //! The callback turns the offset into each array operand's element offset (its strides broadcast
 //! to the expression's shape, moved the same way, neighbouring axes merged), reads the operands
 //! as their types, computes the value, converts it to the plan's input type and multiplies it by
-//! the `norm` factor. Everything that changes between calls of one cached plan (the operands'
-//! addresses and strides, the extents, scalars and the factor) is in the caller info, 64-bit
-//! words the plan writes before each execution:
+//! the `norm` factor. The extents are constants of the source (a plan is made per shape anyway,
+//! and a division by a constant is a multiplication); everything else that changes between
+//! calls of one cached plan (the operands' addresses and strides, scalars and the factor) is in
+//! the caller info, 64-bit words the plan writes before each execution:
 //!
 //! | words | what |
 //! |---|---|
 //! | 1 | the factor, an `f64` |
-//! | `ndim` | the extents |
 //! | `1 + ndim` per array parameter | its address, then its strides in elements |
 //! | 1 or 2 per scalar parameter | its bytes (a `Complex<f64>` takes 2) |
 
@@ -93,6 +93,9 @@ pub(super) fn key(map: &ElementMap<'_>, layout: &CallbackLayout, input: DType, a
     let mut key = map.key.clone();
     key.push(u32::MAX - 2);
     key.extend(map.params.iter().map(|p| u32::from(p.arg_type().is_array())));
+    for &extent in &layout.extents {
+        key.extend([extent as u32, (extent as u64 >> 32) as u32]);
+    }
     key.extend([
         u32::MAX - 1,
         layout.extents.len() as u32,
@@ -113,7 +116,7 @@ pub(super) fn kind_of(input: DType) -> (Kind, Precision) {
     (kind, precision)
 }
 
-/// The words each parameter takes in the caller info after the factor and extents.
+/// The words each parameter takes in the caller info after the factor.
 fn param_words(param: ArgType, ndim: usize) -> usize {
     match param {
         ArgType::Array(_) => 1 + ndim,
@@ -152,7 +155,7 @@ pub(super) fn source(
         let _ = writeln!(s, "    _I _o{k} = 0;");
     }
     // Word of each array's address, in parameter order.
-    let mut next = 1 + ndim;
+    let mut next = 1;
     let mut loads = String::new();
     let mut array = 0;
     for (p, &arg) in params.iter().enumerate() {
@@ -170,12 +173,13 @@ pub(super) fn source(
     }
     // The offset's coordinates, last axis first, into each array's offset.
     for d in (0..ndim).rev() {
+        let extent = layout.extents[d];
         let coordinate = match d {
             0 => "const _I _c = _r;".to_string(),
-            _ => format!("const _I _c = _r % (_I)_w[{}]; _r = _r / (_I)_w[{}];", 1 + d, 1 + d),
+            _ => format!("const _I _c = _r % (_I){extent}ull; _r = _r / (_I){extent}ull;"),
         };
         let mut steps = String::new();
-        let mut word = 1 + ndim;
+        let mut word = 1;
         let mut k = 0;
         for &arg in params {
             if arg.is_array() {
@@ -202,10 +206,9 @@ pub(super) fn source(
     Ok(s)
 }
 
-/// The caller-info words of one execution: `factor`, the extents, each parameter's words.
+/// The caller-info words of one execution: `factor`, then each parameter's words.
 pub(super) fn info_words(map: &ElementMap<'_>, layout: &CallbackLayout, factor: f64) -> Vec<u64> {
     let mut words = vec![factor.to_bits()];
-    words.extend(layout.extents.iter().map(|&e| e as u64));
     let mut strides = layout.strides.iter();
     for param in &map.params {
         match param.array() {
@@ -330,10 +333,11 @@ mod tests {
         let params = [ArgType::Array(DType::F32), ArgType::Array(DType::F32)];
         let text = source(&params, &value, DType::F32, DType::F32, &layout).unwrap();
         assert!(text.contains("__device__ float cuda_core_fft_load(void *, unsigned long long _offset"));
-        // Extents at words 1 and 2; x's address at 3 (strides 4, 5), the window's at 6 (7, 8).
-        assert!(text.contains("((const float *)_w[3])[(_S)_o0]"), "{text}");
-        assert!(text.contains("((const float *)_w[6])[(_S)_o1]"), "{text}");
-        assert!(text.contains("_o1 += _c * (_I)_w[8];"), "{text}");
+        // x's address at word 1 (strides 2, 3), the window's at 4 (5, 6); extents in the code.
+        assert!(text.contains("((const float *)_w[1])[(_S)_o0]"), "{text}");
+        assert!(text.contains("((const float *)_w[4])[(_S)_o1]"), "{text}");
+        assert!(text.contains("_o1 += _c * (_I)_w[6];"), "{text}");
+        assert!(text.contains("_r % (_I)1024ull"), "{text}");
         compiles(&text, "float");
     }
 
@@ -356,7 +360,7 @@ mod tests {
         assert_eq!((layout.extents.as_slice(), layout.width.signed), (&[4, 15][..], true));
         let params = [ArgType::Array(DType::F64), ArgType::Scalar(DType::F64)];
         let text = source(&params, &value, DType::F64, DType::C128, &layout).unwrap();
-        assert!(text.contains("memcpy(&a1, _w + 6, sizeof(a1));"), "{text}");
+        assert!(text.contains("memcpy(&a1, _w + 4, sizeof(a1));"), "{text}");
         compiles(&text, "double2");
         // A complex f64 scalar takes two words.
         assert_eq!(param_words(ArgType::Scalar(DType::C128), 3), 2);
@@ -384,13 +388,15 @@ mod tests {
             "the plan's input type"
         );
         let words = info_words(&scalars, &layout, 0.5);
-        // The factor, one extent, then each scalar's bytes.
-        assert_eq!(words.len(), 4);
-        assert_eq!((f64::from_bits(words[0]), words[1]), (0.5, 8));
-        assert_eq!(f32::from_bits(words[3] as u32), 2.0);
+        // The factor, then each scalar's bytes.
+        assert_eq!(words.len(), 3);
+        assert_eq!(f64::from_bits(words[0]), 0.5);
+        assert_eq!(f32::from_bits(words[2] as u32), 2.0);
         let complex = map(vec![Arg::scalar(Complex::new(1.0f64, -2.0))]);
         let words = info_words(&complex, &layout, 1.0);
-        assert_eq!((f64::from_bits(words[2]), f64::from_bits(words[3])), (1.0, -2.0));
+        assert_eq!((f64::from_bits(words[1]), f64::from_bits(words[2])), (1.0, -2.0));
+        let longer = CallbackLayout::from_strides(&[16], &[vec![1]]);
+        assert_ne!(a, super::key(&scalars, &longer, DType::F32, 90), "the extents");
         assert_ne!(
             super::key(&complex, &layout, DType::F32, 90)[key.len()..],
             a[key.len()..]
