@@ -260,6 +260,19 @@ fn expressions_become_load_callbacks_or_fall_back() {
     let info = fft::plan_cache_info();
     assert_eq!(info.load_callback_transforms - before.load_callback_transforms, 3);
 
+    // What evaluating the expression refuses, the transform refuses before calling cuFFT.
+    let small = DeviceArray::<i8>::zeros(&stream, [4, 64]).unwrap();
+    let calls = fake_libs::calls();
+    assert!(matches!(
+        fft::fft(&small * 1000, None, -1, FftNorm::Backward),
+        Err(cuda_core::Error::InvalidValue(m)) if m.contains("out of bounds")
+    ));
+    assert!(matches!(
+        fft::rfft(&a * &a, None, -1, FftNorm::Backward),
+        Err(cuda_core::Error::NotSupported(_))
+    ));
+    assert_eq!(fake_libs::calls(), calls);
+
     // A cuFFT without LTO callbacks: the fallback (the stand-in runs `x * y + z` of f32, loaded
     // as PTX).
     cuda_core::load_generated_as_ptx(true);
@@ -294,7 +307,7 @@ fn expressions_become_load_callbacks_or_fall_back() {
     fft::clear_plan_cache();
     assert_eq!(fake_libs::live(Live::Plans), 0);
     assert_eq!(fake_libs::live(Live::DoubleDestroys), 0);
-    drop((x, window, other, a, spectrum, product, y, z, w));
+    drop((x, window, other, a, small, spectrum, product, y, z, w));
     stream.synchronize().unwrap();
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");

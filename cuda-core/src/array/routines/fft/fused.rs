@@ -158,6 +158,8 @@ fn loaded<T: FftElement, I: Scalars, O: Scalars>(
     real: Real,
     direction: Direction,
 ) -> Result<std::result::Result<DeviceArray<O>, String>> {
+    // What evaluating the expression would refuse (scalars out of range, ...), refused here too.
+    e.check()?;
     let plan = stages(&shapes.axes, real);
     let [(_, axes)] = &plan[..] else {
         return Ok(Err(format!(
@@ -231,8 +233,9 @@ fn loaded<T: FftElement, I: Scalars, O: Scalars>(
         // it reads each array parameter (all in `reads`) at the offset its strides give for a
         // position inside `shapes.input`, which lies inside the expression's shape (no
         // padding), so inside the view the strides came from; it reads each as its own type,
-        // the scalars and the layout from the caller info `info` (laid out as the source
-        // expects, by `callback::info_words` of the same map and layout), and writes nothing.
+        // the scalars, addresses and strides from the caller info `info` (laid out as the
+        // source expects, by `callback::info_words` of the same map and layout; its length is
+        // checked against the plan's), and writes nothing.
         unsafe { plan.execute_loaded(&stream, direction, &info, &reads, target, workspace)? };
         Ok(())
     });
