@@ -286,8 +286,8 @@ impl Plan {
     ///
     /// # Safety
     /// Given `info`, the callback reads only memory inside `reads` (each belonging to the
-    /// plan's context), and reads it as the type it holds, for every offset of the plan's input
-    /// layout; it writes nothing.
+    /// plan's context, none overlapping `output` or `workspace`: checked), and reads it as the
+    /// type it holds, for every offset of the plan's input layout; it writes nothing.
     pub unsafe fn execute_loaded(
         &mut self,
         stream: &Stream,
@@ -311,6 +311,8 @@ impl Plan {
         self.check_call(stream, direction)?;
         let output_side = self.checked.output;
         let output_pointer = self.memory("output", &*output, output_side.bytes, output_side.element_bytes)?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_pointer = self.workspace(workspace, &[("output", output_pointer, output_side.bytes)])?;
         for read in reads {
             if read.context() != &self.context {
                 return Err(Error::WrongContext {
@@ -318,11 +320,18 @@ impl Plan {
                     used_with: "cuFFT plan",
                 });
             }
+            // The callback reads while cuFFT writes the output and the workspace.
+            let operand = ("callback operand", read.device_ptr(), read.byte_len());
+            apart(operand, ("output", output_pointer, output_side.bytes))?;
+            if workspace_pointer != 0 {
+                apart(operand, ("workspace", workspace_pointer, self.workspace_size))?;
+            }
         }
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_pointer = self.workspace(workspace, &[("output", output_pointer, output_side.bytes)])?;
         // Out of the plan while its uses are open (`enqueue` notes the stream in the plan).
-        let mut load = self.load.take().expect("checked above");
+        let mut load = self
+            .load
+            .take()
+            .ok_or_else(|| Error::InvalidValue("the plan lost its load callback".into()))?;
         let mut queue = |plan: &mut Plan| -> Result<()> {
             load.words.copy_from_host_async(info, stream)?;
             // SAFETY: reads the address of the plan's own caller-info buffer.
