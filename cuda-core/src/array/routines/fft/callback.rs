@@ -368,6 +368,55 @@ mod tests {
     }
 
     #[test]
+    fn every_element_type_loads_into_every_plan_it_feeds() {
+        if !nvrtc_available("fft load callback") {
+            return;
+        }
+        fn one<T: crate::array::Scalars>(dtype: DType, value: ScalarValue) -> String {
+            map_text(&Expr::<T>::scalar(dtype, value)).1
+        }
+        let float = ScalarValue::Float(1.5);
+        let values = [
+            (
+                DType::Bool,
+                one::<crate::array::dtype::Bool>(DType::Bool, ScalarValue::int(1)),
+            ),
+            (DType::I8, one::<i8>(DType::I8, ScalarValue::int(-3))),
+            (DType::U64, one::<u64>(DType::U64, ScalarValue::int(7))),
+            (DType::F16, one::<half::f16>(DType::F16, float)),
+            (DType::F32, one::<f32>(DType::F32, float)),
+            (DType::F64, one::<f64>(DType::F64, float)),
+            (
+                DType::C64,
+                one::<Complex<f32>>(DType::C64, ScalarValue::Complex(1.0, 2.0)),
+            ),
+            (
+                DType::C128,
+                one::<Complex<f64>>(DType::C128, ScalarValue::Complex(1.0, 2.0)),
+            ),
+        ];
+        let layout = CallbackLayout::from_strides(&[3, 40], &[vec![80, 2]]);
+        for (value, text) in &values {
+            // What the transforms pair: a type's own precision, real into real-to-complex plans,
+            // anything into complex ones.
+            let single = matches!(value, DType::F16 | DType::F32 | DType::C64);
+            let inputs: &[DType] = match (value.is_complex(), single) {
+                (true, true) => &[DType::C64],
+                (true, false) => &[DType::C128],
+                (false, true) => &[DType::F32, DType::C64],
+                (false, false) => &[DType::F64, DType::C128],
+            };
+            for &input in inputs {
+                let params = [ArgType::Array(*value)];
+                let source = source(&params, text, *value, input, &layout).unwrap();
+                if let Err(error) = compile(source.clone(), 90) {
+                    panic!("{value} into {input}: {error}\n{source}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn keys_tell_array_parameters_from_scalars() {
         let layout = CallbackLayout::from_strides(&[8], &[vec![1]]);
         let (value, key) = product::<f32>(DType::F32, ScalarValue::Float(1.0));
