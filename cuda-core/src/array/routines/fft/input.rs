@@ -20,7 +20,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// An input as the module runs it (public only as [`FftInput`]'s hidden method's type).
+/// An input as the module runs it (public, but not exported, as the type of [`FftInput`]'s
+/// hidden method).
 #[doc(hidden)]
 // An expression is held in place (no allocation per call); the input is moved once, into the
 // transform.

@@ -107,7 +107,8 @@ use crate::error::{Error, Result};
 
 pub use execute::{clear_plan_cache, plan_cache_info, PlanCacheInfo, PLAN_CACHE_CAPACITY};
 pub use freq::{fftfreq, fftshift, ifftshift, rfftfreq};
-pub use input::{FftInput, Input};
+pub use input::FftInput;
+use input::Input;
 pub use layout::FftNorm;
 
 use execute::{complex_to_complex, complex_to_real, real_to_complex};
