@@ -1,8 +1,9 @@
 //! NumPy's fft module over arrays and expressions (`cuda_core::fft`) against the stand-ins of
 //! cuFFT (`fakelibs`) and of the driver (`fakecuda`): plans, the plan cache, load callbacks
-//! (compiled by NVRTC here, handed to the stand-in's `cufftXtSetJITCallback`) and the fallback. A binary of its own: the arrays come from the
-//! context's default pool, which keeps its blocks (and the context) for the process, where the
-//! failure-point suites of `library_stand_ins` destroy every context of the stand-in.
+//! (compiled by NVRTC here, handed to the stand-in's `cufftXtSetJITCallback`) and the fallback.
+//! A binary of its own: the arrays come from the context's default pool, which keeps its blocks
+//! (and the context) for the process, where the failure-point suites of `library_stand_ins`
+//! destroy every context of the stand-in.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
