@@ -2,8 +2,9 @@
 2^28 i32 keys, argsort of 2^26 f32, sort along the rows of 2^16 x 2^10 f32 (keys per second),
 searchsorted of 2^20 queries in 2^26 sorted f32 (queries per second); unique of 2^26 i64 with 2^20
 distinct values, bincount of 2^26 i64 into 1024 bins, histogram of 2^26 f32 into 256 bins, median
-of 2^26 f32, the 90th percentile of 2^24 f32, fft of 2^24 complex64 ones and rfft2 of 4096^2
-float32 ones (ms per call); and torch's side of the scan and
+of 2^26 f32, the 90th percentile of 2^24 f32, fft of 2^24 complex64 ones, rfft2 of 4096^2
+float32 ones and rfft of 256 x 2^16 float32 ones times a window of ones (the product evaluated
+first, as both libraries do) (ms per call); and torch's side of the scan and
 select bandwidth rows (cumsum of 2^28 f32 whole and by rows of 2^10, x[x > 0.5] of 2^26 f32,
 nonzero of 2^26 u8 half nonzero), whose CuPy side is in bench_cupy.py. Timed with CUDA events like
 benches/src/bin/bench-array.rs (median of 20 after the warm-up of benches/src/lib.rs).
@@ -24,11 +25,14 @@ CASES = [("sort 2^28 f32", "Gkeys/s", BIG), ("sort 2^28 i32", "Gkeys/s", BIG),
 ALGORITHM_CASES = [("unique 2^26 i64, 2^20 distinct", "unique"), ("bincount 2^26 i64 into 1024 bins", "bincount"),
                    ("histogram 2^26 f32 into 256 bins", "histogram"), ("median 2^26 f32", "median"),
                    ("percentile 90 of 2^24 f32", "percentile"),
-                   ("c2c fft 2^24 c64", "fft"), ("rfft2 4096^2 f32", "rfft2")]
+                   ("c2c fft 2^24 c64", "fft"), ("rfft2 4096^2 f32", "rfft2"),
+                   ("rfft(x * window) 256 x 2^16 f32", "rfft(x * window)")]
 DISTINCT = 1 << 20
 BINS = 1024
 # The transforms' inputs are ones: their zero frequency is the element count, 2^24 for both.
 SPECTRUM_PEAK = float(1 << 24)
+# rfft(x * window)'s rows are 2^16 ones: their zero frequency is 2^16.
+WINDOWED_PEAK = float(1 << 16)
 # bench-array's scan and select rows: (case, torch's implementation, bytes read and written per call,
 # what moves); the selections' byte counts depend on how many are kept and are set when measured.
 SCAN_SELECT_CASES = [("cumsum", "torch cumsum"), ("cumsum axis=1", "torch cumsum"),
@@ -178,9 +182,15 @@ def algorithm_checks(to_list):
         first = complex(result.ravel()[0].item()) if hasattr(result, "ravel") else complex(result)
         expect(abs(first - SPECTRUM_PEAK) < 1e-3 * SPECTRUM_PEAK, "the zero frequency is %r" % first)
 
+    def rows_spectrum(result):
+        # Each row of 2^16 ones: 2^16 at its frequency 0.
+        first = complex(result.ravel()[0].item())
+        expect(abs(first - WINDOWED_PEAK) < 1e-3 * WINDOWED_PEAK, "the zero frequency is %r" % first)
+
     return {"unique 2^26 i64, 2^20 distinct": unique, "bincount 2^26 i64 into 1024 bins": counts(BINS),
             "histogram 2^26 f32 into 256 bins": counts(256), "median 2^26 f32": between,
-            "percentile 90 of 2^24 f32": between, "c2c fft 2^24 c64": spectrum, "rfft2 4096^2 f32": spectrum}
+            "percentile 90 of 2^24 f32": between, "c2c fft 2^24 c64": spectrum, "rfft2 4096^2 f32": spectrum,
+            "rfft(x * window) 256 x 2^16 f32": rows_spectrum}
 
 
 def torch_rows():
@@ -219,6 +229,8 @@ def torch_rows():
     small = torch.rand(1 << 24, device="cuda", generator=g)
     signal = torch.ones(1 << 24, device="cuda", dtype=torch.complex64)
     image = torch.ones(4096, 4096, device="cuda")
+    frames = torch.ones(256, 1 << 16, device="cuda")
+    window = torch.ones(1 << 16, device="cuda")
     # torch.histogram has no CUDA kernel: histc is torch's even-bin histogram on the GPU.
     ops = {"unique 2^26 i64, 2^20 distinct": lambda: torch.unique(keys, sorted=True),
            "bincount 2^26 i64 into 1024 bins": lambda: torch.bincount(samples, minlength=BINS),
@@ -226,10 +238,11 @@ def torch_rows():
            "median 2^26 f32": lambda: torch.median(values),
            "percentile 90 of 2^24 f32": lambda: torch.quantile(small, 0.9),
            "c2c fft 2^24 c64": lambda: torch.fft.fft(signal),
-           "rfft2 4096^2 f32": lambda: torch.fft.rfft2(image)}
+           "rfft2 4096^2 f32": lambda: torch.fft.rfft2(image),
+           "rfft(x * window) 256 x 2^16 f32": lambda: torch.fft.rfft(frames * window)}
     checks = algorithm_checks(lambda t: [int(v) for v in t.tolist()])
     algorithm_rows("torch", events, torch.cuda.synchronize, ops, checks)
-    del keys, samples, values, small, signal, image, ops
+    del keys, samples, values, small, signal, image, frames, window, ops
     torch.cuda.empty_cache()
     torch_scan_select_rows(torch, events)
 
@@ -267,13 +280,16 @@ def cupy_rows():
     small = rng.random(1 << 24, dtype=cupy.float32)
     signal = cupy.ones(1 << 24, dtype=cupy.complex64)
     image = cupy.ones((4096, 4096), dtype=cupy.float32)
+    frames = cupy.ones((256, 1 << 16), dtype=cupy.float32)
+    window = cupy.ones(1 << 16, dtype=cupy.float32)
     ops = {"unique 2^26 i64, 2^20 distinct": lambda: cupy.unique(keys),
            "bincount 2^26 i64 into 1024 bins": lambda: cupy.bincount(samples, minlength=BINS),
            "histogram 2^26 f32 into 256 bins": lambda: cupy.histogram(values, bins=256, range=(0.0, 1.0)),
            "median 2^26 f32": lambda: cupy.median(values),
            "percentile 90 of 2^24 f32": lambda: cupy.percentile(small, 90),
            "c2c fft 2^24 c64": lambda: cupy.fft.fft(signal),
-           "rfft2 4096^2 f32": lambda: cupy.fft.rfft2(image)}
+           "rfft2 4096^2 f32": lambda: cupy.fft.rfft2(image),
+           "rfft(x * window) 256 x 2^16 f32": lambda: cupy.fft.rfft(frames * window)}
     checks = algorithm_checks(lambda a: [int(v) for v in a.get().tolist()])
     algorithm_rows("CuPy", events, cupy.cuda.Device().synchronize, ops, checks)
 

@@ -36,7 +36,8 @@ SORT_CASES = [("sort 2^28 f32", "sort", "cuda-core sort"), ("sort 2^28 i32", "so
 ALGORITHM_CASES = [("unique 2^26 i64, 2^20 distinct", "unique"), ("bincount 2^26 i64 into 1024 bins", "bincount"),
                    ("histogram 2^26 f32 into 256 bins", "histogram"), ("median 2^26 f32", "median"),
                    ("percentile 90 of 2^24 f32", "percentile"),
-                   ("c2c fft 2^24 c64", "fft"), ("rfft2 4096^2 f32", "rfft2")]
+                   ("c2c fft 2^24 c64", "fft"), ("rfft2 4096^2 f32", "rfft2"),
+                   ("rfft(x * window) 256 x 2^16 f32", "rfft(x * window)")]
 EXPECTED = (
     [("launch", case, impl) for case in ("empty", "axpy") for impl in LAUNCH_IMPLS]
     + [("alloc", case, impl) for case in ("1 KiB", "1 MiB", "256 MiB") for impl in ALLOC_IMPLS]

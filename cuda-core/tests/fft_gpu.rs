@@ -9,7 +9,7 @@
 mod common;
 
 use cuda_core::fft::{self, FftNorm};
-use cuda_core::{f16, Axes, Complex, DType, DeviceArray, Element, Slice};
+use cuda_core::{f16, Axes, Complex, DType, DeviceArray, Element, ExprOps, Slice};
 use cuda_driver::Stream;
 
 type C64 = Complex<f32>;
@@ -500,4 +500,178 @@ fn plans_are_cached_per_stream() {
         assert_fft_close(&format!("n={n}"), &got, &y.dft(0, false), n);
     }
     fft::clear_plan_cache();
+}
+
+/// A device result as a host array.
+fn host_of<T: Wide>(a: &DeviceArray<T>) -> Host {
+    Host {
+        shape: a.shape().to_vec(),
+        data: a.to_vec().unwrap().into_iter().map(Wide::wide).collect(),
+    }
+}
+
+/// Whether the loaded cuFFT takes LTO load callbacks (cuFFT 12, CUDA 13): the fused path must
+/// then be the callback; with CUDA 12's cuFFT 11 every expression takes the fallback.
+fn callbacks_expected() -> bool {
+    let why = cuda_libs::fft::supports_load_callbacks().unwrap();
+    if let Some(why) = &why {
+        println!("no load callbacks here: {why}");
+    }
+    why.is_none()
+}
+
+/// Runs `transform`, and checks it took the load callback (where cuFFT has them) or the
+/// fallback, as `plan_cache_info` counts them.
+#[track_caller]
+fn through<R>(what: &str, callback: bool, transform: impl FnOnce() -> R) -> R {
+    let before = fft::plan_cache_info();
+    let result = transform();
+    let after = fft::plan_cache_info();
+    let loaded = after.load_callback_transforms - before.load_callback_transforms;
+    let fallen = after.fallback_transforms - before.fallback_transforms;
+    assert_eq!(
+        (loaded, fallen),
+        if callback { (1, 0) } else { (0, 1) },
+        "{what}: callback {callback} expected; last fallback: {:?}",
+        after.last_fallback
+    );
+    result
+}
+
+#[test]
+fn expressions_load_through_cufft_callbacks() {
+    let Some(stream) = stream_or_skip("expressions_load_through_cufft_callbacks") else {
+        return;
+    };
+    let callback = callbacks_expected();
+    // `rfft(x * window)`: a Hann window broadcast over a batch of 8 rows of 1024.
+    let n = 1024;
+    let x = Host::random(&[8, n], 41).real();
+    let hann: Vec<f32> = (0..n)
+        .map(|i| (0.5 - 0.5 * (2.0 * std::f64::consts::PI * i as f64 / n as f64).cos()) as f32)
+        .collect();
+    let xs = x.upload(&stream, |z| z.re as f32);
+    let window = DeviceArray::from_slice(&stream, &hann).unwrap();
+    let fused = through("rfft(x * window)", callback, || {
+        fft::rfft(&(&xs * &window), None, -1, FftNorm::Backward).unwrap()
+    });
+    let unfused = fft::rfft(&(&xs * &window).eval().unwrap(), None, -1, FftNorm::Backward).unwrap();
+    assert_fft_close("rfft(x * window) against unfused", &fused, &host_of(&unfused), n);
+    let windowed = host_of(&(&xs * &window).eval().unwrap());
+    assert_fft_close(
+        "rfft(x * window) against the host",
+        &fused,
+        &windowed.dft(1, false).resized(1, n / 2 + 1),
+        n,
+    );
+    if callback {
+        assert!(fft::plan_cache_info().load_callback_plans >= 1);
+    }
+    // Every norm rides in the callback; the cached plan serves each.
+    for norm in NORMS {
+        let got = through("rfft(x * window, norm)", callback, || {
+            fft::rfft(&xs * &window, None, -1, norm).unwrap()
+        });
+        assert_fft_close(
+            &format!("rfft(x * window) {norm:?}"),
+            &got,
+            &windowed
+                .dft(1, false)
+                .resized(1, n / 2 + 1)
+                .scaled(norm.factor(false, n)),
+            n,
+        );
+    }
+
+    // `fft(a * b)` of complex operands, and `ifft` of a conjugate product.
+    let a = Host::random(&[4, 600], 42);
+    let b = Host::random(&[4, 600], 43);
+    let (da, db) = (a.upload(&stream, c64), b.upload(&stream, c64));
+    let fused = through("fft(a * b)", callback, || {
+        fft::fft(&da * &db, None, -1, FftNorm::Backward).unwrap()
+    });
+    let product = host_of(&(&da * &db).eval().unwrap());
+    assert_fft_close("fft(a * b)", &fused, &product.dft(1, false), 600);
+    let fused = through("ifft(a * conj(b))", callback, || {
+        fft::ifft(&da * (&db).conj(), None, -1, FftNorm::Ortho).unwrap()
+    });
+    let unfused = fft::ifft(&(&da * (&db).conj()).eval().unwrap(), None, -1, FftNorm::Ortho).unwrap();
+    assert_fft_close("ifft(a * conj(b))", &fused, &host_of(&unfused), 600);
+
+    // A window broadcast down the columns, transformed along axis 0 (the result's memory is
+    // written through cuFFT's strided output layout).
+    let y = Host::random(&[256, 48], 44).real();
+    let ys = y.upload(&stream, |z| z.re);
+    let column: Vec<f64> = (0..256).map(|i| 1.0 + (i % 7) as f64).collect();
+    let column = DeviceArray::from_slice(&stream, &column)
+        .unwrap()
+        .reshape([256, 1])
+        .unwrap();
+    let fused = through("rfft(y * column, axis 0)", callback, || {
+        fft::rfft(&(&ys * &column), None, 0, FftNorm::Forward).unwrap()
+    });
+    let unfused = fft::rfft(&(&ys * &column).eval().unwrap(), None, 0, FftNorm::Forward).unwrap();
+    assert_fft_close("rfft(y * column, axis 0)", &fused, &host_of(&unfused), 256);
+
+    // f64 with scalars (read from the caller info), cropped by `n`, and a 2-D transform of a
+    // transposed operand; `ihfft` conjugates after the callback.
+    let fused = through("rfft(2.5 * y + 1, n = 200)", callback, || {
+        fft::rfft(2.5 * &ys + 1.0, Some(200), 0, FftNorm::Backward).unwrap()
+    });
+    let unfused = fft::rfft(&(2.5 * &ys + 1.0).eval().unwrap(), Some(200), 0, FftNorm::Backward).unwrap();
+    assert_fft_close("rfft(2.5 * y + 1, n = 200)", &fused, &host_of(&unfused), 200);
+    let t = ys.transpose();
+    let fused = through("fft2(y.T - 1)", callback, || {
+        fft::fft2(&t - 1.0, None, Axes::ALL, FftNorm::Backward).unwrap()
+    });
+    let unfused = fft::fft2(&(&t - 1.0).eval().unwrap(), None, Axes::ALL, FftNorm::Backward).unwrap();
+    assert_fft_close("fft2(y.T - 1)", &fused, &host_of(&unfused), 256 * 48);
+    let fused = through("ihfft(y * 3)", callback, || {
+        fft::ihfft(&ys * 3.0, None, -1, FftNorm::Backward).unwrap()
+    });
+    let unfused = fft::ihfft(&(&ys * 3.0).eval().unwrap(), None, -1, FftNorm::Backward).unwrap();
+    assert_fft_close("ihfft(y * 3)", &fused, &host_of(&unfused), 48);
+}
+
+#[test]
+fn expressions_fall_back_where_no_callback_fits() {
+    let Some(stream) = stream_or_skip("expressions_fall_back_where_no_callback_fits") else {
+        return;
+    };
+    let x = Host::random(&[4, 100], 51).real();
+    let xs = x.upload(&stream, |z| z.re as f32);
+    let w = x.upload(&stream, |z| (z.re * 0.5) as f32);
+    // Padding by `n`: the expression is written once into the zero-padded input.
+    let fused = through("rfft(x * w, n = 160)", false, || {
+        fft::rfft(&xs * &w, Some(160), -1, FftNorm::Ortho).unwrap()
+    });
+    let why = fft::plan_cache_info().last_fallback.unwrap();
+    assert!(why.contains("pads"), "{why}");
+    let unfused = fft::rfft(&(&xs * &w).eval().unwrap(), Some(160), -1, FftNorm::Ortho).unwrap();
+    assert_fft_close("rfft(x * w, n = 160)", &fused, &host_of(&unfused), 160);
+    // A complex-to-real transform (cuFFT overwrites its input) of an expression, and `hfft`.
+    let spectrum = fft::rfft(&xs, None, -1, FftNorm::Backward).unwrap();
+    let fused = through("irfft(2 * X)", false, || {
+        fft::irfft(&spectrum * 2.0, Some(100), -1, FftNorm::Backward).unwrap()
+    });
+    assert_fft_close("irfft(2 * X)", &fused, &x.clone().scaled(2.0), 100);
+    let fused = through("hfft(X + 0)", false, || {
+        fft::hfft(&spectrum + 0.0, Some(100), -1, FftNorm::Forward).unwrap()
+    });
+    let unfused = fft::hfft(&spectrum, Some(100), -1, FftNorm::Forward).unwrap();
+    assert_fft_close("hfft(X + 0)", &fused, &host_of(&unfused), 100);
+    // Four axes: two cuFFT plans, the first of which would need the callback.
+    let z = Host::random(&[3, 4, 5, 6], 52);
+    let zs = z.upload(&stream, c64);
+    let fused = through("fftn(z * z) over 4 axes", false, || {
+        fft::fftn(&zs * &zs, None, Axes::ALL, FftNorm::Backward).unwrap()
+    });
+    let unfused = fft::fftn(&(&zs * &zs).eval().unwrap(), None, Axes::ALL, FftNorm::Backward).unwrap();
+    assert_fft_close("fftn(z * z)", &fused, &host_of(&unfused), 360);
+    // f16 promotes to complex f32 in the staging pass.
+    let h = x.upload(&stream, |v| f16::from_f64(v.re));
+    let fused = fft::fft(&h * 2.0, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(fused.dtype(), DType::C64);
+    let unfused = fft::fft(&(&h * 2.0).eval().unwrap(), None, -1, FftNorm::Backward).unwrap();
+    assert_fft_close("fft(h * 2) of f16", &fused, &host_of(&unfused), 100);
 }

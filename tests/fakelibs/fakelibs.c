@@ -20,9 +20,10 @@ enum { WORKSPACE = 4096 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long calls, fail_at, double_destroys, live_solvers, live_params;
-static int fail_code, next_info;
+static int fail_code, next_info, refuse_jit_callbacks;
 static unsigned char plan_live[MAX_PLANS];
 static unsigned char plan_made[MAX_PLANS];
+static unsigned char plan_callback[MAX_PLANS];
 static void *plan_work[MAX_PLANS];
 static int next_plan = 1;
 
@@ -42,7 +43,7 @@ static int enter(void) {
 EXPORT void fakelibs_reset(void) {
     pthread_mutex_lock(&lock);
     calls = fail_at = 0;
-    fail_code = next_info = 0;
+    fail_code = next_info = refuse_jit_callbacks = 0;
     pthread_mutex_unlock(&lock);
 }
 /* The `n`th call from now fails with `code`. */
@@ -53,7 +54,8 @@ EXPORT void fakelibs_fail_nth(long n, int code) {
     pthread_mutex_unlock(&lock);
 }
 EXPORT long fakelibs_calls(void) { return calls; }
-/* 0: live plans; 1: live solver handles; 2: live parameter objects; 3: double destroys. */
+/* 0: live plans; 1: live solver handles; 2: live parameter objects; 3: double destroys;
+ * 4: live plans with a load callback. */
 EXPORT long fakelibs_live(int what) {
     pthread_mutex_lock(&lock);
     long count = 0;
@@ -62,11 +64,15 @@ EXPORT long fakelibs_live(int what) {
     if (what == 1) count = live_solvers;
     if (what == 2) count = live_params;
     if (what == 3) count = double_destroys;
+    if (what == 4)
+        for (int i = 0; i < MAX_PLANS; i++) count += plan_live[i] && plan_callback[i];
     pthread_mutex_unlock(&lock);
     return count;
 }
 /* The `info` the next factorisations write. */
 EXPORT void fakelibs_set_info(int info) { next_info = info; }
+/* Whether cufftXtSetJITCallback answers CUFFT_NOT_SUPPORTED (a cuFFT without LTO callbacks). */
+EXPORT void fakelibs_refuse_jit_callbacks(int refuse) { refuse_jit_callbacks = refuse; }
 
 /* ------------------------------------------------------------------ cuFFT */
 static int plan_ok(int plan) { return plan > 0 && plan < MAX_PLANS && plan_live[plan]; }
@@ -88,6 +94,7 @@ EXPORT unsigned cufftCreate(int *plan) {
     *plan = next_plan++;
     plan_live[*plan] = 1;
     plan_made[*plan] = 0;
+    plan_callback[*plan] = 0;
     plan_work[*plan] = NULL;
     pthread_mutex_unlock(&lock);
     return CUFFT_SUCCESS;
@@ -129,6 +136,19 @@ EXPORT unsigned cufftXtMakePlanMany(int plan, int rank, long long *n, long long 
     (void)inembed, (void)istride, (void)idist, (void)itype, (void)onembed, (void)ostride, (void)odist, (void)otype,
         (void)batch, (void)etype;
     return make_plan(plan, rank, n, work);
+}
+/* CUDA 13's signature: a callback between cufftCreate and the plan's making, with its name, its
+ * LTO-IR and a one-entry array of caller-info addresses. */
+EXPORT unsigned cufftXtSetJITCallback(int plan, const char *name, const void *lto, size_t size, int type,
+                                      void **caller_info) {
+    int code = enter();
+    if (code) return code;
+    if (!plan_ok(plan) || plan_made[plan]) return CUFFT_INVALID_PLAN;
+    if (!name || !*name || !lto || !size || type < 0 || type > 3 || !caller_info || !*caller_info)
+        return CUFFT_INVALID_VALUE;
+    if (refuse_jit_callbacks) return 16; /* CUFFT_NOT_SUPPORTED */
+    plan_callback[plan] = 1;
+    return CUFFT_SUCCESS;
 }
 EXPORT unsigned cufftSetStream(int plan, void *stream) {
     (void)stream;

@@ -31,6 +31,8 @@ pub enum Live {
     Params = 2,
     /// Destroys of a plan already destroyed.
     DoubleDestroys = 3,
+    /// cuFFT plans made with a load callback (`cufftXtSetJITCallback`) and not destroyed.
+    CallbackPlans = 4,
 }
 
 /// Points cuFFT and cuSOLVER at the stand-in, and the driver at fakecuda. Every test of a
@@ -67,6 +69,7 @@ struct Controls {
     calls: unsafe extern "C" fn() -> i64,
     live: unsafe extern "C" fn(c_int) -> i64,
     set_info: unsafe extern "C" fn(c_int),
+    refuse_jit_callbacks: unsafe extern "C" fn(c_int),
     _library: libloading::Library,
 }
 
@@ -90,12 +93,14 @@ fn controls() -> &'static Controls {
             calls: get!("fakelibs_calls"),
             live: get!("fakelibs_live"),
             set_info: get!("fakelibs_set_info"),
+            refuse_jit_callbacks: get!("fakelibs_refuse_jit_callbacks"),
             _library: library,
         }
     })
 }
 
-/// Clears the call counter, the armed failure and the `info` to write (live handles stay).
+/// Clears the call counter, the armed failure, the `info` to write and a refusal of load
+/// callbacks (live handles stay).
 pub fn reset() {
     // SAFETY: takes no arguments; the stand-in locks its own state.
     unsafe { (controls().reset)() }
@@ -124,4 +129,11 @@ pub fn live(what: Live) -> i64 {
 pub fn set_info(info: i32) {
     // SAFETY: a plain value.
     unsafe { (controls().set_info)(info) }
+}
+
+/// Makes `cufftXtSetJITCallback` answer `CUFFT_NOT_SUPPORTED` (a cuFFT without LTO callbacks),
+/// or take callbacks again.
+pub fn refuse_jit_callbacks(refuse: bool) {
+    // SAFETY: a plain value.
+    unsafe { (controls().refuse_jit_callbacks)(c_int::from(refuse)) }
 }

@@ -1,7 +1,9 @@
-//! NumPy's fft module over arrays (`cuda_core::fft`) against the stand-ins of cuFFT
-//! (`fakelibs`) and of the driver (`fakecuda`). A binary of its own: the arrays come from the
-//! context's default pool, which keeps its blocks (and the context) for the process, where the
-//! failure-point suites of `library_stand_ins` destroy every context of the stand-in.
+//! NumPy's fft module over arrays and expressions (`cuda_core::fft`) against the stand-ins of
+//! cuFFT (`fakelibs`) and of the driver (`fakecuda`): plans, the plan cache, load callbacks
+//! (compiled by NVRTC here, handed to the stand-in's `cufftXtSetJITCallback`) and the fallback.
+//! A binary of its own: the arrays come from the context's default pool, which keeps its blocks
+//! (and the context) for the process, where the failure-point suites of `library_stand_ins`
+//! destroy every context of the stand-in.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -111,6 +113,36 @@ fn array_fft_life(stream: &Stream) -> cuda_core::Result<()> {
 /// (the cufftResult's for cuFFT's), never a panic, and no plan left once the cache is cleared.
 #[test]
 fn array_transforms_survive_a_failure_at_every_call() {
+    survives_a_failure_at_every_call(array_fft_life, 12);
+}
+
+/// Transforms of expressions through load callbacks: `x * window` into a real-to-complex plan
+/// and a complex product into a complex one.
+fn expression_fft_life(stream: &Stream) -> cuda_core::Result<()> {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    let x = DeviceArray::<f32>::zeros(stream, [4, 64])?;
+    let window = DeviceArray::<f32>::zeros(stream, [64])?;
+    fft::rfft(&x * &window, None, -1, FftNorm::Ortho)?;
+    let a = DeviceArray::<Complex<f32>>::zeros(stream, [4, 64])?;
+    fft::fft(&a * &a, None, -1, FftNorm::Backward)?;
+    stream.synchronize()?;
+    Ok(())
+}
+
+/// The same for transforms of expressions: a failure at `cufftXtSetJITCallback`, at making the
+/// plan after it, at the caller info's copy or the execution is a typed error, not a fallback.
+#[test]
+fn load_callback_transforms_survive_a_failure_at_every_call() {
+    if !nvrtc_available("load callback failure points") {
+        return;
+    }
+    survives_a_failure_at_every_call(expression_fft_life, 2 * 7);
+}
+
+/// Runs `life` once cleanly (at least `least` cuFFT calls), then again with each cuFFT call and
+/// each driver call failing in turn.
+fn survives_a_failure_at_every_call(life: fn(&Stream) -> cuda_core::Result<()>, least: i64) {
     use cuda_core::fft;
     let fake = session();
     let context = Device::get(0).unwrap().primary_context().unwrap();
@@ -118,9 +150,9 @@ fn array_transforms_survive_a_failure_at_every_call() {
     fft::clear_plan_cache();
     fake_libs::reset();
     fake.reset();
-    array_fft_life(&stream).expect("the clean run");
+    life(&stream).expect("the clean run");
     let (library_calls, driver_calls) = (fake_libs::calls(), fake.calls());
-    assert!(library_calls >= 12, "3 plans of 4 calls, 3 executions: {library_calls}");
+    assert!(library_calls >= least, "at least {least} cuFFT calls: {library_calls}");
     fft::clear_plan_cache();
     let check_clean = |what: &str| {
         fft::clear_plan_cache();
@@ -139,8 +171,8 @@ fn array_transforms_survive_a_failure_at_every_call() {
     for n in 1..=library_calls {
         fake_libs::reset();
         fake_libs::fail_nth(n, CUFFT_INTERNAL_ERROR);
-        let outcome = catch_unwind(AssertUnwindSafe(|| array_fft_life(&stream)))
-            .unwrap_or_else(|_| panic!("cuFFT call {n} panicked"));
+        let outcome =
+            catch_unwind(AssertUnwindSafe(|| life(&stream))).unwrap_or_else(|_| panic!("cuFFT call {n} panicked"));
         match outcome {
             Err(cuda_core::Error::Library(Error::Status { library, name, .. })) => {
                 assert_eq!(
@@ -157,8 +189,8 @@ fn array_transforms_survive_a_failure_at_every_call() {
         fake_libs::reset();
         fake.reset();
         fake.fail_nth(n, fake::OUT_OF_MEMORY);
-        let outcome = catch_unwind(AssertUnwindSafe(|| array_fft_life(&stream)))
-            .unwrap_or_else(|_| panic!("driver call {n} panicked"));
+        let outcome =
+            catch_unwind(AssertUnwindSafe(|| life(&stream))).unwrap_or_else(|_| panic!("driver call {n} panicked"));
         if let Err(error) = &outcome {
             assert!(
                 matches!(error, cuda_core::Error::Driver(_) | cuda_core::Error::Library(_)),
@@ -169,4 +201,116 @@ fn array_transforms_survive_a_failure_at_every_call() {
         check_clean(&format!("driver call {n}"));
     }
     println!("failure points: {library_calls} cuFFT calls, {driver_calls} driver calls");
+}
+
+/// Whether NVRTC can be loaded (load callbacks and the fallback's kernel are compiled at run
+/// time).
+fn nvrtc_available(test: &str) -> bool {
+    match cuda_sys::nvrtc() {
+        Ok(_) => true,
+        Err(why) => {
+            println!("skipped: {test}: NVRTC is not available ({why})");
+            false
+        }
+    }
+}
+
+/// An expression feeding a transform becomes cuFFT's load callback: the plan is made as cuFFT
+/// asks (`cufftCreate`, `cufftSetAutoAllocation`, `cufftXtSetJITCallback`, then
+/// `cufftMakePlanMany64`), cached by the expression's kernel key with the shape (another norm
+/// or other arrays of the same shapes reuse it), and `plan_cache_info` says the callback ran.
+/// A cuFFT that refuses the callback (`CUFFT_NOT_SUPPORTED`) gets the fallback, one fused
+/// kernel writing the input and the plain plan, and is not asked again.
+#[test]
+fn expressions_become_load_callbacks_or_fall_back() {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    if !nvrtc_available("load callbacks") {
+        return;
+    }
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::<f32>::zeros(&stream, [4, 64]).unwrap();
+    let window = DeviceArray::<f32>::zeros(&stream, [64]).unwrap();
+    fft::clear_plan_cache();
+    fake_libs::reset();
+    let before = fft::plan_cache_info();
+    let spectrum = fft::rfft(&(&x * &window), None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(spectrum.shape(), [4, 33]);
+    let info = fft::plan_cache_info();
+    assert_eq!(info.load_callback_transforms - before.load_callback_transforms, 1);
+    assert_eq!((info.plans, info.load_callback_plans), (1, 1));
+    assert_eq!(fake_libs::live(Live::CallbackPlans), 1);
+    // cufftCreate, cufftSetAutoAllocation, cufftXtSetJITCallback, cufftMakePlanMany64, then
+    // cufftSetStream, cufftSetWorkArea, cufftXtExec.
+    assert_eq!(fake_libs::calls(), 7);
+    let calls = fake_libs::calls();
+    let other = DeviceArray::<f32>::zeros(&stream, [4, 64]).unwrap();
+    fft::rfft(&other * &window, None, -1, FftNorm::Ortho).unwrap();
+    assert_eq!(
+        fake_libs::calls() - calls,
+        3,
+        "the cached plan: stream, work area, execution"
+    );
+    assert_eq!(fft::plan_cache_info().load_callback_plans, 1);
+    // A complex product: a complex-to-complex plan with a callback of its own.
+    let a = DeviceArray::<Complex<f32>>::zeros(&stream, [4, 64]).unwrap();
+    let product = fft::fft(&a * &a, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(product.shape(), [4, 64]);
+    assert_eq!(fake_libs::live(Live::CallbackPlans), 2);
+    let info = fft::plan_cache_info();
+    assert_eq!(info.load_callback_transforms - before.load_callback_transforms, 3);
+
+    // What evaluating the expression refuses, the transform refuses before calling cuFFT.
+    let small = DeviceArray::<i8>::zeros(&stream, [4, 64]).unwrap();
+    let calls = fake_libs::calls();
+    assert!(matches!(
+        fft::fft(&small * 1000, None, -1, FftNorm::Backward),
+        Err(cuda_core::Error::InvalidValue(m)) if m.contains("out of bounds")
+    ));
+    assert!(matches!(
+        fft::rfft(&a * &a, None, -1, FftNorm::Backward),
+        Err(cuda_core::Error::NotSupported(_))
+    ));
+    assert_eq!(fake_libs::calls(), calls);
+
+    // A cuFFT without LTO callbacks: the fallback (the stand-in runs `x * y + z` of f32, loaded
+    // as PTX).
+    cuda_core::load_generated_as_ptx(true);
+    let [w, y, z] = [0.0f32, 1.0, 2.0].map(|v| DeviceArray::<f32>::full(&stream, [2, 32], v).unwrap());
+    fake_libs::refuse_jit_callbacks(true);
+    let plans = fake_libs::live(Live::Plans);
+    let spectrum = fft::rfft(&w * &y + &z, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(spectrum.shape(), [2, 17]);
+    let info = fft::plan_cache_info();
+    assert_eq!(info.fallback_transforms - before.fallback_transforms, 1);
+    let why = info.last_fallback.unwrap_or_default();
+    assert!(why.contains("CUFFT_NOT_SUPPORTED"), "{why}");
+    assert_eq!(
+        fake_libs::live(Live::CallbackPlans),
+        2,
+        "the refused plan was destroyed"
+    );
+    assert_eq!(
+        fake_libs::live(Live::Plans),
+        plans + 1,
+        "the plain plan of the fallback"
+    );
+    // The refusal is remembered: no callback is offered again for that expression.
+    let calls = fake_libs::calls();
+    fft::rfft(&w * &y + &z, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(fake_libs::calls() - calls, 3);
+    let info = fft::plan_cache_info();
+    assert_eq!(info.fallback_transforms - before.fallback_transforms, 2);
+    assert!(info.last_fallback.unwrap_or_default().contains("refused"));
+    fake_libs::refuse_jit_callbacks(false);
+
+    fft::clear_plan_cache();
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    assert_eq!(fake_libs::live(Live::DoubleDestroys), 0);
+    drop((x, window, other, a, small, spectrum, product, y, z, w));
+    stream.synchronize().unwrap();
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
 }

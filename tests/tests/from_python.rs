@@ -958,6 +958,31 @@ fn fft_and_solver(
     {
         name == "CUFFT_INVALID_SIZE";
     }
+    {
+        use cuda_libs::fft::{supports_load_callbacks, LoadCallback};
+        let (symbol, lto, info_words, direction) = ("load", vec![0u8; 4], 1, Direction::Forward);
+        let mut plan = Plan::with_load_callback(
+            &ctx,
+            &desc,
+            &LoadCallback {
+                symbol,
+                lto_ir: &lto,
+                info_words,
+            },
+        )?;
+        let (info, reads, workspace) = ([0u64], [&x as &dyn cuda_driver::DeviceMemory], None);
+        // SAFETY: compiled, never run.
+        unsafe { plan.execute_loaded(&stream, direction, &info, &reads, &mut y, workspace)? };
+        supports_load_callbacks()?;
+        let (key, make) = ([1u32], || {
+            Ok(LoadCallback {
+                symbol,
+                lto_ir: &lto,
+                info_words,
+            })
+        });
+        cache.plan_with_load_callback(&stream, &desc, &key, make)?;
+    }
     let mut solver = Solver::new(&stream)?;
     solver.potrf::<f64>(Fill::Lower, Matrix::square(n), &mut a, Some(&mut ws))?;
     solver.potrf_workspace::<f64>(Fill::Lower, Matrix::square(n))?;
@@ -1243,6 +1268,14 @@ fn fft_module(stream: cuda_driver::Stream, n: i64) -> Checked {
         fft::fftshift(&x, Axes::ALL)?,
         fft::ifftshift(&x, 0)?,
     );
+    {
+        let (w, a, b) = (x.try_clone()?, z.try_clone()?, z.try_clone()?);
+        (
+            fft::rfft(&(&x * &w), None, -1, FftNorm::Backward)?,
+            fft::fft(&a * &b, None, -1, FftNorm::Backward)?,
+            fft::plan_cache_info(),
+        );
+    }
     fft::clear_plan_cache();
     let _ = (z, fft::PLAN_CACHE_CAPACITY);
     Ok(())

@@ -72,7 +72,7 @@ const SORT_ROWS: [(&str, &str, &str); 5] = [
 ];
 /// The rows of [`algorithm_rows`] (milliseconds per call): case and implementation, named as
 /// benches/python/bench_sort.py names torch's and CuPy's.
-const ALGORITHM_ROWS: [(&str, &str); 7] = [
+const ALGORITHM_ROWS: [(&str, &str); 8] = [
     ("unique 2^26 i64, 2^20 distinct", "cuda-core unique"),
     ("bincount 2^26 i64 into 1024 bins", "cuda-core bincount"),
     ("histogram 2^26 f32 into 256 bins", "cuda-core histogram"),
@@ -80,6 +80,7 @@ const ALGORITHM_ROWS: [(&str, &str); 7] = [
     ("percentile 90 of 2^24 f32", "cuda-core percentile"),
     ("c2c fft 2^24 c64", "cuda-core fft"),
     ("rfft2 4096^2 f32", "cuda-core rfft2"),
+    ("rfft(x * window) 256 x 2^16 f32", "cuda-core rfft(x * window)"),
 ];
 /// The rows of [`device_algorithm_rows`] (milliseconds per call): case and implementation.
 const DEVICE_ALGORITHM_ROWS: [(&str, &str); 5] = [
@@ -489,6 +490,27 @@ fn algorithm_rows(stream: &Stream) -> Vec<Row> {
             )
         });
     rows.push(row(6, stats));
+    // `rfft(x * window)` with the product fused into the transform (cuFFT's load callback where
+    // it has LTO callbacks); torch and CuPy evaluate the product first. Ones: each row's zero
+    // frequency is 2^16.
+    let stats = DeviceArray::full(stream, [256usize, 1 << 16], 1.0f32)
+        .and_then(|x| Ok((x, DeviceArray::full(stream, 1usize << 16, 1.0f32)?)))
+        .map_err(text)
+        .and_then(|(x, window)| {
+            timed_and_checked(
+                stream,
+                || fft::rfft(&x * &window, None, -1, FftNorm::Backward).map_err(text),
+                |got| {
+                    let corner = got.slice(&[Slice::from(0..1), Slice::from(0..1)]).map_err(text)?;
+                    close_to(
+                        "the zero frequency",
+                        f64::from(corner.to_vec().map_err(text)?[0].re),
+                        65536.0,
+                    )
+                },
+            )
+        });
+    rows.push(row(7, stats));
     rows
 }
 

@@ -6,7 +6,7 @@ use std::hash::Hash;
 
 use cuda_driver::Stream;
 
-use super::{Plan, PlanDesc};
+use super::{LoadCallback, Plan, PlanDesc};
 use crate::{Error, Result};
 
 /// The plans of the transforms a program repeats: [`PlanCache::plan`] returns the plan of a
@@ -21,12 +21,27 @@ pub struct PlanCache {
     plans: Lru<Key, (Plan, Stream)>,
 }
 
-/// What a cached plan is found by: the description, and the stream's context and handle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What a cached plan is found by: the description, the stream's context and handle, and for
+/// a plan with a load callback, the key its caller gave the callback.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Key {
     desc: PlanDesc,
     context: usize,
     stream: usize,
+    callback: Option<Box<[u32]>>,
+}
+
+impl Key {
+    fn new(stream: &Stream, desc: &PlanDesc, callback: Option<&[u32]>) -> Key {
+        Key {
+            desc: *desc,
+            // SAFETY (both): the handles are only read as numbers, to tell streams apart; the
+            // entry's stream clone keeps them alive while the key is cached.
+            context: unsafe { stream.context().as_raw() } as usize,
+            stream: unsafe { stream.as_raw() } as usize,
+            callback: callback.map(Box::from),
+        }
+    }
 }
 
 impl PlanCache {
@@ -40,17 +55,34 @@ impl PlanCache {
     /// The plan of `desc` for `stream`: the cached one, or a new one made in the stream's
     /// context (which may drop the least recently used). A plan cuFFT refuses is not cached.
     pub fn plan(&mut self, stream: &Stream, desc: &PlanDesc) -> Result<&mut Plan> {
-        let key = Key {
-            desc: *desc,
-            // SAFETY (both): the handles are only read as numbers, to tell streams apart; the
-            // entry's stream clone keeps them alive while the key is cached.
-            context: unsafe { stream.context().as_raw() } as usize,
-            stream: unsafe { stream.as_raw() } as usize,
-        };
+        let key = Key::new(stream, desc, None);
         let (plan, _) = self
             .plans
             .get_or_try_insert(key, || Ok((Plan::new(stream.context(), desc)?, stream.clone())))?;
         Ok(plan)
+    }
+
+    /// The plan of `desc` for `stream` with the load callback that `callback_key` names: the
+    /// cached one, or one made by [`Plan::with_load_callback`] with what `callback` returns
+    /// (called only then). Equal keys must name callbacks of equal code and caller-info size.
+    pub fn plan_with_load_callback<'c>(
+        &mut self,
+        stream: &Stream,
+        desc: &PlanDesc,
+        callback_key: &[u32],
+        callback: impl FnOnce() -> Result<LoadCallback<'c>>,
+    ) -> Result<&mut Plan> {
+        let key = Key::new(stream, desc, Some(callback_key));
+        let (plan, _) = self.plans.get_or_try_insert(key, || {
+            let plan = Plan::with_load_callback(stream.context(), desc, &callback()?)?;
+            Ok((plan, stream.clone()))
+        })?;
+        Ok(plan)
+    }
+
+    /// Cached plans with a load callback.
+    pub fn load_callback_plans(&self) -> usize {
+        self.plans.entries.keys().filter(|key| key.callback.is_some()).count()
     }
 
     /// Plans cached now.
@@ -90,7 +122,7 @@ struct Lru<K, V> {
     clock: u64,
 }
 
-impl<K: Hash + Eq + Copy, V> Lru<K, V> {
+impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     fn new(capacity: usize) -> Result<Self> {
         if capacity == 0 {
             return Err(Error::InvalidValue(
@@ -112,12 +144,16 @@ impl<K: Hash + Eq + Copy, V> Lru<K, V> {
         if !self.entries.contains_key(&key) {
             let value = make()?;
             if self.entries.len() >= self.capacity {
-                let oldest = self.entries.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| *k);
+                let oldest = self
+                    .entries
+                    .iter()
+                    .min_by_key(|(_, (_, used))| *used)
+                    .map(|(k, _)| k.clone());
                 if let Some(oldest) = oldest {
                     self.entries.remove(&oldest);
                 }
             }
-            self.entries.insert(key, (value, now));
+            self.entries.insert(key.clone(), (value, now));
         }
         let (value, used) = self.entries.get_mut(&key).expect("present or just inserted");
         *used = now;
@@ -188,6 +224,7 @@ mod tests {
             desc,
             context: 1,
             stream,
+            callback: None,
         };
         let mut lru = Lru::<Key, u32>::new(8).unwrap();
         let mut made = 0;
@@ -208,5 +245,12 @@ mod tests {
         assert_eq!(get(&mut lru, key(double, 7)), 5, "another type");
         let real = PlanDesc::new(Kind::R2C, Precision::F32, &[64]).unwrap();
         assert_eq!(get(&mut lru, key(real, 7)), 6, "another kind");
+        let with_callback = |words: &[u32]| Key {
+            callback: Some(Box::from(words)),
+            ..key(real, 7)
+        };
+        assert_eq!(get(&mut lru, with_callback(&[1, 2])), 7, "a load callback");
+        assert_eq!(get(&mut lru, with_callback(&[1, 3])), 8, "another load callback");
+        assert_eq!(get(&mut lru, with_callback(&[1, 2])), 7);
     }
 }

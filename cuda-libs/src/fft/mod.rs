@@ -29,6 +29,14 @@
 //! # }
 //! ```
 //!
+//! # Load callbacks
+//! A plan can compute its input instead of reading it: [`Plan::with_load_callback`] attaches a
+//! device function compiled to LTO-IR ([`LoadCallback`], cuFFT's LTO callbacks of cuFFT 12 and
+//! CUDA 13: [`supports_load_callbacks`]) before the plan is made, and
+//! [`Plan::execute_loaded`] (`unsafe`: what the callback reads is the caller's to vouch for)
+//! writes its caller info and runs it. [`PlanCache::plan_with_load_callback`] caches such plans
+//! under a key the caller gives the callback.
+//!
 //! # Memory
 //! Data and workspace are device memory of the contract ([`cuda_driver::DeviceMemory`]): the
 //! dense range is what cuFFT may touch. Every element a layout reaches, on each side, must lie
@@ -51,9 +59,11 @@ use cuda_sys::cufft::{cudaDataType, cufftResult_t, cufftType};
 use crate::{Error, Result};
 
 mod cache;
+mod callback;
 mod plan;
 
 pub use cache::PlanCache;
+pub use callback::{load_return_type, supports_load_callbacks, LoadCallback};
 pub use plan::Plan;
 
 /// Loads cuFFT now (it is loaded once per process, on first use), so a program can say early

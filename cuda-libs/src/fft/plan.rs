@@ -3,10 +3,13 @@
 
 use std::ffi::c_void;
 
-use cuda_driver::{Access, Context, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
+use std::ffi::CString;
+
+use cuda_driver::{Access, Context, DeviceBuffer, DeviceMemory, DeviceMemoryMut, Stream, StreamUse};
 use cuda_sys::cufft::cufftHandle;
 use cuda_sys::driver::CUdeviceptr;
 
+use super::callback::{load_type, supports_load_callbacks, LoadCallback};
 use super::{check, Checked, Direction, Kind, PlanDesc};
 use crate::{Error, Result};
 
@@ -24,6 +27,16 @@ pub struct Plan {
     workspace_size: usize,
     /// Every stream the plan ran on (each once), waited for before the plan is destroyed.
     streams: Vec<Stream>,
+    /// The caller info of a load callback, where the plan has one.
+    load: Option<LoadInfo>,
+}
+
+/// A load callback's caller info: device words the plan owns, written before each execution,
+/// and the one-entry array of their address handed to `cufftXtSetJITCallback` (kept for the
+/// plan's life, in case cuFFT keeps the array rather than its entry).
+struct LoadInfo {
+    words: DeviceBuffer<u64>,
+    address: Box<[usize; 1]>,
 }
 
 impl Plan {
@@ -32,7 +45,33 @@ impl Plan {
     /// with 64-bit sizes. Sizes and layouts are checked first ([`Error::InvalidValue`]); a plan
     /// cuFFT refuses is [`Error::Status`] with its `cufftResult` name.
     pub fn new(context: &Context, desc: &PlanDesc) -> Result<Plan> {
+        Plan::make(context, desc, None)
+    }
+
+    /// Makes the plan in `context` with a [`LoadCallback`] producing its input (see
+    /// [`super::LoadCallback`]): `cufftCreate`, `cufftSetAutoAllocation(0)`, the caller info's
+    /// device words allocated, `cufftXtSetJITCallback`, then `cufftMakePlanMany64` (where cuFFT
+    /// links the callback). For complex-to-complex and real-to-complex plans of single or
+    /// double precision, with a cuFFT that takes LTO callbacks
+    /// ([`super::supports_load_callbacks`]); otherwise [`Error::InvalidValue`] before any call.
+    /// A callback cuFFT cannot link is [`Error::Status`] (`CUFFT_NVJITLINK_FAILURE`, ...).
+    /// Executions go through [`Plan::execute_loaded`].
+    pub fn with_load_callback(context: &Context, desc: &PlanDesc, callback: &LoadCallback<'_>) -> Result<Plan> {
+        load_type(desc.kind(), desc.precision())?;
+        if let Some(why) = supports_load_callbacks()? {
+            return Err(Error::InvalidValue(format!("no load callback: {why}")));
+        }
+        Plan::make(context, desc, Some(callback))
+    }
+
+    fn make(context: &Context, desc: &PlanDesc, callback: Option<&LoadCallback<'_>>) -> Result<Plan> {
         let checked = desc.check()?;
+        let symbol = callback
+            .map(|c| {
+                CString::new(c.symbol)
+                    .map_err(|_| Error::InvalidValue(format!("the callback name {:?} holds a NUL", c.symbol)))
+            })
+            .transpose()?;
         let cufft = cuda_sys::cufft()?;
         let create = cufft.cufftCreate()?;
         let auto_allocation = cufft.cufftSetAutoAllocation()?;
@@ -48,9 +87,13 @@ impl Plan {
             checked,
             workspace_size: 0,
             streams: Vec::new(),
+            load: None,
         };
         // SAFETY: the handle is live and not yet made.
         check("cufftSetAutoAllocation", unsafe { auto_allocation(plan.handle, 0) })?;
+        if let (Some(callback), Some(symbol)) = (callback, &symbol) {
+            plan.attach_load_callback(callback, symbol)?;
+        }
         let Checked {
             rank,
             mut n,
@@ -106,6 +149,39 @@ impl Plan {
         check(function, result)?;
         plan.workspace_size = work_size;
         Ok(plan)
+    }
+
+    /// Allocates the caller info and hands the callback to cuFFT (before the plan is made).
+    fn attach_load_callback(&mut self, callback: &LoadCallback<'_>, symbol: &CString) -> Result<()> {
+        let set_callback = cuda_sys::cufft()?.cufftXtSetJITCallback()?;
+        let callback_type = load_type(self.desc.kind(), self.desc.precision())?;
+        let words = DeviceBuffer::<u64>::zeroed(&self.context, callback.info_words.max(1))?;
+        // SAFETY: reads the address of a live buffer, kept by the plan for its whole life.
+        let address = unsafe { words.as_raw() } as usize;
+        let load = self.load.insert(LoadInfo {
+            words,
+            address: Box::new([address]),
+        });
+        self.context.set_current()?;
+        // SAFETY: the handle is live and not yet made; the name is a C string and the LTO-IR
+        // a byte slice, both read during the call; the caller-info array holds one device
+        // address (an `usize` is a pointer's width), owned by the plan until it is destroyed.
+        let result = unsafe {
+            set_callback(
+                self.handle,
+                symbol.as_ptr(),
+                callback.lto_ir.as_ptr().cast(),
+                callback.lto_ir.len(),
+                callback_type,
+                load.address.as_mut_ptr().cast(),
+            )
+        };
+        check("cufftXtSetJITCallback", result)
+    }
+
+    /// Whether the plan has a load callback.
+    pub fn has_load_callback(&self) -> bool {
+        self.load.is_some()
     }
 
     /// What this plan transforms.
@@ -198,6 +274,80 @@ impl Plan {
         let _data_use = data.begin_use(stream, Access::Write)?;
         let _workspace_use = begin_workspace_use(workspace, stream)?;
         self.enqueue(stream, direction, pointer, pointer, workspace_pointer)
+    }
+
+    /// Queues the transform of a plan with a load callback into `output` on `stream`: `info`
+    /// (exactly the callback's words) is written to the caller info first, in stream order;
+    /// `reads` are the memory the callback reads, whose uses are recorded on `stream`. cuFFT is
+    /// handed the caller info's address as its input pointer, which the callback ignores
+    /// (cuFFT reads a plan's input through its load callback only, and does not write the
+    /// input of complex-to-complex and real-to-complex plans). `output` and `workspace` are
+    /// checked as [`Plan::execute`] checks them.
+    ///
+    /// # Safety
+    /// Given `info`, the callback reads only memory inside `reads` (each belonging to the
+    /// plan's context, none overlapping `output` or `workspace`: checked), and reads it as the
+    /// type it holds, for every offset of the plan's input layout; it writes nothing.
+    pub unsafe fn execute_loaded(
+        &mut self,
+        stream: &Stream,
+        direction: Direction,
+        info: &[u64],
+        reads: &[&dyn DeviceMemory],
+        output: &mut (impl DeviceMemoryMut + ?Sized),
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let Some(words) = self.load.as_ref().map(|load| load.words.len()) else {
+            return Err(Error::InvalidValue(
+                "Plan::execute_loaded runs plans made with a load callback".into(),
+            ));
+        };
+        if info.len() != words {
+            return Err(Error::InvalidValue(format!(
+                "the load callback takes {words} words of caller info; {} were given",
+                info.len()
+            )));
+        }
+        self.check_call(stream, direction)?;
+        let output_side = self.checked.output;
+        let output_pointer = self.memory("output", &*output, output_side.bytes, output_side.element_bytes)?;
+        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let workspace_pointer = self.workspace(workspace, &[("output", output_pointer, output_side.bytes)])?;
+        for read in reads {
+            if read.context() != &self.context {
+                return Err(Error::WrongContext {
+                    object: "callback operand",
+                    used_with: "cuFFT plan",
+                });
+            }
+            // The callback reads while cuFFT writes the output and the workspace.
+            let operand = ("callback operand", read.device_ptr(), read.byte_len());
+            apart(operand, ("output", output_pointer, output_side.bytes))?;
+            if workspace_pointer != 0 {
+                apart(operand, ("workspace", workspace_pointer, self.workspace_size))?;
+            }
+        }
+        // Out of the plan while its uses are open (`enqueue` notes the stream in the plan).
+        let mut load = self
+            .load
+            .take()
+            .ok_or_else(|| Error::InvalidValue("the plan lost its load callback".into()))?;
+        let mut queue = |plan: &mut Plan| -> Result<()> {
+            load.words.copy_from_host_async(info, stream)?;
+            // SAFETY: reads the address of the plan's own caller-info buffer.
+            let info_pointer = unsafe { load.words.as_raw() };
+            let _info_use = load.words.begin_use(stream, Access::Read)?;
+            let _read_uses = reads
+                .iter()
+                .map(|read| read.begin_use(stream, Access::Read))
+                .collect::<cuda_driver::Result<Vec<_>>>()?;
+            let _output_use = output.begin_use(stream, Access::Write)?;
+            let _workspace_use = begin_workspace_use(workspace, stream)?;
+            plan.enqueue(stream, direction, info_pointer, output_pointer, workspace_pointer)
+        };
+        let queued = queue(self);
+        self.load = Some(load);
+        queued
     }
 
     fn out_of_place<I: DeviceMemory + ?Sized, O: DeviceMemoryMut + ?Sized>(

@@ -89,10 +89,10 @@ impl<T: Element> ErasedArray for DeviceArray<T> {
     }
 }
 
-/// A scalar's bytes, aligned for any element type.
+/// A scalar's bytes, aligned for any element type (the widest, `Complex<f64>`, takes 16).
 #[derive(Clone, Copy)]
-#[repr(C, align(8))]
-struct ScalarBytes([u8; 8]);
+#[repr(C, align(16))]
+struct ScalarBytes([u8; 16]);
 
 /// One argument of a generated kernel: an array read (`&array`), an array written
 /// (`&mut array`), or a scalar ([`Arg::scalar`]).
@@ -107,9 +107,10 @@ enum ArgKind<'a> {
 impl Arg<'static> {
     /// A scalar argument (passed by value).
     pub fn scalar<T: Element>(value: T) -> Arg<'static> {
-        let mut bytes = ScalarBytes([0; 8]);
-        // SAFETY: `T` is plain data of at most 8 bytes (every `Element` is); the copy fills
-        // the start of the 8-byte buffer.
+        const { assert!(std::mem::size_of::<T>() <= std::mem::size_of::<ScalarBytes>()) };
+        let mut bytes = ScalarBytes([0; 16]);
+        // SAFETY: `T` is plain data of at most 16 bytes (every `Element` is, as the assertion
+        // above checks at compile time); the copy fills the start of the 16-byte buffer.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 (&value as *const T).cast::<u8>(),
@@ -413,6 +414,12 @@ pub(crate) fn strided_layout(args: &[Arg<'_>], shape: &[usize]) -> (Vec<usize>, 
         .filter_map(Arg::array)
         .map(|a| broadcast_strides(a.shape(), a.strides(), shape).expect("checked by check_args or launch_expression"))
         .collect();
+    merged_layout(shape, &per_array)
+}
+
+/// `shape` with each array's `per_array` strides along it, axes of extent 1 dropped and
+/// neighbours merged where every array steps over both as over one (at least one axis kept).
+pub(crate) fn merged_layout(shape: &[usize], per_array: &[Vec<isize>]) -> (Vec<usize>, Vec<Vec<isize>>) {
     let mut extents: Vec<usize> = Vec::new();
     let mut strides: Vec<Vec<isize>> = vec![Vec::new(); per_array.len()];
     for axis in 0..shape.len() {

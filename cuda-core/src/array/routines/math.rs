@@ -822,17 +822,20 @@ impl<'a, T: Scalars> Expr<'a, T> {
     /// there, and the other operands are ordered after their own streams by the use each launch
     /// records. [`eval_on`](Self::eval_on) picks the stream.
     pub fn eval(self) -> Result<DeviceArray<T>> {
-        let stream = self
-            .operands
+        let stream = self.stream()?.clone();
+        self.eval_on(&stream)
+    }
+
+    /// The stream [`eval`](Self::eval) runs on: the first array (or matrix product) operand's.
+    pub(crate) fn stream(&self) -> Result<&cuda_driver::Stream> {
+        self.operands
             .iter()
             .find_map(|o| match o {
                 Operand::Array(a) => Some(a.stream()),
                 Operand::Deferred(d) => Some(d.stream()),
                 Operand::Scalar(..) => None,
             })
-            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))?
-            .clone();
-        self.eval_on(&stream)
+            .ok_or_else(|| Error::InvalidValue("an expression without arrays has no shape".into()))
     }
 
     /// Evaluates the expression on `stream` (CuPy's `with stream:` around the expression): the
@@ -886,32 +889,65 @@ impl<'a, T: Scalars> Expr<'a, T> {
     /// expression first).
     pub(crate) fn fused_map(&self) -> Result<Option<FusedMap<'_>>> {
         let shape = self.shape()?;
-        if self.has_deferred()
-            || self
-                .arrays()
-                .any(|a| a.shape() != shape.as_slice() || !a.is_contiguous())
+        if self
+            .arrays()
+            .any(|a| a.shape() != shape.as_slice() || !a.is_contiguous())
         {
             return Ok(None);
         }
+        let Some(map) = self.element_map()? else {
+            return Ok(None);
+        };
         let stream = self.arrays().next().expect("shape() found an array").stream().clone();
-        let plan = Plan::new(&self.code, &self.operands, T::DTYPE);
-        let node = tree(&self.code);
-        let (params, _) = plan.source(&node, &self.operands, T::DTYPE);
-        let value = plan.value(&node);
-        let args = plan
-            .inputs
-            .iter()
-            .map(|&index| kernel_arg(&self.operands[index]))
-            .collect::<Result<_>>()?;
+        let mut params = String::new();
+        for (position, param) in map.params.iter().enumerate() {
+            if position > 0 {
+                params.push_str(", ");
+            }
+            let _ = write!(params, "{} a{position}", param.arg_type().dtype().c_name());
+        }
         Ok(Some(FusedMap {
             params,
-            value,
-            key: plan.key.to_vec(),
-            args,
+            value: map.value,
+            key: map.key,
+            args: map.params,
             shape,
             stream,
         }))
     }
+
+    /// The expression as one element's value from its distinct operands (the code its
+    /// element-wise kernel computes), for generated code that loads the operands itself (cuFFT's
+    /// load callbacks); `None` where an operand is deferred (a matrix product).
+    pub(crate) fn element_map(&self) -> Result<Option<ElementMap<'a>>> {
+        if self.has_deferred() {
+            return Ok(None);
+        }
+        let plan = Plan::new(&self.code, &self.operands, T::DTYPE);
+        let value = plan.value(&tree(&self.code));
+        let params = plan
+            .inputs
+            .iter()
+            .map(|&index| kernel_arg(&self.operands[index]))
+            .collect::<Result<_>>()?;
+        Ok(Some(ElementMap {
+            params,
+            value,
+            key: plan.key.to_vec(),
+        }))
+    }
+}
+
+/// One element of an expression from its distinct operands ([`Expr::element_map`]).
+pub(crate) struct ElementMap<'e> {
+    /// The parameters in order, `a0`, `a1`, ...: arrays (read at the element's position) and
+    /// scalars.
+    pub(crate) params: Vec<Arg<'e>>,
+    /// C++ of the element's value, of the expression's compute type, from the parameters.
+    pub(crate) value: String,
+    /// A key of the expression's shape and types: equal keys give equal parameter types and
+    /// `value`.
+    pub(crate) key: Vec<u32>,
 }
 
 /// The parameters, value and key of `expr`'s map as [`Expr::fused_map`] makes them, without
@@ -1654,7 +1690,7 @@ fn encode(step: Step, param_of: &[usize], key: &mut Inline<u32, INLINE_KEY>) {
 
 /// `value` (C++ of type `from`'s compute type) converted to `to`'s compute type, rounded to
 /// `to`.
-fn cast(from: DType, to: DType, value: &str) -> String {
+pub(crate) fn cast(from: DType, to: DType, value: &str) -> String {
     if from == to {
         return value.to_string();
     }

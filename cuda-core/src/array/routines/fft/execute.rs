@@ -6,13 +6,14 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cuda_driver::{Access, Context, Stream, StreamUse};
-use cuda_libs::fft::{Direction, Kind, Layout, Plan, PlanCache, PlanDesc, Precision};
+use cuda_libs::fft::{Direction, Kind, Layout, LoadCallback, Plan, PlanCache, PlanDesc, Precision};
 use cuda_sys::driver::CUdeviceptr;
 
 use super::layout::{describe, stages, Described, Real, Shapes, Stage};
 use super::FftElement;
 use crate::array::device_array::{shape_len, DeviceArray};
 use crate::array::dtype::{DType, Element};
+use crate::array::kernels::ErasedArray;
 use crate::array::ExprOps;
 use crate::array::Scalars;
 use crate::array::Slice;
@@ -21,31 +22,120 @@ use crate::error::{Error, Result};
 /// Plans each thread keeps (CuPy's default plan cache size per device and thread is 16).
 pub const PLAN_CACHE_CAPACITY: usize = 16;
 
-thread_local! {
-    static PLANS: RefCell<Option<PlanCache>> = const { RefCell::new(None) };
+/// A thread's plans and what its transforms of expressions did.
+struct ThreadPlans {
+    cache: Option<PlanCache>,
+    load_callback_transforms: u64,
+    fallback_transforms: u64,
+    last_fallback: Option<String>,
+    /// Keys of load callbacks cuFFT refused: their expressions take the fallback at once.
+    refused: Vec<Vec<u32>>,
 }
 
-/// Drops the calling thread's cached cuFFT plans (each waits for its last transform first).
+thread_local! {
+    static PLANS: RefCell<ThreadPlans> = const {
+        RefCell::new(ThreadPlans {
+            cache: None,
+            load_callback_transforms: 0,
+            fallback_transforms: 0,
+            last_fallback: None,
+            refused: Vec::new(),
+        })
+    };
+}
+
+/// Drops the calling thread's cached cuFFT plans (each waits for its last transform first),
+/// and forgets which load callbacks cuFFT refused.
 pub fn clear_plan_cache() {
     PLANS.with(|plans| {
-        if let Some(cache) = plans.borrow_mut().as_mut() {
+        let mut plans = plans.borrow_mut();
+        if let Some(cache) = plans.cache.as_mut() {
             cache.clear();
         }
+        plans.refused.clear();
     });
+}
+
+/// The calling thread's plan cache and how its transforms of expressions ran
+/// ([`plan_cache_info`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanCacheInfo {
+    /// Plans cached now.
+    pub plans: usize,
+    /// Of those, plans with a load callback (an expression fused into the transform).
+    pub load_callback_plans: usize,
+    /// Transforms of expressions whose input cuFFT loaded through a callback.
+    pub load_callback_transforms: u64,
+    /// Transforms of expressions that took the fallback: one fused kernel writing the input,
+    /// then the transform.
+    pub fallback_transforms: u64,
+    /// Why the last fallback was taken.
+    pub last_fallback: Option<String>,
+}
+
+/// The calling thread's [`PlanCacheInfo`]: which path its transforms of expressions took.
+pub fn plan_cache_info() -> PlanCacheInfo {
+    PLANS.with(|plans| {
+        let plans = plans.borrow();
+        PlanCacheInfo {
+            plans: plans.cache.as_ref().map_or(0, PlanCache::len),
+            load_callback_plans: plans.cache.as_ref().map_or(0, PlanCache::load_callback_plans),
+            load_callback_transforms: plans.load_callback_transforms,
+            fallback_transforms: plans.fallback_transforms,
+            last_fallback: plans.last_fallback.clone(),
+        }
+    })
+}
+
+/// Notes a transform of an expression: through a load callback (`None`) or the fallback, for
+/// the reason given.
+pub(super) fn note_expression_path(fallback: Option<String>) {
+    PLANS.with(|plans| {
+        let mut plans = plans.borrow_mut();
+        match fallback {
+            None => plans.load_callback_transforms += 1,
+            Some(why) => {
+                plans.fallback_transforms += 1;
+                plans.last_fallback = Some(why);
+            }
+        }
+    });
+}
+
+/// Whether cuFFT refused the load callback of `key` on this thread.
+pub(super) fn refused(key: &[u32]) -> bool {
+    PLANS.with(|plans| plans.borrow().refused.iter().any(|k| k == key))
+}
+
+/// Notes that cuFFT refused the load callback of `key`.
+pub(super) fn note_refused(key: &[u32]) {
+    PLANS.with(|plans| plans.borrow_mut().refused.push(key.to_vec()));
 }
 
 /// Whether the exit hook was registered again after cuFFT's first plan.
 static REGISTERED_AT_EXIT: AtomicBool = AtomicBool::new(false);
 
-/// Runs `work` with the calling thread's plan of `desc` on `stream`.
-fn with_plan<R>(stream: &Stream, desc: &PlanDesc, work: impl FnOnce(&mut Plan) -> Result<R>) -> Result<R> {
+/// Makes a load callback when its plan is not cached.
+pub(super) type MakeCallback<'m, 'c> = &'m mut dyn FnMut() -> cuda_libs::Result<LoadCallback<'c>>;
+
+/// Runs `work` with the calling thread's plan of `desc` on `stream`: with the load callback
+/// `callback` names (`Some((key, make))`: made by `make` on a miss), or none.
+pub(super) fn with_plan<'c, R>(
+    stream: &Stream,
+    desc: &PlanDesc,
+    callback: Option<(&[u32], MakeCallback<'_, 'c>)>,
+    work: impl FnOnce(&mut Plan) -> Result<R>,
+) -> Result<R> {
     PLANS.with(|plans| {
         let mut plans = plans.borrow_mut();
-        let cache = match &mut *plans {
+        let cache = match &mut plans.cache {
             Some(cache) => cache,
             empty => empty.insert(PlanCache::new(PLAN_CACHE_CAPACITY)?),
         };
-        let plan = cache.plan(stream, desc)?;
+        let plan = match callback {
+            Some((key, make)) => cache.plan_with_load_callback(stream, desc, key, make)?,
+            None => cache.plan(stream, desc)?,
+        };
         // cuFFT carries the CUDA runtime, whose exit teardown (registered on its first use)
         // must come after the pools are given back, as for cuBLAS.
         if !REGISTERED_AT_EXIT.swap(true, Ordering::Relaxed) {
@@ -135,12 +225,14 @@ pub(super) fn real_to_complex<T: FftElement>(
 }
 
 /// The real-output transform of `a` over `shapes`, times `factor`, of the conjugate where asked
-/// (`hfft`).
+/// (`hfft`). `owned`: `a` is the caller's own array of the complex type, which the transform
+/// may overwrite.
 pub(super) fn complex_to_real<T: FftElement>(
     a: &DeviceArray<T>,
     shapes: &Shapes,
     factor: f64,
     conjugate: bool,
+    owned: bool,
 ) -> Result<DeviceArray<T::Part>> {
     if shape_len(&shapes.output)? == 0 {
         return DeviceArray::zeros(a.stream(), shapes.output.clone());
@@ -148,7 +240,7 @@ pub(super) fn complex_to_real<T: FftElement>(
     let plan = stages(&shapes.axes, Real::Output);
     let order = moved_last(a.ndim(), &plan[0].1);
     // cuFFT overwrites a complex-to-real input: when that stage comes first it reads a copy.
-    let private = plan[0].0 == Stage::C2R;
+    let private = plan[0].0 == Stage::C2R && !owned;
     let (staged, mut left) = staged::<T, T::Complex>(a, &shapes.input, factor, conjugate, private, &order)?;
     let mut current: Option<DeviceArray<T::Complex>> = None;
     let (last, complex_stages) = plan
@@ -208,18 +300,7 @@ fn rewritten<T: Scalars, U: Scalars>(
     conjugate: bool,
     order: &[usize],
 ) -> Result<DeviceArray<U>> {
-    let stream = a.stream();
-    let stored: Vec<usize> = order.iter().map(|&k| shape[k]).collect();
-    let pads = shape.iter().zip(a.shape()).any(|(n, m)| n > m);
-    let storage = match pads {
-        true => DeviceArray::<U>::zeros(stream, stored)?,
-        false => DeviceArray::<U>::empty(stream, stored)?,
-    };
-    let mut inverse = vec![0usize; order.len()];
-    for (position, &axis) in order.iter().enumerate() {
-        inverse[axis] = position;
-    }
-    let array = storage.permute(inverse)?;
+    let array = staging::<U>(a.stream(), shape, a.shape(), order)?;
     let common: Vec<Slice> = shape
         .iter()
         .zip(a.shape())
@@ -236,6 +317,27 @@ fn rewritten<T: Scalars, U: Scalars>(
     Ok(array)
 }
 
+/// A new array of `shape` whose memory holds its axes in `order`, seen in the natural order:
+/// zeros where `shape` pads `source` (a larger extent somewhere), else uninitialised.
+pub(super) fn staging<U: Scalars>(
+    stream: &Stream,
+    shape: &[usize],
+    source: &[usize],
+    order: &[usize],
+) -> Result<DeviceArray<U>> {
+    let stored: Vec<usize> = order.iter().map(|&k| shape[k]).collect();
+    let pads = shape.iter().zip(source).any(|(n, m)| n > m);
+    let storage = match pads {
+        true => DeviceArray::<U>::zeros(stream, stored)?,
+        false => DeviceArray::<U>::empty(stream, stored)?,
+    };
+    let mut inverse = vec![0usize; order.len()];
+    for (position, &axis) in order.iter().enumerate() {
+        inverse[axis] = position;
+    }
+    storage.permute(inverse)
+}
+
 fn identity(ndim: usize) -> Vec<usize> {
     (0..ndim).collect()
 }
@@ -249,7 +351,7 @@ pub(super) fn moved_last(ndim: usize, axes: &[usize]) -> Vec<usize> {
 }
 
 /// The precision of a transform whose complex or real side is `T`.
-fn precision<T: Element>() -> Precision {
+pub(super) fn precision<T: Element>() -> Precision {
     match T::DTYPE {
         DType::C64 | DType::F32 => Precision::F32,
         _ => Precision::F64,
@@ -257,7 +359,7 @@ fn precision<T: Element>() -> Precision {
 }
 
 /// cuFFT's layout of a described side: packed where it is.
-fn layout(side: &Described, dims: &[usize]) -> Result<Layout> {
+pub(super) fn layout(side: &Described, dims: &[usize]) -> Result<Layout> {
     let per_transform: usize = dims.iter().product();
     if side.embed == dims && side.stride == 1 && (side.batch == 1 || side.distance == per_transform) {
         return Ok(Layout::Packed);
@@ -330,7 +432,6 @@ fn run_stage<I: Scalars, O: Scalars>(
     let order = moved_last(ndim, axes);
     let moved_input = input.permute(order.clone())?;
     let moved_shape: Vec<usize> = order.iter().map(|&k| output.shape()[k]).collect();
-    let moved_strides: Vec<isize> = order.iter().map(|&k| output.strides()[k]).collect();
     let split = ndim - rank;
     let real_dims: Vec<usize> = match stage {
         Stage::C2R => moved_shape[split..].to_vec(),
@@ -349,15 +450,7 @@ fn run_stage<I: Scalars, O: Scalars>(
             (compact, side)
         }
     };
-    let output_in_place = describe(&moved_shape, &moved_strides, rank);
-    let (mut temporary, output_side) = match output_in_place {
-        Some(side) => (None, side),
-        None => {
-            let compact = DeviceArray::<O>::empty(&stream, moved_shape.clone())?;
-            let side = compact_layout(&compact, rank)?;
-            (Some(compact), side)
-        }
-    };
+    let (mut temporary, output_side) = output_target(output, &order, rank)?;
     let input_dims = read.shape()[split..].to_vec();
     let output_dims = moved_shape[split..].to_vec();
     let desc = PlanDesc::new(kind, precision::<O>(), &real_dims)?
@@ -369,11 +462,8 @@ fn run_stage<I: Scalars, O: Scalars>(
         None => output,
     };
     let pool = target.pool();
-    with_plan(&stream, &desc, |plan| {
-        let mut workspace = match plan.workspace_size() {
-            0 => None,
-            bytes => Some(DeviceArray::<u8>::empty_in(&pool, &stream, [bytes])?),
-        };
+    with_plan(&stream, &desc, None, |plan| {
+        let mut workspace = workspace_for(plan, &pool, &stream)?;
         let workspace = workspace.as_mut().map(|w| w as &mut dyn cuda_driver::DeviceMemoryMut);
         match stage {
             Stage::C2C | Stage::R2C => plan.execute(&stream, direction, &Extent(&read), target, workspace)?,
@@ -381,6 +471,49 @@ fn run_stage<I: Scalars, O: Scalars>(
         }
         Ok(())
     })?;
+    finish_output(output, temporary, order, scale)
+}
+
+/// A plan's workspace from `pool` on `stream` (`None` where it needs none).
+pub(super) fn workspace_for(
+    plan: &Plan,
+    pool: &crate::array::MemoryPool,
+    stream: &Stream,
+) -> Result<Option<DeviceArray<u8>>> {
+    match plan.workspace_size() {
+        0 => Ok(None),
+        bytes => Ok(Some(DeviceArray::<u8>::empty_in(pool, stream, [bytes])?)),
+    }
+}
+
+/// Where a stage of `rank` axes writes `output` (compact, of the result's shape) with its axes
+/// in `order` (the plan's last): in place where cuFFT's advanced layout describes that view
+/// (`None`), else a compact temporary in that order, with the layout of what is written.
+pub(super) fn output_target<O: Element>(
+    output: &DeviceArray<O>,
+    order: &[usize],
+    rank: usize,
+) -> Result<(Option<DeviceArray<O>>, Described)> {
+    let moved_shape: Vec<usize> = order.iter().map(|&k| output.shape()[k]).collect();
+    let moved_strides: Vec<isize> = order.iter().map(|&k| output.strides()[k]).collect();
+    match describe(&moved_shape, &moved_strides, rank) {
+        Some(side) => Ok((None, side)),
+        None => {
+            let compact = DeviceArray::<O>::empty(output.stream(), moved_shape)?;
+            let side = compact_layout(&compact, rank)?;
+            Ok((Some(compact), side))
+        }
+    }
+}
+
+/// Copies the temporary of [`output_target`] (if any) into `output`, times `scale`: whether
+/// that pass ran (and so took the scale).
+pub(super) fn finish_output<O: Scalars>(
+    output: &mut DeviceArray<O>,
+    temporary: Option<DeviceArray<O>>,
+    order: Vec<usize>,
+    scale: f64,
+) -> Result<bool> {
     match temporary {
         Some(compact) if scale != 1.0 => output.permute(order)?.assign(&compact * scale)?,
         Some(compact) => output.permute(order)?.copy_from(&compact)?,
@@ -395,7 +528,7 @@ fn compact_layout<T: Element>(compact: &DeviceArray<T>, rank: usize) -> Result<D
 }
 
 /// A broken invariant of this module, as an error rather than a panic.
-fn internal(what: &str) -> Error {
+pub(super) fn internal(what: &str) -> Error {
     Error::InvalidValue(format!("internal error of the fft module: {what}"))
 }
 
@@ -413,15 +546,17 @@ fn real_of<T: Element>() -> DType {
     }
 }
 
-/// An array read by cuFFT through an advanced layout computed from its strides (all positive):
-/// the device-memory contract over the bytes from its first element to one past its last.
-struct Extent<'a, T: Element>(&'a DeviceArray<T>);
+/// An array cuFFT reads (through an advanced layout computed from its strides, all positive, or
+/// through a load callback): the device-memory contract over the bytes from its lowest element
+/// to one past its highest.
+pub(super) struct Extent<'a>(pub(super) &'a dyn ErasedArray);
 
 // SAFETY: the range is the view's extent inside its storage (a view never reaches outside it),
 // alive for the borrow; with positive strides the first element is the lowest address, and the
-// layout handed with it (computed from the view's strides) reaches only the view's elements.
-// Uses go through the array's own tracker. Not `DeviceMemoryMut`: only read.
-unsafe impl<T: Element> cuda_driver::DeviceMemory for Extent<'_, T> {
+// layout handed with it (computed from the view's strides) reaches only the view's elements (a
+// load callback gets no address from here). Uses go through the array's own tracker. Not
+// `DeviceMemoryMut`: only read.
+unsafe impl cuda_driver::DeviceMemory for Extent<'_> {
     fn context(&self) -> &Context {
         self.0.context()
     }

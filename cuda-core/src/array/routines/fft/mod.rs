@@ -26,6 +26,45 @@
 //! # }
 //! ```
 //!
+//! # Expressions fused into the transform
+//! Every transform takes an array or a lazy expression ([`FftInput`]: `&DeviceArray<T>`,
+//! [`Expr`](crate::Expr) or `&Expr`), so a window, a scale or a complex product feeds the
+//! transform without an array of its own:
+//!
+//! ```no_run
+//! use cuda_core::{fft, fft::FftNorm, Device, DeviceArray};
+//!
+//! # fn main() -> cuda_core::Result<()> {
+//! let stream = Device::new(0)?.create_stream()?;
+//! let x = DeviceArray::<f32>::zeros(&stream, [256, 65536])?;
+//! let window = DeviceArray::<f32>::full(&stream, 65536, 0.5)?;
+//! let spectrum = fft::rfft(&(&x * &window), None, -1, FftNorm::Backward)?; // reads x once
+//! assert_eq!(spectrum.shape(), [256, 32769]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Where the loaded cuFFT takes LTO callbacks (cuFFT 12, from CUDA 13), the expression becomes
+//! the plan's **load callback**: the expression's element code (the same the fused element-wise
+//! kernel computes), with the index arithmetic of its operands' strides and broadcasting and the
+//! `norm` factor, is generated as a device function, compiled to LTO-IR by NVRTC for the
+//! device's architecture, and handed to cuFFT with `cufftXtSetJITCallback` before the plan is
+//! made; cuFFT links it into its kernels, which then compute each input element as they load
+//! it. The operands' addresses, strides and scalars go to the callback through its caller info,
+//! written before each execution, so the cached plan (keyed by the expression's kernel key as
+//! well as the shape, layout, type and stream) serves new arrays of the same shapes.
+//!
+//! Otherwise the **fallback** runs: the expression is written by one fused kernel, promoted and
+//! scaled, into the (padded) input array the transform needs anyway, and that is transformed.
+//! The fallback is taken with CUDA 12's cuFFT 11 (its `cufftXtSetJITCallback` has another
+//! signature), where cuFFT refuses the callback (`CUFFT_NOT_SUPPORTED`, a failed link: not asked
+//! again for that expression on the thread) or NVRTC cannot compile it, and for transforms a
+//! load callback does not fit: more than one cuFFT plan (over 3 axes, or `rfftn` over several),
+//! `n`/`s` that pad, a transformed axis of one point, complex-to-real transforms (`irfft*`,
+//! `hfft`: cuFFT overwrites their input), and expressions holding a matrix product.
+//! [`plan_cache_info`] counts on the calling thread which path each transform of an expression
+//! took, and says why the last fallback was taken.
+//!
 //! # How a call runs
 //! The transformed axes are cut into cuFFT plans of at most 3 axes. Each plan reads the array
 //! in place when cuFFT's advanced layout (storage sizes, a stride, a batch distance) can
@@ -36,7 +75,8 @@
 //! complex-to-real transform, which cuFFT overwrites) is written once into a new array, and the
 //! `norm` factor and `hfft`'s conjugate go into that same pass. Otherwise the factor goes into
 //! the pass that copies the result out of a temporary (where one is needed) or, failing both,
-//! one element-wise pass over the result (cuFFT's store callbacks would remove that one).
+//! one element-wise pass over the result (an expression's load callback takes the factor
+//! instead).
 //!
 //! Plans are cached per thread ([`PLAN_CACHE_CAPACITY`] of them, least recently used out, as
 //! CuPy's per-thread cache), keyed by shape, layout, type and stream; each execution takes its
@@ -50,8 +90,11 @@
 //! or `ihfft` is [`Error::NotSupported`] (NumPy's `TypeError`); a plan cuFFT refuses is
 //! [`Error::Library`] carrying the `cufftResult` name.
 
+mod callback;
 mod execute;
 mod freq;
+mod fused;
+mod input;
 mod layout;
 
 use num_complex::Complex;
@@ -62,8 +105,10 @@ use crate::array::Scalars;
 use crate::array::{Axes, Axis};
 use crate::error::{Error, Result};
 
-pub use execute::{clear_plan_cache, PLAN_CACHE_CAPACITY};
+pub use execute::{clear_plan_cache, plan_cache_info, PlanCacheInfo, PLAN_CACHE_CAPACITY};
 pub use freq::{fftfreq, fftshift, ifftshift, rfftfreq};
+pub use input::FftInput;
+use input::Input;
 pub use layout::FftNorm;
 
 use execute::{complex_to_complex, complex_to_real, real_to_complex};
@@ -73,9 +118,9 @@ use layout::{shapes, Real};
 /// (NumPy 2's promotion; see the module's docs).
 pub trait FftElement: Scalars + sealed::Sealed {
     /// The complex type of a transform of this type.
-    type Complex: Scalars;
+    type Complex: FftElement<Complex = Self::Complex, Part = Self::Part>;
     /// The real type of the same precision (of `irfft`'s and `hfft`'s results).
-    type Part: Scalars;
+    type Part: FftElement<Complex = Self::Complex, Part = Self::Part>;
 }
 
 mod sealed {
@@ -113,177 +158,181 @@ fn real_only<T: Element>(routine: &str) -> Result<()> {
     }
 }
 
+/// The complex type of a transform of `A`'s elements.
+type ComplexOf<'a, A> = <<A as FftInput<'a>>::Elem as FftElement>::Complex;
+/// The real type of `A`'s elements' precision.
+type PartOf<'a, A> = <<A as FftInput<'a>>::Elem as FftElement>::Part;
+
 /// The one-dimensional transform along `axis` (NumPy's `fft.fft`): `n` points (`None`: the
 /// axis's extent), the input cropped or padded with zeros to them.
-pub fn fft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn fft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    fftn_impl(a, n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, false)
+    c2c(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, false)
 }
 
 /// The inverse of [`fft`] (NumPy's `fft.ifft`).
-pub fn ifft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ifft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    fftn_impl(a, n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, true)
+    c2c(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, true)
 }
 
 /// The transform over two axes (NumPy's `fft.fft2`, whose default axes are `[-2, -1]`).
-pub fn fft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn fft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &two(axes)?, norm, false)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &two(axes)?, norm, false)
 }
 
 /// The inverse of [`fft2`] (NumPy's `fft.ifft2`).
-pub fn ifft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ifft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &two(axes)?, norm, true)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &two(axes)?, norm, true)
 }
 
 /// The transform over `axes` (NumPy's `fft.fftn`: [`Axes::ALL`] is every axis, or the last
 /// `len(s)` ones when `s` is given).
-pub fn fftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn fftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &axes.into(), norm, false)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &axes.into(), norm, false)
 }
 
 /// The inverse of [`fftn`] (NumPy's `fft.ifftn`).
-pub fn ifftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ifftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    fftn_impl(a, s, &axes.into(), norm, true)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    c2c(a.into_input(), s, &axes.into(), norm, true)
 }
 
 /// The transform of real input along `axis` (NumPy's `fft.rfft`): `n / 2 + 1` complex values
 /// of `n` real points. Complex input is [`Error::NotSupported`].
-pub fn rfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn rfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    real_only::<T>("rfft")?;
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Input)?;
-    let factor = norm.factor(false, shapes.total);
-    real_to_complex(a, &shapes, factor, false)
+    r2c(
+        "rfft",
+        a.into_input(),
+        n.as_ref().map(|s| &s[..]),
+        &one_axis(axis),
+        norm,
+        false,
+    )
 }
 
 /// The inverse of [`rfft`] (NumPy's `fft.irfft`): `n` real points (`None`: `2 * (m - 1)` of
 /// `m` input values) from `n / 2 + 1` complex values. As cuFFT's complex-to-real transforms,
 /// the imaginary parts of the zero-frequency (and, for even `n`, the last) value are taken as
 /// zero, which is what NumPy's result shows too.
-pub fn irfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn irfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
+) -> Result<DeviceArray<PartOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Output)?;
-    let factor = norm.factor(true, shapes.total);
-    complex_to_real(a, &shapes, factor, false)
+    c2r(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, false)
 }
 
 /// [`rfft`] over two axes (NumPy's `fft.rfft2`, default axes `[-2, -1]`): the last is halved.
-pub fn rfft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn rfft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    rfftn(a, s, two(axes)?, norm)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    r2c("rfft2", a.into_input(), s, &two(axes)?, norm, false)
 }
 
 /// The inverse of [`rfft2`] (NumPy's `fft.irfft2`).
-pub fn irfft2<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn irfft2<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
-    irfftn(a, s, two(axes)?, norm)
+) -> Result<DeviceArray<PartOf<'a, A>>> {
+    c2r(a.into_input(), s, &two(axes)?, norm, false)
 }
 
 /// [`rfft`] over `axes` (NumPy's `fft.rfftn`): the last axis is halved, the others are complex
 /// transforms of the result.
-pub fn rfftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn rfftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    real_only::<T>("rfftn")?;
-    let shapes = shapes(a.shape(), s, &axes.into(), Real::Input)?;
-    let factor = norm.factor(false, shapes.total);
-    real_to_complex(a, &shapes, factor, false)
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
+    r2c("rfftn", a.into_input(), s, &axes.into(), norm, false)
 }
 
 /// The inverse of [`rfftn`] (NumPy's `fft.irfftn`): `s` gives the real output's sizes (`None`:
 /// the input's, `2 * (m - 1)` on the last axis).
-pub fn irfftn<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn irfftn<'a, A: FftInput<'a>>(
+    a: A,
     s: Option<&[i64]>,
     axes: impl Into<Axes>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
-    let shapes = shapes(a.shape(), s, &axes.into(), Real::Output)?;
-    let factor = norm.factor(true, shapes.total);
-    complex_to_real(a, &shapes, factor, false)
+) -> Result<DeviceArray<PartOf<'a, A>>> {
+    c2r(a.into_input(), s, &axes.into(), norm, false)
 }
 
 /// The transform of a Hermitian-symmetric signal, given by its first half (NumPy's
 /// `fft.hfft`): `n` real values (`None`: `2 * (m - 1)`); `irfft` of the conjugate with the
 /// norm's direction swapped.
-pub fn hfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn hfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Part>> {
+) -> Result<DeviceArray<PartOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Output)?;
-    let factor = norm.swapped().factor(true, shapes.total);
-    complex_to_real(a, &shapes, factor, true)
+    c2r(a.into_input(), n.as_ref().map(|s| &s[..]), &one_axis(axis), norm, true)
 }
 
 /// The inverse of [`hfft`] (NumPy's `fft.ihfft`): `n / 2 + 1` complex values of `n` real
 /// points, the conjugate of `rfft` with the norm's direction swapped. Complex input is
 /// [`Error::NotSupported`].
-pub fn ihfft<T: FftElement>(
-    a: &DeviceArray<T>,
+pub fn ihfft<'a, A: FftInput<'a>>(
+    a: A,
     n: Option<i64>,
     axis: impl Into<Axis>,
     norm: FftNorm,
-) -> Result<DeviceArray<T::Complex>> {
-    real_only::<T>("ihfft")?;
+) -> Result<DeviceArray<ComplexOf<'a, A>>> {
     let n = one(n);
-    let shapes = shapes(a.shape(), n.as_ref().map(|s| &s[..]), &one_axis(axis), Real::Input)?;
-    let factor = norm.swapped().factor(false, shapes.total);
-    real_to_complex(a, &shapes, factor, true)
+    r2c(
+        "ihfft",
+        a.into_input(),
+        n.as_ref().map(|s| &s[..]),
+        &one_axis(axis),
+        norm,
+        true,
+    )
 }
 
 /// The axes of a `*2` routine: two of them (NumPy's `fft2` takes any number, but names two by
@@ -296,14 +345,56 @@ fn two(axes: impl Into<Axes>) -> Result<Axes> {
     Ok(axes)
 }
 
-fn fftn_impl<T: FftElement>(
-    a: &DeviceArray<T>,
+/// A complex transform of `input` over `axes` (inverse where asked).
+fn c2c<T: FftElement>(
+    input: Input<'_, T>,
     s: Option<&[i64]>,
     axes: &Axes,
     norm: FftNorm,
     inverse: bool,
 ) -> Result<DeviceArray<T::Complex>> {
-    let shapes = shapes(a.shape(), s, axes, Real::Neither)?;
+    let shapes = shapes(&input.shape()?, s, axes, Real::Neither)?;
     let factor = norm.factor(inverse, shapes.total);
-    complex_to_complex(a, &shapes, factor, inverse)
+    match input {
+        Input::Array(a) => complex_to_complex(a, &shapes, factor, inverse),
+        Input::Expr(e) => fused::complex_to_complex(e, &shapes, factor, inverse),
+    }
+}
+
+/// A real-input transform of `input` (`routine` names it in errors), conjugated where asked
+/// with the norm's direction swapped (`ihfft`).
+fn r2c<T: FftElement>(
+    routine: &str,
+    input: Input<'_, T>,
+    s: Option<&[i64]>,
+    axes: &Axes,
+    norm: FftNorm,
+    conjugate: bool,
+) -> Result<DeviceArray<T::Complex>> {
+    real_only::<T>(routine)?;
+    let shapes = shapes(&input.shape()?, s, axes, Real::Input)?;
+    let norm = if conjugate { norm.swapped() } else { norm };
+    let factor = norm.factor(false, shapes.total);
+    match input {
+        Input::Array(a) => real_to_complex(a, &shapes, factor, conjugate),
+        Input::Expr(e) => fused::real_to_complex(e, &shapes, factor, conjugate),
+    }
+}
+
+/// A real-output transform of `input`, of the conjugate with the norm's direction swapped
+/// where asked (`hfft`).
+fn c2r<T: FftElement>(
+    input: Input<'_, T>,
+    s: Option<&[i64]>,
+    axes: &Axes,
+    norm: FftNorm,
+    conjugate: bool,
+) -> Result<DeviceArray<T::Part>> {
+    let shapes = shapes(&input.shape()?, s, axes, Real::Output)?;
+    let norm = if conjugate { norm.swapped() } else { norm };
+    let factor = norm.factor(true, shapes.total);
+    match input {
+        Input::Array(a) => complex_to_real(a, &shapes, factor, conjugate, false),
+        Input::Expr(e) => fused::complex_to_real(e, &shapes, factor, conjugate),
+    }
 }
