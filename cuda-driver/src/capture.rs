@@ -13,6 +13,12 @@
 //! may use the memory, then freeing it; stream-ordered memory is freed in
 //! its stream's order, which returns it to its pool). Captures begun on a raw handle
 //! (`Stream::as_raw`) are not known here.
+//!
+//! Conditional nodes join a capture as cuda.core's graph builder adds them: a condition made
+//! for the capture's graph ([`Stream::capture_condition`]), a conditional node appended after the
+//! capture's current dependencies ([`Stream::capture_conditional`], which makes it the one
+//! dependency of what is captured next), and its bodies captured from other streams
+//! ([`Stream::begin_capture_into`], [`Stream::end_capture_into`]).
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -21,11 +27,14 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use cuda_sys::driver::{CUdeviceptr, CUgraph, CUresult, CUstream, CUstreamCaptureStatus};
+use cuda_sys::driver::{
+    CUdeviceptr, CUgraph, CUgraphEdgeData, CUgraphNode, CUgraphNodeParams, CUgraphNodeType, CUresult, CUstream,
+    CUstreamCaptureStatus, CUDA_CONDITIONAL_NODE_PARAMS,
+};
 
 use crate::context::synchronize_current;
 use crate::error::{check, check_resolved, Result};
-use crate::{CaptureMode, Context, Function, Graph, MemPool, Stream, StreamTracker};
+use crate::{CaptureMode, ConditionHandle, ConditionalKind, Context, Function, Graph, MemPool, Stream, StreamTracker};
 
 /// Captures this crate began, on any stream of any context, and has not ended.
 static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
@@ -450,5 +459,225 @@ impl Drop for CaptureScope<'_> {
 impl std::fmt::Debug for CaptureScope<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CaptureScope").field("stream", self.stream).finish()
+    }
+}
+
+/// Identities of conditions made for captures: the capture's id with the top bit set, apart from
+/// the identities of built graphs and bodies (counted up from 1).
+const CAPTURE_IDENTITY: u64 = 1 << 63;
+
+/// A body of a conditional node appended to a capture ([`Stream::capture_conditional`]): a graph
+/// owned by its node, and so by the graph being captured, to capture into with
+/// [`Stream::begin_capture_into`].
+#[derive(Debug)]
+pub struct CaptureBody {
+    raw: CUgraph,
+    context: Context,
+}
+
+// SAFETY: the handle is only passed back to the driver, which makes its context current first.
+unsafe impl Send for CaptureBody {}
+// SAFETY: as above; nothing here mutates through a shared reference.
+unsafe impl Sync for CaptureBody {}
+
+/// What `cuStreamGetCaptureInfo` says of an active capture: its identity (as conditions carry
+/// it), its graph, and the nodes that work captured next depends on, with their edge data.
+struct ActiveCapture {
+    identity: u64,
+    graph: CUgraph,
+    dependencies: Vec<CUgraphNode>,
+    edges: Option<Vec<CUgraphEdgeData>>,
+}
+
+impl Stream {
+    /// The stream's active capture, or [`crate::Error::InvalidValue`] naming `call` if it has none.
+    fn active_capture(&self, call: &str) -> Result<ActiveCapture> {
+        let driver = self.context().bind()?;
+        let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        let (mut id, mut graph, mut count) = (0, ptr::null_mut(), 0);
+        let (mut dependencies, mut edges): (*const CUgraphNode, *const CUgraphEdgeData) = (ptr::null(), ptr::null());
+        // SAFETY: every out-pointer is valid; the stream is alive.
+        check(unsafe {
+            driver.cuStreamGetCaptureInfo_v3()?(
+                self.raw(),
+                &mut status,
+                &mut id,
+                &mut graph,
+                &mut dependencies,
+                &mut edges,
+                &mut count,
+            )
+        })?;
+        if status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE || graph.is_null() {
+            return Err(crate::Error::InvalidValue(format!(
+                "{call} needs a stream that is capturing, and this one is not (or its capture was invalidated)"
+            )));
+        }
+        // SAFETY: the driver returned `count` dependencies (and as many edges, unless null), valid
+        // until the next call on the stream; they are copied before any.
+        let (dependencies, edges) = unsafe {
+            let dependencies = if count == 0 || dependencies.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(dependencies, count).to_vec()
+            };
+            let edges = (!edges.is_null() && count != 0).then(|| std::slice::from_raw_parts(edges, count).to_vec());
+            (dependencies, edges)
+        };
+        Ok(ActiveCapture {
+            identity: id | CAPTURE_IDENTITY,
+            graph,
+            dependencies,
+            edges,
+        })
+    }
+
+    /// The identity of the capture this stream takes part in (the one the driver gives the
+    /// capture sequence, shared by streams forked into it), or `None` if it is not capturing or
+    /// its capture was invalidated.
+    pub fn capture_id(&self) -> Result<Option<u64>> {
+        if !self.is_capturing()? {
+            return Ok(None);
+        }
+        match self.active_capture("capture_id") {
+            Ok(capture) => Ok(Some(capture.identity & !CAPTURE_IDENTITY)),
+            Err(crate::Error::InvalidValue(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// A condition for conditional nodes of the graph this stream is capturing into
+    /// (`cuGraphConditionalHandleCreate` on the capture's graph); `default` is set at the start
+    /// of every launch when given. A kernel captured into the same graph sets it
+    /// (`cudaGraphSetConditional`, with [`ConditionHandle::value`] as its argument).
+    pub fn capture_condition(&self, default: Option<u32>) -> Result<ConditionHandle> {
+        let capture = self.active_capture("capture_condition")?;
+        let driver = self.context().bind()?;
+        let flags = if default.is_some() {
+            cuda_sys::driver::CU_GRAPH_COND_ASSIGN_DEFAULT
+        } else {
+            0
+        };
+        let mut raw = 0;
+        // SAFETY: `raw` is a valid out-pointer; the capture's graph lives while it is active.
+        check(unsafe {
+            driver.cuGraphConditionalHandleCreate()?(
+                &mut raw,
+                capture.graph,
+                self.context().raw(),
+                default.unwrap_or(0),
+                flags,
+            )
+        })?;
+        Ok(ConditionHandle::new(raw, capture.identity))
+    }
+
+    /// Appends a conditional node on `handle` to this stream's capture, after the work captured
+    /// so far, and makes it what the stream's next work depends on (`cuGraphAddNode`, then
+    /// `cuStreamUpdateCaptureDependencies`); returns its bodies, one for [`ConditionalKind::If`]
+    /// and [`ConditionalKind::While`], two for [`ConditionalKind::IfElse`], `n` for
+    /// [`ConditionalKind::Switch`]. A condition made for another graph or capture is
+    /// [`crate::Error::WrongGraph`].
+    pub fn capture_conditional(&self, handle: &ConditionHandle, kind: ConditionalKind) -> Result<Vec<CaptureBody>> {
+        let capture = self.active_capture("capture_conditional")?;
+        if handle.graph() != capture.identity {
+            return Err(crate::Error::WrongGraph {
+                object: "condition handle",
+            });
+        }
+        let (type_, size) = kind.raw();
+        if size == 0 {
+            return Err(crate::Error::InvalidValue(
+                "a switch node needs at least one body".into(),
+            ));
+        }
+        // SAFETY: `CUgraphNodeParams` is plain data (integers, pointers, unions of them): all
+        // zeroes is a valid value, the one the driver asks reserved fields to hold.
+        let mut params: CUgraphNodeParams = unsafe { mem::zeroed() };
+        params.type_ = CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        params.__bindgen_anon_1.conditional = CUDA_CONDITIONAL_NODE_PARAMS {
+            handle: handle.value(),
+            type_,
+            size,
+            phGraph_out: ptr::null_mut(),
+            ctx: self.context().raw(),
+        };
+        let driver = self.context().bind()?;
+        let edges = capture.edges.as_ref().map_or(ptr::null(), |edges| edges.as_ptr());
+        let mut node = ptr::null_mut();
+        // SAFETY: `node` and `params` are valid; the capture's graph and its dependencies are
+        // alive while the capture is; the handle was made for this graph (checked above).
+        check(unsafe {
+            driver.cuGraphAddNode_v2()?(
+                &mut node,
+                capture.graph,
+                capture.dependencies.as_ptr(),
+                edges,
+                capture.dependencies.len(),
+                &mut params,
+            )
+        })?;
+        // SAFETY: on success the driver set `phGraph_out` to its array of `size` bodies, owned by
+        // the node; they are copied now.
+        let bodies: Vec<CUgraph> = unsafe {
+            let out = params.__bindgen_anon_1.conditional.phGraph_out;
+            if out.is_null() {
+                return Err(crate::Error::InvalidValue(
+                    "the driver returned no conditional bodies".into(),
+                ));
+            }
+            std::slice::from_raw_parts(out, size as usize).to_vec()
+        };
+        let mut after = [node];
+        // SAFETY: one dependency, a node of the capture's graph; no edge data.
+        check(unsafe {
+            driver.cuStreamUpdateCaptureDependencies_v2()?(
+                self.raw(),
+                after.as_mut_ptr(),
+                ptr::null(),
+                1,
+                cuda_sys::driver::CUstreamUpdateCaptureDependencies_flags::CU_STREAM_SET_CAPTURE_DEPENDENCIES.0,
+            )
+        })?;
+        Ok(bodies
+            .into_iter()
+            .map(|raw| CaptureBody {
+                raw,
+                context: self.context().clone(),
+            })
+            .collect())
+    }
+
+    /// Begins capturing this stream's work into `body` (`cuStreamBeginCaptureToGraph`); end it
+    /// with [`Stream::end_capture_into`]. Like every capture this crate begins, it defers frees
+    /// and keeps the launched kernels until its end.
+    ///
+    /// # Safety
+    /// `body` belongs to the graph of the capture that made it: that capture must still be
+    /// active, and must not end before this one has (the body is destroyed with its graph).
+    pub unsafe fn begin_capture_into(&self, body: &CaptureBody, mode: CaptureMode) -> Result<()> {
+        body.context.expect_same(self.context(), "stream", "conditional body")?;
+        let driver = self.context().bind()?;
+        let begin = driver.cuStreamBeginCaptureToGraph()?;
+        let (stream, graph) = (self.raw(), body.raw);
+        // SAFETY: the stream is alive; the body is alive (the caller's promise); no dependencies.
+        self.inner
+            .capture
+            .begin_with(|| unsafe { begin(stream, graph, ptr::null(), ptr::null(), 0, mode.raw()) })
+    }
+
+    /// Ends the capture into `body` begun by [`Stream::begin_capture_into`] and returns the
+    /// kernels launched on this stream during it, which whoever keeps the enclosing graph must
+    /// keep loaded as long as it.
+    pub fn end_capture_into(&self, body: &CaptureBody) -> Result<Vec<Function>> {
+        let driver = self.context().bind()?;
+        let (ended, raw, kernels) = self.inner.capture.finish(driver, self.raw())?;
+        ended?;
+        if raw != body.raw {
+            return Err(crate::Error::InvalidValue(
+                "the capture ended in another graph than the conditional body".into(),
+            ));
+        }
+        Ok(kernels)
     }
 }

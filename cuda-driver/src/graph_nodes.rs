@@ -69,6 +69,15 @@ pub struct ConditionHandle {
 }
 
 impl ConditionHandle {
+    pub(crate) fn new(raw: CUgraphConditionalHandle, graph: u64) -> ConditionHandle {
+        ConditionHandle { raw, graph }
+    }
+
+    /// The identity of the graph, body or capture the handle was made for.
+    pub(crate) fn graph(&self) -> u64 {
+        self.graph
+    }
+
     /// The handle's value, as a kernel receives it (`cudaGraphConditionalHandle`, 64 bits).
     pub fn value(&self) -> u64 {
         self.raw
@@ -92,7 +101,7 @@ pub enum ConditionalKind {
 }
 
 impl ConditionalKind {
-    fn raw(self) -> (CUgraphConditionalNodeType, u32) {
+    pub(crate) fn raw(self) -> (CUgraphConditionalNodeType, u32) {
         match self {
             ConditionalKind::If => (CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF, 1),
             ConditionalKind::IfElse => (CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF, 2),
