@@ -260,7 +260,7 @@ impl<'p> GraphBuilder<'p> {
     /// Joins `forks` (builders of [`fork`](Self::fork)) into this builder: its next work starts
     /// after all of theirs (an event recorded on each fork's stream, waited for by this one).
     /// A builder that is not a fork is refused.
-    pub fn join(&self, forks: impl IntoIterator<Item = GraphBuilder<'p>>) -> Result<()> {
+    pub fn join<'f>(&self, forks: impl IntoIterator<Item = GraphBuilder<'f>>) -> Result<()> {
         self.expect_building("join")?;
         for mut fork in forks {
             match &mut fork.role {
