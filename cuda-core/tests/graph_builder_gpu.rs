@@ -174,10 +174,14 @@ fn if_else_bodies_follow_the_device_condition() {
     // SAFETY: `choose` reads one unsigned of `value`; `fill` writes one float of `out`.
     unsafe { builder.launch(&ONE, &choose, (condition.value(), &value)).unwrap() };
     let (mut then, mut otherwise) = builder.if_else(&condition).unwrap();
-    then.build(CaptureMode::ThreadLocal, |b| unsafe { b.launch(&ONE, &fill, (&mut out, 1.0f32, 1u32)) })
-        .unwrap();
+    then.build(CaptureMode::ThreadLocal, |b| unsafe {
+        b.launch(&ONE, &fill, (&mut out, 1.0f32, 1u32))
+    })
+    .unwrap();
     otherwise
-        .build(CaptureMode::ThreadLocal, |b| unsafe { b.launch(&ONE, &fill, (&mut out, -1.0f32, 1u32)) })
+        .build(CaptureMode::ThreadLocal, |b| unsafe {
+            b.launch(&ONE, &fill, (&mut out, -1.0f32, 1u32))
+        })
         .unwrap();
     drop((then, otherwise));
     builder.end_building().unwrap();
@@ -202,7 +206,9 @@ fn array_step(x: &DeviceArray<f32>, w: &DeviceArray<f32>) -> cuda_core::Result<[
 }
 
 fn inputs(n: usize, seed: u32) -> Vec<f32> {
-    (0..n).map(|i| ((i as u32 * 2654435761u32 ^ seed) % 1000) as f32 / 100.0 - 5.0).collect()
+    (0..n)
+        .map(|i| ((i as u32 * 2654435761u32 ^ seed) % 1000) as f32 / 100.0 - 5.0)
+        .collect()
 }
 
 fn assert_close(what: &str, got: &[f32], want: &[f32]) {
@@ -218,18 +224,27 @@ fn array_work_captured_once_replays_new_inputs_like_eager_runs() {
         return;
     };
     if let Err(error) = cuda_libs::blas::load() {
-        assert_ne!(std::env::var("CUDA_REQUIRE_GPU").as_deref(), Ok("1"), "no cuBLAS: {error}");
+        assert_ne!(
+            std::env::var("CUDA_REQUIRE_GPU").as_deref(),
+            Ok("1"),
+            "no cuBLAS: {error}"
+        );
         println!("skipped: array_work_captured_once_replays_new_inputs_like_eager_runs: no cuBLAS ({error})");
         return;
     }
     let stream = device.create_stream().unwrap();
     let n = 256;
     let mut x = DeviceArray::from_slice(&stream, &inputs(n, 1)).unwrap();
-    let w = DeviceArray::from_slice(&stream, &inputs(n * n, 2)).unwrap().reshape([n, n]).unwrap();
+    let w = DeviceArray::from_slice(&stream, &inputs(n * n, 2))
+        .unwrap()
+        .reshape([n, n])
+        .unwrap();
     // The warm-up: kernels loaded, the stream's cuBLAS handle made.
     let eager = array_step(&x, &w).unwrap();
-    let mut outputs: Vec<DeviceArray<f32>> =
-        eager.iter().map(|a| DeviceArray::zeros(&stream, a.shape().to_vec()).unwrap()).collect();
+    let mut outputs: Vec<DeviceArray<f32>> = eager
+        .iter()
+        .map(|a| DeviceArray::zeros(&stream, a.shape().to_vec()).unwrap())
+        .collect();
     let pool = MemoryPool::for_context(device.context());
     let before = pool.stats();
     let mut builder = GraphBuilder::new(&stream);
@@ -256,7 +271,11 @@ fn array_work_captured_once_replays_new_inputs_like_eager_runs() {
         unsafe { graph.launch(&stream).unwrap() };
         let want = array_step(&x, &w).unwrap();
         for (index, (got, want)) in outputs.iter().zip(&want).enumerate() {
-            assert_close(&format!("seed {seed}, output {index}"), &got.to_vec().unwrap(), &want.to_vec().unwrap());
+            assert_close(
+                &format!("seed {seed}, output {index}"),
+                &got.to_vec().unwrap(),
+                &want.to_vec().unwrap(),
+            );
         }
     }
 }
@@ -275,9 +294,15 @@ fn host_waits_under_a_capture_are_typed_errors_and_leave_it_valid() {
         .build(CaptureMode::ThreadLocal, |_| {
             assert!(matches!(x.to_vec(), Err(Error::HostWaitInCapture { call: "to_vec" })));
             assert!(matches!(x.nonzero(), Err(Error::HostWaitInCapture { .. })));
-            assert!(matches!(x.sum().and_then(|s| s.item()), Err(Error::HostWaitInCapture { .. })));
+            assert!(matches!(
+                x.sum().and_then(|s| s.item()),
+                Err(Error::HostWaitInCapture { .. })
+            ));
             let mut staged = DeviceArray::<f32>::zeros(&stream, 3)?;
-            assert!(matches!(staged.copy_from_host(&[1.0, 2.0, 3.0]), Err(Error::HostWaitInCapture { .. })));
+            assert!(matches!(
+                staged.copy_from_host(&[1.0, 2.0, 3.0]),
+                Err(Error::HostWaitInCapture { .. })
+            ));
             y.assign(&x * 3.0f32)
         })
         .unwrap();
@@ -315,11 +340,17 @@ fn foreign_conditions_and_another_contexts_stream_are_refused() {
     // SAFETY: refused before anything runs.
     let launched = unsafe { graph.launch(&foreign_stream) };
     assert!(
-        matches!(launched, Err(Error::Driver(cuda_core::driver::Error::WrongContext { .. }))),
+        matches!(
+            launched,
+            Err(Error::Driver(cuda_core::driver::Error::WrongContext { .. }))
+        ),
         "{launched:?}"
     );
     // Not building: refused before the driver is asked.
-    assert!(matches!(a.begin_building(CaptureMode::ThreadLocal), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        a.begin_building(CaptureMode::ThreadLocal),
+        Err(Error::InvalidValue(_))
+    ));
     assert!(matches!(b.fork(1), Err(Error::InvalidValue(_))));
 }
 
@@ -342,9 +373,12 @@ fn a_captured_step_replays_a_training_step_like_eager_runs() {
     };
     let first = DeviceArray::from_slice(&stream, &inputs(n, 10)).unwrap();
     // SAFETY: the closure reaches `graph_w` by a unique borrow, alive as long as the step.
-    let mut captured =
-        unsafe { CapturedStep::new(&stream, &[&first], |x: &[DeviceArray<f32>]| Ok(vec![step(&mut graph_w, &x[0])?])) }
-            .unwrap();
+    let mut captured = unsafe {
+        CapturedStep::new(&stream, &[&first], |x: &[DeviceArray<f32>]| {
+            Ok(vec![step(&mut graph_w, &x[0])?])
+        })
+    }
+    .unwrap();
     for seed in 10..16 {
         let x = DeviceArray::from_slice(&stream, &inputs(n, seed)).unwrap();
         let want = step(&mut eager_w, &x).unwrap().to_vec().unwrap();

@@ -1,0 +1,141 @@
+//! cuda-core's `GraphBuilder` and `CapturedStep` against the stand-in driver: a builder's life
+//! (idle, building, ended) with calls out of turn refused before the driver is asked, captures
+//! ended on every path (a failing closure, a dropped builder), host waits on a capturing stream
+//! refused with `Error::HostWaitInCapture` naming the call while the capture stays valid, a graph
+//! launched on another context's stream refused, and a captured step's inputs checked.
+
+use cuda_core::graph::{CaptureMode, CapturedStep, GraphBuilder};
+use cuda_core::{DeviceArray, Error, Stream};
+use cuda_driver::{Context, ContextFlags, Device};
+use tests::checks::setup;
+
+#[track_caller]
+fn assert_invalid<T: std::fmt::Debug>(result: cuda_core::Result<T>, mentions: &str) {
+    match result {
+        Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message:?} lacks {mentions:?}"),
+        other => panic!("expected InvalidValue mentioning {mentions:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_builder_refuses_calls_out_of_turn() {
+    let (_fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let mut builder = GraphBuilder::new(&stream);
+    assert!(!builder.is_building().unwrap());
+    assert!(!builder.is_join_required());
+    assert_invalid(builder.complete(), "not ended");
+    assert_invalid(builder.end_building().map(drop), "not building");
+    assert_invalid(builder.fork(1), "fork needs a graph builder that is building");
+    assert_invalid(builder.create_condition(None), "create_condition");
+    builder.begin_building(CaptureMode::ThreadLocal).unwrap();
+    assert!(builder.is_building().unwrap() && stream.is_capturing().unwrap());
+    assert_invalid(
+        builder.begin_building(CaptureMode::ThreadLocal).map(drop),
+        "already building",
+    );
+    assert_invalid(builder.fork(0), "at least one");
+    builder.end_building().unwrap();
+    assert!(!builder.is_building().unwrap() && !stream.is_capturing().unwrap());
+    assert_invalid(
+        builder.begin_building(CaptureMode::ThreadLocal).map(drop),
+        "builds once",
+    );
+    let graph = builder.complete().unwrap();
+    graph.upload(&stream).unwrap();
+    // SAFETY: the graph is empty.
+    unsafe { graph.launch(&stream).unwrap() };
+    stream.synchronize().unwrap();
+}
+
+#[test]
+fn captures_end_on_every_path() {
+    let (_fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let mut builder = GraphBuilder::new(&stream);
+    let failed = builder.build(CaptureMode::ThreadLocal, |_| {
+        Err(Error::InvalidValue("the closure's own".into()))
+    });
+    assert_invalid(failed.map(drop), "the closure's own");
+    assert!(!stream.is_capturing().unwrap(), "a failing closure ends the capture");
+    let mut dropped = GraphBuilder::new(&stream);
+    dropped.begin_building(CaptureMode::Global).unwrap();
+    drop(dropped);
+    assert!(!stream.is_capturing().unwrap(), "a dropped builder ends its capture");
+    let mut again = GraphBuilder::new(&stream);
+    again.build(CaptureMode::Relaxed, |_| Ok(())).unwrap();
+    again.complete().unwrap();
+}
+
+#[test]
+fn host_waits_on_a_capturing_stream_are_typed_errors_naming_the_call() {
+    let (_fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0]).unwrap();
+    let mut y = DeviceArray::from_slice(&stream, &[0.0f32; 3]).unwrap();
+    let mut builder = GraphBuilder::new(&stream);
+    builder
+        .build(CaptureMode::ThreadLocal, |_| {
+            let wait = |result: cuda_core::Result<()>| match result {
+                Err(Error::HostWaitInCapture { call }) => call,
+                other => panic!("expected HostWaitInCapture, got {other:?}"),
+            };
+            assert_eq!(wait(x.to_vec().map(drop)), "to_vec");
+            assert_eq!(wait(x.copy_to_host(&mut [0.0; 3])), "copy_to_host");
+            assert_eq!(wait(y.copy_from_host(&[4.0, 5.0, 6.0])), "copy_from_host");
+            let message = Error::HostWaitInCapture { call: "to_vec" }.to_string();
+            assert!(message.contains("to_vec") && message.contains("capture"), "{message}");
+            Ok(())
+        })
+        .unwrap();
+    // The refusals queued nothing: the capture ended valid, with no node.
+    assert_eq!(builder.graph().unwrap().node_count().unwrap(), 0);
+    assert_eq!(x.to_vec().unwrap(), [1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn a_graph_on_another_contexts_stream_is_refused() {
+    let (_fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let mut builder = GraphBuilder::new(&stream);
+    builder.build(CaptureMode::ThreadLocal, |_| Ok(())).unwrap();
+    let graph = builder.complete().unwrap();
+    let own = Context::new(&Device::get(0).unwrap(), ContextFlags::SCHED_AUTO).unwrap();
+    let foreign = Stream::new(&own).unwrap();
+    // SAFETY: refused before anything runs.
+    let launched = unsafe { graph.launch(&foreign) };
+    assert!(
+        matches!(launched, Err(Error::Driver(cuda_driver::Error::WrongContext { .. }))),
+        "{launched:?}"
+    );
+    assert!(matches!(
+        graph.upload(&foreign),
+        Err(Error::Driver(cuda_driver::Error::WrongContext { .. }))
+    ));
+}
+
+#[test]
+fn a_captured_step_checks_its_inputs_before_anything_runs() {
+    let (_fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0]).unwrap();
+    let calls = std::cell::Cell::new(0);
+    // SAFETY: the closure reaches no array but its inputs.
+    let mut step = unsafe {
+        CapturedStep::new(&stream, &[&x], |_inputs: &[DeviceArray<f32>]| {
+            calls.set(calls.get() + 1);
+            Ok(Vec::new())
+        })
+    }
+    .unwrap();
+    assert_eq!(
+        step.inputs()[0].to_vec().unwrap(),
+        [1.0, 2.0, 3.0],
+        "inputs are copied in"
+    );
+    assert_invalid(step.run(&[]).map(drop), "0 inputs given, it was made with 1");
+    let longer = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    assert_invalid(step.run(&[&longer]).map(drop), "has shape [4]");
+    assert_eq!(calls.get(), 0, "refused before the closure runs");
+    assert!(!step.is_recorded() && step.replays() == 0);
+}
