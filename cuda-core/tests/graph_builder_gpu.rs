@@ -207,7 +207,7 @@ fn array_step(x: &DeviceArray<f32>, w: &DeviceArray<f32>) -> cuda_core::Result<[
 
 fn inputs(n: usize, seed: u32) -> Vec<f32> {
     (0..n)
-        .map(|i| ((i as u32 * 2654435761u32 ^ seed) % 1000) as f32 / 100.0 - 5.0)
+        .map(|i| (((i as u32).wrapping_mul(2654435761) ^ seed) % 1000) as f32 / 100.0 - 5.0)
         .collect()
 }
 
