@@ -365,6 +365,8 @@ impl<'p> GraphBuilder<'p> {
         Ok(Graph {
             exec: graph.instantiate_with(flags)?,
             kept: self.kept_kernels(),
+            #[cfg(feature = "array")]
+            _generated: crate::array::GeneratedKernelsPin::new(),
         })
     }
 
@@ -442,6 +444,10 @@ impl std::fmt::Debug for GraphBuilder<'_> {
 pub struct Graph {
     exec: GraphExec<'static>,
     kept: Vec<Function>,
+    /// Generated kernels launched on forked streams are kept only by the registry: it must not
+    /// unload them while this graph lives.
+    #[cfg(feature = "array")]
+    _generated: crate::array::GeneratedKernelsPin,
 }
 
 impl Graph {
