@@ -288,7 +288,10 @@ fn host_waits_under_a_capture_are_typed_errors_and_leave_it_valid() {
     let stream = device.create_stream().unwrap();
     let x = DeviceArray::from_slice(&stream, &[1.0f32, 0.0, 2.0]).unwrap();
     let mut y = DeviceArray::<f32>::zeros(&stream, 3).unwrap();
-    y.assign(&x + 1.0f32).unwrap();
+    // The warm-up: the kernels used below are loaded before the capture.
+    y.assign(&x * 3.0f32).unwrap();
+    assert_eq!(x.sum().unwrap().item().unwrap(), 3.0);
+    assert_eq!(x.nonzero().unwrap()[0].to_vec().unwrap(), [0, 2]);
     let mut builder = GraphBuilder::new(&stream);
     builder
         .build(CaptureMode::ThreadLocal, |_| {

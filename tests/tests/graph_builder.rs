@@ -24,7 +24,7 @@ fn a_builder_refuses_calls_out_of_turn() {
     let mut builder = GraphBuilder::new(&stream);
     assert!(!builder.is_building().unwrap());
     assert!(!builder.is_join_required());
-    assert_invalid(builder.complete(), "not ended");
+    assert_invalid(builder.complete(), "holds no graph");
     assert_invalid(builder.end_building().map(drop), "not building");
     assert_invalid(builder.fork(1), "fork needs a graph builder that is building");
     assert_invalid(builder.create_condition(None), "create_condition");
@@ -58,6 +58,7 @@ fn captures_end_on_every_path() {
     });
     assert_invalid(failed.map(drop), "the closure's own");
     assert!(!stream.is_capturing().unwrap(), "a failing closure ends the capture");
+    assert_invalid(builder.complete(), "holds no graph");
     let mut dropped = GraphBuilder::new(&stream);
     dropped.begin_building(CaptureMode::Global).unwrap();
     drop(dropped);

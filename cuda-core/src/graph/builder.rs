@@ -211,6 +211,10 @@ impl<'p> GraphBuilder<'p> {
         self.begin_building(mode)?;
         let recorded = record(self);
         let ended = self.end_building().map(|_| ());
+        if recorded.is_err() {
+            // What a failed closure recorded is not a graph to complete.
+            self.graph = None;
+        }
         recorded?;
         ended?;
         Ok(self)
@@ -346,7 +350,7 @@ impl<'p> GraphBuilder<'p> {
     /// ([`to_dot`](cuda_driver::Graph::to_dot), [`node_count`](cuda_driver::Graph::node_count)).
     pub fn graph(&self) -> Result<&cuda_driver::Graph<'static>> {
         self.graph.as_ref().ok_or_else(|| {
-            Error::InvalidValue("the graph builder has not ended building (or is not a root builder)".into())
+            Error::InvalidValue("the graph builder holds no graph: it has not ended building, its building failed, or it is not a root builder".into())
         })
     }
 

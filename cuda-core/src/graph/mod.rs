@@ -67,6 +67,11 @@ pub use replay::CapturedStep;
 pub const CONDITION_PRELUDE: &str = "extern \"C\" __device__ __cudart_builtin__ void \
      cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);\n";
 
+/// The call named by the refusal of a selection whose size is counted on the device.
+#[cfg(feature = "array")]
+pub(crate) const COUNTED_SELECTION: &str =
+    "a selection whose size is counted on the device (nonzero, argwhere, flatnonzero, extract or x[mask], compress, unique, select)";
+
 /// [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) naming `call` if `stream` is
 /// capturing a graph (one atomic load while no capture is active in the process).
 #[cfg(feature = "array")]
