@@ -102,6 +102,13 @@ fn forks_run_beside_each_other_and_join_before_what_follows() {
         .build(CaptureMode::ThreadLocal, |root| {
             let forks = root.fork(2)?;
             assert!(forks.iter().all(GraphBuilder::is_join_required));
+            let capture = root.stream().capture_id()?;
+            assert!(capture.is_some());
+            assert_eq!(
+                forks[1].stream().capture_id()?,
+                capture,
+                "forks are in the root's capture"
+            );
             // SAFETY: `fill` writes n floats of `a` and `b`, which hold n; they outlive the graph's launches.
             unsafe {
                 forks[0].launch(&config, &fill, (&mut a, 1.5f32, n as u32))?;
@@ -174,13 +181,20 @@ fn if_else_bodies_follow_the_device_condition() {
     // SAFETY: `choose` reads one unsigned of `value`; `fill` writes one float of `out`.
     unsafe { builder.launch(&ONE, &choose, (condition.value(), &value)).unwrap() };
     let (mut then, mut otherwise) = builder.if_else(&condition).unwrap();
-    then.build(CaptureMode::ThreadLocal, |b| unsafe {
-        b.launch(&ONE, &fill, (&mut out, 1.0f32, 1u32))
-    })
-    .unwrap();
+    then.begin_building(CaptureMode::ThreadLocal).unwrap();
+    // SAFETY: `fill` writes one float of `out`.
+    unsafe { then.launch(&ONE, &fill, (&mut out, 1.0f32, 1u32)).unwrap() };
+    // The capture that holds the body cannot end under it, even through its stream.
+    let refused = stream.end_capture().map(drop);
+    assert!(
+        matches!(refused, Err(cuda_core::driver::Error::InvalidValue(_))),
+        "{refused:?}"
+    );
+    then.end_building().unwrap();
     otherwise
-        .build(CaptureMode::ThreadLocal, |b| unsafe {
-            b.launch(&ONE, &fill, (&mut out, -1.0f32, 1u32))
+        .build(CaptureMode::ThreadLocal, |b| {
+            // SAFETY: as above.
+            unsafe { b.launch(&ONE, &fill, (&mut out, -1.0f32, 1u32)) }
         })
         .unwrap();
     drop((then, otherwise));

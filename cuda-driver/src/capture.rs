@@ -202,6 +202,13 @@ pub(crate) struct CaptureState {
     /// each, for the graph to keep their modules loaded. The lock also
     /// serialises beginning and ending.
     kernels: Mutex<Vec<Function>>,
+    /// Captures into bodies of conditional nodes of this capture that are active
+    /// ([`Stream::begin_capture_into`]): while any is, this capture does not end (its graph owns
+    /// their graphs).
+    bodies: AtomicUsize,
+    /// For a capture into a conditional body: the stream whose capture holds the body, on whose
+    /// `bodies` this capture is counted until it ends.
+    origin: Mutex<Option<Stream>>,
 }
 
 impl CaptureState {
@@ -213,6 +220,15 @@ impl CaptureState {
     #[inline]
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::Relaxed)
+    }
+
+    /// For a capture that ended: if it was into a conditional body, stops counting it on the
+    /// capture that holds the body.
+    fn release_origin(&self) {
+        let origin = self.origin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(origin) = origin {
+            origin.inner.capture.bodies.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
     #[cold]
@@ -268,6 +284,11 @@ impl CaptureState {
     ) -> Result<(Result<()>, CUgraph, Vec<Function>)> {
         let end = driver.cuStreamEndCapture()?;
         let mut kernels = self.kernels();
+        if self.bodies.load(Ordering::Acquire) != 0 {
+            return Err(crate::Error::InvalidValue(
+                "a capture into a conditional body of this capture is still active: end it first".into(),
+            ));
+        }
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the stream is alive while its owner is.
         let result = check(unsafe { end(stream, &mut raw) });
@@ -275,6 +296,7 @@ impl CaptureState {
             let kept = mem::take(&mut *kernels);
             let was_active = self.active.swap(false, Ordering::Relaxed);
             drop(kernels);
+            self.release_origin();
             if was_active {
                 capture_ended();
             }
@@ -291,6 +313,9 @@ impl CaptureState {
     fn abandon(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) {
         match self.end(driver, stream, context) {
             Ok(graph) => drop(graph),
+            // A body of this capture still captures: the capture (and its graph) is left going,
+            // leaked, rather than destroyed under it.
+            Err(crate::Error::InvalidValue(_)) if self.bodies.load(Ordering::Acquire) != 0 => {}
             Err(error) if error.code() == Some(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) => {}
             Err(error) => context.record_drop_error("ending an abandoned stream capture", error),
         }
@@ -305,6 +330,7 @@ impl CaptureState {
         if let Some(driver) = context.bind_for_drop("ending the capture of a dropped stream") {
             self.abandon(driver, stream, context);
         }
+        self.release_origin();
         if self.active.swap(false, Ordering::Relaxed) {
             capture_ended();
         }
@@ -473,6 +499,10 @@ const CAPTURE_IDENTITY: u64 = 1 << 63;
 pub struct CaptureBody {
     raw: CUgraph,
     context: Context,
+    /// The stream whose capture holds the conditional node, and that capture's identity: the
+    /// body lives while that capture is active.
+    origin: Stream,
+    identity: u64,
 }
 
 // SAFETY: the handle is only passed back to the driver, which makes its context current first.
@@ -644,26 +674,60 @@ impl Stream {
             .map(|raw| CaptureBody {
                 raw,
                 context: self.context().clone(),
+                origin: self.clone(),
+                identity: capture.identity,
             })
             .collect())
     }
 
     /// Begins capturing this stream's work into `body` (`cuStreamBeginCaptureToGraph`); end it
     /// with [`Stream::end_capture_into`]. Like every capture this crate begins, it defers frees
-    /// and keeps the launched kernels until its end.
-    ///
-    /// # Safety
-    /// `body` belongs to the graph of the capture that made it: that capture must still be
-    /// active, and must not end before this one has (the body is destroyed with its graph).
-    pub unsafe fn begin_capture_into(&self, body: &CaptureBody, mode: CaptureMode) -> Result<()> {
+    /// and keeps the launched kernels until its end. The capture that made `body` must still be
+    /// active (else [`crate::Error::InvalidValue`]), and it cannot end until this one has: its
+    /// end is refused meanwhile, since its graph owns the body.
+    pub fn begin_capture_into(&self, body: &CaptureBody, mode: CaptureMode) -> Result<()> {
         body.context.expect_same(self.context(), "stream", "conditional body")?;
+        if *self == body.origin {
+            return Err(crate::Error::InvalidValue(
+                "a conditional body is captured from another stream than the one whose capture holds it".into(),
+            ));
+        }
         let driver = self.context().bind()?;
         let begin = driver.cuStreamBeginCaptureToGraph()?;
+        let origin = &body.origin.inner.capture;
+        // Held until this capture is counted on the origin: its end waits for the lock.
+        let _origin_serial = origin.kernels();
+        if body
+            .origin
+            .active_capture("begin_capture_into")
+            .map(|c| c.identity)
+            .ok()
+            != Some(body.identity)
+        {
+            return Err(crate::Error::InvalidValue(
+                "the capture that holds this conditional body has ended".into(),
+            ));
+        }
         let (stream, graph) = (self.raw(), body.raw);
-        // SAFETY: the stream is alive; the body is alive (the caller's promise); no dependencies.
-        self.inner
+        let mut counted = self.inner.capture.origin.lock().unwrap_or_else(|e| e.into_inner());
+        if counted.is_some() || self.inner.capture.is_active() {
+            return Err(crate::Error::InvalidValue("the stream is capturing already".into()));
+        }
+        // Counted before the capture begins, so that no end of it can miss the count.
+        origin.bodies.fetch_add(1, Ordering::AcqRel);
+        *counted = Some(body.origin.clone());
+        drop(counted);
+        // SAFETY: the stream is alive; the body is alive, owned by the graph of the origin's
+        // capture, which is active (checked above, under its lock) and cannot end while this
+        // capture is counted on it; no dependencies.
+        let begun = self
+            .inner
             .capture
-            .begin_with(|| unsafe { begin(stream, graph, ptr::null(), ptr::null(), 0, mode.raw()) })
+            .begin_with(|| unsafe { begin(stream, graph, ptr::null(), ptr::null(), 0, mode.raw()) });
+        if begun.is_err() {
+            self.inner.capture.release_origin();
+        }
+        begun
     }
 
     /// Ends the capture into `body` begun by [`Stream::begin_capture_into`] and returns the

@@ -22,14 +22,9 @@ enum Role {
         parent: Stream,
         joined: bool,
     },
-    /// A body of a conditional node, captured from its own stream into the body's graph.
-    Body {
-        body: CaptureBody,
-        /// The stream whose capture holds the conditional node, and that capture's identity:
-        /// the body lives while that capture is active.
-        parent: Stream,
-        parent_capture: u64,
-    },
+    /// A body of a conditional node, captured from its own stream into the body's graph (the
+    /// driver layer refuses to end the capture that holds it meanwhile).
+    Body(CaptureBody),
 }
 
 /// Where a root or body builder is in its life.
@@ -40,7 +35,7 @@ enum State {
     Ended,
 }
 
-/// Kernels launched into the builders of one graph, kept loaded as long as the graph.
+/// The kernels launched into the builders of one graph, kept loaded as long as the graph.
 type Kept = Arc<Mutex<Vec<Function>>>;
 
 /// Whether two functions are one (the same driver handle).
@@ -147,37 +142,22 @@ impl<'p> GraphBuilder<'p> {
     /// thread, [`CaptureMode::Relaxed`] none. A builder begins once; a fork captures with its
     /// parent and is refused.
     pub fn begin_building(&mut self, mode: CaptureMode) -> Result<&mut Self> {
-        match (&self.role, self.state) {
-            (Role::Fork { .. }, _) => return Err(forks_do_not("begin")),
-            (_, State::Building) => return Err(Error::InvalidValue("the graph builder is already building".into())),
-            (_, State::Ended) => {
+        if matches!(self.role, Role::Fork { .. }) {
+            return Err(forks_do_not("begin"));
+        }
+        match self.state {
+            State::Building => return Err(Error::InvalidValue("the graph builder is already building".into())),
+            State::Ended => {
                 return Err(Error::InvalidValue(
                     "the graph builder has ended building; a builder builds once".into(),
                 ))
             }
-            (_, State::Idle) => {}
+            State::Idle => {}
         }
         match &self.role {
+            Role::Fork { .. } => return Err(forks_do_not("begin")),
             Role::Root => self.stream.begin_capture(mode)?,
-            Role::Body {
-                body,
-                parent,
-                parent_capture,
-            } => {
-                // The body belongs to the parent's capture graph: it is alive while that capture is.
-                // The parent builder is borrowed by this one, so it cannot end meanwhile through
-                // the builder; this check catches an end through its stream.
-                if parent.capture_id()? != Some(*parent_capture) {
-                    return Err(Error::InvalidValue(
-                        "the capture that holds this conditional body has ended".into(),
-                    ));
-                }
-                // SAFETY: the body's capture is active (checked above) and cannot end before this
-                // one: this builder borrows the parent builder, whose end needs it exclusively,
-                // and this builder's drop ends this capture first.
-                unsafe { self.stream.begin_capture_into(body, mode)? }
-            }
-            Role::Fork { .. } => unreachable!("refused above"),
+            Role::Body(body) => self.stream.begin_capture_into(body, mode)?,
         }
         self.state = State::Building;
         Ok(self)
@@ -187,21 +167,25 @@ impl<'p> GraphBuilder<'p> {
     /// [`complete`](Self::complete); a body's work is in its conditional node. Work forked and
     /// not joined makes the driver refuse the end (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`).
     pub fn end_building(&mut self) -> Result<&mut Self> {
-        match (&self.role, self.state) {
-            (Role::Fork { .. }, _) => return Err(forks_do_not("end")),
-            (_, State::Building) => {}
-            _ => return Err(Error::InvalidValue("the graph builder is not building".into())),
+        if matches!(self.role, Role::Fork { .. }) {
+            return Err(forks_do_not("end"));
         }
-        self.state = State::Ended;
-        match &self.role {
-            Role::Root => self.graph = Some(self.stream.end_capture()?),
-            Role::Body { body, .. } => {
-                let kernels = self.stream.end_capture_into(body)?;
+        if self.state != State::Building {
+            return Err(Error::InvalidValue("the graph builder is not building".into()));
+        }
+        let ended = match &self.role {
+            Role::Fork { .. } => return Err(forks_do_not("end")),
+            Role::Root => self.stream.end_capture().map(|graph| self.graph = Some(graph)),
+            Role::Body(body) => self.stream.end_capture_into(body).map(|kernels| {
                 let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
                 kept.extend(kernels);
-            }
-            Role::Fork { .. } => unreachable!("refused above"),
+            }),
+        };
+        // A failed end may leave the capture going (the driver says so): then it still builds.
+        if ended.is_ok() || !matches!(self.stream.is_capturing(), Ok(true)) {
+            self.state = State::Ended;
         }
+        ended?;
         Ok(self)
     }
 
@@ -326,20 +310,11 @@ impl<'p> GraphBuilder<'p> {
     fn conditional(&self, condition: &ConditionHandle, kind: ConditionalKind) -> Result<Vec<GraphBuilder<'_>>> {
         self.expect_building("a conditional node")?;
         let bodies = self.stream.capture_conditional(condition, kind)?;
-        // The identity of this capture, to check it is still active when a body begins.
-        let parent_capture = self
-            .stream
-            .capture_id()?
-            .ok_or_else(|| Error::InvalidValue("the capture ended while a conditional node was appended".into()))?;
         let mut builders = Vec::with_capacity(bodies.len());
         for body in bodies {
             builders.push(GraphBuilder::with_role(
                 side_stream(&self.stream)?,
-                Role::Body {
-                    body,
-                    parent: self.stream.clone(),
-                    parent_capture,
-                },
+                Role::Body(body),
                 self.kept.clone(),
             ));
         }
@@ -416,10 +391,12 @@ impl Drop for GraphBuilder<'_> {
                 }
             }
             (Role::Root, State::Building) => {
-                // Ending discards what was recorded; an invalidated capture ends with an error.
+                // Ending discards what was recorded; an invalidated capture ends with an error,
+                // and one that still holds a building body (a leaked body builder) is refused by
+                // the driver layer and left going.
                 let _ = self.stream.end_capture();
             }
-            (Role::Body { body, .. }, State::Building) => {
+            (Role::Body(body), State::Building) => {
                 let _ = self.stream.end_capture_into(body);
             }
             _ => {}
@@ -432,7 +409,7 @@ impl std::fmt::Debug for GraphBuilder<'_> {
         let role = match self.role {
             Role::Root => "root",
             Role::Fork { .. } => "fork",
-            Role::Body { .. } => "conditional body",
+            Role::Body(_) => "conditional body",
         };
         f.debug_struct("GraphBuilder")
             .field("stream", &self.stream)
