@@ -41,6 +41,15 @@
 //!   arguments: a new scalar value needs a new capture (or an update, [`Graph::update`]).
 //! - All arrays of a captured step belong to the capturing stream (or to a fork of it): work
 //!   on another stream is ordered by events that would fork that stream into the capture.
+//!
+//! # What a graph keeps
+//! An executable [`Graph`] keeps loaded the kernels launched into its builders (through
+//! [`GraphBuilder::launch`], and every kernel captured on the root stream or a body's stream);
+//! while one lives, [`unload_generated_kernels`](crate::unload_generated_kernels) leaves the
+//! crate's generated kernels loaded, since array work on a forked stream is kept only by their
+//! registry. A conditional body's graph belongs to the capture that appended its node: that
+//! capture refuses to end while the body is being captured (a body builder left building keeps
+//! it going, leaked, rather than destroying the body under it).
 
 mod builder;
 #[cfg(feature = "array")]
