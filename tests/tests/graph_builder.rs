@@ -8,6 +8,7 @@ use cuda_core::graph::{CaptureMode, CapturedStep, GraphBuilder};
 use cuda_core::{DeviceArray, Error, Stream};
 use cuda_driver::{Context, ContextFlags, Device};
 use tests::checks::setup;
+use tests::fake::Session;
 
 #[track_caller]
 fn assert_invalid<T: std::fmt::Debug>(result: cuda_core::Result<T>, mentions: &str) {
@@ -139,4 +140,95 @@ fn a_captured_step_checks_its_inputs_before_anything_runs() {
     assert_invalid(step.run(&[&longer]).map(drop), "has shape [4]");
     assert_eq!(calls.get(), 0, "refused before the closure runs");
     assert!(!step.is_recorded() && step.replays() == 0);
+}
+
+/// Asserts that the stand-in holds no more live handles than `before` (other tests of the
+/// binary leave cached pool blocks behind) and saw no misuse.
+#[track_caller]
+fn assert_no_new_handles(fake: &Session, before: &tests::fake::Counts) {
+    let after = fake.counts();
+    assert_eq!(after.live, before.live, "{after}\ncalls: {}", fake.trace());
+    assert_eq!(
+        (after.double_frees, after.invalid_handles, after.orphaned),
+        (0, 0, 0),
+        "{after}"
+    );
+}
+
+/// The stand-in's `countdown` kernel as a cuda-core kernel.
+fn countdown() -> cuda_core::Kernel {
+    let code = cuda_core::ObjectCode::from_ptx(tests::fake::KERNELS.as_bytes().to_vec()).unwrap();
+    code.get_kernel_on(&cuda_core::Device::new(0).unwrap(), "countdown")
+        .unwrap()
+}
+
+#[test]
+fn a_while_body_runs_until_its_kernel_clears_the_condition() {
+    let (fake, context) = setup();
+    let before = fake.counts();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let countdown = countdown();
+        let mut counter = cuda_driver::DeviceBuffer::from_slice(&context, &[3i32]).unwrap();
+        let one = cuda_core::LaunchConfig::for_num_elems(1);
+        let mut builder = GraphBuilder::new(&stream);
+        builder.begin_building(CaptureMode::ThreadLocal).unwrap();
+        let capture = stream.capture_id().unwrap();
+        assert!(capture.is_some());
+        let condition = builder.create_condition(Some(1)).unwrap();
+        let mut body = builder.while_(&condition).unwrap();
+        assert!(!body.is_join_required());
+        body.begin_building(CaptureMode::ThreadLocal).unwrap();
+        // SAFETY: `countdown` updates the one int of `counter`, which outlives the launches.
+        unsafe {
+            body.launch(&one, &countdown, (condition.value(), &mut counter))
+                .unwrap()
+        };
+        // The capture that holds the body does not end under it.
+        assert!(matches!(stream.end_capture(), Err(cuda_driver::Error::InvalidValue(_))));
+        assert_eq!(stream.capture_id().unwrap(), capture, "still the same capture");
+        body.end_building().unwrap();
+        drop(body);
+        builder.end_building().unwrap();
+        let graph = builder.complete().unwrap();
+        // SAFETY: as above.
+        unsafe {
+            graph.launch(&stream).unwrap();
+            graph.launch(&stream).unwrap();
+        }
+        stream.synchronize().unwrap();
+        // Three turns from 3, then (the condition 1 again at the launch's start) one more.
+        assert_eq!(counter.to_vec().unwrap(), [-1]);
+    }
+    assert_no_new_handles(&fake, &before);
+}
+
+#[test]
+fn conditions_of_another_capture_and_bodies_of_an_ended_one_are_refused() {
+    let (fake, context) = setup();
+    let before = fake.counts();
+    {
+        let (first, second) = (Stream::new(&context).unwrap(), Stream::new(&context).unwrap());
+        let mut a = GraphBuilder::new(&first);
+        let mut b = GraphBuilder::new(&second);
+        a.begin_building(CaptureMode::ThreadLocal).unwrap();
+        b.begin_building(CaptureMode::ThreadLocal).unwrap();
+        let foreign = a.create_condition(Some(0)).unwrap();
+        let refused = b.if_(&foreign).map(drop);
+        assert!(
+            matches!(refused, Err(Error::Driver(cuda_driver::Error::WrongGraph { .. }))),
+            "{refused:?}"
+        );
+        let mut body = a.if_(&foreign).unwrap();
+        // The capture that holds the body ends (through its stream) before the body begins.
+        drop(first.end_capture().unwrap());
+        let refused = body.begin_building(CaptureMode::ThreadLocal).map(drop);
+        assert!(
+            matches!(&refused, Err(Error::Driver(cuda_driver::Error::InvalidValue(m))) if m.contains("has ended")),
+            "{refused:?}"
+        );
+        drop(body);
+        b.end_building().unwrap();
+    }
+    assert_no_new_handles(&fake, &before);
 }
