@@ -2,7 +2,10 @@
 //! (idle, building, ended) with calls out of turn refused before the driver is asked, captures
 //! ended on every path (a failing closure, a dropped builder), host waits on a capturing stream
 //! refused with `Error::HostWaitInCapture` naming the call while the capture stays valid, a graph
-//! launched on another context's stream refused, and a captured step's inputs checked.
+//! launched on another context's stream refused, a captured step's inputs checked; a `while`
+//! body captured by the builder running until its kernel clears the condition, the holding
+//! capture's end refused while the body builds, conditions of another capture and bodies of an
+//! ended capture refused, with no handle left behind.
 
 use cuda_core::graph::{CaptureMode, CapturedStep, GraphBuilder};
 use cuda_core::{DeviceArray, Error, Stream};
