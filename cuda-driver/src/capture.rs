@@ -697,13 +697,13 @@ impl Stream {
         let origin = &body.origin.inner.capture;
         // Held until this capture is counted on the origin: its end waits for the lock.
         let _origin_serial = origin.kernels();
-        if body
-            .origin
-            .active_capture("begin_capture_into")
-            .map(|c| c.identity)
-            .ok()
-            != Some(body.identity)
-        {
+        let holding = match body.origin.active_capture("begin_capture_into") {
+            Ok(capture) => Some(capture.identity),
+            // Not capturing (or invalidated): ended, as far as the body is concerned.
+            Err(crate::Error::InvalidValue(_)) => None,
+            Err(error) => return Err(error),
+        };
+        if holding != Some(body.identity) {
             return Err(crate::Error::InvalidValue(
                 "the capture that holds this conditional body has ended".into(),
             ));
