@@ -18,7 +18,9 @@
 //! for the capture's graph ([`Stream::capture_condition`]), a conditional node appended after the
 //! capture's current dependencies ([`Stream::capture_conditional`], which makes it the one
 //! dependency of what is captured next), and its bodies captured from other streams
-//! ([`Stream::begin_capture_into`], [`Stream::end_capture_into`]).
+//! ([`Stream::begin_capture_into`], [`Stream::end_capture_into`]). The capture that holds a
+//! body refuses to end while the body is being captured (its graph owns the body); dropped
+//! meanwhile, it is left going rather than destroying the body under the other capture.
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
