@@ -334,6 +334,8 @@ fn foreign_conditions_and_another_contexts_stream_are_refused() {
     let Some(device) = common::device_or_skip("foreign_conditions_and_another_contexts_stream_are_refused") else {
         return;
     };
+    let [_, _, _, fill, _] = kernels(&device);
+    let mut out = DeviceArray::<f32>::zeros(&device.create_stream().unwrap(), 1).unwrap();
     let (first, second) = (device.create_stream().unwrap(), device.create_stream().unwrap());
     let mut a = GraphBuilder::new(&first);
     let mut b = GraphBuilder::new(&second);
@@ -346,7 +348,11 @@ fn foreign_conditions_and_another_contexts_stream_are_refused() {
         "{refused:?}"
     );
     let mut body = a.if_(&foreign).unwrap();
-    body.build(CaptureMode::ThreadLocal, |_| Ok(())).unwrap();
+    body.build(CaptureMode::ThreadLocal, |b| {
+        // SAFETY: `fill` writes the one float of `out`, which outlives the graph.
+        unsafe { b.launch(&ONE, &fill, (&mut out, 1.0f32, 1u32)) }
+    })
+    .unwrap();
     drop(body);
     a.end_building().unwrap();
     b.end_building().unwrap();

@@ -442,8 +442,10 @@ impl Graph {
     ///
     /// # Safety
     /// The captured work replays with the addresses it was captured with: every array and
-    /// buffer it used that the graph did not allocate itself must still be alive, and the
-    /// kernels' device code must be correct for this run (see
+    /// buffer it used that the graph did not allocate itself must still be alive, and stay so
+    /// until this launch has run (the launch is not tracked by their stream ordering: on a
+    /// stream other than the one their memory is ordered on, order their drop after it), and
+    /// the kernels' device code must be correct for this run (see
     /// [`GraphExec::launch`](cuda_driver::GraphExec::launch)).
     pub unsafe fn launch(&self, stream: &Stream) -> Result<()> {
         // SAFETY: the caller's obligations, passed on; the kernels launched into the builder are

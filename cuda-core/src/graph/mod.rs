@@ -39,8 +39,12 @@
 //!   graph may run; new data goes into it (or into [`CapturedStep`]'s input arrays) by copying,
 //!   never by replacing the array. Scalars given to expressions are baked into the kernels'
 //!   arguments: a new scalar value needs a new capture (or an update, [`Graph::update`]).
-//! - All arrays of a captured step belong to the capturing stream (or to a fork of it): work
-//!   on another stream is ordered by events that would fork that stream into the capture.
+//! - Uses of memory on a capturing stream are not tracked by the streams' event ordering (the
+//!   graph's edges order them): streams forked from a builder are ordered with the root by
+//!   [`GraphBuilder::fork`] and [`GraphBuilder::join`] alone, and a conditional body by its node.
+//!   A launch of the graph is not tracked either: launch it on the stream its arrays are ordered
+//!   on (their pool hands their memory out again in that stream's order), or order other
+//!   streams after it yourself.
 //!
 //! # What a graph keeps
 //! An executable [`Graph`] keeps loaded the kernels launched into its builders (through
