@@ -2,7 +2,8 @@
 //! (idle, building, ended) with calls out of turn refused before the driver is asked, captures
 //! ended on every path (a failing closure, a dropped builder), host waits on a capturing stream
 //! refused with `Error::HostWaitInCapture` naming the call while the capture stays valid, a graph
-//! launched on another context's stream refused, a captured step's inputs checked; a `while`
+//! launched on another context's stream refused, a captured step's inputs checked and its
+//! replays following new input contents without calling its closure; a `while`
 //! body captured by the builder running until its kernel clears the condition, the holding
 //! capture's end refused while the body builds, conditions of another capture and bodies of an
 //! ended capture refused, with no handle left behind.
@@ -234,4 +235,33 @@ fn conditions_of_another_capture_and_bodies_of_an_ended_one_are_refused() {
         b.end_building().unwrap();
     }
     assert_no_new_handles(&fake, &before);
+}
+
+#[test]
+fn a_captured_step_replays_with_its_inputs_rebound() {
+    let (_fake, context) = setup();
+    let stream = Stream::new(&context).unwrap();
+    let first = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0]).unwrap();
+    let calls = std::cell::Cell::new(0);
+    // SAFETY: the closure reaches no array but its inputs.
+    let mut step = unsafe {
+        CapturedStep::new(&stream, &[&first], |inputs: &[DeviceArray<f32>]| {
+            calls.set(calls.get() + 1);
+            Ok(vec![inputs[0].reshape([3, 1])?])
+        })
+    }
+    .unwrap();
+    let out = step.run(&[&first]).unwrap();
+    assert_eq!(
+        (out[0].shape(), out[0].to_vec().unwrap()),
+        (&[3, 1][..], vec![1.0, 2.0, 3.0])
+    );
+    assert!(step.is_recorded());
+    assert_eq!(calls.get(), 2, "run eagerly, then captured");
+    for k in 0..3 {
+        let values = [k as f32, 10.0 + k as f32, -(k as f32)];
+        let x = DeviceArray::from_slice(&stream, &values).unwrap();
+        assert_eq!(step.run(&[&x]).unwrap()[0].to_vec().unwrap(), values, "replay {k}");
+    }
+    assert_eq!((calls.get(), step.replays()), (2, 3), "replays do not call the closure");
 }
