@@ -202,6 +202,7 @@ fn graph_builder(
     h.value();
     let _ = cuda_core::graph::CONDITION_PRELUDE;
     gb.end_building()?;
+    gb.graph()?.to_dot(false)?;
     let g = gb.complete()?;
     gb.build(CaptureMode::ThreadLocal, |gb| Ok(()))?;
     g.upload(&s)?;
