@@ -211,6 +211,20 @@ pub(crate) struct CaptureState {
     /// For a capture into a conditional body: the stream whose capture holds the body, on whose
     /// `bodies` this capture is counted until it ends.
     origin: Mutex<Option<Stream>>,
+    /// Set while the capture is into an existing graph (`cuStreamBeginCaptureToGraph`: a graph
+    /// built node by node, or a conditional body), which its owner keeps: its end hands out no
+    /// graph.
+    into_graph: AtomicBool,
+}
+
+/// What ending a capture gave: the driver's result, the graph it returned (null if none), the
+/// kernels kept for the graph, and whether the capture was into an existing graph (then the
+/// graph is not the caller's to own).
+pub(crate) struct Finished {
+    pub(crate) result: Result<()>,
+    pub(crate) raw: CUgraph,
+    pub(crate) kernels: Vec<Function>,
+    pub(crate) into_graph: bool,
 }
 
 impl CaptureState {
@@ -224,13 +238,24 @@ impl CaptureState {
         self.active.load(Ordering::Relaxed)
     }
 
-    /// For a capture that ended: if it was into a conditional body, stops counting it on the
-    /// capture that holds the body.
-    fn release_origin(&self) {
+    /// For a capture that ended, with the kernels it kept: if it was into a conditional body,
+    /// hands them to the capture that holds the body (whose graph owns the body) and stops
+    /// counting it there; else returns them.
+    fn release_origin(&self, kernels: Vec<Function>) -> Vec<Function> {
         let origin = self.origin.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(origin) = origin {
-            origin.inner.capture.bodies.fetch_sub(1, Ordering::AcqRel);
+        let Some(origin) = origin else {
+            return kernels;
+        };
+        if !kernels.is_empty() {
+            let mut kept = origin.inner.capture.kernels();
+            for function in kernels {
+                if !kept.iter().any(|k| k.raw() == function.raw()) {
+                    kept.push(function);
+                }
+            }
         }
+        origin.inner.capture.bodies.fetch_sub(1, Ordering::AcqRel);
+        Vec::new()
     }
 
     #[cold]
@@ -244,12 +269,12 @@ impl CaptureState {
     fn begin(&self, driver: &cuda_sys::Driver, stream: CUstream, mode: CaptureMode) -> Result<()> {
         let begin = driver.cuStreamBeginCapture_v2()?;
         // SAFETY: the stream is alive while its owner is.
-        self.begin_with(|| unsafe { begin(stream, mode.raw()) })
+        self.begin_with(false, || unsafe { begin(stream, mode.raw()) })
     }
 
-    /// Counts a capture as begun around `start`, the driver call that begins it on the stream,
-    /// and as ended again if that call fails.
-    pub(crate) fn begin_with(&self, start: impl FnOnce() -> CUresult) -> Result<()> {
+    /// Counts a capture as begun around `start`, the driver call that begins it on the stream
+    /// (`into_graph`: into an existing graph), and as ended again if that call fails.
+    pub(crate) fn begin_with(&self, into_graph: bool, start: impl FnOnce() -> CUresult) -> Result<()> {
         let _serial = self.kernels();
         let newly = !self.active.swap(true, Ordering::Relaxed);
         if newly {
@@ -260,30 +285,42 @@ impl CaptureState {
             self.active.store(false, Ordering::Relaxed);
             capture_ended();
         }
+        if result.is_ok() {
+            self.into_graph.store(into_graph, Ordering::Relaxed);
+        }
         result
     }
 
     /// Ends the capture and returns its graph, which keeps the captured
     /// kernels. The capture counts as ended unless the driver says it goes on.
     fn end(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) -> Result<Graph<'static>> {
-        let (result, raw, kept) = self.finish(driver, stream)?;
+        let Finished {
+            result,
+            raw,
+            kernels,
+            into_graph,
+        } = self.finish(driver, stream)?;
+        if into_graph {
+            // The graph captured into is its owner's (a body's kernels went to the capture that
+            // holds it): nothing here to hand out.
+            result?;
+            return Err(crate::Error::InvalidValue(
+                "the capture was into an existing graph or conditional body, which keeps what it recorded: it is ended by the call that began it (Stream::end_capture_into, GraphNodes::capture)".into(),
+            ));
+        }
         if raw.is_null() {
             result?;
             return Err(crate::Error::InvalidValue("stream capture produced no graph".into()));
         }
         // SAFETY: the driver created `raw` for the caller, in the stream's context.
-        let graph = unsafe { Graph::from_owned(raw, context.clone(), kept) };
+        let graph = unsafe { Graph::from_owned(raw, context.clone(), kernels) };
         result.map(|()| graph)
     }
 
     /// Ends the capture (`cuStreamEndCapture`): its result, the graph the driver returned
     /// (null if none) and the kernels kept for it. The capture counts as ended unless the
     /// driver says it goes on.
-    pub(crate) fn finish(
-        &self,
-        driver: &'static cuda_sys::Driver,
-        stream: CUstream,
-    ) -> Result<(Result<()>, CUgraph, Vec<Function>)> {
+    pub(crate) fn finish(&self, driver: &'static cuda_sys::Driver, stream: CUstream) -> Result<Finished> {
         let end = driver.cuStreamEndCapture()?;
         let mut kernels = self.kernels();
         if self.bodies.load(Ordering::Acquire) != 0 {
@@ -294,30 +331,50 @@ impl CaptureState {
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the stream is alive while its owner is.
         let result = check(unsafe { end(stream, &mut raw) });
-        let kept = if result.is_ok() || !still_capturing(driver, stream) {
+        if result.is_ok() || !still_capturing(driver, stream) {
             let kept = mem::take(&mut *kernels);
             let was_active = self.active.swap(false, Ordering::Relaxed);
+            let into_graph = self.into_graph.swap(false, Ordering::Relaxed);
             drop(kernels);
-            self.release_origin();
+            let kernels = self.release_origin(kept);
             if was_active {
                 capture_ended();
             }
-            kept
-        } else {
-            Vec::new()
-        };
-        Ok((result, raw, kept))
+            return Ok(Finished {
+                result,
+                raw,
+                kernels,
+                into_graph,
+            });
+        }
+        Ok(Finished {
+            result,
+            raw,
+            kernels: Vec::new(),
+            into_graph: self.into_graph.load(Ordering::Relaxed),
+        })
     }
 
     /// Ends the capture and discards its graph, for error paths and drops.
     /// Failures are recorded on `context`, except that the capture was
     /// invalidated (what leaving it early often causes).
     fn abandon(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) {
-        match self.end(driver, stream, context) {
-            Ok(graph) => drop(graph),
+        let result = match self.finish(driver, stream) {
+            Ok(finished) => {
+                if !finished.raw.is_null() && !finished.into_graph {
+                    // SAFETY: the driver created the graph for the caller (the capture was not
+                    // into an existing graph), in the stream's context; destroyed at once.
+                    drop(unsafe { Graph::from_owned(finished.raw, context.clone(), finished.kernels) });
+                }
+                finished.result
+            }
             // A body of this capture still captures: the capture (and its graph) is left going,
             // leaked, rather than destroyed under it.
-            Err(crate::Error::InvalidValue(_)) if self.bodies.load(Ordering::Acquire) != 0 => {}
+            Err(crate::Error::InvalidValue(_)) if self.bodies.load(Ordering::Acquire) != 0 => Ok(()),
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok(()) => {}
             Err(error) if error.code() == Some(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) => {}
             Err(error) => context.record_drop_error("ending an abandoned stream capture", error),
         }
@@ -332,7 +389,9 @@ impl CaptureState {
         if let Some(driver) = context.bind_for_drop("ending the capture of a dropped stream") {
             self.abandon(driver, stream, context);
         }
-        self.release_origin();
+        let kept = mem::take(&mut *self.kernels());
+        drop(self.release_origin(kept));
+        self.into_graph.store(false, Ordering::Relaxed);
         if self.active.swap(false, Ordering::Relaxed) {
             capture_ended();
         }
@@ -722,28 +781,26 @@ impl Stream {
         // SAFETY: the stream is alive; the body is alive, owned by the graph of the origin's
         // capture, which is active (checked above, under its lock) and cannot end while this
         // capture is counted on it; no dependencies.
-        let begun = self
-            .inner
-            .capture
-            .begin_with(|| unsafe { begin(stream, graph, ptr::null(), ptr::null(), 0, mode.raw()) });
+        let begun = self.inner.capture.begin_with(true, || unsafe {
+            begin(stream, graph, ptr::null(), ptr::null(), 0, mode.raw())
+        });
         if begun.is_err() {
-            self.inner.capture.release_origin();
+            drop(self.inner.capture.release_origin(Vec::new()));
         }
         begun
     }
 
-    /// Ends the capture into `body` begun by [`Stream::begin_capture_into`] and returns the
-    /// kernels launched on this stream during it, which whoever keeps the enclosing graph must
-    /// keep loaded as long as it.
-    pub fn end_capture_into(&self, body: &CaptureBody) -> Result<Vec<Function>> {
+    /// Ends the capture into `body` begun by [`Stream::begin_capture_into`]. The kernels it
+    /// launched are kept loaded by the capture that holds the body, and so by its graph.
+    pub fn end_capture_into(&self, body: &CaptureBody) -> Result<()> {
         let driver = self.context().bind()?;
-        let (ended, raw, kernels) = self.inner.capture.finish(driver, self.raw())?;
-        ended?;
-        if raw != body.raw {
+        let finished = self.inner.capture.finish(driver, self.raw())?;
+        finished.result?;
+        if !finished.into_graph || finished.raw != body.raw {
             return Err(crate::Error::InvalidValue(
                 "the capture ended in another graph than the conditional body".into(),
             ));
         }
-        Ok(kernels)
+        Ok(())
     }
 }

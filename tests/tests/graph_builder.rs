@@ -265,3 +265,39 @@ fn a_captured_step_replays_with_its_inputs_rebound() {
     }
     assert_eq!((calls.get(), step.replays()), (2, 3), "replays do not call the closure");
 }
+
+#[test]
+fn a_body_ended_through_its_stream_stays_its_graphs() {
+    let (fake, context) = setup();
+    let before = fake.counts();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let countdown = countdown();
+        let mut counter = cuda_driver::DeviceBuffer::from_slice(&context, &[2i32]).unwrap();
+        let one = cuda_core::LaunchConfig::for_num_elems(1);
+        let mut builder = GraphBuilder::new(&stream);
+        builder.begin_building(CaptureMode::ThreadLocal).unwrap();
+        let condition = builder.create_condition(Some(1)).unwrap();
+        let mut body = builder.while_(&condition).unwrap();
+        body.begin_building(CaptureMode::ThreadLocal).unwrap();
+        // SAFETY: `countdown` updates the one int of `counter`, which outlives the launches.
+        unsafe {
+            body.launch(&one, &countdown, (condition.value(), &mut counter))
+                .unwrap()
+        };
+        // A plain end of the body's capture hands out no graph (the body is its node's) ...
+        let ended = body.stream().end_capture().map(drop);
+        assert!(matches!(ended, Err(cuda_driver::Error::InvalidValue(_))), "{ended:?}");
+        assert!(!body.stream().is_capturing().unwrap());
+        // ... and the builder's own end finds it over.
+        assert!(body.end_building().is_err());
+        drop(body);
+        builder.end_building().unwrap();
+        let graph = builder.complete().unwrap();
+        // SAFETY: as above.
+        unsafe { graph.launch(&stream).unwrap() };
+        stream.synchronize().unwrap();
+        assert_eq!(counter.to_vec().unwrap(), [0], "the body ran from 2 down to 0");
+    }
+    assert_no_new_handles(&fake, &before);
+}

@@ -176,10 +176,7 @@ impl<'p> GraphBuilder<'p> {
         let ended = match &self.role {
             Role::Fork { .. } => return Err(forks_do_not("end")),
             Role::Root => self.stream.end_capture().map(|graph| self.graph = Some(graph)),
-            Role::Body(body) => self.stream.end_capture_into(body).map(|kernels| {
-                let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-                kept.extend(kernels);
-            }),
+            Role::Body(body) => self.stream.end_capture_into(body),
         };
         // A failed end may leave the capture going (the driver says so): then it still builds.
         if ended.is_ok() || !matches!(self.stream.is_capturing(), Ok(true)) {
