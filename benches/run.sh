@@ -420,7 +420,7 @@ run_benchmarks() {
     if have python3; then
         python=1
     else
-        echo "  bench_cupy, bench_cuda_core, bench_torch_gemm, bench_sort: not available: no python3"
+        echo "  bench_cupy, bench_cuda_core, bench_torch_gemm, bench_sort, bench_graph_torch: not available: no python3"
     fi
 
     echo "-- allocation, bandwidth, NVRTC (once)"
@@ -429,7 +429,7 @@ run_benchmarks() {
     done
     [ "$cpp" = 1 ] && bench_run bench-cpp "$WORK/bench/bench-cpp.log" "$WORK/bench-cpp" "$kernels" other
     if [ "$python" = 1 ]; then
-        for script in bench_cupy bench_cuda_core bench_torch_gemm bench_sort; do
+        for script in bench_cupy bench_cuda_core bench_torch_gemm bench_sort bench_graph_torch; do
             bench_run "$script" "$WORK/bench/$script.log" \
                 bash -c 'cd python && exec python3 "$@"' _ "$script.py" "$kernels" other
         done

@@ -257,6 +257,7 @@ class Planning(unittest.TestCase):
             expected = check.Expected(f.read())
         names = ["cuda_core-axes_gpu", "cuda_core-scan_gpu", "cuda_core-select_gpu", "cuda_core-sort_gpu",
                  "cuda_core-search_gpu", "cuda_core-dense_contract_gpu", "cuda_core-matmul_replay_gpu",
+                 "cuda_core-graph_builder_gpu",
                  "cuda_libs-no_hidden_capture_gpu", "cuda_driver-cross_stream_order", "tests-nccl_views_gpu",
                  "tests-algorithm_failure_points"]
         manifest = "\n".join(f"test\t{name}\t{name.split('-')[0]}" for name in names)

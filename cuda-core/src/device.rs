@@ -177,6 +177,12 @@ impl Device {
         Ok(Stream::with_options(&self.context, StreamFlags::NON_BLOCKING, 0)?)
     }
 
+    /// A graph builder on a new stream of the device (cuda.core's
+    /// `Device.create_graph_builder()`); see [`GraphBuilder`](crate::GraphBuilder).
+    pub fn create_graph_builder(&self) -> Result<crate::GraphBuilder<'static>> {
+        Ok(crate::GraphBuilder::new(&self.create_stream()?))
+    }
+
     /// A new event that records time (for [`Event::elapsed_ms`]).
     pub fn create_event(&self) -> Result<Event> {
         Ok(Event::new(&self.context, EventFlags::DEFAULT)?)

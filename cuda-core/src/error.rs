@@ -132,6 +132,13 @@ pub enum Error {
     /// Valid input to a routine this crate does not implement for it yet (a norm that needs a
     /// solver, say): the message says what is missing.
     NotSupported(String),
+    /// A call that waits on the host for the device (a read-back, a count of selected
+    /// elements, a copy from host memory) made on a stream that is capturing a graph: the wait
+    /// would invalidate the capture, so nothing was queued. Run it before or after the capture.
+    HostWaitInCapture {
+        /// The call, as the user made it (`to_vec`, `nonzero`, ...).
+        call: &'static str,
+    },
     /// A DLPack tensor that cannot be imported or exported: CPU or another GPU's memory, an
     /// element type or layout arrays do not have, a consumed capsule, ...
     #[cfg(feature = "array")]
@@ -213,6 +220,11 @@ impl fmt::Display for Error {
             #[cfg(feature = "array")]
             Error::Axis { axis, ndim } => write!(f, "axis {axis} is out of bounds for array of dimension {ndim}"),
             Error::NotSupported(message) => write!(f, "not supported yet: {message}"),
+            Error::HostWaitInCapture { call } => write!(
+                f,
+                "{call} waits on the host for the device, which a stream capture forbids (the capture would be \
+                 invalidated): run it before or after the capture"
+            ),
             #[cfg(feature = "array")]
             Error::DLPack(e) => e.fmt(f),
             #[cfg(feature = "array")]

@@ -57,6 +57,8 @@
 //!   (`arch.rs`, `code_kind.rs`, `options.rs`, `error.rs`), which imports none of it: no
 //!   import circle. The driver is reached through cuda-driver only; NVRTC and
 //!   nvJitLink, this layer's own, directly (`nvrtc.rs`, `linker.rs`).
+//! - `graph/`: cuda.core's `GraphBuilder` over stream capture, and the replay of a captured
+//!   step of array work.
 //! - `algorithms/`: the device-wide algorithms on contract memory (radix sort, searches,
 //!   histograms), the project's own kernels generated through the array layer's registry.
 //! - `array/`: the array layer, in folders from the bottom up: `memory/` (the pool; ordering
@@ -137,6 +139,7 @@ mod device;
 mod device_target;
 mod driver_link;
 mod error;
+pub mod graph;
 mod kernel;
 mod launch;
 mod linker;
@@ -177,6 +180,9 @@ pub use cuda_headers::find_cuda_include_dirs;
 pub use device::{Device, DeviceProperties};
 pub use device_target::{device_target, nvrtc_supported_archs};
 pub use error::{Error, Result};
+#[cfg(feature = "array")]
+pub use graph::CapturedStep;
+pub use graph::GraphBuilder;
 pub use kernel::{Kernel, KernelAttributes};
 pub use launch::{launch, launch_ex};
 pub use linker::{LinkTarget, Linker, LinkerOptions};

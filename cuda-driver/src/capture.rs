@@ -13,6 +13,14 @@
 //! may use the memory, then freeing it; stream-ordered memory is freed in
 //! its stream's order, which returns it to its pool). Captures begun on a raw handle
 //! (`Stream::as_raw`) are not known here.
+//!
+//! Conditional nodes join a capture as cuda.core's graph builder adds them: a condition made
+//! for the capture's graph ([`Stream::capture_condition`]), a conditional node appended after the
+//! capture's current dependencies ([`Stream::capture_conditional`], which makes it the one
+//! dependency of what is captured next), and its bodies captured from other streams
+//! ([`Stream::begin_capture_into`], [`Stream::end_capture_into`]). The capture that holds a
+//! body refuses to end while the body is being captured (its graph owns the body); dropped
+//! meanwhile, it is left going rather than destroying the body under the other capture.
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -21,11 +29,14 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use cuda_sys::driver::{CUdeviceptr, CUgraph, CUresult, CUstream, CUstreamCaptureStatus};
+use cuda_sys::driver::{
+    CUdeviceptr, CUgraph, CUgraphEdgeData, CUgraphNode, CUgraphNodeParams, CUgraphNodeType, CUresult, CUstream,
+    CUstreamCaptureStatus, CUDA_CONDITIONAL_NODE_PARAMS,
+};
 
 use crate::context::synchronize_current;
 use crate::error::{check, check_resolved, Result};
-use crate::{CaptureMode, Context, Function, Graph, MemPool, Stream, StreamTracker};
+use crate::{CaptureMode, ConditionHandle, ConditionalKind, Context, Function, Graph, MemPool, Stream, StreamTracker};
 
 /// Captures this crate began, on any stream of any context, and has not ended.
 static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
@@ -193,6 +204,27 @@ pub(crate) struct CaptureState {
     /// each, for the graph to keep their modules loaded. The lock also
     /// serialises beginning and ending.
     kernels: Mutex<Vec<Function>>,
+    /// Captures into bodies of conditional nodes of this capture that are active
+    /// ([`Stream::begin_capture_into`]): while any is, this capture does not end (its graph owns
+    /// their graphs).
+    bodies: AtomicUsize,
+    /// For a capture into a conditional body: the stream whose capture holds the body, on whose
+    /// `bodies` this capture is counted until it ends.
+    origin: Mutex<Option<Stream>>,
+    /// Set while the capture is into an existing graph (`cuStreamBeginCaptureToGraph`: a graph
+    /// built node by node, or a conditional body), which its owner keeps: its end hands out no
+    /// graph.
+    into_graph: AtomicBool,
+}
+
+/// What ending a capture gave: the driver's result, the graph it returned (null if none), the
+/// kernels kept for the graph, and whether the capture was into an existing graph (then the
+/// graph is not the caller's to own).
+pub(crate) struct Finished {
+    pub(crate) result: Result<()>,
+    pub(crate) raw: CUgraph,
+    pub(crate) kernels: Vec<Function>,
+    pub(crate) into_graph: bool,
 }
 
 impl CaptureState {
@@ -206,6 +238,26 @@ impl CaptureState {
         self.active.load(Ordering::Relaxed)
     }
 
+    /// For a capture that ended, with the kernels it kept: if it was into a conditional body,
+    /// hands them to the capture that holds the body (whose graph owns the body) and stops
+    /// counting it there; else returns them.
+    fn release_origin(&self, kernels: Vec<Function>) -> Vec<Function> {
+        let origin = self.origin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(origin) = origin else {
+            return kernels;
+        };
+        if !kernels.is_empty() {
+            let mut kept = origin.inner.capture.kernels();
+            for function in kernels {
+                if !kept.iter().any(|k| k.raw() == function.raw()) {
+                    kept.push(function);
+                }
+            }
+        }
+        origin.inner.capture.bodies.fetch_sub(1, Ordering::AcqRel);
+        Vec::new()
+    }
+
     #[cold]
     fn keep(&self, function: &Function) {
         let mut kernels = self.kernels();
@@ -217,12 +269,12 @@ impl CaptureState {
     fn begin(&self, driver: &cuda_sys::Driver, stream: CUstream, mode: CaptureMode) -> Result<()> {
         let begin = driver.cuStreamBeginCapture_v2()?;
         // SAFETY: the stream is alive while its owner is.
-        self.begin_with(|| unsafe { begin(stream, mode.raw()) })
+        self.begin_with(false, || unsafe { begin(stream, mode.raw()) })
     }
 
-    /// Counts a capture as begun around `start`, the driver call that begins it on the stream,
-    /// and as ended again if that call fails.
-    pub(crate) fn begin_with(&self, start: impl FnOnce() -> CUresult) -> Result<()> {
+    /// Counts a capture as begun around `start`, the driver call that begins it on the stream
+    /// (`into_graph`: into an existing graph), and as ended again if that call fails.
+    pub(crate) fn begin_with(&self, into_graph: bool, start: impl FnOnce() -> CUresult) -> Result<()> {
         let _serial = self.kernels();
         let newly = !self.active.swap(true, Ordering::Relaxed);
         if newly {
@@ -233,55 +285,96 @@ impl CaptureState {
             self.active.store(false, Ordering::Relaxed);
             capture_ended();
         }
+        if result.is_ok() {
+            self.into_graph.store(into_graph, Ordering::Relaxed);
+        }
         result
     }
 
     /// Ends the capture and returns its graph, which keeps the captured
     /// kernels. The capture counts as ended unless the driver says it goes on.
     fn end(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) -> Result<Graph<'static>> {
-        let (result, raw, kept) = self.finish(driver, stream)?;
+        let Finished {
+            result,
+            raw,
+            kernels,
+            into_graph,
+        } = self.finish(driver, stream)?;
+        if into_graph {
+            // The graph captured into is its owner's (a body's kernels went to the capture that
+            // holds it): nothing here to hand out.
+            result?;
+            return Err(crate::Error::InvalidValue(
+                "the capture was into an existing graph or conditional body, which keeps what it recorded: it is ended by the call that began it (Stream::end_capture_into, GraphNodes::capture)".into(),
+            ));
+        }
         if raw.is_null() {
             result?;
             return Err(crate::Error::InvalidValue("stream capture produced no graph".into()));
         }
         // SAFETY: the driver created `raw` for the caller, in the stream's context.
-        let graph = unsafe { Graph::from_owned(raw, context.clone(), kept) };
+        let graph = unsafe { Graph::from_owned(raw, context.clone(), kernels) };
         result.map(|()| graph)
     }
 
     /// Ends the capture (`cuStreamEndCapture`): its result, the graph the driver returned
     /// (null if none) and the kernels kept for it. The capture counts as ended unless the
     /// driver says it goes on.
-    pub(crate) fn finish(
-        &self,
-        driver: &'static cuda_sys::Driver,
-        stream: CUstream,
-    ) -> Result<(Result<()>, CUgraph, Vec<Function>)> {
+    pub(crate) fn finish(&self, driver: &'static cuda_sys::Driver, stream: CUstream) -> Result<Finished> {
         let end = driver.cuStreamEndCapture()?;
         let mut kernels = self.kernels();
+        if self.bodies.load(Ordering::Acquire) != 0 {
+            return Err(crate::Error::InvalidValue(
+                "a capture into a conditional body of this capture is still active: end it first".into(),
+            ));
+        }
         let mut raw = ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; the stream is alive while its owner is.
         let result = check(unsafe { end(stream, &mut raw) });
-        let kept = if result.is_ok() || !still_capturing(driver, stream) {
+        if result.is_ok() || !still_capturing(driver, stream) {
             let kept = mem::take(&mut *kernels);
             let was_active = self.active.swap(false, Ordering::Relaxed);
+            let into_graph = self.into_graph.swap(false, Ordering::Relaxed);
             drop(kernels);
+            let kernels = self.release_origin(kept);
             if was_active {
                 capture_ended();
             }
-            kept
-        } else {
-            Vec::new()
-        };
-        Ok((result, raw, kept))
+            return Ok(Finished {
+                result,
+                raw,
+                kernels,
+                into_graph,
+            });
+        }
+        Ok(Finished {
+            result,
+            raw,
+            kernels: Vec::new(),
+            into_graph: self.into_graph.load(Ordering::Relaxed),
+        })
     }
 
     /// Ends the capture and discards its graph, for error paths and drops.
     /// Failures are recorded on `context`, except that the capture was
     /// invalidated (what leaving it early often causes).
     fn abandon(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) {
-        match self.end(driver, stream, context) {
-            Ok(graph) => drop(graph),
+        let result = match self.finish(driver, stream) {
+            Ok(finished) => {
+                if !finished.raw.is_null() && !finished.into_graph {
+                    // SAFETY: the driver created the graph for the caller (the capture was not
+                    // into an existing graph), in the stream's context; destroyed at once.
+                    drop(unsafe { Graph::from_owned(finished.raw, context.clone(), finished.kernels) });
+                }
+                finished.result
+            }
+            // A body of this capture still captures: the capture (and its graph) is left going,
+            // leaked, rather than destroyed under it.
+            Err(crate::Error::InvalidValue(_)) if self.bodies.load(Ordering::Acquire) != 0 => Ok(()),
+            Err(error) => Err(error),
+        };
+        match result {
+            Ok(()) => {}
             Err(error) if error.code() == Some(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) => {}
             Err(error) => context.record_drop_error("ending an abandoned stream capture", error),
         }
@@ -296,6 +389,9 @@ impl CaptureState {
         if let Some(driver) = context.bind_for_drop("ending the capture of a dropped stream") {
             self.abandon(driver, stream, context);
         }
+        let kept = mem::take(&mut *self.kernels());
+        drop(self.release_origin(kept));
+        self.into_graph.store(false, Ordering::Relaxed);
         if self.active.swap(false, Ordering::Relaxed) {
             capture_ended();
         }
@@ -450,5 +546,261 @@ impl Drop for CaptureScope<'_> {
 impl std::fmt::Debug for CaptureScope<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CaptureScope").field("stream", self.stream).finish()
+    }
+}
+
+/// Identities of conditions made for captures: the capture's id with the top bit set, apart from
+/// the identities of built graphs and bodies (counted up from 1).
+const CAPTURE_IDENTITY: u64 = 1 << 63;
+
+/// A body of a conditional node appended to a capture ([`Stream::capture_conditional`]): a graph
+/// owned by its node, and so by the graph being captured, to capture into with
+/// [`Stream::begin_capture_into`].
+#[derive(Debug)]
+pub struct CaptureBody {
+    raw: CUgraph,
+    context: Context,
+    /// The stream whose capture holds the conditional node, and that capture's identity: the
+    /// body lives while that capture is active.
+    origin: Stream,
+    identity: u64,
+}
+
+// SAFETY: the handle is only passed back to the driver, which makes its context current first.
+unsafe impl Send for CaptureBody {}
+// SAFETY: as above; nothing here mutates through a shared reference.
+unsafe impl Sync for CaptureBody {}
+
+/// What `cuStreamGetCaptureInfo` says of an active capture: its identity (as conditions carry
+/// it), its graph, and the nodes that work captured next depends on, with their edge data.
+struct ActiveCapture {
+    identity: u64,
+    graph: CUgraph,
+    dependencies: Vec<CUgraphNode>,
+    edges: Option<Vec<CUgraphEdgeData>>,
+}
+
+impl Stream {
+    /// The stream's active capture, or [`crate::Error::InvalidValue`] naming `call` if it has none.
+    fn active_capture(&self, call: &str) -> Result<ActiveCapture> {
+        let driver = self.context().bind()?;
+        let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        let (mut id, mut graph, mut count) = (0, ptr::null_mut(), 0);
+        let (mut dependencies, mut edges): (*const CUgraphNode, *const CUgraphEdgeData) = (ptr::null(), ptr::null());
+        // SAFETY: every out-pointer is valid; the stream is alive.
+        check(unsafe {
+            driver.cuStreamGetCaptureInfo_v3()?(
+                self.raw(),
+                &mut status,
+                &mut id,
+                &mut graph,
+                &mut dependencies,
+                &mut edges,
+                &mut count,
+            )
+        })?;
+        if status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE || graph.is_null() {
+            return Err(crate::Error::InvalidValue(format!(
+                "{call} needs a stream that is capturing, and this one is not (or its capture was invalidated)"
+            )));
+        }
+        // SAFETY: the driver returned `count` dependencies (and as many edges, unless null), valid
+        // until the next call on the stream; they are copied before any.
+        let (dependencies, edges) = unsafe {
+            let dependencies = if count == 0 || dependencies.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(dependencies, count).to_vec()
+            };
+            let edges = (!edges.is_null() && count != 0).then(|| std::slice::from_raw_parts(edges, count).to_vec());
+            (dependencies, edges)
+        };
+        Ok(ActiveCapture {
+            identity: id | CAPTURE_IDENTITY,
+            graph,
+            dependencies,
+            edges,
+        })
+    }
+
+    /// The identity of the capture this stream takes part in (the one the driver gives the
+    /// capture sequence, shared by streams forked into it), or `None` if it is not capturing or
+    /// its capture was invalidated.
+    pub fn capture_id(&self) -> Result<Option<u64>> {
+        if !self.is_capturing()? {
+            return Ok(None);
+        }
+        match self.active_capture("capture_id") {
+            Ok(capture) => Ok(Some(capture.identity & !CAPTURE_IDENTITY)),
+            Err(crate::Error::InvalidValue(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// A condition for conditional nodes of the graph this stream is capturing into
+    /// (`cuGraphConditionalHandleCreate` on the capture's graph); `default` is set at the start
+    /// of every launch when given. A kernel captured into the same graph sets it
+    /// (`cudaGraphSetConditional`, with [`ConditionHandle::value`] as its argument).
+    pub fn capture_condition(&self, default: Option<u32>) -> Result<ConditionHandle> {
+        let capture = self.active_capture("capture_condition")?;
+        let driver = self.context().bind()?;
+        let flags = if default.is_some() {
+            cuda_sys::driver::CU_GRAPH_COND_ASSIGN_DEFAULT
+        } else {
+            0
+        };
+        let mut raw = 0;
+        // SAFETY: `raw` is a valid out-pointer; the capture's graph lives while it is active.
+        check(unsafe {
+            driver.cuGraphConditionalHandleCreate()?(
+                &mut raw,
+                capture.graph,
+                self.context().raw(),
+                default.unwrap_or(0),
+                flags,
+            )
+        })?;
+        Ok(ConditionHandle::new(raw, capture.identity))
+    }
+
+    /// Appends a conditional node on `handle` to this stream's capture, after the work captured
+    /// so far, and makes it what the stream's next work depends on (`cuGraphAddNode`, then
+    /// `cuStreamUpdateCaptureDependencies`); returns its bodies, one for [`ConditionalKind::If`]
+    /// and [`ConditionalKind::While`], two for [`ConditionalKind::IfElse`], `n` for
+    /// [`ConditionalKind::Switch`]. A condition made for another graph or capture is
+    /// [`crate::Error::WrongGraph`].
+    pub fn capture_conditional(&self, handle: &ConditionHandle, kind: ConditionalKind) -> Result<Vec<CaptureBody>> {
+        let capture = self.active_capture("capture_conditional")?;
+        if handle.graph() != capture.identity {
+            return Err(crate::Error::WrongGraph {
+                object: "condition handle",
+            });
+        }
+        let (type_, size) = kind.raw();
+        if size == 0 {
+            return Err(crate::Error::InvalidValue(
+                "a switch node needs at least one body".into(),
+            ));
+        }
+        // SAFETY: `CUgraphNodeParams` is plain data (integers, pointers, unions of them): all
+        // zeroes is a valid value, the one the driver asks reserved fields to hold.
+        let mut params: CUgraphNodeParams = unsafe { mem::zeroed() };
+        params.type_ = CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        params.__bindgen_anon_1.conditional = CUDA_CONDITIONAL_NODE_PARAMS {
+            handle: handle.value(),
+            type_,
+            size,
+            phGraph_out: ptr::null_mut(),
+            ctx: self.context().raw(),
+        };
+        let driver = self.context().bind()?;
+        let edges = capture.edges.as_ref().map_or(ptr::null(), |edges| edges.as_ptr());
+        let mut node = ptr::null_mut();
+        // SAFETY: `node` and `params` are valid; the capture's graph and its dependencies are
+        // alive while the capture is; the handle was made for this graph (checked above).
+        check(unsafe {
+            driver.cuGraphAddNode_v2()?(
+                &mut node,
+                capture.graph,
+                capture.dependencies.as_ptr(),
+                edges,
+                capture.dependencies.len(),
+                &mut params,
+            )
+        })?;
+        // SAFETY: on success the driver set `phGraph_out` to its array of `size` bodies, owned by
+        // the node; they are copied now.
+        let bodies: Vec<CUgraph> = unsafe {
+            let out = params.__bindgen_anon_1.conditional.phGraph_out;
+            if out.is_null() {
+                return Err(crate::Error::InvalidValue(
+                    "the driver returned no conditional bodies".into(),
+                ));
+            }
+            std::slice::from_raw_parts(out, size as usize).to_vec()
+        };
+        let mut after = [node];
+        // SAFETY: one dependency, a node of the capture's graph; no edge data.
+        check(unsafe {
+            driver.cuStreamUpdateCaptureDependencies_v2()?(
+                self.raw(),
+                after.as_mut_ptr(),
+                ptr::null(),
+                1,
+                cuda_sys::driver::CUstreamUpdateCaptureDependencies_flags::CU_STREAM_SET_CAPTURE_DEPENDENCIES.0,
+            )
+        })?;
+        Ok(bodies
+            .into_iter()
+            .map(|raw| CaptureBody {
+                raw,
+                context: self.context().clone(),
+                origin: self.clone(),
+                identity: capture.identity,
+            })
+            .collect())
+    }
+
+    /// Begins capturing this stream's work into `body` (`cuStreamBeginCaptureToGraph`); end it
+    /// with [`Stream::end_capture_into`]. Like every capture this crate begins, it defers frees
+    /// and keeps the launched kernels until its end. The capture that made `body` must still be
+    /// active (else [`crate::Error::InvalidValue`]), and it cannot end until this one has: its
+    /// end is refused meanwhile, since its graph owns the body.
+    pub fn begin_capture_into(&self, body: &CaptureBody, mode: CaptureMode) -> Result<()> {
+        body.context.expect_same(self.context(), "stream", "conditional body")?;
+        if *self == body.origin {
+            return Err(crate::Error::InvalidValue(
+                "a conditional body is captured from another stream than the one whose capture holds it".into(),
+            ));
+        }
+        let driver = self.context().bind()?;
+        let begin = driver.cuStreamBeginCaptureToGraph()?;
+        let origin = &body.origin.inner.capture;
+        // Held until this capture is counted on the origin: its end waits for the lock.
+        let _origin_serial = origin.kernels();
+        let holding = match body.origin.active_capture("begin_capture_into") {
+            Ok(capture) => Some(capture.identity),
+            // Not capturing (or invalidated): ended, as far as the body is concerned.
+            Err(crate::Error::InvalidValue(_)) => None,
+            Err(error) => return Err(error),
+        };
+        if holding != Some(body.identity) {
+            return Err(crate::Error::InvalidValue(
+                "the capture that holds this conditional body has ended".into(),
+            ));
+        }
+        let (stream, graph) = (self.raw(), body.raw);
+        let mut counted = self.inner.capture.origin.lock().unwrap_or_else(|e| e.into_inner());
+        if counted.is_some() || self.inner.capture.is_active() {
+            return Err(crate::Error::InvalidValue("the stream is capturing already".into()));
+        }
+        // Counted before the capture begins, so that no end of it can miss the count.
+        origin.bodies.fetch_add(1, Ordering::AcqRel);
+        *counted = Some(body.origin.clone());
+        drop(counted);
+        // SAFETY: the stream is alive; the body is alive, owned by the graph of the origin's
+        // capture, which is active (checked above, under its lock) and cannot end while this
+        // capture is counted on it; no dependencies.
+        let begun = self.inner.capture.begin_with(true, || unsafe {
+            begin(stream, graph, ptr::null(), ptr::null(), 0, mode.raw())
+        });
+        if begun.is_err() {
+            drop(self.inner.capture.release_origin(Vec::new()));
+        }
+        begun
+    }
+
+    /// Ends the capture into `body` begun by [`Stream::begin_capture_into`]. The kernels it
+    /// launched are kept loaded by the capture that holds the body, and so by its graph.
+    pub fn end_capture_into(&self, body: &CaptureBody) -> Result<()> {
+        let driver = self.context().bind()?;
+        let finished = self.inner.capture.finish(driver, self.raw())?;
+        finished.result?;
+        if !finished.into_graph || finished.raw != body.raw {
+            return Err(crate::Error::InvalidValue(
+                "the capture ended in another graph than the conditional body".into(),
+            ));
+        }
+        Ok(())
     }
 }

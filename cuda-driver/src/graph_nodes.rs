@@ -69,6 +69,15 @@ pub struct ConditionHandle {
 }
 
 impl ConditionHandle {
+    pub(crate) fn new(raw: CUgraphConditionalHandle, graph: u64) -> ConditionHandle {
+        ConditionHandle { raw, graph }
+    }
+
+    /// The identity of the graph, body or capture the handle was made for.
+    pub(crate) fn graph(&self) -> u64 {
+        self.graph
+    }
+
     /// The handle's value, as a kernel receives it (`cudaGraphConditionalHandle`, 64 bits).
     pub fn value(&self) -> u64 {
         self.raw
@@ -92,7 +101,7 @@ pub enum ConditionalKind {
 }
 
 impl ConditionalKind {
-    fn raw(self) -> (CUgraphConditionalNodeType, u32) {
+    pub(crate) fn raw(self) -> (CUgraphConditionalNodeType, u32) {
         match self {
             ConditionalKind::If => (CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF, 1),
             ConditionalKind::IfElse => (CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF, 2),
@@ -1023,9 +1032,9 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
         let begin = driver.cuStreamBeginCaptureToGraph()?;
         let (graph, stream_raw) = (self.raw, stream.raw());
         // SAFETY: stream, graph and dependencies are alive; no edge data (null) for `deps.len()` edges.
-        stream
-            .capture_state()
-            .begin_with(|| unsafe { begin(stream_raw, graph, deps.as_ptr(), ptr::null(), deps.len(), mode.raw()) })?;
+        stream.capture_state().begin_with(true, || unsafe {
+            begin(stream_raw, graph, deps.as_ptr(), ptr::null(), deps.len(), mode.raw())
+        })?;
         let recorded = std::panic::catch_unwind(AssertUnwindSafe(|| record(stream)));
         let finished = stream.capture_state().finish(driver, stream_raw);
         // The capture was ended (or could not be) above; a panic of `record` goes on.
@@ -1033,11 +1042,11 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
             Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let (ended, raw, kernels) = finished?;
-        self.held.kernels.extend(kernels);
+        let finished = finished?;
+        self.held.kernels.extend(finished.kernels);
         recorded?;
-        ended?;
-        if raw != self.raw {
+        finished.result?;
+        if finished.raw != self.raw {
             return Err(Error::InvalidValue("the capture ended in another graph".into()));
         }
         let after = self.node_handles()?;

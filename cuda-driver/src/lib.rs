@@ -183,7 +183,7 @@ mod tensor_map;
 mod texture;
 mod vmm;
 
-pub use capture::CaptureScope;
+pub use capture::{CaptureBody, CaptureScope};
 pub use context::{Context, ContextLimit};
 pub use device::{Device, DeviceAttribute};
 pub use device_copy::DeviceCopy;

@@ -200,5 +200,6 @@ fn handles_are_send_and_sync_where_documented() {
     send::<cuda_driver::GraphExec>();
     send_sync::<cuda_driver::GraphNode>();
     send_sync::<cuda_driver::ConditionHandle>();
+    send_sync::<cuda_driver::CaptureBody>();
     send_sync::<cuda_driver::GraphArgs<'static>>();
 }

@@ -199,6 +199,8 @@ struct fake_object {
             pthread_t capture_thread;
             struct fake_graph *capture;
             struct fake_object *capture_target; /* cuStreamBeginCaptureToGraph: the graph captured into */
+            int capture_owned;       /* capture_target was made for a plain capture (cuStreamGetCaptureInfo) */
+            uint64_t capture_id;     /* the capture sequence's identity */
             struct fake_graph *queue; /* deferred mode: pending work */
         } stream;
         struct {

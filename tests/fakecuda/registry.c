@@ -264,7 +264,11 @@ void fake_release_memory(struct fake_object *object) {
         object->u.graph.graph = NULL;
         break;
     case KIND_STREAM:
-        if (!object->u.stream.capture_target) fake_free_graph(object->u.stream.capture); /* else the graph's */
+        if (object->u.stream.capture_owned) { /* a plain capture's graph object goes with it */
+            fake_destroy(object->u.stream.capture_target);
+        } else if (!object->u.stream.capture_target) {
+            fake_free_graph(object->u.stream.capture); /* else the graph's */
+        }
         object->u.stream.capture = NULL;
         fake_free_graph(object->u.stream.queue);
         object->u.stream.queue = NULL;

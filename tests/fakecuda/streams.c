@@ -223,6 +223,9 @@ EXPORT CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent
 
 /* ---- capture ------------------------------------------------------------------------- */
 
+/* Identities of capture sequences, counted from 1. */
+static uint64_t capture_ids;
+
 static CUresult begin_capture(CUstream handle, int mode) {
     if (handle == NULL || handle == STREAM_LEGACY || handle == STREAM_PER_THREAD) {
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -234,6 +237,7 @@ static CUresult begin_capture(CUstream handle, int mode) {
     struct fake_graph *graph = calloc(1, sizeof *graph);
     if (!graph) return CUDA_ERROR_OUT_OF_MEMORY;
     stream->u.stream.capture = graph;
+    stream->u.stream.capture_id = ++capture_ids;
     stream->u.stream.capture_status = CAPTURE_ACTIVE;
     stream->u.stream.capture_mode = mode;
     stream->u.stream.capture_thread = pthread_self();
@@ -259,6 +263,7 @@ static CUresult begin_capture_to_graph(CUstream handle, CUgraph graph_handle, co
     if (stream->u.stream.capture_status != CAPTURE_NONE) return CUDA_ERROR_ILLEGAL_STATE;
     stream->u.stream.capture = graph->u.graph.graph;
     stream->u.stream.capture_target = graph;
+    stream->u.stream.capture_id = ++capture_ids;
     stream->u.stream.capture_status = CAPTURE_ACTIVE;
     stream->u.stream.capture_mode = mode;
     stream->u.stream.capture_thread = pthread_self();
@@ -271,13 +276,16 @@ EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, co
                             : begin_capture_to_graph(hStream, hGraph, dependencies, numDependencies, mode))
 
 static void release_capture(struct fake_object *stream) {
-    if (!stream->u.stream.capture_target) { /* a graph captured into keeps what was recorded */
+    if (stream->u.stream.capture_owned) { /* the object made for a plain capture goes with it */
+        fake_destroy(stream->u.stream.capture_target);
+    } else if (!stream->u.stream.capture_target) { /* a graph captured into keeps what was recorded */
         struct fake_object dropped = {.kind = KIND_STREAM};
         dropped.u.stream.capture = stream->u.stream.capture;
         fake_release_memory(&dropped); /* frees the recorded graph */
     }
     stream->u.stream.capture = NULL;
     stream->u.stream.capture_target = NULL;
+    stream->u.stream.capture_owned = 0;
     stream->u.stream.capture_status = CAPTURE_NONE;
 }
 
@@ -299,6 +307,7 @@ static CUresult end_capture(CUstream handle, CUgraph *out) {
         *out = fake_handle(stream->u.stream.capture_target);
         stream->u.stream.capture = NULL;
         stream->u.stream.capture_target = NULL;
+        stream->u.stream.capture_owned = 0; /* the caller's now */
         stream->u.stream.capture_status = CAPTURE_NONE;
         return CUDA_SUCCESS;
     }
@@ -345,6 +354,56 @@ static CUresult is_capturing(CUstream handle, int *status) {
 }
 EXPORT CUresult cuStreamIsCapturing(CUstream hStream, int *captureStatus)
     FAKE_API(cuStreamIsCapturing, is_capturing(hStream, captureStatus))
+
+/* The capture's status, identity and graph: a plain capture's graph gets its object on the first
+ * ask, and its end hands out that object. No dependencies are reported: work runs in order. */
+static CUresult capture_info(CUstream handle, int *status, uint64_t *id, CUgraph *graph_out,
+                             const CUgraphNode **dependencies, const void **edges, size_t *count) {
+    if (!status) return CUDA_ERROR_INVALID_VALUE;
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    *status = stream ? stream->u.stream.capture_status : CAPTURE_NONE;
+    if (id) *id = *status == CAPTURE_NONE ? 0 : stream->u.stream.capture_id;
+    if (dependencies) *dependencies = NULL;
+    if (edges) *edges = NULL;
+    if (count) *count = 0;
+    if (!graph_out) return CUDA_SUCCESS;
+    *graph_out = NULL;
+    if (*status != CAPTURE_ACTIVE) return CUDA_SUCCESS;
+    if (!stream->u.stream.capture_target) {
+        struct fake_object *graph = fake_new(KIND_GRAPH, stream->context);
+        if (!graph) return CUDA_ERROR_OUT_OF_MEMORY;
+        graph->u.graph.graph = stream->u.stream.capture;
+        stream->u.stream.capture_target = graph;
+        stream->u.stream.capture_owned = 1;
+    }
+    *graph_out = fake_handle(stream->u.stream.capture_target);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, int *captureStatus_out, uint64_t *id_out,
+                                          CUgraph *graph_out, const CUgraphNode **dependencies_out,
+                                          const void **edgeData_out, size_t *numDependencies_out)
+    FAKE_API(cuStreamGetCaptureInfo_v3, capture_info(hStream, captureStatus_out, id_out, graph_out,
+                                                     dependencies_out, edgeData_out, numDependencies_out))
+
+/* Later work depends on the nodes given: accepted (work runs in order), for a capturing stream. */
+static CUresult update_capture_dependencies(CUstream handle, size_t count, unsigned int flags) {
+    struct fake_object *context, *stream;
+    CUresult result = fake_resolve_stream(handle, &context, &stream);
+    if (result != CUDA_SUCCESS) return result;
+    if (flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    if (!stream || stream->u.stream.capture_status != CAPTURE_ACTIVE) return CUDA_ERROR_ILLEGAL_STATE;
+    (void)count;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies,
+                                                     const void *dependencyData, size_t numDependencies,
+                                                     unsigned int flags)
+    FAKE_API(cuStreamUpdateCaptureDependencies_v2,
+             (numDependencies && !dependencies) || dependencyData
+                 ? CUDA_ERROR_INVALID_VALUE
+                 : update_capture_dependencies(hStream, numDependencies, flags))
 
 /* ---- graphs ---------------------------------------------------------------------------- */
 

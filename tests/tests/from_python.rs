@@ -176,6 +176,47 @@ fn streams_events_graphs(dev: cuda_core::Device, ctx: Context, priority: i32) ->
     Ok(())
 }
 
+fn graph_builder(
+    dev: cuda_core::Device,
+    s: cuda_driver::Stream,
+    (config, kernel): (cuda_driver::LaunchConfig, cuda_core::Kernel),
+    (x, x_new): (DeviceArray<f32>, DeviceArray<f32>),
+    (n, gb2): (u32, cuda_core::GraphBuilder<'static>),
+) -> Checked {
+    use cuda_core::graph::{CapturedStep, GraphBuilder};
+    let mut gb = GraphBuilder::new(&s);
+    dev.create_graph_builder()?;
+    gb.begin_building(CaptureMode::ThreadLocal)?;
+    unsafe { gb.launch(&config, &kernel, (&x, n))? }
+    gb.stream();
+    if let Err(cuda_core::Error::HostWaitInCapture { call }) = x.to_vec() {}
+    let forks = gb.fork(2)?;
+    gb.join(forks)?;
+    let h = gb.create_condition(None)?;
+    let mut body = gb.while_(&h)?;
+    body.build(CaptureMode::ThreadLocal, |b| Ok(()))?;
+    drop(body);
+    gb.if_(&h)?;
+    gb.if_else(&h)?;
+    let count = 3;
+    gb.switch(&h, count)?;
+    if let Err(cuda_core::Error::Driver(cuda_driver::Error::WrongGraph { .. })) = gb.if_(&h) {}
+    h.value();
+    let _ = cuda_core::graph::CONDITION_PRELUDE;
+    gb.end_building()?;
+    gb.graph()?.to_dot(false)?;
+    let g = gb.complete()?;
+    gb.build(CaptureMode::ThreadLocal, |gb| Ok(()))?;
+    g.upload(&s)?;
+    unsafe { g.launch(&s)? }
+    if let Err(cuda_core::Error::Driver(cuda_driver::Error::WrongContext { .. })) = unsafe { g.launch(&s) } {}
+    let mut g = g;
+    g.update(&gb2)?;
+    let mut step = unsafe { CapturedStep::new(&s, &[&x], |xs| Ok(vec![xs[0].try_clone()?]))? };
+    let out = step.run(&[&x_new])?;
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn graphs_as_data(
     ctx: Context,
@@ -1384,6 +1425,7 @@ fn every_call_of_the_from_python_table_is_compiled_here() {
         devices,
         streams_events_graphs,
         graphs_as_data,
+        graph_builder,
         system,
         memory::<u32>,
         compiling,

@@ -510,6 +510,7 @@ fn write_bundle(
         ("benches/python/bench_cuda_core.py", "python/bench_cuda_core.py"),
         ("benches/python/bench_torch_gemm.py", "python/bench_torch_gemm.py"),
         ("benches/python/bench_sort.py", "python/bench_sort.py"),
+        ("benches/python/bench_graph_torch.py", "python/bench_graph_torch.py"),
         ("benches/python/report.py", "python/report.py"),
         ("benches/sanitizer/check.py", "sanitizer/check.py"),
         ("benches/sanitizer/test_check.py", "sanitizer/test_check.py"),

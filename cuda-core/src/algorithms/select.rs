@@ -965,6 +965,7 @@ pub fn select_flagged_count<T: Element, F: Element>(
 /// (the number of candidates: what a failed kernel or corrupted memory would leave) is
 /// [`Error::InvalidValue`], so no caller sizes a view past its output by it.
 pub(crate) fn read_count(count: &crate::DeviceArray<u64>, most: usize) -> Result<usize> {
+    crate::graph::refuse_host_wait(count.stream(), crate::graph::COUNTED_SELECTION)?;
     let value = count.to_vec()?[0];
     match usize::try_from(value) {
         Ok(selected) if selected <= most => Ok(selected),

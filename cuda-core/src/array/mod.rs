@@ -34,7 +34,7 @@ pub use interop::{
     release_completed_imports, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion, DLTensor,
 };
-pub(crate) use kernels::registry::{forget_kernels, loaded_contexts, unload_loaded};
+pub(crate) use kernels::registry::{forget_kernels, loaded_contexts, unload_loaded, GeneratedKernelsPin};
 pub use kernels::{
     load_generated_as_ptx, unload_generated_kernels, Arg, ArgType, ElementwiseKernel, IndexElement, IndexMode,
     IndexWidth, RawKernel, ReductionKernel,

@@ -325,6 +325,10 @@ fn run<T: Element, J: IndexElement>(
             vec![entry.to_string()],
         ))
     })?;
+    if mode == IndexMode::Raise {
+        // Raise reads its out-of-range count back: refused before anything is queued.
+        crate::graph::refuse_host_wait(stream, "an index check of IndexMode::Raise (take, put, compress)")?;
+    }
     let mut flags = match mode {
         IndexMode::Raise => Some(DeviceArray::<u64>::zeros_in(pool, stream, 2)?),
         IndexMode::Wrap | IndexMode::Clip => None,

@@ -8,7 +8,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use cuda_driver::{Context, DeviceAttribute, Function, Module};
@@ -300,8 +300,35 @@ pub fn load_generated_as_ptx(ptx: bool) {
 /// launch loads them again, from the kernel cache. Call it when none of their launches is
 /// queued (after synchronising), to give back the modules' memory or before tearing down a
 /// context; the exit hook does the same when the process ends.
+///
+/// While an executable graph of a [`GraphBuilder`](crate::GraphBuilder) lives, this does
+/// nothing: such a graph may launch generated kernels captured on a forked stream, whose
+/// modules only this registry keeps.
 pub fn unload_generated_kernels() {
+    if GRAPH_PINS.load(Ordering::Acquire) != 0 {
+        return;
+    }
     unload_loaded(|_| true);
+}
+
+/// Executable graphs of graph builders alive now (see [`unload_generated_kernels`]).
+static GRAPH_PINS: AtomicUsize = AtomicUsize::new(0);
+
+/// Keeps [`unload_generated_kernels`] from unloading while it lives.
+#[derive(Debug)]
+pub(crate) struct GeneratedKernelsPin(());
+
+impl GeneratedKernelsPin {
+    pub(crate) fn new() -> GeneratedKernelsPin {
+        GRAPH_PINS.fetch_add(1, Ordering::AcqRel);
+        GeneratedKernelsPin(())
+    }
+}
+
+impl Drop for GeneratedKernelsPin {
+    fn drop(&mut self) {
+        GRAPH_PINS.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Drops every table's code loaded in a context `usable` accepts; the modules are unloaded as

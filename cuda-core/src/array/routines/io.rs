@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use crate::array::device_array::{host_vec, DeviceArray};
 use crate::array::dtype::Element;
 use crate::error::Result;
+use crate::graph::refuse_host_wait;
 
 impl<T: Element> DeviceArray<T> {
     /// Copies `source` (as many elements, in row-major order) into the array; returns once
@@ -17,6 +18,7 @@ impl<T: Element> DeviceArray<T> {
         if self.is_empty() {
             return Ok(());
         }
+        refuse_host_wait(self.stream(), "copy_from_host")?;
         if !self.is_contiguous() {
             let staged = DeviceArray::from_slice(self.stream(), source)?.reshape(self.shape().to_vec())?;
             return self.copy_from(&staged);
@@ -35,18 +37,21 @@ impl<T: Element> DeviceArray<T> {
     pub fn copy_to_host(&self, destination: &mut [T]) -> Result<()> {
         self.same_len("copy to host", destination.len())?;
         // SAFETY: `destination` holds `len` writable elements.
-        unsafe { self.copy_to_host_raw(destination.as_mut_ptr()) }
+        unsafe { self.copy_to_host_raw(destination.as_mut_ptr(), "copy_to_host") }
     }
 
+    /// `call` names the user's call in the error of a capturing stream.
+    ///
     /// # Safety
     /// `destination` must be valid for writes of `len` elements.
-    unsafe fn copy_to_host_raw(&self, destination: *mut T) -> Result<()> {
+    unsafe fn copy_to_host_raw(&self, destination: *mut T, call: &'static str) -> Result<()> {
         if self.is_empty() {
             return Ok(());
         }
+        refuse_host_wait(self.stream(), call)?;
         if !self.is_contiguous() {
             // SAFETY: the caller's promise, passed on; the compact copy holds `len` elements.
-            return unsafe { self.to_contiguous()?.copy_to_host_raw(destination) };
+            return unsafe { self.to_contiguous()?.copy_to_host_raw(destination, call) };
         }
         let stream = self.stream();
         // SAFETY: `destination` holds `size_bytes` writable bytes (the caller's promise) and the
@@ -63,7 +68,7 @@ impl<T: Element> DeviceArray<T> {
         let mut out = host_vec::<T>(self.len())?;
         // SAFETY: the vector has room for `len` elements.
         unsafe {
-            self.copy_to_host_raw(out.as_mut_ptr())?;
+            self.copy_to_host_raw(out.as_mut_ptr(), "to_vec")?;
             // The copy wrote all `len` elements.
             out.set_len(self.len());
         }

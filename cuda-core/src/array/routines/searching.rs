@@ -140,6 +140,8 @@ const PUTMASK_KEYS: (u32, u32) = (7, 8);
 /// elements of `x`, in C order: the buffer (`n` or `n * ndim` elements) and the count.
 fn nonzero_select<T: Element>(x: &DeviceArray<T>, emit: Emit) -> Result<(DeviceArray<i64>, usize)> {
     let stream = x.stream();
+    // The count is read back: refused on a capturing stream before anything is queued.
+    crate::graph::refuse_host_wait(stream, crate::graph::COUNTED_SELECTION)?;
     let src = x.to_contiguous()?;
     let n = src.len();
     let (room, key) = match emit {
@@ -225,6 +227,7 @@ impl<T: Element> DeviceArray<T> {
     pub fn extract<'a, M: IntoExpr<'a, Elem = Bool>>(&'a self, mask: M) -> Result<DeviceArray<T>> {
         let mask = checked_mask("extract", mask, self.shape())?;
         let stream = self.stream();
+        crate::graph::refuse_host_wait(stream, crate::graph::COUNTED_SELECTION)?;
         let data = self.to_contiguous()?;
         let n = data.len();
         let out = DeviceArray::<T>::empty(stream, [n])?;

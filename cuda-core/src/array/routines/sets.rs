@@ -96,6 +96,7 @@ impl<T: Element> DeviceArray<T> {
     #[allow(clippy::type_complexity)]
     fn unique_sorted(&self) -> Result<(DeviceArray<T>, DeviceArray<i64>, DeviceArray<T>, DeviceArray<i64>)> {
         let stream = self.stream();
+        crate::graph::refuse_host_wait(stream, crate::graph::COUNTED_SELECTION)?;
         let flat = self.to_contiguous()?;
         let n = flat.len();
         let mut sorted = DeviceArray::<T>::empty(stream, n)?;

@@ -162,6 +162,11 @@ fn cached<H: Send + 'static>(
     let mut made = false;
     let handle = kernel(KernelKey::Encoded(family, words.to_vec()), || {
         made = true;
+        // Making a library handle synchronises the device (and allocates its workspace).
+        crate::graph::refuse_host_wait(
+            stream,
+            "a stream's first matrix product or factorisation (making its cuBLAS/cuSOLVER handle; run one before the capture)",
+        )?;
         Ok(Mutex::new(make()?))
     })?;
     if made {
