@@ -198,18 +198,40 @@ fn complex_decompositions_follow_numpys_shapes_and_types() {
     );
     // Norms of complex arrays are real (NumPy 2), for every order that needs no cuBLAS `nrm2`;
     // the matrix norms of a stack are one per matrix.
-    for ord in [Norm::Ord(1.0), Norm::Ord(-1.0), Norm::Inf, Norm::NegInf, Norm::Ord(2.0), Norm::Ord(-2.0), Norm::Nuc] {
+    for ord in [
+        Norm::Ord(1.0),
+        Norm::Ord(-1.0),
+        Norm::Inf,
+        Norm::NegInf,
+        Norm::Ord(2.0),
+        Norm::Ord(-2.0),
+        Norm::Nuc,
+    ] {
         let norm = h.linalg_norm(ord).unwrap();
         assert_eq!((norm.dtype(), norm.shape()), (DType::F32, &[][..]), "{ord:?}");
     }
     let vector = DeviceArray::<Complex<f64>>::zeros(&stream, [4]).unwrap();
-    for ord in [Norm::Ord(1.0), Norm::Inf, Norm::NegInf, Norm::Ord(0.0), Norm::Ord(3.0), Norm::Ord(-0.5)] {
+    for ord in [
+        Norm::Ord(1.0),
+        Norm::Inf,
+        Norm::NegInf,
+        Norm::Ord(0.0),
+        Norm::Ord(3.0),
+        Norm::Ord(-0.5),
+    ] {
         assert_eq!(vector.linalg_norm(ord).unwrap().dtype(), DType::F64, "{ord:?}");
     }
     assert_eq!(h.vector_norm(Norm::Ord(3.0)).unwrap().dtype(), DType::F32);
     assert!(matches!(h.vector_norm(Norm::Fro), Err(Error::InvalidValue(_))));
     let stack = DeviceArray::<Complex<f64>>::zeros(&stream, [1, 2, 3]).unwrap();
-    for ord in [Norm::Default, Norm::Fro, Norm::Ord(1.0), Norm::NegInf, Norm::Ord(2.0), Norm::Nuc] {
+    for ord in [
+        Norm::Default,
+        Norm::Fro,
+        Norm::Ord(1.0),
+        Norm::NegInf,
+        Norm::Ord(2.0),
+        Norm::Nuc,
+    ] {
         let norm = stack.matrix_norm(ord).unwrap();
         assert_eq!((norm.dtype(), norm.shape()), (DType::F64, &[1][..]), "{ord:?}");
     }

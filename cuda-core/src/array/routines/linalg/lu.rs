@@ -60,10 +60,7 @@ fn factor<T: Scalars, F: SolverElement>(
 ) -> Result<Factors<F>> {
     let (n, count) = (stack.n, stack.count());
     let full = a.broadcast_to(stack.shape())?;
-    let mut lu = (&full)
-        .astype::<F>()
-        .eval_on(stream)?
-        .reshape([count, n, n])?;
+    let mut lu = (&full).astype::<F>().eval_on(stream)?.reshape([count, n, n])?;
     let shape = Matrix::square(n);
     let pivots = if count == 1 {
         let bytes = solver.getrf_workspace::<F>(shape)?;

@@ -300,7 +300,6 @@ impl<T: MatmulElement> DeviceArray<T> {
     pub fn outer(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
         flat(self)?.expand_dims(1)?.matmul(&flat(other)?.expand_dims(0)?)
     }
-
 }
 
 /// The element type of a norm of `T`: a real type's own, a complex type's part type (`f32` of

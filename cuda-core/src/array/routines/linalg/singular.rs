@@ -162,7 +162,8 @@ pub(super) fn singular_values_as_real<T: Scalars>(a: &DeviceArray<T>) -> Option<
     if let Some(a) = any.downcast_ref::<DeviceArray<Complex<f32>>>() {
         return Some(a.svdvals().map(same));
     }
-    any.downcast_ref::<DeviceArray<Complex<f64>>>().map(|a| a.svdvals().map(same))
+    any.downcast_ref::<DeviceArray<Complex<f64>>>()
+        .map(|a| a.svdvals().map(same))
 }
 
 /// `x^H` of a stack: a transposed view of a real `x`, a conjugated compact copy of a complex one.
