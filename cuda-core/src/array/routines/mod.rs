@@ -63,8 +63,8 @@ pub use complex::ComplexElement;
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
 pub use linalg::{
-    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormOf, TensorAxes,
-    TF32_ENV,
+    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement, NormOf,
+    TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
 pub use linalg::{LinalgInput, Lstsq, RealResult, Solved, SolverElement};

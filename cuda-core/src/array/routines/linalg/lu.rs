@@ -235,3 +235,26 @@ impl<T: LinalgInput> DeviceArray<T> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use num_complex::Complex;
+
+    use super::Solved;
+    use crate::array::dtype::{DType, Element};
+    use crate::Bool;
+
+    #[test]
+    fn solve_computes_in_numpys_type_for_the_pair() {
+        // np.linalg.solve(a, b).dtype for a of the first type and b of the second.
+        assert_eq!(<Solved<f64, Complex<f32>> as Element>::DTYPE, DType::C128);
+        assert_eq!(<Solved<Complex<f32>, f64> as Element>::DTYPE, DType::C128);
+        assert_eq!(<Solved<Complex<f32>, f32> as Element>::DTYPE, DType::C64);
+        assert_eq!(<Solved<f32, Complex<f32>> as Element>::DTYPE, DType::C64);
+        assert_eq!(<Solved<f32, i16> as Element>::DTYPE, DType::F32);
+        assert_eq!(<Solved<i32, f32> as Element>::DTYPE, DType::F64);
+        assert_eq!(<Solved<i8, u8> as Element>::DTYPE, DType::F64);
+        assert_eq!(<Solved<Bool, Bool> as Element>::DTYPE, DType::F64);
+        assert_eq!(<Solved<i64, Complex<f32>> as Element>::DTYPE, DType::C128);
+    }
+}

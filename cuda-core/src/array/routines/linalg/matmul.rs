@@ -18,7 +18,7 @@ use cuda_libs::blas::{Batch, Epilogue, Gemm, Lt, Operand};
 use super::batches::for_each_batch;
 use super::handles::{blas, lt, matmul_replay, tf32};
 use super::laid_out::LaidOut;
-use super::{same_context, tiled};
+use super::{same_context, tiled, NormElement};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
 use crate::array::promotion::Scalars;
@@ -90,7 +90,10 @@ pub trait MatmulType: Scalars + sealed::Multiply {}
 ///
 /// Their sums are of their own type (`Element::Sum = Self`), so the products built on
 /// reductions keep the element type.
-pub trait MatmulElement: MatmulType + Element<Sum = Self> + cuda_libs::blas::Element + sealed::LtProduct {}
+pub trait MatmulElement:
+    MatmulType + Element<Sum = Self> + cuda_libs::blas::Element + sealed::LtProduct + Scalars<Real: NormElement>
+{
+}
 
 macro_rules! cublas_types {
     ($($ty:ty => $lt:expr;)*) => {

@@ -306,10 +306,16 @@ impl<T: MatmulElement> DeviceArray<T> {
 /// `Complex<f32>`), as NumPy's `linalg.norm` of a complex array is real.
 pub type NormOf<T> = <T as Scalars>::Real;
 
-impl<T: MatmulElement> DeviceArray<T>
-where
-    NormOf<T>: MatmulElement,
-{
+/// The element type of a norm ([`NormOf`] of a [`MatmulElement`]): `f32`, `f64`, `f16` and
+/// `bf16`, real, their sums of their own type, taken by cuBLAS `nrm2`.
+pub trait NormElement: Scalars<Real = Self> + Element<Sum = Self> + cuda_libs::blas::Element {}
+
+impl NormElement for f32 {}
+impl NormElement for f64 {}
+impl NormElement for half::f16 {}
+impl NormElement for half::bf16 {}
+
+impl<T: MatmulElement> DeviceArray<T> {
     /// NumPy's `linalg.norm(x, ord)` (no `axis`), a 0-d array in [`NormOf<T>`] (real: `f32` of
     /// `Complex<f32>`): the 2-norm of a vector, the Frobenius norm of a matrix and the default
     /// norm of any array (its elements flattened) through cuBLAS `nrm2` (scaled, so no overflow
@@ -505,7 +511,7 @@ fn vector_dot<T: MatmulElement>(x: &DeviceArray<T>, y: &DeviceArray<T>) -> Resul
 }
 
 /// The 0-d array of `||x||_2` of a vector, queued through cuBLAS `nrm2`.
-fn euclidean<T: MatmulElement>(x: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+fn euclidean<T: NormElement>(x: &DeviceArray<T>) -> Result<DeviceArray<T>> {
     let stream = x.stream().clone();
     if x.is_empty() {
         return DeviceArray::zeros(&stream, [0usize; 0]);
