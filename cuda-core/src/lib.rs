@@ -168,10 +168,11 @@ pub use array::{
 };
 #[cfg(feature = "blas")]
 pub use array::{
-    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, TensorAxes, TF32_ENV,
+    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement, NormOf,
+    TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
-pub use array::{LinalgInput, Lstsq, RealResult, SolverElement};
+pub use array::{LinalgInput, Lstsq, RealResult, Solved, SolverElement};
 #[cfg(feature = "array")]
 pub use at_exit::release_process_caches;
 pub use cache::{CacheKey, CacheOutcome, CacheStats, KernelCache, CACHE_DIR_ENV, CACHE_SWITCH_ENV};

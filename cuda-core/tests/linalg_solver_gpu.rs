@@ -11,7 +11,11 @@
 //! and nuclear, `cond`, `matrix_rank` and `pinv` against the host; `qr` (reduced, complete,
 //! `r`: reconstruction, orthonormal `Q`, triangular `R`); `lstsq` (normal equations, residuals,
 //! rank, the minimum-norm solution); `matrix_power` (with a
-//! negative power through `inv`) and `multi_dot` against host products.
+//! negative power through `inv`) and `multi_dot` against host products; the complex forms; the
+//! real norms of complex arrays for every `ord` (and `vector_norm`, `matrix_norm` of stacks);
+//! `solve` of a real matrix with complex right-hand sides and back (NumPy's promoted type);
+//! `pinv_hermitian` and `matrix_rank_hermitian` against `inv`, the SVD's and the Penrose
+//! conditions.
 //! Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -1494,4 +1498,279 @@ fn complex_factorizations_rebuild_their_matrices() {
     };
     complex_factorizations::<Complex<f32>>(&stream);
     complex_factorizations::<Complex<f64>>(&stream);
+}
+
+/// The singular values of a row-major complex `m x n` matrix (`m >= n`), descending: the square
+/// roots of the eigenvalues of `A^H A`, from its real form `[[X, -Y], [Y, X]]`, which has each
+/// of them twice.
+fn complex_singular_values(a: &[Complex<f64>], m: usize, n: usize) -> Vec<f64> {
+    let gram = complex_matmul(&adjoint(a, m, n), a, n, m, n);
+    let size = 2 * n;
+    let mut real = vec![0.0; size * size];
+    for i in 0..n {
+        for j in 0..n {
+            let z = gram[i * n + j];
+            real[i * size + j] = z.re;
+            real[(i + n) * size + j + n] = z.re;
+            real[i * size + j + n] = -z.im;
+            real[(i + n) * size + j] = z.im;
+        }
+    }
+    let values = host_eigenvalues(&real, size);
+    values.iter().rev().step_by(2).map(|v| v.max(0.0).sqrt()).collect()
+}
+
+#[test]
+fn the_host_complex_singular_values_match_known_ones() {
+    let (i, one, zero) = (Complex::new(0.0, 1.0), Complex::new(1.0, 0.0), Complex::new(0.0, 0.0));
+    // [[3i, 0], [0, 2], [0, 0]]: 3 and 2.
+    let s = complex_singular_values(&[i * 3.0, zero, zero, one * 2.0, zero, zero], 3, 2);
+    assert!((s[0] - 3.0).abs() < 1e-12 && (s[1] - 2.0).abs() < 1e-12, "{s:?}");
+    // [[1, i], [0, 1]]: A^H A has trace 3 and determinant 1, so s = phi and 1 / phi.
+    let phi = (1.0 + 5f64.sqrt()) / 2.0;
+    let s = complex_singular_values(&[one, i, zero, one], 2, 2);
+    assert!((s[0] - phi).abs() < 1e-12 && (s[1] - 1.0 / phi).abs() < 1e-12, "{s:?}");
+}
+
+/// The values of a real norm array, after checking it is `real_type` of the input.
+fn norm_values<R: cuda_core::Element>(norm: &DeviceArray<R>, input: cuda_core::DType) -> Vec<f64> {
+    assert_eq!(norm.dtype(), input.real_type(), "the norm of {input} is real");
+    norm.to_vec().unwrap().iter().map(|v| v.to_f64()).collect()
+}
+
+fn complex_norms<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    let close = |what: &str, got: f64, expected: f64, tolerance: f64| {
+        assert!(
+            (got - expected).abs() <= tolerance * expected.abs().max(1.0),
+            "{dtype} {what}: {got} vs {expected}"
+        )
+    };
+    // Vector norms of every order, against the moduli on the host; one element is 0.
+    let mut v_host = complex_matrices(1, 7, 51)[..7].to_vec();
+    v_host[3] = Complex::new(0.0, 0.0);
+    let v = complex_array::<C>(stream, &v_host, &[7]);
+    let moduli: Vec<f64> = complex_host(&v).iter().map(|z| z.norm()).collect();
+    let power = |p: f64| moduli.iter().map(|m| m.powf(p)).sum::<f64>().powf(1.0 / p);
+    let vector_cases = [
+        (Norm::Default, power(2.0)),
+        (Norm::Ord(2.0), power(2.0)),
+        (Norm::Ord(1.0), moduli.iter().sum()),
+        (Norm::Inf, moduli.iter().cloned().fold(0.0, f64::max)),
+        (Norm::NegInf, 0.0),
+        (Norm::Ord(0.0), 6.0),
+        (Norm::Ord(3.0), power(3.0)),
+        (Norm::Ord(0.5), power(0.5)),
+    ];
+    for (ord, expected) in vector_cases {
+        let got = norm_values(&v.linalg_norm(ord).unwrap(), dtype)[0];
+        close(&format!("vector {ord:?}"), got, expected, 100.0 * eps);
+        let got = norm_values(&v.vector_norm(ord).unwrap(), dtype)[0];
+        close(&format!("vector_norm {ord:?}"), got, expected, 100.0 * eps);
+    }
+    // Matrix norms of a 5 x 3 matrix: Frobenius (also of its transposed view), line sums,
+    // and the singular-value norms against the host's.
+    let (m, n) = (5, 3);
+    let stack_host: Vec<Complex<f64>> = complex_matrices(3, m, 52)
+        .chunks(m * m)
+        .flat_map(|c| c[..m * n].to_vec())
+        .collect();
+    let stack = complex_array::<C>(stream, &stack_host, &[3, m, n]);
+    let stack_used = complex_host(&stack);
+    let expected_norms = |a: &[Complex<f64>]| {
+        let moduli: Vec<f64> = a.iter().map(|z| z.norm()).collect();
+        let columns: Vec<f64> = (0..n).map(|j| (0..m).map(|i| moduli[i * n + j]).sum()).collect();
+        let rows: Vec<f64> = (0..m).map(|i| moduli[i * n..(i + 1) * n].iter().sum()).collect();
+        let s = complex_singular_values(a, m, n);
+        let greatest = |x: &[f64]| x.iter().cloned().fold(f64::MIN, f64::max);
+        let least = |x: &[f64]| x.iter().cloned().fold(f64::MAX, f64::min);
+        vec![
+            (Norm::Default, complex_norm(a), 100.0),
+            (Norm::Fro, complex_norm(a), 100.0),
+            (Norm::Ord(1.0), greatest(&columns), 100.0),
+            (Norm::Ord(-1.0), least(&columns), 100.0),
+            (Norm::Inf, greatest(&rows), 100.0),
+            (Norm::NegInf, least(&rows), 100.0),
+            (Norm::Ord(2.0), s[0], 1e3),
+            (Norm::Ord(-2.0), s[n - 1], 1e3),
+            (Norm::Nuc, s.iter().sum(), 1e3),
+        ]
+    };
+    let a = stack.index_axis(0, 0).unwrap();
+    let a_used = &stack_used[..m * n];
+    for (ord, expected, tolerance) in expected_norms(a_used) {
+        let got = norm_values(&a.linalg_norm(ord).unwrap(), dtype)[0];
+        close(&format!("matrix {ord:?}"), got, expected, tolerance * eps);
+    }
+    let transposed = norm_values(&a.swapaxes(0, 1).unwrap().linalg_norm(Norm::Fro).unwrap(), dtype)[0];
+    close(
+        "Frobenius of a transposed view",
+        transposed,
+        complex_norm(a_used),
+        100.0 * eps,
+    );
+    let sum = norm_values(&a.vector_norm(Norm::Ord(1.0)).unwrap(), dtype)[0];
+    let moduli_sum: f64 = a_used.iter().map(|z| z.norm()).sum();
+    close("vector_norm of a matrix", sum, moduli_sum, 100.0 * eps);
+    // matrix_norm: one norm per matrix of the stack (the singular values in one Jacobi call).
+    for (index, (ord, _, tolerance)) in expected_norms(a_used).into_iter().enumerate() {
+        let got = stack.matrix_norm(ord).unwrap();
+        assert_eq!(got.shape(), [3], "{dtype} matrix_norm {ord:?}");
+        for (i, got) in norm_values(&got, dtype).into_iter().enumerate() {
+            let expected = expected_norms(&stack_used[i * m * n..(i + 1) * m * n])[index].1;
+            close(&format!("matrix_norm {ord:?} [{i}]"), got, expected, tolerance * eps);
+        }
+    }
+}
+
+#[test]
+fn complex_norms_are_real_and_match_the_host_for_every_order() {
+    let Some(stream) = stream_or_skip("complex_norms_are_real_and_match_the_host_for_every_order") else {
+        return;
+    };
+    complex_norms::<Complex<f32>>(&stream);
+    complex_norms::<Complex<f64>>(&stream);
+}
+
+/// `‖A X - B‖ / (‖A‖ ‖X‖)` of one row-major complex system `(n x n) (n x k)`.
+fn complex_residual(a: &[Complex<f64>], x: &[Complex<f64>], b: &[Complex<f64>], n: usize, k: usize) -> f64 {
+    let r: Vec<_> = complex_matmul(a, x, n, n, k)
+        .iter()
+        .zip(b)
+        .map(|(p, q)| p - q)
+        .collect();
+    complex_norm(&r) / (complex_norm(a) * complex_norm(x))
+}
+
+fn real_as_complex(values: &[f64]) -> Vec<Complex<f64>> {
+    values.iter().map(|&v| Complex::new(v, 0.0)).collect()
+}
+
+#[test]
+fn solve_promotes_real_and_complex_operands_together() {
+    let Some(stream) = stream_or_skip("solve_promotes_real_and_complex_operands_together") else {
+        return;
+    };
+    let stream = &stream;
+    let n = 6;
+    let (eps32, eps64) = (f32::EPSILON as f64, f64::EPSILON);
+    let bound = |eps: f64| 20.0 * n as f64 * eps;
+    // A real f64 matrix with complex64 right-hand sides: complex128, as NumPy.
+    let a_real = matrices(1, n, 61);
+    let b = complex_array::<Complex<f32>>(stream, &complex_matrices(1, n, 62)[..n * 2], &[n, 2]);
+    let x = array::<f64>(stream, &a_real, &[n, n]).solve(&b).unwrap();
+    assert_eq!((x.dtype(), x.shape()), (cuda_core::DType::C128, &[n, 2][..]));
+    let r = complex_residual(&real_as_complex(&a_real), &complex_host(&x), &complex_host(&b), n, 2);
+    assert!(r <= bound(eps64), "f64 a, c64 b: {r}");
+    // A complex64 matrix with an f32 vector: complex64.
+    let a = complex_array::<Complex<f32>>(stream, &complex_matrices(1, n, 63), &[n, n]);
+    let b_real = common::products::values(n, 5);
+    let b = array::<f32>(stream, &b_real, &[n]);
+    let x = a.solve(&b).unwrap();
+    assert_eq!(x.dtype(), cuda_core::DType::C64);
+    let b_used = real_as_complex(&host(&b));
+    let r = complex_residual(&complex_host(&a), &complex_host(&x), &b_used, n, 1);
+    assert!(r <= bound(eps32), "c64 a, f32 b: {r}");
+    // A complex128 stack (batched LU) with one f64 vector broadcast over it.
+    let a_stack = complex_matrices(3, n, 64);
+    let a = complex_array::<Complex<f64>>(stream, &a_stack, &[3, n, n]);
+    let b = array::<f64>(stream, &b_real, &[n]);
+    let x = complex_host(&a.solve(&b).unwrap());
+    for i in 0..3 {
+        let a_i = &a_stack[i * n * n..(i + 1) * n * n];
+        let r = complex_residual(a_i, &x[i * n..(i + 1) * n], &real_as_complex(&b_real), n, 1);
+        assert!(r <= bound(eps64), "c128 stack, f64 b [{i}]: {r}");
+    }
+    // f32 with int16 stays f32 (NumPy's promotion), int32 with f32 is f64.
+    let a32 = array::<f32>(stream, &a_real, &[n, n]);
+    let b16: Vec<i16> = (0..n as i16).map(|i| 3 - i).collect();
+    let b16 = DeviceArray::from_slice(stream, &b16).unwrap();
+    let x = a32.solve(&b16).unwrap();
+    assert_eq!(x.dtype(), cuda_core::DType::F32);
+    let b_used: Vec<f64> = (0..n).map(|i| 3.0 - i as f64).collect();
+    let r = complex_residual(
+        &real_as_complex(&host(&a32)),
+        &real_as_complex(&host(&x)),
+        &real_as_complex(&b_used),
+        n,
+        1,
+    );
+    assert!(r <= bound(eps32), "f32 a, i16 b: {r}");
+    let ints = DeviceArray::from_slice(stream, &[1i32, -2, 3, 0, 5, 1]).unwrap();
+    assert_eq!(a32.solve(&ints).unwrap().dtype(), cuda_core::DType::F64);
+}
+
+/// `count` indefinite Hermitian matrices `B + B^H`.
+fn hermitian_indefinite(count: usize, n: usize, seed: u64) -> Vec<Complex<f64>> {
+    let b = complex_matrices(count, n, seed);
+    let b_h = adjoint(&b, n, n);
+    b.iter().zip(&b_h).map(|(x, y)| x + y).collect()
+}
+
+fn hermitian_pinv_and_rank<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // Full rank, one matrix (syevd) and a stack (Jacobi): the pseudo-inverse is the inverse.
+    for count in [1, 4] {
+        let n = 5;
+        let h = hermitian_indefinite(count, n, 81);
+        let a = complex_array::<C>(stream, &h, &[count, n, n]);
+        let pinv = complex_host(&a.pinv_hermitian(1e-15).unwrap());
+        let inverse = complex_host(&a.inv().unwrap());
+        let error = complex_relative(&pinv, &inverse);
+        assert!(error <= 1e3 * eps, "{dtype} pinv_hermitian {count}x{n}: {error}");
+        let ranks = a.matrix_rank_hermitian(None, None).unwrap().to_vec().unwrap();
+        assert_eq!(ranks, vec![n as i64; count], "{dtype} full rank");
+    }
+    // Rank 2, indefinite: u u^H - w w^H. The Penrose conditions, the SVD pseudo-inverse, rank 2.
+    let n = 6;
+    let vectors = complex_matrices(1, n, 82);
+    let (u, w) = (&vectors[..n], &vectors[n..2 * n]);
+    let h: Vec<Complex<f64>> = (0..n * n)
+        .map(|p| u[p / n] * u[p % n].conj() - w[p / n] * w[p % n].conj())
+        .collect();
+    let a = complex_array::<C>(stream, &h, &[n, n]);
+    let h = complex_host(&a);
+    // The copy in C rounds H, so its four zero eigenvalues become O(eps ‖H‖): cut them at 1e-3.
+    let p = complex_host(&a.pinv_hermitian(1e-3).unwrap());
+    let hph = complex_matmul(&complex_matmul(&h, &p, n, n, n), &h, n, n, n);
+    assert!(complex_relative(&hph, &h) <= 1e3 * eps, "{dtype} H P H = H");
+    let php = complex_matmul(&complex_matmul(&p, &h, n, n, n), &p, n, n, n);
+    assert!(complex_relative(&php, &p) <= 1e3 * eps, "{dtype} P H P = P");
+    let svd_pinv = complex_host(&a.pinv(1e-3).unwrap());
+    assert!(
+        complex_relative(&p, &svd_pinv) <= 1e3 * eps,
+        "{dtype} against the SVD's"
+    );
+    assert_eq!(
+        a.matrix_rank_hermitian(None, Some(1e-3)).unwrap().item().unwrap(),
+        2,
+        "{dtype} rank"
+    );
+    if dtype == cuda_core::DType::C128 {
+        // In f64 the rounding is far below 1e-10 * max |w|; eigvalsh and svdvals agree.
+        assert_eq!(a.matrix_rank_hermitian(None, Some(1e-10)).unwrap().item().unwrap(), 2);
+        assert_eq!(a.matrix_rank_with(None, Some(1e-10)).unwrap().item().unwrap(), 2);
+    }
+    assert_eq!(a.matrix_rank_hermitian(Some(1e9), None).unwrap().item().unwrap(), 0);
+}
+
+#[test]
+fn hermitian_pinv_and_matrix_rank_follow_eigh() {
+    let Some(stream) = stream_or_skip("hermitian_pinv_and_matrix_rank_follow_eigh") else {
+        return;
+    };
+    hermitian_pinv_and_rank::<Complex<f32>>(&stream);
+    hermitian_pinv_and_rank::<Complex<f64>>(&stream);
+    // A real symmetric indefinite matrix: the same through the real eigen-solver.
+    let n = 5;
+    let m = matrices(1, n, 83);
+    let symmetric: Vec<f64> = (0..n * n).map(|p| m[p] + m[(p % n) * n + p / n]).collect();
+    let a = array::<f64>(&stream, &symmetric, &[n, n]);
+    let (pinv, inverse) = (host(&a.pinv_hermitian(1e-15).unwrap()), host(&a.inv().unwrap()));
+    let difference: Vec<f64> = pinv.iter().zip(&inverse).map(|(p, q)| p - q).collect();
+    assert!(
+        frobenius(&difference) <= 1e3 * f64::EPSILON * frobenius(&inverse),
+        "f64 pinv_hermitian"
+    );
+    assert_eq!(a.matrix_rank_hermitian(None, None).unwrap().item().unwrap(), n as i64);
 }

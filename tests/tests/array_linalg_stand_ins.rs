@@ -12,7 +12,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cuda_core::Complex;
-use cuda_core::{DeviceArray, Error, ExprOps};
+use cuda_core::{DeviceArray, Error, ExprOps, Norm};
 use cuda_driver::{Device, Stream};
 use cuda_libs::LinalgFailure;
 use tests::fake;
@@ -196,6 +196,69 @@ fn complex_decompositions_follow_numpys_shapes_and_types() {
         (fit.residuals.dtype(), fit.singular_values.dtype()),
         (DType::F64, DType::F64)
     );
+    // Norms of complex arrays are real (NumPy 2), for every order that needs no cuBLAS `nrm2`;
+    // the matrix norms of a stack are one per matrix.
+    for ord in [
+        Norm::Ord(1.0),
+        Norm::Ord(-1.0),
+        Norm::Inf,
+        Norm::NegInf,
+        Norm::Ord(2.0),
+        Norm::Ord(-2.0),
+        Norm::Nuc,
+    ] {
+        let norm = h.linalg_norm(ord).unwrap();
+        assert_eq!((norm.dtype(), norm.shape()), (DType::F32, &[][..]), "{ord:?}");
+    }
+    let vector = DeviceArray::<Complex<f64>>::zeros(&stream, [4]).unwrap();
+    for ord in [
+        Norm::Ord(1.0),
+        Norm::Inf,
+        Norm::NegInf,
+        Norm::Ord(0.0),
+        Norm::Ord(3.0),
+        Norm::Ord(-0.5),
+    ] {
+        assert_eq!(vector.linalg_norm(ord).unwrap().dtype(), DType::F64, "{ord:?}");
+    }
+    assert_eq!(h.vector_norm(Norm::Ord(3.0)).unwrap().dtype(), DType::F32);
+    assert!(matches!(h.vector_norm(Norm::Fro), Err(Error::InvalidValue(_))));
+    let stack = DeviceArray::<Complex<f64>>::zeros(&stream, [1, 2, 3]).unwrap();
+    for ord in [
+        Norm::Default,
+        Norm::Fro,
+        Norm::Ord(1.0),
+        Norm::NegInf,
+        Norm::Ord(2.0),
+        Norm::Nuc,
+    ] {
+        let norm = stack.matrix_norm(ord).unwrap();
+        assert_eq!((norm.dtype(), norm.shape()), (DType::F64, &[1][..]), "{ord:?}");
+    }
+    assert!(matches!(stack.matrix_norm(Norm::Ord(3.0)), Err(Error::InvalidValue(_))));
+    assert!(matches!(vector.matrix_norm(Norm::Fro), Err(Error::InvalidValue(m)) if m.contains("two dimensions")));
+    // solve promotes a and b together, as NumPy: a real matrix with a complex right-hand side
+    // is solved in the complex type, and the other way round; integers with f32 in f64.
+    let real = DeviceArray::<f64>::zeros(&stream, [3, 3]).unwrap();
+    let rhs = DeviceArray::<Complex<f32>>::zeros(&stream, [3]).unwrap();
+    assert_eq!(real.solve(&rhs).unwrap().dtype(), DType::C128);
+    let real_rhs = DeviceArray::<f32>::zeros(&stream, [3, 2]).unwrap();
+    let x = h.solve(&real_rhs).unwrap();
+    assert_eq!((x.dtype(), x.shape()), (DType::C64, &[3, 2][..]));
+    let small = DeviceArray::<i16>::zeros(&stream, [3]).unwrap();
+    let single = DeviceArray::<f32>::zeros(&stream, [3, 3]).unwrap();
+    assert_eq!(single.solve(&small).unwrap().dtype(), DType::F32);
+    let ints = DeviceArray::<i32>::zeros(&stream, [3]).unwrap();
+    assert_eq!(single.solve(&ints).unwrap().dtype(), DType::F64);
+    // hermitian=True: pinv and matrix_rank from eigh, square stacks only.
+    let p = h.pinv_hermitian(1e-15).unwrap();
+    assert_eq!((p.dtype(), p.shape()), (DType::C64, &[3, 3][..]));
+    let rank = h.matrix_rank_hermitian(None, None).unwrap();
+    assert_eq!((rank.dtype(), rank.shape()), (DType::I64, &[][..]));
+    assert_eq!(real.matrix_rank_hermitian(Some(0.5), None).unwrap().dtype(), DType::I64);
+    assert!(matches!(wide.pinv_hermitian(1e-15), Err(Error::InvalidValue(m)) if m.contains("square")));
+    assert!(matches!(wide.matrix_rank_hermitian(None, None), Err(Error::InvalidValue(m)) if m.contains("square")));
+    drop((vector, stack, real, rhs, real_rhs, x, small, single, ints, p, rank));
     // The eigen-solver's info comes back from eigh, with its routine.
     fake_libs::set_info(4);
     let (routine, _, failure) = linalg_failure(h.eigh(false));

@@ -1205,7 +1205,7 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
 }
 
 fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
-    use cuda_core::{Complex, ExprOps};
+    use cuda_core::{Complex, ExprOps, Norm};
     let z = DeviceArray::<Complex<f32>>::zeros(&stream, 3)?;
     let w = DeviceArray::full(&stream, 3, Complex::new(1.5f64, -2.0))?;
     let x = DeviceArray::<f32>::zeros(&stream, 3)?;
@@ -1251,6 +1251,17 @@ fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
         z.cholesky(false)?;
         let (w, v) = z.eigh(false)?;
         (z.svdvals()?, z.cond()?, z.pinv(1e-15)?);
+        let h = &z;
+        (h.pinv_hermitian(1e-15)?, h.matrix_rank_hermitian(None, None)?);
+        let stack = DeviceArray::<Complex<f32>>::zeros(&stream, [2, 3, 3])?;
+        let x = stack.reshape([18])?;
+        (z.linalg_norm(Norm::Default)?, z.linalg_norm(Norm::Nuc)?);
+        (x.vector_norm(Norm::Ord(3.0))?, stack.matrix_norm(Norm::Ord(1.0))?);
+        let (a, b) = (
+            DeviceArray::<f64>::zeros(&stream, [3, 3])?,
+            DeviceArray::<Complex<f32>>::zeros(&stream, [3])?,
+        );
+        let _solved: DeviceArray<Complex<f64>> = a.solve(&b)?;
     }
     {
         use cuda_libs::solver::{Matrix, Solver};

@@ -22,9 +22,13 @@ use cuda_libs::LinalgFailure;
 use super::handles::with_solver;
 use super::stacks::{same_context, LinalgInput, SolvePlan, SolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
-use crate::array::promotion::Scalars;
+use crate::array::promotion::{Promote, Scalars};
 use crate::array::routines::math::{Expr, ExprOps, IntoExpr};
 use crate::error::Result;
+
+/// The type `solve(a, b)` computes in and returns for `a` of `T` and `b` of `U`: NumPy's, the
+/// promoted type of the two made a [`SolverElement`] (`f64` of integers and `bool`).
+pub type Solved<T, U> = <<T as Promote<U>>::Output as LinalgInput>::Factored;
 
 /// `slogdet`'s result: the signs (of modulus 1 for complex types) and the logarithms of the
 /// absolute values (real).
@@ -48,32 +52,29 @@ struct Factors<F: SolverElement> {
 
 /// Queues the LU factorisation of `a` broadcast to `stack` (its promoted compact copy) on
 /// `stream`. `stack` must not be empty.
-fn factor<T: LinalgInput>(
+fn factor<T: Scalars, F: SolverElement>(
     solver: &mut Solver,
     a: &DeviceArray<T>,
     stack: &SquareStack,
     stream: &Stream,
-) -> Result<Factors<T::Factored>> {
+) -> Result<Factors<F>> {
     let (n, count) = (stack.n, stack.count());
     let full = a.broadcast_to(stack.shape())?;
-    let mut lu = (&full)
-        .astype::<T::Factored>()
-        .eval_on(stream)?
-        .reshape([count, n, n])?;
+    let mut lu = (&full).astype::<F>().eval_on(stream)?.reshape([count, n, n])?;
     let shape = Matrix::square(n);
     let pivots = if count == 1 {
-        let bytes = solver.getrf_workspace::<T::Factored>(shape)?;
+        let bytes = solver.getrf_workspace::<F>(shape)?;
         let mut workspace = DeviceArray::<u8>::empty(stream, [bytes])?;
         let mut pivots = DeviceArray::<i64>::empty(stream, [n])?;
         let workspace: Option<&mut dyn DeviceMemoryMut> = match bytes {
             0 => None,
             _ => Some(&mut workspace),
         };
-        solver.getrf::<T::Factored>(shape, &mut lu, &mut pivots, workspace)?;
+        solver.getrf::<F>(shape, &mut lu, &mut pivots, workspace)?;
         Pivots::One(pivots)
     } else {
         let mut pivots = DeviceArray::<i32>::empty(stream, [count, n])?;
-        solver.getrf_batched::<T::Factored>(shape, count, &mut lu, &mut pivots)?;
+        solver.getrf_batched::<F>(shape, count, &mut lu, &mut pivots)?;
         Pivots::Batch(pivots)
     };
     Ok(Factors { lu, pivots, n, count })
@@ -120,17 +121,18 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.solve(a, b)`: `x` with `a @ x == b` for each square matrix of the stack
     /// `self` (`(..., n, n)`). As NumPy 2: a 1-D `b` (`(n,)`) is one right-hand side, broadcast
     /// over the stack, giving `(..., n)`; any other `b` is a stack `(..., n, k)` whose batch
-    /// broadcasts with `self`'s, giving `(..., n, k)`. Integers and `bool` are computed in
-    /// `f64`; `b` may be any type promoted to the same one.
+    /// broadcasts with `self`'s, giving `(..., n, k)`. Both are computed in [`Solved<T, U>`],
+    /// NumPy's: their promoted type, `f64` where that is an integer or `bool` (a real `a` with
+    /// a complex `b` is solved in the complex type, and the other way round).
     ///
     /// Errors: a stack that is not square, a `b` whose rows are not `n` or whose batch does not
     /// broadcast ([`Error::InvalidValue`](crate::Error::InvalidValue)); a singular matrix
     /// ([`cuda_libs::Error::Linalg`] with [`LinalgFailure::Singular`] and its index in the
     /// stack, read back before returning). Empty systems give empty results.
-    pub fn solve<U: LinalgInput<Factored = T::Factored>>(
-        &self,
-        b: &DeviceArray<U>,
-    ) -> Result<DeviceArray<T::Factored>> {
+    pub fn solve<U: Scalars>(&self, b: &DeviceArray<U>) -> Result<DeviceArray<Solved<T, U>>>
+    where
+        T: Promote<U, Output: LinalgInput>,
+    {
         let plan = SolvePlan::new(self.shape(), b.shape())?;
         same_context(self, b, "solve")?;
         let stream = self.stream().clone();
@@ -139,20 +141,20 @@ impl<T: LinalgInput> DeviceArray<T> {
         }
         let (n, k) = (plan.stack.n, plan.k);
         with_solver(&stream, |solver| {
-            let factors = factor(solver, self, &plan.stack, &stream)?;
+            let factors = factor::<T, Solved<T, U>>(solver, self, &plan.stack, &stream)?;
             let count = factors.count;
             // Each right-hand side block column-major: b itself for vectors, its transpose
             // (made compact with the promotion) for matrices.
             let rhs = b.broadcast_to(plan.rhs_shape())?;
             let rhs = if plan.vector { rhs } else { rhs.swapaxes(-2, -1)? };
-            let mut x = (&rhs).astype::<T::Factored>().eval_on(&stream)?;
+            let mut x = (&rhs).astype::<Solved<T, U>>().eval_on(&stream)?;
             let (a_shape, b_shape) = (Matrix::square(n), Matrix::new(n, k));
             match &factors.pivots {
                 Pivots::One(pivots) => {
-                    solver.getrs::<T::Factored>(true, a_shape, &factors.lu, pivots, b_shape, &mut x)?
+                    solver.getrs::<Solved<T, U>>(true, a_shape, &factors.lu, pivots, b_shape, &mut x)?
                 }
                 Pivots::Batch(pivots) => {
-                    solver.getrs_batched::<T::Factored>(true, a_shape, count, &factors.lu, pivots, b_shape, &mut x)?
+                    solver.getrs_batched::<Solved<T, U>>(true, a_shape, count, &factors.lu, pivots, b_shape, &mut x)?
                 }
             }
             solver.check_info()?;
@@ -175,7 +177,7 @@ impl<T: LinalgInput> DeviceArray<T> {
         }
         let n = stack.n;
         with_solver(&stream, |solver| {
-            let factors = factor(solver, self, &stack, &stream)?;
+            let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;
             let square = Matrix::square(n);
             let inverse = match &factors.pivots {
                 Pivots::One(pivots) => {
@@ -205,7 +207,7 @@ impl<T: LinalgInput> DeviceArray<T> {
             return DeviceArray::ones(&stream, stack.batch);
         }
         with_solver(&stream, |solver| {
-            let factors = factor(solver, self, &stack, &stream)?;
+            let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;
             check_factors_allowing_singular(solver)?;
             let (diagonal, steps) = (factors.diagonal()?, factors.steps(&stream)?);
             let signed = (&diagonal).into_expr() * factors.flips(&steps);
@@ -224,12 +226,35 @@ impl<T: LinalgInput> DeviceArray<T> {
             return Ok((sign, DeviceArray::zeros(&stream, stack.batch)?));
         }
         with_solver(&stream, |solver| {
-            let factors = factor(solver, self, &stack, &stream)?;
+            let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;
             check_factors_allowing_singular(solver)?;
             let (diagonal, steps) = (factors.diagonal()?, factors.steps(&stream)?);
             let sign = ((&diagonal).sign() * factors.flips(&steps)).prod_axes(-1, false)?;
             let logabs = (&diagonal).abs().log().sum_axes(-1, false)?;
             Ok((sign.reshape(stack.batch.clone())?, logabs.reshape(stack.batch.clone())?))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use num_complex::Complex;
+
+    use super::Solved;
+    use crate::array::dtype::{DType, Element};
+    use crate::Bool;
+
+    #[test]
+    fn solve_computes_in_numpys_type_for_the_pair() {
+        // np.linalg.solve(a, b).dtype for a of the first type and b of the second.
+        assert_eq!(<Solved<f64, Complex<f32>> as Element>::DTYPE, DType::C128);
+        assert_eq!(<Solved<Complex<f32>, f64> as Element>::DTYPE, DType::C128);
+        assert_eq!(<Solved<Complex<f32>, f32> as Element>::DTYPE, DType::C64);
+        assert_eq!(<Solved<f32, Complex<f32>> as Element>::DTYPE, DType::C64);
+        assert_eq!(<Solved<f32, i16> as Element>::DTYPE, DType::F32);
+        assert_eq!(<Solved<i32, f32> as Element>::DTYPE, DType::F64);
+        assert_eq!(<Solved<i8, u8> as Element>::DTYPE, DType::F64);
+        assert_eq!(<Solved<Bool, Bool> as Element>::DTYPE, DType::F64);
+        assert_eq!(<Solved<i64, Complex<f32>> as Element>::DTYPE, DType::C128);
     }
 }

@@ -18,7 +18,7 @@ use cuda_libs::blas::{Batch, Epilogue, Gemm, Lt, Operand};
 use super::batches::for_each_batch;
 use super::handles::{blas, lt, matmul_replay, tf32};
 use super::laid_out::LaidOut;
-use super::{same_context, tiled};
+use super::{same_context, tiled, NormElement};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
 use crate::array::promotion::Scalars;
@@ -85,12 +85,15 @@ pub trait MatmulType: Scalars + sealed::Multiply {}
 /// An element type multiplied through cuBLAS: `f32`, `f64`, `f16`, `bf16`, `Complex<f32>` and
 /// `Complex<f64>` (f16 and bf16 accumulate in f32; f32 is true single precision unless [TF32 is
 /// allowed](crate::set_tf32); cuBLASLt's epilogues take the real ones but `f64`). `dot`, `vdot`,
-/// `inner`, `outer`, `tensordot` and `linalg_norm` take these (`vdot` and `linalg_norm` of
-/// complex arrays are [`Error::NotSupported`] yet).
+/// `inner`, `outer`, `tensordot` and `linalg_norm` take these (`vdot` of complex arrays is
+/// [`Error::NotSupported`] yet; the norms are real, [`NormOf`](super::NormOf)).
 ///
-/// Their sums are of their own type (`Element::Sum = Self`), so the norms and products built on
+/// Their sums are of their own type (`Element::Sum = Self`), so the products built on
 /// reductions keep the element type.
-pub trait MatmulElement: MatmulType + Element<Sum = Self> + cuda_libs::blas::Element + sealed::LtProduct {}
+pub trait MatmulElement:
+    MatmulType + Element<Sum = Self> + cuda_libs::blas::Element + sealed::LtProduct + Scalars<Real: NormElement>
+{
+}
 
 macro_rules! cublas_types {
     ($($ty:ty => $lt:expr;)*) => {

@@ -1,7 +1,9 @@
 //! NumPy's "linear algebra" chapter through cuBLAS, from the `cuda-libs` crate (feature `blas`,
 //! on by default): [`DeviceArray::matmul`], [`dot`](DeviceArray::dot),
 //! [`vdot`](DeviceArray::vdot), [`inner`](DeviceArray::inner), [`outer`](DeviceArray::outer),
-//! [`trace`](DeviceArray::trace) and [`linalg_norm`](DeviceArray::linalg_norm). Where cuBLAS
+//! [`trace`](DeviceArray::trace), [`linalg_norm`](DeviceArray::linalg_norm),
+//! [`vector_norm`](DeviceArray::vector_norm) and [`matrix_norm`](DeviceArray::matrix_norm)
+//! (real, [`NormOf`], for complex arrays too). Where cuBLAS
 //! adds nothing (the 1-norm, the infinity norms, the trace) they are the existing reductions over
 //! element-wise expressions or views.
 //!
@@ -48,6 +50,8 @@ pub use chains::multi_dot;
 pub use handles::{matmul_replay, set_matmul_replay, set_tf32, tf32, TF32_ENV};
 #[cfg(feature = "solver")]
 pub use lstsq::Lstsq;
+#[cfg(feature = "solver")]
+pub use lu::Solved;
 pub use matmul::{MatmulElement, MatmulType};
 #[cfg(feature = "solver")]
 pub use stacks::{LinalgInput, RealResult, SolverElement};
@@ -296,45 +300,50 @@ impl<T: MatmulElement> DeviceArray<T> {
     pub fn outer(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
         flat(self)?.expand_dims(1)?.matmul(&flat(other)?.expand_dims(0)?)
     }
+}
 
-    /// NumPy's `linalg.norm(x, ord)` (no `axis`), a 0-d array: the 2-norm of a vector, the
-    /// Frobenius norm of a matrix and the default norm of any array (its elements flattened)
-    /// through cuBLAS `nrm2` (scaled, so no overflow in the squares); for vectors `ord=1` as the
-    /// sum of `|x|`, `Inf`/`NegInf` as the greatest/least `|x|`, `ord=0` as the count of nonzero
-    /// elements and any other `p` as `(sum |x|^p)^(1/p)`; for matrices `1`/`-1` as the
-    /// greatest/least column sum of `|x|` and `Inf`/`NegInf` as the greatest/least row sum
-    /// (reductions of an `abs` expression).
+/// The element type of a norm of `T`: a real type's own, a complex type's part type (`f32` of
+/// `Complex<f32>`), as NumPy's `linalg.norm` of a complex array is real.
+pub type NormOf<T> = <T as Scalars>::Real;
+
+/// The element type of a norm ([`NormOf`] of a [`MatmulElement`]): `f32`, `f64`, `f16` and
+/// `bf16`, real, their sums of their own type, taken by cuBLAS `nrm2`.
+pub trait NormElement: Scalars<Real = Self> + Element<Sum = Self> + cuda_libs::blas::Element {}
+
+impl NormElement for f32 {}
+impl NormElement for f64 {}
+impl NormElement for half::f16 {}
+impl NormElement for half::bf16 {}
+
+impl<T: MatmulElement> DeviceArray<T> {
+    /// NumPy's `linalg.norm(x, ord)` (no `axis`), a 0-d array in [`NormOf<T>`] (real: `f32` of
+    /// `Complex<f32>`): the 2-norm of a vector, the Frobenius norm of a matrix and the default
+    /// norm of any array (its elements flattened) through cuBLAS `nrm2` (scaled, so no overflow
+    /// in the squares; a complex array as the vector of its parts, whose 2-norm is the same);
+    /// for vectors `ord=1` as the sum of `|x|`, `Inf`/`NegInf` as the greatest/least `|x|`,
+    /// `ord=0` as the count of nonzero elements and any other `p` as `(sum |x|^p)^(1/p)`; for
+    /// matrices `1`/`-1` as the greatest/least column sum of `|x|` and `Inf`/`NegInf` as the
+    /// greatest/least row sum (reductions of an `abs` expression).
     ///
     /// The matrix 2-norm, -2-norm and nuclear norm are the greatest, the least and the sum of
     /// the singular values (`svdvals`, feature `solver`; without it, and for 16-bit floats,
     /// [`Error::NotSupported`]); an order NumPy refuses (another matrix order, a matrix norm
     /// of a vector, an order other than `Default` beyond two dimensions) is
     /// [`Error::InvalidValue`]. `Inf`/`NegInf` of an empty vector are errors, as in NumPy.
-    pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<T>> {
-        if T::DTYPE.is_complex() {
-            return Err(Error::NotSupported(format!(
-                "linalg_norm of {} (its norm is real; take abs first)",
-                T::DTYPE
-            )));
-        }
+    pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<NormOf<T>>> {
         match norm_kind(self.ndim(), ord)? {
-            NormKind::Euclidean => euclidean(&flat(self)?),
+            NormKind::Euclidean => euclidean(&parts(&flat(self)?)?),
             NormKind::SumAbs => magnitude(self).eval()?.sum(),
             NormKind::MaxAbs => magnitude(self).eval()?.max(),
             NormKind::MinAbs => magnitude(self).eval()?.min(),
-            NormKind::Nonzero => self.count_nonzero()?.astype::<T>().eval(),
+            NormKind::Nonzero => self.count_nonzero()?.astype::<NormOf<T>>().eval(),
             NormKind::Power(p) => {
                 let sum = power(magnitude(self), p).sum()?;
                 power((&sum).into_expr(), 1.0 / p).eval()
             }
             #[cfg(feature = "solver")]
             NormKind::Singular(which) => {
-                let values = singular::singular_values_in_own_type(self).unwrap_or_else(|| {
-                    Err(Error::NotSupported(format!(
-                        "linalg_norm: ord 2, -2 and 'nuc' of {} (NumPy's linalg refuses 16-bit floats)",
-                        T::DTYPE
-                    )))
-                })?;
+                let values = singular_values(self)?;
                 match which {
                     SingularNorm::Greatest => values.max(),
                     SingularNorm::Least => values.min(),
@@ -350,16 +359,84 @@ impl<T: MatmulElement> DeviceArray<T> {
             }
         }
     }
+
+    /// NumPy 2's `linalg.vector_norm(x, ord=ord)` (`axis=None`, no `keepdims`): the vector norm
+    /// of the elements flattened, a 0-d array in [`NormOf<T>`]. `Default` is the 2-norm; any
+    /// numeric `ord` and `Inf`/`NegInf` as in [`linalg_norm`](Self::linalg_norm) of a vector;
+    /// `Fro` and `Nuc` are [`Error::InvalidValue`].
+    pub fn vector_norm(&self, ord: Norm) -> Result<DeviceArray<NormOf<T>>> {
+        flat(self)?.linalg_norm(ord)
+    }
+
+    /// NumPy 2's `linalg.matrix_norm(x, ord=ord)` (no `keepdims`): the matrix norm of each
+    /// matrix of the stack `(..., m, n)`, of shape `self.shape[:-2]`, in [`NormOf<T>`].
+    /// `Default`/`Fro` is the square root of the sum of `|x|^2` (NumPy's formula, unscaled),
+    /// `1`/`-1` and `Inf`/`NegInf` the greatest/least column and row sums of `|x|`, `2`/`-2`
+    /// and `Nuc` from the singular values (feature `solver`). Under two dimensions, or another
+    /// order, is [`Error::InvalidValue`].
+    pub fn matrix_norm(&self, ord: Norm) -> Result<DeviceArray<NormOf<T>>> {
+        if self.ndim() < 2 {
+            return Err(Error::InvalidValue(format!(
+                "matrix_norm: the array must have at least two dimensions; its shape is {:?}",
+                self.shape()
+            )));
+        }
+        match norm_kind(2, ord)? {
+            NormKind::LineSums(axis, extreme) => {
+                // Axis 0 of a matrix (its column sums) is axis -2 of a stack, axis 1 is -1.
+                let sums = magnitude(self).sum_axes([axis as isize - 2], false)?;
+                match extreme {
+                    Extreme::Greatest => sums.max_axes(-1, false),
+                    Extreme::Least => sums.min_axes(-1, false),
+                }
+            }
+            #[cfg(feature = "solver")]
+            NormKind::Singular(which) => {
+                let values = singular_values(self)?;
+                match which {
+                    SingularNorm::Greatest => values.max_axes(-1, false),
+                    SingularNorm::Least => values.min_axes(-1, false),
+                    SingularNorm::Sum => values.sum_axes(-1, false),
+                }
+            }
+            _ => {
+                let squares = power(magnitude(self), 2.0).sum_axes([-2isize, -1], false)?;
+                power((&squares).into_expr(), 0.5).eval()
+            }
+        }
+    }
 }
 
-/// `|x|` in `x`'s type (the matrix element types are real, so `abs` keeps their type).
-fn magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, T> {
+/// The singular values of a stack, `(..., min(m, n))`, in [`NormOf<T>`]; 16-bit floats are
+/// [`Error::NotSupported`] (NumPy's `linalg` refuses them).
+#[cfg(feature = "solver")]
+fn singular_values<T: Scalars>(a: &DeviceArray<T>) -> Result<DeviceArray<NormOf<T>>> {
+    singular::singular_values_as_real(a).unwrap_or_else(|| {
+        Err(Error::NotSupported(format!(
+            "linalg_norm: ord 2, -2 and 'nuc' of {} (NumPy's linalg refuses 16-bit floats)",
+            T::DTYPE
+        )))
+    })
+}
+
+/// `|x|` in [`NormOf<T>`] (the modulus of a complex `x`).
+fn magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, NormOf<T>> {
     unary(UnaryOp::Abs, x.into_expr())
 }
 
 /// `x^p` in `x`'s type, `p` rounded to it as NumPy's weak `x ** p` does.
 fn power<T: Scalars>(x: Expr<'_, T>, p: f64) -> Expr<'_, T> {
     binary(BinaryOp::Pow, x, Expr::<T>::scalar(T::DTYPE, ScalarValue::Float(p)))
+}
+
+/// A vector of a complex type as the vector of its parts (real, imaginary, real, ...: the same
+/// 2-norm), a compact copy first unless it is contiguous; a vector of a real type as it is.
+fn parts<T: Scalars>(x: &DeviceArray<T>) -> Result<DeviceArray<NormOf<T>>> {
+    if !T::DTYPE.is_complex() {
+        return Ok(x.view_as(*x.ptr_ref(), x.shape().to_vec(), x.strides().to_vec()));
+    }
+    let x = x.to_contiguous()?;
+    Ok(x.view_as(*x.ptr_ref(), vec![2 * x.len()], vec![1]))
 }
 
 /// The product of `shape` without axis `axis`.
@@ -434,7 +511,7 @@ fn vector_dot<T: MatmulElement>(x: &DeviceArray<T>, y: &DeviceArray<T>) -> Resul
 }
 
 /// The 0-d array of `||x||_2` of a vector, queued through cuBLAS `nrm2`.
-fn euclidean<T: MatmulElement>(x: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+fn euclidean<T: NormElement>(x: &DeviceArray<T>) -> Result<DeviceArray<T>> {
     let stream = x.stream().clone();
     if x.is_empty() {
         return DeviceArray::zeros(&stream, [0usize; 0]);

@@ -1,6 +1,6 @@
 //! NumPy's `linalg.svd` and `linalg.svdvals` over stacks `(..., m, n)`, and what is computed
 //! from singular values: the matrix 2-norm, -2-norm and nuclear norm, `cond`, `matrix_rank`
-//! and `pinv`.
+//! and `pinv`, and their `hermitian=True` forms, which NumPy computes from `eigh` instead.
 //!
 //! A stack of matrices up to [`JACOBI_BATCHED_MAX`] on each side is one Jacobi call for the
 //! whole stack (`gesvdjBatched`); one matrix, or a stack of larger ones, goes through
@@ -25,9 +25,10 @@ use std::any::Any;
 
 use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{SvdVectors, JACOBI_BATCHED_MAX};
+use num_complex::Complex;
 
 use super::handles::with_solver;
-use super::stacks::{LinalgInput, MatrixStack, SolverElement};
+use super::stacks::{LinalgInput, MatrixStack, SolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::promotion::Scalars;
@@ -143,18 +144,26 @@ fn decompose<T: LinalgInput>(
     Ok((s, Some((u, vh))))
 }
 
-/// The singular values of an `f32` or `f64` array, in its own type, for callers generic over
-/// more types (the matrix norms of `linalg_norm`); `None` for any other type.
-pub(super) fn singular_values_in_own_type<T: Element>(a: &DeviceArray<T>) -> Option<Result<DeviceArray<T>>> {
-    fn same<S: Element, T: Element>(s: DeviceArray<S>) -> DeviceArray<T> {
+/// The singular values of an `f32`, `f64`, `Complex<f32>` or `Complex<f64>` stack, in its real
+/// type `T::Real` (`f32` of `Complex<f32>`), for callers generic over more types (the matrix
+/// norms); `None` for any other type.
+pub(super) fn singular_values_as_real<T: Scalars>(a: &DeviceArray<T>) -> Option<Result<DeviceArray<T::Real>>> {
+    fn same<S: Element, R: Element>(s: DeviceArray<S>) -> DeviceArray<R> {
         let boxed: Box<dyn Any> = Box::new(s);
-        *boxed.downcast::<DeviceArray<T>>().expect("S and T are one type")
+        *boxed.downcast::<DeviceArray<R>>().expect("T::Real is S")
     }
     let any: &dyn Any = a;
     if let Some(a) = any.downcast_ref::<DeviceArray<f32>>() {
         return Some(a.svdvals().map(same));
     }
-    any.downcast_ref::<DeviceArray<f64>>().map(|a| a.svdvals().map(same))
+    if let Some(a) = any.downcast_ref::<DeviceArray<f64>>() {
+        return Some(a.svdvals().map(same));
+    }
+    if let Some(a) = any.downcast_ref::<DeviceArray<Complex<f32>>>() {
+        return Some(a.svdvals().map(same));
+    }
+    any.downcast_ref::<DeviceArray<Complex<f64>>>()
+        .map(|a| a.svdvals().map(same))
 }
 
 /// `x^H` of a stack: a transposed view of a real `x`, a conjugated compact copy of a complex one.
@@ -259,6 +268,29 @@ impl<T: LinalgInput> DeviceArray<T> {
         conjugate_transpose(&vh)?.matmul(&scaled)
     }
 
+    /// NumPy's `linalg.pinv(a, rcond, hermitian=True)`: the pseudo-inverse of each Hermitian
+    /// (real: symmetric) matrix of the square stack `(..., n, n)` from its eigenvalues `w` and
+    /// eigenvectors `U` ([`eigh`](Self::eigh), lower triangle): `U diag(1/w) U^H`, eigenvalues
+    /// of modulus at most `rcond * max |w|` taken as zero. A stack that is not square is
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue); the eigen-solver's failure as in
+    /// `eigh`.
+    pub fn pinv_hermitian(&self, rcond: f64) -> Result<DeviceArray<T::Factored>> {
+        let stack = SquareStack::of("pinv", self.shape())?;
+        if stack.is_empty() {
+            return DeviceArray::zeros(self.stream(), stack.shape());
+        }
+        let (w, u) = self.eigh(false)?;
+        let magnitudes = (&w).abs().eval()?;
+        let cutoff = magnitudes.max_axes([-1], true)?;
+        let kept = (&magnitudes).gt(&cutoff * rcond);
+        let inverse = where_(kept, (&w).reciprocal(), 0.0)
+            .astype::<T::Factored>()
+            .eval()?
+            .expand_dims(-1)?;
+        let scaled = (&inverse * (&u.swapaxes(-2, -1)?).conj()).eval()?;
+        u.matmul(&scaled)
+    }
+
     /// NumPy 2's `linalg.pinv(a, rtol=rtol)`: [`pinv`](Self::pinv) with the cut-off
     /// `rtol * S.max()`, `rtol` defaulting (`None`) to `max(M, N) * eps` as NumPy's `rtol=None`.
     pub fn pinv_rtol(&self, rtol: Option<f64>) -> Result<DeviceArray<T::Factored>> {
@@ -295,13 +327,36 @@ impl<T: LinalgInput> DeviceArray<T> {
             return self.ne(0).any()?.astype::<i64>().eval();
         }
         let stack = MatrixStack::of("matrix_rank", self.shape())?;
-        let s = self.svdvals()?;
-        if let Some(tol) = tol {
-            return (&s).gt(tol).count_nonzero_axes(-1, false);
-        }
-        let eps = <T::Factored as SolverElement>::EPSILON;
-        let rtol = rtol.unwrap_or(stack.m.max(stack.n) as f64 * eps);
-        let greatest = s.max_axes([-1], true)?;
-        (&s).gt(&greatest * rtol).count_nonzero_axes(-1, false)
+        count_above::<T::Factored>(&self.svdvals()?, tol, rtol, stack.m.max(stack.n))
     }
+
+    /// NumPy's `linalg.matrix_rank(A, tol, hermitian=True, rtol=rtol)`: as
+    /// [`matrix_rank_with`](Self::matrix_rank_with) with the moduli of the eigenvalues of each
+    /// Hermitian (real: symmetric) matrix ([`eigvalsh`](Self::eigvalsh), lower triangle) in
+    /// place of its singular values. The stack must be square
+    /// ([`Error::InvalidValue`](crate::Error::InvalidValue)); a 1-D array is a vector, as there.
+    pub fn matrix_rank_hermitian(&self, tol: Option<f64>, rtol: Option<f64>) -> Result<DeviceArray<i64>> {
+        if self.ndim() == 1 {
+            return self.ne(0).any()?.astype::<i64>().eval();
+        }
+        let stack = SquareStack::of("matrix_rank", self.shape())?;
+        let magnitudes = (&self.eigvalsh(false)?).abs().eval()?;
+        count_above::<T::Factored>(&magnitudes, tol, rtol, stack.n)
+    }
+}
+
+/// `matrix_rank`'s count of the values `s` (`(..., k)`, none negative) above the absolute `tol`
+/// when given, else above `s.max() * rtol`, `rtol` defaulting to `largest_side * eps`.
+fn count_above<F: SolverElement>(
+    s: &DeviceArray<RealOf<F>>,
+    tol: Option<f64>,
+    rtol: Option<f64>,
+    largest_side: usize,
+) -> Result<DeviceArray<i64>> {
+    if let Some(tol) = tol {
+        return s.gt(tol).count_nonzero_axes(-1, false);
+    }
+    let rtol = rtol.unwrap_or(largest_side as f64 * F::EPSILON);
+    let greatest = s.max_axes([-1], true)?;
+    s.gt(&greatest * rtol).count_nonzero_axes(-1, false)
 }
