@@ -142,13 +142,12 @@ impl Solver {
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
         apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
+        let (workspace_ptr, _workspace_use) =
+            self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
         let params = self.syevj_params()?;
         let handle = self.raw();
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _w_use = w.begin_use(&self.stream, Access::Write)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let (n, lda) = (to_int("n", n)?, to_int("lda", a_shape.ld)?);
         let lwork = to_int("lwork", device_bytes / size_of::<T>())?;
         let batch = to_int("count", count)?;
@@ -257,14 +256,8 @@ impl Solver {
         let v_bytes = if vectors { n * n * count * size_of::<T>() } else { 0 };
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
-        let u_ptr = u
-            .map(|b| self.address::<T, _>("U", b, u_bytes))
-            .transpose()?
-            .unwrap_or(0);
-        let v_ptr = v
-            .map(|b| self.address::<T, _>("V", b, v_bytes))
-            .transpose()?
-            .unwrap_or(0);
+        let u_ptr = self.optional_address::<T>("U", u, u_bytes)?;
+        let v_ptr = self.optional_address::<T>("V", v, v_bytes)?;
         let written = [
             ("A", a_ptr, a_bytes),
             ("S", s_ptr, s_bytes),
@@ -272,15 +265,13 @@ impl Solver {
             ("V", v_ptr, v_bytes),
         ];
         all_apart(&written)?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(device_bytes, workspace, &written)?;
+        let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &written)?;
         let params = self.gesvdj_params()?;
         let handle = self.raw();
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _s_use = s.begin_use(&self.stream, Access::Write)?;
         let _u_use = begin_workspace_use(u, &self.stream)?;
         let _v_use = begin_workspace_use(v, &self.stream)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let (m, n, lda) = (to_int("m", m)?, to_int("n", n)?, to_int("lda", a_shape.ld)?);
         let lwork = to_int("lwork", device_bytes / size_of::<T>())?;
         let batch = to_int("count", count)?;

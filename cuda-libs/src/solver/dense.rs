@@ -164,10 +164,8 @@ impl Solver {
         let call = cuda_sys::cusolver()?.cusolverDnXpotrf()?;
         let a_bytes = a_shape.span("A")? * size_of::<T>();
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes)])?;
+        let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes)])?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let (handle, params) = (self.handle, self.params);
         self.queue(
             "cusolverDnXpotrf",
@@ -294,15 +292,13 @@ impl Solver {
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let pivots_ptr = self.address::<i64, _>("pivots", &*pivots, pivot_bytes)?;
         apart(("A", a_ptr, a_bytes), ("pivots", pivots_ptr, pivot_bytes))?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(
+        let (workspace_ptr, _workspace_use) = self.workspace(
             device_bytes,
             workspace,
             &[("A", a_ptr, a_bytes), ("pivots", pivots_ptr, pivot_bytes)],
         )?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _pivots_use = pivots.begin_use(&self.stream, Access::Write)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let (handle, params) = (self.handle, self.params);
         self.queue("cusolverDnXgetrf", Meaning::Singular, 1, host_bytes, |info, host| {
             // SAFETY: as in `potrf`; the pivots hold `min(m, n)` `i64`s and overlap nothing else.
@@ -440,15 +436,13 @@ impl Solver {
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let tau_ptr = self.address::<T, _>("tau", &*tau, tau_bytes)?;
         apart(("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes))?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(
+        let (workspace_ptr, _workspace_use) = self.workspace(
             device_bytes,
             workspace,
             &[("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes)],
         )?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _tau_use = tau.begin_use(&self.stream, Access::Write)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let (handle, params) = (self.handle, self.params);
         self.queue(
             "cusolverDnXgeqrf",
@@ -514,15 +508,13 @@ impl Solver {
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let tau_ptr = self.address::<T, _>("tau", tau, tau_bytes)?;
         apart(("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes))?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(
+        let (workspace_ptr, _workspace_use) = self.workspace(
             device_bytes,
             workspace,
             &[("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes)],
         )?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _tau_use = tau.begin_use(&self.stream, Access::Read)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let lwork = to_int("orgqr's workspace", device_bytes / size_of::<T>())?;
         let handle = self.handle;
         self.queue("cusolverDn<t>orgqr", Meaning::ArgumentsOnly, 1, 0, |info, _| {
@@ -632,14 +624,8 @@ impl Solver {
         let vt_bytes = Matrix::new(vt_rows, n).span("V^T")? * size_of::<T>();
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
-        let u_ptr = u
-            .map(|u| self.address::<T, _>("U", u, u_bytes))
-            .transpose()?
-            .unwrap_or(0);
-        let vt_ptr = vt
-            .map(|vt| self.address::<T, _>("V^T", vt, vt_bytes))
-            .transpose()?
-            .unwrap_or(0);
+        let u_ptr = self.optional_address::<T>("U", u, u_bytes)?;
+        let vt_ptr = self.optional_address::<T>("V^T", vt, vt_bytes)?;
         let written = [
             ("A", a_ptr, a_bytes),
             ("S", s_ptr, s_bytes),
@@ -647,13 +633,11 @@ impl Solver {
             ("V^T", vt_ptr, if vt_ptr == 0 { 0 } else { vt_bytes }),
         ];
         all_apart(&written)?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(device_bytes, workspace, &written)?;
+        let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &written)?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _s_use = s.begin_use(&self.stream, Access::Write)?;
         let _u_use = begin_workspace_use(u, &self.stream)?;
         let _vt_use = begin_workspace_use(vt, &self.stream)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let job = vectors.job();
         let (handle, params) = (self.handle, self.params);
         self.queue(
@@ -752,11 +736,10 @@ impl Solver {
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
         apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
+        let (workspace_ptr, _workspace_use) =
+            self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _w_use = w.begin_use(&self.stream, Access::Write)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let (handle, params) = (self.handle, self.params);
         self.queue(
             "cusolverDnXsyevd",
@@ -859,18 +842,13 @@ impl Solver {
         let vr_bytes = if vectors { n * n * size_of::<T>() } else { 0 };
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let w_ptr = self.address::<T, _>("W", &*w, w_bytes)?;
-        let vr_ptr = vr
-            .map(|b| self.address::<T, _>("VR", b, vr_bytes))
-            .transpose()?
-            .unwrap_or(0);
+        let vr_ptr = self.optional_address::<T>("VR", vr, vr_bytes)?;
         let written = [("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes), ("VR", vr_ptr, vr_bytes)];
         all_apart(&written)?;
-        let workspace: Option<&dyn DeviceMemoryMut> = workspace.map(|w| &*w);
-        let workspace_ptr = self.workspace(device_bytes, workspace, &written)?;
+        let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &written)?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let _w_use = w.begin_use(&self.stream, Access::Write)?;
         let _vr_use = begin_workspace_use(vr, &self.stream)?;
-        let _workspace_use = begin_workspace_use(workspace, &self.stream)?;
         let (n, lda) = (to_long("n", n)?, to_long("lda", a_shape.ld)?);
         let (handle, params) = (self.handle, self.params);
         self.queue(
@@ -991,27 +969,44 @@ impl Solver {
         Ok(pointer)
     }
 
+    /// An optional buffer's address, checked like [`Solver::address`]; 0 where none is given.
+    pub(super) fn optional_address<E>(
+        &self,
+        name: &'static str,
+        memory: Option<&dyn DeviceMemoryMut>,
+        bytes: usize,
+    ) -> Result<CUdeviceptr> {
+        Ok(memory
+            .map(|memory| self.address::<E, _>(name, memory, bytes))
+            .transpose()?
+            .unwrap_or(0))
+    }
+
     /// The workspace's address (0 where none is needed), checked like the data and against
-    /// overlap with it.
-    pub(super) fn workspace(
+    /// overlap with it, and its use on the handle's stream, open (none where none was given).
+    pub(super) fn workspace<'w>(
         &self,
         bytes: usize,
-        workspace: Option<&dyn DeviceMemoryMut>,
+        workspace: Option<&'w mut dyn DeviceMemoryMut>,
         data: &[(&'static str, CUdeviceptr, usize)],
-    ) -> Result<CUdeviceptr> {
-        if bytes == 0 {
-            return Ok(0);
-        }
-        let Some(workspace) = workspace else {
-            return Err(Error::InvalidValue(format!(
-                "the routine needs {bytes} bytes of workspace and none was given"
-            )));
+    ) -> Result<(CUdeviceptr, Option<StreamUse<'w>>)> {
+        let workspace: Option<&'w dyn DeviceMemoryMut> = workspace.map(|w| &*w);
+        let pointer = match workspace {
+            _ if bytes == 0 => 0,
+            None => {
+                return Err(Error::InvalidValue(format!(
+                    "the routine needs {bytes} bytes of workspace and none was given"
+                )))
+            }
+            Some(workspace) => {
+                let pointer = self.address::<u8, _>("workspace", workspace, bytes)?;
+                for &other in data {
+                    apart(("workspace", pointer, bytes), other)?;
+                }
+                pointer
+            }
         };
-        let pointer = self.address::<u8, _>("workspace", workspace, bytes)?;
-        for &other in data {
-            apart(("workspace", pointer, bytes), other)?;
-        }
-        Ok(pointer)
+        Ok((pointer, begin_workspace_use(workspace, &self.stream)?))
     }
 }
 
