@@ -435,18 +435,7 @@ fn unique_matches_numpy() {
     // [-0+0j, 1+1j, 2, nan+1j] (the first value holding a NaN, in input order), while with
     // return_index=True the values end in 1+nanj, with indices [5, 4, 2, 1], inverse
     // [3, 3, 2, 3, 1, 0, 0, 3, 3] and counts [2, 1, 1, 5].
-    let nan = f64::NAN;
-    let z = [
-        Complex::new(nan, 1.0),
-        Complex::new(1.0, nan),
-        Complex::new(2.0, 0.0),
-        Complex::new(nan, nan),
-        Complex::new(1.0, 1.0),
-        Complex::new(-0.0, 0.0),
-        Complex::new(0.0, -0.0),
-        Complex::new(1.0, nan),
-        Complex::new(nan, -5.0),
-    ];
+    let z = numpy_complex_sample::<f64>();
     let x = DeviceArray::from_slice(&stream, &z).unwrap();
     assert_eq!(x.argsort(0).unwrap().to_vec().unwrap(), [5, 6, 4, 2, 1, 7, 8, 0, 3]);
     let plain = [z[5], z[4], z[2], z[0]];
@@ -545,18 +534,8 @@ fn intersect1d_and_setdiff1d_match_numpy() {
     // NumPy 2.4, x as in unique_matches_numpy: np.intersect1d(x, [1+nanj, 2, 0]) == [-0+0j, 2];
     // np.setdiff1d(x, [2]) == [-0+0j, 1+1j, nan+1j]; np.union1d(x, [3j]) ==
     // [-0+0j, 3j, 1+1j, 2, nan+1j]; np.isin(x, [1+nanj, 2, 0]) is true at 2, 5 and 6.
+    let z = numpy_complex_sample::<f32>();
     let nan = f32::NAN;
-    let z = [
-        Complex::new(nan, 1.0),
-        Complex::new(1.0, nan),
-        Complex::new(2.0, 0.0),
-        Complex::new(nan, nan),
-        Complex::new(1.0, 1.0),
-        Complex::new(-0.0, 0.0),
-        Complex::new(0.0, -0.0),
-        Complex::new(1.0, nan),
-        Complex::new(nan, -5.0),
-    ];
     let x = DeviceArray::from_slice(&stream, &z).unwrap();
     let test = DeviceArray::from_slice(
         &stream,
@@ -786,24 +765,73 @@ fn bad_input_is_a_typed_error() {
     println!("bad input is a typed error");
 }
 
+/// The complex values of the NumPy comparisons in `unique_matches_numpy` and
+/// `intersect1d_and_setdiff1d_match_numpy`: NaN in either part or both, ties, signed zeros.
+fn numpy_complex_sample<F: From<f32>>() -> [Complex<F>; 9] {
+    let nan = f32::NAN;
+    [
+        (nan, 1.0),
+        (1.0, nan),
+        (2.0, 0.0),
+        (nan, nan),
+        (1.0, 1.0),
+        (-0.0, 0.0),
+        (0.0, -0.0),
+        (1.0, nan),
+        (nan, -5.0),
+    ]
+    .map(|(re, im)| Complex::new(F::from(re), F::from(im)))
+}
+
+/// Every quantile method.
+const METHODS: [QuantileMethod; 5] = [
+    QuantileMethod::Linear,
+    QuantileMethod::Lower,
+    QuantileMethod::Higher,
+    QuantileMethod::Nearest,
+    QuantileMethod::Midpoint,
+];
+
 /// NumPy's quantile of one line in `f64` (its `_lerp`; NaN if the line holds one).
 fn host_quantile(line: &[f64], q: f64, method: QuantileMethod) -> f64 {
-    let mut sorted = line.to_vec();
-    sorted.sort_by(|a, b| float_cmp(*a, *b));
-    let n = sorted.len();
-    if sorted[n - 1].is_nan() {
-        return f64::NAN;
-    }
-    let virtual_index = q * (n - 1) as f64;
-    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
-    let lerp = |a: f64, b: f64, t: f64| {
+    host_quantile_in(line, q, method, |a, b, t| {
         let diff = b - a;
         if t >= 0.5 {
             b - diff * (1.0 - t)
         } else {
             a + diff * t
         }
-    };
+    })
+}
+
+/// As `host_quantile` with NumPy's `float32` arithmetic (what `f32` lines compute in).
+fn host_quantile_f32(line: &[f32], q: f64, method: QuantileMethod) -> f32 {
+    host_quantile_in(line, q, method, |a, b, t| {
+        let diff = b - a;
+        if t >= 0.5 {
+            b - diff * (1.0 - t) as f32
+        } else {
+            a + diff * t as f32
+        }
+    })
+}
+
+/// NumPy's quantile of one line, interpolated by `lerp` (NumPy's `_lerp` in the line's
+/// arithmetic); NaN if the line is empty or holds one.
+fn host_quantile_in<F: Key + From<f32>>(
+    line: &[F],
+    q: f64,
+    method: QuantileMethod,
+    lerp: impl Fn(F, F, f64) -> F,
+) -> F {
+    let mut sorted = line.to_vec();
+    sorted.sort_by(F::numpy_cmp);
+    let n = sorted.len();
+    if n == 0 || sorted[n - 1].has_nan() {
+        return F::from(f32::NAN);
+    }
+    let virtual_index = q * (n - 1) as f64;
+    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
     let floor = virtual_index.floor();
     match method {
         QuantileMethod::Linear => lerp(at(floor), at(floor + 1.0), virtual_index - floor),
@@ -821,13 +849,6 @@ fn median_and_percentiles_match_numpy() {
         return;
     };
     let stream = device.create_stream().unwrap();
-    let methods = [
-        QuantileMethod::Linear,
-        QuantileMethod::Lower,
-        QuantileMethod::Higher,
-        QuantileMethod::Nearest,
-        QuantileMethod::Midpoint,
-    ];
     // f64 and i32 (whose quantiles are f64): exact against the host's f64 arithmetic.
     let shape = [7usize, 10, 3];
     let host: Vec<f64> = data::<i32>(210, 1).iter().map(|&v| f64::from(v % 1000)).collect();
@@ -855,7 +876,7 @@ fn median_and_percentiles_match_numpy() {
             })
             .collect();
         for q in [0.0, 0.25, 0.3, 0.5, 0.9, 1.0] {
-            for method in methods {
+            for method in METHODS {
                 let expected: Vec<f64> = lines.iter().map(|l| host_quantile(l, q, method)).collect();
                 let got = x.quantile(q, axis, method).unwrap();
                 assert_eq!(got.shape(), out_shape.as_slice());
@@ -901,7 +922,7 @@ fn median_and_percentiles_match_numpy() {
         .reshape(shape.to_vec())
         .unwrap();
     for q in [0.0, 0.1, 0.5, 0.75, 1.0] {
-        for method in methods {
+        for method in METHODS {
             let expected: Vec<f64> = host
                 .chunks(33)
                 .map(|line| {
@@ -1262,18 +1283,11 @@ fn merge_sort_takes_struct_keys_and_checks_its_buffers() {
 /// values, or both NaN (among equal zeros the select takes `-0.0` first, the sort its input
 /// order: the same value).
 fn check_select_quantiles<T: Key>(stream: &Stream, host: &[T], what: &str) {
-    let methods = [
-        QuantileMethod::Linear,
-        QuantileMethod::Lower,
-        QuantileMethod::Higher,
-        QuantileMethod::Nearest,
-        QuantileMethod::Midpoint,
-    ];
     let line = DeviceArray::from_slice(stream, host).unwrap();
     let lines = DeviceArray::stack(&[&line, &line], 0).unwrap();
     let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
     for q in [0.0, 0.1, 0.25, 0.5, 0.9, 0.999, 1.0] {
-        for method in methods {
+        for method in METHODS {
             let whole = line.quantile(q, 0, method).unwrap().to_vec().unwrap()[0].to_f64();
             let sorted = lines.quantile(q, 1, method).unwrap().to_vec().unwrap()[0].to_f64();
             assert!(
@@ -1682,48 +1696,12 @@ fn complex_medians_match_numpy() {
     println!("complex medians match numpy");
 }
 
-/// As `host_quantile` with NumPy's `float32` arithmetic (what `f32` lines compute in).
-fn host_quantile_f32(line: &[f32], q: f64, method: QuantileMethod) -> f32 {
-    let mut sorted = line.to_vec();
-    sorted.sort_by(f32::numpy_cmp);
-    let n = sorted.len();
-    if n == 0 || sorted[n - 1].is_nan() {
-        return f32::NAN;
-    }
-    let virtual_index = q * (n - 1) as f64;
-    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
-    let lerp = |a: f32, b: f32, t: f64| {
-        let diff = b - a;
-        if t >= 0.5 {
-            b - diff * (1.0 - t) as f32
-        } else {
-            a + diff * t as f32
-        }
-    };
-    let floor = virtual_index.floor();
-    match method {
-        QuantileMethod::Linear => lerp(at(floor), at(floor + 1.0), virtual_index - floor),
-        QuantileMethod::Lower => at(floor),
-        QuantileMethod::Higher => at(virtual_index.ceil()),
-        QuantileMethod::Nearest => at(virtual_index.round_ties_even()),
-        QuantileMethod::Midpoint if virtual_index == floor => at(floor),
-        QuantileMethod::Midpoint => lerp(at(floor), at(floor + 1.0), 0.5),
-    }
-}
-
 #[test]
 fn quantiles_of_many_lines_by_radix_select_match_the_host() {
     let Some(device) = common::device_or_skip("quantiles_of_many_lines_by_radix_select_match_the_host") else {
         return;
     };
     let stream = device.create_stream().unwrap();
-    let methods = [
-        QuantileMethod::Linear,
-        QuantileMethod::Lower,
-        QuantileMethod::Higher,
-        QuantileMethod::Nearest,
-        QuantileMethod::Midpoint,
-    ];
     // Equal values, or both NaN (among equal zeros the select takes -0.0 first).
     let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
     // Lines of 512 to 2^16 - 1 (one block each): f64, i32 (quantiles in f64) and f32 (in f32),
@@ -1752,7 +1730,7 @@ fn quantiles_of_many_lines_by_radix_select_match_the_host() {
         // The same lines along axis 0 of the transpose (moved and copied to rows first).
         let tf64 = xf64.transpose().try_clone().unwrap();
         for q in [0.0, 0.1, 0.5, 0.77, 1.0] {
-            for method in methods {
+            for method in METHODS {
                 let what = format!("{lines} x {n} q {q} {method:?}");
                 let got = xf64.quantile(q, -1, method).unwrap().to_vec().unwrap();
                 let along_0 = tf64.quantile(q, 0, method).unwrap().to_vec().unwrap();
