@@ -586,6 +586,16 @@ fn complex_norm(a: &[Complex<f64>]) -> f64 {
     a.iter().map(|z| z.norm_sqr()).sum::<f64>().sqrt()
 }
 
+/// `|A V - V diag(w)| / |A|` for the `n x n` `a`, eigenvectors `v` (columns) and eigenvalues `w`.
+fn eigen_residual<W: Copy>(a: &[Complex<f64>], v: &[Complex<f64>], w: &[W], n: usize) -> f64
+where
+    Complex<f64>: std::ops::Mul<W, Output = Complex<f64>>,
+{
+    let av = complex_matmul(a, v, n, n, n);
+    let vw: Vec<_> = (0..n * n).map(|e| v[e] * w[e / n]).collect();
+    complex_diff(&av, &vw) / complex_norm(a)
+}
+
 fn complex_diff(a: &[Complex<f64>], b: &[Complex<f64>]) -> f64 {
     complex_norm(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<_>>())
 }
@@ -654,9 +664,7 @@ where
         .unwrap();
     solver.check_info().unwrap();
     let (v, w) = (complex_download(&a), download(&w));
-    let hv = complex_matmul(&h, &v, n, n, n);
-    let vw: Vec<_> = (0..n * n).map(|e| v[e] * w[e / n]).collect();
-    let error = complex_diff(&hv, &vw) / complex_norm(&h);
+    let error = eigen_residual(&h, &v, &w, n);
     assert!(error <= 50.0 * n as f64 * C::EPS, "complex syevd: {error:e}");
 
     // The general eigen-solver: A V = V diag(w) with complex eigenvalues (where cuSOLVER has it).
@@ -672,9 +680,7 @@ where
                 .unwrap();
             solver.check_info().unwrap();
             let (w, v) = (complex_download(&w), complex_download(&vr));
-            let av = complex_matmul(&general, &v, n, n, n);
-            let vw: Vec<_> = (0..n * n).map(|e| v[e] * w[e / n]).collect();
-            let error = complex_diff(&av, &vw) / complex_norm(&general);
+            let error = eigen_residual(&general, &v, &w, n);
             assert!(error <= 100.0 * n as f64 * C::EPS, "complex geev: {error:e}");
         }
     }
