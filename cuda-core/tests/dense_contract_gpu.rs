@@ -12,21 +12,6 @@ use cuda_core::{DeviceArray, Slice, Stream};
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut};
 use cuda_libs::blas::{Batch, Blas, Epilogue, Gemm, Gemv, Lt};
 
-/// A stream on device 0 with cuBLAS loaded, or `None` after printing why the test is skipped.
-fn stream_or_skip(test: &str) -> Option<Stream> {
-    let device = common::device_or_skip(test)?;
-    match cuda_libs::blas::load() {
-        Ok(()) => Some(device.create_stream().unwrap()),
-        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("{test}: CUDA_REQUIRE_GPU=1 but cuBLAS is missing: {error}")
-        }
-        Err(error) => {
-            println!("skipped: {test}: no cuBLAS ({error})");
-            None
-        }
-    }
-}
-
 /// 0, 1, 2, ... as `f32`.
 fn counting(len: usize) -> Vec<f32> {
     (0..len).map(|i| i as f32).collect()
@@ -55,7 +40,7 @@ fn not_dense(x: &DeviceArray<f32>) -> Vec<(&'static str, DeviceArray<f32>)> {
 
 #[test]
 fn blas_level_1_refuses_views_that_are_not_dense() {
-    let Some(stream) = stream_or_skip("blas_level_1_refuses_views_that_are_not_dense") else {
+    let Some(stream) = common::blas_stream_or_skip("blas_level_1_refuses_views_that_are_not_dense") else {
         return;
     };
     let mut blas = Blas::new(&stream).unwrap();
@@ -91,7 +76,7 @@ fn blas_level_1_refuses_views_that_are_not_dense() {
 
 #[test]
 fn blas_levels_2_and_3_refuse_views_that_are_not_dense() {
-    let Some(stream) = stream_or_skip("blas_levels_2_and_3_refuse_views_that_are_not_dense") else {
+    let Some(stream) = common::blas_stream_or_skip("blas_levels_2_and_3_refuse_views_that_are_not_dense") else {
         return;
     };
     let mut blas = Blas::new(&stream).unwrap();
@@ -162,7 +147,7 @@ fn blas_levels_2_and_3_refuse_views_that_are_not_dense() {
 
 #[test]
 fn cublaslt_refuses_views_that_are_not_dense() {
-    let Some(stream) = stream_or_skip("cublaslt_refuses_views_that_are_not_dense") else {
+    let Some(stream) = common::blas_stream_or_skip("cublaslt_refuses_views_that_are_not_dense") else {
         return;
     };
     let mut lt = Lt::new(&stream).unwrap();
@@ -227,7 +212,7 @@ fn copy_range(
 
 #[test]
 fn raw_range_copies_refuse_views_that_are_not_dense() {
-    let Some(stream) = stream_or_skip("raw_range_copies_refuse_views_that_are_not_dense") else {
+    let Some(stream) = common::blas_stream_or_skip("raw_range_copies_refuse_views_that_are_not_dense") else {
         return;
     };
     let data = counting(16);

@@ -17,10 +17,6 @@ type C128 = Complex<f64>;
 
 const NORMS: [FftNorm; 3] = [FftNorm::Backward, FftNorm::Ortho, FftNorm::Forward];
 
-fn stream_or_skip(test: &str) -> Option<Stream> {
-    common::device_or_skip(test).map(|device| device.create_stream().unwrap())
-}
-
 /// A row-major host array of complex f64 values.
 #[derive(Clone, Debug)]
 struct Host {
@@ -203,7 +199,7 @@ fn c64(z: C128) -> C64 {
 
 #[test]
 fn complex_transforms_match_the_host_dft_at_odd_and_prime_sizes() {
-    let Some(stream) = stream_or_skip("complex_transforms_match_the_host_dft_at_odd_and_prime_sizes") else {
+    let Some(stream) = common::stream_or_skip("complex_transforms_match_the_host_dft_at_odd_and_prime_sizes") else {
         return;
     };
     for n in [1usize, 2, 7, 12, 97, 243, 1000, 4096, 4099] {
@@ -226,7 +222,7 @@ fn complex_transforms_match_the_host_dft_at_odd_and_prime_sizes() {
 
 #[test]
 fn every_norm_scales_as_numpy_and_round_trips() {
-    let Some(stream) = stream_or_skip("every_norm_scales_as_numpy_and_round_trips") else {
+    let Some(stream) = common::stream_or_skip("every_norm_scales_as_numpy_and_round_trips") else {
         return;
     };
     let n = 360;
@@ -254,7 +250,7 @@ fn every_norm_scales_as_numpy_and_round_trips() {
 
 #[test]
 fn real_transforms_pad_crop_and_promote_as_numpy() {
-    let Some(stream) = stream_or_skip("real_transforms_pad_crop_and_promote_as_numpy") else {
+    let Some(stream) = common::stream_or_skip("real_transforms_pad_crop_and_promote_as_numpy") else {
         return;
     };
     let x = Host::random(&[2, 30], 11).real();
@@ -318,7 +314,7 @@ fn real_transforms_pad_crop_and_promote_as_numpy() {
 
 #[test]
 fn transforms_over_several_axes_match_the_host_dft() {
-    let Some(stream) = stream_or_skip("transforms_over_several_axes_match_the_host_dft") else {
+    let Some(stream) = common::stream_or_skip("transforms_over_several_axes_match_the_host_dft") else {
         return;
     };
     let x = Host::random(&[6, 5, 8], 21);
@@ -377,7 +373,7 @@ fn transforms_over_several_axes_match_the_host_dft() {
 
 #[test]
 fn batched_strided_transposed_and_reversed_inputs() {
-    let Some(stream) = stream_or_skip("batched_strided_transposed_and_reversed_inputs") else {
+    let Some(stream) = common::stream_or_skip("batched_strided_transposed_and_reversed_inputs") else {
         return;
     };
     let x = Host::random(&[64, 256], 31);
@@ -425,7 +421,7 @@ fn batched_strided_transposed_and_reversed_inputs() {
 
 #[test]
 fn hermitian_transforms_are_numpys() {
-    let Some(stream) = stream_or_skip("hermitian_transforms_are_numpys") else {
+    let Some(stream) = common::stream_or_skip("hermitian_transforms_are_numpys") else {
         return;
     };
     let n = 21;
@@ -447,7 +443,7 @@ fn hermitian_transforms_are_numpys() {
 
 #[test]
 fn frequencies_and_shifts_are_numpys() {
-    let Some(stream) = stream_or_skip("frequencies_and_shifts_are_numpys") else {
+    let Some(stream) = common::stream_or_skip("frequencies_and_shifts_are_numpys") else {
         return;
     };
     assert_eq!(fft::fftfreq(&stream, 5, 0.1).unwrap().to_vec().unwrap().len(), 5);
@@ -479,7 +475,7 @@ fn frequencies_and_shifts_are_numpys() {
 
 #[test]
 fn plans_are_cached_per_stream() {
-    let Some(stream) = stream_or_skip("plans_are_cached_per_stream") else {
+    let Some(stream) = common::stream_or_skip("plans_are_cached_per_stream") else {
         return;
     };
     let other = stream.context().clone();
@@ -540,7 +536,7 @@ fn through<R>(what: &str, callback: bool, transform: impl FnOnce() -> R) -> R {
 
 #[test]
 fn expressions_load_through_cufft_callbacks() {
-    let Some(stream) = stream_or_skip("expressions_load_through_cufft_callbacks") else {
+    let Some(stream) = common::stream_or_skip("expressions_load_through_cufft_callbacks") else {
         return;
     };
     let callback = callbacks_expected();
@@ -635,7 +631,7 @@ fn expressions_load_through_cufft_callbacks() {
 
 #[test]
 fn expressions_fall_back_where_no_callback_fits() {
-    let Some(stream) = stream_or_skip("expressions_fall_back_where_no_callback_fits") else {
+    let Some(stream) = common::stream_or_skip("expressions_fall_back_where_no_callback_fits") else {
         return;
     };
     let x = Host::random(&[4, 100], 51).real();

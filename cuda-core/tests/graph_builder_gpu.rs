@@ -234,19 +234,10 @@ fn assert_close(what: &str, got: &[f32], want: &[f32]) {
 
 #[test]
 fn array_work_captured_once_replays_new_inputs_like_eager_runs() {
-    let Some(device) = common::device_or_skip("array_work_captured_once_replays_new_inputs_like_eager_runs") else {
+    let Some(stream) = common::blas_stream_or_skip("array_work_captured_once_replays_new_inputs_like_eager_runs")
+    else {
         return;
     };
-    if let Err(error) = cuda_libs::blas::load() {
-        assert_ne!(
-            std::env::var("CUDA_REQUIRE_GPU").as_deref(),
-            Ok("1"),
-            "no cuBLAS: {error}"
-        );
-        println!("skipped: array_work_captured_once_replays_new_inputs_like_eager_runs: no cuBLAS ({error})");
-        return;
-    }
-    let stream = device.create_stream().unwrap();
     let n = 256;
     let mut x = DeviceArray::from_slice(&stream, &inputs(n, 1)).unwrap();
     let w = DeviceArray::from_slice(&stream, &inputs(n * n, 2))
@@ -259,7 +250,7 @@ fn array_work_captured_once_replays_new_inputs_like_eager_runs() {
         .iter()
         .map(|a| DeviceArray::zeros(&stream, a.shape().to_vec()).unwrap())
         .collect();
-    let pool = MemoryPool::for_context(device.context());
+    let pool = MemoryPool::for_context(stream.context());
     let before = pool.stats();
     let mut builder = GraphBuilder::new(&stream);
     builder

@@ -32,10 +32,6 @@ trait RealSolverElement: SolverElement + Scalars<Real = Self> {}
 impl RealSolverElement for f32 {}
 impl RealSolverElement for f64 {}
 
-fn stream_or_skip(test: &str) -> Option<Stream> {
-    common::device_or_skip(test).map(|device| device.create_stream().unwrap())
-}
-
 /// `count` well-conditioned `n x n` matrices (diagonally dominant), row-major one after another.
 fn matrices(count: usize, n: usize, seed: u64) -> Vec<f64> {
     let mut state = seed
@@ -216,7 +212,7 @@ fn inverses_and_determinants<T: RealSolverElement + LinalgInput<Factored = T>>(s
 
 #[test]
 fn solve_residuals_are_small_in_f32_and_f64() {
-    let Some(stream) = stream_or_skip("solve_residuals_are_small_in_f32_and_f64") else {
+    let Some(stream) = common::stream_or_skip("solve_residuals_are_small_in_f32_and_f64") else {
         return;
     };
     solves::<f32>(&stream);
@@ -225,7 +221,7 @@ fn solve_residuals_are_small_in_f32_and_f64() {
 
 #[test]
 fn inverses_and_determinants_match_the_host() {
-    let Some(stream) = stream_or_skip("inverses_and_determinants_match_the_host") else {
+    let Some(stream) = common::stream_or_skip("inverses_and_determinants_match_the_host") else {
         return;
     };
     inverses_and_determinants::<f32>(&stream);
@@ -234,7 +230,7 @@ fn inverses_and_determinants_match_the_host() {
 
 #[test]
 fn integers_promote_and_empty_stacks_follow_numpy() {
-    let Some(stream) = stream_or_skip("integers_promote_and_empty_stacks_follow_numpy") else {
+    let Some(stream) = common::stream_or_skip("integers_promote_and_empty_stacks_follow_numpy") else {
         return;
     };
     let a = DeviceArray::<i32>::from_slice(&stream, &[2, 1, 1, 3])
@@ -278,7 +274,7 @@ fn integers_promote_and_empty_stacks_follow_numpy() {
 
 #[test]
 fn singular_matrices_are_errors_with_their_index() {
-    let Some(stream) = stream_or_skip("singular_matrices_are_errors_with_their_index") else {
+    let Some(stream) = common::stream_or_skip("singular_matrices_are_errors_with_their_index") else {
         return;
     };
     // One singular matrix (cuSOLVER's getrf): rows 2 = 2 * row 1.
@@ -383,7 +379,7 @@ fn cholesky_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &S
 
 #[test]
 fn cholesky_factors_rebuild_their_matrices() {
-    let Some(stream) = stream_or_skip("cholesky_factors_rebuild_their_matrices") else {
+    let Some(stream) = common::stream_or_skip("cholesky_factors_rebuild_their_matrices") else {
         return;
     };
     cholesky_factors::<f32>(&stream);
@@ -402,7 +398,8 @@ fn cholesky_factors_rebuild_their_matrices() {
 
 #[test]
 fn matrices_that_are_not_positive_definite_are_errors_with_their_index() {
-    let Some(stream) = stream_or_skip("matrices_that_are_not_positive_definite_are_errors_with_their_index") else {
+    let Some(stream) = common::stream_or_skip("matrices_that_are_not_positive_definite_are_errors_with_their_index")
+    else {
         return;
     };
     // Indefinite: eigenvalues 3 and -1; its leading minor of order 2 is negative.
@@ -665,7 +662,7 @@ fn singular_value_routines<T: RealSolverElement + LinalgInput<Factored = T>>(str
 
 #[test]
 fn eigh_matches_a_host_solver_with_orthonormal_vectors() {
-    let Some(stream) = stream_or_skip("eigh_matches_a_host_solver_with_orthonormal_vectors") else {
+    let Some(stream) = common::stream_or_skip("eigh_matches_a_host_solver_with_orthonormal_vectors") else {
         return;
     };
     eigen_decompositions::<f32>(&stream);
@@ -677,7 +674,7 @@ fn eigh_matches_a_host_solver_with_orthonormal_vectors() {
 
 #[test]
 fn singular_values_norms_cond_and_rank_match_the_host() {
-    let Some(stream) = stream_or_skip("singular_values_norms_cond_and_rank_match_the_host") else {
+    let Some(stream) = common::stream_or_skip("singular_values_norms_cond_and_rank_match_the_host") else {
         return;
     };
     singular_value_routines::<f32>(&stream);
@@ -703,7 +700,7 @@ fn singular_values_norms_cond_and_rank_match_the_host() {
 
 #[test]
 fn matrix_powers_and_multi_dot_match_host_products() {
-    let Some(stream) = stream_or_skip("matrix_powers_and_multi_dot_match_host_products") else {
+    let Some(stream) = common::stream_or_skip("matrix_powers_and_multi_dot_match_host_products") else {
         return;
     };
     let n = 6;
@@ -837,7 +834,7 @@ fn qr_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream)
 
 #[test]
 fn qr_factors_rebuild_their_matrices_with_orthonormal_q() {
-    let Some(stream) = stream_or_skip("qr_factors_rebuild_their_matrices_with_orthonormal_q") else {
+    let Some(stream) = common::stream_or_skip("qr_factors_rebuild_their_matrices_with_orthonormal_q") else {
         return;
     };
     qr_factors::<f32>(&stream);
@@ -848,7 +845,7 @@ fn qr_factors_rebuild_their_matrices_with_orthonormal_q() {
 
 #[test]
 fn lstsq_fits_with_residuals_rank_and_minimum_norm() {
-    let Some(stream) = stream_or_skip("lstsq_fits_with_residuals_rank_and_minimum_norm") else {
+    let Some(stream) = common::stream_or_skip("lstsq_fits_with_residuals_rank_and_minimum_norm") else {
         return;
     };
     // Overdetermined, full rank: x solves the normal equations; residuals are ||b - A x||^2.
@@ -1092,7 +1089,7 @@ fn complex_lu_family<C: HostComplex>(stream: &Stream) {
 
 #[test]
 fn complex_solve_inv_det_and_slogdet_match_the_host() {
-    let Some(stream) = stream_or_skip("complex_solve_inv_det_and_slogdet_match_the_host") else {
+    let Some(stream) = common::stream_or_skip("complex_solve_inv_det_and_slogdet_match_the_host") else {
         return;
     };
     complex_lu_family::<Complex<f32>>(&stream);
@@ -1156,7 +1153,7 @@ fn complex_eig<C: HostComplex + cuda_core::SolverElement<Complex = C>>(stream: &
 
 #[test]
 fn eig_gives_eigenpairs_of_non_symmetric_matrices() {
-    let Some(stream) = stream_or_skip("eig_gives_eigenpairs_of_non_symmetric_matrices") else {
+    let Some(stream) = common::stream_or_skip("eig_gives_eigenpairs_of_non_symmetric_matrices") else {
         return;
     };
     if complex_eig::<Complex<f32>>(&stream).is_none() {
@@ -1493,7 +1490,7 @@ fn complex_factorizations<C: HostComplex>(stream: &Stream) {
 
 #[test]
 fn complex_factorizations_rebuild_their_matrices() {
-    let Some(stream) = stream_or_skip("complex_factorizations_rebuild_their_matrices") else {
+    let Some(stream) = common::stream_or_skip("complex_factorizations_rebuild_their_matrices") else {
         return;
     };
     complex_factorizations::<Complex<f32>>(&stream);
@@ -1625,7 +1622,7 @@ fn complex_norms<C: HostComplex>(stream: &Stream) {
 
 #[test]
 fn complex_norms_are_real_and_match_the_host_for_every_order() {
-    let Some(stream) = stream_or_skip("complex_norms_are_real_and_match_the_host_for_every_order") else {
+    let Some(stream) = common::stream_or_skip("complex_norms_are_real_and_match_the_host_for_every_order") else {
         return;
     };
     complex_norms::<Complex<f32>>(&stream);
@@ -1648,7 +1645,7 @@ fn real_as_complex(values: &[f64]) -> Vec<Complex<f64>> {
 
 #[test]
 fn solve_promotes_real_and_complex_operands_together() {
-    let Some(stream) = stream_or_skip("solve_promotes_real_and_complex_operands_together") else {
+    let Some(stream) = common::stream_or_skip("solve_promotes_real_and_complex_operands_together") else {
         return;
     };
     let stream = &stream;
@@ -1756,7 +1753,7 @@ fn hermitian_pinv_and_rank<C: HostComplex>(stream: &Stream) {
 
 #[test]
 fn hermitian_pinv_and_matrix_rank_follow_eigh() {
-    let Some(stream) = stream_or_skip("hermitian_pinv_and_matrix_rank_follow_eigh") else {
+    let Some(stream) = common::stream_or_skip("hermitian_pinv_and_matrix_rank_follow_eigh") else {
         return;
     };
     hermitian_pinv_and_rank::<Complex<f32>>(&stream);

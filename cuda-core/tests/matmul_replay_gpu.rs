@@ -11,20 +11,10 @@ use common::products::{array, assert_close, host_matmul, values};
 
 #[test]
 fn repeated_products_with_replay_on_follow_their_inputs() {
-    let Some(device) = common::device_or_skip("repeated_products_with_replay_on_follow_their_inputs") else {
+    let Some(stream) = common::blas_stream_or_skip("repeated_products_with_replay_on_follow_their_inputs") else {
         return;
     };
-    if let Err(error) = cuda_libs::blas::load() {
-        assert_ne!(
-            std::env::var("CUDA_REQUIRE_GPU").as_deref(),
-            Ok("1"),
-            "CUDA_REQUIRE_GPU=1 but cuBLAS is missing: {error}"
-        );
-        println!("skipped: repeated_products_with_replay_on_follow_their_inputs: no cuBLAS ({error})");
-        return;
-    }
     assert!(!cuda_core::matmul_replay(), "off by default");
-    let stream = device.create_stream().unwrap();
     // 128^3 multiply-adds: above the small-product kernel, so cuBLASLt runs it.
     let n = 128;
     let b_host = values(n * n, 2);

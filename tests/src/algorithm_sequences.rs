@@ -55,8 +55,7 @@ fn counted<T>(result: cuda_core::Result<T>) -> cuda_core::Result<Option<T>> {
 /// is (so the suite can compare its code with the injected one); any other error of cuda-core
 /// becomes `InvalidValue`, which the suite reports.
 fn on_default_pool(what: &str, body: impl FnOnce(&Stream) -> cuda_core::Result<()>) -> Result<()> {
-    if let Err(why) = cuda_sys::nvrtc() {
-        println!("skipped: {what}: NVRTC is not available ({why})");
+    if !crate::checks::nvrtc_available(what) {
         return Ok(());
     }
     cuda_core::load_generated_as_ptx(true);

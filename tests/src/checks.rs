@@ -1,4 +1,4 @@
-//! Assertions the stand-in driver's test files share.
+//! Set-up checks and assertions the stand-in driver's test files share.
 
 use cuda_driver::{Context, Device, Error, Result};
 
@@ -23,5 +23,17 @@ pub fn assert_invalid<T: std::fmt::Debug>(result: Result<T>, mentions: &str) {
     match result {
         Err(Error::InvalidValue(message)) => assert!(message.contains(mentions), "{message:?} lacks {mentions:?}"),
         other => panic!("expected InvalidValue mentioning {mentions:?}, got {other:?}"),
+    }
+}
+
+/// Whether NVRTC can be loaded (generated kernels are compiled at run time); without it, prints
+/// `skipped: <test>: ...` for the test to return early.
+pub fn nvrtc_available(test: &str) -> bool {
+    match cuda_sys::nvrtc() {
+        Ok(_) => true,
+        Err(why) => {
+            println!("skipped: {test}: NVRTC is not available ({why})");
+            false
+        }
     }
 }

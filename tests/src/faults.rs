@@ -16,6 +16,7 @@
 //! the destructor gave up without trying to release: those are listed in
 //! [`Report::skipped_releases`]. Every other leak is a failure.
 
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
@@ -75,6 +76,31 @@ const PREPARATION_CALLS: [&str; 4] = [
     "cuCtxSynchronize",
     "cuStreamSynchronize",
 ];
+
+/// Runs `sequence` once per failure point, with immediate and with deferred work, prints what
+/// ran, and fails on any broken promise (or where the sequence made no driver call).
+pub fn assert_every_failure_point_clean(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::Result<()>) {
+    for deferred in [false, true] {
+        fake.set_deferred(deferred);
+        let report = exercise(fake, name, sequence);
+        let _ = writeln!(
+            std::io::stdout(),
+            "failure points{}: {name}: {} driver calls, {} runs, {} broken",
+            if deferred { " (deferred work)" } else { "" },
+            report.calls,
+            report.points,
+            report.failures.len()
+        );
+        assert!(report.points > 0, "{name} made no driver call");
+        assert!(
+            report.failures.is_empty() && report.skipped_releases.is_empty(),
+            "{name}: {:#?} {:#?}",
+            report.failures,
+            report.skipped_releases
+        );
+    }
+    fake.set_deferred(false);
+}
 
 /// Runs `sequence` clean, then once per failure point. See the module docs.
 pub fn exercise(fake: &Session, name: &str, sequence: &dyn Fn() -> cuda_driver::Result<()>) -> Report {

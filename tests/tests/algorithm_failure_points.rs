@@ -11,18 +11,9 @@ use std::io::Write;
 use cuda_core::{DeviceArray, ExprOps};
 use cuda_driver::Stream;
 use tests::algorithm_sequences::{ALGORITHM_SEQUENCES, GARBAGE_COUNT};
+use tests::checks::nvrtc_available;
 use tests::sequences::primary;
 use tests::{fake, faults};
-
-fn nvrtc_available(test: &str) -> bool {
-    match cuda_sys::nvrtc() {
-        Ok(_) => true,
-        Err(why) => {
-            println!("skipped: {test}: NVRTC is not available ({why})");
-            false
-        }
-    }
-}
 
 /// Runs every family's sequence once per failure point, with generated kernels as no-ops;
 /// returns the broken promises.

@@ -15,7 +15,8 @@ use cuda_core::Complex;
 use cuda_core::{DeviceArray, Error, ExprOps, Norm};
 use cuda_driver::{Device, Stream};
 use cuda_libs::LinalgFailure;
-use tests::fake;
+use tests::checks::nvrtc_available;
+use tests::fake::{self, Session};
 use tests::fake_libs::{self, Live};
 
 /// `CUSOLVER_STATUS_INTERNAL_ERROR`: the status injected.
@@ -34,17 +35,25 @@ fn linalg_failure<T: std::fmt::Debug>(result: cuda_core::Result<T>) -> (&'static
     }
 }
 
-#[test]
-fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
-    if let Err(why) = cuda_sys::nvrtc() {
-        println!("skipped: NVRTC is not available ({why})");
-        return;
+/// The stand-in driver (generated kernels loaded as PTX, run as no-ops) and cuSOLVER, fresh;
+/// `None` (the test skipped) without NVRTC.
+fn stand_ins(test: &str) -> Option<Session> {
+    if !nvrtc_available(test) {
+        return None;
     }
     let fake = fake::session();
     fake.set_bodiless_kernels_noop(true);
     cuda_core::load_generated_as_ptx(true);
     fake_libs::install();
     fake_libs::reset();
+    Some(fake)
+}
+
+#[test]
+fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
+    let Some(fake) = stand_ins("a singular matrix in solve and inv") else {
+        return;
+    };
     let context = Device::get(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&context).unwrap();
     let a = DeviceArray::<i32>::from_slice(&stream, &[1, 2, 2, 4])
@@ -154,16 +163,10 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
 
 #[test]
 fn complex_decompositions_follow_numpys_shapes_and_types() {
-    if let Err(why) = cuda_sys::nvrtc() {
-        println!("skipped: NVRTC is not available ({why})");
-        return;
-    }
     use cuda_core::DType;
-    let fake = fake::session();
-    fake.set_bodiless_kernels_noop(true);
-    cuda_core::load_generated_as_ptx(true);
-    fake_libs::install();
-    fake_libs::reset();
+    let Some(fake) = stand_ins("complex decompositions") else {
+        return;
+    };
     fake_libs::set_info(0);
     let context = Device::get(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&context).unwrap();
@@ -304,15 +307,9 @@ fn linalg_life() -> cuda_core::Result<()> {
 
 #[test]
 fn the_routines_survive_a_failure_at_every_library_and_driver_call() {
-    if let Err(why) = cuda_sys::nvrtc() {
-        println!("skipped: NVRTC is not available ({why})");
+    let Some(fake) = stand_ins("failure points of the linalg routines") else {
         return;
-    }
-    let fake = fake::session();
-    fake.set_bodiless_kernels_noop(true);
-    cuda_core::load_generated_as_ptx(true);
-    fake_libs::install();
-    fake_libs::reset();
+    };
     fake.reset();
     linalg_life().expect("the clean run");
     let (library_calls, driver_calls) = (fake_libs::calls(), fake.calls());

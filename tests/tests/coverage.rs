@@ -5,8 +5,6 @@
 //! every driver call of each sequence failing once (immediate and deferred
 //! stream work) without a panic, leak or double free.
 
-use std::io::Write;
-
 use cuda_driver::{
     Advice, ArrayFlags, CaptureMode, Context, ContextFlags, CudaArray, Device, DeviceBuffer, Error, Event, EventFlags,
     FilterMode, Global, IpcEventHandle, IpcMemHandle, IpcMemory, LaunchConfig, Library, ManagedBuffer, MemPool,
@@ -43,27 +41,7 @@ fn reference_copy<T: Copy>(
 /// Runs `sequence` once per failure point, immediate and deferred, and
 /// fails on any broken promise.
 fn every_failure_point(name: &str, sequence: fn() -> Result<()>) {
-    let fake = fake::session();
-    for deferred in [false, true] {
-        fake.set_deferred(deferred);
-        let report = faults::exercise(&fake, name, &sequence);
-        let _ = writeln!(
-            std::io::stdout(),
-            "failure points{}: {name}: {} driver calls, {} runs, {} broken",
-            if deferred { " (deferred work)" } else { "" },
-            report.calls,
-            report.points,
-            report.failures.len()
-        );
-        assert!(report.points > 0, "{name} made no driver call");
-        assert!(
-            report.failures.is_empty() && report.skipped_releases.is_empty(),
-            "{name}: {:?} {:?}",
-            report.failures,
-            report.skipped_releases
-        );
-    }
-    fake.set_deferred(false);
+    faults::assert_every_failure_point_clean(&fake::session(), name, &sequence);
 }
 
 // ---------------------------------------------------------------- pitched memory, 2-D and 3-D copies

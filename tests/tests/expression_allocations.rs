@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cuda_core::DeviceArray;
 use cuda_driver::Stream;
-use tests::checks::setup;
+use tests::checks::{nvrtc_available, setup};
 
 /// Counts the allocations made on a thread while its `COUNTING` flag is set.
 struct CountingAllocator;
@@ -49,17 +49,6 @@ fn allocations_in<R>(body: impl FnOnce() -> R) -> (usize, R) {
     let result = body();
     COUNTING.with(|c| c.set(false));
     (ALLOCATIONS.load(Ordering::Relaxed) - before, result)
-}
-
-/// Whether NVRTC can be loaded (the expression's kernel is compiled at run time).
-fn nvrtc_available(test: &str) -> bool {
-    match cuda_sys::nvrtc() {
-        Ok(_) => true,
-        Err(why) => {
-            println!("skipped: {test}: NVRTC is not available ({why})");
-            false
-        }
-    }
 }
 
 const N: usize = 1000;

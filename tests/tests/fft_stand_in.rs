@@ -9,6 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cuda_driver::{Device, Stream};
 use cuda_libs::Error;
+use tests::checks::nvrtc_available;
 use tests::fake::{self, Session};
 use tests::fake_libs::{self, Live};
 
@@ -201,18 +202,6 @@ fn survives_a_failure_at_every_call(life: fn(&Stream) -> cuda_core::Result<()>, 
         check_clean(&format!("driver call {n}"));
     }
     println!("failure points: {library_calls} cuFFT calls, {driver_calls} driver calls");
-}
-
-/// Whether NVRTC can be loaded (load callbacks and the fallback's kernel are compiled at run
-/// time).
-fn nvrtc_available(test: &str) -> bool {
-    match cuda_sys::nvrtc() {
-        Ok(_) => true,
-        Err(why) => {
-            println!("skipped: {test}: NVRTC is not available ({why})");
-            false
-        }
-    }
 }
 
 /// An expression feeding a transform becomes cuFFT's load callback: the plan is made as cuFFT

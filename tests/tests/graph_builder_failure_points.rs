@@ -46,23 +46,5 @@ fn while_builder_life() -> cuda_driver::Result<()> {
 #[test]
 fn every_failure_of_a_builders_life_is_clean() {
     let fake = tests::fake::session();
-    for deferred in [false, true] {
-        fake.set_deferred(deferred);
-        let report = tests::faults::exercise(&fake, "while builder", &while_builder_life);
-        println!(
-            "failure points{}: {} driver calls, {} runs, {} broken",
-            if deferred { " (deferred work)" } else { "" },
-            report.calls,
-            report.points,
-            report.failures.len()
-        );
-        assert!(report.points > 0);
-        assert!(
-            report.failures.is_empty() && report.skipped_releases.is_empty(),
-            "{:#?} {:#?}",
-            report.failures,
-            report.skipped_releases
-        );
-    }
-    fake.set_deferred(false);
+    tests::faults::assert_every_failure_point_clean(&fake, "while builder", &while_builder_life);
 }

@@ -6,8 +6,6 @@
 //! host can tell; every driver call of a built graph's life failing once, without a panic, leak
 //! or double free.
 
-use std::io::Write;
-
 use cuda_driver::{
     CaptureMode, ConditionalKind, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, Graph,
     GraphArgs, GraphUpdateReason, LaunchConfig, LaunchError, MemsetValue, Module, Region, Result, Stream,
@@ -364,27 +362,8 @@ fn every_failure_of_a_built_graph_is_clean() {
     let fake = fake::session();
     let lives: [(&str, Life); 2] = [("built graph", built_graph_life), ("while graph", while_graph_life)];
     for (name, life) in lives {
-        for deferred in [false, true] {
-            fake.set_deferred(deferred);
-            let report = faults::exercise(&fake, name, &life);
-            let _ = writeln!(
-                std::io::stdout(),
-                "failure points{}: {name}: {} driver calls, {} runs, {} broken",
-                if deferred { " (deferred work)" } else { "" },
-                report.calls,
-                report.points,
-                report.failures.len()
-            );
-            assert!(report.points > 0);
-            assert!(
-                report.failures.is_empty() && report.skipped_releases.is_empty(),
-                "{:?} {:?}",
-                report.failures,
-                report.skipped_releases
-            );
-        }
+        faults::assert_every_failure_point_clean(&fake, name, &life);
     }
-    fake.set_deferred(false);
 }
 
 #[test]

@@ -6,7 +6,7 @@ pub mod products;
 
 use std::path::PathBuf;
 
-use cuda_core::{Device, Error};
+use cuda_core::{Device, Error, Stream};
 
 /// The seed's element-wise add, `out = x1 + x2`.
 pub const MY_ADD: &str = r#"
@@ -84,6 +84,28 @@ pub fn device_or_skip(test: &str) -> Option<Device> {
         }
         Err(error) => {
             println!("skipped: {test}: no usable GPU ({error})");
+            None
+        }
+    }
+}
+
+/// A new stream on device 0, or `None` after printing why the test is skipped.
+pub fn stream_or_skip(test: &str) -> Option<Stream> {
+    device_or_skip(test).map(|device| device.create_stream().unwrap())
+}
+
+/// A stream on device 0 with cuBLAS loaded, or `None` after printing why the test is skipped
+/// (a panic under `CUDA_REQUIRE_GPU=1`).
+#[cfg(feature = "blas")]
+pub fn blas_stream_or_skip(test: &str) -> Option<Stream> {
+    let device = device_or_skip(test)?;
+    match cuda_libs::blas::load() {
+        Ok(()) => Some(device.create_stream().unwrap()),
+        Err(error) if std::env::var("CUDA_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("{test}: CUDA_REQUIRE_GPU=1 but cuBLAS is missing: {error}")
+        }
+        Err(error) => {
+            println!("skipped: {test}: no cuBLAS ({error})");
             None
         }
     }
