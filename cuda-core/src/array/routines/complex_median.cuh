@@ -14,14 +14,7 @@ extern "C" __global__ void cuda_core_complex_median(const T *sorted, T *out, uns
         const T *line = sorted + r * n;
         unsigned long long count = n;
         if (skip_nan) {
-            // The first value holding a NaN, by bisection: they sort last.
-            unsigned long long low = 0, high = n;
-            while (low < high) {
-                const unsigned long long middle = low + (high - low) / 2;
-                if (has_nan(line[middle])) high = middle;
-                else low = middle + 1;
-            }
-            count = low;
+            count = count_before_nan(n, [&](unsigned long long i) { return has_nan(line[i]); });
         } else if (has_nan(line[n - 1])) {
             out[r] = line[n - 1];
             continue;

@@ -76,3 +76,7 @@ pub use sets::Unique;
 pub use statistics::QuantileMethod;
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
+
+/// Device helpers of the kernels that read sorted lines (the quantile and complex median
+/// read-outs), placed after their typedefs.
+const SORTED_LINES: &str = include_str!("sorted_lines.cuh");

@@ -17,15 +17,10 @@ extern "C" __global__ void cuda_core_quantile(const T *sorted, M *out, unsigned 
         const T *line = sorted + r * n;
         unsigned long long count = n;
         if (skip_nan) {
-            // The first NaN, by bisection: NaNs sort last.
-            unsigned long long low = 0, high = n;
-            while (low < high) {
-                const unsigned long long middle = low + (high - low) / 2;
-                const C value = READ(middle);
-                if (value != value) high = middle;
-                else low = middle + 1;
-            }
-            count = low;
+            count = count_before_nan(n, [&](unsigned long long i) {
+                const C value = READ(i);
+                return value != value;
+            });
         }
         const C last = count == 0 ? (C)0 : READ(count - 1);
         if (count == 0 || last != last) {

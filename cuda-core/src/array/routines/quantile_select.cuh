@@ -114,6 +114,26 @@ __device__ __forceinline__ void qs_count(unsigned *counts, const unsigned bin) {
 #endif
 }
 
+// Counts x[i]'s key (nothing for i >= n) by its digit at `shift` into the histogram of each
+// prefix (p0's in counts[0, 256), p1's in counts[256, 512)) whose bits above `shift + 8` it
+// matches (every key on the top digit); p1's only while the prefixes differ. Every lane of a
+// warp calls it together (qs_count is warp-wide).
+__device__ __forceinline__ void qs_count_prefixes(unsigned *counts, const T *x, unsigned long long i,
+                                                  unsigned long long n, int shift, unsigned long long p0,
+                                                  unsigned long long p1) {
+    const bool same = p0 == p1;
+    const bool all = shift + 8 >= (int)(8 * sizeof(U));
+    unsigned bin0 = 512u, bin1 = 512u;
+    if (i < n) {
+        const unsigned long long key = (unsigned long long)qs_key(x[i]);
+        const unsigned digit = (unsigned)(key >> shift) & 255u;
+        if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
+        if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
+    }
+    qs_count(counts, bin0);
+    if (!same) qs_count(counts, bin1);
+}
+
 // Counts the keys whose bits above `shift + 8` equal each prefix's, by their digit at `shift`
 // (the second histogram only while the prefixes differ: qs_choose reads the first for both
 // otherwise). Every lane of a warp runs every iteration (blockDim is a multiple of 32).
@@ -123,21 +143,9 @@ extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsign
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) counts[i] = 0u;
     __syncthreads();
     const unsigned long long p0 = state[3], p1 = state[4];
-    const bool same = p0 == p1;
-    const bool all = shift + 8 >= (int)(8 * sizeof(U));
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x; base < n; base += stride) {
-        const unsigned long long i = base + threadIdx.x;
-        unsigned bin0 = 512u, bin1 = 512u;
-        if (i < n) {
-            const unsigned long long key = (unsigned long long)qs_key(x[i]);
-            const unsigned digit = (unsigned)(key >> shift) & 255u;
-            if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
-            if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
-        }
-        qs_count(counts, bin0);
-        if (!same) qs_count(counts, bin1);
-    }
+    for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x; base < n; base += stride)
+        qs_count_prefixes(counts, x, base + threadIdx.x, n, shift, p0, p1);
     __syncthreads();
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x)
         if (counts[i]) atomicAdd(&state[8 + i], (unsigned long long)counts[i]);
@@ -204,19 +212,8 @@ extern "C" __global__ void __launch_bounds__(QS_ROWS_BLOCK)
             // The histograms of the keys matching each prefix above `shift + 8` (as qs_histogram).
             const unsigned long long p0 = state[3], p1 = state[4];
             const bool same = p0 == p1;
-            const bool all = shift + 8 >= (int)(8 * sizeof(U));
-            for (unsigned long long base = 0; base < n; base += QS_ROWS_BLOCK) {
-                const unsigned long long i = base + threadIdx.x;
-                unsigned bin0 = 512u, bin1 = 512u;
-                if (i < n) {
-                    const unsigned long long key = (unsigned long long)qs_key(row[i]);
-                    const unsigned digit = (unsigned)(key >> shift) & 255u;
-                    if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
-                    if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
-                }
-                qs_count(counts, bin0);
-                if (!same) qs_count(counts, bin1);
-            }
+            for (unsigned long long base = 0; base < n; base += QS_ROWS_BLOCK)
+                qs_count_prefixes(counts, row, base + threadIdx.x, n, shift, p0, p1);
             __syncthreads();
             // Thread d: digit d's count for each rank, and the matching keys with a smaller digit
             // (a scan over the digits); the thread whose digit holds the rank narrows it.
