@@ -5,7 +5,7 @@ run as 20 eager launches and replayed as one torch.cuda.CUDAGraph; host microsec
 microseconds per step (CUDA events around 1000 steps), as benches/src/bin/bench-graph.rs.
 Usage: python3 bench_graph_torch.py KERNELS.cu [launch|other] (the kernels are not used)."""
 
-from common import emit, read_kernels, time_batches
+from common import cuda_torch, emit, read_kernels, time_batches
 
 BENCH = "graph"
 N = 1 << 16
@@ -24,14 +24,11 @@ def main():
     _, part = read_kernels()
     if part == "launch":
         return
-    try:
-        import torch
-        if not torch.cuda.is_available():
-            raise RuntimeError("torch.cuda.is_available() is False")
-    except Exception as error:
+    torch, unavailable = cuda_torch()
+    if unavailable:
         for case in (HOST_CASE, DEVICE_CASE):
             for impl in (EAGER, GRAPH):
-                emit(BENCH, case, impl, UNIT, status="not available: torch: %s: %s" % (type(error).__name__, error))
+                emit(BENCH, case, impl, UNIT, status=unavailable)
         return
     print("torch", torch.__version__, "cuda", torch.version.cuda, "on", torch.cuda.get_device_name(0), flush=True)
 

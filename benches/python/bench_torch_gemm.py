@@ -9,7 +9,7 @@ DeviceArray::matmul's. CuPy's TF32 is chosen once, at import, by CUPY_TF32: its 
 a child process with CUPY_TF32=1.
 Usage: python3 bench_torch_gemm.py KERNELS.cu [launch|other] (the kernels are not used)."""
 
-from common import emit, measure, read_kernels, summarise, time_batches
+from common import cuda_torch, emit, measure, read_kernels, summarise, time_batches
 
 BENCH = "gemm"
 UNIT = "TFLOP/s"
@@ -33,16 +33,12 @@ def main():
     _, part = read_kernels()
     if part == "launch":
         return
-    try:
-        import torch
-        if not torch.cuda.is_available():
-            raise RuntimeError("torch.cuda.is_available() is False")
-    except Exception as error:
+    torch, unavailable = cuda_torch()
+    if unavailable:
         for case, impl in ROWS:
-            emit(BENCH, case, impl, UNIT, status="not available: torch: %s: %s" % (type(error).__name__, error))
+            emit(BENCH, case, impl, UNIT, status=unavailable)
         for n in HOST_SIZES:
-            emit("host", "matmul %dx%d f32" % (n, n), AT, "us/call",
-                 status="not available: torch: %s: %s" % (type(error).__name__, error))
+            emit("host", "matmul %dx%d f32" % (n, n), AT, "us/call", status=unavailable)
         cupy_matrix()
         return
     print("torch", torch.__version__, "cuda", torch.version.cuda, "on", torch.cuda.get_device_name(0), flush=True)

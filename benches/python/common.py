@@ -31,6 +31,18 @@ def emit(bench, case, impl, unit, value=None, status="ok", detail=""):
     print("ROW " + json.dumps(row), flush=True)
 
 
+def cuda_torch():
+    """(torch, None) where torch is installed and sees a GPU; else (None, the rows' status,
+    `not available: torch: <error type>: <error>`)."""
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch.cuda.is_available() is False")
+        return torch, None
+    except Exception as error:
+        return None, "not available: torch: %s: %s" % (type(error).__name__, error)
+
+
 def summarise(samples, per_sample):
     """(median, detail) of per-operation samples."""
     samples = sorted(samples)

@@ -311,6 +311,28 @@ pub fn paired_rows(case: &str, implementation: &str, raw: &str, paired: Result<P
     vec![main, ratio_row, difference_row]
 }
 
+/// `setup`'s value (a device's stream, say), or `None` after printing `no GPU: <why>` (the
+/// error's first line) and emitting each `(case, implementation)` of `rows` of `bench` in `unit`
+/// as not available for that reason.
+pub fn gpu_or_unavailable<T, E: std::fmt::Display>(
+    setup: Result<T, E>,
+    bench: &str,
+    unit: &str,
+    rows: &[(&str, &str)],
+) -> Option<T> {
+    match setup {
+        Ok(value) => Some(value),
+        Err(why) => {
+            let why = why.to_string().lines().next().unwrap_or_default().to_string();
+            println!("no GPU: {why}");
+            for (case, implementation) in rows {
+                Row::unavailable(bench, case, implementation, unit, &why).emit();
+            }
+            None
+        }
+    }
+}
+
 /// The rows of a driver-level implementation without a GPU, all unavailable for `why`: the launch
 /// rows (when `part` has them), then (when it has the others) the allocation rows of every size
 /// and the `D2D copy` bandwidth row, each under its implementation name.

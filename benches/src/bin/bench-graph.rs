@@ -94,21 +94,15 @@ fn main() {
     if !part.other() {
         return;
     }
-    let stream = match Device::new(0).and_then(|device| {
+    let setup = Device::new(0).and_then(|device| {
         println!("device: {}", device.name()?);
         device.create_stream()
-    }) {
-        Ok(stream) => stream,
-        Err(why) => {
-            let why = why.to_string().lines().next().unwrap_or_default().to_string();
-            println!("no GPU: {why}");
-            for case in [HOST_CASE, DEVICE_CASE] {
-                for implementation in [EAGER, GRAPH] {
-                    Row::unavailable(BENCH, case, implementation, UNIT, &why).emit();
-                }
-            }
-            return;
-        }
+    });
+    let rows = [HOST_CASE, DEVICE_CASE]
+        .map(|case| [(case, EAGER), (case, GRAPH)])
+        .concat();
+    let Some(stream) = benches::gpu_or_unavailable(setup, BENCH, UNIT, &rows) else {
+        return;
     };
     match run(&stream) {
         Ok(rows) => rows.iter().for_each(Row::emit),

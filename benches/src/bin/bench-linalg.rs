@@ -37,19 +37,13 @@ fn main() {
     if !part.other() {
         return;
     }
-    let stream = match Device::new(0).and_then(|device| {
+    let setup = Device::new(0).and_then(|device| {
         println!("device: {}", device.name()?);
         device.create_stream()
-    }) {
-        Ok(stream) => stream,
-        Err(why) => {
-            let why = why.to_string().lines().next().unwrap_or_default().to_string();
-            println!("no GPU: {why}");
-            for case in CASES {
-                Row::unavailable(BENCH, case, IMPLEMENTATION, UNIT, &why).emit();
-            }
-            return;
-        }
+    });
+    let rows = CASES.map(|case| (case, IMPLEMENTATION));
+    let Some(stream) = benches::gpu_or_unavailable(setup, BENCH, UNIT, &rows) else {
+        return;
     };
     for case in CASES {
         let stats = run_case(&stream, case).map_err(|e| e.to_string());

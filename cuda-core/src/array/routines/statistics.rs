@@ -40,8 +40,8 @@ use crate::array::view::Slice;
 use crate::error::{Error, Result};
 
 use super::complex_median::complex_median;
-use super::SORTED_LINES;
 use super::quantile_select::{quantile_of_line, quantile_of_rows, ROWS_SELECT_MIN_LEN, SELECT_MIN_LEN};
+use super::SORTED_LINES;
 
 /// The quantile read-out kernel.
 const QUANTILE: &str = include_str!("quantile.cuh");
