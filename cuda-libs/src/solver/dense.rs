@@ -162,8 +162,7 @@ impl Solver {
             return Ok(());
         }
         let call = cuda_sys::cusolver()?.cusolverDnXpotrf()?;
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
         let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes)])?;
         let _a_use = a.begin_use(&self.stream, Access::Write)?;
         let (handle, params) = (self.handle, self.params);
@@ -214,10 +213,8 @@ impl Solver {
         if n == 0 || b_shape.cols == 0 {
             return Ok(());
         }
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
-        let b_bytes = b_shape.span("B")? * size_of::<T>();
-        let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
-        let b_ptr = self.address::<T, _>("B", &*b, b_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, a)?;
+        let (b_ptr, b_bytes) = self.matrix::<T, _>("B", b_shape, &*b)?;
         apart(("A", a_ptr, a_bytes), ("B", b_ptr, b_bytes))?;
         let _a_use = a.begin_use(&self.stream, Access::Read)?;
         let _b_use = b.begin_use(&self.stream, Access::Write)?;
@@ -287,9 +284,8 @@ impl Solver {
             return Ok(());
         }
         let call = cuda_sys::cusolver()?.cusolverDnXgetrf()?;
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
         let pivot_bytes = k * size_of::<i64>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
         let pivots_ptr = self.address::<i64, _>("pivots", &*pivots, pivot_bytes)?;
         apart(("A", a_ptr, a_bytes), ("pivots", pivots_ptr, pivot_bytes))?;
         let (workspace_ptr, _workspace_use) = self.workspace(
@@ -341,12 +337,10 @@ impl Solver {
         if n == 0 || b_shape.cols == 0 {
             return Ok(());
         }
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
-        let b_bytes = b_shape.span("B")? * size_of::<T>();
         let pivot_bytes = n * size_of::<i64>();
-        let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, a)?;
         let pivots_ptr = self.address::<i64, _>("pivots", pivots, pivot_bytes)?;
-        let b_ptr = self.address::<T, _>("B", &*b, b_bytes)?;
+        let (b_ptr, b_bytes) = self.matrix::<T, _>("B", b_shape, &*b)?;
         apart(("A", a_ptr, a_bytes), ("B", b_ptr, b_bytes))?;
         apart(("pivots", pivots_ptr, pivot_bytes), ("B", b_ptr, b_bytes))?;
         let _a_use = a.begin_use(&self.stream, Access::Read)?;
@@ -431,9 +425,8 @@ impl Solver {
             return Ok(());
         }
         let call = cuda_sys::cusolver()?.cusolverDnXgeqrf()?;
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
         let tau_bytes = k * size_of::<T>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
         let tau_ptr = self.address::<T, _>("tau", &*tau, tau_bytes)?;
         apart(("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes))?;
         let (workspace_ptr, _workspace_use) = self.workspace(
@@ -503,9 +496,8 @@ impl Solver {
             return Ok(());
         }
         let call = T::orgqr()?;
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
         let tau_bytes = k.max(1) * size_of::<T>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
         let tau_ptr = self.address::<T, _>("tau", tau, tau_bytes)?;
         apart(("A", a_ptr, a_bytes), ("tau", tau_ptr, tau_bytes))?;
         let (workspace_ptr, _workspace_use) = self.workspace(
@@ -618,11 +610,10 @@ impl Solver {
                 }
             )));
         }
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
         let s_bytes = n * size_of::<T::Real>();
         let u_bytes = Matrix::new(m, u_cols).span("U")? * size_of::<T>();
         let vt_bytes = Matrix::new(vt_rows, n).span("V^T")? * size_of::<T>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
         let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
         let u_ptr = self.optional_address::<T>("U", u, u_bytes)?;
         let vt_ptr = self.optional_address::<T>("V^T", vt, vt_bytes)?;
@@ -731,9 +722,8 @@ impl Solver {
             return Ok(());
         }
         let call = cuda_sys::cusolver()?.cusolverDnXsyevd()?;
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
         let w_bytes = n * size_of::<T::Real>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
         let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
         apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
         let (workspace_ptr, _workspace_use) =
@@ -837,10 +827,9 @@ impl Solver {
             return Ok(());
         }
         let call = cuda_sys::cusolver()?.cusolverDnXgeev()?;
-        let a_bytes = a_shape.span("A")? * size_of::<T>();
         let w_bytes = 2 * n * size_of::<T::Real>();
         let vr_bytes = if vectors { n * n * size_of::<T>() } else { 0 };
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
         let w_ptr = self.address::<T, _>("W", &*w, w_bytes)?;
         let vr_ptr = self.optional_address::<T>("VR", vr, vr_bytes)?;
         let written = [("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes), ("VR", vr_ptr, vr_bytes)];
@@ -967,6 +956,17 @@ impl Solver {
             )));
         }
         Ok(pointer)
+    }
+
+    /// A matrix's address and the bytes of `E` its shape spans, checked like [`Solver::address`].
+    pub(super) fn matrix<E, M: DeviceMemory + ?Sized>(
+        &self,
+        name: &'static str,
+        shape: Matrix,
+        memory: &M,
+    ) -> Result<(CUdeviceptr, usize)> {
+        let bytes = shape.span(name)? * size_of::<E>();
+        Ok((self.address::<E, M>(name, memory, bytes)?, bytes))
     }
 
     /// An optional buffer's address, checked like [`Solver::address`]; 0 where none is given.
