@@ -333,6 +333,17 @@ pub fn gpu_or_unavailable<T, E: std::fmt::Display>(
     }
 }
 
+/// A stream on device 0 (whose name is printed), or `None` after [`gpu_or_unavailable`]'s report
+/// of `rows`.
+#[cfg(feature = "core")]
+pub fn stream_or_unavailable(bench: &str, unit: &str, rows: &[(&str, &str)]) -> Option<cuda_core::Stream> {
+    let setup = cuda_core::Device::new(0).and_then(|device| {
+        println!("device: {}", device.name()?);
+        device.create_stream()
+    });
+    gpu_or_unavailable(setup, bench, unit, rows)
+}
+
 /// The rows of a driver-level implementation without a GPU, all unavailable for `why`: the launch
 /// rows (when `part` has them), then (when it has the others) the allocation rows of every size
 /// and the `D2D copy` bandwidth row, each under its implementation name.

@@ -1418,6 +1418,31 @@ fn segments_of(n: usize, longest: usize, seed: u64) -> Vec<(i64, i64)> {
     segments
 }
 
+/// The keys and values (on the host) of the segmented pairs sort of `(keys, values)` by the
+/// segments `(begins, ends)`, into outputs of zeros (keys of no segment are copied).
+fn segmented_pairs<T: Key, V: Element + Copy>(
+    stream: &Stream,
+    (keys, values): (&DeviceArray<T>, &DeviceArray<V>),
+    segments: (&DeviceArray<i64>, &DeviceArray<i64>),
+    count: usize,
+    order: SortOrder,
+) -> (Vec<T>, Vec<V>) {
+    let n = keys.len();
+    let mut keys_out = DeviceArray::<T>::zeros(stream, n).unwrap();
+    let mut values_out = DeviceArray::<V>::zeros(stream, n).unwrap();
+    sort::segmented_sort_pairs::<T, V>(
+        stream,
+        (keys, values),
+        (&mut keys_out, &mut values_out),
+        n,
+        segments,
+        count,
+        order,
+    )
+    .unwrap();
+    (keys_out.to_vec().unwrap(), values_out.to_vec().unwrap())
+}
+
 /// Sorts `keys` by `segments` on the device, keys alone and with two kinds of values (`i64`
 /// positions and 16-byte complex values), both orders, against [`host_segmented`].
 fn check_segmented<T: Key>(stream: &Stream, keys: &[T], segments: &[(i64, i64)], what: &str) {
@@ -1439,36 +1464,13 @@ fn check_segmented<T: Key>(stream: &Stream, keys: &[T], segments: &[(i64, i64)],
         let mut keys_out = DeviceArray::<T>::zeros(stream, n).unwrap();
         sort::segmented_sort_keys::<T>(stream, &d_keys, &mut keys_out, n, (&d_begins, &d_ends), count, order).unwrap();
         assert_eq!(bytes(&keys_out.to_vec().unwrap()), bytes(&expected), "keys {label}");
-        let mut values_out = DeviceArray::<i64>::zeros(stream, n).unwrap();
-        sort::segmented_sort_pairs::<T, i64>(
-            stream,
-            (&d_keys, &d_positions),
-            (&mut keys_out, &mut values_out),
-            n,
-            (&d_begins, &d_ends),
-            count,
-            order,
-        )
-        .unwrap();
-        assert_eq!(
-            bytes(&keys_out.to_vec().unwrap()),
-            bytes(&expected),
-            "pairs keys {label}"
-        );
-        assert_eq!(values_out.to_vec().unwrap(), moved, "pairs values {label}");
-        let mut wide_out = DeviceArray::<Complex<f64>>::zeros(stream, n).unwrap();
-        sort::segmented_sort_pairs::<T, Complex<f64>>(
-            stream,
-            (&d_keys, &d_wide),
-            (&mut keys_out, &mut wide_out),
-            n,
-            (&d_begins, &d_ends),
-            count,
-            order,
-        )
-        .unwrap();
+        let segments = (&d_begins, &d_ends);
+        let (pair_keys, values) = segmented_pairs(stream, (&d_keys, &d_positions), segments, count, order);
+        assert_eq!(bytes(&pair_keys), bytes(&expected), "pairs keys {label}");
+        assert_eq!(values, moved, "pairs values {label}");
+        let (_, wide_values) = segmented_pairs(stream, (&d_keys, &d_wide), segments, count, order);
         let wide_moved: Vec<Complex<f64>> = moved.iter().map(|&i| wide[i as usize]).collect();
-        assert_eq!(wide_out.to_vec().unwrap(), wide_moved, "16-byte values {label}");
+        assert_eq!(wide_values, wide_moved, "16-byte values {label}");
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use benches::{Part, Row, Stats};
 use cuda_core::graph::{CaptureMode, GraphBuilder};
-use cuda_core::{Device, DeviceArray, Event, EventFlags, ExprOps, Stream};
+use cuda_core::{DeviceArray, Event, EventFlags, ExprOps, Stream};
 
 const BENCH: &str = "graph";
 const N: usize = 1 << 16;
@@ -94,14 +94,10 @@ fn main() {
     if !part.other() {
         return;
     }
-    let setup = Device::new(0).and_then(|device| {
-        println!("device: {}", device.name()?);
-        device.create_stream()
-    });
     let rows = [HOST_CASE, DEVICE_CASE]
         .map(|case| [(case, EAGER), (case, GRAPH)])
         .concat();
-    let Some(stream) = benches::gpu_or_unavailable(setup, BENCH, UNIT, &rows) else {
+    let Some(stream) = benches::stream_or_unavailable(BENCH, UNIT, &rows) else {
         return;
     };
     match run(&stream) {

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use benches::{Part, Row, Stats};
-use cuda_core::{Device, DeviceArray, Stream};
+use cuda_core::{DeviceArray, Stream};
 
 const BENCH: &str = "linalg";
 const UNIT: &str = "ms";
@@ -37,12 +37,8 @@ fn main() {
     if !part.other() {
         return;
     }
-    let setup = Device::new(0).and_then(|device| {
-        println!("device: {}", device.name()?);
-        device.create_stream()
-    });
     let rows = CASES.map(|case| (case, IMPLEMENTATION));
-    let Some(stream) = benches::gpu_or_unavailable(setup, BENCH, UNIT, &rows) else {
+    let Some(stream) = benches::stream_or_unavailable(BENCH, UNIT, &rows) else {
         return;
     };
     for case in CASES {
