@@ -83,18 +83,19 @@ template <> __device__ __forceinline__ cuda_core_c128 cc_lowest<cuda_core_c128>(
 template <> __device__ __forceinline__ cuda_core_c128 cc_highest<cuda_core_c128>() { return cuda_core_c128(cc_highest<double>(), cc_highest<double>()); }
 template <typename V> struct cc_arg { V v; long long i; };
 template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_arg(const X x, const unsigned long long i) { cc_arg<V> r; r.v = (V)x; r.i = (long long)i; return r; }
-template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_nanarg(const X x, const unsigned long long i) {
-    cc_arg<V> r = cc_make_arg<V>(x, i);
-    if (cc_isnan(r.v)) r.i = -1;
-    return r;
-}
 template <typename V> __device__ __forceinline__ cc_arg<V> cc_no_arg() { cc_arg<V> r; r.v = V(0); r.i = -1; return r; }
-template <typename V> __device__ __forceinline__ cc_arg<V> cc_arg_best(const cc_arg<V> a, const cc_arg<V> b, const bool greatest) {
+// The better of two indexed values, whatever order they come in: a NaN (or, when `skip_nan`,
+// any value that is not NaN), else the greatest (least) value; the first index among equals
+// and among NaNs. A complex value with a NaN in either part is NaN, and equal complex values
+// compare equal part by part (-0.0 equal to 0.0): NumPy's first NaN, first extreme.
+template <typename V> __device__ __forceinline__ cc_arg<V> cc_arg_best(const cc_arg<V> a, const cc_arg<V> b, const bool greatest, const bool skip_nan) {
     if (a.i < 0) return b;
     if (b.i < 0) return a;
     const bool an = cc_isnan(a.v), bn = cc_isnan(b.v);
-    if (an || bn) return (an && bn) ? (a.i < b.i ? a : b) : (an ? a : b);
-    if (a.v == b.v) return a.i < b.i ? a : b;
+    const cc_arg<V> first = a.i < b.i ? a : b;
+    if (an && bn) return first;
+    if (an || bn) return (an != skip_nan) ? a : b;
+    if (a.v == b.v) return first;
     return (greatest ? a.v > b.v : a.v < b.v) ? a : b;
 }
 template <typename R, typename X> __device__ __forceinline__ R cc_nan_to_zero(const X x) { return cc_isnan(x) ? R(0) : R(x); }
@@ -154,8 +155,10 @@ const MOMENTS_SIZE: usize = 24;
 /// Bytes of `cc_cmoments`: four doubles.
 const COMPLEX_MOMENTS_SIZE: usize = 32;
 
-/// Bytes of `cc_arg<V>` for every `V` of at most 8 bytes: the value padded to 8, the index.
-const ARG_SIZE: usize = 16;
+/// Bytes of `cc_arg<V>` for a `V` of `value_size` bytes: the value padded to 8, the index.
+fn arg_size(value_size: usize) -> usize {
+    value_size.max(8).next_multiple_of(8) + 8
+}
 
 /// A built-in reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -225,10 +228,23 @@ impl Op {
         matches!(self, Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin)
     }
 
-    /// Whether complex values are refused: the indices of extremes (their values, NumPy's
-    /// lexicographic extremes, are taken).
-    fn refuses_complex(self) -> bool {
-        self.is_arg()
+    /// Whether values of `input` reduce as `cc_arg` (a value and its index): the indices of
+    /// extremes, and the complex extremes, so that the first NaN and the first of equal
+    /// extremes come back as NumPy's sequential loop finds them, whatever order the threads
+    /// combine in (complex values that compare equal can differ in the signs of zero parts,
+    /// and NaNs in their other part).
+    fn is_indexed(self, input: DType) -> bool {
+        self.is_arg() || (input.is_complex() && matches!(self, Op::Max | Op::Min | Op::NanMax | Op::NanMin))
+    }
+
+    /// Whether NaN values are skipped (the `nan` forms).
+    fn skips_nan(self) -> bool {
+        matches!(self, Op::NanMax | Op::NanMin | Op::NanArgMax | Op::NanArgMin)
+    }
+
+    /// Whether the greatest value is taken (else the least), for the extremes.
+    fn is_greatest(self) -> bool {
+        matches!(self, Op::Max | Op::NanMax | Op::ArgMax | Op::NanArgMax)
     }
 }
 
@@ -249,12 +265,6 @@ fn array_map(input: DType) -> (String, [u32; 0]) {
 /// The reduction of `op` over values of type `input` read by `map`, giving `output` values:
 /// kernels are made once per operation, type and map.
 fn kernel_for(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result<Arc<ReductionKernel>> {
-    if input.is_complex() && op.refuses_complex() {
-        return Err(Error::NotSupported(format!(
-            "{} of {input} (the index of a lexicographic extreme; take real, imag or abs first)",
-            op.name()
-        )));
-    }
     let mut key = vec![op as u32, input as u32];
     key.extend_from_slice(map.key);
     kernel(KernelKey::Encoded("reduction", key), || {
@@ -272,6 +282,25 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
     };
     let x = format!("({})", map.value);
     let (map_expr, reduce, post, identity, reduce_type) = match op {
+        _ if op.is_indexed(input) => (
+            format!("cc_make_arg<_type_value>({x}, i)"),
+            match (op.is_greatest(), op.skips_nan()) {
+                (true, false) => "cc_arg_best(a, b, true, false)",
+                (false, false) => "cc_arg_best(a, b, false, false)",
+                (true, true) => "cc_arg_best(a, b, true, true)",
+                (false, true) => "cc_arg_best(a, b, false, true)",
+            },
+            match (op.is_arg(), op.skips_nan()) {
+                // The value: NumPy's extreme, or its first NaN (for the `nan` forms when every
+                // value is NaN).
+                (false, _) => "y = a.v",
+                (true, false) => "y = (a.i / (long long)inner) % (long long)n",
+                // `-1` marks a line of NaNs only.
+                (true, true) => "y = cc_isnan(a.v) ? -1 : (a.i / (long long)inner) % (long long)n",
+            },
+            "cc_no_arg<_type_value>()",
+            "cc_arg<_type_value>".to_string(),
+        ),
         Op::Sum => (x, "a + b", "y = a", "0", accumulate.to_string()),
         Op::Prod => (x, "a * b", "y = a", "1", accumulate.to_string()),
         Op::Mean => (x, "a + b", "y = a / (_type_reduce)n", "0", accumulate.to_string()),
@@ -349,20 +378,7 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             "cc_no_moments()",
             "cc_moments".to_string(),
         ),
-        Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin => (
-            match op {
-                Op::NanArgMax | Op::NanArgMin => format!("cc_make_nanarg<_type_value>({x}, i)"),
-                _ => format!("cc_make_arg<_type_value>({x}, i)"),
-            },
-            match op {
-                Op::ArgMax | Op::NanArgMax => "cc_arg_best(a, b, true)",
-                _ => "cc_arg_best(a, b, false)",
-            },
-            // `-1` marks a line without a value: all NaN for the `nan` forms.
-            "y = a.i < 0 ? -1 : (a.i / (long long)inner) % (long long)n",
-            "cc_no_arg<_type_value>()",
-            "cc_arg<_type_value>".to_string(),
-        ),
+        Op::ArgMax | Op::ArgMin | Op::NanArgMax | Op::NanArgMin => unreachable!("indexed above"),
     };
     let in_params = match (op.is_arg(), op.has_ddof()) {
         (true, _) => format!("{}, unsigned long long inner", map.params),
@@ -373,7 +389,8 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
         true => format!("cuda_core_{}_{}", op.name(), input.name()),
         false => format!("cuda_core_{}_expr_{}", op.name(), input.name()),
     };
-    let declared = match op.is_arg() || op.is_moments() {
+    let indexed = op.is_indexed(input);
+    let declared = match indexed || op.is_moments() {
         true => None,
         false => Some(reduce_type.as_str()),
     };
@@ -387,10 +404,12 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
         &name,
         declared,
     )?;
-    Ok(match (op.is_arg(), op.is_moments()) {
+    Ok(match (indexed, op.is_moments()) {
         (true, _) => reduction
             .with_prelude(&format!("typedef {compute} _type_value;\n{PRELUDE}{}", map.prelude))
-            .with_struct_reduce_type(&reduce_type, ARG_SIZE),
+            // The compute type (`float` for the half types) has at most 8 bytes when the
+            // input has.
+            .with_struct_reduce_type(&reduce_type, arg_size(input.size())),
         (_, true) => reduction
             .with_prelude(&format!(
                 "typedef {} _type_y;\n{PRELUDE}{}",
@@ -755,7 +774,7 @@ impl<T: Element> DeviceArray<T> {
 /// `indices` of a `nanargmax`/`nanargmin` of `dtype` values, or NumPy's error for a line that is
 /// all NaN (the kernel marks it `-1`); integer types have no NaN, so nothing is read back.
 fn without_all_nan(indices: DeviceArray<i64>, op: Op, dtype: DType) -> Result<DeviceArray<i64>> {
-    if !dtype.is_float() || indices.is_empty() {
+    if !(dtype.is_float() || dtype.is_complex()) || indices.is_empty() {
         return Ok(indices);
     }
     let least = match indices.len() {
@@ -1049,10 +1068,7 @@ mod tests {
             key: &key,
             prelude: EXPR_PRELUDE,
         };
-        for op in ALL_OPS
-            .into_iter()
-            .filter(|op| !(T::DTYPE.is_complex() && op.refuses_complex()))
-        {
+        for op in ALL_OPS {
             let output = output_of::<T>(op);
             let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let (plain_params, plain_key) = array_map(T::DTYPE);
@@ -1113,16 +1129,6 @@ mod tests {
                 key: &key,
                 prelude: "",
             };
-            if T::DTYPE.is_complex() && op.refuses_complex() {
-                let refused = kernel_for(op, T::DTYPE, output, &map);
-                assert!(
-                    matches!(refused, Err(Error::NotSupported(_))),
-                    "{} of {}",
-                    op.name(),
-                    T::DTYPE
-                );
-                continue;
-            }
             let kernel = kernel_for(op, T::DTYPE, output, &map).unwrap();
             let mut signature = vec![ArgType::Array(T::DTYPE)];
             if op.is_arg() {
