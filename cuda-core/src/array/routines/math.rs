@@ -2476,8 +2476,8 @@ mod tests {
                     BinaryOp::Minimum,
                     un(UnaryOp::Log, x.clone()),
                     bin(
-                        BinaryOp::Add,
-                        un(UnaryOp::Sin, y.clone()),
+                        BinaryOp::ClipHigh,
+                        bin(BinaryOp::ClipLow, un(UnaryOp::Sin, y.clone()), x.clone()),
                         un(UnaryOp::Tanh, un(UnaryOp::Cos, x.clone())),
                     ),
                 ),

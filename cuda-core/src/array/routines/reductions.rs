@@ -49,6 +49,8 @@ use cuda_driver::Stream;
 /// Device helpers of the built-in reductions.
 const PRELUDE: &str = r#"
 template <typename T> __device__ __forceinline__ bool cc_isnan(const T v) { return v != v; }
+__device__ __forceinline__ double cc_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
+__device__ __forceinline__ double cc_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 template <typename T> __device__ __forceinline__ T cc_max(const T a, const T b) { return cc_isnan(a) ? a : cc_isnan(b) ? b : (a > b ? a : b); }
 template <typename T> __device__ __forceinline__ T cc_min(const T a, const T b) { return cc_isnan(a) ? a : cc_isnan(b) ? b : (a < b ? a : b); }
 template <typename T> __device__ __forceinline__ bool cc_truthy(const T v) { return v != 0; }
@@ -76,14 +78,19 @@ template <> __device__ __forceinline__ float cc_lowest<float>() { return -__int_
 template <> __device__ __forceinline__ float cc_highest<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double cc_lowest<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
 template <> __device__ __forceinline__ double cc_highest<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
-// Complex values order lexicographically (NumPy's order): the extremes have both parts infinite.
-template <> __device__ __forceinline__ cuda_core_c64 cc_lowest<cuda_core_c64>() { return cuda_core_c64(cc_lowest<float>(), cc_lowest<float>()); }
-template <> __device__ __forceinline__ cuda_core_c64 cc_highest<cuda_core_c64>() { return cuda_core_c64(cc_highest<float>(), cc_highest<float>()); }
-template <> __device__ __forceinline__ cuda_core_c128 cc_lowest<cuda_core_c128>() { return cuda_core_c128(cc_lowest<double>(), cc_lowest<double>()); }
-template <> __device__ __forceinline__ cuda_core_c128 cc_highest<cuda_core_c128>() { return cuda_core_c128(cc_highest<double>(), cc_highest<double>()); }
 template <typename V> struct cc_arg { V v; long long i; };
 template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_arg(const X x, const unsigned long long i) { cc_arg<V> r; r.v = (V)x; r.i = (long long)i; return r; }
 template <typename V> __device__ __forceinline__ cc_arg<V> cc_no_arg() { cc_arg<V> r; r.v = V(0); r.i = -1; return r; }
+// NumPy's nanargmax (nanargmin) reads a NaN as -inf (+inf; complex: -inf + 0j, inf + 0j), so a
+// NaN can win against values no greater, and refuses only a line of NaNs: bit 62 of an index
+// says that a value that is not NaN was seen.
+#define CC_SEEN (1LL << 62)
+template <typename V, typename X> __device__ __forceinline__ cc_arg<V> cc_make_nanarg(const X x, const unsigned long long i, const bool greatest) {
+    cc_arg<V> r = cc_make_arg<V>(x, i);
+    if (cc_isnan(r.v)) r.v = V(greatest ? -cc_inf() : cc_inf());
+    else r.i |= CC_SEEN;
+    return r;
+}
 // The better of two indexed values, whatever order they come in: a NaN (or, when `skip_nan`,
 // any value that is not NaN), else the greatest (least) value; the first index among equals
 // and among NaNs. A complex value with a NaN in either part is NaN, and equal complex values
@@ -98,10 +105,19 @@ template <typename V> __device__ __forceinline__ cc_arg<V> cc_arg_best(const cc_
     if (a.v == b.v) return first;
     return (greatest ? a.v > b.v : a.v < b.v) ? a : b;
 }
+template <typename V> __device__ __forceinline__ cc_arg<V> cc_nanarg_best(cc_arg<V> a, cc_arg<V> b, const bool greatest) {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    const long long seen = (a.i | b.i) & CC_SEEN;
+    a.i &= ~CC_SEEN;
+    b.i &= ~CC_SEEN;
+    cc_arg<V> r = cc_arg_best(a, b, greatest, false);
+    r.i |= seen;
+    return r;
+}
 template <typename R, typename X> __device__ __forceinline__ R cc_nan_to_zero(const X x) { return cc_isnan(x) ? R(0) : R(x); }
 template <typename T> __device__ __forceinline__ T cc_nanmax(const T a, const T b) { return cc_isnan(a) ? b : cc_isnan(b) ? a : (a > b ? a : b); }
 template <typename T> __device__ __forceinline__ T cc_nanmin(const T a, const T b) { return cc_isnan(a) ? b : cc_isnan(b) ? a : (a < b ? a : b); }
-__device__ __forceinline__ double cc_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
 struct cc_moments { double n; double mean; double m2; };
 __device__ __forceinline__ cc_moments cc_no_moments() { cc_moments r; r.n = 0.0; r.mean = 0.0; r.m2 = 0.0; return r; }
 template <typename X> __device__ __forceinline__ cc_moments cc_moment(const X x) { cc_moments r; r.n = 1.0; r.mean = (double)(float)x; r.m2 = 0.0; return r; }
@@ -283,20 +299,28 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
     let x = format!("({})", map.value);
     let (map_expr, reduce, post, identity, reduce_type) = match op {
         _ if op.is_indexed(input) => (
-            format!("cc_make_arg<_type_value>({x}, i)"),
-            match (op.is_greatest(), op.skips_nan()) {
-                (true, false) => "cc_arg_best(a, b, true, false)",
-                (false, false) => "cc_arg_best(a, b, false, false)",
-                (true, true) => "cc_arg_best(a, b, true, true)",
-                (false, true) => "cc_arg_best(a, b, false, true)",
+            match (op.is_arg() && op.skips_nan(), op.is_greatest()) {
+                (true, true) => format!("cc_make_nanarg<_type_value>({x}, i, true)"),
+                (true, false) => format!("cc_make_nanarg<_type_value>({x}, i, false)"),
+                (false, _) => format!("cc_make_arg<_type_value>({x}, i)"),
             },
-            match (op.is_arg(), op.skips_nan()) {
-                // The value: NumPy's extreme, or its first NaN (for the `nan` forms when every
-                // value is NaN).
-                (false, _) => "y = a.v",
-                (true, false) => "y = (a.i / (long long)inner) % (long long)n",
+            match (op, op.is_greatest()) {
+                (Op::NanArgMax | Op::NanArgMin, true) => "cc_nanarg_best(a, b, true)",
+                (Op::NanArgMax | Op::NanArgMin, false) => "cc_nanarg_best(a, b, false)",
+                (Op::NanMax | Op::NanMin, true) => "cc_arg_best(a, b, true, true)",
+                (Op::NanMax | Op::NanMin, false) => "cc_arg_best(a, b, false, true)",
+                (_, true) => "cc_arg_best(a, b, true, false)",
+                (_, false) => "cc_arg_best(a, b, false, false)",
+            },
+            match op {
+                // The values: NumPy's extreme (the first NaN; for the `nan` forms, NumPy's
+                // `fmax` and `fmin` reductions, the first NaN of a line of NaNs only).
+                Op::Max | Op::Min | Op::NanMax | Op::NanMin => "y = a.v",
                 // `-1` marks a line of NaNs only.
-                (true, true) => "y = cc_isnan(a.v) ? -1 : (a.i / (long long)inner) % (long long)n",
+                Op::NanArgMax | Op::NanArgMin => {
+                    "y = (a.i >= 0 && (a.i & CC_SEEN)) ? ((a.i & ~CC_SEEN) / (long long)inner) % (long long)n : -1"
+                }
+                _ => "y = (a.i / (long long)inner) % (long long)n",
             },
             "cc_no_arg<_type_value>()",
             "cc_arg<_type_value>".to_string(),
@@ -336,7 +360,6 @@ fn make_kernel(op: Op, input: DType, output: DType, map: &MapText<'_>) -> Result
             },
             "y = a",
             match (input.is_float(), op) {
-                _ if input.is_complex() => "_type_reduce(cc_nan(), cc_nan())",
                 (true, _) => "cc_nan()",
                 (false, Op::NanMax) => "cc_lowest<_type_reduce>()",
                 (false, _) => "cc_highest<_type_reduce>()",
@@ -1175,6 +1198,208 @@ mod tests {
                 scope.spawn(compile);
             }
         });
+    }
+
+    /// The host mirror of the prelude's `cc_arg` rules for complex values, so that they can be
+    /// checked against NumPy in any combination order the threads use.
+    mod indexed_model {
+        use num_complex::Complex;
+
+        pub type Z = Complex<f64>;
+        const SEEN: i64 = 1 << 62;
+
+        #[derive(Clone, Copy, Debug)]
+        pub struct Indexed {
+            pub v: Z,
+            pub i: i64,
+        }
+
+        fn is_nan(z: Z) -> bool {
+            z.re.is_nan() || z.im.is_nan()
+        }
+
+        /// `_cc_cx_lt` of complex.cuh.
+        fn lt(a: Z, b: Z) -> bool {
+            (a.re < b.re && !a.im.is_nan() && !b.im.is_nan()) || (a.re == b.re && a.im < b.im)
+        }
+
+        /// `cc_arg_best`.
+        pub fn best(a: Indexed, b: Indexed, greatest: bool, skip_nan: bool) -> Indexed {
+            if a.i < 0 {
+                return b;
+            }
+            if b.i < 0 {
+                return a;
+            }
+            let (an, bn) = (is_nan(a.v), is_nan(b.v));
+            let first = if a.i < b.i { a } else { b };
+            if an && bn {
+                return first;
+            }
+            if an || bn {
+                return if an != skip_nan { a } else { b };
+            }
+            if a.v == b.v {
+                return first;
+            }
+            let better = if greatest { lt(b.v, a.v) } else { lt(a.v, b.v) };
+            if better {
+                a
+            } else {
+                b
+            }
+        }
+
+        /// `cc_make_nanarg`.
+        pub fn make_nanarg(v: Z, i: i64, greatest: bool) -> Indexed {
+            match is_nan(v) {
+                true => Indexed {
+                    v: Z::new(if greatest { f64::NEG_INFINITY } else { f64::INFINITY }, 0.0),
+                    i,
+                },
+                false => Indexed { v, i: i | SEEN },
+            }
+        }
+
+        /// `cc_nanarg_best`.
+        pub fn nanarg_best(mut a: Indexed, mut b: Indexed, greatest: bool) -> Indexed {
+            if a.i < 0 {
+                return b;
+            }
+            if b.i < 0 {
+                return a;
+            }
+            let seen = (a.i | b.i) & SEEN;
+            a.i &= !SEEN;
+            b.i &= !SEEN;
+            let mut r = best(a, b, greatest, false);
+            r.i |= seen;
+            r
+        }
+
+        /// The post-map of `nanargmax` and `nanargmin`: the index, or `-1` for NaNs only.
+        pub fn nanarg_index(r: Indexed) -> i64 {
+            match r.i >= 0 && r.i & SEEN != 0 {
+                true => r.i & !SEEN,
+                false => -1,
+            }
+        }
+
+        /// `values` combined with `combine` as the kernels may: each of `threads` threads
+        /// folding a grid-stride share from the identity, then the threads' results pairwise
+        /// as a warp's shuffles do.
+        pub fn reduce(values: &[Indexed], threads: usize, combine: &dyn Fn(Indexed, Indexed) -> Indexed) -> Indexed {
+            let none = Indexed {
+                v: Z::new(0.0, 0.0),
+                i: -1,
+            };
+            let mut partial: Vec<Indexed> = (0..threads)
+                .map(|t| {
+                    values
+                        .iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .fold(none, |acc, &x| combine(acc, x))
+                })
+                .collect();
+            let mut d = threads.next_power_of_two() / 2;
+            while d > 0 {
+                for t in 0..d {
+                    let other = partial.get(t + d).copied().unwrap_or(none);
+                    partial[t] = combine(partial[t], other);
+                }
+                d /= 2;
+            }
+            partial[0]
+        }
+    }
+
+    /// The extremes of complex values by index (the rule of the kernels' `cc_arg`), combined
+    /// in several orders, are NumPy 2's: the first NaN and the first of equal extremes for
+    /// `max`/`argmax`, the `fmax` reduction for `nanmax` (the first NaN of NaNs only), and
+    /// `nanargmax` reading a NaN as `-inf + 0j` (so it can win) and refusing NaNs only.
+    #[test]
+    fn complex_extremes_by_index_are_numpys_in_any_combination_order() {
+        use indexed_model::{best, make_nanarg, nanarg_best, nanarg_index, reduce, Indexed, Z};
+        let (nan, inf) = (f64::NAN, f64::INFINITY);
+        // Inputs, then NumPy's max, min, nanmax, nanmin (as indices of the value returned),
+        // nanargmax, nanargmin (-1: ValueError); argmax and argmin are max's and min's.
+        #[allow(clippy::type_complexity)]
+        let cases: [(&[Z], [i64; 6]); 9] = [
+            (
+                &[Z::new(1.0, 2.0), Z::new(3.0, nan), Z::new(nan, 1.0), Z::new(5.0, 0.0)],
+                [1, 1, 3, 0, 3, 0],
+            ),
+            (
+                &[Z::new(1.0, 2.0), Z::new(nan, 1.0), Z::new(3.0, nan), Z::new(5.0, 0.0)],
+                [1, 1, 3, 0, 3, 0],
+            ),
+            (
+                &[
+                    Z::new(1.0, 2.0),
+                    Z::new(3.0, 1.0),
+                    Z::new(3.0, 1.0),
+                    Z::new(3.0, 0.0),
+                    Z::new(-0.0, -1.0),
+                ],
+                [1, 4, 1, 4, 1, 4],
+            ),
+            (
+                &[Z::new(inf, -inf), Z::new(inf, inf), Z::new(-inf, inf), Z::new(0.0, 0.0)],
+                [1, 2, 1, 2, 1, 2],
+            ),
+            (
+                &[Z::new(0.0, -0.0), Z::new(-0.0, 0.0), Z::new(0.0, 0.0)],
+                [0, 0, 0, 0, 0, 0],
+            ),
+            (
+                &[Z::new(nan, 1.0), Z::new(3.0, nan), Z::new(nan, nan)],
+                [0, 0, 0, 0, -1, -1],
+            ),
+            (&[Z::new(nan, 1.0), Z::new(-inf, -1.0)], [0, 0, 1, 1, 0, 1]),
+            (
+                &[Z::new(-inf, -1.0), Z::new(nan, 1.0), Z::new(-inf, 0.0)],
+                [1, 1, 2, 0, 1, 0],
+            ),
+            (
+                &[Z::new(1.0, nan), Z::new(inf, 1.0), Z::new(inf, 0.0)],
+                [0, 0, 1, 2, 1, 0],
+            ),
+        ];
+        for (values, expected) in cases {
+            let indexed: Vec<Indexed> = values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| Indexed { v, i: i as i64 })
+                .collect();
+            for threads in [1, 2, 3, 32] {
+                let got = [
+                    reduce(&indexed, threads, &|a, b| best(a, b, true, false)).i,
+                    reduce(&indexed, threads, &|a, b| best(a, b, false, false)).i,
+                    reduce(&indexed, threads, &|a, b| best(a, b, true, true)).i,
+                    reduce(&indexed, threads, &|a, b| best(a, b, false, true)).i,
+                    nanarg_index(reduce(
+                        &values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &v)| make_nanarg(v, i as i64, true))
+                            .collect::<Vec<_>>(),
+                        threads,
+                        &|a, b| nanarg_best(a, b, true),
+                    )),
+                    nanarg_index(reduce(
+                        &values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &v)| make_nanarg(v, i as i64, false))
+                            .collect::<Vec<_>>(),
+                        threads,
+                        &|a, b| nanarg_best(a, b, false),
+                    )),
+                ];
+                assert_eq!(got, expected, "{values:?} on {threads} threads");
+            }
+        }
     }
 
     #[test]
