@@ -23,7 +23,12 @@
 //! one partial value per block, with no host round trip. Types follow NumPy: sums and products
 //! of integers are 64-bit ([`Element::Sum`]), means of integers `f64` ([`Element::Mean`]);
 //! `f16` and `bf16` are reduced in `f32`. `max` and `min` propagate NaN, `argmax` and `argmin`
-//! return the first NaN or else the first extreme. Reducing no elements gives the identity
+//! return the first NaN or else the first extreme; `nanargmax` and `nanargmin` read a NaN as
+//! `-inf` (`inf`), as NumPy does. Complex values compare lexicographically (real parts, then
+//! imaginary parts) and their extremes are reduced with their indices, so that the value that
+//! comes back is NumPy's to the bit: the first holding a NaN, else the first of equal extremes
+//! (`0-0j` before a later `-0+0j`); `nanmax` and `nanmin` are NumPy's `fmax` and `fmin`
+//! reductions, the first NaN of a line of NaNs only. Reducing no elements gives the identity
 //! (`0` for `sum`, `1` for `prod`, NaN for `mean`, `true` for `all`, `false` for `any`); `max`,
 //! `min`, `argmax` and `argmin` of no elements are an error, as in NumPy.
 //!
@@ -642,7 +647,8 @@ reductions! {
     /// Means along `axes` (see [`sum_axes`](Self::sum_axes)).
     mean_axes => Mean, T::Mean;
     /// The greatest element, a 0-d array; NaN if any is NaN; an error when empty. Complex values
-    /// compare lexicographically (real parts, then imaginary parts), as in NumPy.
+    /// compare lexicographically (real parts, then imaginary parts), as in NumPy, which returns
+    /// the first value holding a NaN, else the first of equal greatest ones.
     max,
     /// Greatest elements along `axes` (see [`sum_axes`](Self::sum_axes)).
     max_axes => Max, T;
@@ -765,7 +771,8 @@ impl<T: Element> DeviceArray<T> {
 
 impl<T: Element> DeviceArray<T> {
     /// The row-major index of the greatest element ignoring NaNs (NumPy's `nanargmax`), a 0-d
-    /// array. As NumPy raises `ValueError`, an array whose elements are all NaN is an
+    /// array. Like NumPy, it reads each NaN as `-inf` (complex: `-inf + 0j`), so a NaN's index
+    /// comes back when no other value is greater. As NumPy raises `ValueError`, an array whose elements are all NaN is an
     /// [`Error::InvalidValue`]; for float types that check reads the result back (it waits for
     /// the array's stream). Empty arrays are an error.
     pub fn nanargmax(&self) -> Result<DeviceArray<i64>> {
@@ -780,8 +787,8 @@ impl<T: Element> DeviceArray<T> {
         without_all_nan(indices, Op::NanArgMax, T::DTYPE)
     }
 
-    /// The row-major index of the least element ignoring NaNs (NumPy's `nanargmin`; see
-    /// [`nanargmax`](Self::nanargmax)).
+    /// The row-major index of the least element ignoring NaNs (NumPy's `nanargmin`, which reads
+    /// NaN as `inf`; see [`nanargmax`](Self::nanargmax)).
     pub fn nanargmin(&self) -> Result<DeviceArray<i64>> {
         without_all_nan(reduce(self, Op::NanArgMin, None, false, 0.0)?, Op::NanArgMin, T::DTYPE)
     }

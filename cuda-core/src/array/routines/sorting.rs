@@ -200,3 +200,39 @@ impl<T: SortComplex> DeviceArray<T> {
         self.astype::<T::Complex>().eval()?.sort(-1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::dtype::DType;
+
+    fn complex_of<T: SortComplex>() -> DType {
+        <T::Complex as Element>::DTYPE
+    }
+
+    #[test]
+    fn sort_complex_types_are_numpys() {
+        // NumPy 2.4: `sort_complex` of int8, uint8, int16 and uint16 is complex64; of bool,
+        // the wider integers, float16, float32 and float64 complex128; complex stays.
+        for small in [
+            complex_of::<i8>(),
+            complex_of::<u8>(),
+            complex_of::<i16>(),
+            complex_of::<u16>(),
+        ] {
+            assert_eq!(small, DType::C64);
+        }
+        for wide in [
+            complex_of::<Bool>(),
+            complex_of::<i32>(),
+            complex_of::<u64>(),
+            complex_of::<half::f16>(),
+            complex_of::<f32>(),
+            complex_of::<f64>(),
+        ] {
+            assert_eq!(wide, DType::C128);
+        }
+        assert_eq!(complex_of::<Complex<f32>>(), DType::C64);
+        assert_eq!(complex_of::<Complex<f64>>(), DType::C128);
+    }
+}
