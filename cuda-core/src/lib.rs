@@ -164,7 +164,7 @@ pub use array::{
     DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion,
     DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth,
     Integral, IntoExpr, IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock,
-    Promote, QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SplitAt, Unique, WhereArms,
+    Promote, QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SortComplex, SplitAt, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{

@@ -3,7 +3,9 @@
 //! printing, `.npy` and DLPack round trips, NumPy 2's promotion with real types, the complex
 //! ufuncs (`abs`, `angle`, `conj`, `real`/`imag` as expressions and as views, `exp`, `log`,
 //! `sqrt`, trig, `isnan`, `isfinite`, ...), `==`/`!=` and NumPy's lexicographic order, the
-//! reductions (`sum`, `prod`, `mean`, `var` and `std` real), matrix products through cuBLAS's
+//! reductions (`sum`, `prod`, `mean`, `var` and `std` real), the extremes (`max`, `argmax`,
+//! the `nan` forms, `maximum`, `clip`, `ptp`, `sort_complex`) against NumPy 2's outputs and a
+//! host model of its loops, matrix products through cuBLAS's
 //! C and Z products and the tiled kernel, and the typed errors of what NumPy refuses. Without a
 //! driver or device each test prints `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
 
@@ -440,14 +442,14 @@ fn comparisons_order_lexicographically_and_refusals_are_typed() {
             "{error:?}"
         );
     }
-    // Extremes are lexicographic too (NaN propagates; the nan forms skip it); their indices
-    // are not supported yet.
+    // Extremes are lexicographic too (NaN propagates; the nan forms skip it), and so are their
+    // indices (the first NaN's; see `extremes_match_numpy`).
     assert_eq!(b.max().unwrap().item().unwrap(), C64::new(1.0, 9.0));
     assert_eq!(b.min().unwrap().item().unwrap(), C64::new(0.0, 0.0));
     assert!(a.max().unwrap().item().unwrap().re.is_nan());
     assert_eq!(a.nanmax().unwrap().item().unwrap(), C64::new(2.0, -5.0));
     assert_eq!(a.nanmin().unwrap().item().unwrap(), C64::new(1.0, 2.0));
-    assert!(matches!(a.argmin(), Err(Error::NotSupported(_))));
+    assert_eq!(a.argmin().unwrap().item().unwrap(), 3);
     // Sorting is NumPy's: lexicographic, the value holding a NaN last.
     let sorted = b.sort(-1).unwrap().to_vec().unwrap();
     assert_eq!(
@@ -640,4 +642,354 @@ fn matmul_goes_through_complex_gemm_and_the_tiled_kernel() {
         matches!(a.vdot(&a), Err(Error::NotSupported(_))),
         "vdot would have to conjugate"
     );
+}
+
+/// Whether two complex values are NumPy's same value: equal parts with equal signs, or NaN
+/// in the same parts.
+fn same(a: C128, b: C128) -> bool {
+    let part = |x: f64, y: f64| (x.is_nan() && y.is_nan()) || (x == y && x.is_sign_negative() == y.is_sign_negative());
+    part(a.re, b.re) && part(a.im, b.im)
+}
+
+#[track_caller]
+fn assert_same<T: Wide>(what: &str, got: &DeviceArray<T>, expected: &[C128]) {
+    let got: Vec<C128> = got.to_vec().unwrap().into_iter().map(Wide::wide).collect();
+    assert_eq!(got.len(), expected.len(), "{what}: length");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert!(same(*g, *e), "{what}: element {i} is {g}, NumPy gives {e}");
+    }
+}
+
+fn z(re: f64, im: f64) -> C128 {
+    C128::new(re, im)
+}
+
+/// NumPy's loops over complex values, on the host: the index `maximum.reduce`
+/// (`minimum.reduce`, `argmax`, `argmin`) keeps, the first NaN or the first extreme; with
+/// `skip_nan` the one `fmax.reduce` (`fmin.reduce`) keeps, the first NaN of NaNs only.
+fn numpy_extreme(values: &[C128], greatest: bool, skip_nan: bool) -> usize {
+    let nan = |w: C128| w.re.is_nan() || w.im.is_nan();
+    // NumPy's CGE: the real parts, then the imaginary ones; a NaN compares false.
+    let ge = |a: C128, b: C128| (a.re > b.re && !a.im.is_nan() && !b.im.is_nan()) || (a.re == b.re && a.im >= b.im);
+    let mut best = 0;
+    for (i, &w) in values.iter().enumerate().skip(1) {
+        let b = values[best];
+        let keeps = match greatest {
+            true => ge(b, w),
+            false => ge(w, b),
+        };
+        let replace = match skip_nan {
+            true => !nan(w) && (nan(b) || !keeps),
+            false => !nan(b) && (nan(w) || !keeps),
+        };
+        if replace {
+            best = i;
+        }
+    }
+    best
+}
+
+/// NumPy's `nanargmax` (`nanargmin`): `argmax` of the values with each NaN read as `-inf + 0j`
+/// (`inf + 0j`), `None` (ValueError) for NaNs only.
+fn numpy_nanarg(values: &[C128], greatest: bool) -> Option<usize> {
+    let nan = |w: &C128| w.re.is_nan() || w.im.is_nan();
+    if values.iter().all(nan) {
+        return None;
+    }
+    let fill = z(if greatest { f64::NEG_INFINITY } else { f64::INFINITY }, 0.0);
+    let read: Vec<C128> = values.iter().map(|w| if nan(w) { fill } else { *w }).collect();
+    Some(numpy_extreme(&read, greatest, false))
+}
+
+#[test]
+fn extremes_match_numpy() {
+    let Some(stream) = stream_or_skip("extremes_match_numpy") else {
+        return;
+    };
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    // NumPy 2.4's outputs for small inputs, in both widths.
+    let mixed = [z(1.0, 2.0), z(3.0, nan), z(nan, 1.0), z(5.0, 0.0)];
+    // One body per width (a macro: the element type of every array changes with it).
+    macro_rules! small_inputs {
+        ($t:ty) => {{
+            let load = |values: &[C128]| -> DeviceArray<$t> {
+                (&DeviceArray::from_slice(&stream, values).unwrap())
+                    .astype::<$t>()
+                    .eval()
+                    .unwrap()
+            };
+            let a = load(&mixed);
+            assert_same("max: the first NaN", &a.max().unwrap(), &[z(3.0, nan)]);
+            assert_same("min: the first NaN", &a.min().unwrap(), &[z(3.0, nan)]);
+            assert_eq!(a.argmax().unwrap().item().unwrap(), 1);
+            assert_eq!(a.argmin().unwrap().item().unwrap(), 1);
+            assert_same("nanmax", &a.nanmax().unwrap(), &[z(5.0, 0.0)]);
+            assert_same("nanmin", &a.nanmin().unwrap(), &[z(1.0, 2.0)]);
+            assert_eq!(a.nanargmax().unwrap().item().unwrap(), 3);
+            assert_eq!(a.nanargmin().unwrap().item().unwrap(), 0);
+            assert_same("ptp", &a.ptp().unwrap(), &[z(0.0, nan)]);
+            let signed_zeros = load(&[z(0.0, -0.0), z(-0.0, 0.0), z(0.0, 0.0)]);
+            assert_same(
+                "max of equal values: the first",
+                &signed_zeros.max().unwrap(),
+                &[z(0.0, -0.0)],
+            );
+            assert_same(
+                "min of equal values: the first",
+                &signed_zeros.min().unwrap(),
+                &[z(0.0, -0.0)],
+            );
+            let ties = load(&[z(1.0, 2.0), z(3.0, 1.0), z(3.0, 1.0), z(3.0, 0.0), z(-0.0, -1.0)]);
+            assert_eq!(ties.argmax().unwrap().item().unwrap(), 1);
+            assert_eq!(ties.argmin().unwrap().item().unwrap(), 4);
+            let infinities = load(&[z(inf, -inf), z(inf, inf), z(-inf, inf), z(0.0, 0.0)]);
+            assert_eq!(infinities.argmax().unwrap().item().unwrap(), 1);
+            assert_same("min with infinities", &infinities.min().unwrap(), &[z(-inf, inf)]);
+            assert_same("ptp with infinities", &infinities.ptp().unwrap(), &[z(inf, nan)]);
+            let all_nan = load(&[z(nan, 1.0), z(3.0, nan), z(nan, nan)]);
+            assert_same("nanmax of NaNs: the first", &all_nan.nanmax().unwrap(), &[z(nan, 1.0)]);
+            assert_same("nanmin of NaNs: the first", &all_nan.nanmin().unwrap(), &[z(nan, 1.0)]);
+            assert!(matches!(all_nan.nanargmax(), Err(Error::InvalidValue(_))));
+            assert!(matches!(all_nan.nanargmin(), Err(Error::InvalidValue(_))));
+            // nanargmax reads a NaN as -inf + 0j, which beats -inf - 1j.
+            let filled = load(&[z(-inf, -1.0), z(nan, 1.0), z(-inf, 0.0)]);
+            assert_eq!(filled.nanargmax().unwrap().item().unwrap(), 1);
+            assert_eq!(filled.nanargmin().unwrap().item().unwrap(), 0);
+            // Along axes, negative and with keepdims.
+            let m = load(&[
+                z(1.0, 1.0),
+                z(nan, 2.0),
+                z(3.0, 0.0),
+                z(2.0, 5.0),
+                z(2.0, 5.0),
+                z(0.0, nan),
+            ])
+            .reshape([2, 3])
+            .unwrap();
+            assert_eq!(m.argmax_axis(0, false).unwrap().to_vec().unwrap(), [1, 0, 1]);
+            assert_eq!(m.argmin_axis(0, false).unwrap().to_vec().unwrap(), [0, 0, 1]);
+            let last = m.argmax_axis(-1, true).unwrap();
+            assert_eq!((last.shape(), last.to_vec().unwrap()), (&[2, 1][..], vec![1, 2]));
+            assert_eq!(m.nanargmax_axis(0, false).unwrap().to_vec().unwrap(), [1, 1, 0]);
+            assert_eq!(m.nanargmax_axis(-1, true).unwrap().to_vec().unwrap(), [2, 0]);
+            assert_eq!(m.nanargmin_axis(-1, false).unwrap().to_vec().unwrap(), [0, 0]);
+            assert_same(
+                "max along 0",
+                &m.max_axes([0], false).unwrap(),
+                &[z(2.0, 5.0), z(nan, 2.0), z(0.0, nan)],
+            );
+            assert_same(
+                "nanmax along 0",
+                &m.nanmax_axes([0], false).unwrap(),
+                &[z(2.0, 5.0), z(2.0, 5.0), z(3.0, 0.0)],
+            );
+            assert_same(
+                "nanmin along -1",
+                &m.nanmin_axes([-1], true).unwrap(),
+                &[z(1.0, 1.0), z(2.0, 5.0)],
+            );
+            // Element-wise: the NaN operand (the first of two), else the first of equal ones.
+            let x = load(&[
+                z(nan, 1.0),
+                z(3.0, nan),
+                z(1.0, 1.0),
+                z(nan, nan),
+                z(2.0, 0.0),
+                z(1.0, 2.0),
+                z(0.0, -0.0),
+            ]);
+            let y = load(&[
+                z(3.0, nan),
+                z(nan, 1.0),
+                z(1.0, 2.0),
+                z(1.0, 0.0),
+                z(nan, nan),
+                z(1.0, 2.0),
+                z(-0.0, 0.0),
+            ]);
+            let head = [z(nan, 1.0), z(3.0, nan)];
+            let tail = [z(nan, nan), z(nan, nan), z(1.0, 2.0), z(0.0, -0.0)];
+            let maximum: Vec<C128> = head.iter().chain(&[z(1.0, 2.0)]).chain(&tail).copied().collect();
+            let minimum: Vec<C128> = head.iter().chain(&[z(1.0, 1.0)]).chain(&tail).copied().collect();
+            assert_same("maximum", &(&x).maximum(&y).eval().unwrap(), &maximum);
+            assert_same("minimum", &(&x).minimum(&y).eval().unwrap(), &minimum);
+            // clip compares as NumPy's clip loop: a bound equal to x replaces it, and a bound's NaN
+            // imaginary part counts only against an equal real part.
+            let x = load(&[
+                z(0.5, 3.0),
+                z(2.0, 0.0),
+                z(1.0, -5.0),
+                z(nan, 1.0),
+                z(1.5, nan),
+                z(0.0, -0.0),
+            ]);
+            let clipped = (&x).clip(C128::new(1.0, 0.0), C128::new(1.5, 1.0)).eval().unwrap();
+            let expected = [
+                z(1.0, 0.0),
+                z(1.5, 1.0),
+                z(1.0, 0.0),
+                z(nan, 1.0),
+                z(1.5, nan),
+                z(1.0, 0.0),
+            ];
+            assert_same("clip", &clipped, &expected);
+            let x = load(&[z(-0.0, -0.0), z(2.0, 0.0), z(0.5, 7.0)]);
+            let clipped = (&x).clip(C128::new(-0.0, 0.0), C128::new(1.0, nan)).eval().unwrap();
+            assert_same("clip, a NaN bound", &clipped, &[z(-0.0, 0.0), z(1.0, nan), z(0.5, 7.0)]);
+        }};
+    }
+    small_inputs!(C64);
+    small_inputs!(C128);
+    // sort_complex: NumPy's result types, and its order (values holding a NaN last).
+    let small = DeviceArray::from_slice(&stream, &[3i8, 1, 2])
+        .unwrap()
+        .sort_complex()
+        .unwrap();
+    assert_eq!(small.dtype(), DType::C64);
+    assert_eq!(
+        small.to_vec().unwrap(),
+        [C64::new(1.0, 0.0), C64::new(2.0, 0.0), C64::new(3.0, 0.0)]
+    );
+    let floats = DeviceArray::from_slice(&stream, &[3.0f32, f32::NAN, -1.0, 0.5])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap()
+        .sort_complex()
+        .unwrap();
+    assert_eq!(floats.dtype(), DType::C128, "float32 sorts as complex128, as in NumPy");
+    assert_same(
+        "sort_complex of rows",
+        &floats,
+        &[z(3.0, 0.0), z(nan, 0.0), z(-1.0, 0.0), z(0.5, 0.0)],
+    );
+    let complex = DeviceArray::from_slice(
+        &stream,
+        &[
+            z(nan, 1.0),
+            z(2.0, 0.0),
+            z(1.0, nan),
+            z(1.0, 1.0),
+            z(nan, nan),
+            z(nan, 0.0),
+        ],
+    )
+    .unwrap();
+    assert_same(
+        "sort_complex",
+        &complex.sort_complex().unwrap(),
+        &[
+            z(1.0, 1.0),
+            z(2.0, 0.0),
+            z(1.0, nan),
+            z(nan, 0.0),
+            z(nan, 1.0),
+            z(nan, nan),
+        ],
+    );
+}
+
+/// The extremes of each row of `shaped` (its lines `lines` on the host) against the model.
+#[track_caller]
+fn check_lines<T: Wide>(name: &str, shaped: &DeviceArray<T>, lines: &[&[C128]]) {
+    let pick = |greatest: bool, skip_nan: bool| -> Vec<C128> {
+        lines.iter().map(|l| l[numpy_extreme(l, greatest, skip_nan)]).collect()
+    };
+    let index =
+        |greatest: bool| -> Vec<i64> { lines.iter().map(|l| numpy_extreme(l, greatest, false) as i64).collect() };
+    let nanarg = |greatest: bool| -> Vec<i64> {
+        lines
+            .iter()
+            .map(|l| numpy_nanarg(l, greatest).map_or(-1, |i| i as i64))
+            .collect()
+    };
+    let what = |op: &str| format!("{op} of {name}, {} lines of {}", lines.len(), lines[0].len());
+    assert_same(&what("max"), &shaped.max_axes([-1], false).unwrap(), &pick(true, false));
+    assert_same(
+        &what("min"),
+        &shaped.min_axes([-1], false).unwrap(),
+        &pick(false, false),
+    );
+    assert_same(
+        &what("nanmax"),
+        &shaped.nanmax_axes([-1], false).unwrap(),
+        &pick(true, true),
+    );
+    assert_same(
+        &what("nanmin"),
+        &shaped.nanmin_axes([-1], false).unwrap(),
+        &pick(false, true),
+    );
+    let argmax = shaped.argmax_axis(-1, false).unwrap().to_vec().unwrap();
+    assert_eq!(argmax, index(true), "{}", what("argmax"));
+    let argmin = shaped.argmin_axis(-1, false).unwrap().to_vec().unwrap();
+    assert_eq!(argmin, index(false), "{}", what("argmin"));
+    // No line is all NaN (one element in 97 holds a NaN at most).
+    let nanargmax = shaped.nanargmax_axis(-1, false).unwrap().to_vec().unwrap();
+    assert_eq!(nanargmax, nanarg(true), "{}", what("nanargmax"));
+    let nanargmin = shaped.nanargmin_axis(-1, false).unwrap().to_vec().unwrap();
+    assert_eq!(nanargmin, nanarg(false), "{}", what("nanargmin"));
+    // The whole array, as one line.
+    let all: Vec<C128> = lines.concat();
+    assert_same(
+        &what("max of all"),
+        &shaped.max().unwrap(),
+        &[all[numpy_extreme(&all, true, false)]],
+    );
+    assert_same(
+        &what("nanmin of all"),
+        &shaped.nanmin().unwrap(),
+        &[all[numpy_extreme(&all, false, true)]],
+    );
+    assert_eq!(
+        shaped.argmin().unwrap().item().unwrap(),
+        numpy_extreme(&all, false, false) as i64
+    );
+    assert_eq!(
+        shaped.nanargmax().unwrap().item().unwrap(),
+        numpy_nanarg(&all, true).unwrap() as i64
+    );
+}
+
+#[test]
+fn extremes_of_random_values_match_the_host_model() {
+    let Some(stream) = stream_or_skip("extremes_of_random_values_match_the_host_model") else {
+        return;
+    };
+    // Parts from a few values, so that ties, signed zeros and infinities are common; NaN in
+    // one part of some of every 97th element, so that some lines have none.
+    let parts = [-0.0, 0.0, 1.0, -1.0, 2.0, f64::INFINITY, f64::NEG_INFINITY];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for (n, rows) in [(1000usize, 1usize), (100_003, 1), (4096, 64)] {
+        let host: Vec<C128> = (0..n)
+            .map(|i| {
+                let (r, k) = (next(), next());
+                let mut w = z(parts[(r % 7) as usize], parts[(k % 7) as usize]);
+                match (i % 97, r % 3) {
+                    (0, 0) => w.re = f64::NAN,
+                    (0, 1) => w.im = f64::NAN,
+                    _ => {}
+                }
+                w
+            })
+            .collect();
+        let z128 = DeviceArray::from_slice(&stream, &host).unwrap();
+        // The parts are exact in f32: the model of `host` is the model of the narrowed values.
+        let z64 = (&z128).astype::<C64>().eval().unwrap();
+        let lines: Vec<&[C128]> = host.chunks(n / rows).collect();
+        check_lines("c128", &z128.reshape([rows, n / rows]).unwrap(), &lines);
+        check_lines("c64", &z64.reshape([rows, n / rows]).unwrap(), &lines);
+        // Element-wise against the model of NumPy's maximum, pairing each value with the next.
+        let shifted = z128.slice(&[Slice::from(1..n)]).unwrap();
+        let first = z128.slice(&[Slice::from(0..n - 1)]).unwrap();
+        let expected: Vec<C128> = host.windows(2).map(|p| p[numpy_extreme(p, true, false)]).collect();
+        assert_same("maximum", &(&first).maximum(&shifted).eval().unwrap(), &expected);
+        let expected: Vec<C128> = host.windows(2).map(|p| p[numpy_extreme(p, false, false)]).collect();
+        assert_same("minimum", &(&first).minimum(&shifted).eval().unwrap(), &expected);
+    }
 }

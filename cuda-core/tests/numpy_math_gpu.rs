@@ -289,6 +289,13 @@ fn nanargmax_and_nanargmin_skip_nans_and_refuse_all_nan_slices() {
     let ints = DeviceArray::from_slice(&stream, &[3i16, 9, -2, 9]).unwrap();
     assert_eq!(ints.nanargmax().unwrap().item().unwrap(), 1);
     assert_eq!(ints.nanargmin().unwrap().item().unwrap(), 2);
+    // NumPy reads a NaN as -inf (inf): it ties with an infinity, and the first of them wins.
+    let inf = f64::INFINITY;
+    let edge = |values: &[f64]| DeviceArray::from_slice(&stream, values).unwrap();
+    assert_eq!(edge(&[nan, -inf]).nanargmax().unwrap().item().unwrap(), 0);
+    assert_eq!(edge(&[-inf, nan, -inf]).nanargmax().unwrap().item().unwrap(), 0);
+    assert_eq!(edge(&[nan, inf]).nanargmin().unwrap().item().unwrap(), 0);
+    assert_eq!(edge(&[inf, nan]).nanargmin().unwrap().item().unwrap(), 0);
 
     let all_nan = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, nan as f32, nan as f32])
         .unwrap()

@@ -1231,6 +1231,15 @@ fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
     ((&w).eq(&z), (&z).eq(&w), (&z).lt(&w));
     (&z).floor().eval();
     (z.sum()?, z.prod()?, z.mean()?, z.var(0)?);
+    let (lo, hi) = (Complex::new(0.0f32, 0.0), Complex::new(1.0f32, 0.0));
+    (
+        z.max()?,
+        z.argmax_axis(-1, false)?,
+        z.nanargmin()?,
+        z.ptp()?,
+        x.sort_complex()?,
+    );
+    ((&z).maximum(&w), (&z).clip(lo, hi));
     let w = w.astype::<Complex<f32>>().eval()?;
     z.matmul(&w)?;
     {

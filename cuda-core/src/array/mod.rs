@@ -47,7 +47,7 @@ pub use routines::fft;
 pub use routines::random;
 pub use routines::{
     allclose, array_equal, where_, Average, AverageOf, ComplexElement, Expr, ExprOps, IntoExpr, MeshIndexing, NpyError,
-    PadMode, QuantileMethod, Rhs, Unique, WhereArms,
+    PadMode, QuantileMethod, Rhs, SortComplex, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use routines::{

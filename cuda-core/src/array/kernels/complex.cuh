@@ -196,3 +196,17 @@ struct cuda_core_c128 {
 #undef _CC_CX_FUNCTIONS
 __device__ __forceinline__ cuda_core_c64::cuda_core_c64(const cuda_core_c128 &z) : re((float)z.re), im((float)z.im) {}
 #undef _CC_CX
+
+// NumPy's maximum and minimum of complex values: the first operand if it holds a NaN, else the
+// second if it does, else the greater (lesser) in NumPy's order, the first of equal ones.
+template <typename Z> __device__ __forceinline__ Z _cc_cx_maximum(Z a, Z b) { return (a != a || a >= b) ? a : b; }
+template <typename Z> __device__ __forceinline__ Z _cc_cx_minimum(Z a, Z b) { return (a != a || a <= b) ? a : b; }
+// NumPy's clip of complex values: x if it holds a NaN, else x where it is beyond the bound
+// comparing real parts, or imaginary parts where the real parts are equal (so a bound's NaN
+// imaginary part counts only there), else the bound (also when equal).
+template <typename Z> __device__ __forceinline__ Z _cc_cx_clip_low(Z x, Z low) {
+    return (x != x || (x.re == low.re ? x.im > low.im : x.re > low.re)) ? x : low;
+}
+template <typename Z> __device__ __forceinline__ Z _cc_cx_clip_high(Z x, Z high) {
+    return (x != x || (x.re == high.re ? x.im < high.im : x.re < high.re)) ? x : high;
+}

@@ -320,6 +320,12 @@ macro_rules! binary_table {
             Pow,
             Maximum,
             Minimum,
+            /// `clip`'s raise to the lower bound: `maximum`, but for complex values NumPy's
+            /// clip order (see `_cc_cx_clip_low`).
+            ClipLow,
+            /// `clip`'s lowering to the upper bound: `minimum`, but for complex values NumPy's
+            /// clip order.
+            ClipHigh,
             Lt,
             Le,
             Gt,
@@ -1042,9 +1048,13 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
     unary_methods!();
     binary_methods!();
     /// The values limited to `[low, high]` (NumPy's `clip`: `minimum(maximum(x, low), high)`,
-    /// NaN propagates); either bound may be a scalar, weak as in [`Rhs`].
+    /// NaN propagates; `high` wins where `low > high`); either bound may be a scalar, weak as in
+    /// [`Rhs`]. Complex values compare as NumPy's clip compares them: by real parts, by
+    /// imaginary parts only where the real parts are equal (a NaN imaginary part of a bound
+    /// whose real part differs does not propagate), a bound equal to `x` replacing it.
     fn clip<L: Rhs<'a, Self::Elem>, H: Rhs<'a, L::Output>>(self, low: L, high: H) -> Expr<'a, H::Output> {
-        binary_rhs(BinaryOp::Minimum, self.maximum(low), high)
+        let raised = binary_rhs(BinaryOp::ClipLow, self.into_expr(), low);
+        binary_rhs(BinaryOp::ClipHigh, raised, high)
     }
     /// NumPy's `round` (`around`) to `decimals` decimal places, ties to even, in the same type:
     /// floats compute `rint(x * 10^decimals) / 10^decimals` (`rint(x / 10^-d) * 10^-d` for
@@ -1171,11 +1181,13 @@ pub trait ExprOps<'a>: IntoExpr<'a> + Sized {
         let exponent = Expr::<<Self::Elem as Scalars>::WithInt>::scalar(dtype, ScalarValue::int(exponent.into()));
         binary(BinaryOp::Pow, base, exponent)
     }
-    /// The larger of each pair (NaN if either is NaN, as NumPy's `maximum`).
+    /// The larger of each pair (NaN if either is NaN, as NumPy's `maximum`; complex values
+    /// compare lexicographically, and the first operand wins a tie or two NaNs, as in NumPy).
     fn maximum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
         binary_rhs(BinaryOp::Maximum, self.into_expr(), rhs)
     }
-    /// The smaller of each pair (NaN if either is NaN, as NumPy's `minimum`).
+    /// The smaller of each pair (NaN if either is NaN, as NumPy's `minimum`; complex as
+    /// [`maximum`](Self::maximum)).
     fn minimum<R: Rhs<'a, Self::Elem>>(self, rhs: R) -> Expr<'a, R::Output> {
         binary_rhs(BinaryOp::Minimum, self.into_expr(), rhs)
     }
@@ -1782,12 +1794,16 @@ fn emit(node: &Node, names: &[String], out: &mut String) {
                     out.push_str(&round(*dtype, &format!("_cc_pow(({c})({x}), ({c})({y}))")));
                     return;
                 }
-                BinaryOp::Maximum => {
-                    out.push_str(&round(*dtype, &format!("_cc_max<{c}>({x}, {y})")));
-                    return;
-                }
-                BinaryOp::Minimum => {
-                    out.push_str(&round(*dtype, &format!("_cc_min<{c}>({x}, {y})")));
+                BinaryOp::Maximum | BinaryOp::Minimum | BinaryOp::ClipLow | BinaryOp::ClipHigh => {
+                    let function = match (op, dtype.is_complex()) {
+                        (BinaryOp::Maximum, true) => "_cc_cx_maximum",
+                        (BinaryOp::Minimum, true) => "_cc_cx_minimum",
+                        (BinaryOp::ClipLow, true) => "_cc_cx_clip_low",
+                        (BinaryOp::ClipHigh, true) => "_cc_cx_clip_high",
+                        (BinaryOp::Maximum | BinaryOp::ClipLow, false) => "_cc_max",
+                        _ => "_cc_min",
+                    };
+                    out.push_str(&round(*dtype, &format!("{function}<{c}>({x}, {y})")));
                     return;
                 }
                 _ => unreachable!("table operations are emitted by the arm above"),
@@ -2496,8 +2512,8 @@ mod tests {
                     BinaryOp::Minimum,
                     un(UnaryOp::Log, x.clone()),
                     bin(
-                        BinaryOp::Add,
-                        un(UnaryOp::Sin, y.clone()),
+                        BinaryOp::ClipHigh,
+                        bin(BinaryOp::ClipLow, un(UnaryOp::Sin, y.clone()), x.clone()),
                         un(UnaryOp::Tanh, un(UnaryOp::Cos, x.clone())),
                     ),
                 ),

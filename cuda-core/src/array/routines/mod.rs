@@ -73,6 +73,7 @@ pub use manipulation::PadMode;
 pub use npy::NpyError;
 pub use reductions::{allclose, array_equal, Average, AverageOf};
 pub use sets::Unique;
+pub use sorting::SortComplex;
 pub use statistics::QuantileMethod;
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};

@@ -1,5 +1,6 @@
 //! Sorting (NumPy's chapter): `sort` and `argsort` along any axis, `partition` and
-//! `argpartition` (a full sort, which is one valid partition), `lexsort`, and torch's `topk`;
+//! `argpartition` (a full sort, which is one valid partition), `lexsort`, `sort_complex`, and
+//! torch's `topk`;
 //! stable, in NumPy's order
 //! (NaN last, `-0.0` and `0.0` equal and kept in input order), on the device-wide radix sort of
 //! [`crate::algorithms::sort`]. The sorted axis is moved last and made compact (a copy unless
@@ -8,10 +9,13 @@
 use crate::algorithms::sort::{argsort_rows, sort_rows, SortOrder};
 use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
-use crate::array::dtype::Element;
+use crate::array::dtype::{Bool, Element};
 use crate::array::kernels::IndexMode;
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::ExprOps;
 use crate::array::view::Slice;
 use crate::error::{Error, Result};
+use num_complex::Complex;
 
 impl<T: Element> DeviceArray<T> {
     /// A sorted copy along `axis` (negative counts from the end): NumPy's `np.sort(a, axis,
@@ -161,5 +165,74 @@ fn restore_axis<U: Element>(sorted: DeviceArray<U>, axis: usize) -> Result<Devic
     match axis == last {
         true => Ok(sorted),
         false => sorted.moveaxis(last, axis)?.try_clone(),
+    }
+}
+
+/// The complex type of NumPy's `sort_complex` for an element type: itself for the complex
+/// types, `Complex<f32>` for the 8- and 16-bit integers, `Complex<f64>` for the others (`Bool`,
+/// wider integers and every real float, `f32` included, as NumPy).
+pub trait SortComplex: Scalars {
+    /// The complex type of the result.
+    type Complex: Scalars;
+}
+
+macro_rules! sort_complex_types {
+    ($($t:ty => $c:ty),* $(,)?) => {
+        $(impl SortComplex for $t {
+            type Complex = $c;
+        })*
+    };
+}
+
+sort_complex_types! {
+    i8 => Complex<f32>, u8 => Complex<f32>, i16 => Complex<f32>, u16 => Complex<f32>,
+    Bool => Complex<f64>, i32 => Complex<f64>, u32 => Complex<f64>, i64 => Complex<f64>,
+    u64 => Complex<f64>, half::f16 => Complex<f64>, half::bf16 => Complex<f64>,
+    f32 => Complex<f64>, f64 => Complex<f64>, Complex<f32> => Complex<f32>, Complex<f64> => Complex<f64>,
+}
+
+impl<T: SortComplex> DeviceArray<T> {
+    /// NumPy's `sort_complex`: the values as [`SortComplex::Complex`], sorted along the last
+    /// axis by real parts, then imaginary parts ([`sort`](Self::sort)'s order: values with a
+    /// NaN last, `R + nanj`, then `nan + Rj`, then `nan + nanj`; equal values in input order).
+    /// A 0-d array is an error, as in NumPy.
+    pub fn sort_complex(&self) -> Result<DeviceArray<T::Complex>> {
+        self.astype::<T::Complex>().eval()?.sort(-1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::dtype::DType;
+
+    fn complex_of<T: SortComplex>() -> DType {
+        <T::Complex as Element>::DTYPE
+    }
+
+    #[test]
+    fn sort_complex_types_are_numpys() {
+        // NumPy 2.4: `sort_complex` of int8, uint8, int16 and uint16 is complex64; of bool,
+        // the wider integers, float16, float32 and float64 complex128; complex stays.
+        for small in [
+            complex_of::<i8>(),
+            complex_of::<u8>(),
+            complex_of::<i16>(),
+            complex_of::<u16>(),
+        ] {
+            assert_eq!(small, DType::C64);
+        }
+        for wide in [
+            complex_of::<Bool>(),
+            complex_of::<i32>(),
+            complex_of::<u64>(),
+            complex_of::<half::f16>(),
+            complex_of::<f32>(),
+            complex_of::<f64>(),
+        ] {
+            assert_eq!(wide, DType::C128);
+        }
+        assert_eq!(complex_of::<Complex<f32>>(), DType::C64);
+        assert_eq!(complex_of::<Complex<f64>>(), DType::C128);
     }
 }
