@@ -6,7 +6,7 @@ use std::hash::Hash;
 
 use cuda_driver::Stream;
 
-use super::{LoadCallback, Plan, PlanDesc};
+use super::{LoadCallback, Plan, PlanDesc, StoreCallback};
 use crate::{Error, Result};
 
 /// The plans of the transforms a program repeats: [`PlanCache::plan`] returns the plan of a
@@ -22,24 +22,31 @@ pub struct PlanCache {
 }
 
 /// What a cached plan is found by: the description, the stream's context and handle, and for
-/// a plan with a load callback, the key its caller gave the callback.
+/// a plan with a callback, its kind and the key its caller gave the callback.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Key {
     desc: PlanDesc,
     context: usize,
     stream: usize,
-    callback: Option<Box<[u32]>>,
+    callback: Option<(Attached, Box<[u32]>)>,
+}
+
+/// The kind of callback a cached plan has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Attached {
+    Load,
+    Store,
 }
 
 impl Key {
-    fn new(stream: &Stream, desc: &PlanDesc, callback: Option<&[u32]>) -> Key {
+    fn new(stream: &Stream, desc: &PlanDesc, callback: Option<(Attached, &[u32])>) -> Key {
         Key {
             desc: *desc,
             // SAFETY (both): the handles are only read as numbers, to tell streams apart; the
             // entry's stream clone keeps them alive while the key is cached.
             context: unsafe { stream.context().as_raw() } as usize,
             stream: unsafe { stream.as_raw() } as usize,
-            callback: callback.map(Box::from),
+            callback: callback.map(|(kind, key)| (kind, Box::from(key))),
         }
     }
 }
@@ -72,7 +79,7 @@ impl PlanCache {
         callback_key: &[u32],
         callback: impl FnOnce() -> Result<LoadCallback<'c>>,
     ) -> Result<&mut Plan> {
-        let key = Key::new(stream, desc, Some(callback_key));
+        let key = Key::new(stream, desc, Some((Attached::Load, callback_key)));
         let (plan, _) = self.plans.get_or_try_insert(key, || {
             let plan = Plan::with_load_callback(stream.context(), desc, &callback()?)?;
             Ok((plan, stream.clone()))
@@ -80,9 +87,41 @@ impl PlanCache {
         Ok(plan)
     }
 
+    /// The plan of `desc` for `stream` with the store callback that `callback_key` names: the
+    /// cached one, or one made by [`Plan::with_store_callback`] with what `callback` returns
+    /// (called only then). Equal keys must name callbacks of equal code and caller-info size.
+    ///
+    /// # Safety
+    /// The callback `callback` returns keeps the contract of [`Plan::with_store_callback`].
+    pub unsafe fn plan_with_store_callback<'c>(
+        &mut self,
+        stream: &Stream,
+        desc: &PlanDesc,
+        callback_key: &[u32],
+        callback: impl FnOnce() -> Result<StoreCallback<'c>>,
+    ) -> Result<&mut Plan> {
+        let key = Key::new(stream, desc, Some((Attached::Store, callback_key)));
+        let (plan, _) = self.plans.get_or_try_insert(key, || {
+            // SAFETY: the caller vouches for the callback (this function's contract).
+            let plan = unsafe { Plan::with_store_callback(stream.context(), desc, &callback()?)? };
+            Ok((plan, stream.clone()))
+        })?;
+        Ok(plan)
+    }
+
     /// Cached plans with a load callback.
     pub fn load_callback_plans(&self) -> usize {
-        self.plans.entries.keys().filter(|key| key.callback.is_some()).count()
+        self.callback_plans(Attached::Load)
+    }
+
+    /// Cached plans with a store callback.
+    pub fn store_callback_plans(&self) -> usize {
+        self.callback_plans(Attached::Store)
+    }
+
+    fn callback_plans(&self, kind: Attached) -> usize {
+        let attached = |key: &&Key| matches!(&key.callback, Some((k, _)) if *k == kind);
+        self.plans.entries.keys().filter(attached).count()
     }
 
     /// Plans cached now.
@@ -246,11 +285,16 @@ mod tests {
         let real = PlanDesc::new(Kind::R2C, Precision::F32, &[64]).unwrap();
         assert_eq!(get(&mut lru, key(real, 7)), 6, "another kind");
         let with_callback = |words: &[u32]| Key {
-            callback: Some(Box::from(words)),
+            callback: Some((Attached::Load, Box::from(words))),
             ..key(real, 7)
         };
         assert_eq!(get(&mut lru, with_callback(&[1, 2])), 7, "a load callback");
         assert_eq!(get(&mut lru, with_callback(&[1, 3])), 8, "another load callback");
         assert_eq!(get(&mut lru, with_callback(&[1, 2])), 7);
+        let stored = Key {
+            callback: Some((Attached::Store, Box::from(&[1u32, 2][..]))),
+            ..key(real, 7)
+        };
+        assert_eq!(get(&mut lru, stored), 9, "a store callback of the same key");
     }
 }

@@ -1,8 +1,9 @@
-//! cuFFT's LTO load callbacks: a device function, compiled to LTO-IR (NVRTC's `-dlto`), that
+//! cuFFT's LTO callbacks: a device function, compiled to LTO-IR (NVRTC's `-dlto`), that
 //! cuFFT links into its kernels (through its own nvJitLink) to produce each input element
-//! instead of reading it from memory. [`Plan::with_load_callback`](super::Plan::with_load_callback)
-//! attaches one before the plan is made (`cufftCreate`, `cufftXtSetJITCallback`, then
-//! `cufftMakePlanMany64`); [`Plan::execute_loaded`](super::Plan::execute_loaded) runs it.
+//! instead of reading it from memory (a load callback), or to write each output element (a
+//! store callback). [`Plan::with_load_callback`](super::Plan::with_load_callback) and
+//! [`Plan::with_store_callback`](super::Plan::with_store_callback) attach one before the plan
+//! is made (`cufftCreate`, `cufftXtSetJITCallback`, then `cufftMakePlanMany64`).
 //!
 //! The callback has cuFFT's LTO signature for the plan's input type:
 //! `__device__ float name(void *dataIn, unsigned long long offset, void *callerInfo, void *sharedPtr)`
@@ -10,6 +11,11 @@
 //! under the plan's input layout. Its caller info is a buffer of 64-bit words the plan owns
 //! in device memory; each execution writes the words it is given there, in stream order, so
 //! one cached plan serves arrays at other addresses.
+//!
+//! A store callback has cuFFT's LTO signature for the plan's output type:
+//! `__device__ void name(void *dataOut, unsigned long long offset, float2 element, void *callerInfo, void *sharedPtr)`
+//! (`double2`, `float` or `double` for the other types), `offset` counting output elements
+//! under the plan's output layout; it stores `element` (or what it makes of it) at `offset`.
 //!
 //! cuFFT 12 (CUDA 13) takes the callback's symbol name (`cufftXtSetJITCallback` of CUDA 13's
 //! header, the signature bound here); cuFFT 11 (CUDA 12) exports an older signature under that
@@ -31,11 +37,23 @@ pub struct LoadCallback<'a> {
     pub info_words: usize,
 }
 
+/// A store callback for [`Plan::with_store_callback`](super::Plan::with_store_callback).
+#[derive(Clone, Copy, Debug)]
+pub struct StoreCallback<'a> {
+    /// The device function's name as the LTO-IR defines it (C++ linkage).
+    pub symbol: &'a str,
+    /// The LTO-IR holding the function (`nvrtcGetLTOIR`).
+    pub lto_ir: &'a [u8],
+    /// 64-bit words of caller info the callback reads
+    /// ([`Plan::set_store_info`](super::Plan::set_store_info) gives exactly this many).
+    pub info_words: usize,
+}
+
 /// The first cuFFT whose `cufftXtSetJITCallback` takes a symbol name (cuFFT 12.0, CUDA 13.0),
 /// as `cufftGetProperty` reports it (major * 1000 + minor * 10).
 const FIRST_NAMED_JIT_CALLBACK: i32 = 12000;
 
-/// Whether the loaded cuFFT takes LTO load callbacks: `Ok(None)` when it does, else why not
+/// Whether the loaded cuFFT takes LTO callbacks, load and store alike: `Ok(None)` when it does, else why not
 /// (cuFFT 11 of CUDA 12, whose `cufftXtSetJITCallback` has another signature, or a library
 /// without the function). A cuFFT that cannot be loaded is [`Error::Load`].
 pub fn supports_load_callbacks() -> Result<Option<String>> {
@@ -89,6 +107,34 @@ pub fn load_return_type(kind: Kind, precision: Precision) -> Result<&'static str
     })
 }
 
+/// The callback type of a plan's output: `CUFFT_CB_ST_*` of its kind and precision; half
+/// precision (no callback type) is refused.
+pub(crate) fn store_type(kind: Kind, precision: Precision) -> Result<cufftXtCallbackType> {
+    Ok(match (kind, precision) {
+        (_, Precision::F16) => {
+            return Err(Error::InvalidValue(
+                "cuFFT has no store callback type for half precision".into(),
+            ))
+        }
+        (Kind::C2C | Kind::R2C, Precision::F32) => cufftXtCallbackType::CUFFT_CB_ST_COMPLEX,
+        (Kind::C2C | Kind::R2C, Precision::F64) => cufftXtCallbackType::CUFFT_CB_ST_COMPLEX_DOUBLE,
+        (Kind::C2R, Precision::F32) => cufftXtCallbackType::CUFFT_CB_ST_REAL,
+        (Kind::C2R, Precision::F64) => cufftXtCallbackType::CUFFT_CB_ST_REAL_DOUBLE,
+    })
+}
+
+/// The C++ type of the element a store callback for `kind` and `precision` is handed (cuFFT's
+/// `cufftComplex`, `cufftDoubleComplex`, `cufftReal`, `cufftDoubleReal`, as the built-in types
+/// they are).
+pub fn store_element_type(kind: Kind, precision: Precision) -> Result<&'static str> {
+    Ok(match store_type(kind, precision)? {
+        cufftXtCallbackType::CUFFT_CB_ST_COMPLEX => "float2",
+        cufftXtCallbackType::CUFFT_CB_ST_COMPLEX_DOUBLE => "double2",
+        cufftXtCallbackType::CUFFT_CB_ST_REAL => "float",
+        _ => "double",
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +153,24 @@ mod tests {
         assert!(matches!(
             load_type(Kind::C2C, Precision::F16),
             Err(Error::InvalidValue(_))
+        ));
+    }
+
+    #[test]
+    fn store_types_follow_the_output_side() {
+        assert_eq!(
+            store_type(Kind::R2C, Precision::F32).unwrap(),
+            cufftXtCallbackType::CUFFT_CB_ST_COMPLEX
+        );
+        assert_eq!(
+            store_type(Kind::C2R, Precision::F64).unwrap(),
+            cufftXtCallbackType::CUFFT_CB_ST_REAL_DOUBLE
+        );
+        assert_eq!(store_element_type(Kind::C2C, Precision::F64).unwrap(), "double2");
+        assert_eq!(store_element_type(Kind::C2R, Precision::F32).unwrap(), "float");
+        assert!(matches!(
+            store_type(Kind::C2R, Precision::F16),
+            Err(Error::InvalidValue(m)) if m.contains("half")
         ));
     }
 }

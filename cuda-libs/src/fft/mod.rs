@@ -37,6 +37,15 @@
 //! writes its caller info and runs it. [`PlanCache::plan_with_load_callback`] caches such plans
 //! under a key the caller gives the callback.
 //!
+//! # Store callbacks
+//! Likewise a plan can hand each output element to a device function that stores it (scaled,
+//! say) instead of writing it itself: [`Plan::with_store_callback`] (`unsafe`: the callback
+//! must write only the element it is handed, at its offset) attaches a [`StoreCallback`], of
+//! the same cuFFT ([`supports_load_callbacks`] answers for both kinds), and
+//! [`Plan::set_store_info`] gives the caller info written before each later execution, which
+//! runs through the plain [`Plan::execute`], [`Plan::execute_c2r`] or
+//! [`Plan::execute_in_place`]. [`PlanCache::plan_with_store_callback`] caches such plans.
+//!
 //! # Memory
 //! Data and workspace are device memory of the contract ([`cuda_driver::DeviceMemory`]): the
 //! dense range is what cuFFT may touch. Every element a layout reaches, on each side, must lie
@@ -63,7 +72,7 @@ mod callback;
 mod plan;
 
 pub use cache::PlanCache;
-pub use callback::{load_return_type, supports_load_callbacks, LoadCallback};
+pub use callback::{load_return_type, store_element_type, supports_load_callbacks, LoadCallback, StoreCallback};
 pub use plan::Plan;
 
 /// Loads cuFFT now (it is loaded once per process, on first use), so a program can say early

@@ -9,7 +9,7 @@ use cuda_driver::{Access, Context, DeviceBuffer, DeviceMemory, DeviceMemoryMut, 
 use cuda_sys::cufft::cufftHandle;
 use cuda_sys::driver::CUdeviceptr;
 
-use super::callback::{load_type, supports_load_callbacks, LoadCallback};
+use super::callback::{load_type, store_type, supports_load_callbacks, LoadCallback, StoreCallback};
 use super::{check, Checked, Direction, Kind, PlanDesc};
 use crate::{Error, Result};
 
@@ -28,15 +28,24 @@ pub struct Plan {
     /// Every stream the plan ran on (each once), waited for before the plan is destroyed.
     streams: Vec<Stream>,
     /// The caller info of a load callback, where the plan has one.
-    load: Option<LoadInfo>,
+    load: Option<CallerInfo>,
+    /// The caller info of a store callback, where the plan has one, with the words each
+    /// execution writes there ([`Plan::set_store_info`]).
+    store: Option<(CallerInfo, Vec<u64>)>,
 }
 
-/// A load callback's caller info: device words the plan owns, written before each execution,
-/// and the one-entry array of their address handed to `cufftXtSetJITCallback` (kept for the
-/// plan's life, in case cuFFT keeps the array rather than its entry).
-struct LoadInfo {
+/// A callback's caller info: device words the plan owns, written before each execution, and
+/// the one-entry array of their address handed to `cufftXtSetJITCallback` (kept for the plan's
+/// life, in case cuFFT keeps the array rather than its entry).
+struct CallerInfo {
     words: DeviceBuffer<u64>,
     address: Box<[usize; 1]>,
+}
+
+/// A callback to attach before the plan is made.
+enum Attach<'c> {
+    Load(&'c LoadCallback<'c>),
+    Store(&'c StoreCallback<'c>),
 }
 
 impl Plan {
@@ -61,15 +70,45 @@ impl Plan {
         if let Some(why) = supports_load_callbacks()? {
             return Err(Error::InvalidValue(format!("no load callback: {why}")));
         }
-        Plan::make(context, desc, Some(callback))
+        Plan::make(context, desc, Some(Attach::Load(callback)))
     }
 
-    fn make(context: &Context, desc: &PlanDesc, callback: Option<&LoadCallback<'_>>) -> Result<Plan> {
+    /// Makes the plan in `context` with a [`StoreCallback`] storing its output (see
+    /// [`super::StoreCallback`]): `cufftCreate`, `cufftSetAutoAllocation(0)`, the caller info's
+    /// device words allocated (zeros until [`Plan::set_store_info`]), `cufftXtSetJITCallback`
+    /// with the output's `CUFFT_CB_ST_*` type, then `cufftMakePlanMany64`. For single and
+    /// double precision, with a cuFFT that takes LTO callbacks
+    /// ([`super::supports_load_callbacks`]); otherwise [`Error::InvalidValue`] before any call.
+    /// A callback cuFFT cannot link is [`Error::Status`]. Executions go through the plain
+    /// [`Plan::execute`], [`Plan::execute_c2r`] and [`Plan::execute_in_place`], each writing
+    /// the caller info first, in stream order.
+    ///
+    /// # Safety
+    /// Whatever caller info it is given, the callback writes only the element it is handed, as
+    /// the plan's output type, at `offset` elements from `dataOut` (where cuFFT itself would
+    /// write it), and reads nothing but the caller info and its arguments.
+    pub unsafe fn with_store_callback(
+        context: &Context,
+        desc: &PlanDesc,
+        callback: &StoreCallback<'_>,
+    ) -> Result<Plan> {
+        store_type(desc.kind(), desc.precision())?;
+        if let Some(why) = supports_load_callbacks()? {
+            return Err(Error::InvalidValue(format!("no store callback: {why}")));
+        }
+        Plan::make(context, desc, Some(Attach::Store(callback)))
+    }
+
+    fn make(context: &Context, desc: &PlanDesc, callback: Option<Attach<'_>>) -> Result<Plan> {
         let checked = desc.check()?;
         let symbol = callback
+            .as_ref()
             .map(|c| {
-                CString::new(c.symbol)
-                    .map_err(|_| Error::InvalidValue(format!("the callback name {:?} holds a NUL", c.symbol)))
+                let name = match c {
+                    Attach::Load(load) => load.symbol,
+                    Attach::Store(store) => store.symbol,
+                };
+                CString::new(name).map_err(|_| Error::InvalidValue(format!("the callback name {name:?} holds a NUL")))
             })
             .transpose()?;
         let cufft = cuda_sys::cufft()?;
@@ -88,11 +127,30 @@ impl Plan {
             workspace_size: 0,
             streams: Vec::new(),
             load: None,
+            store: None,
         };
         // SAFETY: the handle is live and not yet made.
         check("cufftSetAutoAllocation", unsafe { auto_allocation(plan.handle, 0) })?;
-        if let (Some(callback), Some(symbol)) = (callback, &symbol) {
-            plan.attach_load_callback(callback, symbol)?;
+        match (callback, &symbol) {
+            (Some(Attach::Load(load)), Some(symbol)) => {
+                let info = plan.attach_callback(
+                    symbol,
+                    load.lto_ir,
+                    load.info_words,
+                    load_type(desc.kind(), desc.precision())?,
+                )?;
+                plan.load = Some(info);
+            }
+            (Some(Attach::Store(store)), Some(symbol)) => {
+                let info = plan.attach_callback(
+                    symbol,
+                    store.lto_ir,
+                    store.info_words,
+                    store_type(desc.kind(), desc.precision())?,
+                )?;
+                plan.store = Some((info, vec![0; store.info_words.max(1)]));
+            }
+            _ => {}
         }
         let Checked {
             rank,
@@ -151,17 +209,24 @@ impl Plan {
         Ok(plan)
     }
 
-    /// Allocates the caller info and hands the callback to cuFFT (before the plan is made).
-    fn attach_load_callback(&mut self, callback: &LoadCallback<'_>, symbol: &CString) -> Result<()> {
+    /// Allocates the caller info and hands the callback to cuFFT (before the plan is made):
+    /// the caller info, which the plan keeps once cuFFT took it.
+    fn attach_callback(
+        &mut self,
+        symbol: &CString,
+        lto_ir: &[u8],
+        info_words: usize,
+        callback_type: cuda_sys::cufft::cufftXtCallbackType,
+    ) -> Result<CallerInfo> {
         let set_callback = cuda_sys::cufft()?.cufftXtSetJITCallback()?;
-        let callback_type = load_type(self.desc.kind(), self.desc.precision())?;
-        let words = DeviceBuffer::<u64>::zeroed(&self.context, callback.info_words.max(1))?;
-        // SAFETY: reads the address of a live buffer, kept by the plan for its whole life.
+        let words = DeviceBuffer::<u64>::zeroed(&self.context, info_words.max(1))?;
+        // SAFETY: reads the address of a live buffer, kept by the plan for its whole life
+        // (where cuFFT refuses the callback, cuFFT keeps nothing of it).
         let address = unsafe { words.as_raw() } as usize;
-        let load = self.load.insert(LoadInfo {
+        let mut info = CallerInfo {
             words,
             address: Box::new([address]),
-        });
+        };
         self.context.set_current()?;
         // SAFETY: the handle is live and not yet made; the name is a C string and the LTO-IR
         // a byte slice, both read during the call; the caller-info array holds one device
@@ -170,18 +235,44 @@ impl Plan {
             set_callback(
                 self.handle,
                 symbol.as_ptr(),
-                callback.lto_ir.as_ptr().cast(),
-                callback.lto_ir.len(),
+                lto_ir.as_ptr().cast(),
+                lto_ir.len(),
                 callback_type,
-                load.address.as_mut_ptr().cast(),
+                info.address.as_mut_ptr().cast(),
             )
         };
-        check("cufftXtSetJITCallback", result)
+        check("cufftXtSetJITCallback", result)?;
+        Ok(info)
     }
 
     /// Whether the plan has a load callback.
     pub fn has_load_callback(&self) -> bool {
         self.load.is_some()
+    }
+
+    /// Whether the plan has a store callback.
+    pub fn has_store_callback(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// The caller info of the plan's store callback from the next execution on: exactly the
+    /// callback's words, written to the device before each execution, in stream order.
+    /// [`Error::InvalidValue`] for a plan without a store callback or another number of words.
+    pub fn set_store_info(&mut self, info: &[u64]) -> Result<()> {
+        let Some((_, words)) = self.store.as_mut() else {
+            return Err(Error::InvalidValue(
+                "Plan::set_store_info is for plans made with a store callback".into(),
+            ));
+        };
+        if info.len() != words.len() {
+            return Err(Error::InvalidValue(format!(
+                "the store callback takes {} words of caller info; {} were given",
+                words.len(),
+                info.len()
+            )));
+        }
+        words.copy_from_slice(info);
+        Ok(())
     }
 
     /// What this plan transforms.
@@ -491,9 +582,19 @@ impl Plan {
             Direction::Forward => cuda_sys::cufft::CUFFT_FORWARD,
             Direction::Inverse => cuda_sys::cufft::CUFFT_INVERSE as i32,
         };
+        // A store callback's caller info, written in stream order before the transform reads it.
+        let _store_info_use = match self.store.as_mut() {
+            Some((info, next)) => {
+                info.words.copy_from_host_async(&next[..], stream)?;
+                Some(info.words.begin_use(stream, Access::Read)?)
+            }
+            None => None,
+        };
         // SAFETY: each side's buffer holds every element its layout reaches, is aligned to its
         // element and belongs to the plan's context; out-of-place buffers and the workspace do
-        // not overlap; all are borrowed, with their stream uses open, until the call returns.
+        // not overlap; all are borrowed, with their stream uses open, until the call returns. A
+        // store callback writes only the element cuFFT hands it, where cuFFT would (the
+        // contract of `with_store_callback`).
         let result = unsafe { exec(self.handle, device_ptr(input), device_ptr(output), sign) };
         check("cufftXtExec", result)
     }

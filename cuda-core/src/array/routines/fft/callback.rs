@@ -248,16 +248,17 @@ pub(super) fn compiled(
 ) -> Result<Arc<CompiledCallback>> {
     kernel_encoded("fft load callback", key, || {
         Ok(CompiledCallback {
-            lto_ir: compile(source()?, arch)?,
+            lto_ir: compile(source()?, arch, SYMBOL)?,
         })
     })
 }
 
-/// LTO-IR of a callback's `source` for `compute_<arch>` (relocatable, as cuFFT links it).
-pub(super) fn compile(source: String, arch: u32) -> Result<Vec<u8>> {
+/// LTO-IR of a callback's `source` (defining `symbol`) for `compute_<arch>` (relocatable, as
+/// cuFFT links it).
+pub(super) fn compile(source: String, arch: u32, symbol: &str) -> Result<Vec<u8>> {
     let options = ProgramOptions {
         relocatable_device_code: true,
-        name: Some(format!("{SYMBOL}.cu")),
+        name: Some(format!("{symbol}.cu")),
         ..ProgramOptions::for_arch(Arch::Compute(arch))
     };
     Ok(Program::new(source, options)
@@ -297,7 +298,7 @@ mod tests {
     /// with a kernel that calls it through cuFFT's declaration of a load callback: the link
     /// resolves only if the callback has that name and signature.
     fn compiles(source: &str, ret: &str) {
-        let lto = compile(source.to_string(), 90).unwrap_or_else(|e| panic!("{e}\n{source}"));
+        let lto = compile(source.to_string(), 90, SYMBOL).unwrap_or_else(|e| panic!("{e}\n{source}"));
         assert!(!lto.is_empty());
         if let Err(why) = cuda_sys::nvjitlink() {
             println!("not linked: nvJitLink is not available ({why})");
@@ -409,7 +410,7 @@ mod tests {
             for &input in inputs {
                 let params = [ArgType::Array(*value)];
                 let source = source(&params, text, *value, input, &layout).unwrap();
-                if let Err(error) = compile(source.clone(), 90) {
+                if let Err(error) = compile(source.clone(), 90, SYMBOL) {
                     panic!("{value} into {input}: {error}\n{source}");
                 }
             }

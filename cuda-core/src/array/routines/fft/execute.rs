@@ -6,10 +6,12 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cuda_driver::{Access, Context, Stream, StreamUse};
-use cuda_libs::fft::{Direction, Kind, Layout, LoadCallback, Plan, PlanCache, PlanDesc, Precision};
+use cuda_libs::fft::{Direction, Kind, Layout, LoadCallback, Plan, PlanCache, PlanDesc, Precision, StoreCallback};
 use cuda_sys::driver::CUdeviceptr;
 
+use super::fused::{callbacks_unavailable, refuses_callback};
 use super::layout::{describe, stages, Described, Real, Shapes, Stage};
+use super::store;
 use super::FftElement;
 use crate::array::device_array::{shape_len, DeviceArray};
 use crate::array::dtype::{DType, Element};
@@ -28,7 +30,9 @@ struct ThreadPlans {
     load_callback_transforms: u64,
     fallback_transforms: u64,
     last_fallback: Option<String>,
-    /// Keys of load callbacks cuFFT refused: their expressions take the fallback at once.
+    store_callback_transforms: u64,
+    last_scale_pass: Option<String>,
+    /// Keys of callbacks cuFFT refused: their expressions (or factors) take the fallback at once.
     refused: Vec<Vec<u32>>,
 }
 
@@ -39,13 +43,15 @@ thread_local! {
             load_callback_transforms: 0,
             fallback_transforms: 0,
             last_fallback: None,
+            store_callback_transforms: 0,
+            last_scale_pass: None,
             refused: Vec::new(),
         })
     };
 }
 
 /// Drops the calling thread's cached cuFFT plans (each waits for its last transform first),
-/// and forgets which load callbacks cuFFT refused.
+/// and forgets which load and store callbacks cuFFT refused.
 pub fn clear_plan_cache() {
     PLANS.with(|plans| {
         let mut plans = plans.borrow_mut();
@@ -71,6 +77,14 @@ pub struct PlanCacheInfo {
     pub fallback_transforms: u64,
     /// Why the last fallback was taken.
     pub last_fallback: Option<String>,
+    /// Plans cached now with a store callback (the `norm` factor applied as cuFFT stores the
+    /// result).
+    pub store_callback_plans: usize,
+    /// cuFFT executions whose result was scaled by the `norm` factor in a store callback.
+    pub store_callback_transforms: u64,
+    /// Why the last factor that a store callback could have taken went into an element-wise
+    /// pass over the result instead.
+    pub last_scale_pass: Option<String>,
 }
 
 /// The calling thread's [`PlanCacheInfo`]: which path its transforms of expressions took.
@@ -83,6 +97,9 @@ pub fn plan_cache_info() -> PlanCacheInfo {
             load_callback_transforms: plans.load_callback_transforms,
             fallback_transforms: plans.fallback_transforms,
             last_fallback: plans.last_fallback.clone(),
+            store_callback_plans: plans.cache.as_ref().map_or(0, PlanCache::store_callback_plans),
+            store_callback_transforms: plans.store_callback_transforms,
+            last_scale_pass: plans.last_scale_pass.clone(),
         }
     })
 }
@@ -102,12 +119,24 @@ pub(super) fn note_expression_path(fallback: Option<String>) {
     });
 }
 
-/// Whether cuFFT refused the load callback of `key` on this thread.
+/// Notes a transform whose factor a store callback applied (`None`) or that leaves its factor
+/// to an element-wise pass, for the reason given.
+fn note_store_path(pass: Option<String>) {
+    PLANS.with(|plans| {
+        let mut plans = plans.borrow_mut();
+        match pass {
+            None => plans.store_callback_transforms += 1,
+            Some(why) => plans.last_scale_pass = Some(why),
+        }
+    });
+}
+
+/// Whether cuFFT refused the callback of `key` on this thread.
 pub(super) fn refused(key: &[u32]) -> bool {
     PLANS.with(|plans| plans.borrow().refused.iter().any(|k| k == key))
 }
 
-/// Notes that cuFFT refused the load callback of `key`.
+/// Notes that cuFFT refused the callback of `key`.
 pub(super) fn note_refused(key: &[u32]) {
     PLANS.with(|plans| plans.borrow_mut().refused.push(key.to_vec()));
 }
@@ -118,12 +147,24 @@ static REGISTERED_AT_EXIT: AtomicBool = AtomicBool::new(false);
 /// Makes a load callback when its plan is not cached.
 pub(super) type MakeCallback<'m, 'c> = &'m mut dyn FnMut() -> cuda_libs::Result<LoadCallback<'c>>;
 
-/// Runs `work` with the calling thread's plan of `desc` on `stream`: with the load callback
-/// `callback` names (`Some((key, make))`: made by `make` on a miss), or none.
-pub(super) fn with_plan<'c, R>(
+/// Makes a store callback when its plan is not cached.
+type MakeStore<'m, 'c> = &'m mut dyn FnMut() -> cuda_libs::Result<StoreCallback<'c>>;
+
+/// The callback of a cached plan: none, or a load or store callback by its key, with what makes
+/// it on a miss.
+pub(super) enum Attach<'k, 'm, 'c> {
+    None,
+    Load(&'k [u32], MakeCallback<'m, 'c>),
+    /// Only for callbacks of [`store`] (the contract of `Plan::with_store_callback`).
+    Store(&'k [u32], MakeStore<'m, 'c>),
+}
+
+/// Runs `work` with the calling thread's plan of `desc` on `stream`, with the callback
+/// `callback` names.
+pub(super) fn with_plan<R>(
     stream: &Stream,
     desc: &PlanDesc,
-    callback: Option<(&[u32], MakeCallback<'_, 'c>)>,
+    callback: Attach<'_, '_, '_>,
     work: impl FnOnce(&mut Plan) -> Result<R>,
 ) -> Result<R> {
     PLANS.with(|plans| {
@@ -133,8 +174,12 @@ pub(super) fn with_plan<'c, R>(
             empty => empty.insert(PlanCache::new(PLAN_CACHE_CAPACITY)?),
         };
         let plan = match callback {
-            Some((key, make)) => cache.plan_with_load_callback(stream, desc, key, make)?,
-            None => cache.plan(stream, desc)?,
+            Attach::Load(key, make) => cache.plan_with_load_callback(stream, desc, key, make)?,
+            // SAFETY: a store callback comes from `store` only (see `Attach::Store`): it scales
+            // the element cuFFT hands it and writes it at its offset, as the output's type,
+            // reading nothing but its one word of caller info.
+            Attach::Store(key, make) => unsafe { cache.plan_with_store_callback(stream, desc, key, make)? },
+            Attach::None => cache.plan(stream, desc)?,
         };
         // cuFFT carries the CUDA runtime, whose exit teardown (registered on its first use)
         // must come after the pools are given back, as for cuBLAS.
@@ -372,8 +417,9 @@ pub(super) fn layout(side: &Described, dims: &[usize]) -> Result<Layout> {
 /// through one compact copy; likewise `output` is written in place or through a compact
 /// temporary. A complex-to-real stage overwrites its input: the callers hand it an array of
 /// their own. `scale` multiplies the result where the stage writes it in a pass of its own (a
-/// transform of one point, the copy out of a temporary); whether it did is returned, else the
-/// caller applies it.
+/// transform of one point, the copy out of a temporary) or, where cuFFT takes LTO callbacks,
+/// in a store callback as cuFFT writes it; whether it did is returned, else the caller applies
+/// it.
 fn run_stage<I: Scalars, O: Scalars>(
     input: &DeviceArray<I>,
     output: &mut DeviceArray<O>,
@@ -451,6 +497,7 @@ fn run_stage<I: Scalars, O: Scalars>(
         }
     };
     let (mut temporary, output_side) = output_target(output, &order, rank)?;
+    let in_place = temporary.is_none();
     let input_dims = read.shape()[split..].to_vec();
     let output_dims = moved_shape[split..].to_vec();
     let desc = PlanDesc::new(kind, precision::<O>(), &real_dims)?
@@ -462,7 +509,7 @@ fn run_stage<I: Scalars, O: Scalars>(
         None => output,
     };
     let pool = target.pool();
-    with_plan(&stream, &desc, None, |plan| {
+    let mut run = |plan: &mut Plan, target: &mut DeviceArray<O>| -> Result<()> {
         let mut workspace = workspace_for(plan, &pool, &stream)?;
         let workspace = workspace.as_mut().map(|w| w as &mut dyn cuda_driver::DeviceMemoryMut);
         match stage {
@@ -470,8 +517,68 @@ fn run_stage<I: Scalars, O: Scalars>(
             Stage::C2R => plan.execute_c2r(&stream, &mut read, target, workspace)?,
         }
         Ok(())
-    })?;
+    };
+    // The factor in a store callback, where nothing else writes the result after cuFFT.
+    if scale != 1.0 && in_place {
+        let why = match stored(&stream, &desc, kind, scale, |plan| run(plan, &mut *target))? {
+            None => {
+                note_store_path(None);
+                return Ok(true);
+            }
+            Some(why) => why,
+        };
+        note_store_path(Some(why));
+    }
+    with_plan(&stream, &desc, Attach::None, |plan| run(plan, &mut *target))?;
     finish_output(output, temporary, order, scale)
+}
+
+/// Runs the plan of `desc` with the store callback that multiplies its output by `scale`:
+/// `None` once queued, else why it cannot (nothing queued then).
+fn stored(
+    stream: &Stream,
+    desc: &PlanDesc,
+    kind: Kind,
+    scale: f64,
+    run: impl FnOnce(&mut Plan) -> Result<()>,
+) -> Result<Option<String>> {
+    if let Some(why) = callbacks_unavailable()? {
+        return Ok(Some(why));
+    }
+    let precision = desc.precision();
+    let (major, minor) = stream.context().device().compute_capability()?;
+    let arch = crate::device_target(major, minor, crate::CompileTarget::LtoIr)?
+        .0
+        .number();
+    let key = store::key(kind, precision, arch);
+    if refused(&key) {
+        return Ok(Some("cuFFT refused the store callback before".into()));
+    }
+    let compiled = match store::compiled(&key, kind, precision, arch) {
+        Ok(compiled) => compiled,
+        Err(error) => return Ok(Some(format!("the store callback did not compile: {error}"))),
+    };
+    let mut make = || {
+        Ok(StoreCallback {
+            symbol: store::SYMBOL,
+            lto_ir: &compiled.lto_ir,
+            info_words: store::INFO_WORDS,
+        })
+    };
+    let ran = with_plan(stream, desc, Attach::Store(&key, &mut make), |plan| {
+        plan.set_store_info(&[scale.to_bits()])?;
+        run(plan)
+    });
+    match ran {
+        Ok(()) => Ok(None),
+        Err(Error::Library(cuda_libs::Error::Status { function, name, .. })) if refuses_callback(function, &name) => {
+            note_refused(&key);
+            Ok(Some(format!(
+                "cuFFT refused the store callback: {function} gave {name}"
+            )))
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// A plan's workspace from `pool` on `stream` (`None` where it needs none).

@@ -12,7 +12,7 @@ use cuda_libs::fft::{Direction, LoadCallback, PlanDesc};
 use super::callback::{self, CallbackLayout, SYMBOL};
 use super::execute::{
     self, finish_output, internal, layout, moved_last, note_expression_path, note_refused, output_target, precision,
-    refused, staging, with_plan, workspace_for, Extent,
+    refused, staging, with_plan, workspace_for, Attach, Extent,
 };
 use super::layout::{stages, Real, Shapes};
 use super::FftElement;
@@ -126,7 +126,7 @@ fn staged<T: Scalars, U: Scalars>(
 }
 
 /// Why the loaded cuFFT takes no load callback, asked once per process (`None`: it takes them).
-fn callbacks_unavailable() -> Result<Option<String>> {
+pub(super) fn callbacks_unavailable() -> Result<Option<String>> {
     static ANSWER: OnceLock<Option<String>> = OnceLock::new();
     if let Some(answer) = ANSWER.get() {
         return Ok(answer.clone());
@@ -135,9 +135,9 @@ fn callbacks_unavailable() -> Result<Option<String>> {
     Ok(ANSWER.get_or_init(|| answer).clone())
 }
 
-/// Whether a cuFFT status from making a plan with a load callback says cuFFT cannot take this
+/// Whether a cuFFT status from making a plan with a load or store callback says cuFFT cannot take this
 /// callback (so the fallback runs) rather than that something failed.
-fn refuses_callback(function: &str, name: &str) -> bool {
+pub(super) fn refuses_callback(function: &str, name: &str) -> bool {
     matches!(
         name,
         "CUFFT_NOT_SUPPORTED"
@@ -225,7 +225,7 @@ fn loaded<T: FftElement, I: Scalars, O: Scalars>(
             info_words: info.len(),
         })
     };
-    let ran = with_plan(&stream, &desc, Some((&key, &mut make)), |plan| {
+    let ran = with_plan(&stream, &desc, Attach::Load(&key, &mut make), |plan| {
         let mut workspace = workspace_for(plan, &pool, &stream)?;
         let workspace = workspace.as_mut().map(|w| w as &mut dyn cuda_driver::DeviceMemoryMut);
         let reads: Vec<&dyn DeviceMemory> = reads.iter().map(|r| r as &dyn DeviceMemory).collect();

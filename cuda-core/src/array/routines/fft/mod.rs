@@ -96,6 +96,7 @@ mod freq;
 mod fused;
 mod input;
 mod layout;
+mod store;
 
 use num_complex::Complex;
 
