@@ -65,7 +65,9 @@ EXPORT long fakelibs_live(int what) {
     if (what == 2) count = live_params;
     if (what == 3) count = double_destroys;
     if (what == 4)
-        for (int i = 0; i < MAX_PLANS; i++) count += plan_live[i] && plan_callback[i];
+        for (int i = 0; i < MAX_PLANS; i++) count += plan_live[i] && plan_callback[i] == 1;
+    if (what == 5)
+        for (int i = 0; i < MAX_PLANS; i++) count += plan_live[i] && plan_callback[i] == 2;
     pthread_mutex_unlock(&lock);
     return count;
 }
@@ -144,10 +146,10 @@ EXPORT unsigned cufftXtSetJITCallback(int plan, const char *name, const void *lt
     int code = enter();
     if (code) return code;
     if (!plan_ok(plan) || plan_made[plan]) return CUFFT_INVALID_PLAN;
-    if (!name || !*name || !lto || !size || type < 0 || type > 3 || !caller_info || !*caller_info)
+    if (!name || !*name || !lto || !size || type < 0 || type > 7 || !caller_info || !*caller_info)
         return CUFFT_INVALID_VALUE;
     if (refuse_jit_callbacks) return 16; /* CUFFT_NOT_SUPPORTED */
-    plan_callback[plan] = 1;
+    plan_callback[plan] = type < 4 ? 1 : 2; /* CUFFT_CB_LD_* are 0 to 3, CUFFT_CB_ST_* 4 to 7 */
     return CUFFT_SUCCESS;
 }
 EXPORT unsigned cufftSetStream(int plan, void *stream) {

@@ -33,6 +33,8 @@ pub enum Live {
     DoubleDestroys = 3,
     /// cuFFT plans made with a load callback (`cufftXtSetJITCallback`) and not destroyed.
     CallbackPlans = 4,
+    /// cuFFT plans made with a store callback and not destroyed.
+    StoreCallbackPlans = 5,
 }
 
 /// Points cuFFT and cuSOLVER at the stand-in, and the driver at fakecuda. Every test of a

@@ -303,3 +303,114 @@ fn expressions_become_load_callbacks_or_fall_back() {
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
 }
+
+/// The `norm` factor of a transform of an array becomes cuFFT's store callback: the plan is
+/// made as cuFFT asks (`cufftCreate`, `cufftSetAutoAllocation`, `cufftXtSetJITCallback` with a
+/// store type, then `cufftMakePlanMany64`), cached for every norm of that shape (the factor is
+/// caller info), and `plan_cache_info` counts it; a factor of 1 keeps the plain plan. A cuFFT
+/// that refuses the callback gets the plain plan and the element-wise pass, and is not asked
+/// again. (Complex-to-complex transforms only: the stand-in driver runs no generated kernel,
+/// which the complex-to-real transforms' input copies are.)
+#[test]
+fn norm_factors_become_store_callbacks_or_fall_back() {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    if !nvrtc_available("store callbacks") {
+        return;
+    }
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::<Complex<f32>>::zeros(&stream, [4, 64]).unwrap();
+    fft::clear_plan_cache();
+    fake_libs::reset();
+    let before = fft::plan_cache_info();
+    let y = fft::fft(&x, None, -1, FftNorm::Ortho).unwrap();
+    assert_eq!(y.shape(), [4, 64]);
+    let info = fft::plan_cache_info();
+    assert_eq!(info.store_callback_transforms - before.store_callback_transforms, 1);
+    assert_eq!(
+        (info.plans, info.store_callback_plans, info.load_callback_plans),
+        (1, 1, 0)
+    );
+    assert_eq!(fake_libs::live(Live::StoreCallbackPlans), 1);
+    assert_eq!(fake_libs::live(Live::CallbackPlans), 0, "no load callback");
+    // cufftCreate, cufftSetAutoAllocation, cufftXtSetJITCallback, cufftMakePlanMany64, then
+    // cufftSetStream, cufftSetWorkArea, cufftXtExec.
+    assert_eq!(fake_libs::calls(), 7);
+    // Another factor (ifft's backward 1/n): the cached plan, its caller info written anew.
+    let calls = fake_libs::calls();
+    fft::ifft(&x, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(
+        fake_libs::calls() - calls,
+        3,
+        "the cached plan: stream, work area, execution"
+    );
+    // A factor of 1: the plain plan, no callback.
+    fft::fft(&x, None, -1, FftNorm::Backward).unwrap();
+    let info = fft::plan_cache_info();
+    assert_eq!((info.plans, info.store_callback_plans), (2, 1));
+    assert_eq!(info.store_callback_transforms - before.store_callback_transforms, 2);
+    // Double precision along the columns (a strided output written in place): a plan of its own.
+    let z = DeviceArray::<Complex<f64>>::zeros(&stream, [16, 8]).unwrap();
+    fft::fft(&z, None, 0, FftNorm::Forward).unwrap();
+    assert_eq!(fake_libs::live(Live::StoreCallbackPlans), 2);
+
+    // A cuFFT that refuses the callback: the plain plan, then the element-wise scale pass
+    // (which the stand-in driver cannot run: its launch is refused as not supported).
+    fake_libs::refuse_jit_callbacks(true);
+    let other = DeviceArray::<Complex<f32>>::zeros(&stream, [4, 32]).unwrap();
+    let plans = fake_libs::live(Live::Plans);
+    let scaled = fft::fft(&other, None, -1, FftNorm::Ortho);
+    assert!(matches!(scaled, Err(cuda_core::Error::Driver(_))), "{scaled:?}");
+    let info = fft::plan_cache_info();
+    assert_eq!(info.store_callback_transforms - before.store_callback_transforms, 3);
+    let why = info.last_scale_pass.unwrap_or_default();
+    assert!(why.contains("CUFFT_NOT_SUPPORTED"), "{why}");
+    assert_eq!(
+        fake_libs::live(Live::StoreCallbackPlans),
+        2,
+        "the refused plan was destroyed"
+    );
+    assert_eq!(fake_libs::live(Live::Plans), plans + 1, "the plain plan");
+    // The refusal is remembered: the store callback is not offered again on this thread.
+    let calls = fake_libs::calls();
+    assert!(fft::fft(&other, None, -1, FftNorm::Ortho).is_err());
+    assert_eq!(fake_libs::calls() - calls, 3, "the cached plain plan");
+    assert!(fft::plan_cache_info()
+        .last_scale_pass
+        .unwrap_or_default()
+        .contains("refused"));
+    fake_libs::refuse_jit_callbacks(false);
+
+    fft::clear_plan_cache();
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    assert_eq!(fake_libs::live(Live::DoubleDestroys), 0);
+    drop((x, y, z, other));
+    stream.synchronize().unwrap();
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+/// Transforms of arrays scaled in store callbacks: `fft` in `ortho` and, on another shape,
+/// `ifft` in `backward`.
+fn store_fft_life(stream: &Stream) -> cuda_core::Result<()> {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    let x = DeviceArray::<Complex<f32>>::zeros(stream, [4, 64])?;
+    fft::fft(&x, None, -1, FftNorm::Ortho)?;
+    let y = DeviceArray::<Complex<f64>>::zeros(stream, [2, 32])?;
+    fft::ifft(&y, None, -1, FftNorm::Backward)?;
+    stream.synchronize()?;
+    Ok(())
+}
+
+/// A failure at `cufftXtSetJITCallback` with a store type, at making the plan after it, at the
+/// caller info's copy or at the execution is a typed error, not a fallback, and leaves no plan.
+#[test]
+fn store_callback_transforms_survive_a_failure_at_every_call() {
+    if !nvrtc_available("store callback failure points") {
+        return;
+    }
+    survives_a_failure_at_every_call(store_fft_life, 2 * 7);
+}
