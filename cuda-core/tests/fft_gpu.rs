@@ -671,3 +671,108 @@ fn expressions_fall_back_where_no_callback_fits() {
     let unfused = fft::fft(&(&h * 2.0).eval().unwrap(), None, -1, FftNorm::Backward).unwrap();
     assert_fft_close("fft(h * 2) of f16", &fused, &host_of(&unfused), 100);
 }
+
+/// Runs `transform` and checks how many cuFFT executions scaled their result in a store
+/// callback: `stores` where cuFFT has LTO callbacks, none otherwise.
+#[track_caller]
+fn stored<R>(what: &str, callback: bool, stores: u64, transform: impl FnOnce() -> R) -> R {
+    let before = fft::plan_cache_info();
+    let result = transform();
+    let after = fft::plan_cache_info();
+    let got = after.store_callback_transforms - before.store_callback_transforms;
+    let expected = if callback { stores } else { 0 };
+    assert_eq!(
+        got, expected,
+        "{what}: store callbacks; last scale pass: {:?}",
+        after.last_scale_pass
+    );
+    result
+}
+
+/// Every norm of a transform of an array, where its factor is not 1 and nothing else writes
+/// the result after cuFFT, is applied by a store callback (where cuFFT has LTO callbacks):
+/// fft/ifft in both precisions, rfft, rfftn's last (complex) plan and irfftn's complex-to-real
+/// plan over 4 axes; irfft and hfft, whose input is copied anyway (cuFFT overwrites it), scale
+/// in that copy. Each result and its round trip against the f64 host DFT.
+#[test]
+fn norms_scale_in_cufft_store_callbacks() {
+    let Some(stream) = common::stream_or_skip("norms_scale_in_cufft_store_callbacks") else {
+        return;
+    };
+    let callback = callbacks_expected();
+    let scales = |factor: f64| u64::from(factor != 1.0);
+    let n = 360;
+    let x = Host::random(&[4, n], 61);
+    let (single, double) = (x.upload(&stream, c64), x.upload(&stream, |z| z));
+    for norm in NORMS {
+        let (forward, inverse) = (norm.factor(false, n), norm.factor(true, n));
+        let expected = x.dft(1, false).scaled(forward);
+        let got = stored("fft c64", callback, scales(forward), || {
+            fft::fft(&single, None, -1, norm).unwrap()
+        });
+        assert_fft_close(&format!("fft c64 {norm:?}"), &got, &expected, n);
+        let back = stored("ifft c64", callback, scales(inverse), || {
+            fft::ifft(&got, None, -1, norm).unwrap()
+        });
+        assert_fft_close(&format!("ifft c64 {norm:?} round trip"), &back, &x, n);
+        let got = stored("fft c128", callback, scales(forward), || {
+            fft::fft(&double, None, -1, norm).unwrap()
+        });
+        assert_fft_close(&format!("fft c128 {norm:?}"), &got, &expected, n);
+        let back = stored("ifft c128", callback, scales(inverse), || {
+            fft::ifft(&got, None, -1, norm).unwrap()
+        });
+        assert_fft_close(&format!("ifft c128 {norm:?} round trip"), &back, &x, n);
+
+        // rfft of f32 (the real-to-complex plan's output), irfft back (scaled in its copy).
+        let r = Host::random(&[4, n], 62).real();
+        let real = r.upload(&stream, |z| z.re as f32);
+        let spectrum = stored("rfft", callback, scales(forward), || {
+            fft::rfft(&real, None, -1, norm).unwrap()
+        });
+        assert_fft_close(
+            &format!("rfft {norm:?}"),
+            &spectrum,
+            &r.dft(1, false).resized(1, n / 2 + 1).scaled(forward),
+            n,
+        );
+        let again = stored("irfft", callback, 0, || {
+            fft::irfft(&spectrum, Some(n as i64), -1, norm).unwrap()
+        });
+        assert_fft_close(&format!("irfft {norm:?} round trip"), &again, &r, n);
+
+        // rfftn / irfftn of f64 over 4 axes (two cuFFT plans each way): the factor in the last
+        // plan's store callback, the inverse's a complex-to-real plan (a real store type).
+        let dims = [3usize, 4, 5, 8];
+        let points: usize = dims.iter().product();
+        let (forward4, inverse4) = (norm.factor(false, points), norm.factor(true, points));
+        let p = Host::random(&dims, 63).real();
+        let volume = p.upload(&stream, |z| z.re);
+        let spectrum = stored("rfftn", callback, scales(forward4), || {
+            fft::rfftn(&volume, None, Axes::ALL, norm).unwrap()
+        });
+        let expected = p
+            .fftn(&[0, 1, 2, 3], &dims, false)
+            .resized(3, dims[3] / 2 + 1)
+            .scaled(forward4);
+        assert_fft_close(&format!("rfftn {norm:?}"), &spectrum, &expected, points);
+        let sizes: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        let again = stored("irfftn", callback, scales(inverse4), || {
+            fft::irfftn(&spectrum, Some(&sizes[..]), Axes::ALL, norm).unwrap()
+        });
+        assert_fft_close(&format!("irfftn {norm:?} round trip"), &again, &p, points);
+
+        // hfft (its conjugated input copy takes the factor) round trips ihfft.
+        let m = 21;
+        let h = Host::random(&[3, m], 64).real();
+        let half = fft::ihfft(&h.upload(&stream, |z| z.re), None, -1, norm).unwrap();
+        let back = stored("hfft", callback, 0, || {
+            fft::hfft(&half, Some(m as i64), -1, norm).unwrap()
+        });
+        assert_fft_close(&format!("hfft {norm:?} round trip"), &back, &h, m);
+    }
+    if callback {
+        let info = fft::plan_cache_info();
+        assert!(info.store_callback_plans >= 1, "{info:?}");
+    }
+}
