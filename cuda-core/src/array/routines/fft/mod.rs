@@ -75,8 +75,15 @@
 //! complex-to-real transform, which cuFFT overwrites) is written once into a new array, and the
 //! `norm` factor and `hfft`'s conjugate go into that same pass. Otherwise the factor goes into
 //! the pass that copies the result out of a temporary (where one is needed) or, failing both,
-//! one element-wise pass over the result (an expression's load callback takes the factor
-//! instead).
+//! into the last plan's **store callback**: where cuFFT takes LTO callbacks, a device function
+//! generated per output type (compiled to LTO-IR by NVRTC, attached with
+//! `cufftXtSetJITCallback` before the plan is made, the factor in its caller info, so one
+//! cached plan serves every norm) multiplies each result element as cuFFT writes it. Without
+//! LTO callbacks, or where cuFFT refuses the store callback (not asked again on the thread) or
+//! NVRTC cannot compile it, the factor takes one element-wise pass over the result;
+//! [`plan_cache_info`] counts the store-callback executions and says why the last factor took a
+//! pass. An expression's load callback takes the factor itself; `ihfft` keeps one pass, which
+//! conjugates and scales. No function takes an expression on the output.
 //!
 //! Plans are cached per thread ([`PLAN_CACHE_CAPACITY`] of them, least recently used out, as
 //! CuPy's per-thread cache), keyed by shape, layout, type and stream; each execution takes its
