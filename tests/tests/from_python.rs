@@ -1023,6 +1023,30 @@ fn fft_and_solver(
             })
         });
         cache.plan_with_load_callback(&stream, &desc, &key, make)?;
+        use cuda_libs::fft::StoreCallback;
+        // SAFETY: compiled, never run.
+        let mut plan = unsafe {
+            Plan::with_store_callback(
+                &ctx,
+                &desc,
+                &StoreCallback {
+                    symbol,
+                    lto_ir: &lto,
+                    info_words,
+                },
+            )?
+        };
+        plan.set_store_info(&info)?;
+        plan.execute(&stream, direction, &x, &mut y, None)?;
+        let make = || {
+            Ok(StoreCallback {
+                symbol,
+                lto_ir: &lto,
+                info_words,
+            })
+        };
+        // SAFETY: compiled, never run.
+        unsafe { cache.plan_with_store_callback(&stream, &desc, &key, make)? };
     }
     let mut solver = Solver::new(&stream)?;
     solver.potrf::<f64>(Fill::Lower, Matrix::square(n), &mut a, Some(&mut ws))?;
