@@ -426,6 +426,7 @@ unsafe fn run_whole<I: Element, O: Element>(
     init: O,
 ) -> Result<()> {
     let what = "reduce";
+    let init = init_bits(init)?;
     let n = elements::<I>("reduce input", input, stream)?;
     let mut operands = Operands::new(what, stream);
     let input_ptr = operands.input("the input", input, bytes_of::<I>(what, n)?)?;
@@ -448,7 +449,7 @@ unsafe fn run_whole<I: Element, O: Element>(
     let mut last = Launch::on(stream);
     last.value(partials.ptr())
         .value(u64::from(blocks))
-        .value(init_bits(init))
+        .value(init)
         .value(output_ptr);
     // SAFETY: `_final(partials, count, init_bits, out)` reads the `blocks` partials written
     // above and writes out[0], which the output holds (checked above).
@@ -484,6 +485,7 @@ unsafe fn run_segments<I: Element, O: Element>(
     init: O,
 ) -> Result<()> {
     let what = "reduce_segments";
+    let init = init_bits(init)?;
     let n = elements::<I>("reduce input", input, stream)?;
     let mut operands = Operands::new(what, stream);
     let input_ptr = operands.input("the input", input, bytes_of::<I>(what, n)?)?;
@@ -514,7 +516,7 @@ unsafe fn run_segments<I: Element, O: Element>(
         .value(row)
         .value(offsets_ptr)
         .value(count as u64)
-        .value(init_bits(init))
+        .value(init)
         .value(output_ptr);
     // SAFETY: `_segments(in, n, row, offsets, segments, init_bits, out)` reads the input's
     // elements below n (rows end at n; offsets are clamped into [0, n]), offsets[0..=count]
