@@ -1021,3 +1021,34 @@ fn extremes_of_random_values_match_the_host_model() {
         assert_same("minimum", &(&first).minimum(&shifted).eval().unwrap(), &expected);
     }
 }
+
+#[test]
+fn histograms_of_complex_arrays_follow_numpy_or_are_refused() {
+    let Some(stream) = stream_or_skip("histograms_of_complex_arrays_follow_numpy_or_are_refused") else {
+        return;
+    };
+    let c = C128::new;
+    // NumPy 2.4: np.histogram(x, bins=[0, 1+2j, 3]) compares lexicographically: [2, 4] (NaN,
+    // 3+1j above and -1j below are not counted; 3+0j is in the closed last bin).
+    let x = DeviceArray::from_slice(
+        &stream,
+        &[c(1.0, 1.0), c(1.0, 3.0), c(2.0, 0.0), c(0.5, 5.0), c(f64::NAN, 0.0), c(3.0, 0.0), c(3.0, 1.0), c(1.0, 2.0), c(0.0, -1.0)],
+    )
+    .unwrap();
+    let edges = DeviceArray::from_slice(&stream, &[c(0.0, 0.0), c(1.0, 2.0), c(3.0, 0.0)]).unwrap();
+    assert_eq!(x.histogram_with_edges(&edges).unwrap().to_vec().unwrap(), [2i64, 4]);
+    // Edges decreasing in the imaginary part only: NumPy's ValueError.
+    let decreasing = DeviceArray::from_slice(&stream, &[c(1.0, 2.0), c(1.0, 1.0)]).unwrap();
+    assert!(matches!(x.histogram_with_edges(&decreasing), Err(Error::InvalidValue(_))));
+    // Where NumPy drops the imaginary parts (a bin count, 2-D) or gives a complex density.
+    let refusals = [
+        x.histogram(4, None).err(),
+        x.histogram(4, Some((0.0, 1.0))).err(),
+        x.histogram_density(4, None).err(),
+        x.histogram_density_with_edges(&edges).err(),
+        x.histogram2d(&x, (2, 2), None).err(),
+    ];
+    for error in refusals {
+        assert!(matches!(error, Some(Error::NotSupported(_))), "{error:?}");
+    }
+}
