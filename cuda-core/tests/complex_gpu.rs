@@ -645,11 +645,21 @@ fn matmul_goes_through_complex_gemm_and_the_tiled_kernel() {
     let expected: C128 = a_host.iter().zip(&c_host).map(|(x, y)| x.conj() * y).sum();
     assert_close("c128 vdot", &a.vdot(&c).unwrap(), &[expected], 1e-10);
     let squares: f64 = a_host.iter().map(|x| x.norm_sqr()).sum();
-    assert_close("c128 vdot(a, a)", &a.vdot(&a).unwrap(), &[C128::new(squares, 0.0)], 1e-10);
+    assert_close(
+        "c128 vdot(a, a)",
+        &a.vdot(&a).unwrap(),
+        &[C128::new(squares, 0.0)],
+        1e-10,
+    );
     let t = a.reshape([batch * m, k]).unwrap().transpose();
     let t_rows = t.to_contiguous().unwrap().to_vec().unwrap();
     let expected: C128 = t_rows.iter().zip(&t_rows).map(|(x, y)| x.conj() * y).sum();
-    assert_close("c128 vdot of a transposed view", &t.vdot(&t).unwrap(), &[expected], 1e-10);
+    assert_close(
+        "c128 vdot of a transposed view",
+        &t.vdot(&t).unwrap(),
+        &[expected],
+        1e-10,
+    );
 }
 
 #[test]
@@ -669,7 +679,10 @@ fn vdot_conjugates_the_first_operand_as_numpy() {
         .unwrap();
     let y = DeviceArray::from_slice(&stream, &[C64::new(2.0, -1.0), C64::new(1.0, 1.0)]).unwrap();
     assert_eq!(x.vdot(&y).unwrap().to_vec().unwrap(), [C64::new(2.0, -1.0)]);
-    assert!(matches!(x.vdot(&x.reshape([2]).unwrap().slice(&[Slice::new(0, Some(1))]).unwrap()), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        x.vdot(&x.reshape([2]).unwrap().slice(&[Slice::new(0, Some(1))]).unwrap()),
+        Err(Error::InvalidValue(_))
+    ));
 }
 
 /// Whether two complex values are NumPy's same value: equal parts with equal signs, or NaN
@@ -1032,14 +1045,27 @@ fn histograms_of_complex_arrays_follow_numpy_or_are_refused() {
     // 3+1j above and -1j below are not counted; 3+0j is in the closed last bin).
     let x = DeviceArray::from_slice(
         &stream,
-        &[c(1.0, 1.0), c(1.0, 3.0), c(2.0, 0.0), c(0.5, 5.0), c(f64::NAN, 0.0), c(3.0, 0.0), c(3.0, 1.0), c(1.0, 2.0), c(0.0, -1.0)],
+        &[
+            c(1.0, 1.0),
+            c(1.0, 3.0),
+            c(2.0, 0.0),
+            c(0.5, 5.0),
+            c(f64::NAN, 0.0),
+            c(3.0, 0.0),
+            c(3.0, 1.0),
+            c(1.0, 2.0),
+            c(0.0, -1.0),
+        ],
     )
     .unwrap();
     let edges = DeviceArray::from_slice(&stream, &[c(0.0, 0.0), c(1.0, 2.0), c(3.0, 0.0)]).unwrap();
     assert_eq!(x.histogram_with_edges(&edges).unwrap().to_vec().unwrap(), [2i64, 4]);
     // Edges decreasing in the imaginary part only: NumPy's ValueError.
     let decreasing = DeviceArray::from_slice(&stream, &[c(1.0, 2.0), c(1.0, 1.0)]).unwrap();
-    assert!(matches!(x.histogram_with_edges(&decreasing), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        x.histogram_with_edges(&decreasing),
+        Err(Error::InvalidValue(_))
+    ));
     // Where NumPy drops the imaginary parts (a bin count, 2-D) or gives a complex density.
     let refusals = [
         x.histogram(4, None).err(),

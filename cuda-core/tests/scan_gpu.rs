@@ -495,8 +495,7 @@ fn complex_close(got: &[C64], want: &[C64], tolerance: f64) -> Result<(), String
     if got.len() != want.len() {
         return Err(format!("{} elements, {} wanted", got.len(), want.len()));
     }
-    match (0..got.len())
-        .find(|&i| !close(got[i].re, want[i].re, tolerance) || !close(got[i].im, want[i].im, tolerance))
+    match (0..got.len()).find(|&i| !close(got[i].re, want[i].re, tolerance) || !close(got[i].im, want[i].im, tolerance))
     {
         Some(i) => Err(format!("element {i} is {}, {} wanted", got[i], want[i])),
         None => Ok(()),
@@ -513,16 +512,34 @@ fn complex_scans_follow_numpy() {
     let (nan, inf) = (f64::NAN, f64::INFINITY);
     // NumPy 2.4: x = [1+2j, nan+1j, 2-1j, 1+nan*1j (nan+nanj), inf+0j, 3j]; a NaN in either
     // part makes the value NaN for the nan forms.
-    let data = [c(1.0, 2.0), c(nan, 1.0), c(2.0, -1.0), c(1.0, nan), c(inf, 0.0), c(0.0, 3.0)];
+    let data = [
+        c(1.0, 2.0),
+        c(nan, 1.0),
+        c(2.0, -1.0),
+        c(1.0, nan),
+        c(inf, 0.0),
+        c(0.0, 3.0),
+    ];
     let x = DeviceArray::from_slice(&stream, &data).unwrap();
     let nn = c(nan, nan);
     let cases: [(&str, DeviceArray<C64>, [C64; 6]); 4] = [
-        ("cumsum", x.cumsum(None).unwrap(), [c(1.0, 2.0), c(nan, 3.0), c(nan, 2.0), nn, nn, nn]),
+        (
+            "cumsum",
+            x.cumsum(None).unwrap(),
+            [c(1.0, 2.0), c(nan, 3.0), c(nan, 2.0), nn, nn, nn],
+        ),
         ("cumprod", x.cumprod(None).unwrap(), [c(1.0, 2.0), nn, nn, nn, nn, nn]),
         (
             "nancumsum",
             x.nancumsum(None).unwrap(),
-            [c(1.0, 2.0), c(1.0, 2.0), c(3.0, 1.0), c(3.0, 1.0), c(inf, 1.0), c(inf, 4.0)],
+            [
+                c(1.0, 2.0),
+                c(1.0, 2.0),
+                c(3.0, 1.0),
+                c(3.0, 1.0),
+                c(inf, 1.0),
+                c(inf, 4.0),
+            ],
         ),
         (
             "nancumprod",
@@ -534,10 +551,13 @@ fn complex_scans_follow_numpy() {
         complex_close(&got.to_vec().unwrap(), &want, 0.0).unwrap_or_else(|e| panic!("{what}: {e}"));
     }
     // y = [[1+1j, 2-1j, nan*1j], [0.5j, nan+0j, -1+0j]] along axis 0, -1 and flattened.
-    let y = DeviceArray::from_slice(&stream, &[c(1.0, 1.0), c(2.0, -1.0), nn, c(0.0, 0.5), c(nan, 0.0), c(-1.0, 0.0)])
-        .unwrap()
-        .reshape([2, 3])
-        .unwrap();
+    let y = DeviceArray::from_slice(
+        &stream,
+        &[c(1.0, 1.0), c(2.0, -1.0), nn, c(0.0, 0.5), c(nan, 0.0), c(-1.0, 0.0)],
+    )
+    .unwrap()
+    .reshape([2, 3])
+    .unwrap();
     let axis_cases: [(&str, DeviceArray<C64>, [C64; 6]); 3] = [
         (
             "cumsum(axis=0)",
@@ -547,9 +567,20 @@ fn complex_scans_follow_numpy() {
         (
             "nancumprod(axis=-1)",
             y.nancumprod(-1).unwrap(),
-            [c(1.0, 1.0), c(3.0, 1.0), c(3.0, 1.0), c(0.0, 0.5), c(0.0, 0.5), c(-0.0, -0.5)],
+            [
+                c(1.0, 1.0),
+                c(3.0, 1.0),
+                c(3.0, 1.0),
+                c(0.0, 0.5),
+                c(0.0, 0.5),
+                c(-0.0, -0.5),
+            ],
         ),
-        ("cumprod(axis=None)", y.cumprod(None).unwrap(), [c(1.0, 1.0), c(3.0, 1.0), nn, nn, nn, nn]),
+        (
+            "cumprod(axis=None)",
+            y.cumprod(None).unwrap(),
+            [c(1.0, 1.0), c(3.0, 1.0), nn, nn, nn, nn],
+        ),
     ];
     for (what, got, want) in axis_cases {
         complex_close(&got.to_vec().unwrap(), &want, 0.0).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -592,7 +623,14 @@ fn complex_scans_follow_numpy() {
     let mut out = DeviceBuffer::<C64>::zeroed(device.context(), data.len()).unwrap();
     let refused = [
         scan::<C64, C64>(&stream, &buffer, &mut out, ScanOp::Max, ScanKind::Inclusive, None),
-        scan::<C64, C64>(&stream, &buffer, &mut out, ScanOp::Sum, ScanKind::Exclusive(c(1.0, 0.0)), None),
+        scan::<C64, C64>(
+            &stream,
+            &buffer,
+            &mut out,
+            ScanOp::Sum,
+            ScanKind::Exclusive(c(1.0, 0.0)),
+            None,
+        ),
     ];
     for result in refused {
         assert!(matches!(result, Err(Error::NotSupported(_))), "{result:?}");

@@ -640,8 +640,14 @@ fn dotc_conjugates_x() {
     // x = [1+2j, 3-1j], y = [2-1j, 1+1j]: (1-2j)(2-1j) = -5j, (3+1j)(1+1j) = 2+4j, so 2-1j
     // (NumPy's vdot);
     // without the conjugate, (1+2j)(2-1j) + (3-1j)(1+1j) = (4+3j) + (4+2j) = 8+5j.
-    let x = [num_complex::Complex::new(1.0f64, 2.0), num_complex::Complex::new(3.0, -1.0)];
-    let y = [num_complex::Complex::new(2.0f64, -1.0), num_complex::Complex::new(1.0, 1.0)];
+    let x = [
+        num_complex::Complex::new(1.0f64, 2.0),
+        num_complex::Complex::new(3.0, -1.0),
+    ];
+    let y = [
+        num_complex::Complex::new(2.0f64, -1.0),
+        num_complex::Complex::new(1.0, 1.0),
+    ];
     let (x, y) = (
         DeviceBuffer::from_slice(context, &x).unwrap(),
         DeviceBuffer::from_slice(context, &y).unwrap(),

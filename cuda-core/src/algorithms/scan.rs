@@ -985,7 +985,10 @@ mod tests {
     fn init_values_keep_their_bits() {
         assert_eq!(init_bits(-1i64).unwrap(), u64::MAX);
         assert_eq!(init_bits(1.5f32).unwrap(), u64::from(1.5f32.to_bits()));
-        assert_eq!(init_bits(half::f16::from_f32(2.0)).unwrap(), u64::from(2.0f32.to_bits()));
+        assert_eq!(
+            init_bits(half::f16::from_f32(2.0)).unwrap(),
+            u64::from(2.0f32.to_bits())
+        );
         let z = num_complex::Complex::new(1.5f32, -2.0);
         assert_eq!(
             init_bits(z).unwrap(),

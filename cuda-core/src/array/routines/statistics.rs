@@ -585,7 +585,10 @@ mod tests {
     #[test]
     fn complex_samples_are_refused_where_numpy_drops_imaginary_parts() {
         let error = real_samples::<num_complex::Complex<f32>>("histogram").unwrap_err();
-        assert!(matches!(error, Error::NotSupported(ref m) if m.contains("complex64")), "{error}");
+        assert!(
+            matches!(error, Error::NotSupported(ref m) if m.contains("complex64")),
+            "{error}"
+        );
         assert!(real_samples::<num_complex::Complex<f64>>("histogram2d").is_err());
         assert!(real_samples::<f64>("histogram").is_ok());
         assert!(real_samples::<i8>("histogram").is_ok());
