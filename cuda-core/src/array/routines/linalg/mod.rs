@@ -37,6 +37,7 @@ mod lstsq;
 #[cfg(feature = "solver")]
 mod lu;
 mod matmul;
+mod norm_axes;
 #[cfg(feature = "solver")]
 mod qr;
 #[cfg(feature = "solver")]
