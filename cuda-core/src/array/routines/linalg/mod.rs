@@ -311,7 +311,8 @@ impl NormElement for half::f16 {}
 impl NormElement for half::bf16 {}
 
 impl<T: MatmulElement> DeviceArray<T> {
-    /// NumPy's `linalg.norm(x, ord)` (no `axis`), a 0-d array in [`NormOf<T>`] (real: `f32` of
+    /// NumPy's `linalg.norm(x, ord)` (`axis=None`: see [`linalg_norm_axes`](Self::linalg_norm_axes)
+    /// for an axis), a 0-d array in [`NormOf<T>`] (real: `f32` of
     /// `Complex<f32>`): the 2-norm of a vector, the Frobenius norm of a matrix and the default
     /// norm of any array (its elements flattened) through cuBLAS `nrm2` (scaled, so no overflow
     /// in the squares; a complex array as the vector of its parts, whose 2-norm is the same);
