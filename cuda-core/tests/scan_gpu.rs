@@ -635,4 +635,9 @@ fn complex_scans_follow_numpy() {
     for result in refused {
         assert!(matches!(result, Err(Error::NotSupported(_))), "{result:?}");
     }
+    // A reduction's complex128 initial value is refused the same way (8-byte parameter).
+    let mut total = DeviceBuffer::<C64>::zeroed(device.context(), 1).unwrap();
+    let reduced =
+        cuda_core::algorithms::reduce::reduce::<C64, C64>(&stream, &buffer, &mut total, ScanOp::Sum, c(0.0, 0.0));
+    assert!(matches!(reduced, Err(Error::NotSupported(_))), "{reduced:?}");
 }

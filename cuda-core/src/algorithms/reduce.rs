@@ -279,7 +279,8 @@ fn builtin_loaded<I: Element, O: Element>(stream: &Stream, op: ScanOp) -> Result
 /// Values are combined in `O`'s arithmetic type (`float` for `f16` and `bf16`); `Min` and `Max`
 /// propagate NaN, as NumPy's `min` and `max`. No host wait; temporary storage from the pool in
 /// `stream`'s order. An output without room for one `O`, or overlapping the input, is
-/// [`Error::InvalidValue`].
+/// [`Error::InvalidValue`]; a `complex128` `init` (wider than the kernel's 8-byte parameter)
+/// is [`Error::NotSupported`].
 pub fn reduce<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
@@ -295,7 +296,8 @@ pub fn reduce<I: Element, O: Element>(
 /// Reduces each segment of `input` (elements of `I`) with `op` and `init` into one element of
 /// `output` (of `O`, at least one per segment) on `stream`; an empty segment gives `init`. One
 /// pass, a block per segment, no host wait. Rows of 0 elements, fewer than one offset, or an
-/// output too small or overlapping an input is [`Error::InvalidValue`].
+/// output too small or overlapping an input is [`Error::InvalidValue`]; a `complex128` `init`
+/// is [`Error::NotSupported`], as for [`reduce`].
 pub fn reduce_segments<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
