@@ -206,6 +206,14 @@ mod tests {
         compile(&builtin_source::<f32, Complex<f64>>(ScanOp::Sum, false));
         // NaN in either part is NaN (`v != v` compares both parts), as NumPy's `isnan`.
         let source = builtin_source::<Complex<f64>, Complex<f64>>(ScanOp::Prod, true);
+        // Through ptxas too: a tile of 16-byte values stays within the static shared memory.
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        Program::new(&source, options)
+            .compile(CompileTarget::Cubin)
+            .unwrap_or_else(|e| panic!("the complex128 scan does not assemble: {e}"));
         assert!(source.contains("return v != v ? _identity() : v;"));
         assert!(source.contains("typedef cuda_core_c128 _acc_t;"));
     }
