@@ -638,10 +638,51 @@ fn matmul_goes_through_complex_gemm_and_the_tiled_kernel() {
         })
         .collect();
     assert_close("c128 batched", &a.matmul(&b).unwrap(), &expected, 1e-13);
-    assert!(
-        matches!(a.vdot(&a), Err(Error::NotSupported(_))),
-        "vdot would have to conjugate"
+    // vdot conjugates its first operand and flattens both (here a 3-D array and a transposed
+    // view of the same elements): conj(a) . b over the row-major order.
+    let c_host = values(batch * m * k, 12);
+    let c = DeviceArray::from_slice(&stream, &c_host).unwrap();
+    let expected: C128 = a_host.iter().zip(&c_host).map(|(x, y)| x.conj() * y).sum();
+    assert_close("c128 vdot", &a.vdot(&c).unwrap(), &[expected], 1e-10);
+    let squares: f64 = a_host.iter().map(|x| x.norm_sqr()).sum();
+    assert_close(
+        "c128 vdot(a, a)",
+        &a.vdot(&a).unwrap(),
+        &[C128::new(squares, 0.0)],
+        1e-10,
     );
+    let t = a.reshape([batch * m, k]).unwrap().transpose();
+    let t_rows = t.to_contiguous().unwrap().to_vec().unwrap();
+    let expected: C128 = t_rows.iter().zip(&t_rows).map(|(x, y)| x.conj() * y).sum();
+    assert_close(
+        "c128 vdot of a transposed view",
+        &t.vdot(&t).unwrap(),
+        &[expected],
+        1e-10,
+    );
+}
+
+#[test]
+fn vdot_conjugates_the_first_operand_as_numpy() {
+    let Some(stream) = stream_or_skip("vdot_conjugates_the_first_operand_as_numpy") else {
+        return;
+    };
+    // NumPy 2.4: vdot([1+2j, 3-1j], [2-1j, 1+1j]) = (2-1j), for complex128 and complex64 (a
+    // 2-D first operand flattened).
+    let x = DeviceArray::from_slice(&stream, &[C128::new(1.0, 2.0), C128::new(3.0, -1.0)]).unwrap();
+    let y = DeviceArray::from_slice(&stream, &[C128::new(2.0, -1.0), C128::new(1.0, 1.0)]).unwrap();
+    assert_eq!(x.vdot(&y).unwrap().to_vec().unwrap(), [C128::new(2.0, -1.0)]);
+    assert_eq!(y.vdot(&x).unwrap().to_vec().unwrap(), [C128::new(2.0, 1.0)]);
+    let x = DeviceArray::from_slice(&stream, &[C64::new(1.0, 2.0), C64::new(3.0, -1.0)])
+        .unwrap()
+        .reshape([1, 2])
+        .unwrap();
+    let y = DeviceArray::from_slice(&stream, &[C64::new(2.0, -1.0), C64::new(1.0, 1.0)]).unwrap();
+    assert_eq!(x.vdot(&y).unwrap().to_vec().unwrap(), [C64::new(2.0, -1.0)]);
+    assert!(matches!(
+        x.vdot(&x.reshape([2]).unwrap().slice(&[Slice::new(0, Some(1))]).unwrap()),
+        Err(Error::InvalidValue(_))
+    ));
 }
 
 /// Whether two complex values are NumPy's same value: equal parts with equal signs, or NaN
@@ -991,5 +1032,49 @@ fn extremes_of_random_values_match_the_host_model() {
         assert_same("maximum", &(&first).maximum(&shifted).eval().unwrap(), &expected);
         let expected: Vec<C128> = host.windows(2).map(|p| p[numpy_extreme(p, false, false)]).collect();
         assert_same("minimum", &(&first).minimum(&shifted).eval().unwrap(), &expected);
+    }
+}
+
+#[test]
+fn histograms_of_complex_arrays_follow_numpy_or_are_refused() {
+    let Some(stream) = stream_or_skip("histograms_of_complex_arrays_follow_numpy_or_are_refused") else {
+        return;
+    };
+    let c = C128::new;
+    // NumPy 2.4: np.histogram(x, bins=[0, 1+2j, 3]) compares lexicographically: [2, 4] (NaN,
+    // 3+1j above and -1j below are not counted; 3+0j is in the closed last bin).
+    let x = DeviceArray::from_slice(
+        &stream,
+        &[
+            c(1.0, 1.0),
+            c(1.0, 3.0),
+            c(2.0, 0.0),
+            c(0.5, 5.0),
+            c(f64::NAN, 0.0),
+            c(3.0, 0.0),
+            c(3.0, 1.0),
+            c(1.0, 2.0),
+            c(0.0, -1.0),
+        ],
+    )
+    .unwrap();
+    let edges = DeviceArray::from_slice(&stream, &[c(0.0, 0.0), c(1.0, 2.0), c(3.0, 0.0)]).unwrap();
+    assert_eq!(x.histogram_with_edges(&edges).unwrap().to_vec().unwrap(), [2i64, 4]);
+    // Edges decreasing in the imaginary part only: NumPy's ValueError.
+    let decreasing = DeviceArray::from_slice(&stream, &[c(1.0, 2.0), c(1.0, 1.0)]).unwrap();
+    assert!(matches!(
+        x.histogram_with_edges(&decreasing),
+        Err(Error::InvalidValue(_))
+    ));
+    // Where NumPy drops the imaginary parts (a bin count, 2-D) or gives a complex density.
+    let refusals = [
+        x.histogram(4, None).err(),
+        x.histogram(4, Some((0.0, 1.0))).err(),
+        x.histogram_density(4, None).err(),
+        x.histogram_density_with_edges(&edges).err(),
+        x.histogram2d(&x, (2, 2), None).err(),
+    ];
+    for error in refusals {
+        assert!(matches!(error, Some(Error::NotSupported(_))), "{error:?}");
     }
 }

@@ -528,3 +528,141 @@ fn trace_sums_the_diagonal_view() {
         Err(Error::InvalidValue(_))
     ));
 }
+
+/// Each element of `got` within `tolerance` (relative) of `expected`.
+fn close_all(what: &str, got: &DeviceArray<f64>, expected: &[f64], tolerance: f64) {
+    let got = got.to_vec().unwrap();
+    assert_eq!(got.len(), expected.len(), "{what}: length");
+    for (i, (&g, &e)) in got.iter().zip(expected).enumerate() {
+        assert!(
+            g == e || (g - e).abs() <= tolerance * e.abs().max(1.0),
+            "{what}: element {i} is {g}, NumPy gives {e}"
+        );
+    }
+}
+
+#[test]
+fn norms_along_axes_follow_numpy() {
+    let Some(device) = common::device_or_skip("norms_along_axes_follow_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // NumPy 2.4: x = np.arange(24.0).reshape(2, 3, 4) - 7; x[0, 1, 2] = 0.
+    let mut host: Vec<f64> = (0..24).map(|i| f64::from(i) - 7.0).collect();
+    host[6] = 0.0;
+    let x = array::<f64>(&stream, &host, &[2, 3, 4]);
+    // np.linalg.norm(x, ord, axis=-2): vector norms along the middle axis, shape (2, 4).
+    let vectors: [(Norm, [f64; 8]); 7] = [
+        (
+            Norm::Default,
+            [
+                7.68114575,
+                6.63324958,
+                5.83095189,
+                5.65685425,
+                16.58312395,
+                18.22086716,
+                19.87460691,
+                21.54065923,
+            ],
+        ),
+        (Norm::Ord(1.0), [11.0, 10.0, 8.0, 8.0, 27.0, 30.0, 33.0, 36.0]),
+        (Norm::Inf, [7.0, 6.0, 5.0, 4.0, 13.0, 14.0, 15.0, 16.0]),
+        (Norm::NegInf, [1.0, 2.0, 0.0, 0.0, 5.0, 6.0, 7.0, 8.0]),
+        (Norm::Ord(0.0), [3.0, 3.0, 2.0, 2.0, 3.0, 3.0, 3.0, 3.0]),
+        (
+            Norm::Ord(3.0),
+            [
+                7.18551615,
+                6.14463365,
+                5.3368033,
+                5.0396842,
+                14.50376438,
+                15.82091979,
+                17.15543719,
+                18.50426004,
+            ],
+        ),
+        (
+            Norm::Ord(-1.0),
+            [
+                0.67741935, 0.85714286, 0.0, 0.0, 2.57709251, 2.95774648, 3.32853026, 3.69230769,
+            ],
+        ),
+    ];
+    for (ord, expected) in vectors {
+        let got = x.linalg_norm_axes(ord, -2, false).unwrap();
+        assert_eq!(got.shape(), [2, 4]);
+        close_all(&format!("{ord:?} along axis -2"), &got, &expected, 1e-8);
+    }
+    // np.linalg.norm(x, ord, axis=(2, 0)): rows along axis 2, columns along axis 0, shape (3,).
+    let mut matrices = vec![
+        (Norm::Default, [17.32050808, 21.42428529, 29.59729717]),
+        (Norm::Fro, [17.32050808, 21.42428529, 29.59729717]),
+        (Norm::Ord(1.0), [26.0, 42.0, 58.0]),
+        (Norm::Ord(-1.0), [22.0, 5.0, 10.0]),
+        (Norm::Inf, [12.0, 12.0, 20.0]),
+        (Norm::NegInf, [12.0, 11.0, 14.0]),
+    ];
+    if cfg!(feature = "solver") {
+        matrices.extend([
+            (Norm::Ord(2.0), [17.03148292, 21.23777025, 29.54149449]),
+            (Norm::Ord(-2.0), [3.15096646, 2.82083583, 1.81661871]),
+            (Norm::Nuc, [20.18244938, 24.05860608, 31.35811319]),
+        ]);
+    }
+    for (ord, expected) in matrices {
+        close_all(
+            &format!("{ord:?} over axes (2, 0)"),
+            &x.linalg_norm_axes(ord, [2, 0], false).unwrap(),
+            &expected,
+            1e-8,
+        );
+    }
+    // keepdims leaves the reduced axes of length 1; axis=None is the norm of everything.
+    assert_eq!(x.linalg_norm_axes(Norm::Default, 1, true).unwrap().shape(), [2, 1, 4]);
+    assert_eq!(
+        x.linalg_norm_axes(Norm::Ord(1.0), [0, 2], true).unwrap().shape(),
+        [1, 3, 1]
+    );
+    let all = x.linalg_norm_axes(Norm::Default, cuda_core::Axes::ALL, true).unwrap();
+    assert_eq!(all.shape(), [1, 1, 1]);
+    close_all(
+        "axis=None",
+        &all,
+        &[scalar(&x.linalg_norm(Norm::Default).unwrap())],
+        1e-14,
+    );
+    // Complex: np.linalg.norm([[3+4j, 1j], [0, 2-2j]], axis=0) = [5, 3], ord=inf over (1, 0) = 5.
+    let c = cuda_core::Complex::new;
+    let z = DeviceArray::from_slice(&stream, &[c(3.0, 4.0), c(0.0, 1.0), c(0.0, 0.0), c(2.0, -2.0)])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    close_all(
+        "complex along axis 0",
+        &z.linalg_norm_axes(Norm::Default, 0, false).unwrap(),
+        &[5.0, 3.0],
+        1e-14,
+    );
+    close_all(
+        "complex inf over (1, 0)",
+        &z.linalg_norm_axes(Norm::Inf, [1, 0], false).unwrap(),
+        &[5.0],
+        1e-14,
+    );
+    // NumPy's ValueErrors: a matrix order along one axis, three axes, none, a repeated axis.
+    for refused in [
+        x.linalg_norm_axes(Norm::Fro, 0, false),
+        x.linalg_norm_axes(Norm::Default, [0, 1, 2], false),
+        x.linalg_norm_axes(Norm::Default, cuda_core::Axes::EMPTY, false),
+        x.linalg_norm_axes(Norm::Default, [1, -2], false),
+        x.linalg_norm_axes(Norm::Ord(3.0), [0, 1], false),
+    ] {
+        assert!(matches!(refused, Err(Error::InvalidValue(_))), "{refused:?}");
+    }
+    assert!(
+        matches!(x.linalg_norm_axes(Norm::Default, 3, false), Err(Error::Axis { .. })),
+        "axis 3 of 3 dimensions"
+    );
+}

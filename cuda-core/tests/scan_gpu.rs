@@ -487,3 +487,157 @@ fn scans_by_key_restart_where_the_key_changes() {
     let error = scan_by_key::<u16, i32, i64>(&stream, &k, &x, &mut out, ScanOp::Sum, ScanKind::Inclusive);
     assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
+
+type C64 = num_complex::Complex<f64>;
+
+/// Whether each part of `got` is `want`'s (NaN matching NaN), within `tolerance` relative.
+fn complex_close(got: &[C64], want: &[C64], tolerance: f64) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} elements, {} wanted", got.len(), want.len()));
+    }
+    match (0..got.len()).find(|&i| !close(got[i].re, want[i].re, tolerance) || !close(got[i].im, want[i].im, tolerance))
+    {
+        Some(i) => Err(format!("element {i} is {}, {} wanted", got[i], want[i])),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn complex_scans_follow_numpy() {
+    let Some(device) = common::device_or_skip("complex_scans_follow_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let c = C64::new;
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    // NumPy 2.4: x = [1+2j, nan+1j, 2-1j, 1+nan*1j (nan+nanj), inf+0j, 3j]; a NaN in either
+    // part makes the value NaN for the nan forms.
+    let data = [
+        c(1.0, 2.0),
+        c(nan, 1.0),
+        c(2.0, -1.0),
+        c(1.0, nan),
+        c(inf, 0.0),
+        c(0.0, 3.0),
+    ];
+    let x = DeviceArray::from_slice(&stream, &data).unwrap();
+    let nn = c(nan, nan);
+    let cases: [(&str, DeviceArray<C64>, [C64; 6]); 4] = [
+        (
+            "cumsum",
+            x.cumsum(None).unwrap(),
+            [c(1.0, 2.0), c(nan, 3.0), c(nan, 2.0), nn, nn, nn],
+        ),
+        ("cumprod", x.cumprod(None).unwrap(), [c(1.0, 2.0), nn, nn, nn, nn, nn]),
+        (
+            "nancumsum",
+            x.nancumsum(None).unwrap(),
+            [
+                c(1.0, 2.0),
+                c(1.0, 2.0),
+                c(3.0, 1.0),
+                c(3.0, 1.0),
+                c(inf, 1.0),
+                c(inf, 4.0),
+            ],
+        ),
+        (
+            "nancumprod",
+            x.nancumprod(None).unwrap(),
+            [c(1.0, 2.0), c(1.0, 2.0), c(4.0, 3.0), c(4.0, 3.0), c(inf, inf), nn],
+        ),
+    ];
+    for (what, got, want) in cases {
+        complex_close(&got.to_vec().unwrap(), &want, 0.0).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    // y = [[1+1j, 2-1j, nan*1j], [0.5j, nan+0j, -1+0j]] along axis 0, -1 and flattened.
+    let y = DeviceArray::from_slice(
+        &stream,
+        &[c(1.0, 1.0), c(2.0, -1.0), nn, c(0.0, 0.5), c(nan, 0.0), c(-1.0, 0.0)],
+    )
+    .unwrap()
+    .reshape([2, 3])
+    .unwrap();
+    let axis_cases: [(&str, DeviceArray<C64>, [C64; 6]); 3] = [
+        (
+            "cumsum(axis=0)",
+            y.cumsum(0).unwrap(),
+            [c(1.0, 1.0), c(2.0, -1.0), nn, c(1.0, 1.5), c(nan, -1.0), nn],
+        ),
+        (
+            "nancumprod(axis=-1)",
+            y.nancumprod(-1).unwrap(),
+            [
+                c(1.0, 1.0),
+                c(3.0, 1.0),
+                c(3.0, 1.0),
+                c(0.0, 0.5),
+                c(0.0, 0.5),
+                c(-0.0, -0.5),
+            ],
+        ),
+        (
+            "cumprod(axis=None)",
+            y.cumprod(None).unwrap(),
+            [c(1.0, 1.0), c(3.0, 1.0), nn, nn, nn, nn],
+        ),
+    ];
+    for (what, got, want) in axis_cases {
+        complex_close(&got.to_vec().unwrap(), &want, 0.0).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    // Many tiles of complex64 along the middle axis, against a sequential host sum.
+    let (rows, mid, cols) = (3usize, 3000usize, 2usize);
+    let values: Vec<num_complex::Complex<f32>> = (0..rows * mid * cols)
+        .map(|i| num_complex::Complex::new(((i * 7) % 11) as f32 - 5.0, ((i * 5) % 13) as f32 - 6.0))
+        .collect();
+    let z = DeviceArray::from_slice(&stream, &values)
+        .unwrap()
+        .reshape([rows, mid, cols])
+        .unwrap();
+    let got: Vec<C64> = z
+        .cumsum(-2)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|v| c(f64::from(v.re), f64::from(v.im)))
+        .collect();
+    let mut want = vec![c(0.0, 0.0); values.len()];
+    for r in 0..rows {
+        for k in 0..cols {
+            let mut acc = c(0.0, 0.0);
+            for m in 0..mid {
+                let i = (r * mid + m) * cols + k;
+                acc += c(f64::from(values[i].re), f64::from(values[i].im));
+                want[i] = acc;
+            }
+        }
+    }
+    complex_close(&got, &want, 0.0).unwrap_or_else(|e| panic!("complex64 cumsum along axis -2: {e}"));
+    // The fused form: a complex expression scanned without a temporary.
+    let w = DeviceArray::from_slice(&stream, &[c(1.0, 1.0), c(0.0, 2.0)]).unwrap();
+    let fused = (&w * &w).cumsum(None).unwrap().to_vec().unwrap();
+    complex_close(&fused, &[c(0.0, 2.0), c(-4.0, 2.0)], 0.0).unwrap_or_else(|e| panic!("fused: {e}"));
+    // What the scan does not take for complex values: Min/Max, a complex128 initial value.
+    let buffer = DeviceBuffer::from_slice(device.context(), &data).unwrap();
+    let mut out = DeviceBuffer::<C64>::zeroed(device.context(), data.len()).unwrap();
+    let refused = [
+        scan::<C64, C64>(&stream, &buffer, &mut out, ScanOp::Max, ScanKind::Inclusive, None),
+        scan::<C64, C64>(
+            &stream,
+            &buffer,
+            &mut out,
+            ScanOp::Sum,
+            ScanKind::Exclusive(c(1.0, 0.0)),
+            None,
+        ),
+    ];
+    for result in refused {
+        assert!(matches!(result, Err(Error::NotSupported(_))), "{result:?}");
+    }
+    // A reduction's complex128 initial value is refused the same way (8-byte parameter).
+    let mut total = DeviceBuffer::<C64>::zeroed(device.context(), 1).unwrap();
+    let reduced =
+        cuda_core::algorithms::reduce::reduce::<C64, C64>(&stream, &buffer, &mut total, ScanOp::Sum, c(0.0, 0.0));
+    assert!(matches!(reduced, Err(Error::NotSupported(_))), "{reduced:?}");
+}

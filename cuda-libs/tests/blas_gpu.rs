@@ -629,3 +629,42 @@ fn gemv_f32() {
 fn gemv_f64() {
     gemv_for::<f64>("gemv_f64");
 }
+
+#[test]
+fn dotc_conjugates_x() {
+    let Some(stream) = stream_or_skip("dotc_conjugates_x") else {
+        return;
+    };
+    let context = stream.context();
+    let mut blas = Blas::new(&stream).unwrap();
+    // x = [1+2j, 3-1j], y = [2-1j, 1+1j]: (1-2j)(2-1j) = -5j, (3+1j)(1+1j) = 2+4j, so 2-1j
+    // (NumPy's vdot);
+    // without the conjugate, (1+2j)(2-1j) + (3-1j)(1+1j) = (4+3j) + (4+2j) = 8+5j.
+    let x = [
+        num_complex::Complex::new(1.0f64, 2.0),
+        num_complex::Complex::new(3.0, -1.0),
+    ];
+    let y = [
+        num_complex::Complex::new(2.0f64, -1.0),
+        num_complex::Complex::new(1.0, 1.0),
+    ];
+    let (x, y) = (
+        DeviceBuffer::from_slice(context, &x).unwrap(),
+        DeviceBuffer::from_slice(context, &y).unwrap(),
+    );
+    let mut result = DeviceBuffer::<num_complex::Complex<f64>>::zeroed(context, 1).unwrap();
+    blas.dotc(2, &x, 1, &y, 1, &mut result).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(result.to_vec().unwrap(), [num_complex::Complex::new(2.0, -1.0)]);
+    blas.dot(2, &x, 1, &y, 1, &mut result).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(result.to_vec().unwrap(), [num_complex::Complex::new(8.0, 5.0)]);
+    // Every other element of a complex64 vector.
+    let x: Vec<num_complex::Complex<f32>> = (0..6).map(|i| num_complex::Complex::new(i as f32, 1.0)).collect();
+    let x = DeviceBuffer::from_slice(context, &x).unwrap();
+    let mut result = DeviceBuffer::<num_complex::Complex<f32>>::zeroed(context, 1).unwrap();
+    blas.dotc(3, &x, 2, &x, 2, &mut result).unwrap();
+    stream.synchronize().unwrap();
+    // |0+1j|^2 + |2+1j|^2 + |4+1j|^2 = 1 + 5 + 17.
+    assert_eq!(result.to_vec().unwrap(), [num_complex::Complex::new(23.0, 0.0)]);
+}

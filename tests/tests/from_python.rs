@@ -1290,6 +1290,11 @@ fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
         let x = stack.reshape([18])?;
         (z.linalg_norm(Norm::Default)?, z.linalg_norm(Norm::Nuc)?);
         (x.vector_norm(Norm::Ord(3.0))?, stack.matrix_norm(Norm::Ord(1.0))?);
+        let x = DeviceArray::<f64>::zeros(&stream, [2, 3, 4])?;
+        (
+            x.linalg_norm_axes(Norm::Default, -2, false)?,
+            x.linalg_norm_axes(Norm::Ord(1.0), [2, 0], true)?,
+        );
         let (a, b) = (
             DeviceArray::<f64>::zeros(&stream, [3, 3])?,
             DeviceArray::<Complex<f32>>::zeros(&stream, [3])?,

@@ -193,6 +193,31 @@ mod tests {
         compile(&builtin_source::<f64, f64>(ScanOp::Sum, true));
     }
 
+    #[test]
+    fn complex_sums_and_products_compile_with_nan_read_as_the_identity() {
+        use num_complex::Complex;
+        for op in [ScanOp::Sum, ScanOp::Prod] {
+            for skip_nan in [false, true] {
+                let ptx = compile(&builtin_source::<Complex<f32>, Complex<f32>>(op, skip_nan));
+                assert!(ptx.contains(".entry scan_scan("));
+                compile(&builtin_source::<Complex<f64>, Complex<f64>>(op, skip_nan));
+            }
+        }
+        compile(&builtin_source::<f32, Complex<f64>>(ScanOp::Sum, false));
+        // NaN in either part is NaN (`v != v` compares both parts), as NumPy's `isnan`.
+        let source = builtin_source::<Complex<f64>, Complex<f64>>(ScanOp::Prod, true);
+        // Through ptxas too: a tile of 16-byte values stays within the static shared memory.
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        Program::new(&source, options)
+            .compile(CompileTarget::Cubin)
+            .unwrap_or_else(|e| panic!("the complex128 scan does not assemble: {e}"));
+        assert!(source.contains("return v != v ? _identity() : v;"));
+        assert!(source.contains("typedef cuda_core_c128 _acc_t;"));
+    }
+
     macro_rules! every_reduce {
         ($($ty:ty),*) => {
             $(
@@ -286,6 +311,8 @@ mod tests {
             (DType::F32, DType::F32),
             (DType::F16, DType::F16),
             (DType::F64, DType::F64),
+            (DType::C64, DType::C64),
+            (DType::C128, DType::C128),
         ] {
             let ptx = compile(&mapped_source(ScanOp::Sum, Load::SkipNan, input, output, &map));
             assert!(ptx.contains(".entry scan_map_scan("));

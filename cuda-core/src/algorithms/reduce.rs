@@ -279,7 +279,8 @@ fn builtin_loaded<I: Element, O: Element>(stream: &Stream, op: ScanOp) -> Result
 /// Values are combined in `O`'s arithmetic type (`float` for `f16` and `bf16`); `Min` and `Max`
 /// propagate NaN, as NumPy's `min` and `max`. No host wait; temporary storage from the pool in
 /// `stream`'s order. An output without room for one `O`, or overlapping the input, is
-/// [`Error::InvalidValue`].
+/// [`Error::InvalidValue`]; a `complex128` `init` (wider than the kernel's 8-byte parameter)
+/// is [`Error::NotSupported`].
 pub fn reduce<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
@@ -295,7 +296,8 @@ pub fn reduce<I: Element, O: Element>(
 /// Reduces each segment of `input` (elements of `I`) with `op` and `init` into one element of
 /// `output` (of `O`, at least one per segment) on `stream`; an empty segment gives `init`. One
 /// pass, a block per segment, no host wait. Rows of 0 elements, fewer than one offset, or an
-/// output too small or overlapping an input is [`Error::InvalidValue`].
+/// output too small or overlapping an input is [`Error::InvalidValue`]; a `complex128` `init`
+/// is [`Error::NotSupported`], as for [`reduce`].
 pub fn reduce_segments<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
@@ -426,6 +428,7 @@ unsafe fn run_whole<I: Element, O: Element>(
     init: O,
 ) -> Result<()> {
     let what = "reduce";
+    let init = init_bits(init)?;
     let n = elements::<I>("reduce input", input, stream)?;
     let mut operands = Operands::new(what, stream);
     let input_ptr = operands.input("the input", input, bytes_of::<I>(what, n)?)?;
@@ -448,7 +451,7 @@ unsafe fn run_whole<I: Element, O: Element>(
     let mut last = Launch::on(stream);
     last.value(partials.ptr())
         .value(u64::from(blocks))
-        .value(init_bits(init))
+        .value(init)
         .value(output_ptr);
     // SAFETY: `_final(partials, count, init_bits, out)` reads the `blocks` partials written
     // above and writes out[0], which the output holds (checked above).
@@ -484,6 +487,7 @@ unsafe fn run_segments<I: Element, O: Element>(
     init: O,
 ) -> Result<()> {
     let what = "reduce_segments";
+    let init = init_bits(init)?;
     let n = elements::<I>("reduce input", input, stream)?;
     let mut operands = Operands::new(what, stream);
     let input_ptr = operands.input("the input", input, bytes_of::<I>(what, n)?)?;
@@ -514,7 +518,7 @@ unsafe fn run_segments<I: Element, O: Element>(
         .value(row)
         .value(offsets_ptr)
         .value(count as u64)
-        .value(init_bits(init))
+        .value(init)
         .value(output_ptr);
     // SAFETY: `_segments(in, n, row, offsets, segments, init_bits, out)` reads the input's
     // elements below n (rows end at n; offsets are clamped into [0, n]), offsets[0..=count]

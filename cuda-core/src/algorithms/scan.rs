@@ -119,7 +119,7 @@ fn limit(dtype: DType, highest: bool) -> &'static str {
         (F16 | BF16 | F32, false) => "__int_as_float((int)0xff800000u)",
         (F64, true) => "__longlong_as_double(0x7ff0000000000000ll)",
         (F64, false) => "__longlong_as_double((long long)0xfff0000000000000ull)",
-        // Scans refuse complex types before generating code (`run`); their parts' limits.
+        // Scans take complex types for `Sum` and `Prod` only (`check_types`); their parts' limits.
         (C64 | C128, _) => limit(dtype.real_type(), highest),
     }
 }
@@ -411,10 +411,12 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PA
     }
     __syncthreads();
     _seg run = _combine(sh_prefix, _combine(sh_warp_excl[warp], lane == 0u ? _seg_identity() : lane_before));
-    _acc_t init;
+    // The exclusive scan's initial value: its bits, for types of at most 8 bytes (the host
+    // refuses exclusive scans of wider ones).
+    _acc_t init = _identity();
     {
         const unsigned long long bits = init_bits;
-        memcpy(&init, &bits, sizeof(init));
+        memcpy(&init, &bits, sizeof(init) < sizeof(bits) ? sizeof(init) : sizeof(bits));
     }
     _acc_t res[_ITEMS];
     #pragma unroll
@@ -527,6 +529,7 @@ impl ScanOperator {
         kind: ScanKind<O>,
         segment_len: Option<usize>,
     ) -> Result<()> {
+        real_elements("scan", &[I::DTYPE, O::DTYPE])?;
         let signature = [ArgType::Array(I::DTYPE), ArgType::Array(O::DTYPE)];
         let code = || self.code(I::DTYPE, O::DTYPE);
         run::<I, O>(
@@ -581,7 +584,9 @@ fn builtin_code(op: ScanOp, load: Load, input: DType, output: DType) -> ScanCode
 /// matrix; the last may be shorter), each starting afresh. Values are combined in `O`'s
 /// arithmetic type (`float` for `f16` and `bf16`). One kernel pass (plus a clear of the tile
 /// flags), no host wait; temporary storage from the pool in `stream`'s order. The output must
-/// not overlap the input.
+/// not overlap the input. Complex types take `Sum` and `Prod` (`Min`/`Max` of them are
+/// [`Error::NotSupported`], and so is an exclusive scan's initial `complex128`, wider than the
+/// kernel's 8-byte parameter).
 pub fn scan<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
@@ -603,6 +608,7 @@ pub(crate) fn scan_loaded<I: Element, O: Element>(
     kind: ScanKind<O>,
     segment_len: Option<usize>,
 ) -> Result<()> {
+    check_types("scan", op, &[I::DTYPE, O::DTYPE])?;
     let encoding = [op.code(), load as u32];
     let kernel: Arc<ScanKernel> = kernel_encoded("scan", &encoding, || {
         Ok(ScanKernel {
@@ -657,7 +663,7 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
             "scan: the output must be compact and hold every element".into(),
         ));
     }
-    real_elements("scan", &[I::DTYPE, O::DTYPE])?;
+    check_types("scan", op, &[I::DTYPE, O::DTYPE])?;
     let mut encoding = vec![op.code(), load as u32];
     encoding.extend_from_slice(key);
     let kernel: Arc<ScanKernel> = kernel_encoded("scan_map", &encoding, || {
@@ -730,7 +736,7 @@ pub fn scan_by_key<K: Element, I: Element, O: Element>(
     disjoint("scan", keys, output)?;
     let (init, exclusive) = match kind {
         ScanKind::Inclusive => (0u64, 0i32),
-        ScanKind::Exclusive(init) => (init_bits(init), 1i32),
+        ScanKind::Exclusive(init) => (init_bits(init)?, 1i32),
     };
     let encoding = [op.code(), Load::Plain as u32];
     let kernel: Arc<ScanKernel> = kernel_encoded("scan_by_key", &encoding, || {
@@ -806,7 +812,6 @@ unsafe fn run<I: Element, O: Element>(
     kind: ScanKind<O>,
     segment_len: Option<usize>,
 ) -> Result<()> {
-    real_elements("scan", &[I::DTYPE, O::DTYPE])?;
     let n = elements::<I>("scan input", input, stream)?;
     let capacity = elements::<O>("scan output", output, stream)?;
     if capacity < n {
@@ -823,7 +828,7 @@ unsafe fn run<I: Element, O: Element>(
     disjoint("scan", input, output)?;
     let (init, exclusive) = match kind {
         ScanKind::Inclusive => (0u64, 0i32),
-        ScanKind::Exclusive(init) => (init_bits(init), 1i32),
+        ScanKind::Exclusive(init) => (init_bits(init)?, 1i32),
     };
     let loaded = table.get_or_load(stream.context(), signature, 0, || {
         let code = code();
@@ -849,13 +854,17 @@ unsafe fn run<I: Element, O: Element>(
     }
 }
 
-/// The bits of `init` in the arithmetic type of `O` (`float` for `f16`/`bf16`), zero-extended.
-pub(crate) fn init_bits<O: Element>(init: O) -> u64 {
+/// The bits of `init` in the arithmetic type of `O` (`float` for `f16`/`bf16`), zero-extended;
+/// [`Error::NotSupported`] for a type wider than 8 bytes (`complex128`).
+pub(crate) fn init_bits<O: Element>(init: O) -> Result<u64> {
     match O::DTYPE {
-        DType::F16 | DType::BF16 => u64::from((init.to_f64() as f32).to_bits()),
+        DType::F16 | DType::BF16 => Ok(u64::from((init.to_f64() as f32).to_bits())),
+        dtype if std::mem::size_of::<O>() > 8 => Err(Error::NotSupported(format!(
+            "an initial value of {dtype} (scans and reductions pass at most 8 bytes)"
+        ))),
         _ => {
             let mut bits = [0u8; 8];
-            // SAFETY: `O` is plain data of at most 8 bytes (every `Element` is).
+            // SAFETY: `O` is plain data (every `Element` is) of at most 8 bytes (checked above).
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     (&init as *const O).cast::<u8>(),
@@ -863,17 +872,30 @@ pub(crate) fn init_bits<O: Element>(init: O) -> u64 {
                     std::mem::size_of::<O>(),
                 )
             };
-            u64::from_le_bytes(bits)
+            Ok(u64::from_le_bytes(bits))
         }
     }
 }
 
+/// Fails unless a scan of these element types is supported: complex types only for `Sum` and
+/// `Prod` (the lexicographic `Min`/`Max` have no identity among `limit`'s values).
+fn check_types(what: &str, op: ScanOp, dtypes: &[DType]) -> Result<()> {
+    match op {
+        ScanOp::Sum | ScanOp::Prod => Ok(()),
+        ScanOp::Min | ScanOp::Max => real_elements(what, dtypes),
+    }
+}
+
+/// Bytes of one value with its segment flag (`_seg`) in the scan's temporary storage: at most
+/// 24 (a `complex128` and the flag, padded to 8 bytes).
+const SEG_BYTES: u64 = 24;
+
 /// Bytes of the scan's temporary storage for `tiles` tiles (the counter, the status words,
-/// and two values of at most 16 bytes per tile).
+/// and two values of at most [`SEG_BYTES`] per tile).
 fn temp_bytes(tiles: u64) -> Result<usize> {
     let status = tiles.checked_mul(4).map(|b| b.next_multiple_of(16));
     status
-        .and_then(|s| tiles.checked_mul(32).and_then(|v| v.checked_add(s)))
+        .and_then(|s| tiles.checked_mul(2 * SEG_BYTES).and_then(|v| v.checked_add(s)))
         .and_then(|b| b.checked_add(16))
         .and_then(|b| usize::try_from(b).ok())
         .ok_or_else(|| Error::InvalidValue(format!("scan: temporary storage for {tiles} tiles overflows")))
@@ -941,7 +963,7 @@ pub(crate) unsafe fn launch_scan<'a>(
     // SAFETY: `_scan` takes these parameters in this order; each of its `tiles` blocks reads
     // the elements of its tile below `n` from `input` and writes the same ones of `output` (the
     // caller's guarantee), and uses the counter, status words and values of the temporary
-    // storage (two values of at most 16 bytes per tile), all in `stream`'s order.
+    // storage (two values of at most `SEG_BYTES` per tile), all in `stream`'s order.
     unsafe { pass.run(&loaded.functions[1], (grid, 1), (BLOCK, 1))? };
     // Back to the pool in `stream`'s order, after both kernels.
     drop(temp);
@@ -954,15 +976,27 @@ mod tests {
 
     #[test]
     fn temporary_storage_covers_every_tile() {
-        assert_eq!(temp_bytes(1).unwrap(), 16 + 16 + 32);
-        assert_eq!(temp_bytes(5).unwrap(), 16 + 32 + 160);
+        assert_eq!(temp_bytes(1).unwrap(), 16 + 16 + 48);
+        assert_eq!(temp_bytes(5).unwrap(), 16 + 32 + 240);
         assert!(temp_bytes(u64::MAX / 8).is_err());
     }
 
     #[test]
     fn init_values_keep_their_bits() {
-        assert_eq!(init_bits(-1i64), u64::MAX);
-        assert_eq!(init_bits(1.5f32), u64::from(1.5f32.to_bits()));
-        assert_eq!(init_bits(half::f16::from_f32(2.0)), u64::from(2.0f32.to_bits()));
+        assert_eq!(init_bits(-1i64).unwrap(), u64::MAX);
+        assert_eq!(init_bits(1.5f32).unwrap(), u64::from(1.5f32.to_bits()));
+        assert_eq!(
+            init_bits(half::f16::from_f32(2.0)).unwrap(),
+            u64::from(2.0f32.to_bits())
+        );
+        let z = num_complex::Complex::new(1.5f32, -2.0);
+        assert_eq!(
+            init_bits(z).unwrap(),
+            u64::from(1.5f32.to_bits()) | (u64::from((-2.0f32).to_bits()) << 32)
+        );
+        assert!(matches!(
+            init_bits(num_complex::Complex::new(1.0f64, 0.0)),
+            Err(Error::NotSupported(_))
+        ));
     }
 }

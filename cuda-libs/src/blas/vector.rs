@@ -224,9 +224,40 @@ impl Blas {
         incy: usize,
         result: &mut (impl Operand<T> + DeviceMemoryMut + ?Sized),
     ) -> Result<()> {
+        self.dot_of(false, n, (x, incx), (y, incy), result)
+    }
+
+    /// [`Blas::dot`] with `x` conjugated, `result[0] = conj(x) . y` (`cublasDotcEx`; the same
+    /// as `dot` for real types).
+    pub fn dotc<T: Element>(
+        &mut self,
+        n: usize,
+        x: &(impl Operand<T> + ?Sized),
+        incx: usize,
+        y: &(impl Operand<T> + ?Sized),
+        incy: usize,
+        result: &mut (impl Operand<T> + DeviceMemoryMut + ?Sized),
+    ) -> Result<()> {
+        self.dot_of(true, n, (x, incx), (y, incy), result)
+    }
+
+    /// [`Blas::dot`], or [`Blas::dotc`] when `conjugate`.
+    fn dot_of<T: Element>(
+        &mut self,
+        conjugate: bool,
+        n: usize,
+        (x, incx): (&(impl Operand<T> + ?Sized), usize),
+        (y, incy): (&(impl Operand<T> + ?Sized), usize),
+        result: &mut (impl Operand<T> + DeviceMemoryMut + ?Sized),
+    ) -> Result<()> {
         let vx = Vector::new("x", n, incx)?;
         let vy = Vector::new("y", n, incy)?;
-        let dot_ex = cuda_sys::cublas()?.cublasDotEx()?;
+        let cublas = cuda_sys::cublas()?;
+        // `cublasDotcEx` takes the parameters of `cublasDotEx`, conjugating `x`.
+        let (dot_ex, name) = match conjugate {
+            true => (cublas.cublasDotcEx()?, "cublasDotcEx"),
+            false => (cublas.cublasDotEx()?, "cublasDotEx"),
+        };
         let (x, _x_use) = operand::<T, _>("x", x, vx.span, &self.stream, Access::Read)?;
         let (y, _y_use) = operand::<T, _>("y", y, vy.span, &self.stream, Access::Read)?;
         let (r, _r_use) = operand::<T, _>("result", result, 1, &self.stream, Access::Write)?;
@@ -254,7 +285,7 @@ impl Blas {
                     scalar_type::<T>(),
                 )
             };
-            check(CUBLAS, "cublasDotEx", status.0)
+            check(CUBLAS, name, status.0)
         })
     }
 

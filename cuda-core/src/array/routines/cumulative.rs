@@ -17,7 +17,8 @@
 //! ```
 //!
 //! Types follow NumPy's `sum`: [`Element::Sum`] (`i64` for `bool` and signed integers, `u64`
-//! for unsigned ones, the type itself for floats). `f16` and `bf16` are accumulated in `f32`
+//! for unsigned ones, the type itself for floats and complex types; the `nan` forms read a
+//! complex value with NaN in either part as the identity, as NumPy's `isnan` finds it). `f16` and `bf16` are accumulated in `f32`
 //! and each output rounded once (NumPy rounds every partial sum to the 16-bit type), and
 //! floating-point sums are combined in a tree order within tiles, so they may differ from
 //! NumPy's sequential sums in the last bits.

@@ -124,6 +124,7 @@ impl<T: Element> DeviceArray<T> {
         bins: usize,
         range: Option<(f64, f64)>,
     ) -> Result<(DeviceArray<i64>, DeviceArray<T::Mean>)> {
+        real_samples::<T>("histogram")?;
         let range = self.histogram_range(range)?;
         check_bins(bins, range)?;
         let stream = self.stream();
@@ -159,6 +160,10 @@ impl<T: Element> DeviceArray<T> {
     /// an empty histogram for one edge), or edges that are not 1-D are
     /// [`Error::InvalidValue`]. Samples outside the edges and NaN are not counted. Each sample's
     /// bin is two binary searches in the edges, then one even histogram of the bin numbers.
+    /// Complex samples and edges compare in NumPy's lexicographic order, as NumPy's do (its
+    /// histograms with a bin count drop imaginary parts with a `ComplexWarning`: here those,
+    /// the densities and [`histogram2d`](Self::histogram2d) of complex arrays are
+    /// [`Error::NotSupported`]).
     pub fn histogram_with_edges(&self, edges: &DeviceArray<T>) -> Result<DeviceArray<i64>> {
         let host_edges = checked_edges("histogram", edges)?;
         let stream = self.stream();
@@ -177,6 +182,7 @@ impl<T: Element> DeviceArray<T> {
     /// [`histogram_density`](Self::histogram_density); a bin of width 0 holding samples gives
     /// inf, as NumPy's division).
     pub fn histogram_density_with_edges(&self, edges: &DeviceArray<T>) -> Result<DeviceArray<f64>> {
+        real_samples::<T>("histogram with density")?;
         let counts = self.histogram_with_edges(edges)?;
         density_of(self.stream(), &counts, &edges.to_vec()?)
     }
@@ -466,6 +472,7 @@ impl<T: Scalars> DeviceArray<T> {
         bins: (usize, usize),
         range: Option<[(f64, f64); 2]>,
     ) -> Result<(DeviceArray<f64>, DeviceArray<f64>, DeviceArray<f64>)> {
+        real_samples::<T>("histogram2d")?;
         if y.shape() != self.shape() {
             return Err(Error::InvalidValue(format!(
                 "histogram2d: x of shape {:?} and y of shape {:?} differ",
@@ -502,8 +509,21 @@ impl<T: Scalars> DeviceArray<T> {
     }
 }
 
+/// [`Error::NotSupported`] for complex samples where NumPy bins their real parts only (with a
+/// `ComplexWarning`: histograms with a bin count, 2-D ones) or returns a complex density.
+fn real_samples<T: Element>(what: &str) -> Result<()> {
+    match T::DTYPE.is_complex() {
+        true => Err(Error::NotSupported(format!(
+            "{what} of {} (NumPy drops the imaginary parts with a ComplexWarning; bin `real()`, \
+             or give complex edges to histogram_with_edges)",
+            T::DTYPE
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// The edges of a histogram read back and checked: 1-D, at least two, monotonically
-/// increasing (NaN is not).
+/// increasing (NaN is not; complex edges lexicographically, as NumPy compares them).
 fn checked_edges<T: Element>(what: &str, edges: &DeviceArray<T>) -> Result<Vec<T>> {
     if edges.ndim() != 1 || edges.len() < 2 {
         return Err(Error::InvalidValue(format!(
@@ -512,7 +532,12 @@ fn checked_edges<T: Element>(what: &str, edges: &DeviceArray<T>) -> Result<Vec<T
         )));
     }
     let host = edges.to_vec()?;
-    match host.windows(2).all(|w| w[0].to_f64() <= w[1].to_f64()) {
+    // Complex edges in NumPy's lexicographic order (real parts, then imaginary); NaN is not.
+    let increasing = |a: T, b: T| match T::DTYPE.is_complex() {
+        true => a.to_f64() < b.to_f64() || (a.to_f64() == b.to_f64() && a.imaginary_f64() <= b.imaginary_f64()),
+        false => a.to_f64() <= b.to_f64(),
+    };
+    match host.windows(2).all(|w| increasing(w[0], w[1])) {
         true => Ok(host),
         false => Err(Error::InvalidValue(format!(
             "{what}: the edges must increase monotonically"
@@ -556,6 +581,18 @@ fn density_of<E: Element>(stream: &Stream, counts: &DeviceArray<i64>, edges: &[E
 mod tests {
     use super::*;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
+
+    #[test]
+    fn complex_samples_are_refused_where_numpy_drops_imaginary_parts() {
+        let error = real_samples::<num_complex::Complex<f32>>("histogram").unwrap_err();
+        assert!(
+            matches!(error, Error::NotSupported(ref m) if m.contains("complex64")),
+            "{error}"
+        );
+        assert!(real_samples::<num_complex::Complex<f64>>("histogram2d").is_err());
+        assert!(real_samples::<f64>("histogram").is_ok());
+        assert!(real_samples::<i8>("histogram").is_ok());
+    }
 
     #[test]
     fn fractions_are_checked() {

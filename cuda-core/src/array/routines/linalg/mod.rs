@@ -37,6 +37,7 @@ mod lstsq;
 #[cfg(feature = "solver")]
 mod lu;
 mod matmul;
+mod norm_axes;
 #[cfg(feature = "solver")]
 mod qr;
 #[cfg(feature = "solver")]
@@ -255,16 +256,10 @@ impl<T: MatmulElement> DeviceArray<T> {
         }
     }
 
-    /// NumPy's `vdot`: both arrays flattened (row-major), then their inner product, a 0-d array
-    /// (cuBLAS `dot`; real types, so nothing is conjugated). [`Error::InvalidValue`] when their
-    /// sizes differ.
+    /// NumPy's `vdot`: both arrays flattened (row-major), then their inner product with this
+    /// one conjugated (complex types), a 0-d array (cuBLAS `dotc` for complex types, `dot` for
+    /// real ones). [`Error::InvalidValue`] when their sizes differ.
     pub fn vdot(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
-        if T::DTYPE.is_complex() {
-            return Err(Error::NotSupported(format!(
-                "vdot of {} (NumPy conjugates the first operand; use conj and dot)",
-                T::DTYPE
-            )));
-        }
         if self.len() != other.len() {
             return Err(Error::InvalidValue(format!(
                 "vdot: the arrays have {} and {} elements (shapes {:?} and {:?})",
@@ -274,7 +269,7 @@ impl<T: MatmulElement> DeviceArray<T> {
                 other.shape()
             )));
         }
-        vector_dot(&flat(self)?, &flat(other)?)
+        vector_dot_of(T::DTYPE.is_complex(), &flat(self)?, &flat(other)?)
     }
 
     /// NumPy's `inner`: sums over the last axes of both, of shape `self.shape[:-1] +
@@ -316,7 +311,8 @@ impl NormElement for half::f16 {}
 impl NormElement for half::bf16 {}
 
 impl<T: MatmulElement> DeviceArray<T> {
-    /// NumPy's `linalg.norm(x, ord)` (no `axis`), a 0-d array in [`NormOf<T>`] (real: `f32` of
+    /// NumPy's `linalg.norm(x, ord)` (`axis=None`: see [`linalg_norm_axes`](Self::linalg_norm_axes)
+    /// for an axis), a 0-d array in [`NormOf<T>`] (real: `f32` of
     /// `Complex<f32>`): the 2-norm of a vector, the Frobenius norm of a matrix and the default
     /// norm of any array (its elements flattened) through cuBLAS `nrm2` (scaled, so no overflow
     /// in the squares; a complex array as the vector of its parts, whose 2-norm is the same);
@@ -487,6 +483,11 @@ fn increment<T: Element>(vector: &DeviceArray<T>) -> Result<(usize, DeviceArray<
 
 /// The 0-d array of `x . y` for vectors of equal length, queued through cuBLAS `dot`.
 fn vector_dot<T: MatmulElement>(x: &DeviceArray<T>, y: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+    vector_dot_of(false, x, y)
+}
+
+/// [`vector_dot`], with `x` conjugated when `conjugate` (cuBLAS `dotc`).
+fn vector_dot_of<T: MatmulElement>(conjugate: bool, x: &DeviceArray<T>, y: &DeviceArray<T>) -> Result<DeviceArray<T>> {
     if x.len() != y.len() {
         return Err(Error::InvalidValue(format!(
             "dot: shapes {:?} and {:?} not aligned: {} (dim 0) != {} (dim 0)",
@@ -506,7 +507,10 @@ fn vector_dot<T: MatmulElement>(x: &DeviceArray<T>, y: &DeviceArray<T>) -> Resul
     let mut out = DeviceArray::<T>::empty(&stream, [0usize; 0])?;
     let handle = handles::blas(&stream)?;
     let mut blas = handle.lock().unwrap_or_else(PoisonError::into_inner);
-    blas.dot(x.len(), &LaidOut::new(&x), incx, &LaidOut::new(&y), incy, &mut out)?;
+    match conjugate {
+        true => blas.dotc(x.len(), &LaidOut::new(&x), incx, &LaidOut::new(&y), incy, &mut out)?,
+        false => blas.dot(x.len(), &LaidOut::new(&x), incx, &LaidOut::new(&y), incy, &mut out)?,
+    }
     Ok(out)
 }
 
