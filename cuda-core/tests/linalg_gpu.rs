@@ -666,3 +666,130 @@ fn norms_along_axes_follow_numpy() {
         "axis 3 of 3 dimensions"
     );
 }
+
+#[test]
+fn integer_and_bool_norms_are_f64_as_numpy() {
+    let Some(device) = common::device_or_skip("integer_and_bool_norms_are_f64_as_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // NumPy 2.4: x = np.array([[3, -4, 0], [1, 2, -2]], dtype=np.int32); every norm is float64.
+    let x = DeviceArray::from_slice(&stream, &[3i32, -4, 0, 1, 2, -2])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    let f64_norm = |norm: DeviceArray<f64>| scalar(&norm);
+    assert_eq!(f64_norm(x.linalg_norm(Norm::Default).unwrap()), 5.830951894845301);
+    assert_eq!(f64_norm(x.linalg_norm(Norm::Ord(1.0)).unwrap()), 6.0);
+    assert_eq!(f64_norm(x.linalg_norm(Norm::Inf).unwrap()), 7.0);
+    close_all(
+        "vector_norm ord 3",
+        &x.vector_norm(Norm::Ord(3.0)).unwrap(),
+        &[4.762203155904598],
+        1e-14,
+    );
+    for (ord, expected) in [(Norm::Ord(0.0), 5.0), (Norm::Inf, 4.0), (Norm::NegInf, 0.0)] {
+        assert_eq!(f64_norm(x.vector_norm(ord).unwrap()), expected, "vector_norm {ord:?}");
+    }
+    close_all(
+        "int64 along axis 0",
+        &cuda_core::ExprOps::astype::<i64>(&x).eval().unwrap().linalg_norm_axes(Norm::Default, 0, false).unwrap(),
+        &[3.1622776601683795, 4.47213595499958, 2.0],
+        1e-14,
+    );
+    close_all(
+        "ord 3 along axis 1",
+        &x.linalg_norm_axes(Norm::Ord(3.0), 1, false).unwrap(),
+        &[4.497941445275415, 2.571281590658235],
+        1e-14,
+    );
+    close_all("matrix_norm", &x.matrix_norm(Norm::Default).unwrap(), &[5.830951894845301], 1e-14);
+    let kept = x.matrix_norm_keepdims(Norm::Ord(1.0)).unwrap();
+    assert_eq!(kept.shape(), [1, 1]);
+    close_all("matrix_norm ord 1 keepdims", &kept, &[6.0], 0.0);
+    // Computed in f64: no uint8 overflow in the squares or the sum.
+    let u = DeviceArray::from_slice(&stream, &[255u8, 255]).unwrap();
+    close_all("uint8", &u.linalg_norm(Norm::Default).unwrap(), &[360.62445840513925], 1e-15);
+    close_all("uint8 ord 1", &u.vector_norm(Norm::Ord(1.0)).unwrap(), &[510.0], 0.0);
+    let b = DeviceArray::from_slice(&stream, &[cuda_core::Bool(1), cuda_core::Bool(0), cuda_core::Bool(1)]).unwrap();
+    close_all("bool", &b.linalg_norm(Norm::Default).unwrap(), &[std::f64::consts::SQRT_2], 1e-15);
+    close_all("bool ord 1", &b.vector_norm(Norm::Ord(1.0)).unwrap(), &[2.0], 0.0);
+    // float16 stays float16, as NumPy's norm of a float16 array.
+    let h = DeviceArray::from_slice(&stream, &[f16::from_f64(3.0), f16::from_f64(4.0)]).unwrap();
+    let h_norm: DeviceArray<f16> = h.linalg_norm(Norm::Default).unwrap();
+    assert_eq!(scalar(&h_norm), 5.0);
+    let h_sum: DeviceArray<f16> = h.vector_norm(Norm::Ord(1.0)).unwrap();
+    assert_eq!(scalar(&h_sum), 7.0);
+}
+
+#[test]
+fn vector_norm_axes_and_matrix_norm_keepdims_follow_numpy() {
+    let Some(device) = common::device_or_skip("vector_norm_axes_and_matrix_norm_keepdims_follow_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // NumPy 2.4: a = np.arange(24.0).reshape(2, 3, 4) - 7.
+    let host: Vec<f64> = (0..24).map(|i| f64::from(i) - 7.0).collect();
+    let a = array::<f64>(&stream, &host, &[2, 3, 4]);
+    // np.linalg.vector_norm(a, axis=(0, 2)), and with keepdims=True.
+    let expected = [17.320508075688775, 21.447610589527216, 29.597297173897484];
+    let got = a.vector_norm_axes(Norm::Default, [0, 2], false).unwrap();
+    assert_eq!(got.shape(), [3]);
+    close_all("axis (0, 2)", &got, &expected, 1e-14);
+    let kept = a.vector_norm_axes(Norm::Default, [0, 2], true).unwrap();
+    assert_eq!(kept.shape(), [1, 3, 1]);
+    close_all("axis (0, 2) keepdims", &kept, &expected, 1e-14);
+    close_all(
+        "ord 1 axis (2, 0)",
+        &a.vector_norm_axes(Norm::Ord(1.0), [2, 0], false).unwrap(),
+        &[48.0, 48.0, 68.0],
+        0.0,
+    );
+    close_all(
+        "ord -inf axis (-1, 0)",
+        &a.vector_norm_axes(Norm::NegInf, [-1, 0], false).unwrap(),
+        &[4.0, 0.0, 1.0],
+        0.0,
+    );
+    close_all(
+        "ord 3 axis (1, 2)",
+        &a.vector_norm_axes(Norm::Ord(3.0), [1, 2], false).unwrap(),
+        &[9.597337224450664, 26.398209244924086],
+        1e-14,
+    );
+    let inf = a.vector_norm_axes(Norm::Inf, 1, true).unwrap();
+    assert_eq!(inf.shape(), [2, 1, 4]);
+    close_all("inf axis 1 keepdims", &inf, &[7.0, 6.0, 5.0, 4.0, 13.0, 14.0, 15.0, 16.0], 0.0);
+    let all = a.vector_norm_axes(Norm::Default, cuda_core::Axes::ALL, true).unwrap();
+    assert_eq!(all.shape(), [1, 1, 1]);
+    close_all("axis=None keepdims", &all, &[40.44749683231337], 1e-14);
+    let zeros = a.vector_norm_axes(Norm::Ord(0.0), [0, 1, 2], false).unwrap();
+    assert_eq!(zeros.shape(), [0usize; 0]);
+    close_all("ord 0 over every axis", &zeros, &[23.0], 0.0);
+    // axis=(): the norm of each element alone, |a|.
+    let each = a.vector_norm_axes(Norm::Default, cuda_core::Axes::EMPTY, false).unwrap();
+    assert_eq!(each.shape(), [2, 3, 4]);
+    let moduli: Vec<f64> = host.iter().map(|v| v.abs()).collect();
+    close_all("axis=()", &each, &moduli, 0.0);
+    // np.linalg.matrix_norm(a, keepdims=True), and ord=1.
+    let fro = a.matrix_norm_keepdims(Norm::Default).unwrap();
+    assert_eq!(fro.shape(), [2, 1, 1]);
+    close_all("matrix_norm keepdims", &fro, &[13.038404810405298, 38.28837943815329], 1e-14);
+    close_all(
+        "matrix_norm ord 1 keepdims",
+        &a.matrix_norm_keepdims(Norm::Ord(1.0)).unwrap(),
+        &[11.0, 36.0],
+        0.0,
+    );
+    // NumPy's ValueErrors: a matrix order, a repeated axis; an axis out of range.
+    for refused in [
+        a.vector_norm_axes(Norm::Fro, 0, false),
+        a.vector_norm_axes(Norm::Nuc, [0, 1], false),
+        a.vector_norm_axes(Norm::Default, [0, 0], false),
+    ] {
+        assert!(matches!(refused, Err(Error::InvalidValue(_))), "{refused:?}");
+    }
+    assert!(matches!(a.vector_norm_axes(Norm::Default, 3, false), Err(Error::Axis { .. })));
+    let v = array::<f64>(&stream, &[1.0, 2.0], &[2]);
+    assert!(matches!(v.matrix_norm_keepdims(Norm::Default), Err(Error::InvalidValue(_))));
+}

@@ -18,7 +18,7 @@ use cuda_libs::blas::{Batch, Epilogue, Gemm, Lt, Operand};
 use super::batches::for_each_batch;
 use super::handles::{blas, lt, matmul_replay, tf32};
 use super::laid_out::LaidOut;
-use super::{same_context, tiled, NormElement};
+use super::{same_context, tiled, NormElement, NormInput};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
 use crate::array::promotion::Scalars;
@@ -91,7 +91,12 @@ pub trait MatmulType: Scalars + sealed::Multiply {}
 /// Their sums are of their own type (`Element::Sum = Self`), so the products built on
 /// reductions keep the element type.
 pub trait MatmulElement:
-    MatmulType + Element<Sum = Self> + cuda_libs::blas::Element + sealed::LtProduct + Scalars<Real: NormElement>
+    MatmulType
+    + Element<Sum = Self>
+    + cuda_libs::blas::Element
+    + sealed::LtProduct
+    + Scalars<Real: NormElement>
+    + NormInput<Computed = Self>
 {
 }
 

@@ -15,7 +15,7 @@
 use std::sync::PoisonError;
 
 use crate::array::device_array::DeviceArray;
-use crate::array::dtype::Element;
+use crate::array::dtype::{Bool, Element};
 use crate::array::promotion::Scalars;
 use crate::array::routines::math::{binary, unary, BinaryOp, Expr, ExprOps, IntoExpr, ScalarValue, UnaryOp};
 use crate::error::{Error, Result};
@@ -297,9 +297,10 @@ impl<T: MatmulElement> DeviceArray<T> {
     }
 }
 
-/// The element type of a norm of `T`: a real type's own, a complex type's part type (`f32` of
-/// `Complex<f32>`), as NumPy's `linalg.norm` of a complex array is real.
-pub type NormOf<T> = <T as Scalars>::Real;
+/// The element type of a norm of `T`, as NumPy's `linalg.norm`: a float type's own (`f16` of
+/// `f16`), a complex type's part type (`f32` of `Complex<f32>`), `f64` of `Bool` and the
+/// integers (NumPy computes their norms in `float64`).
+pub type NormOf<T> = <<T as NormInput>::Computed as Scalars>::Real;
 
 /// The element type of a norm ([`NormOf`] of a [`MatmulElement`]): `f32`, `f64`, `f16` and
 /// `bf16`, real, their sums of their own type, taken by cuBLAS `nrm2`.
@@ -310,10 +311,45 @@ impl NormElement for f64 {}
 impl NormElement for half::f16 {}
 impl NormElement for half::bf16 {}
 
-impl<T: MatmulElement> DeviceArray<T> {
+/// An element type whose norms [`linalg_norm`](DeviceArray::linalg_norm) and its kin take, with
+/// the type they are computed in ([`Computed`](Self::Computed)): the float and complex types
+/// as they are, `Bool` and the integers converted to `f64` first, as NumPy 2 does.
+pub trait NormInput: Scalars {
+    /// The type the norm is computed in; its real type is the norm's, [`NormOf`].
+    type Computed: MatmulElement;
+}
+
+macro_rules! norm_inputs {
+    ($($ty:ty => $computed:ty),* $(,)?) => {
+        $(impl NormInput for $ty {
+            type Computed = $computed;
+        })*
+    };
+}
+
+norm_inputs! {
+    f32 => f32, f64 => f64, half::f16 => half::f16, half::bf16 => half::bf16,
+    num_complex::Complex<f32> => num_complex::Complex<f32>,
+    num_complex::Complex<f64> => num_complex::Complex<f64>,
+    Bool => f64, i8 => f64, i16 => f64, i32 => f64, i64 => f64,
+    u8 => f64, u16 => f64, u32 => f64, u64 => f64,
+}
+
+/// `x` in the type its norm is computed in: a view of it when that is its own type, else a
+/// converted copy (`f64` of the integers).
+fn computed<T: NormInput>(x: &DeviceArray<T>) -> Result<DeviceArray<T::Computed>> {
+    if T::DTYPE == <T::Computed as Element>::DTYPE {
+        // The same element type: a view of the same memory with the same layout.
+        return Ok(x.view_as(*x.ptr_ref(), x.shape().to_vec(), x.strides().to_vec()));
+    }
+    x.astype::<T::Computed>().eval()
+}
+
+impl<T: NormInput> DeviceArray<T> {
     /// NumPy's `linalg.norm(x, ord)` (`axis=None`: see [`linalg_norm_axes`](Self::linalg_norm_axes)
     /// for an axis), a 0-d array in [`NormOf<T>`] (real: `f32` of
-    /// `Complex<f32>`): the 2-norm of a vector, the Frobenius norm of a matrix and the default
+    /// `Complex<f32>`, `f64` of the integers and `Bool`, whose norms are computed in `f64`): the
+    /// 2-norm of a vector, the Frobenius norm of a matrix and the default
     /// norm of any array (its elements flattened) through cuBLAS `nrm2` (scaled, so no overflow
     /// in the squares; a complex array as the vector of its parts, whose 2-norm is the same);
     /// for vectors `ord=1` as the sum of `|x|`, `Inf`/`NegInf` as the greatest/least `|x|`,
@@ -327,86 +363,82 @@ impl<T: MatmulElement> DeviceArray<T> {
     /// of a vector, an order other than `Default` beyond two dimensions) is
     /// [`Error::InvalidValue`]. `Inf`/`NegInf` of an empty vector are errors, as in NumPy.
     pub fn linalg_norm(&self, ord: Norm) -> Result<DeviceArray<NormOf<T>>> {
-        match norm_kind(self.ndim(), ord)? {
-            NormKind::Euclidean => euclidean(&parts(&flat(self)?)?),
-            NormKind::SumAbs => magnitude(self).eval()?.sum(),
-            NormKind::MaxAbs => magnitude(self).eval()?.max(),
-            NormKind::MinAbs => magnitude(self).eval()?.min(),
-            NormKind::Nonzero => self.count_nonzero()?.astype::<NormOf<T>>().eval(),
-            NormKind::Power(p) => {
-                let sum = power(magnitude(self), p).sum()?;
-                power((&sum).into_expr(), 1.0 / p).eval()
-            }
-            #[cfg(feature = "solver")]
-            NormKind::Singular(which) => {
-                let values = singular_values(self)?;
-                match which {
-                    SingularNorm::Greatest => values.max(),
-                    SingularNorm::Least => values.min(),
-                    SingularNorm::Sum => values.sum(),
-                }
-            }
-            NormKind::LineSums(axis, extreme) => {
-                let sums = magnitude(self).sum_axes([axis], false)?;
-                match extreme {
-                    Extreme::Greatest => sums.max(),
-                    Extreme::Least => sums.min(),
-                }
-            }
-        }
+        norm(&computed(self)?, ord)
     }
 
-    /// NumPy 2's `linalg.vector_norm(x, ord=ord)` (`axis=None`, no `keepdims`): the vector norm
-    /// of the elements flattened, a 0-d array in [`NormOf<T>`]. `Default` is the 2-norm; any
-    /// numeric `ord` and `Inf`/`NegInf` as in [`linalg_norm`](Self::linalg_norm) of a vector;
-    /// `Fro` and `Nuc` are [`Error::InvalidValue`].
+    /// NumPy 2's `linalg.vector_norm(x, ord=ord)` (`axis=None`, no `keepdims`: see
+    /// [`vector_norm_axes`](Self::vector_norm_axes)): the vector norm of the elements
+    /// flattened, a 0-d array in [`NormOf<T>`]. `Default` is the 2-norm; any numeric `ord` and
+    /// `Inf`/`NegInf` as in [`linalg_norm`](Self::linalg_norm) of a vector; `Fro` and `Nuc`
+    /// are [`Error::InvalidValue`].
     pub fn vector_norm(&self, ord: Norm) -> Result<DeviceArray<NormOf<T>>> {
-        flat(self)?.linalg_norm(ord)
+        norm(&flat(&computed(self)?)?, ord)
     }
 
-    /// NumPy 2's `linalg.matrix_norm(x, ord=ord)` (no `keepdims`): the matrix norm of each
+    /// NumPy 2's `linalg.matrix_norm(x, ord=ord)` (`keepdims=False`: see
+    /// [`matrix_norm_keepdims`](Self::matrix_norm_keepdims)): the matrix norm of each
     /// matrix of the stack `(..., m, n)`, of shape `self.shape[:-2]`, in [`NormOf<T>`].
     /// `Default`/`Fro` is the square root of the sum of `|x|^2` (NumPy's formula, unscaled),
     /// `1`/`-1` and `Inf`/`NegInf` the greatest/least column and row sums of `|x|`, `2`/`-2`
     /// and `Nuc` from the singular values (feature `solver`). Under two dimensions, or another
     /// order, is [`Error::InvalidValue`].
     pub fn matrix_norm(&self, ord: Norm) -> Result<DeviceArray<NormOf<T>>> {
+        self.matrix_norms(ord, false)
+    }
+
+    /// NumPy 2's `linalg.matrix_norm(x, keepdims=True, ord=ord)`: [`matrix_norm`](Self::matrix_norm)
+    /// of shape `self.shape[:-2] + (1, 1)`.
+    pub fn matrix_norm_keepdims(&self, ord: Norm) -> Result<DeviceArray<NormOf<T>>> {
+        self.matrix_norms(ord, true)
+    }
+
+    /// The matrix norms over the last two axes, kept as length 1 with `keepdims`.
+    fn matrix_norms(&self, ord: Norm, keepdims: bool) -> Result<DeviceArray<NormOf<T>>> {
         if self.ndim() < 2 {
             return Err(Error::InvalidValue(format!(
                 "matrix_norm: the array must have at least two dimensions; its shape is {:?}",
                 self.shape()
             )));
         }
-        match norm_kind(2, ord)? {
-            NormKind::LineSums(axis, extreme) => {
-                // Axis 0 of a matrix (its column sums) is axis -2 of a stack, axis 1 is -1.
-                let sums = magnitude(self).sum_axes([axis as isize - 2], false)?;
-                match extreme {
-                    Extreme::Greatest => sums.max_axes(-1, false),
-                    Extreme::Least => sums.min_axes(-1, false),
-                }
+        self.linalg_norm_axes(ord, [-2isize, -1], keepdims)
+    }
+}
+
+/// [`DeviceArray::linalg_norm`] of an array of a type a norm is computed in.
+fn norm<T: MatmulElement>(x: &DeviceArray<T>, ord: Norm) -> Result<DeviceArray<T::Real>> {
+    match norm_kind(x.ndim(), ord)? {
+        NormKind::Euclidean => euclidean(&parts(&flat(x)?)?),
+        NormKind::SumAbs => magnitude(x).eval()?.sum(),
+        NormKind::MaxAbs => magnitude(x).eval()?.max(),
+        NormKind::MinAbs => magnitude(x).eval()?.min(),
+        NormKind::Nonzero => x.count_nonzero()?.astype::<T::Real>().eval(),
+        NormKind::Power(p) => {
+            let sum = power(magnitude(x), p).sum()?;
+            power((&sum).into_expr(), 1.0 / p).eval()
+        }
+        #[cfg(feature = "solver")]
+        NormKind::Singular(which) => {
+            let values = singular_values(x)?;
+            match which {
+                SingularNorm::Greatest => values.max(),
+                SingularNorm::Least => values.min(),
+                SingularNorm::Sum => values.sum(),
             }
-            #[cfg(feature = "solver")]
-            NormKind::Singular(which) => {
-                let values = singular_values(self)?;
-                match which {
-                    SingularNorm::Greatest => values.max_axes(-1, false),
-                    SingularNorm::Least => values.min_axes(-1, false),
-                    SingularNorm::Sum => values.sum_axes(-1, false),
-                }
-            }
-            _ => {
-                let squares = power(magnitude(self), 2.0).sum_axes([-2isize, -1], false)?;
-                power((&squares).into_expr(), 0.5).eval()
+        }
+        NormKind::LineSums(axis, extreme) => {
+            let sums = magnitude(x).sum_axes([axis], false)?;
+            match extreme {
+                Extreme::Greatest => sums.max(),
+                Extreme::Least => sums.min(),
             }
         }
     }
 }
 
-/// The singular values of a stack, `(..., min(m, n))`, in [`NormOf<T>`]; 16-bit floats are
+/// The singular values of a stack, `(..., min(m, n))`, in `T`'s real type; 16-bit floats are
 /// [`Error::NotSupported`] (NumPy's `linalg` refuses them).
 #[cfg(feature = "solver")]
-fn singular_values<T: Scalars>(a: &DeviceArray<T>) -> Result<DeviceArray<NormOf<T>>> {
+fn singular_values<T: Scalars>(a: &DeviceArray<T>) -> Result<DeviceArray<T::Real>> {
     singular::singular_values_as_real(a).unwrap_or_else(|| {
         Err(Error::NotSupported(format!(
             "linalg_norm: ord 2, -2 and 'nuc' of {} (NumPy's linalg refuses 16-bit floats)",
@@ -415,8 +447,8 @@ fn singular_values<T: Scalars>(a: &DeviceArray<T>) -> Result<DeviceArray<NormOf<
     })
 }
 
-/// `|x|` in [`NormOf<T>`] (the modulus of a complex `x`).
-fn magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, NormOf<T>> {
+/// `|x|` in `T`'s real type (the modulus of a complex `x`).
+fn magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, T::Real> {
     unary(UnaryOp::Abs, x.into_expr())
 }
 
@@ -427,7 +459,7 @@ fn power<T: Scalars>(x: Expr<'_, T>, p: f64) -> Expr<'_, T> {
 
 /// A vector of a complex type as the vector of its parts (real, imaginary, real, ...: the same
 /// 2-norm), a compact copy first unless it is contiguous; a vector of a real type as it is.
-fn parts<T: Scalars>(x: &DeviceArray<T>) -> Result<DeviceArray<NormOf<T>>> {
+fn parts<T: Scalars>(x: &DeviceArray<T>) -> Result<DeviceArray<T::Real>> {
     if !T::DTYPE.is_complex() {
         return Ok(x.view_as(*x.ptr_ref(), x.shape().to_vec(), x.strides().to_vec()));
     }

@@ -1,8 +1,9 @@
 //! NumPy's `linalg.norm(x, ord, axis, keepdims)` with its `axis`: vector norms along one axis
 //! and matrix norms over two, each a reduction of `|x|` along those axes (the matrix 2-norm,
-//! -2-norm and nuclear norm from the singular values, the two axes moved last).
+//! -2-norm and nuclear norm from the singular values, the two axes moved last); and NumPy 2's
+//! `linalg.vector_norm` with its `axis` (any number of axes) and `keepdims`.
 
-use super::{magnitude, norm_kind, power, Extreme, MatmulElement, Norm, NormKind, NormOf};
+use super::{computed, flat, magnitude, norm, norm_kind, power, Extreme, MatmulElement, Norm, NormInput, NormKind, NormOf};
 #[cfg(feature = "solver")]
 use super::{singular_values, SingularNorm};
 use crate::array::axis::Axes;
@@ -10,7 +11,7 @@ use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::{ExprOps, IntoExpr};
 use crate::error::{Error, Result};
 
-impl<T: MatmulElement> DeviceArray<T> {
+impl<T: NormInput> DeviceArray<T> {
     /// NumPy's `linalg.norm(x, ord, axis, keepdims)`, in [`NormOf<T>`]: [`Axes::ALL`] is
     /// [`linalg_norm`](Self::linalg_norm) (`axis=None`); one axis gives the vector norm of
     /// each line along it (the 2-norm as `sqrt(sum |x|^2)`, NumPy's formula, unscaled); two
@@ -35,10 +36,11 @@ impl<T: MatmulElement> DeviceArray<T> {
     pub fn linalg_norm_axes(&self, ord: Norm, axis: impl Into<Axes>, keepdims: bool) -> Result<DeviceArray<NormOf<T>>> {
         let axes = axis.into();
         let reduced = axes.indices(self.ndim())?;
+        let x = computed(self)?;
         let norm = match (axes.is_all(), &reduced[..]) {
-            (true, _) => self.linalg_norm(ord)?,
-            (false, &[axis]) => vector_norms(self, ord, axis)?,
-            (false, &[rows, cols]) => matrix_norms(self, ord, rows, cols)?,
+            (true, _) => norm(&x, ord)?,
+            (false, &[axis]) => vector_norms(&x, ord, &[axis])?,
+            (false, &[rows, cols]) => matrix_norms(&x, ord, rows, cols)?,
             (false, _) => {
                 return Err(Error::InvalidValue(format!(
                     "linalg_norm: {} axes given; a norm takes one (vectors) or two (matrices)",
@@ -51,6 +53,48 @@ impl<T: MatmulElement> DeviceArray<T> {
             false => Ok(norm),
         }
     }
+
+    /// NumPy 2's `linalg.vector_norm(x, axis, keepdims, ord)`, in [`NormOf<T>`]: the vector
+    /// norm of the elements along the axes in `axis`, each line (or, for several axes, each
+    /// set of elements they span) taken as one vector; [`Axes::ALL`] is every element
+    /// ([`vector_norm`](Self::vector_norm), through cuBLAS `nrm2`), and no axis
+    /// ([`Axes::EMPTY`]) the norm of each element alone, `|x|` (`ord=0`: `x != 0`). Orders as
+    /// in [`linalg_norm`](Self::linalg_norm) of a vector; `Fro` and `Nuc` are
+    /// [`Error::InvalidValue`], as is an axis named twice; an axis out of range is
+    /// [`Error::Axis`]. The reduced axes are dropped, or kept as length 1 with `keepdims`.
+    ///
+    /// ```no_run
+    /// use cuda_core::{Device, DeviceArray, Norm};
+    ///
+    /// # fn main() -> cuda_core::Result<()> {
+    /// let stream = Device::new(0)?.create_stream()?;
+    /// let x = DeviceArray::from_slice(&stream, &[3i32, 0, 4, -1, 2, -2])?.reshape([1, 2, 3])?;
+    /// // Integers: in f64, as NumPy.
+    /// assert_eq!(x.vector_norm_axes(Norm::Ord(1.0), [2, 0], true)?.to_vec()?, [7.0f64, 5.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn vector_norm_axes(&self, ord: Norm, axis: impl Into<Axes>, keepdims: bool) -> Result<DeviceArray<NormOf<T>>> {
+        let axes = axis.into();
+        let reduced = axes.indices(self.ndim())?;
+        let x = computed(self)?;
+        let norm = match axes.is_all() {
+            true => norm(&flat(&x)?, ord)?,
+            false => vector_norms(&x, ord, &reduced)?,
+        };
+        match keepdims {
+            true => norm.reshape(kept_shape(self.shape(), &reduced)),
+            false => norm.reshape(dropped_shape(self.shape(), &reduced)),
+        }
+    }
+}
+
+/// `shape` without the axes in `reduced`.
+fn dropped_shape(shape: &[usize], reduced: &[usize]) -> Vec<usize> {
+    (0..shape.len())
+        .filter(|axis| !reduced.contains(axis))
+        .map(|axis| shape[axis])
+        .collect()
 }
 
 /// `shape` with the axes in `reduced` of length 1 (NumPy's `keepdims`).
@@ -62,22 +106,24 @@ fn kept_shape(shape: &[usize], reduced: &[usize]) -> Vec<usize> {
     kept
 }
 
-/// The vector norm of each line of `x` along `axis`.
-fn vector_norms<T: MatmulElement>(x: &DeviceArray<T>, ord: Norm, axis: usize) -> Result<DeviceArray<NormOf<T>>> {
+/// The vector norm of the elements of `x` along the axes `axes` (distinct), for each index of
+/// the other axes.
+fn vector_norms<T: MatmulElement>(x: &DeviceArray<T>, ord: Norm, axes: &[usize]) -> Result<DeviceArray<T::Real>> {
+    let axis = axes.to_vec();
     match norm_kind(1, ord)? {
         NormKind::Euclidean => {
-            let squares = power(magnitude(x), 2.0).sum_axes(axis, false)?;
+            let squares = power(magnitude(x), 2.0).sum_axes(axis.clone(), false)?;
             power((&squares).into_expr(), 0.5).eval()
         }
-        NormKind::SumAbs => magnitude(x).sum_axes(axis, false),
-        NormKind::MaxAbs => magnitude(x).max_axes(axis, false),
-        NormKind::MinAbs => magnitude(x).min_axes(axis, false),
+        NormKind::SumAbs => magnitude(x).sum_axes(axis.clone(), false),
+        NormKind::MaxAbs => magnitude(x).max_axes(axis.clone(), false),
+        NormKind::MinAbs => magnitude(x).min_axes(axis.clone(), false),
         // NumPy counts `x != 0` (NaN included) in the norm's type.
         NormKind::Nonzero => ExprOps::ne(magnitude(x), 0.0)
-            .astype::<NormOf<T>>()
-            .sum_axes(axis, false),
+            .astype::<T::Real>()
+            .sum_axes(axis.clone(), false),
         NormKind::Power(p) => {
-            let sum = power(magnitude(x), p).sum_axes(axis, false)?;
+            let sum = power(magnitude(x), p).sum_axes(axis.clone(), false)?;
             power((&sum).into_expr(), 1.0 / p).eval()
         }
         kind => Err(Error::InvalidValue(format!(
@@ -93,12 +139,12 @@ fn matrix_norms<T: MatmulElement>(
     ord: Norm,
     rows: usize,
     cols: usize,
-) -> Result<DeviceArray<NormOf<T>>> {
+) -> Result<DeviceArray<T::Real>> {
     let rest: Vec<usize> = (0..x.ndim())
         .filter(|&a| a != rows && a != cols)
         .map(|a| x.shape()[a])
         .collect();
-    let extreme = |lines: DeviceArray<NormOf<T>>, across: usize, which: Extreme| match which {
+    let extreme = |lines: DeviceArray<T::Real>, across: usize, which: Extreme| match which {
         Extreme::Greatest => lines.max_axes(across, true),
         Extreme::Least => lines.min_axes(across, true),
     };
@@ -129,12 +175,19 @@ fn matrix_norms<T: MatmulElement>(
 
 #[cfg(test)]
 mod tests {
-    use super::kept_shape;
+    use super::{dropped_shape, kept_shape};
 
     #[test]
     fn keepdims_leaves_the_reduced_axes_of_length_one() {
         assert_eq!(kept_shape(&[2, 3, 4], &[1]), [2, 1, 4]);
         assert_eq!(kept_shape(&[2, 3, 4], &[2, 0]), [1, 3, 1]);
         assert_eq!(kept_shape(&[5], &[0]), [1]);
+    }
+
+    #[test]
+    fn without_keepdims_the_reduced_axes_are_dropped() {
+        assert_eq!(dropped_shape(&[2, 3, 4], &[2, 0]), [3]);
+        assert_eq!(dropped_shape(&[2, 3, 4], &[0, 1, 2]), [0usize; 0]);
+        assert_eq!(dropped_shape(&[2, 3, 4], &[]), [2, 3, 4]);
     }
 }
