@@ -168,8 +168,8 @@ pub use array::{
 };
 #[cfg(feature = "blas")]
 pub use array::{
-    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement, NormInput, NormOf,
-    TensorAxes, TF32_ENV,
+    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement,
+    NormInput, NormOf, TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
 pub use array::{LinalgInput, Lstsq, RealResult, Solved, SolverElement};

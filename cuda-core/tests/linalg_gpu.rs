@@ -693,7 +693,11 @@ fn integer_and_bool_norms_are_f64_as_numpy() {
     }
     close_all(
         "int64 along axis 0",
-        &cuda_core::ExprOps::astype::<i64>(&x).eval().unwrap().linalg_norm_axes(Norm::Default, 0, false).unwrap(),
+        &cuda_core::ExprOps::astype::<i64>(&x)
+            .eval()
+            .unwrap()
+            .linalg_norm_axes(Norm::Default, 0, false)
+            .unwrap(),
         &[3.1622776601683795, 4.47213595499958, 2.0],
         1e-14,
     );
@@ -703,16 +707,31 @@ fn integer_and_bool_norms_are_f64_as_numpy() {
         &[4.497941445275415, 2.571281590658235],
         1e-14,
     );
-    close_all("matrix_norm", &x.matrix_norm(Norm::Default).unwrap(), &[5.830951894845301], 1e-14);
+    close_all(
+        "matrix_norm",
+        &x.matrix_norm(Norm::Default).unwrap(),
+        &[5.830951894845301],
+        1e-14,
+    );
     let kept = x.matrix_norm_keepdims(Norm::Ord(1.0)).unwrap();
     assert_eq!(kept.shape(), [1, 1]);
     close_all("matrix_norm ord 1 keepdims", &kept, &[6.0], 0.0);
     // Computed in f64: no uint8 overflow in the squares or the sum.
     let u = DeviceArray::from_slice(&stream, &[255u8, 255]).unwrap();
-    close_all("uint8", &u.linalg_norm(Norm::Default).unwrap(), &[360.62445840513925], 1e-15);
+    close_all(
+        "uint8",
+        &u.linalg_norm(Norm::Default).unwrap(),
+        &[360.62445840513925],
+        1e-15,
+    );
     close_all("uint8 ord 1", &u.vector_norm(Norm::Ord(1.0)).unwrap(), &[510.0], 0.0);
     let b = DeviceArray::from_slice(&stream, &[cuda_core::Bool(1), cuda_core::Bool(0), cuda_core::Bool(1)]).unwrap();
-    close_all("bool", &b.linalg_norm(Norm::Default).unwrap(), &[std::f64::consts::SQRT_2], 1e-15);
+    close_all(
+        "bool",
+        &b.linalg_norm(Norm::Default).unwrap(),
+        &[std::f64::consts::SQRT_2],
+        1e-15,
+    );
     close_all("bool ord 1", &b.vector_norm(Norm::Ord(1.0)).unwrap(), &[2.0], 0.0);
     // float16 stays float16, as NumPy's norm of a float16 array.
     let h = DeviceArray::from_slice(&stream, &[f16::from_f64(3.0), f16::from_f64(4.0)]).unwrap();
@@ -759,7 +778,12 @@ fn vector_norm_axes_and_matrix_norm_keepdims_follow_numpy() {
     );
     let inf = a.vector_norm_axes(Norm::Inf, 1, true).unwrap();
     assert_eq!(inf.shape(), [2, 1, 4]);
-    close_all("inf axis 1 keepdims", &inf, &[7.0, 6.0, 5.0, 4.0, 13.0, 14.0, 15.0, 16.0], 0.0);
+    close_all(
+        "inf axis 1 keepdims",
+        &inf,
+        &[7.0, 6.0, 5.0, 4.0, 13.0, 14.0, 15.0, 16.0],
+        0.0,
+    );
     let all = a.vector_norm_axes(Norm::Default, cuda_core::Axes::ALL, true).unwrap();
     assert_eq!(all.shape(), [1, 1, 1]);
     close_all("axis=None keepdims", &all, &[40.44749683231337], 1e-14);
@@ -767,14 +791,21 @@ fn vector_norm_axes_and_matrix_norm_keepdims_follow_numpy() {
     assert_eq!(zeros.shape(), [0usize; 0]);
     close_all("ord 0 over every axis", &zeros, &[23.0], 0.0);
     // axis=(): the norm of each element alone, |a|.
-    let each = a.vector_norm_axes(Norm::Default, cuda_core::Axes::EMPTY, false).unwrap();
+    let each = a
+        .vector_norm_axes(Norm::Default, cuda_core::Axes::EMPTY, false)
+        .unwrap();
     assert_eq!(each.shape(), [2, 3, 4]);
     let moduli: Vec<f64> = host.iter().map(|v| v.abs()).collect();
     close_all("axis=()", &each, &moduli, 0.0);
     // np.linalg.matrix_norm(a, keepdims=True), and ord=1.
     let fro = a.matrix_norm_keepdims(Norm::Default).unwrap();
     assert_eq!(fro.shape(), [2, 1, 1]);
-    close_all("matrix_norm keepdims", &fro, &[13.038404810405298, 38.28837943815329], 1e-14);
+    close_all(
+        "matrix_norm keepdims",
+        &fro,
+        &[13.038404810405298, 38.28837943815329],
+        1e-14,
+    );
     close_all(
         "matrix_norm ord 1 keepdims",
         &a.matrix_norm_keepdims(Norm::Ord(1.0)).unwrap(),
@@ -789,7 +820,13 @@ fn vector_norm_axes_and_matrix_norm_keepdims_follow_numpy() {
     ] {
         assert!(matches!(refused, Err(Error::InvalidValue(_))), "{refused:?}");
     }
-    assert!(matches!(a.vector_norm_axes(Norm::Default, 3, false), Err(Error::Axis { .. })));
+    assert!(matches!(
+        a.vector_norm_axes(Norm::Default, 3, false),
+        Err(Error::Axis { .. })
+    ));
     let v = array::<f64>(&stream, &[1.0, 2.0], &[2]);
-    assert!(matches!(v.matrix_norm_keepdims(Norm::Default), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        v.matrix_norm_keepdims(Norm::Default),
+        Err(Error::InvalidValue(_))
+    ));
 }

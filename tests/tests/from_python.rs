@@ -1295,6 +1295,17 @@ fn complex_arrays(stream: cuda_driver::Stream) -> Checked {
             x.linalg_norm_axes(Norm::Default, -2, false)?,
             x.linalg_norm_axes(Norm::Ord(1.0), [2, 0], true)?,
         );
+        let stack = x.reshape([2, 3, 4])?;
+        (
+            x.vector_norm_axes(Norm::Ord(1.0), [0, 2], true)?,
+            stack.matrix_norm_keepdims(Norm::Default)?,
+            x.vector_norm_axes(Norm::Default, cuda_core::Axes::ALL, false)?,
+            x.vector_norm_axes(Norm::Default, cuda_core::Axes::EMPTY, false)?,
+        );
+        let i = DeviceArray::<i32>::zeros(&stream, [3])?;
+        let _norm: DeviceArray<f64> = i.linalg_norm(Norm::Default)?;
+        let h = DeviceArray::<cuda_core::f16>::zeros(&stream, [3])?;
+        let _norm: DeviceArray<cuda_core::f16> = h.linalg_norm(Norm::Default)?;
         let (a, b) = (
             DeviceArray::<f64>::zeros(&stream, [3, 3])?,
             DeviceArray::<Complex<f32>>::zeros(&stream, [3])?,

@@ -51,8 +51,8 @@ pub use routines::{
 };
 #[cfg(feature = "blas")]
 pub use routines::{
-    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement, NormInput, NormOf,
-    TensorAxes, TF32_ENV,
+    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement,
+    NormInput, NormOf, TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
 pub use routines::{LinalgInput, Lstsq, RealResult, Solved, SolverElement};

@@ -18,7 +18,7 @@
 //! - `random`: Philox-based `rand`, `randn`, `randint`, `Generator`;
 //! - `linalg` (feature `blas`): `matmul` (cuBLAS, cuBLASLt, a generated kernel for integers),
 //!   `matmul_expr` (a product inside an expression: cuBLASLt epilogues), `dot`, `vdot`,
-//!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, `vector_norm`, `matrix_norm`, the TF32 setting; with feature
+//!   `inner`, `outer`, `tensordot`, `trace`, `linalg_norm`, `vector_norm`, `matrix_norm` (with their `_axes` forms), the TF32 setting; with feature
 //!   `solver` the LU family (`solve`, `inv`, `det`, `slogdet`) and `cholesky` through cuSOLVER;
 //! - `fft` (feature `fft`): NumPy's fft module through cuFFT (`fft`, `rfft`, `fftn`, ...,
 //!   `fftfreq`, `fftshift`), a module of functions as `numpy.fft` is;
@@ -64,8 +64,8 @@ pub use complex::ComplexElement;
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]
 pub use linalg::{
-    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement, NormInput, NormOf,
-    TensorAxes, TF32_ENV,
+    matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement,
+    NormInput, NormOf, TensorAxes, TF32_ENV,
 };
 #[cfg(feature = "solver")]
 pub use linalg::{LinalgInput, Lstsq, RealResult, Solved, SolverElement};

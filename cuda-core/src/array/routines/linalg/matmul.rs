@@ -85,8 +85,9 @@ pub trait MatmulType: Scalars + sealed::Multiply {}
 /// An element type multiplied through cuBLAS: `f32`, `f64`, `f16`, `bf16`, `Complex<f32>` and
 /// `Complex<f64>` (f16 and bf16 accumulate in f32; f32 is true single precision unless [TF32 is
 /// allowed](crate::set_tf32); cuBLASLt's epilogues take the real ones but `f64`). `dot`, `vdot`,
-/// `inner`, `outer`, `tensordot` and `linalg_norm` take these (`vdot` of complex arrays is
-/// [`Error::NotSupported`] yet; the norms are real, [`NormOf`](super::NormOf)).
+/// `inner`, `outer` and `tensordot` take these (`vdot` of complex arrays is
+/// [`Error::NotSupported`] yet); the norms take these, `Bool` and the integers
+/// ([`NormInput`]), and are real ([`NormOf`](super::NormOf)).
 ///
 /// Their sums are of their own type (`Element::Sum = Self`), so the products built on
 /// reductions keep the element type.

@@ -3,7 +3,7 @@
 //! [`vdot`](DeviceArray::vdot), [`inner`](DeviceArray::inner), [`outer`](DeviceArray::outer),
 //! [`trace`](DeviceArray::trace), [`linalg_norm`](DeviceArray::linalg_norm),
 //! [`vector_norm`](DeviceArray::vector_norm) and [`matrix_norm`](DeviceArray::matrix_norm)
-//! (real, [`NormOf`], for complex arrays too). Where cuBLAS
+//! (real, [`NormOf`], for complex arrays too; `f64` of `Bool` and the integers). Where cuBLAS
 //! adds nothing (the 1-norm, the infinity norms, the trace) they are the existing reductions over
 //! element-wise expressions or views.
 //!

@@ -3,7 +3,9 @@
 //! -2-norm and nuclear norm from the singular values, the two axes moved last); and NumPy 2's
 //! `linalg.vector_norm` with its `axis` (any number of axes) and `keepdims`.
 
-use super::{computed, flat, magnitude, norm, norm_kind, power, Extreme, MatmulElement, Norm, NormInput, NormKind, NormOf};
+use super::{
+    computed, flat, magnitude, norm, norm_kind, power, Extreme, MatmulElement, Norm, NormInput, NormKind, NormOf,
+};
 #[cfg(feature = "solver")]
 use super::{singular_values, SingularNorm};
 use crate::array::axis::Axes;
