@@ -618,26 +618,179 @@ fn complex_scans_follow_numpy() {
     let w = DeviceArray::from_slice(&stream, &[c(1.0, 1.0), c(0.0, 2.0)]).unwrap();
     let fused = (&w * &w).cumsum(None).unwrap().to_vec().unwrap();
     complex_close(&fused, &[c(0.0, 2.0), c(-4.0, 2.0)], 0.0).unwrap_or_else(|e| panic!("fused: {e}"));
-    // What the scan does not take for complex values: Min/Max, a complex128 initial value.
+    // What the scan does not take for complex values: Min/Max.
     let buffer = DeviceBuffer::from_slice(device.context(), &data).unwrap();
     let mut out = DeviceBuffer::<C64>::zeroed(device.context(), data.len()).unwrap();
-    let refused = [
-        scan::<C64, C64>(&stream, &buffer, &mut out, ScanOp::Max, ScanKind::Inclusive, None),
-        scan::<C64, C64>(
-            &stream,
-            &buffer,
-            &mut out,
-            ScanOp::Sum,
-            ScanKind::Exclusive(c(1.0, 0.0)),
-            None,
-        ),
-    ];
-    for result in refused {
-        assert!(matches!(result, Err(Error::NotSupported(_))), "{result:?}");
-    }
-    // A reduction's complex128 initial value is refused the same way (8-byte parameter).
+    let refused = scan::<C64, C64>(&stream, &buffer, &mut out, ScanOp::Max, ScanKind::Inclusive, None);
+    assert!(matches!(refused, Err(Error::NotSupported(_))), "{refused:?}");
+    // A reduction's complex128 initial value is refused (its 8-byte parameter).
     let mut total = DeviceBuffer::<C64>::zeroed(device.context(), 1).unwrap();
     let reduced =
         cuda_core::algorithms::reduce::reduce::<C64, C64>(&stream, &buffer, &mut total, ScanOp::Sum, c(0.0, 0.0));
     assert!(matches!(reduced, Err(Error::NotSupported(_))), "{reduced:?}");
+}
+
+#[test]
+fn complex_exclusive_scans_and_scans_by_key_follow_numpy() {
+    let Some(device) = common::device_or_skip("complex_exclusive_scans_and_scans_by_key_follow_numpy") else {
+        return;
+    };
+    let (stream, context) = (device.create_stream().unwrap(), device.context());
+    let c = C64::new;
+    // NumPy 2.4: x = [1+2j, 2-1j, 0.5+0.5j, -1+3j, 2, 1j], keys = [0, 0, 0, 5, 5, 7]; a scan by
+    // key is np.cumsum / np.cumprod of each run of equal keys, an exclusive one
+    // init (+ or *) the scan of the run without its last element, init at each run's start.
+    let data = [
+        c(1.0, 2.0),
+        c(2.0, -1.0),
+        c(0.5, 0.5),
+        c(-1.0, 3.0),
+        c(2.0, 0.0),
+        c(0.0, 1.0),
+    ];
+    let x = DeviceBuffer::from_slice(context, &data).unwrap();
+    let keys = DeviceBuffer::from_slice(context, &[0i32, 0, 0, 5, 5, 7]).unwrap();
+    let mut out = DeviceBuffer::<C64>::zeroed(context, data.len()).unwrap();
+    let cases = [
+        (
+            "by key inclusive sum",
+            ScanOp::Sum,
+            ScanKind::Inclusive,
+            [
+                c(1.0, 2.0),
+                c(3.0, 1.0),
+                c(3.5, 1.5),
+                c(-1.0, 3.0),
+                c(1.0, 3.0),
+                c(0.0, 1.0),
+            ],
+        ),
+        (
+            "by key inclusive product",
+            ScanOp::Prod,
+            ScanKind::Inclusive,
+            [
+                c(1.0, 2.0),
+                c(4.0, 3.0),
+                c(0.5, 3.5),
+                c(-1.0, 3.0),
+                c(-2.0, 6.0),
+                c(0.0, 1.0),
+            ],
+        ),
+        (
+            "by key exclusive sum from 1-1j",
+            ScanOp::Sum,
+            ScanKind::Exclusive(c(1.0, -1.0)),
+            [
+                c(1.0, -1.0),
+                c(2.0, 1.0),
+                c(4.0, 0.0),
+                c(1.0, -1.0),
+                c(0.0, 2.0),
+                c(1.0, -1.0),
+            ],
+        ),
+        (
+            "by key exclusive product from 2-1j",
+            ScanOp::Prod,
+            ScanKind::Exclusive(c(2.0, -1.0)),
+            [
+                c(2.0, -1.0),
+                c(4.0, 3.0),
+                c(11.0, 2.0),
+                c(2.0, -1.0),
+                c(1.0, 7.0),
+                c(2.0, -1.0),
+            ],
+        ),
+    ];
+    for (what, op, kind, want) in cases {
+        scan_by_key::<i32, C64, C64>(&stream, &keys, &x, &mut out, op, kind).unwrap();
+        stream.synchronize().unwrap();
+        complex_close(&out.to_vec().unwrap(), &want, 0.0).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    // complex64 values by u64 keys, summed into complex128.
+    let x32: Vec<num_complex::Complex<f32>> = data
+        .iter()
+        .map(|z| num_complex::Complex::new(z.re as f32, z.im as f32))
+        .collect();
+    let x32 = DeviceBuffer::from_slice(context, &x32).unwrap();
+    let keys64 = DeviceBuffer::from_slice(context, &[0u64, 0, 0, 5, 5, 7]).unwrap();
+    scan_by_key::<u64, num_complex::Complex<f32>, C64>(
+        &stream,
+        &keys64,
+        &x32,
+        &mut out,
+        ScanOp::Sum,
+        ScanKind::Inclusive,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    complex_close(
+        &out.to_vec().unwrap(),
+        &[
+            c(1.0, 2.0),
+            c(3.0, 1.0),
+            c(3.5, 1.5),
+            c(-1.0, 3.0),
+            c(1.0, 3.0),
+            c(0.0, 1.0),
+        ],
+        0.0,
+    )
+    .unwrap_or_else(|e| panic!("complex64 by key into complex128: {e}"));
+    // Exclusive complex128 scans from an initial value (16 bytes, in two parameter words): the
+    // whole buffer summed from 1+0j, and rows of 4 multiplied from 2-1j.
+    scan::<C64, C64>(
+        &stream,
+        &x,
+        &mut out,
+        ScanOp::Sum,
+        ScanKind::Exclusive(c(1.0, 0.0)),
+        None,
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    complex_close(
+        &out.to_vec().unwrap(),
+        &[
+            c(1.0, 0.0),
+            c(2.0, 2.0),
+            c(4.0, 1.0),
+            c(4.5, 1.5),
+            c(3.5, 4.5),
+            c(5.5, 4.5),
+        ],
+        0.0,
+    )
+    .unwrap_or_else(|e| panic!("exclusive sum from 1+0j: {e}"));
+    scan::<C64, C64>(
+        &stream,
+        &x,
+        &mut out,
+        ScanOp::Prod,
+        ScanKind::Exclusive(c(2.0, -1.0)),
+        Some(4),
+    )
+    .unwrap();
+    stream.synchronize().unwrap();
+    complex_close(
+        &out.to_vec().unwrap(),
+        &[
+            c(2.0, -1.0),
+            c(4.0, 3.0),
+            c(11.0, 2.0),
+            c(4.5, 6.5),
+            c(2.0, -1.0),
+            c(4.0, -2.0),
+        ],
+        0.0,
+    )
+    .unwrap_or_else(|e| panic!("exclusive product of rows of 4 from 2-1j: {e}"));
+    // Complex Min/Max by key stay refused; so do complex keys.
+    let refused = scan_by_key::<i32, C64, C64>(&stream, &keys, &x, &mut out, ScanOp::Min, ScanKind::Inclusive);
+    assert!(matches!(refused, Err(Error::NotSupported(_))), "{refused:?}");
+    let refused = scan_by_key::<C64, C64, C64>(&stream, &x, &x, &mut out, ScanOp::Sum, ScanKind::Inclusive);
+    assert!(matches!(refused, Err(Error::NotSupported(_))), "{refused:?}");
 }

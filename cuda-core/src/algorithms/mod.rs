@@ -355,6 +355,29 @@ mod tests {
     }
 
     #[test]
+    fn complex_scans_by_key_compile_and_assemble() {
+        use super::scan::by_key_source;
+        for op in [ScanOp::Sum, ScanOp::Prod] {
+            for value in [DType::C64, DType::C128] {
+                let ptx = compile(&by_key_source(op, DType::I32, value, value));
+                assert!(ptx.contains(".entry scan_by_key_scan("));
+            }
+        }
+        compile(&by_key_source(ScanOp::Sum, DType::F64, DType::F32, DType::C128));
+        // Through ptxas: a keyed tile of complex128 values stays within the static shared memory,
+        // and the initial value is read from its two 8-byte parameters.
+        let source = by_key_source(ScanOp::Prod, DType::U64, DType::C128, DType::C128);
+        assert!(source.contains("const unsigned long long bits[2] = {init_low, init_high};"));
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        Program::new(&source, options)
+            .compile(CompileTarget::Cubin)
+            .unwrap_or_else(|e| panic!("the complex128 scan by key does not assemble: {e}"));
+    }
+
+    #[test]
     fn scan_operators_compile_and_bad_names_are_errors() {
         let op = ScanOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();
         let ptx = compile(&op.source_for(DType::F16, DType::F32));

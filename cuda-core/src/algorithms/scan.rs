@@ -306,8 +306,8 @@ extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const uns
 }
 
 extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PARAMS_out_t *__restrict__ out,
-        const unsigned long long n, const unsigned long long seg, const unsigned long long init_bits,
-        const int exclusive, unsigned char *__restrict__ temp, const unsigned long long tiles) {
+        const unsigned long long n, const unsigned long long seg, const unsigned long long init_low,
+        const unsigned long long init_high, const int exclusive, unsigned char *__restrict__ temp, const unsigned long long tiles) {
     __shared__ _acc_t sh[_TILE + _TILE / 32];
     __shared__ _seg sh_warp[_WARPS];
     __shared__ _seg sh_warp_excl[_WARPS];
@@ -411,12 +411,11 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PA
     }
     __syncthreads();
     _seg run = _combine(sh_prefix, _combine(sh_warp_excl[warp], lane == 0u ? _seg_identity() : lane_before));
-    // The exclusive scan's initial value: its bits, for types of at most 8 bytes (the host
-    // refuses exclusive scans of wider ones).
+    // The exclusive scan's initial value: its bits, in two words (16 bytes: a complex128).
     _acc_t init = _identity();
     {
-        const unsigned long long bits = init_bits;
-        memcpy(&init, &bits, sizeof(init) < sizeof(bits) ? sizeof(init) : sizeof(bits));
+        const unsigned long long bits[2] = {init_low, init_high};
+        memcpy(&init, bits, sizeof(init) < sizeof(bits) ? sizeof(init) : sizeof(bits));
     }
     _acc_t res[_ITEMS];
     #pragma unroll
@@ -585,8 +584,8 @@ fn builtin_code(op: ScanOp, load: Load, input: DType, output: DType) -> ScanCode
 /// arithmetic type (`float` for `f16` and `bf16`). One kernel pass (plus a clear of the tile
 /// flags), no host wait; temporary storage from the pool in `stream`'s order. The output must
 /// not overlap the input. Complex types take `Sum` and `Prod` (`Min`/`Max` of them are
-/// [`Error::NotSupported`], and so is an exclusive scan's initial `complex128`, wider than the
-/// kernel's 8-byte parameter).
+/// [`Error::NotSupported`]), an exclusive scan's initial value of any type (`complex128`
+/// included).
 pub fn scan<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
@@ -695,7 +694,7 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
             *output.ptr_ref(),
             n as u64,
             segment,
-            0,
+            [0; 2],
             0,
         )?
     };
@@ -706,7 +705,8 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
 /// Scans `input` (elements of `I`) into `output` (at least as many elements of `O`) with `op`
 /// by runs of equal keys (CUB's `InclusiveScanByKey` and `ExclusiveScanByKey`): a segment
 /// starts at element 0 and wherever `keys[i] != keys[i - 1]` (so NaN keys each start one).
-/// `keys` holds one `K` per element. Otherwise as [`scan`]: one pass, no host wait.
+/// `keys` holds one `K` per element, of a real type; the values may be complex for `Sum` and
+/// `Prod`, as in [`scan`]. Otherwise as [`scan`]: one pass, no host wait.
 pub fn scan_by_key<K: Element, I: Element, O: Element>(
     stream: &Stream,
     keys: &impl DeviceMemory,
@@ -715,7 +715,8 @@ pub fn scan_by_key<K: Element, I: Element, O: Element>(
     op: ScanOp,
     kind: ScanKind<O>,
 ) -> Result<()> {
-    real_elements("scan by key", &[K::DTYPE, I::DTYPE, O::DTYPE])?;
+    real_elements("scan by key", &[K::DTYPE])?;
+    check_types("scan by key", op, &[I::DTYPE, O::DTYPE])?;
     let n = elements::<I>("scan input", input, stream)?;
     let key_count = elements::<K>("scan keys", keys, stream)?;
     let capacity = elements::<O>("scan output", output, stream)?;
@@ -735,8 +736,8 @@ pub fn scan_by_key<K: Element, I: Element, O: Element>(
     disjoint("scan", input, output)?;
     disjoint("scan", keys, output)?;
     let (init, exclusive) = match kind {
-        ScanKind::Inclusive => (0u64, 0i32),
-        ScanKind::Exclusive(init) => (init_bits(init)?, 1i32),
+        ScanKind::Inclusive => ([0u64; 2], 0i32),
+        ScanKind::Exclusive(init) => (init_words(init)?, 1i32),
     };
     let encoding = [op.code(), Load::Plain as u32];
     let kernel: Arc<ScanKernel> = kernel_encoded("scan_by_key", &encoding, || {
@@ -827,8 +828,8 @@ unsafe fn run<I: Element, O: Element>(
     }
     disjoint("scan", input, output)?;
     let (init, exclusive) = match kind {
-        ScanKind::Inclusive => (0u64, 0i32),
-        ScanKind::Exclusive(init) => (init_bits(init)?, 1i32),
+        ScanKind::Inclusive => ([0u64; 2], 0i32),
+        ScanKind::Exclusive(init) => (init_words(init)?, 1i32),
     };
     let loaded = table.get_or_load(stream.context(), signature, 0, || {
         let code = code();
@@ -854,26 +855,42 @@ unsafe fn run<I: Element, O: Element>(
     }
 }
 
-/// The bits of `init` in the arithmetic type of `O` (`float` for `f16`/`bf16`), zero-extended;
-/// [`Error::NotSupported`] for a type wider than 8 bytes (`complex128`).
-pub(crate) fn init_bits<O: Element>(init: O) -> Result<u64> {
+/// The bits of `init` in the arithmetic type of `O` (`float` for `f16`/`bf16`), zero-extended
+/// to two words (a scan's two initial-value parameters, 16 bytes: a
+/// `complex128`); [`Error::NotSupported`] for a type wider than 16 bytes.
+pub(crate) fn init_words<O: Element>(init: O) -> Result<[u64; 2]> {
     match O::DTYPE {
-        DType::F16 | DType::BF16 => Ok(u64::from((init.to_f64() as f32).to_bits())),
-        dtype if std::mem::size_of::<O>() > 8 => Err(Error::NotSupported(format!(
-            "an initial value of {dtype} (scans and reductions pass at most 8 bytes)"
+        DType::F16 | DType::BF16 => Ok([u64::from((init.to_f64() as f32).to_bits()), 0]),
+        dtype if std::mem::size_of::<O>() > 16 => Err(Error::NotSupported(format!(
+            "an initial value of {dtype} (scans pass at most 16 bytes)"
         ))),
         _ => {
-            let mut bits = [0u8; 8];
-            // SAFETY: `O` is plain data (every `Element` is) of at most 8 bytes (checked above).
+            let mut words = [0u64; 2];
+            // SAFETY: `O` is plain data (every `Element` is) of at most 16 bytes (checked
+            // above), copied into the 16 bytes of `words`; the words keep the bytes' order in
+            // memory, which is how the kernel reads its two parameters back.
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     (&init as *const O).cast::<u8>(),
-                    bits.as_mut_ptr(),
+                    words.as_mut_ptr().cast::<u8>(),
                     std::mem::size_of::<O>(),
                 )
             };
-            Ok(u64::from_le_bytes(bits))
+            Ok(words)
         }
+    }
+}
+
+/// The bits of `init` in the arithmetic type of `O`, zero-extended to one word (a reduction's
+/// initial-value parameter); [`Error::NotSupported`] for a type wider than 8 bytes
+/// (`complex128`).
+pub(crate) fn init_bits<O: Element>(init: O) -> Result<u64> {
+    match std::mem::size_of::<O>() {
+        0..=8 => Ok(init_words(init)?[0]),
+        _ => Err(Error::NotSupported(format!(
+            "an initial value of {} (reductions pass at most 8 bytes)",
+            O::DTYPE
+        ))),
     }
 }
 
@@ -924,7 +941,7 @@ pub(crate) unsafe fn launch_scan<'a>(
     output: u64,
     n: u64,
     segment: u64,
-    init: u64,
+    init: [u64; 2],
     exclusive: i32,
 ) -> Result<()> {
     let tiles = n.div_ceil(TILE);
@@ -956,7 +973,8 @@ pub(crate) unsafe fn launch_scan<'a>(
     pass.value(output)
         .value(n)
         .value(segment)
-        .value(init)
+        .value(init[0])
+        .value(init[1])
         .value(exclusive)
         .value(temp.ptr())
         .value(tiles);
@@ -998,5 +1016,12 @@ mod tests {
             init_bits(num_complex::Complex::new(1.0f64, 0.0)),
             Err(Error::NotSupported(_))
         ));
+        // A scan's two words hold a complex128: the real part's bits, then the imaginary part's.
+        assert_eq!(
+            init_words(num_complex::Complex::new(1.5f64, -2.0)).unwrap(),
+            [1.5f64.to_bits(), (-2.0f64).to_bits()]
+        );
+        assert_eq!(init_words(-1i64).unwrap(), [u64::MAX, 0]);
+        assert_eq!(init_words(7u8).unwrap(), [7, 0]);
     }
 }
