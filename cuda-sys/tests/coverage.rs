@@ -6,6 +6,7 @@
 
 /// The pinned headers' NCCL (2.28.9) as `ncclGetVersion` gives it:
 /// `major * 10000 + minor * 100 + patch`.
+#[cfg(feature = "nccl")]
 const PINNED_NCCL: i32 = 22809;
 
 fn report(name: &str, declared: usize, missing: Vec<&'static str>) {
