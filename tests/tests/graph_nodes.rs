@@ -421,6 +421,52 @@ fn a_capture_into_a_graph_ends_when_its_closure_fails_or_panics() {
 }
 
 #[test]
+fn a_capture_into_a_graph_that_its_closure_swaps_for_a_plain_one_leaks_no_graph() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let mut graph = Graph::new(&context).unwrap();
+        // The closure ends the capture into `graph` (refused: it hands out nothing) and begins a
+        // plain one, whose graph the driver hands to the end of `capture`.
+        let swapped = graph.nodes().capture(&[], &stream, CaptureMode::Global, |stream| {
+            assert!(stream.end_capture().is_err());
+            stream.begin_capture(CaptureMode::Global)
+        });
+        assert_invalid(swapped, "another graph");
+        assert!(!stream.is_capturing().unwrap());
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn ending_a_plain_capture_as_a_conditional_body_is_refused_and_leaves_it_going() {
+    let (fake, context) = setup();
+    {
+        let (holder, other) = (Stream::new(&context).unwrap(), Stream::new(&context).unwrap());
+        holder.begin_capture(CaptureMode::ThreadLocal).unwrap();
+        let condition = holder.capture_condition(Some(0)).unwrap();
+        let bodies = holder.capture_conditional(&condition, ConditionalKind::If).unwrap();
+        other.begin_capture(CaptureMode::ThreadLocal).unwrap();
+        assert_invalid(other.end_capture_into(&bodies[0]), "not into this conditional body");
+        assert!(other.is_capturing().unwrap(), "the plain capture goes on");
+        drop(other.end_capture().unwrap());
+        // A stream capturing nothing is refused the same way.
+        assert_invalid(other.end_capture_into(&bodies[0]), "not into this conditional body");
+        // A capture into one body of an if/else is not ended as the other's.
+        let bodies = holder.capture_conditional(&condition, ConditionalKind::IfElse).unwrap();
+        other.begin_capture_into(&bodies[0], CaptureMode::ThreadLocal).unwrap();
+        assert_invalid(other.end_capture_into(&bodies[1]), "not into this conditional body");
+        assert!(other.is_capturing().unwrap());
+        other.end_capture_into(&bodies[0]).unwrap();
+        drop(bodies);
+        drop(holder.end_capture().unwrap());
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
 fn conditional_nodes_follow_conditions_set_by_kernels() {
     let (fake, context) = setup();
     {
