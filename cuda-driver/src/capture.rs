@@ -678,7 +678,20 @@ impl Stream {
     /// and [`ConditionalKind::While`], two for [`ConditionalKind::IfElse`], `n` for
     /// [`ConditionalKind::Switch`]. A condition made for another graph or capture is
     /// [`crate::Error::WrongGraph`].
+    ///
+    /// The stream must be the one that began the capture ([`Stream::begin_capture`] and the
+    /// calls over it, or [`Stream::begin_capture_into`]), not one that joined it (by waiting on
+    /// an event of a capturing stream): only the former refuses to end while a body of it is
+    /// captured, so a body appended from a joined stream could be destroyed under its capture
+    /// ([`crate::Error::InvalidValue`]).
     pub fn capture_conditional(&self, handle: &ConditionHandle, kind: ConditionalKind) -> Result<Vec<CaptureBody>> {
+        if !self.inner.capture.is_active() {
+            return Err(crate::Error::InvalidValue(
+                "capture_conditional needs the stream that began the capture (a stream that joined another's \
+                 capture cannot hold conditional bodies)"
+                    .into(),
+            ));
+        }
         let capture = self.active_capture("capture_conditional")?;
         if handle.graph() != capture.identity {
             return Err(crate::Error::WrongGraph {

@@ -466,6 +466,51 @@ fn ending_a_plain_capture_as_a_conditional_body_is_refused_and_leaves_it_going()
     assert_clean(&fake);
 }
 
+/// A stream capturing in a capture this crate did not begin on it (one that joined another
+/// stream's capture, as a fork does; here begun through the raw handle) holds no conditional
+/// bodies: the count that keeps the holding capture from ending under a body's capture lives on
+/// the stream that began it, which a joined stream does not know.
+#[test]
+fn conditional_bodies_are_appended_only_from_the_stream_that_began_the_capture() {
+    let (fake, context) = setup();
+    {
+        let (root, joined) = (Stream::new(&context).unwrap(), Stream::new(&context).unwrap());
+        root.begin_capture(CaptureMode::Relaxed).unwrap();
+        let driver = cuda_sys::driver().unwrap();
+        // SAFETY: `joined` is alive; its capture is ended below through the same handle.
+        let raw = unsafe { joined.as_raw() };
+        let mode = cuda_sys::driver::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        // SAFETY: as above.
+        let begun = unsafe { driver.cuStreamBeginCapture_v2().unwrap()(raw, mode) };
+        assert_eq!(begun, cuda_sys::driver::CUresult::CUDA_SUCCESS);
+        let condition = joined.capture_condition(Some(0)).unwrap();
+        assert_invalid(
+            joined.capture_conditional(&condition, ConditionalKind::If).map(drop),
+            "began the capture",
+        );
+        let mut graph = std::ptr::null_mut();
+        // SAFETY: as above; the graph the driver hands out is destroyed at once.
+        unsafe {
+            assert_eq!(
+                driver.cuStreamEndCapture().unwrap()(raw, &mut graph),
+                cuda_sys::driver::CUresult::CUDA_SUCCESS
+            );
+            assert_eq!(
+                driver.cuGraphDestroy().unwrap()(graph),
+                cuda_sys::driver::CUresult::CUDA_SUCCESS
+            );
+        }
+        let condition = root.capture_condition(Some(0)).unwrap();
+        assert_eq!(
+            root.capture_conditional(&condition, ConditionalKind::If).unwrap().len(),
+            1
+        );
+        drop(root.end_capture().unwrap());
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
 #[test]
 fn conditional_nodes_follow_conditions_set_by_kernels() {
     let (fake, context) = setup();
