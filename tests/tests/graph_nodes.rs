@@ -1,6 +1,7 @@
 //! cuda-driver's graphs built node by node, against the stand-in driver: results of launches,
 //! per-node argument updates, enabling, updates from another graph, clones, capture into a
-//! graph and DOT output; bad input as typed errors (nodes and handles of another graph, a
+//! graph (a plain capture swapped in by its closure destroyed), captures into conditional bodies
+//! ended only as the body they began in, and DOT output; bad input as typed errors (nodes and handles of another graph, a
 //! launch on another context's stream, an update the topology forbids, arguments the kernel
 //! does not take, blocks outside their memory), refused before the driver is asked where the
 //! host can tell; every driver call of a built graph's life failing once, without a panic, leak
