@@ -227,6 +227,19 @@ pub(crate) struct Finished {
     pub(crate) into_graph: bool,
 }
 
+impl Finished {
+    /// Destroys the graph the driver returned if it is the caller's (the capture was not into an
+    /// existing graph), with the kernels kept for it: for ends that hand out no graph.
+    pub(crate) fn destroy_owned_graph(&mut self, context: &Context) {
+        if !self.raw.is_null() && !self.into_graph {
+            // SAFETY: the driver created the graph for the caller (the capture was not into an
+            // existing graph), in the stream's context; nothing else holds it; destroyed at once.
+            drop(unsafe { Graph::from_owned(self.raw, context.clone(), mem::take(&mut self.kernels)) });
+            self.raw = ptr::null_mut();
+        }
+    }
+}
+
 impl CaptureState {
     fn kernels(&self) -> MutexGuard<'_, Vec<Function>> {
         self.kernels.lock().unwrap_or_else(|e| e.into_inner())
@@ -360,12 +373,8 @@ impl CaptureState {
     /// invalidated (what leaving it early often causes).
     fn abandon(&self, driver: &'static cuda_sys::Driver, stream: CUstream, context: &Context) {
         let result = match self.finish(driver, stream) {
-            Ok(finished) => {
-                if !finished.raw.is_null() && !finished.into_graph {
-                    // SAFETY: the driver created the graph for the caller (the capture was not
-                    // into an existing graph), in the stream's context; destroyed at once.
-                    drop(unsafe { Graph::from_owned(finished.raw, context.clone(), finished.kernels) });
-                }
+            Ok(mut finished) => {
+                finished.destroy_owned_graph(context);
                 finished.result
             }
             // A body of this capture still captures: the capture (and its graph) is left going,
@@ -669,7 +678,20 @@ impl Stream {
     /// and [`ConditionalKind::While`], two for [`ConditionalKind::IfElse`], `n` for
     /// [`ConditionalKind::Switch`]. A condition made for another graph or capture is
     /// [`crate::Error::WrongGraph`].
+    ///
+    /// The stream must be the one that began the capture ([`Stream::begin_capture`] and the
+    /// calls over it, or [`Stream::begin_capture_into`]), not one that joined it (by waiting on
+    /// an event of a capturing stream): only the former refuses to end while a body of it is
+    /// captured, so a body appended from a joined stream could be destroyed under its capture
+    /// ([`crate::Error::InvalidValue`]).
     pub fn capture_conditional(&self, handle: &ConditionHandle, kind: ConditionalKind) -> Result<Vec<CaptureBody>> {
+        if !self.inner.capture.is_active() {
+            return Err(crate::Error::InvalidValue(
+                "capture_conditional needs the stream that began the capture (a stream that joined another's \
+                 capture cannot hold conditional bodies)"
+                    .into(),
+            ));
+        }
         let capture = self.active_capture("capture_conditional")?;
         if handle.graph() != capture.identity {
             return Err(crate::Error::WrongGraph {
@@ -792,9 +814,36 @@ impl Stream {
 
     /// Ends the capture into `body` begun by [`Stream::begin_capture_into`]. The kernels it
     /// launched are kept loaded by the capture that holds the body, and so by its graph.
+    /// A stream whose capture is not one begun into `body` by [`Stream::begin_capture_into`] is
+    /// [`crate::Error::InvalidValue`], and its capture goes on.
     pub fn end_capture_into(&self, body: &CaptureBody) -> Result<()> {
         let driver = self.context().bind()?;
-        let finished = self.inner.capture.finish(driver, self.raw())?;
+        let not_into_body = || {
+            crate::Error::InvalidValue(
+                "the stream's capture is not into this conditional body (begin it with begin_capture_into)".into(),
+            )
+        };
+        if self
+            .inner
+            .capture
+            .origin
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            != Some(&body.origin)
+        {
+            return Err(not_into_body());
+        }
+        // Another body of the same capture is told apart by the capture's graph when the driver
+        // gives it; an invalidated capture (or a failed query) is ended all the same.
+        if self
+            .active_capture("end_capture_into")
+            .is_ok_and(|capture| capture.graph != body.raw)
+        {
+            return Err(not_into_body());
+        }
+        let mut finished = self.inner.capture.finish(driver, self.raw())?;
+        finished.destroy_owned_graph(self.context());
         finished.result?;
         if !finished.into_graph || finished.raw != body.raw {
             return Err(crate::Error::InvalidValue(

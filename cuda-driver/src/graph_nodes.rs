@@ -1042,8 +1042,10 @@ impl<'g, 'a> GraphNodes<'g, 'a> {
             Ok(result) => result,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let finished = finished?;
-        self.held.kernels.extend(finished.kernels);
+        let mut finished = finished?;
+        // A capture `record` swapped for a plain one hands its graph to this end: destroyed.
+        finished.destroy_owned_graph(stream.context());
+        self.held.kernels.extend(std::mem::take(&mut finished.kernels));
         recorded?;
         finished.result?;
         if finished.raw != self.raw {

@@ -31,7 +31,8 @@
 //! let bytes = buffer.export_pool_pointer()?.to_bytes();
 //! // ... send `fd` and `bytes` to another process, which does:
 //! let imported = MemPool::import_fd(&context, fd.as_fd())?;
-//! let shared = imported.import_pointer::<u32>(&PoolPointerExport::from_bytes(bytes))?;
+//! // SAFETY: `bytes` are those `export_pool_pointer` made, sent unchanged.
+//! let shared = unsafe { imported.import_pointer::<u32>(&PoolPointerExport::from_bytes(bytes))? };
 //! assert_eq!(shared.to_vec()?, [1, 2, 3]);
 //! drop(shared); // before the exporter drops `buffer`
 //! # Ok(())
@@ -162,10 +163,13 @@ impl MemPool {
     /// that was not imported is [`Error::NotShareable`]; a size that is zero or not a whole
     /// number of `T` is [`Error::InvalidValue`].
     ///
+    /// # Safety
     /// The size is the exporter's word: it is not checked against the allocation here (no
-    /// driver query is documented to give a pool allocation's own extent), so send it as
-    /// [`PoolPointerExport::to_bytes`] made it.
-    pub fn import_pointer<T: DeviceCopy>(&self, export: &PoolPointerExport) -> Result<DeviceBuffer<T>> {
+    /// driver query is documented to give a pool allocation's own extent), and the buffer's safe
+    /// copies and launches reach as far as it says. `export` must be what
+    /// [`DeviceBuffer::export_pool_pointer`] made for an allocation of the pool this one was
+    /// imported from, its size unchanged (as [`PoolPointerExport::to_bytes`] sent it).
+    pub unsafe fn import_pointer<T: DeviceCopy>(&self, export: &PoolPointerExport) -> Result<DeviceBuffer<T>> {
         let PoolOrigin::Imported(context) = self.origin() else {
             return Err(Error::NotShareable {
                 reason: "pointers are imported into a pool imported from another process (MemPool::import_fd)",

@@ -156,12 +156,15 @@ fn child(exports: &str) {
     let stdin = std::io::stdin();
     let pool = MemPool::import_fd(&context, stdin.as_fd()).expect("import the pool from standard input");
     assert!(pool.is_imported());
-    let input = pool
-        .import_pointer::<i32>(&export_from_hex(input))
-        .expect("import the input");
-    let mut output = pool
-        .import_pointer::<i32>(&export_from_hex(output))
-        .expect("import the output");
+    // SAFETY: both exports are what the parent's export_pool_pointer made, sent unchanged.
+    let (input, mut output) = unsafe {
+        (
+            pool.import_pointer::<i32>(&export_from_hex(input))
+                .expect("import the input"),
+            pool.import_pointer::<i32>(&export_from_hex(output))
+                .expect("import the output"),
+        )
+    };
     assert_eq!((input.len(), output.len()), (N, N), "the sizes travel with the exports");
     let seen = input.to_vec().unwrap();
     if let Some(i) = (0..N).find(|&i| seen[i] != pattern(i)) {

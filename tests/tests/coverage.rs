@@ -657,7 +657,8 @@ fn ipc_pool() -> Result<()> {
         imported.access(&device)?,
         PoolAccess::ReadWrite,
     )?;
-    let mut shared = imported.import_pointer::<u32>(&export)?;
+    // SAFETY: `export` is what export_pool_pointer made, unchanged.
+    let mut shared = unsafe { imported.import_pointer::<u32>(&export)? };
     expect("the import's context", shared.context() == &other, true)?;
     drop(imported); // the imported buffer keeps the pool
     expect("read through the import", shared.to_vec()?, data)?;
@@ -666,8 +667,9 @@ fn ipc_pool() -> Result<()> {
     drop(shared);
     // again, through a pool imported again, as another type (the stand-in tells two imports of
     // one allocation in one context apart by nothing but their order)
-    let halves =
-        MemPool::import_fd(&other, std::os::fd::AsFd::as_fd(&pool.export_fd()?))?.import_pointer::<u16>(&export)?;
+    let again = MemPool::import_fd(&other, std::os::fd::AsFd::as_fd(&pool.export_fd()?))?;
+    // SAFETY: as above.
+    let halves = unsafe { again.import_pointer::<u16>(&export)? };
     expect(
         "the same bytes as another type",
         halves.to_vec()?[..4].to_vec(),
@@ -706,9 +708,8 @@ fn an_exporter_freeing_first_is_noticed() {
     let buffer = DeviceBuffer::<u32>::alloc_from_pool_async(&pool, &stream, 16).unwrap();
     let other = Context::new(&device, ContextFlags::empty()).unwrap();
     let imported = MemPool::import_fd(&other, std::os::fd::AsFd::as_fd(&pool.export_fd().unwrap())).unwrap();
-    let shared = imported
-        .import_pointer::<u32>(&buffer.export_pool_pointer().unwrap())
-        .unwrap();
+    // SAFETY: the export is what export_pool_pointer made.
+    let shared = unsafe { imported.import_pointer::<u32>(&buffer.export_pool_pointer().unwrap()) }.unwrap();
     let violations = fake.pool_order_violations();
     drop(buffer);
     stream.synchronize().unwrap();
@@ -738,11 +739,8 @@ fn ipc_pool_bad_input() {
     for buffer in [&from_private, &from_default, &plain] {
         not_shareable(buffer.export_pool_pointer().map(drop));
     }
-    not_shareable(
-        exportable
-            .import_pointer::<f32>(&PoolPointerExport::from_bytes(bytes))
-            .map(drop),
-    );
+    // SAFETY: refused before the driver is asked (the pool is not imported); nothing is reached.
+    not_shareable(unsafe { exportable.import_pointer::<f32>(&PoolPointerExport::from_bytes(bytes)) }.map(drop));
     let calls = calls + 2; // device_default's cuDeviceGetDefaultMemPool and its context binding
     assert!(fake.calls() <= calls, "refused before the driver: {}", fake.trace());
 
@@ -767,7 +765,8 @@ fn ipc_pool_bad_input() {
     let mut sized = bytes;
     for size in [0u64, 6] {
         sized[64..].copy_from_slice(&size.to_le_bytes());
-        let result = imported.import_pointer::<f32>(&PoolPointerExport::from_bytes(sized));
+        // SAFETY: refused on the host (the size); nothing is reached.
+        let result = unsafe { imported.import_pointer::<f32>(&PoolPointerExport::from_bytes(sized)) };
         assert_invalid(result, "whole, non-zero");
     }
     assert_invalid(
@@ -777,9 +776,8 @@ fn ipc_pool_bad_input() {
     assert_eq!(fake.calls(), calls, "refused before the driver: {}", fake.trace());
     // bytes that name nothing; a file that is no pool; an import where the memory was made
     sized[64..].copy_from_slice(&64u64.to_le_bytes());
-    let nothing = imported
-        .import_pointer::<f32>(&PoolPointerExport::from_bytes(sized))
-        .unwrap_err();
+    // SAFETY: bytes that name no allocation, which the driver refuses; nothing is reached.
+    let nothing = unsafe { imported.import_pointer::<f32>(&PoolPointerExport::from_bytes(sized)) }.unwrap_err();
     assert_eq!(
         nothing.code().map(|c| c.0),
         Some(1),
@@ -794,14 +792,12 @@ fn ipc_pool_bad_input() {
     );
     let mine = DeviceBuffer::<f32>::alloc_from_pool_async(&exportable, &stream, 16).unwrap();
     let here = MemPool::import_fd(&context, std::os::fd::AsFd::as_fd(&exportable.export_fd().unwrap())).unwrap();
-    let own = here
-        .import_pointer::<f32>(&mine.export_pool_pointer().unwrap())
-        .unwrap_err();
+    // SAFETY: the export is what export_pool_pointer made (and the driver refuses it here).
+    let own = unsafe { here.import_pointer::<f32>(&mine.export_pool_pointer().unwrap()) }.unwrap_err();
     assert_eq!(own.code().map(|c| c.0), Some(201), "CUDA_ERROR_INVALID_CONTEXT: {own}");
     // an imported buffer has no legacy IPC handle
-    let shared = imported
-        .import_pointer::<f32>(&mine.export_pool_pointer().unwrap())
-        .unwrap();
+    // SAFETY: the export is what export_pool_pointer made.
+    let shared = unsafe { imported.import_pointer::<f32>(&mine.export_pool_pointer().unwrap()) }.unwrap();
     assert_invalid(shared.ipc_handle(), "pool");
     drop((shared, here, mine, imported, other_stream, other, second));
     drop((exportable, plain, from_default, from_private, private, stream, context));

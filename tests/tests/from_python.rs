@@ -383,7 +383,8 @@ fn memory<T: DeviceCopy + Default>(
         let fd = pool.export_fd()?;
         let bytes = buf.export_pool_pointer()?.to_bytes();
         let imported = MemPool::import_fd(&ctx, fd.as_fd())?;
-        imported.import_pointer::<f32>(&PoolPointerExport::from_bytes(bytes))?;
+        // SAFETY: the bytes are those export_pool_pointer made.
+        unsafe { imported.import_pointer::<f32>(&PoolPointerExport::from_bytes(bytes))? };
         let peer = device;
         pool.set_access(&peer, PoolAccess::ReadWrite)?;
     }

@@ -1,6 +1,7 @@
 //! cuda-driver's graphs built node by node, against the stand-in driver: results of launches,
 //! per-node argument updates, enabling, updates from another graph, clones, capture into a
-//! graph and DOT output; bad input as typed errors (nodes and handles of another graph, a
+//! graph (a plain capture swapped in by its closure destroyed), captures into conditional bodies
+//! ended only as the body they began in, and DOT output; bad input as typed errors (nodes and handles of another graph, a
 //! launch on another context's stream, an update the topology forbids, arguments the kernel
 //! does not take, blocks outside their memory), refused before the driver is asked where the
 //! host can tell; every driver call of a built graph's life failing once, without a panic, leak
@@ -415,6 +416,97 @@ fn a_capture_into_a_graph_ends_when_its_closure_fails_or_panics() {
         // The stream and the graph still work.
         let node = graph.nodes().empty(&[]).unwrap();
         assert_eq!(graph.created_nodes(), [node]);
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn a_capture_into_a_graph_that_its_closure_swaps_for_a_plain_one_leaks_no_graph() {
+    let (fake, context) = setup();
+    {
+        let stream = Stream::new(&context).unwrap();
+        let mut graph = Graph::new(&context).unwrap();
+        // The closure ends the capture into `graph` (refused: it hands out nothing) and begins a
+        // plain one, whose graph the driver hands to the end of `capture`.
+        let swapped = graph.nodes().capture(&[], &stream, CaptureMode::Global, |stream| {
+            assert!(stream.end_capture().is_err());
+            stream.begin_capture(CaptureMode::Global)
+        });
+        assert_invalid(swapped, "another graph");
+        assert!(!stream.is_capturing().unwrap());
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+#[test]
+fn ending_a_plain_capture_as_a_conditional_body_is_refused_and_leaves_it_going() {
+    let (fake, context) = setup();
+    {
+        let (holder, other) = (Stream::new(&context).unwrap(), Stream::new(&context).unwrap());
+        holder.begin_capture(CaptureMode::ThreadLocal).unwrap();
+        let condition = holder.capture_condition(Some(0)).unwrap();
+        let bodies = holder.capture_conditional(&condition, ConditionalKind::If).unwrap();
+        other.begin_capture(CaptureMode::ThreadLocal).unwrap();
+        assert_invalid(other.end_capture_into(&bodies[0]), "not into this conditional body");
+        assert!(other.is_capturing().unwrap(), "the plain capture goes on");
+        drop(other.end_capture().unwrap());
+        // A stream capturing nothing is refused the same way.
+        assert_invalid(other.end_capture_into(&bodies[0]), "not into this conditional body");
+        // A capture into one body of an if/else is not ended as the other's.
+        let bodies = holder.capture_conditional(&condition, ConditionalKind::IfElse).unwrap();
+        other.begin_capture_into(&bodies[0], CaptureMode::ThreadLocal).unwrap();
+        assert_invalid(other.end_capture_into(&bodies[1]), "not into this conditional body");
+        assert!(other.is_capturing().unwrap());
+        other.end_capture_into(&bodies[0]).unwrap();
+        drop(bodies);
+        drop(holder.end_capture().unwrap());
+    }
+    drop(context);
+    assert_clean(&fake);
+}
+
+/// A stream capturing in a capture this crate did not begin on it (one that joined another
+/// stream's capture, as a fork does; here begun through the raw handle) holds no conditional
+/// bodies: the count that keeps the holding capture from ending under a body's capture lives on
+/// the stream that began it, which a joined stream does not know.
+#[test]
+fn conditional_bodies_are_appended_only_from_the_stream_that_began_the_capture() {
+    let (fake, context) = setup();
+    {
+        let (root, joined) = (Stream::new(&context).unwrap(), Stream::new(&context).unwrap());
+        root.begin_capture(CaptureMode::Relaxed).unwrap();
+        let driver = cuda_sys::driver().unwrap();
+        // SAFETY: `joined` is alive; its capture is ended below through the same handle.
+        let raw = unsafe { joined.as_raw() };
+        let mode = cuda_sys::driver::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        // SAFETY: as above.
+        let begun = unsafe { driver.cuStreamBeginCapture_v2().unwrap()(raw, mode) };
+        assert_eq!(begun, cuda_sys::driver::CUresult::CUDA_SUCCESS);
+        let condition = joined.capture_condition(Some(0)).unwrap();
+        assert_invalid(
+            joined.capture_conditional(&condition, ConditionalKind::If).map(drop),
+            "began the capture",
+        );
+        let mut graph = std::ptr::null_mut();
+        // SAFETY: as above; the graph the driver hands out is destroyed at once.
+        unsafe {
+            assert_eq!(
+                driver.cuStreamEndCapture().unwrap()(raw, &mut graph),
+                cuda_sys::driver::CUresult::CUDA_SUCCESS
+            );
+            assert_eq!(
+                driver.cuGraphDestroy().unwrap()(graph),
+                cuda_sys::driver::CUresult::CUDA_SUCCESS
+            );
+        }
+        let condition = root.capture_condition(Some(0)).unwrap();
+        assert_eq!(
+            root.capture_conditional(&condition, ConditionalKind::If).unwrap().len(),
+            1
+        );
+        drop(root.end_capture().unwrap());
     }
     drop(context);
     assert_clean(&fake);

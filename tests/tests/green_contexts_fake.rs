@@ -3,10 +3,12 @@
 //! over a group whose stream runs a kernel of the primary context and keeps the green context
 //! alive; splits larger than the resource refused before any driver call, naming its SM count;
 //! resources of another device or split refused; every driver call of a green context's life
-//! (with a tensor map encoded over a buffer of its context) failing once leaks nothing.
+//! (its resource, context handle and streams of each priority, with tiled and im2col tensor maps
+//! encoded over a buffer of its context) failing once leaks nothing.
 
 use cuda_driver::{
-    Context, Device, DeviceBuffer, Error, GreenContext, LaunchConfig, Module, TensorDataType, TiledTensorMap,
+    Context, Device, DeviceBuffer, Error, GreenContext, Im2colTensorMap, LaunchConfig, Module, TensorDataType,
+    TiledTensorMap,
 };
 use tests::fake::{self, Kind};
 use tests::faults;
@@ -147,6 +149,14 @@ fn every_failure_point_of_a_green_context_leaks_nothing() {
             let fill = module.function("fill")?;
             let mut out = DeviceBuffer::<f32>::zeroed(green.context(), 16)?;
             TiledTensorMap::new(TensorDataType::F32, &[16], &[], &[4]).encode(&out)?;
+            // [C, W, N] = [4, 2, 2] floats: 64 bytes, the buffer's.
+            Im2colTensorMap::new(TensorDataType::F32, &[4, 2, 2], &[16, 32], &[0], &[0], 4, 1).encode(&out)?;
+            let held = green.sm_resource()?;
+            tests::sequences::expect("the group's SMs", held.sm_count() >= 16, true)?;
+            // SAFETY: only read, while `green` is alive; never made current.
+            tests::sequences::expect("a context handle", unsafe { green.raw_context()? }.is_null(), false)?;
+            let (_, greatest) = green.context().stream_priority_range()?;
+            drop(green.stream_with_priority(greatest)?);
             drop(green);
             // SAFETY: `fill` writes 16 floats of a 16-float buffer.
             unsafe { stream.launch(&fill, &LaunchConfig::for_num_elems(16), (&mut out, 1.0f32, 16u32))? };
