@@ -414,3 +414,69 @@ fn store_callback_transforms_survive_a_failure_at_every_call() {
     }
     survives_a_failure_at_every_call(store_fft_life, 2 * 7);
 }
+
+/// A plan with a load or store callback on a capturing stream is refused before cuFFT is
+/// called: a captured execution would replay its caller info's write from host words the
+/// caller may have freed, into the plan's one buffer that the next execution rewrites. A plain
+/// plan still runs there, and the capture stays valid.
+#[test]
+fn callback_plans_refuse_a_capturing_stream() {
+    use cuda_driver::{CaptureMode, DeviceBuffer, DeviceMemory};
+    use cuda_libs::fft::{Direction, Kind, LoadCallback, Plan, PlanDesc, Precision, StoreCallback};
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let desc = PlanDesc::new(Kind::C2C, Precision::F32, &[64]).unwrap();
+    let lto = [0u8; 4];
+    let mut loaded = Plan::with_load_callback(
+        &context,
+        &desc,
+        &LoadCallback {
+            symbol: "load",
+            lto_ir: &lto,
+            info_words: 1,
+        },
+    )
+    .unwrap();
+    // SAFETY: never run (the stand-in runs no callback).
+    let mut stored = unsafe {
+        Plan::with_store_callback(
+            &context,
+            &desc,
+            &StoreCallback {
+                symbol: "store",
+                lto_ir: &lto,
+                info_words: 1,
+            },
+        )
+        .unwrap()
+    };
+    let mut plain = Plan::new(&context, &desc).unwrap();
+    let x = DeviceBuffer::<[f32; 2]>::zeroed(&context, 64).unwrap();
+    let mut y = DeviceBuffer::<[f32; 2]>::zeroed(&context, 64).unwrap();
+    let mut ws = DeviceBuffer::<u8>::zeroed(&context, plain.workspace_size().max(1)).unwrap();
+    let forward = Direction::Forward;
+    let scope = stream.capture_scope(CaptureMode::ThreadLocal).unwrap();
+    let calls = fake_libs::calls();
+    let refused = |result: cuda_libs::Result<()>| match result {
+        Err(Error::InvalidValue(message)) => assert!(message.contains("capturing"), "{message}"),
+        other => panic!("a callback plan on a capturing stream gave {other:?}"),
+    };
+    let reads = [&x as &dyn DeviceMemory];
+    // SAFETY: refused before anything is queued.
+    refused(unsafe { loaded.execute_loaded(&stream, forward, &[0], &reads, &mut y, None) });
+    refused(stored.execute(&stream, forward, &x, &mut y, None));
+    refused(stored.execute_in_place(&stream, forward, &mut y, None));
+    assert_eq!(fake_libs::calls(), calls, "nothing reached cuFFT");
+    plain.execute(&stream, forward, &x, &mut y, Some(&mut ws)).unwrap();
+    scope.end().unwrap();
+    // Outside the capture the callback plans run again.
+    // SAFETY: never run (the stand-in runs no callback).
+    unsafe { loaded.execute_loaded(&stream, forward, &[0], &reads, &mut y, Some(&mut ws)) }.unwrap();
+    stored.execute(&stream, forward, &x, &mut y, Some(&mut ws)).unwrap();
+    stream.synchronize().unwrap();
+    drop((loaded, stored, plain));
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
