@@ -480,3 +480,44 @@ fn callback_plans_refuse_a_capturing_stream() {
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
 }
+
+/// NumPy's transforms on a capturing stream are `NotSupported` before cuFFT is called (a graph
+/// would run on memory of a cached plan, which the cache may destroy while the graph lives):
+/// arrays, a norm factor that would take a store callback and, where NVRTC compiles the load
+/// callback, an expression; the capture stays valid and the same transforms run after it.
+#[test]
+fn transforms_refuse_a_capturing_stream() {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    use cuda_driver::CaptureMode;
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::<Complex<f32>>::zeros(&stream, [4, 64]).unwrap();
+    let with_expression = nvrtc_available("a captured expression's transform");
+    fft::clear_plan_cache();
+    fake_libs::reset();
+    let refused = |result: cuda_core::Result<DeviceArray<Complex<f32>>>| match result {
+        Err(cuda_core::Error::NotSupported(message)) => assert!(message.contains("capturing"), "{message}"),
+        other => panic!("a transform on a capturing stream gave {other:?}"),
+    };
+    let scope = stream.capture_scope(CaptureMode::ThreadLocal).unwrap();
+    refused(fft::fft(&x, None, -1, FftNorm::Backward));
+    refused(fft::ifft(&x, None, -1, FftNorm::Backward));
+    refused(fft::fft(&x, None, 0, FftNorm::Ortho));
+    let real = fft::irfft(&x, None, -1, FftNorm::Backward);
+    assert!(matches!(real, Err(cuda_core::Error::NotSupported(_))), "{real:?}");
+    if with_expression {
+        refused(fft::fft(&x * 2.0f32, None, -1, FftNorm::Backward));
+    }
+    assert_eq!(fake_libs::calls(), 0, "nothing reached cuFFT");
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    scope.end().unwrap();
+    fft::fft(&x, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(fake_libs::live(Live::Plans), 1);
+    fft::clear_plan_cache();
+    drop(x);
+    stream.synchronize().unwrap();
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}

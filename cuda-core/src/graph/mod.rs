@@ -28,6 +28,10 @@
 //!   its cuBLAS handle synchronises the device). On a capturing stream each is
 //!   [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) naming the call, before
 //!   anything is queued, and the capture stays valid.
+//! - **Transforms are refused.** The transforms of the `fft` module on a capturing stream
+//!   are [`Error::NotSupported`](crate::Error::NotSupported) before cuFFT is called: a graph
+//!   would run on memory of a cached cuFFT plan (its tables, its callbacks' caller info), which
+//!   the plan cache may destroy or rewrite while the graph lives.
 //! - **First use.** Run the work once before capturing it (a warm-up, as torch asks too): a
 //!   kernel's first use compiles and loads its module, and a stream's first product makes its
 //!   library handles, neither of which belongs in a capture.
