@@ -53,9 +53,9 @@
 //! # What a graph keeps
 //! An executable [`Graph`] keeps loaded the kernels launched into its builders (through
 //! [`GraphBuilder::launch`], and every kernel captured on the root stream or a body's stream);
-//! while one (or a builder, from its capture to its completion) lives, [`unload_generated_kernels`](crate::unload_generated_kernels) leaves the
-//! crate's generated kernels loaded, since array work on a forked stream is kept only by their
-//! registry. A conditional body's graph belongs to the capture that appended its node: that
+//! while one or a builder lives, [`unload_generated_kernels`](crate::unload_generated_kernels)
+//! leaves the crate's generated kernels loaded, since array work on a forked stream is kept
+//! only by their registry. A conditional body's graph belongs to the capture that appended its node: that
 //! capture refuses to end while the body is being captured (a body builder left building keeps
 //! it going, leaked, rather than destroying the body under it).
 
