@@ -17,9 +17,10 @@
 //!   the capture (a graph memory-allocation node), and its drop during the capture a graph free.
 //!   The graph owns that memory, so no address baked into it can be handed out again by the
 //!   pool. An array allocated during a capture that outlives it belongs to the graph (its memory
-//!   exists while the graph's launches have it) and never returns to the pool: keep results in
-//!   arrays allocated before the capture (write them with `assign` or `copy_from`), as
-//!   [`CapturedStep`] does.
+//!   exists while the graph's launches have it) and never returns to the pool; any use of it
+//!   after the capture (a read-back, a kernel, a copy) is refused with an `InvalidValue` driver
+//!   error, since its address is the graph's. Keep results in arrays allocated before the
+//!   capture (write them with `assign` or `copy_from`), as [`CapturedStep`] does.
 //! - **Host waits are refused.** A call that waits on the host for the device would invalidate
 //!   the capture: reading back (`to_vec`, `item`, `copy_to_host`, printing), copying from host
 //!   memory (`copy_from_host`), routines whose result size is counted on the device (`nonzero`,
