@@ -400,11 +400,7 @@ impl MemoryPool {
     #[cold]
     fn alloc_in_capture(&self, stream: &Stream, bytes: usize, class: usize) -> Result<PooledBlock> {
         check_per_thread(stream)?;
-        let capture = stream.capture_id()?.ok_or_else(|| {
-            cuda_driver::Error::InvalidValue(
-                "the stream's capture was invalidated: nothing more can be allocated in it".into(),
-            )
-        })?;
+        let capture = GraphCapture::of(stream);
         let ptr = self.driver_alloc(stream, class)?;
         Ok(PooledBlock {
             pool: self.clone(),
@@ -594,6 +590,25 @@ pub(crate) fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Resu
     // Destroying a recorded event is allowed: the wait keeps what it needs.
 }
 
+/// The capture that made a graph allocation: its identity where the driver reports one
+/// (`cuStreamGetCaptureInfo_v3`, CUDA 12.3 and later), else only that it was a capture.
+#[derive(Clone, Copy, Debug)]
+struct GraphCapture(Option<u64>);
+
+impl GraphCapture {
+    fn of(stream: &Stream) -> GraphCapture {
+        GraphCapture(stream.capture_id().ok().flatten())
+    }
+
+    /// Whether `owner`, the stream that allocated in this capture, still captures it.
+    fn is_current(self, owner: &Stream) -> bool {
+        match self.0 {
+            Some(capture) => matches!(owner.capture_id(), Ok(Some(now)) if now == capture),
+            None => matches!(owner.in_capture(), Ok(true)),
+        }
+    }
+}
+
 /// A block of device memory from a [`MemoryPool`], returned to the pool (in its stream's order)
 /// on drop.
 pub struct PooledBlock {
@@ -602,9 +617,9 @@ pub struct PooledBlock {
     bytes: usize,
     class: usize,
     uses: StreamUses,
-    /// For a graph allocation (made while its stream captured): the identity of that capture,
-    /// outside which the memory is the graph's, not the block's. Never cached.
-    graph_capture: Option<u64>,
+    /// For a graph allocation (made while its stream captured): that capture, outside which the
+    /// memory is the graph's, not the block's. Never cached.
+    graph_capture: Option<GraphCapture>,
 }
 
 impl PooledBlock {
@@ -657,8 +672,8 @@ impl PooledBlock {
     }
 
     #[cold]
-    fn check_graph_use(&self, capture: u64) -> cuda_driver::Result<()> {
-        if self.uses.owner().capture_id()? == Some(capture) {
+    fn check_graph_use(&self, capture: GraphCapture) -> cuda_driver::Result<()> {
+        if capture.is_current(self.uses.owner()) {
             return Ok(());
         }
         Err(cuda_driver::Error::InvalidValue(
@@ -675,16 +690,16 @@ impl PooledBlock {
     /// its stream still captures. After the capture the memory belongs to the graph (it exists
     /// while the graph runs), so it is neither freed here nor cached: it is left to the graph.
     #[cold]
-    fn drop_graph_allocation(&mut self, capture: u64) {
+    fn drop_graph_allocation(&mut self, capture: GraphCapture) {
         self.uses.order_release();
         let owner = self.uses.owner();
-        match owner.capture_id() {
-            Ok(Some(now)) if now == capture => {
+        match capture.is_current(owner) {
+            true => {
                 if let Err(error) = free_cached(owner, self.ptr) {
                     eprintln!("cuda-core: freeing a graph allocation inside its capture failed: {error}");
                 }
             }
-            _ => eprintln!(
+            false => eprintln!(
                 "cuda-core: an array allocated during a stream capture outlived the capture; its memory belongs to the graph and is not returned to the pool"
             ),
         }
