@@ -405,3 +405,41 @@ fn a_captured_step_replays_a_training_step_like_eager_runs() {
     drop(captured);
     assert_close("weights", &graph_w.to_vec().unwrap(), &eager_w.to_vec().unwrap());
 }
+
+/// An array allocated during a capture and kept past it holds the graph's memory: every use
+/// after the capture (a read-back, a write, a read by a kernel, a fill) is a typed error, not an
+/// access to an address the graph owns.
+#[test]
+fn an_array_allocated_in_a_capture_is_refused_after_it() {
+    let Some(device) = common::device_or_skip("an_array_allocated_in_a_capture_is_refused_after_it") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1.0f32, 0.0, 2.0]).unwrap();
+    let mut y = DeviceArray::<f32>::zeros(&stream, 3).unwrap();
+    // The warm-up: the kernel used below is loaded before the capture.
+    y.assign(&x * 3.0f32).unwrap();
+    let mut kept = None;
+    let mut builder = GraphBuilder::new(&stream);
+    builder
+        .build(CaptureMode::ThreadLocal, |_| {
+            let mut inside = (&x * 3.0f32).eval()?;
+            // Inside its capture the array is usable.
+            inside.assign(&x * 3.0f32)?;
+            kept = Some(inside);
+            Ok(())
+        })
+        .unwrap();
+    let mut kept = kept.unwrap();
+    let refused = |result: cuda_core::Result<()>| match result {
+        Err(error) => assert!(error.to_string().contains("outside that capture"), "{error}"),
+        Ok(()) => panic!("a use of the graph's memory after its capture was not refused"),
+    };
+    refused(kept.to_vec().map(drop));
+    refused(kept.assign(&x * 3.0f32));
+    refused(y.assign(&kept * 3.0f32));
+    refused(kept.fill(1.0));
+    refused(kept.copy_from_host(&[1.0, 2.0, 3.0]));
+    // The arrays allocated before the capture are untouched.
+    assert_eq!(y.to_vec().unwrap(), [3.0, 0.0, 6.0]);
+}

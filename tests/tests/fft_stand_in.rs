@@ -414,3 +414,110 @@ fn store_callback_transforms_survive_a_failure_at_every_call() {
     }
     survives_a_failure_at_every_call(store_fft_life, 2 * 7);
 }
+
+/// A plan with a load or store callback on a capturing stream is refused before cuFFT is
+/// called: a captured execution would replay its caller info's write from host words the
+/// caller may have freed, into the plan's one buffer that the next execution rewrites. A plain
+/// plan still runs there, and the capture stays valid.
+#[test]
+fn callback_plans_refuse_a_capturing_stream() {
+    use cuda_driver::{CaptureMode, DeviceBuffer, DeviceMemory};
+    use cuda_libs::fft::{Direction, Kind, LoadCallback, Plan, PlanDesc, Precision, StoreCallback};
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let desc = PlanDesc::new(Kind::C2C, Precision::F32, &[64]).unwrap();
+    let lto = [0u8; 4];
+    let mut loaded = Plan::with_load_callback(
+        &context,
+        &desc,
+        &LoadCallback {
+            symbol: "load",
+            lto_ir: &lto,
+            info_words: 1,
+        },
+    )
+    .unwrap();
+    // SAFETY: never run (the stand-in runs no callback).
+    let mut stored = unsafe {
+        Plan::with_store_callback(
+            &context,
+            &desc,
+            &StoreCallback {
+                symbol: "store",
+                lto_ir: &lto,
+                info_words: 1,
+            },
+        )
+        .unwrap()
+    };
+    let mut plain = Plan::new(&context, &desc).unwrap();
+    let x = DeviceBuffer::<[f32; 2]>::zeroed(&context, 64).unwrap();
+    let mut y = DeviceBuffer::<[f32; 2]>::zeroed(&context, 64).unwrap();
+    let mut ws = DeviceBuffer::<u8>::zeroed(&context, plain.workspace_size().max(1)).unwrap();
+    let forward = Direction::Forward;
+    let scope = stream.capture_scope(CaptureMode::ThreadLocal).unwrap();
+    let calls = fake_libs::calls();
+    let refused = |result: cuda_libs::Result<()>| match result {
+        Err(Error::InvalidValue(message)) => assert!(message.contains("capturing"), "{message}"),
+        other => panic!("a callback plan on a capturing stream gave {other:?}"),
+    };
+    let reads = [&x as &dyn DeviceMemory];
+    // SAFETY: refused before anything is queued.
+    refused(unsafe { loaded.execute_loaded(&stream, forward, &[0], &reads, &mut y, None) });
+    refused(stored.execute(&stream, forward, &x, &mut y, None));
+    refused(stored.execute_in_place(&stream, forward, &mut y, None));
+    assert_eq!(fake_libs::calls(), calls, "nothing reached cuFFT");
+    plain.execute(&stream, forward, &x, &mut y, Some(&mut ws)).unwrap();
+    scope.end().unwrap();
+    // Outside the capture the callback plans run again.
+    // SAFETY: never run (the stand-in runs no callback).
+    unsafe { loaded.execute_loaded(&stream, forward, &[0], &reads, &mut y, Some(&mut ws)) }.unwrap();
+    stored.execute(&stream, forward, &x, &mut y, Some(&mut ws)).unwrap();
+    stream.synchronize().unwrap();
+    drop((loaded, stored, plain));
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
+/// NumPy's transforms on a capturing stream are `NotSupported` before cuFFT is called (a graph
+/// would run on memory of a cached plan, which the cache may destroy while the graph lives):
+/// arrays, a norm factor that would take a store callback and, where NVRTC compiles the load
+/// callback, an expression; the capture stays valid and the same transforms run after it.
+#[test]
+fn transforms_refuse_a_capturing_stream() {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Complex, DeviceArray};
+    use cuda_driver::CaptureMode;
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::<Complex<f32>>::zeros(&stream, [4, 64]).unwrap();
+    let with_expression = nvrtc_available("a captured expression's transform");
+    fft::clear_plan_cache();
+    fake_libs::reset();
+    let refused = |result: cuda_core::Result<DeviceArray<Complex<f32>>>| match result {
+        Err(cuda_core::Error::NotSupported(message)) => assert!(message.contains("capturing"), "{message}"),
+        other => panic!("a transform on a capturing stream gave {other:?}"),
+    };
+    let scope = stream.capture_scope(CaptureMode::ThreadLocal).unwrap();
+    refused(fft::fft(&x, None, -1, FftNorm::Backward));
+    refused(fft::ifft(&x, None, -1, FftNorm::Backward));
+    refused(fft::fft(&x, None, 0, FftNorm::Ortho));
+    let real = fft::irfft(&x, None, -1, FftNorm::Backward);
+    assert!(matches!(real, Err(cuda_core::Error::NotSupported(_))), "{real:?}");
+    if with_expression {
+        refused(fft::fft(&x * 2.0f32, None, -1, FftNorm::Backward));
+    }
+    assert_eq!(fake_libs::calls(), 0, "nothing reached cuFFT");
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    scope.end().unwrap();
+    fft::fft(&x, None, -1, FftNorm::Backward).unwrap();
+    assert_eq!(fake_libs::live(Live::Plans), 1);
+    fft::clear_plan_cache();
+    drop(x);
+    stream.synchronize().unwrap();
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}

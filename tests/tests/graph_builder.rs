@@ -301,3 +301,38 @@ fn a_body_ended_through_its_stream_stays_its_graphs() {
     }
     assert_no_new_handles(&fake, &before);
 }
+
+/// Generated kernels stay loaded while a graph builder lives, not only once its graph is
+/// complete: array work captured on a fork is kept by the kernel registry alone, and the graph
+/// a builder captured waits in it until `complete` instantiates it.
+#[test]
+fn generated_kernels_stay_loaded_while_a_builder_lives() {
+    if !tests::checks::nvrtc_available("generated kernels under a graph builder") {
+        return;
+    }
+    let (fake, context) = setup();
+    // The stand-in loads PTX only, and runs the generated kernel as a no-op.
+    cuda_core::load_generated_as_ptx(true);
+    fake.set_bodiless_kernels_noop(true);
+    let stream = Stream::new(&context).unwrap();
+    let x = DeviceArray::from_slice(&stream, &[1.0f32, 2.0, 3.0]).unwrap();
+    let mut y = DeviceArray::<f32>::zeros(&stream, [3]).unwrap();
+    y.assign(&x * 2.0f32 + 0.5f32).unwrap();
+    stream.synchronize().unwrap();
+    let loaded = || fake.live(tests::fake::Kind::Module) + fake.live(tests::fake::Kind::Library);
+    let with_kernel = loaded();
+    assert!(with_kernel > 0, "the expression's kernel is loaded");
+    let mut builder = GraphBuilder::new(&stream);
+    builder.build(CaptureMode::ThreadLocal, |_| Ok(())).unwrap();
+    cuda_core::unload_generated_kernels();
+    assert_eq!(
+        loaded(),
+        with_kernel,
+        "unloaded while a builder holds its captured graph"
+    );
+    let graph = builder.complete().unwrap();
+    drop(builder);
+    cuda_core::unload_generated_kernels();
+    assert_eq!(loaded(), with_kernel, "unloaded while the graph lives");
+    drop(graph);
+}

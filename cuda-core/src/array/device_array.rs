@@ -120,6 +120,16 @@ impl Storage {
             Storage::Foreign(memory) => memory.uses(),
         }
     }
+
+    /// Refuses a use of memory that is not the storage's now (a graph allocation after its
+    /// capture).
+    #[inline]
+    fn check_use(&self) -> cuda_driver::Result<()> {
+        match self {
+            Storage::Pooled(block) => block.check_use(),
+            Storage::Foreign(_) => Ok(()),
+        }
+    }
 }
 
 /// An n-dimensional array of `T` in pooled device memory, ordered on one stream.
@@ -360,7 +370,16 @@ impl<T: Element> DeviceArray<T> {
                 used_with: "stream",
             });
         }
+        self.check_storage()?;
         self.storage.uses().begin_use(stream, access)
+    }
+
+    /// Refuses work on memory that is not the array's now: a graph allocation (made during a
+    /// stream capture) after its capture. Work queued on the array's own stream without
+    /// [`begin_use`](Self::begin_use) checks this first.
+    #[inline]
+    pub(crate) fn check_storage(&self) -> cuda_driver::Result<()> {
+        self.storage.check_use()
     }
 
     pub(crate) fn same_len(&self, what: &str, other: usize) -> Result<()> {

@@ -93,6 +93,10 @@ pub struct GraphBuilder<'p> {
     kept: Kept,
     /// The captured graph, once a root builder ended.
     graph: Option<cuda_driver::Graph<'static>>,
+    /// Generated kernels captured on a forked stream are kept only by the registry: it must not
+    /// unload them while their capture, or the captured graph waiting to complete, lives.
+    #[cfg(feature = "array")]
+    _generated: crate::array::GeneratedKernelsPin,
     _parent: PhantomData<&'p ()>,
 }
 
@@ -116,6 +120,8 @@ impl<'p> GraphBuilder<'p> {
             state,
             kept,
             graph: None,
+            #[cfg(feature = "array")]
+            _generated: crate::array::GeneratedKernelsPin::new(),
             _parent: PhantomData,
         }
     }

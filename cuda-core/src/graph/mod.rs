@@ -17,9 +17,10 @@
 //!   the capture (a graph memory-allocation node), and its drop during the capture a graph free.
 //!   The graph owns that memory, so no address baked into it can be handed out again by the
 //!   pool. An array allocated during a capture that outlives it belongs to the graph (its memory
-//!   exists while the graph's launches have it) and never returns to the pool: keep results in
-//!   arrays allocated before the capture (write them with `assign` or `copy_from`), as
-//!   [`CapturedStep`] does.
+//!   exists while the graph's launches have it) and never returns to the pool; any use of it
+//!   after the capture (a read-back, a kernel, a copy) is refused with an `InvalidValue` driver
+//!   error, since its address is the graph's. Keep results in arrays allocated before the
+//!   capture (write them with `assign` or `copy_from`), as [`CapturedStep`] does.
 //! - **Host waits are refused.** A call that waits on the host for the device would invalidate
 //!   the capture: reading back (`to_vec`, `item`, `copy_to_host`, printing), copying from host
 //!   memory (`copy_from_host`), routines whose result size is counted on the device (`nonzero`,
@@ -28,6 +29,10 @@
 //!   its cuBLAS handle synchronises the device). On a capturing stream each is
 //!   [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) naming the call, before
 //!   anything is queued, and the capture stays valid.
+//! - **Transforms are refused.** The transforms of the `fft` module on a capturing stream
+//!   are [`Error::NotSupported`](crate::Error::NotSupported) before cuFFT is called: a graph
+//!   would run on memory of a cached cuFFT plan (its tables, its callbacks' caller info), which
+//!   the plan cache may destroy or rewrite while the graph lives.
 //! - **First use.** Run the work once before capturing it (a warm-up, as torch asks too): a
 //!   kernel's first use compiles and loads its module, and a stream's first product makes its
 //!   library handles, neither of which belongs in a capture.
@@ -49,9 +54,9 @@
 //! # What a graph keeps
 //! An executable [`Graph`] keeps loaded the kernels launched into its builders (through
 //! [`GraphBuilder::launch`], and every kernel captured on the root stream or a body's stream);
-//! while one lives, [`unload_generated_kernels`](crate::unload_generated_kernels) leaves the
-//! crate's generated kernels loaded, since array work on a forked stream is kept only by their
-//! registry. A conditional body's graph belongs to the capture that appended its node: that
+//! while one or a builder lives, [`unload_generated_kernels`](crate::unload_generated_kernels)
+//! leaves the crate's generated kernels loaded, since array work on a forked stream is kept
+//! only by their registry. A conditional body's graph belongs to the capture that appended its node: that
 //! capture refuses to end while the body is being captured (a body builder left building keeps
 //! it going, leaked, rather than destroying the body under it).
 

@@ -81,7 +81,8 @@ impl Plan {
     /// ([`super::supports_load_callbacks`]); otherwise [`Error::InvalidValue`] before any call.
     /// A callback cuFFT cannot link is [`Error::Status`]. Executions go through the plain
     /// [`Plan::execute`], [`Plan::execute_c2r`] and [`Plan::execute_in_place`], each writing
-    /// the caller info first, in stream order.
+    /// the caller info first, in stream order (so a capturing stream is refused, as by
+    /// [`Plan::execute_loaded`]).
     ///
     /// # Safety
     /// Whatever caller info it is given, the callback writes only the element it is handed, as
@@ -373,7 +374,8 @@ impl Plan {
     /// handed the caller info's address as its input pointer, which the callback ignores
     /// (cuFFT reads a plan's input through its load callback only, and does not write the
     /// input of complex-to-complex and real-to-complex plans). `output` and `workspace` are
-    /// checked as [`Plan::execute`] checks them.
+    /// checked as [`Plan::execute`] checks them. A capturing stream is refused
+    /// ([`Error::InvalidValue`]): a graph would replay the caller info's write from `info`.
     ///
     /// # Safety
     /// Given `info`, the callback reads only memory inside `reads` (each belonging to the
@@ -494,6 +496,17 @@ impl Plan {
                 object: "stream",
                 used_with: "cuFFT plan",
             });
+        }
+        // A captured execution of a callback plan would bake the plan's caller-info buffer into
+        // the graph, and a copy from host memory (the words given now) that the graph replays
+        // from wherever they were: the next execution rewrites the buffer, and the words may be
+        // freed, before the graph runs.
+        if (self.load.is_some() || self.store.is_some()) && stream.in_capture()? {
+            return Err(Error::InvalidValue(
+                "a cuFFT plan with a callback cannot run on a capturing stream: its caller info is \
+                 written from host memory before each execution, which a graph would replay stale"
+                    .into(),
+            ));
         }
         Ok(())
     }

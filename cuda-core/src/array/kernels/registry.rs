@@ -301,8 +301,8 @@ pub fn load_generated_as_ptx(ptx: bool) {
 /// queued (after synchronising), to give back the modules' memory or before tearing down a
 /// context; the exit hook does the same when the process ends.
 ///
-/// While an executable graph of a [`GraphBuilder`](crate::GraphBuilder) lives, this does
-/// nothing: such a graph may launch generated kernels captured on a forked stream, whose
+/// While a [`GraphBuilder`](crate::GraphBuilder) or an executable graph of one lives, this
+/// does nothing: such a graph may launch generated kernels captured on a forked stream, whose
 /// modules only this registry keeps.
 pub fn unload_generated_kernels() {
     if GRAPH_PINS.load(Ordering::Acquire) != 0 {
@@ -311,7 +311,7 @@ pub fn unload_generated_kernels() {
     unload_loaded(|_| true);
 }
 
-/// Executable graphs of graph builders alive now (see [`unload_generated_kernels`]).
+/// Graph builders and their executable graphs alive now (see [`unload_generated_kernels`]).
 static GRAPH_PINS: AtomicUsize = AtomicUsize::new(0);
 
 /// Keeps [`unload_generated_kernels`] from unloading while it lives.

@@ -391,7 +391,7 @@ impl MemoryPool {
             // SAFETY: the bins keep `owner` alive and in place while the block is handed out,
             // and the block keeps the pool, so the bins, alive.
             uses: unsafe { StreamUses::lent(owner) },
-            in_graph: false,
+            graph_capture: None,
         })
     }
 
@@ -400,6 +400,7 @@ impl MemoryPool {
     #[cold]
     fn alloc_in_capture(&self, stream: &Stream, bytes: usize, class: usize) -> Result<PooledBlock> {
         check_per_thread(stream)?;
+        let capture = GraphCapture::of(stream);
         let ptr = self.driver_alloc(stream, class)?;
         Ok(PooledBlock {
             pool: self.clone(),
@@ -407,7 +408,7 @@ impl MemoryPool {
             bytes,
             class,
             uses: StreamUses::new(stream.clone()),
-            in_graph: true,
+            graph_capture: Some(capture),
         })
     }
 
@@ -589,6 +590,25 @@ pub(crate) fn order_after(earlier: &Stream, later: &Stream) -> cuda_driver::Resu
     // Destroying a recorded event is allowed: the wait keeps what it needs.
 }
 
+/// The capture that made a graph allocation: its identity where the driver reports one
+/// (`cuStreamGetCaptureInfo_v3`, CUDA 12.3 and later), else only that it was a capture.
+#[derive(Clone, Copy, Debug)]
+struct GraphCapture(Option<u64>);
+
+impl GraphCapture {
+    fn of(stream: &Stream) -> GraphCapture {
+        GraphCapture(stream.capture_id().ok().flatten())
+    }
+
+    /// Whether `owner`, the stream that allocated in this capture, still captures it.
+    fn is_current(self, owner: &Stream) -> bool {
+        match self.0 {
+            Some(capture) => matches!(owner.capture_id(), Ok(Some(now)) if now == capture),
+            None => matches!(owner.in_capture(), Ok(true)),
+        }
+    }
+}
+
 /// A block of device memory from a [`MemoryPool`], returned to the pool (in its stream's order)
 /// on drop.
 pub struct PooledBlock {
@@ -597,8 +617,9 @@ pub struct PooledBlock {
     bytes: usize,
     class: usize,
     uses: StreamUses,
-    /// A graph allocation, made while its stream captured: never cached.
-    in_graph: bool,
+    /// For a graph allocation (made while its stream captured): that capture, outside which the
+    /// memory is the graph's, not the block's. Never cached.
+    graph_capture: Option<GraphCapture>,
 }
 
 impl PooledBlock {
@@ -638,6 +659,30 @@ impl PooledBlock {
     pub(crate) fn uses(&self) -> &StreamUses {
         &self.uses
     }
+
+    /// Refuses a use of a graph allocation outside the capture that made it: its address is
+    /// the graph's (backed only while the graph's launches run, and handed to other graph
+    /// allocations otherwise), so no work outside that capture may touch it.
+    #[inline]
+    pub(crate) fn check_use(&self) -> cuda_driver::Result<()> {
+        match self.graph_capture {
+            None => Ok(()),
+            Some(capture) => self.check_graph_use(capture),
+        }
+    }
+
+    #[cold]
+    fn check_graph_use(&self, capture: GraphCapture) -> cuda_driver::Result<()> {
+        if capture.is_current(self.uses.owner()) {
+            return Ok(());
+        }
+        Err(cuda_driver::Error::InvalidValue(
+            "an array allocated during a stream capture was used outside that capture: its memory belongs to \
+             the graph (it exists only while the graph's launches run); keep results in arrays allocated \
+             before the capture"
+                .into(),
+        ))
+    }
 }
 
 impl PooledBlock {
@@ -645,16 +690,16 @@ impl PooledBlock {
     /// its stream still captures. After the capture the memory belongs to the graph (it exists
     /// while the graph runs), so it is neither freed here nor cached: it is left to the graph.
     #[cold]
-    fn drop_graph_allocation(&mut self) {
+    fn drop_graph_allocation(&mut self, capture: GraphCapture) {
         self.uses.order_release();
         let owner = self.uses.owner();
-        match owner.in_capture() {
-            Ok(true) => {
+        match capture.is_current(owner) {
+            true => {
                 if let Err(error) = free_cached(owner, self.ptr) {
                     eprintln!("cuda-core: freeing a graph allocation inside its capture failed: {error}");
                 }
             }
-            _ => eprintln!(
+            false => eprintln!(
                 "cuda-core: an array allocated during a stream capture outlived the capture; its memory belongs to the graph and is not returned to the pool"
             ),
         }
@@ -664,8 +709,8 @@ impl PooledBlock {
 impl Drop for PooledBlock {
     #[inline]
     fn drop(&mut self) {
-        if self.in_graph {
-            return self.drop_graph_allocation();
+        if let Some(capture) = self.graph_capture {
+            return self.drop_graph_allocation(capture);
         }
         self.uses.order_release();
         self.pool.give_back(self.uses.owner(), self.class, self.ptr);

@@ -19,6 +19,7 @@ impl<T: Element> DeviceArray<T> {
             return Ok(());
         }
         refuse_host_wait(self.stream(), "copy_from_host")?;
+        self.check_storage()?;
         if !self.is_contiguous() {
             let staged = DeviceArray::from_slice(self.stream(), source)?.reshape(self.shape().to_vec())?;
             return self.copy_from(&staged);
@@ -49,6 +50,7 @@ impl<T: Element> DeviceArray<T> {
             return Ok(());
         }
         refuse_host_wait(self.stream(), call)?;
+        self.check_storage()?;
         if !self.is_contiguous() {
             // SAFETY: the caller's promise, passed on; the compact copy holds `len` elements.
             return unsafe { self.to_contiguous()?.copy_to_host_raw(destination, call) };

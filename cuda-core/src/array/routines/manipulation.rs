@@ -96,6 +96,7 @@ impl<T: Element> DeviceArray<T> {
         }
         // SAFETY: `T` is plain data of `size_of::<T>()` bytes (`DeviceCopy`).
         let bytes = unsafe { std::slice::from_raw_parts((&value as *const T).cast::<u8>(), size_of::<T>()) };
+        self.check_storage()?;
         let stream = self.stream().clone();
         let (ptr, len) = (*self.ptr_ref(), self.len());
         let contiguous = self.is_contiguous();

@@ -4,7 +4,7 @@
 use super::FftElement;
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::Expr;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The input of a transform: `&DeviceArray<T>`, an [`Expr`] (by value or by reference: the
 /// reference transforms a copy of the expression, which borrows the same arrays), for every
@@ -38,6 +38,26 @@ impl<T: FftElement> Input<'_, T> {
             Input::Array(a) => Ok(a.shape().to_vec()),
             Input::Expr(e) => e.shape(),
         }
+    }
+
+    /// [`Error::NotSupported`] where the input's stream is capturing a graph, before anything
+    /// is queued: the graph would replay cuFFT's kernels on memory of a cached plan (its tables,
+    /// its callback's caller info), which the plan cache rewrites or destroys (evicting the
+    /// plan, cleared, its thread ending) while the graph may still run.
+    pub(super) fn refuse_capture(&self) -> Result<()> {
+        let stream = match self {
+            Input::Array(a) => a.stream(),
+            Input::Expr(e) => e.stream()?,
+        };
+        if stream.in_capture()? {
+            return Err(Error::NotSupported(
+                "an fft on a stream that is capturing a graph: the graph would use memory of a cached \
+                 cuFFT plan, which the plan cache may destroy while the graph lives; run the \
+                 transform outside the capture"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -362,6 +362,7 @@ fn c2c<T: FftElement>(
     inverse: bool,
 ) -> Result<DeviceArray<T::Complex>> {
     let shapes = shapes(&input.shape()?, s, axes, Real::Neither)?;
+    input.refuse_capture()?;
     let factor = norm.factor(inverse, shapes.total);
     match input {
         Input::Array(a) => complex_to_complex(a, &shapes, factor, inverse),
@@ -381,6 +382,7 @@ fn r2c<T: FftElement>(
 ) -> Result<DeviceArray<T::Complex>> {
     real_only::<T>(routine)?;
     let shapes = shapes(&input.shape()?, s, axes, Real::Input)?;
+    input.refuse_capture()?;
     let norm = if conjugate { norm.swapped() } else { norm };
     let factor = norm.factor(false, shapes.total);
     match input {
@@ -399,6 +401,7 @@ fn c2r<T: FftElement>(
     conjugate: bool,
 ) -> Result<DeviceArray<T::Part>> {
     let shapes = shapes(&input.shape()?, s, axes, Real::Output)?;
+    input.refuse_capture()?;
     let norm = if conjugate { norm.swapped() } else { norm };
     let factor = norm.factor(true, shapes.total);
     match input {
