@@ -365,3 +365,32 @@ fn the_routines_survive_a_failure_at_every_library_and_driver_call() {
     fake.set_bodiless_kernels_noop(false);
     fake.destroy_all();
 }
+
+#[test]
+fn cusolver_routines_under_a_capture_are_refused_leaving_it_valid() {
+    let Some(_fake) = stand_ins("cuSOLVER routines under a capture") else {
+        return;
+    };
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    let a = DeviceArray::<f32>::from_slice(&stream, &[2.0, 1.0, 1.0, 3.0])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let mut builder = cuda_core::graph::GraphBuilder::new(&stream);
+    builder
+        .build(cuda_core::graph::CaptureMode::ThreadLocal, |_| {
+            // Each routine reads its `info` back once (a host wait): refused when it asks for its
+            // cuSOLVER handle, the capture intact. (Routines that first copy their input, such as
+            // cholesky, queue that copy first: the stand-in refuses allocations in a capture.)
+            for result in [a.det().map(drop), a.inv().map(drop)] {
+                match result {
+                    Err(Error::HostWaitInCapture { call }) => assert!(call.contains("cuSOLVER"), "{call}"),
+                    other => panic!("expected HostWaitInCapture, got {other:?}"),
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(builder.graph().unwrap().node_count().unwrap(), 0);
+}

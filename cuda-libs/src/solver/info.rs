@@ -175,6 +175,13 @@ impl Infos {
         let Some(buffer) = self.buffer.as_ref().filter(|_| self.ledger.used() > 0) else {
             return Ok(());
         };
+        if stream.in_capture()? {
+            return Err(Error::InvalidValue(
+                "the info check reads the results back (a host wait), which a stream capture cannot hold: \
+                 check after ending the capture"
+                    .to_string(),
+            ));
+        }
         stream.synchronize()?;
         let values = buffer.to_vec()?;
         self.ledger.settle(&values)

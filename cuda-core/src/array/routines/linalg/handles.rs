@@ -198,6 +198,9 @@ pub(super) fn lt(stream: &Stream) -> Result<Arc<Mutex<Lt>>> {
 /// The cuSOLVER handle of `stream` (with its cuBLAS for the batched LU and its `info` slots).
 #[cfg(feature = "solver")]
 pub(super) fn solver(stream: &Stream) -> Result<Arc<Mutex<cuda_libs::solver::Solver>>> {
+    // Every cuSOLVER routine here reads its `info` back once (NumPy's LinAlgError), a host wait:
+    // refused under a capture before anything is queued.
+    crate::graph::refuse_host_wait(stream, "a cuSOLVER routine (its info is read back once, a host wait)")?;
     cached(&LAST_SOLVER, "cusolver handle", stream, || {
         Ok(cuda_libs::solver::Solver::new(stream)?)
     })
