@@ -25,10 +25,13 @@
 //!   the capture: reading back (`to_vec`, `item`, `copy_to_host`, printing), copying from host
 //!   memory (`copy_from_host`), routines whose result size is counted on the device (`nonzero`,
 //!   `argwhere`, `x[mask]`/`extract`, `compress`, `unique`), gathers that check indices
-//!   ([`IndexMode::Raise`](crate::IndexMode::Raise)) and a stream's first matrix product (making
-//!   its cuBLAS handle synchronises the device). On a capturing stream each is
-//!   [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) naming the call, before
-//!   anything is queued, and the capture stays valid.
+//!   ([`IndexMode::Raise`](crate::IndexMode::Raise)), a stream's first matrix product (making
+//!   its cuBLAS handle synchronises the device) and every cuSOLVER routine of `linalg` (`solve`,
+//!   `inv`, `det`, `cholesky`, `eigh`, `svd`, ...: each reads its `info` back once, to turn a
+//!   singular or indefinite matrix into an error). On a capturing stream each is
+//!   [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) naming the call, and the
+//!   capture stays valid (a `linalg` routine that first copies its input, such as `cholesky`,
+//!   has queued that copy into it).
 //! - **Transforms are refused.** The transforms of the `fft` module on a capturing stream
 //!   are [`Error::NotSupported`](crate::Error::NotSupported) before cuFFT is called: a graph
 //!   would run on memory of a cached cuFFT plan (its tables, its callbacks' caller info), which
