@@ -267,6 +267,25 @@ pub(super) fn compile(source: String, arch: u32, symbol: &str) -> Result<Vec<u8>
         .to_vec())
 }
 
+/// Test support: links the LTO-IR `callback` with a kernel compiled from `caller` (which calls it
+/// through cuFFT's declaration of a callback) into an sm_90 cubin, panicking with `source` where
+/// the link fails: it resolves only if the callback has the declared name and signature.
+#[cfg(test)]
+pub(super) fn links_with_caller(callback: Vec<u8>, caller: String, source: &str) {
+    let options = ProgramOptions {
+        relocatable_device_code: true,
+        ..ProgramOptions::for_arch(Arch::Compute(90))
+    };
+    let caller = Program::new(caller, options).compile(CompileTarget::LtoIr).unwrap();
+    let callback = crate::ObjectCode::from_ltoir(callback).unwrap();
+    let cubin = crate::Linker::new(crate::LinkerOptions::for_arch(Arch::Sm(90)))
+        .add(&callback)
+        .add(&caller)
+        .link(crate::LinkTarget::Cubin)
+        .unwrap_or_else(|e| panic!("the callback does not link: {e}\n{source}"));
+    assert!(!cubin.code().is_empty());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,18 +327,7 @@ mod tests {
             "__device__ {ret} {SYMBOL}(void *, unsigned long long, void *, void *);\n\
              extern \"C\" __global__ void call({ret} *out, void *info) {{ out[threadIdx.x] = {SYMBOL}(0, threadIdx.x, info, 0); }}\n"
         );
-        let options = ProgramOptions {
-            relocatable_device_code: true,
-            ..ProgramOptions::for_arch(Arch::Compute(90))
-        };
-        let caller = Program::new(caller, options).compile(CompileTarget::LtoIr).unwrap();
-        let callback = crate::ObjectCode::from_ltoir(lto).unwrap();
-        let cubin = crate::Linker::new(crate::LinkerOptions::for_arch(Arch::Sm(90)))
-            .add(&callback)
-            .add(&caller)
-            .link(crate::LinkTarget::Cubin)
-            .unwrap_or_else(|e| panic!("the callback does not link: {e}\n{source}"));
-        assert!(!cubin.code().is_empty());
+        links_with_caller(lto, caller, source);
     }
 
     #[test]

@@ -60,8 +60,8 @@ pub(super) fn compiled(key: &[u32], kind: Kind, precision: Precision, arch: u32)
 
 #[cfg(test)]
 mod tests {
+    use super::super::callback::links_with_caller;
     use super::*;
-    use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
     /// Compiles the callback of `kind` and `precision` to LTO-IR and, where nvJitLink is at
     /// hand, links it with a kernel that calls it through cuFFT's declaration of a store
@@ -80,18 +80,7 @@ mod tests {
              extern \"C\" __global__ void call({element} *out, {element} *in, void *info) {{\n\
              \x20   {SYMBOL}(out, threadIdx.x, in[threadIdx.x], info, 0);\n}}\n"
         );
-        let options = ProgramOptions {
-            relocatable_device_code: true,
-            ..ProgramOptions::for_arch(Arch::Compute(90))
-        };
-        let caller = Program::new(caller, options).compile(CompileTarget::LtoIr).unwrap();
-        let callback = crate::ObjectCode::from_ltoir(lto).unwrap();
-        let cubin = crate::Linker::new(crate::LinkerOptions::for_arch(Arch::Sm(90)))
-            .add(&callback)
-            .add(&caller)
-            .link(crate::LinkTarget::Cubin)
-            .unwrap_or_else(|e| panic!("the store callback does not link: {e}\n{text}"));
-        assert!(!cubin.code().is_empty());
+        links_with_caller(lto, caller, &text);
     }
 
     #[test]
