@@ -377,16 +377,43 @@ fn cusolver_routines_under_a_capture_are_refused_leaving_it_valid() {
         .unwrap()
         .reshape([2, 2])
         .unwrap();
+    let b = DeviceArray::<f32>::from_slice(&stream, &[1.0, 2.0]).unwrap();
     let mut builder = cuda_core::graph::GraphBuilder::new(&stream);
     builder
         .build(cuda_core::graph::CaptureMode::ThreadLocal, |_| {
-            // Each routine reads its `info` back once (a host wait): refused when it asks for its
-            // cuSOLVER handle, the capture intact. (Routines that first copy their input, such as
-            // cholesky, queue that copy first: the stand-in refuses allocations in a capture.)
-            for result in [a.det().map(drop), a.inv().map(drop)] {
+            // Each routine reads its `info` back once (a host wait): refused before it copies or
+            // allocates anything (the stand-in refuses allocations in a capture, so a routine
+            // that queued its input's copy first would fail with a driver error instead), the
+            // capture intact.
+            let refusals: [(&str, cuda_core::Result<()>); 21] = [
+                ("cholesky", a.cholesky(false).map(drop)),
+                ("eigh", a.eigh(false).map(drop)),
+                ("eigvalsh", a.eigvalsh(false).map(drop)),
+                ("qr", a.qr(false).map(drop)),
+                ("qr_r", a.qr_r().map(drop)),
+                ("svd", a.svd(false).map(drop)),
+                ("svdvals", a.svdvals().map(drop)),
+                ("lstsq", a.lstsq(&b, None).map(drop)),
+                ("pinv", a.pinv(1e-15).map(drop)),
+                ("pinv_rtol", a.pinv_rtol(None).map(drop)),
+                ("pinv_hermitian", a.pinv_hermitian(1e-15).map(drop)),
+                ("matrix_rank", a.matrix_rank().map(drop)),
+                ("matrix_rank_hermitian", a.matrix_rank_hermitian(None, None).map(drop)),
+                ("cond", a.cond().map(drop)),
+                ("det", a.det().map(drop)),
+                ("slogdet", a.slogdet().map(drop)),
+                ("inv", a.inv().map(drop)),
+                ("solve", a.solve(&b).map(drop)),
+                ("eig", a.eig().map(drop)),
+                ("eigvals", a.eigvals().map(drop)),
+                ("solve (matrix b)", a.solve(&a).map(drop)),
+            ];
+            for (routine, result) in refusals {
                 match result {
-                    Err(Error::HostWaitInCapture { call }) => assert!(call.contains("cuSOLVER"), "{call}"),
-                    other => panic!("expected HostWaitInCapture, got {other:?}"),
+                    Err(Error::HostWaitInCapture { call }) => {
+                        assert!(call.contains("cuSOLVER"), "{routine}: {call}")
+                    }
+                    other => panic!("{routine}: expected HostWaitInCapture, got {other:?}"),
                 }
             }
             Ok(())

@@ -30,8 +30,8 @@
 //!   `inv`, `det`, `cholesky`, `eigh`, `svd`, ...: each reads its `info` back once, to turn a
 //!   singular or indefinite matrix into an error). On a capturing stream each is
 //!   [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) naming the call, and the
-//!   capture stays valid (a `linalg` routine that first copies its input, such as `cholesky`,
-//!   has queued that copy into it).
+//!   capture stays valid (a `linalg` routine is refused before it copies or allocates
+//!   anything, so nothing of it is queued).
 //! - **Transforms are refused.** The transforms of the `fft` module on a capturing stream
 //!   are [`Error::NotSupported`](crate::Error::NotSupported) before cuFFT is called: a graph
 //!   would run on memory of a cached cuFFT plan (its tables, its callbacks' caller info), which

@@ -10,7 +10,7 @@
 use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::Matrix;
 
-use super::handles::with_solver;
+use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{column_major_fill, LinalgInput, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::ExprOps;
@@ -32,6 +32,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// before returning, NumPy's `LinAlgError`). `0 x 0` matrices give `0 x 0`.
     pub fn cholesky(&self, upper: bool) -> Result<DeviceArray<T::Factored>> {
         let stack = SquareStack::of("cholesky", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         if stack.is_empty() {
             return DeviceArray::zeros(&stream, stack.shape());

@@ -16,7 +16,7 @@
 use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::Matrix;
 
-use super::handles::with_solver;
+use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{LinalgInput, SolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::routines::math::ExprOps;
@@ -98,6 +98,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// matrix's index in the stack). `0 x 0` matrices give empty results.
     pub fn eig(&self) -> Result<EigPair<EigType<T>>> {
         let stack = SquareStack::of("eig", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let values_shape = [&stack.batch[..], &[stack.n]].concat();
         if stack.is_empty() {
             return Ok((
@@ -117,6 +118,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// [`eig`](Self::eig) computes them without the vectors.
     pub fn eigvals(&self) -> Result<DeviceArray<EigType<T>>> {
         let stack = SquareStack::of("eigvals", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let values_shape = [&stack.batch[..], &[stack.n]].concat();
         if stack.is_empty() {
             return DeviceArray::zeros(self.stream(), values_shape);

@@ -14,7 +14,7 @@
 use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{Matrix, JACOBI_BATCHED_MAX};
 
-use super::handles::with_solver;
+use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{column_major_fill, LinalgInput, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
@@ -79,6 +79,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// give empty results.
     pub fn eigh(&self, upper: bool) -> Result<Eigen<T::Factored>> {
         let stack = SquareStack::of("eigh", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         let values_shape = [&stack.batch[..], &[stack.n]].concat();
         if stack.is_empty() {
@@ -100,6 +101,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// [`eigh`](Self::eigh) computes them without the vectors.
     pub fn eigvalsh(&self, upper: bool) -> Result<DeviceArray<<T::Factored as Scalars>::Real>> {
         let stack = SquareStack::of("eigvalsh", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let values_shape = [&stack.batch[..], &[stack.n]].concat();
         if stack.is_empty() {
             return DeviceArray::zeros(self.stream(), values_shape);

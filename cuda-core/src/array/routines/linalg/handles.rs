@@ -198,12 +198,19 @@ pub(super) fn lt(stream: &Stream) -> Result<Arc<Mutex<Lt>>> {
 /// The cuSOLVER handle of `stream` (with its cuBLAS for the batched LU and its `info` slots).
 #[cfg(feature = "solver")]
 pub(super) fn solver(stream: &Stream) -> Result<Arc<Mutex<cuda_libs::solver::Solver>>> {
-    // Every cuSOLVER routine here reads its `info` back once (NumPy's LinAlgError), a host wait:
-    // refused under a capture before anything is queued.
-    crate::graph::refuse_host_wait(stream, "a cuSOLVER routine (its info is read back once, a host wait)")?;
+    refuse_solver_in_capture(stream)?;
     cached(&LAST_SOLVER, "cusolver handle", stream, || {
         Ok(cuda_libs::solver::Solver::new(stream)?)
     })
+}
+
+/// [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) if `stream` is capturing a
+/// graph: every cuSOLVER routine reads its `info` back once (NumPy's `LinAlgError`), a host
+/// wait. Each routine calls it first, before it copies or allocates anything, so a refused
+/// routine leaves the capture as it found it.
+#[cfg(feature = "solver")]
+pub(super) fn refuse_solver_in_capture(stream: &Stream) -> Result<()> {
+    crate::graph::refuse_host_wait(stream, "a cuSOLVER routine (its info is read back once, a host wait)")
 }
 
 /// Runs `routine` with the cuSOLVER handle of `stream`, locked for the whole routine (the `info`

@@ -3,6 +3,7 @@
 //! with singular values at most `rcond * S.max()` taken as zero (`U^H` is the conjugate
 //! transpose; `U^T` for real types). Residuals and singular values are real.
 
+use super::handles::refuse_solver_in_capture;
 use super::singular::conjugate_transpose;
 use super::stacks::{LinalgInput, SolverElement};
 use crate::array::device_array::DeviceArray;
@@ -52,6 +53,7 @@ impl<T: LinalgInput> DeviceArray<T> {
                 b.shape()
             )));
         }
+        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         let b = match vector {
             true => b.reshape([m, 1])?,

@@ -19,7 +19,7 @@ use cuda_driver::{DeviceMemoryMut, Stream};
 use cuda_libs::solver::{Matrix, Solver};
 use cuda_libs::LinalgFailure;
 
-use super::handles::with_solver;
+use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{same_context, LinalgInput, SolvePlan, SolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::promotion::{Promote, Scalars};
@@ -135,6 +135,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     {
         let plan = SolvePlan::new(self.shape(), b.shape())?;
         same_context(self, b, "solve")?;
+        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         if plan.stack.is_empty() || plan.k == 0 {
             return DeviceArray::zeros(&stream, plan.out_shape());
@@ -171,6 +172,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// [`cuda_libs::Error::Linalg`] with its index in the stack. `0 x 0` matrices give `0 x 0`.
     pub fn inv(&self) -> Result<DeviceArray<T::Factored>> {
         let stack = SquareStack::of("inv", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         if stack.is_empty() {
             return DeviceArray::zeros(&stream, stack.shape());
@@ -202,6 +204,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// permutation's sign, one fused reduction). A singular matrix gives `0`; a `0 x 0` one `1`.
     pub fn det(&self) -> Result<DeviceArray<T::Factored>> {
         let stack = SquareStack::of("det", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         if stack.is_empty() {
             return DeviceArray::ones(&stream, stack.batch);
@@ -220,6 +223,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// matrices). A singular matrix gives `(0, -inf)`; a `0 x 0` one `(1, 0)`.
     pub fn slogdet(&self) -> Result<SignAndLogDet<T::Factored>> {
         let stack = SquareStack::of("slogdet", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         if stack.is_empty() {
             let sign = DeviceArray::ones(&stream, stack.batch.clone())?;

@@ -10,7 +10,7 @@
 use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{Matrix, Solver};
 
-use super::handles::with_solver;
+use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{LinalgInput, MatrixStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
@@ -82,6 +82,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// dimensions is [`Error::InvalidValue`](crate::Error::InvalidValue).
     pub fn qr(&self, complete: bool) -> Result<Qr<T::Factored>> {
         let stack = MatrixStack::of("qr", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let (count, m, n, k) = (stack.count(), stack.m, stack.n, stack.k());
         let stream = self.stream().clone();
         let (q_cols, r_rows) = if complete { (m, m) } else { (k, k) };
@@ -126,6 +127,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.qr(a, mode='r')`: `R` alone, `(..., k, n)`, without forming `Q`.
     pub fn qr_r(&self) -> Result<DeviceArray<T::Factored>> {
         let stack = MatrixStack::of("qr", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let (count, n, k) = (stack.count(), stack.n, stack.k());
         let stream = self.stream().clone();
         if count == 0 || k == 0 {

@@ -27,7 +27,7 @@ use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{SvdVectors, JACOBI_BATCHED_MAX};
 use num_complex::Complex;
 
-use super::handles::with_solver;
+use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{LinalgInput, MatrixStack, SolverElement, SquareStack};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
@@ -193,6 +193,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// matrix's index. Empty matrices give empty results.
     pub fn svdvals(&self) -> Result<DeviceArray<RealOf<T::Factored>>> {
         let stack = MatrixStack::of("svdvals", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let shape = [&stack.batch[..], &[stack.k()]].concat();
         if stack.count() == 0 || stack.k() == 0 {
             return DeviceArray::zeros(self.stream(), shape);
@@ -211,6 +212,7 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// matrices give NumPy's shapes (identities for the full vectors of an empty side).
     pub fn svd(&self, full_matrices: bool) -> Result<Svd<T::Factored>> {
         let stack = MatrixStack::of("svd", self.shape())?;
+        refuse_solver_in_capture(self.stream())?;
         let (m, n, k) = (stack.m, stack.n, stack.k());
         let with = |tail: &[usize]| [&stack.batch[..], tail].concat();
         let stream = self.stream().clone();
