@@ -623,11 +623,22 @@ fn complex_scans_follow_numpy() {
     let mut out = DeviceBuffer::<C64>::zeroed(device.context(), data.len()).unwrap();
     let refused = scan::<C64, C64>(&stream, &buffer, &mut out, ScanOp::Max, ScanKind::Inclusive, None);
     assert!(matches!(refused, Err(Error::NotSupported(_))), "{refused:?}");
-    // A reduction's complex128 initial value is refused (its 8-byte parameter).
-    let mut total = DeviceBuffer::<C64>::zeroed(device.context(), 1).unwrap();
-    let reduced =
-        cuda_core::algorithms::reduce::reduce::<C64, C64>(&stream, &buffer, &mut total, ScanOp::Sum, c(0.0, 0.0));
-    assert!(matches!(reduced, Err(Error::NotSupported(_))), "{reduced:?}");
+    // A reduction takes a complex128 initial value (its two 8-byte parameters): NumPy 2.4,
+    // init + x.sum() and init + x.reshape(2, 2).sum(axis=1) for x = [1+2j, 2-1j, 0.5+0.5j,
+    // -1+3j], init = 0.25-0.5j: (2.75+4j) and [3.25+0.5j, -0.25+3j]; an empty input gives init.
+    use cuda_core::algorithms::reduce::{reduce, reduce_segments, Segments};
+    let init = c(0.25, -0.5);
+    let finite = DeviceArray::from_slice(&stream, &[c(1.0, 2.0), c(2.0, -1.0), c(0.5, 0.5), c(-1.0, 3.0)]).unwrap();
+    let mut total = DeviceArray::<C64>::zeros(&stream, 1).unwrap();
+    reduce::<C64, C64>(&stream, &finite, &mut total, ScanOp::Sum, init).unwrap();
+    complex_close(&total.to_vec().unwrap(), &[c(2.75, 4.0)], 0.0).unwrap_or_else(|e| panic!("complex128 reduce: {e}"));
+    let mut rows = DeviceArray::<C64>::zeros(&stream, 2).unwrap();
+    reduce_segments::<C64, C64>(&stream, &finite, Segments::Rows(2), &mut rows, ScanOp::Sum, init).unwrap();
+    complex_close(&rows.to_vec().unwrap(), &[c(3.25, 0.5), c(-0.25, 3.0)], 0.0)
+        .unwrap_or_else(|e| panic!("complex128 reduce_segments: {e}"));
+    let empty = DeviceArray::<C64>::zeros(&stream, 0).unwrap();
+    reduce::<C64, C64>(&stream, &empty, &mut total, ScanOp::Prod, init).unwrap();
+    complex_close(&total.to_vec().unwrap(), &[init], 0.0).unwrap_or_else(|e| panic!("empty complex128 reduce: {e}"));
 }
 
 #[test]

@@ -256,6 +256,27 @@ mod tests {
     }
 
     #[test]
+    fn complex_reductions_compile_and_assemble() {
+        use num_complex::Complex;
+        for op in [ScanOp::Sum, ScanOp::Prod] {
+            let ptx = compile(&super::reduce::builtin_source::<Complex<f32>, Complex<f32>>(op));
+            assert!(ptx.contains(".entry reduce_final(") && ptx.contains(".entry reduce_segments("));
+            compile(&super::reduce::builtin_source::<Complex<f64>, Complex<f64>>(op));
+        }
+        // Through ptxas: the complex128 initial value is read from its two 8-byte parameters.
+        let source = super::reduce::builtin_source::<Complex<f64>, Complex<f64>>(ScanOp::Sum);
+        assert!(source.contains("const unsigned long long bits[2] = {low, high};"));
+        assert!(source.contains("_from_words(init_low, init_high)"));
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        Program::new(&source, options)
+            .compile(CompileTarget::Cubin)
+            .unwrap_or_else(|e| panic!("the complex128 reduction does not assemble: {e}"));
+    }
+
+    #[test]
     fn reduce_operators_compile() {
         use super::reduce::ReduceOperator;
         let op = ReduceOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::scan::{init_bits, ScanOp};
+use super::scan::{init_words, ScanOp};
 use super::select::{launch_select, load_select, Emit, PredArgs, Predicate, SelectCall, RUNS_KEY};
 use super::sort::{bytes_of, Operands};
 use super::{disjoint, elements, tile_grid, UserOperator, BLOCK, ITEMS, TILE};
@@ -127,9 +127,11 @@ __device__ __forceinline__ _acc_t _shfl_down(const _acc_t v, const int d) {
     memcpy(&r, u, sizeof(r));
     return r;
 }
-__device__ __forceinline__ _acc_t _from_bits(const unsigned long long bits) {
-    _acc_t r;
-    memcpy(&r, &bits, sizeof(r));
+// The initial value from its bits, in two words (16 bytes: a complex128).
+__device__ __forceinline__ _acc_t _from_words(const unsigned long long low, const unsigned long long high) {
+    const unsigned long long bits[2] = {low, high};
+    _acc_t r = _identity();
+    memcpy(&r, bits, sizeof(r) < sizeof(bits) ? sizeof(r) : sizeof(bits));
     return r;
 }
 __device__ __forceinline__ _acc_t _read(const _acc_t x) { return x; }
@@ -190,9 +192,10 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_partials(const _in_t *
 
 // out[0] = init ⊕ partials[0] ⊕ ... ⊕ partials[count - 1] (init when there are none); one block.
 extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_final(const _acc_t *__restrict__ partials,
-        const unsigned long long count, const unsigned long long init_bits, _out_t *__restrict__ out) {
+        const unsigned long long count, const unsigned long long init_low, const unsigned long long init_high,
+        _out_t *__restrict__ out) {
     const _acc_t r = _block_reduce<_acc_t, _read>(partials, 0ull, count);
-    const _acc_t init = _from_bits(init_bits);
+    const _acc_t init = _from_words(init_low, init_high);
     if (threadIdx.x == 0u) out[0] = _out_t(count ? _op(init, r) : init);
 }
 
@@ -200,8 +203,9 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_final(const _acc_t *__
 // `row` is not 0, else [offsets[s], offsets[s + 1]) clamped into [0, n].
 extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_segments(const _in_t *__restrict__ in,
         const unsigned long long n, const unsigned long long row, const long long *__restrict__ offsets,
-        const unsigned long long segments, const unsigned long long init_bits, _out_t *__restrict__ out) {
-    const _acc_t init = _from_bits(init_bits);
+        const unsigned long long segments, const unsigned long long init_low, const unsigned long long init_high,
+        _out_t *__restrict__ out) {
+    const _acc_t init = _from_words(init_low, init_high);
     for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
         unsigned long long begin, end;
         if (row) {
@@ -279,8 +283,7 @@ fn builtin_loaded<I: Element, O: Element>(stream: &Stream, op: ScanOp) -> Result
 /// Values are combined in `O`'s arithmetic type (`float` for `f16` and `bf16`); `Min` and `Max`
 /// propagate NaN, as NumPy's `min` and `max`. No host wait; temporary storage from the pool in
 /// `stream`'s order. An output without room for one `O`, or overlapping the input, is
-/// [`Error::InvalidValue`]; a `complex128` `init` (wider than the kernel's 8-byte parameter)
-/// is [`Error::NotSupported`].
+/// [`Error::InvalidValue`].
 pub fn reduce<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
@@ -296,8 +299,7 @@ pub fn reduce<I: Element, O: Element>(
 /// Reduces each segment of `input` (elements of `I`) with `op` and `init` into one element of
 /// `output` (of `O`, at least one per segment) on `stream`; an empty segment gives `init`. One
 /// pass, a block per segment, no host wait. Rows of 0 elements, fewer than one offset, or an
-/// output too small or overlapping an input is [`Error::InvalidValue`]; a `complex128` `init`
-/// is [`Error::NotSupported`], as for [`reduce`].
+/// output too small or overlapping an input is [`Error::InvalidValue`], as for [`reduce`].
 pub fn reduce_segments<I: Element, O: Element>(
     stream: &Stream,
     input: &impl DeviceMemory,
@@ -428,7 +430,7 @@ unsafe fn run_whole<I: Element, O: Element>(
     init: O,
 ) -> Result<()> {
     let what = "reduce";
-    let init = init_bits(init)?;
+    let [init_low, init_high] = init_words(init)?;
     let n = elements::<I>("reduce input", input, stream)?;
     let mut operands = Operands::new(what, stream);
     let input_ptr = operands.input("the input", input, bytes_of::<I>(what, n)?)?;
@@ -451,9 +453,10 @@ unsafe fn run_whole<I: Element, O: Element>(
     let mut last = Launch::on(stream);
     last.value(partials.ptr())
         .value(u64::from(blocks))
-        .value(init)
+        .value(init_low)
+        .value(init_high)
         .value(output_ptr);
-    // SAFETY: `_final(partials, count, init_bits, out)` reads the `blocks` partials written
+    // SAFETY: `_final(partials, count, init_low, init_high, out)` reads the `blocks` partials written
     // above and writes out[0], which the output holds (checked above).
     unsafe { last.run(&loaded.functions[1], (1, 1), (BLOCK, 1))? };
     // Back to the pool in `stream`'s order, after both kernels.
@@ -487,7 +490,7 @@ unsafe fn run_segments<I: Element, O: Element>(
     init: O,
 ) -> Result<()> {
     let what = "reduce_segments";
-    let init = init_bits(init)?;
+    let [init_low, init_high] = init_words(init)?;
     let n = elements::<I>("reduce input", input, stream)?;
     let mut operands = Operands::new(what, stream);
     let input_ptr = operands.input("the input", input, bytes_of::<I>(what, n)?)?;
@@ -518,9 +521,10 @@ unsafe fn run_segments<I: Element, O: Element>(
         .value(row)
         .value(offsets_ptr)
         .value(count as u64)
-        .value(init)
+        .value(init_low)
+        .value(init_high)
         .value(output_ptr);
-    // SAFETY: `_segments(in, n, row, offsets, segments, init_bits, out)` reads the input's
+    // SAFETY: `_segments(in, n, row, offsets, segments, init_low, init_high, out)` reads the input's
     // elements below n (rows end at n; offsets are clamped into [0, n]), offsets[0..=count]
     // only when `row` is 0 (then the offsets hold count + 1, checked above), and writes
     // out[0..count], which the output holds.

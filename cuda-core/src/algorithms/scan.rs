@@ -856,7 +856,7 @@ unsafe fn run<I: Element, O: Element>(
 }
 
 /// The bits of `init` in the arithmetic type of `O` (`float` for `f16`/`bf16`), zero-extended
-/// to two words (a scan's two initial-value parameters, 16 bytes: a
+/// to two words (the two initial-value parameters of a scan or a reduction, 16 bytes: a
 /// `complex128`); [`Error::NotSupported`] for a type wider than 16 bytes.
 pub(crate) fn init_words<O: Element>(init: O) -> Result<[u64; 2]> {
     match O::DTYPE {
@@ -878,19 +878,6 @@ pub(crate) fn init_words<O: Element>(init: O) -> Result<[u64; 2]> {
             };
             Ok(words)
         }
-    }
-}
-
-/// The bits of `init` in the arithmetic type of `O`, zero-extended to one word (a reduction's
-/// initial-value parameter); [`Error::NotSupported`] for a type wider than 8 bytes
-/// (`complex128`).
-pub(crate) fn init_bits<O: Element>(init: O) -> Result<u64> {
-    match std::mem::size_of::<O>() {
-        0..=8 => Ok(init_words(init)?[0]),
-        _ => Err(Error::NotSupported(format!(
-            "an initial value of {} (reductions pass at most 8 bytes)",
-            O::DTYPE
-        ))),
     }
 }
 
@@ -1001,27 +988,22 @@ mod tests {
 
     #[test]
     fn init_values_keep_their_bits() {
-        assert_eq!(init_bits(-1i64).unwrap(), u64::MAX);
-        assert_eq!(init_bits(1.5f32).unwrap(), u64::from(1.5f32.to_bits()));
+        assert_eq!(init_words(-1i64).unwrap(), [u64::MAX, 0]);
+        assert_eq!(init_words(1.5f32).unwrap(), [u64::from(1.5f32.to_bits()), 0]);
         assert_eq!(
-            init_bits(half::f16::from_f32(2.0)).unwrap(),
-            u64::from(2.0f32.to_bits())
+            init_words(half::f16::from_f32(2.0)).unwrap(),
+            [u64::from(2.0f32.to_bits()), 0]
         );
         let z = num_complex::Complex::new(1.5f32, -2.0);
         assert_eq!(
-            init_bits(z).unwrap(),
-            u64::from(1.5f32.to_bits()) | (u64::from((-2.0f32).to_bits()) << 32)
+            init_words(z).unwrap(),
+            [u64::from(1.5f32.to_bits()) | (u64::from((-2.0f32).to_bits()) << 32), 0]
         );
-        assert!(matches!(
-            init_bits(num_complex::Complex::new(1.0f64, 0.0)),
-            Err(Error::NotSupported(_))
-        ));
-        // A scan's two words hold a complex128: the real part's bits, then the imaginary part's.
+        // Two words hold a complex128: the real part's bits, then the imaginary part's.
         assert_eq!(
             init_words(num_complex::Complex::new(1.5f64, -2.0)).unwrap(),
             [1.5f64.to_bits(), (-2.0f64).to_bits()]
         );
-        assert_eq!(init_words(-1i64).unwrap(), [u64::MAX, 0]);
         assert_eq!(init_words(7u8).unwrap(), [7, 0]);
     }
 }
