@@ -20,7 +20,7 @@
 //! | 1 or 2 per scalar parameter | its bytes (a `Complex<f64>` takes 2) |
 
 use std::fmt::Write;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cuda_libs::fft::{load_return_type, Kind, Precision};
 
@@ -265,6 +265,29 @@ pub(super) fn compile(source: String, arch: u32, symbol: &str) -> Result<Vec<u8>
         .compile(CompileTarget::LtoIr)?
         .code()
         .to_vec())
+}
+
+/// Why the loaded cuFFT takes no load callback, asked once per process (`None`: it takes them).
+pub(super) fn callbacks_unavailable() -> Result<Option<String>> {
+    static ANSWER: OnceLock<Option<String>> = OnceLock::new();
+    if let Some(answer) = ANSWER.get() {
+        return Ok(answer.clone());
+    }
+    let answer = cuda_libs::fft::supports_load_callbacks()?;
+    Ok(ANSWER.get_or_init(|| answer).clone())
+}
+
+/// Whether a cuFFT status from making a plan with a load or store callback says cuFFT cannot take this
+/// callback (so the fallback runs) rather than that something failed.
+pub(super) fn refuses_callback(function: &str, name: &str) -> bool {
+    matches!(
+        name,
+        "CUFFT_NOT_SUPPORTED"
+            | "CUFFT_NOT_IMPLEMENTED"
+            | "CUFFT_NVRTC_FAILURE"
+            | "CUFFT_NVJITLINK_FAILURE"
+            | "CUFFT_MISSING_DEPENDENCY"
+    ) || (function == "cufftXtSetJITCallback" && matches!(name, "CUFFT_INVALID_VALUE" | "CUFFT_INVALID_TYPE"))
 }
 
 /// Test support: links the LTO-IR `callback` with a kernel compiled from `caller` (which calls it

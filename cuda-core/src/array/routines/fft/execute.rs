@@ -9,7 +9,7 @@ use cuda_driver::{Access, Context, Stream, StreamUse};
 use cuda_libs::fft::{Direction, Kind, Layout, LoadCallback, Plan, PlanCache, PlanDesc, Precision, StoreCallback};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::fused::{callbacks_unavailable, refuses_callback};
+use super::callback::{callbacks_unavailable, refuses_callback};
 use super::layout::{describe, stages, Described, Real, Shapes, Stage};
 use super::store;
 use super::FftElement;

@@ -4,12 +4,10 @@
 //! otherwise (the fallback) the expression is written by one fused kernel into the promoted,
 //! padded input array the transform needs anyway, and that array is transformed.
 
-use std::sync::OnceLock;
-
 use cuda_driver::DeviceMemory;
 use cuda_libs::fft::{Direction, LoadCallback, PlanDesc};
 
-use super::callback::{self, CallbackLayout, SYMBOL};
+use super::callback::{self, callbacks_unavailable, refuses_callback, CallbackLayout, SYMBOL};
 use super::execute::{
     self, finish_output, internal, layout, moved_last, note_expression_path, note_refused, output_target, precision,
     refused, staging, with_plan, workspace_for, Attach, Extent,
@@ -123,29 +121,6 @@ fn staged<T: Scalars, U: Scalars>(
         (true, true) => target.assign(value.conj() * factor)?,
     }
     Ok(Some(array))
-}
-
-/// Why the loaded cuFFT takes no load callback, asked once per process (`None`: it takes them).
-pub(super) fn callbacks_unavailable() -> Result<Option<String>> {
-    static ANSWER: OnceLock<Option<String>> = OnceLock::new();
-    if let Some(answer) = ANSWER.get() {
-        return Ok(answer.clone());
-    }
-    let answer = cuda_libs::fft::supports_load_callbacks()?;
-    Ok(ANSWER.get_or_init(|| answer).clone())
-}
-
-/// Whether a cuFFT status from making a plan with a load or store callback says cuFFT cannot take this
-/// callback (so the fallback runs) rather than that something failed.
-pub(super) fn refuses_callback(function: &str, name: &str) -> bool {
-    matches!(
-        name,
-        "CUFFT_NOT_SUPPORTED"
-            | "CUFFT_NOT_IMPLEMENTED"
-            | "CUFFT_NVRTC_FAILURE"
-            | "CUFFT_NVJITLINK_FAILURE"
-            | "CUFFT_MISSING_DEPENDENCY"
-    ) || (function == "cufftXtSetJITCallback" && matches!(name, "CUFFT_INVALID_VALUE" | "CUFFT_INVALID_TYPE"))
 }
 
 /// The transform of `e` (one plan from inputs `I` to outputs `O`) with `e` as the plan's load
