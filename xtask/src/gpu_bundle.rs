@@ -689,13 +689,27 @@ fn copy_pinned_headers(root: &Path, to: &Path) -> Result<(), String> {
         );
         return Ok(());
     };
-    let folders: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| crate::wheels::include(&e.path()))
-        .collect();
+    let wheel_dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-    for header in cuda_sys::LIBRARIES.iter().map(|library| library.bindings.header) {
-        match folders.iter().map(|f| f.join(header)).find(|p| p.is_file()) {
+    for bindings in cuda_sys::LIBRARIES.iter().map(|library| &library.bindings) {
+        let header = bindings.header;
+        // The wheel that ships the header, at its pinned generation: `nvidia-cuda-runtime-13.0.96`,
+        // not the CUDA 12 wheel `nvidia-cuda-runtime-cu12-12.9.79` fetched beside it for the
+        // CUDA 12 tests (its headers differ).
+        let ships = |dir: &PathBuf| {
+            let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            bindings.wheels.first().is_some_and(|wheel| {
+                name.strip_prefix(wheel)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+            })
+        };
+        let found = wheel_dirs
+            .iter()
+            .filter(|dir| ships(dir))
+            .map(|dir| crate::wheels::include(dir).join(header))
+            .find(|p| p.is_file());
+        match found {
             Some(found) => {
                 fs::copy(&found, to.join(header)).map_err(|e| format!("{}: {e}", found.display()))?;
             }
