@@ -38,6 +38,8 @@
 # once: default 6), SANITIZE_TIMEOUT (seconds per run: default 300), SANITIZE_DEADLINE (seconds
 # after which no run starts and running ones are cut: default 540), SANITIZE_ONLY (space-separated
 # shell patterns of the binaries and examples to run, to split the runs over several calls).
+# tests: TESTS_ONLY (space-separated shell patterns of the test binaries, examples and
+# `python_interop` to run, to run again what failed; the others are listed as not run).
 
 set -uo pipefail
 
@@ -216,6 +218,18 @@ append_failure() { # title, log file
 }
 
 # ---------------------------------------------------------------- tests
+NOT_SELECTED=()
+selected() { # name -> true when TESTS_ONLY is unset or one of its patterns matches (else noted)
+    local patterns=() pattern
+    read -r -a patterns <<<"${TESTS_ONLY:-}"
+    [ ${#patterns[@]} -eq 0 ] && return 0
+    for pattern in "${patterns[@]}"; do
+        # shellcheck disable=SC2053 # a pattern, on purpose
+        [[ "$1" == $pattern ]] && return 0
+    done
+    NOT_SELECTED+=("$1")
+    return 1
+}
 PASSED=0
 FAILED=0
 IGNORED=0
@@ -228,6 +242,7 @@ run_tests() {
     if [ -n "${TEST_THREADS:-}" ]; then args+=("--test-threads=$TEST_THREADS"); fi
     while IFS=$'\t' read -r name dir; do
         [ -n "$name" ] || continue
+        selected "$name" || continue
         over_budget "test binary $name" "$TEST_BUDGET" && continue
         log="$WORK/tests/$name.log"
         (cd "$BUNDLE" && CARGO_MANIFEST_DIR="$BUNDLE" with_timeout "$TEST_TIMEOUT" "$BIN/tests/$name" "${args[@]}") \
@@ -269,6 +284,7 @@ run_examples() {
     local name dir log rc
     while IFS=$'\t' read -r name dir; do
         [ -n "$name" ] || continue
+        selected "$name" || continue
         over_budget "example $name" "$TEST_BUDGET" && continue
         log="$WORK/examples/$name.log"
         (cd "$BUNDLE" && with_timeout "$EXAMPLE_TIMEOUT" "$BIN/examples/$name") >"$log" 2>&1 </dev/null
@@ -316,6 +332,7 @@ python_interop_run() { # label, log, command prefix...
 }
 
 run_python_interop() {
+    selected python_interop || return
     echo "== python interop (torch, CuPy and the Rust extension module; ${PYTHON_TIMEOUT}s, ${MEMCHECK_TIMEOUT}s under memcheck)"
     if [ ! -f "$BIN/python-ext/cuda_rs_ext.so" ]; then
         echo "  python interop: the extension module is not in this bundle (see not-built.txt)"
@@ -654,6 +671,9 @@ esac
     fi
     if [ ${#OVER_BUDGET[@]} -ne 0 ]; then
         echo "NOT RUN (time budget spent): ${OVER_BUDGET[*]}"
+    fi
+    if [ ${#NOT_SELECTED[@]} -ne 0 ]; then
+        echo "not run (not matching TESTS_ONLY='${TESTS_ONLY:-}'): ${#NOT_SELECTED[@]} binaries, examples and runs"
     fi
 } | tee "$LOGDIR/summary.txt"
 

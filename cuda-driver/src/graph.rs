@@ -183,20 +183,51 @@ impl<'a> Graph<'a> {
     }
 
     /// Instantiates the graph with `flags`: [`GraphInstantiateFlags::AUTO_FREE_ON_LAUNCH`]
-    /// lets a graph that allocates memory without freeing it be launched again,
-    /// [`GraphInstantiateFlags::UPLOAD`] uploads it at once, and so on.
+    /// lets a graph that allocates memory without freeing it be launched again, and so on.
+    /// [`GraphInstantiateFlags::UPLOAD`] needs the stream to upload on: it is
+    /// [`Graph::instantiate_uploaded`]'s, and here an [`Error::InvalidValue`] (the driver
+    /// refuses it without a stream).
     pub fn instantiate_with(&self, flags: GraphInstantiateFlags) -> Result<GraphExec<'a>> {
+        if flags.contains(GraphInstantiateFlags::UPLOAD) {
+            return Err(Error::InvalidValue(
+                "GraphInstantiateFlags::UPLOAD needs a stream to upload on: use Graph::instantiate_uploaded".into(),
+            ));
+        }
         let driver = self.context.bind()?;
         let mut exec = ptr::null_mut();
         // SAFETY: `exec` is a valid out-pointer; the graph is alive; the flags are the driver's.
         check(unsafe { driver.cuGraphInstantiateWithFlags()?(&mut exec, self.raw, flags.bits()) })?;
-        Ok(GraphExec {
+        Ok(self.exec(exec))
+    }
+
+    /// Instantiates the graph with `flags` and uploads it on `stream` (same context, else
+    /// [`Error::WrongContext`]) as part of instantiation (`cuGraphInstantiateWithParams` with
+    /// [`GraphInstantiateFlags::UPLOAD`]), so its first launch on that stream starts at once.
+    pub fn instantiate_uploaded(&self, flags: GraphInstantiateFlags, stream: &Stream) -> Result<GraphExec<'a>> {
+        self.context.expect_same(stream.context(), "stream", "graph")?;
+        let driver = self.context.bind()?;
+        let mut params = cuda_sys::driver::CUDA_GRAPH_INSTANTIATE_PARAMS {
+            flags: (flags | GraphInstantiateFlags::UPLOAD).bits(),
+            hUploadStream: stream.raw(),
+            hErrNode_out: ptr::null_mut(),
+            result_out: cuda_sys::driver::CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
+        };
+        let mut exec = ptr::null_mut();
+        // SAFETY: `exec` and `params` are valid for the call; the graph and the stream are alive
+        // and of the current context; uploading runs nothing.
+        check(unsafe { driver.cuGraphInstantiateWithParams()?(&mut exec, self.raw, &mut params) })?;
+        Ok(self.exec(exec))
+    }
+
+    /// The executable graph `exec`, instantiated from this graph, holding what it holds.
+    fn exec(&self, exec: CUgraphExec) -> GraphExec<'a> {
+        GraphExec {
             raw: exec,
             context: self.context.clone(),
             graph: self.id,
             held: self.held.clone(),
             launched: RefCell::new(Vec::new()),
-        })
+        }
     }
 
     /// A copy of the graph (`cuGraphClone`) holding the same things; its nodes are new ones,

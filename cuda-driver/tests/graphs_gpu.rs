@@ -350,7 +350,9 @@ fn memory_nodes_allocate_use_and_free_inside_the_graph() {
     }
     .unwrap();
     nodes.mem_free(&[copied], scratch).unwrap();
-    let exec = graph.instantiate_with(GraphInstantiateFlags::UPLOAD).unwrap();
+    let exec = graph
+        .instantiate_uploaded(GraphInstantiateFlags::empty(), &stream)
+        .unwrap();
     for _ in 0..3 {
         // SAFETY: as above.
         unsafe { exec.launch(&stream).unwrap() };

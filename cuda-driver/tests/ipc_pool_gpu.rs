@@ -87,6 +87,9 @@ fn an_ipc_pool_moves_data_between_two_processes() {
     output.memset_zero().unwrap();
     // the child may use the memory only once its allocations have completed here
     stream.synchronize().unwrap();
+    // The pool is shared first, then its allocations (the order cuMemPoolExportToShareableHandle's
+    // documentation gives).
+    let fd = pool.export_fd().expect("the pool's file descriptor");
     let exports = format!(
         "{}:{}",
         to_hex(&input.export_pool_pointer().unwrap().to_bytes()),
@@ -96,7 +99,6 @@ fn an_ipc_pool_moves_data_between_two_processes() {
     let private = DeviceBuffer::<i32>::alloc_async(&stream, 4).unwrap();
     assert!(matches!(private.export_pool_pointer(), Err(Error::NotShareable { .. })));
 
-    let fd = pool.export_fd().expect("the pool's file descriptor");
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, exports)

@@ -560,9 +560,13 @@ impl NvmlDevice<'_> {
         Ok(milliwatts)
     }
 
-    /// The closest link between this device and `other` (the same device is
-    /// [`Topology::Internal`]).
+    /// The closest link between this device and `other`. The same device is
+    /// [`Topology::Internal`], answered here: NVML says `NotSupported` for it on some systems
+    /// (an H200 with driver 580).
     pub fn topology_with(&self, other: &NvmlDevice<'_>) -> Result<Topology> {
+        if self.raw == other.raw {
+            return Ok(Topology::Internal);
+        }
         let mut level = nvmlGpuLevel_enum::NVML_TOPOLOGY_SYSTEM;
         // SAFETY: both devices are valid; `level` is a valid out-pointer.
         check("nvmlDeviceGetTopologyCommonAncestor", unsafe {

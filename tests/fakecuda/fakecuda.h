@@ -40,6 +40,16 @@ typedef struct {
     char bytes[16];
 } CUuuid;
 
+/* cuda.h's CUDA_GRAPH_INSTANTIATE_PARAMS, with the flag and results the fake reads or writes. */
+enum { CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2 };
+enum { CUDA_GRAPH_INSTANTIATE_SUCCESS = 0, CUDA_GRAPH_INSTANTIATE_ERROR = 1 };
+typedef struct {
+    unsigned long long flags;
+    CUstream hUploadStream;
+    CUgraphNode hErrNode_out;
+    int result_out;
+} CUDA_GRAPH_INSTANTIATE_PARAMS;
+
 typedef struct {
     unsigned int gridDimX, gridDimY, gridDimZ;
     unsigned int blockDimX, blockDimY, blockDimZ;

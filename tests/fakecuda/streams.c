@@ -425,8 +425,26 @@ static CUresult instantiate(CUgraphExec *out, CUgraph handle, unsigned long long
     *out = fake_handle(exec);
     return CUDA_SUCCESS;
 }
+/* As the real driver: UPLOAD (2) needs an upload stream, which only the params form carries. */
 EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
-    FAKE_API(cuGraphInstantiateWithFlags, instantiate(phGraphExec, hGraph, flags))
+    FAKE_API(cuGraphInstantiateWithFlags,
+             (flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) ? CUDA_ERROR_INVALID_VALUE
+                                                          : instantiate(phGraphExec, hGraph, flags))
+
+static CUresult instantiate_with_params(CUgraphExec *out, CUgraph handle, CUDA_GRAPH_INSTANTIATE_PARAMS *params) {
+    if (!params) return CUDA_ERROR_INVALID_VALUE;
+    if (params->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) {
+        struct fake_object *context, *stream;
+        CUresult result = fake_resolve_stream(params->hUploadStream, &context, &stream);
+        if (result != CUDA_SUCCESS) return result;
+    }
+    CUresult result = instantiate(out, handle, params->flags);
+    params->result_out = result == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    return result;
+}
+EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                             CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+    FAKE_API(cuGraphInstantiateWithParams, instantiate_with_params(phGraphExec, hGraph, instantiateParams))
 
 static CUresult graph_launch(CUgraphExec handle, CUstream stream_handle) {
     struct fake_object *exec = fake_lookup(handle, KIND_GRAPH_EXEC);

@@ -285,7 +285,7 @@ fn graphs_as_data(
     let clone = g.try_clone()?;
     clone.find_in_clone(&k)?;
     g.to_dot(verbose)?;
-    let exec = g.instantiate_with(GraphInstantiateFlags::UPLOAD)?;
+    let exec = g.instantiate_uploaded(GraphInstantiateFlags::empty(), &s)?;
     exec.upload(&s)?;
     Ok(())
 }

@@ -9,7 +9,8 @@
 
 use cuda_driver::{
     CaptureMode, ConditionalKind, Context, ContextFlags, Device, DeviceBuffer, Error, Event, EventFlags, Graph,
-    GraphArgs, GraphUpdateReason, LaunchConfig, LaunchError, MemsetValue, Module, Region, Result, Stream,
+    GraphArgs, GraphInstantiateFlags, GraphUpdateReason, LaunchConfig, LaunchError, MemsetValue, Module, Region,
+    Result, Stream,
 };
 use tests::checks::{assert_clean, assert_invalid, setup};
 use tests::fake;
@@ -110,6 +111,15 @@ fn kernel_arguments_and_enabling_change_without_a_new_instantiation() {
         let clone = graph.try_clone().unwrap();
         assert_eq!(clone.find_in_clone(&node).unwrap(), clone.created_nodes()[0]);
         assert!(matches!(graph.find_in_clone(&node), Err(Error::WrongGraph { .. })));
+        // UPLOAD needs a stream: refused on the host without one, the params form with one.
+        assert!(matches!(
+            graph.instantiate_with(GraphInstantiateFlags::UPLOAD),
+            Err(Error::InvalidValue(_))
+        ));
+        graph
+            .instantiate_uploaded(GraphInstantiateFlags::empty(), &stream)
+            .unwrap();
+        assert_eq!(fake.trace().matches("cuGraphInstantiateWithParams").count(), 1);
         let mut exec = graph.instantiate().unwrap();
         let instantiations = fake.trace().matches("cuGraphInstantiateWithFlags").count();
         // SAFETY: `fill` writes N floats of `other`.
