@@ -56,7 +56,9 @@ fn flat_scans<T: Element>(stream: &Stream, sizes: &[usize], product_len: usize, 
             tolerance,
         );
         // Products of ones and twos, kept short of overflow by `product_len`.
-        let short: Vec<T> = (0..n.min(product_len)).map(|i| T::from_f64(1.0 + (i % 2) as f64)).collect();
+        let short: Vec<T> = (0..n.min(product_len))
+            .map(|i| T::from_f64(1.0 + (i % 2) as f64))
+            .collect();
         let host: Vec<f64> = short.iter().map(|&x| x.to_f64()).collect();
         let y = DeviceArray::from_slice(stream, &short).unwrap();
         let what = format!("cumprod of {} {}", short.len(), T::DTYPE);
@@ -100,7 +102,11 @@ fn cumsum_and_cumprod_match_the_host_for_every_type() {
         .to_vec()
         .unwrap();
     assert_eq!(products[30], f16::from_f64(32768.0));
-    assert_eq!(products[31], f16::INFINITY, "float16 cumprod past 65504 is inf in NumPy");
+    assert_eq!(
+        products[31],
+        f16::INFINITY,
+        "float16 cumprod past 65504 is inf in NumPy"
+    );
     // Dtypes as NumPy's sum: bool and small integers widen.
     let b = DeviceArray::from_slice(&stream, &[Bool(1), Bool(1), Bool(0)]).unwrap();
     let sums: DeviceArray<i64> = b.cumsum(None).unwrap();
