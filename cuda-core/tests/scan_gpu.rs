@@ -41,8 +41,9 @@ fn check<R: Element>(what: &str, got: &DeviceArray<R>, want: &[f64], tolerance: 
 }
 
 /// `cumsum` and `cumprod` of the flattened array for sizes around the tile, values small
-/// enough that sums are exact in every type wide enough for them.
-fn flat_scans<T: Element>(stream: &Stream, sizes: &[usize], tolerance: f64) {
+/// enough that sums are exact in every type wide enough for them; the products are of the first
+/// `product_len` elements (alternating ones and twos, so element `i` is `2^((i + 1) / 2)`).
+fn flat_scans<T: Element>(stream: &Stream, sizes: &[usize], product_len: usize, tolerance: f64) {
     for &n in sizes {
         let data: Vec<T> = (0..n).map(|i| T::from_f64((i % 3) as f64)).collect();
         let host: Vec<f64> = data.iter().map(|&x| x.to_f64()).collect();
@@ -54,8 +55,10 @@ fn flat_scans<T: Element>(stream: &Stream, sizes: &[usize], tolerance: f64) {
             &host_scan(&host, n.max(1), &|a, b| a + b),
             tolerance,
         );
-        // Products of ones and twos, kept short of overflow: the first 40 elements.
-        let short: Vec<T> = (0..n.min(40)).map(|i| T::from_f64(1.0 + (i % 2) as f64)).collect();
+        // Products of ones and twos, kept short of overflow by `product_len`.
+        let short: Vec<T> = (0..n.min(product_len))
+            .map(|i| T::from_f64(1.0 + (i % 2) as f64))
+            .collect();
         let host: Vec<f64> = short.iter().map(|&x| x.to_f64()).collect();
         let y = DeviceArray::from_slice(stream, &short).unwrap();
         let what = format!("cumprod of {} {}", short.len(), T::DTYPE);
@@ -75,21 +78,35 @@ fn cumsum_and_cumprod_match_the_host_for_every_type() {
     };
     let stream = device.create_stream().unwrap();
     let sizes = [0, 1, 2, 31, 255, 2047, 2048, 2049, 4096, 5000, 100_003];
-    flat_scans::<i8>(&stream, &sizes, 0.0);
-    flat_scans::<i16>(&stream, &sizes, 0.0);
-    flat_scans::<i32>(&stream, &sizes, 0.0);
-    flat_scans::<i64>(&stream, &sizes, 0.0);
-    flat_scans::<u8>(&stream, &sizes, 0.0);
-    flat_scans::<u16>(&stream, &sizes, 0.0);
-    flat_scans::<u32>(&stream, &sizes, 0.0);
-    flat_scans::<u64>(&stream, &sizes, 0.0);
-    flat_scans::<f32>(&stream, &sizes, 0.0);
-    flat_scans::<f64>(&stream, &sizes, 0.0);
-    flat_scans::<Bool>(&stream, &sizes, 0.0);
+    flat_scans::<i8>(&stream, &sizes, 40, 0.0);
+    flat_scans::<i16>(&stream, &sizes, 40, 0.0);
+    flat_scans::<i32>(&stream, &sizes, 40, 0.0);
+    flat_scans::<i64>(&stream, &sizes, 40, 0.0);
+    flat_scans::<u8>(&stream, &sizes, 40, 0.0);
+    flat_scans::<u16>(&stream, &sizes, 40, 0.0);
+    flat_scans::<u32>(&stream, &sizes, 40, 0.0);
+    flat_scans::<u64>(&stream, &sizes, 40, 0.0);
+    flat_scans::<f32>(&stream, &sizes, 40, 0.0);
+    flat_scans::<f64>(&stream, &sizes, 40, 0.0);
+    flat_scans::<Bool>(&stream, &sizes, 40, 0.0);
     // Sums of up to 2049 values of at most 2 stay below f16's largest value; each output is the
-    // exact sum rounded once.
-    flat_scans::<f16>(&stream, &[0, 1, 31, 2048, 2049], 1e-3);
-    flat_scans::<bf16>(&stream, &[0, 1, 31, 2048, 2049], 8e-3);
+    // exact sum rounded once. Products: f16's largest value is 65504, so 31 elements (up to
+    // 2^15); element 31 (2^16) overflows to inf, as NumPy's float16 cumprod does.
+    flat_scans::<f16>(&stream, &[0, 1, 31, 2048, 2049], 31, 1e-3);
+    flat_scans::<bf16>(&stream, &[0, 1, 31, 2048, 2049], 40, 8e-3);
+    let ones_and_twos: Vec<f16> = (0..32).map(|i| f16::from_f64(1.0 + (i % 2) as f64)).collect();
+    let products = DeviceArray::from_slice(&stream, &ones_and_twos)
+        .unwrap()
+        .cumprod(None)
+        .unwrap()
+        .to_vec()
+        .unwrap();
+    assert_eq!(products[30], f16::from_f64(32768.0));
+    assert_eq!(
+        products[31],
+        f16::INFINITY,
+        "float16 cumprod past 65504 is inf in NumPy"
+    );
     // Dtypes as NumPy's sum: bool and small integers widen.
     let b = DeviceArray::from_slice(&stream, &[Bool(1), Bool(1), Bool(0)]).unwrap();
     let sums: DeviceArray<i64> = b.cumsum(None).unwrap();
@@ -271,19 +288,22 @@ fn algorithm_forms_on_plain_buffers() {
     let got = g.to_vec().unwrap();
     assert_eq!(&got[..2], [3.0, 1.0]);
     assert!(got[2].is_nan() && got[3].is_nan(), "{got:?}");
-    // A C++ operator.
-    let op = ScanOperator::new("running_absmax", "max(abs(a), abs(b))", "0").unwrap();
+    // A C++ operator: the value of largest magnitude so far (the later one on ties), sign kept,
+    // by segments of 5 (the data's first element, -500, has the largest magnitude of all). Its
+    // identity 0 is neutral on both sides (`op(0, x) == x`), as `ScanOperator::new` asks.
+    let op = ScanOperator::new("running_largest_magnitude", "abs(a) > abs(b) ? a : b", "0").unwrap();
     // SAFETY: the operator only computes with `a` and `b`.
     unsafe {
-        op.scan::<i32, i64>(&stream, &x, &mut out, ScanKind::Inclusive, None)
+        op.scan::<i32, i64>(&stream, &x, &mut out, ScanKind::Inclusive, Some(5))
             .unwrap()
     };
     stream.synchronize().unwrap();
     let got = out.to_vec().unwrap();
     let mut acc = 0i64;
     for (i, &d) in data.iter().enumerate() {
-        acc = acc.max(i64::from(d).abs());
-        assert_eq!(got[i], acc, "running |max|, element {i}");
+        let d = i64::from(d);
+        acc = if i % 5 != 0 && acc.abs() > d.abs() { acc } else { d };
+        assert_eq!(got[i], acc, "running value of largest magnitude, element {i}");
     }
     // Typed errors: an output too small, segments of 0, a ragged byte length.
     let mut small = DeviceBuffer::<i64>::zeroed(context, n - 1).unwrap();

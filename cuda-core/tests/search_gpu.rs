@@ -564,10 +564,11 @@ fn histograms_with_edges_and_densities_match_numpy() {
     let edges = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 9]).unwrap();
     assert_eq!(ints.histogram_with_edges(&edges).unwrap().to_vec().unwrap(), [2, 1, 3]);
     // Density with even bins: np.histogram([1, 2, 1], bins=2, range=(0, 4), density=True) ==
-    // ([0.25, 0.25], [0, 2, 4]) and the integral over the range is 1.
+    // ([1/3, 1/6], [0, 2, 4]) (2 is on the inner edge, so in the second bin: counts [2, 1],
+    // each divided by 3 samples and the width 2) and the integral over the range is 1.
     let few = DeviceArray::from_slice(&stream, &[1.0f64, 2.0, 1.0]).unwrap();
     let (density, edges) = few.histogram_density(2, Some((0.0, 4.0))).unwrap();
-    assert_eq!(density.to_vec().unwrap(), [0.25, 0.25]);
+    assert_eq!(density.to_vec().unwrap(), [1.0 / 3.0, 1.0 / 6.0]);
     assert_eq!(edges.to_vec().unwrap(), [0.0, 2.0, 4.0]);
     let (density, edges) = x.histogram_density(37, Some((0.5, 41.0))).unwrap();
     let (counts, _) = x.histogram(37, Some((0.5, 41.0))).unwrap();

@@ -403,6 +403,10 @@ mod tests {
         let op = ScanOperator::new("absmax", "fmaxf(fabsf(a), fabsf(b))", "0.0f").unwrap();
         let ptx = compile(&op.source_for(DType::F16, DType::F32));
         assert!(ptx.contains(".entry scan_absmax_scan("));
+        // The integer operator of the GPU test (`abs` of the i64 values it combines).
+        let op = ScanOperator::new("largest", "abs(a) > abs(b) ? a : b", "0").unwrap();
+        let ptx = compile(&op.source_for(DType::I32, DType::I64));
+        assert!(ptx.contains(".entry scan_largest_scan("));
         assert!(ScanOperator::new("not an identifier", "a + b", "0").is_err());
     }
 
