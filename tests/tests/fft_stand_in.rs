@@ -304,6 +304,76 @@ fn expressions_become_load_callbacks_or_fall_back() {
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
 }
 
+/// A complex-to-real transform of an expression takes the fallback (cuFFT overwrites its
+/// input, which a load callback does not have): one kernel writes the expression into an
+/// array of its own, which the complex-to-real plan then reads and overwrites, with no second
+/// copy. `irfft`, `hfft` (conjugated in that kernel) and `irfft2` (one complex-to-real plan of
+/// two axes) each launch that one kernel; `irfftn` over 4 axes runs a complex plan first. (The
+/// stand-in driver runs generated kernels as no-ops here: only the plans and launches count.)
+#[test]
+fn complex_to_real_transforms_of_expressions_read_their_staged_input() {
+    use cuda_core::fft::{self, FftNorm};
+    use cuda_core::{Axes, Complex, DeviceArray, ExprOps};
+    if !nvrtc_available("complex-to-real transforms of expressions") {
+        return;
+    }
+    let fake = session();
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    cuda_core::load_generated_as_ptx(true);
+    fake.set_bodiless_kernels_noop(true);
+    let spectrum = DeviceArray::<Complex<f32>>::zeros(&stream, [4, 51]).unwrap();
+    let wide = DeviceArray::<Complex<f64>>::zeros(&stream, [2, 3, 4, 9]).unwrap();
+    fft::clear_plan_cache();
+    let launches = |fake: &Session| fake.trace().matches("cuLaunchKernel").count();
+    let before = fft::plan_cache_info();
+    type Transform<'a> = &'a dyn Fn() -> cuda_core::Result<DeviceArray<f32>>;
+    let transforms: [(&str, Transform<'_>, &[usize]); 3] = [
+        (
+            "irfft(X * X)",
+            &|| fft::irfft(&spectrum * &spectrum, Some(100), -1, FftNorm::Backward),
+            &[4, 100],
+        ),
+        (
+            "hfft(conj(X))",
+            &|| fft::hfft((&spectrum).conj(), Some(100), -1, FftNorm::Forward),
+            &[4, 100],
+        ),
+        (
+            "irfft2(X * X)",
+            &|| fft::irfft2(&spectrum * &spectrum, None, Axes::ALL, FftNorm::Ortho),
+            &[4, 100],
+        ),
+    ];
+    let check = |what: &str, shape: &[usize], got: Vec<usize>| {
+        assert_eq!(got, shape, "{what}");
+        assert_eq!(launches(&fake), 1, "{what}: the staging kernel only");
+        fake.reset();
+    };
+    fake.reset();
+    for (what, transform, shape) in transforms {
+        let got = transform().unwrap_or_else(|error| panic!("{what}: {error:?}"));
+        check(what, shape, got.shape().to_vec());
+    }
+    let got = fft::irfftn(&wide * &wide, None, Axes::ALL, FftNorm::Backward).unwrap();
+    check("irfftn(Z * Z) over 4 axes", &[2, 3, 4, 16], got.shape().to_vec());
+    let info = fft::plan_cache_info();
+    assert_eq!(info.fallback_transforms - before.fallback_transforms, 4);
+    assert_eq!(info.load_callback_transforms, before.load_callback_transforms);
+    assert!(
+        info.last_fallback.unwrap_or_default().contains("complex-to-real"),
+        "the fallback names its reason"
+    );
+    fake.set_bodiless_kernels_noop(false);
+    fft::clear_plan_cache();
+    assert_eq!(fake_libs::live(Live::Plans), 0);
+    assert_eq!(fake_libs::live(Live::DoubleDestroys), 0);
+    drop((spectrum, wide));
+    stream.synchronize().unwrap();
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+}
+
 /// The `norm` factor of a transform of an array becomes cuFFT's store callback: the plan is
 /// made as cuFFT asks (`cufftCreate`, `cufftSetAutoAllocation`, `cufftXtSetJITCallback` with a
 /// store type, then `cufftMakePlanMany64`), cached for every norm of that shape (the factor is

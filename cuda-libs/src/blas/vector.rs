@@ -48,13 +48,24 @@ impl Vector {
     }
 }
 
-/// The `cudaDataType_t` of an element type's scalars (`alpha`, the execution type): `f64` for
-/// `f64`, `f32` for the others.
+/// The `cudaDataType_t` of an element type's scalars: `alpha` (its `Scalar`) and the execution
+/// type of `dot`, `axpy` and `scal`. cuBLAS takes the element type itself for `f32`, `f64`
+/// and the complex types (`CUDA_C_32F` executes `CUDA_C_32F` data; a real execution type is
+/// `CUBLAS_STATUS_NOT_SUPPORTED`), and `f32` for `f16` and `bf16`.
 fn scalar_type<T: Element>() -> cudaDataType_t {
-    if T::DATA_TYPE == cudaDataType_t::CUDA_R_64F.0 {
-        cudaDataType_t::CUDA_R_64F
-    } else {
-        cudaDataType_t::CUDA_R_32F
+    match cudaDataType_t(T::DATA_TYPE) {
+        cudaDataType_t::CUDA_R_16F | cudaDataType_t::CUDA_R_16BF => cudaDataType_t::CUDA_R_32F,
+        data_type => data_type,
+    }
+}
+
+/// `nrm2`'s result and execution types: a norm is real, so a complex type's are its part type
+/// (`CUDA_R_32F` of `CUDA_C_32F`); a real type's are its own and its [`scalar_type`].
+fn norm_types<T: Element>() -> (cudaDataType_t, cudaDataType_t) {
+    match cudaDataType_t(T::DATA_TYPE) {
+        cudaDataType_t::CUDA_C_32F => (cudaDataType_t::CUDA_R_32F, cudaDataType_t::CUDA_R_32F),
+        cudaDataType_t::CUDA_C_64F => (cudaDataType_t::CUDA_R_64F, cudaDataType_t::CUDA_R_64F),
+        data_type => (data_type, scalar_type::<T>()),
     }
 }
 
@@ -305,7 +316,8 @@ impl Blas {
     }
 
     /// Queues `result[0] = ||x||_2` (`cublasNrm2Ex`) for `n` elements of `x`, `incx` apart,
-    /// without waiting. `n = 0` writes 0.
+    /// without waiting. `n = 0` writes 0. For a complex type the norm is real: the result's
+    /// real part, its imaginary part 0.
     pub fn nrm2<T: Element>(
         &mut self,
         n: usize,
@@ -318,22 +330,28 @@ impl Blas {
         let (x, _x_use) = operand::<T, _>("x", x, vx.span, &self.stream, Access::Read)?;
         let (r, _r_use) = operand::<T, _>("result", result, 1, &self.stream, Access::Write)?;
         self.stream.context().set_current()?;
-        if n == 0 {
-            return self.zero::<T>(r);
+        let (result_type, execution_type) = norm_types::<T>();
+        // cuBLAS writes a real norm into the first part of a complex result: the imaginary part
+        // is zeroed first, as is the whole result of a sum of no terms.
+        if n == 0 || result_type.0 != T::DATA_TYPE {
+            self.zero::<T>(r)?;
         }
-        let data_type = cudaDataType_t(T::DATA_TYPE);
+        if n == 0 {
+            return Ok(());
+        }
         with_pointer_mode(self, cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE, || {
-            // SAFETY: as in `dot`.
+            // SAFETY: as in `dot`; the result, one element of `T`, holds a `result_type` value
+            // (its first part where `T` is complex).
             let status = unsafe {
                 nrm2_ex(
                     self.handle,
                     vx.n,
                     device_ptr(x),
-                    data_type,
+                    cudaDataType_t(T::DATA_TYPE),
                     vx.inc,
                     device_ptr(r),
-                    data_type,
-                    scalar_type::<T>(),
+                    result_type,
+                    execution_type,
                 )
             };
             check(CUBLAS, "cublasNrm2Ex", status.0)
@@ -500,10 +518,32 @@ mod tests {
     }
 
     #[test]
-    fn scalars_are_f64_only_for_f64() {
+    fn scalars_are_cublas_supported_execution_types() {
+        use num_complex::Complex;
         assert_eq!(scalar_type::<f64>(), cudaDataType_t::CUDA_R_64F);
         assert_eq!(scalar_type::<f32>(), cudaDataType_t::CUDA_R_32F);
         assert_eq!(scalar_type::<half::f16>(), cudaDataType_t::CUDA_R_32F);
         assert_eq!(scalar_type::<half::bf16>(), cudaDataType_t::CUDA_R_32F);
+        // Complex data executes in its own complex type, the type of its `alpha`.
+        assert_eq!(scalar_type::<Complex<f32>>(), cudaDataType_t::CUDA_C_32F);
+        assert_eq!(scalar_type::<Complex<f64>>(), cudaDataType_t::CUDA_C_64F);
+    }
+
+    #[test]
+    fn norms_are_real() {
+        use num_complex::Complex;
+        let real = |t| (t, t);
+        assert_eq!(norm_types::<f32>(), real(cudaDataType_t::CUDA_R_32F));
+        assert_eq!(norm_types::<f64>(), real(cudaDataType_t::CUDA_R_64F));
+        assert_eq!(
+            norm_types::<half::f16>(),
+            (cudaDataType_t::CUDA_R_16F, cudaDataType_t::CUDA_R_32F)
+        );
+        assert_eq!(
+            norm_types::<half::bf16>(),
+            (cudaDataType_t::CUDA_R_16BF, cudaDataType_t::CUDA_R_32F)
+        );
+        assert_eq!(norm_types::<Complex<f32>>(), real(cudaDataType_t::CUDA_R_32F));
+        assert_eq!(norm_types::<Complex<f64>>(), real(cudaDataType_t::CUDA_R_64F));
     }
 }

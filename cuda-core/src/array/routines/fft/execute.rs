@@ -300,11 +300,16 @@ pub(super) fn complex_to_real<T: FftElement>(
         };
         current = Some(out);
     }
-    let input = current
-        .or(staged)
-        .ok_or_else(|| internal("the complex-to-real stage has no private input"))?;
     let mut out = DeviceArray::<T::Part>::empty(a.stream(), shapes.output.clone())?;
-    if run_stage(&input, &mut out, &last.1, Stage::C2R, true, left)? {
+    // The complex-to-real stage overwrites what it reads: the last complex stage's output, the
+    // private copy, or `a` itself where the caller owns it (nothing to rewrite: a staged
+    // expression).
+    let scaled = match current.or(staged) {
+        Some(input) => run_stage(&input, &mut out, &last.1, Stage::C2R, true, left)?,
+        None if owned => run_stage(a, &mut out, &last.1, Stage::C2R, true, left)?,
+        None => return Err(internal("the complex-to-real stage has no private input")),
+    };
+    if scaled {
         left = 1.0;
     }
     if left != 1.0 {
