@@ -493,7 +493,13 @@ fn eigen_decompositions<T: RealSolverElement + LinalgInput<Factored = T>>(stream
             .enumerate()
             // Shifted on each matrix's own diagonal (position `p % (n * n)` within it), so every
             // matrix of the stack stays symmetric.
-            .map(|(p, v)| v - if (p % (n * n)) % (n + 1) == 0 { 2.0 * n as f64 } else { 0.0 })
+            .map(|(p, v)| {
+                v - if (p % (n * n)) % (n + 1) == 0 {
+                    2.0 * n as f64
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
         let a = array::<T>(stream, &a_host, &shape);
