@@ -292,6 +292,14 @@ fn singular_values_of_a_small_stack_give_gesvdj_batched_its_u_and_v() {
     // The 2-norm over two axes takes the same path; its info is read back too.
     let x = DeviceArray::<f64>::zeros(&stream, [2, 3, 4]).unwrap();
     assert_eq!(x.linalg_norm_axes(Norm::Ord(2.0), [2, 0], false).unwrap().shape(), [3]);
+    // The 2-norms as sums of products under a square root (kernels compiled by NVRTC).
+    let each = x
+        .vector_norm_axes(Norm::Default, cuda_core::Axes::EMPTY, false)
+        .unwrap();
+    assert_eq!(each.shape(), [2, 3, 4]);
+    assert_eq!(x.linalg_norm_axes(Norm::Fro, [2, 0], false).unwrap().shape(), [3]);
+    let z = DeviceArray::<Complex<f32>>::zeros(&stream, [2, 3]).unwrap();
+    assert_eq!(z.vector_norm_axes(Norm::Default, 1, true).unwrap().shape(), [2, 1]);
     fake_libs::set_info(3);
     let (routine, index, failure) = linalg_failure(stack.svdvals());
     assert_eq!(
@@ -303,7 +311,7 @@ fn singular_values_of_a_small_stack_give_gesvdj_batched_its_u_and_v() {
         )
     );
     fake_libs::set_info(0);
-    drop((stack, x, stream, context));
+    drop((stack, x, each, z, stream, context));
     assert!(cuda_core::release_process_caches());
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
