@@ -132,9 +132,17 @@ fn vector_norms<T: MatmulElement>(x: &DeviceArray<T>, ord: Norm, axes: &[usize])
     }
 }
 
-/// `|x|^2` as NumPy's 2-norms square, a product: `pow(x, 2)` is not exact on the GPU.
+/// `|x|^2` as NumPy's 2-norms square it, `(conj(x) * x).real`: `x * x` of a real type,
+/// `re * re + im * im` of a complex one (`pow(x, 2)` is not exact on the GPU).
 fn squared_magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, T::Real> {
-    binary(BinaryOp::Mul, magnitude(x), magnitude(x))
+    if !T::DTYPE.is_complex() {
+        return binary(BinaryOp::Mul, magnitude(x), magnitude(x));
+    }
+    let square = |part: UnaryOp| {
+        let value: Expr<'_, T::Real> = unary(part, x.into_expr());
+        binary::<_, _, T::Real>(BinaryOp::Mul, value.duplicate(), value)
+    };
+    binary(BinaryOp::Add, square(UnaryOp::Real), square(UnaryOp::Imag))
 }
 
 /// The correctly rounded square root of each sum of squares, NumPy's `sqrt` (`pow(s, 0.5)` is
