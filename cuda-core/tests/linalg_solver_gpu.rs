@@ -277,8 +277,12 @@ fn singular_matrices_are_errors_with_their_index() {
     let Some(stream) = common::stream_or_skip("singular_matrices_are_errors_with_their_index") else {
         return;
     };
-    // One singular matrix (cuSOLVER's getrf): rows 2 = 2 * row 1.
-    let singular = [1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0];
+    // One singular matrix (cuSOLVER's getrf): row 3 = row 1 + row 2. Its entries and LU
+    // multipliers are small powers of two, so every step of the elimination is exact and `U`'s
+    // last pivot is exactly 0 under any rounding; a dependence whose elimination rounds (say
+    // 1/3 as a multiplier) leaves a pivot of about 1e-16 where the GPU fuses multiply-adds,
+    // which is no singular matrix to getrf.
+    let singular = [4.0, 2.0, 1.0, 0.0, 2.0, 1.0, 4.0, 4.0, 2.0];
     let a = array::<f64>(&stream, &singular, &[3, 3]);
     let b = array::<f64>(&stream, &[1.0, 2.0, 3.0], &[3]);
     for (what, result) in [("solve", a.solve(&b).map(drop)), ("inv", a.inv().map(drop))] {
@@ -487,7 +491,15 @@ fn eigen_decompositions<T: RealSolverElement + LinalgInput<Factored = T>>(stream
         let a_host: Vec<f64> = a_host
             .iter()
             .enumerate()
-            .map(|(p, v)| v - if p % (n + 1) == 0 { 2.0 * n as f64 } else { 0.0 })
+            // Shifted on each matrix's own diagonal (position `p % (n * n)` within it), so every
+            // matrix of the stack stays symmetric.
+            .map(|(p, v)| {
+                v - if (p % (n * n)) % (n + 1) == 0 {
+                    2.0 * n as f64
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
         let a = array::<T>(stream, &a_host, &shape);

@@ -688,10 +688,10 @@ where
     // One singular matrix inside a complex batch (cuBLAS's batched LU) names its index.
     let (count, n) = (3, 4);
     let mut batch = complex_values(count * n * n, 64);
-    for j in 0..n {
-        // Column-major: row 1 of matrix 1 is i times its row 0.
-        let first = batch[n * n + j * n];
-        batch[n * n + j * n + 1] = first * Complex::new(0.0, 1.0);
+    for r in 0..n {
+        // Column-major: the last column of matrix 1 is zero, so its last pivot is exactly 0
+        // (rows that are multiples of each other leave a rounded, nonzero pivot).
+        batch[n * n + r + (n - 1) * n] = Complex::new(0.0, 0.0);
     }
     let mut a = complex_upload::<C>(stream, &batch);
     let mut pivots = DeviceBuffer::<i32>::zeroed(stream.context(), count * n).unwrap();

@@ -349,3 +349,32 @@ EXPORT unsigned cusolverDnXgesvd(void *handle, void *params, signed char jobu, s
     }
     return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
 }
+EXPORT unsigned cusolverDnCreateGesvdjInfo(void **params) { return cusolverDnCreateParams(params); }
+EXPORT unsigned cusolverDnDestroyGesvdjInfo(void *params) { return cusolverDnDestroyParams(params); }
+EXPORT unsigned cusolverDnDgesvdjBatched_bufferSize(void *handle, int jobz, int m, int n, const double *a, int lda,
+                                                    const double *s, const double *u, int ldu, const double *v,
+                                                    int ldv, int *lwork, void *params, int batch) {
+    (void)jobz, (void)m, (void)n, (void)a, (void)lda, (void)s, (void)u, (void)ldu, (void)v, (void)ldv, (void)batch;
+    int code = enter();
+    if (code) return code;
+    if (!handle || !params || !lwork) return CUSOLVER_INVALID_VALUE;
+    *lwork = WORKSPACE / (int)sizeof(double);
+    return CUSOLVER_SUCCESS;
+}
+/* Jacobi SVDs of a batch: writes U and V whether or not vectors are asked for (as cuSOLVER
+ * does, which faults on null ones), so null U or V is refused; writes one `info` per matrix. */
+EXPORT unsigned cusolverDnDgesvdjBatched(void *handle, int jobz, int m, int n, double *a, int lda, double *s,
+                                         double *u, int ldu, double *v, int ldv, double *work, int lwork, int *info,
+                                         void *params, int batch) {
+    (void)jobz;
+    int code = enter();
+    if (code) return code;
+    if (!handle || !params || !a || !s || !u || !v || !work || !info || lda < m || ldu < m || ldv < n ||
+        lwork < WORKSPACE / (int)sizeof(double) || batch < 1)
+        return CUSOLVER_INVALID_VALUE;
+    for (int i = 0; i < batch; i++) {
+        unsigned status = write_info(info + i);
+        if (status) return status;
+    }
+    return CUSOLVER_SUCCESS;
+}

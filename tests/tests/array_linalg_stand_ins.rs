@@ -278,6 +278,47 @@ fn complex_decompositions_follow_numpys_shapes_and_types() {
     fake.destroy_all();
 }
 
+#[test]
+fn singular_values_of_a_small_stack_give_gesvdj_batched_its_u_and_v() {
+    let Some(fake) = stand_ins("singular values of a small stack") else {
+        return;
+    };
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    // Three 2 x 2 matrices: one Jacobi call for the stack, values only. cuSOLVER writes U and V
+    // even then (null ones fault on the GPU); the stand-in refuses null ones.
+    let stack = DeviceArray::<f64>::zeros(&stream, [3, 2, 2]).unwrap();
+    assert_eq!(stack.svdvals().unwrap().shape(), [3, 2]);
+    // The 2-norm over two axes takes the same path; its info is read back too.
+    let x = DeviceArray::<f64>::zeros(&stream, [2, 3, 4]).unwrap();
+    assert_eq!(x.linalg_norm_axes(Norm::Ord(2.0), [2, 0], false).unwrap().shape(), [3]);
+    // The 2-norms as sums of products under a square root (kernels compiled by NVRTC).
+    let each = x
+        .vector_norm_axes(Norm::Default, cuda_core::Axes::EMPTY, false)
+        .unwrap();
+    assert_eq!(each.shape(), [2, 3, 4]);
+    assert_eq!(x.linalg_norm_axes(Norm::Fro, [2, 0], false).unwrap().shape(), [3]);
+    let z = DeviceArray::<Complex<f32>>::zeros(&stream, [2, 3]).unwrap();
+    assert_eq!(z.vector_norm_axes(Norm::Default, 1, true).unwrap().shape(), [2, 1]);
+    fake_libs::set_info(3);
+    let (routine, index, failure) = linalg_failure(stack.svdvals());
+    assert_eq!(
+        (routine, index, failure),
+        (
+            "cusolverDn<t>gesvdjBatched",
+            0,
+            LinalgFailure::NoConvergence { count: 3 }
+        )
+    );
+    fake_libs::set_info(0);
+    drop((stack, x, each, z, stream, context));
+    assert!(cuda_core::release_process_caches());
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+    fake.set_bodiless_kernels_noop(false);
+    fake.destroy_all();
+}
+
 /// The LU and Cholesky routines' life on a fresh stream (one matrix: the cuSOLVER stand-in's
 /// routines), then the process caches (pool, modules, the stream's cuSOLVER handle) given back.
 fn linalg_life() -> cuda_core::Result<()> {

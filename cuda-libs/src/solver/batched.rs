@@ -223,7 +223,8 @@ impl Solver {
     /// [`JACOBI_BATCHED_MAX`]) at once, by Jacobi rotations (`cusolverDn<t>gesvdjBatched`): `s`
     /// receives `min(m, n)` values per matrix (descending, of [`SolverScalar::Real`]), and with
     /// `vectors` `u` the `m x m` and `v` the `n x n` matrices (packed, one after another; both
-    /// `None` without). `a` is destroyed. A matrix that did not converge is [`Error::Linalg`]
+    /// `None` without: cuSOLVER writes them anyway, so scratch of their size is allocated for the
+    /// call). `a` is destroyed. A matrix that did not converge is [`Error::Linalg`]
     /// from [`Solver::check_info`], with its index.
     #[allow(clippy::too_many_arguments)]
     pub fn gesvdj_batched<T: SolverScalar>(
@@ -252,8 +253,22 @@ impl Solver {
         let call = T::gesvdj_batched()?;
         let a_bytes = a_shape.batch_span("A", count)? * size_of::<T>();
         let s_bytes = m.min(n) * count * size_of::<T::Real>();
-        let u_bytes = if vectors { m * m * count * size_of::<T>() } else { 0 };
-        let v_bytes = if vectors { n * n * count * size_of::<T>() } else { 0 };
+        let u_bytes = m * m * count * size_of::<T>();
+        let v_bytes = n * n * count * size_of::<T>();
+        // Without vectors cuSOLVER still writes U and V (null ones fault with an illegal
+        // address, which poisons the context): they go to scratch buffers of their full size,
+        // used on the stream so that their free waits for the routine.
+        let scratch = match vectors {
+            true => None,
+            false => Some((
+                DeviceBuffer::<T>::alloc(self.stream.context(), m * m * count)?,
+                DeviceBuffer::<T>::alloc(self.stream.context(), n * n * count)?,
+            )),
+        };
+        let (u, v): (Option<&dyn DeviceMemoryMut>, Option<&dyn DeviceMemoryMut>) = match &scratch {
+            Some((u, v)) => (Some(u), Some(v)),
+            None => (u, v),
+        };
         let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
         let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
         let u_ptr = self.optional_address::<T>("U", u, u_bytes)?;
@@ -282,7 +297,7 @@ impl Solver {
             0,
             |info, _| {
                 // SAFETY: as in `syevj_batched`; S, U and V hold their packed matrices per matrix of
-                // the batch (U and V null and unread without vectors) and overlap nothing else.
+                // the batch (U and V the scratch buffers without vectors) and overlap nothing else.
                 check("cusolverDn<t>gesvdjBatched", unsafe {
                     call(
                         handle,

@@ -10,7 +10,8 @@ use super::{
 use super::{singular_values, SingularNorm};
 use crate::array::axis::Axes;
 use crate::array::device_array::DeviceArray;
-use crate::array::routines::math::{ExprOps, IntoExpr};
+use crate::array::promotion::Scalars;
+use crate::array::routines::math::{binary, unary, BinaryOp, Expr, ExprOps, IntoExpr, UnaryOp};
 use crate::error::{Error, Result};
 
 impl<T: NormInput> DeviceArray<T> {
@@ -113,10 +114,7 @@ fn kept_shape(shape: &[usize], reduced: &[usize]) -> Vec<usize> {
 fn vector_norms<T: MatmulElement>(x: &DeviceArray<T>, ord: Norm, axes: &[usize]) -> Result<DeviceArray<T::Real>> {
     let axis = axes.to_vec();
     match norm_kind(1, ord)? {
-        NormKind::Euclidean => {
-            let squares = power(magnitude(x), 2.0).sum_axes(axis.clone(), false)?;
-            power((&squares).into_expr(), 0.5).eval()
-        }
+        NormKind::Euclidean => root_of(&squared_magnitude(x).sum_axes(axis.clone(), false)?),
         NormKind::SumAbs => magnitude(x).sum_axes(axis.clone(), false),
         NormKind::MaxAbs => magnitude(x).max_axes(axis.clone(), false),
         NormKind::MinAbs => magnitude(x).min_axes(axis.clone(), false),
@@ -132,6 +130,25 @@ fn vector_norms<T: MatmulElement>(x: &DeviceArray<T>, ord: Norm, axes: &[usize])
             "linalg_norm: {kind:?} is not a vector norm"
         ))),
     }
+}
+
+/// `|x|^2` as NumPy's 2-norms square it, `(conj(x) * x).real`: `x * x` of a real type,
+/// `re * re + im * im` of a complex one (`pow(x, 2)` is not exact on the GPU).
+fn squared_magnitude<T: Scalars>(x: &DeviceArray<T>) -> Expr<'_, T::Real> {
+    if !T::DTYPE.is_complex() {
+        return binary(BinaryOp::Mul, magnitude(x), magnitude(x));
+    }
+    let square = |part: UnaryOp| {
+        let value: Expr<'_, T::Real> = unary(part, x.into_expr());
+        binary::<_, _, T::Real>(BinaryOp::Mul, value.duplicate(), value)
+    };
+    binary(BinaryOp::Add, square(UnaryOp::Real), square(UnaryOp::Imag))
+}
+
+/// The correctly rounded square root of each sum of squares, NumPy's `sqrt` (`pow(s, 0.5)` is
+/// not: over no axis it made `|3|` `2.9999999999999996`, where `sqrt(3 * 3)` is exactly 3).
+fn root_of<R: Scalars>(squares: &DeviceArray<R>) -> Result<DeviceArray<R>> {
+    unary::<R, R>(UnaryOp::Sqrt, squares.into_expr()).eval()
 }
 
 /// The matrix norm of each matrix of `x` over the axes `rows` and `cols` (distinct), of the
@@ -167,10 +184,7 @@ fn matrix_norms<T: MatmulElement>(
                 SingularNorm::Sum => values.sum_axes(-1, false)?,
             }
         }
-        _ => {
-            let squares = power(magnitude(x), 2.0).sum_axes([rows, cols], false)?;
-            power((&squares).into_expr(), 0.5).eval()?
-        }
+        _ => root_of(&squared_magnitude(x).sum_axes([rows, cols], false)?)?,
     };
     norms.reshape(rest)
 }
