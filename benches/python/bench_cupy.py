@@ -285,9 +285,6 @@ def nvrtc_rows(cupy, source):
     measure("nvrtc", "cold compile", "CuPy RawModule", "ms", cold)
 
 
-if __name__ == "__main__":
-    main()
-
 
 def scan_select_rows(cupy, figure, holder):
     """cumsum of 2^28 f32 (whole, and the rows of its (2^18, 2^10) view), x[x > 0.5] on 2^26 f32
@@ -334,3 +331,7 @@ def scan_select_rows(cupy, figure, holder):
 
     measure("bandwidth", "nonzero", "CuPy flatnonzero", "GB/s",
             figure(flat, m + nonzero * 8, check_flat, "2^26 u8, half nonzero, i64 indices"))
+
+
+if __name__ == "__main__":
+    main()

@@ -39,6 +39,24 @@ SCAN_SELECT_CASES = [("cumsum", "torch cumsum"), ("cumsum axis=1", "torch cumsum
                      ("x[x > 0.5]", "torch x[x > 0.5]"), ("nonzero", "torch nonzero")]
 
 
+class CupyTimingEvent:
+    """A CuPy event with torch's event methods (`record`, `synchronize`, `elapsed_time`), so
+    `timed` serves both libraries."""
+
+    def __init__(self, cupy):
+        self.cupy = cupy
+        self.event = cupy.cuda.Event()
+
+    def record(self):
+        self.event.record()
+
+    def synchronize(self):
+        self.event.synchronize()
+
+    def elapsed_time(self, end):
+        return self.cupy.cuda.get_elapsed_time(self.event, end.event)
+
+
 def timed(make_events, synchronize, op):
     """(median ms, p10 ms, p90 ms) of `op` over BANDWIDTH_REPS event-timed runs, after the warm-up."""
     start, end = make_events()
@@ -270,7 +288,7 @@ def cupy_rows():
            "argsort 2^26 f32": lambda: cupy.argsort(mid),
            "sort rows 2^16x2^10 f32": lambda: cupy.sort(matrix, axis=-1),
            "searchsorted 2^20 in 2^26 f32": lambda: cupy.searchsorted(keys, queries)}
-    events = lambda: (cupy.cuda.Event(), cupy.cuda.Event())
+    events = lambda: (CupyTimingEvent(cupy), CupyTimingEvent(cupy))
     rows("CuPy", events, cupy.cuda.Device().synchronize, ops)
     del f32, i32, mid, matrix, keys, queries, ops
     cupy.get_default_memory_pool().free_all_blocks()
