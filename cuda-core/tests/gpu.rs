@@ -355,11 +355,22 @@ fn lto_linked_kernel_runs() {
         "extern __device__ float twice(float); extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }",
         options,
     );
-    let cubin = Linker::new(LinkerOptions::for_arch(arch))
+    let linked = Linker::new(LinkerOptions::for_arch(arch))
         .add(&helper.compile(CompileTarget::LtoIr).unwrap())
         .add(&kernel.compile(CompileTarget::LtoIr).unwrap())
-        .link(LinkTarget::Cubin)
-        .unwrap();
+        .link(LinkTarget::Cubin);
+    let cubin = match linked {
+        // The GPU bundle's CUDA 12 run carries NVRTC 12 but not nvJitLink 12 (they do not fit
+        // one call together): the nvJitLink found is CUDA 13's, refused beside NVRTC 12 by name.
+        Err(cuda_core::Error::NvJitLinkUnavailable {
+            source,
+            lto_inputs: true,
+        }) if matches!(source.unusable, Some(cuda_sys::Unusable::MixedGenerations { .. })) => {
+            println!("skipped: LTO link: {source}");
+            return;
+        }
+        linked => linked.unwrap(),
+    };
     let k = cubin.get_kernel_on(&device, "k").unwrap();
     let mut x = DeviceBuffer::from_slice(device.context(), &[1.0f32, 2.0, 3.0, 4.5]).unwrap();
     let stream = device.create_stream().unwrap();
