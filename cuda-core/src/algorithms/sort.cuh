@@ -21,6 +21,23 @@ __device__ __forceinline__ unsigned digit_of(const K *keys, const long long *row
     return (unsigned)((labels[at < n ? at : n - 1] >> shift) & 255u);
 }
 
+// The lanes of the warp whose digit equals this lane's (digits below 512: 0..255, or 256 for
+// no element), as __match_any_sync would give, from one ballot per digit bit. match.any's cost
+// grows with the number of distinct values in the warp (on an H200, 2^28 uniform i32 keys took
+// 24.2 ms against 19.9 ms for f32 in [0, 1), whose top digit is nearly constant); nine ballots
+// cost the same on every input. Every lane of the warp calls it, converged.
+#define DIGIT_BITS 9
+__device__ __forceinline__ unsigned digit_peers(unsigned digit) {
+    unsigned peers = 0xffffffffu;
+#pragma unroll
+    for (int bit = 0; bit < DIGIT_BITS; ++bit) {
+        const bool set = ((digit >> bit) & 1u) != 0;
+        const unsigned lanes_set = __ballot_sync(0xffffffffu, set);
+        peers &= set ? lanes_set : ~lanes_set;
+    }
+    return peers;
+}
+
 // counts[d * gridDim.x + b] = how many elements of block b's range have digit d. Block b's range
 // is [b * per_block, min(n, (b + 1) * per_block)).
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
@@ -33,12 +50,12 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
     const unsigned long long end = n - start < per_block ? n : start + per_block;
     const unsigned lower_lanes = (1u << (threadIdx.x & 31u)) - 1u;
     // Lanes with the same digit add once (sorted or few-valued input would otherwise queue on
-    // one shared counter); the loop is uniform so that every lane takes part in the match.
+    // one shared counter); the loop is uniform so that every lane takes part in the ballots.
     for (unsigned long long base = start; base < end; base += SORT_BLOCK) {
         const unsigned long long i = base + threadIdx.x;
         const bool valid = i < end;
         const unsigned digit = valid ? digit_of(keys, rows, labels, i, n, mode, shift, row_len) : 256u;
-        const unsigned peers = __match_any_sync(0xffffffffu, digit);
+        const unsigned peers = digit_peers(digit);
         if (valid && (peers & lower_lanes) == 0) atomicAdd(&bins[digit], (O)__popc(peers));
     }
     __syncthreads();
@@ -143,7 +160,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
             const unsigned long long i = base + local;
             if (valid) key[j] = keys_in[i];
             digit[j] = valid ? digit_of(keys_in, rows, labels, i, n, mode, shift, row_len) : 256u;
-            const unsigned peers = __match_any_sync(0xffffffffu, digit[j]);
+            const unsigned peers = digit_peers(digit[j]);
             rank[j] = __popc(peers & lower_lanes);
             if (valid && rank[j] == 0) counts[j][warp][digit[j]] = (unsigned short)__popc(peers);
         }
