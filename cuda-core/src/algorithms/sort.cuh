@@ -38,6 +38,9 @@ __device__ __forceinline__ unsigned digit_peers(unsigned digit) {
     return peers;
 }
 
+// Elements a thread reads per round of the count kernel.
+#define COUNT_ITEMS 4
+
 // counts[d * gridDim.x + b] = how many elements of block b's range have digit d. Block b's range
 // is [b * per_block, min(n, (b + 1) * per_block)).
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
@@ -49,14 +52,22 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
     const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
     const unsigned long long end = n - start < per_block ? n : start + per_block;
     const unsigned lower_lanes = (1u << (threadIdx.x & 31u)) - 1u;
-    // Lanes with the same digit add once (sorted or few-valued input would otherwise queue on
-    // one shared counter); the loop is uniform so that every lane takes part in the ballots.
-    for (unsigned long long base = start; base < end; base += SORT_BLOCK) {
-        const unsigned long long i = base + threadIdx.x;
-        const bool valid = i < end;
-        const unsigned digit = valid ? digit_of(keys, rows, labels, i, n, mode, shift, row_len) : 256u;
-        const unsigned peers = digit_peers(digit);
-        if (valid && (peers & lower_lanes) == 0) atomicAdd(&bins[digit], (O)__popc(peers));
+    // COUNT_ITEMS elements a thread per round, all read before any is counted, so that each
+    // thread has that many loads in flight. Lanes with the same digit add once (sorted or
+    // few-valued input would otherwise queue on one shared counter); the loop is uniform so that
+    // every lane takes part in the ballots.
+    for (unsigned long long base = start; base < end; base += SORT_BLOCK * COUNT_ITEMS) {
+        unsigned digit[COUNT_ITEMS];
+#pragma unroll
+        for (int j = 0; j < COUNT_ITEMS; ++j) {
+            const unsigned long long i = base + j * SORT_BLOCK + threadIdx.x;
+            digit[j] = i < end ? digit_of(keys, rows, labels, i, n, mode, shift, row_len) : 256u;
+        }
+#pragma unroll
+        for (int j = 0; j < COUNT_ITEMS; ++j) {
+            const unsigned peers = digit_peers(digit[j]);
+            if (digit[j] < 256u && (peers & lower_lanes) == 0) atomicAdd(&bins[digit[j]], (O)__popc(peers));
+        }
     }
     __syncthreads();
     counts[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x] = bins[threadIdx.x];
