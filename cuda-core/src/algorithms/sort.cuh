@@ -310,19 +310,20 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows
         __syncthreads();
         for (unsigned k = 2; k <= padded; k <<= 1) {
             for (unsigned j = k >> 1; j > 0; j >>= 1) {
-                for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
-                    const unsigned partner = i ^ j;
-                    if (partner > i) {
-                        const U a = bits[i], b = bits[partner];
-                        const unsigned pa = position[i], pb = position[partner];
-                        const bool after = a > b || (a == b && pa > pb);
-                        // Ascending where bit k of i is clear, descending where it is set.
-                        if (((i & k) == 0) == after) {
-                            bits[i] = b;
-                            bits[partner] = a;
-                            position[i] = pb;
-                            position[partner] = pa;
-                        }
+                // Pair q of the padded / 2 is (i, i + j), i the q-th index with bit j clear:
+                // every thread has a pair, none idles on an index that is a partner.
+                for (unsigned q = threadIdx.x; q < padded / 2; q += ROW_SORT_BLOCK) {
+                    const unsigned i = ((q & ~(j - 1)) << 1) | (q & (j - 1));
+                    const unsigned partner = i | j;
+                    const U a = bits[i], b = bits[partner];
+                    const unsigned pa = position[i], pb = position[partner];
+                    const bool after = a > b || (a == b && pa > pb);
+                    // Ascending where bit k of i is clear, descending where it is set.
+                    if (((i & k) == 0) == after) {
+                        bits[i] = b;
+                        bits[partner] = a;
+                        position[i] = pb;
+                        position[partner] = pa;
                     }
                 }
                 __syncthreads();
