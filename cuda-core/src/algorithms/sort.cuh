@@ -5,7 +5,7 @@
 #define SORT_BLOCK 256
 #define SORT_WARPS (SORT_BLOCK / 32)
 #define SCAN_BLOCK 1024
-#define SCAN_ITEMS 4
+#define SCAN_ITEMS 8
 
 // The digit of element i for a pass: mode 0 the key's 8 bits from `shift`; mode 1 whether the
 // key differs from its predecessor (0) or equals it (1) by unique_bits, for unique; mode 2 the 8
