@@ -16,10 +16,10 @@
 //! kernels: per-block digit counts over a contiguous range per block, one exclusive scan of the
 //! counts (digit-major, so each block learns where each of its digits starts), and a stable
 //! scatter in which each block moves its range in tiles of 1024 elements, in index order: it
-//! ranks equal digits with a warp match and per-(item, warp) counts in shared memory, stages the
-//! tile in shared memory in digit order (its keys, then its payloads, through one buffer), and
-//! writes it out from there so that consecutive threads write consecutive positions of each
-//! digit's run. Passes ping-pong
+//! ranks equal digits with a warp match (one ballot per digit bit) and per-(item, warp) counts
+//! in shared memory, stages the tile in shared memory in digit order (its keys, then its
+//! payloads, through one buffer), and writes it out from there so that consecutive threads write
+//! consecutive positions of each digit's run. Passes ping-pong
 //! between the output and one scratch buffer from the pool, so the inputs are never written.
 //! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
 //! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
