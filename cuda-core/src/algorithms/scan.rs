@@ -293,6 +293,18 @@ __device__ __forceinline__ _seg _load_seg(const _seg *p) {
     memcpy(&r, u, sizeof(r));
     return r;
 }
+// Orders a tile's published value and its status word between blocks: after the value's
+// stores (a release) and after the status word's loads (an acquire; volatile accesses are
+// relaxed ones at system scope). The look-back only passes messages, for which an
+// acquire-release fence suffices; `__threadfence()` is a sequentially consistent one, which on
+// every tile's critical path costs more.
+__device__ __forceinline__ void _fence() {
+#if __CUDA_ARCH__ >= 700
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+    __threadfence();
+#endif
+}
 // Temporary storage: the tile counter (8 bytes, then padding to 16), a status word per tile
 // (0: nothing yet, 1: aggregate published, 2: inclusive prefix published), then per tile an
 // aggregate and an inclusive prefix.
@@ -382,14 +394,14 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
         if (tile == 0ull) {
             if (lane == 0u) {
                 _store_seg(&prefixes[0], aggregate);
-                __threadfence();
+                _fence();
                 status[0] = 2u;
                 sh_prefix = _seg_identity();
             }
         } else {
             if (lane == 0u) {
                 _store_seg(&aggregates[tile], aggregate);
-                __threadfence();
+                _fence();
                 status[tile] = 1u;
             }
             _seg run = _seg_identity();
@@ -400,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
                 do {
                     st = p >= 0 ? status[p] : 2u;
                 } while (__any_sync(0xffffffffu, st == 0u));
-                __threadfence();
+                _fence();
                 _seg v = p < 0 ? _seg_identity() : (st == 2u ? _load_seg(&prefixes[p]) : _load_seg(&aggregates[p]));
                 const unsigned done = __ballot_sync(0xffffffffu, st == 2u);
                 const int stop = done ? __ffs(done) - 1 : 31;
@@ -417,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
             }
             if (lane == 0u) {
                 _store_seg(&prefixes[tile], _combine(run, aggregate));
-                __threadfence();
+                _fence();
                 status[tile] = 2u;
                 sh_prefix = run;
             }
