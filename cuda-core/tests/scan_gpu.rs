@@ -1,6 +1,7 @@
 //! Scans on a GPU against a host reference: `cumsum`, `cumprod`, `nancumsum`, `nancumprod` for
-//! every element type, sizes around the tile (2048 elements) and far beyond it (10^7, so the
-//! look-back crosses thousands of tiles), every axis of a 3-D array, NaN, infinities and -0.0;
+//! every element type, sizes around the tiles (2048 elements of 16-byte sums, 4096 of 8-byte
+//! ones, 8192 of narrower ones) and far beyond them (10^7, so the look-back crosses thousands of
+//! tiles), every axis of a 3-D array, NaN, infinities and -0.0;
 //! and the algorithms' forms on plain device buffers (exclusive, segments, min and max, a C++
 //! operator) with their typed errors. Without a driver or device each test prints
 //! `skipped: <why>` and passes, unless `CUDA_REQUIRE_GPU=1`.
@@ -77,7 +78,9 @@ fn cumsum_and_cumprod_match_the_host_for_every_type() {
         return;
     };
     let stream = device.create_stream().unwrap();
-    let sizes = [0, 1, 2, 31, 255, 2047, 2048, 2049, 4096, 5000, 100_003];
+    let sizes = [
+        0, 1, 2, 31, 255, 2047, 2048, 2049, 4095, 4096, 4097, 5000, 8191, 8192, 8193, 16_385, 100_003,
+    ];
     flat_scans::<i8>(&stream, &sizes, 40, 0.0);
     flat_scans::<i16>(&stream, &sizes, 40, 0.0);
     flat_scans::<i32>(&stream, &sizes, 40, 0.0);
@@ -89,11 +92,12 @@ fn cumsum_and_cumprod_match_the_host_for_every_type() {
     flat_scans::<f32>(&stream, &sizes, 40, 0.0);
     flat_scans::<f64>(&stream, &sizes, 40, 0.0);
     flat_scans::<Bool>(&stream, &sizes, 40, 0.0);
-    // Sums of up to 2049 values of at most 2 stay below f16's largest value; each output is the
-    // exact sum rounded once. Products: f16's largest value is 65504, so 31 elements (up to
+    // Sums of up to 8193 values of at most 2 stay below f16's largest value; each output is the
+    // exact sum rounded once (within half a step: 4 for f16 and 32 for bf16 near 8192, inside
+    // the tolerances). Products: f16's largest value is 65504, so 31 elements (up to
     // 2^15); element 31 (2^16) overflows to inf, as NumPy's float16 cumprod does.
-    flat_scans::<f16>(&stream, &[0, 1, 31, 2048, 2049], 31, 1e-3);
-    flat_scans::<bf16>(&stream, &[0, 1, 31, 2048, 2049], 40, 8e-3);
+    flat_scans::<f16>(&stream, &[0, 1, 31, 2048, 2049, 8191, 8192, 8193], 31, 1e-3);
+    flat_scans::<bf16>(&stream, &[0, 1, 31, 2048, 2049, 8191, 8192, 8193], 40, 8e-3);
     let ones_and_twos: Vec<f16> = (0..32).map(|i| f16::from_f64(1.0 + (i % 2) as f64)).collect();
     let products = DeviceArray::from_slice(&stream, &ones_and_twos)
         .unwrap()
@@ -467,7 +471,7 @@ fn scans_by_key_restart_where_the_key_changes() {
     };
     let stream = device.create_stream().unwrap();
     let context = device.context();
-    for n in [1usize, 7, 2048, 2049, 1_000_003] {
+    for n in [1usize, 7, 2048, 2049, 4097, 8193, 1_000_003] {
         let data: Vec<i32> = (0..n).map(|i| (i % 11) as i32 - 5).collect();
         // Runs of growing length, some across tile boundaries, and a key that comes back later.
         let keys: Vec<u16> = (0..n).map(|i| ((i * i / 3001) % 7) as u16).collect();

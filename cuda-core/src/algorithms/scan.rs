@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream};
 
-use super::{disjoint, elements, real_elements, tile_grid, UserOperator, BLOCK, ITEMS, TILE};
+use super::{disjoint, elements, real_elements, tile_grid, UserOperator, BLOCK};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel_encoded, Loaded, LoadedTable};
 use crate::array::kernels::PRELUDE;
@@ -166,7 +166,8 @@ impl ScanCode {
         let _ = write!(
             s,
             "\ntypedef {input} _in_t;\ntypedef {acc} _acc_t;\ntypedef {output} _out_t;\n\
-             #define _BLOCK {BLOCK}\n#define _ITEMS {ITEMS}\n#define _TILE (_BLOCK * _ITEMS)\n#define _WARPS (_BLOCK / 32)\n\
+             #define _BLOCK {BLOCK}\n#define _ITEMS {items}\n#define _MIN_BLOCKS {min_blocks}\n\
+             #define _TILE (_BLOCK * _ITEMS)\n#define _WARPS (_BLOCK / 32)\n\
              __device__ __forceinline__ _acc_t _identity() {{ return _acc_t({identity}); }}\n\
              __device__ __forceinline__ _acc_t _op(const _acc_t a, const _acc_t b) {{ return _acc_t({op}); }}\n\
              __device__ __forceinline__ _acc_t _load(const _in_t x) {{ {load} }}\n",
@@ -175,6 +176,8 @@ impl ScanCode {
             output = self.output.c_name(),
             identity = self.identity,
             op = self.op,
+            items = scan_items(self.output),
+            min_blocks = scan_min_blocks(self.output),
         );
         let (params, load) = match &self.map {
             None => ("const _in_t *__restrict__ in".to_string(), "_load(in[e])".to_string()),
@@ -290,6 +293,18 @@ __device__ __forceinline__ _seg _load_seg(const _seg *p) {
     memcpy(&r, u, sizeof(r));
     return r;
 }
+// Orders a tile's published value and its status word between blocks: after the value's
+// stores (a release) and after the status word's loads (an acquire; volatile accesses are
+// relaxed ones at system scope). The look-back only passes messages, for which an
+// acquire-release fence suffices; `__threadfence()` is a sequentially consistent one, which on
+// every tile's critical path costs more.
+__device__ __forceinline__ void _fence() {
+#if __CUDA_ARCH__ >= 700
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+    __threadfence();
+#endif
+}
 // Temporary storage: the tile counter (8 bytes, then padding to 16), a status word per tile
 // (0: nothing yet, 1: aggregate published, 2: inclusive prefix published), then per tile an
 // aggregate and an inclusive prefix.
@@ -297,15 +312,48 @@ __device__ __forceinline__ volatile unsigned *_status(unsigned char *t) { return
 __device__ __forceinline__ _seg *_aggregates(unsigned char *t, const unsigned long long tiles) {
     return reinterpret_cast<_seg *>(t + 16 + ((4ull * tiles + 15ull) & ~15ull));
 }
+// Values of at most 4 bytes: the `_seg` (8 bytes, the flag 0 or 1 in bits 32-63) and the status
+// (bits 33-34) pack into one 64-bit word per tile, in the aggregates' place, written and read
+// whole: no fence, and one load per look-back window.
+#define _PACKED (sizeof(_seg) == 8)
+__device__ __forceinline__ volatile unsigned long long *_words(unsigned char *t, const unsigned long long tiles) {
+    return reinterpret_cast<volatile unsigned long long *>(_aggregates(t, tiles));
+}
+__device__ __forceinline__ unsigned long long _pack(const _seg v, const unsigned st) {
+    unsigned long long w = 0ull;
+    memcpy(&w, &v, sizeof(v) < sizeof(w) ? sizeof(v) : sizeof(w));
+    return w | ((unsigned long long)st << 33);
+}
+__device__ __forceinline__ _seg _unpack(const unsigned long long w) {
+    const unsigned long long c = w & ~(3ull << 33);
+    _seg r = _seg_identity();
+    memcpy(&r, &c, sizeof(r) < sizeof(c) ? sizeof(r) : sizeof(c));
+    return r;
+}
+// Publishes `v` as tile `tile`'s aggregate (status 1) or inclusive prefix (status 2).
+__device__ __forceinline__ void _publish(unsigned char *t, const unsigned long long tiles, const unsigned long long tile, const _seg v, const unsigned st) {
+    if (_PACKED) {
+        _words(t, tiles)[tile] = _pack(v, st);
+    } else {
+        _seg *aggregates = _aggregates(t, tiles);
+        _store_seg(st == 2u ? &aggregates[tiles + tile] : &aggregates[tile], v);
+        _fence();
+        _status(t)[tile] = st;
+    }
+}
 
 extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const unsigned long long tiles) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) *reinterpret_cast<unsigned long long *>(temp) = 0ull;
     volatile unsigned *status = _status(temp);
-    for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) status[i] = 0u;
+    for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) {
+        status[i] = 0u;
+        if (_PACKED) _words(temp, tiles)[i] = 0ull;
+    }
 }
 
-extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PARAMS_out_t *__restrict__ out,
+static_assert(_ITEMS <= 32, "a thread's segment starts are the bits of one 32-bit word");
+extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_PARAMS, KEY_PARAMS_out_t *__restrict__ out,
         const unsigned long long n, const unsigned long long seg, const unsigned long long init_low,
         const unsigned long long init_high, const int exclusive, unsigned char *__restrict__ temp, const unsigned long long tiles) {
     __shared__ _acc_t sh[_TILE + _TILE / 32];
@@ -319,12 +367,22 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PA
     __syncthreads();
     const unsigned long long tile = sh_tile;
     const unsigned long long base = tile * _TILE;
-    // Striped loads (coalesced) into shared memory, padded against bank conflicts.
-    #pragma unroll
-    for (int k = 0; k < _ITEMS; ++k) {
-        const unsigned s = k * _BLOCK + tid;
-        const unsigned long long e = base + s;
-        sh[s + (s >> 5)] = e < n ? LOAD_AT_E : _identity();
+    // Striped loads (coalesced) into shared memory, padded against bank conflicts; a whole
+    // tile without the bound's test.
+    if (base + _TILE <= n) {
+        #pragma unroll
+        for (int k = 0; k < _ITEMS; ++k) {
+            const unsigned s = k * _BLOCK + tid;
+            const unsigned long long e = base + s;
+            sh[s + (s >> 5)] = LOAD_AT_E;
+        }
+    } else {
+        #pragma unroll
+        for (int k = 0; k < _ITEMS; ++k) {
+            const unsigned s = k * _BLOCK + tid;
+            const unsigned long long e = base + s;
+            sh[s + (s >> 5)] = e < n ? LOAD_AT_E : _identity();
+        }
     }
     __syncthreads();
     // Each thread combines its _ITEMS consecutive elements; bit k of `heads` marks a segment start.
@@ -362,32 +420,38 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PA
     // values of the tiles before it, 32 at a time, back to the nearest inclusive prefix.
     if (warp == 0) {
         volatile unsigned *status = _status(temp);
+        volatile unsigned long long *words = _words(temp, tiles);
         _seg *aggregates = _aggregates(temp, tiles);
         _seg *prefixes = aggregates + tiles;
         const _seg aggregate = sh_block;
         if (tile == 0ull) {
             if (lane == 0u) {
-                _store_seg(&prefixes[0], aggregate);
-                __threadfence();
-                status[0] = 2u;
+                _publish(temp, tiles, 0ull, aggregate, 2u);
                 sh_prefix = _seg_identity();
             }
         } else {
-            if (lane == 0u) {
-                _store_seg(&aggregates[tile], aggregate);
-                __threadfence();
-                status[tile] = 1u;
-            }
+            if (lane == 0u) _publish(temp, tiles, tile, aggregate, 1u);
             _seg run = _seg_identity();
             long long top = (long long)tile - 1;
             while (true) {
                 const long long p = top - (long long)lane;
                 unsigned st;
+                unsigned long long word = 0ull;
                 do {
-                    st = p >= 0 ? status[p] : 2u;
+                    if (_PACKED) {
+                        word = p >= 0 ? words[p] : _pack(_seg_identity(), 2u);
+                        st = (unsigned)(word >> 33);
+                    } else {
+                        st = p >= 0 ? status[p] : 2u;
+                    }
                 } while (__any_sync(0xffffffffu, st == 0u));
-                __threadfence();
-                _seg v = p < 0 ? _seg_identity() : (st == 2u ? _load_seg(&prefixes[p]) : _load_seg(&aggregates[p]));
+                _seg v;
+                if (_PACKED) {
+                    v = _unpack(word);
+                } else {
+                    _fence();
+                    v = p < 0 ? _seg_identity() : (st == 2u ? _load_seg(&prefixes[p]) : _load_seg(&aggregates[p]));
+                }
                 const unsigned done = __ballot_sync(0xffffffffu, st == 2u);
                 const int stop = done ? __ffs(done) - 1 : 31;
                 if ((int)lane > stop) v = _seg_identity();
@@ -402,9 +466,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PA
                 top -= 32;
             }
             if (lane == 0u) {
-                _store_seg(&prefixes[tile], _combine(run, aggregate));
-                __threadfence();
-                status[tile] = 2u;
+                _publish(temp, tiles, tile, _combine(run, aggregate), 2u);
                 sh_prefix = run;
             }
         }
@@ -417,21 +479,15 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_scan(IN_PARAMS, KEY_PA
         const unsigned long long bits[2] = {init_low, init_high};
         memcpy(&init, bits, sizeof(init) < sizeof(bits) ? sizeof(init) : sizeof(bits));
     }
-    _acc_t res[_ITEMS];
+    // In place: a thread reads and writes only its own _ITEMS elements here.
     #pragma unroll
     for (int k = 0; k < _ITEMS; ++k) {
         const unsigned s = tid * _ITEMS + k;
         const _acc_t x = sh[s + (s >> 5)];
         const bool head = (heads >> k) & 1u;
-        if (exclusive) res[k] = head ? init : _op(init, run.v);
+        const _acc_t before = (head || !exclusive) ? init : _op(init, run.v);
         if (head) { run.v = x; run.f = 1u; } else { run.v = _op(run.v, x); }
-        if (!exclusive) res[k] = run.v;
-    }
-    __syncthreads();
-    #pragma unroll
-    for (int k = 0; k < _ITEMS; ++k) {
-        const unsigned s = tid * _ITEMS + k;
-        sh[s + (s >> 5)] = res[k];
+        sh[s + (s >> 5)] = exclusive ? before : run.v;
     }
     __syncthreads();
     #pragma unroll
@@ -692,6 +748,7 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
             ScanInput::Args(args),
             None,
             *output.ptr_ref(),
+            scan_tile(O::DTYPE),
             n as u64,
             segment,
             [0; 2],
@@ -772,6 +829,7 @@ pub fn scan_by_key<K: Element, I: Element, O: Element>(
             ScanInput::Address(input.device_ptr()),
             Some(keys.device_ptr()),
             output.device_ptr(),
+            scan_tile(O::DTYPE),
             n as u64,
             n as u64,
             init,
@@ -847,6 +905,7 @@ unsafe fn run<I: Element, O: Element>(
             ScanInput::Address(input.device_ptr()),
             None,
             output.device_ptr(),
+            scan_tile(O::DTYPE),
             n as u64,
             segment,
             init,
@@ -890,6 +949,39 @@ fn check_types(what: &str, op: ScanOp, dtypes: &[DType]) -> Result<()> {
     }
 }
 
+/// Elements each thread of a scan with outputs of `output` holds: a tile's values (in the
+/// arithmetic type, `float` for `f16` and `bf16`) take 32 KiB of shared memory. A tile's
+/// look-back costs a few dependent round trips to L2 whatever its size, and a block moves no
+/// data meanwhile: tiles of 8 KiB left those round trips to bound the scan at a quarter of the
+/// memory's bandwidth; bigger tiles spread them over more bytes. At most 32 (a thread's
+/// segment starts are the bits of one word).
+fn scan_items(output: DType) -> u32 {
+    match output {
+        DType::F16 | DType::BF16 => 32,
+        other => match other.size() {
+            0..=4 => 32,
+            5..=8 => 16,
+            _ => 8,
+        },
+    }
+}
+
+/// Blocks of the scan with outputs of `output` that one SM must be able to hold
+/// (`__launch_bounds__`, capping the registers a thread): five of 32-bit values (48 registers;
+/// left alone, the compiler takes about 100 to hold a thread's 32 loads, and two tiles an SM),
+/// four of wider ones (64 registers, which they fit).
+fn scan_min_blocks(output: DType) -> u32 {
+    match scan_items(output) {
+        32 => 5,
+        _ => 4,
+    }
+}
+
+/// Elements per tile of the scan with outputs of `output`.
+fn scan_tile(output: DType) -> u64 {
+    u64::from(BLOCK * scan_items(output))
+}
+
 /// Bytes of one value with its segment flag (`_seg`) in the scan's temporary storage: at most
 /// 24 (a `complex128` and the flag, padded to 8 bytes).
 const SEG_BYTES: u64 = 24;
@@ -913,7 +1005,8 @@ pub(crate) enum ScanInput<'a> {
     Args(&'a [Arg<'a>]),
 }
 
-/// Launches a loaded scan over `n` elements at `input` into `output`.
+/// Launches a loaded scan over `n` elements at `input` into `output`, in tiles of `tile`
+/// elements ([`scan_tile`] of the kernel's output type).
 ///
 /// # Safety
 /// `input` holds `n` elements of the kernel's input type (or, for a map, its arrays `n` elements
@@ -926,12 +1019,13 @@ pub(crate) unsafe fn launch_scan<'a>(
     input: ScanInput<'a>,
     keys: Option<u64>,
     output: u64,
+    tile: u64,
     n: u64,
     segment: u64,
     init: [u64; 2],
     exclusive: i32,
 ) -> Result<()> {
-    let tiles = n.div_ceil(TILE);
+    let tiles = n.div_ceil(tile);
     let grid = tile_grid(tiles)?;
     let temp = MemoryPool::for_context(stream.context()).alloc(stream, temp_bytes(tiles)?)?;
     let mut clear = Launch::on(stream);
@@ -984,6 +1078,27 @@ mod tests {
         assert_eq!(temp_bytes(1).unwrap(), 16 + 16 + 48);
         assert_eq!(temp_bytes(5).unwrap(), 16 + 32 + 240);
         assert!(temp_bytes(u64::MAX / 8).is_err());
+    }
+
+    #[test]
+    fn tiles_take_32_kib_of_arithmetic_values() {
+        use DType::*;
+        for dtype in [Bool, I8, U16, F16, BF16, I32, F32, I64, F64, C64, C128] {
+            let acc = match dtype {
+                F16 | BF16 => 4,
+                other => other.size() as u64,
+            };
+            let items = scan_items(dtype);
+            assert!(items <= 32, "{dtype}: a thread's segment starts are one 32-bit word");
+            assert!(
+                scan_tile(dtype) * acc <= 32 * 1024,
+                "{dtype}: the tile outgrows shared memory"
+            );
+            assert_eq!(scan_tile(dtype), u64::from(BLOCK * items));
+        }
+        assert_eq!(scan_tile(F32), 8192);
+        assert_eq!(scan_tile(I64), 4096);
+        assert_eq!(scan_tile(C128), 2048);
     }
 
     #[test]
