@@ -312,44 +312,12 @@ __device__ __forceinline__ volatile unsigned *_status(unsigned char *t) { return
 __device__ __forceinline__ _seg *_aggregates(unsigned char *t, const unsigned long long tiles) {
     return reinterpret_cast<_seg *>(t + 16 + ((4ull * tiles + 15ull) & ~15ull));
 }
-// Values of at most 4 bytes: the `_seg` (8 bytes, the flag 0 or 1 in bits 32-63) and the status
-// (bits 33-34) pack into one 64-bit word per tile, in the aggregates' place, written and read
-// whole: no fence, and one load per look-back window.
-#define _PACKED (sizeof(_seg) == 8)
-__device__ __forceinline__ volatile unsigned long long *_words(unsigned char *t, const unsigned long long tiles) {
-    return reinterpret_cast<volatile unsigned long long *>(_aggregates(t, tiles));
-}
-__device__ __forceinline__ unsigned long long _pack(const _seg v, const unsigned st) {
-    unsigned long long w = 0ull;
-    memcpy(&w, &v, sizeof(v) < sizeof(w) ? sizeof(v) : sizeof(w));
-    return w | ((unsigned long long)st << 33);
-}
-__device__ __forceinline__ _seg _unpack(const unsigned long long w) {
-    const unsigned long long c = w & ~(3ull << 33);
-    _seg r = _seg_identity();
-    memcpy(&r, &c, sizeof(r) < sizeof(c) ? sizeof(r) : sizeof(c));
-    return r;
-}
-// Publishes `v` as tile `tile`'s aggregate (status 1) or inclusive prefix (status 2).
-__device__ __forceinline__ void _publish(unsigned char *t, const unsigned long long tiles, const unsigned long long tile, const _seg v, const unsigned st) {
-    if (_PACKED) {
-        _words(t, tiles)[tile] = _pack(v, st);
-    } else {
-        _seg *aggregates = _aggregates(t, tiles);
-        _store_seg(st == 2u ? &aggregates[tiles + tile] : &aggregates[tile], v);
-        _fence();
-        _status(t)[tile] = st;
-    }
-}
 
 extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const unsigned long long tiles) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) *reinterpret_cast<unsigned long long *>(temp) = 0ull;
     volatile unsigned *status = _status(temp);
-    for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) {
-        status[i] = 0u;
-        if (_PACKED) _words(temp, tiles)[i] = 0ull;
-    }
+    for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) status[i] = 0u;
 }
 
 static_assert(_ITEMS <= 32, "a thread's segment starts are the bits of one 32-bit word");
@@ -420,38 +388,32 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
     // values of the tiles before it, 32 at a time, back to the nearest inclusive prefix.
     if (warp == 0) {
         volatile unsigned *status = _status(temp);
-        volatile unsigned long long *words = _words(temp, tiles);
         _seg *aggregates = _aggregates(temp, tiles);
         _seg *prefixes = aggregates + tiles;
         const _seg aggregate = sh_block;
         if (tile == 0ull) {
             if (lane == 0u) {
-                _publish(temp, tiles, 0ull, aggregate, 2u);
+                _store_seg(&prefixes[0], aggregate);
+                _fence();
+                status[0] = 2u;
                 sh_prefix = _seg_identity();
             }
         } else {
-            if (lane == 0u) _publish(temp, tiles, tile, aggregate, 1u);
+            if (lane == 0u) {
+                _store_seg(&aggregates[tile], aggregate);
+                _fence();
+                status[tile] = 1u;
+            }
             _seg run = _seg_identity();
             long long top = (long long)tile - 1;
             while (true) {
                 const long long p = top - (long long)lane;
                 unsigned st;
-                unsigned long long word = 0ull;
                 do {
-                    if (_PACKED) {
-                        word = p >= 0 ? words[p] : _pack(_seg_identity(), 2u);
-                        st = (unsigned)(word >> 33);
-                    } else {
-                        st = p >= 0 ? status[p] : 2u;
-                    }
+                    st = p >= 0 ? status[p] : 2u;
                 } while (__any_sync(0xffffffffu, st == 0u));
-                _seg v;
-                if (_PACKED) {
-                    v = _unpack(word);
-                } else {
-                    _fence();
-                    v = p < 0 ? _seg_identity() : (st == 2u ? _load_seg(&prefixes[p]) : _load_seg(&aggregates[p]));
-                }
+                _fence();
+                _seg v = p < 0 ? _seg_identity() : (st == 2u ? _load_seg(&prefixes[p]) : _load_seg(&aggregates[p]));
                 const unsigned done = __ballot_sync(0xffffffffu, st == 2u);
                 const int stop = done ? __ffs(done) - 1 : 31;
                 if ((int)lane > stop) v = _seg_identity();
@@ -466,7 +428,9 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
                 top -= 32;
             }
             if (lane == 0u) {
-                _publish(temp, tiles, tile, _combine(run, aggregate), 2u);
+                _store_seg(&prefixes[tile], _combine(run, aggregate));
+                _fence();
+                status[tile] = 2u;
                 sh_prefix = run;
             }
         }
