@@ -2,7 +2,7 @@
 //! `skipped:` without a GPU or without cuBLAS, and fails instead under `CUDA_REQUIRE_GPU=1`.
 
 use cuda_driver::{Context, ContextFlags, DeviceBuffer, Stream, StreamFlags};
-use cuda_libs::blas::{Batch, Blas, Element, Epilogue, Gemm, Gemv, GemvElement, Lt, LtElement, Operand};
+use cuda_libs::blas::{Batch, Blas, Element, Epilogue, Gemm, Gemv, GemvElement, Lt, LtElement, Operand, RealElement};
 use cuda_libs::Error;
 use half::{bf16, f16};
 
@@ -495,7 +495,7 @@ fn gemm_strided_batched_bf16() {
 
 /// dot, nrm2, axpy and scal with unit and wider increments; results read back from the device
 /// and through the waiting `_host` forms.
-fn level1_for<T: Host>(test: &str, tolerance: f64) {
+fn level1_for<T: Host + RealElement>(test: &str, tolerance: f64) {
     let Some(stream) = stream_or_skip(test) else {
         return;
     };
@@ -693,8 +693,9 @@ impl HostComplex for num_complex::Complex<f64> {
     }
 }
 
-/// nrm2, axpy, scal and dot of every other element of a complex vector, which cuBLAS executes
-/// in the complex type itself (a real execution type is refused), against NumPy.
+/// dot and dotc of every other element of a complex vector, which cuBLAS executes in the
+/// complex type itself (a real execution type is refused), against NumPy. (`nrm2`, `axpy` and
+/// `scal` take real types only: see `RealElement`.)
 fn level1_complex_for<T: HostComplex>(test: &str) {
     let Some(stream) = stream_or_skip(test) else {
         return;
@@ -703,21 +704,8 @@ fn level1_complex_for<T: HostComplex>(test: &str) {
     let mut blas = Blas::new(&stream).unwrap();
     let complex = |values: &[(f64, f64)]| -> Vec<T> { values.iter().map(|&(re, im)| T::new(re, im)).collect() };
     // x[::2] = [1+2j, 2+4j]; the 9+9j between them are not read.
-    let x_host = complex(&[(1.0, 2.0), (9.0, 9.0), (2.0, 4.0), (9.0, 9.0)]);
-    let y_host = complex(&[(1.0, -1.0), (0.0, 0.5)]);
-    let x = DeviceBuffer::from_slice(context, &x_host).unwrap();
-    let mut y = DeviceBuffer::from_slice(context, &y_host).unwrap();
-
-    // NumPy: linalg.norm([1+2j, 2+4j]) = sqrt(5 + 20) = 5.0, real: the imaginary part of the
-    // result (7 before) is zeroed.
-    let mut result = DeviceBuffer::from_slice(context, &complex(&[(7.0, 7.0)])).unwrap();
-    blas.nrm2(2, &x, 2, &mut result).unwrap();
-    stream.synchronize().unwrap();
-    let (re, im) = result.to_vec().unwrap()[0].parts();
-    assert!((re - 5.0).abs() <= 1e-5 && im == 0.0, "{test} nrm2: {re} + {im}j");
-    let (re, im) = blas.nrm2_host(2, &x, 2).unwrap().parts();
-    assert!((re - 5.0).abs() <= 1e-5 && im == 0.0, "{test} nrm2_host: {re} + {im}j");
-
+    let x = DeviceBuffer::from_slice(context, &complex(&[(1.0, 2.0), (9.0, 9.0), (2.0, 4.0), (9.0, 9.0)])).unwrap();
+    let y = DeviceBuffer::from_slice(context, &complex(&[(1.0, -1.0), (0.0, 0.5)])).unwrap();
     // NumPy: dot(x[::2], y) = (1+2j)(1-1j) + (2+4j)(0.5j) = (3+1j) + (-2+1j) = 1+2j.
     assert_eq!(
         blas.dot_host(2, &x, 2, &y, 1).unwrap().parts(),
@@ -725,22 +713,10 @@ fn level1_complex_for<T: HostComplex>(test: &str) {
         "{test} dot"
     );
     // vdot: (1-2j)(1-1j) + (2-4j)(0.5j) = (-1-3j) + (2+1j) = 1-2j.
+    let mut result = DeviceBuffer::from_slice(context, &complex(&[(7.0, 7.0)])).unwrap();
     blas.dotc(2, &x, 2, &y, 1, &mut result).unwrap();
     stream.synchronize().unwrap();
     assert_eq!(result.to_vec().unwrap()[0].parts(), (1.0, -2.0), "{test} dotc");
-
-    // y = 0.5 x[::2] + y = [1.5+0j, 1+2.5j] (alpha a complex scalar of the element type).
-    blas.axpy(2, 0.5, &x, 2, &mut y, 1).unwrap();
-    let mut x_scaled = DeviceBuffer::from_slice(context, &x_host).unwrap();
-    // x[::2] *= -2; the elements between stay.
-    blas.scal(2, -2.0, &mut x_scaled, 2).unwrap();
-    stream.synchronize().unwrap();
-    assert_eq!(y.to_vec().unwrap(), complex(&[(1.5, 0.0), (1.0, 2.5)]), "{test} axpy");
-    assert_eq!(
-        x_scaled.to_vec().unwrap(),
-        complex(&[(-2.0, -4.0), (9.0, 9.0), (-4.0, -8.0), (9.0, 9.0)]),
-        "{test} scal"
-    );
 }
 
 #[test]

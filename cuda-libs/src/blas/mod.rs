@@ -121,6 +121,17 @@ element!(Complex<f64>, CUDA_C_64F, Complex<f64>, |_tf32| COMPUTE_64F, |value| {
     Complex::new(value, 0.0)
 });
 
+/// The real element types (`f32`, `f64`, `f16`, `bf16`): those [`Blas::nrm2`], [`Blas::axpy`]
+/// and [`Blas::scal`] take. Their complex forms are not offered: on an H200 (driver 580,
+/// cuBLAS 13.0) one of them ended the process with a segmentation fault inside cuBLAS for
+/// complex128, which one not yet known. `dot` and `dotc` take complex types.
+pub trait RealElement: Element {}
+
+impl RealElement for f32 {}
+impl RealElement for f64 {}
+impl RealElement for f16 {}
+impl RealElement for bf16 {}
+
 /// One matrix product, `C = alpha * op(A) op(B) + beta * C`, in row-major terms (see the
 /// [module docs](self)): `op(A)` is `m x k`, `op(B)` is `k x n`, `C` is `m x n`.
 ///

@@ -15,7 +15,7 @@ use cuda_sys::cublas::{cublasPointerMode_t, cudaDataType_t};
 use cuda_sys::driver::{CUdeviceptr, CUresult};
 
 use super::gemm::operation;
-use super::{check, device_ptr, operand, to_int, Blas, Element, Operand};
+use super::{check, device_ptr, operand, to_int, Blas, Element, Operand, RealElement};
 use crate::{Error, Result};
 
 const CUBLAS: &str = "cuBLAS";
@@ -56,16 +56,6 @@ fn scalar_type<T: Element>() -> cudaDataType_t {
     match cudaDataType_t(T::DATA_TYPE) {
         cudaDataType_t::CUDA_R_16F | cudaDataType_t::CUDA_R_16BF => cudaDataType_t::CUDA_R_32F,
         data_type => data_type,
-    }
-}
-
-/// `nrm2`'s result and execution types: a norm is real, so a complex type's are its part type
-/// (`CUDA_R_32F` of `CUDA_C_32F`); a real type's are its own and its [`scalar_type`].
-fn norm_types<T: Element>() -> (cudaDataType_t, cudaDataType_t) {
-    match cudaDataType_t(T::DATA_TYPE) {
-        cudaDataType_t::CUDA_C_32F => (cudaDataType_t::CUDA_R_32F, cudaDataType_t::CUDA_R_32F),
-        cudaDataType_t::CUDA_C_64F => (cudaDataType_t::CUDA_R_64F, cudaDataType_t::CUDA_R_64F),
-        data_type => (data_type, scalar_type::<T>()),
     }
 }
 
@@ -316,9 +306,8 @@ impl Blas {
     }
 
     /// Queues `result[0] = ||x||_2` (`cublasNrm2Ex`) for `n` elements of `x`, `incx` apart,
-    /// without waiting. `n = 0` writes 0. For a complex type the norm is real: the result's
-    /// real part, its imaginary part 0.
-    pub fn nrm2<T: Element>(
+    /// without waiting. `n = 0` writes 0.
+    pub fn nrm2<T: RealElement>(
         &mut self,
         n: usize,
         x: &(impl Operand<T> + ?Sized),
@@ -330,18 +319,11 @@ impl Blas {
         let (x, _x_use) = operand::<T, _>("x", x, vx.span, &self.stream, Access::Read)?;
         let (r, _r_use) = operand::<T, _>("result", result, 1, &self.stream, Access::Write)?;
         self.stream.context().set_current()?;
-        let (result_type, execution_type) = norm_types::<T>();
-        // cuBLAS writes a real norm into the first part of a complex result: the imaginary part
-        // is zeroed first, as is the whole result of a sum of no terms.
-        if n == 0 || result_type.0 != T::DATA_TYPE {
-            self.zero::<T>(r)?;
-        }
         if n == 0 {
-            return Ok(());
+            return self.zero::<T>(r);
         }
         with_pointer_mode(self, cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE, || {
-            // SAFETY: as in `dot`; the result, one element of `T`, holds a `result_type` value
-            // (its first part where `T` is complex).
+            // SAFETY: as in `dot`.
             let status = unsafe {
                 nrm2_ex(
                     self.handle,
@@ -350,8 +332,8 @@ impl Blas {
                     cudaDataType_t(T::DATA_TYPE),
                     vx.inc,
                     device_ptr(r),
-                    result_type,
-                    execution_type,
+                    cudaDataType_t(T::DATA_TYPE),
+                    scalar_type::<T>(),
                 )
             };
             check(CUBLAS, "cublasNrm2Ex", status.0)
@@ -360,7 +342,7 @@ impl Blas {
 
     /// [`Blas::nrm2`] into a buffer of its own, then **waits** for the stream and returns the
     /// value.
-    pub fn nrm2_host<T: Element>(&mut self, n: usize, x: &(impl Operand<T> + ?Sized), incx: usize) -> Result<T> {
+    pub fn nrm2_host<T: RealElement>(&mut self, n: usize, x: &(impl Operand<T> + ?Sized), incx: usize) -> Result<T> {
         let mut result = DeviceBuffer::<T>::zeroed(self.stream.context(), 1)?;
         self.nrm2(n, x, incx, &mut result)?;
         self.wait_for(&result)
@@ -368,7 +350,7 @@ impl Blas {
 
     /// Queues `y = alpha * x + y` (`cublasAxpyEx`) for `n` elements `incx` and `incy` apart;
     /// `alpha` is converted to the type's scalar (`f32`, or `f64` for `f64`).
-    pub fn axpy<T: Element>(
+    pub fn axpy<T: RealElement>(
         &mut self,
         n: usize,
         alpha: f64,
@@ -407,7 +389,7 @@ impl Blas {
     }
 
     /// Queues `x = alpha * x` (`cublasScalEx`) for `n` elements `incx` apart.
-    pub fn scal<T: Element>(
+    pub fn scal<T: RealElement>(
         &mut self,
         n: usize,
         alpha: f64,
@@ -527,23 +509,5 @@ mod tests {
         // Complex data executes in its own complex type, the type of its `alpha`.
         assert_eq!(scalar_type::<Complex<f32>>(), cudaDataType_t::CUDA_C_32F);
         assert_eq!(scalar_type::<Complex<f64>>(), cudaDataType_t::CUDA_C_64F);
-    }
-
-    #[test]
-    fn norms_are_real() {
-        use num_complex::Complex;
-        let real = |t| (t, t);
-        assert_eq!(norm_types::<f32>(), real(cudaDataType_t::CUDA_R_32F));
-        assert_eq!(norm_types::<f64>(), real(cudaDataType_t::CUDA_R_64F));
-        assert_eq!(
-            norm_types::<half::f16>(),
-            (cudaDataType_t::CUDA_R_16F, cudaDataType_t::CUDA_R_32F)
-        );
-        assert_eq!(
-            norm_types::<half::bf16>(),
-            (cudaDataType_t::CUDA_R_16BF, cudaDataType_t::CUDA_R_32F)
-        );
-        assert_eq!(norm_types::<Complex<f32>>(), real(cudaDataType_t::CUDA_R_32F));
-        assert_eq!(norm_types::<Complex<f64>>(), real(cudaDataType_t::CUDA_R_64F));
     }
 }

@@ -304,7 +304,7 @@ pub type NormOf<T> = <<T as NormInput>::Computed as Scalars>::Real;
 
 /// The element type of a norm ([`NormOf`] of a [`MatmulElement`]): `f32`, `f64`, `f16` and
 /// `bf16`, real, their sums of their own type, taken by cuBLAS `nrm2`.
-pub trait NormElement: Scalars<Real = Self> + Element<Sum = Self> + cuda_libs::blas::Element {}
+pub trait NormElement: Scalars<Real = Self> + Element<Sum = Self> + cuda_libs::blas::RealElement {}
 
 impl NormElement for f32 {}
 impl NormElement for f64 {}
