@@ -257,12 +257,13 @@ impl Solver {
         let v_bytes = n * n * count * size_of::<T>();
         // Without vectors cuSOLVER still writes U and V (null ones fault with an illegal
         // address, which poisons the context): they go to scratch buffers of their full size,
-        // used on the stream so that their free waits for the routine.
+        // allocated and freed in the stream's order (no cuMemFree, which would wait for the
+        // whole device, per call).
         let scratch = match vectors {
             true => None,
             false => Some((
-                DeviceBuffer::<T>::alloc(self.stream.context(), m * m * count)?,
-                DeviceBuffer::<T>::alloc(self.stream.context(), n * n * count)?,
+                DeviceBuffer::<T>::alloc_async(&self.stream, m * m * count)?,
+                DeviceBuffer::<T>::alloc_async(&self.stream, n * n * count)?,
             )),
         };
         let (u, v): (Option<&dyn DeviceMemoryMut>, Option<&dyn DeviceMemoryMut>) = match &scratch {
