@@ -322,6 +322,7 @@ impl Blas {
         if n == 0 {
             return self.zero::<T>(r);
         }
+        let data_type = cudaDataType_t(T::DATA_TYPE);
         with_pointer_mode(self, cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE, || {
             // SAFETY: as in `dot`.
             let status = unsafe {
@@ -329,10 +330,10 @@ impl Blas {
                     self.handle,
                     vx.n,
                     device_ptr(x),
-                    cudaDataType_t(T::DATA_TYPE),
+                    data_type,
                     vx.inc,
                     device_ptr(r),
-                    cudaDataType_t(T::DATA_TYPE),
+                    data_type,
                     scalar_type::<T>(),
                 )
             };
