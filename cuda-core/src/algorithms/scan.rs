@@ -706,13 +706,12 @@ pub(crate) unsafe fn scan_mapped<I: Element, O: Element>(
     // SAFETY: the map reads the arrays of `args` (n elements each, the caller's guarantee) at
     // indices below `n`; `output` is compact with at least `n` elements, its use begun.
     unsafe {
-        launch_scan(
+        launch_scan::<O>(
             &loaded,
             stream,
             ScanInput::Args(args),
             None,
             *output.ptr_ref(),
-            scan_tile(O::DTYPE),
             n as u64,
             segment,
             [0; 2],
@@ -787,13 +786,12 @@ pub fn scan_by_key<K: Element, I: Element, O: Element>(
     // elements each) and `output` (at least n) are checked above, their uses begun on `stream`;
     // the kernel reads keys `e` and `e - 1` for `0 < e < n` only.
     unsafe {
-        launch_scan(
+        launch_scan::<O>(
             &loaded,
             stream,
             ScanInput::Address(input.device_ptr()),
             Some(keys.device_ptr()),
             output.device_ptr(),
-            scan_tile(O::DTYPE),
             n as u64,
             n as u64,
             init,
@@ -863,13 +861,12 @@ unsafe fn run<I: Element, O: Element>(
     let _output_use = output.begin_use(stream, Access::Write)?;
     // SAFETY: the pointers are of the memory checked above, whose uses on `stream` are begun.
     unsafe {
-        launch_scan(
+        launch_scan::<O>(
             &loaded,
             stream,
             ScanInput::Address(input.device_ptr()),
             None,
             output.device_ptr(),
-            scan_tile(O::DTYPE),
             n as u64,
             segment,
             init,
@@ -920,13 +917,10 @@ fn check_types(what: &str, op: ScanOp, dtypes: &[DType]) -> Result<()> {
 /// memory's bandwidth; bigger tiles spread them over more bytes. At most 32 (a thread's
 /// segment starts are the bits of one word).
 fn scan_items(output: DType) -> u32 {
-    match output {
-        DType::F16 | DType::BF16 => 32,
-        other => match other.size() {
-            0..=4 => 32,
-            5..=8 => 16,
-            _ => 8,
-        },
+    match output.size() {
+        0..=4 => 32,
+        5..=8 => 16,
+        _ => 8,
     }
 }
 
@@ -969,27 +963,26 @@ pub(crate) enum ScanInput<'a> {
     Args(&'a [Arg<'a>]),
 }
 
-/// Launches a loaded scan over `n` elements at `input` into `output`, in tiles of `tile`
-/// elements ([`scan_tile`] of the kernel's output type).
+/// Launches a loaded scan with outputs of `O` over `n` elements at `input` into `output`, in
+/// the tiles its kernel was built with ([`scan_tile`] of `O`).
 ///
 /// # Safety
 /// `input` holds `n` elements of the kernel's input type (or, for a map, its arrays `n` elements
 /// each, C-contiguous), `keys` (for a scan by key) `n` of its key type, and `output` `n` of its
 /// output type, not overlapping the others, all usable in `stream`'s order.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn launch_scan<'a>(
+pub(crate) unsafe fn launch_scan<'a, O: Element>(
     loaded: &Loaded,
     stream: &Stream,
     input: ScanInput<'a>,
     keys: Option<u64>,
     output: u64,
-    tile: u64,
     n: u64,
     segment: u64,
     init: [u64; 2],
     exclusive: i32,
 ) -> Result<()> {
-    let tiles = n.div_ceil(tile);
+    let tiles = n.div_ceil(scan_tile(O::DTYPE));
     let grid = tile_grid(tiles)?;
     let temp = MemoryPool::for_context(stream.context()).alloc(stream, temp_bytes(tiles)?)?;
     let mut clear = Launch::on(stream);
