@@ -159,6 +159,19 @@ mod tests {
         code.ptx().expect("PTX").to_string()
     }
 
+    /// Compiles `source` through ptxas into an sm_90 cubin (checking, e.g., that a tile of
+    /// 16-byte values stays within the static shared memory), panicking that `what` does not
+    /// assemble.
+    fn assemble(source: &str, what: &str) {
+        let options = ProgramOptions {
+            cache: false,
+            ..ProgramOptions::for_arch(Arch::Sm(90))
+        };
+        Program::new(source, options)
+            .compile(CompileTarget::Cubin)
+            .unwrap_or_else(|e| panic!("{what} does not assemble: {e}"));
+    }
+
     macro_rules! every_scan {
         ($($ty:ty),*) => {
             $(
@@ -210,13 +223,7 @@ mod tests {
         // NaN in either part is NaN (`v != v` compares both parts), as NumPy's `isnan`.
         let source = builtin_source::<Complex<f64>, Complex<f64>>(ScanOp::Prod, true);
         // Through ptxas too: a tile of 16-byte values stays within the static shared memory.
-        let options = ProgramOptions {
-            cache: false,
-            ..ProgramOptions::for_arch(Arch::Sm(90))
-        };
-        Program::new(&source, options)
-            .compile(CompileTarget::Cubin)
-            .unwrap_or_else(|e| panic!("the complex128 scan does not assemble: {e}"));
+        assemble(&source, "the complex128 scan");
         assert!(source.contains("return v != v ? _identity() : v;"));
         assert!(source.contains("typedef cuda_core_c128 _acc_t;"));
     }
@@ -270,13 +277,7 @@ mod tests {
         let source = super::reduce::builtin_source::<Complex<f64>, Complex<f64>>(ScanOp::Sum);
         assert!(source.contains("const unsigned long long bits[2] = {low, high};"));
         assert!(source.contains("_from_words(init_low, init_high)"));
-        let options = ProgramOptions {
-            cache: false,
-            ..ProgramOptions::for_arch(Arch::Sm(90))
-        };
-        Program::new(&source, options)
-            .compile(CompileTarget::Cubin)
-            .unwrap_or_else(|e| panic!("the complex128 reduction does not assemble: {e}"));
+        assemble(&source, "the complex128 reduction");
     }
 
     #[test]
@@ -392,13 +393,7 @@ mod tests {
         // and the initial value is read from its two 8-byte parameters.
         let source = by_key_source(ScanOp::Prod, DType::U64, DType::C128, DType::C128);
         assert!(source.contains("const unsigned long long bits[2] = {init_low, init_high};"));
-        let options = ProgramOptions {
-            cache: false,
-            ..ProgramOptions::for_arch(Arch::Sm(90))
-        };
-        Program::new(&source, options)
-            .compile(CompileTarget::Cubin)
-            .unwrap_or_else(|e| panic!("the complex128 scan by key does not assemble: {e}"));
+        assemble(&source, "the complex128 scan by key");
     }
 
     #[test]
