@@ -285,7 +285,6 @@ def nvrtc_rows(cupy, source):
     measure("nvrtc", "cold compile", "CuPy RawModule", "ms", cold)
 
 
-
 def scan_select_rows(cupy, figure, holder):
     """cumsum of 2^28 f32 (whole, and the rows of its (2^18, 2^10) view), x[x > 0.5] on 2^26 f32
     and flatnonzero of 2^26 uint8 half nonzero, as bench-array measures them."""
