@@ -12,6 +12,7 @@ use std::path::PathBuf;
 const SOURCES: &[&str] = &[
     "arrays.c",
     "devices.c",
+    "emulation.c",
     "errors.c",
     "functions.c",
     "globals.c",
@@ -41,17 +42,28 @@ fn main() {
     // object is ours, since cc builds static archives.
     let compiler = cc::Build::new().opt_level(1).debug(true).get_compiler();
     let sources: Vec<PathBuf> = SOURCES.iter().map(|source| folder.join(source)).collect();
-    build_library(&compiler, &sources, &library);
+    // emulation.c embeds emulate.hpp (`.incbin`), named here.
+    let emulate_hpp = format!("-DFAKECUDA_EMULATE_HPP=\"{}\"", folder.join("emulate.hpp").display());
+    build_library(&compiler, &sources, &library, &[emulate_hpp]);
     // The NVML stand-in, one file.
     let nvml_folder = folder.with_file_name("fakenvml");
     let nvml_library = out.join("libfakenvml.so");
-    build_library(&compiler, &[nvml_folder.join("nvml.c")], &nvml_library);
+    build_library(&compiler, &[nvml_folder.join("nvml.c")], &nvml_library, &[]);
+    // NVRTC that hands out its source with the PTX, for emulated kernels (`fakenvrtc/nvrtc.c`).
+    let nvrtc_library = out.join("libfakenvrtc.so");
+    build_library(
+        &compiler,
+        &[folder.with_file_name("fakenvrtc").join("nvrtc.c")],
+        &nvrtc_library,
+        &[],
+    );
     // The cuFFT and cuSOLVER stand-ins (see `src/fake_libs.rs`), one file.
     let libs_library = out.join("libfakelibs.so");
     build_library(
         &compiler,
         &[folder.with_file_name("fakelibs").join("fakelibs.c")],
         &libs_library,
+        &[],
     );
 
     // Every C file of the folder is built (and so embedded and checked by fake_abi).
@@ -74,14 +86,16 @@ fn main() {
     println!("cargo:rustc-env=FAKECUDA_PATH={}", library.display());
     println!("cargo:rustc-env=FAKENVML_PATH={}", nvml_library.display());
     println!("cargo:rustc-env=FAKELIBS_PATH={}", libs_library.display());
+    println!("cargo:rustc-env=FAKENVRTC_PATH={}", nvrtc_library.display());
     println!("cargo:rerun-if-changed=fakecuda");
     println!("cargo:rerun-if-changed=fakenvml");
     println!("cargo:rerun-if-changed=fakelibs");
+    println!("cargo:rerun-if-changed=fakenvrtc");
 }
 
 /// Compiles and links `sources` into the shared object `library`; compiler warnings become
 /// cargo warnings, errors a failed build.
-fn build_library(compiler: &cc::Tool, sources: &[PathBuf], library: &std::path::Path) {
+fn build_library(compiler: &cc::Tool, sources: &[PathBuf], library: &std::path::Path, defines: &[String]) {
     let mut command = compiler.to_command();
     command
         .args([
@@ -92,6 +106,7 @@ fn build_library(compiler: &cc::Tool, sources: &[PathBuf], library: &std::path::
             "-Wall",
             "-Wextra",
         ])
+        .args(defines)
         .arg("-o")
         .arg(library)
         .args(sources)

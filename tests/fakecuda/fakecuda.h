@@ -144,6 +144,7 @@ struct fake_entry {
     int param_count;
     size_t param_offsets[FAKE_MAX_PARAMS];
     size_t param_sizes[FAKE_MAX_PARAMS];
+    int emulation; /* emulation.c's id of the image's source; 0: none */
 };
 
 /* A variable (`.global` or `.const`) a module image declares (module.c). */
@@ -274,6 +275,7 @@ struct fake_object {
             size_t param_offsets[FAKE_MAX_PARAMS];
             size_t param_sizes[FAKE_MAX_PARAMS];
             const struct fake_kernel *kernel; /* NULL: no host implementation */
+            int emulation;                    /* emulation.c's id of its module's source; 0: none */
             int max_dynamic_shared;
         } func;
         struct {
@@ -387,5 +389,16 @@ void fake_free_entries(struct fake_entry *entries, int count);
 /* The `.global` and `.const` variables of PTX-like module text (caller frees with fake_free_variables). */
 CUresult fake_parse_variables(const char *text, struct fake_variable **variables, int *count);
 void fake_free_variables(struct fake_variable *variables, int count);
+
+/* Emulated kernels (emulation.c). Whether FAKECUDA_EMULATION=1 switched them on (then device
+ * memory lives at its device address); how much of a module image is PTX (all of it, or what
+ * precedes the source tests/fakenvrtc appends); the id of an image's source (0: none, or
+ * emulation off); and a launch of a kernel whose module has a source. Lock held. */
+int fake_emulation_enabled(void);
+/* Frees the backing bytes of device memory or a module variable (memory.c). */
+void fake_release_backing(struct fake_object *memory);
+size_t fake_image_ptx_length(const char *image);
+int fake_emulation_register(const char *image);
+CUresult fake_emulate(const struct fake_object *function, const struct fake_launch *launch);
 
 #endif

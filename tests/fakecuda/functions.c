@@ -49,6 +49,7 @@ struct fake_object *fake_make_module(struct fake_object *context, const struct f
         memcpy(function->u.func.param_offsets, entries[i].param_offsets, sizeof entries[i].param_offsets);
         memcpy(function->u.func.param_sizes, entries[i].param_sizes, sizeof entries[i].param_sizes);
         function->u.func.kernel = fake_find_kernel(name, entries[i].param_count, entries[i].param_sizes);
+        function->u.func.emulation = entries[i].emulation;
         function->u.func.max_dynamic_shared = DEFAULT_DYNAMIC_SHARED;
         module->u.module.functions[module->u.module.function_count++] = function;
     }

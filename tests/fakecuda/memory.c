@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "driver.h"
 
@@ -16,17 +17,31 @@
 CUresult fake_allocate(struct fake_object *context, size_t bytes, struct fake_object *pool, CUdeviceptr *address) {
     if (!address || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
     if (bytes > FAKE_BACKING_LIMIT) return CUDA_ERROR_OUT_OF_MEMORY;
-    unsigned char *backing = malloc(bytes);
+    CUdeviceptr at = fake_reserve_address(bytes);
+    unsigned char *backing;
+    if (fake_emulation_enabled()) {
+        /* emulated kernels dereference device pointers: the memory lives at its address */
+        void *mapped = mmap((void *)(uintptr_t)at, bytes, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+        if (mapped != MAP_FAILED && mapped != (void *)(uintptr_t)at) munmap(mapped, bytes);
+        backing = mapped == (void *)(uintptr_t)at ? mapped : NULL;
+    } else {
+        backing = malloc(bytes);
+    }
     if (!backing) return CUDA_ERROR_OUT_OF_MEMORY;
     struct fake_object *memory = fake_new(KIND_DEVICE_MEMORY, context);
     if (!memory) {
-        free(backing);
+        if (fake_emulation_enabled()) {
+            munmap(backing, bytes);
+        } else {
+            free(backing);
+        }
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     memset(backing, 0xa5, bytes);
     memory->u.mem.bytes = backing;
     memory->u.mem.size = bytes;
-    memory->u.mem.address = fake_reserve_address(bytes);
+    memory->u.mem.address = at;
     memory->u.mem.pool = pool;
     if (pool) {
         uint64_t used = fake_memory_used(0, pool);
@@ -35,6 +50,14 @@ CUresult fake_allocate(struct fake_object *context, size_t bytes, struct fake_ob
     }
     *address = memory->u.mem.address;
     return CUDA_SUCCESS;
+}
+
+void fake_release_backing(struct fake_object *memory) {
+    if (memory->kind == KIND_DEVICE_MEMORY && fake_emulation_enabled()) {
+        if (memory->u.mem.bytes) munmap(memory->u.mem.bytes, memory->u.mem.size);
+    } else {
+        free(memory->u.mem.bytes);
+    }
 }
 
 CUresult fake_free(CUdeviceptr address) {

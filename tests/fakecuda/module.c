@@ -83,6 +83,17 @@ CUresult fake_parse_module(const char *text, struct fake_entry **entries_out, in
     *entries_out = NULL;
     *count_out = 0;
     if (!text) return fail(log, log_size, CUDA_ERROR_INVALID_VALUE, "null image", NULL);
+    size_t ptx_length = fake_image_ptx_length(text);
+    if (text[ptx_length]) {
+        /* source after the PTX (tests/fakenvrtc): the entries are the PTX's, run by emulation.c */
+        char *ptx = strndup(text, ptx_length);
+        if (!ptx) return CUDA_ERROR_OUT_OF_MEMORY;
+        CUresult result = fake_parse_module(ptx, entries_out, count_out, log, log_size);
+        free(ptx);
+        int emulation = fake_emulation_register(text);
+        for (int i = 0; result == CUDA_SUCCESS && i < *count_out; i++) (*entries_out)[i].emulation = emulation;
+        return result;
+    }
     const unsigned char first = (unsigned char)text[0];
     if (first == 0x7f || first == 0x50 || first == 0xba || (first < 0x20 && !isspace(first))) {
         return fail(log, log_size, CUDA_ERROR_INVALID_IMAGE, "binary images (cubin, fatbin) are not supported", NULL);
@@ -164,6 +175,14 @@ static int directive_at(const char *text, const char *p, const char *word) {
 CUresult fake_parse_variables(const char *text, struct fake_variable **variables_out, int *count_out) {
     *variables_out = NULL;
     *count_out = 0;
+    size_t ptx_length = fake_image_ptx_length(text);
+    if (text[ptx_length]) {
+        char *ptx = strndup(text, ptx_length);
+        if (!ptx) return CUDA_ERROR_OUT_OF_MEMORY;
+        CUresult result = fake_parse_variables(ptx, variables_out, count_out);
+        free(ptx);
+        return result;
+    }
     struct fake_variable *variables = NULL;
     int count = 0;
     for (const char *p = text; *p; p++) {

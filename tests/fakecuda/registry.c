@@ -19,6 +19,7 @@
 #define HANDLE_STRIDE 16ull
 #define DEVICE_ADDRESS_BASE 0x3f0000000000ull
 #define DEVICE_ALIGNMENT 256ull
+#define EMULATION_PAGE 4096ull
 #define TRACE_SIZE 1024
 #define MAX_NAMED_FAULTS 8
 
@@ -216,7 +217,7 @@ void fake_release_memory(struct fake_object *object) {
     switch (object->kind) {
     case KIND_DEVICE_MEMORY:
     case KIND_GLOBAL:
-        free(object->u.mem.bytes);
+        fake_release_backing(object);
         object->u.mem.bytes = NULL;
         free(object->u.mem.name);
         object->u.mem.name = NULL;
@@ -333,8 +334,11 @@ struct fake_object *fake_present_at(size_t index) { return present[index]; }
 /* ---- memory ---------------------------------------------------------------- */
 
 CUdeviceptr fake_reserve_address(size_t bytes) {
-    CUdeviceptr address = next_address;
-    next_address += (bytes + DEVICE_ALIGNMENT - 1) / DEVICE_ALIGNMENT * DEVICE_ALIGNMENT + DEVICE_ALIGNMENT;
+    /* With emulated kernels, whole pages, so that the memory can be mapped at its address, and
+     * an unmapped page after each range: an emulated read past the end faults. */
+    CUdeviceptr alignment = fake_emulation_enabled() ? EMULATION_PAGE : DEVICE_ALIGNMENT;
+    CUdeviceptr address = (next_address + alignment - 1) / alignment * alignment;
+    next_address = address + (bytes + alignment - 1) / alignment * alignment + alignment;
     return address;
 }
 

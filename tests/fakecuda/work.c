@@ -98,11 +98,13 @@ CUresult fake_run_node(const struct fake_node *node) {
             fake_record_invalid();
             return CUDA_ERROR_INVALID_HANDLE;
         }
-        if (!function->u.func.kernel) /* no host implementation */
-            return bodiless_noop ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
         struct fake_launch launch = node->u.kernel.launch;
         launch.params = (void **)node->u.kernel.arg_pointers;
-        return function->u.func.kernel->run(&launch);
+        /* the kernel's own source where it came with the image, else a host twin (kernels.c) */
+        if (function->u.func.emulation) return fake_emulate(function, &launch);
+        if (function->u.func.kernel) return function->u.func.kernel->run(&launch);
+        /* neither */
+        return bodiless_noop ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
     }
     case NODE_HOST:
         node->u.host.fn(node->u.host.data);
