@@ -1004,6 +1004,8 @@ mod tests {
                 for name in entries(payload) {
                     assert!(ptx.contains(&format!(".entry {name}(")), "{key} {payload:?}: {name}");
                 }
+                // Equal digits are matched by ballots (warp_peers.cuh), not match.any.
+                assert!(!ptx.contains("match.any"), "{key} {payload:?}");
                 let indices_scatter = ptx.contains(".entry cuda_core_sort_scatter_indices(");
                 assert_eq!(indices_scatter, payload == Payload::Indices, "{key} {payload:?}");
             }
