@@ -396,6 +396,74 @@ fn every_axis_sorts_each_line_alone() {
     println!("every axis sorts each line alone");
 }
 
+/// `sort_rows` and `argsort_rows` of `rows` rows of `row_len` keys (longer than one block
+/// sorts: the key's passes, then the row's), both orders, against the host's sort of each row.
+fn check_long_rows<T: Key>(stream: &Stream, (rows, row_len): (usize, usize), seed: u64) {
+    let host = data::<T>(rows * row_len, seed);
+    let keys = DeviceBuffer::from_slice(stream.context(), &host).unwrap();
+    for order in [SortOrder::Ascending, SortOrder::Descending] {
+        let mut out = DeviceBuffer::<T>::zeroed(stream.context(), host.len()).unwrap();
+        let mut index = DeviceBuffer::<i64>::zeroed(stream.context(), host.len()).unwrap();
+        sort::sort_rows::<T>(stream, &keys, &mut out, (host.len(), row_len), order).unwrap();
+        sort::argsort_rows::<T>(stream, &keys, &mut index, (host.len(), row_len), order).unwrap();
+        stream.synchronize().unwrap();
+        let (out, index) = (out.to_vec().unwrap(), index.to_vec().unwrap());
+        for row in 0..rows {
+            let span = row * row_len..(row + 1) * row_len;
+            let line = &host[span.clone()];
+            let expected = host_argsort(line, order);
+            assert_eq!(
+                index[span.clone()],
+                expected,
+                "{:?} {rows} x {row_len} {order:?}: indices of row {row}",
+                T::DTYPE
+            );
+            let values: Vec<T> = expected.iter().map(|&i| line[i as usize]).collect();
+            assert_eq!(
+                bytes(&out[span]),
+                bytes(&values),
+                "{:?} {rows} x {row_len} {order:?}: keys of row {row}",
+                T::DTYPE
+            );
+        }
+    }
+}
+
+#[test]
+fn long_argsorts_write_i64_indices_after_every_pass_count() {
+    let Some(device) = common::device_or_skip("long_argsorts_write_i64_indices_after_every_pass_count") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // The indices travel as u32 and the last pass writes them as i64 (within the row): after
+    // one key pass and one row pass (u8), two and one (i16), four and two (f32: 300 rows),
+    // eight and one (f64), with ties, NaN of both signs, infinities and signed zeros.
+    check_long_rows::<u8>(&stream, (7, 3000), 31);
+    check_long_rows::<i16>(&stream, (5, 4096), 32);
+    check_long_rows::<f32>(&stream, (300, 2500), 33);
+    check_long_rows::<f64>(&stream, (3, 70_000), 34);
+    // One row (no row pass): the flat indices, from one pass (u8, generated and written by the
+    // same pass), two (f16) and four (f32), both orders.
+    check_long_rows::<u8>(&stream, (1, 100_003), 35);
+    check_long_rows::<f16>(&stream, (1, 50_001), 36);
+    check_long_rows::<f32>(&stream, (1, 1 << 20), 37);
+    // argsort of more keys than one block sorts, descending, all ties but a few NaNs: the
+    // stable order of the ties is the input order.
+    let n = 70_001;
+    let host: Vec<f32> = (0..n).map(|i| if i % 1000 == 7 { f32::NAN } else { 1.0 }).collect();
+    let keys = DeviceArray::from_slice(&stream, &host).unwrap();
+    for order in [SortOrder::Ascending, SortOrder::Descending] {
+        let mut index = DeviceArray::<i64>::empty(&stream, n).unwrap();
+        sort::argsort::<f32>(&stream, &keys, &mut index, n, order).unwrap();
+        assert_eq!(
+            index.to_vec().unwrap(),
+            host_argsort(&host, order),
+            "ties and NaN {order:?}"
+        );
+    }
+    println!("long argsorts write i64 indices after every pass count");
+}
+
 #[test]
 fn unique_matches_numpy() {
     let Some(device) = common::device_or_skip("unique_matches_numpy") else {
