@@ -54,6 +54,10 @@ pub mod sort;
 
 use cuda_driver::{DeviceMemory, Stream};
 
+/// The warp-wide match of small values from ballots, shared by the kernels that count digits
+/// (the radix sort, the radix-select quantile).
+pub(crate) const WARP_PEERS: &str = include_str!("warp_peers.cuh");
+
 use crate::array::{DType, Element};
 use crate::error::{Error, Result};
 

@@ -1,7 +1,9 @@
 // The radix sort of cuda-core's algorithms (sort.rs): an LSD radix sort over 8-bit digits, stable,
 // in three kernels per pass (digit counts per block, one scan of the counts, a stable scatter),
-// plus the index helpers of argsort and row sorts. The host side prepends keys.cuh (with what it
-// needs), the typedefs O (offsets) and V (the payload, when PAIRS) and the constant PAIRS.
+// plus the helpers of argsort, row sorts and segmented sorts. The host side prepends keys.cuh
+// (with what it needs), warp_peers.cuh, the typedefs O (offsets) and I (flat indices: unsigned
+// up to 2^32 - 1 elements, unsigned long long beyond), V (the payload, when PAIRS), and the
+// constants PAIRS and INDICES (the payload is the keys' flat indices, V being I).
 #define SORT_BLOCK 256
 #define SORT_WARPS (SORT_BLOCK / 32)
 #define SCAN_BLOCK 1024
@@ -9,34 +11,22 @@
 
 // The digit of element i for a pass: mode 0 the key's 8 bits from `shift`; mode 1 whether the
 // key differs from its predecessor (0) or equals it (1) by unique_bits, for unique; mode 2 the 8
-// bits from `shift` of the row of the index rows[i] (rows of `row_len`), for row sorts; mode 3
-// the 8 bits from `shift` of labels[rows[i]] (the index clamped below n), for segmented sorts.
-__device__ __forceinline__ unsigned digit_of(const K *keys, const long long *rows, const unsigned long long *labels,
-                                             unsigned long long i, unsigned long long n, int mode, unsigned shift,
+// bits from `shift` of the row of the flat index rows[i] (rows of `row_len`), for row sorts;
+// mode 3 the 8 bits from `shift` of labels[rows[i]] (the index clamped below n), for segmented
+// sorts. In modes 2 and 3 row_len and every index are below n, so they fit I.
+__device__ __forceinline__ unsigned digit_of(const K *keys, const I *rows, const I *labels, unsigned long long i,
+                                             unsigned long long n, int mode, unsigned shift,
                                              unsigned long long row_len) {
     if (mode == 0) return key_digit(key_bits(keys[i]), shift);
     if (mode == 1) return (i == 0 || unique_bits(keys[i]) != unique_bits(keys[i - 1])) ? 0u : 1u;
-    if (mode == 2) return (unsigned)((((unsigned long long)rows[i] / row_len) >> shift) & 255u);
-    const unsigned long long at = (unsigned long long)rows[i];
+    if (mode == 2) return (unsigned)(((rows[i] / (I)row_len) >> shift) & 255u);
+    const I at = rows[i];
     return (unsigned)((labels[at < n ? at : n - 1] >> shift) & 255u);
 }
 
 // The lanes of the warp whose digit equals this lane's (digits below 512: 0..255, or 256 for
-// no element), as __match_any_sync would give, from one ballot per digit bit. match.any's cost
-// grows with the number of distinct values in the warp (on an H200, 2^28 uniform i32 keys took
-// 24.2 ms against 19.9 ms for f32 in [0, 1), whose top digit is nearly constant); nine ballots
-// cost the same on every input. Every lane of the warp calls it, converged.
-#define DIGIT_BITS 9
-__device__ __forceinline__ unsigned digit_peers(unsigned digit) {
-    unsigned peers = 0xffffffffu;
-#pragma unroll
-    for (int bit = 0; bit < DIGIT_BITS; ++bit) {
-        const bool set = ((digit >> bit) & 1u) != 0;
-        const unsigned lanes_set = __ballot_sync(0xffffffffu, set);
-        peers &= set ? lanes_set : ~lanes_set;
-    }
-    return peers;
-}
+// no element). Every lane of the warp calls it, converged.
+__device__ __forceinline__ unsigned digit_peers(unsigned digit) { return warp_peers<9>(digit); }
 
 // Elements a thread reads per round of the count kernel.
 #define COUNT_ITEMS 4
@@ -44,7 +34,7 @@ __device__ __forceinline__ unsigned digit_peers(unsigned digit) {
 // counts[d * gridDim.x + b] = how many elements of block b's range have digit d. Block b's range
 // is [b * per_block, min(n, (b + 1) * per_block)).
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
-    const K *keys, const long long *rows, const unsigned long long *labels, O *counts, unsigned long long n,
+    const K *keys, const I *rows, const I *labels, O *counts, unsigned long long n,
     unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
     __shared__ O bins[256];
     bins[threadIdx.x] = 0;
@@ -117,22 +107,47 @@ extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) cuda_core_sort_scan(O *
     }
 }
 
+#if PAIRS
+// The payload of element i: values_in[i], or for a sort carrying flat indices, i itself where
+// values_in is null (its first pass generates them).
+__device__ __forceinline__ V payload_in(const V *values_in, unsigned long long i) {
+#if INDICES
+    return values_in ? values_in[i] : (V)i;
+#else
+    return values_in[i];
+#endif
+}
+
+// Writes payload v to out[at] as carried.
+__device__ __forceinline__ void store_payload(V *out, O at, V v, unsigned long long) { out[at] = v; }
+#if INDICES
+// Writes flat index v to out[at] as an i64: within its row of `row_len` elements, or as it is
+// where row_len is 0.
+__device__ __forceinline__ void store_payload(long long *out, O at, V v, unsigned long long row_len) {
+    out[at] = (long long)(row_len != 0 ? v % (V)row_len : v);
+}
+#endif
+#endif
+
 // The stable scatter of one pass. Block b moves its range in tiles of SORT_TILE elements, thread
 // t holding elements base + j * SORT_BLOCK + t (j < SORT_ITEMS), so index order is (j, warp,
 // lane). A tile's elements are ranked (within a warp by a match of the digits; across items and
 // warps by per-(item, warp, digit) counts in shared memory), staged in shared memory in digit
 // order, and written out from there: consecutive threads write consecutive positions of a
 // digit's run, at offsets[d * gridDim.x + b] (the scanned counts) plus what the block's earlier
-// tiles wrote of that digit.
+// tiles wrote of that digit. A null keys_out (PAIRS: or values_out) is not written: the last
+// pass of a sort that wants only the payload (or only the keys). W is the payload's type as
+// written (V, or long long for flat indices written as i64; unused without PAIRS).
 #define SORT_ITEMS 4
 #define SORT_TILE (SORT_BLOCK * SORT_ITEMS)
-extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
-    const K *keys_in, K *keys_out,
+template <typename W>
+__device__ __forceinline__ void scatter_tiles(const K *keys_in, K *keys_out,
 #if PAIRS
-    const V *values_in, V *values_out,
+                                              const V *values_in, W *values_out, unsigned long long index_row_len,
 #endif
-    const long long *rows, const unsigned long long *labels, const O *offsets, unsigned long long n,
-    unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
+                                              const I *rows, const I *labels, const O *offsets, unsigned long long n,
+                                              unsigned long long per_block, int mode, unsigned shift,
+                                              unsigned long long row_len) {
     // counts[j][w][d]: elements of item j, warp w with digit d; then where they start in the tile
     // among the digit's elements.
     __shared__ unsigned short counts[SORT_ITEMS][SORT_WARPS][256];
@@ -205,27 +220,31 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
         for (int j = 0; j < SORT_ITEMS; ++j) {
             if (digit[j] < 256u) {
                 at[j] = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
-                staged_keys[at[j]] = key[j];
+                if (keys_out) staged_keys[at[j]] = key[j];
                 staged_digit[at[j]] = (unsigned short)digit[j];
             }
         }
         __syncthreads();
         // Written out from the stage: consecutive threads, consecutive positions of a run.
-        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
-            const unsigned d = staged_digit[s];
-            keys_out[running[d] + (O)(s - tile_start[d])] = staged_keys[s];
+        if (keys_out) {
+            for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+                const unsigned d = staged_digit[s];
+                keys_out[running[d] + (O)(s - tile_start[d])] = staged_keys[s];
+            }
         }
 #if PAIRS
         // The values through the same stage, once every key has left it.
-        __syncthreads();
+        if (values_out) {
+            __syncthreads();
 #pragma unroll
-        for (int j = 0; j < SORT_ITEMS; ++j) {
-            if (digit[j] < 256u) staged_values[at[j]] = values_in[base + j * SORT_BLOCK + threadIdx.x];
-        }
-        __syncthreads();
-        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
-            const unsigned d = staged_digit[s];
-            values_out[running[d] + (O)(s - tile_start[d])] = staged_values[s];
+            for (int j = 0; j < SORT_ITEMS; ++j) {
+                if (digit[j] < 256u) staged_values[at[j]] = payload_in(values_in, base + j * SORT_BLOCK + threadIdx.x);
+            }
+            __syncthreads();
+            for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+                const unsigned d = staged_digit[s];
+                store_payload(values_out, running[d] + (O)(s - tile_start[d]), staged_values[s], index_row_len);
+            }
         }
 #endif
         // Everyone has read running, tile_start and the stage; counts, tile_start, the stage
@@ -235,11 +254,39 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
     }
 }
 
-// out[i] = i, the payload of an argsort.
-extern "C" __global__ void cuda_core_sort_iota(long long *out, unsigned long long n) {
+// The scatter of a pass, the payload (PAIRS) written as carried.
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
+    const K *keys_in, K *keys_out,
+#if PAIRS
+    const V *values_in, V *values_out,
+#endif
+    const I *rows, const I *labels, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
+    unsigned shift, unsigned long long row_len) {
+#if PAIRS
+    scatter_tiles<V>(keys_in, keys_out, values_in, values_out, 0ull, rows, labels, offsets, n, per_block, mode, shift,
+                     row_len);
+#else
+    scatter_tiles<void>(keys_in, keys_out, rows, labels, offsets, n, per_block, mode, shift, row_len);
+#endif
+}
+
+#if INDICES
+// The scatter of the last pass of a sort carrying flat indices, writing them as i64: within
+// their row of index_row_len elements, or flat where index_row_len is 0.
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter_indices(
+    const K *keys_in, K *keys_out, const V *values_in, long long *indices_out, unsigned long long index_row_len,
+    const I *rows, const I *labels, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
+    unsigned shift, unsigned long long row_len) {
+    scatter_tiles<long long>(keys_in, keys_out, values_in, indices_out, index_row_len, rows, labels, offsets, n,
+                             per_block, mode, shift, row_len);
+}
+#endif
+
+// out[i] = i: the labels of a segmented sort before its segments are marked.
+extern "C" __global__ void cuda_core_sort_iota(I *out, unsigned long long n) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        out[i] = (long long)i;
+        out[i] = (I)i;
     }
 }
 
@@ -247,7 +294,7 @@ extern "C" __global__ void cuda_core_sort_iota(long long *out, unsigned long lon
 // fills labels with 0..n first): segment s is [begins[s], ends[s]) clamped into [0, n), empty
 // when its end is not after its begin. Blocks (x, y) share segments x, x + gridDim.x, ...: block
 // y covers the y-th of gridDim.y chunks of each. atomicMin makes overlapping segments defined.
-extern "C" __global__ void cuda_core_sort_label_segments(unsigned long long *labels, const long long *begins,
+extern "C" __global__ void cuda_core_sort_label_segments(I *labels, const long long *begins,
                                                           const long long *ends, unsigned long long segments,
                                                           unsigned long long n) {
     for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
@@ -259,17 +306,17 @@ extern "C" __global__ void cuda_core_sort_label_segments(unsigned long long *lab
         const unsigned long long first = begin + blockIdx.y * chunk;
         if (first >= end) continue;
         const unsigned long long last = end - first < chunk ? end : first + chunk;
-        for (unsigned long long i = first + threadIdx.x; i < last; i += blockDim.x) atomicMin(&labels[i], begin);
+        for (unsigned long long i = first + threadIdx.x; i < last; i += blockDim.x) atomicMin(&labels[i], (I)begin);
     }
 }
 
 // out[i] = in[from] for from = perm[i] clamped below n, elements of `bytes` bytes (1, 2, 4, 8 or
 // 16, the last as two 8-byte words): a payload moved by a permutation.
-extern "C" __global__ void cuda_core_sort_gather(const void *in, void *out, const long long *perm,
+extern "C" __global__ void cuda_core_sort_gather(const void *in, void *out, const I *perm,
                                                  unsigned long long n, unsigned bytes) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const unsigned long long p = (unsigned long long)perm[i], from = p < n ? p : n - 1;
+        const unsigned long long p = perm[i], from = p < n ? p : n - 1;
         switch (bytes) {
         case 1: ((unsigned char *)out)[i] = ((const unsigned char *)in)[from]; break;
         case 2: ((unsigned short *)out)[i] = ((const unsigned short *)in)[from]; break;
@@ -279,14 +326,6 @@ extern "C" __global__ void cuda_core_sort_gather(const void *in, void *out, cons
             ((unsigned long long *)out)[2 * i] = ((const unsigned long long *)in)[2 * from];
             ((unsigned long long *)out)[2 * i + 1] = ((const unsigned long long *)in)[2 * from + 1];
         }
-    }
-}
-
-// index[i] %= row_len: flat indices to indices within their row.
-extern "C" __global__ void cuda_core_sort_row_index(long long *index, unsigned long long n, unsigned long long row_len) {
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        index[i] = (long long)((unsigned long long)index[i] % row_len);
     }
 }
 

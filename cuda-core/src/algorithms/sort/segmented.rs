@@ -22,7 +22,8 @@ use cuda_driver::{DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
 use super::{
-    bytes_of, load, queue_sort, Job, Operands, Scratch, SortOrder, Then, GATHER, HELPER_BLOCK, IOTA, LABEL_SEGMENTS,
+    bytes_of, index_bytes, load, queue_sort, wide, Job, Operands, Payload, Scratch, SortOrder, Then, GATHER,
+    HELPER_BLOCK, IOTA, LABEL_SEGMENTS,
 };
 use crate::array::dtype::Element;
 use crate::array::kernels::launch::Launch;
@@ -118,13 +119,16 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
     if len == 0 {
         return Ok(());
     }
-    let index_bytes = bytes_of::<i64>("segmented sort", len)?;
-    let loaded = load(stream, K::DTYPE, Some(8), u32::try_from(len).is_err(), call.order)?;
+    // Labels and the permutation are flat indices as the sort carries them (u32 up to u32::MAX
+    // elements); the permutation is kept only to move values.
+    let index_bytes = index_bytes("segmented sort", len)?;
+    let loaded = load(stream, K::DTYPE, Payload::Indices, wide(len), call.order)?;
     let labels = Scratch::new(stream, index_bytes)?;
-    let indices = Scratch::new(stream, index_bytes)?;
-    let permutation = Scratch::new(stream, index_bytes)?;
+    let permutation = match call.values {
+        Some(_) => Some(Scratch::new(stream, index_bytes)?),
+        None => None,
+    };
     iota(stream, &loaded, labels.ptr(), len)?;
-    iota(stream, &loaded, indices.ptr(), len)?;
     if call.segments > 0 {
         let blocks = u64::from(loaded.sm_count) * u64::from(LABEL_BLOCKS_PER_SM);
         let grid_x = (call.segments as u64).min(blocks).min(i32::MAX as u64) as u32;
@@ -138,21 +142,22 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
             .value(len as u64);
         // SAFETY: cuda_core_sort_label_segments(labels, begins, ends, segments, n) reads
         // begins[s] and ends[s] for s < segments (the `segments` i64 of each, checked) and
-        // updates labels[i] only for i in a segment clamped into [0, n), inside the `len` u64
-        // labels of the scratch.
+        // updates labels[i] only for i in a segment clamped into [0, n), inside the `len`
+        // labels (flat indices of the index type the code was generated with) of the scratch.
         unsafe { launch.run(&loaded.functions[LABEL_SEGMENTS], (grid_x, grid_y), (LABEL_BLOCK, 1))? };
     }
     let job = Job {
         key: K::DTYPE,
-        value_bytes: Some(8),
+        payload: Payload::Indices,
         order: call.order,
         len,
         keys_in: call.keys.0,
         keys_out: call.keys.1,
-        values: Some((indices.ptr(), permutation.ptr())),
+        values: Some((0, permutation.as_ref().map_or(0, Scratch::ptr))),
+        indices_i64: None,
     };
     queue_sort(stream, &job, Then::Segments(labels.ptr()))?;
-    if let Some((values_in, values_out, bytes)) = call.values {
+    if let (Some((values_in, values_out, bytes)), Some(permutation)) = (call.values, permutation) {
         let grid = grid_for(len as u64, HELPER_BLOCK, loaded.sm_count, 8);
         let mut launch = Launch::on(stream);
         launch
@@ -161,8 +166,9 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
             .value(permutation.ptr())
             .value(len as u64)
             .value(bytes as u32);
-        // SAFETY: cuda_core_sort_gather(in, out, perm, n, bytes) reads perm[0..n] (the `len` i64
-        // of the permutation), in at those entries clamped below n and writes out[0..n],
+        // SAFETY: cuda_core_sort_gather(in, out, perm, n, bytes) reads perm[0..n] (the `len` flat
+        // indices, of the index type the code was generated with, of the permutation), in at
+        // those entries clamped below n and writes out[0..n],
         // elements of `bytes` (an element type's size: 1, 2, 4, 8 or 16), inside the `len`
         // values of each buffer, checked by the caller.
         unsafe { launch.run(&loaded.functions[GATHER], (grid, 1), (HELPER_BLOCK, 1))? };
@@ -170,11 +176,13 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
     Ok(())
 }
 
-/// Queues `out[i] = i` for the `len` 8-byte words at `out`.
+/// Queues `out[i] = i` for the `len` flat indices (of the index type `loaded` was generated
+/// with) at `out`.
 fn iota(stream: &Stream, loaded: &Loaded, out: CUdeviceptr, len: usize) -> Result<()> {
     let grid = grid_for(len as u64, HELPER_BLOCK, loaded.sm_count, 8);
     let mut launch = Launch::on(stream);
     launch.value(out).value(len as u64);
-    // SAFETY: cuda_core_sort_iota(out, n) writes out[0..n], the `len` words the caller holds.
+    // SAFETY: cuda_core_sort_iota(out, n) writes out[0..n], the `len` indices of the index
+    // type the code was generated with that the caller holds.
     unsafe { launch.run(&loaded.functions[IOTA], (grid, 1), (HELPER_BLOCK, 1)) }
 }

@@ -1,8 +1,8 @@
 // The quantile of one line by radix select (quantile_select.rs): the one or two order statistics
 // a quantile needs, found by digit histograms (8 bits a pass, most significant first) with no
-// sort. The host side prepends T (the element as stored), U (its bits, same size), KIND (0
-// unsigned, 1 signed, 2 float, 3 bool), SIGN and INF (as bits), M (the result), C (the computing
-// type) and MUL, ADD, SUB (rounded, never fused, as NumPy computes).
+// sort. The host side prepends warp_peers.cuh, T (the element as stored), U (its bits, same
+// size), KIND (0 unsigned, 1 signed, 2 float, 3 bool), SIGN and INF (as bits), M (the result), C
+// (the computing type) and MUL, ADD, SUB (rounded, never fused, as NumPy computes).
 //
 // State (unsigned long long words): 0 NaN count, 1 and 2 the ranks still wanted below the
 // prefixes, 3 and 4 the prefixes (the keys' bits found so far), 5 whether the result is NaN, 6
@@ -103,15 +103,13 @@ extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long
     qs_plan_state(state, n, q, method, skip_nan);
 }
 
-// Adds one to counts[bin] for each lane whose bin is below 512, a warp at a time: lanes with the
-// same bin add their number once (most keys of a pass share a few digits), from sm_70 on.
+// Adds one to counts[bin] for each lane whose bin is below 512 (512: none), a warp at a time:
+// lanes with the same bin add their number once (most keys of a pass share a few digits), the
+// lowest of them, found by ten ballots (warp_peers.cuh). Every lane of the warp calls it,
+// converged.
 __device__ __forceinline__ void qs_count(unsigned *counts, const unsigned bin) {
-#if __CUDA_ARCH__ >= 700
-    const unsigned peers = __match_any_sync(0xffffffffu, bin);
+    const unsigned peers = warp_peers<10>(bin);
     if (bin < 512u && (unsigned)(__ffs(peers) - 1) == (threadIdx.x & 31u)) atomicAdd(&counts[bin], (unsigned)__popc(peers));
-#else
-    if (bin < 512u) atomicAdd(&counts[bin], 1u);
-#endif
 }
 
 // Counts x[i]'s key (nothing for i >= n) by its digit at `shift` into the histogram of each
