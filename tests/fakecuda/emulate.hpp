@@ -109,9 +109,42 @@ static inline unsigned long long __umul64hi(unsigned long long a, unsigned long 
 static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
 // The module is compiled with -ffp-contract=off, so these round once, as their names say.
 static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dsub_rn(double a, double b) { return a - b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline double __drcp_rn(double a) { return 1.0 / a; }
+static inline double __dsqrt_rn(double a) { return std::sqrt(a); }
+static inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
 static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
 static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __frcp_rn(float a) { return 1.0f / a; }
+static inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+static inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+// sin(pi x) and cos(pi x), with x reduced exactly to [-1/4, 1/4] around a multiple of 1/2 first
+// (close to CUDA's, not bit for bit).
+static inline void sincospi(double x, double *sine, double *cosine) {
+    if (!std::isfinite(x)) {
+        *sine = *cosine = NAN;
+        return;
+    }
+    double r = std::fmod(x, 2.0), n = std::nearbyint(r * 2.0), t = (r - n * 0.5) * M_PI;
+    double s = std::sin(t), c = std::cos(t);
+    switch (((long long)n % 4 + 4) % 4) {
+    case 0: *sine = s, *cosine = c; break;
+    case 1: *sine = c, *cosine = -s; break;
+    case 2: *sine = -s, *cosine = -c; break;
+    default: *sine = -c, *cosine = s; break;
+    }
+    if (*sine == 0.0) *sine = std::copysign(0.0, x);
+}
+static inline void sincospif(float x, float *sine, float *cosine) {
+    double s, c;
+    sincospi((double)x, &s, &c);
+    *sine = (float)s;
+    *cosine = (float)c;
+}
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float __saturatef(float x) { return x != x ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 static inline float __double2float_rz(double d) {

@@ -17,7 +17,6 @@
 
 pub mod algorithm_sequences;
 pub mod checks;
-pub mod emulation;
 pub mod fake;
 pub mod fake_libs;
 pub mod faults;

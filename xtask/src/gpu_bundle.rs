@@ -191,18 +191,18 @@ fn build_python_ext(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// One executable cargo reported.
-struct Artifact {
-    package: String,
+pub(crate) struct Artifact {
+    pub(crate) package: String,
     package_dir: String,
-    target: String,
+    pub(crate) target: String,
     kinds: Vec<String>,
-    test: bool,
-    executable: PathBuf,
+    pub(crate) test: bool,
+    pub(crate) executable: PathBuf,
 }
 
 /// Runs cargo with `--message-format=json` and returns the executables it built; on a
 /// compile error, the error lines.
-fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>, String> {
+pub(crate) fn cargo_artifacts(root: &Path, args: &[&str]) -> Result<Vec<Artifact>, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(&cargo)
         .current_dir(root)

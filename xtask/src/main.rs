@@ -2,6 +2,8 @@
 //!
 //! - `bindgen`: regenerate `cuda-sys/src/generated/` from the pinned CUDA headers.
 //! - `test`: fetch the pinned NVRTC/cudart/nvJitLink wheels if needed and run the workspace tests.
+//! - `emulate [BINARY [TEST...]]`: cuda-core's GPU tests against the stand-in driver with
+//!   emulated kernels (no GPU needed).
 //! - `gpu-bundle [--keep-going]`: build every test binary, example and benchmark in release into
 //!   `target/gpu-bundle/` with the `run.sh` that runs them on a GPU machine without Rust.
 //! - `bench [LOGDIR]`: build the bundle and run only its benchmarks (on a machine with a GPU).
@@ -11,6 +13,7 @@
 mod bench;
 mod bindgen;
 mod cuda12_libs;
+mod emulate;
 mod gpu_bundle;
 mod json;
 mod test;
@@ -26,12 +29,13 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("bindgen") => bindgen::run(&root, &args[1..]),
         Some("test") => test::run(&root, &args[1..]),
+        Some("emulate") => emulate::run(&root, &args[1..]),
         Some("gpu-bundle") => gpu_bundle::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("cuda12-libs") => cuda12_libs::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <bindgen [--only MODULE] | test [--no-leakcheck] [cargo test args] | gpu-bundle [--keep-going] | bench [LOGDIR] | cuda12-libs [OUT]>"
+                "usage: cargo xtask <bindgen [--only MODULE] | test [--no-leakcheck] [cargo test args] | emulate [BINARY [TEST...]] | gpu-bundle [--keep-going] | bench [LOGDIR] | cuda12-libs [OUT]>"
             );
             return ExitCode::from(2);
         }

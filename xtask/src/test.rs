@@ -4,7 +4,9 @@
 //! (fetching the wheels into `target/cuda-wheels/` when the machine has none), runs the
 //! workspace tests with the loader's environment variables pointing at them, then the
 //! stand-in driver's suites under valgrind (`tests/leakcheck.sh`).
-//! `cargo xtask test --no-leakcheck [cargo test args]` skips the last step.
+//! `cargo xtask test --no-leakcheck [cargo test args]` skips the last step. Between the two,
+//! when no cargo test arguments are given, cuda-core's GPU tests listed in
+//! [`crate::emulate::SUITES`] run against the stand-in with emulated kernels.
 //!
 //! Before the tests (when no cargo test arguments are given) the lint steps run, each failing
 //! the command: `cargo fmt --check`, `cargo clippy --workspace --all-targets -D warnings`
@@ -37,9 +39,47 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     if cargo_args.is_empty() {
         lint(root)?;
     }
-    let pins = wheels::pins(root)?;
+    let library_env = library_env(root)?;
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(root).args(["test", "--workspace"]).args(cargo_args);
+    command.envs(library_env.iter().map(|(k, v)| (k, v)));
+    let status = command.status().map_err(|e| format!("running cargo test: {e}"))?;
+    if !status.success() {
+        return Err(format!("cargo test failed ({status})"));
+    }
+    if cargo_args.is_empty() {
+        let suites: Vec<(&str, Vec<&str>)> = crate::emulate::SUITES
+            .iter()
+            .map(|(binary, tests)| (*binary, tests.to_vec()))
+            .collect();
+        crate::emulate::run_suites(root, &suites, &library_env)?;
+        python(root, &library_env)?;
+    } else {
+        eprintln!(
+            "xtask: the emulated GPU tests and the `python` feature checks run only when no cargo test arguments are given"
+        );
+    }
+    if !leakcheck {
+        return Ok(());
+    }
+    let status = Command::new("bash")
+        .current_dir(root)
+        .arg("tests/leakcheck.sh")
+        .status()
+        .map_err(|e| format!("running tests/leakcheck.sh: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("tests/leakcheck.sh failed ({status})"))
+    }
+}
+
+/// The loader's variables that point at the pinned wheels' libraries (fetched into
+/// `target/cuda-wheels/` where the machine has none), CUDA 12's NVRTC and runtime as
+/// `CUDA12_*_LIBRARY`, and the wheels' headers as `CUDA_SYS_HEADERS`; a variable already set
+/// in the environment is kept.
+pub fn library_env(root: &Path) -> Result<Vec<(String, OsString)>, String> {
+    let pins = wheels::pins(root)?;
     let mut headers = Vec::new();
     let mut library_env: Vec<(String, OsString)> = Vec::new();
     // Every library of a default feature that comes in a wheel (the driver does not), as the
@@ -73,29 +113,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         let joined = std::env::join_paths(&headers).map_err(|e| format!("header folders: {e}"))?;
         library_env.push(("CUDA_SYS_HEADERS".to_string(), joined));
     }
-    command.envs(library_env.iter().map(|(k, v)| (k, v)));
-    let status = command.status().map_err(|e| format!("running cargo test: {e}"))?;
-    if !status.success() {
-        return Err(format!("cargo test failed ({status})"));
-    }
-    if cargo_args.is_empty() {
-        python(root, &library_env)?;
-    } else {
-        eprintln!("xtask: the `python` feature checks run only when no cargo test arguments are given");
-    }
-    if !leakcheck {
-        return Ok(());
-    }
-    let status = Command::new("bash")
-        .current_dir(root)
-        .arg("tests/leakcheck.sh")
-        .status()
-        .map_err(|e| format!("running tests/leakcheck.sh: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("tests/leakcheck.sh failed ({status})"))
-    }
+    Ok(library_env)
 }
 
 /// Formatting, clippy with warnings as errors, and rustdoc with warnings as errors.
