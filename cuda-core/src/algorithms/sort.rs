@@ -21,6 +21,11 @@
 //! payloads, through one buffer), and writes it out from there so that consecutive threads write
 //! consecutive positions of each digit's run. Passes ping-pong
 //! between the output and one scratch buffer from the pool, so the inputs are never written.
+//! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
+//! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
+//! because the position breaks ties, reading and writing each key once. A longer row sort is a
+//! stable sort by key followed by stable passes on the row of each element's flat index
+//! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
 //! A pass on a byte that every key has alike moves nothing, and is skipped with no host wait:
 //! the first pass's count kernel, which reads every key anyway, also ORs each key's mapped bits
@@ -34,16 +39,12 @@
 //! before it. The first pass always runs. With `i64` indices out, a pass that may be the last
 //! to run is queued as both scatters, each returning at once unless it is the one wanted. The
 //! passes on the rows or segments (and `unique`'s pass) always run.
-//! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
-//! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
-//! because the position breaks ties, reading and writing each key once. A longer row sort is a
-//! stable sort by key followed by stable passes on the row of each element's flat index
-//! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
 //! The sorts that carry flat indices (`argsort`, the long row sorts, segmented sorts) carry them
 //! as `u32` up to `u32::MAX` elements (`u64` beyond): the first pass generates them (no iota
-//! is read) and the last writes them to the caller's `i64` output, taken within their row for
-//! a row sort; a last pass whose sorted keys (or indices) nobody wants does not write them.
+//! is read) and the last pass that runs writes them to the caller's `i64` output, taken within
+//! their row for a row sort; a last pass whose sorted keys (or indices) nobody wants does not
+//! write them.
 //!
 //! Everything is queued on the stream given, with no host wait; scratch memory comes from the
 //! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream. Offsets are 32-bit up to
@@ -364,10 +365,11 @@ struct PassOf {
     /// Four `u64` the first pass's count kernel ORs the keys' bits (and their complements) into,
     /// zeroed before it; 0: no pass is skipped.
     span: CUdeviceptr,
+    /// The digit counts, `256 * grid` offsets.
+    counts: CUdeviceptr,
 }
 
-/// Queues one pass: the digit counts, their scan, and the scatter between `buffers`. `counts`
-/// holds `256 * grid` offsets.
+/// Queues one pass: the digit counts, their scan, and the scatter between `buffers`.
 fn queue_pass(
     stream: &Stream,
     loaded: &Loaded,
@@ -376,8 +378,8 @@ fn queue_pass(
     digits: Digits,
     buffers: &Buffers,
     of: PassOf,
-    counts: CUdeviceptr,
 ) -> Result<()> {
+    let counts = of.counts;
     let (mode, shift, row_len, labels): (i32, u32, u64, CUdeviceptr) = match digits {
         Digits::Key(shift) => (0, shift, 1, 0),
         Digits::Distinct => (1, 0, 1, 0),
@@ -552,8 +554,9 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
             passes: passes.len() as u32,
             key_passes: key_bytes as u32,
             span: span.as_ref().map_or(0, |s| *s.ptr_ref()),
+            counts: counts.ptr(),
         };
-        queue_pass(stream, &loaded, geometry, job.len, digits, &buffers, of, counts.ptr())?;
+        queue_pass(stream, &loaded, geometry, job.len, digits, &buffers, of)?;
     }
     Ok(())
 }
@@ -925,17 +928,9 @@ pub(crate) fn partition_distinct<K: Element>(
         passes: 1,
         key_passes: 0,
         span: 0,
+        counts: counts.ptr(),
     };
-    queue_pass(
-        stream,
-        &loaded,
-        geometry,
-        len,
-        Digits::Distinct,
-        &buffers,
-        of,
-        counts.ptr(),
-    )?;
+    queue_pass(stream, &loaded, geometry, len, Digits::Distinct, &buffers, of)?;
     drop(operands);
     // The scanned count where digit 1 (a repeat) starts, at block 0: the number of distinct keys.
     let at = geometry.0 as usize * offset_bytes;
