@@ -5,7 +5,8 @@
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
 //! the typed errors of bad input; complex keys in NumPy's order (NaN patterns last); segmented
 //! sorts of variable-length segments (empty ones, gaps, clamped offsets, none at all); pairs
-//! with 16-byte values; the merge sort by a C++ comparator the same ways, and of struct keys. Results are compared bit for bit (a stable sort has one
+//! with 16-byte values; keys with bytes every key has alike (whose passes the sort skips on the
+//! device); the merge sort by a C++ comparator the same ways, and of struct keys. Results are compared bit for bit (a stable sort has one
 //! answer). Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
