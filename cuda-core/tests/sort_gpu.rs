@@ -5,7 +5,8 @@
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
 //! the typed errors of bad input; complex keys in NumPy's order (NaN patterns last); segmented
 //! sorts of variable-length segments (empty ones, gaps, clamped offsets, none at all); pairs
-//! with 16-byte values; the merge sort by a C++ comparator the same ways, and of struct keys. Results are compared bit for bit (a stable sort has one
+//! with 16-byte values; keys with bytes every key has alike (whose passes the sort skips on the
+//! device); the merge sort by a C++ comparator the same ways, and of struct keys. Results are compared bit for bit (a stable sort has one
 //! answer). Without a driver or device each test prints `skipped: <why>` and passes, unless
 //! `CUDA_REQUIRE_GPU=1`.
 
@@ -399,8 +400,14 @@ fn every_axis_sorts_each_line_alone() {
 /// `sort_rows` and `argsort_rows` of `rows` rows of `row_len` keys (longer than one block
 /// sorts: the key's passes, then the row's), both orders, against the host's sort of each row.
 fn check_long_rows<T: Key>(stream: &Stream, (rows, row_len): (usize, usize), seed: u64) {
-    let host = data::<T>(rows * row_len, seed);
-    let keys = DeviceBuffer::from_slice(stream.context(), &host).unwrap();
+    check_rows_of(stream, &data::<T>(rows * row_len, seed), row_len);
+}
+
+/// `sort_rows` and `argsort_rows` of `host` in rows of `row_len`, both orders, against the
+/// host's sort of each row.
+fn check_rows_of<T: Key>(stream: &Stream, host: &[T], row_len: usize) {
+    let rows = host.len() / row_len;
+    let keys = DeviceBuffer::from_slice(stream.context(), host).unwrap();
     for order in [SortOrder::Ascending, SortOrder::Descending] {
         let mut out = DeviceBuffer::<T>::zeroed(stream.context(), host.len()).unwrap();
         let mut index = DeviceBuffer::<i64>::zeroed(stream.context(), host.len()).unwrap();
@@ -462,6 +469,84 @@ fn long_argsorts_write_i64_indices_after_every_pass_count() {
         );
     }
     println!("long argsorts write i64 indices after every pass count");
+}
+
+/// `len` pseudo-random 64-bit words from `seed` (the LCG of [`data`]).
+fn words(len: usize, seed: u64) -> Vec<u64> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 11
+        })
+        .collect()
+}
+
+#[test]
+fn passes_on_constant_key_bytes_are_skipped_and_sorts_stay_exact() {
+    let Some(device) = common::device_or_skip("passes_on_constant_key_bytes_are_skipped_and_sorts_stay_exact") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // More keys than one block sorts (2048), so that argsort takes the radix passes too: the
+    // passes whose byte is the same in every key (after the order-preserving map) are skipped
+    // on the device, and the passes that run must still end in the outputs, the payloads and
+    // the i64 indices with them, both orders (check_sorts).
+    let n = 5000;
+    let w = words(n, 41);
+    // i64 below 2^20 (bytes 3..7 constant) and all equal (only pass 0 runs, writing the output).
+    let small: Vec<i64> = w.iter().map(|&x| (x % (1 << 20)) as i64).collect();
+    check_sorts::<i64>(&stream, &small, "i64 below 2^20");
+    check_sorts::<i64>(&stream, &[-77i64; 4000], "i64 all equal");
+    // u64 whose top byte alone varies (passes 1..6 skipped, the last runs), and whose byte 0 is
+    // constant while byte 5 varies (pass 0 runs even though its byte is constant).
+    let top: Vec<u64> = w.iter().map(|&x| (x % 256) << 56 | 0x0012_3456_789a_bcde).collect();
+    check_sorts::<u64>(&stream, &top, "u64 top byte");
+    let middle: Vec<u64> = w.iter().map(|&x| (x % 7) << 40 | 0x77).collect();
+    check_sorts::<u64>(&stream, &middle, "u64 byte 5");
+    // u32 all equal but byte 0; u32 with bytes 0 and 2 varying (1 and 3 skipped: an odd
+    // count of passes runs, so the output is written from the first scratch buffer).
+    let low: Vec<u32> = w.iter().map(|&x| 0xdead_be00 | (x & 0xff) as u32).collect();
+    check_sorts::<u32>(&stream, &low, "u32 byte 0");
+    let two: Vec<u32> = w.iter().map(|&x| (x & 0x00ff_00ff) as u32 | 0x4400_2200).collect();
+    check_sorts::<u32>(&stream, &two, "u32 bytes 0 and 2");
+    // i16 of one sign (byte 1 constant) and of both (it varies).
+    let positive: Vec<i16> = w.iter().map(|&x| (x % 200) as i16).collect();
+    check_sorts::<i16>(&stream, &positive, "i16 0..200");
+    let signed: Vec<i16> = w.iter().map(|&x| (x % 200) as i16 - 100).collect();
+    check_sorts::<i16>(&stream, &signed, "i16 -100..100");
+    // f64 of one exponent ([1, 2) in steps of 2^-10: the low mantissa bytes constant), with
+    // ties; signed zeros alone (one key after the map: every pass but the first skipped); and
+    // the same with NaNs (which make every byte vary).
+    let one_exponent: Vec<f64> = w.iter().map(|&x| 1.0 + (x % 1024) as f64 / 1024.0).collect();
+    check_sorts::<f64>(&stream, &one_exponent, "f64 in [1, 2)");
+    let zeros: Vec<f64> = w.iter().map(|&x| if x & 1 == 0 { 0.0 } else { -0.0 }).collect();
+    check_sorts::<f64>(&stream, &zeros, "f64 signed zeros");
+    let with_nan: Vec<f64> = one_exponent
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| if i % 97 == 3 { f64::NAN } else { x })
+        .collect();
+    check_sorts::<f64>(&stream, &with_nan, "f64 in [1, 2) and NaN");
+    // f32 small integers, and complex128 keys (two words) whose parts are small integers.
+    let floats: Vec<f32> = w.iter().map(|&x| (x % 50) as f32).collect();
+    check_sorts::<f32>(&stream, &floats, "f32 small integers");
+    let complex: Vec<Complex<f64>> = w
+        .iter()
+        .map(|&x| Complex::new((x % 5) as f64, ((x >> 8) % 3) as f64 - 1.0))
+        .collect();
+    check_sorts::<Complex<f64>>(&stream, &complex, "complex128 small parts");
+    // Row sorts (key passes, some skipped, then the row passes, which always run) and one long
+    // row, keys and i64 indices within the row.
+    let rows: Vec<i64> = words(3 * 4000, 42).iter().map(|&x| (x % 1000) as i64).collect();
+    check_rows_of::<i64>(&stream, &rows, 4000);
+    check_rows_of::<u32>(&stream, &low, n);
+    // Segmented sorts (key passes, then the label passes).
+    let keys: Vec<i64> = words(20_000, 43).iter().map(|&x| (x % 300) as i64).collect();
+    check_segmented::<i64>(&stream, &keys, &segments_of(20_000, 3000, 44), "i64 below 300");
+    println!("passes on constant key bytes are skipped and sorts stay exact");
 }
 
 #[test]

@@ -30,6 +30,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "median_and_percentiles_match_numpy",
             "complex_medians_match_numpy",
             "unique_matches_numpy",
+            "passes_on_constant_key_bytes_are_skipped_and_sorts_stay_exact",
         ],
     ),
     (

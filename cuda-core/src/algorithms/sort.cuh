@@ -1,5 +1,6 @@
 // The radix sort of cuda-core's algorithms (sort.rs): an LSD radix sort over 8-bit digits, stable,
 // in three kernels per pass (digit counts per block, one scan of the counts, a stable scatter),
+// each pass of the key's bytes skipped on the device where every key has the same byte there,
 // plus the helpers of argsort, row sorts and segmented sorts. The host side prepends keys.cuh
 // (with what it needs), warp_peers.cuh, the typedefs O (offsets) and I (flat indices: unsigned
 // up to 2^32 - 1 elements, unsigned long long beyond), V (the payload, when PAIRS), and the
@@ -8,6 +9,67 @@
 #define SORT_WARPS (SORT_BLOCK / 32)
 #define SCAN_BLOCK 1024
 #define SCAN_ITEMS 8
+
+// The buffers a pass reads and writes: the sort's input (only pass 0 reads it), the scratch
+// buffer, the staging buffer (the output, or a second scratch where the output is not wanted)
+// and the output (written by the last pass that runs).
+#define BUFFER_IN 0
+#define BUFFER_ALTERNATE 1
+#define BUFFER_STAGING 2
+#define BUFFER_OUT 3
+
+// A key's bits as two 64-bit words (lo, hi).
+__device__ __forceinline__ void key_words(cuda_core_key128 b, unsigned long long &lo, unsigned long long &hi) {
+    lo = b.lo;
+    hi = b.hi;
+}
+template <typename B> __device__ __forceinline__ void key_words(B b, unsigned long long &lo, unsigned long long &hi) {
+    lo = (unsigned long long)b;
+    hi = 0ull;
+}
+
+// Which of the key passes 1..key_passes-1 (pass j takes the key's byte j) are skipped: bit j set
+// where every key has the same byte j. span (null: none skipped) holds what the first pass's
+// count kernel saw: the OR of every key's bits (words lo, hi) and the OR of their complements
+// (words 2 and 3); a bit that is set in both varies. Pass 0 never is skipped.
+__device__ __forceinline__ unsigned skipped_passes(const unsigned long long *span, unsigned key_passes) {
+    if (!span) return 0u;
+    const unsigned long long varying_lo = span[0] & span[2], varying_hi = span[1] & span[3];
+    unsigned skipped = 0u;
+    for (unsigned j = 1; j < key_passes; ++j) {
+        const unsigned long long word = j < 8 ? varying_lo : varying_hi;
+        if (((word >> (8u * (j & 7u))) & 255ull) == 0ull) skipped |= 1u << j;
+    }
+    return skipped;
+}
+
+// What pass `pass` of `passes` does: whether it runs, and which buffers it reads and writes.
+// Passes that run alternate so that the last of them writes the output: one with `after`
+// passes to run after it writes the output (after = 0), the scratch (odd) or the staging buffer
+// (even), and reads what the one before it wrote (the input for pass 0).
+struct pass_plan {
+    bool run;
+    unsigned src, dst;
+};
+__device__ __forceinline__ pass_plan plan_pass(const unsigned long long *span, unsigned pass, unsigned passes,
+                                               unsigned key_passes) {
+    const unsigned skipped = skipped_passes(span, key_passes);
+    const unsigned after = passes - 1u - pass - (unsigned)__popc(skipped >> (pass + 1u));
+    pass_plan plan;
+    plan.run = ((skipped >> pass) & 1u) == 0u;
+    plan.dst = after == 0u ? BUFFER_OUT : ((after & 1u) ? BUFFER_ALTERNATE : BUFFER_STAGING);
+    plan.src = pass == 0u ? BUFFER_IN : (((after + 1u) & 1u) ? BUFFER_ALTERNATE : BUFFER_STAGING);
+    return plan;
+}
+
+// The buffer `which` of a pass's candidates.
+template <typename T>
+__device__ __forceinline__ const T *source_of(unsigned which, const T *in, const T *alternate, const T *staging) {
+    return which == BUFFER_IN ? in : (which == BUFFER_ALTERNATE ? alternate : staging);
+}
+template <typename T> __device__ __forceinline__ T *destination_of(unsigned which, T *alternate, T *staging, T *out) {
+    return which == BUFFER_OUT ? out : (which == BUFFER_ALTERNATE ? alternate : staging);
+}
 
 // The digit of element i for a pass: mode 0 the key's 8 bits from `shift`; mode 1 whether the
 // key differs from its predecessor (0) or equals it (1) by unique_bits, for unique; mode 2 the 8
@@ -31,14 +93,32 @@ __device__ __forceinline__ unsigned digit_peers(unsigned digit) { return warp_pe
 // Elements a thread reads per round of the count kernel.
 #define COUNT_ITEMS 4
 
-// counts[d * gridDim.x + b] = how many elements of block b's range have digit d. Block b's range
-// is [b * per_block, min(n, (b + 1) * per_block)).
+// counts[d * gridDim.x + b] = how many elements of block b's range of the pass's source have
+// digit d. Block b's range is [b * per_block, min(n, (b + 1) * per_block)). The source is
+// keys_in for pass 0, else keys_alternate or keys_staging as plan_pass says (rows likewise, the
+// payload of flat indices, read by row and segment passes). A skipped pass returns at once. The
+// first pass (pass 0, mode 0) with a span ORs every key's bits and their complements into it
+// (zeroed before it).
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
-    const K *keys, const I *rows, const I *labels, O *counts, unsigned long long n,
-    unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
+    const K *keys_in, const K *keys_alternate, const K *keys_staging, const I *rows_alternate, const I *rows_staging,
+    const I *labels, O *counts, unsigned long long *span, unsigned pass, unsigned passes, unsigned key_passes,
+    unsigned long long n, unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
+    const K *keys = keys_in;
+    const I *rows = nullptr;
+    if (pass > 0u) {
+        const pass_plan plan = plan_pass(span, pass, passes, key_passes);
+        if (!plan.run) return;
+        keys = source_of(plan.src, keys_in, keys_alternate, keys_staging);
+        rows = source_of<I>(plan.src, nullptr, rows_alternate, rows_staging);
+    }
+    const bool note_span = span && pass == 0u && mode == 0;
     __shared__ O bins[256];
+    // The block's OR of the keys' bits (lo, hi) and of their complements.
+    __shared__ unsigned long long block_span[4];
     bins[threadIdx.x] = 0;
+    if (threadIdx.x < 4) block_span[threadIdx.x] = 0ull;
     __syncthreads();
+    unsigned long long seen[4] = {0ull, 0ull, 0ull, 0ull};
     const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
     const unsigned long long end = n - start < per_block ? n : start + per_block;
     const unsigned lower_lanes = (1u << (threadIdx.x & 31u)) - 1u;
@@ -51,7 +131,21 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
 #pragma unroll
         for (int j = 0; j < COUNT_ITEMS; ++j) {
             const unsigned long long i = base + j * SORT_BLOCK + threadIdx.x;
-            digit[j] = i < end ? digit_of(keys, rows, labels, i, n, mode, shift, row_len) : 256u;
+            if (i >= end) {
+                digit[j] = 256u;
+            } else if (mode == 0) {
+                const U b = key_bits(keys[i]);
+                digit[j] = key_digit(b, shift);
+                unsigned long long lo, hi, not_lo, not_hi;
+                key_words(b, lo, hi);
+                key_words((U)~b, not_lo, not_hi);
+                seen[0] |= lo;
+                seen[1] |= hi;
+                seen[2] |= not_lo;
+                seen[3] |= not_hi;
+            } else {
+                digit[j] = digit_of(keys, rows, labels, i, n, mode, shift, row_len);
+            }
         }
 #pragma unroll
         for (int j = 0; j < COUNT_ITEMS; ++j) {
@@ -59,12 +153,25 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
             if (digit[j] < 256u && (peers & lower_lanes) == 0) atomicAdd(&bins[digit[j]], (O)__popc(peers));
         }
     }
+    if (note_span) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+#pragma unroll
+            for (int offset = 16; offset > 0; offset >>= 1) seen[w] |= __shfl_xor_sync(0xffffffffu, seen[w], offset);
+            if ((threadIdx.x & 31u) == 0 && seen[w]) atomicOr(&block_span[w], seen[w]);
+        }
+    }
     __syncthreads();
     counts[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x] = bins[threadIdx.x];
+    if (note_span && threadIdx.x < 4 && block_span[threadIdx.x]) atomicOr(&span[threadIdx.x], block_span[threadIdx.x]);
 }
 
-// The exclusive prefix sum of counts[0..m], in place, by one block of SCAN_BLOCK threads.
-extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) cuda_core_sort_scan(O *counts, unsigned long long m) {
+// The exclusive prefix sum of counts[0..m], in place, by one block of SCAN_BLOCK threads;
+// nothing where pass `pass` is skipped (see skipped_passes).
+extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) cuda_core_sort_scan(O *counts, unsigned long long m,
+                                                                             const unsigned long long *span,
+                                                                             unsigned pass, unsigned key_passes) {
+    if (pass > 0u && ((skipped_passes(span, key_passes) >> pass) & 1u)) return;
     __shared__ O warp_sums[SCAN_BLOCK / 32];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     O carry = 0;
@@ -254,31 +361,48 @@ __device__ __forceinline__ void scatter_tiles(const K *keys_in, K *keys_out,
     }
 }
 
-// The scatter of a pass, the payload (PAIRS) written as carried.
+// The scatter of a pass, from and to the buffers plan_pass says, the payload (PAIRS) written as
+// carried; nothing where the pass is skipped, or where it is the last to run and defer_last is
+// set (cuda_core_sort_scatter_indices writes that one).
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
-    const K *keys_in, K *keys_out,
+    const K *keys_in, K *keys_alternate, K *keys_staging, K *keys_out,
 #if PAIRS
-    const V *values_in, V *values_out,
+    const V *values_in, V *values_alternate, V *values_staging, V *values_out,
 #endif
-    const I *rows, const I *labels, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
-    unsigned shift, unsigned long long row_len) {
+    const I *labels, const O *offsets, const unsigned long long *span, unsigned pass, unsigned passes,
+    unsigned key_passes, int defer_last, unsigned long long n, unsigned long long per_block, int mode, unsigned shift,
+    unsigned long long row_len) {
+    const pass_plan plan = plan_pass(span, pass, passes, key_passes);
+    if (!plan.run || (defer_last && plan.dst == BUFFER_OUT)) return;
+    const K *keys_src = source_of<K>(plan.src, keys_in, keys_alternate, keys_staging);
+    K *keys_dst = destination_of(plan.dst, keys_alternate, keys_staging, keys_out);
 #if PAIRS
-    scatter_tiles<V>(keys_in, keys_out, values_in, values_out, 0ull, rows, labels, offsets, n, per_block, mode, shift,
+    const V *values_src = source_of<V>(plan.src, values_in, values_alternate, values_staging);
+    V *values_dst = destination_of(plan.dst, values_alternate, values_staging, values_out);
+    // The flat indices a row or segment pass reads (V is I there).
+    const I *rows = (const I *)values_src;
+    scatter_tiles<V>(keys_src, keys_dst, values_src, values_dst, 0ull, rows, labels, offsets, n, per_block, mode, shift,
                      row_len);
 #else
-    scatter_tiles<void>(keys_in, keys_out, rows, labels, offsets, n, per_block, mode, shift, row_len);
+    scatter_tiles<void>(keys_src, keys_dst, nullptr, labels, offsets, n, per_block, mode, shift, row_len);
 #endif
 }
 
 #if INDICES
-// The scatter of the last pass of a sort carrying flat indices, writing them as i64: within
-// their row of index_row_len elements, or flat where index_row_len is 0.
+// The scatter of the last pass that runs of a sort carrying flat indices, writing them to
+// indices_out as i64: within their row of index_row_len elements, or flat where index_row_len
+// is 0. Nothing where the pass is skipped or another runs after it.
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter_indices(
-    const K *keys_in, K *keys_out, const V *values_in, long long *indices_out, unsigned long long index_row_len,
-    const I *rows, const I *labels, const O *offsets, unsigned long long n, unsigned long long per_block, int mode,
-    unsigned shift, unsigned long long row_len) {
-    scatter_tiles<long long>(keys_in, keys_out, values_in, indices_out, index_row_len, rows, labels, offsets, n,
-                             per_block, mode, shift, row_len);
+    const K *keys_in, K *keys_alternate, K *keys_staging, K *keys_out, const V *values_in, V *values_alternate,
+    V *values_staging, long long *indices_out, unsigned long long index_row_len, const I *labels, const O *offsets,
+    const unsigned long long *span, unsigned pass, unsigned passes, unsigned key_passes, unsigned long long n,
+    unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
+    const pass_plan plan = plan_pass(span, pass, passes, key_passes);
+    if (!plan.run || plan.dst != BUFFER_OUT) return;
+    const V *values_src = source_of<V>(plan.src, values_in, values_alternate, values_staging);
+    scatter_tiles<long long>(source_of<K>(plan.src, keys_in, keys_alternate, keys_staging), keys_out, values_src,
+                             indices_out, index_row_len, (const I *)values_src, labels, offsets, n, per_block, mode,
+                             shift, row_len);
 }
 #endif
 

@@ -27,10 +27,24 @@
 //! stable sort by key followed by stable passes on the row of each element's flat index
 //! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
+//! A pass on a byte that every key has alike moves nothing, and is skipped with no host wait:
+//! the first pass's count kernel, which reads every key anyway, also ORs each key's mapped bits
+//! and their complements into four words of scratch (zeroed first), one atomic OR per block
+//! and word; a bit set in both varies. Each later pass on the key's bytes reads them on the
+//! device, and where its byte does not vary its three kernels return at once. As the host no
+//! longer knows which passes run, every pass kernel is given all the candidate buffers (the
+//! input, the scratch, the staging buffer: the output or a second scratch where the output is
+//! not wanted, and the output) and picks, from how many passes run after it, which it reads
+//! and writes, so that the last pass that runs writes the output and the others alternate
+//! before it. The first pass always runs. With `i64` indices out, a pass that may be the last
+//! to run is queued as both scatters, each returning at once unless it is the one wanted. The
+//! passes on the rows or segments (and `unique`'s pass) always run.
+//!
 //! The sorts that carry flat indices (`argsort`, the long row sorts, segmented sorts) carry them
 //! as `u32` up to `u32::MAX` elements (`u64` beyond): the first pass generates them (no iota
-//! is read) and the last writes them to the caller's `i64` output, taken within their row for
-//! a row sort; a last pass whose sorted keys (or indices) nobody wants does not write them.
+//! is read) and the last pass that runs writes them to the caller's `i64` output, taken within
+//! their row for a row sort; a last pass whose sorted keys (or indices) nobody wants does not
+//! write them.
 //!
 //! Everything is queued on the stream given, with no host wait; scratch memory comes from the
 //! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream. Offsets are 32-bit up to
@@ -320,100 +334,166 @@ fn pass_grid(sm_count: u32, len: usize) -> (u32, u64) {
     (grid, per_block)
 }
 
-/// Where a pass moves the keys and payloads (`None`: no payload), and how it writes them.
-struct Move {
+/// The buffers the passes of a sort move the keys and payloads between (the payload's `None`:
+/// no payload), and how the last pass writes them. Each pass finds on the device which it reads
+/// and writes (`plan_pass` in `sort.cuh`): pass 0 reads `in`, and the passes that run alternate
+/// between `alternate` and `staging` so that the last of them writes `out`.
+struct Buffers {
     /// Keys and payload in; the payload null where the first pass generates the flat indices.
-    src: (CUdeviceptr, Option<CUdeviceptr>),
-    /// Keys and payload out; either null where nobody wants it (only in the last pass).
-    dst: (CUdeviceptr, Option<CUdeviceptr>),
-    /// The payload being flat indices written as `i64`: the row length they are taken within
-    /// (0: flat), by the `cuda_core_sort_scatter_indices` kernel.
+    input: (CUdeviceptr, Option<CUdeviceptr>),
+    /// Scratch keys and payload (null where no pass can write them).
+    alternate: (CUdeviceptr, Option<CUdeviceptr>),
+    /// The output, or scratch where the output is not wanted (null where no pass can write it).
+    staging: (CUdeviceptr, Option<CUdeviceptr>),
+    /// Keys and payload out; either null where nobody wants it (written only by the last pass).
+    out: (CUdeviceptr, Option<CUdeviceptr>),
+    /// The payload being flat indices written to `out` as `i64`: the row length they are taken
+    /// within (0: flat), by the `cuda_core_sort_scatter_indices` kernel.
     indices_i64: Option<u64>,
 }
 
-/// Queues one pass: the digit counts, their scan, and the scatter of `moved`. `counts` holds
-/// `256 * grid` offsets.
+/// Which pass of a sort a launch queues, and what tells the device whether it runs.
+#[derive(Clone, Copy, Debug)]
+struct PassOf {
+    /// The pass, from 0.
+    pass: u32,
+    /// The sort's passes.
+    passes: u32,
+    /// The passes on the key's bytes, first: from pass 1 on, one whose byte is the same in every
+    /// key is skipped.
+    key_passes: u32,
+    /// Four `u64` the first pass's count kernel ORs the keys' bits (and their complements) into,
+    /// zeroed before it; 0: no pass is skipped.
+    span: CUdeviceptr,
+    /// The digit counts, `256 * grid` offsets.
+    counts: CUdeviceptr,
+}
+
+/// Queues one pass: the digit counts, their scan, and the scatter between `buffers`.
 fn queue_pass(
     stream: &Stream,
     loaded: &Loaded,
     (grid, per_block): (u32, u64),
     len: usize,
     digits: Digits,
-    moved: &Move,
-    counts: CUdeviceptr,
+    buffers: &Buffers,
+    of: PassOf,
 ) -> Result<()> {
+    let counts = of.counts;
     let (mode, shift, row_len, labels): (i32, u32, u64, CUdeviceptr) = match digits {
         Digits::Key(shift) => (0, shift, 1, 0),
         Digits::Distinct => (1, 0, 1, 0),
         Digits::Row(shift, row_len) => (2, shift, row_len, 0),
         Digits::Segment(shift, labels) => (3, shift, 1, labels),
     };
-    // The row and segment passes read the flat indices from the payload being moved (written by
-    // an earlier pass: `passes` puts the key's passes first).
-    let rows = match digits {
-        Digits::Row(..) | Digits::Segment(..) => moved.src.1.unwrap_or(0),
-        _ => 0,
-    };
     let n = len as u64;
+    let payload = |side: (CUdeviceptr, Option<CUdeviceptr>)| side.1.unwrap_or(0);
     let mut upsweep = Launch::on(stream);
     upsweep
-        .value(moved.src.0)
-        .value(rows)
+        .value(buffers.input.0)
+        .value(buffers.alternate.0)
+        .value(buffers.staging.0)
+        .value(payload(buffers.alternate))
+        .value(payload(buffers.staging))
         .value(labels)
         .value(counts)
+        .value(of.span)
+        .value(of.pass)
+        .value(of.passes)
+        .value(of.key_passes)
         .value(n)
         .value(per_block)
         .value(mode)
         .value(shift)
         .value(row_len);
-    // SAFETY: cuda_core_sort_upsweep(keys, rows, labels, counts, n, per_block, mode, shift,
-    // row_len): block b reads keys (and rows in a row or segment pass, which then is the
-    // payload of `len` flat indices, of the index type the code was generated with) at
-    // [b * per_block, min(n, (b + 1) * per_block)), inside the `len` elements, in a segment pass
-    // labels at those indices (clamped below n, inside the `len` labels of that type), and
-    // writes counts[d * grid + b] for d < 256, inside the 256 * grid offsets of `counts`.
+    // SAFETY: cuda_core_sort_upsweep(keys_in, keys_alternate, keys_staging, rows_alternate,
+    // rows_staging, labels, counts, span, pass, passes, key_passes, n, per_block, mode, shift,
+    // row_len): a pass that runs reads, of the one source plan_pass picks (`keys_in` for pass 0;
+    // for a later pass the scratch or staging buffer an earlier pass of this sort wrote, each
+    // `len` keys and payloads), keys (and in a row or segment pass the payload, then `len` flat
+    // indices of the index type the code was generated with: those passes come after pass 0) at
+    // block b's range [b * per_block, min(n, (b + 1) * per_block)) inside the `len` elements, in
+    // a segment pass labels at those indices (clamped below n, inside the `len` labels of that
+    // type), and writes counts[d * grid + b] for d < 256, inside the 256 * grid offsets of
+    // `counts`; pass 0 with a span ORs into its 4 words (a 32-byte scratch), later passes read
+    // them.
     unsafe { upsweep.run(&loaded.functions[UPSWEEP], (grid, 1), (SORT_BLOCK, 1))? };
     let mut scan = Launch::on(stream);
-    scan.value(counts).value(256 * u64::from(grid));
-    // SAFETY: cuda_core_sort_scan(counts, m) reads and writes counts[0..m], m = 256 * grid.
+    scan.value(counts)
+        .value(256 * u64::from(grid))
+        .value(of.span)
+        .value(of.pass)
+        .value(of.key_passes);
+    // SAFETY: cuda_core_sort_scan(counts, m, span, pass, key_passes) reads and writes
+    // counts[0..m], m = 256 * grid, unless the pass is skipped, and reads the span's 4 words
+    // (from pass 1 on, where it is not null).
     unsafe { scan.run(&loaded.functions[SCAN], (1, 1), (SCAN_BLOCK, 1))? };
-    let mut scatter = Launch::on(stream);
-    scatter.value(moved.src.0).value(moved.dst.0);
-    if let (Some(values_in), Some(values_out)) = (moved.src.1, moved.dst.1) {
-        scatter.value(values_in).value(values_out);
-    }
-    if let Some(index_row_len) = moved.indices_i64 {
-        scatter.value(index_row_len);
-    }
-    scatter
-        .value(rows)
-        .value(labels)
-        .value(counts)
-        .value(n)
-        .value(per_block)
-        .value(mode)
-        .value(shift)
-        .value(row_len);
-    let function = match moved.indices_i64 {
-        Some(_) => &loaded.functions[SCATTER_INDICES],
-        None => &loaded.functions[SCATTER],
+    // With `i64` flat indices out, the last pass that runs is written by the indices scatter: the
+    // sort's last pass, or any pass of the key where only skipped key passes may follow.
+    let may_be_last = of.pass + 1 == of.passes || (of.span != 0 && of.key_passes == of.passes);
+    let launches: &[(usize, bool)] = match buffers.indices_i64 {
+        None => &[(SCATTER, false)],
+        Some(_) if of.pass + 1 == of.passes => &[(SCATTER_INDICES, true)],
+        Some(_) if may_be_last => &[(SCATTER, true), (SCATTER_INDICES, true)],
+        Some(_) => &[(SCATTER, true)],
     };
-    // SAFETY: cuda_core_sort_scatter(keys_in, keys_out, [values_in, values_out,] rows, labels,
-    // offsets, n, per_block, mode, shift, row_len), the payload pointers present exactly when
-    // the code was generated with PAIRS, or cuda_core_sort_scatter_indices(keys_in, keys_out,
-    // values_in, indices_out, index_row_len, rows, ...) with the same arguments after them,
-    // launched only where the code was generated for flat indices (`indices_i64` is only set
-    // with `Payload::Indices`, which also loads that entry): block b reads its range of the
-    // inputs (and labels) as the upsweep did, a null values_in (flat indices generated) not at
-    // all, and writes each element once at its scanned offset plus its rank among the equal
-    // digits before it, a permutation of 0..n, inside the `len` elements of each output that is
-    // not null (`len` i64 for indices_out); a null output is not written.
-    unsafe { scatter.run(function, (grid, 1), (SORT_BLOCK, 1))? };
+    for &(entry, defer_last) in launches {
+        let mut scatter = Launch::on(stream);
+        scatter
+            .value(buffers.input.0)
+            .value(buffers.alternate.0)
+            .value(buffers.staging.0)
+            .value(buffers.out.0);
+        if let Some(values_in) = buffers.input.1 {
+            scatter
+                .value(values_in)
+                .value(payload(buffers.alternate))
+                .value(payload(buffers.staging))
+                .value(payload(buffers.out));
+        }
+        if entry == SCATTER_INDICES {
+            scatter.value(buffers.indices_i64.unwrap_or(0));
+        }
+        scatter
+            .value(labels)
+            .value(counts)
+            .value(of.span)
+            .value(of.pass)
+            .value(of.passes)
+            .value(of.key_passes);
+        if entry == SCATTER {
+            scatter.value(i32::from(defer_last));
+        }
+        scatter
+            .value(n)
+            .value(per_block)
+            .value(mode)
+            .value(shift)
+            .value(row_len);
+        // SAFETY: cuda_core_sort_scatter(keys_in, keys_alternate, keys_staging, keys_out,
+        // [values_in, values_alternate, values_staging, values_out,] labels, offsets, span, pass,
+        // passes, key_passes, defer_last, n, per_block, mode, shift, row_len), the payload
+        // pointers present exactly when the code was generated with PAIRS (`input.1` is Some
+        // exactly when the job has a payload, which loads that code), or
+        // cuda_core_sort_scatter_indices(keys_in, keys_alternate, keys_staging, keys_out,
+        // values_in, values_alternate, values_staging, indices_out, index_row_len, labels, offsets,
+        // span, pass, passes, key_passes, n, ...), launched only with `indices_i64`, which is only
+        // set with `Payload::Indices` (that code has the entry). A pass that runs reads, from the
+        // source plan_pass picks, what the upsweep read (a null values_in: flat indices generated,
+        // not read), and writes each element once at its scanned offset plus its rank among the
+        // equal digits before it, a permutation of 0..n, into the destination plan_pass picks:
+        // the scratch or staging buffers (`len` keys and payloads, allocated by `queue_sort`
+        // wherever a pass can write them) or the output (`len` elements each, `len` i64 for
+        // indices_out; a null output is not written). The plain scatter of an `i64` output's
+        // sort (defer_last) never writes the output; the indices scatter writes only it.
+        unsafe { scatter.run(&loaded.functions[entry], (grid, 1), (SORT_BLOCK, 1))? };
+    }
     Ok(())
 }
 
 /// Queues the sort of `job`: stably by key, then as `then` says (the payload then being the flat
-/// indices).
+/// indices). The passes on the key's bytes from the second on are skipped on the device where
+/// every key has the same byte there (the first pass's count kernel finds which).
 fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
     if job.len == 0 {
         return Ok(());
@@ -438,12 +518,9 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
         (true, Some(bytes)) => Some(Scratch::new(stream, bytes)?),
         _ => None,
     };
-    let alternate = (
-        alternate_keys.as_ref().map_or(0, Scratch::ptr),
-        alternate_values.as_ref().map(Scratch::ptr),
-    );
-    // From three passes on, passes before the last write the output's side too: the output, or
-    // scratch where it is null (not wanted). An `i64` output of indices holds them as carried.
+    // From three passes on, passes before the last may write the output's side too: the
+    // output, or scratch where it is null (not wanted). An `i64` output of indices holds them as
+    // carried.
     let out = (job.keys_out, job.values.map(|v| v.1));
     let spare_keys = match passes.len() >= 3 && out.0 == 0 {
         true => Some(Scratch::new(stream, job.len * key_bytes)?),
@@ -453,26 +530,33 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
         (true, Some(bytes)) => Some(Scratch::new(stream, bytes)?),
         _ => None,
     };
-    let staging = (
-        spare_keys.as_ref().map_or(out.0, Scratch::ptr),
-        spare_values.as_ref().map(Scratch::ptr).or(out.1),
-    );
-    let mut src = (job.keys_in, job.values.map(|v| v.0));
-    for (i, &digits) in passes.iter().enumerate() {
-        // The last pass writes the output; the ones before alternate so that it does.
-        let last = i + 1 == passes.len();
-        let dst = match (last, (passes.len() - 1 - i) % 2) {
-            (true, _) => out,
-            (false, 0) => staging,
-            (false, _) => alternate,
+    let buffers = Buffers {
+        input: (job.keys_in, job.values.map(|v| v.0)),
+        alternate: (
+            alternate_keys.as_ref().map_or(0, Scratch::ptr),
+            payload_bytes.map(|_| alternate_values.as_ref().map_or(0, Scratch::ptr)),
+        ),
+        staging: (
+            spare_keys.as_ref().map_or(out.0, Scratch::ptr),
+            spare_values.as_ref().map(Scratch::ptr).or(out.1),
+        ),
+        out,
+        indices_i64: job.indices_i64,
+    };
+    // What the first pass sees of the keys' bits, where a later key pass could be skipped.
+    let span = match key_bytes > 1 {
+        true => Some(DeviceArray::<u64>::zeros(stream, 4)?),
+        false => None,
+    };
+    for (pass, &digits) in passes.iter().enumerate() {
+        let of = PassOf {
+            pass: pass as u32,
+            passes: passes.len() as u32,
+            key_passes: key_bytes as u32,
+            span: span.as_ref().map_or(0, |s| *s.ptr_ref()),
+            counts: counts.ptr(),
         };
-        let moved = Move {
-            src,
-            dst,
-            indices_i64: job.indices_i64.filter(|_| last),
-        };
-        queue_pass(stream, &loaded, geometry, job.len, digits, &moved, counts.ptr())?;
-        src = dst;
+        queue_pass(stream, &loaded, geometry, job.len, digits, &buffers, of)?;
     }
     Ok(())
 }
@@ -832,12 +916,21 @@ pub(crate) fn partition_distinct<K: Element>(
     let geometry = pass_grid(loaded.sm_count, len);
     let offset_bytes = if wide { 8 } else { 4 };
     let counts = Scratch::new(stream, 256 * geometry.0 as usize * offset_bytes)?;
-    let moved = Move {
-        src: (keys, Some(values)),
-        dst: (keys_out, Some(values_out)),
+    let buffers = Buffers {
+        input: (keys, Some(values)),
+        alternate: (0, Some(0)),
+        staging: (0, Some(0)),
+        out: (keys_out, Some(values_out)),
         indices_i64: None,
     };
-    queue_pass(stream, &loaded, geometry, len, Digits::Distinct, &moved, counts.ptr())?;
+    let of = PassOf {
+        pass: 0,
+        passes: 1,
+        key_passes: 0,
+        span: 0,
+        counts: counts.ptr(),
+    };
+    queue_pass(stream, &loaded, geometry, len, Digits::Distinct, &buffers, of)?;
     drop(operands);
     // The scanned count where digit 1 (a repeat) starts, at block 0: the number of distinct keys.
     let at = geometry.0 as usize * offset_bytes;
