@@ -10,7 +10,8 @@
  *
  * The few PTX `asm` statements of cuda-core's generated code are replaced by host code first;
  * any other `asm` fails the compile, which fails the launch with the compiler's output on
- * stderr. Entries with C++ (mangled) names are not emulated.
+ * stderr. A kernel with a C++ (mangled) name is emulated where the program named it by a name
+ * expression (a template's instance, which tests/fakenvrtc lists with its lowered name).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -140,6 +141,22 @@ static int names_function(const char *source, size_t length, const char *name) {
     return 0;
 }
 
+/* Whether the "//@name" lines in [start, end) give `lowered` a name expression; copies it. */
+static int name_expression(const char *start, const char *end, const char *lowered, char *expression,
+                           size_t size) {
+    size_t n = strlen(lowered);
+    for (const char *p = start; p < end;) {
+        const char *line_end = strchr(p, '\n');
+        if (strncmp(p + 8, lowered, n) == 0 && p[8 + n] == ' ') {
+            const char *e = p + 8 + n + 1;
+            snprintf(expression, size, "%.*s", (int)(line_end - e), e);
+            return 1;
+        }
+        p = line_end + 1;
+    }
+    return 0;
+}
+
 /* Splits the text after the marker into options, headers and the source; writes the headers
  * into `dir` and the host source (emulate.hpp, the source, one trampoline per entry) into
  * `dir`/kernel.cpp. Returns the number of options copied into `options`, or -1. */
@@ -156,6 +173,14 @@ static int write_sources(struct emulation *emulation, const char *dir, const cha
         options[option_count++] = strndup(p + 10, (size_t)(line_end - p - 10));
         p = line_end + 1;
     }
+    /* name expressions: "//@name <lowered> <expression>" */
+    const char *names_start = p;
+    while (strncmp(p, "//@name ", 8) == 0) {
+        const char *line_end = strchr(p, '\n');
+        if (!line_end) return -1;
+        p = line_end + 1;
+    }
+    const char *names_end = p;
     while (strncmp(p, "//@header ", 10) == 0 || strncmp(p, "//@source ", 10) == 0) {
         int is_source = p[3] == 's';
         size_t length;
@@ -176,11 +201,16 @@ static int write_sources(struct emulation *emulation, const char *dir, const cha
             write_host_source(file, bytes, length);
             fputs("\n", file);
             for (int i = 0; i < name_count; i++) {
-                if (!names_function(bytes, length, names[i])) continue;
+                /* a kernel by its lowered name (a template's instance) or its extern "C" name */
+                char expression[1024];
+                if (!name_expression(names_start, names_end, names[i], expression, sizeof expression)) {
+                    if (!names_function(bytes, length, names[i])) continue;
+                    snprintf(expression, sizeof expression, "%s", names[i]);
+                }
                 fprintf(file,
                         "extern \"C\" __attribute__((visibility(\"default\"))) int fakecuda_emulated_%s("
-                        "const fakecuda::Launch *launch) { return fakecuda::run(&%s, launch, \"%s\"); }\n",
-                        names[i], names[i], names[i]);
+                        "const fakecuda::Launch *launch) { return fakecuda::run(%s, launch, \"%s\"); }\n",
+                        names[i], expression, names[i]);
             }
             if (fclose(file) != 0) return -1;
             return option_count;

@@ -6,7 +6,8 @@
  * source for the host and runs its kernels; a real driver never sees this PTX (the tests that
  * load this library run on the stand-in).
  *
- * What follows the marker line, in order: "//@option <option>" lines; for each header
+ * What follows the marker line, in order: "//@option <option>" lines; "//@name <lowered name>
+ * <name expression>" lines, one per name expression that lowered; for each header
  * "//@header <bytes> <include name>" and its bytes; "//@source <bytes> <name>" and the bytes
  * of the source. */
 #include <dirent.h>
@@ -30,6 +31,8 @@ struct program {
     size_t appendix_length;
     char *description; /* headers and source, as they appear after the options */
     size_t description_length;
+    char **names; /* the name expressions added */
+    int name_count;
     struct program *next;
 };
 
@@ -161,6 +164,8 @@ EXPORT nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
             *link = gone->next;
             free(gone->appendix);
             free(gone->description);
+            for (int i = 0; i < gone->name_count; i++) free(gone->names[i]);
+            free(gone->names);
             free(gone);
             break;
         }
@@ -170,6 +175,7 @@ EXPORT nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
 }
 
 typedef nvrtcResult (*compile_fn)(nvrtcProgram, int, const char *const *);
+typedef nvrtcResult (*lowered_fn)(nvrtcProgram, const char *, const char **);
 EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options) {
     compile_fn compile = (compile_fn)resolve("nvrtcCompileProgram");
     if (!compile) return NVRTC_ERROR_INTERNAL_ERROR;
@@ -195,6 +201,8 @@ EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const 
     free(virtual_options);
     free(rewritten);
     if (result != 0) return result;
+    /* resolve takes the lock itself */
+    lowered_fn lowered_name = (lowered_fn)resolve("nvrtcGetLoweredName");
     pthread_mutex_lock(&lock);
     struct program *program = find(prog);
     if (program) {
@@ -203,6 +211,15 @@ EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const 
         for (int i = 0; i < numOptions && options; i++) {
             append(&appendix, "//@option ", strlen("//@option "));
             append(&appendix, options[i], strlen(options[i]));
+            append(&appendix, "\n", 1);
+        }
+        for (int i = 0; i < program->name_count && lowered_name; i++) {
+            const char *lowered = NULL;
+            if (lowered_name(prog, program->names[i], &lowered) != 0 || !lowered) continue;
+            append(&appendix, "//@name ", strlen("//@name "));
+            append(&appendix, lowered, strlen(lowered));
+            append(&appendix, " ", 1);
+            append(&appendix, program->names[i], strlen(program->names[i]));
             append(&appendix, "\n", 1);
         }
         append(&appendix, program->description, program->description_length);
@@ -256,8 +273,21 @@ EXPORT nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
     return 0;
 }
 
-FORWARD(nvrtcAddNameExpression,
-        (nvrtcProgram prog, const char *name_expression), (prog, name_expression))
+typedef nvrtcResult (*add_name_fn)(nvrtcProgram, const char *);
+EXPORT nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *name_expression) {
+    add_name_fn add = (add_name_fn)resolve("nvrtcAddNameExpression");
+    if (!add) return NVRTC_ERROR_INTERNAL_ERROR;
+    nvrtcResult result = add(prog, name_expression);
+    if (result != 0 || !name_expression || strchr(name_expression, '\n')) return result;
+    pthread_mutex_lock(&lock);
+    struct program *program = find(prog);
+    char **grown = program ? realloc(program->names, sizeof *grown * (size_t)(program->name_count + 1)) : NULL;
+    char *copy = grown ? strdup(name_expression) : NULL;
+    if (grown) program->names = grown;
+    if (copy) program->names[program->name_count++] = copy;
+    pthread_mutex_unlock(&lock);
+    return program && !copy ? NVRTC_ERROR_OUT_OF_MEMORY : 0;
+}
 FORWARD(nvrtcGetLoweredName,
         (nvrtcProgram prog, const char *name_expression, const char **lowered_name), (prog, name_expression, lowered_name))
 /* The stand-in driver loads PTX only: a CUBIN asked for is the PTX (of the virtual
