@@ -16,7 +16,9 @@ use crate::gpu_bundle::{cargo_artifacts, Artifact};
 
 /// cuda-core's GPU test binaries and the tests of each that run under emulation in `cargo
 /// xtask test`: the device-wide algorithms (sort, merge sort, scan, select, unique, search,
-/// histogram) and the NumPy routines on them, at the sizes those tests use. Left out: the tests
+/// histogram) and the NumPy routines on them, at the sizes those tests use; the device-wide and
+/// axis reductions, integer and half-precision expressions, negative axes, reversed views,
+/// rounding, and a template kernel instantiated by name expressions. Left out: the tests
 /// of more than 2^31 elements and of ten million, and those that take minutes on the host (a
 /// 5000-key sort takes about 0.3 s there; every_type_sorts_as_numpy_stable_sort, tens of minutes).
 pub const SUITES: &[(&str, &[&str])] = &[
@@ -77,6 +79,46 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "weighted_bincount_matches_numpy",
         ],
     ),
+    (
+        "reduce_gpu",
+        &[
+            "device_reduce_by_key_matches_the_host",
+            "device_reduce_follows_numpy_on_nan_inf_and_signed_zero",
+            "device_reduce_with_an_operator_keeps_the_order",
+            "device_segmented_reduce_matches_the_host",
+            "item_and_bad_axes_are_typed_errors",
+            "reductions_of_expressions_are_one_kernel_without_a_temporary",
+            "views_nan_ties_and_empty_inputs_follow_numpy",
+        ],
+    ),
+    (
+        "expr_gpu",
+        &[
+            "assign_update_and_overlap_behave_like_numpy",
+            "f64_rounds_once_to_f16_and_bf16_on_the_device",
+            "integer_expressions_promote_and_wrap_like_numpy",
+            "u64_and_i64_compare_exactly",
+        ],
+    ),
+    (
+        "manipulation_gpu",
+        &["reversed_views_go_through_every_routine", "take_along_axis_matches_numpy"],
+    ),
+    (
+        "numpy_math_gpu",
+        &[
+            "nan_to_num_replaces_with_the_types_limits_or_given_values",
+            "round_matches_numpys_around_for_every_type_family_and_views",
+        ],
+    ),
+    (
+        "axes_gpu",
+        &[
+            "negative_axes_gather_copy_and_view_like_positive_ones",
+            "negative_axes_reduce_like_positive_ones",
+        ],
+    ),
+    ("array_gpu", &["raw_kernels_compile_per_context_and_instantiate_templates"]),
 ];
 
 /// The environment that points the loader at the stand-in with emulation on, given the real
