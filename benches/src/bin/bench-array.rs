@@ -17,7 +17,8 @@
 //! merge sort of 2^24 f32 by magnitude with i64 values, the segmented sort of 2^26 f32 keys with
 //! i64 values in 2^16 segments of 0 to 2047, and the median of each of 2^16 rows of 2^10 f32
 //! (radix select, a block a row). Prints `ROW {json}` lines (see the
-//! `benches` crate docs). Built with `--features array`.
+//! `benches` crate docs). Built with `--features array`. `BENCH_ARRAY_ONLY=sort,scan` (groups
+//! `alloc`, `bandwidth`, `gather`, `sort`, `algorithms`, `scan`, `host`) runs only those rows.
 
 use benches::*;
 use cuda_core::algorithms::search::Side;
@@ -158,15 +159,18 @@ fn main() {
         }
     };
     let pool = MemoryPool::for_context(device.context());
-    for (case, bytes) in ALLOC_SIZES {
-        Row::measured("alloc", case, POOL, "us/pair", pool_pairs(&pool, &stream, bytes)).emit();
-        Row::measured("alloc", case, ARRAY_EMPTY, "us/pair", array_pairs(&stream, bytes)).emit();
+    if wanted("alloc") {
+        for (case, bytes) in ALLOC_SIZES {
+            Row::measured("alloc", case, POOL, "us/pair", pool_pairs(&pool, &stream, bytes)).emit();
+            Row::measured("alloc", case, ARRAY_EMPTY, "us/pair", array_pairs(&stream, bytes)).emit();
+        }
+        if let Err(why) = pool.free_all_blocks() {
+            println!("free_all_blocks: {why}");
+        }
     }
-    if let Err(why) = pool.free_all_blocks() {
-        println!("free_all_blocks: {why}");
-    }
-    match bandwidth_rows(&stream) {
-        Ok(rows) => rows.iter().for_each(Row::emit),
+    match wanted("bandwidth").then(|| bandwidth_rows(&stream)).transpose() {
+        Ok(None) => {}
+        Ok(Some(rows)) => rows.iter().for_each(Row::emit),
         Err(why) => {
             Row::failed("bandwidth", "D2D copy", COPY, "GB/s", &why).emit();
             Row::failed("bandwidth", "2.0*x+y", ELEMENTWISE, "GB/s", &why).emit();
@@ -180,31 +184,47 @@ fn main() {
             Row::failed("bandwidth", "rand", RAND, "GB/s", &why).emit();
         }
     }
-    match gather_rows(&stream) {
-        Ok(rows) => rows.iter().for_each(Row::emit),
+    match wanted("gather").then(|| gather_rows(&stream)).transpose() {
+        Ok(None) => {}
+        Ok(Some(rows)) => rows.iter().for_each(Row::emit),
         Err(why) => {
             for (case, implementation) in GATHER_ROWS {
                 Row::failed("bandwidth", case, implementation, "GB/s", &why).emit();
             }
         }
     }
-    sort_rows(&stream).iter().for_each(Row::emit);
-    algorithm_rows(&stream).iter().for_each(Row::emit);
-    device_algorithm_rows(&stream).iter().for_each(Row::emit);
-    match scan_select_rows(&stream) {
-        Ok(rows) => rows.iter().for_each(Row::emit),
+    if wanted("sort") {
+        sort_rows(&stream).iter().for_each(Row::emit);
+    }
+    if wanted("algorithms") {
+        algorithm_rows(&stream).iter().for_each(Row::emit);
+        device_algorithm_rows(&stream).iter().for_each(Row::emit);
+    }
+    match wanted("scan").then(|| scan_select_rows(&stream)).transpose() {
+        Ok(None) => {}
+        Ok(Some(rows)) => rows.iter().for_each(Row::emit),
         Err(why) => {
             for (case, implementation) in SCAN_SELECT_ROWS {
                 Row::failed("bandwidth", case, implementation, "GB/s", &why).emit();
             }
         }
     }
-    match expression_overhead(&stream) {
-        Ok(rows) => rows.iter().for_each(Row::emit),
+    match wanted("host").then(|| expression_overhead(&stream)).transpose() {
+        Ok(None) => {}
+        Ok(Some(rows)) => rows.iter().for_each(Row::emit),
         Err(why) => {
             Row::failed("host", "expression launch", EXPRESSION_LAUNCH, "us/call", &why).emit();
             Row::failed("host", "expression launch", RAW_LAUNCH, "us/call", &why).emit();
         }
+    }
+}
+
+/// Whether the rows of `group` run: all do unless `BENCH_ARRAY_ONLY` lists some (`alloc`,
+/// `bandwidth`, `gather`, `sort`, `algorithms`, `scan`, `host`, separated by commas).
+fn wanted(group: &str) -> bool {
+    match std::env::var("BENCH_ARRAY_ONLY") {
+        Ok(groups) => groups.split(',').any(|g| g.trim() == group),
+        Err(_) => true,
     }
 }
 
