@@ -1,10 +1,15 @@
 // The radix sort of cuda-core's algorithms (sort.rs): an LSD radix sort over 8-bit digits, stable,
 // in three kernels per pass (digit counts per block, one scan of the counts, a stable scatter),
 // each pass of the key's bytes skipped on the device where every key has the same byte there,
-// plus the helpers of argsort, row sorts and segmented sorts. The host side prepends keys.cuh
-// (with what it needs), warp_peers.cuh, the typedefs O (offsets) and I (flat indices: unsigned
-// up to 2^32 - 1 elements, unsigned long long beyond), V (the payload, when PAIRS), and the
-// constants PAIRS and INDICES (the payload is the keys' flat indices, V being I).
+// plus the helpers of argsort, row sorts and segmented sorts. Each block of a pass owns one
+// contiguous range; the scatter moves it in tiles of up to 4096 elements (16 a thread, 8 with
+// 16-byte keys or payloads), each warp ranking its own part of the tile with a row of digit
+// counters of its own, and writes each tile's elements digit by digit from shared memory (see
+// scatter_tiles). The host side prepends keys.cuh (with what it needs), warp_peers.cuh, the
+// typedefs O (offsets) and I (flat indices: unsigned up to 2^32 - 1 elements, unsigned long
+// long beyond), V (the payload, when PAIRS), and the constants SORT_BLOCKS_PER_SM (the resident
+// blocks per SM the grid is sized to), PAIRS and INDICES (the payload is the keys' flat
+// indices, V being I).
 #define SORT_BLOCK 256
 #define SORT_WARPS (SORT_BLOCK / 32)
 #define SCAN_BLOCK 1024
@@ -90,8 +95,8 @@ __device__ __forceinline__ unsigned digit_of(const K *keys, const I *rows, const
 // no element). Every lane of the warp calls it, converged.
 __device__ __forceinline__ unsigned digit_peers(unsigned digit) { return warp_peers<9>(digit); }
 
-// Elements a thread reads per round of the count kernel.
-#define COUNT_ITEMS 4
+// Elements a thread reads per round of the count kernel, all loaded before any is counted.
+constexpr int COUNT_ITEMS = sizeof(K) > 8 ? 8 : 16;
 
 // counts[d * gridDim.x + b] = how many elements of block b's range of the pass's source have
 // digit d. Block b's range is [b * per_block, min(n, (b + 1) * per_block)). The source is
@@ -236,17 +241,32 @@ __device__ __forceinline__ void store_payload(long long *out, O at, V v, unsigne
 #endif
 #endif
 
-// The stable scatter of one pass. Block b moves its range in tiles of SORT_TILE elements, thread
-// t holding elements base + j * SORT_BLOCK + t (j < SORT_ITEMS), so index order is (j, warp,
-// lane). A tile's elements are ranked (within a warp by a match of the digits; across items and
-// warps by per-(item, warp, digit) counts in shared memory), staged in shared memory in digit
-// order, and written out from there: consecutive threads write consecutive positions of a
-// digit's run, at offsets[d * gridDim.x + b] (the scanned counts) plus what the block's earlier
-// tiles wrote of that digit. A null keys_out (PAIRS: or values_out) is not written: the last
-// pass of a sort that wants only the payload (or only the keys). W is the payload's type as
-// written (V, or long long for flat indices written as i64; unused without PAIRS).
-#define SORT_ITEMS 4
-#define SORT_TILE (SORT_BLOCK * SORT_ITEMS)
+// The stable scatter of one pass. Block b moves its range in tiles of SORT_TILE elements, warp
+// w owning the tile's elements [w * SORT_ITEMS * 32, (w + 1) * SORT_ITEMS * 32): its item j at
+// lane l is element w * SORT_ITEMS * 32 + j * 32 + l, so each item's loads are coalesced and
+// index order is (warp, item, lane). Ranking: each warp counts its digits in a row of shared
+// counters of its own, item after item; the lanes with equal digits (a match of the digits) take
+// the count their lowest lane reads and adds to, each ranked by the peers below it. Then thread
+// d turns digit d's counts into exclusive prefixes over the warps, the digits' tile totals are
+// scanned, and the tile is staged in shared memory in digit order, at the digit's start in the
+// tile plus its warp's prefix plus the rank: stable. It is written out from the stage (the keys,
+// then, PAIRS, the payloads through the same buffer): consecutive threads write consecutive
+// positions of a digit's run, at offsets[d * gridDim.x + b] (the scanned counts) plus what the
+// block's earlier tiles wrote of that digit. A tile takes three barriers (five with a payload).
+// A null keys_out (PAIRS: or values_out) is not written: the last pass of a sort that wants
+// only the payload (or only the keys). W is the payload's type as written (V, or long long for
+// flat indices written as i64; unused without PAIRS).
+//
+// Items per thread: as many as keep the stage, the staged digits and the counters within the
+// 48 KiB of static shared memory: at most 42 KiB with 16 items of up to 8-byte keys and
+// payloads (4096 elements) or 8 items of 16-byte ones (2048), wide offsets included.
+#if PAIRS
+constexpr unsigned SORT_STAGE_BYTES = sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V);
+#else
+constexpr unsigned SORT_STAGE_BYTES = sizeof(K);
+#endif
+constexpr int SORT_ITEMS = SORT_STAGE_BYTES > 8 ? 8 : 16;
+constexpr unsigned SORT_TILE = SORT_BLOCK * SORT_ITEMS;
 template <typename W>
 __device__ __forceinline__ void scatter_tiles(const K *keys_in, K *keys_out,
 #if PAIRS
@@ -255,116 +275,157 @@ __device__ __forceinline__ void scatter_tiles(const K *keys_in, K *keys_out,
                                               const I *rows, const I *labels, const O *offsets, unsigned long long n,
                                               unsigned long long per_block, int mode, unsigned shift,
                                               unsigned long long row_len) {
-    // counts[j][w][d]: elements of item j, warp w with digit d; then where they start in the tile
-    // among the digit's elements.
-    __shared__ unsigned short counts[SORT_ITEMS][SORT_WARPS][256];
-    // Where each digit's run starts in the staged tile, and the block's next output position
-    // of each digit.
-    __shared__ unsigned short tile_start[256];
-    __shared__ O running[256];
-    __shared__ unsigned warp_totals[SORT_WARPS];
-    // The stage holds the tile's keys, then (PAIRS) its values: one buffer of the larger, so
-    // that 16-byte keys and values fit the 48 KiB of static shared memory.
-#if PAIRS
-    __shared__ __align__(16) unsigned char stage[SORT_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V))];
-    V *staged_values = (V *)stage;
-#else
-    __shared__ __align__(16) unsigned char stage[SORT_TILE * sizeof(K)];
-#endif
+    // warp_counts[w][d]: warp w's elements with digit d so far; then where they start in the
+    // tile: the digit's start within its group of 32 digits plus the earlier warps' counts.
+    __shared__ unsigned short warp_counts[SORT_WARPS][256];
+    // The digit totals of each group of 32 digits (one warp of threads).
+    __shared__ unsigned group_totals[SORT_WARPS];
+    // The block's next output position of digit d less where its run starts in the staged tile.
+    __shared__ O delta[256];
+    // The stage holds the tile's keys, then (PAIRS) its values: one buffer of the larger.
+    __shared__ __align__(16) unsigned char stage[SORT_TILE * SORT_STAGE_BYTES];
     K *staged_keys = (K *)stage;
-    __shared__ unsigned short staged_digit[SORT_TILE];
+#if PAIRS
+    V *staged_values = (V *)stage;
+#endif
+    __shared__ unsigned char staged_digit[SORT_TILE];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned lower_lanes = (1u << lane) - 1u;
-    running[threadIdx.x] = offsets[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x];
+    const unsigned first = warp * SORT_ITEMS * 32u + lane;
+    // The block's next output position of digit threadIdx.x.
+    O running = offsets[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x];
     const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
     const unsigned long long end = n - start < per_block ? n : start + per_block;
+    // No barrier ends a tile: the counter rows and group_totals, which the next tile writes
+    // before its second barrier, are read by this one only before its third; the stage, the
+    // staged digits and delta, read to the tile's end, are written after the next one's second.
     for (unsigned long long base = start; base < end; base += SORT_TILE) {
         const unsigned tile_len = end - base < SORT_TILE ? (unsigned)(end - base) : SORT_TILE;
-        unsigned short *all_counts = &counts[0][0][0];
+        unsigned *row = (unsigned *)&warp_counts[warp][0];
 #pragma unroll
-        for (int c = 0; c < SORT_ITEMS * SORT_WARPS; ++c) all_counts[c * SORT_BLOCK + threadIdx.x] = 0;
-        __syncthreads();
+        for (int c = 0; c < 128 / 32; ++c) row[c * 32 + lane] = 0u;
+        // This thread's items j < items are elements of the range, the first at `at`.
+        const unsigned items = tile_len > first ? (tile_len - first + 31u) / 32u : 0u;
+        const unsigned long long at = base + first;
         K key[SORT_ITEMS];
-        unsigned digit[SORT_ITEMS], rank[SORT_ITEMS], at[SORT_ITEMS];
+        // Per item: the digit (256: no element) in the low half, the rank in the warp above;
+        // after staging, the staged position (~0u: none).
+        unsigned placed[SORT_ITEMS];
 #pragma unroll
         for (int j = 0; j < SORT_ITEMS; ++j) {
-            const unsigned local = j * SORT_BLOCK + threadIdx.x;
-            const bool valid = local < tile_len;
-            const unsigned long long i = base + local;
-            if (valid) key[j] = keys_in[i];
-            digit[j] = valid ? digit_of(keys_in, rows, labels, i, n, mode, shift, row_len) : 256u;
-            const unsigned peers = digit_peers(digit[j]);
-            rank[j] = __popc(peers & lower_lanes);
-            if (valid && rank[j] == 0) counts[j][warp][digit[j]] = (unsigned short)__popc(peers);
+            if ((unsigned)j < items) key[j] = keys_in[at + j * 32];
         }
-        __syncthreads();
-        // Thread d: the starts of digit d's elements per (item, warp), and the digit's total.
-        unsigned total = 0;
 #pragma unroll
         for (int j = 0; j < SORT_ITEMS; ++j) {
-#pragma unroll
-            for (int w = 0; w < SORT_WARPS; ++w) {
-                const unsigned count = counts[j][w][threadIdx.x];
-                counts[j][w][threadIdx.x] = (unsigned short)total;
-                total += count;
+            if ((unsigned)j >= items) {
+                placed[j] = 256u;
+            } else if (mode == 0) {
+                placed[j] = key_digit(key_bits(key[j]), shift);
+            } else {
+                placed[j] = digit_of(keys_in, rows, labels, at + j * 32, n, mode, shift, row_len);
             }
         }
-        // The exclusive scan of the totals over the digits: within each warp, then across.
+        // The row's zeros before its first count.
+        __syncwarp();
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            const unsigned digit = placed[j];
+            const unsigned peers = digit_peers(digit);
+            const int leader = __ffs(peers) - 1;
+            unsigned count = 0u;
+            if (digit < 256u && (int)lane == leader) {
+                count = warp_counts[warp][digit];
+                warp_counts[warp][digit] = (unsigned short)(count + __popc(peers));
+            }
+            count = __shfl_sync(0xffffffffu, count, leader);
+            placed[j] = digit | ((count + __popc(peers & lower_lanes)) << 16);
+            // The next item's leader reads what this one's stored.
+            __syncwarp();
+        }
+        __syncthreads();
+        // Thread d: digit d's exclusive prefixes over the warps, and its tile total.
+        unsigned short count[SORT_WARPS];
+        unsigned total = 0;
+#pragma unroll
+        for (int w = 0; w < SORT_WARPS; ++w) {
+            count[w] = warp_counts[w][threadIdx.x];
+            total += count[w];
+        }
+        // The exclusive scan of the totals within each group of 32 digits, folded into the
+        // prefixes; the groups' totals are added after the barrier.
         unsigned inclusive = total;
 #pragma unroll
         for (int offset = 1; offset < 32; offset <<= 1) {
             const unsigned y = __shfl_up_sync(0xffffffffu, inclusive, offset);
             if (lane >= (unsigned)offset) inclusive += y;
         }
-        if (lane == 31) warp_totals[warp] = inclusive;
+        unsigned prefix = inclusive - total;
+#pragma unroll
+        for (int w = 0; w < SORT_WARPS; ++w) {
+            warp_counts[w][threadIdx.x] = (unsigned short)prefix;
+            prefix += count[w];
+        }
+        if (lane == 31) group_totals[warp] = inclusive;
         __syncthreads();
-        unsigned before = 0;
-        for (unsigned w = 0; w < warp; ++w) before += warp_totals[w];
-        tile_start[threadIdx.x] = (unsigned short)(before + inclusive - total);
-        __syncthreads();
+        // Lane g < SORT_WARPS: where digit group g starts in the tile.
+        const unsigned group_total = lane < SORT_WARPS ? group_totals[lane] : 0u;
+        unsigned group_start = group_total;
+#pragma unroll
+        for (int offset = 1; offset < SORT_WARPS; offset <<= 1) {
+            const unsigned y = __shfl_up_sync(0xffffffffu, group_start, offset);
+            if (lane >= (unsigned)offset) group_start += y;
+        }
+        group_start -= group_total;
+        const unsigned tile_start = __shfl_sync(0xffffffffu, group_start, warp) + inclusive - total;
+        delta[threadIdx.x] = running - (O)tile_start;
+        running += (O)total;
         // Staged in digit order.
 #pragma unroll
         for (int j = 0; j < SORT_ITEMS; ++j) {
-            if (digit[j] < 256u) {
-                at[j] = tile_start[digit[j]] + counts[j][warp][digit[j]] + rank[j];
-                if (keys_out) staged_keys[at[j]] = key[j];
-                staged_digit[at[j]] = (unsigned short)digit[j];
+            const unsigned digit = placed[j] & 0xffffu;
+            const unsigned group = __shfl_sync(0xffffffffu, group_start, (digit >> 5) & (SORT_WARPS - 1));
+            if (digit < 256u) {
+                const unsigned to = group + warp_counts[warp][digit] + (placed[j] >> 16);
+                if (keys_out) staged_keys[to] = key[j];
+                staged_digit[to] = (unsigned char)digit;
+                placed[j] = to;
+            } else {
+                placed[j] = ~0u;
             }
         }
         __syncthreads();
         // Written out from the stage: consecutive threads, consecutive positions of a run.
         if (keys_out) {
             for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
-                const unsigned d = staged_digit[s];
-                keys_out[running[d] + (O)(s - tile_start[d])] = staged_keys[s];
+                keys_out[delta[staged_digit[s]] + (O)s] = staged_keys[s];
             }
         }
 #if PAIRS
         // The values through the same stage, once every key has left it.
         if (values_out) {
+            V value[SORT_ITEMS];
+#pragma unroll
+            for (int j = 0; j < SORT_ITEMS; ++j) {
+                if (placed[j] != ~0u) value[j] = payload_in(values_in, at + j * 32);
+            }
             __syncthreads();
 #pragma unroll
             for (int j = 0; j < SORT_ITEMS; ++j) {
-                if (digit[j] < 256u) staged_values[at[j]] = payload_in(values_in, base + j * SORT_BLOCK + threadIdx.x);
+                if (placed[j] != ~0u) staged_values[placed[j]] = value[j];
             }
             __syncthreads();
             for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
-                const unsigned d = staged_digit[s];
-                store_payload(values_out, running[d] + (O)(s - tile_start[d]), staged_values[s], index_row_len);
+                store_payload(values_out, delta[staged_digit[s]] + (O)s, staged_values[s], index_row_len);
             }
         }
 #endif
-        // Everyone has read running, tile_start and the stage; counts, tile_start, the stage
-        // and warp_totals are written again only after the next tile's first barrier.
-        __syncthreads();
-        running[threadIdx.x] += (O)total;
     }
 }
 
 // The scatter of a pass, from and to the buffers plan_pass says, the payload (PAIRS) written as
 // carried; nothing where the pass is skipped, or where it is the last to run and defer_last is
 // set (cuda_core_sort_scatter_indices writes that one).
-extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK, SORT_BLOCKS_PER_SM) cuda_core_sort_scatter(
     const K *keys_in, K *keys_alternate, K *keys_staging, K *keys_out,
 #if PAIRS
     const V *values_in, V *values_alternate, V *values_staging, V *values_out,
@@ -392,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter(
 // The scatter of the last pass that runs of a sort carrying flat indices, writing them to
 // indices_out as i64: within their row of index_row_len elements, or flat where index_row_len
 // is 0. Nothing where the pass is skipped or another runs after it.
-extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_scatter_indices(
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK, SORT_BLOCKS_PER_SM) cuda_core_sort_scatter_indices(
     const K *keys_in, K *keys_alternate, K *keys_staging, K *keys_out, const V *values_in, V *values_alternate,
     V *values_staging, long long *indices_out, unsigned long long index_row_len, const I *labels, const O *offsets,
     const unsigned long long *span, unsigned pass, unsigned passes, unsigned key_passes, unsigned long long n,
