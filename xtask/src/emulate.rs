@@ -102,7 +102,10 @@ pub const SUITES: &[(&str, &[&str])] = &[
     ),
     (
         "manipulation_gpu",
-        &["reversed_views_go_through_every_routine", "take_along_axis_matches_numpy"],
+        &[
+            "reversed_views_go_through_every_routine",
+            "take_along_axis_matches_numpy",
+        ],
     ),
     (
         "numpy_math_gpu",
@@ -118,7 +121,10 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "negative_axes_reduce_like_positive_ones",
         ],
     ),
-    ("array_gpu", &["raw_kernels_compile_per_context_and_instantiate_templates"]),
+    (
+        "array_gpu",
+        &["raw_kernels_compile_per_context_and_instantiate_templates"],
+    ),
 ];
 
 /// The environment that points the loader at the stand-in with emulation on, given the real
