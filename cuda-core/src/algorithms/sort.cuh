@@ -301,9 +301,10 @@ __device__ __forceinline__ void scatter_tiles(const K *keys_in, K *keys_out,
     // staged digits and delta, read to the tile's end, are written after the next one's second.
     for (unsigned long long base = start; base < end; base += SORT_TILE) {
         const unsigned tile_len = end - base < SORT_TILE ? (unsigned)(end - base) : SORT_TILE;
+        // The warp's row of 256 two-byte counters, zeroed as 128 words: four a lane.
         unsigned *row = (unsigned *)&warp_counts[warp][0];
 #pragma unroll
-        for (int c = 0; c < 128 / 32; ++c) row[c * 32 + lane] = 0u;
+        for (int c = 0; c < 256 / 2 / 32; ++c) row[c * 32 + lane] = 0u;
         // This thread's items j < items are elements of the range, the first at `at`.
         const unsigned items = tile_len > first ? (tile_len - first + 31u) / 32u : 0u;
         const unsigned long long at = base + first;
