@@ -1,19 +1,20 @@
-// The radix sort of cuda-core's algorithms (sort.rs): an LSD radix sort over 8-bit digits, stable,
-// in three kernels per pass (digit counts per block, one scan of the counts, a stable scatter),
-// each pass of the key's bytes skipped on the device where every key has the same byte there,
-// plus the helpers of argsort, row sorts and segmented sorts. Each block of a pass owns one
-// contiguous range; the scatter moves it in tiles of up to 4096 elements (16 a thread, 8 with
-// 16-byte keys or payloads), each warp ranking its own part of the tile with a row of digit
-// counters of its own, and writes each tile's elements digit by digit from shared memory (see
-// scatter_tiles). The host side prepends keys.cuh (with what it needs), warp_peers.cuh, the
-// typedefs O (offsets) and I (flat indices: unsigned up to 2^32 - 1 elements, unsigned long
-// long beyond), V (the payload, when PAIRS), and the constants SORT_BLOCKS_PER_SM (the resident
-// blocks per SM the grid is sized to), PAIRS and INDICES (the payload is the keys' flat
+// The radix sort of cuda-core's algorithms (sort.rs): an LSD radix sort over 8-bit digits,
+// stable, "onesweep": one histogram kernel counts the digits of every pass on the key's bytes in
+// one read of the keys, one small kernel turns the counts into where each digit starts and
+// finds the passes on bytes that every key has alike (skipped on the device), and each pass is
+// then one kernel. A pass's blocks each take the next tile of up to 4096 elements (16 a thread,
+// 8 with 16-byte keys or payloads) from a counter, rank its elements (each warp its own part,
+// with a row of digit counters of its own), learn where each digit of the tile goes from the
+// tiles before it by a decoupled look-back over per-digit status words, and write the tile out
+// digit by digit from shared memory (see scatter_tile). Plus the helpers of argsort, row sorts
+// and segmented sorts. The host side prepends keys.cuh (with what it needs), warp_peers.cuh, the
+// typedefs O (offsets and status words: unsigned below 2^30 elements, unsigned long long from
+// there), I (flat indices: unsigned up to 2^32 - 1 elements, unsigned long long beyond), V (the
+// payload, when PAIRS), and the constants SORT_BLOCKS_PER_SM (the resident blocks per SM the
+// scatter's registers are bounded for), PAIRS and INDICES (the payload is the keys' flat
 // indices, V being I).
 #define SORT_BLOCK 256
 #define SORT_WARPS (SORT_BLOCK / 32)
-#define SCAN_BLOCK 1024
-#define SCAN_ITEMS 8
 
 // The buffers a pass reads and writes: the sort's input (only pass 0 reads it), the scratch
 // buffer, the staging buffer (the output, or a second scratch where the output is not wanted)
@@ -23,30 +24,9 @@
 #define BUFFER_STAGING 2
 #define BUFFER_OUT 3
 
-// A key's bits as two 64-bit words (lo, hi).
-__device__ __forceinline__ void key_words(cuda_core_key128 b, unsigned long long &lo, unsigned long long &hi) {
-    lo = b.lo;
-    hi = b.hi;
-}
-template <typename B> __device__ __forceinline__ void key_words(B b, unsigned long long &lo, unsigned long long &hi) {
-    lo = (unsigned long long)b;
-    hi = 0ull;
-}
-
-// Which of the key passes 1..key_passes-1 (pass j takes the key's byte j) are skipped: bit j set
-// where every key has the same byte j. span (null: none skipped) holds what the first pass's
-// count kernel saw: the OR of every key's bits (words lo, hi) and the OR of their complements
-// (words 2 and 3); a bit that is set in both varies. Pass 0 never is skipped.
-__device__ __forceinline__ unsigned skipped_passes(const unsigned long long *span, unsigned key_passes) {
-    if (!span) return 0u;
-    const unsigned long long varying_lo = span[0] & span[2], varying_hi = span[1] & span[3];
-    unsigned skipped = 0u;
-    for (unsigned j = 1; j < key_passes; ++j) {
-        const unsigned long long word = j < 8 ? varying_lo : varying_hi;
-        if (((word >> (8u * (j & 7u))) & 255ull) == 0ull) skipped |= 1u << j;
-    }
-    return skipped;
-}
+// Which passes are skipped: bit j set where pass j is a pass on the key's byte j that every key
+// has alike (never pass 0), as cuda_core_sort_starts found; a null skip: none.
+__device__ __forceinline__ unsigned skipped_passes(const unsigned *skip) { return skip ? *skip : 0u; }
 
 // What pass `pass` of `passes` does: whether it runs, and which buffers it reads and writes.
 // Passes that run alternate so that the last of them writes the output: one with `after`
@@ -56,9 +36,8 @@ struct pass_plan {
     bool run;
     unsigned src, dst;
 };
-__device__ __forceinline__ pass_plan plan_pass(const unsigned long long *span, unsigned pass, unsigned passes,
-                                               unsigned key_passes) {
-    const unsigned skipped = skipped_passes(span, key_passes);
+__device__ __forceinline__ pass_plan plan_pass(const unsigned *skip, unsigned pass, unsigned passes) {
+    const unsigned skipped = skipped_passes(skip);
     const unsigned after = passes - 1u - pass - (unsigned)__popc(skipped >> (pass + 1u));
     pass_plan plan;
     plan.run = ((skipped >> pass) & 1u) == 0u;
@@ -95,126 +74,113 @@ __device__ __forceinline__ unsigned digit_of(const K *keys, const I *rows, const
 // no element). Every lane of the warp calls it, converged.
 __device__ __forceinline__ unsigned digit_peers(unsigned digit) { return warp_peers<9>(digit); }
 
-// Elements a thread reads per round of the count kernel, all loaded before any is counted.
+// Elements a thread of the histogram reads per round, all loaded before any is counted.
 constexpr int COUNT_ITEMS = sizeof(K) > 8 ? 8 : 16;
+// The most passes one histogram launch counts: one per byte of the widest key.
+#define MAX_KEY_PASSES 16
 
-// counts[d * gridDim.x + b] = how many elements of block b's range of the pass's source have
-// digit d. Block b's range is [b * per_block, min(n, (b + 1) * per_block)). The source is
-// keys_in for pass 0, else keys_alternate or keys_staging as plan_pass says (rows likewise, the
-// payload of flat indices, read by row and segment passes). A skipped pass returns at once. The
-// first pass (pass 0, mode 0) with a span ORs every key's bits and their complements into it
-// (zeroed before it).
-extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_upsweep(
+// counts[p * 256 + d] += how many elements have digit d in pass p (counts zeroed before the
+// sort). With mode 0 (pass 0) it counts every pass on the key's bytes, p < key_passes (byte p of
+// the mapped key), in one read of keys_in: a pass only moves keys, so its counts are the
+// input's. Otherwise it counts pass `pass` alone, from the source plan_pass picks (keys, or the
+// payload of flat indices that row and segment passes read). Blocks stride over the elements;
+// each thread adds a run of equal digits among its items once, so that a byte that (nearly)
+// every key has alike does not queue every lane on one shared counter.
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_histogram(
     const K *keys_in, const K *keys_alternate, const K *keys_staging, const I *rows_alternate, const I *rows_staging,
-    const I *labels, O *counts, unsigned long long *span, unsigned pass, unsigned passes, unsigned key_passes,
-    unsigned long long n, unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
+    const I *labels, O *counts, const unsigned *skip, unsigned pass, unsigned passes, unsigned key_passes,
+    unsigned long long n, int mode, unsigned shift, unsigned long long row_len) {
     const K *keys = keys_in;
     const I *rows = nullptr;
     if (pass > 0u) {
-        const pass_plan plan = plan_pass(span, pass, passes, key_passes);
+        const pass_plan plan = plan_pass(skip, pass, passes);
         if (!plan.run) return;
         keys = source_of(plan.src, keys_in, keys_alternate, keys_staging);
         rows = source_of<I>(plan.src, nullptr, rows_alternate, rows_staging);
     }
-    const bool note_span = span && pass == 0u && mode == 0;
-    __shared__ O bins[256];
-    // The block's OR of the keys' bits (lo, hi) and of their complements.
-    __shared__ unsigned long long block_span[4];
-    bins[threadIdx.x] = 0;
-    if (threadIdx.x < 4) block_span[threadIdx.x] = 0ull;
+    const unsigned counted = mode == 0 ? key_passes : 1u;
+    __shared__ O bins[MAX_KEY_PASSES][256];
+    for (unsigned p = 0; p < counted; ++p) bins[p][threadIdx.x] = 0;
     __syncthreads();
-    unsigned long long seen[4] = {0ull, 0ull, 0ull, 0ull};
-    const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
-    const unsigned long long end = n - start < per_block ? n : start + per_block;
-    const unsigned lower_lanes = (1u << (threadIdx.x & 31u)) - 1u;
-    // COUNT_ITEMS elements a thread per round, all read before any is counted, so that each
-    // thread has that many loads in flight. Lanes with the same digit add once (sorted or
-    // few-valued input would otherwise queue on one shared counter); the loop is uniform so that
-    // every lane takes part in the ballots.
-    for (unsigned long long base = start; base < end; base += SORT_BLOCK * COUNT_ITEMS) {
-        unsigned digit[COUNT_ITEMS];
+    const unsigned long long stride = (unsigned long long)gridDim.x * SORT_BLOCK * COUNT_ITEMS;
+    for (unsigned long long base = (unsigned long long)blockIdx.x * SORT_BLOCK * COUNT_ITEMS; base < n;
+         base += stride) {
+        if (mode == 0) {
+            U bits[COUNT_ITEMS];
 #pragma unroll
-        for (int j = 0; j < COUNT_ITEMS; ++j) {
-            const unsigned long long i = base + j * SORT_BLOCK + threadIdx.x;
-            if (i >= end) {
-                digit[j] = 256u;
-            } else if (mode == 0) {
-                const U b = key_bits(keys[i]);
-                digit[j] = key_digit(b, shift);
-                unsigned long long lo, hi, not_lo, not_hi;
-                key_words(b, lo, hi);
-                key_words((U)~b, not_lo, not_hi);
-                seen[0] |= lo;
-                seen[1] |= hi;
-                seen[2] |= not_lo;
-                seen[3] |= not_hi;
-            } else {
-                digit[j] = digit_of(keys, rows, labels, i, n, mode, shift, row_len);
+            for (int j = 0; j < COUNT_ITEMS; ++j) {
+                const unsigned long long i = base + j * SORT_BLOCK + threadIdx.x;
+                if (i < n) bits[j] = key_bits(keys[i]);
             }
-        }
+            const unsigned items = base + threadIdx.x < n ? (unsigned)((n - base - threadIdx.x + SORT_BLOCK - 1) / SORT_BLOCK) : 0u;
+            for (unsigned p = 0; p < counted; ++p) {
+                unsigned run_digit = 256u, run = 0u;
 #pragma unroll
-        for (int j = 0; j < COUNT_ITEMS; ++j) {
-            const unsigned peers = digit_peers(digit[j]);
-            if (digit[j] < 256u && (peers & lower_lanes) == 0) atomicAdd(&bins[digit[j]], (O)__popc(peers));
-        }
-    }
-    if (note_span) {
+                for (int j = 0; j < COUNT_ITEMS; ++j) {
+                    if ((unsigned)j < items) {
+                        const unsigned digit = key_digit(bits[j], 8u * p);
+                        if (digit != run_digit) {
+                            if (run) atomicAdd(&bins[p][run_digit], (O)run);
+                            run_digit = digit;
+                            run = 0u;
+                        }
+                        ++run;
+                    }
+                }
+                if (run) atomicAdd(&bins[p][run_digit], (O)run);
+            }
+        } else {
+            unsigned digit[COUNT_ITEMS];
 #pragma unroll
-        for (int w = 0; w < 4; ++w) {
+            for (int j = 0; j < COUNT_ITEMS; ++j) {
+                const unsigned long long i = base + j * SORT_BLOCK + threadIdx.x;
+                digit[j] = i < n ? digit_of(keys, rows, labels, i, n, mode, shift, row_len) : 256u;
+            }
+            unsigned run_digit = 256u, run = 0u;
 #pragma unroll
-            for (int offset = 16; offset > 0; offset >>= 1) seen[w] |= __shfl_xor_sync(0xffffffffu, seen[w], offset);
-            if ((threadIdx.x & 31u) == 0 && seen[w]) atomicOr(&block_span[w], seen[w]);
+            for (int j = 0; j < COUNT_ITEMS; ++j) {
+                if (digit[j] != run_digit) {
+                    if (run) atomicAdd(&bins[0][run_digit], (O)run);
+                    run_digit = digit[j];
+                    run = 0u;
+                }
+                ++run;
+            }
+            if (run && run_digit < 256u) atomicAdd(&bins[0][run_digit], (O)run);
         }
     }
     __syncthreads();
-    counts[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x] = bins[threadIdx.x];
-    if (note_span && threadIdx.x < 4 && block_span[threadIdx.x]) atomicOr(&span[threadIdx.x], block_span[threadIdx.x]);
+    const unsigned first = mode == 0 ? 0u : pass;
+    for (unsigned p = 0; p < counted; ++p) {
+        const O c = bins[p][threadIdx.x];
+        if (c) atomicAdd(&counts[(first + p) * 256u + threadIdx.x], c);
+    }
 }
 
-// The exclusive prefix sum of counts[0..m], in place, by one block of SCAN_BLOCK threads;
-// nothing where pass `pass` is skipped (see skipped_passes).
-extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) cuda_core_sort_scan(O *counts, unsigned long long m,
-                                                                             const unsigned long long *span,
-                                                                             unsigned pass, unsigned key_passes) {
-    if (pass > 0u && ((skipped_passes(span, key_passes) >> pass) & 1u)) return;
-    __shared__ O warp_sums[SCAN_BLOCK / 32];
+// For passes p in [pass, pass + count): counts[p * 256 + d] becomes where digit d starts in the
+// pass's output (the exclusive prefix sum over the digits). With a skip word and mode 0 (the
+// key passes, from pass 0) it sets bit p of *skip (zeroed before) for each pass p >= 1 in which
+// one digit holds all n elements: its byte is the same in every key, and the pass would move
+// nothing. One block of SORT_BLOCK threads, thread d for digit d.
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_starts(O *counts, unsigned *skip, unsigned pass,
+                                                                              unsigned count, unsigned long long n) {
+    __shared__ O warp_sums[SORT_WARPS];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    O carry = 0;
-    for (unsigned long long base = 0; base < m; base += SCAN_BLOCK * SCAN_ITEMS) {
-        O local[SCAN_ITEMS];
-        O sum = 0;
-        const unsigned long long first = base + (unsigned long long)threadIdx.x * SCAN_ITEMS;
-#pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) {
-            local[j] = first + j < m ? counts[first + j] : (O)0;
-            sum += local[j];
-        }
-        O x = sum;
+    for (unsigned p = pass; p < pass + count; ++p) {
+        const O c = counts[p * 256u + threadIdx.x];
+        if (skip && p > 0u && (unsigned long long)c == n) atomicOr(skip, 1u << p);
+        O x = c;
 #pragma unroll
         for (int offset = 1; offset < 32; offset <<= 1) {
             const O y = __shfl_up_sync(0xffffffffu, x, offset);
             if (lane >= (unsigned)offset) x += y;
         }
-        if (lane == 31) warp_sums[warp] = x;
+        if (lane == 31u) warp_sums[warp] = x;
         __syncthreads();
-        if (warp == 0) {
-            O w = warp_sums[lane];
-#pragma unroll
-            for (int offset = 1; offset < 32; offset <<= 1) {
-                const O y = __shfl_up_sync(0xffffffffu, w, offset);
-                if (lane >= (unsigned)offset) w += y;
-            }
-            warp_sums[lane] = w;
-        }
-        __syncthreads();
-        O prefix = carry + (warp > 0 ? warp_sums[warp - 1] : (O)0) + x - sum;
-#pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j) {
-            if (first + j < m) counts[first + j] = prefix;
-            prefix += local[j];
-        }
-        carry += warp_sums[SCAN_BLOCK / 32 - 1];
-        // warp_sums is written again in the next round.
+        O before = 0;
+        for (unsigned w = 0; w < warp; ++w) before += warp_sums[w];
+        counts[p * 256u + threadIdx.x] = before + x - c;
+        // warp_sums is written again for the next pass.
         __syncthreads();
     }
 }
@@ -241,21 +207,37 @@ __device__ __forceinline__ void store_payload(long long *out, O at, V v, unsigne
 #endif
 #endif
 
-// The stable scatter of one pass. Block b moves its range in tiles of SORT_TILE elements, warp
-// w owning the tile's elements [w * SORT_ITEMS * 32, (w + 1) * SORT_ITEMS * 32): its item j at
-// lane l is element w * SORT_ITEMS * 32 + j * 32 + l, so each item's loads are coalesced and
-// index order is (warp, item, lane). Ranking: each warp counts its digits in a row of shared
-// counters of its own, item after item; the lanes with equal digits (a match of the digits) take
-// the count their lowest lane reads and adds to, each ranked by the peers below it. Then thread
-// d turns digit d's counts into exclusive prefixes over the warps, the digits' tile totals are
-// scanned, and the tile is staged in shared memory in digit order, at the digit's start in the
-// tile plus its warp's prefix plus the rank: stable. It is written out from the stage (the keys,
-// then, PAIRS, the payloads through the same buffer): consecutive threads write consecutive
-// positions of a digit's run, at offsets[d * gridDim.x + b] (the scanned counts) plus what the
-// block's earlier tiles wrote of that digit. A tile takes three barriers (five with a payload).
-// A null keys_out (PAIRS: or values_out) is not written: the last pass of a sort that wants
-// only the payload (or only the keys). W is the payload's type as written (V, or long long for
-// flat indices written as i64; unused without PAIRS).
+// A pass's look-back: a tile counter (the first 16 bytes), then a status word per tile and
+// digit, status[tile * 256 + d], zeroed before the pass. The top two bits say what the rest
+// holds: nothing yet (0), the tile's count of digit d (STATUS_AGGREGATE), or the tile's
+// inclusive prefix, where in the output the tiles up to this one have written digit d up to
+// (STATUS_PREFIX). A value fits the low bits: O has 30 of them below 2^30 elements, 62 above.
+#define STATUS_AGGREGATE ((O)1 << (sizeof(O) * 8 - 2))
+#define STATUS_PREFIX ((O)2 << (sizeof(O) * 8 - 2))
+#define STATUS_VALUE (STATUS_AGGREGATE - 1)
+__device__ __forceinline__ unsigned *tile_counter(void *lookback) { return (unsigned *)lookback; }
+__device__ __forceinline__ volatile O *tile_status(void *lookback) {
+    return (volatile O *)((unsigned char *)lookback + 16);
+}
+
+// The stable scatter of one pass. The block takes the next tile from the counter (so that every
+// tile it waits for in its look-back belongs to a block already running), SORT_TILE elements
+// from tile * SORT_TILE, warp w owning the tile's elements [w * SORT_ITEMS * 32, (w + 1) *
+// SORT_ITEMS * 32): its item j at lane l is element w * SORT_ITEMS * 32 + j * 32 + l, so each
+// item's loads are coalesced and index order is (warp, item, lane). Ranking: each warp counts
+// its digits in a row of shared counters of its own, item after item; the lanes with equal
+// digits (a match of the digits) take the count their lowest lane reads and adds to, each ranked
+// by the peers below it. Then thread d turns digit d's counts into exclusive prefixes over the
+// warps, publishes the tile's count of digit d, and the digits' tile totals are scanned; the
+// tile is staged in shared memory in digit order, at the digit's start in the tile plus its
+// warp's prefix plus the rank: stable. Meanwhile thread d looks back over the tiles before this
+// one, adding their counts of digit d back to the nearest published prefix (tile 0's is where
+// digit d starts in the pass, `starts[d]`), and publishes this tile's prefix. The tile is
+// written out from the stage (the keys, then, PAIRS, the payloads through the same buffer):
+// consecutive threads write consecutive positions of a digit's run. A tile takes three
+// barriers (five with a payload). A null keys_out (PAIRS: or values_out) is not written: the
+// last pass of a sort that wants only the payload (or only the keys). W is the payload's type as
+// written (V, or long long for flat indices written as i64; unused without PAIRS).
 //
 // Items per thread: as many as keep the stage, the staged digits and the counters within the
 // 48 KiB of static shared memory: at most 42 KiB with 16 items of up to 8-byte keys and
@@ -268,19 +250,19 @@ constexpr unsigned SORT_STAGE_BYTES = sizeof(K);
 constexpr int SORT_ITEMS = SORT_STAGE_BYTES > 8 ? 8 : 16;
 constexpr unsigned SORT_TILE = SORT_BLOCK * SORT_ITEMS;
 template <typename W>
-__device__ __forceinline__ void scatter_tiles(const K *keys_in, K *keys_out,
+__device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
 #if PAIRS
-                                              const V *values_in, W *values_out, unsigned long long index_row_len,
+                                             const V *values_in, W *values_out, unsigned long long index_row_len,
 #endif
-                                              const I *rows, const I *labels, const O *offsets, unsigned long long n,
-                                              unsigned long long per_block, int mode, unsigned shift,
-                                              unsigned long long row_len) {
-    // warp_counts[w][d]: warp w's elements with digit d so far; then where they start in the
-    // tile: the digit's start within its group of 32 digits plus the earlier warps' counts.
+                                             const I *rows, const I *labels, const O *starts, void *lookback,
+                                             unsigned long long n, int mode, unsigned shift,
+                                             unsigned long long row_len) {
+    // warp_counts[w][d]: warp w's elements with digit d; then where they start in the tile: the
+    // digit's start within its group of 32 digits plus the earlier warps' counts.
     __shared__ unsigned short warp_counts[SORT_WARPS][256];
     // The digit totals of each group of 32 digits (one warp of threads).
     __shared__ unsigned group_totals[SORT_WARPS];
-    // The block's next output position of digit d less where its run starts in the staged tile.
+    // Where digit d's run of this tile goes in the output, less where it starts in the stage.
     __shared__ O delta[256];
     // The stage holds the tile's keys, then (PAIRS) its values: one buffer of the larger.
     __shared__ __align__(16) unsigned char stage[SORT_TILE * SORT_STAGE_BYTES];
@@ -289,152 +271,164 @@ __device__ __forceinline__ void scatter_tiles(const K *keys_in, K *keys_out,
     V *staged_values = (V *)stage;
 #endif
     __shared__ unsigned char staged_digit[SORT_TILE];
+    __shared__ unsigned tile_of_block;
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned lower_lanes = (1u << lane) - 1u;
     const unsigned first = warp * SORT_ITEMS * 32u + lane;
-    // The block's next output position of digit threadIdx.x.
-    O running = offsets[(unsigned long long)threadIdx.x * gridDim.x + blockIdx.x];
-    const unsigned long long start = (unsigned long long)blockIdx.x * per_block;
-    const unsigned long long end = n - start < per_block ? n : start + per_block;
-    // No barrier ends a tile: the counter rows and group_totals, which the next tile writes
-    // before its second barrier, are read by this one only before its third; the stage, the
-    // staged digits and delta, read to the tile's end, are written after the next one's second.
-    for (unsigned long long base = start; base < end; base += SORT_TILE) {
-        const unsigned tile_len = end - base < SORT_TILE ? (unsigned)(end - base) : SORT_TILE;
-        // The warp's row of 256 two-byte counters, zeroed as 128 words: four a lane.
-        unsigned *row = (unsigned *)&warp_counts[warp][0];
+    if (threadIdx.x == 0) tile_of_block = atomicAdd(tile_counter(lookback), 1u);
+    // The warp's row of 256 two-byte counters, zeroed as 128 words: four a lane.
+    unsigned *row = (unsigned *)&warp_counts[warp][0];
 #pragma unroll
-        for (int c = 0; c < 256 / 2 / 32; ++c) row[c * 32 + lane] = 0u;
-        // This thread's items j < items are elements of the range, the first at `at`.
-        const unsigned items = tile_len > first ? (tile_len - first + 31u) / 32u : 0u;
-        const unsigned long long at = base + first;
-        K key[SORT_ITEMS];
-        // Per item: the digit (256: no element) in the low half, the rank in the warp above;
-        // after staging, the staged position (~0u: none).
-        unsigned placed[SORT_ITEMS];
+    for (int c = 0; c < 256 / 2 / 32; ++c) row[c * 32 + lane] = 0u;
+    __syncthreads();
+    const unsigned long long tile = tile_of_block;
+    const unsigned long long base = tile * SORT_TILE;
+    const unsigned tile_len = n - base < SORT_TILE ? (unsigned)(n - base) : SORT_TILE;
+    // This thread's items j < items are elements of the tile, the first at `at`.
+    const unsigned items = tile_len > first ? (tile_len - first + 31u) / 32u : 0u;
+    const unsigned long long at = base + first;
+    K key[SORT_ITEMS];
+    // Per item: the digit (256: no element) in the low half, the rank in the warp above; after
+    // staging, the staged position (~0u: none).
+    unsigned placed[SORT_ITEMS];
 #pragma unroll
-        for (int j = 0; j < SORT_ITEMS; ++j) {
-            if ((unsigned)j < items) key[j] = keys_in[at + j * 32];
-        }
-#pragma unroll
-        for (int j = 0; j < SORT_ITEMS; ++j) {
-            if ((unsigned)j >= items) {
-                placed[j] = 256u;
-            } else if (mode == 0) {
-                placed[j] = key_digit(key_bits(key[j]), shift);
-            } else {
-                placed[j] = digit_of(keys_in, rows, labels, at + j * 32, n, mode, shift, row_len);
-            }
-        }
-        // The row's zeros before its first count.
-        __syncwarp();
-#pragma unroll
-        for (int j = 0; j < SORT_ITEMS; ++j) {
-            const unsigned digit = placed[j];
-            const unsigned peers = digit_peers(digit);
-            const int leader = __ffs(peers) - 1;
-            unsigned count = 0u;
-            if (digit < 256u && (int)lane == leader) {
-                count = warp_counts[warp][digit];
-                warp_counts[warp][digit] = (unsigned short)(count + __popc(peers));
-            }
-            count = __shfl_sync(0xffffffffu, count, leader);
-            placed[j] = digit | ((count + __popc(peers & lower_lanes)) << 16);
-            // The next item's leader reads what this one's stored.
-            __syncwarp();
-        }
-        __syncthreads();
-        // Thread d: digit d's exclusive prefixes over the warps, and its tile total.
-        unsigned short count[SORT_WARPS];
-        unsigned total = 0;
-#pragma unroll
-        for (int w = 0; w < SORT_WARPS; ++w) {
-            count[w] = warp_counts[w][threadIdx.x];
-            total += count[w];
-        }
-        // The exclusive scan of the totals within each group of 32 digits, folded into the
-        // prefixes; the groups' totals are added after the barrier.
-        unsigned inclusive = total;
-#pragma unroll
-        for (int offset = 1; offset < 32; offset <<= 1) {
-            const unsigned y = __shfl_up_sync(0xffffffffu, inclusive, offset);
-            if (lane >= (unsigned)offset) inclusive += y;
-        }
-        unsigned prefix = inclusive - total;
-#pragma unroll
-        for (int w = 0; w < SORT_WARPS; ++w) {
-            warp_counts[w][threadIdx.x] = (unsigned short)prefix;
-            prefix += count[w];
-        }
-        if (lane == 31) group_totals[warp] = inclusive;
-        __syncthreads();
-        // Lane g < SORT_WARPS: where digit group g starts in the tile.
-        const unsigned group_total = lane < SORT_WARPS ? group_totals[lane] : 0u;
-        unsigned group_start = group_total;
-#pragma unroll
-        for (int offset = 1; offset < SORT_WARPS; offset <<= 1) {
-            const unsigned y = __shfl_up_sync(0xffffffffu, group_start, offset);
-            if (lane >= (unsigned)offset) group_start += y;
-        }
-        group_start -= group_total;
-        const unsigned tile_start = __shfl_sync(0xffffffffu, group_start, warp) + inclusive - total;
-        delta[threadIdx.x] = running - (O)tile_start;
-        running += (O)total;
-        // Staged in digit order.
-#pragma unroll
-        for (int j = 0; j < SORT_ITEMS; ++j) {
-            const unsigned digit = placed[j] & 0xffffu;
-            const unsigned group = __shfl_sync(0xffffffffu, group_start, (digit >> 5) & (SORT_WARPS - 1));
-            if (digit < 256u) {
-                const unsigned to = group + warp_counts[warp][digit] + (placed[j] >> 16);
-                if (keys_out) staged_keys[to] = key[j];
-                staged_digit[to] = (unsigned char)digit;
-                placed[j] = to;
-            } else {
-                placed[j] = ~0u;
-            }
-        }
-        __syncthreads();
-        // Written out from the stage: consecutive threads, consecutive positions of a run.
-        if (keys_out) {
-            for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
-                keys_out[delta[staged_digit[s]] + (O)s] = staged_keys[s];
-            }
-        }
-#if PAIRS
-        // The values through the same stage, once every key has left it.
-        if (values_out) {
-            V value[SORT_ITEMS];
-#pragma unroll
-            for (int j = 0; j < SORT_ITEMS; ++j) {
-                if (placed[j] != ~0u) value[j] = payload_in(values_in, at + j * 32);
-            }
-            __syncthreads();
-#pragma unroll
-            for (int j = 0; j < SORT_ITEMS; ++j) {
-                if (placed[j] != ~0u) staged_values[placed[j]] = value[j];
-            }
-            __syncthreads();
-            for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
-                store_payload(values_out, delta[staged_digit[s]] + (O)s, staged_values[s], index_row_len);
-            }
-        }
-#endif
+    for (int j = 0; j < SORT_ITEMS; ++j) {
+        if ((unsigned)j < items) key[j] = keys_in[at + j * 32];
     }
+#pragma unroll
+    for (int j = 0; j < SORT_ITEMS; ++j) {
+        if ((unsigned)j >= items) {
+            placed[j] = 256u;
+        } else if (mode == 0) {
+            placed[j] = key_digit(key_bits(key[j]), shift);
+        } else {
+            placed[j] = digit_of(keys_in, rows, labels, at + j * 32, n, mode, shift, row_len);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < SORT_ITEMS; ++j) {
+        const unsigned digit = placed[j];
+        const unsigned peers = digit_peers(digit);
+        const int leader = __ffs(peers) - 1;
+        unsigned count = 0u;
+        if (digit < 256u && (int)lane == leader) {
+            count = warp_counts[warp][digit];
+            warp_counts[warp][digit] = (unsigned short)(count + __popc(peers));
+        }
+        count = __shfl_sync(0xffffffffu, count, leader);
+        placed[j] = digit | ((count + __popc(peers & lower_lanes)) << 16);
+        // The next item's leader reads what this one's stored.
+        __syncwarp();
+    }
+    __syncthreads();
+    // Thread d: digit d's exclusive prefixes over the warps, and its tile total, published.
+    unsigned short count[SORT_WARPS];
+    unsigned total = 0;
+#pragma unroll
+    for (int w = 0; w < SORT_WARPS; ++w) {
+        count[w] = warp_counts[w][threadIdx.x];
+        total += count[w];
+    }
+    volatile O *status = tile_status(lookback) + tile * 256u + threadIdx.x;
+    const O start = tile == 0ull ? starts[threadIdx.x] : (O)0;
+    *status = tile == 0ull ? (STATUS_PREFIX | (start + (O)total)) : (STATUS_AGGREGATE | (O)total);
+    // The exclusive scan of the totals within each group of 32 digits, folded into the
+    // prefixes; the groups' totals are added after the barrier.
+    unsigned inclusive = total;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const unsigned y = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= (unsigned)offset) inclusive += y;
+    }
+    unsigned prefix = inclusive - total;
+#pragma unroll
+    for (int w = 0; w < SORT_WARPS; ++w) {
+        warp_counts[w][threadIdx.x] = (unsigned short)prefix;
+        prefix += count[w];
+    }
+    if (lane == 31) group_totals[warp] = inclusive;
+    __syncthreads();
+    // Lane g < SORT_WARPS: where digit group g starts in the tile.
+    const unsigned group_total = lane < SORT_WARPS ? group_totals[lane] : 0u;
+    unsigned group_start = group_total;
+#pragma unroll
+    for (int offset = 1; offset < SORT_WARPS; offset <<= 1) {
+        const unsigned y = __shfl_up_sync(0xffffffffu, group_start, offset);
+        if (lane >= (unsigned)offset) group_start += y;
+    }
+    group_start -= group_total;
+    const unsigned tile_start = __shfl_sync(0xffffffffu, group_start, warp) + inclusive - total;
+    // Staged in digit order.
+#pragma unroll
+    for (int j = 0; j < SORT_ITEMS; ++j) {
+        const unsigned digit = placed[j] & 0xffffu;
+        const unsigned group = __shfl_sync(0xffffffffu, group_start, (digit >> 5) & (SORT_WARPS - 1));
+        if (digit < 256u) {
+            const unsigned to = group + warp_counts[warp][digit] + (placed[j] >> 16);
+            if (keys_out) staged_keys[to] = key[j];
+            staged_digit[to] = (unsigned char)digit;
+            placed[j] = to;
+        } else {
+            placed[j] = ~0u;
+        }
+    }
+    // The look-back of digit threadIdx.x: the counts of the tiles before this one back to the
+    // nearest published prefix. Each tile publishes its count before it looks back itself, so
+    // the wait ends.
+    O before = start;
+    if (tile > 0ull) {
+        for (volatile O *earlier = status - 256;; earlier -= 256) {
+            O word;
+            do {
+                word = *earlier;
+            } while ((word & (STATUS_AGGREGATE | STATUS_PREFIX)) == 0);
+            before += word & STATUS_VALUE;
+            if (word & STATUS_PREFIX) break;
+        }
+        *status = STATUS_PREFIX | (before + (O)total);
+    }
+    delta[threadIdx.x] = before - (O)tile_start;
+    __syncthreads();
+    // Written out from the stage: consecutive threads, consecutive positions of a run.
+    if (keys_out) {
+        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+            keys_out[delta[staged_digit[s]] + (O)s] = staged_keys[s];
+        }
+    }
+#if PAIRS
+    // The values through the same stage, once every key has left it.
+    if (values_out) {
+        V value[SORT_ITEMS];
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            if (placed[j] != ~0u) value[j] = payload_in(values_in, at + j * 32);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < SORT_ITEMS; ++j) {
+            if (placed[j] != ~0u) staged_values[placed[j]] = value[j];
+        }
+        __syncthreads();
+        for (unsigned s = threadIdx.x; s < tile_len; s += SORT_BLOCK) {
+            store_payload(values_out, delta[staged_digit[s]] + (O)s, staged_values[s], index_row_len);
+        }
+    }
+#endif
 }
 
-// The scatter of a pass, from and to the buffers plan_pass says, the payload (PAIRS) written as
-// carried; nothing where the pass is skipped, or where it is the last to run and defer_last is
-// set (cuda_core_sort_scatter_indices writes that one).
+// The scatter of a pass, one tile a block (the grid has one block a tile), from and to the
+// buffers plan_pass says, the payload (PAIRS) written as carried; nothing where the pass is
+// skipped, or where it is the last to run and defer_last is set (cuda_core_sort_scatter_indices
+// writes that one). starts: where each digit starts in the pass (256); lookback: the pass's,
+// zeroed.
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK, SORT_BLOCKS_PER_SM) cuda_core_sort_scatter(
     const K *keys_in, K *keys_alternate, K *keys_staging, K *keys_out,
 #if PAIRS
     const V *values_in, V *values_alternate, V *values_staging, V *values_out,
 #endif
-    const I *labels, const O *offsets, const unsigned long long *span, unsigned pass, unsigned passes,
-    unsigned key_passes, int defer_last, unsigned long long n, unsigned long long per_block, int mode, unsigned shift,
-    unsigned long long row_len) {
-    const pass_plan plan = plan_pass(span, pass, passes, key_passes);
+    const I *labels, const O *starts, void *lookback, const unsigned *skip, unsigned pass, unsigned passes,
+    int defer_last, unsigned long long n, int mode, unsigned shift, unsigned long long row_len) {
+    const pass_plan plan = plan_pass(skip, pass, passes);
     if (!plan.run || (defer_last && plan.dst == BUFFER_OUT)) return;
     const K *keys_src = source_of<K>(plan.src, keys_in, keys_alternate, keys_staging);
     K *keys_dst = destination_of(plan.dst, keys_alternate, keys_staging, keys_out);
@@ -443,10 +437,10 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, SORT_BLOCKS_PER_SM) cud
     V *values_dst = destination_of(plan.dst, values_alternate, values_staging, values_out);
     // The flat indices a row or segment pass reads (V is I there).
     const I *rows = (const I *)values_src;
-    scatter_tiles<V>(keys_src, keys_dst, values_src, values_dst, 0ull, rows, labels, offsets, n, per_block, mode, shift,
-                     row_len);
+    scatter_tile<V>(keys_src, keys_dst, values_src, values_dst, 0ull, rows, labels, starts, lookback, n, mode, shift,
+                    row_len);
 #else
-    scatter_tiles<void>(keys_src, keys_dst, nullptr, labels, offsets, n, per_block, mode, shift, row_len);
+    scatter_tile<void>(keys_src, keys_dst, nullptr, labels, starts, lookback, n, mode, shift, row_len);
 #endif
 }
 
@@ -456,15 +450,15 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, SORT_BLOCKS_PER_SM) cud
 // is 0. Nothing where the pass is skipped or another runs after it.
 extern "C" __global__ void __launch_bounds__(SORT_BLOCK, SORT_BLOCKS_PER_SM) cuda_core_sort_scatter_indices(
     const K *keys_in, K *keys_alternate, K *keys_staging, K *keys_out, const V *values_in, V *values_alternate,
-    V *values_staging, long long *indices_out, unsigned long long index_row_len, const I *labels, const O *offsets,
-    const unsigned long long *span, unsigned pass, unsigned passes, unsigned key_passes, unsigned long long n,
-    unsigned long long per_block, int mode, unsigned shift, unsigned long long row_len) {
-    const pass_plan plan = plan_pass(span, pass, passes, key_passes);
+    V *values_staging, long long *indices_out, unsigned long long index_row_len, const I *labels, const O *starts,
+    void *lookback, const unsigned *skip, unsigned pass, unsigned passes, unsigned long long n, int mode,
+    unsigned shift, unsigned long long row_len) {
+    const pass_plan plan = plan_pass(skip, pass, passes);
     if (!plan.run || plan.dst != BUFFER_OUT) return;
     const V *values_src = source_of<V>(plan.src, values_in, values_alternate, values_staging);
-    scatter_tiles<long long>(source_of<K>(plan.src, keys_in, keys_alternate, keys_staging), keys_out, values_src,
-                             indices_out, index_row_len, (const I *)values_src, labels, offsets, n, per_block, mode,
-                             shift, row_len);
+    scatter_tile<long long>(source_of<K>(plan.src, keys_in, keys_alternate, keys_staging), keys_out, values_src,
+                            indices_out, index_row_len, (const I *)values_src, labels, starts, lookback, n, mode,
+                            shift, row_len);
 }
 #endif
 

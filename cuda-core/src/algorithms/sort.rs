@@ -12,18 +12,23 @@
 //! is the exact reverse order (NaN first, as `torch.sort(descending=True)`), still stable.
 //!
 //! How: a least-significant-digit radix sort over 8-bit digits of the key's bits mapped so that
-//! unsigned order is the order above (`keys.cuh`), one pass per byte of the key. A pass is three
-//! kernels: per-block digit counts over a contiguous range per block, one exclusive scan of the
-//! counts (digit-major, so each block learns where each of its digits starts), and a stable
-//! scatter in which each block moves its range in tiles of 4096 elements (2048 with 16-byte keys
-//! or payloads), in index order: each warp ranks its part of the tile (16 elements a lane, 8
-//! with 16-byte keys or payloads) item by item, lanes of equal digits matched by one ballot per
-//! digit bit and counted on a row of digit counters of the warp's own in shared memory, whose
-//! prefixes over the warps and the digits place each element; it stages the tile in shared
-//! memory in digit order (its keys, then its payloads, through one buffer), and writes it out
-//! from there so that consecutive threads write consecutive positions of each digit's run
-//! (about 16 per digit and tile on uniform bytes). Passes ping-pong
-//! between the output and one scratch buffer from the pool, so the inputs are never written.
+//! unsigned order is the order above (`keys.cuh`), one pass per byte of the key, "onesweep": one
+//! histogram kernel counts the digits of every pass on the key's bytes in one read of the keys
+//! (a pass only permutes them), one small kernel turns each pass's counts into where each digit
+//! starts, and each pass is then one kernel that reads and writes each element once. Its blocks
+//! take tiles of 4096 elements (2048 with 16-byte keys or payloads) in order from a counter;
+//! each warp ranks its part of the tile (16 elements a lane, 8 with 16-byte keys or payloads)
+//! item by item, lanes of equal digits matched by one ballot per digit bit and counted on a row
+//! of digit counters of the warp's own in shared memory, whose prefixes over the warps and the
+//! digits place each element. The block publishes its tile's count of each digit, and learns
+//! where each of its digits goes by a decoupled look-back: the counts of the tiles before it, up
+//! to the nearest tile that has published where its digits end (tile 0 starts from the
+//! histogram's). It stages the tile in shared memory in digit order (its keys, then its
+//! payloads, through one buffer), and writes it out from there so that consecutive threads
+//! write consecutive positions of each digit's run (about 16 per digit and tile on uniform
+//! bytes). Passes ping-pong between the output and one scratch buffer from the pool, so the
+//! inputs are never written. Passes on the rows or segments (and `unique`'s pass) count their
+//! digits in a histogram of their own before they run.
 //! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
 //! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
 //! because the position breaks ties, reading and writing each key once. A longer row sort is a
@@ -31,17 +36,16 @@
 //! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
 //! A pass on a byte that every key has alike moves nothing, and is skipped with no host wait:
-//! the first pass's count kernel, which reads every key anyway, also ORs each key's mapped bits
-//! and their complements into four words of scratch (zeroed first), one atomic OR per block
-//! and word; a bit set in both varies. Each later pass on the key's bytes reads them on the
-//! device, and where its byte does not vary its three kernels return at once. As the host no
-//! longer knows which passes run, every pass kernel is given all the candidate buffers (the
-//! input, the scratch, the staging buffer: the output or a second scratch where the output is
-//! not wanted, and the output) and picks, from how many passes run after it, which it reads
-//! and writes, so that the last pass that runs writes the output and the others alternate
-//! before it. The first pass always runs. With `i64` indices out, a pass that may be the last
-//! to run is queued as both scatters, each returning at once unless it is the one wanted. The
-//! passes on the rows or segments (and `unique`'s pass) always run.
+//! the kernel that turns the histogram into starts sees one digit holding every key and sets
+//! the pass's bit in a skip word, which the later passes read on the device; there the pass's
+//! kernel returns at once. As the host no longer knows which passes run, every pass kernel is
+//! given all the candidate buffers (the input, the scratch, the staging buffer: the output or a
+//! second scratch where the output is not wanted, and the output) and picks, from how many
+//! passes run after it, which it reads and writes, so that the last pass that runs writes the
+//! output and the others alternate before it. The first pass always runs. With `i64` indices
+//! out, a pass that may be the last to run is queued as both scatters, each returning at once
+//! unless it is the one wanted. The passes on the rows or segments (and `unique`'s pass) always
+//! run.
 //!
 //! The sorts that carry flat indices (`argsort`, the long row sorts, segmented sorts) carry them
 //! as `u32` up to `u32::MAX` elements (`u64` beyond): the first pass generates them (no iota
@@ -50,8 +54,10 @@
 //! write them.
 //!
 //! Everything is queued on the stream given, with no host wait; scratch memory comes from the
-//! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream. Offsets are 32-bit up to
-//! `u32::MAX` elements and 64-bit beyond.
+//! context's [`MemoryPool`](crate::MemoryPool), ordered on that stream: the look-back's status
+//! words take 1 KiB per tile (2 KiB from 2^30 elements), a sixteenth of 4-byte keys. Offsets and
+//! status words are 32-bit below 2^30 elements (a status word keeps two bits for its flag) and
+//! 64-bit from there.
 
 mod segmented;
 
@@ -79,13 +85,15 @@ const SORT: &str = include_str!("sort.cuh");
 
 /// Threads per block of the count and scatter kernels (one per digit value).
 const SORT_BLOCK: u32 = 256;
-/// Threads of the one block that scans the counts.
-const SCAN_BLOCK: u32 = 1024;
-/// Resident blocks per SM the sort's grid is sized to, and that the scatter's registers are
-/// bounded for (`SORT_BLOCKS_PER_SM` in `sort.cuh`, its `__launch_bounds__`): 3 of 256 threads
-/// leave each thread 80 registers, enough for its 16 keys and their ranks; the scatter's shared
-/// memory, at most 42 KiB a block (8-byte keys and payloads, 64-bit offsets), would allow 5.
+/// Resident blocks per SM the scatter's registers are bounded for (`SORT_BLOCKS_PER_SM` in
+/// `sort.cuh`, its `__launch_bounds__`): 3 of 256 threads leave each thread 80 registers,
+/// enough for its 16 keys and their ranks; the scatter's shared memory, at most 42 KiB a block
+/// (8-byte keys and payloads, 64-bit offsets), would allow 5.
 const SORT_BLOCKS_PER_SM: u32 = 3;
+/// Resident histogram blocks per SM its grid is sized to.
+const HISTOGRAM_BLOCKS_PER_SM: u32 = 4;
+/// Elements a histogram block reads per round (`SORT_BLOCK` threads, up to 16 a thread).
+const HISTOGRAM_ROUND: u32 = SORT_BLOCK * 16;
 /// Threads per block of the grid-stride helpers (iota, gather).
 const HELPER_BLOCK: u32 = 256;
 
@@ -175,9 +183,42 @@ enum Payload {
     Indices,
 }
 
-/// Whether `len` elements take 64-bit offsets and flat indices (more than `u32::MAX`).
+/// Whether `len` elements take 64-bit flat indices (more than `u32::MAX`).
 fn wide(len: usize) -> bool {
     u32::try_from(len).is_err()
+}
+
+/// Whether `len` elements take 64-bit offsets and look-back status words: from 2^30, as a
+/// 32-bit status word keeps 30 bits for its count.
+fn wide_offsets(len: usize) -> bool {
+    len >= 1 << 30
+}
+
+/// The integer widths the code for a sort of `len` elements is generated with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Widths {
+    /// 64-bit offsets and status words ([`wide_offsets`]).
+    offsets: bool,
+    /// 64-bit flat indices ([`wide`]).
+    indices: bool,
+}
+
+impl Widths {
+    fn of(len: usize) -> Widths {
+        Widths {
+            offsets: wide_offsets(len),
+            indices: wide(len),
+        }
+    }
+
+    /// The bytes of an offset or status word.
+    fn offset_bytes(self) -> usize {
+        if self.offsets {
+            8
+        } else {
+            4
+        }
+    }
 }
 
 /// The bytes of `len` flat indices as a sort carries them: `u32` each, `u64` when [`wide`].
@@ -188,10 +229,10 @@ fn index_bytes(what: &str, len: usize) -> Result<usize> {
     }
 }
 
-/// The CUDA C++ of the sort kernels for keys of `key` carrying `payload`, 64-bit offsets and
-/// flat indices if `wide`.
-fn source(key: DType, payload: Payload, wide: bool, order: SortOrder) -> String {
-    let offsets = match wide {
+/// The CUDA C++ of the sort kernels for keys of `key` carrying `payload`, offsets and flat
+/// indices as `widths` says.
+fn source(key: DType, payload: Payload, widths: Widths, order: SortOrder) -> String {
+    let word = |wide: bool| match wide {
         true => "unsigned long long",
         false => "unsigned int",
     };
@@ -199,7 +240,11 @@ fn source(key: DType, payload: Payload, wide: bool, order: SortOrder) -> String 
     s.push_str(&key_header(key, order));
     s.push_str(WARP_PEERS);
     s.push_str(&format!("#define SORT_BLOCKS_PER_SM {SORT_BLOCKS_PER_SM}\n"));
-    s.push_str(&format!("typedef {offsets} O;\ntypedef {offsets} I;\n"));
+    s.push_str(&format!(
+        "typedef {} O;\ntypedef {} I;\n",
+        word(widths.offsets),
+        word(widths.indices)
+    ));
     match payload {
         Payload::None => s.push_str("#define PAIRS 0\n#define INDICES 0\n"),
         Payload::Values(bytes) => s.push_str(&format!(
@@ -215,16 +260,16 @@ fn source(key: DType, payload: Payload, wide: bool, order: SortOrder) -> String 
 /// The entry points of [`source`] for every payload, in the order of [`Loaded::functions`];
 /// with [`Payload::Indices`], [`SCATTER_INDICES`] after them.
 const ENTRIES: [&str; 7] = [
-    "cuda_core_sort_upsweep",
-    "cuda_core_sort_scan",
+    "cuda_core_sort_histogram",
+    "cuda_core_sort_starts",
     "cuda_core_sort_scatter",
     "cuda_core_sort_iota",
     "cuda_core_sort_rows_block",
     "cuda_core_sort_label_segments",
     "cuda_core_sort_gather",
 ];
-const UPSWEEP: usize = 0;
-const SCAN: usize = 1;
+const HISTOGRAM: usize = 0;
+const STARTS: usize = 1;
 const SCATTER: usize = 2;
 const IOTA: usize = 3;
 const ROWS_BLOCK: usize = 4;
@@ -255,7 +300,7 @@ struct SortKernels {
 }
 
 /// The sort's code for keys of `key` in `stream`'s context.
-fn load(stream: &Stream, key: DType, payload: Payload, wide: bool, order: SortOrder) -> Result<Arc<Loaded>> {
+fn load(stream: &Stream, key: DType, payload: Payload, widths: Widths, order: SortOrder) -> Result<Arc<Loaded>> {
     let kernels = kernel(KernelKey::Named("cuda_core_sort"), || Ok(SortKernels::default()))?;
     // Values of up to 16 bytes, or 32 for the flat indices.
     let payload_code: u64 = match payload {
@@ -263,11 +308,14 @@ fn load(stream: &Stream, key: DType, payload: Payload, wide: bool, order: SortOr
         Payload::Values(bytes) => bytes as u64,
         Payload::Indices => 32,
     };
-    let variant = payload_code << 2 | u64::from(wide) << 1 | u64::from(order == SortOrder::Descending);
+    let variant = payload_code << 3
+        | u64::from(widths.offsets) << 2
+        | u64::from(widths.indices) << 1
+        | u64::from(order == SortOrder::Descending);
     kernels
         .loaded
         .get_or_load(stream.context(), &[ArgType::Array(key)], variant, || {
-            Ok((source(key, payload, wide, order), entries(payload)))
+            Ok((source(key, payload, widths, order), entries(payload)))
         })
 }
 
@@ -332,12 +380,42 @@ fn passes(key_bytes: usize, len: usize, then: Then) -> Vec<Digits> {
     passes
 }
 
-/// Grid and range per block of a pass over `len` elements.
-fn pass_grid(sm_count: u32, len: usize) -> (u32, u64) {
-    let grid = grid_for(len as u64, SORT_BLOCK, sm_count, SORT_BLOCKS_PER_SM);
-    let per_block = (len as u64).div_ceil(u64::from(grid));
-    let grid = (len as u64).div_ceil(per_block) as u32;
-    (grid, per_block)
+/// The launch geometry of a sort's passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Geometry {
+    /// Tiles of the scatter: one block each.
+    tiles: u32,
+    /// Blocks of the histogram (striding over the elements).
+    histogram_grid: u32,
+}
+
+impl Geometry {
+    /// The geometry of a sort of `len` (at least 1) keys of `key` carrying `payload`.
+    fn of(sm_count: u32, key: DType, payload: Payload, widths: Widths, len: usize) -> Result<Geometry> {
+        let tiles = len.div_ceil(tile_len(key, payload, widths));
+        let tiles = u32::try_from(tiles)
+            .map_err(|_| Error::InvalidValue(format!("sort: {len} elements take more than 2^32 tiles")))?;
+        let histogram_grid = grid_for(len as u64, HISTOGRAM_ROUND, sm_count, HISTOGRAM_BLOCKS_PER_SM);
+        Ok(Geometry { tiles, histogram_grid })
+    }
+
+    /// The bytes of a pass's look-back: a 16-byte tile counter, then 256 status words a tile.
+    fn lookback_bytes(self, widths: Widths) -> usize {
+        16 + self.tiles as usize * 256 * widths.offset_bytes()
+    }
+}
+
+/// Elements a scatter block moves (`SORT_TILE` in `sort.cuh`): 16 a thread, or 8 where the key
+/// or the payload takes 16 bytes.
+fn tile_len(key: DType, payload: Payload, widths: Widths) -> usize {
+    let payload_bytes = match payload {
+        Payload::None => 0,
+        Payload::Values(bytes) => bytes,
+        Payload::Indices if widths.indices => 8,
+        Payload::Indices => 4,
+    };
+    let items = if key.size().max(payload_bytes) > 8 { 8 } else { 16 };
+    SORT_BLOCK as usize * items
 }
 
 /// The buffers the passes of a sort move the keys and payloads between (the payload's `None`:
@@ -358,7 +436,7 @@ struct Buffers {
     indices_i64: Option<u64>,
 }
 
-/// Which pass of a sort a launch queues, and what tells the device whether it runs.
+/// Which pass of a sort a launch queues, and its scratch.
 #[derive(Clone, Copy, Debug)]
 struct PassOf {
     /// The pass, from 0.
@@ -368,24 +446,28 @@ struct PassOf {
     /// The passes on the key's bytes, first: from pass 1 on, one whose byte is the same in every
     /// key is skipped.
     key_passes: u32,
-    /// Four `u64` the first pass's count kernel ORs the keys' bits (and their complements) into,
-    /// zeroed before it; 0: no pass is skipped.
-    span: CUdeviceptr,
-    /// The digit counts, `256 * grid` offsets.
+    /// The skip word (a `u32`, zeroed before the sort) in which the first pass's starts kernel
+    /// marks the key passes to skip; 0: no pass is skipped.
+    skip: CUdeviceptr,
+    /// The digit counts, then starts, of every pass: `256 * passes` offsets, zeroed before the
+    /// sort.
     counts: CUdeviceptr,
+    /// The pass's look-back ([`Geometry::lookback_bytes`]), zeroed here before each pass.
+    lookback: (CUdeviceptr, usize),
 }
 
-/// Queues one pass: the digit counts, their scan, and the scatter between `buffers`.
+/// Queues one pass: its digit counts and their starts where it needs them (the first pass on
+/// the key counts every key pass; a pass on rows, segments or distinct keys its own), then the
+/// scatter between `buffers`.
 fn queue_pass(
     stream: &Stream,
     loaded: &Loaded,
-    (grid, per_block): (u32, u64),
+    (geometry, widths): (Geometry, Widths),
     len: usize,
     digits: Digits,
     buffers: &Buffers,
     of: PassOf,
 ) -> Result<()> {
-    let counts = of.counts;
     let (mode, shift, row_len, labels): (i32, u32, u64, CUdeviceptr) = match digits {
         Digits::Key(shift) => (0, shift, 1, 0),
         Digits::Distinct => (1, 0, 1, 0),
@@ -394,49 +476,61 @@ fn queue_pass(
     };
     let n = len as u64;
     let payload = |side: (CUdeviceptr, Option<CUdeviceptr>)| side.1.unwrap_or(0);
-    let mut upsweep = Launch::on(stream);
-    upsweep
-        .value(buffers.input.0)
-        .value(buffers.alternate.0)
-        .value(buffers.staging.0)
-        .value(payload(buffers.alternate))
-        .value(payload(buffers.staging))
-        .value(labels)
-        .value(counts)
-        .value(of.span)
-        .value(of.pass)
-        .value(of.passes)
-        .value(of.key_passes)
-        .value(n)
-        .value(per_block)
-        .value(mode)
-        .value(shift)
-        .value(row_len);
-    // SAFETY: cuda_core_sort_upsweep(keys_in, keys_alternate, keys_staging, rows_alternate,
-    // rows_staging, labels, counts, span, pass, passes, key_passes, n, per_block, mode, shift,
-    // row_len): a pass that runs reads, of the one source plan_pass picks (`keys_in` for pass 0;
-    // for a later pass the scratch or staging buffer an earlier pass of this sort wrote, each
-    // `len` keys and payloads), keys (and in a row or segment pass the payload, then `len` flat
-    // indices of the index type the code was generated with: those passes come after pass 0) at
-    // block b's range [b * per_block, min(n, (b + 1) * per_block)) inside the `len` elements, in
-    // a segment pass labels at those indices (clamped below n, inside the `len` labels of that
-    // type), and writes counts[d * grid + b] for d < 256, inside the 256 * grid offsets of
-    // `counts`; pass 0 with a span ORs into its 4 words (a 32-byte scratch), later passes read
-    // them.
-    unsafe { upsweep.run(&loaded.functions[UPSWEEP], (grid, 1), (SORT_BLOCK, 1))? };
-    let mut scan = Launch::on(stream);
-    scan.value(counts)
-        .value(256 * u64::from(grid))
-        .value(of.span)
-        .value(of.pass)
-        .value(of.key_passes);
-    // SAFETY: cuda_core_sort_scan(counts, m, span, pass, key_passes) reads and writes
-    // counts[0..m], m = 256 * grid, unless the pass is skipped, and reads the span's 4 words
-    // (from pass 1 on, where it is not null).
-    unsafe { scan.run(&loaded.functions[SCAN], (1, 1), (SCAN_BLOCK, 1))? };
+    let counted = match digits {
+        Digits::Key(_) if of.pass == 0 => Some((0, of.key_passes, of.skip)),
+        Digits::Key(_) => None,
+        _ => Some((of.pass, 1, 0)),
+    };
+    if let Some((first, count, skip)) = counted {
+        let mut histogram = Launch::on(stream);
+        histogram
+            .value(buffers.input.0)
+            .value(buffers.alternate.0)
+            .value(buffers.staging.0)
+            .value(payload(buffers.alternate))
+            .value(payload(buffers.staging))
+            .value(labels)
+            .value(of.counts)
+            .value(of.skip)
+            .value(of.pass)
+            .value(of.passes)
+            .value(of.key_passes)
+            .value(n)
+            .value(mode)
+            .value(shift)
+            .value(row_len);
+        // SAFETY: cuda_core_sort_histogram(keys_in, keys_alternate, keys_staging, rows_alternate,
+        // rows_staging, labels, counts, skip, pass, passes, key_passes, n, mode, shift, row_len):
+        // a pass that runs reads, of the one source plan_pass picks (`keys_in` for pass 0; for a
+        // later pass the scratch or staging buffer an earlier pass of this sort wrote, each `len`
+        // keys and payloads), keys[0..n] (and in a row or segment pass the payload, then `len`
+        // flat indices of the index type the code was generated with: those passes come after
+        // pass 0), in a segment pass labels at those indices (clamped below n, inside the `len`
+        // labels of that type), and adds to counts[p * 256 + d] for the key passes p <
+        // key_passes (mode 0, pass 0) or p = pass, inside the 256 * passes offsets of `counts`;
+        // from pass 1 on it reads the skip word (where not null).
+        unsafe {
+            histogram.run(
+                &loaded.functions[HISTOGRAM],
+                (geometry.histogram_grid, 1),
+                (SORT_BLOCK, 1),
+            )?
+        };
+        let mut starts = Launch::on(stream);
+        starts.value(of.counts).value(skip).value(first).value(count).value(n);
+        // SAFETY: cuda_core_sort_starts(counts, skip, pass, count, n) reads and writes
+        // counts[p * 256 + d] for p in [first, first + count), inside the 256 * passes offsets
+        // (first + count <= passes), and ORs into the skip word where it is not null.
+        unsafe { starts.run(&loaded.functions[STARTS], (1, 1), (SORT_BLOCK, 1))? };
+    }
+    let (lookback, lookback_bytes) = of.lookback;
+    // SAFETY: the look-back scratch holds `lookback_bytes` (a multiple of 4) bytes; the memset is
+    // queued on the stream its scratch is ordered on.
+    unsafe { stream.memset_d32_raw_async(lookback, 0, lookback_bytes / 4)? };
+    let starts = of.counts + u64::from(of.pass) * 256 * widths.offset_bytes() as CUdeviceptr;
     // With `i64` flat indices out, the last pass that runs is written by the indices scatter: the
     // sort's last pass, or any pass of the key where only skipped key passes may follow.
-    let may_be_last = of.pass + 1 == of.passes || (of.span != 0 && of.key_passes == of.passes);
+    let may_be_last = of.pass + 1 == of.passes || (of.skip != 0 && of.key_passes == of.passes);
     let launches: &[(usize, bool)] = match buffers.indices_i64 {
         None => &[(SCATTER, false)],
         Some(_) if of.pass + 1 == of.passes => &[(SCATTER_INDICES, true)],
@@ -462,37 +556,36 @@ fn queue_pass(
         }
         scatter
             .value(labels)
-            .value(counts)
-            .value(of.span)
+            .value(starts)
+            .value(lookback)
+            .value(of.skip)
             .value(of.pass)
-            .value(of.passes)
-            .value(of.key_passes);
+            .value(of.passes);
         if entry == SCATTER {
             scatter.value(i32::from(defer_last));
         }
-        scatter
-            .value(n)
-            .value(per_block)
-            .value(mode)
-            .value(shift)
-            .value(row_len);
+        scatter.value(n).value(mode).value(shift).value(row_len);
         // SAFETY: cuda_core_sort_scatter(keys_in, keys_alternate, keys_staging, keys_out,
-        // [values_in, values_alternate, values_staging, values_out,] labels, offsets, span, pass,
-        // passes, key_passes, defer_last, n, per_block, mode, shift, row_len), the payload
-        // pointers present exactly when the code was generated with PAIRS (`input.1` is Some
-        // exactly when the job has a payload, which loads that code), or
-        // cuda_core_sort_scatter_indices(keys_in, keys_alternate, keys_staging, keys_out,
-        // values_in, values_alternate, values_staging, indices_out, index_row_len, labels, offsets,
-        // span, pass, passes, key_passes, n, ...), launched only with `indices_i64`, which is only
-        // set with `Payload::Indices` (that code has the entry). A pass that runs reads, from the
-        // source plan_pass picks, what the upsweep read (a null values_in: flat indices generated,
-        // not read), and writes each element once at its scanned offset plus its rank among the
-        // equal digits before it, a permutation of 0..n, into the destination plan_pass picks:
-        // the scratch or staging buffers (`len` keys and payloads, allocated by `queue_sort`
-        // wherever a pass can write them) or the output (`len` elements each, `len` i64 for
-        // indices_out; a null output is not written). The plain scatter of an `i64` output's
-        // sort (defer_last) never writes the output; the indices scatter writes only it.
-        unsafe { scatter.run(&loaded.functions[entry], (grid, 1), (SORT_BLOCK, 1))? };
+        // [values_in, values_alternate, values_staging, values_out,] labels, starts, lookback,
+        // skip, pass, passes, defer_last, n, mode, shift, row_len), the payload pointers present
+        // exactly when the code was generated with PAIRS (`input.1` is Some exactly when the job
+        // has a payload, which loads that code), or cuda_core_sort_scatter_indices(keys_in,
+        // keys_alternate, keys_staging, keys_out, values_in, values_alternate, values_staging,
+        // indices_out, index_row_len, labels, starts, lookback, skip, pass, passes, n, ...),
+        // launched only with `indices_i64`, which is only set with `Payload::Indices` (that code
+        // has the entry). A pass that runs has one block per tile of the elements
+        // (`geometry.tiles`, of the tile the code was generated with: `tile_len`); block b reads
+        // the tile counter and the status words of tiles before its own and writes its own
+        // (inside the look-back's `lookback_bytes`, zeroed above), tile 0 reads the pass's 256
+        // starts (inside `counts`). It reads, from the source plan_pass picks, what the
+        // histogram read (a null values_in: flat indices generated, not read), and writes each
+        // element once at its digit's start plus its rank among the equal digits before it, a
+        // permutation of 0..n, into the destination plan_pass picks: the scratch or staging
+        // buffers (`len` keys and payloads, allocated by `queue_sort` wherever a pass can write
+        // them) or the output (`len` elements each, `len` i64 for indices_out; a null output is
+        // not written). The plain scatter of an `i64` output's sort (defer_last) never writes
+        // the output; the indices scatter writes only it.
+        unsafe { scatter.run(&loaded.functions[entry], (geometry.tiles, 1), (SORT_BLOCK, 1))? };
     }
     Ok(())
 }
@@ -505,11 +598,14 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
         return Ok(());
     }
     let key_bytes = job.key.size();
-    let wide = wide(job.len);
-    let loaded = load(stream, job.key, job.payload, wide, job.order)?;
-    let geometry = pass_grid(loaded.sm_count, job.len);
-    let counts = Scratch::new(stream, 256 * geometry.0 as usize * if wide { 8 } else { 4 })?;
+    let widths = Widths::of(job.len);
+    let loaded = load(stream, job.key, job.payload, widths, job.order)?;
+    let geometry = Geometry::of(loaded.sm_count, job.key, job.payload, widths, job.len)?;
     let passes = passes(key_bytes, job.len, then);
+    // The counts of every pass, then the skip word.
+    let counts_bytes = passes.len() * 256 * widths.offset_bytes();
+    let counts = Scratch::zeroed(stream, counts_bytes + 4)?;
+    let lookback = Scratch::new(stream, geometry.lookback_bytes(widths))?;
     // Scratch keys and payloads, when the passes need a second buffer.
     let alternate_keys = match passes.len() > 1 {
         true => Some(Scratch::new(stream, job.len * key_bytes)?),
@@ -549,20 +645,21 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
         out,
         indices_i64: job.indices_i64,
     };
-    // What the first pass sees of the keys' bits, where a later key pass could be skipped.
-    let span = match key_bytes > 1 {
-        true => Some(DeviceArray::<u64>::zeros(stream, 4)?),
-        false => None,
+    // Where a later key pass could be skipped, the skip word after the counts.
+    let skip = match key_bytes > 1 {
+        true => counts.ptr() + counts_bytes as CUdeviceptr,
+        false => 0,
     };
     for (pass, &digits) in passes.iter().enumerate() {
         let of = PassOf {
             pass: pass as u32,
             passes: passes.len() as u32,
             key_passes: key_bytes as u32,
-            span: span.as_ref().map_or(0, |s| *s.ptr_ref()),
+            skip,
             counts: counts.ptr(),
+            lookback: (lookback.ptr(), geometry.lookback_bytes(widths)),
         };
-        queue_pass(stream, &loaded, geometry, job.len, digits, &buffers, of)?;
+        queue_pass(stream, &loaded, (geometry, widths), job.len, digits, &buffers, of)?;
     }
     Ok(())
 }
@@ -573,6 +670,11 @@ struct Scratch(DeviceArray<u8>);
 impl Scratch {
     fn new(stream: &Stream, bytes: usize) -> Result<Scratch> {
         Ok(Scratch(DeviceArray::<u8>::empty(stream, bytes.max(1))?))
+    }
+
+    /// Like [`new`](Self::new), zeroed in `stream`'s order.
+    fn zeroed(stream: &Stream, bytes: usize) -> Result<Scratch> {
+        Ok(Scratch(DeviceArray::<u8>::zeros(stream, bytes.max(1))?))
     }
 
     fn ptr(&self) -> CUdeviceptr {
@@ -838,7 +940,7 @@ fn sort_segments<K: Element>(
     }
     if segment <= ROW_SORT_MAX {
         // Short rows (or a short array): each sorted inside one block, read and written once.
-        let loaded = load(stream, K::DTYPE, Payload::Indices, wide(len), order)?;
+        let loaded = load(stream, K::DTYPE, Payload::Indices, Widths::of(len), order)?;
         let rows = (len / segment) as u64;
         let grid = rows.min(u64::from(loaded.sm_count) * u64::from(ROW_SORT_BLOCKS_PER_SM)) as u32;
         let mut launch = Launch::on(stream);
@@ -917,11 +1019,12 @@ pub(crate) fn partition_distinct<K: Element>(
     if len == 0 {
         return Ok(0);
     }
-    let wide = wide(len);
-    let loaded = load(stream, K::DTYPE, Payload::Values(8), wide, SortOrder::Ascending)?;
-    let geometry = pass_grid(loaded.sm_count, len);
-    let offset_bytes = if wide { 8 } else { 4 };
-    let counts = Scratch::new(stream, 256 * geometry.0 as usize * offset_bytes)?;
+    let widths = Widths::of(len);
+    let loaded = load(stream, K::DTYPE, Payload::Values(8), widths, SortOrder::Ascending)?;
+    let geometry = Geometry::of(loaded.sm_count, K::DTYPE, Payload::Values(8), widths, len)?;
+    let offset_bytes = widths.offset_bytes();
+    let counts = Scratch::zeroed(stream, 256 * offset_bytes)?;
+    let lookback = Scratch::new(stream, geometry.lookback_bytes(widths))?;
     let buffers = Buffers {
         input: (keys, Some(values)),
         alternate: (0, Some(0)),
@@ -933,13 +1036,14 @@ pub(crate) fn partition_distinct<K: Element>(
         pass: 0,
         passes: 1,
         key_passes: 0,
-        span: 0,
+        skip: 0,
         counts: counts.ptr(),
+        lookback: (lookback.ptr(), geometry.lookback_bytes(widths)),
     };
-    queue_pass(stream, &loaded, geometry, len, Digits::Distinct, &buffers, of)?;
+    queue_pass(stream, &loaded, (geometry, widths), len, Digits::Distinct, &buffers, of)?;
     drop(operands);
-    // The scanned count where digit 1 (a repeat) starts, at block 0: the number of distinct keys.
-    let at = geometry.0 as usize * offset_bytes;
+    // Where digit 1 (a repeat) starts: the number of distinct keys.
+    let at = offset_bytes;
     let distinct = counts
         .0
         .view(counts.ptr() + at as CUdeviceptr, vec![offset_bytes], vec![1]);
@@ -1090,7 +1194,11 @@ mod tests {
             (DType::U8, Payload::Values(4), true, SortOrder::Descending),
         ]);
         for (key, payload, wide, order) in cases {
-            let text = source(key, payload, wide, order);
+            let widths = Widths {
+                offsets: wide,
+                indices: wide,
+            };
+            let text = source(key, payload, widths, order);
             let program = Program::new(text.clone(), options.clone());
             // A CUBIN for the widest keys: ptxas checks the static shared memory (48 KiB).
             let target = match key {
@@ -1120,10 +1228,16 @@ mod tests {
         assert_eq!(index_bytes("t", 1000).unwrap(), 4000);
         assert_eq!(index_bytes("t", u32::MAX as usize + 1).unwrap(), 8 << 32);
         assert!(index_bytes("t", usize::MAX / 4).is_err());
-        let narrow = source(DType::F32, Payload::Indices, false, SortOrder::Ascending);
-        assert!(narrow.contains("typedef unsigned int I;\ntypedef I V;\n#define PAIRS 1\n#define INDICES 1"));
-        let wide = source(DType::F32, Payload::Indices, true, SortOrder::Ascending);
-        assert!(wide.contains("typedef unsigned long long I;\ntypedef I V;"));
+        let narrow = source(DType::F32, Payload::Indices, Widths::of(1000), SortOrder::Ascending);
+        assert!(narrow.contains(
+            "typedef unsigned int O;\ntypedef unsigned int I;\ntypedef I V;\n#define PAIRS 1\n#define INDICES 1"
+        ));
+        // From 2^30 elements the offsets and status words are 64-bit, the indices from 2^32.
+        let wide_offsets = source(DType::F32, Payload::Indices, Widths::of(1 << 30), SortOrder::Ascending);
+        assert!(wide_offsets.contains("typedef unsigned long long O;\ntypedef unsigned int I;"));
+        let wide = source(DType::F32, Payload::Indices, Widths::of(1 << 32), SortOrder::Ascending);
+        assert!(wide.contains("typedef unsigned long long O;\ntypedef unsigned long long I;\ntypedef I V;"));
+        assert!(!Widths::of((1 << 30) - 1).offsets);
         assert_eq!(
             entries(Payload::Indices)[SCATTER_INDICES],
             "cuda_core_sort_scatter_indices"
@@ -1155,12 +1269,28 @@ mod tests {
     }
 
     #[test]
-    fn pass_grids_cover_every_element() {
-        for len in [1usize, 255, 256, 257, 10_000_000, (1 << 28) + 3] {
-            let (grid, per_block) = pass_grid(132, len);
-            assert!(u64::from(grid) * per_block >= len as u64, "{len}");
-            assert!(u64::from(grid - 1) * per_block < len as u64, "{len}");
-            assert!(grid <= 132 * SORT_BLOCKS_PER_SM);
+    fn tiles_cover_every_element() {
+        for len in [1usize, 255, 4096, 4097, 10_000_000, (1 << 28) + 3] {
+            let widths = Widths::of(len);
+            for (key, payload) in [
+                (DType::F32, Payload::None),
+                (DType::F64, Payload::Indices),
+                (DType::C128, Payload::None),
+                (DType::I8, Payload::Values(16)),
+            ] {
+                let geometry = Geometry::of(132, key, payload, widths, len).unwrap();
+                let tile = tile_len(key, payload, widths);
+                assert!(geometry.tiles as usize * tile >= len, "{len}");
+                assert!((geometry.tiles as usize - 1) * tile < len, "{len}");
+                assert!(geometry.histogram_grid <= 132 * HISTOGRAM_BLOCKS_PER_SM);
+                assert_eq!(geometry.lookback_bytes(widths) % 4, 0);
+            }
         }
+        // 16 items a thread, 8 where the key or the payload takes 16 bytes (`SORT_ITEMS`).
+        let narrow = Widths::of(10);
+        assert_eq!(tile_len(DType::F64, Payload::Values(8), narrow), 4096);
+        assert_eq!(tile_len(DType::C128, Payload::Indices, narrow), 2048);
+        assert_eq!(tile_len(DType::U8, Payload::Values(16), narrow), 2048);
+        assert!(Geometry::of(132, DType::F32, Payload::None, narrow, 1 << 60).is_err());
     }
 }

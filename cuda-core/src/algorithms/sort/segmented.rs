@@ -22,7 +22,7 @@ use cuda_driver::{DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
 use super::{
-    bytes_of, index_bytes, load, queue_sort, wide, Job, Operands, Payload, Scratch, SortOrder, Then, GATHER,
+    bytes_of, index_bytes, load, queue_sort, Job, Operands, Payload, Scratch, SortOrder, Then, Widths, GATHER,
     HELPER_BLOCK, IOTA, LABEL_SEGMENTS,
 };
 use crate::array::dtype::Element;
@@ -122,7 +122,7 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
     // Labels and the permutation are flat indices as the sort carries them (u32 up to u32::MAX
     // elements); the permutation is kept only to move values.
     let index_bytes = index_bytes("segmented sort", len)?;
-    let loaded = load(stream, K::DTYPE, Payload::Indices, wide(len), call.order)?;
+    let loaded = load(stream, K::DTYPE, Payload::Indices, Widths::of(len), call.order)?;
     let labels = Scratch::new(stream, index_bytes)?;
     let permutation = match call.values {
         Some(_) => Some(Scratch::new(stream, index_bytes)?),
