@@ -509,51 +509,165 @@ extern "C" __global__ void cuda_core_sort_gather(const void *in, void *out, cons
     }
 }
 
-// Sorts each of `rows` rows of `row_len` keys (row_len <= ROW_SORT_MAX) inside one block: a
-// bitonic network over (key_bits, position in the row) pairs in shared memory, padded to
-// `padded` (a power of two) with pairs after every real one, so equal keys keep their order.
-// Writes the sorted keys (when keys_out is not null) and the positions within the row (when
+// Sorts rows of `row_len` keys (row_len <= ROW_SORT_MAX) of `padded` slots each (row_len's next
+// power of two), ROW_SORT_MAX / padded rows at a time a block: a bitonic network over (key_bits,
+// position in the row) pairs, the padding slots holding pairs after every real one, so that
+// equal keys keep their order. Thread t holds the slots [t * ROW_ITEMS, (t + 1) * ROW_ITEMS) in
+// registers: the network's steps between slots fewer than ROW_ITEMS apart run inside a thread,
+// those fewer than 32 * ROW_ITEMS apart between the lanes of a warp by shuffles, and only the
+// steps from 32 * ROW_ITEMS apart (rows of 512 slots and more) through shared memory. Writes
+// the sorted keys (where keys_out is not null) and the positions within the row (where
 // indices_out is not null).
 #define ROW_SORT_MAX 2048
-#define ROW_SORT_BLOCK 512
-extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows_block(
-    const K *keys, K *keys_out, long long *indices_out, unsigned long long rows, unsigned row_len, unsigned padded) {
-    __shared__ U bits[ROW_SORT_MAX];
-    __shared__ unsigned position[ROW_SORT_MAX];
-    for (unsigned long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        const K *line = keys + row * row_len;
-        for (unsigned i = threadIdx.x; i < padded; i += ROW_SORT_BLOCK) {
-            bits[i] = i < row_len ? key_bits(line[i]) : key_max();
-            position[i] = i;
-        }
-        __syncthreads();
-        for (unsigned k = 2; k <= padded; k <<= 1) {
-            for (unsigned j = k >> 1; j > 0; j >>= 1) {
-                // Pair q of the padded / 2 is (i, i + j), i the q-th index with bit j clear:
-                // every thread has a pair, none idles on an index that is a partner.
-                for (unsigned q = threadIdx.x; q < padded / 2; q += ROW_SORT_BLOCK) {
-                    const unsigned i = ((q & ~(j - 1)) << 1) | (q & (j - 1));
-                    const unsigned partner = i | j;
-                    const U a = bits[i], b = bits[partner];
-                    const unsigned pa = position[i], pb = position[partner];
-                    const bool after = a > b || (a == b && pa > pb);
-                    // Ascending where bit k of i is clear, descending where it is set.
-                    if (((i & k) == 0) == after) {
-                        bits[i] = b;
-                        bits[partner] = a;
-                        position[i] = pb;
-                        position[partner] = pa;
-                    }
-                }
-                __syncthreads();
+#define ROW_SORT_BLOCK 256
+#define ROW_ITEMS (ROW_SORT_MAX / ROW_SORT_BLOCK)
+#define ROW_WARP_SLOTS (32 * ROW_ITEMS)
+
+// A slot's index in the shared arrays: one spare slot every 32, so that the ROW_ITEMS
+// consecutive slots of each lane of a warp fall in distinct banks.
+__device__ __forceinline__ unsigned row_slot(unsigned s) { return s + (s >> 5); }
+
+struct row_item {
+    U bits;
+    unsigned position;
+};
+// Whether a sorts after b: by key bits, then by position (distinct within a row).
+__device__ __forceinline__ bool row_after(row_item a, row_item b) {
+    return a.bits > b.bits || (a.bits == b.bits && a.position > b.position);
+}
+
+// Key bits from the lane `lanes` away (lane ^ lanes) of the converged warp.
+__device__ __forceinline__ unsigned char shfl_xor_bits(unsigned char b, unsigned lanes) {
+    return (unsigned char)__shfl_xor_sync(0xffffffffu, (unsigned)b, lanes);
+}
+__device__ __forceinline__ unsigned short shfl_xor_bits(unsigned short b, unsigned lanes) {
+    return (unsigned short)__shfl_xor_sync(0xffffffffu, (unsigned)b, lanes);
+}
+__device__ __forceinline__ unsigned shfl_xor_bits(unsigned b, unsigned lanes) {
+    return __shfl_xor_sync(0xffffffffu, b, lanes);
+}
+__device__ __forceinline__ unsigned long long shfl_xor_bits(unsigned long long b, unsigned lanes) {
+    return __shfl_xor_sync(0xffffffffu, b, lanes);
+}
+__device__ __forceinline__ cuda_core_key128 shfl_xor_bits(cuda_core_key128 b, unsigned lanes) {
+    b.lo = __shfl_xor_sync(0xffffffffu, b.lo, lanes);
+    b.hi = __shfl_xor_sync(0xffffffffu, b.hi, lanes);
+    return b;
+}
+
+// Whether slot s keeps the smaller of its pair in the step of span k and distance j: the lower
+// slot of a pair does in the spans sorted ascending (bit k of s clear, or k a whole row).
+__device__ __forceinline__ bool row_keeps_min(unsigned s, unsigned j, unsigned k, unsigned padded) {
+    const bool lower = (s & j) == 0u;
+    const bool descending = k < padded && (s & k) != 0u;
+    return lower != descending;
+}
+
+// A step of distance J < ROW_ITEMS: both slots of each pair are the thread's.
+template <unsigned J>
+__device__ __forceinline__ void row_step_in_thread(row_item (&item)[ROW_ITEMS], unsigned first, unsigned k,
+                                                   unsigned padded) {
+#pragma unroll
+    for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+        if ((i & J) == 0u) {
+            const row_item a = item[i], b = item[i | J];
+            if (row_after(a, b) == row_keeps_min(first + i, J, k, padded)) {
+                item[i] = b;
+                item[i | J] = a;
             }
         }
-        for (unsigned i = threadIdx.x; i < row_len; i += ROW_SORT_BLOCK) {
-            const unsigned from = position[i];
-            if (keys_out) keys_out[row * row_len + i] = line[from];
-            if (indices_out) indices_out[row * row_len + i] = (long long)from;
+    }
+}
+
+// The thread's slots to and from the shared arrays.
+__device__ __forceinline__ void row_store(row_item (&item)[ROW_ITEMS], unsigned first, U *bits,
+                                          unsigned short *position) {
+#pragma unroll
+    for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+        bits[row_slot(first + i)] = item[i].bits;
+        position[row_slot(first + i)] = (unsigned short)item[i].position;
+    }
+}
+__device__ __forceinline__ void row_load(row_item (&item)[ROW_ITEMS], unsigned first, const U *bits,
+                                         const unsigned short *position) {
+#pragma unroll
+    for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+        item[i].bits = bits[row_slot(first + i)];
+        item[i].position = position[row_slot(first + i)];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows_block(
+    const K *keys, K *keys_out, long long *indices_out, unsigned long long rows, unsigned row_len, unsigned padded) {
+    __shared__ U bits[ROW_SORT_MAX + ROW_SORT_MAX / 32];
+    __shared__ unsigned short position[ROW_SORT_MAX + ROW_SORT_MAX / 32];
+    const unsigned together = ROW_SORT_MAX / padded;
+    const unsigned first = threadIdx.x * ROW_ITEMS;
+    for (unsigned long long group = blockIdx.x; group * together < rows; group += gridDim.x) {
+        const unsigned long long first_row = group * together;
+        // Striped loads: consecutive threads read consecutive keys of a row.
+        for (unsigned s = threadIdx.x; s < ROW_SORT_MAX; s += ROW_SORT_BLOCK) {
+            const unsigned long long row = first_row + s / padded;
+            const unsigned p = s & (padded - 1u);
+            bits[row_slot(s)] = row < rows && p < row_len ? key_bits(keys[row * row_len + p]) : key_max();
+            position[row_slot(s)] = (unsigned short)p;
         }
-        // The next row overwrites the shared arrays.
+        __syncthreads();
+        row_item item[ROW_ITEMS];
+        row_load(item, first, bits, position);
+        for (unsigned k = 2; k <= padded; k <<= 1) {
+            unsigned j = k >> 1;
+            if (j >= ROW_WARP_SLOTS) {
+                // Every thread has loaded the shared arrays (or, first, read them) before any
+                // stores.
+                __syncthreads();
+                row_store(item, first, bits, position);
+                __syncthreads();
+                for (; j >= ROW_WARP_SLOTS; j >>= 1) {
+                    // Pair q of the ROW_SORT_MAX / 2 is (i, i + j), i the q-th slot with bit j
+                    // clear.
+                    for (unsigned q = threadIdx.x; q < ROW_SORT_MAX / 2; q += ROW_SORT_BLOCK) {
+                        const unsigned i = ((q & ~(j - 1u)) << 1) | (q & (j - 1u));
+                        const row_item a = {bits[row_slot(i)], position[row_slot(i)]};
+                        const row_item b = {bits[row_slot(i | j)], position[row_slot(i | j)]};
+                        if (row_after(a, b) == row_keeps_min(i, j, k, padded)) {
+                            bits[row_slot(i)] = b.bits;
+                            position[row_slot(i)] = (unsigned short)b.position;
+                            bits[row_slot(i | j)] = a.bits;
+                            position[row_slot(i | j)] = (unsigned short)a.position;
+                        }
+                    }
+                    __syncthreads();
+                }
+                row_load(item, first, bits, position);
+            }
+            // Distances ROW_ITEMS .. ROW_WARP_SLOTS / 2: slot s pairs with the same item of lane
+            // lane ^ (j / ROW_ITEMS).
+            for (; j >= ROW_ITEMS; j >>= 1) {
+#pragma unroll
+                for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+                    row_item other;
+                    other.bits = shfl_xor_bits(item[i].bits, j / ROW_ITEMS);
+                    other.position = __shfl_xor_sync(0xffffffffu, item[i].position, j / ROW_ITEMS);
+                    if (row_after(item[i], other) == row_keeps_min(first + i, j, k, padded)) item[i] = other;
+                }
+            }
+            if (k >= 8u) row_step_in_thread<4>(item, first, k, padded);
+            if (k >= 4u) row_step_in_thread<2>(item, first, k, padded);
+            row_step_in_thread<1>(item, first, k, padded);
+        }
+        __syncthreads();
+        row_store(item, first, bits, position);
+        __syncthreads();
+        for (unsigned s = threadIdx.x; s < ROW_SORT_MAX; s += ROW_SORT_BLOCK) {
+            const unsigned long long row = first_row + s / padded;
+            const unsigned p = s & (padded - 1u);
+            if (row >= rows || p >= row_len) continue;
+            const unsigned from = position[row_slot(s)];
+            if (keys_out) keys_out[row * row_len + p] = keys[row * row_len + from];
+            if (indices_out) indices_out[row * row_len + p] = (long long)from;
+        }
+        // The next group overwrites the shared arrays.
         __syncthreads();
     }
 }

@@ -288,10 +288,10 @@ fn entries(payload: Payload) -> Vec<String> {
 }
 /// The longest row sorted inside one block (`ROW_SORT_MAX` in `sort.cuh`).
 const ROW_SORT_MAX: usize = 2048;
-/// Threads of a block that sorts rows (`ROW_SORT_BLOCK` in `sort.cuh`).
-const ROW_SORT_BLOCK: u32 = 512;
+/// Threads of a block that sorts rows (`ROW_SORT_BLOCK` in `sort.cuh`), 8 slots each.
+const ROW_SORT_BLOCK: u32 = 256;
 /// Resident row-sorting blocks per SM the grid is sized to.
-const ROW_SORT_BLOCKS_PER_SM: u32 = 4;
+const ROW_SORT_BLOCKS_PER_SM: u32 = 8;
 
 /// The loaded code of the sort family (one registry entry; code per key type and variant).
 #[derive(Default)]
@@ -942,7 +942,10 @@ fn sort_segments<K: Element>(
         // Short rows (or a short array): each sorted inside one block, read and written once.
         let loaded = load(stream, K::DTYPE, Payload::Indices, Widths::of(len), order)?;
         let rows = (len / segment) as u64;
-        let grid = rows.min(u64::from(loaded.sm_count) * u64::from(ROW_SORT_BLOCKS_PER_SM)) as u32;
+        // Rows of `padded` slots, ROW_SORT_MAX / padded of them a block at a time.
+        let padded = segment.next_power_of_two();
+        let groups = rows.div_ceil((ROW_SORT_MAX / padded) as u64);
+        let grid = groups.min(u64::from(loaded.sm_count) * u64::from(ROW_SORT_BLOCKS_PER_SM)) as u32;
         let mut launch = Launch::on(stream);
         launch
             .value(keys_in)
@@ -950,12 +953,14 @@ fn sort_segments<K: Element>(
             .value(indices_out.unwrap_or(0))
             .value(rows)
             .value(segment as u32)
-            .value(segment.next_power_of_two() as u32);
+            .value(padded as u32);
         // SAFETY: cuda_core_sort_rows_block(keys, keys_out, indices_out, rows, row_len, padded):
-        // block b sorts rows b, b + grid, ... below `rows`, reading keys[row * row_len + i] for
-        // i < row_len (inside the `len` = rows * row_len keys) and writing the same positions
-        // of keys_out and indices_out where not null (`len` keys and `len` i64, checked above);
-        // its shared arrays hold ROW_SORT_MAX >= padded = row_len's next power of two.
+        // block b sorts the groups of ROW_SORT_MAX / padded rows b, b + grid, ..., only rows
+        // below `rows`, reading keys[row * row_len + i] for i < row_len (inside the `len` = rows
+        // * row_len keys) and writing the same positions of keys_out and indices_out where not
+        // null (`len` keys and `len` i64, checked above); its shared arrays hold ROW_SORT_MAX
+        // slots, padded = row_len's next power of two <= ROW_SORT_MAX (row_len <= ROW_SORT_MAX
+        // here) a row.
         unsafe { launch.run(&loaded.functions[ROWS_BLOCK], (grid, 1), (ROW_SORT_BLOCK, 1))? };
         return Ok(());
     }
