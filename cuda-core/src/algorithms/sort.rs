@@ -592,7 +592,7 @@ fn queue_pass(
 
 /// Queues the sort of `job`: stably by key, then as `then` says (the payload then being the flat
 /// indices). The passes on the key's bytes from the second on are skipped on the device where
-/// every key has the same byte there (the first pass's count kernel finds which).
+/// every key has the same byte there (the first pass's histogram and starts kernel find which).
 fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
     if job.len == 0 {
         return Ok(());
