@@ -157,12 +157,13 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_histogra
     }
 }
 
-// For passes p in [pass, pass + count): counts[p * 256 + d] becomes where digit d starts in the
-// pass's output (the exclusive prefix sum over the digits). With a skip word and mode 0 (the
+// For passes p in [pass, pass + count): starts[p * 256 + d] = where digit d starts in the pass's
+// output, the exclusive prefix sum of counts[p * 256 + ..] over the digits. With a skip word (the
 // key passes, from pass 0) it sets bit p of *skip (zeroed before) for each pass p >= 1 in which
 // one digit holds all n elements: its byte is the same in every key, and the pass would move
 // nothing. One block of SORT_BLOCK threads, thread d for digit d.
-extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_starts(O *counts, unsigned *skip, unsigned pass,
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_starts(const O *counts, O *starts,
+                                                                              unsigned *skip, unsigned pass,
                                                                               unsigned count, unsigned long long n) {
     __shared__ O warp_sums[SORT_WARPS];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -179,7 +180,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_starts(O
         __syncthreads();
         O before = 0;
         for (unsigned w = 0; w < warp; ++w) before += warp_sums[w];
-        counts[p * 256u + threadIdx.x] = before + x - c;
+        starts[p * 256u + threadIdx.x] = before + x - c;
         // warp_sums is written again for the next pass.
         __syncthreads();
     }

@@ -449,9 +449,11 @@ struct PassOf {
     /// The skip word (a `u32`, zeroed before the sort) in which the first pass's starts kernel
     /// marks the key passes to skip; 0: no pass is skipped.
     skip: CUdeviceptr,
-    /// The digit counts, then starts, of every pass: `256 * passes` offsets, zeroed before the
-    /// sort.
+    /// The digit counts of every pass: `256 * passes` offsets, zeroed before the sort.
     counts: CUdeviceptr,
+    /// Where each digit of every pass starts: `256 * passes` offsets, written by the starts
+    /// kernel.
+    starts: CUdeviceptr,
     /// The pass's look-back ([`Geometry::lookback_bytes`]), zeroed here before each pass.
     lookback: (CUdeviceptr, usize),
 }
@@ -517,17 +519,24 @@ fn queue_pass(
             )?
         };
         let mut starts = Launch::on(stream);
-        starts.value(of.counts).value(skip).value(first).value(count).value(n);
-        // SAFETY: cuda_core_sort_starts(counts, skip, pass, count, n) reads and writes
-        // counts[p * 256 + d] for p in [first, first + count), inside the 256 * passes offsets
-        // (first + count <= passes), and ORs into the skip word where it is not null.
+        starts
+            .value(of.counts)
+            .value(of.starts)
+            .value(skip)
+            .value(first)
+            .value(count)
+            .value(n);
+        // SAFETY: cuda_core_sort_starts(counts, starts, skip, pass, count, n) reads
+        // counts[p * 256 + d] and writes starts[p * 256 + d] for p in [first, first + count),
+        // inside the 256 * passes offsets of each (first + count <= passes), and ORs into the
+        // skip word where it is not null.
         unsafe { starts.run(&loaded.functions[STARTS], (1, 1), (SORT_BLOCK, 1))? };
     }
     let (lookback, lookback_bytes) = of.lookback;
     // SAFETY: the look-back scratch holds `lookback_bytes` (a multiple of 4) bytes; the memset is
     // queued on the stream its scratch is ordered on.
     unsafe { stream.memset_d32_raw_async(lookback, 0, lookback_bytes / 4)? };
-    let starts = of.counts + u64::from(of.pass) * 256 * widths.offset_bytes() as CUdeviceptr;
+    let starts = of.starts + u64::from(of.pass) * 256 * widths.offset_bytes() as CUdeviceptr;
     // With `i64` flat indices out, the last pass that runs is written by the indices scatter: the
     // sort's last pass, or any pass of the key where only skipped key passes may follow.
     let may_be_last = of.pass + 1 == of.passes || (of.skip != 0 && of.key_passes == of.passes);
@@ -577,7 +586,7 @@ fn queue_pass(
         // (`geometry.tiles`, of the tile the code was generated with: `tile_len`); block b reads
         // the tile counter and the status words of tiles before its own and writes its own
         // (inside the look-back's `lookback_bytes`, zeroed above), tile 0 reads the pass's 256
-        // starts (inside `counts`). It reads, from the source plan_pass picks, what the
+        // starts (inside `starts`). It reads, from the source plan_pass picks, what the
         // histogram read (a null values_in: flat indices generated, not read), and writes each
         // element once at its digit's start plus its rank among the equal digits before it, a
         // permutation of 0..n, into the destination plan_pass picks: the scratch or staging
@@ -605,6 +614,7 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
     // The counts of every pass, then the skip word.
     let counts_bytes = passes.len() * 256 * widths.offset_bytes();
     let counts = Scratch::zeroed(stream, counts_bytes + 4)?;
+    let starts = Scratch::new(stream, counts_bytes)?;
     let lookback = Scratch::new(stream, geometry.lookback_bytes(widths))?;
     // Scratch keys and payloads, when the passes need a second buffer.
     let alternate_keys = match passes.len() > 1 {
@@ -657,6 +667,7 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
             key_passes: key_bytes as u32,
             skip,
             counts: counts.ptr(),
+            starts: starts.ptr(),
             lookback: (lookback.ptr(), geometry.lookback_bytes(widths)),
         };
         queue_pass(stream, &loaded, (geometry, widths), job.len, digits, &buffers, of)?;
@@ -1029,6 +1040,7 @@ pub(crate) fn partition_distinct<K: Element>(
     let geometry = Geometry::of(loaded.sm_count, K::DTYPE, Payload::Values(8), widths, len)?;
     let offset_bytes = widths.offset_bytes();
     let counts = Scratch::zeroed(stream, 256 * offset_bytes)?;
+    let starts = Scratch::new(stream, 256 * offset_bytes)?;
     let lookback = Scratch::new(stream, geometry.lookback_bytes(widths))?;
     let buffers = Buffers {
         input: (keys, Some(values)),
@@ -1043,15 +1055,16 @@ pub(crate) fn partition_distinct<K: Element>(
         key_passes: 0,
         skip: 0,
         counts: counts.ptr(),
+        starts: starts.ptr(),
         lookback: (lookback.ptr(), geometry.lookback_bytes(widths)),
     };
     queue_pass(stream, &loaded, (geometry, widths), len, Digits::Distinct, &buffers, of)?;
     drop(operands);
     // Where digit 1 (a repeat) starts: the number of distinct keys.
     let at = offset_bytes;
-    let distinct = counts
+    let distinct = starts
         .0
-        .view(counts.ptr() + at as CUdeviceptr, vec![offset_bytes], vec![1]);
+        .view(starts.ptr() + at as CUdeviceptr, vec![offset_bytes], vec![1]);
     let bytes = distinct.to_vec()?;
     let mut word = [0u8; 8];
     word[..offset_bytes].copy_from_slice(&bytes);
