@@ -1322,8 +1322,9 @@ fn complex_factorizations<C: HostComplex>(stream: &Stream) {
         other => panic!("{dtype} cholesky of a batch with an indefinite matrix: {other:?}"),
     }
 
-    // eigh / eigvalsh: Jacobi for a small stack, divide and conquer for one larger matrix.
-    for (count, n) in [(4, 5), (1, 40)] {
+    // eigh / eigvalsh: Jacobi for a small stack, divide and conquer for one larger matrix, one
+    // batched call for a stack of larger ones.
+    for (count, n) in [(4, 5), (1, 40), (2, 36)] {
         let h = hermitian_positive(count, n, 43);
         let a = complex_array::<C>(stream, &h, &[count, n, n]);
         for upper in [false, true] {

@@ -326,6 +326,31 @@ EXPORT unsigned cusolverDnXsyevd(void *handle, void *params, int jobz, int uplo,
     }
     return factor(handle, a, device_work, device_bytes, host_work, host_bytes, info);
 }
+EXPORT unsigned cusolverDnXsyevBatched_bufferSize(void *handle, void *params, int jobz, int uplo, long long n,
+                                                  int type_a, const void *a, long long lda, int type_w, const void *w,
+                                                  int compute, size_t *device, size_t *host, long long batch) {
+    (void)params, (void)jobz, (void)uplo, (void)n, (void)type_a, (void)a, (void)lda, (void)type_w, (void)w;
+    (void)compute;
+    if (batch < 1) return CUSOLVER_INVALID_VALUE;
+    return buffer_size(handle, device, host);
+}
+/* The eigenvalues of a batch of symmetric (Hermitian) matrices: checks `W` and its workspaces,
+ * writes one `info` per matrix. */
+EXPORT unsigned cusolverDnXsyevBatched(void *handle, void *params, int jobz, int uplo, long long n, int type_a,
+                                       void *a, long long lda, int type_w, void *w, int compute, void *device_work,
+                                       size_t device_bytes, void *host_work, size_t host_bytes, int *info,
+                                       long long batch) {
+    (void)params, (void)jobz, (void)uplo, (void)type_a, (void)type_w, (void)compute;
+    if (!w || lda < n || batch < 1) {
+        int code = enter();
+        return code ? (unsigned)code : CUSOLVER_INVALID_VALUE;
+    }
+    for (long long i = 0; i < batch; i++) {
+        unsigned status = factor(handle, a, device_work, device_bytes, host_work, host_bytes, info + i);
+        if (status) return status;
+    }
+    return CUSOLVER_SUCCESS;
+}
 EXPORT unsigned cusolverDnXgesvd_bufferSize(void *handle, void *params, signed char jobu, signed char jobvt,
                                             long long m, long long n, int type_a, const void *a, long long lda,
                                             int type_s, const void *s, int type_u, const void *u, long long ldu,

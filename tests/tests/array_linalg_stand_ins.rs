@@ -269,8 +269,18 @@ fn complex_decompositions_follow_numpys_shapes_and_types() {
         (routine, failure),
         ("cusolverDnXsyevd", LinalgFailure::NoConvergence { count: 4 })
     );
+    // A stack of matrices larger than the Jacobi batch's is one XsyevBatched call, whose
+    // failure names the matrix.
+    let big = DeviceArray::<f32>::zeros(&stream, [2, 40, 40]).unwrap();
+    let (routine, index, failure) = linalg_failure(big.eigh(false));
+    assert_eq!(
+        (routine, index, failure),
+        ("cusolverDnXsyevBatched", 0, LinalgFailure::NoConvergence { count: 4 })
+    );
     fake_libs::set_info(0);
-    drop((h, w, v, wide, u, s, vh, u_full, vh_full, tall, b, fit, stream, context));
+    drop((
+        h, w, v, wide, u, s, vh, u_full, vh_full, tall, b, fit, big, stream, context,
+    ));
     assert!(cuda_core::release_process_caches());
     let counts = fake.counts();
     assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");

@@ -762,6 +762,127 @@ impl Solver {
         )
     }
 
+    /// Device workspace bytes of `cusolverDnXsyevBatched` for `count` matrices of `a`. A
+    /// cuSOLVER without it (before CUDA 12.6) is [`Error::Symbol`] naming it.
+    pub fn syev_batched_workspace<T: SolverScalar>(
+        &mut self,
+        vectors: bool,
+        fill: Fill,
+        a: Matrix,
+        count: usize,
+    ) -> Result<usize> {
+        Ok(self.syev_batched_sizes::<T>(vectors, fill, a, count)?.0)
+    }
+
+    fn syev_batched_sizes<T: SolverScalar>(
+        &mut self,
+        vectors: bool,
+        fill: Fill,
+        a: Matrix,
+        count: usize,
+    ) -> Result<(usize, usize)> {
+        let n = a.order("A")?;
+        a.span("A")?;
+        if count == 0 {
+            return Err(Error::InvalidValue(
+                "a batch of 0 matrices: count must be at least 1".into(),
+            ));
+        }
+        let query = cuda_sys::cusolver()?.cusolverDnXsyevBatched_bufferSize()?;
+        let (handle, params) = (self.handle, self.params);
+        self.query_sizes("cusolverDnXsyevBatched_bufferSize", |device, host| {
+            // SAFETY: a size query on a live handle, as in `potrf_sizes`.
+            Ok(unsafe {
+                query(
+                    handle,
+                    params,
+                    eig_mode(vectors),
+                    fill.raw(),
+                    to_long("n", n)?,
+                    T::DATA_TYPE,
+                    std::ptr::null(),
+                    to_long("lda", a.ld)?,
+                    <T::Real as SolverScalar>::DATA_TYPE,
+                    std::ptr::null(),
+                    T::DATA_TYPE,
+                    device,
+                    host,
+                    to_long("count", count)?,
+                )
+            })
+        })
+    }
+
+    /// Queues the eigenvalues (ascending, `n` per matrix into `w`, of [`SolverScalar::Real`])
+    /// and, with `vectors`, the orthonormal eigenvectors (into `a`) of `count` symmetric
+    /// (complex: Hermitian) matrices of `a` stored one after another (`ld * n` elements apart),
+    /// each read from its `fill` triangle, in one call (`cusolverDnXsyevBatched`: any size, where
+    /// the Jacobi batch stops at [`JACOBI_BATCHED_MAX`](super::JACOBI_BATCHED_MAX)). `a` is
+    /// destroyed either way. A matrix that did not converge is [`Error::Linalg`] from
+    /// [`Solver::check_info`], with its index; a cuSOLVER without the routine (before CUDA
+    /// 12.6) is [`Error::Symbol`] naming it, before anything is queued.
+    #[allow(clippy::too_many_arguments)]
+    pub fn syev_batched<T: SolverScalar>(
+        &mut self,
+        vectors: bool,
+        fill: Fill,
+        a_shape: Matrix,
+        count: usize,
+        a: &mut (impl DeviceMemoryMut + ?Sized),
+        w: &mut (impl DeviceMemoryMut + ?Sized),
+        workspace: Option<&mut dyn DeviceMemoryMut>,
+    ) -> Result<()> {
+        let (device_bytes, host_bytes) = self.syev_batched_sizes::<T>(vectors, fill, a_shape, count)?;
+        let n = a_shape.rows;
+        if n == 0 {
+            return Ok(());
+        }
+        let call = cuda_sys::cusolver()?.cusolverDnXsyevBatched()?;
+        let a_bytes = a_shape.batch_span("A", count)? * size_of::<T>();
+        let w_bytes = n * count * size_of::<T::Real>();
+        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
+        let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
+        apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
+        let (workspace_ptr, _workspace_use) =
+            self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
+        let _a_use = a.begin_use(&self.stream, Access::Write)?;
+        let _w_use = w.begin_use(&self.stream, Access::Write)?;
+        let (handle, params) = (self.handle, self.params);
+        self.queue(
+            "cusolverDnXsyevBatched",
+            Meaning::NoConvergence,
+            count,
+            host_bytes,
+            |info, host| {
+                // SAFETY: the handle is live and its context current; A holds `count` matrices one
+                // after another, W `n` values per matrix, the workspaces the queried bytes, `info`
+                // one slot per matrix; all are borrowed with their stream uses open until the call
+                // returns.
+                check("cusolverDnXsyevBatched", unsafe {
+                    call(
+                        handle,
+                        params,
+                        eig_mode(vectors),
+                        fill.raw(),
+                        to_long("n", n)?,
+                        T::DATA_TYPE,
+                        device_ptr(a_ptr),
+                        to_long("lda", a_shape.ld)?,
+                        <T::Real as SolverScalar>::DATA_TYPE,
+                        device_ptr(w_ptr),
+                        T::DATA_TYPE,
+                        device_ptr(workspace_ptr),
+                        device_bytes,
+                        host,
+                        host_bytes,
+                        info,
+                        to_long("count", count)?,
+                    )
+                })
+            },
+        )
+    }
+
     /// Device workspace bytes of `cusolverDnXgeev` for `a` (right eigenvectors with `vectors`).
     /// A cuSOLVER without `Xgeev` (before CUDA 12.6) is [`Error::Symbol`] naming it.
     pub fn geev_workspace<T: SolverScalar>(&mut self, vectors: bool, a: Matrix) -> Result<usize> {

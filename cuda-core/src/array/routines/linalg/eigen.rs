@@ -1,9 +1,10 @@
 //! NumPy's `linalg.eigh` and `linalg.eigvalsh` over stacks `(..., n, n)` of symmetric matrices.
 //!
 //! A stack of matrices up to [`JACOBI_BATCHED_MAX`] is one Jacobi call for the whole stack
-//! (`syevjBatched`); one matrix, or a stack of larger ones, goes through cuSOLVER's divide and
-//! conquer (`Xsyevd`), one call per matrix (cuSOLVER has no batched form of it), all on one
-//! workspace and stream, with one read-back of the `info`s at the end.
+//! (`syevjBatched`); a stack of larger ones is one `XsyevBatched` call (cuSOLVER from CUDA 12.6;
+//! with an older one, one `Xsyevd` call per matrix, all on one workspace and stream); one matrix
+//! goes through cuSOLVER's divide and conquer (`Xsyevd`). Either way the `info`s are read back
+//! once, at the end.
 //!
 //! The row-major copy read column-major is `A^T`: NumPy's lower triangle is its upper one, and
 //! the eigenvectors, the columns of the column-major result, are the rows of the row-major
@@ -12,7 +13,7 @@
 //! complex vectors are conjugated once (one element-wise copy of the transposed view).
 
 use cuda_driver::DeviceMemoryMut;
-use cuda_libs::solver::{Matrix, JACOBI_BATCHED_MAX};
+use cuda_libs::solver::{Fill, Matrix, Solver, SolverScalar, JACOBI_BATCHED_MAX};
 
 use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{column_major_fill, LinalgInput, SquareStack};
@@ -48,6 +49,13 @@ fn decompose<T: LinalgInput>(
                 _ => Some(&mut workspace),
             };
             solver.syevj_batched::<T::Factored>(vectors, fill, square, count, &mut m, &mut w, workspace)?;
+        } else if let Some(bytes) = batched_workspace::<T::Factored>(solver, vectors, fill, (square, count))? {
+            let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
+            let workspace: Option<&mut dyn DeviceMemoryMut> = match bytes {
+                0 => None,
+                _ => Some(&mut workspace),
+            };
+            solver.syev_batched::<T::Factored>(vectors, fill, square, count, &mut m, &mut w, workspace)?;
         } else {
             let bytes = solver.syevd_workspace::<T::Factored>(vectors, fill, square)?;
             let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
@@ -64,6 +72,25 @@ fn decompose<T: LinalgInput>(
         Ok(solver.check_info()?)
     })?;
     Ok((w, m))
+}
+
+/// The device workspace of one `XsyevBatched` call for a stack of `count` matrices (more than
+/// one), or `None` for one matrix or where the installed cuSOLVER lacks the routine (before CUDA
+/// 12.6).
+fn batched_workspace<F: SolverScalar>(
+    solver: &mut Solver,
+    vectors: bool,
+    fill: Fill,
+    (square, count): (Matrix, usize),
+) -> cuda_libs::Result<Option<usize>> {
+    if count < 2 {
+        return Ok(None);
+    }
+    match solver.syev_batched_workspace::<F>(vectors, fill, square, count) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(cuda_libs::Error::Symbol(_)) => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 impl<T: LinalgInput> DeviceArray<T> {
