@@ -788,6 +788,13 @@ impl Solver {
                 "a batch of 0 matrices: count must be at least 1".into(),
             ));
         }
+        if !syev_batch_fits(a, count) {
+            return Err(Error::InvalidValue(format!(
+                "cusolverDnXsyevBatched: n * lda * count must stay within i32::MAX (cuSOLVER's limit); \
+                 {n} * {} * {count} does not",
+                a.ld
+            )));
+        }
         let query = cuda_sys::cusolver()?.cusolverDnXsyevBatched_bufferSize()?;
         let (handle, params) = (self.handle, self.params);
         self.query_sizes("cusolverDnXsyevBatched_bufferSize", |device, host| {
@@ -1296,6 +1303,15 @@ impl std::fmt::Debug for Solver {
     }
 }
 
+/// Whether `count` matrices of `a` are within `cusolverDnXsyevBatched`'s limit: `n * lda * count`
+/// at most `i32::MAX`.
+pub fn syev_batch_fits(a: Matrix, count: usize) -> bool {
+    a.rows
+        .checked_mul(a.ld)
+        .and_then(|elements| elements.checked_mul(count))
+        .is_some_and(|elements| elements <= i32::MAX as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1327,5 +1343,13 @@ mod tests {
         assert!(all_apart(&[("A", 0, 8), ("S", 8, 8), ("U", 16, 8)]).is_ok());
         let overlap = all_apart(&[("A", 0, 8), ("S", 8, 8), ("U", 4, 8)]);
         assert!(matches!(overlap, Err(Error::InvalidValue(m)) if m.contains("A") && m.contains("U")));
+    }
+
+    #[test]
+    fn syev_batches_stay_within_cusolvers_element_limit() {
+        assert!(syev_batch_fits(Matrix::square(100), 500));
+        assert!(syev_batch_fits(Matrix::square(1 << 10), (1 << 11) - 1));
+        assert!(!syev_batch_fits(Matrix::square(1 << 10), 1 << 11));
+        assert!(!syev_batch_fits(Matrix::square(1 << 40), 1 << 40));
     }
 }

@@ -40,7 +40,7 @@ mod info;
 mod typed;
 
 pub use batched::JACOBI_BATCHED_MAX;
-pub use dense::{Solver, SvdVectors};
+pub use dense::{syev_batch_fits, Solver, SvdVectors};
 
 /// Loads cuSOLVER and cuBLAS (for the batched LU) now (each is loaded once per process, on first
 /// use), so a program can say early that one is missing: [`Error::Load`] lists every place tried.

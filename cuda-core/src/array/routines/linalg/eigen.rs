@@ -13,7 +13,7 @@
 //! complex vectors are conjugated once (one element-wise copy of the transposed view).
 
 use cuda_driver::DeviceMemoryMut;
-use cuda_libs::solver::{Fill, Matrix, Solver, SolverScalar, JACOBI_BATCHED_MAX};
+use cuda_libs::solver::{syev_batch_fits, Fill, Matrix, Solver, SolverScalar, JACOBI_BATCHED_MAX};
 
 use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{column_major_fill, LinalgInput, SquareStack};
@@ -75,15 +75,15 @@ fn decompose<T: LinalgInput>(
 }
 
 /// The device workspace of one `XsyevBatched` call for a stack of `count` matrices (more than
-/// one), or `None` for one matrix or where the installed cuSOLVER lacks the routine (before CUDA
-/// 12.6).
+/// one), or `None` for one matrix, for a stack beyond the routine's `n * lda * count <=
+/// i32::MAX`, or where the installed cuSOLVER lacks the routine (before CUDA 12.6).
 fn batched_workspace<F: SolverScalar>(
     solver: &mut Solver,
     vectors: bool,
     fill: Fill,
     (square, count): (Matrix, usize),
 ) -> cuda_libs::Result<Option<usize>> {
-    if count < 2 {
+    if count < 2 || !syev_batch_fits(square, count) {
         return Ok(None);
     }
     match solver.syev_batched_workspace::<F>(vectors, fill, square, count) {
