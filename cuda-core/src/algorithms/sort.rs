@@ -29,9 +29,12 @@
 //! bytes). Passes ping-pong between the output and one scratch buffer from the pool, so the
 //! inputs are never written. Passes on the rows or segments (and `unique`'s pass) count their
 //! digits in a histogram of their own before they run.
-//! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted one row per block
-//! instead: a bitonic network in shared memory over (key, position) pairs, which is stable
-//! because the position breaks ties, reading and writing each key once. A longer row sort is a
+//! Rows of up to 2048 keys (and `argsort` of up to 2048 keys) are sorted inside one block
+//! instead (2048 / the row's padded length rows at a time): a bitonic network over (key,
+//! position) pairs, which is stable because the position breaks ties, reading and writing each
+//! key once. Each thread holds 8 consecutive slots in registers: the steps between slots under
+//! 8 apart run in the thread, under 256 apart by warp shuffles, and only the longer ones (rows of
+//! 512 slots and more) through shared memory. A longer row sort is a
 //! stable sort by key followed by stable passes on the row of each element's flat index
 //! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
