@@ -1053,6 +1053,7 @@ fn fft_and_solver(
     solver.potrf::<f64>(Fill::Lower, Matrix::square(n), &mut a, Some(&mut ws))?;
     solver.potrf_workspace::<f64>(Fill::Lower, Matrix::square(n))?;
     solver.syevj_batched::<f64>(true, Fill::Lower, Matrix::square(n), count, &mut a, &mut w, None)?;
+    solver.syev_batched::<f64>(true, Fill::Lower, Matrix::square(n), count, &mut a, &mut w, None)?;
     solver.gesvdj_batched::<f64>(Matrix::square(n), count, &mut a, &mut w, None, None, None)?;
     solver.potrf_batched::<f64>(Fill::Lower, Matrix::square(n), count, &mut a)?;
     solver.getrf_batched::<f64>(Matrix::square(n), count, &mut a, &mut pivots)?;
