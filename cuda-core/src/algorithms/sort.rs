@@ -458,7 +458,7 @@ struct PassOf {
     /// kernel.
     starts: CUdeviceptr,
     /// The pass's look-back ([`Geometry::lookback_bytes`]), zeroed here before each pass.
-    lookback: (CUdeviceptr, usize),
+    lookback: CUdeviceptr,
 }
 
 /// Queues one pass: its digit counts and their starts where it needs them (the first pass on
@@ -535,7 +535,7 @@ fn queue_pass(
         // skip word where it is not null.
         unsafe { starts.run(&loaded.functions[STARTS], (1, 1), (SORT_BLOCK, 1))? };
     }
-    let (lookback, lookback_bytes) = of.lookback;
+    let (lookback, lookback_bytes) = (of.lookback, geometry.lookback_bytes(widths));
     // SAFETY: the look-back scratch holds `lookback_bytes` (a multiple of 4) bytes; the memset is
     // queued on the stream its scratch is ordered on.
     unsafe { stream.memset_d32_raw_async(lookback, 0, lookback_bytes / 4)? };
@@ -671,7 +671,7 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
             skip,
             counts: counts.ptr(),
             starts: starts.ptr(),
-            lookback: (lookback.ptr(), geometry.lookback_bytes(widths)),
+            lookback: lookback.ptr(),
         };
         queue_pass(stream, &loaded, (geometry, widths), job.len, digits, &buffers, of)?;
     }
@@ -1059,7 +1059,7 @@ pub(crate) fn partition_distinct<K: Element>(
         skip: 0,
         counts: counts.ptr(),
         starts: starts.ptr(),
-        lookback: (lookback.ptr(), geometry.lookback_bytes(widths)),
+        lookback: lookback.ptr(),
     };
     queue_pass(stream, &loaded, (geometry, widths), len, Digits::Distinct, &buffers, of)?;
     drop(operands);
