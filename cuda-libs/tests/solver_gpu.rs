@@ -337,6 +337,64 @@ fn qr_svd_and_eigen<T: Real>(stream: &Stream) {
         "V^T V"
     );
 
+    // Jacobi SVD of the wide A^T (n x m: gesvdj takes any shape), economic: A^T = U S V^T with
+    // U n x n and V m x n, so A = V S U^T.
+    let a_t = transpose(&a_host, m, n);
+    let mut a = upload::<T>(stream, &a_t);
+    let wide = Matrix::new(n, m);
+    let mut s = DeviceBuffer::<T>::zeroed(stream.context(), n).unwrap();
+    let mut u = DeviceBuffer::<T>::zeroed(stream.context(), n * n).unwrap();
+    let mut v = DeviceBuffer::<T>::zeroed(stream.context(), m * n).unwrap();
+    let mut ws = workspace(stream, solver.gesvdj_workspace::<T>(SvdVectors::Thin, wide).unwrap());
+    solver
+        .gesvdj::<T>(
+            SvdVectors::Thin,
+            wide,
+            &mut a,
+            &mut s,
+            Some(&mut u),
+            Some(&mut v),
+            Some(&mut ws),
+        )
+        .unwrap();
+    solver.check_info().unwrap();
+    let (s, u, v) = (download(&s), download(&u), download(&v));
+    assert!(s.windows(2).all(|w| w[0] >= w[1]), "gesvdj descending: {s:?}");
+    let mut vs = v.clone();
+    for j in 0..n {
+        for i in 0..m {
+            vs[i + j * m] *= s[j];
+        }
+    }
+    assert!(
+        diff(&matmul(&vs, &transpose(&u, n, n), m, n, n), &a_host) / norm(&a_host) <= tolerance,
+        "gesvdj: V S U^T"
+    );
+    assert!(
+        diff(&matmul(&transpose(&v, m, n), &v, n, m, n), &identity) <= tolerance * n as f64,
+        "gesvdj: V^T V"
+    );
+    // Values only: the same singular values (cuSOLVER is given scratch for U and V).
+    let mut a = upload::<T>(stream, &a_t);
+    let mut values_only = DeviceBuffer::<T>::zeroed(stream.context(), n).unwrap();
+    let mut ws = workspace(stream, solver.gesvdj_workspace::<T>(SvdVectors::None, wide).unwrap());
+    solver
+        .gesvdj::<T>(
+            SvdVectors::None,
+            wide,
+            &mut a,
+            &mut values_only,
+            None,
+            None,
+            Some(&mut ws),
+        )
+        .unwrap();
+    solver.check_info().unwrap();
+    assert!(
+        diff(&download(&values_only), &s) <= tolerance * s[0],
+        "gesvdj values only"
+    );
+
     // Symmetric eigenvalues: A V = V diag(w), against host Jacobi.
     let k = 16;
     let sym = symmetric(k, 13);

@@ -403,3 +403,33 @@ EXPORT unsigned cusolverDnDgesvdjBatched(void *handle, int jobz, int m, int n, d
     }
     return CUSOLVER_SUCCESS;
 }
+/* Jacobi SVD of one matrix, in each element type (`size` bytes an element): the workspace in
+ * elements, then a check of the shapes `econ` implies (U `m x m` or `m x k`, V `n x n` or
+ * `n x k`, never null) and one `info`. */
+#define GESVDJ(t, size)                                                                                          \
+    EXPORT unsigned cusolverDn##t##gesvdj_bufferSize(void *handle, int jobz, int econ, int m, int n,              \
+                                                     const void *a, int lda, const void *s, const void *u,        \
+                                                     int ldu, const void *v, int ldv, int *lwork, void *params) {  \
+        (void)jobz, (void)econ, (void)m, (void)n, (void)a, (void)lda, (void)s, (void)u, (void)ldu, (void)v;     \
+        (void)ldv;                                                                                               \
+        int code = enter();                                                                                      \
+        if (code) return code;                                                                                   \
+        if (!handle || !params || !lwork) return CUSOLVER_INVALID_VALUE;                                         \
+        *lwork = WORKSPACE / (size);                                                                             \
+        return CUSOLVER_SUCCESS;                                                                                 \
+    }                                                                                                            \
+    EXPORT unsigned cusolverDn##t##gesvdj(void *handle, int jobz, int econ, int m, int n, void *a, int lda,      \
+                                          void *s, void *u, int ldu, void *v, int ldv, void *work, int lwork,    \
+                                          int *info, void *params) {                                             \
+        (void)jobz;                                                                                              \
+        int code = enter();                                                                                      \
+        if (code) return code;                                                                                   \
+        if (!handle || !params || !a || !s || !u || !v || !work || !info || lda < m || ldu < m || ldv < n ||    \
+            (econ != 0 && econ != 1) || lwork < WORKSPACE / (size))                                              \
+            return CUSOLVER_INVALID_VALUE;                                                                       \
+        return write_info(info);                                                                                 \
+    }
+GESVDJ(S, 4)
+GESVDJ(D, 8)
+GESVDJ(C, 8)
+GESVDJ(Z, 16)

@@ -289,6 +289,54 @@ fn complex_decompositions_follow_numpys_shapes_and_types() {
 }
 
 #[test]
+fn one_matrix_goes_through_jacobi_and_the_qr_algorithm_when_jacobi_does_not_converge() {
+    let Some(fake) = stand_ins("one matrix's svd by Jacobi") else {
+        return;
+    };
+    let context = Device::get(0).unwrap().primary_context().unwrap();
+    let stream = Stream::new(&context).unwrap();
+    // One 40 x 3 matrix (too large for the batched routine): gesvdj, economic and full, with
+    // and without vectors; the stand-in checks U's and V's leading dimensions and that neither
+    // is null (scratch without vectors).
+    let tall = DeviceArray::<f32>::zeros(&stream, [40, 3]).unwrap();
+    let (u, s, vh) = tall.svd(false).unwrap();
+    assert_eq!(
+        (u.shape(), s.shape(), vh.shape()),
+        (&[40, 3][..], &[3][..], &[3, 3][..])
+    );
+    let (u, _, vh) = tall.svd(true).unwrap();
+    assert_eq!((u.shape(), vh.shape()), (&[40, 40][..], &[3, 3][..]));
+    assert_eq!(tall.svdvals().unwrap().shape(), [3]);
+    let calls = fake_libs::calls();
+    // Jacobi reports no convergence (info min(m, n) + 1): the same matrix goes through the QR
+    // algorithm, whose failure (the stand-in writes the same info) is the one returned.
+    fake_libs::set_info(4);
+    let (routine, index, failure) = linalg_failure(tall.svdvals());
+    assert_eq!(
+        (routine, index, failure),
+        ("cusolverDnXgesvd", 0, LinalgFailure::NoConvergence { count: 4 })
+    );
+    assert!(fake_libs::calls() > calls + 2, "both routines were called");
+    // A stack of two 40 x 3 matrices: one gesvdj call each, the failure's index kept.
+    let stack = DeviceArray::<Complex<f64>>::zeros(&stream, [2, 40, 3]).unwrap();
+    fake_libs::set_info(0);
+    assert_eq!(stack.svd(false).unwrap().1.shape(), [2, 3]);
+    fake_libs::set_info(1);
+    let (routine, _, failure) = linalg_failure(stack.svdvals());
+    assert_eq!(
+        (routine, failure),
+        ("cusolverDnXgesvd", LinalgFailure::NoConvergence { count: 1 })
+    );
+    fake_libs::set_info(0);
+    drop((u, s, vh, tall, stack, stream, context));
+    assert!(cuda_core::release_process_caches());
+    let counts = fake.counts();
+    assert!(counts.double_frees == 0 && counts.invalid_handles == 0, "{counts}");
+    fake.set_bodiless_kernels_noop(false);
+    fake.destroy_all();
+}
+
+#[test]
 fn singular_values_of_a_small_stack_give_gesvdj_batched_its_u_and_v() {
     let Some(fake) = stand_ins("singular values of a small stack") else {
         return;

@@ -71,7 +71,7 @@ impl Solver {
         Ok(self.syevj)
     }
 
-    fn gesvdj_params(&mut self) -> Result<cuda_sys::cusolver::gesvdjInfo_t> {
+    pub(super) fn gesvdj_params(&mut self) -> Result<cuda_sys::cusolver::gesvdjInfo_t> {
         if self.gesvdj.is_null() {
             let create = cuda_sys::cusolver()?.cusolverDnCreateGesvdjInfo()?;
             // SAFETY: a valid out-pointer; the parameters are destroyed with the handle.

@@ -37,6 +37,7 @@ use crate::{Error, Result};
 mod batched;
 mod dense;
 mod info;
+mod jacobi;
 mod typed;
 
 pub use batched::JACOBI_BATCHED_MAX;

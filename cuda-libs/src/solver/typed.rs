@@ -90,6 +90,42 @@ pub(crate) type GesvdjBatched<E, R> = unsafe extern "C" fn(
     gesvdjInfo_t,
     i32,
 ) -> cusolverStatus_t;
+/// `cusolverDn<t>gesvdj_bufferSize`: `R` is the singular values' type.
+pub(crate) type GesvdjBufferSize<E, R> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    cusolverEigMode_t,
+    i32,
+    i32,
+    i32,
+    *const E,
+    i32,
+    *const R,
+    *const E,
+    i32,
+    *const E,
+    i32,
+    *mut i32,
+    gesvdjInfo_t,
+) -> cusolverStatus_t;
+/// `cusolverDn<t>gesvdj`.
+pub(crate) type Gesvdj<E, R> = unsafe extern "C" fn(
+    cusolverDnHandle_t,
+    cusolverEigMode_t,
+    i32,
+    i32,
+    i32,
+    *mut E,
+    i32,
+    *mut R,
+    *mut E,
+    i32,
+    *mut E,
+    i32,
+    *mut E,
+    i32,
+    *mut i32,
+    gesvdjInfo_t,
+) -> cusolverStatus_t;
 /// `cusolverDn<t>potrfBatched`.
 pub(crate) type PotrfBatched<E> = unsafe extern "C" fn(
     cusolverDnHandle_t,
@@ -151,6 +187,10 @@ pub trait Typed: Sized {
     fn gesvdj_batched_buffer_size() -> Result<GesvdjBatchedBufferSize<Self::Raw, Self::RawReal>>;
     /// `<t>gesvdjBatched`.
     fn gesvdj_batched() -> Result<GesvdjBatched<Self::Raw, Self::RawReal>>;
+    /// `<t>gesvdj_bufferSize`.
+    fn gesvdj_buffer_size() -> Result<GesvdjBufferSize<Self::Raw, Self::RawReal>>;
+    /// `<t>gesvdj`.
+    fn gesvdj() -> Result<Gesvdj<Self::Raw, Self::RawReal>>;
     /// `<t>potrfBatched`.
     fn potrf_batched() -> Result<PotrfBatched<Self::Raw>>;
     /// `cublas<t>getrfBatched`.
@@ -163,7 +203,8 @@ pub trait Typed: Sized {
 
 macro_rules! typed {
     ($ty:ty, $raw:ty, $raw_real:ty, $blas_raw:ty, $orgqr_size:ident, $orgqr:ident, $syevj_size:ident,
-     $syevj:ident, $gesvdj_size:ident, $gesvdj:ident, $potrf_batched:ident, $getrf:ident, $getrs:ident,
+     $syevj:ident, $gesvdj_size:ident, $gesvdj:ident, $gesvdj_one_size:ident, $gesvdj_one:ident,
+     $potrf_batched:ident, $getrf:ident, $getrs:ident,
      $getri:ident) => {
         impl Typed for $ty {
             type Raw = $raw;
@@ -186,6 +227,12 @@ macro_rules! typed {
             }
             fn gesvdj_batched() -> Result<GesvdjBatched<$raw, $raw_real>> {
                 Ok(cuda_sys::cusolver()?.$gesvdj()?)
+            }
+            fn gesvdj_buffer_size() -> Result<GesvdjBufferSize<$raw, $raw_real>> {
+                Ok(cuda_sys::cusolver()?.$gesvdj_one_size()?)
+            }
+            fn gesvdj() -> Result<Gesvdj<$raw, $raw_real>> {
+                Ok(cuda_sys::cusolver()?.$gesvdj_one()?)
             }
             fn potrf_batched() -> Result<PotrfBatched<$raw>> {
                 Ok(cuda_sys::cusolver()?.$potrf_batched()?)
@@ -214,6 +261,8 @@ typed!(
     cusolverDnSsyevjBatched,
     cusolverDnSgesvdjBatched_bufferSize,
     cusolverDnSgesvdjBatched,
+    cusolverDnSgesvdj_bufferSize,
+    cusolverDnSgesvdj,
     cusolverDnSpotrfBatched,
     cublasSgetrfBatched,
     cublasSgetrsBatched,
@@ -230,6 +279,8 @@ typed!(
     cusolverDnDsyevjBatched,
     cusolverDnDgesvdjBatched_bufferSize,
     cusolverDnDgesvdjBatched,
+    cusolverDnDgesvdj_bufferSize,
+    cusolverDnDgesvdj,
     cusolverDnDpotrfBatched,
     cublasDgetrfBatched,
     cublasDgetrsBatched,
@@ -246,6 +297,8 @@ typed!(
     cusolverDnCheevjBatched,
     cusolverDnCgesvdjBatched_bufferSize,
     cusolverDnCgesvdjBatched,
+    cusolverDnCgesvdj_bufferSize,
+    cusolverDnCgesvdj,
     cusolverDnCpotrfBatched,
     cublasCgetrfBatched,
     cublasCgetrsBatched,
@@ -262,6 +315,8 @@ typed!(
     cusolverDnZheevjBatched,
     cusolverDnZgesvdjBatched_bufferSize,
     cusolverDnZgesvdjBatched,
+    cusolverDnZgesvdj_bufferSize,
+    cusolverDnZgesvdj,
     cusolverDnZpotrfBatched,
     cublasZgetrfBatched,
     cublasZgetrsBatched,

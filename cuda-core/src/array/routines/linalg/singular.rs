@@ -4,27 +4,29 @@
 //!
 //! A stack of matrices up to [`JACOBI_BATCHED_MAX`] on each side is one Jacobi call for the
 //! whole stack (`gesvdjBatched`); one matrix, or a stack of larger ones, goes through
-//! cuSOLVER's `Xgesvd`, one call per matrix (no batched form), with one read-back at the end.
-//! cuSOLVER's `gesvd` takes matrices with at least as many rows as columns: a row-major `m x n`
-//! copy with `m <= n` is such a matrix read column-major (its transpose, whose singular values
-//! are the same), and a taller one is copied transposed instead: one copy either way, which
-//! the destructive routine needs anyway.
+//! cuSOLVER's Jacobi `gesvdj`, one call per matrix (no batched form), with one read-back at the
+//! end; a matrix Jacobi did not converge on within cuSOLVER's sweeps is decomposed again by the
+//! QR algorithm (`Xgesvd`), as torch does. Both take the matrix with at least as many rows as
+//! columns (`Xgesvd` takes no other): a row-major `m x n` copy with `m <= n` is such a matrix
+//! read column-major (its transpose, whose singular values are the same), and a taller one is
+//! copied transposed instead: one copy either way, which the destructive routines need anyway.
 //!
 //! With vectors, `A^T = U' S V'^T` gives `A = V' S U'^T`: for the copy read as `A^T`, cuSOLVER's
 //! `U'` buffer read row-major is `U'^T`, NumPy's `Vh`, and its `V'^T` buffer read row-major is
 //! `V'`, NumPy's `U`, with no transpose at all; for the transposed copy both come back as
-//! transposed views. Jacobi's batched form returns `V` rather than `V^T`, and full matrices
+//! transposed views. Jacobi returns `V` rather than `V^T`, and its batched form full matrices
 //! only: the reduced ones are views of their leading rows or columns.
 //!
 //! Complex matrices follow the same reading with `^H` (the conjugate transpose) in place of
-//! `^T` where cuSOLVER conjugates: `A^T = U' S V'^H` gives `A = conj(V') S U'^T`, and gesvd's
-//! `V'^H` buffer read row-major is `conj(V')` already; only Jacobi's `V'` buffer is conjugated
-//! (one element-wise copy). The singular values are real: `f32` of `Complex<f32>`.
+//! `^T` where cuSOLVER conjugates: `A^T = U' S V'^H` gives `A = conj(V') S U'^T`, and the QR
+//! algorithm's `V'^H` buffer read row-major is `conj(V')` already; only Jacobi's `V'` buffer is
+//! conjugated (one element-wise copy). The singular values are real: `f32` of `Complex<f32>`.
 
 use std::any::Any;
 
 use cuda_driver::DeviceMemoryMut;
 use cuda_libs::solver::{SvdVectors, JACOBI_BATCHED_MAX};
+use cuda_libs::LinalgFailure;
 use num_complex::Complex;
 
 use super::handles::{refuse_solver_in_capture, with_solver};
@@ -34,7 +36,7 @@ use crate::array::dtype::Element;
 use crate::array::promotion::Scalars;
 use crate::array::routines::math::{where_, ExprOps};
 use crate::array::view::Slice;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The real type of `F`'s singular values.
 type RealOf<F> = <F as Scalars>::Real;
@@ -45,13 +47,45 @@ type Svd<F> = (DeviceArray<F>, DeviceArray<RealOf<F>>, DeviceArray<F>);
 /// The singular values and, when asked for, the vectors `U` and `Vh`.
 type Decomposed<F> = (DeviceArray<RealOf<F>>, Option<(DeviceArray<F>, DeviceArray<F>)>);
 
+/// How a stack's matrices are decomposed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Method {
+    /// One `gesvdjBatched` call for the whole stack: it writes full `U` and `V`.
+    BatchedJacobi,
+    /// `gesvdj` per matrix: `V` (not `V^H`), economic when asked.
+    Jacobi,
+    /// `Xgesvd` (the QR algorithm) per matrix: `V^H`.
+    Qr,
+}
+
 /// The singular values of `stack` (`(count, k)`, descending) and, with `vectors`, `U` and `Vh`
 /// (`(count, m, m)` and `(count, n, n)` when `full`, else `(count, m, k)` and `(count, k, n)`),
-/// none of its extents 0.
+/// none of its extents 0. A stack of small matrices is one batched Jacobi call; otherwise each
+/// matrix goes through Jacobi's `gesvdj`, and, as torch does, through the QR algorithm again
+/// when Jacobi did not converge within cuSOLVER's sweeps.
 fn decompose<T: LinalgInput>(
     a: &DeviceArray<T>,
     stack: &MatrixStack,
     vectors: Option<bool>,
+) -> Result<Decomposed<T::Factored>> {
+    if stack.count() > 1 && stack.m.max(stack.n) <= JACOBI_BATCHED_MAX {
+        return decompose_by(a, stack, vectors, Method::BatchedJacobi);
+    }
+    match decompose_by(a, stack, vectors, Method::Jacobi) {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            failure: LinalgFailure::NoConvergence { .. },
+            ..
+        })) => decompose_by(a, stack, vectors, Method::Qr),
+        decomposed => decomposed,
+    }
+}
+
+/// [`decompose`] by one [`Method`].
+fn decompose_by<T: LinalgInput>(
+    a: &DeviceArray<T>,
+    stack: &MatrixStack,
+    vectors: Option<bool>,
+    method: Method,
 ) -> Result<Decomposed<T::Factored>> {
     let stream = a.stream().clone();
     let (count, k) = (stack.count(), stack.k());
@@ -66,14 +100,15 @@ fn decompose<T: LinalgInput>(
         .eval_on(&stream)?
         .reshape([count, cols, rows])?;
     let mut s = DeviceArray::<RealOf<T::Factored>>::empty(&stream, [count, k])?;
-    let jacobi = count > 1 && stack.m.max(stack.n) <= JACOBI_BATCHED_MAX;
     let full = vectors.unwrap_or(false);
-    // cuSOLVER's left vectors (rows x ucols) and right ones (vt_rows x cols, or cols x cols for
-    // Jacobi's V), column-major, one matrix after another; none without vectors.
-    let (ucols, vt_rows) = match (vectors.is_some(), jacobi, full) {
+    // cuSOLVER's left vectors (rows x ucols) and right ones (vt_rows x cols for the QR
+    // algorithm's V^H, cols x cols for Jacobi's V), column-major, one matrix after another;
+    // none without vectors. The operand has at least as many rows as columns, so the economic
+    // sizes are `cols`.
+    let (ucols, vt_rows) = match (vectors.is_some(), method, full) {
         (false, _, _) => (0, 0),
-        (true, true, _) | (true, false, true) => (rows, cols),
-        (true, false, false) => (cols, cols),
+        (true, Method::BatchedJacobi, _) | (true, _, true) => (rows, cols),
+        (true, _, false) => (cols, cols),
     };
     let mut left = DeviceArray::<T::Factored>::empty(&stream, [count, ucols, rows])?;
     let mut right = DeviceArray::<T::Factored>::empty(&stream, [count, cols, vt_rows])?;
@@ -83,7 +118,7 @@ fn decompose<T: LinalgInput>(
         (Some(_), false) => SvdVectors::Thin,
     };
     with_solver(&stream, |solver| {
-        if jacobi {
+        if method == Method::BatchedJacobi {
             let with = vectors.is_some();
             let bytes = solver.gesvdj_batched_workspace::<T::Factored>(with, operand, count)?;
             let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
@@ -97,7 +132,10 @@ fn decompose<T: LinalgInput>(
             };
             solver.gesvdj_batched::<T::Factored>(operand, count, &mut copy, &mut s, u, v, workspace)?;
         } else {
-            let bytes = solver.gesvd_workspace::<T::Factored>(job, operand)?;
+            let bytes = match method {
+                Method::Jacobi => solver.gesvdj_workspace::<T::Factored>(job, operand)?,
+                _ => solver.gesvd_workspace::<T::Factored>(job, operand)?,
+            };
             let mut workspace = DeviceArray::<u8>::empty(&stream, [bytes])?;
             for i in 0..count {
                 let index = i as i64;
@@ -112,7 +150,12 @@ fn decompose<T: LinalgInput>(
                     0 => None,
                     _ => Some(&mut workspace),
                 };
-                solver.gesvd::<T::Factored>(job, operand, &mut matrix, &mut values, u, vt, workspace)?;
+                match method {
+                    Method::Jacobi => {
+                        solver.gesvdj::<T::Factored>(job, operand, &mut matrix, &mut values, u, vt, workspace)?
+                    }
+                    _ => solver.gesvd::<T::Factored>(job, operand, &mut matrix, &mut values, u, vt, workspace)?,
+                }
             }
         }
         Ok(solver.check_info()?)
@@ -120,8 +163,9 @@ fn decompose<T: LinalgInput>(
     if vectors.is_none() {
         return Ok((s, None));
     }
-    // Read row-major, `left` is U'^T, and `right` is conj(V') (gesvd wrote V'^H) or V'^T
-    // (Jacobi wrote V'; conjugated here for complex types, so that it reads conj(V')^T).
+    // Read row-major, `left` is U'^T, and `right` is conj(V') (the QR algorithm wrote V'^H) or
+    // V'^T (Jacobi wrote V'; conjugated here for complex types, so that it reads conj(V')^T).
+    let jacobi = method != Method::Qr;
     let right = match jacobi && T::Factored::DTYPE.is_complex() {
         true => (&right).conj().eval_on(&stream)?,
         false => right,
@@ -134,7 +178,8 @@ fn decompose<T: LinalgInput>(
         (false, false) => (left.swapaxes(-2, -1)?, right.swapaxes(-2, -1)?),
         (false, true) => (left.swapaxes(-2, -1)?, right),
     };
-    let (u, vh) = match full || !jacobi {
+    // Only the batched routine wrote full vectors where reduced ones were asked for.
+    let (u, vh) = match full || method != Method::BatchedJacobi {
         true => (u, vh),
         false => (
             u.slice(&[Slice::ALL, Slice::ALL, Slice::new(0, Some(k))])?,
