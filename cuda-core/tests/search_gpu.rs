@@ -466,6 +466,26 @@ fn digitize_and_bincount_match_numpy() {
     let values = DeviceArray::from_slice(&stream, &[0i64, 1, 1, 3, 2, 1, 7]).unwrap();
     assert_eq!(values.bincount(0).unwrap().to_vec().unwrap(), [1, 3, 1, 1, 0, 0, 0, 1]);
     assert_eq!(values.bincount(10).unwrap().len(), 10);
+    // A minlength beyond the values counted in the first read: the same counts, zero-padded.
+    let padded = values.bincount(5000).unwrap().to_vec().unwrap();
+    assert_eq!(
+        (padded.len(), &padded[..8], padded[8..].iter().sum::<i64>()),
+        (5000, &[1, 3, 1, 1, 0, 0, 0, 1][..], 0)
+    );
+    // Unsigned extremes: 255 of u8 is a count, u64::MAX needs more bins than memory holds.
+    let bytes = DeviceArray::from_slice(&stream, &[255u8, 0, 255])
+        .unwrap()
+        .bincount(0)
+        .unwrap();
+    let bytes = bytes.to_vec().unwrap();
+    assert_eq!(
+        (bytes.len(), bytes[0], bytes[255], bytes.iter().sum::<i64>()),
+        (256, 1, 2, 3)
+    );
+    let huge = DeviceArray::from_slice(&stream, &[3u64, u64::MAX]).unwrap();
+    assert!(matches!(huge.bincount(0), Err(Error::InvalidValue(_))));
+    let least = DeviceArray::from_slice(&stream, &[5i64, i64::MIN, 2]).unwrap();
+    assert!(matches!(least.bincount(0), Err(Error::InvalidValue(_))));
     let many: Vec<u16> = (0..300_000u32).map(|i| (i * 7919 % 5003) as u16).collect();
     let mut expected = vec![0i64; 5003];
     many.iter().for_each(|&v| expected[usize::from(v)] += 1);

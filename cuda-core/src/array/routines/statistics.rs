@@ -22,7 +22,7 @@
 
 use cuda_driver::Stream;
 
-use crate::algorithms::histogram::{check_bins, even_edge, histogram_even};
+use crate::algorithms::histogram::{check_bins, count_small_values, even_edge, histogram_even, SHARED_BINS};
 use crate::algorithms::scan::{scan_by_key, ScanKind, ScanOp};
 use crate::algorithms::search::{search_sorted, Side};
 use crate::algorithms::sort::{sort_pairs, SortOrder};
@@ -209,8 +209,10 @@ impl<T: Element> DeviceArray<T> {
 
     /// How many times each value `0..=max` occurs in this 1-D array of non-negative
     /// integers: NumPy's `np.bincount(x, minlength)` without weights, `i64` counts of length
-    /// `max(x.max() + 1, minlength)`. The least and greatest elements are read back (one wait).
-    /// A negative element, a float or `Bool` array, or an array that is not 1-D is
+    /// `max(x.max() + 1, minlength)`. One read counts the values below
+    /// [`SHARED_BINS`](crate::algorithms::histogram::SHARED_BINS) and finds the least and
+    /// greatest elements, which are read back (one wait); only a greater maximum takes a second
+    /// read. A negative element, a float or `Bool` array, or an array that is not 1-D is
     /// [`Error::InvalidValue`].
     pub fn bincount(&self, minlength: usize) -> Result<DeviceArray<i64>> {
         self.check_bincount()?;
@@ -218,18 +220,33 @@ impl<T: Element> DeviceArray<T> {
         if self.is_empty() {
             return DeviceArray::<i64>::zeros(stream, minlength);
         }
-        let (least, greatest) = (self.min()?.item()?.to_f64(), self.max()?.item()?.to_f64());
-        if least < 0.0 {
+        let samples = self.to_contiguous()?;
+        let small = SHARED_BINS.max(minlength);
+        let mut counts = DeviceArray::<i64>::empty(stream, small)?;
+        let mut extremes = DeviceArray::<i64>::empty(stream, 2)?;
+        count_small_values::<T>(stream, (&samples, samples.len()), (&mut counts, small), &mut extremes)?;
+        let extremes = extremes.to_vec()?;
+        // The extremes' bits: u64 for unsigned elements.
+        let (least, greatest) = match T::DTYPE.is_unsigned_int() {
+            true => (0, extremes[1] as u64 as i128),
+            false => (i128::from(extremes[0]), i128::from(extremes[1])),
+        };
+        if least < 0 {
             return Err(Error::InvalidValue(format!(
                 "bincount: the array holds a negative value ({least})"
             )));
         }
         // Bin v is [v, v + 1): even bins of width 1 from 0, their edges exact in f64.
-        let bins = (greatest as usize)
-            .checked_add(1)
-            .ok_or_else(|| Error::InvalidValue(format!("bincount: {greatest} + 1 bins do not fit in memory")))?
+        let bins = usize::try_from(greatest + 1)
+            .map_err(|_| Error::InvalidValue(format!("bincount: {greatest} + 1 bins do not fit in memory")))?
             .max(minlength);
-        let samples = self.to_contiguous()?;
+        if greatest < SHARED_BINS as i128 {
+            return match bins == small {
+                true => Ok(counts),
+                false => counts.slice(&[Slice::new(0, Some(bins))]),
+            };
+        }
+        drop(counts);
         let mut counts = DeviceArray::<i64>::empty(stream, bins)?;
         histogram_even::<T, f64>(stream, (&samples, samples.len()), (0.0, bins as f64), &mut counts, bins)?;
         Ok(counts)
