@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use cuda_driver::{Access, DeviceMemory, DeviceMemoryMut, Stream};
 
-use super::{disjoint, elements, tile_grid, BLOCK, ITEMS, TILE};
+use super::{disjoint, elements, tile_grid, BLOCK};
 use crate::array::kernels::launch::Launch;
 use crate::array::kernels::registry::{grid_for, kernel_encoded, Loaded, LoadedTable};
 use crate::array::kernels::PRELUDE;
@@ -119,6 +119,12 @@ impl Predicate {
     }
 }
 
+/// Elements each thread of a select kernel flags: sixteen independent loads in flight a thread
+/// and one look-back per 4096 elements.
+const SELECT_ITEMS: u32 = 16;
+/// Elements per tile of the select kernels.
+const SELECT_TILE: u64 = (BLOCK * SELECT_ITEMS) as u64;
+
 /// The CUDA C++ of a select kernel (`{name}_init` clears the tile counter and flags,
 /// `{name}_select` selects).
 pub(crate) fn select_source(name: &str, predicate: &Predicate, emit: Emit) -> String {
@@ -129,7 +135,7 @@ pub(crate) fn select_source(name: &str, predicate: &Predicate, emit: Emit) -> St
     s.push_str(&predicate.prelude);
     let _ = write!(
         s,
-        "\n#define _BLOCK {BLOCK}\n#define _ITEMS {ITEMS}\n#define _TILE (_BLOCK * _ITEMS)\n#define _WARPS (_BLOCK / 32)\n#define _MAX_DIMS {MAX_DIMS}\n"
+        "\n#define _BLOCK {BLOCK}\n#define _ITEMS {SELECT_ITEMS}\n#define _TILE (_BLOCK * _ITEMS)\n#define _WARPS (_BLOCK / 32)\n#define _MAX_DIMS {MAX_DIMS}\n"
     );
     let kernel_params: Vec<String> = predicate
         .params
@@ -238,7 +244,8 @@ __device__ __forceinline__ bool _truthy(const cuda_core_bf16 v) { return (float)
 /// count shifted left by 2 over the flag (0: nothing yet, 1: the tile's count, 2: the count of
 /// every element up to the tile's end), so value and flag are published together.
 const SELECT_BODY: &str = r#"
-static_assert(_ITEMS * _WARPS == 64, "the tile's counts are scanned two per lane of one warp");
+#define _PER_LANE (_ITEMS * _WARPS / 32)
+static_assert(_ITEMS * _WARPS % 32 == 0, "the tile's counts are scanned _PER_LANE per lane of one warp");
 struct _shape { unsigned long long ndim; unsigned long long extent[_MAX_DIMS]; };
 
 extern "C" __global__ void NAME_init(unsigned long long *__restrict__ temp, const unsigned long long tiles) {
@@ -270,19 +277,29 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_select(PARAMS) {
     }
     __syncthreads();
     if (warp == 0) {
-        // Exclusive scan of the _ITEMS * _WARPS counts (k-major), two per lane.
-        const unsigned c0 = sh_count[2 * lane], c1 = sh_count[2 * lane + 1];
-        unsigned inc = c0 + c1;
+        // Exclusive scan of the _ITEMS * _WARPS counts (k-major), _PER_LANE consecutive ones
+        // per lane.
+        unsigned c[_PER_LANE];
+        unsigned inc = 0u;
+        #pragma unroll
+        for (int j = 0; j < _PER_LANE; ++j) {
+            c[j] = sh_count[_PER_LANE * lane + j];
+            inc += c[j];
+        }
+        const unsigned own = inc;
         #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
             const unsigned o = __shfl_up_sync(0xffffffffu, inc, d);
             if (lane >= (unsigned)d) inc += o;
         }
         const unsigned total = __shfl_sync(0xffffffffu, inc, 31);
-        const unsigned before = inc - c0 - c1;
+        unsigned before = inc - own;
         __syncwarp();
-        sh_count[2 * lane] = before;
-        sh_count[2 * lane + 1] = before + c0;
+        #pragma unroll
+        for (int j = 0; j < _PER_LANE; ++j) {
+            sh_count[_PER_LANE * lane + j] = before;
+            before += c[j];
+        }
         // Look-back over the packed status words.
         unsigned long long prefix = 0ull;
         if (tile == 0ull) {
@@ -589,7 +606,7 @@ pub(crate) unsafe fn launch_select<'a>(loaded: &Loaded, stream: &Stream, call: &
             call.shape.len()
         )));
     }
-    let tiles = call.n.div_ceil(TILE).max(1);
+    let tiles = call.n.div_ceil(SELECT_TILE).max(1);
     let grid = tile_grid(tiles)?;
     let words = tiles
         .checked_add(1)
