@@ -31,7 +31,8 @@ __device__ __forceinline__ void load_items(const T *samples, unsigned long long 
 
 // counts[b] += the samples in bin b: [edge(b), edge(b + 1)), the last bin closed; samples
 // outside [edge(0), edge(bins)] and NaN are not counted. The bin is NumPy's: a first guess from
-// the sample's place in the range, corrected by one against the edges.
+// the sample's place in the range, corrected by one against the edges (as NumPy corrects its
+// own guess, so a guess within one of the bin gives NumPy's bin).
 extern "C" __global__ void cuda_core_histogram_even(const T *samples, unsigned long long n, double lower, double upper,
                                                     unsigned long long bins, unsigned long long *counts) {
 #if SHARED_BINS
@@ -41,6 +42,9 @@ extern "C" __global__ void cuda_core_histogram_even(const T *samples, unsigned l
 #endif
     const double step = (upper - lower) / (double)bins;
     const double first = edge(0, bins, lower, upper, step), last = edge(bins, bins, lower, upper, step);
+    // The first guess needs to be within one of the bin only (the edges correct it): a product
+    // with the scale, where NumPy divides by the range.
+    const double scale = (double)bins / (upper - lower);
     const unsigned long long tile = (unsigned long long)blockDim.x * ITEMS;
     for (unsigned long long base = (unsigned long long)blockIdx.x * tile; base < n; base += (unsigned long long)gridDim.x * tile) {
         T v[ITEMS];
@@ -50,7 +54,7 @@ extern "C" __global__ void cuda_core_histogram_even(const T *samples, unsigned l
         for (int k = 0; k < ITEMS; ++k) {
             const double x = READ(v[k]);
             if (!have[k] || !(x >= first && x <= last)) continue;
-            const double guess = (x - lower) / (upper - lower) * (double)bins;
+            const double guess = (x - lower) * scale;
             long long b = guess < 0.0 ? 0 : (guess >= (double)bins ? (long long)bins - 1 : (long long)guess);
             if (b > 0 && x < edge((unsigned long long)b, bins, lower, upper, step)) b -= 1;
             else if ((unsigned long long)b + 1 < bins && x >= edge((unsigned long long)b + 1, bins, lower, upper, step)) b += 1;

@@ -79,6 +79,16 @@ constexpr int COUNT_ITEMS = sizeof(K) > 8 ? 8 : 16;
 // The most passes one histogram launch counts: one per byte of the widest key.
 #define MAX_KEY_PASSES 16
 
+// Copies of each pass's 256 shared counters in the histogram: lane l counts into copy l %
+// HIST_PARTS, so lanes with equal digits (a byte nearly every key shares) and lanes whose digits
+// share a bank spread over more words. As many copies (up to 8) as keep the counters within 32
+// KiB; one row of counters per byte of the mapped key.
+constexpr unsigned HIST_ROWS = sizeof(U) < MAX_KEY_PASSES ? (unsigned)sizeof(U) : MAX_KEY_PASSES;
+__host__ __device__ constexpr unsigned hist_parts(unsigned copy_bytes) {
+    return copy_bytes * 8u <= 32768u ? 8u : copy_bytes * 4u <= 32768u ? 4u : copy_bytes * 2u <= 32768u ? 2u : 1u;
+}
+constexpr unsigned HIST_PARTS = hist_parts(HIST_ROWS * 256u * (unsigned)sizeof(O));
+
 // counts[p * 256 + d] += how many elements have digit d in pass p (counts zeroed before the
 // sort). With mode 0 (pass 0) it counts every pass on the key's bytes, p < key_passes (byte p of
 // the mapped key), in one read of keys_in: a pass only moves keys, so its counts are the
@@ -86,7 +96,7 @@ constexpr int COUNT_ITEMS = sizeof(K) > 8 ? 8 : 16;
 // payload of flat indices that row and segment passes read). Blocks stride over the elements;
 // each thread adds a run of equal digits among its items once, so that a byte that (nearly)
 // every key has alike does not queue every lane on one shared counter.
-extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_histogram(
+extern "C" __global__ void __launch_bounds__(SORT_BLOCK, HISTOGRAM_BLOCKS_PER_SM) cuda_core_sort_histogram(
     const K *keys_in, const K *keys_alternate, const K *keys_staging, const I *rows_alternate, const I *rows_staging,
     const I *labels, O *counts, const unsigned *skip, unsigned pass, unsigned passes, unsigned key_passes,
     unsigned long long n, int mode, unsigned shift, unsigned long long row_len) {
@@ -99,9 +109,11 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_histogra
         rows = source_of<I>(plan.src, nullptr, rows_alternate, rows_staging);
     }
     const unsigned counted = mode == 0 ? key_passes : 1u;
-    __shared__ O bins[MAX_KEY_PASSES][256];
-    for (unsigned p = 0; p < counted; ++p) bins[p][threadIdx.x] = 0;
+    // bins[(p * 256 + d) * HIST_PARTS + part]: copy `part` of pass p's counter of digit d.
+    __shared__ O bins[HIST_ROWS * 256u * HIST_PARTS];
+    for (unsigned i = threadIdx.x; i < counted * 256u * HIST_PARTS; i += SORT_BLOCK) bins[i] = 0;
     __syncthreads();
+    O *part = bins + (threadIdx.x & 31u) % HIST_PARTS;
     const unsigned long long stride = (unsigned long long)gridDim.x * SORT_BLOCK * COUNT_ITEMS;
     for (unsigned long long base = (unsigned long long)blockIdx.x * SORT_BLOCK * COUNT_ITEMS; base < n;
          base += stride) {
@@ -120,14 +132,14 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_histogra
                     if ((unsigned)j < items) {
                         const unsigned digit = key_digit(bits[j], 8u * p);
                         if (digit != run_digit) {
-                            if (run) atomicAdd(&bins[p][run_digit], (O)run);
+                            if (run) atomicAdd(&part[(p * 256u + run_digit) * HIST_PARTS], (O)run);
                             run_digit = digit;
                             run = 0u;
                         }
                         ++run;
                     }
                 }
-                if (run) atomicAdd(&bins[p][run_digit], (O)run);
+                if (run) atomicAdd(&part[(p * 256u + run_digit) * HIST_PARTS], (O)run);
             }
         } else {
             unsigned digit[COUNT_ITEMS];
@@ -140,19 +152,21 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK) cuda_core_sort_histogra
 #pragma unroll
             for (int j = 0; j < COUNT_ITEMS; ++j) {
                 if (digit[j] != run_digit) {
-                    if (run) atomicAdd(&bins[0][run_digit], (O)run);
+                    if (run) atomicAdd(&part[run_digit * HIST_PARTS], (O)run);
                     run_digit = digit[j];
                     run = 0u;
                 }
                 ++run;
             }
-            if (run && run_digit < 256u) atomicAdd(&bins[0][run_digit], (O)run);
+            if (run && run_digit < 256u) atomicAdd(&part[run_digit * HIST_PARTS], (O)run);
         }
     }
     __syncthreads();
     const unsigned first = mode == 0 ? 0u : pass;
     for (unsigned p = 0; p < counted; ++p) {
-        const O c = bins[p][threadIdx.x];
+        O c = 0;
+#pragma unroll
+        for (unsigned k = 0; k < HIST_PARTS; ++k) c += bins[(p * 256u + threadIdx.x) * HIST_PARTS + k];
         if (c) atomicAdd(&counts[(first + p) * 256u + threadIdx.x], c);
     }
 }

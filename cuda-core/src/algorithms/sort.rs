@@ -93,8 +93,10 @@ const SORT_BLOCK: u32 = 256;
 /// enough for its 16 keys and their ranks; the scatter's shared memory, at most 42 KiB a block
 /// (8-byte keys and payloads, 64-bit offsets), would allow 5.
 const SORT_BLOCKS_PER_SM: u32 = 3;
-/// Resident histogram blocks per SM its grid is sized to.
-const HISTOGRAM_BLOCKS_PER_SM: u32 = 4;
+/// Resident histogram blocks per SM its grid is sized to and its registers bounded for
+/// (`HISTOGRAM_BLOCKS_PER_SM` in `sort.cuh`): 5 of 256 threads, up to 51 registers each; its
+/// counters take at most 32 KiB a block.
+const HISTOGRAM_BLOCKS_PER_SM: u32 = 5;
 /// Elements a histogram block reads per round (`SORT_BLOCK` threads, up to 16 a thread).
 const HISTOGRAM_ROUND: u32 = SORT_BLOCK * 16;
 /// Threads per block of the grid-stride helpers (iota, gather).
@@ -243,6 +245,7 @@ fn source(key: DType, payload: Payload, widths: Widths, order: SortOrder) -> Str
     s.push_str(&key_header(key, order));
     s.push_str(WARP_PEERS);
     s.push_str(&format!("#define SORT_BLOCKS_PER_SM {SORT_BLOCKS_PER_SM}\n"));
+    s.push_str(&format!("#define HISTOGRAM_BLOCKS_PER_SM {HISTOGRAM_BLOCKS_PER_SM}\n"));
     s.push_str(&format!(
         "typedef {} O;\ntypedef {} I;\n",
         word(widths.offsets),

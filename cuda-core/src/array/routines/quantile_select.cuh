@@ -52,15 +52,6 @@ extern "C" __global__ void qs_clear(unsigned long long *state) {
     for (unsigned i = threadIdx.x; i < 8 + 512; i += blockDim.x) state[i] = 0ull;
 }
 
-// state[0] += the NaNs of x.
-extern "C" __global__ void qs_count_nan(const T *x, unsigned long long n, unsigned long long *state) {
-    unsigned long long found = 0;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x)
-        found += qs_is_nan(x[i]);
-    if (found) atomicAdd(&state[0], found);
-}
-
 // Index x clamped into [0, count - 1].
 __device__ __forceinline__ unsigned long long qs_clamp(double x, unsigned long long count) {
     return x <= 0.0 ? 0ull : (x >= (double)(count - 1) ? count - 1 : (unsigned long long)x);
@@ -105,25 +96,24 @@ extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long
 
 // Adds one to counts[bin] for each lane whose bin is below 512 (512: none), a warp at a time:
 // lanes with the same bin add their number once (most keys of a pass share a few digits), the
-// lowest of them, found by ten ballots (warp_peers.cuh). Every lane of the warp calls it,
-// converged.
+// lowest of them, found by ten ballots (warp_peers.cuh); nothing where no lane has a bin (most
+// keys of the later passes match neither prefix). Every lane of the warp calls it, converged.
 __device__ __forceinline__ void qs_count(unsigned *counts, const unsigned bin) {
+    if (!__any_sync(0xffffffffu, bin < 512u)) return;
     const unsigned peers = warp_peers<10>(bin);
     if (bin < 512u && (unsigned)(__ffs(peers) - 1) == (threadIdx.x & 31u)) atomicAdd(&counts[bin], (unsigned)__popc(peers));
 }
 
-// Counts x[i]'s key (nothing for i >= n) by its digit at `shift` into the histogram of each
-// prefix (p0's in counts[0, 256), p1's in counts[256, 512)) whose bits above `shift + 8` it
-// matches (every key on the top digit); p1's only while the prefixes differ. Every lane of a
-// warp calls it together (qs_count is warp-wide).
-__device__ __forceinline__ void qs_count_prefixes(unsigned *counts, const T *x, unsigned long long i,
-                                                  unsigned long long n, int shift, unsigned long long p0,
-                                                  unsigned long long p1) {
+// Counts `key` (nothing where !have) by its digit at `shift` into the histogram of each prefix
+// (p0's in counts[0, 256), p1's in counts[256, 512)) whose bits above `shift + 8` it matches
+// (every key on the top digit); p1's only while the prefixes differ. Every lane of a warp calls
+// it together (qs_count is warp-wide).
+__device__ __forceinline__ void qs_count_key(unsigned *counts, const bool have, const unsigned long long key,
+                                             int shift, unsigned long long p0, unsigned long long p1) {
     const bool same = p0 == p1;
     const bool all = shift + 8 >= (int)(8 * sizeof(U));
     unsigned bin0 = 512u, bin1 = 512u;
-    if (i < n) {
-        const unsigned long long key = (unsigned long long)qs_key(x[i]);
+    if (have) {
         const unsigned digit = (unsigned)(key >> shift) & 255u;
         if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
         if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
@@ -132,18 +122,37 @@ __device__ __forceinline__ void qs_count_prefixes(unsigned *counts, const T *x, 
     if (!same) qs_count(counts, bin1);
 }
 
+// Elements a thread of qs_histogram loads before it counts any.
+#define QS_ITEMS 8
+
 // Counts the keys whose bits above `shift + 8` equal each prefix's, by their digit at `shift`
 // (the second histogram only while the prefixes differ: qs_choose reads the first for both
-// otherwise). Every lane of a warp runs every iteration (blockDim is a multiple of 32).
-extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsigned long long *state, int shift) {
+// otherwise); with count_nans (the first pass, before qs_plan), also the NaNs into state[0].
+// Every lane of a warp runs every iteration (blockDim is a multiple of 32).
+extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsigned long long *state, int shift,
+                                        int count_nans) {
     __shared__ unsigned counts[512];
     if (state[5]) return;
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) counts[i] = 0u;
     __syncthreads();
     const unsigned long long p0 = state[3], p1 = state[4];
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x; base < n; base += stride)
-        qs_count_prefixes(counts, x, base + threadIdx.x, n, shift, p0, p1);
+    const unsigned long long tile = (unsigned long long)blockDim.x * QS_ITEMS;
+    unsigned long long nans = 0;
+    for (unsigned long long base = (unsigned long long)blockIdx.x * tile; base < n; base += (unsigned long long)gridDim.x * tile) {
+        T v[QS_ITEMS];
+#pragma unroll
+        for (int k = 0; k < QS_ITEMS; ++k) {
+            const unsigned long long i = base + (unsigned long long)k * blockDim.x + threadIdx.x;
+            if (i < n) v[k] = x[i];
+        }
+#pragma unroll
+        for (int k = 0; k < QS_ITEMS; ++k) {
+            const bool have = base + (unsigned long long)k * blockDim.x + threadIdx.x < n;
+            if (count_nans && have) nans += qs_is_nan(v[k]);
+            qs_count_key(counts, have, have ? (unsigned long long)qs_key(v[k]) : 0ull, shift, p0, p1);
+        }
+    }
+    if (nans) atomicAdd(&state[0], nans);
     __syncthreads();
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x)
         if (counts[i]) atomicAdd(&state[8 + i], (unsigned long long)counts[i]);
@@ -210,8 +219,10 @@ extern "C" __global__ void __launch_bounds__(QS_ROWS_BLOCK)
             // The histograms of the keys matching each prefix above `shift + 8` (as qs_histogram).
             const unsigned long long p0 = state[3], p1 = state[4];
             const bool same = p0 == p1;
-            for (unsigned long long base = 0; base < n; base += QS_ROWS_BLOCK)
-                qs_count_prefixes(counts, row, base + threadIdx.x, n, shift, p0, p1);
+            for (unsigned long long base = 0; base < n; base += QS_ROWS_BLOCK) {
+                const unsigned long long i = base + threadIdx.x;
+                qs_count_key(counts, i < n, i < n ? (unsigned long long)qs_key(row[i]) : 0ull, shift, p0, p1);
+            }
             __syncthreads();
             // Thread d: digit d's count for each rank, and the matching keys with a smaller digit
             // (a scan over the digits); the thread whose digit holds the rank narrows it.

@@ -1,8 +1,9 @@
 //! The quantile of one long line by radix select (the statistics chapter's fast path for
 //! `median`, `percentile` and `quantile` of a whole array): the one or two order statistics a
 //! quantile reads are found by digit histograms, 8 bits a pass from the most significant, each
-//! pass reading the line once (shared-memory counts, lanes with the same digit adding once) and
-//! one thread narrowing each rank to a digit, with no sort and no host wait; and of many lines
+//! pass reading the line once (eight loads in flight a thread; shared-memory counts, lanes with
+//! the same digit adding once; the first pass also counts the NaNs, from which the ranks are
+//! planned) and one thread narrowing each rank to a digit, with no sort and no host wait; and of many lines
 //! of a middle length the same way, one block a line (`qs_rows`: the histograms in shared
 //! memory, each digit chosen by a scan of them across the block); then the quantile is computed from them as the sorted read-out does (NumPy's
 //! methods, rounded operations). Keys order the values totally: among equal zeros `-0.0` comes
@@ -24,15 +25,16 @@ use super::statistics::rounded_arithmetic;
 const QUANTILE_SELECT: &str = include_str!("quantile_select.cuh");
 /// Threads per block of the counting passes.
 const BLOCK: u32 = 256;
+/// Elements a thread of the counting passes loads before it counts any (`QS_ITEMS`).
+const ITEMS: u64 = 8;
 /// Words of the state and the two histograms (see the kernels).
 const STATE_WORDS: usize = 8 + 512;
 /// The shortest line taken by radix select; shorter ones are sorted (cheap, and fewer launches).
 pub(super) const SELECT_MIN_LEN: usize = 1 << 16;
 
 /// The entry points, in the order the host launches them.
-const ENTRIES: [&str; 7] = [
+const ENTRIES: [&str; 6] = [
     "qs_clear",
-    "qs_count_nan",
     "qs_plan",
     "qs_histogram",
     "qs_choose",
@@ -137,7 +139,7 @@ pub(super) fn quantile_of_rows<T: Element>(
     // ... below `lines`, reading x[line * n + i] for i < n (inside the lines * n elements of the
     // compact `rows`, checked above) and writing out[line] (the `lines` elements of the compact
     // `out`); n < 2^32 keeps its 32-bit shared counts exact; both are borrowed for the launch.
-    unsafe { launch.run(&loaded.functions[6], (grid, 1), (ROWS_BLOCK, 1))? };
+    unsafe { launch.run(&loaded.functions[5], (grid, 1), (ROWS_BLOCK, 1))? };
     Ok(())
 }
 
@@ -155,7 +157,7 @@ pub(super) fn quantile_of_line<T: Element>(
     let n = line.len() as u64;
     let loaded = load::<T>(stream)?;
     let mut state = DeviceArray::<u64>::empty(stream, STATE_WORDS)?;
-    let grid = grid_for(n, BLOCK, loaded.sm_count, 8);
+    let grid = grid_for(n.div_ceil(ITEMS), BLOCK, loaded.sm_count, 8);
     {
         let args = [Arg::from(&mut state)];
         let mut clear = Launch::on(stream);
@@ -163,49 +165,48 @@ pub(super) fn quantile_of_line<T: Element>(
         // SAFETY: qs_clear(state) writes the STATE_WORDS words of `state`, borrowed for it.
         unsafe { clear.run(&loaded.functions[0], (1, 1), (BLOCK, 1))? };
     }
-    if T::DTYPE.is_float() {
-        let args = [Arg::from(line)];
-        let state_args = [Arg::from(&mut state)];
-        let mut count = Launch::on(stream);
-        count.args(&args)?.value(n).args(&state_args)?;
-        // SAFETY: qs_count_nan(x, n, state) reads x[0..n] (the compact line's n elements) and
-        // adds to state[0]; both are borrowed for it.
-        unsafe { count.run(&loaded.functions[1], (grid, 1), (BLOCK, 1))? };
-    }
-    {
-        let args = [Arg::from(&mut state)];
-        let mut plan = Launch::on(stream);
-        plan.args(&args)?
-            .value(n)
-            .value(q)
-            .value(method)
-            .value(i32::from(skip_nan));
-        // SAFETY: qs_plan(state, n, q, method, skip_nan) reads and writes state[0..8] (one
-        // thread).
-        unsafe { plan.run(&loaded.functions[2], (1, 1), (1, 1))? };
-    }
     let bits = 8 * T::DTYPE.size() as i32;
     for shift in (0..bits).step_by(8).rev() {
+        // The first pass counts every key by its top digit, and the NaNs, which the plan needs.
+        let first = shift + 8 == bits;
         let args = [Arg::from(line)];
         let state_args = [Arg::from(&mut state)];
         let mut histogram = Launch::on(stream);
-        histogram.args(&args)?.value(n).args(&state_args)?.value(shift);
-        // SAFETY: qs_histogram(x, n, state, shift) reads x[0..n], reads state[0..8] and adds to
-        // its histograms (state[8..520]); shift + 8 is at most the keys' width.
-        unsafe { histogram.run(&loaded.functions[3], (grid, 1), (BLOCK, 1))? };
+        histogram
+            .args(&args)?
+            .value(n)
+            .args(&state_args)?
+            .value(shift)
+            .value(i32::from(first && T::DTYPE.is_float()));
+        // SAFETY: qs_histogram(x, n, state, shift, count_nans) reads x[0..n], reads state[0..8]
+        // and adds to state[0] and its histograms (state[8..520]); shift + 8 is at most the
+        // keys' width.
+        unsafe { histogram.run(&loaded.functions[2], (grid, 1), (BLOCK, 1))? };
         drop(histogram);
+        if first {
+            let args = [Arg::from(&mut state)];
+            let mut plan = Launch::on(stream);
+            plan.args(&args)?
+                .value(n)
+                .value(q)
+                .value(method)
+                .value(i32::from(skip_nan));
+            // SAFETY: qs_plan(state, n, q, method, skip_nan) reads and writes state[0..8] (one
+            // thread).
+            unsafe { plan.run(&loaded.functions[1], (1, 1), (1, 1))? };
+        }
         let state_args = [Arg::from(&mut state)];
         let mut choose = Launch::on(stream);
         choose.args(&state_args)?.value(shift);
         // SAFETY: qs_choose(state, shift) reads and writes the state's words and histograms
         // (one thread).
-        unsafe { choose.run(&loaded.functions[4], (1, 1), (1, 1))? };
+        unsafe { choose.run(&loaded.functions[3], (1, 1), (1, 1))? };
     }
     let args = [Arg::from(&state), Arg::from(out)];
     let mut finish = Launch::on(stream);
     finish.args(&args)?;
     // SAFETY: qs_finish(state, out) reads the state and writes out[0], the output's one element.
-    unsafe { finish.run(&loaded.functions[5], (1, 1), (1, 1))? };
+    unsafe { finish.run(&loaded.functions[4], (1, 1), (1, 1))? };
     Ok(())
 }
 
