@@ -1055,6 +1055,8 @@ fn fft_and_solver(
     solver.syevj_batched::<f64>(true, Fill::Lower, Matrix::square(n), count, &mut a, &mut w, None)?;
     solver.syev_batched::<f64>(true, Fill::Lower, Matrix::square(n), count, &mut a, &mut w, None)?;
     solver.gesvdj_batched::<f64>(Matrix::square(n), count, &mut a, &mut w, None, None, None)?;
+    let values_only = cuda_libs::solver::SvdVectors::None;
+    solver.gesvdj::<f64>(values_only, Matrix::square(n), &mut a, &mut w, None, None, None)?;
     solver.potrf_batched::<f64>(Fill::Lower, Matrix::square(n), count, &mut a)?;
     solver.getrf_batched::<f64>(Matrix::square(n), count, &mut a, &mut pivots)?;
     solver.getrs_batched::<f64>(false, Matrix::square(n), count, &a, &pivots, Matrix::new(n, 1), &mut w)?;

@@ -139,15 +139,10 @@ impl Solver {
         let call = T::syevj_batched()?;
         let a_bytes = a_shape.batch_span("A", count)? * size_of::<T>();
         let w_bytes = n * count * size_of::<T::Real>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
-        apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
-        let (workspace_ptr, _workspace_use) =
-            self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
         let params = self.syevj_params()?;
+        let operands = self.eigen_operands::<T>((&*a, a_bytes), (&*w, w_bytes), (workspace, device_bytes))?;
+        let (a_ptr, w_ptr, workspace_ptr) = (operands.a, operands.w, operands.workspace);
         let handle = self.raw();
-        let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let _w_use = w.begin_use(&self.stream, Access::Write)?;
         let (n, lda) = (to_int("n", n)?, to_int("lda", a_shape.ld)?);
         let lwork = to_int("lwork", device_bytes / size_of::<T>())?;
         let batch = to_int("count", count)?;

@@ -722,14 +722,10 @@ impl Solver {
             return Ok(());
         }
         let call = cuda_sys::cusolver()?.cusolverDnXsyevd()?;
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
         let w_bytes = n * size_of::<T::Real>();
-        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
-        let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
-        apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
-        let (workspace_ptr, _workspace_use) =
-            self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
-        let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let _w_use = w.begin_use(&self.stream, Access::Write)?;
+        let operands = self.eigen_operands::<T>((&*a, a_bytes), (&*w, w_bytes), (workspace, device_bytes))?;
+        let (a_ptr, w_ptr, workspace_ptr) = (operands.a, operands.w, operands.workspace);
         let (handle, params) = (self.handle, self.params);
         self.queue(
             "cusolverDnXsyevd",
@@ -847,13 +843,8 @@ impl Solver {
         let call = cuda_sys::cusolver()?.cusolverDnXsyevBatched()?;
         let a_bytes = a_shape.batch_span("A", count)? * size_of::<T>();
         let w_bytes = n * count * size_of::<T::Real>();
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let w_ptr = self.address::<T::Real, _>("W", &*w, w_bytes)?;
-        apart(("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes))?;
-        let (workspace_ptr, _workspace_use) =
-            self.workspace(device_bytes, workspace, &[("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)])?;
-        let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let _w_use = w.begin_use(&self.stream, Access::Write)?;
+        let operands = self.eigen_operands::<T>((&*a, a_bytes), (&*w, w_bytes), (workspace, device_bytes))?;
+        let (a_ptr, w_ptr, workspace_ptr) = (operands.a, operands.w, operands.workspace);
         let (handle, params) = (self.handle, self.params);
         self.queue(
             "cusolverDnXsyevBatched",
@@ -1136,6 +1127,42 @@ impl Solver {
         };
         Ok((pointer, begin_workspace_use(workspace, &self.stream)?))
     }
+
+    /// An eigenvalue routine's operands: the matrices `a` (`a_bytes`, overwritten) and the
+    /// eigenvalues `w` (`w_bytes` of [`SolverScalar::Real`]), checked like
+    /// [`Solver::address`] and apart, and the workspace (`workspace_bytes`) checked against
+    /// both; with the three uses on the handle's stream open while the result lives.
+    pub(super) fn eigen_operands<'m, 'w, T: SolverScalar>(
+        &self,
+        (a, a_bytes): (&'m (impl DeviceMemoryMut + ?Sized), usize),
+        (w, w_bytes): (&'m (impl DeviceMemoryMut + ?Sized), usize),
+        (workspace, workspace_bytes): (Option<&'w mut dyn DeviceMemoryMut>, usize),
+    ) -> Result<EigenOperands<'m, 'w>> {
+        let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
+        let w_ptr = self.address::<T::Real, _>("W", w, w_bytes)?;
+        let data = [("A", a_ptr, a_bytes), ("W", w_ptr, w_bytes)];
+        apart(data[0], data[1])?;
+        let (workspace, workspace_use) = self.workspace(workspace_bytes, workspace, &data)?;
+        Ok(EigenOperands {
+            a: a_ptr,
+            w: w_ptr,
+            workspace,
+            _uses: (
+                a.begin_use(&self.stream, Access::Write)?,
+                w.begin_use(&self.stream, Access::Write)?,
+                workspace_use,
+            ),
+        })
+    }
+}
+
+/// The checked addresses of an eigenvalue routine's operands ([`Solver::eigen_operands`]), with
+/// their stream uses.
+pub(super) struct EigenOperands<'m, 'w> {
+    pub(super) a: CUdeviceptr,
+    pub(super) w: CUdeviceptr,
+    pub(super) workspace: CUdeviceptr,
+    _uses: (StreamUse<'m>, StreamUse<'m>, Option<StreamUse<'w>>),
 }
 
 impl SvdVectors {
