@@ -89,6 +89,22 @@ __host__ __device__ constexpr unsigned hist_parts(unsigned copy_bytes) {
 }
 constexpr unsigned HIST_PARTS = hist_parts(HIST_ROWS * 256u * (unsigned)sizeof(O));
 
+// Adds each run of equal digits among a thread's items (256: no element, not counted) to `row`,
+// its copy of one pass's counters (copies HIST_PARTS apart), once a run.
+__device__ __forceinline__ void count_runs(O *row, const unsigned (&digit)[COUNT_ITEMS]) {
+    unsigned run_digit = 256u, run = 0u;
+#pragma unroll
+    for (int j = 0; j < COUNT_ITEMS; ++j) {
+        if (digit[j] != run_digit) {
+            if (run && run_digit < 256u) atomicAdd(&row[run_digit * HIST_PARTS], (O)run);
+            run_digit = digit[j];
+            run = 0u;
+        }
+        ++run;
+    }
+    if (run && run_digit < 256u) atomicAdd(&row[run_digit * HIST_PARTS], (O)run);
+}
+
 // counts[p * 256 + d] += how many elements have digit d in pass p (counts zeroed before the
 // sort). With mode 0 (pass 0) it counts every pass on the key's bytes, p < key_passes (byte p of
 // the mapped key), in one read of keys_in: a pass only moves keys, so its counts are the
@@ -126,20 +142,10 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, HISTOGRAM_BLOCKS_PER_SM
             }
             const unsigned items = base + threadIdx.x < n ? (unsigned)((n - base - threadIdx.x + SORT_BLOCK - 1) / SORT_BLOCK) : 0u;
             for (unsigned p = 0; p < counted; ++p) {
-                unsigned run_digit = 256u, run = 0u;
+                unsigned digit[COUNT_ITEMS];
 #pragma unroll
-                for (int j = 0; j < COUNT_ITEMS; ++j) {
-                    if ((unsigned)j < items) {
-                        const unsigned digit = key_digit(bits[j], 8u * p);
-                        if (digit != run_digit) {
-                            if (run) atomicAdd(&part[(p * 256u + run_digit) * HIST_PARTS], (O)run);
-                            run_digit = digit;
-                            run = 0u;
-                        }
-                        ++run;
-                    }
-                }
-                if (run) atomicAdd(&part[(p * 256u + run_digit) * HIST_PARTS], (O)run);
+                for (int j = 0; j < COUNT_ITEMS; ++j) digit[j] = (unsigned)j < items ? key_digit(bits[j], 8u * p) : 256u;
+                count_runs(part + p * 256u * HIST_PARTS, digit);
             }
         } else {
             unsigned digit[COUNT_ITEMS];
@@ -148,17 +154,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, HISTOGRAM_BLOCKS_PER_SM
                 const unsigned long long i = base + j * SORT_BLOCK + threadIdx.x;
                 digit[j] = i < n ? digit_of(keys, rows, labels, i, n, mode, shift, row_len) : 256u;
             }
-            unsigned run_digit = 256u, run = 0u;
-#pragma unroll
-            for (int j = 0; j < COUNT_ITEMS; ++j) {
-                if (digit[j] != run_digit) {
-                    if (run) atomicAdd(&part[run_digit * HIST_PARTS], (O)run);
-                    run_digit = digit[j];
-                    run = 0u;
-                }
-                ++run;
-            }
-            if (run && run_digit < 256u) atomicAdd(&part[run_digit * HIST_PARTS], (O)run);
+            count_runs(part, digit);
         }
     }
     __syncthreads();
