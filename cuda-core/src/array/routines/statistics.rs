@@ -226,11 +226,26 @@ impl<T: Element> DeviceArray<T> {
         let mut extremes = DeviceArray::<i64>::empty(stream, 2)?;
         count_small_values::<T>(stream, (&samples, samples.len()), (&mut counts, small), &mut extremes)?;
         let extremes = extremes.to_vec()?;
-        // The extremes' bits: u64 for unsigned elements.
-        let (least, greatest) = match T::DTYPE.is_unsigned_int() {
-            true => (0, extremes[1] as u64 as i128),
-            false => (i128::from(extremes[0]), i128::from(extremes[1])),
+        // The extremes' bits: u64 for unsigned elements. Values outside the element type's
+        // range, or out of order, are none the kernel found.
+        let bits = 8 * T::DTYPE.size() as u32;
+        let ((least, greatest), (lowest, highest)) = match T::DTYPE.is_unsigned_int() {
+            true => (
+                (extremes[0] as u64 as i128, extremes[1] as u64 as i128),
+                (0, (1i128 << bits) - 1),
+            ),
+            false => (
+                (i128::from(extremes[0]), i128::from(extremes[1])),
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+            ),
         };
+        if least < lowest || greatest > highest || least > greatest {
+            return Err(Error::InvalidValue(format!(
+                "bincount: the device reported {least} and {greatest} as the least and greatest of {} \
+                 elements (a failed kernel or corrupted memory)",
+                T::DTYPE
+            )));
+        }
         if least < 0 {
             return Err(Error::InvalidValue(format!(
                 "bincount: the array holds a negative value ({least})"
