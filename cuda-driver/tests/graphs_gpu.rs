@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cuda_driver::{
     CaptureMode, ConditionalKind, Context, DeviceBuffer, Error, Event, EventFlags, Graph, GraphArgs,
-    GraphInstantiateFlags, GraphUpdateReason, LaunchConfig, MemsetValue, Module, Stream,
+    GraphInstantiateFlags, GraphUpdateReason, LaunchConfig, MemsetValue, Module, Stream, StreamFlags,
 };
 
 /// Kernels that set conditions on the device. `cudaGraphSetConditional` is a device-runtime
@@ -386,7 +386,10 @@ fn child_graphs_host_functions_events_and_captures_run_in_order() {
     let Some(context) = common::context() else { return };
     let kernels = common::kernels(&context);
     let (fill, saxpy) = (kernels.function("fill").unwrap(), kernels.function("saxpy").unwrap());
-    let stream = Stream::new(&context).unwrap();
+    // Captured below: a non-blocking stream, so that the other tests' synchronous copies (on
+    // the legacy stream, in other threads) do not depend on it while it captures, which the
+    // driver refuses (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT there, the capture invalidated here).
+    let stream = Stream::with_options(&context, StreamFlags::NON_BLOCKING, 0).unwrap();
     let n = 256u32;
     let config = LaunchConfig::for_num_elems(n);
     let x = DeviceBuffer::<f32>::zeroed(&context, n as usize).unwrap();
