@@ -41,8 +41,9 @@ fn jacobi_size(name: &str, size: usize) -> Result<()> {
 }
 
 /// The device array of the `count` matrices' addresses that the pointer-array routines take:
-/// uploaded (a synchronous copy into fresh memory), then used on the solver's stream, so its
-/// free waits for the routine.
+/// allocated from the stream's pool and uploaded in the solver's stream's order (the driver
+/// stages the host addresses before the copy call returns), then used on that stream and freed
+/// in its order after the routine: no allocation or free that waits for the device.
 struct PointerArray {
     buffer: DeviceBuffer<u64>,
 }
@@ -50,9 +51,9 @@ struct PointerArray {
 impl PointerArray {
     fn new(solver: &Solver, base: CUdeviceptr, stride_bytes: usize, count: usize) -> Result<PointerArray> {
         let addresses: Vec<u64> = (0..count).map(|i| base + (i * stride_bytes) as u64).collect();
-        Ok(PointerArray {
-            buffer: DeviceBuffer::from_slice(solver.stream.context(), &addresses)?,
-        })
+        let mut buffer = DeviceBuffer::<u64>::alloc_async(&solver.stream, count)?;
+        buffer.copy_from_host_async(&addresses, &solver.stream)?;
+        Ok(PointerArray { buffer })
     }
 
     fn begin(&self, solver: &Solver) -> Result<(*mut *mut c_void, StreamUse<'_>)> {
