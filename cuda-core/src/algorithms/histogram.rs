@@ -8,7 +8,7 @@
 //! against the rounded edges, so samples on an edge land where NumPy puts them. Up to
 //! [`SHARED_BINS`] bins are counted per block in shared memory, then added to the output.
 //!
-//! `bincount` first takes [`count_small_values`]: one read of integer samples that finds their
+//! `bincount` first takes `count_small_values`: one read of integer samples that finds their
 //! least and greatest and counts every value below [`SHARED_BINS`], which is the whole result
 //! when the greatest is below that (torch reads the samples twice: their maximum, then the
 //! counts).
