@@ -12,7 +12,7 @@ use std::mem::size_of;
 use cuda_driver::{Access, DeviceBuffer, DeviceMemory, DeviceMemoryMut, StreamUse};
 use cuda_sys::driver::CUdeviceptr;
 
-use super::dense::{all_apart, apart, begin_workspace_use, device_ptr, eig_mode, rhs_rows};
+use super::dense::{apart, device_ptr, eig_mode, rhs_rows};
 use super::info::Meaning;
 use super::{check, to_int, Fill, Matrix, Solver, SolverScalar};
 use crate::{Error, LinalgFailure, Result};
@@ -266,24 +266,16 @@ impl Solver {
             Some((u, v)) => (Some(u), Some(v)),
             None => (u, v),
         };
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
-        let u_ptr = self.optional_address::<T>("U", u, u_bytes)?;
-        let v_ptr = self.optional_address::<T>("V", v, v_bytes)?;
-        let written = [
-            ("A", a_ptr, a_bytes),
-            ("S", s_ptr, s_bytes),
-            ("U", u_ptr, u_bytes),
-            ("V", v_ptr, v_bytes),
-        ];
-        all_apart(&written)?;
-        let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &written)?;
         let params = self.gesvdj_params()?;
+        let operands = self.svd_operands::<T>(
+            (&*a, a_bytes),
+            (&*s, s_bytes),
+            [("U", u, u_bytes), ("V", v, v_bytes)],
+            (workspace, device_bytes),
+        )?;
+        let (a_ptr, s_ptr, u_ptr, v_ptr) = (operands.a, operands.s, operands.u, operands.v);
+        let workspace_ptr = operands.workspace;
         let handle = self.raw();
-        let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let _s_use = s.begin_use(&self.stream, Access::Write)?;
-        let _u_use = begin_workspace_use(u, &self.stream)?;
-        let _v_use = begin_workspace_use(v, &self.stream)?;
         let (m, n, lda) = (to_int("m", m)?, to_int("n", n)?, to_int("lda", a_shape.ld)?);
         let lwork = to_int("lwork", device_bytes / size_of::<T>())?;
         let batch = to_int("count", count)?;

@@ -600,35 +600,19 @@ impl Solver {
         };
         let u: Option<&dyn DeviceMemoryMut> = u.map(|w| &*w);
         let vt: Option<&dyn DeviceMemoryMut> = vt.map(|w| &*w);
-        if (vectors == SvdVectors::None) != (u.is_none() && vt.is_none()) || u.is_some() != vt.is_some() {
-            return Err(Error::InvalidValue(format!(
-                "gesvd with {vectors:?} takes {} for U and V^T",
-                if vectors == SvdVectors::None {
-                    "no buffers"
-                } else {
-                    "a buffer each"
-                }
-            )));
-        }
+        vector_buffers("gesvd", vectors, (u.is_some(), vt.is_some()), "U and V^T")?;
         let s_bytes = n * size_of::<T::Real>();
         let u_bytes = Matrix::new(m, u_cols).span("U")? * size_of::<T>();
         let vt_bytes = Matrix::new(vt_rows, n).span("V^T")? * size_of::<T>();
-        let (a_ptr, a_bytes) = self.matrix::<T, _>("A", a_shape, &*a)?;
-        let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
-        let u_ptr = self.optional_address::<T>("U", u, u_bytes)?;
-        let vt_ptr = self.optional_address::<T>("V^T", vt, vt_bytes)?;
-        let written = [
-            ("A", a_ptr, a_bytes),
-            ("S", s_ptr, s_bytes),
-            ("U", u_ptr, if u_ptr == 0 { 0 } else { u_bytes }),
-            ("V^T", vt_ptr, if vt_ptr == 0 { 0 } else { vt_bytes }),
-        ];
-        all_apart(&written)?;
-        let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &written)?;
-        let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let _s_use = s.begin_use(&self.stream, Access::Write)?;
-        let _u_use = begin_workspace_use(u, &self.stream)?;
-        let _vt_use = begin_workspace_use(vt, &self.stream)?;
+        let a_bytes = a_shape.span("A")? * size_of::<T>();
+        let operands = self.svd_operands::<T>(
+            (&*a, a_bytes),
+            (&*s, s_bytes),
+            [("U", u, u_bytes), ("V^T", vt, vt_bytes)],
+            (workspace, device_bytes),
+        )?;
+        let (a_ptr, s_ptr, u_ptr, vt_ptr) = (operands.a, operands.s, operands.u, operands.v);
+        let workspace_ptr = operands.workspace;
         let job = vectors.job();
         let (handle, params) = (self.handle, self.params);
         self.queue(
@@ -1154,6 +1138,79 @@ impl Solver {
             ),
         })
     }
+
+    /// An SVD routine's operands: the matrices `a` (`a_bytes`, destroyed), the singular values
+    /// `s` (`s_bytes` of [`SolverScalar::Real`]) and the vectors `u` and `v` (each named, of
+    /// its bytes; an absent one spans nothing), checked like [`Solver::address`] and pairwise
+    /// apart, and the workspace (`workspace_bytes`) checked against them; with their uses on
+    /// the handle's stream open while the result lives.
+    pub(super) fn svd_operands<'m, 'w, T: SolverScalar>(
+        &self,
+        (a, a_bytes): (&'m (impl DeviceMemoryMut + ?Sized), usize),
+        (s, s_bytes): (&'m (impl DeviceMemoryMut + ?Sized), usize),
+        [(u_name, u, u_bytes), (v_name, v, v_bytes)]: [(&'static str, Option<&'m dyn DeviceMemoryMut>, usize); 2],
+        (workspace, workspace_bytes): (Option<&'w mut dyn DeviceMemoryMut>, usize),
+    ) -> Result<SvdOperands<'m, 'w>> {
+        let a_ptr = self.address::<T, _>("A", a, a_bytes)?;
+        let s_ptr = self.address::<T::Real, _>("S", s, s_bytes)?;
+        let u_ptr = self.optional_address::<T>(u_name, u, u_bytes)?;
+        let v_ptr = self.optional_address::<T>(v_name, v, v_bytes)?;
+        let written = [
+            ("A", a_ptr, a_bytes),
+            ("S", s_ptr, s_bytes),
+            (u_name, u_ptr, if u_ptr == 0 { 0 } else { u_bytes }),
+            (v_name, v_ptr, if v_ptr == 0 { 0 } else { v_bytes }),
+        ];
+        all_apart(&written)?;
+        let (workspace, workspace_use) = self.workspace(workspace_bytes, workspace, &written)?;
+        Ok(SvdOperands {
+            a: a_ptr,
+            s: s_ptr,
+            u: u_ptr,
+            v: v_ptr,
+            workspace,
+            _uses: (
+                workspace_use,
+                a.begin_use(&self.stream, Access::Write)?,
+                s.begin_use(&self.stream, Access::Write)?,
+                begin_workspace_use(u, &self.stream)?,
+                begin_workspace_use(v, &self.stream)?,
+            ),
+        })
+    }
+}
+
+/// The checked addresses of an SVD routine's operands ([`Solver::svd_operands`]; 0 for absent
+/// vectors), with their stream uses.
+pub(super) struct SvdOperands<'m, 'w> {
+    pub(super) a: CUdeviceptr,
+    pub(super) s: CUdeviceptr,
+    pub(super) u: CUdeviceptr,
+    pub(super) v: CUdeviceptr,
+    pub(super) workspace: CUdeviceptr,
+    _uses: (
+        Option<StreamUse<'w>>,
+        StreamUse<'m>,
+        StreamUse<'m>,
+        Option<StreamUse<'m>>,
+        Option<StreamUse<'m>>,
+    ),
+}
+
+/// [`Error::InvalidValue`] unless an SVD `routine` asked for `vectors` is given a buffer for
+/// each of its two vector outputs (`names`), or none with [`SvdVectors::None`].
+pub(super) fn vector_buffers(routine: &str, vectors: SvdVectors, given: (bool, bool), names: &str) -> Result<()> {
+    if (vectors == SvdVectors::None) != (!given.0 && !given.1) || given.0 != given.1 {
+        return Err(Error::InvalidValue(format!(
+            "{routine} with {vectors:?} takes {} for {names}",
+            if vectors == SvdVectors::None {
+                "no buffers"
+            } else {
+                "a buffer each"
+            }
+        )));
+    }
+    Ok(())
 }
 
 /// The checked addresses of an eigenvalue routine's operands ([`Solver::eigen_operands`]), with

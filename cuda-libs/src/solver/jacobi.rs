@@ -4,12 +4,12 @@
 
 use std::mem::size_of;
 
-use cuda_driver::{Access, DeviceBuffer, DeviceMemoryMut};
+use cuda_driver::{DeviceBuffer, DeviceMemoryMut};
 
-use super::dense::{all_apart, begin_workspace_use, device_ptr, eig_mode};
+use super::dense::{device_ptr, eig_mode, vector_buffers};
 use super::info::Meaning;
 use super::{check, to_int, Matrix, Solver, SolverScalar, SvdVectors};
-use crate::{Error, Result};
+use crate::Result;
 
 /// `gesvdj`'s `econ` flag and the columns of `U` and `V` it writes for `vectors`: all `m` and
 /// `n` ([`SvdVectors::All`]), else the first `min(m, n)` (without vectors cuSOLVER is given
@@ -62,7 +62,7 @@ impl Solver {
     /// [`SolverScalar::Real`]); `u` and `v` (`V`, not `V^H`; leading dimensions `m` and `n`) the
     /// vectors [`SvdVectors`] asks for: `m x m` and `n x n` with [`SvdVectors::All`], `m x k`
     /// and `n x k` with [`SvdVectors::Thin`], both `None` with [`SvdVectors::None`]. A
-    /// decomposition that did not converge is [`Error::Linalg`] from [`Solver::check_info`].
+    /// decomposition that did not converge is [`Error::Linalg`](crate::Error::Linalg) from [`Solver::check_info`].
     #[allow(clippy::too_many_arguments)]
     pub fn gesvdj<T: SolverScalar>(
         &mut self,
@@ -76,16 +76,7 @@ impl Solver {
     ) -> Result<()> {
         let u: Option<&dyn DeviceMemoryMut> = u.map(|b| &*b);
         let v: Option<&dyn DeviceMemoryMut> = v.map(|b| &*b);
-        if (vectors == SvdVectors::None) != (u.is_none() && v.is_none()) || u.is_some() != v.is_some() {
-            return Err(Error::InvalidValue(format!(
-                "gesvdj with {vectors:?} takes {} for U and V",
-                if vectors == SvdVectors::None {
-                    "no buffers"
-                } else {
-                    "a buffer each"
-                }
-            )));
-        }
+        vector_buffers("gesvdj", vectors, (u.is_some(), v.is_some()), "U and V")?;
         let device_bytes = self.gesvdj_workspace::<T>(vectors, a_shape)?;
         let (m, n) = (a_shape.rows, a_shape.cols);
         if m == 0 || n == 0 {
@@ -110,24 +101,16 @@ impl Solver {
             Some((u, v)) => (Some(u), Some(v)),
             None => (u, v),
         };
-        let a_ptr = self.address::<T, _>("A", &*a, a_bytes)?;
-        let s_ptr = self.address::<T::Real, _>("S", &*s, s_bytes)?;
-        let u_ptr = self.optional_address::<T>("U", u, u_bytes)?;
-        let v_ptr = self.optional_address::<T>("V", v, v_bytes)?;
-        let written = [
-            ("A", a_ptr, a_bytes),
-            ("S", s_ptr, s_bytes),
-            ("U", u_ptr, u_bytes),
-            ("V", v_ptr, v_bytes),
-        ];
-        all_apart(&written)?;
-        let (workspace_ptr, _workspace_use) = self.workspace(device_bytes, workspace, &written)?;
         let params = self.gesvdj_params()?;
+        let operands = self.svd_operands::<T>(
+            (&*a, a_bytes),
+            (&*s, s_bytes),
+            [("U", u, u_bytes), ("V", v, v_bytes)],
+            (workspace, device_bytes),
+        )?;
+        let (a_ptr, s_ptr, u_ptr, v_ptr) = (operands.a, operands.s, operands.u, operands.v);
+        let workspace_ptr = operands.workspace;
         let handle = self.raw();
-        let _a_use = a.begin_use(&self.stream, Access::Write)?;
-        let _s_use = s.begin_use(&self.stream, Access::Write)?;
-        let _u_use = begin_workspace_use(u, &self.stream)?;
-        let _v_use = begin_workspace_use(v, &self.stream)?;
         let with = vectors != SvdVectors::None;
         let (m, n, lda) = (to_int("m", m)?, to_int("n", n)?, to_int("lda", a_shape.ld)?);
         let lwork = to_int("lwork", device_bytes / size_of::<T>())?;
