@@ -575,7 +575,7 @@ impl SelectIf {
         input: &impl DeviceMemory,
         output: &mut impl DeviceMemoryMut,
     ) -> Result<usize> {
-        let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
+        let mut count = crate::DeviceArray::<u64>::empty(stream, 1)?;
         // SAFETY: the caller's promise, passed on.
         unsafe { self.select::<T>(stream, input, output, &mut count, false)? };
         read_count(&count, input.byte_len() / std::mem::size_of::<T>())
@@ -791,7 +791,7 @@ pub fn unique_sorted_count<T: Element>(
     input: &impl DeviceMemory,
     output: &mut impl DeviceMemoryMut,
 ) -> Result<usize> {
-    let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
+    let mut count = crate::DeviceArray::<u64>::empty(stream, 1)?;
     unique_sorted::<T>(stream, input, output, &mut count)?;
     read_count(&count, input.byte_len() / std::mem::size_of::<T>())
 }
@@ -950,7 +950,7 @@ pub fn run_length_encode_count<T: Element>(
     unique: &mut impl DeviceMemoryMut,
     lengths: &mut impl DeviceMemoryMut,
 ) -> Result<usize> {
-    let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
+    let mut count = crate::DeviceArray::<u64>::empty(stream, 1)?;
     run_length_encode::<T>(stream, input, unique, lengths, &mut count)?;
     read_count(&count, input.byte_len() / std::mem::size_of::<T>())
 }
@@ -973,14 +973,16 @@ pub fn select_flagged_count<T: Element, F: Element>(
     flags: &impl DeviceMemory,
     output: &mut impl DeviceMemoryMut,
 ) -> Result<usize> {
-    let mut count = crate::DeviceArray::<u64>::zeros(stream, 1)?;
+    let mut count = crate::DeviceArray::<u64>::empty(stream, 1)?;
     select_flagged::<T, F>(stream, input, flags, output, &mut count, false)?;
     read_count(&count, input.byte_len() / std::mem::size_of::<T>())
 }
 
 /// The count a select kernel wrote (one `u64`), read back to the host. A count above `most`
 /// (the number of candidates: what a failed kernel or corrupted memory would leave) is
-/// [`Error::InvalidValue`], so no caller sizes a view past its output by it.
+/// [`Error::InvalidValue`], so no caller sizes a view past its output by it. The `_count`
+/// functions leave their count uninitialised (every select launch writes it, empty input
+/// included), so one that no kernel wrote is refused too rather than read as zero.
 pub(crate) fn read_count(count: &crate::DeviceArray<u64>, most: usize) -> Result<usize> {
     crate::graph::refuse_host_wait(count.stream(), crate::graph::COUNTED_SELECTION)?;
     let value = count.to_vec()?[0];

@@ -1,17 +1,19 @@
 //! Set routines (NumPy's chapter): `unique` with its optional outputs and along an axis, `isin`,
 //! `union1d`,
 //! `intersect1d` and `setdiff1d`, on
-//! the device-wide sort and searches of [`crate::algorithms`]. `unique` is a stable sort of the
-//! flattened array carrying each element's index, a partition that keeps the first of each run
-//! of equal keys (the one data-dependent size, read back: one wait for the stream), and binary
-//! searches for the inverse and the counts; `isin` sorts the test values and looks each element
+//! the device-wide sort and searches of [`crate::algorithms`]. `unique` of real values is a
+//! stable sort of the flattened array's keys alone and a select of the first of each run of
+//! equal keys (the one data-dependent size, read back: one wait for the stream); `unique_all`
+//! and complex `unique` sort carrying each element's index, keep each run's first with a
+//! partition, and find the inverse and the counts by binary searches; `isin` sorts the test values and looks each element
 //! up, with no wait.
 
 use cuda_sys::driver::CUdeviceptr;
 use num_complex::Complex;
 
 use crate::algorithms::search::{search_sorted, search_sorted_nan_equal, Side};
-use crate::algorithms::sort::{partition_distinct, sort_keys_and_indices, SortOrder};
+use crate::algorithms::select::unique_sorted_count;
+use crate::algorithms::sort::{partition_distinct, sort_keys, sort_keys_and_indices, SortOrder};
 use crate::array::axis::Axis;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
@@ -43,11 +45,26 @@ impl<T: Element> DeviceArray<T> {
     /// NumPy 2.3 and later give it). Waits for the stream once, for the count (for complex
     /// arrays once more, for the last value, and twice more when it holds a NaN).
     pub fn unique(&self) -> Result<DeviceArray<T>> {
-        let (mut values, _, sorted, order) = self.unique_sorted()?;
         if T::DTYPE.is_complex() {
+            let (mut values, _, sorted, order) = self.unique_sorted()?;
             first_nan_of_input(&mut values, &sorted, &order, &self.to_contiguous()?)?;
+            return Ok(values);
         }
-        Ok(values)
+        // Real values need no permutation: a stable sort of the keys alone keeps equal keys
+        // (-0.0 and 0.0, the NaNs) in input order, so each run's first is its first in the array.
+        let stream = self.stream();
+        crate::graph::refuse_host_wait(stream, crate::graph::COUNTED_SELECTION)?;
+        let n = self.len();
+        if n == 0 {
+            return DeviceArray::<T>::empty(stream, 0);
+        }
+        let flat = self.to_contiguous()?;
+        let mut sorted = DeviceArray::<T>::empty(stream, n)?;
+        sort_keys::<T>(stream, &flat, &mut sorted, n, SortOrder::Ascending)?;
+        drop(flat);
+        let mut kept = DeviceArray::<T>::empty(stream, n)?;
+        let distinct = unique_sorted_count::<T>(stream, &sorted, &mut kept)?;
+        first_of(&kept, distinct)
     }
 
     /// [`unique`](Self::unique) with the index of each distinct element's first occurrence, the
