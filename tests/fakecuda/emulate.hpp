@@ -491,6 +491,11 @@ static inline int __all_sync(unsigned int mask, int predicate) {
     return (__ballot_sync(mask, predicate) & mask) == (__ballot_sync(mask, 1) & mask);
 }
 static inline unsigned int __activemask() { return __ballot_sync(0xffffffffu, 1); }
+// warp_peers.cuh's PTX: the lanes whose sign of `x` equals this lane's.
+static inline unsigned int fakecuda_sign_peers(int x) {
+    const unsigned int negative = __ballot_sync(0xffffffffu, x < 0);
+    return x < 0 ? negative : ~negative;
+}
 template <class T> static inline unsigned int __match_any_sync(unsigned int mask, T value) {
     return (unsigned int)fakecuda::collective(fakecuda::MATCH_ANY, mask, fakecuda::widen(value), 0, 32);
 }

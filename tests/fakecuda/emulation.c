@@ -103,6 +103,10 @@ static const struct {
     {"asm(\"cvt.rn.f16.f64 %0, %1;\" : \"=h\"(bits) : \"d\"(d));", "bits = fakecuda_f16_from_f64(d);"},
     {"asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(bits));", "f = fakecuda_f32_from_f16(bits);"},
     {"asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\");", "__threadfence();"},
+    {"asm(\"{.reg .pred p; setp.lt.s32 p, %1, 0; vote.sync.ballot.b32 %0, p, 0xffffffff; @!p not.b32 %0, %0;}\"\n"
+     "            : \"=r\"(lanes)\n"
+     "            : \"r\"(value << (31 - bit)));",
+     "lanes = fakecuda_sign_peers((int)(value << (31 - bit)));"},
 };
 
 /* Writes `length` bytes of `source` to `file` with the known asm statements replaced. */

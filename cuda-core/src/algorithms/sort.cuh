@@ -70,9 +70,9 @@ __device__ __forceinline__ unsigned digit_of(const K *keys, const I *rows, const
     return (unsigned)((labels[at < n ? at : n - 1] >> shift) & 255u);
 }
 
-// The lanes of the warp whose digit equals this lane's (digits below 512: 0..255, or 256 for
-// no element). Every lane of the warp calls it, converged.
-__device__ __forceinline__ unsigned digit_peers(unsigned digit) { return warp_peers<9>(digit); }
+// The lanes of the warp whose digit (below 256) equals this lane's. Every lane of the warp calls
+// it, converged.
+__device__ __forceinline__ unsigned digit_peers(unsigned digit) { return warp_peers<8>(digit); }
 
 // Elements a thread of the histogram reads per round, all loaded before any is counted.
 constexpr int COUNT_ITEMS = sizeof(K) > 8 ? 8 : 16;
@@ -237,11 +237,11 @@ __device__ __forceinline__ volatile O *tile_status(void *lookback) {
 // SORT_ITEMS * 32): its item j at lane l is element w * SORT_ITEMS * 32 + j * 32 + l, so each
 // item's loads are coalesced and index order is (warp, item, lane). Ranking: each warp counts
 // its digits in a row of shared counters of its own, item after item; the lanes with equal
-// digits (a match of the digits) take the count their lowest lane reads and adds to, each ranked
-// by the peers below it. Then thread d turns digit d's counts into exclusive prefixes over the
-// warps, publishes the tile's count of digit d, and the digits' tile totals are scanned; the
-// tile is staged in shared memory in digit order, at the digit's start in the tile plus its
-// warp's prefix plus the rank: stable. Meanwhile thread d looks back over the tiles before this
+// digits (found by eight ballots, warp_peers.cuh) all read their digit's count, the lowest of
+// them adds their number, and each is ranked by the peers below it. Then thread d turns digit
+// d's counts into exclusive prefixes over the warps, publishes the tile's count of digit d, and
+// the digits' tile totals are scanned; the tile is staged in shared memory in digit order, at
+// the digit's start in the tile plus its warp's prefix plus the rank: stable. Meanwhile thread d looks back over the tiles before this
 // one, adding their counts of digit d back to the nearest published prefix (tile 0's is where
 // digit d starts in the pass, `starts[d]`), and publishes this tile's prefix. The tile is
 // written out from the stage (the keys, then, PAIRS, the payloads through the same buffer):
@@ -299,8 +299,10 @@ __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
     const unsigned items = tile_len > first ? (tile_len - first + 31u) / 32u : 0u;
     const unsigned long long at = base + first;
     K key[SORT_ITEMS];
-    // Per item: the digit (256: no element) in the low half, the rank in the warp above; after
-    // staging, the staged position (~0u: none).
+    // Per item: the digit in the low half, the rank in the warp above; after staging, the staged
+    // position (~0u: none). Items past the tile's end (only in the last tile) take digit 255:
+    // being their warp's last elements in index order, they rank after its elements of digit 255,
+    // and are taken off its count of them before the counts are used.
     unsigned placed[SORT_ITEMS];
 #pragma unroll
     for (int j = 0; j < SORT_ITEMS; ++j) {
@@ -309,7 +311,7 @@ __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
 #pragma unroll
     for (int j = 0; j < SORT_ITEMS; ++j) {
         if ((unsigned)j >= items) {
-            placed[j] = 256u;
+            placed[j] = 255u;
         } else if (mode == 0) {
             placed[j] = key_digit(key_bits(key[j]), shift);
         } else {
@@ -320,15 +322,14 @@ __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
     for (int j = 0; j < SORT_ITEMS; ++j) {
         const unsigned digit = placed[j];
         const unsigned peers = digit_peers(digit);
-        const int leader = __ffs(peers) - 1;
-        unsigned count = 0u;
-        if (digit < 256u && (int)lane == leader) {
-            count = warp_counts[warp][digit];
-            warp_counts[warp][digit] = (unsigned short)(count + __popc(peers));
-        }
-        count = __shfl_sync(0xffffffffu, count, leader);
-        placed[j] = digit | ((count + __popc(peers & lower_lanes)) << 16);
-        // The next item's leader reads what this one's stored.
+        const unsigned below = __popc(peers & lower_lanes);
+        // The peers read the warp's count of their digit (one address: a broadcast); once all
+        // have, the lowest of them adds their number.
+        const unsigned count = warp_counts[warp][digit];
+        __syncwarp();
+        if (below == 0u) warp_counts[warp][digit] = (unsigned short)(count + __popc(peers));
+        placed[j] = digit | ((count + below) << 16);
+        // The next item's lanes read what this one's lowest stored.
         __syncwarp();
     }
     __syncthreads();
@@ -338,6 +339,11 @@ __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
 #pragma unroll
     for (int w = 0; w < SORT_WARPS; ++w) {
         count[w] = warp_counts[w][threadIdx.x];
+        if (threadIdx.x == 255u) {
+            // Warp w's items past the tile's end, counted as digit 255.
+            const unsigned owned = SORT_ITEMS * 32u, from = w * owned;
+            count[w] -= (unsigned short)(tile_len >= from + owned ? 0u : (tile_len > from ? from + owned - tile_len : owned));
+        }
         total += count[w];
     }
     volatile O *status = tile_status(lookback) + tile * 256u + threadIdx.x;
@@ -374,7 +380,7 @@ __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
     for (int j = 0; j < SORT_ITEMS; ++j) {
         const unsigned digit = placed[j] & 0xffffu;
         const unsigned group = __shfl_sync(0xffffffffu, group_start, (digit >> 5) & (SORT_WARPS - 1));
-        if (digit < 256u) {
+        if ((unsigned)j < items) {
             const unsigned to = group + warp_counts[warp][digit] + (placed[j] >> 16);
             if (keys_out) staged_keys[to] = key[j];
             staged_digit[to] = (unsigned char)digit;
