@@ -94,32 +94,34 @@ extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long
     qs_plan_state(state, n, q, method, skip_nan);
 }
 
-// Adds one to counts[bin] for each lane whose bin is below 512 (512: none), a warp at a time:
-// lanes with the same bin add their number once (most keys of a pass share a few digits), the
-// lowest of them, found by ten ballots (warp_peers.cuh); nothing where no lane has a bin (most
-// keys of the later passes match neither prefix). Every lane of the warp calls it, converged.
-__device__ __forceinline__ void qs_count(unsigned *counts, const unsigned bin) {
-    if (!__any_sync(0xffffffffu, bin < 512u)) return;
-    const unsigned peers = warp_peers<10>(bin);
-    if (bin < 512u && (unsigned)(__ffs(peers) - 1) == (threadIdx.x & 31u)) atomicAdd(&counts[bin], (unsigned)__popc(peers));
+// Adds one to counts[digit] for each lane that counts, a warp at a time: counting lanes with the
+// same digit add their number once (most keys of a pass share a few digits), the lowest of them,
+// found by eight ballots (warp_peers.cuh) among the lanes that count; nothing where no lane
+// counts (most keys of the later passes match neither prefix). Every lane of the warp calls it,
+// converged.
+__device__ __forceinline__ void qs_count(unsigned *counts, const bool counts_key, const unsigned digit) {
+    const unsigned counting = __ballot_sync(0xffffffffu, counts_key);
+    if (!counting) return;
+    const unsigned peers = warp_peers<8>(digit) & counting;
+    const unsigned lower_lanes = (1u << (threadIdx.x & 31u)) - 1u;
+    if (counts_key && (peers & lower_lanes) == 0u) atomicAdd(&counts[digit], (unsigned)__popc(peers));
+}
+
+// The bits of a key above `shift + 8`, which must match a prefix's for the key to be counted at
+// `shift`: none on the top digit.
+__device__ __forceinline__ U qs_above(const int shift) {
+    return shift + 8 >= (int)(8 * sizeof(U)) ? (U)0 : (U)(~0ull << (shift + 8));
 }
 
 // Counts `key` (nothing where !have) by its digit at `shift` into the histogram of each prefix
-// (p0's in counts[0, 256), p1's in counts[256, 512)) whose bits above `shift + 8` it matches
-// (every key on the top digit); p1's only while the prefixes differ. Every lane of a warp calls
-// it together (qs_count is warp-wide).
-__device__ __forceinline__ void qs_count_key(unsigned *counts, const bool have, const unsigned long long key,
-                                             int shift, unsigned long long p0, unsigned long long p1) {
-    const bool same = p0 == p1;
-    const bool all = shift + 8 >= (int)(8 * sizeof(U));
-    unsigned bin0 = 512u, bin1 = 512u;
-    if (have) {
-        const unsigned digit = (unsigned)(key >> shift) & 255u;
-        if (all || ((key ^ p0) >> (shift + 8)) == 0ull) bin0 = digit;
-        if (!same && (all || ((key ^ p1) >> (shift + 8)) == 0ull)) bin1 = 256u + digit;
-    }
-    qs_count(counts, bin0);
-    if (!same) qs_count(counts, bin1);
+// (p0's in counts[0, 256), p1's in counts[256, 512)) whose bits `above` (qs_above) it matches;
+// p1's only while the prefixes differ. Every lane of a warp calls it together (qs_count is
+// warp-wide).
+__device__ __forceinline__ void qs_count_key(unsigned *counts, const bool have, const U key, const int shift,
+                                             const U above, const U p0, const U p1) {
+    const unsigned digit = (unsigned)(key >> shift) & 255u;
+    qs_count(counts, have && ((key ^ p0) & above) == 0, digit);
+    if (p0 != p1) qs_count(counts + 256, have && ((key ^ p1) & above) == 0, digit);
 }
 
 // Elements a thread of qs_histogram loads before it counts any.
@@ -135,7 +137,7 @@ extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsign
     if (state[5]) return;
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) counts[i] = 0u;
     __syncthreads();
-    const unsigned long long p0 = state[3], p1 = state[4];
+    const U p0 = (U)state[3], p1 = (U)state[4], above = qs_above(shift);
     const unsigned long long tile = (unsigned long long)blockDim.x * QS_ITEMS;
     unsigned long long nans = 0;
     for (unsigned long long base = (unsigned long long)blockIdx.x * tile; base < n; base += (unsigned long long)gridDim.x * tile) {
@@ -149,7 +151,7 @@ extern "C" __global__ void qs_histogram(const T *x, unsigned long long n, unsign
         for (int k = 0; k < QS_ITEMS; ++k) {
             const bool have = base + (unsigned long long)k * blockDim.x + threadIdx.x < n;
             if (count_nans && have) nans += qs_is_nan(v[k]);
-            qs_count_key(counts, have, have ? (unsigned long long)qs_key(v[k]) : 0ull, shift, p0, p1);
+            qs_count_key(counts, have, have ? qs_key(v[k]) : (U)0, shift, above, p0, p1);
         }
     }
     if (nans) atomicAdd(&state[0], nans);
@@ -217,11 +219,11 @@ extern "C" __global__ void __launch_bounds__(QS_ROWS_BLOCK)
         __syncthreads();
         for (int shift = (int)(8 * sizeof(U)) - 8; shift >= 0 && !state[5]; shift -= 8) {
             // The histograms of the keys matching each prefix above `shift + 8` (as qs_histogram).
-            const unsigned long long p0 = state[3], p1 = state[4];
+            const U p0 = (U)state[3], p1 = (U)state[4], above = qs_above(shift);
             const bool same = p0 == p1;
             for (unsigned long long base = 0; base < n; base += QS_ROWS_BLOCK) {
                 const unsigned long long i = base + threadIdx.x;
-                qs_count_key(counts, i < n, i < n ? (unsigned long long)qs_key(row[i]) : 0ull, shift, p0, p1);
+                qs_count_key(counts, i < n, i < n ? qs_key(row[i]) : (U)0, shift, above, p0, p1);
             }
             __syncthreads();
             // Thread d: digit d's count for each rank, and the matching keys with a smaller digit
