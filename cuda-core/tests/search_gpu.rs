@@ -777,3 +777,48 @@ fn weighted_bincount_matches_numpy() {
     ));
     println!("weighted bincount matches numpy");
 }
+
+/// More queries than one round of the bounds kernel takes (four a thread over the whole grid:
+/// 4 x 1056 x 256 on a 132-SM card, fewer on smaller ones), with and without a sorter, against a
+/// host binary search.
+#[test]
+fn many_queries_take_several_rounds_of_four_a_thread() {
+    let Some(device) = common::device_or_skip("many_queries_take_several_rounds_of_four_a_thread") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let len = 1001;
+    let queries_len = 5_000_003;
+    let mut keys: Vec<f32> = values(len, 11, false);
+    keys.sort_by(|a, b| numpy_cmp(f64::from(*a), f64::from(*b)));
+    let queries: Vec<f32> = values(queries_len, 12, false);
+    let a = DeviceArray::from_slice(&stream, &keys).unwrap();
+    let v = DeviceArray::from_slice(&stream, &queries).unwrap();
+    // The same keys reversed, and the permutation that sorts them back (a sorter).
+    let reversed: Vec<f32> = keys.iter().rev().copied().collect();
+    let r = DeviceArray::from_slice(&stream, &reversed).unwrap();
+    let back: Vec<i64> = (0..len as i64).rev().collect();
+    let sorter = DeviceArray::from_slice(&stream, &back).unwrap();
+    for side in [Side::Left, Side::Right] {
+        let want: Vec<i64> = queries
+            .iter()
+            .map(|q| {
+                keys.partition_point(|k| match side {
+                    Side::Left => k < q,
+                    Side::Right => k <= q,
+                }) as i64
+            })
+            .collect();
+        assert_eq!(
+            a.searchsorted(&v, side, None).unwrap().to_vec().unwrap(),
+            want,
+            "{side:?}"
+        );
+        assert_eq!(
+            r.searchsorted(&v, side, Some(&sorter)).unwrap().to_vec().unwrap(),
+            want,
+            "{side:?} through a sorter"
+        );
+    }
+    println!("{queries_len} queries match a host binary search on both sides, with and without a sorter");
+}
