@@ -30,9 +30,10 @@ extern "C" __global__ void cuda_core_search_bounds(const K *a, const long long *
         }
         bool searching = true;
         while (searching) {
-            unsigned long long at[SEARCH_QUERIES];
+            // Each live search's middle, and where it reads a (through the sorter, if any).
+            unsigned long long middle[SEARCH_QUERIES], at[SEARCH_QUERIES];
 #pragma unroll
-            for (int q = 0; q < SEARCH_QUERIES; ++q) at[q] = low[q] + (high[q] - low[q]) / 2;
+            for (int q = 0; q < SEARCH_QUERIES; ++q) at[q] = middle[q] = low[q] + (high[q] - low[q]) / 2;
             if (sorter) {
 #pragma unroll
                 for (int q = 0; q < SEARCH_QUERIES; ++q) {
@@ -51,9 +52,8 @@ extern "C" __global__ void cuda_core_search_bounds(const K *a, const long long *
 #pragma unroll
             for (int q = 0; q < SEARCH_QUERIES; ++q) {
                 if (low[q] < high[q]) {
-                    const unsigned long long middle = low[q] + (high[q] - low[q]) / 2;
-                    if (right ? value[q] <= query[q] : value[q] < query[q]) low[q] = middle + 1;
-                    else high[q] = middle;
+                    if (right ? value[q] <= query[q] : value[q] < query[q]) low[q] = middle[q] + 1;
+                    else high[q] = middle[q];
                     searching = searching || low[q] < high[q];
                 }
             }
