@@ -24,8 +24,6 @@ const SEARCH: &str = include_str!("search.cuh");
 const BLOCK: u32 = 256;
 /// Resident blocks per SM the grid is sized to.
 const BLOCKS_PER_SM: u32 = 8;
-/// Queries a thread of the bounds kernel searches together (`SEARCH_QUERIES` in `search.cuh`).
-const QUERIES_PER_THREAD: u64 = 4;
 
 /// Which end of a run of equal keys a query lands on (NumPy's `side`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -222,12 +220,7 @@ fn queue_search(
         return Ok(());
     }
     let loaded = load(stream, key, order)?;
-    let grid = grid_for(
-        (queries_len as u64).div_ceil(QUERIES_PER_THREAD),
-        BLOCK,
-        loaded.sm_count,
-        BLOCKS_PER_SM,
-    );
+    let grid = grid_for(queries_len as u64, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
     let mut launch = Launch::on(stream);
     launch
         .value(keys)
