@@ -326,6 +326,8 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
         const unsigned long long init_high, const int exclusive, unsigned char *__restrict__ temp, const unsigned long long tiles) {
     __shared__ _acc_t sh[_TILE + _TILE / 32];
     __shared__ _seg sh_warp[_WARPS];
+    __shared__ _seg sh_warp_excl[_WARPS];
+    __shared__ _seg sh_block;
     __shared__ _seg sh_prefix;
     __shared__ unsigned long long sh_tile;
     const unsigned tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5;
@@ -333,27 +335,24 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
     __syncthreads();
     const unsigned long long tile = sh_tile;
     const unsigned long long base = tile * _TILE;
-    // Each warp loads its own _ITEMS * 32 elements of the tile, striped (coalesced), into its
-    // part of shared memory (padded against bank conflicts), where each of its threads reads
-    // its _ITEMS consecutive ones: an exchange within the warp, so a warp's sync suffices. A
-    // whole tile without the bound's test.
-    const unsigned warp_first = warp * 32u * _ITEMS;
+    // Striped loads (coalesced) into shared memory, padded against bank conflicts; a whole
+    // tile without the bound's test.
     if (base + _TILE <= n) {
         #pragma unroll
         for (int k = 0; k < _ITEMS; ++k) {
-            const unsigned s = warp_first + k * 32u + lane;
+            const unsigned s = k * _BLOCK + tid;
             const unsigned long long e = base + s;
             sh[s + (s >> 5)] = LOAD_AT_E;
         }
     } else {
         #pragma unroll
         for (int k = 0; k < _ITEMS; ++k) {
-            const unsigned s = warp_first + k * 32u + lane;
+            const unsigned s = k * _BLOCK + tid;
             const unsigned long long e = base + s;
             sh[s + (s >> 5)] = e < n ? LOAD_AT_E : _identity();
         }
     }
-    __syncwarp();
+    __syncthreads();
     // Each thread combines its _ITEMS consecutive elements; bit k of `heads` marks a segment start.
     const unsigned long long first = base + (unsigned long long)tid * _ITEMS;
     unsigned long long r = first % seg;
@@ -378,19 +377,20 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
     const _seg lane_before = _shfl_up(inc, 1);
     if (lane == 31u) sh_warp[warp] = inc;
     __syncthreads();
-    // Each warp combines the totals of the warps before it itself (every lane reads the same
-    // words), rather than one thread for all behind a barrier.
-    _seg warp_before = warp == 0u ? _seg_identity() : sh_warp[0];
-    for (int w = 1; w < (int)warp; ++w) warp_before = _combine(warp_before, sh_warp[w]);
+    if (tid == 0) {
+        _seg run = sh_warp[0];
+        sh_warp_excl[0] = _seg_identity();
+        for (int w = 1; w < _WARPS; ++w) { sh_warp_excl[w] = run; run = _combine(run, sh_warp[w]); }
+        sh_block = run;
+    }
+    __syncthreads();
     // Look-back: the first warp publishes the tile's aggregate, then combines the published
     // values of the tiles before it, 32 at a time, back to the nearest inclusive prefix.
     if (warp == 0) {
         volatile unsigned *status = _status(temp);
         _seg *aggregates = _aggregates(temp, tiles);
         _seg *prefixes = aggregates + tiles;
-        _seg aggregate = sh_warp[0];
-        #pragma unroll
-        for (int w = 1; w < _WARPS; ++w) aggregate = _combine(aggregate, sh_warp[w]);
+        const _seg aggregate = sh_block;
         if (tile == 0ull) {
             if (lane == 0u) {
                 _store_seg(&prefixes[0], aggregate);
@@ -436,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
         }
     }
     __syncthreads();
-    _seg run = _combine(sh_prefix, _combine(warp_before, lane == 0u ? _seg_identity() : lane_before));
+    _seg run = _combine(sh_prefix, _combine(sh_warp_excl[warp], lane == 0u ? _seg_identity() : lane_before));
     // The exclusive scan's initial value: its bits, in two words (16 bytes: a complex128).
     _acc_t init = _identity();
     {
@@ -453,11 +453,10 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
         if (head) { run.v = x; run.f = 1u; } else { run.v = _op(run.v, x); }
         sh[s + (s >> 5)] = exclusive ? before : run.v;
     }
-    // Out striped, as the warp loaded its part.
-    __syncwarp();
+    __syncthreads();
     #pragma unroll
     for (int k = 0; k < _ITEMS; ++k) {
-        const unsigned s = warp_first + k * 32u + lane;
+        const unsigned s = k * _BLOCK + tid;
         const unsigned long long e = base + s;
         if (e < n) out[e] = _out_t(sh[s + (s >> 5)]);
     }
