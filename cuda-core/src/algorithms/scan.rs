@@ -305,19 +305,73 @@ __device__ __forceinline__ void _fence() {
     __threadfence();
 #endif
 }
-// Temporary storage: the tile counter (8 bytes, then padding to 16), a status word per tile
-// (0: nothing yet, 1: aggregate published, 2: inclusive prefix published), then per tile an
-// aggregate and an inclusive prefix.
+// Values of at most 4 bytes travel with their status in one 64-bit word a tile (a descriptor:
+// the value's bits low, the segment flag in bit 32, the status from bit 33), which one aligned
+// access writes or reads whole: a reader needs no fence and no second load after the status.
+// Wider values go in their own arrays behind a status word and a fence.
+#define _PACKED (sizeof(_acc_t) <= 4)
+__device__ __forceinline__ unsigned long long _pack(const _seg v, const unsigned status) {
+    unsigned bits = 0u;
+    memcpy(&bits, &v.v, sizeof(_acc_t) <= 4 ? sizeof(_acc_t) : 4);
+    return (unsigned long long)bits | ((unsigned long long)(v.f | (status << 1)) << 32);
+}
+__device__ __forceinline__ _seg _unpack(const unsigned long long word) {
+    const unsigned bits = (unsigned)word;
+    _seg r;
+    memcpy(&r.v, &bits, sizeof(_acc_t) <= 4 ? sizeof(_acc_t) : 4);
+    r.f = (unsigned)(word >> 32) & 1u;
+    return r;
+}
+// Temporary storage: the tile counter (8 bytes, then padding to 16), then either a descriptor
+// per tile (_PACKED) or a status word per tile (0: nothing yet, 1: aggregate published, 2:
+// inclusive prefix published) followed by an aggregate and an inclusive prefix per tile.
+__device__ __forceinline__ volatile unsigned long long *_descriptors(unsigned char *t) {
+    return reinterpret_cast<volatile unsigned long long *>(t + 16);
+}
 __device__ __forceinline__ volatile unsigned *_status(unsigned char *t) { return reinterpret_cast<volatile unsigned *>(t + 16); }
 __device__ __forceinline__ _seg *_aggregates(unsigned char *t, const unsigned long long tiles) {
     return reinterpret_cast<_seg *>(t + 16 + ((4ull * tiles + 15ull) & ~15ull));
+}
+// Publishes a tile's value with its status (1: aggregate, 2: inclusive prefix).
+__device__ __forceinline__ void _publish(unsigned char *t, const unsigned long long tiles, const unsigned long long tile,
+                                         const _seg v, const unsigned status) {
+    if (_PACKED) {
+        _descriptors(t)[tile] = _pack(v, status);
+    } else {
+        _seg *aggregates = _aggregates(t, tiles);
+        _store_seg(status == 2u ? &aggregates[tiles + tile] : &aggregates[tile], v);
+        _fence();
+        _status(t)[tile] = status;
+    }
+}
+// Tile p's status, waiting until the whole warp's are published (p < 0: before the first tile,
+// an empty inclusive prefix), and the value that status publishes.
+__device__ __forceinline__ unsigned _look(unsigned char *t, const unsigned long long tiles, const long long p, _seg *v) {
+    unsigned st;
+    if (_PACKED) {
+        unsigned long long word;
+        do {
+            word = p >= 0 ? _descriptors(t)[p] : _pack(_seg_identity(), 2u);
+            st = (unsigned)(word >> 33);
+        } while (__any_sync(0xffffffffu, st == 0u));
+        *v = _unpack(word);
+    } else {
+        do {
+            st = p >= 0 ? _status(t)[p] : 2u;
+        } while (__any_sync(0xffffffffu, st == 0u));
+        _fence();
+        const _seg *aggregates = _aggregates(t, tiles);
+        *v = p < 0 ? _seg_identity() : _load_seg(st == 2u ? &aggregates[tiles + p] : &aggregates[p]);
+    }
+    return st;
 }
 
 extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const unsigned long long tiles) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) *reinterpret_cast<unsigned long long *>(temp) = 0ull;
-    volatile unsigned *status = _status(temp);
-    for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) status[i] = 0u;
+    for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) {
+        if (_PACKED) _descriptors(temp)[i] = 0ull; else _status(temp)[i] = 0u;
+    }
 }
 
 static_assert(_ITEMS <= 32, "a thread's segment starts are the bits of one 32-bit word");
@@ -387,33 +441,19 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
     // Look-back: the first warp publishes the tile's aggregate, then combines the published
     // values of the tiles before it, 32 at a time, back to the nearest inclusive prefix.
     if (warp == 0) {
-        volatile unsigned *status = _status(temp);
-        _seg *aggregates = _aggregates(temp, tiles);
-        _seg *prefixes = aggregates + tiles;
         const _seg aggregate = sh_block;
         if (tile == 0ull) {
             if (lane == 0u) {
-                _store_seg(&prefixes[0], aggregate);
-                _fence();
-                status[0] = 2u;
+                _publish(temp, tiles, 0ull, aggregate, 2u);
                 sh_prefix = _seg_identity();
             }
         } else {
-            if (lane == 0u) {
-                _store_seg(&aggregates[tile], aggregate);
-                _fence();
-                status[tile] = 1u;
-            }
+            if (lane == 0u) _publish(temp, tiles, tile, aggregate, 1u);
             _seg run = _seg_identity();
             long long top = (long long)tile - 1;
             while (true) {
-                const long long p = top - (long long)lane;
-                unsigned st;
-                do {
-                    st = p >= 0 ? status[p] : 2u;
-                } while (__any_sync(0xffffffffu, st == 0u));
-                _fence();
-                _seg v = p < 0 ? _seg_identity() : (st == 2u ? _load_seg(&prefixes[p]) : _load_seg(&aggregates[p]));
+                _seg v;
+                const unsigned st = _look(temp, tiles, top - (long long)lane, &v);
                 const unsigned done = __ballot_sync(0xffffffffu, st == 2u);
                 const int stop = done ? __ffs(done) - 1 : 31;
                 if ((int)lane > stop) v = _seg_identity();
@@ -428,9 +468,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
                 top -= 32;
             }
             if (lane == 0u) {
-                _store_seg(&prefixes[tile], _combine(run, aggregate));
-                _fence();
-                status[tile] = 2u;
+                _publish(temp, tiles, tile, _combine(run, aggregate), 2u);
                 sh_prefix = run;
             }
         }
