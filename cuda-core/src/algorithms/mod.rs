@@ -208,9 +208,12 @@ mod tests {
         compile(&builtin_source::<f32, f32>(ScanOp::Sum, true));
         compile(&builtin_source::<half::bf16, half::bf16>(ScanOp::Prod, true));
         compile(&builtin_source::<f64, f64>(ScanOp::Sum, true));
-        // The look-back's fences are acquire-release ones, not `__threadfence()`'s `fence.sc`.
-        let ptx = compile(&builtin_source::<f32, f32>(ScanOp::Sum, false));
+        // The look-back of values wider than 4 bytes fences with acquire-release fences, not
+        // `__threadfence()`'s `fence.sc`; that of 4-byte values (one descriptor word) needs none.
+        let ptx = compile(&builtin_source::<f64, f64>(ScanOp::Sum, false));
         assert!(ptx.contains("fence.acq_rel.gpu") && !ptx.contains("fence.sc") && !ptx.contains("membar.gl"));
+        let ptx = compile(&builtin_source::<f32, f32>(ScanOp::Sum, false));
+        assert!(!ptx.contains("fence.") && !ptx.contains("membar.") && ptx.contains("ld.volatile.global.u64"));
     }
 
     #[test]
