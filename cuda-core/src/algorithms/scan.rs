@@ -344,37 +344,28 @@ __device__ __forceinline__ void _publish(unsigned char *t, const unsigned long l
         _status(t)[tile] = status;
     }
 }
-// Tiles a lane of the look-back reads a round: two descriptors (a round covers 64 tiles, one
-// round trip to memory), or one status word and its value.
-#define _SPAN (_PACKED ? 2 : 1)
-// The published value of tile p (p < 0: before the first tile, an empty inclusive prefix) and
-// its status, waiting until the whole warp's are published.
+// Tile p's status, waiting until the whole warp's are published (p < 0: before the first tile,
+// an empty inclusive prefix), and the value that status publishes.
 __device__ __forceinline__ unsigned _look(unsigned char *t, const unsigned long long tiles, const long long p, _seg *v) {
     unsigned st;
-    do {
-        st = p >= 0 ? _status(t)[p] : 2u;
-    } while (__any_sync(0xffffffffu, st == 0u));
-    _fence();
-    const _seg *aggregates = _aggregates(t, tiles);
-    *v = p < 0 ? _seg_identity() : _load_seg(st == 2u ? &aggregates[tiles + p] : &aggregates[p]);
+    if (_PACKED) {
+        unsigned long long word;
+        do {
+            word = p >= 0 ? _descriptors(t)[p] : _pack(_seg_identity(), 2u);
+            st = (unsigned)(word >> 33);
+        } while (__any_sync(0xffffffffu, st == 0u));
+        *v = _unpack(word);
+    } else {
+        do {
+            st = p >= 0 ? _status(t)[p] : 2u;
+        } while (__any_sync(0xffffffffu, st == 0u));
+        _fence();
+        const _seg *aggregates = _aggregates(t, tiles);
+        *v = p < 0 ? _seg_identity() : _load_seg(st == 2u ? &aggregates[tiles + p] : &aggregates[p]);
+    }
     return st;
 }
-// The same of tiles p - 1 and p combined (packed descriptors): status 2 where either holds an
-// inclusive prefix, which then ends the value.
-__device__ __forceinline__ unsigned _look_pair(unsigned char *t, const long long p, _seg *v) {
-    const unsigned long long before = _pack(_seg_identity(), 2u);
-    unsigned long long newer, older;
-    do {
-        newer = p >= 0 ? _descriptors(t)[p] : before;
-        older = p >= 1 ? _descriptors(t)[p - 1] : before;
-    } while (__any_sync(0xffffffffu, (newer >> 33) == 0ull || (older >> 33) == 0ull));
-    if ((newer >> 33) == 2ull) {
-        *v = _unpack(newer);
-        return 2u;
-    }
-    *v = _combine(_unpack(older), _unpack(newer));
-    return (unsigned)(older >> 33);
-}
+
 extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const unsigned long long tiles) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) *reinterpret_cast<unsigned long long *>(temp) = 0ull;
@@ -448,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
     }
     __syncthreads();
     // Look-back: the first warp publishes the tile's aggregate, then combines the published
-    // values of the tiles before it, 32 x _SPAN at a time, back to the nearest inclusive prefix.
+    // values of the tiles before it, 32 at a time, back to the nearest inclusive prefix.
     if (warp == 0) {
         const _seg aggregate = sh_block;
         if (tile == 0ull) {
@@ -462,8 +453,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
             long long top = (long long)tile - 1;
             while (true) {
                 _seg v;
-                const long long p = top - (long long)lane * _SPAN;
-                const unsigned st = _PACKED ? _look_pair(temp, p, &v) : _look(temp, tiles, p, &v);
+                const unsigned st = _look(temp, tiles, top - (long long)lane, &v);
                 const unsigned done = __ballot_sync(0xffffffffu, st == 2u);
                 const int stop = done ? __ffs(done) - 1 : 31;
                 if ((int)lane > stop) v = _seg_identity();
@@ -475,7 +465,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
                 }
                 if (lane == 0u) run = _combine(v, run);
                 if (done) break;
-                top -= 32 * _SPAN;
+                top -= 32;
             }
             if (lane == 0u) {
                 _publish(temp, tiles, tile, _combine(run, aggregate), 2u);
