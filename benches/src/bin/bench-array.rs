@@ -53,9 +53,10 @@ const CUMSUM: &str = "cuda-core cumsum";
 const EXTRACT_FUSED: &str = "cuda-core extract (fused mask)";
 const FLATNONZERO: &str = "cuda-core flatnonzero";
 /// The rows of [`scan_select_rows`]: case and implementation.
-const SCAN_SELECT_ROWS: [(&str, &str); 4] = [
+const SCAN_SELECT_ROWS: [(&str, &str); 5] = [
     ("cumsum", CUMSUM),
     ("cumsum axis=1", CUMSUM),
+    ("cumsum f64", CUMSUM),
     ("x[x > 0.5]", EXTRACT_FUSED),
     ("nonzero", FLATNONZERO),
 ];
@@ -1094,7 +1095,7 @@ fn gather_rows(stream: &Stream) -> Result<Vec<Row>, String> {
 }
 
 /// `cumsum` of 2^28 f32 (the flattened array, and the rows of its `(2^18, 2^10)` view: the
-/// segmented form), `x[x > 0.5]` on 2^26 f32 with the comparison fused into the select kernel,
+/// segmented form) and of 2^27 f64, `x[x > 0.5]` on 2^26 f32 with the comparison fused into the select kernel,
 /// and `flatnonzero` of 2^26 u8 half of which are nonzero: GB/s of the bytes read and written
 /// (the selections' times in the detail, with their count read-back).
 fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
@@ -1131,6 +1132,25 @@ fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
             Err(why) => Row::failed("bandwidth", case, CUMSUM, "GB/s", &why),
         });
     }
+    // The same bytes as 2^27 f64, whose look-back passes 8-byte values.
+    let half = n / 2;
+    let wide = (|| {
+        let x = DeviceArray::<f64>::full(stream, half, 1.0).map_err(text)?;
+        let mut out = None;
+        let stats = time_on_stream(stream, || {
+            out = Some(x.cumsum(OptionalAxis::from(None)).map_err(text)?);
+            Ok(())
+        })?;
+        let largest = out.ok_or("no result")?.max().map_err(text)?.item().map_err(text)?;
+        match largest == half as f64 {
+            true => Ok(stats),
+            false => Err(format!("cumsum f64 reaches {largest}, expected {half}")),
+        }
+    })();
+    rows.push(match wide {
+        Ok(stats) => sized_bandwidth_row("2^27 f64", "cumsum f64", CUMSUM, 2 * half * 8, &stats, Some(copy_gbps)),
+        Err(why) => Row::failed("bandwidth", "cumsum f64", CUMSUM, "GB/s", &why),
+    });
     let m = SELECT_ELEMS;
     let values = random::rand::<f32>(stream, m, 11).map_err(text)?;
     let extract = (|| {
