@@ -247,8 +247,7 @@ __device__ __forceinline__ bool _key_equal(const cuda_core_bf16 a, const cuda_co
 
 /// The scan's device code after the types and operations: values carried with a segment flag
 /// (`_seg`: `f` set when a segment starts inside what `v` covers, whose combination is
-/// associative), warp shuffles of them, volatile loads and stores of the tile status, and the
-/// two kernels.
+/// associative), warp shuffles of them, the look-back's descriptor words, and the two kernels.
 const SCAN_BODY: &str = r#"
 struct _seg { _acc_t v; unsigned f; };
 __device__ __forceinline__ _seg _seg_identity() { _seg r; r.v = _identity(); r.f = 0u; return r; }
@@ -277,107 +276,66 @@ __device__ __forceinline__ _seg _shfl_down(const _seg v, const int d) {
     memcpy(&r, u, sizeof(r));
     return r;
 }
-__device__ __forceinline__ void _store_seg(_seg *p, const _seg v) {
-    unsigned u[_SEG_WORDS];
-    memcpy(u, &v, sizeof(v));
-    volatile unsigned *q = reinterpret_cast<volatile unsigned *>(p);
-    #pragma unroll
-    for (int w = 0; w < _SEG_WORDS; ++w) q[w] = u[w];
-}
-__device__ __forceinline__ _seg _load_seg(const _seg *p) {
-    unsigned u[_SEG_WORDS];
-    const volatile unsigned *q = reinterpret_cast<const volatile unsigned *>(p);
-    #pragma unroll
-    for (int w = 0; w < _SEG_WORDS; ++w) u[w] = q[w];
-    _seg r;
-    memcpy(&r, u, sizeof(r));
-    return r;
-}
-// Orders a tile's published value and its status word between blocks: after the value's
-// stores (a release) and after the status word's loads (an acquire; volatile accesses are
-// relaxed ones at system scope). The look-back only passes messages, for which an
-// acquire-release fence suffices; `__threadfence()` is a sequentially consistent one, which on
-// every tile's critical path costs more.
-__device__ __forceinline__ void _fence() {
-#if __CUDA_ARCH__ >= 700
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-#else
-    __threadfence();
-#endif
-}
-// Values of at most 4 bytes travel with their status in one 64-bit word a tile (a descriptor:
-// the value's bits low, the segment flag in bit 32, the status from bit 33), which one aligned
-// access writes or reads whole: a reader needs no fence and no second load after the status.
-// Wider values go in their own arrays behind a status word and a fence.
-#define _PACKED (sizeof(_acc_t) <= 4)
-__device__ __forceinline__ unsigned long long _pack(const _seg v, const unsigned status) {
-    unsigned bits = 0u;
-    memcpy(&bits, &v.v, sizeof(_acc_t) <= 4 ? sizeof(_acc_t) : 4);
-    return (unsigned long long)bits | ((unsigned long long)(v.f | (status << 1)) << 32);
-}
-__device__ __forceinline__ _seg _unpack(const unsigned long long word) {
-    const unsigned bits = (unsigned)word;
-    _seg r;
-    memcpy(&r.v, &bits, sizeof(_acc_t) <= 4 ? sizeof(_acc_t) : 4);
-    r.f = (unsigned)(word >> 32) & 1u;
-    return r;
-}
-// Temporary storage: the tile counter (8 bytes, then padding to 16), then either a descriptor
-// per tile (_PACKED) or a status word per tile (0: nothing yet, 1: aggregate published, 2:
-// inclusive prefix published) followed by an aggregate and an inclusive prefix per tile.
+// The look-back's messages: a tile publishes its value (its aggregate with status 1, then its
+// inclusive prefix with status 2) as _CHUNKS 64-bit words, each holding 32 bits of the value
+// (low), the segment flag (bit 32, in the first word) and the status (from bit 33). One aligned
+// 64-bit access writes or reads a word whole, so a reader that finds all of a tile's words under
+// one nonzero status holds that status's value, with no fence and no load after the status;
+// words under two statuses (a prefix being published over the aggregate) are read again.
+#define _CHUNKS ((int)((sizeof(_acc_t) + 3) / 4))
+static_assert(_CHUNKS * 8 <= 32, "a tile's descriptor words fit DESCRIPTOR_BYTES (scan.rs)");
 __device__ __forceinline__ volatile unsigned long long *_descriptors(unsigned char *t) {
     return reinterpret_cast<volatile unsigned long long *>(t + 16);
 }
-__device__ __forceinline__ volatile unsigned *_status(unsigned char *t) { return reinterpret_cast<volatile unsigned *>(t + 16); }
-__device__ __forceinline__ _seg *_aggregates(unsigned char *t, const unsigned long long tiles) {
-    return reinterpret_cast<_seg *>(t + 16 + ((4ull * tiles + 15ull) & ~15ull));
-}
-// Publishes a tile's value with its status (1: aggregate, 2: inclusive prefix).
-__device__ __forceinline__ void _publish(unsigned char *t, const unsigned long long tiles, const unsigned long long tile,
-                                         const _seg v, const unsigned status) {
-    if (_PACKED) {
-        _descriptors(t)[tile] = _pack(v, status);
-    } else {
-        _seg *aggregates = _aggregates(t, tiles);
-        _store_seg(status == 2u ? &aggregates[tiles + tile] : &aggregates[tile], v);
-        _fence();
-        _status(t)[tile] = status;
+__device__ __forceinline__ void _publish(unsigned char *t, const unsigned long long tile, const _seg v, const unsigned status) {
+    unsigned bits[_CHUNKS];
+    bits[_CHUNKS - 1] = 0u;
+    memcpy(bits, &v.v, sizeof(_acc_t));
+    volatile unsigned long long *words = _descriptors(t) + tile * _CHUNKS;
+    #pragma unroll
+    for (int c = 0; c < _CHUNKS; ++c) {
+        const unsigned high = (c == 0 ? v.f : 0u) | (status << 1);
+        words[c] = (unsigned long long)bits[c] | ((unsigned long long)high << 32);
     }
 }
-// Tile p's status, waiting until the whole warp's are published (p < 0: before the first tile,
-// an empty inclusive prefix), and the value that status publishes.
-__device__ __forceinline__ unsigned _look(unsigned char *t, const unsigned long long tiles, const long long p, _seg *v) {
+// Tile p's published value and its status (p < 0: before the first tile, an empty inclusive
+// prefix), once every lane of the warp has found its tile's words under one nonzero status.
+__device__ __forceinline__ unsigned _look(unsigned char *t, const long long p, _seg *v) {
+    unsigned long long words[_CHUNKS];
     unsigned st;
-    if (_PACKED) {
-        unsigned long long word;
-        do {
-            word = p >= 0 ? _descriptors(t)[p] : _pack(_seg_identity(), 2u);
-            st = (unsigned)(word >> 33);
-        } while (__any_sync(0xffffffffu, st == 0u));
-        *v = _unpack(word);
+    bool ready;
+    do {
+        #pragma unroll
+        for (int c = 0; c < _CHUNKS; ++c) words[c] = p >= 0 ? _descriptors(t)[p * _CHUNKS + c] : (2ull << 33);
+        st = (unsigned)(words[0] >> 33);
+        ready = st != 0u;
+        #pragma unroll
+        for (int c = 1; c < _CHUNKS; ++c) ready = ready && (unsigned)(words[c] >> 33) == st;
+    } while (__any_sync(0xffffffffu, !ready));
+    if (p < 0) {
+        *v = _seg_identity();
     } else {
-        do {
-            st = p >= 0 ? _status(t)[p] : 2u;
-        } while (__any_sync(0xffffffffu, st == 0u));
-        _fence();
-        const _seg *aggregates = _aggregates(t, tiles);
-        *v = p < 0 ? _seg_identity() : _load_seg(st == 2u ? &aggregates[tiles + p] : &aggregates[p]);
+        unsigned bits[_CHUNKS];
+        #pragma unroll
+        for (int c = 0; c < _CHUNKS; ++c) bits[c] = (unsigned)words[c];
+        memcpy(&v->v, bits, sizeof(_acc_t));
+        v->f = (unsigned)(words[0] >> 32) & 1u;
     }
     return st;
 }
 
+// Temporary storage: the tile counter (8 bytes, then padding to 16), then _CHUNKS descriptor
+// words per tile, cleared here.
 extern "C" __global__ void NAME_init(unsigned char *__restrict__ temp, const unsigned long long tiles) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) *reinterpret_cast<unsigned long long *>(temp) = 0ull;
-    for (; i < tiles; i += (unsigned long long)gridDim.x * blockDim.x) {
-        if (_PACKED) _descriptors(temp)[i] = 0ull; else _status(temp)[i] = 0u;
-    }
+    for (; i < tiles * _CHUNKS; i += (unsigned long long)gridDim.x * blockDim.x) _descriptors(temp)[i] = 0ull;
 }
 
 static_assert(_ITEMS <= 32, "a thread's segment starts are the bits of one 32-bit word");
 extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_PARAMS, KEY_PARAMS_out_t *__restrict__ out,
         const unsigned long long n, const unsigned long long seg, const unsigned long long init_low,
-        const unsigned long long init_high, const int exclusive, unsigned char *__restrict__ temp, const unsigned long long tiles) {
+        const unsigned long long init_high, const int exclusive, unsigned char *__restrict__ temp) {
     __shared__ _acc_t sh[_TILE + _TILE / 32];
     __shared__ _seg sh_warp[_WARPS];
     __shared__ _seg sh_warp_excl[_WARPS];
@@ -444,16 +402,16 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
         const _seg aggregate = sh_block;
         if (tile == 0ull) {
             if (lane == 0u) {
-                _publish(temp, tiles, 0ull, aggregate, 2u);
+                _publish(temp, 0ull, aggregate, 2u);
                 sh_prefix = _seg_identity();
             }
         } else {
-            if (lane == 0u) _publish(temp, tiles, tile, aggregate, 1u);
+            if (lane == 0u) _publish(temp, tile, aggregate, 1u);
             _seg run = _seg_identity();
             long long top = (long long)tile - 1;
             while (true) {
                 _seg v;
-                const unsigned st = _look(temp, tiles, top - (long long)lane, &v);
+                const unsigned st = _look(temp, top - (long long)lane, &v);
                 const unsigned done = __ballot_sync(0xffffffffu, st == 2u);
                 const int stop = done ? __ffs(done) - 1 : 31;
                 if ((int)lane > stop) v = _seg_identity();
@@ -468,7 +426,7 @@ extern "C" __global__ void __launch_bounds__(_BLOCK, _MIN_BLOCKS) NAME_scan(IN_P
                 top -= 32;
             }
             if (lane == 0u) {
-                _publish(temp, tiles, tile, _combine(run, aggregate), 2u);
+                _publish(temp, tile, _combine(run, aggregate), 2u);
                 sh_prefix = run;
             }
         }
@@ -978,16 +936,15 @@ fn scan_tile(output: DType) -> u64 {
     u64::from(BLOCK * scan_items(output))
 }
 
-/// Bytes of one value with its segment flag (`_seg`) in the scan's temporary storage: at most
-/// 24 (a `complex128` and the flag, padded to 8 bytes).
-const SEG_BYTES: u64 = 24;
+/// Bytes of a tile's descriptor words in the scan's temporary storage: at most 32 (four words,
+/// for a `complex128`: `_CHUNKS` in the kernel).
+const DESCRIPTOR_BYTES: u64 = 32;
 
-/// Bytes of the scan's temporary storage for `tiles` tiles (the counter, the status words,
-/// and two values of at most [`SEG_BYTES`] per tile).
+/// Bytes of the scan's temporary storage for `tiles` tiles (the counter, padded to 16 bytes,
+/// and the tiles' descriptor words).
 fn temp_bytes(tiles: u64) -> Result<usize> {
-    let status = tiles.checked_mul(4).map(|b| b.next_multiple_of(16));
-    status
-        .and_then(|s| tiles.checked_mul(2 * SEG_BYTES).and_then(|v| v.checked_add(s)))
+    tiles
+        .checked_mul(DESCRIPTOR_BYTES)
         .and_then(|b| b.checked_add(16))
         .and_then(|b| usize::try_from(b).ok())
         .ok_or_else(|| Error::InvalidValue(format!("scan: temporary storage for {tiles} tiles overflows")))
@@ -1026,7 +983,7 @@ pub(crate) unsafe fn launch_scan<'a, O: Element>(
     let mut clear = Launch::on(stream);
     clear.value(temp.ptr()).value(tiles);
     // SAFETY: `_init` takes the temporary storage's address and the tile count, and writes the
-    // counter and `tiles` status words, inside the block's `temp_bytes(tiles)` bytes.
+    // counter and the tiles' descriptor words, inside the block's `temp_bytes(tiles)` bytes.
     unsafe {
         clear.run(
             &loaded.functions[0],
@@ -1052,12 +1009,12 @@ pub(crate) unsafe fn launch_scan<'a, O: Element>(
         .value(init[0])
         .value(init[1])
         .value(exclusive)
-        .value(temp.ptr())
-        .value(tiles);
+        .value(temp.ptr());
     // SAFETY: `_scan` takes these parameters in this order; each of its `tiles` blocks reads
     // the elements of its tile below `n` from `input` and writes the same ones of `output` (the
-    // caller's guarantee), and uses the counter, status words and values of the temporary
-    // storage (two values of at most `SEG_BYTES` per tile), all in `stream`'s order.
+    // caller's guarantee), and uses the counter and the descriptor words of the temporary
+    // storage (at most `DESCRIPTOR_BYTES` per tile, `_init` cleared them), all in `stream`'s
+    // order.
     unsafe { pass.run(&loaded.functions[1], (grid, 1), (BLOCK, 1))? };
     // Back to the pool in `stream`'s order, after both kernels.
     drop(temp);
@@ -1070,9 +1027,9 @@ mod tests {
 
     #[test]
     fn temporary_storage_covers_every_tile() {
-        assert_eq!(temp_bytes(1).unwrap(), 16 + 16 + 48);
-        assert_eq!(temp_bytes(5).unwrap(), 16 + 32 + 240);
-        assert!(temp_bytes(u64::MAX / 8).is_err());
+        assert_eq!(temp_bytes(1).unwrap(), 16 + 32);
+        assert_eq!(temp_bytes(5).unwrap(), 16 + 160);
+        assert!(temp_bytes(u64::MAX / 16).is_err());
     }
 
     #[test]
