@@ -213,7 +213,10 @@ mod tests {
         for ptx in [
             compile(&builtin_source::<f32, f32>(ScanOp::Sum, false)),
             compile(&builtin_source::<f64, f64>(ScanOp::Sum, false)),
-            compile(&builtin_source::<num_complex::Complex<f64>, num_complex::Complex<f64>>(ScanOp::Sum, false)),
+            compile(&builtin_source::<num_complex::Complex<f64>, num_complex::Complex<f64>>(
+                ScanOp::Sum,
+                false,
+            )),
         ] {
             assert!(!ptx.contains("fence.") && !ptx.contains("membar.") && ptx.contains("ld.volatile.global.u64"));
         }
