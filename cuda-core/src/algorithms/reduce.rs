@@ -200,8 +200,30 @@ __device__ _acc_t _warp_reduce(const T *__restrict__ p, const unsigned long long
     }
     return t;
 }
-// Segments and runs up to this long are reduced by one warp, longer ones by a whole block.
+// Ranges up to this long are reduced by one warp, longer ones by a whole block.
 #define _WARP_RANGE 1024ull
+// For each of `count` ranges of the input, bounds(i, &begin, &end) gives range i and
+// store(i, r, empty) writes its reduction r: a warp takes each range of at most _WARP_RANGE
+// elements, then a block each longer one (the block's threads all take the same branch).
+template <typename Bounds, typename Store>
+__device__ __forceinline__ void _reduce_each(const _in_t *__restrict__ in, const unsigned long long count,
+                                             const Bounds &bounds, const Store &store) {
+    const unsigned long long warps = (unsigned long long)gridDim.x * _WARPS;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * _WARPS + (threadIdx.x >> 5); i < count; i += warps) {
+        unsigned long long begin, end;
+        bounds(i, &begin, &end);
+        if (end - begin > _WARP_RANGE) continue;
+        const _acc_t r = _warp_reduce<_in_t, _read_input>(in, begin, end);
+        if ((threadIdx.x & 31u) == 0u) store(i, r, end == begin);
+    }
+    for (unsigned long long i = blockIdx.x; i < count; i += gridDim.x) {
+        unsigned long long begin, end;
+        bounds(i, &begin, &end);
+        if (end - begin <= _WARP_RANGE) continue;
+        const _acc_t r = _block_reduce<_in_t, _read_input>(in, begin, end);
+        if (threadIdx.x == 0u) store(i, r, false);
+    }
+}
 
 // Block b reduces in[b * chunk, min(n, (b + 1) * chunk)) to partials[b].
 extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_partials(const _in_t *__restrict__ in,
@@ -222,71 +244,41 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_final(const _acc_t *__
 }
 
 // out[s] = init ⊕ the elements of segment s, for s < segments: rows of `row` elements when
-// `row` is not 0, else [offsets[s], offsets[s + 1]) clamped into [0, n]. A warp takes each
-// segment of at most _WARP_RANGE elements, then a block each longer one.
-__device__ __forceinline__ void _segment_bounds(const unsigned long long s, const unsigned long long n,
-        const unsigned long long row, const long long *__restrict__ offsets, unsigned long long *begin,
-        unsigned long long *end) {
-    if (row) {
-        *begin = s * row;
-        *end = n - *begin < row ? n : *begin + row;
-    } else {
-        const long long b = offsets[s], e = offsets[s + 1];
-        *begin = b <= 0 ? 0ull : ((unsigned long long)b < n ? (unsigned long long)b : n);
-        *end = e <= 0 ? 0ull : ((unsigned long long)e < n ? (unsigned long long)e : n);
-        if (*end < *begin) *end = *begin;
-    }
-}
+// `row` is not 0, else [offsets[s], offsets[s + 1]) clamped into [0, n].
 extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_segments(const _in_t *__restrict__ in,
         const unsigned long long n, const unsigned long long row, const long long *__restrict__ offsets,
         const unsigned long long segments, const unsigned long long init_low, const unsigned long long init_high,
         _out_t *__restrict__ out) {
     const _acc_t init = _from_words(init_low, init_high);
-    const unsigned long long warps = (unsigned long long)gridDim.x * _WARPS;
-    for (unsigned long long s = (unsigned long long)blockIdx.x * _WARPS + (threadIdx.x >> 5); s < segments; s += warps) {
-        unsigned long long begin, end;
-        _segment_bounds(s, n, row, offsets, &begin, &end);
-        if (end - begin > _WARP_RANGE) continue;
-        const _acc_t r = _warp_reduce<_in_t, _read_input>(in, begin, end);
-        if ((threadIdx.x & 31u) == 0u) out[s] = _out_t(end > begin ? _op(init, r) : init);
-    }
-    for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
-        unsigned long long begin, end;
-        _segment_bounds(s, n, row, offsets, &begin, &end);
-        if (end - begin <= _WARP_RANGE) continue;
-        const _acc_t r = _block_reduce<_in_t, _read_input>(in, begin, end);
-        if (threadIdx.x == 0u) out[s] = _out_t(_op(init, r));
-    }
+    const auto bounds = [&](const unsigned long long s, unsigned long long *begin, unsigned long long *end) {
+        if (row) {
+            *begin = s * row;
+            *end = n - *begin < row ? n : *begin + row;
+        } else {
+            const long long b = offsets[s], e = offsets[s + 1];
+            *begin = b <= 0 ? 0ull : ((unsigned long long)b < n ? (unsigned long long)b : n);
+            *end = e <= 0 ? 0ull : ((unsigned long long)e < n ? (unsigned long long)e : n);
+            if (*end < *begin) *end = *begin;
+        }
+    };
+    const auto store = [&](const unsigned long long s, const _acc_t r, const bool empty) {
+        out[s] = _out_t(empty ? init : _op(init, r));
+    };
+    _reduce_each(in, segments, bounds, store);
 }
 
 // out[r] = the elements of run r, [ends[r - 1], ends[r]) (from 0 for the first), for r below
-// the run count the select pass left on the device (at most n; ends clamped into [0, n]). A
-// warp takes each run of at most _WARP_RANGE elements, then a block each longer one.
-__device__ __forceinline__ void _run_bounds(const unsigned long long r, const unsigned long long n,
-        const unsigned long long *__restrict__ ends, unsigned long long *begin, unsigned long long *end) {
-    const unsigned long long b = r ? ends[r - 1] : 0ull, e = ends[r];
-    *begin = b < n ? b : n;
-    *end = e < n ? (e < *begin ? *begin : e) : n;
-}
+// the run count the select pass left on the device (at most n; ends clamped into [0, n]).
 extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_runs(const _in_t *__restrict__ in,
         const unsigned long long n, const unsigned long long *__restrict__ ends,
         const unsigned long long *__restrict__ count, _out_t *__restrict__ out) {
-    const unsigned long long runs = *count < n ? *count : n;
-    const unsigned long long warps = (unsigned long long)gridDim.x * _WARPS;
-    for (unsigned long long r = (unsigned long long)blockIdx.x * _WARPS + (threadIdx.x >> 5); r < runs; r += warps) {
-        unsigned long long begin, end;
-        _run_bounds(r, n, ends, &begin, &end);
-        if (end - begin > _WARP_RANGE) continue;
-        const _acc_t x = _warp_reduce<_in_t, _read_input>(in, begin, end);
-        if ((threadIdx.x & 31u) == 0u) out[r] = _out_t(x);
-    }
-    for (unsigned long long r = blockIdx.x; r < runs; r += gridDim.x) {
-        unsigned long long begin, end;
-        _run_bounds(r, n, ends, &begin, &end);
-        if (end - begin <= _WARP_RANGE) continue;
-        const _acc_t x = _block_reduce<_in_t, _read_input>(in, begin, end);
-        if (threadIdx.x == 0u) out[r] = _out_t(x);
-    }
+    const auto bounds = [&](const unsigned long long r, unsigned long long *begin, unsigned long long *end) {
+        const unsigned long long b = r ? ends[r - 1] : 0ull, e = ends[r];
+        *begin = b < n ? b : n;
+        *end = e < n ? (e < *begin ? *begin : e) : n;
+    };
+    const auto store = [&](const unsigned long long r, const _acc_t x, bool) { out[r] = _out_t(x); };
+    _reduce_each(in, *count < n ? *count : n, bounds, store);
 }
 "#;
 
@@ -373,7 +365,8 @@ pub fn reduce_segments<I: Element, O: Element>(
 /// `aggregates` (of `O`), and the number of runs to `count` (one `u64` on the device), on
 /// `stream`. With `ScanOp::Sum` and values of ones, counts by key. No host wait: a select pass
 /// over the keys leaves the runs' ends in pool memory, then a warp per run (a block per run of
-/// more than 1024 values) reduces its values (in the values' order). `unique_keys` and `aggregates` hold room for every key.
+/// more than 1024 values) reduces its values (in the values' order). `unique_keys` and
+/// `aggregates` hold room for every key.
 ///
 /// [`run_length_encode`]: super::select::run_length_encode
 pub fn reduce_by_key<K: Element, V: Element, O: Element>(
