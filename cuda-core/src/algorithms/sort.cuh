@@ -105,6 +105,12 @@ __device__ __forceinline__ void count_runs(O *row, const unsigned (&digit)[COUNT
     if (run && run_digit < 256u) atomicAdd(&row[run_digit * HIST_PARTS], (O)run);
 }
 
+// Adds one to `part` (a thread's copy of the counters, copies HIST_PARTS apart) for the digit of
+// pass p of the mapped key `bits`.
+__device__ __forceinline__ void count_digit(O *part, unsigned p, U bits) {
+    atomicAdd(&part[(p * 256u + key_digit(bits, 8u * p)) * HIST_PARTS], (O)1);
+}
+
 // counts[p * 256 + d] += how many elements have digit d in pass p (counts zeroed before the
 // sort). With mode 0 (pass 0) it counts every pass on the key's bytes, p < key_passes (byte p of
 // the mapped key), in one read of keys_in: a pass only moves keys, so its counts are the
@@ -144,7 +150,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, HISTOGRAM_BLOCKS_PER_SM
             for (unsigned p = 0; p < HIST_ROWS; ++p) {
                 if (p < counted) {
 #pragma unroll
-                    for (int j = 0; j < COUNT_ITEMS; ++j) atomicAdd(&part[(p * 256u + key_digit(bits[j], 8u * p)) * HIST_PARTS], (O)1);
+                    for (int j = 0; j < COUNT_ITEMS; ++j) count_digit(part, p, bits[j]);
                 }
             }
         } else if (mode == 0) {
@@ -152,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, HISTOGRAM_BLOCKS_PER_SM
                 const unsigned long long i = base + j * SORT_BLOCK + threadIdx.x;
                 if (i < n) {
                     const U b = key_bits(keys[i]);
-                    for (unsigned p = 0; p < counted; ++p) atomicAdd(&part[(p * 256u + key_digit(b, 8u * p)) * HIST_PARTS], (O)1);
+                    for (unsigned p = 0; p < counted; ++p) count_digit(part, p, b);
                 }
             }
         } else {

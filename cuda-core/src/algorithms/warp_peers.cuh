@@ -9,8 +9,9 @@
 // ballot, inverted where this lane's bit is clear: the lanes whose bit equals this lane's. Written
 // in C++ (a ballot and a select on the bit), ptxas on CUDA 13.0 spent 7 instructions a bit, the
 // bit tested twice for want of predicate registers across the unrolled items of a sort tile; this
-// takes 5 (shift, sign test, ballot, predicated inversion, and). (A bit test by `and` and `setp.ne` instead lets ptxas gather seven bits into the
-// predicates at once, which failed register allocation inside the sort's scatter.)
+// takes 5 (shift, sign test, ballot, predicated inversion, and). (A bit test by `and` and
+// `setp.ne` instead lets ptxas gather seven bits into the predicates at once, which failed
+// register allocation inside the sort's scatter.)
 template <int BITS> __device__ __forceinline__ unsigned warp_peers(unsigned value) {
     unsigned peers = 0xffffffffu;
 #pragma unroll
