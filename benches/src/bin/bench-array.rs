@@ -1095,9 +1095,9 @@ fn gather_rows(stream: &Stream) -> Result<Vec<Row>, String> {
 }
 
 /// `cumsum` of 2^28 f32 (the flattened array, and the rows of its `(2^18, 2^10)` view: the
-/// segmented form) and of 2^27 f64, `x[x > 0.5]` on 2^26 f32 with the comparison fused into the select kernel,
-/// and `flatnonzero` of 2^26 u8 half of which are nonzero: GB/s of the bytes read and written
-/// (the selections' times in the detail, with their count read-back).
+/// segmented form) and of 2^27 f64, `x[x > 0.5]` on 2^26 f32 with the comparison fused into
+/// the select kernel, and `flatnonzero` of 2^26 u8 half of which are nonzero: GB/s of the bytes
+/// read and written (the selections' times in the detail, with their count read-back).
 fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
     let elem = std::mem::size_of::<f32>();
     let n = BANDWIDTH_ELEMS;
@@ -1113,20 +1113,19 @@ fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
         ("cumsum", &x, OptionalAxis::from(None), n as f32),
         ("cumsum axis=1", &rows_view, OptionalAxis::from(1), 1024.0),
     ] {
-        let scanned = (|| {
-            let mut out = None;
-            let stats = time_on_stream(stream, || {
-                out = Some(array.cumsum(axis).map_err(text)?);
-                Ok(())
-            })?;
-            // Sums of ones rise along each row: the largest is the last (beyond 2^24 within
-            // f32's rounding).
-            let largest = out.ok_or("no result")?.max().map_err(text)?.item().map_err(text)?;
-            match ((largest - last) / last).abs() < 1e-3 {
-                true => Ok(stats),
-                false => Err(format!("{case} reaches {largest}, expected {last}")),
-            }
-        })();
+        let scanned = timed_and_checked(
+            stream,
+            || array.cumsum(axis).map_err(text),
+            |out| {
+                // Sums of ones rise along each row: the largest is the last (beyond 2^24 within
+                // f32's rounding).
+                let largest = out.max().map_err(text)?.item().map_err(text)?;
+                match ((largest - last) / last).abs() < 1e-3 {
+                    true => Ok(()),
+                    false => Err(format!("{case} reaches {largest}, expected {last}")),
+                }
+            },
+        );
         rows.push(match scanned {
             Ok(stats) => bandwidth_row(case, CUMSUM, 2 * n * elem, &stats, Some(copy_gbps)),
             Err(why) => Row::failed("bandwidth", case, CUMSUM, "GB/s", &why),
@@ -1134,19 +1133,19 @@ fn scan_select_rows(stream: &Stream) -> Result<Vec<Row>, String> {
     }
     // The same bytes as 2^27 f64, whose look-back passes 8-byte values.
     let half = n / 2;
-    let wide = (|| {
-        let x = DeviceArray::<f64>::full(stream, half, 1.0).map_err(text)?;
-        let mut out = None;
-        let stats = time_on_stream(stream, || {
-            out = Some(x.cumsum(OptionalAxis::from(None)).map_err(text)?);
-            Ok(())
-        })?;
-        let largest = out.ok_or("no result")?.max().map_err(text)?.item().map_err(text)?;
-        match largest == half as f64 {
-            true => Ok(stats),
-            false => Err(format!("cumsum f64 reaches {largest}, expected {half}")),
-        }
-    })();
+    let wide = DeviceArray::<f64>::full(stream, half, 1.0).map_err(text).and_then(|x| {
+        timed_and_checked(
+            stream,
+            || x.cumsum(OptionalAxis::from(None)).map_err(text),
+            |out| {
+                let largest = out.max().map_err(text)?.item().map_err(text)?;
+                match largest == half as f64 {
+                    true => Ok(()),
+                    false => Err(format!("cumsum f64 reaches {largest}, expected {half}")),
+                }
+            },
+        )
+    });
     rows.push(match wide {
         Ok(stats) => sized_bandwidth_row("2^27 f64", "cumsum f64", CUMSUM, 2 * half * 8, &stats, Some(copy_gbps)),
         Err(why) => Row::failed("bandwidth", "cumsum f64", CUMSUM, "GB/s", &why),
