@@ -1704,6 +1704,27 @@ fn segmented_sorts_match_a_host_sort_of_each_segment() {
     check_segmented::<u16>(&stream, &data::<u16>(4096, 24), &segments_of(4096, 300, 25), "u16");
     check_segmented::<i32>(&stream, &data::<i32>(4096, 26), &segments_of(4096, 300, 27), "i32");
     check_segmented::<u64>(&stream, &data::<u64>(4096, 28), &segments_of(4096, 300, 29), "u64");
+    // Segments of up to 2048 (each sorted by a warp or a block, the sort after them skipped),
+    // and the same with one segment past 2048 (the sort after them runs).
+    let up_to_2048 = segments_of(60_000, 2048, 31);
+    check_segmented::<f32>(&stream, &data::<f32>(60_000, 32), &up_to_2048, "up to 2048");
+    check_segmented::<Complex<f64>>(
+        &stream,
+        &data::<Complex<f64>>(60_000, 33),
+        &up_to_2048,
+        "c128 up to 2048",
+    );
+    let mut one_long = up_to_2048.clone();
+    one_long.push((100, 2149));
+    one_long.retain(|&(b, e)| b >= 2149 || e <= 100 || (b, e) == (100, 2149));
+    check_segmented::<f32>(&stream, &data::<f32>(60_000, 34), &one_long, "one of 2049");
+    // Copies of one segment sort it once.
+    check_segmented::<u16>(
+        &stream,
+        &data::<u16>(5000, 35),
+        &[(5, 40), (700, 2000), (5, 40)],
+        "copies",
+    );
     // No segments: every key stays where it is. Empty segments only, and offsets outside the
     // keys (clamped: [-5, 3) is [0, 3), [90, 1000) is [90, 100)).
     let keys = data::<f32>(100, 30);
@@ -1713,27 +1734,37 @@ fn segmented_sorts_match_a_host_sort_of_each_segment() {
     // No keys at all, with and without segments.
     check_segmented::<f32>(&stream, &[], &[], "nothing");
     check_segmented::<f32>(&stream, &[], &[(0, 0), (0, 5)], "no keys");
-    // Overlapping segments are not refused; the output is a permutation of the keys.
+    // Overlapping segments are not refused; the output is a permutation of the keys: crossing,
+    // sharing a begin, nested, and the short segments' path (found on the device) beside them.
     let d_keys = DeviceArray::from_slice(&stream, &keys).unwrap();
+    let mut out = DeviceArray::<f32>::empty(&stream, 100).unwrap();
+    let overlapping: [&[(i64, i64)]; 4] = [
+        &[(0, 50), (10, 80)],
+        &[(0, 30), (0, 60), (70, 75)],
+        &[(0, 90), (20, 30)],
+        &[(60, 70), (30, 65), (0, 20)],
+    ];
+    for segments in overlapping {
+        let begins: Vec<i64> = segments.iter().map(|s| s.0).collect();
+        let ends: Vec<i64> = segments.iter().map(|s| s.1).collect();
+        let d_begins = DeviceArray::from_slice(&stream, &begins).unwrap();
+        let d_ends = DeviceArray::from_slice(&stream, &ends).unwrap();
+        let count = segments.len();
+        let order = SortOrder::Ascending;
+        sort::segmented_sort_keys::<f32>(&stream, &d_keys, &mut out, 100, (&d_begins, &d_ends), count, order).unwrap();
+        let mut got = out.to_vec().unwrap();
+        let mut want = keys.clone();
+        // By their bits: NaNs of other signs and the two zeros apart, whatever their order.
+        got.sort_by_key(|v| v.to_bits());
+        want.sort_by_key(|v| v.to_bits());
+        assert_eq!(
+            bytes(&got),
+            bytes(&want),
+            "overlapping segments {segments:?} permute the keys"
+        );
+    }
     let d_begins = DeviceArray::from_slice(&stream, &[0i64, 10]).unwrap();
     let d_ends = DeviceArray::from_slice(&stream, &[50i64, 80]).unwrap();
-    let mut out = DeviceArray::<f32>::empty(&stream, 100).unwrap();
-    sort::segmented_sort_keys::<f32>(
-        &stream,
-        &d_keys,
-        &mut out,
-        100,
-        (&d_begins, &d_ends),
-        2,
-        SortOrder::Ascending,
-    )
-    .unwrap();
-    let mut got = out.to_vec().unwrap();
-    let mut want = keys.clone();
-    // By their bits: NaNs of other signs and the two zeros apart, whatever their order.
-    got.sort_by_key(|v| v.to_bits());
-    want.sort_by_key(|v| v.to_bits());
-    assert_eq!(bytes(&got), bytes(&want), "overlapping segments permute the keys");
     // An offsets array shorter than the segment count is a typed error.
     assert!(matches!(
         sort::segmented_sort_keys::<f32>(

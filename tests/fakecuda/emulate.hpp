@@ -480,6 +480,26 @@ static inline void __syncthreads() {
     fakecuda::current->state = fakecuda::AT_BARRIER;
     fakecuda::yield();
 }
+// __syncthreads that also counts the threads whose predicate holds, of those that reach it: a
+// barrier, the tallies reset by thread 0, a barrier, every thread's vote, a barrier (the next
+// call's reset waits for every read of this one behind its first barrier).
+namespace fakecuda {
+static int block_votes, block_voters;
+}
+static inline int __syncthreads_count(int predicate) {
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) fakecuda::block_votes = fakecuda::block_voters = 0;
+    __syncthreads();
+    fakecuda::block_votes += predicate != 0;
+    fakecuda::block_voters += 1;
+    __syncthreads();
+    return fakecuda::block_votes;
+}
+static inline int __syncthreads_and(int predicate) {
+    const int votes = __syncthreads_count(predicate);
+    return votes == fakecuda::block_voters;
+}
+static inline int __syncthreads_or(int predicate) { return __syncthreads_count(predicate) != 0; }
 static inline void __syncwarp(unsigned int mask = 0xffffffffu) {
     fakecuda::collective(fakecuda::SYNCWARP, mask, 0, 0, 32);
 }

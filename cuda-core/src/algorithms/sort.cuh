@@ -25,7 +25,10 @@
 #define BUFFER_OUT 3
 
 // Which passes are skipped: bit j set where pass j is a pass on the key's byte j that every key
-// has alike (never pass 0), as cuda_core_sort_starts found; a null skip: none.
+// has alike (never pass 0), as cuda_core_sort_starts found; a null skip: none. SORT_DONE set
+// (by cuda_core_sort_segments, before the sort): the output is written already, and every pass
+// is skipped.
+#define SORT_DONE 0x80000000u
 __device__ __forceinline__ unsigned skipped_passes(const unsigned *skip) { return skip ? *skip : 0u; }
 
 // What pass `pass` of `passes` does: whether it runs, and which buffers it reads and writes.
@@ -37,10 +40,10 @@ struct pass_plan {
     unsigned src, dst;
 };
 __device__ __forceinline__ pass_plan plan_pass(const unsigned *skip, unsigned pass, unsigned passes) {
-    const unsigned skipped = skipped_passes(skip);
+    const unsigned word = skipped_passes(skip), skipped = word & ~SORT_DONE;
     const unsigned after = passes - 1u - pass - (unsigned)__popc(skipped >> (pass + 1u));
     pass_plan plan;
-    plan.run = ((skipped >> pass) & 1u) == 0u;
+    plan.run = ((skipped >> pass) & 1u) == 0u && (word & SORT_DONE) == 0u;
     plan.dst = after == 0u ? BUFFER_OUT : ((after & 1u) ? BUFFER_ALTERNATE : BUFFER_STAGING);
     plan.src = pass == 0u ? BUFFER_IN : (((after + 1u) & 1u) ? BUFFER_ALTERNATE : BUFFER_STAGING);
     return plan;
@@ -122,14 +125,11 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, HISTOGRAM_BLOCKS_PER_SM
     const K *keys_in, const K *keys_alternate, const K *keys_staging, const I *rows_alternate, const I *rows_staging,
     const I *labels, O *counts, const unsigned *skip, unsigned pass, unsigned passes, unsigned key_passes,
     unsigned long long n, int mode, unsigned shift, unsigned long long row_len) {
-    const K *keys = keys_in;
-    const I *rows = nullptr;
-    if (pass > 0u) {
-        const pass_plan plan = plan_pass(skip, pass, passes);
-        if (!plan.run) return;
-        keys = source_of(plan.src, keys_in, keys_alternate, keys_staging);
-        rows = source_of<I>(plan.src, nullptr, rows_alternate, rows_staging);
-    }
+    const pass_plan plan = plan_pass(skip, pass, passes);
+    if (!plan.run) return;
+    // Pass 0 reads the input (and no flat indices: it generates them).
+    const K *keys = source_of(plan.src, keys_in, keys_alternate, keys_staging);
+    const I *rows = source_of<I>(plan.src, nullptr, rows_alternate, rows_staging);
     const unsigned counted = mode == 0 ? key_passes : 1u;
     // bins[(p * 256 + d) * HIST_PARTS + part]: copy `part` of pass p's counter of digit d.
     __shared__ O bins[HIST_ROWS * 256u * HIST_PARTS];
@@ -493,11 +493,16 @@ extern "C" __global__ void __launch_bounds__(SORT_BLOCK, SORT_BLOCKS_PER_SM) cud
 }
 #endif
 
-// out[i] = i: the labels of a segmented sort before its segments are marked.
-extern "C" __global__ void cuda_core_sort_iota(I *out, unsigned long long n) {
+// labels[i] = i, the labels of a segmented sort before its segments are marked; and where
+// keys_out is not null keys_out[i] = keys[i], and perm[i] = i where perm is not null: the output
+// of a segmented sort whose segments cuda_core_sort_segments then sorts in place.
+extern "C" __global__ void cuda_core_sort_identity(I *labels, const K *keys, K *keys_out, I *perm,
+                                                   unsigned long long n) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        out[i] = (I)i;
+        labels[i] = (I)i;
+        if (keys_out) keys_out[i] = keys[i];
+        if (perm) perm[i] = (I)i;
     }
 }
 
@@ -628,6 +633,63 @@ __device__ __forceinline__ void row_load(row_item (&item)[ROW_ITEMS], unsigned f
     }
 }
 
+// The network's steps of span k from distance j (below ROW_WARP_SLOTS) down to 1, which pair
+// slots of one warp: those ROW_ITEMS apart and more between lanes by shuffles (slot s pairs with
+// the same item of lane lane ^ (j / ROW_ITEMS)), the others inside the thread.
+__device__ __forceinline__ void row_steps_in_warp(row_item (&item)[ROW_ITEMS], unsigned first, unsigned k,
+                                                  unsigned j, unsigned padded) {
+    for (; j >= ROW_ITEMS; j >>= 1) {
+#pragma unroll
+        for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+            row_item other;
+            other.bits = shfl_xor_bits(item[i].bits, j / ROW_ITEMS);
+            other.position = __shfl_xor_sync(0xffffffffu, item[i].position, j / ROW_ITEMS);
+            if (row_after(item[i], other) == row_keeps_min(first + i, j, k, padded)) item[i] = other;
+        }
+    }
+    if (k >= 8u) row_step_in_thread<4>(item, first, k, padded);
+    if (k >= 4u) row_step_in_thread<2>(item, first, k, padded);
+    row_step_in_thread<1>(item, first, k, padded);
+}
+
+// The whole network over the block's first `slots` slots (a multiple of ROW_WARP_SLOTS; the
+// warps past them only take part in the barriers), groups of `padded` slots each sorted: the
+// steps from ROW_WARP_SLOTS apart through the shared arrays, the others in the warps. Every
+// thread of the block calls it.
+__device__ __forceinline__ void row_network_block(row_item (&item)[ROW_ITEMS], unsigned first, unsigned padded,
+                                                  unsigned slots, U *bits, unsigned short *position) {
+    const bool mine = first < slots;
+    for (unsigned k = 2; k <= padded; k <<= 1) {
+        unsigned j = k >> 1;
+        if (j >= ROW_WARP_SLOTS) {
+            // Every thread has loaded the shared arrays (or, first, read them) before any stores.
+            __syncthreads();
+            if (mine) row_store(item, first, bits, position);
+            __syncthreads();
+            for (; j >= ROW_WARP_SLOTS; j >>= 1) {
+                // Pair q of the slots / 2 is (i, i + j), i the q-th slot with bit j clear.
+                for (unsigned q = threadIdx.x; q < slots / 2u; q += ROW_SORT_BLOCK) {
+                    const unsigned i = ((q & ~(j - 1u)) << 1) | (q & (j - 1u));
+                    const row_item a = {bits[row_slot(i)], position[row_slot(i)]};
+                    const row_item b = {bits[row_slot(i | j)], position[row_slot(i | j)]};
+                    if (row_after(a, b) == row_keeps_min(i, j, k, padded)) {
+                        bits[row_slot(i)] = b.bits;
+                        position[row_slot(i)] = (unsigned short)b.position;
+                        bits[row_slot(i | j)] = a.bits;
+                        position[row_slot(i | j)] = (unsigned short)a.position;
+                    }
+                }
+                __syncthreads();
+            }
+            if (mine) row_load(item, first, bits, position);
+        }
+        if (mine) row_steps_in_warp(item, first, k, j, padded);
+    }
+    __syncthreads();
+    if (mine) row_store(item, first, bits, position);
+    __syncthreads();
+}
+
 extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows_block(
     const K *keys, K *keys_out, long long *indices_out, unsigned long long rows, unsigned row_len, unsigned padded) {
     __shared__ U bits[ROW_SORT_MAX + ROW_SORT_MAX / 32];
@@ -646,50 +708,7 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows
         __syncthreads();
         row_item item[ROW_ITEMS];
         row_load(item, first, bits, position);
-        for (unsigned k = 2; k <= padded; k <<= 1) {
-            unsigned j = k >> 1;
-            if (j >= ROW_WARP_SLOTS) {
-                // Every thread has loaded the shared arrays (or, first, read them) before any
-                // stores.
-                __syncthreads();
-                row_store(item, first, bits, position);
-                __syncthreads();
-                for (; j >= ROW_WARP_SLOTS; j >>= 1) {
-                    // Pair q of the ROW_SORT_MAX / 2 is (i, i + j), i the q-th slot with bit j
-                    // clear.
-                    for (unsigned q = threadIdx.x; q < ROW_SORT_MAX / 2; q += ROW_SORT_BLOCK) {
-                        const unsigned i = ((q & ~(j - 1u)) << 1) | (q & (j - 1u));
-                        const row_item a = {bits[row_slot(i)], position[row_slot(i)]};
-                        const row_item b = {bits[row_slot(i | j)], position[row_slot(i | j)]};
-                        if (row_after(a, b) == row_keeps_min(i, j, k, padded)) {
-                            bits[row_slot(i)] = b.bits;
-                            position[row_slot(i)] = (unsigned short)b.position;
-                            bits[row_slot(i | j)] = a.bits;
-                            position[row_slot(i | j)] = (unsigned short)a.position;
-                        }
-                    }
-                    __syncthreads();
-                }
-                row_load(item, first, bits, position);
-            }
-            // Distances ROW_ITEMS .. ROW_WARP_SLOTS / 2: slot s pairs with the same item of lane
-            // lane ^ (j / ROW_ITEMS).
-            for (; j >= ROW_ITEMS; j >>= 1) {
-#pragma unroll
-                for (unsigned i = 0; i < ROW_ITEMS; ++i) {
-                    row_item other;
-                    other.bits = shfl_xor_bits(item[i].bits, j / ROW_ITEMS);
-                    other.position = __shfl_xor_sync(0xffffffffu, item[i].position, j / ROW_ITEMS);
-                    if (row_after(item[i], other) == row_keeps_min(first + i, j, k, padded)) item[i] = other;
-                }
-            }
-            if (k >= 8u) row_step_in_thread<4>(item, first, k, padded);
-            if (k >= 4u) row_step_in_thread<2>(item, first, k, padded);
-            row_step_in_thread<1>(item, first, k, padded);
-        }
-        __syncthreads();
-        row_store(item, first, bits, position);
-        __syncthreads();
+        row_network_block(item, first, padded, ROW_SORT_MAX, bits, position);
         for (unsigned s = threadIdx.x; s < ROW_SORT_MAX; s += ROW_SORT_BLOCK) {
             const unsigned long long row = first_row + s / padded;
             const unsigned p = s & (padded - 1u);
@@ -699,6 +718,105 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows
             if (indices_out) indices_out[row * row_len + p] = (long long)from;
         }
         // The next group overwrites the shared arrays.
+        __syncthreads();
+    }
+}
+
+// Segment s of a segmented sort, [begins[s], ends[s]) clamped into [0, n).
+struct segment_range {
+    unsigned long long begin, len;
+};
+__device__ __forceinline__ segment_range segment_at(const long long *begins, const long long *ends,
+                                                    unsigned long long s, unsigned long long n) {
+    const long long b = begins[s], e = ends[s];
+    const unsigned long long begin = b < 0 ? 0ull : ((unsigned long long)b > n ? n : (unsigned long long)b);
+    const unsigned long long end = e < 0 ? 0ull : ((unsigned long long)e > n ? n : (unsigned long long)e);
+    segment_range r = {begin, end > begin ? end - begin : 0ull};
+    return r;
+}
+
+// Whether this thread's share (from `from`, every `step`-th) of the checks that segment r owns
+// its elements holds: each is labelled with its begin (no segment that starts before it holds
+// one of them) and, checked by the share from 0, the element after it is not (no other segment
+// starting there runs further). Segments that own their elements are disjoint, but for copies of
+// one segment, which sort to the same output.
+__device__ __forceinline__ bool segment_owned_part(const I *labels, segment_range r, unsigned long long n,
+                                                   unsigned from, unsigned step) {
+    bool owned = true;
+    for (unsigned long long p = from; p < r.len; p += step) owned &= labels[r.begin + p] == (I)r.begin;
+    if (from == 0u && r.begin + r.len < n) owned &= labels[r.begin + r.len] != (I)r.begin;
+    return owned;
+}
+
+// The sorted element `p` of segment r came from position `from` of it: written to the output.
+__device__ __forceinline__ void segment_put(const K *keys, K *keys_out, I *perm, segment_range r, unsigned p,
+                                            unsigned from) {
+    keys_out[r.begin + p] = keys[r.begin + from];
+    if (perm) perm[r.begin + p] = (I)(r.begin + from);
+}
+
+// Sorts each segment of up to ROW_SORT_MAX elements of a segmented sort in place, in keys_out
+// (and its source positions in perm, where not null), both filled by cuda_core_sort_identity,
+// with labels marked by cuda_core_sort_label_segments: a warp a segment of up to ROW_WARP_SLOTS
+// elements (the network in registers and shuffles; warps take segments in turn), then a block a
+// longer one (blocks take segments in turn). A segment that does not own its elements (it
+// overlaps another: segment_owned_part) is left, as are longer segments; either clears
+// SORT_DONE in *done (set before), and the sort by key then label that follows runs and
+// rewrites the whole output; otherwise that sort's passes all return at once.
+extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_segments(
+    const K *keys, K *keys_out, I *perm, const I *labels, const long long *begins, const long long *ends,
+    unsigned long long segments, unsigned long long n, unsigned *done) {
+    __shared__ U bits[ROW_SORT_MAX + ROW_SORT_MAX / 32];
+    __shared__ unsigned short position[ROW_SORT_MAX + ROW_SORT_MAX / 32];
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned long long warps = (unsigned long long)gridDim.x * (ROW_SORT_BLOCK / 32);
+    for (unsigned long long s = (unsigned long long)blockIdx.x * (ROW_SORT_BLOCK / 32) + threadIdx.x / 32u;
+         s < segments; s += warps) {
+        const segment_range r = segment_at(begins, ends, s, n);
+        if (r.len < 2ull || r.len > ROW_WARP_SLOTS) continue;
+        if (!__all_sync(0xffffffffu, segment_owned_part(labels, r, n, lane, 32u))) {
+            if (lane == 0u) atomicAnd(done, ~SORT_DONE);
+            continue;
+        }
+        const unsigned len = (unsigned)r.len, padded = 1u << (32 - __clz(len - 1u)), first = lane * ROW_ITEMS;
+        row_item item[ROW_ITEMS];
+#pragma unroll
+        for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+            const unsigned p = first + i;
+            item[i].bits = p < len ? key_bits(keys[r.begin + p]) : key_max();
+            item[i].position = p;
+        }
+        for (unsigned k = 2; k <= padded; k <<= 1) row_steps_in_warp(item, first, k, k >> 1, padded);
+#pragma unroll
+        for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+            if (first + i < len) segment_put(keys, keys_out, perm, r, first + i, item[i].position);
+        }
+    }
+    const unsigned first = threadIdx.x * ROW_ITEMS;
+    for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
+        const segment_range r = segment_at(begins, ends, s, n);
+        if (r.len <= ROW_WARP_SLOTS) continue;
+        if (r.len > ROW_SORT_MAX) {
+            if (threadIdx.x == 0u) atomicAnd(done, ~SORT_DONE);
+            continue;
+        }
+        if (!__syncthreads_and(segment_owned_part(labels, r, n, threadIdx.x, ROW_SORT_BLOCK))) {
+            if (threadIdx.x == 0u) atomicAnd(done, ~SORT_DONE);
+            continue;
+        }
+        const unsigned len = (unsigned)r.len, padded = 1u << (32 - __clz(len - 1u));
+        for (unsigned p = threadIdx.x; p < padded; p += ROW_SORT_BLOCK) {
+            bits[row_slot(p)] = p < len ? key_bits(keys[r.begin + p]) : key_max();
+            position[row_slot(p)] = (unsigned short)p;
+        }
+        __syncthreads();
+        row_item item[ROW_ITEMS];
+        if (first < padded) row_load(item, first, bits, position);
+        row_network_block(item, first, padded, padded, bits, position);
+        for (unsigned p = threadIdx.x; p < len; p += ROW_SORT_BLOCK) {
+            segment_put(keys, keys_out, perm, r, p, position[row_slot(p)]);
+        }
+        // The next segment overwrites the shared arrays.
         __syncthreads();
     }
 }

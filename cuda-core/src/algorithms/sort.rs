@@ -99,8 +99,11 @@ const SORT_BLOCKS_PER_SM: u32 = 3;
 const HISTOGRAM_BLOCKS_PER_SM: u32 = 5;
 /// Elements a histogram block reads per round (`SORT_BLOCK` threads, up to 16 a thread).
 const HISTOGRAM_ROUND: u32 = SORT_BLOCK * 16;
-/// Threads per block of the grid-stride helpers (iota, gather).
+/// Threads per block of the grid-stride helpers (identity, gather).
 const HELPER_BLOCK: u32 = 256;
+/// The skip word's bit that makes every pass of a sort return at once (`SORT_DONE` in
+/// `sort.cuh`): set where a segmented sort's segments were all sorted before it.
+const SORT_DONE: u32 = 0x8000_0000;
 
 /// The direction of a sort.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -265,24 +268,26 @@ fn source(key: DType, payload: Payload, widths: Widths, order: SortOrder) -> Str
 
 /// The entry points of [`source`] for every payload, in the order of [`Loaded::functions`];
 /// with [`Payload::Indices`], [`SCATTER_INDICES`] after them.
-const ENTRIES: [&str; 7] = [
+const ENTRIES: [&str; 8] = [
     "cuda_core_sort_histogram",
     "cuda_core_sort_starts",
     "cuda_core_sort_scatter",
-    "cuda_core_sort_iota",
+    "cuda_core_sort_identity",
     "cuda_core_sort_rows_block",
     "cuda_core_sort_label_segments",
     "cuda_core_sort_gather",
+    "cuda_core_sort_segments",
 ];
 const HISTOGRAM: usize = 0;
 const STARTS: usize = 1;
 const SCATTER: usize = 2;
-const IOTA: usize = 3;
+const IDENTITY: usize = 3;
 const ROWS_BLOCK: usize = 4;
 const LABEL_SEGMENTS: usize = 5;
 const GATHER: usize = 6;
+const SEGMENTS: usize = 7;
 /// The scatter writing flat indices as `i64` (only with [`Payload::Indices`]).
-const SCATTER_INDICES: usize = 7;
+const SCATTER_INDICES: usize = 8;
 
 /// The entry points of [`source`] for `payload`.
 fn entries(payload: Payload) -> Vec<String> {
@@ -346,8 +351,13 @@ enum Digits {
 enum Then {
     Nothing,
     Rows(usize),
-    /// The labels: a flat index (as carried) per element, each below the element count.
-    Segments(CUdeviceptr),
+    /// The labels: a flat index (as carried) per element, each below the element count; and the
+    /// sort's skip word (a `u32`, zeroed or [`SORT_DONE`] before the sort), which a pass before
+    /// the sort may leave with `SORT_DONE` set: the output is written, and every pass returns.
+    Segments {
+        labels: CUdeviceptr,
+        skip: CUdeviceptr,
+    },
 }
 
 /// A sort to queue: sizes and the addresses of its buffers, checked by the public functions.
@@ -378,7 +388,7 @@ fn passes(key_bytes: usize, len: usize, then: Then) -> Vec<Digits> {
             let rows = (len / row_len) as u64;
             passes.extend((0..bits(rows.saturating_sub(1))).map(|byte| Digits::Row(8 * byte, row_len as u64)));
         }
-        Then::Segments(labels) => {
+        Then::Segments { labels, .. } => {
             let largest = (len as u64).saturating_sub(1);
             passes.extend((0..bits(largest)).map(|byte| Digits::Segment(8 * byte, labels)));
         }
@@ -452,8 +462,9 @@ struct PassOf {
     /// The passes on the key's bytes, first: from pass 1 on, one whose byte is the same in every
     /// key is skipped.
     key_passes: u32,
-    /// The skip word (a `u32`, zeroed before the sort) in which the first pass's starts kernel
-    /// marks the key passes to skip; 0: no pass is skipped.
+    /// The skip word (a `u32`, zeroed before the sort, or for segmented sorts perhaps
+    /// [`SORT_DONE`]) in which the first pass's starts kernel marks the key passes to skip; 0:
+    /// no pass is skipped.
     skip: CUdeviceptr,
     /// The digit counts of every pass: `256 * passes` offsets, zeroed before the sort.
     counts: CUdeviceptr,
@@ -516,7 +527,7 @@ fn queue_pass(
         // pass 0), in a segment pass labels at those indices (clamped below n, inside the `len`
         // labels of that type), and adds to counts[p * 256 + d] for the key passes p <
         // key_passes (mode 0, pass 0) or p = pass, inside the 256 * passes offsets of `counts`;
-        // from pass 1 on it reads the skip word (where not null).
+        // it reads the skip word (where not null).
         unsafe {
             histogram.run(
                 &loaded.functions[HISTOGRAM],
@@ -661,10 +672,11 @@ fn queue_sort(stream: &Stream, job: &Job, then: Then) -> Result<()> {
         out,
         indices_i64: job.indices_i64,
     };
-    // Where a later key pass could be skipped, the skip word after the counts.
-    let skip = match key_bytes > 1 {
-        true => counts.ptr() + counts_bytes as CUdeviceptr,
-        false => 0,
+    // The caller's skip word, or where a later key pass could be skipped, one after the counts.
+    let skip = match then {
+        Then::Segments { skip, .. } => skip,
+        _ if key_bytes > 1 => counts.ptr() + counts_bytes as CUdeviceptr,
+        _ => 0,
     };
     for (pass, &digits) in passes.iter().enumerate() {
         let of = PassOf {
@@ -1282,14 +1294,12 @@ mod tests {
         );
         // Labels below `len`: one byte up to 256 elements, then one more per factor of 256.
         let labels = 0xabc0;
-        assert_eq!(passes(2, 1, Then::Segments(labels)).len(), 2);
-        assert_eq!(
-            passes(2, 256, Then::Segments(labels))[2..],
-            [Digits::Segment(0, labels)]
-        );
-        assert_eq!(passes(2, 257, Then::Segments(labels)).len(), 2 + 2);
-        assert_eq!(passes(8, 1 << 32, Then::Segments(labels)).len(), 8 + 4);
-        assert_eq!(passes(8, (1 << 32) + 1, Then::Segments(labels)).len(), 8 + 5);
+        let segments = Then::Segments { labels, skip: 0xdef0 };
+        assert_eq!(passes(2, 1, segments).len(), 2);
+        assert_eq!(passes(2, 256, segments)[2..], [Digits::Segment(0, labels)]);
+        assert_eq!(passes(2, 257, segments).len(), 2 + 2);
+        assert_eq!(passes(8, 1 << 32, segments).len(), 8 + 4);
+        assert_eq!(passes(8, (1 << 32) + 1, segments).len(), 8 + 5);
     }
 
     #[test]

@@ -2,16 +2,23 @@
 //! given by `i64` begin and end offsets on the device, sorted within it, stably, ascending or
 //! descending, for every key type the radix sort takes.
 //!
-//! How: each element is labelled with the begin offset of its segment (or its own index when no
-//! segment holds it), then the elements are sorted stably by key and then by label, carrying
-//! their flat indices (the row sort's way, with labels for rows), and a payload is moved by the
-//! resulting permutation. Segments that do not overlap tile the elements with the one-element
-//! groups of the rest, and each group's label is where it starts, so each segment's elements
-//! land inside it, sorted, and an element outside every segment keeps its place (copied to the
-//! output). The cost is independent of the segments' sizes: one labelling pass over the
-//! elements, `size_of::<K>()` key passes and one pass per byte of the element count's bits
-//! (`ceil(log2(len) / 8)`), plus one gather for values; many segments of equal length sort
-//! faster as rows ([`sort_rows`](super::sort_rows), one block per row up to 2048 keys).
+//! How: where the segments are short on average (at most 2048 elements a segment),
+//! each segment of up to 2048 elements is sorted on its own, read and written once: a warp a
+//! segment of up to 256 (a bitonic network in registers and shuffles), a block a longer one (the
+//! row sort's network), into an output that starts as a copy of the input. Any longer segment,
+//! or any overlap between segments, found on the device, leaves the sort below to run and
+//! rewrite the whole output; otherwise its passes all return at once (a bit in its skip word),
+//! with no host wait.
+//!
+//! Otherwise (and in that case) each element is labelled with the begin offset of its segment
+//! (or its own index when no segment holds it), then the elements are sorted stably by key and
+//! then by label, carrying their flat indices (the row sort's way, with labels for rows), and a
+//! payload is moved by the resulting permutation. Segments that do not overlap tile the
+//! elements with the one-element groups of the rest, and each group's label is where it starts,
+//! so each segment's elements land inside it, sorted, and an element outside every segment keeps
+//! its place (copied to the output). The cost is independent of the segments' sizes: one
+//! labelling pass over the elements, `size_of::<K>()` key passes and one pass per byte of the
+//! element count's bits (`ceil(log2(len) / 8)`), plus one gather for values.
 //!
 //! Offsets outside `0..=len` are clamped into it; a segment whose end is not after its begin is
 //! empty (as CUB's). Overlapping segments are not refused (that would need the offsets on the
@@ -23,7 +30,7 @@ use cuda_sys::driver::CUdeviceptr;
 
 use super::{
     bytes_of, index_bytes, load, queue_sort, Job, Operands, Payload, Scratch, SortOrder, Then, Widths, GATHER,
-    HELPER_BLOCK, IOTA, LABEL_SEGMENTS,
+    HELPER_BLOCK, IDENTITY, LABEL_SEGMENTS, ROW_SORT_BLOCK, ROW_SORT_BLOCKS_PER_SM, ROW_SORT_MAX, SEGMENTS, SORT_DONE,
 };
 use crate::array::dtype::Element;
 use crate::array::kernels::launch::Launch;
@@ -113,7 +120,8 @@ struct Segmented {
     order: SortOrder,
 }
 
-/// Queues `call`: the labels, the sort by key then label, and the values' gather.
+/// Queues `call`: the labels (with short segments, the output as a copy of the input and the
+/// sort of each segment in it), the sort by key then label, and the values' gather.
 fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
     let len = call.len;
     if len == 0 {
@@ -128,7 +136,16 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
         Some(_) => Some(Scratch::new(stream, index_bytes)?),
         None => None,
     };
-    iota(stream, &loaded, labels.ptr(), len)?;
+    let permutation_ptr = permutation.as_ref().map_or(0, Scratch::ptr);
+    let short = call.segments > 0 && len.div_ceil(call.segments) <= ROW_SORT_MAX;
+    let skip = Scratch::new(stream, 4)?;
+    // SAFETY: the skip word's scratch holds 4 bytes, one 32-bit word; queued on its stream.
+    unsafe { stream.memset_d32_raw_async(skip.ptr(), if short { SORT_DONE } else { 0 }, 1)? };
+    let copy = match short {
+        true => (call.keys.0, call.keys.1, permutation_ptr),
+        false => (0, 0, 0),
+    };
+    identity(stream, &loaded, labels.ptr(), copy, len)?;
     if call.segments > 0 {
         let blocks = u64::from(loaded.sm_count) * u64::from(LABEL_BLOCKS_PER_SM);
         let grid_x = (call.segments as u64).min(blocks).min(i32::MAX as u64) as u32;
@@ -146,6 +163,30 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
         // labels (flat indices of the index type the code was generated with) of the scratch.
         unsafe { launch.run(&loaded.functions[LABEL_SEGMENTS], (grid_x, grid_y), (LABEL_BLOCK, 1))? };
     }
+    if short {
+        let blocks = u64::from(loaded.sm_count) * u64::from(ROW_SORT_BLOCKS_PER_SM);
+        let grid = (call.segments as u64).min(blocks) as u32;
+        let mut launch = Launch::on(stream);
+        launch
+            .value(call.keys.0)
+            .value(call.keys.1)
+            .value(permutation_ptr)
+            .value(labels.ptr())
+            .value(call.offsets.0)
+            .value(call.offsets.1)
+            .value(call.segments as u64)
+            .value(len as u64)
+            .value(skip.ptr());
+        // SAFETY: cuda_core_sort_segments(keys, keys_out, perm, labels, begins, ends, segments,
+        // n, done) reads begins[s] and ends[s] for s < segments (checked), and for segments
+        // clamped into [0, n) of at most ROW_SORT_MAX elements reads their keys and labels (and
+        // the label after one) and writes their places of keys_out and of perm where not null
+        // (`len` keys each, checked; `len` flat indices of the permutation's scratch, of the
+        // index type the code was generated with); its shared arrays hold ROW_SORT_MAX slots,
+        // the padded length of the longest segment it sorts; it clears a bit of the 4-byte
+        // skip word.
+        unsafe { launch.run(&loaded.functions[SEGMENTS], (grid, 1), (ROW_SORT_BLOCK, 1))? };
+    }
     let job = Job {
         key: K::DTYPE,
         payload: Payload::Indices,
@@ -153,10 +194,14 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
         len,
         keys_in: call.keys.0,
         keys_out: call.keys.1,
-        values: Some((0, permutation.as_ref().map_or(0, Scratch::ptr))),
+        values: Some((0, permutation_ptr)),
         indices_i64: None,
     };
-    queue_sort(stream, &job, Then::Segments(labels.ptr()))?;
+    let then = Then::Segments {
+        labels: labels.ptr(),
+        skip: skip.ptr(),
+    };
+    queue_sort(stream, &job, then)?;
     if let (Some((values_in, values_out, bytes)), Some(permutation)) = (call.values, permutation) {
         let grid = grid_for(len as u64, HELPER_BLOCK, loaded.sm_count, 8);
         let mut launch = Launch::on(stream);
@@ -176,13 +221,27 @@ fn queue<K: Element>(stream: &Stream, call: &Segmented) -> Result<()> {
     Ok(())
 }
 
-/// Queues `out[i] = i` for the `len` flat indices (of the index type `loaded` was generated
-/// with) at `out`.
-fn iota(stream: &Stream, loaded: &Loaded, out: CUdeviceptr, len: usize) -> Result<()> {
+/// Queues `labels[i] = i` for the `len` flat indices (of the index type `loaded` was generated
+/// with) at `labels`, and with `(keys, keys_out, perm)` not null `keys_out[i] = keys[i]` (`len`
+/// keys each) and `perm[i] = i` where `perm` is not null (`len` flat indices).
+fn identity(
+    stream: &Stream,
+    loaded: &Loaded,
+    labels: CUdeviceptr,
+    copy: (CUdeviceptr, CUdeviceptr, CUdeviceptr),
+    len: usize,
+) -> Result<()> {
     let grid = grid_for(len as u64, HELPER_BLOCK, loaded.sm_count, 8);
     let mut launch = Launch::on(stream);
-    launch.value(out).value(len as u64);
-    // SAFETY: cuda_core_sort_iota(out, n) writes out[0..n], the `len` indices of the index
-    // type the code was generated with that the caller holds.
-    unsafe { launch.run(&loaded.functions[IOTA], (grid, 1), (HELPER_BLOCK, 1)) }
+    launch
+        .value(labels)
+        .value(copy.0)
+        .value(copy.1)
+        .value(copy.2)
+        .value(len as u64);
+    // SAFETY: cuda_core_sort_identity(labels, keys, keys_out, perm, n) writes labels[0..n] (the
+    // `len` indices of the index type the code was generated with that the caller holds), and
+    // where keys_out is not null reads keys[0..n] and writes keys_out[0..n] (`len` keys each,
+    // checked by the caller), and where perm is not null writes perm[0..n] (`len` indices).
+    unsafe { launch.run(&loaded.functions[IDENTITY], (grid, 1), (HELPER_BLOCK, 1)) }
 }
