@@ -1704,27 +1704,6 @@ fn segmented_sorts_match_a_host_sort_of_each_segment() {
     check_segmented::<u16>(&stream, &data::<u16>(4096, 24), &segments_of(4096, 300, 25), "u16");
     check_segmented::<i32>(&stream, &data::<i32>(4096, 26), &segments_of(4096, 300, 27), "i32");
     check_segmented::<u64>(&stream, &data::<u64>(4096, 28), &segments_of(4096, 300, 29), "u64");
-    // Segments of up to 2048 (each sorted by a warp or a block, the sort after them skipped),
-    // and the same with one segment past 2048 (the sort after them runs).
-    let up_to_2048 = segments_of(60_000, 2048, 31);
-    check_segmented::<f32>(&stream, &data::<f32>(60_000, 32), &up_to_2048, "up to 2048");
-    check_segmented::<Complex<f64>>(
-        &stream,
-        &data::<Complex<f64>>(60_000, 33),
-        &up_to_2048,
-        "c128 up to 2048",
-    );
-    let mut one_long = up_to_2048.clone();
-    one_long.push((100, 2149));
-    one_long.retain(|&(b, e)| b >= 2149 || e <= 100 || (b, e) == (100, 2149));
-    check_segmented::<f32>(&stream, &data::<f32>(60_000, 34), &one_long, "one of 2049");
-    // Copies of one segment sort it once.
-    check_segmented::<u16>(
-        &stream,
-        &data::<u16>(5000, 35),
-        &[(5, 40), (700, 2000), (5, 40)],
-        "copies",
-    );
     // No segments: every key stays where it is. Empty segments only, and offsets outside the
     // keys (clamped: [-5, 3) is [0, 3), [90, 1000) is [90, 100)).
     let keys = data::<f32>(100, 30);
@@ -1734,6 +1713,51 @@ fn segmented_sorts_match_a_host_sort_of_each_segment() {
     // No keys at all, with and without segments.
     check_segmented::<f32>(&stream, &[], &[], "nothing");
     check_segmented::<f32>(&stream, &[], &[(0, 0), (0, 5)], "no keys");
+    let d_keys = DeviceArray::from_slice(&stream, &keys).unwrap();
+    let mut out = DeviceArray::<f32>::empty(&stream, 100).unwrap();
+    let d_begins = DeviceArray::from_slice(&stream, &[0i64, 10]).unwrap();
+    let d_ends = DeviceArray::from_slice(&stream, &[50i64, 80]).unwrap();
+    // An offsets array shorter than the segment count is a typed error.
+    assert!(matches!(
+        sort::segmented_sort_keys::<f32>(
+            &stream,
+            &d_keys,
+            &mut out,
+            100,
+            (&d_begins, &d_ends),
+            3,
+            SortOrder::Ascending
+        ),
+        Err(Error::InvalidValue(_))
+    ));
+    println!("segmented sorts match a host sort of each segment");
+}
+
+#[test]
+fn short_segments_sort_alone_and_long_or_overlapping_ones_fall_back() {
+    let what = "short_segments_sort_alone_and_long_or_overlapping_ones_fall_back";
+    let Some(device) = common::device_or_skip(what) else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // Segments of up to 2048 (each sorted by a warp or a block, the sort after them skipped),
+    // and the same with one segment past 2048 (the sort after them runs).
+    let up_to_2048 = segments_of(20_000, 2048, 31);
+    check_segmented::<f32>(&stream, &data::<f32>(20_000, 32), &up_to_2048, "up to 2048");
+    let wide = data::<Complex<f64>>(20_000, 33);
+    check_segmented::<Complex<f64>>(&stream, &wide, &up_to_2048, "c128 up to 2048");
+    let mut one_long = up_to_2048.clone();
+    one_long.retain(|&(b, e)| b >= 2149 || e <= 100);
+    one_long.push((100, 2149));
+    check_segmented::<f32>(&stream, &data::<f32>(20_000, 34), &one_long, "one of 2049");
+    // Copies of one segment sort it once.
+    check_segmented::<u16>(
+        &stream,
+        &data::<u16>(5000, 35),
+        &[(5, 40), (700, 2000), (5, 40)],
+        "copies",
+    );
+    let keys = data::<f32>(100, 30);
     // Overlapping segments are not refused; the output is a permutation of the keys: crossing,
     // sharing a begin, nested, and the short segments' path (found on the device) beside them.
     let d_keys = DeviceArray::from_slice(&stream, &keys).unwrap();
@@ -1763,22 +1787,7 @@ fn segmented_sorts_match_a_host_sort_of_each_segment() {
             "overlapping segments {segments:?} permute the keys"
         );
     }
-    let d_begins = DeviceArray::from_slice(&stream, &[0i64, 10]).unwrap();
-    let d_ends = DeviceArray::from_slice(&stream, &[50i64, 80]).unwrap();
-    // An offsets array shorter than the segment count is a typed error.
-    assert!(matches!(
-        sort::segmented_sort_keys::<f32>(
-            &stream,
-            &d_keys,
-            &mut out,
-            100,
-            (&d_begins, &d_ends),
-            3,
-            SortOrder::Ascending
-        ),
-        Err(Error::InvalidValue(_))
-    ));
-    println!("segmented sorts match a host sort of each segment");
+    println!("short segments sort alone; long or overlapping ones fall back");
 }
 
 #[test]

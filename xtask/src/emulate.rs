@@ -33,6 +33,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "complex_medians_match_numpy",
             "unique_matches_numpy",
             "passes_on_constant_key_bytes_are_skipped_and_sorts_stay_exact",
+            "short_segments_sort_alone_and_long_or_overlapping_ones_fall_back",
         ],
     ),
     (
