@@ -822,3 +822,61 @@ fn many_queries_take_several_rounds_of_the_grid() {
     }
     println!("{queries_len} queries match a host binary search on both sides, with and without a sorter");
 }
+
+#[test]
+fn many_queries_into_keys_past_the_l2_cache_are_sorted_first() {
+    let what = "many_queries_into_keys_past_the_l2_cache_are_sorted_first";
+    let Some(device) = common::device_or_skip(what) else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // 2^24 + 5 f32 keys (64 MiB and more) of any bits, and 2^18 + 7 queries, some of them keys,
+    // with NaN, infinities and signed zeros among both: the queries are sorted before the
+    // search, and each bound must land in its query's place.
+    let mut state = 0x5eed_u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state >> 32
+    };
+    let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0];
+    let mut any = || match next() % 50 {
+        k @ 0..=4 => special[k as usize],
+        _ => f32::from_bits(next() as u32),
+    };
+    let len = (1 << 24) + 5;
+    let mut keys: Vec<f32> = (0..len).map(|_| any()).collect();
+    keys.sort_by(|a, b| numpy_cmp(f64::from(*a), f64::from(*b)));
+    let mut queries: Vec<f32> = (0..(1 << 18) + 7).map(|_| any()).collect();
+    for (i, q) in queries.iter_mut().enumerate().step_by(97) {
+        *q = keys[(i * 61) % len];
+    }
+    let host_keys: Vec<f64> = keys.iter().map(|&k| f64::from(k)).collect();
+    let a = DeviceArray::from_slice(&stream, &keys).unwrap();
+    let v = DeviceArray::from_slice(&stream, &queries).unwrap();
+    // The same keys reversed, and the permutation that sorts them back (a sorter).
+    let reversed: Vec<f32> = keys.iter().rev().copied().collect();
+    let r = DeviceArray::from_slice(&stream, &reversed).unwrap();
+    let back: Vec<i64> = (0..len as i64).rev().collect();
+    let sorter = DeviceArray::from_slice(&stream, &back).unwrap();
+    for side in [Side::Left, Side::Right] {
+        let want: Vec<i64> = queries
+            .iter()
+            .map(|&q| host_bound(&host_keys, f64::from(q), side))
+            .collect();
+        let found = a.searchsorted(&v, side, None).unwrap().to_vec().unwrap();
+        assert!(
+            found == want,
+            "{side:?}: {} bounds differ",
+            found.iter().zip(&want).filter(|(f, w)| f != w).count()
+        );
+        let through = r.searchsorted(&v, side, Some(&sorter)).unwrap().to_vec().unwrap();
+        assert!(
+            through == want,
+            "{side:?} through a sorter: {} bounds differ",
+            through.iter().zip(&want).filter(|(f, w)| f != w).count()
+        );
+    }
+    println!("2^18 + 7 sorted queries into 2^24 + 5 keys match a host binary search, with and without a sorter");
+}

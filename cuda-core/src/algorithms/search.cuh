@@ -6,9 +6,12 @@
 
 // out[j] = the first position p in [0, n] where a[sorter[p]] (a[p] without a sorter) is not below
 // queries[j] (right == 0) or is above it (right != 0). Sorter entries outside [0, n) are clamped
-// (the host checks them first).
+// (the host checks them first). With `order` (not null), the queries are sorted and query j is
+// the caller's query order[j]: out[order[j]] is written (neighbouring threads then walk mostly
+// the same path through a, in cache).
 extern "C" __global__ void cuda_core_search_bounds(const K *a, const long long *sorter, unsigned long long n,
-                                                   const K *queries, long long *out, unsigned long long m, int right) {
+                                                   const K *queries, const unsigned *order, long long *out,
+                                                   unsigned long long m, int right) {
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long j = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; j < m; j += stride) {
         const U query = SEARCH_BITS(queries[j]);
@@ -24,7 +27,7 @@ extern "C" __global__ void cuda_core_search_bounds(const K *a, const long long *
             if (right ? value <= query : value < query) low = middle + 1;
             else high = middle;
         }
-        out[j] = (long long)low;
+        out[order ? (unsigned long long)order[j] : j] = (long long)low;
     }
 }
 

@@ -1,5 +1,6 @@
 //! Lower and upper bounds of many queries in sorted keys (NumPy's `searchsorted`), one binary
-//! search per query, in NumPy's order (the key map of [`sort`](super::sort): NaN last, `-0.0`
+//! search per query (many queries into keys larger than the L2 cache are sorted first, so that
+//! neighbouring threads share their paths through the keys), in NumPy's order (the key map of [`sort`](super::sort): NaN last, `-0.0`
 //! equal to `0.0`, complex values lexicographically with NumPy's NaN patterns last), optionally through a permutation that sorts the keys (`sorter`).
 //!
 //! The keys are not checked to be sorted (NumPy does not either; the result is then some
@@ -10,7 +11,7 @@
 use cuda_driver::{DeviceMemory, DeviceMemoryMut, Stream};
 use cuda_sys::driver::CUdeviceptr;
 
-use crate::algorithms::sort::{bytes_of, key_header, Operands, SortOrder};
+use crate::algorithms::sort::{bytes_of, key_header, queue_sort_with_u32_indices, Operands, SortOrder};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
@@ -24,6 +25,12 @@ const SEARCH: &str = include_str!("search.cuh");
 const BLOCK: u32 = 256;
 /// Resident blocks per SM the grid is sized to.
 const BLOCKS_PER_SM: u32 = 8;
+/// The fewest queries that are sorted before they are searched (with keys of at least
+/// [`SORTED_QUERIES_KEY_BYTES`]): random queries' paths through keys larger than the L2 cache
+/// miss it at most of their deepest steps, while sorted neighbours share their paths.
+const SORTED_QUERIES_MIN: usize = 1 << 18;
+/// The fewest bytes of keys for which the queries are sorted first.
+const SORTED_QUERIES_KEY_BYTES: usize = 64 << 20;
 
 /// Which end of a run of equal keys a query lands on (NumPy's `side`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -207,7 +214,10 @@ fn check_sorter(stream: &Stream, key: DType, keys: CUdeviceptr, sorter: CUdevice
 }
 
 /// Queues the bounds kernel: `keys` of `len` (through `sorter`, unless 0), `queries`, `out`,
-/// keys of `key` compared in `order`.
+/// keys of `key` compared in `order`. Many queries into keys larger than the L2 cache
+/// ([`SORTED_QUERIES_MIN`], [`SORTED_QUERIES_KEY_BYTES`]) are sorted first (a copy of them, and
+/// the `u32` permutation that sorts them, in pool scratch), searched in that order, and each
+/// bound written to its query's place.
 fn queue_search(
     stream: &Stream,
     (key, order): (DType, Order),
@@ -220,6 +230,24 @@ fn queue_search(
         return Ok(());
     }
     let loaded = load(stream, key, order)?;
+    let sort_queries = queries_len >= SORTED_QUERIES_MIN
+        && len.saturating_mul(key.size()) >= SORTED_QUERIES_KEY_BYTES
+        && u32::try_from(queries_len).is_ok();
+    let sorted = match sort_queries {
+        true => {
+            let keys_out =
+                DeviceArray::<u8>::empty(stream, bytes_of::<u8>("search_sorted", queries_len * key.size())?)?;
+            let indices = DeviceArray::<u32>::empty(stream, queries_len)?;
+            let outputs = (queries, *keys_out.ptr_ref(), *indices.ptr_ref());
+            queue_sort_with_u32_indices(stream, key, outputs, queries_len)?;
+            Some((keys_out, indices))
+        }
+        false => None,
+    };
+    let (queries, query_order) = match &sorted {
+        Some((keys_out, indices)) => (*keys_out.ptr_ref(), *indices.ptr_ref()),
+        None => (queries, 0),
+    };
     let grid = grid_for(queries_len as u64, BLOCK, loaded.sm_count, BLOCKS_PER_SM);
     let mut launch = Launch::on(stream);
     launch
@@ -227,13 +255,17 @@ fn queue_search(
         .value(sorter)
         .value(len as u64)
         .value(queries)
+        .value(query_order)
         .value(out)
         .value(queries_len as u64)
         .value(i32::from(side == Side::Right));
-    // SAFETY: cuda_core_search_bounds(a, sorter, n, queries, out, m, right) reads queries[0..m]
-    // and writes out[0..m] (the `queries_len` elements checked by the caller), and reads a only
-    // at positions below n (the binary search stays in 0..n; sorter entries, read at positions
-    // below n when the sorter is not null, are clamped into 0..n).
+    // SAFETY: cuda_core_search_bounds(a, sorter, n, queries, order, out, m, right) reads
+    // queries[0..m] (the caller's `queries_len` elements, or the sorted copy of as many) and,
+    // where order is not null, order[0..m] (the `queries_len` u32 of the permutation that
+    // sorts them, each below m), and writes out[0..m] (the `queries_len` i64 checked by the
+    // caller), at order[j] or j; it reads a only at positions below n (the binary search stays
+    // in 0..n; sorter entries, read at positions below n when the sorter is not null, are
+    // clamped into 0..n). The scratch is freed in the stream's order, after the launch.
     unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
     Ok(())
 }

@@ -1032,6 +1032,33 @@ pub(crate) fn sort_keys_and_indices<K: Element>(
     )
 }
 
+/// Sorts the `len` (at most `u32::MAX`) keys of `key` at `keys_in` into `keys_out` and writes
+/// the `u32` flat indices that sort them to `indices_out`, on `stream`, ascending and stable:
+/// the searches' sorted queries. The caller holds `len` keys and `len` `u32` at the outputs.
+pub(crate) fn queue_sort_with_u32_indices(
+    stream: &Stream,
+    key: DType,
+    (keys_in, keys_out, indices_out): (CUdeviceptr, CUdeviceptr, CUdeviceptr),
+    len: usize,
+) -> Result<()> {
+    if wide(len) {
+        return Err(Error::InvalidValue(format!(
+            "sort: {len} keys take 64-bit flat indices, not u32"
+        )));
+    }
+    let job = Job {
+        key,
+        payload: Payload::Indices,
+        order: SortOrder::Ascending,
+        len,
+        keys_in,
+        keys_out,
+        values: Some((0, indices_out)),
+        indices_i64: None,
+    };
+    queue_sort(stream, &job, Then::Nothing)
+}
+
 /// Keeps the first of each run of equal keys of the `len` sorted `keys` (NumPy's equality, all
 /// NaN equal), moving their `i64` payloads with them: the distinct keys go, in order, to the
 /// start of `keys_out` (their payloads to the start of `values_out`), the others after them.
