@@ -830,7 +830,7 @@ fn many_queries_into_keys_past_the_l2_cache_are_sorted_first() {
         return;
     };
     let stream = device.create_stream().unwrap();
-    // 2^24 + 5 f32 keys (64 MiB and more) of any bits, and 2^18 + 7 queries, some of them keys,
+    // 2^26 + 5 f32 keys (256 MiB and more) of any bits, and 2^20 + 7 queries, some of them keys,
     // with NaN, infinities and signed zeros among both: the queries are sorted before the
     // search, and each bound must land in its query's place.
     let mut state = 0x5eed_u64;
@@ -845,10 +845,10 @@ fn many_queries_into_keys_past_the_l2_cache_are_sorted_first() {
         k @ 0..=4 => special[k as usize],
         _ => f32::from_bits(next() as u32),
     };
-    let len = (1 << 24) + 5;
+    let len = (1 << 26) + 5;
     let mut keys: Vec<f32> = (0..len).map(|_| any()).collect();
-    keys.sort_by(|a, b| numpy_cmp(f64::from(*a), f64::from(*b)));
-    let mut queries: Vec<f32> = (0..(1 << 18) + 7).map(|_| any()).collect();
+    keys.sort_unstable_by(|a, b| numpy_cmp(f64::from(*a), f64::from(*b)));
+    let mut queries: Vec<f32> = (0..(1 << 20) + 7).map(|_| any()).collect();
     for (i, q) in queries.iter_mut().enumerate().step_by(97) {
         *q = keys[(i * 61) % len];
     }
@@ -878,5 +878,5 @@ fn many_queries_into_keys_past_the_l2_cache_are_sorted_first() {
             through.iter().zip(&want).filter(|(f, w)| f != w).count()
         );
     }
-    println!("2^18 + 7 sorted queries into 2^24 + 5 keys match a host binary search, with and without a sorter");
+    println!("2^20 + 7 sorted queries into 2^26 + 5 keys match a host binary search, with and without a sorter");
 }
