@@ -48,7 +48,8 @@
 //! output and the others alternate before it. The first pass always runs. With `i64` indices
 //! out, a pass that may be the last to run is queued as both scatters, each returning at once
 //! unless it is the one wanted. The passes on the rows or segments (and `unique`'s pass) always
-//! run.
+//! run, unless a segmented sort's own kernel sorted every segment before the sort (see
+//! [`segmented_sort_keys`]): it leaves a bit of the skip word set, and every pass returns at once.
 //!
 //! The sorts that carry flat indices (`argsort`, the long row sorts, segmented sorts) carry them
 //! as `u32` up to `u32::MAX` elements (`u64` beyond): the first pass generates them (no iota
