@@ -506,23 +506,34 @@ extern "C" __global__ void cuda_core_sort_identity(I *labels, const K *keys, K *
     }
 }
 
+// Segment s of a segmented sort, [begins[s], ends[s]) clamped into [0, n).
+struct segment_range {
+    unsigned long long begin, len;
+};
+__device__ __forceinline__ segment_range segment_at(const long long *begins, const long long *ends,
+                                                    unsigned long long s, unsigned long long n) {
+    const long long b = begins[s], e = ends[s];
+    const unsigned long long begin = b < 0 ? 0ull : ((unsigned long long)b > n ? n : (unsigned long long)b);
+    const unsigned long long end = e < 0 ? 0ull : ((unsigned long long)e > n ? n : (unsigned long long)e);
+    segment_range r = {begin, end > begin ? end - begin : 0ull};
+    return r;
+}
+
 // labels[i] = the least begin offset of the segments holding i, or i where none does (the caller
-// fills labels with 0..n first): segment s is [begins[s], ends[s]) clamped into [0, n), empty
-// when its end is not after its begin. Blocks (x, y) share segments x, x + gridDim.x, ...: block
-// y covers the y-th of gridDim.y chunks of each. atomicMin makes overlapping segments defined.
+// fills labels with 0..n first): segment s as segment_at clamps it, empty when its end is not
+// after its begin. Blocks (x, y) share segments x, x + gridDim.x, ...: block y covers the y-th
+// of gridDim.y chunks of each. atomicMin makes overlapping segments defined.
 extern "C" __global__ void cuda_core_sort_label_segments(I *labels, const long long *begins,
                                                           const long long *ends, unsigned long long segments,
                                                           unsigned long long n) {
     for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
-        const long long b = begins[s], e = ends[s];
-        const unsigned long long begin = b < 0 ? 0ull : ((unsigned long long)b > n ? n : (unsigned long long)b);
-        const unsigned long long end = e < 0 ? 0ull : ((unsigned long long)e > n ? n : (unsigned long long)e);
-        if (end <= begin) continue;
-        const unsigned long long chunk = (end - begin + gridDim.y - 1) / gridDim.y;
-        const unsigned long long first = begin + blockIdx.y * chunk;
+        const segment_range r = segment_at(begins, ends, s, n);
+        if (r.len == 0ull) continue;
+        const unsigned long long end = r.begin + r.len, chunk = (r.len + gridDim.y - 1) / gridDim.y;
+        const unsigned long long first = r.begin + blockIdx.y * chunk;
         if (first >= end) continue;
         const unsigned long long last = end - first < chunk ? end : first + chunk;
-        for (unsigned long long i = first + threadIdx.x; i < last; i += blockDim.x) atomicMin(&labels[i], (I)begin);
+        for (unsigned long long i = first + threadIdx.x; i < last; i += blockDim.x) atomicMin(&labels[i], (I)r.begin);
     }
 }
 
@@ -722,19 +733,6 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows
     }
 }
 
-// Segment s of a segmented sort, [begins[s], ends[s]) clamped into [0, n).
-struct segment_range {
-    unsigned long long begin, len;
-};
-__device__ __forceinline__ segment_range segment_at(const long long *begins, const long long *ends,
-                                                    unsigned long long s, unsigned long long n) {
-    const long long b = begins[s], e = ends[s];
-    const unsigned long long begin = b < 0 ? 0ull : ((unsigned long long)b > n ? n : (unsigned long long)b);
-    const unsigned long long end = e < 0 ? 0ull : ((unsigned long long)e > n ? n : (unsigned long long)e);
-    segment_range r = {begin, end > begin ? end - begin : 0ull};
-    return r;
-}
-
 // Whether this thread's share (from `from`, every `step`-th) of the checks that segment r owns
 // its elements holds: each is labelled with its begin (no segment that starts before it holds
 // one of them) and, checked by the share from 0, the element after it is not (no other segment
@@ -796,11 +794,8 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_segm
     for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
         const segment_range r = segment_at(begins, ends, s, n);
         if (r.len <= ROW_WARP_SLOTS) continue;
-        if (r.len > ROW_SORT_MAX) {
-            if (threadIdx.x == 0u) atomicAnd(done, ~SORT_DONE);
-            continue;
-        }
-        if (!__syncthreads_and(segment_owned_part(labels, r, n, threadIdx.x, ROW_SORT_BLOCK))) {
+        // r.len is the block's alike, so every thread reaches __syncthreads_and or none does.
+        if (r.len > ROW_SORT_MAX || !__syncthreads_and(segment_owned_part(labels, r, n, threadIdx.x, ROW_SORT_BLOCK))) {
             if (threadIdx.x == 0u) atomicAnd(done, ~SORT_DONE);
             continue;
         }
