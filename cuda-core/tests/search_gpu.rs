@@ -781,6 +781,35 @@ fn weighted_bincount_matches_numpy() {
 /// More queries than one round of the bounds kernel takes (one a thread over the whole grid:
 /// 1056 x 256 on a 132-SM card, fewer on smaller ones), with and without a sorter, against a host
 /// binary search.
+/// Checks the bounds of `queries` in the sorted `keys` on both sides against the host's, found
+/// directly and through a sorter: the same keys reversed, and the permutation that sorts them
+/// back.
+fn check_bounds_with_and_without_a_sorter(stream: &Stream, keys: &[f32], queries: &[f32]) {
+    let len = keys.len();
+    let host_keys: Vec<f64> = keys.iter().map(|&k| f64::from(k)).collect();
+    let a = DeviceArray::from_slice(stream, keys).unwrap();
+    let v = DeviceArray::from_slice(stream, queries).unwrap();
+    let reversed: Vec<f32> = keys.iter().rev().copied().collect();
+    let r = DeviceArray::from_slice(stream, &reversed).unwrap();
+    let back: Vec<i64> = (0..len as i64).rev().collect();
+    let sorter = DeviceArray::from_slice(stream, &back).unwrap();
+    let differing = |found: &[i64], want: &[i64]| found.iter().zip(want).filter(|(f, w)| f != w).count();
+    for side in [Side::Left, Side::Right] {
+        let want: Vec<i64> = queries
+            .iter()
+            .map(|&q| host_bound(&host_keys, f64::from(q), side))
+            .collect();
+        let found = a.searchsorted(&v, side, None).unwrap().to_vec().unwrap();
+        assert!(found == want, "{side:?}: {} bounds differ", differing(&found, &want));
+        let through = r.searchsorted(&v, side, Some(&sorter)).unwrap().to_vec().unwrap();
+        assert!(
+            through == want,
+            "{side:?} through a sorter: {} bounds differ",
+            differing(&through, &want)
+        );
+    }
+}
+
 #[test]
 fn many_queries_take_several_rounds_of_the_grid() {
     let Some(device) = common::device_or_skip("many_queries_take_several_rounds_of_the_grid") else {
@@ -792,34 +821,7 @@ fn many_queries_take_several_rounds_of_the_grid() {
     let mut keys: Vec<f32> = values(len, 11, false);
     keys.sort_by(|a, b| numpy_cmp(f64::from(*a), f64::from(*b)));
     let queries: Vec<f32> = values(queries_len, 12, false);
-    let a = DeviceArray::from_slice(&stream, &keys).unwrap();
-    let v = DeviceArray::from_slice(&stream, &queries).unwrap();
-    // The same keys reversed, and the permutation that sorts them back (a sorter).
-    let reversed: Vec<f32> = keys.iter().rev().copied().collect();
-    let r = DeviceArray::from_slice(&stream, &reversed).unwrap();
-    let back: Vec<i64> = (0..len as i64).rev().collect();
-    let sorter = DeviceArray::from_slice(&stream, &back).unwrap();
-    for side in [Side::Left, Side::Right] {
-        let want: Vec<i64> = queries
-            .iter()
-            .map(|q| {
-                keys.partition_point(|k| match side {
-                    Side::Left => k < q,
-                    Side::Right => k <= q,
-                }) as i64
-            })
-            .collect();
-        assert_eq!(
-            a.searchsorted(&v, side, None).unwrap().to_vec().unwrap(),
-            want,
-            "{side:?}"
-        );
-        assert_eq!(
-            r.searchsorted(&v, side, Some(&sorter)).unwrap().to_vec().unwrap(),
-            want,
-            "{side:?} through a sorter"
-        );
-    }
+    check_bounds_with_and_without_a_sorter(&stream, &keys, &queries);
     println!("{queries_len} queries match a host binary search on both sides, with and without a sorter");
 }
 
@@ -852,31 +854,6 @@ fn many_queries_into_keys_past_the_l2_cache_are_sorted_first() {
     for (i, q) in queries.iter_mut().enumerate().step_by(97) {
         *q = keys[(i * 61) % len];
     }
-    let host_keys: Vec<f64> = keys.iter().map(|&k| f64::from(k)).collect();
-    let a = DeviceArray::from_slice(&stream, &keys).unwrap();
-    let v = DeviceArray::from_slice(&stream, &queries).unwrap();
-    // The same keys reversed, and the permutation that sorts them back (a sorter).
-    let reversed: Vec<f32> = keys.iter().rev().copied().collect();
-    let r = DeviceArray::from_slice(&stream, &reversed).unwrap();
-    let back: Vec<i64> = (0..len as i64).rev().collect();
-    let sorter = DeviceArray::from_slice(&stream, &back).unwrap();
-    for side in [Side::Left, Side::Right] {
-        let want: Vec<i64> = queries
-            .iter()
-            .map(|&q| host_bound(&host_keys, f64::from(q), side))
-            .collect();
-        let found = a.searchsorted(&v, side, None).unwrap().to_vec().unwrap();
-        assert!(
-            found == want,
-            "{side:?}: {} bounds differ",
-            found.iter().zip(&want).filter(|(f, w)| f != w).count()
-        );
-        let through = r.searchsorted(&v, side, Some(&sorter)).unwrap().to_vec().unwrap();
-        assert!(
-            through == want,
-            "{side:?} through a sorter: {} bounds differ",
-            through.iter().zip(&want).filter(|(f, w)| f != w).count()
-        );
-    }
+    check_bounds_with_and_without_a_sorter(&stream, &keys, &queries);
     println!("2^20 + 7 sorted queries into 2^26 + 5 keys match a host binary search, with and without a sorter");
 }
