@@ -172,7 +172,7 @@ pub(crate) fn select_source(name: &str, predicate: &Predicate, emit: Emit) -> St
     let (data_params, emit_code) = match emit {
         Emit::Runs(dtype) => {
             // Run r ends at the last element whose count of run heads up to it is r + 1.
-            every = "if (e + 1 == n || !_same(_data[e + 1], _data[e])) _ends[selected_before + (flag[k] ? 0ull : ~0ull)] = e + 1;";
+            every = "if (e + 1 == n || !_same(_data[e + 1], _data[e])) _ends[selected_before + (flag ? 0ull : ~0ull)] = e + 1;";
             (
                 format!(
                     "const {0} *__restrict__ _data, {0} *__restrict__ _out, unsigned long long *__restrict__ _ends",
@@ -266,13 +266,12 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_select(PARAMS) {
     volatile unsigned long long *status = temp + 1;
     // Striped: element k * _BLOCK + tid of the tile; its rank is the count of set flags at
     // earlier k, then at earlier warps of this k, then at lower lanes.
-    bool flag[_ITEMS];
+    // Bit `lane` of mask[k]: this thread's element of item k is selected.
     unsigned mask[_ITEMS];
     #pragma unroll
     for (int k = 0; k < _ITEMS; ++k) {
         const unsigned long long e = base + (unsigned long long)k * _BLOCK + tid;
-        flag[k] = e < n && _pred(PRED_ARGS);
-        mask[k] = __ballot_sync(0xffffffffu, flag[k]);
+        mask[k] = __ballot_sync(0xffffffffu, e < n && _pred(PRED_ARGS));
         if (lane == 0u) sh_count[k * _WARPS + warp] = __popc(mask[k]);
     }
     __syncthreads();
@@ -337,9 +336,10 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_select(PARAMS) {
         const unsigned long long e = base + (unsigned long long)k * _BLOCK + tid;
         if (e >= n) continue;
         const unsigned long long selected_before = prefix + sh_count[k * _WARPS + warp] + __popc(mask[k] & lower);
+        const bool flag = (mask[k] >> lane) & 1u;
         EVERY
         unsigned long long pos;
-        if (flag[k]) pos = selected_before;
+        if (flag) pos = selected_before;
         else if (partition) pos = n - 1ull - (e - selected_before);
         else continue;
         EMIT
