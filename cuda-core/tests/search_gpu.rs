@@ -857,3 +857,41 @@ fn many_queries_into_keys_past_the_l2_cache_are_sorted_first() {
     check_bounds_with_and_without_a_sorter(&stream, &keys, &queries);
     println!("2^20 + 7 sorted queries into 2^26 + 5 keys match a host binary search, with and without a sorter");
 }
+
+#[test]
+fn sorted_queries_meet_runs_of_equal_keys_and_of_equal_queries() {
+    let what = "sorted_queries_meet_runs_of_equal_keys_and_of_equal_queries";
+    let Some(device) = common::device_or_skip(what) else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    // 2^25 + 3 i64 keys (256 MiB and more) in long runs of equal values, and 2^20 + 1 queries,
+    // sorted before the search: a third of them one value (a long run of equal sorted queries),
+    // the rest below, inside and above the keys' range, on the runs and between them.
+    let len = (1usize << 25) + 3;
+    let keys: Vec<i64> = (0..len).map(|i| 2 * (i as i64 / 40_000)).collect();
+    let top = keys[len - 1];
+    let queries: Vec<i64> = (0..(1usize << 20) + 1)
+        .map(|i| match i % 3 {
+            0 => 500,
+            _ => (i as i64).wrapping_mul(2_654_435_761) % (top + 20) - 10,
+        })
+        .collect();
+    let a = DeviceArray::from_slice(&stream, &keys).unwrap();
+    let v = DeviceArray::from_slice(&stream, &queries).unwrap();
+    for side in [Side::Left, Side::Right] {
+        let want: Vec<i64> = queries
+            .iter()
+            .map(|&q| {
+                keys.partition_point(|&k| match side {
+                    Side::Left => k < q,
+                    Side::Right => k <= q,
+                }) as i64
+            })
+            .collect();
+        let found = a.searchsorted(&v, side, None).unwrap().to_vec().unwrap();
+        let differing = found.iter().zip(&want).filter(|(f, w)| f != w).count();
+        assert!(found == want, "{side:?}: {differing} bounds differ");
+    }
+    println!("2^20 + 1 sorted queries into 2^25 + 3 i64 keys in runs match a host binary search on both sides");
+}
