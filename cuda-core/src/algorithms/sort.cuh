@@ -2,8 +2,8 @@
 // stable, "onesweep": one histogram kernel counts the digits of every pass on the key's bytes in
 // one read of the keys, one small kernel turns the counts into where each digit starts and
 // finds the passes on bytes that every key has alike (skipped on the device), and each pass is
-// then one kernel. A pass's blocks each take the next tile of up to 4096 elements (16 a thread,
-// 8 with 16-byte keys or payloads) from a counter, rank its elements (each warp its own part,
+// then one kernel. A pass's blocks each take the next tile of up to 4096 elements (16 a thread;
+// 20 in long sorts of up to 4-byte keys and payloads, 8 with 16-byte ones) from a counter, rank its elements (each warp its own part,
 // with a row of digit counters of its own), learn where each digit of the tile goes from the
 // tiles before it by a decoupled look-back over per-digit status words, and write the tile out
 // digit by digit from shared memory (see scatter_tile). Plus the helpers of argsort, row sorts
@@ -266,13 +266,17 @@ __device__ __forceinline__ volatile O *tile_status(void *lookback) {
 //
 // Items per thread: as many as keep the stage, the staged digits and the counters within the
 // 48 KiB of static shared memory: at most 42 KiB with 16 items of up to 8-byte keys and
-// payloads (4096 elements) or 8 items of 16-byte ones (2048), wide offsets included.
+// payloads (4096 elements) or 8 items of 16-byte ones (2048), wide offsets included. Up to
+// 4-byte keys and payloads take 20 in long sorts (SORT_LONG_TILES; 5120 elements, 31 KiB): the
+// tile's fixed work (counters, prefixes, look-back) over more elements, at a few spilled bytes
+// within the registers of three blocks an SM (H100, 2^28 keys: i32 +4.6 %, f32 +2 % against
+// 16; 24 items at two blocks an SM lost 8 %).
 #if PAIRS
 constexpr unsigned SORT_STAGE_BYTES = sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V);
 #else
 constexpr unsigned SORT_STAGE_BYTES = sizeof(K);
 #endif
-constexpr int SORT_ITEMS = SORT_STAGE_BYTES > 8 ? 8 : 16;
+constexpr int SORT_ITEMS = SORT_STAGE_BYTES > 8 ? 8 : (SORT_STAGE_BYTES > 4 || !SORT_LONG_TILES ? 16 : 20);
 constexpr unsigned SORT_TILE = SORT_BLOCK * SORT_ITEMS;
 template <typename W>
 __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,

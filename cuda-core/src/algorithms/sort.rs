@@ -16,9 +16,9 @@
 //! histogram kernel counts the digits of every pass on the key's bytes in one read of the keys
 //! (a pass only permutes them), one small kernel turns each pass's counts into where each digit
 //! starts, and each pass is then one kernel that reads and writes each element once. Its blocks
-//! take tiles of 4096 elements (2048 with 16-byte keys or payloads) in order from a counter;
-//! each warp ranks its part of the tile (16 elements a lane, 8 with 16-byte keys or payloads)
-//! item by item, lanes of equal digits matched by one ballot per digit bit and counted on a row
+//! take tiles of 4096 elements (5120 in sorts from 2^23 elements of up to 4-byte keys and
+//! payloads, 2048 with 16-byte ones) in order from a counter; each warp ranks its part of the
+//! tile (16 elements a lane, 20 or 8) item by item, lanes of equal digits matched by one ballot per digit bit and counted on a row
 //! of digit counters of the warp's own in shared memory, whose prefixes over the warps and the
 //! digits place each element. The block publishes its tile's count of each digit, and learns
 //! where each of its digits goes by a decoupled look-back: the counts of the tiles before it, up
@@ -203,13 +203,23 @@ fn wide_offsets(len: usize) -> bool {
     len >= 1 << 30
 }
 
-/// The integer widths the code for a sort of `len` elements is generated with.
+/// The fewest elements whose sort takes the longer tiles (20 items a thread where keys and
+/// payloads take at most 4 bytes, `SORT_LONG_TILES` in `sort.cuh`): 2^23 elements are 1639
+/// such tiles, four rounds of an H100's 396 resident scatter blocks. Shorter sorts keep 16
+/// items, whose more tiles fill more of the GPU (2^20 keys are 205 tiles of 5120, 256 of 4096:
+/// searchsorted's sort of 2^20 queries took 4 % longer with the longer tiles, H100).
+const LONG_TILES_MIN: usize = 1 << 23;
+
+/// The integer widths and the tile length the code for a sort of `len` elements is generated
+/// with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Widths {
     /// 64-bit offsets and status words ([`wide_offsets`]).
     offsets: bool,
     /// 64-bit flat indices ([`wide`]).
     indices: bool,
+    /// The longer tiles of up to 4-byte keys and payloads ([`LONG_TILES_MIN`]).
+    long_tiles: bool,
 }
 
 impl Widths {
@@ -217,6 +227,7 @@ impl Widths {
         Widths {
             offsets: wide_offsets(len),
             indices: wide(len),
+            long_tiles: len >= LONG_TILES_MIN,
         }
     }
 
@@ -250,6 +261,7 @@ fn source(key: DType, payload: Payload, widths: Widths, order: SortOrder) -> Str
     s.push_str(WARP_PEERS);
     s.push_str(&format!("#define SORT_BLOCKS_PER_SM {SORT_BLOCKS_PER_SM}\n"));
     s.push_str(&format!("#define HISTOGRAM_BLOCKS_PER_SM {HISTOGRAM_BLOCKS_PER_SM}\n"));
+    s.push_str(&format!("#define SORT_LONG_TILES {}\n", u8::from(widths.long_tiles)));
     s.push_str(&format!(
         "typedef {} O;\ntypedef {} I;\n",
         word(widths.offsets),
@@ -320,7 +332,8 @@ fn load(stream: &Stream, key: DType, payload: Payload, widths: Widths, order: So
         Payload::Values(bytes) => bytes as u64,
         Payload::Indices => 32,
     };
-    let variant = payload_code << 3
+    let variant = payload_code << 4
+        | u64::from(widths.long_tiles) << 3
         | u64::from(widths.offsets) << 2
         | u64::from(widths.indices) << 1
         | u64::from(order == SortOrder::Descending);
@@ -422,8 +435,9 @@ impl Geometry {
     }
 }
 
-/// Elements a scatter block moves (`SORT_TILE` in `sort.cuh`): 16 a thread, or 8 where the key
-/// or the payload takes 16 bytes.
+/// Elements a scatter block moves (`SORT_TILE` in `sort.cuh`): 20 a thread where the key and the
+/// payload take at most 4 bytes and the tiles are long ([`LONG_TILES_MIN`]), 16 where one takes
+/// 8 (or the tiles are short), 8 where one takes 16.
 fn tile_len(key: DType, payload: Payload, widths: Widths) -> usize {
     let payload_bytes = match payload {
         Payload::None => 0,
@@ -431,7 +445,12 @@ fn tile_len(key: DType, payload: Payload, widths: Widths) -> usize {
         Payload::Indices if widths.indices => 8,
         Payload::Indices => 4,
     };
-    let items = if key.size().max(payload_bytes) > 8 { 8 } else { 16 };
+    let items = match key.size().max(payload_bytes) {
+        9.. => 8,
+        _ if !widths.long_tiles => 16,
+        5..=8 => 16,
+        _ => 20,
+    };
     SORT_BLOCK as usize * items
 }
 
@@ -1261,6 +1280,7 @@ mod tests {
             let widths = Widths {
                 offsets: wide,
                 indices: wide,
+                long_tiles: wide,
             };
             let text = source(key, payload, widths, order);
             let program = Program::new(text.clone(), options.clone());
@@ -1348,8 +1368,20 @@ mod tests {
                 assert_eq!(geometry.lookback_bytes(widths) % 4, 0);
             }
         }
-        // 16 items a thread, 8 where the key or the payload takes 16 bytes (`SORT_ITEMS`).
+        // 20 items a thread up to 4-byte keys and payloads in long sorts, 16 up to 8 bytes (or
+        // in shorter sorts), 8 with 16 bytes (`SORT_ITEMS`).
         let narrow = Widths::of(10);
+        let long = Widths::of(LONG_TILES_MIN);
+        assert_eq!(tile_len(DType::F32, Payload::None, narrow), 4096);
+        assert_eq!(
+            tile_len(DType::F32, Payload::None, Widths::of(LONG_TILES_MIN - 1)),
+            4096
+        );
+        assert_eq!(tile_len(DType::F32, Payload::None, long), 5120);
+        assert_eq!(tile_len(DType::F32, Payload::Indices, long), 5120);
+        assert_eq!(tile_len(DType::U8, Payload::Values(2), long), 5120);
+        assert_eq!(tile_len(DType::F64, Payload::None, long), 4096);
+        assert_eq!(tile_len(DType::F32, Payload::Indices, Widths::of(1 << 33)), 4096);
         assert_eq!(tile_len(DType::F64, Payload::Values(8), narrow), 4096);
         assert_eq!(tile_len(DType::C128, Payload::Indices, narrow), 2048);
         assert_eq!(tile_len(DType::U8, Payload::Values(16), narrow), 2048);
