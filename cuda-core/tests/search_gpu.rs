@@ -778,9 +778,6 @@ fn weighted_bincount_matches_numpy() {
     println!("weighted bincount matches numpy");
 }
 
-/// More queries than one round of the bounds kernel takes (one a thread over the whole grid:
-/// 1056 x 256 on a 132-SM card, fewer on smaller ones), with and without a sorter, against a host
-/// binary search.
 /// Checks the bounds of `queries` in the sorted `keys` on both sides against the host's, found
 /// directly and through a sorter: the same keys reversed, and the permutation that sorts them
 /// back.
@@ -810,6 +807,9 @@ fn check_bounds_with_and_without_a_sorter(stream: &Stream, keys: &[f32], queries
     }
 }
 
+/// More queries than one round of the bounds kernel takes (one a thread over the whole grid:
+/// 1056 x 256 on a 132-SM card, fewer on smaller ones), with and without a sorter, against a host
+/// binary search.
 #[test]
 fn many_queries_take_several_rounds_of_the_grid() {
     let Some(device) = common::device_or_skip("many_queries_take_several_rounds_of_the_grid") else {

@@ -2,16 +2,17 @@
 // stable, "onesweep": one histogram kernel counts the digits of every pass on the key's bytes in
 // one read of the keys, one small kernel turns the counts into where each digit starts and
 // finds the passes on bytes that every key has alike (skipped on the device), and each pass is
-// then one kernel. A pass's blocks each take the next tile of up to 4096 elements (16 a thread;
-// 20 in long sorts of up to 4-byte keys and payloads, 8 with 16-byte ones) from a counter, rank its elements (each warp its own part,
-// with a row of digit counters of its own), learn where each digit of the tile goes from the
-// tiles before it by a decoupled look-back over per-digit status words, and write the tile out
-// digit by digit from shared memory (see scatter_tile). Plus the helpers of argsort, row sorts
-// and segmented sorts. The host side prepends keys.cuh (with what it needs), warp_peers.cuh, the
-// typedefs O (offsets and status words: unsigned below 2^30 elements, unsigned long long from
-// there), I (flat indices: unsigned up to 2^32 - 1 elements, unsigned long long beyond), V (the
-// payload, when PAIRS), and the constants SORT_BLOCKS_PER_SM (the resident blocks per SM the
-// scatter's registers are bounded for), PAIRS and INDICES (the payload is the keys' flat
+// then one kernel. A pass's blocks each take the next tile of up to 4096 elements (16 a thread; 20
+// in long sorts of up to 4-byte keys and payloads, 8 with 16-byte ones) from a counter, rank its
+// elements (each warp its own part, with a row of digit counters of its own), learn where each
+// digit of the tile goes from the tiles before it by a decoupled look-back over per-digit status
+// words, and write the tile out digit by digit from shared memory (see scatter_tile). Plus the
+// helpers of argsort, row sorts and segmented sorts. The host side prepends keys.cuh (with what it
+// needs), warp_peers.cuh, the typedefs O (offsets and status words: unsigned below 2^30 elements,
+// unsigned long long from there), I (flat indices: unsigned up to 2^32 - 1 elements, unsigned long
+// long beyond), V (the payload, when PAIRS), and the constants SORT_BLOCKS_PER_SM (the resident
+// blocks per SM the scatter's registers are bounded for), SORT_LONG_TILES (1: 20-item tiles where
+// keys and payloads take at most 4 bytes), PAIRS and INDICES (the payload is the keys' flat
 // indices, V being I).
 #define SORT_BLOCK 256
 #define SORT_WARPS (SORT_BLOCK / 32)
