@@ -241,6 +241,9 @@ __device__ __forceinline__ void store_payload(long long *out, O at, V v, unsigne
 #define STATUS_AGGREGATE ((O)1 << (sizeof(O) * 8 - 2))
 #define STATUS_PREFIX ((O)2 << (sizeof(O) * 8 - 2))
 #define STATUS_VALUE (STATUS_AGGREGATE - 1)
+// Tiles a digit's look-back reads at once, nearest first: a prefix SORT_LOOK tiles back costs
+// one round trip instead of SORT_LOOK.
+#define SORT_LOOK 4
 __device__ __forceinline__ unsigned *tile_counter(void *lookback) { return (unsigned *)lookback; }
 __device__ __forceinline__ volatile O *tile_status(void *lookback) {
     return (volatile O *)((unsigned char *)lookback + 16);
@@ -413,13 +416,29 @@ __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
     // the wait ends.
     O before = start;
     if (tile > 0ull) {
-        for (volatile O *earlier = status - 256;; earlier -= 256) {
-            O word;
+        // SORT_LOOK tiles a round trip, nearest first, read again until those up to the
+        // nearest prefix among them have published (those beyond it need not have; before
+        // tile 0, itself a prefix, nothing is read).
+        for (long long q = (long long)tile - 1;; q -= SORT_LOOK) {
+            O word[SORT_LOOK];
+            bool ready;
             do {
-                word = *earlier;
-            } while ((word & (STATUS_AGGREGATE | STATUS_PREFIX)) == 0);
-            before += word & STATUS_VALUE;
-            if (word & STATUS_PREFIX) break;
+                ready = true;
+                bool beyond = false;
+#pragma unroll
+                for (int j = 0; j < SORT_LOOK; ++j) {
+                    word[j] = q - j >= 0 ? status[(q - j - (long long)tile) * 256] : STATUS_PREFIX;
+                    if (!beyond) ready = ready && (word[j] & (STATUS_AGGREGATE | STATUS_PREFIX)) != 0;
+                    beyond = beyond || (word[j] & STATUS_PREFIX) != 0;
+                }
+            } while (!ready);
+            bool found = false;
+#pragma unroll
+            for (int j = 0; j < SORT_LOOK; ++j) {
+                if (!found) before += word[j] & STATUS_VALUE;
+                found = found || (word[j] & STATUS_PREFIX) != 0;
+            }
+            if (found) break;
         }
         *status = STATUS_PREFIX | (before + (O)total);
     }
