@@ -13,29 +13,29 @@
 //!
 //! How: a least-significant-digit radix sort over 8-bit digits of the key's bits mapped so that
 //! unsigned order is the order above (`keys.cuh`), one pass per byte of the key, "onesweep": one
-//! histogram kernel counts the digits of every pass on the key's bytes in one read of the keys
-//! (a pass only permutes them), one small kernel turns each pass's counts into where each digit
+//! histogram kernel counts the digits of every pass on the key's bytes in one read of the keys (a
+//! pass only permutes them), one small kernel turns each pass's counts into where each digit
 //! starts, and each pass is then one kernel that reads and writes each element once. Its blocks
-//! take tiles of 4096 elements (5120 in sorts from 2^23 elements of up to 4-byte keys and
-//! payloads, 2048 with 16-byte ones) in order from a counter; each warp ranks its part of the tile
-//! (16 elements a lane, 20 or 8) item by item, lanes of equal digits matched by one ballot per
-//! digit bit and counted on a row of digit counters of the warp's own in shared memory, whose
-//! prefixes over the warps and the digits place each element. The block publishes its tile's count
-//! of each digit, and learns where each of its digits goes by a decoupled look-back: the counts of
-//! the tiles before it, up to the nearest tile that has published where its digits end (tile 0
-//! starts from the histogram's). It stages the tile in shared memory in digit order (its keys,
-//! then its payloads, through one buffer), and writes it out from there so that consecutive
-//! threads write consecutive positions of each digit's run (about 16 per digit and tile on uniform
-//! bytes). Passes ping-pong between the output and one scratch buffer from the pool, so the inputs
-//! are never written. Passes on the rows or segments (and `unique`'s pass) count their digits in a
-//! histogram of their own before they run. Rows of up to 2048 keys (and `argsort` of up to 2048
-//! keys) are sorted inside one block instead (2048 / the row's padded length rows at a time): a
-//! bitonic network over (key, position) pairs, which is stable because the position breaks ties,
-//! reading and writing each key once. Each thread holds 8 consecutive slots in registers: the
-//! steps between slots under 8 apart run in the thread, under 256 apart by warp shuffles, and only
-//! the longer ones (rows of 512 slots and more) through shared memory. A longer row sort is a
-//! stable sort by key followed by stable passes on the row of each element's flat index
-//! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
+//! take tiles of 4096 elements (5120 in sorts from 2^23 elements of up to 4-byte keys and payloads,
+//! 2048 with 16-byte ones) in order from a counter; each warp ranks its part of the tile (16
+//! elements a lane, 20 or 8) item by item, lanes of equal digits matched by one ballot per digit
+//! bit and counted on a row of digit counters of the warp's own in shared memory, whose prefixes
+//! over the warps and the digits place each element. The block publishes its tile's count of each
+//! digit, and learns where each of its digits goes by a decoupled look-back: the counts of the
+//! tiles before it, read four tiles a round trip, up to the nearest tile that has published where
+//! its digits end (tile 0 starts from the histogram's). It stages the tile in shared memory in
+//! digit order (its keys, then its payloads, through one buffer), and writes it out from there so
+//! that consecutive threads write consecutive positions of each digit's run (about 16 per digit and
+//! tile on uniform bytes). Passes ping-pong between the output and one scratch buffer from the
+//! pool, so the inputs are never written. Passes on the rows or segments (and `unique`'s pass)
+//! count their digits in a histogram of their own before they run. Rows of up to 2048 keys (and
+//! `argsort` of up to 2048 keys) are sorted inside one block instead (2048 / the row's padded
+//! length rows at a time): a bitonic network over (key, position) pairs, which is stable because
+//! the position breaks ties, reading and writing each key once. Each thread holds 8 consecutive
+//! slots in registers: the steps between slots under 8 apart run in the thread, under 256 apart by
+//! warp shuffles, and only the longer ones (rows of 512 slots and more) through shared memory. A
+//! longer row sort is a stable sort by key followed by stable passes on the row of each element's
+//! flat index (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
 //! A pass on a byte that every key has alike moves nothing, and is skipped with no host wait:
 //! the kernel that turns the histogram into starts sees one digit holding every key and sets
