@@ -418,26 +418,29 @@ __device__ __forceinline__ void scatter_tile(const K *keys_in, K *keys_out,
     if (tile > 0ull) {
         // SORT_LOOK tiles a round trip, nearest first, read again until those up to the
         // nearest prefix among them have published (those beyond it need not have; before
-        // tile 0, itself a prefix, nothing is read).
+        // tile 0, itself a prefix, nothing is read), their counts summed in the same pass.
         for (long long q = (long long)tile - 1;; q -= SORT_LOOK) {
-            O word[SORT_LOOK];
-            bool ready;
+            O sum;
+            bool ready, found;
             do {
-                ready = true;
-                bool beyond = false;
+                O word[SORT_LOOK];
 #pragma unroll
                 for (int j = 0; j < SORT_LOOK; ++j) {
                     word[j] = q - j >= 0 ? status[(q - j - (long long)tile) * 256] : STATUS_PREFIX;
-                    if (!beyond) ready = ready && (word[j] & (STATUS_AGGREGATE | STATUS_PREFIX)) != 0;
-                    beyond = beyond || (word[j] & STATUS_PREFIX) != 0;
+                }
+                sum = 0;
+                ready = true;
+                found = false;
+#pragma unroll
+                for (int j = 0; j < SORT_LOOK; ++j) {
+                    if (!found) {
+                        ready = ready && (word[j] & (STATUS_AGGREGATE | STATUS_PREFIX)) != 0;
+                        sum += word[j] & STATUS_VALUE;
+                    }
+                    found = found || (word[j] & STATUS_PREFIX) != 0;
                 }
             } while (!ready);
-            bool found = false;
-#pragma unroll
-            for (int j = 0; j < SORT_LOOK; ++j) {
-                if (!found) before += word[j] & STATUS_VALUE;
-                found = found || (word[j] & STATUS_PREFIX) != 0;
-            }
+            before += sum;
             if (found) break;
         }
         *status = STATUS_PREFIX | (before + (O)total);
