@@ -164,11 +164,36 @@ fn solves<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
     );
 }
 
-fn inverses_and_determinants<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+/// `count` matrices `n x n` of [`matrices`] with their rows shuffled (a seeded permutation per
+/// matrix), so partial pivoting swaps rows back: the dominant diagonal moved off it.
+fn shuffled_rows(count: usize, n: usize, seed: u64) -> Vec<f64> {
+    let mut a = matrices(count, n, seed);
+    let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
+    for matrix in a.chunks_mut(n * n) {
+        for i in (1..n).rev() {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let j = (state >> 33) as usize % (i + 1);
+            for c in 0..n {
+                matrix.swap(i * n + c, j * n + c);
+            }
+        }
+    }
+    a
+}
+
+/// `inv`, `det` and `slogdet` of stacks of `count` matrices `n x n` (of `sizes`, rows shuffled)
+/// in `T` against the host: `A @ inv(A)` against the identity, determinants and their logarithms
+/// against a host elimination.
+fn inverses_and_determinants<T: RealSolverElement + LinalgInput<Factored = T>>(
+    stream: &Stream,
+    sizes: &[(usize, usize)],
+) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
-    for (count, n) in [(1, 5), (1, 100), (4, 6), (64, 33)] {
-        let a_host = matrices(count, n, (count * n) as u64);
+    for &(count, n) in sizes {
+        let a_host = shuffled_rows(count, n, (count * n) as u64);
         let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
         let a = array::<T>(stream, &a_host, &shape);
         let inverse = a.inv().unwrap();
@@ -224,8 +249,11 @@ fn inverses_and_determinants_match_the_host() {
     let Some(stream) = common::stream_or_skip("inverses_and_determinants_match_the_host") else {
         return;
     };
-    inverses_and_determinants::<f32>(&stream);
-    inverses_and_determinants::<f64>(&stream);
+    // Up to 64 x 64 the crate's kernels; above, cuSOLVER for one matrix and cuBLAS's batched
+    // LU for a stack.
+    let sizes = [(1, 5), (1, 100), (4, 6), (64, 33), (3, 70)];
+    inverses_and_determinants::<f32>(&stream, &sizes);
+    inverses_and_determinants::<f64>(&stream, &sizes);
 }
 
 #[test]
@@ -285,13 +313,17 @@ fn singular_matrices_are_errors_with_their_index() {
     let singular = [4.0, 2.0, 1.0, 0.0, 2.0, 1.0, 4.0, 4.0, 2.0];
     let a = array::<f64>(&stream, &singular, &[3, 3]);
     let b = array::<f64>(&stream, &[1.0, 2.0, 3.0], &[3]);
-    for (what, result) in [("solve", a.solve(&b).map(drop)), ("inv", a.inv().map(drop))] {
+    let calls = [
+        ("solve", a.solve(&b).map(drop), "cusolverDnXgetrf"),
+        ("inv", a.inv().map(drop), SMALL_INV),
+    ];
+    for (what, result, expected) in calls {
         match result {
             Err(Error::Library(cuda_libs::Error::Linalg {
                 routine,
                 index: 0,
-                failure: LinalgFailure::Singular { .. },
-            })) => assert_eq!(routine, "cusolverDnXgetrf", "{what}"),
+                failure: LinalgFailure::Singular { pivot },
+            })) => assert_eq!((routine, pivot), (expected, 3), "{what}"),
             other => panic!("{what} of a singular matrix: {other:?}"),
         }
     }
@@ -301,24 +333,43 @@ fn singular_matrices_are_errors_with_their_index() {
     assert_eq!(sign.item().unwrap(), 0.0);
     assert_eq!(logabs.item().unwrap(), f64::NEG_INFINITY);
 
-    // One bad matrix inside a batch of five (cuBLAS's batched LU): its index comes back.
+    // One bad matrix inside a batch of five (the crate's kernel for inv, cuBLAS's batched LU
+    // for solve): its index comes back.
     let mut stack = matrices(5, 3, 9);
     stack[2 * 9..3 * 9].copy_from_slice(&singular);
     for dtype_f32 in [false, true] {
-        let result = match dtype_f32 {
-            false => array::<f64>(&stream, &stack, &[5, 3, 3]).inv().map(drop),
-            true => array::<f32>(&stream, &stack, &[5, 3, 3])
-                .solve(&array::<f32>(&stream, &[1.0, 2.0, 3.0], &[3]))
-                .map(drop),
+        let (result, expected) = match dtype_f32 {
+            false => (array::<f64>(&stream, &stack, &[5, 3, 3]).inv().map(drop), SMALL_INV),
+            true => (
+                array::<f32>(&stream, &stack, &[5, 3, 3])
+                    .solve(&array::<f32>(&stream, &[1.0, 2.0, 3.0], &[3]))
+                    .map(drop),
+                "cublas<t>getrfBatched",
+            ),
         };
         match result {
             Err(Error::Library(cuda_libs::Error::Linalg {
                 routine,
                 index,
                 failure: LinalgFailure::Singular { .. },
-            })) => assert_eq!((routine, index), ("cublas<t>getrfBatched", 2)),
+            })) => assert_eq!((routine, index), (expected, 2)),
             other => panic!("a batch with a singular matrix: {other:?}"),
         }
+    }
+    // Above 64 x 64, inv goes through cuBLAS's batched LU: matrix 1 of three has a zero column
+    // 5, which elimination leaves exactly zero, so getrf's sixth pivot is 0.
+    let n = 70;
+    let mut large = matrices(3, n, 11);
+    for r in 0..n {
+        large[n * n + r * n + 5] = 0.0;
+    }
+    match array::<f64>(&stream, &large, &[3, n, n]).inv() {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure: LinalgFailure::Singular { pivot },
+        })) => assert_eq!((routine, index, pivot), ("cublas<t>getrfBatched", 1, 6)),
+        other => panic!("a batch of 70 x 70 with a singular matrix: {other:?}"),
     }
     let det = host(&array::<f64>(&stream, &stack, &[5, 3, 3]).det().unwrap());
     assert_eq!(det[2], 0.0);
@@ -341,10 +392,12 @@ fn positive_definite(count: usize, n: usize, seed: u64) -> Vec<f64> {
     out
 }
 
-fn cholesky_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
+/// Factors stacks of `count` matrices `n x n` for each of `sizes` in `T`, lower and upper, and
+/// checks the other triangle is zero and the product rebuilds `A`.
+fn cholesky_factors<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream, sizes: &[(usize, usize)]) {
     let eps = epsilon::<T>();
     let dtype = T::DTYPE;
-    for (count, n) in [(1, 1), (1, 9), (1, 200), (3, 8), (64, 32)] {
+    for &(count, n) in sizes {
         let a_host = positive_definite(count, n, (count + n) as u64);
         let shape = if count == 1 { vec![n, n] } else { vec![count, n, n] };
         let a = array::<T>(stream, &a_host, &shape);
@@ -386,8 +439,10 @@ fn cholesky_factors_rebuild_their_matrices() {
     let Some(stream) = common::stream_or_skip("cholesky_factors_rebuild_their_matrices") else {
         return;
     };
-    cholesky_factors::<f32>(&stream);
-    cholesky_factors::<f64>(&stream);
+    // Up to 64 x 64 the crate's kernel; above, Xpotrf for one matrix and potrfBatched for more.
+    let sizes = [(1, 1), (1, 9), (1, 200), (3, 8), (64, 32), (2, 64), (3, 80)];
+    cholesky_factors::<f32>(&stream, &sizes);
+    cholesky_factors::<f64>(&stream, &sizes);
     // Integers promote to f64: [[4, 2], [2, 3]] = L L^T with L = [[2, 0], [1, sqrt(2)]].
     let a = DeviceArray::<i64>::from_slice(&stream, &[4, 2, 2, 3])
         .unwrap()
@@ -408,25 +463,200 @@ fn matrices_that_are_not_positive_definite_are_errors_with_their_index() {
     };
     // Indefinite: eigenvalues 3 and -1; its leading minor of order 2 is negative.
     let indefinite = [1.0, 2.0, 2.0, 1.0];
-    match array::<f64>(&stream, &indefinite, &[2, 2]).cholesky(false) {
-        Err(Error::Library(cuda_libs::Error::Linalg {
-            routine,
-            index: 0,
-            failure: LinalgFailure::NotPositiveDefinite { order: 2 },
-        })) => assert_eq!(routine, "cusolverDnXpotrf"),
-        other => panic!("cholesky of an indefinite matrix: {other:?}"),
-    }
-    // One indefinite matrix (index 3) in a batch of six (potrfBatched).
+    expect(
+        array::<f64>(&stream, &indefinite, &[2, 2]).cholesky(false),
+        (SMALL, 0),
+        Some(2),
+    );
+    // One indefinite matrix (index 3) in a batch of six: the crate's kernel.
     let mut stack = positive_definite(6, 2, 4);
     stack[3 * 4..4 * 4].copy_from_slice(&indefinite);
     for upper in [false, true] {
-        match array::<f32>(&stream, &stack, &[6, 2, 2]).cholesky(upper) {
+        expect(
+            array::<f32>(&stream, &stack, &[6, 2, 2]).cholesky(upper),
+            (SMALL, 3),
+            Some(2),
+        );
+    }
+    // Above 64 x 64, cuSOLVER: one matrix (Xpotrf) and a batch (potrfBatched), negated so the
+    // first pivot fails.
+    let n = 70;
+    let mut large = positive_definite(3, n, 5);
+    for v in &mut large[n * n..2 * n * n] {
+        *v = -*v;
+    }
+    let one = array::<f64>(&stream, &large[n * n..2 * n * n], &[n, n]).cholesky(false);
+    expect(one, ("cusolverDnXpotrf", 0), Some(1));
+    let batch = array::<f64>(&stream, &large, &[3, n, n]).cholesky(true);
+    expect(batch, ("cusolverDn<t>potrfBatched", 1), None);
+}
+
+/// Asserts `result` is a matrix that is not positive definite, `want` its routine and index
+/// in the stack, and `order` (where given) the order of its failing minor.
+#[track_caller]
+fn expect<T: cuda_core::Element>(result: cuda_core::Result<DeviceArray<T>>, want: (&str, usize), order: Option<i64>) {
+    match result {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure: LinalgFailure::NotPositiveDefinite { order: got },
+        })) => {
+            assert_eq!((routine, index), want);
+            assert!(order.map_or(true, |order| order == got), "{routine}: order {got}");
+        }
+        Err(other) => panic!("{want:?}: {other:?}"),
+        Ok(_) => panic!("{want:?}: factored"),
+    }
+}
+
+/// The routine a failure of the crate's small-matrix Cholesky kernel names.
+const SMALL: &str = "cuda_core_cholesky_small";
+
+/// The crate's Cholesky kernel alone (matrices up to 64 x 64, no cuSOLVER call, so the test
+/// also runs emulated): every order class of its tiles in f32 and f64, lower and upper; complex
+/// Hermitian stacks; a strided stack (read through a copy) and an integer one; the first of two
+/// failing matrices of a stack with the order of its failing minor, and a NaN pivot.
+#[test]
+fn small_choleskys_run_in_one_kernel() {
+    let Some(stream) = common::stream_or_skip("small_choleskys_run_in_one_kernel") else {
+        return;
+    };
+    let sizes = [
+        (1, 1),
+        (3, 2),
+        (5, 7),
+        (3, 8),
+        (4, 9),
+        (2, 16),
+        (3, 31),
+        (9, 32),
+        (2, 33),
+        (2, 64),
+    ];
+    cholesky_factors::<f32>(&stream, &sizes);
+    cholesky_factors::<f64>(&stream, &sizes);
+    complex_choleskys::<Complex<f32>>(&stream, &[(1, 3), (4, 6), (2, 32), (1, 64)]);
+    complex_choleskys::<Complex<f64>>(&stream, &[(1, 3), (4, 6), (2, 32)]);
+
+    // A stack (2, 3, n, n) with its batch axes swapped: each matrix factors as its copy does.
+    let n = 5;
+    let a = array::<f64>(&stream, &positive_definite(6, n, 8), &[2, 3, n, n]);
+    let swapped = a.swapaxes(0, 1).unwrap();
+    let factor = swapped.cholesky(false).unwrap();
+    assert_eq!(factor.shape(), [3, 2, n, n]);
+    let expected = swapped.to_contiguous().unwrap().cholesky(false).unwrap();
+    assert_eq!(host(&factor), host(&expected));
+    // i32 promotes to f64: [[4, 2], [2, 3]] = L L^T, and the upper factor is L^T.
+    let ints = DeviceArray::<i32>::from_slice(&stream, &[4, 2, 2, 3])
+        .unwrap()
+        .reshape([1, 2, 2])
+        .unwrap();
+    let u: Vec<f64> = ints.cholesky(true).unwrap().to_vec().unwrap();
+    let expected = [2.0, 1.0, 0.0, 2f64.sqrt()];
+    assert!(u.iter().zip(expected).all(|(g, e)| (g - e).abs() < 1e-15), "{u:?}");
+
+    // Matrices 3 and 5 of seven fail, 3 first at its minor of order 3 (diag(1, 1, -1, 1, 1)).
+    let mut stack = positive_definite(7, n, 9);
+    let negative_third: Vec<f64> = (0..n * n)
+        .map(|p| match (p / n, p % n) {
+            (2, 2) => -1.0,
+            (r, c) if r == c => 1.0,
+            _ => 0.0,
+        })
+        .collect();
+    stack[3 * n * n..4 * n * n].copy_from_slice(&negative_third);
+    stack[5 * n * n] = -1.0;
+    for upper in [false, true] {
+        match array::<f32>(&stream, &stack, &[7, n, n]).cholesky(upper) {
             Err(Error::Library(cuda_libs::Error::Linalg {
                 routine,
                 index,
-                failure: LinalgFailure::NotPositiveDefinite { .. },
-            })) => assert_eq!((routine, index), ("cusolverDn<t>potrfBatched", 3)),
-            other => panic!("a batch with an indefinite matrix (upper={upper}): {other:?}"),
+                failure: LinalgFailure::NotPositiveDefinite { order },
+            })) => assert_eq!((routine, index, order), (SMALL, 3, 3), "upper={upper}"),
+            other => panic!("a stack with two indefinite matrices (upper={upper}): {other:?}"),
+        }
+    }
+    // A NaN pivot fails as LAPACK's potrf fails it.
+    let mut with_nan = positive_definite(2, n, 10);
+    with_nan[n * n + n + 1] = f64::NAN;
+    match array::<f64>(&stream, &with_nan, &[2, n, n]).cholesky(false) {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            index,
+            failure: LinalgFailure::NotPositiveDefinite { order },
+            ..
+        })) => assert_eq!((index, order), (1, 2)),
+        other => panic!("a NaN pivot: {other:?}"),
+    }
+}
+
+/// The routine a singular matrix in the crate's small-matrix inverse kernel names.
+const SMALL_INV: &str = "cuda_core_inv_small";
+
+/// The crate's `inv`, `det` and `slogdet` kernels alone (matrices up to 64 x 64, no library
+/// call, so the test also runs emulated): every order class of their tiles in f32 and f64 with
+/// rows to swap back, complex stacks, a strided stack, and the first of two singular matrices
+/// of a stack (a zero column) with its step, whose determinants are 0 and `(0, -inf)`.
+#[test]
+fn small_inverses_and_determinants_run_in_one_kernel() {
+    let Some(stream) = common::stream_or_skip("small_inverses_and_determinants_run_in_one_kernel") else {
+        return;
+    };
+    let sizes = [
+        (1, 1),
+        (3, 2),
+        (5, 7),
+        (2, 8),
+        (4, 9),
+        (2, 16),
+        (3, 31),
+        (9, 32),
+        (2, 33),
+        (2, 64),
+    ];
+    inverses_and_determinants::<f32>(&stream, &sizes);
+    inverses_and_determinants::<f64>(&stream, &sizes);
+    complex_inverses_and_determinants::<Complex<f32>>(&stream, &[(1, 3), (4, 6), (2, 32), (1, 64)]);
+    complex_inverses_and_determinants::<Complex<f64>>(&stream, &[(1, 3), (4, 6), (2, 32)]);
+
+    // A stack (2, 3, n, n) with its batch axes swapped gives what its copy gives.
+    let n = 6;
+    let a = array::<f64>(&stream, &shuffled_rows(6, n, 12), &[2, 3, n, n]);
+    let swapped = a.swapaxes(0, 1).unwrap();
+    let copy = swapped.to_contiguous().unwrap();
+    assert_eq!(host(&swapped.inv().unwrap()), host(&copy.inv().unwrap()));
+    assert_eq!(host(&swapped.det().unwrap()), host(&copy.det().unwrap()));
+    assert_eq!(swapped.det().unwrap().shape(), [3, 2]);
+
+    // Matrices 2 and 4 of seven are singular (zero columns 3 and 0): inv names matrix 2 and its
+    // fourth step; det and slogdet give 0 and (0, -inf) for both and the host's for the rest.
+    let mut stack = shuffled_rows(7, n, 13);
+    for r in 0..n {
+        stack[2 * n * n + r * n + 3] = 0.0;
+        stack[4 * n * n + r * n] = 0.0;
+    }
+    let a = array::<f32>(&stream, &stack, &[7, n, n]);
+    match a.inv() {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure: LinalgFailure::Singular { pivot },
+        })) => assert_eq!((routine, index, pivot), (SMALL_INV, 2, 4)),
+        other => panic!("a stack with two singular matrices: {other:?}"),
+    }
+    let det = host(&a.det().unwrap());
+    let (sign, logabs) = a.slogdet().unwrap();
+    let (sign, logabs) = (host(&sign), host(&logabs));
+    for i in 0..7 {
+        if i == 2 || i == 4 {
+            assert_eq!((det[i], sign[i], logabs[i]), (0.0, 0.0, f64::NEG_INFINITY), "[{i}]");
+        } else {
+            let expected = host_det(&stack[i * n * n..(i + 1) * n * n], n);
+            assert!(
+                ((det[i] - expected) / expected).abs() < 1e-5,
+                "[{i}]: {} vs {expected}",
+                det[i]
+            );
+            assert_eq!(sign[i], expected.signum(), "[{i}]");
         }
     }
 }
@@ -1034,36 +1264,20 @@ fn complex_det(a: &[Complex<f64>], n: usize) -> Complex<f64> {
     det
 }
 
-fn complex_lu_family<C: HostComplex>(stream: &Stream) {
+/// Complex `inv`, `det` and `slogdet` of stacks (`count`, `n` of `sizes`) against the host:
+/// `A @ inv(A)` against the identity, determinants, and slogdet's sign of modulus 1 with
+/// `sign * exp(logabs) == det`.
+fn complex_inverses_and_determinants<C: HostComplex>(stream: &Stream, sizes: &[(usize, usize)]) {
     let (eps, dtype) = (C::EPS, C::DTYPE);
-    // One matrix (cuSOLVER's getrf) and a stack (cuBLAS's batched LU).
-    for (count, n, k) in [(1, 6, 2), (5, 8, 3), (3, 40, 1)] {
+    for &(count, n) in sizes {
         let a_host = complex_matrices(count, n, 21);
-        let b_host = complex_matrices(count, n, 22)
-            .chunks(n * n)
-            .flat_map(|m| m[..n * k].to_vec())
-            .collect::<Vec<_>>();
         let a = complex_array::<C>(stream, &a_host, &[count, n, n]);
-        let b = complex_array::<C>(stream, &b_host, &[count, n, k]);
-        let x = complex_host(&a.solve(&b).unwrap());
         let inverse = complex_host(&a.inv().unwrap());
         let det = complex_host(&a.det().unwrap());
         let (sign, logabs) = a.slogdet().unwrap();
         let (sign, logabs) = (complex_host(&sign), logabs.to_vec().unwrap());
         for i in 0..count {
             let a_i = &a_host[i * n * n..(i + 1) * n * n];
-            let x_i = &x[i * n * k..(i + 1) * n * k];
-            let b_i = &b_host[i * n * k..(i + 1) * n * k];
-            let residual: Vec<_> = complex_matmul(a_i, x_i, n, n, k)
-                .iter()
-                .zip(b_i)
-                .map(|(ax, b)| ax - b)
-                .collect();
-            let relative = complex_norm(&residual) / (complex_norm(a_i) * complex_norm(x_i));
-            assert!(
-                relative <= 20.0 * n as f64 * eps,
-                "{dtype} solve {count}x{n}: {relative}"
-            );
             let inv_i = &inverse[i * n * n..(i + 1) * n * n];
             let mut product = complex_matmul(a_i, inv_i, n, n, n);
             for d in 0..n {
@@ -1091,6 +1305,39 @@ fn complex_lu_family<C: HostComplex>(stream: &Stream) {
             assert!(error <= 50.0 * n as f64 * eps, "{dtype} slogdet {count}x{n}: {error}");
         }
     }
+}
+
+fn complex_lu_family<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // solve: one matrix (cuSOLVER's getrf) and a stack (cuBLAS's batched LU).
+    for (count, n, k) in [(1, 6, 2), (5, 8, 3), (3, 40, 1)] {
+        let a_host = complex_matrices(count, n, 21);
+        let b_host = complex_matrices(count, n, 22)
+            .chunks(n * n)
+            .flat_map(|m| m[..n * k].to_vec())
+            .collect::<Vec<_>>();
+        let a = complex_array::<C>(stream, &a_host, &[count, n, n]);
+        let b = complex_array::<C>(stream, &b_host, &[count, n, k]);
+        let x = complex_host(&a.solve(&b).unwrap());
+        for i in 0..count {
+            let a_i = &a_host[i * n * n..(i + 1) * n * n];
+            let x_i = &x[i * n * k..(i + 1) * n * k];
+            let b_i = &b_host[i * n * k..(i + 1) * n * k];
+            let residual: Vec<_> = complex_matmul(a_i, x_i, n, n, k)
+                .iter()
+                .zip(b_i)
+                .map(|(ax, b)| ax - b)
+                .collect();
+            let relative = complex_norm(&residual) / (complex_norm(a_i) * complex_norm(x_i));
+            assert!(
+                relative <= 20.0 * n as f64 * eps,
+                "{dtype} solve {count}x{n}: {relative}"
+            );
+        }
+    }
+    // inv, det, slogdet: the crate's kernels up to 64 x 64 (32 x 32 in Complex<f64>), cuSOLVER
+    // and cuBLAS above.
+    complex_inverses_and_determinants::<C>(stream, &[(1, 6), (5, 8), (3, 40), (1, 70)]);
     // One singular matrix inside a complex batch: its index comes back, for solve and inv. Its
     // row 1 is zero, which partial pivoting never picks and elimination leaves exactly zero, so
     // `U`'s last pivot is exactly 0. A row that is a multiple of another is no such matrix: the
@@ -1103,13 +1350,17 @@ fn complex_lu_family<C: HostComplex>(stream: &Stream) {
     }
     let a = complex_array::<C>(stream, &stack, &[4, n, n]);
     let b = complex_array::<C>(stream, &stack[..n], &[n]);
-    for (what, result) in [("solve", a.solve(&b).map(drop)), ("inv", a.inv().map(drop))] {
+    let calls = [
+        ("solve", a.solve(&b).map(drop), "cublas<t>getrfBatched"),
+        ("inv", a.inv().map(drop), SMALL_INV),
+    ];
+    for (what, result, expected) in calls {
         match result {
             Err(Error::Library(cuda_libs::Error::Linalg {
                 routine,
                 index,
                 failure: LinalgFailure::Singular { .. },
-            })) => assert_eq!((routine, index), ("cublas<t>getrfBatched", 2), "{dtype} {what}"),
+            })) => assert_eq!((routine, index), (expected, 2), "{dtype} {what}"),
             other => panic!("{dtype} {what} of a batch with a singular matrix: {other:?}"),
         }
     }
@@ -1279,10 +1530,11 @@ fn hermitian_positive(count: usize, n: usize, seed: u64) -> Vec<Complex<f64>> {
         .collect()
 }
 
-fn complex_factorizations<C: HostComplex>(stream: &Stream) {
+/// Complex Cholesky factors of Hermitian stacks (`count`, `n` of `sizes`), lower and upper: the
+/// other triangle zero, and the product rebuilding `A`.
+fn complex_choleskys<C: HostComplex>(stream: &Stream, sizes: &[(usize, usize)]) {
     let (eps, dtype) = (C::EPS, C::DTYPE);
-    // Cholesky: one matrix (Xpotrf) and a stack (potrfBatched), lower and upper.
-    for (count, n) in [(1, 9), (4, 6)] {
+    for &(count, n) in sizes {
         let h = hermitian_positive(count, n, 41);
         let a = complex_array::<C>(stream, &h, &[count, n, n]);
         for upper in [false, true] {
@@ -1307,6 +1559,13 @@ fn complex_factorizations<C: HostComplex>(stream: &Stream) {
             }
         }
     }
+}
+
+fn complex_factorizations<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // Cholesky: the crate's kernel up to 64 x 64 (32 x 32 in Complex<f64>), cuSOLVER's Xpotrf
+    // and potrfBatched above.
+    complex_choleskys::<C>(stream, &[(1, 9), (4, 6), (1, 70), (2, 40)]);
     // One indefinite matrix inside a complex batch: its index comes back.
     let n = 5;
     let mut h = hermitian_positive(3, n, 42);
@@ -1318,7 +1577,7 @@ fn complex_factorizations<C: HostComplex>(stream: &Stream) {
             routine,
             index,
             failure: LinalgFailure::NotPositiveDefinite { .. },
-        })) => assert_eq!((routine, index), ("cusolverDn<t>potrfBatched", 1)),
+        })) => assert_eq!((routine, index), (SMALL, 1)),
         other => panic!("{dtype} cholesky of a batch with an indefinite matrix: {other:?}"),
     }
 

@@ -67,12 +67,15 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     let (routine, index, failure) = linalg_failure(a.solve(&b));
     assert_eq!((routine, index), ("cusolverDnXgetrf", 0));
     assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
-    let (routine, _, failure) = linalg_failure(a.inv());
+    // inv goes through cuSOLVER above 64 x 64 (the crate's kernel, which the stand-in does not
+    // run, takes smaller matrices): a 65 x 65 one, its values unread.
+    let large = DeviceArray::<i32>::zeros(&stream, [65, 65]).unwrap();
+    let (routine, _, failure) = linalg_failure(large.inv());
     assert_eq!(routine, "cusolverDnXgetrf");
     assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
     // det of a singular matrix is 0 in NumPy, so the same info is no error there; integers
     // promote to f64, and a matrix gives a 0-d result.
-    let det = a.det().unwrap();
+    let det = large.det().unwrap();
     assert_eq!(det.shape(), [0usize; 0]);
 
     // A clean factorisation: solve and inv return arrays of NumPy's shapes, and the handle's
@@ -82,17 +85,16 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     assert_eq!(x.shape(), [2]);
     let b_matrix = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
     assert_eq!(a.solve(&b_matrix).unwrap().shape(), [2, 3]);
-    assert_eq!(a.inv().unwrap().shape(), [2, 2]);
+    assert_eq!(large.inv().unwrap().shape(), [65, 65]);
     fake_libs::set_info(1);
-    let (_, _, failure) = linalg_failure(a.inv());
+    let (_, _, failure) = linalg_failure(large.inv());
     assert_eq!(failure, LinalgFailure::Singular { pivot: 1 });
 
     // Cholesky: the info of a matrix that is not positive definite comes back through
-    // `cholesky`, in either triangle; a clean one gives the factor's shape.
-    let spd = DeviceArray::<f32>::from_slice(&stream, &[4.0, 2.0, 2.0, 3.0])
-        .unwrap()
-        .reshape([2, 2])
-        .unwrap();
+    // `cholesky`, in either triangle; a clean one gives the factor's shape. Matrices up to 64 x
+    // 64 are factored by the crate's own kernel (which the stand-in does not run), so these are
+    // 65 x 65 (their values unread: the stand-in's info is the result).
+    let spd = DeviceArray::<f32>::zeros(&stream, [65, 65]).unwrap();
     fake_libs::set_info(2);
     for upper in [false, true] {
         let (routine, index, failure) = linalg_failure(spd.cholesky(upper));
@@ -100,7 +102,7 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
         assert_eq!(failure, LinalgFailure::NotPositiveDefinite { order: 2 });
     }
     fake_libs::set_info(0);
-    assert_eq!(spd.cholesky(false).unwrap().shape(), [2, 2]);
+    assert_eq!(spd.cholesky(false).unwrap().shape(), [65, 65]);
 
     // Complex stacks take the same path: the info of a singular complex matrix comes back from
     // solve, and the complex kernels of det and slogdet compile (NVRTC) and run.
@@ -121,14 +123,15 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
         (cuda_core::DType::C64, cuda_core::DType::F32)
     );
     // A complex cholesky's info, and its zeroing kernel (NVRTC) for a clean factorisation.
+    let large_z = DeviceArray::<Complex<f32>>::zeros(&stream, [65, 65]).unwrap();
     fake_libs::set_info(2);
-    let (routine, _, failure) = linalg_failure(z.cholesky(true));
+    let (routine, _, failure) = linalg_failure(large_z.cholesky(true));
     assert_eq!(
         (routine, failure),
         ("cusolverDnXpotrf", LinalgFailure::NotPositiveDefinite { order: 2 })
     );
     fake_libs::set_info(0);
-    assert_eq!(z.cholesky(false).unwrap().shape(), [2, 2]);
+    assert_eq!(large_z.cholesky(false).unwrap().shape(), [65, 65]);
     // eig: the general solver's info, and complex results of a real matrix.
     fake_libs::set_info(1);
     let (routine, _, failure) = linalg_failure(a.eig());
@@ -377,8 +380,9 @@ fn singular_values_of_a_small_stack_give_gesvdj_batched_its_u_and_v() {
     fake.destroy_all();
 }
 
-/// The LU and Cholesky routines' life on a fresh stream (one matrix: the cuSOLVER stand-in's
-/// routines), then the process caches (pool, modules, the stream's cuSOLVER handle) given back.
+/// The LU and Cholesky routines' life on a fresh stream (one matrix: the crate's small-matrix
+/// kernels at 2 x 2, the cuSOLVER stand-in's routines at 65 x 65 and for `solve`), then the
+/// process caches (pool, modules, the stream's cuSOLVER handle) given back.
 fn linalg_life() -> cuda_core::Result<()> {
     let context = Device::get(0)?.primary_context()?;
     let stream = Stream::new(&context)?;
@@ -389,6 +393,9 @@ fn linalg_life() -> cuda_core::Result<()> {
         a.inv()?;
         a.det()?;
         a.cholesky(false)?;
+        let large = DeviceArray::<f64>::zeros(&stream, [65, 65])?;
+        large.inv()?;
+        large.cholesky(true)?;
         let z = a.astype::<Complex<f64>>().eval()?;
         z.solve(&z)?;
         z.slogdet()?;

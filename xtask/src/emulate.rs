@@ -18,7 +18,8 @@ use crate::gpu_bundle::{cargo_artifacts, Artifact};
 /// xtask test`: the device-wide algorithms (sort, merge sort, scan, select, unique, search,
 /// histogram) and the NumPy routines on them, at the sizes those tests use; the device-wide and
 /// axis reductions, integer and half-precision expressions, negative axes, reversed views,
-/// rounding, and a template kernel instantiated by name expressions. Left out: the tests
+/// rounding, a template kernel instantiated by name expressions, and the small-matrix Cholesky,
+/// inverse and determinant kernels (no cuSOLVER call at those sizes). Left out: the tests
 /// of more than 2^31 elements and of ten million, and those that take minutes on the host (a
 /// 5000-key sort takes about 0.3 s there; every_type_sorts_as_numpy_stable_sort, tens of minutes).
 pub const SUITES: &[(&str, &[&str])] = &[
@@ -125,6 +126,13 @@ pub const SUITES: &[(&str, &[&str])] = &[
     (
         "array_gpu",
         &["raw_kernels_compile_per_context_and_instantiate_templates"],
+    ),
+    (
+        "linalg_solver_gpu",
+        &[
+            "small_choleskys_run_in_one_kernel",
+            "small_inverses_and_determinants_run_in_one_kernel",
+        ],
     ),
 ];
 

@@ -88,7 +88,8 @@ impl<T: Element> DeviceArray<T> {
     }
 
     /// Sets every element to `value`, queued on the array's stream (`cuMemsetD8/16/32Async` for
-    /// contiguous arrays of types of up to 4 bytes, a generated kernel otherwise).
+    /// contiguous arrays of types of up to 4 bytes, and of wider types where the value repeats
+    /// one 4-byte word, such as zero; a generated kernel otherwise).
     pub fn fill(&mut self, value: T) -> Result<()> {
         self.check_writable("fill")?;
         if self.is_empty() {
@@ -107,6 +108,11 @@ impl<T: Element> DeviceArray<T> {
             [a, b] if contiguous => unsafe { stream.memset_d16_raw_async(ptr, u16::from_ne_bytes([a, b]), len) }?,
             [a, b, c, d] if contiguous => {
                 unsafe { stream.memset_d32_raw_async(ptr, u32::from_ne_bytes([a, b, c, d]), len) }?
+            }
+            // 8 and 16 bytes of one repeated 4-byte word (0, -1 as an integer, u64::MAX, ...).
+            [a, b, c, d, ..] if contiguous && bytes.chunks(4).all(|word| word == [a, b, c, d]) => {
+                let words = len * (bytes.len() / 4);
+                unsafe { stream.memset_d32_raw_async(ptr, u32::from_ne_bytes([a, b, c, d]), words) }?
             }
             _ => copy::fill(&stream, self, value)?,
         }

@@ -1,7 +1,9 @@
 //! NumPy's `linalg.cholesky` over stacks `(..., n, n)` of symmetric positive definite matrices:
-//! cuSOLVER's `Xpotrf` for one matrix, `potrfBatched` for a stack (one call).
+//! matrices up to 64 x 64 (32 x 32 in `Complex<f64>`) in one generated kernel, a block a matrix
+//! (`small_cholesky.rs`); larger ones by cuSOLVER's `Xpotrf` for one matrix, `potrfBatched` for
+//! a stack (one call).
 //!
-//! The C-contiguous copy of `A` (which the in-place factorisation needs, and which promotes the
+//! On cuSOLVER's path, the C-contiguous copy of `A` (which the in-place factorisation needs, and which promotes the
 //! type) read column-major is `A^T`, the same symmetric matrix: factoring its upper triangle as
 //! `U^T U` leaves, read row-major, the lower factor `L = U^T` with `A = L L^T` (NumPy's
 //! default), and its lower triangle the upper factor. So no transposing copy is made; the
@@ -12,7 +14,9 @@ use cuda_libs::solver::Matrix;
 
 use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{column_major_fill, LinalgInput, SquareStack};
+use super::{small, small_cholesky};
 use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
 use crate::array::routines::math::ExprOps;
 use crate::error::Result;
 
@@ -29,7 +33,9 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// Errors: a stack that is not square ([`Error::InvalidValue`](crate::Error::InvalidValue));
     /// a matrix that is not positive definite ([`cuda_libs::Error::Linalg`] with
     /// [`cuda_libs::LinalgFailure::NotPositiveDefinite`] and its index in the stack, read back
-    /// before returning, NumPy's `LinAlgError`). `0 x 0` matrices give `0 x 0`.
+    /// before returning, NumPy's `LinAlgError`; the routine is `cuda_core_cholesky_small` for
+    /// matrices up to 64 x 64, cuSOLVER's above). A pivot that is NaN fails as one that is not
+    /// positive, as in LAPACK. `0 x 0` matrices give `0 x 0`.
     pub fn cholesky(&self, upper: bool) -> Result<DeviceArray<T::Factored>> {
         let stack = SquareStack::of("cholesky", self.shape())?;
         refuse_solver_in_capture(self.stream())?;
@@ -38,6 +44,10 @@ impl<T: LinalgInput> DeviceArray<T> {
             return DeviceArray::zeros(&stream, stack.shape());
         }
         let (n, count) = (stack.n, stack.count());
+        if let Some(order) = small::tile_order(n, <T::Factored as Element>::DTYPE) {
+            let a = self.to_contiguous()?;
+            return small_cholesky::factor::<T, T::Factored>(&a, &stack, order, upper);
+        }
         let mut factor = self.astype::<T::Factored>().eval_on(&stream)?.reshape([count, n, n])?;
         let (fill, square) = (column_major_fill(upper), Matrix::square(n));
         with_solver(&stream, |solver| {

@@ -1,8 +1,10 @@
 //! The LU family of NumPy's `linalg`: [`solve`](DeviceArray::solve), [`inv`](DeviceArray::inv),
 //! [`det`](DeviceArray::det) and [`slogdet`](DeviceArray::slogdet), over stacks `(..., n, n)`.
 //!
-//! A stack of one matrix is factored by cuSOLVER (`cusolverDnXgetrf`, then `Xgetrs`); a stack
-//! of several by cuBLAS's batched LU (`getrfBatched`, `getrsBatched`, `getriBatched`), one call
+//! `inv`, `det` and `slogdet` of matrices up to 64 x 64 (32 x 32 in `Complex<f64>`) are one
+//! generated kernel each, a block a matrix (`small_lu.rs`). Otherwise, and for `solve`, a stack
+//! of one matrix is factored by cuSOLVER (`cusolverDnXgetrf`, then `Xgetrs`); a stack of
+//! several by cuBLAS's batched LU (`getrfBatched`, `getrsBatched`, `getriBatched`), one call
 //! for the whole stack. The factors are of the transposes: the C-contiguous copy of `A` (the
 //! one copy the in-place factorisation needs anyway, which also promotes the type) is `A^T`
 //! column-major, so `solve` asks for the transposed solve, `A^T^T x = A x = b`; `inv` inverts
@@ -21,7 +23,9 @@ use cuda_libs::LinalgFailure;
 
 use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{same_context, LinalgInput, SolvePlan, SolverElement, SquareStack};
+use super::{small, small_lu};
 use crate::array::device_array::DeviceArray;
+use crate::array::dtype::Element;
 use crate::array::promotion::{Promote, Scalars};
 use crate::array::routines::math::{Expr, ExprOps, IntoExpr};
 use crate::error::Result;
@@ -178,6 +182,10 @@ impl<T: LinalgInput> DeviceArray<T> {
             return DeviceArray::zeros(&stream, stack.shape());
         }
         let n = stack.n;
+        if let Some(order) = small::tile_order(n, <T::Factored as Element>::DTYPE) {
+            let a = self.to_contiguous()?;
+            return small_lu::inverse::<T, T::Factored>(&a, &stack, order);
+        }
         with_solver(&stream, |solver| {
             let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;
             let square = Matrix::square(n);
@@ -209,6 +217,10 @@ impl<T: LinalgInput> DeviceArray<T> {
         if stack.is_empty() {
             return DeviceArray::ones(&stream, stack.batch);
         }
+        if let Some(order) = small::tile_order(stack.n, <T::Factored as Element>::DTYPE) {
+            let a = self.to_contiguous()?;
+            return small_lu::determinant::<T, T::Factored>(&a, &stack, order);
+        }
         with_solver(&stream, |solver| {
             let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;
             check_factors_allowing_singular(solver)?;
@@ -228,6 +240,10 @@ impl<T: LinalgInput> DeviceArray<T> {
         if stack.is_empty() {
             let sign = DeviceArray::ones(&stream, stack.batch.clone())?;
             return Ok((sign, DeviceArray::zeros(&stream, stack.batch)?));
+        }
+        if let Some(order) = small::tile_order(stack.n, <T::Factored as Element>::DTYPE) {
+            let a = self.to_contiguous()?;
+            return small_lu::log_determinant::<T, T::Factored, <T::Factored as Scalars>::Real>(&a, &stack, order);
         }
         with_solver(&stream, |solver| {
             let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;

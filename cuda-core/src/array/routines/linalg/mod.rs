@@ -43,6 +43,12 @@ mod qr;
 #[cfg(feature = "solver")]
 mod singular;
 #[cfg(feature = "solver")]
+mod small;
+#[cfg(feature = "solver")]
+mod small_cholesky;
+#[cfg(feature = "solver")]
+mod small_lu;
+#[cfg(feature = "solver")]
 mod stacks;
 mod tensordot;
 mod tiled;
