@@ -162,6 +162,22 @@ fn solves<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream) {
         (count, n, 1),
         eps,
     );
+    // Past the crate's kernel (64 x 64, 64 right-hand sides), cuBLAS's batched LU.
+    stacked_solves::<T>(stream, &[(3, 70, 2), (2, 9, 65)]);
+}
+
+/// Stacks of `count` systems `n x n` (rows shuffled) with `k` right-hand sides each, for each
+/// `(count, n, k)` of `cases`, solved in `T` and checked by their residuals.
+fn stacked_solves<T: RealSolverElement + LinalgInput<Factored = T>>(stream: &Stream, cases: &[(usize, usize, usize)]) {
+    for &(count, n, k) in cases {
+        let a_host = shuffled_rows(count, n, (7 * n + k) as u64);
+        let b_host = common::products::values(count * n * k, k);
+        let a = array::<T>(stream, &a_host, &[count, n, n]);
+        let x = a.solve(&array::<T>(stream, &b_host, &[count, n, k])).unwrap();
+        assert_eq!(x.shape(), [count, n, k]);
+        let what = format!("{} solve {count}x{n}x{k}", T::DTYPE);
+        assert_residuals(&what, &a_host, &host(&x), &b_host, (count, n, k), epsilon::<T>());
+    }
 }
 
 /// `count` matrices `n x n` of [`matrices`] with their rows shuffled (a seeded permutation per
@@ -314,7 +330,7 @@ fn singular_matrices_are_errors_with_their_index() {
     let a = array::<f64>(&stream, &singular, &[3, 3]);
     let b = array::<f64>(&stream, &[1.0, 2.0, 3.0], &[3]);
     let calls = [
-        ("solve", a.solve(&b).map(drop), "cusolverDnXgetrf"),
+        ("solve", a.solve(&b).map(drop), SMALL_SOLVE),
         ("inv", a.inv().map(drop), SMALL_INV),
     ];
     for (what, result, expected) in calls {
@@ -333,8 +349,7 @@ fn singular_matrices_are_errors_with_their_index() {
     assert_eq!(sign.item().unwrap(), 0.0);
     assert_eq!(logabs.item().unwrap(), f64::NEG_INFINITY);
 
-    // One bad matrix inside a batch of five (the crate's kernel for inv, cuBLAS's batched LU
-    // for solve): its index comes back.
+    // One bad matrix inside a batch of five (the crate's kernels): its index comes back.
     let mut stack = matrices(5, 3, 9);
     stack[2 * 9..3 * 9].copy_from_slice(&singular);
     for dtype_f32 in [false, true] {
@@ -344,7 +359,7 @@ fn singular_matrices_are_errors_with_their_index() {
                 array::<f32>(&stream, &stack, &[5, 3, 3])
                     .solve(&array::<f32>(&stream, &[1.0, 2.0, 3.0], &[3]))
                     .map(drop),
-                "cublas<t>getrfBatched",
+                SMALL_SOLVE,
             ),
         };
         match result {
@@ -363,13 +378,17 @@ fn singular_matrices_are_errors_with_their_index() {
     for r in 0..n {
         large[n * n + r * n + 5] = 0.0;
     }
-    match array::<f64>(&stream, &large, &[3, n, n]).inv() {
-        Err(Error::Library(cuda_libs::Error::Linalg {
-            routine,
-            index,
-            failure: LinalgFailure::Singular { pivot },
-        })) => assert_eq!((routine, index, pivot), ("cublas<t>getrfBatched", 1, 6)),
-        other => panic!("a batch of 70 x 70 with a singular matrix: {other:?}"),
+    let large = array::<f64>(&stream, &large, &[3, n, n]);
+    let rhs = array::<f64>(&stream, &vec![1.0; n], &[n]);
+    for (what, result) in [("inv", large.inv().map(drop)), ("solve", large.solve(&rhs).map(drop))] {
+        match result {
+            Err(Error::Library(cuda_libs::Error::Linalg {
+                routine,
+                index,
+                failure: LinalgFailure::Singular { pivot },
+            })) => assert_eq!((routine, index, pivot), ("cublas<t>getrfBatched", 1, 6), "{what}"),
+            other => panic!("{what} of a batch of 70 x 70 with a singular matrix: {other:?}"),
+        }
     }
     let det = host(&array::<f64>(&stream, &stack, &[5, 3, 3]).det().unwrap());
     assert_eq!(det[2], 0.0);
@@ -658,6 +677,86 @@ fn small_inverses_and_determinants_run_in_one_kernel() {
             );
             assert_eq!(sign[i], expected.signum(), "[{i}]");
         }
+    }
+}
+
+/// The routine a singular matrix in the crate's small-system solve kernel names.
+const SMALL_SOLVE: &str = "cuda_core_solve_small";
+
+/// The crate's `solve` kernel alone (systems up to 64 x 64 with up to 64 right-hand sides, no
+/// library call, so the test also runs emulated): every order class of its tiles and chunk
+/// counts (1, 16, 17, 40, 64 right-hand sides) in f32 and f64 with rows to swap back, complex
+/// systems, a vector `b` broadcast over a stack, real `A` with complex `b` and integers with
+/// floats (NumPy's promoted types), and the first singular matrix of a stack with its step.
+#[test]
+fn small_solves_run_in_one_kernel() {
+    let Some(stream) = common::stream_or_skip("small_solves_run_in_one_kernel") else {
+        return;
+    };
+    let cases = [
+        (1, 1, 1),
+        (3, 2, 1),
+        (2, 7, 5),
+        (2, 8, 8),
+        (4, 9, 16),
+        (2, 16, 17),
+        (3, 31, 40),
+        (2, 33, 64),
+        (1, 64, 3),
+    ];
+    stacked_solves::<f32>(&stream, &cases);
+    stacked_solves::<f64>(&stream, &cases);
+    complex_solves::<Complex<f32>>(&stream, &[(1, 6, 2), (5, 8, 3), (2, 32, 20), (1, 64, 1)]);
+    complex_solves::<Complex<f64>>(&stream, &[(1, 6, 2), (3, 32, 17)]);
+
+    // A vector b broadcast over a (2, 3) stack: x has the stack's batch and n.
+    let n = 6;
+    let a_host = shuffled_rows(6, n, 14);
+    let b_vector = common::products::values(n, 15);
+    let x = array::<f64>(&stream, &a_host, &[2, 3, n, n])
+        .solve(&array::<f64>(&stream, &b_vector, &[n]))
+        .unwrap();
+    assert_eq!(x.shape(), [2, 3, n]);
+    let b_host: Vec<f64> = (0..6).flat_map(|_| b_vector.iter().copied()).collect();
+    assert_residuals(
+        "f64 broadcast vector solve",
+        &a_host,
+        &host(&x),
+        &b_host,
+        (6, n, 1),
+        f64::EPSILON,
+    );
+    // i32 A and f32 b solve in f64; f64 A and Complex<f32> b in Complex<f64>.
+    let ints = DeviceArray::<i32>::from_slice(&stream, &[2, 1, 1, 3])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    let x: DeviceArray<f64> = ints
+        .solve(&DeviceArray::<f32>::from_slice(&stream, &[3.0, 5.0]).unwrap())
+        .unwrap();
+    let x = x.to_vec().unwrap();
+    assert!((x[0] - 0.8).abs() < 1e-14 && (x[1] - 1.4).abs() < 1e-14, "{x:?}");
+    let reals = array::<f64>(&stream, &[2.0, 1.0, 1.0, 3.0], &[2, 2]);
+    let z = DeviceArray::from_slice(&stream, &[Complex::new(3.0f32, 1.0), Complex::new(5.0, -2.0)]).unwrap();
+    let x: DeviceArray<Complex<f64>> = reals.solve(&z).unwrap();
+    let x = x.to_vec().unwrap();
+    let expected = [Complex::new(0.8, 1.0), Complex::new(1.4, -1.0)];
+    assert!(x.iter().zip(expected).all(|(g, e)| (g - e).norm() < 1e-6), "{x:?}");
+
+    // Matrices 1 and 3 of four are singular (zero columns 2 and 0): matrix 1 and its third step.
+    let mut stack = shuffled_rows(4, n, 16);
+    for r in 0..n {
+        stack[n * n + r * n + 2] = 0.0;
+        stack[3 * n * n + r * n] = 0.0;
+    }
+    let b = array::<f32>(&stream, &common::products::values(4 * n * 2, 17), &[4, n, 2]);
+    match array::<f32>(&stream, &stack, &[4, n, n]).solve(&b) {
+        Err(Error::Library(cuda_libs::Error::Linalg {
+            routine,
+            index,
+            failure: LinalgFailure::Singular { pivot },
+        })) => assert_eq!((routine, index, pivot), (SMALL_SOLVE, 1, 3)),
+        other => panic!("a stack with two singular matrices: {other:?}"),
     }
 }
 
@@ -1307,10 +1406,11 @@ fn complex_inverses_and_determinants<C: HostComplex>(stream: &Stream, sizes: &[(
     }
 }
 
-fn complex_lu_family<C: HostComplex>(stream: &Stream) {
+/// Complex stacks of `count` systems `n x n` with `k` right-hand sides (of `cases`) against the
+/// host, by their residuals.
+fn complex_solves<C: HostComplex>(stream: &Stream, cases: &[(usize, usize, usize)]) {
     let (eps, dtype) = (C::EPS, C::DTYPE);
-    // solve: one matrix (cuSOLVER's getrf) and a stack (cuBLAS's batched LU).
-    for (count, n, k) in [(1, 6, 2), (5, 8, 3), (3, 40, 1)] {
+    for &(count, n, k) in cases {
         let a_host = complex_matrices(count, n, 21);
         let b_host = complex_matrices(count, n, 22)
             .chunks(n * n)
@@ -1331,10 +1431,17 @@ fn complex_lu_family<C: HostComplex>(stream: &Stream) {
             let relative = complex_norm(&residual) / (complex_norm(a_i) * complex_norm(x_i));
             assert!(
                 relative <= 20.0 * n as f64 * eps,
-                "{dtype} solve {count}x{n}: {relative}"
+                "{dtype} solve {count}x{n}x{k}: {relative}"
             );
         }
     }
+}
+
+fn complex_lu_family<C: HostComplex>(stream: &Stream) {
+    let (eps, dtype) = (C::EPS, C::DTYPE);
+    // solve: the crate's kernel up to 64 x 64 (32 x 32 in Complex<f64>) and 64 right-hand
+    // sides; one matrix (cuSOLVER's getrf) and stacks (cuBLAS's batched LU) past that.
+    complex_solves::<C>(stream, &[(1, 6, 2), (5, 8, 3), (3, 40, 1), (1, 70, 2), (2, 5, 65)]);
     // inv, det, slogdet: the crate's kernels up to 64 x 64 (32 x 32 in Complex<f64>), cuSOLVER
     // and cuBLAS above.
     complex_inverses_and_determinants::<C>(stream, &[(1, 6), (5, 8), (3, 40), (1, 70)]);
@@ -1351,7 +1458,7 @@ fn complex_lu_family<C: HostComplex>(stream: &Stream) {
     let a = complex_array::<C>(stream, &stack, &[4, n, n]);
     let b = complex_array::<C>(stream, &stack[..n], &[n]);
     let calls = [
-        ("solve", a.solve(&b).map(drop), "cublas<t>getrfBatched"),
+        ("solve", a.solve(&b).map(drop), SMALL_SOLVE),
         ("inv", a.inv().map(drop), SMALL_INV),
     ];
     for (what, result, expected) in calls {

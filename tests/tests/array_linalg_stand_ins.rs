@@ -60,16 +60,16 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
         .unwrap()
         .reshape([2, 2])
         .unwrap();
-    let b = DeviceArray::<f64>::from_slice(&stream, &[1.0, 2.0]).unwrap();
+    // solve and inv go through cuSOLVER above 64 x 64 (the crate's kernels, which the stand-in
+    // does not run, take smaller matrices): a 65 x 65 one, its values unread.
+    let large = DeviceArray::<i32>::zeros(&stream, [65, 65]).unwrap();
+    let b = DeviceArray::<f64>::zeros(&stream, [65]).unwrap();
 
     // The factorisation reports U(2, 2) == 0: solve and inv return that, not a result.
     fake_libs::set_info(2);
-    let (routine, index, failure) = linalg_failure(a.solve(&b));
+    let (routine, index, failure) = linalg_failure(large.solve(&b));
     assert_eq!((routine, index), ("cusolverDnXgetrf", 0));
     assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
-    // inv goes through cuSOLVER above 64 x 64 (the crate's kernel, which the stand-in does not
-    // run, takes smaller matrices): a 65 x 65 one, its values unread.
-    let large = DeviceArray::<i32>::zeros(&stream, [65, 65]).unwrap();
     let (routine, _, failure) = linalg_failure(large.inv());
     assert_eq!(routine, "cusolverDnXgetrf");
     assert_eq!(failure, LinalgFailure::Singular { pivot: 2 });
@@ -81,10 +81,13 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     // A clean factorisation: solve and inv return arrays of NumPy's shapes, and the handle's
     // infos were all read back (the next failure is reported by the routine that queued it).
     fake_libs::set_info(0);
-    let x = a.solve(&b).unwrap();
-    assert_eq!(x.shape(), [2]);
-    let b_matrix = DeviceArray::<f64>::zeros(&stream, [2, 3]).unwrap();
-    assert_eq!(a.solve(&b_matrix).unwrap().shape(), [2, 3]);
+    let x = large.solve(&b).unwrap();
+    assert_eq!(x.shape(), [65]);
+    let b_matrix = DeviceArray::<f64>::zeros(&stream, [65, 3]).unwrap();
+    assert_eq!(large.solve(&b_matrix).unwrap().shape(), [65, 3]);
+    // The crate's kernel at 2 x 2: the shapes alike (the stand-in runs no kernel).
+    let small_b = DeviceArray::<f64>::from_slice(&stream, &[1.0, 2.0]).unwrap();
+    assert_eq!(a.solve(&small_b).unwrap().shape(), [2]);
     assert_eq!(large.inv().unwrap().shape(), [65, 65]);
     fake_libs::set_info(1);
     let (_, _, failure) = linalg_failure(large.inv());
@@ -105,13 +108,15 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
     assert_eq!(spd.cholesky(false).unwrap().shape(), [65, 65]);
 
     // Complex stacks take the same path: the info of a singular complex matrix comes back from
-    // solve, and the complex kernels of det and slogdet compile (NVRTC) and run.
+    // solve (65 x 65: cuSOLVER's), and the complex kernels of det and slogdet compile (NVRTC)
+    // and run.
     let z = DeviceArray::<Complex<f32>>::from_slice(&stream, &[Complex::new(1.0, 1.0); 4])
         .unwrap()
         .reshape([2, 2])
         .unwrap();
+    let large_z = DeviceArray::<Complex<f32>>::zeros(&stream, [65, 65]).unwrap();
     fake_libs::set_info(2);
-    let (routine, _, failure) = linalg_failure(z.solve(&z));
+    let (routine, _, failure) = linalg_failure(large_z.solve(&large_z));
     assert_eq!(
         (routine, failure),
         ("cusolverDnXgetrf", LinalgFailure::Singular { pivot: 2 })
@@ -123,7 +128,6 @@ fn a_singular_matrix_in_solve_and_inv_is_a_linalg_error() {
         (cuda_core::DType::C64, cuda_core::DType::F32)
     );
     // A complex cholesky's info, and its zeroing kernel (NVRTC) for a clean factorisation.
-    let large_z = DeviceArray::<Complex<f32>>::zeros(&stream, [65, 65]).unwrap();
     fake_libs::set_info(2);
     let (routine, _, failure) = linalg_failure(large_z.cholesky(true));
     assert_eq!(
@@ -394,6 +398,7 @@ fn linalg_life() -> cuda_core::Result<()> {
         a.det()?;
         a.cholesky(false)?;
         let large = DeviceArray::<f64>::zeros(&stream, [65, 65])?;
+        large.solve(&DeviceArray::<f64>::zeros(&stream, [65])?)?;
         large.inv()?;
         large.cholesky(true)?;
         let z = a.astype::<Complex<f64>>().eval()?;

@@ -19,7 +19,7 @@ use crate::gpu_bundle::{cargo_artifacts, Artifact};
 /// histogram) and the NumPy routines on them, at the sizes those tests use; the device-wide and
 /// axis reductions, integer and half-precision expressions, negative axes, reversed views,
 /// rounding, a template kernel instantiated by name expressions, and the small-matrix Cholesky,
-/// inverse and determinant kernels (no cuSOLVER call at those sizes). Left out: the tests
+/// inverse, determinant and solve kernels (no cuSOLVER call at those sizes). Left out: the tests
 /// of more than 2^31 elements and of ten million, and those that take minutes on the host (a
 /// 5000-key sort takes about 0.3 s there; every_type_sorts_as_numpy_stable_sort, tens of minutes).
 pub const SUITES: &[(&str, &[&str])] = &[
@@ -132,6 +132,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
         &[
             "small_choleskys_run_in_one_kernel",
             "small_inverses_and_determinants_run_in_one_kernel",
+            "small_solves_run_in_one_kernel",
         ],
     ),
 ];

@@ -1,11 +1,11 @@
 //! The LU family of NumPy's `linalg`: [`solve`](DeviceArray::solve), [`inv`](DeviceArray::inv),
 //! [`det`](DeviceArray::det) and [`slogdet`](DeviceArray::slogdet), over stacks `(..., n, n)`.
 //!
-//! `inv`, `det` and `slogdet` of matrices up to 64 x 64 (32 x 32 in `Complex<f64>`) are one
-//! generated kernel each, a block a matrix (`small_lu.rs`). Otherwise, and for `solve`, a stack
-//! of one matrix is factored by cuSOLVER (`cusolverDnXgetrf`, then `Xgetrs`); a stack of
-//! several by cuBLAS's batched LU (`getrfBatched`, `getrsBatched`, `getriBatched`), one call
-//! for the whole stack. The factors are of the transposes: the C-contiguous copy of `A` (the
+//! `inv`, `det`, `slogdet` and `solve` (with at most 64 right-hand sides) of matrices up to 64 x
+//! 64 (32 x 32 in `Complex<f64>`) are one generated kernel each, a block a matrix
+//! (`small_lu.rs`, `small_solve.rs`). Otherwise a stack of one matrix is factored by cuSOLVER
+//! (`cusolverDnXgetrf`, then `Xgetrs`); a stack of several by cuBLAS's batched LU
+//! (`getrfBatched`, `getrsBatched`, `getriBatched`), one call for the whole stack. The factors are of the transposes: the C-contiguous copy of `A` (the
 //! one copy the in-place factorisation needs anyway, which also promotes the type) is `A^T`
 //! column-major, so `solve` asks for the transposed solve, `A^T^T x = A x = b`; `inv` inverts
 //! `A^T`, whose column-major inverse `(A^-1)^T` read row-major is `A^-1`; and `det(A^T) =
@@ -23,7 +23,7 @@ use cuda_libs::LinalgFailure;
 
 use super::handles::{refuse_solver_in_capture, with_solver};
 use super::stacks::{same_context, LinalgInput, SolvePlan, SolverElement, SquareStack};
-use super::{small, small_lu};
+use super::{small, small_lu, small_solve};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::promotion::{Promote, Scalars};
@@ -145,6 +145,13 @@ impl<T: LinalgInput> DeviceArray<T> {
             return DeviceArray::zeros(&stream, plan.out_shape());
         }
         let (n, k) = (plan.stack.n, plan.k);
+        let small_order = small::tile_order(n, <Solved<T, U> as Element>::DTYPE);
+        if let Some(order) = small_order.filter(|_| k <= small_solve::LARGEST_RHS) {
+            let a = self.broadcast_to(plan.stack.shape())?.to_contiguous()?;
+            let b = b.broadcast_to(plan.rhs_shape())?.to_contiguous()?;
+            let x = small_solve::solve::<T, U, Solved<T, U>>(&a, &b, &plan.stack, k, order)?;
+            return x.reshape(plan.out_shape());
+        }
         with_solver(&stream, |solver| {
             let factors = factor::<T, Solved<T, U>>(solver, self, &plan.stack, &stream)?;
             let count = factors.count;

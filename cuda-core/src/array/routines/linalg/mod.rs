@@ -49,6 +49,8 @@ mod small_cholesky;
 #[cfg(feature = "solver")]
 mod small_lu;
 #[cfg(feature = "solver")]
+mod small_solve;
+#[cfg(feature = "solver")]
 mod stacks;
 mod tensordot;
 mod tiled;

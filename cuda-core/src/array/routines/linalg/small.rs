@@ -77,6 +77,36 @@ pub(super) fn element_helpers(factored: DType) -> String {
     )
 }
 
+/// The C++ of the pivot search of the eliminating kernels (after [`element_helpers`]): the row
+/// at or below `k` whose value in column `k` of the tile `s` (rows `stride` apart) has the
+/// largest `ABS1`, the first of equals, as LAPACK's `getrf` picks it; `*best` is that measure
+/// (`-1` where every candidate is NaN, whose row `k` is then kept; `0` for a singular matrix).
+/// Called by every warp alike (a lane a row, then a shuffle reduction), so each warp has the
+/// same answer without a barrier.
+pub(super) const PIVOT_SEARCH: &str = r#"__device__ __forceinline__ int pivot_row(const elem *s, int stride, int k, int n, real *best) {
+    const int lane = threadIdx.x % 32;
+    real top = (real)-1;
+    int p = k;
+    for (int i = k + lane; i < n; i += 32) {
+        const real v = ABS1(s[i * stride + k]);
+        if (v > top) {
+            top = v;
+            p = i;
+        }
+    }
+    for (int offset = 16; offset; offset >>= 1) {
+        const real other = __shfl_xor_sync(0xffffffffu, top, offset);
+        const int other_p = __shfl_xor_sync(0xffffffffu, p, offset);
+        if (other > top || (other == top && other_p < p)) {
+            top = other;
+            p = other_p;
+        }
+    }
+    *best = top;
+    return p;
+}
+"#;
+
 /// The failure word of a stack, set to "none failed" on `stream`.
 pub(super) fn failure_word(stream: &Stream) -> Result<DeviceArray<u64>> {
     DeviceArray::full(stream, [1], NO_FAILURE)

@@ -26,7 +26,7 @@ use crate::array::kernels::registry::{kernel, KernelKey, LoadedTable};
 use crate::array::kernels::{Arg, ArgType, PRELUDE};
 use crate::error::Result;
 
-use super::small::{element_helpers, failure_word, first_failure, launch_shape, linalg_error, threads};
+use super::small::{element_helpers, failure_word, first_failure, launch_shape, linalg_error, threads, PIVOT_SEARCH};
 use super::stacks::SquareStack;
 
 /// What a kernel computes of each matrix.
@@ -60,7 +60,7 @@ fn source(mode: Mode, input: DType, factored: DType, order: usize) -> String {
     format!(
         r#"{PRELUDE}typedef {input} input_t;
 typedef {elem} elem;
-{helpers}#define ORDER {order}
+{helpers}{PIVOT_SEARCH}#define ORDER {order}
 #define THREADS {threads}
 #define MODE {mode}
 extern "C" __global__ void __launch_bounds__(THREADS) {name}(
@@ -80,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {name}(
 #endif
     const int n = (int)n_, size = n * n;
     const int column = threadIdx.x % ORDER, first_row = threadIdx.x / ORDER;
-    const int row_step = THREADS / ORDER, lane = threadIdx.x % 32;
+    const int row_step = THREADS / ORDER;
     for (long long m = blockIdx.x; m < count; m += gridDim.x) {{
         const input_t *am = a + m * size;
         for (int q = threadIdx.x; q < size; q += THREADS) s[q / n][q % n] = (elem)am[q];
@@ -91,23 +91,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) {name}(
         real logabs = (real)0;
 #endif
         for (int k = 0; k < n; ++k) {{
-            real best = (real)-1;
-            int p = k;
-            for (int i = k + lane; i < n; i += 32) {{
-                const real v = ABS1(s[i][k]);
-                if (v > best) {{
-                    best = v;
-                    p = i;
-                }}
-            }}
-            for (int offset = 16; offset; offset >>= 1) {{
-                const real other = __shfl_xor_sync(0xffffffffu, best, offset);
-                const int other_p = __shfl_xor_sync(0xffffffffu, p, offset);
-                if (other > best || (other == best && other_p < p)) {{
-                    best = other;
-                    p = other_p;
-                }}
-            }}
+            real best;
+            const int p = pivot_row(&s[0][0], ORDER + 1, k, n, &best);
             if (best == (real)0) {{
                 failed = k + 1;
                 break;
