@@ -2,8 +2,8 @@
 //! issue, whose torch 2.11 and CuPy 14.2 figures on the H200 are the targets: `solve` of a
 //! 4096^2 f64 system with 64 right-hand sides, `svd` of a 2048^2 f32 matrix, `cholesky` of 1024
 //! 32^2 f32 matrices, `eigh` of 500 100^2 matrices in f32 and f64, `inv` and `det` of 256 64^2
-//! f32 matrices (and `slogdet` of the same, and `solve` of 1024 32^2 f32 systems with 4
-//! right-hand sides each). Each row is the median wall-clock time of one call
+//! f32 matrices (and `slogdet` of the same, `solve` of 1024 32^2 f32 systems with 4
+//! right-hand sides each, and `inv` of one 64^2 f32 matrix: a call's host cost and latency). Each row is the median wall-clock time of one call
 //! and a wait for its stream (milliseconds): most of these routines read their `info`s back
 //! before returning, and `det` and `slogdet` of small matrices queue without a host wait, so
 //! the wait makes the host clock time the work whole, as the torch and CuPy references (one
@@ -25,7 +25,7 @@ const WARMUP: usize = 2;
 const REPS: usize = 10;
 
 /// The workloads: the issue's table.
-const CASES: [&str; 9] = [
+const CASES: [&str; 10] = [
     "solve, 4096^2 f64 with 64 right-hand sides",
     "svd, 2048^2 f32",
     "cholesky, batched 1024 x 32^2 f32",
@@ -35,6 +35,7 @@ const CASES: [&str; 9] = [
     "det, batched 256 x 64^2 f32",
     "slogdet, batched 256 x 64^2 f32",
     "solve, batched 1024 x 32^2 f32 with 4 right-hand sides",
+    "inv, one 64^2 f32 (the call's host cost and latency)",
 ];
 
 fn main() {
@@ -124,6 +125,10 @@ fn run_case(stream: &Stream, case: &str) -> cuda_core::Result<Result<Stats, Stri
         c if c.starts_with("eigh") => {
             let a = array::<f64>(stream, &matrices(500, 100, true), &[500, 100, 100])?;
             time(stream, || a.eigh(false).map(drop))
+        }
+        c if c.starts_with("inv, one") => {
+            let a = array::<f32>(stream, &matrices(1, 64, false), &[64, 64])?;
+            time(stream, || a.inv().map(drop))
         }
         c if c.starts_with("inv") => {
             let a = array::<f32>(stream, &matrices(256, 64, false), &[256, 64, 64])?;
