@@ -128,6 +128,16 @@ pub(super) fn linalg_error(routine: &'static str, index: usize, failure: cuda_li
     })
 }
 
+/// The largest tile a kernel of `dtype` takes: its compile tests build that one as CUBIN, so
+/// `ptxas` checks the static shared memory fits a block.
+#[cfg(test)]
+pub(super) fn largest_tile(dtype: DType) -> usize {
+    (1..=LARGEST_ORDER)
+        .rev()
+        .find_map(|n| tile_order(n, dtype))
+        .expect("order 1 fits")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +154,6 @@ mod tests {
         assert_eq!(tile_order(33, DType::C128), None);
         assert_eq!((threads(8), threads(16), threads(64)), (64, 256, 256));
         assert_eq!(launch_shape(usize::MAX, 8), ((1 << 20, 1), (64, 1)));
+        assert_eq!((largest_tile(DType::F64), largest_tile(DType::C128)), (64, 32));
     }
 }

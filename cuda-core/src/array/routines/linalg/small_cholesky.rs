@@ -131,7 +131,7 @@ pub(super) fn factor<T: Element, F: Element>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::small::tile_order;
+    use super::super::small::largest_tile;
     use super::*;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
@@ -147,9 +147,9 @@ mod tests {
             (DType::C128, DType::C128),
         ];
         for (input, factored) in pairs {
-            let order = tile_order(32, factored).expect("32 fits every type");
+            let order = largest_tile(factored);
             Program::new(source(input, factored, order), ProgramOptions::for_arch(Arch::Sm(90)))
-                .compile(CompileTarget::Ptx)
+                .compile(CompileTarget::Cubin)
                 .unwrap_or_else(|e| panic!("{input} -> {factored}: {e}"));
         }
     }

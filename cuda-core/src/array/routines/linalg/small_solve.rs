@@ -175,7 +175,7 @@ pub(super) fn solve<T: Element, U: Element, F: Element>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::small::tile_order;
+    use super::super::small::largest_tile;
     use super::*;
     use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
@@ -189,9 +189,9 @@ mod tests {
             (DType::C128, DType::C128, DType::C128),
         ];
         for (a, b, solved) in triples {
-            let order = tile_order(32, solved).expect("32 fits every type");
+            let order = largest_tile(solved);
             Program::new(source(a, b, solved, order), ProgramOptions::for_arch(Arch::Sm(90)))
-                .compile(CompileTarget::Ptx)
+                .compile(CompileTarget::Cubin)
                 .unwrap_or_else(|e| panic!("{a}, {b} -> {solved}: {e}"));
         }
     }
