@@ -3,10 +3,15 @@
 //! failing matrix of a stack comes back (`index << 8 | step`, the lowest taken by `atomicMin`,
 //! read back once: the routine's one host wait).
 
+use std::sync::Arc;
+
 use cuda_driver::Stream;
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::DType;
+use crate::array::kernels::launch::Launch;
+use crate::array::kernels::registry::{kernel, KernelKey, Loaded, LoadedTable};
+use crate::array::kernels::{Arg, ArgType};
 use crate::error::{Error, Result};
 
 /// The largest order factored by one block (32 for `Complex<f64>`, whose 64^2 tile would pass
@@ -38,7 +43,7 @@ pub(super) fn threads(order: usize) -> usize {
 }
 
 /// The launch shape for `count` matrices in tiles of `order`: blocks and threads.
-pub(super) fn launch_shape(count: usize, order: usize) -> ((u32, u32), (u32, u32)) {
+fn launch_shape(count: usize, order: usize) -> ((u32, u32), (u32, u32)) {
     ((count.min(MAX_BLOCKS) as u32, 1), (threads(order) as u32, 1))
 }
 
@@ -107,6 +112,49 @@ pub(super) const PIVOT_SEARCH: &str = r#"__device__ __forceinline__ int pivot_ro
 }
 "#;
 
+/// The kernel `name` for operands of `types` in a tile of `order`, loaded in `stream`'s
+/// context (its C++ from `source` when first compiled).
+pub(super) fn load(
+    name: &'static str,
+    stream: &Stream,
+    types: &[DType],
+    order: usize,
+    source: impl FnOnce() -> String,
+) -> Result<Arc<Loaded>> {
+    let signature: Vec<ArgType> = types.iter().map(|&dtype| ArgType::Array(dtype)).collect();
+    kernel(KernelKey::Named(name), || Ok(LoadedTable::default()))?.get_or_load(
+        stream.context(),
+        &signature,
+        order as u64,
+        || Ok((source(), vec![name.to_string()])),
+    )
+}
+
+/// Queues `loaded`'s kernel on `stream`, one block per matrix of `count` in tiles of `order`,
+/// with the parameters `operands` then `sizes` (64-bit integers).
+///
+/// # Safety
+/// The kernel's parameters are `operands` and `sizes`, in that order and of those types, and
+/// each block reads and writes only its matrices' elements of the operands, which hold them.
+pub(super) unsafe fn queue_per_matrix(
+    stream: &Stream,
+    loaded: &Loaded,
+    operands: &[Arg<'_>],
+    sizes: &[i64],
+    count: usize,
+    order: usize,
+) -> Result<()> {
+    let mut launch = Launch::on(stream);
+    launch.args(operands)?;
+    for &size in sizes {
+        launch.value(size);
+    }
+    let (grid, block) = launch_shape(count, order);
+    // SAFETY: the caller vouches for the parameters and what each block touches; the grid and
+    // block are the per-matrix shape the kernels are written for.
+    unsafe { launch.run(&loaded.functions[0], grid, block) }
+}
+
 /// The failure word of a stack, set to "none failed" on `stream`.
 pub(super) fn failure_word(stream: &Stream) -> Result<DeviceArray<u64>> {
     DeviceArray::full(stream, [1], NO_FAILURE)
@@ -136,6 +184,16 @@ pub(super) fn largest_tile(dtype: DType) -> usize {
         .rev()
         .find_map(|n| tile_order(n, dtype))
         .expect("order 1 fits")
+}
+
+/// Compiles `source` (the kernel of `what`) to sm_90 CUBIN, panicking with the log on failure:
+/// `ptxas` then checks the tile's static shared memory fits a block.
+#[cfg(test)]
+pub(super) fn assert_compiles_to_cubin(what: &str, source: String) {
+    use crate::{Arch, CompileTarget, Program, ProgramOptions};
+    Program::new(source, ProgramOptions::for_arch(Arch::Sm(90)))
+        .compile(CompileTarget::Cubin)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
 }
 
 #[cfg(test)]

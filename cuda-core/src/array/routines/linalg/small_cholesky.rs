@@ -14,12 +14,10 @@
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
-use crate::array::kernels::launch::Launch;
-use crate::array::kernels::registry::{kernel, KernelKey, LoadedTable};
-use crate::array::kernels::{Arg, ArgType, PRELUDE};
+use crate::array::kernels::{Arg, PRELUDE};
 use crate::error::Result;
 
-use super::small::{element_helpers, failure_word, first_failure, launch_shape, linalg_error, threads};
+use super::small::{element_helpers, failure_word, first_failure, linalg_error, load, queue_per_matrix, threads};
 use super::stacks::SquareStack;
 
 /// The kernel's name, also the routine a failure names.
@@ -36,7 +34,7 @@ typedef {elem} elem;
 #define THREADS {threads}
 extern "C" __global__ void __launch_bounds__(THREADS) {NAME}(
     const input_t *__restrict__ a, elem *__restrict__ out, unsigned long long *__restrict__ first_failure,
-    long long n_, long long count, int upper) {{
+    long long n_, long long count, long long upper) {{
     __shared__ elem s[ORDER][ORDER + 1];
     const int n = (int)n_, size = n * n;
     const int column = threadIdx.x % ORDER, first_row = threadIdx.x / ORDER;
@@ -103,25 +101,17 @@ pub(super) fn factor<T: Element, F: Element>(
     let (n, count) = (stack.n, stack.count());
     let mut factor = DeviceArray::<F>::empty(&stream, stack.shape())?;
     let mut failure = failure_word(&stream)?;
-    let loaded = kernel(KernelKey::Named(NAME), || Ok(LoadedTable::default()))?.get_or_load(
-        stream.context(),
-        &[ArgType::Array(T::DTYPE), ArgType::Array(F::DTYPE)],
-        order as u64,
-        || Ok((source(T::DTYPE, F::DTYPE, order), vec![NAME.to_string()])),
-    )?;
-    {
-        let args = [Arg::from(a), Arg::from(&mut factor), Arg::from(&mut failure)];
-        let mut launch = Launch::on(&stream);
-        launch.args(&args)?;
-        launch.value(n as i64).value(count as i64).value(i32::from(upper));
-        let (grid, block) = launch_shape(count, order);
-        // SAFETY: the kernel takes these six parameters: the input, factor and failure pointers
-        // (of the types compiled), two 64-bit integers and an `int`. Each block reads and writes
-        // the `n * n` elements of matrices `m < count` of the compact input and factor (both
-        // `count * n * n` elements, `a` C-contiguous as the caller checked) and takes
-        // `atomicMin` on the one failure word; its tile holds `order^2 >= n^2` elements.
-        unsafe { launch.run(&loaded.functions[0], grid, block)? };
-    }
+    let loaded = load(NAME, &stream, &[T::DTYPE, F::DTYPE], order, || {
+        source(T::DTYPE, F::DTYPE, order)
+    })?;
+    let operands = [Arg::from(a), Arg::from(&mut factor), Arg::from(&mut failure)];
+    let sizes = [n as i64, count as i64, i64::from(upper)];
+    // SAFETY: the kernel takes these six parameters: the input, factor and failure pointers
+    // (of the types compiled) and three 64-bit integers. Each block reads and writes the `n *
+    // n` elements of matrices `m < count` of the compact input and factor (both `count * n * n`
+    // elements, `a` C-contiguous as the caller checked) and takes `atomicMin` on the one
+    // failure word; its tile holds `order^2 >= n^2` elements.
+    unsafe { queue_per_matrix(&stream, &loaded, &operands, &sizes, count, order)? };
     if let Some((index, order)) = first_failure(&failure)? {
         let failure = cuda_libs::LinalgFailure::NotPositiveDefinite { order };
         return Err(linalg_error(NAME, index, failure));
@@ -131,9 +121,8 @@ pub(super) fn factor<T: Element, F: Element>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::small::largest_tile;
+    use super::super::small::{assert_compiles_to_cubin, largest_tile};
     use super::*;
-    use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
     #[test]
     fn the_kernel_compiles_for_every_input_and_factored_type() {
@@ -147,10 +136,8 @@ mod tests {
             (DType::C128, DType::C128),
         ];
         for (input, factored) in pairs {
-            let order = largest_tile(factored);
-            Program::new(source(input, factored, order), ProgramOptions::for_arch(Arch::Sm(90)))
-                .compile(CompileTarget::Cubin)
-                .unwrap_or_else(|e| panic!("{input} -> {factored}: {e}"));
+            let source = source(input, factored, largest_tile(factored));
+            assert_compiles_to_cubin(&format!("{input} -> {factored}"), source);
         }
     }
 }

@@ -19,14 +19,17 @@
 //!
 //! [`Singular`]: cuda_libs::LinalgFailure::Singular
 
+use std::sync::Arc;
+
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
-use crate::array::kernels::launch::Launch;
-use crate::array::kernels::registry::{kernel, KernelKey, LoadedTable};
-use crate::array::kernels::{Arg, ArgType, PRELUDE};
+use crate::array::kernels::registry::Loaded;
+use crate::array::kernels::{Arg, PRELUDE};
 use crate::error::Result;
 
-use super::small::{element_helpers, failure_word, first_failure, launch_shape, linalg_error, threads, PIVOT_SEARCH};
+use super::small::{
+    element_helpers, failure_word, first_failure, linalg_error, load, queue_per_matrix, threads, PIVOT_SEARCH,
+};
 use super::stacks::SquareStack;
 
 /// What a kernel computes of each matrix.
@@ -173,17 +176,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) {name}(
 
 /// The kernel of `mode` for `T` eliminated in `F`, in a tile of `order`, loaded in `a`'s
 /// context.
-fn load<T: Element, F: Element>(
-    mode: Mode,
-    a: &DeviceArray<T>,
-    order: usize,
-) -> Result<std::sync::Arc<crate::array::kernels::registry::Loaded>> {
-    kernel(KernelKey::Named(mode.name()), || Ok(LoadedTable::default()))?.get_or_load(
-        a.stream().context(),
-        &[ArgType::Array(T::DTYPE), ArgType::Array(F::DTYPE)],
-        order as u64,
-        || Ok((source(mode, T::DTYPE, F::DTYPE, order), vec![mode.name().to_string()])),
-    )
+fn load_mode<T: Element, F: Element>(mode: Mode, a: &DeviceArray<T>, order: usize) -> Result<Arc<Loaded>> {
+    load(mode.name(), a.stream(), &[T::DTYPE, F::DTYPE], order, || {
+        source(mode, T::DTYPE, F::DTYPE, order)
+    })
 }
 
 /// The inverses of the `stack` of `a` (C-contiguous) in `F`, each matrix in a tile of `order`
@@ -198,20 +194,14 @@ pub(super) fn inverse<T: Element, F: Element>(
     let (n, count) = (stack.n, stack.count());
     let mut inverse = DeviceArray::<F>::empty(&stream, stack.shape())?;
     let mut failure = failure_word(&stream)?;
-    let loaded = load::<T, F>(Mode::Inverse, a, order)?;
-    {
-        let args = [Arg::from(a), Arg::from(&mut inverse), Arg::from(&mut failure)];
-        let mut launch = Launch::on(&stream);
-        launch.args(&args)?;
-        launch.value(n as i64).value(count as i64);
-        let (grid, block) = launch_shape(count, order);
-        // SAFETY: the inverse kernel takes these five parameters: the input, inverse and failure
-        // pointers (of the types compiled) and two 64-bit integers. Each block reads and writes
-        // the `n * n` elements of matrices `m < count` of the compact input and inverse (both
-        // `count * n * n` elements, `a` C-contiguous as the caller checked) and takes
-        // `atomicMin` on the one failure word; its tile holds `order^2 >= n^2` elements.
-        unsafe { launch.run(&loaded.functions[0], grid, block)? };
-    }
+    let loaded = load_mode::<T, F>(Mode::Inverse, a, order)?;
+    let operands = [Arg::from(a), Arg::from(&mut inverse), Arg::from(&mut failure)];
+    // SAFETY: the inverse kernel takes these five parameters: the input, inverse and failure
+    // pointers (of the types compiled) and two 64-bit integers. Each block reads and writes
+    // the `n * n` elements of matrices `m < count` of the compact input and inverse (both
+    // `count * n * n` elements, `a` C-contiguous as the caller checked) and takes `atomicMin`
+    // on the one failure word; its tile holds `order^2 >= n^2` elements.
+    unsafe { queue_per_matrix(&stream, &loaded, &operands, &[n as i64, count as i64], count, order)? };
     if let Some((index, pivot)) = first_failure(&failure)? {
         let failure = cuda_libs::LinalgFailure::Singular { pivot };
         return Err(linalg_error(Mode::Inverse.name(), index, failure));
@@ -229,20 +219,14 @@ pub(super) fn determinant<T: Element, F: Element>(
     let stream = a.stream().clone();
     let (n, count) = (stack.n, stack.count());
     let mut det = DeviceArray::<F>::empty(&stream, stack.batch.clone())?;
-    let loaded = load::<T, F>(Mode::Determinant, a, order)?;
-    {
-        let args = [Arg::from(a), Arg::from(&mut det)];
-        let mut launch = Launch::on(&stream);
-        launch.args(&args)?;
-        launch.value(n as i64).value(count as i64);
-        let (grid, block) = launch_shape(count, order);
-        // SAFETY: the determinant kernel takes these four parameters: the input and result
-        // pointers (of the types compiled) and two 64-bit integers. Each block reads the `n *
-        // n` elements of matrices `m < count` of the compact input (`count * n * n` elements)
-        // and writes element `m` of the result (`count` elements); its tile holds `order^2 >=
-        // n^2` elements.
-        unsafe { launch.run(&loaded.functions[0], grid, block)? };
-    }
+    let loaded = load_mode::<T, F>(Mode::Determinant, a, order)?;
+    let operands = [Arg::from(a), Arg::from(&mut det)];
+    // SAFETY: the determinant kernel takes these four parameters: the input and result
+    // pointers (of the types compiled) and two 64-bit integers. Each block reads the `n * n`
+    // elements of matrices `m < count` of the compact input (`count * n * n` elements) and
+    // writes element `m` of the result (`count` elements); its tile holds `order^2 >= n^2`
+    // elements.
+    unsafe { queue_per_matrix(&stream, &loaded, &operands, &[n as i64, count as i64], count, order)? };
     Ok(det)
 }
 
@@ -258,28 +242,21 @@ pub(super) fn log_determinant<T: Element, F: Element, R: Element>(
     let (n, count) = (stack.n, stack.count());
     let mut sign = DeviceArray::<F>::empty(&stream, stack.batch.clone())?;
     let mut logabs = DeviceArray::<R>::empty(&stream, stack.batch.clone())?;
-    let loaded = load::<T, F>(Mode::LogDeterminant, a, order)?;
-    {
-        let args = [Arg::from(a), Arg::from(&mut sign), Arg::from(&mut logabs)];
-        let mut launch = Launch::on(&stream);
-        launch.args(&args)?;
-        launch.value(n as i64).value(count as i64);
-        let (grid, block) = launch_shape(count, order);
-        // SAFETY: the slogdet kernel takes these five parameters: the input, sign and logarithm
-        // pointers (the input's and `F` as compiled, `R` its real type, the kernel's `real`)
-        // and two 64-bit integers. Each block reads the `n * n` elements of matrices `m <
-        // count` of the compact input (`count * n * n` elements) and writes element `m` of
-        // both results (`count` elements each); its tile holds `order^2 >= n^2` elements.
-        unsafe { launch.run(&loaded.functions[0], grid, block)? };
-    }
+    let loaded = load_mode::<T, F>(Mode::LogDeterminant, a, order)?;
+    let operands = [Arg::from(a), Arg::from(&mut sign), Arg::from(&mut logabs)];
+    // SAFETY: the slogdet kernel takes these five parameters: the input, sign and logarithm
+    // pointers (the input's and `F` as compiled, `R` its real type, the kernel's `real`) and
+    // two 64-bit integers. Each block reads the `n * n` elements of matrices `m < count` of
+    // the compact input (`count * n * n` elements) and writes element `m` of both results
+    // (`count` elements each); its tile holds `order^2 >= n^2` elements.
+    unsafe { queue_per_matrix(&stream, &loaded, &operands, &[n as i64, count as i64], count, order)? };
     Ok((sign, logabs))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::small::largest_tile;
+    use super::super::small::{assert_compiles_to_cubin, largest_tile};
     use super::*;
-    use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
     #[test]
     fn the_kernels_compile_for_every_mode_and_type() {
@@ -293,13 +270,8 @@ mod tests {
         ];
         for mode in [Mode::Inverse, Mode::Determinant, Mode::LogDeterminant] {
             for (input, factored) in pairs {
-                let order = largest_tile(factored);
-                Program::new(
-                    source(mode, input, factored, order),
-                    ProgramOptions::for_arch(Arch::Sm(90)),
-                )
-                .compile(CompileTarget::Cubin)
-                .unwrap_or_else(|e| panic!("{mode:?} {input} -> {factored}: {e}"));
+                let source = source(mode, input, factored, largest_tile(factored));
+                assert_compiles_to_cubin(&format!("{mode:?} {input} -> {factored}"), source);
             }
         }
     }

@@ -13,12 +13,12 @@
 
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
-use crate::array::kernels::launch::Launch;
-use crate::array::kernels::registry::{kernel, KernelKey, LoadedTable};
-use crate::array::kernels::{Arg, ArgType, PRELUDE};
+use crate::array::kernels::{Arg, PRELUDE};
 use crate::error::Result;
 
-use super::small::{element_helpers, failure_word, first_failure, launch_shape, linalg_error, threads, PIVOT_SEARCH};
+use super::small::{
+    element_helpers, failure_word, first_failure, linalg_error, load, queue_per_matrix, threads, PIVOT_SEARCH,
+};
 use super::stacks::SquareStack;
 
 /// The kernel's name, also the routine a failure names.
@@ -142,30 +142,19 @@ pub(super) fn solve<T: Element, U: Element, F: Element>(
     let (n, count) = (stack.n, stack.count());
     let mut x = DeviceArray::<F>::empty(&stream, [count, n, k])?;
     let mut failure = failure_word(&stream)?;
-    let loaded = kernel(KernelKey::Named(NAME), || Ok(LoadedTable::default()))?.get_or_load(
-        stream.context(),
-        &[
-            ArgType::Array(T::DTYPE),
-            ArgType::Array(U::DTYPE),
-            ArgType::Array(F::DTYPE),
-        ],
-        order as u64,
-        || Ok((source(T::DTYPE, U::DTYPE, F::DTYPE, order), vec![NAME.to_string()])),
-    )?;
-    {
-        let args = [Arg::from(a), Arg::from(b), Arg::from(&mut x), Arg::from(&mut failure)];
-        let mut launch = Launch::on(&stream);
-        launch.args(&args)?;
-        launch.value(n as i64).value(count as i64).value(k as i64);
-        let (grid, block) = launch_shape(count, order);
-        // SAFETY: the kernel takes these seven parameters: the `A`, `B`, `X` and failure
-        // pointers (of the types compiled) and three 64-bit integers. Each block reads the `n *
-        // n` elements of matrices `m < count` of the compact `a` and the `n * k` of the compact
-        // `b`, writes the `n * k` of `x` (`count * n * n`, `count * n * k` and `count * n * k`
-        // elements, as the caller made them) and takes `atomicMin` on the one failure word; its
-        // tiles hold `order^2 >= n^2` elements and `order` rows of a chunk.
-        unsafe { launch.run(&loaded.functions[0], grid, block)? };
-    }
+    let types = [T::DTYPE, U::DTYPE, F::DTYPE];
+    let loaded = load(NAME, &stream, &types, order, || {
+        source(T::DTYPE, U::DTYPE, F::DTYPE, order)
+    })?;
+    let operands = [Arg::from(a), Arg::from(b), Arg::from(&mut x), Arg::from(&mut failure)];
+    let sizes = [n as i64, count as i64, k as i64];
+    // SAFETY: the kernel takes these seven parameters: the `A`, `B`, `X` and failure pointers
+    // (of the types compiled) and three 64-bit integers. Each block reads the `n * n` elements
+    // of matrices `m < count` of the compact `a` and the `n * k` of the compact `b`, writes
+    // the `n * k` of `x` (`count * n * n`, `count * n * k` and `count * n * k` elements, as the
+    // caller made them) and takes `atomicMin` on the one failure word; its tiles hold `order^2
+    // >= n^2` elements and `order` rows of a chunk.
+    unsafe { queue_per_matrix(&stream, &loaded, &operands, &sizes, count, order)? };
     if let Some((index, pivot)) = first_failure(&failure)? {
         let failure = cuda_libs::LinalgFailure::Singular { pivot };
         return Err(linalg_error(NAME, index, failure));
@@ -175,9 +164,8 @@ pub(super) fn solve<T: Element, U: Element, F: Element>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::small::largest_tile;
+    use super::super::small::{assert_compiles_to_cubin, largest_tile};
     use super::*;
-    use crate::{Arch, CompileTarget, Program, ProgramOptions};
 
     #[test]
     fn the_kernel_compiles_for_every_type_pair() {
@@ -189,10 +177,8 @@ mod tests {
             (DType::C128, DType::C128, DType::C128),
         ];
         for (a, b, solved) in triples {
-            let order = largest_tile(solved);
-            Program::new(source(a, b, solved, order), ProgramOptions::for_arch(Arch::Sm(90)))
-                .compile(CompileTarget::Cubin)
-                .unwrap_or_else(|e| panic!("{a}, {b} -> {solved}: {e}"));
+            let source = source(a, b, solved, largest_tile(solved));
+            assert_compiles_to_cubin(&format!("{a}, {b} -> {solved}"), source);
         }
     }
 
