@@ -1363,6 +1363,23 @@ fn complex_det(a: &[Complex<f64>], n: usize) -> Complex<f64> {
     det
 }
 
+/// `|A X - T| / (|A| |X|)` (Frobenius norms) of one `n x n` matrix `a` and `n x k` `x`, the
+/// target `t` the identity where `None`.
+fn complex_relative_residual(
+    a: &[Complex<f64>],
+    x: &[Complex<f64>],
+    t: Option<&[Complex<f64>]>,
+    n: usize,
+    k: usize,
+) -> f64 {
+    let mut product = complex_matmul(a, x, n, n, k);
+    match t {
+        Some(t) => product.iter_mut().zip(t).for_each(|(p, t)| *p -= t),
+        None => (0..n).for_each(|d| product[d * k + d] -= 1.0),
+    }
+    complex_norm(&product) / (complex_norm(a) * complex_norm(x))
+}
+
 /// Complex `inv`, `det` and `slogdet` of stacks (`count`, `n` of `sizes`) against the host:
 /// `A @ inv(A)` against the identity, determinants, and slogdet's sign of modulus 1 with
 /// `sign * exp(logabs) == det`.
@@ -1378,11 +1395,7 @@ fn complex_inverses_and_determinants<C: HostComplex>(stream: &Stream, sizes: &[(
         for i in 0..count {
             let a_i = &a_host[i * n * n..(i + 1) * n * n];
             let inv_i = &inverse[i * n * n..(i + 1) * n * n];
-            let mut product = complex_matmul(a_i, inv_i, n, n, n);
-            for d in 0..n {
-                product[d * n + d] -= 1.0;
-            }
-            let off = complex_norm(&product) / (complex_norm(a_i) * complex_norm(inv_i));
+            let off = complex_relative_residual(a_i, inv_i, None, n, n);
             assert!(off <= 20.0 * n as f64 * eps, "{dtype} inv {count}x{n}: {off}");
             let expected = complex_det(a_i, n);
             if expected.re.abs().max(expected.im.abs()) > C::MAX {
@@ -1423,12 +1436,7 @@ fn complex_solves<C: HostComplex>(stream: &Stream, cases: &[(usize, usize, usize
             let a_i = &a_host[i * n * n..(i + 1) * n * n];
             let x_i = &x[i * n * k..(i + 1) * n * k];
             let b_i = &b_host[i * n * k..(i + 1) * n * k];
-            let residual: Vec<_> = complex_matmul(a_i, x_i, n, n, k)
-                .iter()
-                .zip(b_i)
-                .map(|(ax, b)| ax - b)
-                .collect();
-            let relative = complex_norm(&residual) / (complex_norm(a_i) * complex_norm(x_i));
+            let relative = complex_relative_residual(a_i, x_i, Some(b_i), n, k);
             assert!(
                 relative <= 20.0 * n as f64 * eps,
                 "{dtype} solve {count}x{n}x{k}: {relative}"
