@@ -114,14 +114,14 @@ pub(super) const PIVOT_SEARCH: &str = r#"__device__ __forceinline__ int pivot_ro
 
 /// The kernel `name` for operands of `types` in a tile of `order`, loaded in `stream`'s
 /// context (its C++ from `source` when first compiled).
-pub(super) fn load(
+pub(super) fn load<const OPERANDS: usize>(
     name: &'static str,
     stream: &Stream,
-    types: &[DType],
+    types: [DType; OPERANDS],
     order: usize,
     source: impl FnOnce() -> String,
 ) -> Result<Arc<Loaded>> {
-    let signature: Vec<ArgType> = types.iter().map(|&dtype| ArgType::Array(dtype)).collect();
+    let signature = types.map(ArgType::Array);
     kernel(KernelKey::Named(name), || Ok(LoadedTable::default()))?.get_or_load(
         stream.context(),
         &signature,

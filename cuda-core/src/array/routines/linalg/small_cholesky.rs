@@ -101,7 +101,7 @@ pub(super) fn factor<T: Element, F: Element>(
     let (n, count) = (stack.n, stack.count());
     let mut factor = DeviceArray::<F>::empty(&stream, stack.shape())?;
     let mut failure = failure_word(&stream)?;
-    let loaded = load(NAME, &stream, &[T::DTYPE, F::DTYPE], order, || {
+    let loaded = load(NAME, &stream, [T::DTYPE, F::DTYPE], order, || {
         source(T::DTYPE, F::DTYPE, order)
     })?;
     let operands = [Arg::from(a), Arg::from(&mut factor), Arg::from(&mut failure)];

@@ -177,7 +177,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {name}(
 /// The kernel of `mode` for `T` eliminated in `F`, in a tile of `order`, loaded in `a`'s
 /// context.
 fn load_mode<T: Element, F: Element>(mode: Mode, a: &DeviceArray<T>, order: usize) -> Result<Arc<Loaded>> {
-    load(mode.name(), a.stream(), &[T::DTYPE, F::DTYPE], order, || {
+    load(mode.name(), a.stream(), [T::DTYPE, F::DTYPE], order, || {
         source(mode, T::DTYPE, F::DTYPE, order)
     })
 }

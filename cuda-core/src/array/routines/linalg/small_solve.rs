@@ -143,7 +143,7 @@ pub(super) fn solve<T: Element, U: Element, F: Element>(
     let mut x = DeviceArray::<F>::empty(&stream, [count, n, k])?;
     let mut failure = failure_word(&stream)?;
     let types = [T::DTYPE, U::DTYPE, F::DTYPE];
-    let loaded = load(NAME, &stream, &types, order, || {
+    let loaded = load(NAME, &stream, types, order, || {
         source(T::DTYPE, U::DTYPE, F::DTYPE, order)
     })?;
     let operands = [Arg::from(a), Arg::from(b), Arg::from(&mut x), Arg::from(&mut failure)];
