@@ -22,6 +22,7 @@
 mod common;
 
 use common::products::{array, host_matmul};
+use cuda_core::graph::{CaptureMode, GraphBuilder};
 use cuda_core::{DeviceArray, Error, LinalgInput, Norm, Scalars, SolverElement, Stream};
 use cuda_libs::LinalgFailure;
 use num_complex::Complex;
@@ -676,6 +677,59 @@ fn small_inverses_and_determinants_run_in_one_kernel() {
                 det[i]
             );
             assert_eq!(sign[i], expected.signum(), "[{i}]");
+        }
+    }
+}
+
+/// `det` and `slogdet` of small matrices queue one kernel and no host wait, so a graph captures
+/// them and its replays follow new inputs like eager calls; a 65 x 65 matrix's (cuSOLVER, its
+/// `info` read back) are refused under the capture with a typed error that leaves it valid.
+#[test]
+fn small_determinants_are_captured_into_a_graph() {
+    let Some(stream) = common::stream_or_skip("small_determinants_are_captured_into_a_graph") else {
+        return;
+    };
+    let (count, n) = (5, 8);
+    let mut a = array::<f64>(&stream, &shuffled_rows(count, n, 21), &[count, n, n]);
+    let large = array::<f64>(&stream, &matrices(1, 65, 22), &[65, 65]);
+    // The warm-up: the kernels are loaded before the capture.
+    a.det().unwrap();
+    a.slogdet().unwrap();
+    let mut det = DeviceArray::<f64>::zeros(&stream, [count]).unwrap();
+    let mut sign = DeviceArray::<f64>::zeros(&stream, [count]).unwrap();
+    let mut logabs = DeviceArray::<f64>::zeros(&stream, [count]).unwrap();
+    let mut builder = GraphBuilder::new(&stream);
+    builder
+        .build(CaptureMode::ThreadLocal, |_| {
+            assert!(matches!(large.det(), Err(Error::HostWaitInCapture { .. })));
+            assert!(matches!(large.slogdet(), Err(Error::HostWaitInCapture { .. })));
+            det.copy_from(&a.det()?)?;
+            let (s, l) = a.slogdet()?;
+            sign.copy_from(&s)?;
+            logabs.copy_from(&l)
+        })
+        .unwrap();
+    let graph = builder.complete().unwrap();
+    for seed in [23, 24] {
+        let values = shuffled_rows(count, n, seed);
+        a.copy_from_host(&values).unwrap();
+        // SAFETY: `a`, `det`, `sign` and `logabs` outlive the launch; the graph owns its
+        // temporaries.
+        unsafe { graph.launch(&stream).unwrap() };
+        let (det, sign, logabs) = (host(&det), host(&sign), host(&logabs));
+        for i in 0..count {
+            let expected = host_det(&values[i * n * n..(i + 1) * n * n], n);
+            assert!(
+                ((det[i] - expected) / expected).abs() < 1e-12,
+                "seed {seed} [{i}]: {} vs {expected}",
+                det[i]
+            );
+            assert_eq!(sign[i], expected.signum(), "seed {seed} [{i}]");
+            assert!(
+                (logabs[i] - expected.abs().ln()).abs() < 1e-12,
+                "seed {seed} [{i}]: log {}",
+                logabs[i]
+            );
         }
     }
 }

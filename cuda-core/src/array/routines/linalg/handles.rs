@@ -206,8 +206,9 @@ pub(super) fn solver(stream: &Stream) -> Result<Arc<Mutex<cuda_libs::solver::Sol
 
 /// [`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) if `stream` is capturing a
 /// graph: every cuSOLVER routine reads its `info` back once (NumPy's `LinAlgError`), a host
-/// wait. Each routine calls it first, before it copies or allocates anything, so a refused
-/// routine leaves the capture as it found it.
+/// wait. Each routine calls it before it copies or allocates anything on its way to cuSOLVER,
+/// so a refused routine leaves the capture as it found it (`det` and `slogdet` of small
+/// matrices, one kernel of the crate's with no host wait, are not refused).
 #[cfg(feature = "solver")]
 pub(super) fn refuse_solver_in_capture(stream: &Stream) -> Result<()> {
     crate::graph::refuse_host_wait(stream, "a cuSOLVER routine (its info is read back once, a host wait)")

@@ -217,9 +217,11 @@ impl<T: LinalgInput> DeviceArray<T> {
     /// NumPy's `linalg.det`: the determinant of each square matrix of the stack, of shape
     /// `self.shape[:-2]`, from its LU factors (the product of `U`'s diagonal times the
     /// permutation's sign, one fused reduction). A singular matrix gives `0`; a `0 x 0` one `1`.
+    /// Matrices up to 64 x 64 (32 x 32 in `complex128`) take one kernel of the crate's and no
+    /// host wait, so they can be captured into a graph; larger ones read cuSOLVER's `info` back
+    /// ([`Error::HostWaitInCapture`](crate::Error::HostWaitInCapture) under a capture).
     pub fn det(&self) -> Result<DeviceArray<T::Factored>> {
         let stack = SquareStack::of("det", self.shape())?;
-        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         if stack.is_empty() {
             return DeviceArray::ones(&stream, stack.batch);
@@ -228,6 +230,7 @@ impl<T: LinalgInput> DeviceArray<T> {
             let a = self.to_contiguous()?;
             return small_lu::determinant::<T, T::Factored>(&a, &stack, order);
         }
+        refuse_solver_in_capture(&stream)?;
         with_solver(&stream, |solver| {
             let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;
             check_factors_allowing_singular(solver)?;
@@ -239,10 +242,10 @@ impl<T: LinalgInput> DeviceArray<T> {
 
     /// NumPy's `linalg.slogdet`: `(sign, logabsdet)` of each square matrix of the stack, both
     /// of shape `self.shape[:-2]`, with `det = sign * exp(logabsdet)` (no overflow for large
-    /// matrices). A singular matrix gives `(0, -inf)`; a `0 x 0` one `(1, 0)`.
+    /// matrices). A singular matrix gives `(0, -inf)`; a `0 x 0` one `(1, 0)`. As with
+    /// [`det`](Self::det), small matrices can be captured into a graph and larger ones cannot.
     pub fn slogdet(&self) -> Result<SignAndLogDet<T::Factored>> {
         let stack = SquareStack::of("slogdet", self.shape())?;
-        refuse_solver_in_capture(self.stream())?;
         let stream = self.stream().clone();
         if stack.is_empty() {
             let sign = DeviceArray::ones(&stream, stack.batch.clone())?;
@@ -252,6 +255,7 @@ impl<T: LinalgInput> DeviceArray<T> {
             let a = self.to_contiguous()?;
             return small_lu::log_determinant::<T, T::Factored, <T::Factored as Scalars>::Real>(&a, &stack, order);
         }
+        refuse_solver_in_capture(&stream)?;
         with_solver(&stream, |solver| {
             let factors = factor::<T, T::Factored>(solver, self, &stack, &stream)?;
             check_factors_allowing_singular(solver)?;
