@@ -825,25 +825,6 @@ fn many_queries_take_several_rounds_of_the_grid() {
     println!("{queries_len} queries match a host binary search on both sides, with and without a sorter");
 }
 
-/// Thousands of queries into more keys than the top of the search tree holds (8191 for f32) take
-/// their first steps in a block's shared copy of it: keys just past its size (some of its deepest
-/// nodes' ranges empty) and many times it, with runs of ties, NaN, infinities and signed zeros,
-/// with and without a sorter.
-#[test]
-fn searches_start_in_a_tree_of_the_top_keys() {
-    let Some(device) = common::device_or_skip("searches_start_in_a_tree_of_the_top_keys") else {
-        return;
-    };
-    let stream = device.create_stream().unwrap();
-    for (len, queries_len) in [(8192usize, 4096usize), (8193, 5003), (300_007, 20_011)] {
-        let mut keys: Vec<f32> = values(len, len as u64, true);
-        keys.sort_by(|a, b| numpy_cmp(f64::from(*a), f64::from(*b)));
-        let queries: Vec<f32> = values(queries_len, 13, true);
-        check_bounds_with_and_without_a_sorter(&stream, &keys, &queries);
-    }
-    println!("queries that start in the tree match a host binary search, with and without a sorter");
-}
-
 #[test]
 fn many_queries_into_keys_past_the_l2_cache_are_sorted_first() {
     let what = "many_queries_into_keys_past_the_l2_cache_are_sorted_first";

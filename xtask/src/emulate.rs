@@ -78,7 +78,6 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "histograms_match_numpy",
             "histograms_with_edges_and_densities_match_numpy",
             "numpy_cases_and_a_sorter",
-            "searches_start_in_a_tree_of_the_top_keys",
             "weighted_bincount_matches_numpy",
         ],
     ),
