@@ -1479,8 +1479,10 @@ fn complex_solves<C: HostComplex>(stream: &Stream, cases: &[(usize, usize, usize
     let (eps, dtype) = (C::EPS, C::DTYPE);
     for &(count, n, k) in cases {
         let a_host = complex_matrices(count, n, 21);
-        let b_host = complex_matrices(count, n, 22)
-            .chunks(n * n)
+        // `n x k` values from matrices of the larger side (more right-hand sides than rows too).
+        let side = n.max(k);
+        let b_host = complex_matrices(count, side, 22)
+            .chunks(side * side)
             .flat_map(|m| m[..n * k].to_vec())
             .collect::<Vec<_>>();
         let a = complex_array::<C>(stream, &a_host, &[count, n, n]);
