@@ -372,13 +372,14 @@ fn singular_matrices_are_errors_with_their_index() {
             other => panic!("a batch with a singular matrix: {other:?}"),
         }
     }
-    // Above 64 x 64, inv goes through cuBLAS's batched LU: matrix 1 of three has a zero column
-    // 5, which elimination leaves exactly zero, so getrf's sixth pivot is 0.
+    // Above 64 x 64, inv goes through cuBLAS's batched LU, which reads the row-major matrix as
+    // its transpose: matrix 1 of three has a zero row 5, a zero column of what cuBLAS factors,
+    // which elimination leaves exactly zero, so getrf's sixth pivot is 0. (A zero column 5
+    // instead is a zero row there, swapped down to the last pivot: 70, as its first GPU run
+    // found.)
     let n = 70;
     let mut large = matrices(3, n, 11);
-    for r in 0..n {
-        large[n * n + r * n + 5] = 0.0;
-    }
+    large[n * n + 5 * n..n * n + 6 * n].fill(0.0);
     let large = array::<f64>(&stream, &large, &[3, n, n]);
     let rhs = array::<f64>(&stream, &vec![1.0; n], &[n]);
     for (what, result) in [("inv", large.inv().map(drop)), ("solve", large.solve(&rhs).map(drop))] {
