@@ -506,8 +506,9 @@ fn host_of<T: Wide>(a: &DeviceArray<T>) -> Host {
     }
 }
 
-/// Whether the loaded cuFFT takes LTO load callbacks (cuFFT 12, CUDA 13): the fused path must
-/// then be the callback; with CUDA 12's cuFFT 11 every expression takes the fallback.
+/// Whether the loaded cuFFT takes LTO load callbacks (cuFFT 12, CUDA 13): where the thread asked
+/// for them (`fft::set_load_callbacks`) the fused path must then be the callback; with CUDA 12's
+/// cuFFT 11 every expression takes the fallback.
 fn callbacks_expected() -> bool {
     let why = cuda_libs::fft::supports_load_callbacks().unwrap();
     if let Some(why) = &why {
@@ -548,11 +549,19 @@ fn expressions_load_through_cufft_callbacks() {
         .collect();
     let xs = x.upload(&stream, |z| z.re as f32);
     let window = DeviceArray::from_slice(&stream, &hann).unwrap();
+    // Off unless asked for: the product is written first.
+    let written = through("rfft(x * window), load callbacks off", false, || {
+        fft::rfft(&(&xs * &window), None, -1, FftNorm::Backward).unwrap()
+    });
+    let why = fft::plan_cache_info().last_fallback.unwrap();
+    assert!(why.contains("load callbacks are off"), "{why}");
+    assert!(!fft::set_load_callbacks(true), "off by default");
     let fused = through("rfft(x * window)", callback, || {
         fft::rfft(&(&xs * &window), None, -1, FftNorm::Backward).unwrap()
     });
     let unfused = fft::rfft(&(&xs * &window).eval().unwrap(), None, -1, FftNorm::Backward).unwrap();
     assert_fft_close("rfft(x * window) against unfused", &fused, &host_of(&unfused), n);
+    assert_fft_close("rfft(x * window) written first", &written, &host_of(&unfused), n);
     let windowed = host_of(&(&xs * &window).eval().unwrap());
     assert_fft_close(
         "rfft(x * window) against the host",
@@ -634,6 +643,8 @@ fn expressions_fall_back_where_no_callback_fits() {
     let Some(stream) = common::stream_or_skip("expressions_fall_back_where_no_callback_fits") else {
         return;
     };
+    // With load callbacks asked for, these still fall back, each for its own reason.
+    fft::set_load_callbacks(true);
     let x = Host::random(&[4, 100], 51).real();
     let xs = x.upload(&stream, |z| z.re as f32);
     let w = x.upload(&stream, |z| (z.re * 0.5) as f32);

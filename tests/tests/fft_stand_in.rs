@@ -117,11 +117,12 @@ fn array_transforms_survive_a_failure_at_every_call() {
     survives_a_failure_at_every_call(array_fft_life, 12);
 }
 
-/// Transforms of expressions through load callbacks: `x * window` into a real-to-complex plan
-/// and a complex product into a complex one.
+/// Transforms of expressions through load callbacks (asked for on the thread): `x * window`
+/// into a real-to-complex plan and a complex product into a complex one.
 fn expression_fft_life(stream: &Stream) -> cuda_core::Result<()> {
     use cuda_core::fft::{self, FftNorm};
     use cuda_core::{Complex, DeviceArray};
+    fft::set_load_callbacks(true);
     let x = DeviceArray::<f32>::zeros(stream, [4, 64])?;
     let window = DeviceArray::<f32>::zeros(stream, [64])?;
     fft::rfft(&x * &window, None, -1, FftNorm::Ortho)?;
@@ -204,7 +205,8 @@ fn survives_a_failure_at_every_call(life: fn(&Stream) -> cuda_core::Result<()>, 
     println!("failure points: {library_calls} cuFFT calls, {driver_calls} driver calls");
 }
 
-/// An expression feeding a transform becomes cuFFT's load callback: the plan is made as cuFFT
+/// An expression feeding a transform becomes cuFFT's load callback where the thread asked for
+/// load callbacks (`fft::set_load_callbacks`): the plan is made as cuFFT
 /// asks (`cufftCreate`, `cufftSetAutoAllocation`, `cufftXtSetJITCallback`, then
 /// `cufftMakePlanMany64`), cached by the expression's kernel key with the shape (another norm
 /// or other arrays of the same shapes reuse it), and `plan_cache_info` says the callback ran.
@@ -224,6 +226,7 @@ fn expressions_become_load_callbacks_or_fall_back() {
     let window = DeviceArray::<f32>::zeros(&stream, [64]).unwrap();
     fft::clear_plan_cache();
     fake_libs::reset();
+    assert!(!fft::set_load_callbacks(true), "off by default");
     let before = fft::plan_cache_info();
     let spectrum = fft::rfft(&(&x * &window), None, -1, FftNorm::Backward).unwrap();
     assert_eq!(spectrum.shape(), [4, 33]);

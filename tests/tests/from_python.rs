@@ -1379,6 +1379,7 @@ fn fft_module(stream: cuda_driver::Stream, n: i64) -> Checked {
             fft::rfft(&(&x * &w), None, -1, FftNorm::Backward)?,
             fft::fft(&a * &b, None, -1, FftNorm::Backward)?,
             fft::plan_cache_info(),
+            fft::set_load_callbacks(true),
         );
     }
     fft::clear_plan_cache();

@@ -511,9 +511,9 @@ fn algorithm_rows(stream: &Stream) -> Vec<Row> {
             )
         });
     rows.push(row(6, stats));
-    // `rfft(x * window)` with the product fused into the transform (cuFFT's load callback where
-    // it has LTO callbacks); torch and CuPy evaluate the product first. Ones: each row's zero
-    // frequency is 2^16.
+    // `rfft(x * window)`: the product written by one fused kernel, then the plan (load
+    // callbacks are off by default); torch and CuPy evaluate the product first. Ones: each row's
+    // zero frequency is 2^16.
     let stats = DeviceArray::full(stream, [256usize, 1 << 16], 1.0f32)
         .and_then(|x| Ok((x, DeviceArray::full(stream, 1usize << 16, 1.0f32)?)))
         .map_err(text)

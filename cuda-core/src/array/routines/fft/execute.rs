@@ -27,6 +27,9 @@ pub const PLAN_CACHE_CAPACITY: usize = 16;
 /// A thread's plans and what its transforms of expressions did.
 struct ThreadPlans {
     cache: Option<PlanCache>,
+    /// Whether transforms of expressions may load them through cuFFT's load callback
+    /// ([`set_load_callbacks`]).
+    load_callbacks: bool,
     load_callback_transforms: u64,
     fallback_transforms: u64,
     last_fallback: Option<String>,
@@ -40,6 +43,7 @@ thread_local! {
     static PLANS: RefCell<ThreadPlans> = const {
         RefCell::new(ThreadPlans {
             cache: None,
+            load_callbacks: false,
             load_callback_transforms: 0,
             fallback_transforms: 0,
             last_fallback: None,
@@ -60,6 +64,22 @@ pub fn clear_plan_cache() {
         }
         plans.refused.clear();
     });
+}
+
+/// Lets transforms of expressions on the calling thread load them through cuFFT's load
+/// callback (`true`), or has each written first by one fused kernel (`false`, the default);
+/// returns the setting before. The callback writes no copy of the expression, so it spares an
+/// array the size of the transform's input, but cuFFT's kernels that call it measured slower
+/// than the copy they save (H100: `rfft` of a product of 256 x 2^16 `f32`, 0.25 against 0.16
+/// ms; `fft` of 2^24 `Complex<f32>`, 1.12 against 0.42 ms; docs/BENCHMARKS.md). As CuPy's
+/// `cupy.fft.config.set_cufft_callbacks`, it is off unless asked for.
+pub fn set_load_callbacks(enabled: bool) -> bool {
+    PLANS.with(|plans| std::mem::replace(&mut plans.borrow_mut().load_callbacks, enabled))
+}
+
+/// Whether the calling thread asked for load callbacks ([`set_load_callbacks`]).
+pub(super) fn load_callbacks() -> bool {
+    PLANS.with(|plans| plans.borrow().load_callbacks)
 }
 
 /// The calling thread's plan cache and how its transforms of expressions ran

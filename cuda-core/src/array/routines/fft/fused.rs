@@ -1,8 +1,9 @@
-//! Transforms of expressions: the expression becomes cuFFT's load callback where it can (one
-//! plan, no padding, a complex-to-complex or real-to-complex stage, a cuFFT that takes LTO
-//! callbacks), so the transform reads the operands itself and no input array is written;
-//! otherwise (the fallback) the expression is written by one fused kernel into the promoted,
-//! padded input array the transform needs anyway, and that array is transformed.
+//! Transforms of expressions: by default (and wherever no load callback fits: more than one
+//! plan, padding, a complex-to-real stage, a cuFFT without LTO callbacks) the expression is
+//! written by one fused kernel into the transform's input array (promoted, padded), and that
+//! array is transformed (the fallback); where the thread asked for load callbacks
+//! ([`set_load_callbacks`](super::set_load_callbacks)), the expression becomes cuFFT's load
+//! callback, so the transform reads the operands itself and no input array is written.
 
 use cuda_driver::DeviceMemory;
 use cuda_libs::fft::{Direction, LoadCallback, PlanDesc};
@@ -135,6 +136,11 @@ fn loaded<T: FftElement, I: Scalars, O: Scalars>(
 ) -> Result<std::result::Result<DeviceArray<O>, String>> {
     // What evaluating the expression would refuse (scalars out of range, ...), refused here too.
     e.check()?;
+    if !execute::load_callbacks() {
+        return Ok(Err(
+            "load callbacks are off (fft::set_load_callbacks): the expression is written first".into(),
+        ));
+    }
     let plan = stages(&shapes.axes, real);
     let [(_, axes)] = &plan[..] else {
         return Ok(Err(format!(

@@ -29,7 +29,7 @@
 //! # Expressions fused into the transform
 //! Every transform takes an array or a lazy expression ([`FftInput`]: `&DeviceArray<T>`,
 //! [`Expr`](crate::Expr) or `&Expr`), so a window, a scale or a complex product feeds the
-//! transform without an array of its own:
+//! transform in one call:
 //!
 //! ```no_run
 //! use cuda_core::{fft, fft::FftNorm, Device, DeviceArray};
@@ -38,32 +38,39 @@
 //! let stream = Device::new(0)?.create_stream()?;
 //! let x = DeviceArray::<f32>::zeros(&stream, [256, 65536])?;
 //! let window = DeviceArray::<f32>::full(&stream, 65536, 0.5)?;
-//! let spectrum = fft::rfft(&(&x * &window), None, -1, FftNorm::Backward)?; // reads x once
+//! let spectrum = fft::rfft(&(&x * &window), None, -1, FftNorm::Backward)?; // one fused pass, then cuFFT
 //! assert_eq!(spectrum.shape(), [256, 32769]);
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! Where the loaded cuFFT takes LTO callbacks (cuFFT 12, from CUDA 13), the expression becomes
-//! the plan's **load callback**: the expression's element code (the same the fused element-wise
-//! kernel computes), with the index arithmetic of its operands' strides and broadcasting and the
-//! `norm` factor, is generated as a device function, compiled to LTO-IR by NVRTC for the
-//! device's architecture, and handed to cuFFT with `cufftXtSetJITCallback` before the plan is
-//! made; cuFFT links it into its kernels, which then compute each input element as they load
-//! it. The operands' addresses, strides and scalars go to the callback through its caller info,
-//! written before each execution, so the cached plan (keyed by the expression's kernel key as
-//! well as the shape, layout, type and stream) serves new arrays of the same shapes.
+//! By default one fused kernel writes the expression, promoted and scaled, into the
+//! transform's input array (padded where `n`/`s` pad), reading each operand once, and that
+//! array is transformed.
 //!
-//! Otherwise the **fallback** runs: the expression is written by one fused kernel, promoted and
-//! scaled, into the (padded) input array the transform needs anyway, and that is transformed.
-//! The fallback is taken with CUDA 12's cuFFT 11 (its `cufftXtSetJITCallback` has another
-//! signature), where cuFFT refuses the callback (`CUFFT_NOT_SUPPORTED`, a failed link: not asked
-//! again for that expression on the thread) or NVRTC cannot compile it, and for transforms a
-//! load callback does not fit: more than one cuFFT plan (over 3 axes, or `rfftn` over several),
-//! `n`/`s` that pad, a transformed axis of one point, complex-to-real transforms (`irfft*`,
-//! `hfft`: cuFFT overwrites their input), and expressions holding a matrix product.
-//! [`plan_cache_info`] counts on the calling thread which path each transform of an expression
-//! took, and says why the last fallback was taken.
+//! [`set_load_callbacks`]`(true)` asks, on the calling thread, for cuFFT's **load callback**
+//! instead, where the loaded cuFFT takes LTO callbacks (cuFFT 12, from CUDA 13). The
+//! expression's element code (the same the fused element-wise kernel computes), with the index
+//! arithmetic of its operands' strides and broadcasting and the `norm` factor, is generated as a
+//! device function, compiled to LTO-IR by NVRTC for the device's architecture, and handed to
+//! cuFFT with `cufftXtSetJITCallback` before the plan is made; cuFFT links it into its kernels,
+//! which then compute each input element as they load it. The operands' addresses, strides and
+//! scalars go to the callback through its caller info, written before each execution, so the
+//! cached plan (keyed by the expression's kernel key as well as the shape, layout, type and
+//! stream) serves new arrays of the same shapes. That spares the transform's input array, but
+//! cuFFT's kernels that call a load callback measured slower than the copy they save (up to
+//! 2.7x the time, docs/BENCHMARKS.md), so it is off by default, as CuPy's
+//! `set_cufft_callbacks` is.
+//!
+//! With load callbacks asked for, the written input (the **fallback**) is still taken with
+//! CUDA 12's cuFFT 11 (its `cufftXtSetJITCallback` has another signature), where cuFFT refuses
+//! the callback (`CUFFT_NOT_SUPPORTED`, a failed link: not asked again for that expression on
+//! the thread) or NVRTC cannot compile it, and for transforms a load callback does not fit:
+//! more than one cuFFT plan (over 3 axes, or `rfftn` over several), `n`/`s` that pad, a
+//! transformed axis of one point, complex-to-real transforms (`irfft*`, `hfft`: cuFFT
+//! overwrites their input), and expressions holding a matrix product. [`plan_cache_info`]
+//! counts on the calling thread which path each transform of an expression took, and says why
+//! the last fallback was taken.
 //!
 //! # How a call runs
 //! The transformed axes are cut into cuFFT plans of at most 3 axes. Each plan reads the array
@@ -113,7 +120,7 @@ use crate::array::Scalars;
 use crate::array::{Axes, Axis};
 use crate::error::{Error, Result};
 
-pub use execute::{clear_plan_cache, plan_cache_info, PlanCacheInfo, PLAN_CACHE_CAPACITY};
+pub use execute::{clear_plan_cache, plan_cache_info, set_load_callbacks, PlanCacheInfo, PLAN_CACHE_CAPACITY};
 pub use freq::{fftfreq, fftshift, ifftshift, rfftfreq};
 pub use input::FftInput;
 use input::Input;
