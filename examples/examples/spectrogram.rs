@@ -15,9 +15,10 @@
 //! windowed frames go into the transform as an expression, `&frames * &window`: one fused kernel
 //! writes the product and cuFFT transforms it, which measured faster than cuFFT's load callback
 //! (asked for with `fft::set_load_callbacks(true)`, where cuFFT takes LTO callbacks: then no
-//! windowed copy of the signal is written). The example prints which path ran, the relative error against the direct computation (the windowed frames evaluated into an
-//! array, then transformed) and against a host DFT in f64 of a few frames, and checks that every
-//! frame's peak is its tone's bin; it exits non-zero otherwise.
+//! windowed copy of the signal is written). The example prints which path ran, the relative
+//! error against the direct computation (the windowed frames evaluated into an array, then
+//! transformed) and against a host DFT in f64 of a few frames, and checks that every frame's
+//! peak is its tone's bin; it exits non-zero otherwise.
 //!
 //! `cargo run --release --example spectrogram`
 

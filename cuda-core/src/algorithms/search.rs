@@ -1,7 +1,8 @@
 //! Lower and upper bounds of many queries in sorted keys (NumPy's `searchsorted`), one binary
 //! search per query (many queries into keys larger than the L2 cache are sorted first, so that
-//! neighbouring threads share their paths through the keys), in NumPy's order (the key map of [`sort`](super::sort): NaN last, `-0.0`
-//! equal to `0.0`, complex values lexicographically with NumPy's NaN patterns last), optionally through a permutation that sorts the keys (`sorter`).
+//! neighbouring threads share their paths through the keys), in NumPy's order (the key map of
+//! [`sort`](super::sort): NaN last, `-0.0` equal to `0.0`, complex values lexicographically with
+//! NumPy's NaN patterns last), optionally through a permutation that sorts the keys (`sorter`).
 //!
 //! The keys are not checked to be sorted (NumPy does not either; the result is then some
 //! position in `0..=len`). A `sorter` is checked: an index outside the keys, or a permutation
