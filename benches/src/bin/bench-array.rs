@@ -16,16 +16,19 @@
 //! f32 with an init value, `reduce_by_key` of 2^26 f32 by sorted i64 keys in 2^20 runs, the
 //! merge sort of 2^24 f32 by magnitude with i64 values, the segmented sort of 2^26 f32 keys with
 //! i64 values in 2^16 segments of 0 to 2047, and the median of each of 2^16 rows of 2^10 f32
-//! (radix select, a block a row). Prints `ROW {json}` lines (see the
-//! `benches` crate docs). Built with `--features array`. `BENCH_ARRAY_ONLY=sort,scan` (groups
-//! `alloc`, `bandwidth`, `gather`, `sort`, `algorithms`, `scan`, `host`) runs only those rows.
+//! (radix select, a block a row); and, in group `rows` only, `sort` along the rows of f32 and f64
+//! matrices of 2^16 x 2^10, 2^20 x 64, 2^24 x 4 and 2^13 x 2^11 (keys per second: the sorts of
+//! rows inside one block). Prints `ROW {json}` lines (see the `benches` crate docs). Built with
+//! `--features array`. `BENCH_ARRAY_ONLY=sort,scan` (groups `alloc`, `bandwidth`, `gather`,
+//! `sort`, `algorithms`, `scan`, `host`, `rows`) runs only those rows; all but `rows` run
+//! without it.
 
 use benches::*;
 use cuda_core::algorithms::search::Side;
 use cuda_core::fft::{self, FftNorm};
 use cuda_core::{
-    random, Arg, Axes, Complex, Device, DeviceArray, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig, MemoryPool,
-    OptionalAxis, ProgramOptions, QuantileMethod, RawKernel, Slice,
+    random, Arg, Axes, Complex, Device, DeviceArray, Element, ElementwiseKernel, ExprOps, IndexMode, LaunchConfig,
+    MemoryPool, OptionalAxis, ProgramOptions, QuantileMethod, RawKernel, Slice,
 };
 use cuda_driver::{Event, EventFlags, Stream};
 
@@ -197,6 +200,9 @@ fn main() {
     if wanted("sort") {
         sort_rows(&stream).iter().for_each(Row::emit);
     }
+    if std::env::var("BENCH_ARRAY_ONLY").is_ok() && wanted("rows") {
+        row_sort_rows(&stream).iter().for_each(Row::emit);
+    }
     if wanted("algorithms") {
         algorithm_rows(&stream).iter().for_each(Row::emit);
         device_algorithm_rows(&stream).iter().for_each(Row::emit);
@@ -227,6 +233,35 @@ fn wanted(group: &str) -> bool {
         Ok(groups) => groups.split(',').any(|g| g.trim() == group),
         Err(_) => true,
     }
+}
+
+/// The shapes of [`row_sort_rows`]: rows and their length.
+const ROW_SORT_SHAPES: [(usize, usize); 4] = [(1 << 16, 1 << 10), (1 << 20, 64), (1 << 24, 4), (1 << 13, 1 << 11)];
+
+/// `sort(-1)` of f32 and f64 matrices of [`ROW_SORT_SHAPES`], keys per second.
+fn row_sort_rows(stream: &Stream) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (count, len) in ROW_SORT_SHAPES {
+        rows.push(row_sort_row::<f32>(stream, "f32", (count, len)));
+        rows.push(row_sort_row::<f64>(stream, "f64", (count, len)));
+    }
+    rows
+}
+
+/// `sort(-1)` of a `count` x `len` matrix of random `T`, checked sorted row by row.
+fn row_sort_row<T: Element + PartialOrd>(stream: &Stream, dtype: &str, (count, len): (usize, usize)) -> Row {
+    let stats = random::rand::<T>(stream, count * len, 14)
+        .and_then(|x| x.reshape(vec![count, len]))
+        .map_err(text)
+        .and_then(|x| {
+            timed_and_checked(
+                stream,
+                || x.sort(-1).map_err(text),
+                |s| s.to_vec().map_err(text)?.chunks(len).try_for_each(sorted),
+            )
+        });
+    let case = format!("sort rows {count}x{len} {dtype}");
+    per_second_row(&case, "cuda-core sort axis=-1", "Gkeys/s", count * len, stats)
 }
 
 /// `elements` (keys or queries) per op of `stats`, as billions per second.

@@ -586,40 +586,58 @@ extern "C" __global__ void cuda_core_sort_gather(const void *in, void *out, cons
 // Sorts rows of `row_len` keys (row_len <= ROW_SORT_MAX) of `padded` slots each (row_len's next
 // power of two), ROW_SORT_MAX / padded rows at a time a block: a bitonic network over (key_bits,
 // position in the row) pairs, the padding slots holding pairs after every real one, so that
-// equal keys keep their order. Thread t holds the slots [t * ROW_ITEMS, (t + 1) * ROW_ITEMS) in
-// registers: the network's steps between slots fewer than ROW_ITEMS apart run inside a thread,
-// those fewer than 32 * ROW_ITEMS apart between the lanes of a warp by shuffles, and only the
-// steps from 32 * ROW_ITEMS apart (rows of 512 slots and more) through shared memory. Writes
-// the sorted keys (where keys_out is not null) and the positions within the row (where
-// indices_out is not null).
+// equal keys keep their order. Thread t holds the N slots [t * N, (t + 1) * N) in registers: the
+// network's steps between slots fewer than N apart run inside a thread, those fewer than 32 * N
+// apart between the lanes of a warp by shuffles, and only the steps from 32 * N apart through
+// shared memory. The host defines ROWS_ITEMS, the N of cuda_core_sort_rows_block (16 for keys of
+// up to 4 bytes, 8 for wider ones; blocks of ROW_SORT_MAX / N threads), and ROW_PACKED (1 for
+// keys of up to 4 bytes: a pair is one 8-byte word, the key's bits above the position, compared
+// at once). cuda_core_sort_segments takes 8 slots a thread in blocks of ROW_SORT_BLOCK.
 #define ROW_SORT_MAX 2048
 #define ROW_SORT_BLOCK 256
-#define ROW_ITEMS (ROW_SORT_MAX / ROW_SORT_BLOCK)
-#define ROW_WARP_SLOTS (32 * ROW_ITEMS)
+#define SEGMENT_ITEMS (ROW_SORT_MAX / ROW_SORT_BLOCK)
+#define ROWS_THREADS (ROW_SORT_MAX / ROWS_ITEMS)
 
-// A slot's index in the shared arrays: one spare slot every 32, so that the ROW_ITEMS
-// consecutive slots of each lane of a warp fall in distinct banks.
+// A slot's index in the shared arrays: one spare slot every 32, so that the N consecutive slots
+// of each lane of a warp fall in distinct banks.
 __device__ __forceinline__ unsigned row_slot(unsigned s) { return s + (s >> 5); }
 
+#if ROW_PACKED
+struct row_item {
+    unsigned long long word;
+    __device__ __forceinline__ U key() const { return (U)(word >> 32); }
+    __device__ __forceinline__ unsigned pos() const { return (unsigned)word; }
+};
+__device__ __forceinline__ row_item make_row_item(U bits, unsigned position) {
+    row_item r;
+    r.word = ((unsigned long long)bits << 32) | position;
+    return r;
+}
+// Whether a sorts after b: by key bits, then by position (distinct within a row).
+__device__ __forceinline__ bool row_after(row_item a, row_item b) { return a.word > b.word; }
+// The pair of the lane `lanes` away (lane ^ lanes) of the converged warp.
+__device__ __forceinline__ row_item shfl_xor_item(row_item a, unsigned lanes) {
+    a.word = __shfl_xor_sync(0xffffffffu, a.word, lanes);
+    return a;
+}
+#else
 struct row_item {
     U bits;
     unsigned position;
+    __device__ __forceinline__ U key() const { return bits; }
+    __device__ __forceinline__ unsigned pos() const { return position; }
 };
+__device__ __forceinline__ row_item make_row_item(U bits, unsigned position) {
+    row_item r;
+    r.bits = bits;
+    r.position = position;
+    return r;
+}
 // Whether a sorts after b: by key bits, then by position (distinct within a row).
 __device__ __forceinline__ bool row_after(row_item a, row_item b) {
     return a.bits > b.bits || (a.bits == b.bits && a.position > b.position);
 }
-
 // Key bits from the lane `lanes` away (lane ^ lanes) of the converged warp.
-__device__ __forceinline__ unsigned char shfl_xor_bits(unsigned char b, unsigned lanes) {
-    return (unsigned char)__shfl_xor_sync(0xffffffffu, (unsigned)b, lanes);
-}
-__device__ __forceinline__ unsigned short shfl_xor_bits(unsigned short b, unsigned lanes) {
-    return (unsigned short)__shfl_xor_sync(0xffffffffu, (unsigned)b, lanes);
-}
-__device__ __forceinline__ unsigned shfl_xor_bits(unsigned b, unsigned lanes) {
-    return __shfl_xor_sync(0xffffffffu, b, lanes);
-}
 __device__ __forceinline__ unsigned long long shfl_xor_bits(unsigned long long b, unsigned lanes) {
     return __shfl_xor_sync(0xffffffffu, b, lanes);
 }
@@ -628,6 +646,13 @@ __device__ __forceinline__ cuda_core_key128 shfl_xor_bits(cuda_core_key128 b, un
     b.hi = __shfl_xor_sync(0xffffffffu, b.hi, lanes);
     return b;
 }
+// The pair of the lane `lanes` away (lane ^ lanes) of the converged warp.
+__device__ __forceinline__ row_item shfl_xor_item(row_item a, unsigned lanes) {
+    a.bits = shfl_xor_bits(a.bits, lanes);
+    a.position = __shfl_xor_sync(0xffffffffu, a.position, lanes);
+    return a;
+}
+#endif
 
 // Whether slot s keeps the smaller of its pair in the step of span k and distance j: the lower
 // slot of a pair does in the spans sorted ascending (bit k of s clear, or k a whole row).
@@ -637,12 +662,12 @@ __device__ __forceinline__ bool row_keeps_min(unsigned s, unsigned j, unsigned k
     return lower != descending;
 }
 
-// A step of distance J < ROW_ITEMS: both slots of each pair are the thread's.
-template <unsigned J>
-__device__ __forceinline__ void row_step_in_thread(row_item (&item)[ROW_ITEMS], unsigned first, unsigned k,
+// A step of distance J < N: both slots of each pair are the thread's.
+template <unsigned N, unsigned J>
+__device__ __forceinline__ void row_step_in_thread(row_item (&item)[N], unsigned first, unsigned k,
                                                    unsigned padded) {
 #pragma unroll
-    for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+    for (unsigned i = 0; i < N; ++i) {
         if ((i & J) == 0u) {
             const row_item a = item[i], b = item[i | J];
             if (row_after(a, b) == row_keeps_min(first + i, J, k, padded)) {
@@ -653,68 +678,73 @@ __device__ __forceinline__ void row_step_in_thread(row_item (&item)[ROW_ITEMS], 
     }
 }
 
-// The thread's slots to and from the shared arrays.
-__device__ __forceinline__ void row_store(row_item (&item)[ROW_ITEMS], unsigned first, U *bits,
-                                          unsigned short *position) {
-#pragma unroll
-    for (unsigned i = 0; i < ROW_ITEMS; ++i) {
-        bits[row_slot(first + i)] = item[i].bits;
-        position[row_slot(first + i)] = (unsigned short)item[i].position;
-    }
-}
-__device__ __forceinline__ void row_load(row_item (&item)[ROW_ITEMS], unsigned first, const U *bits,
-                                         const unsigned short *position) {
-#pragma unroll
-    for (unsigned i = 0; i < ROW_ITEMS; ++i) {
-        item[i].bits = bits[row_slot(first + i)];
-        item[i].position = position[row_slot(first + i)];
-    }
+// The steps of span k from distance min(k / 2, J) down to 1 inside the thread (J < N).
+template <unsigned N, unsigned J>
+__device__ __forceinline__ void row_steps_in_thread(row_item (&item)[N], unsigned first, unsigned k,
+                                                    unsigned padded) {
+    if (k > J) row_step_in_thread<N, J>(item, first, k, padded);
+    if constexpr (J > 1u) row_steps_in_thread<N, J / 2u>(item, first, k, padded);
 }
 
-// The network's steps of span k from distance j (below ROW_WARP_SLOTS) down to 1, which pair
-// slots of one warp: those ROW_ITEMS apart and more between lanes by shuffles (slot s pairs with
-// the same item of lane lane ^ (j / ROW_ITEMS)), the others inside the thread.
-__device__ __forceinline__ void row_steps_in_warp(row_item (&item)[ROW_ITEMS], unsigned first, unsigned k,
-                                                  unsigned j, unsigned padded) {
-    for (; j >= ROW_ITEMS; j >>= 1) {
+// The thread's slots to and from the shared arrays.
+template <unsigned N>
+__device__ __forceinline__ void row_store(row_item (&item)[N], unsigned first, U *bits, unsigned short *position) {
 #pragma unroll
-        for (unsigned i = 0; i < ROW_ITEMS; ++i) {
-            row_item other;
-            other.bits = shfl_xor_bits(item[i].bits, j / ROW_ITEMS);
-            other.position = __shfl_xor_sync(0xffffffffu, item[i].position, j / ROW_ITEMS);
+    for (unsigned i = 0; i < N; ++i) {
+        bits[row_slot(first + i)] = item[i].key();
+        position[row_slot(first + i)] = (unsigned short)item[i].pos();
+    }
+}
+template <unsigned N>
+__device__ __forceinline__ void row_load(row_item (&item)[N], unsigned first, const U *bits,
+                                         const unsigned short *position) {
+#pragma unroll
+    for (unsigned i = 0; i < N; ++i) item[i] = make_row_item(bits[row_slot(first + i)], position[row_slot(first + i)]);
+}
+
+// The network's steps of span k from distance j (below 32 * N) down to 1, which pair slots of
+// one warp: those N apart and more between lanes by shuffles (slot s pairs with the same item of
+// lane lane ^ (j / N)), the others inside the thread.
+template <unsigned N>
+__device__ __forceinline__ void row_steps_in_warp(row_item (&item)[N], unsigned first, unsigned k, unsigned j,
+                                                  unsigned padded) {
+    for (; j >= N; j >>= 1) {
+#pragma unroll
+        for (unsigned i = 0; i < N; ++i) {
+            const row_item other = shfl_xor_item(item[i], j / N);
             if (row_after(item[i], other) == row_keeps_min(first + i, j, k, padded)) item[i] = other;
         }
     }
-    if (k >= 8u) row_step_in_thread<4>(item, first, k, padded);
-    if (k >= 4u) row_step_in_thread<2>(item, first, k, padded);
-    row_step_in_thread<1>(item, first, k, padded);
+    row_steps_in_thread<N, N / 2u>(item, first, k, padded);
 }
 
-// The whole network over the block's first `slots` slots (a multiple of ROW_WARP_SLOTS; the
-// warps past them only take part in the barriers), groups of `padded` slots each sorted: the
-// steps from ROW_WARP_SLOTS apart through the shared arrays, the others in the warps. Every
+// The whole network over the block's first `slots` slots (a multiple of 32 * N; the warps past
+// them only take part in the barriers) by `threads` threads, groups of `padded` slots each
+// sorted: the steps from 32 * N apart through the shared arrays, the others in the warps. Every
 // thread of the block calls it.
-__device__ __forceinline__ void row_network_block(row_item (&item)[ROW_ITEMS], unsigned first, unsigned padded,
-                                                  unsigned slots, U *bits, unsigned short *position) {
+template <unsigned N>
+__device__ __forceinline__ void row_network_block(row_item (&item)[N], unsigned first, unsigned padded,
+                                                  unsigned slots, unsigned threads, U *bits,
+                                                  unsigned short *position) {
     const bool mine = first < slots;
     for (unsigned k = 2; k <= padded; k <<= 1) {
         unsigned j = k >> 1;
-        if (j >= ROW_WARP_SLOTS) {
+        if (j >= 32u * N) {
             // Every thread has loaded the shared arrays (or, first, read them) before any stores.
             __syncthreads();
             if (mine) row_store(item, first, bits, position);
             __syncthreads();
-            for (; j >= ROW_WARP_SLOTS; j >>= 1) {
+            for (; j >= 32u * N; j >>= 1) {
                 // Pair q of the slots / 2 is (i, i + j), i the q-th slot with bit j clear.
-                for (unsigned q = threadIdx.x; q < slots / 2u; q += ROW_SORT_BLOCK) {
+                for (unsigned q = threadIdx.x; q < slots / 2u; q += threads) {
                     const unsigned i = ((q & ~(j - 1u)) << 1) | (q & (j - 1u));
-                    const row_item a = {bits[row_slot(i)], position[row_slot(i)]};
-                    const row_item b = {bits[row_slot(i | j)], position[row_slot(i | j)]};
+                    const row_item a = make_row_item(bits[row_slot(i)], position[row_slot(i)]);
+                    const row_item b = make_row_item(bits[row_slot(i | j)], position[row_slot(i | j)]);
                     if (row_after(a, b) == row_keeps_min(i, j, k, padded)) {
-                        bits[row_slot(i)] = b.bits;
-                        position[row_slot(i)] = (unsigned short)b.position;
-                        bits[row_slot(i | j)] = a.bits;
-                        position[row_slot(i | j)] = (unsigned short)a.position;
+                        bits[row_slot(i)] = b.key();
+                        position[row_slot(i)] = (unsigned short)b.pos();
+                        bits[row_slot(i | j)] = a.key();
+                        position[row_slot(i | j)] = (unsigned short)a.pos();
                     }
                 }
                 __syncthreads();
@@ -728,26 +758,34 @@ __device__ __forceinline__ void row_network_block(row_item (&item)[ROW_ITEMS], u
     __syncthreads();
 }
 
-extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_rows_block(
+// Registers bounded for 8 blocks an SM (packed pairs: 64 a thread, 12 bytes spilled) or 4 (80
+// a thread unbounded, 3 blocks): on an H100, rows of 4 to 2048 keys sorted 4 to 10 % faster
+// (f32) and 1 to 21 % faster (f64) than unbounded.
+#if ROW_PACKED
+#define ROWS_BOUNDS ROWS_THREADS, 8
+#else
+#define ROWS_BOUNDS ROWS_THREADS, 4
+#endif
+extern "C" __global__ void __launch_bounds__(ROWS_BOUNDS) cuda_core_sort_rows_block(
     const K *keys, K *keys_out, long long *indices_out, unsigned long long rows, unsigned row_len, unsigned padded) {
     __shared__ U bits[ROW_SORT_MAX + ROW_SORT_MAX / 32];
     __shared__ unsigned short position[ROW_SORT_MAX + ROW_SORT_MAX / 32];
     const unsigned together = ROW_SORT_MAX / padded;
-    const unsigned first = threadIdx.x * ROW_ITEMS;
+    const unsigned first = threadIdx.x * ROWS_ITEMS;
     for (unsigned long long group = blockIdx.x; group * together < rows; group += gridDim.x) {
         const unsigned long long first_row = group * together;
         // Striped loads: consecutive threads read consecutive keys of a row.
-        for (unsigned s = threadIdx.x; s < ROW_SORT_MAX; s += ROW_SORT_BLOCK) {
+        for (unsigned s = threadIdx.x; s < ROW_SORT_MAX; s += ROWS_THREADS) {
             const unsigned long long row = first_row + s / padded;
             const unsigned p = s & (padded - 1u);
             bits[row_slot(s)] = row < rows && p < row_len ? key_bits(keys[row * row_len + p]) : key_max();
             position[row_slot(s)] = (unsigned short)p;
         }
         __syncthreads();
-        row_item item[ROW_ITEMS];
+        row_item item[ROWS_ITEMS];
         row_load(item, first, bits, position);
-        row_network_block(item, first, padded, ROW_SORT_MAX, bits, position);
-        for (unsigned s = threadIdx.x; s < ROW_SORT_MAX; s += ROW_SORT_BLOCK) {
+        row_network_block(item, first, padded, ROW_SORT_MAX, ROWS_THREADS, bits, position);
+        for (unsigned s = threadIdx.x; s < ROW_SORT_MAX; s += ROWS_THREADS) {
             const unsigned long long row = first_row + s / padded;
             const unsigned p = s & (padded - 1u);
             if (row >= rows || p >= row_len) continue;
@@ -782,8 +820,8 @@ __device__ __forceinline__ void segment_put(const K *keys, K *keys_out, I *perm,
 
 // Sorts each segment of up to ROW_SORT_MAX elements of a segmented sort in place, in keys_out
 // (and its source positions in perm, where not null), both filled by cuda_core_sort_identity,
-// with labels marked by cuda_core_sort_label_segments: a warp a segment of up to ROW_WARP_SLOTS
-// elements (the network in registers and shuffles; warps take segments in turn), then a block a
+// with labels marked by cuda_core_sort_label_segments: a warp a segment of up to 32 *
+// SEGMENT_ITEMS elements (the network in registers and shuffles; warps take segments in turn), then a block a
 // longer one (blocks take segments in turn). A segment that does not own its elements (it
 // overlaps another: segment_owned_part) is left, as are longer segments; either clears
 // SORT_DONE in *done (set before), and the sort by key then label that follows runs and
@@ -798,29 +836,28 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_segm
     for (unsigned long long s = (unsigned long long)blockIdx.x * (ROW_SORT_BLOCK / 32) + threadIdx.x / 32u;
          s < segments; s += warps) {
         const segment_range r = segment_at(begins, ends, s, n);
-        if (r.len < 2ull || r.len > ROW_WARP_SLOTS) continue;
+        if (r.len < 2ull || r.len > 32u * SEGMENT_ITEMS) continue;
         if (!__all_sync(0xffffffffu, segment_owned_part(labels, r, n, lane, 32u))) {
             if (lane == 0u) atomicAnd(done, ~SORT_DONE);
             continue;
         }
-        const unsigned len = (unsigned)r.len, padded = 1u << (32 - __clz(len - 1u)), first = lane * ROW_ITEMS;
-        row_item item[ROW_ITEMS];
+        const unsigned len = (unsigned)r.len, padded = 1u << (32 - __clz(len - 1u)), first = lane * SEGMENT_ITEMS;
+        row_item item[SEGMENT_ITEMS];
 #pragma unroll
-        for (unsigned i = 0; i < ROW_ITEMS; ++i) {
+        for (unsigned i = 0; i < SEGMENT_ITEMS; ++i) {
             const unsigned p = first + i;
-            item[i].bits = p < len ? key_bits(keys[r.begin + p]) : key_max();
-            item[i].position = p;
+            item[i] = make_row_item(p < len ? key_bits(keys[r.begin + p]) : key_max(), p);
         }
         for (unsigned k = 2; k <= padded; k <<= 1) row_steps_in_warp(item, first, k, k >> 1, padded);
 #pragma unroll
-        for (unsigned i = 0; i < ROW_ITEMS; ++i) {
-            if (first + i < len) segment_put(keys, keys_out, perm, r, first + i, item[i].position);
+        for (unsigned i = 0; i < SEGMENT_ITEMS; ++i) {
+            if (first + i < len) segment_put(keys, keys_out, perm, r, first + i, item[i].pos());
         }
     }
-    const unsigned first = threadIdx.x * ROW_ITEMS;
+    const unsigned first = threadIdx.x * SEGMENT_ITEMS;
     for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
         const segment_range r = segment_at(begins, ends, s, n);
-        if (r.len <= ROW_WARP_SLOTS) continue;
+        if (r.len <= 32u * SEGMENT_ITEMS) continue;
         // r.len is the block's alike, so every thread reaches __syncthreads_and or none does.
         if (r.len > ROW_SORT_MAX || !__syncthreads_and(segment_owned_part(labels, r, n, threadIdx.x, ROW_SORT_BLOCK))) {
             if (threadIdx.x == 0u) atomicAnd(done, ~SORT_DONE);
@@ -832,9 +869,9 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_segm
             position[row_slot(p)] = (unsigned short)p;
         }
         __syncthreads();
-        row_item item[ROW_ITEMS];
+        row_item item[SEGMENT_ITEMS];
         if (first < padded) row_load(item, first, bits, position);
-        row_network_block(item, first, padded, padded, bits, position);
+        row_network_block(item, first, padded, padded, ROW_SORT_BLOCK, bits, position);
         for (unsigned p = threadIdx.x; p < len; p += ROW_SORT_BLOCK) {
             segment_put(keys, keys_out, perm, r, p, position[row_slot(p)]);
         }
