@@ -43,8 +43,6 @@ const ENTRIES: [&str; 6] = [
 ];
 /// Threads of a block of `qs_rows` (`QS_ROWS_BLOCK`: one per digit value).
 const ROWS_BLOCK: u32 = 256;
-/// Resident `qs_rows` blocks per SM the grid is sized to.
-const ROWS_BLOCKS_PER_SM: u32 = 8;
 /// The shortest lines taken by radix select one block a line (up to [`SELECT_MIN_LEN`]);
 /// shorter ones are sorted. A first guess, to be set by a benchmark on the GPU.
 pub(super) const ROWS_SELECT_MIN_LEN: usize = 512;
@@ -125,7 +123,9 @@ pub(super) fn quantile_of_rows<T: Element>(
     }
     let stream = rows.stream();
     let loaded = load::<T>(stream)?;
-    let grid = grid_for(lines as u64, 1, loaded.sm_count, ROWS_BLOCKS_PER_SM);
+    // A block a line, handed to the SMs as blocks finish (H100, the median of each of 2^16 rows
+    // of 2^10 f32: 1.39 ms, against 1.56 with a grid of 8 blocks an SM striding over the lines).
+    let grid = (lines as u64).min(i32::MAX as u64) as u32;
     let args = [Arg::from(rows), Arg::from(out)];
     let mut launch = Launch::on(stream);
     launch.args(&args)?;
