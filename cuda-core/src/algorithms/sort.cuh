@@ -821,10 +821,10 @@ __device__ __forceinline__ void segment_put(const K *keys, K *keys_out, I *perm,
 // Sorts each segment of up to ROW_SORT_MAX elements of a segmented sort in place, in keys_out
 // (and its source positions in perm, where not null), both filled by cuda_core_sort_identity,
 // with labels marked by cuda_core_sort_label_segments: a warp a segment of up to 32 *
-// SEGMENT_ITEMS elements (the network in registers and shuffles; warps take segments in turn), then a block a
-// longer one (blocks take segments in turn). A segment that does not own its elements (it
-// overlaps another: segment_owned_part) is left, as are longer segments; either clears
-// SORT_DONE in *done (set before), and the sort by key then label that follows runs and
+// SEGMENT_ITEMS elements (the network in registers and shuffles; warps take segments in turn),
+// then a block a longer one (blocks take segments in turn). A segment that does not own its
+// elements (it overlaps another: segment_owned_part) is left, as are longer segments; either
+// clears SORT_DONE in *done (set before), and the sort by key then label that follows runs and
 // rewrites the whole output; otherwise that sort's passes all return at once.
 extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_segments(
     const K *keys, K *keys_out, I *perm, const I *labels, const long long *begins, const long long *ends,

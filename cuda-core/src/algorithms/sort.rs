@@ -35,8 +35,9 @@
 //! pair one 8-byte word (the key's bits above the position), compared at once. Each thread holds
 //! N consecutive slots in registers (16 for keys of up to 4 bytes, 8 for wider ones): the steps
 //! between slots under N apart run in the thread, under 32 N apart by warp shuffles, and only the
-//! longer ones through shared memory; each group of rows is a block of its own. A longer row sort is a stable sort by key followed by stable passes on the row of each element's
-//! flat index (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
+//! longer ones through shared memory; each group of rows is a block of its own. A longer row sort
+//! is a stable sort by key followed by stable passes on the row of each element's flat index
+//! (`ceil(log2(rows) / 8)` passes), which keeps each row's order.
 //!
 //! A pass on a byte that every key has alike moves nothing, and is skipped with no host wait:
 //! the kernel that turns the histogram into starts sees one digit holding every key and sets
