@@ -242,14 +242,23 @@ const ROW_SORT_SHAPES: [(usize, usize); 4] = [(1 << 16, 1 << 10), (1 << 20, 64),
 fn row_sort_rows(stream: &Stream) -> Vec<Row> {
     let mut rows = Vec::new();
     for (count, len) in ROW_SORT_SHAPES {
-        rows.push(row_sort_row::<f32>(stream, "f32", (count, len)));
-        rows.push(row_sort_row::<f64>(stream, "f64", (count, len)));
+        rows.push(row_sort_row::<f32>(
+            stream,
+            &format!("sort rows {count}x{len} f32"),
+            (count, len),
+        ));
+        rows.push(row_sort_row::<f64>(
+            stream,
+            &format!("sort rows {count}x{len} f64"),
+            (count, len),
+        ));
     }
     rows
 }
 
-/// `sort(-1)` of a `count` x `len` matrix of random `T`, checked sorted row by row.
-fn row_sort_row<T: Element + PartialOrd>(stream: &Stream, dtype: &str, (count, len): (usize, usize)) -> Row {
+/// Row `case`: `sort(-1)` of a `count` x `len` matrix of random `T`, checked sorted row by row,
+/// keys per second.
+fn row_sort_row<T: Element + PartialOrd>(stream: &Stream, case: &str, (count, len): (usize, usize)) -> Row {
     let stats = random::rand::<T>(stream, count * len, 14)
         .and_then(|x| x.reshape(vec![count, len]))
         .map_err(text)
@@ -260,8 +269,8 @@ fn row_sort_row<T: Element + PartialOrd>(stream: &Stream, dtype: &str, (count, l
                 |s| s.to_vec().map_err(text)?.chunks(len).try_for_each(sorted),
             )
         });
-    let case = format!("sort rows {count}x{len} {dtype}");
-    per_second_row(&case, "cuda-core sort axis=-1", "Gkeys/s", count * len, stats)
+    let (_, implementation, unit) = SORT_ROWS[3];
+    per_second_row(case, implementation, unit, count * len, stats)
 }
 
 /// `elements` (keys or queries) per op of `stats`, as billions per second.
@@ -363,26 +372,7 @@ fn sort_rows(stream: &Stream) -> Vec<Row> {
         mid,
         stats,
     ));
-    let stats = random::rand::<f32>(stream, mid, 14)
-        .and_then(|x| x.reshape(vec![1 << 16, 1 << 10]))
-        .map_err(text)
-        .and_then(|x| {
-            timed_and_checked(
-                stream,
-                || x.sort(-1).map_err(text),
-                |s| {
-                    let s = s.to_vec().map_err(text)?;
-                    s.chunks(1 << 10).try_for_each(sorted)
-                },
-            )
-        });
-    rows.push(per_second_row(
-        SORT_ROWS[3].0,
-        SORT_ROWS[3].1,
-        SORT_ROWS[3].2,
-        mid,
-        stats,
-    ));
+    rows.push(row_sort_row::<f32>(stream, SORT_ROWS[3].0, (1 << 16, 1 << 10)));
     let queries_len = 1usize << 20;
     let stats = (|| {
         let keys = random::rand::<f32>(stream, mid, 15)
