@@ -23,10 +23,13 @@
 //!
 //! How: each block sorts a tile of keys (and values) in shared memory, then passes over global
 //! memory merge runs of doubling width, ping-ponging between the output and one temporary
-//! buffer from the pool (stream-ordered; no host wait). A merge places every element by its
-//! rank: its index in its own run plus the count of the other run's elements that go before
-//! it (a binary search: strictly less for the left run, not greater for the right), so equal
-//! keys keep their order (stable) and every write stays inside the pair of runs, whatever the
+//! buffer from the pool (stream-ordered; no host wait). A block of a merge pass writes one
+//! tile of the output: a small kernel first finds, for each tile, where it starts in the two
+//! runs it merges (a binary search along the merge path, one thread a tile); the block reads its
+//! share of both runs into shared memory, each thread merges its few elements there (a search
+//! along the path within the tile, then one element at a time, the left run's first on ties:
+//! stable), and the tile is written out coalesced. Each element is read and written once a
+//! pass. Every read stays inside its runs and every block writes only its tile, whatever the
 //! comparator answers.
 
 use std::fmt::Write;
@@ -149,16 +152,104 @@ extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_block(const _key_t *__
     }
 }
 
-// One merge pass over global memory: runs of w sorted elements into runs of 2w.
+// The count of run a's elements (of a_len) among the first o of the merge of runs a and b (of
+// b_len; a's first on ties): the least i in [max(0, o - b_len), min(o, a_len)] whose a[i] does
+// not go before b[o - i - 1] (the merge path). Reads only inside both runs, whatever _less
+// answers.
+template <typename I>
+__device__ __forceinline__ I _co_rank(const _key_t *a, const I a_len, const _key_t *b, const I b_len, const I o) {
+    I lo = o > b_len ? o - b_len : 0, hi = o < a_len ? o : a_len;
+    while (lo < hi) {
+        const I m = lo + (hi - lo) / 2;
+        if (!_less(b[o - m - 1], a[m])) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+// The pair of runs of w (a multiple of _TILE) that output position `at` lies in: where it
+// starts, where its second run starts, and where it ends (at most n).
+struct _pair_of {
+    unsigned long long pair, mid, end;
+};
+__device__ __forceinline__ _pair_of _pair_at(const unsigned long long at, const unsigned long long n,
+                                             const unsigned long long w) {
+    _pair_of p;
+    p.pair = at / (2 * w) * (2 * w);
+    p.mid = n - p.pair < w ? n : p.pair + w;
+    p.end = n - p.pair < 2 * w ? n : p.pair + 2 * w;
+    return p;
+}
+
+// splits[t] = how many of its pair's first run's elements the merge puts before output tile t's
+// first position (t * _TILE), for the `tiles` tiles of a merge pass over runs of w.
+extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_split(const _key_t *__restrict__ keys_in,
+        const unsigned long long n, const unsigned long long w, unsigned long long *__restrict__ splits,
+        const unsigned long long tiles) {
+    for (unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; t < tiles;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned long long at = t * _TILE;
+        const _pair_of p = _pair_at(at, n, w);
+        splits[t] = _co_rank<unsigned long long>(keys_in + p.pair, p.mid - p.pair, keys_in + p.mid, p.end - p.mid,
+                                                 at - p.pair);
+    }
+}
+
+// Elements a thread merges.
+#define _ITEMS ((_TILE + _BLOCK - 1) / _BLOCK)
+
+// One merge pass over global memory, runs of w (a multiple of _TILE) into runs of 2w: block t
+// writes the output tile [t * _TILE, (t + 1) * _TILE) (below n). Its share of each run, from
+// the splits, comes into shared memory; each thread finds where its _ITEMS outputs start in the
+// two shares (a merge path search there) and merges them one by one into a second buffer, which
+// is written out coalesced. A comparator that is not a strict weak order can give splits out of
+// order: they are clamped so that the shares stay inside their runs and add up to the tile.
 extern "C" __global__ void __launch_bounds__(_BLOCK) NAME_merge(const _key_t *__restrict__ keys_in,
         const _val_t *__restrict__ values_in, _key_t *__restrict__ keys_out, _val_t *__restrict__ values_out,
-        const unsigned long long n, const unsigned long long w) {
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        const unsigned long long d = _merged_index<unsigned long long>(keys_in, i, n, w);
-        keys_out[d] = keys_in[i];
+        const unsigned long long n, const unsigned long long w, const unsigned long long *__restrict__ splits) {
+    __shared__ __align__(16) unsigned char raw_keys[2 * _TILE * sizeof(_key_t)];
+    _key_t *shared_keys = reinterpret_cast<_key_t *>(raw_keys);
 #if _HAS_VALUES
-        values_out[d] = values_in[i];
+    __shared__ __align__(16) unsigned char raw_values[2 * _TILE * sizeof(_val_t)];
+    _val_t *shared_values = reinterpret_cast<_val_t *>(raw_values);
+#endif
+    const unsigned long long start = (unsigned long long)blockIdx.x * _TILE;
+    const _pair_of p = _pair_at(start, n, w);
+    const unsigned long long stop = n - start < _TILE ? n : start + _TILE;
+    const unsigned len = (unsigned)(stop - start);
+    // The tile's share of the first run: [i0, i1) of it, and of the second [o0 - i0, ...).
+    const unsigned long long i0 = splits[blockIdx.x];
+    const unsigned long long i1_found = stop < p.end ? splits[blockIdx.x + 1] : p.mid - p.pair;
+    const unsigned long long i1 = i1_found < i0 ? i0 : (i1_found - i0 > len ? i0 + len : i1_found);
+    const unsigned a_len = (unsigned)(i1 - i0), b_len = len - a_len;
+    const unsigned long long a_from = p.pair + i0, b_from = p.mid + (start - p.pair - i0);
+    for (unsigned s = threadIdx.x; s < len; s += _BLOCK) {
+        const unsigned long long from = s < a_len ? a_from + s : b_from + (s - a_len);
+        shared_keys[s] = keys_in[from];
+#if _HAS_VALUES
+        shared_values[s] = values_in[from];
+#endif
+    }
+    __syncthreads();
+    const unsigned first = threadIdx.x * _ITEMS;
+    if (first < len) {
+        const unsigned last = len - first < _ITEMS ? len : first + _ITEMS;
+        unsigned ia = _co_rank<unsigned>(shared_keys, a_len, shared_keys + a_len, b_len, first);
+        unsigned ib = first - ia;
+        for (unsigned d = first; d < last; ++d) {
+            const bool from_a = ia < a_len && (ib >= b_len || !_less(shared_keys[a_len + ib], shared_keys[ia]));
+            const unsigned s = from_a ? ia++ : a_len + ib++;
+            shared_keys[_TILE + d] = shared_keys[s];
+#if _HAS_VALUES
+            shared_values[_TILE + d] = shared_values[s];
+#endif
+        }
+    }
+    __syncthreads();
+    for (unsigned s = threadIdx.x; s < len; s += _BLOCK) {
+        keys_out[start + s] = shared_keys[_TILE + s];
+#if _HAS_VALUES
+        values_out[start + s] = shared_values[_TILE + s];
 #endif
     }
 }
@@ -205,7 +296,7 @@ impl MergeSort {
     }
 
     /// The CUDA C++ generated for keys of `key_bytes` bytes and values of `value_bytes` (0: no
-    /// values): `{name}_block` and `{name}_merge`.
+    /// values): `{name}_block`, `{name}_merge` and `{name}_split`.
     pub fn source_for(&self, key_bytes: usize, value_bytes: usize) -> String {
         let name = format!("merge_sort_{}", self.name);
         let tile = tile_for(key_bytes, value_bytes);
@@ -234,7 +325,11 @@ impl MergeSort {
             let name = format!("merge_sort_{}", self.name);
             Ok((
                 self.source_for(key_bytes, value_bytes),
-                vec![format!("{name}_block"), format!("{name}_merge")],
+                vec![
+                    format!("{name}_block"),
+                    format!("{name}_merge"),
+                    format!("{name}_split"),
+                ],
             ))
         })
     }
@@ -338,10 +433,26 @@ impl MergeSort {
         // values, when the code has them), its shared buffers sized for `tile` (the constant
         // it was compiled with).
         unsafe { block.run(&loaded.functions[0], (tiles, 1), (BLOCK, 1))? };
-        let grid = grid_for(n64, BLOCK, loaded.sm_count, 8);
+        let split_grid = grid_for(u64::from(tiles), BLOCK, loaded.sm_count, 8);
+        let splits = match passes {
+            0 => None,
+            _ => Some(pool.alloc(stream, bytes_of::<u64>("merge sort", tiles as usize)?)?),
+        };
         let mut width = tile;
         for _ in 0..passes {
             let to = if from == out { temp } else { out };
+            let splits = splits.as_ref().map_or(0, |block| block.ptr());
+            let mut split = Launch::on(stream);
+            split
+                .value(from.0)
+                .value(n64)
+                .value(width)
+                .value(splits)
+                .value(u64::from(tiles));
+            // SAFETY: `_split(keys_in, n, w, splits, tiles)` reads keys below n (binary searches
+            // inside each pair of runs) and writes splits[t] for t < tiles (the `tiles` u64 of
+            // the pool block).
+            unsafe { split.run(&loaded.functions[2], (split_grid, 1), (BLOCK, 1))? };
             let mut merge = Launch::on(stream);
             merge
                 .value(from.0)
@@ -349,11 +460,15 @@ impl MergeSort {
                 .value(to.0)
                 .value(to.1)
                 .value(n64)
-                .value(width);
-            // SAFETY: `_merge(keys_in, values_in, keys_out, values_out, n, w)` reads elements
-            // below n and writes each at its merged index, inside its pair of runs (below n);
-            // `from` and `to` are the output and the temporary buffers, n elements each, apart.
-            unsafe { merge.run(&loaded.functions[1], (grid, 1), (BLOCK, 1))? };
+                .value(width)
+                .value(splits);
+            // SAFETY: `_merge(keys_in, values_in, keys_out, values_out, n, w, splits)`: block b
+            // reads splits[b] and splits[b + 1] (below `tiles`), then elements of its pair of
+            // runs (the splits clamped inside them, below n), and writes the output tile
+            // [b * tile, min(n, (b + 1) * tile)); `from` and `to` are the output and the
+            // temporary buffers, n elements each, apart; its shared buffers are sized for
+            // `tile` (the constant it was compiled with). Width is a multiple of the tile.
+            unsafe { merge.run(&loaded.functions[1], (tiles, 1), (BLOCK, 1))? };
             from = to;
             width = width.saturating_mul(2);
         }
