@@ -592,7 +592,8 @@ extern "C" __global__ void cuda_core_sort_gather(const void *in, void *out, cons
 // shared memory. The host defines ROWS_ITEMS, the N of cuda_core_sort_rows_block (16 for keys of
 // up to 4 bytes, 8 for wider ones; blocks of ROW_SORT_MAX / N threads), and ROW_PACKED (1 for
 // keys of up to 4 bytes: a pair is one 8-byte word, the key's bits above the position, compared
-// at once). cuda_core_sort_segments takes 8 slots a thread in blocks of ROW_SORT_BLOCK.
+// at once). cuda_core_sort_segments (segments a warp can sort) takes 8 slots a thread in blocks
+// of ROW_SORT_BLOCK; cuda_core_sort_segments_block takes cuda_core_sort_rows_block's.
 #define ROW_SORT_MAX 2048
 #define ROW_SORT_BLOCK 256
 #define SEGMENT_ITEMS (ROW_SORT_MAX / ROW_SORT_BLOCK)
@@ -818,19 +819,17 @@ __device__ __forceinline__ void segment_put(const K *keys, K *keys_out, I *perm,
     if (perm) perm[r.begin + p] = (I)(r.begin + from);
 }
 
-// Sorts each segment of up to ROW_SORT_MAX elements of a segmented sort in place, in keys_out
-// (and its source positions in perm, where not null), both filled by cuda_core_sort_identity,
-// with labels marked by cuda_core_sort_label_segments: a warp a segment of up to 32 *
-// SEGMENT_ITEMS elements (the network in registers and shuffles; warps take segments in turn),
-// then a block a longer one (blocks take segments in turn). A segment that does not own its
-// elements (it overlaps another: segment_owned_part) is left, as are longer segments; either
-// clears SORT_DONE in *done (set before), and the sort by key then label that follows runs and
-// rewrites the whole output; otherwise that sort's passes all return at once.
+// Sorts each segment of 2 to 32 * SEGMENT_ITEMS elements of a segmented sort in place, in
+// keys_out (and its source positions in perm, where not null), both filled by
+// cuda_core_sort_identity, with labels marked by cuda_core_sort_label_segments: a warp a segment
+// (the network in registers and shuffles; warps take segments in turn).
+// cuda_core_sort_segments_block sorts the longer ones. A segment that does not own its elements
+// (it overlaps another: segment_owned_part) is left, as are segments longer than ROW_SORT_MAX;
+// either clears SORT_DONE in *done (set before), and the sort by key then label that follows
+// runs and rewrites the whole output; otherwise that sort's passes all return at once.
 extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_segments(
     const K *keys, K *keys_out, I *perm, const I *labels, const long long *begins, const long long *ends,
     unsigned long long segments, unsigned long long n, unsigned *done) {
-    __shared__ U bits[ROW_SORT_MAX + ROW_SORT_MAX / 32];
-    __shared__ unsigned short position[ROW_SORT_MAX + ROW_SORT_MAX / 32];
     const unsigned lane = threadIdx.x & 31u;
     const unsigned long long warps = (unsigned long long)gridDim.x * (ROW_SORT_BLOCK / 32);
     for (unsigned long long s = (unsigned long long)blockIdx.x * (ROW_SORT_BLOCK / 32) + threadIdx.x / 32u;
@@ -854,28 +853,39 @@ extern "C" __global__ void __launch_bounds__(ROW_SORT_BLOCK) cuda_core_sort_segm
             if (first + i < len) segment_put(keys, keys_out, perm, r, first + i, item[i].pos());
         }
     }
-    const unsigned first = threadIdx.x * SEGMENT_ITEMS;
+}
+
+// As cuda_core_sort_segments, for the segments of 32 * SEGMENT_ITEMS + 1 to ROW_SORT_MAX
+// elements: a block a segment (the row sort's network, ROWS_ITEMS slots a thread, in blocks of
+// ROWS_THREADS), blocks handed to the SMs as earlier ones finish.
+extern "C" __global__ void __launch_bounds__(ROWS_BOUNDS) cuda_core_sort_segments_block(
+    const K *keys, K *keys_out, I *perm, const I *labels, const long long *begins, const long long *ends,
+    unsigned long long segments, unsigned long long n, unsigned *done) {
+    __shared__ U bits[ROW_SORT_MAX + ROW_SORT_MAX / 32];
+    __shared__ unsigned short position[ROW_SORT_MAX + ROW_SORT_MAX / 32];
+    const unsigned first = threadIdx.x * ROWS_ITEMS;
     for (unsigned long long s = blockIdx.x; s < segments; s += gridDim.x) {
         const segment_range r = segment_at(begins, ends, s, n);
         if (r.len <= 32u * SEGMENT_ITEMS) continue;
         // r.len is the block's alike, so every thread reaches __syncthreads_and or none does.
-        if (r.len > ROW_SORT_MAX || !__syncthreads_and(segment_owned_part(labels, r, n, threadIdx.x, ROW_SORT_BLOCK))) {
+        if (r.len > ROW_SORT_MAX || !__syncthreads_and(segment_owned_part(labels, r, n, threadIdx.x, ROWS_THREADS))) {
             if (threadIdx.x == 0u) atomicAnd(done, ~SORT_DONE);
             continue;
         }
         const unsigned len = (unsigned)r.len, padded = 1u << (32 - __clz(len - 1u));
-        for (unsigned p = threadIdx.x; p < padded; p += ROW_SORT_BLOCK) {
+        for (unsigned p = threadIdx.x; p < padded; p += ROWS_THREADS) {
             bits[row_slot(p)] = p < len ? key_bits(keys[r.begin + p]) : key_max();
             position[row_slot(p)] = (unsigned short)p;
         }
         __syncthreads();
-        row_item item[SEGMENT_ITEMS];
+        row_item item[ROWS_ITEMS];
         if (first < padded) row_load(item, first, bits, position);
-        row_network_block(item, first, padded, padded, ROW_SORT_BLOCK, bits, position);
-        for (unsigned p = threadIdx.x; p < len; p += ROW_SORT_BLOCK) {
+        row_network_block(item, first, padded, padded, ROWS_THREADS, bits, position);
+        for (unsigned p = threadIdx.x; p < len; p += ROWS_THREADS) {
             segment_put(keys, keys_out, perm, r, p, position[row_slot(p)]);
         }
         // The next segment overwrites the shared arrays.
         __syncthreads();
     }
 }
+

@@ -287,7 +287,7 @@ fn source(key: DType, payload: Payload, widths: Widths, order: SortOrder) -> Str
 
 /// The entry points of [`source`] for every payload, in the order of [`Loaded::functions`];
 /// with [`Payload::Indices`], [`SCATTER_INDICES`] after them.
-const ENTRIES: [&str; 8] = [
+const ENTRIES: [&str; 9] = [
     "cuda_core_sort_histogram",
     "cuda_core_sort_starts",
     "cuda_core_sort_scatter",
@@ -296,6 +296,7 @@ const ENTRIES: [&str; 8] = [
     "cuda_core_sort_label_segments",
     "cuda_core_sort_gather",
     "cuda_core_sort_segments",
+    "cuda_core_sort_segments_block",
 ];
 const HISTOGRAM: usize = 0;
 const STARTS: usize = 1;
@@ -305,8 +306,9 @@ const ROWS_BLOCK: usize = 4;
 const LABEL_SEGMENTS: usize = 5;
 const GATHER: usize = 6;
 const SEGMENTS: usize = 7;
+const SEGMENTS_BLOCK: usize = 8;
 /// The scatter writing flat indices as `i64` (only with [`Payload::Indices`]).
-const SCATTER_INDICES: usize = 8;
+const SCATTER_INDICES: usize = 9;
 
 /// The entry points of [`source`] for `payload`.
 fn entries(payload: Payload) -> Vec<String> {
@@ -318,8 +320,8 @@ fn entries(payload: Payload) -> Vec<String> {
 }
 /// The longest row sorted inside one block (`ROW_SORT_MAX` in `sort.cuh`).
 const ROW_SORT_MAX: usize = 2048;
-/// Threads of a block of a segmented sort's own kernel (`ROW_SORT_BLOCK` in `sort.cuh`), 8
-/// slots each.
+/// Threads of a block of a segmented sort's warp kernel (`ROW_SORT_BLOCK` in `sort.cuh`), 8
+/// slots each: a warp sorts a segment of up to 256.
 const ROW_SORT_BLOCK: u32 = 256;
 
 /// Whether keys of `key` sort rows as one 8-byte word a slot, the key's bits above its position
@@ -338,7 +340,7 @@ fn rows_threads(key: DType) -> u32 {
         false => ROW_SORT_BLOCK,
     }
 }
-/// Resident blocks per SM the grid of a segmented sort's own kernel is sized to.
+/// Resident blocks per SM the grid of a segmented sort's warp kernel is sized to.
 const ROW_SORT_BLOCKS_PER_SM: u32 = 8;
 
 /// The loaded code of the sort family (one registry entry; code per key type and variant).
