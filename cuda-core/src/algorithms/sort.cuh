@@ -888,4 +888,3 @@ extern "C" __global__ void __launch_bounds__(ROWS_BOUNDS) cuda_core_sort_segment
         __syncthreads();
     }
 }
-
