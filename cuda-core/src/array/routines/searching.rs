@@ -4,7 +4,8 @@
 //! `nonzero`, `argwhere`, reading through a boolean mask (`x[mask]`, NumPy's `extract`, and
 //! `compress` along an axis) and
 //! writing through one (`place`, `putmask`), each one pass that scans the flags and writes the
-//! selected elements, indices or values.
+//! selected elements, indices or values; the indices and coordinates of `flatnonzero`,
+//! `nonzero` and `argwhere` take two (the tiles' counts, then the selection).
 //!
 //! ```no_run
 //! use cuda_core::{Device, DeviceArray, ExprOps};
@@ -21,14 +22,17 @@
 //!
 //! The result's length depends on the data, so each reads the count back (one 8-byte copy and a
 //! wait for the array's stream) to give the result its shape; the algorithms' form
-//! ([`select_flagged`](crate::algorithms::select::select_flagged)) leaves it on the device. The
-//! result is a view of the first `count` elements of a buffer sized for every element.
+//! ([`select_flagged`](crate::algorithms::select::select_flagged)) leaves it on the device.
+//! `flatnonzero`, `nonzero` and `argwhere` read it back between their passes and make a result
+//! of exactly that size; the masks' results are views of the first `count` elements of a buffer
+//! sized for every element.
 
 use cuda_driver::{Access, Stream};
 
 use crate::algorithms::search::{search_sorted, search_sorted_with_sorter, Side};
 use crate::algorithms::select::{
-    launch_select, load_select, read_count, Emit, PredArgs, PredParam, Predicate, SelectCall,
+    count_tiles, launch_select, load_select, read_count, select_counted, Emit, PredArgs, PredParam, Predicate,
+    SelectCall,
 };
 use crate::array::axis::OptionalAxis;
 use crate::array::device_array::{c_strides, DeviceArray};
@@ -144,39 +148,44 @@ fn nonzero_select<T: Element>(x: &DeviceArray<T>, emit: Emit) -> Result<(DeviceA
     crate::graph::refuse_host_wait(stream, crate::graph::COUNTED_SELECTION)?;
     let src = x.to_contiguous()?;
     let n = src.len();
-    let (room, key) = match emit {
-        Emit::Coordinates => (n.checked_mul(x.ndim()), COORDINATES_KEY),
-        _ => (Some(n), INDEX_KEY),
+    let (per_element, key, name) = match emit {
+        Emit::Coordinates => (x.ndim(), COORDINATES_KEY, "argwhere"),
+        _ => (1, INDEX_KEY, "flatnonzero"),
     };
-    let room = room.ok_or_else(|| Error::InvalidValue("argwhere: the output's size overflows".into()))?;
-    let out = DeviceArray::<i64>::empty(stream, [room])?;
     let count = DeviceArray::<u64>::empty(stream, [1])?;
     let signature = [ArgType::Array(T::DTYPE)];
-    let name = match emit {
-        Emit::Coordinates => "argwhere",
-        _ => "flatnonzero",
-    };
     let loaded = load_select(stream, &[key], &signature, name, &|| Predicate::flags(T::DTYPE), emit)?;
-    let _src_use = src.begin_use(stream, Access::Read)?;
-    let _out_use = out.begin_use(stream, Access::Write)?;
-    let _count_use = count.begin_use(stream, Access::Write)?;
-    let call = SelectCall {
+    let mut call = SelectCall {
         pred: PredArgs::Addresses(&[*src.ptr_ref()]),
         data: None,
         values_len: None,
-        out: *out.ptr_ref(),
+        out: 0,
         ends: None,
         count: *count.ptr_ref(),
         n: n as u64,
         partition: false,
         shape: x.shape(),
     };
-    // SAFETY: the predicate reads `src` (compact, `n` elements) below `n`; `out` holds `n`
-    // indices or `n * ndim` coordinates, `count` one u64, both new and apart from `src`; the
-    // uses are begun on `stream`.
-    unsafe { launch_select(&loaded, stream, &call)? };
-    drop((_src_use, _out_use, _count_use));
+    // Two passes: the tiles' counts (the output then made to the count read back, not `n`
+    // indices), then the selection into it.
+    let src_use = src.begin_use(stream, Access::Read)?;
+    let count_use = count.begin_use(stream, Access::Write)?;
+    // SAFETY: the predicate reads `src` (compact, `n` elements) below `n`; `count` is one new
+    // u64 apart from it; the output is not written; the uses are begun on `stream`.
+    let status = unsafe { count_tiles(&loaded, stream, &call)? };
+    drop(count_use);
     let selected = read_count(&count, n)?;
+    let room = selected
+        .checked_mul(per_element)
+        .ok_or_else(|| Error::InvalidValue(format!("{name}: the output's size overflows")))?;
+    let out = DeviceArray::<i64>::empty(stream, [room])?;
+    let out_use = out.begin_use(stream, Access::Write)?;
+    let count_use = count.begin_use(stream, Access::Write)?;
+    call.out = *out.ptr_ref();
+    // SAFETY: as the count pass; `out` (new, apart from `src`) holds the `selected` indices or
+    // coordinate rows the tiles counted, which `status` holds from the count pass of this call.
+    unsafe { select_counted(&loaded, stream, &call, status)? };
+    drop((src_use, out_use, count_use));
     Ok((out, selected))
 }
 
