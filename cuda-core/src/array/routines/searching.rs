@@ -193,8 +193,7 @@ impl<T: Element> DeviceArray<T> {
     /// The flat (C-order) indices of the nonzero elements (NumPy's `flatnonzero`), a 1-D `i64`
     /// array. Reads the count back (see the module's docs).
     pub fn flatnonzero(&self) -> Result<DeviceArray<i64>> {
-        let (out, count) = nonzero_select(self, Emit::Index)?;
-        Ok(out.view(*out.ptr_ref(), vec![count], vec![1]))
+        Ok(nonzero_select(self, Emit::Index)?.0)
     }
 
     /// The coordinates of the nonzero elements, one row each in C order (NumPy's `argwhere`),
