@@ -939,14 +939,8 @@ fn numpy_complex_sample<F: From<f32>>() -> [Complex<F>; 9] {
     .map(|(re, im)| Complex::new(F::from(re), F::from(im)))
 }
 
-/// Every quantile method.
-const METHODS: [QuantileMethod; 5] = [
-    QuantileMethod::Linear,
-    QuantileMethod::Lower,
-    QuantileMethod::Higher,
-    QuantileMethod::Nearest,
-    QuantileMethod::Midpoint,
-];
+/// Every quantile method (NumPy's thirteen).
+const METHODS: [QuantileMethod; 13] = QuantileMethod::ALL;
 
 /// NumPy's quantile of one line in `f64` (its `_lerp`; NaN if the line holds one).
 fn host_quantile(line: &[f64], q: f64, method: QuantileMethod) -> f64 {
@@ -973,7 +967,10 @@ fn host_quantile_f32(line: &[f32], q: f64, method: QuantileMethod) -> f32 {
 }
 
 /// NumPy's quantile of one line, interpolated by `lerp` (NumPy's `_lerp` in the line's
-/// arithmetic); NaN if the line is empty or holds one.
+/// arithmetic); NaN if the line is empty or holds one. As NumPy's `_quantile` computes it: the
+/// method's virtual index in `f64`, then the element at it (the discrete methods), or its two
+/// neighbours by `_get_indexes` (both the first element below 0, both the last, index -1, from
+/// `n - 1` on) and the weight from the lower one's index by the method's `fix_gamma`.
 fn host_quantile_in<F: Key + From<f32>>(
     line: &[F],
     q: f64,
@@ -986,17 +983,55 @@ fn host_quantile_in<F: Key + From<f32>>(
     if n == 0 || sorted[n - 1].has_nan() {
         return F::from(f32::NAN);
     }
-    let virtual_index = q * (n - 1) as f64;
-    let at = |i: f64| sorted[(i.clamp(0.0, (n - 1) as f64)) as usize];
-    let floor = virtual_index.floor();
-    match method {
-        QuantileMethod::Linear => lerp(at(floor), at(floor + 1.0), virtual_index - floor),
-        QuantileMethod::Lower => at(floor),
-        QuantileMethod::Higher => at(virtual_index.ceil()),
-        QuantileMethod::Nearest => at(virtual_index.round_ties_even()),
-        QuantileMethod::Midpoint if virtual_index == floor => at(floor),
-        QuantileMethod::Midpoint => lerp(at(floor), at(floor + 1.0), 0.5),
+    let count = n as f64;
+    let take = |i: f64| sorted[i.clamp(0.0, count - 1.0) as usize];
+    // `_discrete_interpolation_to_boundaries`: the index's floor where `keep` holds, else the
+    // next one, clipped at 0.
+    let boundary = |index: f64, keep: &dyn Fn(f64, f64) -> bool| {
+        let previous = index.floor();
+        take(match keep(index - previous, index) {
+            true => previous,
+            false => previous + 1.0,
+        })
+    };
+    let hyndman_fan = |alpha: f64, beta: f64| count * q + (alpha + q * (1.0 - alpha - beta)) - 1.0;
+    let linear = (count - 1.0) * q;
+    let virtual_index = match method {
+        QuantileMethod::Lower => return take(linear.floor()),
+        QuantileMethod::Higher => return take(linear.ceil()),
+        QuantileMethod::Nearest => return take(linear.round_ties_even()),
+        QuantileMethod::InvertedCdf => return boundary(count * q - 1.0, &|gamma, _| gamma == 0.0),
+        QuantileMethod::ClosestObservation => {
+            return boundary(count * q - 1.0 - 0.5, &|gamma, index| {
+                gamma == 0.0 && index.floor().rem_euclid(2.0) == 1.0
+            })
+        }
+        QuantileMethod::Linear => linear,
+        QuantileMethod::Midpoint => 0.5 * (linear.floor() + linear.ceil()),
+        QuantileMethod::AveragedInvertedCdf => count * q - 1.0,
+        QuantileMethod::InterpolatedInvertedCdf => hyndman_fan(0.0, 1.0),
+        QuantileMethod::Hazen => hyndman_fan(0.5, 0.5),
+        QuantileMethod::Weibull => hyndman_fan(0.0, 0.0),
+        QuantileMethod::MedianUnbiased => hyndman_fan(1.0 / 3.0, 1.0 / 3.0),
+        QuantileMethod::NormalUnbiased => hyndman_fan(3.0 / 8.0, 3.0 / 8.0),
+    };
+    let (mut previous, mut next) = (virtual_index.floor(), virtual_index.floor() + 1.0);
+    if virtual_index >= count - 1.0 {
+        (previous, next) = (-1.0, -1.0);
     }
+    if virtual_index < 0.0 {
+        (previous, next) = (0.0, 0.0);
+    }
+    let at = |i: f64| sorted[if i < 0.0 { n - 1 } else { i as usize }];
+    let gamma = virtual_index - previous;
+    let gamma = match method {
+        QuantileMethod::Midpoint if virtual_index.fract() == 0.0 => 0.0,
+        QuantileMethod::Midpoint => 0.5,
+        QuantileMethod::AveragedInvertedCdf if gamma == 0.0 => 0.5,
+        QuantileMethod::AveragedInvertedCdf => 1.0,
+        _ => gamma,
+    };
+    lerp(at(previous), at(next), gamma)
 }
 
 #[test]
@@ -1839,6 +1874,77 @@ fn pairs_move_16_byte_values() {
         }
     }
     println!("pairs move 16-byte values");
+}
+
+/// Several quantiles at once (NumPy's `q` as a sequence) stack along a new first axis, each as
+/// the quantile alone gives it, on each of the three ways (sorted lines, a block a line, one
+/// long line); percentiles are quantiles of p / 100; no quantiles give an empty first axis; a
+/// bad one is refused.
+#[test]
+fn several_quantiles_stack_along_a_new_first_axis() {
+    let Some(device) = common::device_or_skip("several_quantiles_stack_along_a_new_first_axis") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let qs = [0.9, 0.0, 0.5, 0.25, 1.0];
+    for (shape, axis, seed) in [
+        (vec![6usize, 40], -1isize, 5u64),
+        (vec![600, 3], 0, 6),
+        (vec![70_000], 0, 7),
+    ] {
+        let len = shape.iter().product();
+        let x = DeviceArray::from_slice(&stream, &data::<f64>(len, seed))
+            .unwrap()
+            .reshape(shape.clone())
+            .unwrap();
+        let mut reduced = shape.clone();
+        reduced.remove(axis.rem_euclid(shape.len() as isize) as usize);
+        for method in [
+            QuantileMethod::Linear,
+            QuantileMethod::Hazen,
+            QuantileMethod::ClosestObservation,
+        ] {
+            let all = x.quantiles(&qs, axis, method).unwrap();
+            let nan_all = x.nanquantiles(&qs, axis, method).unwrap();
+            let percent: Vec<f64> = qs.iter().map(|q| q * 100.0).collect();
+            let by_percent = x.percentiles(&percent, axis, method).unwrap();
+            let nan_by_percent = x.nanpercentiles(&percent, axis, method).unwrap();
+            let mut expected_shape = vec![qs.len()];
+            expected_shape.extend(&reduced);
+            for stacked in [&all, &nan_all, &by_percent, &nan_by_percent] {
+                assert_eq!(stacked.shape(), expected_shape.as_slice(), "{shape:?} {method:?}");
+            }
+            let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()));
+            let (all, nan_all) = (all.to_vec().unwrap(), nan_all.to_vec().unwrap());
+            let (by_percent, nan_by_percent) = (by_percent.to_vec().unwrap(), nan_by_percent.to_vec().unwrap());
+            let each = len / shape[axis.rem_euclid(shape.len() as isize) as usize];
+            for (i, &q) in qs.iter().enumerate() {
+                let one = x.quantile(q, axis, method).unwrap().to_vec().unwrap();
+                let nan_one = x.nanquantile(q, axis, method).unwrap().to_vec().unwrap();
+                let part = i * each..(i + 1) * each;
+                assert!(same(&all[part.clone()], &one), "{shape:?} {method:?} q {q}");
+                assert!(
+                    same(&by_percent[part.clone()], &one),
+                    "{shape:?} {method:?} p {}",
+                    q * 100.0
+                );
+                assert!(same(&nan_all[part.clone()], &nan_one), "{shape:?} {method:?} nan q {q}");
+                assert!(same(&nan_by_percent[part], &nan_one), "{shape:?} {method:?} nan p");
+            }
+        }
+        let none = x.quantiles(&[], axis, QuantileMethod::Linear).unwrap();
+        let mut empty_shape = vec![0];
+        empty_shape.extend(&reduced);
+        assert_eq!(none.shape(), empty_shape.as_slice());
+        assert!(matches!(
+            x.quantiles(&[0.5, 1.5], axis, QuantileMethod::Linear),
+            Err(Error::InvalidValue(_))
+        ));
+        assert!(matches!(
+            x.percentiles(&[f64::NAN], axis, QuantileMethod::Linear),
+            Err(Error::InvalidValue(_))
+        ));
+    }
 }
 
 #[test]

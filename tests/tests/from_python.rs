@@ -1100,6 +1100,8 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     cuda_core::algorithms::histogram::histogram_even::<f32, f32>(&stream, (&x, 3), (0.0, 1.0), &mut counts, 10)?;
     x.percentile(90.0, -1, QuantileMethod::Linear)?;
     x.quantile(0.25, 1, QuantileMethod::Lower)?;
+    x.quantile(0.25, 1, "hazen".parse()?)?;
+    x.percentiles(&[25.0, 50.0, 75.0], 0, QuantileMethod::Linear)?;
     let Unique {
         values,
         indices,

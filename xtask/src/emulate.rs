@@ -31,6 +31,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "isin_and_union1d_match_numpy",
             "merge_sort_takes_struct_keys_and_checks_its_buffers",
             "median_and_percentiles_match_numpy",
+            "several_quantiles_stack_along_a_new_first_axis",
             "complex_medians_match_numpy",
             "unique_matches_numpy",
             "passes_on_constant_key_bytes_are_skipped_and_sorts_stay_exact",

@@ -2,7 +2,8 @@
 // a quantile needs, found by digit histograms (8 bits a pass, most significant first) with no
 // sort. The host side prepends warp_peers.cuh, T (the element as stored), U (its bits, same
 // size), KIND (0 unsigned, 1 signed, 2 float, 3 bool), SIGN and INF (as bits), M (the result), C
-// (the computing type) and MUL, ADD, SUB (rounded, never fused, as NumPy computes).
+// (the computing type), MUL, ADD, SUB (rounded, never fused, as NumPy computes) and
+// quantile_plan.cuh.
 //
 // State (unsigned long long words): 0 NaN count, 1 and 2 the ranks still wanted below the
 // prefixes, 3 and 4 the prefixes (the keys' bits found so far), 5 whether the result is NaN, 6
@@ -52,14 +53,9 @@ extern "C" __global__ void qs_clear(unsigned long long *state) {
     for (unsigned i = threadIdx.x; i < 8 + 512; i += blockDim.x) state[i] = 0ull;
 }
 
-// Index x clamped into [0, count - 1].
-__device__ __forceinline__ unsigned long long qs_clamp(double x, unsigned long long count) {
-    return x <= 0.0 ? 0ull : (x >= (double)(count - 1) ? count - 1 : (unsigned long long)x);
-}
-
 // The ranks of the one or two elements the quantile reads (as the sorted read-out does), from
 // the count of numbers (skip_nan) or NaN when a NaN is there (not skip_nan) or no number is.
-// method: 0 linear, 1 lower, 2 higher, 3 nearest (ties to even), 4 midpoint. One thread.
+// method: NumPy's (plan_quantile's codes). One thread.
 __device__ void qs_plan_state(unsigned long long *state, unsigned long long n, double q, int method, int skip_nan) {
     const unsigned long long nans = state[0];
     const unsigned long long count = n - nans;
@@ -67,28 +63,11 @@ __device__ void qs_plan_state(unsigned long long *state, unsigned long long n, d
         state[5] = 1ull;
         return;
     }
-    const double virtual_index = q * (double)(count - 1);
-    const double below = floor(virtual_index);
-    unsigned long long low = qs_clamp(below, count), high = low;
-    double t = 0.0;
-    bool direct = true;
-    if (method == 0) {
-        high = qs_clamp(below + 1.0, count);
-        t = virtual_index - below;
-        direct = false;
-    } else if (method == 2) {
-        low = high = qs_clamp(ceil(virtual_index), count);
-    } else if (method == 3) {
-        low = high = qs_clamp(rint(virtual_index), count);
-    } else if (method == 4 && virtual_index != below) {
-        high = qs_clamp(below + 1.0, count);
-        t = 0.5;
-        direct = false;
-    }
-    state[1] = low;
-    state[2] = high;
-    state[6] = direct;
-    state[7] = (unsigned long long)__double_as_longlong(t);
+    const quantile_plan plan = plan_quantile(q, count, method);
+    state[1] = plan.low;
+    state[2] = plan.high;
+    state[6] = plan.direct;
+    state[7] = (unsigned long long)__double_as_longlong(plan.t);
 }
 extern "C" __global__ void qs_plan(unsigned long long *state, unsigned long long n, double q, int method, int skip_nan) {
     qs_plan_state(state, n, q, method, skip_nan);

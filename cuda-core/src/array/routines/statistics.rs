@@ -7,8 +7,11 @@
 //! sorted elements each output needs; lines of 512 to 2^16 - 1 elements by radix select, one
 //! block a line, and one line of at least 2^16 elements (the whole array) by radix select across
 //! the device, with no sort (see `quantile_select`; among equal zeros it picks `-0.0`
-//! before `0.0`, where the sort keeps their input order). NumPy's methods `linear` (its default), `lower`,
-//! `higher`, `nearest` and `midpoint`; a line holding a NaN gives NaN, as in NumPy, and the
+//! before `0.0`, where the sort keeps their input order). All thirteen of NumPy's methods
+//! ([`QuantileMethod`], `linear` its default, one device function choosing the ranks and the
+//! weight for both ways), one quantile or a sequence of them (`quantiles`, `percentiles` and
+//! their `nan` forms, stacked along a new first axis as NumPy's); a line holding a NaN gives
+//! NaN, as in NumPy, and the
 //! `nan*` forms (`nanmedian`, `nanpercentile`, `nanquantile`) leave NaNs out (NaNs sort last: each
 //! line's numbers are its first elements, found by bisection).
 //!
@@ -17,7 +20,9 @@
 //!
 //! Deviation: the median or a quantile of an empty axis is [`Error::InvalidValue`] (NumPy
 //! returns NaN with a warning). The result's type is NumPy's: `f64` for integers and `bool`,
-//! the float type itself for floats, computed in `f64` for `f64` and integers and in `f32` for
+//! the float type itself for floats (deviation: the methods that pick one element, `lower`,
+//! `higher`, `nearest`, `inverted_cdf` and `closest_observation`, also give `f64` for
+//! integers, where NumPy keeps the integer type; the value is the same below 2^53), computed in `f64` for `f64` and integers and in `f32` for
 //! the 32- and 16-bit floats (NumPy computes `f16` in `f16`: the last bit may differ).
 
 use cuda_driver::Stream;
@@ -45,14 +50,21 @@ use super::SORTED_LINES;
 
 /// The quantile read-out kernel.
 const QUANTILE: &str = include_str!("quantile.cuh");
+/// The ranks and weight each of NumPy's quantile methods reads (device code, before the
+/// read-out and the radix select).
+pub(super) const QUANTILE_PLAN: &str = include_str!("quantile_plan.cuh");
 /// Threads per block of the quantile kernel.
 const BLOCK: u32 = 256;
 
-/// How a quantile between two sorted elements is chosen (NumPy's `method`).
+/// How a quantile between two sorted elements is chosen: NumPy's `method`, each of its
+/// thirteen. The continuous ones of Hyndman and Fan take the virtual index
+/// `n q + (alpha + q (1 - alpha - beta)) - 1` of the `n` sorted numbers and interpolate between
+/// its neighbours (the first number below 0, the last from `n - 1` on), as NumPy does.
+/// `"hazen".parse::<QuantileMethod>()` takes NumPy's spelling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum QuantileMethod {
     /// Linear interpolation between the two neighbours of the virtual index `q * (n - 1)`
-    /// (NumPy's default).
+    /// (NumPy's default; alpha = beta = 1).
     #[default]
     Linear,
     /// The lower neighbour.
@@ -61,8 +73,102 @@ pub enum QuantileMethod {
     Higher,
     /// The nearer neighbour (ties to the even index, as NumPy rounds).
     Nearest,
-    /// The mean of the two neighbours (the element itself at an integral index).
+    /// The mean of the two neighbours (at an integral index, the element itself; beside an
+    /// infinity NumPy's interpolation there gives NaN, and so does this).
     Midpoint,
+    /// The inverse of the empirical distribution function: the number at the index `n q - 1`
+    /// rounded up, or kept where it is integral.
+    InvertedCdf,
+    /// As `InvertedCdf`, but the mean of the two neighbours where the index is integral.
+    AveragedInvertedCdf,
+    /// The number nearest the index `n q - 1.5`, an odd index where it lies halfway.
+    ClosestObservation,
+    /// Interpolation with alpha = 0, beta = 1: the linear interpolation of the empirical
+    /// distribution function.
+    InterpolatedInvertedCdf,
+    /// Interpolation with alpha = beta = 1/2 (Hazen).
+    Hazen,
+    /// Interpolation with alpha = beta = 0 (Weibull).
+    Weibull,
+    /// Interpolation with alpha = beta = 1/3: medians unbiased whatever the distribution.
+    MedianUnbiased,
+    /// Interpolation with alpha = beta = 3/8: unbiased for normally distributed numbers.
+    NormalUnbiased,
+}
+
+impl QuantileMethod {
+    /// Every method, in NumPy's documentation order of the names `FromStr` takes.
+    pub const ALL: [QuantileMethod; 13] = [
+        QuantileMethod::InvertedCdf,
+        QuantileMethod::AveragedInvertedCdf,
+        QuantileMethod::ClosestObservation,
+        QuantileMethod::InterpolatedInvertedCdf,
+        QuantileMethod::Hazen,
+        QuantileMethod::Weibull,
+        QuantileMethod::Linear,
+        QuantileMethod::MedianUnbiased,
+        QuantileMethod::NormalUnbiased,
+        QuantileMethod::Lower,
+        QuantileMethod::Higher,
+        QuantileMethod::Midpoint,
+        QuantileMethod::Nearest,
+    ];
+
+    /// NumPy's name of the method.
+    pub fn name(self) -> &'static str {
+        match self {
+            QuantileMethod::Linear => "linear",
+            QuantileMethod::Lower => "lower",
+            QuantileMethod::Higher => "higher",
+            QuantileMethod::Nearest => "nearest",
+            QuantileMethod::Midpoint => "midpoint",
+            QuantileMethod::InvertedCdf => "inverted_cdf",
+            QuantileMethod::AveragedInvertedCdf => "averaged_inverted_cdf",
+            QuantileMethod::ClosestObservation => "closest_observation",
+            QuantileMethod::InterpolatedInvertedCdf => "interpolated_inverted_cdf",
+            QuantileMethod::Hazen => "hazen",
+            QuantileMethod::Weibull => "weibull",
+            QuantileMethod::MedianUnbiased => "median_unbiased",
+            QuantileMethod::NormalUnbiased => "normal_unbiased",
+        }
+    }
+
+    /// The method's number in the device code (`plan_quantile` in `quantile_plan.cuh`).
+    pub(super) fn code(self) -> i32 {
+        match self {
+            QuantileMethod::Linear => 0,
+            QuantileMethod::Lower => 1,
+            QuantileMethod::Higher => 2,
+            QuantileMethod::Nearest => 3,
+            QuantileMethod::Midpoint => 4,
+            QuantileMethod::InvertedCdf => 5,
+            QuantileMethod::AveragedInvertedCdf => 6,
+            QuantileMethod::ClosestObservation => 7,
+            QuantileMethod::InterpolatedInvertedCdf => 8,
+            QuantileMethod::Hazen => 9,
+            QuantileMethod::Weibull => 10,
+            QuantileMethod::MedianUnbiased => 11,
+            QuantileMethod::NormalUnbiased => 12,
+        }
+    }
+}
+
+impl std::str::FromStr for QuantileMethod {
+    type Err = Error;
+
+    /// NumPy's name of a method (`"linear"`, `"hazen"`, ...); any other is
+    /// [`Error::InvalidValue`], as NumPy raises `ValueError`.
+    fn from_str(name: &str) -> Result<QuantileMethod> {
+        QuantileMethod::ALL
+            .into_iter()
+            .find(|method| method.name() == name)
+            .ok_or_else(|| {
+                Error::InvalidValue(format!(
+                    "quantile: {name:?} is not a method; NumPy's are {}",
+                    QuantileMethod::ALL.map(QuantileMethod::name).join(", ")
+                ))
+            })
+    }
 }
 
 /// The type a quantile of `input` is computed in and its rounded operations (never contracted
@@ -85,7 +191,7 @@ fn source(input: DType, output: DType) -> String {
     format!(
         "// generated by cuda-core: quantile of sorted {input} lines into {output}\n{PRELUDE}\
          typedef {element} T;\ntypedef {} M;\ntypedef {compute} C;\n#define READ(i) {read}\n\
-         #define MUL {mul}\n#define ADD {add}\n#define SUB {sub}\n{SORTED_LINES}{QUANTILE}",
+         #define MUL {mul}\n#define ADD {add}\n#define SUB {sub}\n{SORTED_LINES}{QUANTILE_PLAN}{QUANTILE}",
         output.c_name(),
     )
 }
@@ -95,6 +201,13 @@ fn empty_axis(what: &str, axis: usize, shape: &[usize]) -> Error {
     Error::InvalidValue(format!(
         "{what} of an empty axis (axis {axis} of shape {shape:?}); NumPy gives NaN with a warning"
     ))
+}
+
+/// The fractions of the percentiles `ps`, each checked to be in `[0, 100]`.
+fn fractions(what: &str, ps: &[f64]) -> Result<Vec<f64>> {
+    ps.iter()
+        .map(|&p| check_fraction(what, p, 100.0).map(|()| p / 100.0))
+        .collect()
 }
 
 /// Checks that `value` is in `[0, top]` (NaN is not).
@@ -331,6 +444,53 @@ impl<T: Element> DeviceArray<T> {
         self.quantile_along("nanquantile", q, axis, method, true)
     }
 
+    /// The quantiles `qs` along `axis`, stacked along a new first axis: NumPy's
+    /// `np.quantile(a, qs, axis, method)` with a sequence of quantiles (the lines sorted once
+    /// for all of them where they are sorted). A `q` outside `[0, 1]` (or NaN) is an error.
+    pub fn quantiles(&self, qs: &[f64], axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+        qs.iter().try_for_each(|&q| check_fraction("quantile", q, 1.0))?;
+        self.quantiles_along("quantile", qs, axis, method, false)
+    }
+
+    /// As [`quantiles`](Self::quantiles), NaNs left out: NumPy's `np.nanquantile` with a
+    /// sequence of quantiles.
+    pub fn nanquantiles(
+        &self,
+        qs: &[f64],
+        axis: impl Into<Axis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
+        qs.iter().try_for_each(|&q| check_fraction("nanquantile", q, 1.0))?;
+        self.quantiles_along("nanquantile", qs, axis, method, true)
+    }
+
+    /// The percentiles `ps` along `axis`, stacked along a new first axis: NumPy's
+    /// `np.percentile(a, ps, axis, method)` with a sequence (`[25.0, 50.0, 75.0]`, say). A `p`
+    /// outside `[0, 100]` (or NaN) is an error.
+    pub fn percentiles(
+        &self,
+        ps: &[f64],
+        axis: impl Into<Axis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
+        let qs = fractions("percentile", ps)?;
+        self.quantiles_along("percentile", &qs, axis, method, false)
+    }
+
+    /// As [`percentiles`](Self::percentiles), NaNs left out: NumPy's `np.nanpercentile` with a
+    /// sequence.
+    pub fn nanpercentiles(
+        &self,
+        ps: &[f64],
+        axis: impl Into<Axis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
+        let qs = fractions("nanpercentile", ps)?;
+        self.quantiles_along("nanpercentile", &qs, axis, method, true)
+    }
+
+    /// One quantile: [`quantiles_along`](Self::quantiles_along)'s result for `[q]`, without
+    /// its first axis.
     fn quantile_along(
         &self,
         what: &str,
@@ -339,6 +499,40 @@ impl<T: Element> DeviceArray<T> {
         method: QuantileMethod,
         skip_nan: bool,
     ) -> Result<DeviceArray<T::Mean>> {
+        self.each_quantile(what, &[q], axis, method, skip_nan)?
+            .pop()
+            .ok_or_else(|| Error::InvalidValue(format!("{what}: no quantile")))
+    }
+
+    /// The quantiles `qs` (checked) along `axis`, stacked along a new first axis.
+    fn quantiles_along(
+        &self,
+        what: &str,
+        qs: &[f64],
+        axis: impl Into<Axis>,
+        method: QuantileMethod,
+        skip_nan: bool,
+    ) -> Result<DeviceArray<T::Mean>> {
+        let axis = axis.into();
+        let each = self.each_quantile(what, qs, axis, method, skip_nan)?;
+        if each.is_empty() {
+            let mut shape = self.shape().to_vec();
+            shape.remove(axis.index(self.ndim())?);
+            shape.insert(0, 0);
+            return DeviceArray::<T::Mean>::empty(self.stream(), shape);
+        }
+        DeviceArray::stack(&each.iter().collect::<Vec<_>>(), 0)
+    }
+
+    /// Each of the quantiles `qs` (checked) along `axis`, an array of the other axes each.
+    fn each_quantile(
+        &self,
+        what: &str,
+        qs: &[f64],
+        axis: impl Into<Axis>,
+        method: QuantileMethod,
+        skip_nan: bool,
+    ) -> Result<Vec<DeviceArray<T::Mean>>> {
         if T::DTYPE.is_complex() {
             return Err(Error::InvalidValue(format!(
                 "{what}: a must be an array of real numbers, not {} (NumPy raises TypeError)",
@@ -353,30 +547,37 @@ impl<T: Element> DeviceArray<T> {
         let mut shape = self.shape().to_vec();
         shape.remove(axis);
         let stream = self.stream();
-        let mut out = DeviceArray::<T::Mean>::empty(stream, shape)?;
-        if out.is_empty() {
-            return Ok(out);
+        let lines = shape.iter().product::<usize>();
+        let method = method.code();
+        let mut each = Vec::with_capacity(qs.len());
+        if lines == 0 {
+            for _ in qs {
+                each.push(DeviceArray::<T::Mean>::empty(stream, shape.clone())?);
+            }
+            return Ok(each);
         }
-        let method = match method {
-            QuantileMethod::Linear => 0i32,
-            QuantileMethod::Lower => 1,
-            QuantileMethod::Higher => 2,
-            QuantileMethod::Nearest => 3,
-            QuantileMethod::Midpoint => 4,
-        };
         // One long line (the whole array): radix select, no sort.
-        if out.len() == 1 && n >= SELECT_MIN_LEN {
-            quantile_of_line(&self.ravel()?, &mut out, q, method, skip_nan)?;
-            return Ok(out);
+        if lines == 1 && n >= SELECT_MIN_LEN {
+            let line = self.ravel()?;
+            for &q in qs {
+                let mut out = DeviceArray::<T::Mean>::empty(stream, shape.clone())?;
+                quantile_of_line(&line, &mut out, q, method, skip_nan)?;
+                each.push(out);
+            }
+            return Ok(each);
         }
         // Lines of a middle length: radix select of each by one block, no sort (longer lines,
         // more than one, are sorted: a block each would leave most of the device idle).
         if (ROWS_SELECT_MIN_LEN..SELECT_MIN_LEN).contains(&n) {
             let rows = self.moveaxis(axis, self.ndim() - 1)?.to_contiguous()?;
-            quantile_of_rows(&rows, &mut out, n, (q, method, skip_nan))?;
-            return Ok(out);
+            for &q in qs {
+                let mut out = DeviceArray::<T::Mean>::empty(stream, shape.clone())?;
+                quantile_of_rows(&rows, &mut out, n, (q, method, skip_nan))?;
+                each.push(out);
+            }
+            return Ok(each);
         }
-        // The lines sorted, the axis last and compact.
+        // The lines sorted (once for every quantile), the axis last and compact.
         let sorted = self.moveaxis(axis, self.ndim() - 1)?.sort(-1)?;
         let kernels = kernel(
             KernelKey::Named("cuda_core_quantile"),
@@ -389,25 +590,28 @@ impl<T: Element> DeviceArray<T> {
                 vec!["cuda_core_quantile".to_string()],
             ))
         })?;
-        let lines = out.len() as u64;
-        let grid = grid_for(lines, BLOCK, loaded.sm_count, 8);
-        let arrays = [Arg::from(&sorted), Arg::from(&mut out)];
-        let mut launch = Launch::on(stream);
-        launch.args(&arrays)?;
-        launch
-            .value(lines)
-            .value(n as u64)
-            .value(q)
-            .value(method)
-            .value(i32::from(skip_nan));
-        // SAFETY: cuda_core_quantile(sorted, out, lines, n, q, method, skip_nan) reads line r
-        // (r < lines) of the compact `sorted` at positions below n (bisection in [0, n), and
-        // positions clamped into [0, count - 1] with 0 < count <= n), inside its `lines * n`
-        // elements (n > 0, checked above), and writes out[r], inside the `lines` elements of the
-        // compact `out`; both are borrowed for the launch.
-        unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
-        drop(launch);
-        Ok(out)
+        let grid = grid_for(lines as u64, BLOCK, loaded.sm_count, 8);
+        for &q in qs {
+            let mut out = DeviceArray::<T::Mean>::empty(stream, shape.clone())?;
+            let arrays = [Arg::from(&sorted), Arg::from(&mut out)];
+            let mut launch = Launch::on(stream);
+            launch.args(&arrays)?;
+            launch
+                .value(lines as u64)
+                .value(n as u64)
+                .value(q)
+                .value(method)
+                .value(i32::from(skip_nan));
+            // SAFETY: cuda_core_quantile(sorted, out, lines, n, q, method, skip_nan) reads line
+            // r (r < lines) of the compact `sorted` at positions below n (bisection in [0, n),
+            // and positions clamped into [0, count - 1] with 0 < count <= n), inside its
+            // `lines * n` elements (n > 0, checked above), and writes out[r], inside the `lines`
+            // elements of the compact `out`; both are borrowed for the launch.
+            unsafe { launch.run(&loaded.functions[0], (grid, 1), (BLOCK, 1))? };
+            drop(launch);
+            each.push(out);
+        }
+        Ok(each)
     }
 }
 
@@ -636,6 +840,20 @@ mod tests {
         assert!(matches!(
             check_fraction("q", f64::NAN, 1.0),
             Err(Error::InvalidValue(_))
+        ));
+    }
+
+    #[test]
+    fn methods_parse_as_numpy_spells_them() {
+        for method in QuantileMethod::ALL {
+            assert_eq!(method.name().parse::<QuantileMethod>().unwrap(), method);
+        }
+        let codes: std::collections::BTreeSet<i32> = QuantileMethod::ALL.iter().map(|m| m.code()).collect();
+        assert_eq!(codes, (0..13).collect());
+        assert_eq!("hazen".parse::<QuantileMethod>().unwrap(), QuantileMethod::Hazen);
+        assert!(matches!(
+            "Linear".parse::<QuantileMethod>(),
+            Err(Error::InvalidValue(message)) if message.contains("normal_unbiased")
         ));
     }
 
