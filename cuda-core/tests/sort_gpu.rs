@@ -1879,7 +1879,7 @@ fn pairs_move_16_byte_values() {
 /// Several quantiles at once (NumPy's `q` as a sequence) stack along a new first axis, each as
 /// the quantile alone gives it, on each of the three ways (sorted lines, a block a line, one
 /// long line); percentiles are quantiles of p / 100; no quantiles give an empty first axis; a
-/// bad one is refused.
+/// bad one is refused; no axis means the flattened array.
 #[test]
 fn several_quantiles_stack_along_a_new_first_axis() {
     let Some(device) = common::device_or_skip("several_quantiles_stack_along_a_new_first_axis") else {
@@ -1887,6 +1887,8 @@ fn several_quantiles_stack_along_a_new_first_axis() {
     };
     let stream = device.create_stream().unwrap();
     let qs = [0.9, 0.0, 0.5, 0.25, 1.0];
+    let same =
+        |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()));
     for (shape, axis, seed) in [
         (vec![6usize, 40], -1isize, 5u64),
         (vec![600, 3], 0, 6),
@@ -1914,7 +1916,6 @@ fn several_quantiles_stack_along_a_new_first_axis() {
             for stacked in [&all, &nan_all, &by_percent, &nan_by_percent] {
                 assert_eq!(stacked.shape(), expected_shape.as_slice(), "{shape:?} {method:?}");
             }
-            let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()));
             let (all, nan_all) = (all.to_vec().unwrap(), nan_all.to_vec().unwrap());
             let (by_percent, nan_by_percent) = (by_percent.to_vec().unwrap(), nan_by_percent.to_vec().unwrap());
             let each = len / shape[axis.rem_euclid(shape.len() as isize) as usize];
@@ -1932,6 +1933,20 @@ fn several_quantiles_stack_along_a_new_first_axis() {
                 assert!(same(&nan_by_percent[part], &nan_one), "{shape:?} {method:?} nan p");
             }
         }
+        // No axis: of the flattened array, as NumPy's default (a 0-d median, the quantiles
+        // along one axis).
+        let flat = x.ravel().unwrap();
+        let median = x.median(None).unwrap();
+        assert_eq!(median.shape(), &[] as &[usize]);
+        assert!(same(
+            &median.to_vec().unwrap(),
+            &flat.median(0).unwrap().to_vec().unwrap()
+        ));
+        let along_none = x.nanpercentiles(&[10.0, 60.0], None, QuantileMethod::Weibull).unwrap();
+        assert_eq!(along_none.shape(), &[2]);
+        let flat_ones = flat.nanpercentiles(&[10.0, 60.0], 0, QuantileMethod::Weibull).unwrap();
+        assert!(same(&along_none.to_vec().unwrap(), &flat_ones.to_vec().unwrap()));
+        assert_eq!(x.quantiles(&[], None, QuantileMethod::Linear).unwrap().shape(), &[0]);
         let none = x.quantiles(&[], axis, QuantileMethod::Linear).unwrap();
         let mut empty_shape = vec![0];
         empty_shape.extend(&reduced);

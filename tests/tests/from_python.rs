@@ -1075,6 +1075,7 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     a.searchsorted(&v, Side::Right, Some(&s))?;
     "left".parse::<Side>()?;
     x.unique()?;
+    x.median(None)?;
     x.median(0)?;
     x.nanmedian(0)?;
     x.nanpercentile(90.0, -1, QuantileMethod::Linear)?;

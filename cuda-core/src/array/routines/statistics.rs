@@ -31,7 +31,7 @@ use crate::algorithms::histogram::{check_bins, count_small_values, even_edge, hi
 use crate::algorithms::scan::{scan_by_key, ScanKind, ScanOp};
 use crate::algorithms::search::{search_sorted, Side};
 use crate::algorithms::sort::{sort_pairs, SortOrder};
-use crate::array::axis::Axis;
+use crate::array::axis::OptionalAxis;
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{DType, Element};
 use crate::array::kernels::launch::Launch;
@@ -392,26 +392,30 @@ impl<T: Element> DeviceArray<T> {
         }
     }
 
-    /// The median along `axis` (negative counts from the end): NumPy's `np.median(a, axis)`,
-    /// of `T::Mean` (`f64` for integers), the axis removed. A line with a NaN gives NaN; an
-    /// empty axis is an error (see the module's docs).
-    pub fn median(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T::Mean>> {
+    /// The median along `axis` (negative counts from the end; `None`: of the flattened array,
+    /// a 0-d result, NumPy's default): NumPy's `np.median(a, axis)`, of `T::Mean` (`f64` for
+    /// integers), the axis removed. A line with a NaN gives NaN; an empty axis is an error (see
+    /// the module's docs). The quantiles take `axis` the same way.
+    pub fn median(&self, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<T::Mean>> {
         self.median_along("median", axis, false)
     }
 
     /// The median of the numbers along `axis`, NaNs left out: NumPy's `np.nanmedian(a, axis)`
     /// (NaN for a line of NaNs only, where NumPy also warns).
-    pub fn nanmedian(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T::Mean>> {
+    pub fn nanmedian(&self, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<T::Mean>> {
         self.median_along("nanmedian", axis, true)
     }
 
     /// The median: of complex values by their own kernel (see `complex_median`), else the
     /// quantile 0.5.
-    fn median_along(&self, what: &str, axis: impl Into<Axis>, skip_nan: bool) -> Result<DeviceArray<T::Mean>> {
+    fn median_along(&self, what: &str, axis: impl Into<OptionalAxis>, skip_nan: bool) -> Result<DeviceArray<T::Mean>> {
         if !T::DTYPE.is_complex() {
             return self.quantile_along(what, 0.5, axis, QuantileMethod::Linear, skip_nan);
         }
-        let axis = axis.into().index(self.ndim())?;
+        let Some(axis) = axis.into().get() else {
+            return self.ravel()?.median_along(what, 0, skip_nan);
+        };
+        let axis = axis.index(self.ndim())?;
         if self.shape()[axis] == 0 {
             return Err(empty_axis(what, axis, self.shape()));
         }
@@ -420,26 +424,46 @@ impl<T: Element> DeviceArray<T> {
 
     /// The `p`-th percentile along `axis`: NumPy's `np.percentile(a, p, axis, method)`. `p`
     /// outside `[0, 100]` (or NaN) is an error.
-    pub fn percentile(&self, p: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn percentile(
+        &self,
+        p: f64,
+        axis: impl Into<OptionalAxis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
         check_fraction("percentile", p, 100.0)?;
         self.quantile_along("percentile", p / 100.0, axis, method, false)
     }
 
     /// As [`percentile`](Self::percentile), NaNs left out: NumPy's `np.nanpercentile`.
-    pub fn nanpercentile(&self, p: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn nanpercentile(
+        &self,
+        p: f64,
+        axis: impl Into<OptionalAxis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
         check_fraction("nanpercentile", p, 100.0)?;
         self.quantile_along("nanpercentile", p / 100.0, axis, method, true)
     }
 
     /// The `q`-th quantile along `axis`: NumPy's `np.quantile(a, q, axis, method)`. `q`
     /// outside `[0, 1]` (or NaN) is an error.
-    pub fn quantile(&self, q: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn quantile(
+        &self,
+        q: f64,
+        axis: impl Into<OptionalAxis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
         check_fraction("quantile", q, 1.0)?;
         self.quantile_along("quantile", q, axis, method, false)
     }
 
     /// As [`quantile`](Self::quantile), NaNs left out: NumPy's `np.nanquantile`.
-    pub fn nanquantile(&self, q: f64, axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn nanquantile(
+        &self,
+        q: f64,
+        axis: impl Into<OptionalAxis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
         check_fraction("nanquantile", q, 1.0)?;
         self.quantile_along("nanquantile", q, axis, method, true)
     }
@@ -447,7 +471,12 @@ impl<T: Element> DeviceArray<T> {
     /// The quantiles `qs` along `axis`, stacked along a new first axis: NumPy's
     /// `np.quantile(a, qs, axis, method)` with a sequence of quantiles (the lines sorted once
     /// for all of them where they are sorted). A `q` outside `[0, 1]` (or NaN) is an error.
-    pub fn quantiles(&self, qs: &[f64], axis: impl Into<Axis>, method: QuantileMethod) -> Result<DeviceArray<T::Mean>> {
+    pub fn quantiles(
+        &self,
+        qs: &[f64],
+        axis: impl Into<OptionalAxis>,
+        method: QuantileMethod,
+    ) -> Result<DeviceArray<T::Mean>> {
         qs.iter().try_for_each(|&q| check_fraction("quantile", q, 1.0))?;
         self.quantiles_along("quantile", qs, axis, method, false)
     }
@@ -457,7 +486,7 @@ impl<T: Element> DeviceArray<T> {
     pub fn nanquantiles(
         &self,
         qs: &[f64],
-        axis: impl Into<Axis>,
+        axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
     ) -> Result<DeviceArray<T::Mean>> {
         qs.iter().try_for_each(|&q| check_fraction("nanquantile", q, 1.0))?;
@@ -470,7 +499,7 @@ impl<T: Element> DeviceArray<T> {
     pub fn percentiles(
         &self,
         ps: &[f64],
-        axis: impl Into<Axis>,
+        axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
     ) -> Result<DeviceArray<T::Mean>> {
         let qs = fractions("percentile", ps)?;
@@ -482,7 +511,7 @@ impl<T: Element> DeviceArray<T> {
     pub fn nanpercentiles(
         &self,
         ps: &[f64],
-        axis: impl Into<Axis>,
+        axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
     ) -> Result<DeviceArray<T::Mean>> {
         let qs = fractions("nanpercentile", ps)?;
@@ -495,7 +524,7 @@ impl<T: Element> DeviceArray<T> {
         &self,
         what: &str,
         q: f64,
-        axis: impl Into<Axis>,
+        axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
         skip_nan: bool,
     ) -> Result<DeviceArray<T::Mean>> {
@@ -509,11 +538,13 @@ impl<T: Element> DeviceArray<T> {
         &self,
         what: &str,
         qs: &[f64],
-        axis: impl Into<Axis>,
+        axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
         skip_nan: bool,
     ) -> Result<DeviceArray<T::Mean>> {
-        let axis = axis.into();
+        let Some(axis) = axis.into().get() else {
+            return self.ravel()?.quantiles_along(what, qs, 0, method, skip_nan);
+        };
         let each = self.each_quantile(what, qs, axis, method, skip_nan)?;
         if each.is_empty() {
             let mut shape = self.shape().to_vec();
@@ -529,7 +560,7 @@ impl<T: Element> DeviceArray<T> {
         &self,
         what: &str,
         qs: &[f64],
-        axis: impl Into<Axis>,
+        axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
         skip_nan: bool,
     ) -> Result<Vec<DeviceArray<T::Mean>>> {
@@ -539,7 +570,10 @@ impl<T: Element> DeviceArray<T> {
                 T::DTYPE
             )));
         }
-        let axis = axis.into().index(self.ndim())?;
+        let Some(axis) = axis.into().get() else {
+            return self.ravel()?.each_quantile(what, qs, 0, method, skip_nan);
+        };
+        let axis = axis.index(self.ndim())?;
         let n = self.shape()[axis];
         if n == 0 {
             return Err(empty_axis(what, axis, self.shape()));
