@@ -1,5 +1,5 @@
 //! The device-wide radix sort and the routines on it (`sort`, `argsort`, `unique`,
-//! `intersect1d`, `setdiff1d`) on a GPU,
+//! `intersect1d`, `setdiff1d`, `setxor1d`) on a GPU,
 //! against a host reference: Rust's stable sort in NumPy's order (NaN last, `-0.0` equal to
 //! `0.0`), for every element type, sizes around the block and across many blocks, ties, NaN,
 //! infinities and signed zeros, sorted and reversed input, every axis, descending order, and
@@ -670,6 +670,25 @@ fn intersect1d_and_setdiff1d_match_numpy() {
             bytes(&only),
             "setdiff1d {what:?}"
         );
+        // NumPy's setxor1d: both arrays' distinct elements, sorted, each kept where it equals
+        // neither neighbour (NaN equals nothing, so every NaN stays).
+        let mut joined = distinct.clone();
+        joined.extend(host_unique(b));
+        joined.sort_by(T::numpy_cmp);
+        let equal = |p: &T, q: &T| !p.has_nan() && !q.has_nan() && T::numpy_cmp(p, q) == Ordering::Equal;
+        let either: Vec<T> = (0..joined.len())
+            .filter(|&i| {
+                (i == 0 || !equal(&joined[i - 1], &joined[i]))
+                    && (i + 1 == joined.len() || !equal(&joined[i], &joined[i + 1]))
+            })
+            .map(|i| joined[i])
+            .collect();
+        let got = x.setxor1d(&y).unwrap().to_vec().unwrap();
+        assert_eq!(got.len(), either.len(), "setxor1d {what:?}");
+        // Equal values, or both holding a NaN (the two arrays' NaNs may differ in their bits).
+        for (g, e) in got.iter().zip(&either) {
+            assert!(equal(g, e) || (g.has_nan() && e.has_nan()), "setxor1d {what:?}");
+        }
     }
     check::<f32>(&stream, &data::<f32>(100_000, 11), &data::<f32>(3000, 12));
     check::<f64>(&stream, &data::<f64>(777, 13), &data::<f64>(50, 14));

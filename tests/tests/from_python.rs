@@ -1134,6 +1134,7 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
     let x = DeviceArray::<f32>::from_slice(&stream, &[3.0, 1.0, 2.0])?;
     let (a, b) = (x.try_clone()?, x.try_clone()?);
     (a.intersect1d(&b)?, a.setdiff1d(&b)?, a.unique()?, a.isin(&b)?);
+    a.setxor1d(&b)?;
     (x.unique_axis(0)?, x.unique_axis(-1)?);
     let i = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 1])?;
     let w = DeviceArray::<f32>::from_slice(&stream, &[0.5, 1.0, 2.0])?;

@@ -1,6 +1,6 @@
 //! Set routines (NumPy's chapter): `unique` with its optional outputs and along an axis, `isin`,
 //! `union1d`,
-//! `intersect1d` and `setdiff1d`, on
+//! `intersect1d`, `setdiff1d` and `setxor1d`, on
 //! the device-wide sort and searches of [`crate::algorithms`]. `unique` of real values is a
 //! stable sort of the flattened array's keys alone and a select of the first of each run of
 //! equal keys (the one data-dependent size, read back: one wait for the stream); `unique_all`
@@ -217,6 +217,16 @@ impl<T: Scalars + Promote<T>> DeviceArray<T> {
         let distinct = self.unique()?;
         let found = distinct.isin(other)?;
         distinct.extract(ExprOps::logical_not(&found))
+    }
+
+    /// The sorted distinct elements in exactly one of the arrays, flattened: NumPy's
+    /// `np.setxor1d(a, b)`. NaN equals nothing, so each array's NaN (one, as
+    /// [`unique`](Self::unique) keeps) is kept, as in NumPy. Each array's
+    /// [`setdiff1d`](Self::setdiff1d) of the other, joined and sorted: four waits for counts.
+    pub fn setxor1d(&self, other: &DeviceArray<T>) -> Result<DeviceArray<T>> {
+        let only_here = self.setdiff1d(other)?;
+        let only_there = other.setdiff1d(self)?;
+        DeviceArray::concatenate(&[&only_here, &only_there], 0)?.sort(-1)
     }
 }
 
