@@ -320,6 +320,65 @@ fn algorithm_forms_on_plain_buffers() {
     assert!(matches!(error, Err(Error::InvalidValue(_))), "{error:?}");
 }
 
+/// NumPy 2's `cumulative_sum` and `cumulative_prod`: `cumsum` and `cumprod` along an axis
+/// (which only 0-d and 1-D arrays may leave out), and with `include_initial` the identity
+/// before each line. The small cases are NumPy 2.4's printed results.
+#[test]
+fn cumulative_sum_and_prod_follow_numpy_2() {
+    let Some(device) = common::device_or_skip("cumulative_sum_and_prod_follow_numpy_2") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let ints = DeviceArray::from_slice(&stream, &[1i32, 2, 3]).unwrap();
+    assert_eq!(
+        ints.cumulative_sum(None, true).unwrap().to_vec().unwrap(),
+        [0i64, 1, 3, 6]
+    );
+    assert_eq!(
+        ints.cumulative_sum(None, false).unwrap().to_vec().unwrap(),
+        [1i64, 3, 6]
+    );
+    let x = DeviceArray::from_slice(&stream, &[0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0])
+        .unwrap()
+        .reshape([2, 3])
+        .unwrap();
+    let sums = x.cumulative_sum(1, true).unwrap();
+    assert_eq!(sums.shape(), [2, 4]);
+    assert_eq!(sums.to_vec().unwrap(), [0.0, 0.0, 1.0, 3.0, 0.0, 3.0, 7.0, 12.0]);
+    let products = x.cumulative_prod(-2, true).unwrap();
+    assert_eq!(products.shape(), [3, 3]);
+    assert_eq!(
+        products.to_vec().unwrap(),
+        [1.0, 1.0, 1.0, 0.0, 1.0, 2.0, 0.0, 4.0, 10.0]
+    );
+    assert!(matches!(x.cumulative_sum(None, false), Err(Error::InvalidValue(_))));
+    let scalar = DeviceArray::from_slice(&stream, &[5i64])
+        .unwrap()
+        .reshape(Vec::<usize>::new())
+        .unwrap();
+    assert_eq!(scalar.cumulative_sum(None, false).unwrap().to_vec().unwrap(), [5]);
+    let empty = DeviceArray::<f32>::empty(&stream, 0).unwrap();
+    assert_eq!(empty.cumulative_sum(None, true).unwrap().to_vec().unwrap(), [0.0]);
+    let bools = DeviceArray::from_slice(&stream, &[Bool(1), Bool(1)]).unwrap();
+    assert_eq!(bools.cumulative_sum(0, true).unwrap().to_vec().unwrap(), [0i64, 1, 2]);
+    // Larger: with the initial values left out, cumsum itself; with them, the identity first.
+    let data: Vec<f32> = (0..3 * 5000).map(|i| (i % 7) as f32 - 3.0).collect();
+    let y = DeviceArray::from_slice(&stream, &data)
+        .unwrap()
+        .reshape([3, 5000])
+        .unwrap();
+    let cumsum = y.cumsum(-1).unwrap().to_vec().unwrap();
+    assert_eq!(y.cumulative_sum(-1, false).unwrap().to_vec().unwrap(), cumsum);
+    let with_initial = y.cumulative_sum(-1, true).unwrap().to_vec().unwrap();
+    for row in 0..3 {
+        assert_eq!(with_initial[row * 5001], 0.0);
+        assert_eq!(
+            &with_initial[row * 5001 + 1..(row + 1) * 5001],
+            &cumsum[row * 5000..(row + 1) * 5000]
+        );
+    }
+}
+
 #[test]
 fn diff_and_ediff1d_follow_numpy() {
     let Some(device) = common::device_or_skip("diff_and_ediff1d_follow_numpy") else {

@@ -658,6 +658,7 @@ fn pool_and_arrays(dev: cuda_core::Device, ctx: Context, stream: cuda_driver::St
         x.ptp_axes([1], false)?,
     );
     (x.cumsum(None)?, x.cumprod(-1)?, x.nancumsum(0)?, x.diff(2, -1)?);
+    (x.cumulative_sum(1, true)?, x.cumulative_prod(1, true)?);
     let (b, e) = (x.try_clone()?, x.try_clone()?);
     (x.ediff1d(None, None)?, x.ediff1d(Some(&b), Some(&e))?);
     (x.nonzero()?, x.flatnonzero()?, x.argwhere()?);

@@ -45,6 +45,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "complex_exclusive_scans_and_scans_by_key_follow_numpy",
             "complex_scans_follow_numpy",
             "cumsum_and_cumprod_match_the_host_for_every_type",
+            "cumulative_sum_and_prod_follow_numpy_2",
             "diff_and_ediff1d_follow_numpy",
             "every_axis_of_a_3d_array_matches_the_host",
             "look_back_across_many_tiles_is_exact",

@@ -1,5 +1,6 @@
 //! NumPy's cumulative sums and products: `cumsum`, `cumprod`, `nancumsum`, `nancumprod`, over
-//! the flattened array or along one axis (negative axes count from the end), each one pass of
+//! the flattened array or along one axis (negative axes count from the end), and NumPy 2's
+//! `cumulative_sum` and `cumulative_prod` (with `include_initial`), each one pass of
 //! the single-pass scan of [`crate::algorithms::scan`] (rows of the moved axis as segments);
 //! and their inverse, `diff` (one fused kernel per order), and `ediff1d`.
 //!
@@ -83,6 +84,54 @@ impl<T: Element> DeviceArray<T> {
     /// Cumulative products with NaN read as one (NumPy's `nancumprod`; `cumprod` for integers).
     pub fn nancumprod(&self, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<T::Sum>> {
         cumulative(self, axis.into().get(), ScanOp::Prod, Load::SkipNan)
+    }
+
+    /// NumPy 2's `cumulative_sum(x, axis=axis, include_initial=include_initial)`: as
+    /// [`cumsum`](Self::cumsum) along `axis`, which only a 0-d or 1-D array may leave out (an
+    /// array of more dimensions without one is [`Error::InvalidValue`], NumPy's `ValueError`),
+    /// with a zero before each line when `include_initial` (the axis one longer; the zeros and
+    /// the sums are joined by one copy).
+    pub fn cumulative_sum(&self, axis: impl Into<OptionalAxis>, include_initial: bool) -> Result<DeviceArray<T::Sum>> {
+        self.cumulative_with_initial("cumulative_sum", axis.into(), ScanOp::Sum, include_initial)
+    }
+
+    /// NumPy 2's `cumulative_prod`, as [`cumulative_sum`](Self::cumulative_sum) with products
+    /// (a one before each line when `include_initial`).
+    pub fn cumulative_prod(&self, axis: impl Into<OptionalAxis>, include_initial: bool) -> Result<DeviceArray<T::Sum>> {
+        self.cumulative_with_initial("cumulative_prod", axis.into(), ScanOp::Prod, include_initial)
+    }
+
+    fn cumulative_with_initial(
+        &self,
+        what: &str,
+        axis: OptionalAxis,
+        op: ScanOp,
+        include_initial: bool,
+    ) -> Result<DeviceArray<T::Sum>> {
+        let Some(axis) = axis.get() else {
+            if self.ndim() > 1 {
+                return Err(Error::InvalidValue(format!(
+                    "{what}: an array of {} dimensions needs an axis (NumPy raises ValueError)",
+                    self.ndim()
+                )));
+            }
+            return self
+                .ravel()?
+                .cumulative_with_initial(what, OptionalAxis::from(0), op, include_initial);
+        };
+        let scanned = cumulative(self, Some(axis), op, Load::Plain)?;
+        if !include_initial {
+            return Ok(scanned);
+        }
+        let axis = axis.index(self.ndim())?;
+        let mut shape = self.shape().to_vec();
+        shape[axis] = 1;
+        let identity = match op {
+            ScanOp::Prod => 1.0,
+            _ => 0.0,
+        };
+        let initial = DeviceArray::<T::Sum>::full(self.stream(), shape, T::Sum::from_f64(identity))?;
+        DeviceArray::concatenate(&[&initial, &scanned], axis)
     }
 }
 
