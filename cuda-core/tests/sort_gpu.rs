@@ -1184,6 +1184,50 @@ fn median_and_percentiles_match_numpy() {
     println!("median and percentiles match numpy");
 }
 
+/// No axis (NumPy's `axis=None`): `sort`, `argsort`, `partition` and `argpartition` of the
+/// flattened array, a 0-d array's too.
+#[test]
+fn no_axis_sorts_the_flattened_array() {
+    let Some(device) = common::device_or_skip("no_axis_sorts_the_flattened_array") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let host = data::<f32>(6 * 50, 61);
+    let x = DeviceArray::from_slice(&stream, &host)
+        .unwrap()
+        .reshape([6, 50])
+        .unwrap();
+    let transposed = x.transpose();
+    let flat_host: Vec<f32> = (0..300).map(|i| host[(i % 6) * 50 + i / 6]).collect();
+    let mut sorted = flat_host.clone();
+    sorted.sort_by(f32::numpy_cmp);
+    let got = transposed.sort(None).unwrap();
+    assert_eq!(got.shape(), [300]);
+    assert_eq!(bytes(&got.to_vec().unwrap()), bytes(&sorted));
+    let order: Vec<i64> = host_argsort(&flat_host, SortOrder::Ascending);
+    assert_eq!(transposed.argsort(None).unwrap().to_vec().unwrap(), order);
+    assert_eq!(
+        bytes(&transposed.partition(-3, None).unwrap().to_vec().unwrap()),
+        bytes(&sorted)
+    );
+    assert_eq!(transposed.argpartition(7, None).unwrap().to_vec().unwrap(), order);
+    let mut descending = sorted.clone();
+    descending.reverse();
+    let got = transposed.sort_descending(None).unwrap().to_vec().unwrap();
+    assert_eq!(got.len(), 300);
+    assert!(got
+        .iter()
+        .zip(&descending)
+        .all(|(g, d)| f32::numpy_cmp(g, d) == Ordering::Equal));
+    assert!(matches!(transposed.partition(300, None), Err(Error::InvalidValue(_))));
+    let scalar = DeviceArray::from_slice(&stream, &[4i32])
+        .unwrap()
+        .reshape(Vec::<usize>::new())
+        .unwrap();
+    assert_eq!(scalar.sort(None).unwrap().to_vec().unwrap(), [4]);
+    assert!(scalar.sort(0).is_err());
+}
+
 #[test]
 fn isin_and_union1d_match_numpy() {
     let Some(device) = common::device_or_skip("isin_and_union1d_match_numpy") else {

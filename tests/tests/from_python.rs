@@ -1068,7 +1068,7 @@ fn fft_and_solver(
 
 fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     let x = DeviceArray::<f32>::from_slice(&stream, &[3.0, 1.0, 2.0])?;
-    (x.sort(-1)?, x.sort(0)?, x.sort_descending(-1)?);
+    (x.sort(-1)?, x.sort(0)?, x.sort(None)?, x.sort_descending(-1)?);
     (x.argsort(-1)?, x.argsort(0)?);
     let (a, v) = (x.sort(-1)?, x.try_clone()?);
     let s: DeviceArray<i64> = x.argsort(-1)?;

@@ -31,6 +31,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "isin_and_union1d_match_numpy",
             "merge_sort_takes_struct_keys_and_checks_its_buffers",
             "median_and_percentiles_match_numpy",
+            "no_axis_sorts_the_flattened_array",
             "several_quantiles_stack_along_a_new_first_axis",
             "complex_medians_match_numpy",
             "unique_matches_numpy",

@@ -7,7 +7,7 @@
 //! it already is), its rows sorted together, and the result moved back as a C-contiguous array.
 
 use crate::algorithms::sort::{argsort_rows, sort_rows, SortOrder};
-use crate::array::axis::Axis;
+use crate::array::axis::{Axis, OptionalAxis};
 use crate::array::device_array::DeviceArray;
 use crate::array::dtype::{Bool, Element};
 use crate::array::kernels::IndexMode;
@@ -18,32 +18,43 @@ use crate::error::{Error, Result};
 use num_complex::Complex;
 
 impl<T: Element> DeviceArray<T> {
-    /// A sorted copy along `axis` (negative counts from the end): NumPy's `np.sort(a, axis,
-    /// kind="stable")`, queued on the array's stream. NaNs go last; equal elements keep their
-    /// order. A 0-d array has no axis to sort: an error, as in NumPy.
-    pub fn sort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
-        self.sort_along(axis, SortOrder::Ascending)
+    /// A sorted copy along `axis` (negative counts from the end; `None`: of the flattened
+    /// array, 1-D): NumPy's `np.sort(a, axis, kind="stable")`, queued on the array's stream.
+    /// NaNs go last; equal elements keep their order. A 0-d array has no axis to sort: an
+    /// error, as in NumPy (its flattened form sorts). `argsort`, `partition` and
+    /// `argpartition` take `axis` the same way.
+    pub fn sort(&self, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<T>> {
+        match axis.into().get() {
+            Some(axis) => self.sort_along(axis, SortOrder::Ascending),
+            None => self.ravel()?.sort_along(0, SortOrder::Ascending),
+        }
     }
 
     /// Sorts the array in place along `axis`: NumPy's `x.sort(axis)` (the method), a sorted
     /// copy written back (strided views too), queued on the array's stream.
     pub fn sort_in_place(&mut self, axis: impl Into<Axis>) -> Result<()> {
         self.check_writable("sort_in_place")?;
-        let sorted = self.sort(axis)?;
+        let sorted = self.sort(axis.into())?;
         self.copy_from(&sorted)
     }
 
     /// As [`sort`](Self::sort), largest first (NaN first): the reverse order, equal elements
     /// still in their input order (`torch.sort(descending=True, stable=True)`).
-    pub fn sort_descending(&self, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
-        self.sort_along(axis, SortOrder::Descending)
+    pub fn sort_descending(&self, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<T>> {
+        match axis.into().get() {
+            Some(axis) => self.sort_along(axis, SortOrder::Descending),
+            None => self.ravel()?.sort_along(0, SortOrder::Descending),
+        }
     }
 
     /// The indices that sort the array along `axis` (negative counts from the end), as `i64`
     /// positions within that axis: NumPy's `np.argsort(a, axis, kind="stable")`, queued on the
     /// array's stream. Ties keep their input order.
-    pub fn argsort(&self, axis: impl Into<Axis>) -> Result<DeviceArray<i64>> {
-        self.argsort_along(axis, SortOrder::Ascending)
+    pub fn argsort(&self, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<i64>> {
+        match axis.into().get() {
+            Some(axis) => self.argsort_along(axis, SortOrder::Ascending),
+            None => self.ravel()?.argsort_along(0, SortOrder::Ascending),
+        }
     }
 
     /// The `k` largest elements along `axis` (or the `k` smallest if not `largest`), in that
@@ -86,16 +97,20 @@ impl<T: Element> DeviceArray<T> {
     /// counts from the end) is the one a sort puts there, none before it is greater and none
     /// after it smaller. Done by a full stable sort (one valid partition; NumPy's order of the
     /// other elements is its selection algorithm's). `kth` outside the axis is an error.
-    pub fn partition(&self, kth: isize, axis: impl Into<Axis>) -> Result<DeviceArray<T>> {
-        let axis = axis.into();
+    pub fn partition(&self, kth: isize, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<T>> {
+        let Some(axis) = axis.into().get() else {
+            return self.ravel()?.partition(kth, 0);
+        };
         self.check_kth("partition", kth, axis)?;
         self.sort(axis)
     }
 
     /// NumPy's `np.argpartition(a, kth, axis)`: indices that partition the array (see
     /// [`partition`](Self::partition)), from a full stable sort.
-    pub fn argpartition(&self, kth: isize, axis: impl Into<Axis>) -> Result<DeviceArray<i64>> {
-        let axis = axis.into();
+    pub fn argpartition(&self, kth: isize, axis: impl Into<OptionalAxis>) -> Result<DeviceArray<i64>> {
+        let Some(axis) = axis.into().get() else {
+            return self.ravel()?.argpartition(kth, 0);
+        };
         self.check_kth("argpartition", kth, axis)?;
         self.argsort(axis)
     }
