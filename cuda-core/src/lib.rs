@@ -160,11 +160,12 @@ pub use array::release_completed_imports;
 #[cfg(feature = "array")]
 pub use array::{
     allclose, array_equal, broadcast_shapes, load_generated_as_ptx, size_class, unload_generated_kernels, where_, Arg,
-    ArgType, Average, AverageOf, Axes, Axis, Bitwise, Bool, ComplexElement, DLDataType, DLDataTypeCode, DLDevice,
-    DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor, DLPackVersion,
-    DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode, IndexWidth,
-    Integral, IntoExpr, IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats, PooledBlock,
-    Promote, QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SortComplex, SplitAt, Unique, WhereArms,
+    ArgType, Average, AverageOf, Axes, Axis, BinRule, Bitwise, Bool, ComplexElement, DLDataType, DLDataTypeCode,
+    DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor,
+    DLPackVersion, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode,
+    IndexWidth, Integral, IntoExpr, IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats,
+    PooledBlock, Promote, QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SortComplex, SplitAt,
+    Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{

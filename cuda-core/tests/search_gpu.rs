@@ -3,7 +3,7 @@
 //! last): both sides, every element type, queries between,
 //! on and outside the keys, NaN queries, a sorter, empty inputs, and the typed errors of a bad
 //! sorter or a bad side; and the histograms on them (`histogram` with a bin count or edges,
-//! `density`, `histogram2d`, `digitize`, `bincount` with and without weights). Without a driver or device each test prints `skipped: <why>` and
+//! NumPy's bin-count rules, `density`, `histogram2d`, `digitize`, `bincount` with and without weights). Without a driver or device each test prints `skipped: <why>` and
 //! passes, unless `CUDA_REQUIRE_GPU=1`.
 
 mod common;
@@ -11,7 +11,7 @@ mod common;
 use std::cmp::Ordering;
 
 use cuda_core::algorithms::search::{self, Side};
-use cuda_core::{Complex, DeviceArray, DeviceBuffer, Element, Error};
+use cuda_core::{BinRule, Complex, DeviceArray, DeviceBuffer, Element, Error};
 use cuda_driver::Stream;
 use half::{bf16, f16};
 
@@ -650,6 +650,65 @@ fn host_histogram2d(x: &[f64], y: &[f64], bins: (usize, usize), range: [(f64, f6
         }
     }
     counts
+}
+
+/// NumPy's string `bins` (its bin-count estimators) against the counts NumPy 2.4 gives
+/// (`len(np.histogram_bin_edges(x, bins=name, range=range)) - 1`) for spread, integer, skewed,
+/// truncated, two-sample and constant data; names as NumPy spells them, `"stone"` refused.
+#[test]
+fn bin_rules_give_numpys_bin_counts() {
+    let Some(device) = common::device_or_skip("bin_rules_give_numpys_bin_counts") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let spread: Vec<f64> = (0..5000)
+        .map(|i| ((i * 7919) % 1000) as f64 / 10.0 + (i % 3) as f64 * 0.37)
+        .collect();
+    let ints: Vec<i32> = (0..1000).map(|i| (i * 31) % 97).collect();
+    let skewed: Vec<f64> = (0..2000).map(|i| (i as f64 / 2000.0).powi(3) * 100.0).collect();
+    let rules = BinRule::ALL;
+    // (what, samples, range, NumPy's counts by the rules in BinRule::ALL's order)
+    type Case = (&'static str, Vec<f64>, Option<(f64, f64)>, [usize; 7]);
+    let cases: [Case; 5] = [
+        ("spread", spread, None, [18, 18, 14, 18, 35, 14, 71]),
+        ("skewed", skewed.clone(), None, [16, 16, 17, 13, 26, 12, 45]),
+        (
+            "skewed in [10, 60]",
+            skewed,
+            Some((10.0, 60.0)),
+            [11, 10, 14, 10, 19, 11, 28],
+        ),
+        ("two samples", vec![1.0, 2.0], None, [2, 2, 1, 1, 3, 2, 2]),
+        ("constant", vec![3.0; 10], None, [1; 7]),
+    ];
+    for (what, host, range, want) in cases {
+        let x = DeviceArray::from_slice(&stream, &host).unwrap();
+        let got: Vec<usize> = rules
+            .iter()
+            .map(|&rule| x.histogram_bin_count(rule, range).unwrap())
+            .collect();
+        assert_eq!(got, want, "{what}");
+    }
+    let x = DeviceArray::from_slice(&stream, &ints).unwrap();
+    let got: Vec<usize> = rules
+        .iter()
+        .map(|&rule| x.histogram_bin_count(rule, None).unwrap())
+        .collect();
+    assert_eq!(got, [11, 10, 11, 10, 20, 11, 32], "integers");
+    let names: Vec<BinRule> = ["auto", "fd", "doane", "scott", "rice", "sturges", "sqrt"]
+        .iter()
+        .map(|name| name.parse().unwrap())
+        .collect();
+    assert_eq!(names, rules);
+    assert!(matches!("stone".parse::<BinRule>(), Err(Error::NotSupported(_))));
+    assert!(matches!("Auto".parse::<BinRule>(), Err(Error::InvalidValue(_))));
+    let with_nan = DeviceArray::from_slice(&stream, &[1.0f32, f32::NAN]).unwrap();
+    assert!(matches!(
+        with_nan.histogram_bin_count(BinRule::Auto, None),
+        Err(Error::InvalidValue(_))
+    ));
+    let empty = DeviceArray::<f32>::empty(&stream, 0).unwrap();
+    assert_eq!(empty.histogram_bin_count(BinRule::Fd, None).unwrap(), 1);
 }
 
 #[test]

@@ -32,7 +32,7 @@ type Checked = Result<(), Box<dyn Error>>;
 
 use cuda_core::algorithms::search::Side;
 use cuda_core::algorithms::sort::{self, SortOrder};
-use cuda_core::{QuantileMethod, Unique};
+use cuda_core::{BinRule, QuantileMethod, Unique};
 
 /// Code spans of the Rust column that are not calls: values, file and variable names, types
 /// and words, each listed once.
@@ -1098,6 +1098,8 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     let i = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 1])?;
     (i.bincount(0)?, i.bincount(10)?);
     x.histogram(10, Some((0.0, 1.0)))?;
+    x.histogram(x.histogram_bin_count(BinRule::Auto, None)?, None)?;
+    "fd".parse::<BinRule>()?;
     let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
     cuda_core::algorithms::histogram::histogram_even::<f32, f32>(&stream, (&x, 3), (0.0, 1.0), &mut counts, 10)?;
     x.percentile(90.0, -1, QuantileMethod::Linear)?;

@@ -74,6 +74,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
         "search_gpu",
         &[
             "bad_input_is_a_typed_error",
+            "bin_rules_give_numpys_bin_counts",
             "bounds_match_a_host_binary_search_for_every_type",
             "complex_bounds_match_numpy",
             "digitize_and_bincount_match_numpy",

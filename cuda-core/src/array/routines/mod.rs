@@ -37,6 +37,7 @@
 //! Later chapters (`linalg` through the library crate, `fft`, `sorting`, `statistics`, ...)
 //! are one new file each.
 
+mod bin_rules;
 mod complex;
 mod complex_median;
 mod creation;
@@ -60,6 +61,7 @@ mod sets;
 mod sorting;
 mod statistics;
 
+pub use bin_rules::BinRule;
 pub use complex::ComplexElement;
 pub use creation::MeshIndexing;
 #[cfg(feature = "blas")]

@@ -303,7 +303,7 @@ impl<T: Element> DeviceArray<T> {
     /// The range of a histogram: the given one, or the array's least and greatest elements
     /// (read back: one wait; `(0, 1)` when empty), a one-point range widened by 0.5 each way,
     /// as NumPy. A lower end above the upper end is [`Error::InvalidValue`].
-    fn histogram_range(&self, range: Option<(f64, f64)>) -> Result<(f64, f64)> {
+    pub(super) fn histogram_range(&self, range: Option<(f64, f64)>) -> Result<(f64, f64)> {
         let (lower, upper) = match range {
             Some(range) => range,
             None if self.is_empty() => (0.0, 1.0),
