@@ -203,10 +203,12 @@ fn empty_axis(what: &str, axis: usize, shape: &[usize]) -> Error {
     ))
 }
 
-/// The fractions of the percentiles `ps`, each checked to be in `[0, 100]`.
-fn fractions(what: &str, ps: &[f64]) -> Result<Vec<f64>> {
-    ps.iter()
-        .map(|&p| check_fraction(what, p, 100.0).map(|()| p / 100.0))
+/// The fractions `values / top` (quantiles: `top` 1; percentiles: 100), each value checked to
+/// be in `[0, top]`.
+fn fractions(what: &str, values: &[f64], top: f64) -> Result<Vec<f64>> {
+    values
+        .iter()
+        .map(|&value| check_fraction(what, value, top).map(|()| value / top))
         .collect()
 }
 
@@ -477,8 +479,8 @@ impl<T: Element> DeviceArray<T> {
         axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
     ) -> Result<DeviceArray<T::Mean>> {
-        qs.iter().try_for_each(|&q| check_fraction("quantile", q, 1.0))?;
-        self.quantiles_along("quantile", qs, axis, method, false)
+        let qs = fractions("quantile", qs, 1.0)?;
+        self.quantiles_along("quantile", &qs, axis, method, false)
     }
 
     /// As [`quantiles`](Self::quantiles), NaNs left out: NumPy's `np.nanquantile` with a
@@ -489,8 +491,8 @@ impl<T: Element> DeviceArray<T> {
         axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
     ) -> Result<DeviceArray<T::Mean>> {
-        qs.iter().try_for_each(|&q| check_fraction("nanquantile", q, 1.0))?;
-        self.quantiles_along("nanquantile", qs, axis, method, true)
+        let qs = fractions("nanquantile", qs, 1.0)?;
+        self.quantiles_along("nanquantile", &qs, axis, method, true)
     }
 
     /// The percentiles `ps` along `axis`, stacked along a new first axis: NumPy's
@@ -502,7 +504,7 @@ impl<T: Element> DeviceArray<T> {
         axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
     ) -> Result<DeviceArray<T::Mean>> {
-        let qs = fractions("percentile", ps)?;
+        let qs = fractions("percentile", ps, 100.0)?;
         self.quantiles_along("percentile", &qs, axis, method, false)
     }
 
@@ -514,7 +516,7 @@ impl<T: Element> DeviceArray<T> {
         axis: impl Into<OptionalAxis>,
         method: QuantileMethod,
     ) -> Result<DeviceArray<T::Mean>> {
-        let qs = fractions("nanpercentile", ps)?;
+        let qs = fractions("nanpercentile", ps, 100.0)?;
         self.quantiles_along("nanpercentile", &qs, axis, method, true)
     }
 
