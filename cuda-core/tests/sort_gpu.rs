@@ -1941,7 +1941,7 @@ fn pairs_move_16_byte_values() {
 
 /// Several quantiles at once (NumPy's `q` as a sequence) stack along a new first axis, each as
 /// the quantile alone gives it, on each of the three ways (sorted lines, a block a line, one
-/// long line); percentiles are quantiles of p / 100; no quantiles give an empty first axis; a
+/// long line; from three quantiles on, the lines sorted once); percentiles are quantiles of p / 100; no quantiles give an empty first axis; a
 /// bad one is refused; no axis means the flattened array.
 #[test]
 fn several_quantiles_stack_along_a_new_first_axis() {
@@ -1949,7 +1949,6 @@ fn several_quantiles_stack_along_a_new_first_axis() {
         return;
     };
     let stream = device.create_stream().unwrap();
-    let qs = [0.9, 0.0, 0.5, 0.25, 1.0];
     let same =
         |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()));
     for (shape, axis, seed) in [
@@ -1964,12 +1963,17 @@ fn several_quantiles_stack_along_a_new_first_axis() {
             .unwrap();
         let mut reduced = shape.clone();
         reduced.remove(axis.rem_euclid(shape.len() as isize) as usize);
-        for method in [
-            QuantileMethod::Linear,
-            QuantileMethod::Hazen,
-            QuantileMethod::ClosestObservation,
+        // Five quantiles (the lines sorted once, against each quantile's radix select where
+        // the line is long enough) and two (each by radix select there).
+        let five = [0.9, 0.0, 0.5, 0.25, 1.0];
+        let two = [0.3, 0.99];
+        for (qs, method) in [
+            (&five[..], QuantileMethod::Linear),
+            (&five[..], QuantileMethod::Hazen),
+            (&two[..], QuantileMethod::Linear),
+            (&two[..], QuantileMethod::ClosestObservation),
         ] {
-            let all = x.quantiles(&qs, axis, method).unwrap();
+            let all = x.quantiles(qs, axis, method).unwrap();
             let nan_all = x.nanquantiles(&qs, axis, method).unwrap();
             let percent: Vec<f64> = qs.iter().map(|q| q * 100.0).collect();
             let by_percent = x.percentiles(&percent, axis, method).unwrap();
