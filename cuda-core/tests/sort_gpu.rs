@@ -1974,7 +1974,7 @@ fn several_quantiles_stack_along_a_new_first_axis() {
             (&two[..], QuantileMethod::ClosestObservation),
         ] {
             let all = x.quantiles(qs, axis, method).unwrap();
-            let nan_all = x.nanquantiles(&qs, axis, method).unwrap();
+            let nan_all = x.nanquantiles(qs, axis, method).unwrap();
             let percent: Vec<f64> = qs.iter().map(|q| q * 100.0).collect();
             let by_percent = x.percentiles(&percent, axis, method).unwrap();
             let nan_by_percent = x.nanpercentiles(&percent, axis, method).unwrap();
