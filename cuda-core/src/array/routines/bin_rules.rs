@@ -9,7 +9,7 @@ use crate::array::device_array::DeviceArray;
 use crate::array::dtype::Element;
 use crate::array::promotion::Scalars;
 use crate::array::routines::math::ExprOps;
-use crate::array::routines::statistics::QuantileMethod;
+use crate::array::routines::quantile_method::QuantileMethod;
 use crate::error::{Error, Result};
 
 /// A rule for the width of a histogram's even bins: NumPy's string `bins` (all but `"stone"`,

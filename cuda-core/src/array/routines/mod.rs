@@ -53,6 +53,7 @@ pub(crate) mod math;
 mod npy;
 mod operators;
 mod printing;
+mod quantile_method;
 mod quantile_select;
 pub mod random;
 mod reductions;
@@ -73,10 +74,10 @@ pub use linalg::{
 pub use linalg::{LinalgInput, Lstsq, RealResult, Solved, SolverElement};
 pub use manipulation::PadMode;
 pub use npy::NpyError;
+pub use quantile_method::QuantileMethod;
 pub use reductions::{allclose, array_equal, Average, AverageOf};
 pub use sets::Unique;
 pub use sorting::SortComplex;
-pub use statistics::QuantileMethod;
 
 pub use math::{where_, Expr, ExprOps, IntoExpr, Rhs, WhereArms};
 

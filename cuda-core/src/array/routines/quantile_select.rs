@@ -19,7 +19,7 @@ use crate::array::kernels::signature::ArgType;
 use crate::array::kernels::{Arg, PRELUDE};
 use crate::error::{Error, Result};
 
-use super::statistics::{rounded_arithmetic, QUANTILE_PLAN};
+use super::quantile_method::{rounded_arithmetic, QUANTILE_PLAN};
 
 /// The kernels.
 const QUANTILE_SELECT: &str = include_str!("quantile_select.cuh");
