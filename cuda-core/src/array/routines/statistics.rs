@@ -1,29 +1,30 @@
 //! Statistics (NumPy's chapter): `histogram` with even bins (on
 //! [`crate::algorithms::histogram`]) or explicit edges (binary searches, then even bins of the
 //! bin numbers), with `density`, `histogram2d`, `bincount` with and without weights, and the
-//! order statistics `median`, `percentile` and
-//! `quantile` along an axis, by
-//! the stable sort of [`sorting`](super::sorting) and one kernel that reads the one or two
-//! sorted elements each output needs; lines of 512 to 2^16 - 1 elements by radix select, one
-//! block a line, and one line of at least 2^16 elements (the whole array) by radix select across
-//! the device, with no sort (see `quantile_select`; among equal zeros it picks `-0.0`
-//! before `0.0`, where the sort keeps their input order). All thirteen of NumPy's methods
-//! ([`QuantileMethod`], `linear` its default, one device function choosing the ranks and the
-//! weight for both ways), one quantile or a sequence of them (`quantiles`, `percentiles` and
-//! their `nan` forms, stacked along a new first axis as NumPy's); a line holding a NaN gives
-//! NaN, as in NumPy, and the
-//! `nan*` forms (`nanmedian`, `nanpercentile`, `nanquantile`) leave NaNs out (NaNs sort last: each
-//! line's numbers are its first elements, found by bisection).
+//! order statistics `median`, `percentile` and `quantile` along an axis or of the flattened
+//! array, by the stable sort of [`sorting`](super::sorting) and one kernel that reads the one
+//! or two sorted elements each output needs; lines of 512 to 2^16 - 1 elements by radix
+//! select, one block a line, and one line of at least 2^16 elements (the whole array) by radix
+//! select across the device, with no sort (see `quantile_select`; among equal zeros it picks
+//! `-0.0` before `0.0`, where the sort keeps their input order).
+//!
+//! All thirteen of NumPy's methods ([`QuantileMethod`], `linear` its default; one device
+//! function chooses the ranks and the weight for both ways), one quantile or a sequence of them
+//! (`quantiles`, `percentiles` and their `nan` forms, stacked along a new first axis as
+//! NumPy's). A line holding a NaN gives NaN, as in NumPy, and the `nan*` forms (`nanmedian`,
+//! `nanpercentile`, `nanquantile`) leave NaNs out (NaNs sort last: each line's numbers are its
+//! first elements, found by bisection).
 //!
 //! Complex arrays: `median` and `nanmedian` in NumPy's order (see `complex_median`); the
 //! quantiles refuse them, as NumPy does.
 //!
-//! Deviation: the median or a quantile of an empty axis is [`Error::InvalidValue`] (NumPy
-//! returns NaN with a warning). The result's type is NumPy's: `f64` for integers and `bool`,
-//! the float type itself for floats (deviation: the methods that pick one element, `lower`,
-//! `higher`, `nearest`, `inverted_cdf` and `closest_observation`, also give `f64` for
-//! integers, where NumPy keeps the integer type; the value is the same below 2^53), computed in `f64` for `f64` and integers and in `f32` for
-//! the 32- and 16-bit floats (NumPy computes `f16` in `f16`: the last bit may differ).
+//! Deviations: the median or a quantile of an empty axis is [`Error::InvalidValue`] (NumPy
+//! returns NaN with a warning). The result's type is NumPy's, `f64` for integers and `bool` and
+//! the float type itself for floats, but for the methods that pick one element (`lower`,
+//! `higher`, `nearest`, `inverted_cdf`, `closest_observation`) integers also give `f64`, where
+//! NumPy keeps the integer type (the value is the same below 2^53). Results are computed in
+//! `f64` for `f64` and integers and in `f32` for the 32- and 16-bit floats (NumPy computes
+//! `f16` in `f16`: the last bit may differ).
 
 use cuda_driver::Stream;
 
