@@ -711,6 +711,61 @@ fn bin_rules_give_numpys_bin_counts() {
     assert_eq!(empty.histogram_bin_count(BinRule::Fd, None).unwrap(), 1);
 }
 
+/// NumPy's `np.histogram(x, bins, range, weights=w)`, by a bin count and by edges, against
+/// NumPy 2.4's sums (weights in halves: exact in any order), samples outside the range, NaN
+/// and inf left out; weights of ones give the counts; weights of another shape are refused.
+#[test]
+fn weighted_histograms_match_numpy() {
+    let Some(device) = common::device_or_skip("weighted_histograms_match_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let mut samples: Vec<f64> = (0..1000).map(|i| ((i * 37) % 101) as f64 / 10.0 - 2.0).collect();
+    samples[7] = f64::NAN;
+    samples[11] = f64::INFINITY;
+    let weights: Vec<f32> = (0..1000).map(|i| ((i % 7) as f32 - 3.0) * 0.5).collect();
+    let x = DeviceArray::from_slice(&stream, &samples).unwrap();
+    let w = DeviceArray::from_slice(&stream, &weights).unwrap();
+    let (sums, edges) = x.histogram_weighted(5, Some((0.0, 8.0)), &w).unwrap();
+    assert_eq!(sums.to_vec().unwrap(), [2.0, -1.0, 1.0, 0.5, 0.5]);
+    assert_eq!(edges.to_vec().unwrap(), [0.0, 1.6, 3.2, 4.800000000000001, 6.4, 8.0]);
+    let bounds = DeviceArray::from_slice(&stream, &[0.0, 1.0, 2.5, 6.0, 8.0]).unwrap();
+    let sums = x.histogram_weighted_with_edges(&bounds, &w).unwrap();
+    assert_eq!(sums.to_vec().unwrap(), [2.5, 0.5, 0.0, 0.0]);
+    // Integers, no range: NumPy's edges from the extremes.
+    let ints: Vec<i32> = (0..1000).map(|i| (i * 13) % 50).collect();
+    let int_weights: Vec<i64> = (0..1000).map(|i| i % 5).collect();
+    let xi = DeviceArray::from_slice(&stream, &ints)
+        .unwrap()
+        .reshape([40, 25])
+        .unwrap();
+    let wi = DeviceArray::from_slice(&stream, &int_weights)
+        .unwrap()
+        .reshape([40, 25])
+        .unwrap();
+    let (sums, edges) = xi.histogram_weighted(7, None, &wi).unwrap();
+    assert_eq!(
+        sums.to_vec().unwrap(),
+        [240.0, 300.0, 260.0, 320.0, 280.0, 240.0, 360.0]
+    );
+    assert_eq!(edges.to_vec().unwrap(), [0.0, 7.0, 14.0, 21.0, 28.0, 35.0, 42.0, 49.0]);
+    // Weights of ones count.
+    let ones = DeviceArray::<f64>::full(&stream, [40, 25], 1.0).unwrap();
+    let (counts, _) = xi.histogram(7, None).unwrap();
+    let (sums, _) = xi.histogram_weighted(7, None, &ones).unwrap();
+    let counts: Vec<f64> = counts.to_vec().unwrap().iter().map(|&c| c as f64).collect();
+    assert_eq!(sums.to_vec().unwrap(), counts);
+    let short = DeviceArray::from_slice(&stream, &[1.0f32; 999]).unwrap();
+    assert!(matches!(
+        x.histogram_weighted(5, Some((0.0, 8.0)), &short),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        x.histogram_weighted_with_edges(&bounds, &short),
+        Err(Error::InvalidValue(_))
+    ));
+}
+
 #[test]
 fn histogram2d_matches_numpy() {
     let Some(device) = common::device_or_skip("histogram2d_matches_numpy") else {

@@ -1098,6 +1098,9 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     let i = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 1])?;
     (i.bincount(0)?, i.bincount(10)?);
     x.histogram(10, Some((0.0, 1.0)))?;
+    let (w, edges) = (x.try_clone()?, x.sort(-1)?);
+    x.histogram_weighted(10, None, &w)?;
+    x.histogram_weighted_with_edges(&edges, &w)?;
     x.histogram(x.histogram_bin_count(BinRule::Auto, None)?, None)?;
     "fd".parse::<BinRule>()?;
     let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;

@@ -83,6 +83,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "histograms_with_edges_and_densities_match_numpy",
             "numpy_cases_and_a_sorter",
             "weighted_bincount_matches_numpy",
+            "weighted_histograms_match_numpy",
         ],
     ),
     (

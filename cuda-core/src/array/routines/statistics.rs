@@ -535,6 +535,45 @@ impl<T: Element> DeviceArray<T> {
 }
 
 impl<T: Scalars> DeviceArray<T> {
+    /// NumPy's `np.histogram(a, bins, range, weights=weights)` with a bin count: as
+    /// [`histogram`](Self::histogram), each sample counting its weight (`weights` of this
+    /// array's shape, else [`Error::InvalidValue`]) instead of one. The sums are `f64` whatever
+    /// the weights' type (NumPy gives the weights' type) and are added in a tree order, so they
+    /// may differ from NumPy's in the last bits. Each sample's bin is found among the edges
+    /// (NumPy's uniform-bins arithmetic and its corrections give the same bins), then the
+    /// weights are summed by bin as [`bincount_weighted`](Self::bincount_weighted) sums them.
+    pub fn histogram_weighted<W: Scalars>(
+        &self,
+        bins: usize,
+        range: Option<(f64, f64)>,
+        weights: &DeviceArray<W>,
+    ) -> Result<(DeviceArray<f64>, DeviceArray<T::Mean>)>
+    where
+        T::Mean: Scalars,
+    {
+        real_samples::<T>("histogram")?;
+        let range = self.histogram_range(range)?;
+        check_bins(bins, range)?;
+        let edges: Vec<T::Mean> = (0..=bins)
+            .map(|i| <T::Mean as Element>::from_f64(even_edge(i, bins, range)))
+            .collect();
+        let samples = ExprOps::astype::<T::Mean>(self).eval()?;
+        let sums = weighted_bins(&samples, &edges, weights)?;
+        Ok((sums, DeviceArray::from_slice(self.stream(), &edges)?))
+    }
+
+    /// [`histogram_with_edges`](Self::histogram_with_edges) with weights, as
+    /// [`histogram_weighted`](Self::histogram_weighted) sums them.
+    pub fn histogram_weighted_with_edges<W: Scalars>(
+        &self,
+        edges: &DeviceArray<T>,
+        weights: &DeviceArray<W>,
+    ) -> Result<DeviceArray<f64>> {
+        real_samples::<T>("histogram")?;
+        let host_edges = checked_edges("histogram", edges)?;
+        weighted_bins(self, &host_edges, weights)
+    }
+
     /// NumPy's `np.bincount(x, weights, minlength)`: for each value `v` in `0..=max`, the sum
     /// of the weights (converted to `f64`) of the elements equal to `v`, `f64` of length
     /// `max(x.max() + 1, minlength)`. `weights` has this array's shape; otherwise, or for an
@@ -714,6 +753,30 @@ fn bin_index<K: Element>(samples: &DeviceArray<K>, edges: &[K]) -> Result<Device
     search_sorted::<K>(stream, (&inner, bins), (samples, n), &mut below, Side::Right)?;
     search_sorted::<K>(stream, (&last, 1), (samples, n), &mut past, Side::Left)?;
     (&below + &past).eval()
+}
+
+/// The sums of `weights` (of the samples' shape) by the samples' bins among the increasing
+/// `edges`, `f64`: the bin numbers of [`bin_index`], their weighted counts, then bins
+/// `1..=edges.len() - 1`.
+fn weighted_bins<K: Scalars, W: Scalars>(
+    samples: &DeviceArray<K>,
+    edges: &[K],
+    weights: &DeviceArray<W>,
+) -> Result<DeviceArray<f64>> {
+    if weights.shape() != samples.shape() {
+        return Err(Error::InvalidValue(format!(
+            "histogram: weights of shape {:?} for samples of shape {:?}",
+            weights.shape(),
+            samples.shape()
+        )));
+    }
+    let flat = samples.to_contiguous()?.reshape([samples.len()])?;
+    let weights = weights.to_contiguous()?.reshape([samples.len()])?;
+    let bins = edges.len() - 1;
+    let index = bin_index(&flat, edges)?;
+    // Bin numbers 0 (below) ..= bins + 1 (above, NaN): sum all, keep 1..=bins.
+    let sums = index.bincount_weighted(&weights, bins + 2)?;
+    sums.slice(&[Slice::new(1, Some(bins + 1))])?.try_clone()
 }
 
 /// NumPy's density: `counts / widths / counts.sum()`, each width computed in the edges' type
