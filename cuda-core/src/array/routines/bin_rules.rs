@@ -131,9 +131,10 @@ impl<T: Scalars> DeviceArray<T> {
     /// The width `rule` gives this 1-D array of samples (at least one).
     fn bin_width(&self, rule: BinRule) -> Result<f64> {
         let n = self.len() as f64;
+        // The extremes are read back once a call, even where `Auto` takes two widths from them.
         let ptp = || -> Result<f64> { Ok(self.max()?.item()?.to_f64() - self.min()?.item()?.to_f64()) };
-        let sqrt = || -> Result<f64> { Ok(ptp()? / n.sqrt()) };
-        let sturges = || -> Result<f64> { Ok(ptp()? / (n.log2() + 1.0)) };
+        let sqrt = |ptp: f64| ptp / n.sqrt();
+        let sturges = |ptp: f64| ptp / (n.log2() + 1.0);
         let fd = || -> Result<f64> {
             let quartiles = self
                 .percentiles(&[75.0, 25.0], OptionalAxis::from(None), QuantileMethod::Linear)?
@@ -141,12 +142,15 @@ impl<T: Scalars> DeviceArray<T> {
             Ok(2.0 * (quartiles[0].to_f64() - quartiles[1].to_f64()) * n.powf(-1.0 / 3.0))
         };
         Ok(match rule {
-            BinRule::Sqrt => sqrt()?,
-            BinRule::Sturges => sturges()?,
+            BinRule::Sqrt => sqrt(ptp()?),
+            BinRule::Sturges => sturges(ptp()?),
             BinRule::Rice => ptp()? / (2.0 * n.powf(1.0 / 3.0)),
             BinRule::Scott => (24.0 * std::f64::consts::PI.sqrt() / n).powf(1.0 / 3.0) * self.std(0)?.item()?.to_f64(),
             BinRule::Fd => fd()?,
-            BinRule::Auto => fd()?.max(sqrt()? / 2.0).min(sturges()?),
+            BinRule::Auto => {
+                let ptp = ptp()?;
+                fd()?.max(sqrt(ptp) / 2.0).min(sturges(ptp))
+            }
             BinRule::Doane => {
                 if self.len() <= 2 {
                     return Ok(0.0);

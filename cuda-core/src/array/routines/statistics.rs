@@ -126,10 +126,10 @@ impl<T: Element> DeviceArray<T> {
         let samples = self.to_contiguous()?;
         let mut counts = DeviceArray::<i64>::empty(stream, bins)?;
         histogram_even::<T, T::Mean>(stream, (&samples, samples.len()), range, &mut counts, bins)?;
-        let edges: Vec<T::Mean> = (0..=bins)
-            .map(|i| <T::Mean as Element>::from_f64(even_edge(i, bins, range)))
-            .collect();
-        Ok((counts, DeviceArray::from_slice(stream, &edges)?))
+        Ok((
+            counts,
+            DeviceArray::from_slice(stream, &even_edges::<T::Mean>(bins, range))?,
+        ))
     }
 
     /// NumPy's `np.histogram(a, bins, range, density=True)` with a bin count: as
@@ -461,6 +461,10 @@ impl<T: Element> DeviceArray<T> {
         if n == 0 {
             return Err(empty_axis(what, axis, self.shape()));
         }
+        // No quantiles: nothing to sort or copy (the axis was still checked, as NumPy checks it).
+        if qs.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut shape = self.shape().to_vec();
         shape.remove(axis);
         let stream = self.stream();
@@ -554,9 +558,7 @@ impl<T: Scalars> DeviceArray<T> {
         real_samples::<T>("histogram")?;
         let range = self.histogram_range(range)?;
         check_bins(bins, range)?;
-        let edges: Vec<T::Mean> = (0..=bins)
-            .map(|i| <T::Mean as Element>::from_f64(even_edge(i, bins, range)))
-            .collect();
+        let edges = even_edges::<T::Mean>(bins, range);
         let samples = ExprOps::astype::<T::Mean>(self).eval()?;
         let sums = weighted_bins(&samples, &edges, weights)?;
         Ok((sums, DeviceArray::from_slice(self.stream(), &edges)?))
@@ -753,6 +755,12 @@ fn bin_index<K: Element>(samples: &DeviceArray<K>, edges: &[K]) -> Result<Device
     search_sorted::<K>(stream, (&inner, bins), (samples, n), &mut below, Side::Right)?;
     search_sorted::<K>(stream, (&last, 1), (samples, n), &mut past, Side::Left)?;
     (&below + &past).eval()
+}
+
+/// The `bins + 1` edges of `bins` even bins over `range`, in the edges' type `E` (NumPy's
+/// `linspace`, as the histogram kernel places samples by them).
+fn even_edges<E: Element>(bins: usize, range: (f64, f64)) -> Vec<E> {
+    (0..=bins).map(|i| E::from_f64(even_edge(i, bins, range))).collect()
 }
 
 /// The sums of `weights` (of the samples' shape) by the samples' bins among the increasing
