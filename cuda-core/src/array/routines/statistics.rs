@@ -541,17 +541,17 @@ impl<T: Element> DeviceArray<T> {
 impl<T: Scalars> DeviceArray<T> {
     /// NumPy's `np.histogram(a, bins, range, weights=weights)` with a bin count: as
     /// [`histogram`](Self::histogram), each sample counting its weight (`weights` of this
-    /// array's shape, else [`Error::InvalidValue`]) instead of one. The sums are `f64` whatever
-    /// the weights' type (NumPy gives the weights' type) and are added in a tree order, so they
-    /// may differ from NumPy's in the last bits. Each sample's bin is found among the edges
-    /// (NumPy's uniform-bins arithmetic and its corrections give the same bins), then the
-    /// weights are summed by bin as [`bincount_weighted`](Self::bincount_weighted) sums them.
+    /// array's shape, else [`Error::InvalidValue`]) instead of one. The sums have the weights'
+    /// type, as NumPy's: added in `f64`, in a tree order, then converted (so they may differ from
+    /// NumPy's in the last bits, and integer sums are exact). Each sample's bin is found among
+    /// the edges (NumPy's uniform-bins arithmetic and its corrections give the same bins), then
+    /// the weights are summed by bin as [`bincount_weighted`](Self::bincount_weighted) sums them.
     pub fn histogram_weighted<W: Scalars>(
         &self,
         bins: usize,
         range: Option<(f64, f64)>,
         weights: &DeviceArray<W>,
-    ) -> Result<(DeviceArray<f64>, DeviceArray<T::Mean>)>
+    ) -> Result<(DeviceArray<W>, DeviceArray<T::Mean>)>
     where
         T::Mean: Scalars,
     {
@@ -570,7 +570,7 @@ impl<T: Scalars> DeviceArray<T> {
         &self,
         edges: &DeviceArray<T>,
         weights: &DeviceArray<W>,
-    ) -> Result<DeviceArray<f64>> {
+    ) -> Result<DeviceArray<W>> {
         real_samples::<T>("histogram")?;
         let host_edges = checked_edges("histogram", edges)?;
         weighted_bins(self, &host_edges, weights)
@@ -770,7 +770,7 @@ fn weighted_bins<K: Scalars, W: Scalars>(
     samples: &DeviceArray<K>,
     edges: &[K],
     weights: &DeviceArray<W>,
-) -> Result<DeviceArray<f64>> {
+) -> Result<DeviceArray<W>> {
     if weights.shape() != samples.shape() {
         return Err(Error::InvalidValue(format!(
             "histogram: weights of shape {:?} for samples of shape {:?}",
@@ -782,9 +782,10 @@ fn weighted_bins<K: Scalars, W: Scalars>(
     let weights = weights.to_contiguous()?.reshape([samples.len()])?;
     let bins = edges.len() - 1;
     let index = bin_index(&flat, edges)?;
-    // Bin numbers 0 (below) ..= bins + 1 (above, NaN): sum all, keep 1..=bins.
+    // Bin numbers 0 (below) ..= bins + 1 (above, NaN): sum all, keep 1..=bins, in the weights'
+    // type (NumPy's `astype(weights.dtype)` of its `f64` bincount).
     let sums = index.bincount_weighted(&weights, bins + 2)?;
-    sums.slice(&[Slice::new(1, Some(bins + 1))])?.try_clone()
+    ExprOps::astype::<W>(&sums.slice(&[Slice::new(1, Some(bins + 1))])?).eval()
 }
 
 /// NumPy's density: `counts / widths / counts.sum()`, each width computed in the edges' type
