@@ -163,9 +163,9 @@ pub use array::{
     ArgType, Average, AverageOf, Axes, Axis, BinRule, Bitwise, Bool, ComplexElement, DLDataType, DLDataTypeCode,
     DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackError, DLPackFlags, DLPackTensor,
     DLPackVersion, DLTensor, DType, DeviceArray, Element, ElementwiseKernel, Expr, ExprOps, IndexElement, IndexMode,
-    IndexWidth, Integral, IntoExpr, IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode, PoolStats,
-    PooledBlock, Promote, QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SortComplex, SplitAt,
-    Unique, WhereArms,
+    IndexWidth, Integral, Interpolated, IntoExpr, IntoShape, MemoryPool, MeshIndexing, NpyError, OptionalAxis, PadMode,
+    PoolStats, PooledBlock, Promote, QuantileMethod, RawKernel, ReductionKernel, Rhs, Scalars, Slice, SortComplex,
+    SplitAt, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use array::{

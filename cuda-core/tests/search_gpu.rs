@@ -3,7 +3,8 @@
 //! last): both sides, every element type, queries between,
 //! on and outside the keys, NaN queries, a sorter, empty inputs, and the typed errors of a bad
 //! sorter or a bad side; and the histograms on them (`histogram` with a bin count or edges,
-//! NumPy's bin-count rules, `density`, `histogram2d`, `digitize`, `bincount` with and without weights). Without a driver or device each test prints `skipped: <why>` and
+//! NumPy's bin-count rules, `density`, `histogram2d`, `digitize`, `bincount` with and without weights),
+//! and `interp` against a port of NumPy's loop. Without a driver or device each test prints `skipped: <why>` and
 //! passes, unless `CUDA_REQUIRE_GPU=1`.
 
 mod common;
@@ -1005,4 +1006,270 @@ fn sorted_queries_meet_runs_of_equal_keys_and_of_equal_queries() {
         assert!(found == want, "{side:?}: {differing} bounds differ");
     }
     println!("2^20 + 1 sorted queries into 2^25 + 3 i64 keys in runs match a host binary search on both sides");
+}
+
+/// One part of NumPy's line through (x0, y0) and (x1, y1) at `x` with `slope` (its C loop).
+fn numpy_line_part(slope: f64, x: f64, (x0, y0): (f64, f64), (x1, y1): (f64, f64)) -> f64 {
+    let value = slope * (x - x0) + y0;
+    if !value.is_nan() {
+        return value;
+    }
+    let value = slope * (x - x1) + y1;
+    if value.is_nan() && y0 == y1 {
+        y0
+    } else {
+        value
+    }
+}
+
+/// A port of NumPy's `interp` loop (its bisection; `xp` sorted) for values of `V`, the line
+/// between neighbours given by `between(x, j)`.
+fn numpy_interp<V: Copy>(
+    x: &[f64],
+    (xp, fp): (&[f64], &[V]),
+    (left, right): (Option<V>, Option<V>),
+    nan: impl Fn(f64) -> V,
+    between: impl Fn(f64, usize) -> V,
+) -> Vec<V> {
+    let len = xp.len();
+    let (below, above) = (left.unwrap_or(fp[0]), right.unwrap_or(fp[len - 1]));
+    x.iter()
+        .map(|&v| {
+            if len == 1 {
+                return if v < xp[0] {
+                    below
+                } else if v > xp[0] {
+                    above
+                } else {
+                    fp[0]
+                };
+            }
+            if v.is_nan() {
+                return nan(v);
+            }
+            if v > xp[len - 1] {
+                return above;
+            }
+            if v < xp[0] {
+                return below;
+            }
+            let j = xp.partition_point(|&p| v >= p) - 1;
+            if j == len - 1 || xp[j] == v {
+                fp[j]
+            } else {
+                between(v, j)
+            }
+        })
+        .collect()
+}
+
+fn numpy_interp_real(x: &[f64], xp: &[f64], fp: &[f64], fill: (Option<f64>, Option<f64>)) -> Vec<f64> {
+    numpy_interp(
+        x,
+        (xp, fp),
+        fill,
+        |v| v,
+        |v, j| {
+            let slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]);
+            numpy_line_part(slope, v, (xp[j], fp[j]), (xp[j + 1], fp[j + 1]))
+        },
+    )
+}
+
+fn numpy_interp_complex(x: &[f64], xp: &[f64], fp: &[Complex<f64>]) -> Vec<Complex<f64>> {
+    numpy_interp(
+        x,
+        (xp, fp),
+        (None, None),
+        |v| Complex::new(v, 0.0),
+        |v, j| {
+            let inverse = 1.0 / (xp[j + 1] - xp[j]);
+            let (a, b) = (fp[j], fp[j + 1]);
+            Complex::new(
+                numpy_line_part((b.re - a.re) * inverse, v, (xp[j], a.re), (xp[j + 1], b.re)),
+                numpy_line_part((b.im - a.im) * inverse, v, (xp[j], a.im), (xp[j + 1], b.im)),
+            )
+        },
+    )
+}
+
+/// Bit-for-bit equality, every NaN equal.
+fn same_bits(found: &[f64], want: &[f64]) -> bool {
+    found.len() == want.len()
+        && found
+            .iter()
+            .zip(want)
+            .all(|(f, w)| f.to_bits() == w.to_bits() || (f.is_nan() && w.is_nan()))
+}
+
+/// `interp` against NumPy 2.4's values (printed by it) and against a port of its loop: NaN,
+/// infinities and -0.0 among `x`, repeated sample points, infinite values (NaN lines and
+/// NumPy's way around them), `left`/`right`, one sample point, complex values, integer and f32
+/// inputs, `period`, random inputs, and the typed errors.
+#[test]
+fn interp_matches_numpy() {
+    let Some(device) = common::device_or_skip("interp_matches_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    let xp_host = [-2.0, -0.5, 0.0, 1.0, 1.0, 3.5, 7.25];
+    let fp_host = [4.0, inf, 1.0, -2.0, 5.0, 5.0, 0.125];
+    let x_host = [
+        nan, -inf, -3.0, -2.0, -1.0, -0.5, -0.25, 0.0, 0.5, 1.0, 2.0, 3.5, 5.0, 7.25, 8.0, inf, -0.0,
+    ];
+    let x = DeviceArray::from_slice(&stream, &x_host).unwrap();
+    let xp = DeviceArray::from_slice(&stream, &xp_host).unwrap();
+    let fp = DeviceArray::from_slice(&stream, &fp_host).unwrap();
+    // np.interp(x, xp, fp) and with left=-9.0, right=9.5.
+    let numpy = [
+        nan, 4.0, 4.0, 4.0, inf, inf, inf, 1.0, -0.5, 5.0, 5.0, 5.0, 3.05, 0.125, 0.125, 0.125, 1.0,
+    ];
+    let found = x.interp(&xp, &fp, None, None).unwrap().to_vec().unwrap();
+    assert!(same_bits(&found, &numpy), "{found:?}");
+    assert!(same_bits(
+        &numpy_interp_real(&x_host, &xp_host, &fp_host, (None, None)),
+        &numpy
+    ));
+    let mut filled = numpy;
+    (filled[1], filled[2], filled[14], filled[15]) = (-9.0, -9.0, 9.5, 9.5);
+    let found = x.interp(&xp, &fp, Some(-9.0), Some(9.5)).unwrap().to_vec().unwrap();
+    assert!(same_bits(&found, &filled), "{found:?}");
+    // One sample point: a NaN takes its value, as NumPy's.
+    let one = DeviceArray::from_slice(&stream, &[2.0]).unwrap();
+    let six = DeviceArray::from_slice(&stream, &[6.0]).unwrap();
+    let found = x.interp(&one, &six, Some(-1.0), Some(1.0)).unwrap().to_vec().unwrap();
+    let mut want = [-1.0; 17];
+    (want[0], want[10]) = (6.0, 6.0);
+    for k in [11, 12, 13, 14, 15] {
+        want[k] = 1.0;
+    }
+    assert_eq!(found, want);
+    // Infinite neighbours: NaN lines, the other neighbour's line, the shared value.
+    let (xq, pq) = ([0.0, 1.0, 2.0, 3.0], [inf, inf, 1.0, -inf]);
+    let found = DeviceArray::from_slice(&stream, &[0.5, 2.5])
+        .unwrap()
+        .interp(
+            &DeviceArray::from_slice(&stream, &xq).unwrap(),
+            &DeviceArray::from_slice(&stream, &pq).unwrap(),
+            None,
+            None,
+        )
+        .unwrap();
+    assert_eq!(found.to_vec().unwrap(), [inf, -inf]);
+    // Complex values: NaN + 0j for a NaN, each part on its own line.
+    let parts = [
+        (4.0, 0.0),
+        (inf, 1.0),
+        (1.0, 2.0),
+        (-2.0, inf),
+        (5.0, 3.0),
+        (5.0, -1.0),
+        (0.125, 0.5),
+    ];
+    let fc_host: Vec<Complex<f64>> = parts.iter().map(|&(re, im)| Complex::new(re, im)).collect();
+    let fc = DeviceArray::from_slice(&stream, &fc_host).unwrap();
+    let numpy_complex = [
+        (nan, 0.0),
+        (4.0, 0.0),
+        (4.0, 0.0),
+        (4.0, 0.0),
+        (inf, 0.6666666666666666),
+        (inf, 1.0),
+        (inf, 1.5),
+        (1.0, 2.0),
+        (-0.5, inf),
+        (5.0, 3.0),
+        (5.0, 1.4),
+        (5.0, -1.0),
+        (3.05, -0.3999999999999999),
+        (0.125, 0.5),
+        (0.125, 0.5),
+        (0.125, 0.5),
+        (1.0, 2.0),
+    ];
+    let split = |values: &[Complex<f64>]| -> (Vec<f64>, Vec<f64>) { values.iter().map(|z| (z.re, z.im)).unzip() };
+    let (want_re, want_im): (Vec<f64>, Vec<f64>) = numpy_complex.iter().copied().unzip();
+    let (found_re, found_im) = split(&x.interp(&xp, &fc, None, None).unwrap().to_vec().unwrap());
+    assert!(
+        same_bits(&found_re, &want_re) && same_bits(&found_im, &want_im),
+        "{found_re:?} {found_im:?}"
+    );
+    let (port_re, port_im) = split(&numpy_interp_complex(&x_host, &xp_host, &fc_host));
+    assert!(same_bits(&port_re, &want_re) && same_bits(&port_im, &want_im));
+    // Integer x and points, f32 values: converted to f64, as NumPy.
+    let xi = DeviceArray::from_slice(&stream, &[0i32, 1, 2, 5]).unwrap();
+    let xpi = DeviceArray::from_slice(&stream, &[1u8, 3, 4]).unwrap();
+    let fpf = DeviceArray::from_slice(&stream, &[0.1f32, 0.2, 0.7]).unwrap();
+    let want = numpy_interp_real(
+        &[0.0, 1.0, 2.0, 5.0],
+        &[1.0, 3.0, 4.0],
+        &[0.1f32, 0.2, 0.7].map(f64::from),
+        (None, None),
+    );
+    assert_eq!(xi.interp(&xpi, &fpf, None, None).unwrap().to_vec().unwrap(), want);
+    // period=-360 (np.interp(xs, [350, 10, 190, 0], [1, 2, 3, 4], period=-360)).
+    let xs = DeviceArray::from_slice(&stream, &[-1.0, 0.0, 0.3, 359.0, 361.0, 725.0, -725.0, 180.0]).unwrap();
+    let points = DeviceArray::from_slice(&stream, &[350.0, 10.0, 190.0, 0.0]).unwrap();
+    let values = DeviceArray::from_slice(&stream, &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    let found = xs.interp_periodic(&points, &values, -360.0).unwrap().to_vec().unwrap();
+    let numpy_periodic = [
+        3.6999999999999997,
+        4.0,
+        3.94,
+        3.6999999999999997,
+        3.8,
+        3.0,
+        2.5,
+        2.9444444444444446,
+    ];
+    assert_eq!(found, numpy_periodic);
+    // Random: 200,003 values (a 2-D x) into 1,000 sorted points with repeats, some values infinite.
+    let mut state = 0x1e7e_u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64) / (1u64 << 53) as f64
+    };
+    let mut points: Vec<f64> = (0..1000).map(|_| (next() * 200.0).round() / 2.0 - 50.0).collect();
+    points.sort_by(f64::total_cmp);
+    let values: Vec<f64> = (0..1000)
+        .map(|k| if k % 97 == 0 { inf } else { next() * 10.0 - 5.0 })
+        .collect();
+    let queries: Vec<f64> = (0..200_003).map(|_| next() * 120.0 - 60.0).collect();
+    let want = numpy_interp_real(&queries, &points, &values, (Some(-1.5), None));
+    let found = DeviceArray::from_slice(&stream, &queries)
+        .unwrap()
+        .reshape([1, 200_003])
+        .unwrap()
+        .interp(
+            &DeviceArray::from_slice(&stream, &points).unwrap(),
+            &DeviceArray::from_slice(&stream, &values).unwrap(),
+            Some(-1.5),
+            None,
+        )
+        .unwrap();
+    assert_eq!(found.shape(), [1, 200_003]);
+    assert!(same_bits(&found.to_vec().unwrap(), &want));
+    // Typed errors: no points, lengths that differ, 2-D points, a complex x, a zero period.
+    let empty = DeviceArray::<f64>::from_slice(&stream, &[]).unwrap();
+    assert!(matches!(
+        x.interp(&empty, &empty, None, None),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(x.interp(&xp, &six, None, None), Err(Error::InvalidValue(_))));
+    let square = xp
+        .slice(&[cuda_core::Slice::new(0, Some(4))])
+        .unwrap()
+        .reshape([2, 2])
+        .unwrap();
+    assert!(matches!(
+        x.interp(&square, &square, None, None),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(fc.interp(&xp, &fp, None, None), Err(Error::InvalidValue(_))));
+    assert!(matches!(x.interp_periodic(&xp, &fp, 0.0), Err(Error::InvalidValue(_))));
+    // An empty x gives an empty result.
+    assert_eq!(empty.interp(&xp, &fp, None, None).unwrap().len(), 0);
 }

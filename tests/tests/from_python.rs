@@ -32,7 +32,7 @@ type Checked = Result<(), Box<dyn Error>>;
 
 use cuda_core::algorithms::search::Side;
 use cuda_core::algorithms::sort::{self, SortOrder};
-use cuda_core::{BinRule, QuantileMethod, Unique};
+use cuda_core::{BinRule, Interpolated, QuantileMethod, Unique};
 
 /// Code spans of the Rust column that are not calls: values, file and variable names, types
 /// and words, each listed once.
@@ -1095,6 +1095,10 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     let bins = x.sort(-1)?;
     x.digitize(&bins, false)?;
     x.digitize(&bins, true)?;
+    let (xp, fp) = (bins.reshape([bins.len()])?, x.reshape([x.len()])?);
+    let _: DeviceArray<Interpolated<f32>> = x.interp(&xp, &fp, None, None)?;
+    x.interp(&xp, &fp, Some(0.0), Some(1.0))?;
+    x.interp_periodic(&xp, &fp, 360.0)?;
     let i = DeviceArray::<i64>::from_slice(&stream, &[0, 1, 1])?;
     (i.bincount(0)?, i.bincount(10)?);
     x.histogram(10, Some((0.0, 1.0)))?;

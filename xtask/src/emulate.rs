@@ -81,6 +81,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "histogram2d_matches_numpy",
             "histograms_match_numpy",
             "histograms_with_edges_and_densities_match_numpy",
+            "interp_matches_numpy",
             "numpy_cases_and_a_sorter",
             "weighted_bincount_matches_numpy",
             "weighted_histograms_match_numpy",

@@ -46,8 +46,8 @@ pub use promotion::{Bitwise, Integral, Promote, Scalars};
 pub use routines::fft;
 pub use routines::random;
 pub use routines::{
-    allclose, array_equal, where_, Average, AverageOf, BinRule, ComplexElement, Expr, ExprOps, IntoExpr, MeshIndexing,
-    NpyError, PadMode, QuantileMethod, Rhs, SortComplex, Unique, WhereArms,
+    allclose, array_equal, where_, Average, AverageOf, BinRule, ComplexElement, Expr, ExprOps, Interpolated, IntoExpr,
+    MeshIndexing, NpyError, PadMode, QuantileMethod, Rhs, SortComplex, Unique, WhereArms,
 };
 #[cfg(feature = "blas")]
 pub use routines::{

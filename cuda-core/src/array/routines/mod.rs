@@ -45,6 +45,7 @@ mod cumulative;
 #[cfg(feature = "fft")]
 pub mod fft;
 mod indexing;
+mod interp;
 mod io;
 #[cfg(feature = "blas")]
 mod linalg;
@@ -65,6 +66,7 @@ mod statistics;
 pub use bin_rules::BinRule;
 pub use complex::ComplexElement;
 pub use creation::MeshIndexing;
+pub use interp::Interpolated;
 #[cfg(feature = "blas")]
 pub use linalg::{
     matmul_replay, multi_dot, set_matmul_replay, set_tf32, tf32, MatmulElement, MatmulType, Norm, NormElement,
