@@ -710,6 +710,31 @@ fn bin_rules_give_numpys_bin_counts() {
     ));
     let empty = DeviceArray::<f32>::empty(&stream, 0).unwrap();
     assert_eq!(empty.histogram_bin_count(BinRule::Fd, None).unwrap(), 1);
+    // np.histogram_bin_edges: NumPy 2.4's edges, and those histogram counts in.
+    let small = DeviceArray::from_slice(&stream, &[1i32, 2, 3, 10]).unwrap();
+    assert_eq!(
+        small.histogram_bin_edges(3, None).unwrap().to_vec().unwrap(),
+        [1.0, 4.0, 7.0, 10.0]
+    );
+    let halves = DeviceArray::from_slice(&stream, &[0.5f32, 0.25]).unwrap();
+    let edges = halves.histogram_bin_edges(4, Some((0.0, 1.0))).unwrap();
+    assert_eq!(edges.to_vec().unwrap(), [0.0f32, 0.25, 0.5, 0.75, 1.0]);
+    let two = DeviceArray::from_slice(&stream, &[1.0, 2.0]).unwrap();
+    let auto = two.histogram_bin_count(BinRule::Auto, None).unwrap();
+    assert_eq!(
+        two.histogram_bin_edges(auto, None).unwrap().to_vec().unwrap(),
+        [1.0, 1.5, 2.0]
+    );
+    let (_, counted_in) = x.histogram(7, None).unwrap();
+    assert_eq!(
+        x.histogram_bin_edges(7, None).unwrap().to_vec().unwrap(),
+        counted_in.to_vec().unwrap()
+    );
+    assert!(matches!(x.histogram_bin_edges(0, None), Err(Error::InvalidValue(_))));
+    assert!(matches!(
+        with_nan.histogram_bin_edges(3, None),
+        Err(Error::InvalidValue(_))
+    ));
 }
 
 /// NumPy's `np.histogram(x, bins, range, weights=w)`, by a bin count and by edges, against

@@ -1106,6 +1106,11 @@ fn sorting_and_searching(stream: cuda_driver::Stream, n: usize) -> Checked {
     x.histogram_weighted(10, None, &w)?;
     x.histogram_weighted_with_edges(&edges, &w)?;
     x.histogram(x.histogram_bin_count(BinRule::Auto, None)?, None)?;
+    x.histogram_bin_edges(10, None)?;
+    x.histogram_bin_edges(
+        x.histogram_bin_count(BinRule::Auto, Some((0.0, 1.0)))?,
+        Some((0.0, 1.0)),
+    )?;
     "fd".parse::<BinRule>()?;
     let mut counts = DeviceArray::<i64>::empty(&stream, 10)?;
     cuda_core::algorithms::histogram::histogram_even::<f32, f32>(&stream, (&x, 3), (0.0, 1.0), &mut counts, 10)?;

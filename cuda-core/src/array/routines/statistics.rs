@@ -132,6 +132,17 @@ impl<T: Element> DeviceArray<T> {
         ))
     }
 
+    /// NumPy's `np.histogram_bin_edges(a, bins, range)` with a bin count: the `bins + 1` edges
+    /// [`histogram`](Self::histogram) counts in (in `T::Mean`), with its range and its errors,
+    /// and nothing counted. NumPy's named rules (`bins='auto'`) are
+    /// [`histogram_bin_count`](Self::histogram_bin_count)'s count given here.
+    pub fn histogram_bin_edges(&self, bins: usize, range: Option<(f64, f64)>) -> Result<DeviceArray<T::Mean>> {
+        real_samples::<T>("histogram")?;
+        let range = self.histogram_range(range)?;
+        check_bins(bins, range)?;
+        DeviceArray::from_slice(self.stream(), &even_edges::<T::Mean>(bins, range))
+    }
+
     /// NumPy's `np.histogram(a, bins, range, density=True)` with a bin count: as
     /// [`histogram`](Self::histogram), the counts divided by their total and by each bin's
     /// width (`f64`: a probability density, whose integral over the range is 1; NaN everywhere
