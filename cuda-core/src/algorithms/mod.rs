@@ -29,10 +29,11 @@
 //!
 //! The array routines on top (`cumsum`, `cumprod` and their `nan` forms, `diff`, `ediff1d`, `nonzero`,
 //! `flatnonzero`, `argwhere`, `extract`, `compress`, `place`, `putmask`, `sort`, `argsort`,
-//! `partition`, `lexsort`, `searchsorted`, `digitize`, `unique`, `isin`, `union1d`,
-//! `intersect1d`, `setdiff1d`, `histogram` (a bin count or edges, `density`), `histogram2d`,
-//! `bincount` (with weights too), `median`, `percentile`, `quantile` and their `nan` forms) live with
-//! [`DeviceArray`](crate::DeviceArray).
+//! `partition`, `lexsort`, `searchsorted`, `digitize`, `interp`, `unique`, `isin`, `union1d`,
+//! `intersect1d`, `setdiff1d`, `setxor1d`, `histogram` (a bin count or edges, `density`,
+//! weights, NumPy's bin rules), `histogram_bin_edges`, `histogram2d`, `bincount` (with weights
+//! too), `median`, `percentile`, `quantile` (NumPy's thirteen methods) and their `nan` forms,
+//! `cumulative_sum` and `cumulative_prod`) live with [`DeviceArray`](crate::DeviceArray).
 //!
 //! The scan is a single pass with decoupled look-back. Each
 //! block takes the next tile number from an atomic counter (so a tile only waits for tiles that
