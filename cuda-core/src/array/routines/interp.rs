@@ -56,8 +56,8 @@ impl<T: Scalars> DeviceArray<T> {
     /// # let stream = Device::new(0)?.create_stream()?;
     /// let xp = DeviceArray::from_slice(&stream, &[1.0, 2.0, 3.0])?;
     /// let fp = DeviceArray::from_slice(&stream, &[3.0f32, 2.0, 0.0])?;
-    /// let x = DeviceArray::from_slice(&stream, &[0.0, 1.0, 1.5, 2.72, 3.14])?;
-    /// assert_eq!(x.interp(&xp, &fp, None, None)?.to_vec()?, [3.0, 3.0, 2.5, 0.56, 0.0]);
+    /// let x = DeviceArray::from_slice(&stream, &[0.0, 1.0, 1.5, 2.75, 3.14])?;
+    /// assert_eq!(x.interp(&xp, &fp, None, None)?.to_vec()?, [3.0, 3.0, 2.5, 0.5, 0.0]);
     /// assert_eq!(x.interp(&xp, &fp, Some(-99.0), None)?.to_vec()?[0], -99.0);
     /// # Ok(())
     /// # }
