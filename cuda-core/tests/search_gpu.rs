@@ -3,7 +3,7 @@
 //! last): both sides, every element type, queries between,
 //! on and outside the keys, NaN queries, a sorter, empty inputs, and the typed errors of a bad
 //! sorter or a bad side; and the histograms on them (`histogram` with a bin count or edges,
-//! NumPy's bin-count rules, `density`, `histogram2d`, `digitize`, `bincount` with and without weights),
+//! NumPy's bin-count rules, `density`, `histogram2d`, `histogramdd`, `digitize`, `bincount` with and without weights),
 //! and `interp` against a port of NumPy's loop. Without a driver or device each test prints `skipped: <why>` and
 //! passes, unless `CUDA_REQUIRE_GPU=1`.
 
@@ -785,6 +785,95 @@ fn weighted_histograms_match_numpy() {
     ));
     assert!(matches!(
         x.histogram_weighted_with_edges(&bounds, &short),
+        Err(Error::InvalidValue(_))
+    ));
+}
+
+/// `histogramdd` against NumPy 2.4's counts and edges: 50 points of 3 coordinates with a NaN
+/// (not counted) in given ranges, the same points without it in ranges from the data, 1-D
+/// samples, and the typed errors.
+#[test]
+fn histogramdd_matches_numpy() {
+    let Some(device) = common::device_or_skip("histogramdd_matches_numpy") else {
+        return;
+    };
+    let stream = device.create_stream().unwrap();
+    let mut points: Vec<f64> = (0..50)
+        .flat_map(|i| {
+            [
+                (i * 7 % 13) as f64 / 2.0,
+                (i * 5 % 11) as f64 - 3.0,
+                (i * 3 % 17) as f64 / 4.0,
+            ]
+        })
+        .collect();
+    points[4 * 3 + 1] = f64::NAN;
+    let sample = DeviceArray::from_slice(&stream, &points)
+        .unwrap()
+        .reshape([50, 3])
+        .unwrap();
+    let numpy: Vec<f64> = [1, 0, 0, 0, 2, 5, 4, 3, 1, 3, 2, 2, 4, 1, 0, 2, 2, 2, 4, 6, 2, 1, 2, 0]
+        .iter()
+        .map(|&c| f64::from(c))
+        .collect();
+    let ranges = [(0.0, 6.0), (-3.0, 7.0), (0.0, 4.0)];
+    let (counts, edges) = sample.histogramdd(&[3, 2, 4], Some(&ranges)).unwrap();
+    assert_eq!(counts.shape(), [3, 2, 4]);
+    assert_eq!(counts.to_vec().unwrap(), numpy);
+    assert_eq!(edges[0].to_vec().unwrap(), [0.0, 2.0, 4.0, 6.0]);
+    assert_eq!(edges[1].to_vec().unwrap(), [-3.0, 2.0, 7.0]);
+    assert_eq!(edges[2].to_vec().unwrap(), [0.0, 1.0, 2.0, 3.0, 4.0]);
+    // Without the NaN point, ranges from the data: the same bins.
+    let without: Vec<f64> = points
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| k / 3 != 4)
+        .map(|(_, &v)| v)
+        .collect();
+    let sample = DeviceArray::from_slice(&stream, &without)
+        .unwrap()
+        .reshape([49, 3])
+        .unwrap();
+    let (counts, edges) = sample.histogramdd(&[3, 2, 4], None).unwrap();
+    assert_eq!(counts.to_vec().unwrap(), numpy);
+    assert_eq!(edges[1].to_vec().unwrap(), [-3.0, 2.0, 7.0]);
+    // A 1-D sample: points of one coordinate (np.histogramdd(s[:, 0], bins=[5])), as histogram.
+    let first: Vec<f64> = points.iter().step_by(3).copied().collect();
+    let line = DeviceArray::from_slice(&stream, &first).unwrap();
+    let (counts, edges) = line.histogramdd(&[5], None).unwrap();
+    assert_eq!(counts.to_vec().unwrap(), [12.0, 8.0, 11.0, 8.0, 11.0]);
+    assert_eq!(
+        edges[0].to_vec().unwrap(),
+        [0.0, 1.2, 2.4, 3.5999999999999996, 4.8, 6.0]
+    );
+    let (histogram, _) = line.histogram(5, None).unwrap();
+    let histogram: Vec<f64> = histogram.to_vec().unwrap().iter().map(|&c| c as f64).collect();
+    assert_eq!(counts.to_vec().unwrap(), histogram);
+    // Typed errors: bins or ranges of another length, a bin count of 0, NaN in an
+    // automatic range, a 3-D sample.
+    let with_nan = DeviceArray::from_slice(&stream, &points)
+        .unwrap()
+        .reshape([50, 3])
+        .unwrap();
+    assert!(matches!(
+        with_nan.histogramdd(&[3, 2], Some(&ranges)),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        with_nan.histogramdd(&[3, 2, 4], Some(&ranges[..2])),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        with_nan.histogramdd(&[3, 0, 4], Some(&ranges)),
+        Err(Error::InvalidValue(_))
+    ));
+    assert!(matches!(
+        with_nan.histogramdd(&[3, 2, 4], None),
+        Err(Error::InvalidValue(_))
+    ));
+    let cube = DeviceArray::<f64>::zeros(&stream, [2, 2, 2]).unwrap();
+    assert!(matches!(
+        cube.histogramdd(&[1, 1, 1], None),
         Err(Error::InvalidValue(_))
     ));
 }

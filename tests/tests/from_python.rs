@@ -1161,6 +1161,10 @@ fn counting_sets_and_device_algorithms(stream: cuda_driver::Stream, n: usize, m:
     let y = x.try_clone()?;
     x.histogram2d(&y, (10, 20), Some([(0.0, 1.0), (0.0, 2.0)]))?;
     x.histogram2d(&y, (4, 4), None)?;
+    let sample = DeviceArray::<f64>::zeros(&stream, [6, 3])?;
+    sample.histogramdd(&[3, 2, 4], Some(&[(0.0, 1.0), (0.0, 2.0), (0.0, 4.0)]))?;
+    let sample = DeviceArray::<f64>::zeros(&stream, [6, 2])?;
+    sample.histogramdd(&[5, 5], None)?;
     x.sum()?;
 
     use cuda_core::algorithms::scan::{self, ScanKind, ScanOp, ScanOperator};

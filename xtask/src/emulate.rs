@@ -79,6 +79,7 @@ pub const SUITES: &[(&str, &[&str])] = &[
             "complex_bounds_match_numpy",
             "digitize_and_bincount_match_numpy",
             "histogram2d_matches_numpy",
+            "histogramdd_matches_numpy",
             "histograms_match_numpy",
             "histograms_with_edges_and_densities_match_numpy",
             "interp_matches_numpy",

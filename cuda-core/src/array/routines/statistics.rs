@@ -687,33 +687,103 @@ impl<T: Scalars> DeviceArray<T> {
                 y.shape()
             )));
         }
-        let stream = self.stream();
-        let mut indices = Vec::with_capacity(2);
-        let mut edges = Vec::with_capacity(2);
-        for (axis, (samples, count)) in [(self, bins.0), (y, bins.1)].into_iter().enumerate() {
-            let range = samples.histogram_range(range.map(|r| r[axis]))?;
-            check_bins(count, range)?;
-            let host: Vec<f64> = (0..=count).map(|i| even_edge(i, count, range)).collect();
-            let wide = ExprOps::astype::<f64>(samples).eval()?.ravel()?;
-            indices.push(bin_index(&wide, &host)?);
-            edges.push(DeviceArray::from_slice(stream, &host)?);
-        }
-        // Bin numbers with the outliers' bins: 0 ..= bins + 1 on each axis.
-        let (rows, columns) = (bins.0 + 2, bins.1 + 2);
-        let cells = rows
-            .checked_mul(columns)
-            .ok_or_else(|| Error::InvalidValue(format!("histogram2d: {bins:?} bins overflow")))?;
-        let flat = (&indices[0] * columns as i64 + &indices[1]).eval()?;
-        let mut counts = DeviceArray::<i64>::empty(stream, cells)?;
-        histogram_even::<i64, f64>(stream, (&flat, flat.len()), (0.0, cells as f64), &mut counts, cells)?;
-        let inner = counts
-            .reshape([rows, columns])?
-            .slice(&[Slice::new(1, Some(bins.0 + 1)), Slice::new(1, Some(bins.1 + 1))])?;
-        let counts = ExprOps::astype::<f64>(&inner).eval()?;
+        let columns = [self, y];
+        let ranges = range.map(|r| r.to_vec());
+        let (counts, mut edges) = binned_counts("histogram2d", &columns, &[bins.0, bins.1], ranges.as_deref())?;
         let y_edges = edges.pop().expect("two axes");
         let x_edges = edges.pop().expect("two axes");
         Ok((counts, x_edges, y_edges))
     }
+
+    /// NumPy's `np.histogramdd(sample, bins, range)` with bin counts: the counts of the `N`
+    /// points of `sample` (`N x D`, one point a row; a 1-D array is `N` points of one
+    /// coordinate) in `bins[d]` even bins along each coordinate `d`, as an `f64` array of shape
+    /// `bins` (NumPy's type), and each coordinate's edges (`f64`). Ranges as in
+    /// [`histogram2d`](Self::histogram2d) (from the data where `range` is `None`: up to two
+    /// waits a coordinate); a point with a coordinate outside its range or NaN is not counted.
+    /// `bins` of another length than `D`, a bin count of 0, an unusable range or a `sample` of
+    /// more than two dimensions are [`Error::InvalidValue`]. As for `histogram2d`, the edges are
+    /// `f64` where NumPy rounds them to `f32` for `f32` data; `density` and `weights` are not
+    /// taken.
+    pub fn histogramdd(
+        &self,
+        bins: &[usize],
+        range: Option<&[(f64, f64)]>,
+    ) -> Result<(DeviceArray<f64>, Vec<DeviceArray<f64>>)> {
+        real_samples::<T>("histogramdd")?;
+        let points = match self.ndim() {
+            1 => self.reshape([self.len(), 1])?,
+            2 => self.reshape(self.shape().to_vec())?,
+            _ => {
+                return Err(Error::InvalidValue(format!(
+                    "histogramdd: sample of shape {:?}, not N points of D coordinates",
+                    self.shape()
+                )))
+            }
+        };
+        let dims = points.shape()[1];
+        let columns: Vec<DeviceArray<T>> = (0..dims)
+            .map(|d| points.slice(&[Slice::ALL, Slice::at(d)]))
+            .collect::<Result<_>>()?;
+        let columns: Vec<&DeviceArray<T>> = columns.iter().collect();
+        binned_counts("histogramdd", &columns, bins, range)
+    }
+}
+
+/// The counts of the points whose coordinates are `columns` (arrays of one shape) in `bins[d]`
+/// even bins along coordinate `d` over `range[d]` (from the data where `None`), as an `f64`
+/// array of shape `bins`, and each coordinate's edges: each coordinate's bin number (with the
+/// outliers' bins 0 and `bins[d] + 1`) combined into one cell number, one histogram of the
+/// cells, and the inner cells kept.
+fn binned_counts<T: Scalars>(
+    what: &str,
+    columns: &[&DeviceArray<T>],
+    bins: &[usize],
+    range: Option<&[(f64, f64)]>,
+) -> Result<(DeviceArray<f64>, Vec<DeviceArray<f64>>)> {
+    let dims = columns.len();
+    if bins.len() != dims || range.is_some_and(|r| r.len() != dims) {
+        return Err(Error::InvalidValue(format!(
+            "{what}: {} bin counts and {} ranges for {dims} coordinates",
+            bins.len(),
+            range.map_or(dims, <[_]>::len)
+        )));
+    }
+    if let Some(other) = columns.iter().find(|c| c.shape() != columns[0].shape()) {
+        return Err(Error::InvalidValue(format!(
+            "{what}: coordinates of shapes {:?} and {:?} differ",
+            columns[0].shape(),
+            other.shape()
+        )));
+    }
+    let stream = columns[0].stream();
+    let mut cell: Option<DeviceArray<i64>> = None;
+    let mut edges = Vec::with_capacity(dims);
+    let mut cells = 1usize;
+    for (axis, (samples, &count)) in columns.iter().zip(bins).enumerate() {
+        let range = samples.histogram_range(range.map(|r| r[axis]))?;
+        check_bins(count, range)?;
+        let host: Vec<f64> = (0..=count).map(|i| even_edge(i, count, range)).collect();
+        let wide = ExprOps::astype::<f64>(*samples).eval()?.ravel()?;
+        let index = bin_index(&wide, &host)?;
+        edges.push(DeviceArray::from_slice(stream, &host)?);
+        // Bin numbers with the outliers' bins: 0 ..= count + 1 on each axis.
+        cells = cells
+            .checked_mul(count + 2)
+            .filter(|&cells| i64::try_from(cells).is_ok())
+            .ok_or_else(|| Error::InvalidValue(format!("{what}: {bins:?} bins overflow")))?;
+        cell = Some(match cell {
+            None => index,
+            Some(before) => (&before * (count + 2) as i64 + &index).eval()?,
+        });
+    }
+    let cell = cell.ok_or_else(|| Error::InvalidValue(format!("{what}: no coordinates")))?;
+    let mut counts = DeviceArray::<i64>::empty(stream, cells)?;
+    histogram_even::<i64, f64>(stream, (&cell, cell.len()), (0.0, cells as f64), &mut counts, cells)?;
+    let outer: Vec<usize> = bins.iter().map(|&count| count + 2).collect();
+    let inner: Vec<Slice> = bins.iter().map(|&count| Slice::new(1, Some(count + 1))).collect();
+    let counts = ExprOps::astype::<f64>(&counts.reshape(outer)?.slice(&inner)?).eval()?;
+    Ok((counts, edges))
 }
 
 /// [`Error::NotSupported`] for complex samples where NumPy bins their real parts only (with a
