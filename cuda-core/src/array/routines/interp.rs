@@ -24,12 +24,6 @@ const BLOCK: u32 = 256;
 /// values (NumPy computes in `float64` or `complex128`).
 pub type Interpolated<V> = <V as Promote<f64>>::Output;
 
-/// The loaded code of `interp`.
-#[derive(Default)]
-struct InterpKernels {
-    loaded: LoadedTable,
-}
-
 /// The kernel for values of `values` (`f64` or `complex128`).
 fn source(values: DType) -> String {
     format!(
@@ -153,12 +147,12 @@ fn interpolate<O: Scalars>(
     if out.is_empty() {
         return Ok(out);
     }
-    let kernels = kernel(KernelKey::Named("cuda_core_interp"), || Ok(InterpKernels::default()))?;
-    let loaded = kernels
-        .loaded
-        .get_or_load(stream.context(), &[ArgType::Array(O::DTYPE)], 0, || {
-            Ok((source(O::DTYPE), vec!["cuda_core_interp".to_string()]))
-        })?;
+    let loaded = kernel(KernelKey::Named("cuda_core_interp"), || Ok(LoadedTable::default()))?.get_or_load(
+        stream.context(),
+        &[ArgType::Array(O::DTYPE)],
+        0,
+        || Ok((source(O::DTYPE), vec!["cuda_core_interp".to_string()])),
+    )?;
     let n = out.len() as u64;
     let grid = grid_for(n, BLOCK, loaded.sm_count, 8);
     let arrays = [Arg::from(x), Arg::from(xp), Arg::from(fp), Arg::from(&mut out)];

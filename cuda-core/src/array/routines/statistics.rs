@@ -119,9 +119,7 @@ impl<T: Element> DeviceArray<T> {
         bins: usize,
         range: Option<(f64, f64)>,
     ) -> Result<(DeviceArray<i64>, DeviceArray<T::Mean>)> {
-        real_samples::<T>("histogram")?;
-        let range = self.histogram_range(range)?;
-        check_bins(bins, range)?;
+        let range = self.even_bins_range(bins, range)?;
         let stream = self.stream();
         let samples = self.to_contiguous()?;
         let mut counts = DeviceArray::<i64>::empty(stream, bins)?;
@@ -137,9 +135,7 @@ impl<T: Element> DeviceArray<T> {
     /// and nothing counted. NumPy's named rules (`bins='auto'`) are
     /// [`histogram_bin_count`](Self::histogram_bin_count)'s count given here.
     pub fn histogram_bin_edges(&self, bins: usize, range: Option<(f64, f64)>) -> Result<DeviceArray<T::Mean>> {
-        real_samples::<T>("histogram")?;
-        let range = self.histogram_range(range)?;
-        check_bins(bins, range)?;
+        let range = self.even_bins_range(bins, range)?;
         DeviceArray::from_slice(self.stream(), &even_edges::<T::Mean>(bins, range))
     }
 
@@ -191,6 +187,16 @@ impl<T: Element> DeviceArray<T> {
         real_samples::<T>("histogram with density")?;
         let counts = self.histogram_with_edges(edges)?;
         density_of(self.stream(), &counts, &edges.to_vec()?)
+    }
+
+    /// The range of `bins` even bins of this array's samples: [`histogram_range`](Self::histogram_range),
+    /// checked as the histograms need (real samples, `bins` at least 1, a finite range that is
+    /// not empty).
+    fn even_bins_range(&self, bins: usize, range: Option<(f64, f64)>) -> Result<(f64, f64)> {
+        real_samples::<T>("histogram")?;
+        let range = self.histogram_range(range)?;
+        check_bins(bins, range)?;
+        Ok(range)
     }
 
     /// The range of a histogram: the given one, or the array's least and greatest elements
@@ -566,9 +572,7 @@ impl<T: Scalars> DeviceArray<T> {
     where
         T::Mean: Scalars,
     {
-        real_samples::<T>("histogram")?;
-        let range = self.histogram_range(range)?;
-        check_bins(bins, range)?;
+        let range = self.even_bins_range(bins, range)?;
         let edges = even_edges::<T::Mean>(bins, range);
         let samples = ExprOps::astype::<T::Mean>(self).eval()?;
         let sums = weighted_bins(&samples, &edges, weights)?;
@@ -687,9 +691,8 @@ impl<T: Scalars> DeviceArray<T> {
                 y.shape()
             )));
         }
-        let columns = [self, y];
-        let ranges = range.map(|r| r.to_vec());
-        let (counts, mut edges) = binned_counts("histogram2d", &columns, &[bins.0, bins.1], ranges.as_deref())?;
+        let ranges = range.as_ref().map(|r| &r[..]);
+        let (counts, mut edges) = binned_counts("histogram2d", &[self, y], &[bins.0, bins.1], ranges)?;
         let y_edges = edges.pop().expect("two axes");
         let x_edges = edges.pop().expect("two axes");
         Ok((counts, x_edges, y_edges))
@@ -711,9 +714,9 @@ impl<T: Scalars> DeviceArray<T> {
         range: Option<&[(f64, f64)]>,
     ) -> Result<(DeviceArray<f64>, Vec<DeviceArray<f64>>)> {
         real_samples::<T>("histogramdd")?;
-        let points = match self.ndim() {
-            1 => self.reshape([self.len(), 1])?,
-            2 => self.reshape(self.shape().to_vec())?,
+        let (len, dims) = match *self.shape() {
+            [len] => (len, 1),
+            [len, dims] => (len, dims),
             _ => {
                 return Err(Error::InvalidValue(format!(
                     "histogramdd: sample of shape {:?}, not N points of D coordinates",
@@ -721,7 +724,7 @@ impl<T: Scalars> DeviceArray<T> {
                 )))
             }
         };
-        let dims = points.shape()[1];
+        let points = self.reshape([len, dims])?;
         let columns: Vec<DeviceArray<T>> = (0..dims)
             .map(|d| points.slice(&[Slice::ALL, Slice::at(d)]))
             .collect::<Result<_>>()?;
@@ -730,7 +733,8 @@ impl<T: Scalars> DeviceArray<T> {
     }
 }
 
-/// The counts of the points whose coordinates are `columns` (arrays of one shape) in `bins[d]`
+/// The counts of the points whose coordinates are `columns` (arrays of one shape, which the
+/// callers check or make) in `bins[d]`
 /// even bins along coordinate `d` over `range[d]` (from the data where `None`), as an `f64`
 /// array of shape `bins`, and each coordinate's edges: each coordinate's bin number (with the
 /// outliers' bins 0 and `bins[d] + 1`) combined into one cell number, one histogram of the
@@ -749,13 +753,6 @@ fn binned_counts<T: Scalars>(
             range.map_or(dims, <[_]>::len)
         )));
     }
-    if let Some(other) = columns.iter().find(|c| c.shape() != columns[0].shape()) {
-        return Err(Error::InvalidValue(format!(
-            "{what}: coordinates of shapes {:?} and {:?} differ",
-            columns[0].shape(),
-            other.shape()
-        )));
-    }
     let stream = columns[0].stream();
     let mut cell: Option<DeviceArray<i64>> = None;
     let mut edges = Vec::with_capacity(dims);
@@ -763,7 +760,7 @@ fn binned_counts<T: Scalars>(
     for (axis, (samples, &count)) in columns.iter().zip(bins).enumerate() {
         let range = samples.histogram_range(range.map(|r| r[axis]))?;
         check_bins(count, range)?;
-        let host: Vec<f64> = (0..=count).map(|i| even_edge(i, count, range)).collect();
+        let host = even_edges::<f64>(count, range);
         let wide = ExprOps::astype::<f64>(*samples).eval()?.ravel()?;
         let index = bin_index(&wide, &host)?;
         edges.push(DeviceArray::from_slice(stream, &host)?);
@@ -845,8 +842,8 @@ fn even_edges<E: Element>(bins: usize, range: (f64, f64)) -> Vec<E> {
 }
 
 /// The sums of `weights` (of the samples' shape) by the samples' bins among the increasing
-/// `edges`, `f64`: the bin numbers of [`bin_index`], their weighted counts, then bins
-/// `1..=edges.len() - 1`.
+/// `edges`, in the weights' type: the bin numbers of [`bin_index`], their weighted counts
+/// (`f64`), then bins `1..=edges.len() - 1`, converted.
 fn weighted_bins<K: Scalars, W: Scalars>(
     samples: &DeviceArray<K>,
     edges: &[K],
